@@ -1,0 +1,42 @@
+import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { listOperations, readDocument } from './contract-document.js';
+import { generateTypes } from './types.js';
+import { compileValidators } from './validators.js';
+import { ERROR_SHAPES, generateRouteTable, planOperation, type ValidatorPlan } from './route-table.js';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const doc = readDocument(join(root, 'openapi.json'));
+
+const plan: ValidatorPlan = { parameters: {}, bodies: {} };
+const entries = listOperations(doc).map((entry) => planOperation(doc, entry, plan));
+// The two error shapes, for refusals outside any operation (unknown path, method, body size).
+for (const name of ERROR_SHAPES) plan.bodies[`schema${name}`] = { $ref: `#/components/schemas/${name}` };
+
+const files: Record<string, string> = {
+  'src/generated/openapi.ts': await generateTypes(doc),
+  'src/generated/validators-parameters.ts': compileValidators(doc, plan.parameters, true),
+  'src/generated/validators-bodies.ts': compileValidators(doc, plan.bodies, false),
+  'src/generated/contract.ts': generateRouteTable(doc, entries),
+};
+
+const check = process.argv.includes('--check');
+const stale = Object.entries(files).filter(([path, content]) => {
+  const file = join(root, path);
+  return !existsSync(file) || readFileSync(file, 'utf8') !== content;
+});
+
+if (check) {
+  if (stale.length > 0) {
+    console.error(`Generated code is out of date with openapi.json: ${stale.map(([p]) => p).join(', ')}\nRun \`npm run codegen\` and commit the result.`);
+    process.exit(1);
+  }
+  console.log('codegen: src/generated is up to date with openapi.json');
+} else {
+  for (const [path, content] of stale) {
+    mkdirSync(dirname(join(root, path)), { recursive: true });
+    writeFileSync(join(root, path), content);
+  }
+  console.log(`codegen: ${stale.length} of ${Object.keys(files).length} generated files changed`);
+}

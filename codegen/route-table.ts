@@ -1,0 +1,116 @@
+import { resolve, responseRefName, type Json, type JsonObject, type OperationEntry } from './contract-document.js';
+import { parameterSchema, type ValidatorSchemas } from './validators.js';
+import { GENERATED_HEADER } from './header.js';
+
+export interface ValidatorPlan {
+  parameters: ValidatorSchemas;
+  bodies: ValidatorSchemas;
+}
+
+export const ERROR_SHAPES = ['ApiError', 'ExternalPlatformError'];
+
+const LOCATIONS = { params: 'path', query: 'query', headers: 'header' } as const;
+
+function jsonSchemaOf(doc: JsonObject, response: Json): JsonObject | undefined {
+  const content = (resolve(doc, response) as JsonObject).content as JsonObject | undefined;
+  const json = content?.['application/json'] as JsonObject | undefined;
+  return json?.schema as JsonObject | undefined;
+}
+
+function responseValidatorName(entry: OperationEntry, status: string, response: Json): string {
+  const shared = responseRefName(response);
+  return shared ? `response${shared}` : `${entry.operationId}Status${status}`;
+}
+
+/** Decides which validators exist and the route table entry of each operation. */
+export function planOperation(doc: JsonObject, entry: OperationEntry, plan: ValidatorPlan): string {
+  const op = entry.operation;
+  const validate: string[] = [];
+  for (const [slot, location] of Object.entries(LOCATIONS)) {
+    const schema = parameterSchema(entry, location);
+    if (!schema) continue;
+    const name = `${entry.operationId}${slot[0].toUpperCase()}${slot.slice(1)}`;
+    plan.parameters[name] = schema;
+    validate.push(`${slot}: parameters.${name} as Validator`);
+  }
+  const requestContent = ((op.requestBody as JsonObject | undefined)?.content ?? {}) as JsonObject;
+  const requestTypes = Object.keys(requestContent);
+  if (requestTypes.length > 0) {
+    plan.bodies[`${entry.operationId}Body`] = (requestContent[requestTypes[0]] as JsonObject).schema as JsonObject;
+    validate.push(`body: bodies.${entry.operationId}Body as Validator`);
+  }
+  const responses: string[] = [];
+  for (const [status, response] of Object.entries(op.responses as JsonObject)) {
+    const schema = jsonSchemaOf(doc, response);
+    if (!schema) continue;
+    const name = responseValidatorName(entry, status, response);
+    plan.bodies[name] = schema;
+    responses.push(`'${status}': bodies.${name} as Validator`);
+  }
+  const okContent = Object.keys(((resolve(doc, (op.responses as JsonObject)['200']) as JsonObject).content ?? {}) as JsonObject);
+  const queryParameters = entry.parameters
+    .filter((p) => p.in === 'query')
+    .map((p) => ({ name: p.name, in: 'query', required: p.required, description: p.description ?? '', schema: p.schema }));
+  const meta = {
+    operationId: entry.operationId,
+    method: entry.method,
+    path: entry.path,
+    url: entry.path.replace(/\{([^}]+)\}/g, ':$1'),
+    tag: (op.tags as string[])[0],
+    summary: op.summary,
+    scope: op['x-svc-scope'],
+    noPhi: op['x-svc-no-phi'],
+    capability: op['x-svc-capability'],
+    command: op['x-svc-command'],
+    costUnits: op['x-svc-cost-units'],
+    authenticated: !Array.isArray(op.security) || op.security.length > 0,
+    requestContentTypes: requestTypes,
+    responseContentType: okContent[0],
+    queryParameters,
+  };
+  const fields = Object.entries(meta).map(([k, v]) => `    ${k}: ${JSON.stringify(v)},`);
+  return [
+    `  ${entry.operationId}: {`,
+    ...fields,
+    `    validate: { ${validate.join(', ')} },`,
+    `    responses: { ${responses.join(', ')} },`,
+    '  },',
+  ].join('\n');
+}
+
+export function generateRouteTable(doc: JsonObject, entries: string[]): string {
+  const x = (key: string) => JSON.stringify(doc[key], null, 2);
+  return `${GENERATED_HEADER}
+import * as parameters from './validators-parameters.js';
+import * as bodies from './validators-bodies.js';
+
+export type Validator = ((data: unknown) => boolean) & {
+  errors?: Array<{ instancePath: string; keyword: string; message?: string; params: Record<string, unknown> }> | null;
+};
+
+export const contractInfo = ${JSON.stringify({ title: (doc.info as JsonObject).title, version: (doc.info as JsonObject).version })} as const;
+
+export const operations = {
+${entries.join('\n')}
+} as const;
+
+export type OperationId = keyof typeof operations;
+export type OperationDefinition = (typeof operations)[OperationId];
+
+export const errorShapes = { ${ERROR_SHAPES.map((n) => `${n}: bodies.schema${n} as Validator`).join(', ')} } as const;
+
+export const errorCodes = ${x('x-svc-error-codes')} as const;
+
+export type ErrorCode = (typeof errorCodes)[number]['code'];
+
+export const contractVersions = ${x('x-svc-contract-versions')} as const;
+
+export const webhookEnvelopeVersion = ${x('x-svc-webhook-envelope-version')} as const;
+
+export const requestShapes = ${x('x-svc-request-shapes')} as const;
+
+export const paging = ${x('x-svc-paging')} as const;
+
+export const capabilities = ${x('x-svc-capabilities')} as const;
+`;
+}

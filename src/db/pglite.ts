@@ -1,0 +1,35 @@
+import { mkdirSync } from 'node:fs';
+import { PGlite } from '@electric-sql/pglite';
+import { Kysely } from 'kysely';
+import { PGliteDialect } from 'kysely-pglite-dialect';
+import { acquireDataDirLock, type DataDirLock } from './data-dir-lock.js';
+import type { Database } from './database.js';
+import type { DB } from './schema.js';
+import { parsers, serializers } from './type-parsers.js';
+
+/** Embedded PostgreSQL: in memory when dataDir is undefined (tests), else on disk behind a lock file. */
+export async function openPglite(dataDir: string | undefined): Promise<Database> {
+  let lock: DataDirLock | undefined;
+  if (dataDir !== undefined) {
+    mkdirSync(dataDir, { recursive: true });
+    lock = acquireDataDirLock(dataDir);
+  }
+  let pglite: PGlite;
+  try {
+    pglite = await PGlite.create(dataDir, { parsers, serializers });
+  } catch (err) {
+    lock?.release();
+    throw err;
+  }
+  // The dialect queues connections: PGlite is one session, so a transaction must not interleave with other queries.
+  const db = new Kysely<DB>({ dialect: new PGliteDialect(pglite) });
+  let closing: Promise<void> | undefined;
+  const close = async () => {
+    try {
+      await db.destroy();
+    } finally {
+      lock?.release();
+    }
+  };
+  return { db, engine: 'pglite', close: () => (closing ??= close()) };
+}

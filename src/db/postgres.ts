@@ -1,0 +1,33 @@
+import { Kysely, PostgresDialect } from 'kysely';
+import pg from 'pg';
+import type { Database, DatabaseLogger } from './database.js';
+import type { DB } from './schema.js';
+import { pgTypes } from './type-parsers.js';
+
+export interface PostgresOptions {
+  databaseUrl: string;
+  poolMax: number;
+  connectTimeoutMs: number;
+  statementTimeoutMs: number;
+  logger: DatabaseLogger;
+}
+
+export function openPostgres(options: PostgresOptions): Database {
+  const pool = new pg.Pool({
+    connectionString: options.databaseUrl,
+    max: options.poolMax,
+    connectionTimeoutMillis: options.connectTimeoutMs,
+    statement_timeout: options.statementTimeoutMs,
+    // PGlite runs in UTC; the same session zone keeps ::date and ::text of timestamps equal on both engines.
+    options: '-c TimeZone=UTC',
+    types: pgTypes,
+  });
+  // Without listeners, a connection dropped by the server emits an unhandled 'error' and kills the process.
+  pool.on('error', (err) => options.logger.error({ err }, 'idle PostgreSQL connection failed'));
+  pool.on('connect', (client) => {
+    client.on('error', (err) => options.logger.error({ err }, 'PostgreSQL connection failed'));
+  });
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  let closing: Promise<void> | undefined;
+  return { db, engine: 'postgres', close: () => (closing ??= db.destroy()) };
+}

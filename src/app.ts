@@ -1,0 +1,49 @@
+import Fastify, { type FastifyBaseLogger } from 'fastify';
+import type { Config } from './config.js';
+import type { Database } from './db/database.js';
+import { installBodyParsers } from './gateway/body-parsing.js';
+import { installErrorHandler } from './gateway/error-handler.js';
+import { installNotFound } from './gateway/not-found.js';
+import { registerOperations } from './gateway/operation-routes.js';
+import { requestIdFor } from './gateway/request-id.js';
+import { PlatformError } from './errors/platform-error.js';
+import { createHandlers } from './routes/index.js';
+import { registerProbes } from './routes/probes.js';
+import { registerApiReference } from './docs/api-reference.js';
+
+export interface AppOptions {
+  config: Config;
+  database: Database;
+  /** The process logger (pino); tests run silent. */
+  logger?: FastifyBaseLogger;
+}
+
+export async function buildApp({ config, database, logger }: AppOptions) {
+  const app = Fastify({
+    ...(logger ? { loggerInstance: logger } : { logger: false }),
+    genReqId: requestIdFor,
+    bodyLimit: config.bodyLimitBytes,
+    requestTimeout: config.requestTimeoutMs,
+    exposeHeadRoutes: false,
+    // Refused below in the contract's error shape instead of Fastify's own body.
+    return503OnClosing: false,
+  });
+  let closing = false;
+  app.addHook('onClose', async () => {
+    closing = true;
+  });
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+    if (closing) {
+      reply.header('connection', 'close');
+      throw new PlatformError('PLATFORM_SERVICE_UNAVAILABLE', 'The server is shutting down; retry on another instance.', undefined, { 'retry-after': '1' });
+    }
+  });
+  installBodyParsers(app);
+  installErrorHandler(app);
+  installNotFound(app);
+  registerOperations(app, createHandlers(), { db: database.db, handlerTimeoutMs: config.handlerTimeoutMs });
+  registerProbes(app, database);
+  await registerApiReference(app);
+  return app;
+}

@@ -1,0 +1,21 @@
+import type { components } from '../generated/openapi.js';
+import type { ErrorCode } from '../generated/contract.js';
+
+export type ValidationIssue = components['schemas']['ValidationIssue'];
+
+/**
+ * A refusal in the ApiError shape (spec 7.2): request validation and authentication failures,
+ * and HTTP-level refusals outside any operation (404, 405, 413, 415).
+ */
+export class RequestError extends Error {
+  constructor(
+    readonly status: number,
+    readonly error: string,
+    readonly code: ErrorCode,
+    message: string,
+    readonly extra: { issues?: ValidationIssue[]; nextStep?: string; details?: Record<string, unknown>; headers?: Record<string, string> } = {},
+  ) {
+    super(message);
+    this.name = 'RequestError';
+  }
+}

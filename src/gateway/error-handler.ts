@@ -1,0 +1,69 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { PlatformError, errorEntry } from '../errors/platform-error.js';
+import { RequestError } from '../errors/request-error.js';
+
+function sendPlatformError(error: PlatformError, request: FastifyRequest, reply: FastifyReply) {
+  const entry = errorEntry(error.code);
+  if (error.headers) reply.headers(error.headers);
+  return reply.code(entry.status).send({
+    error: {
+      code: error.code,
+      message: error.message,
+      category: entry.category,
+      retryable: entry.retryable,
+      terminal: entry.terminal,
+      correlationId: request.id,
+      ...(error.details ? { details: error.details } : {}),
+    },
+  });
+}
+
+function sendRequestError(error: RequestError, request: FastifyRequest, reply: FastifyReply) {
+  const { issues, nextStep, details, headers } = error.extra;
+  if (headers) reply.headers(headers);
+  return reply.code(error.status).send({
+    error: error.error,
+    code: error.code,
+    user_message: error.message,
+    ...(nextStep ? { user_next_step: nextStep } : {}),
+    ...(issues ? { issues } : {}),
+    ...(details ? { details } : {}),
+    request_id: request.id,
+  });
+}
+
+/** Fastify's own refusals (body parsing, limits, content type) in the ApiError shape. */
+function fromFastifyError(error: FastifyError): RequestError | undefined {
+  switch (error.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new RequestError(413, 'payload_too_large', 'PLATFORM_INVALID_REQUEST', 'The request body is larger than the limit.');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new RequestError(415, 'unsupported_media_type', 'PLATFORM_INVALID_REQUEST', 'Unsupported Content-Type; send application/json.');
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return invalidBody('The body is empty but Content-Type is application/json.');
+    default:
+      if (error instanceof SyntaxError || error.code === 'FST_ERR_CTP_INVALID_JSON_BODY') return invalidBody(`The body is not valid JSON: ${error.message}`);
+      if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
+        return new RequestError(error.statusCode, 'invalid_request', 'PLATFORM_INVALID_REQUEST', error.message);
+      }
+      return undefined;
+  }
+}
+
+function invalidBody(message: string) {
+  return new RequestError(400, 'invalid_request', 'PLATFORM_INVALID_REQUEST', message, {
+    issues: [{ location: 'body', path: '', message, keyword: 'parse' }],
+  });
+}
+
+/** One place maps every failure to the contract's error shapes; anything unexpected is masked. */
+export function installErrorHandler(app: FastifyInstance) {
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (error instanceof PlatformError) return sendPlatformError(error, request, reply);
+    if (error instanceof RequestError) return sendRequestError(error, request, reply);
+    const mapped = fromFastifyError(error);
+    if (mapped) return sendRequestError(mapped, request, reply);
+    request.log.error({ err: error }, 'unhandled error');
+    return sendPlatformError(new PlatformError('PLATFORM_INTERNAL_ERROR', 'An unexpected error occurred. Quote the correlationId to support.'), request, reply);
+  });
+}

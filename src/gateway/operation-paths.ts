@@ -1,0 +1,31 @@
+import { operations, type OperationDefinition } from '../generated/contract.js';
+
+interface PathEntry { pattern: RegExp; byMethod: Map<string, OperationDefinition> }
+
+function templateToRegExp(path: string): RegExp {
+  const escaped = path.replace(/[.*+?^$()|[\]\\]/g, '\\$&');
+  return new RegExp(`^${escaped.replace(/\{[^}]+\}/g, '[^/]+')}$`);
+}
+
+const paths = new Map<string, PathEntry>();
+for (const op of Object.values(operations) as OperationDefinition[]) {
+  const entry = paths.get(op.path) ?? { pattern: templateToRegExp(op.path), byMethod: new Map() };
+  entry.byMethod.set(op.method, op);
+  paths.set(op.path, entry);
+}
+
+function entryFor(url: string): PathEntry | undefined {
+  const path = url.split('?')[0];
+  for (const entry of paths.values()) if (entry.pattern.test(path)) return entry;
+  return undefined;
+}
+
+/** Methods the contract documents for the path of a URL, or undefined when the path is not in it. */
+export function allowedMethods(url: string): string[] | undefined {
+  const entry = entryFor(url);
+  return entry && [...entry.byMethod.keys()];
+}
+
+export function findOperation(method: string, url: string): OperationDefinition | undefined {
+  return entryFor(url)?.byMethod.get(method.toUpperCase());
+}

@@ -1,0 +1,54 @@
+import type { FastifyRequest } from 'fastify';
+import type { OperationDefinition, Validator } from '../generated/contract.js';
+import { RequestError, type ValidationIssue } from '../errors/request-error.js';
+
+type Slot = 'params' | 'query' | 'headers' | 'body';
+const LOCATION: Record<Slot, ValidationIssue['location']> = { params: 'path', query: 'query', headers: 'header', body: 'body' };
+
+function describe(slot: Slot, error: NonNullable<Validator['errors']>[number]): ValidationIssue {
+  const location = LOCATION[slot];
+  const named = slot !== 'body';
+  const pointer = error.instancePath;
+  if (error.keyword === 'required') {
+    const name = String(error.params.missingProperty);
+    return { location, path: named ? name : `${pointer}/${name}`, message: `${named ? `${location} parameter` : 'property'} "${name}" is required`, keyword: 'required' };
+  }
+  if (error.keyword === 'additionalProperties') {
+    const name = String(error.params.additionalProperty);
+    return { location, path: named ? name : `${pointer}/${name}`, message: `unknown ${named ? `${location} parameter` : 'property'} "${name}"`, keyword: 'additionalProperties' };
+  }
+  const path = named ? pointer.replace(/^\//, '') : pointer;
+  return { location, path, message: error.message ?? 'is invalid', keyword: error.keyword };
+}
+
+/** The request problem's code: a bad idempotency key has its own (spec part 8). */
+function codeFor(issues: ValidationIssue[]) {
+  return issues.some((i) => i.location === 'header' && i.path === 'idempotency-key') ? 'PLATFORM_INVALID_IDEMPOTENCY_KEY' : 'PLATFORM_INVALID_REQUEST';
+}
+
+/** Runs the operation's precompiled validators and reports every problem at once. */
+export function validateRequest(operation: OperationDefinition, request: FastifyRequest) {
+  const issues: ValidationIssue[] = [];
+  const validate: Partial<Record<Slot, Validator>> = operation.validate;
+  for (const slot of ['params', 'query', 'headers', 'body'] as const) {
+    const validator = validate[slot];
+    if (validator && !validator(request[slot])) issues.push(...(validator.errors ?? []).map((e) => describe(slot, e)));
+  }
+  if (issues.length === 0) return;
+  const code = codeFor(issues);
+  throw new RequestError(400, 'invalid_request', code,
+    code === 'PLATFORM_INVALID_IDEMPOTENCY_KEY'
+      ? 'Commands need an idempotency-key header of 8 to 128 characters from letters, digits, ".", "_", ":" and "-".'
+      : `The request does not match the contract: ${issues.map((i) => `${i.location} ${i.path || '(root)'} ${i.message}`).join('; ')}.`,
+    { issues, nextStep: 'Correct the listed fields; the contract is at /platform/api/openapi.json.' });
+}
+
+/** Commands with a body accept only the content types the contract lists for them. */
+export function checkContentType(operation: OperationDefinition, request: FastifyRequest) {
+  if (operation.requestContentTypes.length === 0 || request.body === undefined) return;
+  const sent = (request.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+  if (!(operation.requestContentTypes as readonly string[]).includes(sent)) {
+    throw new RequestError(415, 'unsupported_media_type', 'PLATFORM_INVALID_REQUEST',
+      `Content-Type "${sent}" is not accepted here; send ${operation.requestContentTypes.join(' or ')}.`);
+  }
+}

@@ -1,0 +1,59 @@
+import type { FastifyBaseLogger, FastifyReply } from 'fastify';
+import type { Kysely } from 'kysely';
+import type { operations as OperationTypes } from '../generated/openapi.js';
+import type { OperationDefinition, OperationId } from '../generated/contract.js';
+import type { ContractVersion, Deprecation } from '../gateway/contract-version.js';
+import type { DB } from '../db/schema.js';
+import { PlatformError } from '../errors/platform-error.js';
+
+type Op<K extends OperationId> = OperationTypes[K];
+type Part<T, P extends string> = T extends Record<P, infer V> ? (undefined extends V ? NonNullable<V> | undefined : V) : never;
+type Content<T> = T extends { content: infer C } ? C[keyof C] : never;
+
+export type PathParams<K extends OperationId> = Part<Op<K>['parameters'], 'path'>;
+export type QueryParams<K extends OperationId> = Part<Op<K>['parameters'], 'query'>;
+export type RequestHeaders<K extends OperationId> = Part<Op<K>['parameters'], 'header'>;
+export type RequestBody<K extends OperationId> = Op<K> extends { requestBody: infer B } ? Content<NonNullable<B>> : undefined;
+export type SuccessBody<K extends OperationId> = Content<Op<K>['responses'][200]>;
+
+/** What a handler sees: a validated, typed request, already through the gateway. */
+export interface RequestContext<K extends OperationId> {
+  operation: OperationDefinition;
+  params: PathParams<K>;
+  query: QueryParams<K>;
+  headers: RequestHeaders<K>;
+  body: RequestBody<K>;
+  contractVersion: ContractVersion;
+  deprecations: Deprecation[];
+  requestId: string;
+  db: Kysely<DB>;
+  log: FastifyBaseLogger;
+  reply: FastifyReply;
+  /** Aborted when the handler timeout fires; a command's transaction must not commit after it. */
+  signal: AbortSignal;
+}
+
+export type Handler<K extends OperationId> = (ctx: RequestContext<K>) => Promise<SuccessBody<K>>;
+
+/** Every operation of the contract must have a handler, or the build fails. */
+export type Handlers = { [K in OperationId]: Handler<K> };
+
+const notEnabled = new WeakSet<object>();
+
+/**
+ * For operations whose domain is not built in this deployment: a documented refusal
+ * (PLATFORM_UNSUPPORTED_OPERATION), never invented data. The catalog reports them as not enabled.
+ */
+export function unsupported<K extends OperationId>(operationId: K): Handler<K> {
+  const handler: Handler<K> = async () => {
+    throw new PlatformError('PLATFORM_UNSUPPORTED_OPERATION', `${operationId} is part of the contract but not enabled in this deployment.`, {
+      operation_id: operationId,
+    });
+  };
+  notEnabled.add(handler);
+  return handler;
+}
+
+export function isEnabled(handler: object): boolean {
+  return !notEnabled.has(handler);
+}

@@ -1,0 +1,37 @@
+import closeWithGrace from 'close-with-grace';
+import { pino } from 'pino';
+import { loadConfig } from './config.js';
+import { openDatabase } from './db/database.js';
+import { buildApp } from './app.js';
+
+const logger = pino({ level: process.env.LOG_LEVEL || 'info' });
+
+async function main() {
+  const config = loadConfig();
+  const database = await openDatabase({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    poolMax: config.db.poolMax,
+    connectTimeoutMs: config.db.connectTimeoutMs,
+    statementTimeoutMs: config.db.statementTimeoutMs,
+    logger,
+  });
+  const app = await buildApp({ config, database, logger });
+
+  closeWithGrace({ delay: config.shutdownGraceMs }, async ({ signal, err }) => {
+    if (err) app.log.error({ err }, 'shutting down after an error');
+    else app.log.info({ signal }, 'shutting down: draining in-flight requests');
+    await app.close();
+    await database.close();
+  });
+
+  await app.listen({ host: config.host, port: config.port });
+  const store = database.engine === 'pglite' ? `embedded PostgreSQL in ${config.dataDir}` : 'PostgreSQL';
+  app.log.info(`Extension API ready on ${store}; API reference at http://${config.host}:${config.port}/platform/api/`);
+}
+
+// Configuration and start-up problems (a bad variable, a locked data directory) are reported plainly, without a stack.
+main().catch((err: Error) => {
+  logger.fatal(err.message);
+  process.exit(1);
+});

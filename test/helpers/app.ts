@@ -1,0 +1,66 @@
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import { t as rootTest } from 'tap';
+import { buildApp } from '../../src/app.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import { errorShapes, type Validator } from '../../src/generated/contract.js';
+import { findOperation } from '../../src/gateway/operation-paths.js';
+import { testDatabase } from './database.js';
+
+export type Response = LightMyRequestResponse;
+
+export interface TestApi {
+  app: FastifyInstance;
+  /** app.inject, then the response is checked against openapi.json; a mismatch fails the test. */
+  request(options: InjectOptions): Promise<Response>;
+}
+
+const HTTP_LEVEL = new Set([405, 413, 415]);
+
+function validatorFor(method: string, url: string, status: number): Validator | string {
+  const op = findOperation(method, url);
+  if (!op || HTTP_LEVEL.has(status)) return status >= 400 ? errorShapes.ApiError : 'responses outside the partition are not in the contract';
+  const validator = (op.responses as Record<string, Validator>)[String(status)];
+  return validator ?? `status ${status} is not documented for ${op.operationId}`;
+}
+
+function contractProblems(method: string, url: string, res: Response): string[] {
+  const problems: string[] = [];
+  if (!res.headers['x-request-id']) problems.push('no x-request-id header');
+  const op = findOperation(method, url);
+  if (op && res.statusCode < 300) {
+    if (!['1', '2'].includes(String(res.headers['svc-extension-contract-version']))) problems.push('no svc-extension-contract-version header');
+    if (op.responseContentType === 'text/plain') {
+      if (!String(res.headers['content-type']).startsWith('text/plain')) problems.push(`content-type ${res.headers['content-type']} is not text/plain`);
+      return problems;
+    }
+  }
+  const validator = validatorFor(method, url, res.statusCode);
+  if (typeof validator === 'string') {
+    if (op || res.statusCode >= 400) problems.push(validator);
+    return problems;
+  }
+  if (!validator(res.json())) problems.push(...(validator.errors ?? []).map((e) => `${e.instancePath || '(root)'} ${e.message}`));
+  return problems;
+}
+
+export function assertMatchesContract(method: string, url: string, res: Response) {
+  const problems = contractProblems(method, url, res);
+  if (problems.length > 0) {
+    throw new Error(`${method} ${url} -> ${res.statusCode} does not match openapi.json:\n  ${problems.join('\n  ')}\nbody: ${res.body.slice(0, 2000)}`);
+  }
+}
+
+/** The app on this process's test database (PGlite, or PostgreSQL with TEST_DATABASE_URL). */
+export async function buildTestApp(overrides: Partial<Config> = {}, t = rootTest): Promise<TestApi> {
+  const database = await testDatabase();
+  const app = await buildApp({ config: { ...loadConfig({}), ...overrides }, database });
+  t.teardown(() => app.close());
+  return {
+    app,
+    async request(options) {
+      const res = await app.inject(options);
+      assertMatchesContract(options.method ?? 'GET', String(options.url ?? options.path), res);
+      return res;
+    },
+  };
+}

@@ -1,0 +1,60 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { t as rootTest } from 'tap';
+import { openDatabase, type Database } from '../../src/db/database.js';
+
+/**
+ * The test database of this process, migrated to latest.
+ * Without TEST_DATABASE_URL: one in-memory PGlite (each instance costs ~2.5 s and ~735 MB, so it is shared).
+ * With TEST_DATABASE_URL (a superuser URL): a fresh database created for this process and dropped at teardown.
+ * Tests share it, so each test creates the agencies it needs and reads nothing it did not write.
+ * It closes (and is dropped) when the root test ends; a test passed here takes that role instead, if this call opens it.
+ */
+export function testDatabase(t: { teardown(fn: () => unknown): void } = rootTest): Promise<Database> {
+  if (!current) {
+    const opening = open();
+    current = opening;
+    t.teardown(async () => {
+      if (current === opening) current = undefined;
+      await (await opening).close();
+    });
+  }
+  return current;
+}
+
+let current: Promise<Database> | undefined;
+
+function open(): Promise<Database> {
+  const adminUrl = process.env.TEST_DATABASE_URL;
+  return adminUrl ? openPostgresTestDatabase(adminUrl) : openDatabase({});
+}
+
+async function admin<T>(adminUrl: string, run: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    return await run(client);
+  } finally {
+    await client.end();
+  }
+}
+
+async function openPostgresTestDatabase(adminUrl: string): Promise<Database> {
+  const name = `t_${process.pid}_${randomBytes(4).toString('hex')}`;
+  await admin(adminUrl, (c) => c.query(`CREATE DATABASE "${name}"`));
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  // FORCE terminates connections still open (PostgreSQL 13+).
+  const drop = () => admin(adminUrl, (c) => c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
+  const database = await openDatabase({ databaseUrl: url.toString(), poolMax: 4 }).catch(async (err: unknown) => {
+    await drop();
+    throw err;
+  });
+  return {
+    ...database,
+    close: async () => {
+      await database.close();
+      await drop();
+    },
+  };
+}

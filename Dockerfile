@@ -1,0 +1,38 @@
+# syntax=docker/dockerfile:1
+# Extension API image. Runtime configuration:
+#   DATABASE_URL  PostgreSQL connection string (postgres://user:pass@host:5432/db). When unset, the
+#                 service runs an embedded PostgreSQL (PGlite) in DATA_DIR=/app/data: mount a volume
+#                 there, and run a single replica (the data directory is locked to one process).
+#   LOG_LEVEL, BODY_LIMIT_BYTES, REQUEST_TIMEOUT_MS, HANDLER_TIMEOUT_MS, SHUTDOWN_GRACE_MS,
+#   DB_POOL_MAX, DB_CONNECT_TIMEOUT_MS, DB_STATEMENT_TIMEOUT_MS: see src/config.ts.
+
+FROM node:20-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci
+COPY tsconfig.json tsconfig.build.json openapi.json ./
+COPY src ./src
+COPY db ./db
+COPY scripts ./scripts
+RUN npm run build
+
+FROM node:20-bookworm-slim AS deps
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev && npm cache clean --force
+
+FROM node:20-bookworm-slim
+WORKDIR /app
+ENV HOST=0.0.0.0 PORT=3000 NODE_ENV=production DATA_DIR=/app/data NODE_OPTIONS=--enable-source-maps
+# Application files stay root-owned (read-only to the service); only the data directory is writable.
+COPY --from=deps /app/node_modules ./node_modules
+COPY package.json openapi.json ./
+COPY --from=build /app/dist ./dist
+RUN mkdir -p /app/data && chown node:node /app/data
+VOLUME ["/app/data"]
+USER node
+EXPOSE 3000
+# The embedded database takes a few seconds to open and migrate on first start.
+HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/livez').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+CMD ["node", "dist/src/server.js"]

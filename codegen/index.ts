@@ -2,6 +2,7 @@ import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { listOperations, readDocument } from './contract-document.js';
+import { v1Shapes } from './contract-v1.js';
 import { generateTypes } from './types.js';
 import { compileValidators } from './validators.js';
 import { ERROR_SHAPES, generateRouteTable, planOperation, type ValidatorPlan } from './route-table.js';
@@ -10,7 +11,8 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const doc = readDocument(join(root, 'openapi.json'));
 
 const plan: ValidatorPlan = { parameters: {}, bodies: {} };
-const entries = listOperations(doc).map((entry) => planOperation(doc, entry, plan));
+const shapes = v1Shapes(doc);
+const entries = listOperations(doc).map((entry) => planOperation(doc, entry, plan, new Set(Object.keys(shapes))));
 // The two error shapes, for refusals outside any operation (unknown path, method, body size).
 for (const name of ERROR_SHAPES) plan.bodies[`schema${name}`] = { $ref: `#/components/schemas/${name}` };
 
@@ -18,7 +20,7 @@ const files: Record<string, string> = {
   'src/generated/openapi.ts': await generateTypes(doc),
   'src/generated/validators-parameters.ts': compileValidators(doc, plan.parameters, true),
   'src/generated/validators-bodies.ts': compileValidators(doc, plan.bodies, false),
-  'src/generated/contract.ts': generateRouteTable(doc, entries),
+  'src/generated/contract.ts': generateRouteTable(doc, entries, shapes),
 };
 
 const check = process.argv.includes('--check');

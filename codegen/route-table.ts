@@ -1,6 +1,7 @@
 import { resolve, responseRefName, type Json, type JsonObject, type OperationEntry } from './contract-document.js';
-import { parameterSchema, type ValidatorSchemas } from './validators.js';
+import { parameterSchema, relocateRefs, type ValidatorSchemas } from './validators.js';
 import { GENERATED_HEADER } from './header.js';
+import type { V1Shape } from './contract-v1.js';
 
 export interface ValidatorPlan {
   parameters: ValidatorSchemas;
@@ -23,7 +24,7 @@ function responseValidatorName(entry: OperationEntry, status: string, response: 
 }
 
 /** Decides which validators exist and the route table entry of each operation. */
-export function planOperation(doc: JsonObject, entry: OperationEntry, plan: ValidatorPlan): string {
+export function planOperation(doc: JsonObject, entry: OperationEntry, plan: ValidatorPlan, v1ShapeNames: Set<string>): string {
   const op = entry.operation;
   const validate: string[] = [];
   for (const [slot, location] of Object.entries(LOCATIONS)) {
@@ -47,6 +48,9 @@ export function planOperation(doc: JsonObject, entry: OperationEntry, plan: Vali
     plan.bodies[name] = schema;
     responses.push(`'${status}': bodies.${name} as Validator`);
   }
+  const ok = jsonSchemaOf(doc, (op.responses as JsonObject)['200']);
+  const v1Root = ok && typeof ok.$ref === 'string' ? ok.$ref.split('/').pop()! : null;
+  if (ok) plan.bodies[`${entry.operationId}Status200V1`] = relocateRefs(ok, 'components-v1') as JsonObject;
   const okContent = Object.keys(((resolve(doc, (op.responses as JsonObject)['200']) as JsonObject).content ?? {}) as JsonObject);
   const queryParameters = entry.parameters
     .filter((p) => p.in === 'query')
@@ -63,6 +67,8 @@ export function planOperation(doc: JsonObject, entry: OperationEntry, plan: Vali
     capability: op['x-svc-capability'],
     command: op['x-svc-command'],
     costUnits: op['x-svc-cost-units'],
+    costBudgeted: op['x-svc-cost-budgeted'] === true,
+    v1Schema: v1Root && v1ShapeNames.has(v1Root) ? v1Root : null,
     authenticated: !Array.isArray(op.security) || op.security.length > 0,
     requestContentTypes: requestTypes,
     responseContentType: okContent[0],
@@ -74,11 +80,12 @@ export function planOperation(doc: JsonObject, entry: OperationEntry, plan: Vali
     ...fields,
     `    validate: { ${validate.join(', ')} },`,
     `    responses: { ${responses.join(', ')} },`,
+    ...(ok ? [`    responsesV1: { '200': bodies.${entry.operationId}Status200V1 as Validator },`] : []),
     '  },',
   ].join('\n');
 }
 
-export function generateRouteTable(doc: JsonObject, entries: string[]): string {
+export function generateRouteTable(doc: JsonObject, entries: string[], shapes: Record<string, V1Shape>): string {
   const x = (key: string) => JSON.stringify(doc[key], null, 2);
   return `${GENERATED_HEADER}
 import * as parameters from './validators-parameters.js';
@@ -98,6 +105,9 @@ export type OperationId = keyof typeof operations;
 export type OperationDefinition = (typeof operations)[OperationId];
 
 export const errorShapes = { ${ERROR_SHAPES.map((n) => `${n}: bodies.schema${n} as Validator`).join(', ')} } as const;
+
+/** How each response schema differs in contract version 1 (derived from x-svc-since and x-svc-v1-name). */
+export const v1Shapes: Record<string, { omit: readonly string[]; rename: Readonly<Record<string, string>>; children: Readonly<Record<string, string>> }> = ${JSON.stringify(shapes, null, 2)};
 
 export const errorCodes = ${x('x-svc-error-codes')} as const;
 

@@ -3,23 +3,23 @@ import standaloneModule from 'ajv/dist/standalone/index.js';
 import formatsModule from 'ajv-formats';
 import type { Json, JsonObject, OperationEntry } from './contract-document.js';
 import { GENERATED_HEADER } from './header.js';
+import { v1Components } from './contract-v1.js';
 
 // Both packages are CommonJS: under NodeNext the function is the module's `default` member.
 const standaloneCode = standaloneModule.default;
 const addFormats = formatsModule.default;
 
-export const COMPONENTS_ID = 'components';
 export type ValidatorSchemas = Record<string, JsonObject>;
 
-/** Rewrites `#/components/schemas/X` to the registered components schema so each validator can be compiled alone. */
-function relocateRefs(node: Json): Json {
-  if (Array.isArray(node)) return node.map(relocateRefs);
+/** Rewrites `#/components/schemas/X` to a registered components schema so each validator can be compiled alone. */
+export function relocateRefs(node: Json, componentsId = 'components'): Json {
+  if (Array.isArray(node)) return node.map((n) => relocateRefs(n, componentsId));
   if (!node || typeof node !== 'object') return node;
   const out: JsonObject = {};
   for (const [key, value] of Object.entries(node)) {
-    out[key] = key === '$ref' && typeof value === 'string'
-      ? value.replace('#/components/schemas/', `${COMPONENTS_ID}#/$defs/`)
-      : relocateRefs(value);
+    out[key] = key === '$ref' && typeof value === 'string' && value.startsWith('#/components/schemas/')
+      ? value.replace('#/components/schemas/', `${componentsId}#/$defs/`)
+      : relocateRefs(value, componentsId);
   }
   return out;
 }
@@ -53,7 +53,8 @@ export function compileValidators(doc: JsonObject, schemas: ValidatorSchemas, co
   });
   addFormats(ajv, ['date', 'date-time', 'uri', 'email']);
   for (const keyword of vendorKeywords(components)) ajv.addKeyword({ keyword });
-  ajv.addSchema({ $id: COMPONENTS_ID, $defs: relocateRefs(components) as JsonObject });
+  ajv.addSchema({ $id: 'components', $defs: relocateRefs(components) as JsonObject });
+  if (!coerce) ajv.addSchema({ $id: 'components-v1', $defs: relocateRefs(v1Components(doc), 'components-v1') as JsonObject });
   const exportNames: Record<string, string> = {};
   for (const [name, schema] of Object.entries(schemas)) {
     ajv.addSchema(relocateRefs(schema) as JsonObject, name);

@@ -1,16 +1,4 @@
-import type { Generated } from 'kysely';
+import type { AgencyTables } from './tables/agencies.js';
 
-/** Table types for Kysely; one interface per table, kept in step with db/migrations/. */
-export type AgencyStatus = 'active' | 'disabled';
-
-export interface AgenciesTable {
-  id: string;
-  name: string;
-  status: Generated<AgencyStatus>;
-  created_at: Generated<Date>;
-  updated_at: Generated<Date>;
-}
-
-export interface DB {
-  agencies: AgenciesTable;
-}
+/** Table types for Kysely, one module per family under tables/, kept in step with db/migrations/. */
+export interface DB extends AgencyTables {}

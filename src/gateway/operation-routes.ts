@@ -6,6 +6,7 @@ import type { Handler, Handlers, RequestContext } from '../routes/handler.js';
 import { PlatformError } from '../errors/platform-error.js';
 import { negotiateVersion, deprecationHeader, type ContractVersion, type Deprecation } from './contract-version.js';
 import { checkContentType, validateRequest } from './request-validation.js';
+import { serializeFor } from './contract-serializers.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -78,7 +79,7 @@ function route(app: FastifyInstance, operation: OperationDefinition, handler: Ha
       }, options.handlerTimeoutMs);
       if (containsPhi) reply.header('cache-control', 'no-store');
       if (operation.responseContentType === 'text/plain') return reply.type('text/plain; charset=utf-8').send(body);
-      return withDeprecations(body, request, reply);
+      return withDeprecations(serializeFor(request.contractVersion, operation, body), request, reply);
     },
   });
 }

@@ -21,12 +21,15 @@ export const operations = {
     capability: "platform.read",
     command: false,
     costUnits: 0,
+    costBudgeted: false,
+    v1Schema: "HealthResponse",
     authenticated: true,
     requestContentTypes: [],
     responseContentType: "application/json",
     queryParameters: [],
     validate: { headers: parameters.getHealthHeaders as Validator },
     responses: { '200': bodies.getHealthStatus200 as Validator, '400': bodies.responseBadRequest as Validator, '401': bodies.responseUnauthorized as Validator, '402': bodies.responsePaymentRequired as Validator, '403': bodies.responseForbidden as Validator, '404': bodies.responseNotFound as Validator, '409': bodies.responseConflict as Validator, '429': bodies.responseRateLimited as Validator, '500': bodies.responseInternalError as Validator, '501': bodies.responseNotImplemented as Validator, '503': bodies.responseServiceUnavailable as Validator, '504': bodies.responseTimeout as Validator },
+    responsesV1: { '200': bodies.getHealthStatus200V1 as Validator },
   },
   getCatalog: {
     operationId: "getCatalog",
@@ -40,12 +43,15 @@ export const operations = {
     capability: "platform.read",
     command: false,
     costUnits: 1,
+    costBudgeted: false,
+    v1Schema: "CatalogResponse",
     authenticated: true,
     requestContentTypes: [],
     responseContentType: "application/json",
     queryParameters: [],
     validate: { headers: parameters.getCatalogHeaders as Validator },
     responses: { '200': bodies.getCatalogStatus200 as Validator, '400': bodies.responseBadRequest as Validator, '401': bodies.responseUnauthorized as Validator, '402': bodies.responsePaymentRequired as Validator, '403': bodies.responseForbidden as Validator, '404': bodies.responseNotFound as Validator, '409': bodies.responseConflict as Validator, '429': bodies.responseRateLimited as Validator, '500': bodies.responseInternalError as Validator, '501': bodies.responseNotImplemented as Validator, '503': bodies.responseServiceUnavailable as Validator, '504': bodies.responseTimeout as Validator },
+    responsesV1: { '200': bodies.getCatalogStatus200V1 as Validator },
   },
   runQuery: {
     operationId: "runQuery",
@@ -59,12 +65,15 @@ export const operations = {
     capability: "queries.run",
     command: false,
     costUnits: 10,
+    costBudgeted: true,
+    v1Schema: "QueryRunResponse",
     authenticated: true,
     requestContentTypes: ["application/json"],
     responseContentType: "application/json",
     queryParameters: [],
     validate: { params: parameters.runQueryParams as Validator, headers: parameters.runQueryHeaders as Validator, body: bodies.runQueryBody as Validator },
     responses: { '200': bodies.runQueryStatus200 as Validator, '400': bodies.responseBadRequest as Validator, '401': bodies.responseUnauthorized as Validator, '402': bodies.responsePaymentRequired as Validator, '403': bodies.responseForbidden as Validator, '404': bodies.responseNotFound as Validator, '409': bodies.responseConflict as Validator, '413': bodies.responsePayloadTooLarge as Validator, '429': bodies.responseRateLimited as Validator, '500': bodies.responseInternalError as Validator, '501': bodies.responseNotImplemented as Validator, '503': bodies.responseServiceUnavailable as Validator, '504': bodies.responseTimeout as Validator },
+    responsesV1: { '200': bodies.runQueryStatus200V1 as Validator },
   },
   listQueryTokens: {
     operationId: "listQueryTokens",
@@ -78,12 +87,15 @@ export const operations = {
     capability: "query_tokens.read",
     command: false,
     costUnits: 1,
+    costBudgeted: false,
+    v1Schema: "QueryTokenListResponse",
     authenticated: true,
     requestContentTypes: [],
     responseContentType: "application/json",
     queryParameters: [{"name":"limit","in":"query","required":false,"description":"Page size. Default 50, maximum 200; a larger value is refused, not capped.","schema":{"type":"integer","minimum":1,"maximum":200,"default":50}},{"name":"offset","in":"query","required":false,"description":"Items to skip. Default 0.","schema":{"type":"integer","minimum":0,"default":0}},{"name":"status","in":"query","required":false,"description":"Only tokens in this state.","schema":{"type":"string","enum":["active","revoked","expired"]}}],
     validate: { query: parameters.listQueryTokensQuery as Validator, headers: parameters.listQueryTokensHeaders as Validator },
     responses: { '200': bodies.listQueryTokensStatus200 as Validator, '400': bodies.responseBadRequest as Validator, '401': bodies.responseUnauthorized as Validator, '402': bodies.responsePaymentRequired as Validator, '403': bodies.responseForbidden as Validator, '404': bodies.responseNotFound as Validator, '409': bodies.responseConflict as Validator, '429': bodies.responseRateLimited as Validator, '500': bodies.responseInternalError as Validator, '501': bodies.responseNotImplemented as Validator, '503': bodies.responseServiceUnavailable as Validator, '504': bodies.responseTimeout as Validator },
+    responsesV1: { '200': bodies.listQueryTokensStatus200V1 as Validator },
   },
   createQueryToken: {
     operationId: "createQueryToken",
@@ -97,12 +109,15 @@ export const operations = {
     capability: "query_tokens.manage",
     command: true,
     costUnits: 2,
+    costBudgeted: false,
+    v1Schema: "QueryTokenCreatedResponse",
     authenticated: true,
     requestContentTypes: ["application/json"],
     responseContentType: "application/json",
     queryParameters: [],
     validate: { headers: parameters.createQueryTokenHeaders as Validator, body: bodies.createQueryTokenBody as Validator },
     responses: { '200': bodies.createQueryTokenStatus200 as Validator, '400': bodies.responseBadRequest as Validator, '401': bodies.responseUnauthorized as Validator, '402': bodies.responsePaymentRequired as Validator, '403': bodies.responseForbidden as Validator, '404': bodies.responseNotFound as Validator, '409': bodies.responseConflict as Validator, '413': bodies.responsePayloadTooLarge as Validator, '429': bodies.responseRateLimited as Validator, '500': bodies.responseInternalError as Validator, '501': bodies.responseNotImplemented as Validator, '503': bodies.responseServiceUnavailable as Validator, '504': bodies.responseTimeout as Validator },
+    responsesV1: { '200': bodies.createQueryTokenStatus200V1 as Validator },
   },
   revokeQueryToken: {
     operationId: "revokeQueryToken",
@@ -116,12 +131,15 @@ export const operations = {
     capability: "query_tokens.manage",
     command: true,
     costUnits: 1,
+    costBudgeted: false,
+    v1Schema: "QueryTokenResponse",
     authenticated: true,
     requestContentTypes: [],
     responseContentType: "application/json",
     queryParameters: [],
     validate: { params: parameters.revokeQueryTokenParams as Validator, headers: parameters.revokeQueryTokenHeaders as Validator },
     responses: { '200': bodies.revokeQueryTokenStatus200 as Validator, '400': bodies.responseBadRequest as Validator, '401': bodies.responseUnauthorized as Validator, '402': bodies.responsePaymentRequired as Validator, '403': bodies.responseForbidden as Validator, '404': bodies.responseNotFound as Validator, '409': bodies.responseConflict as Validator, '429': bodies.responseRateLimited as Validator, '500': bodies.responseInternalError as Validator, '501': bodies.responseNotImplemented as Validator, '503': bodies.responseServiceUnavailable as Validator, '504': bodies.responseTimeout as Validator },
+    responsesV1: { '200': bodies.revokeQueryTokenStatus200V1 as Validator },
   },
   getQueryTokenExcelTemplate: {
     operationId: "getQueryTokenExcelTemplate",
@@ -135,6 +153,8 @@ export const operations = {
     capability: "query_tokens.read",
     command: false,
     costUnits: 1,
+    costBudgeted: false,
+    v1Schema: null,
     authenticated: true,
     requestContentTypes: [],
     responseContentType: "text/plain",
@@ -154,12 +174,15 @@ export const operations = {
     capability: "patients.read",
     command: false,
     costUnits: 2,
+    costBudgeted: false,
+    v1Schema: "PatientListResponse",
     authenticated: true,
     requestContentTypes: [],
     responseContentType: "application/json",
     queryParameters: [{"name":"limit","in":"query","required":false,"description":"Page size. Default 50, maximum 200; a larger value is refused, not capped.","schema":{"type":"integer","minimum":1,"maximum":200,"default":50}},{"name":"offset","in":"query","required":false,"description":"Items to skip. Default 0.","schema":{"type":"integer","minimum":0,"default":0}},{"name":"cursor","in":"query","required":false,"description":"Keyset cursor from meta.next_cursor; walks deep pages in constant time. Not combinable with a non-zero offset.","schema":{"type":"string","minLength":1,"maxLength":512}},{"name":"status","in":"query","required":false,"description":"Chart status.","schema":{"type":"string","enum":["referred","pending_admission","active","on_hold","discharged","deceased","non_admit"]}},{"name":"service_line","in":"query","required":false,"description":"Business line.","schema":{"type":"string","enum":["home_health","hospice","private_duty"]}},{"name":"office_id","in":"query","required":false,"description":"Office.","schema":{"type":"string","maxLength":128}},{"name":"updated_since","in":"query","required":false,"description":"Changed at or after this instant.","schema":{"type":"string","format":"date-time"}}],
     validate: { query: parameters.listPatientsQuery as Validator, headers: parameters.listPatientsHeaders as Validator },
     responses: { '200': bodies.listPatientsStatus200 as Validator, '400': bodies.responseBadRequest as Validator, '401': bodies.responseUnauthorized as Validator, '402': bodies.responsePaymentRequired as Validator, '403': bodies.responseForbidden as Validator, '404': bodies.responseNotFound as Validator, '409': bodies.responseConflict as Validator, '429': bodies.responseRateLimited as Validator, '500': bodies.responseInternalError as Validator, '501': bodies.responseNotImplemented as Validator, '503': bodies.responseServiceUnavailable as Validator, '504': bodies.responseTimeout as Validator },
+    responsesV1: { '200': bodies.listPatientsStatus200V1 as Validator },
   },
   getPatient: {
     operationId: "getPatient",
@@ -173,12 +196,15 @@ export const operations = {
     capability: "patients.read",
     command: false,
     costUnits: 1,
+    costBudgeted: false,
+    v1Schema: "PatientResponse",
     authenticated: true,
     requestContentTypes: [],
     responseContentType: "application/json",
     queryParameters: [],
     validate: { params: parameters.getPatientParams as Validator, headers: parameters.getPatientHeaders as Validator },
     responses: { '200': bodies.getPatientStatus200 as Validator, '400': bodies.responseBadRequest as Validator, '401': bodies.responseUnauthorized as Validator, '402': bodies.responsePaymentRequired as Validator, '403': bodies.responseForbidden as Validator, '404': bodies.responseNotFound as Validator, '409': bodies.responseConflict as Validator, '429': bodies.responseRateLimited as Validator, '500': bodies.responseInternalError as Validator, '501': bodies.responseNotImplemented as Validator, '503': bodies.responseServiceUnavailable as Validator, '504': bodies.responseTimeout as Validator },
+    responsesV1: { '200': bodies.getPatientStatus200V1 as Validator },
   },
   listReferrals: {
     operationId: "listReferrals",
@@ -192,12 +218,15 @@ export const operations = {
     capability: "referrals.read",
     command: false,
     costUnits: 2,
+    costBudgeted: false,
+    v1Schema: "ReferralListResponse",
     authenticated: true,
     requestContentTypes: [],
     responseContentType: "application/json",
     queryParameters: [{"name":"limit","in":"query","required":false,"description":"Page size. Default 50, maximum 200; a larger value is refused, not capped.","schema":{"type":"integer","minimum":1,"maximum":200,"default":50}},{"name":"offset","in":"query","required":false,"description":"Items to skip. Default 0.","schema":{"type":"integer","minimum":0,"default":0}},{"name":"cursor","in":"query","required":false,"description":"Keyset cursor from meta.next_cursor; walks deep pages in constant time. Not combinable with a non-zero offset.","schema":{"type":"string","minLength":1,"maxLength":512}},{"name":"disposition","in":"query","required":false,"description":"Pipeline decision.","schema":{"type":"string","enum":["accepted","declined"]}},{"name":"referral_type","in":"query","required":false,"description":"Type category (values stored as sent count as other).","schema":{"type":"string","enum":["soc","roc","other"]}},{"name":"referral_date_from","in":"query","required":false,"description":"On or after this date.","schema":{"type":"string","format":"date"}},{"name":"referral_date_to","in":"query","required":false,"description":"On or before this date.","schema":{"type":"string","format":"date"}},{"name":"referral_source_id","in":"query","required":false,"description":"Known source.","schema":{"type":"string","maxLength":128}},{"name":"patient_id","in":"query","required":false,"description":"Patient.","schema":{"type":"string","maxLength":128}}],
     validate: { query: parameters.listReferralsQuery as Validator, headers: parameters.listReferralsHeaders as Validator },
     responses: { '200': bodies.listReferralsStatus200 as Validator, '400': bodies.responseBadRequest as Validator, '401': bodies.responseUnauthorized as Validator, '402': bodies.responsePaymentRequired as Validator, '403': bodies.responseForbidden as Validator, '404': bodies.responseNotFound as Validator, '409': bodies.responseConflict as Validator, '429': bodies.responseRateLimited as Validator, '500': bodies.responseInternalError as Validator, '501': bodies.responseNotImplemented as Validator, '503': bodies.responseServiceUnavailable as Validator, '504': bodies.responseTimeout as Validator },
+    responsesV1: { '200': bodies.listReferralsStatus200V1 as Validator },
   },
   createReferral: {
     operationId: "createReferral",
@@ -211,12 +240,15 @@ export const operations = {
     capability: "referrals.create",
     command: true,
     costUnits: 5,
+    costBudgeted: false,
+    v1Schema: "ReferralCreatedResponse",
     authenticated: true,
     requestContentTypes: ["application/json"],
     responseContentType: "application/json",
     queryParameters: [],
     validate: { headers: parameters.createReferralHeaders as Validator, body: bodies.createReferralBody as Validator },
     responses: { '200': bodies.createReferralStatus200 as Validator, '400': bodies.responseBadRequest as Validator, '401': bodies.responseUnauthorized as Validator, '402': bodies.responsePaymentRequired as Validator, '403': bodies.responseForbidden as Validator, '404': bodies.responseNotFound as Validator, '409': bodies.responseConflict as Validator, '413': bodies.responsePayloadTooLarge as Validator, '429': bodies.responseRateLimited as Validator, '500': bodies.responseInternalError as Validator, '501': bodies.responseNotImplemented as Validator, '503': bodies.responseServiceUnavailable as Validator, '504': bodies.responseTimeout as Validator },
+    responsesV1: { '200': bodies.createReferralStatus200V1 as Validator },
   },
   getReferral: {
     operationId: "getReferral",
@@ -230,12 +262,15 @@ export const operations = {
     capability: "referrals.read",
     command: false,
     costUnits: 1,
+    costBudgeted: false,
+    v1Schema: "ReferralResponse",
     authenticated: true,
     requestContentTypes: [],
     responseContentType: "application/json",
     queryParameters: [],
     validate: { params: parameters.getReferralParams as Validator, headers: parameters.getReferralHeaders as Validator },
     responses: { '200': bodies.getReferralStatus200 as Validator, '400': bodies.responseBadRequest as Validator, '401': bodies.responseUnauthorized as Validator, '402': bodies.responsePaymentRequired as Validator, '403': bodies.responseForbidden as Validator, '404': bodies.responseNotFound as Validator, '409': bodies.responseConflict as Validator, '429': bodies.responseRateLimited as Validator, '500': bodies.responseInternalError as Validator, '501': bodies.responseNotImplemented as Validator, '503': bodies.responseServiceUnavailable as Validator, '504': bodies.responseTimeout as Validator },
+    responsesV1: { '200': bodies.getReferralStatus200V1 as Validator },
   },
   listIntakes: {
     operationId: "listIntakes",
@@ -249,12 +284,15 @@ export const operations = {
     capability: "intakes.read",
     command: false,
     costUnits: 2,
+    costBudgeted: false,
+    v1Schema: "IntakeListResponse",
     authenticated: true,
     requestContentTypes: [],
     responseContentType: "application/json",
     queryParameters: [{"name":"limit","in":"query","required":false,"description":"Page size. Default 50, maximum 200; a larger value is refused, not capped.","schema":{"type":"integer","minimum":1,"maximum":200,"default":50}},{"name":"offset","in":"query","required":false,"description":"Items to skip. Default 0.","schema":{"type":"integer","minimum":0,"default":0}},{"name":"cursor","in":"query","required":false,"description":"Keyset cursor from meta.next_cursor; walks deep pages in constant time. Not combinable with a non-zero offset.","schema":{"type":"string","minLength":1,"maxLength":512}},{"name":"status","in":"query","required":false,"description":"Review state.","schema":{"type":"string","enum":["pending_review","in_review","awaiting_information","accepted","declined","admitted","non_admit","cancelled"]}},{"name":"referral_id","in":"query","required":false,"description":"Referral.","schema":{"type":"string","maxLength":128}},{"name":"patient_id","in":"query","required":false,"description":"Patient.","schema":{"type":"string","maxLength":128}}],
     validate: { query: parameters.listIntakesQuery as Validator, headers: parameters.listIntakesHeaders as Validator },
     responses: { '200': bodies.listIntakesStatus200 as Validator, '400': bodies.responseBadRequest as Validator, '401': bodies.responseUnauthorized as Validator, '402': bodies.responsePaymentRequired as Validator, '403': bodies.responseForbidden as Validator, '404': bodies.responseNotFound as Validator, '409': bodies.responseConflict as Validator, '429': bodies.responseRateLimited as Validator, '500': bodies.responseInternalError as Validator, '501': bodies.responseNotImplemented as Validator, '503': bodies.responseServiceUnavailable as Validator, '504': bodies.responseTimeout as Validator },
+    responsesV1: { '200': bodies.listIntakesStatus200V1 as Validator },
   },
   getIntake: {
     operationId: "getIntake",
@@ -268,12 +306,15 @@ export const operations = {
     capability: "intakes.read",
     command: false,
     costUnits: 1,
+    costBudgeted: false,
+    v1Schema: "IntakeResponse",
     authenticated: true,
     requestContentTypes: [],
     responseContentType: "application/json",
     queryParameters: [],
     validate: { params: parameters.getIntakeParams as Validator, headers: parameters.getIntakeHeaders as Validator },
     responses: { '200': bodies.getIntakeStatus200 as Validator, '400': bodies.responseBadRequest as Validator, '401': bodies.responseUnauthorized as Validator, '402': bodies.responsePaymentRequired as Validator, '403': bodies.responseForbidden as Validator, '404': bodies.responseNotFound as Validator, '409': bodies.responseConflict as Validator, '429': bodies.responseRateLimited as Validator, '500': bodies.responseInternalError as Validator, '501': bodies.responseNotImplemented as Validator, '503': bodies.responseServiceUnavailable as Validator, '504': bodies.responseTimeout as Validator },
+    responsesV1: { '200': bodies.getIntakeStatus200V1 as Validator },
   },
   listVisits: {
     operationId: "listVisits",
@@ -287,12 +328,15 @@ export const operations = {
     capability: "visits.read",
     command: false,
     costUnits: 2,
+    costBudgeted: false,
+    v1Schema: "VisitListResponse",
     authenticated: true,
     requestContentTypes: [],
     responseContentType: "application/json",
     queryParameters: [{"name":"limit","in":"query","required":false,"description":"Page size. Default 50, maximum 200; a larger value is refused, not capped.","schema":{"type":"integer","minimum":1,"maximum":200,"default":50}},{"name":"offset","in":"query","required":false,"description":"Items to skip. Default 0.","schema":{"type":"integer","minimum":0,"default":0}},{"name":"cursor","in":"query","required":false,"description":"Keyset cursor from meta.next_cursor; walks deep pages in constant time. Not combinable with a non-zero offset.","schema":{"type":"string","minLength":1,"maxLength":512}},{"name":"patient_id","in":"query","required":false,"description":"Patient.","schema":{"type":"string","maxLength":128}},{"name":"discipline","in":"query","required":false,"description":"Discipline.","schema":{"type":"string","enum":["SN","PT","OT","ST","MSW","HHA"]}},{"name":"status","in":"query","required":false,"description":"Visit state.","schema":{"type":"string","enum":["scheduled","in_progress","completed","missed","cancelled"]}},{"name":"clinician_id","in":"query","required":false,"description":"Clinician.","schema":{"type":"string","maxLength":128}},{"name":"scheduled_from","in":"query","required":false,"description":"Scheduled at or after.","schema":{"type":"string","format":"date-time"}},{"name":"scheduled_to","in":"query","required":false,"description":"Scheduled before.","schema":{"type":"string","format":"date-time"}}],
     validate: { query: parameters.listVisitsQuery as Validator, headers: parameters.listVisitsHeaders as Validator },
     responses: { '200': bodies.listVisitsStatus200 as Validator, '400': bodies.responseBadRequest as Validator, '401': bodies.responseUnauthorized as Validator, '402': bodies.responsePaymentRequired as Validator, '403': bodies.responseForbidden as Validator, '404': bodies.responseNotFound as Validator, '409': bodies.responseConflict as Validator, '429': bodies.responseRateLimited as Validator, '500': bodies.responseInternalError as Validator, '501': bodies.responseNotImplemented as Validator, '503': bodies.responseServiceUnavailable as Validator, '504': bodies.responseTimeout as Validator },
+    responsesV1: { '200': bodies.listVisitsStatus200V1 as Validator },
   },
   getVisit: {
     operationId: "getVisit",
@@ -306,12 +350,15 @@ export const operations = {
     capability: "visits.read",
     command: false,
     costUnits: 1,
+    costBudgeted: false,
+    v1Schema: "VisitResponse",
     authenticated: true,
     requestContentTypes: [],
     responseContentType: "application/json",
     queryParameters: [],
     validate: { params: parameters.getVisitParams as Validator, headers: parameters.getVisitHeaders as Validator },
     responses: { '200': bodies.getVisitStatus200 as Validator, '400': bodies.responseBadRequest as Validator, '401': bodies.responseUnauthorized as Validator, '402': bodies.responsePaymentRequired as Validator, '403': bodies.responseForbidden as Validator, '404': bodies.responseNotFound as Validator, '409': bodies.responseConflict as Validator, '429': bodies.responseRateLimited as Validator, '500': bodies.responseInternalError as Validator, '501': bodies.responseNotImplemented as Validator, '503': bodies.responseServiceUnavailable as Validator, '504': bodies.responseTimeout as Validator },
+    responsesV1: { '200': bodies.getVisitStatus200V1 as Validator },
   },
   createTask: {
     operationId: "createTask",
@@ -325,12 +372,15 @@ export const operations = {
     capability: "tasks.write",
     command: true,
     costUnits: 2,
+    costBudgeted: false,
+    v1Schema: "TaskResponse",
     authenticated: true,
     requestContentTypes: ["application/json"],
     responseContentType: "application/json",
     queryParameters: [],
     validate: { headers: parameters.createTaskHeaders as Validator, body: bodies.createTaskBody as Validator },
     responses: { '200': bodies.createTaskStatus200 as Validator, '400': bodies.responseBadRequest as Validator, '401': bodies.responseUnauthorized as Validator, '402': bodies.responsePaymentRequired as Validator, '403': bodies.responseForbidden as Validator, '404': bodies.responseNotFound as Validator, '409': bodies.responseConflict as Validator, '413': bodies.responsePayloadTooLarge as Validator, '429': bodies.responseRateLimited as Validator, '500': bodies.responseInternalError as Validator, '501': bodies.responseNotImplemented as Validator, '503': bodies.responseServiceUnavailable as Validator, '504': bodies.responseTimeout as Validator },
+    responsesV1: { '200': bodies.createTaskStatus200V1 as Validator },
   },
   getTask: {
     operationId: "getTask",
@@ -344,12 +394,15 @@ export const operations = {
     capability: "tasks.read",
     command: false,
     costUnits: 1,
+    costBudgeted: false,
+    v1Schema: "TaskResponse",
     authenticated: true,
     requestContentTypes: [],
     responseContentType: "application/json",
     queryParameters: [],
     validate: { params: parameters.getTaskParams as Validator, headers: parameters.getTaskHeaders as Validator },
     responses: { '200': bodies.getTaskStatus200 as Validator, '400': bodies.responseBadRequest as Validator, '401': bodies.responseUnauthorized as Validator, '402': bodies.responsePaymentRequired as Validator, '403': bodies.responseForbidden as Validator, '404': bodies.responseNotFound as Validator, '409': bodies.responseConflict as Validator, '429': bodies.responseRateLimited as Validator, '500': bodies.responseInternalError as Validator, '501': bodies.responseNotImplemented as Validator, '503': bodies.responseServiceUnavailable as Validator, '504': bodies.responseTimeout as Validator },
+    responsesV1: { '200': bodies.getTaskStatus200V1 as Validator },
   },
   updateTask: {
     operationId: "updateTask",
@@ -363,12 +416,15 @@ export const operations = {
     capability: "tasks.write",
     command: true,
     costUnits: 2,
+    costBudgeted: false,
+    v1Schema: "TaskResponse",
     authenticated: true,
     requestContentTypes: ["application/json"],
     responseContentType: "application/json",
     queryParameters: [],
     validate: { params: parameters.updateTaskParams as Validator, headers: parameters.updateTaskHeaders as Validator, body: bodies.updateTaskBody as Validator },
     responses: { '200': bodies.updateTaskStatus200 as Validator, '400': bodies.responseBadRequest as Validator, '401': bodies.responseUnauthorized as Validator, '402': bodies.responsePaymentRequired as Validator, '403': bodies.responseForbidden as Validator, '404': bodies.responseNotFound as Validator, '409': bodies.responseConflict as Validator, '413': bodies.responsePayloadTooLarge as Validator, '429': bodies.responseRateLimited as Validator, '500': bodies.responseInternalError as Validator, '501': bodies.responseNotImplemented as Validator, '503': bodies.responseServiceUnavailable as Validator, '504': bodies.responseTimeout as Validator },
+    responsesV1: { '200': bodies.updateTaskStatus200V1 as Validator },
   },
   listRemittances: {
     operationId: "listRemittances",
@@ -382,12 +438,15 @@ export const operations = {
     capability: "remittances.read",
     command: false,
     costUnits: 2,
+    costBudgeted: false,
+    v1Schema: "RemittanceListResponse",
     authenticated: true,
     requestContentTypes: [],
     responseContentType: "application/json",
     queryParameters: [{"name":"limit","in":"query","required":false,"description":"Page size. Default 50, maximum 200; a larger value is refused, not capped.","schema":{"type":"integer","minimum":1,"maximum":200,"default":50}},{"name":"offset","in":"query","required":false,"description":"Items to skip. Default 0.","schema":{"type":"integer","minimum":0,"default":0}},{"name":"status","in":"query","required":false,"description":"Posting state.","schema":{"type":"string","enum":["received","matching","posted","partially_posted","exception"]}},{"name":"era_file_id","in":"query","required":false,"description":"835 file.","schema":{"type":"string","maxLength":128}}],
     validate: { query: parameters.listRemittancesQuery as Validator, headers: parameters.listRemittancesHeaders as Validator },
     responses: { '200': bodies.listRemittancesStatus200 as Validator, '400': bodies.responseBadRequest as Validator, '401': bodies.responseUnauthorized as Validator, '402': bodies.responsePaymentRequired as Validator, '403': bodies.responseForbidden as Validator, '404': bodies.responseNotFound as Validator, '409': bodies.responseConflict as Validator, '429': bodies.responseRateLimited as Validator, '500': bodies.responseInternalError as Validator, '501': bodies.responseNotImplemented as Validator, '503': bodies.responseServiceUnavailable as Validator, '504': bodies.responseTimeout as Validator },
+    responsesV1: { '200': bodies.listRemittancesStatus200V1 as Validator },
   },
   listRemittanceAllocations: {
     operationId: "listRemittanceAllocations",
@@ -401,12 +460,15 @@ export const operations = {
     capability: "remittances.read",
     command: false,
     costUnits: 2,
+    costBudgeted: false,
+    v1Schema: "AllocationListResponse",
     authenticated: true,
     requestContentTypes: [],
     responseContentType: "application/json",
     queryParameters: [{"name":"limit","in":"query","required":false,"description":"Page size. Default 50, maximum 200; a larger value is refused, not capped.","schema":{"type":"integer","minimum":1,"maximum":200,"default":50}},{"name":"offset","in":"query","required":false,"description":"Items to skip. Default 0.","schema":{"type":"integer","minimum":0,"default":0}}],
     validate: { params: parameters.listRemittanceAllocationsParams as Validator, query: parameters.listRemittanceAllocationsQuery as Validator, headers: parameters.listRemittanceAllocationsHeaders as Validator },
     responses: { '200': bodies.listRemittanceAllocationsStatus200 as Validator, '400': bodies.responseBadRequest as Validator, '401': bodies.responseUnauthorized as Validator, '402': bodies.responsePaymentRequired as Validator, '403': bodies.responseForbidden as Validator, '404': bodies.responseNotFound as Validator, '409': bodies.responseConflict as Validator, '429': bodies.responseRateLimited as Validator, '500': bodies.responseInternalError as Validator, '501': bodies.responseNotImplemented as Validator, '503': bodies.responseServiceUnavailable as Validator, '504': bodies.responseTimeout as Validator },
+    responsesV1: { '200': bodies.listRemittanceAllocationsStatus200V1 as Validator },
   },
   listPhysicianOrders: {
     operationId: "listPhysicianOrders",
@@ -420,12 +482,15 @@ export const operations = {
     capability: "physician_orders.read",
     command: false,
     costUnits: 2,
+    costBudgeted: false,
+    v1Schema: "PhysicianOrderListResponse",
     authenticated: true,
     requestContentTypes: [],
     responseContentType: "application/json",
     queryParameters: [{"name":"limit","in":"query","required":false,"description":"Page size. Default 50, maximum 200; a larger value is refused, not capped.","schema":{"type":"integer","minimum":1,"maximum":200,"default":50}},{"name":"offset","in":"query","required":false,"description":"Items to skip. Default 0.","schema":{"type":"integer","minimum":0,"default":0}},{"name":"status","in":"query","required":false,"description":"signature_status.","schema":{"type":"string","enum":["signed","awaiting_signature","signature_not_required","rejected","superseded","cancelled"]}},{"name":"order_type","in":"query","required":false,"description":"Kind of order.","schema":{"type":"string","enum":["plan_of_care","recertification","verbal","supplemental","face_to_face","discharge"]}}],
     validate: { query: parameters.listPhysicianOrdersQuery as Validator, headers: parameters.listPhysicianOrdersHeaders as Validator },
     responses: { '200': bodies.listPhysicianOrdersStatus200 as Validator, '400': bodies.responseBadRequest as Validator, '401': bodies.responseUnauthorized as Validator, '402': bodies.responsePaymentRequired as Validator, '403': bodies.responseForbidden as Validator, '404': bodies.responseNotFound as Validator, '409': bodies.responseConflict as Validator, '429': bodies.responseRateLimited as Validator, '500': bodies.responseInternalError as Validator, '501': bodies.responseNotImplemented as Validator, '503': bodies.responseServiceUnavailable as Validator, '504': bodies.responseTimeout as Validator },
+    responsesV1: { '200': bodies.listPhysicianOrdersStatus200V1 as Validator },
   },
   getPhysicianOrder: {
     operationId: "getPhysicianOrder",
@@ -439,12 +504,15 @@ export const operations = {
     capability: "physician_orders.read",
     command: false,
     costUnits: 1,
+    costBudgeted: false,
+    v1Schema: "PhysicianOrderResponse",
     authenticated: true,
     requestContentTypes: [],
     responseContentType: "application/json",
     queryParameters: [],
     validate: { params: parameters.getPhysicianOrderParams as Validator, headers: parameters.getPhysicianOrderHeaders as Validator },
     responses: { '200': bodies.getPhysicianOrderStatus200 as Validator, '400': bodies.responseBadRequest as Validator, '401': bodies.responseUnauthorized as Validator, '402': bodies.responsePaymentRequired as Validator, '403': bodies.responseForbidden as Validator, '404': bodies.responseNotFound as Validator, '409': bodies.responseConflict as Validator, '429': bodies.responseRateLimited as Validator, '500': bodies.responseInternalError as Validator, '501': bodies.responseNotImplemented as Validator, '503': bodies.responseServiceUnavailable as Validator, '504': bodies.responseTimeout as Validator },
+    responsesV1: { '200': bodies.getPhysicianOrderStatus200V1 as Validator },
   },
   listWorkingCollections: {
     operationId: "listWorkingCollections",
@@ -458,12 +526,15 @@ export const operations = {
     capability: "working_collections.read",
     command: false,
     costUnits: 1,
+    costBudgeted: false,
+    v1Schema: "WorkingCollectionListResponse",
     authenticated: true,
     requestContentTypes: [],
     responseContentType: "application/json",
     queryParameters: [{"name":"limit","in":"query","required":false,"description":"Page size. Default 50, maximum 200; a larger value is refused, not capped.","schema":{"type":"integer","minimum":1,"maximum":200,"default":50}},{"name":"offset","in":"query","required":false,"description":"Items to skip. Default 0.","schema":{"type":"integer","minimum":0,"default":0}}],
     validate: { query: parameters.listWorkingCollectionsQuery as Validator, headers: parameters.listWorkingCollectionsHeaders as Validator },
     responses: { '200': bodies.listWorkingCollectionsStatus200 as Validator, '400': bodies.responseBadRequest as Validator, '401': bodies.responseUnauthorized as Validator, '402': bodies.responsePaymentRequired as Validator, '403': bodies.responseForbidden as Validator, '404': bodies.responseNotFound as Validator, '409': bodies.responseConflict as Validator, '429': bodies.responseRateLimited as Validator, '500': bodies.responseInternalError as Validator, '501': bodies.responseNotImplemented as Validator, '503': bodies.responseServiceUnavailable as Validator, '504': bodies.responseTimeout as Validator },
+    responsesV1: { '200': bodies.listWorkingCollectionsStatus200V1 as Validator },
   },
   listWorkingCollectionRows: {
     operationId: "listWorkingCollectionRows",
@@ -477,12 +548,15 @@ export const operations = {
     capability: "working_collections.read",
     command: false,
     costUnits: 2,
+    costBudgeted: false,
+    v1Schema: "WorkingCollectionRowListResponse",
     authenticated: true,
     requestContentTypes: [],
     responseContentType: "application/json",
     queryParameters: [{"name":"limit","in":"query","required":false,"description":"Page size. Default 50, maximum 200; a larger value is refused, not capped.","schema":{"type":"integer","minimum":1,"maximum":200,"default":50}},{"name":"offset","in":"query","required":false,"description":"Items to skip. Default 0.","schema":{"type":"integer","minimum":0,"default":0}}],
     validate: { params: parameters.listWorkingCollectionRowsParams as Validator, query: parameters.listWorkingCollectionRowsQuery as Validator, headers: parameters.listWorkingCollectionRowsHeaders as Validator },
     responses: { '200': bodies.listWorkingCollectionRowsStatus200 as Validator, '400': bodies.responseBadRequest as Validator, '401': bodies.responseUnauthorized as Validator, '402': bodies.responsePaymentRequired as Validator, '403': bodies.responseForbidden as Validator, '404': bodies.responseNotFound as Validator, '409': bodies.responseConflict as Validator, '429': bodies.responseRateLimited as Validator, '500': bodies.responseInternalError as Validator, '501': bodies.responseNotImplemented as Validator, '503': bodies.responseServiceUnavailable as Validator, '504': bodies.responseTimeout as Validator },
+    responsesV1: { '200': bodies.listWorkingCollectionRowsStatus200V1 as Validator },
   },
   getHhvbpSummary: {
     operationId: "getHhvbpSummary",
@@ -496,12 +570,15 @@ export const operations = {
     capability: "quality.read",
     command: false,
     costUnits: 1,
+    costBudgeted: false,
+    v1Schema: "HhvbpSummaryResponse",
     authenticated: true,
     requestContentTypes: [],
     responseContentType: "application/json",
     queryParameters: [{"name":"performance_year","in":"query","required":true,"description":"Performance year.","schema":{"type":"integer","minimum":2023,"maximum":2100}},{"name":"payment_year","in":"query","required":false,"description":"Payment year; defaults to performance_year + 2.","schema":{"type":"integer","minimum":2025,"maximum":2102}}],
     validate: { query: parameters.getHhvbpSummaryQuery as Validator, headers: parameters.getHhvbpSummaryHeaders as Validator },
     responses: { '200': bodies.getHhvbpSummaryStatus200 as Validator, '400': bodies.responseBadRequest as Validator, '401': bodies.responseUnauthorized as Validator, '402': bodies.responsePaymentRequired as Validator, '403': bodies.responseForbidden as Validator, '404': bodies.responseNotFound as Validator, '409': bodies.responseConflict as Validator, '429': bodies.responseRateLimited as Validator, '500': bodies.responseInternalError as Validator, '501': bodies.responseNotImplemented as Validator, '503': bodies.responseServiceUnavailable as Validator, '504': bodies.responseTimeout as Validator },
+    responsesV1: { '200': bodies.getHhvbpSummaryStatus200V1 as Validator },
   },
   listHhvbpMeasures: {
     operationId: "listHhvbpMeasures",
@@ -515,12 +592,15 @@ export const operations = {
     capability: "quality.read",
     command: false,
     costUnits: 1,
+    costBudgeted: false,
+    v1Schema: "HhvbpMeasureListResponse",
     authenticated: true,
     requestContentTypes: [],
     responseContentType: "application/json",
     queryParameters: [{"name":"performance_year","in":"query","required":true,"description":"Performance year.","schema":{"type":"integer","minimum":2023,"maximum":2100}},{"name":"payment_year","in":"query","required":false,"description":"Payment year; defaults to performance_year + 2.","schema":{"type":"integer","minimum":2025,"maximum":2102}}],
     validate: { query: parameters.listHhvbpMeasuresQuery as Validator, headers: parameters.listHhvbpMeasuresHeaders as Validator },
     responses: { '200': bodies.listHhvbpMeasuresStatus200 as Validator, '400': bodies.responseBadRequest as Validator, '401': bodies.responseUnauthorized as Validator, '402': bodies.responsePaymentRequired as Validator, '403': bodies.responseForbidden as Validator, '404': bodies.responseNotFound as Validator, '409': bodies.responseConflict as Validator, '429': bodies.responseRateLimited as Validator, '500': bodies.responseInternalError as Validator, '501': bodies.responseNotImplemented as Validator, '503': bodies.responseServiceUnavailable as Validator, '504': bodies.responseTimeout as Validator },
+    responsesV1: { '200': bodies.listHhvbpMeasuresStatus200V1 as Validator },
   },
   issueToken: {
     operationId: "issueToken",
@@ -534,12 +614,15 @@ export const operations = {
     capability: "oauth.token",
     command: false,
     costUnits: 0,
+    costBudgeted: false,
+    v1Schema: null,
     authenticated: false,
     requestContentTypes: ["application/json","application/x-www-form-urlencoded"],
     responseContentType: "application/json",
     queryParameters: [],
     validate: { headers: parameters.issueTokenHeaders as Validator, body: bodies.issueTokenBody as Validator },
     responses: { '200': bodies.issueTokenStatus200 as Validator, '400': bodies.responseBadRequest as Validator, '401': bodies.issueTokenStatus401 as Validator, '403': bodies.responseForbidden as Validator, '413': bodies.responsePayloadTooLarge as Validator, '429': bodies.responseRateLimited as Validator, '500': bodies.responseInternalError as Validator, '501': bodies.responseNotImplemented as Validator, '503': bodies.responseServiceUnavailable as Validator, '504': bodies.responseTimeout as Validator },
+    responsesV1: { '200': bodies.issueTokenStatus200V1 as Validator },
   },
 } as const;
 
@@ -547,6 +630,377 @@ export type OperationId = keyof typeof operations;
 export type OperationDefinition = (typeof operations)[OperationId];
 
 export const errorShapes = { ApiError: bodies.schemaApiError as Validator, ExternalPlatformError: bodies.schemaExternalPlatformError as Validator } as const;
+
+/** How each response schema differs in contract version 1 (derived from x-svc-since and x-svc-v1-name). */
+export const v1Shapes: Record<string, { omit: readonly string[]; rename: Readonly<Record<string, string>>; children: Readonly<Record<string, string>> }> = {
+  "Health": {
+    "omit": [
+      "version"
+    ],
+    "rename": {},
+    "children": {}
+  },
+  "CatalogRoute": {
+    "omit": [
+      "no_phi_usable",
+      "enabled"
+    ],
+    "rename": {
+      "operation_id": "id"
+    },
+    "children": {}
+  },
+  "Catalog": {
+    "omit": [
+      "contract_versions"
+    ],
+    "rename": {},
+    "children": {
+      "routes": "CatalogRoute"
+    }
+  },
+  "QueryRunResult": {
+    "omit": [
+      "row_count"
+    ],
+    "rename": {},
+    "children": {}
+  },
+  "QueryToken": {
+    "omit": [],
+    "rename": {
+      "token_hint": "last_four"
+    },
+    "children": {}
+  },
+  "QueryTokenCreated": {
+    "omit": [],
+    "rename": {
+      "token_hint": "last_four"
+    },
+    "children": {}
+  },
+  "PatientSummary": {
+    "omit": [
+      "birth_year"
+    ],
+    "rename": {
+      "display_name": "full_name"
+    },
+    "children": {}
+  },
+  "PatientDetail": {
+    "omit": [
+      "birth_year",
+      "coordinates"
+    ],
+    "rename": {
+      "display_name": "full_name"
+    },
+    "children": {}
+  },
+  "ReferralCreated": {
+    "omit": [
+      "request_shape",
+      "missing_information"
+    ],
+    "rename": {},
+    "children": {}
+  },
+  "ReferralSummary": {
+    "omit": [
+      "referral_type_category"
+    ],
+    "rename": {
+      "referral_date": "referred_at"
+    },
+    "children": {}
+  },
+  "ReferralDetail": {
+    "omit": [
+      "referral_type_category",
+      "additional_fields"
+    ],
+    "rename": {
+      "referral_date": "referred_at"
+    },
+    "children": {}
+  },
+  "IntakeSummary": {
+    "omit": [
+      "missing_information"
+    ],
+    "rename": {
+      "received_at": "created_at"
+    },
+    "children": {}
+  },
+  "IntakeDetail": {
+    "omit": [
+      "missing_information"
+    ],
+    "rename": {
+      "received_at": "created_at"
+    },
+    "children": {}
+  },
+  "VisitSummary": {
+    "omit": [
+      "clinician_name"
+    ],
+    "rename": {
+      "scheduled_start": "scheduled_at"
+    },
+    "children": {}
+  },
+  "VisitDetail": {
+    "omit": [
+      "clinician_name",
+      "evv_status"
+    ],
+    "rename": {
+      "scheduled_start": "scheduled_at"
+    },
+    "children": {}
+  },
+  "Task": {
+    "omit": [
+      "completed_at"
+    ],
+    "rename": {
+      "assignee_id": "assigned_to"
+    },
+    "children": {}
+  },
+  "Remittance": {
+    "omit": [],
+    "rename": {
+      "payer_name": "payer"
+    },
+    "children": {}
+  },
+  "Allocation": {
+    "omit": [
+      "variance_amount"
+    ],
+    "rename": {},
+    "children": {}
+  },
+  "AllocationSummary": {
+    "omit": [
+      "variance_amount"
+    ],
+    "rename": {},
+    "children": {}
+  },
+  "PhysicianOrder": {
+    "omit": [
+      "days_to_sign"
+    ],
+    "rename": {
+      "signature_status": "status"
+    },
+    "children": {}
+  },
+  "WorkingCollection": {
+    "omit": [
+      "owner_name"
+    ],
+    "rename": {},
+    "children": {}
+  },
+  "WorkingCollectionRow": {
+    "omit": [],
+    "rename": {
+      "values": "cells"
+    },
+    "children": {}
+  },
+  "HhvbpSummary": {
+    "omit": [
+      "modeled_as_of"
+    ],
+    "rename": {},
+    "children": {}
+  },
+  "HhvbpMeasure": {
+    "omit": [
+      "modeled_agency_value"
+    ],
+    "rename": {
+      "measure_id": "code"
+    },
+    "children": {}
+  },
+  "HealthResponse": {
+    "omit": [],
+    "rename": {},
+    "children": {
+      "data": "Health"
+    }
+  },
+  "CatalogResponse": {
+    "omit": [],
+    "rename": {},
+    "children": {
+      "data": "Catalog"
+    }
+  },
+  "QueryRunResponse": {
+    "omit": [],
+    "rename": {},
+    "children": {
+      "data": "QueryRunResult"
+    }
+  },
+  "QueryTokenListResponse": {
+    "omit": [],
+    "rename": {},
+    "children": {
+      "data": "QueryToken"
+    }
+  },
+  "QueryTokenCreatedResponse": {
+    "omit": [],
+    "rename": {},
+    "children": {
+      "data": "QueryTokenCreated"
+    }
+  },
+  "QueryTokenResponse": {
+    "omit": [],
+    "rename": {},
+    "children": {
+      "data": "QueryToken"
+    }
+  },
+  "PatientListResponse": {
+    "omit": [],
+    "rename": {},
+    "children": {
+      "data": "PatientSummary"
+    }
+  },
+  "PatientResponse": {
+    "omit": [],
+    "rename": {},
+    "children": {
+      "data": "PatientDetail"
+    }
+  },
+  "ReferralListResponse": {
+    "omit": [],
+    "rename": {},
+    "children": {
+      "data": "ReferralSummary"
+    }
+  },
+  "ReferralCreatedResponse": {
+    "omit": [],
+    "rename": {},
+    "children": {
+      "data": "ReferralCreated"
+    }
+  },
+  "ReferralResponse": {
+    "omit": [],
+    "rename": {},
+    "children": {
+      "data": "ReferralDetail"
+    }
+  },
+  "IntakeListResponse": {
+    "omit": [],
+    "rename": {},
+    "children": {
+      "data": "IntakeSummary"
+    }
+  },
+  "IntakeResponse": {
+    "omit": [],
+    "rename": {},
+    "children": {
+      "data": "IntakeDetail"
+    }
+  },
+  "VisitListResponse": {
+    "omit": [],
+    "rename": {},
+    "children": {
+      "data": "VisitSummary"
+    }
+  },
+  "VisitResponse": {
+    "omit": [],
+    "rename": {},
+    "children": {
+      "data": "VisitDetail"
+    }
+  },
+  "TaskResponse": {
+    "omit": [],
+    "rename": {},
+    "children": {
+      "data": "Task"
+    }
+  },
+  "RemittanceListResponse": {
+    "omit": [],
+    "rename": {},
+    "children": {
+      "data": "Remittance"
+    }
+  },
+  "AllocationListResponse": {
+    "omit": [],
+    "rename": {},
+    "children": {
+      "data": "Allocation"
+    }
+  },
+  "PhysicianOrderListResponse": {
+    "omit": [],
+    "rename": {},
+    "children": {
+      "data": "PhysicianOrder"
+    }
+  },
+  "PhysicianOrderResponse": {
+    "omit": [],
+    "rename": {},
+    "children": {
+      "data": "PhysicianOrder"
+    }
+  },
+  "WorkingCollectionListResponse": {
+    "omit": [],
+    "rename": {},
+    "children": {
+      "data": "WorkingCollection"
+    }
+  },
+  "WorkingCollectionRowListResponse": {
+    "omit": [],
+    "rename": {},
+    "children": {
+      "data": "WorkingCollectionRow"
+    }
+  },
+  "HhvbpSummaryResponse": {
+    "omit": [],
+    "rename": {},
+    "children": {
+      "data": "HhvbpSummary"
+    }
+  },
+  "HhvbpMeasureListResponse": {
+    "omit": [],
+    "rename": {},
+    "children": {
+      "data": "HhvbpMeasure"
+    }
+  }
+};
 
 export const errorCodes = [
   {

@@ -2427,12 +2427,14 @@ export type components = {
         CacheControl: string;
         /** @description Seconds to wait before retrying. */
         RetryAfter: number;
-        /** @description IETF RateLimit header: remaining requests and reset. */
+        /** @description IETF RateLimit header (draft-ietf-httpapi-ratelimit-headers): remaining requests r and seconds t until the window resets, e.g. "minute";r=598;t=42. */
         RateLimit: string;
-        /** @description IETF RateLimit-Policy header. */
+        /** @description IETF RateLimit-Policy header: quota q per window w seconds, e.g. "minute";q=600;w=60, "day";q=50000;w=86400. */
         RateLimitPolicy: string;
         /** @description RFC 6750 challenge. */
         WwwAuthenticate: string;
+        /** @description true when this response is the stored result of an earlier request with the same idempotency-key (nothing ran again). */
+        IdempotentReplayed: "true";
     };
     pathItems: never;
 };
@@ -2458,6 +2460,8 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Link: components["headers"]["Link"];
                     "Cache-Control": components["headers"]["CacheControl"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2497,6 +2501,8 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Link: components["headers"]["Link"];
                     "Cache-Control": components["headers"]["CacheControl"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2543,6 +2549,8 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Link: components["headers"]["Link"];
                     "Cache-Control": components["headers"]["CacheControl"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2590,6 +2598,8 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Link: components["headers"]["Link"];
                     "Cache-Control": components["headers"]["CacheControl"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2635,6 +2645,9 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Link: components["headers"]["Link"];
                     "Cache-Control": components["headers"]["CacheControl"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2680,6 +2693,9 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Link: components["headers"]["Link"];
                     "Cache-Control": components["headers"]["CacheControl"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2724,6 +2740,8 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Link: components["headers"]["Link"];
                     "Cache-Control": components["headers"]["CacheControl"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2778,6 +2796,8 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Link: components["headers"]["Link"];
                     "Cache-Control": components["headers"]["CacheControl"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2820,6 +2840,8 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Link: components["headers"]["Link"];
                     "Cache-Control": components["headers"]["CacheControl"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2878,6 +2900,8 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Link: components["headers"]["Link"];
                     "Cache-Control": components["headers"]["CacheControl"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2923,6 +2947,9 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Link: components["headers"]["Link"];
                     "Cache-Control": components["headers"]["CacheControl"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2966,6 +2993,8 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Link: components["headers"]["Link"];
                     "Cache-Control": components["headers"]["CacheControl"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3018,6 +3047,8 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Link: components["headers"]["Link"];
                     "Cache-Control": components["headers"]["CacheControl"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3060,6 +3091,8 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Link: components["headers"]["Link"];
                     "Cache-Control": components["headers"]["CacheControl"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3118,6 +3151,8 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Link: components["headers"]["Link"];
                     "Cache-Control": components["headers"]["CacheControl"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3160,6 +3195,8 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Link: components["headers"]["Link"];
                     "Cache-Control": components["headers"]["CacheControl"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3205,6 +3242,9 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Link: components["headers"]["Link"];
                     "Cache-Control": components["headers"]["CacheControl"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3248,6 +3288,8 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Link: components["headers"]["Link"];
                     "Cache-Control": components["headers"]["CacheControl"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3298,6 +3340,9 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Link: components["headers"]["Link"];
                     "Cache-Control": components["headers"]["CacheControl"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3347,6 +3392,8 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Link: components["headers"]["Link"];
                     "Cache-Control": components["headers"]["CacheControl"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3394,6 +3441,8 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Link: components["headers"]["Link"];
                     "Cache-Control": components["headers"]["CacheControl"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3442,6 +3491,8 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Link: components["headers"]["Link"];
                     "Cache-Control": components["headers"]["CacheControl"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3484,6 +3535,8 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Link: components["headers"]["Link"];
                     "Cache-Control": components["headers"]["CacheControl"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3528,6 +3581,8 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Link: components["headers"]["Link"];
                     "Cache-Control": components["headers"]["CacheControl"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3575,6 +3630,8 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Link: components["headers"]["Link"];
                     "Cache-Control": components["headers"]["CacheControl"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3619,6 +3676,8 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Link: components["headers"]["Link"];
                     "Cache-Control": components["headers"]["CacheControl"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3663,6 +3722,8 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Link: components["headers"]["Link"];
                     "Cache-Control": components["headers"]["CacheControl"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {

@@ -5,7 +5,7 @@
 export const getHealthStatus200 = validate20;
 const schema31 = {"$ref":"components#/$defs/HealthResponse"};
 const schema33 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/Health"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
-const schema34 = {"type":"object","required":["status","timestamp","version"],"properties":{"status":{"type":"string","const":"ok","description":"Liveness of the partition. Does not prove that every operation is enabled (see catalog `enabled`)."},"timestamp":{"type":"string","format":"date-time","description":"Server time."},"version":{"type":"string","description":"Service release."}}};
+const schema34 = {"type":"object","required":["status","timestamp","version"],"properties":{"status":{"type":"string","const":"ok","description":"Liveness of the partition. Does not prove that every operation is enabled (see catalog `enabled`)."},"timestamp":{"type":"string","format":"date-time","description":"Server time."},"version":{"type":"string","description":"Service release.","x-svc-since":"2"}}};
 const schema39 = {"type":"array","items":{"type":"string"},"description":"Non-fatal warnings; keep them (spec 2.2)."};
 const formats0 = require("ajv-formats/dist/formats").fullFormats["date-time"];
 const schema35 = {"type":"object","description":"Free-form response metadata (spec 2.1).","additionalProperties":true,"properties":{"deprecations":{"type":"array","items":{"$ref":"components#/$defs/Deprecation"},"description":"Deprecated inputs used by this request, each naming what to send instead."},"summary":{"type":"object","additionalProperties":true,"description":"Totals over the whole result (for example remittance allocations)."},"as_of":{"type":"string","format":"date-time","description":"Instant the result was computed for (for example order aging)."},"collection":{"$ref":"components#/$defs/WorkingCollectionDefinition"},"next_offset":{"type":["integer","null"],"minimum":0,"description":"Offset of the next page; null or absent when there are no more pages."}}};
@@ -3638,19 +3638,676 @@ return errors === 0;
 }
 validate60.evaluated = {"props":{"error":true},"dynamicProps":false,"dynamicItems":false};
 
-export const getCatalogStatus200 = validate63;
-const schema75 = {"$ref":"components#/$defs/CatalogResponse"};
-const schema76 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/Catalog"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
-const schema77 = {"type":"object","required":["routes","queries","capabilities","generated_at","contract_versions","webhook_envelope_version"],"properties":{"routes":{"type":"array","items":{"$ref":"components#/$defs/CatalogRoute"},"description":"Every route of the partition."},"queries":{"type":"array","items":{"$ref":"components#/$defs/CatalogQuery"},"description":"Governed queries approved for the agency."},"capabilities":{"type":"array","items":{"$ref":"components#/$defs/CatalogCapability"},"description":"Capabilities and the operations they cover."},"generated_at":{"type":"string","format":"date-time","description":"When this catalog was generated."},"contract_versions":{"type":"array","items":{"$ref":"components#/$defs/ContractVersion"},"description":"Supported contract versions."},"webhook_envelope_version":{"type":"string","description":"Envelope version of webhook deliveries."}}};
-const schema83 = {"type":"object","required":["id","description","command","operations"],"properties":{"id":{"type":"string","description":"Capability id."},"description":{"type":"string","description":"What it allows."},"command":{"type":"boolean","description":"Whether it allows writes."},"operations":{"type":"array","items":{"type":"string"},"description":"operationIds it covers."}}};
-const schema84 = {"type":"object","required":["version","manifest_version","status"],"properties":{"version":{"type":"string","enum":["1","2"],"description":"Value of svc-contract-version."},"manifest_version":{"type":"string","description":"Manifest version served under it."},"status":{"type":"string","enum":["current","deprecated"],"description":"Retired versions are refused and not listed."},"deprecated_at":{"type":["string","null"],"format":"date-time","description":"When it was deprecated."},"successor":{"type":["string","null"],"description":"Version to move to."}}};
-const schema78 = {"type":"object","required":["operation_id","method","path","summary","scope","no_phi","no_phi_usable","capability","command","cost_units","enabled","query_parameters"],"properties":{"operation_id":{"type":"string","description":"operationId in the OpenAPI document."},"method":{"type":"string","enum":["GET","POST","PATCH","DELETE"],"description":"HTTP method."},"path":{"type":"string","description":"Path template."},"summary":{"type":"string","description":"What it does."},"tag":{"type":"string","description":"Resource family."},"scope":{"type":["string","null"],"description":"Token scope it requires, or null when any valid token will do."},"no_phi":{"type":"string","enum":["allowed","pseudonymized","denied"],"description":"How a no_phi session is treated: served as is, served with PHI removed or pseudonymized, or refused."},"no_phi_usable":{"type":"boolean","description":"Whether a no_phi session may call it."},"capability":{"type":"string","description":"Capability the agency policy must permit."},"command":{"type":"boolean","description":"Whether it is a command (needs idempotency-key)."},"cost_units":{"type":"integer","description":"Cost units metered per call.","minimum":0},"enabled":{"type":"boolean","description":"Whether it is enabled in this deployment; disabled operations answer PLATFORM_UNSUPPORTED_OPERATION."},"query_parameters":{"type":"array","items":{"$ref":"components#/$defs/CatalogParameter"},"description":"Documented query parameters."}}};
-const schema79 = {"type":"object","required":["name","in","required","type"],"properties":{"name":{"type":"string","description":"Parameter name."},"in":{"type":"string","enum":["query","path","body"],"description":"Where it is sent."},"required":{"type":"boolean","description":"Whether it must be sent."},"type":{"type":"string","description":"JSON type."},"format":{"type":"string","description":"Format, when any."},"enum":{"type":"array","items":{},"description":"Allowed values, when restricted."},"default":{"description":"Default value."},"minimum":{"type":"number"},"maximum":{"type":"number"},"description":{"type":"string","description":"Meaning."}}};
+export const getHealthStatus200V1 = validate63;
+const schema75 = {"$ref":"components-v1#/$defs/HealthResponse"};
+const schema77 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components-v1#/$defs/Health"},"meta":{"$ref":"components-v1#/$defs/Meta"},"warnings":{"$ref":"components-v1#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+const schema78 = {"type":"object","required":["status","timestamp"],"properties":{"status":{"type":"string","const":"ok","description":"Liveness of the partition. Does not prove that every operation is enabled (see catalog `enabled`)."},"timestamp":{"type":"string","format":"date-time","description":"Server time."}}};
+const schema83 = {"type":"array","items":{"type":"string"},"description":"Non-fatal warnings; keep them (spec 2.2)."};
+const schema79 = {"type":"object","description":"Free-form response metadata (spec 2.1).","additionalProperties":true,"properties":{"deprecations":{"type":"array","items":{"$ref":"components-v1#/$defs/Deprecation"},"description":"Deprecated inputs used by this request, each naming what to send instead."},"summary":{"type":"object","additionalProperties":true,"description":"Totals over the whole result (for example remittance allocations)."},"as_of":{"type":"string","format":"date-time","description":"Instant the result was computed for (for example order aging)."},"collection":{"$ref":"components-v1#/$defs/WorkingCollectionDefinition"},"next_offset":{"type":["integer","null"],"minimum":0,"description":"Offset of the next page; null or absent when there are no more pages."}}};
+const schema80 = {"type":"object","required":["kind","name","successor","message"],"properties":{"kind":{"type":"string","enum":["contract_version","request_shape","field"],"description":"What is deprecated."},"name":{"type":"string","description":"The deprecated version, shape date or field name."},"since":{"type":["string","null"],"description":"When it was deprecated (RFC 3339 timestamp or shape date)."},"successor":{"type":"string","description":"What to send instead."},"sunset":{"type":["string","null"],"description":"When it stops working, or null when no date is set."},"message":{"type":"string","description":"Human-readable guidance."}}};
+const schema81 = {"type":"object","required":["id","name","fields"],"properties":{"id":{"type":"string","description":"Collection id."},"name":{"type":"string","description":"Name."},"fields":{"type":"array","items":{"$ref":"components-v1#/$defs/WorkingCollectionField"},"description":"Field definitions."}},"description":"Field definitions of a collection (meta.collection)."};
+const schema82 = {"type":"object","required":["id","label","type"],"properties":{"id":{"type":"string","description":"Stable field id; row values are keyed by it."},"label":{"type":"string","description":"Display label."},"type":{"type":"string","enum":["text","number","date","boolean","select","user"],"description":"Value type."},"options":{"type":"array","items":{"type":"string"},"description":"Choices of a select field."}}};
+
+function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate67.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.name === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.fields === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "fields"},message:"must have required property '"+"fields"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.id !== undefined){
+if(typeof data.id !== "string"){
+const err3 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.name !== undefined){
+if(typeof data.name !== "string"){
+const err4 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.fields !== undefined){
+let data2 = data.fields;
+if(Array.isArray(data2)){
+const len0 = data2.length;
+for(let i0=0; i0<len0; i0++){
+let data3 = data2[i0];
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+if(data3.id === undefined){
+const err5 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"components-v1#/$defs/WorkingCollectionField/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data3.label === undefined){
+const err6 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"components-v1#/$defs/WorkingCollectionField/required",keyword:"required",params:{missingProperty: "label"},message:"must have required property '"+"label"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data3.type === undefined){
+const err7 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"components-v1#/$defs/WorkingCollectionField/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data3.id !== undefined){
+if(typeof data3.id !== "string"){
+const err8 = {instancePath:instancePath+"/fields/" + i0+"/id",schemaPath:"components-v1#/$defs/WorkingCollectionField/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data3.label !== undefined){
+if(typeof data3.label !== "string"){
+const err9 = {instancePath:instancePath+"/fields/" + i0+"/label",schemaPath:"components-v1#/$defs/WorkingCollectionField/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data3.type !== undefined){
+let data6 = data3.type;
+if(typeof data6 !== "string"){
+const err10 = {instancePath:instancePath+"/fields/" + i0+"/type",schemaPath:"components-v1#/$defs/WorkingCollectionField/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(!((((((data6 === "text") || (data6 === "number")) || (data6 === "date")) || (data6 === "boolean")) || (data6 === "select")) || (data6 === "user"))){
+const err11 = {instancePath:instancePath+"/fields/" + i0+"/type",schemaPath:"components-v1#/$defs/WorkingCollectionField/properties/type/enum",keyword:"enum",params:{allowedValues: schema82.properties.type.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data3.options !== undefined){
+let data7 = data3.options;
+if(Array.isArray(data7)){
+const len1 = data7.length;
+for(let i1=0; i1<len1; i1++){
+if(typeof data7[i1] !== "string"){
+const err12 = {instancePath:instancePath+"/fields/" + i0+"/options/" + i1,schemaPath:"components-v1#/$defs/WorkingCollectionField/properties/options/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/fields/" + i0+"/options",schemaPath:"components-v1#/$defs/WorkingCollectionField/properties/options/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"components-v1#/$defs/WorkingCollectionField/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+}
+else {
+const err15 = {instancePath:instancePath+"/fields",schemaPath:"#/properties/fields/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+}
+else {
+const err16 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+validate67.errors = vErrors;
+return errors === 0;
+}
+validate67.evaluated = {"props":{"id":true,"name":true,"fields":true},"dynamicProps":false,"dynamicItems":false};
+
 
 function validate66(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate66.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.deprecations !== undefined){
+let data0 = data.deprecations;
+if(Array.isArray(data0)){
+const len0 = data0.length;
+for(let i0=0; i0<len0; i0++){
+let data1 = data0[i0];
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+if(data1.kind === undefined){
+const err0 = {instancePath:instancePath+"/deprecations/" + i0,schemaPath:"components-v1#/$defs/Deprecation/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data1.name === undefined){
+const err1 = {instancePath:instancePath+"/deprecations/" + i0,schemaPath:"components-v1#/$defs/Deprecation/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data1.successor === undefined){
+const err2 = {instancePath:instancePath+"/deprecations/" + i0,schemaPath:"components-v1#/$defs/Deprecation/required",keyword:"required",params:{missingProperty: "successor"},message:"must have required property '"+"successor"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data1.message === undefined){
+const err3 = {instancePath:instancePath+"/deprecations/" + i0,schemaPath:"components-v1#/$defs/Deprecation/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data1.kind !== undefined){
+let data2 = data1.kind;
+if(typeof data2 !== "string"){
+const err4 = {instancePath:instancePath+"/deprecations/" + i0+"/kind",schemaPath:"components-v1#/$defs/Deprecation/properties/kind/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(!(((data2 === "contract_version") || (data2 === "request_shape")) || (data2 === "field"))){
+const err5 = {instancePath:instancePath+"/deprecations/" + i0+"/kind",schemaPath:"components-v1#/$defs/Deprecation/properties/kind/enum",keyword:"enum",params:{allowedValues: schema80.properties.kind.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data1.name !== undefined){
+if(typeof data1.name !== "string"){
+const err6 = {instancePath:instancePath+"/deprecations/" + i0+"/name",schemaPath:"components-v1#/$defs/Deprecation/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data1.since !== undefined){
+let data4 = data1.since;
+if((typeof data4 !== "string") && (data4 !== null)){
+const err7 = {instancePath:instancePath+"/deprecations/" + i0+"/since",schemaPath:"components-v1#/$defs/Deprecation/properties/since/type",keyword:"type",params:{type: schema80.properties.since.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data1.successor !== undefined){
+if(typeof data1.successor !== "string"){
+const err8 = {instancePath:instancePath+"/deprecations/" + i0+"/successor",schemaPath:"components-v1#/$defs/Deprecation/properties/successor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data1.sunset !== undefined){
+let data6 = data1.sunset;
+if((typeof data6 !== "string") && (data6 !== null)){
+const err9 = {instancePath:instancePath+"/deprecations/" + i0+"/sunset",schemaPath:"components-v1#/$defs/Deprecation/properties/sunset/type",keyword:"type",params:{type: schema80.properties.sunset.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data1.message !== undefined){
+if(typeof data1.message !== "string"){
+const err10 = {instancePath:instancePath+"/deprecations/" + i0+"/message",schemaPath:"components-v1#/$defs/Deprecation/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/deprecations/" + i0,schemaPath:"components-v1#/$defs/Deprecation/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+}
+else {
+const err12 = {instancePath:instancePath+"/deprecations",schemaPath:"#/properties/deprecations/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data.summary !== undefined){
+let data8 = data.summary;
+if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
+}
+else {
+const err13 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(data.as_of !== undefined){
+let data9 = data.as_of;
+if(typeof data9 === "string"){
+if(!(formats0.validate(data9))){
+const err14 = {instancePath:instancePath+"/as_of",schemaPath:"#/properties/as_of/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+else {
+const err15 = {instancePath:instancePath+"/as_of",schemaPath:"#/properties/as_of/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data.collection !== undefined){
+if(!(validate67(data.collection, {instancePath:instancePath+"/collection",parentData:data,parentDataProperty:"collection",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate67.errors : vErrors.concat(validate67.errors);
+errors = vErrors.length;
+}
+}
+if(data.next_offset !== undefined){
+let data11 = data.next_offset;
+if((!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))) && (data11 !== null)){
+const err16 = {instancePath:instancePath+"/next_offset",schemaPath:"#/properties/next_offset/type",keyword:"type",params:{type: schema79.properties.next_offset.type},message:"must be integer,null"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+if((typeof data11 == "number") && (isFinite(data11))){
+if(data11 < 0 || isNaN(data11)){
+const err17 = {instancePath:instancePath+"/next_offset",schemaPath:"#/properties/next_offset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err18 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+validate66.errors = vErrors;
+return errors === 0;
+}
+validate66.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate65.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.data !== undefined){
+let data0 = data.data;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.status === undefined){
+const err1 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/Health/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data0.timestamp === undefined){
+const err2 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/Health/required",keyword:"required",params:{missingProperty: "timestamp"},message:"must have required property '"+"timestamp"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.status !== undefined){
+let data1 = data0.status;
+if(typeof data1 !== "string"){
+const err3 = {instancePath:instancePath+"/data/status",schemaPath:"components-v1#/$defs/Health/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if("ok" !== data1){
+const err4 = {instancePath:instancePath+"/data/status",schemaPath:"components-v1#/$defs/Health/properties/status/const",keyword:"const",params:{allowedValue: "ok"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data0.timestamp !== undefined){
+let data2 = data0.timestamp;
+if(typeof data2 === "string"){
+if(!(formats0.validate(data2))){
+const err5 = {instancePath:instancePath+"/data/timestamp",schemaPath:"components-v1#/$defs/Health/properties/timestamp/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+else {
+const err6 = {instancePath:instancePath+"/data/timestamp",schemaPath:"components-v1#/$defs/Health/properties/timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+}
+else {
+const err7 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/Health/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data.meta !== undefined){
+if(!(validate66(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate66.errors : vErrors.concat(validate66.errors);
+errors = vErrors.length;
+}
+}
+if(data.warnings !== undefined){
+let data4 = data.warnings;
+if(Array.isArray(data4)){
+const len0 = data4.length;
+for(let i0=0; i0<len0; i0++){
+if(typeof data4[i0] !== "string"){
+const err8 = {instancePath:instancePath+"/warnings/" + i0,schemaPath:"components-v1#/$defs/Warnings/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+else {
+const err9 = {instancePath:instancePath+"/warnings",schemaPath:"components-v1#/$defs/Warnings/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+}
+else {
+const err10 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+validate65.errors = vErrors;
+return errors === 0;
+}
+validate65.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+
+
+function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate63.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate65(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate65.errors : vErrors.concat(validate65.errors);
+errors = vErrors.length;
+}
+validate63.errors = vErrors;
+return errors === 0;
+}
+validate63.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+
+export const getCatalogStatus200 = validate71;
+const schema84 = {"$ref":"components#/$defs/CatalogResponse"};
+const schema85 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/Catalog"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+const schema86 = {"type":"object","required":["routes","queries","capabilities","generated_at","contract_versions","webhook_envelope_version"],"properties":{"routes":{"type":"array","items":{"$ref":"components#/$defs/CatalogRoute"},"description":"Every route of the partition."},"queries":{"type":"array","items":{"$ref":"components#/$defs/CatalogQuery"},"description":"Governed queries approved for the agency."},"capabilities":{"type":"array","items":{"$ref":"components#/$defs/CatalogCapability"},"description":"Capabilities and the operations they cover."},"generated_at":{"type":"string","format":"date-time","description":"When this catalog was generated."},"contract_versions":{"type":"array","items":{"$ref":"components#/$defs/ContractVersion"},"description":"Supported contract versions.","x-svc-since":"2"},"webhook_envelope_version":{"type":"string","description":"Envelope version of webhook deliveries."}}};
+const schema92 = {"type":"object","required":["id","description","command","operations"],"properties":{"id":{"type":"string","description":"Capability id."},"description":{"type":"string","description":"What it allows."},"command":{"type":"boolean","description":"Whether it allows writes."},"operations":{"type":"array","items":{"type":"string"},"description":"operationIds it covers."}}};
+const schema93 = {"type":"object","required":["version","manifest_version","status"],"properties":{"version":{"type":"string","enum":["1","2"],"description":"Value of svc-contract-version."},"manifest_version":{"type":"string","description":"Manifest version served under it."},"status":{"type":"string","enum":["current","deprecated"],"description":"Retired versions are refused and not listed."},"deprecated_at":{"type":["string","null"],"format":"date-time","description":"When it was deprecated."},"successor":{"type":["string","null"],"description":"Version to move to."}}};
+const schema87 = {"type":"object","required":["operation_id","method","path","summary","scope","no_phi","no_phi_usable","capability","command","cost_units","enabled","query_parameters"],"properties":{"operation_id":{"type":"string","description":"operationId in the OpenAPI document.","x-svc-v1-name":"id"},"method":{"type":"string","enum":["GET","POST","PATCH","DELETE"],"description":"HTTP method."},"path":{"type":"string","description":"Path template."},"summary":{"type":"string","description":"What it does."},"tag":{"type":"string","description":"Resource family."},"scope":{"type":["string","null"],"description":"Token scope it requires, or null when any valid token will do."},"no_phi":{"type":"string","enum":["allowed","pseudonymized","denied"],"description":"How a no_phi session is treated: served as is, served with PHI removed or pseudonymized, or refused."},"no_phi_usable":{"type":"boolean","description":"Whether a no_phi session may call it.","x-svc-since":"2"},"capability":{"type":"string","description":"Capability the agency policy must permit."},"command":{"type":"boolean","description":"Whether it is a command (needs idempotency-key)."},"cost_units":{"type":"integer","description":"Cost units metered per call.","minimum":0},"enabled":{"type":"boolean","description":"Whether it is enabled in this deployment; disabled operations answer PLATFORM_UNSUPPORTED_OPERATION.","x-svc-since":"2"},"query_parameters":{"type":"array","items":{"$ref":"components#/$defs/CatalogParameter"},"description":"Documented query parameters."}}};
+const schema88 = {"type":"object","required":["name","in","required","type"],"properties":{"name":{"type":"string","description":"Parameter name."},"in":{"type":"string","enum":["query","path","body"],"description":"Where it is sent."},"required":{"type":"boolean","description":"Whether it must be sent."},"type":{"type":"string","description":"JSON type."},"format":{"type":"string","description":"Format, when any."},"enum":{"type":"array","items":{},"description":"Allowed values, when restricted."},"default":{"description":"Default value."},"minimum":{"type":"number"},"maximum":{"type":"number"},"description":{"type":"string","description":"Meaning."}}};
+
+function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate74.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -3803,7 +4460,7 @@ vErrors.push(err13);
 errors++;
 }
 if(!((((data1 === "GET") || (data1 === "POST")) || (data1 === "PATCH")) || (data1 === "DELETE"))){
-const err14 = {instancePath:instancePath+"/method",schemaPath:"#/properties/method/enum",keyword:"enum",params:{allowedValues: schema78.properties.method.enum},message:"must be equal to one of the allowed values"};
+const err14 = {instancePath:instancePath+"/method",schemaPath:"#/properties/method/enum",keyword:"enum",params:{allowedValues: schema87.properties.method.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -3852,7 +4509,7 @@ errors++;
 if(data.scope !== undefined){
 let data5 = data.scope;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err18 = {instancePath:instancePath+"/scope",schemaPath:"#/properties/scope/type",keyword:"type",params:{type: schema78.properties.scope.type},message:"must be string,null"};
+const err18 = {instancePath:instancePath+"/scope",schemaPath:"#/properties/scope/type",keyword:"type",params:{type: schema87.properties.scope.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -3875,7 +4532,7 @@ vErrors.push(err19);
 errors++;
 }
 if(!(((data6 === "allowed") || (data6 === "pseudonymized")) || (data6 === "denied"))){
-const err20 = {instancePath:instancePath+"/no_phi",schemaPath:"#/properties/no_phi/enum",keyword:"enum",params:{allowedValues: schema78.properties.no_phi.enum},message:"must be equal to one of the allowed values"};
+const err20 = {instancePath:instancePath+"/no_phi",schemaPath:"#/properties/no_phi/enum",keyword:"enum",params:{allowedValues: schema87.properties.no_phi.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -4030,7 +4687,7 @@ vErrors.push(err32);
 errors++;
 }
 if(!(((data15 === "query") || (data15 === "path")) || (data15 === "body"))){
-const err33 = {instancePath:instancePath+"/query_parameters/" + i0+"/in",schemaPath:"components#/$defs/CatalogParameter/properties/in/enum",keyword:"enum",params:{allowedValues: schema79.properties.in.enum},message:"must be equal to one of the allowed values"};
+const err33 = {instancePath:instancePath+"/query_parameters/" + i0+"/in",schemaPath:"components#/$defs/CatalogParameter/properties/in/enum",keyword:"enum",params:{allowedValues: schema88.properties.in.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -4161,18 +4818,18 @@ vErrors.push(err43);
 }
 errors++;
 }
-validate66.errors = vErrors;
+validate74.errors = vErrors;
 return errors === 0;
 }
-validate66.evaluated = {"props":{"operation_id":true,"method":true,"path":true,"summary":true,"tag":true,"scope":true,"no_phi":true,"no_phi_usable":true,"capability":true,"command":true,"cost_units":true,"enabled":true,"query_parameters":true},"dynamicProps":false,"dynamicItems":false};
+validate74.evaluated = {"props":{"operation_id":true,"method":true,"path":true,"summary":true,"tag":true,"scope":true,"no_phi":true,"no_phi_usable":true,"capability":true,"command":true,"cost_units":true,"enabled":true,"query_parameters":true},"dynamicProps":false,"dynamicItems":false};
 
-const schema80 = {"type":"object","required":["id","title","description","parameters","columns","cost_units","no_phi_usable"],"properties":{"id":{"type":"string","description":"Governed query id (route 3 queryId)."},"title":{"type":"string","description":"Title."},"description":{"type":"string","description":"What it returns."},"parameters":{"type":"array","items":{"$ref":"components#/$defs/CatalogParameter"},"description":"Declared parameters."},"columns":{"type":"array","items":{"$ref":"components#/$defs/QueryColumn"},"description":"Columns it returns."},"cost_units":{"type":"integer","description":"Cost units per run.","minimum":0},"no_phi_usable":{"type":"boolean","description":"Whether a no_phi session may run it."}}};
-const schema82 = {"type":"object","required":["name","type"],"properties":{"name":{"type":"string","description":"Column name."},"type":{"type":"string","enum":["string","integer","number","boolean","date","date-time"],"description":"Value type."},"description":{"type":"string","description":"Meaning."}}};
+const schema89 = {"type":"object","required":["id","title","description","parameters","columns","cost_units","no_phi_usable"],"properties":{"id":{"type":"string","description":"Governed query id (route 3 queryId)."},"title":{"type":"string","description":"Title."},"description":{"type":"string","description":"What it returns."},"parameters":{"type":"array","items":{"$ref":"components#/$defs/CatalogParameter"},"description":"Declared parameters."},"columns":{"type":"array","items":{"$ref":"components#/$defs/QueryColumn"},"description":"Columns it returns."},"cost_units":{"type":"integer","description":"Cost units per run.","minimum":0},"no_phi_usable":{"type":"boolean","description":"Whether a no_phi session may run it."}}};
+const schema91 = {"type":"object","required":["name","type"],"properties":{"name":{"type":"string","description":"Column name."},"type":{"type":"string","enum":["string","integer","number","boolean","date","date-time"],"description":"Value type."},"description":{"type":"string","description":"Meaning."}}};
 
-function validate68(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate76(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate68.evaluated;
+const evaluated0 = validate76.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -4358,7 +5015,7 @@ vErrors.push(err15);
 errors++;
 }
 if(!(((data6 === "query") || (data6 === "path")) || (data6 === "body"))){
-const err16 = {instancePath:instancePath+"/parameters/" + i0+"/in",schemaPath:"components#/$defs/CatalogParameter/properties/in/enum",keyword:"enum",params:{allowedValues: schema79.properties.in.enum},message:"must be equal to one of the allowed values"};
+const err16 = {instancePath:instancePath+"/parameters/" + i0+"/in",schemaPath:"components#/$defs/CatalogParameter/properties/in/enum",keyword:"enum",params:{allowedValues: schema88.properties.in.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -4530,7 +5187,7 @@ vErrors.push(err29);
 errors++;
 }
 if(!((((((data17 === "string") || (data17 === "integer")) || (data17 === "number")) || (data17 === "boolean")) || (data17 === "date")) || (data17 === "date-time"))){
-const err30 = {instancePath:instancePath+"/columns/" + i1+"/type",schemaPath:"components#/$defs/QueryColumn/properties/type/enum",keyword:"enum",params:{allowedValues: schema82.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err30 = {instancePath:instancePath+"/columns/" + i1+"/type",schemaPath:"components#/$defs/QueryColumn/properties/type/enum",keyword:"enum",params:{allowedValues: schema91.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -4624,16 +5281,16 @@ vErrors.push(err37);
 }
 errors++;
 }
-validate68.errors = vErrors;
+validate76.errors = vErrors;
 return errors === 0;
 }
-validate68.evaluated = {"props":{"id":true,"title":true,"description":true,"parameters":true,"columns":true,"cost_units":true,"no_phi_usable":true},"dynamicProps":false,"dynamicItems":false};
+validate76.evaluated = {"props":{"id":true,"title":true,"description":true,"parameters":true,"columns":true,"cost_units":true,"no_phi_usable":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate73(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate65.evaluated;
+const evaluated0 = validate73.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -4706,8 +5363,8 @@ let data0 = data.routes;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate66(data0[i0], {instancePath:instancePath+"/routes/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate66.errors : vErrors.concat(validate66.errors);
+if(!(validate74(data0[i0], {instancePath:instancePath+"/routes/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate74.errors : vErrors.concat(validate74.errors);
 errors = vErrors.length;
 }
 }
@@ -4728,8 +5385,8 @@ let data2 = data.queries;
 if(Array.isArray(data2)){
 const len1 = data2.length;
 for(let i1=0; i1<len1; i1++){
-if(!(validate68(data2[i1], {instancePath:instancePath+"/queries/" + i1,parentData:data2,parentDataProperty:i1,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate68.errors : vErrors.concat(validate68.errors);
+if(!(validate76(data2[i1], {instancePath:instancePath+"/queries/" + i1,parentData:data2,parentDataProperty:i1,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate76.errors : vErrors.concat(validate76.errors);
 errors = vErrors.length;
 }
 }
@@ -4955,7 +5612,7 @@ vErrors.push(err24);
 errors++;
 }
 if(!((data14 === "1") || (data14 === "2"))){
-const err25 = {instancePath:instancePath+"/contract_versions/" + i4+"/version",schemaPath:"components#/$defs/ContractVersion/properties/version/enum",keyword:"enum",params:{allowedValues: schema84.properties.version.enum},message:"must be equal to one of the allowed values"};
+const err25 = {instancePath:instancePath+"/contract_versions/" + i4+"/version",schemaPath:"components#/$defs/ContractVersion/properties/version/enum",keyword:"enum",params:{allowedValues: schema93.properties.version.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -4990,7 +5647,7 @@ vErrors.push(err27);
 errors++;
 }
 if(!((data16 === "current") || (data16 === "deprecated"))){
-const err28 = {instancePath:instancePath+"/contract_versions/" + i4+"/status",schemaPath:"components#/$defs/ContractVersion/properties/status/enum",keyword:"enum",params:{allowedValues: schema84.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err28 = {instancePath:instancePath+"/contract_versions/" + i4+"/status",schemaPath:"components#/$defs/ContractVersion/properties/status/enum",keyword:"enum",params:{allowedValues: schema93.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -5003,7 +5660,7 @@ errors++;
 if(data13.deprecated_at !== undefined){
 let data17 = data13.deprecated_at;
 if((typeof data17 !== "string") && (data17 !== null)){
-const err29 = {instancePath:instancePath+"/contract_versions/" + i4+"/deprecated_at",schemaPath:"components#/$defs/ContractVersion/properties/deprecated_at/type",keyword:"type",params:{type: schema84.properties.deprecated_at.type},message:"must be string,null"};
+const err29 = {instancePath:instancePath+"/contract_versions/" + i4+"/deprecated_at",schemaPath:"components#/$defs/ContractVersion/properties/deprecated_at/type",keyword:"type",params:{type: schema93.properties.deprecated_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -5028,7 +5685,7 @@ errors++;
 if(data13.successor !== undefined){
 let data18 = data13.successor;
 if((typeof data18 !== "string") && (data18 !== null)){
-const err31 = {instancePath:instancePath+"/contract_versions/" + i4+"/successor",schemaPath:"components#/$defs/ContractVersion/properties/successor/type",keyword:"type",params:{type: schema84.properties.successor.type},message:"must be string,null"};
+const err31 = {instancePath:instancePath+"/contract_versions/" + i4+"/successor",schemaPath:"components#/$defs/ContractVersion/properties/successor/type",keyword:"type",params:{type: schema93.properties.successor.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -5085,16 +5742,16 @@ vErrors.push(err35);
 }
 errors++;
 }
-validate65.errors = vErrors;
+validate73.errors = vErrors;
 return errors === 0;
 }
-validate65.evaluated = {"props":{"routes":true,"queries":true,"capabilities":true,"generated_at":true,"contract_versions":true,"webhook_envelope_version":true},"dynamicProps":false,"dynamicItems":false};
+validate73.evaluated = {"props":{"routes":true,"queries":true,"capabilities":true,"generated_at":true,"contract_versions":true,"webhook_envelope_version":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate72(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate64.evaluated;
+const evaluated0 = validate72.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5113,8 +5770,8 @@ vErrors.push(err0);
 errors++;
 }
 if(data.data !== undefined){
-if(!(validate65(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate65.errors : vErrors.concat(validate65.errors);
+if(!(validate73(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate73.errors : vErrors.concat(validate73.errors);
 errors = vErrors.length;
 }
 }
@@ -5163,39 +5820,1377 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate64.errors = vErrors;
+validate72.errors = vErrors;
 return errors === 0;
 }
-validate64.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate72.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate71(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate63.evaluated;
+const evaluated0 = validate71.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate64(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
+if(!(validate72(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate72.errors : vErrors.concat(validate72.errors);
 errors = vErrors.length;
 }
-validate63.errors = vErrors;
+validate71.errors = vErrors;
 return errors === 0;
 }
-validate63.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate71.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const runQueryBody = validate73;
-const schema86 = {"$ref":"components#/$defs/QueryRunRequest"};
-const schema87 = {"type":"object","additionalProperties":true,"description":"Governed query run (spec 2.6). Additional properties are allowed and ignored.","properties":{"parameters":{"type":"object","additionalProperties":true,"description":"Parameters declared by the catalog entry."},"limit":{"type":"integer","description":"Rows per page (default 100, maximum 1000).","minimum":1,"maximum":1000},"cursor":{"type":"string","description":"The previous page's data.nextCursor."},"natural_language_input":{"type":"string","description":"Optional free-text intent, kept with the audit record."},"naturalLanguageInput":{"type":"string","description":"Alias of natural_language_input."}}};
+export const getCatalogStatus200V1 = validate81;
+const schema95 = {"$ref":"components-v1#/$defs/CatalogResponse"};
+const schema96 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components-v1#/$defs/Catalog"},"meta":{"$ref":"components-v1#/$defs/Meta"},"warnings":{"$ref":"components-v1#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+const schema97 = {"type":"object","required":["routes","queries","capabilities","generated_at","webhook_envelope_version"],"properties":{"routes":{"type":"array","items":{"$ref":"components-v1#/$defs/CatalogRoute"},"description":"Every route of the partition."},"queries":{"type":"array","items":{"$ref":"components-v1#/$defs/CatalogQuery"},"description":"Governed queries approved for the agency."},"capabilities":{"type":"array","items":{"$ref":"components-v1#/$defs/CatalogCapability"},"description":"Capabilities and the operations they cover."},"generated_at":{"type":"string","format":"date-time","description":"When this catalog was generated."},"webhook_envelope_version":{"type":"string","description":"Envelope version of webhook deliveries."}}};
+const schema103 = {"type":"object","required":["id","description","command","operations"],"properties":{"id":{"type":"string","description":"Capability id."},"description":{"type":"string","description":"What it allows."},"command":{"type":"boolean","description":"Whether it allows writes."},"operations":{"type":"array","items":{"type":"string"},"description":"operationIds it covers."}}};
+const schema98 = {"type":"object","required":["id","method","path","summary","scope","no_phi","capability","command","cost_units","query_parameters"],"properties":{"id":{"type":"string","description":"operationId in the OpenAPI document.","x-svc-v1-name":"id"},"method":{"type":"string","enum":["GET","POST","PATCH","DELETE"],"description":"HTTP method."},"path":{"type":"string","description":"Path template."},"summary":{"type":"string","description":"What it does."},"tag":{"type":"string","description":"Resource family."},"scope":{"type":["string","null"],"description":"Token scope it requires, or null when any valid token will do."},"no_phi":{"type":"string","enum":["allowed","pseudonymized","denied"],"description":"How a no_phi session is treated: served as is, served with PHI removed or pseudonymized, or refused."},"capability":{"type":"string","description":"Capability the agency policy must permit."},"command":{"type":"boolean","description":"Whether it is a command (needs idempotency-key)."},"cost_units":{"type":"integer","description":"Cost units metered per call.","minimum":0},"query_parameters":{"type":"array","items":{"$ref":"components-v1#/$defs/CatalogParameter"},"description":"Documented query parameters."}}};
+const schema99 = {"type":"object","required":["name","in","required","type"],"properties":{"name":{"type":"string","description":"Parameter name."},"in":{"type":"string","enum":["query","path","body"],"description":"Where it is sent."},"required":{"type":"boolean","description":"Whether it must be sent."},"type":{"type":"string","description":"JSON type."},"format":{"type":"string","description":"Format, when any."},"enum":{"type":"array","items":{},"description":"Allowed values, when restricted."},"default":{"description":"Default value."},"minimum":{"type":"number"},"maximum":{"type":"number"},"description":{"type":"string","description":"Meaning."}}};
 
-function validate73(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate84(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate73.evaluated;
+const evaluated0 = validate84.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.method === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "method"},message:"must have required property '"+"method"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.path === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.summary === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "summary"},message:"must have required property '"+"summary"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.scope === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "scope"},message:"must have required property '"+"scope"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data.no_phi === undefined){
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "no_phi"},message:"must have required property '"+"no_phi"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data.capability === undefined){
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "capability"},message:"must have required property '"+"capability"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data.command === undefined){
+const err7 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "command"},message:"must have required property '"+"command"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data.cost_units === undefined){
+const err8 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "cost_units"},message:"must have required property '"+"cost_units"+"'"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(data.query_parameters === undefined){
+const err9 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "query_parameters"},message:"must have required property '"+"query_parameters"+"'"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(data.id !== undefined){
+if(typeof data.id !== "string"){
+const err10 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data.method !== undefined){
+let data1 = data.method;
+if(typeof data1 !== "string"){
+const err11 = {instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!((((data1 === "GET") || (data1 === "POST")) || (data1 === "PATCH")) || (data1 === "DELETE"))){
+const err12 = {instancePath:instancePath+"/method",schemaPath:"#/properties/method/enum",keyword:"enum",params:{allowedValues: schema98.properties.method.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data.path !== undefined){
+if(typeof data.path !== "string"){
+const err13 = {instancePath:instancePath+"/path",schemaPath:"#/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(data.summary !== undefined){
+if(typeof data.summary !== "string"){
+const err14 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+if(data.tag !== undefined){
+if(typeof data.tag !== "string"){
+const err15 = {instancePath:instancePath+"/tag",schemaPath:"#/properties/tag/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data.scope !== undefined){
+let data5 = data.scope;
+if((typeof data5 !== "string") && (data5 !== null)){
+const err16 = {instancePath:instancePath+"/scope",schemaPath:"#/properties/scope/type",keyword:"type",params:{type: schema98.properties.scope.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data.no_phi !== undefined){
+let data6 = data.no_phi;
+if(typeof data6 !== "string"){
+const err17 = {instancePath:instancePath+"/no_phi",schemaPath:"#/properties/no_phi/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+if(!(((data6 === "allowed") || (data6 === "pseudonymized")) || (data6 === "denied"))){
+const err18 = {instancePath:instancePath+"/no_phi",schemaPath:"#/properties/no_phi/enum",keyword:"enum",params:{allowedValues: schema98.properties.no_phi.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+if(data.capability !== undefined){
+if(typeof data.capability !== "string"){
+const err19 = {instancePath:instancePath+"/capability",schemaPath:"#/properties/capability/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+if(data.command !== undefined){
+if(typeof data.command !== "boolean"){
+const err20 = {instancePath:instancePath+"/command",schemaPath:"#/properties/command/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+if(data.cost_units !== undefined){
+let data9 = data.cost_units;
+if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
+const err21 = {instancePath:instancePath+"/cost_units",schemaPath:"#/properties/cost_units/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+if((typeof data9 == "number") && (isFinite(data9))){
+if(data9 < 0 || isNaN(data9)){
+const err22 = {instancePath:instancePath+"/cost_units",schemaPath:"#/properties/cost_units/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+}
+if(data.query_parameters !== undefined){
+let data10 = data.query_parameters;
+if(Array.isArray(data10)){
+const len0 = data10.length;
+for(let i0=0; i0<len0; i0++){
+let data11 = data10[i0];
+if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
+if(data11.name === undefined){
+const err23 = {instancePath:instancePath+"/query_parameters/" + i0,schemaPath:"components-v1#/$defs/CatalogParameter/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+if(data11.in === undefined){
+const err24 = {instancePath:instancePath+"/query_parameters/" + i0,schemaPath:"components-v1#/$defs/CatalogParameter/required",keyword:"required",params:{missingProperty: "in"},message:"must have required property '"+"in"+"'"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+if(data11.required === undefined){
+const err25 = {instancePath:instancePath+"/query_parameters/" + i0,schemaPath:"components-v1#/$defs/CatalogParameter/required",keyword:"required",params:{missingProperty: "required"},message:"must have required property '"+"required"+"'"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+if(data11.type === undefined){
+const err26 = {instancePath:instancePath+"/query_parameters/" + i0,schemaPath:"components-v1#/$defs/CatalogParameter/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+if(data11.name !== undefined){
+if(typeof data11.name !== "string"){
+const err27 = {instancePath:instancePath+"/query_parameters/" + i0+"/name",schemaPath:"components-v1#/$defs/CatalogParameter/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+if(data11.in !== undefined){
+let data13 = data11.in;
+if(typeof data13 !== "string"){
+const err28 = {instancePath:instancePath+"/query_parameters/" + i0+"/in",schemaPath:"components-v1#/$defs/CatalogParameter/properties/in/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+if(!(((data13 === "query") || (data13 === "path")) || (data13 === "body"))){
+const err29 = {instancePath:instancePath+"/query_parameters/" + i0+"/in",schemaPath:"components-v1#/$defs/CatalogParameter/properties/in/enum",keyword:"enum",params:{allowedValues: schema99.properties.in.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+if(data11.required !== undefined){
+if(typeof data11.required !== "boolean"){
+const err30 = {instancePath:instancePath+"/query_parameters/" + i0+"/required",schemaPath:"components-v1#/$defs/CatalogParameter/properties/required/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+if(data11.type !== undefined){
+if(typeof data11.type !== "string"){
+const err31 = {instancePath:instancePath+"/query_parameters/" + i0+"/type",schemaPath:"components-v1#/$defs/CatalogParameter/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+}
+if(data11.format !== undefined){
+if(typeof data11.format !== "string"){
+const err32 = {instancePath:instancePath+"/query_parameters/" + i0+"/format",schemaPath:"components-v1#/$defs/CatalogParameter/properties/format/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+}
+if(data11.enum !== undefined){
+if(!(Array.isArray(data11.enum))){
+const err33 = {instancePath:instancePath+"/query_parameters/" + i0+"/enum",schemaPath:"components-v1#/$defs/CatalogParameter/properties/enum/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+}
+if(data11.minimum !== undefined){
+let data18 = data11.minimum;
+if(!((typeof data18 == "number") && (isFinite(data18)))){
+const err34 = {instancePath:instancePath+"/query_parameters/" + i0+"/minimum",schemaPath:"components-v1#/$defs/CatalogParameter/properties/minimum/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+if(data11.maximum !== undefined){
+let data19 = data11.maximum;
+if(!((typeof data19 == "number") && (isFinite(data19)))){
+const err35 = {instancePath:instancePath+"/query_parameters/" + i0+"/maximum",schemaPath:"components-v1#/$defs/CatalogParameter/properties/maximum/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+if(data11.description !== undefined){
+if(typeof data11.description !== "string"){
+const err36 = {instancePath:instancePath+"/query_parameters/" + i0+"/description",schemaPath:"components-v1#/$defs/CatalogParameter/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+}
+}
+else {
+const err37 = {instancePath:instancePath+"/query_parameters/" + i0,schemaPath:"components-v1#/$defs/CatalogParameter/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+}
+}
+else {
+const err38 = {instancePath:instancePath+"/query_parameters",schemaPath:"#/properties/query_parameters/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+}
+}
+else {
+const err39 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+validate84.errors = vErrors;
+return errors === 0;
+}
+validate84.evaluated = {"props":{"id":true,"method":true,"path":true,"summary":true,"tag":true,"scope":true,"no_phi":true,"capability":true,"command":true,"cost_units":true,"query_parameters":true},"dynamicProps":false,"dynamicItems":false};
+
+const schema100 = {"type":"object","required":["id","title","description","parameters","columns","cost_units","no_phi_usable"],"properties":{"id":{"type":"string","description":"Governed query id (route 3 queryId)."},"title":{"type":"string","description":"Title."},"description":{"type":"string","description":"What it returns."},"parameters":{"type":"array","items":{"$ref":"components-v1#/$defs/CatalogParameter"},"description":"Declared parameters."},"columns":{"type":"array","items":{"$ref":"components-v1#/$defs/QueryColumn"},"description":"Columns it returns."},"cost_units":{"type":"integer","description":"Cost units per run.","minimum":0},"no_phi_usable":{"type":"boolean","description":"Whether a no_phi session may run it."}}};
+const schema102 = {"type":"object","required":["name","type"],"properties":{"name":{"type":"string","description":"Column name."},"type":{"type":"string","enum":["string","integer","number","boolean","date","date-time"],"description":"Value type."},"description":{"type":"string","description":"Meaning."}}};
+
+function validate86(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate86.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.title === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "title"},message:"must have required property '"+"title"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.description === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "description"},message:"must have required property '"+"description"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.parameters === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "parameters"},message:"must have required property '"+"parameters"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.columns === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "columns"},message:"must have required property '"+"columns"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data.cost_units === undefined){
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "cost_units"},message:"must have required property '"+"cost_units"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data.no_phi_usable === undefined){
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "no_phi_usable"},message:"must have required property '"+"no_phi_usable"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data.id !== undefined){
+if(typeof data.id !== "string"){
+const err7 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data.title !== undefined){
+if(typeof data.title !== "string"){
+const err8 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.description !== undefined){
+if(typeof data.description !== "string"){
+const err9 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data.parameters !== undefined){
+let data3 = data.parameters;
+if(Array.isArray(data3)){
+const len0 = data3.length;
+for(let i0=0; i0<len0; i0++){
+let data4 = data3[i0];
+if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
+if(data4.name === undefined){
+const err10 = {instancePath:instancePath+"/parameters/" + i0,schemaPath:"components-v1#/$defs/CatalogParameter/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data4.in === undefined){
+const err11 = {instancePath:instancePath+"/parameters/" + i0,schemaPath:"components-v1#/$defs/CatalogParameter/required",keyword:"required",params:{missingProperty: "in"},message:"must have required property '"+"in"+"'"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(data4.required === undefined){
+const err12 = {instancePath:instancePath+"/parameters/" + i0,schemaPath:"components-v1#/$defs/CatalogParameter/required",keyword:"required",params:{missingProperty: "required"},message:"must have required property '"+"required"+"'"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if(data4.type === undefined){
+const err13 = {instancePath:instancePath+"/parameters/" + i0,schemaPath:"components-v1#/$defs/CatalogParameter/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+if(data4.name !== undefined){
+if(typeof data4.name !== "string"){
+const err14 = {instancePath:instancePath+"/parameters/" + i0+"/name",schemaPath:"components-v1#/$defs/CatalogParameter/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+if(data4.in !== undefined){
+let data6 = data4.in;
+if(typeof data6 !== "string"){
+const err15 = {instancePath:instancePath+"/parameters/" + i0+"/in",schemaPath:"components-v1#/$defs/CatalogParameter/properties/in/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(!(((data6 === "query") || (data6 === "path")) || (data6 === "body"))){
+const err16 = {instancePath:instancePath+"/parameters/" + i0+"/in",schemaPath:"components-v1#/$defs/CatalogParameter/properties/in/enum",keyword:"enum",params:{allowedValues: schema99.properties.in.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data4.required !== undefined){
+if(typeof data4.required !== "boolean"){
+const err17 = {instancePath:instancePath+"/parameters/" + i0+"/required",schemaPath:"components-v1#/$defs/CatalogParameter/properties/required/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data4.type !== undefined){
+if(typeof data4.type !== "string"){
+const err18 = {instancePath:instancePath+"/parameters/" + i0+"/type",schemaPath:"components-v1#/$defs/CatalogParameter/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+if(data4.format !== undefined){
+if(typeof data4.format !== "string"){
+const err19 = {instancePath:instancePath+"/parameters/" + i0+"/format",schemaPath:"components-v1#/$defs/CatalogParameter/properties/format/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+if(data4.enum !== undefined){
+if(!(Array.isArray(data4.enum))){
+const err20 = {instancePath:instancePath+"/parameters/" + i0+"/enum",schemaPath:"components-v1#/$defs/CatalogParameter/properties/enum/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+if(data4.minimum !== undefined){
+let data11 = data4.minimum;
+if(!((typeof data11 == "number") && (isFinite(data11)))){
+const err21 = {instancePath:instancePath+"/parameters/" + i0+"/minimum",schemaPath:"components-v1#/$defs/CatalogParameter/properties/minimum/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+if(data4.maximum !== undefined){
+let data12 = data4.maximum;
+if(!((typeof data12 == "number") && (isFinite(data12)))){
+const err22 = {instancePath:instancePath+"/parameters/" + i0+"/maximum",schemaPath:"components-v1#/$defs/CatalogParameter/properties/maximum/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+if(data4.description !== undefined){
+if(typeof data4.description !== "string"){
+const err23 = {instancePath:instancePath+"/parameters/" + i0+"/description",schemaPath:"components-v1#/$defs/CatalogParameter/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+}
+else {
+const err24 = {instancePath:instancePath+"/parameters/" + i0,schemaPath:"components-v1#/$defs/CatalogParameter/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+}
+else {
+const err25 = {instancePath:instancePath+"/parameters",schemaPath:"#/properties/parameters/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+if(data.columns !== undefined){
+let data14 = data.columns;
+if(Array.isArray(data14)){
+const len1 = data14.length;
+for(let i1=0; i1<len1; i1++){
+let data15 = data14[i1];
+if(data15 && typeof data15 == "object" && !Array.isArray(data15)){
+if(data15.name === undefined){
+const err26 = {instancePath:instancePath+"/columns/" + i1,schemaPath:"components-v1#/$defs/QueryColumn/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+if(data15.type === undefined){
+const err27 = {instancePath:instancePath+"/columns/" + i1,schemaPath:"components-v1#/$defs/QueryColumn/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+if(data15.name !== undefined){
+if(typeof data15.name !== "string"){
+const err28 = {instancePath:instancePath+"/columns/" + i1+"/name",schemaPath:"components-v1#/$defs/QueryColumn/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+}
+if(data15.type !== undefined){
+let data17 = data15.type;
+if(typeof data17 !== "string"){
+const err29 = {instancePath:instancePath+"/columns/" + i1+"/type",schemaPath:"components-v1#/$defs/QueryColumn/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+if(!((((((data17 === "string") || (data17 === "integer")) || (data17 === "number")) || (data17 === "boolean")) || (data17 === "date")) || (data17 === "date-time"))){
+const err30 = {instancePath:instancePath+"/columns/" + i1+"/type",schemaPath:"components-v1#/$defs/QueryColumn/properties/type/enum",keyword:"enum",params:{allowedValues: schema102.properties.type.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+if(data15.description !== undefined){
+if(typeof data15.description !== "string"){
+const err31 = {instancePath:instancePath+"/columns/" + i1+"/description",schemaPath:"components-v1#/$defs/QueryColumn/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+}
+}
+else {
+const err32 = {instancePath:instancePath+"/columns/" + i1,schemaPath:"components-v1#/$defs/QueryColumn/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+}
+}
+else {
+const err33 = {instancePath:instancePath+"/columns",schemaPath:"#/properties/columns/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+}
+if(data.cost_units !== undefined){
+let data19 = data.cost_units;
+if(!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))){
+const err34 = {instancePath:instancePath+"/cost_units",schemaPath:"#/properties/cost_units/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+if((typeof data19 == "number") && (isFinite(data19))){
+if(data19 < 0 || isNaN(data19)){
+const err35 = {instancePath:instancePath+"/cost_units",schemaPath:"#/properties/cost_units/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+}
+if(data.no_phi_usable !== undefined){
+if(typeof data.no_phi_usable !== "boolean"){
+const err36 = {instancePath:instancePath+"/no_phi_usable",schemaPath:"#/properties/no_phi_usable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+}
+}
+else {
+const err37 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+validate86.errors = vErrors;
+return errors === 0;
+}
+validate86.evaluated = {"props":{"id":true,"title":true,"description":true,"parameters":true,"columns":true,"cost_units":true,"no_phi_usable":true},"dynamicProps":false,"dynamicItems":false};
+
+
+function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate83.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.routes === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "routes"},message:"must have required property '"+"routes"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.queries === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "queries"},message:"must have required property '"+"queries"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.capabilities === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "capabilities"},message:"must have required property '"+"capabilities"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.generated_at === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "generated_at"},message:"must have required property '"+"generated_at"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.webhook_envelope_version === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "webhook_envelope_version"},message:"must have required property '"+"webhook_envelope_version"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data.routes !== undefined){
+let data0 = data.routes;
+if(Array.isArray(data0)){
+const len0 = data0.length;
+for(let i0=0; i0<len0; i0++){
+if(!(validate84(data0[i0], {instancePath:instancePath+"/routes/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate84.errors : vErrors.concat(validate84.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err5 = {instancePath:instancePath+"/routes",schemaPath:"#/properties/routes/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.queries !== undefined){
+let data2 = data.queries;
+if(Array.isArray(data2)){
+const len1 = data2.length;
+for(let i1=0; i1<len1; i1++){
+if(!(validate86(data2[i1], {instancePath:instancePath+"/queries/" + i1,parentData:data2,parentDataProperty:i1,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate86.errors : vErrors.concat(validate86.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err6 = {instancePath:instancePath+"/queries",schemaPath:"#/properties/queries/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.capabilities !== undefined){
+let data4 = data.capabilities;
+if(Array.isArray(data4)){
+const len2 = data4.length;
+for(let i2=0; i2<len2; i2++){
+let data5 = data4[i2];
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+if(data5.id === undefined){
+const err7 = {instancePath:instancePath+"/capabilities/" + i2,schemaPath:"components-v1#/$defs/CatalogCapability/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data5.description === undefined){
+const err8 = {instancePath:instancePath+"/capabilities/" + i2,schemaPath:"components-v1#/$defs/CatalogCapability/required",keyword:"required",params:{missingProperty: "description"},message:"must have required property '"+"description"+"'"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(data5.command === undefined){
+const err9 = {instancePath:instancePath+"/capabilities/" + i2,schemaPath:"components-v1#/$defs/CatalogCapability/required",keyword:"required",params:{missingProperty: "command"},message:"must have required property '"+"command"+"'"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(data5.operations === undefined){
+const err10 = {instancePath:instancePath+"/capabilities/" + i2,schemaPath:"components-v1#/$defs/CatalogCapability/required",keyword:"required",params:{missingProperty: "operations"},message:"must have required property '"+"operations"+"'"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data5.id !== undefined){
+if(typeof data5.id !== "string"){
+const err11 = {instancePath:instancePath+"/capabilities/" + i2+"/id",schemaPath:"components-v1#/$defs/CatalogCapability/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data5.description !== undefined){
+if(typeof data5.description !== "string"){
+const err12 = {instancePath:instancePath+"/capabilities/" + i2+"/description",schemaPath:"components-v1#/$defs/CatalogCapability/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data5.command !== undefined){
+if(typeof data5.command !== "boolean"){
+const err13 = {instancePath:instancePath+"/capabilities/" + i2+"/command",schemaPath:"components-v1#/$defs/CatalogCapability/properties/command/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(data5.operations !== undefined){
+let data9 = data5.operations;
+if(Array.isArray(data9)){
+const len3 = data9.length;
+for(let i3=0; i3<len3; i3++){
+if(typeof data9[i3] !== "string"){
+const err14 = {instancePath:instancePath+"/capabilities/" + i2+"/operations/" + i3,schemaPath:"components-v1#/$defs/CatalogCapability/properties/operations/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+}
+else {
+const err15 = {instancePath:instancePath+"/capabilities/" + i2+"/operations",schemaPath:"components-v1#/$defs/CatalogCapability/properties/operations/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+}
+else {
+const err16 = {instancePath:instancePath+"/capabilities/" + i2,schemaPath:"components-v1#/$defs/CatalogCapability/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+else {
+const err17 = {instancePath:instancePath+"/capabilities",schemaPath:"#/properties/capabilities/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data.generated_at !== undefined){
+let data11 = data.generated_at;
+if(typeof data11 === "string"){
+if(!(formats0.validate(data11))){
+const err18 = {instancePath:instancePath+"/generated_at",schemaPath:"#/properties/generated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+else {
+const err19 = {instancePath:instancePath+"/generated_at",schemaPath:"#/properties/generated_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+if(data.webhook_envelope_version !== undefined){
+if(typeof data.webhook_envelope_version !== "string"){
+const err20 = {instancePath:instancePath+"/webhook_envelope_version",schemaPath:"#/properties/webhook_envelope_version/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+else {
+const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+validate83.errors = vErrors;
+return errors === 0;
+}
+validate83.evaluated = {"props":{"routes":true,"queries":true,"capabilities":true,"generated_at":true,"webhook_envelope_version":true},"dynamicProps":false,"dynamicItems":false};
+
+
+function validate82(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate82.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.data !== undefined){
+if(!(validate83(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate83.errors : vErrors.concat(validate83.errors);
+errors = vErrors.length;
+}
+}
+if(data.meta !== undefined){
+if(!(validate66(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate66.errors : vErrors.concat(validate66.errors);
+errors = vErrors.length;
+}
+}
+if(data.warnings !== undefined){
+let data2 = data.warnings;
+if(Array.isArray(data2)){
+const len0 = data2.length;
+for(let i0=0; i0<len0; i0++){
+if(typeof data2[i0] !== "string"){
+const err1 = {instancePath:instancePath+"/warnings/" + i0,schemaPath:"components-v1#/$defs/Warnings/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+}
+else {
+const err2 = {instancePath:instancePath+"/warnings",schemaPath:"components-v1#/$defs/Warnings/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+else {
+const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+validate82.errors = vErrors;
+return errors === 0;
+}
+validate82.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+
+
+function validate81(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate81.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate82(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate82.errors : vErrors.concat(validate82.errors);
+errors = vErrors.length;
+}
+validate81.errors = vErrors;
+return errors === 0;
+}
+validate81.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+
+export const runQueryBody = validate91;
+const schema105 = {"$ref":"components#/$defs/QueryRunRequest"};
+const schema106 = {"type":"object","additionalProperties":true,"description":"Governed query run (spec 2.6). Additional properties are allowed and ignored.","properties":{"parameters":{"type":"object","additionalProperties":true,"description":"Parameters declared by the catalog entry."},"limit":{"type":"integer","description":"Rows per page (default 100, maximum 1000).","minimum":1,"maximum":1000},"cursor":{"type":"string","description":"The previous page's data.nextCursor."},"natural_language_input":{"type":"string","description":"Optional free-text intent, kept with the audit record."},"naturalLanguageInput":{"type":"string","description":"Alias of natural_language_input."}}};
+
+function validate91(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate91.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5300,20 +7295,20 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate73.errors = vErrors;
+validate91.errors = vErrors;
 return errors === 0;
 }
-validate73.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate91.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const runQueryStatus200 = validate74;
-const schema88 = {"$ref":"components#/$defs/QueryRunResponse"};
-const schema89 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/QueryRunResult"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
-const schema90 = {"type":"object","required":["query_id","columns","rows","row_count","nextCursor"],"properties":{"query_id":{"type":"string","description":"The query run."},"columns":{"type":"array","items":{"$ref":"components#/$defs/QueryColumn"},"description":"Columns of each row."},"rows":{"type":"array","items":{"type":"object","additionalProperties":true},"description":"Rows keyed by column name."},"row_count":{"type":"integer","description":"Rows in this page.","minimum":0},"nextCursor":{"type":["string","null"],"description":"Send back as `cursor` for the next page; null on the last page."}}};
+export const runQueryStatus200 = validate92;
+const schema107 = {"$ref":"components#/$defs/QueryRunResponse"};
+const schema108 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/QueryRunResult"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+const schema109 = {"type":"object","required":["query_id","columns","rows","row_count","nextCursor"],"properties":{"query_id":{"type":"string","description":"The query run."},"columns":{"type":"array","items":{"$ref":"components#/$defs/QueryColumn"},"description":"Columns of each row."},"rows":{"type":"array","items":{"type":"object","additionalProperties":true},"description":"Rows keyed by column name."},"row_count":{"type":"integer","description":"Rows in this page.","minimum":0,"x-svc-since":"2"},"nextCursor":{"type":["string","null"],"description":"Send back as `cursor` for the next page; null on the last page."}}};
 
-function validate76(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate94(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate76.evaluated;
+const evaluated0 = validate94.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5435,7 +7430,7 @@ vErrors.push(err9);
 errors++;
 }
 if(!((((((data4 === "string") || (data4 === "integer")) || (data4 === "number")) || (data4 === "boolean")) || (data4 === "date")) || (data4 === "date-time"))){
-const err10 = {instancePath:instancePath+"/columns/" + i0+"/type",schemaPath:"components#/$defs/QueryColumn/properties/type/enum",keyword:"enum",params:{allowedValues: schema82.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/columns/" + i0+"/type",schemaPath:"components#/$defs/QueryColumn/properties/type/enum",keyword:"enum",params:{allowedValues: schema91.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -5540,7 +7535,7 @@ errors++;
 if(data.nextCursor !== undefined){
 let data9 = data.nextCursor;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err18 = {instancePath:instancePath+"/nextCursor",schemaPath:"#/properties/nextCursor/type",keyword:"type",params:{type: schema90.properties.nextCursor.type},message:"must be string,null"};
+const err18 = {instancePath:instancePath+"/nextCursor",schemaPath:"#/properties/nextCursor/type",keyword:"type",params:{type: schema109.properties.nextCursor.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -5561,16 +7556,16 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate76.errors = vErrors;
+validate94.errors = vErrors;
 return errors === 0;
 }
-validate76.evaluated = {"props":{"query_id":true,"columns":true,"rows":true,"row_count":true,"nextCursor":true},"dynamicProps":false,"dynamicItems":false};
+validate94.evaluated = {"props":{"query_id":true,"columns":true,"rows":true,"row_count":true,"nextCursor":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate75(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate93(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate75.evaluated;
+const evaluated0 = validate93.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5589,8 +7584,8 @@ vErrors.push(err0);
 errors++;
 }
 if(data.data !== undefined){
-if(!(validate76(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate76.errors : vErrors.concat(validate76.errors);
+if(!(validate94(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate94.errors : vErrors.concat(validate94.errors);
 errors = vErrors.length;
 }
 }
@@ -5639,38 +7634,38 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate75.errors = vErrors;
+validate93.errors = vErrors;
 return errors === 0;
 }
-validate75.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate93.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate92(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate74.evaluated;
+const evaluated0 = validate92.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate75(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate75.errors : vErrors.concat(validate75.errors);
+if(!(validate93(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate93.errors : vErrors.concat(validate93.errors);
 errors = vErrors.length;
 }
-validate74.errors = vErrors;
+validate92.errors = vErrors;
 return errors === 0;
 }
-validate74.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate92.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const responsePayloadTooLarge = validate80;
-const schema93 = {"$ref":"components#/$defs/ApiError"};
+export const responsePayloadTooLarge = validate98;
+const schema112 = {"$ref":"components#/$defs/ApiError"};
 
-function validate81(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate99(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate81.evaluated;
+const evaluated0 = validate99.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5916,42 +7911,366 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate81.errors = vErrors;
+validate99.errors = vErrors;
 return errors === 0;
 }
-validate81.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
+validate99.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate80(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate98(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate80.evaluated;
+const evaluated0 = validate98.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate81(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
+if(!(validate99(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate99.errors : vErrors.concat(validate99.errors);
 errors = vErrors.length;
 }
-validate80.errors = vErrors;
+validate98.errors = vErrors;
 return errors === 0;
 }
-validate80.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
+validate98.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listQueryTokensStatus200 = validate83;
-const schema96 = {"$ref":"components#/$defs/QueryTokenListResponse"};
-const schema97 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/QueryToken"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/ListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
-const schema98 = {"type":"object","required":["id","name","status","query_ids","token_hint","created_at","expires_at","revoked_at","last_used_at"],"properties":{"id":{"type":"string","description":"Query token id."},"name":{"type":"string","description":"Label given at creation."},"status":{"type":"string","enum":["active","revoked","expired"],"description":"Lifecycle state."},"query_ids":{"type":"array","items":{"type":"string"},"description":"Governed queries the token may run."},"token_hint":{"type":"string","description":"Last four characters of the secret, for recognition."},"created_at":{"type":"string","format":"date-time","description":"Creation time."},"expires_at":{"type":["string","null"],"format":"date-time","description":"Expiry, or null for none."},"revoked_at":{"type":["string","null"],"format":"date-time","description":"Revocation time."},"last_used_at":{"type":["string","null"],"format":"date-time","description":"Last use."}}};
-const schema99 = {"allOf":[{"$ref":"components#/$defs/Meta"},{"$ref":"components#/$defs/PageMeta"}],"description":"Meta of an offset-paged list: PageMeta plus next_offset.","required":["total","limit","offset","has_more","next_offset"]};
-const schema100 = {"type":"object","required":["total","limit","offset","has_more"],"properties":{"total":{"type":"integer","description":"Number of items matching the filters.","minimum":0},"limit":{"type":"integer","description":"Page size used.","minimum":1},"offset":{"type":"integer","description":"Offset of the first item of this page.","minimum":0},"has_more":{"type":"boolean","description":"Whether a further page exists."},"next_cursor":{"type":["string","null"],"description":"Keyset cursor of the next page, or null on the last page (lists that accept `cursor`)."}},"description":"Page metadata of spec 2.1."};
+export const runQueryStatus200V1 = validate101;
+const schema115 = {"$ref":"components-v1#/$defs/QueryRunResponse"};
+const schema116 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components-v1#/$defs/QueryRunResult"},"meta":{"$ref":"components-v1#/$defs/Meta"},"warnings":{"$ref":"components-v1#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+const schema117 = {"type":"object","required":["query_id","columns","rows","nextCursor"],"properties":{"query_id":{"type":"string","description":"The query run."},"columns":{"type":"array","items":{"$ref":"components-v1#/$defs/QueryColumn"},"description":"Columns of each row."},"rows":{"type":"array","items":{"type":"object","additionalProperties":true},"description":"Rows keyed by column name."},"nextCursor":{"type":["string","null"],"description":"Send back as `cursor` for the next page; null on the last page."}}};
 
-function validate85(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate103(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate85.evaluated;
+const evaluated0 = validate103.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.query_id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "query_id"},message:"must have required property '"+"query_id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.columns === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "columns"},message:"must have required property '"+"columns"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.rows === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "rows"},message:"must have required property '"+"rows"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.nextCursor === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "nextCursor"},message:"must have required property '"+"nextCursor"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.query_id !== undefined){
+if(typeof data.query_id !== "string"){
+const err4 = {instancePath:instancePath+"/query_id",schemaPath:"#/properties/query_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.columns !== undefined){
+let data1 = data.columns;
+if(Array.isArray(data1)){
+const len0 = data1.length;
+for(let i0=0; i0<len0; i0++){
+let data2 = data1[i0];
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+if(data2.name === undefined){
+const err5 = {instancePath:instancePath+"/columns/" + i0,schemaPath:"components-v1#/$defs/QueryColumn/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data2.type === undefined){
+const err6 = {instancePath:instancePath+"/columns/" + i0,schemaPath:"components-v1#/$defs/QueryColumn/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data2.name !== undefined){
+if(typeof data2.name !== "string"){
+const err7 = {instancePath:instancePath+"/columns/" + i0+"/name",schemaPath:"components-v1#/$defs/QueryColumn/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data2.type !== undefined){
+let data4 = data2.type;
+if(typeof data4 !== "string"){
+const err8 = {instancePath:instancePath+"/columns/" + i0+"/type",schemaPath:"components-v1#/$defs/QueryColumn/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(!((((((data4 === "string") || (data4 === "integer")) || (data4 === "number")) || (data4 === "boolean")) || (data4 === "date")) || (data4 === "date-time"))){
+const err9 = {instancePath:instancePath+"/columns/" + i0+"/type",schemaPath:"components-v1#/$defs/QueryColumn/properties/type/enum",keyword:"enum",params:{allowedValues: schema102.properties.type.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data2.description !== undefined){
+if(typeof data2.description !== "string"){
+const err10 = {instancePath:instancePath+"/columns/" + i0+"/description",schemaPath:"components-v1#/$defs/QueryColumn/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/columns/" + i0,schemaPath:"components-v1#/$defs/QueryColumn/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+}
+else {
+const err12 = {instancePath:instancePath+"/columns",schemaPath:"#/properties/columns/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data.rows !== undefined){
+let data6 = data.rows;
+if(Array.isArray(data6)){
+const len1 = data6.length;
+for(let i1=0; i1<len1; i1++){
+let data7 = data6[i1];
+if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
+}
+else {
+const err13 = {instancePath:instancePath+"/rows/" + i1,schemaPath:"#/properties/rows/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath:instancePath+"/rows",schemaPath:"#/properties/rows/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+if(data.nextCursor !== undefined){
+let data8 = data.nextCursor;
+if((typeof data8 !== "string") && (data8 !== null)){
+const err15 = {instancePath:instancePath+"/nextCursor",schemaPath:"#/properties/nextCursor/type",keyword:"type",params:{type: schema117.properties.nextCursor.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+}
+else {
+const err16 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+validate103.errors = vErrors;
+return errors === 0;
+}
+validate103.evaluated = {"props":{"query_id":true,"columns":true,"rows":true,"nextCursor":true},"dynamicProps":false,"dynamicItems":false};
+
+
+function validate102(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate102.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.data !== undefined){
+if(!(validate103(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate103.errors : vErrors.concat(validate103.errors);
+errors = vErrors.length;
+}
+}
+if(data.meta !== undefined){
+if(!(validate66(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate66.errors : vErrors.concat(validate66.errors);
+errors = vErrors.length;
+}
+}
+if(data.warnings !== undefined){
+let data2 = data.warnings;
+if(Array.isArray(data2)){
+const len0 = data2.length;
+for(let i0=0; i0<len0; i0++){
+if(typeof data2[i0] !== "string"){
+const err1 = {instancePath:instancePath+"/warnings/" + i0,schemaPath:"components-v1#/$defs/Warnings/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+}
+else {
+const err2 = {instancePath:instancePath+"/warnings",schemaPath:"components-v1#/$defs/Warnings/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+else {
+const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+validate102.errors = vErrors;
+return errors === 0;
+}
+validate102.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+
+
+function validate101(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate101.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate102(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate102.errors : vErrors.concat(validate102.errors);
+errors = vErrors.length;
+}
+validate101.errors = vErrors;
+return errors === 0;
+}
+validate101.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+
+export const listQueryTokensStatus200 = validate107;
+const schema120 = {"$ref":"components#/$defs/QueryTokenListResponse"};
+const schema121 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/QueryToken"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/ListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
+const schema122 = {"type":"object","required":["id","name","status","query_ids","token_hint","created_at","expires_at","revoked_at","last_used_at"],"properties":{"id":{"type":"string","description":"Query token id."},"name":{"type":"string","description":"Label given at creation."},"status":{"type":"string","enum":["active","revoked","expired"],"description":"Lifecycle state."},"query_ids":{"type":"array","items":{"type":"string"},"description":"Governed queries the token may run."},"token_hint":{"type":"string","description":"Last four characters of the secret, for recognition.","x-svc-v1-name":"last_four"},"created_at":{"type":"string","format":"date-time","description":"Creation time."},"expires_at":{"type":["string","null"],"format":"date-time","description":"Expiry, or null for none."},"revoked_at":{"type":["string","null"],"format":"date-time","description":"Revocation time."},"last_used_at":{"type":["string","null"],"format":"date-time","description":"Last use."}}};
+const schema123 = {"allOf":[{"$ref":"components#/$defs/Meta"},{"$ref":"components#/$defs/PageMeta"}],"description":"Meta of an offset-paged list: PageMeta plus next_offset.","required":["total","limit","offset","has_more","next_offset"]};
+const schema124 = {"type":"object","required":["total","limit","offset","has_more"],"properties":{"total":{"type":"integer","description":"Number of items matching the filters.","minimum":0},"limit":{"type":"integer","description":"Page size used.","minimum":1},"offset":{"type":"integer","description":"Offset of the first item of this page.","minimum":0},"has_more":{"type":"boolean","description":"Whether a further page exists."},"next_cursor":{"type":["string","null"],"description":"Keyset cursor of the next page, or null on the last page (lists that accept `cursor`)."}},"description":"Page metadata of spec 2.1."};
+
+function validate109(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate109.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6093,7 +8412,7 @@ errors++;
 if(data.next_cursor !== undefined){
 let data4 = data.next_cursor;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err11 = {instancePath:instancePath+"/next_cursor",schemaPath:"components#/$defs/PageMeta/properties/next_cursor/type",keyword:"type",params:{type: schema100.properties.next_cursor.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/next_cursor",schemaPath:"components#/$defs/PageMeta/properties/next_cursor/type",keyword:"type",params:{type: schema124.properties.next_cursor.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -6166,16 +8485,16 @@ vErrors.push(err17);
 errors++;
 }
 }
-validate85.errors = vErrors;
+validate109.errors = vErrors;
 return errors === 0;
 }
-validate85.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate109.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate84(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate108(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate84.evaluated;
+const evaluated0 = validate108.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6337,7 +8656,7 @@ vErrors.push(err13);
 errors++;
 }
 if(!(((data4 === "active") || (data4 === "revoked")) || (data4 === "expired"))){
-const err14 = {instancePath:instancePath+"/data/" + i0+"/status",schemaPath:"components#/$defs/QueryToken/properties/status/enum",keyword:"enum",params:{allowedValues: schema98.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err14 = {instancePath:instancePath+"/data/" + i0+"/status",schemaPath:"components#/$defs/QueryToken/properties/status/enum",keyword:"enum",params:{allowedValues: schema122.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -6415,7 +8734,7 @@ errors++;
 if(data1.expires_at !== undefined){
 let data9 = data1.expires_at;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err20 = {instancePath:instancePath+"/data/" + i0+"/expires_at",schemaPath:"components#/$defs/QueryToken/properties/expires_at/type",keyword:"type",params:{type: schema98.properties.expires_at.type},message:"must be string,null"};
+const err20 = {instancePath:instancePath+"/data/" + i0+"/expires_at",schemaPath:"components#/$defs/QueryToken/properties/expires_at/type",keyword:"type",params:{type: schema122.properties.expires_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -6440,7 +8759,7 @@ errors++;
 if(data1.revoked_at !== undefined){
 let data10 = data1.revoked_at;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err22 = {instancePath:instancePath+"/data/" + i0+"/revoked_at",schemaPath:"components#/$defs/QueryToken/properties/revoked_at/type",keyword:"type",params:{type: schema98.properties.revoked_at.type},message:"must be string,null"};
+const err22 = {instancePath:instancePath+"/data/" + i0+"/revoked_at",schemaPath:"components#/$defs/QueryToken/properties/revoked_at/type",keyword:"type",params:{type: schema122.properties.revoked_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -6465,7 +8784,7 @@ errors++;
 if(data1.last_used_at !== undefined){
 let data11 = data1.last_used_at;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err24 = {instancePath:instancePath+"/data/" + i0+"/last_used_at",schemaPath:"components#/$defs/QueryToken/properties/last_used_at/type",keyword:"type",params:{type: schema98.properties.last_used_at.type},message:"must be string,null"};
+const err24 = {instancePath:instancePath+"/data/" + i0+"/last_used_at",schemaPath:"components#/$defs/QueryToken/properties/last_used_at/type",keyword:"type",params:{type: schema122.properties.last_used_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -6512,8 +8831,8 @@ errors++;
 }
 }
 if(data.meta !== undefined){
-if(!(validate85(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate85.errors : vErrors.concat(validate85.errors);
+if(!(validate109(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate109.errors : vErrors.concat(validate109.errors);
 errors = vErrors.length;
 }
 }
@@ -6556,40 +8875,680 @@ vErrors.push(err30);
 }
 errors++;
 }
-validate84.errors = vErrors;
+validate108.errors = vErrors;
 return errors === 0;
 }
-validate84.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate108.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate107(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate83.evaluated;
+const evaluated0 = validate107.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate84(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate84.errors : vErrors.concat(validate84.errors);
+if(!(validate108(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate108.errors : vErrors.concat(validate108.errors);
 errors = vErrors.length;
 }
-validate83.errors = vErrors;
+validate107.errors = vErrors;
 return errors === 0;
 }
-validate83.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate107.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const createQueryTokenBody = validate89;
-const schema102 = {"$ref":"components#/$defs/QueryTokenCreateRequest"};
-const schema103 = {"type":"object","required":["name","query_ids"],"properties":{"name":{"type":"string","description":"Label shown in lists.","minLength":1,"maxLength":200},"query_ids":{"type":"array","items":{"type":"string"},"minItems":1,"uniqueItems":true,"description":"Governed queries the token may run."},"expires_at":{"type":"string","format":"date-time","description":"Optional expiry (at most one year ahead)."}},"additionalProperties":false,"description":"Creates a governed query token, for example for an Excel workbook. Unknown fields are refused."};
-const func1 = require("ajv/dist/runtime/ucs2length").default;
+export const listQueryTokensStatus200V1 = validate113;
+const schema126 = {"$ref":"components-v1#/$defs/QueryTokenListResponse"};
+const schema127 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components-v1#/$defs/QueryToken"},"description":"Items of this page."},"meta":{"$ref":"components-v1#/$defs/ListMeta"},"warnings":{"$ref":"components-v1#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
+const schema128 = {"type":"object","required":["id","name","status","query_ids","last_four","created_at","expires_at","revoked_at","last_used_at"],"properties":{"id":{"type":"string","description":"Query token id."},"name":{"type":"string","description":"Label given at creation."},"status":{"type":"string","enum":["active","revoked","expired"],"description":"Lifecycle state."},"query_ids":{"type":"array","items":{"type":"string"},"description":"Governed queries the token may run."},"last_four":{"type":"string","description":"Last four characters of the secret, for recognition.","x-svc-v1-name":"last_four"},"created_at":{"type":"string","format":"date-time","description":"Creation time."},"expires_at":{"type":["string","null"],"format":"date-time","description":"Expiry, or null for none."},"revoked_at":{"type":["string","null"],"format":"date-time","description":"Revocation time."},"last_used_at":{"type":["string","null"],"format":"date-time","description":"Last use."}}};
+const schema129 = {"allOf":[{"$ref":"components-v1#/$defs/Meta"},{"$ref":"components-v1#/$defs/PageMeta"}],"description":"Meta of an offset-paged list: PageMeta plus next_offset.","required":["total","limit","offset","has_more","next_offset"]};
+const schema130 = {"type":"object","required":["total","limit","offset","has_more"],"properties":{"total":{"type":"integer","description":"Number of items matching the filters.","minimum":0},"limit":{"type":"integer","description":"Page size used.","minimum":1},"offset":{"type":"integer","description":"Offset of the first item of this page.","minimum":0},"has_more":{"type":"boolean","description":"Whether a further page exists."},"next_cursor":{"type":["string","null"],"description":"Keyset cursor of the next page, or null on the last page (lists that accept `cursor`)."}},"description":"Page metadata of spec 2.1."};
 
-function validate89(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate115(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate89.evaluated;
+const evaluated0 = validate115.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate66(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate66.errors : vErrors.concat(validate66.errors);
+errors = vErrors.length;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.total === undefined){
+const err0 = {instancePath,schemaPath:"components-v1#/$defs/PageMeta/required",keyword:"required",params:{missingProperty: "total"},message:"must have required property '"+"total"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.limit === undefined){
+const err1 = {instancePath,schemaPath:"components-v1#/$defs/PageMeta/required",keyword:"required",params:{missingProperty: "limit"},message:"must have required property '"+"limit"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.offset === undefined){
+const err2 = {instancePath,schemaPath:"components-v1#/$defs/PageMeta/required",keyword:"required",params:{missingProperty: "offset"},message:"must have required property '"+"offset"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.has_more === undefined){
+const err3 = {instancePath,schemaPath:"components-v1#/$defs/PageMeta/required",keyword:"required",params:{missingProperty: "has_more"},message:"must have required property '"+"has_more"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.total !== undefined){
+let data0 = data.total;
+if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
+const err4 = {instancePath:instancePath+"/total",schemaPath:"components-v1#/$defs/PageMeta/properties/total/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if((typeof data0 == "number") && (isFinite(data0))){
+if(data0 < 0 || isNaN(data0)){
+const err5 = {instancePath:instancePath+"/total",schemaPath:"components-v1#/$defs/PageMeta/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+if(data.limit !== undefined){
+let data1 = data.limit;
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+const err6 = {instancePath:instancePath+"/limit",schemaPath:"components-v1#/$defs/PageMeta/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 < 1 || isNaN(data1)){
+const err7 = {instancePath:instancePath+"/limit",schemaPath:"components-v1#/$defs/PageMeta/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+}
+if(data.offset !== undefined){
+let data2 = data.offset;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+const err8 = {instancePath:instancePath+"/offset",schemaPath:"components-v1#/$defs/PageMeta/properties/offset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 0 || isNaN(data2)){
+const err9 = {instancePath:instancePath+"/offset",schemaPath:"components-v1#/$defs/PageMeta/properties/offset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+}
+if(data.has_more !== undefined){
+if(typeof data.has_more !== "boolean"){
+const err10 = {instancePath:instancePath+"/has_more",schemaPath:"components-v1#/$defs/PageMeta/properties/has_more/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data.next_cursor !== undefined){
+let data4 = data.next_cursor;
+if((typeof data4 !== "string") && (data4 !== null)){
+const err11 = {instancePath:instancePath+"/next_cursor",schemaPath:"components-v1#/$defs/PageMeta/properties/next_cursor/type",keyword:"type",params:{type: schema130.properties.next_cursor.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+}
+else {
+const err12 = {instancePath,schemaPath:"components-v1#/$defs/PageMeta/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.total === undefined){
+const err13 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "total"},message:"must have required property '"+"total"+"'"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+if(data.limit === undefined){
+const err14 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "limit"},message:"must have required property '"+"limit"+"'"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data.offset === undefined){
+const err15 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "offset"},message:"must have required property '"+"offset"+"'"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(data.has_more === undefined){
+const err16 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "has_more"},message:"must have required property '"+"has_more"+"'"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+if(data.next_offset === undefined){
+const err17 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "next_offset"},message:"must have required property '"+"next_offset"+"'"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+validate115.errors = vErrors;
+return errors === 0;
+}
+validate115.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate114(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate114.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.meta === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "meta"},message:"must have required property '"+"meta"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.data !== undefined){
+let data0 = data.data;
+if(Array.isArray(data0)){
+const len0 = data0.length;
+for(let i0=0; i0<len0; i0++){
+let data1 = data0[i0];
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+if(data1.id === undefined){
+const err2 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/QueryToken/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data1.name === undefined){
+const err3 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/QueryToken/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data1.status === undefined){
+const err4 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/QueryToken/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data1.query_ids === undefined){
+const err5 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/QueryToken/required",keyword:"required",params:{missingProperty: "query_ids"},message:"must have required property '"+"query_ids"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data1.last_four === undefined){
+const err6 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/QueryToken/required",keyword:"required",params:{missingProperty: "last_four"},message:"must have required property '"+"last_four"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data1.created_at === undefined){
+const err7 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/QueryToken/required",keyword:"required",params:{missingProperty: "created_at"},message:"must have required property '"+"created_at"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data1.expires_at === undefined){
+const err8 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/QueryToken/required",keyword:"required",params:{missingProperty: "expires_at"},message:"must have required property '"+"expires_at"+"'"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(data1.revoked_at === undefined){
+const err9 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/QueryToken/required",keyword:"required",params:{missingProperty: "revoked_at"},message:"must have required property '"+"revoked_at"+"'"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(data1.last_used_at === undefined){
+const err10 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/QueryToken/required",keyword:"required",params:{missingProperty: "last_used_at"},message:"must have required property '"+"last_used_at"+"'"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data1.id !== undefined){
+if(typeof data1.id !== "string"){
+const err11 = {instancePath:instancePath+"/data/" + i0+"/id",schemaPath:"components-v1#/$defs/QueryToken/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data1.name !== undefined){
+if(typeof data1.name !== "string"){
+const err12 = {instancePath:instancePath+"/data/" + i0+"/name",schemaPath:"components-v1#/$defs/QueryToken/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data1.status !== undefined){
+let data4 = data1.status;
+if(typeof data4 !== "string"){
+const err13 = {instancePath:instancePath+"/data/" + i0+"/status",schemaPath:"components-v1#/$defs/QueryToken/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+if(!(((data4 === "active") || (data4 === "revoked")) || (data4 === "expired"))){
+const err14 = {instancePath:instancePath+"/data/" + i0+"/status",schemaPath:"components-v1#/$defs/QueryToken/properties/status/enum",keyword:"enum",params:{allowedValues: schema128.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+if(data1.query_ids !== undefined){
+let data5 = data1.query_ids;
+if(Array.isArray(data5)){
+const len1 = data5.length;
+for(let i1=0; i1<len1; i1++){
+if(typeof data5[i1] !== "string"){
+const err15 = {instancePath:instancePath+"/data/" + i0+"/query_ids/" + i1,schemaPath:"components-v1#/$defs/QueryToken/properties/query_ids/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+}
+else {
+const err16 = {instancePath:instancePath+"/data/" + i0+"/query_ids",schemaPath:"components-v1#/$defs/QueryToken/properties/query_ids/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data1.last_four !== undefined){
+if(typeof data1.last_four !== "string"){
+const err17 = {instancePath:instancePath+"/data/" + i0+"/last_four",schemaPath:"components-v1#/$defs/QueryToken/properties/last_four/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data1.created_at !== undefined){
+let data8 = data1.created_at;
+if(typeof data8 === "string"){
+if(!(formats0.validate(data8))){
+const err18 = {instancePath:instancePath+"/data/" + i0+"/created_at",schemaPath:"components-v1#/$defs/QueryToken/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+else {
+const err19 = {instancePath:instancePath+"/data/" + i0+"/created_at",schemaPath:"components-v1#/$defs/QueryToken/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+if(data1.expires_at !== undefined){
+let data9 = data1.expires_at;
+if((typeof data9 !== "string") && (data9 !== null)){
+const err20 = {instancePath:instancePath+"/data/" + i0+"/expires_at",schemaPath:"components-v1#/$defs/QueryToken/properties/expires_at/type",keyword:"type",params:{type: schema128.properties.expires_at.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+if(typeof data9 === "string"){
+if(!(formats0.validate(data9))){
+const err21 = {instancePath:instancePath+"/data/" + i0+"/expires_at",schemaPath:"components-v1#/$defs/QueryToken/properties/expires_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+}
+if(data1.revoked_at !== undefined){
+let data10 = data1.revoked_at;
+if((typeof data10 !== "string") && (data10 !== null)){
+const err22 = {instancePath:instancePath+"/data/" + i0+"/revoked_at",schemaPath:"components-v1#/$defs/QueryToken/properties/revoked_at/type",keyword:"type",params:{type: schema128.properties.revoked_at.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+if(typeof data10 === "string"){
+if(!(formats0.validate(data10))){
+const err23 = {instancePath:instancePath+"/data/" + i0+"/revoked_at",schemaPath:"components-v1#/$defs/QueryToken/properties/revoked_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+}
+if(data1.last_used_at !== undefined){
+let data11 = data1.last_used_at;
+if((typeof data11 !== "string") && (data11 !== null)){
+const err24 = {instancePath:instancePath+"/data/" + i0+"/last_used_at",schemaPath:"components-v1#/$defs/QueryToken/properties/last_used_at/type",keyword:"type",params:{type: schema128.properties.last_used_at.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+if(typeof data11 === "string"){
+if(!(formats0.validate(data11))){
+const err25 = {instancePath:instancePath+"/data/" + i0+"/last_used_at",schemaPath:"components-v1#/$defs/QueryToken/properties/last_used_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err26 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/QueryToken/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+}
+else {
+const err27 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+if(data.meta !== undefined){
+if(!(validate115(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
+errors = vErrors.length;
+}
+}
+if(data.warnings !== undefined){
+let data13 = data.warnings;
+if(Array.isArray(data13)){
+const len2 = data13.length;
+for(let i2=0; i2<len2; i2++){
+if(typeof data13[i2] !== "string"){
+const err28 = {instancePath:instancePath+"/warnings/" + i2,schemaPath:"components-v1#/$defs/Warnings/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+}
+}
+else {
+const err29 = {instancePath:instancePath+"/warnings",schemaPath:"components-v1#/$defs/Warnings/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+}
+else {
+const err30 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+validate114.errors = vErrors;
+return errors === 0;
+}
+validate114.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+
+
+function validate113(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate113.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate114(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate114.errors : vErrors.concat(validate114.errors);
+errors = vErrors.length;
+}
+validate113.errors = vErrors;
+return errors === 0;
+}
+validate113.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+
+export const createQueryTokenBody = validate119;
+const schema132 = {"$ref":"components#/$defs/QueryTokenCreateRequest"};
+const schema133 = {"type":"object","required":["name","query_ids"],"properties":{"name":{"type":"string","description":"Label shown in lists.","minLength":1,"maxLength":200},"query_ids":{"type":"array","items":{"type":"string"},"minItems":1,"uniqueItems":true,"description":"Governed queries the token may run."},"expires_at":{"type":"string","format":"date-time","description":"Optional expiry (at most one year ahead)."}},"additionalProperties":false,"description":"Creates a governed query token, for example for an Excel workbook. Unknown fields are refused."};
+const func1 = require("ajv/dist/runtime/ucs2length").default;
+
+function validate119(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate119.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6762,20 +9721,20 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate89.errors = vErrors;
+validate119.errors = vErrors;
 return errors === 0;
 }
-validate89.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate119.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const createQueryTokenStatus200 = validate90;
-const schema104 = {"$ref":"components#/$defs/QueryTokenCreatedResponse"};
-const schema105 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/QueryTokenCreated"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
-const schema106 = {"allOf":[{"$ref":"components#/$defs/QueryToken"},{"type":"object","required":["token"],"properties":{"token":{"type":"string","description":"The secret. Shown only in this response."}}}]};
+export const createQueryTokenStatus200 = validate120;
+const schema134 = {"$ref":"components#/$defs/QueryTokenCreatedResponse"};
+const schema135 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/QueryTokenCreated"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+const schema136 = {"allOf":[{"$ref":"components#/$defs/QueryToken"},{"type":"object","required":["token"],"properties":{"token":{"type":"string","description":"The secret. Shown only in this response."}}}]};
 
-function validate92(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate122(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate92.evaluated;
+const evaluated0 = validate122.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6910,7 +9869,7 @@ vErrors.push(err11);
 errors++;
 }
 if(!(((data2 === "active") || (data2 === "revoked")) || (data2 === "expired"))){
-const err12 = {instancePath:instancePath+"/status",schemaPath:"components#/$defs/QueryToken/properties/status/enum",keyword:"enum",params:{allowedValues: schema98.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err12 = {instancePath:instancePath+"/status",schemaPath:"components#/$defs/QueryToken/properties/status/enum",keyword:"enum",params:{allowedValues: schema122.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -6988,7 +9947,7 @@ errors++;
 if(data.expires_at !== undefined){
 let data7 = data.expires_at;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err18 = {instancePath:instancePath+"/expires_at",schemaPath:"components#/$defs/QueryToken/properties/expires_at/type",keyword:"type",params:{type: schema98.properties.expires_at.type},message:"must be string,null"};
+const err18 = {instancePath:instancePath+"/expires_at",schemaPath:"components#/$defs/QueryToken/properties/expires_at/type",keyword:"type",params:{type: schema122.properties.expires_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -7013,7 +9972,7 @@ errors++;
 if(data.revoked_at !== undefined){
 let data8 = data.revoked_at;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err20 = {instancePath:instancePath+"/revoked_at",schemaPath:"components#/$defs/QueryToken/properties/revoked_at/type",keyword:"type",params:{type: schema98.properties.revoked_at.type},message:"must be string,null"};
+const err20 = {instancePath:instancePath+"/revoked_at",schemaPath:"components#/$defs/QueryToken/properties/revoked_at/type",keyword:"type",params:{type: schema122.properties.revoked_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -7038,7 +9997,7 @@ errors++;
 if(data.last_used_at !== undefined){
 let data9 = data.last_used_at;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err22 = {instancePath:instancePath+"/last_used_at",schemaPath:"components#/$defs/QueryToken/properties/last_used_at/type",keyword:"type",params:{type: schema98.properties.last_used_at.type},message:"must be string,null"};
+const err22 = {instancePath:instancePath+"/last_used_at",schemaPath:"components#/$defs/QueryToken/properties/last_used_at/type",keyword:"type",params:{type: schema122.properties.last_used_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -7105,16 +10064,16 @@ vErrors.push(err27);
 }
 errors++;
 }
-validate92.errors = vErrors;
+validate122.errors = vErrors;
 return errors === 0;
 }
-validate92.evaluated = {"props":{"token":true,"id":true,"name":true,"status":true,"query_ids":true,"token_hint":true,"created_at":true,"expires_at":true,"revoked_at":true,"last_used_at":true},"dynamicProps":false,"dynamicItems":false};
+validate122.evaluated = {"props":{"token":true,"id":true,"name":true,"status":true,"query_ids":true,"token_hint":true,"created_at":true,"expires_at":true,"revoked_at":true,"last_used_at":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate91(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate121(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate91.evaluated;
+const evaluated0 = validate121.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7133,8 +10092,8 @@ vErrors.push(err0);
 errors++;
 }
 if(data.data !== undefined){
-if(!(validate92(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate92.errors : vErrors.concat(validate92.errors);
+if(!(validate122(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate122.errors : vErrors.concat(validate122.errors);
 errors = vErrors.length;
 }
 }
@@ -7183,39 +10142,480 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate91.errors = vErrors;
+validate121.errors = vErrors;
 return errors === 0;
 }
-validate91.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate121.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate90(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate120(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate90.evaluated;
+const evaluated0 = validate120.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate91(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate91.errors : vErrors.concat(validate91.errors);
+if(!(validate121(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate121.errors : vErrors.concat(validate121.errors);
 errors = vErrors.length;
 }
-validate90.errors = vErrors;
+validate120.errors = vErrors;
 return errors === 0;
 }
-validate90.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate120.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const revokeQueryTokenStatus200 = validate96;
-const schema109 = {"$ref":"components#/$defs/QueryTokenResponse"};
-const schema110 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/QueryToken"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+export const createQueryTokenStatus200V1 = validate126;
+const schema139 = {"$ref":"components-v1#/$defs/QueryTokenCreatedResponse"};
+const schema140 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components-v1#/$defs/QueryTokenCreated"},"meta":{"$ref":"components-v1#/$defs/Meta"},"warnings":{"$ref":"components-v1#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+const schema141 = {"allOf":[{"$ref":"components-v1#/$defs/QueryToken"},{"type":"object","required":["token"],"properties":{"token":{"type":"string","description":"The secret. Shown only in this response."}}}]};
 
-function validate97(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate128(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate97.evaluated;
+const evaluated0 = validate128.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.id === undefined){
+const err0 = {instancePath,schemaPath:"components-v1#/$defs/QueryToken/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.name === undefined){
+const err1 = {instancePath,schemaPath:"components-v1#/$defs/QueryToken/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.status === undefined){
+const err2 = {instancePath,schemaPath:"components-v1#/$defs/QueryToken/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.query_ids === undefined){
+const err3 = {instancePath,schemaPath:"components-v1#/$defs/QueryToken/required",keyword:"required",params:{missingProperty: "query_ids"},message:"must have required property '"+"query_ids"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.last_four === undefined){
+const err4 = {instancePath,schemaPath:"components-v1#/$defs/QueryToken/required",keyword:"required",params:{missingProperty: "last_four"},message:"must have required property '"+"last_four"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data.created_at === undefined){
+const err5 = {instancePath,schemaPath:"components-v1#/$defs/QueryToken/required",keyword:"required",params:{missingProperty: "created_at"},message:"must have required property '"+"created_at"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data.expires_at === undefined){
+const err6 = {instancePath,schemaPath:"components-v1#/$defs/QueryToken/required",keyword:"required",params:{missingProperty: "expires_at"},message:"must have required property '"+"expires_at"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data.revoked_at === undefined){
+const err7 = {instancePath,schemaPath:"components-v1#/$defs/QueryToken/required",keyword:"required",params:{missingProperty: "revoked_at"},message:"must have required property '"+"revoked_at"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data.last_used_at === undefined){
+const err8 = {instancePath,schemaPath:"components-v1#/$defs/QueryToken/required",keyword:"required",params:{missingProperty: "last_used_at"},message:"must have required property '"+"last_used_at"+"'"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(data.id !== undefined){
+if(typeof data.id !== "string"){
+const err9 = {instancePath:instancePath+"/id",schemaPath:"components-v1#/$defs/QueryToken/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data.name !== undefined){
+if(typeof data.name !== "string"){
+const err10 = {instancePath:instancePath+"/name",schemaPath:"components-v1#/$defs/QueryToken/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data.status !== undefined){
+let data2 = data.status;
+if(typeof data2 !== "string"){
+const err11 = {instancePath:instancePath+"/status",schemaPath:"components-v1#/$defs/QueryToken/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!(((data2 === "active") || (data2 === "revoked")) || (data2 === "expired"))){
+const err12 = {instancePath:instancePath+"/status",schemaPath:"components-v1#/$defs/QueryToken/properties/status/enum",keyword:"enum",params:{allowedValues: schema128.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data.query_ids !== undefined){
+let data3 = data.query_ids;
+if(Array.isArray(data3)){
+const len0 = data3.length;
+for(let i0=0; i0<len0; i0++){
+if(typeof data3[i0] !== "string"){
+const err13 = {instancePath:instancePath+"/query_ids/" + i0,schemaPath:"components-v1#/$defs/QueryToken/properties/query_ids/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath:instancePath+"/query_ids",schemaPath:"components-v1#/$defs/QueryToken/properties/query_ids/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+if(data.last_four !== undefined){
+if(typeof data.last_four !== "string"){
+const err15 = {instancePath:instancePath+"/last_four",schemaPath:"components-v1#/$defs/QueryToken/properties/last_four/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data.created_at !== undefined){
+let data6 = data.created_at;
+if(typeof data6 === "string"){
+if(!(formats0.validate(data6))){
+const err16 = {instancePath:instancePath+"/created_at",schemaPath:"components-v1#/$defs/QueryToken/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+else {
+const err17 = {instancePath:instancePath+"/created_at",schemaPath:"components-v1#/$defs/QueryToken/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data.expires_at !== undefined){
+let data7 = data.expires_at;
+if((typeof data7 !== "string") && (data7 !== null)){
+const err18 = {instancePath:instancePath+"/expires_at",schemaPath:"components-v1#/$defs/QueryToken/properties/expires_at/type",keyword:"type",params:{type: schema128.properties.expires_at.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(typeof data7 === "string"){
+if(!(formats0.validate(data7))){
+const err19 = {instancePath:instancePath+"/expires_at",schemaPath:"components-v1#/$defs/QueryToken/properties/expires_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+}
+if(data.revoked_at !== undefined){
+let data8 = data.revoked_at;
+if((typeof data8 !== "string") && (data8 !== null)){
+const err20 = {instancePath:instancePath+"/revoked_at",schemaPath:"components-v1#/$defs/QueryToken/properties/revoked_at/type",keyword:"type",params:{type: schema128.properties.revoked_at.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+if(typeof data8 === "string"){
+if(!(formats0.validate(data8))){
+const err21 = {instancePath:instancePath+"/revoked_at",schemaPath:"components-v1#/$defs/QueryToken/properties/revoked_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+}
+if(data.last_used_at !== undefined){
+let data9 = data.last_used_at;
+if((typeof data9 !== "string") && (data9 !== null)){
+const err22 = {instancePath:instancePath+"/last_used_at",schemaPath:"components-v1#/$defs/QueryToken/properties/last_used_at/type",keyword:"type",params:{type: schema128.properties.last_used_at.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+if(typeof data9 === "string"){
+if(!(formats0.validate(data9))){
+const err23 = {instancePath:instancePath+"/last_used_at",schemaPath:"components-v1#/$defs/QueryToken/properties/last_used_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err24 = {instancePath,schemaPath:"components-v1#/$defs/QueryToken/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.token === undefined){
+const err25 = {instancePath,schemaPath:"#/allOf/1/required",keyword:"required",params:{missingProperty: "token"},message:"must have required property '"+"token"+"'"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+if(data.token !== undefined){
+if(typeof data.token !== "string"){
+const err26 = {instancePath:instancePath+"/token",schemaPath:"#/allOf/1/properties/token/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+}
+else {
+const err27 = {instancePath,schemaPath:"#/allOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+validate128.errors = vErrors;
+return errors === 0;
+}
+validate128.evaluated = {"props":{"token":true,"id":true,"name":true,"status":true,"query_ids":true,"last_four":true,"created_at":true,"expires_at":true,"revoked_at":true,"last_used_at":true},"dynamicProps":false,"dynamicItems":false};
+
+
+function validate127(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate127.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.data !== undefined){
+if(!(validate128(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate128.errors : vErrors.concat(validate128.errors);
+errors = vErrors.length;
+}
+}
+if(data.meta !== undefined){
+if(!(validate66(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate66.errors : vErrors.concat(validate66.errors);
+errors = vErrors.length;
+}
+}
+if(data.warnings !== undefined){
+let data2 = data.warnings;
+if(Array.isArray(data2)){
+const len0 = data2.length;
+for(let i0=0; i0<len0; i0++){
+if(typeof data2[i0] !== "string"){
+const err1 = {instancePath:instancePath+"/warnings/" + i0,schemaPath:"components-v1#/$defs/Warnings/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+}
+else {
+const err2 = {instancePath:instancePath+"/warnings",schemaPath:"components-v1#/$defs/Warnings/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+else {
+const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+validate127.errors = vErrors;
+return errors === 0;
+}
+validate127.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+
+
+function validate126(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate126.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate127(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate127.errors : vErrors.concat(validate127.errors);
+errors = vErrors.length;
+}
+validate126.errors = vErrors;
+return errors === 0;
+}
+validate126.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+
+export const revokeQueryTokenStatus200 = validate132;
+const schema144 = {"$ref":"components#/$defs/QueryTokenResponse"};
+const schema145 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/QueryToken"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+
+function validate133(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate133.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7363,7 +10763,7 @@ vErrors.push(err12);
 errors++;
 }
 if(!(((data3 === "active") || (data3 === "revoked")) || (data3 === "expired"))){
-const err13 = {instancePath:instancePath+"/data/status",schemaPath:"components#/$defs/QueryToken/properties/status/enum",keyword:"enum",params:{allowedValues: schema98.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err13 = {instancePath:instancePath+"/data/status",schemaPath:"components#/$defs/QueryToken/properties/status/enum",keyword:"enum",params:{allowedValues: schema122.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -7441,7 +10841,7 @@ errors++;
 if(data0.expires_at !== undefined){
 let data8 = data0.expires_at;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err19 = {instancePath:instancePath+"/data/expires_at",schemaPath:"components#/$defs/QueryToken/properties/expires_at/type",keyword:"type",params:{type: schema98.properties.expires_at.type},message:"must be string,null"};
+const err19 = {instancePath:instancePath+"/data/expires_at",schemaPath:"components#/$defs/QueryToken/properties/expires_at/type",keyword:"type",params:{type: schema122.properties.expires_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -7466,7 +10866,7 @@ errors++;
 if(data0.revoked_at !== undefined){
 let data9 = data0.revoked_at;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err21 = {instancePath:instancePath+"/data/revoked_at",schemaPath:"components#/$defs/QueryToken/properties/revoked_at/type",keyword:"type",params:{type: schema98.properties.revoked_at.type},message:"must be string,null"};
+const err21 = {instancePath:instancePath+"/data/revoked_at",schemaPath:"components#/$defs/QueryToken/properties/revoked_at/type",keyword:"type",params:{type: schema122.properties.revoked_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -7491,7 +10891,7 @@ errors++;
 if(data0.last_used_at !== undefined){
 let data10 = data0.last_used_at;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err23 = {instancePath:instancePath+"/data/last_used_at",schemaPath:"components#/$defs/QueryToken/properties/last_used_at/type",keyword:"type",params:{type: schema98.properties.last_used_at.type},message:"must be string,null"};
+const err23 = {instancePath:instancePath+"/data/last_used_at",schemaPath:"components#/$defs/QueryToken/properties/last_used_at/type",keyword:"type",params:{type: schema122.properties.last_used_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -7570,43 +10970,430 @@ vErrors.push(err28);
 }
 errors++;
 }
-validate97.errors = vErrors;
+validate133.errors = vErrors;
 return errors === 0;
 }
-validate97.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate133.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate96(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate132(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate96.evaluated;
+const evaluated0 = validate132.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate97(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate97.errors : vErrors.concat(validate97.errors);
+if(!(validate133(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate133.errors : vErrors.concat(validate133.errors);
 errors = vErrors.length;
 }
-validate96.errors = vErrors;
+validate132.errors = vErrors;
 return errors === 0;
 }
-validate96.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate132.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listPatientsStatus200 = validate100;
-const schema113 = {"$ref":"components#/$defs/PatientListResponse"};
-const schema114 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/PatientSummary"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/ListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
-const schema115 = {"type":"object","required":["id","first_name","last_name","display_name","dob","status","service_line","office_id","current_episode","created_at","updated_at"],"properties":{"id":{"type":"string","description":"Patient id, or a stable surrogate handle (PT-…) in a no_phi session."},"mrn":{"type":["string","null"],"description":"Agency medical record number; null in no_phi sessions."},"first_name":{"type":["string","null"],"description":"First name; null in no_phi sessions."},"middle_name":{"type":["string","null"],"description":"Middle name; null in no_phi sessions."},"last_name":{"type":["string","null"],"description":"Last name; null in no_phi sessions."},"suffix":{"type":["string","null"],"description":"Suffix; null in no_phi sessions."},"display_name":{"type":["string","null"],"description":"Full display name; null in no_phi sessions."},"dob":{"type":["string","null"],"format":"date","description":"Date of birth; null in no_phi sessions."},"birth_year":{"type":["integer","null"],"description":"Year of birth; null in no_phi sessions when the patient is over 89."},"age":{"type":["string","null"],"pattern":"^([0-9]{1,2}|90\\+)$","description":"Age in whole years, or \"90+\" (Safe Harbor) when over 89."},"gender":{"type":["string","null"],"enum":["female","male","unknown",null],"description":"Administrative gender."},"status":{"type":"string","enum":["referred","pending_admission","active","on_hold","discharged","deceased","non_admit"],"description":"Chart status."},"service_line":{"type":"string","enum":["home_health","hospice","private_duty"],"description":"Business line."},"office_id":{"type":["string","null"],"description":"Office that serves the patient."},"current_episode":{"oneOf":[{"$ref":"components#/$defs/Episode"},{"type":"null"}],"description":"Active episode, if any."},"created_at":{"type":"string","format":"date-time","description":"Chart opened."},"updated_at":{"type":"string","format":"date-time","description":"Last change."}},"description":"External patient summary profile (route 8)."};
-const schema116 = {"type":"object","required":["id","type","status","start_date","end_date"],"properties":{"id":{"type":"string","description":"Episode id."},"type":{"type":"string","enum":["home_health_period","hospice_benefit_period","private_duty_authorization"],"description":"Kind of episode by service line."},"status":{"type":"string","enum":["planned","active","closed"],"description":"Episode state."},"start_date":{"type":"string","format":"date","description":"First day."},"end_date":{"type":["string","null"],"format":"date","description":"Last day."}}};
-const formats34 = require("ajv-formats/dist/formats").fullFormats.date;
-const pattern4 = new RegExp("^([0-9]{1,2}|90\\+)$", "u");
+export const revokeQueryTokenStatus200V1 = validate136;
+const schema148 = {"$ref":"components-v1#/$defs/QueryTokenResponse"};
+const schema149 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components-v1#/$defs/QueryToken"},"meta":{"$ref":"components-v1#/$defs/Meta"},"warnings":{"$ref":"components-v1#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
 
-function validate102(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate137(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate102.evaluated;
+const evaluated0 = validate137.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.data !== undefined){
+let data0 = data.data;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.id === undefined){
+const err1 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/QueryToken/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data0.name === undefined){
+const err2 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/QueryToken/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.status === undefined){
+const err3 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/QueryToken/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.query_ids === undefined){
+const err4 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/QueryToken/required",keyword:"required",params:{missingProperty: "query_ids"},message:"must have required property '"+"query_ids"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.last_four === undefined){
+const err5 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/QueryToken/required",keyword:"required",params:{missingProperty: "last_four"},message:"must have required property '"+"last_four"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data0.created_at === undefined){
+const err6 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/QueryToken/required",keyword:"required",params:{missingProperty: "created_at"},message:"must have required property '"+"created_at"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data0.expires_at === undefined){
+const err7 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/QueryToken/required",keyword:"required",params:{missingProperty: "expires_at"},message:"must have required property '"+"expires_at"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data0.revoked_at === undefined){
+const err8 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/QueryToken/required",keyword:"required",params:{missingProperty: "revoked_at"},message:"must have required property '"+"revoked_at"+"'"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(data0.last_used_at === undefined){
+const err9 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/QueryToken/required",keyword:"required",params:{missingProperty: "last_used_at"},message:"must have required property '"+"last_used_at"+"'"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(data0.id !== undefined){
+if(typeof data0.id !== "string"){
+const err10 = {instancePath:instancePath+"/data/id",schemaPath:"components-v1#/$defs/QueryToken/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data0.name !== undefined){
+if(typeof data0.name !== "string"){
+const err11 = {instancePath:instancePath+"/data/name",schemaPath:"components-v1#/$defs/QueryToken/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.status !== undefined){
+let data3 = data0.status;
+if(typeof data3 !== "string"){
+const err12 = {instancePath:instancePath+"/data/status",schemaPath:"components-v1#/$defs/QueryToken/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if(!(((data3 === "active") || (data3 === "revoked")) || (data3 === "expired"))){
+const err13 = {instancePath:instancePath+"/data/status",schemaPath:"components-v1#/$defs/QueryToken/properties/status/enum",keyword:"enum",params:{allowedValues: schema128.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(data0.query_ids !== undefined){
+let data4 = data0.query_ids;
+if(Array.isArray(data4)){
+const len0 = data4.length;
+for(let i0=0; i0<len0; i0++){
+if(typeof data4[i0] !== "string"){
+const err14 = {instancePath:instancePath+"/data/query_ids/" + i0,schemaPath:"components-v1#/$defs/QueryToken/properties/query_ids/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+}
+else {
+const err15 = {instancePath:instancePath+"/data/query_ids",schemaPath:"components-v1#/$defs/QueryToken/properties/query_ids/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data0.last_four !== undefined){
+if(typeof data0.last_four !== "string"){
+const err16 = {instancePath:instancePath+"/data/last_four",schemaPath:"components-v1#/$defs/QueryToken/properties/last_four/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data0.created_at !== undefined){
+let data7 = data0.created_at;
+if(typeof data7 === "string"){
+if(!(formats0.validate(data7))){
+const err17 = {instancePath:instancePath+"/data/created_at",schemaPath:"components-v1#/$defs/QueryToken/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+else {
+const err18 = {instancePath:instancePath+"/data/created_at",schemaPath:"components-v1#/$defs/QueryToken/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+if(data0.expires_at !== undefined){
+let data8 = data0.expires_at;
+if((typeof data8 !== "string") && (data8 !== null)){
+const err19 = {instancePath:instancePath+"/data/expires_at",schemaPath:"components-v1#/$defs/QueryToken/properties/expires_at/type",keyword:"type",params:{type: schema128.properties.expires_at.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(typeof data8 === "string"){
+if(!(formats0.validate(data8))){
+const err20 = {instancePath:instancePath+"/data/expires_at",schemaPath:"components-v1#/$defs/QueryToken/properties/expires_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+if(data0.revoked_at !== undefined){
+let data9 = data0.revoked_at;
+if((typeof data9 !== "string") && (data9 !== null)){
+const err21 = {instancePath:instancePath+"/data/revoked_at",schemaPath:"components-v1#/$defs/QueryToken/properties/revoked_at/type",keyword:"type",params:{type: schema128.properties.revoked_at.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+if(typeof data9 === "string"){
+if(!(formats0.validate(data9))){
+const err22 = {instancePath:instancePath+"/data/revoked_at",schemaPath:"components-v1#/$defs/QueryToken/properties/revoked_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+}
+if(data0.last_used_at !== undefined){
+let data10 = data0.last_used_at;
+if((typeof data10 !== "string") && (data10 !== null)){
+const err23 = {instancePath:instancePath+"/data/last_used_at",schemaPath:"components-v1#/$defs/QueryToken/properties/last_used_at/type",keyword:"type",params:{type: schema128.properties.last_used_at.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+if(typeof data10 === "string"){
+if(!(formats0.validate(data10))){
+const err24 = {instancePath:instancePath+"/data/last_used_at",schemaPath:"components-v1#/$defs/QueryToken/properties/last_used_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err25 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/QueryToken/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+if(data.meta !== undefined){
+if(!(validate66(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate66.errors : vErrors.concat(validate66.errors);
+errors = vErrors.length;
+}
+}
+if(data.warnings !== undefined){
+let data12 = data.warnings;
+if(Array.isArray(data12)){
+const len1 = data12.length;
+for(let i1=0; i1<len1; i1++){
+if(typeof data12[i1] !== "string"){
+const err26 = {instancePath:instancePath+"/warnings/" + i1,schemaPath:"components-v1#/$defs/Warnings/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+}
+else {
+const err27 = {instancePath:instancePath+"/warnings",schemaPath:"components-v1#/$defs/Warnings/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+}
+else {
+const err28 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+validate137.errors = vErrors;
+return errors === 0;
+}
+validate137.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+
+
+function validate136(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate136.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate137(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate137.errors : vErrors.concat(validate137.errors);
+errors = vErrors.length;
+}
+validate136.errors = vErrors;
+return errors === 0;
+}
+validate136.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+
+export const listPatientsStatus200 = validate140;
+const schema152 = {"$ref":"components#/$defs/PatientListResponse"};
+const schema153 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/PatientSummary"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/ListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
+const schema154 = {"type":"object","required":["id","first_name","last_name","display_name","dob","status","service_line","office_id","current_episode","created_at","updated_at"],"properties":{"id":{"type":"string","description":"Patient id, or a stable surrogate handle (PT-…) in a no_phi session."},"mrn":{"type":["string","null"],"description":"Agency medical record number; null in no_phi sessions."},"first_name":{"type":["string","null"],"description":"First name; null in no_phi sessions."},"middle_name":{"type":["string","null"],"description":"Middle name; null in no_phi sessions."},"last_name":{"type":["string","null"],"description":"Last name; null in no_phi sessions."},"suffix":{"type":["string","null"],"description":"Suffix; null in no_phi sessions."},"display_name":{"type":["string","null"],"description":"Full display name; null in no_phi sessions.","x-svc-v1-name":"full_name"},"dob":{"type":["string","null"],"format":"date","description":"Date of birth; null in no_phi sessions."},"birth_year":{"type":["integer","null"],"description":"Year of birth; null in no_phi sessions when the patient is over 89.","x-svc-since":"2"},"age":{"type":["string","null"],"pattern":"^([0-9]{1,2}|90\\+)$","description":"Age in whole years, or \"90+\" (Safe Harbor) when over 89."},"gender":{"type":["string","null"],"enum":["female","male","unknown",null],"description":"Administrative gender."},"status":{"type":"string","enum":["referred","pending_admission","active","on_hold","discharged","deceased","non_admit"],"description":"Chart status."},"service_line":{"type":"string","enum":["home_health","hospice","private_duty"],"description":"Business line."},"office_id":{"type":["string","null"],"description":"Office that serves the patient."},"current_episode":{"oneOf":[{"$ref":"components#/$defs/Episode"},{"type":"null"}],"description":"Active episode, if any."},"created_at":{"type":"string","format":"date-time","description":"Chart opened."},"updated_at":{"type":"string","format":"date-time","description":"Last change."}},"description":"External patient summary profile (route 8)."};
+const schema155 = {"type":"object","required":["id","type","status","start_date","end_date"],"properties":{"id":{"type":"string","description":"Episode id."},"type":{"type":"string","enum":["home_health_period","hospice_benefit_period","private_duty_authorization"],"description":"Kind of episode by service line."},"status":{"type":"string","enum":["planned","active","closed"],"description":"Episode state."},"start_date":{"type":"string","format":"date","description":"First day."},"end_date":{"type":["string","null"],"format":"date","description":"Last day."}}};
+const formats64 = require("ajv-formats/dist/formats").fullFormats.date;
+const pattern4 = new RegExp("^([0-9]{1,2}|90\\+)$", "u");
+
+function validate142(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate142.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7739,7 +11526,7 @@ errors++;
 if(data.mrn !== undefined){
 let data1 = data.mrn;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err12 = {instancePath:instancePath+"/mrn",schemaPath:"#/properties/mrn/type",keyword:"type",params:{type: schema115.properties.mrn.type},message:"must be string,null"};
+const err12 = {instancePath:instancePath+"/mrn",schemaPath:"#/properties/mrn/type",keyword:"type",params:{type: schema154.properties.mrn.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -7752,7 +11539,7 @@ errors++;
 if(data.first_name !== undefined){
 let data2 = data.first_name;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err13 = {instancePath:instancePath+"/first_name",schemaPath:"#/properties/first_name/type",keyword:"type",params:{type: schema115.properties.first_name.type},message:"must be string,null"};
+const err13 = {instancePath:instancePath+"/first_name",schemaPath:"#/properties/first_name/type",keyword:"type",params:{type: schema154.properties.first_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -7765,7 +11552,7 @@ errors++;
 if(data.middle_name !== undefined){
 let data3 = data.middle_name;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err14 = {instancePath:instancePath+"/middle_name",schemaPath:"#/properties/middle_name/type",keyword:"type",params:{type: schema115.properties.middle_name.type},message:"must be string,null"};
+const err14 = {instancePath:instancePath+"/middle_name",schemaPath:"#/properties/middle_name/type",keyword:"type",params:{type: schema154.properties.middle_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -7778,7 +11565,7 @@ errors++;
 if(data.last_name !== undefined){
 let data4 = data.last_name;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err15 = {instancePath:instancePath+"/last_name",schemaPath:"#/properties/last_name/type",keyword:"type",params:{type: schema115.properties.last_name.type},message:"must be string,null"};
+const err15 = {instancePath:instancePath+"/last_name",schemaPath:"#/properties/last_name/type",keyword:"type",params:{type: schema154.properties.last_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -7791,7 +11578,7 @@ errors++;
 if(data.suffix !== undefined){
 let data5 = data.suffix;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err16 = {instancePath:instancePath+"/suffix",schemaPath:"#/properties/suffix/type",keyword:"type",params:{type: schema115.properties.suffix.type},message:"must be string,null"};
+const err16 = {instancePath:instancePath+"/suffix",schemaPath:"#/properties/suffix/type",keyword:"type",params:{type: schema154.properties.suffix.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -7804,7 +11591,7 @@ errors++;
 if(data.display_name !== undefined){
 let data6 = data.display_name;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err17 = {instancePath:instancePath+"/display_name",schemaPath:"#/properties/display_name/type",keyword:"type",params:{type: schema115.properties.display_name.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/display_name",schemaPath:"#/properties/display_name/type",keyword:"type",params:{type: schema154.properties.display_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -7817,7 +11604,7 @@ errors++;
 if(data.dob !== undefined){
 let data7 = data.dob;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err18 = {instancePath:instancePath+"/dob",schemaPath:"#/properties/dob/type",keyword:"type",params:{type: schema115.properties.dob.type},message:"must be string,null"};
+const err18 = {instancePath:instancePath+"/dob",schemaPath:"#/properties/dob/type",keyword:"type",params:{type: schema154.properties.dob.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -7827,7 +11614,7 @@ vErrors.push(err18);
 errors++;
 }
 if(typeof data7 === "string"){
-if(!(formats34.validate(data7))){
+if(!(formats64.validate(data7))){
 const err19 = {instancePath:instancePath+"/dob",schemaPath:"#/properties/dob/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
 if(vErrors === null){
 vErrors = [err19];
@@ -7842,7 +11629,7 @@ errors++;
 if(data.birth_year !== undefined){
 let data8 = data.birth_year;
 if((!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))) && (data8 !== null)){
-const err20 = {instancePath:instancePath+"/birth_year",schemaPath:"#/properties/birth_year/type",keyword:"type",params:{type: schema115.properties.birth_year.type},message:"must be integer,null"};
+const err20 = {instancePath:instancePath+"/birth_year",schemaPath:"#/properties/birth_year/type",keyword:"type",params:{type: schema154.properties.birth_year.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -7855,7 +11642,7 @@ errors++;
 if(data.age !== undefined){
 let data9 = data.age;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err21 = {instancePath:instancePath+"/age",schemaPath:"#/properties/age/type",keyword:"type",params:{type: schema115.properties.age.type},message:"must be string,null"};
+const err21 = {instancePath:instancePath+"/age",schemaPath:"#/properties/age/type",keyword:"type",params:{type: schema154.properties.age.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -7880,7 +11667,7 @@ errors++;
 if(data.gender !== undefined){
 let data10 = data.gender;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err23 = {instancePath:instancePath+"/gender",schemaPath:"#/properties/gender/type",keyword:"type",params:{type: schema115.properties.gender.type},message:"must be string,null"};
+const err23 = {instancePath:instancePath+"/gender",schemaPath:"#/properties/gender/type",keyword:"type",params:{type: schema154.properties.gender.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -7890,7 +11677,7 @@ vErrors.push(err23);
 errors++;
 }
 if(!((((data10 === "female") || (data10 === "male")) || (data10 === "unknown")) || (data10 === null))){
-const err24 = {instancePath:instancePath+"/gender",schemaPath:"#/properties/gender/enum",keyword:"enum",params:{allowedValues: schema115.properties.gender.enum},message:"must be equal to one of the allowed values"};
+const err24 = {instancePath:instancePath+"/gender",schemaPath:"#/properties/gender/enum",keyword:"enum",params:{allowedValues: schema154.properties.gender.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -7913,7 +11700,7 @@ vErrors.push(err25);
 errors++;
 }
 if(!(((((((data11 === "referred") || (data11 === "pending_admission")) || (data11 === "active")) || (data11 === "on_hold")) || (data11 === "discharged")) || (data11 === "deceased")) || (data11 === "non_admit"))){
-const err26 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema115.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err26 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema154.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -7936,7 +11723,7 @@ vErrors.push(err27);
 errors++;
 }
 if(!(((data12 === "home_health") || (data12 === "hospice")) || (data12 === "private_duty"))){
-const err28 = {instancePath:instancePath+"/service_line",schemaPath:"#/properties/service_line/enum",keyword:"enum",params:{allowedValues: schema115.properties.service_line.enum},message:"must be equal to one of the allowed values"};
+const err28 = {instancePath:instancePath+"/service_line",schemaPath:"#/properties/service_line/enum",keyword:"enum",params:{allowedValues: schema154.properties.service_line.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -7949,7 +11736,7 @@ errors++;
 if(data.office_id !== undefined){
 let data13 = data.office_id;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err29 = {instancePath:instancePath+"/office_id",schemaPath:"#/properties/office_id/type",keyword:"type",params:{type: schema115.properties.office_id.type},message:"must be string,null"};
+const err29 = {instancePath:instancePath+"/office_id",schemaPath:"#/properties/office_id/type",keyword:"type",params:{type: schema154.properties.office_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -7961,10 +11748,10 @@ errors++;
 }
 if(data.current_episode !== undefined){
 let data14 = data.current_episode;
-const _errs30 = errors;
+const _errs32 = errors;
 let valid1 = false;
 let passing0 = null;
-const _errs31 = errors;
+const _errs33 = errors;
 if(data14 && typeof data14 == "object" && !Array.isArray(data14)){
 if(data14.id === undefined){
 const err30 = {instancePath:instancePath+"/current_episode",schemaPath:"components#/$defs/Episode/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
@@ -8041,7 +11828,7 @@ vErrors.push(err36);
 errors++;
 }
 if(!(((data16 === "home_health_period") || (data16 === "hospice_benefit_period")) || (data16 === "private_duty_authorization"))){
-const err37 = {instancePath:instancePath+"/current_episode/type",schemaPath:"components#/$defs/Episode/properties/type/enum",keyword:"enum",params:{allowedValues: schema116.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err37 = {instancePath:instancePath+"/current_episode/type",schemaPath:"components#/$defs/Episode/properties/type/enum",keyword:"enum",params:{allowedValues: schema155.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -8064,7 +11851,7 @@ vErrors.push(err38);
 errors++;
 }
 if(!(((data17 === "planned") || (data17 === "active")) || (data17 === "closed"))){
-const err39 = {instancePath:instancePath+"/current_episode/status",schemaPath:"components#/$defs/Episode/properties/status/enum",keyword:"enum",params:{allowedValues: schema116.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err39 = {instancePath:instancePath+"/current_episode/status",schemaPath:"components#/$defs/Episode/properties/status/enum",keyword:"enum",params:{allowedValues: schema155.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -8077,7 +11864,7 @@ errors++;
 if(data14.start_date !== undefined){
 let data18 = data14.start_date;
 if(typeof data18 === "string"){
-if(!(formats34.validate(data18))){
+if(!(formats64.validate(data18))){
 const err40 = {instancePath:instancePath+"/current_episode/start_date",schemaPath:"components#/$defs/Episode/properties/start_date/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
 if(vErrors === null){
 vErrors = [err40];
@@ -8102,7 +11889,7 @@ errors++;
 if(data14.end_date !== undefined){
 let data19 = data14.end_date;
 if((typeof data19 !== "string") && (data19 !== null)){
-const err42 = {instancePath:instancePath+"/current_episode/end_date",schemaPath:"components#/$defs/Episode/properties/end_date/type",keyword:"type",params:{type: schema116.properties.end_date.type},message:"must be string,null"};
+const err42 = {instancePath:instancePath+"/current_episode/end_date",schemaPath:"components#/$defs/Episode/properties/end_date/type",keyword:"type",params:{type: schema155.properties.end_date.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -8112,7 +11899,7 @@ vErrors.push(err42);
 errors++;
 }
 if(typeof data19 === "string"){
-if(!(formats34.validate(data19))){
+if(!(formats64.validate(data19))){
 const err43 = {instancePath:instancePath+"/current_episode/end_date",schemaPath:"components#/$defs/Episode/properties/end_date/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
 if(vErrors === null){
 vErrors = [err43];
@@ -8135,7 +11922,7 @@ vErrors.push(err44);
 }
 errors++;
 }
-var _valid0 = _errs31 === errors;
+var _valid0 = _errs33 === errors;
 if(_valid0){
 valid1 = true;
 passing0 = 0;
@@ -8146,7 +11933,7 @@ props0.status = true;
 props0.start_date = true;
 props0.end_date = true;
 }
-const _errs44 = errors;
+const _errs46 = errors;
 if(data14 !== null){
 const err45 = {instancePath:instancePath+"/current_episode",schemaPath:"#/properties/current_episode/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
@@ -8157,7 +11944,7 @@ vErrors.push(err45);
 }
 errors++;
 }
-var _valid0 = _errs44 === errors;
+var _valid0 = _errs46 === errors;
 if(_valid0 && valid1){
 valid1 = false;
 passing0 = [passing0, 1];
@@ -8179,10 +11966,10 @@ vErrors.push(err46);
 errors++;
 }
 else {
-errors = _errs30;
+errors = _errs32;
 if(vErrors !== null){
-if(_errs30){
-vErrors.length = _errs30;
+if(_errs32){
+vErrors.length = _errs32;
 }
 else {
 vErrors = null;
@@ -8251,16 +12038,16 @@ vErrors.push(err51);
 }
 errors++;
 }
-validate102.errors = vErrors;
+validate142.errors = vErrors;
 return errors === 0;
 }
-validate102.evaluated = {"props":{"id":true,"mrn":true,"first_name":true,"middle_name":true,"last_name":true,"suffix":true,"display_name":true,"dob":true,"birth_year":true,"age":true,"gender":true,"status":true,"service_line":true,"office_id":true,"current_episode":true,"created_at":true,"updated_at":true},"dynamicProps":false,"dynamicItems":false};
+validate142.evaluated = {"props":{"id":true,"mrn":true,"first_name":true,"middle_name":true,"last_name":true,"suffix":true,"display_name":true,"dob":true,"birth_year":true,"age":true,"gender":true,"status":true,"service_line":true,"office_id":true,"current_episode":true,"created_at":true,"updated_at":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate101(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate141(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate101.evaluated;
+const evaluated0 = validate141.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8293,8 +12080,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate102(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate102.errors : vErrors.concat(validate102.errors);
+if(!(validate142(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate142.errors : vErrors.concat(validate142.errors);
 errors = vErrors.length;
 }
 }
@@ -8311,8 +12098,8 @@ errors++;
 }
 }
 if(data.meta !== undefined){
-if(!(validate85(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate85.errors : vErrors.concat(validate85.errors);
+if(!(validate109(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate109.errors : vErrors.concat(validate109.errors);
 errors = vErrors.length;
 }
 }
@@ -8355,45 +12142,815 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate101.errors = vErrors;
+validate141.errors = vErrors;
 return errors === 0;
 }
-validate101.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate141.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate100(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate140(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate100.evaluated;
+const evaluated0 = validate140.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate101(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate101.errors : vErrors.concat(validate101.errors);
+if(!(validate141(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate141.errors : vErrors.concat(validate141.errors);
 errors = vErrors.length;
 }
-validate100.errors = vErrors;
+validate140.errors = vErrors;
 return errors === 0;
 }
-validate100.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate140.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const getPatientStatus200 = validate106;
-const schema118 = {"$ref":"components#/$defs/PatientResponse"};
-const schema119 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/PatientDetail"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
-const schema120 = {"type":"object","required":["id","first_name","last_name","display_name","dob","status","service_line","office_id","current_episode","created_at","updated_at","phones","address","coverages","episodes"],"properties":{"id":{"type":"string","description":"Patient id, or a stable surrogate handle (PT-…) in a no_phi session."},"mrn":{"type":["string","null"],"description":"Agency medical record number; null in no_phi sessions."},"first_name":{"type":["string","null"],"description":"First name; null in no_phi sessions."},"middle_name":{"type":["string","null"],"description":"Middle name; null in no_phi sessions."},"last_name":{"type":["string","null"],"description":"Last name; null in no_phi sessions."},"suffix":{"type":["string","null"],"description":"Suffix; null in no_phi sessions."},"display_name":{"type":["string","null"],"description":"Full display name; null in no_phi sessions."},"dob":{"type":["string","null"],"format":"date","description":"Date of birth; null in no_phi sessions."},"birth_year":{"type":["integer","null"],"description":"Year of birth; null in no_phi sessions when the patient is over 89."},"age":{"type":["string","null"],"pattern":"^([0-9]{1,2}|90\\+)$","description":"Age in whole years, or \"90+\" (Safe Harbor) when over 89."},"gender":{"type":["string","null"],"enum":["female","male","unknown",null],"description":"Administrative gender."},"status":{"type":"string","enum":["referred","pending_admission","active","on_hold","discharged","deceased","non_admit"],"description":"Chart status."},"service_line":{"type":"string","enum":["home_health","hospice","private_duty"],"description":"Business line."},"office_id":{"type":["string","null"],"description":"Office that serves the patient."},"current_episode":{"oneOf":[{"$ref":"components#/$defs/Episode"},{"type":"null"}],"description":"Active episode, if any."},"created_at":{"type":"string","format":"date-time","description":"Chart opened."},"updated_at":{"type":"string","format":"date-time","description":"Last change."},"phones":{"type":"array","items":{"$ref":"components#/$defs/Phone"},"description":"Phone numbers; empty in no_phi sessions."},"address":{"$ref":"components#/$defs/Address"},"coordinates":{"oneOf":[{"$ref":"components#/$defs/Coordinates"},{"type":"null"}],"description":"Geocode of the service address; null in no_phi sessions."},"coverages":{"type":"array","items":{"$ref":"components#/$defs/Coverage"},"description":"Coverage list, primary first."},"episodes":{"type":"array","items":{"$ref":"components#/$defs/Episode"},"description":"Episodes, newest first."},"primary_physician_id":{"type":["string","null"],"description":"Attending physician id."}},"description":"Patient detail profile (route 9)."};
-const schema122 = {"type":"object","required":["number","type","preferred"],"properties":{"number":{"type":"string","description":"Phone number."},"type":{"type":"string","enum":["primary","alternate"],"description":"Which number."},"preferred":{"type":"boolean","description":"Whether the patient prefers it."}}};
-const schema123 = {"type":"object","required":[],"properties":{"line1":{"type":["string","null"],"description":"Street line."},"line2":{"type":["string","null"],"description":"Second line."},"city":{"type":["string","null"],"description":"City."},"state":{"type":["string","null"],"description":"Two-letter state."},"zip_code":{"type":["string","null"],"description":"ZIP or ZIP+4. In no_phi sessions, the first three digits only (Safe Harbor), or null."}}};
-const schema124 = {"type":"object","required":["latitude","longitude"],"properties":{"latitude":{"type":"number","minimum":-90,"maximum":90},"longitude":{"type":"number","minimum":-180,"maximum":180}}};
-const schema125 = {"type":"object","required":["id","payor_id","plan_name","coverage_order","is_primary"],"properties":{"id":{"type":"string","description":"Coverage id."},"payor_id":{"type":["string","null"],"description":"Payor id."},"payor_name":{"type":["string","null"],"description":"Payor name."},"plan_name":{"type":["string","null"],"description":"Plan name."},"policy_number":{"type":["string","null"],"description":"Member or policy number."},"group_number":{"type":["string","null"],"description":"Group number."},"effective_date":{"type":["string","null"],"format":"date","description":"Coverage start."},"termination_date":{"type":["string","null"],"format":"date","description":"Coverage end."},"coverage_order":{"type":"integer","description":"0 is primary, 1 secondary, and so on.","minimum":0},"is_primary":{"type":"boolean","description":"Derived from coverage_order."},"policy_holder":{"oneOf":[{"$ref":"components#/$defs/PolicyHolder"},{"type":"null"}],"description":"Policy holder when coverage is through someone else."}}};
-const schema126 = {"type":"object","required":[],"properties":{"relationship_to_insured":{"type":["string","null"],"description":"X12 1069 code: 18 self, 01 spouse, 19 child, 20 employee, 53 life partner, G8 other, 21 unknown."},"first_name":{"type":["string","null"],"description":"Insured first name."},"last_name":{"type":["string","null"],"description":"Insured last name."},"middle_name":{"type":["string","null"],"description":"Insured middle name."},"suffix":{"type":["string","null"],"description":"Insured suffix."},"dob":{"type":["string","null"],"format":"date","description":"Insured date of birth."},"gender":{"type":["string","null"],"enum":["female","male","unknown",null],"description":"Insured gender."},"address":{"$ref":"components#/$defs/Address"}}};
+export const listPatientsStatus200V1 = validate146;
+const schema157 = {"$ref":"components-v1#/$defs/PatientListResponse"};
+const schema158 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components-v1#/$defs/PatientSummary"},"description":"Items of this page."},"meta":{"$ref":"components-v1#/$defs/ListMeta"},"warnings":{"$ref":"components-v1#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
+const schema159 = {"type":"object","required":["id","first_name","last_name","full_name","dob","status","service_line","office_id","current_episode","created_at","updated_at"],"properties":{"id":{"type":"string","description":"Patient id, or a stable surrogate handle (PT-…) in a no_phi session."},"mrn":{"type":["string","null"],"description":"Agency medical record number; null in no_phi sessions."},"first_name":{"type":["string","null"],"description":"First name; null in no_phi sessions."},"middle_name":{"type":["string","null"],"description":"Middle name; null in no_phi sessions."},"last_name":{"type":["string","null"],"description":"Last name; null in no_phi sessions."},"suffix":{"type":["string","null"],"description":"Suffix; null in no_phi sessions."},"full_name":{"type":["string","null"],"description":"Full display name; null in no_phi sessions.","x-svc-v1-name":"full_name"},"dob":{"type":["string","null"],"format":"date","description":"Date of birth; null in no_phi sessions."},"age":{"type":["string","null"],"pattern":"^([0-9]{1,2}|90\\+)$","description":"Age in whole years, or \"90+\" (Safe Harbor) when over 89."},"gender":{"type":["string","null"],"enum":["female","male","unknown",null],"description":"Administrative gender."},"status":{"type":"string","enum":["referred","pending_admission","active","on_hold","discharged","deceased","non_admit"],"description":"Chart status."},"service_line":{"type":"string","enum":["home_health","hospice","private_duty"],"description":"Business line."},"office_id":{"type":["string","null"],"description":"Office that serves the patient."},"current_episode":{"oneOf":[{"$ref":"components-v1#/$defs/Episode"},{"type":"null"}],"description":"Active episode, if any."},"created_at":{"type":"string","format":"date-time","description":"Chart opened."},"updated_at":{"type":"string","format":"date-time","description":"Last change."}},"description":"External patient summary profile (route 8)."};
+const schema160 = {"type":"object","required":["id","type","status","start_date","end_date"],"properties":{"id":{"type":"string","description":"Episode id."},"type":{"type":"string","enum":["home_health_period","hospice_benefit_period","private_duty_authorization"],"description":"Kind of episode by service line."},"status":{"type":"string","enum":["planned","active","closed"],"description":"Episode state."},"start_date":{"type":"string","format":"date","description":"First day."},"end_date":{"type":["string","null"],"format":"date","description":"Last day."}}};
 
-function validate110(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate148(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate110.evaluated;
+const evaluated0 = validate148.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.first_name === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "first_name"},message:"must have required property '"+"first_name"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.last_name === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "last_name"},message:"must have required property '"+"last_name"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.full_name === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "full_name"},message:"must have required property '"+"full_name"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.dob === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "dob"},message:"must have required property '"+"dob"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data.status === undefined){
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data.service_line === undefined){
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "service_line"},message:"must have required property '"+"service_line"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data.office_id === undefined){
+const err7 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "office_id"},message:"must have required property '"+"office_id"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data.current_episode === undefined){
+const err8 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "current_episode"},message:"must have required property '"+"current_episode"+"'"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(data.created_at === undefined){
+const err9 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "created_at"},message:"must have required property '"+"created_at"+"'"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(data.updated_at === undefined){
+const err10 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "updated_at"},message:"must have required property '"+"updated_at"+"'"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data.id !== undefined){
+if(typeof data.id !== "string"){
+const err11 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data.mrn !== undefined){
+let data1 = data.mrn;
+if((typeof data1 !== "string") && (data1 !== null)){
+const err12 = {instancePath:instancePath+"/mrn",schemaPath:"#/properties/mrn/type",keyword:"type",params:{type: schema159.properties.mrn.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data.first_name !== undefined){
+let data2 = data.first_name;
+if((typeof data2 !== "string") && (data2 !== null)){
+const err13 = {instancePath:instancePath+"/first_name",schemaPath:"#/properties/first_name/type",keyword:"type",params:{type: schema159.properties.first_name.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(data.middle_name !== undefined){
+let data3 = data.middle_name;
+if((typeof data3 !== "string") && (data3 !== null)){
+const err14 = {instancePath:instancePath+"/middle_name",schemaPath:"#/properties/middle_name/type",keyword:"type",params:{type: schema159.properties.middle_name.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+if(data.last_name !== undefined){
+let data4 = data.last_name;
+if((typeof data4 !== "string") && (data4 !== null)){
+const err15 = {instancePath:instancePath+"/last_name",schemaPath:"#/properties/last_name/type",keyword:"type",params:{type: schema159.properties.last_name.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data.suffix !== undefined){
+let data5 = data.suffix;
+if((typeof data5 !== "string") && (data5 !== null)){
+const err16 = {instancePath:instancePath+"/suffix",schemaPath:"#/properties/suffix/type",keyword:"type",params:{type: schema159.properties.suffix.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data.full_name !== undefined){
+let data6 = data.full_name;
+if((typeof data6 !== "string") && (data6 !== null)){
+const err17 = {instancePath:instancePath+"/full_name",schemaPath:"#/properties/full_name/type",keyword:"type",params:{type: schema159.properties.full_name.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data.dob !== undefined){
+let data7 = data.dob;
+if((typeof data7 !== "string") && (data7 !== null)){
+const err18 = {instancePath:instancePath+"/dob",schemaPath:"#/properties/dob/type",keyword:"type",params:{type: schema159.properties.dob.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(typeof data7 === "string"){
+if(!(formats64.validate(data7))){
+const err19 = {instancePath:instancePath+"/dob",schemaPath:"#/properties/dob/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+}
+if(data.age !== undefined){
+let data8 = data.age;
+if((typeof data8 !== "string") && (data8 !== null)){
+const err20 = {instancePath:instancePath+"/age",schemaPath:"#/properties/age/type",keyword:"type",params:{type: schema159.properties.age.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+if(typeof data8 === "string"){
+if(!pattern4.test(data8)){
+const err21 = {instancePath:instancePath+"/age",schemaPath:"#/properties/age/pattern",keyword:"pattern",params:{pattern: "^([0-9]{1,2}|90\\+)$"},message:"must match pattern \""+"^([0-9]{1,2}|90\\+)$"+"\""};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+}
+if(data.gender !== undefined){
+let data9 = data.gender;
+if((typeof data9 !== "string") && (data9 !== null)){
+const err22 = {instancePath:instancePath+"/gender",schemaPath:"#/properties/gender/type",keyword:"type",params:{type: schema159.properties.gender.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+if(!((((data9 === "female") || (data9 === "male")) || (data9 === "unknown")) || (data9 === null))){
+const err23 = {instancePath:instancePath+"/gender",schemaPath:"#/properties/gender/enum",keyword:"enum",params:{allowedValues: schema159.properties.gender.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+if(data.status !== undefined){
+let data10 = data.status;
+if(typeof data10 !== "string"){
+const err24 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+if(!(((((((data10 === "referred") || (data10 === "pending_admission")) || (data10 === "active")) || (data10 === "on_hold")) || (data10 === "discharged")) || (data10 === "deceased")) || (data10 === "non_admit"))){
+const err25 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema159.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+if(data.service_line !== undefined){
+let data11 = data.service_line;
+if(typeof data11 !== "string"){
+const err26 = {instancePath:instancePath+"/service_line",schemaPath:"#/properties/service_line/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+if(!(((data11 === "home_health") || (data11 === "hospice")) || (data11 === "private_duty"))){
+const err27 = {instancePath:instancePath+"/service_line",schemaPath:"#/properties/service_line/enum",keyword:"enum",params:{allowedValues: schema159.properties.service_line.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+if(data.office_id !== undefined){
+let data12 = data.office_id;
+if((typeof data12 !== "string") && (data12 !== null)){
+const err28 = {instancePath:instancePath+"/office_id",schemaPath:"#/properties/office_id/type",keyword:"type",params:{type: schema159.properties.office_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+}
+if(data.current_episode !== undefined){
+let data13 = data.current_episode;
+const _errs29 = errors;
+let valid1 = false;
+let passing0 = null;
+const _errs30 = errors;
+if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
+if(data13.id === undefined){
+const err29 = {instancePath:instancePath+"/current_episode",schemaPath:"components-v1#/$defs/Episode/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+if(data13.type === undefined){
+const err30 = {instancePath:instancePath+"/current_episode",schemaPath:"components-v1#/$defs/Episode/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+if(data13.status === undefined){
+const err31 = {instancePath:instancePath+"/current_episode",schemaPath:"components-v1#/$defs/Episode/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+if(data13.start_date === undefined){
+const err32 = {instancePath:instancePath+"/current_episode",schemaPath:"components-v1#/$defs/Episode/required",keyword:"required",params:{missingProperty: "start_date"},message:"must have required property '"+"start_date"+"'"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+if(data13.end_date === undefined){
+const err33 = {instancePath:instancePath+"/current_episode",schemaPath:"components-v1#/$defs/Episode/required",keyword:"required",params:{missingProperty: "end_date"},message:"must have required property '"+"end_date"+"'"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+if(data13.id !== undefined){
+if(typeof data13.id !== "string"){
+const err34 = {instancePath:instancePath+"/current_episode/id",schemaPath:"components-v1#/$defs/Episode/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+if(data13.type !== undefined){
+let data15 = data13.type;
+if(typeof data15 !== "string"){
+const err35 = {instancePath:instancePath+"/current_episode/type",schemaPath:"components-v1#/$defs/Episode/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+if(!(((data15 === "home_health_period") || (data15 === "hospice_benefit_period")) || (data15 === "private_duty_authorization"))){
+const err36 = {instancePath:instancePath+"/current_episode/type",schemaPath:"components-v1#/$defs/Episode/properties/type/enum",keyword:"enum",params:{allowedValues: schema160.properties.type.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+}
+if(data13.status !== undefined){
+let data16 = data13.status;
+if(typeof data16 !== "string"){
+const err37 = {instancePath:instancePath+"/current_episode/status",schemaPath:"components-v1#/$defs/Episode/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+if(!(((data16 === "planned") || (data16 === "active")) || (data16 === "closed"))){
+const err38 = {instancePath:instancePath+"/current_episode/status",schemaPath:"components-v1#/$defs/Episode/properties/status/enum",keyword:"enum",params:{allowedValues: schema160.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+}
+if(data13.start_date !== undefined){
+let data17 = data13.start_date;
+if(typeof data17 === "string"){
+if(!(formats64.validate(data17))){
+const err39 = {instancePath:instancePath+"/current_episode/start_date",schemaPath:"components-v1#/$defs/Episode/properties/start_date/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+}
+else {
+const err40 = {instancePath:instancePath+"/current_episode/start_date",schemaPath:"components-v1#/$defs/Episode/properties/start_date/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+}
+if(data13.end_date !== undefined){
+let data18 = data13.end_date;
+if((typeof data18 !== "string") && (data18 !== null)){
+const err41 = {instancePath:instancePath+"/current_episode/end_date",schemaPath:"components-v1#/$defs/Episode/properties/end_date/type",keyword:"type",params:{type: schema160.properties.end_date.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+if(typeof data18 === "string"){
+if(!(formats64.validate(data18))){
+const err42 = {instancePath:instancePath+"/current_episode/end_date",schemaPath:"components-v1#/$defs/Episode/properties/end_date/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err43 = {instancePath:instancePath+"/current_episode",schemaPath:"components-v1#/$defs/Episode/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+var _valid0 = _errs30 === errors;
+if(_valid0){
+valid1 = true;
+passing0 = 0;
+var props0 = {};
+props0.id = true;
+props0.type = true;
+props0.status = true;
+props0.start_date = true;
+props0.end_date = true;
+}
+const _errs43 = errors;
+if(data13 !== null){
+const err44 = {instancePath:instancePath+"/current_episode",schemaPath:"#/properties/current_episode/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+var _valid0 = _errs43 === errors;
+if(_valid0 && valid1){
+valid1 = false;
+passing0 = [passing0, 1];
+}
+else {
+if(_valid0){
+valid1 = true;
+passing0 = 1;
+}
+}
+if(!valid1){
+const err45 = {instancePath:instancePath+"/current_episode",schemaPath:"#/properties/current_episode/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+else {
+errors = _errs29;
+if(vErrors !== null){
+if(_errs29){
+vErrors.length = _errs29;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.created_at !== undefined){
+let data19 = data.created_at;
+if(typeof data19 === "string"){
+if(!(formats0.validate(data19))){
+const err46 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+}
+else {
+const err47 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+}
+if(data.updated_at !== undefined){
+let data20 = data.updated_at;
+if(typeof data20 === "string"){
+if(!(formats0.validate(data20))){
+const err48 = {instancePath:instancePath+"/updated_at",schemaPath:"#/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+}
+else {
+const err49 = {instancePath:instancePath+"/updated_at",schemaPath:"#/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+}
+}
+else {
+const err50 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+validate148.errors = vErrors;
+return errors === 0;
+}
+validate148.evaluated = {"props":{"id":true,"mrn":true,"first_name":true,"middle_name":true,"last_name":true,"suffix":true,"full_name":true,"dob":true,"age":true,"gender":true,"status":true,"service_line":true,"office_id":true,"current_episode":true,"created_at":true,"updated_at":true},"dynamicProps":false,"dynamicItems":false};
+
+
+function validate147(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate147.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.meta === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "meta"},message:"must have required property '"+"meta"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.data !== undefined){
+let data0 = data.data;
+if(Array.isArray(data0)){
+const len0 = data0.length;
+for(let i0=0; i0<len0; i0++){
+if(!(validate148(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate148.errors : vErrors.concat(validate148.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err2 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.meta !== undefined){
+if(!(validate115(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
+errors = vErrors.length;
+}
+}
+if(data.warnings !== undefined){
+let data3 = data.warnings;
+if(Array.isArray(data3)){
+const len1 = data3.length;
+for(let i1=0; i1<len1; i1++){
+if(typeof data3[i1] !== "string"){
+const err3 = {instancePath:instancePath+"/warnings/" + i1,schemaPath:"components-v1#/$defs/Warnings/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+else {
+const err4 = {instancePath:instancePath+"/warnings",schemaPath:"components-v1#/$defs/Warnings/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+}
+else {
+const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+validate147.errors = vErrors;
+return errors === 0;
+}
+validate147.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+
+
+function validate146(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate146.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate147(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate147.errors : vErrors.concat(validate147.errors);
+errors = vErrors.length;
+}
+validate146.errors = vErrors;
+return errors === 0;
+}
+validate146.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+
+export const getPatientStatus200 = validate152;
+const schema162 = {"$ref":"components#/$defs/PatientResponse"};
+const schema163 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/PatientDetail"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+const schema164 = {"type":"object","required":["id","first_name","last_name","display_name","dob","status","service_line","office_id","current_episode","created_at","updated_at","phones","address","coverages","episodes"],"properties":{"id":{"type":"string","description":"Patient id, or a stable surrogate handle (PT-…) in a no_phi session."},"mrn":{"type":["string","null"],"description":"Agency medical record number; null in no_phi sessions."},"first_name":{"type":["string","null"],"description":"First name; null in no_phi sessions."},"middle_name":{"type":["string","null"],"description":"Middle name; null in no_phi sessions."},"last_name":{"type":["string","null"],"description":"Last name; null in no_phi sessions."},"suffix":{"type":["string","null"],"description":"Suffix; null in no_phi sessions."},"display_name":{"type":["string","null"],"description":"Full display name; null in no_phi sessions.","x-svc-v1-name":"full_name"},"dob":{"type":["string","null"],"format":"date","description":"Date of birth; null in no_phi sessions."},"birth_year":{"type":["integer","null"],"description":"Year of birth; null in no_phi sessions when the patient is over 89.","x-svc-since":"2"},"age":{"type":["string","null"],"pattern":"^([0-9]{1,2}|90\\+)$","description":"Age in whole years, or \"90+\" (Safe Harbor) when over 89."},"gender":{"type":["string","null"],"enum":["female","male","unknown",null],"description":"Administrative gender."},"status":{"type":"string","enum":["referred","pending_admission","active","on_hold","discharged","deceased","non_admit"],"description":"Chart status."},"service_line":{"type":"string","enum":["home_health","hospice","private_duty"],"description":"Business line."},"office_id":{"type":["string","null"],"description":"Office that serves the patient."},"current_episode":{"oneOf":[{"$ref":"components#/$defs/Episode"},{"type":"null"}],"description":"Active episode, if any."},"created_at":{"type":"string","format":"date-time","description":"Chart opened."},"updated_at":{"type":"string","format":"date-time","description":"Last change."},"phones":{"type":"array","items":{"$ref":"components#/$defs/Phone"},"description":"Phone numbers; empty in no_phi sessions."},"address":{"$ref":"components#/$defs/Address"},"coordinates":{"oneOf":[{"$ref":"components#/$defs/Coordinates"},{"type":"null"}],"description":"Geocode of the service address; null in no_phi sessions.","x-svc-since":"2"},"coverages":{"type":"array","items":{"$ref":"components#/$defs/Coverage"},"description":"Coverage list, primary first."},"episodes":{"type":"array","items":{"$ref":"components#/$defs/Episode"},"description":"Episodes, newest first."},"primary_physician_id":{"type":["string","null"],"description":"Attending physician id."}},"description":"Patient detail profile (route 9)."};
+const schema166 = {"type":"object","required":["number","type","preferred"],"properties":{"number":{"type":"string","description":"Phone number."},"type":{"type":"string","enum":["primary","alternate"],"description":"Which number."},"preferred":{"type":"boolean","description":"Whether the patient prefers it."}}};
+const schema167 = {"type":"object","required":[],"properties":{"line1":{"type":["string","null"],"description":"Street line."},"line2":{"type":["string","null"],"description":"Second line."},"city":{"type":["string","null"],"description":"City."},"state":{"type":["string","null"],"description":"Two-letter state."},"zip_code":{"type":["string","null"],"description":"ZIP or ZIP+4. In no_phi sessions, the first three digits only (Safe Harbor), or null."}}};
+const schema168 = {"type":"object","required":["latitude","longitude"],"properties":{"latitude":{"type":"number","minimum":-90,"maximum":90},"longitude":{"type":"number","minimum":-180,"maximum":180}}};
+const schema169 = {"type":"object","required":["id","payor_id","plan_name","coverage_order","is_primary"],"properties":{"id":{"type":"string","description":"Coverage id."},"payor_id":{"type":["string","null"],"description":"Payor id."},"payor_name":{"type":["string","null"],"description":"Payor name."},"plan_name":{"type":["string","null"],"description":"Plan name."},"policy_number":{"type":["string","null"],"description":"Member or policy number."},"group_number":{"type":["string","null"],"description":"Group number."},"effective_date":{"type":["string","null"],"format":"date","description":"Coverage start."},"termination_date":{"type":["string","null"],"format":"date","description":"Coverage end."},"coverage_order":{"type":"integer","description":"0 is primary, 1 secondary, and so on.","minimum":0},"is_primary":{"type":"boolean","description":"Derived from coverage_order."},"policy_holder":{"oneOf":[{"$ref":"components#/$defs/PolicyHolder"},{"type":"null"}],"description":"Policy holder when coverage is through someone else."}}};
+const schema170 = {"type":"object","required":[],"properties":{"relationship_to_insured":{"type":["string","null"],"description":"X12 1069 code: 18 self, 01 spouse, 19 child, 20 employee, 53 life partner, G8 other, 21 unknown."},"first_name":{"type":["string","null"],"description":"Insured first name."},"last_name":{"type":["string","null"],"description":"Insured last name."},"middle_name":{"type":["string","null"],"description":"Insured middle name."},"suffix":{"type":["string","null"],"description":"Insured suffix."},"dob":{"type":["string","null"],"format":"date","description":"Insured date of birth."},"gender":{"type":["string","null"],"enum":["female","male","unknown",null],"description":"Insured gender."},"address":{"$ref":"components#/$defs/Address"}}};
+
+function validate156(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate156.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8404,7 +12961,7 @@ if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.relationship_to_insured !== undefined){
 let data0 = data.relationship_to_insured;
 if((typeof data0 !== "string") && (data0 !== null)){
-const err0 = {instancePath:instancePath+"/relationship_to_insured",schemaPath:"#/properties/relationship_to_insured/type",keyword:"type",params:{type: schema126.properties.relationship_to_insured.type},message:"must be string,null"};
+const err0 = {instancePath:instancePath+"/relationship_to_insured",schemaPath:"#/properties/relationship_to_insured/type",keyword:"type",params:{type: schema170.properties.relationship_to_insured.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -8417,7 +12974,7 @@ errors++;
 if(data.first_name !== undefined){
 let data1 = data.first_name;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err1 = {instancePath:instancePath+"/first_name",schemaPath:"#/properties/first_name/type",keyword:"type",params:{type: schema126.properties.first_name.type},message:"must be string,null"};
+const err1 = {instancePath:instancePath+"/first_name",schemaPath:"#/properties/first_name/type",keyword:"type",params:{type: schema170.properties.first_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -8430,7 +12987,7 @@ errors++;
 if(data.last_name !== undefined){
 let data2 = data.last_name;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err2 = {instancePath:instancePath+"/last_name",schemaPath:"#/properties/last_name/type",keyword:"type",params:{type: schema126.properties.last_name.type},message:"must be string,null"};
+const err2 = {instancePath:instancePath+"/last_name",schemaPath:"#/properties/last_name/type",keyword:"type",params:{type: schema170.properties.last_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -8443,7 +13000,7 @@ errors++;
 if(data.middle_name !== undefined){
 let data3 = data.middle_name;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err3 = {instancePath:instancePath+"/middle_name",schemaPath:"#/properties/middle_name/type",keyword:"type",params:{type: schema126.properties.middle_name.type},message:"must be string,null"};
+const err3 = {instancePath:instancePath+"/middle_name",schemaPath:"#/properties/middle_name/type",keyword:"type",params:{type: schema170.properties.middle_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -8456,7 +13013,7 @@ errors++;
 if(data.suffix !== undefined){
 let data4 = data.suffix;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err4 = {instancePath:instancePath+"/suffix",schemaPath:"#/properties/suffix/type",keyword:"type",params:{type: schema126.properties.suffix.type},message:"must be string,null"};
+const err4 = {instancePath:instancePath+"/suffix",schemaPath:"#/properties/suffix/type",keyword:"type",params:{type: schema170.properties.suffix.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -8469,7 +13026,7 @@ errors++;
 if(data.dob !== undefined){
 let data5 = data.dob;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err5 = {instancePath:instancePath+"/dob",schemaPath:"#/properties/dob/type",keyword:"type",params:{type: schema126.properties.dob.type},message:"must be string,null"};
+const err5 = {instancePath:instancePath+"/dob",schemaPath:"#/properties/dob/type",keyword:"type",params:{type: schema170.properties.dob.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -8479,7 +13036,7 @@ vErrors.push(err5);
 errors++;
 }
 if(typeof data5 === "string"){
-if(!(formats34.validate(data5))){
+if(!(formats64.validate(data5))){
 const err6 = {instancePath:instancePath+"/dob",schemaPath:"#/properties/dob/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -8494,7 +13051,7 @@ errors++;
 if(data.gender !== undefined){
 let data6 = data.gender;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err7 = {instancePath:instancePath+"/gender",schemaPath:"#/properties/gender/type",keyword:"type",params:{type: schema126.properties.gender.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/gender",schemaPath:"#/properties/gender/type",keyword:"type",params:{type: schema170.properties.gender.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -8504,7 +13061,7 @@ vErrors.push(err7);
 errors++;
 }
 if(!((((data6 === "female") || (data6 === "male")) || (data6 === "unknown")) || (data6 === null))){
-const err8 = {instancePath:instancePath+"/gender",schemaPath:"#/properties/gender/enum",keyword:"enum",params:{allowedValues: schema126.properties.gender.enum},message:"must be equal to one of the allowed values"};
+const err8 = {instancePath:instancePath+"/gender",schemaPath:"#/properties/gender/enum",keyword:"enum",params:{allowedValues: schema170.properties.gender.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -8520,7 +13077,7 @@ if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
 if(data7.line1 !== undefined){
 let data8 = data7.line1;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err9 = {instancePath:instancePath+"/address/line1",schemaPath:"components#/$defs/Address/properties/line1/type",keyword:"type",params:{type: schema123.properties.line1.type},message:"must be string,null"};
+const err9 = {instancePath:instancePath+"/address/line1",schemaPath:"components#/$defs/Address/properties/line1/type",keyword:"type",params:{type: schema167.properties.line1.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -8533,7 +13090,7 @@ errors++;
 if(data7.line2 !== undefined){
 let data9 = data7.line2;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err10 = {instancePath:instancePath+"/address/line2",schemaPath:"components#/$defs/Address/properties/line2/type",keyword:"type",params:{type: schema123.properties.line2.type},message:"must be string,null"};
+const err10 = {instancePath:instancePath+"/address/line2",schemaPath:"components#/$defs/Address/properties/line2/type",keyword:"type",params:{type: schema167.properties.line2.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -8546,7 +13103,7 @@ errors++;
 if(data7.city !== undefined){
 let data10 = data7.city;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err11 = {instancePath:instancePath+"/address/city",schemaPath:"components#/$defs/Address/properties/city/type",keyword:"type",params:{type: schema123.properties.city.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/address/city",schemaPath:"components#/$defs/Address/properties/city/type",keyword:"type",params:{type: schema167.properties.city.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -8559,7 +13116,7 @@ errors++;
 if(data7.state !== undefined){
 let data11 = data7.state;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err12 = {instancePath:instancePath+"/address/state",schemaPath:"components#/$defs/Address/properties/state/type",keyword:"type",params:{type: schema123.properties.state.type},message:"must be string,null"};
+const err12 = {instancePath:instancePath+"/address/state",schemaPath:"components#/$defs/Address/properties/state/type",keyword:"type",params:{type: schema167.properties.state.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -8572,7 +13129,7 @@ errors++;
 if(data7.zip_code !== undefined){
 let data12 = data7.zip_code;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err13 = {instancePath:instancePath+"/address/zip_code",schemaPath:"components#/$defs/Address/properties/zip_code/type",keyword:"type",params:{type: schema123.properties.zip_code.type},message:"must be string,null"};
+const err13 = {instancePath:instancePath+"/address/zip_code",schemaPath:"components#/$defs/Address/properties/zip_code/type",keyword:"type",params:{type: schema167.properties.zip_code.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -8605,16 +13162,16 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate110.errors = vErrors;
+validate156.errors = vErrors;
 return errors === 0;
 }
-validate110.evaluated = {"props":{"relationship_to_insured":true,"first_name":true,"last_name":true,"middle_name":true,"suffix":true,"dob":true,"gender":true,"address":true},"dynamicProps":false,"dynamicItems":false};
+validate156.evaluated = {"props":{"relationship_to_insured":true,"first_name":true,"last_name":true,"middle_name":true,"suffix":true,"dob":true,"gender":true,"address":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate109(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate155(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate109.evaluated;
+const evaluated0 = validate155.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8687,7 +13244,7 @@ errors++;
 if(data.payor_id !== undefined){
 let data1 = data.payor_id;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err6 = {instancePath:instancePath+"/payor_id",schemaPath:"#/properties/payor_id/type",keyword:"type",params:{type: schema125.properties.payor_id.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/payor_id",schemaPath:"#/properties/payor_id/type",keyword:"type",params:{type: schema169.properties.payor_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -8700,7 +13257,7 @@ errors++;
 if(data.payor_name !== undefined){
 let data2 = data.payor_name;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err7 = {instancePath:instancePath+"/payor_name",schemaPath:"#/properties/payor_name/type",keyword:"type",params:{type: schema125.properties.payor_name.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/payor_name",schemaPath:"#/properties/payor_name/type",keyword:"type",params:{type: schema169.properties.payor_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -8713,7 +13270,7 @@ errors++;
 if(data.plan_name !== undefined){
 let data3 = data.plan_name;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err8 = {instancePath:instancePath+"/plan_name",schemaPath:"#/properties/plan_name/type",keyword:"type",params:{type: schema125.properties.plan_name.type},message:"must be string,null"};
+const err8 = {instancePath:instancePath+"/plan_name",schemaPath:"#/properties/plan_name/type",keyword:"type",params:{type: schema169.properties.plan_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -8726,7 +13283,7 @@ errors++;
 if(data.policy_number !== undefined){
 let data4 = data.policy_number;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err9 = {instancePath:instancePath+"/policy_number",schemaPath:"#/properties/policy_number/type",keyword:"type",params:{type: schema125.properties.policy_number.type},message:"must be string,null"};
+const err9 = {instancePath:instancePath+"/policy_number",schemaPath:"#/properties/policy_number/type",keyword:"type",params:{type: schema169.properties.policy_number.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -8739,7 +13296,7 @@ errors++;
 if(data.group_number !== undefined){
 let data5 = data.group_number;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err10 = {instancePath:instancePath+"/group_number",schemaPath:"#/properties/group_number/type",keyword:"type",params:{type: schema125.properties.group_number.type},message:"must be string,null"};
+const err10 = {instancePath:instancePath+"/group_number",schemaPath:"#/properties/group_number/type",keyword:"type",params:{type: schema169.properties.group_number.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -8752,7 +13309,7 @@ errors++;
 if(data.effective_date !== undefined){
 let data6 = data.effective_date;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err11 = {instancePath:instancePath+"/effective_date",schemaPath:"#/properties/effective_date/type",keyword:"type",params:{type: schema125.properties.effective_date.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/effective_date",schemaPath:"#/properties/effective_date/type",keyword:"type",params:{type: schema169.properties.effective_date.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -8762,7 +13319,7 @@ vErrors.push(err11);
 errors++;
 }
 if(typeof data6 === "string"){
-if(!(formats34.validate(data6))){
+if(!(formats64.validate(data6))){
 const err12 = {instancePath:instancePath+"/effective_date",schemaPath:"#/properties/effective_date/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
 if(vErrors === null){
 vErrors = [err12];
@@ -8777,7 +13334,7 @@ errors++;
 if(data.termination_date !== undefined){
 let data7 = data.termination_date;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err13 = {instancePath:instancePath+"/termination_date",schemaPath:"#/properties/termination_date/type",keyword:"type",params:{type: schema125.properties.termination_date.type},message:"must be string,null"};
+const err13 = {instancePath:instancePath+"/termination_date",schemaPath:"#/properties/termination_date/type",keyword:"type",params:{type: schema169.properties.termination_date.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -8787,7 +13344,7 @@ vErrors.push(err13);
 errors++;
 }
 if(typeof data7 === "string"){
-if(!(formats34.validate(data7))){
+if(!(formats64.validate(data7))){
 const err14 = {instancePath:instancePath+"/termination_date",schemaPath:"#/properties/termination_date/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
 if(vErrors === null){
 vErrors = [err14];
@@ -8842,8 +13399,8 @@ const _errs22 = errors;
 let valid1 = false;
 let passing0 = null;
 const _errs23 = errors;
-if(!(validate110(data10, {instancePath:instancePath+"/policy_holder",parentData:data,parentDataProperty:"policy_holder",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate110.errors : vErrors.concat(validate110.errors);
+if(!(validate156(data10, {instancePath:instancePath+"/policy_holder",parentData:data,parentDataProperty:"policy_holder",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate156.errors : vErrors.concat(validate156.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs23 === errors;
@@ -8915,16 +13472,16 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate109.errors = vErrors;
+validate155.errors = vErrors;
 return errors === 0;
 }
-validate109.evaluated = {"props":{"id":true,"payor_id":true,"payor_name":true,"plan_name":true,"policy_number":true,"group_number":true,"effective_date":true,"termination_date":true,"coverage_order":true,"is_primary":true,"policy_holder":true},"dynamicProps":false,"dynamicItems":false};
+validate155.evaluated = {"props":{"id":true,"payor_id":true,"payor_name":true,"plan_name":true,"policy_number":true,"group_number":true,"effective_date":true,"termination_date":true,"coverage_order":true,"is_primary":true,"policy_holder":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate108(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate154(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate108.evaluated;
+const evaluated0 = validate154.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9097,7 +13654,7 @@ errors++;
 if(data.mrn !== undefined){
 let data1 = data.mrn;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err16 = {instancePath:instancePath+"/mrn",schemaPath:"#/properties/mrn/type",keyword:"type",params:{type: schema120.properties.mrn.type},message:"must be string,null"};
+const err16 = {instancePath:instancePath+"/mrn",schemaPath:"#/properties/mrn/type",keyword:"type",params:{type: schema164.properties.mrn.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -9110,7 +13667,7 @@ errors++;
 if(data.first_name !== undefined){
 let data2 = data.first_name;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err17 = {instancePath:instancePath+"/first_name",schemaPath:"#/properties/first_name/type",keyword:"type",params:{type: schema120.properties.first_name.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/first_name",schemaPath:"#/properties/first_name/type",keyword:"type",params:{type: schema164.properties.first_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -9123,7 +13680,7 @@ errors++;
 if(data.middle_name !== undefined){
 let data3 = data.middle_name;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err18 = {instancePath:instancePath+"/middle_name",schemaPath:"#/properties/middle_name/type",keyword:"type",params:{type: schema120.properties.middle_name.type},message:"must be string,null"};
+const err18 = {instancePath:instancePath+"/middle_name",schemaPath:"#/properties/middle_name/type",keyword:"type",params:{type: schema164.properties.middle_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -9136,7 +13693,7 @@ errors++;
 if(data.last_name !== undefined){
 let data4 = data.last_name;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err19 = {instancePath:instancePath+"/last_name",schemaPath:"#/properties/last_name/type",keyword:"type",params:{type: schema120.properties.last_name.type},message:"must be string,null"};
+const err19 = {instancePath:instancePath+"/last_name",schemaPath:"#/properties/last_name/type",keyword:"type",params:{type: schema164.properties.last_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -9149,7 +13706,7 @@ errors++;
 if(data.suffix !== undefined){
 let data5 = data.suffix;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err20 = {instancePath:instancePath+"/suffix",schemaPath:"#/properties/suffix/type",keyword:"type",params:{type: schema120.properties.suffix.type},message:"must be string,null"};
+const err20 = {instancePath:instancePath+"/suffix",schemaPath:"#/properties/suffix/type",keyword:"type",params:{type: schema164.properties.suffix.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -9162,7 +13719,7 @@ errors++;
 if(data.display_name !== undefined){
 let data6 = data.display_name;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err21 = {instancePath:instancePath+"/display_name",schemaPath:"#/properties/display_name/type",keyword:"type",params:{type: schema120.properties.display_name.type},message:"must be string,null"};
+const err21 = {instancePath:instancePath+"/display_name",schemaPath:"#/properties/display_name/type",keyword:"type",params:{type: schema164.properties.display_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -9175,7 +13732,7 @@ errors++;
 if(data.dob !== undefined){
 let data7 = data.dob;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err22 = {instancePath:instancePath+"/dob",schemaPath:"#/properties/dob/type",keyword:"type",params:{type: schema120.properties.dob.type},message:"must be string,null"};
+const err22 = {instancePath:instancePath+"/dob",schemaPath:"#/properties/dob/type",keyword:"type",params:{type: schema164.properties.dob.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -9185,7 +13742,7 @@ vErrors.push(err22);
 errors++;
 }
 if(typeof data7 === "string"){
-if(!(formats34.validate(data7))){
+if(!(formats64.validate(data7))){
 const err23 = {instancePath:instancePath+"/dob",schemaPath:"#/properties/dob/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
 if(vErrors === null){
 vErrors = [err23];
@@ -9200,7 +13757,7 @@ errors++;
 if(data.birth_year !== undefined){
 let data8 = data.birth_year;
 if((!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))) && (data8 !== null)){
-const err24 = {instancePath:instancePath+"/birth_year",schemaPath:"#/properties/birth_year/type",keyword:"type",params:{type: schema120.properties.birth_year.type},message:"must be integer,null"};
+const err24 = {instancePath:instancePath+"/birth_year",schemaPath:"#/properties/birth_year/type",keyword:"type",params:{type: schema164.properties.birth_year.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -9213,7 +13770,7 @@ errors++;
 if(data.age !== undefined){
 let data9 = data.age;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err25 = {instancePath:instancePath+"/age",schemaPath:"#/properties/age/type",keyword:"type",params:{type: schema120.properties.age.type},message:"must be string,null"};
+const err25 = {instancePath:instancePath+"/age",schemaPath:"#/properties/age/type",keyword:"type",params:{type: schema164.properties.age.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -9238,7 +13795,7 @@ errors++;
 if(data.gender !== undefined){
 let data10 = data.gender;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err27 = {instancePath:instancePath+"/gender",schemaPath:"#/properties/gender/type",keyword:"type",params:{type: schema120.properties.gender.type},message:"must be string,null"};
+const err27 = {instancePath:instancePath+"/gender",schemaPath:"#/properties/gender/type",keyword:"type",params:{type: schema164.properties.gender.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -9248,7 +13805,7 @@ vErrors.push(err27);
 errors++;
 }
 if(!((((data10 === "female") || (data10 === "male")) || (data10 === "unknown")) || (data10 === null))){
-const err28 = {instancePath:instancePath+"/gender",schemaPath:"#/properties/gender/enum",keyword:"enum",params:{allowedValues: schema120.properties.gender.enum},message:"must be equal to one of the allowed values"};
+const err28 = {instancePath:instancePath+"/gender",schemaPath:"#/properties/gender/enum",keyword:"enum",params:{allowedValues: schema164.properties.gender.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -9271,7 +13828,7 @@ vErrors.push(err29);
 errors++;
 }
 if(!(((((((data11 === "referred") || (data11 === "pending_admission")) || (data11 === "active")) || (data11 === "on_hold")) || (data11 === "discharged")) || (data11 === "deceased")) || (data11 === "non_admit"))){
-const err30 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema120.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err30 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema164.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -9294,7 +13851,7 @@ vErrors.push(err31);
 errors++;
 }
 if(!(((data12 === "home_health") || (data12 === "hospice")) || (data12 === "private_duty"))){
-const err32 = {instancePath:instancePath+"/service_line",schemaPath:"#/properties/service_line/enum",keyword:"enum",params:{allowedValues: schema120.properties.service_line.enum},message:"must be equal to one of the allowed values"};
+const err32 = {instancePath:instancePath+"/service_line",schemaPath:"#/properties/service_line/enum",keyword:"enum",params:{allowedValues: schema164.properties.service_line.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -9307,7 +13864,7 @@ errors++;
 if(data.office_id !== undefined){
 let data13 = data.office_id;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err33 = {instancePath:instancePath+"/office_id",schemaPath:"#/properties/office_id/type",keyword:"type",params:{type: schema120.properties.office_id.type},message:"must be string,null"};
+const err33 = {instancePath:instancePath+"/office_id",schemaPath:"#/properties/office_id/type",keyword:"type",params:{type: schema164.properties.office_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -9319,10 +13876,10 @@ errors++;
 }
 if(data.current_episode !== undefined){
 let data14 = data.current_episode;
-const _errs30 = errors;
+const _errs32 = errors;
 let valid1 = false;
 let passing0 = null;
-const _errs31 = errors;
+const _errs33 = errors;
 if(data14 && typeof data14 == "object" && !Array.isArray(data14)){
 if(data14.id === undefined){
 const err34 = {instancePath:instancePath+"/current_episode",schemaPath:"components#/$defs/Episode/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
@@ -9399,7 +13956,7 @@ vErrors.push(err40);
 errors++;
 }
 if(!(((data16 === "home_health_period") || (data16 === "hospice_benefit_period")) || (data16 === "private_duty_authorization"))){
-const err41 = {instancePath:instancePath+"/current_episode/type",schemaPath:"components#/$defs/Episode/properties/type/enum",keyword:"enum",params:{allowedValues: schema116.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err41 = {instancePath:instancePath+"/current_episode/type",schemaPath:"components#/$defs/Episode/properties/type/enum",keyword:"enum",params:{allowedValues: schema155.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -9422,7 +13979,7 @@ vErrors.push(err42);
 errors++;
 }
 if(!(((data17 === "planned") || (data17 === "active")) || (data17 === "closed"))){
-const err43 = {instancePath:instancePath+"/current_episode/status",schemaPath:"components#/$defs/Episode/properties/status/enum",keyword:"enum",params:{allowedValues: schema116.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err43 = {instancePath:instancePath+"/current_episode/status",schemaPath:"components#/$defs/Episode/properties/status/enum",keyword:"enum",params:{allowedValues: schema155.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -9435,7 +13992,7 @@ errors++;
 if(data14.start_date !== undefined){
 let data18 = data14.start_date;
 if(typeof data18 === "string"){
-if(!(formats34.validate(data18))){
+if(!(formats64.validate(data18))){
 const err44 = {instancePath:instancePath+"/current_episode/start_date",schemaPath:"components#/$defs/Episode/properties/start_date/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
 if(vErrors === null){
 vErrors = [err44];
@@ -9460,7 +14017,7 @@ errors++;
 if(data14.end_date !== undefined){
 let data19 = data14.end_date;
 if((typeof data19 !== "string") && (data19 !== null)){
-const err46 = {instancePath:instancePath+"/current_episode/end_date",schemaPath:"components#/$defs/Episode/properties/end_date/type",keyword:"type",params:{type: schema116.properties.end_date.type},message:"must be string,null"};
+const err46 = {instancePath:instancePath+"/current_episode/end_date",schemaPath:"components#/$defs/Episode/properties/end_date/type",keyword:"type",params:{type: schema155.properties.end_date.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -9470,7 +14027,7 @@ vErrors.push(err46);
 errors++;
 }
 if(typeof data19 === "string"){
-if(!(formats34.validate(data19))){
+if(!(formats64.validate(data19))){
 const err47 = {instancePath:instancePath+"/current_episode/end_date",schemaPath:"components#/$defs/Episode/properties/end_date/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
 if(vErrors === null){
 vErrors = [err47];
@@ -9493,7 +14050,7 @@ vErrors.push(err48);
 }
 errors++;
 }
-var _valid0 = _errs31 === errors;
+var _valid0 = _errs33 === errors;
 if(_valid0){
 valid1 = true;
 passing0 = 0;
@@ -9504,7 +14061,7 @@ props0.status = true;
 props0.start_date = true;
 props0.end_date = true;
 }
-const _errs44 = errors;
+const _errs46 = errors;
 if(data14 !== null){
 const err49 = {instancePath:instancePath+"/current_episode",schemaPath:"#/properties/current_episode/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
@@ -9515,7 +14072,7 @@ vErrors.push(err49);
 }
 errors++;
 }
-var _valid0 = _errs44 === errors;
+var _valid0 = _errs46 === errors;
 if(_valid0 && valid1){
 valid1 = false;
 passing0 = [passing0, 1];
@@ -9537,10 +14094,10 @@ vErrors.push(err50);
 errors++;
 }
 else {
-errors = _errs30;
+errors = _errs32;
 if(vErrors !== null){
-if(_errs30){
-vErrors.length = _errs30;
+if(_errs32){
+vErrors.length = _errs32;
 }
 else {
 vErrors = null;
@@ -9660,7 +14217,7 @@ vErrors.push(err59);
 errors++;
 }
 if(!((data25 === "primary") || (data25 === "alternate"))){
-const err60 = {instancePath:instancePath+"/phones/" + i0+"/type",schemaPath:"components#/$defs/Phone/properties/type/enum",keyword:"enum",params:{allowedValues: schema122.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err60 = {instancePath:instancePath+"/phones/" + i0+"/type",schemaPath:"components#/$defs/Phone/properties/type/enum",keyword:"enum",params:{allowedValues: schema166.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -9712,7 +14269,7 @@ if(data27 && typeof data27 == "object" && !Array.isArray(data27)){
 if(data27.line1 !== undefined){
 let data28 = data27.line1;
 if((typeof data28 !== "string") && (data28 !== null)){
-const err64 = {instancePath:instancePath+"/address/line1",schemaPath:"components#/$defs/Address/properties/line1/type",keyword:"type",params:{type: schema123.properties.line1.type},message:"must be string,null"};
+const err64 = {instancePath:instancePath+"/address/line1",schemaPath:"components#/$defs/Address/properties/line1/type",keyword:"type",params:{type: schema167.properties.line1.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -9725,7 +14282,7 @@ errors++;
 if(data27.line2 !== undefined){
 let data29 = data27.line2;
 if((typeof data29 !== "string") && (data29 !== null)){
-const err65 = {instancePath:instancePath+"/address/line2",schemaPath:"components#/$defs/Address/properties/line2/type",keyword:"type",params:{type: schema123.properties.line2.type},message:"must be string,null"};
+const err65 = {instancePath:instancePath+"/address/line2",schemaPath:"components#/$defs/Address/properties/line2/type",keyword:"type",params:{type: schema167.properties.line2.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -9738,7 +14295,7 @@ errors++;
 if(data27.city !== undefined){
 let data30 = data27.city;
 if((typeof data30 !== "string") && (data30 !== null)){
-const err66 = {instancePath:instancePath+"/address/city",schemaPath:"components#/$defs/Address/properties/city/type",keyword:"type",params:{type: schema123.properties.city.type},message:"must be string,null"};
+const err66 = {instancePath:instancePath+"/address/city",schemaPath:"components#/$defs/Address/properties/city/type",keyword:"type",params:{type: schema167.properties.city.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -9751,7 +14308,7 @@ errors++;
 if(data27.state !== undefined){
 let data31 = data27.state;
 if((typeof data31 !== "string") && (data31 !== null)){
-const err67 = {instancePath:instancePath+"/address/state",schemaPath:"components#/$defs/Address/properties/state/type",keyword:"type",params:{type: schema123.properties.state.type},message:"must be string,null"};
+const err67 = {instancePath:instancePath+"/address/state",schemaPath:"components#/$defs/Address/properties/state/type",keyword:"type",params:{type: schema167.properties.state.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -9764,7 +14321,7 @@ errors++;
 if(data27.zip_code !== undefined){
 let data32 = data27.zip_code;
 if((typeof data32 !== "string") && (data32 !== null)){
-const err68 = {instancePath:instancePath+"/address/zip_code",schemaPath:"components#/$defs/Address/properties/zip_code/type",keyword:"type",params:{type: schema123.properties.zip_code.type},message:"must be string,null"};
+const err68 = {instancePath:instancePath+"/address/zip_code",schemaPath:"components#/$defs/Address/properties/zip_code/type",keyword:"type",params:{type: schema167.properties.zip_code.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -9788,10 +14345,10 @@ errors++;
 }
 if(data.coordinates !== undefined){
 let data33 = data.coordinates;
-const _errs75 = errors;
+const _errs77 = errors;
 let valid10 = false;
 let passing1 = null;
-const _errs76 = errors;
+const _errs78 = errors;
 if(data33 && typeof data33 == "object" && !Array.isArray(data33)){
 if(data33.latitude === undefined){
 const err70 = {instancePath:instancePath+"/coordinates",schemaPath:"components#/$defs/Coordinates/required",keyword:"required",params:{missingProperty: "latitude"},message:"must have required property '"+"latitude"+"'"};
@@ -9894,7 +14451,7 @@ vErrors.push(err78);
 }
 errors++;
 }
-var _valid1 = _errs76 === errors;
+var _valid1 = _errs78 === errors;
 if(_valid1){
 valid10 = true;
 passing1 = 0;
@@ -9902,7 +14459,7 @@ var props1 = {};
 props1.latitude = true;
 props1.longitude = true;
 }
-const _errs83 = errors;
+const _errs85 = errors;
 if(data33 !== null){
 const err79 = {instancePath:instancePath+"/coordinates",schemaPath:"#/properties/coordinates/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
@@ -9913,7 +14470,7 @@ vErrors.push(err79);
 }
 errors++;
 }
-var _valid1 = _errs83 === errors;
+var _valid1 = _errs85 === errors;
 if(_valid1 && valid10){
 valid10 = false;
 passing1 = [passing1, 1];
@@ -9935,10 +14492,10 @@ vErrors.push(err80);
 errors++;
 }
 else {
-errors = _errs75;
+errors = _errs77;
 if(vErrors !== null){
-if(_errs75){
-vErrors.length = _errs75;
+if(_errs77){
+vErrors.length = _errs77;
 }
 else {
 vErrors = null;
@@ -9951,8 +14508,8 @@ let data36 = data.coverages;
 if(Array.isArray(data36)){
 const len1 = data36.length;
 for(let i1=0; i1<len1; i1++){
-if(!(validate109(data36[i1], {instancePath:instancePath+"/coverages/" + i1,parentData:data36,parentDataProperty:i1,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate109.errors : vErrors.concat(validate109.errors);
+if(!(validate155(data36[i1], {instancePath:instancePath+"/coverages/" + i1,parentData:data36,parentDataProperty:i1,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate155.errors : vErrors.concat(validate155.errors);
 errors = vErrors.length;
 }
 }
@@ -10050,7 +14607,7 @@ vErrors.push(err88);
 errors++;
 }
 if(!(((data41 === "home_health_period") || (data41 === "hospice_benefit_period")) || (data41 === "private_duty_authorization"))){
-const err89 = {instancePath:instancePath+"/episodes/" + i2+"/type",schemaPath:"components#/$defs/Episode/properties/type/enum",keyword:"enum",params:{allowedValues: schema116.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err89 = {instancePath:instancePath+"/episodes/" + i2+"/type",schemaPath:"components#/$defs/Episode/properties/type/enum",keyword:"enum",params:{allowedValues: schema155.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -10073,7 +14630,7 @@ vErrors.push(err90);
 errors++;
 }
 if(!(((data42 === "planned") || (data42 === "active")) || (data42 === "closed"))){
-const err91 = {instancePath:instancePath+"/episodes/" + i2+"/status",schemaPath:"components#/$defs/Episode/properties/status/enum",keyword:"enum",params:{allowedValues: schema116.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err91 = {instancePath:instancePath+"/episodes/" + i2+"/status",schemaPath:"components#/$defs/Episode/properties/status/enum",keyword:"enum",params:{allowedValues: schema155.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err91];
 }
@@ -10086,7 +14643,7 @@ errors++;
 if(data39.start_date !== undefined){
 let data43 = data39.start_date;
 if(typeof data43 === "string"){
-if(!(formats34.validate(data43))){
+if(!(formats64.validate(data43))){
 const err92 = {instancePath:instancePath+"/episodes/" + i2+"/start_date",schemaPath:"components#/$defs/Episode/properties/start_date/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
 if(vErrors === null){
 vErrors = [err92];
@@ -10111,7 +14668,7 @@ errors++;
 if(data39.end_date !== undefined){
 let data44 = data39.end_date;
 if((typeof data44 !== "string") && (data44 !== null)){
-const err94 = {instancePath:instancePath+"/episodes/" + i2+"/end_date",schemaPath:"components#/$defs/Episode/properties/end_date/type",keyword:"type",params:{type: schema116.properties.end_date.type},message:"must be string,null"};
+const err94 = {instancePath:instancePath+"/episodes/" + i2+"/end_date",schemaPath:"components#/$defs/Episode/properties/end_date/type",keyword:"type",params:{type: schema155.properties.end_date.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err94];
 }
@@ -10121,7 +14678,7 @@ vErrors.push(err94);
 errors++;
 }
 if(typeof data44 === "string"){
-if(!(formats34.validate(data44))){
+if(!(formats64.validate(data44))){
 const err95 = {instancePath:instancePath+"/episodes/" + i2+"/end_date",schemaPath:"components#/$defs/Episode/properties/end_date/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
 if(vErrors === null){
 vErrors = [err95];
@@ -10160,7 +14717,7 @@ errors++;
 if(data.primary_physician_id !== undefined){
 let data45 = data.primary_physician_id;
 if((typeof data45 !== "string") && (data45 !== null)){
-const err98 = {instancePath:instancePath+"/primary_physician_id",schemaPath:"#/properties/primary_physician_id/type",keyword:"type",params:{type: schema120.properties.primary_physician_id.type},message:"must be string,null"};
+const err98 = {instancePath:instancePath+"/primary_physician_id",schemaPath:"#/properties/primary_physician_id/type",keyword:"type",params:{type: schema164.properties.primary_physician_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err98];
 }
@@ -10181,16 +14738,16 @@ vErrors.push(err99);
 }
 errors++;
 }
-validate108.errors = vErrors;
+validate154.errors = vErrors;
 return errors === 0;
 }
-validate108.evaluated = {"props":{"id":true,"mrn":true,"first_name":true,"middle_name":true,"last_name":true,"suffix":true,"display_name":true,"dob":true,"birth_year":true,"age":true,"gender":true,"status":true,"service_line":true,"office_id":true,"current_episode":true,"created_at":true,"updated_at":true,"phones":true,"address":true,"coordinates":true,"coverages":true,"episodes":true,"primary_physician_id":true},"dynamicProps":false,"dynamicItems":false};
+validate154.evaluated = {"props":{"id":true,"mrn":true,"first_name":true,"middle_name":true,"last_name":true,"suffix":true,"display_name":true,"dob":true,"birth_year":true,"age":true,"gender":true,"status":true,"service_line":true,"office_id":true,"current_episode":true,"created_at":true,"updated_at":true,"phones":true,"address":true,"coordinates":true,"coverages":true,"episodes":true,"primary_physician_id":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate107(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate153(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate107.evaluated;
+const evaluated0 = validate153.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10209,8 +14766,8 @@ vErrors.push(err0);
 errors++;
 }
 if(data.data !== undefined){
-if(!(validate108(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate108.errors : vErrors.concat(validate108.errors);
+if(!(validate154(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate154.errors : vErrors.concat(validate154.errors);
 errors = vErrors.length;
 }
 }
@@ -10259,40 +14816,1770 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate107.errors = vErrors;
+validate153.errors = vErrors;
 return errors === 0;
 }
-validate107.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate153.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate106(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate152(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate106.evaluated;
+const evaluated0 = validate152.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate107(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate107.errors : vErrors.concat(validate107.errors);
+if(!(validate153(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate153.errors : vErrors.concat(validate153.errors);
 errors = vErrors.length;
 }
-validate106.errors = vErrors;
+validate152.errors = vErrors;
 return errors === 0;
 }
-validate106.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate152.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listReferralsStatus200 = validate116;
-const schema130 = {"$ref":"components#/$defs/ReferralListResponse"};
-const schema131 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/ReferralSummary"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/ListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
-const schema132 = {"type":"object","required":["id","patient_id","intake_id","service_line","referral_type","referral_type_category","referral_date","referral_source","referral_source_id","disposition","decline_reason","office_id","patient_display_name","created_at"],"properties":{"id":{"type":"string","description":"Referral id."},"patient_id":{"type":["string","null"],"description":"Linked patient (surrogate handle in no_phi sessions)."},"intake_id":{"type":"string","description":"Intake created for it."},"service_line":{"type":"string","description":"Business line as sent."},"referral_type":{"type":["string","null"],"description":"As sent."},"referral_type_category":{"type":"string","enum":["soc","roc","other"],"description":"How intake surfaces branch on referral_type."},"referral_date":{"type":"string","format":"date-time","description":"Referral date (year only is meaningful in no_phi sessions)."},"referral_source":{"type":["string","null"],"description":"Free-text source."},"referral_source_id":{"type":["string","null"],"description":"Known source id."},"disposition":{"type":"string","enum":["accepted","declined"],"description":"Pipeline decision."},"decline_reason":{"type":["string","null"],"description":"Why declined."},"office_id":{"type":["string","null"],"description":"Routed office."},"patient_display_name":{"type":["string","null"],"description":"Patient name; null in no_phi sessions."},"created_at":{"type":"string","format":"date-time","description":"Recorded at."}},"description":"Referral summary profile (route 10)."};
+export const getPatientStatus200V1 = validate162;
+const schema174 = {"$ref":"components-v1#/$defs/PatientResponse"};
+const schema175 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components-v1#/$defs/PatientDetail"},"meta":{"$ref":"components-v1#/$defs/Meta"},"warnings":{"$ref":"components-v1#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+const schema176 = {"type":"object","required":["id","first_name","last_name","full_name","dob","status","service_line","office_id","current_episode","created_at","updated_at","phones","address","coverages","episodes"],"properties":{"id":{"type":"string","description":"Patient id, or a stable surrogate handle (PT-…) in a no_phi session."},"mrn":{"type":["string","null"],"description":"Agency medical record number; null in no_phi sessions."},"first_name":{"type":["string","null"],"description":"First name; null in no_phi sessions."},"middle_name":{"type":["string","null"],"description":"Middle name; null in no_phi sessions."},"last_name":{"type":["string","null"],"description":"Last name; null in no_phi sessions."},"suffix":{"type":["string","null"],"description":"Suffix; null in no_phi sessions."},"full_name":{"type":["string","null"],"description":"Full display name; null in no_phi sessions.","x-svc-v1-name":"full_name"},"dob":{"type":["string","null"],"format":"date","description":"Date of birth; null in no_phi sessions."},"age":{"type":["string","null"],"pattern":"^([0-9]{1,2}|90\\+)$","description":"Age in whole years, or \"90+\" (Safe Harbor) when over 89."},"gender":{"type":["string","null"],"enum":["female","male","unknown",null],"description":"Administrative gender."},"status":{"type":"string","enum":["referred","pending_admission","active","on_hold","discharged","deceased","non_admit"],"description":"Chart status."},"service_line":{"type":"string","enum":["home_health","hospice","private_duty"],"description":"Business line."},"office_id":{"type":["string","null"],"description":"Office that serves the patient."},"current_episode":{"oneOf":[{"$ref":"components-v1#/$defs/Episode"},{"type":"null"}],"description":"Active episode, if any."},"created_at":{"type":"string","format":"date-time","description":"Chart opened."},"updated_at":{"type":"string","format":"date-time","description":"Last change."},"phones":{"type":"array","items":{"$ref":"components-v1#/$defs/Phone"},"description":"Phone numbers; empty in no_phi sessions."},"address":{"$ref":"components-v1#/$defs/Address"},"coverages":{"type":"array","items":{"$ref":"components-v1#/$defs/Coverage"},"description":"Coverage list, primary first."},"episodes":{"type":"array","items":{"$ref":"components-v1#/$defs/Episode"},"description":"Episodes, newest first."},"primary_physician_id":{"type":["string","null"],"description":"Attending physician id."}},"description":"Patient detail profile (route 9)."};
+const schema178 = {"type":"object","required":["number","type","preferred"],"properties":{"number":{"type":"string","description":"Phone number."},"type":{"type":"string","enum":["primary","alternate"],"description":"Which number."},"preferred":{"type":"boolean","description":"Whether the patient prefers it."}}};
+const schema179 = {"type":"object","required":[],"properties":{"line1":{"type":["string","null"],"description":"Street line."},"line2":{"type":["string","null"],"description":"Second line."},"city":{"type":["string","null"],"description":"City."},"state":{"type":["string","null"],"description":"Two-letter state."},"zip_code":{"type":["string","null"],"description":"ZIP or ZIP+4. In no_phi sessions, the first three digits only (Safe Harbor), or null."}}};
+const schema180 = {"type":"object","required":["id","payor_id","plan_name","coverage_order","is_primary"],"properties":{"id":{"type":"string","description":"Coverage id."},"payor_id":{"type":["string","null"],"description":"Payor id."},"payor_name":{"type":["string","null"],"description":"Payor name."},"plan_name":{"type":["string","null"],"description":"Plan name."},"policy_number":{"type":["string","null"],"description":"Member or policy number."},"group_number":{"type":["string","null"],"description":"Group number."},"effective_date":{"type":["string","null"],"format":"date","description":"Coverage start."},"termination_date":{"type":["string","null"],"format":"date","description":"Coverage end."},"coverage_order":{"type":"integer","description":"0 is primary, 1 secondary, and so on.","minimum":0},"is_primary":{"type":"boolean","description":"Derived from coverage_order."},"policy_holder":{"oneOf":[{"$ref":"components-v1#/$defs/PolicyHolder"},{"type":"null"}],"description":"Policy holder when coverage is through someone else."}}};
+const schema181 = {"type":"object","required":[],"properties":{"relationship_to_insured":{"type":["string","null"],"description":"X12 1069 code: 18 self, 01 spouse, 19 child, 20 employee, 53 life partner, G8 other, 21 unknown."},"first_name":{"type":["string","null"],"description":"Insured first name."},"last_name":{"type":["string","null"],"description":"Insured last name."},"middle_name":{"type":["string","null"],"description":"Insured middle name."},"suffix":{"type":["string","null"],"description":"Insured suffix."},"dob":{"type":["string","null"],"format":"date","description":"Insured date of birth."},"gender":{"type":["string","null"],"enum":["female","male","unknown",null],"description":"Insured gender."},"address":{"$ref":"components-v1#/$defs/Address"}}};
 
-function validate117(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate166(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate117.evaluated;
+const evaluated0 = validate166.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.relationship_to_insured !== undefined){
+let data0 = data.relationship_to_insured;
+if((typeof data0 !== "string") && (data0 !== null)){
+const err0 = {instancePath:instancePath+"/relationship_to_insured",schemaPath:"#/properties/relationship_to_insured/type",keyword:"type",params:{type: schema181.properties.relationship_to_insured.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(data.first_name !== undefined){
+let data1 = data.first_name;
+if((typeof data1 !== "string") && (data1 !== null)){
+const err1 = {instancePath:instancePath+"/first_name",schemaPath:"#/properties/first_name/type",keyword:"type",params:{type: schema181.properties.first_name.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.last_name !== undefined){
+let data2 = data.last_name;
+if((typeof data2 !== "string") && (data2 !== null)){
+const err2 = {instancePath:instancePath+"/last_name",schemaPath:"#/properties/last_name/type",keyword:"type",params:{type: schema181.properties.last_name.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.middle_name !== undefined){
+let data3 = data.middle_name;
+if((typeof data3 !== "string") && (data3 !== null)){
+const err3 = {instancePath:instancePath+"/middle_name",schemaPath:"#/properties/middle_name/type",keyword:"type",params:{type: schema181.properties.middle_name.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.suffix !== undefined){
+let data4 = data.suffix;
+if((typeof data4 !== "string") && (data4 !== null)){
+const err4 = {instancePath:instancePath+"/suffix",schemaPath:"#/properties/suffix/type",keyword:"type",params:{type: schema181.properties.suffix.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.dob !== undefined){
+let data5 = data.dob;
+if((typeof data5 !== "string") && (data5 !== null)){
+const err5 = {instancePath:instancePath+"/dob",schemaPath:"#/properties/dob/type",keyword:"type",params:{type: schema181.properties.dob.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(typeof data5 === "string"){
+if(!(formats64.validate(data5))){
+const err6 = {instancePath:instancePath+"/dob",schemaPath:"#/properties/dob/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+}
+if(data.gender !== undefined){
+let data6 = data.gender;
+if((typeof data6 !== "string") && (data6 !== null)){
+const err7 = {instancePath:instancePath+"/gender",schemaPath:"#/properties/gender/type",keyword:"type",params:{type: schema181.properties.gender.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!((((data6 === "female") || (data6 === "male")) || (data6 === "unknown")) || (data6 === null))){
+const err8 = {instancePath:instancePath+"/gender",schemaPath:"#/properties/gender/enum",keyword:"enum",params:{allowedValues: schema181.properties.gender.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.address !== undefined){
+let data7 = data.address;
+if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
+if(data7.line1 !== undefined){
+let data8 = data7.line1;
+if((typeof data8 !== "string") && (data8 !== null)){
+const err9 = {instancePath:instancePath+"/address/line1",schemaPath:"components-v1#/$defs/Address/properties/line1/type",keyword:"type",params:{type: schema179.properties.line1.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data7.line2 !== undefined){
+let data9 = data7.line2;
+if((typeof data9 !== "string") && (data9 !== null)){
+const err10 = {instancePath:instancePath+"/address/line2",schemaPath:"components-v1#/$defs/Address/properties/line2/type",keyword:"type",params:{type: schema179.properties.line2.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data7.city !== undefined){
+let data10 = data7.city;
+if((typeof data10 !== "string") && (data10 !== null)){
+const err11 = {instancePath:instancePath+"/address/city",schemaPath:"components-v1#/$defs/Address/properties/city/type",keyword:"type",params:{type: schema179.properties.city.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data7.state !== undefined){
+let data11 = data7.state;
+if((typeof data11 !== "string") && (data11 !== null)){
+const err12 = {instancePath:instancePath+"/address/state",schemaPath:"components-v1#/$defs/Address/properties/state/type",keyword:"type",params:{type: schema179.properties.state.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data7.zip_code !== undefined){
+let data12 = data7.zip_code;
+if((typeof data12 !== "string") && (data12 !== null)){
+const err13 = {instancePath:instancePath+"/address/zip_code",schemaPath:"components-v1#/$defs/Address/properties/zip_code/type",keyword:"type",params:{type: schema179.properties.zip_code.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath:instancePath+"/address",schemaPath:"components-v1#/$defs/Address/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+}
+else {
+const err15 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+validate166.errors = vErrors;
+return errors === 0;
+}
+validate166.evaluated = {"props":{"relationship_to_insured":true,"first_name":true,"last_name":true,"middle_name":true,"suffix":true,"dob":true,"gender":true,"address":true},"dynamicProps":false,"dynamicItems":false};
+
+
+function validate165(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate165.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.payor_id === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "payor_id"},message:"must have required property '"+"payor_id"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.plan_name === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "plan_name"},message:"must have required property '"+"plan_name"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.coverage_order === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "coverage_order"},message:"must have required property '"+"coverage_order"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.is_primary === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "is_primary"},message:"must have required property '"+"is_primary"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data.id !== undefined){
+if(typeof data.id !== "string"){
+const err5 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.payor_id !== undefined){
+let data1 = data.payor_id;
+if((typeof data1 !== "string") && (data1 !== null)){
+const err6 = {instancePath:instancePath+"/payor_id",schemaPath:"#/properties/payor_id/type",keyword:"type",params:{type: schema180.properties.payor_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.payor_name !== undefined){
+let data2 = data.payor_name;
+if((typeof data2 !== "string") && (data2 !== null)){
+const err7 = {instancePath:instancePath+"/payor_name",schemaPath:"#/properties/payor_name/type",keyword:"type",params:{type: schema180.properties.payor_name.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data.plan_name !== undefined){
+let data3 = data.plan_name;
+if((typeof data3 !== "string") && (data3 !== null)){
+const err8 = {instancePath:instancePath+"/plan_name",schemaPath:"#/properties/plan_name/type",keyword:"type",params:{type: schema180.properties.plan_name.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.policy_number !== undefined){
+let data4 = data.policy_number;
+if((typeof data4 !== "string") && (data4 !== null)){
+const err9 = {instancePath:instancePath+"/policy_number",schemaPath:"#/properties/policy_number/type",keyword:"type",params:{type: schema180.properties.policy_number.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data.group_number !== undefined){
+let data5 = data.group_number;
+if((typeof data5 !== "string") && (data5 !== null)){
+const err10 = {instancePath:instancePath+"/group_number",schemaPath:"#/properties/group_number/type",keyword:"type",params:{type: schema180.properties.group_number.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data.effective_date !== undefined){
+let data6 = data.effective_date;
+if((typeof data6 !== "string") && (data6 !== null)){
+const err11 = {instancePath:instancePath+"/effective_date",schemaPath:"#/properties/effective_date/type",keyword:"type",params:{type: schema180.properties.effective_date.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(typeof data6 === "string"){
+if(!(formats64.validate(data6))){
+const err12 = {instancePath:instancePath+"/effective_date",schemaPath:"#/properties/effective_date/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data.termination_date !== undefined){
+let data7 = data.termination_date;
+if((typeof data7 !== "string") && (data7 !== null)){
+const err13 = {instancePath:instancePath+"/termination_date",schemaPath:"#/properties/termination_date/type",keyword:"type",params:{type: schema180.properties.termination_date.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+if(typeof data7 === "string"){
+if(!(formats64.validate(data7))){
+const err14 = {instancePath:instancePath+"/termination_date",schemaPath:"#/properties/termination_date/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+}
+if(data.coverage_order !== undefined){
+let data8 = data.coverage_order;
+if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
+const err15 = {instancePath:instancePath+"/coverage_order",schemaPath:"#/properties/coverage_order/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if((typeof data8 == "number") && (isFinite(data8))){
+if(data8 < 0 || isNaN(data8)){
+const err16 = {instancePath:instancePath+"/coverage_order",schemaPath:"#/properties/coverage_order/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+if(data.is_primary !== undefined){
+if(typeof data.is_primary !== "boolean"){
+const err17 = {instancePath:instancePath+"/is_primary",schemaPath:"#/properties/is_primary/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data.policy_holder !== undefined){
+let data10 = data.policy_holder;
+const _errs22 = errors;
+let valid1 = false;
+let passing0 = null;
+const _errs23 = errors;
+if(!(validate166(data10, {instancePath:instancePath+"/policy_holder",parentData:data,parentDataProperty:"policy_holder",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate166.errors : vErrors.concat(validate166.errors);
+errors = vErrors.length;
+}
+var _valid0 = _errs23 === errors;
+if(_valid0){
+valid1 = true;
+passing0 = 0;
+var props0 = {};
+props0.relationship_to_insured = true;
+props0.first_name = true;
+props0.last_name = true;
+props0.middle_name = true;
+props0.suffix = true;
+props0.dob = true;
+props0.gender = true;
+props0.address = true;
+}
+const _errs24 = errors;
+if(data10 !== null){
+const err18 = {instancePath:instancePath+"/policy_holder",schemaPath:"#/properties/policy_holder/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+var _valid0 = _errs24 === errors;
+if(_valid0 && valid1){
+valid1 = false;
+passing0 = [passing0, 1];
+}
+else {
+if(_valid0){
+valid1 = true;
+passing0 = 1;
+}
+}
+if(!valid1){
+const err19 = {instancePath:instancePath+"/policy_holder",schemaPath:"#/properties/policy_holder/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+else {
+errors = _errs22;
+if(vErrors !== null){
+if(_errs22){
+vErrors.length = _errs22;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err20 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+validate165.errors = vErrors;
+return errors === 0;
+}
+validate165.evaluated = {"props":{"id":true,"payor_id":true,"payor_name":true,"plan_name":true,"policy_number":true,"group_number":true,"effective_date":true,"termination_date":true,"coverage_order":true,"is_primary":true,"policy_holder":true},"dynamicProps":false,"dynamicItems":false};
+
+
+function validate164(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate164.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.first_name === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "first_name"},message:"must have required property '"+"first_name"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.last_name === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "last_name"},message:"must have required property '"+"last_name"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.full_name === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "full_name"},message:"must have required property '"+"full_name"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.dob === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "dob"},message:"must have required property '"+"dob"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data.status === undefined){
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data.service_line === undefined){
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "service_line"},message:"must have required property '"+"service_line"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data.office_id === undefined){
+const err7 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "office_id"},message:"must have required property '"+"office_id"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data.current_episode === undefined){
+const err8 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "current_episode"},message:"must have required property '"+"current_episode"+"'"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(data.created_at === undefined){
+const err9 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "created_at"},message:"must have required property '"+"created_at"+"'"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(data.updated_at === undefined){
+const err10 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "updated_at"},message:"must have required property '"+"updated_at"+"'"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data.phones === undefined){
+const err11 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "phones"},message:"must have required property '"+"phones"+"'"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(data.address === undefined){
+const err12 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "address"},message:"must have required property '"+"address"+"'"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if(data.coverages === undefined){
+const err13 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "coverages"},message:"must have required property '"+"coverages"+"'"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+if(data.episodes === undefined){
+const err14 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "episodes"},message:"must have required property '"+"episodes"+"'"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data.id !== undefined){
+if(typeof data.id !== "string"){
+const err15 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data.mrn !== undefined){
+let data1 = data.mrn;
+if((typeof data1 !== "string") && (data1 !== null)){
+const err16 = {instancePath:instancePath+"/mrn",schemaPath:"#/properties/mrn/type",keyword:"type",params:{type: schema176.properties.mrn.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data.first_name !== undefined){
+let data2 = data.first_name;
+if((typeof data2 !== "string") && (data2 !== null)){
+const err17 = {instancePath:instancePath+"/first_name",schemaPath:"#/properties/first_name/type",keyword:"type",params:{type: schema176.properties.first_name.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data.middle_name !== undefined){
+let data3 = data.middle_name;
+if((typeof data3 !== "string") && (data3 !== null)){
+const err18 = {instancePath:instancePath+"/middle_name",schemaPath:"#/properties/middle_name/type",keyword:"type",params:{type: schema176.properties.middle_name.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+if(data.last_name !== undefined){
+let data4 = data.last_name;
+if((typeof data4 !== "string") && (data4 !== null)){
+const err19 = {instancePath:instancePath+"/last_name",schemaPath:"#/properties/last_name/type",keyword:"type",params:{type: schema176.properties.last_name.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+if(data.suffix !== undefined){
+let data5 = data.suffix;
+if((typeof data5 !== "string") && (data5 !== null)){
+const err20 = {instancePath:instancePath+"/suffix",schemaPath:"#/properties/suffix/type",keyword:"type",params:{type: schema176.properties.suffix.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+if(data.full_name !== undefined){
+let data6 = data.full_name;
+if((typeof data6 !== "string") && (data6 !== null)){
+const err21 = {instancePath:instancePath+"/full_name",schemaPath:"#/properties/full_name/type",keyword:"type",params:{type: schema176.properties.full_name.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+if(data.dob !== undefined){
+let data7 = data.dob;
+if((typeof data7 !== "string") && (data7 !== null)){
+const err22 = {instancePath:instancePath+"/dob",schemaPath:"#/properties/dob/type",keyword:"type",params:{type: schema176.properties.dob.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+if(typeof data7 === "string"){
+if(!(formats64.validate(data7))){
+const err23 = {instancePath:instancePath+"/dob",schemaPath:"#/properties/dob/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+}
+if(data.age !== undefined){
+let data8 = data.age;
+if((typeof data8 !== "string") && (data8 !== null)){
+const err24 = {instancePath:instancePath+"/age",schemaPath:"#/properties/age/type",keyword:"type",params:{type: schema176.properties.age.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+if(typeof data8 === "string"){
+if(!pattern4.test(data8)){
+const err25 = {instancePath:instancePath+"/age",schemaPath:"#/properties/age/pattern",keyword:"pattern",params:{pattern: "^([0-9]{1,2}|90\\+)$"},message:"must match pattern \""+"^([0-9]{1,2}|90\\+)$"+"\""};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+}
+if(data.gender !== undefined){
+let data9 = data.gender;
+if((typeof data9 !== "string") && (data9 !== null)){
+const err26 = {instancePath:instancePath+"/gender",schemaPath:"#/properties/gender/type",keyword:"type",params:{type: schema176.properties.gender.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+if(!((((data9 === "female") || (data9 === "male")) || (data9 === "unknown")) || (data9 === null))){
+const err27 = {instancePath:instancePath+"/gender",schemaPath:"#/properties/gender/enum",keyword:"enum",params:{allowedValues: schema176.properties.gender.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+if(data.status !== undefined){
+let data10 = data.status;
+if(typeof data10 !== "string"){
+const err28 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+if(!(((((((data10 === "referred") || (data10 === "pending_admission")) || (data10 === "active")) || (data10 === "on_hold")) || (data10 === "discharged")) || (data10 === "deceased")) || (data10 === "non_admit"))){
+const err29 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema176.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+if(data.service_line !== undefined){
+let data11 = data.service_line;
+if(typeof data11 !== "string"){
+const err30 = {instancePath:instancePath+"/service_line",schemaPath:"#/properties/service_line/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+if(!(((data11 === "home_health") || (data11 === "hospice")) || (data11 === "private_duty"))){
+const err31 = {instancePath:instancePath+"/service_line",schemaPath:"#/properties/service_line/enum",keyword:"enum",params:{allowedValues: schema176.properties.service_line.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+}
+if(data.office_id !== undefined){
+let data12 = data.office_id;
+if((typeof data12 !== "string") && (data12 !== null)){
+const err32 = {instancePath:instancePath+"/office_id",schemaPath:"#/properties/office_id/type",keyword:"type",params:{type: schema176.properties.office_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+}
+if(data.current_episode !== undefined){
+let data13 = data.current_episode;
+const _errs29 = errors;
+let valid1 = false;
+let passing0 = null;
+const _errs30 = errors;
+if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
+if(data13.id === undefined){
+const err33 = {instancePath:instancePath+"/current_episode",schemaPath:"components-v1#/$defs/Episode/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+if(data13.type === undefined){
+const err34 = {instancePath:instancePath+"/current_episode",schemaPath:"components-v1#/$defs/Episode/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+if(data13.status === undefined){
+const err35 = {instancePath:instancePath+"/current_episode",schemaPath:"components-v1#/$defs/Episode/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+if(data13.start_date === undefined){
+const err36 = {instancePath:instancePath+"/current_episode",schemaPath:"components-v1#/$defs/Episode/required",keyword:"required",params:{missingProperty: "start_date"},message:"must have required property '"+"start_date"+"'"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+if(data13.end_date === undefined){
+const err37 = {instancePath:instancePath+"/current_episode",schemaPath:"components-v1#/$defs/Episode/required",keyword:"required",params:{missingProperty: "end_date"},message:"must have required property '"+"end_date"+"'"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+if(data13.id !== undefined){
+if(typeof data13.id !== "string"){
+const err38 = {instancePath:instancePath+"/current_episode/id",schemaPath:"components-v1#/$defs/Episode/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+}
+if(data13.type !== undefined){
+let data15 = data13.type;
+if(typeof data15 !== "string"){
+const err39 = {instancePath:instancePath+"/current_episode/type",schemaPath:"components-v1#/$defs/Episode/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+if(!(((data15 === "home_health_period") || (data15 === "hospice_benefit_period")) || (data15 === "private_duty_authorization"))){
+const err40 = {instancePath:instancePath+"/current_episode/type",schemaPath:"components-v1#/$defs/Episode/properties/type/enum",keyword:"enum",params:{allowedValues: schema160.properties.type.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+}
+if(data13.status !== undefined){
+let data16 = data13.status;
+if(typeof data16 !== "string"){
+const err41 = {instancePath:instancePath+"/current_episode/status",schemaPath:"components-v1#/$defs/Episode/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+if(!(((data16 === "planned") || (data16 === "active")) || (data16 === "closed"))){
+const err42 = {instancePath:instancePath+"/current_episode/status",schemaPath:"components-v1#/$defs/Episode/properties/status/enum",keyword:"enum",params:{allowedValues: schema160.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+}
+if(data13.start_date !== undefined){
+let data17 = data13.start_date;
+if(typeof data17 === "string"){
+if(!(formats64.validate(data17))){
+const err43 = {instancePath:instancePath+"/current_episode/start_date",schemaPath:"components-v1#/$defs/Episode/properties/start_date/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+}
+else {
+const err44 = {instancePath:instancePath+"/current_episode/start_date",schemaPath:"components-v1#/$defs/Episode/properties/start_date/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+}
+if(data13.end_date !== undefined){
+let data18 = data13.end_date;
+if((typeof data18 !== "string") && (data18 !== null)){
+const err45 = {instancePath:instancePath+"/current_episode/end_date",schemaPath:"components-v1#/$defs/Episode/properties/end_date/type",keyword:"type",params:{type: schema160.properties.end_date.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+if(typeof data18 === "string"){
+if(!(formats64.validate(data18))){
+const err46 = {instancePath:instancePath+"/current_episode/end_date",schemaPath:"components-v1#/$defs/Episode/properties/end_date/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err47 = {instancePath:instancePath+"/current_episode",schemaPath:"components-v1#/$defs/Episode/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+var _valid0 = _errs30 === errors;
+if(_valid0){
+valid1 = true;
+passing0 = 0;
+var props0 = {};
+props0.id = true;
+props0.type = true;
+props0.status = true;
+props0.start_date = true;
+props0.end_date = true;
+}
+const _errs43 = errors;
+if(data13 !== null){
+const err48 = {instancePath:instancePath+"/current_episode",schemaPath:"#/properties/current_episode/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+var _valid0 = _errs43 === errors;
+if(_valid0 && valid1){
+valid1 = false;
+passing0 = [passing0, 1];
+}
+else {
+if(_valid0){
+valid1 = true;
+passing0 = 1;
+}
+}
+if(!valid1){
+const err49 = {instancePath:instancePath+"/current_episode",schemaPath:"#/properties/current_episode/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+else {
+errors = _errs29;
+if(vErrors !== null){
+if(_errs29){
+vErrors.length = _errs29;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.created_at !== undefined){
+let data19 = data.created_at;
+if(typeof data19 === "string"){
+if(!(formats0.validate(data19))){
+const err50 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+}
+else {
+const err51 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+}
+if(data.updated_at !== undefined){
+let data20 = data.updated_at;
+if(typeof data20 === "string"){
+if(!(formats0.validate(data20))){
+const err52 = {instancePath:instancePath+"/updated_at",schemaPath:"#/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
+}
+errors++;
+}
+}
+else {
+const err53 = {instancePath:instancePath+"/updated_at",schemaPath:"#/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err53];
+}
+else {
+vErrors.push(err53);
+}
+errors++;
+}
+}
+if(data.phones !== undefined){
+let data21 = data.phones;
+if(Array.isArray(data21)){
+const len0 = data21.length;
+for(let i0=0; i0<len0; i0++){
+let data22 = data21[i0];
+if(data22 && typeof data22 == "object" && !Array.isArray(data22)){
+if(data22.number === undefined){
+const err54 = {instancePath:instancePath+"/phones/" + i0,schemaPath:"components-v1#/$defs/Phone/required",keyword:"required",params:{missingProperty: "number"},message:"must have required property '"+"number"+"'"};
+if(vErrors === null){
+vErrors = [err54];
+}
+else {
+vErrors.push(err54);
+}
+errors++;
+}
+if(data22.type === undefined){
+const err55 = {instancePath:instancePath+"/phones/" + i0,schemaPath:"components-v1#/$defs/Phone/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err55];
+}
+else {
+vErrors.push(err55);
+}
+errors++;
+}
+if(data22.preferred === undefined){
+const err56 = {instancePath:instancePath+"/phones/" + i0,schemaPath:"components-v1#/$defs/Phone/required",keyword:"required",params:{missingProperty: "preferred"},message:"must have required property '"+"preferred"+"'"};
+if(vErrors === null){
+vErrors = [err56];
+}
+else {
+vErrors.push(err56);
+}
+errors++;
+}
+if(data22.number !== undefined){
+if(typeof data22.number !== "string"){
+const err57 = {instancePath:instancePath+"/phones/" + i0+"/number",schemaPath:"components-v1#/$defs/Phone/properties/number/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err57];
+}
+else {
+vErrors.push(err57);
+}
+errors++;
+}
+}
+if(data22.type !== undefined){
+let data24 = data22.type;
+if(typeof data24 !== "string"){
+const err58 = {instancePath:instancePath+"/phones/" + i0+"/type",schemaPath:"components-v1#/$defs/Phone/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err58];
+}
+else {
+vErrors.push(err58);
+}
+errors++;
+}
+if(!((data24 === "primary") || (data24 === "alternate"))){
+const err59 = {instancePath:instancePath+"/phones/" + i0+"/type",schemaPath:"components-v1#/$defs/Phone/properties/type/enum",keyword:"enum",params:{allowedValues: schema178.properties.type.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err59];
+}
+else {
+vErrors.push(err59);
+}
+errors++;
+}
+}
+if(data22.preferred !== undefined){
+if(typeof data22.preferred !== "boolean"){
+const err60 = {instancePath:instancePath+"/phones/" + i0+"/preferred",schemaPath:"components-v1#/$defs/Phone/properties/preferred/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err60];
+}
+else {
+vErrors.push(err60);
+}
+errors++;
+}
+}
+}
+else {
+const err61 = {instancePath:instancePath+"/phones/" + i0,schemaPath:"components-v1#/$defs/Phone/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err61];
+}
+else {
+vErrors.push(err61);
+}
+errors++;
+}
+}
+}
+else {
+const err62 = {instancePath:instancePath+"/phones",schemaPath:"#/properties/phones/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err62];
+}
+else {
+vErrors.push(err62);
+}
+errors++;
+}
+}
+if(data.address !== undefined){
+let data26 = data.address;
+if(data26 && typeof data26 == "object" && !Array.isArray(data26)){
+if(data26.line1 !== undefined){
+let data27 = data26.line1;
+if((typeof data27 !== "string") && (data27 !== null)){
+const err63 = {instancePath:instancePath+"/address/line1",schemaPath:"components-v1#/$defs/Address/properties/line1/type",keyword:"type",params:{type: schema179.properties.line1.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err63];
+}
+else {
+vErrors.push(err63);
+}
+errors++;
+}
+}
+if(data26.line2 !== undefined){
+let data28 = data26.line2;
+if((typeof data28 !== "string") && (data28 !== null)){
+const err64 = {instancePath:instancePath+"/address/line2",schemaPath:"components-v1#/$defs/Address/properties/line2/type",keyword:"type",params:{type: schema179.properties.line2.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err64];
+}
+else {
+vErrors.push(err64);
+}
+errors++;
+}
+}
+if(data26.city !== undefined){
+let data29 = data26.city;
+if((typeof data29 !== "string") && (data29 !== null)){
+const err65 = {instancePath:instancePath+"/address/city",schemaPath:"components-v1#/$defs/Address/properties/city/type",keyword:"type",params:{type: schema179.properties.city.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err65];
+}
+else {
+vErrors.push(err65);
+}
+errors++;
+}
+}
+if(data26.state !== undefined){
+let data30 = data26.state;
+if((typeof data30 !== "string") && (data30 !== null)){
+const err66 = {instancePath:instancePath+"/address/state",schemaPath:"components-v1#/$defs/Address/properties/state/type",keyword:"type",params:{type: schema179.properties.state.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err66];
+}
+else {
+vErrors.push(err66);
+}
+errors++;
+}
+}
+if(data26.zip_code !== undefined){
+let data31 = data26.zip_code;
+if((typeof data31 !== "string") && (data31 !== null)){
+const err67 = {instancePath:instancePath+"/address/zip_code",schemaPath:"components-v1#/$defs/Address/properties/zip_code/type",keyword:"type",params:{type: schema179.properties.zip_code.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err67];
+}
+else {
+vErrors.push(err67);
+}
+errors++;
+}
+}
+}
+else {
+const err68 = {instancePath:instancePath+"/address",schemaPath:"components-v1#/$defs/Address/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err68];
+}
+else {
+vErrors.push(err68);
+}
+errors++;
+}
+}
+if(data.coverages !== undefined){
+let data32 = data.coverages;
+if(Array.isArray(data32)){
+const len1 = data32.length;
+for(let i1=0; i1<len1; i1++){
+if(!(validate165(data32[i1], {instancePath:instancePath+"/coverages/" + i1,parentData:data32,parentDataProperty:i1,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate165.errors : vErrors.concat(validate165.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err69 = {instancePath:instancePath+"/coverages",schemaPath:"#/properties/coverages/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err69];
+}
+else {
+vErrors.push(err69);
+}
+errors++;
+}
+}
+if(data.episodes !== undefined){
+let data34 = data.episodes;
+if(Array.isArray(data34)){
+const len2 = data34.length;
+for(let i2=0; i2<len2; i2++){
+let data35 = data34[i2];
+if(data35 && typeof data35 == "object" && !Array.isArray(data35)){
+if(data35.id === undefined){
+const err70 = {instancePath:instancePath+"/episodes/" + i2,schemaPath:"components-v1#/$defs/Episode/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err70];
+}
+else {
+vErrors.push(err70);
+}
+errors++;
+}
+if(data35.type === undefined){
+const err71 = {instancePath:instancePath+"/episodes/" + i2,schemaPath:"components-v1#/$defs/Episode/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err71];
+}
+else {
+vErrors.push(err71);
+}
+errors++;
+}
+if(data35.status === undefined){
+const err72 = {instancePath:instancePath+"/episodes/" + i2,schemaPath:"components-v1#/$defs/Episode/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(vErrors === null){
+vErrors = [err72];
+}
+else {
+vErrors.push(err72);
+}
+errors++;
+}
+if(data35.start_date === undefined){
+const err73 = {instancePath:instancePath+"/episodes/" + i2,schemaPath:"components-v1#/$defs/Episode/required",keyword:"required",params:{missingProperty: "start_date"},message:"must have required property '"+"start_date"+"'"};
+if(vErrors === null){
+vErrors = [err73];
+}
+else {
+vErrors.push(err73);
+}
+errors++;
+}
+if(data35.end_date === undefined){
+const err74 = {instancePath:instancePath+"/episodes/" + i2,schemaPath:"components-v1#/$defs/Episode/required",keyword:"required",params:{missingProperty: "end_date"},message:"must have required property '"+"end_date"+"'"};
+if(vErrors === null){
+vErrors = [err74];
+}
+else {
+vErrors.push(err74);
+}
+errors++;
+}
+if(data35.id !== undefined){
+if(typeof data35.id !== "string"){
+const err75 = {instancePath:instancePath+"/episodes/" + i2+"/id",schemaPath:"components-v1#/$defs/Episode/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err75];
+}
+else {
+vErrors.push(err75);
+}
+errors++;
+}
+}
+if(data35.type !== undefined){
+let data37 = data35.type;
+if(typeof data37 !== "string"){
+const err76 = {instancePath:instancePath+"/episodes/" + i2+"/type",schemaPath:"components-v1#/$defs/Episode/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err76];
+}
+else {
+vErrors.push(err76);
+}
+errors++;
+}
+if(!(((data37 === "home_health_period") || (data37 === "hospice_benefit_period")) || (data37 === "private_duty_authorization"))){
+const err77 = {instancePath:instancePath+"/episodes/" + i2+"/type",schemaPath:"components-v1#/$defs/Episode/properties/type/enum",keyword:"enum",params:{allowedValues: schema160.properties.type.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err77];
+}
+else {
+vErrors.push(err77);
+}
+errors++;
+}
+}
+if(data35.status !== undefined){
+let data38 = data35.status;
+if(typeof data38 !== "string"){
+const err78 = {instancePath:instancePath+"/episodes/" + i2+"/status",schemaPath:"components-v1#/$defs/Episode/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err78];
+}
+else {
+vErrors.push(err78);
+}
+errors++;
+}
+if(!(((data38 === "planned") || (data38 === "active")) || (data38 === "closed"))){
+const err79 = {instancePath:instancePath+"/episodes/" + i2+"/status",schemaPath:"components-v1#/$defs/Episode/properties/status/enum",keyword:"enum",params:{allowedValues: schema160.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err79];
+}
+else {
+vErrors.push(err79);
+}
+errors++;
+}
+}
+if(data35.start_date !== undefined){
+let data39 = data35.start_date;
+if(typeof data39 === "string"){
+if(!(formats64.validate(data39))){
+const err80 = {instancePath:instancePath+"/episodes/" + i2+"/start_date",schemaPath:"components-v1#/$defs/Episode/properties/start_date/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
+if(vErrors === null){
+vErrors = [err80];
+}
+else {
+vErrors.push(err80);
+}
+errors++;
+}
+}
+else {
+const err81 = {instancePath:instancePath+"/episodes/" + i2+"/start_date",schemaPath:"components-v1#/$defs/Episode/properties/start_date/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err81];
+}
+else {
+vErrors.push(err81);
+}
+errors++;
+}
+}
+if(data35.end_date !== undefined){
+let data40 = data35.end_date;
+if((typeof data40 !== "string") && (data40 !== null)){
+const err82 = {instancePath:instancePath+"/episodes/" + i2+"/end_date",schemaPath:"components-v1#/$defs/Episode/properties/end_date/type",keyword:"type",params:{type: schema160.properties.end_date.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err82];
+}
+else {
+vErrors.push(err82);
+}
+errors++;
+}
+if(typeof data40 === "string"){
+if(!(formats64.validate(data40))){
+const err83 = {instancePath:instancePath+"/episodes/" + i2+"/end_date",schemaPath:"components-v1#/$defs/Episode/properties/end_date/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
+if(vErrors === null){
+vErrors = [err83];
+}
+else {
+vErrors.push(err83);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err84 = {instancePath:instancePath+"/episodes/" + i2,schemaPath:"components-v1#/$defs/Episode/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err84];
+}
+else {
+vErrors.push(err84);
+}
+errors++;
+}
+}
+}
+else {
+const err85 = {instancePath:instancePath+"/episodes",schemaPath:"#/properties/episodes/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err85];
+}
+else {
+vErrors.push(err85);
+}
+errors++;
+}
+}
+if(data.primary_physician_id !== undefined){
+let data41 = data.primary_physician_id;
+if((typeof data41 !== "string") && (data41 !== null)){
+const err86 = {instancePath:instancePath+"/primary_physician_id",schemaPath:"#/properties/primary_physician_id/type",keyword:"type",params:{type: schema176.properties.primary_physician_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err86];
+}
+else {
+vErrors.push(err86);
+}
+errors++;
+}
+}
+}
+else {
+const err87 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err87];
+}
+else {
+vErrors.push(err87);
+}
+errors++;
+}
+validate164.errors = vErrors;
+return errors === 0;
+}
+validate164.evaluated = {"props":{"id":true,"mrn":true,"first_name":true,"middle_name":true,"last_name":true,"suffix":true,"full_name":true,"dob":true,"age":true,"gender":true,"status":true,"service_line":true,"office_id":true,"current_episode":true,"created_at":true,"updated_at":true,"phones":true,"address":true,"coverages":true,"episodes":true,"primary_physician_id":true},"dynamicProps":false,"dynamicItems":false};
+
+
+function validate163(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate163.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.data !== undefined){
+if(!(validate164(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate164.errors : vErrors.concat(validate164.errors);
+errors = vErrors.length;
+}
+}
+if(data.meta !== undefined){
+if(!(validate66(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate66.errors : vErrors.concat(validate66.errors);
+errors = vErrors.length;
+}
+}
+if(data.warnings !== undefined){
+let data2 = data.warnings;
+if(Array.isArray(data2)){
+const len0 = data2.length;
+for(let i0=0; i0<len0; i0++){
+if(typeof data2[i0] !== "string"){
+const err1 = {instancePath:instancePath+"/warnings/" + i0,schemaPath:"components-v1#/$defs/Warnings/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+}
+else {
+const err2 = {instancePath:instancePath+"/warnings",schemaPath:"components-v1#/$defs/Warnings/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+else {
+const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+validate163.errors = vErrors;
+return errors === 0;
+}
+validate163.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+
+
+function validate162(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate162.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate163(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate163.errors : vErrors.concat(validate163.errors);
+errors = vErrors.length;
+}
+validate162.errors = vErrors;
+return errors === 0;
+}
+validate162.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+
+export const listReferralsStatus200 = validate172;
+const schema185 = {"$ref":"components#/$defs/ReferralListResponse"};
+const schema186 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/ReferralSummary"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/ListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
+const schema187 = {"type":"object","required":["id","patient_id","intake_id","service_line","referral_type","referral_type_category","referral_date","referral_source","referral_source_id","disposition","decline_reason","office_id","patient_display_name","created_at"],"properties":{"id":{"type":"string","description":"Referral id."},"patient_id":{"type":["string","null"],"description":"Linked patient (surrogate handle in no_phi sessions)."},"intake_id":{"type":"string","description":"Intake created for it."},"service_line":{"type":"string","description":"Business line as sent."},"referral_type":{"type":["string","null"],"description":"As sent."},"referral_type_category":{"type":"string","enum":["soc","roc","other"],"description":"How intake surfaces branch on referral_type.","x-svc-since":"2"},"referral_date":{"type":"string","format":"date-time","description":"Referral date (year only is meaningful in no_phi sessions).","x-svc-v1-name":"referred_at"},"referral_source":{"type":["string","null"],"description":"Free-text source."},"referral_source_id":{"type":["string","null"],"description":"Known source id."},"disposition":{"type":"string","enum":["accepted","declined"],"description":"Pipeline decision."},"decline_reason":{"type":["string","null"],"description":"Why declined."},"office_id":{"type":["string","null"],"description":"Routed office."},"patient_display_name":{"type":["string","null"],"description":"Patient name; null in no_phi sessions."},"created_at":{"type":"string","format":"date-time","description":"Recorded at."}},"description":"Referral summary profile (route 10)."};
+
+function validate173(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate173.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10482,7 +16769,7 @@ errors++;
 if(data1.patient_id !== undefined){
 let data3 = data1.patient_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err17 = {instancePath:instancePath+"/data/" + i0+"/patient_id",schemaPath:"components#/$defs/ReferralSummary/properties/patient_id/type",keyword:"type",params:{type: schema132.properties.patient_id.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/data/" + i0+"/patient_id",schemaPath:"components#/$defs/ReferralSummary/properties/patient_id/type",keyword:"type",params:{type: schema187.properties.patient_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -10519,7 +16806,7 @@ errors++;
 if(data1.referral_type !== undefined){
 let data6 = data1.referral_type;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err20 = {instancePath:instancePath+"/data/" + i0+"/referral_type",schemaPath:"components#/$defs/ReferralSummary/properties/referral_type/type",keyword:"type",params:{type: schema132.properties.referral_type.type},message:"must be string,null"};
+const err20 = {instancePath:instancePath+"/data/" + i0+"/referral_type",schemaPath:"components#/$defs/ReferralSummary/properties/referral_type/type",keyword:"type",params:{type: schema187.properties.referral_type.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -10542,7 +16829,7 @@ vErrors.push(err21);
 errors++;
 }
 if(!(((data7 === "soc") || (data7 === "roc")) || (data7 === "other"))){
-const err22 = {instancePath:instancePath+"/data/" + i0+"/referral_type_category",schemaPath:"components#/$defs/ReferralSummary/properties/referral_type_category/enum",keyword:"enum",params:{allowedValues: schema132.properties.referral_type_category.enum},message:"must be equal to one of the allowed values"};
+const err22 = {instancePath:instancePath+"/data/" + i0+"/referral_type_category",schemaPath:"components#/$defs/ReferralSummary/properties/referral_type_category/enum",keyword:"enum",params:{allowedValues: schema187.properties.referral_type_category.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -10580,7 +16867,7 @@ errors++;
 if(data1.referral_source !== undefined){
 let data9 = data1.referral_source;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err25 = {instancePath:instancePath+"/data/" + i0+"/referral_source",schemaPath:"components#/$defs/ReferralSummary/properties/referral_source/type",keyword:"type",params:{type: schema132.properties.referral_source.type},message:"must be string,null"};
+const err25 = {instancePath:instancePath+"/data/" + i0+"/referral_source",schemaPath:"components#/$defs/ReferralSummary/properties/referral_source/type",keyword:"type",params:{type: schema187.properties.referral_source.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -10593,7 +16880,7 @@ errors++;
 if(data1.referral_source_id !== undefined){
 let data10 = data1.referral_source_id;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err26 = {instancePath:instancePath+"/data/" + i0+"/referral_source_id",schemaPath:"components#/$defs/ReferralSummary/properties/referral_source_id/type",keyword:"type",params:{type: schema132.properties.referral_source_id.type},message:"must be string,null"};
+const err26 = {instancePath:instancePath+"/data/" + i0+"/referral_source_id",schemaPath:"components#/$defs/ReferralSummary/properties/referral_source_id/type",keyword:"type",params:{type: schema187.properties.referral_source_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -10616,7 +16903,7 @@ vErrors.push(err27);
 errors++;
 }
 if(!((data11 === "accepted") || (data11 === "declined"))){
-const err28 = {instancePath:instancePath+"/data/" + i0+"/disposition",schemaPath:"components#/$defs/ReferralSummary/properties/disposition/enum",keyword:"enum",params:{allowedValues: schema132.properties.disposition.enum},message:"must be equal to one of the allowed values"};
+const err28 = {instancePath:instancePath+"/data/" + i0+"/disposition",schemaPath:"components#/$defs/ReferralSummary/properties/disposition/enum",keyword:"enum",params:{allowedValues: schema187.properties.disposition.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -10629,7 +16916,7 @@ errors++;
 if(data1.decline_reason !== undefined){
 let data12 = data1.decline_reason;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err29 = {instancePath:instancePath+"/data/" + i0+"/decline_reason",schemaPath:"components#/$defs/ReferralSummary/properties/decline_reason/type",keyword:"type",params:{type: schema132.properties.decline_reason.type},message:"must be string,null"};
+const err29 = {instancePath:instancePath+"/data/" + i0+"/decline_reason",schemaPath:"components#/$defs/ReferralSummary/properties/decline_reason/type",keyword:"type",params:{type: schema187.properties.decline_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -10642,7 +16929,7 @@ errors++;
 if(data1.office_id !== undefined){
 let data13 = data1.office_id;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err30 = {instancePath:instancePath+"/data/" + i0+"/office_id",schemaPath:"components#/$defs/ReferralSummary/properties/office_id/type",keyword:"type",params:{type: schema132.properties.office_id.type},message:"must be string,null"};
+const err30 = {instancePath:instancePath+"/data/" + i0+"/office_id",schemaPath:"components#/$defs/ReferralSummary/properties/office_id/type",keyword:"type",params:{type: schema187.properties.office_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -10655,7 +16942,7 @@ errors++;
 if(data1.patient_display_name !== undefined){
 let data14 = data1.patient_display_name;
 if((typeof data14 !== "string") && (data14 !== null)){
-const err31 = {instancePath:instancePath+"/data/" + i0+"/patient_display_name",schemaPath:"components#/$defs/ReferralSummary/properties/patient_display_name/type",keyword:"type",params:{type: schema132.properties.patient_display_name.type},message:"must be string,null"};
+const err31 = {instancePath:instancePath+"/data/" + i0+"/patient_display_name",schemaPath:"components#/$defs/ReferralSummary/properties/patient_display_name/type",keyword:"type",params:{type: schema187.properties.patient_display_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -10715,8 +17002,8 @@ errors++;
 }
 }
 if(data.meta !== undefined){
-if(!(validate85(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate85.errors : vErrors.concat(validate85.errors);
+if(!(validate109(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate109.errors : vErrors.concat(validate109.errors);
 errors = vErrors.length;
 }
 }
@@ -10759,42 +17046,509 @@ vErrors.push(err38);
 }
 errors++;
 }
-validate117.errors = vErrors;
+validate173.errors = vErrors;
 return errors === 0;
 }
-validate117.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate173.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate116(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate172(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate116.evaluated;
+const evaluated0 = validate172.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate117(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate117.errors : vErrors.concat(validate117.errors);
+if(!(validate173(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate173.errors : vErrors.concat(validate173.errors);
 errors = vErrors.length;
 }
-validate116.errors = vErrors;
+validate172.errors = vErrors;
 return errors === 0;
 }
-validate116.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate172.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const createReferralBody = validate120;
-const schema134 = {"$ref":"components#/$defs/ReferralCreateRequest"};
-const schema135 = {"type":"object","required":["service_line"],"additionalProperties":true,"description":"Referral create request, current shape 2026-08-19 (spec 2.3). A request that uses only fields of 2026-04-01 is the deprecated thin shape and is still accepted. Name: patient_name, or patient_first_name with patient_last_name. Additional properties are allowed and kept on the referral.","properties":{"service_line":{"type":"string","description":"Business line, e.g. home_health, hospice, private_duty.","minLength":1,"x-svc-shape":"2026-04-01"},"patient_name":{"type":"string","description":"Full display name.","x-svc-shape":"2026-04-01"},"patient_first_name":{"type":"string","description":"First name."},"patient_last_name":{"type":"string","description":"Last name."},"patient_middle_name":{"type":"string","description":"Middle name."},"patient_suffix":{"type":"string","description":"Suffix."},"patient_dob":{"type":"string","format":"date","description":"Date of birth; part of the identity match."},"patient_phone":{"type":"string","description":"Primary number; part of the identity match."},"patient_alt_phone":{"type":"string","description":"Secondary number."},"patient_preferred_phone":{"type":"string","enum":["primary","alternate"],"description":"Preferred number."},"patient_address":{"type":"string","description":"Service address. The ZIP is extracted from it when patient_zip_code is absent."},"patient_zip_code":{"type":"string","description":"Service ZIP; drives territory validation and office routing."},"zip_code":{"type":"string","description":"Deprecated alias of patient_zip_code (since 2026-08-19, no removal date).","deprecated":true,"x-svc-shape":"2026-04-01"},"patient_coordinates":{"$ref":"components#/$defs/Coordinates"},"patient_id":{"type":"string","description":"Existing patient to link to.","x-svc-shape":"2026-04-01"},"existing_patient_episode_reviewed":{"type":"boolean","description":"Required (true) to link onto a patient who is mid-episode."},"referral_type":{"type":"string","description":"soc, roc or other. Any other value is stored as sent and treated as other.","x-svc-shape":"2026-04-01"},"referral_date":{"type":"string","format":"date-time","description":"Defaults to now."},"referral_source":{"type":"string","description":"Free-text referring organisation.","x-svc-shape":"2026-04-01"},"referral_source_id":{"type":"string","description":"Id of a known referral source."},"referring_facility":{"type":"string","description":"Facility referred from."},"referring_physician":{"type":"string","description":"Name, when no physician id is known."},"referring_physician_id":{"type":"string","description":"Physician id."},"signing_physician_id":{"type":"string","description":"Physician id."},"certifying_physician_id":{"type":"string","description":"Physician id."},"payor_id":{"type":"string","description":"Primary coverage payor id.","x-svc-shape":"2026-04-01"},"hospital_id":{"type":"string","description":"Originating hospital id."},"marketer_id":{"type":"string","description":"User id of the owning marketer.","x-svc-shape":"2026-04-01"},"marketer_label":{"type":"string","description":"Marketer name when no user id is known.","x-svc-shape":"2026-04-01"},"insurance":{"oneOf":[{"type":"string","description":"Plan name."},{"$ref":"components#/$defs/InsuranceObject"}],"description":"A bare string is read as the plan name."},"insurance_name":{"type":"string","description":"Plan name when insurance is an object."},"insurance_notes":{"type":"string","description":"Notes for the intake reviewer."},"diagnoses":{"type":"array","items":{"$ref":"components#/$defs/Diagnosis"},"description":"Diagnoses; the first is primary unless is_primary says otherwise."},"document_ids":{"type":"array","items":{"type":"string"},"description":"Ids of documents already uploaded to the agency."},"notes":{"type":"string","description":"Free-text intake notes."},"custom_data":{"type":"object","additionalProperties":{"type":["string","number","boolean","null"]},"description":"Scalar key/value pairs stored on the intake."},"source_system":{"type":"string","description":"Sending system name, stamped into the audit trail."},"external_reference_id":{"type":"string","description":"Sender's own identifier, stamped into the audit trail."}}};
-const schema137 = {"type":"object","additionalProperties":true,"description":"Coverage from a referral (spec 2.4). Send coverage_order or is_primary; the other is derived.","properties":{"payor_id":{"type":"string","description":"Payor id."},"policy_number":{"type":"string","description":"Member or policy number."},"group_number":{"type":"string","description":"Group number."},"effective_date":{"type":"string","format":"date","description":"Coverage start."},"termination_date":{"type":"string","format":"date","description":"Coverage end."},"is_primary":{"type":"boolean","description":"Primary coverage."},"coverage_order":{"type":"integer","description":"0 is primary.","minimum":0},"other_insurance_name":{"type":"string","description":"Name of another insurer."},"relationship_to_insured":{"type":"string","description":"X12 1069 code (18, 01, 19, 20, 53, G8, 21) or its name (self, spouse, child, employee, life_partner, other, unknown)."},"insured_first_name":{"type":"string","description":"Policy holder first name."},"insured_last_name":{"type":"string","description":"Policy holder last name."},"insured_middle_name":{"type":"string","description":"Policy holder middle name."},"insured_suffix":{"type":"string","description":"Policy holder suffix."},"insured_dob":{"type":"string","format":"date","description":"Policy holder date of birth."},"insured_gender":{"type":"string","enum":["female","male","unknown"],"description":"Policy holder gender."},"insured_address_line_1":{"type":"string","description":"Policy holder address."},"insured_address_line_2":{"type":"string","description":"Policy holder address line 2."},"insured_city":{"type":"string","description":"City."},"insured_state":{"type":"string","description":"Two letters.","pattern":"^[A-Za-z]{2}$"},"insured_zip_code":{"type":"string","description":"ZIP."}}};
-const schema138 = {"type":"object","required":["code"],"properties":{"code":{"type":"string","description":"ICD-10-CM code.","minLength":1},"description":{"type":"string","description":"Description."},"is_primary":{"type":"boolean","description":"Primary diagnosis. The first entry is primary unless an entry says otherwise."}}};
-const pattern6 = new RegExp("^[A-Za-z]{2}$", "u");
+export const listReferralsStatus200V1 = validate176;
+const schema189 = {"$ref":"components-v1#/$defs/ReferralListResponse"};
+const schema190 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components-v1#/$defs/ReferralSummary"},"description":"Items of this page."},"meta":{"$ref":"components-v1#/$defs/ListMeta"},"warnings":{"$ref":"components-v1#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
+const schema191 = {"type":"object","required":["id","patient_id","intake_id","service_line","referral_type","referred_at","referral_source","referral_source_id","disposition","decline_reason","office_id","patient_display_name","created_at"],"properties":{"id":{"type":"string","description":"Referral id."},"patient_id":{"type":["string","null"],"description":"Linked patient (surrogate handle in no_phi sessions)."},"intake_id":{"type":"string","description":"Intake created for it."},"service_line":{"type":"string","description":"Business line as sent."},"referral_type":{"type":["string","null"],"description":"As sent."},"referred_at":{"type":"string","format":"date-time","description":"Referral date (year only is meaningful in no_phi sessions).","x-svc-v1-name":"referred_at"},"referral_source":{"type":["string","null"],"description":"Free-text source."},"referral_source_id":{"type":["string","null"],"description":"Known source id."},"disposition":{"type":"string","enum":["accepted","declined"],"description":"Pipeline decision."},"decline_reason":{"type":["string","null"],"description":"Why declined."},"office_id":{"type":["string","null"],"description":"Routed office."},"patient_display_name":{"type":["string","null"],"description":"Patient name; null in no_phi sessions."},"created_at":{"type":"string","format":"date-time","description":"Recorded at."}},"description":"Referral summary profile (route 10)."};
 
-function validate121(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate177(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate121.evaluated;
+const evaluated0 = validate177.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.meta === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "meta"},message:"must have required property '"+"meta"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.data !== undefined){
+let data0 = data.data;
+if(Array.isArray(data0)){
+const len0 = data0.length;
+for(let i0=0; i0<len0; i0++){
+let data1 = data0[i0];
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+if(data1.id === undefined){
+const err2 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/ReferralSummary/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data1.patient_id === undefined){
+const err3 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/ReferralSummary/required",keyword:"required",params:{missingProperty: "patient_id"},message:"must have required property '"+"patient_id"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data1.intake_id === undefined){
+const err4 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/ReferralSummary/required",keyword:"required",params:{missingProperty: "intake_id"},message:"must have required property '"+"intake_id"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data1.service_line === undefined){
+const err5 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/ReferralSummary/required",keyword:"required",params:{missingProperty: "service_line"},message:"must have required property '"+"service_line"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data1.referral_type === undefined){
+const err6 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/ReferralSummary/required",keyword:"required",params:{missingProperty: "referral_type"},message:"must have required property '"+"referral_type"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data1.referred_at === undefined){
+const err7 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/ReferralSummary/required",keyword:"required",params:{missingProperty: "referred_at"},message:"must have required property '"+"referred_at"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data1.referral_source === undefined){
+const err8 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/ReferralSummary/required",keyword:"required",params:{missingProperty: "referral_source"},message:"must have required property '"+"referral_source"+"'"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(data1.referral_source_id === undefined){
+const err9 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/ReferralSummary/required",keyword:"required",params:{missingProperty: "referral_source_id"},message:"must have required property '"+"referral_source_id"+"'"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(data1.disposition === undefined){
+const err10 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/ReferralSummary/required",keyword:"required",params:{missingProperty: "disposition"},message:"must have required property '"+"disposition"+"'"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data1.decline_reason === undefined){
+const err11 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/ReferralSummary/required",keyword:"required",params:{missingProperty: "decline_reason"},message:"must have required property '"+"decline_reason"+"'"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(data1.office_id === undefined){
+const err12 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/ReferralSummary/required",keyword:"required",params:{missingProperty: "office_id"},message:"must have required property '"+"office_id"+"'"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if(data1.patient_display_name === undefined){
+const err13 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/ReferralSummary/required",keyword:"required",params:{missingProperty: "patient_display_name"},message:"must have required property '"+"patient_display_name"+"'"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+if(data1.created_at === undefined){
+const err14 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/ReferralSummary/required",keyword:"required",params:{missingProperty: "created_at"},message:"must have required property '"+"created_at"+"'"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data1.id !== undefined){
+if(typeof data1.id !== "string"){
+const err15 = {instancePath:instancePath+"/data/" + i0+"/id",schemaPath:"components-v1#/$defs/ReferralSummary/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data1.patient_id !== undefined){
+let data3 = data1.patient_id;
+if((typeof data3 !== "string") && (data3 !== null)){
+const err16 = {instancePath:instancePath+"/data/" + i0+"/patient_id",schemaPath:"components-v1#/$defs/ReferralSummary/properties/patient_id/type",keyword:"type",params:{type: schema191.properties.patient_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data1.intake_id !== undefined){
+if(typeof data1.intake_id !== "string"){
+const err17 = {instancePath:instancePath+"/data/" + i0+"/intake_id",schemaPath:"components-v1#/$defs/ReferralSummary/properties/intake_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data1.service_line !== undefined){
+if(typeof data1.service_line !== "string"){
+const err18 = {instancePath:instancePath+"/data/" + i0+"/service_line",schemaPath:"components-v1#/$defs/ReferralSummary/properties/service_line/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+if(data1.referral_type !== undefined){
+let data6 = data1.referral_type;
+if((typeof data6 !== "string") && (data6 !== null)){
+const err19 = {instancePath:instancePath+"/data/" + i0+"/referral_type",schemaPath:"components-v1#/$defs/ReferralSummary/properties/referral_type/type",keyword:"type",params:{type: schema191.properties.referral_type.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+if(data1.referred_at !== undefined){
+let data7 = data1.referred_at;
+if(typeof data7 === "string"){
+if(!(formats0.validate(data7))){
+const err20 = {instancePath:instancePath+"/data/" + i0+"/referred_at",schemaPath:"components-v1#/$defs/ReferralSummary/properties/referred_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+else {
+const err21 = {instancePath:instancePath+"/data/" + i0+"/referred_at",schemaPath:"components-v1#/$defs/ReferralSummary/properties/referred_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+if(data1.referral_source !== undefined){
+let data8 = data1.referral_source;
+if((typeof data8 !== "string") && (data8 !== null)){
+const err22 = {instancePath:instancePath+"/data/" + i0+"/referral_source",schemaPath:"components-v1#/$defs/ReferralSummary/properties/referral_source/type",keyword:"type",params:{type: schema191.properties.referral_source.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+if(data1.referral_source_id !== undefined){
+let data9 = data1.referral_source_id;
+if((typeof data9 !== "string") && (data9 !== null)){
+const err23 = {instancePath:instancePath+"/data/" + i0+"/referral_source_id",schemaPath:"components-v1#/$defs/ReferralSummary/properties/referral_source_id/type",keyword:"type",params:{type: schema191.properties.referral_source_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+if(data1.disposition !== undefined){
+let data10 = data1.disposition;
+if(typeof data10 !== "string"){
+const err24 = {instancePath:instancePath+"/data/" + i0+"/disposition",schemaPath:"components-v1#/$defs/ReferralSummary/properties/disposition/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+if(!((data10 === "accepted") || (data10 === "declined"))){
+const err25 = {instancePath:instancePath+"/data/" + i0+"/disposition",schemaPath:"components-v1#/$defs/ReferralSummary/properties/disposition/enum",keyword:"enum",params:{allowedValues: schema191.properties.disposition.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+if(data1.decline_reason !== undefined){
+let data11 = data1.decline_reason;
+if((typeof data11 !== "string") && (data11 !== null)){
+const err26 = {instancePath:instancePath+"/data/" + i0+"/decline_reason",schemaPath:"components-v1#/$defs/ReferralSummary/properties/decline_reason/type",keyword:"type",params:{type: schema191.properties.decline_reason.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+if(data1.office_id !== undefined){
+let data12 = data1.office_id;
+if((typeof data12 !== "string") && (data12 !== null)){
+const err27 = {instancePath:instancePath+"/data/" + i0+"/office_id",schemaPath:"components-v1#/$defs/ReferralSummary/properties/office_id/type",keyword:"type",params:{type: schema191.properties.office_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+if(data1.patient_display_name !== undefined){
+let data13 = data1.patient_display_name;
+if((typeof data13 !== "string") && (data13 !== null)){
+const err28 = {instancePath:instancePath+"/data/" + i0+"/patient_display_name",schemaPath:"components-v1#/$defs/ReferralSummary/properties/patient_display_name/type",keyword:"type",params:{type: schema191.properties.patient_display_name.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+}
+if(data1.created_at !== undefined){
+let data14 = data1.created_at;
+if(typeof data14 === "string"){
+if(!(formats0.validate(data14))){
+const err29 = {instancePath:instancePath+"/data/" + i0+"/created_at",schemaPath:"components-v1#/$defs/ReferralSummary/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+else {
+const err30 = {instancePath:instancePath+"/data/" + i0+"/created_at",schemaPath:"components-v1#/$defs/ReferralSummary/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+}
+else {
+const err31 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/ReferralSummary/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+}
+}
+else {
+const err32 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+}
+if(data.meta !== undefined){
+if(!(validate115(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
+errors = vErrors.length;
+}
+}
+if(data.warnings !== undefined){
+let data16 = data.warnings;
+if(Array.isArray(data16)){
+const len1 = data16.length;
+for(let i1=0; i1<len1; i1++){
+if(typeof data16[i1] !== "string"){
+const err33 = {instancePath:instancePath+"/warnings/" + i1,schemaPath:"components-v1#/$defs/Warnings/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+}
+}
+else {
+const err34 = {instancePath:instancePath+"/warnings",schemaPath:"components-v1#/$defs/Warnings/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+}
+else {
+const err35 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+validate177.errors = vErrors;
+return errors === 0;
+}
+validate177.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+
+
+function validate176(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate176.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate177(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate177.errors : vErrors.concat(validate177.errors);
+errors = vErrors.length;
+}
+validate176.errors = vErrors;
+return errors === 0;
+}
+validate176.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+
+export const createReferralBody = validate180;
+const schema193 = {"$ref":"components#/$defs/ReferralCreateRequest"};
+const schema194 = {"type":"object","required":["service_line"],"additionalProperties":true,"description":"Referral create request, current shape 2026-08-19 (spec 2.3). A request that uses only fields of 2026-04-01 is the deprecated thin shape and is still accepted. Name: patient_name, or patient_first_name with patient_last_name. Additional properties are allowed and kept on the referral.","properties":{"service_line":{"type":"string","description":"Business line, e.g. home_health, hospice, private_duty.","minLength":1,"x-svc-shape":"2026-04-01"},"patient_name":{"type":"string","description":"Full display name.","x-svc-shape":"2026-04-01"},"patient_first_name":{"type":"string","description":"First name."},"patient_last_name":{"type":"string","description":"Last name."},"patient_middle_name":{"type":"string","description":"Middle name."},"patient_suffix":{"type":"string","description":"Suffix."},"patient_dob":{"type":"string","format":"date","description":"Date of birth; part of the identity match."},"patient_phone":{"type":"string","description":"Primary number; part of the identity match."},"patient_alt_phone":{"type":"string","description":"Secondary number."},"patient_preferred_phone":{"type":"string","enum":["primary","alternate"],"description":"Preferred number."},"patient_address":{"type":"string","description":"Service address. The ZIP is extracted from it when patient_zip_code is absent."},"patient_zip_code":{"type":"string","description":"Service ZIP; drives territory validation and office routing."},"zip_code":{"type":"string","description":"Deprecated alias of patient_zip_code (since 2026-08-19, no removal date).","deprecated":true,"x-svc-shape":"2026-04-01"},"patient_coordinates":{"$ref":"components#/$defs/Coordinates"},"patient_id":{"type":"string","description":"Existing patient to link to.","x-svc-shape":"2026-04-01"},"existing_patient_episode_reviewed":{"type":"boolean","description":"Required (true) to link onto a patient who is mid-episode."},"referral_type":{"type":"string","description":"soc, roc or other. Any other value is stored as sent and treated as other.","x-svc-shape":"2026-04-01"},"referral_date":{"type":"string","format":"date-time","description":"Defaults to now."},"referral_source":{"type":"string","description":"Free-text referring organisation.","x-svc-shape":"2026-04-01"},"referral_source_id":{"type":"string","description":"Id of a known referral source."},"referring_facility":{"type":"string","description":"Facility referred from."},"referring_physician":{"type":"string","description":"Name, when no physician id is known."},"referring_physician_id":{"type":"string","description":"Physician id."},"signing_physician_id":{"type":"string","description":"Physician id."},"certifying_physician_id":{"type":"string","description":"Physician id."},"payor_id":{"type":"string","description":"Primary coverage payor id.","x-svc-shape":"2026-04-01"},"hospital_id":{"type":"string","description":"Originating hospital id."},"marketer_id":{"type":"string","description":"User id of the owning marketer.","x-svc-shape":"2026-04-01"},"marketer_label":{"type":"string","description":"Marketer name when no user id is known.","x-svc-shape":"2026-04-01"},"insurance":{"oneOf":[{"type":"string","description":"Plan name."},{"$ref":"components#/$defs/InsuranceObject"}],"description":"A bare string is read as the plan name."},"insurance_name":{"type":"string","description":"Plan name when insurance is an object."},"insurance_notes":{"type":"string","description":"Notes for the intake reviewer."},"diagnoses":{"type":"array","items":{"$ref":"components#/$defs/Diagnosis"},"description":"Diagnoses; the first is primary unless is_primary says otherwise."},"document_ids":{"type":"array","items":{"type":"string"},"description":"Ids of documents already uploaded to the agency."},"notes":{"type":"string","description":"Free-text intake notes."},"custom_data":{"type":"object","additionalProperties":{"type":["string","number","boolean","null"]},"description":"Scalar key/value pairs stored on the intake."},"source_system":{"type":"string","description":"Sending system name, stamped into the audit trail."},"external_reference_id":{"type":"string","description":"Sender's own identifier, stamped into the audit trail."}}};
+const schema196 = {"type":"object","additionalProperties":true,"description":"Coverage from a referral (spec 2.4). Send coverage_order or is_primary; the other is derived.","properties":{"payor_id":{"type":"string","description":"Payor id."},"policy_number":{"type":"string","description":"Member or policy number."},"group_number":{"type":"string","description":"Group number."},"effective_date":{"type":"string","format":"date","description":"Coverage start."},"termination_date":{"type":"string","format":"date","description":"Coverage end."},"is_primary":{"type":"boolean","description":"Primary coverage."},"coverage_order":{"type":"integer","description":"0 is primary.","minimum":0},"other_insurance_name":{"type":"string","description":"Name of another insurer."},"relationship_to_insured":{"type":"string","description":"X12 1069 code (18, 01, 19, 20, 53, G8, 21) or its name (self, spouse, child, employee, life_partner, other, unknown)."},"insured_first_name":{"type":"string","description":"Policy holder first name."},"insured_last_name":{"type":"string","description":"Policy holder last name."},"insured_middle_name":{"type":"string","description":"Policy holder middle name."},"insured_suffix":{"type":"string","description":"Policy holder suffix."},"insured_dob":{"type":"string","format":"date","description":"Policy holder date of birth."},"insured_gender":{"type":"string","enum":["female","male","unknown"],"description":"Policy holder gender."},"insured_address_line_1":{"type":"string","description":"Policy holder address."},"insured_address_line_2":{"type":"string","description":"Policy holder address line 2."},"insured_city":{"type":"string","description":"City."},"insured_state":{"type":"string","description":"Two letters.","pattern":"^[A-Za-z]{2}$"},"insured_zip_code":{"type":"string","description":"ZIP."}}};
+const schema197 = {"type":"object","required":["code"],"properties":{"code":{"type":"string","description":"ICD-10-CM code.","minLength":1},"description":{"type":"string","description":"Description."},"is_primary":{"type":"boolean","description":"Primary diagnosis. The first entry is primary unless an entry says otherwise."}}};
+const pattern8 = new RegExp("^[A-Za-z]{2}$", "u");
+
+function validate181(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate181.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10900,7 +17654,7 @@ errors++;
 if(data.patient_dob !== undefined){
 let data6 = data.patient_dob;
 if(typeof data6 === "string"){
-if(!(formats34.validate(data6))){
+if(!(formats64.validate(data6))){
 const err8 = {instancePath:instancePath+"/patient_dob",schemaPath:"#/properties/patient_dob/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
 if(vErrors === null){
 vErrors = [err8];
@@ -10959,7 +17713,7 @@ vErrors.push(err12);
 errors++;
 }
 if(!((data9 === "primary") || (data9 === "alternate"))){
-const err13 = {instancePath:instancePath+"/patient_preferred_phone",schemaPath:"#/properties/patient_preferred_phone/enum",keyword:"enum",params:{allowedValues: schema135.properties.patient_preferred_phone.enum},message:"must be equal to one of the allowed values"};
+const err13 = {instancePath:instancePath+"/patient_preferred_phone",schemaPath:"#/properties/patient_preferred_phone/enum",keyword:"enum",params:{allowedValues: schema194.properties.patient_preferred_phone.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -11365,7 +18119,7 @@ errors++;
 if(data31.effective_date !== undefined){
 let data35 = data31.effective_date;
 if(typeof data35 === "string"){
-if(!(formats34.validate(data35))){
+if(!(formats64.validate(data35))){
 const err46 = {instancePath:instancePath+"/insurance/effective_date",schemaPath:"components#/$defs/InsuranceObject/properties/effective_date/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
 if(vErrors === null){
 vErrors = [err46];
@@ -11390,7 +18144,7 @@ errors++;
 if(data31.termination_date !== undefined){
 let data36 = data31.termination_date;
 if(typeof data36 === "string"){
-if(!(formats34.validate(data36))){
+if(!(formats64.validate(data36))){
 const err48 = {instancePath:instancePath+"/insurance/termination_date",schemaPath:"components#/$defs/InsuranceObject/properties/termination_date/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
 if(vErrors === null){
 vErrors = [err48];
@@ -11524,7 +18278,7 @@ errors++;
 if(data31.insured_dob !== undefined){
 let data45 = data31.insured_dob;
 if(typeof data45 === "string"){
-if(!(formats34.validate(data45))){
+if(!(formats64.validate(data45))){
 const err59 = {instancePath:instancePath+"/insurance/insured_dob",schemaPath:"components#/$defs/InsuranceObject/properties/insured_dob/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
 if(vErrors === null){
 vErrors = [err59];
@@ -11559,7 +18313,7 @@ vErrors.push(err61);
 errors++;
 }
 if(!(((data46 === "female") || (data46 === "male")) || (data46 === "unknown"))){
-const err62 = {instancePath:instancePath+"/insurance/insured_gender",schemaPath:"components#/$defs/InsuranceObject/properties/insured_gender/enum",keyword:"enum",params:{allowedValues: schema137.properties.insured_gender.enum},message:"must be equal to one of the allowed values"};
+const err62 = {instancePath:instancePath+"/insurance/insured_gender",schemaPath:"components#/$defs/InsuranceObject/properties/insured_gender/enum",keyword:"enum",params:{allowedValues: schema196.properties.insured_gender.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -11608,7 +18362,7 @@ errors++;
 if(data31.insured_state !== undefined){
 let data50 = data31.insured_state;
 if(typeof data50 === "string"){
-if(!pattern6.test(data50)){
+if(!pattern8.test(data50)){
 const err66 = {instancePath:instancePath+"/insurance/insured_state",schemaPath:"components#/$defs/InsuranceObject/properties/insured_state/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z]{2}$"},message:"must match pattern \""+"^[A-Za-z]{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err66];
@@ -11846,7 +18600,7 @@ if(data62 && typeof data62 == "object" && !Array.isArray(data62)){
 for(const key0 in data62){
 let data63 = data62[key0];
 if((((typeof data63 !== "string") && (!((typeof data63 == "number") && (isFinite(data63))))) && (typeof data63 !== "boolean")) && (data63 !== null)){
-const err83 = {instancePath:instancePath+"/custom_data/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/custom_data/additionalProperties/type",keyword:"type",params:{type: schema135.properties.custom_data.additionalProperties.type},message:"must be string,number,boolean,null"};
+const err83 = {instancePath:instancePath+"/custom_data/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/custom_data/additionalProperties/type",keyword:"type",params:{type: schema194.properties.custom_data.additionalProperties.type},message:"must be string,number,boolean,null"};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -11903,40 +18657,40 @@ vErrors.push(err87);
 }
 errors++;
 }
-validate121.errors = vErrors;
+validate181.errors = vErrors;
 return errors === 0;
 }
-validate121.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate181.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate120(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate180(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate120.evaluated;
+const evaluated0 = validate180.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate121(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate121.errors : vErrors.concat(validate121.errors);
+if(!(validate181(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate181.errors : vErrors.concat(validate181.errors);
 errors = vErrors.length;
 }
-validate120.errors = vErrors;
+validate180.errors = vErrors;
 return errors === 0;
 }
-validate120.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate180.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const createReferralStatus200 = validate123;
-const schema139 = {"$ref":"components#/$defs/ReferralCreatedResponse"};
-const schema140 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/ReferralCreated"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
-const schema141 = {"type":"object","required":["referral_id","intake_id","patient_id","patient_created","patient_matched","disposition","decline_reason","decline_detail","office_id","request_shape"],"properties":{"referral_id":{"type":"string","description":"Id of the recorded referral."},"intake_id":{"type":"string","description":"Id of the created intake."},"patient_id":{"type":["string","null"],"description":"Chart the referral is linked to."},"patient_created":{"type":"boolean","description":"Whether a chart was opened."},"patient_matched":{"type":"boolean","description":"Whether an existing chart was matched."},"disposition":{"type":"string","enum":["accepted","declined"],"description":"What the intake pipeline decided. A 2xx means recorded, not necessarily accepted."},"decline_reason":{"type":["string","null"],"enum":["out_of_area","service_line_not_offered",null],"description":"Why it was declined."},"decline_detail":{"type":["string","null"],"description":"Detail of the decline, for example the ZIP that is outside the service area."},"office_id":{"type":["string","null"],"description":"Office the referral was routed to."},"request_shape":{"type":"string","enum":["2026-04-01","2026-08-19"],"description":"Request shape the body was read as."},"missing_information":{"type":"array","items":{"type":"string"},"description":"What the intake still asks for (for example insured_name)."}},"description":"Echo of the intake pipeline (spec 2.5), directly inside `data`."};
+export const createReferralStatus200 = validate183;
+const schema198 = {"$ref":"components#/$defs/ReferralCreatedResponse"};
+const schema199 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/ReferralCreated"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+const schema200 = {"type":"object","required":["referral_id","intake_id","patient_id","patient_created","patient_matched","disposition","decline_reason","decline_detail","office_id","request_shape"],"properties":{"referral_id":{"type":"string","description":"Id of the recorded referral."},"intake_id":{"type":"string","description":"Id of the created intake."},"patient_id":{"type":["string","null"],"description":"Chart the referral is linked to."},"patient_created":{"type":"boolean","description":"Whether a chart was opened."},"patient_matched":{"type":"boolean","description":"Whether an existing chart was matched."},"disposition":{"type":"string","enum":["accepted","declined"],"description":"What the intake pipeline decided. A 2xx means recorded, not necessarily accepted."},"decline_reason":{"type":["string","null"],"enum":["out_of_area","service_line_not_offered",null],"description":"Why it was declined."},"decline_detail":{"type":["string","null"],"description":"Detail of the decline, for example the ZIP that is outside the service area."},"office_id":{"type":["string","null"],"description":"Office the referral was routed to."},"request_shape":{"type":"string","enum":["2026-04-01","2026-08-19"],"description":"Request shape the body was read as.","x-svc-since":"2"},"missing_information":{"type":"array","items":{"type":"string"},"description":"What the intake still asks for (for example insured_name).","x-svc-since":"2"}},"description":"Echo of the intake pipeline (spec 2.5), directly inside `data`."};
 
-function validate124(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate184(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate124.evaluated;
+const evaluated0 = validate184.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12084,7 +18838,7 @@ errors++;
 if(data0.patient_id !== undefined){
 let data3 = data0.patient_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err13 = {instancePath:instancePath+"/data/patient_id",schemaPath:"components#/$defs/ReferralCreated/properties/patient_id/type",keyword:"type",params:{type: schema141.properties.patient_id.type},message:"must be string,null"};
+const err13 = {instancePath:instancePath+"/data/patient_id",schemaPath:"components#/$defs/ReferralCreated/properties/patient_id/type",keyword:"type",params:{type: schema200.properties.patient_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -12131,7 +18885,7 @@ vErrors.push(err16);
 errors++;
 }
 if(!((data6 === "accepted") || (data6 === "declined"))){
-const err17 = {instancePath:instancePath+"/data/disposition",schemaPath:"components#/$defs/ReferralCreated/properties/disposition/enum",keyword:"enum",params:{allowedValues: schema141.properties.disposition.enum},message:"must be equal to one of the allowed values"};
+const err17 = {instancePath:instancePath+"/data/disposition",schemaPath:"components#/$defs/ReferralCreated/properties/disposition/enum",keyword:"enum",params:{allowedValues: schema200.properties.disposition.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -12144,7 +18898,7 @@ errors++;
 if(data0.decline_reason !== undefined){
 let data7 = data0.decline_reason;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err18 = {instancePath:instancePath+"/data/decline_reason",schemaPath:"components#/$defs/ReferralCreated/properties/decline_reason/type",keyword:"type",params:{type: schema141.properties.decline_reason.type},message:"must be string,null"};
+const err18 = {instancePath:instancePath+"/data/decline_reason",schemaPath:"components#/$defs/ReferralCreated/properties/decline_reason/type",keyword:"type",params:{type: schema200.properties.decline_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -12154,7 +18908,7 @@ vErrors.push(err18);
 errors++;
 }
 if(!(((data7 === "out_of_area") || (data7 === "service_line_not_offered")) || (data7 === null))){
-const err19 = {instancePath:instancePath+"/data/decline_reason",schemaPath:"components#/$defs/ReferralCreated/properties/decline_reason/enum",keyword:"enum",params:{allowedValues: schema141.properties.decline_reason.enum},message:"must be equal to one of the allowed values"};
+const err19 = {instancePath:instancePath+"/data/decline_reason",schemaPath:"components#/$defs/ReferralCreated/properties/decline_reason/enum",keyword:"enum",params:{allowedValues: schema200.properties.decline_reason.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -12167,7 +18921,7 @@ errors++;
 if(data0.decline_detail !== undefined){
 let data8 = data0.decline_detail;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err20 = {instancePath:instancePath+"/data/decline_detail",schemaPath:"components#/$defs/ReferralCreated/properties/decline_detail/type",keyword:"type",params:{type: schema141.properties.decline_detail.type},message:"must be string,null"};
+const err20 = {instancePath:instancePath+"/data/decline_detail",schemaPath:"components#/$defs/ReferralCreated/properties/decline_detail/type",keyword:"type",params:{type: schema200.properties.decline_detail.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -12180,7 +18934,7 @@ errors++;
 if(data0.office_id !== undefined){
 let data9 = data0.office_id;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err21 = {instancePath:instancePath+"/data/office_id",schemaPath:"components#/$defs/ReferralCreated/properties/office_id/type",keyword:"type",params:{type: schema141.properties.office_id.type},message:"must be string,null"};
+const err21 = {instancePath:instancePath+"/data/office_id",schemaPath:"components#/$defs/ReferralCreated/properties/office_id/type",keyword:"type",params:{type: schema200.properties.office_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -12203,7 +18957,7 @@ vErrors.push(err22);
 errors++;
 }
 if(!((data10 === "2026-04-01") || (data10 === "2026-08-19"))){
-const err23 = {instancePath:instancePath+"/data/request_shape",schemaPath:"components#/$defs/ReferralCreated/properties/request_shape/enum",keyword:"enum",params:{allowedValues: schema141.properties.request_shape.enum},message:"must be equal to one of the allowed values"};
+const err23 = {instancePath:instancePath+"/data/request_shape",schemaPath:"components#/$defs/ReferralCreated/properties/request_shape/enum",keyword:"enum",params:{allowedValues: schema200.properties.request_shape.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -12298,40 +19052,374 @@ vErrors.push(err29);
 }
 errors++;
 }
-validate124.errors = vErrors;
+validate184.errors = vErrors;
 return errors === 0;
 }
-validate124.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate184.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate123(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate183(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate123.evaluated;
+const evaluated0 = validate183.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate124(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate124.errors : vErrors.concat(validate124.errors);
+if(!(validate184(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate184.errors : vErrors.concat(validate184.errors);
 errors = vErrors.length;
 }
-validate123.errors = vErrors;
+validate183.errors = vErrors;
 return errors === 0;
 }
-validate123.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate183.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const getReferralStatus200 = validate127;
-const schema143 = {"$ref":"components#/$defs/ReferralResponse"};
-const schema144 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/ReferralDetail"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
-const schema145 = {"type":"object","required":["id","patient_id","intake_id","service_line","referral_type","referral_type_category","referral_date","referral_source","referral_source_id","disposition","decline_reason","office_id","patient_display_name","created_at","request_shape","additional_fields"],"properties":{"id":{"type":"string","description":"Referral id."},"patient_id":{"type":["string","null"],"description":"Linked patient (surrogate handle in no_phi sessions)."},"intake_id":{"type":"string","description":"Intake created for it."},"service_line":{"type":"string","description":"Business line as sent."},"referral_type":{"type":["string","null"],"description":"As sent."},"referral_type_category":{"type":"string","enum":["soc","roc","other"],"description":"How intake surfaces branch on referral_type."},"referral_date":{"type":"string","format":"date-time","description":"Referral date (year only is meaningful in no_phi sessions)."},"referral_source":{"type":["string","null"],"description":"Free-text source."},"referral_source_id":{"type":["string","null"],"description":"Known source id."},"disposition":{"type":"string","enum":["accepted","declined"],"description":"Pipeline decision."},"decline_reason":{"type":["string","null"],"description":"Why declined."},"office_id":{"type":["string","null"],"description":"Routed office."},"patient_display_name":{"type":["string","null"],"description":"Patient name; null in no_phi sessions."},"created_at":{"type":"string","format":"date-time","description":"Recorded at."},"decline_detail":{"type":["string","null"],"description":"Decline detail."},"request_shape":{"type":"string","enum":["2026-04-01","2026-08-19"],"description":"Shape the request was read as."},"zip_code":{"type":["string","null"],"description":"Service ZIP used for routing (3 digits in no_phi sessions)."},"referring_facility":{"type":["string","null"],"description":"Facility."},"referring_physician":{"type":["string","null"],"description":"Physician name."},"referring_physician_id":{"type":["string","null"],"description":"Physician id."},"signing_physician_id":{"type":["string","null"],"description":"Physician id."},"certifying_physician_id":{"type":["string","null"],"description":"Physician id."},"payor_id":{"type":["string","null"],"description":"Payor id."},"hospital_id":{"type":["string","null"],"description":"Hospital id."},"marketer_id":{"type":["string","null"],"description":"Marketer user id."},"marketer_label":{"type":["string","null"],"description":"Marketer name."},"document_ids":{"type":"array","items":{"type":"string"},"description":"Linked documents."},"source_system":{"type":["string","null"],"description":"Sending system."},"external_reference_id":{"type":["string","null"],"description":"Sender's identifier."},"additional_fields":{"type":"object","additionalProperties":true,"description":"Additional properties sent with the request, kept as sent (omitted in no_phi sessions)."}},"description":"Referral detail profile (route 12)."};
+export const createReferralStatus200V1 = validate187;
+const schema202 = {"$ref":"components-v1#/$defs/ReferralCreatedResponse"};
+const schema203 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components-v1#/$defs/ReferralCreated"},"meta":{"$ref":"components-v1#/$defs/Meta"},"warnings":{"$ref":"components-v1#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+const schema204 = {"type":"object","required":["referral_id","intake_id","patient_id","patient_created","patient_matched","disposition","decline_reason","decline_detail","office_id"],"properties":{"referral_id":{"type":"string","description":"Id of the recorded referral."},"intake_id":{"type":"string","description":"Id of the created intake."},"patient_id":{"type":["string","null"],"description":"Chart the referral is linked to."},"patient_created":{"type":"boolean","description":"Whether a chart was opened."},"patient_matched":{"type":"boolean","description":"Whether an existing chart was matched."},"disposition":{"type":"string","enum":["accepted","declined"],"description":"What the intake pipeline decided. A 2xx means recorded, not necessarily accepted."},"decline_reason":{"type":["string","null"],"enum":["out_of_area","service_line_not_offered",null],"description":"Why it was declined."},"decline_detail":{"type":["string","null"],"description":"Detail of the decline, for example the ZIP that is outside the service area."},"office_id":{"type":["string","null"],"description":"Office the referral was routed to."}},"description":"Echo of the intake pipeline (spec 2.5), directly inside `data`."};
 
-function validate128(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate188(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate128.evaluated;
+const evaluated0 = validate188.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.data !== undefined){
+let data0 = data.data;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.referral_id === undefined){
+const err1 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/ReferralCreated/required",keyword:"required",params:{missingProperty: "referral_id"},message:"must have required property '"+"referral_id"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data0.intake_id === undefined){
+const err2 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/ReferralCreated/required",keyword:"required",params:{missingProperty: "intake_id"},message:"must have required property '"+"intake_id"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.patient_id === undefined){
+const err3 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/ReferralCreated/required",keyword:"required",params:{missingProperty: "patient_id"},message:"must have required property '"+"patient_id"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.patient_created === undefined){
+const err4 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/ReferralCreated/required",keyword:"required",params:{missingProperty: "patient_created"},message:"must have required property '"+"patient_created"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.patient_matched === undefined){
+const err5 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/ReferralCreated/required",keyword:"required",params:{missingProperty: "patient_matched"},message:"must have required property '"+"patient_matched"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data0.disposition === undefined){
+const err6 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/ReferralCreated/required",keyword:"required",params:{missingProperty: "disposition"},message:"must have required property '"+"disposition"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data0.decline_reason === undefined){
+const err7 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/ReferralCreated/required",keyword:"required",params:{missingProperty: "decline_reason"},message:"must have required property '"+"decline_reason"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data0.decline_detail === undefined){
+const err8 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/ReferralCreated/required",keyword:"required",params:{missingProperty: "decline_detail"},message:"must have required property '"+"decline_detail"+"'"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(data0.office_id === undefined){
+const err9 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/ReferralCreated/required",keyword:"required",params:{missingProperty: "office_id"},message:"must have required property '"+"office_id"+"'"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(data0.referral_id !== undefined){
+if(typeof data0.referral_id !== "string"){
+const err10 = {instancePath:instancePath+"/data/referral_id",schemaPath:"components-v1#/$defs/ReferralCreated/properties/referral_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data0.intake_id !== undefined){
+if(typeof data0.intake_id !== "string"){
+const err11 = {instancePath:instancePath+"/data/intake_id",schemaPath:"components-v1#/$defs/ReferralCreated/properties/intake_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.patient_id !== undefined){
+let data3 = data0.patient_id;
+if((typeof data3 !== "string") && (data3 !== null)){
+const err12 = {instancePath:instancePath+"/data/patient_id",schemaPath:"components-v1#/$defs/ReferralCreated/properties/patient_id/type",keyword:"type",params:{type: schema204.properties.patient_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.patient_created !== undefined){
+if(typeof data0.patient_created !== "boolean"){
+const err13 = {instancePath:instancePath+"/data/patient_created",schemaPath:"components-v1#/$defs/ReferralCreated/properties/patient_created/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(data0.patient_matched !== undefined){
+if(typeof data0.patient_matched !== "boolean"){
+const err14 = {instancePath:instancePath+"/data/patient_matched",schemaPath:"components-v1#/$defs/ReferralCreated/properties/patient_matched/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+if(data0.disposition !== undefined){
+let data6 = data0.disposition;
+if(typeof data6 !== "string"){
+const err15 = {instancePath:instancePath+"/data/disposition",schemaPath:"components-v1#/$defs/ReferralCreated/properties/disposition/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(!((data6 === "accepted") || (data6 === "declined"))){
+const err16 = {instancePath:instancePath+"/data/disposition",schemaPath:"components-v1#/$defs/ReferralCreated/properties/disposition/enum",keyword:"enum",params:{allowedValues: schema204.properties.disposition.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data0.decline_reason !== undefined){
+let data7 = data0.decline_reason;
+if((typeof data7 !== "string") && (data7 !== null)){
+const err17 = {instancePath:instancePath+"/data/decline_reason",schemaPath:"components-v1#/$defs/ReferralCreated/properties/decline_reason/type",keyword:"type",params:{type: schema204.properties.decline_reason.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+if(!(((data7 === "out_of_area") || (data7 === "service_line_not_offered")) || (data7 === null))){
+const err18 = {instancePath:instancePath+"/data/decline_reason",schemaPath:"components-v1#/$defs/ReferralCreated/properties/decline_reason/enum",keyword:"enum",params:{allowedValues: schema204.properties.decline_reason.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+if(data0.decline_detail !== undefined){
+let data8 = data0.decline_detail;
+if((typeof data8 !== "string") && (data8 !== null)){
+const err19 = {instancePath:instancePath+"/data/decline_detail",schemaPath:"components-v1#/$defs/ReferralCreated/properties/decline_detail/type",keyword:"type",params:{type: schema204.properties.decline_detail.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+if(data0.office_id !== undefined){
+let data9 = data0.office_id;
+if((typeof data9 !== "string") && (data9 !== null)){
+const err20 = {instancePath:instancePath+"/data/office_id",schemaPath:"components-v1#/$defs/ReferralCreated/properties/office_id/type",keyword:"type",params:{type: schema204.properties.office_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+else {
+const err21 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/ReferralCreated/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+if(data.meta !== undefined){
+if(!(validate66(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate66.errors : vErrors.concat(validate66.errors);
+errors = vErrors.length;
+}
+}
+if(data.warnings !== undefined){
+let data11 = data.warnings;
+if(Array.isArray(data11)){
+const len0 = data11.length;
+for(let i0=0; i0<len0; i0++){
+if(typeof data11[i0] !== "string"){
+const err22 = {instancePath:instancePath+"/warnings/" + i0,schemaPath:"components-v1#/$defs/Warnings/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+}
+else {
+const err23 = {instancePath:instancePath+"/warnings",schemaPath:"components-v1#/$defs/Warnings/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+}
+else {
+const err24 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+validate188.errors = vErrors;
+return errors === 0;
+}
+validate188.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+
+
+function validate187(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate187.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate188(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate188.errors : vErrors.concat(validate188.errors);
+errors = vErrors.length;
+}
+validate187.errors = vErrors;
+return errors === 0;
+}
+validate187.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+
+export const getReferralStatus200 = validate191;
+const schema206 = {"$ref":"components#/$defs/ReferralResponse"};
+const schema207 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/ReferralDetail"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+const schema208 = {"type":"object","required":["id","patient_id","intake_id","service_line","referral_type","referral_type_category","referral_date","referral_source","referral_source_id","disposition","decline_reason","office_id","patient_display_name","created_at","request_shape","additional_fields"],"properties":{"id":{"type":"string","description":"Referral id."},"patient_id":{"type":["string","null"],"description":"Linked patient (surrogate handle in no_phi sessions)."},"intake_id":{"type":"string","description":"Intake created for it."},"service_line":{"type":"string","description":"Business line as sent."},"referral_type":{"type":["string","null"],"description":"As sent."},"referral_type_category":{"type":"string","enum":["soc","roc","other"],"description":"How intake surfaces branch on referral_type.","x-svc-since":"2"},"referral_date":{"type":"string","format":"date-time","description":"Referral date (year only is meaningful in no_phi sessions).","x-svc-v1-name":"referred_at"},"referral_source":{"type":["string","null"],"description":"Free-text source."},"referral_source_id":{"type":["string","null"],"description":"Known source id."},"disposition":{"type":"string","enum":["accepted","declined"],"description":"Pipeline decision."},"decline_reason":{"type":["string","null"],"description":"Why declined."},"office_id":{"type":["string","null"],"description":"Routed office."},"patient_display_name":{"type":["string","null"],"description":"Patient name; null in no_phi sessions."},"created_at":{"type":"string","format":"date-time","description":"Recorded at."},"decline_detail":{"type":["string","null"],"description":"Decline detail."},"request_shape":{"type":"string","enum":["2026-04-01","2026-08-19"],"description":"Shape the request was read as."},"zip_code":{"type":["string","null"],"description":"Service ZIP used for routing (3 digits in no_phi sessions)."},"referring_facility":{"type":["string","null"],"description":"Facility."},"referring_physician":{"type":["string","null"],"description":"Physician name."},"referring_physician_id":{"type":["string","null"],"description":"Physician id."},"signing_physician_id":{"type":["string","null"],"description":"Physician id."},"certifying_physician_id":{"type":["string","null"],"description":"Physician id."},"payor_id":{"type":["string","null"],"description":"Payor id."},"hospital_id":{"type":["string","null"],"description":"Hospital id."},"marketer_id":{"type":["string","null"],"description":"Marketer user id."},"marketer_label":{"type":["string","null"],"description":"Marketer name."},"document_ids":{"type":"array","items":{"type":"string"},"description":"Linked documents."},"source_system":{"type":["string","null"],"description":"Sending system."},"external_reference_id":{"type":["string","null"],"description":"Sender's identifier."},"additional_fields":{"type":"object","additionalProperties":true,"description":"Additional properties sent with the request, kept as sent (omitted in no_phi sessions).","x-svc-since":"2"}},"description":"Referral detail profile (route 12)."};
+
+function validate192(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate192.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12527,7 +19615,7 @@ errors++;
 if(data0.patient_id !== undefined){
 let data2 = data0.patient_id;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err18 = {instancePath:instancePath+"/data/patient_id",schemaPath:"components#/$defs/ReferralDetail/properties/patient_id/type",keyword:"type",params:{type: schema145.properties.patient_id.type},message:"must be string,null"};
+const err18 = {instancePath:instancePath+"/data/patient_id",schemaPath:"components#/$defs/ReferralDetail/properties/patient_id/type",keyword:"type",params:{type: schema208.properties.patient_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -12564,7 +19652,7 @@ errors++;
 if(data0.referral_type !== undefined){
 let data5 = data0.referral_type;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err21 = {instancePath:instancePath+"/data/referral_type",schemaPath:"components#/$defs/ReferralDetail/properties/referral_type/type",keyword:"type",params:{type: schema145.properties.referral_type.type},message:"must be string,null"};
+const err21 = {instancePath:instancePath+"/data/referral_type",schemaPath:"components#/$defs/ReferralDetail/properties/referral_type/type",keyword:"type",params:{type: schema208.properties.referral_type.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -12587,7 +19675,7 @@ vErrors.push(err22);
 errors++;
 }
 if(!(((data6 === "soc") || (data6 === "roc")) || (data6 === "other"))){
-const err23 = {instancePath:instancePath+"/data/referral_type_category",schemaPath:"components#/$defs/ReferralDetail/properties/referral_type_category/enum",keyword:"enum",params:{allowedValues: schema145.properties.referral_type_category.enum},message:"must be equal to one of the allowed values"};
+const err23 = {instancePath:instancePath+"/data/referral_type_category",schemaPath:"components#/$defs/ReferralDetail/properties/referral_type_category/enum",keyword:"enum",params:{allowedValues: schema208.properties.referral_type_category.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -12625,7 +19713,7 @@ errors++;
 if(data0.referral_source !== undefined){
 let data8 = data0.referral_source;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err26 = {instancePath:instancePath+"/data/referral_source",schemaPath:"components#/$defs/ReferralDetail/properties/referral_source/type",keyword:"type",params:{type: schema145.properties.referral_source.type},message:"must be string,null"};
+const err26 = {instancePath:instancePath+"/data/referral_source",schemaPath:"components#/$defs/ReferralDetail/properties/referral_source/type",keyword:"type",params:{type: schema208.properties.referral_source.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -12638,7 +19726,7 @@ errors++;
 if(data0.referral_source_id !== undefined){
 let data9 = data0.referral_source_id;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err27 = {instancePath:instancePath+"/data/referral_source_id",schemaPath:"components#/$defs/ReferralDetail/properties/referral_source_id/type",keyword:"type",params:{type: schema145.properties.referral_source_id.type},message:"must be string,null"};
+const err27 = {instancePath:instancePath+"/data/referral_source_id",schemaPath:"components#/$defs/ReferralDetail/properties/referral_source_id/type",keyword:"type",params:{type: schema208.properties.referral_source_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -12661,7 +19749,7 @@ vErrors.push(err28);
 errors++;
 }
 if(!((data10 === "accepted") || (data10 === "declined"))){
-const err29 = {instancePath:instancePath+"/data/disposition",schemaPath:"components#/$defs/ReferralDetail/properties/disposition/enum",keyword:"enum",params:{allowedValues: schema145.properties.disposition.enum},message:"must be equal to one of the allowed values"};
+const err29 = {instancePath:instancePath+"/data/disposition",schemaPath:"components#/$defs/ReferralDetail/properties/disposition/enum",keyword:"enum",params:{allowedValues: schema208.properties.disposition.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -12674,7 +19762,7 @@ errors++;
 if(data0.decline_reason !== undefined){
 let data11 = data0.decline_reason;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err30 = {instancePath:instancePath+"/data/decline_reason",schemaPath:"components#/$defs/ReferralDetail/properties/decline_reason/type",keyword:"type",params:{type: schema145.properties.decline_reason.type},message:"must be string,null"};
+const err30 = {instancePath:instancePath+"/data/decline_reason",schemaPath:"components#/$defs/ReferralDetail/properties/decline_reason/type",keyword:"type",params:{type: schema208.properties.decline_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -12687,7 +19775,7 @@ errors++;
 if(data0.office_id !== undefined){
 let data12 = data0.office_id;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err31 = {instancePath:instancePath+"/data/office_id",schemaPath:"components#/$defs/ReferralDetail/properties/office_id/type",keyword:"type",params:{type: schema145.properties.office_id.type},message:"must be string,null"};
+const err31 = {instancePath:instancePath+"/data/office_id",schemaPath:"components#/$defs/ReferralDetail/properties/office_id/type",keyword:"type",params:{type: schema208.properties.office_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -12700,7 +19788,7 @@ errors++;
 if(data0.patient_display_name !== undefined){
 let data13 = data0.patient_display_name;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err32 = {instancePath:instancePath+"/data/patient_display_name",schemaPath:"components#/$defs/ReferralDetail/properties/patient_display_name/type",keyword:"type",params:{type: schema145.properties.patient_display_name.type},message:"must be string,null"};
+const err32 = {instancePath:instancePath+"/data/patient_display_name",schemaPath:"components#/$defs/ReferralDetail/properties/patient_display_name/type",keyword:"type",params:{type: schema208.properties.patient_display_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -12738,7 +19826,7 @@ errors++;
 if(data0.decline_detail !== undefined){
 let data15 = data0.decline_detail;
 if((typeof data15 !== "string") && (data15 !== null)){
-const err35 = {instancePath:instancePath+"/data/decline_detail",schemaPath:"components#/$defs/ReferralDetail/properties/decline_detail/type",keyword:"type",params:{type: schema145.properties.decline_detail.type},message:"must be string,null"};
+const err35 = {instancePath:instancePath+"/data/decline_detail",schemaPath:"components#/$defs/ReferralDetail/properties/decline_detail/type",keyword:"type",params:{type: schema208.properties.decline_detail.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -12761,7 +19849,7 @@ vErrors.push(err36);
 errors++;
 }
 if(!((data16 === "2026-04-01") || (data16 === "2026-08-19"))){
-const err37 = {instancePath:instancePath+"/data/request_shape",schemaPath:"components#/$defs/ReferralDetail/properties/request_shape/enum",keyword:"enum",params:{allowedValues: schema145.properties.request_shape.enum},message:"must be equal to one of the allowed values"};
+const err37 = {instancePath:instancePath+"/data/request_shape",schemaPath:"components#/$defs/ReferralDetail/properties/request_shape/enum",keyword:"enum",params:{allowedValues: schema208.properties.request_shape.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -12774,7 +19862,7 @@ errors++;
 if(data0.zip_code !== undefined){
 let data17 = data0.zip_code;
 if((typeof data17 !== "string") && (data17 !== null)){
-const err38 = {instancePath:instancePath+"/data/zip_code",schemaPath:"components#/$defs/ReferralDetail/properties/zip_code/type",keyword:"type",params:{type: schema145.properties.zip_code.type},message:"must be string,null"};
+const err38 = {instancePath:instancePath+"/data/zip_code",schemaPath:"components#/$defs/ReferralDetail/properties/zip_code/type",keyword:"type",params:{type: schema208.properties.zip_code.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -12787,7 +19875,7 @@ errors++;
 if(data0.referring_facility !== undefined){
 let data18 = data0.referring_facility;
 if((typeof data18 !== "string") && (data18 !== null)){
-const err39 = {instancePath:instancePath+"/data/referring_facility",schemaPath:"components#/$defs/ReferralDetail/properties/referring_facility/type",keyword:"type",params:{type: schema145.properties.referring_facility.type},message:"must be string,null"};
+const err39 = {instancePath:instancePath+"/data/referring_facility",schemaPath:"components#/$defs/ReferralDetail/properties/referring_facility/type",keyword:"type",params:{type: schema208.properties.referring_facility.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -12800,7 +19888,7 @@ errors++;
 if(data0.referring_physician !== undefined){
 let data19 = data0.referring_physician;
 if((typeof data19 !== "string") && (data19 !== null)){
-const err40 = {instancePath:instancePath+"/data/referring_physician",schemaPath:"components#/$defs/ReferralDetail/properties/referring_physician/type",keyword:"type",params:{type: schema145.properties.referring_physician.type},message:"must be string,null"};
+const err40 = {instancePath:instancePath+"/data/referring_physician",schemaPath:"components#/$defs/ReferralDetail/properties/referring_physician/type",keyword:"type",params:{type: schema208.properties.referring_physician.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -12813,7 +19901,7 @@ errors++;
 if(data0.referring_physician_id !== undefined){
 let data20 = data0.referring_physician_id;
 if((typeof data20 !== "string") && (data20 !== null)){
-const err41 = {instancePath:instancePath+"/data/referring_physician_id",schemaPath:"components#/$defs/ReferralDetail/properties/referring_physician_id/type",keyword:"type",params:{type: schema145.properties.referring_physician_id.type},message:"must be string,null"};
+const err41 = {instancePath:instancePath+"/data/referring_physician_id",schemaPath:"components#/$defs/ReferralDetail/properties/referring_physician_id/type",keyword:"type",params:{type: schema208.properties.referring_physician_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -12826,7 +19914,7 @@ errors++;
 if(data0.signing_physician_id !== undefined){
 let data21 = data0.signing_physician_id;
 if((typeof data21 !== "string") && (data21 !== null)){
-const err42 = {instancePath:instancePath+"/data/signing_physician_id",schemaPath:"components#/$defs/ReferralDetail/properties/signing_physician_id/type",keyword:"type",params:{type: schema145.properties.signing_physician_id.type},message:"must be string,null"};
+const err42 = {instancePath:instancePath+"/data/signing_physician_id",schemaPath:"components#/$defs/ReferralDetail/properties/signing_physician_id/type",keyword:"type",params:{type: schema208.properties.signing_physician_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -12839,7 +19927,7 @@ errors++;
 if(data0.certifying_physician_id !== undefined){
 let data22 = data0.certifying_physician_id;
 if((typeof data22 !== "string") && (data22 !== null)){
-const err43 = {instancePath:instancePath+"/data/certifying_physician_id",schemaPath:"components#/$defs/ReferralDetail/properties/certifying_physician_id/type",keyword:"type",params:{type: schema145.properties.certifying_physician_id.type},message:"must be string,null"};
+const err43 = {instancePath:instancePath+"/data/certifying_physician_id",schemaPath:"components#/$defs/ReferralDetail/properties/certifying_physician_id/type",keyword:"type",params:{type: schema208.properties.certifying_physician_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -12852,7 +19940,7 @@ errors++;
 if(data0.payor_id !== undefined){
 let data23 = data0.payor_id;
 if((typeof data23 !== "string") && (data23 !== null)){
-const err44 = {instancePath:instancePath+"/data/payor_id",schemaPath:"components#/$defs/ReferralDetail/properties/payor_id/type",keyword:"type",params:{type: schema145.properties.payor_id.type},message:"must be string,null"};
+const err44 = {instancePath:instancePath+"/data/payor_id",schemaPath:"components#/$defs/ReferralDetail/properties/payor_id/type",keyword:"type",params:{type: schema208.properties.payor_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -12865,7 +19953,7 @@ errors++;
 if(data0.hospital_id !== undefined){
 let data24 = data0.hospital_id;
 if((typeof data24 !== "string") && (data24 !== null)){
-const err45 = {instancePath:instancePath+"/data/hospital_id",schemaPath:"components#/$defs/ReferralDetail/properties/hospital_id/type",keyword:"type",params:{type: schema145.properties.hospital_id.type},message:"must be string,null"};
+const err45 = {instancePath:instancePath+"/data/hospital_id",schemaPath:"components#/$defs/ReferralDetail/properties/hospital_id/type",keyword:"type",params:{type: schema208.properties.hospital_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -12878,7 +19966,7 @@ errors++;
 if(data0.marketer_id !== undefined){
 let data25 = data0.marketer_id;
 if((typeof data25 !== "string") && (data25 !== null)){
-const err46 = {instancePath:instancePath+"/data/marketer_id",schemaPath:"components#/$defs/ReferralDetail/properties/marketer_id/type",keyword:"type",params:{type: schema145.properties.marketer_id.type},message:"must be string,null"};
+const err46 = {instancePath:instancePath+"/data/marketer_id",schemaPath:"components#/$defs/ReferralDetail/properties/marketer_id/type",keyword:"type",params:{type: schema208.properties.marketer_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -12891,7 +19979,7 @@ errors++;
 if(data0.marketer_label !== undefined){
 let data26 = data0.marketer_label;
 if((typeof data26 !== "string") && (data26 !== null)){
-const err47 = {instancePath:instancePath+"/data/marketer_label",schemaPath:"components#/$defs/ReferralDetail/properties/marketer_label/type",keyword:"type",params:{type: schema145.properties.marketer_label.type},message:"must be string,null"};
+const err47 = {instancePath:instancePath+"/data/marketer_label",schemaPath:"components#/$defs/ReferralDetail/properties/marketer_label/type",keyword:"type",params:{type: schema208.properties.marketer_label.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -12932,7 +20020,7 @@ errors++;
 if(data0.source_system !== undefined){
 let data29 = data0.source_system;
 if((typeof data29 !== "string") && (data29 !== null)){
-const err50 = {instancePath:instancePath+"/data/source_system",schemaPath:"components#/$defs/ReferralDetail/properties/source_system/type",keyword:"type",params:{type: schema145.properties.source_system.type},message:"must be string,null"};
+const err50 = {instancePath:instancePath+"/data/source_system",schemaPath:"components#/$defs/ReferralDetail/properties/source_system/type",keyword:"type",params:{type: schema208.properties.source_system.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -12945,7 +20033,7 @@ errors++;
 if(data0.external_reference_id !== undefined){
 let data30 = data0.external_reference_id;
 if((typeof data30 !== "string") && (data30 !== null)){
-const err51 = {instancePath:instancePath+"/data/external_reference_id",schemaPath:"components#/$defs/ReferralDetail/properties/external_reference_id/type",keyword:"type",params:{type: schema145.properties.external_reference_id.type},message:"must be string,null"};
+const err51 = {instancePath:instancePath+"/data/external_reference_id",schemaPath:"components#/$defs/ReferralDetail/properties/external_reference_id/type",keyword:"type",params:{type: schema208.properties.external_reference_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -13027,40 +20115,711 @@ vErrors.push(err56);
 }
 errors++;
 }
-validate128.errors = vErrors;
+validate192.errors = vErrors;
 return errors === 0;
 }
-validate128.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate192.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate127(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate191(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate127.evaluated;
+const evaluated0 = validate191.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate128(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate128.errors : vErrors.concat(validate128.errors);
+if(!(validate192(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate192.errors : vErrors.concat(validate192.errors);
 errors = vErrors.length;
 }
-validate127.errors = vErrors;
+validate191.errors = vErrors;
 return errors === 0;
 }
-validate127.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate191.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listIntakesStatus200 = validate131;
-const schema147 = {"$ref":"components#/$defs/IntakeListResponse"};
-const schema148 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/IntakeSummary"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/ListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
-const schema149 = {"type":"object","required":["id","referral_id","patient_id","status","service_line","disposition","office_id","reviewer_id","missing_information","received_at","updated_at"],"properties":{"id":{"type":"string","description":"Intake id."},"referral_id":{"type":"string","description":"Referral it came from."},"patient_id":{"type":["string","null"],"description":"Linked patient (surrogate handle in no_phi sessions)."},"status":{"type":"string","enum":["pending_review","in_review","awaiting_information","accepted","declined","admitted","non_admit","cancelled"],"description":"Review state."},"service_line":{"type":"string","description":"Business line."},"disposition":{"type":"string","enum":["accepted","declined"],"description":"Pipeline decision."},"office_id":{"type":["string","null"],"description":"Routed office."},"reviewer_id":{"type":["string","null"],"description":"User reviewing it."},"missing_information":{"type":"array","items":{"type":"string"},"description":"What the reviewer still needs."},"received_at":{"type":"string","format":"date-time","description":"Received."},"updated_at":{"type":"string","format":"date-time","description":"Last change."}},"description":"Intake summary profile (route 13)."};
+export const getReferralStatus200V1 = validate195;
+const schema210 = {"$ref":"components-v1#/$defs/ReferralResponse"};
+const schema211 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components-v1#/$defs/ReferralDetail"},"meta":{"$ref":"components-v1#/$defs/Meta"},"warnings":{"$ref":"components-v1#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+const schema212 = {"type":"object","required":["id","patient_id","intake_id","service_line","referral_type","referred_at","referral_source","referral_source_id","disposition","decline_reason","office_id","patient_display_name","created_at","request_shape"],"properties":{"id":{"type":"string","description":"Referral id."},"patient_id":{"type":["string","null"],"description":"Linked patient (surrogate handle in no_phi sessions)."},"intake_id":{"type":"string","description":"Intake created for it."},"service_line":{"type":"string","description":"Business line as sent."},"referral_type":{"type":["string","null"],"description":"As sent."},"referred_at":{"type":"string","format":"date-time","description":"Referral date (year only is meaningful in no_phi sessions).","x-svc-v1-name":"referred_at"},"referral_source":{"type":["string","null"],"description":"Free-text source."},"referral_source_id":{"type":["string","null"],"description":"Known source id."},"disposition":{"type":"string","enum":["accepted","declined"],"description":"Pipeline decision."},"decline_reason":{"type":["string","null"],"description":"Why declined."},"office_id":{"type":["string","null"],"description":"Routed office."},"patient_display_name":{"type":["string","null"],"description":"Patient name; null in no_phi sessions."},"created_at":{"type":"string","format":"date-time","description":"Recorded at."},"decline_detail":{"type":["string","null"],"description":"Decline detail."},"request_shape":{"type":"string","enum":["2026-04-01","2026-08-19"],"description":"Shape the request was read as."},"zip_code":{"type":["string","null"],"description":"Service ZIP used for routing (3 digits in no_phi sessions)."},"referring_facility":{"type":["string","null"],"description":"Facility."},"referring_physician":{"type":["string","null"],"description":"Physician name."},"referring_physician_id":{"type":["string","null"],"description":"Physician id."},"signing_physician_id":{"type":["string","null"],"description":"Physician id."},"certifying_physician_id":{"type":["string","null"],"description":"Physician id."},"payor_id":{"type":["string","null"],"description":"Payor id."},"hospital_id":{"type":["string","null"],"description":"Hospital id."},"marketer_id":{"type":["string","null"],"description":"Marketer user id."},"marketer_label":{"type":["string","null"],"description":"Marketer name."},"document_ids":{"type":"array","items":{"type":"string"},"description":"Linked documents."},"source_system":{"type":["string","null"],"description":"Sending system."},"external_reference_id":{"type":["string","null"],"description":"Sender's identifier."}},"description":"Referral detail profile (route 12)."};
 
-function validate132(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate196(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate132.evaluated;
+const evaluated0 = validate196.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.data !== undefined){
+let data0 = data.data;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.id === undefined){
+const err1 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/ReferralDetail/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data0.patient_id === undefined){
+const err2 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/ReferralDetail/required",keyword:"required",params:{missingProperty: "patient_id"},message:"must have required property '"+"patient_id"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.intake_id === undefined){
+const err3 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/ReferralDetail/required",keyword:"required",params:{missingProperty: "intake_id"},message:"must have required property '"+"intake_id"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.service_line === undefined){
+const err4 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/ReferralDetail/required",keyword:"required",params:{missingProperty: "service_line"},message:"must have required property '"+"service_line"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.referral_type === undefined){
+const err5 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/ReferralDetail/required",keyword:"required",params:{missingProperty: "referral_type"},message:"must have required property '"+"referral_type"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data0.referred_at === undefined){
+const err6 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/ReferralDetail/required",keyword:"required",params:{missingProperty: "referred_at"},message:"must have required property '"+"referred_at"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data0.referral_source === undefined){
+const err7 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/ReferralDetail/required",keyword:"required",params:{missingProperty: "referral_source"},message:"must have required property '"+"referral_source"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data0.referral_source_id === undefined){
+const err8 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/ReferralDetail/required",keyword:"required",params:{missingProperty: "referral_source_id"},message:"must have required property '"+"referral_source_id"+"'"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(data0.disposition === undefined){
+const err9 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/ReferralDetail/required",keyword:"required",params:{missingProperty: "disposition"},message:"must have required property '"+"disposition"+"'"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(data0.decline_reason === undefined){
+const err10 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/ReferralDetail/required",keyword:"required",params:{missingProperty: "decline_reason"},message:"must have required property '"+"decline_reason"+"'"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data0.office_id === undefined){
+const err11 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/ReferralDetail/required",keyword:"required",params:{missingProperty: "office_id"},message:"must have required property '"+"office_id"+"'"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(data0.patient_display_name === undefined){
+const err12 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/ReferralDetail/required",keyword:"required",params:{missingProperty: "patient_display_name"},message:"must have required property '"+"patient_display_name"+"'"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if(data0.created_at === undefined){
+const err13 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/ReferralDetail/required",keyword:"required",params:{missingProperty: "created_at"},message:"must have required property '"+"created_at"+"'"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+if(data0.request_shape === undefined){
+const err14 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/ReferralDetail/required",keyword:"required",params:{missingProperty: "request_shape"},message:"must have required property '"+"request_shape"+"'"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data0.id !== undefined){
+if(typeof data0.id !== "string"){
+const err15 = {instancePath:instancePath+"/data/id",schemaPath:"components-v1#/$defs/ReferralDetail/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data0.patient_id !== undefined){
+let data2 = data0.patient_id;
+if((typeof data2 !== "string") && (data2 !== null)){
+const err16 = {instancePath:instancePath+"/data/patient_id",schemaPath:"components-v1#/$defs/ReferralDetail/properties/patient_id/type",keyword:"type",params:{type: schema212.properties.patient_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data0.intake_id !== undefined){
+if(typeof data0.intake_id !== "string"){
+const err17 = {instancePath:instancePath+"/data/intake_id",schemaPath:"components-v1#/$defs/ReferralDetail/properties/intake_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data0.service_line !== undefined){
+if(typeof data0.service_line !== "string"){
+const err18 = {instancePath:instancePath+"/data/service_line",schemaPath:"components-v1#/$defs/ReferralDetail/properties/service_line/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+if(data0.referral_type !== undefined){
+let data5 = data0.referral_type;
+if((typeof data5 !== "string") && (data5 !== null)){
+const err19 = {instancePath:instancePath+"/data/referral_type",schemaPath:"components-v1#/$defs/ReferralDetail/properties/referral_type/type",keyword:"type",params:{type: schema212.properties.referral_type.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+if(data0.referred_at !== undefined){
+let data6 = data0.referred_at;
+if(typeof data6 === "string"){
+if(!(formats0.validate(data6))){
+const err20 = {instancePath:instancePath+"/data/referred_at",schemaPath:"components-v1#/$defs/ReferralDetail/properties/referred_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+else {
+const err21 = {instancePath:instancePath+"/data/referred_at",schemaPath:"components-v1#/$defs/ReferralDetail/properties/referred_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+if(data0.referral_source !== undefined){
+let data7 = data0.referral_source;
+if((typeof data7 !== "string") && (data7 !== null)){
+const err22 = {instancePath:instancePath+"/data/referral_source",schemaPath:"components-v1#/$defs/ReferralDetail/properties/referral_source/type",keyword:"type",params:{type: schema212.properties.referral_source.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+if(data0.referral_source_id !== undefined){
+let data8 = data0.referral_source_id;
+if((typeof data8 !== "string") && (data8 !== null)){
+const err23 = {instancePath:instancePath+"/data/referral_source_id",schemaPath:"components-v1#/$defs/ReferralDetail/properties/referral_source_id/type",keyword:"type",params:{type: schema212.properties.referral_source_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+if(data0.disposition !== undefined){
+let data9 = data0.disposition;
+if(typeof data9 !== "string"){
+const err24 = {instancePath:instancePath+"/data/disposition",schemaPath:"components-v1#/$defs/ReferralDetail/properties/disposition/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+if(!((data9 === "accepted") || (data9 === "declined"))){
+const err25 = {instancePath:instancePath+"/data/disposition",schemaPath:"components-v1#/$defs/ReferralDetail/properties/disposition/enum",keyword:"enum",params:{allowedValues: schema212.properties.disposition.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+if(data0.decline_reason !== undefined){
+let data10 = data0.decline_reason;
+if((typeof data10 !== "string") && (data10 !== null)){
+const err26 = {instancePath:instancePath+"/data/decline_reason",schemaPath:"components-v1#/$defs/ReferralDetail/properties/decline_reason/type",keyword:"type",params:{type: schema212.properties.decline_reason.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+if(data0.office_id !== undefined){
+let data11 = data0.office_id;
+if((typeof data11 !== "string") && (data11 !== null)){
+const err27 = {instancePath:instancePath+"/data/office_id",schemaPath:"components-v1#/$defs/ReferralDetail/properties/office_id/type",keyword:"type",params:{type: schema212.properties.office_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+if(data0.patient_display_name !== undefined){
+let data12 = data0.patient_display_name;
+if((typeof data12 !== "string") && (data12 !== null)){
+const err28 = {instancePath:instancePath+"/data/patient_display_name",schemaPath:"components-v1#/$defs/ReferralDetail/properties/patient_display_name/type",keyword:"type",params:{type: schema212.properties.patient_display_name.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+}
+if(data0.created_at !== undefined){
+let data13 = data0.created_at;
+if(typeof data13 === "string"){
+if(!(formats0.validate(data13))){
+const err29 = {instancePath:instancePath+"/data/created_at",schemaPath:"components-v1#/$defs/ReferralDetail/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+else {
+const err30 = {instancePath:instancePath+"/data/created_at",schemaPath:"components-v1#/$defs/ReferralDetail/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+if(data0.decline_detail !== undefined){
+let data14 = data0.decline_detail;
+if((typeof data14 !== "string") && (data14 !== null)){
+const err31 = {instancePath:instancePath+"/data/decline_detail",schemaPath:"components-v1#/$defs/ReferralDetail/properties/decline_detail/type",keyword:"type",params:{type: schema212.properties.decline_detail.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+}
+if(data0.request_shape !== undefined){
+let data15 = data0.request_shape;
+if(typeof data15 !== "string"){
+const err32 = {instancePath:instancePath+"/data/request_shape",schemaPath:"components-v1#/$defs/ReferralDetail/properties/request_shape/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+if(!((data15 === "2026-04-01") || (data15 === "2026-08-19"))){
+const err33 = {instancePath:instancePath+"/data/request_shape",schemaPath:"components-v1#/$defs/ReferralDetail/properties/request_shape/enum",keyword:"enum",params:{allowedValues: schema212.properties.request_shape.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+}
+if(data0.zip_code !== undefined){
+let data16 = data0.zip_code;
+if((typeof data16 !== "string") && (data16 !== null)){
+const err34 = {instancePath:instancePath+"/data/zip_code",schemaPath:"components-v1#/$defs/ReferralDetail/properties/zip_code/type",keyword:"type",params:{type: schema212.properties.zip_code.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+if(data0.referring_facility !== undefined){
+let data17 = data0.referring_facility;
+if((typeof data17 !== "string") && (data17 !== null)){
+const err35 = {instancePath:instancePath+"/data/referring_facility",schemaPath:"components-v1#/$defs/ReferralDetail/properties/referring_facility/type",keyword:"type",params:{type: schema212.properties.referring_facility.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+if(data0.referring_physician !== undefined){
+let data18 = data0.referring_physician;
+if((typeof data18 !== "string") && (data18 !== null)){
+const err36 = {instancePath:instancePath+"/data/referring_physician",schemaPath:"components-v1#/$defs/ReferralDetail/properties/referring_physician/type",keyword:"type",params:{type: schema212.properties.referring_physician.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+}
+if(data0.referring_physician_id !== undefined){
+let data19 = data0.referring_physician_id;
+if((typeof data19 !== "string") && (data19 !== null)){
+const err37 = {instancePath:instancePath+"/data/referring_physician_id",schemaPath:"components-v1#/$defs/ReferralDetail/properties/referring_physician_id/type",keyword:"type",params:{type: schema212.properties.referring_physician_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+}
+if(data0.signing_physician_id !== undefined){
+let data20 = data0.signing_physician_id;
+if((typeof data20 !== "string") && (data20 !== null)){
+const err38 = {instancePath:instancePath+"/data/signing_physician_id",schemaPath:"components-v1#/$defs/ReferralDetail/properties/signing_physician_id/type",keyword:"type",params:{type: schema212.properties.signing_physician_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+}
+if(data0.certifying_physician_id !== undefined){
+let data21 = data0.certifying_physician_id;
+if((typeof data21 !== "string") && (data21 !== null)){
+const err39 = {instancePath:instancePath+"/data/certifying_physician_id",schemaPath:"components-v1#/$defs/ReferralDetail/properties/certifying_physician_id/type",keyword:"type",params:{type: schema212.properties.certifying_physician_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+}
+if(data0.payor_id !== undefined){
+let data22 = data0.payor_id;
+if((typeof data22 !== "string") && (data22 !== null)){
+const err40 = {instancePath:instancePath+"/data/payor_id",schemaPath:"components-v1#/$defs/ReferralDetail/properties/payor_id/type",keyword:"type",params:{type: schema212.properties.payor_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+}
+if(data0.hospital_id !== undefined){
+let data23 = data0.hospital_id;
+if((typeof data23 !== "string") && (data23 !== null)){
+const err41 = {instancePath:instancePath+"/data/hospital_id",schemaPath:"components-v1#/$defs/ReferralDetail/properties/hospital_id/type",keyword:"type",params:{type: schema212.properties.hospital_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+}
+if(data0.marketer_id !== undefined){
+let data24 = data0.marketer_id;
+if((typeof data24 !== "string") && (data24 !== null)){
+const err42 = {instancePath:instancePath+"/data/marketer_id",schemaPath:"components-v1#/$defs/ReferralDetail/properties/marketer_id/type",keyword:"type",params:{type: schema212.properties.marketer_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+}
+if(data0.marketer_label !== undefined){
+let data25 = data0.marketer_label;
+if((typeof data25 !== "string") && (data25 !== null)){
+const err43 = {instancePath:instancePath+"/data/marketer_label",schemaPath:"components-v1#/$defs/ReferralDetail/properties/marketer_label/type",keyword:"type",params:{type: schema212.properties.marketer_label.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+}
+if(data0.document_ids !== undefined){
+let data26 = data0.document_ids;
+if(Array.isArray(data26)){
+const len0 = data26.length;
+for(let i0=0; i0<len0; i0++){
+if(typeof data26[i0] !== "string"){
+const err44 = {instancePath:instancePath+"/data/document_ids/" + i0,schemaPath:"components-v1#/$defs/ReferralDetail/properties/document_ids/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+}
+}
+else {
+const err45 = {instancePath:instancePath+"/data/document_ids",schemaPath:"components-v1#/$defs/ReferralDetail/properties/document_ids/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+}
+if(data0.source_system !== undefined){
+let data28 = data0.source_system;
+if((typeof data28 !== "string") && (data28 !== null)){
+const err46 = {instancePath:instancePath+"/data/source_system",schemaPath:"components-v1#/$defs/ReferralDetail/properties/source_system/type",keyword:"type",params:{type: schema212.properties.source_system.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+}
+if(data0.external_reference_id !== undefined){
+let data29 = data0.external_reference_id;
+if((typeof data29 !== "string") && (data29 !== null)){
+const err47 = {instancePath:instancePath+"/data/external_reference_id",schemaPath:"components-v1#/$defs/ReferralDetail/properties/external_reference_id/type",keyword:"type",params:{type: schema212.properties.external_reference_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+}
+}
+else {
+const err48 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/ReferralDetail/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+}
+if(data.meta !== undefined){
+if(!(validate66(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate66.errors : vErrors.concat(validate66.errors);
+errors = vErrors.length;
+}
+}
+if(data.warnings !== undefined){
+let data31 = data.warnings;
+if(Array.isArray(data31)){
+const len1 = data31.length;
+for(let i1=0; i1<len1; i1++){
+if(typeof data31[i1] !== "string"){
+const err49 = {instancePath:instancePath+"/warnings/" + i1,schemaPath:"components-v1#/$defs/Warnings/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+}
+}
+else {
+const err50 = {instancePath:instancePath+"/warnings",schemaPath:"components-v1#/$defs/Warnings/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+}
+}
+else {
+const err51 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+validate196.errors = vErrors;
+return errors === 0;
+}
+validate196.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+
+
+function validate195(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate195.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate196(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate196.errors : vErrors.concat(validate196.errors);
+errors = vErrors.length;
+}
+validate195.errors = vErrors;
+return errors === 0;
+}
+validate195.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+
+export const listIntakesStatus200 = validate199;
+const schema214 = {"$ref":"components#/$defs/IntakeListResponse"};
+const schema215 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/IntakeSummary"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/ListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
+const schema216 = {"type":"object","required":["id","referral_id","patient_id","status","service_line","disposition","office_id","reviewer_id","missing_information","received_at","updated_at"],"properties":{"id":{"type":"string","description":"Intake id."},"referral_id":{"type":"string","description":"Referral it came from."},"patient_id":{"type":["string","null"],"description":"Linked patient (surrogate handle in no_phi sessions)."},"status":{"type":"string","enum":["pending_review","in_review","awaiting_information","accepted","declined","admitted","non_admit","cancelled"],"description":"Review state."},"service_line":{"type":"string","description":"Business line."},"disposition":{"type":"string","enum":["accepted","declined"],"description":"Pipeline decision."},"office_id":{"type":["string","null"],"description":"Routed office."},"reviewer_id":{"type":["string","null"],"description":"User reviewing it."},"missing_information":{"type":"array","items":{"type":"string"},"description":"What the reviewer still needs.","x-svc-since":"2"},"received_at":{"type":"string","format":"date-time","description":"Received.","x-svc-v1-name":"created_at"},"updated_at":{"type":"string","format":"date-time","description":"Last change."}},"description":"Intake summary profile (route 13)."};
+
+function validate200(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate200.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -13232,7 +20991,7 @@ errors++;
 if(data1.patient_id !== undefined){
 let data4 = data1.patient_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err15 = {instancePath:instancePath+"/data/" + i0+"/patient_id",schemaPath:"components#/$defs/IntakeSummary/properties/patient_id/type",keyword:"type",params:{type: schema149.properties.patient_id.type},message:"must be string,null"};
+const err15 = {instancePath:instancePath+"/data/" + i0+"/patient_id",schemaPath:"components#/$defs/IntakeSummary/properties/patient_id/type",keyword:"type",params:{type: schema216.properties.patient_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -13255,7 +21014,7 @@ vErrors.push(err16);
 errors++;
 }
 if(!((((((((data5 === "pending_review") || (data5 === "in_review")) || (data5 === "awaiting_information")) || (data5 === "accepted")) || (data5 === "declined")) || (data5 === "admitted")) || (data5 === "non_admit")) || (data5 === "cancelled"))){
-const err17 = {instancePath:instancePath+"/data/" + i0+"/status",schemaPath:"components#/$defs/IntakeSummary/properties/status/enum",keyword:"enum",params:{allowedValues: schema149.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err17 = {instancePath:instancePath+"/data/" + i0+"/status",schemaPath:"components#/$defs/IntakeSummary/properties/status/enum",keyword:"enum",params:{allowedValues: schema216.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -13290,7 +21049,7 @@ vErrors.push(err19);
 errors++;
 }
 if(!((data7 === "accepted") || (data7 === "declined"))){
-const err20 = {instancePath:instancePath+"/data/" + i0+"/disposition",schemaPath:"components#/$defs/IntakeSummary/properties/disposition/enum",keyword:"enum",params:{allowedValues: schema149.properties.disposition.enum},message:"must be equal to one of the allowed values"};
+const err20 = {instancePath:instancePath+"/data/" + i0+"/disposition",schemaPath:"components#/$defs/IntakeSummary/properties/disposition/enum",keyword:"enum",params:{allowedValues: schema216.properties.disposition.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -13303,7 +21062,7 @@ errors++;
 if(data1.office_id !== undefined){
 let data8 = data1.office_id;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err21 = {instancePath:instancePath+"/data/" + i0+"/office_id",schemaPath:"components#/$defs/IntakeSummary/properties/office_id/type",keyword:"type",params:{type: schema149.properties.office_id.type},message:"must be string,null"};
+const err21 = {instancePath:instancePath+"/data/" + i0+"/office_id",schemaPath:"components#/$defs/IntakeSummary/properties/office_id/type",keyword:"type",params:{type: schema216.properties.office_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -13316,7 +21075,7 @@ errors++;
 if(data1.reviewer_id !== undefined){
 let data9 = data1.reviewer_id;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err22 = {instancePath:instancePath+"/data/" + i0+"/reviewer_id",schemaPath:"components#/$defs/IntakeSummary/properties/reviewer_id/type",keyword:"type",params:{type: schema149.properties.reviewer_id.type},message:"must be string,null"};
+const err22 = {instancePath:instancePath+"/data/" + i0+"/reviewer_id",schemaPath:"components#/$defs/IntakeSummary/properties/reviewer_id/type",keyword:"type",params:{type: schema216.properties.reviewer_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -13429,8 +21188,8 @@ errors++;
 }
 }
 if(data.meta !== undefined){
-if(!(validate85(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate85.errors : vErrors.concat(validate85.errors);
+if(!(validate109(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate109.errors : vErrors.concat(validate109.errors);
 errors = vErrors.length;
 }
 }
@@ -13473,41 +21232,449 @@ vErrors.push(err33);
 }
 errors++;
 }
-validate132.errors = vErrors;
+validate200.errors = vErrors;
 return errors === 0;
 }
-validate132.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate200.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate131(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate199(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate131.evaluated;
+const evaluated0 = validate199.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate132(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate132.errors : vErrors.concat(validate132.errors);
+if(!(validate200(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate200.errors : vErrors.concat(validate200.errors);
 errors = vErrors.length;
 }
-validate131.errors = vErrors;
+validate199.errors = vErrors;
 return errors === 0;
 }
-validate131.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate199.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const getIntakeStatus200 = validate135;
-const schema151 = {"$ref":"components#/$defs/IntakeResponse"};
-const schema152 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/IntakeDetail"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
-const schema153 = {"type":"object","required":["id","referral_id","patient_id","status","service_line","disposition","office_id","reviewer_id","missing_information","received_at","updated_at","insurance","diagnoses","document_ids","custom_data"],"properties":{"id":{"type":"string","description":"Intake id."},"referral_id":{"type":"string","description":"Referral it came from."},"patient_id":{"type":["string","null"],"description":"Linked patient (surrogate handle in no_phi sessions)."},"status":{"type":"string","enum":["pending_review","in_review","awaiting_information","accepted","declined","admitted","non_admit","cancelled"],"description":"Review state."},"service_line":{"type":"string","description":"Business line."},"disposition":{"type":"string","enum":["accepted","declined"],"description":"Pipeline decision."},"office_id":{"type":["string","null"],"description":"Routed office."},"reviewer_id":{"type":["string","null"],"description":"User reviewing it."},"missing_information":{"type":"array","items":{"type":"string"},"description":"What the reviewer still needs."},"received_at":{"type":"string","format":"date-time","description":"Received."},"updated_at":{"type":"string","format":"date-time","description":"Last change."},"decline_reason":{"type":["string","null"],"description":"Why declined."},"decline_detail":{"type":["string","null"],"description":"Decline detail."},"insurance":{"type":"array","items":{"$ref":"components#/$defs/PendingCoverage"},"description":"Coverage from the referral, awaiting confirmation."},"insurance_notes":{"type":["string","null"],"description":"Notes for the reviewer."},"diagnoses":{"type":"array","items":{"$ref":"components#/$defs/Diagnosis"},"description":"Diagnoses."},"document_ids":{"type":"array","items":{"type":"string"},"description":"Linked documents."},"custom_data":{"type":"object","additionalProperties":{"type":["string","number","boolean","null"]},"description":"Scalar values sent with the referral."},"notes":{"type":["string","null"],"description":"Intake notes; null in no_phi sessions."}},"description":"Intake detail profile (route 14)."};
-const schema154 = {"type":"object","required":["plan_name","coverage_order","is_primary","policy_holder_confirmed"],"properties":{"payor_id":{"type":["string","null"],"description":"Payor id."},"plan_name":{"type":["string","null"],"description":"Plan name."},"other_insurance_name":{"type":["string","null"],"description":"Other insurer."},"policy_number":{"type":["string","null"],"description":"Policy number."},"group_number":{"type":["string","null"],"description":"Group number."},"effective_date":{"type":["string","null"],"format":"date","description":"Start."},"termination_date":{"type":["string","null"],"format":"date","description":"End."},"coverage_order":{"type":"integer","description":"0 is primary.","minimum":0},"is_primary":{"type":"boolean","description":"Derived from coverage_order."},"policy_holder":{"oneOf":[{"$ref":"components#/$defs/PolicyHolder"},{"type":"null"}],"description":"Policy holder awaiting reviewer confirmation."},"policy_holder_confirmed":{"type":"boolean","description":"Whether a reviewer confirmed the policy holder."}}};
+export const listIntakesStatus200V1 = validate203;
+const schema218 = {"$ref":"components-v1#/$defs/IntakeListResponse"};
+const schema219 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components-v1#/$defs/IntakeSummary"},"description":"Items of this page."},"meta":{"$ref":"components-v1#/$defs/ListMeta"},"warnings":{"$ref":"components-v1#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
+const schema220 = {"type":"object","required":["id","referral_id","patient_id","status","service_line","disposition","office_id","reviewer_id","created_at","updated_at"],"properties":{"id":{"type":"string","description":"Intake id."},"referral_id":{"type":"string","description":"Referral it came from."},"patient_id":{"type":["string","null"],"description":"Linked patient (surrogate handle in no_phi sessions)."},"status":{"type":"string","enum":["pending_review","in_review","awaiting_information","accepted","declined","admitted","non_admit","cancelled"],"description":"Review state."},"service_line":{"type":"string","description":"Business line."},"disposition":{"type":"string","enum":["accepted","declined"],"description":"Pipeline decision."},"office_id":{"type":["string","null"],"description":"Routed office."},"reviewer_id":{"type":["string","null"],"description":"User reviewing it."},"created_at":{"type":"string","format":"date-time","description":"Received.","x-svc-v1-name":"created_at"},"updated_at":{"type":"string","format":"date-time","description":"Last change."}},"description":"Intake summary profile (route 13)."};
 
-function validate138(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate204(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate138.evaluated;
+const evaluated0 = validate204.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.meta === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "meta"},message:"must have required property '"+"meta"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.data !== undefined){
+let data0 = data.data;
+if(Array.isArray(data0)){
+const len0 = data0.length;
+for(let i0=0; i0<len0; i0++){
+let data1 = data0[i0];
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+if(data1.id === undefined){
+const err2 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/IntakeSummary/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data1.referral_id === undefined){
+const err3 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/IntakeSummary/required",keyword:"required",params:{missingProperty: "referral_id"},message:"must have required property '"+"referral_id"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data1.patient_id === undefined){
+const err4 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/IntakeSummary/required",keyword:"required",params:{missingProperty: "patient_id"},message:"must have required property '"+"patient_id"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data1.status === undefined){
+const err5 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/IntakeSummary/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data1.service_line === undefined){
+const err6 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/IntakeSummary/required",keyword:"required",params:{missingProperty: "service_line"},message:"must have required property '"+"service_line"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data1.disposition === undefined){
+const err7 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/IntakeSummary/required",keyword:"required",params:{missingProperty: "disposition"},message:"must have required property '"+"disposition"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data1.office_id === undefined){
+const err8 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/IntakeSummary/required",keyword:"required",params:{missingProperty: "office_id"},message:"must have required property '"+"office_id"+"'"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(data1.reviewer_id === undefined){
+const err9 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/IntakeSummary/required",keyword:"required",params:{missingProperty: "reviewer_id"},message:"must have required property '"+"reviewer_id"+"'"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(data1.created_at === undefined){
+const err10 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/IntakeSummary/required",keyword:"required",params:{missingProperty: "created_at"},message:"must have required property '"+"created_at"+"'"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data1.updated_at === undefined){
+const err11 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/IntakeSummary/required",keyword:"required",params:{missingProperty: "updated_at"},message:"must have required property '"+"updated_at"+"'"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(data1.id !== undefined){
+if(typeof data1.id !== "string"){
+const err12 = {instancePath:instancePath+"/data/" + i0+"/id",schemaPath:"components-v1#/$defs/IntakeSummary/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data1.referral_id !== undefined){
+if(typeof data1.referral_id !== "string"){
+const err13 = {instancePath:instancePath+"/data/" + i0+"/referral_id",schemaPath:"components-v1#/$defs/IntakeSummary/properties/referral_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(data1.patient_id !== undefined){
+let data4 = data1.patient_id;
+if((typeof data4 !== "string") && (data4 !== null)){
+const err14 = {instancePath:instancePath+"/data/" + i0+"/patient_id",schemaPath:"components-v1#/$defs/IntakeSummary/properties/patient_id/type",keyword:"type",params:{type: schema220.properties.patient_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+if(data1.status !== undefined){
+let data5 = data1.status;
+if(typeof data5 !== "string"){
+const err15 = {instancePath:instancePath+"/data/" + i0+"/status",schemaPath:"components-v1#/$defs/IntakeSummary/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(!((((((((data5 === "pending_review") || (data5 === "in_review")) || (data5 === "awaiting_information")) || (data5 === "accepted")) || (data5 === "declined")) || (data5 === "admitted")) || (data5 === "non_admit")) || (data5 === "cancelled"))){
+const err16 = {instancePath:instancePath+"/data/" + i0+"/status",schemaPath:"components-v1#/$defs/IntakeSummary/properties/status/enum",keyword:"enum",params:{allowedValues: schema220.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data1.service_line !== undefined){
+if(typeof data1.service_line !== "string"){
+const err17 = {instancePath:instancePath+"/data/" + i0+"/service_line",schemaPath:"components-v1#/$defs/IntakeSummary/properties/service_line/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data1.disposition !== undefined){
+let data7 = data1.disposition;
+if(typeof data7 !== "string"){
+const err18 = {instancePath:instancePath+"/data/" + i0+"/disposition",schemaPath:"components-v1#/$defs/IntakeSummary/properties/disposition/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(!((data7 === "accepted") || (data7 === "declined"))){
+const err19 = {instancePath:instancePath+"/data/" + i0+"/disposition",schemaPath:"components-v1#/$defs/IntakeSummary/properties/disposition/enum",keyword:"enum",params:{allowedValues: schema220.properties.disposition.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+if(data1.office_id !== undefined){
+let data8 = data1.office_id;
+if((typeof data8 !== "string") && (data8 !== null)){
+const err20 = {instancePath:instancePath+"/data/" + i0+"/office_id",schemaPath:"components-v1#/$defs/IntakeSummary/properties/office_id/type",keyword:"type",params:{type: schema220.properties.office_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+if(data1.reviewer_id !== undefined){
+let data9 = data1.reviewer_id;
+if((typeof data9 !== "string") && (data9 !== null)){
+const err21 = {instancePath:instancePath+"/data/" + i0+"/reviewer_id",schemaPath:"components-v1#/$defs/IntakeSummary/properties/reviewer_id/type",keyword:"type",params:{type: schema220.properties.reviewer_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+if(data1.created_at !== undefined){
+let data10 = data1.created_at;
+if(typeof data10 === "string"){
+if(!(formats0.validate(data10))){
+const err22 = {instancePath:instancePath+"/data/" + i0+"/created_at",schemaPath:"components-v1#/$defs/IntakeSummary/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+else {
+const err23 = {instancePath:instancePath+"/data/" + i0+"/created_at",schemaPath:"components-v1#/$defs/IntakeSummary/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+if(data1.updated_at !== undefined){
+let data11 = data1.updated_at;
+if(typeof data11 === "string"){
+if(!(formats0.validate(data11))){
+const err24 = {instancePath:instancePath+"/data/" + i0+"/updated_at",schemaPath:"components-v1#/$defs/IntakeSummary/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+else {
+const err25 = {instancePath:instancePath+"/data/" + i0+"/updated_at",schemaPath:"components-v1#/$defs/IntakeSummary/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+}
+else {
+const err26 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/IntakeSummary/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+}
+else {
+const err27 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+if(data.meta !== undefined){
+if(!(validate115(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
+errors = vErrors.length;
+}
+}
+if(data.warnings !== undefined){
+let data13 = data.warnings;
+if(Array.isArray(data13)){
+const len1 = data13.length;
+for(let i1=0; i1<len1; i1++){
+if(typeof data13[i1] !== "string"){
+const err28 = {instancePath:instancePath+"/warnings/" + i1,schemaPath:"components-v1#/$defs/Warnings/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+}
+}
+else {
+const err29 = {instancePath:instancePath+"/warnings",schemaPath:"components-v1#/$defs/Warnings/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+}
+else {
+const err30 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+validate204.errors = vErrors;
+return errors === 0;
+}
+validate204.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+
+
+function validate203(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate203.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate204(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate204.errors : vErrors.concat(validate204.errors);
+errors = vErrors.length;
+}
+validate203.errors = vErrors;
+return errors === 0;
+}
+validate203.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+
+export const getIntakeStatus200 = validate207;
+const schema222 = {"$ref":"components#/$defs/IntakeResponse"};
+const schema223 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/IntakeDetail"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+const schema224 = {"type":"object","required":["id","referral_id","patient_id","status","service_line","disposition","office_id","reviewer_id","missing_information","received_at","updated_at","insurance","diagnoses","document_ids","custom_data"],"properties":{"id":{"type":"string","description":"Intake id."},"referral_id":{"type":"string","description":"Referral it came from."},"patient_id":{"type":["string","null"],"description":"Linked patient (surrogate handle in no_phi sessions)."},"status":{"type":"string","enum":["pending_review","in_review","awaiting_information","accepted","declined","admitted","non_admit","cancelled"],"description":"Review state."},"service_line":{"type":"string","description":"Business line."},"disposition":{"type":"string","enum":["accepted","declined"],"description":"Pipeline decision."},"office_id":{"type":["string","null"],"description":"Routed office."},"reviewer_id":{"type":["string","null"],"description":"User reviewing it."},"missing_information":{"type":"array","items":{"type":"string"},"description":"What the reviewer still needs.","x-svc-since":"2"},"received_at":{"type":"string","format":"date-time","description":"Received.","x-svc-v1-name":"created_at"},"updated_at":{"type":"string","format":"date-time","description":"Last change."},"decline_reason":{"type":["string","null"],"description":"Why declined."},"decline_detail":{"type":["string","null"],"description":"Decline detail."},"insurance":{"type":"array","items":{"$ref":"components#/$defs/PendingCoverage"},"description":"Coverage from the referral, awaiting confirmation."},"insurance_notes":{"type":["string","null"],"description":"Notes for the reviewer."},"diagnoses":{"type":"array","items":{"$ref":"components#/$defs/Diagnosis"},"description":"Diagnoses."},"document_ids":{"type":"array","items":{"type":"string"},"description":"Linked documents."},"custom_data":{"type":"object","additionalProperties":{"type":["string","number","boolean","null"]},"description":"Scalar values sent with the referral."},"notes":{"type":["string","null"],"description":"Intake notes; null in no_phi sessions."}},"description":"Intake detail profile (route 14)."};
+const schema225 = {"type":"object","required":["plan_name","coverage_order","is_primary","policy_holder_confirmed"],"properties":{"payor_id":{"type":["string","null"],"description":"Payor id."},"plan_name":{"type":["string","null"],"description":"Plan name."},"other_insurance_name":{"type":["string","null"],"description":"Other insurer."},"policy_number":{"type":["string","null"],"description":"Policy number."},"group_number":{"type":["string","null"],"description":"Group number."},"effective_date":{"type":["string","null"],"format":"date","description":"Start."},"termination_date":{"type":["string","null"],"format":"date","description":"End."},"coverage_order":{"type":"integer","description":"0 is primary.","minimum":0},"is_primary":{"type":"boolean","description":"Derived from coverage_order."},"policy_holder":{"oneOf":[{"$ref":"components#/$defs/PolicyHolder"},{"type":"null"}],"description":"Policy holder awaiting reviewer confirmation."},"policy_holder_confirmed":{"type":"boolean","description":"Whether a reviewer confirmed the policy holder."}}};
+
+function validate210(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate210.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -13558,7 +21725,7 @@ errors++;
 if(data.payor_id !== undefined){
 let data0 = data.payor_id;
 if((typeof data0 !== "string") && (data0 !== null)){
-const err4 = {instancePath:instancePath+"/payor_id",schemaPath:"#/properties/payor_id/type",keyword:"type",params:{type: schema154.properties.payor_id.type},message:"must be string,null"};
+const err4 = {instancePath:instancePath+"/payor_id",schemaPath:"#/properties/payor_id/type",keyword:"type",params:{type: schema225.properties.payor_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -13571,7 +21738,7 @@ errors++;
 if(data.plan_name !== undefined){
 let data1 = data.plan_name;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err5 = {instancePath:instancePath+"/plan_name",schemaPath:"#/properties/plan_name/type",keyword:"type",params:{type: schema154.properties.plan_name.type},message:"must be string,null"};
+const err5 = {instancePath:instancePath+"/plan_name",schemaPath:"#/properties/plan_name/type",keyword:"type",params:{type: schema225.properties.plan_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -13584,7 +21751,7 @@ errors++;
 if(data.other_insurance_name !== undefined){
 let data2 = data.other_insurance_name;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err6 = {instancePath:instancePath+"/other_insurance_name",schemaPath:"#/properties/other_insurance_name/type",keyword:"type",params:{type: schema154.properties.other_insurance_name.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/other_insurance_name",schemaPath:"#/properties/other_insurance_name/type",keyword:"type",params:{type: schema225.properties.other_insurance_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -13597,7 +21764,7 @@ errors++;
 if(data.policy_number !== undefined){
 let data3 = data.policy_number;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err7 = {instancePath:instancePath+"/policy_number",schemaPath:"#/properties/policy_number/type",keyword:"type",params:{type: schema154.properties.policy_number.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/policy_number",schemaPath:"#/properties/policy_number/type",keyword:"type",params:{type: schema225.properties.policy_number.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -13610,7 +21777,7 @@ errors++;
 if(data.group_number !== undefined){
 let data4 = data.group_number;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err8 = {instancePath:instancePath+"/group_number",schemaPath:"#/properties/group_number/type",keyword:"type",params:{type: schema154.properties.group_number.type},message:"must be string,null"};
+const err8 = {instancePath:instancePath+"/group_number",schemaPath:"#/properties/group_number/type",keyword:"type",params:{type: schema225.properties.group_number.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -13623,7 +21790,7 @@ errors++;
 if(data.effective_date !== undefined){
 let data5 = data.effective_date;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err9 = {instancePath:instancePath+"/effective_date",schemaPath:"#/properties/effective_date/type",keyword:"type",params:{type: schema154.properties.effective_date.type},message:"must be string,null"};
+const err9 = {instancePath:instancePath+"/effective_date",schemaPath:"#/properties/effective_date/type",keyword:"type",params:{type: schema225.properties.effective_date.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -13633,7 +21800,7 @@ vErrors.push(err9);
 errors++;
 }
 if(typeof data5 === "string"){
-if(!(formats34.validate(data5))){
+if(!(formats64.validate(data5))){
 const err10 = {instancePath:instancePath+"/effective_date",schemaPath:"#/properties/effective_date/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
 if(vErrors === null){
 vErrors = [err10];
@@ -13648,7 +21815,7 @@ errors++;
 if(data.termination_date !== undefined){
 let data6 = data.termination_date;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err11 = {instancePath:instancePath+"/termination_date",schemaPath:"#/properties/termination_date/type",keyword:"type",params:{type: schema154.properties.termination_date.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/termination_date",schemaPath:"#/properties/termination_date/type",keyword:"type",params:{type: schema225.properties.termination_date.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -13658,7 +21825,7 @@ vErrors.push(err11);
 errors++;
 }
 if(typeof data6 === "string"){
-if(!(formats34.validate(data6))){
+if(!(formats64.validate(data6))){
 const err12 = {instancePath:instancePath+"/termination_date",schemaPath:"#/properties/termination_date/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
 if(vErrors === null){
 vErrors = [err12];
@@ -13713,8 +21880,8 @@ const _errs20 = errors;
 let valid1 = false;
 let passing0 = null;
 const _errs21 = errors;
-if(!(validate110(data9, {instancePath:instancePath+"/policy_holder",parentData:data,parentDataProperty:"policy_holder",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate110.errors : vErrors.concat(validate110.errors);
+if(!(validate156(data9, {instancePath:instancePath+"/policy_holder",parentData:data,parentDataProperty:"policy_holder",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate156.errors : vErrors.concat(validate156.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs21 === errors;
@@ -13798,16 +21965,16 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate138.errors = vErrors;
+validate210.errors = vErrors;
 return errors === 0;
 }
-validate138.evaluated = {"props":{"payor_id":true,"plan_name":true,"other_insurance_name":true,"policy_number":true,"group_number":true,"effective_date":true,"termination_date":true,"coverage_order":true,"is_primary":true,"policy_holder":true,"policy_holder_confirmed":true},"dynamicProps":false,"dynamicItems":false};
+validate210.evaluated = {"props":{"payor_id":true,"plan_name":true,"other_insurance_name":true,"policy_number":true,"group_number":true,"effective_date":true,"termination_date":true,"coverage_order":true,"is_primary":true,"policy_holder":true,"policy_holder_confirmed":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate137(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate209(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate137.evaluated;
+const evaluated0 = validate209.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -13992,7 +22159,7 @@ errors++;
 if(data.patient_id !== undefined){
 let data2 = data.patient_id;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err17 = {instancePath:instancePath+"/patient_id",schemaPath:"#/properties/patient_id/type",keyword:"type",params:{type: schema153.properties.patient_id.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/patient_id",schemaPath:"#/properties/patient_id/type",keyword:"type",params:{type: schema224.properties.patient_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -14015,7 +22182,7 @@ vErrors.push(err18);
 errors++;
 }
 if(!((((((((data3 === "pending_review") || (data3 === "in_review")) || (data3 === "awaiting_information")) || (data3 === "accepted")) || (data3 === "declined")) || (data3 === "admitted")) || (data3 === "non_admit")) || (data3 === "cancelled"))){
-const err19 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema153.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err19 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema224.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -14050,7 +22217,7 @@ vErrors.push(err21);
 errors++;
 }
 if(!((data5 === "accepted") || (data5 === "declined"))){
-const err22 = {instancePath:instancePath+"/disposition",schemaPath:"#/properties/disposition/enum",keyword:"enum",params:{allowedValues: schema153.properties.disposition.enum},message:"must be equal to one of the allowed values"};
+const err22 = {instancePath:instancePath+"/disposition",schemaPath:"#/properties/disposition/enum",keyword:"enum",params:{allowedValues: schema224.properties.disposition.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -14063,7 +22230,7 @@ errors++;
 if(data.office_id !== undefined){
 let data6 = data.office_id;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err23 = {instancePath:instancePath+"/office_id",schemaPath:"#/properties/office_id/type",keyword:"type",params:{type: schema153.properties.office_id.type},message:"must be string,null"};
+const err23 = {instancePath:instancePath+"/office_id",schemaPath:"#/properties/office_id/type",keyword:"type",params:{type: schema224.properties.office_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -14076,7 +22243,7 @@ errors++;
 if(data.reviewer_id !== undefined){
 let data7 = data.reviewer_id;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err24 = {instancePath:instancePath+"/reviewer_id",schemaPath:"#/properties/reviewer_id/type",keyword:"type",params:{type: schema153.properties.reviewer_id.type},message:"must be string,null"};
+const err24 = {instancePath:instancePath+"/reviewer_id",schemaPath:"#/properties/reviewer_id/type",keyword:"type",params:{type: schema224.properties.reviewer_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -14167,7 +22334,7 @@ errors++;
 if(data.decline_reason !== undefined){
 let data12 = data.decline_reason;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err31 = {instancePath:instancePath+"/decline_reason",schemaPath:"#/properties/decline_reason/type",keyword:"type",params:{type: schema153.properties.decline_reason.type},message:"must be string,null"};
+const err31 = {instancePath:instancePath+"/decline_reason",schemaPath:"#/properties/decline_reason/type",keyword:"type",params:{type: schema224.properties.decline_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -14180,7 +22347,7 @@ errors++;
 if(data.decline_detail !== undefined){
 let data13 = data.decline_detail;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err32 = {instancePath:instancePath+"/decline_detail",schemaPath:"#/properties/decline_detail/type",keyword:"type",params:{type: schema153.properties.decline_detail.type},message:"must be string,null"};
+const err32 = {instancePath:instancePath+"/decline_detail",schemaPath:"#/properties/decline_detail/type",keyword:"type",params:{type: schema224.properties.decline_detail.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -14195,8 +22362,8 @@ let data14 = data.insurance;
 if(Array.isArray(data14)){
 const len1 = data14.length;
 for(let i1=0; i1<len1; i1++){
-if(!(validate138(data14[i1], {instancePath:instancePath+"/insurance/" + i1,parentData:data14,parentDataProperty:i1,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate138.errors : vErrors.concat(validate138.errors);
+if(!(validate210(data14[i1], {instancePath:instancePath+"/insurance/" + i1,parentData:data14,parentDataProperty:i1,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate210.errors : vErrors.concat(validate210.errors);
 errors = vErrors.length;
 }
 }
@@ -14215,7 +22382,7 @@ errors++;
 if(data.insurance_notes !== undefined){
 let data16 = data.insurance_notes;
 if((typeof data16 !== "string") && (data16 !== null)){
-const err34 = {instancePath:instancePath+"/insurance_notes",schemaPath:"#/properties/insurance_notes/type",keyword:"type",params:{type: schema153.properties.insurance_notes.type},message:"must be string,null"};
+const err34 = {instancePath:instancePath+"/insurance_notes",schemaPath:"#/properties/insurance_notes/type",keyword:"type",params:{type: schema224.properties.insurance_notes.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -14349,7 +22516,7 @@ if(data24 && typeof data24 == "object" && !Array.isArray(data24)){
 for(const key0 in data24){
 let data25 = data24[key0];
 if((((typeof data25 !== "string") && (!((typeof data25 == "number") && (isFinite(data25))))) && (typeof data25 !== "boolean")) && (data25 !== null)){
-const err44 = {instancePath:instancePath+"/custom_data/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/custom_data/additionalProperties/type",keyword:"type",params:{type: schema153.properties.custom_data.additionalProperties.type},message:"must be string,number,boolean,null"};
+const err44 = {instancePath:instancePath+"/custom_data/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/custom_data/additionalProperties/type",keyword:"type",params:{type: schema224.properties.custom_data.additionalProperties.type},message:"must be string,number,boolean,null"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -14374,7 +22541,7 @@ errors++;
 if(data.notes !== undefined){
 let data26 = data.notes;
 if((typeof data26 !== "string") && (data26 !== null)){
-const err46 = {instancePath:instancePath+"/notes",schemaPath:"#/properties/notes/type",keyword:"type",params:{type: schema153.properties.notes.type},message:"must be string,null"};
+const err46 = {instancePath:instancePath+"/notes",schemaPath:"#/properties/notes/type",keyword:"type",params:{type: schema224.properties.notes.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -14395,16 +22562,16 @@ vErrors.push(err47);
 }
 errors++;
 }
-validate137.errors = vErrors;
+validate209.errors = vErrors;
 return errors === 0;
 }
-validate137.evaluated = {"props":{"id":true,"referral_id":true,"patient_id":true,"status":true,"service_line":true,"disposition":true,"office_id":true,"reviewer_id":true,"missing_information":true,"received_at":true,"updated_at":true,"decline_reason":true,"decline_detail":true,"insurance":true,"insurance_notes":true,"diagnoses":true,"document_ids":true,"custom_data":true,"notes":true},"dynamicProps":false,"dynamicItems":false};
+validate209.evaluated = {"props":{"id":true,"referral_id":true,"patient_id":true,"status":true,"service_line":true,"disposition":true,"office_id":true,"reviewer_id":true,"missing_information":true,"received_at":true,"updated_at":true,"decline_reason":true,"decline_detail":true,"insurance":true,"insurance_notes":true,"diagnoses":true,"document_ids":true,"custom_data":true,"notes":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate136(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate208(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate136.evaluated;
+const evaluated0 = validate208.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14423,8 +22590,8 @@ vErrors.push(err0);
 errors++;
 }
 if(data.data !== undefined){
-if(!(validate137(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate137.errors : vErrors.concat(validate137.errors);
+if(!(validate209(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate209.errors : vErrors.concat(validate209.errors);
 errors = vErrors.length;
 }
 }
@@ -14473,40 +22640,1003 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate136.errors = vErrors;
+validate208.errors = vErrors;
 return errors === 0;
 }
-validate136.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate208.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate135(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate207(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate135.evaluated;
+const evaluated0 = validate207.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate136(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate136.errors : vErrors.concat(validate136.errors);
+if(!(validate208(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate208.errors : vErrors.concat(validate208.errors);
 errors = vErrors.length;
 }
-validate135.errors = vErrors;
+validate207.errors = vErrors;
 return errors === 0;
 }
-validate135.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate207.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listVisitsStatus200 = validate144;
-const schema157 = {"$ref":"components#/$defs/VisitListResponse"};
-const schema158 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/VisitSummary"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/ListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
-const schema159 = {"type":"object","required":["id","patient_id","episode_id","discipline","visit_type","status","scheduled_start","scheduled_end","actual_start","actual_end","clinician_id","clinician_name","office_id","updated_at"],"properties":{"id":{"type":"string","description":"Visit id."},"patient_id":{"type":"string","description":"Patient (surrogate handle in no_phi sessions)."},"episode_id":{"type":["string","null"],"description":"Episode."},"discipline":{"type":"string","enum":["SN","PT","OT","ST","MSW","HHA"],"description":"SN skilled nursing, PT, OT, ST therapies, MSW social work, HHA aide."},"visit_type":{"type":"string","enum":["start_of_care","resumption_of_care","recertification","routine","prn","supervisory","discharge","evaluation"],"description":"Kind of visit."},"status":{"type":"string","enum":["scheduled","in_progress","completed","missed","cancelled"],"description":"Visit state."},"scheduled_start":{"type":"string","format":"date-time","description":"Planned start (date precision reduced to the year in no_phi sessions is not applied: visit times are not patient dates)."},"scheduled_end":{"type":"string","format":"date-time","description":"Planned end."},"actual_start":{"type":["string","null"],"format":"date-time","description":"Clock-in."},"actual_end":{"type":["string","null"],"format":"date-time","description":"Clock-out."},"clinician_id":{"type":["string","null"],"description":"Clinician user id."},"clinician_name":{"type":["string","null"],"description":"Clinician name."},"office_id":{"type":["string","null"],"description":"Office."},"updated_at":{"type":"string","format":"date-time","description":"Last change."}},"description":"Visit summary profile (route 15)."};
+export const getIntakeStatus200V1 = validate216;
+const schema228 = {"$ref":"components-v1#/$defs/IntakeResponse"};
+const schema229 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components-v1#/$defs/IntakeDetail"},"meta":{"$ref":"components-v1#/$defs/Meta"},"warnings":{"$ref":"components-v1#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+const schema230 = {"type":"object","required":["id","referral_id","patient_id","status","service_line","disposition","office_id","reviewer_id","created_at","updated_at","insurance","diagnoses","document_ids","custom_data"],"properties":{"id":{"type":"string","description":"Intake id."},"referral_id":{"type":"string","description":"Referral it came from."},"patient_id":{"type":["string","null"],"description":"Linked patient (surrogate handle in no_phi sessions)."},"status":{"type":"string","enum":["pending_review","in_review","awaiting_information","accepted","declined","admitted","non_admit","cancelled"],"description":"Review state."},"service_line":{"type":"string","description":"Business line."},"disposition":{"type":"string","enum":["accepted","declined"],"description":"Pipeline decision."},"office_id":{"type":["string","null"],"description":"Routed office."},"reviewer_id":{"type":["string","null"],"description":"User reviewing it."},"created_at":{"type":"string","format":"date-time","description":"Received.","x-svc-v1-name":"created_at"},"updated_at":{"type":"string","format":"date-time","description":"Last change."},"decline_reason":{"type":["string","null"],"description":"Why declined."},"decline_detail":{"type":["string","null"],"description":"Decline detail."},"insurance":{"type":"array","items":{"$ref":"components-v1#/$defs/PendingCoverage"},"description":"Coverage from the referral, awaiting confirmation."},"insurance_notes":{"type":["string","null"],"description":"Notes for the reviewer."},"diagnoses":{"type":"array","items":{"$ref":"components-v1#/$defs/Diagnosis"},"description":"Diagnoses."},"document_ids":{"type":"array","items":{"type":"string"},"description":"Linked documents."},"custom_data":{"type":"object","additionalProperties":{"type":["string","number","boolean","null"]},"description":"Scalar values sent with the referral."},"notes":{"type":["string","null"],"description":"Intake notes; null in no_phi sessions."}},"description":"Intake detail profile (route 14)."};
+const schema232 = {"type":"object","required":["code"],"properties":{"code":{"type":"string","description":"ICD-10-CM code.","minLength":1},"description":{"type":"string","description":"Description."},"is_primary":{"type":"boolean","description":"Primary diagnosis. The first entry is primary unless an entry says otherwise."}}};
+const schema231 = {"type":"object","required":["plan_name","coverage_order","is_primary","policy_holder_confirmed"],"properties":{"payor_id":{"type":["string","null"],"description":"Payor id."},"plan_name":{"type":["string","null"],"description":"Plan name."},"other_insurance_name":{"type":["string","null"],"description":"Other insurer."},"policy_number":{"type":["string","null"],"description":"Policy number."},"group_number":{"type":["string","null"],"description":"Group number."},"effective_date":{"type":["string","null"],"format":"date","description":"Start."},"termination_date":{"type":["string","null"],"format":"date","description":"End."},"coverage_order":{"type":"integer","description":"0 is primary.","minimum":0},"is_primary":{"type":"boolean","description":"Derived from coverage_order."},"policy_holder":{"oneOf":[{"$ref":"components-v1#/$defs/PolicyHolder"},{"type":"null"}],"description":"Policy holder awaiting reviewer confirmation."},"policy_holder_confirmed":{"type":"boolean","description":"Whether a reviewer confirmed the policy holder."}}};
 
-function validate145(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate219(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate145.evaluated;
+const evaluated0 = validate219.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.plan_name === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "plan_name"},message:"must have required property '"+"plan_name"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.coverage_order === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "coverage_order"},message:"must have required property '"+"coverage_order"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.is_primary === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "is_primary"},message:"must have required property '"+"is_primary"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.policy_holder_confirmed === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "policy_holder_confirmed"},message:"must have required property '"+"policy_holder_confirmed"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.payor_id !== undefined){
+let data0 = data.payor_id;
+if((typeof data0 !== "string") && (data0 !== null)){
+const err4 = {instancePath:instancePath+"/payor_id",schemaPath:"#/properties/payor_id/type",keyword:"type",params:{type: schema231.properties.payor_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.plan_name !== undefined){
+let data1 = data.plan_name;
+if((typeof data1 !== "string") && (data1 !== null)){
+const err5 = {instancePath:instancePath+"/plan_name",schemaPath:"#/properties/plan_name/type",keyword:"type",params:{type: schema231.properties.plan_name.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.other_insurance_name !== undefined){
+let data2 = data.other_insurance_name;
+if((typeof data2 !== "string") && (data2 !== null)){
+const err6 = {instancePath:instancePath+"/other_insurance_name",schemaPath:"#/properties/other_insurance_name/type",keyword:"type",params:{type: schema231.properties.other_insurance_name.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.policy_number !== undefined){
+let data3 = data.policy_number;
+if((typeof data3 !== "string") && (data3 !== null)){
+const err7 = {instancePath:instancePath+"/policy_number",schemaPath:"#/properties/policy_number/type",keyword:"type",params:{type: schema231.properties.policy_number.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data.group_number !== undefined){
+let data4 = data.group_number;
+if((typeof data4 !== "string") && (data4 !== null)){
+const err8 = {instancePath:instancePath+"/group_number",schemaPath:"#/properties/group_number/type",keyword:"type",params:{type: schema231.properties.group_number.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.effective_date !== undefined){
+let data5 = data.effective_date;
+if((typeof data5 !== "string") && (data5 !== null)){
+const err9 = {instancePath:instancePath+"/effective_date",schemaPath:"#/properties/effective_date/type",keyword:"type",params:{type: schema231.properties.effective_date.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(typeof data5 === "string"){
+if(!(formats64.validate(data5))){
+const err10 = {instancePath:instancePath+"/effective_date",schemaPath:"#/properties/effective_date/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+}
+if(data.termination_date !== undefined){
+let data6 = data.termination_date;
+if((typeof data6 !== "string") && (data6 !== null)){
+const err11 = {instancePath:instancePath+"/termination_date",schemaPath:"#/properties/termination_date/type",keyword:"type",params:{type: schema231.properties.termination_date.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(typeof data6 === "string"){
+if(!(formats64.validate(data6))){
+const err12 = {instancePath:instancePath+"/termination_date",schemaPath:"#/properties/termination_date/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data.coverage_order !== undefined){
+let data7 = data.coverage_order;
+if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
+const err13 = {instancePath:instancePath+"/coverage_order",schemaPath:"#/properties/coverage_order/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+if((typeof data7 == "number") && (isFinite(data7))){
+if(data7 < 0 || isNaN(data7)){
+const err14 = {instancePath:instancePath+"/coverage_order",schemaPath:"#/properties/coverage_order/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+}
+if(data.is_primary !== undefined){
+if(typeof data.is_primary !== "boolean"){
+const err15 = {instancePath:instancePath+"/is_primary",schemaPath:"#/properties/is_primary/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data.policy_holder !== undefined){
+let data9 = data.policy_holder;
+const _errs20 = errors;
+let valid1 = false;
+let passing0 = null;
+const _errs21 = errors;
+if(!(validate166(data9, {instancePath:instancePath+"/policy_holder",parentData:data,parentDataProperty:"policy_holder",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate166.errors : vErrors.concat(validate166.errors);
+errors = vErrors.length;
+}
+var _valid0 = _errs21 === errors;
+if(_valid0){
+valid1 = true;
+passing0 = 0;
+var props0 = {};
+props0.relationship_to_insured = true;
+props0.first_name = true;
+props0.last_name = true;
+props0.middle_name = true;
+props0.suffix = true;
+props0.dob = true;
+props0.gender = true;
+props0.address = true;
+}
+const _errs22 = errors;
+if(data9 !== null){
+const err16 = {instancePath:instancePath+"/policy_holder",schemaPath:"#/properties/policy_holder/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+var _valid0 = _errs22 === errors;
+if(_valid0 && valid1){
+valid1 = false;
+passing0 = [passing0, 1];
+}
+else {
+if(_valid0){
+valid1 = true;
+passing0 = 1;
+}
+}
+if(!valid1){
+const err17 = {instancePath:instancePath+"/policy_holder",schemaPath:"#/properties/policy_holder/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+else {
+errors = _errs20;
+if(vErrors !== null){
+if(_errs20){
+vErrors.length = _errs20;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.policy_holder_confirmed !== undefined){
+if(typeof data.policy_holder_confirmed !== "boolean"){
+const err18 = {instancePath:instancePath+"/policy_holder_confirmed",schemaPath:"#/properties/policy_holder_confirmed/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+}
+else {
+const err19 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+validate219.errors = vErrors;
+return errors === 0;
+}
+validate219.evaluated = {"props":{"payor_id":true,"plan_name":true,"other_insurance_name":true,"policy_number":true,"group_number":true,"effective_date":true,"termination_date":true,"coverage_order":true,"is_primary":true,"policy_holder":true,"policy_holder_confirmed":true},"dynamicProps":false,"dynamicItems":false};
+
+
+function validate218(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate218.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.referral_id === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "referral_id"},message:"must have required property '"+"referral_id"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.patient_id === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "patient_id"},message:"must have required property '"+"patient_id"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.status === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.service_line === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "service_line"},message:"must have required property '"+"service_line"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data.disposition === undefined){
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "disposition"},message:"must have required property '"+"disposition"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data.office_id === undefined){
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "office_id"},message:"must have required property '"+"office_id"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data.reviewer_id === undefined){
+const err7 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reviewer_id"},message:"must have required property '"+"reviewer_id"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data.created_at === undefined){
+const err8 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "created_at"},message:"must have required property '"+"created_at"+"'"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(data.updated_at === undefined){
+const err9 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "updated_at"},message:"must have required property '"+"updated_at"+"'"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(data.insurance === undefined){
+const err10 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "insurance"},message:"must have required property '"+"insurance"+"'"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data.diagnoses === undefined){
+const err11 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "diagnoses"},message:"must have required property '"+"diagnoses"+"'"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(data.document_ids === undefined){
+const err12 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "document_ids"},message:"must have required property '"+"document_ids"+"'"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if(data.custom_data === undefined){
+const err13 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "custom_data"},message:"must have required property '"+"custom_data"+"'"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+if(data.id !== undefined){
+if(typeof data.id !== "string"){
+const err14 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+if(data.referral_id !== undefined){
+if(typeof data.referral_id !== "string"){
+const err15 = {instancePath:instancePath+"/referral_id",schemaPath:"#/properties/referral_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data.patient_id !== undefined){
+let data2 = data.patient_id;
+if((typeof data2 !== "string") && (data2 !== null)){
+const err16 = {instancePath:instancePath+"/patient_id",schemaPath:"#/properties/patient_id/type",keyword:"type",params:{type: schema230.properties.patient_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data.status !== undefined){
+let data3 = data.status;
+if(typeof data3 !== "string"){
+const err17 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+if(!((((((((data3 === "pending_review") || (data3 === "in_review")) || (data3 === "awaiting_information")) || (data3 === "accepted")) || (data3 === "declined")) || (data3 === "admitted")) || (data3 === "non_admit")) || (data3 === "cancelled"))){
+const err18 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema230.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+if(data.service_line !== undefined){
+if(typeof data.service_line !== "string"){
+const err19 = {instancePath:instancePath+"/service_line",schemaPath:"#/properties/service_line/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+if(data.disposition !== undefined){
+let data5 = data.disposition;
+if(typeof data5 !== "string"){
+const err20 = {instancePath:instancePath+"/disposition",schemaPath:"#/properties/disposition/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+if(!((data5 === "accepted") || (data5 === "declined"))){
+const err21 = {instancePath:instancePath+"/disposition",schemaPath:"#/properties/disposition/enum",keyword:"enum",params:{allowedValues: schema230.properties.disposition.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+if(data.office_id !== undefined){
+let data6 = data.office_id;
+if((typeof data6 !== "string") && (data6 !== null)){
+const err22 = {instancePath:instancePath+"/office_id",schemaPath:"#/properties/office_id/type",keyword:"type",params:{type: schema230.properties.office_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+if(data.reviewer_id !== undefined){
+let data7 = data.reviewer_id;
+if((typeof data7 !== "string") && (data7 !== null)){
+const err23 = {instancePath:instancePath+"/reviewer_id",schemaPath:"#/properties/reviewer_id/type",keyword:"type",params:{type: schema230.properties.reviewer_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+if(data.created_at !== undefined){
+let data8 = data.created_at;
+if(typeof data8 === "string"){
+if(!(formats0.validate(data8))){
+const err24 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+else {
+const err25 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+if(data.updated_at !== undefined){
+let data9 = data.updated_at;
+if(typeof data9 === "string"){
+if(!(formats0.validate(data9))){
+const err26 = {instancePath:instancePath+"/updated_at",schemaPath:"#/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+else {
+const err27 = {instancePath:instancePath+"/updated_at",schemaPath:"#/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+if(data.decline_reason !== undefined){
+let data10 = data.decline_reason;
+if((typeof data10 !== "string") && (data10 !== null)){
+const err28 = {instancePath:instancePath+"/decline_reason",schemaPath:"#/properties/decline_reason/type",keyword:"type",params:{type: schema230.properties.decline_reason.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+}
+if(data.decline_detail !== undefined){
+let data11 = data.decline_detail;
+if((typeof data11 !== "string") && (data11 !== null)){
+const err29 = {instancePath:instancePath+"/decline_detail",schemaPath:"#/properties/decline_detail/type",keyword:"type",params:{type: schema230.properties.decline_detail.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+if(data.insurance !== undefined){
+let data12 = data.insurance;
+if(Array.isArray(data12)){
+const len0 = data12.length;
+for(let i0=0; i0<len0; i0++){
+if(!(validate219(data12[i0], {instancePath:instancePath+"/insurance/" + i0,parentData:data12,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate219.errors : vErrors.concat(validate219.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err30 = {instancePath:instancePath+"/insurance",schemaPath:"#/properties/insurance/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+if(data.insurance_notes !== undefined){
+let data14 = data.insurance_notes;
+if((typeof data14 !== "string") && (data14 !== null)){
+const err31 = {instancePath:instancePath+"/insurance_notes",schemaPath:"#/properties/insurance_notes/type",keyword:"type",params:{type: schema230.properties.insurance_notes.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+}
+if(data.diagnoses !== undefined){
+let data15 = data.diagnoses;
+if(Array.isArray(data15)){
+const len1 = data15.length;
+for(let i1=0; i1<len1; i1++){
+let data16 = data15[i1];
+if(data16 && typeof data16 == "object" && !Array.isArray(data16)){
+if(data16.code === undefined){
+const err32 = {instancePath:instancePath+"/diagnoses/" + i1,schemaPath:"components-v1#/$defs/Diagnosis/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+if(data16.code !== undefined){
+let data17 = data16.code;
+if(typeof data17 === "string"){
+if(func1(data17) < 1){
+const err33 = {instancePath:instancePath+"/diagnoses/" + i1+"/code",schemaPath:"components-v1#/$defs/Diagnosis/properties/code/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+}
+else {
+const err34 = {instancePath:instancePath+"/diagnoses/" + i1+"/code",schemaPath:"components-v1#/$defs/Diagnosis/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+if(data16.description !== undefined){
+if(typeof data16.description !== "string"){
+const err35 = {instancePath:instancePath+"/diagnoses/" + i1+"/description",schemaPath:"components-v1#/$defs/Diagnosis/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+if(data16.is_primary !== undefined){
+if(typeof data16.is_primary !== "boolean"){
+const err36 = {instancePath:instancePath+"/diagnoses/" + i1+"/is_primary",schemaPath:"components-v1#/$defs/Diagnosis/properties/is_primary/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+}
+}
+else {
+const err37 = {instancePath:instancePath+"/diagnoses/" + i1,schemaPath:"components-v1#/$defs/Diagnosis/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+}
+}
+else {
+const err38 = {instancePath:instancePath+"/diagnoses",schemaPath:"#/properties/diagnoses/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+}
+if(data.document_ids !== undefined){
+let data20 = data.document_ids;
+if(Array.isArray(data20)){
+const len2 = data20.length;
+for(let i2=0; i2<len2; i2++){
+if(typeof data20[i2] !== "string"){
+const err39 = {instancePath:instancePath+"/document_ids/" + i2,schemaPath:"#/properties/document_ids/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+}
+}
+else {
+const err40 = {instancePath:instancePath+"/document_ids",schemaPath:"#/properties/document_ids/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+}
+if(data.custom_data !== undefined){
+let data22 = data.custom_data;
+if(data22 && typeof data22 == "object" && !Array.isArray(data22)){
+for(const key0 in data22){
+let data23 = data22[key0];
+if((((typeof data23 !== "string") && (!((typeof data23 == "number") && (isFinite(data23))))) && (typeof data23 !== "boolean")) && (data23 !== null)){
+const err41 = {instancePath:instancePath+"/custom_data/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/custom_data/additionalProperties/type",keyword:"type",params:{type: schema230.properties.custom_data.additionalProperties.type},message:"must be string,number,boolean,null"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+}
+}
+else {
+const err42 = {instancePath:instancePath+"/custom_data",schemaPath:"#/properties/custom_data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+}
+if(data.notes !== undefined){
+let data24 = data.notes;
+if((typeof data24 !== "string") && (data24 !== null)){
+const err43 = {instancePath:instancePath+"/notes",schemaPath:"#/properties/notes/type",keyword:"type",params:{type: schema230.properties.notes.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+}
+}
+else {
+const err44 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+validate218.errors = vErrors;
+return errors === 0;
+}
+validate218.evaluated = {"props":{"id":true,"referral_id":true,"patient_id":true,"status":true,"service_line":true,"disposition":true,"office_id":true,"reviewer_id":true,"created_at":true,"updated_at":true,"decline_reason":true,"decline_detail":true,"insurance":true,"insurance_notes":true,"diagnoses":true,"document_ids":true,"custom_data":true,"notes":true},"dynamicProps":false,"dynamicItems":false};
+
+
+function validate217(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate217.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.data !== undefined){
+if(!(validate218(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate218.errors : vErrors.concat(validate218.errors);
+errors = vErrors.length;
+}
+}
+if(data.meta !== undefined){
+if(!(validate66(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate66.errors : vErrors.concat(validate66.errors);
+errors = vErrors.length;
+}
+}
+if(data.warnings !== undefined){
+let data2 = data.warnings;
+if(Array.isArray(data2)){
+const len0 = data2.length;
+for(let i0=0; i0<len0; i0++){
+if(typeof data2[i0] !== "string"){
+const err1 = {instancePath:instancePath+"/warnings/" + i0,schemaPath:"components-v1#/$defs/Warnings/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+}
+else {
+const err2 = {instancePath:instancePath+"/warnings",schemaPath:"components-v1#/$defs/Warnings/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+else {
+const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+validate217.errors = vErrors;
+return errors === 0;
+}
+validate217.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+
+
+function validate216(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate216.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate217(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate217.errors : vErrors.concat(validate217.errors);
+errors = vErrors.length;
+}
+validate216.errors = vErrors;
+return errors === 0;
+}
+validate216.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+
+export const listVisitsStatus200 = validate225;
+const schema234 = {"$ref":"components#/$defs/VisitListResponse"};
+const schema235 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/VisitSummary"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/ListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
+const schema236 = {"type":"object","required":["id","patient_id","episode_id","discipline","visit_type","status","scheduled_start","scheduled_end","actual_start","actual_end","clinician_id","clinician_name","office_id","updated_at"],"properties":{"id":{"type":"string","description":"Visit id."},"patient_id":{"type":"string","description":"Patient (surrogate handle in no_phi sessions)."},"episode_id":{"type":["string","null"],"description":"Episode."},"discipline":{"type":"string","enum":["SN","PT","OT","ST","MSW","HHA"],"description":"SN skilled nursing, PT, OT, ST therapies, MSW social work, HHA aide."},"visit_type":{"type":"string","enum":["start_of_care","resumption_of_care","recertification","routine","prn","supervisory","discharge","evaluation"],"description":"Kind of visit."},"status":{"type":"string","enum":["scheduled","in_progress","completed","missed","cancelled"],"description":"Visit state."},"scheduled_start":{"type":"string","format":"date-time","description":"Planned start (date precision reduced to the year in no_phi sessions is not applied: visit times are not patient dates).","x-svc-v1-name":"scheduled_at"},"scheduled_end":{"type":"string","format":"date-time","description":"Planned end."},"actual_start":{"type":["string","null"],"format":"date-time","description":"Clock-in."},"actual_end":{"type":["string","null"],"format":"date-time","description":"Clock-out."},"clinician_id":{"type":["string","null"],"description":"Clinician user id."},"clinician_name":{"type":["string","null"],"description":"Clinician name.","x-svc-since":"2"},"office_id":{"type":["string","null"],"description":"Office."},"updated_at":{"type":"string","format":"date-time","description":"Last change."}},"description":"Visit summary profile (route 15)."};
+
+function validate226(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate226.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14708,7 +23838,7 @@ errors++;
 if(data1.episode_id !== undefined){
 let data4 = data1.episode_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err18 = {instancePath:instancePath+"/data/" + i0+"/episode_id",schemaPath:"components#/$defs/VisitSummary/properties/episode_id/type",keyword:"type",params:{type: schema159.properties.episode_id.type},message:"must be string,null"};
+const err18 = {instancePath:instancePath+"/data/" + i0+"/episode_id",schemaPath:"components#/$defs/VisitSummary/properties/episode_id/type",keyword:"type",params:{type: schema236.properties.episode_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -14731,7 +23861,7 @@ vErrors.push(err19);
 errors++;
 }
 if(!((((((data5 === "SN") || (data5 === "PT")) || (data5 === "OT")) || (data5 === "ST")) || (data5 === "MSW")) || (data5 === "HHA"))){
-const err20 = {instancePath:instancePath+"/data/" + i0+"/discipline",schemaPath:"components#/$defs/VisitSummary/properties/discipline/enum",keyword:"enum",params:{allowedValues: schema159.properties.discipline.enum},message:"must be equal to one of the allowed values"};
+const err20 = {instancePath:instancePath+"/data/" + i0+"/discipline",schemaPath:"components#/$defs/VisitSummary/properties/discipline/enum",keyword:"enum",params:{allowedValues: schema236.properties.discipline.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -14754,7 +23884,7 @@ vErrors.push(err21);
 errors++;
 }
 if(!((((((((data6 === "start_of_care") || (data6 === "resumption_of_care")) || (data6 === "recertification")) || (data6 === "routine")) || (data6 === "prn")) || (data6 === "supervisory")) || (data6 === "discharge")) || (data6 === "evaluation"))){
-const err22 = {instancePath:instancePath+"/data/" + i0+"/visit_type",schemaPath:"components#/$defs/VisitSummary/properties/visit_type/enum",keyword:"enum",params:{allowedValues: schema159.properties.visit_type.enum},message:"must be equal to one of the allowed values"};
+const err22 = {instancePath:instancePath+"/data/" + i0+"/visit_type",schemaPath:"components#/$defs/VisitSummary/properties/visit_type/enum",keyword:"enum",params:{allowedValues: schema236.properties.visit_type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -14777,7 +23907,7 @@ vErrors.push(err23);
 errors++;
 }
 if(!(((((data7 === "scheduled") || (data7 === "in_progress")) || (data7 === "completed")) || (data7 === "missed")) || (data7 === "cancelled"))){
-const err24 = {instancePath:instancePath+"/data/" + i0+"/status",schemaPath:"components#/$defs/VisitSummary/properties/status/enum",keyword:"enum",params:{allowedValues: schema159.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err24 = {instancePath:instancePath+"/data/" + i0+"/status",schemaPath:"components#/$defs/VisitSummary/properties/status/enum",keyword:"enum",params:{allowedValues: schema236.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -14840,7 +23970,7 @@ errors++;
 if(data1.actual_start !== undefined){
 let data10 = data1.actual_start;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err29 = {instancePath:instancePath+"/data/" + i0+"/actual_start",schemaPath:"components#/$defs/VisitSummary/properties/actual_start/type",keyword:"type",params:{type: schema159.properties.actual_start.type},message:"must be string,null"};
+const err29 = {instancePath:instancePath+"/data/" + i0+"/actual_start",schemaPath:"components#/$defs/VisitSummary/properties/actual_start/type",keyword:"type",params:{type: schema236.properties.actual_start.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -14865,7 +23995,7 @@ errors++;
 if(data1.actual_end !== undefined){
 let data11 = data1.actual_end;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err31 = {instancePath:instancePath+"/data/" + i0+"/actual_end",schemaPath:"components#/$defs/VisitSummary/properties/actual_end/type",keyword:"type",params:{type: schema159.properties.actual_end.type},message:"must be string,null"};
+const err31 = {instancePath:instancePath+"/data/" + i0+"/actual_end",schemaPath:"components#/$defs/VisitSummary/properties/actual_end/type",keyword:"type",params:{type: schema236.properties.actual_end.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -14890,7 +24020,7 @@ errors++;
 if(data1.clinician_id !== undefined){
 let data12 = data1.clinician_id;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err33 = {instancePath:instancePath+"/data/" + i0+"/clinician_id",schemaPath:"components#/$defs/VisitSummary/properties/clinician_id/type",keyword:"type",params:{type: schema159.properties.clinician_id.type},message:"must be string,null"};
+const err33 = {instancePath:instancePath+"/data/" + i0+"/clinician_id",schemaPath:"components#/$defs/VisitSummary/properties/clinician_id/type",keyword:"type",params:{type: schema236.properties.clinician_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -14903,7 +24033,7 @@ errors++;
 if(data1.clinician_name !== undefined){
 let data13 = data1.clinician_name;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err34 = {instancePath:instancePath+"/data/" + i0+"/clinician_name",schemaPath:"components#/$defs/VisitSummary/properties/clinician_name/type",keyword:"type",params:{type: schema159.properties.clinician_name.type},message:"must be string,null"};
+const err34 = {instancePath:instancePath+"/data/" + i0+"/clinician_name",schemaPath:"components#/$defs/VisitSummary/properties/clinician_name/type",keyword:"type",params:{type: schema236.properties.clinician_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -14916,7 +24046,7 @@ errors++;
 if(data1.office_id !== undefined){
 let data14 = data1.office_id;
 if((typeof data14 !== "string") && (data14 !== null)){
-const err35 = {instancePath:instancePath+"/data/" + i0+"/office_id",schemaPath:"components#/$defs/VisitSummary/properties/office_id/type",keyword:"type",params:{type: schema159.properties.office_id.type},message:"must be string,null"};
+const err35 = {instancePath:instancePath+"/data/" + i0+"/office_id",schemaPath:"components#/$defs/VisitSummary/properties/office_id/type",keyword:"type",params:{type: schema236.properties.office_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -14976,8 +24106,8 @@ errors++;
 }
 }
 if(data.meta !== undefined){
-if(!(validate85(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate85.errors : vErrors.concat(validate85.errors);
+if(!(validate109(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate109.errors : vErrors.concat(validate109.errors);
 errors = vErrors.length;
 }
 }
@@ -15020,40 +24150,564 @@ vErrors.push(err42);
 }
 errors++;
 }
-validate145.errors = vErrors;
+validate226.errors = vErrors;
 return errors === 0;
 }
-validate145.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate226.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate144(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate225(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate144.evaluated;
+const evaluated0 = validate225.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate145(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate145.errors : vErrors.concat(validate145.errors);
+if(!(validate226(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate226.errors : vErrors.concat(validate226.errors);
 errors = vErrors.length;
 }
-validate144.errors = vErrors;
+validate225.errors = vErrors;
 return errors === 0;
 }
-validate144.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate225.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const getVisitStatus200 = validate148;
-const schema161 = {"$ref":"components#/$defs/VisitResponse"};
-const schema162 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/VisitDetail"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
-const schema163 = {"type":"object","required":["id","patient_id","episode_id","discipline","visit_type","status","scheduled_start","scheduled_end","actual_start","actual_end","clinician_id","clinician_name","office_id","updated_at","service_code","evv_status","documentation_status"],"properties":{"id":{"type":"string","description":"Visit id."},"patient_id":{"type":"string","description":"Patient (surrogate handle in no_phi sessions)."},"episode_id":{"type":["string","null"],"description":"Episode."},"discipline":{"type":"string","enum":["SN","PT","OT","ST","MSW","HHA"],"description":"SN skilled nursing, PT, OT, ST therapies, MSW social work, HHA aide."},"visit_type":{"type":"string","enum":["start_of_care","resumption_of_care","recertification","routine","prn","supervisory","discharge","evaluation"],"description":"Kind of visit."},"status":{"type":"string","enum":["scheduled","in_progress","completed","missed","cancelled"],"description":"Visit state."},"scheduled_start":{"type":"string","format":"date-time","description":"Planned start (date precision reduced to the year in no_phi sessions is not applied: visit times are not patient dates)."},"scheduled_end":{"type":"string","format":"date-time","description":"Planned end."},"actual_start":{"type":["string","null"],"format":"date-time","description":"Clock-in."},"actual_end":{"type":["string","null"],"format":"date-time","description":"Clock-out."},"clinician_id":{"type":["string","null"],"description":"Clinician user id."},"clinician_name":{"type":["string","null"],"description":"Clinician name."},"office_id":{"type":["string","null"],"description":"Office."},"updated_at":{"type":"string","format":"date-time","description":"Last change."},"service_code":{"type":["string","null"],"description":"HCPCS/revenue service code (for example G0299)."},"duration_minutes":{"type":["integer","null"],"minimum":0,"description":"Actual duration."},"evv_status":{"type":"string","enum":["verified","unverified","exception","not_required"],"description":"Electronic visit verification."},"documentation_status":{"type":"string","enum":["not_started","in_progress","submitted","approved"],"description":"Visit note state (content is never included)."},"missed_reason":{"type":["string","null"],"description":"Why missed."},"cancellation_reason":{"type":["string","null"],"description":"Why cancelled."}},"description":"Visit detail profile (route 16)."};
+export const listVisitsStatus200V1 = validate229;
+const schema238 = {"$ref":"components-v1#/$defs/VisitListResponse"};
+const schema239 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components-v1#/$defs/VisitSummary"},"description":"Items of this page."},"meta":{"$ref":"components-v1#/$defs/ListMeta"},"warnings":{"$ref":"components-v1#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
+const schema240 = {"type":"object","required":["id","patient_id","episode_id","discipline","visit_type","status","scheduled_at","scheduled_end","actual_start","actual_end","clinician_id","office_id","updated_at"],"properties":{"id":{"type":"string","description":"Visit id."},"patient_id":{"type":"string","description":"Patient (surrogate handle in no_phi sessions)."},"episode_id":{"type":["string","null"],"description":"Episode."},"discipline":{"type":"string","enum":["SN","PT","OT","ST","MSW","HHA"],"description":"SN skilled nursing, PT, OT, ST therapies, MSW social work, HHA aide."},"visit_type":{"type":"string","enum":["start_of_care","resumption_of_care","recertification","routine","prn","supervisory","discharge","evaluation"],"description":"Kind of visit."},"status":{"type":"string","enum":["scheduled","in_progress","completed","missed","cancelled"],"description":"Visit state."},"scheduled_at":{"type":"string","format":"date-time","description":"Planned start (date precision reduced to the year in no_phi sessions is not applied: visit times are not patient dates).","x-svc-v1-name":"scheduled_at"},"scheduled_end":{"type":"string","format":"date-time","description":"Planned end."},"actual_start":{"type":["string","null"],"format":"date-time","description":"Clock-in."},"actual_end":{"type":["string","null"],"format":"date-time","description":"Clock-out."},"clinician_id":{"type":["string","null"],"description":"Clinician user id."},"office_id":{"type":["string","null"],"description":"Office."},"updated_at":{"type":"string","format":"date-time","description":"Last change."}},"description":"Visit summary profile (route 15)."};
 
-function validate149(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate230(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate149.evaluated;
+const evaluated0 = validate230.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.meta === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "meta"},message:"must have required property '"+"meta"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.data !== undefined){
+let data0 = data.data;
+if(Array.isArray(data0)){
+const len0 = data0.length;
+for(let i0=0; i0<len0; i0++){
+let data1 = data0[i0];
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+if(data1.id === undefined){
+const err2 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/VisitSummary/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data1.patient_id === undefined){
+const err3 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/VisitSummary/required",keyword:"required",params:{missingProperty: "patient_id"},message:"must have required property '"+"patient_id"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data1.episode_id === undefined){
+const err4 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/VisitSummary/required",keyword:"required",params:{missingProperty: "episode_id"},message:"must have required property '"+"episode_id"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data1.discipline === undefined){
+const err5 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/VisitSummary/required",keyword:"required",params:{missingProperty: "discipline"},message:"must have required property '"+"discipline"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data1.visit_type === undefined){
+const err6 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/VisitSummary/required",keyword:"required",params:{missingProperty: "visit_type"},message:"must have required property '"+"visit_type"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data1.status === undefined){
+const err7 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/VisitSummary/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data1.scheduled_at === undefined){
+const err8 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/VisitSummary/required",keyword:"required",params:{missingProperty: "scheduled_at"},message:"must have required property '"+"scheduled_at"+"'"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(data1.scheduled_end === undefined){
+const err9 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/VisitSummary/required",keyword:"required",params:{missingProperty: "scheduled_end"},message:"must have required property '"+"scheduled_end"+"'"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(data1.actual_start === undefined){
+const err10 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/VisitSummary/required",keyword:"required",params:{missingProperty: "actual_start"},message:"must have required property '"+"actual_start"+"'"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data1.actual_end === undefined){
+const err11 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/VisitSummary/required",keyword:"required",params:{missingProperty: "actual_end"},message:"must have required property '"+"actual_end"+"'"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(data1.clinician_id === undefined){
+const err12 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/VisitSummary/required",keyword:"required",params:{missingProperty: "clinician_id"},message:"must have required property '"+"clinician_id"+"'"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if(data1.office_id === undefined){
+const err13 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/VisitSummary/required",keyword:"required",params:{missingProperty: "office_id"},message:"must have required property '"+"office_id"+"'"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+if(data1.updated_at === undefined){
+const err14 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/VisitSummary/required",keyword:"required",params:{missingProperty: "updated_at"},message:"must have required property '"+"updated_at"+"'"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data1.id !== undefined){
+if(typeof data1.id !== "string"){
+const err15 = {instancePath:instancePath+"/data/" + i0+"/id",schemaPath:"components-v1#/$defs/VisitSummary/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data1.patient_id !== undefined){
+if(typeof data1.patient_id !== "string"){
+const err16 = {instancePath:instancePath+"/data/" + i0+"/patient_id",schemaPath:"components-v1#/$defs/VisitSummary/properties/patient_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data1.episode_id !== undefined){
+let data4 = data1.episode_id;
+if((typeof data4 !== "string") && (data4 !== null)){
+const err17 = {instancePath:instancePath+"/data/" + i0+"/episode_id",schemaPath:"components-v1#/$defs/VisitSummary/properties/episode_id/type",keyword:"type",params:{type: schema240.properties.episode_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data1.discipline !== undefined){
+let data5 = data1.discipline;
+if(typeof data5 !== "string"){
+const err18 = {instancePath:instancePath+"/data/" + i0+"/discipline",schemaPath:"components-v1#/$defs/VisitSummary/properties/discipline/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(!((((((data5 === "SN") || (data5 === "PT")) || (data5 === "OT")) || (data5 === "ST")) || (data5 === "MSW")) || (data5 === "HHA"))){
+const err19 = {instancePath:instancePath+"/data/" + i0+"/discipline",schemaPath:"components-v1#/$defs/VisitSummary/properties/discipline/enum",keyword:"enum",params:{allowedValues: schema240.properties.discipline.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+if(data1.visit_type !== undefined){
+let data6 = data1.visit_type;
+if(typeof data6 !== "string"){
+const err20 = {instancePath:instancePath+"/data/" + i0+"/visit_type",schemaPath:"components-v1#/$defs/VisitSummary/properties/visit_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+if(!((((((((data6 === "start_of_care") || (data6 === "resumption_of_care")) || (data6 === "recertification")) || (data6 === "routine")) || (data6 === "prn")) || (data6 === "supervisory")) || (data6 === "discharge")) || (data6 === "evaluation"))){
+const err21 = {instancePath:instancePath+"/data/" + i0+"/visit_type",schemaPath:"components-v1#/$defs/VisitSummary/properties/visit_type/enum",keyword:"enum",params:{allowedValues: schema240.properties.visit_type.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+if(data1.status !== undefined){
+let data7 = data1.status;
+if(typeof data7 !== "string"){
+const err22 = {instancePath:instancePath+"/data/" + i0+"/status",schemaPath:"components-v1#/$defs/VisitSummary/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+if(!(((((data7 === "scheduled") || (data7 === "in_progress")) || (data7 === "completed")) || (data7 === "missed")) || (data7 === "cancelled"))){
+const err23 = {instancePath:instancePath+"/data/" + i0+"/status",schemaPath:"components-v1#/$defs/VisitSummary/properties/status/enum",keyword:"enum",params:{allowedValues: schema240.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+if(data1.scheduled_at !== undefined){
+let data8 = data1.scheduled_at;
+if(typeof data8 === "string"){
+if(!(formats0.validate(data8))){
+const err24 = {instancePath:instancePath+"/data/" + i0+"/scheduled_at",schemaPath:"components-v1#/$defs/VisitSummary/properties/scheduled_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+else {
+const err25 = {instancePath:instancePath+"/data/" + i0+"/scheduled_at",schemaPath:"components-v1#/$defs/VisitSummary/properties/scheduled_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+if(data1.scheduled_end !== undefined){
+let data9 = data1.scheduled_end;
+if(typeof data9 === "string"){
+if(!(formats0.validate(data9))){
+const err26 = {instancePath:instancePath+"/data/" + i0+"/scheduled_end",schemaPath:"components-v1#/$defs/VisitSummary/properties/scheduled_end/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+else {
+const err27 = {instancePath:instancePath+"/data/" + i0+"/scheduled_end",schemaPath:"components-v1#/$defs/VisitSummary/properties/scheduled_end/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+if(data1.actual_start !== undefined){
+let data10 = data1.actual_start;
+if((typeof data10 !== "string") && (data10 !== null)){
+const err28 = {instancePath:instancePath+"/data/" + i0+"/actual_start",schemaPath:"components-v1#/$defs/VisitSummary/properties/actual_start/type",keyword:"type",params:{type: schema240.properties.actual_start.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+if(typeof data10 === "string"){
+if(!(formats0.validate(data10))){
+const err29 = {instancePath:instancePath+"/data/" + i0+"/actual_start",schemaPath:"components-v1#/$defs/VisitSummary/properties/actual_start/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+}
+if(data1.actual_end !== undefined){
+let data11 = data1.actual_end;
+if((typeof data11 !== "string") && (data11 !== null)){
+const err30 = {instancePath:instancePath+"/data/" + i0+"/actual_end",schemaPath:"components-v1#/$defs/VisitSummary/properties/actual_end/type",keyword:"type",params:{type: schema240.properties.actual_end.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+if(typeof data11 === "string"){
+if(!(formats0.validate(data11))){
+const err31 = {instancePath:instancePath+"/data/" + i0+"/actual_end",schemaPath:"components-v1#/$defs/VisitSummary/properties/actual_end/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+}
+}
+if(data1.clinician_id !== undefined){
+let data12 = data1.clinician_id;
+if((typeof data12 !== "string") && (data12 !== null)){
+const err32 = {instancePath:instancePath+"/data/" + i0+"/clinician_id",schemaPath:"components-v1#/$defs/VisitSummary/properties/clinician_id/type",keyword:"type",params:{type: schema240.properties.clinician_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+}
+if(data1.office_id !== undefined){
+let data13 = data1.office_id;
+if((typeof data13 !== "string") && (data13 !== null)){
+const err33 = {instancePath:instancePath+"/data/" + i0+"/office_id",schemaPath:"components-v1#/$defs/VisitSummary/properties/office_id/type",keyword:"type",params:{type: schema240.properties.office_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+}
+if(data1.updated_at !== undefined){
+let data14 = data1.updated_at;
+if(typeof data14 === "string"){
+if(!(formats0.validate(data14))){
+const err34 = {instancePath:instancePath+"/data/" + i0+"/updated_at",schemaPath:"components-v1#/$defs/VisitSummary/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+else {
+const err35 = {instancePath:instancePath+"/data/" + i0+"/updated_at",schemaPath:"components-v1#/$defs/VisitSummary/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+}
+else {
+const err36 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/VisitSummary/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+}
+}
+else {
+const err37 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+}
+if(data.meta !== undefined){
+if(!(validate115(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
+errors = vErrors.length;
+}
+}
+if(data.warnings !== undefined){
+let data16 = data.warnings;
+if(Array.isArray(data16)){
+const len1 = data16.length;
+for(let i1=0; i1<len1; i1++){
+if(typeof data16[i1] !== "string"){
+const err38 = {instancePath:instancePath+"/warnings/" + i1,schemaPath:"components-v1#/$defs/Warnings/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+}
+}
+else {
+const err39 = {instancePath:instancePath+"/warnings",schemaPath:"components-v1#/$defs/Warnings/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+}
+}
+else {
+const err40 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+validate230.errors = vErrors;
+return errors === 0;
+}
+validate230.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+
+
+function validate229(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate229.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate230(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate230.errors : vErrors.concat(validate230.errors);
+errors = vErrors.length;
+}
+validate229.errors = vErrors;
+return errors === 0;
+}
+validate229.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+
+export const getVisitStatus200 = validate233;
+const schema242 = {"$ref":"components#/$defs/VisitResponse"};
+const schema243 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/VisitDetail"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+const schema244 = {"type":"object","required":["id","patient_id","episode_id","discipline","visit_type","status","scheduled_start","scheduled_end","actual_start","actual_end","clinician_id","clinician_name","office_id","updated_at","service_code","evv_status","documentation_status"],"properties":{"id":{"type":"string","description":"Visit id."},"patient_id":{"type":"string","description":"Patient (surrogate handle in no_phi sessions)."},"episode_id":{"type":["string","null"],"description":"Episode."},"discipline":{"type":"string","enum":["SN","PT","OT","ST","MSW","HHA"],"description":"SN skilled nursing, PT, OT, ST therapies, MSW social work, HHA aide."},"visit_type":{"type":"string","enum":["start_of_care","resumption_of_care","recertification","routine","prn","supervisory","discharge","evaluation"],"description":"Kind of visit."},"status":{"type":"string","enum":["scheduled","in_progress","completed","missed","cancelled"],"description":"Visit state."},"scheduled_start":{"type":"string","format":"date-time","description":"Planned start (date precision reduced to the year in no_phi sessions is not applied: visit times are not patient dates).","x-svc-v1-name":"scheduled_at"},"scheduled_end":{"type":"string","format":"date-time","description":"Planned end."},"actual_start":{"type":["string","null"],"format":"date-time","description":"Clock-in."},"actual_end":{"type":["string","null"],"format":"date-time","description":"Clock-out."},"clinician_id":{"type":["string","null"],"description":"Clinician user id."},"clinician_name":{"type":["string","null"],"description":"Clinician name.","x-svc-since":"2"},"office_id":{"type":["string","null"],"description":"Office."},"updated_at":{"type":"string","format":"date-time","description":"Last change."},"service_code":{"type":["string","null"],"description":"HCPCS/revenue service code (for example G0299)."},"duration_minutes":{"type":["integer","null"],"minimum":0,"description":"Actual duration."},"evv_status":{"type":"string","enum":["verified","unverified","exception","not_required"],"description":"Electronic visit verification.","x-svc-since":"2"},"documentation_status":{"type":"string","enum":["not_started","in_progress","submitted","approved"],"description":"Visit note state (content is never included)."},"missed_reason":{"type":["string","null"],"description":"Why missed."},"cancellation_reason":{"type":["string","null"],"description":"Why cancelled."}},"description":"Visit detail profile (route 16)."};
+
+function validate234(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate234.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -15271,7 +24925,7 @@ errors++;
 if(data0.episode_id !== undefined){
 let data3 = data0.episode_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err20 = {instancePath:instancePath+"/data/episode_id",schemaPath:"components#/$defs/VisitDetail/properties/episode_id/type",keyword:"type",params:{type: schema163.properties.episode_id.type},message:"must be string,null"};
+const err20 = {instancePath:instancePath+"/data/episode_id",schemaPath:"components#/$defs/VisitDetail/properties/episode_id/type",keyword:"type",params:{type: schema244.properties.episode_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -15294,7 +24948,7 @@ vErrors.push(err21);
 errors++;
 }
 if(!((((((data4 === "SN") || (data4 === "PT")) || (data4 === "OT")) || (data4 === "ST")) || (data4 === "MSW")) || (data4 === "HHA"))){
-const err22 = {instancePath:instancePath+"/data/discipline",schemaPath:"components#/$defs/VisitDetail/properties/discipline/enum",keyword:"enum",params:{allowedValues: schema163.properties.discipline.enum},message:"must be equal to one of the allowed values"};
+const err22 = {instancePath:instancePath+"/data/discipline",schemaPath:"components#/$defs/VisitDetail/properties/discipline/enum",keyword:"enum",params:{allowedValues: schema244.properties.discipline.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -15317,7 +24971,7 @@ vErrors.push(err23);
 errors++;
 }
 if(!((((((((data5 === "start_of_care") || (data5 === "resumption_of_care")) || (data5 === "recertification")) || (data5 === "routine")) || (data5 === "prn")) || (data5 === "supervisory")) || (data5 === "discharge")) || (data5 === "evaluation"))){
-const err24 = {instancePath:instancePath+"/data/visit_type",schemaPath:"components#/$defs/VisitDetail/properties/visit_type/enum",keyword:"enum",params:{allowedValues: schema163.properties.visit_type.enum},message:"must be equal to one of the allowed values"};
+const err24 = {instancePath:instancePath+"/data/visit_type",schemaPath:"components#/$defs/VisitDetail/properties/visit_type/enum",keyword:"enum",params:{allowedValues: schema244.properties.visit_type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -15340,7 +24994,7 @@ vErrors.push(err25);
 errors++;
 }
 if(!(((((data6 === "scheduled") || (data6 === "in_progress")) || (data6 === "completed")) || (data6 === "missed")) || (data6 === "cancelled"))){
-const err26 = {instancePath:instancePath+"/data/status",schemaPath:"components#/$defs/VisitDetail/properties/status/enum",keyword:"enum",params:{allowedValues: schema163.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err26 = {instancePath:instancePath+"/data/status",schemaPath:"components#/$defs/VisitDetail/properties/status/enum",keyword:"enum",params:{allowedValues: schema244.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -15403,7 +25057,7 @@ errors++;
 if(data0.actual_start !== undefined){
 let data9 = data0.actual_start;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err31 = {instancePath:instancePath+"/data/actual_start",schemaPath:"components#/$defs/VisitDetail/properties/actual_start/type",keyword:"type",params:{type: schema163.properties.actual_start.type},message:"must be string,null"};
+const err31 = {instancePath:instancePath+"/data/actual_start",schemaPath:"components#/$defs/VisitDetail/properties/actual_start/type",keyword:"type",params:{type: schema244.properties.actual_start.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -15428,7 +25082,7 @@ errors++;
 if(data0.actual_end !== undefined){
 let data10 = data0.actual_end;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err33 = {instancePath:instancePath+"/data/actual_end",schemaPath:"components#/$defs/VisitDetail/properties/actual_end/type",keyword:"type",params:{type: schema163.properties.actual_end.type},message:"must be string,null"};
+const err33 = {instancePath:instancePath+"/data/actual_end",schemaPath:"components#/$defs/VisitDetail/properties/actual_end/type",keyword:"type",params:{type: schema244.properties.actual_end.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -15453,7 +25107,7 @@ errors++;
 if(data0.clinician_id !== undefined){
 let data11 = data0.clinician_id;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err35 = {instancePath:instancePath+"/data/clinician_id",schemaPath:"components#/$defs/VisitDetail/properties/clinician_id/type",keyword:"type",params:{type: schema163.properties.clinician_id.type},message:"must be string,null"};
+const err35 = {instancePath:instancePath+"/data/clinician_id",schemaPath:"components#/$defs/VisitDetail/properties/clinician_id/type",keyword:"type",params:{type: schema244.properties.clinician_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -15466,7 +25120,7 @@ errors++;
 if(data0.clinician_name !== undefined){
 let data12 = data0.clinician_name;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err36 = {instancePath:instancePath+"/data/clinician_name",schemaPath:"components#/$defs/VisitDetail/properties/clinician_name/type",keyword:"type",params:{type: schema163.properties.clinician_name.type},message:"must be string,null"};
+const err36 = {instancePath:instancePath+"/data/clinician_name",schemaPath:"components#/$defs/VisitDetail/properties/clinician_name/type",keyword:"type",params:{type: schema244.properties.clinician_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -15479,7 +25133,7 @@ errors++;
 if(data0.office_id !== undefined){
 let data13 = data0.office_id;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err37 = {instancePath:instancePath+"/data/office_id",schemaPath:"components#/$defs/VisitDetail/properties/office_id/type",keyword:"type",params:{type: schema163.properties.office_id.type},message:"must be string,null"};
+const err37 = {instancePath:instancePath+"/data/office_id",schemaPath:"components#/$defs/VisitDetail/properties/office_id/type",keyword:"type",params:{type: schema244.properties.office_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -15517,7 +25171,7 @@ errors++;
 if(data0.service_code !== undefined){
 let data15 = data0.service_code;
 if((typeof data15 !== "string") && (data15 !== null)){
-const err40 = {instancePath:instancePath+"/data/service_code",schemaPath:"components#/$defs/VisitDetail/properties/service_code/type",keyword:"type",params:{type: schema163.properties.service_code.type},message:"must be string,null"};
+const err40 = {instancePath:instancePath+"/data/service_code",schemaPath:"components#/$defs/VisitDetail/properties/service_code/type",keyword:"type",params:{type: schema244.properties.service_code.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -15530,7 +25184,7 @@ errors++;
 if(data0.duration_minutes !== undefined){
 let data16 = data0.duration_minutes;
 if((!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))) && (data16 !== null)){
-const err41 = {instancePath:instancePath+"/data/duration_minutes",schemaPath:"components#/$defs/VisitDetail/properties/duration_minutes/type",keyword:"type",params:{type: schema163.properties.duration_minutes.type},message:"must be integer,null"};
+const err41 = {instancePath:instancePath+"/data/duration_minutes",schemaPath:"components#/$defs/VisitDetail/properties/duration_minutes/type",keyword:"type",params:{type: schema244.properties.duration_minutes.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -15565,7 +25219,7 @@ vErrors.push(err43);
 errors++;
 }
 if(!((((data17 === "verified") || (data17 === "unverified")) || (data17 === "exception")) || (data17 === "not_required"))){
-const err44 = {instancePath:instancePath+"/data/evv_status",schemaPath:"components#/$defs/VisitDetail/properties/evv_status/enum",keyword:"enum",params:{allowedValues: schema163.properties.evv_status.enum},message:"must be equal to one of the allowed values"};
+const err44 = {instancePath:instancePath+"/data/evv_status",schemaPath:"components#/$defs/VisitDetail/properties/evv_status/enum",keyword:"enum",params:{allowedValues: schema244.properties.evv_status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -15588,7 +25242,7 @@ vErrors.push(err45);
 errors++;
 }
 if(!((((data18 === "not_started") || (data18 === "in_progress")) || (data18 === "submitted")) || (data18 === "approved"))){
-const err46 = {instancePath:instancePath+"/data/documentation_status",schemaPath:"components#/$defs/VisitDetail/properties/documentation_status/enum",keyword:"enum",params:{allowedValues: schema163.properties.documentation_status.enum},message:"must be equal to one of the allowed values"};
+const err46 = {instancePath:instancePath+"/data/documentation_status",schemaPath:"components#/$defs/VisitDetail/properties/documentation_status/enum",keyword:"enum",params:{allowedValues: schema244.properties.documentation_status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -15601,7 +25255,7 @@ errors++;
 if(data0.missed_reason !== undefined){
 let data19 = data0.missed_reason;
 if((typeof data19 !== "string") && (data19 !== null)){
-const err47 = {instancePath:instancePath+"/data/missed_reason",schemaPath:"components#/$defs/VisitDetail/properties/missed_reason/type",keyword:"type",params:{type: schema163.properties.missed_reason.type},message:"must be string,null"};
+const err47 = {instancePath:instancePath+"/data/missed_reason",schemaPath:"components#/$defs/VisitDetail/properties/missed_reason/type",keyword:"type",params:{type: schema244.properties.missed_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -15614,7 +25268,7 @@ errors++;
 if(data0.cancellation_reason !== undefined){
 let data20 = data0.cancellation_reason;
 if((typeof data20 !== "string") && (data20 !== null)){
-const err48 = {instancePath:instancePath+"/data/cancellation_reason",schemaPath:"components#/$defs/VisitDetail/properties/cancellation_reason/type",keyword:"type",params:{type: schema163.properties.cancellation_reason.type},message:"must be string,null"};
+const err48 = {instancePath:instancePath+"/data/cancellation_reason",schemaPath:"components#/$defs/VisitDetail/properties/cancellation_reason/type",keyword:"type",params:{type: schema244.properties.cancellation_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -15681,40 +25335,645 @@ vErrors.push(err52);
 }
 errors++;
 }
-validate149.errors = vErrors;
+validate234.errors = vErrors;
 return errors === 0;
 }
-validate149.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate234.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate148(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate233(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate148.evaluated;
+const evaluated0 = validate233.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate149(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate149.errors : vErrors.concat(validate149.errors);
+if(!(validate234(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate234.errors : vErrors.concat(validate234.errors);
 errors = vErrors.length;
 }
-validate148.errors = vErrors;
+validate233.errors = vErrors;
 return errors === 0;
 }
-validate148.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate233.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const createTaskBody = validate152;
-const schema165 = {"$ref":"components#/$defs/TaskCreateRequest"};
-const schema166 = {"type":"object","required":["title"],"properties":{"title":{"type":"string","description":"Short title.","minLength":1,"maxLength":200},"description":{"type":"string","description":"Details.","maxLength":10000},"priority":{"type":"string","enum":["low","normal","high","urgent"],"description":"Default normal."},"due_date":{"type":"string","format":"date","description":"Due date."},"assignee_id":{"type":"string","description":"User or role to assign."},"related_resource":{"$ref":"components#/$defs/RelatedResource"}},"additionalProperties":false,"description":"Creates an open task. Unknown fields are refused."};
-const schema167 = {"type":"object","required":["type","id"],"properties":{"type":{"type":"string","enum":["patient","referral","intake","visit","physician_order","remittance","working_collection","working_collection_row"],"description":"Kind of resource. A request to change a working collection is a task related to the collection or one of its rows."},"id":{"type":"string","description":"Its id (or surrogate handle).","minLength":1,"maxLength":128},"collection_id":{"type":"string","description":"Collection of a working_collection_row."}},"additionalProperties":false};
+export const getVisitStatus200V1 = validate237;
+const schema246 = {"$ref":"components-v1#/$defs/VisitResponse"};
+const schema247 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components-v1#/$defs/VisitDetail"},"meta":{"$ref":"components-v1#/$defs/Meta"},"warnings":{"$ref":"components-v1#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+const schema248 = {"type":"object","required":["id","patient_id","episode_id","discipline","visit_type","status","scheduled_at","scheduled_end","actual_start","actual_end","clinician_id","office_id","updated_at","service_code","documentation_status"],"properties":{"id":{"type":"string","description":"Visit id."},"patient_id":{"type":"string","description":"Patient (surrogate handle in no_phi sessions)."},"episode_id":{"type":["string","null"],"description":"Episode."},"discipline":{"type":"string","enum":["SN","PT","OT","ST","MSW","HHA"],"description":"SN skilled nursing, PT, OT, ST therapies, MSW social work, HHA aide."},"visit_type":{"type":"string","enum":["start_of_care","resumption_of_care","recertification","routine","prn","supervisory","discharge","evaluation"],"description":"Kind of visit."},"status":{"type":"string","enum":["scheduled","in_progress","completed","missed","cancelled"],"description":"Visit state."},"scheduled_at":{"type":"string","format":"date-time","description":"Planned start (date precision reduced to the year in no_phi sessions is not applied: visit times are not patient dates).","x-svc-v1-name":"scheduled_at"},"scheduled_end":{"type":"string","format":"date-time","description":"Planned end."},"actual_start":{"type":["string","null"],"format":"date-time","description":"Clock-in."},"actual_end":{"type":["string","null"],"format":"date-time","description":"Clock-out."},"clinician_id":{"type":["string","null"],"description":"Clinician user id."},"office_id":{"type":["string","null"],"description":"Office."},"updated_at":{"type":"string","format":"date-time","description":"Last change."},"service_code":{"type":["string","null"],"description":"HCPCS/revenue service code (for example G0299)."},"duration_minutes":{"type":["integer","null"],"minimum":0,"description":"Actual duration."},"documentation_status":{"type":"string","enum":["not_started","in_progress","submitted","approved"],"description":"Visit note state (content is never included)."},"missed_reason":{"type":["string","null"],"description":"Why missed."},"cancellation_reason":{"type":["string","null"],"description":"Why cancelled."}},"description":"Visit detail profile (route 16)."};
 
-function validate153(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate238(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate153.evaluated;
+const evaluated0 = validate238.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.data !== undefined){
+let data0 = data.data;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.id === undefined){
+const err1 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/VisitDetail/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data0.patient_id === undefined){
+const err2 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/VisitDetail/required",keyword:"required",params:{missingProperty: "patient_id"},message:"must have required property '"+"patient_id"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.episode_id === undefined){
+const err3 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/VisitDetail/required",keyword:"required",params:{missingProperty: "episode_id"},message:"must have required property '"+"episode_id"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.discipline === undefined){
+const err4 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/VisitDetail/required",keyword:"required",params:{missingProperty: "discipline"},message:"must have required property '"+"discipline"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.visit_type === undefined){
+const err5 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/VisitDetail/required",keyword:"required",params:{missingProperty: "visit_type"},message:"must have required property '"+"visit_type"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data0.status === undefined){
+const err6 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/VisitDetail/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data0.scheduled_at === undefined){
+const err7 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/VisitDetail/required",keyword:"required",params:{missingProperty: "scheduled_at"},message:"must have required property '"+"scheduled_at"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data0.scheduled_end === undefined){
+const err8 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/VisitDetail/required",keyword:"required",params:{missingProperty: "scheduled_end"},message:"must have required property '"+"scheduled_end"+"'"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(data0.actual_start === undefined){
+const err9 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/VisitDetail/required",keyword:"required",params:{missingProperty: "actual_start"},message:"must have required property '"+"actual_start"+"'"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(data0.actual_end === undefined){
+const err10 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/VisitDetail/required",keyword:"required",params:{missingProperty: "actual_end"},message:"must have required property '"+"actual_end"+"'"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data0.clinician_id === undefined){
+const err11 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/VisitDetail/required",keyword:"required",params:{missingProperty: "clinician_id"},message:"must have required property '"+"clinician_id"+"'"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(data0.office_id === undefined){
+const err12 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/VisitDetail/required",keyword:"required",params:{missingProperty: "office_id"},message:"must have required property '"+"office_id"+"'"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if(data0.updated_at === undefined){
+const err13 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/VisitDetail/required",keyword:"required",params:{missingProperty: "updated_at"},message:"must have required property '"+"updated_at"+"'"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+if(data0.service_code === undefined){
+const err14 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/VisitDetail/required",keyword:"required",params:{missingProperty: "service_code"},message:"must have required property '"+"service_code"+"'"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data0.documentation_status === undefined){
+const err15 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/VisitDetail/required",keyword:"required",params:{missingProperty: "documentation_status"},message:"must have required property '"+"documentation_status"+"'"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(data0.id !== undefined){
+if(typeof data0.id !== "string"){
+const err16 = {instancePath:instancePath+"/data/id",schemaPath:"components-v1#/$defs/VisitDetail/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data0.patient_id !== undefined){
+if(typeof data0.patient_id !== "string"){
+const err17 = {instancePath:instancePath+"/data/patient_id",schemaPath:"components-v1#/$defs/VisitDetail/properties/patient_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data0.episode_id !== undefined){
+let data3 = data0.episode_id;
+if((typeof data3 !== "string") && (data3 !== null)){
+const err18 = {instancePath:instancePath+"/data/episode_id",schemaPath:"components-v1#/$defs/VisitDetail/properties/episode_id/type",keyword:"type",params:{type: schema248.properties.episode_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+if(data0.discipline !== undefined){
+let data4 = data0.discipline;
+if(typeof data4 !== "string"){
+const err19 = {instancePath:instancePath+"/data/discipline",schemaPath:"components-v1#/$defs/VisitDetail/properties/discipline/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!((((((data4 === "SN") || (data4 === "PT")) || (data4 === "OT")) || (data4 === "ST")) || (data4 === "MSW")) || (data4 === "HHA"))){
+const err20 = {instancePath:instancePath+"/data/discipline",schemaPath:"components-v1#/$defs/VisitDetail/properties/discipline/enum",keyword:"enum",params:{allowedValues: schema248.properties.discipline.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+if(data0.visit_type !== undefined){
+let data5 = data0.visit_type;
+if(typeof data5 !== "string"){
+const err21 = {instancePath:instancePath+"/data/visit_type",schemaPath:"components-v1#/$defs/VisitDetail/properties/visit_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+if(!((((((((data5 === "start_of_care") || (data5 === "resumption_of_care")) || (data5 === "recertification")) || (data5 === "routine")) || (data5 === "prn")) || (data5 === "supervisory")) || (data5 === "discharge")) || (data5 === "evaluation"))){
+const err22 = {instancePath:instancePath+"/data/visit_type",schemaPath:"components-v1#/$defs/VisitDetail/properties/visit_type/enum",keyword:"enum",params:{allowedValues: schema248.properties.visit_type.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+if(data0.status !== undefined){
+let data6 = data0.status;
+if(typeof data6 !== "string"){
+const err23 = {instancePath:instancePath+"/data/status",schemaPath:"components-v1#/$defs/VisitDetail/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+if(!(((((data6 === "scheduled") || (data6 === "in_progress")) || (data6 === "completed")) || (data6 === "missed")) || (data6 === "cancelled"))){
+const err24 = {instancePath:instancePath+"/data/status",schemaPath:"components-v1#/$defs/VisitDetail/properties/status/enum",keyword:"enum",params:{allowedValues: schema248.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+if(data0.scheduled_at !== undefined){
+let data7 = data0.scheduled_at;
+if(typeof data7 === "string"){
+if(!(formats0.validate(data7))){
+const err25 = {instancePath:instancePath+"/data/scheduled_at",schemaPath:"components-v1#/$defs/VisitDetail/properties/scheduled_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+else {
+const err26 = {instancePath:instancePath+"/data/scheduled_at",schemaPath:"components-v1#/$defs/VisitDetail/properties/scheduled_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+if(data0.scheduled_end !== undefined){
+let data8 = data0.scheduled_end;
+if(typeof data8 === "string"){
+if(!(formats0.validate(data8))){
+const err27 = {instancePath:instancePath+"/data/scheduled_end",schemaPath:"components-v1#/$defs/VisitDetail/properties/scheduled_end/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+else {
+const err28 = {instancePath:instancePath+"/data/scheduled_end",schemaPath:"components-v1#/$defs/VisitDetail/properties/scheduled_end/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+}
+if(data0.actual_start !== undefined){
+let data9 = data0.actual_start;
+if((typeof data9 !== "string") && (data9 !== null)){
+const err29 = {instancePath:instancePath+"/data/actual_start",schemaPath:"components-v1#/$defs/VisitDetail/properties/actual_start/type",keyword:"type",params:{type: schema248.properties.actual_start.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+if(typeof data9 === "string"){
+if(!(formats0.validate(data9))){
+const err30 = {instancePath:instancePath+"/data/actual_start",schemaPath:"components-v1#/$defs/VisitDetail/properties/actual_start/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+}
+if(data0.actual_end !== undefined){
+let data10 = data0.actual_end;
+if((typeof data10 !== "string") && (data10 !== null)){
+const err31 = {instancePath:instancePath+"/data/actual_end",schemaPath:"components-v1#/$defs/VisitDetail/properties/actual_end/type",keyword:"type",params:{type: schema248.properties.actual_end.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+if(typeof data10 === "string"){
+if(!(formats0.validate(data10))){
+const err32 = {instancePath:instancePath+"/data/actual_end",schemaPath:"components-v1#/$defs/VisitDetail/properties/actual_end/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+}
+}
+if(data0.clinician_id !== undefined){
+let data11 = data0.clinician_id;
+if((typeof data11 !== "string") && (data11 !== null)){
+const err33 = {instancePath:instancePath+"/data/clinician_id",schemaPath:"components-v1#/$defs/VisitDetail/properties/clinician_id/type",keyword:"type",params:{type: schema248.properties.clinician_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+}
+if(data0.office_id !== undefined){
+let data12 = data0.office_id;
+if((typeof data12 !== "string") && (data12 !== null)){
+const err34 = {instancePath:instancePath+"/data/office_id",schemaPath:"components-v1#/$defs/VisitDetail/properties/office_id/type",keyword:"type",params:{type: schema248.properties.office_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+if(data0.updated_at !== undefined){
+let data13 = data0.updated_at;
+if(typeof data13 === "string"){
+if(!(formats0.validate(data13))){
+const err35 = {instancePath:instancePath+"/data/updated_at",schemaPath:"components-v1#/$defs/VisitDetail/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+else {
+const err36 = {instancePath:instancePath+"/data/updated_at",schemaPath:"components-v1#/$defs/VisitDetail/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+}
+if(data0.service_code !== undefined){
+let data14 = data0.service_code;
+if((typeof data14 !== "string") && (data14 !== null)){
+const err37 = {instancePath:instancePath+"/data/service_code",schemaPath:"components-v1#/$defs/VisitDetail/properties/service_code/type",keyword:"type",params:{type: schema248.properties.service_code.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+}
+if(data0.duration_minutes !== undefined){
+let data15 = data0.duration_minutes;
+if((!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))) && (data15 !== null)){
+const err38 = {instancePath:instancePath+"/data/duration_minutes",schemaPath:"components-v1#/$defs/VisitDetail/properties/duration_minutes/type",keyword:"type",params:{type: schema248.properties.duration_minutes.type},message:"must be integer,null"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+if((typeof data15 == "number") && (isFinite(data15))){
+if(data15 < 0 || isNaN(data15)){
+const err39 = {instancePath:instancePath+"/data/duration_minutes",schemaPath:"components-v1#/$defs/VisitDetail/properties/duration_minutes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+}
+}
+if(data0.documentation_status !== undefined){
+let data16 = data0.documentation_status;
+if(typeof data16 !== "string"){
+const err40 = {instancePath:instancePath+"/data/documentation_status",schemaPath:"components-v1#/$defs/VisitDetail/properties/documentation_status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+if(!((((data16 === "not_started") || (data16 === "in_progress")) || (data16 === "submitted")) || (data16 === "approved"))){
+const err41 = {instancePath:instancePath+"/data/documentation_status",schemaPath:"components-v1#/$defs/VisitDetail/properties/documentation_status/enum",keyword:"enum",params:{allowedValues: schema248.properties.documentation_status.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+}
+if(data0.missed_reason !== undefined){
+let data17 = data0.missed_reason;
+if((typeof data17 !== "string") && (data17 !== null)){
+const err42 = {instancePath:instancePath+"/data/missed_reason",schemaPath:"components-v1#/$defs/VisitDetail/properties/missed_reason/type",keyword:"type",params:{type: schema248.properties.missed_reason.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+}
+if(data0.cancellation_reason !== undefined){
+let data18 = data0.cancellation_reason;
+if((typeof data18 !== "string") && (data18 !== null)){
+const err43 = {instancePath:instancePath+"/data/cancellation_reason",schemaPath:"components-v1#/$defs/VisitDetail/properties/cancellation_reason/type",keyword:"type",params:{type: schema248.properties.cancellation_reason.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+}
+}
+else {
+const err44 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/VisitDetail/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+}
+if(data.meta !== undefined){
+if(!(validate66(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate66.errors : vErrors.concat(validate66.errors);
+errors = vErrors.length;
+}
+}
+if(data.warnings !== undefined){
+let data20 = data.warnings;
+if(Array.isArray(data20)){
+const len0 = data20.length;
+for(let i0=0; i0<len0; i0++){
+if(typeof data20[i0] !== "string"){
+const err45 = {instancePath:instancePath+"/warnings/" + i0,schemaPath:"components-v1#/$defs/Warnings/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+}
+}
+else {
+const err46 = {instancePath:instancePath+"/warnings",schemaPath:"components-v1#/$defs/Warnings/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+}
+}
+else {
+const err47 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+validate238.errors = vErrors;
+return errors === 0;
+}
+validate238.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+
+
+function validate237(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate237.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate238(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate238.errors : vErrors.concat(validate238.errors);
+errors = vErrors.length;
+}
+validate237.errors = vErrors;
+return errors === 0;
+}
+validate237.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+
+export const createTaskBody = validate241;
+const schema250 = {"$ref":"components#/$defs/TaskCreateRequest"};
+const schema251 = {"type":"object","required":["title"],"properties":{"title":{"type":"string","description":"Short title.","minLength":1,"maxLength":200},"description":{"type":"string","description":"Details.","maxLength":10000},"priority":{"type":"string","enum":["low","normal","high","urgent"],"description":"Default normal."},"due_date":{"type":"string","format":"date","description":"Due date."},"assignee_id":{"type":"string","description":"User or role to assign."},"related_resource":{"$ref":"components#/$defs/RelatedResource"}},"additionalProperties":false,"description":"Creates an open task. Unknown fields are refused."};
+const schema252 = {"type":"object","required":["type","id"],"properties":{"type":{"type":"string","enum":["patient","referral","intake","visit","physician_order","remittance","working_collection","working_collection_row"],"description":"Kind of resource. A request to change a working collection is a task related to the collection or one of its rows."},"id":{"type":"string","description":"Its id (or surrogate handle).","minLength":1,"maxLength":128},"collection_id":{"type":"string","description":"Collection of a working_collection_row."}},"additionalProperties":false};
+
+function validate242(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate242.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -15817,7 +26076,7 @@ vErrors.push(err7);
 errors++;
 }
 if(!((((data2 === "low") || (data2 === "normal")) || (data2 === "high")) || (data2 === "urgent"))){
-const err8 = {instancePath:instancePath+"/priority",schemaPath:"#/properties/priority/enum",keyword:"enum",params:{allowedValues: schema166.properties.priority.enum},message:"must be equal to one of the allowed values"};
+const err8 = {instancePath:instancePath+"/priority",schemaPath:"#/properties/priority/enum",keyword:"enum",params:{allowedValues: schema251.properties.priority.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -15830,7 +26089,7 @@ errors++;
 if(data.due_date !== undefined){
 let data3 = data.due_date;
 if(typeof data3 === "string"){
-if(!(formats34.validate(data3))){
+if(!(formats64.validate(data3))){
 const err9 = {instancePath:instancePath+"/due_date",schemaPath:"#/properties/due_date/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
 if(vErrors === null){
 vErrors = [err9];
@@ -15912,7 +26171,7 @@ vErrors.push(err15);
 errors++;
 }
 if(!((((((((data6 === "patient") || (data6 === "referral")) || (data6 === "intake")) || (data6 === "visit")) || (data6 === "physician_order")) || (data6 === "remittance")) || (data6 === "working_collection")) || (data6 === "working_collection_row"))){
-const err16 = {instancePath:instancePath+"/related_resource/type",schemaPath:"components#/$defs/RelatedResource/properties/type/enum",keyword:"enum",params:{allowedValues: schema167.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err16 = {instancePath:instancePath+"/related_resource/type",schemaPath:"components#/$defs/RelatedResource/properties/type/enum",keyword:"enum",params:{allowedValues: schema252.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -15992,40 +26251,40 @@ vErrors.push(err22);
 }
 errors++;
 }
-validate153.errors = vErrors;
+validate242.errors = vErrors;
 return errors === 0;
 }
-validate153.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate242.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate152(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate241(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate152.evaluated;
+const evaluated0 = validate241.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate153(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate153.errors : vErrors.concat(validate153.errors);
+if(!(validate242(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate242.errors : vErrors.concat(validate242.errors);
 errors = vErrors.length;
 }
-validate152.errors = vErrors;
+validate241.errors = vErrors;
 return errors === 0;
 }
-validate152.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate241.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const createTaskStatus200 = validate155;
-const schema168 = {"$ref":"components#/$defs/TaskResponse"};
-const schema169 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/Task"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
-const schema170 = {"type":"object","required":["id","title","description","status","priority","due_date","assignee_id","related_resource","version","created_by","created_at","updated_at","completed_at"],"properties":{"id":{"type":"string","description":"Task id."},"title":{"type":"string","description":"Short title."},"description":{"type":["string","null"],"description":"Details."},"status":{"type":"string","enum":["open","in_progress","done","cancelled"],"description":"open → in_progress → done; open or in_progress → cancelled; done and cancelled are final."},"priority":{"type":"string","enum":["low","normal","high","urgent"],"description":"Priority."},"due_date":{"type":["string","null"],"format":"date","description":"Due date."},"assignee_id":{"type":["string","null"],"description":"User or role the task is assigned to."},"related_resource":{"oneOf":[{"$ref":"components#/$defs/RelatedResource"},{"type":"null"}],"description":"What the task is about."},"version":{"type":"integer","description":"Optimistic concurrency version; send it back on PATCH (or as If-Match).","minimum":1},"created_by":{"type":"string","description":"Extension or user that created it."},"created_at":{"type":"string","format":"date-time","description":"Created."},"updated_at":{"type":"string","format":"date-time","description":"Last change."},"completed_at":{"type":["string","null"],"format":"date-time","description":"When it reached done."}},"description":"Task profile (routes 17-19)."};
+export const createTaskStatus200 = validate244;
+const schema253 = {"$ref":"components#/$defs/TaskResponse"};
+const schema254 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/Task"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+const schema255 = {"type":"object","required":["id","title","description","status","priority","due_date","assignee_id","related_resource","version","created_by","created_at","updated_at","completed_at"],"properties":{"id":{"type":"string","description":"Task id."},"title":{"type":"string","description":"Short title."},"description":{"type":["string","null"],"description":"Details."},"status":{"type":"string","enum":["open","in_progress","done","cancelled"],"description":"open → in_progress → done; open or in_progress → cancelled; done and cancelled are final."},"priority":{"type":"string","enum":["low","normal","high","urgent"],"description":"Priority."},"due_date":{"type":["string","null"],"format":"date","description":"Due date."},"assignee_id":{"type":["string","null"],"description":"User or role the task is assigned to.","x-svc-v1-name":"assigned_to"},"related_resource":{"oneOf":[{"$ref":"components#/$defs/RelatedResource"},{"type":"null"}],"description":"What the task is about."},"version":{"type":"integer","description":"Optimistic concurrency version; send it back on PATCH (or as If-Match).","minimum":1},"created_by":{"type":"string","description":"Extension or user that created it."},"created_at":{"type":"string","format":"date-time","description":"Created."},"updated_at":{"type":"string","format":"date-time","description":"Last change."},"completed_at":{"type":["string","null"],"format":"date-time","description":"When it reached done.","x-svc-since":"2"}},"description":"Task profile (routes 17-19)."};
 
-function validate157(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate246(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate157.evaluated;
+const evaluated0 = validate246.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -16190,7 +26449,7 @@ errors++;
 if(data.description !== undefined){
 let data2 = data.description;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err15 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema170.properties.description.type},message:"must be string,null"};
+const err15 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema255.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -16213,7 +26472,7 @@ vErrors.push(err16);
 errors++;
 }
 if(!((((data3 === "open") || (data3 === "in_progress")) || (data3 === "done")) || (data3 === "cancelled"))){
-const err17 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema170.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err17 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema255.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -16236,7 +26495,7 @@ vErrors.push(err18);
 errors++;
 }
 if(!((((data4 === "low") || (data4 === "normal")) || (data4 === "high")) || (data4 === "urgent"))){
-const err19 = {instancePath:instancePath+"/priority",schemaPath:"#/properties/priority/enum",keyword:"enum",params:{allowedValues: schema170.properties.priority.enum},message:"must be equal to one of the allowed values"};
+const err19 = {instancePath:instancePath+"/priority",schemaPath:"#/properties/priority/enum",keyword:"enum",params:{allowedValues: schema255.properties.priority.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -16249,7 +26508,7 @@ errors++;
 if(data.due_date !== undefined){
 let data5 = data.due_date;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err20 = {instancePath:instancePath+"/due_date",schemaPath:"#/properties/due_date/type",keyword:"type",params:{type: schema170.properties.due_date.type},message:"must be string,null"};
+const err20 = {instancePath:instancePath+"/due_date",schemaPath:"#/properties/due_date/type",keyword:"type",params:{type: schema255.properties.due_date.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -16259,7 +26518,7 @@ vErrors.push(err20);
 errors++;
 }
 if(typeof data5 === "string"){
-if(!(formats34.validate(data5))){
+if(!(formats64.validate(data5))){
 const err21 = {instancePath:instancePath+"/due_date",schemaPath:"#/properties/due_date/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
 if(vErrors === null){
 vErrors = [err21];
@@ -16274,7 +26533,7 @@ errors++;
 if(data.assignee_id !== undefined){
 let data6 = data.assignee_id;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err22 = {instancePath:instancePath+"/assignee_id",schemaPath:"#/properties/assignee_id/type",keyword:"type",params:{type: schema170.properties.assignee_id.type},message:"must be string,null"};
+const err22 = {instancePath:instancePath+"/assignee_id",schemaPath:"#/properties/assignee_id/type",keyword:"type",params:{type: schema255.properties.assignee_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -16286,10 +26545,10 @@ errors++;
 }
 if(data.related_resource !== undefined){
 let data7 = data.related_resource;
-const _errs16 = errors;
+const _errs17 = errors;
 let valid1 = false;
 let passing0 = null;
-const _errs17 = errors;
+const _errs18 = errors;
 if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
 if(data7.type === undefined){
 const err23 = {instancePath:instancePath+"/related_resource",schemaPath:"components#/$defs/RelatedResource/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
@@ -16336,7 +26595,7 @@ vErrors.push(err26);
 errors++;
 }
 if(!((((((((data8 === "patient") || (data8 === "referral")) || (data8 === "intake")) || (data8 === "visit")) || (data8 === "physician_order")) || (data8 === "remittance")) || (data8 === "working_collection")) || (data8 === "working_collection_row"))){
-const err27 = {instancePath:instancePath+"/related_resource/type",schemaPath:"components#/$defs/RelatedResource/properties/type/enum",keyword:"enum",params:{allowedValues: schema167.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err27 = {instancePath:instancePath+"/related_resource/type",schemaPath:"components#/$defs/RelatedResource/properties/type/enum",keyword:"enum",params:{allowedValues: schema252.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -16404,12 +26663,12 @@ vErrors.push(err32);
 }
 errors++;
 }
-var _valid0 = _errs17 === errors;
+var _valid0 = _errs18 === errors;
 if(_valid0){
 valid1 = true;
 passing0 = 0;
 }
-const _errs27 = errors;
+const _errs28 = errors;
 if(data7 !== null){
 const err33 = {instancePath:instancePath+"/related_resource",schemaPath:"#/properties/related_resource/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
@@ -16420,7 +26679,7 @@ vErrors.push(err33);
 }
 errors++;
 }
-var _valid0 = _errs27 === errors;
+var _valid0 = _errs28 === errors;
 if(_valid0 && valid1){
 valid1 = false;
 passing0 = [passing0, 1];
@@ -16442,10 +26701,10 @@ vErrors.push(err34);
 errors++;
 }
 else {
-errors = _errs16;
+errors = _errs17;
 if(vErrors !== null){
-if(_errs16){
-vErrors.length = _errs16;
+if(_errs17){
+vErrors.length = _errs17;
 }
 else {
 vErrors = null;
@@ -16543,7 +26802,7 @@ errors++;
 if(data.completed_at !== undefined){
 let data15 = data.completed_at;
 if((typeof data15 !== "string") && (data15 !== null)){
-const err42 = {instancePath:instancePath+"/completed_at",schemaPath:"#/properties/completed_at/type",keyword:"type",params:{type: schema170.properties.completed_at.type},message:"must be string,null"};
+const err42 = {instancePath:instancePath+"/completed_at",schemaPath:"#/properties/completed_at/type",keyword:"type",params:{type: schema255.properties.completed_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -16576,16 +26835,16 @@ vErrors.push(err44);
 }
 errors++;
 }
-validate157.errors = vErrors;
+validate246.errors = vErrors;
 return errors === 0;
 }
-validate157.evaluated = {"props":{"id":true,"title":true,"description":true,"status":true,"priority":true,"due_date":true,"assignee_id":true,"related_resource":true,"version":true,"created_by":true,"created_at":true,"updated_at":true,"completed_at":true},"dynamicProps":false,"dynamicItems":false};
+validate246.evaluated = {"props":{"id":true,"title":true,"description":true,"status":true,"priority":true,"due_date":true,"assignee_id":true,"related_resource":true,"version":true,"created_by":true,"created_at":true,"updated_at":true,"completed_at":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate156(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate245(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate156.evaluated;
+const evaluated0 = validate245.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -16604,8 +26863,8 @@ vErrors.push(err0);
 errors++;
 }
 if(data.data !== undefined){
-if(!(validate157(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate157.errors : vErrors.concat(validate157.errors);
+if(!(validate246(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate246.errors : vErrors.concat(validate246.errors);
 errors = vErrors.length;
 }
 }
@@ -16654,38 +26913,566 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate156.errors = vErrors;
+validate245.errors = vErrors;
 return errors === 0;
 }
-validate156.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate245.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate155(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate244(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate155.evaluated;
+const evaluated0 = validate244.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate156(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate156.errors : vErrors.concat(validate156.errors);
+if(!(validate245(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate245.errors : vErrors.concat(validate245.errors);
 errors = vErrors.length;
 }
-validate155.errors = vErrors;
+validate244.errors = vErrors;
 return errors === 0;
 }
-validate155.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate244.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const getTaskStatus200 = validate161;
-const schema173 = {"$ref":"components#/$defs/TaskResponse"};
+export const createTaskStatus200V1 = validate250;
+const schema258 = {"$ref":"components-v1#/$defs/TaskResponse"};
+const schema259 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components-v1#/$defs/Task"},"meta":{"$ref":"components-v1#/$defs/Meta"},"warnings":{"$ref":"components-v1#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+const schema260 = {"type":"object","required":["id","title","description","status","priority","due_date","assigned_to","related_resource","version","created_by","created_at","updated_at"],"properties":{"id":{"type":"string","description":"Task id."},"title":{"type":"string","description":"Short title."},"description":{"type":["string","null"],"description":"Details."},"status":{"type":"string","enum":["open","in_progress","done","cancelled"],"description":"open → in_progress → done; open or in_progress → cancelled; done and cancelled are final."},"priority":{"type":"string","enum":["low","normal","high","urgent"],"description":"Priority."},"due_date":{"type":["string","null"],"format":"date","description":"Due date."},"assigned_to":{"type":["string","null"],"description":"User or role the task is assigned to.","x-svc-v1-name":"assigned_to"},"related_resource":{"oneOf":[{"$ref":"components-v1#/$defs/RelatedResource"},{"type":"null"}],"description":"What the task is about."},"version":{"type":"integer","description":"Optimistic concurrency version; send it back on PATCH (or as If-Match).","minimum":1},"created_by":{"type":"string","description":"Extension or user that created it."},"created_at":{"type":"string","format":"date-time","description":"Created."},"updated_at":{"type":"string","format":"date-time","description":"Last change."}},"description":"Task profile (routes 17-19)."};
+const schema261 = {"type":"object","required":["type","id"],"properties":{"type":{"type":"string","enum":["patient","referral","intake","visit","physician_order","remittance","working_collection","working_collection_row"],"description":"Kind of resource. A request to change a working collection is a task related to the collection or one of its rows."},"id":{"type":"string","description":"Its id (or surrogate handle).","minLength":1,"maxLength":128},"collection_id":{"type":"string","description":"Collection of a working_collection_row."}},"additionalProperties":false};
 
-function validate162(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate252(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate162.evaluated;
+const evaluated0 = validate252.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.title === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "title"},message:"must have required property '"+"title"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.description === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "description"},message:"must have required property '"+"description"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.status === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.priority === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "priority"},message:"must have required property '"+"priority"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data.due_date === undefined){
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "due_date"},message:"must have required property '"+"due_date"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data.assigned_to === undefined){
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "assigned_to"},message:"must have required property '"+"assigned_to"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data.related_resource === undefined){
+const err7 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "related_resource"},message:"must have required property '"+"related_resource"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data.version === undefined){
+const err8 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "version"},message:"must have required property '"+"version"+"'"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(data.created_by === undefined){
+const err9 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "created_by"},message:"must have required property '"+"created_by"+"'"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(data.created_at === undefined){
+const err10 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "created_at"},message:"must have required property '"+"created_at"+"'"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data.updated_at === undefined){
+const err11 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "updated_at"},message:"must have required property '"+"updated_at"+"'"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(data.id !== undefined){
+if(typeof data.id !== "string"){
+const err12 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data.title !== undefined){
+if(typeof data.title !== "string"){
+const err13 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(data.description !== undefined){
+let data2 = data.description;
+if((typeof data2 !== "string") && (data2 !== null)){
+const err14 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema260.properties.description.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+if(data.status !== undefined){
+let data3 = data.status;
+if(typeof data3 !== "string"){
+const err15 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(!((((data3 === "open") || (data3 === "in_progress")) || (data3 === "done")) || (data3 === "cancelled"))){
+const err16 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema260.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data.priority !== undefined){
+let data4 = data.priority;
+if(typeof data4 !== "string"){
+const err17 = {instancePath:instancePath+"/priority",schemaPath:"#/properties/priority/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+if(!((((data4 === "low") || (data4 === "normal")) || (data4 === "high")) || (data4 === "urgent"))){
+const err18 = {instancePath:instancePath+"/priority",schemaPath:"#/properties/priority/enum",keyword:"enum",params:{allowedValues: schema260.properties.priority.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+if(data.due_date !== undefined){
+let data5 = data.due_date;
+if((typeof data5 !== "string") && (data5 !== null)){
+const err19 = {instancePath:instancePath+"/due_date",schemaPath:"#/properties/due_date/type",keyword:"type",params:{type: schema260.properties.due_date.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(typeof data5 === "string"){
+if(!(formats64.validate(data5))){
+const err20 = {instancePath:instancePath+"/due_date",schemaPath:"#/properties/due_date/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+if(data.assigned_to !== undefined){
+let data6 = data.assigned_to;
+if((typeof data6 !== "string") && (data6 !== null)){
+const err21 = {instancePath:instancePath+"/assigned_to",schemaPath:"#/properties/assigned_to/type",keyword:"type",params:{type: schema260.properties.assigned_to.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+if(data.related_resource !== undefined){
+let data7 = data.related_resource;
+const _errs17 = errors;
+let valid1 = false;
+let passing0 = null;
+const _errs18 = errors;
+if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
+if(data7.type === undefined){
+const err22 = {instancePath:instancePath+"/related_resource",schemaPath:"components-v1#/$defs/RelatedResource/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+if(data7.id === undefined){
+const err23 = {instancePath:instancePath+"/related_resource",schemaPath:"components-v1#/$defs/RelatedResource/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+for(const key0 in data7){
+if(!(((key0 === "type") || (key0 === "id")) || (key0 === "collection_id"))){
+const err24 = {instancePath:instancePath+"/related_resource",schemaPath:"components-v1#/$defs/RelatedResource/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+if(data7.type !== undefined){
+let data8 = data7.type;
+if(typeof data8 !== "string"){
+const err25 = {instancePath:instancePath+"/related_resource/type",schemaPath:"components-v1#/$defs/RelatedResource/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+if(!((((((((data8 === "patient") || (data8 === "referral")) || (data8 === "intake")) || (data8 === "visit")) || (data8 === "physician_order")) || (data8 === "remittance")) || (data8 === "working_collection")) || (data8 === "working_collection_row"))){
+const err26 = {instancePath:instancePath+"/related_resource/type",schemaPath:"components-v1#/$defs/RelatedResource/properties/type/enum",keyword:"enum",params:{allowedValues: schema261.properties.type.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+if(data7.id !== undefined){
+let data9 = data7.id;
+if(typeof data9 === "string"){
+if(func1(data9) > 128){
+const err27 = {instancePath:instancePath+"/related_resource/id",schemaPath:"components-v1#/$defs/RelatedResource/properties/id/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+if(func1(data9) < 1){
+const err28 = {instancePath:instancePath+"/related_resource/id",schemaPath:"components-v1#/$defs/RelatedResource/properties/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+}
+else {
+const err29 = {instancePath:instancePath+"/related_resource/id",schemaPath:"components-v1#/$defs/RelatedResource/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+if(data7.collection_id !== undefined){
+if(typeof data7.collection_id !== "string"){
+const err30 = {instancePath:instancePath+"/related_resource/collection_id",schemaPath:"components-v1#/$defs/RelatedResource/properties/collection_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+}
+else {
+const err31 = {instancePath:instancePath+"/related_resource",schemaPath:"components-v1#/$defs/RelatedResource/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+var _valid0 = _errs18 === errors;
+if(_valid0){
+valid1 = true;
+passing0 = 0;
+}
+const _errs28 = errors;
+if(data7 !== null){
+const err32 = {instancePath:instancePath+"/related_resource",schemaPath:"#/properties/related_resource/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+var _valid0 = _errs28 === errors;
+if(_valid0 && valid1){
+valid1 = false;
+passing0 = [passing0, 1];
+}
+else {
+if(_valid0){
+valid1 = true;
+passing0 = 1;
+}
+}
+if(!valid1){
+const err33 = {instancePath:instancePath+"/related_resource",schemaPath:"#/properties/related_resource/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+else {
+errors = _errs17;
+if(vErrors !== null){
+if(_errs17){
+vErrors.length = _errs17;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.version !== undefined){
+let data11 = data.version;
+if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
+const err34 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+if((typeof data11 == "number") && (isFinite(data11))){
+if(data11 < 1 || isNaN(data11)){
+const err35 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+}
+if(data.created_by !== undefined){
+if(typeof data.created_by !== "string"){
+const err36 = {instancePath:instancePath+"/created_by",schemaPath:"#/properties/created_by/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+}
+if(data.created_at !== undefined){
+let data13 = data.created_at;
+if(typeof data13 === "string"){
+if(!(formats0.validate(data13))){
+const err37 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+}
+else {
+const err38 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+}
+if(data.updated_at !== undefined){
+let data14 = data.updated_at;
+if(typeof data14 === "string"){
+if(!(formats0.validate(data14))){
+const err39 = {instancePath:instancePath+"/updated_at",schemaPath:"#/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+}
+else {
+const err40 = {instancePath:instancePath+"/updated_at",schemaPath:"#/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+}
+}
+else {
+const err41 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+validate252.errors = vErrors;
+return errors === 0;
+}
+validate252.evaluated = {"props":{"id":true,"title":true,"description":true,"status":true,"priority":true,"due_date":true,"assigned_to":true,"related_resource":true,"version":true,"created_by":true,"created_at":true,"updated_at":true},"dynamicProps":false,"dynamicItems":false};
+
+
+function validate251(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate251.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -16704,8 +27491,108 @@ vErrors.push(err0);
 errors++;
 }
 if(data.data !== undefined){
-if(!(validate157(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate157.errors : vErrors.concat(validate157.errors);
+if(!(validate252(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate252.errors : vErrors.concat(validate252.errors);
+errors = vErrors.length;
+}
+}
+if(data.meta !== undefined){
+if(!(validate66(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate66.errors : vErrors.concat(validate66.errors);
+errors = vErrors.length;
+}
+}
+if(data.warnings !== undefined){
+let data2 = data.warnings;
+if(Array.isArray(data2)){
+const len0 = data2.length;
+for(let i0=0; i0<len0; i0++){
+if(typeof data2[i0] !== "string"){
+const err1 = {instancePath:instancePath+"/warnings/" + i0,schemaPath:"components-v1#/$defs/Warnings/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+}
+else {
+const err2 = {instancePath:instancePath+"/warnings",schemaPath:"components-v1#/$defs/Warnings/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+else {
+const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+validate251.errors = vErrors;
+return errors === 0;
+}
+validate251.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+
+
+function validate250(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate250.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate251(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate251.errors : vErrors.concat(validate251.errors);
+errors = vErrors.length;
+}
+validate250.errors = vErrors;
+return errors === 0;
+}
+validate250.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+
+export const getTaskStatus200 = validate256;
+const schema263 = {"$ref":"components#/$defs/TaskResponse"};
+
+function validate257(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate257.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.data !== undefined){
+if(!(validate246(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate246.errors : vErrors.concat(validate246.errors);
 errors = vErrors.length;
 }
 }
@@ -16754,39 +27641,139 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate162.errors = vErrors;
+validate257.errors = vErrors;
 return errors === 0;
 }
-validate162.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate257.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate161(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate256(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate161.evaluated;
+const evaluated0 = validate256.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate162(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate162.errors : vErrors.concat(validate162.errors);
+if(!(validate257(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate257.errors : vErrors.concat(validate257.errors);
 errors = vErrors.length;
 }
-validate161.errors = vErrors;
+validate256.errors = vErrors;
 return errors === 0;
 }
-validate161.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate256.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const updateTaskBody = validate166;
-const schema176 = {"$ref":"components#/$defs/TaskUpdateRequest"};
-const schema177 = {"type":"object","additionalProperties":false,"minProperties":1,"description":"Partial update. Unknown fields are refused. Send version (or If-Match) to guard against concurrent changes.","properties":{"title":{"type":"string","description":"Short title.","minLength":1,"maxLength":200},"description":{"type":["string","null"],"description":"Details.","maxLength":10000},"status":{"type":"string","enum":["open","in_progress","done","cancelled"],"description":"New state; only allowed transitions."},"priority":{"type":"string","enum":["low","normal","high","urgent"],"description":"Priority."},"due_date":{"type":["string","null"],"format":"date","description":"Due date, or null to clear."},"assignee_id":{"type":["string","null"],"description":"Assignee, or null to clear."},"version":{"type":"integer","description":"Version the change is based on.","minimum":1}}};
+export const getTaskStatus200V1 = validate261;
+const schema266 = {"$ref":"components-v1#/$defs/TaskResponse"};
 
-function validate166(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate262(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate166.evaluated;
+const evaluated0 = validate262.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.data !== undefined){
+if(!(validate252(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate252.errors : vErrors.concat(validate252.errors);
+errors = vErrors.length;
+}
+}
+if(data.meta !== undefined){
+if(!(validate66(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate66.errors : vErrors.concat(validate66.errors);
+errors = vErrors.length;
+}
+}
+if(data.warnings !== undefined){
+let data2 = data.warnings;
+if(Array.isArray(data2)){
+const len0 = data2.length;
+for(let i0=0; i0<len0; i0++){
+if(typeof data2[i0] !== "string"){
+const err1 = {instancePath:instancePath+"/warnings/" + i0,schemaPath:"components-v1#/$defs/Warnings/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+}
+else {
+const err2 = {instancePath:instancePath+"/warnings",schemaPath:"components-v1#/$defs/Warnings/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+else {
+const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+validate262.errors = vErrors;
+return errors === 0;
+}
+validate262.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+
+
+function validate261(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate261.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate262(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate262.errors : vErrors.concat(validate262.errors);
+errors = vErrors.length;
+}
+validate261.errors = vErrors;
+return errors === 0;
+}
+validate261.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+
+export const updateTaskBody = validate266;
+const schema269 = {"$ref":"components#/$defs/TaskUpdateRequest"};
+const schema270 = {"type":"object","additionalProperties":false,"minProperties":1,"description":"Partial update. Unknown fields are refused. Send version (or If-Match) to guard against concurrent changes.","properties":{"title":{"type":"string","description":"Short title.","minLength":1,"maxLength":200},"description":{"type":["string","null"],"description":"Details.","maxLength":10000},"status":{"type":"string","enum":["open","in_progress","done","cancelled"],"description":"New state; only allowed transitions."},"priority":{"type":"string","enum":["low","normal","high","urgent"],"description":"Priority."},"due_date":{"type":["string","null"],"format":"date","description":"Due date, or null to clear."},"assignee_id":{"type":["string","null"],"description":"Assignee, or null to clear."},"version":{"type":"integer","description":"Version the change is based on.","minimum":1}}};
+
+function validate266(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate266.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -16854,7 +27841,7 @@ errors++;
 if(data.description !== undefined){
 let data1 = data.description;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err5 = {instancePath:instancePath+"/description",schemaPath:"components#/$defs/TaskUpdateRequest/properties/description/type",keyword:"type",params:{type: schema177.properties.description.type},message:"must be string,null"};
+const err5 = {instancePath:instancePath+"/description",schemaPath:"components#/$defs/TaskUpdateRequest/properties/description/type",keyword:"type",params:{type: schema270.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -16889,7 +27876,7 @@ vErrors.push(err7);
 errors++;
 }
 if(!((((data2 === "open") || (data2 === "in_progress")) || (data2 === "done")) || (data2 === "cancelled"))){
-const err8 = {instancePath:instancePath+"/status",schemaPath:"components#/$defs/TaskUpdateRequest/properties/status/enum",keyword:"enum",params:{allowedValues: schema177.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err8 = {instancePath:instancePath+"/status",schemaPath:"components#/$defs/TaskUpdateRequest/properties/status/enum",keyword:"enum",params:{allowedValues: schema270.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -16912,7 +27899,7 @@ vErrors.push(err9);
 errors++;
 }
 if(!((((data3 === "low") || (data3 === "normal")) || (data3 === "high")) || (data3 === "urgent"))){
-const err10 = {instancePath:instancePath+"/priority",schemaPath:"components#/$defs/TaskUpdateRequest/properties/priority/enum",keyword:"enum",params:{allowedValues: schema177.properties.priority.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/priority",schemaPath:"components#/$defs/TaskUpdateRequest/properties/priority/enum",keyword:"enum",params:{allowedValues: schema270.properties.priority.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -16925,7 +27912,7 @@ errors++;
 if(data.due_date !== undefined){
 let data4 = data.due_date;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err11 = {instancePath:instancePath+"/due_date",schemaPath:"components#/$defs/TaskUpdateRequest/properties/due_date/type",keyword:"type",params:{type: schema177.properties.due_date.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/due_date",schemaPath:"components#/$defs/TaskUpdateRequest/properties/due_date/type",keyword:"type",params:{type: schema270.properties.due_date.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -16935,7 +27922,7 @@ vErrors.push(err11);
 errors++;
 }
 if(typeof data4 === "string"){
-if(!(formats34.validate(data4))){
+if(!(formats64.validate(data4))){
 const err12 = {instancePath:instancePath+"/due_date",schemaPath:"components#/$defs/TaskUpdateRequest/properties/due_date/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
 if(vErrors === null){
 vErrors = [err12];
@@ -16950,7 +27937,7 @@ errors++;
 if(data.assignee_id !== undefined){
 let data5 = data.assignee_id;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err13 = {instancePath:instancePath+"/assignee_id",schemaPath:"components#/$defs/TaskUpdateRequest/properties/assignee_id/type",keyword:"type",params:{type: schema177.properties.assignee_id.type},message:"must be string,null"};
+const err13 = {instancePath:instancePath+"/assignee_id",schemaPath:"components#/$defs/TaskUpdateRequest/properties/assignee_id/type",keyword:"type",params:{type: schema270.properties.assignee_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -16996,18 +27983,18 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate166.errors = vErrors;
+validate266.errors = vErrors;
 return errors === 0;
 }
-validate166.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate266.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const updateTaskStatus200 = validate167;
-const schema178 = {"$ref":"components#/$defs/TaskResponse"};
+export const updateTaskStatus200 = validate267;
+const schema271 = {"$ref":"components#/$defs/TaskResponse"};
 
-function validate168(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate268(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate168.evaluated;
+const evaluated0 = validate268.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -17026,8 +28013,8 @@ vErrors.push(err0);
 errors++;
 }
 if(data.data !== undefined){
-if(!(validate157(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate157.errors : vErrors.concat(validate157.errors);
+if(!(validate246(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate246.errors : vErrors.concat(validate246.errors);
 errors = vErrors.length;
 }
 }
@@ -17076,42 +28063,142 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate168.errors = vErrors;
+validate268.errors = vErrors;
 return errors === 0;
 }
-validate168.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate268.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate167(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate267(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate167.evaluated;
+const evaluated0 = validate267.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate168(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate168.errors : vErrors.concat(validate168.errors);
+if(!(validate268(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate268.errors : vErrors.concat(validate268.errors);
 errors = vErrors.length;
 }
-validate167.errors = vErrors;
+validate267.errors = vErrors;
 return errors === 0;
 }
-validate167.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate267.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listRemittancesStatus200 = validate172;
-const schema181 = {"$ref":"components#/$defs/RemittanceListResponse"};
-const schema182 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/Remittance"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/ListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
-const schema183 = {"type":"object","required":["id","era_file_id","payer_name","payer_id","payment_amount","payment_method","payment_date","check_or_eft_number","status","claim_count"],"properties":{"id":{"type":"string","description":"Remittance (ERA payment) id."},"era_file_id":{"type":"string","description":"835 file it came from."},"payer_name":{"type":"string","description":"Payer."},"payer_id":{"type":["string","null"],"description":"Payer id."},"payment_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total payment. Decimal string with two places, in US dollars."},"payment_method":{"type":"string","enum":["ACH","CHK","NON","FWT","BOP"],"description":"X12 BPR04 payment method."},"payment_date":{"type":"string","description":"Payment date, YYYY-MM-DD; the year only (YYYY) in no_phi sessions.","pattern":"^\\d{4}(-\\d{2}-\\d{2})?$"},"check_or_eft_number":{"type":["string","null"],"description":"Check or EFT trace number masked to its last four characters (****1234); null in no_phi sessions."},"status":{"type":"string","enum":["received","matching","posted","partially_posted","exception"],"description":"Posting state."},"claim_count":{"type":"integer","description":"Claims in the payment.","minimum":0}}};
-const pattern7 = new RegExp("^-?\\d+\\.\\d{2}$", "u");
-const pattern8 = new RegExp("^\\d{4}(-\\d{2}-\\d{2})?$", "u");
+export const updateTaskStatus200V1 = validate272;
+const schema274 = {"$ref":"components-v1#/$defs/TaskResponse"};
 
-function validate173(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate273(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate173.evaluated;
+const evaluated0 = validate273.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.data !== undefined){
+if(!(validate252(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate252.errors : vErrors.concat(validate252.errors);
+errors = vErrors.length;
+}
+}
+if(data.meta !== undefined){
+if(!(validate66(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate66.errors : vErrors.concat(validate66.errors);
+errors = vErrors.length;
+}
+}
+if(data.warnings !== undefined){
+let data2 = data.warnings;
+if(Array.isArray(data2)){
+const len0 = data2.length;
+for(let i0=0; i0<len0; i0++){
+if(typeof data2[i0] !== "string"){
+const err1 = {instancePath:instancePath+"/warnings/" + i0,schemaPath:"components-v1#/$defs/Warnings/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+}
+else {
+const err2 = {instancePath:instancePath+"/warnings",schemaPath:"components-v1#/$defs/Warnings/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+else {
+const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+validate273.errors = vErrors;
+return errors === 0;
+}
+validate273.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+
+
+function validate272(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate272.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate273(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate273.errors : vErrors.concat(validate273.errors);
+errors = vErrors.length;
+}
+validate272.errors = vErrors;
+return errors === 0;
+}
+validate272.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+
+export const listRemittancesStatus200 = validate277;
+const schema277 = {"$ref":"components#/$defs/RemittanceListResponse"};
+const schema278 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/Remittance"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/ListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
+const schema279 = {"type":"object","required":["id","era_file_id","payer_name","payer_id","payment_amount","payment_method","payment_date","check_or_eft_number","status","claim_count"],"properties":{"id":{"type":"string","description":"Remittance (ERA payment) id."},"era_file_id":{"type":"string","description":"835 file it came from."},"payer_name":{"type":"string","description":"Payer.","x-svc-v1-name":"payer"},"payer_id":{"type":["string","null"],"description":"Payer id."},"payment_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total payment. Decimal string with two places, in US dollars."},"payment_method":{"type":"string","enum":["ACH","CHK","NON","FWT","BOP"],"description":"X12 BPR04 payment method."},"payment_date":{"type":"string","description":"Payment date, YYYY-MM-DD; the year only (YYYY) in no_phi sessions.","pattern":"^\\d{4}(-\\d{2}-\\d{2})?$"},"check_or_eft_number":{"type":["string","null"],"description":"Check or EFT trace number masked to its last four characters (****1234); null in no_phi sessions."},"status":{"type":"string","enum":["received","matching","posted","partially_posted","exception"],"description":"Posting state."},"claim_count":{"type":"integer","description":"Claims in the payment.","minimum":0}}};
+const pattern9 = new RegExp("^-?\\d+\\.\\d{2}$", "u");
+const pattern10 = new RegExp("^\\d{4}(-\\d{2}-\\d{2})?$", "u");
+
+function validate278(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate278.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -17285,7 +28372,7 @@ errors++;
 if(data1.payer_id !== undefined){
 let data5 = data1.payer_id;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err15 = {instancePath:instancePath+"/data/" + i0+"/payer_id",schemaPath:"components#/$defs/Remittance/properties/payer_id/type",keyword:"type",params:{type: schema183.properties.payer_id.type},message:"must be string,null"};
+const err15 = {instancePath:instancePath+"/data/" + i0+"/payer_id",schemaPath:"components#/$defs/Remittance/properties/payer_id/type",keyword:"type",params:{type: schema279.properties.payer_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -17298,7 +28385,7 @@ errors++;
 if(data1.payment_amount !== undefined){
 let data6 = data1.payment_amount;
 if(typeof data6 === "string"){
-if(!pattern7.test(data6)){
+if(!pattern9.test(data6)){
 const err16 = {instancePath:instancePath+"/data/" + i0+"/payment_amount",schemaPath:"components#/$defs/Remittance/properties/payment_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err16];
@@ -17333,7 +28420,7 @@ vErrors.push(err18);
 errors++;
 }
 if(!(((((data7 === "ACH") || (data7 === "CHK")) || (data7 === "NON")) || (data7 === "FWT")) || (data7 === "BOP"))){
-const err19 = {instancePath:instancePath+"/data/" + i0+"/payment_method",schemaPath:"components#/$defs/Remittance/properties/payment_method/enum",keyword:"enum",params:{allowedValues: schema183.properties.payment_method.enum},message:"must be equal to one of the allowed values"};
+const err19 = {instancePath:instancePath+"/data/" + i0+"/payment_method",schemaPath:"components#/$defs/Remittance/properties/payment_method/enum",keyword:"enum",params:{allowedValues: schema279.properties.payment_method.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -17346,7 +28433,7 @@ errors++;
 if(data1.payment_date !== undefined){
 let data8 = data1.payment_date;
 if(typeof data8 === "string"){
-if(!pattern8.test(data8)){
+if(!pattern10.test(data8)){
 const err20 = {instancePath:instancePath+"/data/" + i0+"/payment_date",schemaPath:"components#/$defs/Remittance/properties/payment_date/pattern",keyword:"pattern",params:{pattern: "^\\d{4}(-\\d{2}-\\d{2})?$"},message:"must match pattern \""+"^\\d{4}(-\\d{2}-\\d{2})?$"+"\""};
 if(vErrors === null){
 vErrors = [err20];
@@ -17371,7 +28458,7 @@ errors++;
 if(data1.check_or_eft_number !== undefined){
 let data9 = data1.check_or_eft_number;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err22 = {instancePath:instancePath+"/data/" + i0+"/check_or_eft_number",schemaPath:"components#/$defs/Remittance/properties/check_or_eft_number/type",keyword:"type",params:{type: schema183.properties.check_or_eft_number.type},message:"must be string,null"};
+const err22 = {instancePath:instancePath+"/data/" + i0+"/check_or_eft_number",schemaPath:"components#/$defs/Remittance/properties/check_or_eft_number/type",keyword:"type",params:{type: schema279.properties.check_or_eft_number.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -17394,7 +28481,7 @@ vErrors.push(err23);
 errors++;
 }
 if(!(((((data10 === "received") || (data10 === "matching")) || (data10 === "posted")) || (data10 === "partially_posted")) || (data10 === "exception"))){
-const err24 = {instancePath:instancePath+"/data/" + i0+"/status",schemaPath:"components#/$defs/Remittance/properties/status/enum",keyword:"enum",params:{allowedValues: schema183.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err24 = {instancePath:instancePath+"/data/" + i0+"/status",schemaPath:"components#/$defs/Remittance/properties/status/enum",keyword:"enum",params:{allowedValues: schema279.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -17454,8 +28541,8 @@ errors++;
 }
 }
 if(data.meta !== undefined){
-if(!(validate85(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate85.errors : vErrors.concat(validate85.errors);
+if(!(validate109(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate109.errors : vErrors.concat(validate109.errors);
 errors = vErrors.length;
 }
 }
@@ -17498,42 +28585,462 @@ vErrors.push(err31);
 }
 errors++;
 }
-validate173.errors = vErrors;
+validate278.errors = vErrors;
 return errors === 0;
 }
-validate173.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate278.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate172(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate277(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate172.evaluated;
+const evaluated0 = validate277.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate173(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate173.errors : vErrors.concat(validate173.errors);
+if(!(validate278(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate278.errors : vErrors.concat(validate278.errors);
 errors = vErrors.length;
 }
-validate172.errors = vErrors;
+validate277.errors = vErrors;
 return errors === 0;
 }
-validate172.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate277.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listRemittanceAllocationsStatus200 = validate176;
-const schema185 = {"$ref":"components#/$defs/AllocationListResponse"};
-const schema186 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/Allocation"},"description":"Items of this page."},"meta":{"allOf":[{"$ref":"components#/$defs/ListMeta"},{"type":"object","required":["summary"],"properties":{"summary":{"$ref":"components#/$defs/AllocationSummary"}}}]},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
-const schema189 = {"type":"object","required":["claim_count","charged_amount","allowed_amount","paid_amount","adjustment_amount","patient_responsibility_amount","variance_amount"],"properties":{"claim_count":{"type":"integer","description":"Claims.","minimum":0},"charged_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total billed. Decimal string with two places, in US dollars."},"allowed_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total allowed. Decimal string with two places, in US dollars."},"paid_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total paid. Decimal string with two places, in US dollars."},"adjustment_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total adjustments. Decimal string with two places, in US dollars."},"patient_responsibility_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total patient responsibility. Decimal string with two places, in US dollars."},"variance_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total variance. Decimal string with two places, in US dollars."}},"description":"Totals of the payment, in meta.summary of the allocations list."};
-const schema187 = {"type":"object","required":["id","remittance_id","claim_id","patient_id","service_date_from","charged_amount","allowed_amount","paid_amount","adjustment_amount","patient_responsibility_amount","variance_amount","adjustment_codes","match_status"],"properties":{"id":{"type":"string","description":"Allocation id."},"remittance_id":{"type":"string","description":"Remittance."},"claim_id":{"type":"string","description":"Claim (surrogate handle in no_phi sessions)."},"patient_id":{"type":["string","null"],"description":"Patient (surrogate handle in no_phi sessions)."},"service_date_from":{"type":"string","description":"First date of service, YYYY-MM-DD; YYYY in no_phi sessions.","pattern":"^\\d{4}(-\\d{2}-\\d{2})?$"},"service_date_to":{"type":["string","null"],"pattern":"^\\d{4}(-\\d{2}-\\d{2})?$","description":"Last date of service."},"charged_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Billed. Decimal string with two places, in US dollars."},"allowed_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Allowed. Decimal string with two places, in US dollars."},"paid_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Paid. Decimal string with two places, in US dollars."},"adjustment_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Sum of adjustments. Decimal string with two places, in US dollars."},"patient_responsibility_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Patient responsibility. Decimal string with two places, in US dollars."},"variance_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Expected minus paid. Decimal string with two places, in US dollars."},"adjustment_codes":{"type":"array","items":{"$ref":"components#/$defs/AdjustmentCode"},"description":"CARC adjustments."},"match_status":{"type":"string","enum":["matched","unmatched","partially_matched","manual_review"],"description":"Claim match state."}}};
-const schema188 = {"type":"object","required":["code","group_code","reason_code","amount"],"properties":{"code":{"type":"string","description":"Group and CARC, for example CO-45."},"group_code":{"type":"string","enum":["CO","PR","OA","PI","CR"],"description":"Claim adjustment group."},"reason_code":{"type":"string","description":"Claim adjustment reason code (CARC)."},"amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Adjusted amount. Decimal string with two places, in US dollars."}}};
+export const listRemittancesStatus200V1 = validate281;
+const schema281 = {"$ref":"components-v1#/$defs/RemittanceListResponse"};
+const schema282 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components-v1#/$defs/Remittance"},"description":"Items of this page."},"meta":{"$ref":"components-v1#/$defs/ListMeta"},"warnings":{"$ref":"components-v1#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
+const schema283 = {"type":"object","required":["id","era_file_id","payer","payer_id","payment_amount","payment_method","payment_date","check_or_eft_number","status","claim_count"],"properties":{"id":{"type":"string","description":"Remittance (ERA payment) id."},"era_file_id":{"type":"string","description":"835 file it came from."},"payer":{"type":"string","description":"Payer.","x-svc-v1-name":"payer"},"payer_id":{"type":["string","null"],"description":"Payer id."},"payment_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total payment. Decimal string with two places, in US dollars."},"payment_method":{"type":"string","enum":["ACH","CHK","NON","FWT","BOP"],"description":"X12 BPR04 payment method."},"payment_date":{"type":"string","description":"Payment date, YYYY-MM-DD; the year only (YYYY) in no_phi sessions.","pattern":"^\\d{4}(-\\d{2}-\\d{2})?$"},"check_or_eft_number":{"type":["string","null"],"description":"Check or EFT trace number masked to its last four characters (****1234); null in no_phi sessions."},"status":{"type":"string","enum":["received","matching","posted","partially_posted","exception"],"description":"Posting state."},"claim_count":{"type":"integer","description":"Claims in the payment.","minimum":0}}};
 
-function validate178(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate282(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate178.evaluated;
+const evaluated0 = validate282.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.meta === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "meta"},message:"must have required property '"+"meta"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.data !== undefined){
+let data0 = data.data;
+if(Array.isArray(data0)){
+const len0 = data0.length;
+for(let i0=0; i0<len0; i0++){
+let data1 = data0[i0];
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+if(data1.id === undefined){
+const err2 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/Remittance/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data1.era_file_id === undefined){
+const err3 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/Remittance/required",keyword:"required",params:{missingProperty: "era_file_id"},message:"must have required property '"+"era_file_id"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data1.payer === undefined){
+const err4 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/Remittance/required",keyword:"required",params:{missingProperty: "payer"},message:"must have required property '"+"payer"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data1.payer_id === undefined){
+const err5 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/Remittance/required",keyword:"required",params:{missingProperty: "payer_id"},message:"must have required property '"+"payer_id"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data1.payment_amount === undefined){
+const err6 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/Remittance/required",keyword:"required",params:{missingProperty: "payment_amount"},message:"must have required property '"+"payment_amount"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data1.payment_method === undefined){
+const err7 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/Remittance/required",keyword:"required",params:{missingProperty: "payment_method"},message:"must have required property '"+"payment_method"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data1.payment_date === undefined){
+const err8 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/Remittance/required",keyword:"required",params:{missingProperty: "payment_date"},message:"must have required property '"+"payment_date"+"'"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(data1.check_or_eft_number === undefined){
+const err9 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/Remittance/required",keyword:"required",params:{missingProperty: "check_or_eft_number"},message:"must have required property '"+"check_or_eft_number"+"'"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(data1.status === undefined){
+const err10 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/Remittance/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data1.claim_count === undefined){
+const err11 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/Remittance/required",keyword:"required",params:{missingProperty: "claim_count"},message:"must have required property '"+"claim_count"+"'"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(data1.id !== undefined){
+if(typeof data1.id !== "string"){
+const err12 = {instancePath:instancePath+"/data/" + i0+"/id",schemaPath:"components-v1#/$defs/Remittance/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data1.era_file_id !== undefined){
+if(typeof data1.era_file_id !== "string"){
+const err13 = {instancePath:instancePath+"/data/" + i0+"/era_file_id",schemaPath:"components-v1#/$defs/Remittance/properties/era_file_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(data1.payer !== undefined){
+if(typeof data1.payer !== "string"){
+const err14 = {instancePath:instancePath+"/data/" + i0+"/payer",schemaPath:"components-v1#/$defs/Remittance/properties/payer/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+if(data1.payer_id !== undefined){
+let data5 = data1.payer_id;
+if((typeof data5 !== "string") && (data5 !== null)){
+const err15 = {instancePath:instancePath+"/data/" + i0+"/payer_id",schemaPath:"components-v1#/$defs/Remittance/properties/payer_id/type",keyword:"type",params:{type: schema283.properties.payer_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data1.payment_amount !== undefined){
+let data6 = data1.payment_amount;
+if(typeof data6 === "string"){
+if(!pattern9.test(data6)){
+const err16 = {instancePath:instancePath+"/data/" + i0+"/payment_amount",schemaPath:"components-v1#/$defs/Remittance/properties/payment_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+else {
+const err17 = {instancePath:instancePath+"/data/" + i0+"/payment_amount",schemaPath:"components-v1#/$defs/Remittance/properties/payment_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data1.payment_method !== undefined){
+let data7 = data1.payment_method;
+if(typeof data7 !== "string"){
+const err18 = {instancePath:instancePath+"/data/" + i0+"/payment_method",schemaPath:"components-v1#/$defs/Remittance/properties/payment_method/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(!(((((data7 === "ACH") || (data7 === "CHK")) || (data7 === "NON")) || (data7 === "FWT")) || (data7 === "BOP"))){
+const err19 = {instancePath:instancePath+"/data/" + i0+"/payment_method",schemaPath:"components-v1#/$defs/Remittance/properties/payment_method/enum",keyword:"enum",params:{allowedValues: schema283.properties.payment_method.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+if(data1.payment_date !== undefined){
+let data8 = data1.payment_date;
+if(typeof data8 === "string"){
+if(!pattern10.test(data8)){
+const err20 = {instancePath:instancePath+"/data/" + i0+"/payment_date",schemaPath:"components-v1#/$defs/Remittance/properties/payment_date/pattern",keyword:"pattern",params:{pattern: "^\\d{4}(-\\d{2}-\\d{2})?$"},message:"must match pattern \""+"^\\d{4}(-\\d{2}-\\d{2})?$"+"\""};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+else {
+const err21 = {instancePath:instancePath+"/data/" + i0+"/payment_date",schemaPath:"components-v1#/$defs/Remittance/properties/payment_date/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+if(data1.check_or_eft_number !== undefined){
+let data9 = data1.check_or_eft_number;
+if((typeof data9 !== "string") && (data9 !== null)){
+const err22 = {instancePath:instancePath+"/data/" + i0+"/check_or_eft_number",schemaPath:"components-v1#/$defs/Remittance/properties/check_or_eft_number/type",keyword:"type",params:{type: schema283.properties.check_or_eft_number.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+if(data1.status !== undefined){
+let data10 = data1.status;
+if(typeof data10 !== "string"){
+const err23 = {instancePath:instancePath+"/data/" + i0+"/status",schemaPath:"components-v1#/$defs/Remittance/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+if(!(((((data10 === "received") || (data10 === "matching")) || (data10 === "posted")) || (data10 === "partially_posted")) || (data10 === "exception"))){
+const err24 = {instancePath:instancePath+"/data/" + i0+"/status",schemaPath:"components-v1#/$defs/Remittance/properties/status/enum",keyword:"enum",params:{allowedValues: schema283.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+if(data1.claim_count !== undefined){
+let data11 = data1.claim_count;
+if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
+const err25 = {instancePath:instancePath+"/data/" + i0+"/claim_count",schemaPath:"components-v1#/$defs/Remittance/properties/claim_count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+if((typeof data11 == "number") && (isFinite(data11))){
+if(data11 < 0 || isNaN(data11)){
+const err26 = {instancePath:instancePath+"/data/" + i0+"/claim_count",schemaPath:"components-v1#/$defs/Remittance/properties/claim_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err27 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/Remittance/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+}
+else {
+const err28 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+}
+if(data.meta !== undefined){
+if(!(validate115(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
+errors = vErrors.length;
+}
+}
+if(data.warnings !== undefined){
+let data13 = data.warnings;
+if(Array.isArray(data13)){
+const len1 = data13.length;
+for(let i1=0; i1<len1; i1++){
+if(typeof data13[i1] !== "string"){
+const err29 = {instancePath:instancePath+"/warnings/" + i1,schemaPath:"components-v1#/$defs/Warnings/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+}
+else {
+const err30 = {instancePath:instancePath+"/warnings",schemaPath:"components-v1#/$defs/Warnings/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+}
+else {
+const err31 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+validate282.errors = vErrors;
+return errors === 0;
+}
+validate282.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+
+
+function validate281(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate281.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate282(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate282.errors : vErrors.concat(validate282.errors);
+errors = vErrors.length;
+}
+validate281.errors = vErrors;
+return errors === 0;
+}
+validate281.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+
+export const listRemittanceAllocationsStatus200 = validate285;
+const schema285 = {"$ref":"components#/$defs/AllocationListResponse"};
+const schema286 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/Allocation"},"description":"Items of this page."},"meta":{"allOf":[{"$ref":"components#/$defs/ListMeta"},{"type":"object","required":["summary"],"properties":{"summary":{"$ref":"components#/$defs/AllocationSummary"}}}]},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
+const schema289 = {"type":"object","required":["claim_count","charged_amount","allowed_amount","paid_amount","adjustment_amount","patient_responsibility_amount","variance_amount"],"properties":{"claim_count":{"type":"integer","description":"Claims.","minimum":0},"charged_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total billed. Decimal string with two places, in US dollars."},"allowed_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total allowed. Decimal string with two places, in US dollars."},"paid_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total paid. Decimal string with two places, in US dollars."},"adjustment_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total adjustments. Decimal string with two places, in US dollars."},"patient_responsibility_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total patient responsibility. Decimal string with two places, in US dollars."},"variance_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total variance. Decimal string with two places, in US dollars.","x-svc-since":"2"}},"description":"Totals of the payment, in meta.summary of the allocations list."};
+const schema287 = {"type":"object","required":["id","remittance_id","claim_id","patient_id","service_date_from","charged_amount","allowed_amount","paid_amount","adjustment_amount","patient_responsibility_amount","variance_amount","adjustment_codes","match_status"],"properties":{"id":{"type":"string","description":"Allocation id."},"remittance_id":{"type":"string","description":"Remittance."},"claim_id":{"type":"string","description":"Claim (surrogate handle in no_phi sessions)."},"patient_id":{"type":["string","null"],"description":"Patient (surrogate handle in no_phi sessions)."},"service_date_from":{"type":"string","description":"First date of service, YYYY-MM-DD; YYYY in no_phi sessions.","pattern":"^\\d{4}(-\\d{2}-\\d{2})?$"},"service_date_to":{"type":["string","null"],"pattern":"^\\d{4}(-\\d{2}-\\d{2})?$","description":"Last date of service."},"charged_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Billed. Decimal string with two places, in US dollars."},"allowed_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Allowed. Decimal string with two places, in US dollars."},"paid_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Paid. Decimal string with two places, in US dollars."},"adjustment_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Sum of adjustments. Decimal string with two places, in US dollars."},"patient_responsibility_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Patient responsibility. Decimal string with two places, in US dollars."},"variance_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Expected minus paid. Decimal string with two places, in US dollars.","x-svc-since":"2"},"adjustment_codes":{"type":"array","items":{"$ref":"components#/$defs/AdjustmentCode"},"description":"CARC adjustments."},"match_status":{"type":"string","enum":["matched","unmatched","partially_matched","manual_review"],"description":"Claim match state."}}};
+const schema288 = {"type":"object","required":["code","group_code","reason_code","amount"],"properties":{"code":{"type":"string","description":"Group and CARC, for example CO-45."},"group_code":{"type":"string","enum":["CO","PR","OA","PI","CR"],"description":"Claim adjustment group."},"reason_code":{"type":"string","description":"Claim adjustment reason code (CARC)."},"amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Adjusted amount. Decimal string with two places, in US dollars."}}};
+
+function validate287(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate287.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -17710,7 +29217,7 @@ errors++;
 if(data.patient_id !== undefined){
 let data3 = data.patient_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err16 = {instancePath:instancePath+"/patient_id",schemaPath:"#/properties/patient_id/type",keyword:"type",params:{type: schema187.properties.patient_id.type},message:"must be string,null"};
+const err16 = {instancePath:instancePath+"/patient_id",schemaPath:"#/properties/patient_id/type",keyword:"type",params:{type: schema287.properties.patient_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -17723,7 +29230,7 @@ errors++;
 if(data.service_date_from !== undefined){
 let data4 = data.service_date_from;
 if(typeof data4 === "string"){
-if(!pattern8.test(data4)){
+if(!pattern10.test(data4)){
 const err17 = {instancePath:instancePath+"/service_date_from",schemaPath:"#/properties/service_date_from/pattern",keyword:"pattern",params:{pattern: "^\\d{4}(-\\d{2}-\\d{2})?$"},message:"must match pattern \""+"^\\d{4}(-\\d{2}-\\d{2})?$"+"\""};
 if(vErrors === null){
 vErrors = [err17];
@@ -17748,7 +29255,7 @@ errors++;
 if(data.service_date_to !== undefined){
 let data5 = data.service_date_to;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err19 = {instancePath:instancePath+"/service_date_to",schemaPath:"#/properties/service_date_to/type",keyword:"type",params:{type: schema187.properties.service_date_to.type},message:"must be string,null"};
+const err19 = {instancePath:instancePath+"/service_date_to",schemaPath:"#/properties/service_date_to/type",keyword:"type",params:{type: schema287.properties.service_date_to.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -17758,7 +29265,7 @@ vErrors.push(err19);
 errors++;
 }
 if(typeof data5 === "string"){
-if(!pattern8.test(data5)){
+if(!pattern10.test(data5)){
 const err20 = {instancePath:instancePath+"/service_date_to",schemaPath:"#/properties/service_date_to/pattern",keyword:"pattern",params:{pattern: "^\\d{4}(-\\d{2}-\\d{2})?$"},message:"must match pattern \""+"^\\d{4}(-\\d{2}-\\d{2})?$"+"\""};
 if(vErrors === null){
 vErrors = [err20];
@@ -17773,7 +29280,7 @@ errors++;
 if(data.charged_amount !== undefined){
 let data6 = data.charged_amount;
 if(typeof data6 === "string"){
-if(!pattern7.test(data6)){
+if(!pattern9.test(data6)){
 const err21 = {instancePath:instancePath+"/charged_amount",schemaPath:"#/properties/charged_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err21];
@@ -17798,7 +29305,7 @@ errors++;
 if(data.allowed_amount !== undefined){
 let data7 = data.allowed_amount;
 if(typeof data7 === "string"){
-if(!pattern7.test(data7)){
+if(!pattern9.test(data7)){
 const err23 = {instancePath:instancePath+"/allowed_amount",schemaPath:"#/properties/allowed_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err23];
@@ -17823,7 +29330,7 @@ errors++;
 if(data.paid_amount !== undefined){
 let data8 = data.paid_amount;
 if(typeof data8 === "string"){
-if(!pattern7.test(data8)){
+if(!pattern9.test(data8)){
 const err25 = {instancePath:instancePath+"/paid_amount",schemaPath:"#/properties/paid_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err25];
@@ -17848,7 +29355,7 @@ errors++;
 if(data.adjustment_amount !== undefined){
 let data9 = data.adjustment_amount;
 if(typeof data9 === "string"){
-if(!pattern7.test(data9)){
+if(!pattern9.test(data9)){
 const err27 = {instancePath:instancePath+"/adjustment_amount",schemaPath:"#/properties/adjustment_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err27];
@@ -17873,7 +29380,7 @@ errors++;
 if(data.patient_responsibility_amount !== undefined){
 let data10 = data.patient_responsibility_amount;
 if(typeof data10 === "string"){
-if(!pattern7.test(data10)){
+if(!pattern9.test(data10)){
 const err29 = {instancePath:instancePath+"/patient_responsibility_amount",schemaPath:"#/properties/patient_responsibility_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err29];
@@ -17898,7 +29405,7 @@ errors++;
 if(data.variance_amount !== undefined){
 let data11 = data.variance_amount;
 if(typeof data11 === "string"){
-if(!pattern7.test(data11)){
+if(!pattern9.test(data11)){
 const err31 = {instancePath:instancePath+"/variance_amount",schemaPath:"#/properties/variance_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err31];
@@ -17992,7 +29499,7 @@ vErrors.push(err38);
 errors++;
 }
 if(!(((((data15 === "CO") || (data15 === "PR")) || (data15 === "OA")) || (data15 === "PI")) || (data15 === "CR"))){
-const err39 = {instancePath:instancePath+"/adjustment_codes/" + i0+"/group_code",schemaPath:"components#/$defs/AdjustmentCode/properties/group_code/enum",keyword:"enum",params:{allowedValues: schema188.properties.group_code.enum},message:"must be equal to one of the allowed values"};
+const err39 = {instancePath:instancePath+"/adjustment_codes/" + i0+"/group_code",schemaPath:"components#/$defs/AdjustmentCode/properties/group_code/enum",keyword:"enum",params:{allowedValues: schema288.properties.group_code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -18017,7 +29524,7 @@ errors++;
 if(data13.amount !== undefined){
 let data17 = data13.amount;
 if(typeof data17 === "string"){
-if(!pattern7.test(data17)){
+if(!pattern9.test(data17)){
 const err41 = {instancePath:instancePath+"/adjustment_codes/" + i0+"/amount",schemaPath:"components#/$defs/AdjustmentCode/properties/amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err41];
@@ -18076,7 +29583,7 @@ vErrors.push(err45);
 errors++;
 }
 if(!((((data18 === "matched") || (data18 === "unmatched")) || (data18 === "partially_matched")) || (data18 === "manual_review"))){
-const err46 = {instancePath:instancePath+"/match_status",schemaPath:"#/properties/match_status/enum",keyword:"enum",params:{allowedValues: schema187.properties.match_status.enum},message:"must be equal to one of the allowed values"};
+const err46 = {instancePath:instancePath+"/match_status",schemaPath:"#/properties/match_status/enum",keyword:"enum",params:{allowedValues: schema287.properties.match_status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -18097,16 +29604,16 @@ vErrors.push(err47);
 }
 errors++;
 }
-validate178.errors = vErrors;
+validate287.errors = vErrors;
 return errors === 0;
 }
-validate178.evaluated = {"props":{"id":true,"remittance_id":true,"claim_id":true,"patient_id":true,"service_date_from":true,"service_date_to":true,"charged_amount":true,"allowed_amount":true,"paid_amount":true,"adjustment_amount":true,"patient_responsibility_amount":true,"variance_amount":true,"adjustment_codes":true,"match_status":true},"dynamicProps":false,"dynamicItems":false};
+validate287.evaluated = {"props":{"id":true,"remittance_id":true,"claim_id":true,"patient_id":true,"service_date_from":true,"service_date_to":true,"charged_amount":true,"allowed_amount":true,"paid_amount":true,"adjustment_amount":true,"patient_responsibility_amount":true,"variance_amount":true,"adjustment_codes":true,"match_status":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate177(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate286(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate177.evaluated;
+const evaluated0 = validate286.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -18139,8 +29646,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate178(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate178.errors : vErrors.concat(validate178.errors);
+if(!(validate287(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate287.errors : vErrors.concat(validate287.errors);
 errors = vErrors.length;
 }
 }
@@ -18158,8 +29665,8 @@ errors++;
 }
 if(data.meta !== undefined){
 let data2 = data.meta;
-if(!(validate85(data2, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate85.errors : vErrors.concat(validate85.errors);
+if(!(validate109(data2, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate109.errors : vErrors.concat(validate109.errors);
 errors = vErrors.length;
 }
 if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
@@ -18274,7 +29781,7 @@ errors++;
 if(data3.charged_amount !== undefined){
 let data5 = data3.charged_amount;
 if(typeof data5 === "string"){
-if(!pattern7.test(data5)){
+if(!pattern9.test(data5)){
 const err13 = {instancePath:instancePath+"/meta/summary/charged_amount",schemaPath:"components#/$defs/AllocationSummary/properties/charged_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err13];
@@ -18299,7 +29806,7 @@ errors++;
 if(data3.allowed_amount !== undefined){
 let data6 = data3.allowed_amount;
 if(typeof data6 === "string"){
-if(!pattern7.test(data6)){
+if(!pattern9.test(data6)){
 const err15 = {instancePath:instancePath+"/meta/summary/allowed_amount",schemaPath:"components#/$defs/AllocationSummary/properties/allowed_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err15];
@@ -18324,7 +29831,7 @@ errors++;
 if(data3.paid_amount !== undefined){
 let data7 = data3.paid_amount;
 if(typeof data7 === "string"){
-if(!pattern7.test(data7)){
+if(!pattern9.test(data7)){
 const err17 = {instancePath:instancePath+"/meta/summary/paid_amount",schemaPath:"components#/$defs/AllocationSummary/properties/paid_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err17];
@@ -18349,7 +29856,7 @@ errors++;
 if(data3.adjustment_amount !== undefined){
 let data8 = data3.adjustment_amount;
 if(typeof data8 === "string"){
-if(!pattern7.test(data8)){
+if(!pattern9.test(data8)){
 const err19 = {instancePath:instancePath+"/meta/summary/adjustment_amount",schemaPath:"components#/$defs/AllocationSummary/properties/adjustment_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err19];
@@ -18374,7 +29881,7 @@ errors++;
 if(data3.patient_responsibility_amount !== undefined){
 let data9 = data3.patient_responsibility_amount;
 if(typeof data9 === "string"){
-if(!pattern7.test(data9)){
+if(!pattern9.test(data9)){
 const err21 = {instancePath:instancePath+"/meta/summary/patient_responsibility_amount",schemaPath:"components#/$defs/AllocationSummary/properties/patient_responsibility_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err21];
@@ -18399,7 +29906,7 @@ errors++;
 if(data3.variance_amount !== undefined){
 let data10 = data3.variance_amount;
 if(typeof data10 === "string"){
-if(!pattern7.test(data10)){
+if(!pattern9.test(data10)){
 const err23 = {instancePath:instancePath+"/meta/summary/variance_amount",schemaPath:"components#/$defs/AllocationSummary/properties/variance_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err23];
@@ -18484,40 +29991,956 @@ vErrors.push(err29);
 }
 errors++;
 }
-validate177.errors = vErrors;
+validate286.errors = vErrors;
 return errors === 0;
 }
-validate177.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate286.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate176(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate285(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate176.evaluated;
+const evaluated0 = validate285.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate177(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate177.errors : vErrors.concat(validate177.errors);
+if(!(validate286(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate286.errors : vErrors.concat(validate286.errors);
 errors = vErrors.length;
 }
-validate176.errors = vErrors;
+validate285.errors = vErrors;
 return errors === 0;
 }
-validate176.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate285.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listPhysicianOrdersStatus200 = validate182;
-const schema191 = {"$ref":"components#/$defs/PhysicianOrderListResponse"};
-const schema192 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/PhysicianOrder"},"description":"Items of this page."},"meta":{"allOf":[{"$ref":"components#/$defs/ListMeta"},{"type":"object","required":["as_of"],"properties":{"as_of":{"type":"string","format":"date-time","description":"Aging reference instant."}}}]},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
-const schema193 = {"type":"object","required":["id","order_type","patient_id","physician_id","signature_status","sent_at","signed_at","days_outstanding","aging_bucket","sla_days","sla_breached","days_to_sign","created_at"],"properties":{"id":{"type":"string","description":"Order id, or a stable OR- handle in no_phi sessions."},"order_type":{"type":"string","enum":["plan_of_care","recertification","verbal","supplemental","face_to_face","discharge"],"description":"Kind of order."},"patient_id":{"type":"string","description":"Patient (surrogate handle in no_phi sessions)."},"physician_id":{"type":"string","description":"Physician (surrogate handle in no_phi sessions)."},"physician_name":{"type":["string","null"],"description":"Physician; null in no_phi sessions."},"signature_status":{"type":"string","enum":["signed","awaiting_signature","signature_not_required","rejected","superseded","cancelled"],"description":"Signature state."},"sent_at":{"type":["string","null"],"format":"date-time","description":"Sent for signature."},"signed_at":{"type":["string","null"],"format":"date-time","description":"Signed."},"days_outstanding":{"type":["integer","null"],"minimum":0,"description":"Days awaiting signature as of meta.as_of; null when not awaiting."},"aging_bucket":{"type":["string","null"],"enum":["not_sent","0_7_days","8_14_days","15_30_days","31_plus_days",null],"description":"Aging as of meta.as_of; null when not awaiting signature."},"sla_days":{"type":"integer","description":"Signature SLA of the agency.","minimum":0},"sla_breached":{"type":"boolean","description":"Whether days_outstanding (or days_to_sign) exceeds sla_days."},"days_to_sign":{"type":["integer","null"],"minimum":0,"description":"Days from sent to signed."},"created_at":{"type":"string","format":"date-time","description":"Created."}},"description":"Physician order; order content is never included."};
+export const listRemittanceAllocationsStatus200V1 = validate291;
+const schema291 = {"$ref":"components-v1#/$defs/AllocationListResponse"};
+const schema292 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components-v1#/$defs/Allocation"},"description":"Items of this page."},"meta":{"allOf":[{"$ref":"components-v1#/$defs/ListMeta"},{"type":"object","required":["summary"],"properties":{"summary":{"$ref":"components-v1#/$defs/AllocationSummary"}}}]},"warnings":{"$ref":"components-v1#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
+const schema295 = {"type":"object","required":["claim_count","charged_amount","allowed_amount","paid_amount","adjustment_amount","patient_responsibility_amount"],"properties":{"claim_count":{"type":"integer","description":"Claims.","minimum":0},"charged_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total billed. Decimal string with two places, in US dollars."},"allowed_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total allowed. Decimal string with two places, in US dollars."},"paid_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total paid. Decimal string with two places, in US dollars."},"adjustment_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total adjustments. Decimal string with two places, in US dollars."},"patient_responsibility_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total patient responsibility. Decimal string with two places, in US dollars."}},"description":"Totals of the payment, in meta.summary of the allocations list."};
+const schema293 = {"type":"object","required":["id","remittance_id","claim_id","patient_id","service_date_from","charged_amount","allowed_amount","paid_amount","adjustment_amount","patient_responsibility_amount","adjustment_codes","match_status"],"properties":{"id":{"type":"string","description":"Allocation id."},"remittance_id":{"type":"string","description":"Remittance."},"claim_id":{"type":"string","description":"Claim (surrogate handle in no_phi sessions)."},"patient_id":{"type":["string","null"],"description":"Patient (surrogate handle in no_phi sessions)."},"service_date_from":{"type":"string","description":"First date of service, YYYY-MM-DD; YYYY in no_phi sessions.","pattern":"^\\d{4}(-\\d{2}-\\d{2})?$"},"service_date_to":{"type":["string","null"],"pattern":"^\\d{4}(-\\d{2}-\\d{2})?$","description":"Last date of service."},"charged_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Billed. Decimal string with two places, in US dollars."},"allowed_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Allowed. Decimal string with two places, in US dollars."},"paid_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Paid. Decimal string with two places, in US dollars."},"adjustment_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Sum of adjustments. Decimal string with two places, in US dollars."},"patient_responsibility_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Patient responsibility. Decimal string with two places, in US dollars."},"adjustment_codes":{"type":"array","items":{"$ref":"components-v1#/$defs/AdjustmentCode"},"description":"CARC adjustments."},"match_status":{"type":"string","enum":["matched","unmatched","partially_matched","manual_review"],"description":"Claim match state."}}};
+const schema294 = {"type":"object","required":["code","group_code","reason_code","amount"],"properties":{"code":{"type":"string","description":"Group and CARC, for example CO-45."},"group_code":{"type":"string","enum":["CO","PR","OA","PI","CR"],"description":"Claim adjustment group."},"reason_code":{"type":"string","description":"Claim adjustment reason code (CARC)."},"amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Adjusted amount. Decimal string with two places, in US dollars."}}};
 
-function validate183(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate293(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate183.evaluated;
+const evaluated0 = validate293.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.remittance_id === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "remittance_id"},message:"must have required property '"+"remittance_id"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.claim_id === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "claim_id"},message:"must have required property '"+"claim_id"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.patient_id === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "patient_id"},message:"must have required property '"+"patient_id"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.service_date_from === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "service_date_from"},message:"must have required property '"+"service_date_from"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data.charged_amount === undefined){
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "charged_amount"},message:"must have required property '"+"charged_amount"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data.allowed_amount === undefined){
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "allowed_amount"},message:"must have required property '"+"allowed_amount"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data.paid_amount === undefined){
+const err7 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "paid_amount"},message:"must have required property '"+"paid_amount"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data.adjustment_amount === undefined){
+const err8 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "adjustment_amount"},message:"must have required property '"+"adjustment_amount"+"'"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(data.patient_responsibility_amount === undefined){
+const err9 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "patient_responsibility_amount"},message:"must have required property '"+"patient_responsibility_amount"+"'"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(data.adjustment_codes === undefined){
+const err10 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "adjustment_codes"},message:"must have required property '"+"adjustment_codes"+"'"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data.match_status === undefined){
+const err11 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "match_status"},message:"must have required property '"+"match_status"+"'"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(data.id !== undefined){
+if(typeof data.id !== "string"){
+const err12 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data.remittance_id !== undefined){
+if(typeof data.remittance_id !== "string"){
+const err13 = {instancePath:instancePath+"/remittance_id",schemaPath:"#/properties/remittance_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(data.claim_id !== undefined){
+if(typeof data.claim_id !== "string"){
+const err14 = {instancePath:instancePath+"/claim_id",schemaPath:"#/properties/claim_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+if(data.patient_id !== undefined){
+let data3 = data.patient_id;
+if((typeof data3 !== "string") && (data3 !== null)){
+const err15 = {instancePath:instancePath+"/patient_id",schemaPath:"#/properties/patient_id/type",keyword:"type",params:{type: schema293.properties.patient_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data.service_date_from !== undefined){
+let data4 = data.service_date_from;
+if(typeof data4 === "string"){
+if(!pattern10.test(data4)){
+const err16 = {instancePath:instancePath+"/service_date_from",schemaPath:"#/properties/service_date_from/pattern",keyword:"pattern",params:{pattern: "^\\d{4}(-\\d{2}-\\d{2})?$"},message:"must match pattern \""+"^\\d{4}(-\\d{2}-\\d{2})?$"+"\""};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+else {
+const err17 = {instancePath:instancePath+"/service_date_from",schemaPath:"#/properties/service_date_from/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data.service_date_to !== undefined){
+let data5 = data.service_date_to;
+if((typeof data5 !== "string") && (data5 !== null)){
+const err18 = {instancePath:instancePath+"/service_date_to",schemaPath:"#/properties/service_date_to/type",keyword:"type",params:{type: schema293.properties.service_date_to.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(typeof data5 === "string"){
+if(!pattern10.test(data5)){
+const err19 = {instancePath:instancePath+"/service_date_to",schemaPath:"#/properties/service_date_to/pattern",keyword:"pattern",params:{pattern: "^\\d{4}(-\\d{2}-\\d{2})?$"},message:"must match pattern \""+"^\\d{4}(-\\d{2}-\\d{2})?$"+"\""};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+}
+if(data.charged_amount !== undefined){
+let data6 = data.charged_amount;
+if(typeof data6 === "string"){
+if(!pattern9.test(data6)){
+const err20 = {instancePath:instancePath+"/charged_amount",schemaPath:"#/properties/charged_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+else {
+const err21 = {instancePath:instancePath+"/charged_amount",schemaPath:"#/properties/charged_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+if(data.allowed_amount !== undefined){
+let data7 = data.allowed_amount;
+if(typeof data7 === "string"){
+if(!pattern9.test(data7)){
+const err22 = {instancePath:instancePath+"/allowed_amount",schemaPath:"#/properties/allowed_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+else {
+const err23 = {instancePath:instancePath+"/allowed_amount",schemaPath:"#/properties/allowed_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+if(data.paid_amount !== undefined){
+let data8 = data.paid_amount;
+if(typeof data8 === "string"){
+if(!pattern9.test(data8)){
+const err24 = {instancePath:instancePath+"/paid_amount",schemaPath:"#/properties/paid_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+else {
+const err25 = {instancePath:instancePath+"/paid_amount",schemaPath:"#/properties/paid_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+if(data.adjustment_amount !== undefined){
+let data9 = data.adjustment_amount;
+if(typeof data9 === "string"){
+if(!pattern9.test(data9)){
+const err26 = {instancePath:instancePath+"/adjustment_amount",schemaPath:"#/properties/adjustment_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+else {
+const err27 = {instancePath:instancePath+"/adjustment_amount",schemaPath:"#/properties/adjustment_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+if(data.patient_responsibility_amount !== undefined){
+let data10 = data.patient_responsibility_amount;
+if(typeof data10 === "string"){
+if(!pattern9.test(data10)){
+const err28 = {instancePath:instancePath+"/patient_responsibility_amount",schemaPath:"#/properties/patient_responsibility_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+}
+else {
+const err29 = {instancePath:instancePath+"/patient_responsibility_amount",schemaPath:"#/properties/patient_responsibility_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+if(data.adjustment_codes !== undefined){
+let data11 = data.adjustment_codes;
+if(Array.isArray(data11)){
+const len0 = data11.length;
+for(let i0=0; i0<len0; i0++){
+let data12 = data11[i0];
+if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
+if(data12.code === undefined){
+const err30 = {instancePath:instancePath+"/adjustment_codes/" + i0,schemaPath:"components-v1#/$defs/AdjustmentCode/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+if(data12.group_code === undefined){
+const err31 = {instancePath:instancePath+"/adjustment_codes/" + i0,schemaPath:"components-v1#/$defs/AdjustmentCode/required",keyword:"required",params:{missingProperty: "group_code"},message:"must have required property '"+"group_code"+"'"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+if(data12.reason_code === undefined){
+const err32 = {instancePath:instancePath+"/adjustment_codes/" + i0,schemaPath:"components-v1#/$defs/AdjustmentCode/required",keyword:"required",params:{missingProperty: "reason_code"},message:"must have required property '"+"reason_code"+"'"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+if(data12.amount === undefined){
+const err33 = {instancePath:instancePath+"/adjustment_codes/" + i0,schemaPath:"components-v1#/$defs/AdjustmentCode/required",keyword:"required",params:{missingProperty: "amount"},message:"must have required property '"+"amount"+"'"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+if(data12.code !== undefined){
+if(typeof data12.code !== "string"){
+const err34 = {instancePath:instancePath+"/adjustment_codes/" + i0+"/code",schemaPath:"components-v1#/$defs/AdjustmentCode/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+if(data12.group_code !== undefined){
+let data14 = data12.group_code;
+if(typeof data14 !== "string"){
+const err35 = {instancePath:instancePath+"/adjustment_codes/" + i0+"/group_code",schemaPath:"components-v1#/$defs/AdjustmentCode/properties/group_code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+if(!(((((data14 === "CO") || (data14 === "PR")) || (data14 === "OA")) || (data14 === "PI")) || (data14 === "CR"))){
+const err36 = {instancePath:instancePath+"/adjustment_codes/" + i0+"/group_code",schemaPath:"components-v1#/$defs/AdjustmentCode/properties/group_code/enum",keyword:"enum",params:{allowedValues: schema294.properties.group_code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+}
+if(data12.reason_code !== undefined){
+if(typeof data12.reason_code !== "string"){
+const err37 = {instancePath:instancePath+"/adjustment_codes/" + i0+"/reason_code",schemaPath:"components-v1#/$defs/AdjustmentCode/properties/reason_code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+}
+if(data12.amount !== undefined){
+let data16 = data12.amount;
+if(typeof data16 === "string"){
+if(!pattern9.test(data16)){
+const err38 = {instancePath:instancePath+"/adjustment_codes/" + i0+"/amount",schemaPath:"components-v1#/$defs/AdjustmentCode/properties/amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+}
+else {
+const err39 = {instancePath:instancePath+"/adjustment_codes/" + i0+"/amount",schemaPath:"components-v1#/$defs/AdjustmentCode/properties/amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+}
+}
+else {
+const err40 = {instancePath:instancePath+"/adjustment_codes/" + i0,schemaPath:"components-v1#/$defs/AdjustmentCode/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+}
+}
+else {
+const err41 = {instancePath:instancePath+"/adjustment_codes",schemaPath:"#/properties/adjustment_codes/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+}
+if(data.match_status !== undefined){
+let data17 = data.match_status;
+if(typeof data17 !== "string"){
+const err42 = {instancePath:instancePath+"/match_status",schemaPath:"#/properties/match_status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+if(!((((data17 === "matched") || (data17 === "unmatched")) || (data17 === "partially_matched")) || (data17 === "manual_review"))){
+const err43 = {instancePath:instancePath+"/match_status",schemaPath:"#/properties/match_status/enum",keyword:"enum",params:{allowedValues: schema293.properties.match_status.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+}
+}
+else {
+const err44 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+validate293.errors = vErrors;
+return errors === 0;
+}
+validate293.evaluated = {"props":{"id":true,"remittance_id":true,"claim_id":true,"patient_id":true,"service_date_from":true,"service_date_to":true,"charged_amount":true,"allowed_amount":true,"paid_amount":true,"adjustment_amount":true,"patient_responsibility_amount":true,"adjustment_codes":true,"match_status":true},"dynamicProps":false,"dynamicItems":false};
+
+
+function validate292(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate292.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.meta === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "meta"},message:"must have required property '"+"meta"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.data !== undefined){
+let data0 = data.data;
+if(Array.isArray(data0)){
+const len0 = data0.length;
+for(let i0=0; i0<len0; i0++){
+if(!(validate293(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate293.errors : vErrors.concat(validate293.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err2 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.meta !== undefined){
+let data2 = data.meta;
+if(!(validate115(data2, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
+errors = vErrors.length;
+}
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+if(data2.summary === undefined){
+const err3 = {instancePath:instancePath+"/meta",schemaPath:"#/properties/meta/allOf/1/required",keyword:"required",params:{missingProperty: "summary"},message:"must have required property '"+"summary"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data2.summary !== undefined){
+let data3 = data2.summary;
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+if(data3.claim_count === undefined){
+const err4 = {instancePath:instancePath+"/meta/summary",schemaPath:"components-v1#/$defs/AllocationSummary/required",keyword:"required",params:{missingProperty: "claim_count"},message:"must have required property '"+"claim_count"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data3.charged_amount === undefined){
+const err5 = {instancePath:instancePath+"/meta/summary",schemaPath:"components-v1#/$defs/AllocationSummary/required",keyword:"required",params:{missingProperty: "charged_amount"},message:"must have required property '"+"charged_amount"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data3.allowed_amount === undefined){
+const err6 = {instancePath:instancePath+"/meta/summary",schemaPath:"components-v1#/$defs/AllocationSummary/required",keyword:"required",params:{missingProperty: "allowed_amount"},message:"must have required property '"+"allowed_amount"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data3.paid_amount === undefined){
+const err7 = {instancePath:instancePath+"/meta/summary",schemaPath:"components-v1#/$defs/AllocationSummary/required",keyword:"required",params:{missingProperty: "paid_amount"},message:"must have required property '"+"paid_amount"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data3.adjustment_amount === undefined){
+const err8 = {instancePath:instancePath+"/meta/summary",schemaPath:"components-v1#/$defs/AllocationSummary/required",keyword:"required",params:{missingProperty: "adjustment_amount"},message:"must have required property '"+"adjustment_amount"+"'"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(data3.patient_responsibility_amount === undefined){
+const err9 = {instancePath:instancePath+"/meta/summary",schemaPath:"components-v1#/$defs/AllocationSummary/required",keyword:"required",params:{missingProperty: "patient_responsibility_amount"},message:"must have required property '"+"patient_responsibility_amount"+"'"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(data3.claim_count !== undefined){
+let data4 = data3.claim_count;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+const err10 = {instancePath:instancePath+"/meta/summary/claim_count",schemaPath:"components-v1#/$defs/AllocationSummary/properties/claim_count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 < 0 || isNaN(data4)){
+const err11 = {instancePath:instancePath+"/meta/summary/claim_count",schemaPath:"components-v1#/$defs/AllocationSummary/properties/claim_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+}
+if(data3.charged_amount !== undefined){
+let data5 = data3.charged_amount;
+if(typeof data5 === "string"){
+if(!pattern9.test(data5)){
+const err12 = {instancePath:instancePath+"/meta/summary/charged_amount",schemaPath:"components-v1#/$defs/AllocationSummary/properties/charged_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/meta/summary/charged_amount",schemaPath:"components-v1#/$defs/AllocationSummary/properties/charged_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(data3.allowed_amount !== undefined){
+let data6 = data3.allowed_amount;
+if(typeof data6 === "string"){
+if(!pattern9.test(data6)){
+const err14 = {instancePath:instancePath+"/meta/summary/allowed_amount",schemaPath:"components-v1#/$defs/AllocationSummary/properties/allowed_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+else {
+const err15 = {instancePath:instancePath+"/meta/summary/allowed_amount",schemaPath:"components-v1#/$defs/AllocationSummary/properties/allowed_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data3.paid_amount !== undefined){
+let data7 = data3.paid_amount;
+if(typeof data7 === "string"){
+if(!pattern9.test(data7)){
+const err16 = {instancePath:instancePath+"/meta/summary/paid_amount",schemaPath:"components-v1#/$defs/AllocationSummary/properties/paid_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+else {
+const err17 = {instancePath:instancePath+"/meta/summary/paid_amount",schemaPath:"components-v1#/$defs/AllocationSummary/properties/paid_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data3.adjustment_amount !== undefined){
+let data8 = data3.adjustment_amount;
+if(typeof data8 === "string"){
+if(!pattern9.test(data8)){
+const err18 = {instancePath:instancePath+"/meta/summary/adjustment_amount",schemaPath:"components-v1#/$defs/AllocationSummary/properties/adjustment_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+else {
+const err19 = {instancePath:instancePath+"/meta/summary/adjustment_amount",schemaPath:"components-v1#/$defs/AllocationSummary/properties/adjustment_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+if(data3.patient_responsibility_amount !== undefined){
+let data9 = data3.patient_responsibility_amount;
+if(typeof data9 === "string"){
+if(!pattern9.test(data9)){
+const err20 = {instancePath:instancePath+"/meta/summary/patient_responsibility_amount",schemaPath:"components-v1#/$defs/AllocationSummary/properties/patient_responsibility_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+else {
+const err21 = {instancePath:instancePath+"/meta/summary/patient_responsibility_amount",schemaPath:"components-v1#/$defs/AllocationSummary/properties/patient_responsibility_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+}
+else {
+const err22 = {instancePath:instancePath+"/meta/summary",schemaPath:"components-v1#/$defs/AllocationSummary/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+}
+else {
+const err23 = {instancePath:instancePath+"/meta",schemaPath:"#/properties/meta/allOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+if(data.warnings !== undefined){
+let data10 = data.warnings;
+if(Array.isArray(data10)){
+const len1 = data10.length;
+for(let i1=0; i1<len1; i1++){
+if(typeof data10[i1] !== "string"){
+const err24 = {instancePath:instancePath+"/warnings/" + i1,schemaPath:"components-v1#/$defs/Warnings/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+}
+else {
+const err25 = {instancePath:instancePath+"/warnings",schemaPath:"components-v1#/$defs/Warnings/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+}
+else {
+const err26 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+validate292.errors = vErrors;
+return errors === 0;
+}
+validate292.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+
+
+function validate291(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate291.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate292(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate292.errors : vErrors.concat(validate292.errors);
+errors = vErrors.length;
+}
+validate291.errors = vErrors;
+return errors === 0;
+}
+validate291.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+
+export const listPhysicianOrdersStatus200 = validate297;
+const schema297 = {"$ref":"components#/$defs/PhysicianOrderListResponse"};
+const schema298 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/PhysicianOrder"},"description":"Items of this page."},"meta":{"allOf":[{"$ref":"components#/$defs/ListMeta"},{"type":"object","required":["as_of"],"properties":{"as_of":{"type":"string","format":"date-time","description":"Aging reference instant."}}}]},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
+const schema299 = {"type":"object","required":["id","order_type","patient_id","physician_id","signature_status","sent_at","signed_at","days_outstanding","aging_bucket","sla_days","sla_breached","days_to_sign","created_at"],"properties":{"id":{"type":"string","description":"Order id, or a stable OR- handle in no_phi sessions."},"order_type":{"type":"string","enum":["plan_of_care","recertification","verbal","supplemental","face_to_face","discharge"],"description":"Kind of order."},"patient_id":{"type":"string","description":"Patient (surrogate handle in no_phi sessions)."},"physician_id":{"type":"string","description":"Physician (surrogate handle in no_phi sessions)."},"physician_name":{"type":["string","null"],"description":"Physician; null in no_phi sessions."},"signature_status":{"type":"string","enum":["signed","awaiting_signature","signature_not_required","rejected","superseded","cancelled"],"description":"Signature state.","x-svc-v1-name":"status"},"sent_at":{"type":["string","null"],"format":"date-time","description":"Sent for signature."},"signed_at":{"type":["string","null"],"format":"date-time","description":"Signed."},"days_outstanding":{"type":["integer","null"],"minimum":0,"description":"Days awaiting signature as of meta.as_of; null when not awaiting."},"aging_bucket":{"type":["string","null"],"enum":["not_sent","0_7_days","8_14_days","15_30_days","31_plus_days",null],"description":"Aging as of meta.as_of; null when not awaiting signature."},"sla_days":{"type":"integer","description":"Signature SLA of the agency.","minimum":0},"sla_breached":{"type":"boolean","description":"Whether days_outstanding (or days_to_sign) exceeds sla_days."},"days_to_sign":{"type":["integer","null"],"minimum":0,"description":"Days from sent to signed.","x-svc-since":"2"},"created_at":{"type":"string","format":"date-time","description":"Created."}},"description":"Physician order; order content is never included."};
+
+function validate298(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate298.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -18707,7 +31130,7 @@ vErrors.push(err16);
 errors++;
 }
 if(!((((((data3 === "plan_of_care") || (data3 === "recertification")) || (data3 === "verbal")) || (data3 === "supplemental")) || (data3 === "face_to_face")) || (data3 === "discharge"))){
-const err17 = {instancePath:instancePath+"/data/" + i0+"/order_type",schemaPath:"components#/$defs/PhysicianOrder/properties/order_type/enum",keyword:"enum",params:{allowedValues: schema193.properties.order_type.enum},message:"must be equal to one of the allowed values"};
+const err17 = {instancePath:instancePath+"/data/" + i0+"/order_type",schemaPath:"components#/$defs/PhysicianOrder/properties/order_type/enum",keyword:"enum",params:{allowedValues: schema299.properties.order_type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -18744,7 +31167,7 @@ errors++;
 if(data1.physician_name !== undefined){
 let data6 = data1.physician_name;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err20 = {instancePath:instancePath+"/data/" + i0+"/physician_name",schemaPath:"components#/$defs/PhysicianOrder/properties/physician_name/type",keyword:"type",params:{type: schema193.properties.physician_name.type},message:"must be string,null"};
+const err20 = {instancePath:instancePath+"/data/" + i0+"/physician_name",schemaPath:"components#/$defs/PhysicianOrder/properties/physician_name/type",keyword:"type",params:{type: schema299.properties.physician_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -18767,7 +31190,7 @@ vErrors.push(err21);
 errors++;
 }
 if(!((((((data7 === "signed") || (data7 === "awaiting_signature")) || (data7 === "signature_not_required")) || (data7 === "rejected")) || (data7 === "superseded")) || (data7 === "cancelled"))){
-const err22 = {instancePath:instancePath+"/data/" + i0+"/signature_status",schemaPath:"components#/$defs/PhysicianOrder/properties/signature_status/enum",keyword:"enum",params:{allowedValues: schema193.properties.signature_status.enum},message:"must be equal to one of the allowed values"};
+const err22 = {instancePath:instancePath+"/data/" + i0+"/signature_status",schemaPath:"components#/$defs/PhysicianOrder/properties/signature_status/enum",keyword:"enum",params:{allowedValues: schema299.properties.signature_status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -18780,7 +31203,7 @@ errors++;
 if(data1.sent_at !== undefined){
 let data8 = data1.sent_at;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err23 = {instancePath:instancePath+"/data/" + i0+"/sent_at",schemaPath:"components#/$defs/PhysicianOrder/properties/sent_at/type",keyword:"type",params:{type: schema193.properties.sent_at.type},message:"must be string,null"};
+const err23 = {instancePath:instancePath+"/data/" + i0+"/sent_at",schemaPath:"components#/$defs/PhysicianOrder/properties/sent_at/type",keyword:"type",params:{type: schema299.properties.sent_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -18805,7 +31228,7 @@ errors++;
 if(data1.signed_at !== undefined){
 let data9 = data1.signed_at;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err25 = {instancePath:instancePath+"/data/" + i0+"/signed_at",schemaPath:"components#/$defs/PhysicianOrder/properties/signed_at/type",keyword:"type",params:{type: schema193.properties.signed_at.type},message:"must be string,null"};
+const err25 = {instancePath:instancePath+"/data/" + i0+"/signed_at",schemaPath:"components#/$defs/PhysicianOrder/properties/signed_at/type",keyword:"type",params:{type: schema299.properties.signed_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -18830,7 +31253,7 @@ errors++;
 if(data1.days_outstanding !== undefined){
 let data10 = data1.days_outstanding;
 if((!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))) && (data10 !== null)){
-const err27 = {instancePath:instancePath+"/data/" + i0+"/days_outstanding",schemaPath:"components#/$defs/PhysicianOrder/properties/days_outstanding/type",keyword:"type",params:{type: schema193.properties.days_outstanding.type},message:"must be integer,null"};
+const err27 = {instancePath:instancePath+"/data/" + i0+"/days_outstanding",schemaPath:"components#/$defs/PhysicianOrder/properties/days_outstanding/type",keyword:"type",params:{type: schema299.properties.days_outstanding.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -18855,7 +31278,7 @@ errors++;
 if(data1.aging_bucket !== undefined){
 let data11 = data1.aging_bucket;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err29 = {instancePath:instancePath+"/data/" + i0+"/aging_bucket",schemaPath:"components#/$defs/PhysicianOrder/properties/aging_bucket/type",keyword:"type",params:{type: schema193.properties.aging_bucket.type},message:"must be string,null"};
+const err29 = {instancePath:instancePath+"/data/" + i0+"/aging_bucket",schemaPath:"components#/$defs/PhysicianOrder/properties/aging_bucket/type",keyword:"type",params:{type: schema299.properties.aging_bucket.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -18865,7 +31288,7 @@ vErrors.push(err29);
 errors++;
 }
 if(!((((((data11 === "not_sent") || (data11 === "0_7_days")) || (data11 === "8_14_days")) || (data11 === "15_30_days")) || (data11 === "31_plus_days")) || (data11 === null))){
-const err30 = {instancePath:instancePath+"/data/" + i0+"/aging_bucket",schemaPath:"components#/$defs/PhysicianOrder/properties/aging_bucket/enum",keyword:"enum",params:{allowedValues: schema193.properties.aging_bucket.enum},message:"must be equal to one of the allowed values"};
+const err30 = {instancePath:instancePath+"/data/" + i0+"/aging_bucket",schemaPath:"components#/$defs/PhysicianOrder/properties/aging_bucket/enum",keyword:"enum",params:{allowedValues: schema299.properties.aging_bucket.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -18915,7 +31338,7 @@ errors++;
 if(data1.days_to_sign !== undefined){
 let data14 = data1.days_to_sign;
 if((!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))) && (data14 !== null)){
-const err34 = {instancePath:instancePath+"/data/" + i0+"/days_to_sign",schemaPath:"components#/$defs/PhysicianOrder/properties/days_to_sign/type",keyword:"type",params:{type: schema193.properties.days_to_sign.type},message:"must be integer,null"};
+const err34 = {instancePath:instancePath+"/data/" + i0+"/days_to_sign",schemaPath:"components#/$defs/PhysicianOrder/properties/days_to_sign/type",keyword:"type",params:{type: schema299.properties.days_to_sign.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -18988,8 +31411,8 @@ errors++;
 }
 if(data.meta !== undefined){
 let data16 = data.meta;
-if(!(validate85(data16, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate85.errors : vErrors.concat(validate85.errors);
+if(!(validate109(data16, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate109.errors : vErrors.concat(validate109.errors);
 errors = vErrors.length;
 }
 if(data16 && typeof data16 == "object" && !Array.isArray(data16)){
@@ -19079,39 +31502,599 @@ vErrors.push(err46);
 }
 errors++;
 }
-validate183.errors = vErrors;
+validate298.errors = vErrors;
 return errors === 0;
 }
-validate183.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate298.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate182(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate297(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate182.evaluated;
+const evaluated0 = validate297.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate183(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate183.errors : vErrors.concat(validate183.errors);
+if(!(validate298(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate298.errors : vErrors.concat(validate298.errors);
 errors = vErrors.length;
 }
-validate182.errors = vErrors;
+validate297.errors = vErrors;
 return errors === 0;
 }
-validate182.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate297.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const getPhysicianOrderStatus200 = validate186;
-const schema195 = {"$ref":"components#/$defs/PhysicianOrderResponse"};
-const schema196 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/PhysicianOrder"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+export const listPhysicianOrdersStatus200V1 = validate301;
+const schema301 = {"$ref":"components-v1#/$defs/PhysicianOrderListResponse"};
+const schema302 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components-v1#/$defs/PhysicianOrder"},"description":"Items of this page."},"meta":{"allOf":[{"$ref":"components-v1#/$defs/ListMeta"},{"type":"object","required":["as_of"],"properties":{"as_of":{"type":"string","format":"date-time","description":"Aging reference instant."}}}]},"warnings":{"$ref":"components-v1#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
+const schema303 = {"type":"object","required":["id","order_type","patient_id","physician_id","status","sent_at","signed_at","days_outstanding","aging_bucket","sla_days","sla_breached","created_at"],"properties":{"id":{"type":"string","description":"Order id, or a stable OR- handle in no_phi sessions."},"order_type":{"type":"string","enum":["plan_of_care","recertification","verbal","supplemental","face_to_face","discharge"],"description":"Kind of order."},"patient_id":{"type":"string","description":"Patient (surrogate handle in no_phi sessions)."},"physician_id":{"type":"string","description":"Physician (surrogate handle in no_phi sessions)."},"physician_name":{"type":["string","null"],"description":"Physician; null in no_phi sessions."},"status":{"type":"string","enum":["signed","awaiting_signature","signature_not_required","rejected","superseded","cancelled"],"description":"Signature state.","x-svc-v1-name":"status"},"sent_at":{"type":["string","null"],"format":"date-time","description":"Sent for signature."},"signed_at":{"type":["string","null"],"format":"date-time","description":"Signed."},"days_outstanding":{"type":["integer","null"],"minimum":0,"description":"Days awaiting signature as of meta.as_of; null when not awaiting."},"aging_bucket":{"type":["string","null"],"enum":["not_sent","0_7_days","8_14_days","15_30_days","31_plus_days",null],"description":"Aging as of meta.as_of; null when not awaiting signature."},"sla_days":{"type":"integer","description":"Signature SLA of the agency.","minimum":0},"sla_breached":{"type":"boolean","description":"Whether days_outstanding (or days_to_sign) exceeds sla_days."},"created_at":{"type":"string","format":"date-time","description":"Created."}},"description":"Physician order; order content is never included."};
 
-function validate187(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate302(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate187.evaluated;
+const evaluated0 = validate302.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.meta === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "meta"},message:"must have required property '"+"meta"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.data !== undefined){
+let data0 = data.data;
+if(Array.isArray(data0)){
+const len0 = data0.length;
+for(let i0=0; i0<len0; i0++){
+let data1 = data0[i0];
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+if(data1.id === undefined){
+const err2 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data1.order_type === undefined){
+const err3 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "order_type"},message:"must have required property '"+"order_type"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data1.patient_id === undefined){
+const err4 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "patient_id"},message:"must have required property '"+"patient_id"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data1.physician_id === undefined){
+const err5 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "physician_id"},message:"must have required property '"+"physician_id"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data1.status === undefined){
+const err6 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data1.sent_at === undefined){
+const err7 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "sent_at"},message:"must have required property '"+"sent_at"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data1.signed_at === undefined){
+const err8 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "signed_at"},message:"must have required property '"+"signed_at"+"'"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(data1.days_outstanding === undefined){
+const err9 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "days_outstanding"},message:"must have required property '"+"days_outstanding"+"'"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(data1.aging_bucket === undefined){
+const err10 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "aging_bucket"},message:"must have required property '"+"aging_bucket"+"'"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data1.sla_days === undefined){
+const err11 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "sla_days"},message:"must have required property '"+"sla_days"+"'"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(data1.sla_breached === undefined){
+const err12 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "sla_breached"},message:"must have required property '"+"sla_breached"+"'"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if(data1.created_at === undefined){
+const err13 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "created_at"},message:"must have required property '"+"created_at"+"'"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+if(data1.id !== undefined){
+if(typeof data1.id !== "string"){
+const err14 = {instancePath:instancePath+"/data/" + i0+"/id",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+if(data1.order_type !== undefined){
+let data3 = data1.order_type;
+if(typeof data3 !== "string"){
+const err15 = {instancePath:instancePath+"/data/" + i0+"/order_type",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/order_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(!((((((data3 === "plan_of_care") || (data3 === "recertification")) || (data3 === "verbal")) || (data3 === "supplemental")) || (data3 === "face_to_face")) || (data3 === "discharge"))){
+const err16 = {instancePath:instancePath+"/data/" + i0+"/order_type",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/order_type/enum",keyword:"enum",params:{allowedValues: schema303.properties.order_type.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data1.patient_id !== undefined){
+if(typeof data1.patient_id !== "string"){
+const err17 = {instancePath:instancePath+"/data/" + i0+"/patient_id",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/patient_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data1.physician_id !== undefined){
+if(typeof data1.physician_id !== "string"){
+const err18 = {instancePath:instancePath+"/data/" + i0+"/physician_id",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/physician_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+if(data1.physician_name !== undefined){
+let data6 = data1.physician_name;
+if((typeof data6 !== "string") && (data6 !== null)){
+const err19 = {instancePath:instancePath+"/data/" + i0+"/physician_name",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/physician_name/type",keyword:"type",params:{type: schema303.properties.physician_name.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+if(data1.status !== undefined){
+let data7 = data1.status;
+if(typeof data7 !== "string"){
+const err20 = {instancePath:instancePath+"/data/" + i0+"/status",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+if(!((((((data7 === "signed") || (data7 === "awaiting_signature")) || (data7 === "signature_not_required")) || (data7 === "rejected")) || (data7 === "superseded")) || (data7 === "cancelled"))){
+const err21 = {instancePath:instancePath+"/data/" + i0+"/status",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/status/enum",keyword:"enum",params:{allowedValues: schema303.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+if(data1.sent_at !== undefined){
+let data8 = data1.sent_at;
+if((typeof data8 !== "string") && (data8 !== null)){
+const err22 = {instancePath:instancePath+"/data/" + i0+"/sent_at",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/sent_at/type",keyword:"type",params:{type: schema303.properties.sent_at.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+if(typeof data8 === "string"){
+if(!(formats0.validate(data8))){
+const err23 = {instancePath:instancePath+"/data/" + i0+"/sent_at",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/sent_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+}
+if(data1.signed_at !== undefined){
+let data9 = data1.signed_at;
+if((typeof data9 !== "string") && (data9 !== null)){
+const err24 = {instancePath:instancePath+"/data/" + i0+"/signed_at",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/signed_at/type",keyword:"type",params:{type: schema303.properties.signed_at.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+if(typeof data9 === "string"){
+if(!(formats0.validate(data9))){
+const err25 = {instancePath:instancePath+"/data/" + i0+"/signed_at",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/signed_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+}
+if(data1.days_outstanding !== undefined){
+let data10 = data1.days_outstanding;
+if((!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))) && (data10 !== null)){
+const err26 = {instancePath:instancePath+"/data/" + i0+"/days_outstanding",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/days_outstanding/type",keyword:"type",params:{type: schema303.properties.days_outstanding.type},message:"must be integer,null"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+if((typeof data10 == "number") && (isFinite(data10))){
+if(data10 < 0 || isNaN(data10)){
+const err27 = {instancePath:instancePath+"/data/" + i0+"/days_outstanding",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/days_outstanding/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+}
+if(data1.aging_bucket !== undefined){
+let data11 = data1.aging_bucket;
+if((typeof data11 !== "string") && (data11 !== null)){
+const err28 = {instancePath:instancePath+"/data/" + i0+"/aging_bucket",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/aging_bucket/type",keyword:"type",params:{type: schema303.properties.aging_bucket.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+if(!((((((data11 === "not_sent") || (data11 === "0_7_days")) || (data11 === "8_14_days")) || (data11 === "15_30_days")) || (data11 === "31_plus_days")) || (data11 === null))){
+const err29 = {instancePath:instancePath+"/data/" + i0+"/aging_bucket",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/aging_bucket/enum",keyword:"enum",params:{allowedValues: schema303.properties.aging_bucket.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+if(data1.sla_days !== undefined){
+let data12 = data1.sla_days;
+if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
+const err30 = {instancePath:instancePath+"/data/" + i0+"/sla_days",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/sla_days/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+if((typeof data12 == "number") && (isFinite(data12))){
+if(data12 < 0 || isNaN(data12)){
+const err31 = {instancePath:instancePath+"/data/" + i0+"/sla_days",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/sla_days/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+}
+}
+if(data1.sla_breached !== undefined){
+if(typeof data1.sla_breached !== "boolean"){
+const err32 = {instancePath:instancePath+"/data/" + i0+"/sla_breached",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/sla_breached/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+}
+if(data1.created_at !== undefined){
+let data14 = data1.created_at;
+if(typeof data14 === "string"){
+if(!(formats0.validate(data14))){
+const err33 = {instancePath:instancePath+"/data/" + i0+"/created_at",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+}
+else {
+const err34 = {instancePath:instancePath+"/data/" + i0+"/created_at",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+}
+else {
+const err35 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/PhysicianOrder/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+}
+else {
+const err36 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+}
+if(data.meta !== undefined){
+let data15 = data.meta;
+if(!(validate115(data15, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
+errors = vErrors.length;
+}
+if(data15 && typeof data15 == "object" && !Array.isArray(data15)){
+if(data15.as_of === undefined){
+const err37 = {instancePath:instancePath+"/meta",schemaPath:"#/properties/meta/allOf/1/required",keyword:"required",params:{missingProperty: "as_of"},message:"must have required property '"+"as_of"+"'"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+if(data15.as_of !== undefined){
+let data16 = data15.as_of;
+if(typeof data16 === "string"){
+if(!(formats0.validate(data16))){
+const err38 = {instancePath:instancePath+"/meta/as_of",schemaPath:"#/properties/meta/allOf/1/properties/as_of/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+}
+else {
+const err39 = {instancePath:instancePath+"/meta/as_of",schemaPath:"#/properties/meta/allOf/1/properties/as_of/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+}
+}
+else {
+const err40 = {instancePath:instancePath+"/meta",schemaPath:"#/properties/meta/allOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+}
+if(data.warnings !== undefined){
+let data17 = data.warnings;
+if(Array.isArray(data17)){
+const len1 = data17.length;
+for(let i1=0; i1<len1; i1++){
+if(typeof data17[i1] !== "string"){
+const err41 = {instancePath:instancePath+"/warnings/" + i1,schemaPath:"components-v1#/$defs/Warnings/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+}
+}
+else {
+const err42 = {instancePath:instancePath+"/warnings",schemaPath:"components-v1#/$defs/Warnings/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+}
+}
+else {
+const err43 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+validate302.errors = vErrors;
+return errors === 0;
+}
+validate302.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+
+
+function validate301(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate301.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate302(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate302.errors : vErrors.concat(validate302.errors);
+errors = vErrors.length;
+}
+validate301.errors = vErrors;
+return errors === 0;
+}
+validate301.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+
+export const getPhysicianOrderStatus200 = validate305;
+const schema305 = {"$ref":"components#/$defs/PhysicianOrderResponse"};
+const schema306 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/PhysicianOrder"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+
+function validate306(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate306.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -19287,7 +32270,7 @@ vErrors.push(err15);
 errors++;
 }
 if(!((((((data2 === "plan_of_care") || (data2 === "recertification")) || (data2 === "verbal")) || (data2 === "supplemental")) || (data2 === "face_to_face")) || (data2 === "discharge"))){
-const err16 = {instancePath:instancePath+"/data/order_type",schemaPath:"components#/$defs/PhysicianOrder/properties/order_type/enum",keyword:"enum",params:{allowedValues: schema193.properties.order_type.enum},message:"must be equal to one of the allowed values"};
+const err16 = {instancePath:instancePath+"/data/order_type",schemaPath:"components#/$defs/PhysicianOrder/properties/order_type/enum",keyword:"enum",params:{allowedValues: schema299.properties.order_type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -19324,7 +32307,7 @@ errors++;
 if(data0.physician_name !== undefined){
 let data5 = data0.physician_name;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err19 = {instancePath:instancePath+"/data/physician_name",schemaPath:"components#/$defs/PhysicianOrder/properties/physician_name/type",keyword:"type",params:{type: schema193.properties.physician_name.type},message:"must be string,null"};
+const err19 = {instancePath:instancePath+"/data/physician_name",schemaPath:"components#/$defs/PhysicianOrder/properties/physician_name/type",keyword:"type",params:{type: schema299.properties.physician_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -19347,7 +32330,7 @@ vErrors.push(err20);
 errors++;
 }
 if(!((((((data6 === "signed") || (data6 === "awaiting_signature")) || (data6 === "signature_not_required")) || (data6 === "rejected")) || (data6 === "superseded")) || (data6 === "cancelled"))){
-const err21 = {instancePath:instancePath+"/data/signature_status",schemaPath:"components#/$defs/PhysicianOrder/properties/signature_status/enum",keyword:"enum",params:{allowedValues: schema193.properties.signature_status.enum},message:"must be equal to one of the allowed values"};
+const err21 = {instancePath:instancePath+"/data/signature_status",schemaPath:"components#/$defs/PhysicianOrder/properties/signature_status/enum",keyword:"enum",params:{allowedValues: schema299.properties.signature_status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -19360,7 +32343,7 @@ errors++;
 if(data0.sent_at !== undefined){
 let data7 = data0.sent_at;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err22 = {instancePath:instancePath+"/data/sent_at",schemaPath:"components#/$defs/PhysicianOrder/properties/sent_at/type",keyword:"type",params:{type: schema193.properties.sent_at.type},message:"must be string,null"};
+const err22 = {instancePath:instancePath+"/data/sent_at",schemaPath:"components#/$defs/PhysicianOrder/properties/sent_at/type",keyword:"type",params:{type: schema299.properties.sent_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -19385,7 +32368,7 @@ errors++;
 if(data0.signed_at !== undefined){
 let data8 = data0.signed_at;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err24 = {instancePath:instancePath+"/data/signed_at",schemaPath:"components#/$defs/PhysicianOrder/properties/signed_at/type",keyword:"type",params:{type: schema193.properties.signed_at.type},message:"must be string,null"};
+const err24 = {instancePath:instancePath+"/data/signed_at",schemaPath:"components#/$defs/PhysicianOrder/properties/signed_at/type",keyword:"type",params:{type: schema299.properties.signed_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -19410,7 +32393,7 @@ errors++;
 if(data0.days_outstanding !== undefined){
 let data9 = data0.days_outstanding;
 if((!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))) && (data9 !== null)){
-const err26 = {instancePath:instancePath+"/data/days_outstanding",schemaPath:"components#/$defs/PhysicianOrder/properties/days_outstanding/type",keyword:"type",params:{type: schema193.properties.days_outstanding.type},message:"must be integer,null"};
+const err26 = {instancePath:instancePath+"/data/days_outstanding",schemaPath:"components#/$defs/PhysicianOrder/properties/days_outstanding/type",keyword:"type",params:{type: schema299.properties.days_outstanding.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -19435,7 +32418,7 @@ errors++;
 if(data0.aging_bucket !== undefined){
 let data10 = data0.aging_bucket;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err28 = {instancePath:instancePath+"/data/aging_bucket",schemaPath:"components#/$defs/PhysicianOrder/properties/aging_bucket/type",keyword:"type",params:{type: schema193.properties.aging_bucket.type},message:"must be string,null"};
+const err28 = {instancePath:instancePath+"/data/aging_bucket",schemaPath:"components#/$defs/PhysicianOrder/properties/aging_bucket/type",keyword:"type",params:{type: schema299.properties.aging_bucket.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -19445,7 +32428,7 @@ vErrors.push(err28);
 errors++;
 }
 if(!((((((data10 === "not_sent") || (data10 === "0_7_days")) || (data10 === "8_14_days")) || (data10 === "15_30_days")) || (data10 === "31_plus_days")) || (data10 === null))){
-const err29 = {instancePath:instancePath+"/data/aging_bucket",schemaPath:"components#/$defs/PhysicianOrder/properties/aging_bucket/enum",keyword:"enum",params:{allowedValues: schema193.properties.aging_bucket.enum},message:"must be equal to one of the allowed values"};
+const err29 = {instancePath:instancePath+"/data/aging_bucket",schemaPath:"components#/$defs/PhysicianOrder/properties/aging_bucket/enum",keyword:"enum",params:{allowedValues: schema299.properties.aging_bucket.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -19495,7 +32478,7 @@ errors++;
 if(data0.days_to_sign !== undefined){
 let data13 = data0.days_to_sign;
 if((!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))) && (data13 !== null)){
-const err33 = {instancePath:instancePath+"/data/days_to_sign",schemaPath:"components#/$defs/PhysicianOrder/properties/days_to_sign/type",keyword:"type",params:{type: schema193.properties.days_to_sign.type},message:"must be integer,null"};
+const err33 = {instancePath:instancePath+"/data/days_to_sign",schemaPath:"components#/$defs/PhysicianOrder/properties/days_to_sign/type",keyword:"type",params:{type: schema299.properties.days_to_sign.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -19599,40 +32582,525 @@ vErrors.push(err40);
 }
 errors++;
 }
-validate187.errors = vErrors;
+validate306.errors = vErrors;
 return errors === 0;
 }
-validate187.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate306.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate186(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate305(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate186.evaluated;
+const evaluated0 = validate305.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate187(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate187.errors : vErrors.concat(validate187.errors);
+if(!(validate306(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate306.errors : vErrors.concat(validate306.errors);
 errors = vErrors.length;
 }
-validate186.errors = vErrors;
+validate305.errors = vErrors;
 return errors === 0;
 }
-validate186.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate305.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listWorkingCollectionsStatus200 = validate190;
-const schema199 = {"$ref":"components#/$defs/WorkingCollectionListResponse"};
-const schema200 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/WorkingCollection"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/ListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
-const schema201 = {"type":"object","required":["id","name","visibility","owner_id","owner_name","row_count","updated_at"],"properties":{"id":{"type":"string","description":"Collection id."},"name":{"type":"string","description":"Name."},"description":{"type":["string","null"],"description":"Description."},"visibility":{"type":"string","enum":["agency","shared"],"description":"agency: shared agency-wide; shared: names this extension as an editor. Personal collections are never listed."},"owner_id":{"type":"string","description":"Owner user id."},"owner_name":{"type":"string","description":"Owner; ask them (through a task) for changes."},"row_count":{"type":"integer","description":"Rows.","minimum":0},"updated_at":{"type":"string","format":"date-time","description":"Last change."}}};
+export const getPhysicianOrderStatus200V1 = validate309;
+const schema309 = {"$ref":"components-v1#/$defs/PhysicianOrderResponse"};
+const schema310 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components-v1#/$defs/PhysicianOrder"},"meta":{"$ref":"components-v1#/$defs/Meta"},"warnings":{"$ref":"components-v1#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
 
-function validate191(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate310(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate191.evaluated;
+const evaluated0 = validate310.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.data !== undefined){
+let data0 = data.data;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.id === undefined){
+const err1 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data0.order_type === undefined){
+const err2 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "order_type"},message:"must have required property '"+"order_type"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.patient_id === undefined){
+const err3 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "patient_id"},message:"must have required property '"+"patient_id"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.physician_id === undefined){
+const err4 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "physician_id"},message:"must have required property '"+"physician_id"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.status === undefined){
+const err5 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data0.sent_at === undefined){
+const err6 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "sent_at"},message:"must have required property '"+"sent_at"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data0.signed_at === undefined){
+const err7 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "signed_at"},message:"must have required property '"+"signed_at"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data0.days_outstanding === undefined){
+const err8 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "days_outstanding"},message:"must have required property '"+"days_outstanding"+"'"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(data0.aging_bucket === undefined){
+const err9 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "aging_bucket"},message:"must have required property '"+"aging_bucket"+"'"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(data0.sla_days === undefined){
+const err10 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "sla_days"},message:"must have required property '"+"sla_days"+"'"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data0.sla_breached === undefined){
+const err11 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "sla_breached"},message:"must have required property '"+"sla_breached"+"'"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(data0.created_at === undefined){
+const err12 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "created_at"},message:"must have required property '"+"created_at"+"'"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if(data0.id !== undefined){
+if(typeof data0.id !== "string"){
+const err13 = {instancePath:instancePath+"/data/id",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(data0.order_type !== undefined){
+let data2 = data0.order_type;
+if(typeof data2 !== "string"){
+const err14 = {instancePath:instancePath+"/data/order_type",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/order_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(!((((((data2 === "plan_of_care") || (data2 === "recertification")) || (data2 === "verbal")) || (data2 === "supplemental")) || (data2 === "face_to_face")) || (data2 === "discharge"))){
+const err15 = {instancePath:instancePath+"/data/order_type",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/order_type/enum",keyword:"enum",params:{allowedValues: schema303.properties.order_type.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data0.patient_id !== undefined){
+if(typeof data0.patient_id !== "string"){
+const err16 = {instancePath:instancePath+"/data/patient_id",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/patient_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data0.physician_id !== undefined){
+if(typeof data0.physician_id !== "string"){
+const err17 = {instancePath:instancePath+"/data/physician_id",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/physician_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data0.physician_name !== undefined){
+let data5 = data0.physician_name;
+if((typeof data5 !== "string") && (data5 !== null)){
+const err18 = {instancePath:instancePath+"/data/physician_name",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/physician_name/type",keyword:"type",params:{type: schema303.properties.physician_name.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+if(data0.status !== undefined){
+let data6 = data0.status;
+if(typeof data6 !== "string"){
+const err19 = {instancePath:instancePath+"/data/status",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!((((((data6 === "signed") || (data6 === "awaiting_signature")) || (data6 === "signature_not_required")) || (data6 === "rejected")) || (data6 === "superseded")) || (data6 === "cancelled"))){
+const err20 = {instancePath:instancePath+"/data/status",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/status/enum",keyword:"enum",params:{allowedValues: schema303.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+if(data0.sent_at !== undefined){
+let data7 = data0.sent_at;
+if((typeof data7 !== "string") && (data7 !== null)){
+const err21 = {instancePath:instancePath+"/data/sent_at",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/sent_at/type",keyword:"type",params:{type: schema303.properties.sent_at.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+if(typeof data7 === "string"){
+if(!(formats0.validate(data7))){
+const err22 = {instancePath:instancePath+"/data/sent_at",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/sent_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+}
+if(data0.signed_at !== undefined){
+let data8 = data0.signed_at;
+if((typeof data8 !== "string") && (data8 !== null)){
+const err23 = {instancePath:instancePath+"/data/signed_at",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/signed_at/type",keyword:"type",params:{type: schema303.properties.signed_at.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+if(typeof data8 === "string"){
+if(!(formats0.validate(data8))){
+const err24 = {instancePath:instancePath+"/data/signed_at",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/signed_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+}
+if(data0.days_outstanding !== undefined){
+let data9 = data0.days_outstanding;
+if((!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))) && (data9 !== null)){
+const err25 = {instancePath:instancePath+"/data/days_outstanding",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/days_outstanding/type",keyword:"type",params:{type: schema303.properties.days_outstanding.type},message:"must be integer,null"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+if((typeof data9 == "number") && (isFinite(data9))){
+if(data9 < 0 || isNaN(data9)){
+const err26 = {instancePath:instancePath+"/data/days_outstanding",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/days_outstanding/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+}
+if(data0.aging_bucket !== undefined){
+let data10 = data0.aging_bucket;
+if((typeof data10 !== "string") && (data10 !== null)){
+const err27 = {instancePath:instancePath+"/data/aging_bucket",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/aging_bucket/type",keyword:"type",params:{type: schema303.properties.aging_bucket.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+if(!((((((data10 === "not_sent") || (data10 === "0_7_days")) || (data10 === "8_14_days")) || (data10 === "15_30_days")) || (data10 === "31_plus_days")) || (data10 === null))){
+const err28 = {instancePath:instancePath+"/data/aging_bucket",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/aging_bucket/enum",keyword:"enum",params:{allowedValues: schema303.properties.aging_bucket.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+}
+if(data0.sla_days !== undefined){
+let data11 = data0.sla_days;
+if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
+const err29 = {instancePath:instancePath+"/data/sla_days",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/sla_days/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+if((typeof data11 == "number") && (isFinite(data11))){
+if(data11 < 0 || isNaN(data11)){
+const err30 = {instancePath:instancePath+"/data/sla_days",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/sla_days/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+}
+if(data0.sla_breached !== undefined){
+if(typeof data0.sla_breached !== "boolean"){
+const err31 = {instancePath:instancePath+"/data/sla_breached",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/sla_breached/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+}
+if(data0.created_at !== undefined){
+let data13 = data0.created_at;
+if(typeof data13 === "string"){
+if(!(formats0.validate(data13))){
+const err32 = {instancePath:instancePath+"/data/created_at",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+}
+else {
+const err33 = {instancePath:instancePath+"/data/created_at",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+}
+}
+else {
+const err34 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/PhysicianOrder/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+if(data.meta !== undefined){
+if(!(validate66(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate66.errors : vErrors.concat(validate66.errors);
+errors = vErrors.length;
+}
+}
+if(data.warnings !== undefined){
+let data15 = data.warnings;
+if(Array.isArray(data15)){
+const len0 = data15.length;
+for(let i0=0; i0<len0; i0++){
+if(typeof data15[i0] !== "string"){
+const err35 = {instancePath:instancePath+"/warnings/" + i0,schemaPath:"components-v1#/$defs/Warnings/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+}
+else {
+const err36 = {instancePath:instancePath+"/warnings",schemaPath:"components-v1#/$defs/Warnings/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+}
+}
+else {
+const err37 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+validate310.errors = vErrors;
+return errors === 0;
+}
+validate310.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+
+
+function validate309(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate309.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate310(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate310.errors : vErrors.concat(validate310.errors);
+errors = vErrors.length;
+}
+validate309.errors = vErrors;
+return errors === 0;
+}
+validate309.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+
+export const listWorkingCollectionsStatus200 = validate313;
+const schema313 = {"$ref":"components#/$defs/WorkingCollectionListResponse"};
+const schema314 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/WorkingCollection"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/ListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
+const schema315 = {"type":"object","required":["id","name","visibility","owner_id","owner_name","row_count","updated_at"],"properties":{"id":{"type":"string","description":"Collection id."},"name":{"type":"string","description":"Name."},"description":{"type":["string","null"],"description":"Description."},"visibility":{"type":"string","enum":["agency","shared"],"description":"agency: shared agency-wide; shared: names this extension as an editor. Personal collections are never listed."},"owner_id":{"type":"string","description":"Owner user id."},"owner_name":{"type":"string","description":"Owner; ask them (through a task) for changes.","x-svc-since":"2"},"row_count":{"type":"integer","description":"Rows.","minimum":0},"updated_at":{"type":"string","format":"date-time","description":"Last change."}}};
+
+function validate314(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate314.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -19764,7 +33232,7 @@ errors++;
 if(data1.description !== undefined){
 let data4 = data1.description;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err11 = {instancePath:instancePath+"/data/" + i0+"/description",schemaPath:"components#/$defs/WorkingCollection/properties/description/type",keyword:"type",params:{type: schema201.properties.description.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/data/" + i0+"/description",schemaPath:"components#/$defs/WorkingCollection/properties/description/type",keyword:"type",params:{type: schema315.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -19787,7 +33255,7 @@ vErrors.push(err12);
 errors++;
 }
 if(!((data5 === "agency") || (data5 === "shared"))){
-const err13 = {instancePath:instancePath+"/data/" + i0+"/visibility",schemaPath:"components#/$defs/WorkingCollection/properties/visibility/enum",keyword:"enum",params:{allowedValues: schema201.properties.visibility.enum},message:"must be equal to one of the allowed values"};
+const err13 = {instancePath:instancePath+"/data/" + i0+"/visibility",schemaPath:"components#/$defs/WorkingCollection/properties/visibility/enum",keyword:"enum",params:{allowedValues: schema315.properties.visibility.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -19896,8 +33364,8 @@ errors++;
 }
 }
 if(data.meta !== undefined){
-if(!(validate85(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate85.errors : vErrors.concat(validate85.errors);
+if(!(validate109(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate109.errors : vErrors.concat(validate109.errors);
 errors = vErrors.length;
 }
 }
@@ -19940,40 +33408,359 @@ vErrors.push(err24);
 }
 errors++;
 }
-validate191.errors = vErrors;
+validate314.errors = vErrors;
 return errors === 0;
 }
-validate191.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate314.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate190(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate313(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate190.evaluated;
+const evaluated0 = validate313.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate191(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate191.errors : vErrors.concat(validate191.errors);
+if(!(validate314(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate314.errors : vErrors.concat(validate314.errors);
 errors = vErrors.length;
 }
-validate190.errors = vErrors;
+validate313.errors = vErrors;
 return errors === 0;
 }
-validate190.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate313.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listWorkingCollectionRowsStatus200 = validate194;
-const schema203 = {"$ref":"components#/$defs/WorkingCollectionRowListResponse"};
-const schema204 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/WorkingCollectionRow"},"description":"Items of this page."},"meta":{"allOf":[{"$ref":"components#/$defs/ListMeta"},{"type":"object","required":["collection"],"properties":{"collection":{"$ref":"components#/$defs/WorkingCollectionDefinition"}}}]},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
-const schema205 = {"type":"object","required":["id","values","updated_at"],"properties":{"id":{"type":"string","description":"Row id."},"values":{"type":"object","additionalProperties":true,"description":"Values keyed by stable field id. Supplemental: never establishes clinical or financial facts."},"updated_at":{"type":"string","format":"date-time","description":"Last change."}}};
+export const listWorkingCollectionsStatus200V1 = validate317;
+const schema317 = {"$ref":"components-v1#/$defs/WorkingCollectionListResponse"};
+const schema318 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components-v1#/$defs/WorkingCollection"},"description":"Items of this page."},"meta":{"$ref":"components-v1#/$defs/ListMeta"},"warnings":{"$ref":"components-v1#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
+const schema319 = {"type":"object","required":["id","name","visibility","owner_id","row_count","updated_at"],"properties":{"id":{"type":"string","description":"Collection id."},"name":{"type":"string","description":"Name."},"description":{"type":["string","null"],"description":"Description."},"visibility":{"type":"string","enum":["agency","shared"],"description":"agency: shared agency-wide; shared: names this extension as an editor. Personal collections are never listed."},"owner_id":{"type":"string","description":"Owner user id."},"row_count":{"type":"integer","description":"Rows.","minimum":0},"updated_at":{"type":"string","format":"date-time","description":"Last change."}}};
 
-function validate195(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate318(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate195.evaluated;
+const evaluated0 = validate318.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.meta === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "meta"},message:"must have required property '"+"meta"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.data !== undefined){
+let data0 = data.data;
+if(Array.isArray(data0)){
+const len0 = data0.length;
+for(let i0=0; i0<len0; i0++){
+let data1 = data0[i0];
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+if(data1.id === undefined){
+const err2 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/WorkingCollection/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data1.name === undefined){
+const err3 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/WorkingCollection/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data1.visibility === undefined){
+const err4 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/WorkingCollection/required",keyword:"required",params:{missingProperty: "visibility"},message:"must have required property '"+"visibility"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data1.owner_id === undefined){
+const err5 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/WorkingCollection/required",keyword:"required",params:{missingProperty: "owner_id"},message:"must have required property '"+"owner_id"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data1.row_count === undefined){
+const err6 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/WorkingCollection/required",keyword:"required",params:{missingProperty: "row_count"},message:"must have required property '"+"row_count"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data1.updated_at === undefined){
+const err7 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/WorkingCollection/required",keyword:"required",params:{missingProperty: "updated_at"},message:"must have required property '"+"updated_at"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data1.id !== undefined){
+if(typeof data1.id !== "string"){
+const err8 = {instancePath:instancePath+"/data/" + i0+"/id",schemaPath:"components-v1#/$defs/WorkingCollection/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data1.name !== undefined){
+if(typeof data1.name !== "string"){
+const err9 = {instancePath:instancePath+"/data/" + i0+"/name",schemaPath:"components-v1#/$defs/WorkingCollection/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data1.description !== undefined){
+let data4 = data1.description;
+if((typeof data4 !== "string") && (data4 !== null)){
+const err10 = {instancePath:instancePath+"/data/" + i0+"/description",schemaPath:"components-v1#/$defs/WorkingCollection/properties/description/type",keyword:"type",params:{type: schema319.properties.description.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data1.visibility !== undefined){
+let data5 = data1.visibility;
+if(typeof data5 !== "string"){
+const err11 = {instancePath:instancePath+"/data/" + i0+"/visibility",schemaPath:"components-v1#/$defs/WorkingCollection/properties/visibility/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!((data5 === "agency") || (data5 === "shared"))){
+const err12 = {instancePath:instancePath+"/data/" + i0+"/visibility",schemaPath:"components-v1#/$defs/WorkingCollection/properties/visibility/enum",keyword:"enum",params:{allowedValues: schema319.properties.visibility.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data1.owner_id !== undefined){
+if(typeof data1.owner_id !== "string"){
+const err13 = {instancePath:instancePath+"/data/" + i0+"/owner_id",schemaPath:"components-v1#/$defs/WorkingCollection/properties/owner_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(data1.row_count !== undefined){
+let data7 = data1.row_count;
+if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
+const err14 = {instancePath:instancePath+"/data/" + i0+"/row_count",schemaPath:"components-v1#/$defs/WorkingCollection/properties/row_count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if((typeof data7 == "number") && (isFinite(data7))){
+if(data7 < 0 || isNaN(data7)){
+const err15 = {instancePath:instancePath+"/data/" + i0+"/row_count",schemaPath:"components-v1#/$defs/WorkingCollection/properties/row_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+}
+if(data1.updated_at !== undefined){
+let data8 = data1.updated_at;
+if(typeof data8 === "string"){
+if(!(formats0.validate(data8))){
+const err16 = {instancePath:instancePath+"/data/" + i0+"/updated_at",schemaPath:"components-v1#/$defs/WorkingCollection/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+else {
+const err17 = {instancePath:instancePath+"/data/" + i0+"/updated_at",schemaPath:"components-v1#/$defs/WorkingCollection/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+}
+else {
+const err18 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/WorkingCollection/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+}
+else {
+const err19 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+if(data.meta !== undefined){
+if(!(validate115(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
+errors = vErrors.length;
+}
+}
+if(data.warnings !== undefined){
+let data10 = data.warnings;
+if(Array.isArray(data10)){
+const len1 = data10.length;
+for(let i1=0; i1<len1; i1++){
+if(typeof data10[i1] !== "string"){
+const err20 = {instancePath:instancePath+"/warnings/" + i1,schemaPath:"components-v1#/$defs/Warnings/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+else {
+const err21 = {instancePath:instancePath+"/warnings",schemaPath:"components-v1#/$defs/Warnings/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+}
+else {
+const err22 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+validate318.errors = vErrors;
+return errors === 0;
+}
+validate318.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+
+
+function validate317(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate317.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate318(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate318.errors : vErrors.concat(validate318.errors);
+errors = vErrors.length;
+}
+validate317.errors = vErrors;
+return errors === 0;
+}
+validate317.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+
+export const listWorkingCollectionRowsStatus200 = validate321;
+const schema321 = {"$ref":"components#/$defs/WorkingCollectionRowListResponse"};
+const schema322 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/WorkingCollectionRow"},"description":"Items of this page."},"meta":{"allOf":[{"$ref":"components#/$defs/ListMeta"},{"type":"object","required":["collection"],"properties":{"collection":{"$ref":"components#/$defs/WorkingCollectionDefinition"}}}]},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
+const schema323 = {"type":"object","required":["id","values","updated_at"],"properties":{"id":{"type":"string","description":"Row id."},"values":{"type":"object","additionalProperties":true,"description":"Values keyed by stable field id. Supplemental: never establishes clinical or financial facts.","x-svc-v1-name":"cells"},"updated_at":{"type":"string","format":"date-time","description":"Last change."}}};
+
+function validate322(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate322.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20116,8 +33903,8 @@ errors++;
 }
 if(data.meta !== undefined){
 let data5 = data.meta;
-if(!(validate85(data5, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate85.errors : vErrors.concat(validate85.errors);
+if(!(validate109(data5, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate109.errors : vErrors.concat(validate109.errors);
 errors = vErrors.length;
 }
 if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
@@ -20188,40 +33975,288 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate195.errors = vErrors;
+validate322.errors = vErrors;
 return errors === 0;
 }
-validate195.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate322.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate194(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate321(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate194.evaluated;
+const evaluated0 = validate321.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate195(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate195.errors : vErrors.concat(validate195.errors);
+if(!(validate322(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate322.errors : vErrors.concat(validate322.errors);
 errors = vErrors.length;
 }
-validate194.errors = vErrors;
+validate321.errors = vErrors;
 return errors === 0;
 }
-validate194.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate321.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const getHhvbpSummaryStatus200 = validate199;
-const schema207 = {"$ref":"components#/$defs/HhvbpSummaryResponse"};
-const schema208 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/HhvbpSummary"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
-const schema209 = {"type":"object","required":["performance_year","payment_year","cohort","measure_count","official_regulator_total_performance_score","official_regulator_payment_adjustment_percent","official_regulator_unavailable_reason","modeled_total_performance_score","modeled_payment_adjustment_percent"],"properties":{"performance_year":{"type":"integer","description":"Performance year."},"payment_year":{"type":"integer","description":"Payment year (performance_year + 2 by default)."},"cohort":{"type":["string","null"],"enum":["larger_volume","smaller_volume",null],"description":"HHVBP volume cohort."},"measure_count":{"type":"integer","description":"Measures in the set.","minimum":0},"official_regulator_total_performance_score":{"type":["number","null"],"description":"Total performance score as published by the regulator; null when unpublished."},"official_regulator_payment_adjustment_percent":{"type":["number","null"],"description":"Payment adjustment percent as published by the regulator; null when unpublished."},"official_regulator_published_at":{"type":["string","null"],"format":"date-time","description":"When the regulator published."},"official_regulator_unavailable_reason":{"type":["string","null"],"description":"Why an official result is missing."},"modeled_total_performance_score":{"type":["number","null"],"description":"Total performance score, projected by the service: a diagnostic, not a determination."},"modeled_payment_adjustment_percent":{"type":["number","null"],"description":"Payment adjustment percent, projected by the service: a diagnostic, not a determination."},"modeled_as_of":{"type":["string","null"],"format":"date-time","description":"Data cut-off of the projection."}},"description":"Agency-level HHVBP cycle summary; no patient data."};
+export const listWorkingCollectionRowsStatus200V1 = validate326;
+const schema325 = {"$ref":"components-v1#/$defs/WorkingCollectionRowListResponse"};
+const schema326 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components-v1#/$defs/WorkingCollectionRow"},"description":"Items of this page."},"meta":{"allOf":[{"$ref":"components-v1#/$defs/ListMeta"},{"type":"object","required":["collection"],"properties":{"collection":{"$ref":"components-v1#/$defs/WorkingCollectionDefinition"}}}]},"warnings":{"$ref":"components-v1#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
+const schema327 = {"type":"object","required":["id","cells","updated_at"],"properties":{"id":{"type":"string","description":"Row id."},"cells":{"type":"object","additionalProperties":true,"description":"Values keyed by stable field id. Supplemental: never establishes clinical or financial facts.","x-svc-v1-name":"cells"},"updated_at":{"type":"string","format":"date-time","description":"Last change."}}};
 
-function validate200(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate327(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate200.evaluated;
+const evaluated0 = validate327.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.meta === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "meta"},message:"must have required property '"+"meta"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.data !== undefined){
+let data0 = data.data;
+if(Array.isArray(data0)){
+const len0 = data0.length;
+for(let i0=0; i0<len0; i0++){
+let data1 = data0[i0];
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+if(data1.id === undefined){
+const err2 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/WorkingCollectionRow/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data1.cells === undefined){
+const err3 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/WorkingCollectionRow/required",keyword:"required",params:{missingProperty: "cells"},message:"must have required property '"+"cells"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data1.updated_at === undefined){
+const err4 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/WorkingCollectionRow/required",keyword:"required",params:{missingProperty: "updated_at"},message:"must have required property '"+"updated_at"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data1.id !== undefined){
+if(typeof data1.id !== "string"){
+const err5 = {instancePath:instancePath+"/data/" + i0+"/id",schemaPath:"components-v1#/$defs/WorkingCollectionRow/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data1.cells !== undefined){
+let data3 = data1.cells;
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+}
+else {
+const err6 = {instancePath:instancePath+"/data/" + i0+"/cells",schemaPath:"components-v1#/$defs/WorkingCollectionRow/properties/cells/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data1.updated_at !== undefined){
+let data4 = data1.updated_at;
+if(typeof data4 === "string"){
+if(!(formats0.validate(data4))){
+const err7 = {instancePath:instancePath+"/data/" + i0+"/updated_at",schemaPath:"components-v1#/$defs/WorkingCollectionRow/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+else {
+const err8 = {instancePath:instancePath+"/data/" + i0+"/updated_at",schemaPath:"components-v1#/$defs/WorkingCollectionRow/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+else {
+const err9 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/WorkingCollectionRow/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+}
+else {
+const err10 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data.meta !== undefined){
+let data5 = data.meta;
+if(!(validate115(data5, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
+errors = vErrors.length;
+}
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+if(data5.collection === undefined){
+const err11 = {instancePath:instancePath+"/meta",schemaPath:"#/properties/meta/allOf/1/required",keyword:"required",params:{missingProperty: "collection"},message:"must have required property '"+"collection"+"'"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(data5.collection !== undefined){
+if(!(validate67(data5.collection, {instancePath:instancePath+"/meta/collection",parentData:data5,parentDataProperty:"collection",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate67.errors : vErrors.concat(validate67.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err12 = {instancePath:instancePath+"/meta",schemaPath:"#/properties/meta/allOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data.warnings !== undefined){
+let data7 = data.warnings;
+if(Array.isArray(data7)){
+const len1 = data7.length;
+for(let i1=0; i1<len1; i1++){
+if(typeof data7[i1] !== "string"){
+const err13 = {instancePath:instancePath+"/warnings/" + i1,schemaPath:"components-v1#/$defs/Warnings/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath:instancePath+"/warnings",schemaPath:"components-v1#/$defs/Warnings/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+}
+else {
+const err15 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+validate327.errors = vErrors;
+return errors === 0;
+}
+validate327.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+
+
+function validate326(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate326.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate327(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate327.errors : vErrors.concat(validate327.errors);
+errors = vErrors.length;
+}
+validate326.errors = vErrors;
+return errors === 0;
+}
+validate326.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+
+export const getHhvbpSummaryStatus200 = validate331;
+const schema329 = {"$ref":"components#/$defs/HhvbpSummaryResponse"};
+const schema330 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/HhvbpSummary"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+const schema331 = {"type":"object","required":["performance_year","payment_year","cohort","measure_count","official_regulator_total_performance_score","official_regulator_payment_adjustment_percent","official_regulator_unavailable_reason","modeled_total_performance_score","modeled_payment_adjustment_percent"],"properties":{"performance_year":{"type":"integer","description":"Performance year."},"payment_year":{"type":"integer","description":"Payment year (performance_year + 2 by default)."},"cohort":{"type":["string","null"],"enum":["larger_volume","smaller_volume",null],"description":"HHVBP volume cohort."},"measure_count":{"type":"integer","description":"Measures in the set.","minimum":0},"official_regulator_total_performance_score":{"type":["number","null"],"description":"Total performance score as published by the regulator; null when unpublished."},"official_regulator_payment_adjustment_percent":{"type":["number","null"],"description":"Payment adjustment percent as published by the regulator; null when unpublished."},"official_regulator_published_at":{"type":["string","null"],"format":"date-time","description":"When the regulator published."},"official_regulator_unavailable_reason":{"type":["string","null"],"description":"Why an official result is missing."},"modeled_total_performance_score":{"type":["number","null"],"description":"Total performance score, projected by the service: a diagnostic, not a determination."},"modeled_payment_adjustment_percent":{"type":["number","null"],"description":"Payment adjustment percent, projected by the service: a diagnostic, not a determination."},"modeled_as_of":{"type":["string","null"],"format":"date-time","description":"Data cut-off of the projection.","x-svc-since":"2"}},"description":"Agency-level HHVBP cycle summary; no patient data."};
+
+function validate332(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate332.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20361,7 +34396,7 @@ errors++;
 if(data0.cohort !== undefined){
 let data3 = data0.cohort;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err12 = {instancePath:instancePath+"/data/cohort",schemaPath:"components#/$defs/HhvbpSummary/properties/cohort/type",keyword:"type",params:{type: schema209.properties.cohort.type},message:"must be string,null"};
+const err12 = {instancePath:instancePath+"/data/cohort",schemaPath:"components#/$defs/HhvbpSummary/properties/cohort/type",keyword:"type",params:{type: schema331.properties.cohort.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -20371,7 +34406,7 @@ vErrors.push(err12);
 errors++;
 }
 if(!(((data3 === "larger_volume") || (data3 === "smaller_volume")) || (data3 === null))){
-const err13 = {instancePath:instancePath+"/data/cohort",schemaPath:"components#/$defs/HhvbpSummary/properties/cohort/enum",keyword:"enum",params:{allowedValues: schema209.properties.cohort.enum},message:"must be equal to one of the allowed values"};
+const err13 = {instancePath:instancePath+"/data/cohort",schemaPath:"components#/$defs/HhvbpSummary/properties/cohort/enum",keyword:"enum",params:{allowedValues: schema331.properties.cohort.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -20409,7 +34444,7 @@ errors++;
 if(data0.official_regulator_total_performance_score !== undefined){
 let data5 = data0.official_regulator_total_performance_score;
 if((!((typeof data5 == "number") && (isFinite(data5)))) && (data5 !== null)){
-const err16 = {instancePath:instancePath+"/data/official_regulator_total_performance_score",schemaPath:"components#/$defs/HhvbpSummary/properties/official_regulator_total_performance_score/type",keyword:"type",params:{type: schema209.properties.official_regulator_total_performance_score.type},message:"must be number,null"};
+const err16 = {instancePath:instancePath+"/data/official_regulator_total_performance_score",schemaPath:"components#/$defs/HhvbpSummary/properties/official_regulator_total_performance_score/type",keyword:"type",params:{type: schema331.properties.official_regulator_total_performance_score.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -20422,7 +34457,7 @@ errors++;
 if(data0.official_regulator_payment_adjustment_percent !== undefined){
 let data6 = data0.official_regulator_payment_adjustment_percent;
 if((!((typeof data6 == "number") && (isFinite(data6)))) && (data6 !== null)){
-const err17 = {instancePath:instancePath+"/data/official_regulator_payment_adjustment_percent",schemaPath:"components#/$defs/HhvbpSummary/properties/official_regulator_payment_adjustment_percent/type",keyword:"type",params:{type: schema209.properties.official_regulator_payment_adjustment_percent.type},message:"must be number,null"};
+const err17 = {instancePath:instancePath+"/data/official_regulator_payment_adjustment_percent",schemaPath:"components#/$defs/HhvbpSummary/properties/official_regulator_payment_adjustment_percent/type",keyword:"type",params:{type: schema331.properties.official_regulator_payment_adjustment_percent.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -20435,7 +34470,7 @@ errors++;
 if(data0.official_regulator_published_at !== undefined){
 let data7 = data0.official_regulator_published_at;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err18 = {instancePath:instancePath+"/data/official_regulator_published_at",schemaPath:"components#/$defs/HhvbpSummary/properties/official_regulator_published_at/type",keyword:"type",params:{type: schema209.properties.official_regulator_published_at.type},message:"must be string,null"};
+const err18 = {instancePath:instancePath+"/data/official_regulator_published_at",schemaPath:"components#/$defs/HhvbpSummary/properties/official_regulator_published_at/type",keyword:"type",params:{type: schema331.properties.official_regulator_published_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -20460,7 +34495,7 @@ errors++;
 if(data0.official_regulator_unavailable_reason !== undefined){
 let data8 = data0.official_regulator_unavailable_reason;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err20 = {instancePath:instancePath+"/data/official_regulator_unavailable_reason",schemaPath:"components#/$defs/HhvbpSummary/properties/official_regulator_unavailable_reason/type",keyword:"type",params:{type: schema209.properties.official_regulator_unavailable_reason.type},message:"must be string,null"};
+const err20 = {instancePath:instancePath+"/data/official_regulator_unavailable_reason",schemaPath:"components#/$defs/HhvbpSummary/properties/official_regulator_unavailable_reason/type",keyword:"type",params:{type: schema331.properties.official_regulator_unavailable_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -20473,7 +34508,7 @@ errors++;
 if(data0.modeled_total_performance_score !== undefined){
 let data9 = data0.modeled_total_performance_score;
 if((!((typeof data9 == "number") && (isFinite(data9)))) && (data9 !== null)){
-const err21 = {instancePath:instancePath+"/data/modeled_total_performance_score",schemaPath:"components#/$defs/HhvbpSummary/properties/modeled_total_performance_score/type",keyword:"type",params:{type: schema209.properties.modeled_total_performance_score.type},message:"must be number,null"};
+const err21 = {instancePath:instancePath+"/data/modeled_total_performance_score",schemaPath:"components#/$defs/HhvbpSummary/properties/modeled_total_performance_score/type",keyword:"type",params:{type: schema331.properties.modeled_total_performance_score.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -20486,7 +34521,7 @@ errors++;
 if(data0.modeled_payment_adjustment_percent !== undefined){
 let data10 = data0.modeled_payment_adjustment_percent;
 if((!((typeof data10 == "number") && (isFinite(data10)))) && (data10 !== null)){
-const err22 = {instancePath:instancePath+"/data/modeled_payment_adjustment_percent",schemaPath:"components#/$defs/HhvbpSummary/properties/modeled_payment_adjustment_percent/type",keyword:"type",params:{type: schema209.properties.modeled_payment_adjustment_percent.type},message:"must be number,null"};
+const err22 = {instancePath:instancePath+"/data/modeled_payment_adjustment_percent",schemaPath:"components#/$defs/HhvbpSummary/properties/modeled_payment_adjustment_percent/type",keyword:"type",params:{type: schema331.properties.modeled_payment_adjustment_percent.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -20499,7 +34534,7 @@ errors++;
 if(data0.modeled_as_of !== undefined){
 let data11 = data0.modeled_as_of;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err23 = {instancePath:instancePath+"/data/modeled_as_of",schemaPath:"components#/$defs/HhvbpSummary/properties/modeled_as_of/type",keyword:"type",params:{type: schema209.properties.modeled_as_of.type},message:"must be string,null"};
+const err23 = {instancePath:instancePath+"/data/modeled_as_of",schemaPath:"components#/$defs/HhvbpSummary/properties/modeled_as_of/type",keyword:"type",params:{type: schema331.properties.modeled_as_of.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -20578,40 +34613,405 @@ vErrors.push(err28);
 }
 errors++;
 }
-validate200.errors = vErrors;
+validate332.errors = vErrors;
 return errors === 0;
 }
-validate200.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate332.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate199(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate331(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate199.evaluated;
+const evaluated0 = validate331.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate200(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate200.errors : vErrors.concat(validate200.errors);
+if(!(validate332(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate332.errors : vErrors.concat(validate332.errors);
 errors = vErrors.length;
 }
-validate199.errors = vErrors;
+validate331.errors = vErrors;
 return errors === 0;
 }
-validate199.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate331.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listHhvbpMeasuresStatus200 = validate203;
-const schema211 = {"$ref":"components#/$defs/HhvbpMeasureListResponse"};
-const schema212 = {"type":"object","required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/HhvbpMeasure"},"description":"Measures."},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
-const schema213 = {"type":"object","required":["measure_id","name","category","official_regulator_score","official_regulator_unavailable_reason","modeled_score"],"properties":{"measure_id":{"type":"string","description":"Measure id."},"name":{"type":"string","description":"Measure name."},"category":{"type":"string","enum":["oasis","claims","hhcahps"],"description":"Data source."},"official_regulator_score":{"type":["number","null"],"description":"Measure score (achievement or improvement, the higher) as published by the regulator; null when unpublished."},"official_regulator_achievement_points":{"type":["number","null"],"description":"Achievement points as published by the regulator; null when unpublished."},"official_regulator_improvement_points":{"type":["number","null"],"description":"Improvement points as published by the regulator; null when unpublished."},"official_regulator_unavailable_reason":{"type":["string","null"],"description":"Why an official result is missing."},"modeled_score":{"type":["number","null"],"description":"Measure score, projected by the service: a diagnostic, not a determination."},"modeled_agency_value":{"type":["number","null"],"description":"Projected agency measure value."},"achievement_threshold":{"type":["number","null"],"description":"Cohort achievement threshold."},"benchmark":{"type":["number","null"],"description":"Cohort benchmark."}}};
+export const getHhvbpSummaryStatus200V1 = validate335;
+const schema333 = {"$ref":"components-v1#/$defs/HhvbpSummaryResponse"};
+const schema334 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components-v1#/$defs/HhvbpSummary"},"meta":{"$ref":"components-v1#/$defs/Meta"},"warnings":{"$ref":"components-v1#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+const schema335 = {"type":"object","required":["performance_year","payment_year","cohort","measure_count","official_regulator_total_performance_score","official_regulator_payment_adjustment_percent","official_regulator_unavailable_reason","modeled_total_performance_score","modeled_payment_adjustment_percent"],"properties":{"performance_year":{"type":"integer","description":"Performance year."},"payment_year":{"type":"integer","description":"Payment year (performance_year + 2 by default)."},"cohort":{"type":["string","null"],"enum":["larger_volume","smaller_volume",null],"description":"HHVBP volume cohort."},"measure_count":{"type":"integer","description":"Measures in the set.","minimum":0},"official_regulator_total_performance_score":{"type":["number","null"],"description":"Total performance score as published by the regulator; null when unpublished."},"official_regulator_payment_adjustment_percent":{"type":["number","null"],"description":"Payment adjustment percent as published by the regulator; null when unpublished."},"official_regulator_published_at":{"type":["string","null"],"format":"date-time","description":"When the regulator published."},"official_regulator_unavailable_reason":{"type":["string","null"],"description":"Why an official result is missing."},"modeled_total_performance_score":{"type":["number","null"],"description":"Total performance score, projected by the service: a diagnostic, not a determination."},"modeled_payment_adjustment_percent":{"type":["number","null"],"description":"Payment adjustment percent, projected by the service: a diagnostic, not a determination."}},"description":"Agency-level HHVBP cycle summary; no patient data."};
 
-function validate204(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate336(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate204.evaluated;
+const evaluated0 = validate336.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.data !== undefined){
+let data0 = data.data;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.performance_year === undefined){
+const err1 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/HhvbpSummary/required",keyword:"required",params:{missingProperty: "performance_year"},message:"must have required property '"+"performance_year"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data0.payment_year === undefined){
+const err2 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/HhvbpSummary/required",keyword:"required",params:{missingProperty: "payment_year"},message:"must have required property '"+"payment_year"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.cohort === undefined){
+const err3 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/HhvbpSummary/required",keyword:"required",params:{missingProperty: "cohort"},message:"must have required property '"+"cohort"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.measure_count === undefined){
+const err4 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/HhvbpSummary/required",keyword:"required",params:{missingProperty: "measure_count"},message:"must have required property '"+"measure_count"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.official_regulator_total_performance_score === undefined){
+const err5 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/HhvbpSummary/required",keyword:"required",params:{missingProperty: "official_regulator_total_performance_score"},message:"must have required property '"+"official_regulator_total_performance_score"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data0.official_regulator_payment_adjustment_percent === undefined){
+const err6 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/HhvbpSummary/required",keyword:"required",params:{missingProperty: "official_regulator_payment_adjustment_percent"},message:"must have required property '"+"official_regulator_payment_adjustment_percent"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data0.official_regulator_unavailable_reason === undefined){
+const err7 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/HhvbpSummary/required",keyword:"required",params:{missingProperty: "official_regulator_unavailable_reason"},message:"must have required property '"+"official_regulator_unavailable_reason"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data0.modeled_total_performance_score === undefined){
+const err8 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/HhvbpSummary/required",keyword:"required",params:{missingProperty: "modeled_total_performance_score"},message:"must have required property '"+"modeled_total_performance_score"+"'"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(data0.modeled_payment_adjustment_percent === undefined){
+const err9 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/HhvbpSummary/required",keyword:"required",params:{missingProperty: "modeled_payment_adjustment_percent"},message:"must have required property '"+"modeled_payment_adjustment_percent"+"'"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(data0.performance_year !== undefined){
+let data1 = data0.performance_year;
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+const err10 = {instancePath:instancePath+"/data/performance_year",schemaPath:"components-v1#/$defs/HhvbpSummary/properties/performance_year/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data0.payment_year !== undefined){
+let data2 = data0.payment_year;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+const err11 = {instancePath:instancePath+"/data/payment_year",schemaPath:"components-v1#/$defs/HhvbpSummary/properties/payment_year/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.cohort !== undefined){
+let data3 = data0.cohort;
+if((typeof data3 !== "string") && (data3 !== null)){
+const err12 = {instancePath:instancePath+"/data/cohort",schemaPath:"components-v1#/$defs/HhvbpSummary/properties/cohort/type",keyword:"type",params:{type: schema335.properties.cohort.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if(!(((data3 === "larger_volume") || (data3 === "smaller_volume")) || (data3 === null))){
+const err13 = {instancePath:instancePath+"/data/cohort",schemaPath:"components-v1#/$defs/HhvbpSummary/properties/cohort/enum",keyword:"enum",params:{allowedValues: schema335.properties.cohort.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(data0.measure_count !== undefined){
+let data4 = data0.measure_count;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+const err14 = {instancePath:instancePath+"/data/measure_count",schemaPath:"components-v1#/$defs/HhvbpSummary/properties/measure_count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 < 0 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/data/measure_count",schemaPath:"components-v1#/$defs/HhvbpSummary/properties/measure_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+}
+if(data0.official_regulator_total_performance_score !== undefined){
+let data5 = data0.official_regulator_total_performance_score;
+if((!((typeof data5 == "number") && (isFinite(data5)))) && (data5 !== null)){
+const err16 = {instancePath:instancePath+"/data/official_regulator_total_performance_score",schemaPath:"components-v1#/$defs/HhvbpSummary/properties/official_regulator_total_performance_score/type",keyword:"type",params:{type: schema335.properties.official_regulator_total_performance_score.type},message:"must be number,null"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data0.official_regulator_payment_adjustment_percent !== undefined){
+let data6 = data0.official_regulator_payment_adjustment_percent;
+if((!((typeof data6 == "number") && (isFinite(data6)))) && (data6 !== null)){
+const err17 = {instancePath:instancePath+"/data/official_regulator_payment_adjustment_percent",schemaPath:"components-v1#/$defs/HhvbpSummary/properties/official_regulator_payment_adjustment_percent/type",keyword:"type",params:{type: schema335.properties.official_regulator_payment_adjustment_percent.type},message:"must be number,null"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data0.official_regulator_published_at !== undefined){
+let data7 = data0.official_regulator_published_at;
+if((typeof data7 !== "string") && (data7 !== null)){
+const err18 = {instancePath:instancePath+"/data/official_regulator_published_at",schemaPath:"components-v1#/$defs/HhvbpSummary/properties/official_regulator_published_at/type",keyword:"type",params:{type: schema335.properties.official_regulator_published_at.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(typeof data7 === "string"){
+if(!(formats0.validate(data7))){
+const err19 = {instancePath:instancePath+"/data/official_regulator_published_at",schemaPath:"components-v1#/$defs/HhvbpSummary/properties/official_regulator_published_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+}
+if(data0.official_regulator_unavailable_reason !== undefined){
+let data8 = data0.official_regulator_unavailable_reason;
+if((typeof data8 !== "string") && (data8 !== null)){
+const err20 = {instancePath:instancePath+"/data/official_regulator_unavailable_reason",schemaPath:"components-v1#/$defs/HhvbpSummary/properties/official_regulator_unavailable_reason/type",keyword:"type",params:{type: schema335.properties.official_regulator_unavailable_reason.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+if(data0.modeled_total_performance_score !== undefined){
+let data9 = data0.modeled_total_performance_score;
+if((!((typeof data9 == "number") && (isFinite(data9)))) && (data9 !== null)){
+const err21 = {instancePath:instancePath+"/data/modeled_total_performance_score",schemaPath:"components-v1#/$defs/HhvbpSummary/properties/modeled_total_performance_score/type",keyword:"type",params:{type: schema335.properties.modeled_total_performance_score.type},message:"must be number,null"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+if(data0.modeled_payment_adjustment_percent !== undefined){
+let data10 = data0.modeled_payment_adjustment_percent;
+if((!((typeof data10 == "number") && (isFinite(data10)))) && (data10 !== null)){
+const err22 = {instancePath:instancePath+"/data/modeled_payment_adjustment_percent",schemaPath:"components-v1#/$defs/HhvbpSummary/properties/modeled_payment_adjustment_percent/type",keyword:"type",params:{type: schema335.properties.modeled_payment_adjustment_percent.type},message:"must be number,null"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+}
+else {
+const err23 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/HhvbpSummary/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+if(data.meta !== undefined){
+if(!(validate66(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate66.errors : vErrors.concat(validate66.errors);
+errors = vErrors.length;
+}
+}
+if(data.warnings !== undefined){
+let data12 = data.warnings;
+if(Array.isArray(data12)){
+const len0 = data12.length;
+for(let i0=0; i0<len0; i0++){
+if(typeof data12[i0] !== "string"){
+const err24 = {instancePath:instancePath+"/warnings/" + i0,schemaPath:"components-v1#/$defs/Warnings/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+}
+else {
+const err25 = {instancePath:instancePath+"/warnings",schemaPath:"components-v1#/$defs/Warnings/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+}
+else {
+const err26 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+validate336.errors = vErrors;
+return errors === 0;
+}
+validate336.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+
+
+function validate335(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate335.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate336(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate336.errors : vErrors.concat(validate336.errors);
+errors = vErrors.length;
+}
+validate335.errors = vErrors;
+return errors === 0;
+}
+validate335.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+
+export const listHhvbpMeasuresStatus200 = validate339;
+const schema337 = {"$ref":"components#/$defs/HhvbpMeasureListResponse"};
+const schema338 = {"type":"object","required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/HhvbpMeasure"},"description":"Measures."},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+const schema339 = {"type":"object","required":["measure_id","name","category","official_regulator_score","official_regulator_unavailable_reason","modeled_score"],"properties":{"measure_id":{"type":"string","description":"Measure id.","x-svc-v1-name":"code"},"name":{"type":"string","description":"Measure name."},"category":{"type":"string","enum":["oasis","claims","hhcahps"],"description":"Data source."},"official_regulator_score":{"type":["number","null"],"description":"Measure score (achievement or improvement, the higher) as published by the regulator; null when unpublished."},"official_regulator_achievement_points":{"type":["number","null"],"description":"Achievement points as published by the regulator; null when unpublished."},"official_regulator_improvement_points":{"type":["number","null"],"description":"Improvement points as published by the regulator; null when unpublished."},"official_regulator_unavailable_reason":{"type":["string","null"],"description":"Why an official result is missing."},"modeled_score":{"type":["number","null"],"description":"Measure score, projected by the service: a diagnostic, not a determination."},"modeled_agency_value":{"type":["number","null"],"description":"Projected agency measure value.","x-svc-since":"2"},"achievement_threshold":{"type":["number","null"],"description":"Cohort achievement threshold."},"benchmark":{"type":["number","null"],"description":"Cohort benchmark."}}};
+
+function validate340(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate340.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20733,7 +35133,7 @@ vErrors.push(err9);
 errors++;
 }
 if(!(((data4 === "oasis") || (data4 === "claims")) || (data4 === "hhcahps"))){
-const err10 = {instancePath:instancePath+"/data/" + i0+"/category",schemaPath:"components#/$defs/HhvbpMeasure/properties/category/enum",keyword:"enum",params:{allowedValues: schema213.properties.category.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/data/" + i0+"/category",schemaPath:"components#/$defs/HhvbpMeasure/properties/category/enum",keyword:"enum",params:{allowedValues: schema339.properties.category.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -20746,7 +35146,7 @@ errors++;
 if(data1.official_regulator_score !== undefined){
 let data5 = data1.official_regulator_score;
 if((!((typeof data5 == "number") && (isFinite(data5)))) && (data5 !== null)){
-const err11 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_score",schemaPath:"components#/$defs/HhvbpMeasure/properties/official_regulator_score/type",keyword:"type",params:{type: schema213.properties.official_regulator_score.type},message:"must be number,null"};
+const err11 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_score",schemaPath:"components#/$defs/HhvbpMeasure/properties/official_regulator_score/type",keyword:"type",params:{type: schema339.properties.official_regulator_score.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -20759,7 +35159,7 @@ errors++;
 if(data1.official_regulator_achievement_points !== undefined){
 let data6 = data1.official_regulator_achievement_points;
 if((!((typeof data6 == "number") && (isFinite(data6)))) && (data6 !== null)){
-const err12 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_achievement_points",schemaPath:"components#/$defs/HhvbpMeasure/properties/official_regulator_achievement_points/type",keyword:"type",params:{type: schema213.properties.official_regulator_achievement_points.type},message:"must be number,null"};
+const err12 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_achievement_points",schemaPath:"components#/$defs/HhvbpMeasure/properties/official_regulator_achievement_points/type",keyword:"type",params:{type: schema339.properties.official_regulator_achievement_points.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -20772,7 +35172,7 @@ errors++;
 if(data1.official_regulator_improvement_points !== undefined){
 let data7 = data1.official_regulator_improvement_points;
 if((!((typeof data7 == "number") && (isFinite(data7)))) && (data7 !== null)){
-const err13 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_improvement_points",schemaPath:"components#/$defs/HhvbpMeasure/properties/official_regulator_improvement_points/type",keyword:"type",params:{type: schema213.properties.official_regulator_improvement_points.type},message:"must be number,null"};
+const err13 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_improvement_points",schemaPath:"components#/$defs/HhvbpMeasure/properties/official_regulator_improvement_points/type",keyword:"type",params:{type: schema339.properties.official_regulator_improvement_points.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -20785,7 +35185,7 @@ errors++;
 if(data1.official_regulator_unavailable_reason !== undefined){
 let data8 = data1.official_regulator_unavailable_reason;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err14 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_unavailable_reason",schemaPath:"components#/$defs/HhvbpMeasure/properties/official_regulator_unavailable_reason/type",keyword:"type",params:{type: schema213.properties.official_regulator_unavailable_reason.type},message:"must be string,null"};
+const err14 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_unavailable_reason",schemaPath:"components#/$defs/HhvbpMeasure/properties/official_regulator_unavailable_reason/type",keyword:"type",params:{type: schema339.properties.official_regulator_unavailable_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -20798,7 +35198,7 @@ errors++;
 if(data1.modeled_score !== undefined){
 let data9 = data1.modeled_score;
 if((!((typeof data9 == "number") && (isFinite(data9)))) && (data9 !== null)){
-const err15 = {instancePath:instancePath+"/data/" + i0+"/modeled_score",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_score/type",keyword:"type",params:{type: schema213.properties.modeled_score.type},message:"must be number,null"};
+const err15 = {instancePath:instancePath+"/data/" + i0+"/modeled_score",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_score/type",keyword:"type",params:{type: schema339.properties.modeled_score.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -20811,7 +35211,7 @@ errors++;
 if(data1.modeled_agency_value !== undefined){
 let data10 = data1.modeled_agency_value;
 if((!((typeof data10 == "number") && (isFinite(data10)))) && (data10 !== null)){
-const err16 = {instancePath:instancePath+"/data/" + i0+"/modeled_agency_value",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_agency_value/type",keyword:"type",params:{type: schema213.properties.modeled_agency_value.type},message:"must be number,null"};
+const err16 = {instancePath:instancePath+"/data/" + i0+"/modeled_agency_value",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_agency_value/type",keyword:"type",params:{type: schema339.properties.modeled_agency_value.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -20824,7 +35224,7 @@ errors++;
 if(data1.achievement_threshold !== undefined){
 let data11 = data1.achievement_threshold;
 if((!((typeof data11 == "number") && (isFinite(data11)))) && (data11 !== null)){
-const err17 = {instancePath:instancePath+"/data/" + i0+"/achievement_threshold",schemaPath:"components#/$defs/HhvbpMeasure/properties/achievement_threshold/type",keyword:"type",params:{type: schema213.properties.achievement_threshold.type},message:"must be number,null"};
+const err17 = {instancePath:instancePath+"/data/" + i0+"/achievement_threshold",schemaPath:"components#/$defs/HhvbpMeasure/properties/achievement_threshold/type",keyword:"type",params:{type: schema339.properties.achievement_threshold.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -20837,7 +35237,7 @@ errors++;
 if(data1.benchmark !== undefined){
 let data12 = data1.benchmark;
 if((!((typeof data12 == "number") && (isFinite(data12)))) && (data12 !== null)){
-const err18 = {instancePath:instancePath+"/data/" + i0+"/benchmark",schemaPath:"components#/$defs/HhvbpMeasure/properties/benchmark/type",keyword:"type",params:{type: schema213.properties.benchmark.type},message:"must be number,null"};
+const err18 = {instancePath:instancePath+"/data/" + i0+"/benchmark",schemaPath:"components#/$defs/HhvbpMeasure/properties/benchmark/type",keyword:"type",params:{type: schema339.properties.benchmark.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -20916,39 +35316,364 @@ vErrors.push(err23);
 }
 errors++;
 }
-validate204.errors = vErrors;
+validate340.errors = vErrors;
 return errors === 0;
 }
-validate204.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate340.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate203(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate339(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate203.evaluated;
+const evaluated0 = validate339.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate204(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate204.errors : vErrors.concat(validate204.errors);
+if(!(validate340(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate340.errors : vErrors.concat(validate340.errors);
 errors = vErrors.length;
 }
-validate203.errors = vErrors;
+validate339.errors = vErrors;
 return errors === 0;
 }
-validate203.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate339.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const issueTokenBody = validate207;
-const schema215 = {"$ref":"components#/$defs/TokenRequest"};
-const schema216 = {"type":"object","required":["grant_type"],"additionalProperties":false,"description":"client_credentials request (spec 5.2). Also accepted as application/x-www-form-urlencoded, with client_id/client_secret in the body or by HTTP Basic (RFC 6749 2.3.1).","properties":{"grant_type":{"type":"string","const":"client_credentials","description":"Only client_credentials."},"client_id":{"type":"string","description":"Client id of the integration (or HTTP Basic user)."},"client_secret":{"type":"string","description":"Client secret (or HTTP Basic password)."},"agency_id":{"type":"string","description":"Agency the token is for."},"phi_mode":{"type":"string","description":"no_phi or a PHI mode permitted to the integration (phi). Required; sent explicitly."},"scope":{"type":"string","description":"Space-separated subset of the granted scopes; defaults to all granted. Never expands access."}}};
+export const listHhvbpMeasuresStatus200V1 = validate343;
+const schema341 = {"$ref":"components-v1#/$defs/HhvbpMeasureListResponse"};
+const schema342 = {"type":"object","required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"components-v1#/$defs/HhvbpMeasure"},"description":"Measures."},"meta":{"$ref":"components-v1#/$defs/Meta"},"warnings":{"$ref":"components-v1#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+const schema343 = {"type":"object","required":["code","name","category","official_regulator_score","official_regulator_unavailable_reason","modeled_score"],"properties":{"code":{"type":"string","description":"Measure id.","x-svc-v1-name":"code"},"name":{"type":"string","description":"Measure name."},"category":{"type":"string","enum":["oasis","claims","hhcahps"],"description":"Data source."},"official_regulator_score":{"type":["number","null"],"description":"Measure score (achievement or improvement, the higher) as published by the regulator; null when unpublished."},"official_regulator_achievement_points":{"type":["number","null"],"description":"Achievement points as published by the regulator; null when unpublished."},"official_regulator_improvement_points":{"type":["number","null"],"description":"Improvement points as published by the regulator; null when unpublished."},"official_regulator_unavailable_reason":{"type":["string","null"],"description":"Why an official result is missing."},"modeled_score":{"type":["number","null"],"description":"Measure score, projected by the service: a diagnostic, not a determination."},"achievement_threshold":{"type":["number","null"],"description":"Cohort achievement threshold."},"benchmark":{"type":["number","null"],"description":"Cohort benchmark."}}};
 
-function validate207(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate344(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate207.evaluated;
+const evaluated0 = validate344.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.data !== undefined){
+let data0 = data.data;
+if(Array.isArray(data0)){
+const len0 = data0.length;
+for(let i0=0; i0<len0; i0++){
+let data1 = data0[i0];
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+if(data1.code === undefined){
+const err1 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/HhvbpMeasure/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data1.name === undefined){
+const err2 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/HhvbpMeasure/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data1.category === undefined){
+const err3 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/HhvbpMeasure/required",keyword:"required",params:{missingProperty: "category"},message:"must have required property '"+"category"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data1.official_regulator_score === undefined){
+const err4 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/HhvbpMeasure/required",keyword:"required",params:{missingProperty: "official_regulator_score"},message:"must have required property '"+"official_regulator_score"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data1.official_regulator_unavailable_reason === undefined){
+const err5 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/HhvbpMeasure/required",keyword:"required",params:{missingProperty: "official_regulator_unavailable_reason"},message:"must have required property '"+"official_regulator_unavailable_reason"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data1.modeled_score === undefined){
+const err6 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/HhvbpMeasure/required",keyword:"required",params:{missingProperty: "modeled_score"},message:"must have required property '"+"modeled_score"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data1.code !== undefined){
+if(typeof data1.code !== "string"){
+const err7 = {instancePath:instancePath+"/data/" + i0+"/code",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data1.name !== undefined){
+if(typeof data1.name !== "string"){
+const err8 = {instancePath:instancePath+"/data/" + i0+"/name",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data1.category !== undefined){
+let data4 = data1.category;
+if(typeof data4 !== "string"){
+const err9 = {instancePath:instancePath+"/data/" + i0+"/category",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/category/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!(((data4 === "oasis") || (data4 === "claims")) || (data4 === "hhcahps"))){
+const err10 = {instancePath:instancePath+"/data/" + i0+"/category",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/category/enum",keyword:"enum",params:{allowedValues: schema343.properties.category.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data1.official_regulator_score !== undefined){
+let data5 = data1.official_regulator_score;
+if((!((typeof data5 == "number") && (isFinite(data5)))) && (data5 !== null)){
+const err11 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_score",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/official_regulator_score/type",keyword:"type",params:{type: schema343.properties.official_regulator_score.type},message:"must be number,null"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data1.official_regulator_achievement_points !== undefined){
+let data6 = data1.official_regulator_achievement_points;
+if((!((typeof data6 == "number") && (isFinite(data6)))) && (data6 !== null)){
+const err12 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_achievement_points",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/official_regulator_achievement_points/type",keyword:"type",params:{type: schema343.properties.official_regulator_achievement_points.type},message:"must be number,null"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data1.official_regulator_improvement_points !== undefined){
+let data7 = data1.official_regulator_improvement_points;
+if((!((typeof data7 == "number") && (isFinite(data7)))) && (data7 !== null)){
+const err13 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_improvement_points",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/official_regulator_improvement_points/type",keyword:"type",params:{type: schema343.properties.official_regulator_improvement_points.type},message:"must be number,null"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(data1.official_regulator_unavailable_reason !== undefined){
+let data8 = data1.official_regulator_unavailable_reason;
+if((typeof data8 !== "string") && (data8 !== null)){
+const err14 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_unavailable_reason",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/official_regulator_unavailable_reason/type",keyword:"type",params:{type: schema343.properties.official_regulator_unavailable_reason.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+if(data1.modeled_score !== undefined){
+let data9 = data1.modeled_score;
+if((!((typeof data9 == "number") && (isFinite(data9)))) && (data9 !== null)){
+const err15 = {instancePath:instancePath+"/data/" + i0+"/modeled_score",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/modeled_score/type",keyword:"type",params:{type: schema343.properties.modeled_score.type},message:"must be number,null"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data1.achievement_threshold !== undefined){
+let data10 = data1.achievement_threshold;
+if((!((typeof data10 == "number") && (isFinite(data10)))) && (data10 !== null)){
+const err16 = {instancePath:instancePath+"/data/" + i0+"/achievement_threshold",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/achievement_threshold/type",keyword:"type",params:{type: schema343.properties.achievement_threshold.type},message:"must be number,null"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data1.benchmark !== undefined){
+let data11 = data1.benchmark;
+if((!((typeof data11 == "number") && (isFinite(data11)))) && (data11 !== null)){
+const err17 = {instancePath:instancePath+"/data/" + i0+"/benchmark",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/benchmark/type",keyword:"type",params:{type: schema343.properties.benchmark.type},message:"must be number,null"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+}
+else {
+const err18 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/HhvbpMeasure/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+}
+else {
+const err19 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+if(data.meta !== undefined){
+if(!(validate66(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate66.errors : vErrors.concat(validate66.errors);
+errors = vErrors.length;
+}
+}
+if(data.warnings !== undefined){
+let data13 = data.warnings;
+if(Array.isArray(data13)){
+const len1 = data13.length;
+for(let i1=0; i1<len1; i1++){
+if(typeof data13[i1] !== "string"){
+const err20 = {instancePath:instancePath+"/warnings/" + i1,schemaPath:"components-v1#/$defs/Warnings/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+else {
+const err21 = {instancePath:instancePath+"/warnings",schemaPath:"components-v1#/$defs/Warnings/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+}
+else {
+const err22 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+validate344.errors = vErrors;
+return errors === 0;
+}
+validate344.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+
+
+function validate343(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate343.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate344(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate344.errors : vErrors.concat(validate344.errors);
+errors = vErrors.length;
+}
+validate343.errors = vErrors;
+return errors === 0;
+}
+validate343.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+
+export const issueTokenBody = validate347;
+const schema345 = {"$ref":"components#/$defs/TokenRequest"};
+const schema346 = {"type":"object","required":["grant_type"],"additionalProperties":false,"description":"client_credentials request (spec 5.2). Also accepted as application/x-www-form-urlencoded, with client_id/client_secret in the body or by HTTP Basic (RFC 6749 2.3.1).","properties":{"grant_type":{"type":"string","const":"client_credentials","description":"Only client_credentials."},"client_id":{"type":"string","description":"Client id of the integration (or HTTP Basic user)."},"client_secret":{"type":"string","description":"Client secret (or HTTP Basic password)."},"agency_id":{"type":"string","description":"Agency the token is for."},"phi_mode":{"type":"string","description":"no_phi or a PHI mode permitted to the integration (phi). Required; sent explicitly."},"scope":{"type":"string","description":"Space-separated subset of the granted scopes; defaults to all granted. Never expands access."}}};
+
+function validate347(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate347.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21072,20 +35797,20 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate207.errors = vErrors;
+validate347.errors = vErrors;
 return errors === 0;
 }
-validate207.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate347.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const issueTokenStatus200 = validate208;
-const schema217 = {"$ref":"components#/$defs/TokenResponse"};
-const schema218 = {"type":"object","required":["access_token","token_type","expires_in","scope","agency_id","extension_id","phi_mode","data"],"properties":{"access_token":{"type":"string","description":"JWT bearer token."},"token_type":{"type":"string","const":"Bearer","description":"Always Bearer."},"expires_in":{"type":"integer","description":"Seconds until expiry; renew by repeating client_credentials.","minimum":1},"scope":{"type":"string","description":"Space-separated granted scopes."},"agency_id":{"type":"string","description":"Agency."},"extension_id":{"type":"string","description":"Extension principal."},"phi_mode":{"type":"string","enum":["no_phi","phi"],"description":"PHI mode of the session."},"data":{"$ref":"components#/$defs/Token"}},"description":"RFC 6749 5.1 fields at the top level, where OAuth client libraries read them, and the same object in `data` for envelope readers."};
-const schema219 = {"type":"object","required":["access_token","token_type","expires_in","scope","agency_id","extension_id","phi_mode"],"properties":{"access_token":{"type":"string","description":"JWT bearer token."},"token_type":{"type":"string","const":"Bearer","description":"Always Bearer."},"expires_in":{"type":"integer","description":"Seconds until expiry; renew by repeating client_credentials.","minimum":1},"scope":{"type":"string","description":"Space-separated granted scopes."},"agency_id":{"type":"string","description":"Agency."},"extension_id":{"type":"string","description":"Extension principal."},"phi_mode":{"type":"string","enum":["no_phi","phi"],"description":"PHI mode of the session."}},"description":"Token response (spec 2.7). No refresh token is returned."};
+export const issueTokenStatus200 = validate348;
+const schema347 = {"$ref":"components#/$defs/TokenResponse"};
+const schema348 = {"type":"object","required":["access_token","token_type","expires_in","scope","agency_id","extension_id","phi_mode","data"],"properties":{"access_token":{"type":"string","description":"JWT bearer token."},"token_type":{"type":"string","const":"Bearer","description":"Always Bearer."},"expires_in":{"type":"integer","description":"Seconds until expiry; renew by repeating client_credentials.","minimum":1},"scope":{"type":"string","description":"Space-separated granted scopes."},"agency_id":{"type":"string","description":"Agency."},"extension_id":{"type":"string","description":"Extension principal."},"phi_mode":{"type":"string","enum":["no_phi","phi"],"description":"PHI mode of the session."},"data":{"$ref":"components#/$defs/Token"}},"description":"RFC 6749 5.1 fields at the top level, where OAuth client libraries read them, and the same object in `data` for envelope readers."};
+const schema349 = {"type":"object","required":["access_token","token_type","expires_in","scope","agency_id","extension_id","phi_mode"],"properties":{"access_token":{"type":"string","description":"JWT bearer token."},"token_type":{"type":"string","const":"Bearer","description":"Always Bearer."},"expires_in":{"type":"integer","description":"Seconds until expiry; renew by repeating client_credentials.","minimum":1},"scope":{"type":"string","description":"Space-separated granted scopes."},"agency_id":{"type":"string","description":"Agency."},"extension_id":{"type":"string","description":"Extension principal."},"phi_mode":{"type":"string","enum":["no_phi","phi"],"description":"PHI mode of the session."}},"description":"Token response (spec 2.7). No refresh token is returned."};
 
-function validate209(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate349(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate209.evaluated;
+const evaluated0 = validate349.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21282,7 +36007,7 @@ vErrors.push(err16);
 errors++;
 }
 if(!((data6 === "no_phi") || (data6 === "phi"))){
-const err17 = {instancePath:instancePath+"/phi_mode",schemaPath:"#/properties/phi_mode/enum",keyword:"enum",params:{allowedValues: schema218.properties.phi_mode.enum},message:"must be equal to one of the allowed values"};
+const err17 = {instancePath:instancePath+"/phi_mode",schemaPath:"#/properties/phi_mode/enum",keyword:"enum",params:{allowedValues: schema348.properties.phi_mode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -21474,7 +36199,7 @@ vErrors.push(err33);
 errors++;
 }
 if(!((data14 === "no_phi") || (data14 === "phi"))){
-const err34 = {instancePath:instancePath+"/data/phi_mode",schemaPath:"components#/$defs/Token/properties/phi_mode/enum",keyword:"enum",params:{allowedValues: schema219.properties.phi_mode.enum},message:"must be equal to one of the allowed values"};
+const err34 = {instancePath:instancePath+"/data/phi_mode",schemaPath:"components#/$defs/Token/properties/phi_mode/enum",keyword:"enum",params:{allowedValues: schema349.properties.phi_mode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -21507,38 +36232,38 @@ vErrors.push(err36);
 }
 errors++;
 }
-validate209.errors = vErrors;
+validate349.errors = vErrors;
 return errors === 0;
 }
-validate209.evaluated = {"props":{"access_token":true,"token_type":true,"expires_in":true,"scope":true,"agency_id":true,"extension_id":true,"phi_mode":true,"data":true},"dynamicProps":false,"dynamicItems":false};
+validate349.evaluated = {"props":{"access_token":true,"token_type":true,"expires_in":true,"scope":true,"agency_id":true,"extension_id":true,"phi_mode":true,"data":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate208(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate348(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate208.evaluated;
+const evaluated0 = validate348.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate209(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate209.errors : vErrors.concat(validate209.errors);
+if(!(validate349(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate349.errors : vErrors.concat(validate349.errors);
 errors = vErrors.length;
 }
-validate208.errors = vErrors;
+validate348.errors = vErrors;
 return errors === 0;
 }
-validate208.evaluated = {"props":{"access_token":true,"token_type":true,"expires_in":true,"scope":true,"agency_id":true,"extension_id":true,"phi_mode":true,"data":true},"dynamicProps":false,"dynamicItems":false};
+validate348.evaluated = {"props":{"access_token":true,"token_type":true,"expires_in":true,"scope":true,"agency_id":true,"extension_id":true,"phi_mode":true,"data":true},"dynamicProps":false,"dynamicItems":false};
 
-export const issueTokenStatus401 = validate211;
-const schema220 = {"$ref":"components#/$defs/ApiError"};
+export const issueTokenStatus401 = validate351;
+const schema350 = {"$ref":"components#/$defs/ApiError"};
 
-function validate212(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate352(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate212.evaluated;
+const evaluated0 = validate352.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21784,38 +36509,493 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate212.errors = vErrors;
+validate352.errors = vErrors;
 return errors === 0;
 }
-validate212.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
+validate352.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate211(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate351(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate211.evaluated;
+const evaluated0 = validate351.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate212(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate212.errors : vErrors.concat(validate212.errors);
+if(!(validate352(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate352.errors : vErrors.concat(validate352.errors);
 errors = vErrors.length;
 }
-validate211.errors = vErrors;
+validate351.errors = vErrors;
 return errors === 0;
 }
-validate211.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
+validate351.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
 
-export const schemaApiError = validate214;
-const schema223 = {"$ref":"components#/$defs/ApiError"};
+export const issueTokenStatus200V1 = validate354;
+const schema353 = {"$ref":"components-v1#/$defs/TokenResponse"};
+const schema354 = {"type":"object","required":["access_token","token_type","expires_in","scope","agency_id","extension_id","phi_mode","data"],"properties":{"access_token":{"type":"string","description":"JWT bearer token."},"token_type":{"type":"string","const":"Bearer","description":"Always Bearer."},"expires_in":{"type":"integer","description":"Seconds until expiry; renew by repeating client_credentials.","minimum":1},"scope":{"type":"string","description":"Space-separated granted scopes."},"agency_id":{"type":"string","description":"Agency."},"extension_id":{"type":"string","description":"Extension principal."},"phi_mode":{"type":"string","enum":["no_phi","phi"],"description":"PHI mode of the session."},"data":{"$ref":"components-v1#/$defs/Token"}},"description":"RFC 6749 5.1 fields at the top level, where OAuth client libraries read them, and the same object in `data` for envelope readers."};
+const schema355 = {"type":"object","required":["access_token","token_type","expires_in","scope","agency_id","extension_id","phi_mode"],"properties":{"access_token":{"type":"string","description":"JWT bearer token."},"token_type":{"type":"string","const":"Bearer","description":"Always Bearer."},"expires_in":{"type":"integer","description":"Seconds until expiry; renew by repeating client_credentials.","minimum":1},"scope":{"type":"string","description":"Space-separated granted scopes."},"agency_id":{"type":"string","description":"Agency."},"extension_id":{"type":"string","description":"Extension principal."},"phi_mode":{"type":"string","enum":["no_phi","phi"],"description":"PHI mode of the session."}},"description":"Token response (spec 2.7). No refresh token is returned."};
 
-function validate215(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate355(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate215.evaluated;
+const evaluated0 = validate355.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.access_token === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "access_token"},message:"must have required property '"+"access_token"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.token_type === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "token_type"},message:"must have required property '"+"token_type"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.expires_in === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "expires_in"},message:"must have required property '"+"expires_in"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.scope === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "scope"},message:"must have required property '"+"scope"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.agency_id === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "agency_id"},message:"must have required property '"+"agency_id"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data.extension_id === undefined){
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "extension_id"},message:"must have required property '"+"extension_id"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data.phi_mode === undefined){
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "phi_mode"},message:"must have required property '"+"phi_mode"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data.data === undefined){
+const err7 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data.access_token !== undefined){
+if(typeof data.access_token !== "string"){
+const err8 = {instancePath:instancePath+"/access_token",schemaPath:"#/properties/access_token/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.token_type !== undefined){
+let data1 = data.token_type;
+if(typeof data1 !== "string"){
+const err9 = {instancePath:instancePath+"/token_type",schemaPath:"#/properties/token_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if("Bearer" !== data1){
+const err10 = {instancePath:instancePath+"/token_type",schemaPath:"#/properties/token_type/const",keyword:"const",params:{allowedValue: "Bearer"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data.expires_in !== undefined){
+let data2 = data.expires_in;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+const err11 = {instancePath:instancePath+"/expires_in",schemaPath:"#/properties/expires_in/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 1 || isNaN(data2)){
+const err12 = {instancePath:instancePath+"/expires_in",schemaPath:"#/properties/expires_in/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data.scope !== undefined){
+if(typeof data.scope !== "string"){
+const err13 = {instancePath:instancePath+"/scope",schemaPath:"#/properties/scope/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(data.agency_id !== undefined){
+if(typeof data.agency_id !== "string"){
+const err14 = {instancePath:instancePath+"/agency_id",schemaPath:"#/properties/agency_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+if(data.extension_id !== undefined){
+if(typeof data.extension_id !== "string"){
+const err15 = {instancePath:instancePath+"/extension_id",schemaPath:"#/properties/extension_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data.phi_mode !== undefined){
+let data6 = data.phi_mode;
+if(typeof data6 !== "string"){
+const err16 = {instancePath:instancePath+"/phi_mode",schemaPath:"#/properties/phi_mode/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+if(!((data6 === "no_phi") || (data6 === "phi"))){
+const err17 = {instancePath:instancePath+"/phi_mode",schemaPath:"#/properties/phi_mode/enum",keyword:"enum",params:{allowedValues: schema354.properties.phi_mode.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data.data !== undefined){
+let data7 = data.data;
+if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
+if(data7.access_token === undefined){
+const err18 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/Token/required",keyword:"required",params:{missingProperty: "access_token"},message:"must have required property '"+"access_token"+"'"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data7.token_type === undefined){
+const err19 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/Token/required",keyword:"required",params:{missingProperty: "token_type"},message:"must have required property '"+"token_type"+"'"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(data7.expires_in === undefined){
+const err20 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/Token/required",keyword:"required",params:{missingProperty: "expires_in"},message:"must have required property '"+"expires_in"+"'"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+if(data7.scope === undefined){
+const err21 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/Token/required",keyword:"required",params:{missingProperty: "scope"},message:"must have required property '"+"scope"+"'"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+if(data7.agency_id === undefined){
+const err22 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/Token/required",keyword:"required",params:{missingProperty: "agency_id"},message:"must have required property '"+"agency_id"+"'"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+if(data7.extension_id === undefined){
+const err23 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/Token/required",keyword:"required",params:{missingProperty: "extension_id"},message:"must have required property '"+"extension_id"+"'"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+if(data7.phi_mode === undefined){
+const err24 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/Token/required",keyword:"required",params:{missingProperty: "phi_mode"},message:"must have required property '"+"phi_mode"+"'"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+if(data7.access_token !== undefined){
+if(typeof data7.access_token !== "string"){
+const err25 = {instancePath:instancePath+"/data/access_token",schemaPath:"components-v1#/$defs/Token/properties/access_token/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+if(data7.token_type !== undefined){
+let data9 = data7.token_type;
+if(typeof data9 !== "string"){
+const err26 = {instancePath:instancePath+"/data/token_type",schemaPath:"components-v1#/$defs/Token/properties/token_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+if("Bearer" !== data9){
+const err27 = {instancePath:instancePath+"/data/token_type",schemaPath:"components-v1#/$defs/Token/properties/token_type/const",keyword:"const",params:{allowedValue: "Bearer"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+if(data7.expires_in !== undefined){
+let data10 = data7.expires_in;
+if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
+const err28 = {instancePath:instancePath+"/data/expires_in",schemaPath:"components-v1#/$defs/Token/properties/expires_in/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+if((typeof data10 == "number") && (isFinite(data10))){
+if(data10 < 1 || isNaN(data10)){
+const err29 = {instancePath:instancePath+"/data/expires_in",schemaPath:"components-v1#/$defs/Token/properties/expires_in/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+}
+if(data7.scope !== undefined){
+if(typeof data7.scope !== "string"){
+const err30 = {instancePath:instancePath+"/data/scope",schemaPath:"components-v1#/$defs/Token/properties/scope/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+if(data7.agency_id !== undefined){
+if(typeof data7.agency_id !== "string"){
+const err31 = {instancePath:instancePath+"/data/agency_id",schemaPath:"components-v1#/$defs/Token/properties/agency_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+}
+if(data7.extension_id !== undefined){
+if(typeof data7.extension_id !== "string"){
+const err32 = {instancePath:instancePath+"/data/extension_id",schemaPath:"components-v1#/$defs/Token/properties/extension_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+}
+if(data7.phi_mode !== undefined){
+let data14 = data7.phi_mode;
+if(typeof data14 !== "string"){
+const err33 = {instancePath:instancePath+"/data/phi_mode",schemaPath:"components-v1#/$defs/Token/properties/phi_mode/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+if(!((data14 === "no_phi") || (data14 === "phi"))){
+const err34 = {instancePath:instancePath+"/data/phi_mode",schemaPath:"components-v1#/$defs/Token/properties/phi_mode/enum",keyword:"enum",params:{allowedValues: schema355.properties.phi_mode.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+}
+else {
+const err35 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/Token/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+}
+else {
+const err36 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+validate355.errors = vErrors;
+return errors === 0;
+}
+validate355.evaluated = {"props":{"access_token":true,"token_type":true,"expires_in":true,"scope":true,"agency_id":true,"extension_id":true,"phi_mode":true,"data":true},"dynamicProps":false,"dynamicItems":false};
+
+
+function validate354(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate354.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate355(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate355.errors : vErrors.concat(validate355.errors);
+errors = vErrors.length;
+}
+validate354.errors = vErrors;
+return errors === 0;
+}
+validate354.evaluated = {"props":{"access_token":true,"token_type":true,"expires_in":true,"scope":true,"agency_id":true,"extension_id":true,"phi_mode":true,"data":true},"dynamicProps":false,"dynamicItems":false};
+
+export const schemaApiError = validate357;
+const schema356 = {"$ref":"components#/$defs/ApiError"};
+
+function validate358(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate358.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22061,38 +37241,38 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate215.errors = vErrors;
+validate358.errors = vErrors;
 return errors === 0;
 }
-validate215.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
+validate358.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate214(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate357(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate214.evaluated;
+const evaluated0 = validate357.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate215(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate215.errors : vErrors.concat(validate215.errors);
+if(!(validate358(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate358.errors : vErrors.concat(validate358.errors);
 errors = vErrors.length;
 }
-validate214.errors = vErrors;
+validate357.errors = vErrors;
 return errors === 0;
 }
-validate214.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
+validate357.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
 
-export const schemaExternalPlatformError = validate217;
-const schema226 = {"$ref":"components#/$defs/ExternalPlatformError"};
+export const schemaExternalPlatformError = validate360;
+const schema359 = {"$ref":"components#/$defs/ExternalPlatformError"};
 
-function validate218(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate361(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate218.evaluated;
+const evaluated0 = validate361.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22297,28 +37477,28 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate218.errors = vErrors;
+validate361.errors = vErrors;
 return errors === 0;
 }
-validate218.evaluated = {"props":{"error":true},"dynamicProps":false,"dynamicItems":false};
+validate361.evaluated = {"props":{"error":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate217(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate360(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate217.evaluated;
+const evaluated0 = validate360.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate218(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate218.errors : vErrors.concat(validate218.errors);
+if(!(validate361(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate361.errors : vErrors.concat(validate361.errors);
 errors = vErrors.length;
 }
-validate217.errors = vErrors;
+validate360.errors = vErrors;
 return errors === 0;
 }
-validate217.evaluated = {"props":{"error":true},"dynamicProps":false,"dynamicItems":false};
+validate360.evaluated = {"props":{"error":true},"dynamicProps":false,"dynamicItems":false};
 

@@ -4,6 +4,7 @@ import type { operations as OperationTypes } from '../generated/openapi.js';
 import type { OperationDefinition, OperationId } from '../generated/contract.js';
 import type { ContractVersion, Deprecation } from '../gateway/contract-version.js';
 import type { DB } from '../db/schema.js';
+import type { Principal } from '../gateway/principal.js';
 import { PlatformError } from '../errors/platform-error.js';
 
 type Op<K extends OperationId> = OperationTypes[K];
@@ -23,9 +24,12 @@ export interface RequestContext<K extends OperationId> {
   query: QueryParams<K>;
   headers: RequestHeaders<K>;
   body: RequestBody<K>;
+  /** The authenticated caller; every partition route has one, the token endpoint none. */
+  principal: K extends 'issueToken' ? undefined : Principal;
   contractVersion: ContractVersion;
   deprecations: Deprecation[];
   requestId: string;
+  /** For a command, the transaction that also holds its audit, metering and idempotency records. */
   db: Kysely<DB>;
   log: FastifyBaseLogger;
   reply: FastifyReply;

@@ -16,10 +16,12 @@ export interface TestApi {
 
 const HTTP_LEVEL = new Set([405, 413, 415]);
 
-function validatorFor(method: string, url: string, status: number): Validator | string {
+function validatorFor(method: string, url: string, res: Response): Validator | string {
   const op = findOperation(method, url);
+  const status = res.statusCode;
   if (!op || HTTP_LEVEL.has(status)) return status >= 400 ? errorShapes.ApiError : 'responses outside the partition are not in the contract';
-  const validator = (op.responses as Record<string, Validator>)[String(status)];
+  const v1 = status === 200 && res.headers['svc-extension-contract-version'] === '1' && 'responsesV1' in op;
+  const validator = ((v1 ? op.responsesV1 : op.responses) as Record<string, Validator>)[String(status)];
   return validator ?? `status ${status} is not documented for ${op.operationId}`;
 }
 
@@ -34,7 +36,7 @@ function contractProblems(method: string, url: string, res: Response): string[] 
       return problems;
     }
   }
-  const validator = validatorFor(method, url, res.statusCode);
+  const validator = validatorFor(method, url, res);
   if (typeof validator === 'string') {
     if (op || res.statusCode >= 400) problems.push(validator);
     return problems;

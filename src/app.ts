@@ -8,6 +8,9 @@ import { registerOperations } from './gateway/operation-routes.js';
 import { requestIdFor } from './gateway/request-id.js';
 import { PlatformError } from './errors/platform-error.js';
 import { createHandlers } from './routes/index.js';
+import { refuseUnsupportedGrantTypes } from './routes/oauth.js';
+import { registerWellKnown } from './identity/well-known.js';
+import { createServices } from './services.js';
 import { registerProbes } from './routes/probes.js';
 import { registerApiReference } from './docs/api-reference.js';
 
@@ -42,8 +45,13 @@ export async function buildApp({ config, database, logger }: AppOptions) {
   installBodyParsers(app);
   installErrorHandler(app);
   installNotFound(app);
-  registerOperations(app, createHandlers(), { db: database.db, handlerTimeoutMs: config.handlerTimeoutMs });
+  const services = createServices(config, database.db, app.log);
+  // After in-flight requests have drained: flush what the buffers still hold.
+  app.addHook('onClose', () => services.close());
+  refuseUnsupportedGrantTypes(app);
+  registerOperations(app, createHandlers(services), { ...services, db: database.db, handlerTimeoutMs: config.handlerTimeoutMs });
   registerProbes(app, database);
+  registerWellKnown(app, services);
   await registerApiReference(app);
   return app;
 }

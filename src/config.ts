@@ -11,6 +11,13 @@ export interface Config {
   handlerTimeoutMs: number;
   shutdownGraceMs: number;
   db: { poolMax: number; connectTimeoutMs: number; statementTimeoutMs: number };
+  /** `iss` of access tokens and the base of the OAuth metadata URLs. */
+  tokenIssuer: string;
+  /** `aud` of access tokens. */
+  tokenAudience: string;
+  tokenTtlSeconds: number;
+  /** How long an instance may use a cached extension policy; bounds how late disabling and revocation take effect. */
+  authStateTtlMs: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -25,11 +32,36 @@ function integer(env: Env, name: string, fallback: number, min = 0): number {
   return value;
 }
 
+const MAX_TOKEN_TTL_SECONDS = 86_400;
+
+function tokenTtlSeconds(env: Env): number {
+  const ttl = integer(env, 'TOKEN_TTL_SECONDS', 900, 60);
+  if (ttl > MAX_TOKEN_TTL_SECONDS) throw new Error(`TOKEN_TTL_SECONDS must be at most ${MAX_TOKEN_TTL_SECONDS}, got "${ttl}"`);
+  return ttl;
+}
+
+/** An absolute http(s) URL without query or fragment (RFC 8414 issuer), without a trailing slash. */
+function issuerUrl(env: Env, name: string, fallback: string): string {
+  const raw = env[name] || fallback;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new Error(`${name} must be an absolute URL, got "${raw}"`);
+  }
+  if (!/^https?:$/.test(url.protocol) || url.search || url.hash) {
+    throw new Error(`${name} must be an http(s) URL without query or fragment, got "${raw}"`);
+  }
+  return raw.replace(/\/+$/, '');
+}
+
 /** Reads and validates the environment once; everything else receives a Config. */
 export function loadConfig(env: Env = process.env): Config {
+  const port = integer(env, 'PORT', 3000);
+  const tokenIssuer = issuerUrl(env, 'TOKEN_ISSUER', `http://localhost:${port}`);
   return {
     host: env.HOST || '127.0.0.1',
-    port: integer(env, 'PORT', 3000),
+    port,
     logLevel: env.LOG_LEVEL || 'info',
     databaseUrl: env.DATABASE_URL || undefined,
     dataDir: resolve(env.DATA_DIR || './data'),
@@ -42,5 +74,9 @@ export function loadConfig(env: Env = process.env): Config {
       connectTimeoutMs: integer(env, 'DB_CONNECT_TIMEOUT_MS', 5_000, 1),
       statementTimeoutMs: integer(env, 'DB_STATEMENT_TIMEOUT_MS', 15_000, 1),
     },
+    tokenIssuer,
+    tokenAudience: env.TOKEN_AUDIENCE || `${tokenIssuer}/api/v1/ext`,
+    tokenTtlSeconds: tokenTtlSeconds(env),
+    authStateTtlMs: integer(env, 'AUTH_STATE_TTL_MS', 5_000),
   };
 }

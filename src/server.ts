@@ -3,6 +3,8 @@ import { pino } from 'pino';
 import { loadConfig } from './config.js';
 import { openDatabase } from './db/database.js';
 import { buildApp } from './app.js';
+import { describeDemo, ensureDemo } from './admin/demo.js';
+import { ensureSigningKey } from './identity/signing-keys.js';
 
 const logger = pino({ level: process.env.LOG_LEVEL || 'info' });
 
@@ -16,6 +18,9 @@ async function main() {
     statementTimeoutMs: config.db.statementTimeoutMs,
     logger,
   });
+  await ensureSigningKey(database.db, config.tokenTtlSeconds);
+  // The embedded store is for trying the service out: an empty one gets a demo agency and credentials.
+  const demo = !config.databaseUrl || process.env.DEMO === '1' ? await ensureDemo(database.db, config.tokenIssuer) : undefined;
   const app = await buildApp({ config, database, logger });
 
   closeWithGrace({ delay: config.shutdownGraceMs }, async ({ signal, err }) => {
@@ -28,6 +33,7 @@ async function main() {
   await app.listen({ host: config.host, port: config.port });
   const store = database.engine === 'pglite' ? `embedded PostgreSQL in ${config.dataDir}` : 'PostgreSQL';
   app.log.info(`Extension API ready on ${store}; API reference at http://${config.host}:${config.port}/platform/api/`);
+  if (demo) process.stdout.write(describeDemo(demo));
 }
 
 // Configuration and start-up problems (a bad variable, a locked data directory) are reported plainly, without a stack.

@@ -1,5 +1,10 @@
 import type { Migration } from 'kysely';
 import * as m0001 from './0001_agencies.js';
+import * as m0002 from './0002_identity.js';
+import * as m0003 from './0003_command_ledger.js';
+import * as m0004 from './0004_usage.js';
+import * as m0005 from './0005_clinical.js';
+import * as m0006 from './0006_pseudonyms.js';
 
 /**
  * Every migration, in order. Listed by hand rather than read from the filesystem so the same list
@@ -7,4 +12,9 @@ import * as m0001 from './0001_agencies.js';
  */
 export const migrations: Record<string, Migration> = {
   '0001_agencies': m0001,
+  '0002_identity': m0002,
+  '0003_command_ledger': m0003,
+  '0004_usage': m0004,
+  '0005_clinical': m0005,
+  '0006_pseudonyms': m0006,
 };

@@ -1,24 +1,45 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import { operations, type OperationDefinition, type OperationId } from '../generated/contract.js';
 import type { DB } from '../db/schema.js';
-import type { Handler, Handlers, RequestContext } from '../routes/handler.js';
+import type { AuditTrail, Handler, Handlers, RequestContext } from '../routes/handler.js';
 import { PlatformError } from '../errors/platform-error.js';
 import { negotiateVersion, deprecationHeader, type ContractVersion, type Deprecation } from './contract-version.js';
 import { checkContentType, validateRequest } from './request-validation.js';
 import { serializeFor } from './contract-serializers.js';
+import { authorize } from './access.js';
+import { requestFingerprint, runIdempotent, type StoredResponse } from './idempotency.js';
+import { recordAudit, type AuditBuffer, type AuditEvent } from './audit.js';
+import { recordMetering, type MeteringBuffer, type MeteringEvent } from './metering.js';
+import type { UsageLimiter } from './usage-limits.js';
+import type { PseudonymService } from './pseudonyms.js';
+import type { ExtensionPolicy, Principal } from './principal.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
     deprecations: Deprecation[];
     contractVersion: ContractVersion;
+    principal: Principal | undefined;
+    auditTrail: AuditTrail;
+    /** A command that ran wrote its audit and metering rows in its own transaction. */
+    recordedInTransaction: boolean;
+    audited: boolean;
+    replayed: boolean;
   }
 }
 
-export interface OperationRouteOptions {
+export interface GatewayServices {
   db: Kysely<DB>;
   handlerTimeoutMs: number;
+  authenticator: { authenticate(authorization: string | undefined): Promise<{ principal: Principal; policy: ExtensionPolicy }> };
+  usageLimiter: UsageLimiter;
+  metering: MeteringBuffer;
+  audit: AuditBuffer;
+  pseudonyms: PseudonymService;
 }
+
+/** Headers of a command's response that are stored with it and replayed. */
+const REPLAYED_HEADERS = ['svc-extension-contract-version', 'deprecation', 'link', 'cache-control', 'location', 'etag'];
 
 async function withTimeout<T>(work: (signal: AbortSignal) => Promise<T>, ms: number): Promise<T> {
   const controller = new AbortController();
@@ -45,48 +66,174 @@ function withDeprecations(body: unknown, request: FastifyRequest, reply: Fastify
   return { ...envelope, meta: { ...envelope.meta, deprecations } };
 }
 
-function route(app: FastifyInstance, operation: OperationDefinition, handler: Handler<OperationId>, options: OperationRouteOptions) {
-  const containsPhi = operation.noPhi !== 'allowed';
-  app.route({
-    method: operation.method,
-    url: operation.url,
-    config: { operationId: operation.operationId },
-    onRequest: async (request, reply) => {
-      request.deprecations = [];
-      request.contractVersion = negotiateVersion(request, reply);
-    },
-    preValidation: async (request) => {
-      checkContentType(operation, request);
-      validateRequest(operation, request);
-    },
-    handler: async (request, reply) => {
-      const body = await withTimeout((signal) => {
-        const ctx = {
-          operation,
-          params: request.params,
-          query: request.query,
-          headers: request.headers,
-          body: request.body,
-          contractVersion: request.contractVersion,
-          deprecations: request.deprecations,
-          requestId: request.id,
-          db: options.db,
-          log: request.log,
-          reply,
-          signal,
-        } as RequestContext<OperationId>;
-        return handler(ctx);
-      }, options.handlerTimeoutMs);
-      if (containsPhi) reply.header('cache-control', 'no-store');
-      if (operation.responseContentType === 'text/plain') return reply.type('text/plain; charset=utf-8').send(body);
-      return withDeprecations(serializeFor(request.contractVersion, operation, body), request, reply);
-    },
-  });
+function outcomeOf(status: number): AuditEvent['outcome'] {
+  if (status < 400) return 'success';
+  return status === 401 || status === 403 ? 'denied' : 'failure';
 }
 
-/** Registers every operation of the contract, from the generated route table, with its handler. */
-export function registerOperations(app: FastifyInstance, handlers: Handlers, options: OperationRouteOptions) {
+class OperationRoute {
+  private readonly containsPhi: boolean;
+
+  constructor(
+    private readonly operation: OperationDefinition,
+    private readonly handler: Handler<OperationId>,
+    private readonly services: GatewayServices,
+  ) {
+    this.containsPhi = operation.noPhi !== 'allowed';
+  }
+
+  register(app: FastifyInstance) {
+    app.route({
+      method: this.operation.method,
+      url: this.operation.url,
+      config: { operationId: this.operation.operationId },
+      onRequest: (request, reply) => this.admit(request, reply),
+      preValidation: async (request) => {
+        checkContentType(this.operation, request);
+        validateRequest(this.operation, request);
+      },
+      handler: (request, reply) => (this.operation.command ? this.runCommand(request, reply) : this.runRead(request, reply)),
+      onResponse: async (request, reply) => this.record(request, reply),
+    });
+  }
+
+  /** Version, identity, access and limits, before any body is read. */
+  private async admit(request: FastifyRequest, reply: FastifyReply) {
+    request.deprecations = [];
+    request.auditTrail = { resourceType: null, resourceIds: [] };
+    request.principal = undefined;
+    request.recordedInTransaction = false;
+    request.audited = false;
+    request.replayed = false;
+    if (this.containsPhi) reply.header('cache-control', 'no-store');
+    request.contractVersion = negotiateVersion(request, reply);
+    if (!this.operation.authenticated) return;
+    const { principal, policy } = await this.services.authenticator.authenticate(request.headers.authorization);
+    request.principal = principal;
+    authorize(this.operation, principal, policy);
+    reply.headers(await this.services.usageLimiter.admit(policy, this.operation));
+  }
+
+  private context(request: FastifyRequest, reply: FastifyReply, db: Kysely<DB>, signal: AbortSignal) {
+    return {
+      operation: this.operation,
+      principal: request.principal,
+      params: request.params,
+      query: request.query,
+      headers: request.headers,
+      body: request.body,
+      contractVersion: request.contractVersion,
+      deprecations: request.deprecations,
+      audit: request.auditTrail,
+      requestId: request.id,
+      db,
+      pseudonyms: this.services.pseudonyms,
+      log: request.log,
+      reply,
+      signal,
+    } as RequestContext<OperationId>;
+  }
+
+  private serialize(body: unknown, request: FastifyRequest, reply: FastifyReply): unknown {
+    return withDeprecations(serializeFor(request.contractVersion, this.operation, body), request, reply);
+  }
+
+  private async runRead(request: FastifyRequest, reply: FastifyReply) {
+    const body = await withTimeout((signal) => this.handler(this.context(request, reply, this.services.db, signal)), this.services.handlerTimeoutMs);
+    // PHI leaves only once its read is on the audit trail (the buffer refuses when it cannot keep up).
+    if (this.containsPhi) this.auditNow(request, 200);
+    if (this.operation.responseContentType === 'text/plain') return reply.type('text/plain; charset=utf-8').send(body);
+    return this.serialize(body, request, reply);
+  }
+
+  /**
+   * A command runs once per idempotency key: its rows, audit record, metering row and stored
+   * response commit in one transaction, or nothing does.
+   */
+  private async runCommand(request: FastifyRequest, reply: FastifyReply) {
+    const principal = request.principal!;
+    const identity = {
+      agencyId: principal.agencyId,
+      extensionId: principal.extensionId,
+      key: String(request.headers['idempotency-key']),
+      operationId: this.operation.operationId,
+      fingerprint: requestFingerprint(request.method, request.url.split('?')[0], request.body),
+    };
+    const { response, replayed } = await withTimeout(
+      (signal) => runIdempotent(this.services.db, identity, (trx) => this.execute(request, reply, trx, signal), signal),
+      this.services.handlerTimeoutMs,
+    );
+    request.replayed = replayed;
+    request.recordedInTransaction = !replayed;
+    if (replayed) this.auditNow(request, response.status);
+    if (replayed) reply.headers({ ...response.headers, 'idempotent-replayed': 'true' });
+    return reply.code(response.status).type('application/json; charset=utf-8').send(response.body);
+  }
+
+  private async execute(request: FastifyRequest, reply: FastifyReply, trx: Transaction<DB>, signal: AbortSignal): Promise<StoredResponse> {
+    const result = await this.handler(this.context(request, reply, trx, signal));
+    const body = JSON.stringify(this.serialize(result, request, reply));
+    await recordAudit(trx, this.auditEvent(request, 200));
+    await recordMetering(trx, this.meteringEvent(request, 200, reply.elapsedTime));
+    const headers: Record<string, string> = {};
+    for (const name of REPLAYED_HEADERS) if (reply.hasHeader(name)) headers[name] = String(reply.getHeader(name));
+    return { status: 200, headers, body };
+  }
+
+  private auditEvent(request: FastifyRequest, status: number): AuditEvent {
+    const principal = request.principal!;
+    const trail = request.auditTrail;
+    return {
+      agencyId: principal.agencyId,
+      extensionId: principal.extensionId,
+      operationId: this.operation.operationId,
+      resourceType: trail.resourceType,
+      resourceIds: trail.resourceIds,
+      outcome: outcomeOf(status),
+      status,
+      requestId: request.id,
+      phiMode: principal.phiMode,
+      sourceSystem: trail.sourceSystem ?? null,
+      externalReferenceId: trail.externalReferenceId ?? null,
+    };
+  }
+
+  private meteringEvent(request: FastifyRequest, status: number, durationMs: number): MeteringEvent {
+    const principal = request.principal!;
+    return {
+      agencyId: principal.agencyId,
+      extensionId: principal.extensionId,
+      operationId: this.operation.operationId,
+      status,
+      // A replay runs nothing, so it costs nothing.
+      costUnits: request.replayed ? 0 : this.operation.costUnits,
+      durationMs: Math.round(durationMs),
+      requestId: request.id,
+      occurredAt: new Date(),
+    };
+  }
+
+  private auditNow(request: FastifyRequest, status: number) {
+    this.services.audit.push(this.auditEvent(request, status));
+    request.audited = true;
+  }
+
+  /** Every call of a known principal is metered; refused and failed commands and PHI reads are audited too. */
+  private record(request: FastifyRequest, reply: FastifyReply) {
+    if (!request.principal || request.recordedInTransaction) return;
+    this.services.metering.push(this.meteringEvent(request, reply.statusCode, reply.elapsedTime));
+    if (request.audited || !(this.operation.command || this.containsPhi)) return;
+    try {
+      this.services.audit.push(this.auditEvent(request, reply.statusCode));
+    } catch (err) {
+      request.log.error({ err }, 'audit of a refused call was not recorded');
+    }
+  }
+}
+
+/** Registers every operation of the contract, from the generated route table, behind the gateway. */
+export function registerOperations(app: FastifyInstance, handlers: Handlers, services: GatewayServices) {
   for (const operation of Object.values(operations) as OperationDefinition[]) {
-    route(app, operation, handlers[operation.operationId] as Handler<OperationId>, options);
+    new OperationRoute(operation, handlers[operation.operationId] as Handler<OperationId>, services).register(app);
   }
 }

@@ -533,7 +533,7 @@ export type paths = {
         put?: never;
         /**
          * Issue a machine access token
-         * @description client_credentials only (spec 5.2). Accepts JSON, or RFC 6749 form encoding with client credentials by HTTP Basic or in the body. The response carries the RFC 6749 5.1 fields at the top level and the same object in data. No refresh token: renew by repeating the request. An unknown client, a bad secret, an unknown agency and a missing entitlement all give the same invalid_client refusal.
+         * @description client_credentials only (spec 5.2, RFC 6749 4.4); any other grant_type is 400 unsupported_grant_type. The body is JSON or RFC 6749 form encoding (application/x-www-form-urlencoded). The client authenticates by HTTP Basic (client_secret_basic: id and secret each form-url-encoded, joined by a colon, base64-encoded) or with client_id and client_secret in the body (client_secret_post), never both at once (400 invalid_request). phi_mode must be sent (PLATFORM_PHI_MODE_REQUIRED); a mode the integration may not use is 403 PLATFORM_PHI_MODE_DENIED. scope (space-separated) may narrow the granted scopes; asking for one not granted is 400 invalid_scope, so renewing never expands access. An unknown client, a bad or expired secret, an unknown agency, another agency, a disabled integration or agency and a missing entitlement (capability oauth.token) all give the same 401 invalid_client (PLATFORM_INVALID_CREDENTIAL) with the same body and the same cost. Failed attempts are counted per client_id and per remote address in fixed 5-minute windows shared by every instance: after 10 failures for a client_id or 50 from an address, every attempt (even with the right secret) is 429 PLATFORM_RATE_LIMITED with Retry-After until the window ends. After a secret rotation the previous secret keeps working for the overlap window (24 hours unless the administrator chose otherwise). The response carries the RFC 6749 5.1 fields at the top level and the same object in data, with Cache-Control: no-store and Pragma: no-cache. No refresh token: renew by repeating the request before expires_in runs out. The access token is an ES256 JWT (typ at+jwt; claims iss, aud, sub = extension id, client_id, agency_id, phi_mode, scope, jti, iat, exp), valid for 900 seconds unless the deployment sets TOKEN_TTL_SECONDS (60 to 86400). Signing keys are published at /.well-known/jwks.json and the server metadata (RFC 8414) at /.well-known/oauth-authorization-server; after a key rotation, tokens signed with the previous key stay valid until they expire. Revoking one token, revoking all tokens of an integration, or disabling it takes effect on every instance within a few seconds (AUTH_STATE_TTL_MS, 5000 by default).
          */
         post: operations["issueToken"];
         delete?: never;
@@ -2041,7 +2041,7 @@ export type components = {
             /** @description Cohort benchmark. */
             benchmark?: number | null;
         };
-        /** @description client_credentials request (spec 5.2). Also accepted as application/x-www-form-urlencoded, with client_id/client_secret in the body or by HTTP Basic (RFC 6749 2.3.1). */
+        /** @description client_credentials request (spec 5.2). Also accepted as application/x-www-form-urlencoded (RFC 6749 4.4.2), with client_id/client_secret in the body or by HTTP Basic (RFC 6749 2.3.1), not both. client_id, client_secret, agency_id and phi_mode are optional in the schema only because HTTP Basic replaces the first two and a missing phi_mode has its own code: the service requires agency_id (400 invalid_request when absent) and phi_mode (PLATFORM_PHI_MODE_REQUIRED). */
         TokenRequest: {
             /**
              * @description Only client_credentials.
@@ -3318,7 +3318,7 @@ export interface operations {
                 /** @description Required on commands. Retrying with the same key and identical request replays the first response; a different request gives PLATFORM_IDEMPOTENCY_CONFLICT. Keys are scoped to the agency and extension and kept at least 24 hours. */
                 "idempotency-key": components["parameters"]["IdempotencyKey"];
                 /** @description Task version the change is based on (alternative to body version). */
-                "If-Match"?: string;
+                "if-match"?: string;
             };
             path: {
                 /** @description Resource id. */

@@ -5,10 +5,12 @@ import type { OperationDefinition, OperationId } from '../generated/contract.js'
 import type { ContractVersion, Deprecation } from '../gateway/contract-version.js';
 import type { DB } from '../db/schema.js';
 import type { Principal } from '../gateway/principal.js';
+import type { PseudonymService } from '../gateway/pseudonyms.js';
 import { PlatformError } from '../errors/platform-error.js';
 
 type Op<K extends OperationId> = OperationTypes[K];
-type Part<T, P extends string> = T extends Record<P, infer V> ? (undefined extends V ? NonNullable<V> | undefined : V) : never;
+// Parameter groups with only optional members are optional in the generated types, yet always present at run time.
+type Part<T, P extends string> = P extends keyof T ? NonNullable<T[P]> : never;
 type Content<T> = T extends { content: infer C } ? C[keyof C] : never;
 
 export type PathParams<K extends OperationId> = Part<Op<K>['parameters'], 'path'>;
@@ -16,6 +18,14 @@ export type QueryParams<K extends OperationId> = Part<Op<K>['parameters'], 'quer
 export type RequestHeaders<K extends OperationId> = Part<Op<K>['parameters'], 'header'>;
 export type RequestBody<K extends OperationId> = Op<K> extends { requestBody: infer B } ? Content<NonNullable<B>> : undefined;
 export type SuccessBody<K extends OperationId> = Content<Op<K>['responses'][200]>;
+
+/** What a handler tells the audit trail about the resources it touched. */
+export interface AuditTrail {
+  resourceType: string | null;
+  resourceIds: string[];
+  sourceSystem?: string | null;
+  externalReferenceId?: string | null;
+}
 
 /** What a handler sees: a validated, typed request, already through the gateway. */
 export interface RequestContext<K extends OperationId> {
@@ -28,9 +38,12 @@ export interface RequestContext<K extends OperationId> {
   principal: K extends 'issueToken' ? undefined : Principal;
   contractVersion: ContractVersion;
   deprecations: Deprecation[];
+  /** Filled by the handler: the resources it read or changed, for the audit record. */
+  audit: AuditTrail;
   requestId: string;
   /** For a command, the transaction that also holds its audit, metering and idempotency records. */
   db: Kysely<DB>;
+  pseudonyms: PseudonymService;
   log: FastifyBaseLogger;
   reply: FastifyReply;
   /** Aborted when the handler timeout fires; a command's transaction must not commit after it. */

@@ -2,13 +2,15 @@ import type { OperationId } from '../generated/contract.js';
 import { buildCatalog } from '../catalog/catalog.js';
 import { isEnabled, unsupported, type Handlers } from './handler.js';
 import { platformHandlers } from './platform.js';
+import { issueTokenHandler } from './oauth.js';
+import { createTask, getTask, updateTask } from './tasks.js';
+import type { AppServices } from '../services.js';
 
 /** Operations whose domain is not built yet: they answer PLATFORM_UNSUPPORTED_OPERATION and the catalog says so. */
 const NOT_BUILT_YET = [
-  'issueToken',
   'runQuery', 'listQueryTokens', 'createQueryToken', 'revokeQueryToken', 'getQueryTokenExcelTemplate',
   'listPatients', 'getPatient', 'listReferrals', 'createReferral', 'getReferral', 'listIntakes', 'getIntake',
-  'listVisits', 'getVisit', 'createTask', 'getTask', 'updateTask',
+  'listVisits', 'getVisit',
   'listRemittances', 'listRemittanceAllocations', 'listPhysicianOrders', 'getPhysicianOrder',
   'listWorkingCollections', 'listWorkingCollectionRows', 'getHhvbpSummary', 'listHhvbpMeasures',
 ] as const satisfies readonly OperationId[];
@@ -19,10 +21,14 @@ function unsupportedHandlers(): Pick<Handlers, NotBuilt> {
   return Object.fromEntries(NOT_BUILT_YET.map((id) => [id, unsupported(id)])) as unknown as Pick<Handlers, NotBuilt>;
 }
 
-export function createHandlers(): Handlers {
+export function createHandlers(services: AppServices): Handlers {
   let catalog: ReturnType<typeof buildCatalog> | undefined;
   const handlers: Handlers = {
     ...platformHandlers(() => (catalog ??= buildCatalog((id) => isEnabled(handlers[id]), []))),
+    issueToken: issueTokenHandler(services.clientCredentials),
+    createTask,
+    getTask,
+    updateTask,
     ...unsupportedHandlers(),
   };
   return handlers;

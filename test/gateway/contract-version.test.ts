@@ -1,7 +1,7 @@
 import t from 'tap';
-import { buildTestApp } from '../helpers/app.js';
+import { buildSignedInApp } from '../helpers/app.js';
 
-const api = await buildTestApp();
+const api = await buildSignedInApp();
 const health = (headers: Record<string, string> = {}) => api.request({ method: 'GET', url: '/api/v1/ext/health', headers });
 
 t.test('absent svc-contract-version serves the current version 2', async (t) => {

@@ -1,7 +1,7 @@
 import t from 'tap';
-import { buildTestApp } from '../helpers/app.js';
+import { buildSignedInApp } from '../helpers/app.js';
 
-const api = await buildTestApp({ bodyLimitBytes: 2048 });
+const api = await buildSignedInApp({ config: { bodyLimitBytes: 2048 } });
 const json = { 'content-type': 'application/json' };
 const command = { ...json, 'idempotency-key': 'key-12345678' };
 

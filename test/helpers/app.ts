@@ -5,6 +5,8 @@ import { loadConfig, type Config } from '../../src/config.js';
 import { errorShapes, type Validator } from '../../src/generated/contract.js';
 import { findOperation } from '../../src/gateway/operation-paths.js';
 import { testDatabase } from './database.js';
+import { bearer, createTestIntegration, issueTestToken, type TestIntegration, type TestIntegrationOptions } from './identity.js';
+import type { PhiMode } from '../../src/gateway/principal.js';
 
 export type Response = LightMyRequestResponse;
 
@@ -64,5 +66,30 @@ export async function buildTestApp(overrides: Partial<Config> = {}, t = rootTest
       assertMatchesContract(options.method ?? 'GET', String(options.url ?? options.path), res);
       return res;
     },
+  };
+}
+
+export interface SignedInApi extends TestApi {
+  integration: TestIntegration;
+  token: string;
+}
+
+/**
+ * The app with a fresh agency and integration (every capability, both PHI modes unless narrowed)
+ * whose requests carry its bearer token unless they set their own Authorization header.
+ */
+export async function buildSignedInApp(options: { phiMode?: PhiMode; integration?: TestIntegrationOptions; config?: Partial<Config> } = {}): Promise<SignedInApi> {
+  const api = await buildTestApp(options.config);
+  return signIn(api, options);
+}
+
+export async function signIn(api: TestApi, options: { phiMode?: PhiMode; integration?: TestIntegrationOptions } = {}): Promise<SignedInApi> {
+  const integration = await createTestIntegration((await testDatabase()).db, options.integration);
+  const token = await issueTestToken(api, integration, options.phiMode ?? 'phi');
+  return {
+    ...api,
+    integration,
+    token,
+    request: (request) => api.request({ ...request, headers: { ...bearer(token), ...request.headers } }),
   };
 }

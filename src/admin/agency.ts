@@ -1,0 +1,94 @@
+import type { Kysely } from 'kysely';
+import type { DB } from '../db/schema.js';
+import { AdminError, describe, listOption, requiredOption, stringOption, type Commands } from './command.js';
+
+export interface AgencyInput {
+  id: string;
+  name: string;
+  serviceZips: string[];
+  /** IANA zone of the default office. */
+  timezone?: string;
+}
+
+export interface CreatedAgency {
+  id: string;
+  name: string;
+  officeId: string;
+  serviceZips: string[];
+}
+
+const AGENCY_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+const ZIP = /^\d{5}$/;
+const DEFAULT_OFFICE_ID = 'main';
+const DEFAULT_TIMEZONE = 'America/New_York';
+
+function validate(input: AgencyInput): void {
+  if (!AGENCY_ID.test(input.id)) throw new AdminError(`agency id "${input.id}" must be 1 to 64 letters, digits, ".", "_" or "-"`);
+  if (!input.name.trim()) throw new AdminError('the agency name must not be empty');
+  const badZips = input.serviceZips.filter((zip) => !ZIP.test(zip));
+  if (badZips.length > 0) throw new AdminError(`service ZIP codes must have 5 digits: ${badZips.join(', ')}`);
+  if (input.serviceZips.length === 0) throw new AdminError('at least one service ZIP code is required');
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: input.timezone ?? DEFAULT_TIMEZONE });
+  } catch {
+    throw new AdminError(`unknown time zone "${input.timezone}"`);
+  }
+}
+
+/** The agency, its default office "<name> Main Office", and its service area routed to that office. */
+export async function createAgency(db: Kysely<DB>, input: AgencyInput): Promise<CreatedAgency> {
+  validate(input);
+  const serviceZips = [...new Set(input.serviceZips)];
+  await db.transaction().execute(async (trx) => {
+    const existing = await trx.selectFrom('agencies').select('id').where('id', '=', input.id).executeTakeFirst();
+    if (existing) throw new AdminError(`agency "${input.id}" already exists`);
+    await trx.insertInto('agencies').values({ id: input.id, name: input.name }).execute();
+    await trx
+      .insertInto('offices')
+      .values({ agency_id: input.id, id: DEFAULT_OFFICE_ID, name: `${input.name} Main Office`, timezone: input.timezone ?? DEFAULT_TIMEZONE })
+      .execute();
+    await trx
+      .insertInto('agency_service_zips')
+      .values(serviceZips.map((zip_code) => ({ agency_id: input.id, zip_code, office_id: DEFAULT_OFFICE_ID })))
+      .execute();
+  });
+  return { id: input.id, name: input.name, officeId: DEFAULT_OFFICE_ID, serviceZips };
+}
+
+async function listAgencies(db: Kysely<DB>) {
+  const agencies = await db.selectFrom('agencies').select(['id', 'name', 'status', 'created_at']).orderBy('id').execute();
+  const zips = await db.selectFrom('agency_service_zips').select(['agency_id', 'zip_code']).orderBy('zip_code').execute();
+  return agencies.map((agency) => ({
+    id: agency.id,
+    name: agency.name,
+    status: agency.status,
+    service_zips: zips.filter((zip) => zip.agency_id === agency.id).map((zip) => zip.zip_code),
+    created_at: agency.created_at.toISOString(),
+  }));
+}
+
+export const agencyCommands: Commands = {
+  create: {
+    usage: 'agency create --id ID --name NAME --service-zips 02110,02111 [--timezone America/New_York]',
+    options: { id: { type: 'string' }, name: { type: 'string' }, 'service-zips': { type: 'string' }, timezone: { type: 'string' } },
+    async run({ db, options }) {
+      const agency = await createAgency(db, {
+        id: requiredOption(options, 'id'),
+        name: requiredOption(options, 'name'),
+        serviceZips: listOption(options, 'service-zips') ?? [],
+        timezone: stringOption(options, 'timezone'),
+      });
+      const json = { agency_id: agency.id, name: agency.name, office_id: agency.officeId, service_zips: agency.serviceZips };
+      return { json, text: `Created agency ${agency.id}.\n${describe(json)}` };
+    },
+  },
+  list: {
+    usage: 'agency list',
+    options: {},
+    async run({ db }) {
+      const agencies = await listAgencies(db);
+      const text = agencies.length === 0 ? 'No agencies.' : agencies.map((agency) => describe(agency)).join('\n\n');
+      return { json: { agencies }, text };
+    },
+  },
+};

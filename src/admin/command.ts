@@ -1,0 +1,63 @@
+import type { ParseArgsConfig } from 'node:util';
+import type { Kysely } from 'kysely';
+import type { Config } from '../config.js';
+import type { DB } from '../db/schema.js';
+
+/** An expected refusal (bad input, unknown id): reported as one line, without a stack trace. */
+export class AdminError extends Error {}
+
+export type Options = Record<string, string | boolean | undefined>;
+
+export interface CommandContext {
+  db: Kysely<DB>;
+  config: Config;
+  options: Options;
+}
+
+export interface CommandOutput {
+  /** Printed with --json: one object. */
+  json: Record<string, unknown>;
+  /** Printed otherwise. */
+  text: string;
+}
+
+export interface Command {
+  usage: string;
+  options: NonNullable<ParseArgsConfig['options']>;
+  run(ctx: CommandContext): Promise<CommandOutput>;
+}
+
+export type Commands = Record<string, Command>;
+
+export function stringOption(options: Options, name: string): string | undefined {
+  const value = options[name];
+  return typeof value === 'string' ? value : undefined;
+}
+
+export function requiredOption(options: Options, name: string): string {
+  const value = stringOption(options, name);
+  if (value === undefined || value === '') throw new AdminError(`--${name} is required`);
+  return value;
+}
+
+export function integerOption(options: Options, name: string, min: number): number | undefined {
+  const raw = stringOption(options, name);
+  if (raw === undefined) return undefined;
+  const value = Number(raw);
+  if (!Number.isSafeInteger(value) || value < min) throw new AdminError(`--${name} must be an integer >= ${min}, got "${raw}"`);
+  return value;
+}
+
+/** A comma-separated list option; undefined when absent. */
+export function listOption(options: Options, name: string): string[] | undefined {
+  const raw = stringOption(options, name);
+  return raw === undefined ? undefined : raw.split(',').map((item) => item.trim()).filter(Boolean);
+}
+
+/** Aligned `key: value` lines for the human-readable output. */
+export function describe(fields: Record<string, unknown>): string {
+  const width = Math.max(...Object.keys(fields).map((key) => key.length));
+  return Object.entries(fields)
+    .map(([key, value]) => `${`${key}:`.padEnd(width + 2)}${Array.isArray(value) ? value.join(', ') : value instanceof Date ? value.toISOString() : String(value ?? '-')}`)
+    .join('\n');
+}

@@ -1,0 +1,54 @@
+import type { Kysely } from 'kysely';
+import type { DB } from '../db/schema.js';
+import { operations } from '../generated/contract.js';
+import { CONTRACT_CAPABILITIES, CONTRACT_SCOPES, PHI_MODES } from '../identity/grants.js';
+import { createAgency } from './agency.js';
+import { createIntegration, type CreatedIntegration } from './integration.js';
+
+export interface DemoCredentials extends CreatedIntegration {
+  /** Ready to paste: asks for a no_phi token. */
+  curl: string;
+}
+
+export const DEMO_AGENCY = {
+  id: 'demo',
+  name: 'Harborview Home Health & Hospice',
+  // Beacon Hill, Back Bay, Jamaica Plain, Dorchester, Cambridge, Brookline.
+  serviceZips: ['02108', '02116', '02130', '02124', '02139', '02446'],
+};
+
+/** On an empty database (no agency), a demo agency and an integration granted everything; undefined otherwise. */
+export async function ensureDemo(db: Kysely<DB>, baseUrl: string): Promise<DemoCredentials | undefined> {
+  const anyAgency = await db.selectFrom('agencies').select('id').limit(1).executeTakeFirst();
+  if (anyAgency) return undefined;
+  await createAgency(db, DEMO_AGENCY);
+  const integration = await createIntegration(db, {
+    agencyId: DEMO_AGENCY.id,
+    name: 'Demo integration',
+    scopes: [...CONTRACT_SCOPES],
+    capabilities: [...CONTRACT_CAPABILITIES],
+    phiModes: [...PHI_MODES],
+  });
+  const body = JSON.stringify({
+    grant_type: 'client_credentials',
+    client_id: integration.clientId,
+    client_secret: integration.clientSecret,
+    agency_id: integration.agencyId,
+    phi_mode: 'no_phi',
+  });
+  const curl = `curl -s ${baseUrl}${operations.issueToken.path} -H 'content-type: application/json' -d '${body}'`;
+  return { ...integration, curl };
+}
+
+export function describeDemo(demo: DemoCredentials): string {
+  return [
+    '',
+    '=== Demo agency created (empty database) ===',
+    `agency_id:      ${demo.agencyId}`,
+    `client_id:      ${demo.clientId}`,
+    `client_secret:  ${demo.clientSecret}   (shown only now)`,
+    'Get a token:',
+    `  ${demo.curl}`,
+    '',
+  ].join('\n');
+}

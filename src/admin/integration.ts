@@ -1,0 +1,251 @@
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { DB } from '../db/schema.js';
+import type { ExtensionStatus } from '../db/tables/identity.js';
+import type { PhiMode } from '../gateway/principal.js';
+import {
+  CONTRACT_CAPABILITIES, CONTRACT_SCOPES, CURRENT_CONTRACT_VERSION, NON_COMMAND_CAPABILITIES, PHI_MODES, REGISTRABLE_CONTRACT_VERSIONS,
+} from '../identity/grants.js';
+import { hashSecret, newClientId, newClientSecret, randomId, secretLookupId } from '../identity/secrets.js';
+import { AdminError, describe, integerOption, listOption, requiredOption, stringOption, type Command, type Commands, type Options } from './command.js';
+
+export interface IntegrationInput {
+  agencyId: string;
+  name: string;
+  /** Default: every scope of the contract. */
+  scopes?: string[];
+  /** Default: every capability that is not a command. */
+  capabilities?: string[];
+  /** Default: no_phi. */
+  phiModes?: PhiMode[];
+  rateLimitPerMinute?: number;
+  dailyQuota?: number;
+  dailyCostBudget?: number | null;
+  /** Default: the current version. */
+  contractVersion?: string;
+}
+
+export interface CreatedIntegration {
+  agencyId: string;
+  extensionId: string;
+  clientId: string;
+  /** Shown once: only its hash is stored. */
+  clientSecret: string;
+}
+
+export const DEFAULT_RATE_LIMIT_PER_MINUTE = 600;
+export const DEFAULT_DAILY_QUOTA = 50_000;
+const DEFAULT_OVERLAP_HOURS = 24;
+
+function checkAllKnown(kind: string, values: readonly string[], known: readonly string[]): void {
+  const unknown = values.filter((value) => !known.includes(value));
+  if (unknown.length > 0) throw new AdminError(`unknown ${kind}: ${unknown.join(', ')} (known: ${known.join(', ')})`);
+}
+
+function checkGrants(input: IntegrationInput): void {
+  if (!input.name.trim()) throw new AdminError('the integration name must not be empty');
+  checkAllKnown('scopes', input.scopes ?? [], CONTRACT_SCOPES);
+  checkAllKnown('capabilities', input.capabilities ?? [], CONTRACT_CAPABILITIES);
+  checkAllKnown('phi modes', input.phiModes ?? [], PHI_MODES);
+  checkAllKnown('contract version', input.contractVersion ? [input.contractVersion] : [], REGISTRABLE_CONTRACT_VERSIONS);
+}
+
+async function insertSecret(trx: Transaction<DB>, agencyId: string, clientId: string): Promise<string> {
+  const secret = newClientSecret();
+  await trx
+    .insertInto('client_secrets')
+    .values({ id: secretLookupId(secret), agency_id: agencyId, client_id: clientId, secret_hash: await hashSecret(secret), expires_at: null })
+    .execute();
+  return secret;
+}
+
+/** An extension with its policy, a client id and a first secret. */
+export async function createIntegration(db: Kysely<DB>, input: IntegrationInput): Promise<CreatedIntegration> {
+  checkGrants(input);
+  const extensionId = randomId('ext_', 12);
+  const clientId = newClientId();
+  return db.transaction().execute(async (trx) => {
+    const agency = await trx.selectFrom('agencies').select('id').where('id', '=', input.agencyId).executeTakeFirst();
+    if (!agency) throw new AdminError(`no agency "${input.agencyId}"; create it first with: agency create`);
+    await trx
+      .insertInto('extensions')
+      .values({
+        agency_id: input.agencyId,
+        id: extensionId,
+        name: input.name,
+        scopes: [...(input.scopes ?? CONTRACT_SCOPES)],
+        capabilities: [...(input.capabilities ?? NON_COMMAND_CAPABILITIES)],
+        phi_modes: input.phiModes ?? ['no_phi'],
+        rate_limit_per_minute: input.rateLimitPerMinute ?? DEFAULT_RATE_LIMIT_PER_MINUTE,
+        daily_quota: input.dailyQuota ?? DEFAULT_DAILY_QUOTA,
+        daily_cost_budget: input.dailyCostBudget ?? null,
+        contract_version: input.contractVersion ?? CURRENT_CONTRACT_VERSION,
+        tokens_revoked_before: null,
+      })
+      .execute();
+    await trx.insertInto('client_credentials').values({ client_id: clientId, agency_id: input.agencyId, extension_id: extensionId }).execute();
+    return { agencyId: input.agencyId, extensionId, clientId, clientSecret: await insertSecret(trx, input.agencyId, clientId) };
+  });
+}
+
+interface IntegrationRef {
+  clientId: string;
+  agencyId: string;
+  extensionId: string;
+}
+
+export async function findIntegration(db: Kysely<DB>, clientId: string): Promise<IntegrationRef> {
+  const row = await db.selectFrom('client_credentials').select(['agency_id', 'extension_id']).where('client_id', '=', clientId).executeTakeFirst();
+  if (!row) throw new AdminError(`no integration with client id "${clientId}"`);
+  return { clientId, agencyId: row.agency_id, extensionId: row.extension_id };
+}
+
+function updateExtension(db: Kysely<DB>, ref: IntegrationRef) {
+  return db.updateTable('extensions').where('agency_id', '=', ref.agencyId).where('id', '=', ref.extensionId);
+}
+
+export async function setIntegrationStatus(db: Kysely<DB>, clientId: string, status: ExtensionStatus): Promise<IntegrationRef> {
+  const ref = await findIntegration(db, clientId);
+  await updateExtension(db, ref).set({ status, updated_at: sql`now()` }).execute();
+  return ref;
+}
+
+/** Every token issued to the integration until now stops working (within the policy cache bound). */
+export async function revokeIntegrationTokens(db: Kysely<DB>, clientId: string): Promise<IntegrationRef & { revokedBefore: Date }> {
+  const ref = await findIntegration(db, clientId);
+  const row = await updateExtension(db, ref)
+    .set({ tokens_revoked_before: sql`now()`, updated_at: sql`now()` })
+    .returning('tokens_revoked_before')
+    .executeTakeFirstOrThrow();
+  return { ...ref, revokedBefore: row.tokens_revoked_before! };
+}
+
+/** A new secret; the current ones keep working for the overlap window, so clients can switch without downtime. */
+export async function rotateClientSecret(db: Kysely<DB>, clientId: string, overlapHours: number) {
+  const ref = await findIntegration(db, clientId);
+  return db.transaction().execute(async (trx) => {
+    const previousExpireAt = await trx
+      .updateTable('client_secrets')
+      .set({ expires_at: sql`now() + make_interval(hours => ${overlapHours})` })
+      .where('agency_id', '=', ref.agencyId)
+      .where('client_id', '=', clientId)
+      .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', sql<Date>`now() + make_interval(hours => ${overlapHours})`)]))
+      .returning('expires_at')
+      .execute();
+    const clientSecret = await insertSecret(trx, ref.agencyId, clientId);
+    return { ...ref, clientSecret, previousSecretsExpireAt: previousExpireAt[0]?.expires_at ?? null };
+  });
+}
+
+async function listIntegrations(db: Kysely<DB>, agencyId: string) {
+  const extensions = await db.selectFrom('extensions').selectAll().where('agency_id', '=', agencyId).orderBy('created_at').execute();
+  const secrets = await db
+    .selectFrom('client_credentials as c')
+    .leftJoin('client_secrets as s', (join) =>
+      join
+        .onRef('s.agency_id', '=', 'c.agency_id')
+        .onRef('s.client_id', '=', 'c.client_id')
+        .on((eb) => eb.or([eb('s.expires_at', 'is', null), eb('s.expires_at', '>', sql<Date>`now()`)])),
+    )
+    .select(['c.client_id', 'c.extension_id', 's.created_at', 's.expires_at'])
+    .where('c.agency_id', '=', agencyId)
+    .orderBy('s.created_at')
+    .execute();
+  return extensions.map((e) => {
+    const own = secrets.filter((s) => s.extension_id === e.id);
+    return {
+      extension_id: e.id,
+      name: e.name,
+      status: e.status,
+      client_ids: [...new Set(own.map((s) => s.client_id))],
+      scopes: e.scopes,
+      capabilities: e.capabilities,
+      phi_modes: e.phi_modes,
+      rate_limit_per_minute: e.rate_limit_per_minute,
+      daily_quota: e.daily_quota,
+      daily_cost_budget: e.daily_cost_budget,
+      contract_version: e.contract_version,
+      tokens_revoked_before: e.tokens_revoked_before?.toISOString() ?? null,
+      // Secrets themselves are never shown again; only when each was created and until when it works.
+      active_secrets: own.filter((s) => s.created_at).map((s) => ({ created_at: s.created_at!.toISOString(), expires_at: s.expires_at?.toISOString() ?? null })),
+      created_at: e.created_at.toISOString(),
+    };
+  });
+}
+
+function grantList(options: Options, name: string, all: readonly string[]): string[] | undefined {
+  const list = listOption(options, name);
+  return list?.length === 1 && list[0] === 'all' ? [...all] : list;
+}
+
+function integrationInput(options: Options): IntegrationInput {
+  return {
+    agencyId: requiredOption(options, 'agency'),
+    name: requiredOption(options, 'name'),
+    scopes: grantList(options, 'scopes', CONTRACT_SCOPES),
+    capabilities: grantList(options, 'capabilities', CONTRACT_CAPABILITIES),
+    phiModes: listOption(options, 'phi-modes') as PhiMode[] | undefined,
+    rateLimitPerMinute: integerOption(options, 'rate-limit', 1),
+    dailyQuota: integerOption(options, 'daily-quota', 1),
+    dailyCostBudget: integerOption(options, 'cost-budget', 0),
+    contractVersion: stringOption(options, 'contract-version'),
+  };
+}
+
+const CLIENT_ID = { 'client-id': { type: 'string' } } as const;
+
+/** A command acting on one integration named by --client-id. */
+function onIntegration(usage: string, act: (db: Kysely<DB>, clientId: string) => Promise<IntegrationRef>, done: string): Command {
+  return {
+    usage,
+    options: CLIENT_ID,
+    async run({ db, options }) {
+      const ref = await act(db, requiredOption(options, 'client-id'));
+      const json = { client_id: ref.clientId, agency_id: ref.agencyId, extension_id: ref.extensionId };
+      return { json, text: `${done}\n${describe(json)}` };
+    },
+  };
+}
+
+export const integrationCommands: Commands = {
+  create: {
+    usage:
+      'integration create --agency ID --name NAME [--scopes all|a,b] [--capabilities all|a,b] [--phi-modes no_phi,phi] ' +
+      '[--rate-limit N] [--daily-quota N] [--cost-budget N] [--contract-version 2]',
+    options: Object.fromEntries(
+      ['agency', 'name', 'scopes', 'capabilities', 'phi-modes', 'rate-limit', 'daily-quota', 'cost-budget', 'contract-version'].map((name) => [name, { type: 'string' }]),
+    ),
+    async run({ db, options }) {
+      const created = await createIntegration(db, integrationInput(options));
+      const json = { client_id: created.clientId, client_secret: created.clientSecret, extension_id: created.extensionId, agency_id: created.agencyId };
+      return { json, text: `Created integration ${created.extensionId}. The client secret is shown only this once: store it now.\n${describe(json)}` };
+    },
+  },
+  list: {
+    usage: 'integration list --agency ID',
+    options: { agency: { type: 'string' } },
+    async run({ db, options }) {
+      const integrations = await listIntegrations(db, requiredOption(options, 'agency'));
+      const text = integrations.length === 0 ? 'No integrations.' : integrations.map((i) => describe({ ...i, active_secrets: i.active_secrets.length })).join('\n\n');
+      return { json: { integrations }, text };
+    },
+  },
+  disable: onIntegration('integration disable --client-id ID', (db, id) => setIntegrationStatus(db, id, 'disabled'), 'Integration disabled: it gets no tokens and its tokens are refused.'),
+  enable: onIntegration('integration enable --client-id ID', (db, id) => setIntegrationStatus(db, id, 'active'), 'Integration enabled.'),
+  'revoke-tokens': onIntegration('integration revoke-tokens --client-id ID', revokeIntegrationTokens, 'Every token issued to the integration until now is revoked.'),
+  'rotate-secret': {
+    usage: `integration rotate-secret --client-id ID [--overlap-hours N] (default ${DEFAULT_OVERLAP_HOURS})`,
+    options: { ...CLIENT_ID, 'overlap-hours': { type: 'string' } },
+    async run({ db, options }) {
+      const overlapHours = integerOption(options, 'overlap-hours', 0) ?? DEFAULT_OVERLAP_HOURS;
+      const rotated = await rotateClientSecret(db, requiredOption(options, 'client-id'), overlapHours);
+      const json = {
+        client_id: rotated.clientId,
+        client_secret: rotated.clientSecret,
+        agency_id: rotated.agencyId,
+        extension_id: rotated.extensionId,
+        previous_secrets_expire_at: rotated.previousSecretsExpireAt?.toISOString() ?? null,
+      };
+      return { json, text: `New client secret, shown only this once; the previous one works for ${overlapHours} more hours.\n${describe(json)}` };
+    },
+  },
+};

@@ -1,0 +1,15 @@
+import { rotateSigningKey } from '../identity/signing-keys.js';
+import { describe, type Commands } from './command.js';
+
+export const keysCommands: Commands = {
+  rotate: {
+    usage: 'keys rotate',
+    options: {},
+    async run({ db, config }) {
+      const rotation = await rotateSigningKey(db, config.tokenTtlSeconds);
+      const json = { kid: rotation.kid, retired: rotation.retired.map((key) => ({ kid: key.kid, verify_until: key.verifyUntil.toISOString() })) };
+      const retired = rotation.retired.map((key) => `${key.kid} (verifies until ${key.verifyUntil.toISOString()})`);
+      return { json, text: `New signing key, used from now on.\n${describe({ kid: rotation.kid, retired: retired.length ? retired : 'none' })}` };
+    },
+  },
+};

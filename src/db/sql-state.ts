@@ -1,0 +1,16 @@
+/** The SQLSTATE of a database error: node-postgres and PGlite both put it in `code`, and their error classes differ. */
+export function sqlState(err: unknown): string | undefined {
+  const code = (err as { code?: unknown } | null | undefined)?.code;
+  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
+}
+
+export const SQLSTATE = {
+  /** lock_timeout expired, or NOWAIT found the row locked. */
+  lockNotAvailable: '55P03',
+} as const;
+
+/** Class 22 (data exception) or 23 (integrity constraint violation): the row itself is refused, so retrying cannot help. */
+export function isRejectedRow(err: unknown): boolean {
+  const code = sqlState(err);
+  return code !== undefined && (code.startsWith('22') || code.startsWith('23'));
+}

@@ -1,0 +1,43 @@
+import type { ColumnType, Generated } from 'kysely';
+import type { PhiMode } from '../../gateway/principal.js';
+
+export interface IdempotencyKeysTable {
+  agency_id: string;
+  extension_id: string;
+  key: string;
+  operation_id: string;
+  fingerprint: string;
+  /** The response columns are null only inside the claiming transaction: a committed key always carries its response. */
+  response_status: number | null;
+  /** Written as JSON text, read back as the object. */
+  response_headers: ColumnType<Record<string, string> | null, string | null, string | null>;
+  response_body: string | null;
+  created_at: Generated<Date>;
+  expires_at: ColumnType<Date, Date | string, Date | string>;
+}
+
+export type AuditOutcome = 'success' | 'failure' | 'denied';
+
+/** Insertable, never updatable: the database refuses UPDATE and DELETE as well. */
+type AppendOnly<T, Insert = T> = ColumnType<T, Insert, never>;
+
+export interface AuditEventsTable {
+  id: AppendOnly<string, string | undefined>;
+  agency_id: AppendOnly<string>;
+  extension_id: AppendOnly<string>;
+  operation_id: AppendOnly<string>;
+  resource_type: AppendOnly<string | null>;
+  resource_ids: AppendOnly<string[]>;
+  outcome: AppendOnly<AuditOutcome>;
+  status: AppendOnly<number>;
+  request_id: AppendOnly<string>;
+  phi_mode: AppendOnly<PhiMode>;
+  source_system: AppendOnly<string | null>;
+  external_reference_id: AppendOnly<string | null>;
+  occurred_at: AppendOnly<Date, Date | undefined>;
+}
+
+export interface CommandLedgerTables {
+  idempotency_keys: IdempotencyKeysTable;
+  audit_events: AuditEventsTable;
+}

@@ -1,0 +1,102 @@
+import type { JsonWebKey } from 'node:crypto';
+import type { Generated, JSONColumnType } from 'kysely';
+import type { PhiMode } from '../../gateway/principal.js';
+
+export type ExtensionStatus = 'active' | 'disabled';
+
+export interface OfficesTable {
+  agency_id: string;
+  id: string;
+  name: string;
+  /** IANA zone, e.g. America/New_York. */
+  timezone: string;
+  created_at: Generated<Date>;
+}
+
+/** The agency's service area: each ZIP is routed to one office. */
+export interface AgencyServiceZipsTable {
+  agency_id: string;
+  zip_code: string;
+  office_id: string;
+}
+
+export interface ExtensionsTable {
+  agency_id: string;
+  id: string;
+  name: string;
+  status: Generated<ExtensionStatus>;
+  scopes: string[];
+  capabilities: string[];
+  phi_modes: PhiMode[];
+  rate_limit_per_minute: number;
+  daily_quota: number;
+  daily_cost_budget: number | null;
+  contract_version: string;
+  tokens_revoked_before: Date | null;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+export interface ClientCredentialsTable {
+  client_id: string;
+  agency_id: string;
+  extension_id: string;
+  created_at: Generated<Date>;
+}
+
+export interface ClientSecretsTable {
+  id: string;
+  agency_id: string;
+  client_id: string;
+  secret_hash: string;
+  created_at: Generated<Date>;
+  /** Null while current; a rotated-out secret keeps working until then (the overlap window). */
+  expires_at: Date | null;
+}
+
+export interface RevokedTokensTable {
+  jti: string;
+  agency_id: string;
+  extension_id: string;
+  /** The latest the token can expire; the row is useless afterwards. */
+  expires_at: Date;
+  revoked_at: Generated<Date>;
+}
+
+export interface PublicJwk extends JsonWebKey {
+  kty: 'EC';
+  crv: 'P-256';
+  x: string;
+  y: string;
+  kid: string;
+  alg: 'ES256';
+  use: 'sig';
+}
+
+export interface SigningKeysTable {
+  kid: string;
+  algorithm: 'ES256';
+  private_key_pem: string;
+  public_jwk: JSONColumnType<PublicJwk>;
+  created_at: Generated<Date>;
+  retired_at: Date | null;
+  /** A retired key still verifies tokens until then (their longest lifetime after retirement). */
+  verify_until: Date | null;
+}
+
+export interface TokenFailuresTable {
+  bucket: string;
+  window_start: Date;
+  count: number;
+}
+
+export interface IdentityTables {
+  offices: OfficesTable;
+  agency_service_zips: AgencyServiceZipsTable;
+  extensions: ExtensionsTable;
+  client_credentials: ClientCredentialsTable;
+  client_secrets: ClientSecretsTable;
+  revoked_tokens: RevokedTokensTable;
+  signing_keys: SigningKeysTable;
+  token_failures: TokenFailuresTable;
+}

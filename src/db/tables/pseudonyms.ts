@@ -1,0 +1,13 @@
+import type { Generated } from 'kysely';
+
+export interface PseudonymsTable {
+  agency_id: string;
+  handle: string;
+  kind: string;
+  real_id: string;
+  created_at: Generated<Date>;
+}
+
+export interface PseudonymTables {
+  pseudonyms: PseudonymsTable;
+}

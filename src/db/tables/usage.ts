@@ -1,0 +1,33 @@
+import type { Generated } from 'kysely';
+
+/** Requests per minute, requests per UTC day, and cost units per UTC day. */
+export type UsageKind = 'minute' | 'day' | 'cost';
+
+/** One shared counter per integration, kind and window; instances lease units from it. */
+export interface UsageWindowsTable {
+  agency_id: string;
+  extension_id: string;
+  kind: UsageKind;
+  window_start: Date;
+  /** Units granted to instances so far (granted, not necessarily spent). */
+  used: number;
+  /** Units granted by the latest reservation, so the reserving instance learns its share in one statement. */
+  last_grant: number;
+}
+
+export interface MeteringEventsTable {
+  id: Generated<number>;
+  agency_id: string;
+  extension_id: string;
+  operation_id: string;
+  status: number;
+  cost_units: number;
+  duration_ms: number;
+  request_id: string;
+  occurred_at: Date;
+}
+
+export interface UsageTables {
+  usage_windows: UsageWindowsTable;
+  metering_events: MeteringEventsTable;
+}

@@ -1,0 +1,50 @@
+/**
+ * HIPAA Safe Harbor reductions (45 CFR 164.514(b)(2)) used by no_phi sessions: dates to the year,
+ * ages over 89 grouped as "90+", ZIP codes to three digits (000 where the three-digit area holds
+ * 20,000 people or fewer), and account-like numbers removed.
+ */
+
+/** Three-digit ZIP areas of 20,000 or fewer people (2000 Census, per HHS guidance). */
+const SPARSE_ZIP3 = new Set(['036', '059', '063', '102', '203', '556', '692', '790', '821', '823', '830', '831', '878', '879', '884', '890', '893']);
+
+type DateLike = string | Date | null | undefined;
+
+function isoDate(value: DateLike): string | null {
+  if (value === null || value === undefined) return null;
+  return typeof value === 'string' ? value : value.toISOString();
+}
+
+export function yearOnly(value: DateLike): string | null {
+  return isoDate(value)?.slice(0, 4) ?? null;
+}
+
+export function ageInYears(dob: string, asOf: Date): number {
+  const [year, month, day] = dob.split('-').map(Number);
+  const beforeBirthday = asOf.getUTCMonth() + 1 < month || (asOf.getUTCMonth() + 1 === month && asOf.getUTCDate() < day);
+  return asOf.getUTCFullYear() - year - (beforeBirthday ? 1 : 0);
+}
+
+/** Age as the contract shows it: whole years, or "90+" past 89. */
+export function ageLabel(dob: string | null, asOf: Date): string | null {
+  if (!dob) return null;
+  const age = ageInYears(dob, asOf);
+  return age > 89 ? '90+' : String(age);
+}
+
+/** Birth year, withheld past age 89 (it would reveal the age). */
+export function birthYear(dob: string | null, asOf: Date): number | null {
+  if (!dob || ageInYears(dob, asOf) > 89) return null;
+  return Number(dob.slice(0, 4));
+}
+
+export function zip3(zip: string | null | undefined): string | null {
+  const digits = zip?.replace(/\D/g, '').slice(0, 3);
+  if (!digits || digits.length < 3) return null;
+  return SPARSE_ZIP3.has(digits) ? '000' : digits;
+}
+
+/** Check and EFT trace numbers in phi sessions: only the last four characters. */
+export function lastFour(value: string | null | undefined): string | null {
+  if (!value) return null;
+  return `****${value.slice(-4)}`;
+}

@@ -1,0 +1,162 @@
+import type { Insertable, Kysely } from 'kysely';
+import type { DB } from '../db/schema.js';
+import { isRejectedRow } from '../db/sql-state.js';
+import type { AuditEventsTable, AuditOutcome } from '../db/tables/command-ledger.js';
+import { PlatformError } from '../errors/platform-error.js';
+import type { PhiMode } from './principal.js';
+
+export interface AuditEvent {
+  agencyId: string;
+  extensionId: string;
+  operationId: string;
+  resourceType: string | null;
+  resourceIds: string[];
+  outcome: AuditOutcome;
+  status: number;
+  requestId: string;
+  phiMode: PhiMode;
+  sourceSystem?: string | null;
+  externalReferenceId?: string | null;
+  /** Default: when the record is written (the transaction's start time for recordAudit, push time for AuditBuffer). */
+  occurredAt?: Date;
+}
+
+export interface AuditLog {
+  error(obj: unknown, msg?: string): void;
+}
+
+function toRow(event: AuditEvent): Insertable<AuditEventsTable> {
+  return {
+    agency_id: event.agencyId,
+    extension_id: event.extensionId,
+    operation_id: event.operationId,
+    resource_type: event.resourceType,
+    resource_ids: event.resourceIds,
+    outcome: event.outcome,
+    status: event.status,
+    request_id: event.requestId,
+    phi_mode: event.phiMode,
+    source_system: event.sourceSystem ?? null,
+    external_reference_id: event.externalReferenceId ?? null,
+    occurred_at: event.occurredAt,
+  };
+}
+
+async function insertEvents(db: Kysely<DB>, events: AuditEvent[]): Promise<void> {
+  await db.insertInto('audit_events').values(events.map(toRow)).execute();
+}
+
+/**
+ * Writes one audit record; for a command, pass its transaction so the record commits or rolls back with it.
+ * A failure throws PLATFORM_AUDIT_WRITE_FAILED (the database error is its `cause`); on PostgreSQL it also leaves
+ * the transaction aborted, so the command cannot commit without its record.
+ */
+export async function recordAudit(db: Kysely<DB>, event: AuditEvent): Promise<void> {
+  try {
+    await insertEvents(db, [event]);
+  } catch (err) {
+    const failure = new PlatformError('PLATFORM_AUDIT_WRITE_FAILED', 'The audit record could not be written, so nothing of the command was committed.');
+    failure.cause = err;
+    throw failure;
+  }
+}
+
+export interface AuditBufferOptions {
+  /** A flush starts at least this often while events wait. */
+  flushIntervalMs?: number;
+  /** Events per INSERT; reaching this many pending events starts a flush at once. */
+  maxBatch?: number;
+  /** Memory bound: beyond it push() refuses, so a read is not served unaudited while the database is unreachable. */
+  maxPending?: number;
+}
+
+/**
+ * Audit of reads, written in batches off the request path. A batch that fails for a transient reason stays queued
+ * and is retried at the next flush; a row the database refuses as data (SQLSTATE class 22 or 23) is logged and dropped,
+ * so one bad event cannot block the trail.
+ */
+export class AuditBuffer {
+  readonly #db: Kysely<DB>;
+  readonly #log: AuditLog;
+  readonly #maxBatch: number;
+  readonly #maxPending: number;
+  readonly #timer: NodeJS.Timeout;
+  #pending: AuditEvent[] = [];
+  #flushes: Promise<void> = Promise.resolve();
+  #closed = false;
+
+  constructor(db: Kysely<DB>, log: AuditLog, options: AuditBufferOptions = {}) {
+    this.#db = db;
+    this.#log = log;
+    this.#maxBatch = options.maxBatch ?? 200;
+    this.#maxPending = options.maxPending ?? 10_000;
+    this.#timer = setInterval(() => void this.flush(), options.flushIntervalMs ?? 1_000);
+    this.#timer.unref();
+  }
+
+  get pending(): number {
+    return this.#pending.length;
+  }
+
+  /** Queues an event; throws PLATFORM_AUDIT_WRITE_FAILED when closed or full, so call it before the response is sent. */
+  push(event: AuditEvent): void {
+    if (this.#closed) throw new PlatformError('PLATFORM_AUDIT_WRITE_FAILED', 'The audit trail is closed: the service is shutting down.');
+    if (this.#pending.length >= this.#maxPending) {
+      throw new PlatformError('PLATFORM_AUDIT_WRITE_FAILED', 'The audit trail cannot keep up, so the request was refused rather than served unaudited.');
+    }
+    this.#pending.push({ ...event, occurredAt: event.occurredAt ?? new Date() });
+    if (this.#pending.length === this.#maxBatch) void this.flush();
+  }
+
+  /** Resolves when every event pushed before the call is written or, after a logged failure, still queued for retry. */
+  flush(): Promise<void> {
+    // One drain at a time, in order; each call drains again, so it also covers events pushed during an earlier drain.
+    this.#flushes = this.#flushes.then(() => this.#drain());
+    return this.#flushes;
+  }
+
+  /** Stops the timer and writes what is queued; events that still cannot be written are logged as lost. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    clearInterval(this.#timer);
+    await this.flush();
+    if (this.#pending.length === 0) return;
+    this.#log.error({ lost: this.#pending.length }, 'audit events lost at shutdown: the database did not accept them');
+    this.#pending = [];
+  }
+
+  async #drain(): Promise<void> {
+    while (this.#pending.length > 0) {
+      const settled = await this.#settle(this.#pending.slice(0, this.#maxBatch));
+      this.#pending.splice(0, settled);
+      if (settled === 0) return;
+    }
+  }
+
+  /** Writes the batch; returns how many events from its front are done with (written or dropped). */
+  async #settle(batch: AuditEvent[]): Promise<number> {
+    try {
+      await insertEvents(this.#db, batch);
+      return batch.length;
+    } catch (err) {
+      if (!isRejectedRow(err)) {
+        this.#log.error({ err, pending: this.#pending.length }, 'audit flush failed; the events stay queued for the next flush');
+        return 0;
+      }
+      if (batch.length > 1) return this.#settleOneByOne(batch);
+      const [event] = batch;
+      this.#log.error({ err, requestId: event.requestId, operationId: event.operationId }, 'audit event refused by the database; dropped');
+      return 1;
+    }
+  }
+
+  async #settleOneByOne(batch: AuditEvent[]): Promise<number> {
+    let settled = 0;
+    for (const event of batch) {
+      const done = await this.#settle([event]);
+      if (done === 0) break;
+      settled += done;
+    }
+    return settled;
+  }
+}

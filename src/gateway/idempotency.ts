@@ -1,0 +1,189 @@
+import { createHash } from 'node:crypto';
+import { sql, type Kysely, type NotNull, type RawBuilder, type Transaction } from 'kysely';
+import type { DB } from '../db/schema.js';
+import { SQLSTATE, sqlState } from '../db/sql-state.js';
+import { PlatformError } from '../errors/platform-error.js';
+
+/** How long a command's result is kept and replayed (openapi.json info.description: 24 hours). */
+export const IDEMPOTENCY_RETENTION_HOURS = 24;
+
+/** Below the handler timeout (10 s by default), so a waiting retry answers 409 before its own request times out. */
+export const DEFAULT_LOCK_WAIT_MS = 5_000;
+
+export interface CommandIdentity {
+  agencyId: string;
+  extensionId: string;
+  key: string;
+  operationId: string;
+  fingerprint: string;
+}
+
+export interface StoredResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+export interface IdempotentResult {
+  response: StoredResponse;
+  replayed: boolean;
+}
+
+/** JSON with object keys sorted at every depth, so two encodings of one body compare equal. */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
+  const object = value as Record<string, unknown>;
+  const members = Object.keys(object)
+    .filter((name) => object[name] !== undefined)
+    .sort()
+    .map((name) => `${JSON.stringify(name)}:${canonicalJson(object[name])}`);
+  return `{${members.join(',')}}`;
+}
+
+/** sha256 (hex) over the method, the route path with its parameters filled in, and the canonical JSON of the body (absent = null). */
+export function requestFingerprint(method: string, path: string, body: unknown): string {
+  return createHash('sha256').update(`${method} ${path}\n${canonicalJson(body)}`).digest('hex');
+}
+
+function keyOf(id: CommandIdentity) {
+  return { agency_id: id.agencyId, extension_id: id.extensionId, key: id.key };
+}
+
+async function boundLockWaits(trx: Transaction<DB>, lockWaitMs: number): Promise<void> {
+  // Transaction-local: the pooled connection gets its own setting back at commit or rollback.
+  await sql`select set_config('lock_timeout', ${`${lockWaitMs}ms`}, true)`.execute(trx);
+}
+
+/**
+ * Inserts the key, or takes over an expired one. On PostgreSQL the insert waits while another transaction holds
+ * an uncommitted row for the key, so a twin request blocks here until the first commits (replay) or rolls back (we run).
+ * Returns false when a live key exists; the row is then locked until we finish.
+ */
+async function claim(trx: Transaction<DB>, id: CommandIdentity): Promise<boolean> {
+  const claimed = await trx
+    .insertInto('idempotency_keys')
+    .values({
+      ...keyOf(id),
+      operation_id: id.operationId,
+      fingerprint: id.fingerprint,
+      expires_at: sql<Date>`now() + make_interval(hours => ${IDEMPOTENCY_RETENTION_HOURS})`,
+    })
+    .onConflict((oc) =>
+      oc
+        .columns(['agency_id', 'extension_id', 'key'])
+        .doUpdateSet((eb) => ({
+          operation_id: eb.ref('excluded.operation_id'),
+          fingerprint: eb.ref('excluded.fingerprint'),
+          response_status: null,
+          response_headers: null,
+          response_body: null,
+          created_at: eb.ref('excluded.created_at'),
+          expires_at: eb.ref('excluded.expires_at'),
+        }))
+        .where('idempotency_keys.expires_at', '<=', sql<Date>`now()`),
+    )
+    .returning('key')
+    .executeTakeFirst()
+    .catch((err: unknown) => {
+      if (sqlState(err) !== SQLSTATE.lockNotAvailable) throw err;
+      throw new PlatformError('PLATFORM_CONCURRENT_MODIFICATION', 'A request with this idempotency key is still running; retry shortly to get its response.', { idempotencyKey: id.key });
+    });
+  return claimed !== undefined;
+}
+
+async function storeResponse(trx: Transaction<DB>, id: CommandIdentity, response: StoredResponse): Promise<void> {
+  await trx
+    .updateTable('idempotency_keys')
+    .set({ response_status: response.status, response_headers: JSON.stringify(response.headers), response_body: response.body })
+    .where((eb) => eb.and(keyOf(id)))
+    .execute();
+}
+
+async function storedResponse(trx: Transaction<DB>, id: CommandIdentity): Promise<StoredResponse> {
+  const row = await trx
+    .selectFrom('idempotency_keys')
+    .select(['fingerprint', 'response_status', 'response_headers', 'response_body'])
+    .where((eb) => eb.and(keyOf(id)))
+    // Another transaction's key becomes visible only with the response it stored.
+    .$narrowType<{ response_status: NotNull; response_headers: NotNull; response_body: NotNull }>()
+    .executeTakeFirstOrThrow();
+  if (row.fingerprint !== id.fingerprint) {
+    throw new PlatformError('PLATFORM_IDEMPOTENCY_CONFLICT', 'This idempotency key was already used with a different request (method, route or body).', { idempotencyKey: id.key });
+  }
+  return { status: row.response_status, headers: row.response_headers, body: row.response_body };
+}
+
+/**
+ * Runs a command at most once per (agency, extension, key) within the retention.
+ * In one transaction: claim the key, run `execute(trx)` (which writes everything of the command through trx and returns
+ * the response to store), store the response, commit. A retry with the same fingerprint gets the stored response
+ * (replayed: true) without running anything; another fingerprint gets PLATFORM_IDEMPOTENCY_CONFLICT.
+ * `lockWaitMs` bounds every lock wait of the command, the wait of a retry for its still-running first included;
+ * beyond it: PLATFORM_CONCURRENT_MODIFICATION (retryable).
+ * When execute throws or `signal` aborts before commit, everything rolls back, the key included, so it can be retried;
+ * an abort rejects with `signal.reason`.
+ * Inside execute, use only `trx`: on PGlite a query on the outer handle would wait for this transaction forever.
+ */
+export async function runIdempotent(
+  db: Kysely<DB>,
+  id: CommandIdentity,
+  execute: (trx: Transaction<DB>) => Promise<StoredResponse>,
+  signal?: AbortSignal,
+  lockWaitMs = DEFAULT_LOCK_WAIT_MS,
+): Promise<IdempotentResult> {
+  signal?.throwIfAborted();
+  try {
+    return await db.transaction().execute(async (trx) => {
+      await boundLockWaits(trx, lockWaitMs);
+      if (!(await claim(trx, id))) return { response: await storedResponse(trx, id), replayed: true };
+      const response = await execute(trx);
+      await storeResponse(trx, id, response);
+      signal?.throwIfAborted();
+      return { response, replayed: false };
+    });
+  } catch (err) {
+    if (sqlState(err) !== SQLSTATE.lockNotAvailable) throw err;
+    throw new PlatformError('PLATFORM_CONCURRENT_MODIFICATION', 'A resource this command needs is locked by a concurrent request; retry shortly.');
+  }
+}
+
+export interface PurgeOptions {
+  /** Keys that expired at or before this instant go; default: the database's clock, the one expiry is computed with. */
+  now?: Date;
+  /** Rows per DELETE statement, so a large backlog never holds locks or WAL for long. */
+  batchSize?: number;
+}
+
+async function purgeBatch(db: Kysely<DB>, cutoff: Date | RawBuilder<Date>, batchSize: number): Promise<number> {
+  const result = await db
+    .deleteFrom('idempotency_keys')
+    // Repeated outside the subquery: a key re-claimed meanwhile is re-checked on its new version and kept.
+    .where('expires_at', '<=', cutoff)
+    .where((eb) =>
+      eb(
+        eb.refTuple('agency_id', 'extension_id', 'key'),
+        'in',
+        eb
+          .selectFrom('idempotency_keys')
+          .select(['agency_id', 'extension_id', 'key'])
+          .where('expires_at', '<=', cutoff)
+          .limit(batchSize)
+          .$asTuple('agency_id', 'extension_id', 'key'),
+      ),
+    )
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
+/** Deletes expired idempotency keys (retention: IDEMPOTENCY_RETENTION_HOURS); returns how many. Run it periodically. */
+export async function purgeExpiredIdempotencyKeys(db: Kysely<DB>, options: PurgeOptions = {}): Promise<number> {
+  const { now, batchSize = 1_000 } = options;
+  const cutoff = now ?? sql<Date>`now()`;
+  let purged = 0;
+  for (;;) {
+    const deleted = await purgeBatch(db, cutoff, batchSize);
+    purged += deleted;
+    if (deleted < batchSize) return purged;
+  }
+}

@@ -1,0 +1,228 @@
+import { sql, type Kysely } from 'kysely';
+import type { DB } from '../db/schema.js';
+import type { UsageKind } from '../db/tables/usage.js';
+import { PlatformError, type ErrorDetails } from '../errors/platform-error.js';
+import type { ErrorCode } from '../generated/contract.js';
+import type { ExtensionPolicy } from './principal.js';
+
+/** What the limiter needs of an operation (the route table's costUnits and costBudgeted). */
+export interface MeteredOperation {
+  operationId: string;
+  costUnits: number;
+  costBudgeted: boolean;
+}
+
+export interface UsageLimiterOptions {
+  /** Most units one reservation takes from a shared counter (default 1000). */
+  maxLease?: number;
+}
+
+const MINUTE_MS = 60_000;
+const DAY_MS = 86_400_000;
+
+const WINDOWS: Record<UsageKind, { lengthMs: number; refusal: ErrorCode }> = {
+  minute: { lengthMs: MINUTE_MS, refusal: 'PLATFORM_RATE_LIMITED' },
+  day: { lengthMs: DAY_MS, refusal: 'PLATFORM_QUOTA_EXCEEDED' },
+  cost: { lengthMs: DAY_MS, refusal: 'PLATFORM_COST_LIMIT_EXCEEDED' },
+};
+
+/**
+ * Lease sizes: a share of the limit, so small limits stay exact (1 at a time below 40),
+ * and a share of what is left, so near the end of a window few units sit unspent in one instance
+ * while another is refused.
+ */
+const LEASE_SHARE_OF_LIMIT = 1 / 20;
+const LEASE_SHARE_OF_REMAINING = 1 / 10;
+/** Leases at least this large are refilled when half spent, so warm calls never wait; smaller ones stay exact. */
+const REFILL_AHEAD_MIN_LEASE = 10;
+
+/** This instance's view of one shared counter in one window. */
+class Lease {
+  /** Units reserved by this instance and not yet spent. */
+  local = 0;
+  /** The shared counter as last seen; other instances may have taken more since, never less. */
+  sharedUsed = 0;
+  reserving: Promise<void> | undefined;
+
+  constructor(
+    readonly agencyId: string,
+    readonly extensionId: string,
+    readonly kind: UsageKind,
+    readonly start: number,
+  ) {}
+
+  get end(): number {
+    return this.start + WINDOWS[this.kind].lengthMs;
+  }
+
+  /** What this instance can still hope to spend; below a call's units it is refused without asking the database. */
+  available(limit: number): number {
+    return Math.max(0, this.local + limit - this.sharedUsed);
+  }
+}
+
+interface Demand {
+  lease: Lease;
+  limit: number;
+  units: number;
+}
+
+function leaseSize(limit: number, lease: Lease, needed: number, maxLease: number): number {
+  const share = Math.floor(Math.min(limit * LEASE_SHARE_OF_LIMIT, (limit - lease.sharedUsed) * LEASE_SHARE_OF_REMAINING));
+  return Math.max(needed, Math.min(maxLease, share));
+}
+
+function secondsUntil(endMs: number, nowMs: number): number {
+  return Math.ceil((endMs - nowMs) / 1000);
+}
+
+/** RateLimit-Policy and RateLimit (draft-ietf-httpapi-ratelimit-headers) for the request windows; cost units are not requests. */
+function rateLimitHeaders(demands: Demand[], nowMs: number): Record<string, string> {
+  const requestWindows = demands.filter((d) => d.lease.kind !== 'cost');
+  return {
+    'ratelimit-policy': requestWindows.map((d) => `"${d.lease.kind}";q=${d.limit};w=${WINDOWS[d.lease.kind].lengthMs / 1000}`).join(', '),
+    ratelimit: requestWindows.map((d) => `"${d.lease.kind}";r=${d.lease.available(d.limit)};t=${secondsUntil(d.lease.end, nowMs)}`).join(', '),
+  };
+}
+
+function refusalMessage({ lease, limit, units }: Demand, retryAfter: number): string {
+  switch (lease.kind) {
+    case 'minute':
+      return `The integration's limit of ${limit} requests per minute is reached; retry in ${retryAfter} s.`;
+    case 'day':
+      return `The integration's daily quota of ${limit} requests is spent; it resets in ${retryAfter} s (00:00 UTC).`;
+    case 'cost':
+      return `The integration's daily cost budget of ${limit} units cannot cover this operation's ${units} units; it resets in ${retryAfter} s (00:00 UTC).`;
+  }
+}
+
+function refusal(exhausted: Demand[], demands: Demand[], nowMs: number): PlatformError {
+  // The window that ends last: a shorter Retry-After would send the caller straight into another refusal.
+  const worst = exhausted.reduce((a, b) => (b.lease.end > a.lease.end ? b : a));
+  const { lease, limit, units } = worst;
+  const retryAfter = secondsUntil(lease.end, nowMs);
+  const details: ErrorDetails = { window: lease.kind, limit, resetAt: new Date(lease.end).toISOString(), retryAfterSeconds: retryAfter };
+  if (lease.kind === 'cost') Object.assign(details, { costUnits: units, remaining: lease.available(limit) });
+  const headers = rateLimitHeaders(demands, nowMs);
+  if (lease.kind !== 'cost') headers['retry-after'] = String(retryAfter);
+  return new PlatformError(WINDOWS[lease.kind].refusal, refusalMessage(worst, retryAfter), details, headers);
+}
+
+/**
+ * Per-integration requests per minute and per UTC day, and a daily budget of cost units for
+ * cost-budgeted operations, shared by every instance on the same PostgreSQL.
+ * Each instance leases units from the shared counters in batches and spends them locally,
+ * so a warm call touches no database; the units granted across instances never exceed a limit.
+ */
+export class UsageLimiter {
+  private readonly leases = new Map<string, Lease>();
+  private readonly maxLease: number;
+
+  constructor(
+    private readonly db: Kysely<DB>,
+    options: UsageLimiterOptions = {},
+  ) {
+    this.maxLease = options.maxLease ?? 1000;
+  }
+
+  /**
+   * Admits one call and returns the headers for its response, or throws a PlatformError:
+   * 429 PLATFORM_RATE_LIMITED or PLATFORM_QUOTA_EXCEEDED (with Retry-After, RateLimit, RateLimit-Policy),
+   * or 402 PLATFORM_COST_LIMIT_EXCEEDED. A refused call spends nothing.
+   */
+  async admit(policy: ExtensionPolicy, operation: MeteredOperation, now: Date = new Date()): Promise<Record<string, string>> {
+    const nowMs = now.getTime();
+    const demands = this.demands(policy, operation, nowMs);
+    for (;;) {
+      const exhausted = demands.filter((d) => d.lease.available(d.limit) < d.units);
+      if (exhausted.length > 0) throw refusal(exhausted, demands, nowMs);
+      // Checked and spent with no await in between, so concurrent calls cannot spend the same units.
+      if (demands.every((d) => d.lease.local >= d.units)) {
+        for (const d of demands) {
+          d.lease.local -= d.units;
+          this.refillAhead(d);
+        }
+        return rateLimitHeaders(demands, nowMs);
+      }
+      await Promise.all(demands.map((d) => this.topUp(d)));
+    }
+  }
+
+  private demands(policy: ExtensionPolicy, operation: MeteredOperation, nowMs: number): Demand[] {
+    const demands = [
+      { lease: this.leaseFor(policy, 'minute', nowMs), limit: policy.rateLimitPerMinute, units: 1 },
+      { lease: this.leaseFor(policy, 'day', nowMs), limit: policy.dailyQuota, units: 1 },
+    ];
+    if (operation.costBudgeted && operation.costUnits > 0 && policy.dailyCostBudget !== null) {
+      demands.push({ lease: this.leaseFor(policy, 'cost', nowMs), limit: policy.dailyCostBudget, units: operation.costUnits });
+    }
+    return demands;
+  }
+
+  private leaseFor({ agencyId, extensionId }: ExtensionPolicy, kind: UsageKind, nowMs: number): Lease {
+    const start = nowMs - (nowMs % WINDOWS[kind].lengthMs);
+    const key = `${agencyId}\n${extensionId}\n${kind}`;
+    const current = this.leases.get(key);
+    if (current?.start === start) return current;
+    const fresh = new Lease(agencyId, extensionId, kind, start);
+    // A late call from the previous window must not evict the current window's lease.
+    if (!current || current.start < start) this.leases.set(key, fresh);
+    return fresh;
+  }
+
+  private async topUp({ lease, limit, units }: Demand): Promise<void> {
+    if (lease.local >= units || lease.available(limit) < units) return;
+    await this.reservation(lease, limit, units - lease.local);
+  }
+
+  private refillAhead({ lease, limit }: Demand): void {
+    const size = leaseSize(limit, lease, 1, this.maxLease);
+    if (lease.reserving || size < REFILL_AHEAD_MIN_LEASE || lease.local > size / 2) return;
+    // Nobody waits for it; a failure shows on the next call that needs the units and reserves again.
+    this.reservation(lease, limit, 1).catch(() => {});
+  }
+
+  /** One reservation per counter at a time: the others wait for it and then look again, so none over-reserves. */
+  private reservation(lease: Lease, limit: number, needed: number): Promise<void> {
+    lease.reserving ??= this.reserve(lease, limit, needed).finally(() => {
+      lease.reserving = undefined;
+    });
+    return lease.reserving;
+  }
+
+  /** Takes between `needed` and a lease's worth of units from the shared counter in one statement, or learns that fewer than `needed` are left. */
+  private async reserve(lease: Lease, limit: number, needed: number): Promise<void> {
+    const size = leaseSize(limit, lease, needed, this.maxLease);
+    const grant = sql<number>`least(${size}::int, ${limit}::int - usage_windows.used)`;
+    const row = await this.db
+      .insertInto('usage_windows')
+      .values({
+        agency_id: lease.agencyId,
+        extension_id: lease.extensionId,
+        kind: lease.kind,
+        window_start: new Date(lease.start),
+        used: size,
+        last_grant: size,
+      })
+      .onConflict((oc) =>
+        oc
+          .columns(['agency_id', 'extension_id', 'kind', 'window_start'])
+          .doUpdateSet({ used: sql<number>`usage_windows.used + ${grant}`, last_grant: grant })
+          .where(sql<number>`${limit}::int - usage_windows.used`, '>=', needed),
+      )
+      .returning(['used', 'last_grant'])
+      .executeTakeFirst();
+    if (row) {
+      lease.local += row.last_grant;
+      lease.sharedUsed = row.used;
+    } else {
+      lease.sharedUsed = Math.max(lease.sharedUsed, limit - needed + 1);
+    }
+  }
+}
+
+/** Housekeeping: deletes the shared counters of windows that started before `before`; returns how many. */
+export async function purgeUsageWindows(db: Kysely<DB>, before: Date): Promise<number> {
+  const result = await db.deleteFrom('usage_windows').where('window_start', '<', before).executeTakeFirst();
+  return Number(result.numDeletedRows);
+}

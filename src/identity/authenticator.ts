@@ -1,0 +1,115 @@
+import { TokenError } from 'fast-jwt';
+import type { ExtensionPolicy, PhiMode, Principal } from '../gateway/principal.js';
+import type { ErrorCode } from '../generated/contract.js';
+import { PlatformError } from '../errors/platform-error.js';
+import { RequestError } from '../errors/request-error.js';
+import type { ExtensionPolicies } from './extension-policies.js';
+import { PHI_MODES } from './grants.js';
+import { UnknownSigningKeyError, type TokenVerifier } from './tokens.js';
+
+export interface Authentication {
+  principal: Principal;
+  policy: ExtensionPolicy;
+}
+
+export const WWW_AUTHENTICATE = 'Bearer realm="extension-api", error="invalid_token"';
+
+// RFC 6750 2.1: "Bearer" 1*SP b64token.
+const BEARER = /^bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
+
+function unauthorized(code: ErrorCode, message: string): RequestError {
+  return new RequestError(401, 'invalid_token', code, message, { headers: { 'www-authenticate': WWW_AUTHENTICATE } });
+}
+
+/** One answer for every forged, foreign or malformed token: which check failed is not disclosed. */
+const invalidToken = () => unauthorized('PLATFORM_INVALID_CREDENTIAL', 'The access token is not valid.');
+
+function bearerToken(authorization: string | undefined): string {
+  const match = authorization === undefined ? null : BEARER.exec(authorization);
+  if (!match) {
+    throw unauthorized('PLATFORM_AUTHENTICATION_REQUIRED', 'Send "Authorization: Bearer <access token>"; tokens come from POST /api/v1/oauth/token.');
+  }
+  return match[1];
+}
+
+function verificationFailure(err: unknown): Error {
+  if (!(err instanceof TokenError)) return err as Error;
+  if (err.code === TokenError.codes.expired) {
+    return unauthorized('PLATFORM_TOKEN_EXPIRED', 'The access token has expired; request a new one with client_credentials.');
+  }
+  const cause = (err as TokenError & { originalError?: unknown }).originalError;
+  // A key lookup that failed for another reason (the database) is not the caller's fault.
+  if (err.code === TokenError.codes.keyFetchingError && cause && !(cause instanceof UnknownSigningKeyError)) return cause as Error;
+  return invalidToken();
+}
+
+const isString = (value: unknown): value is string => typeof value === 'string' && value !== '';
+
+/** Signed claims are still checked for shape: a token is accepted only as the issuer writes them. */
+function principalOf(claims: Record<string, unknown>): Principal {
+  const { sub, client_id, agency_id, phi_mode, scope, jti, iat, exp } = claims;
+  if (!isString(sub) || !isString(client_id) || !isString(agency_id) || !isString(jti) || typeof scope !== 'string') throw invalidToken();
+  if (!PHI_MODES.includes(phi_mode as PhiMode) || typeof iat !== 'number' || typeof exp !== 'number') throw invalidToken();
+  return {
+    agencyId: agency_id,
+    extensionId: sub,
+    clientId: client_id,
+    phiMode: phi_mode as PhiMode,
+    scopes: new Set(scope.split(' ').filter(Boolean)),
+    tokenId: jti,
+    issuedAt: new Date(iat * 1000),
+    expiresAt: new Date(exp * 1000),
+  };
+}
+
+function checkPolicy(principal: Principal, policy: ExtensionPolicy): void {
+  const revokedBefore = policy.tokensRevokedBefore;
+  // iat has whole seconds: a token from the second of a revocation counts as revoked (safe side).
+  if (policy.revokedTokenIds.has(principal.tokenId) || (revokedBefore && principal.issuedAt < revokedBefore)) {
+    throw unauthorized('PLATFORM_TOKEN_REVOKED', 'The access token has been revoked; request a new one with client_credentials.');
+  }
+  if (policy.status !== 'active') {
+    throw new PlatformError('PLATFORM_EXTENSION_DISABLED', 'This integration has been disabled by an agency administrator.');
+  }
+}
+
+/** Verified tokens remembered at once; past it the oldest is forgotten (and verified again if it comes back). */
+const MAX_REMEMBERED_TOKENS = 10_000;
+
+/**
+ * Establishes the caller of a partition route from its bearer token. With a reused token and a warm policy
+ * cache this does no I/O and no cryptography: a verified token's principal is remembered, by the token's
+ * exact text, until the token expires.
+ */
+export class Authenticator {
+  private principals = new Map<string, Principal>();
+
+  constructor(
+    private readonly verify: TokenVerifier,
+    private readonly policies: ExtensionPolicies,
+  ) {}
+
+  async authenticate(authorization: string | undefined): Promise<Authentication> {
+    const principal = await this.principalFor(bearerToken(authorization));
+    const policy = await this.policies.get(principal.agencyId, principal.extensionId);
+    if (!policy) throw invalidToken();
+    checkPolicy(principal, policy);
+    return { principal, policy };
+  }
+
+  private async principalFor(token: string): Promise<Principal> {
+    const remembered = this.principals.get(token);
+    if (remembered && remembered.expiresAt.getTime() > Date.now()) return remembered;
+    let claims: Record<string, unknown>;
+    try {
+      claims = await this.verify(token);
+    } catch (err) {
+      this.principals.delete(token);
+      throw verificationFailure(err);
+    }
+    const principal = principalOf(claims);
+    if (this.principals.size >= MAX_REMEMBERED_TOKENS) this.principals.delete(this.principals.keys().next().value!);
+    this.principals.set(token, principal);
+    return principal;
+  }
+}

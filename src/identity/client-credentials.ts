@@ -1,0 +1,170 @@
+import { sql, type Kysely } from 'kysely';
+import type { DB } from '../db/schema.js';
+import type { components } from '../generated/openapi.js';
+import type { PhiMode } from '../gateway/principal.js';
+import { PlatformError } from '../errors/platform-error.js';
+import { RequestError, type ValidationIssue } from '../errors/request-error.js';
+import { PHI_MODES } from './grants.js';
+import { dummySecretHash, secretLookupId, verifySecret } from './secrets.js';
+import type { TokenFailureLimiter } from './token-failures.js';
+import type { TokenSigner } from './tokens.js';
+
+export type TokenRequest = components['schemas']['TokenRequest'];
+
+export interface TokenGrantInput {
+  body: TokenRequest;
+  authorization: string | undefined;
+  remoteAddress: string;
+}
+
+export interface IssuedToken {
+  accessToken: string;
+  expiresIn: number;
+  /** Space-separated. */
+  scope: string;
+  agencyId: string;
+  extensionId: string;
+  phiMode: PhiMode;
+}
+
+interface PresentedCredentials {
+  clientId?: string;
+  clientSecret?: string;
+}
+
+interface AuthenticatedClient {
+  clientId: string;
+  agencyId: string;
+  extensionId: string;
+  scopes: string[];
+  phiModes: string[];
+}
+
+/** The capability that entitles an integration to tokens at all (x-svc-capability of issueToken). */
+const TOKEN_CAPABILITY = 'oauth.token';
+
+function invalidRequest(issue: Omit<ValidationIssue, 'location'>, message: string): RequestError {
+  return new RequestError(400, 'invalid_request', 'PLATFORM_INVALID_REQUEST', message, { issues: [{ location: 'body', ...issue }] });
+}
+
+/**
+ * One refusal for an unknown client, a bad or expired secret, another agency, a disabled integration or agency,
+ * and a missing entitlement (spec 5.7): same status, body and headers.
+ */
+function invalidClient(): RequestError {
+  return new RequestError(401, 'invalid_client', 'PLATFORM_INVALID_CREDENTIAL', 'Client authentication failed.', {
+    nextStep: 'Check client_id, client_secret and agency_id, and that the integration is enabled for the agency.',
+    headers: { 'www-authenticate': 'Basic realm="extension-api"' },
+  });
+}
+
+function requestedPhiMode(phiMode: string | undefined): PhiMode {
+  if (phiMode === undefined || phiMode === '') {
+    throw new PlatformError('PLATFORM_PHI_MODE_REQUIRED', 'phi_mode is required: send no_phi, or phi when the integration is permitted PHI.');
+  }
+  if (!PHI_MODES.includes(phiMode as PhiMode)) {
+    throw invalidRequest({ path: '/phi_mode', message: 'must be no_phi or phi', keyword: 'enum' }, 'phi_mode must be no_phi or phi.');
+  }
+  return phiMode as PhiMode;
+}
+
+function requestedAgency(agencyId: string | undefined): string {
+  if (!agencyId) throw invalidRequest({ path: '/agency_id', message: 'property "agency_id" is required', keyword: 'required' }, 'agency_id is required.');
+  return agencyId;
+}
+
+// RFC 6749 2.3.1: id and secret are form-url-encoded, then joined by ":" and base64-encoded.
+const BASIC = /^basic +([A-Za-z0-9+/]+=*) *$/i;
+const formDecode = (value: string) => decodeURIComponent(value.replace(/\+/g, ' '));
+
+function basicCredentials(authorization: string): PresentedCredentials {
+  const match = BASIC.exec(authorization);
+  const decoded = match ? Buffer.from(match[1], 'base64').toString('utf8') : '';
+  const colon = decoded.indexOf(':');
+  if (colon < 0) return {};
+  try {
+    return { clientId: formDecode(decoded.slice(0, colon)), clientSecret: formDecode(decoded.slice(colon + 1)) };
+  } catch {
+    return {}; // malformed percent-encoding: a failed authentication like any other
+  }
+}
+
+/** HTTP Basic or client_id/client_secret in the body; never both (RFC 6749 2.3). */
+function presentedCredentials(body: TokenRequest, authorization: string | undefined): PresentedCredentials {
+  if (authorization === undefined) return { clientId: body.client_id, clientSecret: body.client_secret };
+  if (body.client_id !== undefined || body.client_secret !== undefined) {
+    throw invalidRequest(
+      { path: '/client_secret', message: 'client credentials were also sent by HTTP Basic', keyword: 'clientAuthentication' },
+      'Send the client credentials either by HTTP Basic or as client_id and client_secret in the body, not both.',
+    );
+  }
+  return basicCredentials(authorization);
+}
+
+/** The requested scopes, which must all be granted; none requested means all granted. Never widens access. */
+function narrowScopes(requested: string | undefined, granted: readonly string[]): string[] {
+  const asked = [...new Set((requested ?? '').split(' ').filter(Boolean))];
+  if (asked.length === 0) return [...granted];
+  const notGranted = asked.filter((scope) => !granted.includes(scope));
+  if (notGranted.length > 0) {
+    throw new RequestError(400, 'invalid_scope', 'PLATFORM_INVALID_REQUEST', `Scopes not granted to this integration: ${notGranted.join(' ')}.`, {
+      nextStep: 'Ask for a subset of the granted scopes, or omit scope to get all of them.',
+      details: { not_granted: notGranted },
+    });
+  }
+  return asked;
+}
+
+/** The token endpoint's client_credentials grant (spec part 5, RFC 6749 4.4). */
+export class ClientCredentialsGrant {
+  constructor(
+    private readonly db: Kysely<DB>,
+    private readonly signer: TokenSigner,
+    private readonly failures: TokenFailureLimiter,
+  ) {}
+
+  async issue(input: TokenGrantInput): Promise<IssuedToken> {
+    const phiMode = requestedPhiMode(input.body.phi_mode);
+    const agencyId = requestedAgency(input.body.agency_id);
+    const credentials = presentedCredentials(input.body, input.authorization);
+    const source = { clientId: credentials.clientId, remoteAddress: input.remoteAddress };
+    await this.failures.assertAllowed(source);
+    const client = await this.authenticate(credentials, agencyId);
+    if (!client) {
+      await this.failures.record(source);
+      throw invalidClient();
+    }
+    if (!client.phiModes.includes(phiMode)) {
+      throw new PlatformError('PLATFORM_PHI_MODE_DENIED', `This integration may not use phi_mode ${phiMode}.`, { phi_mode: phiMode });
+    }
+    const scopes = narrowScopes(input.body.scope, client.scopes);
+    const { accessToken, expiresIn } = await this.signer.sign({ ...client, phiMode, scopes });
+    return { accessToken, expiresIn, scope: scopes.join(' '), agencyId, extensionId: client.extensionId, phiMode };
+  }
+
+  /** Exactly one scrypt verification whatever is wrong, so timing does not tell an unknown client from a bad secret. */
+  private async authenticate({ clientId, clientSecret = '' }: PresentedCredentials, agencyId: string): Promise<AuthenticatedClient | undefined> {
+    const row = clientId === undefined ? undefined : await this.lookup(clientId, clientSecret);
+    const valid = await verifySecret(clientSecret, row?.secret_hash ?? (await dummySecretHash()));
+    const entitled = row?.status === 'active' && row.agency_status === 'active' && row.capabilities.includes(TOKEN_CAPABILITY);
+    if (!valid || !row?.secret_hash || row.agency_id !== agencyId || !entitled) return undefined;
+    return { clientId: row.client_id, agencyId: row.agency_id, extensionId: row.extension_id, scopes: row.scopes, phiModes: row.phi_modes };
+  }
+
+  private lookup(clientId: string, clientSecret: string) {
+    return this.db
+      .selectFrom('client_credentials as c')
+      .innerJoin('extensions as e', (join) => join.onRef('e.agency_id', '=', 'c.agency_id').onRef('e.id', '=', 'c.extension_id'))
+      .innerJoin('agencies as a', 'a.id', 'c.agency_id')
+      .leftJoin('client_secrets as s', (join) =>
+        join
+          .onRef('s.agency_id', '=', 'c.agency_id')
+          .onRef('s.client_id', '=', 'c.client_id')
+          .on('s.id', '=', secretLookupId(clientSecret))
+          .on((eb) => eb.or([eb('s.expires_at', 'is', null), eb('s.expires_at', '>', sql<Date>`now()`)])),
+      )
+      .select(['c.client_id', 'c.agency_id', 'c.extension_id', 'e.status', 'a.status as agency_status', 'e.scopes', 'e.capabilities', 'e.phi_modes', 's.secret_hash'])
+      .where('c.client_id', '=', clientId)
+      .executeTakeFirst();
+  }
+}

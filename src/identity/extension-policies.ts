@@ -1,0 +1,80 @@
+import { sql, type Kysely } from 'kysely';
+import type { DB } from '../db/schema.js';
+import type { ExtensionPolicy } from '../gateway/principal.js';
+
+interface Entry {
+  policy: ExtensionPolicy | undefined;
+  loadedAt: number;
+}
+
+async function loadPolicy(db: Kysely<DB>, agencyId: string, extensionId: string): Promise<ExtensionPolicy | undefined> {
+  const row = await db
+    .selectFrom('extensions as e')
+    .innerJoin('agencies as a', 'a.id', 'e.agency_id')
+    .select([
+      'e.status', 'a.status as agency_status', 'e.capabilities', 'e.phi_modes', 'e.rate_limit_per_minute', 'e.daily_quota',
+      'e.daily_cost_budget', 'e.tokens_revoked_before',
+    ])
+    .select((eb) =>
+      sql<string[]>`array(${eb
+        .selectFrom('revoked_tokens as r')
+        .select('r.jti')
+        .whereRef('r.agency_id', '=', 'e.agency_id')
+        .whereRef('r.extension_id', '=', 'e.id')
+        .where('r.expires_at', '>', sql<Date>`now()`)})`.as('revoked_jtis'),
+    )
+    .where('e.agency_id', '=', agencyId)
+    .where('e.id', '=', extensionId)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  return {
+    agencyId,
+    extensionId,
+    // A disabled agency disables every one of its integrations.
+    status: row.status === 'active' && row.agency_status === 'active' ? 'active' : 'disabled',
+    capabilities: new Set(row.capabilities),
+    phiModes: new Set(row.phi_modes),
+    rateLimitPerMinute: row.rate_limit_per_minute,
+    dailyQuota: row.daily_quota,
+    dailyCostBudget: row.daily_cost_budget,
+    tokensRevokedBefore: row.tokens_revoked_before,
+    revokedTokenIds: new Set(row.revoked_jtis),
+  };
+}
+
+/**
+ * Extension policies by (agency, extension), each cached for at most `ttlMs`: the bound within which disabling,
+ * revocation and policy changes made anywhere reach this instance. 0 reads the database on every request.
+ */
+export class ExtensionPolicies {
+  private cache = new Map<string, Entry>();
+  private loading = new Map<string, Promise<ExtensionPolicy | undefined>>();
+
+  constructor(
+    private readonly db: Kysely<DB>,
+    private readonly ttlMs: number,
+  ) {}
+
+  async get(agencyId: string, extensionId: string): Promise<ExtensionPolicy | undefined> {
+    const key = `${agencyId}\u0000${extensionId}`;
+    const cached = this.cache.get(key);
+    if (cached && Date.now() - cached.loadedAt < this.ttlMs) return cached.policy;
+    return this.load(key, agencyId, extensionId);
+  }
+
+  private load(key: string, agencyId: string, extensionId: string): Promise<ExtensionPolicy | undefined> {
+    let pending = this.loading.get(key);
+    if (!pending) {
+      const startedAt = Date.now();
+      pending = loadPolicy(this.db, agencyId, extensionId)
+        .then((policy) => {
+          // Aged from when the read started: a change committed during the read is seen within ttlMs of it.
+          if (this.ttlMs > 0) this.cache.set(key, { policy, loadedAt: startedAt });
+          return policy;
+        })
+        .finally(() => this.loading.delete(key));
+      this.loading.set(key, pending);
+    }
+    return pending;
+  }
+}

@@ -1,0 +1,58 @@
+import { createHash, randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+
+/** A random identifier: prefix plus `bytes` random bytes in base64url. */
+export function randomId(prefix: string, bytes = 16): string {
+  return `${prefix}${randomBytes(bytes).toString('base64url')}`;
+}
+
+export function newClientId(): string {
+  return randomId('cli_');
+}
+
+/** 256 random bits: out of reach of guessing, so a secret never needs a lockout to stay safe. */
+export function newClientSecret(): string {
+  return randomId('sk_', 32);
+}
+
+/**
+ * The row id of a stored secret, derived from the secret so that a presented secret names the one hash
+ * to verify (exactly one scrypt per attempt, whatever the client's rotation state). A SHA-256 prefix
+ * of a 256-bit random value reveals nothing usable about it.
+ */
+export function secretLookupId(secret: string): string {
+  return `sec_${createHash('sha256').update(secret).digest('base64url').slice(0, 22)}`;
+}
+
+// N = 2^14, r = 8: 16 MiB and tens of milliseconds per hash; the secrets are random, so this is defence in depth.
+const PARAMS = { N: 16_384, r: 8, p: 1 } as const;
+const KEY_LENGTH = 32;
+const FORMAT = /^\$scrypt\$ln=(\d+),r=(\d+),p=(\d+)\$([A-Za-z0-9_-]+)\$([A-Za-z0-9_-]+)$/;
+
+function derive(secret: string, salt: Buffer, params: ScryptOptions, length: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    scrypt(secret, salt, length, { ...params, maxmem: 64 * 1024 * 1024 }, (err, key) => (err ? reject(err) : resolve(key)));
+  });
+}
+
+/** PHC-style string: `$scrypt$ln=14,r=8,p=1$<salt>$<hash>`, so parameters can change without breaking old hashes. */
+export async function hashSecret(secret: string): Promise<string> {
+  const salt = randomBytes(16);
+  const hash = await derive(secret, salt, PARAMS, KEY_LENGTH);
+  return `$scrypt$ln=${Math.log2(PARAMS.N)},r=${PARAMS.r},p=${PARAMS.p}$${salt.toString('base64url')}$${hash.toString('base64url')}`;
+}
+
+export async function verifySecret(secret: string, stored: string): Promise<boolean> {
+  const match = FORMAT.exec(stored);
+  if (!match) return false;
+  const [, ln, r, p, salt, hash] = match;
+  const expected = Buffer.from(hash, 'base64url');
+  const actual = await derive(secret, Buffer.from(salt, 'base64url'), { N: 2 ** Number(ln), r: Number(r), p: Number(p) }, expected.length);
+  return timingSafeEqual(actual, expected);
+}
+
+let dummy: Promise<string> | undefined;
+
+/** A hash of a secret nobody knows, verified when the client is unknown so that the time taken does not tell. */
+export function dummySecretHash(): Promise<string> {
+  return (dummy ??= hashSecret(newClientSecret()));
+}

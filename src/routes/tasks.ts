@@ -1,0 +1,118 @@
+import type { components } from '../generated/openapi.js';
+import type { Handler, RequestContext } from './handler.js';
+import { PlatformError } from '../errors/platform-error.js';
+import { randomId } from '../identity/secrets.js';
+import { findTask, insertTask, updateTaskAtVersion, type TaskRow } from '../db/repositories/tasks.js';
+import { agencyUserExists, isStoredResourceType, resourceExists } from '../db/repositories/agency-resources.js';
+import { checkTaskChange, expectedVersion } from '../domain/task-workflow.js';
+
+type Task = components['schemas']['Task'];
+type RelatedResource = components['schemas']['RelatedResource'];
+/** What the task helpers need of any task operation's context. */
+type TaskContext = Pick<RequestContext<'getTask'>, 'principal' | 'db' | 'pseudonyms' | 'audit' | 'reply'>;
+
+/** Roles a task can be assigned to instead of a person. */
+const ASSIGNABLE_ROLES = new Set(['marketer', 'clinician', 'reviewer']);
+
+function invalid(field: string, message: string): PlatformError {
+  return new PlatformError('PLATFORM_INVALID_INPUT', message, { field });
+}
+
+function notFound(id: string): PlatformError {
+  return new PlatformError('PLATFORM_RESOURCE_NOT_FOUND', `No task ${id} in this agency.`, { resource_type: 'task', id });
+}
+
+/** A patient is referred to by its surrogate handle in a no_phi session. */
+const pseudonymized = (ctx: TaskContext, type: string) => type === 'patient' && ctx.principal.phiMode === 'no_phi';
+
+async function relatedColumns(ctx: TaskContext, related: RelatedResource | undefined) {
+  if (!related) return { related_type: null, related_id: null, related_collection_id: null };
+  if (!isStoredResourceType(related.type)) {
+    throw invalid('related_resource.type', `Tasks cannot be linked to a ${related.type} in this deployment yet; link a patient, referral, intake or visit.`);
+  }
+  const agencyId = ctx.principal.agencyId;
+  const id = pseudonymized(ctx, related.type) ? await ctx.pseudonyms.resolve(agencyId, 'patient', related.id) : related.id;
+  if (!(await resourceExists(ctx.db, agencyId, related.type, id))) {
+    throw invalid('related_resource.id', `No ${related.type} ${related.id} in this agency.`);
+  }
+  return { related_type: related.type, related_id: id, related_collection_id: related.collection_id ?? null };
+}
+
+async function checkAssignee(ctx: TaskContext, assigneeId: string | null | undefined) {
+  if (!assigneeId || ASSIGNABLE_ROLES.has(assigneeId)) return;
+  if (!(await agencyUserExists(ctx.db, ctx.principal.agencyId, assigneeId))) {
+    throw invalid('assignee_id', `assignee_id must be a user of the agency or one of the roles ${[...ASSIGNABLE_ROLES].join(', ')}.`);
+  }
+}
+
+async function present(ctx: TaskContext, row: TaskRow): Promise<{ data: Task }> {
+  ctx.audit.resourceType = 'task';
+  ctx.audit.resourceIds = [row.id];
+  ctx.reply.header('etag', `"${row.version}"`);
+  let related: Task['related_resource'] = null;
+  if (row.related_type && row.related_id) {
+    const id = pseudonymized(ctx, row.related_type) ? await ctx.pseudonyms.handleFor(row.agency_id, 'patient', row.related_id) : row.related_id;
+    related = { type: row.related_type, id, ...(row.related_collection_id ? { collection_id: row.related_collection_id } : {}) };
+  }
+  return {
+    data: {
+      id: row.id,
+      title: row.title,
+      description: row.description,
+      status: row.status,
+      priority: row.priority,
+      due_date: row.due_date,
+      assignee_id: row.assignee_id,
+      related_resource: related,
+      version: row.version,
+      created_by: row.created_by,
+      created_at: row.created_at.toISOString(),
+      updated_at: row.updated_at.toISOString(),
+      completed_at: row.completed_at?.toISOString() ?? null,
+    },
+  };
+}
+
+export const createTask: Handler<'createTask'> = async (ctx) => {
+  const { body, principal } = ctx;
+  await checkAssignee(ctx, body.assignee_id);
+  const row = await insertTask(ctx.db, {
+    agency_id: principal.agencyId,
+    id: randomId('task_', 12),
+    title: body.title,
+    description: body.description ?? null,
+    status: 'open',
+    priority: body.priority ?? 'normal',
+    due_date: body.due_date ?? null,
+    assignee_id: body.assignee_id ?? null,
+    ...(await relatedColumns(ctx, body.related_resource)),
+    created_by: principal.extensionId,
+    completed_at: null,
+  });
+  return present(ctx, row);
+};
+
+export const getTask: Handler<'getTask'> = async (ctx) => {
+  const row = await findTask(ctx.db, ctx.principal.agencyId, ctx.params.id);
+  if (!row) throw notFound(ctx.params.id);
+  return present(ctx, row);
+};
+
+export const updateTask: Handler<'updateTask'> = async (ctx) => {
+  const { body, principal, params } = ctx;
+  const current = await findTask(ctx.db, principal.agencyId, params.id);
+  if (!current) throw notFound(params.id);
+  const expected = expectedVersion(body.version, ctx.headers['if-match']);
+  const stale = () =>
+    new PlatformError('PLATFORM_CONCURRENT_MODIFICATION', 'The task changed since you read it; read it again and reapply your change.', {
+      current_version: current.version,
+    });
+  if (expected !== undefined && expected !== current.version) throw stale();
+  checkTaskChange(current.status, body.status);
+  await checkAssignee(ctx, body.assignee_id);
+  const { version: _basedOn, ...change } = body;
+  const completion = body.status && body.status !== current.status ? { completed_at: body.status === 'done' ? new Date() : null } : {};
+  const updated = await updateTaskAtVersion(ctx.db, principal.agencyId, params.id, current.version, { ...change, ...completion });
+  if (!updated) throw stale();
+  return present(ctx, updated);
+};

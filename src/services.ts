@@ -1,0 +1,57 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { Kysely } from 'kysely';
+import type { Config } from './config.js';
+import type { DB } from './db/schema.js';
+import { Authenticator } from './identity/authenticator.js';
+import { ClientCredentialsGrant } from './identity/client-credentials.js';
+import { ExtensionPolicies } from './identity/extension-policies.js';
+import { KeyRing } from './identity/signing-keys.js';
+import { TokenFailureLimiter } from './identity/token-failures.js';
+import { TokenSigner, createTokenVerifier, type TokenSettings } from './identity/tokens.js';
+import { AuditBuffer } from './gateway/audit.js';
+import { MeteringBuffer } from './gateway/metering.js';
+import { PseudonymService } from './gateway/pseudonyms.js';
+import { UsageLimiter } from './gateway/usage-limits.js';
+
+/** The long-lived collaborators of one app instance, built once and handed to routes and the gateway. */
+export interface AppServices {
+  config: Config;
+  keyRing: KeyRing;
+  tokenSigner: TokenSigner;
+  /** Bearer-token authentication of partition routes. */
+  authenticator: Authenticator;
+  /** The token endpoint. */
+  clientCredentials: ClientCredentialsGrant;
+  usageLimiter: UsageLimiter;
+  /** Buffered off the hot path; close() flushes them. */
+  metering: MeteringBuffer;
+  audit: AuditBuffer;
+  pseudonyms: PseudonymService;
+  close(): Promise<void>;
+}
+
+export function tokenSettings(config: Config): TokenSettings {
+  return { issuer: config.tokenIssuer, audience: config.tokenAudience, ttlSeconds: config.tokenTtlSeconds };
+}
+
+export function createServices(config: Config, db: Kysely<DB>, log: FastifyBaseLogger): AppServices {
+  const settings = tokenSettings(config);
+  const keyRing = new KeyRing(db, config.tokenTtlSeconds);
+  const tokenSigner = new TokenSigner(keyRing, settings);
+  const metering = new MeteringBuffer(db, log);
+  const audit = new AuditBuffer(db, log);
+  return {
+    config,
+    keyRing,
+    tokenSigner,
+    authenticator: new Authenticator(createTokenVerifier(keyRing, settings), new ExtensionPolicies(db, config.authStateTtlMs)),
+    clientCredentials: new ClientCredentialsGrant(db, tokenSigner, new TokenFailureLimiter(db)),
+    usageLimiter: new UsageLimiter(db),
+    metering,
+    audit,
+    pseudonyms: new PseudonymService(db),
+    close: async () => {
+      await Promise.all([metering.close(), audit.close()]);
+    },
+  };
+}

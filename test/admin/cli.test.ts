@@ -1,0 +1,104 @@
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import t, { type Test } from 'tap';
+import { acquireDataDirLock } from '../../src/db/data-dir-lock.js';
+import { NON_COMMAND_CAPABILITIES } from '../../src/identity/grants.js';
+
+/** The real script in a child process, as an operator runs it; every command's logic is in commands.test.ts. */
+// Each run starts tsx and opens the database (PGlite: seconds each on a busy machine).
+t.setTimeout(300_000);
+const TSX = join(import.meta.dirname, '../../node_modules/tsx/dist/cli.mjs');
+const SCRIPT = join(import.meta.dirname, '../../scripts/admin.ts');
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function admin(env: Record<string, string>, ...args: string[]): Promise<Run> {
+  return new Promise((resolve) => {
+    const childEnv = { ...process.env, DATABASE_URL: '', ...env };
+    execFile(process.execPath, [TSX, SCRIPT, ...args], { env: childEnv }, (err, stdout, stderr) => {
+      resolve({ code: err ? Number(err.code) : 0, stdout, stderr });
+    });
+  });
+}
+
+/** stdout must be exactly one JSON object. */
+function json(t: Test, run: Run) {
+  t.equal(run.stdout.trim().split('\n').length, 1, 'one line on stdout');
+  return JSON.parse(run.stdout);
+}
+
+async function exercise(t: Test, env: Record<string, string>) {
+  const created = await admin(env, 'agency', 'create', '--id', 'acme', '--name', 'Acme Home Health', '--service-zips', '02110,02111', '--json');
+  t.equal(created.code, 0, created.stderr);
+  t.same(json(t, created), { agency_id: 'acme', name: 'Acme Home Health', office_id: 'main', service_zips: ['02110', '02111'] });
+
+  const integration = await admin(env, 'integration', 'create', '--agency', 'acme', '--name', 'Intake bot', '--json');
+  t.equal(integration.code, 0, integration.stderr);
+  const credentials = json(t, integration);
+  t.match(credentials, { client_id: /^cli_/, client_secret: /^sk_[A-Za-z0-9_-]{43}$/, extension_id: /^ext_/, agency_id: 'acme' });
+
+  const listed = await admin(env, 'integration', 'list', '--agency', 'acme', '--json');
+  const { integrations } = json(t, listed);
+  t.match(integrations, [{ extension_id: credentials.extension_id, client_ids: [credentials.client_id], phi_modes: ['no_phi'], status: 'active', contract_version: '2' }]);
+  t.same(integrations[0].capabilities, [...NON_COMMAND_CAPABILITIES], 'commands are not granted by default');
+  t.notOk(listed.stdout.includes(credentials.client_secret) || listed.stdout.includes('$scrypt$'), 'no secret, no hash');
+
+  const text = await admin(env, 'agency', 'list');
+  t.equal(text.code, 0);
+  t.match(text.stdout, /id: +acme\nname: +Acme Home Health/);
+}
+
+t.test('on the embedded database (PGlite data directory)', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'admin-cli-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  await exercise(t, { DATA_DIR: dir });
+});
+
+t.test('a data directory held by another process: its message, exit 1, no stack trace', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'admin-cli-lock-'));
+  const lock = acquireDataDirLock(dir);
+  t.teardown(() => {
+    lock.release();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const asJson = await admin({ DATA_DIR: dir }, 'agency', 'list', '--json');
+  t.equal(asJson.code, 1);
+  t.match(json(t, asJson).error.message, new RegExp(`^The embedded database at .* is in use by process ${process.pid} `));
+  const asText = await admin({ DATA_DIR: dir }, 'agency', 'list');
+  t.equal(asText.code, 1);
+  t.equal(asText.stdout, '');
+  t.match(asText.stderr, /^error: The embedded database at .* is in use by process \d+/);
+  t.notMatch(asText.stderr, /\n\s+at /, 'no stack trace');
+});
+
+t.test('usage errors exit 1 with the error as the one JSON object', async (t) => {
+  const unknown = await admin({ DATA_DIR: '/nonexistent' }, 'agency', 'frobnicate', '--json');
+  t.equal(unknown.code, 1);
+  t.match(json(t, unknown).error.message, /^unknown command "agency frobnicate"/);
+  const badOption = await admin({ DATA_DIR: '/nonexistent' }, 'agency', 'list', '--colour', '--json');
+  t.equal(badOption.code, 1);
+  t.match(json(t, badOption).error.message, /Unknown option '--colour'/);
+});
+
+const adminUrl = process.env.TEST_DATABASE_URL;
+t.test('on PostgreSQL (DATABASE_URL)', { skip: adminUrl ? false : 'TEST_DATABASE_URL is not set' }, async (t) => {
+  const name = `admin_cli_${randomBytes(4).toString('hex')}`;
+  const query = async (text: string) => {
+    const client = new pg.Client({ connectionString: adminUrl });
+    await client.connect();
+    await client.query(text).finally(() => client.end());
+  };
+  await query(`CREATE DATABASE "${name}"`);
+  t.teardown(() => query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
+  const url = new URL(adminUrl!);
+  url.pathname = `/${name}`;
+  await exercise(t, { DATABASE_URL: url.toString() });
+});

@@ -1,0 +1,137 @@
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import type { Kysely } from 'kysely';
+import t from 'tap';
+import type { DB } from '../../src/db/schema.js';
+import { DEMO_REFERENCE_NOW, seedDemoAgency, type SeedSummary } from '../../src/demo/seed.js';
+import { testDatabase } from '../helpers/database.js';
+
+const { db } = await testDatabase();
+const contract = JSON.parse(readFileSync(new URL('../../openapi.json', import.meta.url), 'utf8'));
+
+const SERVICE_ZIPS = ['60601', '60602', '60603', '60604', '60605', '60606', '60607', '60608', '60609', '60610', '60611', '60612'];
+const DAY_MS = 86_400_000;
+
+/** What the admin tool leaves behind: an agency, its main office and its service ZIPs. */
+async function createAgency(db: Kysely<DB>, zips = SERVICE_ZIPS): Promise<string> {
+  const id = `agy_${randomUUID()}`;
+  await db.insertInto('agencies').values({ id, name: 'Seed Test Home Health' }).execute();
+  await db.insertInto('offices').values({ agency_id: id, id: 'off_main', name: 'Main Office', timezone: 'America/Chicago' }).execute();
+  if (zips.length > 0) {
+    await db
+      .insertInto('agency_service_zips')
+      .values(zips.map((zip_code) => ({ agency_id: id, zip_code, office_id: 'off_main' })))
+      .execute();
+  }
+  return id;
+}
+
+function enumOf(schema: string, property: string): string[] {
+  return contract.components.schemas[schema].properties[property].enum.filter((v: unknown) => v !== null);
+}
+
+async function distinct(table: keyof DB & string, column: string, agencyId: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom(table as 'patients')
+    .select((eb) => eb.ref(column as 'status').as('value'))
+    .distinct()
+    .where('agency_id', '=', agencyId)
+    .execute();
+  return rows.map((r) => String(r.value)).sort();
+}
+
+/** Every seeded row of a table without its agency_id, as JSON (so Dates compare by value). */
+async function rowsOf(table: keyof SeedSummary['rows'], agencyId: string): Promise<unknown[]> {
+  const rows = await db.selectFrom(table).selectAll().where('agency_id', '=', agencyId).execute();
+  const withoutAgency = rows.map(({ agency_id: _, ...row }) => row as Record<string, unknown>);
+  withoutAgency.sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
+  return JSON.parse(JSON.stringify(withoutAgency));
+}
+
+const agencyA = await createAgency(db);
+const agencyB = await createAgency(db);
+const summaryA = await seedDemoAgency(db, { agencyId: agencyA, size: 'small' });
+const summaryB = await seedDemoAgency(db, { agencyId: agencyB, size: 'small', now: DEMO_REFERENCE_NOW });
+
+t.test('the same options give the same rows in every agency', async (t) => {
+  t.same({ ...summaryB, agencyId: agencyA }, summaryA);
+  t.equal(summaryA.now, DEMO_REFERENCE_NOW.toISOString(), 'now defaults to the fixed reference');
+  t.ok(summaryA.rows.patients >= 200 && summaryA.rows.patients < 1000, `a few hundred patients (${summaryA.rows.patients})`);
+  for (const table of Object.keys(summaryA.rows) as (keyof SeedSummary['rows'])[]) {
+    t.ok(summaryA.rows[table] > 0, `${table} has rows`);
+    t.same(await rowsOf(table, agencyB), await rowsOf(table, agencyA), `${table} rows match apart from agency_id`);
+  }
+});
+
+t.test('every status and discipline the contract knows is present', async (t) => {
+  const expected: [keyof DB & string, string, string, string][] = [
+    ['patients', 'status', 'PatientSummary', 'status'],
+    ['patients', 'service_line', 'PatientSummary', 'service_line'],
+    ['episodes', 'status', 'Episode', 'status'],
+    ['episodes', 'type', 'Episode', 'type'],
+    ['intakes', 'status', 'IntakeSummary', 'status'],
+    ['referrals', 'disposition', 'ReferralSummary', 'disposition'],
+    ['referrals', 'referral_type_category', 'ReferralSummary', 'referral_type_category'],
+    ['referrals', 'request_shape', 'ReferralDetail', 'request_shape'],
+    ['visits', 'status', 'VisitSummary', 'status'],
+    ['visits', 'discipline', 'VisitSummary', 'discipline'],
+    ['visits', 'visit_type', 'VisitSummary', 'visit_type'],
+    ['visits', 'evv_status', 'VisitDetail', 'evv_status'],
+    ['visits', 'documentation_status', 'VisitDetail', 'documentation_status'],
+    ['tasks', 'status', 'Task', 'status'],
+    ['tasks', 'priority', 'Task', 'priority'],
+  ];
+  for (const [table, column, schema, property] of expected) {
+    t.same(await distinct(table, column, agencyA), enumOf(schema, property).sort(), `${table}.${column}`);
+  }
+  const statusesByLine = await db.selectFrom('patients').select(['service_line', 'status']).distinct().where('agency_id', '=', agencyA).execute();
+  t.equal(statusesByLine.length, 3 * 7, 'every service line in every status');
+});
+
+t.test('visits span the last and the next 60 days', async (t) => {
+  const { first, last } = await db
+    .selectFrom('visits')
+    .select((eb) => [eb.fn.min('scheduled_start').as('first'), eb.fn.max('scheduled_start').as('last')])
+    .where('agency_id', '=', agencyA)
+    .executeTakeFirstOrThrow();
+  const now = DEMO_REFERENCE_NOW.getTime();
+  const daysFromNow = (at: unknown) => (new Date(at as Date).getTime() - now) / DAY_MS;
+  t.ok(daysFromNow(first) >= -61 && daysFromNow(first) < -55, `first visit ${first}`);
+  t.ok(daysFromNow(last) <= 61 && daysFromNow(last) > 55, `last visit ${last}`);
+});
+
+t.test('addresses stay in the service area; only out-of-area leads are outside, and they are declined', async (t) => {
+  const patientZips = await distinct('patients', 'zip_code', agencyA);
+  t.ok(patientZips.every((zip) => SERVICE_ZIPS.includes(zip)), 'patients');
+  const referrals = await db.selectFrom('referrals').select(['zip_code', 'disposition', 'decline_reason', 'patient_id', 'office_id']).where('agency_id', '=', agencyA).execute();
+  const outside = referrals.filter((r) => !SERVICE_ZIPS.includes(r.zip_code ?? ''));
+  t.ok(outside.length > 0, 'some leads come from outside');
+  t.ok(outside.every((r) => r.disposition === 'declined' && r.decline_reason === 'out_of_area' && r.patient_id === null && r.office_id === null));
+  t.ok(referrals.filter((r) => r.decline_reason === 'out_of_area').length === outside.length, 'and only they are out of area');
+  const dependents = await db.selectFrom('coverages').select('id').where('agency_id', '=', agencyA).where('relationship_to_insured', '<>', '18').execute();
+  t.ok(dependents.length > 0, 'some coverage is through a policy holder other than the patient');
+});
+
+t.test('a one-office agency gets branches, and its ZIPs and patients are routed to them', async (t) => {
+  t.ok(summaryA.officesCreated >= 2 && summaryA.officesCreated <= 3, `${summaryA.officesCreated} branches`);
+  const zips = await db.selectFrom('agency_service_zips').select(['zip_code', 'office_id']).where('agency_id', '=', agencyA).execute();
+  t.equal(new Set(zips.map((z) => z.office_id)).size, summaryA.officesCreated + 1, 'every office serves some ZIPs');
+  const officeOf = new Map(zips.map((z) => [z.zip_code, z.office_id]));
+  const patients = await db.selectFrom('patients').select(['zip_code', 'office_id']).where('agency_id', '=', agencyA).execute();
+  t.ok(patients.every((p) => officeOf.get(p.zip_code ?? '') === p.office_id), 'each patient is served by the office of their ZIP');
+});
+
+t.test('dates move with now', async (t) => {
+  const agency = await createAgency(db, SERVICE_ZIPS.slice(0, 1));
+  const now = new Date('2025-05-01T15:00:00Z');
+  const summary = await seedDemoAgency(db, { agencyId: agency, size: 'small', now });
+  t.equal(summary.officesCreated, 0, 'one ZIP cannot be spread over branches');
+  const latest = await db.selectFrom('referrals').select((eb) => eb.fn.max('referral_date').as('at')).where('agency_id', '=', agency).executeTakeFirstOrThrow();
+  t.ok(new Date(latest.at as Date) <= now && new Date(latest.at as Date).getTime() > now.getTime() - 7 * DAY_MS, `latest referral ${latest.at}`);
+});
+
+t.test('seeding refuses an agency that has patients, does not exist or has no service area', async (t) => {
+  await t.rejects(seedDemoAgency(db, { agencyId: agencyA, size: 'small' }), { name: 'DemoSeedError', message: /already has patients/ });
+  await t.rejects(seedDemoAgency(db, { agencyId: 'agy_missing', size: 'small' }), { name: 'DemoSeedError', message: /does not exist/ });
+  await t.rejects(seedDemoAgency(db, { agencyId: await createAgency(db, []), size: 'small' }), { name: 'DemoSeedError', message: /no service ZIPs/ });
+});

@@ -1,0 +1,173 @@
+import { randomUUID } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import { pino } from 'pino';
+import t from 'tap';
+import type { DB } from '../../src/db/schema.js';
+import { MeteringBuffer, recordMetering, type MeteringEvent } from '../../src/gateway/metering.js';
+import { testDatabase } from '../helpers/database.js';
+
+const { db } = await testDatabase();
+
+function eventsFor(extensionId: string, count: number, overrides: Partial<MeteringEvent> = {}): MeteringEvent[] {
+  return Array.from({ length: count }, (_, i) => ({
+    agencyId: 'agency-metering',
+    extensionId,
+    operationId: 'getPatient',
+    status: 200,
+    costUnits: 1,
+    durationMs: 3.6,
+    requestId: `req-${i + 1}`,
+    occurredAt: new Date('2026-03-01T10:00:00Z'),
+    ...overrides,
+  }));
+}
+
+async function requestIdsOf(extensionId: string): Promise<string[]> {
+  const rows = await db.selectFrom('metering_events').select('request_id').where('extension_id', '=', extensionId).orderBy('id').execute();
+  return rows.map((r) => r.request_id);
+}
+
+async function eventually(extensionId: string, count: number): Promise<string[]> {
+  for (const deadline = Date.now() + 5_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 10))) {
+    const ids = await requestIdsOf(extensionId);
+    if (ids.length >= count) return ids;
+  }
+  return requestIdsOf(extensionId);
+}
+
+function capturingLog() {
+  const entries: { level: 'warn' | 'error'; obj: Record<string, unknown>; msg: string }[] = [];
+  return {
+    entries,
+    warn: (obj: object, msg: string) => void entries.push({ level: 'warn', obj: obj as Record<string, unknown>, msg }),
+    error: (obj: object, msg: string) => void entries.push({ level: 'error', obj: obj as Record<string, unknown>, msg }),
+  };
+}
+
+/** The test database, failing every query with a connection-style error (no SQLSTATE) while `down` is set. */
+function flakyDatabase() {
+  const state = { down: true };
+  const flaky: Kysely<DB> = db.withPlugin({
+    transformQuery(args) {
+      if (state.down) throw new Error('connect ECONNREFUSED');
+      return args.node;
+    },
+    transformResult: async (args) => args.result,
+  });
+  return { flaky, state };
+}
+
+t.test('recordMetering writes in the caller transaction: committed with it, rolled back with it', async (t) => {
+  const extensionId = randomUUID();
+  const [committed, rolledBack] = eventsFor(extensionId, 2);
+  await db.transaction().execute((trx) => recordMetering(trx, committed));
+  await t.rejects(
+    db.transaction().execute(async (trx) => {
+      await recordMetering(trx, rolledBack);
+      throw new Error('the command failed');
+    }),
+    /the command failed/,
+  );
+  const rows = await db.selectFrom('metering_events').selectAll().where('extension_id', '=', extensionId).execute();
+  t.equal(rows.length, 1);
+  t.match(rows[0], {
+    agency_id: 'agency-metering',
+    operation_id: 'getPatient',
+    status: 200,
+    cost_units: 1,
+    duration_ms: 4,
+    request_id: 'req-1',
+    occurred_at: new Date('2026-03-01T10:00:00Z'),
+  });
+  t.type(rows[0].id, 'number');
+});
+
+t.test('recordMetering fails as PLATFORM_METERING_WRITE_FAILED, with the database error as cause', async (t) => {
+  const [event] = eventsFor(randomUUID(), 1, { status: 2.5 });
+  const failure = await db.transaction().execute((trx) => recordMetering(trx, event)).catch((err: unknown) => err);
+  t.match(failure, { code: 'PLATFORM_METERING_WRITE_FAILED', status: 503, cause: { code: '22P02' } });
+});
+
+t.test('the buffer writes when a batch is full, not before', async (t) => {
+  const extensionId = randomUUID();
+  const buffer = new MeteringBuffer(db, capturingLog(), { maxBatch: 3, flushIntervalMs: 60_000 });
+  t.teardown(() => buffer.close());
+  const [first, second, third] = eventsFor(extensionId, 3);
+  buffer.push(first);
+  buffer.push(second);
+  await new Promise((r) => setTimeout(r, 100));
+  t.same(await requestIdsOf(extensionId), [], 'two of three: still buffered');
+  buffer.push(third);
+  t.same(await eventually(extensionId, 3), ['req-1', 'req-2', 'req-3']);
+});
+
+t.test('the buffer writes on its interval', async (t) => {
+  const extensionId = randomUUID();
+  const buffer = new MeteringBuffer(db, capturingLog(), { maxBatch: 100, flushIntervalMs: 50 });
+  t.teardown(() => buffer.close());
+  for (const event of eventsFor(extensionId, 2)) buffer.push(event);
+  t.same(await eventually(extensionId, 2), ['req-1', 'req-2']);
+});
+
+t.test('close writes what is pending; a push after close is logged, not kept', async (t) => {
+  const extensionId = randomUUID();
+  const log = capturingLog();
+  const buffer = new MeteringBuffer(db, log, { maxBatch: 100, flushIntervalMs: 60_000 });
+  const [first, second, late] = eventsFor(extensionId, 3);
+  buffer.push(first);
+  buffer.push(second);
+  await buffer.close();
+  t.same(await requestIdsOf(extensionId), ['req-1', 'req-2']);
+  buffer.push(late);
+  await buffer.close();
+  t.same(await requestIdsOf(extensionId), ['req-1', 'req-2']);
+  t.match(log.entries, [{ level: 'error', obj: { requestId: 'req-3' }, msg: /after close/ }]);
+});
+
+t.test('a pino logger fits the buffer', async (t) => {
+  const buffer = new MeteringBuffer(db, pino({ level: 'silent' }));
+  await buffer.close();
+  t.pass();
+});
+
+t.test('a failed write is retried later; memory stays bounded by dropping the oldest, counted in one log line', async (t) => {
+  const extensionId = randomUUID();
+  const log = capturingLog();
+  const { flaky, state } = flakyDatabase();
+  const buffer = new MeteringBuffer(flaky, log, { maxBatch: 2, maxPending: 4, flushIntervalMs: 60_000 });
+  t.teardown(() => buffer.close());
+  // The second push starts a write that fails; the rest arrive meanwhile, and only the timer or flush() retries.
+  for (const event of eventsFor(extensionId, 6)) buffer.push(event);
+  await buffer.flush();
+  t.match(log.entries, [
+    { level: 'warn', msg: /retrying later/ },
+    { level: 'error', obj: { dropped: 2 }, msg: /dropped the oldest/ },
+    { level: 'warn', msg: /retrying later/ },
+  ]);
+  t.same(await requestIdsOf(extensionId), []);
+  state.down = false;
+  await buffer.flush();
+  t.same(await requestIdsOf(extensionId), ['req-3', 'req-4', 'req-5', 'req-6'], 'the four newest survive');
+});
+
+t.test('close logs the events it could not write', async (t) => {
+  const log = capturingLog();
+  const buffer = new MeteringBuffer(flakyDatabase().flaky, log, { flushIntervalMs: 60_000 });
+  for (const event of eventsFor(randomUUID(), 2)) buffer.push(event);
+  await buffer.close();
+  t.match(log.entries, [{ level: 'warn' }, { level: 'error', obj: { lost: 2 }, msg: /not written at shutdown/ }]);
+});
+
+t.test('an event the database refuses is dropped alone; the rest of its batch is written', async (t) => {
+  const extensionId = randomUUID();
+  const log = capturingLog();
+  const buffer = new MeteringBuffer(db, log, { maxBatch: 10, flushIntervalMs: 60_000 });
+  t.teardown(() => buffer.close());
+  const [good, bad, alsoGood] = eventsFor(extensionId, 3);
+  buffer.push(good);
+  buffer.push({ ...bad, status: 2.5 });
+  buffer.push(alsoGood);
+  await buffer.flush();
+  t.same(await requestIdsOf(extensionId), ['req-1', 'req-3']);
+  t.match(log.entries, [{ level: 'error', obj: { event: { requestId: 'req-2' } }, msg: /refused by the database/ }]);
+});

@@ -1,0 +1,215 @@
+import { createHmac, createPrivateKey, generateKeyPairSync, sign as signWith, type KeyObject } from 'node:crypto';
+import { sql, type KyselyPlugin } from 'kysely';
+import t from 'tap';
+import { pino } from 'pino';
+import { revokeIntegrationTokens, setIntegrationStatus } from '../../src/admin/integration.js';
+import { revokeToken } from '../../src/admin/token.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import { PlatformError } from '../../src/errors/platform-error.js';
+import { RequestError } from '../../src/errors/request-error.js';
+import { Authenticator, WWW_AUTHENTICATE } from '../../src/identity/authenticator.js';
+import { ExtensionPolicies } from '../../src/identity/extension-policies.js';
+import { generateSigningKey, rotateSigningKey } from '../../src/identity/signing-keys.js';
+import { TokenSigner, createTokenVerifier } from '../../src/identity/tokens.js';
+import { createServices, tokenSettings } from '../../src/services.js';
+import { testDatabase } from '../helpers/database.js';
+import { createTestIntegration, type TestIntegration } from '../helpers/identity.js';
+
+const { db } = await testDatabase();
+const config: Config = { ...loadConfig({}), authStateTtlMs: 0 };
+
+function services(overrides: Partial<Config> = {}, database = db) {
+  return createServices({ ...config, ...overrides }, database, pino({ enabled: false }));
+}
+
+async function tokenFor(integration: TestIntegration, app = services()) {
+  return (await app.tokenSigner.sign({ ...integration, phiMode: 'no_phi', scopes: ['external:patients:read'] })).accessToken;
+}
+
+/** The refusal's code, status and WWW-Authenticate, or 'accepted'. */
+async function outcome(authenticate: () => Promise<unknown>) {
+  try {
+    await authenticate();
+    return 'accepted';
+  } catch (err) {
+    if (err instanceof RequestError) return { status: err.status, code: err.code, message: err.message, challenge: err.extra.headers?.['www-authenticate'] };
+    if (err instanceof PlatformError) return { status: err.status, code: err.code };
+    throw err;
+  }
+}
+
+const b64url = (value: object | string) => Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)).toString('base64url');
+const decodePart = (token: string, index: number) => JSON.parse(Buffer.from(token.split('.')[index], 'base64url').toString());
+
+function es256(header: object, payload: object, key: KeyObject | string): string {
+  const input = `${b64url(header)}.${b64url(payload)}`;
+  const privateKey = typeof key === 'string' ? createPrivateKey(key) : key;
+  return `${input}.${signWith('sha256', Buffer.from(input), { key: privateKey, dsaEncoding: 'ieee-p1363' }).toString('base64url')}`;
+}
+
+function hs256(header: object, payload: object, secret: string): string {
+  const input = `${b64url(header)}.${b64url(payload)}`;
+  return `${input}.${createHmac('sha256', secret).update(input).digest('base64url')}`;
+}
+
+const integration = await createTestIntegration(db);
+const app = services();
+const genuine = await tokenFor(integration, app);
+const header = decodePart(genuine, 0);
+const claims = decodePart(genuine, 1);
+const activeKey = await db.selectFrom('signing_keys').selectAll().where('kid', '=', header.kid).executeTakeFirstOrThrow();
+const now = Math.floor(Date.now() / 1000);
+
+t.test('a genuine token gives the principal and the policy', async (t) => {
+  const { principal, policy } = await app.authenticator.authenticate(`Bearer ${genuine}`);
+  t.match(principal, { agencyId: integration.agencyId, extensionId: integration.extensionId, clientId: integration.clientId, phiMode: 'no_phi', tokenId: claims.jti });
+  t.same([...principal.scopes], ['external:patients:read']);
+  t.equal(principal.expiresAt.getTime() - principal.issuedAt.getTime(), 900_000);
+  t.match(policy, { agencyId: integration.agencyId, extensionId: integration.extensionId, status: 'active', rateLimitPerMinute: 600, dailyQuota: 50_000, dailyCostBudget: null });
+  t.ok(policy.capabilities.has('referrals.create'));
+  t.same(header, { alg: 'ES256', typ: 'at+jwt', kid: activeKey.kid });
+  t.same(Object.keys(claims).sort(), ['agency_id', 'aud', 'client_id', 'exp', 'iat', 'iss', 'jti', 'phi_mode', 'scope', 'sub']);
+  t.equal(await outcome(() => app.authenticator.authenticate(`bearer ${genuine}`)), 'accepted', 'the scheme is case-insensitive');
+});
+
+t.test('a missing or malformed Authorization header: PLATFORM_AUTHENTICATION_REQUIRED', async (t) => {
+  for (const authorization of [undefined, '', 'Bearer', 'Bearer ', `Basic ${genuine}`, genuine, `Bearer ${genuine} extra`, 'Bearer a,b']) {
+    t.match(await outcome(() => app.authenticator.authenticate(authorization)), { status: 401, code: 'PLATFORM_AUTHENTICATION_REQUIRED', challenge: WWW_AUTHENTICATE }, String(authorization));
+  }
+});
+
+t.test('attack matrix: nothing forged, foreign or malformed is accepted, and all get one answer', async (t) => {
+  const publicPem = (await app.keyRing.verificationKey(header.kid))!;
+  const stranger = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
+  const { exp, ...noExp } = claims;
+  const retired = generateSigningKey();
+  await db
+    .insertInto('signing_keys')
+    .values({ kid: retired.kid, algorithm: 'ES256', private_key_pem: retired.privateKeyPem, public_jwk: JSON.stringify(retired.publicJwk), retired_at: sql`now() - interval '2 hours'`, verify_until: sql`now() - interval '1 hour'` })
+    .execute();
+  const [h, p, s] = genuine.split('.');
+  const attacks: Record<string, string> = {
+    'alg none, no signature': `${b64url({ ...header, alg: 'none' })}.${p}.`,
+    'alg none, original signature': `${b64url({ ...header, alg: 'none' })}.${p}.${s}`,
+    'HS256 keyed with the public key PEM': hs256({ ...header, alg: 'HS256' }, claims, publicPem),
+    'HS256 keyed with the PEM without its final newline': hs256({ ...header, alg: 'HS256' }, claims, publicPem.trimEnd()),
+    'HS256 keyed with the PEM with CRLF line ends': hs256({ ...header, alg: 'HS256' }, claims, publicPem.replace(/\n/g, '\r\n')),
+    'HS256 keyed with the PEM plus trailing whitespace': hs256({ ...header, alg: 'HS256' }, claims, `${publicPem}  \n`),
+    'HS256 keyed with the JWK': hs256({ ...header, alg: 'HS256' }, claims, JSON.stringify(activeKey.public_jwk)),
+    'ES384 claimed': es256({ ...header, alg: 'ES384' }, claims, stranger),
+    'unknown kid': es256({ ...header, kid: 'no-such-key' }, claims, stranger),
+    'no kid': es256({ alg: 'ES256', typ: 'at+jwt' }, claims, stranger),
+    'known kid, signed by another key': es256(header, claims, stranger),
+    'wrong audience': es256(header, { ...claims, aud: 'https://elsewhere.example/api' }, activeKey.private_key_pem),
+    'wrong issuer': es256(header, { ...claims, iss: 'https://evil.example' }, activeKey.private_key_pem),
+    'wrong typ': es256({ ...header, typ: 'JWT' }, claims, activeKey.private_key_pem),
+    'missing exp': es256(header, noExp, activeKey.private_key_pem),
+    'phi_mode outside the enum': es256(header, { ...claims, phi_mode: 'all' }, activeKey.private_key_pem),
+    'agency_id not a string': es256(header, { ...claims, agency_id: ['a', 'b'] }, activeKey.private_key_pem),
+    'tampered agency_id, original signature': `${h}.${b64url({ ...claims, agency_id: 'another-agency' })}.${s}`,
+    'tampered scope, original signature': `${h}.${b64url({ ...claims, scope: 'external:remittances:read' })}.${s}`,
+    'tampered header kid': `${b64url({ ...header, kid: retired.kid })}.${p}.${s}`,
+    'signature truncated': `${h}.${p}.${s.slice(0, -4)}`,
+    'signed by a rotated-out key past verify_until': es256({ ...header, kid: retired.kid }, claims, retired.privateKeyPem),
+    'not a JWT': 'abc.def.ghi',
+    'two segments': `${h}.${p}`,
+  };
+  for (const claim of ['iat', 'jti', 'sub', 'client_id', 'agency_id', 'phi_mode', 'scope', 'iss', 'aud']) {
+    const { [claim]: _, ...without } = claims;
+    attacks[`missing ${claim}`] = es256(header, without, activeKey.private_key_pem);
+  }
+  const answers = new Set<string>();
+  for (const [name, token] of Object.entries(attacks)) {
+    const result = await outcome(() => app.authenticator.authenticate(`Bearer ${token}`));
+    t.match(result, { status: 401, code: 'PLATFORM_INVALID_CREDENTIAL', challenge: WWW_AUTHENTICATE }, name);
+    answers.add(JSON.stringify(result));
+  }
+  t.equal(answers.size, 1, 'the same message whatever check failed');
+  t.equal(exp, claims.exp);
+});
+
+t.test('an expired token: PLATFORM_TOKEN_EXPIRED', async (t) => {
+  const expired = es256(header, { ...claims, iat: now - 1000, exp: now - 100 }, activeKey.private_key_pem);
+  t.match(await outcome(() => app.authenticator.authenticate(`Bearer ${expired}`)), { status: 401, code: 'PLATFORM_TOKEN_EXPIRED', challenge: WWW_AUTHENTICATE });
+  const shortLived = await new TokenSigner(app.keyRing, { ...tokenSettings(config), ttlSeconds: 2 }).sign({ ...integration, phiMode: 'no_phi', scopes: [] });
+  t.equal(await outcome(() => app.authenticator.authenticate(`Bearer ${shortLived.accessToken}`)), 'accepted');
+  await new Promise((resolve) => setTimeout(resolve, 2100));
+  t.match(await outcome(() => app.authenticator.authenticate(`Bearer ${shortLived.accessToken}`)), { code: 'PLATFORM_TOKEN_EXPIRED' }, 'a remembered token expires too');
+});
+
+t.test('revocation of one token by jti, and of all tokens of an integration', async (t) => {
+  const mine = await createTestIntegration(db);
+  const [first, second] = [await tokenFor(mine), await tokenFor(mine)];
+  await revokeToken(db, mine.clientId, decodePart(first, 1).jti, config.tokenTtlSeconds);
+  t.match(await outcome(() => app.authenticator.authenticate(`Bearer ${first}`)), { status: 401, code: 'PLATFORM_TOKEN_REVOKED', challenge: WWW_AUTHENTICATE });
+  t.equal(await outcome(() => app.authenticator.authenticate(`Bearer ${second}`)), 'accepted');
+  await revokeIntegrationTokens(db, mine.clientId);
+  t.match(await outcome(() => app.authenticator.authenticate(`Bearer ${second}`)), { code: 'PLATFORM_TOKEN_REVOKED' });
+  // iat has whole seconds: a token counts as after the revocation from the next second on.
+  await new Promise((resolve) => setTimeout(resolve, 1000 - (Date.now() % 1000) + 10));
+  t.equal(await outcome(async () => app.authenticator.authenticate(`Bearer ${await tokenFor(mine)}`)), 'accepted', 'new tokens work');
+});
+
+t.test('a disabled integration or agency: 403 PLATFORM_EXTENSION_DISABLED', async (t) => {
+  const mine = await createTestIntegration(db);
+  const token = await tokenFor(mine);
+  await setIntegrationStatus(db, mine.clientId, 'disabled');
+  t.match(await outcome(() => app.authenticator.authenticate(`Bearer ${token}`)), { status: 403, code: 'PLATFORM_EXTENSION_DISABLED' });
+  await setIntegrationStatus(db, mine.clientId, 'active');
+  t.equal(await outcome(() => app.authenticator.authenticate(`Bearer ${token}`)), 'accepted');
+  await db.updateTable('agencies').set({ status: 'disabled' }).where('id', '=', mine.agencyId).execute();
+  t.match(await outcome(() => app.authenticator.authenticate(`Bearer ${token}`)), { status: 403, code: 'PLATFORM_EXTENSION_DISABLED' });
+});
+
+t.test('warm caches: no query and no signature check per request; changes take effect within authStateTtlMs', async (t) => {
+  let [queries, verifications] = [0, 0];
+  const counting: KyselyPlugin = {
+    transformQuery: (args) => {
+      queries++;
+      return args.node;
+    },
+    transformResult: async (args) => args.result,
+  };
+  const verify = createTokenVerifier(app.keyRing, tokenSettings(config));
+  const countedVerify = (token: string) => {
+    verifications++;
+    return verify(token);
+  };
+  const authenticator = new Authenticator(countedVerify, new ExtensionPolicies(db.withPlugin(counting), 400));
+  const mine = await createTestIntegration(db);
+  const token = await tokenFor(mine);
+  await authenticator.authenticate(`Bearer ${token}`);
+  [queries, verifications] = [0, 0];
+  for (let i = 0; i < 100; i++) await authenticator.authenticate(`Bearer ${token}`);
+  t.same({ queries, verifications }, { queries: 0, verifications: 0 }, 'a reused token with a warm cache does no I/O');
+  await setIntegrationStatus(db, mine.clientId, 'disabled');
+  t.equal(await outcome(() => authenticator.authenticate(`Bearer ${token}`)), 'accepted', 'still cached');
+  await new Promise((resolve) => setTimeout(resolve, 450));
+  t.match(await outcome(() => authenticator.authenticate(`Bearer ${token}`)), { code: 'PLATFORM_EXTENSION_DISABLED' }, 'refused once the bound has passed');
+  t.equal(queries, 1, 'one policy read per extension per bound');
+});
+
+t.test('key rotation: old tokens verify until verify_until, new tokens carry the new kid', async (t) => {
+  const mine = await createTestIntegration(db);
+  const before = await tokenFor(mine);
+  const oldKid = decodePart(before, 0).kid;
+  const rotation = await rotateSigningKey(db, config.tokenTtlSeconds);
+  t.same(rotation.retired.map((r) => r.kid), [oldKid]);
+  const margin = rotation.retired[0].verifyUntil.getTime() - Date.now();
+  t.ok(margin > config.tokenTtlSeconds * 1000 && margin <= (config.tokenTtlSeconds + 61) * 1000, 'verify_until: the token lifetime plus a margin');
+  // Another instance (or this one after its key-ring refresh) sees the rotation.
+  const fresh = services();
+  const after = await tokenFor(mine, fresh);
+  t.equal(decodePart(after, 0).kid, rotation.kid);
+  for (const [name, token] of Object.entries({ before, after })) {
+    t.equal(await outcome(() => fresh.authenticator.authenticate(`Bearer ${token}`)), 'accepted', name);
+  }
+  t.equal(await outcome(() => app.authenticator.authenticate(`Bearer ${after}`)), 'accepted', 'an unknown kid reloads the key ring');
+  const jwks = await fresh.keyRing.jwks();
+  t.same(jwks.keys.map((k) => k.kid).sort(), [oldKid, rotation.kid].sort());
+  t.notOk(jwks.keys.some((k) => 'd' in k), 'no private part');
+  await db.updateTable('signing_keys').set({ verify_until: sql`now() - interval '1 second'` }).where('kid', '=', oldKid).execute();
+  const later = services();
+  t.match(await outcome(() => later.authenticator.authenticate(`Bearer ${before}`)), { code: 'PLATFORM_INVALID_CREDENTIAL' }, 'past verify_until');
+  t.same((await later.keyRing.jwks()).keys.map((k) => k.kid), [rotation.kid], 'and gone from the JWKS');
+});

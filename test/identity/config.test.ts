@@ -1,0 +1,25 @@
+import t from 'tap';
+import { loadConfig } from '../../src/config.js';
+
+t.test('token settings: defaults derived from the port', async (t) => {
+  t.match(loadConfig({ PORT: '8080' }), {
+    tokenIssuer: 'http://localhost:8080',
+    tokenAudience: 'http://localhost:8080/api/v1/ext',
+    tokenTtlSeconds: 900,
+    authStateTtlMs: 5000,
+  });
+});
+
+t.test('token settings: explicit values, trailing slash dropped from the issuer', async (t) => {
+  const config = loadConfig({ TOKEN_ISSUER: 'https://api.agency.example/', TOKEN_AUDIENCE: 'extension-api', TOKEN_TTL_SECONDS: '300', AUTH_STATE_TTL_MS: '0' });
+  t.match(config, { tokenIssuer: 'https://api.agency.example', tokenAudience: 'extension-api', tokenTtlSeconds: 300, authStateTtlMs: 0 });
+});
+
+t.test('bad token settings stop the start with one line', async (t) => {
+  t.throws(() => loadConfig({ TOKEN_ISSUER: 'api.example' }), { message: 'TOKEN_ISSUER must be an absolute URL, got "api.example"' });
+  t.throws(() => loadConfig({ TOKEN_ISSUER: 'https://api.example/?x=1' }), { message: /without query or fragment/ });
+  t.throws(() => loadConfig({ TOKEN_ISSUER: 'ftp://api.example' }), { message: /must be an http\(s\) URL/ });
+  t.throws(() => loadConfig({ TOKEN_TTL_SECONDS: '30' }), { message: 'TOKEN_TTL_SECONDS must be an integer >= 60, got "30"' });
+  t.throws(() => loadConfig({ TOKEN_TTL_SECONDS: '86401' }), { message: 'TOKEN_TTL_SECONDS must be at most 86400, got "86401"' });
+  t.throws(() => loadConfig({ AUTH_STATE_TTL_MS: '-1' }), { message: /AUTH_STATE_TTL_MS must be an integer >= 0/ });
+});

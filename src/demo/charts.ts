@@ -40,10 +40,11 @@ export interface ChartContext {
 
 const SERVICE_LINES: Weights<ServiceLine> = { home_health: 60, hospice: 25, private_duty: 15 };
 
+/** A book of business built over years: most charts are closed, about one in seven is on service. */
 const STATUSES: Record<ServiceLine, Weights<PatientStatus>> = {
-  home_health: { referred: 5, pending_admission: 4, active: 20, on_hold: 3, discharged: 52, deceased: 4, non_admit: 12 },
-  hospice: { referred: 5, pending_admission: 3, active: 22, on_hold: 1, discharged: 12, deceased: 45, non_admit: 12 },
-  private_duty: { referred: 5, pending_admission: 4, active: 35, on_hold: 4, discharged: 40, deceased: 3, non_admit: 9 },
+  home_health: { referred: 3, pending_admission: 2, active: 14, on_hold: 2, discharged: 63, deceased: 4, non_admit: 12 },
+  hospice: { referred: 3, pending_admission: 2, active: 14, on_hold: 1, discharged: 10, deceased: 58, non_admit: 12 },
+  private_duty: { referred: 3, pending_admission: 3, active: 22, on_hold: 3, discharged: 57, deceased: 3, non_admit: 9 },
 };
 
 /** Every service line in every status comes first, so even a small agency shows them all. */

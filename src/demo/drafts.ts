@@ -1,4 +1,4 @@
-import type { Insertable, Kysely } from 'kysely';
+import { sql, type Insertable, type Kysely } from 'kysely';
 import type { DB } from '../db/schema.js';
 import type { ClinicalTables } from '../db/tables/clinical.js';
 
@@ -27,26 +27,69 @@ const INSERT_ORDER: readonly SeededTable[] = [
   'tasks',
 ];
 
-// PostgreSQL takes at most 65,535 parameters per statement.
-const MAX_PARAMETERS = 60_000;
-const MAX_BATCH_ROWS = 1_000;
+const BATCH_ROWS = 1_000;
+
+type Cell = string | number | Date | string[] | null | undefined;
 
 export function emptyDrafts(): Drafts {
   return Object.fromEntries(INSERT_ORDER.map((table) => [table, []])) as unknown as Drafts;
 }
 
-/** Multi-row inserts of up to 1,000 rows, table by table; adds what it wrote to `counts`. */
-export async function insertDrafts(db: Kysely<DB>, agencyId: string, drafts: Drafts, counts: Record<SeededTable, number>): Promise<void> {
-  for (const table of INSERT_ORDER) {
-    const rows = drafts[table].map((row) => ({ agency_id: agencyId, ...row }));
-    if (rows.length === 0) continue;
-    const batchSize = Math.min(MAX_BATCH_ROWS, Math.floor(MAX_PARAMETERS / Object.keys(rows[0]).length));
-    for (let start = 0; start < rows.length; start += batchSize) {
-      await db
-        .insertInto(table)
-        .values(rows.slice(start, start + batchSize) as Insertable<DB[typeof table]>[])
-        .execute();
+/**
+ * Writes drafts for one agency, 1,000 rows per statement, and counts them. Each statement sends one text
+ * array per column and casts it back with unnest: far fewer parameters for the server to bind and the client
+ * to build than a multi-row VALUES list. A column a draft leaves out is written as NULL, not as its default.
+ */
+export class DraftWriter {
+  readonly rows = Object.fromEntries(INSERT_ORDER.map((table) => [table, 0])) as Record<SeededTable, number>;
+  private readonly columnTypes = new Map<SeededTable, Map<string, string>>();
+
+  constructor(
+    private readonly db: Kysely<DB>,
+    private readonly agencyId: string,
+  ) {}
+
+  async write(drafts: Drafts): Promise<void> {
+    for (const table of INSERT_ORDER) {
+      const rows = drafts[table] as Record<string, Cell>[];
+      for (let start = 0; start < rows.length; start += BATCH_ROWS) await this.insert(table, rows.slice(start, start + BATCH_ROWS));
+      this.rows[table] += rows.length;
     }
-    counts[table] += rows.length;
   }
+
+  private async insert(table: SeededTable, rows: Record<string, Cell>[]): Promise<void> {
+    const types = await this.typesOf(table);
+    const columns = [...new Set(rows.flatMap((row) => Object.keys(row)))];
+    const arrays = [rows.map(() => this.agencyId), ...columns.map((column) => rows.map((row) => asText(row[column])))];
+    const names = ['agency_id', ...columns];
+    const aliases = names.map((_, i) => sql.ref(`c${i}`));
+    const casts = names.map((name, i) => sql`${aliases[i]}::${sql.raw(typeOf(types, table, name))}`);
+    await sql`insert into ${sql.table(table)} (${sql.join(names.map((name) => sql.ref(name)))})
+      select ${sql.join(casts)} from unnest(${sql.join(arrays.map((array) => sql`${array}::text[]`))}) as u(${sql.join(aliases)})`.execute(this.db);
+  }
+
+  private async typesOf(table: SeededTable): Promise<Map<string, string>> {
+    let types = this.columnTypes.get(table);
+    if (!types) {
+      const { rows } = await sql<{ name: string; type: string }>`
+        select attname as name, format_type(atttypid, atttypmod) as type
+        from pg_attribute where attrelid = ${table}::regclass and attnum > 0 and not attisdropped`.execute(this.db);
+      types = new Map(rows.map((r) => [r.name, r.type]));
+      this.columnTypes.set(table, types);
+    }
+    return types;
+  }
+}
+
+function typeOf(types: Map<string, string>, table: string, column: string): string {
+  const type = types.get(column);
+  if (!type) throw new Error(`${table}.${column} is not a column`);
+  return type;
+}
+
+function asText(value: Cell): string | null {
+  if (value === null || value === undefined) return null;
+  if (value instanceof Date) return value.toISOString();
+  if (Array.isArray(value)) return `{${value.map((item) => `"${item.replace(/[\\"]/g, '\\$&')}"`).join(',')}}`;
+  return String(value);
 }

@@ -126,7 +126,7 @@ function referralRow(ctx: ChartContext, lead: Lead, decision: Decision, thin: bo
     decline_reason: decision.decline?.reason ?? null,
     decline_detail: decision.decline?.detail ?? null,
     request_shape: thin ? '2026-04-01' : '2026-08-19',
-    ...(thin ? { referral_source: rng.pick(reference.sources).name } : currentShapeFields(ctx, lead)),
+    ...(thin ? { referral_source: rng.pick(reference.sources).name, additional_fields: '{}' } : currentShapeFields(ctx, lead)),
     created_at,
     updated_at: created_at,
   };

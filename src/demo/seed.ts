@@ -4,7 +4,7 @@ import type { DB } from '../db/schema.js';
 import { buildChart, type Chart } from './charts.js';
 import { buildCoverages } from './coverages.js';
 import { DemoSeedError } from './errors.js';
-import { emptyDrafts, insertDrafts, type Drafts, type SeededTable } from './drafts.js';
+import { DraftWriter, emptyDrafts, type Drafts, type SeededTable } from './drafts.js';
 import { outOfAreaZips } from './geography.js';
 import { Random, type Weights } from './random.js';
 import { addReferral, chartDecision, chartLead, outOfAreaLead, resumptionDecision, type ReferralIds } from './referrals.js';
@@ -55,22 +55,22 @@ export async function seedDemoAgency(db: Kysely<DB>, options: SeedOptions): Prom
     const rng = new Random(`demo-agency:${size}`);
     const area = await prepareServiceArea(trx, agencyId, rng, now);
     const { data: reference, drafts } = buildReferenceData(rng, now, area, patients);
-    const rows = Object.fromEntries(Object.keys(drafts).map((table) => [table, 0])) as Record<SeededTable, number>;
-    await insertDrafts(trx, agencyId, drafts, rows);
+    const writer = new DraftWriter(trx, agencyId);
+    await writer.write(drafts);
     const ctx: VisitContext = { rng, now, area, reference, staff: staffByOffice(reference.clinicians), window: visitWindow(now) };
-    await writeCharts(trx, ctx, { agencyId, patients, rows });
-    return { agencyId, size, now: now.toISOString(), officesCreated: area.officesCreated, rows };
+    await writeCharts(trx, ctx, writer, patients);
+    return { agencyId, size, now: now.toISOString(), officesCreated: area.officesCreated, rows: writer.rows };
   });
 }
 
 /** Chunk by chunk: while one chunk is being written, the next is generated. */
-async function writeCharts(db: Kysely<DB>, ctx: VisitContext, target: { agencyId: string; patients: number; rows: SeedSummary['rows'] }) {
+async function writeCharts(db: Kysely<DB>, ctx: VisitContext, writer: DraftWriter, patients: number): Promise<void> {
   const farZips = outOfAreaZips(new Set(ctx.area.zips.map((z) => z.zip)));
   let writing: Promise<void> = Promise.resolve();
-  for (let first = 0; first < target.patients; first += CHUNK) {
-    const chunk = await buildChunk(ctx, { first, last: Math.min(first + CHUNK, target.patients), farZips });
+  for (let first = 0; first < patients; first += CHUNK) {
+    const chunk = await buildChunk(ctx, { first, last: Math.min(first + CHUNK, patients), farZips });
     await writing;
-    writing = insertDrafts(db, target.agencyId, chunk, target.rows).then(async () => {
+    writing = writer.write(chunk).then(async () => {
       if (first === 0) await analyze(db, Object.keys(chunk));
     });
     // Awaited on the next turn; until then this keeps a failure from being reported as unhandled.

@@ -127,7 +127,7 @@ class OperationRoute {
       audit: request.auditTrail,
       requestId: request.id,
       db,
-      pseudonyms: this.services.pseudonyms,
+      pseudonyms: this.services.pseudonyms.using(db),
       log: request.log,
       reply,
       signal,

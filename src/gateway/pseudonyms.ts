@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Kysely, Transaction } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { DB } from '../db/schema.js';
 import { PlatformError } from '../errors/platform-error.js';
 
@@ -27,8 +27,14 @@ function randomHandle(kind: PseudonymKind): string {
 export class PseudonymService {
   constructor(private readonly db: Kysely<DB>) {}
 
+  /** The same service on another connection, such as a command's transaction (PGlite has one session: never mix the two). */
+  using(db: Kysely<DB>): PseudonymService {
+    return db === this.db ? this : new PseudonymService(db);
+  }
+
   /** Handles for many ids at once (one lookup, one insert for the new ones). */
-  async handlesFor(agencyId: string, kind: PseudonymKind, realIds: readonly string[], db: Kysely<DB> | Transaction<DB> = this.db): Promise<Map<string, string>> {
+  async handlesFor(agencyId: string, kind: PseudonymKind, realIds: readonly string[]): Promise<Map<string, string>> {
+    const db = this.db;
     const wanted = [...new Set(realIds)];
     if (wanted.length === 0) return new Map();
     const found = await this.existing(db, agencyId, kind, wanted);
@@ -66,7 +72,7 @@ export class PseudonymService {
     return row.real_id;
   }
 
-  private async existing(db: Kysely<DB> | Transaction<DB>, agencyId: string, kind: PseudonymKind, realIds: string[]) {
+  private async existing(db: Kysely<DB>, agencyId: string, kind: PseudonymKind, realIds: string[]) {
     const rows = await db
       .selectFrom('pseudonyms')
       .select(['real_id', 'handle'])

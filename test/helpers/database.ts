@@ -23,6 +23,12 @@ export function testDatabase(t: { teardown(fn: () => unknown): void } = rootTest
 }
 
 let current: Promise<Database> | undefined;
+let currentUrl: string | undefined;
+
+/** The connection URL of this process's PostgreSQL test database (after testDatabase()); undefined on PGlite. */
+export function testDatabaseUrl(): string | undefined {
+  return currentUrl;
+}
 
 function open(): Promise<Database> {
   const adminUrl = process.env.TEST_DATABASE_URL;
@@ -44,6 +50,7 @@ async function openPostgresTestDatabase(adminUrl: string): Promise<Database> {
   await admin(adminUrl, (c) => c.query(`CREATE DATABASE "${name}"`));
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
+  currentUrl = url.toString();
   // FORCE terminates connections still open (PostgreSQL 13+).
   const drop = () => admin(adminUrl, (c) => c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
   const database = await openDatabase({ databaseUrl: url.toString(), poolMax: 4 }).catch(async (err: unknown) => {

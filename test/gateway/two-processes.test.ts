@@ -1,0 +1,57 @@
+import t from 'tap';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer, type AddressInfo } from 'node:net';
+import { testDatabase, testDatabaseUrl } from '../helpers/database.js';
+import { createTestIntegration, tokenRequestBody } from '../helpers/identity.js';
+
+const skip = process.env.TEST_DATABASE_URL ? false : 'needs real PostgreSQL shared by two server processes';
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function startServer(databaseUrl: string): Promise<{ url: string; child: ChildProcess }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+    env: { ...process.env, DATABASE_URL: databaseUrl, PORT: String(port), LOG_LEVEL: 'warn', TOKEN_ISSUER: 'http://extension-api.test', DEMO: '' },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 300; i++) {
+    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`);
+    if (await fetch(`${url}/livez`).then((r) => r.ok, () => false)) return { url, child };
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('server did not start');
+}
+
+t.test('two server processes on one database run a command exactly once', { skip, timeout: 120_000 }, async (t) => {
+  const { db } = await testDatabase();
+  const first = await startServer(testDatabaseUrl()!);
+  t.teardown(() => void first.child.kill());
+  const second = await startServer(testDatabaseUrl()!);
+  t.teardown(() => void second.child.kill());
+
+  const integration = await createTestIntegration(db);
+  const tokenResponse = await fetch(`${first.url}/api/v1/oauth/token`, {
+    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(tokenRequestBody(integration, 'phi')),
+  });
+  const { access_token: token } = (await tokenResponse.json()) as { access_token: string };
+  const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'idempotency-key': 'two-process-key-1' };
+  const responses = await Promise.all(
+    Array.from({ length: 20 }, (_, i) =>
+      fetch(`${(i % 2 ? first : second).url}/api/v1/ext/tasks`, { method: 'POST', headers, body: JSON.stringify({ title: 'Exactly once' }) }),
+    ),
+  );
+  const bodies = await Promise.all(responses.map((r) => r.text()));
+  t.same([...new Set(responses.map((r) => r.status))], [200]);
+  t.equal(new Set(bodies).size, 1, 'both processes answer with the same stored bytes');
+  t.equal(responses.filter((r) => r.headers.get('idempotent-replayed') !== 'true').length, 1);
+  const tasks = await db.selectFrom('tasks').select('id').where('agency_id', '=', integration.agencyId).execute();
+  t.equal(tasks.length, 1);
+});

@@ -1,7 +1,7 @@
 /**
  * Load benchmark: the real service against a bare Fastify baseline serving the same bytes, both in
  * child processes on loopback. Results are ratios (service / baseline) because absolute numbers
- * depend on the machine. Usage: npm run bench -- [--quick] [--duration S] [--connections 10,50]
+ * depend on the machine. Usage: [BENCH_DATABASE_URL=postgres://…] npm run bench -- [--quick] [--duration S] [--connections 10,50]
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import type { BaselineRoute } from './bench-baseline.js';
+import { prepareBenchIdentity, type BenchIdentity } from './bench-identity.js';
 
 type Method = NonNullable<autocannon.Options['method']>;
 type Headers = Record<string, string>;
@@ -23,16 +24,28 @@ interface Scenario {
   path: string;
   headers?: Headers;
   body?: string;
-  /** Runs once against the service before measuring (e.g. issue a token); returned headers are sent with every request. */
-  setup?: (serviceUrl: string) => Promise<Headers | void>;
+  /** Each request carries the next of these tokens instead of one reused token. */
+  rotatingTokens?: string[];
 }
 
-const scenarios: Scenario[] = [
-  { name: 'health', path: '/api/v1/ext/health' },
-  { name: 'catalog', path: '/api/v1/ext/catalog' },
-];
+/** The same bytes from the bare baseline; the service goes through the whole gateway (JWT, access, limits, metering). */
+function scenariosFor(identity: BenchIdentity): Scenario[] {
+  const auth = { authorization: `Bearer ${identity.token}` };
+  return [
+    { name: 'health, reused token', path: '/api/v1/ext/health', headers: auth },
+    { name: 'health, fresh token each request', path: '/api/v1/ext/health', rotatingTokens: identity.freshTokens },
+    { name: 'catalog, reused token', path: '/api/v1/ext/catalog', headers: auth },
+    {
+      name: 'task create, idempotent replay',
+      method: 'POST',
+      path: '/api/v1/ext/tasks',
+      headers: { ...auth, 'content-type': 'application/json', 'idempotency-key': 'bench-replay-0001' },
+      body: JSON.stringify({ title: 'Benchmark replay', priority: 'normal' }),
+    },
+  ];
+}
 
-interface Request { method: Method; path: string; headers: Headers; body?: string }
+interface Request { method: Method; path: string; headers: Headers; body?: string; rotatingTokens?: string[] }
 type Target = 'service' | 'baseline';
 
 interface Tally { requests: number; seconds: number; latencies: number[]; non2xx: number; errors: number; timeouts: number; statusCodes: Record<string, number> }
@@ -91,7 +104,11 @@ const SAMPLE_MS = 100;
 
 function load(url: string, request: Request, connections: number, seconds: number, tally?: Tally): Promise<void> {
   return new Promise((resolve, reject) => {
-    const instance = autocannon({ url: url + request.path, method: request.method, headers: request.headers, body: request.body, connections, duration: seconds, sampleInt: SAMPLE_MS }, (err, result) => {
+    let next = 0;
+    const tokens = request.rotatingTokens;
+    const rotate = tokens && [{ method: request.method, path: request.path, setupRequest: (req: autocannon.Request) => ({ ...req, headers: { ...req.headers, authorization: `Bearer ${tokens[next++ % tokens.length]}` } }) }];
+    const options = { url: url + request.path, method: request.method, headers: request.headers, body: request.body, connections, duration: seconds, sampleInt: SAMPLE_MS, ...(rotate ? { requests: rotate } : {}) };
+    const instance = autocannon(options, (err, result) => {
       if (err) return reject(err);
       if (tally) {
         tally.requests += result.requests.total;
@@ -127,28 +144,38 @@ function summarize(t: Tally) {
   };
 }
 
+/** More than the 10,000 verified tokens the authenticator remembers, so the rotation never hits its cache. */
+const FRESH_TOKENS = 12_000;
+
 async function main() {
-  const dataDir = join(tmp, 'data');
-  const { DATABASE_URL: _ignored, ...env } = process.env;
+  // BENCH_DATABASE_URL runs the service on PostgreSQL; otherwise on a fresh embedded store.
+  const { DATABASE_URL: _ignored, BENCH_DATABASE_URL: databaseUrl, ...rest } = process.env;
+  const env = { ...rest, HOST: '127.0.0.1', DATA_DIR: join(tmp, 'data'), LOG_LEVEL: 'warn', TOKEN_ISSUER: 'http://bench.invalid', ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) };
+  console.error(`preparing an integration and ${FRESH_TOKENS} tokens on ${databaseUrl ? 'PostgreSQL' : 'the embedded store'}`);
+  const scenarios = scenariosFor(await prepareBenchIdentity(env, FRESH_TOKENS));
   const urls = {} as Record<Target, string>;
-  urls.service = await start('service', ['src/server.ts'], { ...env, HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'warn' });
+  urls.service = await start('service', ['src/server.ts'], env);
 
   const requests: Request[] = [];
+  const responseBytes: number[] = [];
   const routes: BaselineRoute[] = [];
   for (const scenario of scenarios) {
-    const headers = { ...scenario.headers, ...(await scenario.setup?.(urls.service)) };
-    const request: Request = { method: scenario.method ?? 'GET', path: scenario.path, headers, body: scenario.body };
+    const headers = { ...scenario.headers, ...(scenario.rotatingTokens ? { authorization: `Bearer ${scenario.rotatingTokens[0]}` } : {}) };
+    const request: Request = { method: scenario.method ?? 'GET', path: scenario.path, headers: scenario.headers ?? {}, body: scenario.body, rotatingTokens: scenario.rotatingTokens };
     const response = await fetch(urls.service + request.path, { method: request.method, headers, body: request.body });
     const body = Buffer.from(await response.arrayBuffer());
     if (!response.ok) {
       throw new Error(`${scenario.name}: ${request.method} ${request.path} answered ${response.status}, not 2xx; refusing to benchmark an error:\n${body.toString('utf8').slice(0, 500)}`);
     }
     requests.push(request);
+    responseBytes.push(body.length);
+    // Scenarios that differ only in how they authenticate share one baseline route.
+    if (routes.some((r) => r.method === request.method && r.path === request.path)) continue;
     routes.push({ method: request.method, path: request.path, status: response.status, contentType: response.headers.get('content-type') ?? 'application/octet-stream', bodyBase64: body.toString('base64') });
   }
   const routesFile = join(tmp, 'baseline-routes.json');
   writeFileSync(routesFile, JSON.stringify(routes));
-  urls.baseline = await start('baseline', ['scripts/bench-baseline.ts', routesFile], { ...env, LOG_LEVEL: 'silent' });
+  urls.baseline = await start('baseline', ['scripts/bench-baseline.ts', routesFile], { ...rest, LOG_LEVEL: 'silent' });
 
   const results = [];
   for (const [i, scenario] of scenarios.entries()) {
@@ -166,7 +193,7 @@ async function main() {
       const service = summarize(tallies.service);
       const baseline = summarize(tallies.baseline);
       const ratio = Math.round((service.requestsPerSecond / baseline.requestsPerSecond) * 1000) / 1000;
-      results.push({ scenario: scenario.name, method: requests[i].method, path: scenario.path, responseBytes: Buffer.from(routes[i].bodyBase64, 'base64').length, connections, service, baseline, ratio });
+      results.push({ scenario: scenario.name, method: requests[i].method, path: scenario.path, responseBytes: responseBytes[i], connections, service, baseline, ratio });
     }
   }
 
@@ -180,7 +207,7 @@ async function main() {
   console.log([line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n'));
 
   mkdirSync(join(root, '.bench'), { recursive: true });
-  const report = { date: new Date().toISOString(), node: process.version, cpus: cpus().length, durationSeconds: duration, warmupSeconds: warmup, results };
+  const report = { date: new Date().toISOString(), node: process.version, cpus: cpus().length, database: databaseUrl ? 'postgres' : 'pglite', durationSeconds: duration, warmupSeconds: warmup, results };
   writeFileSync(join(root, '.bench', 'results.json'), JSON.stringify(report, null, 2) + '\n');
   console.error('results written to .bench/results.json');
 

@@ -5,6 +5,7 @@ import { openDatabase } from './db/database.js';
 import { buildApp } from './app.js';
 import { describeDemo, ensureDemo } from './admin/demo.js';
 import { ensureSigningKey } from './identity/signing-keys.js';
+import { startHousekeeping } from './gateway/housekeeping.js';
 
 const logger = pino({ level: process.env.LOG_LEVEL || 'info' });
 
@@ -22,10 +23,12 @@ async function main() {
   // The embedded store is for trying the service out: an empty one gets a demo agency and credentials.
   const demo = !config.databaseUrl || process.env.DEMO === '1' ? await ensureDemo(database.db, config.tokenIssuer) : undefined;
   const app = await buildApp({ config, database, logger });
+  const stopHousekeeping = startHousekeeping(database.db, app.log);
 
   closeWithGrace({ delay: config.shutdownGraceMs }, async ({ signal, err }) => {
     if (err) app.log.error({ err }, 'shutting down after an error');
     else app.log.info({ signal }, 'shutting down: draining in-flight requests');
+    stopHousekeeping();
     await app.close();
     await database.close();
   });

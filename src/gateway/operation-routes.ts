@@ -41,21 +41,33 @@ export interface GatewayServices {
 /** Headers of a command's response that are stored with it and replayed. */
 const REPLAYED_HEADERS = ['svc-extension-contract-version', 'deprecation', 'link', 'cache-control', 'location', 'etag'];
 
-async function withTimeout<T>(work: (signal: AbortSignal) => Promise<T>, ms: number): Promise<T> {
-  const controller = new AbortController();
+function timeoutError(ms: number) {
+  return new PlatformError('PLATFORM_TIMEOUT', `The operation did not finish within ${ms} ms; nothing of a command was committed.`);
+}
+
+/** Reads are only raced against the clock; nothing they started needs cancelling. */
+async function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      controller.abort();
-      reject(new PlatformError('PLATFORM_TIMEOUT', `The operation did not finish within ${ms} ms; nothing of a command was committed.`));
-    }, ms);
+    timer = setTimeout(() => reject(timeoutError(ms)), ms);
   });
   try {
-    return await Promise.race([work(controller.signal), timeout]);
+    return await Promise.race([work, timeout]);
   } finally {
     clearTimeout(timer);
   }
 }
+
+/** A command also gets a signal, so that its transaction refuses to commit once the clock has run out. */
+function withAbortableTimeout<T>(work: (signal: AbortSignal) => Promise<T>, ms: number): Promise<T> {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(timeoutError(ms)), ms);
+  const aborted = new Promise<never>((_, reject) => controller.signal.addEventListener('abort', () => reject(controller.signal.reason)));
+  return Promise.race([work(controller.signal), aborted]).finally(() => clearTimeout(timer));
+}
+
+/** Reads never abort: they hold no transaction that could commit late. */
+const NEVER_ABORTED = new AbortController().signal;
 
 /** Adds deprecations that the request collected (contract version, request shape, fields) to the envelope. */
 function withDeprecations(body: unknown, request: FastifyRequest, reply: FastifyReply): unknown {
@@ -139,7 +151,7 @@ class OperationRoute {
   }
 
   private async runRead(request: FastifyRequest, reply: FastifyReply) {
-    const body = await withTimeout((signal) => this.handler(this.context(request, reply, this.services.db, signal)), this.services.handlerTimeoutMs);
+    const body = await withTimeout(this.handler(this.context(request, reply, this.services.db, NEVER_ABORTED)), this.services.handlerTimeoutMs);
     // PHI leaves only once its read is on the audit trail (the buffer refuses when it cannot keep up).
     if (this.containsPhi) this.auditNow(request, 200);
     if (this.operation.responseContentType === 'text/plain') return reply.type('text/plain; charset=utf-8').send(body);
@@ -159,7 +171,7 @@ class OperationRoute {
       operationId: this.operation.operationId,
       fingerprint: requestFingerprint(request.method, request.url.split('?')[0], request.body),
     };
-    const { response, replayed } = await withTimeout(
+    const { response, replayed } = await withAbortableTimeout(
       (signal) => runIdempotent(this.services.db, identity, (trx) => this.execute(request, reply, trx, signal), signal),
       this.services.handlerTimeoutMs,
     );

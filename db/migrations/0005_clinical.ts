@@ -169,7 +169,8 @@ async function createCharts(db: Kysely<any>): Promise<void> {
     .addColumn('start_date', 'date', required)
     .addColumn('end_date', 'date')
     .addCheckConstraint('episodes_dates_order', sql`end_date >= start_date`)
-    // Target of visits' (patient_id, episode_id) reference, so a visit cannot hang off another patient's episode.
+    // Target of visits' (patient_id, episode_id) reference, so a visit cannot hang off another patient's episode;
+    // also the index for a patient's episodes.
     .addUniqueConstraint('episodes_patient_unique', ['agency_id', 'patient_id', 'id'])
     .$call(timestamps)
     .execute();
@@ -337,9 +338,7 @@ async function createIndexes(db: Kysely<any>): Promise<void> {
   await index(db, 'patients', 'name', byName);
   for (const filter of ['status', 'service_line', 'office_id']) await index(db, 'patients', filter, [filter, ...byName]);
   await index(db, 'patients', 'updated', ['updated_at', 'id']);
-  await index(db, 'patients', 'match_name', ['match_last_name', 'match_first_name', 'dob']);
-  await index(db, 'patients', 'match_phone', ['match_phone', 'dob']);
-  await index(db, 'episodes', 'patient', ['patient_id', 'start_date desc']);
+  await index(db, 'patients', 'identity', ['match_last_name', 'match_first_name', 'dob', 'match_phone']);
   await index(db, 'coverages', 'patient', ['patient_id', 'coverage_order']);
 
   const newestReferral = ['referral_date desc', 'id desc'];

@@ -1,6 +1,6 @@
 import type { EpisodeType, PatientStatus, ServiceLine } from '../db/tables/clinical.js';
 import { patientMatchKeys } from '../db/patient-match-keys.js';
-import { addDays, addMinutes, dayStart, isoDay, laterThan } from './calendar.js';
+import { addDays, addMinutes, dayStart, isoDay, laterThan, minDate } from './calendar.js';
 import type { Draft } from './drafts.js';
 import { coordinatesNear } from './geography.js';
 import { birthDate, displayName, fictionalPhone, gender, personName, streetAddress } from './people.js';
@@ -29,6 +29,8 @@ export interface Chart {
   timeline: Timeline;
   episodes: (Draft<'episodes'> & { id: string })[];
   displayName: string;
+  /** One of the first charts, one per service line and status, drawn to show its whole story (see SHOWCASE). */
+  showcase: boolean;
 }
 
 export interface ChartContext {
@@ -40,15 +42,20 @@ export interface ChartContext {
 
 const SERVICE_LINES: Weights<ServiceLine> = { home_health: 60, hospice: 25, private_duty: 15 };
 
-/** A book of business built over years: most charts are closed, about one in seven is on service. */
+/**
+ * Two years of charts: most are closed, about one in ten is on service (a home health stay lasts about
+ * two months, so an agency taking 50,000 charts a year has a census near a tenth of them).
+ */
 const STATUSES: Record<ServiceLine, Weights<PatientStatus>> = {
-  home_health: { referred: 3, pending_admission: 2, active: 14, on_hold: 2, discharged: 63, deceased: 4, non_admit: 12 },
-  hospice: { referred: 3, pending_admission: 2, active: 14, on_hold: 1, discharged: 10, deceased: 58, non_admit: 12 },
-  private_duty: { referred: 3, pending_admission: 3, active: 22, on_hold: 3, discharged: 57, deceased: 3, non_admit: 9 },
+  home_health: { referred: 3, pending_admission: 2, active: 9, on_hold: 1, discharged: 69, deceased: 4, non_admit: 12 },
+  hospice: { referred: 3, pending_admission: 2, active: 10, on_hold: 1, discharged: 10, deceased: 62, non_admit: 12 },
+  private_duty: { referred: 3, pending_admission: 3, active: 15, on_hold: 2, discharged: 65, deceased: 3, non_admit: 9 },
 };
 
+export const SERVICE_LINE_ORDER = Object.keys(SERVICE_LINES) as ServiceLine[];
+
 /** Every service line in every status comes first, so even a small agency shows them all. */
-const EVERY_COMBINATION = (Object.keys(SERVICE_LINES) as ServiceLine[]).flatMap((line) =>
+const EVERY_COMBINATION = SERVICE_LINE_ORDER.flatMap((line) =>
   (Object.keys(STATUSES[line]) as PatientStatus[]).map((status) => ({ line, status })),
 );
 
@@ -56,13 +63,14 @@ const AGE_RANGE: Record<ServiceLine, [number, number]> = { home_health: [62, 99]
 
 export function buildChart(ctx: ChartContext, index: number): Chart {
   const { rng } = ctx;
-  const line = EVERY_COMBINATION[index]?.line ?? rng.weighted(SERVICE_LINES);
-  const status = EVERY_COMBINATION[index]?.status ?? rng.weighted(STATUSES[line]);
+  const showcase = index < EVERY_COMBINATION.length;
+  const line = showcase ? EVERY_COMBINATION[index].line : rng.weighted(SERVICE_LINES);
+  const status = showcase ? EVERY_COMBINATION[index].status : rng.weighted(STATUSES[line]);
   const place = rng.pick(ctx.area.zips);
-  const timeline = buildTimeline(rng, ctx.now, line, status);
+  const timeline = buildTimeline(rng, ctx.now, { line, status, showcase });
   const patient = patientRow(ctx, index, { line, status, place, timeline });
   const episodes = buildEpisodes(rng, ctx.now, patient.id, line, status, timeline);
-  return { patient, line, status, place, timeline, episodes, displayName: displayName(patient) };
+  return { patient, line, status, place, timeline, episodes, displayName: displayName(patient), showcase };
 }
 
 function patientRow(ctx: ChartContext, index: number, c: Pick<Chart, 'line' | 'status' | 'place' | 'timeline'>): Chart['patient'] {
@@ -101,9 +109,17 @@ function patientRow(ctx: ChartContext, index: number, c: Pick<Chart, 'line' | 's
 
 /** Days since start of care for patients still on service, and length of stay for those who left. */
 const DAYS_ON_SERVICE: Record<ServiceLine, [number, number]> = { home_health: [0, 170], hospice: [0, 400], private_duty: [0, 700] };
+const DAYS_SINCE_DISCHARGE: [number, number] = [1, 700];
 const LENGTH_OF_STAY: Record<ServiceLine, [number, number]> = { home_health: [14, 120], hospice: [2, 180], private_duty: [30, 400] };
 
-function buildTimeline(rng: Random, now: Date, line: ServiceLine, status: PatientStatus): Timeline {
+/**
+ * Showcase charts keep their story inside the visit window: admitted 45-55 days ago (so start of care is
+ * past and the day-60 recertification ahead), discharged within the last month, back from a hospital stay.
+ */
+const SHOWCASE_DAYS_ON_SERVICE: [number, number] = [45, 55];
+const SHOWCASE_DAYS_SINCE_DISCHARGE: [number, number] = [1, 30];
+
+function buildTimeline(rng: Random, now: Date, { line, status, showcase }: Pick<Chart, 'line' | 'status' | 'showcase'>): Timeline {
   const daysAgo = (min: number, max: number) => addMinutes(now, -rng.int(min * 1440, max * 1440));
   const timeline: Timeline = { referredAt: now, admittedOn: null, endedOn: null, heldSince: null, resumedOn: null };
   if (status === 'referred') timeline.referredAt = daysAgo(0.1, 4);
@@ -113,12 +129,12 @@ function buildTimeline(rng: Random, now: Date, line: ServiceLine, status: Patien
     timeline.admittedOn = isoDay(addDays(now, rng.int(1, 5)));
   }
   if (status === 'active' || status === 'on_hold') {
-    timeline.admittedOn = isoDay(daysAgo(...DAYS_ON_SERVICE[line]));
+    timeline.admittedOn = isoDay(daysAgo(...(showcase ? SHOWCASE_DAYS_ON_SERVICE : DAYS_ON_SERVICE[line])));
     if (status === 'on_hold') timeline.heldSince = isoDay(daysAgo(0, 10));
-    if (status === 'active' && line === 'home_health') timeline.resumedOn = rng.maybe(0.12, () => isoDay(daysAgo(1, 45)));
+    if (status === 'active' && line === 'home_health') timeline.resumedOn = rng.maybe(showcase ? 1 : 0.12, () => isoDay(daysAgo(1, 40)));
   }
   if (status === 'discharged' || status === 'deceased') {
-    const ended = daysAgo(1, 700);
+    const ended = daysAgo(...(showcase ? SHOWCASE_DAYS_SINCE_DISCHARGE : DAYS_SINCE_DISCHARGE));
     timeline.endedOn = isoDay(ended);
     timeline.admittedOn = isoDay(addDays(ended, -rng.int(...LENGTH_OF_STAY[line])));
   }
@@ -160,7 +176,8 @@ function buildEpisodes(rng: Random, now: Date, patientId: string, line: ServiceL
     const fullEnd = isoDay(addDays(dayStart(start), lengths[Math.min(n, lengths.length - 1)] - 1));
     const end_date = timeline.endedOn && fullEnd > timeline.endedOn ? timeline.endedOn : fullEnd;
     const episodeStatus = start > today ? 'planned' : timeline.endedOn || end_date < today ? 'closed' : 'active';
-    const created_at = addMinutes(dayStart(start), -rng.int(60, 2 * 1440));
+    // Periods planned ahead were opened before now, not on their first day.
+    const created_at = minDate(addMinutes(dayStart(start), -rng.int(60, 2 * 1440)), addMinutes(now, -rng.int(60, 1440)));
     const updated_at = episodeStatus === 'closed' ? addDays(dayStart(end_date), 1) : created_at;
     episodes.push({ id: rng.id('epi'), patient_id: patientId, type, status: episodeStatus, start_date: start, end_date, created_at, updated_at });
     start = isoDay(addDays(dayStart(end_date), 1));

@@ -6,7 +6,7 @@ import { birthDate, firstName } from './people.js';
 import type { Random, Weights } from './random.js';
 import type { PayorRef, ReferenceData } from './reference-data.js';
 
-type CoverageDraft = Draft<'coverages'> & { id: string };
+export type CoverageDraft = Draft<'coverages'> & { id: string };
 
 const PRIMARY_PAYOR: Record<ServiceLine, Weights<PayorType>> = {
   home_health: { medicare: 55, medicare_advantage: 25, medicaid: 8, managed_medicaid: 4, commercial: 8 },

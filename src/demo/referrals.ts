@@ -1,15 +1,13 @@
 import type { DocumentKind, IntakeStatus, PatientStatus, ReferralSourceType, ReferralTypeCategory, ServiceLine } from '../db/tables/clinical.js';
 import { addMinutes, dayStart, isoDay, laterThan, minDate } from './calendar.js';
-import type { Chart, ChartContext } from './charts.js';
-import { hasDependentCoverage, pendingCoverages } from './coverages.js';
+import { SERVICE_LINE_ORDER, type Chart, type ChartContext } from './charts.js';
+import { hasDependentCoverage, pendingCoverages, type CoverageDraft } from './coverages.js';
 import type { Draft, Drafts } from './drafts.js';
 import { placeOf } from './geography.js';
 import { displayName, gender, personName } from './people.js';
 import type { Random, Weights } from './random.js';
 import type { UserRef } from './reference-data.js';
 import { DIAGNOSES } from './vocabulary.js';
-
-type CoverageDraft = Draft<'coverages'> & { id: string };
 
 /** What a referral is about: a chart, or a lead that never became one. */
 export interface Lead {
@@ -34,26 +32,36 @@ export interface ReferralIds {
   intakeId: string;
 }
 
-const INTAKE_STATUS: Partial<Record<PatientStatus, Weights<IntakeStatus>>> = {
+const ADMITTED: Weights<IntakeStatus> = { admitted: 1 };
+
+/** Where the intake stands, given what became of the chart. */
+const INTAKE_STATUS: Record<PatientStatus, Weights<IntakeStatus>> = {
   referred: { pending_review: 40, in_review: 30, awaiting_information: 30 },
   pending_admission: { accepted: 1 },
+  active: ADMITTED,
+  on_hold: ADMITTED,
+  discharged: ADMITTED,
+  deceased: ADMITTED,
   non_admit: { non_admit: 50, declined: 30, cancelled: 20 },
 };
 
 /** In-area leads the pipeline turns down, with the detail a coordinator would read. */
-const IN_AREA_DECLINES: readonly [string, string][] = [
-  ['payor_not_accepted', 'Primary payor is not contracted with the agency.'],
-  ['no_clinician_capacity', 'No clinician capacity for the requested start of care.'],
-  ['service_not_offered', 'Requested services are not offered from the routing office.'],
+const IN_AREA_DECLINES: readonly NonNullable<Decision['decline']>[] = [
+  { reason: 'payor_not_accepted', detail: 'Primary payor is not contracted with the agency.' },
+  { reason: 'no_clinician_capacity', detail: 'No clinician capacity for the requested start of care.' },
+  { reason: 'service_not_offered', detail: 'Requested services are not offered from the routing office.' },
 ];
 
 /** Referral types as senders write them; anything but soc and roc is kept as sent and read as other. */
 const INITIAL_REFERRAL_TYPES: Weights<string> = { soc: 90, transfer: 4, evaluation_only: 3, readmission: 3 };
 
+/** Showcase charts take the intake statuses in turn (one per service line), the others draw them. */
 export function chartDecision(rng: Random, chart: Chart): Decision {
-  const intakeStatus = rng.weighted(INTAKE_STATUS[chart.status] ?? { admitted: 1 });
-  const [reason, detail] = rng.pick(IN_AREA_DECLINES);
-  return { referralType: rng.weighted(INITIAL_REFERRAL_TYPES), intakeStatus, decline: intakeStatus === 'declined' ? { reason, detail } : null };
+  const choices = INTAKE_STATUS[chart.status];
+  const inTurn = Object.keys(choices) as IntakeStatus[];
+  const intakeStatus = chart.showcase ? inTurn[SERVICE_LINE_ORDER.indexOf(chart.line) % inTurn.length] : rng.weighted(choices);
+  const referralType = rng.weighted(INITIAL_REFERRAL_TYPES);
+  return { referralType, intakeStatus, decline: intakeStatus === 'declined' ? rng.pick(IN_AREA_DECLINES) : null };
 }
 
 export function chartLead(chart: Chart, coverages: CoverageDraft[]): Lead {
@@ -89,7 +97,7 @@ export function outOfAreaLead(ctx: ChartContext, zips: readonly string[]): { lea
   return { lead, decision: { referralType: 'soc', intakeStatus: 'declined', decline: { reason: 'out_of_area', detail } } };
 }
 
-export function categoryOf(referralType: string): ReferralTypeCategory {
+function categoryOf(referralType: string): ReferralTypeCategory {
   return referralType === 'soc' || referralType === 'roc' ? referralType : 'other';
 }
 

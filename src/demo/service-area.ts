@@ -34,49 +34,41 @@ export async function prepareServiceArea(db: Kysely<DB>, agencyId: string, rng: 
     .orderBy('zip_code')
     .execute();
   if (zips.length === 0) throw new DemoSeedError(`Agency ${agencyId} has no service ZIPs; add its service area before seeding demo data`);
-  let officesCreated = 0;
-  if (offices.length === 1) {
-    const branches = branchOffices(rng, offices[0], zips.map((z) => z.zip_code), Math.min(rng.int(2, 3), zips.length - 1));
-    await addBranches(db, { agencyId, now }, branches, zips);
-    offices.push(...branches);
-    officesCreated = branches.length;
-  }
+  const branches = offices.length === 1 ? await addBranches(db, { agencyId, now, rng, main: offices[0] }, zips) : [];
   return {
-    offices,
+    offices: [...offices, ...branches],
     zips: zips.map((z) => ({ ...placeOf(z.zip_code), officeId: z.office_id })),
-    timezoneOf: new Map(offices.map((o) => [o.id, o.timezone])),
-    officesCreated,
+    timezoneOf: new Map([...offices, ...branches].map((o) => [o.id, o.timezone])),
+    officesCreated: branches.length,
   };
 }
 
-function branchOffices(rng: Random, main: DemoOffice, zipCodes: string[], count: number): DemoOffice[] {
-  return Array.from({ length: count }, (_, i) => {
-    const firstZip = zipCodes[Math.floor(((i + 1) * zipCodes.length) / (count + 1))];
-    return { id: rng.id('off'), name: `${placeOf(firstZip).city} Branch`, timezone: main.timezone };
-  });
+/** `count` consecutive slices of about equal length. */
+function contiguousRuns<T>(items: T[], count: number): T[][] {
+  return Array.from({ length: count }, (_, i) => items.slice(Math.floor((i * items.length) / count), Math.floor(((i + 1) * items.length) / count)));
 }
 
-/** Inserts the branches and hands each its share of ZIPs (mutating `zips` to match what was written). */
+/** Inserts the branches and routes each its run of ZIPs (updating `zips` to match what was written). */
 async function addBranches(
   db: Kysely<DB>,
-  { agencyId, now }: { agencyId: string; now: Date },
-  branches: DemoOffice[],
+  { agencyId, now, rng, main }: { agencyId: string; now: Date; rng: Random; main: DemoOffice },
   zips: { zip_code: string; office_id: string }[],
-): Promise<void> {
-  if (branches.length === 0) return;
+): Promise<DemoOffice[]> {
+  const runs = contiguousRuns(zips, Math.min(rng.int(2, 3), zips.length - 1) + 1).slice(1);
+  const branches = runs.map((run) => ({ id: rng.id('off'), name: `${placeOf(run[0].zip_code).city} Branch`, timezone: main.timezone }));
+  if (branches.length === 0) return branches;
   await db
     .insertInto('offices')
     .values(branches.map((b) => ({ agency_id: agencyId, ...b, created_at: now })))
     .execute();
-  const share = zips.length / (branches.length + 1);
   for (const [i, branch] of branches.entries()) {
-    const taken = zips.slice(Math.floor((i + 1) * share), Math.floor((i + 2) * share));
-    for (const zip of taken) zip.office_id = branch.id;
+    for (const zip of runs[i]) zip.office_id = branch.id;
     await db
       .updateTable('agency_service_zips')
       .set({ office_id: branch.id })
       .where('agency_id', '=', agencyId)
-      .where('zip_code', 'in', taken.map((z) => z.zip_code))
+      .where('zip_code', 'in', runs[i].map((z) => z.zip_code))
       .execute();
   }
+  return branches;
 }

@@ -6,7 +6,7 @@ import type { Random, Weights } from './random.js';
 import type { UserRef } from './reference-data.js';
 
 /** Visits are generated this many days either side of now. */
-export const VISIT_WINDOW_DAYS = 60;
+const VISIT_WINDOW_DAYS = 60;
 
 interface Plan {
   discipline: Discipline;
@@ -89,13 +89,17 @@ interface Slot {
   plan: Plan;
   type: VisitType;
   episodeId: string;
+  /** Started half an hour before now, so every demo has a visit in progress whatever `now` is. */
+  underway?: boolean;
 }
 
 export function buildVisits(ctx: VisitContext, chart: Chart): Draft<'visits'>[] {
   const { rng } = ctx;
-  const plans = PLANS[chart.line].filter((plan) => rng.chance(plan.share));
+  // Showcase charts receive every discipline of their service line.
+  const plans = chart.showcase ? PLANS[chart.line] : PLANS[chart.line].filter((plan) => rng.chance(plan.share));
   const caregivers = new Map(plans.map((plan) => [plan.discipline, assignedClinician(ctx, chart, plan.discipline)]));
-  return visitSlots(ctx, chart, plans).map((slot) => visitRow(ctx, chart, slot, caregivers.get(slot.plan.discipline) ?? null));
+  const slots = [...visitSlots(ctx, chart, plans), ...underwaySlot(ctx, chart, plans)];
+  return slots.map((slot) => visitRow(ctx, chart, slot, caregivers.get(slot.plan.discipline) ?? null));
 }
 
 function assignedClinician(ctx: VisitContext, chart: Chart, discipline: Discipline): string | null {
@@ -105,20 +109,22 @@ function assignedClinician(ctx: VisitContext, chart: Chart, discipline: Discipli
 }
 
 /** Visit days inside each episode and the window: drawn by frequency, plus the visits the care path requires. */
-function visitSlots(ctx: VisitContext, chart: Chart, plans: Plan[]): Slot[] {
+function visitSlots(ctx: VisitContext, chart: Chart, plans: readonly Plan[]): Slot[] {
   const { rng, window } = ctx;
   const required = requiredVisits(chart, plans);
   const daysPerWeek = chart.line === 'home_health' ? 6 : 7;
+  // A patient on hold keeps the first week of cancelled visits on the schedule; later ones were never booked.
+  const lastBooked = chart.timeline.heldSince ? windowIndex(window, chart.timeline.heldSince) + 7 : window.length - 1;
   const evaluated = new Set<Discipline>();
   const slots: Slot[] = [];
   for (const episode of chart.episodes) {
     const firstEpisode = episode.start_date === chart.timeline.admittedOn && episode.start_date >= window[0].iso;
-    const last = episode.end_date && chart.timeline.endedOn ? minDay(episode.end_date, chart.timeline.endedOn) : (episode.end_date ?? chart.timeline.endedOn);
-    const to = last ? Math.min(window.length - 1, windowIndex(window, last)) : window.length - 1;
+    const to = Math.min(lastBooked, episode.end_date ? windowIndex(window, episode.end_date) : lastBooked);
     for (let i = Math.max(0, windowIndex(window, episode.start_date)); i <= to; i++) {
       const day = window[i];
-      if (daysPerWeek === 6 && day.weekday === 0) continue;
       const requiredToday = required.get(day.iso);
+      // Home health books no routine visits on Sundays; the required ones happen whatever the day.
+      if (!requiredToday && daysPerWeek === 6 && day.weekday === 0) continue;
       for (const plan of plans) {
         const forced = requiredToday?.get(plan.discipline);
         if (!forced && !rng.chance(plan.perWeek / daysPerWeek)) continue;
@@ -131,12 +137,14 @@ function visitSlots(ctx: VisitContext, chart: Chart, plans: Plan[]): Slot[] {
   return slots;
 }
 
-function minDay(a: string, b: string): string {
-  return a < b ? a : b;
+function underwaySlot(ctx: VisitContext, chart: Chart, plans: readonly Plan[]): Slot[] {
+  const current = chart.episodes.find((episode) => episode.status === 'active');
+  if (!chart.showcase || chart.status !== 'active' || !current || plans.length === 0) return [];
+  return [{ day: isoDay(ctx.now), plan: plans[0], type: 'routine', episodeId: current.id, underway: true }];
 }
 
 /** Start of care, recertifications, resumption after a hospital stay and discharge fall on fixed days. */
-function requiredVisits(chart: Chart, plans: Plan[]): Map<string, Map<Discipline, VisitType>> {
+function requiredVisits(chart: Chart, plans: readonly Plan[]): Map<string, Map<Discipline, VisitType>> {
   const nurse = plans.find((p) => p.discipline === 'SN')?.discipline ?? plans[0]?.discipline;
   const required = new Map<string, Map<Discipline, VisitType>>();
   const require = (day: string, type: VisitType | null) => {
@@ -161,7 +169,7 @@ const NURSING_VISITS: Weights<VisitType> = { routine: 97, prn: 3 };
 // A nurse supervises the aide every two weeks, which is about one nursing visit in eight.
 const NURSING_VISITS_WITH_AIDE: Weights<VisitType> = { routine: 89, supervisory: 8, prn: 3 };
 
-function routineType(rng: Random, plan: Plan, plans: Plan[], firstOfCare: boolean): VisitType {
+function routineType(rng: Random, plan: Plan, plans: readonly Plan[], firstOfCare: boolean): VisitType {
   if (firstOfCare && plan.discipline !== 'SN' && plan.discipline !== 'HHA') return 'evaluation';
   if (plan.discipline !== 'SN') return 'routine';
   return rng.weighted(plans.some((p) => p.discipline === 'HHA') ? NURSING_VISITS_WITH_AIDE : NURSING_VISITS);
@@ -171,12 +179,12 @@ function visitRow(ctx: VisitContext, chart: Chart, slot: Slot, caregiverId: stri
   const { rng, now } = ctx;
   const shift = slot.plan.minutes >= 240;
   const startMinute = shift ? rng.pick([7, 8, 9, 13]) * 60 : 8 * 60 + 15 * rng.int(0, 32);
-  const scheduled_start = zonedTime(slot.day, startMinute, ctx.area.timezoneOf.get(chart.place.officeId) ?? 'UTC');
+  const scheduled_start = slot.underway ? addMinutes(now, -30) : zonedTime(slot.day, startMinute, ctx.area.timezoneOf.get(chart.place.officeId) ?? 'UTC');
   const planned = slot.plan.minutes + (slot.type === 'start_of_care' || slot.type === 'evaluation' ? 30 : 0);
   const scheduled_end = addMinutes(scheduled_start, planned);
   const held = chart.timeline.heldSince !== null && slot.day >= chart.timeline.heldSince;
   const outcome = visitOutcome(rng, { scheduled_start, scheduled_end, now, held });
-  const created_at = new Date(Math.min(addDays(scheduled_start, -rng.int(1, 14)).getTime(), now.getTime() - rng.int(1, 72) * 60 * MINUTE_MS));
+  const created_at = minDate(addDays(scheduled_start, -rng.int(1, 14)), addMinutes(now, -rng.int(60, 72 * 60)));
   return {
     id: rng.id('vis'),
     patient_id: chart.patient.id,

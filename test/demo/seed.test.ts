@@ -100,6 +100,19 @@ t.test('visits span the last and the next 60 days', async (t) => {
   t.ok(daysFromNow(last) <= 61 && daysFromNow(last) > 55, `last visit ${last}`);
 });
 
+t.test('nothing is recorded after now, or changed before it was created', async (t) => {
+  const tables = (Object.keys(summaryA.rows) as (keyof SeedSummary['rows'])[]).filter((table) => table !== 'referral_documents');
+  for (const table of tables) {
+    const { count } = await db
+      .selectFrom(table as 'patients')
+      .select((eb) => eb.fn.countAll<number>().as('count'))
+      .where('agency_id', '=', agencyA)
+      .where((eb) => eb.or([eb('created_at', '>', DEMO_REFERENCE_NOW), eb('updated_at', '>', DEMO_REFERENCE_NOW), eb('updated_at', '<', eb.ref('created_at'))]))
+      .executeTakeFirstOrThrow();
+    t.equal(Number(count), 0, table);
+  }
+});
+
 t.test('addresses stay in the service area; only out-of-area leads are outside, and they are declined', async (t) => {
   const patientZips = await distinct('patients', 'zip_code', agencyA);
   t.ok(patientZips.every((zip) => SERVICE_ZIPS.includes(zip)), 'patients');

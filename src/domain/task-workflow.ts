@@ -11,7 +11,7 @@ const NEXT: Record<TaskStatus, readonly TaskStatus[]> = {
   cancelled: [],
 };
 
-export function isFinal(status: TaskStatus): boolean {
+function isFinal(status: TaskStatus): boolean {
   return NEXT[status].length === 0;
 }
 

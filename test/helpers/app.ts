@@ -47,7 +47,7 @@ function contractProblems(method: string, url: string, res: Response): string[] 
   return problems;
 }
 
-export function assertMatchesContract(method: string, url: string, res: Response) {
+function assertMatchesContract(method: string, url: string, res: Response) {
   const problems = contractProblems(method, url, res);
   if (problems.length > 0) {
     throw new Error(`${method} ${url} -> ${res.statusCode} does not match openapi.json:\n  ${problems.join('\n  ')}\nbody: ${res.body.slice(0, 2000)}`);

@@ -12,6 +12,7 @@ import { AuditBuffer } from './gateway/audit.js';
 import { MeteringBuffer } from './gateway/metering.js';
 import { PseudonymService } from './gateway/pseudonyms.js';
 import { UsageLimiter } from './gateway/usage-limits.js';
+import { CursorSeal } from './db/cursor-seal.js';
 
 /** The long-lived collaborators of one app instance, built once and handed to routes and the gateway. */
 export interface AppServices {
@@ -27,6 +28,7 @@ export interface AppServices {
   metering: MeteringBuffer;
   audit: AuditBuffer;
   pseudonyms: PseudonymService;
+  cursorSeal: CursorSeal;
   close(): Promise<void>;
 }
 
@@ -50,6 +52,7 @@ export function createServices(config: Config, db: Kysely<DB>, log: FastifyBaseL
     metering,
     audit,
     pseudonyms: new PseudonymService(db),
+    cursorSeal: new CursorSeal(db),
     close: async () => {
       await Promise.all([metering.close(), audit.close()]);
     },

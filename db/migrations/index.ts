@@ -5,6 +5,7 @@ import * as m0003 from './0003_command_ledger.js';
 import * as m0004 from './0004_usage.js';
 import * as m0005 from './0005_clinical.js';
 import * as m0006 from './0006_pseudonyms.js';
+import * as m0007 from './0007_service_secrets.js';
 
 /**
  * Every migration, in order. Listed by hand rather than read from the filesystem so the same list
@@ -17,4 +18,5 @@ export const migrations: Record<string, Migration> = {
   '0004_usage': m0004,
   '0005_clinical': m0005,
   '0006_pseudonyms': m0006,
+  '0007_service_secrets': m0007,
 };

@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { loadConfig, type Config } from '../config.js';
 import { openDatabase } from '../db/database.js';
 import { agencyCommands } from './agency.js';
+import { demoCommands } from './demo.js';
 import { AdminError, type Command, type CommandOutput, type Commands } from './command.js';
 import { integrationCommands } from './integration.js';
 import { keysCommands } from './keys.js';
@@ -12,6 +13,7 @@ const NOUNS: Record<string, Commands> = {
   integration: integrationCommands,
   token: tokenCommands,
   keys: keysCommands,
+  demo: demoCommands,
 };
 
 const COMMON_OPTIONS = { json: { type: 'boolean' }, help: { type: 'boolean' } } as const;

@@ -4,10 +4,13 @@ import { operations } from '../generated/contract.js';
 import { CONTRACT_CAPABILITIES, CONTRACT_SCOPES, PHI_MODES } from '../identity/grants.js';
 import { createAgency } from './agency.js';
 import { createIntegration, type CreatedIntegration } from './integration.js';
+import { AdminError, describe, requiredOption, stringOption, type Commands } from './command.js';
+import { seedDemoAgency, type DemoSize, type SeedSummary } from '../demo/seed.js';
 
 export interface DemoCredentials extends CreatedIntegration {
   /** Ready to paste: asks for a no_phi token. */
   curl: string;
+  seed: SeedSummary;
 }
 
 export const DEMO_AGENCY = {
@@ -17,11 +20,12 @@ export const DEMO_AGENCY = {
   serviceZips: ['02108', '02116', '02130', '02124', '02139', '02446'],
 };
 
-/** On an empty database (no agency), a demo agency and an integration granted everything; undefined otherwise. */
+/** On an empty database (no agency), a seeded demo agency and an integration granted everything; undefined otherwise. */
 export async function ensureDemo(db: Kysely<DB>, baseUrl: string): Promise<DemoCredentials | undefined> {
   const anyAgency = await db.selectFrom('agencies').select('id').limit(1).executeTakeFirst();
   if (anyAgency) return undefined;
   await createAgency(db, DEMO_AGENCY);
+  const seed = await seedDemoAgency(db, { agencyId: DEMO_AGENCY.id, size: 'small' });
   const integration = await createIntegration(db, {
     agencyId: DEMO_AGENCY.id,
     name: 'Demo integration',
@@ -37,14 +41,14 @@ export async function ensureDemo(db: Kysely<DB>, baseUrl: string): Promise<DemoC
     phi_mode: 'no_phi',
   });
   const curl = `curl -s ${baseUrl}${operations.issueToken.path} -H 'content-type: application/json' -d '${body}'`;
-  return { ...integration, curl };
+  return { ...integration, curl, seed };
 }
 
 export function describeDemo(demo: DemoCredentials): string {
   return [
     '',
     '=== Demo agency created (empty database) ===',
-    `agency_id:      ${demo.agencyId}`,
+    `agency_id:      ${demo.agencyId} (${demo.seed.rows.patients} patients, ${demo.seed.rows.referrals} referrals, ${demo.seed.rows.visits} visits)`,
     `client_id:      ${demo.clientId}`,
     `client_secret:  ${demo.clientSecret}   (shown only now)`,
     'Get a token:',
@@ -52,3 +56,23 @@ export function describeDemo(demo: DemoCredentials): string {
     '',
   ].join('\n');
 }
+
+const SIZES: readonly DemoSize[] = ['small', 'large'];
+
+function sizeOption(options: Record<string, string | boolean | undefined>): DemoSize {
+  const size = stringOption(options, 'size') ?? 'small';
+  if (!SIZES.includes(size as DemoSize)) throw new AdminError(`--size must be one of ${SIZES.join(', ')}, got "${size}"`);
+  return size as DemoSize;
+}
+
+export const demoCommands: Commands = {
+  seed: {
+    usage: 'demo seed --agency ID [--size small|large]   (small: about 300 patients; large: 100,000)',
+    options: { agency: { type: 'string' }, size: { type: 'string' } },
+    async run({ db, options }) {
+      const summary = await seedDemoAgency(db, { agencyId: requiredOption(options, 'agency'), size: sizeOption(options) });
+      const json = { agency_id: summary.agencyId, size: summary.size, now: summary.now, offices_created: summary.officesCreated, rows: summary.rows };
+      return { json, text: `Demo data seeded.\n${describe({ agency: summary.agencyId, size: summary.size, dates_relative_to: summary.now, offices_created: summary.officesCreated, ...summary.rows })}` };
+    },
+  },
+};

@@ -7,15 +7,18 @@
 /** Three-digit ZIP areas of 20,000 or fewer people (2000 Census, per HHS guidance). */
 const SPARSE_ZIP3 = new Set(['036', '059', '063', '102', '203', '556', '692', '790', '821', '823', '830', '831', '878', '879', '884', '890', '893']);
 
-type DateLike = string | Date | null | undefined;
-
-function isoDate(value: DateLike): string | null {
-  if (value === null || value === undefined) return null;
-  return typeof value === 'string' ? value : value.toISOString();
+/** A patient date reduced to its year, kept in its format: "1987-06-14" -> "1987-01-01". */
+export function dateToYear(date: string): string;
+export function dateToYear(date: string | null): string | null;
+export function dateToYear(date: string | null): string | null {
+  return date === null ? null : `${date.slice(0, 4)}-01-01`;
 }
 
-export function yearOnly(value: DateLike): string | null {
-  return isoDate(value)?.slice(0, 4) ?? null;
+/** An instant about a patient reduced to its (UTC) year: 2026-03-04T10:00Z -> "2026-01-01T00:00:00.000Z". */
+export function instantToYear(instant: Date): string;
+export function instantToYear(instant: Date | null): string | null;
+export function instantToYear(instant: Date | null): string | null {
+  return instant === null ? null : `${instant.getUTCFullYear()}-01-01T00:00:00.000Z`;
 }
 
 export function ageInYears(dob: string, asOf: Date): number {

@@ -13,6 +13,7 @@ import { recordAudit, type AuditBuffer, type AuditEvent } from './audit.js';
 import { recordMetering, type MeteringBuffer, type MeteringEvent } from './metering.js';
 import type { UsageLimiter } from './usage-limits.js';
 import type { PseudonymService } from './pseudonyms.js';
+import type { CursorSeal } from '../db/cursor-seal.js';
 import type { ExtensionPolicy, Principal } from './principal.js';
 
 declare module 'fastify' {
@@ -36,6 +37,7 @@ export interface GatewayServices {
   metering: MeteringBuffer;
   audit: AuditBuffer;
   pseudonyms: PseudonymService;
+  cursorSeal: CursorSeal;
 }
 
 /** Headers of a command's response that are stored with it and replayed. */
@@ -140,6 +142,7 @@ class OperationRoute {
       requestId: request.id,
       db,
       pseudonyms: this.services.pseudonyms.using(db),
+      cursorSeal: this.services.cursorSeal,
       log: request.log,
       reply,
       signal,

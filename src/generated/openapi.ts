@@ -182,13 +182,27 @@ export type paths = {
         };
         /**
          * List referrals
-         * @description Referral summary profiles, newest referral_date first.
+         * @description Referral summary profiles, newest referral_date first (ties by id, descending).
          */
         get: operations["listReferrals"];
         put?: never;
         /**
          * Create a referral from an intake packet
-         * @description Runs the intake pipeline: name and ZIP rules, territory and office routing, identity match, coverage and diagnoses. A 2xx means the lead was recorded, not necessarily accepted (disposition). The deprecated zip_code and the thin 2026-04-01 shape answer with a Deprecation header and meta.deprecations.
+         * @description Runs the intake pipeline in one transaction with the idempotency record. A 2xx means the lead was recorded, not necessarily accepted: read `disposition`. The rules, in the order they are applied (a refusal writes nothing):
+         *     - **Request shape.** A body whose documented fields are all marked `x-svc-shape: "2026-04-01"` is read as the deprecated thin shape (`x-svc-request-shapes`); `request_shape` echoes the shape read. The thin shape and the deprecated `zip_code` still work and answer with a `Deprecation` header and `meta.deprecations` entries naming what to send instead (shape `2026-08-19`, field `patient_zip_code`). Additional properties are kept on the referral as sent (unknown keys of an insurance object under `insurance`).
+         *     - **Text.** A string or key holding a NUL character or an unpaired UTF-16 surrogate is a 400 naming the field. Blank strings count as absent.
+         *     - **Name.** `patient_first_name` with `patient_last_name`; else `patient_name`, read as "Last, First Middle" when it has a comma and "First Middle Last" otherwise, a trailing Jr, Sr, II, III, IV, V, MD, PhD or Esq being the suffix (send the parts for a multi-word last name without a comma). Neither, or a one-word `patient_name`, is a 400 (`PLATFORM_INVALID_INPUT`, `details.field` `patient_name`). The display name is `patient_name` as sent, else the parts joined. A `patient_dob` in the future is a 400.
+         *     - **ZIP.** `patient_zip_code`, else `zip_code`, else a ZIP at the end of `patient_address`. A `patient_zip_code` or `zip_code` that is not 12345 or 12345-6789 is a 400 naming it. Without any ZIP the lead is accepted unrouted (`office_id` null) and `missing_information` asks for `patient_zip_code`.
+         *     - **Ids.** `referral_source_id`, `referring_physician_id`, `signing_physician_id`, `certifying_physician_id`, `payor_id`, `insurance.payor_id`, `hospital_id`, `marketer_id` (a user of the agency), `document_ids` (each once) and `patient_id` must be rows of the caller's agency. An unknown id, or one of another agency, is a 400 `PLATFORM_INVALID_INPUT` with `details.field` naming the field (for example `document_ids[1]`) and `details.id`.
+         *     - **Territory.** The ZIP's first five digits are looked up in the agency's service area, which routes the referral to an office (`office_id`). Declines answer 2xx, are recorded (referral and an intake with status `declined`) and open no chart: `decline_reason` `service_line_not_offered` when `service_line` is not home_health, hospice or private_duty, else `out_of_area` when the ZIP is outside the service area; `decline_detail` says which (it names the ZIP).
+         *     - **Chart (identity rule).** `patient_id` links that chart (`patient_created` and `patient_matched` false). Otherwise the referral matches a chart whose first name, last name, date of birth and primary phone equal the request's after normalization: names in lower case with diacritics removed and runs of whitespace collapsed to one space, leading and trailing spaces trimmed (punctuation such as hyphens and apostrophes kept; middle name and suffix not compared); `patient_dob` exactly; `patient_phone` against the chart's primary phone, both reduced to their digits without a leading US country code 1 ("+1 (614) 555-0142" = "614.555.0142"). A request without `patient_dob`, or without a `patient_phone` that has digits, never matches. When several charts match, the most recently updated one is taken (`patient_matched` true). An accepted referral that neither links nor matches opens a chart (status `referred`, `patient_created` true). A declined lead is linked or matched the same way but never opens a chart.
+         *     - **Episode review (409).** When an accepted referral lands on a chart with an active episode, by `patient_id` or by the identity match, and `existing_patient_episode_reviewed` is not true, the answer is 409 `PLATFORM_CONFLICT` with `details` `reason` `existing_patient_episode_review_required`, `field` `existing_patient_episode_reviewed`, `patient_id`, `episode_id`, `episode_start_date` and `next_step`. Nothing is recorded: review the episode and send the referral again with `existing_patient_episode_reviewed: true` (the same idempotency-key may be reused, since the refusal committed nothing). It is a conflict with the chart's current state that the caller resolves by changing the request, hence not `PLATFORM_WORKFLOW_ACTION_NOT_ALLOWED`. A declined lead is never refused for it.
+         *     - **referral_type.** `soc` and `roc` in any letter case; any other value, or none, has category `other`. The value is stored as sent.
+         *     - **Insurance.** Kept pending on the intake until a reviewer confirms it; nothing is written to the chart's coverage. A bare string, or `insurance_name`, is the plan name; `payor_id` is the primary coverage's payor (a primary insurance object naming another `payor_id` is a 400; a secondary one next to `payor_id` adds a primary coverage with that payor); `payor_id` or `insurance_name` alone also make a primary coverage. For the object see InsuranceObject: a dependent sent without the policy holder's first and last name is accepted and `missing_information` asks for `policy_holder_name`.
+         *     - **Diagnoses.** The entry marked `is_primary: true` is primary, else the first entry unless it says `is_primary: false` (then none is, and `missing_information` asks for `primary_diagnosis`). More than one marked true is a 400 naming the second (`diagnoses[i].is_primary`).
+         *     - **custom_data** holds scalars (string, number, boolean, null); an object or array value is a 400 naming the key.
+         *     - **Audit.** `source_system` and `external_reference_id` are stamped on the command's audit record, on refused attempts too.
+         *     - Not available in no_phi sessions (403 `PLATFORM_PHI_MODE_DENIED`).
          */
         post: operations["createReferral"];
         delete?: never;
@@ -229,7 +243,7 @@ export type paths = {
         };
         /**
          * List intakes
-         * @description Intake summary profiles, newest first.
+         * @description Intake summary profiles, newest received_at first (ties by id, descending).
          */
         get: operations["listIntakes"];
         put?: never;
@@ -548,7 +562,7 @@ export type components = {
     schemas: {
         /** @description Page metadata of spec 2.1. */
         PageMeta: {
-            /** @description Number of items matching the filters. */
+            /** @description Number of items matching the filters; on a cursor page, as counted on the walk's first page. */
             total: number;
             /** @description Page size used. */
             limit: number;
@@ -928,12 +942,12 @@ export type components = {
             status: "planned" | "active" | "closed";
             /**
              * Format: date
-             * @description First day.
+             * @description First day (year only in no_phi sessions).
              */
             start_date: string;
             /**
              * Format: date
-             * @description Last day.
+             * @description Last day (year only in no_phi sessions).
              */
             end_date: string | null;
         };
@@ -1036,12 +1050,12 @@ export type components = {
             current_episode: components["schemas"]["Episode"] | null;
             /**
              * Format: date-time
-             * @description Chart opened.
+             * @description Chart opened (year only in no_phi sessions).
              */
             created_at: string;
             /**
              * Format: date-time
-             * @description Last change.
+             * @description Last change (year only in no_phi sessions).
              */
             updated_at: string;
         };
@@ -1091,12 +1105,12 @@ export type components = {
             current_episode: components["schemas"]["Episode"] | null;
             /**
              * Format: date-time
-             * @description Chart opened.
+             * @description Chart opened (year only in no_phi sessions).
              */
             created_at: string;
             /**
              * Format: date-time
-             * @description Last change.
+             * @description Last change (year only in no_phi sessions).
              */
             updated_at: string;
             /** @description Phone numbers; empty in no_phi sessions. */
@@ -1116,10 +1130,10 @@ export type components = {
             code: string;
             /** @description Description. */
             description?: string;
-            /** @description Primary diagnosis. The first entry is primary unless an entry says otherwise. */
+            /** @description Primary diagnosis. In a referral, the entry marked true is primary, else the first entry unless it says false; more than one marked true is a 400. */
             is_primary?: boolean;
         };
-        /** @description Coverage from a referral (spec 2.4). Send coverage_order or is_primary; the other is derived. */
+        /** @description Coverage from a referral (spec 2.4), kept pending on the intake until a reviewer confirms it. Send coverage_order or is_primary; the other is derived (is_primary alone gives coverage_order 0 when true, 1 when false; neither gives 0), and when both are sent they must agree (400 otherwise). A termination_date before effective_date is a 400. Unknown keys are kept on the referral under additional fields `insurance`. */
         InsuranceObject: {
             /** @description Payor id. */
             payor_id?: string;
@@ -1143,7 +1157,7 @@ export type components = {
             coverage_order?: number;
             /** @description Name of another insurer. */
             other_insurance_name?: string;
-            /** @description X12 1069 code (18, 01, 19, 20, 53, G8, 21) or its name (self, spouse, child, employee, life_partner, other, unknown). */
+            /** @description X12 1069 code (18 self, 01 spouse, 19 child, 20 employee, 53 life partner, G8 other, 21 unknown) or its name (self, spouse, child, employee, life_partner or "life partner", other, unknown), in any letter case; anything else is a 400. Other than 18, the coverage is a dependent's: sent without insured_first_name and insured_last_name it is accepted and the intake asks for policy_holder_name. */
             relationship_to_insured?: string;
             /** @description Policy holder first name. */
             insured_first_name?: string;
@@ -1178,9 +1192,9 @@ export type components = {
         };
         /** @description Referral create request, current shape 2026-08-19 (spec 2.3). A request that uses only fields of 2026-04-01 is the deprecated thin shape and is still accepted. Name: patient_name, or patient_first_name with patient_last_name. Additional properties are allowed and kept on the referral. */
         ReferralCreateRequest: {
-            /** @description Business line, e.g. home_health, hospice, private_duty. */
+            /** @description Business line: home_health, hospice or private_duty. Any other value is recorded and declined (`service_line_not_offered`). */
             service_line: string;
-            /** @description Full display name. */
+            /** @description Full display name, kept as sent. Split into the chart name parts as "Last, First Middle" (with a comma) or "First Middle Last" when the parts are not sent. */
             patient_name?: string;
             /** @description First name. */
             patient_first_name?: string;
@@ -1192,10 +1206,10 @@ export type components = {
             patient_suffix?: string;
             /**
              * Format: date
-             * @description Date of birth; part of the identity match.
+             * @description Date of birth; part of the identity match (compared exactly). Not in the future.
              */
             patient_dob?: string;
-            /** @description Primary number; part of the identity match. */
+            /** @description Primary number; part of the identity match, compared by its digits without a leading US country code 1. */
             patient_phone?: string;
             /** @description Secondary number. */
             patient_alt_phone?: string;
@@ -1204,21 +1218,21 @@ export type components = {
              * @enum {string}
              */
             patient_preferred_phone?: "primary" | "alternate";
-            /** @description Service address. The ZIP is extracted from it when patient_zip_code is absent. */
+            /** @description Service address, for example "12 Elm St, Apt 3, Springfield, OH 45501". A ZIP (12345 or 12345-6789) at its end is the service ZIP when patient_zip_code and zip_code are absent. In that form the street lines, city and state are read into a new chart; otherwise the whole text is its first address line. */
             patient_address?: string;
-            /** @description Service ZIP; drives territory validation and office routing. */
+            /** @description Service ZIP, 12345 or 12345-6789; its first five digits drive territory validation and office routing. */
             patient_zip_code?: string;
             /**
              * @deprecated
-             * @description Deprecated alias of patient_zip_code (since 2026-08-19, no removal date).
+             * @description Deprecated alias of patient_zip_code (since 2026-08-19, no removal date). Still read when patient_zip_code is absent; sending it adds a Deprecation header and a meta.deprecations entry (kind field) naming patient_zip_code.
              */
             zip_code?: string;
             patient_coordinates?: components["schemas"]["Coordinates"];
-            /** @description Existing patient to link to. */
+            /** @description Existing patient to link to: a chart of the caller's agency (otherwise 400 naming patient_id). */
             patient_id?: string;
-            /** @description Required (true) to link onto a patient who is mid-episode. */
+            /** @description Must be true when an accepted referral lands on a patient who is mid-episode (an active episode), whether named by patient_id or found by the identity match; otherwise 409 PLATFORM_CONFLICT with details.reason existing_patient_episode_review_required. */
             existing_patient_episode_reviewed?: boolean;
-            /** @description soc, roc or other. Any other value is stored as sent and treated as other. */
+            /** @description soc, roc or other, in any letter case. Any other value is stored as sent and treated as other. */
             referral_type?: string;
             /**
              * Format: date-time
@@ -1239,27 +1253,27 @@ export type components = {
             signing_physician_id?: string;
             /** @description Physician id. */
             certifying_physician_id?: string;
-            /** @description Primary coverage payor id. */
+            /** @description Primary coverage payor id (a payor of the agency). */
             payor_id?: string;
             /** @description Originating hospital id. */
             hospital_id?: string;
-            /** @description User id of the owning marketer. */
+            /** @description User id of the owning marketer (a user of the agency). */
             marketer_id?: string;
             /** @description Marketer name when no user id is known. */
             marketer_label?: string;
             /** @description A bare string is read as the plan name. */
             insurance?: string | components["schemas"]["InsuranceObject"];
-            /** @description Plan name when insurance is an object. */
+            /** @description Plan name, of the insurance object or on its own. */
             insurance_name?: string;
             /** @description Notes for the intake reviewer. */
             insurance_notes?: string;
             /** @description Diagnoses; the first is primary unless is_primary says otherwise. */
             diagnoses?: components["schemas"]["Diagnosis"][];
-            /** @description Ids of documents already uploaded to the agency. */
+            /** @description Ids of documents already uploaded to the agency, each once; linked onto the referral in this order. */
             document_ids?: string[];
             /** @description Free-text intake notes. */
             notes?: string;
-            /** @description Scalar key/value pairs stored on the intake. */
+            /** @description Scalar key/value pairs stored on the intake; an object or array value is a 400 naming the key. */
             custom_data?: {
                 [key: string]: string | number | boolean | null;
             };
@@ -1276,11 +1290,11 @@ export type components = {
             referral_id: string;
             /** @description Id of the created intake. */
             intake_id: string;
-            /** @description Chart the referral is linked to. */
+            /** @description Chart the referral is linked to: named by patient_id, matched by the identity rule, or opened; null for a declined lead that matched no chart. */
             patient_id: string | null;
-            /** @description Whether a chart was opened. */
+            /** @description Whether a chart was opened (an accepted referral that was neither linked nor matched). */
             patient_created: boolean;
-            /** @description Whether an existing chart was matched. */
+            /** @description Whether the identity rule matched an existing chart (false when patient_id named the chart). */
             patient_matched: boolean;
             /**
              * @description What the intake pipeline decided. A 2xx means recorded, not necessarily accepted.
@@ -1288,21 +1302,21 @@ export type components = {
              */
             disposition: "accepted" | "declined";
             /**
-             * @description Why it was declined.
+             * @description Why it was declined: out_of_area (the ZIP is outside the agency's service area) or service_line_not_offered; null when accepted.
              * @enum {string|null}
              */
             decline_reason: "out_of_area" | "service_line_not_offered" | null;
-            /** @description Detail of the decline, for example the ZIP that is outside the service area. */
+            /** @description Detail of the decline, for example "ZIP 99950 is outside the agency's service area."; null when accepted. */
             decline_detail: string | null;
-            /** @description Office the referral was routed to. */
+            /** @description Office the ZIP is routed to; null without a ZIP or outside the service area. */
             office_id: string | null;
             /**
-             * @description Request shape the body was read as.
+             * @description Request shape the body was read as: 2026-04-01 when every documented field it uses is marked x-svc-shape 2026-04-01.
              * @enum {string}
              */
             request_shape: "2026-04-01" | "2026-08-19";
-            /** @description What the intake still asks for (for example insured_name). */
-            missing_information?: string[];
+            /** @description What the intake still asks for, as set by the pipeline: patient_zip_code (no service ZIP could be read), policy_holder_name (a dependent's coverage came without the policy holder's name), primary_diagnosis (diagnoses were sent but none is primary). Empty for a declined lead. Reviewers may ask for more on the intake later. */
+            missing_information: string[];
         };
         /** @description Referral summary profile (route 10). */
         ReferralSummary: {
@@ -1323,10 +1337,10 @@ export type components = {
             referral_type_category: "soc" | "roc" | "other";
             /**
              * Format: date-time
-             * @description Referral date (year only is meaningful in no_phi sessions).
+             * @description Referral date (year only in no_phi sessions).
              */
             referral_date: string;
-            /** @description Free-text source. */
+            /** @description Free-text referring organisation, as sent (kept in no_phi sessions: it names the referrer, not the patient). */
             referral_source: string | null;
             /** @description Known source id. */
             referral_source_id: string | null;
@@ -1335,7 +1349,7 @@ export type components = {
              * @enum {string}
              */
             disposition: "accepted" | "declined";
-            /** @description Why declined. */
+            /** @description Why declined (a reason code such as out_of_area). */
             decline_reason: string | null;
             /** @description Routed office. */
             office_id: string | null;
@@ -1343,7 +1357,7 @@ export type components = {
             patient_display_name: string | null;
             /**
              * Format: date-time
-             * @description Recorded at.
+             * @description Recorded at (year only in no_phi sessions).
              */
             created_at: string;
         };
@@ -1366,10 +1380,10 @@ export type components = {
             referral_type_category: "soc" | "roc" | "other";
             /**
              * Format: date-time
-             * @description Referral date (year only is meaningful in no_phi sessions).
+             * @description Referral date (year only in no_phi sessions).
              */
             referral_date: string;
-            /** @description Free-text source. */
+            /** @description Free-text referring organisation, as sent (kept in no_phi sessions: it names the referrer, not the patient). */
             referral_source: string | null;
             /** @description Known source id. */
             referral_source_id: string | null;
@@ -1378,7 +1392,7 @@ export type components = {
              * @enum {string}
              */
             disposition: "accepted" | "declined";
-            /** @description Why declined. */
+            /** @description Why declined (a reason code such as out_of_area). */
             decline_reason: string | null;
             /** @description Routed office. */
             office_id: string | null;
@@ -1386,21 +1400,21 @@ export type components = {
             patient_display_name: string | null;
             /**
              * Format: date-time
-             * @description Recorded at.
+             * @description Recorded at (year only in no_phi sessions).
              */
             created_at: string;
-            /** @description Decline detail. */
+            /** @description Decline detail; null in no_phi sessions (an out-of-area decline names the lead's ZIP and city). */
             decline_detail?: string | null;
             /**
              * @description Shape the request was read as.
              * @enum {string}
              */
             request_shape: "2026-04-01" | "2026-08-19";
-            /** @description Service ZIP used for routing (3 digits in no_phi sessions). */
+            /** @description Service ZIP used for routing; in no_phi sessions its first three digits (000 for sparsely populated areas, Safe Harbor). */
             zip_code?: string | null;
             /** @description Facility. */
             referring_facility?: string | null;
-            /** @description Physician name. */
+            /** @description Referring physician's name as sent (kept in no_phi sessions: not patient data). */
             referring_physician?: string | null;
             /** @description Physician id. */
             referring_physician_id?: string | null;
@@ -1414,15 +1428,15 @@ export type components = {
             hospital_id?: string | null;
             /** @description Marketer user id. */
             marketer_id?: string | null;
-            /** @description Marketer name. */
+            /** @description Marketer name as sent (agency staff; kept in no_phi sessions). */
             marketer_label?: string | null;
-            /** @description Linked documents. */
+            /** @description Linked documents, in the order sent. */
             document_ids?: string[];
             /** @description Sending system. */
             source_system?: string | null;
-            /** @description Sender's identifier. */
+            /** @description Sender's identifier; null in no_phi sessions (it points to the patient's record in the sending system). */
             external_reference_id?: string | null;
-            /** @description Additional properties sent with the request, kept as sent (omitted in no_phi sessions). */
+            /** @description Additional properties sent with the request, kept as sent; empty ({}) in no_phi sessions (free-form values may carry PHI). */
             additional_fields: {
                 [key: string]: unknown;
             };
@@ -1433,21 +1447,21 @@ export type components = {
             id: string;
             /** @description Referral it came from. */
             referral_id: string;
-            /** @description Linked patient (surrogate handle in no_phi sessions). */
+            /** @description The referral's patient (surrogate handle in no_phi sessions). */
             patient_id: string | null;
             /**
              * @description Review state.
              * @enum {string}
              */
             status: "pending_review" | "in_review" | "awaiting_information" | "accepted" | "declined" | "admitted" | "non_admit" | "cancelled";
-            /** @description Business line. */
+            /** @description Business line, as sent with the referral. */
             service_line: string;
             /**
-             * @description Pipeline decision.
+             * @description The referral's pipeline decision.
              * @enum {string}
              */
             disposition: "accepted" | "declined";
-            /** @description Routed office. */
+            /** @description Office the referral was routed to. */
             office_id: string | null;
             /** @description User reviewing it. */
             reviewer_id: string | null;
@@ -1455,12 +1469,12 @@ export type components = {
             missing_information: string[];
             /**
              * Format: date-time
-             * @description Received.
+             * @description Received (year only in no_phi sessions).
              */
             received_at: string;
             /**
              * Format: date-time
-             * @description Last change.
+             * @description Last change (year only in no_phi sessions).
              */
             updated_at: string;
         };
@@ -1471,25 +1485,25 @@ export type components = {
             plan_name: string | null;
             /** @description Other insurer. */
             other_insurance_name?: string | null;
-            /** @description Policy number. */
+            /** @description Policy or member number; null in no_phi sessions. */
             policy_number?: string | null;
-            /** @description Group number. */
+            /** @description Group number; null in no_phi sessions (it can point to the holder's employer). */
             group_number?: string | null;
             /**
              * Format: date
-             * @description Start.
+             * @description Start (year only in no_phi sessions).
              */
             effective_date?: string | null;
             /**
              * Format: date
-             * @description End.
+             * @description End (year only in no_phi sessions).
              */
             termination_date?: string | null;
             /** @description 0 is primary. */
             coverage_order: number;
             /** @description Derived from coverage_order. */
             is_primary: boolean;
-            /** @description Policy holder awaiting reviewer confirmation. */
+            /** @description Policy holder awaiting reviewer confirmation. The holder is a relative or household member of the patient, so no_phi sessions reduce their data like the patient's: names, street lines and city null, ZIP to three digits, dob to the year (null past age 89). */
             policy_holder?: components["schemas"]["PolicyHolder"] | null;
             /** @description Whether a reviewer confirmed the policy holder. */
             policy_holder_confirmed: boolean;
@@ -1500,21 +1514,21 @@ export type components = {
             id: string;
             /** @description Referral it came from. */
             referral_id: string;
-            /** @description Linked patient (surrogate handle in no_phi sessions). */
+            /** @description The referral's patient (surrogate handle in no_phi sessions). */
             patient_id: string | null;
             /**
              * @description Review state.
              * @enum {string}
              */
             status: "pending_review" | "in_review" | "awaiting_information" | "accepted" | "declined" | "admitted" | "non_admit" | "cancelled";
-            /** @description Business line. */
+            /** @description Business line, as sent with the referral. */
             service_line: string;
             /**
-             * @description Pipeline decision.
+             * @description The referral's pipeline decision.
              * @enum {string}
              */
             disposition: "accepted" | "declined";
-            /** @description Routed office. */
+            /** @description Office the referral was routed to. */
             office_id: string | null;
             /** @description User reviewing it. */
             reviewer_id: string | null;
@@ -1522,27 +1536,27 @@ export type components = {
             missing_information: string[];
             /**
              * Format: date-time
-             * @description Received.
+             * @description Received (year only in no_phi sessions).
              */
             received_at: string;
             /**
              * Format: date-time
-             * @description Last change.
+             * @description Last change (year only in no_phi sessions).
              */
             updated_at: string;
-            /** @description Why declined. */
+            /** @description Why the referral was declined (a reason code such as out_of_area). */
             decline_reason?: string | null;
-            /** @description Decline detail. */
+            /** @description Decline detail; null in no_phi sessions (an out-of-area decline names the lead's ZIP and city). */
             decline_detail?: string | null;
-            /** @description Coverage from the referral, awaiting confirmation. */
+            /** @description Coverage from the referral, awaiting confirmation, in the order sent. */
             insurance: components["schemas"]["PendingCoverage"][];
-            /** @description Notes for the reviewer. */
+            /** @description Notes for the reviewer; null in no_phi sessions (free text). */
             insurance_notes?: string | null;
-            /** @description Diagnoses. */
+            /** @description Diagnoses as sent (kept in no_phi sessions: codes and descriptions do not identify the patient). */
             diagnoses: components["schemas"]["Diagnosis"][];
-            /** @description Linked documents. */
+            /** @description Documents linked onto the referral, in the order sent. */
             document_ids: string[];
-            /** @description Scalar values sent with the referral. */
+            /** @description Scalar values sent with the referral; empty ({}) in no_phi sessions (free-form values may carry PHI). */
             custom_data: {
                 [key: string]: string | number | boolean | null;
             };
@@ -1574,22 +1588,22 @@ export type components = {
             status: "scheduled" | "in_progress" | "completed" | "missed" | "cancelled";
             /**
              * Format: date-time
-             * @description Planned start (date precision reduced to the year in no_phi sessions is not applied: visit times are not patient dates).
+             * @description Planned start (year only in no_phi sessions).
              */
             scheduled_start: string;
             /**
              * Format: date-time
-             * @description Planned end.
+             * @description Planned end (year only in no_phi sessions).
              */
             scheduled_end: string;
             /**
              * Format: date-time
-             * @description Clock-in.
+             * @description Clock-in (year only in no_phi sessions).
              */
             actual_start: string | null;
             /**
              * Format: date-time
-             * @description Clock-out.
+             * @description Clock-out (year only in no_phi sessions).
              */
             actual_end: string | null;
             /** @description Clinician user id. */
@@ -1600,7 +1614,7 @@ export type components = {
             office_id: string | null;
             /**
              * Format: date-time
-             * @description Last change.
+             * @description Last change (year only in no_phi sessions).
              */
             updated_at: string;
         };
@@ -1629,22 +1643,22 @@ export type components = {
             status: "scheduled" | "in_progress" | "completed" | "missed" | "cancelled";
             /**
              * Format: date-time
-             * @description Planned start (date precision reduced to the year in no_phi sessions is not applied: visit times are not patient dates).
+             * @description Planned start (year only in no_phi sessions).
              */
             scheduled_start: string;
             /**
              * Format: date-time
-             * @description Planned end.
+             * @description Planned end (year only in no_phi sessions).
              */
             scheduled_end: string;
             /**
              * Format: date-time
-             * @description Clock-in.
+             * @description Clock-in (year only in no_phi sessions).
              */
             actual_start: string | null;
             /**
              * Format: date-time
-             * @description Clock-out.
+             * @description Clock-out (year only in no_phi sessions).
              */
             actual_end: string | null;
             /** @description Clinician user id. */
@@ -1655,7 +1669,7 @@ export type components = {
             office_id: string | null;
             /**
              * Format: date-time
-             * @description Last change.
+             * @description Last change (year only in no_phi sessions).
              */
             updated_at: string;
             /** @description HCPCS/revenue service code (for example G0299). */
@@ -1672,9 +1686,9 @@ export type components = {
              * @enum {string}
              */
             documentation_status: "not_started" | "in_progress" | "submitted" | "approved";
-            /** @description Why missed. */
+            /** @description Why missed (free text: null in no_phi sessions). */
             missed_reason?: string | null;
-            /** @description Why cancelled. */
+            /** @description Why cancelled (free text: null in no_phi sessions). */
             cancellation_reason?: string | null;
         };
         RelatedResource: {
@@ -2408,7 +2422,7 @@ export type components = {
         Limit: number;
         /** @description Items to skip. Default 0. */
         Offset: number;
-        /** @description Keyset cursor from meta.next_cursor; walks deep pages in constant time. Not combinable with a non-zero offset. */
+        /** @description Keyset cursor from meta.next_cursor: continues the list in the same order in constant time at any depth (offset pages slow down with depth). Not combinable with a non-zero offset (400); a cursor this list did not return is a 400. */
         Cursor: string;
         /** @description Resource id. */
         Id: string;
@@ -2768,7 +2782,7 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /** @description Items to skip. Default 0. */
                 offset?: components["parameters"]["Offset"];
-                /** @description Keyset cursor from meta.next_cursor; walks deep pages in constant time. Not combinable with a non-zero offset. */
+                /** @description Keyset cursor from meta.next_cursor: continues the list in the same order in constant time at any depth (offset pages slow down with depth). Not combinable with a non-zero offset (400); a cursor this list did not return is a 400. */
                 cursor?: components["parameters"]["Cursor"];
                 /** @description Chart status. */
                 status?: "referred" | "pending_admission" | "active" | "on_hold" | "discharged" | "deceased" | "non_admit";
@@ -2868,19 +2882,19 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /** @description Items to skip. Default 0. */
                 offset?: components["parameters"]["Offset"];
-                /** @description Keyset cursor from meta.next_cursor; walks deep pages in constant time. Not combinable with a non-zero offset. */
+                /** @description Keyset cursor from meta.next_cursor: continues the list in the same order in constant time at any depth (offset pages slow down with depth). Not combinable with a non-zero offset (400); a cursor this list did not return is a 400. */
                 cursor?: components["parameters"]["Cursor"];
                 /** @description Pipeline decision. */
                 disposition?: "accepted" | "declined";
-                /** @description Type category (values stored as sent count as other). */
+                /** @description Type category (referral_type_category): soc, roc or other; values stored as sent count as other. */
                 referral_type?: "soc" | "roc" | "other";
-                /** @description On or after this date. */
+                /** @description Referrals on or after this day, from its start in UTC. In a no_phi session it must be January 1 (YYYY-01-01), since referral dates are known to the year only there; otherwise 400 PLATFORM_INVALID_INPUT. */
                 referral_date_from?: string;
-                /** @description On or before this date. */
+                /** @description Referrals on or before this day, the whole day included up to its end in UTC. In a no_phi session it must be December 31 (YYYY-12-31); otherwise 400 PLATFORM_INVALID_INPUT. */
                 referral_date_to?: string;
-                /** @description Known source. */
+                /** @description Known referral source id. */
                 referral_source_id?: string;
-                /** @description Patient. */
+                /** @description Linked patient: its id or, in a no_phi session, its surrogate handle (PT-…) as returned by a no_phi session of the same agency; anything else, a real id included, is refused with PLATFORM_PSEUDONYM_UNRESOLVED. */
                 patient_id?: string;
             };
             header?: {
@@ -3021,13 +3035,13 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /** @description Items to skip. Default 0. */
                 offset?: components["parameters"]["Offset"];
-                /** @description Keyset cursor from meta.next_cursor; walks deep pages in constant time. Not combinable with a non-zero offset. */
+                /** @description Keyset cursor from meta.next_cursor: continues the list in the same order in constant time at any depth (offset pages slow down with depth). Not combinable with a non-zero offset (400); a cursor this list did not return is a 400. */
                 cursor?: components["parameters"]["Cursor"];
                 /** @description Review state. */
                 status?: "pending_review" | "in_review" | "awaiting_information" | "accepted" | "declined" | "admitted" | "non_admit" | "cancelled";
-                /** @description Referral. */
+                /** @description Referral the intake came from. */
                 referral_id?: string;
-                /** @description Patient. */
+                /** @description The referral's patient: its id or, in a no_phi session, its surrogate handle (PT-…) as returned by a no_phi session of the same agency; anything else, a real id included, is refused with PLATFORM_PSEUDONYM_UNRESOLVED. */
                 patient_id?: string;
             };
             header?: {
@@ -3119,19 +3133,19 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /** @description Items to skip. Default 0. */
                 offset?: components["parameters"]["Offset"];
-                /** @description Keyset cursor from meta.next_cursor; walks deep pages in constant time. Not combinable with a non-zero offset. */
+                /** @description Keyset cursor from meta.next_cursor: continues the list in the same order in constant time at any depth (offset pages slow down with depth). Not combinable with a non-zero offset (400); a cursor this list did not return is a 400. */
                 cursor?: components["parameters"]["Cursor"];
-                /** @description Patient. */
+                /** @description Patient id; in a no_phi session the patient's surrogate handle (a real id, or a handle of another agency, is refused with PLATFORM_PSEUDONYM_UNRESOLVED). */
                 patient_id?: string;
                 /** @description Discipline. */
                 discipline?: "SN" | "PT" | "OT" | "ST" | "MSW" | "HHA";
                 /** @description Visit state. */
                 status?: "scheduled" | "in_progress" | "completed" | "missed" | "cancelled";
-                /** @description Clinician. */
+                /** @description Clinician user id. */
                 clinician_id?: string;
-                /** @description Scheduled at or after. */
+                /** @description Scheduled at or after (inclusive). In a no_phi session visit times are known to the year only, so this must be a year boundary (`YYYY-01-01T00:00:00Z`); anything finer is a 400. */
                 scheduled_from?: string;
-                /** @description Scheduled before. */
+                /** @description Scheduled before (exclusive); must be later than scheduled_from (400 otherwise). In a no_phi session, a year boundary as for scheduled_from. */
                 scheduled_to?: string;
             };
             header?: {

@@ -78,8 +78,8 @@ const MAX_REMEMBERED_TOKENS = 10_000;
 
 /**
  * Establishes the caller of a partition route from its bearer token. With a reused token and a warm policy
- * cache this does no I/O and no cryptography: a verified token's principal is remembered, by the token's
- * exact text, until the token expires.
+ * cache this does no I/O and no cryptography: a verified token's principal is remembered, by the exact
+ * Authorization header that carried it, until the token expires.
  */
 export class Authenticator {
   private principals = new Map<string, Principal>();
@@ -90,26 +90,27 @@ export class Authenticator {
   ) {}
 
   async authenticate(authorization: string | undefined): Promise<Authentication> {
-    const principal = await this.principalFor(bearerToken(authorization));
+    const principal = await this.principalFor(authorization);
     const policy = await this.policies.get(principal.agencyId, principal.extensionId);
     if (!policy) throw invalidToken();
     checkPolicy(principal, policy);
     return { principal, policy };
   }
 
-  private async principalFor(token: string): Promise<Principal> {
-    const remembered = this.principals.get(token);
+  private async principalFor(authorization: string | undefined): Promise<Principal> {
+    const remembered = authorization === undefined ? undefined : this.principals.get(authorization);
     if (remembered && remembered.expiresAt.getTime() > Date.now()) return remembered;
+    const token = bearerToken(authorization);
     let claims: Record<string, unknown>;
     try {
       claims = await this.verify(token);
     } catch (err) {
-      this.principals.delete(token);
+      this.principals.delete(authorization!);
       throw verificationFailure(err);
     }
     const principal = principalOf(claims);
     if (this.principals.size >= MAX_REMEMBERED_TOKENS) this.principals.delete(this.principals.keys().next().value!);
-    this.principals.set(token, principal);
+    this.principals.set(authorization!, principal);
     return principal;
   }
 }

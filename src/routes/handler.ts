@@ -6,6 +6,7 @@ import type { ContractVersion, Deprecation } from '../gateway/contract-version.j
 import type { DB } from '../db/schema.js';
 import type { Principal } from '../gateway/principal.js';
 import type { PseudonymService } from '../gateway/pseudonyms.js';
+import type { CursorSeal } from '../db/cursor-seal.js';
 import { PlatformError } from '../errors/platform-error.js';
 
 type Op<K extends OperationId> = OperationTypes[K];
@@ -44,6 +45,8 @@ export interface RequestContext<K extends OperationId> {
   /** For a command, the transaction that also holds its audit, metering and idempotency records. */
   db: Kysely<DB>;
   pseudonyms: PseudonymService;
+  /** Seals and opens list cursors (pass it to listPage). */
+  cursorSeal: CursorSeal;
   log: FastifyBaseLogger;
   reply: FastifyReply;
   /** Aborted when the handler timeout fires; a command's transaction must not commit after it. */

@@ -4,13 +4,15 @@ import { isEnabled, unsupported, type Handlers } from './handler.js';
 import { platformHandlers } from './platform.js';
 import { issueTokenHandler } from './oauth.js';
 import { createTask, getTask, updateTask } from './tasks.js';
+import { getPatient, listPatients } from './patients.js';
+import { getVisit, listVisits } from './visits.js';
+import { getReferral, listReferrals } from './referrals.js';
+import { getIntake, listIntakes } from './intakes.js';
 import type { AppServices } from '../services.js';
 
 /** Operations whose domain is not built yet: they answer PLATFORM_UNSUPPORTED_OPERATION and the catalog says so. */
 const NOT_BUILT_YET = [
-  'runQuery', 'listQueryTokens', 'createQueryToken', 'revokeQueryToken', 'getQueryTokenExcelTemplate',
-  'listPatients', 'getPatient', 'listReferrals', 'createReferral', 'getReferral', 'listIntakes', 'getIntake',
-  'listVisits', 'getVisit',
+  'runQuery', 'listQueryTokens', 'createQueryToken', 'revokeQueryToken', 'getQueryTokenExcelTemplate', 'createReferral',
   'listRemittances', 'listRemittanceAllocations', 'listPhysicianOrders', 'getPhysicianOrder',
   'listWorkingCollections', 'listWorkingCollectionRows', 'getHhvbpSummary', 'listHhvbpMeasures',
 ] as const satisfies readonly OperationId[];
@@ -29,6 +31,14 @@ export function createHandlers(services: AppServices): Handlers {
     createTask,
     getTask,
     updateTask,
+    listPatients,
+    getPatient,
+    listVisits,
+    getVisit,
+    listReferrals,
+    getReferral,
+    listIntakes,
+    getIntake,
     ...unsupportedHandlers(),
   };
   return handlers;

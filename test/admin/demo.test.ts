@@ -1,5 +1,7 @@
 import t from 'tap';
-import { DEMO_AGENCY, describeDemo, ensureDemo } from '../../src/admin/demo.js';
+import { DEMO_AGENCY, demoCommands, describeDemo, ensureDemo } from '../../src/admin/demo.js';
+import { createAgency } from '../../src/admin/agency.js';
+import { loadConfig } from '../../src/config.js';
 import { CONTRACT_SCOPES } from '../../src/identity/grants.js';
 import { buildTestApp } from '../helpers/app.js';
 import { testDatabase } from '../helpers/database.js';
@@ -13,9 +15,11 @@ t.test('an empty database gets the demo agency and an integration granted everyt
   t.equal(await ensureDemo(db, 'http://localhost:3000'), undefined, 'not again once an agency exists');
   const zips = await db.selectFrom('agency_service_zips').select(['zip_code', 'office_id']).where('agency_id', '=', 'demo').orderBy('zip_code').execute();
   t.same(zips.map((z) => z.zip_code), [...DEMO_AGENCY.serviceZips].sort());
-  const office = await db.selectFrom('offices').selectAll().where('agency_id', '=', 'demo').executeTakeFirstOrThrow();
-  t.equal(office.name, `${DEMO_AGENCY.name} Main Office`);
-  t.ok(zips.every((z) => z.office_id === office.id), 'every ZIP routed to the main office');
+  const offices = await db.selectFrom('offices').select(['id', 'name']).where('agency_id', '=', 'demo').execute();
+  t.ok(offices.some((o) => o.name === `${DEMO_AGENCY.name} Main Office`));
+  t.ok(offices.length > 1, 'branch offices built over the service ZIPs');
+  t.ok(zips.every((z) => offices.some((o) => o.id === z.office_id)), 'every ZIP routed to an office of the agency');
+  t.same(demo.seed.rows.patients, 300, 'seeded with the small book of business');
 
   const payload = JSON.parse(/-d '(.*)'$/.exec(demo.curl)![1]);
   t.match(demo.curl, /^curl -s http:\/\/localhost:3000\/api\/v1\/oauth\/token -H 'content-type: application\/json' -d '/);
@@ -26,4 +30,20 @@ t.test('an empty database gets the demo agency and an integration granted everyt
   const extension = await db.selectFrom('extensions').selectAll().where('agency_id', '=', 'demo').executeTakeFirstOrThrow();
   t.ok(extension.capabilities.includes('referrals.create'), 'commands too');
   t.match(describeDemo(demo), demo.clientSecret);
+});
+
+t.test('demo seed fills an agency made with agency create, over its own service ZIPs', async (t) => {
+  await createAgency(db, { id: 'seeded-by-cli', name: 'Cli Agency', serviceZips: ['43004', '43016', '43017', '43026'] });
+  const run = (options: Record<string, string>) => demoCommands.seed.run({ db, config: loadConfig({}), options });
+  const out = await run({ agency: 'seeded-by-cli', size: 'small' });
+  t.match(out.json, { agency_id: 'seeded-by-cli', size: 'small', rows: { patients: 300 } });
+  t.match(out.text, /patients:\s+300/);
+  const zips = await db.selectFrom('agency_service_zips').select('zip_code').where('agency_id', '=', 'seeded-by-cli').orderBy('zip_code').execute();
+  t.same(zips.map((z) => z.zip_code), ['43004', '43016', '43017', '43026'], 'the agency keeps its service area');
+  const outOfArea = await db.selectFrom('patients').select('id').where('agency_id', '=', 'seeded-by-cli').where('zip_code', 'not in', zips.map((z) => z.zip_code)).execute();
+  t.equal(outOfArea.length, 0, 'every chart lives in the service area');
+
+  await t.rejects(run({ agency: 'seeded-by-cli' }), /already has patients/);
+  await t.rejects(run({ agency: 'seeded-by-cli', size: 'huge' }), /--size must be one of small, large/);
+  await t.rejects(run({}), /--agency is required/);
 });

@@ -1,12 +1,13 @@
 import t from 'tap';
-import { ageLabel, birthYear, lastFour, yearOnly, zip3 } from '../../src/domain/deidentify.js';
+import { ageLabel, birthYear, lastFour, dateToYear, instantToYear, zip3 } from '../../src/domain/deidentify.js';
 
 const asOf = new Date('2026-11-22T12:00:00Z');
 
 t.test('dates reduce to the year', async (t) => {
-  t.equal(yearOnly('2026-03-04'), '2026');
-  t.equal(yearOnly(new Date('2025-12-31T23:00:00Z')), '2025');
-  t.equal(yearOnly(null), null);
+  t.equal(dateToYear('2026-03-04'), '2026-01-01');
+  t.equal(instantToYear(new Date('2025-12-31T23:00:00Z')), '2025-01-01T00:00:00.000Z');
+  t.equal(dateToYear(null), null);
+  t.equal(instantToYear(null), null);
 });
 
 t.test('ages over 89 are grouped as 90+ and their birth year withheld', async (t) => {

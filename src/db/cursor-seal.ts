@@ -1,0 +1,58 @@
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { DB } from './schema.js';
+
+const PURPOSE = 'list-cursor';
+const IV_BYTES = 12;
+const TAG_BYTES = 16;
+
+/**
+ * Seals list cursors (AES-256-GCM, one key shared by every instance through the database): a cursor holds
+ * the last row's order values (names, dates, real ids), which a no_phi session must not read, and which
+ * no caller may forge.
+ */
+export class CursorSeal {
+  private key: Promise<Buffer> | undefined;
+
+  constructor(private readonly db: Kysely<DB>) {}
+
+  async seal(value: unknown): Promise<string> {
+    const iv = randomBytes(IV_BYTES);
+    const cipher = createCipheriv('aes-256-gcm', await this.secret(), iv);
+    const sealed = Buffer.concat([iv, cipher.update(JSON.stringify(value), 'utf8'), cipher.final(), cipher.getAuthTag()]);
+    return sealed.toString('base64url');
+  }
+
+  /** The sealed value, or undefined for anything this service did not seal. */
+  async open(cursor: string): Promise<unknown> {
+    const sealed = Buffer.from(cursor, 'base64url');
+    if (sealed.length <= IV_BYTES + TAG_BYTES) return undefined;
+    const decipher = createDecipheriv('aes-256-gcm', await this.secret(), sealed.subarray(0, IV_BYTES));
+    decipher.setAuthTag(sealed.subarray(sealed.length - TAG_BYTES));
+    try {
+      const text = Buffer.concat([decipher.update(sealed.subarray(IV_BYTES, sealed.length - TAG_BYTES)), decipher.final()]);
+      return JSON.parse(text.toString('utf8'));
+    } catch {
+      return undefined;
+    }
+  }
+
+  private secret(): Promise<Buffer> {
+    this.key ??= this.loadOrCreate().catch((err) => {
+      this.key = undefined;
+      throw err;
+    });
+    return this.key;
+  }
+
+  /** The first instance to need the key creates it; the others read the one that won. */
+  private async loadOrCreate(): Promise<Buffer> {
+    await this.db
+      .insertInto('service_secrets')
+      .values({ purpose: PURPOSE, secret: randomBytes(32) })
+      .onConflict((oc) => oc.column('purpose').doNothing())
+      .execute();
+    const row = await this.db.selectFrom('service_secrets').select('secret').where('purpose', '=', PURPOSE).executeTakeFirstOrThrow();
+    return row.secret;
+  }
+}

@@ -1,0 +1,120 @@
+import { sql, type SelectQueryBuilder } from 'kysely';
+import { paging } from '../generated/contract.js';
+import { PlatformError } from '../errors/platform-error.js';
+import type { CursorSeal } from './cursor-seal.js';
+
+/** Paging parameters of every list route (spec 2.1): limit/offset, or a keyset cursor from meta.next_cursor. */
+export interface PageRequest {
+  limit?: number;
+  offset?: number;
+  cursor?: string;
+}
+
+/**
+ * A list's total order: columns (qualified when the query joins) that end in a unique id, all in one
+ * direction, so a page boundary is one row-value comparison served by the list's index.
+ */
+export interface ListOrder {
+  columns: readonly string[];
+  direction: 'asc' | 'desc';
+}
+
+// A type alias, not an interface, so it fits the generated Meta type's index signature.
+export type ListMeta = {
+  total: number;
+  limit: number;
+  offset: number;
+  has_more: boolean;
+  next_offset: number | null;
+  next_cursor: string | null;
+};
+
+export interface Page<Row> {
+  rows: Row[];
+  meta: ListMeta;
+}
+
+type CursorValue = string | number;
+
+/** What a cursor carries: the last row's order values, the position after it, and the walk's total. */
+interface CursorState {
+  after: CursorValue[];
+  offset: number;
+  total: number;
+}
+
+const cursorMismatch = () =>
+  new PlatformError('PLATFORM_INVALID_INPUT', 'cursor is not one this list returned; send back meta.next_cursor unchanged.', { field: 'cursor' });
+
+/** Sealed, so that no caller can read the row values it carries (names, dates, real ids) or forge one. */
+function encodeCursor(seal: CursorSeal, order: ListOrder, state: CursorState): Promise<string> {
+  return seal.seal([order.columns.join(','), state.after, state.offset, state.total]);
+}
+
+async function decodeCursor(seal: CursorSeal, cursor: string, order: ListOrder): Promise<CursorState> {
+  const opened = await seal.open(cursor);
+  const [list, after, offset, total] = Array.isArray(opened) ? opened : [];
+  const valuesFit = Array.isArray(after) && after.length === order.columns.length && after.every((v) => typeof v === 'string' || typeof v === 'number');
+  if (list !== order.columns.join(',') || !valuesFit || !Number.isSafeInteger(offset) || offset < 0 || !Number.isSafeInteger(total) || total < 0) {
+    throw cursorMismatch();
+  }
+  return { after, offset, total };
+}
+
+function columnKey(column: string): string {
+  return column.slice(column.lastIndexOf('.') + 1);
+}
+
+function cursorValue(value: unknown): CursorValue {
+  if (value instanceof Date) return value.toISOString();
+  if (typeof value === 'string' || typeof value === 'number') return value;
+  throw new Error(`list order column holds ${typeof value}; order lists by non-null text, number or timestamp columns`);
+}
+
+/**
+ * One page of `filtered` (a query with its filters and selection, unordered) in `order`.
+ * Offset pages count the matches; cursor pages carry the total counted on the walk's first page, so
+ * walking a whole list costs one index range scan per page and time linear in the list's size.
+ */
+export async function listPage<DB, TB extends keyof DB, Row extends Record<string, unknown>>(
+  filtered: SelectQueryBuilder<DB, TB, Row>,
+  order: ListOrder,
+  request: PageRequest,
+  seal: CursorSeal,
+): Promise<Page<Row>> {
+  const limit = request.limit ?? paging.default_limit;
+  if (request.cursor !== undefined && (request.offset ?? 0) > 0) {
+    throw new PlatformError('PLATFORM_INVALID_INPUT', 'Send either cursor or a non-zero offset, not both.', { field: 'offset' });
+  }
+  const state = request.cursor === undefined ? undefined : await decodeCursor(seal, request.cursor, order);
+  const offset = state?.offset ?? request.offset ?? 0;
+  const [total, fetched] = await Promise.all([
+    state ? state.total : countMatches(filtered),
+    orderedRows(filtered, order, state).limit(limit + 1).offset(state ? 0 : offset).execute(),
+  ]);
+  const rows = fetched.slice(0, limit);
+  const hasMore = fetched.length > limit;
+  const last = rows.at(-1);
+  const nextOffset = offset + rows.length;
+  const nextCursor = hasMore && last ? await encodeCursor(seal, order, { after: order.columns.map((c) => cursorValue(last[columnKey(c)])), offset: nextOffset, total }) : null;
+  return { rows, meta: { total, limit, offset, has_more: hasMore, next_offset: hasMore ? nextOffset : null, next_cursor: nextCursor } };
+}
+
+async function countMatches<DB, TB extends keyof DB, Row>(filtered: SelectQueryBuilder<DB, TB, Row>): Promise<number> {
+  const row = await filtered
+    .clearSelect()
+    .select(sql<number>`count(*)::int`.as('total'))
+    .$castTo<{ total: number }>()
+    .executeTakeFirstOrThrow();
+  return row.total;
+}
+
+function orderedRows<DB, TB extends keyof DB, Row>(filtered: SelectQueryBuilder<DB, TB, Row>, order: ListOrder, state: CursorState | undefined) {
+  const columns = order.columns.map((c) => sql.ref(c));
+  let query = filtered;
+  if (state) {
+    const comparison = order.direction === 'asc' ? sql.raw('>') : sql.raw('<');
+    query = query.where(sql<boolean>`(${sql.join(columns)}) ${comparison} (${sql.join(state.after)})`);
+  }
+  return order.columns.reduce((q, c) => q.orderBy(sql.ref(c), order.direction), query);
+}

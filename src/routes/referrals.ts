@@ -1,0 +1,83 @@
+import type { components } from '../generated/openapi.js';
+import type { Handler, QueryParams } from './handler.js';
+import { PlatformError } from '../errors/platform-error.js';
+import { findReferral, listReferralSummaries, referralDocumentIds, type ReferralRow, type ReferralSummaryRow } from '../db/repositories/referrals.js';
+import { patientIdFilter, phiView, type PhiView } from './phi-view.js';
+
+type ReferralSummary = components['schemas']['ReferralSummary'];
+type ReferralDetail = components['schemas']['ReferralDetail'];
+
+function referralSummary(row: ReferralSummaryRow, view: PhiView): ReferralSummary {
+  return {
+    id: row.id,
+    patient_id: view.patientId(row.patient_id),
+    intake_id: row.intake_id,
+    service_line: row.service_line,
+    referral_type: row.referral_type,
+    referral_type_category: row.referral_type_category,
+    referral_date: view.instant(row.referral_date),
+    referral_source: row.referral_source,
+    referral_source_id: row.referral_source_id,
+    disposition: row.disposition,
+    decline_reason: row.decline_reason,
+    office_id: row.office_id,
+    patient_display_name: view.identifying(row.patient_display_name),
+    created_at: view.instant(row.created_at),
+  };
+}
+
+function referralDetail(row: ReferralRow, documentIds: string[], view: PhiView): ReferralDetail {
+  return {
+    ...referralSummary(row, view),
+    // An out-of-area decline names the lead's ZIP and city.
+    decline_detail: view.identifying(row.decline_detail),
+    request_shape: row.request_shape,
+    zip_code: view.zip(row.zip_code),
+    referring_facility: row.referring_facility,
+    referring_physician: row.referring_physician,
+    referring_physician_id: row.referring_physician_id,
+    signing_physician_id: row.signing_physician_id,
+    certifying_physician_id: row.certifying_physician_id,
+    payor_id: row.payor_id,
+    hospital_id: row.hospital_id,
+    marketer_id: row.marketer_id,
+    marketer_label: row.marketer_label,
+    document_ids: documentIds,
+    source_system: row.source_system,
+    external_reference_id: view.identifying(row.external_reference_id),
+    additional_fields: view.noPhi ? {} : row.additional_fields,
+  };
+}
+
+/**
+ * A no_phi session knows referral dates to the year only, so its date range must be whole years:
+ * a narrower range would reveal the day.
+ */
+function checkWholeYears(query: QueryParams<'listReferrals'>): void {
+  const bounds = [['referral_date_from', query.referral_date_from, '-01-01'], ['referral_date_to', query.referral_date_to, '-12-31']] as const;
+  for (const [field, day, yearEdge] of bounds) {
+    if (day !== undefined && !day.endsWith(yearEdge)) {
+      throw new PlatformError('PLATFORM_INVALID_INPUT', `In a no_phi session ${field} must be a whole-year bound (YYYY${yearEdge}).`, { field });
+    }
+  }
+}
+
+export const listReferrals: Handler<'listReferrals'> = async (ctx) => {
+  const { query, principal } = ctx;
+  if (principal.phiMode === 'no_phi') checkWholeYears(query);
+  const filters = { ...query, patient_id: await patientIdFilter(ctx, query.patient_id) };
+  const { rows, meta } = await listReferralSummaries(ctx.db, principal.agencyId, filters, query, ctx.cursorSeal);
+  const view = await phiView(ctx, rows.map((r) => r.patient_id));
+  ctx.audit.resourceType = 'referral';
+  ctx.audit.resourceIds = rows.map((r) => r.id);
+  return { data: rows.map((r) => referralSummary(r, view)), meta };
+};
+
+export const getReferral: Handler<'getReferral'> = async (ctx) => {
+  const { agencyId } = ctx.principal;
+  const [row, documentIds] = await Promise.all([findReferral(ctx.db, agencyId, ctx.params.id), referralDocumentIds(ctx.db, agencyId, ctx.params.id)]);
+  if (!row) throw new PlatformError('PLATFORM_RESOURCE_NOT_FOUND', `No referral ${ctx.params.id} in this agency.`, { resource_type: 'referral', id: ctx.params.id });
+  ctx.audit.resourceType = 'referral';
+  ctx.audit.resourceIds = [row.id];
+  return { data: referralDetail(row, documentIds, await phiView(ctx, [row.patient_id])) };
+};

@@ -1,0 +1,93 @@
+import type { components } from '../generated/openapi.js';
+import type { Handler, QueryParams, RequestContext } from './handler.js';
+import { PlatformError } from '../errors/platform-error.js';
+import { listPage } from '../db/paging.js';
+import { filteredVisits, findVisit, VISIT_ORDER, type VisitFilters, type VisitRow } from '../db/repositories/visits.js';
+import { instantToYear } from '../domain/deidentify.js';
+import { patientIdFilter, phiView, type PhiView } from './phi-view.js';
+
+type VisitSummary = components['schemas']['VisitSummary'];
+type VisitDetail = components['schemas']['VisitDetail'];
+type VisitContext = Pick<RequestContext<'listVisits'>, 'principal' | 'pseudonyms' | 'audit'>;
+
+function invalid(field: string, message: string): PlatformError {
+  return new PlatformError('PLATFORM_INVALID_INPUT', message, { field });
+}
+
+/** The view of these visits for the session (one handle lookup for all), recorded in the audit trail. */
+function viewFor(ctx: VisitContext, rows: VisitRow[]): Promise<PhiView> {
+  ctx.audit.resourceType = 'visit';
+  ctx.audit.resourceIds = rows.map((row) => row.id);
+  return phiView(ctx, rows.map((row) => row.patient_id));
+}
+
+const instantOrNull = (view: PhiView, value: Date | null) => (value === null ? null : view.instant(value));
+
+function toSummary(row: VisitRow, view: PhiView): VisitSummary {
+  return {
+    id: row.id,
+    patient_id: view.patientId(row.patient_id)!,
+    episode_id: row.episode_id,
+    discipline: row.discipline,
+    visit_type: row.visit_type,
+    status: row.status,
+    scheduled_start: view.instant(row.scheduled_start),
+    scheduled_end: view.instant(row.scheduled_end),
+    actual_start: instantOrNull(view, row.actual_start),
+    actual_end: instantOrNull(view, row.actual_end),
+    clinician_id: row.clinician_id,
+    clinician_name: row.clinician_name,
+    office_id: row.office_id,
+    updated_at: view.instant(row.updated_at),
+  };
+}
+
+function toDetail(row: VisitRow, view: PhiView): VisitDetail {
+  return {
+    ...toSummary(row, view),
+    service_code: row.service_code,
+    duration_minutes: row.duration_minutes,
+    evv_status: row.evv_status,
+    documentation_status: row.documentation_status,
+    // Free text typed by staff may name people, places or dates.
+    missed_reason: view.identifying(row.missed_reason),
+    cancellation_reason: view.identifying(row.cancellation_reason),
+  };
+}
+
+/**
+ * A bound of the schedule window. In no_phi sessions visit times are known to the year only, so a
+ * bound must be a year boundary: finer bounds would reveal the dates by narrowing the window.
+ */
+function scheduleBound(field: 'scheduled_from' | 'scheduled_to', value: string | undefined, noPhi: boolean): Date | undefined {
+  if (value === undefined) return undefined;
+  const bound = new Date(value);
+  if (noPhi && instantToYear(bound) !== bound.toISOString()) {
+    throw invalid(field, `In a no_phi session visit times are known to the year only: ${field} must be January 1 at 00:00 UTC, such as ${instantToYear(bound)}.`);
+  }
+  return bound;
+}
+
+async function visitFilters(ctx: VisitContext, query: QueryParams<'listVisits'>): Promise<VisitFilters> {
+  const noPhi = ctx.principal.phiMode === 'no_phi';
+  const scheduledFrom = scheduleBound('scheduled_from', query.scheduled_from, noPhi);
+  const scheduledTo = scheduleBound('scheduled_to', query.scheduled_to, noPhi);
+  if (scheduledFrom && scheduledTo && scheduledFrom >= scheduledTo) {
+    throw invalid('scheduled_to', 'scheduled_to must be later than scheduled_from (scheduled_from is inclusive, scheduled_to exclusive).');
+  }
+  const patientId = await patientIdFilter(ctx, query.patient_id);
+  return { patientId, discipline: query.discipline, status: query.status, clinicianId: query.clinician_id, scheduledFrom, scheduledTo };
+}
+
+export const listVisits: Handler<'listVisits'> = async (ctx) => {
+  const filters = await visitFilters(ctx, ctx.query);
+  const { rows, meta } = await listPage(filteredVisits(ctx.db, ctx.principal.agencyId, filters), VISIT_ORDER, ctx.query, ctx.cursorSeal);
+  const view = await viewFor(ctx, rows);
+  return { data: rows.map((row) => toSummary(row, view)), meta };
+};
+
+export const getVisit: Handler<'getVisit'> = async (ctx) => {
+  const row = await findVisit(ctx.db, ctx.principal.agencyId, ctx.params.id);
+  if (!row) throw new PlatformError('PLATFORM_RESOURCE_NOT_FOUND', `No visit ${ctx.params.id} in this agency.`, { resource_type: 'visit', id: ctx.params.id });
+  return { data: toDetail(row, await viewFor(ctx, [row])) };
+};

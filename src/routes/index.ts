@@ -8,11 +8,12 @@ import { getPatient, listPatients } from './patients.js';
 import { getVisit, listVisits } from './visits.js';
 import { getReferral, listReferrals } from './referrals.js';
 import { getIntake, listIntakes } from './intakes.js';
+import { createReferral } from './referral-intake.js';
 import type { AppServices } from '../services.js';
 
 /** Operations whose domain is not built yet: they answer PLATFORM_UNSUPPORTED_OPERATION and the catalog says so. */
 const NOT_BUILT_YET = [
-  'runQuery', 'listQueryTokens', 'createQueryToken', 'revokeQueryToken', 'getQueryTokenExcelTemplate', 'createReferral',
+  'runQuery', 'listQueryTokens', 'createQueryToken', 'revokeQueryToken', 'getQueryTokenExcelTemplate',
   'listRemittances', 'listRemittanceAllocations', 'listPhysicianOrders', 'getPhysicianOrder',
   'listWorkingCollections', 'listWorkingCollectionRows', 'getHhvbpSummary', 'listHhvbpMeasures',
 ] as const satisfies readonly OperationId[];
@@ -39,6 +40,7 @@ export function createHandlers(services: AppServices): Handlers {
     getReferral,
     listIntakes,
     getIntake,
+    createReferral,
     ...unsupportedHandlers(),
   };
   return handlers;

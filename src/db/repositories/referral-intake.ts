@@ -48,8 +48,14 @@ function toChartRef(row: { id: string; episode_id: string | null; episode_start_
   return { id: row.id, activeEpisode: row.episode_id && row.episode_start_date ? { id: row.episode_id, start_date: row.episode_start_date } : null };
 }
 
-/** Several charts can share an identity (duplicates made by hand): the most recently updated one is taken. */
+/**
+ * Several charts can share an identity (duplicates made by hand): the most recently updated one is taken.
+ * The identity is locked until the command's transaction ends, so two concurrent referrals for one person
+ * (under different idempotency keys) open one chart: the second waits, then matches the first one's chart.
+ */
 async function chartByIdentity(db: Kysely<DB>, agencyId: string, identity: PatientIdentity): Promise<ChartRef | null> {
+  const key = [agencyId, identity.match_last_name, identity.match_first_name, identity.dob, identity.match_phone].join('\n');
+  await sql`select pg_advisory_xact_lock(hashtextextended(${key}, 0))`.execute(db);
   const row = await charts(db, agencyId)
     .where('patients.match_last_name', '=', identity.match_last_name)
     .where('patients.match_first_name', '=', identity.match_first_name)

@@ -58,6 +58,11 @@ export type Handler<K extends OperationId> = (ctx: RequestContext<K>) => Promise
 /** Every operation of the contract must have a handler, or the build fails. */
 export type Handlers = { [K in OperationId]: Handler<K> };
 
+/** An id that is not a resource of the caller's agency: ids of other agencies answer exactly like unknown ones. */
+export function resourceNotFound(resourceType: string, id: string): PlatformError {
+  return new PlatformError('PLATFORM_RESOURCE_NOT_FOUND', `No ${resourceType} ${id} in this agency.`, { resource_type: resourceType, id });
+}
+
 const notEnabled = new WeakSet<object>();
 
 /**

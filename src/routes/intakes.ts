@@ -1,7 +1,6 @@
 import type { components } from '../generated/openapi.js';
-import type { Handler } from './handler.js';
+import { resourceNotFound, type Handler } from './handler.js';
 import type { PendingCoverageJson } from '../db/tables/clinical.js';
-import { PlatformError } from '../errors/platform-error.js';
 import { findIntakeDetail, listIntakeSummaries, type IntakeDetailRow, type IntakeSummaryRow } from '../db/repositories/intakes.js';
 import { referralDocumentIds } from '../db/repositories/referrals.js';
 import { patientIdFilter, phiView, policyHolderFor, type PhiView } from './phi-view.js';
@@ -71,7 +70,7 @@ export const listIntakes: Handler<'listIntakes'> = async (ctx) => {
 export const getIntake: Handler<'getIntake'> = async (ctx) => {
   const { agencyId } = ctx.principal;
   const row = await findIntakeDetail(ctx.db, agencyId, ctx.params.id);
-  if (!row) throw new PlatformError('PLATFORM_RESOURCE_NOT_FOUND', `No intake ${ctx.params.id} in this agency.`, { resource_type: 'intake', id: ctx.params.id });
+  if (!row) throw resourceNotFound('intake', ctx.params.id);
   ctx.audit.resourceType = 'intake';
   ctx.audit.resourceIds = [row.id];
   const documentIds = await referralDocumentIds(ctx.db, agencyId, row.referral_id);

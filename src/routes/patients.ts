@@ -1,6 +1,5 @@
 import type { components } from '../generated/openapi.js';
-import type { Handler } from './handler.js';
-import { PlatformError } from '../errors/platform-error.js';
+import { resourceNotFound, type Handler } from './handler.js';
 import { ageLabel, birthYear } from '../domain/deidentify.js';
 import { patientIdFilter, phiView, policyHolderFor, type PhiView } from './phi-view.js';
 import {
@@ -106,7 +105,7 @@ export const getPatient: Handler<'getPatient'> = async (ctx) => {
   const agencyId = ctx.principal.agencyId;
   const id = (await patientIdFilter(ctx, ctx.params.id))!;
   const row = await findPatientDetail(ctx.db, agencyId, id);
-  if (!row) throw new PlatformError('PLATFORM_RESOURCE_NOT_FOUND', `No patient ${ctx.params.id} in this agency.`, { resource_type: 'patient', id: ctx.params.id });
+  if (!row) throw resourceNotFound('patient', ctx.params.id);
   const [coverages, episodes, view] = await Promise.all([coveragesOf(ctx.db, agencyId, id), episodesOf(ctx.db, agencyId, id), phiView(ctx, [id])]);
   ctx.audit.resourceType = 'patient';
   ctx.audit.resourceIds = [id];

@@ -1,5 +1,5 @@
 import type { components } from '../generated/openapi.js';
-import type { Handler, QueryParams } from './handler.js';
+import { resourceNotFound, type Handler, type QueryParams } from './handler.js';
 import { PlatformError } from '../errors/platform-error.js';
 import { findReferral, listReferralSummaries, referralDocumentIds, type ReferralRow, type ReferralSummaryRow } from '../db/repositories/referrals.js';
 import { patientIdFilter, phiView, type PhiView } from './phi-view.js';
@@ -76,7 +76,7 @@ export const listReferrals: Handler<'listReferrals'> = async (ctx) => {
 export const getReferral: Handler<'getReferral'> = async (ctx) => {
   const { agencyId } = ctx.principal;
   const [row, documentIds] = await Promise.all([findReferral(ctx.db, agencyId, ctx.params.id), referralDocumentIds(ctx.db, agencyId, ctx.params.id)]);
-  if (!row) throw new PlatformError('PLATFORM_RESOURCE_NOT_FOUND', `No referral ${ctx.params.id} in this agency.`, { resource_type: 'referral', id: ctx.params.id });
+  if (!row) throw resourceNotFound('referral', ctx.params.id);
   ctx.audit.resourceType = 'referral';
   ctx.audit.resourceIds = [row.id];
   return { data: referralDetail(row, documentIds, await phiView(ctx, [row.patient_id])) };

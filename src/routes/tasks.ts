@@ -1,5 +1,5 @@
 import type { components } from '../generated/openapi.js';
-import type { Handler, RequestContext } from './handler.js';
+import { resourceNotFound, type Handler, type RequestContext } from './handler.js';
 import { PlatformError } from '../errors/platform-error.js';
 import { randomId } from '../identity/secrets.js';
 import { findTask, insertTask, updateTaskAtVersion, type TaskRow } from '../db/repositories/tasks.js';
@@ -16,10 +16,6 @@ const ASSIGNABLE_ROLES = new Set(['marketer', 'clinician', 'reviewer']);
 
 function invalid(field: string, message: string): PlatformError {
   return new PlatformError('PLATFORM_INVALID_INPUT', message, { field });
-}
-
-function notFound(id: string): PlatformError {
-  return new PlatformError('PLATFORM_RESOURCE_NOT_FOUND', `No task ${id} in this agency.`, { resource_type: 'task', id });
 }
 
 /** A patient is referred to by its surrogate handle in a no_phi session. */
@@ -94,14 +90,14 @@ export const createTask: Handler<'createTask'> = async (ctx) => {
 
 export const getTask: Handler<'getTask'> = async (ctx) => {
   const row = await findTask(ctx.db, ctx.principal.agencyId, ctx.params.id);
-  if (!row) throw notFound(ctx.params.id);
+  if (!row) throw resourceNotFound('task', ctx.params.id);
   return present(ctx, row);
 };
 
 export const updateTask: Handler<'updateTask'> = async (ctx) => {
   const { body, principal, params } = ctx;
   const current = await findTask(ctx.db, principal.agencyId, params.id);
-  if (!current) throw notFound(params.id);
+  if (!current) throw resourceNotFound('task', params.id);
   const expected = expectedVersion(body.version, ctx.headers['if-match']);
   const stale = () =>
     new PlatformError('PLATFORM_CONCURRENT_MODIFICATION', 'The task changed since you read it; read it again and reapply your change.', {

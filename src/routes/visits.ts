@@ -1,5 +1,5 @@
 import type { components } from '../generated/openapi.js';
-import type { Handler, QueryParams, RequestContext } from './handler.js';
+import { resourceNotFound, type Handler, type QueryParams, type RequestContext } from './handler.js';
 import { PlatformError } from '../errors/platform-error.js';
 import { listPage } from '../db/paging.js';
 import { filteredVisits, findVisit, VISIT_ORDER, type VisitFilters, type VisitRow } from '../db/repositories/visits.js';
@@ -88,6 +88,6 @@ export const listVisits: Handler<'listVisits'> = async (ctx) => {
 
 export const getVisit: Handler<'getVisit'> = async (ctx) => {
   const row = await findVisit(ctx.db, ctx.principal.agencyId, ctx.params.id);
-  if (!row) throw new PlatformError('PLATFORM_RESOURCE_NOT_FOUND', `No visit ${ctx.params.id} in this agency.`, { resource_type: 'visit', id: ctx.params.id });
+  if (!row) throw resourceNotFound('visit', ctx.params.id);
   return { data: toDetail(row, await viewFor(ctx, [row])) };
 };

@@ -1,10 +1,12 @@
 /**
- * Bare Fastify reference for scripts/bench.ts: serves, for each benchmarked route, the exact bytes
- * and content-type the real service answered, so the ratio isolates the service's own overhead.
- * Usage: node --import tsx scripts/bench-baseline.ts <routes.json> (PORT from the environment).
+ * Bare Fastify reference for scripts/bench.ts. For each gateway scenario it serves the exact bytes and
+ * content-type the real service answered, so the ratio isolates the service's own overhead; with a
+ * `clinical` section it also serves the minimal live routes of bench-baseline-clinical.ts.
+ * Usage: node --import tsx scripts/bench-baseline.ts <baseline.json> (PORT from the environment).
  */
 import { readFileSync } from 'node:fs';
 import Fastify, { type HTTPMethods } from 'fastify';
+import { registerClinicalRoutes, type ClinicalBaselineConfig } from './bench-baseline-clinical.js';
 
 export interface BaselineRoute {
   method: HTTPMethods;
@@ -14,12 +16,17 @@ export interface BaselineRoute {
   bodyBase64: string;
 }
 
-const routesFile = process.argv[2];
-if (!routesFile) throw new Error('usage: bench-baseline.ts <routes.json>');
-const routes: BaselineRoute[] = JSON.parse(readFileSync(routesFile, 'utf8'));
+export interface BaselineConfig {
+  routes: BaselineRoute[];
+  clinical?: ClinicalBaselineConfig;
+}
+
+const configFile = process.argv[2];
+if (!configFile) throw new Error('usage: bench-baseline.ts <baseline.json>');
+const config: BaselineConfig = JSON.parse(readFileSync(configFile, 'utf8'));
 
 const app = Fastify({ logger: false });
-for (const route of routes) {
+for (const route of config.routes) {
   const body = Buffer.from(route.bodyBase64, 'base64');
   app.route({
     method: route.method,
@@ -27,6 +34,7 @@ for (const route of routes) {
     handler: async (_request, reply) => reply.code(route.status).type(route.contentType).send(body),
   });
 }
+if (config.clinical) await registerClinicalRoutes(app, config.clinical);
 app.get('/livez', async () => ({ status: 'ok' }));
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void app.close().then(() => process.exit(0)));

@@ -1,7 +1,8 @@
+import type { Kysely } from 'kysely';
 import { createAgency } from '../src/admin/agency.js';
 import { createIntegration } from '../src/admin/integration.js';
-import { loadConfig } from '../src/config.js';
-import { openDatabase } from '../src/db/database.js';
+import type { Config } from '../src/config.js';
+import type { DB } from '../src/db/schema.js';
 import { CONTRACT_CAPABILITIES, CONTRACT_SCOPES } from '../src/identity/grants.js';
 import { ensureSigningKey, KeyRing } from '../src/identity/signing-keys.js';
 import { TokenSigner } from '../src/identity/tokens.js';
@@ -14,28 +15,30 @@ export interface BenchIdentity {
   freshTokens: string[];
 }
 
+/** Signs phi access tokens for one integration with the service's own key. */
+export type SignToken = () => Promise<string>;
+
 /**
- * Before the service starts (the embedded store admits one process at a time): an agency and an
- * integration with limits no benchmark reaches, and tokens signed with the service's own key.
+ * A fresh integration of the agency granted everything (phi included), with limits no benchmark
+ * reaches. Runs before the service starts: the embedded store admits one process at a time.
  */
-export async function prepareBenchIdentity(env: NodeJS.ProcessEnv, freshCount: number): Promise<BenchIdentity> {
-  const config = loadConfig(env);
-  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
-  try {
-    const agencyId = `bench-${Date.now().toString(36)}`;
-    await createAgency(database.db, { id: agencyId, name: 'Bench agency', serviceZips: ['02110'] });
-    const integration = await createIntegration(database.db, {
-      agencyId, name: 'Bench', scopes: [...CONTRACT_SCOPES], capabilities: [...CONTRACT_CAPABILITIES], phiModes: ['phi'],
-      rateLimitPerMinute: 1_000_000_000, dailyQuota: 2_000_000_000,
-    });
-    await ensureSigningKey(database.db, config.tokenTtlSeconds);
-    const signer = new TokenSigner(new KeyRing(database.db, config.tokenTtlSeconds), tokenSettings(config));
-    const subject = { ...integration, phiMode: 'phi' as const, scopes: [...CONTRACT_SCOPES] };
-    const sign = async () => (await signer.sign(subject)).accessToken;
-    const freshTokens: string[] = [];
-    for (let i = 0; i < freshCount; i++) freshTokens.push(await sign());
-    return { token: await sign(), freshTokens };
-  } finally {
-    await database.close();
-  }
+export async function benchIntegration(db: Kysely<DB>, config: Config, agencyId: string): Promise<SignToken> {
+  const integration = await createIntegration(db, {
+    agencyId, name: 'Bench', scopes: [...CONTRACT_SCOPES], capabilities: [...CONTRACT_CAPABILITIES], phiModes: ['phi'],
+    rateLimitPerMinute: 1_000_000_000, dailyQuota: 2_000_000_000,
+  });
+  await ensureSigningKey(db, config.tokenTtlSeconds);
+  const signer = new TokenSigner(new KeyRing(db, config.tokenTtlSeconds), tokenSettings(config));
+  const subject = { ...integration, phiMode: 'phi' as const, scopes: [...CONTRACT_SCOPES] };
+  return async () => (await signer.sign(subject)).accessToken;
+}
+
+/** A new empty agency per run for the gateway scenarios, one reused token and `freshCount` distinct ones. */
+export async function prepareBenchIdentity(db: Kysely<DB>, config: Config, freshCount: number): Promise<BenchIdentity> {
+  const agencyId = `bench-${Date.now().toString(36)}`;
+  await createAgency(db, { id: agencyId, name: 'Bench agency', serviceZips: ['02110'] });
+  const sign = await benchIntegration(db, config, agencyId);
+  const freshTokens: string[] = [];
+  for (let i = 0; i < freshCount; i++) freshTokens.push(await sign());
+  return { token: await sign(), freshTokens };
 }

@@ -1,0 +1,128 @@
+/**
+ * The minimal live routes the clinical scenarios are compared with: bare Fastify, the same JWT verified
+ * with fast-jwt, and the least SQL that answers the same question. No access rules, limits, metering,
+ * audit, idempotency or contract shaping.
+ */
+import { createPublicKey, randomUUID, type JsonWebKey } from 'node:crypto';
+import { createVerifier } from 'fast-jwt';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { sql, type Kysely } from 'kysely';
+import { openDatabase } from '../src/db/database.js';
+import type { DB } from '../src/db/schema.js';
+
+export interface ClinicalBaselineConfig {
+  databaseUrl: string;
+  /** The service's pool size, so both wait alike for a connection. */
+  poolMax: number;
+  /** The service's /.well-known/jwks.json. */
+  jwksUrl: string;
+  issuer: string;
+  audience: string;
+}
+
+export const BASELINE_PATHS = { patients: '/baseline/patients', referrals: '/baseline/referrals' } as const;
+export const BASELINE_PAGE_SIZE = 50;
+
+/** A list page path: at an offset, or after the keyset (last_name, first_name, id) of the previous page's last row. */
+export function baselineListPath(page: { offset: number } | { after: [string, string, string] }): string {
+  const query = 'offset' in page ? `offset=${page.offset}` : `after=${Buffer.from(JSON.stringify(page.after)).toString('base64url')}`;
+  return `${BASELINE_PATHS.patients}?${query}`;
+}
+
+const SCRATCH = 'bench_baseline_inserts';
+type ScratchTables = {
+  [SCRATCH]: { id: string; agency_id: string; kind: string; payload: string };
+};
+
+type Verify = (token: string) => Promise<Record<string, unknown>>;
+type AgencyHandler = (agencyId: string, request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
+
+async function tokenVerifier(config: ClinicalBaselineConfig): Promise<Verify> {
+  const response = await fetch(config.jwksUrl);
+  if (!response.ok) throw new Error(`${config.jwksUrl} answered ${response.status}`);
+  const { keys } = (await response.json()) as { keys: (JsonWebKey & { kid: string })[] };
+  const pems = new Map(keys.map((jwk) => [jwk.kid, createPublicKey({ key: jwk, format: 'jwk' }).export({ format: 'pem', type: 'spki' }).toString()]));
+  return createVerifier({
+    algorithms: ['ES256'],
+    key: async ({ header }: { header: Record<string, unknown> }) => pems.get(String(header.kid)) ?? '',
+    allowedIss: config.issuer,
+    allowedAud: config.audience,
+    cache: true,
+  });
+}
+
+function authenticated(verify: Verify, handler: AgencyHandler) {
+  return async (request: FastifyRequest, reply: FastifyReply) => {
+    const token = /^Bearer +(\S+)$/i.exec(request.headers.authorization ?? '')?.[1] ?? '';
+    let agencyId: unknown;
+    try {
+      agencyId = (await verify(token)).agency_id;
+    } catch {
+      return reply.code(401).send({ error: 'invalid_token' });
+    }
+    return handler(String(agencyId), request, reply);
+  };
+}
+
+function decodeAfter(after: string): [string, string, string] {
+  return JSON.parse(Buffer.from(after, 'base64url').toString('utf8'));
+}
+
+function listPage(db: Kysely<DB>, agencyId: string, { offset = '0', after }: { offset?: string; after?: string }) {
+  let query = db.selectFrom('patients').selectAll().where('agency_id', '=', agencyId);
+  if (after) {
+    const [last, first, id] = decodeAfter(after);
+    query = query.where(sql<boolean>`(last_name, first_name, id) > (${last}, ${first}, ${id})`);
+  }
+  return query.orderBy('last_name').orderBy('first_name').orderBy('id').limit(BASELINE_PAGE_SIZE).offset(Number(offset)).execute();
+}
+
+/** One transaction of three inserts, standing for the chart, the referral and the intake. */
+async function recordReferral(db: Kysely<DB & ScratchTables>, agencyId: string, body: Record<string, unknown>) {
+  const ids = { patient_id: randomUUID(), referral_id: randomUUID(), intake_id: randomUUID() };
+  await db.transaction().execute(async (trx) => {
+    const insert = (id: string, kind: string, payload: unknown) =>
+      trx.insertInto(SCRATCH).values({ id, agency_id: agencyId, kind, payload: JSON.stringify(payload) }).execute();
+    await insert(ids.patient_id, 'patient', { first_name: body.patient_first_name, last_name: body.patient_last_name, dob: body.patient_dob });
+    await insert(ids.referral_id, 'referral', body);
+    await insert(ids.intake_id, 'intake', { referral_id: ids.referral_id, status: 'pending' });
+  });
+  return ids;
+}
+
+async function createScratchTable(db: Kysely<DB>): Promise<void> {
+  await db.schema.dropTable(SCRATCH).ifExists().execute();
+  await db.schema
+    .createTable(SCRATCH)
+    .addColumn('id', 'text', (c) => c.primaryKey())
+    .addColumn('agency_id', 'text', (c) => c.notNull())
+    .addColumn('kind', 'text', (c) => c.notNull())
+    .addColumn('payload', 'jsonb', (c) => c.notNull())
+    .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
+    .execute();
+}
+
+export async function registerClinicalRoutes(app: FastifyInstance, config: ClinicalBaselineConfig): Promise<void> {
+  const verify = await tokenVerifier(config);
+  const database = await openDatabase({ databaseUrl: config.databaseUrl, poolMax: config.poolMax, migrate: false });
+  const { db } = database;
+  await createScratchTable(db);
+  const scratch = db.withTables<ScratchTables>();
+  app.addHook('onClose', async () => {
+    await db.schema.dropTable(SCRATCH).ifExists().execute();
+    await database.close();
+  });
+
+  app.get(`${BASELINE_PATHS.patients}/:id`, authenticated(verify, async (agencyId, request, reply) => {
+    const { id } = request.params as { id: string };
+    const row = await db.selectFrom('patients').selectAll().where('agency_id', '=', agencyId).where('id', '=', id).executeTakeFirst();
+    return row ? { data: row } : reply.code(404).send({ error: 'not_found' });
+  }));
+  app.get(BASELINE_PATHS.patients, authenticated(verify, async (agencyId, request) => ({
+    data: await listPage(db, agencyId, request.query as { offset?: string; after?: string }),
+  })));
+  app.post(BASELINE_PATHS.referrals, authenticated(verify, async (agencyId, request, reply) => {
+    const ids = await recordReferral(scratch, agencyId, request.body as Record<string, unknown>);
+    return reply.code(201).send({ data: ids });
+  }));
+}

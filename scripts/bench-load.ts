@@ -1,0 +1,108 @@
+/** Drives autocannon against the service and the baseline in alternating slices and summarizes both. */
+import autocannon from 'autocannon';
+import type { Request, Scenario, Target } from './bench-scenarios.js';
+
+interface Tally { requests: number; seconds: number; latencies: number[]; non2xx: number; errors: number; timeouts: number; statusCodes: Record<string, number> }
+
+export type Summary = ReturnType<typeof summarize>;
+
+export interface Timing {
+  /** Seconds per target, split into two slices (longer for slow responses). */
+  duration: number;
+  /** Seconds per target before measuring. */
+  warmup: number;
+}
+
+// autocannon stops only at a sample tick: a short interval lets fractional durations (slices of --quick) end on time.
+const SAMPLE_MS = 100;
+
+function load(url: string, request: Request, connections: number, seconds: number, tally?: Tally): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const { method, path, headers, body, setup } = request;
+    const options = {
+      url: url + path, method, headers, body, connections, duration: seconds, sampleInt: SAMPLE_MS,
+      ...(setup ? { requests: [{ method, path, setupRequest: setup }] } : {}),
+    };
+    const instance = autocannon(options, (err, result) => {
+      if (err) return reject(err);
+      if (tally) add(tally, result);
+      resolve();
+    });
+    // Latencies are kept per response so percentiles stay exact across the alternating slices.
+    if (tally) instance.on('response', (_client, _status, _bytes, ms) => tally.latencies.push(ms));
+  });
+}
+
+function add(tally: Tally, result: autocannon.Result): void {
+  tally.requests += result.requests.total;
+  tally.seconds += result.duration;
+  tally.non2xx += result.non2xx;
+  tally.errors += result.errors;
+  tally.timeouts += result.timeouts;
+  for (const [code, { count = 0 }] of Object.entries(result.statusCodeStats ?? {})) {
+    tally.statusCodes[code] = (tally.statusCodes[code] ?? 0) + count;
+  }
+}
+
+const round = (n: number, digits: number) => Math.round(n * 10 ** digits) / 10 ** digits;
+
+function summarize(t: Tally) {
+  const sorted = Float64Array.from(t.latencies).sort();
+  const pct = (q: number) => (sorted.length ? sorted[Math.max(0, Math.ceil(q * sorted.length) - 1)] : NaN);
+  return {
+    requestsPerSecond: round(t.requests / t.seconds, 1),
+    p50Ms: round(pct(0.5), 3),
+    p99Ms: round(pct(0.99), 3),
+    requests: t.requests,
+    seconds: round(t.seconds, 2),
+    non2xx: t.non2xx,
+    errors: t.errors,
+    timeouts: t.timeouts,
+    statusCodes: t.statusCodes,
+  };
+}
+
+export interface Measurement {
+  service: Summary;
+  baseline: Summary;
+  /** service / baseline requests per second. */
+  ratio: number;
+}
+
+/** A slice ends with its in-flight requests uncounted, about half a round per connection: slices hold at least this many rounds. */
+const MIN_ROUNDS_PER_SLICE = 10;
+/** The warm-up lasts until each connection has had this many responses (growing fourfold, at most three times). */
+const WARMUP_ROUNDS = 2;
+const WARMUP_TRIES = 3;
+
+const emptyTally = (): Tally => ({ requests: 0, seconds: 0, latencies: [], non2xx: 0, errors: 0, timeouts: 0, statusCodes: {} });
+
+/** Warms the target up and returns the mean latency it showed, in seconds. */
+async function warmUp(url: string, request: Request, connections: number, seconds: number): Promise<number> {
+  for (let attempt = 1; ; attempt++, seconds *= 4) {
+    const tally = emptyTally();
+    await load(url, request, connections, seconds, tally);
+    const done = tally.latencies.length;
+    if (done >= WARMUP_ROUNDS * connections || attempt === WARMUP_TRIES) {
+      return done > 0 ? tally.latencies.reduce((a, b) => a + b, 0) / done / 1000 : seconds;
+    }
+  }
+}
+
+/** Warms both targets up, then measures them in ABBA order: drift (thermal, other load) weighs equally on both. */
+export async function measure(urls: Record<Target, string>, scenario: Scenario, connections: number, timing: Timing): Promise<Measurement> {
+  const requests: Record<Target, Request> = { service: scenario.service, baseline: scenario.baseline ?? scenario.service };
+  const slices = {} as Record<Target, number>;
+  const tallies = { service: emptyTally(), baseline: emptyTally() };
+  for (const target of ['service', 'baseline'] as const) {
+    const latency = await warmUp(urls[target], requests[target], connections, timing.warmup);
+    slices[target] = Math.max(timing.duration / 2, Math.ceil(MIN_ROUNDS_PER_SLICE * latency * 10) / 10);
+    if (slices[target] > timing.duration / 2) console.error(`  ${target}: responses take ${latency.toFixed(2)} s, so slices of ${slices[target]} s`);
+  }
+  for (const target of ['service', 'baseline', 'baseline', 'service'] as const) {
+    await load(urls[target], requests[target], connections, slices[target], tallies[target]);
+  }
+  const service = summarize(tallies.service);
+  const baseline = summarize(tallies.baseline);
+  return { service, baseline, ratio: round(service.requestsPerSecond / baseline.requestsPerSecond, 3) };
+}

@@ -1,0 +1,42 @@
+/** The benchmarked servers as child processes on loopback ports. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer, type AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+
+export const root = fileURLToPath(new URL('..', import.meta.url));
+const children: ChildProcess[] = [];
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer().once('error', reject).listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Starts `node --import tsx <script…>` with PORT set and waits until it answers /livez; returns its base URL. */
+export async function start(name: string, script: string[], env: NodeJS.ProcessEnv): Promise<string> {
+  const port = await freePort();
+  // Child logs go to stderr so stdout carries only the table.
+  const child = spawn(process.execPath, ['--import', 'tsx', ...script], { cwd: root, env: { ...env, PORT: String(port) }, stdio: ['ignore', 2, 2] });
+  children.push(child);
+  const url = `http://127.0.0.1:${port}`;
+  for (const deadline = Date.now() + 60_000; Date.now() < deadline; await sleep(200)) {
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`${name} exited (${child.exitCode ?? child.signalCode}) before answering /livez`);
+    if (await fetch(`${url}/livez`).then((r) => r.ok, () => false)) return url;
+  }
+  throw new Error(`${name} did not answer ${url}/livez within 60 s`);
+}
+
+async function stop(child: ChildProcess) {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  if ((await Promise.race([exited, sleep(5_000, 'timeout')])) === 'timeout') child.kill('SIGKILL');
+}
+
+export async function stopAll(): Promise<void> {
+  await Promise.all(children.map(stop));
+}

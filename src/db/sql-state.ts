@@ -14,3 +14,15 @@ export function isRejectedRow(err: unknown): boolean {
   const code = sqlState(err);
   return code !== undefined && (code.startsWith('22') || code.startsWith('23'));
 }
+
+/** Connection refused or lost, pool exhausted past its wait, server out of resources or shutting down: retry later. */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  const code = sqlState(err);
+  if (code !== undefined) return code.startsWith('08') || code.startsWith('53') || code === '57P01' || code === '57P02' || code === '57P03';
+  const message = err instanceof Error ? err.message : '';
+  const errno = (err as { code?: unknown } | null)?.code;
+  return /timeout exceeded when trying to connect|Connection terminated/.test(message) || errno === 'ECONNREFUSED' || errno === 'ECONNRESET';
+}
+
+/** statement_timeout cancelled the query. */
+export const isStatementTimeout = (err: unknown): boolean => sqlState(err) === '57014';

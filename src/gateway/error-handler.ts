@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { PlatformError, errorEntry } from '../errors/platform-error.js';
 import { RequestError } from '../errors/request-error.js';
+import { isDatabaseUnavailable, isStatementTimeout } from '../db/sql-state.js';
 
 function sendPlatformError(error: PlatformError, request: FastifyRequest, reply: FastifyReply) {
   const entry = errorEntry(error.code);
@@ -56,6 +57,15 @@ function invalidBody(message: string) {
   });
 }
 
+/** Database trouble that is not the caller's fault and passes: worth a retry, so not a 500. */
+function fromDatabaseError(error: unknown): PlatformError | undefined {
+  if (isDatabaseUnavailable(error)) {
+    return new PlatformError('PLATFORM_SERVICE_UNAVAILABLE', 'The service is overloaded or its database is unreachable; retry shortly.', undefined, { 'retry-after': '1' });
+  }
+  if (isStatementTimeout(error)) return new PlatformError('PLATFORM_TIMEOUT', 'The operation did not finish in time; nothing of a command was committed.');
+  return undefined;
+}
+
 /** One place maps every failure to the contract's error shapes; anything unexpected is masked. */
 export function installErrorHandler(app: FastifyInstance) {
   app.setErrorHandler((error: FastifyError, request, reply) => {
@@ -63,6 +73,11 @@ export function installErrorHandler(app: FastifyInstance) {
     if (error instanceof RequestError) return sendRequestError(error, request, reply);
     const mapped = fromFastifyError(error);
     if (mapped) return sendRequestError(mapped, request, reply);
+    const database = fromDatabaseError(error);
+    if (database) {
+      request.log.warn({ err: error }, 'database unavailable or too slow');
+      return sendPlatformError(database, request, reply);
+    }
     request.log.error({ err: error }, 'unhandled error');
     return sendPlatformError(new PlatformError('PLATFORM_INTERNAL_ERROR', 'An unexpected error occurred. Quote the correlationId to support.'), request, reply);
   });

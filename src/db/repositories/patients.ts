@@ -1,4 +1,4 @@
-import type { Kysely, Selectable } from 'kysely';
+import type { Kysely, Selectable, SelectQueryBuilder } from 'kysely';
 import type { DB } from '../schema.js';
 import type { CoveragesTable, EpisodesTable, PatientStatus, ServiceLine } from '../tables/clinical.js';
 import type { CursorSeal } from '../cursor-seal.js';
@@ -30,31 +30,30 @@ const DETAIL_COLUMNS = [
 ] as const;
 
 /** Patients of one agency with their active episode (at most one, by the episodes_one_active index). */
-function patientsOf(db: Kysely<DB>, agencyId: string) {
-  return db
-    .selectFrom('patients')
-    .leftJoin('episodes as current_episode', (join) =>
-      join
-        .onRef('current_episode.agency_id', '=', 'patients.agency_id')
-        .onRef('current_episode.patient_id', '=', 'patients.id')
-        .on('current_episode.status', '=', 'active'),
-    )
-    .where('patients.agency_id', '=', agencyId);
+function withCurrentEpisode<Q extends SelectQueryBuilder<DB, 'patients', object>>(patients: Q) {
+  return patients.leftJoin('episodes as current_episode', (join) =>
+    join
+      .onRef('current_episode.agency_id', '=', 'patients.agency_id')
+      .onRef('current_episode.patient_id', '=', 'patients.id')
+      .on('current_episode.status', '=', 'active'),
+  );
 }
 
+const patientsOf = (db: Kysely<DB>, agencyId: string) => db.selectFrom('patients').where('patients.agency_id', '=', agencyId);
+
 export function listPatientSummaries(db: Kysely<DB>, agencyId: string, filters: PatientFilters, page: PageRequest, seal: CursorSeal) {
-  let query = patientsOf(db, agencyId).select(SUMMARY_COLUMNS);
-  if (filters.status) query = query.where('patients.status', '=', filters.status);
-  if (filters.service_line) query = query.where('patients.service_line', '=', filters.service_line);
-  if (filters.office_id) query = query.where('patients.office_id', '=', filters.office_id);
-  if (filters.updated_since) query = query.where('patients.updated_at', '>=', new Date(filters.updated_since));
-  return listPage(query, BY_NAME, page, seal);
+  let matching = patientsOf(db, agencyId);
+  if (filters.status) matching = matching.where('patients.status', '=', filters.status);
+  if (filters.service_line) matching = matching.where('patients.service_line', '=', filters.service_line);
+  if (filters.office_id) matching = matching.where('patients.office_id', '=', filters.office_id);
+  if (filters.updated_since) matching = matching.where('patients.updated_at', '>=', new Date(filters.updated_since));
+  return listPage(withCurrentEpisode(matching).select(SUMMARY_COLUMNS), BY_NAME, page, seal, matching);
 }
 
 export type PatientSummaryRow = Awaited<ReturnType<typeof listPatientSummaries>> extends Page<infer Row> ? Row : never;
 
 export function findPatientDetail(db: Kysely<DB>, agencyId: string, id: string) {
-  return patientsOf(db, agencyId).select(DETAIL_COLUMNS).where('patients.id', '=', id).executeTakeFirst();
+  return withCurrentEpisode(patientsOf(db, agencyId)).select(DETAIL_COLUMNS).where('patients.id', '=', id).executeTakeFirst();
 }
 
 export type PatientDetailRow = NonNullable<Awaited<ReturnType<typeof findPatientDetail>>>;

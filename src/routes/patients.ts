@@ -3,7 +3,7 @@ import { resourceNotFound, type Handler } from './handler.js';
 import { ageLabel, birthYear } from '../domain/deidentify.js';
 import { patientIdFilter, phiView, policyHolderFor, type PhiView } from './phi-view.js';
 import {
-  coveragesOf, episodesOf, findPatientDetail, listPatientSummaries,
+  findPatientDetail, listPatientSummaries,
   type CoverageRow, type PatientDetailRow, type PatientSummaryRow,
 } from '../db/repositories/patients.js';
 import type { EpisodesTable, PolicyHolderJson } from '../db/tables/clinical.js';
@@ -106,7 +106,7 @@ export const getPatient: Handler<'getPatient'> = async (ctx) => {
   const id = (await patientIdFilter(ctx, ctx.params.id))!;
   const row = await findPatientDetail(ctx.db, agencyId, id);
   if (!row) throw resourceNotFound('patient', ctx.params.id);
-  const [coverages, episodes, view] = await Promise.all([coveragesOf(ctx.db, agencyId, id), episodesOf(ctx.db, agencyId, id), phiView(ctx, [id])]);
+  const view = await phiView(ctx, [id]);
   ctx.audit.resourceType = 'patient';
   ctx.audit.resourceIds = [id];
   const coordinates = row.latitude === null || row.longitude === null ? null : { latitude: Number(row.latitude), longitude: Number(row.longitude) };
@@ -116,8 +116,8 @@ export const getPatient: Handler<'getPatient'> = async (ctx) => {
       phones: phones(view, row),
       address: address(view, { line1: row.address_line_1, line2: row.address_line_2, city: row.city, state: row.state, zip_code: row.zip_code }),
       coordinates: view.identifying(coordinates),
-      coverages: coverages.map((c) => coverage(view, c)),
-      episodes: episodes.map((e) => episode(view, e)),
+      coverages: row.coverages.map((c) => coverage(view, c)),
+      episodes: row.episodes.map((e) => episode(view, e)),
       primary_physician_id: row.primary_physician_id,
     },
   };

@@ -1,6 +1,7 @@
 import type { Kysely, Selectable, SelectQueryBuilder } from 'kysely';
+import { jsonArrayFrom } from 'kysely/helpers/postgres';
 import type { DB } from '../schema.js';
-import type { CoveragesTable, EpisodesTable, PatientStatus, ServiceLine } from '../tables/clinical.js';
+import type { CoveragesTable, PatientStatus, ServiceLine } from '../tables/clinical.js';
 import type { CursorSeal } from '../cursor-seal.js';
 import { listPage, type ListOrder, type Page, type PageRequest } from '../paging.js';
 
@@ -52,36 +53,49 @@ export function listPatientSummaries(db: Kysely<DB>, agencyId: string, filters: 
 
 export type PatientSummaryRow = Awaited<ReturnType<typeof listPatientSummaries>> extends Page<infer Row> ? Row : never;
 
+const COVERAGE_COLUMNS = [
+  'coverages.id', 'coverages.payor_id', 'payors.name as payor_name', 'coverages.plan_name', 'coverages.policy_number',
+  'coverages.group_number', 'coverages.effective_date', 'coverages.termination_date', 'coverages.coverage_order',
+  'coverages.relationship_to_insured', 'coverages.insured_first_name', 'coverages.insured_middle_name', 'coverages.insured_last_name',
+  'coverages.insured_suffix', 'coverages.insured_dob', 'coverages.insured_gender', 'coverages.insured_address_line_1',
+  'coverages.insured_address_line_2', 'coverages.insured_city', 'coverages.insured_state', 'coverages.insured_zip_code',
+] as const;
+
+type CoverageColumn<T = (typeof COVERAGE_COLUMNS)[number]> = T extends `coverages.${infer C}` ? C : never;
+export type CoverageRow = Pick<Selectable<CoveragesTable>, Extract<CoverageColumn, keyof CoveragesTable>> & { payor_name: string | null };
+
+const EPISODE_COLUMNS = ['episodes.id', 'episodes.type', 'episodes.status', 'episodes.start_date', 'episodes.end_date'] as const;
+
+/** The chart with its coverage list (primary first) and episodes (newest first), in one round trip. */
 export function findPatientDetail(db: Kysely<DB>, agencyId: string, id: string) {
-  return withCurrentEpisode(patientsOf(db, agencyId)).select(DETAIL_COLUMNS).where('patients.id', '=', id).executeTakeFirst();
+  return withCurrentEpisode(patientsOf(db, agencyId))
+    .select(DETAIL_COLUMNS)
+    .select((eb) => [
+      jsonArrayFrom(
+        eb
+          .selectFrom('coverages')
+          .leftJoin('payors', (join) => join.onRef('payors.agency_id', '=', 'coverages.agency_id').onRef('payors.id', '=', 'coverages.payor_id'))
+          .select(COVERAGE_COLUMNS)
+          .whereRef('coverages.agency_id', '=', 'patients.agency_id')
+          .whereRef('coverages.patient_id', '=', 'patients.id')
+          .orderBy('coverages.coverage_order')
+          .orderBy('coverages.id'),
+      )
+        // JSON keeps text as text: Kysely would otherwise read the numeric X12 codes ('18', '01') as numbers.
+        .$castTo<CoverageRow[]>()
+        .as('coverages'),
+      jsonArrayFrom(
+        eb
+          .selectFrom('episodes')
+          .select(EPISODE_COLUMNS)
+          .whereRef('episodes.agency_id', '=', 'patients.agency_id')
+          .whereRef('episodes.patient_id', '=', 'patients.id')
+          .orderBy('episodes.start_date', 'desc')
+          .orderBy('episodes.id', 'desc'),
+      ).as('episodes'),
+    ])
+    .where('patients.id', '=', id)
+    .executeTakeFirst();
 }
 
 export type PatientDetailRow = NonNullable<Awaited<ReturnType<typeof findPatientDetail>>>;
-
-export type CoverageRow = Selectable<CoveragesTable> & { payor_name: string | null };
-
-/** Coverage list, primary first, with the payor's name. */
-export function coveragesOf(db: Kysely<DB>, agencyId: string, patientId: string): Promise<CoverageRow[]> {
-  return db
-    .selectFrom('coverages')
-    .leftJoin('payors', (join) => join.onRef('payors.agency_id', '=', 'coverages.agency_id').onRef('payors.id', '=', 'coverages.payor_id'))
-    .selectAll('coverages')
-    .select('payors.name as payor_name')
-    .where('coverages.agency_id', '=', agencyId)
-    .where('coverages.patient_id', '=', patientId)
-    .orderBy('coverages.coverage_order')
-    .orderBy('coverages.id')
-    .execute();
-}
-
-/** Every episode of a patient, newest first. */
-export function episodesOf(db: Kysely<DB>, agencyId: string, patientId: string): Promise<Selectable<EpisodesTable>[]> {
-  return db
-    .selectFrom('episodes')
-    .selectAll()
-    .where('agency_id', '=', agencyId)
-    .where('patient_id', '=', patientId)
-    .orderBy('start_date', 'desc')
-    .orderBy('id', 'desc')
-    .execute();
-}

@@ -12,6 +12,21 @@ export interface PostgresOptions {
   logger: DatabaseLogger;
 }
 
+/** The marker reusableQuery() puts in front of a statement worth preparing (src/db/reusable-query.ts). */
+const PREPARED = /^\/\* prepared:([\w-]+) \*\//;
+
+/**
+ * Kysely sends every statement as text, so PostgreSQL plans it on every call; for hot reads the plan costs more
+ * than the execution. Marked statements go as named prepared statements instead, planned once per connection.
+ */
+function prepareMarkedStatements(client: pg.PoolClient): void {
+  const query = client.query.bind(client) as (config: unknown, values?: unknown) => Promise<unknown>;
+  client.query = ((config: unknown, values?: unknown) => {
+    const name = typeof config === 'string' ? PREPARED.exec(config)?.[1] : undefined;
+    return name ? query({ name, text: config, values }) : query(config, values);
+  }) as typeof client.query;
+}
+
 export function openPostgres(options: PostgresOptions): Database {
   const pool = new pg.Pool({
     connectionString: options.databaseUrl,
@@ -26,6 +41,7 @@ export function openPostgres(options: PostgresOptions): Database {
   pool.on('error', (err) => options.logger.error({ err }, 'idle PostgreSQL connection failed'));
   pool.on('connect', (client) => {
     client.on('error', (err) => options.logger.error({ err }, 'PostgreSQL connection failed'));
+    prepareMarkedStatements(client);
   });
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
   let closing: Promise<void> | undefined;

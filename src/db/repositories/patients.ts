@@ -1,5 +1,6 @@
 import type { Kysely, Selectable, SelectQueryBuilder } from 'kysely';
 import { jsonArrayFrom } from 'kysely/helpers/postgres';
+import { reusableQuery } from '../reusable-query.js';
 import type { DB } from '../schema.js';
 import type { CoveragesTable, PatientStatus, ServiceLine } from '../tables/clinical.js';
 import type { CursorSeal } from '../cursor-seal.js';
@@ -67,8 +68,8 @@ export type CoverageRow = Pick<Selectable<CoveragesTable>, Extract<CoverageColum
 const EPISODE_COLUMNS = ['episodes.id', 'episodes.type', 'episodes.status', 'episodes.start_date', 'episodes.end_date'] as const;
 
 /** The chart with its coverage list (primary first) and episodes (newest first), in one round trip. */
-export function findPatientDetail(db: Kysely<DB>, agencyId: string, id: string) {
-  return withCurrentEpisode(patientsOf(db, agencyId))
+const patientDetail = reusableQuery('patient-detail', ['agencyId', 'id'], (db, { agencyId, id }) =>
+  withCurrentEpisode(patientsOf(db, agencyId))
     .select(DETAIL_COLUMNS)
     .select((eb) => [
       jsonArrayFrom(
@@ -94,8 +95,11 @@ export function findPatientDetail(db: Kysely<DB>, agencyId: string, id: string) 
           .orderBy('episodes.id', 'desc'),
       ).as('episodes'),
     ])
-    .where('patients.id', '=', id)
-    .executeTakeFirst();
-}
+    .where('patients.id', '=', id),
+);
 
-export type PatientDetailRow = NonNullable<Awaited<ReturnType<typeof findPatientDetail>>>;
+export type PatientDetailRow = Awaited<ReturnType<typeof patientDetail>>[number];
+
+export async function findPatientDetail(db: Kysely<DB>, agencyId: string, id: string): Promise<PatientDetailRow | undefined> {
+  return (await patientDetail(db, { agencyId, id }))[0];
+}

@@ -1,0 +1,25 @@
+import type { Compilable, CompiledQuery, Kysely } from 'kysely';
+import type { DB } from './schema.js';
+
+const MARK = '\u0000param:';
+
+/**
+ * A query built and compiled once, then rerun with new parameter values, and on PostgreSQL sent as a named
+ * prepared statement (src/db/postgres.ts). For hot reads: Kysely's builder and PostgreSQL's planner cost more
+ * per call than executing a primary-key read. `build` gets placeholder strings for the parameters and must use
+ * each as a plain value (compared or inserted, never concatenated). `name` must be unique among them.
+ */
+export function reusableQuery<P extends string, Row>(name: string, names: readonly P[], build: (db: Kysely<DB>, params: Record<P, string>) => Compilable<Row>) {
+  let compiled: CompiledQuery<Row> | undefined;
+  const compile = (db: Kysely<DB>): CompiledQuery<Row> => {
+    const query = build(db, Object.fromEntries(names.map((param) => [param, MARK + param])) as Record<P, string>).compile();
+    const unused = names.filter((param) => !query.parameters.includes(MARK + param));
+    if (unused.length > 0) throw new Error(`reusableQuery ${name}: parameters ${unused.join(', ')} are not values of the query`);
+    return { ...query, sql: `/* prepared:${name} */ ${query.sql}` };
+  };
+  return async (db: Kysely<DB>, values: Record<P, string>): Promise<Row[]> => {
+    compiled ??= compile(db);
+    const parameters = compiled.parameters.map((p) => (typeof p === 'string' && p.startsWith(MARK) ? values[p.slice(MARK.length) as P] : p));
+    return (await db.executeQuery<Row>({ ...compiled, parameters })).rows;
+  };
+}

@@ -50,25 +50,29 @@ function keyOf(id: CommandIdentity) {
   return { agency_id: id.agencyId, extension_id: id.extensionId, key: id.key };
 }
 
-async function boundLockWaits(trx: Transaction<DB>, lockWaitMs: number): Promise<void> {
-  // Transaction-local: the pooled connection gets its own setting back at commit or rollback.
-  await sql`select set_config('lock_timeout', ${`${lockWaitMs}ms`}, true)`.execute(trx);
-}
-
 /**
  * Inserts the key, or takes over an expired one. On PostgreSQL the insert waits while another transaction holds
  * an uncommitted row for the key, so a twin request blocks here until the first commits (replay) or rolls back (we run).
  * Returns false when a live key exists; the row is then locked until we finish.
+ * The row is selected from a set_config() call, which bounds this wait and every later lock wait of the transaction
+ * (transaction-local: the pooled connection gets its setting back at the end) without a round trip of its own.
  */
-async function claim(trx: Transaction<DB>, id: CommandIdentity): Promise<boolean> {
+async function claim(trx: Transaction<DB>, id: CommandIdentity, lockWaitMs: number): Promise<boolean> {
   const claimed = await trx
     .insertInto('idempotency_keys')
-    .values({
-      ...keyOf(id),
-      operation_id: id.operationId,
-      fingerprint: id.fingerprint,
-      expires_at: sql<Date>`now() + make_interval(hours => ${IDEMPOTENCY_RETENTION_HOURS})`,
-    })
+    .columns(['agency_id', 'extension_id', 'key', 'operation_id', 'fingerprint', 'expires_at'])
+    .expression((eb) =>
+      eb
+        .selectFrom(sql<{ lock_timeout: string }>`(select set_config('lock_timeout', ${`${lockWaitMs}ms`}, true))`.as('bounded'))
+        .select([
+          sql.val(id.agencyId).as('agency_id'),
+          sql.val(id.extensionId).as('extension_id'),
+          sql.val(id.key).as('key'),
+          sql.val(id.operationId).as('operation_id'),
+          sql.val(id.fingerprint).as('fingerprint'),
+          sql<Date>`now() + make_interval(hours => ${IDEMPOTENCY_RETENTION_HOURS})`.as('expires_at'),
+        ]),
+    )
     .onConflict((oc) =>
       oc
         .columns(['agency_id', 'extension_id', 'key'])
@@ -135,8 +139,7 @@ export async function runIdempotent(
   signal?.throwIfAborted();
   try {
     return await db.transaction().execute(async (trx) => {
-      await boundLockWaits(trx, lockWaitMs);
-      if (!(await claim(trx, id))) return { response: await storedResponse(trx, id), replayed: true };
+      if (!(await claim(trx, id, lockWaitMs))) return { response: await storedResponse(trx, id), replayed: true };
       const response = await execute(trx);
       await storeResponse(trx, id, response);
       signal?.throwIfAborted();

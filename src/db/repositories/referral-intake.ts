@@ -1,6 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../schema.js';
 import { randomId } from '../../identity/secrets.js';
+import { reusableQuery } from '../reusable-query.js';
 import type { IntakeStore, RecordedIds } from '../../domain/intake/pipeline.js';
 import type { IntakeRecord } from '../../domain/intake/records.js';
 import type { ReferenceCheck, ReferenceKind } from '../../domain/intake/references.js';
@@ -48,46 +49,55 @@ function toChartRef(row: { id: string; episode_id: string | null; episode_start_
   return { id: row.id, activeEpisode: row.episode_id && row.episode_start_date ? { id: row.episode_id, start_date: row.episode_start_date } : null };
 }
 
+const chartWithIdentity = reusableQuery('chart-by-identity', ['agencyId', 'last', 'first', 'dob', 'phone'], (db, p) =>
+  charts(db, p.agencyId)
+    .where('patients.match_last_name', '=', p.last)
+    .where('patients.match_first_name', '=', p.first)
+    .where('patients.dob', '=', p.dob)
+    .where('patients.match_phone', '=', p.phone)
+    .orderBy('patients.updated_at', 'desc')
+    .orderBy('patients.id')
+    .limit(1),
+);
+
+const identityLock = reusableQuery('identity-lock', ['key'], (db, { key }) => db.selectNoFrom(sql`pg_advisory_xact_lock(hashtextextended(${key}, 0))`.as('locked')));
+
 /**
  * Several charts can share an identity (duplicates made by hand): the most recently updated one is taken.
  * The identity is locked until the command's transaction ends, so two concurrent referrals for one person
  * (under different idempotency keys) open one chart: the second waits, then matches the first one's chart.
  */
 async function chartByIdentity(db: Kysely<DB>, agencyId: string, identity: PatientIdentity): Promise<ChartRef | null> {
-  const key = [agencyId, identity.match_last_name, identity.match_first_name, identity.dob, identity.match_phone].join('\n');
-  await sql`select pg_advisory_xact_lock(hashtextextended(${key}, 0))`.execute(db);
-  const row = await charts(db, agencyId)
-    .where('patients.match_last_name', '=', identity.match_last_name)
-    .where('patients.match_first_name', '=', identity.match_first_name)
-    .where('patients.dob', '=', identity.dob)
-    .where('patients.match_phone', '=', identity.match_phone)
-    .orderBy('patients.updated_at', 'desc')
-    .orderBy('patients.id')
-    .limit(1)
-    .executeTakeFirst();
-  return toChartRef(row);
+  const { match_last_name: last, match_first_name: first, dob, match_phone: phone } = identity;
+  await identityLock(db, { key: [agencyId, last, first, dob, phone].join('\n') });
+  return toChartRef((await chartWithIdentity(db, { agencyId, last, first, dob, phone }))[0]);
 }
 
-async function officeForZip(db: Kysely<DB>, agencyId: string, zip5: string): Promise<string | null> {
-  const row = await db.selectFrom('agency_service_zips').select('office_id').where('agency_id', '=', agencyId).where('zip_code', '=', zip5).executeTakeFirst();
-  return row?.office_id ?? null;
+const serviceZipOffice = reusableQuery('service-zip-office', ['agencyId', 'zip'], (db, { agencyId, zip }) =>
+  db.selectFrom('agency_service_zips').select('office_id').where('agency_id', '=', agencyId).where('zip_code', '=', zip),
+);
+
+async function officeForZip(db: Kysely<DB>, agencyId: string, zip: string): Promise<string | null> {
+  return (await serviceZipOffice(db, { agencyId, zip }))[0]?.office_id ?? null;
 }
 
-/** Chart (when new), referral, intake and document links; the referral goes first (the intake points back at it). */
+/**
+ * Chart (when new), referral, intake and document links in one statement: each round trip inside the command's
+ * transaction costs more than the inserts themselves. Foreign keys are checked at the end of the statement
+ * (the intake's deferred one at commit), when every row of it exists.
+ */
 async function recordIntake(db: Kysely<DB>, agencyId: string, record: IntakeRecord): Promise<RecordedIds> {
-  let patientId = record.chartId;
-  if (record.newChart) {
-    patientId = randomId('pat_', 12);
-    await db.insertInto('patients').values({ ...record.newChart, agency_id: agencyId, id: patientId }).execute();
-  }
+  const patientId = record.newChart ? randomId('pat_', 12) : record.chartId;
   const referralId = randomId('ref_', 12);
   const intakeId = randomId('int_', 12);
-  await db.insertInto('referrals').values({ ...record.referral, agency_id: agencyId, id: referralId, intake_id: intakeId, patient_id: patientId }).execute();
-  await db.insertInto('intakes').values({ ...record.intake, agency_id: agencyId, id: intakeId, referral_id: referralId }).execute();
-  if (record.documentIds.length > 0) {
-    const links = record.documentIds.map((document_id, position) => ({ agency_id: agencyId, referral_id: referralId, document_id, position }));
-    await db.insertInto('referral_documents').values(links).execute();
-  }
+  const links = record.documentIds.map((document_id, position) => ({ agency_id: agencyId, referral_id: referralId, document_id, position }));
+  await db
+    .with('chart', (q) => (record.newChart ? q.insertInto('patients').values({ ...record.newChart, agency_id: agencyId, id: patientId! }) : q.selectNoFrom(sql.lit(1).as('none'))))
+    .with('referral', (q) => q.insertInto('referrals').values({ ...record.referral, agency_id: agencyId, id: referralId, intake_id: intakeId, patient_id: patientId }))
+    .with('links', (q) => (links.length > 0 ? q.insertInto('referral_documents').values(links) : q.selectNoFrom(sql.lit(1).as('none'))))
+    .insertInto('intakes')
+    .values({ ...record.intake, agency_id: agencyId, id: intakeId, referral_id: referralId })
+    .execute();
   return { referralId, intakeId, patientId };
 }
 

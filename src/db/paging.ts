@@ -73,16 +73,14 @@ function cursorValue(value: unknown): CursorValue {
 
 /**
  * One page of `filtered` (a query with its filters and selection, unordered) in `order`.
- * Offset pages count the matches (with `counted` when given: the same filters without the joins that
- * only add columns, which PostgreSQL cannot always drop); cursor pages carry the total counted on the
- * walk's first page, so walking a whole list costs one index range scan per page and time linear in its size.
+ * Offset pages count the matches; cursor pages carry the total counted on the walk's first page, so
+ * walking a whole list costs one index range scan per page and time linear in its size.
  */
-export async function listPage<DB, TB extends keyof DB, Row extends Record<string, unknown>, CountDB = DB, CountTB extends keyof CountDB = keyof CountDB>(
+export async function listPage<DB, TB extends keyof DB, Row extends Record<string, unknown>>(
   filtered: SelectQueryBuilder<DB, TB, Row>,
   order: ListOrder,
   request: PageRequest,
   seal: CursorSeal,
-  counted?: SelectQueryBuilder<CountDB, CountTB, unknown>,
 ): Promise<Page<Row>> {
   const limit = request.limit ?? paging.default_limit;
   if (request.cursor !== undefined && (request.offset ?? 0) > 0) {
@@ -91,7 +89,7 @@ export async function listPage<DB, TB extends keyof DB, Row extends Record<strin
   const state = request.cursor === undefined ? undefined : await decodeCursor(seal, request.cursor, order);
   const offset = state?.offset ?? request.offset ?? 0;
   const [total, fetched] = await Promise.all([
-    state ? state.total : counted ? countMatches(counted) : countMatches(filtered),
+    state ? state.total : countMatches(filtered),
     orderedRows(filtered, order, state).limit(limit + 1).offset(state ? 0 : offset).execute(),
   ]);
   const rows = fetched.slice(0, limit);

@@ -56,13 +56,16 @@ async function exercise(t: Test, env: Record<string, string>) {
   t.match(text.stdout, /id: +acme\nname: +Acme Home Health/);
 }
 
-t.test('on the embedded database (PGlite data directory)', async (t) => {
+// Engine-independent and embedded-store checks run once, in the PGlite run of the suite.
+const embeddedRun = { skip: process.env.TEST_DATABASE_URL ? 'covered by the PGlite run' : false };
+
+t.test('on the embedded database (PGlite data directory)', embeddedRun, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'admin-cli-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   await exercise(t, { DATA_DIR: dir });
 });
 
-t.test('a data directory held by another process: its message, exit 1, no stack trace', async (t) => {
+t.test('a data directory held by another process: its message, exit 1, no stack trace', embeddedRun, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'admin-cli-lock-'));
   const lock = acquireDataDirLock(dir);
   t.teardown(() => {
@@ -79,7 +82,7 @@ t.test('a data directory held by another process: its message, exit 1, no stack 
   t.notMatch(asText.stderr, /\n\s+at /, 'no stack trace');
 });
 
-t.test('usage errors exit 1 with the error as the one JSON object', async (t) => {
+t.test('usage errors exit 1 with the error as the one JSON object', embeddedRun, async (t) => {
   const unknown = await admin({ DATA_DIR: '/nonexistent' }, 'agency', 'frobnicate', '--json');
   t.equal(unknown.code, 1);
   t.match(json(t, unknown).error.message, /^unknown command "agency frobnicate"/);

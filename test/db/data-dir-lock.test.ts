@@ -6,6 +6,9 @@ import t, { type Test } from 'tap';
 import { acquireDataDirLock, LOCK_FILE } from '../../src/db/data-dir-lock.js';
 import { openDatabase } from '../../src/db/database.js';
 
+// The lock guards the embedded store only: once, in the PGlite run of the suite.
+const embeddedOnly = { skip: process.env.TEST_DATABASE_URL ? 'embedded store only: covered by the PGlite run' : false };
+
 // These use PGlite on disk whatever TEST_DATABASE_URL selects: the lock guards only the embedded engine.
 
 function tempDir(t: Test): string {
@@ -26,7 +29,7 @@ function writeForeignLock(dir: string, host = hostname()): void {
   writeFileSync(join(dir, LOCK_FILE), JSON.stringify(owner));
 }
 
-t.test('a second lock on the same directory is refused while the first is held', async (t) => {
+t.test('a second lock on the same directory is refused while the first is held', embeddedOnly, async (t) => {
   const dir = tempDir(t);
   const lock = acquireDataDirLock(dir);
   t.throws(() => acquireDataDirLock(dir), {
@@ -38,7 +41,7 @@ t.test('a second lock on the same directory is refused while the first is held',
   acquireDataDirLock(dir).release();
 });
 
-t.test('a stale lock left by a dead process is taken over', async (t) => {
+t.test('a stale lock left by a dead process is taken over', embeddedOnly, async (t) => {
   const dir = tempDir(t);
   writeForeignLock(dir);
   const lock = acquireDataDirLock(dir);
@@ -46,13 +49,13 @@ t.test('a stale lock left by a dead process is taken over', async (t) => {
   lock.release();
 });
 
-t.test('a lock held on another host is not taken over', async (t) => {
+t.test('a lock held on another host is not taken over', embeddedOnly, async (t) => {
   const dir = tempDir(t);
   writeForeignLock(dir, `not-${hostname()}`);
   t.throws(() => acquireDataDirLock(dir), { message: /in use by process \d+ on not-/ });
 });
 
-t.test('PGlite on disk: refused while open elsewhere; after close it reopens, over a stale lock, with its data', async (t) => {
+t.test('PGlite on disk: refused while open elsewhere; after close it reopens, over a stale lock, with its data', embeddedOnly, async (t) => {
   const dataDir = join(tempDir(t), 'data');
   const first = await openDatabase({ dataDir });
   t.teardown(() => first.close());

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { sql, type Kysely, type NotNull, type RawBuilder, type Transaction } from 'kysely';
 import type { DB } from '../db/schema.js';
 import { SQLSTATE, sqlState } from '../db/sql-state.js';
+import { reusableQuery } from '../db/reusable-query.js';
 import { PlatformError } from '../errors/platform-error.js';
 
 /** How long a command's result is kept and replayed (openapi.json info.description: 24 hours). */
@@ -104,6 +105,20 @@ async function storeResponse(trx: Transaction<DB>, id: CommandIdentity, response
     .execute();
 }
 
+interface StoredRow {
+  fingerprint: string;
+  response_status: number;
+  response_headers: Record<string, string>;
+  response_body: string;
+}
+
+function replayOf(row: StoredRow, id: CommandIdentity): StoredResponse {
+  if (row.fingerprint !== id.fingerprint) {
+    throw new PlatformError('PLATFORM_IDEMPOTENCY_CONFLICT', 'This idempotency key was already used with a different request (method, route or body).', { idempotencyKey: id.key });
+  }
+  return { status: row.response_status, headers: row.response_headers, body: row.response_body };
+}
+
 async function storedResponse(trx: Transaction<DB>, id: CommandIdentity): Promise<StoredResponse> {
   const row = await trx
     .selectFrom('idempotency_keys')
@@ -112,11 +127,21 @@ async function storedResponse(trx: Transaction<DB>, id: CommandIdentity): Promis
     // Another transaction's key becomes visible only with the response it stored.
     .$narrowType<{ response_status: NotNull; response_headers: NotNull; response_body: NotNull }>()
     .executeTakeFirstOrThrow();
-  if (row.fingerprint !== id.fingerprint) {
-    throw new PlatformError('PLATFORM_IDEMPOTENCY_CONFLICT', 'This idempotency key was already used with a different request (method, route or body).', { idempotencyKey: id.key });
-  }
-  return { status: row.response_status, headers: row.response_headers, body: row.response_body };
+  return replayOf(row, id);
 }
+
+/** A live key's stored response, read without a transaction: a response, once stored, never changes until the key expires. */
+const completedKey = reusableQuery('idempotency-completed', ['agencyId', 'extensionId', 'key'], (db, p) =>
+  db
+    .selectFrom('idempotency_keys')
+    .select(['fingerprint', 'response_status', 'response_headers', 'response_body'])
+    .where('agency_id', '=', p.agencyId)
+    .where('extension_id', '=', p.extensionId)
+    .where('key', '=', p.key)
+    .where('expires_at', '>', sql<Date>`now()`)
+    .where('response_status', 'is not', null)
+    .$narrowType<{ response_status: NotNull; response_headers: NotNull; response_body: NotNull }>(),
+);
 
 /**
  * Runs a command at most once per (agency, extension, key) within the retention.
@@ -137,6 +162,9 @@ export async function runIdempotent(
   lockWaitMs = DEFAULT_LOCK_WAIT_MS,
 ): Promise<IdempotentResult> {
   signal?.throwIfAborted();
+  // Retries of a finished command, the common case of a retry storm, replay in one round trip.
+  const [completed] = await completedKey(db, { agencyId: id.agencyId, extensionId: id.extensionId, key: id.key });
+  if (completed) return { response: replayOf(completed, id), replayed: true };
   try {
     return await db.transaction().execute(async (trx) => {
       if (!(await claim(trx, id, lockWaitMs))) return { response: await storedResponse(trx, id), replayed: true };

@@ -16,7 +16,7 @@ function displayName(p: { first_name: string; middle_name: string | null; last_n
 }
 
 function episode(view: PhiView, e: Pick<Selectable<EpisodesTable>, 'id' | 'type' | 'status' | 'start_date' | 'end_date'>): Schemas['Episode'] {
-  return { id: e.id, type: e.type, status: e.status, start_date: view.date(e.start_date)!, end_date: view.date(e.end_date) };
+  return { id: e.id, type: e.type, status: e.status, start_date: view.date(e.start_date), end_date: view.date(e.end_date) };
 }
 
 function currentEpisode(view: PhiView, row: PatientSummaryRow): Schemas['Episode'] | null {

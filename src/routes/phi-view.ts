@@ -3,6 +3,7 @@ import type { PolicyHolderJson } from '../db/tables/clinical.js';
 import type { Principal } from '../gateway/principal.js';
 import type { PseudonymService } from '../gateway/pseudonyms.js';
 import { birthYear, dateToYear, instantToYear, zip3 } from '../domain/deidentify.js';
+import { PlatformError } from '../errors/platform-error.js';
 
 type PolicyHolder = components['schemas']['PolicyHolder'];
 
@@ -20,6 +21,8 @@ export interface PhiView {
   readonly noPhi: boolean;
   patientId(id: string | null): string | null;
   instant(value: Date): string;
+  instant(value: Date | null): string | null;
+  date(value: string): string;
   date(value: string | null): string | null;
   zip(value: string | null): string | null;
   /** Names, free text and identifying numbers: as stored, or null in no_phi. */
@@ -27,12 +30,21 @@ export interface PhiView {
 }
 
 const isId = (id: string | null): id is string => id !== null;
+const asStored = <T>(value: T): T => value;
+
+/** A phi session sees everything as stored: one shared view, nothing built per request. */
+const PHI_VIEW: PhiView = {
+  noPhi: false,
+  patientId: asStored,
+  instant: ((value: Date | null) => value?.toISOString() ?? null) as PhiView['instant'],
+  date: asStored as PhiView['date'],
+  zip: asStored,
+  identifying: asStored,
+};
 
 /** The view for a response about these patients: one handle lookup for the whole page. */
 export async function phiView(ctx: SessionContext, patientIds: readonly (string | null)[]): Promise<PhiView> {
-  if (ctx.principal.phiMode !== 'no_phi') {
-    return { noPhi: false, patientId: (id) => id, instant: (v) => v.toISOString(), date: (v) => v, zip: (v) => v, identifying: (v) => v };
-  }
+  if (ctx.principal.phiMode !== 'no_phi') return PHI_VIEW;
   const handles = await ctx.pseudonyms.handlesFor(ctx.principal.agencyId, 'patient', patientIds.filter(isId));
   return {
     noPhi: true,
@@ -42,6 +54,16 @@ export async function phiView(ctx: SessionContext, patientIds: readonly (string 
     zip: zip3,
     identifying: () => null,
   };
+}
+
+/**
+ * A date filter of a no_phi session may only cut at a year boundary: a session that sees dates to the year
+ * would otherwise learn a row's day by narrowing the window. `boundary` is the year boundary nearest the bound,
+ * written as the bound is (the bound is refused unless it equals it).
+ */
+export function checkYearBoundary(ctx: SessionContext, field: string, bound: string, boundary: string): void {
+  if (ctx.principal.phiMode !== 'no_phi' || bound === boundary) return;
+  throw new PlatformError('PLATFORM_INVALID_INPUT', `In a no_phi session dates are known to the year only: ${field} must be a year boundary, such as ${boundary}.`, { field });
 }
 
 /** The real patient id behind a `patient_id` filter; a no_phi session can only send a handle of its agency. */

@@ -1,8 +1,7 @@
 import type { components } from '../generated/openapi.js';
 import { resourceNotFound, type Handler, type QueryParams } from './handler.js';
-import { PlatformError } from '../errors/platform-error.js';
 import { findReferral, listReferralSummaries, referralDocumentIds, type ReferralRow, type ReferralSummaryRow } from '../db/repositories/referrals.js';
-import { patientIdFilter, phiView, type PhiView } from './phi-view.js';
+import { checkYearBoundary, patientIdFilter, phiView, type PhiView, type SessionContext } from './phi-view.js';
 
 type ReferralSummary = components['schemas']['ReferralSummary'];
 type ReferralDetail = components['schemas']['ReferralDetail'];
@@ -49,22 +48,16 @@ function referralDetail(row: ReferralRow, documentIds: string[], view: PhiView):
   };
 }
 
-/**
- * A no_phi session knows referral dates to the year only, so its date range must be whole years:
- * a narrower range would reveal the day.
- */
-function checkWholeYears(query: QueryParams<'listReferrals'>): void {
-  const bounds = [['referral_date_from', query.referral_date_from, '-01-01'], ['referral_date_to', query.referral_date_to, '-12-31']] as const;
-  for (const [field, day, yearEdge] of bounds) {
-    if (day !== undefined && !day.endsWith(yearEdge)) {
-      throw new PlatformError('PLATFORM_INVALID_INPUT', `In a no_phi session ${field} must be a whole-year bound (YYYY${yearEdge}).`, { field });
-    }
-  }
+/** Whole days in UTC; in a no_phi session whole years (from January 1, to December 31). */
+function checkDateRange(ctx: SessionContext, query: QueryParams<'listReferrals'>): void {
+  const { referral_date_from: from, referral_date_to: to } = query;
+  if (from !== undefined) checkYearBoundary(ctx, 'referral_date_from', from, `${from.slice(0, 4)}-01-01`);
+  if (to !== undefined) checkYearBoundary(ctx, 'referral_date_to', to, `${to.slice(0, 4)}-12-31`);
 }
 
 export const listReferrals: Handler<'listReferrals'> = async (ctx) => {
   const { query, principal } = ctx;
-  if (principal.phiMode === 'no_phi') checkWholeYears(query);
+  checkDateRange(ctx, query);
   const filters = { ...query, patient_id: await patientIdFilter(ctx, query.patient_id) };
   const { rows, meta } = await listReferralSummaries(ctx.db, principal.agencyId, filters, query, ctx.cursorSeal);
   const view = await phiView(ctx, rows.map((r) => r.patient_id));

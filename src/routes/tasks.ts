@@ -3,13 +3,18 @@ import { resourceNotFound, type Handler, type RequestContext } from './handler.j
 import { PlatformError } from '../errors/platform-error.js';
 import { randomId } from '../identity/secrets.js';
 import { findTask, insertTask, updateTaskAtVersion, type TaskRow } from '../db/repositories/tasks.js';
-import { agencyUserExists, isStoredResourceType, resourceExists } from '../db/repositories/agency-resources.js';
+import { resourceExists } from '../db/repositories/agency-resources.js';
 import { checkTaskChange, expectedVersion } from '../domain/task-workflow.js';
 
 type Task = components['schemas']['Task'];
 type RelatedResource = components['schemas']['RelatedResource'];
 /** What the task helpers need of any task operation's context. */
 type TaskContext = Pick<RequestContext<'getTask'>, 'principal' | 'db' | 'pseudonyms' | 'audit' | 'reply'>;
+
+/** Related resources stored in this deployment; orders, remittances and collections are not built yet. */
+const LINKABLE_TYPES = ['patient', 'referral', 'intake', 'visit'] as const;
+type LinkableType = (typeof LINKABLE_TYPES)[number];
+const isLinkable = (type: string): type is LinkableType => (LINKABLE_TYPES as readonly string[]).includes(type);
 
 /** Roles a task can be assigned to instead of a person. */
 const ASSIGNABLE_ROLES = new Set(['marketer', 'clinician', 'reviewer']);
@@ -23,12 +28,12 @@ const pseudonymized = (ctx: TaskContext, type: string) => type === 'patient' && 
 
 async function relatedColumns(ctx: TaskContext, related: RelatedResource | undefined) {
   if (!related) return { related_type: null, related_id: null, related_collection_id: null };
-  if (!isStoredResourceType(related.type)) {
+  if (!isLinkable(related.type)) {
     throw invalid('related_resource.type', `Tasks cannot be linked to a ${related.type} in this deployment yet; link a patient, referral, intake or visit.`);
   }
   const agencyId = ctx.principal.agencyId;
   const id = pseudonymized(ctx, related.type) ? await ctx.pseudonyms.resolve(agencyId, 'patient', related.id) : related.id;
-  if (!(await resourceExists(ctx.db, agencyId, related.type, id))) {
+  if (!(await resourceExists(ctx.db, agencyId, { kind: related.type, id }))) {
     throw invalid('related_resource.id', `No ${related.type} ${related.id} in this agency.`);
   }
   return { related_type: related.type, related_id: id, related_collection_id: related.collection_id ?? null };
@@ -36,7 +41,7 @@ async function relatedColumns(ctx: TaskContext, related: RelatedResource | undef
 
 async function checkAssignee(ctx: TaskContext, assigneeId: string | null | undefined) {
   if (!assigneeId || ASSIGNABLE_ROLES.has(assigneeId)) return;
-  if (!(await agencyUserExists(ctx.db, ctx.principal.agencyId, assigneeId))) {
+  if (!(await resourceExists(ctx.db, ctx.principal.agencyId, { kind: 'agency_user', id: assigneeId }))) {
     throw invalid('assignee_id', `assignee_id must be a user of the agency or one of the roles ${[...ASSIGNABLE_ROLES].join(', ')}.`);
   }
 }

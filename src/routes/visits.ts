@@ -4,7 +4,7 @@ import { PlatformError } from '../errors/platform-error.js';
 import { listPage } from '../db/paging.js';
 import { filteredVisits, findVisit, VISIT_ORDER, type VisitFilters, type VisitRow } from '../db/repositories/visits.js';
 import { instantToYear } from '../domain/deidentify.js';
-import { patientIdFilter, phiView, type PhiView } from './phi-view.js';
+import { checkYearBoundary, patientIdFilter, phiView, type PhiView } from './phi-view.js';
 
 type VisitSummary = components['schemas']['VisitSummary'];
 type VisitDetail = components['schemas']['VisitDetail'];
@@ -21,8 +21,6 @@ function viewFor(ctx: VisitContext, rows: VisitRow[]): Promise<PhiView> {
   return phiView(ctx, rows.map((row) => row.patient_id));
 }
 
-const instantOrNull = (view: PhiView, value: Date | null) => (value === null ? null : view.instant(value));
-
 function toSummary(row: VisitRow, view: PhiView): VisitSummary {
   return {
     id: row.id,
@@ -33,8 +31,8 @@ function toSummary(row: VisitRow, view: PhiView): VisitSummary {
     status: row.status,
     scheduled_start: view.instant(row.scheduled_start),
     scheduled_end: view.instant(row.scheduled_end),
-    actual_start: instantOrNull(view, row.actual_start),
-    actual_end: instantOrNull(view, row.actual_end),
+    actual_start: view.instant(row.actual_start),
+    actual_end: view.instant(row.actual_end),
     clinician_id: row.clinician_id,
     clinician_name: row.clinician_name,
     office_id: row.office_id,
@@ -55,23 +53,17 @@ function toDetail(row: VisitRow, view: PhiView): VisitDetail {
   };
 }
 
-/**
- * A bound of the schedule window. In no_phi sessions visit times are known to the year only, so a
- * bound must be a year boundary: finer bounds would reveal the dates by narrowing the window.
- */
-function scheduleBound(field: 'scheduled_from' | 'scheduled_to', value: string | undefined, noPhi: boolean): Date | undefined {
+/** A bound of the schedule window; in a no_phi session, January 1 at 00:00 UTC. */
+function scheduleBound(ctx: VisitContext, field: 'scheduled_from' | 'scheduled_to', value: string | undefined): Date | undefined {
   if (value === undefined) return undefined;
   const bound = new Date(value);
-  if (noPhi && instantToYear(bound) !== bound.toISOString()) {
-    throw invalid(field, `In a no_phi session visit times are known to the year only: ${field} must be January 1 at 00:00 UTC, such as ${instantToYear(bound)}.`);
-  }
+  checkYearBoundary(ctx, field, bound.toISOString(), instantToYear(bound));
   return bound;
 }
 
 async function visitFilters(ctx: VisitContext, query: QueryParams<'listVisits'>): Promise<VisitFilters> {
-  const noPhi = ctx.principal.phiMode === 'no_phi';
-  const scheduledFrom = scheduleBound('scheduled_from', query.scheduled_from, noPhi);
-  const scheduledTo = scheduleBound('scheduled_to', query.scheduled_to, noPhi);
+  const scheduledFrom = scheduleBound(ctx, 'scheduled_from', query.scheduled_from);
+  const scheduledTo = scheduleBound(ctx, 'scheduled_to', query.scheduled_to);
   if (scheduledFrom && scheduledTo && scheduledFrom >= scheduledTo) {
     throw invalid('scheduled_to', 'scheduled_to must be later than scheduled_from (scheduled_from is inclusive, scheduled_to exclusive).');
   }

@@ -2,36 +2,10 @@ import { sql, type Kysely } from 'kysely';
 import type { DB } from '../schema.js';
 import { randomId } from '../../identity/secrets.js';
 import { reusableQuery } from '../reusable-query.js';
+import { missingResources } from './agency-resources.js';
 import type { IntakeStore, RecordedIds } from '../../domain/intake/pipeline.js';
 import type { IntakeRecord } from '../../domain/intake/records.js';
-import type { ReferenceCheck, ReferenceKind } from '../../domain/intake/references.js';
 import type { ChartRef, PatientIdentity } from '../../domain/intake/identity.js';
-
-const TABLES = {
-  patient: 'patients',
-  referral_source: 'referral_sources',
-  physician: 'physicians',
-  payor: 'payors',
-  hospital: 'hospitals',
-  agency_user: 'agency_users',
-  document: 'documents',
-} as const satisfies Record<ReferenceKind, keyof DB>;
-
-/** The checks whose id is not a row of its kind in the agency, in one round trip. */
-async function unknownReferences(db: Kysely<DB>, agencyId: string, checks: ReferenceCheck[]): Promise<ReferenceCheck[]> {
-  if (checks.length === 0) return [];
-  const kinds = [...new Set(checks.map((c) => c.kind))];
-  const lookups = kinds.map((kind) =>
-    db
-      .selectFrom(TABLES[kind])
-      .select([sql.lit(kind).as('kind'), 'id'])
-      .where('agency_id', '=', agencyId)
-      .where('id', 'in', checks.filter((c) => c.kind === kind).map((c) => c.id)),
-  );
-  const found = await lookups.reduce((all, lookup) => all.unionAll(lookup)).execute();
-  const known = new Set(found.map((row) => `${row.kind}:${row.id}`));
-  return checks.filter((c) => !known.has(`${c.kind}:${c.id}`));
-}
 
 /** Patients with their active episode, if any (at most one: episodes_one_active_idx). */
 function charts(db: Kysely<DB>, agencyId: string) {
@@ -105,7 +79,7 @@ async function recordIntake(db: Kysely<DB>, agencyId: string, record: IntakeReco
 export function referralIntakeStore(db: Kysely<DB>, agencyId: string): IntakeStore {
   return {
     officeForZip: (zip5) => officeForZip(db, agencyId, zip5),
-    unknownReferences: (checks) => unknownReferences(db, agencyId, checks),
+    unknownReferences: (checks) => missingResources(db, agencyId, checks),
     chartById: async (id) => toChartRef(await charts(db, agencyId).where('patients.id', '=', id).executeTakeFirst()),
     chartByIdentity: (identity) => chartByIdentity(db, agencyId, identity),
     record: (record) => recordIntake(db, agencyId, record),

@@ -1,9 +1,10 @@
 import type { components } from '../../generated/openapi.js';
 import { PlatformError } from '../../errors/platform-error.js';
+import type { AgencyResourceKind } from '../../db/repositories/agency-resources.js';
 
 type ReferralCreateRequest = components['schemas']['ReferralCreateRequest'];
 
-export type ReferenceKind = 'patient' | 'referral_source' | 'physician' | 'payor' | 'hospital' | 'agency_user' | 'document';
+export type ReferenceKind = Extract<AgencyResourceKind, 'patient' | 'referral_source' | 'physician' | 'payor' | 'hospital' | 'agency_user' | 'document'>;
 
 /** An id the request names, which must be a row of `kind` in the caller's agency. */
 export interface ReferenceCheck {

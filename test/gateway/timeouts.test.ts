@@ -1,0 +1,28 @@
+import pg from 'pg';
+import t from 'tap';
+import { buildSignedInApp } from '../helpers/app.js';
+import { testDatabase, testDatabaseUrl } from '../helpers/database.js';
+
+
+// A lock held by a second connection is the only dependable way to make a handler outlast its clock; PGlite has one connection.
+t.test('a command that outlasts the handler timeout answers 504 and commits nothing', { skip: process.env.TEST_DATABASE_URL ? false : 'needs a second PostgreSQL connection' }, async (t) => {
+  const { db } = await testDatabase();
+  const signed = await buildSignedInApp({ config: { handlerTimeoutMs: 300 } });
+  const blocker = new pg.Client({ connectionString: testDatabaseUrl() });
+  await blocker.connect();
+  t.teardown(() => blocker.end());
+  await blocker.query('begin');
+  await blocker.query('lock table tasks in access exclusive mode');
+
+  const request = { method: 'POST' as const, url: '/api/v1/ext/tasks', headers: { 'idempotency-key': 'timeout-key-0001' }, payload: { title: 'Slow' } };
+  const slow = await signed.request(request);
+  t.equal(slow.statusCode, 504);
+  t.match(slow.json().error, { code: 'PLATFORM_TIMEOUT', retryable: true });
+
+  await blocker.query('rollback');
+  const tasks = await db.selectFrom('tasks').select('id').where('agency_id', '=', signed.integration.agencyId).execute();
+  t.equal(tasks.length, 0, 'the task was not committed');
+  const retry = await signed.request(request);
+  t.equal(retry.statusCode, 200, 'the key was rolled back with it, so the retry runs');
+  t.notOk(retry.headers['idempotent-replayed']);
+});

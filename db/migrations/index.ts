@@ -6,6 +6,7 @@ import * as m0004 from './0004_usage.js';
 import * as m0005 from './0005_clinical.js';
 import * as m0006 from './0006_pseudonyms.js';
 import * as m0007 from './0007_service_secrets.js';
+import * as m0008 from './0008_metering_segments.js';
 
 /**
  * Every migration, in order. Listed by hand rather than read from the filesystem so the same list
@@ -19,4 +20,5 @@ export const migrations: Record<string, Migration> = {
   '0005_clinical': m0005,
   '0006_pseudonyms': m0006,
   '0007_service_secrets': m0007,
+  '0008_metering_segments': m0008,
 };

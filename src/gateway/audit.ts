@@ -101,13 +101,18 @@ export class AuditBuffer {
       throw new PlatformError('PLATFORM_AUDIT_WRITE_FAILED', 'The audit trail cannot keep up, so the request was refused rather than served unaudited.');
     }
     this.#pending.push({ ...event, occurredAt: event.occurredAt ?? new Date() });
-    if (this.#pending.length === this.#maxBatch) void this.flush();
+    // Full batches only: draining down to the last event would turn a steady load into a stream of small inserts.
+    if (this.#pending.length === this.#maxBatch) void this.#queue(this.#maxBatch);
   }
 
   /** Resolves when every event pushed before the call is written or, after a logged failure, still queued for retry. */
   flush(): Promise<void> {
-    // One drain at a time, in order; each call drains again, so it also covers events pushed during an earlier drain.
-    this.#flushes = this.#flushes.then(() => this.#drain());
+    return this.#queue(1);
+  }
+
+  /** One drain at a time, in order; each drains again, so it also covers events pushed during an earlier one. */
+  #queue(minBatch: number): Promise<void> {
+    this.#flushes = this.#flushes.then(() => this.#drain(minBatch));
     return this.#flushes;
   }
 
@@ -121,8 +126,8 @@ export class AuditBuffer {
     this.#pending = [];
   }
 
-  async #drain(): Promise<void> {
-    while (this.#pending.length > 0) {
+  async #drain(minBatch: number): Promise<void> {
+    while (this.#pending.length >= minBatch) {
       const settled = await this.#settle(this.#pending.slice(0, this.#maxBatch));
       this.#pending.splice(0, settled);
       if (settled === 0) return;

@@ -119,6 +119,19 @@ t.test('AuditBuffer', async (t) => {
     t.equal(buffer.pending, 0);
   });
 
+  t.test('under steady load writes full batches only; the remainder waits for the next batch or the timer', async (t) => {
+    const agencyId = await newAgency();
+    const buffer = new AuditBuffer(db, capturingLog(), { flushIntervalMs: hour, maxBatch: 2 });
+    t.teardown(() => buffer.close());
+    for (let i = 0; i < 3; i++) buffer.push(event(agencyId));
+    await until(async () => (await auditRows(agencyId)).length === 2);
+    await sleep(100);
+    t.equal((await auditRows(agencyId)).length, 2, 'the third is not written as a batch of one');
+    t.equal(buffer.pending, 1);
+    await buffer.flush();
+    t.equal((await auditRows(agencyId)).length, 3);
+  });
+
   t.test('flushes on its interval', async (t) => {
     const agencyId = await newAgency();
     const buffer = new AuditBuffer(db, capturingLog(), { flushIntervalMs: 50, maxBatch: 100 });

@@ -23,7 +23,7 @@ function eventsFor(extensionId: string, count: number, overrides: Partial<Meteri
 }
 
 async function requestIdsOf(extensionId: string): Promise<string[]> {
-  const rows = await db.selectFrom('metering_events').select('request_id').where('extension_id', '=', extensionId).orderBy('id').execute();
+  const rows = await db.selectFrom('metering_events').select('request_id').where('extension_id', '=', extensionId).orderBy(['segment_id', 'position']).execute();
   return rows.map((r) => r.request_id);
 }
 
@@ -79,7 +79,8 @@ t.test('recordMetering writes in the caller transaction: committed with it, roll
     request_id: 'req-1',
     occurred_at: new Date('2026-03-01T10:00:00Z'),
   });
-  t.type(rows[0].id, 'number');
+  t.type(rows[0].segment_id, 'number');
+  t.equal(rows[0].position, 1);
 });
 
 t.test('recordMetering fails as PLATFORM_METERING_WRITE_FAILED, with the database error as cause', async (t) => {
@@ -99,6 +100,21 @@ t.test('the buffer writes when a batch is full, not before', async (t) => {
   t.same(await requestIdsOf(extensionId), [], 'two of three: still buffered');
   buffer.push(third);
   t.same(await eventually(extensionId, 3), ['req-1', 'req-2', 'req-3']);
+});
+
+t.test('under steady load only full batches are written; the remainder waits for the next batch or the timer', async (t) => {
+  const extensionId = randomUUID();
+  const buffer = new MeteringBuffer(db, capturingLog(), { maxBatch: 2, flushIntervalMs: 60_000 });
+  t.teardown(() => buffer.close());
+  // The second push starts a write; the third arrives while it runs and is not written as a batch of one.
+  for (const event of eventsFor(extensionId, 3)) buffer.push(event);
+  t.same(await eventually(extensionId, 2), ['req-1', 'req-2']);
+  await new Promise((r) => setTimeout(r, 100));
+  t.same(await requestIdsOf(extensionId), ['req-1', 'req-2'], 'the third still waits');
+  await buffer.flush();
+  t.same(await requestIdsOf(extensionId), ['req-1', 'req-2', 'req-3']);
+  const segments = await db.selectFrom('metering_segments').select('request_ids').where('extension_id', '=', extensionId).orderBy('id').execute();
+  t.same(segments.map((s) => s.request_ids), [['req-1', 'req-2'], ['req-3']], 'one segment row per write');
 });
 
 t.test('the buffer writes on its interval', async (t) => {

@@ -15,8 +15,26 @@ export interface UsageWindowsTable {
   last_grant: number;
 }
 
-export interface MeteringEventsTable {
+/** The calls of one integration written by one flush (or one command), one array element per call. */
+export interface MeteringSegmentsTable {
   id: Generated<number>;
+  agency_id: string;
+  extension_id: string;
+  /** Offsets count from it; no call of the segment precedes it. */
+  base_at: Date;
+  last_at: Date;
+  operation_ids: string[];
+  statuses: number[];
+  cost_units: number[];
+  durations_ms: number[];
+  request_ids: string[];
+  offsets_ms: number[];
+}
+
+/** View: one row per metered call. */
+export interface MeteringEventsView {
+  segment_id: number;
+  position: number;
   agency_id: string;
   extension_id: string;
   operation_id: string;
@@ -29,5 +47,6 @@ export interface MeteringEventsTable {
 
 export interface UsageTables {
   usage_windows: UsageWindowsTable;
-  metering_events: MeteringEventsTable;
+  metering_segments: MeteringSegmentsTable;
+  metering_events: MeteringEventsView;
 }

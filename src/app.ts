@@ -35,12 +35,11 @@ export async function buildApp({ config, database, logger }: AppOptions) {
   app.addHook('onClose', async () => {
     closing = true;
   });
-  app.addHook('onRequest', async (request, reply) => {
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
-    if (closing) {
-      reply.header('connection', 'close');
-      throw new PlatformError('PLATFORM_SERVICE_UNAVAILABLE', 'The server is shutting down; retry on another instance.', undefined, { 'retry-after': '1' });
-    }
+    if (!closing) return done();
+    reply.header('connection', 'close');
+    done(new PlatformError('PLATFORM_SERVICE_UNAVAILABLE', 'The server is shutting down; retry on another instance.', undefined, { 'retry-after': '1' }));
   });
   installBodyParsers(app);
   installErrorHandler(app);

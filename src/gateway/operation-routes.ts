@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import type { Kysely, Transaction } from 'kysely';
 import { operations, type OperationDefinition, type OperationId } from '../generated/contract.js';
 import type { DB } from '../db/schema.js';
@@ -14,7 +14,8 @@ import { recordMetering, type MeteringBuffer, type MeteringEvent } from './meter
 import type { UsageLimiter } from './usage-limits.js';
 import type { PseudonymService } from './pseudonyms.js';
 import type { CursorSeal } from '../db/cursor-seal.js';
-import type { ExtensionPolicy, Principal } from './principal.js';
+import type { Principal } from './principal.js';
+import type { Authentication } from '../identity/authenticator.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -32,7 +33,10 @@ declare module 'fastify' {
 export interface GatewayServices {
   db: Kysely<DB>;
   handlerTimeoutMs: number;
-  authenticator: { authenticate(authorization: string | undefined): Promise<{ principal: Principal; policy: ExtensionPolicy }> };
+  authenticator: {
+    authenticate(authorization: string | undefined): Promise<Authentication>;
+    authenticateNow(authorization: string | undefined): Authentication | undefined;
+  };
   usageLimiter: UsageLimiter;
   metering: MeteringBuffer;
   audit: AuditBuffer;
@@ -48,16 +52,20 @@ function timeoutError(ms: number) {
 }
 
 /** Reads are only raced against the clock; nothing they started needs cancelling. */
-async function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(timeoutError(ms)), ms);
+function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(timeoutError(ms)), ms);
+    work.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (err) => {
+        clearTimeout(timer);
+        reject(err);
+      },
+    );
   });
-  try {
-    return await Promise.race([work, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 /** A command also gets a signal, so that its transaction refuses to commit once the clock has run out. */
@@ -97,22 +105,35 @@ class OperationRoute {
   }
 
   register(app: FastifyInstance) {
+    // Callback hooks, answered synchronously on a warm call: an async hook costs a promise and a microtask per request.
     app.route({
       method: this.operation.method,
       url: this.operation.url,
       config: { operationId: this.operation.operationId },
-      onRequest: (request, reply) => this.admit(request, reply),
-      preValidation: async (request) => {
-        checkContentType(this.operation, request);
-        validateRequest(this.operation, request);
-      },
+      onRequest: (request, reply, done) => this.admit(request, reply, done),
       handler: (request, reply) => (this.operation.command ? this.runCommand(request, reply) : this.runRead(request, reply)),
-      onResponse: async (request, reply) => this.record(request, reply),
+      onResponse: (request, reply, done) => {
+        this.record(request, reply);
+        done();
+      },
     });
   }
 
   /** Version, identity, access and limits, before any body is read. */
-  private async admit(request: FastifyRequest, reply: FastifyReply) {
+  private admit(request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) {
+    let authentication: Authentication | undefined;
+    try {
+      this.prepare(request, reply);
+      if (!this.operation.authenticated) return done();
+      authentication = this.services.authenticator.authenticateNow(request.headers.authorization);
+    } catch (err) {
+      return done(err as Error);
+    }
+    if (authentication) return this.limit(request, reply, authentication, done);
+    this.services.authenticator.authenticate(request.headers.authorization).then((a) => this.limit(request, reply, a, done), done);
+  }
+
+  private prepare(request: FastifyRequest, reply: FastifyReply) {
     request.deprecations = [];
     request.auditTrail = { resourceType: null, resourceIds: [] };
     request.principal = undefined;
@@ -121,11 +142,31 @@ class OperationRoute {
     request.replayed = false;
     if (this.containsPhi) reply.header('cache-control', 'no-store');
     request.contractVersion = negotiateVersion(request, reply);
-    if (!this.operation.authenticated) return;
-    const { principal, policy } = await this.services.authenticator.authenticate(request.headers.authorization);
-    request.principal = principal;
-    authorize(this.operation, principal, policy);
-    reply.headers(await this.services.usageLimiter.admit(policy, this.operation));
+  }
+
+  private limit(request: FastifyRequest, reply: FastifyReply, { principal, policy }: Authentication, done: HookHandlerDoneFunction) {
+    let headers: Record<string, string> | undefined;
+    try {
+      request.principal = principal;
+      authorize(this.operation, principal, policy);
+      headers = this.services.usageLimiter.admitNow(policy, this.operation);
+    } catch (err) {
+      return done(err as Error);
+    }
+    if (headers) {
+      reply.headers(headers);
+      return done();
+    }
+    this.services.usageLimiter.admit(policy, this.operation).then((reserved) => {
+      reply.headers(reserved);
+      done();
+    }, done);
+  }
+
+  /** Runs after the body is parsed, like a preValidation hook, without a hook's promise. */
+  private validate(request: FastifyRequest) {
+    checkContentType(this.operation, request);
+    validateRequest(this.operation, request);
   }
 
   private context(request: FastifyRequest, reply: FastifyReply, db: Kysely<DB>, signal: AbortSignal) {
@@ -154,6 +195,7 @@ class OperationRoute {
   }
 
   private async runRead(request: FastifyRequest, reply: FastifyReply) {
+    this.validate(request);
     const body = await withTimeout(this.handler(this.context(request, reply, this.services.db, NEVER_ABORTED)), this.services.handlerTimeoutMs);
     // PHI leaves only once its read is on the audit trail (the buffer refuses when it cannot keep up).
     if (this.containsPhi) this.auditNow(request, 200);
@@ -166,6 +208,7 @@ class OperationRoute {
    * response commit in one transaction, or nothing does.
    */
   private async runCommand(request: FastifyRequest, reply: FastifyReply) {
+    this.validate(request);
     const principal = request.principal!;
     const identity = {
       agencyId: principal.agencyId,

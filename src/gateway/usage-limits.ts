@@ -134,18 +134,29 @@ export class UsageLimiter {
     const nowMs = now.getTime();
     const demands = this.demands(policy, operation, nowMs);
     for (;;) {
-      const exhausted = demands.filter((d) => d.lease.available(d.limit) < d.units);
-      if (exhausted.length > 0) throw refusal(exhausted, demands, nowMs);
-      // Checked and spent with no await in between, so concurrent calls cannot spend the same units.
-      if (demands.every((d) => d.lease.local >= d.units)) {
-        for (const d of demands) {
-          d.lease.local -= d.units;
-          this.refillAhead(d);
-        }
-        return rateLimitHeaders(demands, nowMs);
-      }
+      const headers = this.spend(demands, nowMs);
+      if (headers) return headers;
       await Promise.all(demands.map((d) => this.topUp(d)));
     }
+  }
+
+  /** The same, without a promise, when this instance already holds the units (a warm call); undefined when admit() must reserve. */
+  admitNow(policy: ExtensionPolicy, operation: MeteredOperation): Record<string, string> | undefined {
+    const nowMs = Date.now();
+    return this.spend(this.demands(policy, operation, nowMs), nowMs);
+  }
+
+  /** Spends local units and returns the response headers; throws when a limit is reached; undefined when units must be reserved first. */
+  private spend(demands: Demand[], nowMs: number): Record<string, string> | undefined {
+    const exhausted = demands.filter((d) => d.lease.available(d.limit) < d.units);
+    if (exhausted.length > 0) throw refusal(exhausted, demands, nowMs);
+    if (!demands.every((d) => d.lease.local >= d.units)) return undefined;
+    // Checked and spent with no await in between, so concurrent calls cannot spend the same units.
+    for (const d of demands) {
+      d.lease.local -= d.units;
+      this.refillAhead(d);
+    }
+    return rateLimitHeaders(demands, nowMs);
   }
 
   private demands(policy: ExtensionPolicy, operation: MeteredOperation, nowMs: number): Demand[] {

@@ -62,6 +62,12 @@ function principalOf(claims: Record<string, unknown>): Principal {
   };
 }
 
+function admitted(principal: Principal, policy: ExtensionPolicy | undefined): Authentication {
+  if (!policy) throw invalidToken();
+  checkPolicy(principal, policy);
+  return { principal, policy };
+}
+
 function checkPolicy(principal: Principal, policy: ExtensionPolicy): void {
   const revokedBefore = policy.tokensRevokedBefore;
   // iat has whole seconds: a token from the second of a revocation counts as revoked (safe side).
@@ -90,16 +96,27 @@ export class Authenticator {
   ) {}
 
   async authenticate(authorization: string | undefined): Promise<Authentication> {
-    const principal = await this.principalFor(authorization);
-    const policy = await this.policies.get(principal.agencyId, principal.extensionId);
-    if (!policy) throw invalidToken();
-    checkPolicy(principal, policy);
-    return { principal, policy };
+    const principal = this.remembered(authorization) ?? (await this.verified(authorization));
+    return admitted(principal, await this.policies.get(principal.agencyId, principal.extensionId));
   }
 
-  private async principalFor(authorization: string | undefined): Promise<Principal> {
-    const remembered = authorization === undefined ? undefined : this.principals.get(authorization);
-    if (remembered && remembered.expiresAt.getTime() > Date.now()) return remembered;
+  /**
+   * The same answer without I/O or a promise when the token and its policy are both remembered (a reused token);
+   * undefined when authenticate() has to do the work.
+   */
+  authenticateNow(authorization: string | undefined): Authentication | undefined {
+    const principal = this.remembered(authorization);
+    if (!principal) return undefined;
+    const cached = this.policies.cached(principal.agencyId, principal.extensionId);
+    return cached && admitted(principal, cached.policy);
+  }
+
+  private remembered(authorization: string | undefined): Principal | undefined {
+    const principal = authorization === undefined ? undefined : this.principals.get(authorization);
+    return principal && principal.expiresAt.getTime() > Date.now() ? principal : undefined;
+  }
+
+  private async verified(authorization: string | undefined): Promise<Principal> {
     const token = bearerToken(authorization);
     let claims: Record<string, unknown>;
     try {

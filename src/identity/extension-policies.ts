@@ -42,13 +42,15 @@ async function loadPolicy(db: Kysely<DB>, agencyId: string, extensionId: string)
   };
 }
 
+const keyOf = (agencyId: string, extensionId: string) => `${agencyId}\u0000${extensionId}`;
+
 /**
  * Extension policies by (agency, extension), each cached for at most `ttlMs`: the bound within which disabling,
  * revocation and policy changes made anywhere reach this instance. 0 reads the database on every request.
  */
 export class ExtensionPolicies {
   private cache = new Map<string, Entry>();
-  private loading = new Map<string, Promise<ExtensionPolicy | undefined>>();
+  private loading = new Map<string, Promise<Entry>>();
 
   constructor(
     private readonly db: Kysely<DB>,
@@ -56,21 +58,26 @@ export class ExtensionPolicies {
   ) {}
 
   async get(agencyId: string, extensionId: string): Promise<ExtensionPolicy | undefined> {
-    const key = `${agencyId}\u0000${extensionId}`;
-    const cached = this.cache.get(key);
-    if (cached && Date.now() - cached.loadedAt < this.ttlMs) return cached.policy;
-    return this.load(key, agencyId, extensionId);
+    return (this.cached(agencyId, extensionId) ?? (await this.load(agencyId, extensionId))).policy;
   }
 
-  private load(key: string, agencyId: string, extensionId: string): Promise<ExtensionPolicy | undefined> {
+  /** The policy while its cached read is fresh (`policy` undefined: no such integration), without I/O; else undefined. */
+  cached(agencyId: string, extensionId: string): { policy: ExtensionPolicy | undefined } | undefined {
+    const cached = this.cache.get(keyOf(agencyId, extensionId));
+    return cached && Date.now() - cached.loadedAt < this.ttlMs ? cached : undefined;
+  }
+
+  private load(agencyId: string, extensionId: string): Promise<Entry> {
+    const key = keyOf(agencyId, extensionId);
     let pending = this.loading.get(key);
     if (!pending) {
       const startedAt = Date.now();
       pending = loadPolicy(this.db, agencyId, extensionId)
         .then((policy) => {
           // Aged from when the read started: a change committed during the read is seen within ttlMs of it.
-          if (this.ttlMs > 0) this.cache.set(key, { policy, loadedAt: startedAt });
-          return policy;
+          const entry = { policy, loadedAt: startedAt };
+          if (this.ttlMs > 0) this.cache.set(key, entry);
+          return entry;
         })
         .finally(() => this.loading.delete(key));
       this.loading.set(key, pending);

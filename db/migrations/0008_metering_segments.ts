@@ -31,6 +31,12 @@ export async function up(db: Kysely<any>): Promise<void> {
         and cardinality(request_ids) = cardinality(operation_ids) and cardinality(offsets_ms) = cardinality(operation_ids)`,
     )
     .execute();
+  // Uncompressed: request ids hardly compress, and compressing every flush cost the database a third of its insert time.
+  await sql`
+    alter table metering_segments
+      alter column operation_ids set storage external, alter column statuses set storage external,
+      alter column cost_units set storage external, alter column durations_ms set storage external,
+      alter column request_ids set storage external, alter column offsets_ms set storage external`.execute(db);
   await db.schema
     .createIndex('metering_segments_agency_extension_base_at')
     .on('metering_segments')

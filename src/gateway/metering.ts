@@ -31,7 +31,11 @@ export interface MeteringBufferOptions {
   maxPending?: number;
 }
 
-/** One segment row per integration: the database stores a flush's calls as array elements, not as rows. */
+/**
+ * One segment row per integration: the database stores a flush's calls as array elements, not as rows.
+ * Each array travels as JSON (serialized natively) rather than as an array literal that pg escapes
+ * element by element in JavaScript; the casts still make the database refuse a malformed value.
+ */
 async function insertEvents(db: Kysely<DB>, events: MeteringEvent[]): Promise<void> {
   const byIntegration = new Map<string, MeteringEvent[]>();
   for (const event of events) {
@@ -40,23 +44,22 @@ async function insertEvents(db: Kysely<DB>, events: MeteringEvent[]): Promise<vo
     if (group) group.push(event);
     else byIntegration.set(key, [event]);
   }
-  await db.insertInto('metering_segments').values([...byIntegration.values()].map(segmentOf)).execute();
+  await sql`
+    insert into metering_segments (agency_id, extension_id, base_at, last_at, operation_ids, statuses, cost_units, durations_ms, request_ids, offsets_ms)
+    values ${sql.join([...byIntegration.values()].map(segmentOf))}`.execute(db);
+}
+
+function jsonArray(values: (string | number)[], type: 'text' | 'int') {
+  return sql`array(select v::${sql.raw(type)} from json_array_elements_text(${JSON.stringify(values)}::json) with ordinality as e(v, n) order by n)`;
 }
 
 function segmentOf(events: MeteringEvent[]) {
-  const base = Math.min(...events.map((e) => e.occurredAt.getTime()));
-  return {
-    agency_id: events[0].agencyId,
-    extension_id: events[0].extensionId,
-    base_at: new Date(base),
-    last_at: new Date(Math.max(...events.map((e) => e.occurredAt.getTime()))),
-    operation_ids: events.map((e) => e.operationId),
-    statuses: events.map((e) => e.status),
-    cost_units: events.map((e) => e.costUnits),
-    durations_ms: events.map((e) => Math.round(e.durationMs)),
-    request_ids: events.map((e) => e.requestId),
-    offsets_ms: events.map((e) => e.occurredAt.getTime() - base),
-  };
+  const times = events.map((e) => e.occurredAt.getTime());
+  const base = Math.min(...times);
+  return sql`(${events[0].agencyId}, ${events[0].extensionId}, ${new Date(base)}, ${new Date(Math.max(...times))},
+    ${jsonArray(events.map((e) => e.operationId), 'text')}, ${jsonArray(events.map((e) => e.status), 'int')},
+    ${jsonArray(events.map((e) => e.costUnits), 'int')}, ${jsonArray(events.map((e) => Math.round(e.durationMs)), 'int')},
+    ${jsonArray(events.map((e) => e.requestId), 'text')}, ${jsonArray(times.map((t) => t - base), 'int')})`;
 }
 
 /**

@@ -61,6 +61,9 @@ class Lease {
   }
 }
 
+/** One integration's current lease per kind. */
+type IntegrationLeases = Partial<Record<UsageKind, Lease>>;
+
 interface Demand {
   lease: Lease;
   limit: number;
@@ -78,10 +81,11 @@ function secondsUntil(endMs: number, nowMs: number): number {
 
 /** RateLimit-Policy and RateLimit (draft-ietf-httpapi-ratelimit-headers) for the request windows; cost units are not requests. */
 function rateLimitHeaders(demands: Demand[], nowMs: number): Record<string, string> {
-  const requestWindows = demands.filter((d) => d.lease.kind !== 'cost');
+  // demands() lists the request windows first: minute, then day.
+  const [minute, day] = demands;
   return {
-    'ratelimit-policy': requestWindows.map((d) => `"${d.lease.kind}";q=${d.limit};w=${WINDOWS[d.lease.kind].lengthMs / 1000}`).join(', '),
-    ratelimit: requestWindows.map((d) => `"${d.lease.kind}";r=${d.lease.available(d.limit)};t=${secondsUntil(d.lease.end, nowMs)}`).join(', '),
+    'ratelimit-policy': `"minute";q=${minute.limit};w=${MINUTE_MS / 1000}, "day";q=${day.limit};w=${DAY_MS / 1000}`,
+    ratelimit: `"minute";r=${minute.lease.available(minute.limit)};t=${secondsUntil(minute.lease.end, nowMs)}, "day";r=${day.lease.available(day.limit)};t=${secondsUntil(day.lease.end, nowMs)}`,
   };
 }
 
@@ -115,7 +119,9 @@ function refusal(exhausted: Demand[], demands: Demand[], nowMs: number): Platfor
  * so a warm call touches no database; the units granted across instances never exceed a limit.
  */
 export class UsageLimiter {
-  private readonly leases = new Map<string, Lease>();
+  private readonly leases = new Map<string, IntegrationLeases>();
+  /** The same leases reached from a cached policy object, so a warm call builds no key. */
+  private readonly leasesByPolicy = new WeakMap<ExtensionPolicy, IntegrationLeases>();
   private readonly maxLease: number;
 
   constructor(
@@ -160,24 +166,35 @@ export class UsageLimiter {
   }
 
   private demands(policy: ExtensionPolicy, operation: MeteredOperation, nowMs: number): Demand[] {
+    const leases = this.leasesOf(policy);
     const demands = [
-      { lease: this.leaseFor(policy, 'minute', nowMs), limit: policy.rateLimitPerMinute, units: 1 },
-      { lease: this.leaseFor(policy, 'day', nowMs), limit: policy.dailyQuota, units: 1 },
+      { lease: this.leaseFor(leases, policy, 'minute', nowMs), limit: policy.rateLimitPerMinute, units: 1 },
+      { lease: this.leaseFor(leases, policy, 'day', nowMs), limit: policy.dailyQuota, units: 1 },
     ];
     if (operation.costBudgeted && operation.costUnits > 0 && policy.dailyCostBudget !== null) {
-      demands.push({ lease: this.leaseFor(policy, 'cost', nowMs), limit: policy.dailyCostBudget, units: operation.costUnits });
+      demands.push({ lease: this.leaseFor(leases, policy, 'cost', nowMs), limit: policy.dailyCostBudget, units: operation.costUnits });
     }
     return demands;
   }
 
-  private leaseFor({ agencyId, extensionId }: ExtensionPolicy, kind: UsageKind, nowMs: number): Lease {
+  private leasesOf(policy: ExtensionPolicy): IntegrationLeases {
+    let leases = this.leasesByPolicy.get(policy);
+    if (!leases) {
+      const key = `${policy.agencyId}\n${policy.extensionId}`;
+      leases = this.leases.get(key) ?? {};
+      this.leases.set(key, leases);
+      this.leasesByPolicy.set(policy, leases);
+    }
+    return leases;
+  }
+
+  private leaseFor(leases: IntegrationLeases, { agencyId, extensionId }: ExtensionPolicy, kind: UsageKind, nowMs: number): Lease {
     const start = nowMs - (nowMs % WINDOWS[kind].lengthMs);
-    const key = `${agencyId}\n${extensionId}\n${kind}`;
-    const current = this.leases.get(key);
+    const current = leases[kind];
     if (current?.start === start) return current;
     const fresh = new Lease(agencyId, extensionId, kind, start);
     // A late call from the previous window must not evict the current window's lease.
-    if (!current || current.start < start) this.leases.set(key, fresh);
+    if (!current || current.start < start) leases[kind] = fresh;
     return fresh;
   }
 

@@ -79,6 +79,8 @@ function checkPolicy(principal: Principal, policy: ExtensionPolicy): void {
   }
 }
 
+const rememberedBy = (authorization: string) => authorization.slice(-43);
+
 /** Verified tokens remembered at once; past it the oldest is forgotten (and verified again if it comes back). */
 const MAX_REMEMBERED_TOKENS = 10_000;
 
@@ -88,7 +90,8 @@ const MAX_REMEMBERED_TOKENS = 10_000;
  * Authorization header that carried it, until the token expires.
  */
 export class Authenticator {
-  private principals = new Map<string, Principal>();
+  /** By the header's last characters (part of the signature): hashing a whole header cost more than the rest of a warm authentication. */
+  private principals = new Map<string, { authorization: string; principal: Principal }>();
 
   constructor(
     private readonly verify: TokenVerifier,
@@ -112,22 +115,24 @@ export class Authenticator {
   }
 
   private remembered(authorization: string | undefined): Principal | undefined {
-    const principal = authorization === undefined ? undefined : this.principals.get(authorization);
-    return principal && principal.expiresAt.getTime() > Date.now() ? principal : undefined;
+    const entry = authorization === undefined ? undefined : this.principals.get(rememberedBy(authorization));
+    if (!entry || entry.authorization !== authorization) return undefined;
+    return entry.principal.expiresAt.getTime() > Date.now() ? entry.principal : undefined;
   }
 
   private async verified(authorization: string | undefined): Promise<Principal> {
     const token = bearerToken(authorization);
+    const key = rememberedBy(authorization!);
     let claims: Record<string, unknown>;
     try {
       claims = await this.verify(token);
     } catch (err) {
-      this.principals.delete(authorization!);
+      this.principals.delete(key);
       throw verificationFailure(err);
     }
     const principal = principalOf(claims);
     if (this.principals.size >= MAX_REMEMBERED_TOKENS) this.principals.delete(this.principals.keys().next().value!);
-    this.principals.set(authorization!, principal);
+    this.principals.set(key, { authorization: authorization!, principal });
     return principal;
   }
 }

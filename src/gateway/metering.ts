@@ -55,8 +55,10 @@ function jsonArray(values: (string | number)[], type: 'text' | 'int') {
 
 function segmentOf(events: MeteringEvent[]) {
   const times = events.map((e) => e.occurredAt.getTime());
-  const base = Math.min(...times);
-  return sql`(${events[0].agencyId}, ${events[0].extensionId}, ${new Date(base)}, ${new Date(Math.max(...times))},
+  // A reduce, not Math.min(...times): spreading a large configured batch would overflow the call stack.
+  const base = times.reduce((a, b) => Math.min(a, b));
+  const last = times.reduce((a, b) => Math.max(a, b));
+  return sql`(${events[0].agencyId}, ${events[0].extensionId}, ${new Date(base)}, ${new Date(last)},
     ${jsonArray(events.map((e) => e.operationId), 'text')}, ${jsonArray(events.map((e) => e.status), 'int')},
     ${jsonArray(events.map((e) => e.costUnits), 'int')}, ${jsonArray(events.map((e) => Math.round(e.durationMs)), 'int')},
     ${jsonArray(events.map((e) => e.requestId), 'text')}, ${jsonArray(times.map((t) => t - base), 'int')})`;

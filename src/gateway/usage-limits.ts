@@ -147,8 +147,7 @@ export class UsageLimiter {
   }
 
   /** The same, without a promise, when this instance already holds the units (a warm call); undefined when admit() must reserve. */
-  admitNow(policy: ExtensionPolicy, operation: MeteredOperation): Record<string, string> | undefined {
-    const nowMs = Date.now();
+  admitNow(policy: ExtensionPolicy, operation: MeteredOperation, nowMs: number = Date.now()): Record<string, string> | undefined {
     return this.spend(this.demands(policy, operation, nowMs), nowMs);
   }
 

@@ -182,6 +182,25 @@ t.test('leasing: with a large limit, calls cost far less than one database round
   t.ok(counter.queries - before <= 22, `10 000 concurrent calls: ${counter.queries - before} statements`);
 });
 
+t.test('admitNow answers a warm call from leased units without the database, and refuses exactly as admit does', async (t) => {
+  const { counted, counter } = counting(db);
+  const limiter = new UsageLimiter(counted);
+  const now = MORNING.getTime();
+  const p = policy({ rateLimitPerMinute: 600 });
+  t.equal(limiter.admitNow(p, getPatient, now), undefined, 'cold: nothing leased yet, admit() must reserve');
+  await limiter.admit(p, getPatient, MORNING);
+  const queries = counter.queries;
+  t.match(limiter.admitNow(p, getPatient, now), { ratelimit: /"minute";r=\d+;t=42/ }, 'warm: spent locally');
+  t.equal(counter.queries, queries, 'no statement for a warm call');
+
+  const small = policy({ rateLimitPerMinute: 2 });
+  await limiter.admit(small, getPatient, MORNING);
+  await limiter.admit(small, getPatient, MORNING);
+  const [viaAdmit, viaAdmitNow] = [await refusalOf(limiter.admit(small, getPatient, MORNING)), await refusalOf(Promise.resolve().then(() => limiter.admitNow(small, getPatient, now)))];
+  t.match(viaAdmitNow, { code: 'PLATFORM_RATE_LIMITED', status: 429 });
+  t.same(viaAdmitNow.headers, viaAdmit.headers, 'same Retry-After and RateLimit headers');
+});
+
 t.test('a large lease is refilled when half spent, before any call has to wait for it', async (t) => {
   let releaseResults = () => {};
   let held = Promise.resolve();

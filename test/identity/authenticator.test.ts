@@ -189,6 +189,22 @@ t.test('warm caches: no query and no signature check per request; changes take e
   t.equal(queries, 1, 'one policy read per extension per bound');
 });
 
+t.test('authenticateNow answers only from warm caches, with the same refusals, within the same bound', async (t) => {
+  const authenticator = new Authenticator(createTokenVerifier(app.keyRing, tokenSettings(config)), new ExtensionPolicies(db, 400));
+  const mine = await createTestIntegration(db);
+  const authorization = `Bearer ${await tokenFor(mine)}`;
+  t.equal(authenticator.authenticateNow(authorization), undefined, 'cold: the token must be verified first');
+  const warm = await authenticator.authenticate(authorization);
+  t.same(authenticator.authenticateNow(authorization), warm, 'warm: the same principal and policy, without a promise');
+  t.equal(authenticator.authenticateNow(authorization.replace('Bearer ', 'Bearer  ')), undefined, 'another header with the same tail is not taken for it');
+  await setIntegrationStatus(db, mine.clientId, 'disabled');
+  t.same(authenticator.authenticateNow(authorization), warm, 'within the bound the cached policy answers');
+  await new Promise((resolve) => setTimeout(resolve, 450));
+  t.equal(authenticator.authenticateNow(authorization), undefined, 'past the bound the policy must be read again');
+  t.match(await outcome(() => authenticator.authenticate(authorization)), { status: 403, code: 'PLATFORM_EXTENSION_DISABLED' });
+  t.match(await outcome(async () => authenticator.authenticateNow(authorization)), { status: 403, code: 'PLATFORM_EXTENSION_DISABLED' }, 'then refused synchronously');
+});
+
 t.test('key rotation: old tokens verify until verify_until, new tokens carry the new kid', async (t) => {
   const mine = await createTestIntegration(db);
   const before = await tokenFor(mine);

@@ -1,7 +1,17 @@
+import { createHash } from 'node:crypto';
 import type { Compilable, CompiledQuery, Kysely } from 'kysely';
 import type { DB } from './schema.js';
 
 const MARK = '\u0000param:';
+
+/**
+ * Marks a statement for PostgreSQL to prepare (src/db/postgres.ts), under `name` and a hash of its text: each
+ * distinct text is prepared once per connection, so mark only statements that take a few texts, never one per call.
+ */
+export function asPrepared<Row>(name: string, query: CompiledQuery<Row>): CompiledQuery<Row> {
+  const text = createHash('sha1').update(query.sql).digest('base64url').slice(0, 12);
+  return { ...query, sql: `/* prepared:${name}-${text} */ ${query.sql}` };
+}
 
 /**
  * A query built and compiled once, then rerun with new parameter values, and on PostgreSQL sent as a named
@@ -15,9 +25,9 @@ export function reusableQuery<P extends string, Row>(name: string, names: readon
     const query = build(db, Object.fromEntries(names.map((param) => [param, MARK + param])) as Record<P, string>).compile();
     const unused = names.filter((param) => !query.parameters.includes(MARK + param));
     if (unused.length > 0) throw new Error(`reusableQuery ${name}: parameters ${unused.join(', ')} are not values of the query`);
-    return { ...query, sql: `/* prepared:${name} */ ${query.sql}` };
+    return asPrepared(name, query);
   };
-  return async (db: Kysely<DB>, values: Record<P, string>): Promise<Row[]> => {
+  return async (db: Kysely<DB>, values: Record<P, string | null>): Promise<Row[]> => {
     compiled ??= compile(db);
     const parameters = compiled.parameters.map((p) => (typeof p === 'string' && p.startsWith(MARK) ? values[p.slice(MARK.length) as P] : p));
     return (await db.executeQuery<Row>({ ...compiled, parameters })).rows;

@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { DB } from '../db/schema.js';
 import { isRejectedRow } from '../db/sql-state.js';
 import type { AuditOutcome } from '../db/tables/command-ledger.js';
@@ -17,7 +17,7 @@ export interface AuditEvent {
   phiMode: PhiMode;
   sourceSystem?: string | null;
   externalReferenceId?: string | null;
-  /** Default: when the record is written (the transaction's start time for recordAudit, push time for AuditBuffer). */
+  /** Default: when the record is written (the transaction's start time in a command's ledger, push time for AuditBuffer). */
   occurredAt?: Date;
 }
 
@@ -26,35 +26,21 @@ export interface AuditLog {
 }
 
 /**
- * One JSON parameter whatever the batch size: PHI reads are audited one row per call, and a multi-row VALUES
- * built per batch costs the event loop several times what the database spends on it.
+ * The INSERT of the events, with one JSON parameter whatever the batch size: PHI reads are audited one row per call,
+ * and a multi-row VALUES built per batch costs the event loop several times what the database spends on it.
+ * Its text depends on nothing but the parameter, so a command's ledger statement can embed it and stay prepared.
  */
-async function insertEvents(db: Kysely<DB>, events: AuditEvent[]): Promise<void> {
+export function insertAuditEvents(events: AuditEvent[]): RawBuilder<unknown> {
   const rows = JSON.stringify(events.map((e) => [
     e.agencyId, e.extensionId, e.operationId, e.resourceType, e.resourceIds, e.outcome, e.status, e.requestId, e.phiMode,
     e.sourceSystem ?? null, e.externalReferenceId ?? null, e.occurredAt ?? null,
   ]));
-  await sql`
+  return sql`
     insert into audit_events (agency_id, extension_id, operation_id, resource_type, resource_ids, outcome, status, request_id, phi_mode,
       source_system, external_reference_id, occurred_at)
     select r->>0, r->>1, r->>2, r->>3, array(select jsonb_array_elements_text(r->4)), r->>5, (r->>6)::int, r->>7, r->>8,
       r->>9, r->>10, coalesce((r->>11)::timestamptz, now())
-    from jsonb_array_elements(${rows}::jsonb) as r`.execute(db);
-}
-
-/**
- * Writes one audit record; for a command, pass its transaction so the record commits or rolls back with it.
- * A failure throws PLATFORM_AUDIT_WRITE_FAILED (the database error is its `cause`); on PostgreSQL it also leaves
- * the transaction aborted, so the command cannot commit without its record.
- */
-export async function recordAudit(db: Kysely<DB>, event: AuditEvent): Promise<void> {
-  try {
-    await insertEvents(db, [event]);
-  } catch (err) {
-    const failure = new PlatformError('PLATFORM_AUDIT_WRITE_FAILED', 'The audit record could not be written, so nothing of the command was committed.');
-    failure.cause = err;
-    throw failure;
-  }
+    from jsonb_array_elements(${rows}::jsonb) as r`;
 }
 
 export interface AuditBufferOptions {
@@ -137,7 +123,7 @@ export class AuditBuffer {
   /** Writes the batch; returns how many events from its front are done with (written or dropped). */
   async #settle(batch: AuditEvent[]): Promise<number> {
     try {
-      await insertEvents(this.#db, batch);
+      await insertAuditEvents(batch).execute(this.#db);
       return batch.length;
     } catch (err) {
       if (!isRejectedRow(err)) {

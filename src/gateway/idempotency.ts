@@ -4,6 +4,7 @@ import type { DB } from '../db/schema.js';
 import { SQLSTATE, sqlState } from '../db/sql-state.js';
 import { reusableQuery } from '../db/reusable-query.js';
 import { PlatformError } from '../errors/platform-error.js';
+import { writeCommandLedger, type CommandLedger } from './command-ledger.js';
 
 /** How long a command's result is kept and replayed (openapi.json info.description: 24 hours). */
 export const IDEMPOTENCY_RETENTION_HOURS = 24;
@@ -54,23 +55,23 @@ function keyOf(id: CommandIdentity) {
 /**
  * Inserts the key, or takes over an expired one. On PostgreSQL the insert waits while another transaction holds
  * an uncommitted row for the key, so a twin request blocks here until the first commits (replay) or rolls back (we run).
- * Returns false when a live key exists; the row is then locked until we finish.
+ * Returns no row when a live key exists; the row is then locked until we finish.
  * The row is selected from a set_config() call, which bounds this wait and every later lock wait of the transaction
  * (transaction-local: the pooled connection gets its setting back at the end) without a round trip of its own.
  */
-async function claim(trx: Transaction<DB>, id: CommandIdentity, lockWaitMs: number): Promise<boolean> {
-  const claimed = await trx
+const claimKey = reusableQuery('idempotency-claim', ['agencyId', 'extensionId', 'key', 'operationId', 'fingerprint', 'lockTimeout'], (db, p) =>
+  db
     .insertInto('idempotency_keys')
     .columns(['agency_id', 'extension_id', 'key', 'operation_id', 'fingerprint', 'expires_at'])
     .expression((eb) =>
       eb
-        .selectFrom(sql<{ lock_timeout: string }>`(select set_config('lock_timeout', ${`${lockWaitMs}ms`}, true))`.as('bounded'))
+        .selectFrom(sql<{ lock_timeout: string }>`(select set_config('lock_timeout', ${p.lockTimeout}, true))`.as('bounded'))
         .select([
-          sql.val(id.agencyId).as('agency_id'),
-          sql.val(id.extensionId).as('extension_id'),
-          sql.val(id.key).as('key'),
-          sql.val(id.operationId).as('operation_id'),
-          sql.val(id.fingerprint).as('fingerprint'),
+          sql.val(p.agencyId).as('agency_id'),
+          sql.val(p.extensionId).as('extension_id'),
+          sql.val(p.key).as('key'),
+          sql.val(p.operationId).as('operation_id'),
+          sql.val(p.fingerprint).as('fingerprint'),
           sql<Date>`now() + make_interval(hours => ${IDEMPOTENCY_RETENTION_HOURS})`.as('expires_at'),
         ]),
     )
@@ -88,21 +89,16 @@ async function claim(trx: Transaction<DB>, id: CommandIdentity, lockWaitMs: numb
         }))
         .where('idempotency_keys.expires_at', '<=', sql<Date>`now()`),
     )
-    .returning('key')
-    .executeTakeFirst()
-    .catch((err: unknown) => {
-      if (sqlState(err) !== SQLSTATE.lockNotAvailable) throw err;
-      throw new PlatformError('PLATFORM_CONCURRENT_MODIFICATION', 'A request with this idempotency key is still running; retry shortly to get its response.', { idempotencyKey: id.key });
-    });
-  return claimed !== undefined;
-}
+    .returning('key'),
+);
 
-async function storeResponse(trx: Transaction<DB>, id: CommandIdentity, response: StoredResponse): Promise<void> {
-  await trx
-    .updateTable('idempotency_keys')
-    .set({ response_status: response.status, response_headers: JSON.stringify(response.headers), response_body: response.body })
-    .where((eb) => eb.and(keyOf(id)))
-    .execute();
+async function claim(trx: Transaction<DB>, id: CommandIdentity, lockWaitMs: number): Promise<boolean> {
+  const { agencyId, extensionId, key, operationId, fingerprint } = id;
+  const claimed = await claimKey(trx, { agencyId, extensionId, key, operationId, fingerprint, lockTimeout: `${lockWaitMs}ms` }).catch((err: unknown) => {
+    if (sqlState(err) !== SQLSTATE.lockNotAvailable) throw err;
+    throw new PlatformError('PLATFORM_CONCURRENT_MODIFICATION', 'A request with this idempotency key is still running; retry shortly to get its response.', { idempotencyKey: id.key });
+  });
+  return claimed.length > 0;
 }
 
 interface StoredRow {
@@ -145,8 +141,8 @@ const completedKey = reusableQuery('idempotency-completed', ['agencyId', 'extens
 
 /**
  * Runs a command at most once per (agency, extension, key) within the retention.
- * In one transaction: claim the key, run `execute(trx)` (which writes everything of the command through trx and returns
- * the response to store), store the response, commit. A retry with the same fingerprint gets the stored response
+ * In one transaction: claim the key, run `execute(trx)` (which writes the command's own rows through trx and returns
+ * its ledger: audit record, metering event and the response to store), write the ledger, commit. A retry with the same fingerprint gets the stored response
  * (replayed: true) without running anything; another fingerprint gets PLATFORM_IDEMPOTENCY_CONFLICT.
  * `lockWaitMs` bounds every lock wait of the command, the wait of a retry for its still-running first included;
  * beyond it: PLATFORM_CONCURRENT_MODIFICATION (retryable).
@@ -157,7 +153,7 @@ const completedKey = reusableQuery('idempotency-completed', ['agencyId', 'extens
 export async function runIdempotent(
   db: Kysely<DB>,
   id: CommandIdentity,
-  execute: (trx: Transaction<DB>) => Promise<StoredResponse>,
+  execute: (trx: Transaction<DB>) => Promise<CommandLedger>,
   signal?: AbortSignal,
   lockWaitMs = DEFAULT_LOCK_WAIT_MS,
 ): Promise<IdempotentResult> {
@@ -168,10 +164,10 @@ export async function runIdempotent(
   try {
     return await db.transaction().execute(async (trx) => {
       if (!(await claim(trx, id, lockWaitMs))) return { response: await storedResponse(trx, id), replayed: true };
-      const response = await execute(trx);
-      await storeResponse(trx, id, response);
+      const ledger = await execute(trx);
+      await writeCommandLedger(trx, id, ledger);
       signal?.throwIfAborted();
-      return { response, replayed: false };
+      return { response: ledger.response, replayed: false };
     });
   } catch (err) {
     if (sqlState(err) !== SQLSTATE.lockNotAvailable) throw err;

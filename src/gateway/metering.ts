@@ -1,7 +1,6 @@
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { DB } from '../db/schema.js';
 import { isRejectedRow } from '../db/sql-state.js';
-import { PlatformError } from '../errors/platform-error.js';
 
 /** One call through the gateway, as billed and reported. */
 export interface MeteringEvent {
@@ -32,11 +31,12 @@ export interface MeteringBufferOptions {
 }
 
 /**
- * One segment row per integration: the database stores a flush's calls as array elements, not as rows.
- * Each array travels as JSON (serialized natively) rather than as an array literal that pg escapes
+ * The INSERT of the events, one segment row per integration: the database stores a flush's calls as array elements,
+ * not as rows. Each array travels as JSON (serialized natively) rather than as an array literal that pg escapes
  * element by element in JavaScript; the casts still make the database refuse a malformed value.
+ * For one integration the text is always the same, so a command's ledger statement can embed it and stay prepared.
  */
-async function insertEvents(db: Kysely<DB>, events: MeteringEvent[]): Promise<void> {
+export function insertMeteringEvents(events: MeteringEvent[]): RawBuilder<unknown> {
   const byIntegration = new Map<string, MeteringEvent[]>();
   for (const event of events) {
     const key = `${event.agencyId}\n${event.extensionId}`;
@@ -44,9 +44,9 @@ async function insertEvents(db: Kysely<DB>, events: MeteringEvent[]): Promise<vo
     if (group) group.push(event);
     else byIntegration.set(key, [event]);
   }
-  await sql`
+  return sql`
     insert into metering_segments (agency_id, extension_id, base_at, last_at, operation_ids, statuses, cost_units, durations_ms, request_ids, offsets_ms)
-    values ${sql.join([...byIntegration.values()].map(segmentOf))}`.execute(db);
+    values ${sql.join([...byIntegration.values()].map(segmentOf))}`;
 }
 
 function jsonArray(values: (string | number)[], type: 'text' | 'int') {
@@ -62,20 +62,6 @@ function segmentOf(events: MeteringEvent[]) {
     ${jsonArray(events.map((e) => e.operationId), 'text')}, ${jsonArray(events.map((e) => e.status), 'int')},
     ${jsonArray(events.map((e) => e.costUnits), 'int')}, ${jsonArray(events.map((e) => Math.round(e.durationMs)), 'int')},
     ${jsonArray(events.map((e) => e.requestId), 'text')}, ${jsonArray(times.map((t) => t - base), 'int')})`;
-}
-
-/**
- * For a command: pass its transaction, so the record commits or rolls back with it.
- * A failure throws PLATFORM_METERING_WRITE_FAILED (the database error is its `cause`).
- */
-export async function recordMetering(db: Kysely<DB> | Transaction<DB>, event: MeteringEvent): Promise<void> {
-  try {
-    await insertEvents(db, [event]);
-  } catch (err) {
-    const failure = new PlatformError('PLATFORM_METERING_WRITE_FAILED', 'The metering record could not be written, so nothing of the command was committed.');
-    failure.cause = err;
-    throw failure;
-  }
 }
 
 /**
@@ -170,7 +156,7 @@ export class MeteringBuffer {
   /** Returns the events left unwritten by a failure worth retrying. */
   private async write(batch: MeteringEvent[]): Promise<MeteringEvent[]> {
     try {
-      await insertEvents(this.db, batch);
+      await insertMeteringEvents(batch).execute(this.db);
       return [];
     } catch (err) {
       if (!isRejectedRow(err)) {

@@ -8,9 +8,10 @@ import { negotiateVersion, deprecationHeader, type ContractVersion, type Depreca
 import { checkContentType, validateRequest } from './request-validation.js';
 import { serializeFor } from './contract-serializers.js';
 import { authorize } from './access.js';
-import { requestFingerprint, runIdempotent, type StoredResponse } from './idempotency.js';
-import { recordAudit, type AuditBuffer, type AuditEvent } from './audit.js';
-import { recordMetering, type MeteringBuffer, type MeteringEvent } from './metering.js';
+import { requestFingerprint, runIdempotent } from './idempotency.js';
+import type { CommandLedger } from './command-ledger.js';
+import type { AuditBuffer, AuditEvent } from './audit.js';
+import type { MeteringBuffer, MeteringEvent } from './metering.js';
 import type { UsageLimiter } from './usage-limits.js';
 import type { PseudonymService } from './pseudonyms.js';
 import type { CursorSeal } from '../db/cursor-seal.js';
@@ -228,14 +229,16 @@ class OperationRoute {
     return reply.code(response.status).type('application/json; charset=utf-8').send(response.body);
   }
 
-  private async execute(request: FastifyRequest, reply: FastifyReply, trx: Transaction<DB>, signal: AbortSignal): Promise<StoredResponse> {
+  private async execute(request: FastifyRequest, reply: FastifyReply, trx: Transaction<DB>, signal: AbortSignal): Promise<CommandLedger> {
     const result = await this.handler(this.context(request, reply, trx, signal));
     const body = JSON.stringify(this.serialize(result, request, reply));
-    await recordAudit(trx, this.auditEvent(request, 200));
-    await recordMetering(trx, this.meteringEvent(request, 200, reply.elapsedTime));
     const headers: Record<string, string> = {};
     for (const name of REPLAYED_HEADERS) if (reply.hasHeader(name)) headers[name] = String(reply.getHeader(name));
-    return { status: 200, headers, body };
+    return {
+      audit: this.auditEvent(request, 200),
+      metering: this.meteringEvent(request, 200, reply.elapsedTime),
+      response: { status: 200, headers, body },
+    };
   }
 
   private auditEvent(request: FastifyRequest, status: number): AuditEvent {

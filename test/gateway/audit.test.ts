@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { sql, type Transaction } from 'kysely';
 import type { DB } from '../../src/db/schema.js';
 import t from 'tap';
-import { AuditBuffer, recordAudit, type AuditEvent } from '../../src/gateway/audit.js';
+import { AuditBuffer, insertAuditEvents, type AuditEvent } from '../../src/gateway/audit.js';
 import { requestFingerprint, runIdempotent } from '../../src/gateway/idempotency.js';
 import { testDatabase } from '../helpers/database.js';
 
@@ -48,12 +48,11 @@ function capturingLog() {
   return { errors, error: (obj: unknown, msg?: string) => void errors.push({ obj, msg }) };
 }
 
-t.test('recordAudit writes every field of the event', async (t) => {
+t.test('insertAuditEvents writes every field of the event', async (t) => {
   const agencyId = await newAgency();
   const occurredAt = new Date('2026-03-01T12:00:00.123Z');
   const full = event(agencyId, { operationId: 'createReferral', resourceType: 'referral', resourceIds: ['r-1', 'r-2'], outcome: 'denied', status: 403, phiMode: 'no_phi', sourceSystem: 'ehr-x', externalReferenceId: 'ext-77', occurredAt });
-  await recordAudit(db, full);
-  await recordAudit(db, event(agencyId, { resourceType: null, resourceIds: [] }));
+  await insertAuditEvents([full, event(agencyId, { resourceType: null, resourceIds: [] })]).execute(db);
   const [first, second] = await auditRows(agencyId);
   t.match(first, {
     agency_id: agencyId,
@@ -76,7 +75,7 @@ t.test('recordAudit writes every field of the event', async (t) => {
 
 t.test('the database refuses UPDATE, DELETE and TRUNCATE of audit_events', async (t) => {
   const agencyId = await newAgency();
-  await recordAudit(db, event(agencyId));
+  await insertAuditEvents([event(agencyId)]).execute(db);
   await t.rejects(sql`update audit_events set status = 500 where agency_id = ${agencyId}`.execute(db), { code: 'P0001', message: /append-only: UPDATE refused/ });
   await t.rejects(sql`delete from audit_events where agency_id = ${agencyId}`.execute(db), { code: 'P0001', message: /append-only: DELETE refused/ });
   await t.rejects(sql`truncate audit_events`.execute(db), { code: 'P0001', message: /append-only: TRUNCATE refused/ });
@@ -90,8 +89,9 @@ t.test('a failing audit write inside a command rolls the command back with PLATF
   const command = (status: number) => async (trx: Transaction<DB>) => {
     await sql`insert into audit_test_side_effects (request_id) values (${requestId})`.execute(trx);
     // status 0 breaks the table's CHECK, standing in for any failure of the insert.
-    await recordAudit(trx, event(agencyId, { operationId: 'createTask', requestId, status }));
-    return { status: 200, headers: {}, body: '{}' };
+    const audit = event(agencyId, { operationId: 'createTask', requestId, status });
+    const metering = { ...audit, costUnits: 1, durationMs: 2, occurredAt: new Date() };
+    return { audit, metering, response: { status: 200, headers: {}, body: '{}' } };
   };
   const failure = await runIdempotent(db, id, command(0)).catch((err: unknown) => err as Error & { code: string });
   t.match(failure, { code: 'PLATFORM_AUDIT_WRITE_FAILED', status: 503, cause: { code: '23514' } });

@@ -12,6 +12,7 @@ import {
   type CommandIdentity,
   type StoredResponse,
 } from '../../src/gateway/idempotency.js';
+import type { CommandLedger } from '../../src/gateway/command-ledger.js';
 import { testDatabase } from '../helpers/database.js';
 
 const onPostgres = Boolean(process.env.TEST_DATABASE_URL);
@@ -40,20 +41,31 @@ async function sideEffects(id: CommandIdentity): Promise<string[]> {
   return rows.map((r) => r.note);
 }
 
+/** The ledger of a run of the command: its audit record and metering event with the response to store. */
+function ledgerOf(id: CommandIdentity, response: StoredResponse): CommandLedger {
+  const { agencyId, extensionId, operationId } = id;
+  const requestId = randomUUID();
+  return {
+    audit: { agencyId, extensionId, operationId, resourceType: 'task', resourceIds: [], outcome: 'success', status: response.status, requestId, phiMode: 'phi' },
+    metering: { agencyId, extensionId, operationId, status: response.status, costUnits: 1, durationMs: 3, requestId, occurredAt: new Date() },
+    response,
+  };
+}
+
 /** An execute that counts its calls, writes one side-effect row and answers with a body naming the run. */
 function countingExecute(id: CommandIdentity, delayMs = 0) {
   const calls = { count: 0 };
-  const execute = async (trx: Transaction<DB>): Promise<StoredResponse> => {
+  const execute = async (trx: Transaction<DB>): Promise<CommandLedger> => {
     calls.count++;
     const run = randomUUID();
     await writeSideEffect(trx, id, run);
     if (delayMs > 0) await sleep(delayMs);
-    return { status: 200, headers: { 'x-run': run }, body: `{"data":{"run":"${run}"}}` };
+    return ledgerOf(id, { status: 200, headers: { 'x-run': run }, body: `{"data":{"run":"${run}"}}` });
   };
   return { calls, execute };
 }
 
-const failing = (message: string) => async (): Promise<StoredResponse> => {
+const failing = (message: string) => async (): Promise<CommandLedger> => {
   throw new Error(message);
 };
 
@@ -89,12 +101,12 @@ t.test('an identical retry replays the exact bytes and headers without executing
   const body = '{"data":{"z":1,"a":"é ☃ 😀 \\u0000"},  "meta":{}}\n';
   const first = await runIdempotent(db, id, async (trx) => {
     await writeSideEffect(trx, id, 'first');
-    return { status: 201, headers: { 'content-type': 'application/json; charset=utf-8', deprecation: '@1767225600' }, body };
+    return ledgerOf(id, { status: 201, headers: { 'content-type': 'application/json; charset=utf-8', deprecation: '@1767225600' }, body });
   });
   let executed = false;
   const retry = await runIdempotent(db, id, async () => {
     executed = true;
-    return { status: 500, headers: {}, body: 'never stored' };
+    return ledgerOf(id, { status: 500, headers: {}, body: 'never stored' });
   });
   t.equal(executed, false, 'execute is not called');
   t.equal(retry.replayed, true);
@@ -132,16 +144,16 @@ t.test('an abort before commit rolls everything back', async (t) => {
   const id = await newCommand();
   const controller = new AbortController();
   const reason = new Error('handler timeout');
-  const aborting = async (trx: Transaction<DB>): Promise<StoredResponse> => {
+  const aborting = async (trx: Transaction<DB>): Promise<CommandLedger> => {
     await writeSideEffect(trx, id, 'aborted');
     controller.abort(reason);
-    return { status: 200, headers: {}, body: '{}' };
+    return ledgerOf(id, { status: 200, headers: {}, body: '{}' });
   };
   await t.rejects(runIdempotent(db, id, aborting, controller.signal), reason, 'rejects with the abort reason');
   t.same(await sideEffects(id), []);
   let executed = false;
   await t.rejects(
-    runIdempotent(db, id, async () => ((executed = true), { status: 200, headers: {}, body: '{}' }), controller.signal),
+    runIdempotent(db, id, async () => ((executed = true), ledgerOf(id, { status: 200, headers: {}, body: '{}' })), controller.signal),
     reason,
   );
   t.equal(executed, false, 'an already aborted signal runs nothing');
@@ -268,7 +280,7 @@ t.test('concurrency', { skip: postgresOnly }, async (t) => {
         id,
         async (trx) => {
           await sql`update agencies set name = 'renamed' where id = ${id.agencyId}`.execute(trx);
-          return { status: 200, headers: {}, body: '{}' };
+          return ledgerOf(id, { status: 200, headers: {}, body: '{}' });
         },
         undefined,
         100,

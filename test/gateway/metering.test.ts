@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { pino } from 'pino';
 import t from 'tap';
 import type { DB } from '../../src/db/schema.js';
-import { MeteringBuffer, recordMetering, type MeteringEvent } from '../../src/gateway/metering.js';
+import { MeteringBuffer, insertMeteringEvents, type MeteringEvent } from '../../src/gateway/metering.js';
+import { requestFingerprint, runIdempotent } from '../../src/gateway/idempotency.js';
 import { testDatabase } from '../helpers/database.js';
 
 const { db } = await testDatabase();
@@ -57,13 +58,13 @@ function flakyDatabase() {
   return { flaky, state };
 }
 
-t.test('recordMetering writes in the caller transaction: committed with it, rolled back with it', async (t) => {
+t.test('insertMeteringEvents writes in the caller transaction: committed with it, rolled back with it', async (t) => {
   const extensionId = randomUUID();
   const [committed, rolledBack] = eventsFor(extensionId, 2);
-  await db.transaction().execute((trx) => recordMetering(trx, committed));
+  await db.transaction().execute((trx) => insertMeteringEvents([committed]).execute(trx));
   await t.rejects(
     db.transaction().execute(async (trx) => {
-      await recordMetering(trx, rolledBack);
+      await insertMeteringEvents([rolledBack]).execute(trx);
       throw new Error('the command failed');
     }),
     /the command failed/,
@@ -83,10 +84,19 @@ t.test('recordMetering writes in the caller transaction: committed with it, roll
   t.equal(rows[0].position, 1);
 });
 
-t.test('recordMetering fails as PLATFORM_METERING_WRITE_FAILED, with the database error as cause', async (t) => {
-  const [event] = eventsFor(randomUUID(), 1, { status: 2.5 });
-  const failure = await db.transaction().execute((trx) => recordMetering(trx, event)).catch((err: unknown) => err);
-  t.match(failure, { code: 'PLATFORM_METERING_WRITE_FAILED', status: 503, cause: { code: '22P02' } });
+t.test("a command's metering write that fails rolls the command back as PLATFORM_METERING_WRITE_FAILED", async (t) => {
+  const extensionId = randomUUID();
+  const agencyId = randomUUID();
+  await db.insertInto('agencies').values({ id: agencyId, name: 'Metering agency' }).execute();
+  await sql`alter table metering_segments add constraint refuse_test_extension check (extension_id <> ${sql.lit(extensionId)}) not valid`.execute(db);
+  t.teardown(() => sql`alter table metering_segments drop constraint refuse_test_extension`.execute(db));
+  const [metering] = eventsFor(extensionId, 1, { agencyId, operationId: 'createTask' });
+  const id = { agencyId, extensionId, key: `key-${randomUUID()}`, operationId: 'createTask', fingerprint: requestFingerprint('POST', '/api/v1/ext/tasks', {}) };
+  const audit = { ...metering, resourceType: 'task', resourceIds: [], outcome: 'success' as const, phiMode: 'phi' as const };
+  const failure = await runIdempotent(db, id, async () => ({ audit, metering, response: { status: 200, headers: {}, body: '{}' } })).catch((err: unknown) => err);
+  t.match(failure, { code: 'PLATFORM_METERING_WRITE_FAILED', status: 503, cause: { code: '23514' } });
+  t.equal(await db.selectFrom('audit_events').select('id').where('agency_id', '=', agencyId).executeTakeFirst(), undefined, 'its audit record rolled back too');
+  t.equal(await db.selectFrom('idempotency_keys').select('key').where('key', '=', id.key).executeTakeFirst(), undefined, 'and its key, so it can be retried');
 });
 
 t.test('the buffer writes when a batch is full, not before', async (t) => {

@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../schema.js';
 import { randomId } from '../../identity/secrets.js';
-import { reusableQuery } from '../reusable-query.js';
+import { asPrepared, reusableQuery } from '../reusable-query.js';
 import { missingResources } from './agency-resources.js';
 import type { IntakeStore, RecordedIds } from '../../domain/intake/pipeline.js';
 import type { IntakeRecord } from '../../domain/intake/records.js';
@@ -23,6 +23,8 @@ function toChartRef(row: { id: string; episode_id: string | null; episode_start_
   return { id: row.id, activeEpisode: row.episode_id && row.episode_start_date ? { id: row.episode_id, start_date: row.episode_start_date } : null };
 }
 
+const chartWithId = reusableQuery('chart-by-id', ['agencyId', 'id'], (db, p) => charts(db, p.agencyId).where('patients.id', '=', p.id));
+
 const chartWithIdentity = reusableQuery('chart-by-identity', ['agencyId', 'last', 'first', 'dob', 'phone'], (db, p) =>
   charts(db, p.agencyId)
     .where('patients.match_last_name', '=', p.last)
@@ -34,25 +36,33 @@ const chartWithIdentity = reusableQuery('chart-by-identity', ['agencyId', 'last'
     .limit(1),
 );
 
-const identityLock = reusableQuery('identity-lock', ['key'], (db, { key }) => db.selectNoFrom(sql`pg_advisory_xact_lock(hashtextextended(${key}, 0))`.as('locked')));
-
 /**
- * Several charts can share an identity (duplicates made by hand): the most recently updated one is taken.
- * The identity is locked until the command's transaction ends, so two concurrent referrals for one person
- * (under different idempotency keys) open one chart: the second waits, then matches the first one's chart.
+ * The service area's office for a ZIP, and the identity's lock until the transaction ends, in one round trip.
+ * The lock is taken here, a statement before chartByIdentity, whose snapshot must start after the lock is held.
+ * Either parameter may be null: both functions are strict, so a null key takes no lock.
  */
-async function chartByIdentity(db: Kysely<DB>, agencyId: string, identity: PatientIdentity): Promise<ChartRef | null> {
-  const { match_last_name: last, match_first_name: first, dob, match_phone: phone } = identity;
-  await identityLock(db, { key: [agencyId, last, first, dob, phone].join('\n') });
-  return toChartRef((await chartWithIdentity(db, { agencyId, last, first, dob, phone }))[0]);
-}
-
-const serviceZipOffice = reusableQuery('service-zip-office', ['agencyId', 'zip'], (db, { agencyId, zip }) =>
-  db.selectFrom('agency_service_zips').select('office_id').where('agency_id', '=', agencyId).where('zip_code', '=', zip),
+const officeAndLock = reusableQuery('intake-office-and-lock', ['agencyId', 'zip', 'lockKey'], (db, p) =>
+  db.selectNoFrom((eb) => [
+    sql`pg_advisory_xact_lock(hashtextextended(${p.lockKey}, 0))`.as('locked'),
+    eb.selectFrom('agency_service_zips').select('office_id').where('agency_id', '=', p.agencyId).where('zip_code', '=', p.zip).as('office_id'),
+  ]),
 );
 
-async function officeForZip(db: Kysely<DB>, agencyId: string, zip: string): Promise<string | null> {
-  return (await serviceZipOffice(db, { agencyId, zip }))[0]?.office_id ?? null;
+function lockKey(agencyId: string, identity: PatientIdentity): string {
+  const { match_last_name: last, match_first_name: first, dob, match_phone: phone } = identity;
+  return [agencyId, last, first, dob, phone].join('\n');
+}
+
+async function officeLockingIdentity(db: Kysely<DB>, agencyId: string, zip: string | null, identity: PatientIdentity | null): Promise<string | null> {
+  if (zip === null && identity === null) return null;
+  const [row] = await officeAndLock(db, { agencyId, zip, lockKey: identity && lockKey(agencyId, identity) });
+  return row.office_id;
+}
+
+/** Several charts can share an identity (duplicates made by hand): the most recently updated one is taken. */
+async function chartByIdentity(db: Kysely<DB>, agencyId: string, identity: PatientIdentity): Promise<ChartRef | null> {
+  const { match_last_name: last, match_first_name: first, dob, match_phone: phone } = identity;
+  return toChartRef((await chartWithIdentity(db, { agencyId, last, first, dob, phone }))[0]);
 }
 
 /**
@@ -65,22 +75,23 @@ async function recordIntake(db: Kysely<DB>, agencyId: string, record: IntakeReco
   const referralId = randomId('ref_', 12);
   const intakeId = randomId('int_', 12);
   const links = record.documentIds.map((document_id, position) => ({ agency_id: agencyId, referral_id: referralId, document_id, position }));
-  await db
+  const statement = db
     .with('chart', (q) => (record.newChart ? q.insertInto('patients').values({ ...record.newChart, agency_id: agencyId, id: patientId! }) : q.selectNoFrom(sql.lit(1).as('none'))))
     .with('referral', (q) => q.insertInto('referrals').values({ ...record.referral, agency_id: agencyId, id: referralId, intake_id: intakeId, patient_id: patientId }))
     .with('links', (q) => (links.length > 0 ? q.insertInto('referral_documents').values(links) : q.selectNoFrom(sql.lit(1).as('none'))))
     .insertInto('intakes')
-    .values({ ...record.intake, agency_id: agencyId, id: intakeId, referral_id: referralId })
-    .execute();
+    .values({ ...record.intake, agency_id: agencyId, id: intakeId, referral_id: referralId });
+  // A few texts (with or without a chart, by number of documents), each prepared once per connection.
+  await db.executeQuery(asPrepared('intake-record', statement.compile()));
   return { referralId, intakeId, patientId };
 }
 
 /** The intake pipeline's store for one agency; `db` must be the command's transaction (never a second connection). */
 export function referralIntakeStore(db: Kysely<DB>, agencyId: string): IntakeStore {
   return {
-    officeForZip: (zip5) => officeForZip(db, agencyId, zip5),
     unknownReferences: (checks) => missingResources(db, agencyId, checks),
-    chartById: async (id) => toChartRef(await charts(db, agencyId).where('patients.id', '=', id).executeTakeFirst()),
+    officeLockingIdentity: (zip5, identity) => officeLockingIdentity(db, agencyId, zip5, identity),
+    chartById: async (id) => toChartRef((await chartWithId(db, { agencyId, id }))[0]),
     chartByIdentity: (identity) => chartByIdentity(db, agencyId, identity),
     record: (record) => recordIntake(db, agencyId, record),
   };

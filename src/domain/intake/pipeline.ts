@@ -11,8 +11,13 @@ export type ReferralCreated = components['schemas']['ReferralCreated'];
 
 /** The pipeline's lookups and its one write, all inside the command's transaction and the caller's agency. */
 export interface IntakeStore {
-  officeForZip(zip5: string): Promise<string | null>;
   unknownReferences(checks: ReferenceCheck[]): Promise<ReferenceCheck[]>;
+  /**
+   * The office serving the ZIP (null outside the area, or without a ZIP). Given an identity, it also locks that
+   * identity until the transaction ends, so that two concurrent referrals for one person open one chart: the second
+   * waits here, and its chartByIdentity, which must come after, finds the first one's chart.
+   */
+  officeLockingIdentity(zip5: string | null, identity: PatientIdentity | null): Promise<string | null>;
   chartById(id: string): Promise<ChartRef | null>;
   chartByIdentity(identity: PatientIdentity): Promise<ChartRef | null>;
   record(record: IntakeRecord): Promise<RecordedIds>;
@@ -30,15 +35,19 @@ export interface IntakeOutcome {
   deprecations: Deprecation[];
 }
 
+/** The identity to match on; none when patient_id names the chart. */
+function identityToMatch({ body, name }: Packet): PatientIdentity | null {
+  return body.patient_id === undefined ? identityOf(name, body.patient_dob, body.patient_phone) : null;
+}
+
 /** The chart the referral lands on: the one named by patient_id (it must be of this agency), else an identity match. */
-async function existingChart(packet: Packet, store: IntakeStore): Promise<{ chart: ChartRef | null; matched: boolean }> {
-  const { patient_id: patientId, patient_dob: dob, patient_phone: phone } = packet.body;
+async function existingChart(packet: Packet, identity: PatientIdentity | null, store: IntakeStore): Promise<{ chart: ChartRef | null; matched: boolean }> {
+  const patientId = packet.body.patient_id;
   if (patientId !== undefined) {
     const chart = await store.chartById(patientId);
     if (!chart) throw unknownReferencesError([{ field: 'patient_id', kind: 'patient', id: patientId }]);
     return { chart, matched: false };
   }
-  const identity = identityOf(packet.name, dob, phone);
   const chart = identity ? await store.chartByIdentity(identity) : null;
   return { chart, matched: chart !== null };
 }
@@ -54,8 +63,9 @@ async function decide(packet: Packet, store: IntakeStore): Promise<Decision> {
   const { body } = packet;
   const unknown = await store.unknownReferences(referencesOf(body));
   if (unknown.length > 0) throw unknownReferencesError(unknown);
-  const routing = await routeReferral(body.service_line, packet.zip, (zip5) => store.officeForZip(zip5));
-  const { chart, matched } = await existingChart(packet, store);
+  const identity = identityToMatch(packet);
+  const routing = routeReferral(body.service_line, packet.zip, await store.officeLockingIdentity(packet.zip?.zip5 ?? null, identity));
+  const { chart, matched } = await existingChart(packet, identity, store);
   if (chart && !routing.decline) checkEpisodeReview(chart, body.existing_patient_episode_reviewed);
   const line = body.service_line;
   const newChartLine = !chart && !routing.decline && isOfferedServiceLine(line) ? line : null;

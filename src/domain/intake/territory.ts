@@ -29,11 +29,10 @@ function declineFor(serviceLine: string, zip: ServiceZip | null, officeId: strin
 }
 
 /**
- * Territory rule: the ZIP's five digits pick the office from the agency's service area. A service line the agency
- * does not offer, or a ZIP outside the area, declines the lead (it is still recorded). Without a ZIP the lead is
- * accepted unrouted, and the intake asks for the ZIP.
+ * Territory rule: the ZIP's five digits pick the office from the agency's service area (`officeId`, null when the
+ * area does not have it). A service line the agency does not offer, or a ZIP outside the area, declines the lead
+ * (it is still recorded). Without a ZIP the lead is accepted unrouted, and the intake asks for the ZIP.
  */
-export async function routeReferral(serviceLine: string, zip: ServiceZip | null, officeForZip: (zip5: string) => Promise<string | null>): Promise<Routing> {
-  const officeId = zip ? await officeForZip(zip.zip5) : null;
+export function routeReferral(serviceLine: string, zip: ServiceZip | null, officeId: string | null): Routing {
   return { officeId, decline: declineFor(serviceLine, zip, officeId) };
 }

@@ -45,10 +45,13 @@ export async function buildApp({ config, database, logger }: AppOptions) {
   installErrorHandler(app);
   installNotFound(app);
   const services = createServices(config, database.db, app.log);
-  // After in-flight requests have drained: flush what the buffers still hold.
-  app.addHook('onClose', () => services.close());
   refuseUnsupportedGrantTypes(app);
-  registerOperations(app, createHandlers(services), { ...services, db: database.db, handlerTimeoutMs: config.handlerTimeoutMs });
+  const drainHandlers = registerOperations(app, createHandlers(services), { ...services, db: database.db, handlerTimeoutMs: config.handlerTimeoutMs });
+  // After in-flight requests, and handlers whose client hung up, have finished: flush what the buffers still hold.
+  app.addHook('onClose', async () => {
+    await drainHandlers();
+    await services.close();
+  });
   registerProbes(app, database);
   registerWellKnown(app, services);
   await registerApiReference(app);

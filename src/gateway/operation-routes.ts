@@ -94,6 +94,25 @@ function outcomeOf(status: number): AuditEvent['outcome'] {
   return status === 401 || status === 403 ? 'denied' : 'failure';
 }
 
+/**
+ * Handlers still running. A client that hangs up leaves its handler running, and the server's close does not wait
+ * for it: shutdown waits here before the buffers and the database close under it.
+ */
+class RunningHandlers {
+  private readonly running = new Set<Promise<unknown>>();
+
+  track<T>(work: Promise<T>): Promise<T> {
+    this.running.add(work);
+    const done = () => this.running.delete(work);
+    work.then(done, done);
+    return work;
+  }
+
+  async drain(): Promise<void> {
+    while (this.running.size > 0) await Promise.allSettled([...this.running]);
+  }
+}
+
 class OperationRoute {
   private readonly containsPhi: boolean;
 
@@ -101,6 +120,7 @@ class OperationRoute {
     private readonly operation: OperationDefinition,
     private readonly handler: Handler<OperationId>,
     private readonly services: GatewayServices,
+    private readonly running: RunningHandlers,
   ) {
     this.containsPhi = operation.noPhi !== 'allowed';
   }
@@ -112,7 +132,7 @@ class OperationRoute {
       url: this.operation.url,
       config: { operationId: this.operation.operationId },
       onRequest: (request, reply, done) => this.admit(request, reply, done),
-      handler: (request, reply) => (this.operation.command ? this.runCommand(request, reply) : this.runRead(request, reply)),
+      handler: (request, reply) => this.running.track(this.operation.command ? this.runCommand(request, reply) : this.runRead(request, reply)),
       onResponse: (request, reply, done) => {
         this.record(request, reply);
         done();
@@ -292,9 +312,14 @@ class OperationRoute {
   }
 }
 
-/** Registers every operation of the contract, from the generated route table, behind the gateway. */
-export function registerOperations(app: FastifyInstance, handlers: Handlers, services: GatewayServices) {
+/**
+ * Registers every operation of the contract, from the generated route table, behind the gateway.
+ * Returns a drain that resolves once no handler is running (each is bounded by the handler timeout).
+ */
+export function registerOperations(app: FastifyInstance, handlers: Handlers, services: GatewayServices): () => Promise<void> {
+  const running = new RunningHandlers();
   for (const operation of Object.values(operations) as OperationDefinition[]) {
-    new OperationRoute(operation, handlers[operation.operationId] as Handler<OperationId>, services).register(app);
+    new OperationRoute(operation, handlers[operation.operationId] as Handler<OperationId>, services, running).register(app);
   }
+  return () => running.drain();
 }

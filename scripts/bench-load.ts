@@ -71,20 +71,33 @@ export interface Measurement {
 
 /** A slice ends with its in-flight requests uncounted, about half a round per connection: slices hold at least this many rounds. */
 const MIN_ROUNDS_PER_SLICE = 10;
-/** The warm-up lasts until each connection has had this many responses (growing fourfold, at most three times). */
+/**
+ * The warm-up lasts until each connection has had WARMUP_ROUNDS responses (the slice growing fourfold, at most
+ * three times, for slow responses) and the target WARMUP_RESPONSES in all, or WARMUP_MAX_SECONDS have passed:
+ * V8 optimizes a function only after many calls, and a route serving a few hundred requests per second is still
+ * being compiled after two seconds (referral create used a third less server CPU per request after 5,000 requests).
+ */
 const WARMUP_ROUNDS = 2;
 const WARMUP_TRIES = 3;
+export const WARMUP_RESPONSES = 5_000;
+const WARMUP_MAX_SECONDS = 20;
 
 const emptyTally = (): Tally => ({ requests: 0, seconds: 0, latencies: [], non2xx: 0, errors: 0, timeouts: 0, statusCodes: {} });
 
-/** Warms the target up and returns the mean latency it showed, in seconds. */
+const meanSeconds = (tally: Tally) => tally.latencies.reduce((a, b) => a + b, 0) / tally.latencies.length / 1000;
+
+/** Warms the target up and returns the mean latency of its last slice, in seconds. */
 async function warmUp(url: string, request: Request, connections: number, seconds: number): Promise<number> {
-  for (let attempt = 1; ; attempt++, seconds *= 4) {
+  for (let tries = 1, elapsed = 0, responses = 0; ; ) {
     const tally = emptyTally();
     await load(url, request, connections, seconds, tally);
-    const done = tally.latencies.length;
-    if (done >= WARMUP_ROUNDS * connections || attempt === WARMUP_TRIES) {
-      return done > 0 ? tally.latencies.reduce((a, b) => a + b, 0) / done / 1000 : seconds;
+    elapsed += seconds;
+    responses += tally.latencies.length;
+    if (tally.latencies.length < WARMUP_ROUNDS * connections) {
+      if (tries++ === WARMUP_TRIES) return tally.latencies.length > 0 ? meanSeconds(tally) : seconds;
+      seconds *= 4;
+    } else if (responses >= WARMUP_RESPONSES || elapsed >= WARMUP_MAX_SECONDS) {
+      return meanSeconds(tally);
     }
   }
 }

@@ -14,7 +14,7 @@ import { openDatabase } from '../src/db/database.js';
 import type { BaselineConfig, BaselineRoute } from './bench-baseline.js';
 import { CLINICAL_SPECS, prepareClinical, type ClinicalSpec } from './bench-clinical.js';
 import { prepareBenchIdentity } from './bench-identity.js';
-import { measure, type Measurement, type Timing } from './bench-load.js';
+import { measure, WARMUP_RESPONSES, type Measurement, type Timing } from './bench-load.js';
 import { root, start, stopAll } from './bench-processes.js';
 import { buildScenario, firstRequest, GATEWAY_SPECS, scenarioFilter, type Request, type Scenario, type Target } from './bench-scenarios.js';
 
@@ -157,7 +157,7 @@ async function measureAll(urls: Record<Target, string>, scenarios: Scenario[]): 
   for (const scenario of scenarios) {
     const describe = (r: Request) => `${r.method} ${r.path}`;
     for (const connections of connectionOverride ?? scenario.connections) {
-      console.error(`${scenario.name} x${connections}: warm-up ${timing.warmup} s each, then ${timing.duration} s each in alternating slices`);
+      console.error(`${scenario.name} x${connections}: warm-up (slices of ${timing.warmup} s, until ${WARMUP_RESPONSES} responses) each, then ${timing.duration} s each in alternating slices`);
       const measured = await measure(urls, scenario, connections, timing);
       results.push({
         scenario: scenario.name, connections, ...measured, goal: scenario.goal ?? null,

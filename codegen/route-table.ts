@@ -23,6 +23,12 @@ function responseValidatorName(entry: OperationEntry, status: string, response: 
   return shared ? `response${shared}` : `${entry.operationId}Status${status}`;
 }
 
+/** The resource type its tag names (x-svc-resource-type), written on its audit records; null for Platform and OAuth. */
+function resourceTypeOf(doc: JsonObject, tag: string): string | null {
+  const entry = (doc.tags as JsonObject[]).find((t) => t.name === tag);
+  return (entry?.['x-svc-resource-type'] as string | undefined) ?? null;
+}
+
 /** Decides which validators exist and the route table entry of each operation. */
 export function planOperation(doc: JsonObject, entry: OperationEntry, plan: ValidatorPlan, v1ShapeNames: Set<string>): string {
   const op = entry.operation;
@@ -61,6 +67,7 @@ export function planOperation(doc: JsonObject, entry: OperationEntry, plan: Vali
     path: entry.path,
     url: entry.path.replace(/\{([^}]+)\}/g, ':$1'),
     tag: (op.tags as string[])[0],
+    resourceType: resourceTypeOf(doc, (op.tags as string[])[0]),
     summary: op.summary,
     scope: op['x-svc-scope'],
     noPhi: op['x-svc-no-phi'],

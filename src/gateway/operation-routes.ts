@@ -156,7 +156,7 @@ class OperationRoute {
 
   private prepare(request: FastifyRequest, reply: FastifyReply) {
     request.deprecations = [];
-    request.auditTrail = { resourceType: null, resourceIds: [] };
+    request.auditTrail = { resourceType: this.operation.resourceType, resourceIds: [] };
     request.principal = undefined;
     request.recordedInTransaction = false;
     request.audited = false;

@@ -20,8 +20,9 @@ export type RequestHeaders<K extends OperationId> = Part<Op<K>['parameters'], 'h
 export type RequestBody<K extends OperationId> = Op<K> extends { requestBody: infer B } ? Content<NonNullable<B>> : undefined;
 export type SuccessBody<K extends OperationId> = Content<Op<K>['responses'][200]>;
 
-/** What a handler tells the audit trail about the resources it touched. */
+/** What a handler tells the audit trail about the resources it touched: their ids; the gateway sets their type. */
 export interface AuditTrail {
+  /** From the operation's tag (x-svc-resource-type). */
   resourceType: string | null;
   resourceIds: string[];
   sourceSystem?: string | null;

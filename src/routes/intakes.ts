@@ -62,7 +62,6 @@ export const listIntakes: Handler<'listIntakes'> = async (ctx) => {
   const filters = { ...query, patient_id: await patientIdFilter(ctx, query.patient_id) };
   const { rows, meta } = await listIntakeSummaries(ctx.db, principal.agencyId, filters, query, ctx.cursorSeal);
   const view = await phiView(ctx, rows.map((r) => r.patient_id));
-  ctx.audit.resourceType = 'intake';
   ctx.audit.resourceIds = rows.map((r) => r.id);
   return { data: rows.map((r) => intakeSummary(r, view)), meta };
 };
@@ -71,7 +70,6 @@ export const getIntake: Handler<'getIntake'> = async (ctx) => {
   const { agencyId } = ctx.principal;
   const row = await findIntakeDetail(ctx.db, agencyId, ctx.params.id);
   if (!row) throw resourceNotFound('intake', ctx.params.id);
-  ctx.audit.resourceType = 'intake';
   ctx.audit.resourceIds = [row.id];
   const documentIds = await referralDocumentIds(ctx.db, agencyId, row.referral_id);
   return { data: intakeDetail(row, documentIds, await phiView(ctx, [row.patient_id])) };

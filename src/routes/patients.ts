@@ -96,7 +96,6 @@ export const listPatients: Handler<'listPatients'> = async (ctx) => {
   const { status, service_line, office_id, updated_since, ...page } = ctx.query;
   const { rows, meta } = await listPatientSummaries(ctx.db, ctx.principal.agencyId, { status, service_line, office_id, updated_since }, page, ctx.cursorSeal);
   const view = await phiView(ctx, rows.map((r) => r.id));
-  ctx.audit.resourceType = 'patient';
   ctx.audit.resourceIds = rows.map((r) => r.id);
   return { data: rows.map((row) => summary(view, row)), meta };
 };
@@ -107,7 +106,6 @@ export const getPatient: Handler<'getPatient'> = async (ctx) => {
   const row = await findPatientDetail(ctx.db, agencyId, id);
   if (!row) throw resourceNotFound('patient', ctx.params.id);
   const view = await phiView(ctx, [id]);
-  ctx.audit.resourceType = 'patient';
   ctx.audit.resourceIds = [id];
   const coordinates = row.latitude === null || row.longitude === null ? null : { latitude: Number(row.latitude), longitude: Number(row.longitude) };
   return {

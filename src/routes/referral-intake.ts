@@ -8,7 +8,6 @@ export const createReferral: Handler<'createReferral'> = async (ctx) => {
   const { body, principal } = ctx;
   checkStorableText(body);
   // Stamped before the pipeline runs, so that a refused attempt's audit record carries the sender's reference too.
-  ctx.audit.resourceType = 'referral';
   ctx.audit.sourceSystem = body.source_system ?? null;
   ctx.audit.externalReferenceId = body.external_reference_id ?? null;
   const { created, deprecations } = await runIntakePipeline(body, referralIntakeStore(ctx.db, principal.agencyId), new Date());

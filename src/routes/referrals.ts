@@ -61,7 +61,6 @@ export const listReferrals: Handler<'listReferrals'> = async (ctx) => {
   const filters = { ...query, patient_id: await patientIdFilter(ctx, query.patient_id) };
   const { rows, meta } = await listReferralSummaries(ctx.db, principal.agencyId, filters, query, ctx.cursorSeal);
   const view = await phiView(ctx, rows.map((r) => r.patient_id));
-  ctx.audit.resourceType = 'referral';
   ctx.audit.resourceIds = rows.map((r) => r.id);
   return { data: rows.map((r) => referralSummary(r, view)), meta };
 };
@@ -70,7 +69,6 @@ export const getReferral: Handler<'getReferral'> = async (ctx) => {
   const { agencyId } = ctx.principal;
   const [row, documentIds] = await Promise.all([findReferral(ctx.db, agencyId, ctx.params.id), referralDocumentIds(ctx.db, agencyId, ctx.params.id)]);
   if (!row) throw resourceNotFound('referral', ctx.params.id);
-  ctx.audit.resourceType = 'referral';
   ctx.audit.resourceIds = [row.id];
   return { data: referralDetail(row, documentIds, await phiView(ctx, [row.patient_id])) };
 };

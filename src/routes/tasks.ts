@@ -47,7 +47,6 @@ async function checkAssignee(ctx: TaskContext, assigneeId: string | null | undef
 }
 
 async function present(ctx: TaskContext, row: TaskRow): Promise<{ data: Task }> {
-  ctx.audit.resourceType = 'task';
   ctx.audit.resourceIds = [row.id];
   ctx.reply.header('etag', `"${row.version}"`);
   let related: Task['related_resource'] = null;

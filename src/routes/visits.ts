@@ -16,7 +16,6 @@ function invalid(field: string, message: string): PlatformError {
 
 /** The view of these visits for the session (one handle lookup for all), recorded in the audit trail. */
 function viewFor(ctx: VisitContext, rows: VisitRow[]): Promise<PhiView> {
-  ctx.audit.resourceType = 'visit';
   ctx.audit.resourceIds = rows.map((row) => row.id);
   return phiView(ctx, rows.map((row) => row.patient_id));
 }

@@ -87,6 +87,20 @@ t.test('a command, its audit record and its metering row commit together', async
   t.match(metered, [{ operation_id: 'createTask', status: 200, cost_units: operations.createTask.costUnits }]);
 });
 
+t.test("a refused call's audit record names the resource type of the operation's tag, before any handler ran", async (t) => {
+  const signed = await signIn(api);
+  const res = await signed.request({ method: 'POST', url: '/api/v1/ext/tasks', headers: { 'idempotency-key': key() }, payload: { title: '' } });
+  t.equal(res.statusCode, 400);
+  const requestId = String(res.headers['x-request-id']);
+  const deadline = Date.now() + 3_000;
+  let audit = await db.selectFrom('audit_events').selectAll().where('request_id', '=', requestId).executeTakeFirst();
+  while (!audit && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 20));
+    audit = await db.selectFrom('audit_events').selectAll().where('request_id', '=', requestId).executeTakeFirst();
+  }
+  t.match(audit, { operation_id: 'createTask', outcome: 'failure', status: 400, resource_type: 'task', resource_ids: [] });
+});
+
 t.test('when the audit write fails, the command fails with 503 and nothing of it is committed', async (t) => {
   const signed = await signIn(api);
   await sql`alter table audit_events add constraint refuse_task_audit check (operation_id <> 'createTask') not valid`.execute(db);

@@ -64,6 +64,13 @@ class Lease {
 /** One integration's current lease per kind. */
 type IntegrationLeases = Partial<Record<UsageKind, Lease>>;
 
+/** How often, at most, lease sets whose windows have all ended are dropped (on the path that adds a set). */
+const EVICT_INTERVAL_MS = MINUTE_MS;
+
+function ended(leases: IntegrationLeases, nowMs: number): boolean {
+  return Object.values(leases).every((lease) => lease.end <= nowMs);
+}
+
 interface Demand {
   lease: Lease;
   limit: number;
@@ -123,6 +130,7 @@ export class UsageLimiter {
   /** The same leases reached from a cached policy object, so a warm call builds no key. */
   private readonly leasesByPolicy = new WeakMap<ExtensionPolicy, IntegrationLeases>();
   private readonly maxLease: number;
+  private evictedAt = 0;
 
   constructor(
     private readonly db: Kysely<DB>,
@@ -146,6 +154,11 @@ export class UsageLimiter {
     }
   }
 
+  /** Integrations whose lease sets this instance holds: those that called in a window that has not ended yet, or lately. */
+  get integrations(): number {
+    return this.leases.size;
+  }
+
   /** The same, without a promise, when this instance already holds the units (a warm call); undefined when admit() must reserve. */
   admitNow(policy: ExtensionPolicy, operation: MeteredOperation, nowMs: number = Date.now()): Record<string, string> | undefined {
     return this.spend(this.demands(policy, operation, nowMs), nowMs);
@@ -165,7 +178,7 @@ export class UsageLimiter {
   }
 
   private demands(policy: ExtensionPolicy, operation: MeteredOperation, nowMs: number): Demand[] {
-    const leases = this.leasesOf(policy);
+    const leases = this.leasesOf(policy, nowMs);
     const demands = [
       { lease: this.leaseFor(leases, policy, 'minute', nowMs), limit: policy.rateLimitPerMinute, units: 1 },
       { lease: this.leaseFor(leases, policy, 'day', nowMs), limit: policy.dailyQuota, units: 1 },
@@ -176,15 +189,23 @@ export class UsageLimiter {
     return demands;
   }
 
-  private leasesOf(policy: ExtensionPolicy): IntegrationLeases {
+  private leasesOf(policy: ExtensionPolicy, nowMs: number): IntegrationLeases {
     let leases = this.leasesByPolicy.get(policy);
     if (!leases) {
+      this.evictEnded(nowMs);
       const key = `${policy.agencyId}\n${policy.extensionId}`;
       leases = this.leases.get(key) ?? {};
       this.leases.set(key, leases);
       this.leasesByPolicy.set(policy, leases);
     }
     return leases;
+  }
+
+  /** An integration that stopped calling would otherwise keep its set for the life of the process. */
+  private evictEnded(nowMs: number): void {
+    if (nowMs - this.evictedAt < EVICT_INTERVAL_MS) return;
+    this.evictedAt = nowMs;
+    for (const [key, leases] of this.leases) if (ended(leases, nowMs)) this.leases.delete(key);
   }
 
   private leaseFor(leases: IntegrationLeases, { agencyId, extensionId }: ExtensionPolicy, kind: UsageKind, nowMs: number): Lease {

@@ -264,3 +264,18 @@ t.test('two instances with their own pools share one limit exactly', { skip: eng
     t.same(await sharedUsed(p, 'minute'), [limit]);
   }
 });
+
+t.test("an integration's lease set is dropped once all its windows have ended, and a later call starts afresh", async (t) => {
+  const limiter = new UsageLimiter(db);
+  const quiet = policy();
+  const busy = policy();
+  await limiter.admit(quiet, getPatient, MORNING);
+  await limiter.admit(busy, getPatient, MORNING);
+  t.equal(limiter.integrations, 2);
+  await limiter.admit(policy(), getPatient, at('2026-03-01T23:59:00Z'));
+  t.equal(limiter.integrations, 3, 'the day has not ended: every set is kept');
+  await limiter.admit({ ...busy }, getPatient, at('2026-03-02T00:00:30Z'));
+  t.equal(limiter.integrations, 1, 'next day: only the set of the integration calling now');
+  await t.resolves(limiter.admit({ ...quiet }, getPatient, at('2026-03-02T00:02:00Z')), 'an evicted integration is admitted as before');
+  t.equal(limiter.integrations, 2);
+});

@@ -5,19 +5,13 @@ import { PlatformError } from '../errors/platform-error.js';
 import type { ErrorCode } from '../generated/contract.js';
 import { insertAuditEvents, type AuditEvent } from './audit.js';
 import { insertMeteringEvents, type MeteringEvent } from './metering.js';
-import type { StoredResponse } from './idempotency.js';
+import type { CommandIdentity, StoredResponse } from './idempotency.js';
 
 /** What a command leaves besides its own rows: its audit record, its metering event and the response a retry replays. */
 export interface CommandLedger {
   audit: AuditEvent;
   metering: MeteringEvent;
   response: StoredResponse;
-}
-
-export interface LedgerKey {
-  agencyId: string;
-  extensionId: string;
-  key: string;
 }
 
 const FAILURES: Record<string, { code: ErrorCode; record: string }> = {
@@ -36,16 +30,24 @@ function ledgerFailure(err: unknown): unknown {
 
 /**
  * Writes the ledger in the command's transaction, as one prepared statement: inside the transaction each round
- * trip costs more than the three writes. The key's row was claimed by this transaction, so the update finds it.
+ * trip costs more than the writes. The key is inserted with its response (or takes over an expired one). False when
+ * a live key is there already: a twin committed it after this command started, so this one must not commit.
  */
-export async function writeCommandLedger(trx: Transaction<DB>, key: LedgerKey, { audit, metering, response }: CommandLedger): Promise<void> {
-  const statement = sql`
+export async function writeCommandLedger(trx: Transaction<DB>, id: CommandIdentity, ledger: CommandLedger, retentionHours: number): Promise<boolean> {
+  const { audit, metering, response } = ledger;
+  const statement = sql<{ key: string }>`
     with audit as (${insertAuditEvents([audit])}), metering as (${insertMeteringEvents([metering])})
-    update idempotency_keys
-    set response_status = ${response.status}, response_headers = ${JSON.stringify(response.headers)}, response_body = ${response.body}
-    where agency_id = ${key.agencyId} and extension_id = ${key.extensionId} and key = ${key.key}`;
+    insert into idempotency_keys (agency_id, extension_id, key, operation_id, fingerprint, expires_at, response_status, response_headers, response_body)
+    values (${id.agencyId}, ${id.extensionId}, ${id.key}, ${id.operationId}, ${id.fingerprint}, now() + make_interval(hours => ${retentionHours}),
+      ${response.status}, ${JSON.stringify(response.headers)}, ${response.body})
+    on conflict (agency_id, extension_id, key) do update set
+      operation_id = excluded.operation_id, fingerprint = excluded.fingerprint, created_at = excluded.created_at, expires_at = excluded.expires_at,
+      response_status = excluded.response_status, response_headers = excluded.response_headers, response_body = excluded.response_body
+    where idempotency_keys.expires_at <= now()
+    returning key`;
   try {
-    await trx.executeQuery(asPrepared('command-ledger', statement.compile(trx)));
+    const { rows } = await trx.executeQuery(asPrepared('command-ledger', statement.compile(trx)));
+    return rows.length > 0;
   } catch (err) {
     throw ledgerFailure(err);
   }

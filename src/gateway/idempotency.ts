@@ -48,58 +48,22 @@ export function requestFingerprint(method: string, path: string, body: unknown):
   return createHash('sha256').update(`${method} ${path}\n${canonicalJson(body)}`).digest('hex');
 }
 
-function keyOf(id: CommandIdentity) {
-  return { agency_id: id.agencyId, extension_id: id.extensionId, key: id.key };
-}
+const keyStillRunning = (id: CommandIdentity) =>
+  new PlatformError('PLATFORM_CONCURRENT_MODIFICATION', 'A request with this idempotency key is still running; retry shortly to get its response.', { idempotencyKey: id.key });
 
 /**
- * Inserts the key, or takes over an expired one. On PostgreSQL the insert waits while another transaction holds
- * an uncommitted row for the key, so a twin request blocks here until the first commits (replay) or rolls back (we run).
- * Returns no row when a live key exists; the row is then locked until we finish.
- * The row is selected from a set_config() call, which bounds this wait and every later lock wait of the transaction
+ * A transaction-level advisory lock per key serializes twins: the first runs, the others wait for it to end.
+ * The try sets lock_timeout too, which bounds this wait and every later lock wait of the transaction
  * (transaction-local: the pooled connection gets its setting back at the end) without a round trip of its own.
  */
-const claimKey = reusableQuery('idempotency-claim', ['agencyId', 'extensionId', 'key', 'operationId', 'fingerprint', 'lockTimeout'], (db, p) =>
-  db
-    .insertInto('idempotency_keys')
-    .columns(['agency_id', 'extension_id', 'key', 'operation_id', 'fingerprint', 'expires_at'])
-    .expression((eb) =>
-      eb
-        .selectFrom(sql<{ lock_timeout: string }>`(select set_config('lock_timeout', ${p.lockTimeout}, true))`.as('bounded'))
-        .select([
-          sql.val(p.agencyId).as('agency_id'),
-          sql.val(p.extensionId).as('extension_id'),
-          sql.val(p.key).as('key'),
-          sql.val(p.operationId).as('operation_id'),
-          sql.val(p.fingerprint).as('fingerprint'),
-          sql<Date>`now() + make_interval(hours => ${IDEMPOTENCY_RETENTION_HOURS})`.as('expires_at'),
-        ]),
-    )
-    .onConflict((oc) =>
-      oc
-        .columns(['agency_id', 'extension_id', 'key'])
-        .doUpdateSet((eb) => ({
-          operation_id: eb.ref('excluded.operation_id'),
-          fingerprint: eb.ref('excluded.fingerprint'),
-          response_status: null,
-          response_headers: null,
-          response_body: null,
-          created_at: eb.ref('excluded.created_at'),
-          expires_at: eb.ref('excluded.expires_at'),
-        }))
-        .where('idempotency_keys.expires_at', '<=', sql<Date>`now()`),
-    )
-    .returning('key'),
+const tryKeyLock = reusableQuery('idempotency-try-lock', ['lockTimeout', 'lockKey'], (db, p) =>
+  db.selectNoFrom([
+    sql<string>`set_config('lock_timeout', ${p.lockTimeout}, true)`.as('bounded'),
+    sql<boolean>`pg_try_advisory_xact_lock(hashtextextended(${p.lockKey}, 0))`.as('free'),
+  ]),
 );
 
-async function claim(trx: Transaction<DB>, id: CommandIdentity, lockWaitMs: number): Promise<boolean> {
-  const { agencyId, extensionId, key, operationId, fingerprint } = id;
-  const claimed = await claimKey(trx, { agencyId, extensionId, key, operationId, fingerprint, lockTimeout: `${lockWaitMs}ms` }).catch((err: unknown) => {
-    if (sqlState(err) !== SQLSTATE.lockNotAvailable) throw err;
-    throw new PlatformError('PLATFORM_CONCURRENT_MODIFICATION', 'A request with this idempotency key is still running; retry shortly to get its response.', { idempotencyKey: id.key });
-  });
-  return claimed.length > 0;
-}
+const waitKeyLock = reusableQuery('idempotency-wait-lock', ['lockKey'], (db, p) => db.selectNoFrom(sql`pg_advisory_xact_lock(hashtextextended(${p.lockKey}, 0))`.as('locked')));
 
 interface StoredRow {
   fingerprint: string;
@@ -115,18 +79,7 @@ function replayOf(row: StoredRow, id: CommandIdentity): StoredResponse {
   return { status: row.response_status, headers: row.response_headers, body: row.response_body };
 }
 
-async function storedResponse(trx: Transaction<DB>, id: CommandIdentity): Promise<StoredResponse> {
-  const row = await trx
-    .selectFrom('idempotency_keys')
-    .select(['fingerprint', 'response_status', 'response_headers', 'response_body'])
-    .where((eb) => eb.and(keyOf(id)))
-    // Another transaction's key becomes visible only with the response it stored.
-    .$narrowType<{ response_status: NotNull; response_headers: NotNull; response_body: NotNull }>()
-    .executeTakeFirstOrThrow();
-  return replayOf(row, id);
-}
-
-/** A live key's stored response, read without a transaction: a response, once stored, never changes until the key expires. */
+/** A live key's stored response: once stored, it never changes until the key expires. */
 const completedKey = reusableQuery('idempotency-completed', ['agencyId', 'extensionId', 'key'], (db, p) =>
   db
     .selectFrom('idempotency_keys')
@@ -139,11 +92,31 @@ const completedKey = reusableQuery('idempotency-completed', ['agencyId', 'extens
     .$narrowType<{ response_status: NotNull; response_headers: NotNull; response_body: NotNull }>(),
 );
 
+const completedFor = (db: Kysely<DB>, id: CommandIdentity) => completedKey(db, { agencyId: id.agencyId, extensionId: id.extensionId, key: id.key });
+
+/**
+ * Holds the key until the transaction ends. When a twin holds it, waits for the twin to end and returns what it
+ * stored, read after the wait (a statement's snapshot predates the locks it waits for); nothing if it failed.
+ */
+async function lockKey(trx: Transaction<DB>, id: CommandIdentity, lockWaitMs: number): Promise<StoredRow | undefined> {
+  const key = ['idempotency', id.agencyId, id.extensionId, id.key].join('\n');
+  const [{ free }] = await tryKeyLock(trx, { lockTimeout: `${lockWaitMs}ms`, lockKey: key });
+  if (free) return undefined;
+  await waitKeyLock(trx, { lockKey: key }).catch((err: unknown) => {
+    throw sqlState(err) === SQLSTATE.lockNotAvailable ? keyStillRunning(id) : err;
+  });
+  return (await completedFor(trx, id))[0];
+}
+
+/** Thrown inside the transaction to roll it back: a twin committed the key first, and its response is the answer. */
+class KeyTakenMeanwhile extends Error {}
+
 /**
  * Runs a command at most once per (agency, extension, key) within the retention.
- * In one transaction: claim the key, run `execute(trx)` (which writes the command's own rows through trx and returns
- * its ledger: audit record, metering event and the response to store), write the ledger, commit. A retry with the same fingerprint gets the stored response
- * (replayed: true) without running anything; another fingerprint gets PLATFORM_IDEMPOTENCY_CONFLICT.
+ * In one transaction: lock the key, run `execute(trx)` (which writes the command's own rows through trx and returns
+ * its ledger: audit record, metering event and the response to store), write the ledger with the key, commit.
+ * A retry with the same fingerprint gets the stored response (replayed: true) without running anything;
+ * another fingerprint gets PLATFORM_IDEMPOTENCY_CONFLICT.
  * `lockWaitMs` bounds every lock wait of the command, the wait of a retry for its still-running first included;
  * beyond it: PLATFORM_CONCURRENT_MODIFICATION (retryable).
  * When execute throws or `signal` aborts before commit, everything rolls back, the key included, so it can be retried;
@@ -159,18 +132,24 @@ export async function runIdempotent(
 ): Promise<IdempotentResult> {
   signal?.throwIfAborted();
   // Retries of a finished command, the common case of a retry storm, replay in one round trip.
-  const [completed] = await completedKey(db, { agencyId: id.agencyId, extensionId: id.extensionId, key: id.key });
+  const [completed] = await completedFor(db, id);
   if (completed) return { response: replayOf(completed, id), replayed: true };
   try {
     return await db.transaction().execute(async (trx) => {
-      if (!(await claim(trx, id, lockWaitMs))) return { response: await storedResponse(trx, id), replayed: true };
+      const stored = await lockKey(trx, id, lockWaitMs);
+      if (stored) return { response: replayOf(stored, id), replayed: true };
       const ledger = await execute(trx);
-      await writeCommandLedger(trx, id, ledger);
+      if (!(await writeCommandLedger(trx, id, ledger, IDEMPOTENCY_RETENTION_HOURS))) throw new KeyTakenMeanwhile();
       signal?.throwIfAborted();
       return { response: ledger.response, replayed: false };
     });
   } catch (err) {
-    if (sqlState(err) !== SQLSTATE.lockNotAvailable) throw err;
+    if (err instanceof KeyTakenMeanwhile) {
+      const [taken] = await completedFor(db, id);
+      if (taken) return { response: replayOf(taken, id), replayed: true };
+      throw keyStillRunning(id);
+    }
+    if (err instanceof PlatformError || sqlState(err) !== SQLSTATE.lockNotAvailable) throw err;
     throw new PlatformError('PLATFORM_CONCURRENT_MODIFICATION', 'A resource this command needs is locked by a concurrent request; retry shortly.');
   }
 }

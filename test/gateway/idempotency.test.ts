@@ -270,6 +270,24 @@ t.test('concurrency', { skip: postgresOnly }, async (t) => {
     t.not((await sideEffects(id))[0], 'first');
   });
 
+  t.test('a key committed by another run while this one executes wins: this run rolls back and replays that response', async (t) => {
+    const id = await newCommand();
+    const result = await runIdempotent(db, id, async (trx) => {
+      await writeSideEffect(trx, id, 'loser');
+      // Committed on another connection without the key's lock, as by an instance of the previous release during a deploy.
+      await db
+        .insertInto('idempotency_keys')
+        .values({
+          agency_id: id.agencyId, extension_id: id.extensionId, key: id.key, operation_id: id.operationId, fingerprint: id.fingerprint,
+          expires_at: new Date(Date.now() + 3_600_000), response_status: 201, response_headers: JSON.stringify({ 'x-run': 'twin' }), response_body: '{"data":"twin"}',
+        })
+        .execute();
+      return ledgerOf(id, { status: 200, headers: {}, body: '{"data":"loser"}' });
+    });
+    t.same(result, { replayed: true, response: { status: 201, headers: { 'x-run': 'twin' }, body: '{"data":"twin"}' } });
+    t.same(await sideEffects(id), [], "this run's side effect rolled back");
+  });
+
   t.test('a lock wait beyond the bound inside execute is a retryable CONCURRENT_MODIFICATION too', async (t) => {
     const id = await newCommand();
     await db.transaction().execute(async (holder) => {

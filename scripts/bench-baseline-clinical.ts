@@ -29,11 +29,6 @@ export function baselineListPath(page: { offset: number } | { after: [string, st
   return `${BASELINE_PATHS.patients}?${query}`;
 }
 
-const SCRATCH = 'bench_baseline_inserts';
-type ScratchTables = {
-  [SCRATCH]: { id: string; agency_id: string; kind: string; payload: string };
-};
-
 type Verify = (token: string) => Promise<Record<string, unknown>>;
 type AgencyHandler = (agencyId: string, request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
 
@@ -77,41 +72,32 @@ function listPage(db: Kysely<DB>, agencyId: string, { offset = '0', after }: { o
   return query.orderBy('last_name').orderBy('first_name').orderBy('id').limit(BASELINE_PAGE_SIZE).offset(Number(offset)).execute();
 }
 
-/** One transaction of three inserts, standing for the chart, the referral and the intake. */
-async function recordReferral(db: Kysely<DB & ScratchTables>, agencyId: string, body: Record<string, unknown>) {
-  const ids = { patient_id: randomUUID(), referral_id: randomUUID(), intake_id: randomUUID() };
+/**
+ * One transaction of three inserts: the chart, the referral and its intake, into the service's own tables (their
+ * indexes and foreign keys are part of any referral write), with only the columns the schema requires.
+ */
+async function recordReferral(db: Kysely<DB>, agencyId: string, body: Record<string, string>) {
+  const ids = { patient_id: `pat_b${randomUUID()}`, referral_id: `ref_b${randomUUID()}`, intake_id: `int_b${randomUUID()}` };
+  const [first, last, now] = [body.patient_first_name, body.patient_last_name, new Date()];
   await db.transaction().execute(async (trx) => {
-    const insert = (id: string, kind: string, payload: unknown) =>
-      trx.insertInto(SCRATCH).values({ id, agency_id: agencyId, kind, payload: JSON.stringify(payload) }).execute();
-    await insert(ids.patient_id, 'patient', { first_name: body.patient_first_name, last_name: body.patient_last_name, dob: body.patient_dob });
-    await insert(ids.referral_id, 'referral', body);
-    await insert(ids.intake_id, 'intake', { referral_id: ids.referral_id, status: 'pending' });
+    await trx.insertInto('patients').values({
+      agency_id: agencyId, id: ids.patient_id, first_name: first, last_name: last, dob: body.patient_dob, service_line: 'home_health',
+      status: 'referred', match_first_name: first.toLowerCase(), match_last_name: last.toLowerCase(),
+    }).execute();
+    await trx.insertInto('referrals').values({
+      agency_id: agencyId, id: ids.referral_id, intake_id: ids.intake_id, patient_id: ids.patient_id, service_line: 'home_health',
+      referral_type_category: 'soc', referral_date: now, disposition: 'accepted', request_shape: '2026-08-19',
+    }).execute();
+    await trx.insertInto('intakes').values({ agency_id: agencyId, id: ids.intake_id, referral_id: ids.referral_id, status: 'pending_review', received_at: now }).execute();
   });
   return ids;
-}
-
-async function createScratchTable(db: Kysely<DB>): Promise<void> {
-  await db.schema.dropTable(SCRATCH).ifExists().execute();
-  await db.schema
-    .createTable(SCRATCH)
-    .addColumn('id', 'text', (c) => c.primaryKey())
-    .addColumn('agency_id', 'text', (c) => c.notNull())
-    .addColumn('kind', 'text', (c) => c.notNull())
-    .addColumn('payload', 'jsonb', (c) => c.notNull())
-    .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
-    .execute();
 }
 
 export async function registerClinicalRoutes(app: FastifyInstance, config: ClinicalBaselineConfig): Promise<void> {
   const verify = await tokenVerifier(config);
   const database = await openDatabase({ databaseUrl: config.databaseUrl, poolMax: config.poolMax, migrate: false });
   const { db } = database;
-  await createScratchTable(db);
-  const scratch = db.withTables<ScratchTables>();
-  app.addHook('onClose', async () => {
-    await db.schema.dropTable(SCRATCH).ifExists().execute();
-    await database.close();
-  });
+  app.addHook('onClose', () => database.close());
 
   app.get(`${BASELINE_PATHS.patients}/:id`, authenticated(verify, async (agencyId, request, reply) => {
     const { id } = request.params as { id: string };
@@ -122,7 +108,7 @@ export async function registerClinicalRoutes(app: FastifyInstance, config: Clini
     data: await listPage(db, agencyId, request.query as { offset?: string; after?: string }),
   })));
   app.post(BASELINE_PATHS.referrals, authenticated(verify, async (agencyId, request, reply) => {
-    const ids = await recordReferral(scratch, agencyId, request.body as Record<string, unknown>);
+    const ids = await recordReferral(db, agencyId, request.body as Record<string, string>);
     return reply.code(201).send({ data: ids });
   }));
 }

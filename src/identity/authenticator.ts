@@ -33,13 +33,12 @@ function bearerToken(authorization: string | undefined): string {
 }
 
 function verificationFailure(err: unknown): Error {
+  if (err instanceof UnknownSigningKeyError) return invalidToken();
+  // A key lookup that failed for another reason (the database) is not the caller's fault.
   if (!(err instanceof TokenError)) return err as Error;
   if (err.code === TokenError.codes.expired) {
     return unauthorized('PLATFORM_TOKEN_EXPIRED', 'The access token has expired; request a new one with client_credentials.');
   }
-  const cause = (err as TokenError & { originalError?: unknown }).originalError;
-  // A key lookup that failed for another reason (the database) is not the caller's fault.
-  if (err.code === TokenError.codes.keyFetchingError && cause && !(cause instanceof UnknownSigningKeyError)) return cause as Error;
   return invalidToken();
 }
 

@@ -1,4 +1,4 @@
-import { createSigner, createVerifier } from 'fast-jwt';
+import { createDecoder, createSigner, createVerifier } from 'fast-jwt';
 import type { PhiMode } from '../gateway/principal.js';
 import { randomId } from './secrets.js';
 import type { KeyRing } from './signing-keys.js';
@@ -66,22 +66,35 @@ export class UnknownSigningKeyError extends Error {}
 
 export type TokenVerifier = (token: string) => Promise<Record<string, unknown>>;
 
+type Verify = (token: string) => Record<string, unknown>;
+
 /**
- * ES256 only, with the kid resolved in the key ring; every claim of the profile required. Not cached here:
- * fast-jwt's cache hashes every token with SHA-256 (microseconds per request); the Authenticator caches
- * verified tokens by their exact text instead.
+ * ES256 only, with the kid resolved in the key ring; every claim of the profile required. One fast-jwt verifier per
+ * key, made with the key itself: handed the key per token (an async key callback), fast-jwt parses the PEM again for
+ * every token, which cost more than the signature check. Not cached here either: fast-jwt's cache hashes every token
+ * with SHA-256 (microseconds per request); the Authenticator caches verified tokens by their exact text instead.
  */
 export function createTokenVerifier(keyRing: KeyRing, settings: TokenSettings): TokenVerifier {
-  return createVerifier({
-    algorithms: ['ES256'],
-    key: async ({ header }: { header: Record<string, unknown> }) => {
-      const pem = await keyRing.verificationKey(header.kid);
-      if (!pem) throw new UnknownSigningKeyError();
-      return pem;
-    },
-    checkTyp: TOKEN_TYPE,
-    allowedIss: settings.issuer,
-    allowedAud: settings.audience,
-    requiredClaims: [...REQUIRED_CLAIMS],
-  });
+  const decodeHeader = createDecoder({ complete: true });
+  const verifiers = new Map<string, { pem: string; verify: Verify }>();
+  const verifierFor = (kid: string, pem: string): Verify => {
+    const known = verifiers.get(kid);
+    if (known?.pem === pem) return known.verify;
+    const verify = createVerifier({
+      key: pem,
+      algorithms: ['ES256'],
+      checkTyp: TOKEN_TYPE,
+      allowedIss: settings.issuer,
+      allowedAud: settings.audience,
+      requiredClaims: [...REQUIRED_CLAIMS],
+    });
+    verifiers.set(kid, { pem, verify });
+    return verify;
+  };
+  return async (token) => {
+    const { kid } = (decodeHeader(token) as { header: { kid?: unknown } }).header;
+    const pem = await keyRing.verificationKey(kid);
+    if (!pem) throw new UnknownSigningKeyError();
+    return verifierFor(kid as string, pem)(token);
+  };
 }

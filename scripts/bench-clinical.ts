@@ -3,9 +3,11 @@
  * the small demo agency, each against a minimal live route of bench-baseline-clinical.ts. PostgreSQL only.
  */
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { sql, type Kysely } from 'kysely';
 import { createAgency } from '../src/admin/agency.js';
 import type { Config } from '../src/config.js';
+import { openDatabase } from '../src/db/database.js';
 import type { DB } from '../src/db/schema.js';
 import { seedDemoAgency, type DemoSize } from '../src/demo/seed.js';
 import { BASELINE_PAGE_SIZE, BASELINE_PATHS, baselineListPath } from './bench-baseline-clinical.js';
@@ -27,7 +29,7 @@ export interface AgencyFixture {
   patientId: string;
 }
 
-export type ClinicalContext = AgencyFixture & { serviceUrl: string };
+export type ClinicalContext = AgencyFixture & { serviceUrl: string; databaseUrl: string };
 
 export interface ClinicalSpec extends ScenarioSpec<ClinicalContext> {
   agency: DemoSize;
@@ -106,6 +108,29 @@ function referralBody(zip: string) {
   };
 }
 
+/**
+ * Deletes the leads (intakes, referrals, charts) written since `since` by the service and by the baseline: a run adds
+ * tens of thousands of charts, and the list scenarios after it, or the next run, should see the seeded agency.
+ * Requests of the last slice may still be committing: a delete that meets one (a foreign key) is tried again.
+ */
+async function removeLeads(ctx: ClinicalContext, since: Date): Promise<void> {
+  const database = await openDatabase({ databaseUrl: ctx.databaseUrl, poolMax: 1, migrate: false });
+  const deleteLeads = sql`
+    with intakes as (delete from intakes where agency_id = ${ctx.agencyId} and created_at >= ${since}),
+      referrals as (delete from referrals where agency_id = ${ctx.agencyId} and created_at >= ${since})
+    delete from patients where agency_id = ${ctx.agencyId} and created_at >= ${since}`;
+  try {
+    for (let attempt = 1; ; attempt++) {
+      const failure = await deleteLeads.execute(database.db).then(() => undefined, (err: unknown) => err);
+      if (!failure) return;
+      if (attempt === 5) throw failure;
+      await sleep(1_000);
+    }
+  } finally {
+    await database.close();
+  }
+}
+
 function referralCreate(ctx: ClinicalContext) {
   const headers: Headers = { ...bearer(ctx.token), 'content-type': 'application/json' };
   const setup: Setup = (request) => ({
@@ -113,11 +138,10 @@ function referralCreate(ctx: ClinicalContext) {
     headers: { ...request.headers, 'idempotency-key': randomUUID() },
     body: JSON.stringify(referralBody(ctx.zip)),
   });
-  return scenario(
-    { method: 'POST', path: '/api/v1/ext/referrals', headers, setup },
-    { method: 'POST', path: BASELINE_PATHS.referrals, headers, setup },
-    0.4,
-  );
+  return {
+    ...scenario({ method: 'POST', path: '/api/v1/ext/referrals', headers, setup }, { method: 'POST', path: BASELINE_PATHS.referrals, headers, setup }, 0.4),
+    after: (since: Date) => removeLeads(ctx, since),
+  };
 }
 
 /** The agency under its fixed id, seeded as a demo agency of that size unless it already has patients. */

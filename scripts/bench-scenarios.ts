@@ -29,6 +29,8 @@ export interface Scenario {
   connections: number[];
   /** The service/baseline requests-per-second ratio this scenario should reach. */
   goal?: number;
+  /** Undoes what a measurement wrote since `since`, so each measurement and the scenarios after it start alike. */
+  after?: (since: Date) => Promise<void>;
 }
 
 export interface ScenarioSpec<Fixture> {

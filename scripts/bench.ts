@@ -80,10 +80,10 @@ async function prepareData(config: Config, selection: Selection) {
   }
 }
 
-async function buildScenarios(selection: Selection, prepared: Awaited<ReturnType<typeof prepareData>>, serviceUrl: string): Promise<Scenario[]> {
+async function buildScenarios(config: Config, selection: Selection, prepared: Awaited<ReturnType<typeof prepareData>>, serviceUrl: string): Promise<Scenario[]> {
   const scenarios: Scenario[] = [];
   for (const spec of selection.gateway) scenarios.push(await buildScenario(spec, prepared.identity!));
-  for (const spec of selection.clinical) scenarios.push(await buildScenario(spec, { ...prepared.clinical[spec.agency]!, serviceUrl }));
+  for (const spec of selection.clinical) scenarios.push(await buildScenario(spec, { ...prepared.clinical[spec.agency]!, serviceUrl, databaseUrl: config.databaseUrl! }));
   return scenarios;
 }
 
@@ -158,7 +158,9 @@ async function measureAll(urls: Record<Target, string>, scenarios: Scenario[]): 
     const describe = (r: Request) => `${r.method} ${r.path}`;
     for (const connections of connectionOverride ?? scenario.connections) {
       console.error(`${scenario.name} x${connections}: warm-up (slices of ${timing.warmup} s, until ${WARMUP_RESPONSES} responses) each, then ${timing.duration} s each in alternating slices`);
+      const since = new Date();
       const measured = await measure(urls, scenario, connections, timing);
+      await scenario.after?.(since);
       results.push({
         scenario: scenario.name, connections, ...measured, goal: scenario.goal ?? null,
         serviceRequest: describe(scenario.service), baselineRequest: scenario.baseline ? describe(scenario.baseline) : 'same bytes, bare',
@@ -217,7 +219,7 @@ async function main() {
 
   const urls = {} as Record<Target, string>;
   urls.service = await start('service', ['src/server.ts'], env);
-  const { runnable, routes } = await checkService(urls.service, await buildScenarios(selection, prepared, urls.service), selection.notes);
+  const { runnable, routes } = await checkService(urls.service, await buildScenarios(config, selection, prepared, urls.service), selection.notes);
   const baselineFile = join(tmp, 'baseline.json');
   writeFileSync(baselineFile, JSON.stringify(baselineConfig(config, routes, urls.service, selection.clinical.length > 0)));
   urls.baseline = await start('baseline', ['scripts/bench-baseline.ts', baselineFile], { ...rest, LOG_LEVEL: 'silent' });

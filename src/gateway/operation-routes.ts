@@ -95,6 +95,21 @@ function outcomeOf(status: number): AuditEvent['outcome'] {
 }
 
 /**
+ * Hands `next` the answer of `now()` when it has one (a warm call: no promise, no microtask), else that of `later()`;
+ * a throw or rejection of either goes to `done`. Null is an answer; undefined means "not without I/O".
+ */
+function nowOrLater<T>(now: () => T | undefined, later: () => Promise<T>, next: (value: T) => void, done: HookHandlerDoneFunction): void {
+  let value: T | undefined;
+  try {
+    value = now();
+  } catch (err) {
+    return done(err as Error);
+  }
+  if (value !== undefined) return next(value);
+  later().then(next, done);
+}
+
+/**
  * Handlers still running. A client that hangs up leaves its handler running, and the server's close does not wait
  * for it: shutdown waits here before the buffers and the database close under it.
  */
@@ -142,16 +157,17 @@ class OperationRoute {
 
   /** Version, identity, access and limits, before any body is read. */
   private admit(request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) {
-    let authentication: Authentication | undefined;
-    try {
-      this.prepare(request, reply);
-      if (!this.operation.authenticated) return done();
-      authentication = this.services.authenticator.authenticateNow(request.headers.authorization);
-    } catch (err) {
-      return done(err as Error);
-    }
-    if (authentication) return this.limit(request, reply, authentication, done);
-    this.services.authenticator.authenticate(request.headers.authorization).then((a) => this.limit(request, reply, a, done), done);
+    const { authenticator } = this.services;
+    const authorization = request.headers.authorization;
+    nowOrLater(
+      () => {
+        this.prepare(request, reply);
+        return this.operation.authenticated ? authenticator.authenticateNow(authorization) : null;
+      },
+      () => authenticator.authenticate(authorization),
+      (authentication) => (authentication ? this.limit(request, reply, authentication, done) : done()),
+      done,
+    );
   }
 
   private prepare(request: FastifyRequest, reply: FastifyReply) {
@@ -166,22 +182,20 @@ class OperationRoute {
   }
 
   private limit(request: FastifyRequest, reply: FastifyReply, { principal, policy }: Authentication, done: HookHandlerDoneFunction) {
-    let headers: Record<string, string> | undefined;
-    try {
-      request.principal = principal;
-      authorize(this.operation, principal, policy);
-      headers = this.services.usageLimiter.admitNow(policy, this.operation);
-    } catch (err) {
-      return done(err as Error);
-    }
-    if (headers) {
-      reply.headers(headers);
-      return done();
-    }
-    this.services.usageLimiter.admit(policy, this.operation).then((reserved) => {
-      reply.headers(reserved);
-      done();
-    }, done);
+    const { usageLimiter } = this.services;
+    nowOrLater(
+      () => {
+        request.principal = principal;
+        authorize(this.operation, principal, policy);
+        return usageLimiter.admitNow(policy, this.operation);
+      },
+      () => usageLimiter.admit(policy, this.operation),
+      (headers) => {
+        reply.headers(headers);
+        done();
+      },
+      done,
+    );
   }
 
   /** Runs after the body is parsed, like a preValidation hook, without a hook's promise. */

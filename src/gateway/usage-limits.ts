@@ -86,13 +86,16 @@ function secondsUntil(endMs: number, nowMs: number): number {
   return Math.ceil((endMs - nowMs) / 1000);
 }
 
+const windowPolicy = ({ lease, limit }: Demand) => `"${lease.kind}";q=${limit};w=${WINDOWS[lease.kind].lengthMs / 1000}`;
+const windowState = ({ lease, limit }: Demand, nowMs: number) => `"${lease.kind}";r=${lease.available(limit)};t=${secondsUntil(lease.end, nowMs)}`;
+
 /** RateLimit-Policy and RateLimit (draft-ietf-httpapi-ratelimit-headers) for the request windows; cost units are not requests. */
 function rateLimitHeaders(demands: Demand[], nowMs: number): Record<string, string> {
-  // demands() lists the request windows first: minute, then day.
+  // demands() lists the request windows first, minute then day: no filtering of the cost window per call.
   const [minute, day] = demands;
   return {
-    'ratelimit-policy': `"minute";q=${minute.limit};w=${MINUTE_MS / 1000}, "day";q=${day.limit};w=${DAY_MS / 1000}`,
-    ratelimit: `"minute";r=${minute.lease.available(minute.limit)};t=${secondsUntil(minute.lease.end, nowMs)}, "day";r=${day.lease.available(day.limit)};t=${secondsUntil(day.lease.end, nowMs)}`,
+    'ratelimit-policy': `${windowPolicy(minute)}, ${windowPolicy(day)}`,
+    ratelimit: `${windowState(minute, nowMs)}, ${windowState(day, nowMs)}`,
   };
 }
 

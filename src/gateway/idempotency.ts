@@ -3,6 +3,7 @@ import { sql, type Kysely, type NotNull, type RawBuilder, type Transaction } fro
 import type { DB } from '../db/schema.js';
 import { SQLSTATE, sqlState } from '../db/sql-state.js';
 import { reusableQuery } from '../db/reusable-query.js';
+import { lockKey, tryXactLock, xactLock } from '../db/advisory-locks.js';
 import { PlatformError } from '../errors/platform-error.js';
 import { writeCommandLedger, type CommandLedger } from './command-ledger.js';
 
@@ -59,11 +60,11 @@ const keyStillRunning = (id: CommandIdentity) =>
 const tryKeyLock = reusableQuery('idempotency-try-lock', ['lockTimeout', 'lockKey'], (db, p) =>
   db.selectNoFrom([
     sql<string>`set_config('lock_timeout', ${p.lockTimeout}, true)`.as('bounded'),
-    sql<boolean>`pg_try_advisory_xact_lock(hashtextextended(${p.lockKey}, 0))`.as('free'),
+    tryXactLock(p.lockKey).as('free'),
   ]),
 );
 
-const waitKeyLock = reusableQuery('idempotency-wait-lock', ['lockKey'], (db, p) => db.selectNoFrom(sql`pg_advisory_xact_lock(hashtextextended(${p.lockKey}, 0))`.as('locked')));
+const waitKeyLock = reusableQuery('idempotency-wait-lock', ['lockKey'], (db, p) => db.selectNoFrom(xactLock(p.lockKey).as('locked')));
 
 interface StoredRow {
   fingerprint: string;
@@ -98,8 +99,8 @@ const completedFor = (db: Kysely<DB>, id: CommandIdentity) => completedKey(db, {
  * Holds the key until the transaction ends. When a twin holds it, waits for the twin to end and returns what it
  * stored, read after the wait (a statement's snapshot predates the locks it waits for); nothing if it failed.
  */
-async function lockKey(trx: Transaction<DB>, id: CommandIdentity, lockWaitMs: number): Promise<StoredRow | undefined> {
-  const key = ['idempotency', id.agencyId, id.extensionId, id.key].join('\n');
+async function holdKey(trx: Transaction<DB>, id: CommandIdentity, lockWaitMs: number): Promise<StoredRow | undefined> {
+  const key = lockKey('idempotency-key', id.agencyId, id.extensionId, id.key);
   const [{ free }] = await tryKeyLock(trx, { lockTimeout: `${lockWaitMs}ms`, lockKey: key });
   if (free) return undefined;
   await waitKeyLock(trx, { lockKey: key }).catch((err: unknown) => {
@@ -136,7 +137,7 @@ export async function runIdempotent(
   if (completed) return { response: replayOf(completed, id), replayed: true };
   try {
     return await db.transaction().execute(async (trx) => {
-      const stored = await lockKey(trx, id, lockWaitMs);
+      const stored = await holdKey(trx, id, lockWaitMs);
       if (stored) return { response: replayOf(stored, id), replayed: true };
       const ledger = await execute(trx);
       if (!(await writeCommandLedger(trx, id, ledger, IDEMPOTENCY_RETENTION_HOURS))) throw new KeyTakenMeanwhile();

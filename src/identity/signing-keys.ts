@@ -1,6 +1,7 @@
 import { createHash, createPublicKey, generateKeyPairSync } from 'node:crypto';
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { DB } from '../db/schema.js';
+import { lockKey, xactLock } from '../db/advisory-locks.js';
 import type { PublicJwk, SigningKeysTable } from '../db/tables/identity.js';
 
 /**
@@ -38,7 +39,7 @@ export interface Rotation {
 async function rotateLocked(db: Kysely<DB>, tokenTtlSeconds: number, onlyIfNone: boolean): Promise<Rotation | undefined> {
   return db.transaction().execute(async (trx) => {
     // Serializes rotations across instances (and the admin tool), so two never both retire and replace one key.
-    await sql`select pg_advisory_xact_lock(hashtext('signing_keys'))`.execute(trx);
+    await sql`select ${xactLock(lockKey('signing-keys'))}`.execute(trx);
     if (onlyIfNone) {
       const active = await trx.selectFrom('signing_keys').select('kid').where('retired_at', 'is', null).executeTakeFirst();
       if (active) return undefined;

@@ -2,6 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import type { DB } from '../schema.js';
 import { randomId } from '../../identity/secrets.js';
 import { asPrepared, reusableQuery } from '../reusable-query.js';
+import { lockKey, xactLock } from '../advisory-locks.js';
 import { missingResources } from './agency-resources.js';
 import type { IntakeStore, RecordedIds } from '../../domain/intake/pipeline.js';
 import type { IntakeRecord } from '../../domain/intake/records.js';
@@ -43,19 +44,18 @@ const chartWithIdentity = reusableQuery('chart-by-identity', ['agencyId', 'last'
  */
 const officeAndLock = reusableQuery('intake-office-and-lock', ['agencyId', 'zip', 'lockKey'], (db, p) =>
   db.selectNoFrom((eb) => [
-    sql`pg_advisory_xact_lock(hashtextextended(${p.lockKey}, 0))`.as('locked'),
+    xactLock(p.lockKey).as('locked'),
     eb.selectFrom('agency_service_zips').select('office_id').where('agency_id', '=', p.agencyId).where('zip_code', '=', p.zip).as('office_id'),
   ]),
 );
 
-function lockKey(agencyId: string, identity: PatientIdentity): string {
-  const { match_last_name: last, match_first_name: first, dob, match_phone: phone } = identity;
-  return [agencyId, last, first, dob, phone].join('\n');
+function identityLock(agencyId: string, { match_last_name: last, match_first_name: first, dob, match_phone: phone }: PatientIdentity): string {
+  return lockKey('patient-identity', agencyId, last, first, dob, phone);
 }
 
 async function officeLockingIdentity(db: Kysely<DB>, agencyId: string, zip: string | null, identity: PatientIdentity | null): Promise<string | null> {
   if (zip === null && identity === null) return null;
-  const [row] = await officeAndLock(db, { agencyId, zip, lockKey: identity && lockKey(agencyId, identity) });
+  const [row] = await officeAndLock(db, { agencyId, zip, lockKey: identity && identityLock(agencyId, identity) });
   return row.office_id;
 }
 

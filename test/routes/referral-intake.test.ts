@@ -447,13 +447,15 @@ t.test('contract version 1 answers without request_shape and missing_information
   t.same(v2.json().data.missing_information, ['patient_zip_code']);
 });
 
-t.test('concurrent referrals for one new person (different idempotency keys) open one chart', async (t) => {
-  const last = uniqueLast();
-  const body = { service_line: 'home_health', patient_first_name: 'Rosa', patient_last_name: last, patient_dob: '1941-05-06', patient_phone: '617-555-0199', patient_zip_code: inArea.zip_code };
-  const answers = await Promise.all(Array.from({ length: 8 }, () => post(phi, body)));
-  t.same(answers.map((a) => a.statusCode), Array(8).fill(200));
-  const charts = await db.selectFrom('patients').select('id').where('agency_id', '=', agencyId).where('last_name', '=', last).execute();
-  t.equal(charts.length, 1, 'exactly one chart');
-  t.equal(answers.filter((a) => a.json().data.patient_created).length, 1, 'one referral opened it, the others matched it');
-  t.ok(answers.every((a) => a.json().data.patient_id === charts[0].id));
-});
+for (const [name, zip] of [['with a ZIP', { patient_zip_code: inArea.zip_code }], ['without a ZIP (the lock is taken alone)', {}]] as const) {
+  t.test(`concurrent referrals for one new person (different idempotency keys) open one chart, ${name}`, async (t) => {
+    const last = uniqueLast();
+    const body = { service_line: 'home_health', patient_first_name: 'Rosa', patient_last_name: last, patient_dob: '1941-05-06', patient_phone: '617-555-0199', ...zip };
+    const answers = await Promise.all(Array.from({ length: 8 }, () => post(phi, body)));
+    t.same(answers.map((a) => a.statusCode), Array(8).fill(200));
+    const charts = await db.selectFrom('patients').select('id').where('agency_id', '=', agencyId).where('last_name', '=', last).execute();
+    t.equal(charts.length, 1, 'exactly one chart');
+    t.equal(answers.filter((a) => a.json().data.patient_created).length, 1, 'one referral opened it, the others matched it');
+    t.ok(answers.every((a) => a.json().data.patient_id === charts[0].id));
+  });
+}

@@ -9,7 +9,7 @@ import { PlatformError } from '../../src/errors/platform-error.js';
 import { RequestError } from '../../src/errors/request-error.js';
 import { Authenticator, WWW_AUTHENTICATE } from '../../src/identity/authenticator.js';
 import { ExtensionPolicies } from '../../src/identity/extension-policies.js';
-import { generateSigningKey, rotateSigningKey } from '../../src/identity/signing-keys.js';
+import { generateSigningKey, rotateSigningKey, type KeyRing } from '../../src/identity/signing-keys.js';
 import { TokenSigner, createTokenVerifier } from '../../src/identity/tokens.js';
 import { createServices, tokenSettings } from '../../src/services.js';
 import { testDatabase } from '../helpers/database.js';
@@ -126,6 +126,13 @@ t.test('attack matrix: nothing forged, foreign or malformed is accepted, and all
   }
   t.equal(answers.size, 1, 'the same message whatever check failed');
   t.equal(exp, claims.exp);
+});
+
+t.test('a key lookup that fails (the database) is not the caller\'s fault: it is not answered as an invalid token', async (t) => {
+  const unreachable = new Error('connect ECONNREFUSED');
+  const keyRing = { verificationKey: async () => Promise.reject(unreachable) } as unknown as KeyRing;
+  const authenticator = new Authenticator(createTokenVerifier(keyRing, tokenSettings(config)), new ExtensionPolicies(db, 0));
+  await t.rejects(authenticator.authenticate(`Bearer ${genuine}`), unreachable);
 });
 
 t.test('an expired token: PLATFORM_TOKEN_EXPIRED', async (t) => {

@@ -4,13 +4,21 @@ import type { DB } from './schema.js';
 
 const MARK = '\u0000param:';
 
+/** Marked texts by their text: a command's statements are marked on every call, and hashing each time is waste. */
+const marked = new Map<string, string>();
+
 /**
  * Marks a statement for PostgreSQL to prepare (src/db/postgres.ts), under `name` and a hash of its text: each
- * distinct text is prepared once per connection, so mark only statements that take a few texts, never one per call.
+ * distinct text is prepared once per connection (and kept here), so mark only statements that take a few texts,
+ * never one per call.
  */
 export function asPrepared<Row>(name: string, query: CompiledQuery<Row>): CompiledQuery<Row> {
-  const text = createHash('sha1').update(query.sql).digest('base64url').slice(0, 12);
-  return { ...query, sql: `/* prepared:${name}-${text} */ ${query.sql}` };
+  let sql = marked.get(query.sql);
+  if (sql === undefined) {
+    sql = `/* prepared:${name}-${createHash('sha1').update(query.sql).digest('base64url').slice(0, 12)} */ ${query.sql}`;
+    marked.set(query.sql, sql);
+  }
+  return { ...query, sql };
 }
 
 /**

@@ -96,16 +96,18 @@ const completedKey = reusableQuery('idempotency-completed', ['agencyId', 'extens
 const completedFor = (db: Kysely<DB>, id: CommandIdentity) => completedKey(db, { agencyId: id.agencyId, extensionId: id.extensionId, key: id.key });
 
 /**
- * Holds the key until the transaction ends. When a twin holds it, waits for the twin to end and returns what it
- * stored, read after the wait (a statement's snapshot predates the locks it waits for); nothing if it failed.
+ * Holds the key until the transaction ends and returns the response stored under it, if any. The read is a statement
+ * of its own after the lock: a statement's snapshot predates the locks it takes, and a twin that released the key
+ * just before must be seen, or its command would run a second time.
  */
 async function holdKey(trx: Transaction<DB>, id: CommandIdentity, lockWaitMs: number): Promise<StoredRow | undefined> {
   const key = lockKey('idempotency-key', id.agencyId, id.extensionId, id.key);
   const [{ free }] = await tryKeyLock(trx, { lockTimeout: `${lockWaitMs}ms`, lockKey: key });
-  if (free) return undefined;
-  await waitKeyLock(trx, { lockKey: key }).catch((err: unknown) => {
-    throw sqlState(err) === SQLSTATE.lockNotAvailable ? keyStillRunning(id) : err;
-  });
+  if (!free) {
+    await waitKeyLock(trx, { lockKey: key }).catch((err: unknown) => {
+      throw sqlState(err) === SQLSTATE.lockNotAvailable ? keyStillRunning(id) : err;
+    });
+  }
   return (await completedFor(trx, id))[0];
 }
 
@@ -132,9 +134,6 @@ export async function runIdempotent(
   lockWaitMs = DEFAULT_LOCK_WAIT_MS,
 ): Promise<IdempotentResult> {
   signal?.throwIfAborted();
-  // Retries of a finished command, the common case of a retry storm, replay in one round trip.
-  const [completed] = await completedFor(db, id);
-  if (completed) return { response: replayOf(completed, id), replayed: true };
   try {
     return await db.transaction().execute(async (trx) => {
       const stored = await holdKey(trx, id, lockWaitMs);

@@ -65,6 +65,16 @@ function countingExecute(id: CommandIdentity, delayMs = 0) {
   return { calls, execute };
 }
 
+/** Another pool on the test's database, as a second server process would have. */
+async function secondPool(t: Test, poolMax: number): Promise<Kysely<DB>> {
+  const { rows } = await sql<{ name: string }>`select current_database() as name`.execute(db);
+  const url = new URL(process.env.TEST_DATABASE_URL!);
+  url.pathname = `/${rows[0].name}`;
+  const second = await openDatabase({ databaseUrl: url.toString(), poolMax, migrate: false });
+  t.teardown(() => second.close());
+  return second.db;
+}
+
 const failing = (message: string) => async (): Promise<CommandLedger> => {
   throw new Error(message);
 };
@@ -212,6 +222,17 @@ t.test('purge deletes only expired keys, in batches', async (t) => {
   t.equal((await runIdempotent(db, live, failing('must not run'))).replayed, true, 'a live key survives');
 });
 
+// PGlite is one session, and so is a pool of one: the twin's turn comes only after the first has committed.
+t.test('a twin that waited for the connection until the first committed replays it and runs nothing', async (t) => {
+  const oneConnection = onPostgres ? await secondPool(t, 1) : db;
+  const id = await newCommand();
+  const { calls, execute } = countingExecute(id, 50);
+  const [first, twin] = await Promise.all([runIdempotent(oneConnection, id, execute), runIdempotent(oneConnection, id, execute)]);
+  t.equal(calls.count, 1, 'executed once');
+  t.same([first.replayed, twin.replayed], [false, true]);
+  t.equal(twin.response.body, first.response.body);
+});
+
 t.test('concurrency', { skip: postgresOnly }, async (t) => {
   /** 20 identical calls at once, spread over the given handles; each execute sleeps 100 ms inside its transaction. */
   async function twentyAtOnce(t: Test, handles: Kysely<DB>[]) {
@@ -228,14 +249,8 @@ t.test('concurrency', { skip: postgresOnly }, async (t) => {
 
   t.test('20 parallel identical calls on one pool run once', (t) => twentyAtOnce(t, [db]));
 
-  t.test('20 parallel identical calls from two server processes (two pools) run once', async (t) => {
-    const { rows } = await sql<{ name: string }>`select current_database() as name`.execute(db);
-    const url = new URL(process.env.TEST_DATABASE_URL!);
-    url.pathname = `/${rows[0].name}`;
-    const second = await openDatabase({ databaseUrl: url.toString(), poolMax: 4, migrate: false });
-    t.teardown(() => second.close());
-    await twentyAtOnce(t, [db, second.db]);
-  });
+  t.test('20 parallel identical calls from two server processes (two pools) run once', async (t) =>
+    twentyAtOnce(t, [db, await secondPool(t, 4)]));
 
   t.test('a retry that waits longer than the bound gets a retryable CONCURRENT_MODIFICATION, and later the replay', async (t) => {
     const id = await newCommand();

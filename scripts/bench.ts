@@ -3,7 +3,7 @@
  * and measured alternately in the same run. Results are ratios (service / baseline) because absolute
  * numbers depend on the machine. Gateway scenarios compare with the service's own bytes served bare;
  * clinical scenarios (PostgreSQL only) with minimal live routes doing the least equivalent work.
- * Usage: [BENCH_DATABASE_URL=postgres://…] npm run bench -- [--quick] [--duration S] [--connections 10,50] [--scenarios list,referral]
+ * Usage: see USAGE (npm run bench -- --help).
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
@@ -18,23 +18,41 @@ import { measure, WARMUP_RESPONSES, type Measurement, type Timing } from './benc
 import { root, start, stopAll } from './bench-processes.js';
 import { buildScenario, firstRequest, GATEWAY_SPECS, scenarioFilter, type Request, type Scenario, type Target } from './bench-scenarios.js';
 
-const { values: args } = parseArgs({
-  options: {
-    connections: { type: 'string' },
-    duration: { type: 'string' },
-    quick: { type: 'boolean', default: false },
-    scenarios: { type: 'string' },
-  },
-});
-const connectionOverride = args.connections?.split(',').map(Number);
-const timing: Timing = {
-  duration: args.duration !== undefined ? Number(args.duration) : args.quick ? 3 : 10,
-  warmup: args.quick ? 1 : 2,
-};
-if (connectionOverride && !connectionOverride.every((c) => Number.isInteger(c) && c > 0)) {
-  throw new Error(`--connections must be positive integers, got "${args.connections}"`);
+const SCENARIO_NAMES = [...GATEWAY_SPECS, ...CLINICAL_SPECS].map((s) => s.name).join('; ');
+const USAGE = `usage: [BENCH_DATABASE_URL=postgres://…] npm run bench -- [--quick] [--duration S] [--connections 10,50] [--scenarios NAME,…]
+scenarios: ${SCENARIO_NAMES}`;
+
+function readOptions() {
+  const { values } = parseArgs({
+    options: {
+      connections: { type: 'string' },
+      duration: { type: 'string' },
+      help: { type: 'boolean', default: false },
+      quick: { type: 'boolean', default: false },
+      scenarios: { type: 'string' },
+    },
+  });
+  const connections = values.connections?.split(',').map(Number);
+  const duration = values.duration !== undefined ? Number(values.duration) : values.quick ? 3 : 10;
+  if (connections && !connections.every((c) => Number.isInteger(c) && c > 0)) {
+    throw new Error(`--connections must be positive integers, got "${values.connections}"`);
+  }
+  if (!(duration > 0)) throw new Error(`--duration must be a positive number of seconds, got "${values.duration}"`);
+  return { args: values, connectionOverride: connections, timing: { duration, warmup: values.quick ? 1 : 2 } satisfies Timing };
 }
-if (!(timing.duration > 0)) throw new Error(`--duration must be a positive number of seconds, got "${args.duration}"`);
+
+let options: ReturnType<typeof readOptions>;
+try {
+  options = readOptions();
+} catch (err) {
+  console.error(`${err instanceof Error ? err.message : String(err)}\n${USAGE}`);
+  process.exit(2);
+}
+if (options.args.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
+const { args, connectionOverride, timing } = options;
 
 /** More than the 10,000 verified tokens the authenticator remembers, so the rotation never hits its cache. */
 const FRESH_TOKENS = 12_000;
@@ -63,7 +81,7 @@ function select(databaseUrl: string | undefined): Selection {
     clinical = [];
   }
   if (gateway.length + clinical.length === 0 && notes.length === 0) {
-    throw new Error(`no scenario matches --scenarios "${args.scenarios}"; scenarios: ${[...GATEWAY_SPECS, ...CLINICAL_SPECS].map((s) => s.name).join('; ')}`);
+    throw new Error(`no scenario matches --scenarios "${args.scenarios}"; scenarios: ${SCENARIO_NAMES}`);
   }
   return { gateway, clinical, notes };
 }

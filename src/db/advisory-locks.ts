@@ -8,11 +8,8 @@ export function lockKey(namespace: LockNamespace, ...parts: string[]): string {
   return [namespace, ...parts].join('\n');
 }
 
-/**
- * Waits for the lock (bounded by lock_timeout) and holds it until the transaction ends. Both functions are strict,
- * so a null key takes no lock. `key` may be a reusableQuery placeholder.
- */
-export const xactLock = (key: string | null) => sql<void>`pg_advisory_xact_lock(hashtextextended(${key}, 0))`;
+/** The lock's number: advisory locks are named by a bigint. `key` may be a reusableQuery placeholder. */
+export const lockId = (key: string | null) => sql<string>`hashtextextended(${key}, 0)`;
 
-/** Takes the lock only if it is free, without waiting; true when taken. */
-export const tryXactLock = (key: string) => sql<boolean>`pg_try_advisory_xact_lock(hashtextextended(${key}, 0))`;
+/** Waits for the lock (bounded by lock_timeout) and holds it until the transaction ends. Strict: a null key takes no lock. */
+export const xactLock = (key: string | null) => sql<void>`pg_advisory_xact_lock(${lockId(key)})`;

@@ -3,7 +3,7 @@ import { sql, type Kysely, type NotNull, type RawBuilder, type Transaction } fro
 import type { DB } from '../db/schema.js';
 import { SQLSTATE, sqlState } from '../db/sql-state.js';
 import { reusableQuery } from '../db/reusable-query.js';
-import { lockKey, tryXactLock, xactLock } from '../db/advisory-locks.js';
+import { lockId, lockKey } from '../db/advisory-locks.js';
 import { PlatformError } from '../errors/platform-error.js';
 import { writeCommandLedger, type CommandLedger } from './command-ledger.js';
 
@@ -52,20 +52,6 @@ export function requestFingerprint(method: string, path: string, body: unknown):
 const keyStillRunning = (id: CommandIdentity) =>
   new PlatformError('PLATFORM_CONCURRENT_MODIFICATION', 'A request with this idempotency key is still running; retry shortly to get its response.', { idempotencyKey: id.key });
 
-/**
- * A transaction-level advisory lock per key serializes twins: the first runs, the others wait for it to end.
- * The try sets lock_timeout too, which bounds this wait and every later lock wait of the transaction
- * (transaction-local: the pooled connection gets its setting back at the end) without a round trip of its own.
- */
-const tryKeyLock = reusableQuery('idempotency-try-lock', ['lockTimeout', 'lockKey'], (db, p) =>
-  db.selectNoFrom([
-    sql<string>`set_config('lock_timeout', ${p.lockTimeout}, true)`.as('bounded'),
-    tryXactLock(p.lockKey).as('free'),
-  ]),
-);
-
-const waitKeyLock = reusableQuery('idempotency-wait-lock', ['lockKey'], (db, p) => db.selectNoFrom(xactLock(p.lockKey).as('locked')));
-
 interface StoredRow {
   fingerprint: string;
   response_status: number;
@@ -96,19 +82,25 @@ const completedKey = reusableQuery('idempotency-completed', ['agencyId', 'extens
 const completedFor = (db: Kysely<DB>, id: CommandIdentity) => completedKey(db, { agencyId: id.agencyId, extensionId: id.extensionId, key: id.key });
 
 /**
- * Holds the key until the transaction ends and returns the response stored under it, if any. The read is a statement
- * of its own after the lock: a statement's snapshot predates the locks it takes, and a twin that released the key
- * just before must be seen, or its command would run a second time.
+ * A transaction-level advisory lock per key serializes twins: the first runs, the others wait for it to end, then
+ * read what it stored (nothing if it failed). Lock and read are one call of a SQL function
+ * (db/migrations/0009_idempotency_key_hold.ts), whose read sees a twin that committed during the wait or just before.
+ * The wait sets lock_timeout for the rest of the transaction (transaction-local: the pooled connection gets its
+ * setting back at the end).
  */
+const holdKeyQuery = reusableQuery('idempotency-hold', ['lockWait', 'lockKey', 'agencyId', 'extensionId', 'key'], (db, p) =>
+  db
+    .selectFrom(sql<StoredRow>`idempotency_key_hold(${p.lockWait}, ${lockId(p.lockKey)}, ${p.agencyId}, ${p.extensionId}, ${p.key})`.as('k'))
+    .select(['fingerprint', 'response_status', 'response_headers', 'response_body']),
+);
+
 async function holdKey(trx: Transaction<DB>, id: CommandIdentity, lockWaitMs: number): Promise<StoredRow | undefined> {
-  const key = lockKey('idempotency-key', id.agencyId, id.extensionId, id.key);
-  const [{ free }] = await tryKeyLock(trx, { lockTimeout: `${lockWaitMs}ms`, lockKey: key });
-  if (!free) {
-    await waitKeyLock(trx, { lockKey: key }).catch((err: unknown) => {
-      throw sqlState(err) === SQLSTATE.lockNotAvailable ? keyStillRunning(id) : err;
-    });
-  }
-  return (await completedFor(trx, id))[0];
+  const { agencyId, extensionId, key } = id;
+  const params = { lockWait: `${lockWaitMs}ms`, lockKey: lockKey('idempotency-key', agencyId, extensionId, key), agencyId, extensionId, key };
+  const [stored] = await holdKeyQuery(trx, params).catch((err: unknown) => {
+    throw sqlState(err) === SQLSTATE.lockNotAvailable ? keyStillRunning(id) : err;
+  });
+  return stored;
 }
 
 /** Thrown inside the transaction to roll it back: a twin committed the key first, and its response is the answer. */
@@ -134,6 +126,9 @@ export async function runIdempotent(
   lockWaitMs = DEFAULT_LOCK_WAIT_MS,
 ): Promise<IdempotentResult> {
   signal?.throwIfAborted();
+  // Retries of a finished command, the common case of a retry storm, replay in one round trip.
+  const [completed] = await completedFor(db, id);
+  if (completed) return { response: replayOf(completed, id), replayed: true };
   try {
     return await db.transaction().execute(async (trx) => {
       const stored = await holdKey(trx, id, lockWaitMs);

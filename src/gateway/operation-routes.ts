@@ -114,17 +114,21 @@ function nowOrLater<T>(now: () => T | undefined, later: () => Promise<T>, next: 
  * for it: shutdown waits here before the buffers and the database close under it.
  */
 class RunningHandlers {
-  private readonly running = new Set<Promise<unknown>>();
+  private count = 0;
+  private wakeDrain: (() => void) | undefined;
+  // One function for every request: no closure and no Set entry per call on the hot path.
+  private readonly settled = () => {
+    if (--this.count === 0) this.wakeDrain?.();
+  };
 
   track<T>(work: Promise<T>): Promise<T> {
-    this.running.add(work);
-    const done = () => this.running.delete(work);
-    work.then(done, done);
+    this.count++;
+    work.then(this.settled, this.settled);
     return work;
   }
 
   async drain(): Promise<void> {
-    while (this.running.size > 0) await Promise.allSettled([...this.running]);
+    while (this.count > 0) await new Promise<void>((resolve) => (this.wakeDrain = resolve));
   }
 }
 

@@ -20,6 +20,8 @@ export interface DatabaseOptions {
   databaseUrl?: string;
   /** PGlite's data directory; in memory when undefined. */
   dataDir?: string;
+  /** An in-memory PGlite starts from this data directory dump (tests: see openPglite). */
+  pgliteTemplate?: Blob;
   poolMax?: number;
   connectTimeoutMs?: number;
   statementTimeoutMs?: number;
@@ -39,7 +41,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
         statementTimeoutMs: options.statementTimeoutMs ?? 15_000,
         logger: options.logger ?? consoleLogger,
       })
-    : await openPglite(options.dataDir);
+    : await openPglite(options.dataDir, options.pgliteTemplate);
   if (options.migrate === false) return database;
   try {
     await migrateToLatest(database.db);

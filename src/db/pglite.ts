@@ -7,8 +7,12 @@ import type { Database } from './database.js';
 import type { DB } from './schema.js';
 import { parsers, serializers } from './type-parsers.js';
 
-/** Embedded PostgreSQL: in memory when dataDir is undefined (tests), else on disk behind a lock file. */
-export async function openPglite(dataDir: string | undefined): Promise<Database> {
+/**
+ * Embedded PostgreSQL: in memory when dataDir is undefined (tests), else on disk behind a lock file.
+ * An in-memory store can start from `template`, a data directory dump (PGlite's dumpDataDir), instead of running
+ * initdb: about 1 s instead of 4 to 6.
+ */
+export async function openPglite(dataDir: string | undefined, template?: Blob): Promise<Database> {
   let lock: DataDirLock | undefined;
   if (dataDir !== undefined) {
     mkdirSync(dataDir, { recursive: true });
@@ -16,7 +20,7 @@ export async function openPglite(dataDir: string | undefined): Promise<Database>
   }
   let pglite: PGlite;
   try {
-    pglite = await PGlite.create(dataDir, { parsers, serializers });
+    pglite = await PGlite.create(dataDir, { parsers, serializers, ...(template && dataDir === undefined ? { loadDataDir: template } : {}) });
   } catch (err) {
     lock?.release();
     throw err;

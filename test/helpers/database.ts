@@ -2,10 +2,12 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { t as rootTest } from 'tap';
 import { openDatabase, type Database } from '../../src/db/database.js';
+import { pgliteTemplate } from './pglite-template.js';
 
 /**
  * The test database of this process, migrated to latest.
- * Without TEST_DATABASE_URL: one in-memory PGlite (each instance costs ~2.5 s and ~735 MB, so it is shared).
+ * Without TEST_DATABASE_URL: one in-memory PGlite, started from a migrated template (each instance costs ~735 MB,
+ * so it is shared).
  * With TEST_DATABASE_URL (a superuser URL): a fresh database created for this process and dropped at teardown.
  * Tests share it, so each test creates the agencies it needs and reads nothing it did not write.
  * It closes (and is dropped) when the root test ends; a test passed here takes that role instead, if this call opens it.
@@ -32,7 +34,7 @@ export function testDatabaseUrl(): string | undefined {
 
 function open(): Promise<Database> {
   const adminUrl = process.env.TEST_DATABASE_URL;
-  return adminUrl ? openPostgresTestDatabase(adminUrl) : openDatabase({});
+  return adminUrl ? openPostgresTestDatabase(adminUrl) : pgliteTemplate().then((template) => openDatabase({ pgliteTemplate: template }));
 }
 
 async function admin<T>(adminUrl: string, run: (client: pg.Client) => Promise<T>): Promise<T> {

@@ -8,6 +8,7 @@ import * as m0006 from './0006_pseudonyms.js';
 import * as m0007 from './0007_service_secrets.js';
 import * as m0008 from './0008_metering_segments.js';
 import * as m0009 from './0009_idempotency_key_hold.js';
+import * as m0010 from './0010_idempotency_response_required.js';
 
 /**
  * Every migration, in order. Listed by hand rather than read from the filesystem so the same list
@@ -23,4 +24,5 @@ export const migrations: Record<string, Migration> = {
   '0007_service_secrets': m0007,
   '0008_metering_segments': m0008,
   '0009_idempotency_key_hold': m0009,
+  '0010_idempotency_response_required': m0010,
 };

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { sql, type Kysely, type NotNull, type RawBuilder, type Transaction } from 'kysely';
+import { sql, type Kysely, type RawBuilder, type Transaction } from 'kysely';
 import type { DB } from '../db/schema.js';
 import { SQLSTATE, sqlState } from '../db/sql-state.js';
 import { reusableQuery } from '../db/reusable-query.js';
@@ -74,9 +74,7 @@ const completedKey = reusableQuery('idempotency-completed', ['agencyId', 'extens
     .where('agency_id', '=', p.agencyId)
     .where('extension_id', '=', p.extensionId)
     .where('key', '=', p.key)
-    .where('expires_at', '>', sql<Date>`now()`)
-    .where('response_status', 'is not', null)
-    .$narrowType<{ response_status: NotNull; response_headers: NotNull; response_body: NotNull }>(),
+    .where('expires_at', '>', sql<Date>`now()`),
 );
 
 const completedFor = (db: Kysely<DB>, id: CommandIdentity) => completedKey(db, { agencyId: id.agencyId, extensionId: id.extensionId, key: id.key });

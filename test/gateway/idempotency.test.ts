@@ -198,6 +198,16 @@ t.test('an expired key is treated as absent: reused, it runs again, even with an
   t.equal((await runIdempotent(db, reused, failing('must not run'))).replayed, true, 'and is live again');
 });
 
+t.test('the database refuses a key without its response', async (t) => {
+  const { agencyId, key } = await newCommand();
+  await t.rejects(
+    sql`insert into idempotency_keys (agency_id, extension_id, key, operation_id, fingerprint, expires_at)
+      values (${agencyId}, 'ext', ${key}, 'createTask', 'f', now() + interval '1 hour')`.execute(db),
+    { code: '23502' },
+    'not null violation',
+  );
+});
+
 t.test('purge deletes only expired keys, in batches', async (t) => {
   const { agencyId } = await newCommand();
   const keyRow = (key: string, expiresAt: string) => ({

@@ -7,11 +7,11 @@ export interface IdempotencyKeysTable {
   key: string;
   operation_id: string;
   fingerprint: string;
-  /** The response columns are null only inside the claiming transaction: a committed key always carries its response. */
-  response_status: number | null;
+  /** A key is written once, with its response (db/migrations/0010_idempotency_response_required.ts). */
+  response_status: number;
   /** Written as JSON text, read back as the object. */
-  response_headers: ColumnType<Record<string, string> | null, string | null, string | null>;
-  response_body: string | null;
+  response_headers: ColumnType<Record<string, string>, string, string>;
+  response_body: string;
   created_at: Generated<Date>;
   expires_at: ColumnType<Date, Date | string, Date | string>;
 }

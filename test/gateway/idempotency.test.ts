@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sql, type Kysely, type Transaction } from 'kysely';
 import t, { type Test } from 'tap';
-import { openDatabase } from '../../src/db/database.js';
 import type { DB } from '../../src/db/schema.js';
 import { errorEntry } from '../../src/errors/platform-error.js';
 import {
@@ -13,7 +12,7 @@ import {
   type StoredResponse,
 } from '../../src/gateway/idempotency.js';
 import type { CommandLedger } from '../../src/gateway/command-ledger.js';
-import { testDatabase } from '../helpers/database.js';
+import { secondPool, testDatabase } from '../helpers/database.js';
 
 const onPostgres = Boolean(process.env.TEST_DATABASE_URL);
 const postgresOnly = onPostgres ? false : 'needs PostgreSQL: PGlite is one session, so its transactions never overlap';
@@ -63,16 +62,6 @@ function countingExecute(id: CommandIdentity, delayMs = 0) {
     return ledgerOf(id, { status: 200, headers: { 'x-run': run }, body: `{"data":{"run":"${run}"}}` });
   };
   return { calls, execute };
-}
-
-/** Another pool on the test's database, as a second server process would have. */
-async function secondPool(t: Test, poolMax: number): Promise<Kysely<DB>> {
-  const { rows } = await sql<{ name: string }>`select current_database() as name`.execute(db);
-  const url = new URL(process.env.TEST_DATABASE_URL!);
-  url.pathname = `/${rows[0].name}`;
-  const second = await openDatabase({ databaseUrl: url.toString(), poolMax, migrate: false });
-  t.teardown(() => second.close());
-  return second.db;
 }
 
 const failing = (message: string) => async (): Promise<CommandLedger> => {

@@ -1,14 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import t from 'tap';
-import { openDatabase } from '../../src/db/database.js';
 import type { DB } from '../../src/db/schema.js';
 import type { UsageKind } from '../../src/db/tables/usage.js';
 import { PlatformError } from '../../src/errors/platform-error.js';
 import { operations } from '../../src/generated/contract.js';
 import type { ExtensionPolicy } from '../../src/gateway/principal.js';
 import { purgeUsageWindows, UsageLimiter } from '../../src/gateway/usage-limits.js';
-import { testDatabase } from '../helpers/database.js';
+import { secondPool, testDatabase } from '../helpers/database.js';
 
 const { db, engine } = await testDatabase();
 
@@ -239,17 +238,8 @@ t.test('purgeUsageWindows deletes the windows that started before the cutoff', a
 });
 
 t.test('two instances with their own pools share one limit exactly', { skip: engine !== 'postgres' && 'needs PostgreSQL: PGlite is one session' }, async (t) => {
-  const { rows } = await sql<{ name: string }>`select current_database() as name`.execute(db);
-  const url = new URL(process.env.TEST_DATABASE_URL!);
-  url.pathname = `/${rows[0].name}`;
-  const [first, second] = await Promise.all(
-    [1, 2].map(() => openDatabase({ databaseUrl: url.toString(), poolMax: 4, migrate: false })),
-  );
-  t.teardown(async () => {
-    await first.close();
-    await second.close();
-  });
-  const instances = [new UsageLimiter(first.db), new UsageLimiter(second.db)];
+  const pools = await Promise.all([1, 2].map(() => secondPool(t, 4)));
+  const instances = pools.map((pool) => new UsageLimiter(pool));
   // 50 leases 2 units at a time; 1000 leases 50, shrinking towards the end of the window.
   for (const limit of [50, 1000]) {
     const p = policy({ rateLimitPerMinute: limit, dailyQuota: 100_000 });

@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto';
+import type { Kysely } from 'kysely';
 import pg from 'pg';
 import { t as rootTest } from 'tap';
 import { openDatabase, type Database } from '../../src/db/database.js';
+import type { DB } from '../../src/db/schema.js';
 import { pgliteTemplate } from './pglite-template.js';
 
 /**
@@ -35,6 +37,14 @@ export function testDatabaseUrl(): string | undefined {
 function open(): Promise<Database> {
   const adminUrl = process.env.TEST_DATABASE_URL;
   return adminUrl ? openPostgresTestDatabase(adminUrl) : pgliteTemplate().then((template) => openDatabase({ pgliteTemplate: template }));
+}
+
+/** Another pool on this process's PostgreSQL test database, as another server process would have; closed at t's teardown. */
+export async function secondPool(t: { teardown(fn: () => unknown): void }, poolMax: number): Promise<Kysely<DB>> {
+  if (!currentUrl) throw new Error('secondPool needs the PostgreSQL test database (TEST_DATABASE_URL) to be open');
+  const second = await openDatabase({ databaseUrl: currentUrl, poolMax, migrate: false });
+  t.teardown(() => second.close());
+  return second.db;
 }
 
 async function admin<T>(adminUrl: string, run: (client: pg.Client) => Promise<T>): Promise<T> {

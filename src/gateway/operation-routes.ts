@@ -17,6 +17,7 @@ import type { PseudonymService } from './pseudonyms.js';
 import type { CursorSeal } from '../db/cursor-seal.js';
 import type { Principal } from './principal.js';
 import type { Authentication } from '../identity/authenticator.js';
+import { RunningHandlers } from './running-handlers.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -107,29 +108,6 @@ function nowOrLater<T>(now: () => T | undefined, later: () => Promise<T>, next: 
   }
   if (value !== undefined) return next(value);
   later().then(next, done);
-}
-
-/**
- * Handlers still running. A client that hangs up leaves its handler running, and the server's close does not wait
- * for it: shutdown waits here before the buffers and the database close under it.
- */
-class RunningHandlers {
-  private count = 0;
-  private wakeDrain: (() => void) | undefined;
-  // One function for every request: no closure and no Set entry per call on the hot path.
-  private readonly settled = () => {
-    if (--this.count === 0) this.wakeDrain?.();
-  };
-
-  track<T>(work: Promise<T>): Promise<T> {
-    this.count++;
-    work.then(this.settled, this.settled);
-    return work;
-  }
-
-  async drain(): Promise<void> {
-    while (this.count > 0) await new Promise<void>((resolve) => (this.wakeDrain = resolve));
-  }
 }
 
 class OperationRoute {

@@ -13,6 +13,7 @@ import { parsers, serializers } from './type-parsers.js';
  * initdb: about 1 s instead of 4 to 6.
  */
 export async function openPglite(dataDir: string | undefined, template?: Blob): Promise<Database> {
+  if (template && dataDir !== undefined) throw new Error('a PGlite template starts an in-memory store; a data directory keeps its own data');
   let lock: DataDirLock | undefined;
   if (dataDir !== undefined) {
     mkdirSync(dataDir, { recursive: true });
@@ -20,7 +21,7 @@ export async function openPglite(dataDir: string | undefined, template?: Blob): 
   }
   let pglite: PGlite;
   try {
-    pglite = await PGlite.create(dataDir, { parsers, serializers, ...(template && dataDir === undefined ? { loadDataDir: template } : {}) });
+    pglite = await PGlite.create(dataDir, { parsers, serializers, ...(template ? { loadDataDir: template } : {}) });
   } catch (err) {
     lock?.release();
     throw err;

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import t from 'tap';
+import { openDatabase } from '../../src/db/database.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { migrations } from '../../db/migrations/index.js';
 import { testDatabase } from '../helpers/database.js';
@@ -112,4 +113,8 @@ t.test('a failed transaction rolls back', async (t) => {
   });
   await t.rejects(work, /boom/);
   t.equal(await db.selectFrom('agencies').where('id', '=', id).select('id').executeTakeFirst(), undefined);
+});
+
+t.test('a PGlite template is for an in-memory store: with a data directory it is refused, before anything is opened', async (t) => {
+  await t.rejects(openDatabase({ dataDir: '/nonexistent/never-created', pgliteTemplate: new Blob([]) }), /template starts an in-memory store/);
 });

@@ -107,7 +107,7 @@ export const getPatient: Handler<'getPatient'> = async (ctx) => {
   if (!row) throw resourceNotFound('patient', ctx.params.id);
   const view = await phiView(ctx, [id]);
   ctx.audit.resourceIds = [id];
-  const coordinates = row.latitude === null || row.longitude === null ? null : { latitude: Number(row.latitude), longitude: Number(row.longitude) };
+  const coordinates = row.latitude === null || row.longitude === null ? null : { latitude: row.latitude, longitude: row.longitude };
   return {
     data: {
       ...summary(view, row),

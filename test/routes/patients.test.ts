@@ -1,4 +1,5 @@
 import t from 'tap';
+import { sql } from 'kysely';
 import { buildTestApp, signIn, type SignedInApi } from '../helpers/app.js';
 import { seededAgency } from '../helpers/clinical.js';
 import { testDatabase } from '../helpers/database.js';
@@ -89,6 +90,8 @@ t.test('filters: status, service line, office, updated since', async (t) => {
 
 t.test('summary and detail profiles in a phi session', async (t) => {
   const withEpisode = await db.selectFrom('episodes').select(['patient_id', 'id']).where('agency_id', '=', agencyId).where('status', '=', 'active').executeTakeFirstOrThrow();
+  // Microseconds, which the detail's JSON carries and a Date cannot: the list's columns and the detail truncate them alike.
+  await sql`update patients set updated_at = '2026-03-01 12:00:00.123987+00' where agency_id = ${agencyId} and id = ${withEpisode.patient_id}`.execute(db);
   const row = await db.selectFrom('patients').selectAll().where('agency_id', '=', agencyId).where('id', '=', withEpisode.patient_id).executeTakeFirstOrThrow();
   const res = await get(phi, `/api/v1/ext/patients/${row.id}`);
   t.equal(res.statusCode, 200);
@@ -108,6 +111,9 @@ t.test('summary and detail profiles in a phi session', async (t) => {
   const summary = (await list(phi, `?limit=200`)).data.find((p: { id: string }) => p.id === row.id) ?? (await list(phi, `?limit=200&offset=200`)).data.find((p: { id: string }) => p.id === row.id);
   t.notOk('phones' in summary, 'lists carry the summary profile');
   t.same(summary.current_episode, patient.current_episode);
+  t.equal(patient.updated_at, '2026-03-01T12:00:00.123Z');
+  t.same([summary.created_at, summary.updated_at], [patient.created_at, patient.updated_at]);
+  t.same(patient.coordinates, row.latitude === null ? null : { latitude: Number(row.latitude), longitude: Number(row.longitude) });
 });
 
 t.test('no_phi: handles, no names or contact details, dates to the year', async (t) => {

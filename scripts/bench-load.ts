@@ -1,4 +1,5 @@
 /** Drives autocannon against the service and the baseline in alternating slices and summarizes both. */
+import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 import type { Request, Scenario, Target } from './bench-scenarios.js';
 
@@ -7,7 +8,7 @@ interface Tally { requests: number; seconds: number; latencies: number[]; non2xx
 export type Summary = ReturnType<typeof summarize>;
 
 export interface Timing {
-  /** Seconds per target, split into two slices (longer for slow responses). */
+  /** Seconds per target, split into SLICES_PER_TARGET slices (longer for slow responses). */
   duration: number;
   /** Seconds per target before measuring. */
   warmup: number;
@@ -67,6 +68,21 @@ export interface Measurement {
   baseline: Summary;
   /** service / baseline requests per second. */
   ratio: number;
+  /**
+   * Share of the machine's CPU time the hypervisor gave to other guests while both were measured (Linux's steal
+   * time), in percent; null where /proc/stat is not there. Above a few percent, ratios of runs vary widely.
+   */
+  stealPercent: number | null;
+}
+
+/** Ticks of all CPUs: total and stolen (the 8th value of /proc/stat's "cpu" line). */
+function cpuTicks(): { total: number; steal: number } | null {
+  try {
+    const values = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0].trim().split(/\s+/).slice(1).map(Number);
+    return { total: values.reduce((a, b) => a + b, 0), steal: values[7] ?? 0 };
+  } catch {
+    return null;
+  }
 }
 
 /** A slice ends with its in-flight requests uncounted, about half a round per connection: slices hold at least this many rounds. */
@@ -102,20 +118,31 @@ async function warmUp(url: string, request: Request, connections: number, second
   }
 }
 
-/** Warms both targets up, then measures them in ABBA order: drift (thermal, other load) weighs equally on both. */
+/**
+ * Slices per target. On a shared machine the CPU left to this guest changes within seconds: short slices in
+ * alternation (ABBA, repeated) spread those changes over both targets instead of over one.
+ */
+const SLICES_PER_TARGET = 4;
+const ORDER: Target[] = ['service', 'baseline', 'baseline', 'service'];
+
+/** Warms both targets up, then measures them in alternating slices, so drift (thermal, other load) weighs equally on both. */
 export async function measure(urls: Record<Target, string>, scenario: Scenario, connections: number, timing: Timing): Promise<Measurement> {
   const requests: Record<Target, Request> = { service: scenario.service, baseline: scenario.baseline ?? scenario.service };
   const slices = {} as Record<Target, number>;
   const tallies = { service: emptyTally(), baseline: emptyTally() };
   for (const target of ['service', 'baseline'] as const) {
     const latency = await warmUp(urls[target], requests[target], connections, timing.warmup);
-    slices[target] = Math.max(timing.duration / 2, Math.ceil(MIN_ROUNDS_PER_SLICE * latency * 10) / 10);
-    if (slices[target] > timing.duration / 2) console.error(`  ${target}: responses take ${latency.toFixed(2)} s, so slices of ${slices[target]} s`);
+    slices[target] = Math.max(timing.duration / SLICES_PER_TARGET, Math.ceil(MIN_ROUNDS_PER_SLICE * latency * 10) / 10);
+    if (slices[target] > timing.duration / SLICES_PER_TARGET) console.error(`  ${target}: responses take ${latency.toFixed(2)} s, so slices of ${slices[target]} s`);
   }
-  for (const target of ['service', 'baseline', 'baseline', 'service'] as const) {
+  const before = cpuTicks();
+  for (let slice = 0; slice < 2 * SLICES_PER_TARGET; slice++) {
+    const target = ORDER[slice % ORDER.length];
     await load(urls[target], requests[target], connections, slices[target], tallies[target]);
   }
+  const after = cpuTicks();
+  const stealPercent = before && after && after.total > before.total ? round((100 * (after.steal - before.steal)) / (after.total - before.total), 1) : null;
   const service = summarize(tallies.service);
   const baseline = summarize(tallies.baseline);
-  return { service, baseline, ratio: round(service.requestsPerSecond / baseline.requestsPerSecond, 3) };
+  return { service, baseline, ratio: round(service.requestsPerSecond / baseline.requestsPerSecond, 3), stealPercent };
 }

@@ -188,16 +188,22 @@ async function measureAll(urls: Record<Target, string>, scenarios: Scenario[]): 
   return results;
 }
 
+/** Steal time above which the table warns that the host was contended. */
+const STEAL_WARNING_PERCENT = 5;
+
 function printTable(results: Result[], notes: string[]): void {
   const goal = (r: Result) => (r.goal === null ? '' : `>=${r.goal} ${r.ratio >= r.goal ? 'ok' : 'MISS'}`);
-  const header = ['scenario', 'conns', 'target', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx', 'errors', 'svc/base', 'goal'];
+  const header = ['scenario', 'conns', 'target', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx', 'errors', 'svc/base', 'steal %', 'goal'];
   const rows = results.flatMap((r) => [
-    [r.scenario, r.connections, 'service', r.service.requestsPerSecond, r.service.p50Ms, r.service.p99Ms, r.service.non2xx, r.service.errors, r.ratio, goal(r)],
-    ['', '', 'baseline', r.baseline.requestsPerSecond, r.baseline.p50Ms, r.baseline.p99Ms, r.baseline.non2xx, r.baseline.errors, '', ''],
+    [r.scenario, r.connections, 'service', r.service.requestsPerSecond, r.service.p50Ms, r.service.p99Ms, r.service.non2xx, r.service.errors, r.ratio, r.stealPercent ?? 'n/a', goal(r)],
+    ['', '', 'baseline', r.baseline.requestsPerSecond, r.baseline.p50Ms, r.baseline.p99Ms, r.baseline.non2xx, r.baseline.errors, '', '', ''],
   ].map((row) => row.map(String)));
   const widths = header.map((h, c) => Math.max(h.length, ...rows.map((row) => row[c].length)));
-  const line = (cells: string[]) => cells.map((cell, c) => (c < 3 || c === 9 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  ').trimEnd();
-  console.log([line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line), ...notes].join('\n'));
+  const line = (cells: string[]) => cells.map((cell, c) => (c < 3 || c === 10 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  ').trimEnd();
+  const contended = results.some((r) => (r.stealPercent ?? 0) > STEAL_WARNING_PERCENT)
+    ? [`steal % above ${STEAL_WARNING_PERCENT}: other guests of this host took CPU time during those measurements; their ratios vary from run to run`]
+    : [];
+  console.log([line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line), ...notes, ...contended].join('\n'));
 }
 
 function writeReport(config: Config, results: Result[], notes: string[]): void {

@@ -80,6 +80,7 @@ function chartOf(db: Kysely<DB>, agencyId: string, id: string) {
   return withCurrentEpisode(patientsOf(db, agencyId))
     .select(DETAIL_COLUMNS)
     .select((eb) => [
+      // Inside JSON a numeric is a number, not the exact text a column gives: float8 types it as what arrives.
       sql<number | null>`patients.latitude::float8`.as('latitude'),
       sql<number | null>`patients.longitude::float8`.as('longitude'),
       jsonArrayFrom(

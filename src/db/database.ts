@@ -9,6 +9,8 @@ export interface Database {
   engine: 'postgres' | 'pglite';
   /** Idempotent. */
   close(): Promise<void>;
+  /** PGlite only: the data directory as a dump, which `pgliteTemplate` can start another store from. */
+  dumpDataDir?(): Promise<Blob>;
 }
 
 export interface DatabaseLogger {

@@ -36,5 +36,5 @@ export async function openPglite(dataDir: string | undefined, template?: Blob): 
       lock?.release();
     }
   };
-  return { db, engine: 'pglite', close: () => (closing ??= close()) };
+  return { db, engine: 'pglite', close: () => (closing ??= close()), dumpDataDir: () => pglite.dumpDataDir('none') };
 }

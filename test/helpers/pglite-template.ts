@@ -2,10 +2,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
-import { Kysely } from 'kysely';
-import { PGliteDialect } from 'kysely-pglite-dialect';
-import { migrateToLatest } from '../../src/db/migrate.js';
+import { openDatabase } from '../../src/db/database.js';
 
 const root = join(import.meta.dirname, '../..');
 
@@ -17,14 +14,13 @@ function templateName(): string {
   return join(tmpdir(), `svc-extension-api-pglite-${hash.digest('hex').slice(0, 16)}.tar`);
 }
 
+/** Opened and migrated as every test and the server open theirs, then dumped. */
 async function migratedDump(): Promise<Blob> {
-  const pglite = await PGlite.create();
-  const db = new Kysely<unknown>({ dialect: new PGliteDialect(pglite) });
+  const database = await openDatabase({});
   try {
-    await migrateToLatest(db);
-    return await pglite.dumpDataDir('none');
+    return await database.dumpDataDir!();
   } finally {
-    await db.destroy();
+    await database.close();
   }
 }
 

@@ -1,4 +1,5 @@
 import Fastify, { type FastifyBaseLogger } from 'fastify';
+import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import type { Database } from './db/database.js';
 import { installBodyParsers } from './gateway/body-parsing.js';
@@ -6,6 +7,7 @@ import { installErrorHandler } from './gateway/error-handler.js';
 import { installNotFound } from './gateway/not-found.js';
 import { registerOperations } from './gateway/operation-routes.js';
 import { requestIdFor } from './gateway/request-id.js';
+import { deferredRequestLogger } from './gateway/request-logger.js';
 import { PlatformError } from './errors/platform-error.js';
 import { createHandlers } from './routes/index.js';
 import { refuseUnsupportedGrantTypes } from './routes/oauth.js';
@@ -17,13 +19,13 @@ import { registerApiReference } from './docs/api-reference.js';
 export interface AppOptions {
   config: Config;
   database: Database;
-  /** The process logger (pino); tests run silent. */
-  logger?: FastifyBaseLogger;
+  /** The process logger; tests run silent. */
+  logger?: Logger;
 }
 
 export async function buildApp({ config, database, logger }: AppOptions) {
   const app = Fastify({
-    ...(logger ? { loggerInstance: logger } : { logger: false }),
+    ...(logger ? { loggerInstance: logger as FastifyBaseLogger, childLoggerFactory: deferredRequestLogger } : { logger: false }),
     genReqId: requestIdFor,
     bodyLimit: config.bodyLimitBytes,
     requestTimeout: config.requestTimeoutMs,

@@ -49,7 +49,11 @@ const keyOf = (agencyId: string, extensionId: string) => `${agencyId}\u0000${ext
  * revocation and policy changes made anywhere reach this instance. 0 reads the database on every request.
  */
 export class ExtensionPolicies {
-  private cache = new Map<string, Entry>();
+  /**
+   * By agency, then extension: a warm call looks both up with the token's own claim strings, whose hashes V8 keeps,
+   * where one joined key would be a new string to build and hash on every request.
+   */
+  private cache = new Map<string, Map<string, Entry>>();
   private loading = new Map<string, Promise<Entry>>();
 
   constructor(
@@ -63,7 +67,7 @@ export class ExtensionPolicies {
 
   /** The policy while its cached read is fresh (`policy` undefined: no such integration), without I/O; else undefined. */
   cached(agencyId: string, extensionId: string): { policy: ExtensionPolicy | undefined } | undefined {
-    const cached = this.cache.get(keyOf(agencyId, extensionId));
+    const cached = this.cache.get(agencyId)?.get(extensionId);
     return cached && Date.now() - cached.loadedAt < this.ttlMs ? cached : undefined;
   }
 
@@ -76,12 +80,18 @@ export class ExtensionPolicies {
         .then((policy) => {
           // Aged from when the read started: a change committed during the read is seen within ttlMs of it.
           const entry = { policy, loadedAt: startedAt };
-          if (this.ttlMs > 0) this.cache.set(key, entry);
+          if (this.ttlMs > 0) this.cacheFor(agencyId).set(extensionId, entry);
           return entry;
         })
         .finally(() => this.loading.delete(key));
       this.loading.set(key, pending);
     }
     return pending;
+  }
+
+  private cacheFor(agencyId: string): Map<string, Entry> {
+    let extensions = this.cache.get(agencyId);
+    if (!extensions) this.cache.set(agencyId, (extensions = new Map()));
+    return extensions;
   }
 }

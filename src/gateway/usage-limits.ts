@@ -77,6 +77,8 @@ interface Demand {
   units: number;
 }
 
+const isExhausted = (d: Demand) => d.lease.available(d.limit) < d.units;
+
 function leaseSize(limit: number, lease: Lease, needed: number, maxLease: number): number {
   const share = Math.floor(Math.min(limit * LEASE_SHARE_OF_LIMIT, (limit - lease.sharedUsed) * LEASE_SHARE_OF_REMAINING));
   return Math.max(needed, Math.min(maxLease, share));
@@ -169,8 +171,7 @@ export class UsageLimiter {
 
   /** Spends local units and returns the response headers; throws when a limit is reached; undefined when units must be reserved first. */
   private spend(demands: Demand[], nowMs: number): Record<string, string> | undefined {
-    const exhausted = demands.filter((d) => d.lease.available(d.limit) < d.units);
-    if (exhausted.length > 0) throw refusal(exhausted, demands, nowMs);
+    if (demands.some(isExhausted)) throw refusal(demands.filter(isExhausted), demands, nowMs);
     if (!demands.every((d) => d.lease.local >= d.units)) return undefined;
     // Checked and spent with no await in between, so concurrent calls cannot spend the same units.
     for (const d of demands) {

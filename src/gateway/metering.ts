@@ -1,6 +1,7 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { DB } from '../db/schema.js';
 import { isRejectedRow } from '../db/sql-state.js';
+import { IntegrationMap } from './integration-map.js';
 
 /** One call through the gateway, as billed and reported. */
 export interface MeteringEvent {
@@ -42,21 +43,14 @@ export function insertMeteringEvents(events: MeteringEvent[]): RawBuilder<unknow
     values ${sql.join(byIntegration(events).map(segmentOf))}`;
 }
 
-/** By agency, then extension: the events carry their principal's own strings, whose hashes V8 keeps, so no key is built per event. */
 function byIntegration(events: MeteringEvent[]): MeteringEvent[][] {
-  const groups: MeteringEvent[][] = [];
-  const byAgency = new Map<string, Map<string, MeteringEvent[]>>();
+  const groups = new IntegrationMap<MeteringEvent[]>();
   for (const event of events) {
-    let byExtension = byAgency.get(event.agencyId);
-    if (!byExtension) byAgency.set(event.agencyId, (byExtension = new Map()));
-    let group = byExtension.get(event.extensionId);
-    if (!group) {
-      byExtension.set(event.extensionId, (group = []));
-      groups.push(group);
-    }
-    group.push(event);
+    const group = groups.get(event.agencyId, event.extensionId);
+    if (group) group.push(event);
+    else groups.set(event.agencyId, event.extensionId, [event]);
   }
-  return groups;
+  return [...groups.values()];
 }
 
 function jsonArray(values: (string | number)[], type: 'text' | 'int') {

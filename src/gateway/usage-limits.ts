@@ -3,6 +3,7 @@ import type { DB } from '../db/schema.js';
 import type { UsageKind } from '../db/tables/usage.js';
 import { PlatformError, type ErrorDetails } from '../errors/platform-error.js';
 import type { ErrorCode } from '../generated/contract.js';
+import { IntegrationMap } from './integration-map.js';
 import type { ExtensionPolicy } from './principal.js';
 
 /** What the limiter needs of an operation (the route table's costUnits and costBudgeted). */
@@ -131,7 +132,7 @@ function refusal(exhausted: Demand[], demands: Demand[], nowMs: number): Platfor
  * so a warm call touches no database; the units granted across instances never exceed a limit.
  */
 export class UsageLimiter {
-  private readonly leases = new Map<string, IntegrationLeases>();
+  private readonly leases = new IntegrationMap<IntegrationLeases>();
   /** The same leases reached from a cached policy object, so a warm call builds no key. */
   private readonly leasesByPolicy = new WeakMap<ExtensionPolicy, IntegrationLeases>();
   private readonly maxLease: number;
@@ -197,9 +198,8 @@ export class UsageLimiter {
     let leases = this.leasesByPolicy.get(policy);
     if (!leases) {
       this.evictEnded(nowMs);
-      const key = `${policy.agencyId}\n${policy.extensionId}`;
-      leases = this.leases.get(key) ?? {};
-      this.leases.set(key, leases);
+      leases = this.leases.get(policy.agencyId, policy.extensionId) ?? {};
+      this.leases.set(policy.agencyId, policy.extensionId, leases);
       this.leasesByPolicy.set(policy, leases);
     }
     return leases;
@@ -209,7 +209,7 @@ export class UsageLimiter {
   private evictEnded(nowMs: number): void {
     if (nowMs - this.evictedAt < EVICT_INTERVAL_MS) return;
     this.evictedAt = nowMs;
-    for (const [key, leases] of this.leases) if (ended(leases, nowMs)) this.leases.delete(key);
+    for (const [agencyId, extensionId, leases] of this.leases.entries()) if (ended(leases, nowMs)) this.leases.delete(agencyId, extensionId);
   }
 
   private leaseFor(leases: IntegrationLeases, { agencyId, extensionId }: ExtensionPolicy, kind: UsageKind, nowMs: number): Lease {

@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../db/schema.js';
+import { IntegrationMap } from '../gateway/integration-map.js';
 import type { ExtensionPolicy } from '../gateway/principal.js';
 
 interface Entry {
@@ -42,19 +43,13 @@ async function loadPolicy(db: Kysely<DB>, agencyId: string, extensionId: string)
   };
 }
 
-const keyOf = (agencyId: string, extensionId: string) => `${agencyId}\u0000${extensionId}`;
-
 /**
  * Extension policies by (agency, extension), each cached for at most `ttlMs`: the bound within which disabling,
  * revocation and policy changes made anywhere reach this instance. 0 reads the database on every request.
  */
 export class ExtensionPolicies {
-  /**
-   * By agency, then extension: a warm call looks both up with the token's own claim strings, whose hashes V8 keeps,
-   * where one joined key would be a new string to build and hash on every request.
-   */
-  private cache = new Map<string, Map<string, Entry>>();
-  private loading = new Map<string, Promise<Entry>>();
+  private cache = new IntegrationMap<Entry>();
+  private loading = new IntegrationMap<Promise<Entry>>();
 
   constructor(
     private readonly db: Kysely<DB>,
@@ -67,31 +62,24 @@ export class ExtensionPolicies {
 
   /** The policy while its cached read is fresh (`policy` undefined: no such integration), without I/O; else undefined. */
   cached(agencyId: string, extensionId: string): { policy: ExtensionPolicy | undefined } | undefined {
-    const cached = this.cache.get(agencyId)?.get(extensionId);
+    const cached = this.cache.get(agencyId, extensionId);
     return cached && Date.now() - cached.loadedAt < this.ttlMs ? cached : undefined;
   }
 
   private load(agencyId: string, extensionId: string): Promise<Entry> {
-    const key = keyOf(agencyId, extensionId);
-    let pending = this.loading.get(key);
+    let pending = this.loading.get(agencyId, extensionId);
     if (!pending) {
       const startedAt = Date.now();
       pending = loadPolicy(this.db, agencyId, extensionId)
         .then((policy) => {
           // Aged from when the read started: a change committed during the read is seen within ttlMs of it.
           const entry = { policy, loadedAt: startedAt };
-          if (this.ttlMs > 0) this.cacheFor(agencyId).set(extensionId, entry);
+          if (this.ttlMs > 0) this.cache.set(agencyId, extensionId, entry);
           return entry;
         })
-        .finally(() => this.loading.delete(key));
-      this.loading.set(key, pending);
+        .finally(() => this.loading.delete(agencyId, extensionId));
+      this.loading.set(agencyId, extensionId, pending);
     }
     return pending;
-  }
-
-  private cacheFor(agencyId: string): Map<string, Entry> {
-    let extensions = this.cache.get(agencyId);
-    if (!extensions) this.cache.set(agencyId, (extensions = new Map()));
-    return extensions;
   }
 }

@@ -58,6 +58,31 @@ function flakyDatabase() {
   return { flaky, state };
 }
 
+t.test('a flush that mixes integrations writes each call under its own agency and extension, in order', async (t) => {
+  const shared = randomUUID();
+  const other = randomUUID();
+  const [a1, a2] = eventsFor(shared, 2, { agencyId: 'agency-mix-a' });
+  const [b1] = eventsFor(shared, 1, { agencyId: 'agency-mix-b', requestId: 'req-b1' });
+  const [o1] = eventsFor(other, 1, { agencyId: 'agency-mix-a', requestId: 'req-o1' });
+  await insertMeteringEvents([a1, b1, o1, a2]).execute(db);
+  const rows = await db
+    .selectFrom('metering_events')
+    .select(['agency_id', 'extension_id', 'request_id'])
+    .where('extension_id', 'in', [shared, other])
+    .execute();
+  t.same(
+    rows.map((r) => [r.agency_id, r.extension_id === shared ? 'shared' : 'other', r.request_id]).sort(),
+    [
+      ['agency-mix-a', 'other', 'req-o1'],
+      ['agency-mix-a', 'shared', 'req-1'],
+      ['agency-mix-a', 'shared', 'req-2'],
+      ['agency-mix-b', 'shared', 'req-b1'],
+    ],
+  );
+  const segments = await db.selectFrom('metering_segments').select(['agency_id', 'request_ids']).where('extension_id', '=', shared).orderBy('agency_id').execute();
+  t.same(segments, [{ agency_id: 'agency-mix-a', request_ids: ['req-1', 'req-2'] }, { agency_id: 'agency-mix-b', request_ids: ['req-b1'] }], 'one segment per integration, calls in the order they came');
+});
+
 t.test('insertMeteringEvents writes in the caller transaction: committed with it, rolled back with it', async (t) => {
   const extensionId = randomUUID();
   const [committed, rolledBack] = eventsFor(extensionId, 2);

@@ -9,6 +9,7 @@ import * as m0007 from './0007_service_secrets.js';
 import * as m0008 from './0008_metering_segments.js';
 import * as m0009 from './0009_idempotency_key_hold.js';
 import * as m0010 from './0010_idempotency_response_required.js';
+import * as m0011 from './0011_patient_chart_copies.js';
 
 /**
  * Every migration, in order. Listed by hand rather than read from the filesystem so the same list
@@ -25,4 +26,5 @@ export const migrations: Record<string, Migration> = {
   '0008_metering_segments': m0008,
   '0009_idempotency_key_hold': m0009,
   '0010_idempotency_response_required': m0010,
+  '0011_patient_chart_copies': m0011,
 };

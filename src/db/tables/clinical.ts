@@ -1,4 +1,4 @@
-import type { ColumnType, Generated, JSONColumnType } from 'kysely';
+import type { ColumnType, Generated, JSONColumnType, Selectable } from 'kysely';
 
 /**
  * Clinical operations tables (db/migrations/0005_clinical.ts). Every row is keyed (agency_id, id).
@@ -122,6 +122,9 @@ export interface PatientsTable extends TenantRow, PersonName {
   match_last_name: string;
   match_first_name: string;
   match_phone: string | null;
+  /** Copies of the chart's coverages and episodes, written only by triggers (db/migrations/0011_patient_chart_copies.ts). */
+  chart_coverages: ColumnType<ChartCoverage[], never, never>;
+  chart_episodes: ColumnType<ChartEpisode[], never, never>;
 }
 
 export type EpisodeType = 'home_health_period' | 'hospice_benefit_period' | 'private_duty_authorization';
@@ -159,6 +162,12 @@ export interface CoveragesTable extends TenantRow {
   insured_state: string | null;
   insured_zip_code: string | null;
 }
+
+/** A coverage in the chart's copy: primary first, with its payor's name; JSON keeps the X12 codes ('18', '01') as text. */
+export type ChartCoverage = Omit<Selectable<CoveragesTable>, 'agency_id' | 'patient_id' | 'created_at' | 'updated_at'> & { payor_name: string | null };
+
+/** An episode in the chart's copy, newest first. */
+export type ChartEpisode = Pick<Selectable<EpisodesTable>, 'id' | 'type' | 'status' | 'start_date' | 'end_date'>;
 
 export type ReferralTypeCategory = 'soc' | 'roc' | 'other';
 export type Disposition = 'accepted' | 'declined';

@@ -2,12 +2,8 @@ import type { components } from '../generated/openapi.js';
 import { resourceNotFound, type Handler } from './handler.js';
 import { ageLabel, birthYear } from '../domain/deidentify.js';
 import { patientIdFilter, phiView, policyHolderFor, type PhiView } from './phi-view.js';
-import {
-  findPatientDetail, listPatientSummaries,
-  type CoverageRow, type PatientDetailRow, type PatientSummaryRow,
-} from '../db/repositories/patients.js';
-import type { EpisodesTable, PolicyHolderJson } from '../db/tables/clinical.js';
-import type { Selectable } from 'kysely';
+import { findPatientDetail, listPatientSummaries, type PatientDetailRow, type PatientSummaryRow } from '../db/repositories/patients.js';
+import type { ChartCoverage, ChartEpisode, PolicyHolderJson } from '../db/tables/clinical.js';
 
 type Schemas = components['schemas'];
 
@@ -15,16 +11,19 @@ function displayName(p: { first_name: string; middle_name: string | null; last_n
   return [p.first_name, p.middle_name, p.last_name, p.suffix].filter(Boolean).join(' ');
 }
 
-function episode(view: PhiView, e: Pick<Selectable<EpisodesTable>, 'id' | 'type' | 'status' | 'start_date' | 'end_date'>): Schemas['Episode'] {
+function episode(view: PhiView, e: ChartEpisode): Schemas['Episode'] {
   return { id: e.id, type: e.type, status: e.status, start_date: view.date(e.start_date), end_date: view.date(e.end_date) };
 }
 
-function currentEpisode(view: PhiView, row: PatientSummaryRow): Schemas['Episode'] | null {
+/** A list row's current episode, from the columns of its join. */
+function joinedEpisode(row: PatientSummaryRow): ChartEpisode | null {
   if (!row.episode_id || !row.episode_type || !row.episode_status || !row.episode_start_date) return null;
-  return episode(view, { id: row.episode_id, type: row.episode_type, status: row.episode_status, start_date: row.episode_start_date, end_date: row.episode_end_date });
+  return { id: row.episode_id, type: row.episode_type, status: row.episode_status, start_date: row.episode_start_date, end_date: row.episode_end_date };
 }
 
-function summary(view: PhiView, row: PatientSummaryRow): Schemas['PatientSummary'] {
+type PatientColumns = Omit<PatientSummaryRow, `episode_${string}`>;
+
+function summary(view: PhiView, row: PatientColumns, current: ChartEpisode | null): Schemas['PatientSummary'] {
   const asOf = new Date();
   return {
     id: view.patientId(row.id)!,
@@ -41,7 +40,7 @@ function summary(view: PhiView, row: PatientSummaryRow): Schemas['PatientSummary
     status: row.status,
     service_line: row.service_line,
     office_id: row.office_id,
-    current_episode: currentEpisode(view, row),
+    current_episode: current && episode(view, current),
     created_at: view.instant(row.created_at),
     updated_at: view.instant(row.updated_at),
   };
@@ -61,7 +60,7 @@ function address(view: PhiView, a: Schemas['Address']): Schemas['Address'] {
 }
 
 /** The stored holder of a coverage held through someone else; none when the patient is the insured. */
-function storedPolicyHolder(c: CoverageRow): PolicyHolderJson | null {
+function storedPolicyHolder(c: ChartCoverage): PolicyHolderJson | null {
   const self = c.relationship_to_insured === null || c.relationship_to_insured === '18';
   if (self && !c.insured_last_name) return null;
   return {
@@ -76,7 +75,7 @@ function storedPolicyHolder(c: CoverageRow): PolicyHolderJson | null {
   };
 }
 
-function coverage(view: PhiView, c: CoverageRow): Schemas['Coverage'] {
+function coverage(view: PhiView, c: ChartCoverage): Schemas['Coverage'] {
   return {
     id: c.id,
     payor_id: c.payor_id,
@@ -97,7 +96,7 @@ export const listPatients: Handler<'listPatients'> = async (ctx) => {
   const { rows, meta } = await listPatientSummaries(ctx.db, ctx.principal.agencyId, { status, service_line, office_id, updated_since }, page, ctx.cursorSeal);
   const view = await phiView(ctx, rows.map((r) => r.id));
   ctx.audit.resourceIds = rows.map((r) => r.id);
-  return { data: rows.map((row) => summary(view, row)), meta };
+  return { data: rows.map((row) => summary(view, row, joinedEpisode(row))), meta };
 };
 
 export const getPatient: Handler<'getPatient'> = async (ctx) => {
@@ -110,7 +109,7 @@ export const getPatient: Handler<'getPatient'> = async (ctx) => {
   const coordinates = row.latitude === null || row.longitude === null ? null : { latitude: row.latitude, longitude: row.longitude };
   return {
     data: {
-      ...summary(view, row),
+      ...summary(view, row, row.current_episode),
       phones: phones(view, row),
       address: address(view, { line1: row.address_line_1, line2: row.address_line_2, city: row.city, state: row.state, zip_code: row.zip_code }),
       coordinates: view.identifying(coordinates),

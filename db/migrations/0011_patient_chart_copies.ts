@@ -37,9 +37,14 @@ const TRANSITION_TABLES = {
   delete: sql`old table as old_rows`,
 };
 
+/** Locks the charts in key order first, so two statements that change several of the same charts cannot deadlock. */
 async function createRefresh(db: Kysely<any>): Promise<void> {
   await sql`
     create function refresh_patient_charts(agency_ids text[], patient_ids text[]) returns void language sql as $$
+      select 1 from patients
+      join unnest(agency_ids, patient_ids) as changed(agency_id, patient_id) on patients.agency_id = changed.agency_id and patients.id = changed.patient_id
+      order by patients.agency_id, patients.id
+      for update of patients;
       update patients set ${CHART_COPIES}
       from (select distinct agency_id, patient_id from unnest(agency_ids, patient_ids) as k(agency_id, patient_id)) changed
       where patients.agency_id = changed.agency_id and patients.id = changed.patient_id

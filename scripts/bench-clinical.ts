@@ -158,7 +158,7 @@ async function ensureSeeded(db: Kysely<DB>, size: DemoSize): Promise<string> {
     console.error(`reusing ${agencyId} (${patients} patients)`);
     return agencyId;
   }
-  console.error(`seeding ${agencyId} as a ${size} demo agency${size === 'large' ? ' (about 3 minutes on PostgreSQL)' : ''}`);
+  console.error(`seeding ${agencyId} as a ${size} demo agency${size === 'large' ? ' (about 4 minutes on PostgreSQL)' : ''}`);
   const started = Date.now();
   const seeded = await seedDemoAgency(db, { agencyId, size });
   console.error(`seeded ${agencyId}: ${seeded.rows.patients} patients in ${Math.round((Date.now() - started) / 1000)} s`);

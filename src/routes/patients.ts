@@ -15,16 +15,11 @@ function episode(view: PhiView, e: ChartEpisode): Schemas['Episode'] {
   return { id: e.id, type: e.type, status: e.status, start_date: view.date(e.start_date), end_date: view.date(e.end_date) };
 }
 
-/** A list row's current episode, from the columns of its join. */
-function joinedEpisode(row: PatientSummaryRow): ChartEpisode | null {
-  if (!row.episode_id || !row.episode_type || !row.episode_status || !row.episode_start_date) return null;
-  return { id: row.episode_id, type: row.episode_type, status: row.episode_status, start_date: row.episode_start_date, end_date: row.episode_end_date };
-}
+const isActive = (e: ChartEpisode) => e.status === 'active';
 
-type PatientColumns = Omit<PatientSummaryRow, `episode_${string}`>;
-
-function summary(view: PhiView, row: PatientColumns, current: ChartEpisode | null): Schemas['PatientSummary'] {
+function summary(view: PhiView, row: PatientSummaryRow): Schemas['PatientSummary'] {
   const asOf = new Date();
+  const current = row.episodes.find(isActive);
   return {
     id: view.patientId(row.id)!,
     mrn: view.identifying(row.mrn),
@@ -40,7 +35,7 @@ function summary(view: PhiView, row: PatientColumns, current: ChartEpisode | nul
     status: row.status,
     service_line: row.service_line,
     office_id: row.office_id,
-    current_episode: current && episode(view, current),
+    current_episode: current ? episode(view, current) : null,
     created_at: view.instant(row.created_at),
     updated_at: view.instant(row.updated_at),
   };
@@ -96,7 +91,7 @@ export const listPatients: Handler<'listPatients'> = async (ctx) => {
   const { rows, meta } = await listPatientSummaries(ctx.db, ctx.principal.agencyId, { status, service_line, office_id, updated_since }, page, ctx.cursorSeal);
   const view = await phiView(ctx, rows.map((r) => r.id));
   ctx.audit.resourceIds = rows.map((r) => r.id);
-  return { data: rows.map((row) => summary(view, row, joinedEpisode(row))), meta };
+  return { data: rows.map((row) => summary(view, row)), meta };
 };
 
 export const getPatient: Handler<'getPatient'> = async (ctx) => {
@@ -109,7 +104,7 @@ export const getPatient: Handler<'getPatient'> = async (ctx) => {
   const coordinates = row.latitude === null || row.longitude === null ? null : { latitude: row.latitude, longitude: row.longitude };
   return {
     data: {
-      ...summary(view, row, row.current_episode),
+      ...summary(view, row),
       phones: phones(view, row),
       address: address(view, { line1: row.address_line_1, line2: row.address_line_2, city: row.city, state: row.state, zip_code: row.zip_code }),
       coordinates: view.identifying(coordinates),

@@ -1,4 +1,4 @@
-import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { jsonObjectFrom } from 'kysely/helpers/postgres';
 import { reusableQuery } from '../reusable-query.js';
 import type { DB } from '../schema.js';
@@ -16,40 +16,25 @@ export interface PatientFilters {
 /** Census order: by name, then id, served by the patients_*_idx indexes. */
 const BY_NAME: ListOrder = { columns: ['patients.last_name', 'patients.first_name', 'patients.id'], direction: 'asc' };
 
-const PATIENT_COLUMNS = [
+/** A summary's columns; its current episode is the active one among the chart's episodes (at most one: episodes_one_active_idx). */
+const SUMMARY_COLUMNS = [
   'patients.id', 'patients.mrn', 'patients.first_name', 'patients.middle_name', 'patients.last_name', 'patients.suffix',
   'patients.dob', 'patients.gender', 'patients.status', 'patients.service_line', 'patients.office_id',
-  'patients.created_at', 'patients.updated_at',
-] as const;
-
-const SUMMARY_COLUMNS = [
-  ...PATIENT_COLUMNS,
-  'current_episode.id as episode_id', 'current_episode.type as episode_type', 'current_episode.status as episode_status',
-  'current_episode.start_date as episode_start_date', 'current_episode.end_date as episode_end_date',
+  'patients.created_at', 'patients.updated_at', 'patients.chart_episodes as episodes',
 ] as const;
 
 const CHART_COLUMNS = [
-  ...PATIENT_COLUMNS,
+  ...SUMMARY_COLUMNS,
   'patients.primary_phone', 'patients.alt_phone', 'patients.preferred_phone',
   'patients.address_line_1', 'patients.address_line_2', 'patients.city', 'patients.state', 'patients.zip_code',
-  'patients.primary_physician_id',
+  'patients.primary_physician_id', 'patients.chart_coverages as coverages',
 ] as const;
-
-/** Patients of one agency with their active episode (at most one, by the episodes_one_active index). */
-function withCurrentEpisode<Q extends SelectQueryBuilder<DB, 'patients', object>>(patients: Q) {
-  return patients.leftJoin('episodes as current_episode', (join) =>
-    join
-      .onRef('current_episode.agency_id', '=', 'patients.agency_id')
-      .onRef('current_episode.patient_id', '=', 'patients.id')
-      .on('current_episode.status', '=', 'active'),
-  );
-}
 
 const patientsOf = (db: Kysely<DB>, agencyId: string) => db.selectFrom('patients').where('patients.agency_id', '=', agencyId);
 
 /**
- * Pages over the name index alone, then reads the page's charts with their episodes: joining before the
- * offset would join every skipped row too (an offset of 50,000 took seconds on the large agency).
+ * Pages over the name index alone, then reads the page's rows: reading them before the offset would read every
+ * skipped row too (an offset of 50,000 took seconds on the large agency).
  */
 export async function listPatientSummaries(db: Kysely<DB>, agencyId: string, filters: PatientFilters, page: PageRequest, seal: CursorSeal) {
   let matching = patientsOf(db, agencyId);
@@ -59,14 +44,14 @@ export async function listPatientSummaries(db: Kysely<DB>, agencyId: string, fil
   if (filters.updated_since) matching = matching.where('patients.updated_at', '>=', new Date(filters.updated_since));
   const { rows: keys, meta } = await listPage(matching.select(['patients.id', 'patients.last_name', 'patients.first_name']), BY_NAME, page, seal);
   const ids = keys.map((key) => key.id);
-  const charts = ids.length === 0 ? [] : await withCurrentEpisode(patientsOf(db, agencyId)).select(SUMMARY_COLUMNS).where('patients.id', 'in', ids).execute();
+  const charts = ids.length === 0 ? [] : await patientsOf(db, agencyId).select(SUMMARY_COLUMNS).where('patients.id', 'in', ids).execute();
   const byId = new Map(charts.map((chart) => [chart.id, chart]));
   return { rows: ids.map((id) => byId.get(id)!), meta };
 }
 
 export type PatientSummaryRow = Awaited<ReturnType<typeof listPatientSummaries>>['rows'][number];
 
-/** The chart: its columns, its coverages and episodes from the copies kept on the row, and its current episode among them. */
+/** The chart: its columns with the copies of its coverages and episodes kept on the row. */
 function chartOf(db: Kysely<DB>, agencyId: string, id: string) {
   return patientsOf(db, agencyId)
     .select(CHART_COLUMNS)
@@ -74,8 +59,6 @@ function chartOf(db: Kysely<DB>, agencyId: string, id: string) {
       // Inside JSON a numeric is a number, not the exact text a column gives: float8 types it as what arrives.
       sql<number | null>`patients.latitude::float8`.as('latitude'),
       sql<number | null>`patients.longitude::float8`.as('longitude'),
-      'patients.chart_coverages as coverages',
-      'patients.chart_episodes as episodes',
     ])
     .where('patients.id', '=', id);
 }
@@ -91,13 +74,7 @@ const patientDetail = reusableQuery('patient-detail', ['agencyId', 'id'], (db, {
 /** JSON carries instants as ISO text; the rest of the chart arrives as the columns would. */
 export async function findPatientDetail(db: Kysely<DB>, agencyId: string, id: string) {
   const chart = (await patientDetail(db, { agencyId, id }))[0]?.chart;
-  if (!chart) return undefined;
-  return {
-    ...chart,
-    created_at: new Date(chart.created_at),
-    updated_at: new Date(chart.updated_at),
-    current_episode: chart.episodes.find((episode) => episode.status === 'active') ?? null,
-  };
+  return chart ? { ...chart, created_at: new Date(chart.created_at), updated_at: new Date(chart.updated_at) } : undefined;
 }
 
 export type PatientDetailRow = NonNullable<Awaited<ReturnType<typeof findPatientDetail>>>;

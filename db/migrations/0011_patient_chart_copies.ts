@@ -24,42 +24,41 @@ const CHART_COPIES = sql`
       from episodes
       where episodes.agency_id = patients.agency_id and episodes.patient_id = patients.id) e), '[]')`;
 
-/** Which rows of a statement's transition tables name the patients whose copies it changed. */
-const CHANGED_ROWS = {
-  insert: sql`select agency_id, patient_id from new_rows`,
-  update: sql`select agency_id, patient_id from old_rows union select agency_id, patient_id from new_rows`,
-  delete: sql`select agency_id, patient_id from old_rows`,
+/** Per event, the transition tables PostgreSQL gives a statement trigger and the rows in them that name changed charts. */
+const EVENTS = {
+  insert: { tables: sql`new table as new_rows`, changed: sql`select agency_id, patient_id from new_rows` },
+  update: {
+    tables: sql`old table as old_rows new table as new_rows`,
+    changed: sql`select agency_id, patient_id from old_rows union select agency_id, patient_id from new_rows`,
+  },
+  delete: { tables: sql`old table as old_rows`, changed: sql`select agency_id, patient_id from old_rows` },
 };
+type ChangeEvent = keyof typeof EVENTS;
+const CHANGE_EVENTS = Object.keys(EVENTS) as ChangeEvent[];
 
-const TRANSITION_TABLES = {
-  insert: sql`new table as new_rows`,
-  update: sql`old table as old_rows new table as new_rows`,
-  delete: sql`old table as old_rows`,
-};
-
-/** Locks the charts in key order first, so two statements that change several of the same charts cannot deadlock. */
+/** Locks the charts in key order before rewriting them, so two statements that change several of the same charts cannot deadlock. */
 async function createRefresh(db: Kysely<any>): Promise<void> {
   await sql`
     create function refresh_patient_charts(agency_ids text[], patient_ids text[]) returns void language sql as $$
-      select 1 from patients
-      join unnest(agency_ids, patient_ids) as changed(agency_id, patient_id) on patients.agency_id = changed.agency_id and patients.id = changed.patient_id
-      order by patients.agency_id, patients.id
-      for update of patients;
+      with changed as materialized (
+        select patients.agency_id, patients.id from patients
+        join (select distinct agency_id, patient_id from unnest(agency_ids, patient_ids) as k(agency_id, patient_id)) k
+          on patients.agency_id = k.agency_id and patients.id = k.patient_id
+        order by patients.agency_id, patients.id
+        for update of patients)
       update patients set ${CHART_COPIES}
-      from (select distinct agency_id, patient_id from unnest(agency_ids, patient_ids) as k(agency_id, patient_id)) changed
-      where patients.agency_id = changed.agency_id and patients.id = changed.patient_id
+      from changed
+      where patients.agency_id = changed.agency_id and patients.id = changed.id
     $$`.execute(db);
 }
 
-const EVENTS = ['insert', 'update', 'delete'] as const;
-
 /** PostgreSQL allows transition tables on single-event triggers only: one function per event, one trigger per event and table. */
 async function createRefreshTriggerFunctions(db: Kysely<any>): Promise<void> {
-  for (const event of EVENTS) {
+  for (const event of CHANGE_EVENTS) {
     await sql`
       create function ${sql.id(`patient_charts_after_${event}`)}() returns trigger language plpgsql as $$
       begin
-        perform refresh_patient_charts(array_agg(agency_id), array_agg(patient_id)) from (${CHANGED_ROWS[event]}) changed;
+        perform refresh_patient_charts(array_agg(agency_id), array_agg(patient_id)) from (${EVENTS[event].changed}) changed;
         return null;
       end
       $$`.execute(db);
@@ -67,10 +66,10 @@ async function createRefreshTriggerFunctions(db: Kysely<any>): Promise<void> {
 }
 
 async function refreshOnChangesOf(db: Kysely<any>, table: 'coverages' | 'episodes'): Promise<void> {
-  for (const event of EVENTS) {
+  for (const event of CHANGE_EVENTS) {
     await sql`
       create trigger ${sql.id(`${table}_refresh_charts_after_${event}`)} after ${sql.raw(event)} on ${sql.table(table)}
-      referencing ${TRANSITION_TABLES[event]} for each statement execute function ${sql.id(`patient_charts_after_${event}`)}()`.execute(db);
+      referencing ${EVENTS[event].tables} for each statement execute function ${sql.id(`patient_charts_after_${event}`)}()`.execute(db);
   }
 }
 

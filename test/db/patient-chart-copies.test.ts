@@ -6,24 +6,31 @@ import { testDatabase } from '../helpers/database.js';
 
 const { db } = await testDatabase();
 
-const agencyId = `agy_${randomUUID()}`;
-await db.insertInto('agencies').values({ id: agencyId, name: 'Chart Copies Home Health' }).execute();
-await db.insertInto('payors').values([
-  { agency_id: agencyId, id: 'pay_mcr', name: 'Medicare', payor_type: 'medicare' },
-  { agency_id: agencyId, id: 'pay_com', name: 'Acme Health', payor_type: 'commercial' },
-]).execute();
-const patient = (id: string) => ({
-  agency_id: agencyId, id, first_name: 'Ada', last_name: id, service_line: 'home_health', status: 'active', match_first_name: 'ada', match_last_name: id,
-}) as const;
-await db.insertInto('patients').values([patient('pat_1'), patient('pat_2')]).execute();
+/** An agency with two payors and two charts, under the same ids in every agency, like seeded demo data. */
+async function agencyWithCharts(): Promise<string> {
+  const id = `agy_${randomUUID()}`;
+  await db.insertInto('agencies').values({ id, name: 'Chart Copies Home Health' }).execute();
+  await db.insertInto('payors').values([
+    { agency_id: id, id: 'pay_mcr', name: 'Medicare', payor_type: 'medicare' },
+    { agency_id: id, id: 'pay_com', name: 'Acme Health', payor_type: 'commercial' },
+  ]).execute();
+  const patient = (patientId: string) => ({
+    agency_id: id, id: patientId, first_name: 'Ada', last_name: patientId, service_line: 'home_health', status: 'active', match_first_name: 'ada', match_last_name: patientId,
+  }) as const;
+  await db.insertInto('patients').values([patient('pat_1'), patient('pat_2')]).execute();
+  return id;
+}
 
-const coverage = (id: string, patientId: string, order: number, payorId: string | null) =>
-  ({ agency_id: agencyId, id, patient_id: patientId, coverage_order: order, payor_id: payorId, plan_name: `Plan ${id}` }) as const;
+const agencyId = await agencyWithCharts();
+const otherAgencyId = await agencyWithCharts();
+
+const coverage = (id: string, patientId: string, order: number, payorId: string | null, agency = agencyId) =>
+  ({ agency_id: agency, id, patient_id: patientId, coverage_order: order, payor_id: payorId, plan_name: `Plan ${id}` }) as const;
 const episode = (id: string, patientId: string, start: string, status: 'planned' | 'active' | 'closed') =>
   ({ agency_id: agencyId, id, patient_id: patientId, type: 'home_health_period', status, start_date: start }) as const;
 
-async function chart(id: string) {
-  const row = await db.selectFrom('patients').select(['chart_coverages', 'chart_episodes']).where('agency_id', '=', agencyId).where('id', '=', id).executeTakeFirstOrThrow();
+async function chart(id: string, agency = agencyId) {
+  const row = await db.selectFrom('patients').select(['chart_coverages', 'chart_episodes']).where('agency_id', '=', agency).where('id', '=', id).executeTakeFirstOrThrow();
   return {
     coverages: row.chart_coverages.map((c) => [c.id, c.coverage_order, c.payor_name]),
     episodes: row.chart_episodes.map((e) => [e.id, e.status]),
@@ -66,6 +73,18 @@ t.test('episodes: newest first, status changes and deletes copied', async (t) =>
   t.same((await chart('pat_1')).episodes, [['epi_2', 'closed']]);
 });
 
+t.test("another agency's charts and payors under the same ids are never touched", async (t) => {
+  await db.insertInto('coverages').values(coverage('cov_x', 'pat_1', 0, 'pay_com', otherAgencyId)).execute();
+  const before = await chart('pat_1');
+  t.same((await chart('pat_1', otherAgencyId)).coverages, [['cov_x', 0, 'Acme Health']]);
+
+  await db.insertInto('episodes').values(episode('epi_x', 'pat_2', '2026-06-01', 'planned')).execute();
+  await db.updateTable('payors').set({ name: 'Acme Health Premier' }).where('agency_id', '=', agencyId).where('id', '=', 'pay_com').execute();
+  t.same(await chart('pat_1', otherAgencyId), { coverages: [['cov_x', 0, 'Acme Health']], episodes: [] }, 'the other agency keeps its own payor name');
+  t.same(await chart('pat_2', otherAgencyId), { coverages: [], episodes: [] });
+  t.same(await chart('pat_1'), before, 'the other agency\'s coverage stays out of this chart');
+});
+
 t.test('a rolled-back change leaves the copies as they were', async (t) => {
   const before = await chart('pat_1');
   await t.rejects(
@@ -96,7 +115,7 @@ t.test('0011 fills the copies of charts that already had coverages and episodes'
     });
   t.same(filled, [
     ['pat_1', [], [['epi_2', 'closed']]],
-    ['pat_2', [['cov_b', 'Acme Health Plus']], []],
+    ['pat_2', [['cov_b', 'Acme Health Premier']], [['epi_x', 'planned']]],
   ]);
 });
 

@@ -101,7 +101,7 @@ async function createSigningKeys(db: Kysely<any>): Promise<void> {
     .execute();
 }
 
-/** Failed token requests per bucket (client id or remote address) and fixed window, shared by every instance. */
+/** Failed token requests per bucket (client id or remote address) and counting window, shared by every instance. */
 async function createTokenFailures(db: Kysely<any>): Promise<void> {
   await db.schema
     .createTable('token_failures')

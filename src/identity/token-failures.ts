@@ -8,13 +8,24 @@ export interface FailureLimits {
   windowSeconds: number;
 }
 
-/** Failed token requests allowed per fixed window, counted in the database so every instance sees them. */
+/** Failed token requests allowed over a rolling window, counted in the database so every instance sees them. */
 export const TOKEN_FAILURE_LIMITS: FailureLimits = { perClient: 10, perAddress: 50, windowSeconds: 300 };
+
+/**
+ * Failures are counted in one-minute rows and summed over the window's last rows. A fixed window would
+ * let a guesser spend twice the limit across its edge, and forget failures made just before the edge.
+ */
+const SLOT_MS = 60_000;
 
 export interface FailureSource {
   /** As sent, possibly unknown; absent when no client authentication was sent. */
   clientId?: string;
   remoteAddress: string;
+}
+
+interface Bucket {
+  bucket: string;
+  limit: number;
 }
 
 // Client ids are short; a longer one is bogus and needs no more than a prefix to be counted.
@@ -27,19 +38,20 @@ export class TokenFailureLimiter {
     private readonly limits: FailureLimits = TOKEN_FAILURE_LIMITS,
   ) {}
 
-  /** Refuses with 429 while the client or the address has used up its failures of the current window. */
+  /** Refuses with 429 while the client or the address has used up its failures of the last window. */
   async assertAllowed(source: FailureSource): Promise<void> {
-    const windowStart = this.windowStart();
+    const now = Date.now();
     const buckets = this.buckets(source);
     const rows = await this.db
       .selectFrom('token_failures')
-      .select(['bucket', 'count'])
-      .where('window_start', '=', windowStart)
+      .select(['bucket', 'window_start', 'count'])
+      .where('window_start', '>', this.oldestCounted(now))
       .where('bucket', 'in', buckets.map((b) => b.bucket))
+      .orderBy('window_start')
       .execute();
-    const exceeded = rows.some((row) => row.count >= buckets.find((b) => b.bucket === row.bucket)!.limit);
-    if (!exceeded) return;
-    const retryAfter = Math.max(1, Math.ceil((windowStart.getTime() + this.limits.windowSeconds * 1000 - Date.now()) / 1000));
+    const allowedAgain = Math.max(...buckets.map((b) => this.allowedAgainAt(b, rows.filter((row) => row.bucket === b.bucket))));
+    if (allowedAgain <= now) return;
+    const retryAfter = Math.max(1, Math.ceil((allowedAgain - now) / 1000));
     throw new PlatformError(
       'PLATFORM_RATE_LIMITED',
       `Too many failed token requests for this client or from this address; retry after ${retryAfter} seconds.`,
@@ -49,23 +61,31 @@ export class TokenFailureLimiter {
   }
 
   async record(source: FailureSource): Promise<void> {
-    const windowStart = this.windowStart();
+    const now = Date.now();
     await this.db
       .insertInto('token_failures')
-      .values(this.buckets(source).map(({ bucket }) => ({ bucket, window_start: windowStart, count: 1 })))
+      .values(this.buckets(source).map(({ bucket }) => ({ bucket, window_start: new Date(now - (now % SLOT_MS)), count: 1 })))
       .onConflict((oc) => oc.columns(['bucket', 'window_start']).doUpdateSet({ count: sql`token_failures.count + 1` }))
       .execute();
-    await this.db.deleteFrom('token_failures').where('window_start', '<', new Date(windowStart.getTime() - this.limits.windowSeconds * 1000)).execute();
+    await this.db.deleteFrom('token_failures').where('window_start', '<=', this.oldestCounted(now)).execute();
   }
 
-  private buckets(source: FailureSource): { bucket: string; limit: number }[] {
+  /** When enough of the bucket's counted minutes (oldest first) will have left the window to fall below its limit. */
+  private allowedAgainAt(bucket: Bucket, minutes: { window_start: Date; count: number }[]): number {
+    let counted = minutes.reduce((sum, minute) => sum + minute.count, 0);
+    if (counted < bucket.limit) return 0;
+    const leaving = minutes.find((minute) => (counted -= minute.count) < bucket.limit)!;
+    return leaving.window_start.getTime() + this.limits.windowSeconds * 1000;
+  }
+
+  /** Rows starting at or before this have left the window. */
+  private oldestCounted(now: number): Date {
+    return new Date(now - this.limits.windowSeconds * 1000);
+  }
+
+  private buckets(source: FailureSource): Bucket[] {
     const buckets = [{ bucket: `address:${source.remoteAddress}`, limit: this.limits.perAddress }];
     if (source.clientId !== undefined) buckets.push({ bucket: `client:${source.clientId.slice(0, MAX_BUCKET_ID)}`, limit: this.limits.perClient });
     return buckets;
-  }
-
-  private windowStart(): Date {
-    const windowMs = this.limits.windowSeconds * 1000;
-    return new Date(Math.floor(Date.now() / windowMs) * windowMs);
   }
 }

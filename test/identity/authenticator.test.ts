@@ -168,6 +168,9 @@ t.test('a disabled integration or agency: 403 PLATFORM_EXTENSION_DISABLED', asyn
   t.match(await outcome(() => app.authenticator.authenticate(`Bearer ${token}`)), { status: 403, code: 'PLATFORM_EXTENSION_DISABLED' });
 });
 
+// Long enough that a loaded machine still answers from the cache within it.
+const AUTH_STATE_TTL_MS = 1000;
+
 t.test('warm caches: no query and no signature check per request; changes take effect within authStateTtlMs', async (t) => {
   let [queries, verifications] = [0, 0];
   const counting: KyselyPlugin = {
@@ -182,7 +185,7 @@ t.test('warm caches: no query and no signature check per request; changes take e
     verifications++;
     return verify(token);
   };
-  const authenticator = new Authenticator(countedVerify, new ExtensionPolicies(db.withPlugin(counting), 400));
+  const authenticator = new Authenticator(countedVerify, new ExtensionPolicies(db.withPlugin(counting), AUTH_STATE_TTL_MS));
   const mine = await createTestIntegration(db);
   const token = await tokenFor(mine);
   await authenticator.authenticate(`Bearer ${token}`);
@@ -191,13 +194,13 @@ t.test('warm caches: no query and no signature check per request; changes take e
   t.same({ queries, verifications }, { queries: 0, verifications: 0 }, 'a reused token with a warm cache does no I/O');
   await setIntegrationStatus(db, mine.clientId, 'disabled');
   t.equal(await outcome(() => authenticator.authenticate(`Bearer ${token}`)), 'accepted', 'still cached');
-  await new Promise((resolve) => setTimeout(resolve, 450));
+  await new Promise((resolve) => setTimeout(resolve, AUTH_STATE_TTL_MS + 50));
   t.match(await outcome(() => authenticator.authenticate(`Bearer ${token}`)), { code: 'PLATFORM_EXTENSION_DISABLED' }, 'refused once the bound has passed');
   t.equal(queries, 1, 'one policy read per extension per bound');
 });
 
 t.test('authenticateNow answers only from warm caches, with the same refusals, within the same bound', async (t) => {
-  const authenticator = new Authenticator(createTokenVerifier(app.keyRing, tokenSettings(config)), new ExtensionPolicies(db, 400));
+  const authenticator = new Authenticator(createTokenVerifier(app.keyRing, tokenSettings(config)), new ExtensionPolicies(db, AUTH_STATE_TTL_MS));
   const mine = await createTestIntegration(db);
   const authorization = `Bearer ${await tokenFor(mine)}`;
   t.equal(authenticator.authenticateNow(authorization), undefined, 'cold: the token must be verified first');
@@ -206,7 +209,7 @@ t.test('authenticateNow answers only from warm caches, with the same refusals, w
   t.equal(authenticator.authenticateNow(authorization.replace('Bearer ', 'Bearer  ')), undefined, 'another header with the same tail is not taken for it');
   await setIntegrationStatus(db, mine.clientId, 'disabled');
   t.same(authenticator.authenticateNow(authorization), warm, 'within the bound the cached policy answers');
-  await new Promise((resolve) => setTimeout(resolve, 450));
+  await new Promise((resolve) => setTimeout(resolve, AUTH_STATE_TTL_MS + 50));
   t.equal(authenticator.authenticateNow(authorization), undefined, 'past the bound the policy must be read again');
   t.match(await outcome(() => authenticator.authenticate(authorization)), { status: 403, code: 'PLATFORM_EXTENSION_DISABLED' });
   t.match(await outcome(async () => authenticator.authenticateNow(authorization)), { status: 403, code: 'PLATFORM_EXTENSION_DISABLED' }, 'then refused synchronously');

@@ -45,7 +45,7 @@ export class TokenFailureLimiter {
     const rows = await this.db
       .selectFrom('token_failures')
       .select(['bucket', 'window_start', 'count'])
-      .where('window_start', '>', this.oldestCounted(now))
+      .where('window_start', '>', this.windowStart(now))
       .where('bucket', 'in', buckets.map((b) => b.bucket))
       .orderBy('window_start')
       .execute();
@@ -67,7 +67,7 @@ export class TokenFailureLimiter {
       .values(this.buckets(source).map(({ bucket }) => ({ bucket, window_start: new Date(now - (now % SLOT_MS)), count: 1 })))
       .onConflict((oc) => oc.columns(['bucket', 'window_start']).doUpdateSet({ count: sql`token_failures.count + 1` }))
       .execute();
-    await this.db.deleteFrom('token_failures').where('window_start', '<=', this.oldestCounted(now)).execute();
+    await this.db.deleteFrom('token_failures').where('window_start', '<=', this.windowStart(now)).execute();
   }
 
   /** When enough of the bucket's counted minutes (oldest first) will have left the window to fall below its limit. */
@@ -78,8 +78,8 @@ export class TokenFailureLimiter {
     return leaving.window_start.getTime() + this.limits.windowSeconds * 1000;
   }
 
-  /** Rows starting at or before this have left the window. */
-  private oldestCounted(now: number): Date {
+  /** Rows that started at or before the window's start have left it. */
+  private windowStart(now: number): Date {
     return new Date(now - this.limits.windowSeconds * 1000);
   }
 

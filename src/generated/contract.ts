@@ -1446,6 +1446,12 @@ export const paging = {
   "max_limit": 200
 } as const;
 
+export const tokenFailureLimits = {
+  "per_client": 10,
+  "per_address": 50,
+  "window_seconds": 300
+} as const;
+
 export const capabilities = {
   "platform.read": {
     "description": "Read health and the catalog.",

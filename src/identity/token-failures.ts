@@ -1,6 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../db/schema.js';
 import { PlatformError } from '../errors/platform-error.js';
+import { tokenFailureLimits } from '../generated/contract.js';
 
 export interface FailureLimits {
   perClient: number;
@@ -8,8 +9,12 @@ export interface FailureLimits {
   windowSeconds: number;
 }
 
-/** Failed token requests allowed over a rolling window, counted in the database so every instance sees them. */
-export const TOKEN_FAILURE_LIMITS: FailureLimits = { perClient: 10, perAddress: 50, windowSeconds: 300 };
+/** Failed token requests allowed over a rolling window (the contract's x-svc-token-failure-limits), counted in the database so every instance sees them. */
+export const TOKEN_FAILURE_LIMITS: FailureLimits = {
+  perClient: tokenFailureLimits.per_client,
+  perAddress: tokenFailureLimits.per_address,
+  windowSeconds: tokenFailureLimits.window_seconds,
+};
 
 /**
  * Failures are counted in one-minute rows and summed over the window's last rows. A fixed window would

@@ -52,7 +52,7 @@ export class TokenFailureLimiter {
       .select(['bucket', 'window_start', 'count'])
       .where('window_start', '>', this.windowStart(now))
       .where('bucket', 'in', buckets.map((b) => b.bucket))
-      .orderBy('window_start')
+      .orderBy('window_start', 'desc')
       .execute();
     const allowedAgain = Math.max(...buckets.map((b) => this.allowedAgainAt(b, rows.filter((row) => row.bucket === b.bucket))));
     if (allowedAgain <= now) return;
@@ -75,12 +75,17 @@ export class TokenFailureLimiter {
     await this.db.deleteFrom('token_failures').where('window_start', '<=', this.windowStart(now)).execute();
   }
 
-  /** When enough of the bucket's counted minutes (oldest first) will have left the window to fall below its limit. */
+  /**
+   * When the bucket falls below its limit: once the newest minute that still brings it to the limit, counting from the
+   * newest (`minutes` come newest first), has left the window; 0 when it is below already.
+   */
   private allowedAgainAt(bucket: Bucket, minutes: { window_start: Date; count: number }[]): number {
-    let counted = minutes.reduce((sum, minute) => sum + minute.count, 0);
-    if (counted < bucket.limit) return 0;
-    const leaving = minutes.find((minute) => (counted -= minute.count) < bucket.limit)!;
-    return leaving.window_start.getTime() + this.limits.windowSeconds * 1000;
+    let newer = 0;
+    for (const minute of minutes) {
+      newer += minute.count;
+      if (newer >= bucket.limit) return minute.window_start.getTime() + this.limits.windowSeconds * 1000;
+    }
+    return 0;
   }
 
   /** Rows that started at or before the window's start have left it. */

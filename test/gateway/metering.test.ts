@@ -222,3 +222,17 @@ t.test('an event the database refuses is dropped alone; the rest of its batch is
   t.same(await requestIdsOf(extensionId), ['req-1', 'req-3']);
   t.match(log.entries, [{ level: 'error', obj: { event: { requestId: 'req-2' } }, msg: /refused by the database/ }]);
 });
+
+t.test('a value holding the separator cannot shift the arrays: its event is refused alone', async (t) => {
+  const extensionId = randomUUID();
+  const log = capturingLog();
+  const buffer = new MeteringBuffer(db, log, { maxBatch: 10, flushIntervalMs: 60_000 });
+  t.teardown(() => buffer.close());
+  const [good, bad, alsoGood] = eventsFor(extensionId, 3);
+  buffer.push(good);
+  buffer.push({ ...bad, requestId: 'req-2a,req-2b' });
+  buffer.push(alsoGood);
+  await buffer.flush();
+  t.same(await requestIdsOf(extensionId), ['req-1', 'req-3']);
+  t.match(log.entries, [{ level: 'error', obj: { event: { requestId: 'req-2a,req-2b' } }, msg: /refused by the database/ }]);
+});

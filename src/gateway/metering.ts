@@ -109,12 +109,12 @@ export class MeteringBuffer {
     // While writes fail only the timer retries, so a burst of calls does not hammer a struggling database.
     // What arrives while a batch is written waits for the next full batch or the timer: draining down to the last
     // event would turn a steady load into a stream of small inserts, each with its own statement and commit.
-    if (this.pending.length >= this.maxBatch && !this.failing && !this.running) void this.run(this.maxBatch);
+    if (this.pending.length >= this.maxBatch && !this.failing && !this.running) void this.run(0);
   }
 
   /** Resolves once every event pushed before the call is written, or kept for retry after a logged failure. Never rejects. */
   flush(): Promise<void> {
-    if (!this.running) return this.run(1);
+    if (!this.running) return this.run(this.pending.length);
     // The running write may already be past its last batch; one follow-up covers whatever came after.
     this.followUp ??= this.running.then(() => {
       this.followUp = undefined;
@@ -123,9 +123,9 @@ export class MeteringBuffer {
     return this.followUp;
   }
 
-  /** Writes batches while at least `minBatch` events are pending. */
-  private run(minBatch: number): Promise<void> {
-    this.running = this.drain(minBatch).finally(() => {
+  /** Writes the `owed` oldest events, then full batches while there are any. */
+  private run(owed: number): Promise<void> {
+    this.running = this.drain(owed).finally(() => {
       this.running = undefined;
     });
     return this.running;
@@ -147,10 +147,14 @@ export class MeteringBuffer {
     }
   }
 
-  private async drain(minBatch: number): Promise<void> {
+  // A flush owes what was pending at its call, not what arrives during its writes (see push): under load,
+  // chasing those would write a stream of small inserts until a write happened to find none.
+  private async drain(owed: number): Promise<void> {
     this.reportDrops();
-    while (this.pending.length >= minBatch) {
-      const unwritten = await this.write(this.pending.splice(0, this.maxBatch));
+    while (this.pending.length > 0 && (owed > 0 || this.pending.length >= this.maxBatch)) {
+      const batch = this.pending.splice(0, this.maxBatch);
+      owed -= batch.length;
+      const unwritten = await this.write(batch);
       this.failing = unwritten.length > 0;
       if (this.failing) {
         this.pending = unwritten.concat(this.pending);

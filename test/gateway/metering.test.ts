@@ -236,3 +236,17 @@ t.test('a value holding the separator cannot shift the arrays: its event is refu
   t.same(await requestIdsOf(extensionId), ['req-1', 'req-3']);
   t.match(log.entries, [{ level: 'error', obj: { event: { requestId: 'req-2a,req-2b' } }, msg: /refused by the database/ }]);
 });
+
+t.test('a flush writes what was pending at its call; calls arriving during its write wait for a full batch or the next flush', async (t) => {
+  const extensionId = randomUUID();
+  const buffer = new MeteringBuffer(db, capturingLog(), { maxBatch: 10, flushIntervalMs: 60_000 });
+  t.teardown(() => buffer.close());
+  const events = eventsFor(extensionId, 5);
+  for (const event of events.slice(0, 3)) buffer.push(event);
+  const flushed = buffer.flush();
+  for (const event of events.slice(3)) buffer.push(event);
+  await flushed;
+  t.same(await requestIdsOf(extensionId), ['req-1', 'req-2', 'req-3']);
+  await buffer.flush();
+  t.same(await requestIdsOf(extensionId), ['req-1', 'req-2', 'req-3', 'req-4', 'req-5']);
+});

@@ -89,17 +89,26 @@ function secondsUntil(endMs: number, nowMs: number): number {
   return Math.ceil((endMs - nowMs) / 1000);
 }
 
-const windowPolicy = ({ lease, limit }: Demand) => `"${lease.kind}";q=${limit};w=${WINDOWS[lease.kind].lengthMs / 1000}`;
+const windowPolicy = (kind: UsageKind, limit: number) => `"${kind}";q=${limit};w=${WINDOWS[kind].lengthMs / 1000}`;
 const windowState = ({ lease, limit }: Demand, nowMs: number) => `"${lease.kind}";r=${lease.available(limit)};t=${secondsUntil(lease.end, nowMs)}`;
 
+/** RateLimit-Policy depends only on a policy's limits: formatted once per policy object (a changed limit loads a new one). */
+const policyHeaders = new WeakMap<ExtensionPolicy, string>();
+
+function policyHeader(policy: ExtensionPolicy): string {
+  let header = policyHeaders.get(policy);
+  if (header === undefined) {
+    header = `${windowPolicy('minute', policy.rateLimitPerMinute)}, ${windowPolicy('day', policy.dailyQuota)}`;
+    policyHeaders.set(policy, header);
+  }
+  return header;
+}
+
 /** RateLimit-Policy and RateLimit (draft-ietf-httpapi-ratelimit-headers) for the request windows; cost units are not requests. */
-function rateLimitHeaders(demands: Demand[], nowMs: number): Record<string, string> {
+function rateLimitHeaders(policy: ExtensionPolicy, demands: Demand[], nowMs: number): Record<string, string> {
   // demands() lists the request windows first, minute then day: no filtering of the cost window per call.
   const [minute, day] = demands;
-  return {
-    'ratelimit-policy': `${windowPolicy(minute)}, ${windowPolicy(day)}`,
-    ratelimit: `${windowState(minute, nowMs)}, ${windowState(day, nowMs)}`,
-  };
+  return { 'ratelimit-policy': policyHeader(policy), ratelimit: `${windowState(minute, nowMs)}, ${windowState(day, nowMs)}` };
 }
 
 function refusalMessage({ lease, limit, units }: Demand, retryAfter: number): string {
@@ -113,14 +122,14 @@ function refusalMessage({ lease, limit, units }: Demand, retryAfter: number): st
   }
 }
 
-function refusal(exhausted: Demand[], demands: Demand[], nowMs: number): PlatformError {
+function refusal(policy: ExtensionPolicy, exhausted: Demand[], demands: Demand[], nowMs: number): PlatformError {
   // The window that ends last: a shorter Retry-After would send the caller straight into another refusal.
   const worst = exhausted.reduce((a, b) => (b.lease.end > a.lease.end ? b : a));
   const { lease, limit, units } = worst;
   const retryAfter = secondsUntil(lease.end, nowMs);
   const details: ErrorDetails = { window: lease.kind, limit, resetAt: new Date(lease.end).toISOString(), retryAfterSeconds: retryAfter };
   if (lease.kind === 'cost') Object.assign(details, { costUnits: units, remaining: lease.available(limit) });
-  const headers = rateLimitHeaders(demands, nowMs);
+  const headers = rateLimitHeaders(policy, demands, nowMs);
   if (lease.kind !== 'cost') headers['retry-after'] = String(retryAfter);
   return new PlatformError(WINDOWS[lease.kind].refusal, refusalMessage(worst, retryAfter), details, headers);
 }
@@ -154,7 +163,7 @@ export class UsageLimiter {
     const nowMs = now.getTime();
     const demands = this.demands(policy, operation, nowMs);
     for (;;) {
-      const headers = this.spend(demands, nowMs);
+      const headers = this.spend(policy, demands, nowMs);
       if (headers) return headers;
       await Promise.all(demands.map((d) => this.topUp(d)));
     }
@@ -167,19 +176,19 @@ export class UsageLimiter {
 
   /** The same, without a promise, when this instance already holds the units (a warm call); undefined when admit() must reserve. */
   admitNow(policy: ExtensionPolicy, operation: MeteredOperation, nowMs: number = Date.now()): Record<string, string> | undefined {
-    return this.spend(this.demands(policy, operation, nowMs), nowMs);
+    return this.spend(policy, this.demands(policy, operation, nowMs), nowMs);
   }
 
   /** Spends local units and returns the response headers; throws when a limit is reached; undefined when units must be reserved first. */
-  private spend(demands: Demand[], nowMs: number): Record<string, string> | undefined {
-    if (demands.some(isExhausted)) throw refusal(demands.filter(isExhausted), demands, nowMs);
+  private spend(policy: ExtensionPolicy, demands: Demand[], nowMs: number): Record<string, string> | undefined {
+    if (demands.some(isExhausted)) throw refusal(policy, demands.filter(isExhausted), demands, nowMs);
     if (!demands.every((d) => d.lease.local >= d.units)) return undefined;
     // Checked and spent with no await in between, so concurrent calls cannot spend the same units.
     for (const d of demands) {
       d.lease.local -= d.units;
       this.refillAhead(d);
     }
-    return rateLimitHeaders(demands, nowMs);
+    return rateLimitHeaders(policy, demands, nowMs);
   }
 
   private demands(policy: ExtensionPolicy, operation: MeteredOperation, nowMs: number): Demand[] {

@@ -129,7 +129,7 @@ class OperationRoute {
       url: this.operation.url,
       config: { operationId: this.operation.operationId },
       onRequest: (request, reply, done) => this.admit(request, reply, done),
-      handler: (request, reply) => this.running.track(this.operation.command ? this.runCommand(request, reply) : this.runRead(request, reply)),
+      handler: (request, reply) => (this.operation.command ? this.running.track(this.runCommand(request, reply)) : this.runRead(request, reply)),
       onResponse: (request, reply, done) => {
         this.record(request, reply);
         done();
@@ -211,13 +211,21 @@ class OperationRoute {
     return withDeprecations(serializeFor(request.contractVersion, this.operation, body), request, reply);
   }
 
-  private async runRead(request: FastifyRequest, reply: FastifyReply) {
+  /** A handler that answers without I/O is answered in the same tick: no promise, no timer. */
+  private runRead(request: FastifyRequest, reply: FastifyReply): unknown {
     this.validate(request);
-    const body = await withTimeout(this.handler(this.context(request, reply, this.services.db, NEVER_ABORTED)), this.services.handlerTimeoutMs);
+    const result = this.handler(this.context(request, reply, this.services.db, NEVER_ABORTED));
+    if (!(result instanceof Promise)) return this.answer(result, request, reply);
+    const answered = withTimeout(result, this.services.handlerTimeoutMs).then((body) => this.answer(body, request, reply));
+    return this.running.track(answered);
+  }
+
+  private answer(body: unknown, request: FastifyRequest, reply: FastifyReply): unknown {
     // PHI leaves only once its read is on the audit trail (the buffer refuses when it cannot keep up).
     if (this.containsPhi) this.auditNow(request, 200);
-    if (this.operation.responseContentType === 'text/plain') return reply.type('text/plain; charset=utf-8').send(body);
-    return this.serialize(body, request, reply);
+    if (this.operation.responseContentType !== 'text/plain') return this.serialize(body, request, reply);
+    reply.type('text/plain; charset=utf-8');
+    return body;
   }
 
   /**

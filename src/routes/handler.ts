@@ -54,7 +54,8 @@ export interface RequestContext<K extends OperationId> {
   signal: AbortSignal;
 }
 
-export type Handler<K extends OperationId> = (ctx: RequestContext<K>) => Promise<SuccessBody<K>>;
+/** A handler that needs no I/O may answer directly; the gateway then answers in the same tick. */
+export type Handler<K extends OperationId> = (ctx: RequestContext<K>) => SuccessBody<K> | Promise<SuccessBody<K>>;
 
 /** Every operation of the contract must have a handler, or the build fails. */
 export type Handlers = { [K in OperationId]: Handler<K> };

@@ -15,9 +15,9 @@ function isoClock(): () => string {
 
 export function platformHandlers(catalog: () => ReturnType<typeof buildCatalog>) {
   const now = isoClock();
-  const getHealth: Handler<'getHealth'> = async () => ({
+  const getHealth: Handler<'getHealth'> = () => ({
     data: { status: 'ok', timestamp: now(), version: serviceVersion },
   });
-  const getCatalog: Handler<'getCatalog'> = async () => catalog();
+  const getCatalog: Handler<'getCatalog'> = () => catalog();
   return { getHealth, getCatalog };
 }

@@ -7,7 +7,7 @@ import { sql, type Kysely } from 'kysely';
  * patient's copies in the same transaction as any insert, update or delete of their rows, and a payor's rename.
  * `json`, not `jsonb`: kept as written, so a read sends the text on without converting it back.
  */
-const CHART_COPIES = sql`
+export const CHART_COPIES = sql`
   chart_coverages = coalesce((
     select json_agg(c order by c.coverage_order, c.id) from (
       select coverages.id, coverages.payor_id, payors.name as payor_name, coverages.plan_name, coverages.policy_number,

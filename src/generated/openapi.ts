@@ -1055,7 +1055,7 @@ export type components = {
             created_at: string;
             /**
              * Format: date-time
-             * @description Last change (year only in no_phi sessions).
+             * @description Last change to the chart: its own fields, its coverages (their payor's name included) or its episodes (year only in no_phi sessions).
              */
             updated_at: string;
         };
@@ -1110,7 +1110,7 @@ export type components = {
             created_at: string;
             /**
              * Format: date-time
-             * @description Last change (year only in no_phi sessions).
+             * @description Last change to the chart: its own fields, its coverages (their payor's name included) or its episodes (year only in no_phi sessions).
              */
             updated_at: string;
             /** @description Phone numbers; empty in no_phi sessions. */
@@ -2790,7 +2790,7 @@ export interface operations {
                 service_line?: "home_health" | "hospice" | "private_duty";
                 /** @description Office. */
                 office_id?: string;
-                /** @description Changed at or after this instant. */
+                /** @description Changed at or after this instant: the patient's own fields, its coverages or its episodes (see updated_at). */
                 updated_since?: string;
             };
             header?: {

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
 import t from 'tap';
 import { TokenFailureLimiter } from '../../src/identity/token-failures.js';
 import { testDatabase } from '../helpers/database.js';
@@ -52,4 +53,14 @@ t.test('failures older than the window do not count, and recording a failure del
   await limiter.record({ clientId, remoteAddress: '203.0.113.2' });
   const rows = await db.selectFrom('token_failures').select('count').where('bucket', '=', `client:${clientId}`).execute();
   t.same(rows, [{ count: 1 }], 'only the new failure is left');
+});
+
+t.test('dropping the minutes that left the window reads an index on their start', async (t) => {
+  const plan = await db.connection().execute(async (connection) => {
+    await sql`set enable_seqscan = off`.execute(connection);
+    const { rows } = await sql<{ 'QUERY PLAN': string }>`explain delete from token_failures where window_start <= now() - interval '5 minutes'`.execute(connection);
+    await sql`reset enable_seqscan`.execute(connection);
+    return rows.map((row) => row['QUERY PLAN']).join('\n');
+  });
+  t.match(plan, /token_failures_window_start/, 'not a full scan of the table or of its primary key');
 });

@@ -4,18 +4,10 @@ import { CHART_COPIES } from './0011_patient_chart_copies.js';
 /**
  * A chart's coverages and episodes are part of the patient a client reads, so changing them moves the patient's
  * `updated_at` (what `updated_since` filters on). An inserted row brings its own `updated_at` (now, unless it is
- * history being loaded, like the demo seed's); an update, a delete or a payor's rename is a change now.
- * A chart's `updated_at` never moves back. Replaces 0011's refresh and trigger functions; the triggers stay.
+ * history being loaded, like the demo seed's); an update, a delete or a payor's rename is a change now (0011's
+ * trigger functions for those keep calling the two-argument refresh). A chart's `updated_at` never moves back.
  */
-const EVENTS = {
-  insert: sql`select agency_id, patient_id, updated_at as changed_at from new_rows`,
-  update: sql`select agency_id, patient_id, now() from old_rows union all select agency_id, patient_id, now() from new_rows`,
-  delete: sql`select agency_id, patient_id, now() from old_rows`,
-};
-type ChangeEvent = keyof typeof EVENTS;
-
-async function replaceRefresh(db: Kysely<any>): Promise<void> {
-  await sql`drop function if exists refresh_patient_charts(text[], text[])`.execute(db);
+async function refreshWithChangeTimes(db: Kysely<any>): Promise<void> {
   await sql`
     create or replace function refresh_patient_charts(agency_ids text[], patient_ids text[], changed_ats timestamptz[]) returns void language sql as $$
       with changed as materialized (
@@ -31,27 +23,14 @@ async function replaceRefresh(db: Kysely<any>): Promise<void> {
       from changed
       where patients.agency_id = changed.agency_id and patients.id = changed.id
     $$`.execute(db);
-}
-
-async function replaceTriggerFunctions(db: Kysely<any>): Promise<void> {
-  for (const event of Object.keys(EVENTS) as ChangeEvent[]) {
-    await sql`
-      create or replace function ${sql.id(`patient_charts_after_${event}`)}() returns trigger language plpgsql as $$
-      begin
-        perform refresh_patient_charts(array_agg(agency_id), array_agg(patient_id), array_agg(changed_at))
-        from (${EVENTS[event]}) changed(agency_id, patient_id, changed_at);
-        return null;
-      end
-      $$`.execute(db);
-  }
   await sql`
-    create or replace function patient_charts_after_payor_rename() returns trigger language plpgsql as $$
+    create or replace function refresh_patient_charts(agency_ids text[], patient_ids text[]) returns void language sql as $$
+      select refresh_patient_charts(agency_ids, patient_ids, array_fill(now(), array[coalesce(cardinality(agency_ids), 0)]))
+    $$`.execute(db);
+  await sql`
+    create or replace function patient_charts_after_insert() returns trigger language plpgsql as $$
     begin
-      perform refresh_patient_charts(array_agg(coverages.agency_id), array_agg(coverages.patient_id), array_agg(now()))
-      from new_rows
-      join old_rows on old_rows.agency_id = new_rows.agency_id and old_rows.id = new_rows.id
-      join coverages on coverages.agency_id = new_rows.agency_id and coverages.payor_id = new_rows.id
-      where new_rows.name is distinct from old_rows.name;
+      perform refresh_patient_charts(array_agg(agency_id), array_agg(patient_id), array_agg(updated_at)) from new_rows;
       return null;
     end
     $$`.execute(db);
@@ -69,7 +48,6 @@ async function catchUp(db: Kysely<any>): Promise<void> {
 }
 
 export async function up(db: Kysely<any>): Promise<void> {
-  await replaceRefresh(db);
-  await replaceTriggerFunctions(db);
+  await refreshWithChangeTimes(db);
   await catchUp(db);
 }

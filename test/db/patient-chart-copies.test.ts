@@ -103,7 +103,7 @@ t.test('0011 fills the copies of charts that already had coverages and episodes'
     .transaction()
     .execute(async (trx) => {
       // The triggers are dropped and the copies emptied, as before 0011; its backfill must rebuild them.
-      await sql`drop function refresh_patient_charts, patient_charts_after_insert, patient_charts_after_update, patient_charts_after_delete, patient_charts_after_payor_rename cascade`.execute(trx);
+      await sql`drop function refresh_patient_charts(text[], text[]), refresh_patient_charts(text[], text[], timestamptz[]), patient_charts_after_insert, patient_charts_after_update, patient_charts_after_delete, patient_charts_after_payor_rename cascade`.execute(trx);
       await sql`alter table patients drop column chart_coverages, drop column chart_episodes`.execute(trx);
       await copies.up(trx);
       const rows = await trx.selectFrom('patients').select(['id', 'chart_coverages', 'chart_episodes']).where('agency_id', '=', agencyId).orderBy('id').execute();

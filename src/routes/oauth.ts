@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { operations } from '../generated/contract.js';
 import { RequestError } from '../errors/request-error.js';
 import type { ClientCredentialsGrant } from '../identity/client-credentials.js';
@@ -27,16 +27,21 @@ const GRANT_TYPE = 'client_credentials';
 
 /**
  * RFC 6749 5.2 names another grant type unsupported_grant_type, which the contract's request validation would
- * report as a generic invalid_request; this answers first. Root hooks run before the route's own.
+ * report as a generic invalid_request; this answers first. A hook of the token route only: as a root hook, its
+ * promise would defer every other route's handler to a microtask.
  */
 export function refuseUnsupportedGrantTypes(app: FastifyInstance) {
   const { method, url } = operations.issueToken;
-  app.addHook('preValidation', async (request) => {
-    if (request.method !== method || request.routeOptions.url !== url) return;
-    const grantType = (request.body as { grant_type?: unknown } | undefined)?.grant_type;
-    if (grantType === undefined || grantType === GRANT_TYPE) return;
-    throw new RequestError(400, 'unsupported_grant_type', 'PLATFORM_INVALID_REQUEST', `grant_type must be ${GRANT_TYPE}; no other grant is supported.`, {
-      issues: [{ location: 'body', path: '/grant_type', message: `must be ${GRANT_TYPE}`, keyword: 'const' }],
-    });
+  app.addHook('onRoute', (route) => {
+    if (route.method !== method || route.url !== url) return;
+    route.preValidation = [refuseOtherGrantTypes, ...[route.preValidation ?? []].flat()];
+  });
+}
+
+async function refuseOtherGrantTypes(request: FastifyRequest): Promise<void> {
+  const grantType = (request.body as { grant_type?: unknown } | undefined)?.grant_type;
+  if (grantType === undefined || grantType === GRANT_TYPE) return;
+  throw new RequestError(400, 'unsupported_grant_type', 'PLATFORM_INVALID_REQUEST', `grant_type must be ${GRANT_TYPE}; no other grant is supported.`, {
+    issues: [{ location: 'body', path: '/grant_type', message: `must be ${GRANT_TYPE}`, keyword: 'const' }],
   });
 }

@@ -72,7 +72,9 @@ t.test('every response carries a request id, and a well-formed caller id is kept
   const mine = await api.request({ method: 'GET', url: '/api/v1/ext/health', headers: { 'x-request-id': 'trace-abc-123' } });
   t.equal(mine.headers['x-request-id'], 'trace-abc-123');
   const bad = await api.request({ method: 'GET', url: '/api/v1/ext/health', headers: { 'x-request-id': 'bad id\u0007' } });
-  t.match(bad.headers['x-request-id'], /^req_/);
+  t.match(bad.headers['x-request-id'], /^req_[A-Za-z0-9_-]{12}\.[0-9a-z]+$/);
+  const minted = await Promise.all(Array.from({ length: 20 }, () => api.request({ method: 'GET', url: '/api/v1/ext/health' })));
+  t.equal(new Set(minted.map((res) => res.headers['x-request-id'])).size, 20, 'each minted id is new');
 });
 
 t.test('liveness and readiness probes sit outside the partition', async (t) => {

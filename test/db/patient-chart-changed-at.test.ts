@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import t from 'tap';
 import * as changedAt from '../../db/migrations/0012_patient_chart_changed_at.js';
-import { testDatabase } from '../helpers/database.js';
+import { inRolledBackTransaction, testDatabase } from '../helpers/database.js';
 
 const { db } = await testDatabase();
 
@@ -72,24 +72,14 @@ t.test("a payor's rename is a change now to the charts it covers, in its own age
 });
 
 t.test('0012 catches up charts whose parts changed after them', async (t) => {
-  let caughtUp: Date | undefined;
-  await db
-    .transaction()
-    .execute(async (trx) => {
-      await trx.updateTable('patients').set({ updated_at: LONG_AGO }).where('agency_id', '=', agencyId).where('id', '=', 'pat_1').execute();
-      const { rows } = await sql<{ newest: Date }>`
-        select max(updated_at) as newest from (select updated_at from coverages where agency_id = ${agencyId} and patient_id = 'pat_1'
-          union all select updated_at from episodes where agency_id = ${agencyId} and patient_id = 'pat_1') parts`.execute(trx);
-      await changedAt.up(trx);
-      const row = await trx.selectFrom('patients').select('updated_at').where('agency_id', '=', agencyId).where('id', '=', 'pat_1').executeTakeFirstOrThrow();
-      t.same(new Date(row.updated_at), new Date(rows[0].newest));
-      caughtUp = new Date(row.updated_at);
-      throw new RolledBack();
-    })
-    .catch((err: unknown) => {
-      if (!(err instanceof RolledBack)) throw err;
-    });
-  t.ok(caughtUp, 'the migration ran');
+  const { newest, caughtUp } = await inRolledBackTransaction(db, async (trx) => {
+    await trx.updateTable('patients').set({ updated_at: LONG_AGO }).where('agency_id', '=', agencyId).where('id', '=', 'pat_1').execute();
+    const { rows } = await sql<{ newest: Date }>`
+      select max(updated_at) as newest from (select updated_at from coverages where agency_id = ${agencyId} and patient_id = 'pat_1'
+        union all select updated_at from episodes where agency_id = ${agencyId} and patient_id = 'pat_1') parts`.execute(trx);
+    await changedAt.up(trx);
+    const row = await trx.selectFrom('patients').select('updated_at').where('agency_id', '=', agencyId).where('id', '=', 'pat_1').executeTakeFirstOrThrow();
+    return { newest: new Date(rows[0].newest), caughtUp: new Date(row.updated_at) };
+  });
+  t.same(caughtUp, newest);
 });
-
-class RolledBack extends Error {}

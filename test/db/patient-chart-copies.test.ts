@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import t from 'tap';
 import * as copies from '../../db/migrations/0011_patient_chart_copies.js';
-import { testDatabase } from '../helpers/database.js';
+import { inRolledBackTransaction, testDatabase } from '../helpers/database.js';
 
 const { db } = await testDatabase();
 
@@ -98,25 +98,16 @@ t.test('a rolled-back change leaves the copies as they were', async (t) => {
 });
 
 t.test('0011 fills the copies of charts that already had coverages and episodes', async (t) => {
-  let filled: unknown;
-  await db
-    .transaction()
-    .execute(async (trx) => {
-      // The triggers are dropped and the copies emptied, as before 0011; its backfill must rebuild them.
-      await sql`drop function refresh_patient_charts(text[], text[]), refresh_patient_charts(text[], text[], timestamptz[]), patient_charts_after_insert, patient_charts_after_update, patient_charts_after_delete, patient_charts_after_payor_rename cascade`.execute(trx);
-      await sql`alter table patients drop column chart_coverages, drop column chart_episodes`.execute(trx);
-      await copies.up(trx);
-      const rows = await trx.selectFrom('patients').select(['id', 'chart_coverages', 'chart_episodes']).where('agency_id', '=', agencyId).orderBy('id').execute();
-      filled = rows.map((row) => [row.id, row.chart_coverages.map((c) => [c.id, c.payor_name]), row.chart_episodes.map((e) => [e.id, e.status])]);
-      throw new RolledBack();
-    })
-    .catch((err: unknown) => {
-      if (!(err instanceof RolledBack)) throw err;
-    });
+  const filled = await inRolledBackTransaction(db, async (trx) => {
+    // The triggers are dropped and the copies emptied, as before 0011; its backfill must rebuild them.
+    await sql`drop function refresh_patient_charts(text[], text[]), refresh_patient_charts(text[], text[], timestamptz[]), patient_charts_after_insert, patient_charts_after_update, patient_charts_after_delete, patient_charts_after_payor_rename cascade`.execute(trx);
+    await sql`alter table patients drop column chart_coverages, drop column chart_episodes`.execute(trx);
+    await copies.up(trx);
+    const rows = await trx.selectFrom('patients').select(['id', 'chart_coverages', 'chart_episodes']).where('agency_id', '=', agencyId).orderBy('id').execute();
+    return rows.map((row) => [row.id, row.chart_coverages.map((c) => [c.id, c.payor_name]), row.chart_episodes.map((e) => [e.id, e.status])]);
+  });
   t.same(filled, [
     ['pat_1', [], [['epi_2', 'closed']]],
     ['pat_2', [['cov_b', 'Acme Health Premier']], [['epi_x', 'planned']]],
   ]);
 });
-
-class RolledBack extends Error {}

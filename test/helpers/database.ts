@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import pg from 'pg';
 import { t as rootTest } from 'tap';
 import { openDatabase, type Database } from '../../src/db/database.js';
@@ -37,6 +37,23 @@ export function testDatabaseUrl(): string | undefined {
 function open(): Promise<Database> {
   const adminUrl = process.env.TEST_DATABASE_URL;
   return adminUrl ? openPostgresTestDatabase(adminUrl) : pgliteTemplate().then((template) => openDatabase({ pgliteTemplate: template }));
+}
+
+class RolledBack extends Error {}
+
+/** What `work` returns from inside a transaction that is then rolled back: for trying out what must not stay (a migration's rerun). */
+export async function inRolledBackTransaction<T>(db: Kysely<DB>, work: (trx: Transaction<DB>) => Promise<T>): Promise<T> {
+  let result: T | undefined;
+  await db
+    .transaction()
+    .execute(async (trx) => {
+      result = await work(trx);
+      throw new RolledBack();
+    })
+    .catch((err: unknown) => {
+      if (!(err instanceof RolledBack)) throw err;
+    });
+  return result as T;
 }
 
 /** Another pool on this process's PostgreSQL test database, as another server process would have; closed at t's teardown. */

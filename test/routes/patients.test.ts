@@ -88,6 +88,22 @@ t.test('filters: status, service line, office, updated since', async (t) => {
   t.equal((await get(phi, '/api/v1/ext/patients?status=alive')).statusCode, 400);
 });
 
+t.test('updated since finds a chart whose episode or coverage changed, not only its own columns', async (t) => {
+  const [episode, coverage] = await Promise.all([
+    db.selectFrom('episodes').select(['id', 'patient_id']).where('agency_id', '=', agencyId).orderBy('id').executeTakeFirstOrThrow(),
+    db.selectFrom('coverages').select(['id', 'patient_id']).where('agency_id', '=', agencyId).orderBy('id', 'desc').executeTakeFirstOrThrow(),
+  ]);
+  const { rows } = await sql<{ now: Date }>`select now() as now`.execute(db);
+  const since = encodeURIComponent(new Date(rows[0].now).toISOString());
+  const changedIds = async () => (await walk(phi, `&updated_since=${since}`, 'cursor')).ids;
+  t.notOk((await changedIds()).includes(episode.patient_id), 'not changed yet');
+  await db.updateTable('episodes').set({ end_date: '2026-12-31' }).where('agency_id', '=', agencyId).where('id', '=', episode.id).execute();
+  await db.updateTable('coverages').set({ plan_name: 'Renamed plan' }).where('agency_id', '=', agencyId).where('id', '=', coverage.id).execute();
+  const changed = await changedIds();
+  t.ok(changed.includes(episode.patient_id), "the episode's chart");
+  t.ok(changed.includes(coverage.patient_id), "the coverage's chart");
+});
+
 t.test('summary and detail profiles in a phi session', async (t) => {
   const withEpisode = await db.selectFrom('episodes').select(['patient_id', 'id']).where('agency_id', '=', agencyId).where('status', '=', 'active').executeTakeFirstOrThrow();
   // Microseconds, which the detail's JSON carries and a Date cannot: the list's columns and the detail truncate them alike.

@@ -75,6 +75,16 @@ t.test('headers follow draft-ietf-httpapi-ratelimit-headers', async (t) => {
   });
 });
 
+t.test("RateLimit-Policy follows an integration's changed limits (its policy is loaded again)", async (t) => {
+  const limiter = new UsageLimiter(db);
+  const before = policy();
+  await limiter.admit(before, getPatient, MORNING);
+  const after = { ...before, rateLimitPerMinute: 1200, dailyQuota: 90_000 };
+  const headers = await limiter.admit(after, getPatient, MORNING);
+  t.equal(headers['ratelimit-policy'], '"minute";q=1200;w=60, "day";q=90000;w=86400');
+  t.match(headers.ratelimit, /^"minute";r=1198;t=42, "day";r=89998;t=/, 'the same counters, against the new limits');
+});
+
 t.test('rate limit: N calls in a minute, then 429 PLATFORM_RATE_LIMITED until the next minute', async (t) => {
   const limiter = new UsageLimiter(db);
   const p = policy({ rateLimitPerMinute: 5, dailyQuota: 1000 });

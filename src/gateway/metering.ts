@@ -13,7 +13,8 @@ export interface MeteringEvent {
   /** Stored rounded to whole milliseconds. */
   durationMs: number;
   requestId: string;
-  occurredAt: Date;
+  /** Epoch milliseconds: a number, not a Date, since one is made for every call. */
+  occurredAtMs: number;
 }
 
 /** Fits pino and Fastify's logger. */
@@ -56,19 +57,36 @@ function byIntegration(events: MeteringEvent[]): MeteringEvent[][] {
   return [...groups.values()];
 }
 
-function delimitedArray(values: (string | number)[], type: 'text' | 'int') {
-  return sql`string_to_array(${values.join(',')}, ',')::${sql.raw(type)}[]`;
+function delimited(text: string, type: 'text' | 'int') {
+  return sql`string_to_array(${text}, ',')::${sql.raw(type)}[]`;
 }
 
+/**
+ * One loop that builds each column's text. It runs once per flush, so V8 leaves it unoptimized: a map and a join
+ * per column made building a batch a third dearer.
+ */
 function segmentOf(events: MeteringEvent[]) {
-  const times = events.map((e) => e.occurredAt.getTime());
-  // A reduce, not Math.min(...times): spreading a large configured batch would overflow the call stack.
-  const base = times.reduce((a, b) => Math.min(a, b));
-  const last = times.reduce((a, b) => Math.max(a, b));
+  let base = Infinity;
+  let last = -Infinity;
+  for (const event of events) {
+    const time = event.occurredAtMs;
+    base = Math.min(base, time);
+    last = Math.max(last, time);
+  }
+  let operationIds = '', statuses = '', costUnits = '', durations = '', requestIds = '', offsets = '';
+  for (let i = 0; i < events.length; i++) {
+    const event = events[i];
+    const comma = i === 0 ? '' : ',';
+    operationIds += comma + event.operationId;
+    statuses += comma + event.status;
+    costUnits += comma + event.costUnits;
+    durations += comma + Math.round(event.durationMs);
+    requestIds += comma + event.requestId;
+    offsets += comma + (event.occurredAtMs - base);
+  }
   return sql`(${events[0].agencyId}, ${events[0].extensionId}, ${new Date(base)}, ${new Date(last)},
-    ${delimitedArray(events.map((e) => e.operationId), 'text')}, ${delimitedArray(events.map((e) => e.status), 'int')},
-    ${delimitedArray(events.map((e) => e.costUnits), 'int')}, ${delimitedArray(events.map((e) => Math.round(e.durationMs)), 'int')},
-    ${delimitedArray(events.map((e) => e.requestId), 'text')}, ${delimitedArray(times.map((t) => t - base), 'int')})`;
+    ${delimited(operationIds, 'text')}, ${delimited(statuses, 'int')}, ${delimited(costUnits, 'int')},
+    ${delimited(durations, 'int')}, ${delimited(requestIds, 'text')}, ${delimited(offsets, 'int')})`;
 }
 
 /**

@@ -294,7 +294,7 @@ class OperationRoute {
       costUnits: request.replayed ? 0 : this.operation.costUnits,
       durationMs: Math.round(durationMs),
       requestId: request.id,
-      occurredAt: new Date(),
+      occurredAtMs: Date.now(),
     };
   }
 

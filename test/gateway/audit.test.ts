@@ -90,7 +90,7 @@ t.test('a failing audit write inside a command rolls the command back with PLATF
     await sql`insert into audit_test_side_effects (request_id) values (${requestId})`.execute(trx);
     // status 0 breaks the table's CHECK, standing in for any failure of the insert.
     const audit = event(agencyId, { operationId: 'createTask', requestId, status });
-    const metering = { ...audit, costUnits: 1, durationMs: 2, occurredAt: new Date() };
+    const metering = { ...audit, costUnits: 1, durationMs: 2, occurredAtMs: Date.now() };
     return { audit, metering, response: { status: 200, headers: {}, body: '{}' } };
   };
   const failure = await runIdempotent(db, id, command(0)).catch((err: unknown) => err as Error & { code: string });

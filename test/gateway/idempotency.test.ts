@@ -46,7 +46,7 @@ function ledgerOf(id: CommandIdentity, response: StoredResponse): CommandLedger 
   const requestId = randomUUID();
   return {
     audit: { agencyId, extensionId, operationId, resourceType: 'task', resourceIds: [], outcome: 'success', status: response.status, requestId, phiMode: 'phi' },
-    metering: { agencyId, extensionId, operationId, status: response.status, costUnits: 1, durationMs: 3, requestId, occurredAt: new Date() },
+    metering: { agencyId, extensionId, operationId, status: response.status, costUnits: 1, durationMs: 3, requestId, occurredAtMs: Date.now() },
     response,
   };
 }

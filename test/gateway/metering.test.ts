@@ -18,7 +18,7 @@ function eventsFor(extensionId: string, count: number, overrides: Partial<Meteri
     costUnits: 1,
     durationMs: 3.6,
     requestId: `req-${i + 1}`,
-    occurredAt: new Date('2026-03-01T10:00:00Z'),
+    occurredAtMs: Date.parse('2026-03-01T10:00:00Z'),
     ...overrides,
   }));
 }

@@ -253,8 +253,8 @@ export class UsageLimiter {
 
   /**
    * Takes between `needed` and a lease's worth of units from the shared counter in one statement, or learns that fewer
-   * than `needed` are left. Written as SQL text: Kysely's builder took ten times longer to build this upsert than the
-   * database took to run it, on a path that runs a few times per second under load.
+   * than `needed` are left. Written as SQL text: at a few calls per second V8 never optimizes the path, and there Kysely's
+   * builder took 100 to 350 µs to build this upsert, the text 10 to 20 µs.
    */
   private async reserve(lease: Lease, limit: number, needed: number): Promise<void> {
     const size = leaseSize(limit, lease, needed, this.maxLease);

@@ -83,6 +83,16 @@ t.test('a flush that mixes integrations writes each call under its own agency an
   t.same(segments, [{ agency_id: 'agency-mix-a', request_ids: ['req-1', 'req-2'] }, { agency_id: 'agency-mix-b', request_ids: ['req-b1'] }], 'one segment per integration, calls in the order they came');
 });
 
+t.test("each call keeps its own time: a segment spans its earliest and latest call, in any order", async (t) => {
+  const extensionId = randomUUID();
+  const times = ['2026-03-01T10:00:02.250Z', '2026-03-01T10:00:00.000Z', '2026-03-01T10:01:00.007Z'];
+  await insertMeteringEvents(times.map((time, i) => eventsFor(extensionId, 1, { requestId: `req-${i}`, occurredAtMs: Date.parse(time) })[0])).execute(db);
+  const calls = await db.selectFrom('metering_events').select(['request_id', 'occurred_at']).where('extension_id', '=', extensionId).orderBy('position').execute();
+  t.same(calls.map((c) => [c.request_id, c.occurred_at.toISOString()]), times.map((time, i) => [`req-${i}`, time]));
+  const segment = await db.selectFrom('metering_segments').select(['base_at', 'last_at']).where('extension_id', '=', extensionId).executeTakeFirstOrThrow();
+  t.same([segment.base_at.toISOString(), segment.last_at.toISOString()], [times[1], times[2]]);
+});
+
 t.test('insertMeteringEvents writes in the caller transaction: committed with it, rolled back with it', async (t) => {
   const extensionId = randomUUID();
   const [committed, rolledBack] = eventsFor(extensionId, 2);

@@ -88,6 +88,33 @@ t.test('a command, its audit record and its metering row commit together', async
   t.match(metered, [{ operation_id: 'createTask', status: 200, cost_units: operations.createTask.costUnits }]);
 });
 
+t.test('every read is metered through the gateway, answered at once, after I/O or refused, and flushed at close', async (t) => {
+  const own = await buildTestApp({}, t);
+  const signed = await signIn(own);
+  const created = await signed.request({ method: 'POST', url: '/api/v1/ext/tasks', headers: { 'idempotency-key': key() }, payload: { title: 'Meter my reads' } });
+  const before = Date.now();
+  const calls = [
+    await signed.request({ method: 'GET', url: '/api/v1/ext/health' }),
+    await signed.request({ method: 'GET', url: `/api/v1/ext/tasks/${created.json().data.id}` }),
+    await signed.request({ method: 'GET', url: '/api/v1/ext/working-collections', headers: { authorization: `Bearer ${await issueTestToken(own, signed.integration, 'no_phi')}` } }),
+  ];
+  const after = Date.now();
+  await own.app.close();
+  const requestIds = calls.map((c) => String(c.headers['x-request-id']));
+  const metered = await db.selectFrom('metering_events').selectAll().where('request_id', 'in', requestIds).execute();
+  const byRequest = new Map(metered.map((m) => [m.request_id, m]));
+  const { agencyId, extensionId } = signed.integration;
+  t.match(requestIds.map((id) => byRequest.get(id)), [
+    { agency_id: agencyId, extension_id: extensionId, operation_id: 'getHealth', status: 200, cost_units: operations.getHealth.costUnits },
+    { agency_id: agencyId, extension_id: extensionId, operation_id: 'getTask', status: 200, cost_units: operations.getTask.costUnits },
+    { agency_id: agencyId, extension_id: extensionId, operation_id: 'listWorkingCollections', status: 403 },
+  ]);
+  for (const m of metered) {
+    t.ok(m.duration_ms >= 0, `${m.operation_id} has a duration`);
+    t.ok(m.occurred_at.getTime() >= before && m.occurred_at.getTime() <= after, `${m.operation_id} occurred during its call`);
+  }
+});
+
 t.test("a refused call's audit record names the resource type of the operation's tag, before any handler ran", async (t) => {
   const signed = await signIn(api);
   const res = await signed.request({ method: 'POST', url: '/api/v1/ext/tasks', headers: { 'idempotency-key': key() }, payload: { title: '' } });

@@ -55,7 +55,7 @@ function assertMatchesContract(method: string, url: string, res: Response) {
 }
 
 /** The app on this process's test database (PGlite, or PostgreSQL with TEST_DATABASE_URL). */
-export async function buildTestApp(overrides: Partial<Config> = {}, t = rootTest): Promise<TestApi> {
+export async function buildTestApp(overrides: Partial<Config> = {}, t: { teardown(fn: () => unknown): void } = rootTest): Promise<TestApi> {
   const database = await testDatabase();
   const app = await buildApp({ config: { ...loadConfig({}), ...overrides }, database });
   t.teardown(() => app.close());

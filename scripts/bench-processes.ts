@@ -1,5 +1,7 @@
 /** The benchmarked servers as child processes on loopback ports. */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { createServer, type AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
@@ -16,11 +18,11 @@ function freePort(): Promise<number> {
   });
 }
 
-/** Starts `node --import tsx <script…>` with PORT set and waits until it answers /livez; returns its base URL. */
-export async function start(name: string, script: string[], env: NodeJS.ProcessEnv): Promise<string> {
+/** Starts `node <nodeArgs…>` with PORT set and waits until it answers /livez; returns its base URL. */
+export async function start(name: string, nodeArgs: string[], env: NodeJS.ProcessEnv): Promise<string> {
   const port = await freePort();
   // Child logs go to stderr so stdout carries only the table.
-  const child = spawn(process.execPath, ['--import', 'tsx', ...script], { cwd: root, env: { ...env, PORT: String(port) }, stdio: ['ignore', 2, 2] });
+  const child = spawn(process.execPath, nodeArgs, { cwd: root, env: { ...env, PORT: String(port) }, stdio: ['ignore', 2, 2] });
   children.push(child);
   const url = `http://127.0.0.1:${port}`;
   for (const deadline = Date.now() + 60_000; Date.now() < deadline; await sleep(200)) {
@@ -28,6 +30,13 @@ export async function start(name: string, script: string[], env: NodeJS.ProcessE
     if (await fetch(`${url}/livez`).then((r) => r.ok, () => false)) return url;
   }
   throw new Error(`${name} did not answer ${url}/livez within 60 s`);
+}
+
+/** The node arguments of `npm start` (package.json), so the benchmark runs the service with the runtime flags it ships with. */
+export function npmStartArgs(): string[] {
+  const [command, ...args] = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).scripts.start.split(' ');
+  if (command !== 'node') throw new Error(`the start script must run node, not "${command}"`);
+  return args;
 }
 
 async function stop(child: ChildProcess) {

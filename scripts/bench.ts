@@ -15,7 +15,7 @@ import type { BaselineConfig, BaselineRoute } from './bench-baseline.js';
 import { CLINICAL_SPECS, prepareClinical, type ClinicalSpec } from './bench-clinical.js';
 import { prepareBenchIdentity } from './bench-identity.js';
 import { measure, WARMUP_RESPONSES, type Measurement, type Timing } from './bench-load.js';
-import { root, start, stopAll } from './bench-processes.js';
+import { npmStartArgs, root, start, stopAll } from './bench-processes.js';
 import { buildScenario, firstRequest, GATEWAY_SPECS, scenarioFilter, type Request, type Scenario, type Target } from './bench-scenarios.js';
 
 const SCENARIO_NAMES = [...GATEWAY_SPECS, ...CLINICAL_SPECS].map((s) => s.name).join('; ');
@@ -242,11 +242,11 @@ async function main() {
   const prepared = await prepareData(config, selection);
 
   const urls = {} as Record<Target, string>;
-  urls.service = await start('service', ['src/server.ts'], env);
+  urls.service = await start('service', npmStartArgs(), env);
   const { runnable, routes } = await checkService(urls.service, await buildScenarios(config, selection, prepared, urls.service), selection.notes);
   const baselineFile = join(tmp, 'baseline.json');
   writeFileSync(baselineFile, JSON.stringify(baselineConfig(config, routes, urls.service, selection.clinical.length > 0)));
-  urls.baseline = await start('baseline', ['scripts/bench-baseline.ts', baselineFile], { ...rest, LOG_LEVEL: 'silent' });
+  urls.baseline = await start('baseline', ['--import', 'tsx', 'scripts/bench-baseline.ts', baselineFile], { ...rest, LOG_LEVEL: 'silent' });
   await checkBaseline(urls.baseline, runnable);
 
   const results = await measureAll(urls, runnable);

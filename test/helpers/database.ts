@@ -6,6 +6,11 @@ import { openDatabase, type Database } from '../../src/db/database.js';
 import type { DB } from '../../src/db/schema.js';
 import { pgliteTemplate } from './pglite-template.js';
 
+/** What a helper needs of a test to close what it opened: tap's root test or any subtest. */
+export interface Teardown {
+  teardown(fn: () => unknown): void;
+}
+
 /**
  * The test database of this process, migrated to latest.
  * Without TEST_DATABASE_URL: one in-memory PGlite, started from a migrated template (each instance costs ~735 MB,
@@ -14,7 +19,7 @@ import { pgliteTemplate } from './pglite-template.js';
  * Tests share it, so each test creates the agencies it needs and reads nothing it did not write.
  * It closes (and is dropped) when the root test ends; a test passed here takes that role instead, if this call opens it.
  */
-export function testDatabase(t: { teardown(fn: () => unknown): void } = rootTest): Promise<Database> {
+export function testDatabase(t: Teardown = rootTest): Promise<Database> {
   if (!current) {
     const opening = open();
     current = opening;
@@ -57,7 +62,7 @@ export async function inRolledBackTransaction<T>(db: Kysely<DB>, work: (trx: Tra
 }
 
 /** Another pool on this process's PostgreSQL test database, as another server process would have; closed at t's teardown. */
-export async function secondPool(t: { teardown(fn: () => unknown): void }, poolMax: number): Promise<Kysely<DB>> {
+export async function secondPool(t: Teardown, poolMax: number): Promise<Kysely<DB>> {
   if (!currentUrl) throw new Error('secondPool needs the PostgreSQL test database (TEST_DATABASE_URL) to be open');
   const second = await openDatabase({ databaseUrl: currentUrl, poolMax, migrate: false });
   t.teardown(() => second.close());

@@ -292,7 +292,7 @@ class OperationRoute {
       status,
       // A replay runs nothing, so it costs nothing.
       costUnits: request.replayed ? 0 : this.operation.costUnits,
-      durationMs: Math.round(durationMs),
+      durationMs,
       requestId: request.id,
       occurredAtMs: Date.now(),
     };

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import { headerText } from './header-text.js';
 
 const ACCEPTABLE = /^[A-Za-z0-9._:-]{8,128}$/;
 
@@ -13,5 +14,5 @@ let minted = 0;
 /** Keeps a caller's x-request-id when it is well-formed, so traces join up; otherwise mints one. */
 export function requestIdFor(request: IncomingMessage): string {
   const sent = request.headers['x-request-id'];
-  return typeof sent === 'string' && ACCEPTABLE.test(sent) ? sent : PROCESS_PREFIX + (++minted).toString(36);
+  return typeof sent === 'string' && ACCEPTABLE.test(sent) ? sent : headerText(PROCESS_PREFIX, (++minted).toString(36));
 }

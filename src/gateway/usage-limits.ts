@@ -3,6 +3,7 @@ import type { DB } from '../db/schema.js';
 import type { UsageKind, UsageWindowsTable } from '../db/tables/usage.js';
 import { PlatformError, type ErrorDetails } from '../errors/platform-error.js';
 import type { ErrorCode } from '../generated/contract.js';
+import { headerText } from './header-text.js';
 import { IntegrationMap } from './integration-map.js';
 import type { ExtensionPolicy } from './principal.js';
 
@@ -108,7 +109,7 @@ function policyHeader(policy: ExtensionPolicy): string {
 function rateLimitHeaders(policy: ExtensionPolicy, demands: Demand[], nowMs: number): Record<string, string> {
   // demands() lists the request windows first, minute then day: no filtering of the cost window per call.
   const [minute, day] = demands;
-  return { 'ratelimit-policy': policyHeader(policy), ratelimit: `${windowState(minute, nowMs)}, ${windowState(day, nowMs)}` };
+  return { 'ratelimit-policy': policyHeader(policy), ratelimit: headerText(windowState(minute, nowMs), ', ', windowState(day, nowMs)) };
 }
 
 function refusalMessage({ lease, limit, units }: Demand, retryAfter: number): string {

@@ -37,7 +37,7 @@ export interface GatewayServices {
   handlerTimeoutMs: number;
   authenticator: {
     authenticate(authorization: string | undefined): Promise<Authentication>;
-    authenticateNow(authorization: string | undefined): Authentication | undefined;
+    authenticateNow(authorization: string | undefined, nowMs: number): Authentication | undefined;
   };
   usageLimiter: UsageLimiter;
   metering: MeteringBuffer;
@@ -141,13 +141,15 @@ class OperationRoute {
   private admit(request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) {
     const { authenticator } = this.services;
     const authorization = request.headers.authorization;
+    // One clock read for the warm checks: each read is a call into the runtime.
+    const nowMs = Date.now();
     nowOrLater(
       () => {
         this.prepare(request, reply);
-        return this.operation.authenticated ? authenticator.authenticateNow(authorization) : null;
+        return this.operation.authenticated ? authenticator.authenticateNow(authorization, nowMs) : null;
       },
       () => authenticator.authenticate(authorization),
-      (authentication) => (authentication ? this.limit(request, reply, authentication, done) : done()),
+      (authentication) => (authentication ? this.limit(request, reply, authentication, nowMs, done) : done()),
       done,
     );
   }
@@ -163,13 +165,13 @@ class OperationRoute {
     request.contractVersion = negotiateVersion(request, reply);
   }
 
-  private limit(request: FastifyRequest, reply: FastifyReply, { principal, policy }: Authentication, done: HookHandlerDoneFunction) {
+  private limit(request: FastifyRequest, reply: FastifyReply, { principal, policy }: Authentication, nowMs: number, done: HookHandlerDoneFunction) {
     const { usageLimiter } = this.services;
     nowOrLater(
       () => {
         request.principal = principal;
         authorize(this.operation, principal, policy);
-        return usageLimiter.admitNow(policy, this.operation);
+        return usageLimiter.admitNow(policy, this.operation, nowMs);
       },
       () => usageLimiter.admit(policy, this.operation),
       (headers) => {

@@ -106,17 +106,17 @@ export class Authenticator {
    * The same answer without I/O or a promise when the token and its policy are both remembered (a reused token);
    * undefined when authenticate() has to do the work.
    */
-  authenticateNow(authorization: string | undefined): Authentication | undefined {
-    const principal = this.remembered(authorization);
+  authenticateNow(authorization: string | undefined, nowMs: number = Date.now()): Authentication | undefined {
+    const principal = this.remembered(authorization, nowMs);
     if (!principal) return undefined;
-    const cached = this.policies.cached(principal.agencyId, principal.extensionId);
+    const cached = this.policies.cached(principal.agencyId, principal.extensionId, nowMs);
     return cached && admitted(principal, cached.policy);
   }
 
-  private remembered(authorization: string | undefined): Principal | undefined {
+  private remembered(authorization: string | undefined, nowMs: number = Date.now()): Principal | undefined {
     const entry = authorization === undefined ? undefined : this.principals.get(rememberedBy(authorization));
     if (!entry || entry.authorization !== authorization) return undefined;
-    return entry.principal.expiresAt.getTime() > Date.now() ? entry.principal : undefined;
+    return entry.principal.expiresAt.getTime() > nowMs ? entry.principal : undefined;
   }
 
   private async verified(authorization: string | undefined): Promise<Principal> {

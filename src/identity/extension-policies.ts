@@ -61,9 +61,9 @@ export class ExtensionPolicies {
   }
 
   /** The policy while its cached read is fresh (`policy` undefined: no such integration), without I/O; else undefined. */
-  cached(agencyId: string, extensionId: string): { policy: ExtensionPolicy | undefined } | undefined {
+  cached(agencyId: string, extensionId: string, nowMs: number = Date.now()): { policy: ExtensionPolicy | undefined } | undefined {
     const cached = this.cache.get(agencyId, extensionId);
-    return cached && Date.now() - cached.loadedAt < this.ttlMs ? cached : undefined;
+    return cached && nowMs - cached.loadedAt < this.ttlMs ? cached : undefined;
   }
 
   private load(agencyId: string, extensionId: string): Promise<Entry> {

@@ -90,24 +90,14 @@ function withDeprecations(body: unknown, request: FastifyRequest, reply: Fastify
   return { ...envelope, meta: { ...envelope.meta, deprecations } };
 }
 
+function admitted(reply: FastifyReply, rateLimitHeaders: Record<string, string>, done: HookHandlerDoneFunction) {
+  reply.headers(rateLimitHeaders);
+  done();
+}
+
 function outcomeOf(status: number): AuditEvent['outcome'] {
   if (status < 400) return 'success';
   return status === 401 || status === 403 ? 'denied' : 'failure';
-}
-
-/**
- * Hands `next` the answer of `now()` when it has one (a warm call: no promise, no microtask), else that of `later()`;
- * a throw or rejection of either goes to `done`. Null is an answer; undefined means "not without I/O".
- */
-function nowOrLater<T>(now: () => T | undefined, later: () => Promise<T>, next: (value: T) => void, done: HookHandlerDoneFunction): void {
-  let value: T | undefined;
-  try {
-    value = now();
-  } catch (err) {
-    return done(err as Error);
-  }
-  if (value !== undefined) return next(value);
-  later().then(next, done);
 }
 
 class OperationRoute {
@@ -137,21 +127,26 @@ class OperationRoute {
     });
   }
 
-  /** Version, identity, access and limits, before any body is read. */
+  /**
+   * Version, identity, access and limits, before any body is read. A warm call (remembered token, cached policy,
+   * leased units) is admitted in the same tick without a promise or a closure; otherwise the work continues after I/O.
+   * A throw or rejection goes to `done`.
+   */
   private admit(request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) {
     const { authenticator } = this.services;
     const authorization = request.headers.authorization;
     // One clock read for the warm checks: each read is a call into the runtime.
     const nowMs = Date.now();
-    nowOrLater(
-      () => {
-        this.prepare(request, reply);
-        return this.operation.authenticated ? authenticator.authenticateNow(authorization, nowMs) : null;
-      },
-      () => authenticator.authenticate(authorization),
-      (authentication) => (authentication ? this.limit(request, reply, authentication, nowMs, done) : done()),
-      done,
-    );
+    let authentication: Authentication | null | undefined;
+    try {
+      this.prepare(request, reply);
+      authentication = this.operation.authenticated ? authenticator.authenticateNow(authorization, nowMs) : null;
+    } catch (err) {
+      return done(err as Error);
+    }
+    if (authentication === null) return done();
+    if (authentication) return this.limit(request, reply, authentication, nowMs, done);
+    authenticator.authenticate(authorization).then((later) => this.limit(request, reply, later, Date.now(), done), done);
   }
 
   private prepare(request: FastifyRequest, reply: FastifyReply) {
@@ -167,19 +162,16 @@ class OperationRoute {
 
   private limit(request: FastifyRequest, reply: FastifyReply, { principal, policy }: Authentication, nowMs: number, done: HookHandlerDoneFunction) {
     const { usageLimiter } = this.services;
-    nowOrLater(
-      () => {
-        request.principal = principal;
-        authorize(this.operation, principal, policy);
-        return usageLimiter.admitNow(policy, this.operation, nowMs);
-      },
-      () => usageLimiter.admit(policy, this.operation),
-      (headers) => {
-        reply.headers(headers);
-        done();
-      },
-      done,
-    );
+    let headers: Record<string, string> | undefined;
+    try {
+      request.principal = principal;
+      authorize(this.operation, principal, policy);
+      headers = usageLimiter.admitNow(policy, this.operation, nowMs);
+    } catch (err) {
+      return done(err as Error);
+    }
+    if (headers) return admitted(reply, headers, done);
+    usageLimiter.admit(policy, this.operation).then((later) => admitted(reply, later, done), done);
   }
 
   /** Runs after the body is parsed, like a preValidation hook, without a hook's promise. */

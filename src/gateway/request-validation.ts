@@ -2,7 +2,8 @@ import type { FastifyRequest } from 'fastify';
 import type { OperationDefinition, Validator } from '../generated/contract.js';
 import { RequestError, type ValidationIssue } from '../errors/request-error.js';
 
-type Slot = 'params' | 'query' | 'headers' | 'body';
+const SLOTS = ['params', 'query', 'headers', 'body'] as const;
+type Slot = (typeof SLOTS)[number];
 const LOCATION: Record<Slot, ValidationIssue['location']> = { params: 'path', query: 'query', headers: 'header', body: 'body' };
 
 function describe(slot: Slot, error: NonNullable<Validator['errors']>[number]): ValidationIssue {
@@ -28,13 +29,13 @@ function codeFor(issues: ValidationIssue[]) {
 
 /** Runs the operation's precompiled validators and reports every problem at once. */
 export function validateRequest(operation: OperationDefinition, request: FastifyRequest) {
-  const issues: ValidationIssue[] = [];
+  let issues: ValidationIssue[] | undefined;
   const validate: Partial<Record<Slot, Validator>> = operation.validate;
-  for (const slot of ['params', 'query', 'headers', 'body'] as const) {
+  for (const slot of SLOTS) {
     const validator = validate[slot];
-    if (validator && !validator(request[slot])) issues.push(...(validator.errors ?? []).map((e) => describe(slot, e)));
+    if (validator && !validator(request[slot])) (issues ??= []).push(...(validator.errors ?? []).map((e) => describe(slot, e)));
   }
-  if (issues.length === 0) return;
+  if (!issues) return;
   const code = codeFor(issues);
   throw new RequestError(400, 'invalid_request', code,
     code === 'PLATFORM_INVALID_IDEMPOTENCY_KEY'

@@ -91,7 +91,6 @@ function secondsUntil(endMs: number, nowMs: number): number {
 }
 
 const windowPolicy = (kind: UsageKind, limit: number) => `"${kind}";q=${limit};w=${WINDOWS[kind].lengthMs / 1000}`;
-const windowState = ({ lease, limit }: Demand, nowMs: number) => `"${lease.kind}";r=${lease.available(limit)};t=${secondsUntil(lease.end, nowMs)}`;
 
 /** RateLimit-Policy depends only on a policy's limits: formatted once per policy object (a changed limit loads a new one). */
 const policyHeaders = new WeakMap<ExtensionPolicy, string>();
@@ -109,7 +108,12 @@ function policyHeader(policy: ExtensionPolicy): string {
 function rateLimitHeaders(policy: ExtensionPolicy, demands: Demand[], nowMs: number): Record<string, string> {
   // demands() lists the request windows first, minute then day: no filtering of the cost window per call.
   const [minute, day] = demands;
-  return { 'ratelimit-policy': policyHeader(policy), ratelimit: headerText(windowState(minute, nowMs), ', ', windowState(day, nowMs)) };
+  // One join: a template per window made half of a warm call's garbage in the gateway's own code.
+  const ratelimit = headerText(
+    '"minute";r=', minute.lease.available(minute.limit), ';t=', secondsUntil(minute.lease.end, nowMs),
+    ', "day";r=', day.lease.available(day.limit), ';t=', secondsUntil(day.lease.end, nowMs),
+  );
+  return { 'ratelimit-policy': policyHeader(policy), ratelimit };
 }
 
 function refusalMessage({ lease, limit, units }: Demand, retryAfter: number): string {

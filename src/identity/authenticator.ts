@@ -32,14 +32,16 @@ function bearerToken(authorization: string | undefined): string {
   return match[1];
 }
 
+const tokenExpired = () => unauthorized('PLATFORM_TOKEN_EXPIRED', 'The access token has expired; request a new one with client_credentials.');
+
+/** fast-jwt checks the signature before the claims: an expired token is one this service signed. */
+const isExpiry = (err: unknown) => err instanceof TokenError && err.code === TokenError.codes.expired;
+
 function verificationFailure(err: unknown): Error {
   if (err instanceof UnknownSigningKeyError) return invalidToken();
   // A key lookup that failed for another reason (the database) is not the caller's fault.
   if (!(err instanceof TokenError)) return err as Error;
-  if (err.code === TokenError.codes.expired) {
-    return unauthorized('PLATFORM_TOKEN_EXPIRED', 'The access token has expired; request a new one with client_credentials.');
-  }
-  return invalidToken();
+  return isExpiry(err) ? tokenExpired() : invalidToken();
 }
 
 const isString = (value: unknown): value is string => typeof value === 'string' && value !== '';
@@ -83,14 +85,21 @@ const rememberedBy = (authorization: string) => authorization.slice(-43);
 /** Verified tokens remembered at once; past it the oldest is forgotten (and verified again if it comes back). */
 const MAX_REMEMBERED_TOKENS = 10_000;
 
+interface Remembered {
+  authorization: string;
+  /** Undefined for a token refused as expired. */
+  principal: Principal | undefined;
+}
+
 /**
  * Establishes the caller of a partition route from its bearer token. With a reused token and a warm policy
  * cache this does no I/O and no cryptography: a verified token's principal is remembered, by the exact
- * Authorization header that carried it, until the token expires.
+ * Authorization header that carried it. Expiry is final, so an expired token, remembered or refused once, is
+ * refused without another signature check (a client that keeps sending one would otherwise cost one per call).
  */
 export class Authenticator {
   /** By the header's last characters (part of the signature): hashing a whole header cost more than the rest of a warm authentication. */
-  private principals = new Map<string, { authorization: string; principal: Principal }>();
+  private principals = new Map<string, Remembered>();
 
   constructor(
     private readonly verify: TokenVerifier,
@@ -116,7 +125,8 @@ export class Authenticator {
   private remembered(authorization: string | undefined, nowMs: number = Date.now()): Principal | undefined {
     const entry = authorization === undefined ? undefined : this.principals.get(rememberedBy(authorization));
     if (!entry || entry.authorization !== authorization) return undefined;
-    return entry.principal.expiresAt.getTime() > nowMs ? entry.principal : undefined;
+    if (!entry.principal || entry.principal.expiresAt.getTime() <= nowMs) throw tokenExpired();
+    return entry.principal;
   }
 
   private async verified(authorization: string | undefined): Promise<Principal> {
@@ -126,12 +136,17 @@ export class Authenticator {
     try {
       claims = await this.verify(token);
     } catch (err) {
-      this.principals.delete(key);
+      if (isExpiry(err)) this.remember(key, { authorization: authorization!, principal: undefined });
+      else this.principals.delete(key);
       throw verificationFailure(err);
     }
     const principal = principalOf(claims);
-    if (this.principals.size >= MAX_REMEMBERED_TOKENS) this.principals.delete(this.principals.keys().next().value!);
-    this.principals.set(key, { authorization: authorization!, principal });
+    this.remember(key, { authorization: authorization!, principal });
     return principal;
+  }
+
+  private remember(key: string, entry: Remembered) {
+    if (this.principals.size >= MAX_REMEMBERED_TOKENS) this.principals.delete(this.principals.keys().next().value!);
+    this.principals.set(key, entry);
   }
 }

@@ -135,13 +135,23 @@ t.test('a key lookup that fails (the database) is not the caller\'s fault: it is
   await t.rejects(authenticator.authenticate(`Bearer ${genuine}`), unreachable);
 });
 
-t.test('an expired token: PLATFORM_TOKEN_EXPIRED', async (t) => {
-  const expired = es256(header, { ...claims, iat: now - 1000, exp: now - 100 }, activeKey.private_key_pem);
-  t.match(await outcome(() => app.authenticator.authenticate(`Bearer ${expired}`)), { status: 401, code: 'PLATFORM_TOKEN_EXPIRED', challenge: WWW_AUTHENTICATE });
+t.test('an expired token: PLATFORM_TOKEN_EXPIRED, after one signature check however often it is sent', async (t) => {
+  let verifications = 0;
+  const verify = createTokenVerifier(app.keyRing, tokenSettings(config));
+  const authenticator = new Authenticator((token) => (verifications++, verify(token)), new ExtensionPolicies(db, 0));
+  const expired = `Bearer ${es256(header, { ...claims, iat: now - 1000, exp: now - 100 }, activeKey.private_key_pem)}`;
+  for (let i = 0; i < 3; i++) t.match(await outcome(() => authenticator.authenticate(expired)), { status: 401, code: 'PLATFORM_TOKEN_EXPIRED', challenge: WWW_AUTHENTICATE });
+  t.match(await outcome(async () => authenticator.authenticateNow(expired)), { status: 401, code: 'PLATFORM_TOKEN_EXPIRED' }, 'refused synchronously too');
+  t.equal(verifications, 1, 'verified once');
+  const forged = `Bearer ${es256(header, { ...claims, iat: now - 1000, exp: now - 100 }, generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey)}`;
+  t.match(await outcome(() => authenticator.authenticate(forged)), { status: 401, code: 'PLATFORM_INVALID_CREDENTIAL' }, 'a forged token that is also expired is not called expired');
+  t.match(await outcome(() => authenticator.authenticate(forged)), { code: 'PLATFORM_INVALID_CREDENTIAL' }, 'nor remembered as such');
+  t.equal(verifications, 3, 'a refusal other than expiry is not remembered');
   const shortLived = await new TokenSigner(app.keyRing, { ...tokenSettings(config), ttlSeconds: 2 }).sign({ ...integration, phiMode: 'no_phi', scopes: [] });
-  t.equal(await outcome(() => app.authenticator.authenticate(`Bearer ${shortLived.accessToken}`)), 'accepted');
+  t.equal(await outcome(() => authenticator.authenticate(`Bearer ${shortLived.accessToken}`)), 'accepted');
   await new Promise((resolve) => setTimeout(resolve, 2100));
-  t.match(await outcome(() => app.authenticator.authenticate(`Bearer ${shortLived.accessToken}`)), { code: 'PLATFORM_TOKEN_EXPIRED' }, 'a remembered token expires too');
+  t.match(await outcome(() => authenticator.authenticate(`Bearer ${shortLived.accessToken}`)), { code: 'PLATFORM_TOKEN_EXPIRED' }, 'a remembered token that expired');
+  t.equal(verifications, 4, 'is refused from memory');
 });
 
 t.test('revocation of one token by jti, and of all tokens of an integration', async (t) => {

@@ -1,23 +1,19 @@
 /**
- * The minimal live routes the clinical scenarios are compared with: bare Fastify, the same JWT verified
- * with fast-jwt, and the least SQL that answers the same question. No access rules, limits, metering,
- * audit, idempotency or contract shaping.
+ * The minimal live routes the clinical scenarios are compared with: bare Fastify, the same JWT verified with
+ * fast-jwt (bench-baseline-tokens.ts), and the least SQL that answers the same question. No access rules, limits,
+ * metering, audit, idempotency or contract shaping.
  */
-import { createPublicKey, randomUUID, type JsonWebKey } from 'node:crypto';
-import { createVerifier } from 'fast-jwt';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { randomUUID } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
 import { sql, type Kysely } from 'kysely';
 import { openDatabase } from '../src/db/database.js';
 import type { DB } from '../src/db/schema.js';
+import { authenticated, type Verify } from './bench-baseline-tokens.js';
 
 export interface ClinicalBaselineConfig {
   databaseUrl: string;
   /** The service's pool size, so both wait alike for a connection. */
   poolMax: number;
-  /** The service's /.well-known/jwks.json. */
-  jwksUrl: string;
-  issuer: string;
-  audience: string;
 }
 
 export const BASELINE_PATHS = { patients: '/baseline/patients', referrals: '/baseline/referrals' } as const;
@@ -27,36 +23,6 @@ export const BASELINE_PAGE_SIZE = 50;
 export function baselineListPath(page: { offset: number } | { after: [string, string, string] }): string {
   const query = 'offset' in page ? `offset=${page.offset}` : `after=${Buffer.from(JSON.stringify(page.after)).toString('base64url')}`;
   return `${BASELINE_PATHS.patients}?${query}`;
-}
-
-type Verify = (token: string) => Promise<Record<string, unknown>>;
-type AgencyHandler = (agencyId: string, request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
-
-async function tokenVerifier(config: ClinicalBaselineConfig): Promise<Verify> {
-  const response = await fetch(config.jwksUrl);
-  if (!response.ok) throw new Error(`${config.jwksUrl} answered ${response.status}`);
-  const { keys } = (await response.json()) as { keys: (JsonWebKey & { kid: string })[] };
-  const pems = new Map(keys.map((jwk) => [jwk.kid, createPublicKey({ key: jwk, format: 'jwk' }).export({ format: 'pem', type: 'spki' }).toString()]));
-  return createVerifier({
-    algorithms: ['ES256'],
-    key: async ({ header }: { header: Record<string, unknown> }) => pems.get(String(header.kid)) ?? '',
-    allowedIss: config.issuer,
-    allowedAud: config.audience,
-    cache: true,
-  });
-}
-
-function authenticated(verify: Verify, handler: AgencyHandler) {
-  return async (request: FastifyRequest, reply: FastifyReply) => {
-    const token = /^Bearer +(\S+)$/i.exec(request.headers.authorization ?? '')?.[1] ?? '';
-    let agencyId: unknown;
-    try {
-      agencyId = (await verify(token)).agency_id;
-    } catch {
-      return reply.code(401).send({ error: 'invalid_token' });
-    }
-    return handler(String(agencyId), request, reply);
-  };
 }
 
 function decodeAfter(after: string): [string, string, string] {
@@ -105,8 +71,7 @@ async function recordReferral(db: Kysely<DB>, agencyId: string, body: Record<str
   return ids;
 }
 
-export async function registerClinicalRoutes(app: FastifyInstance, config: ClinicalBaselineConfig): Promise<void> {
-  const verify = await tokenVerifier(config);
+export async function registerClinicalRoutes(app: FastifyInstance, config: ClinicalBaselineConfig, verify: Verify): Promise<void> {
   const database = await openDatabase({ databaseUrl: config.databaseUrl, poolMax: config.poolMax, migrate: false });
   const { db } = database;
   app.addHook('onClose', () => database.close());

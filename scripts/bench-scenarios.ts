@@ -56,6 +56,9 @@ function rotatingTokens(tokens: string[]): Setup {
 
 const GATEWAY_CONNECTIONS = [10];
 
+/** Where the baseline serves the service's recorded bytes behind fast-jwt's cached verify alone (bench-baseline.ts). */
+export const FAST_JWT_PREFIX = '/baseline/fast-jwt';
+
 function get(path: string, headers: Headers, setup?: Setup, goal?: number): Omit<Scenario, 'name'> {
   return { service: { method: 'GET', path, headers, setup }, connections: GATEWAY_CONNECTIONS, goal };
 }
@@ -64,6 +67,11 @@ function get(path: string, headers: Headers, setup?: Setup, goal?: number): Omit
 export const GATEWAY_SPECS: ScenarioSpec<BenchIdentity>[] = [
   // Issue 3's target: the whole gateway keeps 0.6 of bare Fastify with a reused token.
   { name: 'health, reused token', build: (id) => get('/api/v1/ext/health', bearer(id.token), undefined, 0.6) },
+  // The issue's reference point: the whole gateway against fast-jwt's cached verify alone, serving the same bytes.
+  {
+    name: 'health, reused token, against a fast-jwt verify alone',
+    build: (id) => ({ ...get('/api/v1/ext/health', bearer(id.token)), baseline: { method: 'GET', path: `${FAST_JWT_PREFIX}/api/v1/ext/health`, headers: bearer(id.token) } }),
+  },
   { name: 'health, fresh token each request', build: (id) => get('/api/v1/ext/health', {}, rotatingTokens(id.freshTokens)) },
   { name: 'catalog, reused token', build: (id) => get('/api/v1/ext/catalog', bearer(id.token)) },
   {

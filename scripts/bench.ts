@@ -16,7 +16,7 @@ import { CLINICAL_SPECS, prepareClinical, type ClinicalSpec } from './bench-clin
 import { prepareBenchIdentity } from './bench-identity.js';
 import { measure, WARMUP_RESPONSES, type Measurement, type Timing } from './bench-load.js';
 import { npmStartArgs, root, start, stopAll } from './bench-processes.js';
-import { buildScenario, firstRequest, GATEWAY_SPECS, scenarioFilter, type Request, type Scenario, type Target } from './bench-scenarios.js';
+import { buildScenario, FAST_JWT_PREFIX, firstRequest, GATEWAY_SPECS, scenarioFilter, type Request, type Scenario, type Target } from './bench-scenarios.js';
 
 const SCENARIO_NAMES = [...GATEWAY_SPECS, ...CLINICAL_SPECS].map((s) => s.name).join('; ');
 const USAGE = `usage: [BENCH_DATABASE_URL=postgres://…] npm run bench -- [--quick] [--duration S] [--connections 10,50] [--scenarios NAME,…]
@@ -118,8 +118,8 @@ function refuse(scenario: Scenario, target: Target, request: Request, status: nu
 
 /**
  * Sends each scenario's request to the service once. Skips an operation this deployment does not
- * support (501), refuses any other error, and records the bytes the baseline serves for the
- * scenarios without a live baseline route.
+ * support (501), refuses any other error, and records the bytes the baseline serves (bare, and behind
+ * fast-jwt) for the scenarios without a live baseline route.
  */
 async function checkService(url: string, scenarios: Scenario[], notes: string[]) {
   const runnable: Scenario[] = [];
@@ -133,8 +133,9 @@ async function checkService(url: string, scenarios: Scenario[], notes: string[])
     if (!ok) refuse(scenario, 'service', scenario.service, status, body);
     runnable.push(scenario);
     const { method, path } = scenario.service;
-    // Scenarios that differ only in how they authenticate share one baseline route.
-    if (scenario.baseline || routes.some((r) => r.method === method && r.path === path)) continue;
+    // Scenarios that differ only in how they authenticate share one baseline route; live baseline routes need none.
+    const live = scenario.baseline && !scenario.baseline.path.startsWith(FAST_JWT_PREFIX);
+    if (live || routes.some((r) => r.method === method && r.path === path)) continue;
     routes.push({ method, path, status, contentType, bodyBase64: body.toString('base64') });
   }
   return { runnable, routes };
@@ -149,17 +150,9 @@ async function checkBaseline(url: string, scenarios: Scenario[]): Promise<void> 
 }
 
 function baselineConfig(config: Config, routes: BaselineRoute[], serviceUrl: string, clinical: boolean): BaselineConfig {
-  if (!clinical || !config.databaseUrl) return { routes };
-  return {
-    routes,
-    clinical: {
-      databaseUrl: config.databaseUrl,
-      poolMax: config.db.poolMax,
-      jwksUrl: `${serviceUrl}/.well-known/jwks.json`,
-      issuer: config.tokenIssuer,
-      audience: config.tokenAudience,
-    },
-  };
+  const tokens = { jwksUrl: `${serviceUrl}/.well-known/jwks.json`, issuer: config.tokenIssuer, audience: config.tokenAudience };
+  if (!clinical || !config.databaseUrl) return { routes, tokens };
+  return { routes, tokens, clinical: { databaseUrl: config.databaseUrl, poolMax: config.db.poolMax } };
 }
 
 interface Result extends Measurement {

@@ -13,7 +13,7 @@ export interface MeteringEvent {
   /** Stored rounded to whole milliseconds. */
   durationMs: number;
   requestId: string;
-  /** Epoch milliseconds: a number, not a Date, since one is made for every call. */
+  /** When the gateway took the call (a warm call's limits are charged at the same instant); epoch milliseconds, not a Date, since one is made for every call. */
   occurredAtMs: number;
 }
 

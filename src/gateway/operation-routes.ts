@@ -23,6 +23,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     deprecations: Deprecation[];
     contractVersion: ContractVersion;
+    /** When the gateway took the call, before any I/O: the call is metered at this instant. */
+    admittedAtMs: number;
     principal: Principal | undefined;
     auditTrail: AuditTrail;
     /** A command that ran wrote its audit and metering rows in its own transaction. */
@@ -139,7 +141,7 @@ class OperationRoute {
     const nowMs = Date.now();
     let authentication: Authentication | null | undefined;
     try {
-      this.prepare(request, reply);
+      this.prepare(request, reply, nowMs);
       authentication = this.operation.authenticated ? authenticator.authenticateNow(authorization, nowMs) : null;
     } catch (err) {
       return done(err as Error);
@@ -149,7 +151,8 @@ class OperationRoute {
     authenticator.authenticate(authorization).then((later) => this.limit(request, reply, later, Date.now(), done), done);
   }
 
-  private prepare(request: FastifyRequest, reply: FastifyReply) {
+  private prepare(request: FastifyRequest, reply: FastifyReply, nowMs: number) {
+    request.admittedAtMs = nowMs;
     request.deprecations = [];
     request.auditTrail = { resourceType: this.operation.resourceType, resourceIds: [] };
     request.principal = undefined;
@@ -288,7 +291,7 @@ class OperationRoute {
       costUnits: request.replayed ? 0 : this.operation.costUnits,
       durationMs,
       requestId: request.id,
-      occurredAtMs: Date.now(),
+      occurredAtMs: request.admittedAtMs,
     };
   }
 

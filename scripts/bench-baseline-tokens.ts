@@ -13,21 +13,21 @@ export interface TokenCheckConfig {
   audience: string;
 }
 
-export type Verify = (token: string) => Promise<Record<string, unknown>>;
+export type Verify = (token: string) => Record<string, unknown> | Promise<Record<string, unknown>>;
 export type AgencyHandler = (agencyId: string, request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
 
+/**
+ * With one key in the JWKS (a fresh database) fast-jwt gets it as a static key, its synchronous and fastest form;
+ * with several it looks the key up by kid, which makes every verify asynchronous.
+ */
 export async function tokenVerifier(config: TokenCheckConfig): Promise<Verify> {
   const response = await fetch(config.jwksUrl);
   if (!response.ok) throw new Error(`${config.jwksUrl} answered ${response.status}`);
   const { keys } = (await response.json()) as { keys: (JsonWebKey & { kid: string })[] };
   const pems = new Map(keys.map((jwk) => [jwk.kid, createPublicKey({ key: jwk, format: 'jwk' }).export({ format: 'pem', type: 'spki' }).toString()]));
-  return createVerifier({
-    algorithms: ['ES256'],
-    key: async ({ header }: { header: Record<string, unknown> }) => pems.get(String(header.kid)) ?? '',
-    allowedIss: config.issuer,
-    allowedAud: config.audience,
-    cache: true,
-  });
+  const options = { algorithms: ['ES256' as const], allowedIss: config.issuer, allowedAud: config.audience, cache: true };
+  if (pems.size === 1) return createVerifier({ ...options, key: [...pems.values()][0] });
+  return createVerifier({ ...options, key: async ({ header }: { header: Record<string, unknown> }) => pems.get(String(header.kid)) ?? '' });
 }
 
 /** Runs `handler` with the token's agency, or answers 401. */

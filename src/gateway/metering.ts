@@ -34,8 +34,6 @@ export interface MeteringBufferOptions {
 
 type Columns = { [K in keyof MeteringEvent]: MeteringEvent[K][] };
 
-const FIELDS = ['agencyId', 'extensionId', 'operationId', 'status', 'costUnits', 'durationMs', 'requestId', 'occurredAtMs'] as const;
-
 const emptyColumns = (): Columns => ({
   agencyId: [], extensionId: [], operationId: [], status: [], costUnits: [], durationMs: [], requestId: [], occurredAtMs: [],
 });
@@ -71,21 +69,21 @@ export class MeteringCalls {
 
   /** One call as an event, for a log line. */
   at(index: number): MeteringEvent {
-    return Object.fromEntries(FIELDS.map((field) => [field, this.columns[field][index]])) as unknown as MeteringEvent;
+    return Object.fromEntries(Object.entries(this.columns).map(([field, column]) => [field, column[index]])) as unknown as MeteringEvent;
   }
 
   /** Removes the `count` oldest calls and returns them. */
   takeOldest(count: number): MeteringCalls {
     const taken = new MeteringCalls();
     const [from, to] = [this.columns as Record<string, unknown[]>, taken.columns as Record<string, unknown[]>];
-    for (const field of FIELDS) to[field] = from[field].splice(0, count);
+    for (const field of Object.keys(from)) to[field] = from[field].splice(0, count);
     return taken;
   }
 
   /** Puts older calls back in front of these. */
   prepend(older: MeteringCalls): void {
     const [from, to] = [older.columns as Record<string, unknown[]>, this.columns as Record<string, unknown[]>];
-    for (const field of FIELDS) to[field] = from[field].concat(to[field]);
+    for (const field of Object.keys(from)) to[field] = from[field].concat(to[field]);
   }
 
   /** The INSERT of these calls (see insertMeteringEvents). */

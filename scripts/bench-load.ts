@@ -1,7 +1,7 @@
 /** Drives autocannon against the service and the baseline in alternating slices and summarizes both. */
 import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
-import type { Request, Scenario, Target } from './bench-scenarios.js';
+import { baselineRequest, type Request, type Scenario, type Target } from './bench-scenarios.js';
 
 interface Tally { requests: number; seconds: number; latencies: number[]; non2xx: number; errors: number; timeouts: number; statusCodes: Record<string, number> }
 
@@ -127,7 +127,7 @@ const ORDER: Target[] = ['service', 'baseline', 'baseline', 'service'];
 
 /** Warms both targets up, then measures them in alternating slices, so drift (thermal, other load) weighs equally on both. */
 export async function measure(urls: Record<Target, string>, scenario: Scenario, connections: number, timing: Timing): Promise<Measurement> {
-  const requests: Record<Target, Request> = { service: scenario.service, baseline: scenario.baseline ?? scenario.service };
+  const requests: Record<Target, Request> = { service: scenario.service, baseline: baselineRequest(scenario) };
   const slices = {} as Record<Target, number>;
   const tallies = { service: emptyTally(), baseline: emptyTally() };
   for (const target of ['service', 'baseline'] as const) {

@@ -22,9 +22,11 @@ export interface Scenario {
   service: Request;
   /**
    * A live baseline route doing the least equivalent work (bench-baseline-clinical.ts). Absent: the
-   * baseline answers the service's own request with the bytes the service answered it.
+   * baseline answers the service's own request with the bytes the service answered it, bare or, with
+   * `behindFastJwt`, after fast-jwt's cached verify of the same token.
    */
   baseline?: Request;
+  behindFastJwt?: boolean;
   /** Connection counts measured unless --connections says otherwise. */
   connections: number[];
   /** The service/baseline requests-per-second ratio this scenario should reach. */
@@ -59,6 +61,12 @@ const GATEWAY_CONNECTIONS = [10];
 /** Where the baseline serves the service's recorded bytes behind fast-jwt's cached verify alone (bench-baseline.ts). */
 export const FAST_JWT_PREFIX = '/baseline/fast-jwt';
 
+/** The request the baseline is measured with. */
+export function baselineRequest(scenario: Scenario): Request {
+  if (scenario.baseline) return scenario.baseline;
+  return scenario.behindFastJwt ? { ...scenario.service, path: FAST_JWT_PREFIX + scenario.service.path } : scenario.service;
+}
+
 function get(path: string, headers: Headers, setup?: Setup, goal?: number): Omit<Scenario, 'name'> {
   return { service: { method: 'GET', path, headers, setup }, connections: GATEWAY_CONNECTIONS, goal };
 }
@@ -70,7 +78,7 @@ export const GATEWAY_SPECS: ScenarioSpec<BenchIdentity>[] = [
   // The issue's reference point: the whole gateway against fast-jwt's cached verify alone, serving the same bytes.
   {
     name: 'health, reused token, against a fast-jwt verify alone',
-    build: (id) => ({ ...get('/api/v1/ext/health', bearer(id.token)), baseline: { method: 'GET', path: `${FAST_JWT_PREFIX}/api/v1/ext/health`, headers: bearer(id.token) } }),
+    build: (id) => ({ ...get('/api/v1/ext/health', bearer(id.token)), behindFastJwt: true }),
   },
   { name: 'health, fresh token each request', build: (id) => get('/api/v1/ext/health', {}, rotatingTokens(id.freshTokens)) },
   { name: 'catalog, reused token', build: (id) => get('/api/v1/ext/catalog', bearer(id.token)) },

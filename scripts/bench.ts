@@ -16,7 +16,7 @@ import { CLINICAL_SPECS, prepareClinical, type ClinicalSpec } from './bench-clin
 import { prepareBenchIdentity } from './bench-identity.js';
 import { measure, WARMUP_RESPONSES, type Measurement, type Timing } from './bench-load.js';
 import { npmStartArgs, root, start, stopAll } from './bench-processes.js';
-import { buildScenario, FAST_JWT_PREFIX, firstRequest, GATEWAY_SPECS, scenarioFilter, type Request, type Scenario, type Target } from './bench-scenarios.js';
+import { baselineRequest, buildScenario, firstRequest, GATEWAY_SPECS, scenarioFilter, type Request, type Scenario, type Target } from './bench-scenarios.js';
 
 const SCENARIO_NAMES = [...GATEWAY_SPECS, ...CLINICAL_SPECS].map((s) => s.name).join('; ');
 const USAGE = `usage: [BENCH_DATABASE_URL=postgres://…] npm run bench -- [--quick] [--duration S] [--connections 10,50] [--scenarios NAME,…]
@@ -133,9 +133,8 @@ async function checkService(url: string, scenarios: Scenario[], notes: string[])
     if (!ok) refuse(scenario, 'service', scenario.service, status, body);
     runnable.push(scenario);
     const { method, path } = scenario.service;
-    // Scenarios that differ only in how they authenticate share one baseline route; live baseline routes need none.
-    const live = scenario.baseline && !scenario.baseline.path.startsWith(FAST_JWT_PREFIX);
-    if (live || routes.some((r) => r.method === method && r.path === path)) continue;
+    // Scenarios that differ only in how they authenticate share one baseline route.
+    if (scenario.baseline || routes.some((r) => r.method === method && r.path === path)) continue;
     routes.push({ method, path, status, contentType, bodyBase64: body.toString('base64') });
   }
   return { runnable, routes };
@@ -143,9 +142,9 @@ async function checkService(url: string, scenarios: Scenario[], notes: string[])
 
 async function checkBaseline(url: string, scenarios: Scenario[]): Promise<void> {
   for (const scenario of scenarios) {
-    if (!scenario.baseline) continue;
-    const { status, ok, body } = await send(url, scenario.baseline);
-    if (!ok) refuse(scenario, 'baseline', scenario.baseline, status, body);
+    const request = baselineRequest(scenario);
+    const { status, ok, body } = await send(url, request);
+    if (!ok) refuse(scenario, 'baseline', request, status, body);
   }
 }
 
@@ -174,7 +173,7 @@ async function measureAll(urls: Record<Target, string>, scenarios: Scenario[]): 
       await scenario.after?.(since);
       results.push({
         scenario: scenario.name, connections, ...measured, goal: scenario.goal ?? null,
-        serviceRequest: describe(scenario.service), baselineRequest: scenario.baseline ? describe(scenario.baseline) : 'same bytes, bare',
+        serviceRequest: describe(scenario.service), baselineRequest: scenario.baseline ? describe(scenario.baseline) : `same bytes, ${scenario.behindFastJwt ? 'behind fast-jwt' : 'bare'}`,
       });
     }
   }

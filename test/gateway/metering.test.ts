@@ -238,6 +238,33 @@ t.test('an event the database refuses is dropped alone; the rest of its batch is
   ]);
 });
 
+t.test('a database that fails while a refused batch is written one by one keeps the rest, in order, for the retry', async (t) => {
+  const extensionId = randomUUID();
+  const log = capturingLog();
+  const state = { queries: 0, recovered: false };
+  // Query 1 is the batch (refused), query 2 the first call alone; from query 3 the connection fails until recovery.
+  const failing: Kysely<DB> = db.withPlugin({
+    transformQuery(args) {
+      if (++state.queries >= 3 && !state.recovered) throw new Error('connect ECONNREFUSED');
+      return args.node;
+    },
+    transformResult: async (args) => args.result,
+  });
+  const buffer = new MeteringBuffer(failing, log, { maxBatch: 10, flushIntervalMs: 60_000 });
+  t.teardown(() => buffer.close());
+  const [first, malformed, third, fourth] = eventsFor(extensionId, 4);
+  for (const event of [first, { ...malformed, status: 2.5 }, third, fourth]) buffer.push(event);
+  await buffer.flush();
+  t.same(await requestIdsOf(extensionId), ['req-1']);
+  state.recovered = true;
+  await buffer.flush();
+  t.same(await requestIdsOf(extensionId), ['req-1', 'req-3', 'req-4'], 'the rest written at the retry, the refused call dropped alone');
+  t.match(log.entries, [
+    { level: 'warn', msg: /retrying later/ },
+    { level: 'error', obj: { event: { requestId: 'req-2' } }, msg: /refused by the database/ },
+  ]);
+});
+
 t.test('a flush writes what was pending at its call; calls arriving during its write wait for a full batch or the next flush', async (t) => {
   const extensionId = randomUUID();
   const buffer = new MeteringBuffer(db, capturingLog(), { maxBatch: 10, flushIntervalMs: 60_000 });

@@ -16,7 +16,7 @@ import { CLINICAL_SPECS, prepareClinical, type ClinicalSpec } from './bench-clin
 import { prepareBenchIdentity } from './bench-identity.js';
 import { measure, WARMUP_RESPONSES, type Measurement, type Timing } from './bench-load.js';
 import { npmStartArgs, root, start, stopAll } from './bench-processes.js';
-import { baselineRequest, buildScenario, firstRequest, GATEWAY_SPECS, scenarioFilter, type Request, type Scenario, type Target } from './bench-scenarios.js';
+import { buildScenario, sides, firstRequest, GATEWAY_SPECS, scenarioFilter, type Request, type Scenario, type Side, type Target } from './bench-scenarios.js';
 
 const SCENARIO_NAMES = [...GATEWAY_SPECS, ...CLINICAL_SPECS].map((s) => s.name).join('; ');
 const USAGE = `usage: [BENCH_DATABASE_URL=postgres://…] npm run bench -- [--quick] [--duration S] [--connections 10,50] [--scenarios NAME,…]
@@ -142,9 +142,11 @@ async function checkService(url: string, scenarios: Scenario[], notes: string[])
 
 async function checkBaseline(url: string, scenarios: Scenario[]): Promise<void> {
   for (const scenario of scenarios) {
-    const request = baselineRequest(scenario);
-    const { status, ok, body } = await send(url, request);
-    if (!ok) refuse(scenario, 'baseline', request, status, body);
+    for (const { server, request } of Object.values(sides(scenario))) {
+      if (server !== 'baseline') continue;
+      const { status, ok, body } = await send(url, request);
+      if (!ok) refuse(scenario, 'baseline', request, status, body);
+    }
   }
 }
 
@@ -157,15 +159,16 @@ function baselineConfig(config: Config, routes: BaselineRoute[], serviceUrl: str
 interface Result extends Measurement {
   scenario: string;
   connections: number;
-  serviceRequest: string;
-  baselineRequest: string;
+  /** Each side's label (the table's target column) and request. */
+  sides: Record<Target, { label: Side['label']; request: string }>;
   goal: number | null;
 }
 
 async function measureAll(urls: Record<Target, string>, scenarios: Scenario[]): Promise<Result[]> {
   const results: Result[] = [];
   for (const scenario of scenarios) {
-    const describe = (r: Request) => `${r.method} ${r.path}`;
+    const described = (side: Side) => ({ label: side.label, request: `${side.request.method} ${side.request.path}` });
+    const plan = sides(scenario);
     for (const connections of connectionOverride ?? scenario.connections) {
       console.error(`${scenario.name} x${connections}: warm-up (slices of ${timing.warmup} s, until ${WARMUP_RESPONSES} responses) each, then ${timing.duration} s each in alternating slices`);
       const since = new Date();
@@ -173,7 +176,7 @@ async function measureAll(urls: Record<Target, string>, scenarios: Scenario[]): 
       await scenario.after?.(since);
       results.push({
         scenario: scenario.name, connections, ...measured, goal: scenario.goal ?? null,
-        serviceRequest: describe(scenario.service), baselineRequest: scenario.baseline ? describe(scenario.baseline) : `same bytes, ${scenario.behindFastJwt ? 'behind fast-jwt' : 'bare'}`,
+        sides: { service: described(plan.service), baseline: described(plan.baseline) },
       });
     }
   }
@@ -187,8 +190,8 @@ function printTable(results: Result[], notes: string[]): void {
   const goal = (r: Result) => (r.goal === null ? '' : `>=${r.goal} ${r.ratio >= r.goal ? 'ok' : 'MISS'}`);
   const header = ['scenario', 'conns', 'target', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx', 'errors', 'svc/base', 'steal %', 'goal'];
   const rows = results.flatMap((r) => [
-    [r.scenario, r.connections, 'service', r.service.requestsPerSecond, r.service.p50Ms, r.service.p99Ms, r.service.non2xx, r.service.errors, r.ratio, r.stealPercent ?? 'n/a', goal(r)],
-    ['', '', 'baseline', r.baseline.requestsPerSecond, r.baseline.p50Ms, r.baseline.p99Ms, r.baseline.non2xx, r.baseline.errors, '', '', ''],
+    [r.scenario, r.connections, r.sides.service.label, r.service.requestsPerSecond, r.service.p50Ms, r.service.p99Ms, r.service.non2xx, r.service.errors, r.ratio, r.stealPercent ?? 'n/a', goal(r)],
+    ['', '', r.sides.baseline.label, r.baseline.requestsPerSecond, r.baseline.p50Ms, r.baseline.p99Ms, r.baseline.non2xx, r.baseline.errors, '', '', ''],
   ].map((row) => row.map(String)));
   const widths = header.map((h, c) => Math.max(h.length, ...rows.map((row) => row[c].length)));
   const line = (cells: string[]) => cells.map((cell, c) => (c < 3 || c === 10 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  ').trimEnd();

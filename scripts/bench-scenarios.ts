@@ -20,18 +20,15 @@ export interface Request {
 export interface Scenario {
   name: string;
   service: Request;
-  /**
-   * A live baseline route doing the least equivalent work (bench-baseline-clinical.ts). Absent: the
-   * baseline answers the service's own request with the bytes the service answered it, bare or, with
-   * `behindFastJwt`, after fast-jwt's cached verify of the same token.
-   */
+  /** A live baseline route doing the least equivalent work (bench-baseline-clinical.ts); it replaces the pairing's baseline side. */
   baseline?: Request;
-  behindFastJwt?: boolean;
   /**
-   * Measures no service: the baseline's fast-jwt route against its bare route, both on the baseline server, the
-   * reference the gateway's goal was set from (the service request only records the bytes both serve).
+   * Which two sides are measured (measured/divided by), each answering the service's request:
+   * - `service/bare` (default): the whole gateway against the bytes the service answered, served bare;
+   * - `service/fast-jwt`: the same bytes served after fast-jwt's cached verify of the same token alone;
+   * - `fast-jwt/bare`: no service (it only records the bytes), the reference the gateway's goal was set from.
    */
-  fastJwtReference?: boolean;
+  pairing?: Pairing;
   /** Connection counts measured unless --connections says otherwise. */
   connections: number[];
   /** The service/baseline requests-per-second ratio this scenario should reach. */
@@ -66,20 +63,27 @@ const GATEWAY_CONNECTIONS = [10];
 /** Where the baseline serves the service's recorded bytes behind fast-jwt's cached verify alone (bench-baseline.ts). */
 export const FAST_JWT_PREFIX = '/baseline/fast-jwt';
 
+/** A side a pairing names; a scenario's live `baseline` request is the fourth kind. */
+type PairedSide = 'service' | 'bare' | 'fast-jwt';
+export type Pairing = 'service/bare' | 'service/fast-jwt' | 'fast-jwt/bare';
+
 /** What one side of a measurement sends, to which server, and how the table names it. */
 export interface Side {
   server: Target;
   request: Request;
-  label: 'service' | 'baseline' | 'bare' | 'fast-jwt';
+  label: PairedSide | 'baseline';
 }
 
 /** Both sides of a scenario: the measured one (`service`) and the one it is divided by (`baseline`). */
 export function sides(scenario: Scenario): Record<Target, Side> {
-  const bare: Side = { server: 'baseline', request: scenario.service, label: 'bare' };
-  const fastJwt: Side = { server: 'baseline', request: { ...scenario.service, path: FAST_JWT_PREFIX + scenario.service.path }, label: 'fast-jwt' };
-  if (scenario.fastJwtReference) return { service: fastJwt, baseline: bare };
-  const live: Side | undefined = scenario.baseline && { server: 'baseline', request: scenario.baseline, label: 'baseline' };
-  return { service: { server: 'service', request: scenario.service, label: 'service' }, baseline: live ?? (scenario.behindFastJwt ? fastJwt : bare) };
+  const { service: request, baseline: live, pairing = 'service/bare' } = scenario;
+  const paired: Record<PairedSide, Side> = {
+    service: { server: 'service', request, label: 'service' },
+    bare: { server: 'baseline', request, label: 'bare' },
+    'fast-jwt': { server: 'baseline', request: { ...request, path: FAST_JWT_PREFIX + request.path }, label: 'fast-jwt' },
+  };
+  const [measured, against] = pairing.split('/') as [PairedSide, PairedSide];
+  return { service: paired[measured], baseline: live ? { server: 'baseline', request: live, label: 'baseline' } : paired[against] };
 }
 
 function get(path: string, headers: Headers, setup?: Setup, goal?: number): Omit<Scenario, 'name'> {
@@ -93,10 +97,10 @@ export const GATEWAY_SPECS: ScenarioSpec<BenchIdentity>[] = [
   // The issue's reference point: the whole gateway against fast-jwt's cached verify alone, serving the same bytes.
   {
     name: 'health, reused token, against a fast-jwt verify alone',
-    build: (id) => ({ ...get('/api/v1/ext/health', bearer(id.token)), behindFastJwt: true }),
+    build: (id) => ({ ...get('/api/v1/ext/health', bearer(id.token)), pairing: 'service/fast-jwt' }),
   },
   // The goal's premise, in the same run: on the issue's machine fast-jwt's cached verify alone kept about 0.69 of bare.
-  { name: 'reference: fast-jwt verify alone against bare, reused token', build: (id) => ({ ...get('/api/v1/ext/health', bearer(id.token)), fastJwtReference: true }) },
+  { name: 'reference: fast-jwt verify alone against bare, reused token', build: (id) => ({ ...get('/api/v1/ext/health', bearer(id.token)), pairing: 'fast-jwt/bare' }) },
   { name: 'health, fresh token each request', build: (id) => get('/api/v1/ext/health', {}, rotatingTokens(id.freshTokens)) },
   { name: 'catalog, reused token', build: (id) => get('/api/v1/ext/catalog', bearer(id.token)) },
   {

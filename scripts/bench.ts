@@ -164,10 +164,11 @@ interface Result extends Measurement {
   goal: number | null;
 }
 
+const described = (side: Side) => ({ label: side.label, request: `${side.request.method} ${side.request.path}` });
+
 async function measureAll(urls: Record<Target, string>, scenarios: Scenario[]): Promise<Result[]> {
   const results: Result[] = [];
   for (const scenario of scenarios) {
-    const described = (side: Side) => ({ label: side.label, request: `${side.request.method} ${side.request.path}` });
     const plan = sides(scenario);
     for (const connections of connectionOverride ?? scenario.connections) {
       console.error(`${scenario.name} x${connections}: warm-up (slices of ${timing.warmup} s, until ${WARMUP_RESPONSES} responses) each, then ${timing.duration} s each in alternating slices`);

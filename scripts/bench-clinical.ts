@@ -133,7 +133,7 @@ async function removeLeads(ctx: ClinicalContext, since: Date): Promise<void> {
 
 function referralCreate(ctx: ClinicalContext) {
   const headers: Headers = { ...bearer(ctx.token), 'content-type': 'application/json' };
-  const setup: Setup = (request) => ({
+  const setup = (): Setup => (request) => ({
     ...request,
     headers: { ...request.headers, 'idempotency-key': randomUUID() },
     body: JSON.stringify(referralBody(ctx.zip)),

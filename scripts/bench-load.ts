@@ -1,7 +1,7 @@
 /** Drives autocannon against the service and the baseline in alternating slices and summarizes both. */
 import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
-import { sides, type Request, type Scenario, type Target } from './bench-scenarios.js';
+import { sides, type Scenario, type Side, type Target } from './bench-scenarios.js';
 
 interface Tally { requests: number; seconds: number; latencies: number[]; non2xx: number; errors: number; timeouts: number; statusCodes: Record<string, number> }
 
@@ -17,12 +17,12 @@ export interface Timing {
 // autocannon stops only at a sample tick: a short interval lets fractional durations (slices of --quick) end on time.
 const SAMPLE_MS = 100;
 
-function load(url: string, request: Request, connections: number, seconds: number, tally?: Tally): Promise<void> {
+function load(url: string, { request, setupRequest }: Side, connections: number, seconds: number, tally?: Tally): Promise<void> {
   return new Promise((resolve, reject) => {
-    const { method, path, headers, body, setup } = request;
+    const { method, path, headers, body } = request;
     const options = {
       url: url + path, method, headers, body, connections, duration: seconds, sampleInt: SAMPLE_MS,
-      ...(setup ? { requests: [{ method, path, setupRequest: setup }] } : {}),
+      ...(setupRequest ? { requests: [{ method, path, setupRequest }] } : {}),
     };
     const instance = autocannon(options, (err, result) => {
       if (err) return reject(err);
@@ -103,10 +103,10 @@ const emptyTally = (): Tally => ({ requests: 0, seconds: 0, latencies: [], non2x
 const meanSeconds = (tally: Tally) => tally.latencies.reduce((a, b) => a + b, 0) / tally.latencies.length / 1000;
 
 /** Warms the target up and returns the mean latency of its last slice, in seconds. */
-async function warmUp(url: string, request: Request, connections: number, seconds: number): Promise<number> {
+async function warmUp(url: string, side: Side, connections: number, seconds: number): Promise<number> {
   for (let tries = 1, elapsed = 0, responses = 0; ; ) {
     const tally = emptyTally();
-    await load(url, request, connections, seconds, tally);
+    await load(url, side, connections, seconds, tally);
     elapsed += seconds;
     responses += tally.latencies.length;
     if (tally.latencies.length < WARMUP_ROUNDS * connections) {
@@ -131,14 +131,14 @@ export async function measure(urls: Record<Target, string>, scenario: Scenario, 
   const slices = {} as Record<Target, number>;
   const tallies = { service: emptyTally(), baseline: emptyTally() };
   for (const target of ['service', 'baseline'] as const) {
-    const latency = await warmUp(urls[plan[target].server], plan[target].request, connections, timing.warmup);
+    const latency = await warmUp(urls[plan[target].server], plan[target], connections, timing.warmup);
     slices[target] = Math.max(timing.duration / SLICES_PER_TARGET, Math.ceil(MIN_ROUNDS_PER_SLICE * latency * 10) / 10);
     if (slices[target] > timing.duration / SLICES_PER_TARGET) console.error(`  ${target}: responses take ${latency.toFixed(2)} s, so slices of ${slices[target]} s`);
   }
   const before = cpuTicks();
   for (let slice = 0; slice < 2 * SLICES_PER_TARGET; slice++) {
     const target = ORDER[slice % ORDER.length];
-    await load(urls[plan[target].server], plan[target].request, connections, slices[target], tallies[target]);
+    await load(urls[plan[target].server], plan[target], connections, slices[target], tallies[target]);
   }
   const after = cpuTicks();
   const stealPercent = before && after && after.total > before.total ? round((100 * (after.steal - before.steal)) / (after.total - before.total), 1) : null;

@@ -14,7 +14,12 @@ export interface Request {
   path: string;
   headers: Headers;
   body?: string;
-  setup?: Setup;
+  /**
+   * Makes the Setup of one side. Each side of a scenario gets its own, once (see sides()): a rotation of fresh tokens
+   * advances only with that side's requests, so what the other side sent between slices cannot bring the service
+   * back a token it still remembers.
+   */
+  setup?: () => Setup;
 }
 
 export interface Scenario {
@@ -49,13 +54,15 @@ export async function buildScenario<F>(spec: ScenarioSpec<F>, fixture: F): Promi
 /** The request a setup would send first: what the pre-flight check sends. */
 export function firstRequest(request: Request): Request {
   if (!request.setup) return request;
-  const sent = request.setup({ method: request.method, path: request.path, headers: { ...request.headers }, body: request.body });
+  const sent = request.setup()({ method: request.method, path: request.path, headers: { ...request.headers }, body: request.body });
   return { method: request.method, path: sent.path ?? request.path, headers: sent.headers as Headers, body: sent.body?.toString() };
 }
 
-function rotatingTokens(tokens: string[]): Setup {
-  let next = 0;
-  return (request) => ({ ...request, headers: { ...request.headers, authorization: `Bearer ${tokens[next++ % tokens.length]}` } });
+function rotatingTokens(tokens: string[]): () => Setup {
+  return () => {
+    let next = 0;
+    return (request) => ({ ...request, headers: { ...request.headers, authorization: `Bearer ${tokens[next++ % tokens.length]}` } });
+  };
 }
 
 const GATEWAY_CONNECTIONS = [10];
@@ -71,22 +78,37 @@ export type Pairing = 'service/bare' | 'service/fast-jwt' | 'fast-jwt/bare';
 export interface Side {
   server: Target;
   request: Request;
+  /** This side's own rewriter, made from request.setup. */
+  setupRequest?: Setup;
   label: PairedSide | 'baseline';
 }
 
-/** Both sides of a scenario: the measured one (`service`) and the one it is divided by (`baseline`). */
+const side = (server: Target, request: Request, label: Side['label']): Side => ({ server, request, label, setupRequest: request.setup?.() });
+
+const planned = new WeakMap<Scenario, Record<Target, Side>>();
+
+/**
+ * Both sides of a scenario: the measured one (`service`) and the one it is divided by (`baseline`). Made once per
+ * scenario, so each side's rewriter keeps its place across warm-ups, slices and connection counts.
+ */
 export function sides(scenario: Scenario): Record<Target, Side> {
-  const { service: request, baseline: live, pairing = 'service/bare' } = scenario;
-  const paired: Record<PairedSide, Side> = {
-    service: { server: 'service', request, label: 'service' },
-    bare: { server: 'baseline', request, label: 'bare' },
-    'fast-jwt': { server: 'baseline', request: { ...request, path: FAST_JWT_PREFIX + request.path }, label: 'fast-jwt' },
-  };
-  const [measured, against] = pairing.split('/') as [PairedSide, PairedSide];
-  return { service: paired[measured], baseline: live ? { server: 'baseline', request: live, label: 'baseline' } : paired[against] };
+  let plan = planned.get(scenario);
+  if (!plan) planned.set(scenario, (plan = planOf(scenario)));
+  return plan;
 }
 
-function get(path: string, headers: Headers, setup?: Setup, goal?: number): Omit<Scenario, 'name'> {
+function planOf(scenario: Scenario): Record<Target, Side> {
+  const { service: request, baseline: live, pairing = 'service/bare' } = scenario;
+  const paired = {
+    service: () => side('service', request, 'service'),
+    bare: () => side('baseline', request, 'bare'),
+    'fast-jwt': () => side('baseline', { ...request, path: FAST_JWT_PREFIX + request.path }, 'fast-jwt'),
+  } satisfies Record<PairedSide, () => Side>;
+  const [measured, against] = pairing.split('/') as [PairedSide, PairedSide];
+  return { service: paired[measured](), baseline: live ? side('baseline', live, 'baseline') : paired[against]() };
+}
+
+function get(path: string, headers: Headers, setup?: () => Setup, goal?: number): Omit<Scenario, 'name'> {
   return { service: { method: 'GET', path, headers, setup }, connections: GATEWAY_CONNECTIONS, goal };
 }
 

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { FAST_JWT_PREFIX, sides, type Scenario } from '../../scripts/bench-scenarios.js';
+import { buildScenario, FAST_JWT_PREFIX, GATEWAY_SPECS, sides, type Scenario, type Side } from '../../scripts/bench-scenarios.js';
 
 /** The bench divides one side by the other: a pairing that measured the wrong pair would print a plausible, wrong ratio. */
 const health = { method: 'GET', path: '/api/v1/ext/health', headers: { authorization: 'Bearer t' } } as const;
@@ -21,4 +21,25 @@ t.test('fast-jwt/bare measures no service: both sides are on the baseline server
 t.test('a live baseline request replaces the recorded-bytes side', async (t) => {
   const live = { method: 'GET', path: '/baseline/patients/1', headers: {} } as const;
   t.same(summary(scenario({ baseline: live })), ['service@service /api/v1/ext/health', 'baseline@baseline /baseline/patients/1']);
+});
+
+/** The fresh-token scenario, rotating three tokens: what the service receives is the "fresh token" figure. */
+async function freshTokenScenario(): Promise<Scenario> {
+  const spec = GATEWAY_SPECS.find((s) => s.name === 'health, fresh token each request')!;
+  return buildScenario(spec, { token: 'reused', freshTokens: ['a', 'b', 'c'] });
+}
+
+const sentToken = (side: Side) => side.setupRequest!({ method: 'GET', path: '/', headers: {} }).headers!.authorization;
+
+t.test('each side rotates its own tokens: the bare side cannot bring the service back a token it still remembers', async (t) => {
+  const plan = sides(await freshTokenScenario());
+  sentToken(plan.baseline);
+  sentToken(plan.baseline);
+  t.same([sentToken(plan.service), sentToken(plan.service), sentToken(plan.service)], ['Bearer a', 'Bearer b', 'Bearer c']);
+});
+
+t.test('a side keeps its place in the rotation across measurements of the scenario', async (t) => {
+  const scenario = await freshTokenScenario();
+  t.equal(sentToken(sides(scenario).service), 'Bearer a');
+  t.equal(sentToken(sides(scenario).service), 'Bearer b', 'not back to the first token, which the service has verified and remembers');
 });

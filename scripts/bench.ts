@@ -216,7 +216,8 @@ function reportFailures(results: Result[]): void {
   const failures = results.flatMap((r) =>
     (['service', 'baseline'] as const)
       .filter((t) => r[t].non2xx > 0 || r[t].errors > 0)
-      .map((t) => `${r.scenario} x${r.connections} ${t}: ${r[t].non2xx} non-2xx, ${r[t].errors} errors (${r[t].timeouts} timeouts), status codes ${JSON.stringify(r[t].statusCodes)}`),
+      // Named as the table names the side: in the reference row the measured side is the baseline's fast-jwt route.
+      .map((t) => `${r.scenario} x${r.connections} ${r.sides[t].label} (${r.sides[t].request}): ${r[t].non2xx} non-2xx, ${r[t].errors} errors (${r[t].timeouts} timeouts), status codes ${JSON.stringify(r[t].statusCodes)}`),
   );
   if (failures.length) {
     console.error(`\n!!! BENCHMARK INVALID: runs had error responses or connection errors; the figures above are not meaningful.\n${failures.join('\n')}`);

@@ -128,17 +128,18 @@ const ORDER: Target[] = ['service', 'baseline', 'baseline', 'service'];
 /** Warms both targets up, then measures them in alternating slices, so drift (thermal, other load) weighs equally on both. */
 export async function measure(urls: Record<Target, string>, scenario: Scenario, connections: number, timing: Timing): Promise<Measurement> {
   const plan = sides(scenario);
+  const at = (target: Target) => [urls[plan[target].server], plan[target]] as const;
   const slices = {} as Record<Target, number>;
   const tallies = { service: emptyTally(), baseline: emptyTally() };
   for (const target of ['service', 'baseline'] as const) {
-    const latency = await warmUp(urls[plan[target].server], plan[target], connections, timing.warmup);
+    const latency = await warmUp(...at(target), connections, timing.warmup);
     slices[target] = Math.max(timing.duration / SLICES_PER_TARGET, Math.ceil(MIN_ROUNDS_PER_SLICE * latency * 10) / 10);
     if (slices[target] > timing.duration / SLICES_PER_TARGET) console.error(`  ${target}: responses take ${latency.toFixed(2)} s, so slices of ${slices[target]} s`);
   }
   const before = cpuTicks();
   for (let slice = 0; slice < 2 * SLICES_PER_TARGET; slice++) {
     const target = ORDER[slice % ORDER.length];
-    await load(urls[plan[target].server], plan[target], connections, slices[target], tallies[target]);
+    await load(...at(target), connections, slices[target], tallies[target]);
   }
   const after = cpuTicks();
   const stealPercent = before && after && after.total > before.total ? round((100 * (after.steal - before.steal)) / (after.total - before.total), 1) : null;

@@ -5,6 +5,7 @@ import { PlatformError } from '../errors/platform-error.js';
 import { RequestError } from '../errors/request-error.js';
 import type { ExtensionPolicies } from './extension-policies.js';
 import { PHI_MODES } from './grants.js';
+import { TokenMemory } from './token-memory.js';
 import { UnknownSigningKeyError, type TokenVerifier } from './tokens.js';
 
 export interface Authentication {
@@ -45,6 +46,7 @@ function verificationFailure(err: unknown): Error {
 }
 
 const isString = (value: unknown): value is string => typeof value === 'string' && value !== '';
+
 
 /** Signed claims are still checked for shape: a token is accepted only as the issuer writes them. */
 function principalOf(claims: Record<string, unknown>): Principal {
@@ -99,12 +101,15 @@ interface Remembered {
  */
 export class Authenticator {
   /** By the header's last characters (part of the signature): hashing a whole header cost more than the rest of a warm authentication. */
-  private principals = new Map<string, Remembered>();
+  private readonly principals: TokenMemory<Remembered>;
 
   constructor(
     private readonly verify: TokenVerifier,
     private readonly policies: ExtensionPolicies,
-  ) {}
+    rememberedTokens = MAX_REMEMBERED_TOKENS,
+  ) {
+    this.principals = new TokenMemory(rememberedTokens);
+  }
 
   async authenticate(authorization: string | undefined): Promise<Authentication> {
     const principal = this.remembered(authorization) ?? (await this.verified(authorization));
@@ -136,17 +141,12 @@ export class Authenticator {
     try {
       claims = await this.verify(token);
     } catch (err) {
-      if (isExpiry(err)) this.remember(key, { authorization: authorization!, principal: undefined });
+      if (isExpiry(err)) this.principals.set(key, { authorization: authorization!, principal: undefined });
       else this.principals.delete(key);
       throw verificationFailure(err);
     }
     const principal = principalOf(claims);
-    this.remember(key, { authorization: authorization!, principal });
+    this.principals.set(key, { authorization: authorization!, principal });
     return principal;
-  }
-
-  private remember(key: string, entry: Remembered) {
-    if (this.principals.size >= MAX_REMEMBERED_TOKENS) this.principals.delete(this.principals.keys().next().value!);
-    this.principals.set(key, entry);
   }
 }

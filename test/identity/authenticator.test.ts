@@ -209,6 +209,26 @@ t.test('warm caches: no query and no signature check per request; changes take e
   t.equal(queries, 1, 'one policy read per extension per bound');
 });
 
+t.test('remembers a bounded number of verified tokens: past it the longest-held is verified again', async (t) => {
+  let verifications = 0;
+  const verify = createTokenVerifier(app.keyRing, tokenSettings(config));
+  const countedVerify = (token: string) => {
+    verifications++;
+    return verify(token);
+  };
+  const authenticator = new Authenticator(countedVerify, new ExtensionPolicies(db, AUTH_STATE_TTL_MS), 2);
+  const [first, second, third] = await Promise.all([1, 2, 3].map(() => tokenFor(integration)));
+  const authenticate = async (token: string) => {
+    const before = verifications;
+    await authenticator.authenticate(`Bearer ${token}`);
+    return verifications - before;
+  };
+  t.same([await authenticate(first), await authenticate(second), await authenticate(first)], [1, 1, 0], 'two tokens are held');
+  t.equal(await authenticate(third), 1);
+  t.same([await authenticate(second), await authenticate(third)], [0, 0], 'the two newest stay');
+  t.equal(await authenticate(first), 1, 'the first was forgotten and is verified again');
+});
+
 t.test('authenticateNow answers only from warm caches, with the same refusals, within the same bound', async (t) => {
   const authenticator = new Authenticator(createTokenVerifier(app.keyRing, tokenSettings(config)), new ExtensionPolicies(db, AUTH_STATE_TTL_MS));
   const mine = await createTestIntegration(db);

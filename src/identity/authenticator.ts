@@ -47,6 +47,22 @@ function verificationFailure(err: unknown): Error {
 
 const isString = (value: unknown): value is string => typeof value === 'string' && value !== '';
 
+/** Distinct scope claims kept at once; an integration's tokens all carry one, so this only bounds memory. */
+const MAX_SCOPE_SETS = 1_000;
+const scopeSets = new Map<string, ReadonlySet<string>>();
+
+/**
+ * The scopes of a claim, one set per distinct claim: splitting it into a new set cost a fresh token's authentication
+ * a few µs, and every remembered token held its own copy. Only verified claims get here, so the claims are ours.
+ */
+function scopesOf(scope: string): ReadonlySet<string> {
+  let scopes = scopeSets.get(scope);
+  if (!scopes) {
+    if (scopeSets.size >= MAX_SCOPE_SETS) scopeSets.clear();
+    scopeSets.set(scope, (scopes = new Set(scope.split(' ').filter(Boolean))));
+  }
+  return scopes;
+}
 
 /** Signed claims are still checked for shape: a token is accepted only as the issuer writes them. */
 function principalOf(claims: Record<string, unknown>): Principal {
@@ -58,7 +74,7 @@ function principalOf(claims: Record<string, unknown>): Principal {
     extensionId: sub,
     clientId: client_id,
     phiMode: phi_mode as PhiMode,
-    scopes: new Set(scope.split(' ').filter(Boolean)),
+    scopes: scopesOf(scope),
     tokenId: jti,
     issuedAt: new Date(iat * 1000),
     expiresAt: new Date(exp * 1000),

@@ -72,6 +72,18 @@ t.test('a genuine token gives the principal and the policy', async (t) => {
   t.equal(await outcome(() => app.authenticator.authenticate(`bearer ${genuine}`)), 'accepted', 'the scheme is case-insensitive');
 });
 
+t.test('tokens with one scope claim share one scope set; another claim gets its own', async (t) => {
+  const scopesFor = async (scopes: string[]) => {
+    const { accessToken } = await app.tokenSigner.sign({ ...integration, phiMode: 'no_phi', scopes });
+    return (await app.authenticator.authenticate(`Bearer ${accessToken}`)).principal.scopes;
+  };
+  const [first, second] = [await scopesFor(['external:patients:read']), await scopesFor(['external:patients:read'])];
+  t.equal(first, second);
+  const wider = await scopesFor(['external:patients:read', 'external:referrals:write']);
+  t.same([...wider], ['external:patients:read', 'external:referrals:write']);
+  t.same([...first], ['external:patients:read'], 'a set is never widened by a later claim');
+});
+
 t.test('a missing or malformed Authorization header: PLATFORM_AUTHENTICATION_REQUIRED', async (t) => {
   for (const authorization of [undefined, '', 'Bearer', 'Bearer ', `Basic ${genuine}`, genuine, `Bearer ${genuine} extra`, 'Bearer a,b']) {
     t.match(await outcome(() => app.authenticator.authenticate(authorization)), { status: 401, code: 'PLATFORM_AUTHENTICATION_REQUIRED', challenge: WWW_AUTHENTICATE }, String(authorization));

@@ -5,7 +5,7 @@ import { PlatformError } from '../errors/platform-error.js';
 import { RequestError } from '../errors/request-error.js';
 import type { ExtensionPolicies } from './extension-policies.js';
 import { PHI_MODES } from './grants.js';
-import { TokenMemory } from './token-memory.js';
+import { BoundedMap } from './bounded-map.js';
 import { UnknownSigningKeyError, type TokenVerifier } from './tokens.js';
 
 export interface Authentication {
@@ -48,8 +48,7 @@ function verificationFailure(err: unknown): Error {
 const isString = (value: unknown): value is string => typeof value === 'string' && value !== '';
 
 /** Distinct scope claims kept at once; an integration's tokens all carry one, so this only bounds memory. */
-const MAX_SCOPE_SETS = 1_000;
-const scopeSets = new Map<string, ReadonlySet<string>>();
+const scopeSets = new BoundedMap<ReadonlySet<string>>(1_000);
 
 /**
  * The scopes of a claim, one set per distinct claim: splitting it into a new set cost a fresh token's authentication
@@ -57,10 +56,7 @@ const scopeSets = new Map<string, ReadonlySet<string>>();
  */
 function scopesOf(scope: string): ReadonlySet<string> {
   let scopes = scopeSets.get(scope);
-  if (!scopes) {
-    if (scopeSets.size >= MAX_SCOPE_SETS) scopeSets.clear();
-    scopeSets.set(scope, (scopes = new Set(scope.split(' ').filter(Boolean))));
-  }
+  if (!scopes) scopeSets.set(scope, (scopes = new Set(scope.split(' ').filter(Boolean))));
   return scopes;
 }
 
@@ -117,14 +113,14 @@ interface Remembered {
  */
 export class Authenticator {
   /** By the header's last characters (part of the signature): hashing a whole header cost more than the rest of a warm authentication. */
-  private readonly principals: TokenMemory<Remembered>;
+  private readonly principals: BoundedMap<Remembered>;
 
   constructor(
     private readonly verify: TokenVerifier,
     private readonly policies: ExtensionPolicies,
     rememberedTokens = MAX_REMEMBERED_TOKENS,
   ) {
-    this.principals = new TokenMemory(rememberedTokens);
+    this.principals = new BoundedMap(rememberedTokens);
   }
 
   async authenticate(authorization: string | undefined): Promise<Authentication> {

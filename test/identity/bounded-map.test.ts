@@ -1,10 +1,10 @@
 import t from 'tap';
-import { TokenMemory } from '../../src/identity/token-memory.js';
+import { BoundedMap } from '../../src/identity/bounded-map.js';
 
-const held = (memory: TokenMemory<number>, keys: string[]) => keys.filter((k) => memory.get(k) !== undefined);
+const held = (memory: BoundedMap<number>, keys: string[]) => keys.filter((k) => memory.get(k) !== undefined);
 
 t.test('holds at most its capacity and forgets the longest-held key first', async (t) => {
-  const memory = new TokenMemory<number>(3);
+  const memory = new BoundedMap<number>(3);
   for (const [i, key] of ['a', 'b', 'c', 'd', 'e'].entries()) memory.set(key, i);
   t.equal(memory.size, 3);
   t.same(held(memory, ['a', 'b', 'c', 'd', 'e']), ['c', 'd', 'e']);
@@ -12,7 +12,7 @@ t.test('holds at most its capacity and forgets the longest-held key first', asyn
 });
 
 t.test('setting a held key again changes its value and keeps its place', async (t) => {
-  const memory = new TokenMemory<number>(2);
+  const memory = new BoundedMap<number>(2);
   memory.set('a', 1);
   memory.set('b', 2);
   memory.set('a', 10);
@@ -22,7 +22,7 @@ t.test('setting a held key again changes its value and keeps its place', async (
 });
 
 t.test('a deleted key frees nothing early and is forgotten when set again', async (t) => {
-  const memory = new TokenMemory<number>(2);
+  const memory = new BoundedMap<number>(2);
   memory.set('a', 1);
   memory.set('b', 2);
   memory.delete('a');
@@ -35,12 +35,12 @@ t.test('a deleted key frees nothing early and is forgotten when set again', asyn
 });
 
 t.test('stays bounded through a long rotation of new keys', async (t) => {
-  const memory = new TokenMemory<number>(100);
+  const memory = new BoundedMap<number>(100);
   for (let i = 0; i < 10_000; i++) memory.set(`k${i}`, i);
   t.equal(memory.size, 100);
   t.same(held(memory, ['k9899', 'k9900', 'k9999']), ['k9900', 'k9999']);
 });
 
 t.test('refuses a capacity that could hold nothing', async (t) => {
-  for (const capacity of [0, -1, 1.5, NaN]) t.throws(() => new TokenMemory(capacity), RangeError, String(capacity));
+  for (const capacity of [0, -1, 1.5, NaN]) t.throws(() => new BoundedMap(capacity), RangeError, String(capacity));
 });

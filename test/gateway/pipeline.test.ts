@@ -31,6 +31,16 @@ t.test('an authenticated call carries rate-limit headers', async (t) => {
   t.match(res.headers.ratelimit, /"minute";r=\d+;t=\d+/);
 });
 
+t.test('a narrowed token stays narrow after a wider token of the same integration was seen, and the reverse', async (t) => {
+  const wide = await signIn(api);
+  const create = (token?: string) =>
+    wide.request({ method: 'POST', url: '/api/v1/ext/tasks', headers: { ...(token ? bearer(token) : {}), 'idempotency-key': key() }, payload: { title: 'x' } });
+  t.equal((await create()).statusCode, 200, 'the wide token may create');
+  const narrow = await issueTestToken(api, wide.integration, 'phi', 'external:patients:read');
+  t.equal((await create(narrow)).json().error.code, 'PLATFORM_SCOPE_NOT_GRANTED');
+  t.equal((await create()).statusCode, 200, 'the wide token is not narrowed by the narrow one');
+});
+
 t.test('scope, policy and PHI mode are enforced from the route metadata', async (t) => {
   const narrow = await signIn(api);
   const token = await issueTestToken(api, narrow.integration, 'phi', 'external:patients:read');

@@ -1,5 +1,5 @@
-import Fastify, { type FastifyBaseLogger } from 'fastify';
-import type { Logger } from 'pino';
+import Fastify from 'fastify';
+import { pino, type Logger } from 'pino';
 import type { Config } from './config.js';
 import type { Database } from './db/database.js';
 import { installBodyParsers } from './gateway/body-parsing.js';
@@ -7,7 +7,8 @@ import { installErrorHandler } from './gateway/error-handler.js';
 import { installNotFound } from './gateway/not-found.js';
 import { registerOperations } from './gateway/operation-routes.js';
 import { requestIdFor } from './gateway/request-id.js';
-import { deferredRequestLogger } from './gateway/request-logger.js';
+import { accessLog, requestLogging } from './gateway/request-logger.js';
+import { markReceived } from './gateway/response-time.js';
 import { PlatformError } from './errors/platform-error.js';
 import { createHandlers } from './routes/index.js';
 import { refuseUnsupportedGrantTypes } from './routes/oauth.js';
@@ -23,9 +24,9 @@ export interface AppOptions {
   logger?: Logger;
 }
 
-export async function buildApp({ config, database, logger }: AppOptions) {
+export async function buildApp({ config, database, logger = pino({ level: 'silent' }) }: AppOptions) {
   const app = Fastify({
-    ...(logger ? { loggerInstance: logger as FastifyBaseLogger, childLoggerFactory: deferredRequestLogger } : { logger: false }),
+    ...requestLogging(logger),
     genReqId: requestIdFor,
     bodyLimit: config.bodyLimitBytes,
     requestTimeout: config.requestTimeoutMs,
@@ -38,15 +39,17 @@ export async function buildApp({ config, database, logger }: AppOptions) {
     closing = true;
   });
   app.addHook('onRequest', (request, reply, done) => {
+    markReceived(request);
     reply.header('x-request-id', request.id);
     if (!closing) return done();
     reply.header('connection', 'close');
     done(new PlatformError('PLATFORM_SERVICE_UNAVAILABLE', 'The server is shutting down; retry on another instance.', undefined, { 'retry-after': '1' }));
   });
+  accessLog(app, logger);
   installBodyParsers(app);
   installErrorHandler(app);
   installNotFound(app);
-  const services = createServices(config, database.db, app.log);
+  const services = createServices(config, database.db, logger);
   refuseUnsupportedGrantTypes(app);
   const drainHandlers = registerOperations(app, createHandlers(services), { ...services, db: database.db, handlerTimeoutMs: config.handlerTimeoutMs });
   // After in-flight requests, and handlers whose client hung up, have finished: flush what the buffers still hold.

@@ -23,11 +23,11 @@ async function main() {
   // The embedded store is for trying the service out: an empty one gets a demo agency and credentials.
   const demo = !config.databaseUrl || process.env.DEMO === '1' ? await ensureDemo(database.db, config.tokenIssuer) : undefined;
   const app = await buildApp({ config, database, logger });
-  const stopHousekeeping = startHousekeeping(database.db, app.log);
+  const stopHousekeeping = startHousekeeping(database.db, logger);
 
   closeWithGrace({ delay: config.shutdownGraceMs }, async ({ signal, err }) => {
-    if (err) app.log.error({ err }, 'shutting down after an error');
-    else app.log.info({ signal }, 'shutting down: draining in-flight requests');
+    if (err) logger.error({ err }, 'shutting down after an error');
+    else logger.info({ signal }, 'shutting down: draining in-flight requests');
     stopHousekeeping();
     await app.close();
     await database.close();
@@ -35,7 +35,7 @@ async function main() {
 
   await app.listen({ host: config.host, port: config.port });
   const store = database.engine === 'pglite' ? `embedded PostgreSQL in ${config.dataDir}` : 'PostgreSQL';
-  app.log.info(`Extension API ready on ${store}; API reference at http://${config.host}:${config.port}/platform/api/`);
+  logger.info(`Extension API ready on ${store}; API reference at http://${config.host}:${config.port}/platform/api/`);
   if (demo) process.stdout.write(describeDemo(demo));
 }
 

@@ -10,7 +10,7 @@ export interface MeteringEvent {
   operationId: string;
   status: number;
   costUnits: number;
-  /** Stored rounded to whole milliseconds. */
+  /** From the request's arrival until its response was handed to the socket; stored rounded to whole milliseconds. */
   durationMs: number;
   requestId: string;
   /** When the gateway took the call (a warm call's limits are charged at the same instant); epoch milliseconds, not a Date, since one is made for every call. */

@@ -18,6 +18,7 @@ import type { CursorSeal } from '../db/cursor-seal.js';
 import type { Principal } from './principal.js';
 import type { Authentication } from '../identity/authenticator.js';
 import { RunningHandlers } from './running-handlers.js';
+import { elapsedMs } from './response-time.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -31,6 +32,10 @@ declare module 'fastify' {
     recordedInTransaction: boolean;
     audited: boolean;
     replayed: boolean;
+  }
+  interface FastifyContextConfig {
+    /** Set on the contract's operations; other routes (probes, documents) have none. */
+    operationId?: OperationId;
   }
 }
 
@@ -122,7 +127,8 @@ class OperationRoute {
       config: { operationId: this.operation.operationId },
       onRequest: (request, reply, done) => this.admit(request, reply, done),
       handler: (request, reply) => (this.operation.command ? this.running.track(this.runCommand(request, reply)) : this.runRead(request, reply)),
-      onResponse: (request, reply, done) => {
+      // As the response is handed to the socket: an onResponse hook would make Fastify listen for every response's 'finish'.
+      onSend: (request, reply, _payload, done) => {
         this.record(request, reply);
         done();
       },
@@ -257,7 +263,7 @@ class OperationRoute {
     for (const name of REPLAYED_HEADERS) if (reply.hasHeader(name)) headers[name] = String(reply.getHeader(name));
     return {
       audit: this.auditEvent(request, 200),
-      metering: this.meteringEvent(request, 200, reply.elapsedTime),
+      metering: this.meteringEvent(request, 200, elapsedMs(request)),
       response: { status: 200, headers, body },
     };
   }
@@ -303,7 +309,7 @@ class OperationRoute {
   /** Every call of a known principal is metered; refused and failed commands and PHI reads are audited too. */
   private record(request: FastifyRequest, reply: FastifyReply) {
     if (!request.principal || request.recordedInTransaction) return;
-    this.services.metering.push(this.meteringEvent(request, reply.statusCode, reply.elapsedTime));
+    this.services.metering.push(this.meteringEvent(request, reply.statusCode, elapsedMs(request)));
     if (request.audited || !(this.operation.command || this.containsPhi)) return;
     try {
       this.services.audit.push(this.auditEvent(request, reply.statusCode));

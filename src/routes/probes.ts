@@ -9,11 +9,11 @@ import { PlatformError } from '../errors/platform-error.js';
  */
 export function registerProbes(app: FastifyInstance, database: Database) {
   app.get('/livez', async () => ({ status: 'ok' }));
-  app.get('/readyz', async () => {
+  app.get('/readyz', async (request) => {
     try {
       await sql`select 1`.execute(database.db);
     } catch (err) {
-      app.log.warn({ err }, 'readiness check failed');
+      request.log.warn({ err }, 'readiness check failed');
       throw new PlatformError('PLATFORM_SERVICE_UNAVAILABLE', 'The database is not reachable.');
     }
     return { status: 'ok', database: database.engine };

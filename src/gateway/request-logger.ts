@@ -98,7 +98,7 @@ export function accessLog(app: FastifyInstance, root: Logger) {
         method: request.method,
         path: request.url.split('?', 1)[0],
         statusCode: reply.statusCode,
-        responseTimeMs: request.receivedAt === undefined ? undefined : elapsedMs(request),
+        responseTimeMs: request.receivedAt === undefined ? undefined : Math.round(elapsedMs(request) * 1000) / 1000,
         operationId: request.routeOptions.config.operationId,
         agencyId: principal?.agencyId,
         extensionId: principal?.extensionId,

@@ -93,6 +93,7 @@ t.test('at info each response gets one access line, without the query string', a
   t.equal(lines.length, 1);
   t.match(lines[0], { level: 30, reqId: String, msg: 'request completed', method: 'GET', path: '/patients', statusCode: 200, operationId: 'listPatients', responseTimeMs: Number });
   t.notMatch(JSON.stringify(lines[0]), /Jane/);
+  t.match(String(lines[0].responseTimeMs), /^\d+(\.\d{1,3})?$/, 'in milliseconds to the microsecond');
   await app.inject({ url: '/missing' });
   t.match(lines.filter((line) => line.msg === 'request completed')[1], { statusCode: 404, path: '/missing' });
 });

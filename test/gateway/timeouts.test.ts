@@ -25,4 +25,11 @@ t.test('a command that outlasts the handler timeout answers 504 and commits noth
   const retry = await signed.request(request);
   t.equal(retry.statusCode, 200, 'the key was rolled back with it, so the retry runs');
   t.notOk(retry.headers['idempotent-replayed']);
+
+  // Metered with the time it took: Fastify's own clock (reply.elapsedTime) reads 0 when it has no logger of its own.
+  await signed.app.close();
+  const metered = await db.selectFrom('metering_events').select(['status', 'duration_ms']).where('request_id', '=', String(slow.headers['x-request-id'])).execute();
+  t.equal(metered.length, 1);
+  t.equal(metered[0].status, 504);
+  t.ok(metered[0].duration_ms >= 290, `the 504 was metered with its ${metered[0].duration_ms} ms, about the 300 ms timeout`);
 });

@@ -1,8 +1,10 @@
+import { request } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { setTimeout } from 'node:timers/promises';
 import pg from 'pg';
 import t from 'tap';
 import { buildSignedInApp } from '../helpers/app.js';
 import { testDatabase, testDatabaseUrl } from '../helpers/database.js';
-
 
 // A lock held by a second connection is the only dependable way to make a handler outlast its clock; PGlite has one connection.
 t.test('a command that outlasts the handler timeout answers 504 and commits nothing', { skip: process.env.TEST_DATABASE_URL ? false : 'needs a second PostgreSQL connection' }, async (t) => {
@@ -32,4 +34,32 @@ t.test('a command that outlasts the handler timeout answers 504 and commits noth
   t.equal(metered.length, 1);
   t.equal(metered[0].status, 504);
   t.ok(metered[0].duration_ms >= 290, `the 504 was metered with its ${metered[0].duration_ms} ms, about the 300 ms timeout`);
+});
+
+t.test('a read whose client hung up before the answer is still metered, once', { skip: process.env.TEST_DATABASE_URL ? false : 'needs a second PostgreSQL connection' }, async (t) => {
+  const { db } = await testDatabase();
+  const signed = await buildSignedInApp();
+  const blocker = new pg.Client({ connectionString: testDatabaseUrl() });
+  await blocker.connect();
+  t.teardown(() => blocker.end());
+  await blocker.query('begin');
+  await blocker.query('lock table patients in access exclusive mode');
+
+  await signed.app.listen({ host: '127.0.0.1', port: 0 });
+  const { port } = signed.app.server.address() as AddressInfo;
+  const requestId = 'hung-up-read-0001';
+  const client = request({ host: '127.0.0.1', port, path: '/api/v1/ext/patients?limit=1', headers: { authorization: `Bearer ${signed.token}`, 'x-request-id': requestId } });
+  client.on('error', () => {});
+  client.end();
+  await setTimeout(200);
+  client.destroy();
+  await setTimeout(50);
+  await blocker.query('rollback');
+
+  // Closing waits for the handler that was left running and flushes what was metered.
+  await signed.app.close();
+  const metered = await db.selectFrom('metering_events').select(['operation_id', 'status', 'duration_ms']).where('request_id', '=', requestId).execute();
+  t.equal(metered.length, 1);
+  t.match(metered[0], { operation_id: 'listPatients', status: 200 });
+  t.ok(metered[0].duration_ms >= 240, `metered with the ${metered[0].duration_ms} ms it ran, past the hang-up`);
 });

@@ -1,24 +1,19 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import pg from 'pg';
 import t from 'tap';
 import { buildSignedInApp } from '../helpers/app.js';
-import { testDatabase, testDatabaseUrl } from '../helpers/database.js';
+import { lockTable, testDatabase } from '../helpers/database.js';
 
 // A lock held by a second connection keeps the handler running while the app closes; PGlite has one connection.
 t.test('closing waits for a running handler before the audit trail closes under it', { skip: process.env.TEST_DATABASE_URL ? false : 'needs a second PostgreSQL connection' }, async (t) => {
   const { db } = await testDatabase();
   const signed = await buildSignedInApp();
-  const blocker = new pg.Client({ connectionString: testDatabaseUrl() });
-  await blocker.connect();
-  t.teardown(() => blocker.end());
-  await blocker.query('begin');
-  await blocker.query('lock table patients in access exclusive mode');
+  const release = await lockTable(t, 'patients');
 
   const pending = signed.request({ method: 'GET', url: '/api/v1/ext/patients' });
   await sleep(200);
   const closed = signed.app.close();
   await sleep(200);
-  await blocker.query('rollback');
+  await release();
 
   const res = await pending;
   await closed;

@@ -1,27 +1,22 @@
 import { request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout } from 'node:timers/promises';
-import pg from 'pg';
 import t from 'tap';
 import { buildSignedInApp } from '../helpers/app.js';
-import { testDatabase, testDatabaseUrl } from '../helpers/database.js';
+import { lockTable, testDatabase } from '../helpers/database.js';
 
 // A lock held by a second connection is the only dependable way to make a handler outlast its clock; PGlite has one connection.
 t.test('a command that outlasts the handler timeout answers 504 and commits nothing', { skip: process.env.TEST_DATABASE_URL ? false : 'needs a second PostgreSQL connection' }, async (t) => {
   const { db } = await testDatabase();
   const signed = await buildSignedInApp({ config: { handlerTimeoutMs: 300 } });
-  const blocker = new pg.Client({ connectionString: testDatabaseUrl() });
-  await blocker.connect();
-  t.teardown(() => blocker.end());
-  await blocker.query('begin');
-  await blocker.query('lock table tasks in access exclusive mode');
+  const release = await lockTable(t, 'tasks');
 
   const request = { method: 'POST' as const, url: '/api/v1/ext/tasks', headers: { 'idempotency-key': 'timeout-key-0001' }, payload: { title: 'Slow' } };
   const slow = await signed.request(request);
   t.equal(slow.statusCode, 504);
   t.match(slow.json().error, { code: 'PLATFORM_TIMEOUT', retryable: true });
 
-  await blocker.query('rollback');
+  await release();
   const tasks = await db.selectFrom('tasks').select('id').where('agency_id', '=', signed.integration.agencyId).execute();
   t.equal(tasks.length, 0, 'the task was not committed');
   const retry = await signed.request(request);
@@ -39,11 +34,7 @@ t.test('a command that outlasts the handler timeout answers 504 and commits noth
 t.test('a read whose client hung up before the answer is still metered, once', { skip: process.env.TEST_DATABASE_URL ? false : 'needs a second PostgreSQL connection' }, async (t) => {
   const { db } = await testDatabase();
   const signed = await buildSignedInApp();
-  const blocker = new pg.Client({ connectionString: testDatabaseUrl() });
-  await blocker.connect();
-  t.teardown(() => blocker.end());
-  await blocker.query('begin');
-  await blocker.query('lock table patients in access exclusive mode');
+  const release = await lockTable(t, 'patients');
 
   await signed.app.listen({ host: '127.0.0.1', port: 0 });
   const { port } = signed.app.server.address() as AddressInfo;
@@ -54,7 +45,7 @@ t.test('a read whose client hung up before the answer is still metered, once', {
   await setTimeout(200);
   client.destroy();
   await setTimeout(50);
-  await blocker.query('rollback');
+  await release();
 
   // Closing waits for the handler that was left running and flushes what was metered.
   await signed.app.close();

@@ -69,6 +69,20 @@ export async function secondPool(t: Teardown, poolMax: number): Promise<Kysely<D
   return second.db;
 }
 
+/**
+ * Locks `table` from a second connection until the returned release(), so a handler that reads or writes it waits:
+ * the dependable way to keep one running (PGlite has one connection, so this needs PostgreSQL). Closed at t's teardown.
+ */
+export async function lockTable(t: Teardown, table: 'patients' | 'tasks'): Promise<() => Promise<void>> {
+  if (!currentUrl) throw new Error('lockTable needs the PostgreSQL test database (TEST_DATABASE_URL) to be open');
+  const blocker = new pg.Client({ connectionString: currentUrl });
+  await blocker.connect();
+  t.teardown(() => blocker.end());
+  await blocker.query('begin');
+  await blocker.query(`lock table ${table} in access exclusive mode`);
+  return async () => void (await blocker.query('rollback'));
+}
+
 async function admin<T>(adminUrl: string, run: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: adminUrl });
   await client.connect();

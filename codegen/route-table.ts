@@ -57,6 +57,7 @@ export function planOperation(doc: JsonObject, entry: OperationEntry, plan: Vali
   const ok = jsonSchemaOf(doc, (op.responses as JsonObject)['200']);
   const v1Root = ok && typeof ok.$ref === 'string' ? ok.$ref.split('/').pop()! : null;
   if (ok) plan.bodies[`${entry.operationId}Status200V1`] = relocateRefs(ok, 'components-v1') as JsonObject;
+  const requestSchema = requestTypes.length > 0 ? resolve(doc, (requestContent[requestTypes[0]] as JsonObject).schema as JsonObject) : undefined;
   const okContent = Object.keys(((resolve(doc, (op.responses as JsonObject)['200']) as JsonObject).content ?? {}) as JsonObject);
   const queryParameters = entry.parameters
     .filter((p) => p.in === 'query')
@@ -80,6 +81,8 @@ export function planOperation(doc: JsonObject, entry: OperationEntry, plan: Vali
     requestContentTypes: requestTypes,
     responseContentType: okContent[0],
     queryParameters,
+    // The gateway gives such an operation's handler a cursor sealer bound to the caller and the route.
+    pagedByCursor: queryParameters.some((p) => p.name === 'cursor') || Object.hasOwn((requestSchema?.properties ?? {}) as JsonObject, 'cursor'),
   };
   const fields = Object.entries(meta).map(([k, v]) => `    ${k}: ${JSON.stringify(v)},`);
   return [

@@ -9,26 +9,29 @@ const TAG_BYTES = 16;
 /**
  * Seals list cursors (AES-256-GCM, one key shared by every instance through the database): a cursor holds
  * the last row's order values (names, dates, real ids), which a no_phi session must not read, and which
- * no caller may forge.
+ * no caller may forge. Each cursor is sealed under a binding (the cipher's additional authenticated data,
+ * see CursorSealer): opened under any other, it fails like a forged one.
  */
 export class CursorSeal {
   private key: Promise<Buffer> | undefined;
 
   constructor(private readonly db: Kysely<DB>) {}
 
-  async seal(value: unknown): Promise<string> {
+  async seal(value: unknown, binding: Uint8Array): Promise<string> {
     const iv = randomBytes(IV_BYTES);
     const cipher = createCipheriv('aes-256-gcm', await this.secret(), iv);
+    cipher.setAAD(binding);
     const sealed = Buffer.concat([iv, cipher.update(JSON.stringify(value), 'utf8'), cipher.final(), cipher.getAuthTag()]);
     return sealed.toString('base64url');
   }
 
-  /** The sealed value, or undefined for anything this service did not seal. */
-  async open(cursor: string): Promise<unknown> {
+  /** The sealed value, or undefined for anything this service did not seal under this binding. */
+  async open(cursor: string, binding: Uint8Array): Promise<unknown> {
     const sealed = Buffer.from(cursor, 'base64url');
     if (sealed.length <= IV_BYTES + TAG_BYTES) return undefined;
     const decipher = createDecipheriv('aes-256-gcm', await this.secret(), sealed.subarray(0, IV_BYTES));
     decipher.setAuthTag(sealed.subarray(sealed.length - TAG_BYTES));
+    decipher.setAAD(binding);
     try {
       const text = Buffer.concat([decipher.update(sealed.subarray(IV_BYTES, sealed.length - TAG_BYTES)), decipher.final()]);
       return JSON.parse(text.toString('utf8'));

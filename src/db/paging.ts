@@ -1,7 +1,7 @@
 import { sql, type SelectQueryBuilder } from 'kysely';
 import { paging } from '../generated/contract.js';
 import { PlatformError } from '../errors/platform-error.js';
-import type { CursorSeal } from './cursor-seal.js';
+import type { CursorSealer, CursorSelection } from './cursor-sealer.js';
 
 /** Paging parameters of every list route (spec 2.1): limit/offset, or a keyset cursor from meta.next_cursor. */
 export interface PageRequest {
@@ -9,6 +9,9 @@ export interface PageRequest {
   offset?: number;
   cursor?: string;
 }
+
+/** A list's query as the route received it: its paging parameters and its filters, to which its cursors are bound. */
+export type ListQuery = PageRequest & CursorSelection;
 
 /**
  * A list's total order: columns (qualified when the query joins) that end in a unique id, all in one
@@ -44,15 +47,23 @@ interface CursorState {
 }
 
 const cursorMismatch = () =>
-  new PlatformError('PLATFORM_INVALID_INPUT', 'cursor is not one this list returned; send back meta.next_cursor unchanged.', { field: 'cursor' });
+  new PlatformError('PLATFORM_INVALID_INPUT', 'cursor is not one this list returned to this integration, in this PHI mode, for these filters; send back meta.next_cursor unchanged, with the same filters.', { field: 'cursor' });
 
-/** Sealed, so that no caller can read the row values it carries (names, dates, real ids) or forge one. */
-function encodeCursor(seal: CursorSeal, order: ListOrder, state: CursorState): Promise<string> {
-  return seal.seal([order.columns.join(','), state.after, state.offset, state.total]);
+/**
+ * The filters a cursor is bound to: every query parameter but the paging ones. The page size may change from
+ * page to page; offset and cursor are the position, which the cursor itself carries.
+ */
+function filtersOf({ limit, offset, cursor, ...filters }: ListQuery): CursorSelection {
+  return filters;
 }
 
-async function decodeCursor(seal: CursorSeal, cursor: string, order: ListOrder): Promise<CursorState> {
-  const opened = await seal.open(cursor);
+/** Sealed, so that no caller can read the row values it carries (names, dates, real ids) or forge one. */
+function encodeCursor(cursors: CursorSealer, filters: CursorSelection, order: ListOrder, state: CursorState): Promise<string> {
+  return cursors.seal([order.columns.join(','), state.after, state.offset, state.total], filters);
+}
+
+async function decodeCursor(cursors: CursorSealer, filters: CursorSelection, cursor: string, order: ListOrder): Promise<CursorState> {
+  const opened = await cursors.open(cursor, filters);
   const [list, after, offset, total] = Array.isArray(opened) ? opened : [];
   const valuesFit = Array.isArray(after) && after.length === order.columns.length && after.every((v) => typeof v === 'string' || typeof v === 'number');
   if (list !== order.columns.join(',') || !valuesFit || !Number.isSafeInteger(offset) || offset < 0 || !Number.isSafeInteger(total) || total < 0) {
@@ -72,21 +83,22 @@ function cursorValue(value: unknown): CursorValue {
 }
 
 /**
- * One page of `filtered` (a query with its filters and selection, unordered) in `order`.
+ * One page of `filtered` (a query with its filters and selection, unordered) in `order`, for `request`: the
+ * list's whole query, whose filters bind its cursors.
  * Offset pages count the matches; cursor pages carry the total counted on the walk's first page, so
  * walking a whole list costs one index range scan per page and time linear in its size.
  */
 export async function listPage<DB, TB extends keyof DB, Row extends Record<string, unknown>>(
   filtered: SelectQueryBuilder<DB, TB, Row>,
   order: ListOrder,
-  request: PageRequest,
-  seal: CursorSeal,
+  request: ListQuery,
+  cursors: CursorSealer,
 ): Promise<Page<Row>> {
   const limit = request.limit ?? paging.default_limit;
   if (request.cursor !== undefined && (request.offset ?? 0) > 0) {
     throw new PlatformError('PLATFORM_INVALID_INPUT', 'Send either cursor or a non-zero offset, not both.', { field: 'offset' });
   }
-  const state = request.cursor === undefined ? undefined : await decodeCursor(seal, request.cursor, order);
+  const state = request.cursor === undefined ? undefined : await decodeCursor(cursors, filtersOf(request), request.cursor, order);
   const offset = state?.offset ?? request.offset ?? 0;
   const [total, fetched] = await Promise.all([
     state ? state.total : countMatches(filtered),
@@ -96,7 +108,9 @@ export async function listPage<DB, TB extends keyof DB, Row extends Record<strin
   const hasMore = fetched.length > limit;
   const last = rows.at(-1);
   const nextOffset = offset + rows.length;
-  const nextCursor = hasMore && last ? await encodeCursor(seal, order, { after: order.columns.map((c) => cursorValue(last[columnKey(c)])), offset: nextOffset, total }) : null;
+  const nextCursor = hasMore && last
+    ? await encodeCursor(cursors, filtersOf(request), order, { after: order.columns.map((c) => cursorValue(last[columnKey(c)])), offset: nextOffset, total })
+    : null;
   return { rows, meta: { total, limit, offset, has_more: hasMore, next_offset: hasMore ? nextOffset : null, next_cursor: nextCursor } };
 }
 

@@ -14,6 +14,7 @@ import type { AuditBuffer, AuditEvent } from './audit.js';
 import type { MeteringBuffer, MeteringEvent } from './metering.js';
 import type { UsageLimiter } from './usage-limits.js';
 import type { PseudonymService } from './pseudonyms.js';
+import { CursorSealer } from '../db/cursor-sealer.js';
 import type { CursorSeal } from '../db/cursor-seal.js';
 import type { Principal } from './principal.js';
 import type { Authentication } from '../identity/authenticator.js';
@@ -203,11 +204,16 @@ class OperationRoute {
       requestId: request.id,
       db,
       pseudonyms: this.services.pseudonyms.using(db),
-      cursorSeal: this.services.cursorSeal,
+      cursors: this.operation.pagedByCursor ? this.cursorsOf(request) : undefined,
       log: request.log,
       reply,
       signal,
     } as RequestContext<OperationId>;
+  }
+
+  /** Bound here, so that no handler can seal or open a cursor for another caller or route. */
+  private cursorsOf(request: FastifyRequest): CursorSealer {
+    return new CursorSealer(this.services.cursorSeal, request.principal!, this.operation.operationId, request.params as Record<string, string>);
   }
 
   private serialize(body: unknown, request: FastifyRequest, reply: FastifyReply): unknown {

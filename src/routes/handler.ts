@@ -1,12 +1,12 @@
 import type { FastifyBaseLogger, FastifyReply } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { operations as OperationTypes } from '../generated/openapi.js';
-import type { OperationDefinition, OperationId } from '../generated/contract.js';
+import type { OperationDefinition, OperationId, operations as RouteTable } from '../generated/contract.js';
 import type { ContractVersion, Deprecation } from '../gateway/contract-version.js';
 import type { DB } from '../db/schema.js';
 import type { Principal } from '../gateway/principal.js';
 import type { PseudonymService } from '../gateway/pseudonyms.js';
-import type { CursorSeal } from '../db/cursor-seal.js';
+import type { CursorSealer } from '../db/cursor-sealer.js';
 import { PlatformError } from '../errors/platform-error.js';
 
 type Op<K extends OperationId> = OperationTypes[K];
@@ -19,6 +19,7 @@ export type QueryParams<K extends OperationId> = Part<Op<K>['parameters'], 'quer
 export type RequestHeaders<K extends OperationId> = Part<Op<K>['parameters'], 'header'>;
 export type RequestBody<K extends OperationId> = Op<K> extends { requestBody: infer B } ? Content<NonNullable<B>> : undefined;
 export type SuccessBody<K extends OperationId> = Content<Op<K>['responses'][200]>;
+type PagedByCursor<K extends OperationId> = (typeof RouteTable)[K]['pagedByCursor'];
 
 /** What a handler tells the audit trail about the resources it touched: their ids; the gateway sets their type. */
 export interface AuditTrail {
@@ -46,8 +47,11 @@ export interface RequestContext<K extends OperationId> {
   /** For a command, the transaction that also holds its audit, metering and idempotency records. */
   db: Kysely<DB>;
   pseudonyms: PseudonymService;
-  /** Seals and opens list cursors (pass it to listPage). */
-  cursorSeal: CursorSeal;
+  /**
+   * Seals and opens cursors bound to the caller (agency, extension, PHI mode) and this route (pass it to listPage,
+   * which adds the list's filters); only operations that take a cursor have one.
+   */
+  cursors: PagedByCursor<K> extends true ? CursorSealer : undefined;
   log: FastifyBaseLogger;
   reply: FastifyReply;
   /** Aborted when the handler timeout fires; a command's transaction must not commit after it. */

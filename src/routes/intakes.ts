@@ -60,7 +60,7 @@ function intakeDetail(row: IntakeDetailRow, documentIds: string[], view: PhiView
 export const listIntakes: Handler<'listIntakes'> = async (ctx) => {
   const { query, principal } = ctx;
   const filters = { ...query, patient_id: await patientIdFilter(ctx, query.patient_id) };
-  const { rows, meta } = await listIntakeSummaries(ctx.db, principal.agencyId, filters, query, ctx.cursorSeal);
+  const { rows, meta } = await listIntakeSummaries(ctx.db, principal.agencyId, filters, query, ctx.cursors);
   const view = await phiView(ctx, rows.map((r) => r.patient_id));
   ctx.audit.resourceIds = rows.map((r) => r.id);
   return { data: rows.map((r) => intakeSummary(r, view)), meta };

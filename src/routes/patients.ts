@@ -87,8 +87,8 @@ function coverage(view: PhiView, c: ChartCoverage): Schemas['Coverage'] {
 }
 
 export const listPatients: Handler<'listPatients'> = async (ctx) => {
-  const { status, service_line, office_id, updated_since, ...page } = ctx.query;
-  const { rows, meta } = await listPatientSummaries(ctx.db, ctx.principal.agencyId, { status, service_line, office_id, updated_since }, page, ctx.cursorSeal);
+  const { status, service_line, office_id, updated_since } = ctx.query;
+  const { rows, meta } = await listPatientSummaries(ctx.db, ctx.principal.agencyId, { status, service_line, office_id, updated_since }, ctx.query, ctx.cursors);
   const view = await phiView(ctx, rows.map((r) => r.id));
   ctx.audit.resourceIds = rows.map((r) => r.id);
   return { data: rows.map((row) => summary(view, row)), meta };

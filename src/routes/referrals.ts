@@ -59,7 +59,7 @@ export const listReferrals: Handler<'listReferrals'> = async (ctx) => {
   const { query, principal } = ctx;
   checkDateRange(ctx, query);
   const filters = { ...query, patient_id: await patientIdFilter(ctx, query.patient_id) };
-  const { rows, meta } = await listReferralSummaries(ctx.db, principal.agencyId, filters, query, ctx.cursorSeal);
+  const { rows, meta } = await listReferralSummaries(ctx.db, principal.agencyId, filters, query, ctx.cursors);
   const view = await phiView(ctx, rows.map((r) => r.patient_id));
   ctx.audit.resourceIds = rows.map((r) => r.id);
   return { data: rows.map((r) => referralSummary(r, view)), meta };

@@ -72,7 +72,7 @@ async function visitFilters(ctx: VisitContext, query: QueryParams<'listVisits'>)
 
 export const listVisits: Handler<'listVisits'> = async (ctx) => {
   const filters = await visitFilters(ctx, ctx.query);
-  const { rows, meta } = await listPage(filteredVisits(ctx.db, ctx.principal.agencyId, filters), VISIT_ORDER, ctx.query, ctx.cursorSeal);
+  const { rows, meta } = await listPage(filteredVisits(ctx.db, ctx.principal.agencyId, filters), VISIT_ORDER, ctx.query, ctx.cursors);
   const view = await viewFor(ctx, rows);
   return { data: rows.map((row) => toSummary(row, view)), meta };
 };

@@ -1,8 +1,8 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../schema.js';
 import type { IntakeStatus } from '../tables/clinical.js';
-import type { CursorSeal } from '../cursor-seal.js';
-import { listPage, type ListOrder, type Page, type PageRequest } from '../paging.js';
+import type { CursorSealer } from '../cursor-sealer.js';
+import { listPage, type ListOrder, type Page, type ListQuery } from '../paging.js';
 
 export interface IntakeFilters {
   status?: IntakeStatus;
@@ -33,12 +33,12 @@ function intakesOf(db: Kysely<DB>, agencyId: string) {
     .where('intakes.agency_id', '=', agencyId);
 }
 
-export function listIntakeSummaries(db: Kysely<DB>, agencyId: string, filters: IntakeFilters, page: PageRequest, seal: CursorSeal) {
+export function listIntakeSummaries(db: Kysely<DB>, agencyId: string, filters: IntakeFilters, page: ListQuery, cursors: CursorSealer) {
   let query = intakesOf(db, agencyId).select(SUMMARY_COLUMNS);
   if (filters.status) query = query.where('intakes.status', '=', filters.status);
   if (filters.referral_id) query = query.where('intakes.referral_id', '=', filters.referral_id);
   if (filters.patient_id) query = query.where('referrals.patient_id', '=', filters.patient_id);
-  return listPage(query, NEWEST_FIRST, page, seal);
+  return listPage(query, NEWEST_FIRST, page, cursors);
 }
 
 export type IntakeSummaryRow = Awaited<ReturnType<typeof listIntakeSummaries>> extends Page<infer Row> ? Row : never;

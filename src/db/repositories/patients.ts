@@ -3,8 +3,8 @@ import { jsonObjectFrom } from 'kysely/helpers/postgres';
 import { reusableQuery } from '../reusable-query.js';
 import type { DB } from '../schema.js';
 import type { PatientStatus, ServiceLine } from '../tables/clinical.js';
-import type { CursorSeal } from '../cursor-seal.js';
-import { listPage, type ListOrder, type PageRequest } from '../paging.js';
+import type { CursorSealer } from '../cursor-sealer.js';
+import { listPage, type ListOrder, type ListQuery } from '../paging.js';
 
 export interface PatientFilters {
   status?: PatientStatus;
@@ -36,13 +36,13 @@ const patientsOf = (db: Kysely<DB>, agencyId: string) => db.selectFrom('patients
  * Pages over the name index alone, then reads the page's rows: reading them before the offset would read every
  * skipped row too (an offset of 50,000 took seconds on the large agency).
  */
-export async function listPatientSummaries(db: Kysely<DB>, agencyId: string, filters: PatientFilters, page: PageRequest, seal: CursorSeal) {
+export async function listPatientSummaries(db: Kysely<DB>, agencyId: string, filters: PatientFilters, page: ListQuery, cursors: CursorSealer) {
   let matching = patientsOf(db, agencyId);
   if (filters.status) matching = matching.where('patients.status', '=', filters.status);
   if (filters.service_line) matching = matching.where('patients.service_line', '=', filters.service_line);
   if (filters.office_id) matching = matching.where('patients.office_id', '=', filters.office_id);
   if (filters.updated_since) matching = matching.where('patients.updated_at', '>=', new Date(filters.updated_since));
-  const { rows: keys, meta } = await listPage(matching.select(['patients.id', 'patients.last_name', 'patients.first_name']), BY_NAME, page, seal);
+  const { rows: keys, meta } = await listPage(matching.select(['patients.id', 'patients.last_name', 'patients.first_name']), BY_NAME, page, cursors);
   const ids = keys.map((key) => key.id);
   const charts = ids.length === 0 ? [] : await patientsOf(db, agencyId).select(SUMMARY_COLUMNS).where('patients.id', 'in', ids).execute();
   const byId = new Map(charts.map((chart) => [chart.id, chart]));

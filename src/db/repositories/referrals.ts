@@ -1,8 +1,8 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { DB } from '../schema.js';
 import type { Disposition, ReferralsTable, ReferralTypeCategory } from '../tables/clinical.js';
-import type { CursorSeal } from '../cursor-seal.js';
-import { listPage, type ListOrder, type Page, type PageRequest } from '../paging.js';
+import type { CursorSealer } from '../cursor-sealer.js';
+import { listPage, type ListOrder, type Page, type ListQuery } from '../paging.js';
 
 export interface ReferralFilters {
   disposition?: Disposition;
@@ -29,7 +29,7 @@ export type ReferralSummaryRow = Pick<ReferralRow, (typeof SUMMARY_COLUMNS)[numb
 const utcDayStart = (day: string) => new Date(`${day}T00:00:00.000Z`);
 const utcDayAfter = (day: string) => new Date(utcDayStart(day).getTime() + 86_400_000);
 
-export function listReferralSummaries(db: Kysely<DB>, agencyId: string, filters: ReferralFilters, page: PageRequest, seal: CursorSeal): Promise<Page<ReferralSummaryRow>> {
+export function listReferralSummaries(db: Kysely<DB>, agencyId: string, filters: ReferralFilters, page: ListQuery, cursors: CursorSealer): Promise<Page<ReferralSummaryRow>> {
   let query = db.selectFrom('referrals').select(SUMMARY_COLUMNS).where('agency_id', '=', agencyId);
   if (filters.disposition) query = query.where('disposition', '=', filters.disposition);
   if (filters.referral_type) query = query.where('referral_type_category', '=', filters.referral_type);
@@ -37,7 +37,7 @@ export function listReferralSummaries(db: Kysely<DB>, agencyId: string, filters:
   if (filters.referral_date_to) query = query.where('referral_date', '<', utcDayAfter(filters.referral_date_to));
   if (filters.referral_source_id) query = query.where('referral_source_id', '=', filters.referral_source_id);
   if (filters.patient_id) query = query.where('patient_id', '=', filters.patient_id);
-  return listPage(query, NEWEST_FIRST, page, seal);
+  return listPage(query, NEWEST_FIRST, page, cursors);
 }
 
 export function findReferral(db: Kysely<DB>, agencyId: string, id: string): Promise<ReferralRow | undefined> {

@@ -1,0 +1,63 @@
+import t from 'tap';
+import { operations, type OperationDefinition } from '../../src/generated/contract.js';
+import { buildTestApp, signIn, type SignedInApi } from '../helpers/app.js';
+import { seededAgency } from '../helpers/clinical.js';
+import type { Query } from '../helpers/list-walk.js';
+
+/** Every list that pages by cursor, from the route table: a list added later is covered without a change here. */
+const cursorLists = (Object.values(operations) as OperationDefinition[]).filter(
+  (op) => op.method === 'GET' && op.queryParameters.some((p) => p.name === 'cursor'),
+);
+
+const api = await buildTestApp();
+const agencyA = await seededAgency(api);
+const otherExtension = await signIn(api, { phiMode: 'phi', integration: { agencyId: agencyA.agencyId } });
+const agencyBPhi = await signIn(api, { phiMode: 'phi' });
+const agencyBNoPhi = await signIn(api, { phiMode: 'no_phi', integration: { agencyId: agencyBPhi.integration.agencyId } });
+
+const get = (session: SignedInApi, op: OperationDefinition, query: Query) => session.request({ method: 'GET', url: op.path, query });
+
+async function nextCursor(session: SignedInApi, op: OperationDefinition, query: Query = {}): Promise<string> {
+  const res = await get(session, op, { ...query, limit: '1' });
+  if (res.statusCode !== 200 || typeof res.json().meta.next_cursor !== 'string') throw new Error(`${op.operationId} gave no cursor: ${res.body}`);
+  return res.json().meta.next_cursor;
+}
+
+/** An answer's status and error, without what differs on every call (a success has no error). */
+function answerOf(res: { statusCode: number; body: string }) {
+  const { correlationId, ...error } = JSON.parse(res.body).error ?? {};
+  return { status: res.statusCode, error };
+}
+
+/** A query with one more filter than none: the list's first enumerated filter, at its first value. */
+function aFilter(op: OperationDefinition): Query {
+  for (const { name, schema } of op.queryParameters) if ('enum' in schema) return { [name]: String(schema.enum[0]) };
+  throw new Error(`${op.operationId} has no enumerated filter to test with`);
+}
+
+t.ok(cursorLists.length >= 4, 'patients, referrals, intakes and visits page by cursor');
+
+for (const op of cursorLists) {
+  t.test(`${op.operationId}: a cursor works only for the caller, route, filters and PHI mode it was issued to`, async (t) => {
+    const cursor = await nextCursor(agencyA.phi, op);
+    const noPhiCursor = await nextCursor(agencyA.noPhi, op);
+    const tampered = cursor.slice(0, 20) + (cursor[20] === 'A' ? 'B' : 'A') + cursor.slice(21);
+    const tamperedAnswer = answerOf(await get(agencyA.phi, op, { cursor: tampered }));
+    t.match(tamperedAnswer, { status: 400, error: { code: 'PLATFORM_INVALID_INPUT', details: { field: 'cursor' } } });
+
+    const refused = async (session: SignedInApi, query: Query, why: string, route = op) => {
+      t.same(answerOf(await get(session, route, query)), tamperedAnswer, `${why}: the answer to a tampered cursor`);
+    };
+    await refused(agencyBPhi, { cursor }, 'another agency (phi)');
+    await refused(agencyBNoPhi, { cursor }, 'another agency (no_phi)');
+    await refused(otherExtension, { cursor }, 'another extension of the same agency');
+    await refused(agencyA.noPhi, { cursor }, 'a phi cursor in a no_phi session');
+    await refused(agencyA.phi, { cursor: noPhiCursor }, 'a no_phi cursor in a phi session');
+    await refused(agencyA.phi, { ...aFilter(op), cursor }, 'another filter set');
+    for (const other of cursorLists.filter((o) => o !== op)) await refused(agencyA.phi, { cursor }, `on ${other.operationId}`, other);
+
+    t.equal((await get(agencyA.phi, op, { cursor })).statusCode, 200, 'the same binding continues');
+    t.equal((await get(agencyA.phi, op, { cursor, limit: '3' })).statusCode, 200, 'with another page size too');
+    t.equal((await get(agencyA.noPhi, op, { cursor: noPhiCursor })).statusCode, 200, 'a no_phi walk continues');
+  });
+}

@@ -570,7 +570,7 @@ export type components = {
             offset: number;
             /** @description Whether a further page exists. */
             has_more: boolean;
-            /** @description Keyset cursor of the next page, or null on the last page (lists that accept `cursor`). */
+            /** @description Keyset cursor of the next page, or null on the last page (lists that accept `cursor`); it works only for the same extension, PHI mode and filters (see the cursor parameter). */
             next_cursor?: string | null;
         };
         Deprecation: {
@@ -826,7 +826,7 @@ export type components = {
             };
             /** @description Rows per page (default 100, maximum 1000). */
             limit?: number;
-            /** @description The previous page's data.nextCursor. */
+            /** @description The previous page's data.nextCursor. Bound like a list cursor: to the token's agency, extension and PHI mode, this query and its parameters; limit may change from page to page. Anywhere else it is refused like a tampered cursor (400 PLATFORM_INVALID_INPUT, details.field "cursor"). */
             cursor?: string;
             /** @description Optional free-text intent, kept with the audit record. */
             natural_language_input?: string;
@@ -2422,7 +2422,7 @@ export type components = {
         Limit: number;
         /** @description Items to skip. Default 0. */
         Offset: number;
-        /** @description Keyset cursor from meta.next_cursor: continues the list in the same order in constant time at any depth (offset pages slow down with depth). Not combinable with a non-zero offset (400); a cursor this list did not return is a 400. */
+        /** @description Keyset cursor from meta.next_cursor: continues the list in the same order in constant time at any depth (offset pages slow down with depth). A cursor is bound to what it was issued for: the token's agency, extension and PHI mode, this operation, and the list's filters (every query parameter but limit, offset and cursor, in any order). Send it back with the same filters; limit may change from page to page, and a new token of the same extension and PHI mode may continue the walk. Anywhere else (another agency, extension, PHI mode, list or filter set) it is refused exactly like a tampered cursor: 400 PLATFORM_INVALID_INPUT with details.field "cursor". Not combinable with a non-zero offset (400). */
         Cursor: string;
         /** @description Resource id. */
         Id: string;
@@ -2782,7 +2782,7 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /** @description Items to skip. Default 0. */
                 offset?: components["parameters"]["Offset"];
-                /** @description Keyset cursor from meta.next_cursor: continues the list in the same order in constant time at any depth (offset pages slow down with depth). Not combinable with a non-zero offset (400); a cursor this list did not return is a 400. */
+                /** @description Keyset cursor from meta.next_cursor: continues the list in the same order in constant time at any depth (offset pages slow down with depth). A cursor is bound to what it was issued for: the token's agency, extension and PHI mode, this operation, and the list's filters (every query parameter but limit, offset and cursor, in any order). Send it back with the same filters; limit may change from page to page, and a new token of the same extension and PHI mode may continue the walk. Anywhere else (another agency, extension, PHI mode, list or filter set) it is refused exactly like a tampered cursor: 400 PLATFORM_INVALID_INPUT with details.field "cursor". Not combinable with a non-zero offset (400). */
                 cursor?: components["parameters"]["Cursor"];
                 /** @description Chart status. */
                 status?: "referred" | "pending_admission" | "active" | "on_hold" | "discharged" | "deceased" | "non_admit";
@@ -2882,7 +2882,7 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /** @description Items to skip. Default 0. */
                 offset?: components["parameters"]["Offset"];
-                /** @description Keyset cursor from meta.next_cursor: continues the list in the same order in constant time at any depth (offset pages slow down with depth). Not combinable with a non-zero offset (400); a cursor this list did not return is a 400. */
+                /** @description Keyset cursor from meta.next_cursor: continues the list in the same order in constant time at any depth (offset pages slow down with depth). A cursor is bound to what it was issued for: the token's agency, extension and PHI mode, this operation, and the list's filters (every query parameter but limit, offset and cursor, in any order). Send it back with the same filters; limit may change from page to page, and a new token of the same extension and PHI mode may continue the walk. Anywhere else (another agency, extension, PHI mode, list or filter set) it is refused exactly like a tampered cursor: 400 PLATFORM_INVALID_INPUT with details.field "cursor". Not combinable with a non-zero offset (400). */
                 cursor?: components["parameters"]["Cursor"];
                 /** @description Pipeline decision. */
                 disposition?: "accepted" | "declined";
@@ -3035,7 +3035,7 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /** @description Items to skip. Default 0. */
                 offset?: components["parameters"]["Offset"];
-                /** @description Keyset cursor from meta.next_cursor: continues the list in the same order in constant time at any depth (offset pages slow down with depth). Not combinable with a non-zero offset (400); a cursor this list did not return is a 400. */
+                /** @description Keyset cursor from meta.next_cursor: continues the list in the same order in constant time at any depth (offset pages slow down with depth). A cursor is bound to what it was issued for: the token's agency, extension and PHI mode, this operation, and the list's filters (every query parameter but limit, offset and cursor, in any order). Send it back with the same filters; limit may change from page to page, and a new token of the same extension and PHI mode may continue the walk. Anywhere else (another agency, extension, PHI mode, list or filter set) it is refused exactly like a tampered cursor: 400 PLATFORM_INVALID_INPUT with details.field "cursor". Not combinable with a non-zero offset (400). */
                 cursor?: components["parameters"]["Cursor"];
                 /** @description Review state. */
                 status?: "pending_review" | "in_review" | "awaiting_information" | "accepted" | "declined" | "admitted" | "non_admit" | "cancelled";
@@ -3133,7 +3133,7 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /** @description Items to skip. Default 0. */
                 offset?: components["parameters"]["Offset"];
-                /** @description Keyset cursor from meta.next_cursor: continues the list in the same order in constant time at any depth (offset pages slow down with depth). Not combinable with a non-zero offset (400); a cursor this list did not return is a 400. */
+                /** @description Keyset cursor from meta.next_cursor: continues the list in the same order in constant time at any depth (offset pages slow down with depth). A cursor is bound to what it was issued for: the token's agency, extension and PHI mode, this operation, and the list's filters (every query parameter but limit, offset and cursor, in any order). Send it back with the same filters; limit may change from page to page, and a new token of the same extension and PHI mode may continue the walk. Anywhere else (another agency, extension, PHI mode, list or filter set) it is refused exactly like a tampered cursor: 400 PLATFORM_INVALID_INPUT with details.field "cursor". Not combinable with a non-zero offset (400). */
                 cursor?: components["parameters"]["Cursor"];
                 /** @description Patient id; in a no_phi session the patient's surrogate handle (a real id, or a handle of another agency, is refused with PLATFORM_PSEUDONYM_UNRESOLVED). */
                 patient_id?: string;

@@ -80,3 +80,14 @@ export function loadConfig(env: Env = process.env): Config {
     authStateTtlMs: integer(env, 'AUTH_STATE_TTL_MS', 5_000),
   };
 }
+
+/**
+ * The server's Config. On PostgreSQL, processes share the database and accept each other's tokens, so they must
+ * name one issuer: a default made of each process's own port would differ between them.
+ */
+export function loadServerConfig(env: Env = process.env): Config {
+  if (env.DATABASE_URL && !env.TOKEN_ISSUER) {
+    throw new Error('TOKEN_ISSUER must be set when DATABASE_URL is: the public base URL that every server process names as issuer (e.g. https://api.agency.example)');
+  }
+  return loadConfig(env);
+}

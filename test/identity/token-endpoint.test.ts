@@ -187,6 +187,18 @@ t.test('failed attempts are limited per remote address', async (t) => {
   assertTokenResponse(t, await requestToken(tokenRequestBody(integration)), integration);
 });
 
+t.test('a repeated form parameter is refused (RFC 6749 3.2), naming it', async (t) => {
+  const integration = await createTestIntegration(db);
+  for (const name of ['phi_mode', 'client_id', 'scope']) {
+    const fields = new URLSearchParams(tokenRequestBody(integration, 'no_phi', { scope: 'external:visits:read' }));
+    fields.append(name, name === 'phi_mode' ? 'phi' : fields.get(name)!);
+    const res = await api.request({ method: 'POST', url: TOKEN_URL, payload: fields.toString(), headers: { 'content-type': 'application/x-www-form-urlencoded' }, remoteAddress: freshAddress() });
+    t.equal(res.statusCode, 400, name);
+    t.match(res.json(), { error: 'invalid_request', code: 'PLATFORM_INVALID_REQUEST', issues: [{ location: 'body', path: `/${name}` }] }, name);
+    t.match(res.json().user_message, new RegExp(name), 'the message names the parameter');
+  }
+});
+
 t.test('OAuth metadata (RFC 8414) and the JWKS with public keys only', async (t) => {
   await createTestIntegration(db).then((integration) => requestToken(tokenRequestBody(integration)));
   const metadata = await api.request({ method: 'GET', url: '/.well-known/oauth-authorization-server' });

@@ -25,6 +25,16 @@ t.test('bad token settings stop the start with one line', async (t) => {
   t.throws(() => loadConfig({ AUTH_STATE_TTL_MS: '-1' }), { message: /AUTH_STATE_TTL_MS must be an integer >= 0/ });
 });
 
+t.test('TRUST_PROXY: the proxies whose X-Forwarded-For is believed', async (t) => {
+  t.equal(loadConfig({}).trustProxy, false, 'unset: the socket address, the header ignored');
+  t.equal(loadConfig({ TRUST_PROXY: 'false' }).trustProxy, false);
+  t.same(loadConfig({ TRUST_PROXY: '10.0.0.0/8, 192.0.2.7 ,loopback,2001:db8::/32' }).trustProxy, ['10.0.0.0/8', '192.0.2.7', 'loopback', '2001:db8::/32']);
+  t.throws(() => loadConfig({ TRUST_PROXY: 'true' }), { message: "TRUST_PROXY=true would believe any X-Forwarded-For a client sends; list the proxies' addresses or CIDR ranges instead" });
+  for (const bad of ['1', '10.0.0.0/33', '10.0.0.0/8/8', 'proxy.internal', '10.0.0.0/8,', '::1/129', '10.0.0.0/x']) {
+    t.throws(() => loadConfig({ TRUST_PROXY: bad }), { message: `TRUST_PROXY must be false or a comma-separated list of proxy addresses or CIDR ranges (or loopback, linklocal, uniquelocal), got "${bad}"` }, bad);
+  }
+});
+
 t.test('on PostgreSQL the server needs TOKEN_ISSUER: each process would otherwise name its own port as issuer', async (t) => {
   const postgres = { DATABASE_URL: 'postgres://db.internal/ext' };
   t.throws(() => loadServerConfig(postgres), { message: 'TOKEN_ISSUER must be set when DATABASE_URL is: the public base URL that every server process names as issuer (e.g. https://api.agency.example)' });

@@ -165,17 +165,37 @@ t.test('secret rotation: the old secret works during the overlap window, not aft
   assertTokenResponse(t, await requestToken(tokenRequestBody({ ...integration, clientSecret: immediate.clientSecret })), integration);
 });
 
-t.test('failed attempts are limited per client id, shared through the database', async (t) => {
+t.test('failures for a client id are limited, but never refuse its right secret (someone else may know the client id)', async (t) => {
   const integration = await createTestIntegration(db);
   const wrong = { ...tokenRequestBody(integration), client_secret: 'sk_wrong' };
   for (let i = 0; i < TOKEN_FAILURE_LIMITS.perClient; i++) t.equal((await requestToken(wrong)).statusCode, 401);
-  const limited = await requestToken(tokenRequestBody(integration));
-  t.equal(limited.statusCode, 429, 'even the right secret waits for the window to end');
+  const limited = await requestToken(wrong);
+  t.equal(limited.statusCode, 429, 'a further wrong secret waits for the window to end');
   t.match(limited.json().error, { code: 'PLATFORM_RATE_LIMITED', retryable: true });
   const retryAfter = Number(limited.headers['retry-after']);
   t.ok(retryAfter >= 1 && retryAfter <= TOKEN_FAILURE_LIMITS.windowSeconds, `Retry-After ${retryAfter}`);
+  assertTokenResponse(t, await requestToken(tokenRequestBody(integration)), integration);
+  t.equal((await requestToken(wrong)).statusCode, 429, "the right secret does not clear the guesser's failures");
   const other = await createTestIntegration(db);
   assertTokenResponse(t, await requestToken(tokenRequestBody(other)), other);
+});
+
+t.test('over its limit, a client id answers every failure alike: an unknown one too', async (t) => {
+  const integration = await createTestIntegration(db);
+  const unknown = { ...tokenRequestBody(integration), client_id: `cli_unknown_${randomUUID()}` };
+  const wrong = { ...tokenRequestBody(integration), client_secret: 'sk_wrong' };
+  for (let i = 0; i < TOKEN_FAILURE_LIMITS.perClient; i++) {
+    await requestToken(unknown);
+    await requestToken(wrong);
+  }
+  const refusals = await Promise.all([unknown, wrong].map((body) => requestToken(body)));
+  t.same(refusals.map((res) => res.statusCode), [429, 429]);
+  // Only the request's own correlation id differs, and the seconds to wait may tick between the two.
+  const [unknownBody, wrongBody] = refusals.map((res) => {
+    const { correlationId: _, message, ...error } = res.json().error;
+    return { ...error, message: message.replace(/\d+/g, 'N'), details: undefined, challenge: res.headers['www-authenticate'] };
+  });
+  t.same(unknownBody, wrongBody);
 });
 
 /** Failures from one address (the socket's, or the client's behind a trusted proxy), each for another unknown client id. */

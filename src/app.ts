@@ -30,6 +30,8 @@ export async function buildApp({ config, database, logger = pino({ level: 'silen
     genReqId: requestIdFor,
     bodyLimit: config.bodyLimitBytes,
     requestTimeout: config.requestTimeoutMs,
+    // request.ip: the client behind these proxies (X-Forwarded-For), otherwise the socket's peer.
+    trustProxy: config.trustProxy,
     exposeHeadRoutes: false,
     // Refused below in the contract's error shape instead of Fastify's own body.
     return503OnClosing: false,

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 
 export interface Config {
@@ -18,6 +19,8 @@ export interface Config {
   tokenTtlSeconds: number;
   /** How long an instance may use a cached extension policy; bounds how late disabling and revocation take effect. */
   authStateTtlMs: number;
+  /** The proxies whose X-Forwarded-For is believed (addresses, CIDR ranges, proxy-addr's named ranges); false: none. */
+  trustProxy: false | string[];
 }
 
 type Env = Record<string, string | undefined>;
@@ -55,6 +58,31 @@ function issuerUrl(env: Env, name: string, fallback: string): string {
   return raw.replace(/\/+$/, '');
 }
 
+const NAMED_RANGES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+function isAddressOrRange(entry: string): boolean {
+  if (NAMED_RANGES.has(entry)) return true;
+  const [address, prefix, ...rest] = entry.split('/');
+  const family = isIP(address);
+  if (family === 0 || rest.length > 0) return false;
+  return prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128));
+}
+
+/**
+ * Only a list of proxies: `true` would believe whatever X-Forwarded-For a client sends, and Fastify trusts no peer on a
+ * bare hop count, since it cannot tell a proxy from a client that sends enough hops.
+ */
+function trustProxy(env: Env): false | string[] {
+  const raw = env.TRUST_PROXY ?? '';
+  if (raw === '' || raw === 'false') return false;
+  if (raw === 'true') throw new Error('TRUST_PROXY=true would believe any X-Forwarded-For a client sends; list the proxies\' addresses or CIDR ranges instead');
+  const entries = raw.split(',').map((entry) => entry.trim());
+  if (!entries.every(isAddressOrRange)) {
+    throw new Error(`TRUST_PROXY must be false or a comma-separated list of proxy addresses or CIDR ranges (or loopback, linklocal, uniquelocal), got "${raw}"`);
+  }
+  return entries;
+}
+
 /** Reads and validates the environment once; everything else receives a Config. */
 export function loadConfig(env: Env = process.env): Config {
   const port = integer(env, 'PORT', 3000);
@@ -78,5 +106,17 @@ export function loadConfig(env: Env = process.env): Config {
     tokenAudience: env.TOKEN_AUDIENCE || `${tokenIssuer}/api/v1/ext`,
     tokenTtlSeconds: tokenTtlSeconds(env),
     authStateTtlMs: integer(env, 'AUTH_STATE_TTL_MS', 5_000),
+    trustProxy: trustProxy(env),
   };
+}
+
+/**
+ * The server's Config. On PostgreSQL, processes share the database and accept each other's tokens, so they must
+ * name one issuer: a default made of each process's own port would differ between them.
+ */
+export function loadServerConfig(env: Env = process.env): Config {
+  if (env.DATABASE_URL && !env.TOKEN_ISSUER) {
+    throw new Error('TOKEN_ISSUER must be set when DATABASE_URL is: the public base URL that every server process names as issuer (e.g. https://api.agency.example)');
+  }
+  return loadConfig(env);
 }

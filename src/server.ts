@@ -1,6 +1,6 @@
 import closeWithGrace from 'close-with-grace';
 import { pino } from 'pino';
-import { loadConfig } from './config.js';
+import { loadServerConfig } from './config.js';
 import { openDatabase } from './db/database.js';
 import { buildApp } from './app.js';
 import { describeDemo, ensureDemo } from './admin/demo.js';
@@ -10,7 +10,7 @@ import { startHousekeeping } from './gateway/housekeeping.js';
 const logger = pino({ level: process.env.LOG_LEVEL || 'info' });
 
 async function main() {
-  const config = loadConfig();
+  const config = loadServerConfig();
   const database = await openDatabase({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,

@@ -1477,7 +1477,8 @@ export const paging = {
 export const tokenFailureLimits = {
   "per_client": 10,
   "per_address": 50,
-  "window_seconds": 300
+  "window_seconds": 300,
+  "description": "Failed token requests over the last window_seconds: per_address from one address (then refused before the secret is checked) and per_client for one client_id (then its failures are 429 instead of 401; its right secret is still accepted)."
 } as const;
 
 export const capabilities = {

@@ -127,13 +127,9 @@ export class ClientCredentialsGrant {
     const phiMode = requestedPhiMode(input.body.phi_mode);
     const agencyId = requestedAgency(input.body.agency_id);
     const credentials = presentedCredentials(input.body, input.authorization);
-    const source = { clientId: credentials.clientId, remoteAddress: input.remoteAddress };
-    await this.failures.assertAllowed(source);
-    const client = await this.authenticate(credentials, agencyId);
-    if (!client) {
-      await this.failures.record(source);
-      throw invalidClient();
-    }
+    const admission = await this.failures.admit({ clientId: credentials.clientId, remoteAddress: input.remoteAddress });
+    const client = await this.authenticate(credentials, agencyId, admission.clientLimited);
+    if (!client) throw (await this.failures.recordFailure(admission)) ?? invalidClient();
     if (!client.phiModes.includes(phiMode)) {
       throw new PlatformError('PLATFORM_PHI_MODE_DENIED', `This integration may not use phi_mode ${phiMode}.`, { phi_mode: phiMode });
     }
@@ -142,12 +138,18 @@ export class ClientCredentialsGrant {
     return { accessToken, expiresIn, scope: scopes.join(' '), agencyId, extensionId: client.extensionId, phiMode };
   }
 
-  /** Exactly one scrypt verification whatever is wrong, so timing does not tell an unknown client from a bad secret. */
-  private async authenticate({ clientId, clientSecret = '' }: PresentedCredentials, agencyId: string): Promise<AuthenticatedClient | undefined> {
+  /**
+   * Exactly one scrypt verification whatever is wrong, so timing does not tell an unknown client from a bad secret.
+   * Once the client id is over its failure limit, none unless the secret names a stored hash of an entitled client:
+   * every failure then costs the same (no hash), and guessers spread over many addresses cannot spend the CPU.
+   */
+  private async authenticate({ clientId, clientSecret = '' }: PresentedCredentials, agencyId: string, clientLimited: boolean): Promise<AuthenticatedClient | undefined> {
     const row = clientId === undefined ? undefined : await this.lookup(clientId, clientSecret);
-    const valid = await verifySecret(clientSecret, row?.secret_hash ?? (await dummySecretHash()));
     const entitled = row?.status === 'active' && row.agency_status === 'active' && row.capabilities.includes(TOKEN_CAPABILITY);
-    if (!valid || !row?.secret_hash || row.agency_id !== agencyId || !entitled) return undefined;
+    const acceptable = Boolean(row?.secret_hash) && row?.agency_id === agencyId && entitled;
+    if (clientLimited && !acceptable) return undefined;
+    const valid = await verifySecret(clientSecret, row?.secret_hash ?? (await dummySecretHash()));
+    if (!valid || !acceptable) return undefined;
     return { clientId: row.client_id, agencyId: row.agency_id, extensionId: row.extension_id, scopes: row.scopes, phiModes: row.phi_modes };
   }
 

@@ -36,36 +36,44 @@ interface Bucket {
 // Client ids are short; a longer one is bogus and needs no more than a prefix to be counted.
 const MAX_BUCKET_ID = 128;
 
-/** The stricter limit of the token endpoint: failed attempts per client id and per remote address. */
+/** What the counters said before an attempt's secret was checked. */
+export interface Admission {
+  source: FailureSource;
+  /** Its client id has used up its failures: a failure is answered 429, and one that needs no hash to tell is spared it. */
+  clientLimited: boolean;
+}
+
+/**
+ * The stricter limit of the token endpoint: failed attempts per remote address and per client id.
+ * An address over its limit is refused before the secret is checked, sparing the hash; that holds back only that
+ * address (the client's own one behind a trusted proxy, see TRUST_PROXY). A client id is in every access token, so
+ * anyone can spend its failures: over its limit, its failures are answered 429 instead of 401, but its right secret is
+ * still accepted, and does not clear the count (the guesser's failures are not forgiven by the real client's success).
+ */
 export class TokenFailureLimiter {
   constructor(
     private readonly db: Kysely<DB>,
     private readonly limits: FailureLimits = TOKEN_FAILURE_LIMITS,
   ) {}
 
-  /** Refuses with 429 while the client or the address has used up its failures of the last window. */
-  async assertAllowed(source: FailureSource): Promise<void> {
+  /** Refuses with 429 while the address has used up its failures of the last window; tells whether the client has. */
+  async admit(source: FailureSource): Promise<Admission> {
     const now = Date.now();
-    const buckets = this.buckets(source);
-    const rows = await this.db
-      .selectFrom('token_failures')
-      .select(['bucket', 'window_start', 'count'])
-      .where('window_start', '>', this.windowStart(now))
-      .where('bucket', 'in', buckets.map((b) => b.bucket))
-      .orderBy('window_start', 'desc')
-      .execute();
-    const allowedAgain = Math.max(...buckets.map((b) => this.allowedAgainAt(b, rows.filter((row) => row.bucket === b.bucket))));
-    if (allowedAgain <= now) return;
-    const retryAfter = Math.max(1, Math.ceil((allowedAgain - now) / 1000));
-    throw new PlatformError(
-      'PLATFORM_RATE_LIMITED',
-      `Too many failed token requests for this client or from this address; retry after ${retryAfter} seconds.`,
-      { retry_after_seconds: retryAfter },
-      { 'retry-after': String(retryAfter) },
-    );
+    const { address, client } = await this.allowedAgainAt(source);
+    if (address > now) throw refusal(address, now, 'from this address.');
+    return { source, clientLimited: client > now };
   }
 
-  async record(source: FailureSource): Promise<void> {
+  /** Counts a failed attempt; returns the 429 to answer instead of 401 when its client was over the limit already. */
+  async recordFailure({ source, clientLimited }: Admission): Promise<PlatformError | undefined> {
+    await this.record(source);
+    if (!clientLimited) return undefined;
+    // Read again, so that Retry-After counts this failure and any made meanwhile.
+    const { client } = await this.allowedAgainAt(source);
+    return refusal(client, Date.now(), 'for this client_id (its right secret is still accepted).');
+  }
+
+  private async record(source: FailureSource): Promise<void> {
     const now = Date.now();
     await this.db
       .insertInto('token_failures')
@@ -75,11 +83,25 @@ export class TokenFailureLimiter {
     await this.db.deleteFrom('token_failures').where('window_start', '<=', this.windowStart(now)).execute();
   }
 
+  /** For the address and the client: when each falls below its limit (0: it is below already, or no client id was sent). */
+  private async allowedAgainAt(source: FailureSource): Promise<{ address: number; client: number }> {
+    const buckets = this.buckets(source);
+    const rows = await this.db
+      .selectFrom('token_failures')
+      .select(['bucket', 'window_start', 'count'])
+      .where('window_start', '>', this.windowStart(Date.now()))
+      .where('bucket', 'in', buckets.map((b) => b.bucket))
+      .orderBy('window_start', 'desc')
+      .execute();
+    const [address, client = 0] = buckets.map((b) => this.bucketAllowedAgainAt(b, rows.filter((row) => row.bucket === b.bucket)));
+    return { address, client };
+  }
+
   /**
    * When the bucket falls below its limit: once the newest minute that still brings it to the limit, counting from the
    * newest (`minutes` come newest first), has left the window; 0 when it is below already.
    */
-  private allowedAgainAt(bucket: Bucket, minutes: { window_start: Date; count: number }[]): number {
+  private bucketAllowedAgainAt(bucket: Bucket, minutes: { window_start: Date; count: number }[]): number {
     let newer = 0;
     for (const minute of minutes) {
       newer += minute.count;
@@ -93,9 +115,20 @@ export class TokenFailureLimiter {
     return new Date(now - this.limits.windowSeconds * 1000);
   }
 
+  /** The address's bucket, then the client's when a client id was sent. */
   private buckets(source: FailureSource): Bucket[] {
     const buckets = [{ bucket: `address:${source.remoteAddress}`, limit: this.limits.perAddress }];
     if (source.clientId !== undefined) buckets.push({ bucket: `client:${source.clientId.slice(0, MAX_BUCKET_ID)}`, limit: this.limits.perClient });
     return buckets;
   }
+}
+
+function refusal(allowedAgain: number, now: number, whose: string): PlatformError {
+  const retryAfter = Math.max(1, Math.ceil((allowedAgain - now) / 1000));
+  return new PlatformError(
+    'PLATFORM_RATE_LIMITED',
+    `Too many failed token requests ${whose} Retry after ${retryAfter} seconds.`,
+    { retry_after_seconds: retryAfter },
+    { 'retry-after': String(retryAfter) },
+  );
 }

@@ -1,9 +1,11 @@
+import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import t, { type Test } from 'tap';
 import { rotateClientSecret, setIntegrationStatus } from '../../src/admin/integration.js';
 import { CONTRACT_SCOPES } from '../../src/identity/grants.js';
 import { TOKEN_FAILURE_LIMITS } from '../../src/identity/token-failures.js';
-import { buildTestApp, type Response } from '../helpers/app.js';
+import { loadConfig } from '../../src/config.js';
+import { buildTestApp, type Response, type TestApi } from '../helpers/app.js';
 import { testDatabase } from '../helpers/database.js';
 import { createTestIntegration, tokenRequestBody, type TestIntegration } from '../helpers/identity.js';
 
@@ -163,28 +165,82 @@ t.test('secret rotation: the old secret works during the overlap window, not aft
   assertTokenResponse(t, await requestToken(tokenRequestBody({ ...integration, clientSecret: immediate.clientSecret })), integration);
 });
 
-t.test('failed attempts are limited per client id, shared through the database', async (t) => {
+t.test('failures for a client id are limited, but never refuse its right secret (someone else may know the client id)', async (t) => {
   const integration = await createTestIntegration(db);
   const wrong = { ...tokenRequestBody(integration), client_secret: 'sk_wrong' };
   for (let i = 0; i < TOKEN_FAILURE_LIMITS.perClient; i++) t.equal((await requestToken(wrong)).statusCode, 401);
-  const limited = await requestToken(tokenRequestBody(integration));
-  t.equal(limited.statusCode, 429, 'even the right secret waits for the window to end');
+  const limited = await requestToken(wrong);
+  t.equal(limited.statusCode, 429, 'a further wrong secret waits for the window to end');
   t.match(limited.json().error, { code: 'PLATFORM_RATE_LIMITED', retryable: true });
   const retryAfter = Number(limited.headers['retry-after']);
   t.ok(retryAfter >= 1 && retryAfter <= TOKEN_FAILURE_LIMITS.windowSeconds, `Retry-After ${retryAfter}`);
+  assertTokenResponse(t, await requestToken(tokenRequestBody(integration)), integration);
+  t.equal((await requestToken(wrong)).statusCode, 429, "the right secret does not clear the guesser's failures");
   const other = await createTestIntegration(db);
   assertTokenResponse(t, await requestToken(tokenRequestBody(other)), other);
 });
 
-t.test('failed attempts are limited per remote address', async (t) => {
+t.test('over its limit, a client id answers every failure alike: an unknown one too', async (t) => {
+  const integration = await createTestIntegration(db);
+  const unknown = { ...tokenRequestBody(integration), client_id: `cli_unknown_${randomUUID()}` };
+  const wrong = { ...tokenRequestBody(integration), client_secret: 'sk_wrong' };
+  for (let i = 0; i < TOKEN_FAILURE_LIMITS.perClient; i++) {
+    await requestToken(unknown);
+    await requestToken(wrong);
+  }
+  const refusals = await Promise.all([unknown, wrong].map((body) => requestToken(body)));
+  t.same(refusals.map((res) => res.statusCode), [429, 429]);
+  // Only the request's own correlation id differs, and the seconds to wait may tick between the two.
+  const [unknownBody, wrongBody] = refusals.map((res) => {
+    const { correlationId: _, message, ...error } = res.json().error;
+    return { ...error, message: message.replace(/\d+/g, 'N'), details: undefined, challenge: res.headers['www-authenticate'] };
+  });
+  t.same(unknownBody, wrongBody);
+});
+
+/** Failures from one address (the socket's, or the client's behind a trusted proxy), each for another unknown client id. */
+async function failFrom(api: TestApi, count: number, options: { remoteAddress: string; forwardedFor?: () => string }) {
+  const body = tokenRequestBody(await createTestIntegration(db));
+  for (let i = 0; i < count; i++) {
+    const headers = options.forwardedFor ? { 'x-forwarded-for': options.forwardedFor() } : undefined;
+    const res = await api.request({ method: 'POST', url: TOKEN_URL, payload: { ...body, client_id: `cli_guess_${randomUUID()}` }, remoteAddress: options.remoteAddress, headers });
+    if (res.statusCode !== 401) throw new Error(`attempt ${i}: ${res.statusCode}`);
+  }
+}
+
+t.test('failed attempts are limited per remote address, whatever X-Forwarded-For says without TRUST_PROXY', async (t) => {
   const address = freshAddress();
   const integration = await createTestIntegration(db);
-  for (let i = 0; i < TOKEN_FAILURE_LIMITS.perAddress; i++) {
-    const res = await requestToken({ ...tokenRequestBody(integration), client_id: `cli_guess${i}` }, { remoteAddress: address });
-    if (res.statusCode !== 401) t.fail(`attempt ${i}: ${res.statusCode}`);
-  }
-  t.equal((await requestToken(tokenRequestBody(integration), { remoteAddress: address })).statusCode, 429);
+  await failFrom(api, TOKEN_FAILURE_LIMITS.perAddress, { remoteAddress: address, forwardedFor: freshAddress });
+  const spoofed = await requestToken(tokenRequestBody(integration), { remoteAddress: address, headers: { 'x-forwarded-for': freshAddress() } });
+  t.equal(spoofed.statusCode, 429, 'the address is refused before the secret is checked, so the hash is spared');
+  t.ok(Number(spoofed.headers['retry-after']) >= 1);
   assertTokenResponse(t, await requestToken(tokenRequestBody(integration)), integration);
+});
+
+t.test('behind a trusted proxy (TRUST_PROXY), each client address is counted apart', async (t) => {
+  const proxied = await buildTestApp({ trustProxy: loadConfig({ TRUST_PROXY: '10.0.0.0/8' }).trustProxy }, t);
+  const [proxy, guesser, client] = ['10.1.2.3', freshAddress(), freshAddress()];
+  await failFrom(proxied, TOKEN_FAILURE_LIMITS.perAddress, { remoteAddress: proxy, forwardedFor: () => `${freshAddress()}, ${guesser}` });
+  const integration = await createTestIntegration(db);
+  const fromClient = await proxied.request({ method: 'POST', url: TOKEN_URL, payload: tokenRequestBody(integration), remoteAddress: proxy, headers: { 'x-forwarded-for': client } });
+  assertTokenResponse(t, fromClient, integration);
+  const fromGuesser = await proxied.request({ method: 'POST', url: TOKEN_URL, payload: tokenRequestBody(integration), remoteAddress: proxy, headers: { 'x-forwarded-for': guesser } });
+  t.equal(fromGuesser.statusCode, 429, "the guesser's own address is over its limit");
+  const untrusted = await proxied.request({ method: 'POST', url: TOKEN_URL, payload: tokenRequestBody(integration), remoteAddress: guesser, headers: { 'x-forwarded-for': client } });
+  t.equal(untrusted.statusCode, 429, 'X-Forwarded-For from an address that is not a trusted proxy is ignored');
+});
+
+t.test('a repeated form parameter is refused (RFC 6749 3.2), naming it', async (t) => {
+  const integration = await createTestIntegration(db);
+  for (const name of ['phi_mode', 'client_id', 'scope']) {
+    const fields = new URLSearchParams(tokenRequestBody(integration, 'no_phi', { scope: 'external:visits:read' }));
+    fields.append(name, name === 'phi_mode' ? 'phi' : fields.get(name)!);
+    const res = await api.request({ method: 'POST', url: TOKEN_URL, payload: fields.toString(), headers: { 'content-type': 'application/x-www-form-urlencoded' }, remoteAddress: freshAddress() });
+    t.equal(res.statusCode, 400, name);
+    t.match(res.json(), { error: 'invalid_request', code: 'PLATFORM_INVALID_REQUEST', issues: [{ location: 'body', path: `/${name}` }] }, name);
+    t.match(res.json().user_message, new RegExp(name), 'the message names the parameter');
+  }
 });
 
 t.test('OAuth metadata (RFC 8414) and the JWKS with public keys only', async (t) => {

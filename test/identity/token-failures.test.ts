@@ -1,8 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
+import { pino } from 'pino';
 import t from 'tap';
+import { loadConfig } from '../../src/config.js';
+import type { TokenRequest } from '../../src/identity/client-credentials.js';
+import * as secrets from '../../src/identity/secrets.js';
 import { TokenFailureLimiter } from '../../src/identity/token-failures.js';
+import { createServices } from '../../src/services.js';
 import { testDatabase } from '../helpers/database.js';
+import { createTestIntegration, tokenRequestBody } from '../helpers/identity.js';
 
 const { db } = await testDatabase();
 const limiter = new TokenFailureLimiter(db, { perClient: 10, perAddress: 50, windowSeconds: 300 });
@@ -21,20 +27,17 @@ async function failuresOf(clientId: string, counts: Record<number, number>): Pro
 /** Seconds from now until the given time, as Retry-After rounds them. */
 const secondsUntil = (time: number) => Math.ceil((time - Date.now()) / 1000);
 
+/** A failure for the client: its Retry-After when the client was over its limit already, or 'allowed'. */
 async function refusal(clientId: string): Promise<number | 'allowed'> {
-  try {
-    await limiter.assertAllowed({ clientId, remoteAddress: `203.0.113.${clientId.length}` });
-    return 'allowed';
-  } catch (error) {
-    return Number((error as { headers: Record<string, string> }).headers['retry-after']);
-  }
+  const admission = await limiter.admit({ clientId, remoteAddress: `203.0.113.${clientId.length}` });
+  const refused = await limiter.recordFailure(admission);
+  return refused ? Number(refused.headers!['retry-after']) : 'allowed';
 }
 
 t.test('failures made before a minute edge still count after it: the window rolls', async (t) => {
   const clientId = randomUUID();
   const currentMinute = await failuresOf(clientId, { 1: 9 });
-  t.equal(await refusal(clientId), 'allowed', 'nine of ten');
-  await limiter.record({ clientId, remoteAddress: '203.0.113.1' });
+  t.equal(await refusal(clientId), 'allowed', 'the tenth failure is not refused yet');
   const retryAfter = await refusal(clientId);
   t.ok(Math.abs(Number(retryAfter) - secondsUntil(currentMinute + 4 * MINUTE)) <= 1, `refused until the earlier minute leaves the window: ${retryAfter} s`);
 });
@@ -50,9 +53,18 @@ t.test('failures older than the window do not count, and recording a failure del
   const clientId = randomUUID();
   await failuresOf(clientId, { 5: 40, 6: 40 });
   t.equal(await refusal(clientId), 'allowed');
-  await limiter.record({ clientId, remoteAddress: '203.0.113.2' });
   const rows = await db.selectFrom('token_failures').select('count').where('bucket', '=', `client:${clientId}`).execute();
   t.same(rows, [{ count: 1 }], 'only the new failure is left');
+});
+
+t.test('an address over its limit is refused before its secret is checked; a client over its limit is not', async (t) => {
+  const clientId = randomUUID();
+  await failuresOf(clientId, { 0: 10 });
+  const admission = await limiter.admit({ clientId, remoteAddress: '203.0.113.200' });
+  t.equal(admission.clientLimited, true, 'only its failures will be refused');
+  const source = { remoteAddress: '192.0.2.50' };
+  for (let i = 0; i < 50; i++) await limiter.recordFailure({ source, clientLimited: false });
+  await t.rejects(limiter.admit(source), { code: 'PLATFORM_RATE_LIMITED', message: /from this address/ });
 });
 
 t.test('dropping the minutes that left the window reads an index on their start', async (t) => {
@@ -63,4 +75,29 @@ t.test('dropping the minutes that left the window reads an index on their start'
     return rows.map((row) => row['QUERY PLAN']).join('\n');
   });
   t.match(plan, /token_failures_window_start/, 'not a full scan of the table or of its primary key');
+});
+
+t.test('over its limit, a client id is spared the hash for a wrong secret, and its right secret is hashed and accepted', async (t) => {
+  let hashes = 0;
+  const { ClientCredentialsGrant } = await t.mockImport<typeof import('../../src/identity/client-credentials.js')>('../../src/identity/client-credentials.js', {
+    '../../src/identity/secrets.js': { ...secrets, verifySecret: (secret: string, stored: string) => (hashes++, secrets.verifySecret(secret, stored)) },
+  });
+  const { tokenSigner } = createServices(loadConfig({}), db, pino({ enabled: false }));
+  const grant = new ClientCredentialsGrant(db, tokenSigner, limiter);
+  const integration = await createTestIntegration(db);
+  /** A token request for the integration, with some fields changed: its outcome and how many hashes it cost. */
+  const attempt = async (changed: Partial<TokenRequest> = {}) => {
+    hashes = 0;
+    const body = { ...tokenRequestBody(integration), ...changed, grant_type: 'client_credentials' as const };
+    const outcome = await grant.issue({ body, authorization: undefined, remoteAddress: '203.0.113.250' }).then(
+      () => 'issued',
+      (err: { status: number }) => err.status,
+    );
+    return { outcome, hashes };
+  };
+  const wrong = { client_secret: 'sk_wrong' };
+  for (let i = 0; i < 10; i++) t.same(await attempt(wrong), { outcome: 401, hashes: 1 }, `failure ${i + 1}: hashed like any other`);
+  t.same(await attempt(wrong), { outcome: 429, hashes: 0 });
+  t.same(await attempt({ agency_id: 'another-agency' }), { outcome: 429, hashes: 0 }, 'a right secret for the wrong agency costs the same as a wrong one');
+  t.same(await attempt(), { outcome: 'issued', hashes: 1 });
 });

@@ -604,7 +604,7 @@ export type components = {
              */
             as_of?: string;
             collection?: components["schemas"]["WorkingCollectionDefinition"];
-            /** @description Offset of the next page; null or absent when there are no more pages. */
+            /** @description Offset of the next page; null or absent when there are no more pages. An offset above the maximum (100000) is refused with 400: a walk that deep continues with next_cursor. */
             next_offset?: number | null;
         } & {
             [key: string]: unknown;
@@ -2420,7 +2420,7 @@ export type components = {
         IdempotencyKey: string;
         /** @description Page size. Default 50, maximum 200; a larger value is refused, not capped. */
         Limit: number;
-        /** @description Items to skip. Default 0. */
+        /** @description Items to skip. Default 0, maximum 100000 (a larger value is a 400); deeper pages: use meta.next_cursor (keyset, constant time). */
         Offset: number;
         /** @description Keyset cursor from meta.next_cursor: continues the list in the same order in constant time at any depth (offset pages slow down with depth). Not combinable with a non-zero offset (400); a cursor this list did not return is a 400. */
         Cursor: string;
@@ -2590,7 +2590,7 @@ export interface operations {
             query?: {
                 /** @description Page size. Default 50, maximum 200; a larger value is refused, not capped. */
                 limit?: components["parameters"]["Limit"];
-                /** @description Items to skip. Default 0. */
+                /** @description Items to skip. Default 0, maximum 100000 (a larger value is a 400); deeper pages: use meta.next_cursor (keyset, constant time). */
                 offset?: components["parameters"]["Offset"];
                 /** @description Only tokens in this state. */
                 status?: "active" | "revoked" | "expired";
@@ -2780,7 +2780,7 @@ export interface operations {
             query?: {
                 /** @description Page size. Default 50, maximum 200; a larger value is refused, not capped. */
                 limit?: components["parameters"]["Limit"];
-                /** @description Items to skip. Default 0. */
+                /** @description Items to skip. Default 0, maximum 100000 (a larger value is a 400); deeper pages: use meta.next_cursor (keyset, constant time). */
                 offset?: components["parameters"]["Offset"];
                 /** @description Keyset cursor from meta.next_cursor: continues the list in the same order in constant time at any depth (offset pages slow down with depth). Not combinable with a non-zero offset (400); a cursor this list did not return is a 400. */
                 cursor?: components["parameters"]["Cursor"];
@@ -2880,7 +2880,7 @@ export interface operations {
             query?: {
                 /** @description Page size. Default 50, maximum 200; a larger value is refused, not capped. */
                 limit?: components["parameters"]["Limit"];
-                /** @description Items to skip. Default 0. */
+                /** @description Items to skip. Default 0, maximum 100000 (a larger value is a 400); deeper pages: use meta.next_cursor (keyset, constant time). */
                 offset?: components["parameters"]["Offset"];
                 /** @description Keyset cursor from meta.next_cursor: continues the list in the same order in constant time at any depth (offset pages slow down with depth). Not combinable with a non-zero offset (400); a cursor this list did not return is a 400. */
                 cursor?: components["parameters"]["Cursor"];
@@ -3033,7 +3033,7 @@ export interface operations {
             query?: {
                 /** @description Page size. Default 50, maximum 200; a larger value is refused, not capped. */
                 limit?: components["parameters"]["Limit"];
-                /** @description Items to skip. Default 0. */
+                /** @description Items to skip. Default 0, maximum 100000 (a larger value is a 400); deeper pages: use meta.next_cursor (keyset, constant time). */
                 offset?: components["parameters"]["Offset"];
                 /** @description Keyset cursor from meta.next_cursor: continues the list in the same order in constant time at any depth (offset pages slow down with depth). Not combinable with a non-zero offset (400); a cursor this list did not return is a 400. */
                 cursor?: components["parameters"]["Cursor"];
@@ -3131,7 +3131,7 @@ export interface operations {
             query?: {
                 /** @description Page size. Default 50, maximum 200; a larger value is refused, not capped. */
                 limit?: components["parameters"]["Limit"];
-                /** @description Items to skip. Default 0. */
+                /** @description Items to skip. Default 0, maximum 100000 (a larger value is a 400); deeper pages: use meta.next_cursor (keyset, constant time). */
                 offset?: components["parameters"]["Offset"];
                 /** @description Keyset cursor from meta.next_cursor: continues the list in the same order in constant time at any depth (offset pages slow down with depth). Not combinable with a non-zero offset (400); a cursor this list did not return is a 400. */
                 cursor?: components["parameters"]["Cursor"];
@@ -3382,7 +3382,7 @@ export interface operations {
             query?: {
                 /** @description Page size. Default 50, maximum 200; a larger value is refused, not capped. */
                 limit?: components["parameters"]["Limit"];
-                /** @description Items to skip. Default 0. */
+                /** @description Items to skip. Default 0, maximum 100000 (a larger value is a 400); deeper pages: use meta.next_cursor (keyset, constant time). */
                 offset?: components["parameters"]["Offset"];
                 /** @description Posting state. */
                 status?: "received" | "matching" | "posted" | "partially_posted" | "exception";
@@ -3432,7 +3432,7 @@ export interface operations {
             query?: {
                 /** @description Page size. Default 50, maximum 200; a larger value is refused, not capped. */
                 limit?: components["parameters"]["Limit"];
-                /** @description Items to skip. Default 0. */
+                /** @description Items to skip. Default 0, maximum 100000 (a larger value is a 400); deeper pages: use meta.next_cursor (keyset, constant time). */
                 offset?: components["parameters"]["Offset"];
             };
             header?: {
@@ -3481,7 +3481,7 @@ export interface operations {
             query?: {
                 /** @description Page size. Default 50, maximum 200; a larger value is refused, not capped. */
                 limit?: components["parameters"]["Limit"];
-                /** @description Items to skip. Default 0. */
+                /** @description Items to skip. Default 0, maximum 100000 (a larger value is a 400); deeper pages: use meta.next_cursor (keyset, constant time). */
                 offset?: components["parameters"]["Offset"];
                 /** @description signature_status. */
                 status?: "signed" | "awaiting_signature" | "signature_not_required" | "rejected" | "superseded" | "cancelled";
@@ -3575,7 +3575,7 @@ export interface operations {
             query?: {
                 /** @description Page size. Default 50, maximum 200; a larger value is refused, not capped. */
                 limit?: components["parameters"]["Limit"];
-                /** @description Items to skip. Default 0. */
+                /** @description Items to skip. Default 0, maximum 100000 (a larger value is a 400); deeper pages: use meta.next_cursor (keyset, constant time). */
                 offset?: components["parameters"]["Offset"];
             };
             header?: {
@@ -3621,7 +3621,7 @@ export interface operations {
             query?: {
                 /** @description Page size. Default 50, maximum 200; a larger value is refused, not capped. */
                 limit?: components["parameters"]["Limit"];
-                /** @description Items to skip. Default 0. */
+                /** @description Items to skip. Default 0, maximum 100000 (a larger value is a 400); deeper pages: use meta.next_cursor (keyset, constant time). */
                 offset?: components["parameters"]["Offset"];
             };
             header?: {

@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { PlatformError, errorEntry } from '../errors/platform-error.js';
-import { RequestError } from '../errors/request-error.js';
+import { RequestError, invalidBody } from '../errors/request-error.js';
 import { isDatabaseUnavailable, isStatementTimeout } from '../db/sql-state.js';
 
 function sendPlatformError(error: PlatformError, request: FastifyRequest, reply: FastifyReply) {
@@ -49,12 +49,6 @@ function fromFastifyError(error: FastifyError): RequestError | undefined {
       }
       return undefined;
   }
-}
-
-function invalidBody(message: string) {
-  return new RequestError(400, 'invalid_request', 'PLATFORM_INVALID_REQUEST', message, {
-    issues: [{ location: 'body', path: '', message, keyword: 'parse' }],
-  });
 }
 
 /** Database trouble that is not the caller's fault and passes: worth a retry, so not a 500. */

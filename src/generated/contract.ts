@@ -1447,6 +1447,10 @@ export const paging = {
   "max_offset": 100000
 } as const;
 
+export const bodyLimits = {
+  "max_depth": 64
+} as const;
+
 export const tokenFailureLimits = {
   "per_client": 10,
   "per_address": 50,

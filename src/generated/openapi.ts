@@ -2287,7 +2287,7 @@ export type components = {
         };
     };
     responses: {
-        /** @description Validation error: ApiError with issues for a request that does not match the contract (PLATFORM_INVALID_REQUEST, PLATFORM_INVALID_IDEMPOTENCY_KEY, unsupported svc-contract-version, a body nested more than 64 levels deep or not valid UTF-8); ExternalPlatformError for a business rule (PLATFORM_INVALID_INPUT). */
+        /** @description Validation error: ApiError with issues for a request that does not match the contract (PLATFORM_INVALID_REQUEST, PLATFORM_INVALID_IDEMPOTENCY_KEY, unsupported svc-contract-version, a body nested more than 64 levels deep or not valid UTF-8, two Authorization headers); ExternalPlatformError for a business rule (PLATFORM_INVALID_INPUT). */
         BadRequest: {
             headers: {
                 "x-request-id": components["headers"]["RequestId"];

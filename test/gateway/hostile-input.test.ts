@@ -117,3 +117,19 @@ t.test('invalid UTF-8 in a body is a 400, not silently replaced', async (t) => {
   t.equal(valid.statusCode, 200);
   t.equal(valid.json().data.title, 'Rappeler Zoë 📞');
 });
+
+t.test('two Authorization headers are a 400, so a proxy and the service cannot read different ones', async (t) => {
+  const twice = (first: string, second: string) => ({ authorization: [first, second] as unknown as string });
+  const bearerToken = `Bearer ${api.token}`;
+  for (const [first, second] of [[bearerToken, bearerToken], [bearerToken, 'Bearer other']]) {
+    const res = await api.request({ method: 'GET', url: '/api/v1/ext/health', headers: twice(first, second) });
+    assertInvalidRequest(t, res, 400, { location: 'header', path: 'authorization' });
+  }
+  const fields = tokenRequestBody(api.integration);
+  const basic = `Basic ${Buffer.from(`${fields.client_id}:${fields.client_secret}`).toString('base64')}`;
+  const { client_id: _id, client_secret: _secret, ...rest } = fields;
+  const token = await anonymous.request({ method: 'POST', url: TOKEN_URL, headers: twice(basic, basic), payload: rest, remoteAddress: freshAddress() });
+  assertInvalidRequest(t, token, 400, { location: 'header', path: 'authorization' });
+  const once = await anonymous.request({ method: 'POST', url: TOKEN_URL, headers: { authorization: basic }, payload: rest, remoteAddress: freshAddress() });
+  t.equal(once.statusCode, 200);
+});

@@ -1,4 +1,8 @@
 import t, { type Test } from 'tap';
+import { once } from 'node:events';
+import { connect } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { errorShapes } from '../../src/generated/contract.js';
 import { buildTestApp, signIn, type Response } from '../helpers/app.js';
 import { tokenRequestBody } from '../helpers/identity.js';
 
@@ -132,4 +136,41 @@ t.test('two Authorization headers are a 400, so a proxy and the service cannot r
   assertInvalidRequest(t, token, 400, { location: 'header', path: 'authorization' });
   const once = await anonymous.request({ method: 'POST', url: TOKEN_URL, headers: { authorization: basic }, payload: rest, remoteAddress: freshAddress() });
   t.equal(once.statusCode, 200);
+});
+
+/** Sends raw bytes to a listening app (half-closing when `end`) and reads the whole answer until the server closes the connection. */
+function rawExchange(port: number, request: string, end = true): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => (end ? socket.end(request) : socket.write(request)));
+    const chunks: Buffer[] = [];
+    socket.on('data', (chunk) => chunks.push(chunk));
+    socket.on('error', reject);
+    socket.on('close', () => resolve(Buffer.concat(chunks).toString('utf8')));
+  });
+}
+
+function assertApiErrorAnswer(t: Test, raw: string, status: number, error: string) {
+  const [head, body] = raw.split('\r\n\r\n');
+  const [statusLine, ...lines] = head.split('\r\n');
+  const headers = Object.fromEntries(lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]));
+  t.equal(Number(statusLine.split(' ')[1]), status, statusLine);
+  t.match(headers, { 'content-type': /^application\/json/, connection: 'close', 'content-length': String(Buffer.byteLength(body)), 'x-request-id': /^req_/ });
+  const parsed = JSON.parse(body);
+  t.ok(errorShapes.ApiError(parsed), JSON.stringify(errorShapes.ApiError.errors));
+  t.match(parsed, { error, code: 'PLATFORM_INVALID_REQUEST', request_id: headers['x-request-id'] });
+}
+
+t.test('refusals before any request exists (oversized headers, malformed or slow requests) answer in the ApiError shape', async (t) => {
+  await api.app.listen({ port: 0, host: '127.0.0.1' });
+  const { port } = api.app.server.address() as AddressInfo;
+  const oversized = await rawExchange(port, `GET /api/v1/ext/health HTTP/1.1\r\nHost: x\r\nX-Padding: ${'a'.repeat(20_000)}\r\n\r\n`);
+  assertApiErrorAnswer(t, oversized, 431, 'request_header_fields_too_large');
+  const malformed = await rawExchange(port, 'GET /api/v1/ext/health HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n');
+  assertApiErrorAnswer(t, malformed, 400, 'invalid_request');
+  // Node checks request time-outs every 30 s by default: the error it would raise is raised here at once.
+  const accepted = once(api.app.server, 'connection');
+  const slow = rawExchange(port, 'GET /api/v1/ext/health HTTP/1.1\r\nHost: x\r\n', false);
+  const [socket] = await accepted;
+  api.app.server.emit('clientError', Object.assign(new Error('Request timeout'), { code: 'ERR_HTTP_REQUEST_TIMEOUT' }), socket);
+  assertApiErrorAnswer(t, await slow, 408, 'request_timeout');
 });

@@ -131,6 +131,8 @@ export const requestShapes = ${x('x-svc-request-shapes')} as const;
 
 export const paging = ${x('x-svc-paging')} as const;
 
+export const bodyLimits = ${x('x-svc-body-limits')} as const;
+
 export const tokenFailureLimits = ${x('x-svc-token-failure-limits')} as const;
 
 export const capabilities = ${x('x-svc-capabilities')} as const;

@@ -1,7 +1,7 @@
-import { Ajv2020 } from 'ajv/dist/2020.js';
+import { Ajv2020, _, type KeywordCxt } from 'ajv/dist/2020.js';
 import standaloneModule from 'ajv/dist/standalone/index.js';
 import formatsModule from 'ajv-formats';
-import type { Json, JsonObject, OperationEntry } from './contract-document.js';
+import type { Json, JsonObject, OperationEntry, ParameterObject } from './contract-document.js';
 import { GENERATED_HEADER } from './header.js';
 import { v1Components } from './contract-v1.js';
 
@@ -36,6 +36,25 @@ function vendorKeywords(node: Json, found = new Set<string>()): Set<string> {
 }
 
 /**
+ * AJV coerces a query string such as "1e400" or "Infinity" to a non-finite number and then skips the numeric
+ * keywords (its `minimum`/`maximum` checks run only on finite numbers) without checking the type again, so
+ * `limit=1e400` passed as Infinity. This keyword, set by parameterSchema on every numeric parameter, runs after
+ * coercion and refuses what JSON could never carry.
+ */
+const FINITE = 'finite';
+
+function addFiniteKeyword(ajv: Ajv2020) {
+  ajv.addKeyword({
+    keyword: FINITE,
+    schemaType: 'boolean',
+    error: { message: 'must be a finite number' },
+    code(cxt: KeywordCxt) {
+      cxt.fail(_`typeof ${cxt.data} == "number" && !isFinite(${cxt.data})`);
+    },
+  });
+}
+
+/**
  * Precompiles validators to standalone ESM. `coerce` is for path, query and header values, which
  * arrive as strings: they are converted to the declared type (and defaults applied) on purpose.
  * Bodies and responses are checked as sent, with no coercion and no removal of properties.
@@ -52,6 +71,7 @@ export function compileValidators(doc: JsonObject, schemas: ValidatorSchemas, co
     useDefaults: coerce,
   });
   addFormats(ajv, ['date', 'date-time', 'uri', 'email']);
+  if (coerce) addFiniteKeyword(ajv);
   for (const keyword of vendorKeywords(components)) ajv.addKeyword({ keyword });
   ajv.addSchema({ $id: 'components', $defs: relocateRefs(components) as JsonObject });
   if (!coerce) ajv.addSchema({ $id: 'components-v1', $defs: relocateRefs(v1Components(doc), 'components-v1') as JsonObject });
@@ -66,12 +86,27 @@ export function compileValidators(doc: JsonObject, schemas: ValidatorSchemas, co
   return `${GENERATED_HEADER}\n// @ts-nocheck\n/* eslint-disable */\n${code}\n`;
 }
 
+const isNumeric = (type: Json | undefined) => [type].flat().some((t) => t === 'integer' || t === 'number');
+
+/**
+ * A numeric parameter gets the finite keyword, and must declare both bounds: an unbounded integer reaches SQL
+ * out of range (a 500) or beyond 2^53, where it is no longer the number sent.
+ */
+function boundedNumber(entry: OperationEntry, parameter: ParameterObject): JsonObject {
+  const { schema } = parameter;
+  if (!isNumeric(schema.type)) return schema;
+  if (typeof schema.minimum !== 'number' || typeof schema.maximum !== 'number') {
+    throw new Error(`${entry.operationId}: numeric parameter "${parameter.name}" needs a minimum and a maximum`);
+  }
+  return { ...schema, [FINITE]: true };
+}
+
 export function parameterSchema(entry: OperationEntry, location: 'path' | 'query' | 'header'): JsonObject | undefined {
   const params = entry.parameters.filter((p) => p.in === location);
   if (params.length === 0) return undefined;
   const key = (name: string) => (location === 'header' ? name.toLowerCase() : name);
   const properties: JsonObject = {};
-  for (const p of params) properties[key(p.name)] = p.schema;
+  for (const p of params) properties[key(p.name)] = boundedNumber(entry, p);
   return {
     type: 'object',
     properties,

@@ -3,7 +3,7 @@ import { pino, type Logger } from 'pino';
 import type { Config } from './config.js';
 import type { Database } from './db/database.js';
 import { installBodyParsers } from './gateway/body-parsing.js';
-import { installErrorHandler } from './gateway/error-handler.js';
+import { clientErrorHandler, installErrorHandler } from './gateway/error-handler.js';
 import { installNotFound } from './gateway/not-found.js';
 import { registerOperations } from './gateway/operation-routes.js';
 import { requestIdFor } from './gateway/request-id.js';
@@ -35,6 +35,7 @@ export async function buildApp({ config, database, logger = pino({ level: 'silen
     exposeHeadRoutes: false,
     // Refused below in the contract's error shape instead of Fastify's own body.
     return503OnClosing: false,
+    clientErrorHandler: clientErrorHandler(logger),
   });
   let closing = false;
   app.addHook('onClose', async () => {

@@ -19,3 +19,10 @@ export class RequestError extends Error {
     this.name = 'RequestError';
   }
 }
+
+/** A body that cannot be read as the contract's JSON: one issue on the body as a whole, named by `keyword`. */
+export function invalidBody(message: string, keyword = 'parse'): RequestError {
+  return new RequestError(400, 'invalid_request', 'PLATFORM_INVALID_REQUEST', message, {
+    issues: [{ location: 'body', path: '', message, keyword }],
+  });
+}

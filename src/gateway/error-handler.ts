@@ -1,7 +1,11 @@
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
 import { PlatformError, errorEntry } from '../errors/platform-error.js';
-import { RequestError } from '../errors/request-error.js';
+import { RequestError, invalidBody } from '../errors/request-error.js';
 import { isDatabaseUnavailable, isStatementTimeout } from '../db/sql-state.js';
+import { mintRequestId } from './request-id.js';
 
 function sendPlatformError(error: PlatformError, request: FastifyRequest, reply: FastifyReply) {
   const entry = errorEntry(error.code);
@@ -51,12 +55,6 @@ function fromFastifyError(error: FastifyError): RequestError | undefined {
   }
 }
 
-function invalidBody(message: string) {
-  return new RequestError(400, 'invalid_request', 'PLATFORM_INVALID_REQUEST', message, {
-    issues: [{ location: 'body', path: '', message, keyword: 'parse' }],
-  });
-}
-
 /** Database trouble that is not the caller's fault and passes: worth a retry, so not a 500. */
 function fromDatabaseError(error: unknown): PlatformError | undefined {
   if (isDatabaseUnavailable(error)) {
@@ -81,4 +79,38 @@ export function installErrorHandler(app: FastifyInstance) {
     request.log.error({ err: error }, 'unhandled error');
     return sendPlatformError(new PlatformError('PLATFORM_INTERNAL_ERROR', 'An unexpected error occurred. Quote the correlationId to support.'), request, reply);
   });
+}
+
+type ClientRefusal = readonly [status: number, error: string, message: string];
+
+const CLIENT_REFUSALS: Record<string, ClientRefusal> = {
+  HPE_HEADER_OVERFLOW: [431, 'request_header_fields_too_large', 'The request line and headers are larger than the server accepts (16 KiB in all); send a shorter URL or fewer, shorter headers.'],
+  ERR_HTTP_REQUEST_TIMEOUT: [408, 'request_timeout', 'The request was not received in full within the time limit.'],
+};
+const MALFORMED: ClientRefusal = [400, 'invalid_request', 'The request is not valid HTTP/1.1.'];
+
+/** Whether a response on this connection has started: Node's own check before it answers a client error. */
+function responseStarted(socket: Socket): boolean {
+  return (socket as Socket & { _httpMessage?: { headersSent: boolean } })._httpMessage?.headersSent === true;
+}
+
+/**
+ * Refusals before any request exists (Node's parser failed: oversized header block, malformed request, slow client)
+ * in the ApiError shape too, instead of Fastify's own body; the connection is closed, as Node and Fastify do.
+ */
+export function clientErrorHandler(logger: Logger) {
+  return (err: Error & { code?: string }, socket: Socket) => {
+    if (err.code === 'ECONNRESET' || socket.destroyed) return;
+    logger.debug({ err }, 'client error');
+    if (socket.writable && !responseStarted(socket)) {
+      const [status, error, message] = CLIENT_REFUSALS[err.code ?? ''] ?? MALFORMED;
+      const requestId = mintRequestId();
+      const body = JSON.stringify({ error, code: 'PLATFORM_INVALID_REQUEST', user_message: message, request_id: requestId });
+      socket.write(
+        `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+          `x-request-id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,
+      );
+    }
+    socket.destroy(err);
+  };
 }

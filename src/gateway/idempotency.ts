@@ -32,7 +32,10 @@ export interface IdempotentResult {
   replayed: boolean;
 }
 
-/** JSON with object keys sorted at every depth, so two encodings of one body compare equal. */
+/**
+ * JSON with object keys sorted at every depth, so two encodings of one body compare equal. Recursive: safe because
+ * the body parser refuses bodies nested deeper than x-svc-body-limits.max_depth.
+ */
 function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';

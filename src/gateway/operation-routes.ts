@@ -5,7 +5,7 @@ import type { DB } from '../db/schema.js';
 import type { AuditTrail, Handler, Handlers, RequestContext } from '../routes/handler.js';
 import { PlatformError } from '../errors/platform-error.js';
 import { negotiateVersion, deprecationHeader, type ContractVersion, type Deprecation } from './contract-version.js';
-import { checkContentType, validateRequest } from './request-validation.js';
+import { checkContentType, refuseRepeatedAuthorization, validateRequest } from './request-validation.js';
 import { serializeFor } from './contract-serializers.js';
 import { authorize } from './access.js';
 import { requestFingerprint, runIdempotent } from './idempotency.js';
@@ -149,6 +149,7 @@ class OperationRoute {
     let authentication: Authentication | null | undefined;
     try {
       this.prepare(request, reply, nowMs);
+      refuseRepeatedAuthorization(request.raw.rawHeaders);
       authentication = this.operation.authenticated ? authenticator.authenticateNow(authorization, nowMs) : null;
     } catch (err) {
       return done(err as Error);

@@ -11,8 +11,12 @@ const ACCEPTABLE = /^[A-Za-z0-9._:-]{8,128}$/;
 const PROCESS_PREFIX = `req_${randomBytes(9).toString('base64url')}.`;
 let minted = 0;
 
+export function mintRequestId(): string {
+  return headerText(PROCESS_PREFIX, (++minted).toString(36));
+}
+
 /** Keeps a caller's x-request-id when it is well-formed, so traces join up; otherwise mints one. */
 export function requestIdFor(request: IncomingMessage): string {
   const sent = request.headers['x-request-id'];
-  return typeof sent === 'string' && ACCEPTABLE.test(sent) ? sent : headerText(PROCESS_PREFIX, (++minted).toString(36));
+  return typeof sent === 'string' && ACCEPTABLE.test(sent) ? sent : mintRequestId();
 }

@@ -53,3 +53,31 @@ export function checkContentType(operation: OperationDefinition, request: Fastif
       `Content-Type "${sent}" is not accepted here; send ${operation.requestContentTypes.join(' or ')}.`);
   }
 }
+
+const AUTHORIZATION = 'authorization';
+
+/** Case-insensitive without allocating: every letter of "authorization" differs from its capital in bit 0x20 only. */
+function isAuthorization(name: string): boolean {
+  if (name.length !== AUTHORIZATION.length) return false;
+  for (let i = 0; i < AUTHORIZATION.length; i++) {
+    if ((name.charCodeAt(i) | 0x20) !== AUTHORIZATION.charCodeAt(i)) return false;
+  }
+  return true;
+}
+
+/**
+ * Node keeps only the first of two Authorization headers; a proxy in front may keep the other. Refusing both keeps
+ * them from disagreeing on who calls. Runs on every call: one pass over the raw header list, no allocation.
+ */
+export function refuseRepeatedAuthorization(rawHeaders: string[]) {
+  let seen = false;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    if (!isAuthorization(rawHeaders[i])) continue;
+    if (seen) {
+      throw new RequestError(400, 'invalid_request', 'PLATFORM_INVALID_REQUEST', 'The request carries more than one Authorization header; send exactly one.', {
+        issues: [{ location: 'header', path: AUTHORIZATION, message: 'must be sent at most once', keyword: 'duplicate' }],
+      });
+    }
+    seen = true;
+  }
+}

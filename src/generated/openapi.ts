@@ -604,7 +604,7 @@ export type components = {
              */
             as_of?: string;
             collection?: components["schemas"]["WorkingCollectionDefinition"];
-            /** @description Offset of the next page; null or absent when there are no more pages. */
+            /** @description Offset of the next page; null or absent when there are no more pages. An offset above the maximum (100000) is refused with 400: a walk that deep continues with next_cursor. */
             next_offset?: number | null;
         } & {
             [key: string]: unknown;
@@ -2287,7 +2287,7 @@ export type components = {
         };
     };
     responses: {
-        /** @description Validation error: ApiError with issues for a request that does not match the contract (PLATFORM_INVALID_REQUEST, PLATFORM_INVALID_IDEMPOTENCY_KEY, unsupported svc-contract-version); ExternalPlatformError for a business rule (PLATFORM_INVALID_INPUT). */
+        /** @description Validation error: ApiError with issues for a request that does not match the contract (PLATFORM_INVALID_REQUEST, PLATFORM_INVALID_IDEMPOTENCY_KEY, unsupported svc-contract-version, a body nested more than 64 levels deep or not valid UTF-8, two Authorization headers); ExternalPlatformError for a business rule (PLATFORM_INVALID_INPUT). */
         BadRequest: {
             headers: {
                 "x-request-id": components["headers"]["RequestId"];
@@ -2420,7 +2420,7 @@ export type components = {
         IdempotencyKey: string;
         /** @description Page size. Default 50, maximum 200; a larger value is refused, not capped. */
         Limit: number;
-        /** @description Items to skip. Default 0. */
+        /** @description Items to skip. Default 0, maximum 100000 (a larger value is a 400); deeper pages: use meta.next_cursor (keyset, constant time). */
         Offset: number;
         /** @description Keyset cursor from meta.next_cursor: continues the list in the same order in constant time at any depth (offset pages slow down with depth). A cursor is bound to what it was issued for: the token's agency, extension and PHI mode, this operation, and the list's filters (every query parameter but limit, offset and cursor, in any order). Send it back with the same filters; limit may change from page to page, and a new token of the same extension and PHI mode may continue the walk. Anywhere else (another agency, extension, PHI mode, list or filter set) it is refused exactly like a tampered cursor: 400 PLATFORM_INVALID_INPUT with details.field "cursor". Not combinable with a non-zero offset (400). */
         Cursor: string;
@@ -2590,7 +2590,7 @@ export interface operations {
             query?: {
                 /** @description Page size. Default 50, maximum 200; a larger value is refused, not capped. */
                 limit?: components["parameters"]["Limit"];
-                /** @description Items to skip. Default 0. */
+                /** @description Items to skip. Default 0, maximum 100000 (a larger value is a 400); deeper pages: use meta.next_cursor (keyset, constant time). */
                 offset?: components["parameters"]["Offset"];
                 /** @description Only tokens in this state. */
                 status?: "active" | "revoked" | "expired";
@@ -2780,7 +2780,7 @@ export interface operations {
             query?: {
                 /** @description Page size. Default 50, maximum 200; a larger value is refused, not capped. */
                 limit?: components["parameters"]["Limit"];
-                /** @description Items to skip. Default 0. */
+                /** @description Items to skip. Default 0, maximum 100000 (a larger value is a 400); deeper pages: use meta.next_cursor (keyset, constant time). */
                 offset?: components["parameters"]["Offset"];
                 /** @description Keyset cursor from meta.next_cursor: continues the list in the same order in constant time at any depth (offset pages slow down with depth). A cursor is bound to what it was issued for: the token's agency, extension and PHI mode, this operation, and the list's filters (every query parameter but limit, offset and cursor, in any order). Send it back with the same filters; limit may change from page to page, and a new token of the same extension and PHI mode may continue the walk. Anywhere else (another agency, extension, PHI mode, list or filter set) it is refused exactly like a tampered cursor: 400 PLATFORM_INVALID_INPUT with details.field "cursor". Not combinable with a non-zero offset (400). */
                 cursor?: components["parameters"]["Cursor"];
@@ -2880,7 +2880,7 @@ export interface operations {
             query?: {
                 /** @description Page size. Default 50, maximum 200; a larger value is refused, not capped. */
                 limit?: components["parameters"]["Limit"];
-                /** @description Items to skip. Default 0. */
+                /** @description Items to skip. Default 0, maximum 100000 (a larger value is a 400); deeper pages: use meta.next_cursor (keyset, constant time). */
                 offset?: components["parameters"]["Offset"];
                 /** @description Keyset cursor from meta.next_cursor: continues the list in the same order in constant time at any depth (offset pages slow down with depth). A cursor is bound to what it was issued for: the token's agency, extension and PHI mode, this operation, and the list's filters (every query parameter but limit, offset and cursor, in any order). Send it back with the same filters; limit may change from page to page, and a new token of the same extension and PHI mode may continue the walk. Anywhere else (another agency, extension, PHI mode, list or filter set) it is refused exactly like a tampered cursor: 400 PLATFORM_INVALID_INPUT with details.field "cursor". Not combinable with a non-zero offset (400). */
                 cursor?: components["parameters"]["Cursor"];
@@ -3033,7 +3033,7 @@ export interface operations {
             query?: {
                 /** @description Page size. Default 50, maximum 200; a larger value is refused, not capped. */
                 limit?: components["parameters"]["Limit"];
-                /** @description Items to skip. Default 0. */
+                /** @description Items to skip. Default 0, maximum 100000 (a larger value is a 400); deeper pages: use meta.next_cursor (keyset, constant time). */
                 offset?: components["parameters"]["Offset"];
                 /** @description Keyset cursor from meta.next_cursor: continues the list in the same order in constant time at any depth (offset pages slow down with depth). A cursor is bound to what it was issued for: the token's agency, extension and PHI mode, this operation, and the list's filters (every query parameter but limit, offset and cursor, in any order). Send it back with the same filters; limit may change from page to page, and a new token of the same extension and PHI mode may continue the walk. Anywhere else (another agency, extension, PHI mode, list or filter set) it is refused exactly like a tampered cursor: 400 PLATFORM_INVALID_INPUT with details.field "cursor". Not combinable with a non-zero offset (400). */
                 cursor?: components["parameters"]["Cursor"];
@@ -3131,7 +3131,7 @@ export interface operations {
             query?: {
                 /** @description Page size. Default 50, maximum 200; a larger value is refused, not capped. */
                 limit?: components["parameters"]["Limit"];
-                /** @description Items to skip. Default 0. */
+                /** @description Items to skip. Default 0, maximum 100000 (a larger value is a 400); deeper pages: use meta.next_cursor (keyset, constant time). */
                 offset?: components["parameters"]["Offset"];
                 /** @description Keyset cursor from meta.next_cursor: continues the list in the same order in constant time at any depth (offset pages slow down with depth). A cursor is bound to what it was issued for: the token's agency, extension and PHI mode, this operation, and the list's filters (every query parameter but limit, offset and cursor, in any order). Send it back with the same filters; limit may change from page to page, and a new token of the same extension and PHI mode may continue the walk. Anywhere else (another agency, extension, PHI mode, list or filter set) it is refused exactly like a tampered cursor: 400 PLATFORM_INVALID_INPUT with details.field "cursor". Not combinable with a non-zero offset (400). */
                 cursor?: components["parameters"]["Cursor"];
@@ -3382,7 +3382,7 @@ export interface operations {
             query?: {
                 /** @description Page size. Default 50, maximum 200; a larger value is refused, not capped. */
                 limit?: components["parameters"]["Limit"];
-                /** @description Items to skip. Default 0. */
+                /** @description Items to skip. Default 0, maximum 100000 (a larger value is a 400); deeper pages: use meta.next_cursor (keyset, constant time). */
                 offset?: components["parameters"]["Offset"];
                 /** @description Posting state. */
                 status?: "received" | "matching" | "posted" | "partially_posted" | "exception";
@@ -3432,7 +3432,7 @@ export interface operations {
             query?: {
                 /** @description Page size. Default 50, maximum 200; a larger value is refused, not capped. */
                 limit?: components["parameters"]["Limit"];
-                /** @description Items to skip. Default 0. */
+                /** @description Items to skip. Default 0, maximum 100000 (a larger value is a 400); deeper pages: use meta.next_cursor (keyset, constant time). */
                 offset?: components["parameters"]["Offset"];
             };
             header?: {
@@ -3481,7 +3481,7 @@ export interface operations {
             query?: {
                 /** @description Page size. Default 50, maximum 200; a larger value is refused, not capped. */
                 limit?: components["parameters"]["Limit"];
-                /** @description Items to skip. Default 0. */
+                /** @description Items to skip. Default 0, maximum 100000 (a larger value is a 400); deeper pages: use meta.next_cursor (keyset, constant time). */
                 offset?: components["parameters"]["Offset"];
                 /** @description signature_status. */
                 status?: "signed" | "awaiting_signature" | "signature_not_required" | "rejected" | "superseded" | "cancelled";
@@ -3575,7 +3575,7 @@ export interface operations {
             query?: {
                 /** @description Page size. Default 50, maximum 200; a larger value is refused, not capped. */
                 limit?: components["parameters"]["Limit"];
-                /** @description Items to skip. Default 0. */
+                /** @description Items to skip. Default 0, maximum 100000 (a larger value is a 400); deeper pages: use meta.next_cursor (keyset, constant time). */
                 offset?: components["parameters"]["Offset"];
             };
             header?: {
@@ -3621,7 +3621,7 @@ export interface operations {
             query?: {
                 /** @description Page size. Default 50, maximum 200; a larger value is refused, not capped. */
                 limit?: components["parameters"]["Limit"];
-                /** @description Items to skip. Default 0. */
+                /** @description Items to skip. Default 0, maximum 100000 (a larger value is a 400); deeper pages: use meta.next_cursor (keyset, constant time). */
                 offset?: components["parameters"]["Offset"];
             };
             header?: {

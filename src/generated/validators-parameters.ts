@@ -312,7 +312,7 @@ return errors === 0;
 validate23.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const listQueryTokensQuery = validate24;
-const schema35 = {"type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":200,"default":50},"offset":{"type":"integer","minimum":0,"default":0},"status":{"type":"string","enum":["active","revoked","expired"]}},"required":[],"additionalProperties":false};
+const schema35 = {"type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":200,"default":50,"finite":true},"offset":{"type":"integer","minimum":0,"maximum":100000,"default":0,"finite":true},"status":{"type":"string","enum":["active","revoked","expired"]}},"required":[],"additionalProperties":false};
 
 function validate24(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -370,9 +370,8 @@ data["limit"] = coerced0;
 }
 }
 }
-if((typeof data0 == "number") && (isFinite(data0))){
-if(data0 > 200 || isNaN(data0)){
-const err2 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 200},message:"must be <= 200"};
+if(typeof data0 == "number" && !isFinite(data0)){
+const err2 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/finite",keyword:"finite",params:{},message:"must be a finite number"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -381,13 +380,24 @@ vErrors.push(err2);
 }
 errors++;
 }
-if(data0 < 1 || isNaN(data0)){
-const err3 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if((typeof data0 == "number") && (isFinite(data0))){
+if(data0 > 200 || isNaN(data0)){
+const err3 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 200},message:"must be <= 200"};
 if(vErrors === null){
 vErrors = [err3];
 }
 else {
 vErrors.push(err3);
+}
+errors++;
+}
+if(data0 < 1 || isNaN(data0)){
+const err4 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
 }
 errors++;
 }
@@ -402,12 +412,12 @@ if(dataType1 === "boolean" || data1 === null
 coerced1 = +data1;
 }
 else {
-const err4 = {instancePath:instancePath+"/offset",schemaPath:"#/properties/offset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err5 = {instancePath:instancePath+"/offset",schemaPath:"#/properties/offset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
-vErrors = [err4];
+vErrors = [err5];
 }
 else {
-vErrors.push(err4);
+vErrors.push(err5);
 }
 errors++;
 }
@@ -419,14 +429,34 @@ data["offset"] = coerced1;
 }
 }
 }
-if((typeof data1 == "number") && (isFinite(data1))){
-if(data1 < 0 || isNaN(data1)){
-const err5 = {instancePath:instancePath+"/offset",schemaPath:"#/properties/offset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(typeof data1 == "number" && !isFinite(data1)){
+const err6 = {instancePath:instancePath+"/offset",schemaPath:"#/properties/offset/finite",keyword:"finite",params:{},message:"must be a finite number"};
 if(vErrors === null){
-vErrors = [err5];
+vErrors = [err6];
 }
 else {
-vErrors.push(err5);
+vErrors.push(err6);
+}
+errors++;
+}
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 > 100000 || isNaN(data1)){
+const err7 = {instancePath:instancePath+"/offset",schemaPath:"#/properties/offset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data1 < 0 || isNaN(data1)){
+const err8 = {instancePath:instancePath+"/offset",schemaPath:"#/properties/offset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
 }
 errors++;
 }
@@ -444,12 +474,12 @@ else if(data2 === null){
 coerced2 = "";
 }
 else {
-const err6 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err9 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err6];
+vErrors = [err9];
 }
 else {
-vErrors.push(err6);
+vErrors.push(err9);
 }
 errors++;
 }
@@ -462,24 +492,24 @@ data["status"] = coerced2;
 }
 }
 if(!(((data2 === "active") || (data2 === "revoked")) || (data2 === "expired"))){
-const err7 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema35.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema35.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
-vErrors = [err7];
+vErrors = [err10];
 }
 else {
-vErrors.push(err7);
+vErrors.push(err10);
 }
 errors++;
 }
 }
 }
 else {
-const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err11 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err8];
+vErrors = [err11];
 }
 else {
-vErrors.push(err8);
+vErrors.push(err11);
 }
 errors++;
 }
@@ -1122,7 +1152,7 @@ return errors === 0;
 validate30.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const listPatientsQuery = validate31;
-const schema42 = {"type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":200,"default":50},"offset":{"type":"integer","minimum":0,"default":0},"cursor":{"type":"string","minLength":1,"maxLength":512},"status":{"type":"string","enum":["referred","pending_admission","active","on_hold","discharged","deceased","non_admit"]},"service_line":{"type":"string","enum":["home_health","hospice","private_duty"]},"office_id":{"type":"string","maxLength":128},"updated_since":{"type":"string","format":"date-time"}},"required":[],"additionalProperties":false};
+const schema42 = {"type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":200,"default":50,"finite":true},"offset":{"type":"integer","minimum":0,"maximum":100000,"default":0,"finite":true},"cursor":{"type":"string","minLength":1,"maxLength":512},"status":{"type":"string","enum":["referred","pending_admission","active","on_hold","discharged","deceased","non_admit"]},"service_line":{"type":"string","enum":["home_health","hospice","private_duty"]},"office_id":{"type":"string","maxLength":128},"updated_since":{"type":"string","format":"date-time"}},"required":[],"additionalProperties":false};
 const func1 = require("ajv/dist/runtime/ucs2length").default;
 const formats0 = require("ajv-formats/dist/formats").fullFormats["date-time"];
 
@@ -1182,9 +1212,8 @@ data["limit"] = coerced0;
 }
 }
 }
-if((typeof data0 == "number") && (isFinite(data0))){
-if(data0 > 200 || isNaN(data0)){
-const err2 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 200},message:"must be <= 200"};
+if(typeof data0 == "number" && !isFinite(data0)){
+const err2 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/finite",keyword:"finite",params:{},message:"must be a finite number"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -1193,13 +1222,24 @@ vErrors.push(err2);
 }
 errors++;
 }
-if(data0 < 1 || isNaN(data0)){
-const err3 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if((typeof data0 == "number") && (isFinite(data0))){
+if(data0 > 200 || isNaN(data0)){
+const err3 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 200},message:"must be <= 200"};
 if(vErrors === null){
 vErrors = [err3];
 }
 else {
 vErrors.push(err3);
+}
+errors++;
+}
+if(data0 < 1 || isNaN(data0)){
+const err4 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
 }
 errors++;
 }
@@ -1214,12 +1254,12 @@ if(dataType1 === "boolean" || data1 === null
 coerced1 = +data1;
 }
 else {
-const err4 = {instancePath:instancePath+"/offset",schemaPath:"#/properties/offset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err5 = {instancePath:instancePath+"/offset",schemaPath:"#/properties/offset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
-vErrors = [err4];
+vErrors = [err5];
 }
 else {
-vErrors.push(err4);
+vErrors.push(err5);
 }
 errors++;
 }
@@ -1231,14 +1271,34 @@ data["offset"] = coerced1;
 }
 }
 }
-if((typeof data1 == "number") && (isFinite(data1))){
-if(data1 < 0 || isNaN(data1)){
-const err5 = {instancePath:instancePath+"/offset",schemaPath:"#/properties/offset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(typeof data1 == "number" && !isFinite(data1)){
+const err6 = {instancePath:instancePath+"/offset",schemaPath:"#/properties/offset/finite",keyword:"finite",params:{},message:"must be a finite number"};
 if(vErrors === null){
-vErrors = [err5];
+vErrors = [err6];
 }
 else {
-vErrors.push(err5);
+vErrors.push(err6);
+}
+errors++;
+}
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 > 100000 || isNaN(data1)){
+const err7 = {instancePath:instancePath+"/offset",schemaPath:"#/properties/offset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data1 < 0 || isNaN(data1)){
+const err8 = {instancePath:instancePath+"/offset",schemaPath:"#/properties/offset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
 }
 errors++;
 }
@@ -1256,12 +1316,12 @@ else if(data2 === null){
 coerced2 = "";
 }
 else {
-const err6 = {instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err9 = {instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err6];
+vErrors = [err9];
 }
 else {
-vErrors.push(err6);
+vErrors.push(err9);
 }
 errors++;
 }
@@ -1275,22 +1335,22 @@ data["cursor"] = coerced2;
 }
 if(typeof data2 === "string"){
 if(func1(data2) > 512){
-const err7 = {instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"};
+const err10 = {instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"};
 if(vErrors === null){
-vErrors = [err7];
+vErrors = [err10];
 }
 else {
-vErrors.push(err7);
+vErrors.push(err10);
 }
 errors++;
 }
 if(func1(data2) < 1){
-const err8 = {instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err11 = {instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err8];
+vErrors = [err11];
 }
 else {
-vErrors.push(err8);
+vErrors.push(err11);
 }
 errors++;
 }
@@ -1309,12 +1369,12 @@ else if(data3 === null){
 coerced3 = "";
 }
 else {
-const err9 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err12 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err9];
+vErrors = [err12];
 }
 else {
-vErrors.push(err9);
+vErrors.push(err12);
 }
 errors++;
 }
@@ -1327,12 +1387,12 @@ data["status"] = coerced3;
 }
 }
 if(!(((((((data3 === "referred") || (data3 === "pending_admission")) || (data3 === "active")) || (data3 === "on_hold")) || (data3 === "discharged")) || (data3 === "deceased")) || (data3 === "non_admit"))){
-const err10 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema42.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err13 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema42.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
-vErrors = [err10];
+vErrors = [err13];
 }
 else {
-vErrors.push(err10);
+vErrors.push(err13);
 }
 errors++;
 }
@@ -1350,12 +1410,12 @@ else if(data4 === null){
 coerced4 = "";
 }
 else {
-const err11 = {instancePath:instancePath+"/service_line",schemaPath:"#/properties/service_line/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err14 = {instancePath:instancePath+"/service_line",schemaPath:"#/properties/service_line/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err11];
+vErrors = [err14];
 }
 else {
-vErrors.push(err11);
+vErrors.push(err14);
 }
 errors++;
 }
@@ -1368,12 +1428,12 @@ data["service_line"] = coerced4;
 }
 }
 if(!(((data4 === "home_health") || (data4 === "hospice")) || (data4 === "private_duty"))){
-const err12 = {instancePath:instancePath+"/service_line",schemaPath:"#/properties/service_line/enum",keyword:"enum",params:{allowedValues: schema42.properties.service_line.enum},message:"must be equal to one of the allowed values"};
+const err15 = {instancePath:instancePath+"/service_line",schemaPath:"#/properties/service_line/enum",keyword:"enum",params:{allowedValues: schema42.properties.service_line.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
-vErrors = [err12];
+vErrors = [err15];
 }
 else {
-vErrors.push(err12);
+vErrors.push(err15);
 }
 errors++;
 }
@@ -1391,12 +1451,12 @@ else if(data5 === null){
 coerced5 = "";
 }
 else {
-const err13 = {instancePath:instancePath+"/office_id",schemaPath:"#/properties/office_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err16 = {instancePath:instancePath+"/office_id",schemaPath:"#/properties/office_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err13];
+vErrors = [err16];
 }
 else {
-vErrors.push(err13);
+vErrors.push(err16);
 }
 errors++;
 }
@@ -1410,12 +1470,12 @@ data["office_id"] = coerced5;
 }
 if(typeof data5 === "string"){
 if(func1(data5) > 128){
-const err14 = {instancePath:instancePath+"/office_id",schemaPath:"#/properties/office_id/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+const err17 = {instancePath:instancePath+"/office_id",schemaPath:"#/properties/office_id/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
-vErrors = [err14];
+vErrors = [err17];
 }
 else {
-vErrors.push(err14);
+vErrors.push(err17);
 }
 errors++;
 }
@@ -1434,12 +1494,12 @@ else if(data6 === null){
 coerced6 = "";
 }
 else {
-const err15 = {instancePath:instancePath+"/updated_since",schemaPath:"#/properties/updated_since/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err18 = {instancePath:instancePath+"/updated_since",schemaPath:"#/properties/updated_since/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err15];
+vErrors = [err18];
 }
 else {
-vErrors.push(err15);
+vErrors.push(err18);
 }
 errors++;
 }
@@ -1453,12 +1513,12 @@ data["updated_since"] = coerced6;
 }
 if(typeof data6 === "string"){
 if(!(formats0.validate(data6))){
-const err16 = {instancePath:instancePath+"/updated_since",schemaPath:"#/properties/updated_since/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+const err19 = {instancePath:instancePath+"/updated_since",schemaPath:"#/properties/updated_since/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
-vErrors = [err16];
+vErrors = [err19];
 }
 else {
-vErrors.push(err16);
+vErrors.push(err19);
 }
 errors++;
 }
@@ -1466,12 +1526,12 @@ errors++;
 }
 }
 else {
-const err17 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err20 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err17];
+vErrors = [err20];
 }
 else {
-vErrors.push(err17);
+vErrors.push(err20);
 }
 errors++;
 }
@@ -1718,7 +1778,7 @@ return errors === 0;
 validate34.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const listReferralsQuery = validate35;
-const schema46 = {"type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":200,"default":50},"offset":{"type":"integer","minimum":0,"default":0},"cursor":{"type":"string","minLength":1,"maxLength":512},"disposition":{"type":"string","enum":["accepted","declined"]},"referral_type":{"type":"string","enum":["soc","roc","other"]},"referral_date_from":{"type":"string","format":"date"},"referral_date_to":{"type":"string","format":"date"},"referral_source_id":{"type":"string","maxLength":128},"patient_id":{"type":"string","maxLength":128}},"required":[],"additionalProperties":false};
+const schema46 = {"type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":200,"default":50,"finite":true},"offset":{"type":"integer","minimum":0,"maximum":100000,"default":0,"finite":true},"cursor":{"type":"string","minLength":1,"maxLength":512},"disposition":{"type":"string","enum":["accepted","declined"]},"referral_type":{"type":"string","enum":["soc","roc","other"]},"referral_date_from":{"type":"string","format":"date"},"referral_date_to":{"type":"string","format":"date"},"referral_source_id":{"type":"string","maxLength":128},"patient_id":{"type":"string","maxLength":128}},"required":[],"additionalProperties":false};
 const func4 = Object.prototype.hasOwnProperty;
 const formats2 = require("ajv-formats/dist/formats").fullFormats.date;
 
@@ -1778,9 +1838,8 @@ data["limit"] = coerced0;
 }
 }
 }
-if((typeof data0 == "number") && (isFinite(data0))){
-if(data0 > 200 || isNaN(data0)){
-const err2 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 200},message:"must be <= 200"};
+if(typeof data0 == "number" && !isFinite(data0)){
+const err2 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/finite",keyword:"finite",params:{},message:"must be a finite number"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -1789,13 +1848,24 @@ vErrors.push(err2);
 }
 errors++;
 }
-if(data0 < 1 || isNaN(data0)){
-const err3 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if((typeof data0 == "number") && (isFinite(data0))){
+if(data0 > 200 || isNaN(data0)){
+const err3 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 200},message:"must be <= 200"};
 if(vErrors === null){
 vErrors = [err3];
 }
 else {
 vErrors.push(err3);
+}
+errors++;
+}
+if(data0 < 1 || isNaN(data0)){
+const err4 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
 }
 errors++;
 }
@@ -1810,12 +1880,12 @@ if(dataType1 === "boolean" || data1 === null
 coerced1 = +data1;
 }
 else {
-const err4 = {instancePath:instancePath+"/offset",schemaPath:"#/properties/offset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err5 = {instancePath:instancePath+"/offset",schemaPath:"#/properties/offset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
-vErrors = [err4];
+vErrors = [err5];
 }
 else {
-vErrors.push(err4);
+vErrors.push(err5);
 }
 errors++;
 }
@@ -1827,14 +1897,34 @@ data["offset"] = coerced1;
 }
 }
 }
-if((typeof data1 == "number") && (isFinite(data1))){
-if(data1 < 0 || isNaN(data1)){
-const err5 = {instancePath:instancePath+"/offset",schemaPath:"#/properties/offset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(typeof data1 == "number" && !isFinite(data1)){
+const err6 = {instancePath:instancePath+"/offset",schemaPath:"#/properties/offset/finite",keyword:"finite",params:{},message:"must be a finite number"};
 if(vErrors === null){
-vErrors = [err5];
+vErrors = [err6];
 }
 else {
-vErrors.push(err5);
+vErrors.push(err6);
+}
+errors++;
+}
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 > 100000 || isNaN(data1)){
+const err7 = {instancePath:instancePath+"/offset",schemaPath:"#/properties/offset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data1 < 0 || isNaN(data1)){
+const err8 = {instancePath:instancePath+"/offset",schemaPath:"#/properties/offset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
 }
 errors++;
 }
@@ -1852,12 +1942,12 @@ else if(data2 === null){
 coerced2 = "";
 }
 else {
-const err6 = {instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err9 = {instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err6];
+vErrors = [err9];
 }
 else {
-vErrors.push(err6);
+vErrors.push(err9);
 }
 errors++;
 }
@@ -1871,22 +1961,22 @@ data["cursor"] = coerced2;
 }
 if(typeof data2 === "string"){
 if(func1(data2) > 512){
-const err7 = {instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"};
+const err10 = {instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"};
 if(vErrors === null){
-vErrors = [err7];
+vErrors = [err10];
 }
 else {
-vErrors.push(err7);
+vErrors.push(err10);
 }
 errors++;
 }
 if(func1(data2) < 1){
-const err8 = {instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err11 = {instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err8];
+vErrors = [err11];
 }
 else {
-vErrors.push(err8);
+vErrors.push(err11);
 }
 errors++;
 }
@@ -1905,12 +1995,12 @@ else if(data3 === null){
 coerced3 = "";
 }
 else {
-const err9 = {instancePath:instancePath+"/disposition",schemaPath:"#/properties/disposition/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err12 = {instancePath:instancePath+"/disposition",schemaPath:"#/properties/disposition/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err9];
+vErrors = [err12];
 }
 else {
-vErrors.push(err9);
+vErrors.push(err12);
 }
 errors++;
 }
@@ -1923,12 +2013,12 @@ data["disposition"] = coerced3;
 }
 }
 if(!((data3 === "accepted") || (data3 === "declined"))){
-const err10 = {instancePath:instancePath+"/disposition",schemaPath:"#/properties/disposition/enum",keyword:"enum",params:{allowedValues: schema46.properties.disposition.enum},message:"must be equal to one of the allowed values"};
+const err13 = {instancePath:instancePath+"/disposition",schemaPath:"#/properties/disposition/enum",keyword:"enum",params:{allowedValues: schema46.properties.disposition.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
-vErrors = [err10];
+vErrors = [err13];
 }
 else {
-vErrors.push(err10);
+vErrors.push(err13);
 }
 errors++;
 }
@@ -1946,12 +2036,12 @@ else if(data4 === null){
 coerced4 = "";
 }
 else {
-const err11 = {instancePath:instancePath+"/referral_type",schemaPath:"#/properties/referral_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err14 = {instancePath:instancePath+"/referral_type",schemaPath:"#/properties/referral_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err11];
+vErrors = [err14];
 }
 else {
-vErrors.push(err11);
+vErrors.push(err14);
 }
 errors++;
 }
@@ -1964,12 +2054,12 @@ data["referral_type"] = coerced4;
 }
 }
 if(!(((data4 === "soc") || (data4 === "roc")) || (data4 === "other"))){
-const err12 = {instancePath:instancePath+"/referral_type",schemaPath:"#/properties/referral_type/enum",keyword:"enum",params:{allowedValues: schema46.properties.referral_type.enum},message:"must be equal to one of the allowed values"};
+const err15 = {instancePath:instancePath+"/referral_type",schemaPath:"#/properties/referral_type/enum",keyword:"enum",params:{allowedValues: schema46.properties.referral_type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
-vErrors = [err12];
+vErrors = [err15];
 }
 else {
-vErrors.push(err12);
+vErrors.push(err15);
 }
 errors++;
 }
@@ -1987,12 +2077,12 @@ else if(data5 === null){
 coerced5 = "";
 }
 else {
-const err13 = {instancePath:instancePath+"/referral_date_from",schemaPath:"#/properties/referral_date_from/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err16 = {instancePath:instancePath+"/referral_date_from",schemaPath:"#/properties/referral_date_from/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err13];
+vErrors = [err16];
 }
 else {
-vErrors.push(err13);
+vErrors.push(err16);
 }
 errors++;
 }
@@ -2006,12 +2096,12 @@ data["referral_date_from"] = coerced5;
 }
 if(typeof data5 === "string"){
 if(!(formats2.validate(data5))){
-const err14 = {instancePath:instancePath+"/referral_date_from",schemaPath:"#/properties/referral_date_from/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
+const err17 = {instancePath:instancePath+"/referral_date_from",schemaPath:"#/properties/referral_date_from/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
 if(vErrors === null){
-vErrors = [err14];
+vErrors = [err17];
 }
 else {
-vErrors.push(err14);
+vErrors.push(err17);
 }
 errors++;
 }
@@ -2030,12 +2120,12 @@ else if(data6 === null){
 coerced6 = "";
 }
 else {
-const err15 = {instancePath:instancePath+"/referral_date_to",schemaPath:"#/properties/referral_date_to/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err18 = {instancePath:instancePath+"/referral_date_to",schemaPath:"#/properties/referral_date_to/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err15];
+vErrors = [err18];
 }
 else {
-vErrors.push(err15);
+vErrors.push(err18);
 }
 errors++;
 }
@@ -2049,12 +2139,12 @@ data["referral_date_to"] = coerced6;
 }
 if(typeof data6 === "string"){
 if(!(formats2.validate(data6))){
-const err16 = {instancePath:instancePath+"/referral_date_to",schemaPath:"#/properties/referral_date_to/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
+const err19 = {instancePath:instancePath+"/referral_date_to",schemaPath:"#/properties/referral_date_to/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
 if(vErrors === null){
-vErrors = [err16];
+vErrors = [err19];
 }
 else {
-vErrors.push(err16);
+vErrors.push(err19);
 }
 errors++;
 }
@@ -2073,12 +2163,12 @@ else if(data7 === null){
 coerced7 = "";
 }
 else {
-const err17 = {instancePath:instancePath+"/referral_source_id",schemaPath:"#/properties/referral_source_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err20 = {instancePath:instancePath+"/referral_source_id",schemaPath:"#/properties/referral_source_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err17];
+vErrors = [err20];
 }
 else {
-vErrors.push(err17);
+vErrors.push(err20);
 }
 errors++;
 }
@@ -2092,12 +2182,12 @@ data["referral_source_id"] = coerced7;
 }
 if(typeof data7 === "string"){
 if(func1(data7) > 128){
-const err18 = {instancePath:instancePath+"/referral_source_id",schemaPath:"#/properties/referral_source_id/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+const err21 = {instancePath:instancePath+"/referral_source_id",schemaPath:"#/properties/referral_source_id/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
-vErrors = [err18];
+vErrors = [err21];
 }
 else {
-vErrors.push(err18);
+vErrors.push(err21);
 }
 errors++;
 }
@@ -2116,12 +2206,12 @@ else if(data8 === null){
 coerced8 = "";
 }
 else {
-const err19 = {instancePath:instancePath+"/patient_id",schemaPath:"#/properties/patient_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err22 = {instancePath:instancePath+"/patient_id",schemaPath:"#/properties/patient_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err19];
+vErrors = [err22];
 }
 else {
-vErrors.push(err19);
+vErrors.push(err22);
 }
 errors++;
 }
@@ -2135,12 +2225,12 @@ data["patient_id"] = coerced8;
 }
 if(typeof data8 === "string"){
 if(func1(data8) > 128){
-const err20 = {instancePath:instancePath+"/patient_id",schemaPath:"#/properties/patient_id/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+const err23 = {instancePath:instancePath+"/patient_id",schemaPath:"#/properties/patient_id/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
-vErrors = [err20];
+vErrors = [err23];
 }
 else {
-vErrors.push(err20);
+vErrors.push(err23);
 }
 errors++;
 }
@@ -2148,12 +2238,12 @@ errors++;
 }
 }
 else {
-const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err24 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err21];
+vErrors = [err24];
 }
 else {
-vErrors.push(err21);
+vErrors.push(err24);
 }
 errors++;
 }
@@ -2524,7 +2614,7 @@ return errors === 0;
 validate39.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const listIntakesQuery = validate40;
-const schema51 = {"type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":200,"default":50},"offset":{"type":"integer","minimum":0,"default":0},"cursor":{"type":"string","minLength":1,"maxLength":512},"status":{"type":"string","enum":["pending_review","in_review","awaiting_information","accepted","declined","admitted","non_admit","cancelled"]},"referral_id":{"type":"string","maxLength":128},"patient_id":{"type":"string","maxLength":128}},"required":[],"additionalProperties":false};
+const schema51 = {"type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":200,"default":50,"finite":true},"offset":{"type":"integer","minimum":0,"maximum":100000,"default":0,"finite":true},"cursor":{"type":"string","minLength":1,"maxLength":512},"status":{"type":"string","enum":["pending_review","in_review","awaiting_information","accepted","declined","admitted","non_admit","cancelled"]},"referral_id":{"type":"string","maxLength":128},"patient_id":{"type":"string","maxLength":128}},"required":[],"additionalProperties":false};
 
 function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -2582,9 +2672,8 @@ data["limit"] = coerced0;
 }
 }
 }
-if((typeof data0 == "number") && (isFinite(data0))){
-if(data0 > 200 || isNaN(data0)){
-const err2 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 200},message:"must be <= 200"};
+if(typeof data0 == "number" && !isFinite(data0)){
+const err2 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/finite",keyword:"finite",params:{},message:"must be a finite number"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -2593,13 +2682,24 @@ vErrors.push(err2);
 }
 errors++;
 }
-if(data0 < 1 || isNaN(data0)){
-const err3 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if((typeof data0 == "number") && (isFinite(data0))){
+if(data0 > 200 || isNaN(data0)){
+const err3 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 200},message:"must be <= 200"};
 if(vErrors === null){
 vErrors = [err3];
 }
 else {
 vErrors.push(err3);
+}
+errors++;
+}
+if(data0 < 1 || isNaN(data0)){
+const err4 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
 }
 errors++;
 }
@@ -2614,12 +2714,12 @@ if(dataType1 === "boolean" || data1 === null
 coerced1 = +data1;
 }
 else {
-const err4 = {instancePath:instancePath+"/offset",schemaPath:"#/properties/offset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err5 = {instancePath:instancePath+"/offset",schemaPath:"#/properties/offset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
-vErrors = [err4];
+vErrors = [err5];
 }
 else {
-vErrors.push(err4);
+vErrors.push(err5);
 }
 errors++;
 }
@@ -2631,14 +2731,34 @@ data["offset"] = coerced1;
 }
 }
 }
-if((typeof data1 == "number") && (isFinite(data1))){
-if(data1 < 0 || isNaN(data1)){
-const err5 = {instancePath:instancePath+"/offset",schemaPath:"#/properties/offset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(typeof data1 == "number" && !isFinite(data1)){
+const err6 = {instancePath:instancePath+"/offset",schemaPath:"#/properties/offset/finite",keyword:"finite",params:{},message:"must be a finite number"};
 if(vErrors === null){
-vErrors = [err5];
+vErrors = [err6];
 }
 else {
-vErrors.push(err5);
+vErrors.push(err6);
+}
+errors++;
+}
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 > 100000 || isNaN(data1)){
+const err7 = {instancePath:instancePath+"/offset",schemaPath:"#/properties/offset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data1 < 0 || isNaN(data1)){
+const err8 = {instancePath:instancePath+"/offset",schemaPath:"#/properties/offset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
 }
 errors++;
 }
@@ -2656,12 +2776,12 @@ else if(data2 === null){
 coerced2 = "";
 }
 else {
-const err6 = {instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err9 = {instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err6];
+vErrors = [err9];
 }
 else {
-vErrors.push(err6);
+vErrors.push(err9);
 }
 errors++;
 }
@@ -2675,22 +2795,22 @@ data["cursor"] = coerced2;
 }
 if(typeof data2 === "string"){
 if(func1(data2) > 512){
-const err7 = {instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"};
+const err10 = {instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"};
 if(vErrors === null){
-vErrors = [err7];
+vErrors = [err10];
 }
 else {
-vErrors.push(err7);
+vErrors.push(err10);
 }
 errors++;
 }
 if(func1(data2) < 1){
-const err8 = {instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err11 = {instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err8];
+vErrors = [err11];
 }
 else {
-vErrors.push(err8);
+vErrors.push(err11);
 }
 errors++;
 }
@@ -2709,12 +2829,12 @@ else if(data3 === null){
 coerced3 = "";
 }
 else {
-const err9 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err12 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err9];
+vErrors = [err12];
 }
 else {
-vErrors.push(err9);
+vErrors.push(err12);
 }
 errors++;
 }
@@ -2727,12 +2847,12 @@ data["status"] = coerced3;
 }
 }
 if(!((((((((data3 === "pending_review") || (data3 === "in_review")) || (data3 === "awaiting_information")) || (data3 === "accepted")) || (data3 === "declined")) || (data3 === "admitted")) || (data3 === "non_admit")) || (data3 === "cancelled"))){
-const err10 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema51.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err13 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema51.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
-vErrors = [err10];
+vErrors = [err13];
 }
 else {
-vErrors.push(err10);
+vErrors.push(err13);
 }
 errors++;
 }
@@ -2750,12 +2870,12 @@ else if(data4 === null){
 coerced4 = "";
 }
 else {
-const err11 = {instancePath:instancePath+"/referral_id",schemaPath:"#/properties/referral_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err14 = {instancePath:instancePath+"/referral_id",schemaPath:"#/properties/referral_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err11];
+vErrors = [err14];
 }
 else {
-vErrors.push(err11);
+vErrors.push(err14);
 }
 errors++;
 }
@@ -2769,12 +2889,12 @@ data["referral_id"] = coerced4;
 }
 if(typeof data4 === "string"){
 if(func1(data4) > 128){
-const err12 = {instancePath:instancePath+"/referral_id",schemaPath:"#/properties/referral_id/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+const err15 = {instancePath:instancePath+"/referral_id",schemaPath:"#/properties/referral_id/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
-vErrors = [err12];
+vErrors = [err15];
 }
 else {
-vErrors.push(err12);
+vErrors.push(err15);
 }
 errors++;
 }
@@ -2793,12 +2913,12 @@ else if(data5 === null){
 coerced5 = "";
 }
 else {
-const err13 = {instancePath:instancePath+"/patient_id",schemaPath:"#/properties/patient_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err16 = {instancePath:instancePath+"/patient_id",schemaPath:"#/properties/patient_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err13];
+vErrors = [err16];
 }
 else {
-vErrors.push(err13);
+vErrors.push(err16);
 }
 errors++;
 }
@@ -2812,12 +2932,12 @@ data["patient_id"] = coerced5;
 }
 if(typeof data5 === "string"){
 if(func1(data5) > 128){
-const err14 = {instancePath:instancePath+"/patient_id",schemaPath:"#/properties/patient_id/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+const err17 = {instancePath:instancePath+"/patient_id",schemaPath:"#/properties/patient_id/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
-vErrors = [err14];
+vErrors = [err17];
 }
 else {
-vErrors.push(err14);
+vErrors.push(err17);
 }
 errors++;
 }
@@ -2825,12 +2945,12 @@ errors++;
 }
 }
 else {
-const err15 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err18 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err15];
+vErrors = [err18];
 }
 else {
-vErrors.push(err15);
+vErrors.push(err18);
 }
 errors++;
 }
@@ -3077,7 +3197,7 @@ return errors === 0;
 validate43.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const listVisitsQuery = validate44;
-const schema55 = {"type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":200,"default":50},"offset":{"type":"integer","minimum":0,"default":0},"cursor":{"type":"string","minLength":1,"maxLength":512},"patient_id":{"type":"string","maxLength":128},"discipline":{"type":"string","enum":["SN","PT","OT","ST","MSW","HHA"]},"status":{"type":"string","enum":["scheduled","in_progress","completed","missed","cancelled"]},"clinician_id":{"type":"string","maxLength":128},"scheduled_from":{"type":"string","format":"date-time"},"scheduled_to":{"type":"string","format":"date-time"}},"required":[],"additionalProperties":false};
+const schema55 = {"type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":200,"default":50,"finite":true},"offset":{"type":"integer","minimum":0,"maximum":100000,"default":0,"finite":true},"cursor":{"type":"string","minLength":1,"maxLength":512},"patient_id":{"type":"string","maxLength":128},"discipline":{"type":"string","enum":["SN","PT","OT","ST","MSW","HHA"]},"status":{"type":"string","enum":["scheduled","in_progress","completed","missed","cancelled"]},"clinician_id":{"type":"string","maxLength":128},"scheduled_from":{"type":"string","format":"date-time"},"scheduled_to":{"type":"string","format":"date-time"}},"required":[],"additionalProperties":false};
 
 function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -3135,9 +3255,8 @@ data["limit"] = coerced0;
 }
 }
 }
-if((typeof data0 == "number") && (isFinite(data0))){
-if(data0 > 200 || isNaN(data0)){
-const err2 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 200},message:"must be <= 200"};
+if(typeof data0 == "number" && !isFinite(data0)){
+const err2 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/finite",keyword:"finite",params:{},message:"must be a finite number"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -3146,13 +3265,24 @@ vErrors.push(err2);
 }
 errors++;
 }
-if(data0 < 1 || isNaN(data0)){
-const err3 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if((typeof data0 == "number") && (isFinite(data0))){
+if(data0 > 200 || isNaN(data0)){
+const err3 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 200},message:"must be <= 200"};
 if(vErrors === null){
 vErrors = [err3];
 }
 else {
 vErrors.push(err3);
+}
+errors++;
+}
+if(data0 < 1 || isNaN(data0)){
+const err4 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
 }
 errors++;
 }
@@ -3167,12 +3297,12 @@ if(dataType1 === "boolean" || data1 === null
 coerced1 = +data1;
 }
 else {
-const err4 = {instancePath:instancePath+"/offset",schemaPath:"#/properties/offset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err5 = {instancePath:instancePath+"/offset",schemaPath:"#/properties/offset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
-vErrors = [err4];
+vErrors = [err5];
 }
 else {
-vErrors.push(err4);
+vErrors.push(err5);
 }
 errors++;
 }
@@ -3184,14 +3314,34 @@ data["offset"] = coerced1;
 }
 }
 }
-if((typeof data1 == "number") && (isFinite(data1))){
-if(data1 < 0 || isNaN(data1)){
-const err5 = {instancePath:instancePath+"/offset",schemaPath:"#/properties/offset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(typeof data1 == "number" && !isFinite(data1)){
+const err6 = {instancePath:instancePath+"/offset",schemaPath:"#/properties/offset/finite",keyword:"finite",params:{},message:"must be a finite number"};
 if(vErrors === null){
-vErrors = [err5];
+vErrors = [err6];
 }
 else {
-vErrors.push(err5);
+vErrors.push(err6);
+}
+errors++;
+}
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 > 100000 || isNaN(data1)){
+const err7 = {instancePath:instancePath+"/offset",schemaPath:"#/properties/offset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data1 < 0 || isNaN(data1)){
+const err8 = {instancePath:instancePath+"/offset",schemaPath:"#/properties/offset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
 }
 errors++;
 }
@@ -3209,12 +3359,12 @@ else if(data2 === null){
 coerced2 = "";
 }
 else {
-const err6 = {instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err9 = {instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err6];
+vErrors = [err9];
 }
 else {
-vErrors.push(err6);
+vErrors.push(err9);
 }
 errors++;
 }
@@ -3228,22 +3378,22 @@ data["cursor"] = coerced2;
 }
 if(typeof data2 === "string"){
 if(func1(data2) > 512){
-const err7 = {instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"};
+const err10 = {instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"};
 if(vErrors === null){
-vErrors = [err7];
+vErrors = [err10];
 }
 else {
-vErrors.push(err7);
+vErrors.push(err10);
 }
 errors++;
 }
 if(func1(data2) < 1){
-const err8 = {instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err11 = {instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err8];
+vErrors = [err11];
 }
 else {
-vErrors.push(err8);
+vErrors.push(err11);
 }
 errors++;
 }
@@ -3262,12 +3412,12 @@ else if(data3 === null){
 coerced3 = "";
 }
 else {
-const err9 = {instancePath:instancePath+"/patient_id",schemaPath:"#/properties/patient_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err12 = {instancePath:instancePath+"/patient_id",schemaPath:"#/properties/patient_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err9];
+vErrors = [err12];
 }
 else {
-vErrors.push(err9);
+vErrors.push(err12);
 }
 errors++;
 }
@@ -3281,12 +3431,12 @@ data["patient_id"] = coerced3;
 }
 if(typeof data3 === "string"){
 if(func1(data3) > 128){
-const err10 = {instancePath:instancePath+"/patient_id",schemaPath:"#/properties/patient_id/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+const err13 = {instancePath:instancePath+"/patient_id",schemaPath:"#/properties/patient_id/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
-vErrors = [err10];
+vErrors = [err13];
 }
 else {
-vErrors.push(err10);
+vErrors.push(err13);
 }
 errors++;
 }
@@ -3305,12 +3455,12 @@ else if(data4 === null){
 coerced4 = "";
 }
 else {
-const err11 = {instancePath:instancePath+"/discipline",schemaPath:"#/properties/discipline/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err14 = {instancePath:instancePath+"/discipline",schemaPath:"#/properties/discipline/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err11];
+vErrors = [err14];
 }
 else {
-vErrors.push(err11);
+vErrors.push(err14);
 }
 errors++;
 }
@@ -3323,12 +3473,12 @@ data["discipline"] = coerced4;
 }
 }
 if(!((((((data4 === "SN") || (data4 === "PT")) || (data4 === "OT")) || (data4 === "ST")) || (data4 === "MSW")) || (data4 === "HHA"))){
-const err12 = {instancePath:instancePath+"/discipline",schemaPath:"#/properties/discipline/enum",keyword:"enum",params:{allowedValues: schema55.properties.discipline.enum},message:"must be equal to one of the allowed values"};
+const err15 = {instancePath:instancePath+"/discipline",schemaPath:"#/properties/discipline/enum",keyword:"enum",params:{allowedValues: schema55.properties.discipline.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
-vErrors = [err12];
+vErrors = [err15];
 }
 else {
-vErrors.push(err12);
+vErrors.push(err15);
 }
 errors++;
 }
@@ -3346,12 +3496,12 @@ else if(data5 === null){
 coerced5 = "";
 }
 else {
-const err13 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err16 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err13];
+vErrors = [err16];
 }
 else {
-vErrors.push(err13);
+vErrors.push(err16);
 }
 errors++;
 }
@@ -3364,12 +3514,12 @@ data["status"] = coerced5;
 }
 }
 if(!(((((data5 === "scheduled") || (data5 === "in_progress")) || (data5 === "completed")) || (data5 === "missed")) || (data5 === "cancelled"))){
-const err14 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema55.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err17 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema55.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
-vErrors = [err14];
+vErrors = [err17];
 }
 else {
-vErrors.push(err14);
+vErrors.push(err17);
 }
 errors++;
 }
@@ -3387,12 +3537,12 @@ else if(data6 === null){
 coerced6 = "";
 }
 else {
-const err15 = {instancePath:instancePath+"/clinician_id",schemaPath:"#/properties/clinician_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err18 = {instancePath:instancePath+"/clinician_id",schemaPath:"#/properties/clinician_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err15];
+vErrors = [err18];
 }
 else {
-vErrors.push(err15);
+vErrors.push(err18);
 }
 errors++;
 }
@@ -3406,12 +3556,12 @@ data["clinician_id"] = coerced6;
 }
 if(typeof data6 === "string"){
 if(func1(data6) > 128){
-const err16 = {instancePath:instancePath+"/clinician_id",schemaPath:"#/properties/clinician_id/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+const err19 = {instancePath:instancePath+"/clinician_id",schemaPath:"#/properties/clinician_id/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
-vErrors = [err16];
+vErrors = [err19];
 }
 else {
-vErrors.push(err16);
+vErrors.push(err19);
 }
 errors++;
 }
@@ -3430,12 +3580,12 @@ else if(data7 === null){
 coerced7 = "";
 }
 else {
-const err17 = {instancePath:instancePath+"/scheduled_from",schemaPath:"#/properties/scheduled_from/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err20 = {instancePath:instancePath+"/scheduled_from",schemaPath:"#/properties/scheduled_from/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err17];
+vErrors = [err20];
 }
 else {
-vErrors.push(err17);
+vErrors.push(err20);
 }
 errors++;
 }
@@ -3449,12 +3599,12 @@ data["scheduled_from"] = coerced7;
 }
 if(typeof data7 === "string"){
 if(!(formats0.validate(data7))){
-const err18 = {instancePath:instancePath+"/scheduled_from",schemaPath:"#/properties/scheduled_from/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+const err21 = {instancePath:instancePath+"/scheduled_from",schemaPath:"#/properties/scheduled_from/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
-vErrors = [err18];
+vErrors = [err21];
 }
 else {
-vErrors.push(err18);
+vErrors.push(err21);
 }
 errors++;
 }
@@ -3473,12 +3623,12 @@ else if(data8 === null){
 coerced8 = "";
 }
 else {
-const err19 = {instancePath:instancePath+"/scheduled_to",schemaPath:"#/properties/scheduled_to/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err22 = {instancePath:instancePath+"/scheduled_to",schemaPath:"#/properties/scheduled_to/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err19];
+vErrors = [err22];
 }
 else {
-vErrors.push(err19);
+vErrors.push(err22);
 }
 errors++;
 }
@@ -3492,12 +3642,12 @@ data["scheduled_to"] = coerced8;
 }
 if(typeof data8 === "string"){
 if(!(formats0.validate(data8))){
-const err20 = {instancePath:instancePath+"/scheduled_to",schemaPath:"#/properties/scheduled_to/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+const err23 = {instancePath:instancePath+"/scheduled_to",schemaPath:"#/properties/scheduled_to/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
-vErrors = [err20];
+vErrors = [err23];
 }
 else {
-vErrors.push(err20);
+vErrors.push(err23);
 }
 errors++;
 }
@@ -3505,12 +3655,12 @@ errors++;
 }
 }
 else {
-const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err24 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err21];
+vErrors = [err24];
 }
 else {
-vErrors.push(err21);
+vErrors.push(err24);
 }
 errors++;
 }
@@ -4309,7 +4459,7 @@ return errors === 0;
 validate52.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const listRemittancesQuery = validate53;
-const schema64 = {"type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":200,"default":50},"offset":{"type":"integer","minimum":0,"default":0},"status":{"type":"string","enum":["received","matching","posted","partially_posted","exception"]},"era_file_id":{"type":"string","maxLength":128}},"required":[],"additionalProperties":false};
+const schema64 = {"type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":200,"default":50,"finite":true},"offset":{"type":"integer","minimum":0,"maximum":100000,"default":0,"finite":true},"status":{"type":"string","enum":["received","matching","posted","partially_posted","exception"]},"era_file_id":{"type":"string","maxLength":128}},"required":[],"additionalProperties":false};
 
 function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -4367,9 +4517,8 @@ data["limit"] = coerced0;
 }
 }
 }
-if((typeof data0 == "number") && (isFinite(data0))){
-if(data0 > 200 || isNaN(data0)){
-const err2 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 200},message:"must be <= 200"};
+if(typeof data0 == "number" && !isFinite(data0)){
+const err2 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/finite",keyword:"finite",params:{},message:"must be a finite number"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -4378,13 +4527,24 @@ vErrors.push(err2);
 }
 errors++;
 }
-if(data0 < 1 || isNaN(data0)){
-const err3 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if((typeof data0 == "number") && (isFinite(data0))){
+if(data0 > 200 || isNaN(data0)){
+const err3 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 200},message:"must be <= 200"};
 if(vErrors === null){
 vErrors = [err3];
 }
 else {
 vErrors.push(err3);
+}
+errors++;
+}
+if(data0 < 1 || isNaN(data0)){
+const err4 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
 }
 errors++;
 }
@@ -4399,12 +4559,12 @@ if(dataType1 === "boolean" || data1 === null
 coerced1 = +data1;
 }
 else {
-const err4 = {instancePath:instancePath+"/offset",schemaPath:"#/properties/offset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err5 = {instancePath:instancePath+"/offset",schemaPath:"#/properties/offset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
-vErrors = [err4];
+vErrors = [err5];
 }
 else {
-vErrors.push(err4);
+vErrors.push(err5);
 }
 errors++;
 }
@@ -4416,14 +4576,34 @@ data["offset"] = coerced1;
 }
 }
 }
-if((typeof data1 == "number") && (isFinite(data1))){
-if(data1 < 0 || isNaN(data1)){
-const err5 = {instancePath:instancePath+"/offset",schemaPath:"#/properties/offset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(typeof data1 == "number" && !isFinite(data1)){
+const err6 = {instancePath:instancePath+"/offset",schemaPath:"#/properties/offset/finite",keyword:"finite",params:{},message:"must be a finite number"};
 if(vErrors === null){
-vErrors = [err5];
+vErrors = [err6];
 }
 else {
-vErrors.push(err5);
+vErrors.push(err6);
+}
+errors++;
+}
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 > 100000 || isNaN(data1)){
+const err7 = {instancePath:instancePath+"/offset",schemaPath:"#/properties/offset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data1 < 0 || isNaN(data1)){
+const err8 = {instancePath:instancePath+"/offset",schemaPath:"#/properties/offset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
 }
 errors++;
 }
@@ -4441,12 +4621,12 @@ else if(data2 === null){
 coerced2 = "";
 }
 else {
-const err6 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err9 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err6];
+vErrors = [err9];
 }
 else {
-vErrors.push(err6);
+vErrors.push(err9);
 }
 errors++;
 }
@@ -4459,12 +4639,12 @@ data["status"] = coerced2;
 }
 }
 if(!(((((data2 === "received") || (data2 === "matching")) || (data2 === "posted")) || (data2 === "partially_posted")) || (data2 === "exception"))){
-const err7 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema64.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema64.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
-vErrors = [err7];
+vErrors = [err10];
 }
 else {
-vErrors.push(err7);
+vErrors.push(err10);
 }
 errors++;
 }
@@ -4482,12 +4662,12 @@ else if(data3 === null){
 coerced3 = "";
 }
 else {
-const err8 = {instancePath:instancePath+"/era_file_id",schemaPath:"#/properties/era_file_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err11 = {instancePath:instancePath+"/era_file_id",schemaPath:"#/properties/era_file_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err8];
+vErrors = [err11];
 }
 else {
-vErrors.push(err8);
+vErrors.push(err11);
 }
 errors++;
 }
@@ -4501,12 +4681,12 @@ data["era_file_id"] = coerced3;
 }
 if(typeof data3 === "string"){
 if(func1(data3) > 128){
-const err9 = {instancePath:instancePath+"/era_file_id",schemaPath:"#/properties/era_file_id/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+const err12 = {instancePath:instancePath+"/era_file_id",schemaPath:"#/properties/era_file_id/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
-vErrors = [err9];
+vErrors = [err12];
 }
 else {
-vErrors.push(err9);
+vErrors.push(err12);
 }
 errors++;
 }
@@ -4514,12 +4694,12 @@ errors++;
 }
 }
 else {
-const err10 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err13 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err10];
+vErrors = [err13];
 }
 else {
-vErrors.push(err10);
+vErrors.push(err13);
 }
 errors++;
 }
@@ -4695,7 +4875,7 @@ return errors === 0;
 validate55.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const listRemittanceAllocationsQuery = validate56;
-const schema67 = {"type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":200,"default":50},"offset":{"type":"integer","minimum":0,"default":0}},"required":[],"additionalProperties":false};
+const schema67 = {"type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":200,"default":50,"finite":true},"offset":{"type":"integer","minimum":0,"maximum":100000,"default":0,"finite":true}},"required":[],"additionalProperties":false};
 
 function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -4753,9 +4933,8 @@ data["limit"] = coerced0;
 }
 }
 }
-if((typeof data0 == "number") && (isFinite(data0))){
-if(data0 > 200 || isNaN(data0)){
-const err2 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 200},message:"must be <= 200"};
+if(typeof data0 == "number" && !isFinite(data0)){
+const err2 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/finite",keyword:"finite",params:{},message:"must be a finite number"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -4764,13 +4943,24 @@ vErrors.push(err2);
 }
 errors++;
 }
-if(data0 < 1 || isNaN(data0)){
-const err3 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if((typeof data0 == "number") && (isFinite(data0))){
+if(data0 > 200 || isNaN(data0)){
+const err3 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 200},message:"must be <= 200"};
 if(vErrors === null){
 vErrors = [err3];
 }
 else {
 vErrors.push(err3);
+}
+errors++;
+}
+if(data0 < 1 || isNaN(data0)){
+const err4 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
 }
 errors++;
 }
@@ -4785,12 +4975,12 @@ if(dataType1 === "boolean" || data1 === null
 coerced1 = +data1;
 }
 else {
-const err4 = {instancePath:instancePath+"/offset",schemaPath:"#/properties/offset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err5 = {instancePath:instancePath+"/offset",schemaPath:"#/properties/offset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
-vErrors = [err4];
+vErrors = [err5];
 }
 else {
-vErrors.push(err4);
+vErrors.push(err5);
 }
 errors++;
 }
@@ -4802,26 +4992,46 @@ data["offset"] = coerced1;
 }
 }
 }
-if((typeof data1 == "number") && (isFinite(data1))){
-if(data1 < 0 || isNaN(data1)){
-const err5 = {instancePath:instancePath+"/offset",schemaPath:"#/properties/offset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(typeof data1 == "number" && !isFinite(data1)){
+const err6 = {instancePath:instancePath+"/offset",schemaPath:"#/properties/offset/finite",keyword:"finite",params:{},message:"must be a finite number"};
 if(vErrors === null){
-vErrors = [err5];
+vErrors = [err6];
 }
 else {
-vErrors.push(err5);
+vErrors.push(err6);
+}
+errors++;
+}
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 > 100000 || isNaN(data1)){
+const err7 = {instancePath:instancePath+"/offset",schemaPath:"#/properties/offset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data1 < 0 || isNaN(data1)){
+const err8 = {instancePath:instancePath+"/offset",schemaPath:"#/properties/offset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
 }
 errors++;
 }
 }
 }
 else {
-const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err9 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err6];
+vErrors = [err9];
 }
 else {
-vErrors.push(err6);
+vErrors.push(err9);
 }
 errors++;
 }
@@ -4902,7 +5112,7 @@ return errors === 0;
 validate57.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const listPhysicianOrdersQuery = validate58;
-const schema69 = {"type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":200,"default":50},"offset":{"type":"integer","minimum":0,"default":0},"status":{"type":"string","enum":["signed","awaiting_signature","signature_not_required","rejected","superseded","cancelled"]},"order_type":{"type":"string","enum":["plan_of_care","recertification","verbal","supplemental","face_to_face","discharge"]}},"required":[],"additionalProperties":false};
+const schema69 = {"type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":200,"default":50,"finite":true},"offset":{"type":"integer","minimum":0,"maximum":100000,"default":0,"finite":true},"status":{"type":"string","enum":["signed","awaiting_signature","signature_not_required","rejected","superseded","cancelled"]},"order_type":{"type":"string","enum":["plan_of_care","recertification","verbal","supplemental","face_to_face","discharge"]}},"required":[],"additionalProperties":false};
 
 function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -4960,9 +5170,8 @@ data["limit"] = coerced0;
 }
 }
 }
-if((typeof data0 == "number") && (isFinite(data0))){
-if(data0 > 200 || isNaN(data0)){
-const err2 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 200},message:"must be <= 200"};
+if(typeof data0 == "number" && !isFinite(data0)){
+const err2 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/finite",keyword:"finite",params:{},message:"must be a finite number"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -4971,13 +5180,24 @@ vErrors.push(err2);
 }
 errors++;
 }
-if(data0 < 1 || isNaN(data0)){
-const err3 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if((typeof data0 == "number") && (isFinite(data0))){
+if(data0 > 200 || isNaN(data0)){
+const err3 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 200},message:"must be <= 200"};
 if(vErrors === null){
 vErrors = [err3];
 }
 else {
 vErrors.push(err3);
+}
+errors++;
+}
+if(data0 < 1 || isNaN(data0)){
+const err4 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
 }
 errors++;
 }
@@ -4992,12 +5212,12 @@ if(dataType1 === "boolean" || data1 === null
 coerced1 = +data1;
 }
 else {
-const err4 = {instancePath:instancePath+"/offset",schemaPath:"#/properties/offset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err5 = {instancePath:instancePath+"/offset",schemaPath:"#/properties/offset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
-vErrors = [err4];
+vErrors = [err5];
 }
 else {
-vErrors.push(err4);
+vErrors.push(err5);
 }
 errors++;
 }
@@ -5009,14 +5229,34 @@ data["offset"] = coerced1;
 }
 }
 }
-if((typeof data1 == "number") && (isFinite(data1))){
-if(data1 < 0 || isNaN(data1)){
-const err5 = {instancePath:instancePath+"/offset",schemaPath:"#/properties/offset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(typeof data1 == "number" && !isFinite(data1)){
+const err6 = {instancePath:instancePath+"/offset",schemaPath:"#/properties/offset/finite",keyword:"finite",params:{},message:"must be a finite number"};
 if(vErrors === null){
-vErrors = [err5];
+vErrors = [err6];
 }
 else {
-vErrors.push(err5);
+vErrors.push(err6);
+}
+errors++;
+}
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 > 100000 || isNaN(data1)){
+const err7 = {instancePath:instancePath+"/offset",schemaPath:"#/properties/offset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data1 < 0 || isNaN(data1)){
+const err8 = {instancePath:instancePath+"/offset",schemaPath:"#/properties/offset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
 }
 errors++;
 }
@@ -5034,12 +5274,12 @@ else if(data2 === null){
 coerced2 = "";
 }
 else {
-const err6 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err9 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err6];
+vErrors = [err9];
 }
 else {
-vErrors.push(err6);
+vErrors.push(err9);
 }
 errors++;
 }
@@ -5052,12 +5292,12 @@ data["status"] = coerced2;
 }
 }
 if(!((((((data2 === "signed") || (data2 === "awaiting_signature")) || (data2 === "signature_not_required")) || (data2 === "rejected")) || (data2 === "superseded")) || (data2 === "cancelled"))){
-const err7 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema69.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema69.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
-vErrors = [err7];
+vErrors = [err10];
 }
 else {
-vErrors.push(err7);
+vErrors.push(err10);
 }
 errors++;
 }
@@ -5075,12 +5315,12 @@ else if(data3 === null){
 coerced3 = "";
 }
 else {
-const err8 = {instancePath:instancePath+"/order_type",schemaPath:"#/properties/order_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err11 = {instancePath:instancePath+"/order_type",schemaPath:"#/properties/order_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err8];
+vErrors = [err11];
 }
 else {
-vErrors.push(err8);
+vErrors.push(err11);
 }
 errors++;
 }
@@ -5093,24 +5333,24 @@ data["order_type"] = coerced3;
 }
 }
 if(!((((((data3 === "plan_of_care") || (data3 === "recertification")) || (data3 === "verbal")) || (data3 === "supplemental")) || (data3 === "face_to_face")) || (data3 === "discharge"))){
-const err9 = {instancePath:instancePath+"/order_type",schemaPath:"#/properties/order_type/enum",keyword:"enum",params:{allowedValues: schema69.properties.order_type.enum},message:"must be equal to one of the allowed values"};
+const err12 = {instancePath:instancePath+"/order_type",schemaPath:"#/properties/order_type/enum",keyword:"enum",params:{allowedValues: schema69.properties.order_type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
-vErrors = [err9];
+vErrors = [err12];
 }
 else {
-vErrors.push(err9);
+vErrors.push(err12);
 }
 errors++;
 }
 }
 }
 else {
-const err10 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err13 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err10];
+vErrors = [err13];
 }
 else {
-vErrors.push(err10);
+vErrors.push(err13);
 }
 errors++;
 }
@@ -5357,7 +5597,7 @@ return errors === 0;
 validate61.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const listWorkingCollectionsQuery = validate62;
-const schema73 = {"type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":200,"default":50},"offset":{"type":"integer","minimum":0,"default":0}},"required":[],"additionalProperties":false};
+const schema73 = {"type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":200,"default":50,"finite":true},"offset":{"type":"integer","minimum":0,"maximum":100000,"default":0,"finite":true}},"required":[],"additionalProperties":false};
 
 function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -5415,9 +5655,8 @@ data["limit"] = coerced0;
 }
 }
 }
-if((typeof data0 == "number") && (isFinite(data0))){
-if(data0 > 200 || isNaN(data0)){
-const err2 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 200},message:"must be <= 200"};
+if(typeof data0 == "number" && !isFinite(data0)){
+const err2 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/finite",keyword:"finite",params:{},message:"must be a finite number"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -5426,13 +5665,24 @@ vErrors.push(err2);
 }
 errors++;
 }
-if(data0 < 1 || isNaN(data0)){
-const err3 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if((typeof data0 == "number") && (isFinite(data0))){
+if(data0 > 200 || isNaN(data0)){
+const err3 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 200},message:"must be <= 200"};
 if(vErrors === null){
 vErrors = [err3];
 }
 else {
 vErrors.push(err3);
+}
+errors++;
+}
+if(data0 < 1 || isNaN(data0)){
+const err4 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
 }
 errors++;
 }
@@ -5447,12 +5697,12 @@ if(dataType1 === "boolean" || data1 === null
 coerced1 = +data1;
 }
 else {
-const err4 = {instancePath:instancePath+"/offset",schemaPath:"#/properties/offset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err5 = {instancePath:instancePath+"/offset",schemaPath:"#/properties/offset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
-vErrors = [err4];
+vErrors = [err5];
 }
 else {
-vErrors.push(err4);
+vErrors.push(err5);
 }
 errors++;
 }
@@ -5464,26 +5714,46 @@ data["offset"] = coerced1;
 }
 }
 }
-if((typeof data1 == "number") && (isFinite(data1))){
-if(data1 < 0 || isNaN(data1)){
-const err5 = {instancePath:instancePath+"/offset",schemaPath:"#/properties/offset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(typeof data1 == "number" && !isFinite(data1)){
+const err6 = {instancePath:instancePath+"/offset",schemaPath:"#/properties/offset/finite",keyword:"finite",params:{},message:"must be a finite number"};
 if(vErrors === null){
-vErrors = [err5];
+vErrors = [err6];
 }
 else {
-vErrors.push(err5);
+vErrors.push(err6);
+}
+errors++;
+}
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 > 100000 || isNaN(data1)){
+const err7 = {instancePath:instancePath+"/offset",schemaPath:"#/properties/offset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data1 < 0 || isNaN(data1)){
+const err8 = {instancePath:instancePath+"/offset",schemaPath:"#/properties/offset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
 }
 errors++;
 }
 }
 }
 else {
-const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err9 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err6];
+vErrors = [err9];
 }
 else {
-vErrors.push(err6);
+vErrors.push(err9);
 }
 errors++;
 }
@@ -5659,7 +5929,7 @@ return errors === 0;
 validate64.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const listWorkingCollectionRowsQuery = validate65;
-const schema76 = {"type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":200,"default":50},"offset":{"type":"integer","minimum":0,"default":0}},"required":[],"additionalProperties":false};
+const schema76 = {"type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":200,"default":50,"finite":true},"offset":{"type":"integer","minimum":0,"maximum":100000,"default":0,"finite":true}},"required":[],"additionalProperties":false};
 
 function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -5717,9 +5987,8 @@ data["limit"] = coerced0;
 }
 }
 }
-if((typeof data0 == "number") && (isFinite(data0))){
-if(data0 > 200 || isNaN(data0)){
-const err2 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 200},message:"must be <= 200"};
+if(typeof data0 == "number" && !isFinite(data0)){
+const err2 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/finite",keyword:"finite",params:{},message:"must be a finite number"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -5728,13 +5997,24 @@ vErrors.push(err2);
 }
 errors++;
 }
-if(data0 < 1 || isNaN(data0)){
-const err3 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if((typeof data0 == "number") && (isFinite(data0))){
+if(data0 > 200 || isNaN(data0)){
+const err3 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 200},message:"must be <= 200"};
 if(vErrors === null){
 vErrors = [err3];
 }
 else {
 vErrors.push(err3);
+}
+errors++;
+}
+if(data0 < 1 || isNaN(data0)){
+const err4 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
 }
 errors++;
 }
@@ -5749,12 +6029,12 @@ if(dataType1 === "boolean" || data1 === null
 coerced1 = +data1;
 }
 else {
-const err4 = {instancePath:instancePath+"/offset",schemaPath:"#/properties/offset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err5 = {instancePath:instancePath+"/offset",schemaPath:"#/properties/offset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
-vErrors = [err4];
+vErrors = [err5];
 }
 else {
-vErrors.push(err4);
+vErrors.push(err5);
 }
 errors++;
 }
@@ -5766,26 +6046,46 @@ data["offset"] = coerced1;
 }
 }
 }
-if((typeof data1 == "number") && (isFinite(data1))){
-if(data1 < 0 || isNaN(data1)){
-const err5 = {instancePath:instancePath+"/offset",schemaPath:"#/properties/offset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(typeof data1 == "number" && !isFinite(data1)){
+const err6 = {instancePath:instancePath+"/offset",schemaPath:"#/properties/offset/finite",keyword:"finite",params:{},message:"must be a finite number"};
 if(vErrors === null){
-vErrors = [err5];
+vErrors = [err6];
 }
 else {
-vErrors.push(err5);
+vErrors.push(err6);
+}
+errors++;
+}
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 > 100000 || isNaN(data1)){
+const err7 = {instancePath:instancePath+"/offset",schemaPath:"#/properties/offset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data1 < 0 || isNaN(data1)){
+const err8 = {instancePath:instancePath+"/offset",schemaPath:"#/properties/offset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
 }
 errors++;
 }
 }
 }
 else {
-const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err9 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err6];
+vErrors = [err9];
 }
 else {
-vErrors.push(err6);
+vErrors.push(err9);
 }
 errors++;
 }
@@ -5866,7 +6166,7 @@ return errors === 0;
 validate66.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const getHhvbpSummaryQuery = validate67;
-const schema78 = {"type":"object","properties":{"performance_year":{"type":"integer","minimum":2023,"maximum":2100},"payment_year":{"type":"integer","minimum":2025,"maximum":2102}},"required":["performance_year"],"additionalProperties":false};
+const schema78 = {"type":"object","properties":{"performance_year":{"type":"integer","minimum":2023,"maximum":2100,"finite":true},"payment_year":{"type":"integer","minimum":2025,"maximum":2102,"finite":true}},"required":["performance_year"],"additionalProperties":false};
 
 function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -5929,9 +6229,8 @@ data["performance_year"] = coerced0;
 }
 }
 }
-if((typeof data0 == "number") && (isFinite(data0))){
-if(data0 > 2100 || isNaN(data0)){
-const err3 = {instancePath:instancePath+"/performance_year",schemaPath:"#/properties/performance_year/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2100},message:"must be <= 2100"};
+if(typeof data0 == "number" && !isFinite(data0)){
+const err3 = {instancePath:instancePath+"/performance_year",schemaPath:"#/properties/performance_year/finite",keyword:"finite",params:{},message:"must be a finite number"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -5940,13 +6239,24 @@ vErrors.push(err3);
 }
 errors++;
 }
-if(data0 < 2023 || isNaN(data0)){
-const err4 = {instancePath:instancePath+"/performance_year",schemaPath:"#/properties/performance_year/minimum",keyword:"minimum",params:{comparison: ">=", limit: 2023},message:"must be >= 2023"};
+if((typeof data0 == "number") && (isFinite(data0))){
+if(data0 > 2100 || isNaN(data0)){
+const err4 = {instancePath:instancePath+"/performance_year",schemaPath:"#/properties/performance_year/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2100},message:"must be <= 2100"};
 if(vErrors === null){
 vErrors = [err4];
 }
 else {
 vErrors.push(err4);
+}
+errors++;
+}
+if(data0 < 2023 || isNaN(data0)){
+const err5 = {instancePath:instancePath+"/performance_year",schemaPath:"#/properties/performance_year/minimum",keyword:"minimum",params:{comparison: ">=", limit: 2023},message:"must be >= 2023"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
 }
 errors++;
 }
@@ -5963,12 +6273,12 @@ if(dataType1 === "boolean" || data1 === null
 coerced1 = +data1;
 }
 else {
-const err5 = {instancePath:instancePath+"/payment_year",schemaPath:"#/properties/payment_year/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err6 = {instancePath:instancePath+"/payment_year",schemaPath:"#/properties/payment_year/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
-vErrors = [err5];
+vErrors = [err6];
 }
 else {
-vErrors.push(err5);
+vErrors.push(err6);
 }
 errors++;
 }
@@ -5980,19 +6290,8 @@ data["payment_year"] = coerced1;
 }
 }
 }
-if((typeof data1 == "number") && (isFinite(data1))){
-if(data1 > 2102 || isNaN(data1)){
-const err6 = {instancePath:instancePath+"/payment_year",schemaPath:"#/properties/payment_year/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2102},message:"must be <= 2102"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-if(data1 < 2025 || isNaN(data1)){
-const err7 = {instancePath:instancePath+"/payment_year",schemaPath:"#/properties/payment_year/minimum",keyword:"minimum",params:{comparison: ">=", limit: 2025},message:"must be >= 2025"};
+if(typeof data1 == "number" && !isFinite(data1)){
+const err7 = {instancePath:instancePath+"/payment_year",schemaPath:"#/properties/payment_year/finite",keyword:"finite",params:{},message:"must be a finite number"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -6001,16 +6300,37 @@ vErrors.push(err7);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 > 2102 || isNaN(data1)){
+const err8 = {instancePath:instancePath+"/payment_year",schemaPath:"#/properties/payment_year/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2102},message:"must be <= 2102"};
 if(vErrors === null){
 vErrors = [err8];
 }
 else {
 vErrors.push(err8);
+}
+errors++;
+}
+if(data1 < 2025 || isNaN(data1)){
+const err9 = {instancePath:instancePath+"/payment_year",schemaPath:"#/properties/payment_year/minimum",keyword:"minimum",params:{comparison: ">=", limit: 2025},message:"must be >= 2025"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err10 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
 }
 errors++;
 }
@@ -6091,7 +6411,7 @@ return errors === 0;
 validate68.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const listHhvbpMeasuresQuery = validate69;
-const schema80 = {"type":"object","properties":{"performance_year":{"type":"integer","minimum":2023,"maximum":2100},"payment_year":{"type":"integer","minimum":2025,"maximum":2102}},"required":["performance_year"],"additionalProperties":false};
+const schema80 = {"type":"object","properties":{"performance_year":{"type":"integer","minimum":2023,"maximum":2100,"finite":true},"payment_year":{"type":"integer","minimum":2025,"maximum":2102,"finite":true}},"required":["performance_year"],"additionalProperties":false};
 
 function validate69(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -6154,9 +6474,8 @@ data["performance_year"] = coerced0;
 }
 }
 }
-if((typeof data0 == "number") && (isFinite(data0))){
-if(data0 > 2100 || isNaN(data0)){
-const err3 = {instancePath:instancePath+"/performance_year",schemaPath:"#/properties/performance_year/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2100},message:"must be <= 2100"};
+if(typeof data0 == "number" && !isFinite(data0)){
+const err3 = {instancePath:instancePath+"/performance_year",schemaPath:"#/properties/performance_year/finite",keyword:"finite",params:{},message:"must be a finite number"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -6165,13 +6484,24 @@ vErrors.push(err3);
 }
 errors++;
 }
-if(data0 < 2023 || isNaN(data0)){
-const err4 = {instancePath:instancePath+"/performance_year",schemaPath:"#/properties/performance_year/minimum",keyword:"minimum",params:{comparison: ">=", limit: 2023},message:"must be >= 2023"};
+if((typeof data0 == "number") && (isFinite(data0))){
+if(data0 > 2100 || isNaN(data0)){
+const err4 = {instancePath:instancePath+"/performance_year",schemaPath:"#/properties/performance_year/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2100},message:"must be <= 2100"};
 if(vErrors === null){
 vErrors = [err4];
 }
 else {
 vErrors.push(err4);
+}
+errors++;
+}
+if(data0 < 2023 || isNaN(data0)){
+const err5 = {instancePath:instancePath+"/performance_year",schemaPath:"#/properties/performance_year/minimum",keyword:"minimum",params:{comparison: ">=", limit: 2023},message:"must be >= 2023"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
 }
 errors++;
 }
@@ -6188,12 +6518,12 @@ if(dataType1 === "boolean" || data1 === null
 coerced1 = +data1;
 }
 else {
-const err5 = {instancePath:instancePath+"/payment_year",schemaPath:"#/properties/payment_year/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err6 = {instancePath:instancePath+"/payment_year",schemaPath:"#/properties/payment_year/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
-vErrors = [err5];
+vErrors = [err6];
 }
 else {
-vErrors.push(err5);
+vErrors.push(err6);
 }
 errors++;
 }
@@ -6205,19 +6535,8 @@ data["payment_year"] = coerced1;
 }
 }
 }
-if((typeof data1 == "number") && (isFinite(data1))){
-if(data1 > 2102 || isNaN(data1)){
-const err6 = {instancePath:instancePath+"/payment_year",schemaPath:"#/properties/payment_year/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2102},message:"must be <= 2102"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-if(data1 < 2025 || isNaN(data1)){
-const err7 = {instancePath:instancePath+"/payment_year",schemaPath:"#/properties/payment_year/minimum",keyword:"minimum",params:{comparison: ">=", limit: 2025},message:"must be >= 2025"};
+if(typeof data1 == "number" && !isFinite(data1)){
+const err7 = {instancePath:instancePath+"/payment_year",schemaPath:"#/properties/payment_year/finite",keyword:"finite",params:{},message:"must be a finite number"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -6226,16 +6545,37 @@ vErrors.push(err7);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 > 2102 || isNaN(data1)){
+const err8 = {instancePath:instancePath+"/payment_year",schemaPath:"#/properties/payment_year/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2102},message:"must be <= 2102"};
 if(vErrors === null){
 vErrors = [err8];
 }
 else {
 vErrors.push(err8);
+}
+errors++;
+}
+if(data1 < 2025 || isNaN(data1)){
+const err9 = {instancePath:instancePath+"/payment_year",schemaPath:"#/properties/payment_year/minimum",keyword:"minimum",params:{comparison: ">=", limit: 2025},message:"must be >= 2025"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err10 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
 }
 errors++;
 }

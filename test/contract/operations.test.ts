@@ -1,6 +1,7 @@
 import t from 'tap';
 import { readFileSync } from 'node:fs';
-import { operations, type OperationDefinition } from '../../src/generated/contract.js';
+import { operations, paging, type OperationDefinition, type Validator } from '../../src/generated/contract.js';
+import { parameterSchema } from '../../codegen/validators.js';
 import { buildTestApp } from '../helpers/app.js';
 
 const doc = JSON.parse(readFileSync(new URL('../../openapi.json', import.meta.url), 'utf8'));
@@ -36,4 +37,43 @@ t.test('the app registers exactly the operations of the document', async (t) => 
   await app.ready();
   const registered = registeredApiRoutes(app.printRoutes({ commonPrefix: false }));
   t.same(registered.sort(), [...documented].sort());
+});
+
+type Parameter = { name: string; in: 'path' | 'query' | 'header'; schema: { type?: string; minimum?: number; maximum?: number } };
+const SLOT = { path: 'params', query: 'query', header: 'headers' } as const;
+
+function numericParameters(): Array<{ operationId: string; parameter: Parameter }> {
+  const resolveRef = (p: Parameter & { $ref?: string }): Parameter => (p.$ref ? doc.components.parameters[p.$ref.split('/').pop()!] : p);
+  return Object.values(doc.paths as Record<string, Record<string, { operationId?: string; parameters?: Parameter[] }>>).flatMap((item) =>
+    Object.values(item)
+      .filter((op) => op.operationId)
+      .flatMap((op) => (op.parameters ?? []).map(resolveRef).filter((p) => ['integer', 'number'].includes(p.schema.type ?? '')).map((parameter) => ({ operationId: op.operationId!, parameter }))),
+  );
+}
+
+t.test('every numeric parameter is bounded, and its validator refuses what is not a finite number in bounds', async (t) => {
+  const numeric = numericParameters();
+  t.ok(numeric.length >= 20, 'limit, offset and the quality years');
+  for (const { operationId, parameter } of numeric) {
+    const { name, schema } = parameter;
+    const key = parameter.in === 'header' ? name.toLowerCase() : name;
+    const validate = (operations[operationId as keyof typeof operations].validate as Record<string, Validator>)[SLOT[parameter.in]];
+    const refused = (value: string) => !validate({ [key]: value }) && (validate.errors ?? []).some((e) => e.instancePath === `/${key}`);
+    t.type(schema.minimum, 'number', `${operationId} ${name} minimum`);
+    t.type(schema.maximum, 'number', `${operationId} ${name} maximum`);
+    for (const value of ['1e400', '-1e400', 'Infinity', '-Infinity', 'NaN', '9223372036854775807', String(schema.maximum! + 1), String(schema.minimum! - 1)]) {
+      t.ok(refused(value), `${operationId} ${name}=${value}`);
+    }
+    t.notOk(refused(String(schema.maximum)), `${operationId} ${name} at its maximum`);
+  }
+});
+
+t.test('codegen refuses a numeric parameter without both bounds', async (t) => {
+  const entry = { operationId: 'listThings', method: 'GET', path: '/things', operation: {}, parameters: [{ name: 'page', in: 'query' as const, required: false, schema: { type: 'integer', minimum: 0 } }] };
+  t.throws(() => parameterSchema(entry, 'query'), /listThings: numeric parameter "page" needs a minimum and a maximum/);
+});
+
+t.test('x-svc-paging states the bounds the Limit and Offset parameters enforce', async (t) => {
+  const { Limit, Offset } = doc.components.parameters;
+  t.same(paging, { default_limit: Limit.schema.default, max_limit: Limit.schema.maximum, max_offset: Offset.schema.maximum });
 });

@@ -14,6 +14,7 @@ import type { AuditBuffer, AuditEvent } from './audit.js';
 import type { MeteringBuffer, MeteringEvent } from './metering.js';
 import type { UsageLimiter } from './usage-limits.js';
 import type { PseudonymService } from './pseudonyms.js';
+import { reduceForNoPhi } from './no-phi-reduction.js';
 import type { CursorSeal } from '../db/cursor-seal.js';
 import type { Principal } from './principal.js';
 import type { Authentication } from '../identity/authenticator.js';
@@ -214,12 +215,25 @@ class OperationRoute {
     return withDeprecations(serializeFor(request.contractVersion, this.operation, body), request, reply);
   }
 
+  /** Whether the session sees this operation's results reduced (openapi.json x-svc-phi); phi sessions never do. */
+  private reducesFor(request: FastifyRequest): boolean {
+    return this.operation.noPhiSchema !== null && request.principal?.phiMode === 'no_phi';
+  }
+
+  /** The one place where a no_phi session's answer is reduced: after the handler, before the version serializer. */
+  private async reduced(result: unknown, request: FastifyRequest, pseudonyms: PseudonymService): Promise<unknown> {
+    const { agencyId } = request.principal!;
+    return reduceForNoPhi(await result, this.operation.noPhiSchema!, (kind, ids) => pseudonyms.handlesFor(agencyId, kind, ids));
+  }
+
   /** A handler that answers without I/O is answered in the same tick: no promise, no timer. */
   private runRead(request: FastifyRequest, reply: FastifyReply): unknown {
     this.validate(request);
     const result = this.handler(this.context(request, reply, this.services.db, NEVER_ABORTED));
-    if (!(result instanceof Promise)) return this.answer(result, request, reply);
-    const answered = withTimeout(result, this.services.handlerTimeoutMs).then((body) => this.answer(body, request, reply));
+    const reducing = this.reducesFor(request);
+    if (!reducing && !(result instanceof Promise)) return this.answer(result, request, reply);
+    const work = reducing ? this.reduced(result, request, this.services.pseudonyms) : (result as Promise<unknown>);
+    const answered = withTimeout(work, this.services.handlerTimeoutMs).then((body) => this.answer(body, request, reply));
     return this.running.track(answered);
   }
 
@@ -257,8 +271,10 @@ class OperationRoute {
   }
 
   private async execute(request: FastifyRequest, reply: FastifyReply, trx: Transaction<DB>, signal: AbortSignal): Promise<CommandLedger> {
-    const result = await this.handler(this.context(request, reply, trx, signal));
-    const body = JSON.stringify(this.serialize(result, request, reply));
+    const context = this.context(request, reply, trx, signal);
+    const result = await this.handler(context);
+    const answer = this.reducesFor(request) ? await this.reduced(result, request, context.pseudonyms) : result;
+    const body = JSON.stringify(this.serialize(answer, request, reply));
     const headers: Record<string, string> = {};
     for (const name of REPLAYED_HEADERS) if (reply.hasHeader(name)) headers[name] = String(reply.getHeader(name));
     return {

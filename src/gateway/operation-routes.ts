@@ -257,7 +257,8 @@ class OperationRoute {
       extensionId: principal.extensionId,
       key: String(request.headers['idempotency-key']),
       operationId: this.operation.operationId,
-      fingerprint: requestFingerprint(request.method, request.url.split('?')[0], request.body),
+      // The PHI mode too: a key's stored answer is for one mode, never replayed to the other.
+      fingerprint: requestFingerprint(request.method, request.url.split('?')[0], request.body, principal.phiMode),
     };
     const { response, replayed } = await withAbortableTimeout(
       (signal) => runIdempotent(this.services.db, identity, (trx) => this.execute(request, reply, trx, signal), signal),

@@ -907,7 +907,7 @@ export type components = {
             line2?: string | null;
             /** @description City; null in no_phi sessions. */
             city?: string | null;
-            /** @description Two-letter state (validated against the US states and territories; kept in no_phi sessions). */
+            /** @description Two-letter state (kept in no_phi sessions: Safe Harbor allows the state, and two letters are all a client can send). */
             state?: string | null;
             /** @description ZIP or ZIP+4. In no_phi sessions, the first three digits only (Safe Harbor), or null. */
             zip_code?: string | null;

@@ -90,6 +90,7 @@ const thin = await created(phi, '/api/v1/ext/referrals', {
 });
 const oddLine = await created(phi, '/api/v1/ext/referrals', {
   service_line: canary('service_line'), patient_first_name: canary('odd_first'), patient_last_name: canary('odd_last'), patient_zip_code: zip,
+  insurance: canary('insurance_plan_string'),
 });
 const referralIds = [full.referral_id, thin.referral_id, oddLine.referral_id];
 const intakeIds = [full.intake_id, thin.intake_id, oddLine.intake_id];

@@ -10,11 +10,11 @@ export interface V1Shape {
   children: Record<string, string>;
 }
 
-const refName = (node: JsonObject): string | undefined =>
+export const refName = (node: JsonObject): string | undefined =>
   typeof node.$ref === 'string' ? node.$ref.split('/').pop() : undefined;
 
 /** The component schema a property's values are made of, through arrays and oneOf/anyOf/allOf. */
-function schemaNameOf(node: Json): string | undefined {
+export function schemaNameOf(node: Json): string | undefined {
   if (!node || typeof node !== 'object' || Array.isArray(node)) return undefined;
   const direct = refName(node);
   if (direct) return direct;

@@ -6,13 +6,16 @@ import { v1Shapes } from './contract-v1.js';
 import { generateTypes } from './types.js';
 import { compileValidators } from './validators.js';
 import { ERROR_SHAPES, generateRouteTable, planOperation, type ValidatorPlan } from './route-table.js';
+import { noPhiPlans } from './no-phi-plan.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const doc = readDocument(join(root, 'openapi.json'));
 
 const plan: ValidatorPlan = { parameters: {}, bodies: {} };
 const shapes = v1Shapes(doc);
-const entries = listOperations(doc).map((entry) => planOperation(doc, entry, plan, new Set(Object.keys(shapes))));
+const operations = listOperations(doc);
+const noPhi = noPhiPlans(doc, operations);
+const entries = operations.map((entry) => planOperation(doc, entry, plan, new Set(Object.keys(shapes)), noPhi.roots));
 // The two error shapes, for refusals outside any operation (unknown path, method, body size).
 for (const name of ERROR_SHAPES) plan.bodies[`schema${name}`] = { $ref: `#/components/schemas/${name}` };
 
@@ -20,7 +23,7 @@ const files: Record<string, string> = {
   'src/generated/openapi.ts': await generateTypes(doc),
   'src/generated/validators-parameters.ts': compileValidators(doc, plan.parameters, true),
   'src/generated/validators-bodies.ts': compileValidators(doc, plan.bodies, false),
-  'src/generated/contract.ts': generateRouteTable(doc, entries, shapes),
+  'src/generated/contract.ts': generateRouteTable(doc, entries, shapes, noPhi.plans),
 };
 
 const check = process.argv.includes('--check');

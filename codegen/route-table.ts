@@ -2,6 +2,7 @@ import { resolve, responseRefName, type Json, type JsonObject, type OperationEnt
 import { parameterSchema, relocateRefs, type ValidatorSchemas } from './validators.js';
 import { GENERATED_HEADER } from './header.js';
 import type { V1Shape } from './contract-v1.js';
+import type { SchemaPlan } from './no-phi-plan.js';
 
 export interface ValidatorPlan {
   parameters: ValidatorSchemas;
@@ -30,7 +31,7 @@ function resourceTypeOf(doc: JsonObject, tag: string): string | null {
 }
 
 /** Decides which validators exist and the route table entry of each operation. */
-export function planOperation(doc: JsonObject, entry: OperationEntry, plan: ValidatorPlan, v1ShapeNames: Set<string>): string {
+export function planOperation(doc: JsonObject, entry: OperationEntry, plan: ValidatorPlan, v1ShapeNames: Set<string>, noPhiRoots: Record<string, string>): string {
   const op = entry.operation;
   const validate: string[] = [];
   for (const [slot, location] of Object.entries(LOCATIONS)) {
@@ -77,6 +78,7 @@ export function planOperation(doc: JsonObject, entry: OperationEntry, plan: Vali
     costUnits: op['x-svc-cost-units'],
     costBudgeted: op['x-svc-cost-budgeted'] === true,
     v1Schema: v1Root && v1ShapeNames.has(v1Root) ? v1Root : null,
+    noPhiSchema: noPhiRoots[entry.operationId] ?? null,
     authenticated: !Array.isArray(op.security) || op.security.length > 0,
     requestContentTypes: requestTypes,
     responseContentType: okContent[0],
@@ -95,11 +97,12 @@ export function planOperation(doc: JsonObject, entry: OperationEntry, plan: Vali
   ].join('\n');
 }
 
-export function generateRouteTable(doc: JsonObject, entries: string[], shapes: Record<string, V1Shape>): string {
+export function generateRouteTable(doc: JsonObject, entries: string[], shapes: Record<string, V1Shape>, noPhiPlans: Record<string, SchemaPlan>): string {
   const x = (key: string) => JSON.stringify(doc[key], null, 2);
   return `${GENERATED_HEADER}
 import * as parameters from './validators-parameters.js';
 import * as bodies from './validators-bodies.js';
+import type { PseudonymKind } from '../gateway/pseudonyms.js';
 
 export type Validator = ((data: unknown) => boolean) & {
   errors?: Array<{ instancePath: string; keyword: string; message?: string; params: Record<string, unknown> }> | null;
@@ -118,6 +121,18 @@ export const errorShapes = { ${ERROR_SHAPES.map((n) => `${n}: bodies.schema${n} 
 
 /** How each response schema differs in contract version 1 (derived from x-svc-since and x-svc-v1-name). */
 export const v1Shapes: Record<string, { omit: readonly string[]; rename: Readonly<Record<string, string>>; children: Readonly<Record<string, string>> }> = ${JSON.stringify(shapes, null, 2)};
+
+/** A no_phi reduction of one property (x-svc-phi; the vocabulary is the document's x-svc-phi-reductions). */
+export type NoPhiReduction =
+  | { reduce: 'withheld'; empty: null | '' | readonly never[] | Readonly<Record<string, never>> }
+  | { reduce: 'handle'; kind: PseudonymKind; when?: { property: string; values: readonly string[] } }
+  | { reduce: 'year'; format: 'date' | 'date-time' }
+  | { reduce: 'zip3' | 'birth_date' }
+  | { reduce: 'age'; from: string }
+  | { reduce: 'category'; values: readonly string[]; otherwise: string };
+
+/** What no_phi sessions see of each response schema that has something to reduce: its reduced fields, and the fields holding such schemas. */
+export const noPhiPlans: Record<string, { fields: Readonly<Record<string, NoPhiReduction>>; children: Readonly<Record<string, string>> }> = ${JSON.stringify(noPhiPlans, null, 2)};
 
 export const errorCodes = ${x('x-svc-error-codes')} as const;
 

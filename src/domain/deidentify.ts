@@ -34,10 +34,25 @@ export function ageLabel(dob: string | null, asOf: Date): string | null {
   return age > 89 ? '90+' : String(age);
 }
 
-/** Birth year, withheld past age 89 (it would reveal the age). */
-export function birthYear(dob: string | null, asOf: Date): number | null {
-  if (!dob || ageInYears(dob, asOf) > 89) return null;
-  return Number(dob.slice(0, 4));
+/** Years since the birth year, as of the year of `asOf`: the birthday itself plays no part. */
+function yearsSinceBirthYear(dob: string, asOf: Date): number {
+  return asOf.getUTCFullYear() - Number(dob.slice(0, 4));
+}
+
+/**
+ * Age as a no_phi session sees it: the current year minus the birth year, "90+" at 90 or more. It changes on
+ * January 1 for everyone, so a client reading it daily learns nothing of the birthday; it is the exact age or one more,
+ * so "90+" covers everyone over 89 (Safe Harbor) and a few who are 89.
+ */
+export function ageFromBirthYear(dob: string | null, asOf: Date): string | null {
+  if (!dob) return null;
+  const years = yearsSinceBirthYear(dob, asOf);
+  return years >= 90 ? '90+' : String(years);
+}
+
+/** A date of birth reduced to its year ("1951-12-31" -> "1951-01-01"), withheld when ageFromBirthYear reads "90+". */
+export function birthDateToYear(dob: string | null, asOf: Date): string | null {
+  return dob && yearsSinceBirthYear(dob, asOf) < 90 ? dateToYear(dob) : null;
 }
 
 export function zip3(zip: string | null | undefined): string | null {

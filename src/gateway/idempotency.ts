@@ -6,6 +6,7 @@ import { reusableQuery } from '../db/reusable-query.js';
 import { lockId, lockKey } from '../db/advisory-locks.js';
 import { PlatformError } from '../errors/platform-error.js';
 import { writeCommandLedger, type CommandLedger } from './command-ledger.js';
+import type { PhiMode } from './principal.js';
 
 /** How long a command's result is kept and replayed (openapi.json info.description: 24 hours). */
 export const IDEMPOTENCY_RETENTION_HOURS = 24;
@@ -47,9 +48,12 @@ function canonicalJson(value: unknown): string {
   return `{${members.join(',')}}`;
 }
 
-/** sha256 (hex) over the method, the route path with its parameters filled in, and the canonical JSON of the body (absent = null). */
-export function requestFingerprint(method: string, path: string, body: unknown): string {
-  return createHash('sha256').update(`${method} ${path}\n${canonicalJson(body)}`).digest('hex');
+/**
+ * sha256 (hex) over the PHI mode of the session, the method, the route path with its parameters filled in, and the
+ * canonical JSON of the body (absent = null). With the mode in it, a key used in one mode conflicts in the other.
+ */
+export function requestFingerprint(method: string, path: string, body: unknown, phiMode: PhiMode): string {
+  return createHash('sha256').update(`${phiMode} ${method} ${path}\n${canonicalJson(body)}`).digest('hex');
 }
 
 const keyStillRunning = (id: CommandIdentity) =>
@@ -64,7 +68,7 @@ interface StoredRow {
 
 function replayOf(row: StoredRow, id: CommandIdentity): StoredResponse {
   if (row.fingerprint !== id.fingerprint) {
-    throw new PlatformError('PLATFORM_IDEMPOTENCY_CONFLICT', 'This idempotency key was already used with a different request (method, route or body).', { idempotencyKey: id.key });
+    throw new PlatformError('PLATFORM_IDEMPOTENCY_CONFLICT', 'This idempotency key was already used with a different request (method, route, body or PHI mode).', { idempotencyKey: id.key });
   }
   return { status: row.response_status, headers: row.response_headers, body: row.response_body };
 }

@@ -15,6 +15,7 @@ import type { MeteringBuffer, MeteringEvent } from './metering.js';
 import type { UsageLimiter } from './usage-limits.js';
 import type { PseudonymService } from './pseudonyms.js';
 import { CursorSealer } from '../db/cursor-sealer.js';
+import { reduceForNoPhi } from './no-phi-reduction.js';
 import type { CursorSeal } from '../db/cursor-seal.js';
 import type { Principal } from './principal.js';
 import type { Authentication } from '../identity/authenticator.js';
@@ -221,12 +222,25 @@ class OperationRoute {
     return withDeprecations(serializeFor(request.contractVersion, this.operation, body), request, reply);
   }
 
+  /** Whether the session sees this operation's results reduced (openapi.json x-svc-phi); phi sessions never do. */
+  private reducesFor(request: FastifyRequest): boolean {
+    return this.operation.noPhiSchema !== null && request.principal?.phiMode === 'no_phi';
+  }
+
+  /** The one place where a no_phi session's answer is reduced: after the handler, before the version serializer. */
+  private async reduced(result: unknown, request: FastifyRequest, pseudonyms: PseudonymService): Promise<unknown> {
+    const { agencyId } = request.principal!;
+    return reduceForNoPhi(await result, this.operation.noPhiSchema!, (kind, ids) => pseudonyms.handlesFor(agencyId, kind, ids));
+  }
+
   /** A handler that answers without I/O is answered in the same tick: no promise, no timer. */
   private runRead(request: FastifyRequest, reply: FastifyReply): unknown {
     this.validate(request);
     const result = this.handler(this.context(request, reply, this.services.db, NEVER_ABORTED));
-    if (!(result instanceof Promise)) return this.answer(result, request, reply);
-    const answered = withTimeout(result, this.services.handlerTimeoutMs).then((body) => this.answer(body, request, reply));
+    const reducing = this.reducesFor(request);
+    if (!reducing && !(result instanceof Promise)) return this.answer(result, request, reply);
+    const work = reducing ? this.reduced(result, request, this.services.pseudonyms) : (result as Promise<unknown>);
+    const answered = withTimeout(work, this.services.handlerTimeoutMs).then((body) => this.answer(body, request, reply));
     return this.running.track(answered);
   }
 
@@ -250,7 +264,8 @@ class OperationRoute {
       extensionId: principal.extensionId,
       key: String(request.headers['idempotency-key']),
       operationId: this.operation.operationId,
-      fingerprint: requestFingerprint(request.method, request.url.split('?')[0], request.body),
+      // The PHI mode too: a key's stored answer is for one mode, never replayed to the other.
+      fingerprint: requestFingerprint(request.method, request.url.split('?')[0], request.body, principal.phiMode),
     };
     const { response, replayed } = await withAbortableTimeout(
       (signal) => runIdempotent(this.services.db, identity, (trx) => this.execute(request, reply, trx, signal), signal),
@@ -264,8 +279,10 @@ class OperationRoute {
   }
 
   private async execute(request: FastifyRequest, reply: FastifyReply, trx: Transaction<DB>, signal: AbortSignal): Promise<CommandLedger> {
-    const result = await this.handler(this.context(request, reply, trx, signal));
-    const body = JSON.stringify(this.serialize(result, request, reply));
+    const context = this.context(request, reply, trx, signal);
+    const result = await this.handler(context);
+    const answer = this.reducesFor(request) ? await this.reduced(result, request, context.pseudonyms) : result;
+    const body = JSON.stringify(this.serialize(answer, request, reply));
     const headers: Record<string, string> = {};
     for (const name of REPLAYED_HEADERS) if (reply.hasHeader(name)) headers[name] = String(reply.getHeader(name));
     return {

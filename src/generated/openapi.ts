@@ -840,7 +840,7 @@ export type components = {
             query_id: string;
             /** @description Columns of each row. */
             columns: components["schemas"]["QueryColumn"][];
-            /** @description Rows keyed by column name. */
+            /** @description Rows keyed by column name; empty in no_phi sessions until governed queries declare the reduction of each column. */
             rows: {
                 [key: string]: unknown;
             }[];
@@ -901,13 +901,13 @@ export type components = {
             token: string;
         };
         Address: {
-            /** @description Street line. */
+            /** @description Street line; null in no_phi sessions. */
             line1?: string | null;
-            /** @description Second line. */
+            /** @description Second line; null in no_phi sessions. */
             line2?: string | null;
-            /** @description City. */
+            /** @description City; null in no_phi sessions. */
             city?: string | null;
-            /** @description Two-letter state. */
+            /** @description Two-letter state (kept in no_phi sessions: Safe Harbor allows the state, and two letters are all a client can send). */
             state?: string | null;
             /** @description ZIP or ZIP+4. In no_phi sessions, the first three digits only (Safe Harbor), or null. */
             zip_code?: string | null;
@@ -917,7 +917,7 @@ export type components = {
             longitude: number;
         };
         Phone: {
-            /** @description Phone number. */
+            /** @description Phone number (the list is empty in no_phi sessions). */
             number: string;
             /**
              * @description Which number.
@@ -954,17 +954,17 @@ export type components = {
         PolicyHolder: {
             /** @description X12 1069 code: 18 self, 01 spouse, 19 child, 20 employee, 53 life partner, G8 other, 21 unknown. */
             relationship_to_insured?: string | null;
-            /** @description Insured first name. */
+            /** @description Insured first name; null in no_phi sessions. */
             first_name?: string | null;
-            /** @description Insured last name. */
+            /** @description Insured last name; null in no_phi sessions. */
             last_name?: string | null;
-            /** @description Insured middle name. */
+            /** @description Insured middle name; null in no_phi sessions. */
             middle_name?: string | null;
-            /** @description Insured suffix. */
+            /** @description Insured suffix; null in no_phi sessions. */
             suffix?: string | null;
             /**
              * Format: date
-             * @description Insured date of birth.
+             * @description Insured date of birth. In no_phi sessions January 1 of the birth year, or null when the birth year is 90 or more years before the current one (Safe Harbor; decided by the year alone, so it never changes on the birthday).
              */
             dob?: string | null;
             /**
@@ -979,22 +979,22 @@ export type components = {
             id: string;
             /** @description Payor id. */
             payor_id: string | null;
-            /** @description Payor name. */
+            /** @description Payor name, from the agency's payor list (kept in no_phi sessions). */
             payor_name?: string | null;
-            /** @description Plan name. */
+            /** @description Plan name, from the platform (kept in no_phi sessions: the partition cannot set it, and a plan does not identify its member). */
             plan_name: string | null;
-            /** @description Member or policy number. */
+            /** @description Member or policy number; null in no_phi sessions. */
             policy_number?: string | null;
-            /** @description Group number. */
+            /** @description Group number; null in no_phi sessions. */
             group_number?: string | null;
             /**
              * Format: date
-             * @description Coverage start.
+             * @description Coverage start (year only in no_phi sessions).
              */
             effective_date?: string | null;
             /**
              * Format: date
-             * @description Coverage end.
+             * @description Coverage end (year only in no_phi sessions).
              */
             termination_date?: string | null;
             /** @description 0 is primary, 1 secondary, and so on. */
@@ -1025,9 +1025,9 @@ export type components = {
              * @description Date of birth; null in no_phi sessions.
              */
             dob: string | null;
-            /** @description Year of birth; null in no_phi sessions when the patient is over 89. */
+            /** @description Year of birth; null in no_phi sessions, which read `age` instead (serving both would reveal the birthday to a client that reads them daily). */
             birth_year?: number | null;
-            /** @description Age in whole years, or "90+" (Safe Harbor) when over 89. */
+            /** @description Age in whole years, or "90+" (Safe Harbor) at 90 or more. In no_phi sessions it is the current year minus the birth year, so it changes on January 1, never on the birthday. */
             age?: string | null;
             /**
              * @description Administrative gender.
@@ -1080,9 +1080,9 @@ export type components = {
              * @description Date of birth; null in no_phi sessions.
              */
             dob: string | null;
-            /** @description Year of birth; null in no_phi sessions when the patient is over 89. */
+            /** @description Year of birth; null in no_phi sessions, which read `age` instead (serving both would reveal the birthday to a client that reads them daily). */
             birth_year?: number | null;
-            /** @description Age in whole years, or "90+" (Safe Harbor) when over 89. */
+            /** @description Age in whole years, or "90+" (Safe Harbor) at 90 or more. In no_phi sessions it is the current year minus the birth year, so it changes on January 1, never on the birthday. */
             age?: string | null;
             /**
              * @description Administrative gender.
@@ -1126,9 +1126,9 @@ export type components = {
             primary_physician_id?: string | null;
         };
         Diagnosis: {
-            /** @description ICD-10-CM code. */
+            /** @description ICD-10-CM code: a letter, a digit, a digit or letter, then up to four digits or letters after an optional dot (I50.9, E119, S72.001A); any case. */
             code: string;
-            /** @description Description. */
+            /** @description Description, as sent; empty ("") in no_phi sessions (free text). */
             description?: string;
             /** @description Primary diagnosis. In a referral, the entry marked true is primary, else the first entry unless it says false; more than one marked true is a 400. */
             is_primary?: boolean;
@@ -1326,9 +1326,9 @@ export type components = {
             patient_id: string | null;
             /** @description Intake created for it. */
             intake_id: string;
-            /** @description Business line as sent. */
+            /** @description Business line as sent; in no_phi sessions reduced to home_health, hospice or private_duty, or other for any other value. */
             service_line: string;
-            /** @description As sent. */
+            /** @description As sent; in no_phi sessions its category (soc, roc or other, as in referral_type_category). */
             referral_type: string | null;
             /**
              * @description How intake surfaces branch on referral_type.
@@ -1340,9 +1340,9 @@ export type components = {
              * @description Referral date (year only in no_phi sessions).
              */
             referral_date: string;
-            /** @description Free-text referring organisation, as sent (kept in no_phi sessions: it names the referrer, not the patient). */
+            /** @description Free-text referring organisation, as sent; null in no_phi sessions (free text can carry anything). */
             referral_source: string | null;
-            /** @description Known source id. */
+            /** @description Known source id (checked against the agency's referral sources). */
             referral_source_id: string | null;
             /**
              * @description Pipeline decision.
@@ -1369,9 +1369,9 @@ export type components = {
             patient_id: string | null;
             /** @description Intake created for it. */
             intake_id: string;
-            /** @description Business line as sent. */
+            /** @description Business line as sent; in no_phi sessions reduced to home_health, hospice or private_duty, or other for any other value. */
             service_line: string;
-            /** @description As sent. */
+            /** @description As sent; in no_phi sessions its category (soc, roc or other, as in referral_type_category). */
             referral_type: string | null;
             /**
              * @description How intake surfaces branch on referral_type.
@@ -1383,9 +1383,9 @@ export type components = {
              * @description Referral date (year only in no_phi sessions).
              */
             referral_date: string;
-            /** @description Free-text referring organisation, as sent (kept in no_phi sessions: it names the referrer, not the patient). */
+            /** @description Free-text referring organisation, as sent; null in no_phi sessions (free text can carry anything). */
             referral_source: string | null;
-            /** @description Known source id. */
+            /** @description Known source id (checked against the agency's referral sources). */
             referral_source_id: string | null;
             /**
              * @description Pipeline decision.
@@ -1412,9 +1412,9 @@ export type components = {
             request_shape: "2026-04-01" | "2026-08-19";
             /** @description Service ZIP used for routing; in no_phi sessions its first three digits (000 for sparsely populated areas, Safe Harbor). */
             zip_code?: string | null;
-            /** @description Facility. */
+            /** @description Facility, as sent; null in no_phi sessions (free text). */
             referring_facility?: string | null;
-            /** @description Referring physician's name as sent (kept in no_phi sessions: not patient data). */
+            /** @description Referring physician's name as sent; null in no_phi sessions (free text: use referring_physician_id). */
             referring_physician?: string | null;
             /** @description Physician id. */
             referring_physician_id?: string | null;
@@ -1428,11 +1428,11 @@ export type components = {
             hospital_id?: string | null;
             /** @description Marketer user id. */
             marketer_id?: string | null;
-            /** @description Marketer name as sent (agency staff; kept in no_phi sessions). */
+            /** @description Marketer name as sent; null in no_phi sessions (free text: use marketer_id). */
             marketer_label?: string | null;
-            /** @description Linked documents, in the order sent. */
+            /** @description Linked documents, in the order sent (each checked against the agency's documents). */
             document_ids?: string[];
-            /** @description Sending system. */
+            /** @description Sending system, as sent; null in no_phi sessions (free text). */
             source_system?: string | null;
             /** @description Sender's identifier; null in no_phi sessions (it points to the patient's record in the sending system). */
             external_reference_id?: string | null;
@@ -1454,7 +1454,7 @@ export type components = {
              * @enum {string}
              */
             status: "pending_review" | "in_review" | "awaiting_information" | "accepted" | "declined" | "admitted" | "non_admit" | "cancelled";
-            /** @description Business line, as sent with the referral. */
+            /** @description Business line, as sent with the referral; in no_phi sessions reduced to home_health, hospice or private_duty, or other for any other value. */
             service_line: string;
             /**
              * @description The referral's pipeline decision.
@@ -1481,9 +1481,9 @@ export type components = {
         PendingCoverage: {
             /** @description Payor id. */
             payor_id?: string | null;
-            /** @description Plan name. */
+            /** @description Plan name as sent (insurance or insurance_name); null in no_phi sessions (free text). */
             plan_name: string | null;
-            /** @description Other insurer. */
+            /** @description Other insurer, as sent; null in no_phi sessions (free text). */
             other_insurance_name?: string | null;
             /** @description Policy or member number; null in no_phi sessions. */
             policy_number?: string | null;
@@ -1521,7 +1521,7 @@ export type components = {
              * @enum {string}
              */
             status: "pending_review" | "in_review" | "awaiting_information" | "accepted" | "declined" | "admitted" | "non_admit" | "cancelled";
-            /** @description Business line, as sent with the referral. */
+            /** @description Business line, as sent with the referral; in no_phi sessions reduced to home_health, hospice or private_duty, or other for any other value. */
             service_line: string;
             /**
              * @description The referral's pipeline decision.
@@ -1552,9 +1552,9 @@ export type components = {
             insurance: components["schemas"]["PendingCoverage"][];
             /** @description Notes for the reviewer; null in no_phi sessions (free text). */
             insurance_notes?: string | null;
-            /** @description Diagnoses as sent (kept in no_phi sessions: codes and descriptions do not identify the patient). */
+            /** @description Diagnoses as sent: codes are kept in no_phi sessions (they are checked to be shaped like ICD-10-CM codes), descriptions are not (free text). */
             diagnoses: components["schemas"]["Diagnosis"][];
-            /** @description Documents linked onto the referral, in the order sent. */
+            /** @description Documents linked onto the referral, in the order sent (each checked against the agency's documents). */
             document_ids: string[];
             /** @description Scalar values sent with the referral; empty ({}) in no_phi sessions (free-form values may carry PHI). */
             custom_data: {
@@ -1608,7 +1608,7 @@ export type components = {
             actual_end: string | null;
             /** @description Clinician user id. */
             clinician_id: string | null;
-            /** @description Clinician name. */
+            /** @description Clinician name (agency staff from the platform, not settable through the partition; kept in no_phi sessions). */
             clinician_name: string | null;
             /** @description Office. */
             office_id: string | null;
@@ -1663,7 +1663,7 @@ export type components = {
             actual_end: string | null;
             /** @description Clinician user id. */
             clinician_id: string | null;
-            /** @description Clinician name. */
+            /** @description Clinician name (agency staff from the platform, not settable through the partition; kept in no_phi sessions). */
             clinician_name: string | null;
             /** @description Office. */
             office_id: string | null;
@@ -1697,18 +1697,18 @@ export type components = {
              * @enum {string}
              */
             type: "patient" | "referral" | "intake" | "visit" | "physician_order" | "remittance" | "working_collection" | "working_collection_row";
-            /** @description Its id (or surrogate handle). */
+            /** @description Its id; a patient is named by its surrogate handle (PT-…) in no_phi sessions, both ways. */
             id: string;
-            /** @description Collection of a working_collection_row. */
+            /** @description Collection of a working_collection_row; refused with any other type. */
             collection_id?: string;
         };
         /** @description Task profile (routes 17-19). */
         Task: {
             /** @description Task id. */
             id: string;
-            /** @description Short title. */
+            /** @description Short title; empty ("") in no_phi sessions (free text), also in the answer to a no_phi create or update. */
             title: string;
-            /** @description Details. */
+            /** @description Details; null in no_phi sessions (free text). */
             description: string | null;
             /**
              * @description open → in_progress → done; open or in_progress → cancelled; done and cancelled are final.
@@ -1722,7 +1722,7 @@ export type components = {
             priority: "low" | "normal" | "high" | "urgent";
             /**
              * Format: date
-             * @description Due date.
+             * @description Due date (year only in no_phi sessions).
              */
             due_date: string | null;
             /** @description User or role the task is assigned to. */
@@ -1735,17 +1735,17 @@ export type components = {
             created_by: string;
             /**
              * Format: date-time
-             * @description Created.
+             * @description Created (year only in no_phi sessions).
              */
             created_at: string;
             /**
              * Format: date-time
-             * @description Last change.
+             * @description Last change (year only in no_phi sessions).
              */
             updated_at: string;
             /**
              * Format: date-time
-             * @description When it reached done.
+             * @description When it reached done (year only in no_phi sessions).
              */
             completed_at: string | null;
         };
@@ -1811,7 +1811,10 @@ export type components = {
              * @enum {string}
              */
             payment_method: "ACH" | "CHK" | "NON" | "FWT" | "BOP";
-            /** @description Payment date, YYYY-MM-DD; the year only (YYYY) in no_phi sessions. */
+            /**
+             * Format: date
+             * @description Payment date (year only in no_phi sessions).
+             */
             payment_date: string;
             /** @description Check or EFT trace number masked to its last four characters (****1234); null in no_phi sessions. */
             check_or_eft_number: string | null;
@@ -1845,9 +1848,15 @@ export type components = {
             claim_id: string;
             /** @description Patient (surrogate handle in no_phi sessions). */
             patient_id: string | null;
-            /** @description First date of service, YYYY-MM-DD; YYYY in no_phi sessions. */
+            /**
+             * Format: date
+             * @description First date of service (year only in no_phi sessions).
+             */
             service_date_from: string;
-            /** @description Last date of service. */
+            /**
+             * Format: date
+             * @description Last date of service (year only in no_phi sessions).
+             */
             service_date_to?: string | null;
             /** @description Billed. Decimal string with two places, in US dollars. */
             charged_amount: string;
@@ -1908,12 +1917,12 @@ export type components = {
             signature_status: "signed" | "awaiting_signature" | "signature_not_required" | "rejected" | "superseded" | "cancelled";
             /**
              * Format: date-time
-             * @description Sent for signature.
+             * @description Sent for signature (year only in no_phi sessions).
              */
             sent_at: string | null;
             /**
              * Format: date-time
-             * @description Signed.
+             * @description Signed (year only in no_phi sessions).
              */
             signed_at: string | null;
             /** @description Days awaiting signature as of meta.as_of; null when not awaiting. */
@@ -1931,7 +1940,7 @@ export type components = {
             days_to_sign: number | null;
             /**
              * Format: date-time
-             * @description Created.
+             * @description Created (year only in no_phi sessions).
              */
             created_at: string;
         };

@@ -6,12 +6,12 @@ export const getHealthStatus200 = validate20;
 const schema31 = {"$ref":"components#/$defs/HealthResponse"};
 const schema33 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/Health"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
 const schema34 = {"type":"object","required":["status","timestamp","version"],"properties":{"status":{"type":"string","const":"ok","description":"Liveness of the partition. Does not prove that every operation is enabled (see catalog `enabled`)."},"timestamp":{"type":"string","format":"date-time","description":"Server time."},"version":{"type":"string","description":"Service release.","x-svc-since":"2"}}};
-const schema39 = {"type":"array","items":{"type":"string"},"description":"Non-fatal warnings; keep them (spec 2.2)."};
+const schema39 = {"type":"array","items":{"type":"string"},"description":"Non-fatal warnings; keep them (spec 2.2).","x-svc-phi":"kept"};
 const formats0 = require("ajv-formats/dist/formats").fullFormats["date-time"];
-const schema35 = {"type":"object","description":"Free-form response metadata (spec 2.1).","additionalProperties":true,"properties":{"deprecations":{"type":"array","items":{"$ref":"components#/$defs/Deprecation"},"description":"Deprecated inputs used by this request, each naming what to send instead."},"summary":{"type":"object","additionalProperties":true,"description":"Totals over the whole result (for example remittance allocations)."},"as_of":{"type":"string","format":"date-time","description":"Instant the result was computed for (for example order aging)."},"collection":{"$ref":"components#/$defs/WorkingCollectionDefinition"},"next_offset":{"type":["integer","null"],"minimum":0,"description":"Offset of the next page; null or absent when there are no more pages. An offset above the maximum (100000) is refused with 400: a walk that deep continues with next_cursor."}}};
-const schema36 = {"type":"object","required":["kind","name","successor","message"],"properties":{"kind":{"type":"string","enum":["contract_version","request_shape","field"],"description":"What is deprecated."},"name":{"type":"string","description":"The deprecated version, shape date or field name."},"since":{"type":["string","null"],"description":"When it was deprecated (RFC 3339 timestamp or shape date)."},"successor":{"type":"string","description":"What to send instead."},"sunset":{"type":["string","null"],"description":"When it stops working, or null when no date is set."},"message":{"type":"string","description":"Human-readable guidance."}}};
-const schema37 = {"type":"object","required":["id","name","fields"],"properties":{"id":{"type":"string","description":"Collection id."},"name":{"type":"string","description":"Name."},"fields":{"type":"array","items":{"$ref":"components#/$defs/WorkingCollectionField"},"description":"Field definitions."}},"description":"Field definitions of a collection (meta.collection)."};
-const schema38 = {"type":"object","required":["id","label","type"],"properties":{"id":{"type":"string","description":"Stable field id; row values are keyed by it."},"label":{"type":"string","description":"Display label."},"type":{"type":"string","enum":["text","number","date","boolean","select","user"],"description":"Value type."},"options":{"type":"array","items":{"type":"string"},"description":"Choices of a select field."}}};
+const schema35 = {"type":"object","description":"Free-form response metadata (spec 2.1).","additionalProperties":true,"properties":{"deprecations":{"type":"array","items":{"$ref":"components#/$defs/Deprecation"},"description":"Deprecated inputs used by this request, each naming what to send instead."},"summary":{"type":"object","additionalProperties":true,"description":"Totals over the whole result (for example remittance allocations)."},"as_of":{"type":"string","format":"date-time","description":"Instant the result was computed for (for example order aging)."},"collection":{"$ref":"components#/$defs/WorkingCollectionDefinition"},"next_offset":{"type":["integer","null"],"minimum":0,"description":"Offset of the next page; null or absent when there are no more pages. An offset above the maximum (100000) is refused with 400: a walk that deep continues with next_cursor."}},"x-svc-phi":"kept"};
+const schema36 = {"type":"object","required":["kind","name","successor","message"],"properties":{"kind":{"type":"string","enum":["contract_version","request_shape","field"],"description":"What is deprecated."},"name":{"type":"string","description":"The deprecated version, shape date or field name."},"since":{"type":["string","null"],"description":"When it was deprecated (RFC 3339 timestamp or shape date)."},"successor":{"type":"string","description":"What to send instead."},"sunset":{"type":["string","null"],"description":"When it stops working, or null when no date is set."},"message":{"type":"string","description":"Human-readable guidance."}},"x-svc-phi":"kept"};
+const schema37 = {"type":"object","required":["id","name","fields"],"properties":{"id":{"type":"string","description":"Collection id."},"name":{"type":"string","description":"Name."},"fields":{"type":"array","items":{"$ref":"components#/$defs/WorkingCollectionField"},"description":"Field definitions."}},"description":"Field definitions of a collection (meta.collection).","x-svc-phi":"kept"};
+const schema38 = {"type":"object","required":["id","label","type"],"properties":{"id":{"type":"string","description":"Stable field id; row values are keyed by it."},"label":{"type":"string","description":"Display label."},"type":{"type":"string","enum":["text","number","date","boolean","select","user"],"description":"Value type."},"options":{"type":"array","items":{"type":"string"},"description":"Choices of a select field."}},"x-svc-phi":"kept"};
 
 function validate24(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -3642,11 +3642,11 @@ export const getHealthStatus200V1 = validate63;
 const schema75 = {"$ref":"components-v1#/$defs/HealthResponse"};
 const schema77 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components-v1#/$defs/Health"},"meta":{"$ref":"components-v1#/$defs/Meta"},"warnings":{"$ref":"components-v1#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
 const schema78 = {"type":"object","required":["status","timestamp"],"properties":{"status":{"type":"string","const":"ok","description":"Liveness of the partition. Does not prove that every operation is enabled (see catalog `enabled`)."},"timestamp":{"type":"string","format":"date-time","description":"Server time."}}};
-const schema83 = {"type":"array","items":{"type":"string"},"description":"Non-fatal warnings; keep them (spec 2.2)."};
-const schema79 = {"type":"object","description":"Free-form response metadata (spec 2.1).","additionalProperties":true,"properties":{"deprecations":{"type":"array","items":{"$ref":"components-v1#/$defs/Deprecation"},"description":"Deprecated inputs used by this request, each naming what to send instead."},"summary":{"type":"object","additionalProperties":true,"description":"Totals over the whole result (for example remittance allocations)."},"as_of":{"type":"string","format":"date-time","description":"Instant the result was computed for (for example order aging)."},"collection":{"$ref":"components-v1#/$defs/WorkingCollectionDefinition"},"next_offset":{"type":["integer","null"],"minimum":0,"description":"Offset of the next page; null or absent when there are no more pages. An offset above the maximum (100000) is refused with 400: a walk that deep continues with next_cursor."}}};
-const schema80 = {"type":"object","required":["kind","name","successor","message"],"properties":{"kind":{"type":"string","enum":["contract_version","request_shape","field"],"description":"What is deprecated."},"name":{"type":"string","description":"The deprecated version, shape date or field name."},"since":{"type":["string","null"],"description":"When it was deprecated (RFC 3339 timestamp or shape date)."},"successor":{"type":"string","description":"What to send instead."},"sunset":{"type":["string","null"],"description":"When it stops working, or null when no date is set."},"message":{"type":"string","description":"Human-readable guidance."}}};
-const schema81 = {"type":"object","required":["id","name","fields"],"properties":{"id":{"type":"string","description":"Collection id."},"name":{"type":"string","description":"Name."},"fields":{"type":"array","items":{"$ref":"components-v1#/$defs/WorkingCollectionField"},"description":"Field definitions."}},"description":"Field definitions of a collection (meta.collection)."};
-const schema82 = {"type":"object","required":["id","label","type"],"properties":{"id":{"type":"string","description":"Stable field id; row values are keyed by it."},"label":{"type":"string","description":"Display label."},"type":{"type":"string","enum":["text","number","date","boolean","select","user"],"description":"Value type."},"options":{"type":"array","items":{"type":"string"},"description":"Choices of a select field."}}};
+const schema83 = {"type":"array","items":{"type":"string"},"description":"Non-fatal warnings; keep them (spec 2.2).","x-svc-phi":"kept"};
+const schema79 = {"type":"object","description":"Free-form response metadata (spec 2.1).","additionalProperties":true,"properties":{"deprecations":{"type":"array","items":{"$ref":"components-v1#/$defs/Deprecation"},"description":"Deprecated inputs used by this request, each naming what to send instead."},"summary":{"type":"object","additionalProperties":true,"description":"Totals over the whole result (for example remittance allocations)."},"as_of":{"type":"string","format":"date-time","description":"Instant the result was computed for (for example order aging)."},"collection":{"$ref":"components-v1#/$defs/WorkingCollectionDefinition"},"next_offset":{"type":["integer","null"],"minimum":0,"description":"Offset of the next page; null or absent when there are no more pages. An offset above the maximum (100000) is refused with 400: a walk that deep continues with next_cursor."}},"x-svc-phi":"kept"};
+const schema80 = {"type":"object","required":["kind","name","successor","message"],"properties":{"kind":{"type":"string","enum":["contract_version","request_shape","field"],"description":"What is deprecated."},"name":{"type":"string","description":"The deprecated version, shape date or field name."},"since":{"type":["string","null"],"description":"When it was deprecated (RFC 3339 timestamp or shape date)."},"successor":{"type":"string","description":"What to send instead."},"sunset":{"type":["string","null"],"description":"When it stops working, or null when no date is set."},"message":{"type":"string","description":"Human-readable guidance."}},"x-svc-phi":"kept"};
+const schema81 = {"type":"object","required":["id","name","fields"],"properties":{"id":{"type":"string","description":"Collection id."},"name":{"type":"string","description":"Name."},"fields":{"type":"array","items":{"$ref":"components-v1#/$defs/WorkingCollectionField"},"description":"Field definitions."}},"description":"Field definitions of a collection (meta.collection).","x-svc-phi":"kept"};
+const schema82 = {"type":"object","required":["id","label","type"],"properties":{"id":{"type":"string","description":"Stable field id; row values are keyed by it."},"label":{"type":"string","description":"Display label."},"type":{"type":"string","enum":["text","number","date","boolean","select","user"],"description":"Value type."},"options":{"type":"array","items":{"type":"string"},"description":"Choices of a select field."}},"x-svc-phi":"kept"};
 
 function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -4824,7 +4824,7 @@ return errors === 0;
 validate74.evaluated = {"props":{"operation_id":true,"method":true,"path":true,"summary":true,"tag":true,"scope":true,"no_phi":true,"no_phi_usable":true,"capability":true,"command":true,"cost_units":true,"enabled":true,"query_parameters":true},"dynamicProps":false,"dynamicItems":false};
 
 const schema89 = {"type":"object","required":["id","title","description","parameters","columns","cost_units","no_phi_usable"],"properties":{"id":{"type":"string","description":"Governed query id (route 3 queryId)."},"title":{"type":"string","description":"Title."},"description":{"type":"string","description":"What it returns."},"parameters":{"type":"array","items":{"$ref":"components#/$defs/CatalogParameter"},"description":"Declared parameters."},"columns":{"type":"array","items":{"$ref":"components#/$defs/QueryColumn"},"description":"Columns it returns."},"cost_units":{"type":"integer","description":"Cost units per run.","minimum":0},"no_phi_usable":{"type":"boolean","description":"Whether a no_phi session may run it."}}};
-const schema91 = {"type":"object","required":["name","type"],"properties":{"name":{"type":"string","description":"Column name."},"type":{"type":"string","enum":["string","integer","number","boolean","date","date-time"],"description":"Value type."},"description":{"type":"string","description":"Meaning."}}};
+const schema91 = {"type":"object","required":["name","type"],"properties":{"name":{"type":"string","description":"Column name."},"type":{"type":"string","enum":["string","integer","number","boolean","date","date-time"],"description":"Value type."},"description":{"type":"string","description":"Meaning."}},"x-svc-phi":"kept"};
 
 function validate76(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -6329,7 +6329,7 @@ return errors === 0;
 validate84.evaluated = {"props":{"id":true,"method":true,"path":true,"summary":true,"tag":true,"scope":true,"no_phi":true,"capability":true,"command":true,"cost_units":true,"query_parameters":true},"dynamicProps":false,"dynamicItems":false};
 
 const schema100 = {"type":"object","required":["id","title","description","parameters","columns","cost_units","no_phi_usable"],"properties":{"id":{"type":"string","description":"Governed query id (route 3 queryId)."},"title":{"type":"string","description":"Title."},"description":{"type":"string","description":"What it returns."},"parameters":{"type":"array","items":{"$ref":"components-v1#/$defs/CatalogParameter"},"description":"Declared parameters."},"columns":{"type":"array","items":{"$ref":"components-v1#/$defs/QueryColumn"},"description":"Columns it returns."},"cost_units":{"type":"integer","description":"Cost units per run.","minimum":0},"no_phi_usable":{"type":"boolean","description":"Whether a no_phi session may run it."}}};
-const schema102 = {"type":"object","required":["name","type"],"properties":{"name":{"type":"string","description":"Column name."},"type":{"type":"string","enum":["string","integer","number","boolean","date","date-time"],"description":"Value type."},"description":{"type":"string","description":"Meaning."}}};
+const schema102 = {"type":"object","required":["name","type"],"properties":{"name":{"type":"string","description":"Column name."},"type":{"type":"string","enum":["string","integer","number","boolean","date","date-time"],"description":"Value type."},"description":{"type":"string","description":"Meaning."}},"x-svc-phi":"kept"};
 
 function validate86(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -7303,7 +7303,7 @@ validate91.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 export const runQueryStatus200 = validate92;
 const schema107 = {"$ref":"components#/$defs/QueryRunResponse"};
 const schema108 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/QueryRunResult"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
-const schema109 = {"type":"object","required":["query_id","columns","rows","row_count","nextCursor"],"properties":{"query_id":{"type":"string","description":"The query run."},"columns":{"type":"array","items":{"$ref":"components#/$defs/QueryColumn"},"description":"Columns of each row."},"rows":{"type":"array","items":{"type":"object","additionalProperties":true},"description":"Rows keyed by column name."},"row_count":{"type":"integer","description":"Rows in this page.","minimum":0,"x-svc-since":"2"},"nextCursor":{"type":["string","null"],"description":"Send back as `cursor` for the next page; null on the last page."}}};
+const schema109 = {"type":"object","required":["query_id","columns","rows","row_count","nextCursor"],"properties":{"query_id":{"type":"string","description":"The query run.","x-svc-phi":"kept"},"columns":{"type":"array","items":{"$ref":"components#/$defs/QueryColumn"},"description":"Columns of each row."},"rows":{"type":"array","items":{"type":"object","additionalProperties":true},"description":"Rows keyed by column name; empty in no_phi sessions until governed queries declare the reduction of each column.","x-svc-phi":"withheld"},"row_count":{"type":"integer","description":"Rows in this page.","minimum":0,"x-svc-since":"2"},"nextCursor":{"type":["string","null"],"description":"Send back as `cursor` for the next page; null on the last page.","x-svc-phi":"kept"}}};
 
 function validate94(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -7939,7 +7939,7 @@ validate98.evaluated = {"props":{"error":true,"code":true,"details":true,"issues
 export const runQueryStatus200V1 = validate101;
 const schema115 = {"$ref":"components-v1#/$defs/QueryRunResponse"};
 const schema116 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components-v1#/$defs/QueryRunResult"},"meta":{"$ref":"components-v1#/$defs/Meta"},"warnings":{"$ref":"components-v1#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
-const schema117 = {"type":"object","required":["query_id","columns","rows","nextCursor"],"properties":{"query_id":{"type":"string","description":"The query run."},"columns":{"type":"array","items":{"$ref":"components-v1#/$defs/QueryColumn"},"description":"Columns of each row."},"rows":{"type":"array","items":{"type":"object","additionalProperties":true},"description":"Rows keyed by column name."},"nextCursor":{"type":["string","null"],"description":"Send back as `cursor` for the next page; null on the last page."}}};
+const schema117 = {"type":"object","required":["query_id","columns","rows","nextCursor"],"properties":{"query_id":{"type":"string","description":"The query run.","x-svc-phi":"kept"},"columns":{"type":"array","items":{"$ref":"components-v1#/$defs/QueryColumn"},"description":"Columns of each row."},"rows":{"type":"array","items":{"type":"object","additionalProperties":true},"description":"Rows keyed by column name; empty in no_phi sessions until governed queries declare the reduction of each column.","x-svc-phi":"withheld"},"nextCursor":{"type":["string","null"],"description":"Send back as `cursor` for the next page; null on the last page.","x-svc-phi":"kept"}}};
 
 function validate103(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -8265,7 +8265,7 @@ const schema120 = {"$ref":"components#/$defs/QueryTokenListResponse"};
 const schema121 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/QueryToken"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/ListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
 const schema122 = {"type":"object","required":["id","name","status","query_ids","token_hint","created_at","expires_at","revoked_at","last_used_at"],"properties":{"id":{"type":"string","description":"Query token id."},"name":{"type":"string","description":"Label given at creation."},"status":{"type":"string","enum":["active","revoked","expired"],"description":"Lifecycle state."},"query_ids":{"type":"array","items":{"type":"string"},"description":"Governed queries the token may run."},"token_hint":{"type":"string","description":"Last four characters of the secret, for recognition.","x-svc-v1-name":"last_four"},"created_at":{"type":"string","format":"date-time","description":"Creation time."},"expires_at":{"type":["string","null"],"format":"date-time","description":"Expiry, or null for none."},"revoked_at":{"type":["string","null"],"format":"date-time","description":"Revocation time."},"last_used_at":{"type":["string","null"],"format":"date-time","description":"Last use."}}};
 const schema123 = {"allOf":[{"$ref":"components#/$defs/Meta"},{"$ref":"components#/$defs/PageMeta"}],"description":"Meta of an offset-paged list: PageMeta plus next_offset.","required":["total","limit","offset","has_more","next_offset"]};
-const schema124 = {"type":"object","required":["total","limit","offset","has_more"],"properties":{"total":{"type":"integer","description":"Number of items matching the filters; on a cursor page, as counted on the walk's first page.","minimum":0},"limit":{"type":"integer","description":"Page size used.","minimum":1},"offset":{"type":"integer","description":"Offset of the first item of this page.","minimum":0},"has_more":{"type":"boolean","description":"Whether a further page exists."},"next_cursor":{"type":["string","null"],"description":"Keyset cursor of the next page, or null on the last page (lists that accept `cursor`); it works only for the same extension, PHI mode and filters (see the cursor parameter)."}},"description":"Page metadata of spec 2.1."};
+const schema124 = {"type":"object","required":["total","limit","offset","has_more"],"properties":{"total":{"type":"integer","description":"Number of items matching the filters; on a cursor page, as counted on the walk's first page.","minimum":0},"limit":{"type":"integer","description":"Page size used.","minimum":1},"offset":{"type":"integer","description":"Offset of the first item of this page.","minimum":0},"has_more":{"type":"boolean","description":"Whether a further page exists."},"next_cursor":{"type":["string","null"],"description":"Keyset cursor of the next page, or null on the last page (lists that accept `cursor`); it works only for the same extension, PHI mode and filters (see the cursor parameter)."}},"description":"Page metadata of spec 2.1.","x-svc-phi":"kept"};
 
 function validate109(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -8905,7 +8905,7 @@ const schema126 = {"$ref":"components-v1#/$defs/QueryTokenListResponse"};
 const schema127 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components-v1#/$defs/QueryToken"},"description":"Items of this page."},"meta":{"$ref":"components-v1#/$defs/ListMeta"},"warnings":{"$ref":"components-v1#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
 const schema128 = {"type":"object","required":["id","name","status","query_ids","last_four","created_at","expires_at","revoked_at","last_used_at"],"properties":{"id":{"type":"string","description":"Query token id."},"name":{"type":"string","description":"Label given at creation."},"status":{"type":"string","enum":["active","revoked","expired"],"description":"Lifecycle state."},"query_ids":{"type":"array","items":{"type":"string"},"description":"Governed queries the token may run."},"last_four":{"type":"string","description":"Last four characters of the secret, for recognition.","x-svc-v1-name":"last_four"},"created_at":{"type":"string","format":"date-time","description":"Creation time."},"expires_at":{"type":["string","null"],"format":"date-time","description":"Expiry, or null for none."},"revoked_at":{"type":["string","null"],"format":"date-time","description":"Revocation time."},"last_used_at":{"type":["string","null"],"format":"date-time","description":"Last use."}}};
 const schema129 = {"allOf":[{"$ref":"components-v1#/$defs/Meta"},{"$ref":"components-v1#/$defs/PageMeta"}],"description":"Meta of an offset-paged list: PageMeta plus next_offset.","required":["total","limit","offset","has_more","next_offset"]};
-const schema130 = {"type":"object","required":["total","limit","offset","has_more"],"properties":{"total":{"type":"integer","description":"Number of items matching the filters; on a cursor page, as counted on the walk's first page.","minimum":0},"limit":{"type":"integer","description":"Page size used.","minimum":1},"offset":{"type":"integer","description":"Offset of the first item of this page.","minimum":0},"has_more":{"type":"boolean","description":"Whether a further page exists."},"next_cursor":{"type":["string","null"],"description":"Keyset cursor of the next page, or null on the last page (lists that accept `cursor`); it works only for the same extension, PHI mode and filters (see the cursor parameter)."}},"description":"Page metadata of spec 2.1."};
+const schema130 = {"type":"object","required":["total","limit","offset","has_more"],"properties":{"total":{"type":"integer","description":"Number of items matching the filters; on a cursor page, as counted on the walk's first page.","minimum":0},"limit":{"type":"integer","description":"Page size used.","minimum":1},"offset":{"type":"integer","description":"Offset of the first item of this page.","minimum":0},"has_more":{"type":"boolean","description":"Whether a further page exists."},"next_cursor":{"type":["string","null"],"description":"Keyset cursor of the next page, or null on the last page (lists that accept `cursor`); it works only for the same extension, PHI mode and filters (see the cursor parameter)."}},"description":"Page metadata of spec 2.1.","x-svc-phi":"kept"};
 
 function validate115(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -11385,8 +11385,8 @@ validate136.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dyna
 export const listPatientsStatus200 = validate140;
 const schema152 = {"$ref":"components#/$defs/PatientListResponse"};
 const schema153 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/PatientSummary"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/ListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
-const schema154 = {"type":"object","required":["id","first_name","last_name","display_name","dob","status","service_line","office_id","current_episode","created_at","updated_at"],"properties":{"id":{"type":"string","description":"Patient id, or a stable surrogate handle (PT-…) in a no_phi session."},"mrn":{"type":["string","null"],"description":"Agency medical record number; null in no_phi sessions."},"first_name":{"type":["string","null"],"description":"First name; null in no_phi sessions."},"middle_name":{"type":["string","null"],"description":"Middle name; null in no_phi sessions."},"last_name":{"type":["string","null"],"description":"Last name; null in no_phi sessions."},"suffix":{"type":["string","null"],"description":"Suffix; null in no_phi sessions."},"display_name":{"type":["string","null"],"description":"Full display name; null in no_phi sessions.","x-svc-v1-name":"full_name"},"dob":{"type":["string","null"],"format":"date","description":"Date of birth; null in no_phi sessions."},"birth_year":{"type":["integer","null"],"description":"Year of birth; null in no_phi sessions when the patient is over 89.","x-svc-since":"2"},"age":{"type":["string","null"],"pattern":"^([0-9]{1,2}|90\\+)$","description":"Age in whole years, or \"90+\" (Safe Harbor) when over 89."},"gender":{"type":["string","null"],"enum":["female","male","unknown",null],"description":"Administrative gender."},"status":{"type":"string","enum":["referred","pending_admission","active","on_hold","discharged","deceased","non_admit"],"description":"Chart status."},"service_line":{"type":"string","enum":["home_health","hospice","private_duty"],"description":"Business line."},"office_id":{"type":["string","null"],"description":"Office that serves the patient."},"current_episode":{"oneOf":[{"$ref":"components#/$defs/Episode"},{"type":"null"}],"description":"Active episode, if any."},"created_at":{"type":"string","format":"date-time","description":"Chart opened (year only in no_phi sessions)."},"updated_at":{"type":"string","format":"date-time","description":"Last change to the chart: its own fields, its coverages (their payor's name included) or its episodes (year only in no_phi sessions)."}},"description":"External patient summary profile (route 8)."};
-const schema155 = {"type":"object","required":["id","type","status","start_date","end_date"],"properties":{"id":{"type":"string","description":"Episode id."},"type":{"type":"string","enum":["home_health_period","hospice_benefit_period","private_duty_authorization"],"description":"Kind of episode by service line."},"status":{"type":"string","enum":["planned","active","closed"],"description":"Episode state."},"start_date":{"type":"string","format":"date","description":"First day (year only in no_phi sessions)."},"end_date":{"type":["string","null"],"format":"date","description":"Last day (year only in no_phi sessions)."}}};
+const schema154 = {"type":"object","required":["id","first_name","last_name","display_name","dob","status","service_line","office_id","current_episode","created_at","updated_at"],"properties":{"id":{"type":"string","description":"Patient id, or a stable surrogate handle (PT-…) in a no_phi session.","x-svc-phi":"handle"},"mrn":{"type":["string","null"],"description":"Agency medical record number; null in no_phi sessions.","x-svc-phi":"withheld"},"first_name":{"type":["string","null"],"description":"First name; null in no_phi sessions.","x-svc-phi":"withheld"},"middle_name":{"type":["string","null"],"description":"Middle name; null in no_phi sessions.","x-svc-phi":"withheld"},"last_name":{"type":["string","null"],"description":"Last name; null in no_phi sessions.","x-svc-phi":"withheld"},"suffix":{"type":["string","null"],"description":"Suffix; null in no_phi sessions.","x-svc-phi":"withheld"},"display_name":{"type":["string","null"],"description":"Full display name; null in no_phi sessions.","x-svc-v1-name":"full_name","x-svc-phi":"withheld"},"dob":{"type":["string","null"],"format":"date","description":"Date of birth; null in no_phi sessions.","x-svc-phi":"withheld"},"birth_year":{"type":["integer","null"],"description":"Year of birth; null in no_phi sessions, which read `age` instead (serving both would reveal the birthday to a client that reads them daily).","x-svc-since":"2","x-svc-phi":"withheld"},"age":{"type":["string","null"],"pattern":"^([0-9]{1,2}|90\\+)$","description":"Age in whole years, or \"90+\" (Safe Harbor) at 90 or more. In no_phi sessions it is the current year minus the birth year, so it changes on January 1, never on the birthday.","x-svc-phi":{"reduce":"age","from":"dob"}},"gender":{"type":["string","null"],"enum":["female","male","unknown",null],"description":"Administrative gender."},"status":{"type":"string","enum":["referred","pending_admission","active","on_hold","discharged","deceased","non_admit"],"description":"Chart status."},"service_line":{"type":"string","enum":["home_health","hospice","private_duty"],"description":"Business line."},"office_id":{"type":["string","null"],"description":"Office that serves the patient.","x-svc-phi":"kept"},"current_episode":{"oneOf":[{"$ref":"components#/$defs/Episode"},{"type":"null"}],"description":"Active episode, if any."},"created_at":{"type":"string","format":"date-time","description":"Chart opened (year only in no_phi sessions).","x-svc-phi":"year"},"updated_at":{"type":"string","format":"date-time","description":"Last change to the chart: its own fields, its coverages (their payor's name included) or its episodes (year only in no_phi sessions).","x-svc-phi":"year"}},"description":"External patient summary profile (route 8)."};
+const schema155 = {"type":"object","required":["id","type","status","start_date","end_date"],"properties":{"id":{"type":"string","description":"Episode id.","x-svc-phi":"kept"},"type":{"type":"string","enum":["home_health_period","hospice_benefit_period","private_duty_authorization"],"description":"Kind of episode by service line."},"status":{"type":"string","enum":["planned","active","closed"],"description":"Episode state."},"start_date":{"type":"string","format":"date","description":"First day (year only in no_phi sessions).","x-svc-phi":"year"},"end_date":{"type":["string","null"],"format":"date","description":"Last day (year only in no_phi sessions).","x-svc-phi":"year"}}};
 const formats64 = require("ajv-formats/dist/formats").fullFormats.date;
 const pattern4 = new RegExp("^([0-9]{1,2}|90\\+)$", "u");
 
@@ -11748,10 +11748,10 @@ errors++;
 }
 if(data.current_episode !== undefined){
 let data14 = data.current_episode;
-const _errs32 = errors;
+const _errs43 = errors;
 let valid1 = false;
 let passing0 = null;
-const _errs33 = errors;
+const _errs44 = errors;
 if(data14 && typeof data14 == "object" && !Array.isArray(data14)){
 if(data14.id === undefined){
 const err30 = {instancePath:instancePath+"/current_episode",schemaPath:"components#/$defs/Episode/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
@@ -11922,7 +11922,7 @@ vErrors.push(err44);
 }
 errors++;
 }
-var _valid0 = _errs33 === errors;
+var _valid0 = _errs44 === errors;
 if(_valid0){
 valid1 = true;
 passing0 = 0;
@@ -11933,7 +11933,7 @@ props0.status = true;
 props0.start_date = true;
 props0.end_date = true;
 }
-const _errs46 = errors;
+const _errs60 = errors;
 if(data14 !== null){
 const err45 = {instancePath:instancePath+"/current_episode",schemaPath:"#/properties/current_episode/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
@@ -11944,7 +11944,7 @@ vErrors.push(err45);
 }
 errors++;
 }
-var _valid0 = _errs46 === errors;
+var _valid0 = _errs60 === errors;
 if(_valid0 && valid1){
 valid1 = false;
 passing0 = [passing0, 1];
@@ -11966,10 +11966,10 @@ vErrors.push(err46);
 errors++;
 }
 else {
-errors = _errs32;
+errors = _errs43;
 if(vErrors !== null){
-if(_errs32){
-vErrors.length = _errs32;
+if(_errs43){
+vErrors.length = _errs43;
 }
 else {
 vErrors = null;
@@ -12170,8 +12170,8 @@ validate140.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dyna
 export const listPatientsStatus200V1 = validate146;
 const schema157 = {"$ref":"components-v1#/$defs/PatientListResponse"};
 const schema158 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components-v1#/$defs/PatientSummary"},"description":"Items of this page."},"meta":{"$ref":"components-v1#/$defs/ListMeta"},"warnings":{"$ref":"components-v1#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
-const schema159 = {"type":"object","required":["id","first_name","last_name","full_name","dob","status","service_line","office_id","current_episode","created_at","updated_at"],"properties":{"id":{"type":"string","description":"Patient id, or a stable surrogate handle (PT-…) in a no_phi session."},"mrn":{"type":["string","null"],"description":"Agency medical record number; null in no_phi sessions."},"first_name":{"type":["string","null"],"description":"First name; null in no_phi sessions."},"middle_name":{"type":["string","null"],"description":"Middle name; null in no_phi sessions."},"last_name":{"type":["string","null"],"description":"Last name; null in no_phi sessions."},"suffix":{"type":["string","null"],"description":"Suffix; null in no_phi sessions."},"full_name":{"type":["string","null"],"description":"Full display name; null in no_phi sessions.","x-svc-v1-name":"full_name"},"dob":{"type":["string","null"],"format":"date","description":"Date of birth; null in no_phi sessions."},"age":{"type":["string","null"],"pattern":"^([0-9]{1,2}|90\\+)$","description":"Age in whole years, or \"90+\" (Safe Harbor) when over 89."},"gender":{"type":["string","null"],"enum":["female","male","unknown",null],"description":"Administrative gender."},"status":{"type":"string","enum":["referred","pending_admission","active","on_hold","discharged","deceased","non_admit"],"description":"Chart status."},"service_line":{"type":"string","enum":["home_health","hospice","private_duty"],"description":"Business line."},"office_id":{"type":["string","null"],"description":"Office that serves the patient."},"current_episode":{"oneOf":[{"$ref":"components-v1#/$defs/Episode"},{"type":"null"}],"description":"Active episode, if any."},"created_at":{"type":"string","format":"date-time","description":"Chart opened (year only in no_phi sessions)."},"updated_at":{"type":"string","format":"date-time","description":"Last change to the chart: its own fields, its coverages (their payor's name included) or its episodes (year only in no_phi sessions)."}},"description":"External patient summary profile (route 8)."};
-const schema160 = {"type":"object","required":["id","type","status","start_date","end_date"],"properties":{"id":{"type":"string","description":"Episode id."},"type":{"type":"string","enum":["home_health_period","hospice_benefit_period","private_duty_authorization"],"description":"Kind of episode by service line."},"status":{"type":"string","enum":["planned","active","closed"],"description":"Episode state."},"start_date":{"type":"string","format":"date","description":"First day (year only in no_phi sessions)."},"end_date":{"type":["string","null"],"format":"date","description":"Last day (year only in no_phi sessions)."}}};
+const schema159 = {"type":"object","required":["id","first_name","last_name","full_name","dob","status","service_line","office_id","current_episode","created_at","updated_at"],"properties":{"id":{"type":"string","description":"Patient id, or a stable surrogate handle (PT-…) in a no_phi session.","x-svc-phi":"handle"},"mrn":{"type":["string","null"],"description":"Agency medical record number; null in no_phi sessions.","x-svc-phi":"withheld"},"first_name":{"type":["string","null"],"description":"First name; null in no_phi sessions.","x-svc-phi":"withheld"},"middle_name":{"type":["string","null"],"description":"Middle name; null in no_phi sessions.","x-svc-phi":"withheld"},"last_name":{"type":["string","null"],"description":"Last name; null in no_phi sessions.","x-svc-phi":"withheld"},"suffix":{"type":["string","null"],"description":"Suffix; null in no_phi sessions.","x-svc-phi":"withheld"},"full_name":{"type":["string","null"],"description":"Full display name; null in no_phi sessions.","x-svc-v1-name":"full_name","x-svc-phi":"withheld"},"dob":{"type":["string","null"],"format":"date","description":"Date of birth; null in no_phi sessions.","x-svc-phi":"withheld"},"age":{"type":["string","null"],"pattern":"^([0-9]{1,2}|90\\+)$","description":"Age in whole years, or \"90+\" (Safe Harbor) at 90 or more. In no_phi sessions it is the current year minus the birth year, so it changes on January 1, never on the birthday.","x-svc-phi":{"reduce":"age","from":"dob"}},"gender":{"type":["string","null"],"enum":["female","male","unknown",null],"description":"Administrative gender."},"status":{"type":"string","enum":["referred","pending_admission","active","on_hold","discharged","deceased","non_admit"],"description":"Chart status."},"service_line":{"type":"string","enum":["home_health","hospice","private_duty"],"description":"Business line."},"office_id":{"type":["string","null"],"description":"Office that serves the patient.","x-svc-phi":"kept"},"current_episode":{"oneOf":[{"$ref":"components-v1#/$defs/Episode"},{"type":"null"}],"description":"Active episode, if any."},"created_at":{"type":"string","format":"date-time","description":"Chart opened (year only in no_phi sessions).","x-svc-phi":"year"},"updated_at":{"type":"string","format":"date-time","description":"Last change to the chart: its own fields, its coverages (their payor's name included) or its episodes (year only in no_phi sessions).","x-svc-phi":"year"}},"description":"External patient summary profile (route 8)."};
+const schema160 = {"type":"object","required":["id","type","status","start_date","end_date"],"properties":{"id":{"type":"string","description":"Episode id.","x-svc-phi":"kept"},"type":{"type":"string","enum":["home_health_period","hospice_benefit_period","private_duty_authorization"],"description":"Kind of episode by service line."},"status":{"type":"string","enum":["planned","active","closed"],"description":"Episode state."},"start_date":{"type":"string","format":"date","description":"First day (year only in no_phi sessions).","x-svc-phi":"year"},"end_date":{"type":["string","null"],"format":"date","description":"Last day (year only in no_phi sessions).","x-svc-phi":"year"}}};
 
 function validate148(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -12518,10 +12518,10 @@ errors++;
 }
 if(data.current_episode !== undefined){
 let data13 = data.current_episode;
-const _errs29 = errors;
+const _errs39 = errors;
 let valid1 = false;
 let passing0 = null;
-const _errs30 = errors;
+const _errs40 = errors;
 if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
 if(data13.id === undefined){
 const err29 = {instancePath:instancePath+"/current_episode",schemaPath:"components-v1#/$defs/Episode/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
@@ -12692,7 +12692,7 @@ vErrors.push(err43);
 }
 errors++;
 }
-var _valid0 = _errs30 === errors;
+var _valid0 = _errs40 === errors;
 if(_valid0){
 valid1 = true;
 passing0 = 0;
@@ -12703,7 +12703,7 @@ props0.status = true;
 props0.start_date = true;
 props0.end_date = true;
 }
-const _errs43 = errors;
+const _errs56 = errors;
 if(data13 !== null){
 const err44 = {instancePath:instancePath+"/current_episode",schemaPath:"#/properties/current_episode/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
@@ -12714,7 +12714,7 @@ vErrors.push(err44);
 }
 errors++;
 }
-var _valid0 = _errs43 === errors;
+var _valid0 = _errs56 === errors;
 if(_valid0 && valid1){
 valid1 = false;
 passing0 = [passing0, 1];
@@ -12736,10 +12736,10 @@ vErrors.push(err45);
 errors++;
 }
 else {
-errors = _errs29;
+errors = _errs39;
 if(vErrors !== null){
-if(_errs29){
-vErrors.length = _errs29;
+if(_errs39){
+vErrors.length = _errs39;
 }
 else {
 vErrors = null;
@@ -12940,12 +12940,12 @@ validate146.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dyna
 export const getPatientStatus200 = validate152;
 const schema162 = {"$ref":"components#/$defs/PatientResponse"};
 const schema163 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/PatientDetail"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
-const schema164 = {"type":"object","required":["id","first_name","last_name","display_name","dob","status","service_line","office_id","current_episode","created_at","updated_at","phones","address","coverages","episodes"],"properties":{"id":{"type":"string","description":"Patient id, or a stable surrogate handle (PT-…) in a no_phi session."},"mrn":{"type":["string","null"],"description":"Agency medical record number; null in no_phi sessions."},"first_name":{"type":["string","null"],"description":"First name; null in no_phi sessions."},"middle_name":{"type":["string","null"],"description":"Middle name; null in no_phi sessions."},"last_name":{"type":["string","null"],"description":"Last name; null in no_phi sessions."},"suffix":{"type":["string","null"],"description":"Suffix; null in no_phi sessions."},"display_name":{"type":["string","null"],"description":"Full display name; null in no_phi sessions.","x-svc-v1-name":"full_name"},"dob":{"type":["string","null"],"format":"date","description":"Date of birth; null in no_phi sessions."},"birth_year":{"type":["integer","null"],"description":"Year of birth; null in no_phi sessions when the patient is over 89.","x-svc-since":"2"},"age":{"type":["string","null"],"pattern":"^([0-9]{1,2}|90\\+)$","description":"Age in whole years, or \"90+\" (Safe Harbor) when over 89."},"gender":{"type":["string","null"],"enum":["female","male","unknown",null],"description":"Administrative gender."},"status":{"type":"string","enum":["referred","pending_admission","active","on_hold","discharged","deceased","non_admit"],"description":"Chart status."},"service_line":{"type":"string","enum":["home_health","hospice","private_duty"],"description":"Business line."},"office_id":{"type":["string","null"],"description":"Office that serves the patient."},"current_episode":{"oneOf":[{"$ref":"components#/$defs/Episode"},{"type":"null"}],"description":"Active episode, if any."},"created_at":{"type":"string","format":"date-time","description":"Chart opened (year only in no_phi sessions)."},"updated_at":{"type":"string","format":"date-time","description":"Last change to the chart: its own fields, its coverages (their payor's name included) or its episodes (year only in no_phi sessions)."},"phones":{"type":"array","items":{"$ref":"components#/$defs/Phone"},"description":"Phone numbers; empty in no_phi sessions."},"address":{"$ref":"components#/$defs/Address"},"coordinates":{"oneOf":[{"$ref":"components#/$defs/Coordinates"},{"type":"null"}],"description":"Geocode of the service address; null in no_phi sessions.","x-svc-since":"2"},"coverages":{"type":"array","items":{"$ref":"components#/$defs/Coverage"},"description":"Coverage list, primary first."},"episodes":{"type":"array","items":{"$ref":"components#/$defs/Episode"},"description":"Episodes, newest first."},"primary_physician_id":{"type":["string","null"],"description":"Attending physician id."}},"description":"Patient detail profile (route 9)."};
-const schema166 = {"type":"object","required":["number","type","preferred"],"properties":{"number":{"type":"string","description":"Phone number."},"type":{"type":"string","enum":["primary","alternate"],"description":"Which number."},"preferred":{"type":"boolean","description":"Whether the patient prefers it."}}};
-const schema167 = {"type":"object","required":[],"properties":{"line1":{"type":["string","null"],"description":"Street line."},"line2":{"type":["string","null"],"description":"Second line."},"city":{"type":["string","null"],"description":"City."},"state":{"type":["string","null"],"description":"Two-letter state."},"zip_code":{"type":["string","null"],"description":"ZIP or ZIP+4. In no_phi sessions, the first three digits only (Safe Harbor), or null."}}};
+const schema164 = {"type":"object","required":["id","first_name","last_name","display_name","dob","status","service_line","office_id","current_episode","created_at","updated_at","phones","address","coverages","episodes"],"properties":{"id":{"type":"string","description":"Patient id, or a stable surrogate handle (PT-…) in a no_phi session.","x-svc-phi":"handle"},"mrn":{"type":["string","null"],"description":"Agency medical record number; null in no_phi sessions.","x-svc-phi":"withheld"},"first_name":{"type":["string","null"],"description":"First name; null in no_phi sessions.","x-svc-phi":"withheld"},"middle_name":{"type":["string","null"],"description":"Middle name; null in no_phi sessions.","x-svc-phi":"withheld"},"last_name":{"type":["string","null"],"description":"Last name; null in no_phi sessions.","x-svc-phi":"withheld"},"suffix":{"type":["string","null"],"description":"Suffix; null in no_phi sessions.","x-svc-phi":"withheld"},"display_name":{"type":["string","null"],"description":"Full display name; null in no_phi sessions.","x-svc-v1-name":"full_name","x-svc-phi":"withheld"},"dob":{"type":["string","null"],"format":"date","description":"Date of birth; null in no_phi sessions.","x-svc-phi":"withheld"},"birth_year":{"type":["integer","null"],"description":"Year of birth; null in no_phi sessions, which read `age` instead (serving both would reveal the birthday to a client that reads them daily).","x-svc-since":"2","x-svc-phi":"withheld"},"age":{"type":["string","null"],"pattern":"^([0-9]{1,2}|90\\+)$","description":"Age in whole years, or \"90+\" (Safe Harbor) at 90 or more. In no_phi sessions it is the current year minus the birth year, so it changes on January 1, never on the birthday.","x-svc-phi":{"reduce":"age","from":"dob"}},"gender":{"type":["string","null"],"enum":["female","male","unknown",null],"description":"Administrative gender."},"status":{"type":"string","enum":["referred","pending_admission","active","on_hold","discharged","deceased","non_admit"],"description":"Chart status."},"service_line":{"type":"string","enum":["home_health","hospice","private_duty"],"description":"Business line."},"office_id":{"type":["string","null"],"description":"Office that serves the patient.","x-svc-phi":"kept"},"current_episode":{"oneOf":[{"$ref":"components#/$defs/Episode"},{"type":"null"}],"description":"Active episode, if any."},"created_at":{"type":"string","format":"date-time","description":"Chart opened (year only in no_phi sessions).","x-svc-phi":"year"},"updated_at":{"type":"string","format":"date-time","description":"Last change to the chart: its own fields, its coverages (their payor's name included) or its episodes (year only in no_phi sessions).","x-svc-phi":"year"},"phones":{"type":"array","items":{"$ref":"components#/$defs/Phone"},"description":"Phone numbers; empty in no_phi sessions.","x-svc-phi":"withheld"},"address":{"$ref":"components#/$defs/Address"},"coordinates":{"oneOf":[{"$ref":"components#/$defs/Coordinates"},{"type":"null"}],"description":"Geocode of the service address; null in no_phi sessions.","x-svc-since":"2","x-svc-phi":"withheld"},"coverages":{"type":"array","items":{"$ref":"components#/$defs/Coverage"},"description":"Coverage list, primary first."},"episodes":{"type":"array","items":{"$ref":"components#/$defs/Episode"},"description":"Episodes, newest first."},"primary_physician_id":{"type":["string","null"],"description":"Attending physician id.","x-svc-phi":"kept"}},"description":"Patient detail profile (route 9)."};
+const schema166 = {"type":"object","required":["number","type","preferred"],"properties":{"number":{"type":"string","description":"Phone number (the list is empty in no_phi sessions).","x-svc-phi":"withheld"},"type":{"type":"string","enum":["primary","alternate"],"description":"Which number."},"preferred":{"type":"boolean","description":"Whether the patient prefers it."}}};
+const schema167 = {"type":"object","required":[],"properties":{"line1":{"type":["string","null"],"description":"Street line; null in no_phi sessions.","x-svc-phi":"withheld"},"line2":{"type":["string","null"],"description":"Second line; null in no_phi sessions.","x-svc-phi":"withheld"},"city":{"type":["string","null"],"description":"City; null in no_phi sessions.","x-svc-phi":"withheld"},"state":{"type":["string","null"],"description":"Two-letter state (kept in no_phi sessions: Safe Harbor allows the state, and two letters are all a client can send).","x-svc-phi":"kept"},"zip_code":{"type":["string","null"],"description":"ZIP or ZIP+4. In no_phi sessions, the first three digits only (Safe Harbor), or null.","x-svc-phi":"zip3"}}};
 const schema168 = {"type":"object","required":["latitude","longitude"],"properties":{"latitude":{"type":"number","minimum":-90,"maximum":90},"longitude":{"type":"number","minimum":-180,"maximum":180}}};
-const schema169 = {"type":"object","required":["id","payor_id","plan_name","coverage_order","is_primary"],"properties":{"id":{"type":"string","description":"Coverage id."},"payor_id":{"type":["string","null"],"description":"Payor id."},"payor_name":{"type":["string","null"],"description":"Payor name."},"plan_name":{"type":["string","null"],"description":"Plan name."},"policy_number":{"type":["string","null"],"description":"Member or policy number."},"group_number":{"type":["string","null"],"description":"Group number."},"effective_date":{"type":["string","null"],"format":"date","description":"Coverage start."},"termination_date":{"type":["string","null"],"format":"date","description":"Coverage end."},"coverage_order":{"type":"integer","description":"0 is primary, 1 secondary, and so on.","minimum":0},"is_primary":{"type":"boolean","description":"Derived from coverage_order."},"policy_holder":{"oneOf":[{"$ref":"components#/$defs/PolicyHolder"},{"type":"null"}],"description":"Policy holder when coverage is through someone else."}}};
-const schema170 = {"type":"object","required":[],"properties":{"relationship_to_insured":{"type":["string","null"],"description":"X12 1069 code: 18 self, 01 spouse, 19 child, 20 employee, 53 life partner, G8 other, 21 unknown."},"first_name":{"type":["string","null"],"description":"Insured first name."},"last_name":{"type":["string","null"],"description":"Insured last name."},"middle_name":{"type":["string","null"],"description":"Insured middle name."},"suffix":{"type":["string","null"],"description":"Insured suffix."},"dob":{"type":["string","null"],"format":"date","description":"Insured date of birth."},"gender":{"type":["string","null"],"enum":["female","male","unknown",null],"description":"Insured gender."},"address":{"$ref":"components#/$defs/Address"}}};
+const schema169 = {"type":"object","required":["id","payor_id","plan_name","coverage_order","is_primary"],"properties":{"id":{"type":"string","description":"Coverage id.","x-svc-phi":"kept"},"payor_id":{"type":["string","null"],"description":"Payor id.","x-svc-phi":"kept"},"payor_name":{"type":["string","null"],"description":"Payor name, from the agency's payor list (kept in no_phi sessions).","x-svc-phi":"kept"},"plan_name":{"type":["string","null"],"description":"Plan name, from the platform (kept in no_phi sessions: the partition cannot set it, and a plan does not identify its member).","x-svc-phi":"kept"},"policy_number":{"type":["string","null"],"description":"Member or policy number; null in no_phi sessions.","x-svc-phi":"withheld"},"group_number":{"type":["string","null"],"description":"Group number; null in no_phi sessions.","x-svc-phi":"withheld"},"effective_date":{"type":["string","null"],"format":"date","description":"Coverage start (year only in no_phi sessions).","x-svc-phi":"year"},"termination_date":{"type":["string","null"],"format":"date","description":"Coverage end (year only in no_phi sessions).","x-svc-phi":"year"},"coverage_order":{"type":"integer","description":"0 is primary, 1 secondary, and so on.","minimum":0},"is_primary":{"type":"boolean","description":"Derived from coverage_order."},"policy_holder":{"oneOf":[{"$ref":"components#/$defs/PolicyHolder"},{"type":"null"}],"description":"Policy holder when coverage is through someone else."}}};
+const schema170 = {"type":"object","required":[],"properties":{"relationship_to_insured":{"type":["string","null"],"description":"X12 1069 code: 18 self, 01 spouse, 19 child, 20 employee, 53 life partner, G8 other, 21 unknown.","x-svc-phi":"kept"},"first_name":{"type":["string","null"],"description":"Insured first name; null in no_phi sessions.","x-svc-phi":"withheld"},"last_name":{"type":["string","null"],"description":"Insured last name; null in no_phi sessions.","x-svc-phi":"withheld"},"middle_name":{"type":["string","null"],"description":"Insured middle name; null in no_phi sessions.","x-svc-phi":"withheld"},"suffix":{"type":["string","null"],"description":"Insured suffix; null in no_phi sessions.","x-svc-phi":"withheld"},"dob":{"type":["string","null"],"format":"date","description":"Insured date of birth. In no_phi sessions January 1 of the birth year, or null when the birth year is 90 or more years before the current one (Safe Harbor; decided by the year alone, so it never changes on the birthday).","x-svc-phi":"birth_date"},"gender":{"type":["string","null"],"enum":["female","male","unknown",null],"description":"Insured gender."},"address":{"$ref":"components#/$defs/Address"}}};
 
 function validate156(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -13395,15 +13395,15 @@ errors++;
 }
 if(data.policy_holder !== undefined){
 let data10 = data.policy_holder;
-const _errs22 = errors;
+const _errs30 = errors;
 let valid1 = false;
 let passing0 = null;
-const _errs23 = errors;
+const _errs31 = errors;
 if(!(validate156(data10, {instancePath:instancePath+"/policy_holder",parentData:data,parentDataProperty:"policy_holder",rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate156.errors : vErrors.concat(validate156.errors);
 errors = vErrors.length;
 }
-var _valid0 = _errs23 === errors;
+var _valid0 = _errs31 === errors;
 if(_valid0){
 valid1 = true;
 passing0 = 0;
@@ -13417,7 +13417,7 @@ props0.dob = true;
 props0.gender = true;
 props0.address = true;
 }
-const _errs24 = errors;
+const _errs32 = errors;
 if(data10 !== null){
 const err18 = {instancePath:instancePath+"/policy_holder",schemaPath:"#/properties/policy_holder/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
@@ -13428,7 +13428,7 @@ vErrors.push(err18);
 }
 errors++;
 }
-var _valid0 = _errs24 === errors;
+var _valid0 = _errs32 === errors;
 if(_valid0 && valid1){
 valid1 = false;
 passing0 = [passing0, 1];
@@ -13450,10 +13450,10 @@ vErrors.push(err19);
 errors++;
 }
 else {
-errors = _errs22;
+errors = _errs30;
 if(vErrors !== null){
-if(_errs22){
-vErrors.length = _errs22;
+if(_errs30){
+vErrors.length = _errs30;
 }
 else {
 vErrors = null;
@@ -13876,10 +13876,10 @@ errors++;
 }
 if(data.current_episode !== undefined){
 let data14 = data.current_episode;
-const _errs32 = errors;
+const _errs43 = errors;
 let valid1 = false;
 let passing0 = null;
-const _errs33 = errors;
+const _errs44 = errors;
 if(data14 && typeof data14 == "object" && !Array.isArray(data14)){
 if(data14.id === undefined){
 const err34 = {instancePath:instancePath+"/current_episode",schemaPath:"components#/$defs/Episode/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
@@ -14050,7 +14050,7 @@ vErrors.push(err48);
 }
 errors++;
 }
-var _valid0 = _errs33 === errors;
+var _valid0 = _errs44 === errors;
 if(_valid0){
 valid1 = true;
 passing0 = 0;
@@ -14061,7 +14061,7 @@ props0.status = true;
 props0.start_date = true;
 props0.end_date = true;
 }
-const _errs46 = errors;
+const _errs60 = errors;
 if(data14 !== null){
 const err49 = {instancePath:instancePath+"/current_episode",schemaPath:"#/properties/current_episode/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
@@ -14072,7 +14072,7 @@ vErrors.push(err49);
 }
 errors++;
 }
-var _valid0 = _errs46 === errors;
+var _valid0 = _errs60 === errors;
 if(_valid0 && valid1){
 valid1 = false;
 passing0 = [passing0, 1];
@@ -14094,10 +14094,10 @@ vErrors.push(err50);
 errors++;
 }
 else {
-errors = _errs32;
+errors = _errs43;
 if(vErrors !== null){
-if(_errs32){
-vErrors.length = _errs32;
+if(_errs43){
+vErrors.length = _errs43;
 }
 else {
 vErrors = null;
@@ -14345,10 +14345,10 @@ errors++;
 }
 if(data.coordinates !== undefined){
 let data33 = data.coordinates;
-const _errs77 = errors;
+const _errs100 = errors;
 let valid10 = false;
 let passing1 = null;
-const _errs78 = errors;
+const _errs101 = errors;
 if(data33 && typeof data33 == "object" && !Array.isArray(data33)){
 if(data33.latitude === undefined){
 const err70 = {instancePath:instancePath+"/coordinates",schemaPath:"components#/$defs/Coordinates/required",keyword:"required",params:{missingProperty: "latitude"},message:"must have required property '"+"latitude"+"'"};
@@ -14451,7 +14451,7 @@ vErrors.push(err78);
 }
 errors++;
 }
-var _valid1 = _errs78 === errors;
+var _valid1 = _errs101 === errors;
 if(_valid1){
 valid10 = true;
 passing1 = 0;
@@ -14459,7 +14459,7 @@ var props1 = {};
 props1.latitude = true;
 props1.longitude = true;
 }
-const _errs85 = errors;
+const _errs108 = errors;
 if(data33 !== null){
 const err79 = {instancePath:instancePath+"/coordinates",schemaPath:"#/properties/coordinates/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
@@ -14470,7 +14470,7 @@ vErrors.push(err79);
 }
 errors++;
 }
-var _valid1 = _errs85 === errors;
+var _valid1 = _errs108 === errors;
 if(_valid1 && valid10){
 valid10 = false;
 passing1 = [passing1, 1];
@@ -14492,10 +14492,10 @@ vErrors.push(err80);
 errors++;
 }
 else {
-errors = _errs77;
+errors = _errs100;
 if(vErrors !== null){
-if(_errs77){
-vErrors.length = _errs77;
+if(_errs100){
+vErrors.length = _errs100;
 }
 else {
 vErrors = null;
@@ -14844,11 +14844,11 @@ validate152.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dyna
 export const getPatientStatus200V1 = validate162;
 const schema174 = {"$ref":"components-v1#/$defs/PatientResponse"};
 const schema175 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components-v1#/$defs/PatientDetail"},"meta":{"$ref":"components-v1#/$defs/Meta"},"warnings":{"$ref":"components-v1#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
-const schema176 = {"type":"object","required":["id","first_name","last_name","full_name","dob","status","service_line","office_id","current_episode","created_at","updated_at","phones","address","coverages","episodes"],"properties":{"id":{"type":"string","description":"Patient id, or a stable surrogate handle (PT-…) in a no_phi session."},"mrn":{"type":["string","null"],"description":"Agency medical record number; null in no_phi sessions."},"first_name":{"type":["string","null"],"description":"First name; null in no_phi sessions."},"middle_name":{"type":["string","null"],"description":"Middle name; null in no_phi sessions."},"last_name":{"type":["string","null"],"description":"Last name; null in no_phi sessions."},"suffix":{"type":["string","null"],"description":"Suffix; null in no_phi sessions."},"full_name":{"type":["string","null"],"description":"Full display name; null in no_phi sessions.","x-svc-v1-name":"full_name"},"dob":{"type":["string","null"],"format":"date","description":"Date of birth; null in no_phi sessions."},"age":{"type":["string","null"],"pattern":"^([0-9]{1,2}|90\\+)$","description":"Age in whole years, or \"90+\" (Safe Harbor) when over 89."},"gender":{"type":["string","null"],"enum":["female","male","unknown",null],"description":"Administrative gender."},"status":{"type":"string","enum":["referred","pending_admission","active","on_hold","discharged","deceased","non_admit"],"description":"Chart status."},"service_line":{"type":"string","enum":["home_health","hospice","private_duty"],"description":"Business line."},"office_id":{"type":["string","null"],"description":"Office that serves the patient."},"current_episode":{"oneOf":[{"$ref":"components-v1#/$defs/Episode"},{"type":"null"}],"description":"Active episode, if any."},"created_at":{"type":"string","format":"date-time","description":"Chart opened (year only in no_phi sessions)."},"updated_at":{"type":"string","format":"date-time","description":"Last change to the chart: its own fields, its coverages (their payor's name included) or its episodes (year only in no_phi sessions)."},"phones":{"type":"array","items":{"$ref":"components-v1#/$defs/Phone"},"description":"Phone numbers; empty in no_phi sessions."},"address":{"$ref":"components-v1#/$defs/Address"},"coverages":{"type":"array","items":{"$ref":"components-v1#/$defs/Coverage"},"description":"Coverage list, primary first."},"episodes":{"type":"array","items":{"$ref":"components-v1#/$defs/Episode"},"description":"Episodes, newest first."},"primary_physician_id":{"type":["string","null"],"description":"Attending physician id."}},"description":"Patient detail profile (route 9)."};
-const schema178 = {"type":"object","required":["number","type","preferred"],"properties":{"number":{"type":"string","description":"Phone number."},"type":{"type":"string","enum":["primary","alternate"],"description":"Which number."},"preferred":{"type":"boolean","description":"Whether the patient prefers it."}}};
-const schema179 = {"type":"object","required":[],"properties":{"line1":{"type":["string","null"],"description":"Street line."},"line2":{"type":["string","null"],"description":"Second line."},"city":{"type":["string","null"],"description":"City."},"state":{"type":["string","null"],"description":"Two-letter state."},"zip_code":{"type":["string","null"],"description":"ZIP or ZIP+4. In no_phi sessions, the first three digits only (Safe Harbor), or null."}}};
-const schema180 = {"type":"object","required":["id","payor_id","plan_name","coverage_order","is_primary"],"properties":{"id":{"type":"string","description":"Coverage id."},"payor_id":{"type":["string","null"],"description":"Payor id."},"payor_name":{"type":["string","null"],"description":"Payor name."},"plan_name":{"type":["string","null"],"description":"Plan name."},"policy_number":{"type":["string","null"],"description":"Member or policy number."},"group_number":{"type":["string","null"],"description":"Group number."},"effective_date":{"type":["string","null"],"format":"date","description":"Coverage start."},"termination_date":{"type":["string","null"],"format":"date","description":"Coverage end."},"coverage_order":{"type":"integer","description":"0 is primary, 1 secondary, and so on.","minimum":0},"is_primary":{"type":"boolean","description":"Derived from coverage_order."},"policy_holder":{"oneOf":[{"$ref":"components-v1#/$defs/PolicyHolder"},{"type":"null"}],"description":"Policy holder when coverage is through someone else."}}};
-const schema181 = {"type":"object","required":[],"properties":{"relationship_to_insured":{"type":["string","null"],"description":"X12 1069 code: 18 self, 01 spouse, 19 child, 20 employee, 53 life partner, G8 other, 21 unknown."},"first_name":{"type":["string","null"],"description":"Insured first name."},"last_name":{"type":["string","null"],"description":"Insured last name."},"middle_name":{"type":["string","null"],"description":"Insured middle name."},"suffix":{"type":["string","null"],"description":"Insured suffix."},"dob":{"type":["string","null"],"format":"date","description":"Insured date of birth."},"gender":{"type":["string","null"],"enum":["female","male","unknown",null],"description":"Insured gender."},"address":{"$ref":"components-v1#/$defs/Address"}}};
+const schema176 = {"type":"object","required":["id","first_name","last_name","full_name","dob","status","service_line","office_id","current_episode","created_at","updated_at","phones","address","coverages","episodes"],"properties":{"id":{"type":"string","description":"Patient id, or a stable surrogate handle (PT-…) in a no_phi session.","x-svc-phi":"handle"},"mrn":{"type":["string","null"],"description":"Agency medical record number; null in no_phi sessions.","x-svc-phi":"withheld"},"first_name":{"type":["string","null"],"description":"First name; null in no_phi sessions.","x-svc-phi":"withheld"},"middle_name":{"type":["string","null"],"description":"Middle name; null in no_phi sessions.","x-svc-phi":"withheld"},"last_name":{"type":["string","null"],"description":"Last name; null in no_phi sessions.","x-svc-phi":"withheld"},"suffix":{"type":["string","null"],"description":"Suffix; null in no_phi sessions.","x-svc-phi":"withheld"},"full_name":{"type":["string","null"],"description":"Full display name; null in no_phi sessions.","x-svc-v1-name":"full_name","x-svc-phi":"withheld"},"dob":{"type":["string","null"],"format":"date","description":"Date of birth; null in no_phi sessions.","x-svc-phi":"withheld"},"age":{"type":["string","null"],"pattern":"^([0-9]{1,2}|90\\+)$","description":"Age in whole years, or \"90+\" (Safe Harbor) at 90 or more. In no_phi sessions it is the current year minus the birth year, so it changes on January 1, never on the birthday.","x-svc-phi":{"reduce":"age","from":"dob"}},"gender":{"type":["string","null"],"enum":["female","male","unknown",null],"description":"Administrative gender."},"status":{"type":"string","enum":["referred","pending_admission","active","on_hold","discharged","deceased","non_admit"],"description":"Chart status."},"service_line":{"type":"string","enum":["home_health","hospice","private_duty"],"description":"Business line."},"office_id":{"type":["string","null"],"description":"Office that serves the patient.","x-svc-phi":"kept"},"current_episode":{"oneOf":[{"$ref":"components-v1#/$defs/Episode"},{"type":"null"}],"description":"Active episode, if any."},"created_at":{"type":"string","format":"date-time","description":"Chart opened (year only in no_phi sessions).","x-svc-phi":"year"},"updated_at":{"type":"string","format":"date-time","description":"Last change to the chart: its own fields, its coverages (their payor's name included) or its episodes (year only in no_phi sessions).","x-svc-phi":"year"},"phones":{"type":"array","items":{"$ref":"components-v1#/$defs/Phone"},"description":"Phone numbers; empty in no_phi sessions.","x-svc-phi":"withheld"},"address":{"$ref":"components-v1#/$defs/Address"},"coverages":{"type":"array","items":{"$ref":"components-v1#/$defs/Coverage"},"description":"Coverage list, primary first."},"episodes":{"type":"array","items":{"$ref":"components-v1#/$defs/Episode"},"description":"Episodes, newest first."},"primary_physician_id":{"type":["string","null"],"description":"Attending physician id.","x-svc-phi":"kept"}},"description":"Patient detail profile (route 9)."};
+const schema178 = {"type":"object","required":["number","type","preferred"],"properties":{"number":{"type":"string","description":"Phone number (the list is empty in no_phi sessions).","x-svc-phi":"withheld"},"type":{"type":"string","enum":["primary","alternate"],"description":"Which number."},"preferred":{"type":"boolean","description":"Whether the patient prefers it."}}};
+const schema179 = {"type":"object","required":[],"properties":{"line1":{"type":["string","null"],"description":"Street line; null in no_phi sessions.","x-svc-phi":"withheld"},"line2":{"type":["string","null"],"description":"Second line; null in no_phi sessions.","x-svc-phi":"withheld"},"city":{"type":["string","null"],"description":"City; null in no_phi sessions.","x-svc-phi":"withheld"},"state":{"type":["string","null"],"description":"Two-letter state (kept in no_phi sessions: Safe Harbor allows the state, and two letters are all a client can send).","x-svc-phi":"kept"},"zip_code":{"type":["string","null"],"description":"ZIP or ZIP+4. In no_phi sessions, the first three digits only (Safe Harbor), or null.","x-svc-phi":"zip3"}}};
+const schema180 = {"type":"object","required":["id","payor_id","plan_name","coverage_order","is_primary"],"properties":{"id":{"type":"string","description":"Coverage id.","x-svc-phi":"kept"},"payor_id":{"type":["string","null"],"description":"Payor id.","x-svc-phi":"kept"},"payor_name":{"type":["string","null"],"description":"Payor name, from the agency's payor list (kept in no_phi sessions).","x-svc-phi":"kept"},"plan_name":{"type":["string","null"],"description":"Plan name, from the platform (kept in no_phi sessions: the partition cannot set it, and a plan does not identify its member).","x-svc-phi":"kept"},"policy_number":{"type":["string","null"],"description":"Member or policy number; null in no_phi sessions.","x-svc-phi":"withheld"},"group_number":{"type":["string","null"],"description":"Group number; null in no_phi sessions.","x-svc-phi":"withheld"},"effective_date":{"type":["string","null"],"format":"date","description":"Coverage start (year only in no_phi sessions).","x-svc-phi":"year"},"termination_date":{"type":["string","null"],"format":"date","description":"Coverage end (year only in no_phi sessions).","x-svc-phi":"year"},"coverage_order":{"type":"integer","description":"0 is primary, 1 secondary, and so on.","minimum":0},"is_primary":{"type":"boolean","description":"Derived from coverage_order."},"policy_holder":{"oneOf":[{"$ref":"components-v1#/$defs/PolicyHolder"},{"type":"null"}],"description":"Policy holder when coverage is through someone else."}}};
+const schema181 = {"type":"object","required":[],"properties":{"relationship_to_insured":{"type":["string","null"],"description":"X12 1069 code: 18 self, 01 spouse, 19 child, 20 employee, 53 life partner, G8 other, 21 unknown.","x-svc-phi":"kept"},"first_name":{"type":["string","null"],"description":"Insured first name; null in no_phi sessions.","x-svc-phi":"withheld"},"last_name":{"type":["string","null"],"description":"Insured last name; null in no_phi sessions.","x-svc-phi":"withheld"},"middle_name":{"type":["string","null"],"description":"Insured middle name; null in no_phi sessions.","x-svc-phi":"withheld"},"suffix":{"type":["string","null"],"description":"Insured suffix; null in no_phi sessions.","x-svc-phi":"withheld"},"dob":{"type":["string","null"],"format":"date","description":"Insured date of birth. In no_phi sessions January 1 of the birth year, or null when the birth year is 90 or more years before the current one (Safe Harbor; decided by the year alone, so it never changes on the birthday).","x-svc-phi":"birth_date"},"gender":{"type":["string","null"],"enum":["female","male","unknown",null],"description":"Insured gender."},"address":{"$ref":"components-v1#/$defs/Address"}}};
 
 function validate166(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -15298,15 +15298,15 @@ errors++;
 }
 if(data.policy_holder !== undefined){
 let data10 = data.policy_holder;
-const _errs22 = errors;
+const _errs30 = errors;
 let valid1 = false;
 let passing0 = null;
-const _errs23 = errors;
+const _errs31 = errors;
 if(!(validate166(data10, {instancePath:instancePath+"/policy_holder",parentData:data,parentDataProperty:"policy_holder",rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate166.errors : vErrors.concat(validate166.errors);
 errors = vErrors.length;
 }
-var _valid0 = _errs23 === errors;
+var _valid0 = _errs31 === errors;
 if(_valid0){
 valid1 = true;
 passing0 = 0;
@@ -15320,7 +15320,7 @@ props0.dob = true;
 props0.gender = true;
 props0.address = true;
 }
-const _errs24 = errors;
+const _errs32 = errors;
 if(data10 !== null){
 const err18 = {instancePath:instancePath+"/policy_holder",schemaPath:"#/properties/policy_holder/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
@@ -15331,7 +15331,7 @@ vErrors.push(err18);
 }
 errors++;
 }
-var _valid0 = _errs24 === errors;
+var _valid0 = _errs32 === errors;
 if(_valid0 && valid1){
 valid1 = false;
 passing0 = [passing0, 1];
@@ -15353,10 +15353,10 @@ vErrors.push(err19);
 errors++;
 }
 else {
-errors = _errs22;
+errors = _errs30;
 if(vErrors !== null){
-if(_errs22){
-vErrors.length = _errs22;
+if(_errs30){
+vErrors.length = _errs30;
 }
 else {
 vErrors = null;
@@ -15766,10 +15766,10 @@ errors++;
 }
 if(data.current_episode !== undefined){
 let data13 = data.current_episode;
-const _errs29 = errors;
+const _errs39 = errors;
 let valid1 = false;
 let passing0 = null;
-const _errs30 = errors;
+const _errs40 = errors;
 if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
 if(data13.id === undefined){
 const err33 = {instancePath:instancePath+"/current_episode",schemaPath:"components-v1#/$defs/Episode/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
@@ -15940,7 +15940,7 @@ vErrors.push(err47);
 }
 errors++;
 }
-var _valid0 = _errs30 === errors;
+var _valid0 = _errs40 === errors;
 if(_valid0){
 valid1 = true;
 passing0 = 0;
@@ -15951,7 +15951,7 @@ props0.status = true;
 props0.start_date = true;
 props0.end_date = true;
 }
-const _errs43 = errors;
+const _errs56 = errors;
 if(data13 !== null){
 const err48 = {instancePath:instancePath+"/current_episode",schemaPath:"#/properties/current_episode/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
@@ -15962,7 +15962,7 @@ vErrors.push(err48);
 }
 errors++;
 }
-var _valid0 = _errs43 === errors;
+var _valid0 = _errs56 === errors;
 if(_valid0 && valid1){
 valid1 = false;
 passing0 = [passing0, 1];
@@ -15984,10 +15984,10 @@ vErrors.push(err49);
 errors++;
 }
 else {
-errors = _errs29;
+errors = _errs39;
 if(vErrors !== null){
-if(_errs29){
-vErrors.length = _errs29;
+if(_errs39){
+vErrors.length = _errs39;
 }
 else {
 vErrors = null;
@@ -16574,7 +16574,7 @@ validate162.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dyna
 export const listReferralsStatus200 = validate172;
 const schema185 = {"$ref":"components#/$defs/ReferralListResponse"};
 const schema186 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/ReferralSummary"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/ListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
-const schema187 = {"type":"object","required":["id","patient_id","intake_id","service_line","referral_type","referral_type_category","referral_date","referral_source","referral_source_id","disposition","decline_reason","office_id","patient_display_name","created_at"],"properties":{"id":{"type":"string","description":"Referral id."},"patient_id":{"type":["string","null"],"description":"Linked patient (surrogate handle in no_phi sessions)."},"intake_id":{"type":"string","description":"Intake created for it."},"service_line":{"type":"string","description":"Business line as sent."},"referral_type":{"type":["string","null"],"description":"As sent."},"referral_type_category":{"type":"string","enum":["soc","roc","other"],"description":"How intake surfaces branch on referral_type.","x-svc-since":"2"},"referral_date":{"type":"string","format":"date-time","description":"Referral date (year only in no_phi sessions).","x-svc-v1-name":"referred_at"},"referral_source":{"type":["string","null"],"description":"Free-text referring organisation, as sent (kept in no_phi sessions: it names the referrer, not the patient)."},"referral_source_id":{"type":["string","null"],"description":"Known source id."},"disposition":{"type":"string","enum":["accepted","declined"],"description":"Pipeline decision."},"decline_reason":{"type":["string","null"],"description":"Why declined (a reason code such as out_of_area)."},"office_id":{"type":["string","null"],"description":"Routed office."},"patient_display_name":{"type":["string","null"],"description":"Patient name; null in no_phi sessions."},"created_at":{"type":"string","format":"date-time","description":"Recorded at (year only in no_phi sessions)."}},"description":"Referral summary profile (route 10)."};
+const schema187 = {"type":"object","required":["id","patient_id","intake_id","service_line","referral_type","referral_type_category","referral_date","referral_source","referral_source_id","disposition","decline_reason","office_id","patient_display_name","created_at"],"properties":{"id":{"type":"string","description":"Referral id.","x-svc-phi":"kept"},"patient_id":{"type":["string","null"],"description":"Linked patient (surrogate handle in no_phi sessions).","x-svc-phi":"handle"},"intake_id":{"type":"string","description":"Intake created for it.","x-svc-phi":"kept"},"service_line":{"type":"string","description":"Business line as sent; in no_phi sessions reduced to home_health, hospice or private_duty, or other for any other value.","x-svc-phi":{"reduce":"category","values":["home_health","hospice","private_duty"],"otherwise":"other"}},"referral_type":{"type":["string","null"],"description":"As sent; in no_phi sessions its category (soc, roc or other, as in referral_type_category).","x-svc-phi":{"reduce":"category","values":["soc","roc"],"otherwise":"other"}},"referral_type_category":{"type":"string","enum":["soc","roc","other"],"description":"How intake surfaces branch on referral_type.","x-svc-since":"2"},"referral_date":{"type":"string","format":"date-time","description":"Referral date (year only in no_phi sessions).","x-svc-v1-name":"referred_at","x-svc-phi":"year"},"referral_source":{"type":["string","null"],"description":"Free-text referring organisation, as sent; null in no_phi sessions (free text can carry anything).","x-svc-phi":"withheld"},"referral_source_id":{"type":["string","null"],"description":"Known source id (checked against the agency's referral sources).","x-svc-phi":"kept"},"disposition":{"type":"string","enum":["accepted","declined"],"description":"Pipeline decision."},"decline_reason":{"type":["string","null"],"description":"Why declined (a reason code such as out_of_area).","x-svc-phi":"kept"},"office_id":{"type":["string","null"],"description":"Routed office.","x-svc-phi":"kept"},"patient_display_name":{"type":["string","null"],"description":"Patient name; null in no_phi sessions.","x-svc-phi":"withheld"},"created_at":{"type":"string","format":"date-time","description":"Recorded at (year only in no_phi sessions).","x-svc-phi":"year"}},"description":"Referral summary profile (route 10)."};
 
 function validate173(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -17074,7 +17074,7 @@ validate172.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dyna
 export const listReferralsStatus200V1 = validate176;
 const schema189 = {"$ref":"components-v1#/$defs/ReferralListResponse"};
 const schema190 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components-v1#/$defs/ReferralSummary"},"description":"Items of this page."},"meta":{"$ref":"components-v1#/$defs/ListMeta"},"warnings":{"$ref":"components-v1#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
-const schema191 = {"type":"object","required":["id","patient_id","intake_id","service_line","referral_type","referred_at","referral_source","referral_source_id","disposition","decline_reason","office_id","patient_display_name","created_at"],"properties":{"id":{"type":"string","description":"Referral id."},"patient_id":{"type":["string","null"],"description":"Linked patient (surrogate handle in no_phi sessions)."},"intake_id":{"type":"string","description":"Intake created for it."},"service_line":{"type":"string","description":"Business line as sent."},"referral_type":{"type":["string","null"],"description":"As sent."},"referred_at":{"type":"string","format":"date-time","description":"Referral date (year only in no_phi sessions).","x-svc-v1-name":"referred_at"},"referral_source":{"type":["string","null"],"description":"Free-text referring organisation, as sent (kept in no_phi sessions: it names the referrer, not the patient)."},"referral_source_id":{"type":["string","null"],"description":"Known source id."},"disposition":{"type":"string","enum":["accepted","declined"],"description":"Pipeline decision."},"decline_reason":{"type":["string","null"],"description":"Why declined (a reason code such as out_of_area)."},"office_id":{"type":["string","null"],"description":"Routed office."},"patient_display_name":{"type":["string","null"],"description":"Patient name; null in no_phi sessions."},"created_at":{"type":"string","format":"date-time","description":"Recorded at (year only in no_phi sessions)."}},"description":"Referral summary profile (route 10)."};
+const schema191 = {"type":"object","required":["id","patient_id","intake_id","service_line","referral_type","referred_at","referral_source","referral_source_id","disposition","decline_reason","office_id","patient_display_name","created_at"],"properties":{"id":{"type":"string","description":"Referral id.","x-svc-phi":"kept"},"patient_id":{"type":["string","null"],"description":"Linked patient (surrogate handle in no_phi sessions).","x-svc-phi":"handle"},"intake_id":{"type":"string","description":"Intake created for it.","x-svc-phi":"kept"},"service_line":{"type":"string","description":"Business line as sent; in no_phi sessions reduced to home_health, hospice or private_duty, or other for any other value.","x-svc-phi":{"reduce":"category","values":["home_health","hospice","private_duty"],"otherwise":"other"}},"referral_type":{"type":["string","null"],"description":"As sent; in no_phi sessions its category (soc, roc or other, as in referral_type_category).","x-svc-phi":{"reduce":"category","values":["soc","roc"],"otherwise":"other"}},"referred_at":{"type":"string","format":"date-time","description":"Referral date (year only in no_phi sessions).","x-svc-v1-name":"referred_at","x-svc-phi":"year"},"referral_source":{"type":["string","null"],"description":"Free-text referring organisation, as sent; null in no_phi sessions (free text can carry anything).","x-svc-phi":"withheld"},"referral_source_id":{"type":["string","null"],"description":"Known source id (checked against the agency's referral sources).","x-svc-phi":"kept"},"disposition":{"type":"string","enum":["accepted","declined"],"description":"Pipeline decision."},"decline_reason":{"type":["string","null"],"description":"Why declined (a reason code such as out_of_area).","x-svc-phi":"kept"},"office_id":{"type":["string","null"],"description":"Routed office.","x-svc-phi":"kept"},"patient_display_name":{"type":["string","null"],"description":"Patient name; null in no_phi sessions.","x-svc-phi":"withheld"},"created_at":{"type":"string","format":"date-time","description":"Recorded at (year only in no_phi sessions).","x-svc-phi":"year"}},"description":"Referral summary profile (route 10)."};
 
 function validate177(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -17542,8 +17542,9 @@ export const createReferralBody = validate180;
 const schema193 = {"$ref":"components#/$defs/ReferralCreateRequest"};
 const schema194 = {"type":"object","required":["service_line"],"additionalProperties":true,"description":"Referral create request, current shape 2026-08-19 (spec 2.3). A request that uses only fields of 2026-04-01 is the deprecated thin shape and is still accepted. Name: patient_name, or patient_first_name with patient_last_name. Additional properties are allowed and kept on the referral.","properties":{"service_line":{"type":"string","description":"Business line: home_health, hospice or private_duty. Any other value is recorded and declined (`service_line_not_offered`).","minLength":1,"x-svc-shape":"2026-04-01"},"patient_name":{"type":"string","description":"Full display name, kept as sent. Split into the chart name parts as \"Last, First Middle\" (with a comma) or \"First Middle Last\" when the parts are not sent.","x-svc-shape":"2026-04-01"},"patient_first_name":{"type":"string","description":"First name."},"patient_last_name":{"type":"string","description":"Last name."},"patient_middle_name":{"type":"string","description":"Middle name."},"patient_suffix":{"type":"string","description":"Suffix."},"patient_dob":{"type":"string","format":"date","description":"Date of birth; part of the identity match (compared exactly). Not in the future."},"patient_phone":{"type":"string","description":"Primary number; part of the identity match, compared by its digits without a leading US country code 1."},"patient_alt_phone":{"type":"string","description":"Secondary number."},"patient_preferred_phone":{"type":"string","enum":["primary","alternate"],"description":"Preferred number."},"patient_address":{"type":"string","description":"Service address, for example \"12 Elm St, Apt 3, Springfield, OH 45501\". A ZIP (12345 or 12345-6789) at its end is the service ZIP when patient_zip_code and zip_code are absent. In that form the street lines, city and state are read into a new chart; otherwise the whole text is its first address line."},"patient_zip_code":{"type":"string","description":"Service ZIP, 12345 or 12345-6789; its first five digits drive territory validation and office routing."},"zip_code":{"type":"string","description":"Deprecated alias of patient_zip_code (since 2026-08-19, no removal date). Still read when patient_zip_code is absent; sending it adds a Deprecation header and a meta.deprecations entry (kind field) naming patient_zip_code.","deprecated":true,"x-svc-shape":"2026-04-01","x-svc-successor":"patient_zip_code"},"patient_coordinates":{"$ref":"components#/$defs/Coordinates"},"patient_id":{"type":"string","description":"Existing patient to link to: a chart of the caller's agency (otherwise 400 naming patient_id).","x-svc-shape":"2026-04-01"},"existing_patient_episode_reviewed":{"type":"boolean","description":"Must be true when an accepted referral lands on a patient who is mid-episode (an active episode), whether named by patient_id or found by the identity match; otherwise 409 PLATFORM_CONFLICT with details.reason existing_patient_episode_review_required."},"referral_type":{"type":"string","description":"soc, roc or other, in any letter case. Any other value is stored as sent and treated as other.","x-svc-shape":"2026-04-01"},"referral_date":{"type":"string","format":"date-time","description":"Defaults to now."},"referral_source":{"type":"string","description":"Free-text referring organisation.","x-svc-shape":"2026-04-01"},"referral_source_id":{"type":"string","description":"Id of a known referral source."},"referring_facility":{"type":"string","description":"Facility referred from."},"referring_physician":{"type":"string","description":"Name, when no physician id is known."},"referring_physician_id":{"type":"string","description":"Physician id."},"signing_physician_id":{"type":"string","description":"Physician id."},"certifying_physician_id":{"type":"string","description":"Physician id."},"payor_id":{"type":"string","description":"Primary coverage payor id (a payor of the agency).","x-svc-shape":"2026-04-01"},"hospital_id":{"type":"string","description":"Originating hospital id."},"marketer_id":{"type":"string","description":"User id of the owning marketer (a user of the agency).","x-svc-shape":"2026-04-01"},"marketer_label":{"type":"string","description":"Marketer name when no user id is known.","x-svc-shape":"2026-04-01"},"insurance":{"oneOf":[{"type":"string","description":"Plan name."},{"$ref":"components#/$defs/InsuranceObject"}],"description":"A bare string is read as the plan name."},"insurance_name":{"type":"string","description":"Plan name, of the insurance object or on its own."},"insurance_notes":{"type":"string","description":"Notes for the intake reviewer."},"diagnoses":{"type":"array","items":{"$ref":"components#/$defs/Diagnosis"},"description":"Diagnoses; the first is primary unless is_primary says otherwise."},"document_ids":{"type":"array","items":{"type":"string"},"description":"Ids of documents already uploaded to the agency, each once; linked onto the referral in this order."},"notes":{"type":"string","description":"Free-text intake notes."},"custom_data":{"type":"object","additionalProperties":{"type":["string","number","boolean","null"]},"description":"Scalar key/value pairs stored on the intake; an object or array value is a 400 naming the key."},"source_system":{"type":"string","description":"Sending system name, stamped into the audit trail."},"external_reference_id":{"type":"string","description":"Sender's own identifier, stamped into the audit trail."}}};
 const schema196 = {"type":"object","additionalProperties":true,"description":"Coverage from a referral (spec 2.4), kept pending on the intake until a reviewer confirms it. Send coverage_order or is_primary; the other is derived (is_primary alone gives coverage_order 0 when true, 1 when false; neither gives 0), and when both are sent they must agree (400 otherwise). A termination_date before effective_date is a 400. Unknown keys are kept on the referral under additional fields `insurance`.","properties":{"payor_id":{"type":"string","description":"Payor id."},"policy_number":{"type":"string","description":"Member or policy number."},"group_number":{"type":"string","description":"Group number."},"effective_date":{"type":"string","format":"date","description":"Coverage start."},"termination_date":{"type":"string","format":"date","description":"Coverage end."},"is_primary":{"type":"boolean","description":"Primary coverage."},"coverage_order":{"type":"integer","description":"0 is primary.","minimum":0},"other_insurance_name":{"type":"string","description":"Name of another insurer."},"relationship_to_insured":{"type":"string","description":"X12 1069 code (18 self, 01 spouse, 19 child, 20 employee, 53 life partner, G8 other, 21 unknown) or its name (self, spouse, child, employee, life_partner or \"life partner\", other, unknown), in any letter case; anything else is a 400. Other than 18, the coverage is a dependent's: sent without insured_first_name and insured_last_name it is accepted and the intake asks for policy_holder_name."},"insured_first_name":{"type":"string","description":"Policy holder first name."},"insured_last_name":{"type":"string","description":"Policy holder last name."},"insured_middle_name":{"type":"string","description":"Policy holder middle name."},"insured_suffix":{"type":"string","description":"Policy holder suffix."},"insured_dob":{"type":"string","format":"date","description":"Policy holder date of birth."},"insured_gender":{"type":"string","enum":["female","male","unknown"],"description":"Policy holder gender."},"insured_address_line_1":{"type":"string","description":"Policy holder address."},"insured_address_line_2":{"type":"string","description":"Policy holder address line 2."},"insured_city":{"type":"string","description":"City."},"insured_state":{"type":"string","description":"Two letters.","pattern":"^[A-Za-z]{2}$"},"insured_zip_code":{"type":"string","description":"ZIP."}}};
-const schema197 = {"type":"object","required":["code"],"properties":{"code":{"type":"string","description":"ICD-10-CM code.","minLength":1},"description":{"type":"string","description":"Description."},"is_primary":{"type":"boolean","description":"Primary diagnosis. In a referral, the entry marked true is primary, else the first entry unless it says false; more than one marked true is a 400."}}};
+const schema197 = {"type":"object","required":["code"],"properties":{"code":{"type":"string","description":"ICD-10-CM code: a letter, a digit, a digit or letter, then up to four digits or letters after an optional dot (I50.9, E119, S72.001A); any case.","minLength":1,"x-svc-phi":"kept","pattern":"^[A-Za-z][0-9][0-9A-Za-z](\\.?[0-9A-Za-z]{1,4})?$"},"description":{"type":"string","description":"Description, as sent; empty (\"\") in no_phi sessions (free text).","x-svc-phi":"withheld"},"is_primary":{"type":"boolean","description":"Primary diagnosis. In a referral, the entry marked true is primary, else the first entry unless it says false; more than one marked true is a 400."}}};
 const pattern8 = new RegExp("^[A-Za-z]{2}$", "u");
+const pattern9 = new RegExp("^[A-Za-z][0-9][0-9A-Za-z](\\.?[0-9A-Za-z]{1,4})?$", "u");
 
 function validate181(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -18494,9 +18495,8 @@ vErrors.push(err74);
 }
 errors++;
 }
-}
-else {
-const err75 = {instancePath:instancePath+"/diagnoses/" + i0+"/code",schemaPath:"components#/$defs/Diagnosis/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!pattern9.test(data56)){
+const err75 = {instancePath:instancePath+"/diagnoses/" + i0+"/code",schemaPath:"components#/$defs/Diagnosis/properties/code/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z][0-9][0-9A-Za-z](\\.?[0-9A-Za-z]{1,4})?$"},message:"must match pattern \""+"^[A-Za-z][0-9][0-9A-Za-z](\\.?[0-9A-Za-z]{1,4})?$"+"\""};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -18506,9 +18506,8 @@ vErrors.push(err75);
 errors++;
 }
 }
-if(data55.description !== undefined){
-if(typeof data55.description !== "string"){
-const err76 = {instancePath:instancePath+"/diagnoses/" + i0+"/description",schemaPath:"components#/$defs/Diagnosis/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+else {
+const err76 = {instancePath:instancePath+"/diagnoses/" + i0+"/code",schemaPath:"components#/$defs/Diagnosis/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -18518,9 +18517,9 @@ vErrors.push(err76);
 errors++;
 }
 }
-if(data55.is_primary !== undefined){
-if(typeof data55.is_primary !== "boolean"){
-const err77 = {instancePath:instancePath+"/diagnoses/" + i0+"/is_primary",schemaPath:"components#/$defs/Diagnosis/properties/is_primary/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data55.description !== undefined){
+if(typeof data55.description !== "string"){
+const err77 = {instancePath:instancePath+"/diagnoses/" + i0+"/description",schemaPath:"components#/$defs/Diagnosis/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -18530,9 +18529,9 @@ vErrors.push(err77);
 errors++;
 }
 }
-}
-else {
-const err78 = {instancePath:instancePath+"/diagnoses/" + i0,schemaPath:"components#/$defs/Diagnosis/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data55.is_primary !== undefined){
+if(typeof data55.is_primary !== "boolean"){
+const err78 = {instancePath:instancePath+"/diagnoses/" + i0+"/is_primary",schemaPath:"components#/$defs/Diagnosis/properties/is_primary/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -18544,12 +18543,24 @@ errors++;
 }
 }
 else {
-const err79 = {instancePath:instancePath+"/diagnoses",schemaPath:"#/properties/diagnoses/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err79 = {instancePath:instancePath+"/diagnoses/" + i0,schemaPath:"components#/$defs/Diagnosis/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err79];
 }
 else {
 vErrors.push(err79);
+}
+errors++;
+}
+}
+}
+else {
+const err80 = {instancePath:instancePath+"/diagnoses",schemaPath:"#/properties/diagnoses/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err80];
+}
+else {
+vErrors.push(err80);
 }
 errors++;
 }
@@ -18560,19 +18571,7 @@ if(Array.isArray(data59)){
 const len1 = data59.length;
 for(let i1=0; i1<len1; i1++){
 if(typeof data59[i1] !== "string"){
-const err80 = {instancePath:instancePath+"/document_ids/" + i1,schemaPath:"#/properties/document_ids/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err80];
-}
-else {
-vErrors.push(err80);
-}
-errors++;
-}
-}
-}
-else {
-const err81 = {instancePath:instancePath+"/document_ids",schemaPath:"#/properties/document_ids/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err81 = {instancePath:instancePath+"/document_ids/" + i1,schemaPath:"#/properties/document_ids/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -18582,14 +18581,26 @@ vErrors.push(err81);
 errors++;
 }
 }
-if(data.notes !== undefined){
-if(typeof data.notes !== "string"){
-const err82 = {instancePath:instancePath+"/notes",schemaPath:"#/properties/notes/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+else {
+const err82 = {instancePath:instancePath+"/document_ids",schemaPath:"#/properties/document_ids/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err82];
 }
 else {
 vErrors.push(err82);
+}
+errors++;
+}
+}
+if(data.notes !== undefined){
+if(typeof data.notes !== "string"){
+const err83 = {instancePath:instancePath+"/notes",schemaPath:"#/properties/notes/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err83];
+}
+else {
+vErrors.push(err83);
 }
 errors++;
 }
@@ -18600,19 +18611,7 @@ if(data62 && typeof data62 == "object" && !Array.isArray(data62)){
 for(const key0 in data62){
 let data63 = data62[key0];
 if((((typeof data63 !== "string") && (!((typeof data63 == "number") && (isFinite(data63))))) && (typeof data63 !== "boolean")) && (data63 !== null)){
-const err83 = {instancePath:instancePath+"/custom_data/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/custom_data/additionalProperties/type",keyword:"type",params:{type: schema194.properties.custom_data.additionalProperties.type},message:"must be string,number,boolean,null"};
-if(vErrors === null){
-vErrors = [err83];
-}
-else {
-vErrors.push(err83);
-}
-errors++;
-}
-}
-}
-else {
-const err84 = {instancePath:instancePath+"/custom_data",schemaPath:"#/properties/custom_data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err84 = {instancePath:instancePath+"/custom_data/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/custom_data/additionalProperties/type",keyword:"type",params:{type: schema194.properties.custom_data.additionalProperties.type},message:"must be string,number,boolean,null"};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -18622,9 +18621,9 @@ vErrors.push(err84);
 errors++;
 }
 }
-if(data.source_system !== undefined){
-if(typeof data.source_system !== "string"){
-const err85 = {instancePath:instancePath+"/source_system",schemaPath:"#/properties/source_system/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+else {
+const err85 = {instancePath:instancePath+"/custom_data",schemaPath:"#/properties/custom_data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -18634,9 +18633,9 @@ vErrors.push(err85);
 errors++;
 }
 }
-if(data.external_reference_id !== undefined){
-if(typeof data.external_reference_id !== "string"){
-const err86 = {instancePath:instancePath+"/external_reference_id",schemaPath:"#/properties/external_reference_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.source_system !== undefined){
+if(typeof data.source_system !== "string"){
+const err86 = {instancePath:instancePath+"/source_system",schemaPath:"#/properties/source_system/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -18646,14 +18645,26 @@ vErrors.push(err86);
 errors++;
 }
 }
-}
-else {
-const err87 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.external_reference_id !== undefined){
+if(typeof data.external_reference_id !== "string"){
+const err87 = {instancePath:instancePath+"/external_reference_id",schemaPath:"#/properties/external_reference_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err87];
 }
 else {
 vErrors.push(err87);
+}
+errors++;
+}
+}
+}
+else {
+const err88 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err88];
+}
+else {
+vErrors.push(err88);
 }
 errors++;
 }
@@ -19424,7 +19435,7 @@ validate187.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dyna
 export const getReferralStatus200 = validate191;
 const schema206 = {"$ref":"components#/$defs/ReferralResponse"};
 const schema207 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/ReferralDetail"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
-const schema208 = {"type":"object","required":["id","patient_id","intake_id","service_line","referral_type","referral_type_category","referral_date","referral_source","referral_source_id","disposition","decline_reason","office_id","patient_display_name","created_at","request_shape","additional_fields"],"properties":{"id":{"type":"string","description":"Referral id."},"patient_id":{"type":["string","null"],"description":"Linked patient (surrogate handle in no_phi sessions)."},"intake_id":{"type":"string","description":"Intake created for it."},"service_line":{"type":"string","description":"Business line as sent."},"referral_type":{"type":["string","null"],"description":"As sent."},"referral_type_category":{"type":"string","enum":["soc","roc","other"],"description":"How intake surfaces branch on referral_type.","x-svc-since":"2"},"referral_date":{"type":"string","format":"date-time","description":"Referral date (year only in no_phi sessions).","x-svc-v1-name":"referred_at"},"referral_source":{"type":["string","null"],"description":"Free-text referring organisation, as sent (kept in no_phi sessions: it names the referrer, not the patient)."},"referral_source_id":{"type":["string","null"],"description":"Known source id."},"disposition":{"type":"string","enum":["accepted","declined"],"description":"Pipeline decision."},"decline_reason":{"type":["string","null"],"description":"Why declined (a reason code such as out_of_area)."},"office_id":{"type":["string","null"],"description":"Routed office."},"patient_display_name":{"type":["string","null"],"description":"Patient name; null in no_phi sessions."},"created_at":{"type":"string","format":"date-time","description":"Recorded at (year only in no_phi sessions)."},"decline_detail":{"type":["string","null"],"description":"Decline detail; null in no_phi sessions (an out-of-area decline names the lead's ZIP and city)."},"request_shape":{"type":"string","enum":["2026-04-01","2026-08-19"],"description":"Shape the request was read as."},"zip_code":{"type":["string","null"],"description":"Service ZIP used for routing; in no_phi sessions its first three digits (000 for sparsely populated areas, Safe Harbor)."},"referring_facility":{"type":["string","null"],"description":"Facility."},"referring_physician":{"type":["string","null"],"description":"Referring physician's name as sent (kept in no_phi sessions: not patient data)."},"referring_physician_id":{"type":["string","null"],"description":"Physician id."},"signing_physician_id":{"type":["string","null"],"description":"Physician id."},"certifying_physician_id":{"type":["string","null"],"description":"Physician id."},"payor_id":{"type":["string","null"],"description":"Payor id."},"hospital_id":{"type":["string","null"],"description":"Hospital id."},"marketer_id":{"type":["string","null"],"description":"Marketer user id."},"marketer_label":{"type":["string","null"],"description":"Marketer name as sent (agency staff; kept in no_phi sessions)."},"document_ids":{"type":"array","items":{"type":"string"},"description":"Linked documents, in the order sent."},"source_system":{"type":["string","null"],"description":"Sending system."},"external_reference_id":{"type":["string","null"],"description":"Sender's identifier; null in no_phi sessions (it points to the patient's record in the sending system)."},"additional_fields":{"type":"object","additionalProperties":true,"description":"Additional properties sent with the request, kept as sent; empty ({}) in no_phi sessions (free-form values may carry PHI).","x-svc-since":"2"}},"description":"Referral detail profile (route 12)."};
+const schema208 = {"type":"object","required":["id","patient_id","intake_id","service_line","referral_type","referral_type_category","referral_date","referral_source","referral_source_id","disposition","decline_reason","office_id","patient_display_name","created_at","request_shape","additional_fields"],"properties":{"id":{"type":"string","description":"Referral id.","x-svc-phi":"kept"},"patient_id":{"type":["string","null"],"description":"Linked patient (surrogate handle in no_phi sessions).","x-svc-phi":"handle"},"intake_id":{"type":"string","description":"Intake created for it.","x-svc-phi":"kept"},"service_line":{"type":"string","description":"Business line as sent; in no_phi sessions reduced to home_health, hospice or private_duty, or other for any other value.","x-svc-phi":{"reduce":"category","values":["home_health","hospice","private_duty"],"otherwise":"other"}},"referral_type":{"type":["string","null"],"description":"As sent; in no_phi sessions its category (soc, roc or other, as in referral_type_category).","x-svc-phi":{"reduce":"category","values":["soc","roc"],"otherwise":"other"}},"referral_type_category":{"type":"string","enum":["soc","roc","other"],"description":"How intake surfaces branch on referral_type.","x-svc-since":"2"},"referral_date":{"type":"string","format":"date-time","description":"Referral date (year only in no_phi sessions).","x-svc-v1-name":"referred_at","x-svc-phi":"year"},"referral_source":{"type":["string","null"],"description":"Free-text referring organisation, as sent; null in no_phi sessions (free text can carry anything).","x-svc-phi":"withheld"},"referral_source_id":{"type":["string","null"],"description":"Known source id (checked against the agency's referral sources).","x-svc-phi":"kept"},"disposition":{"type":"string","enum":["accepted","declined"],"description":"Pipeline decision."},"decline_reason":{"type":["string","null"],"description":"Why declined (a reason code such as out_of_area).","x-svc-phi":"kept"},"office_id":{"type":["string","null"],"description":"Routed office.","x-svc-phi":"kept"},"patient_display_name":{"type":["string","null"],"description":"Patient name; null in no_phi sessions.","x-svc-phi":"withheld"},"created_at":{"type":"string","format":"date-time","description":"Recorded at (year only in no_phi sessions).","x-svc-phi":"year"},"decline_detail":{"type":["string","null"],"description":"Decline detail; null in no_phi sessions (an out-of-area decline names the lead's ZIP and city).","x-svc-phi":"withheld"},"request_shape":{"type":"string","enum":["2026-04-01","2026-08-19"],"description":"Shape the request was read as."},"zip_code":{"type":["string","null"],"description":"Service ZIP used for routing; in no_phi sessions its first three digits (000 for sparsely populated areas, Safe Harbor).","x-svc-phi":"zip3"},"referring_facility":{"type":["string","null"],"description":"Facility, as sent; null in no_phi sessions (free text).","x-svc-phi":"withheld"},"referring_physician":{"type":["string","null"],"description":"Referring physician's name as sent; null in no_phi sessions (free text: use referring_physician_id).","x-svc-phi":"withheld"},"referring_physician_id":{"type":["string","null"],"description":"Physician id.","x-svc-phi":"kept"},"signing_physician_id":{"type":["string","null"],"description":"Physician id.","x-svc-phi":"kept"},"certifying_physician_id":{"type":["string","null"],"description":"Physician id.","x-svc-phi":"kept"},"payor_id":{"type":["string","null"],"description":"Payor id.","x-svc-phi":"kept"},"hospital_id":{"type":["string","null"],"description":"Hospital id.","x-svc-phi":"kept"},"marketer_id":{"type":["string","null"],"description":"Marketer user id.","x-svc-phi":"kept"},"marketer_label":{"type":["string","null"],"description":"Marketer name as sent; null in no_phi sessions (free text: use marketer_id).","x-svc-phi":"withheld"},"document_ids":{"type":"array","items":{"type":"string"},"description":"Linked documents, in the order sent (each checked against the agency's documents).","x-svc-phi":"kept"},"source_system":{"type":["string","null"],"description":"Sending system, as sent; null in no_phi sessions (free text).","x-svc-phi":"withheld"},"external_reference_id":{"type":["string","null"],"description":"Sender's identifier; null in no_phi sessions (it points to the patient's record in the sending system).","x-svc-phi":"withheld"},"additional_fields":{"type":"object","additionalProperties":true,"description":"Additional properties sent with the request, kept as sent; empty ({}) in no_phi sessions (free-form values may carry PHI).","x-svc-since":"2","x-svc-phi":"withheld"}},"description":"Referral detail profile (route 12)."};
 
 function validate192(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -20153,7 +20164,7 @@ validate191.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dyna
 export const getReferralStatus200V1 = validate195;
 const schema210 = {"$ref":"components-v1#/$defs/ReferralResponse"};
 const schema211 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components-v1#/$defs/ReferralDetail"},"meta":{"$ref":"components-v1#/$defs/Meta"},"warnings":{"$ref":"components-v1#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
-const schema212 = {"type":"object","required":["id","patient_id","intake_id","service_line","referral_type","referred_at","referral_source","referral_source_id","disposition","decline_reason","office_id","patient_display_name","created_at","request_shape"],"properties":{"id":{"type":"string","description":"Referral id."},"patient_id":{"type":["string","null"],"description":"Linked patient (surrogate handle in no_phi sessions)."},"intake_id":{"type":"string","description":"Intake created for it."},"service_line":{"type":"string","description":"Business line as sent."},"referral_type":{"type":["string","null"],"description":"As sent."},"referred_at":{"type":"string","format":"date-time","description":"Referral date (year only in no_phi sessions).","x-svc-v1-name":"referred_at"},"referral_source":{"type":["string","null"],"description":"Free-text referring organisation, as sent (kept in no_phi sessions: it names the referrer, not the patient)."},"referral_source_id":{"type":["string","null"],"description":"Known source id."},"disposition":{"type":"string","enum":["accepted","declined"],"description":"Pipeline decision."},"decline_reason":{"type":["string","null"],"description":"Why declined (a reason code such as out_of_area)."},"office_id":{"type":["string","null"],"description":"Routed office."},"patient_display_name":{"type":["string","null"],"description":"Patient name; null in no_phi sessions."},"created_at":{"type":"string","format":"date-time","description":"Recorded at (year only in no_phi sessions)."},"decline_detail":{"type":["string","null"],"description":"Decline detail; null in no_phi sessions (an out-of-area decline names the lead's ZIP and city)."},"request_shape":{"type":"string","enum":["2026-04-01","2026-08-19"],"description":"Shape the request was read as."},"zip_code":{"type":["string","null"],"description":"Service ZIP used for routing; in no_phi sessions its first three digits (000 for sparsely populated areas, Safe Harbor)."},"referring_facility":{"type":["string","null"],"description":"Facility."},"referring_physician":{"type":["string","null"],"description":"Referring physician's name as sent (kept in no_phi sessions: not patient data)."},"referring_physician_id":{"type":["string","null"],"description":"Physician id."},"signing_physician_id":{"type":["string","null"],"description":"Physician id."},"certifying_physician_id":{"type":["string","null"],"description":"Physician id."},"payor_id":{"type":["string","null"],"description":"Payor id."},"hospital_id":{"type":["string","null"],"description":"Hospital id."},"marketer_id":{"type":["string","null"],"description":"Marketer user id."},"marketer_label":{"type":["string","null"],"description":"Marketer name as sent (agency staff; kept in no_phi sessions)."},"document_ids":{"type":"array","items":{"type":"string"},"description":"Linked documents, in the order sent."},"source_system":{"type":["string","null"],"description":"Sending system."},"external_reference_id":{"type":["string","null"],"description":"Sender's identifier; null in no_phi sessions (it points to the patient's record in the sending system)."}},"description":"Referral detail profile (route 12)."};
+const schema212 = {"type":"object","required":["id","patient_id","intake_id","service_line","referral_type","referred_at","referral_source","referral_source_id","disposition","decline_reason","office_id","patient_display_name","created_at","request_shape"],"properties":{"id":{"type":"string","description":"Referral id.","x-svc-phi":"kept"},"patient_id":{"type":["string","null"],"description":"Linked patient (surrogate handle in no_phi sessions).","x-svc-phi":"handle"},"intake_id":{"type":"string","description":"Intake created for it.","x-svc-phi":"kept"},"service_line":{"type":"string","description":"Business line as sent; in no_phi sessions reduced to home_health, hospice or private_duty, or other for any other value.","x-svc-phi":{"reduce":"category","values":["home_health","hospice","private_duty"],"otherwise":"other"}},"referral_type":{"type":["string","null"],"description":"As sent; in no_phi sessions its category (soc, roc or other, as in referral_type_category).","x-svc-phi":{"reduce":"category","values":["soc","roc"],"otherwise":"other"}},"referred_at":{"type":"string","format":"date-time","description":"Referral date (year only in no_phi sessions).","x-svc-v1-name":"referred_at","x-svc-phi":"year"},"referral_source":{"type":["string","null"],"description":"Free-text referring organisation, as sent; null in no_phi sessions (free text can carry anything).","x-svc-phi":"withheld"},"referral_source_id":{"type":["string","null"],"description":"Known source id (checked against the agency's referral sources).","x-svc-phi":"kept"},"disposition":{"type":"string","enum":["accepted","declined"],"description":"Pipeline decision."},"decline_reason":{"type":["string","null"],"description":"Why declined (a reason code such as out_of_area).","x-svc-phi":"kept"},"office_id":{"type":["string","null"],"description":"Routed office.","x-svc-phi":"kept"},"patient_display_name":{"type":["string","null"],"description":"Patient name; null in no_phi sessions.","x-svc-phi":"withheld"},"created_at":{"type":"string","format":"date-time","description":"Recorded at (year only in no_phi sessions).","x-svc-phi":"year"},"decline_detail":{"type":["string","null"],"description":"Decline detail; null in no_phi sessions (an out-of-area decline names the lead's ZIP and city).","x-svc-phi":"withheld"},"request_shape":{"type":"string","enum":["2026-04-01","2026-08-19"],"description":"Shape the request was read as."},"zip_code":{"type":["string","null"],"description":"Service ZIP used for routing; in no_phi sessions its first three digits (000 for sparsely populated areas, Safe Harbor).","x-svc-phi":"zip3"},"referring_facility":{"type":["string","null"],"description":"Facility, as sent; null in no_phi sessions (free text).","x-svc-phi":"withheld"},"referring_physician":{"type":["string","null"],"description":"Referring physician's name as sent; null in no_phi sessions (free text: use referring_physician_id).","x-svc-phi":"withheld"},"referring_physician_id":{"type":["string","null"],"description":"Physician id.","x-svc-phi":"kept"},"signing_physician_id":{"type":["string","null"],"description":"Physician id.","x-svc-phi":"kept"},"certifying_physician_id":{"type":["string","null"],"description":"Physician id.","x-svc-phi":"kept"},"payor_id":{"type":["string","null"],"description":"Payor id.","x-svc-phi":"kept"},"hospital_id":{"type":["string","null"],"description":"Hospital id.","x-svc-phi":"kept"},"marketer_id":{"type":["string","null"],"description":"Marketer user id.","x-svc-phi":"kept"},"marketer_label":{"type":["string","null"],"description":"Marketer name as sent; null in no_phi sessions (free text: use marketer_id).","x-svc-phi":"withheld"},"document_ids":{"type":"array","items":{"type":"string"},"description":"Linked documents, in the order sent (each checked against the agency's documents).","x-svc-phi":"kept"},"source_system":{"type":["string","null"],"description":"Sending system, as sent; null in no_phi sessions (free text).","x-svc-phi":"withheld"},"external_reference_id":{"type":["string","null"],"description":"Sender's identifier; null in no_phi sessions (it points to the patient's record in the sending system).","x-svc-phi":"withheld"}},"description":"Referral detail profile (route 12)."};
 
 function validate196(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -20824,7 +20835,7 @@ validate195.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dyna
 export const listIntakesStatus200 = validate199;
 const schema214 = {"$ref":"components#/$defs/IntakeListResponse"};
 const schema215 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/IntakeSummary"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/ListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
-const schema216 = {"type":"object","required":["id","referral_id","patient_id","status","service_line","disposition","office_id","reviewer_id","missing_information","received_at","updated_at"],"properties":{"id":{"type":"string","description":"Intake id."},"referral_id":{"type":"string","description":"Referral it came from."},"patient_id":{"type":["string","null"],"description":"The referral's patient (surrogate handle in no_phi sessions)."},"status":{"type":"string","enum":["pending_review","in_review","awaiting_information","accepted","declined","admitted","non_admit","cancelled"],"description":"Review state."},"service_line":{"type":"string","description":"Business line, as sent with the referral."},"disposition":{"type":"string","enum":["accepted","declined"],"description":"The referral's pipeline decision."},"office_id":{"type":["string","null"],"description":"Office the referral was routed to."},"reviewer_id":{"type":["string","null"],"description":"User reviewing it."},"missing_information":{"type":"array","items":{"type":"string"},"description":"What the reviewer still needs.","x-svc-since":"2"},"received_at":{"type":"string","format":"date-time","description":"Received (year only in no_phi sessions).","x-svc-v1-name":"created_at"},"updated_at":{"type":"string","format":"date-time","description":"Last change (year only in no_phi sessions)."}},"description":"Intake summary profile (route 13)."};
+const schema216 = {"type":"object","required":["id","referral_id","patient_id","status","service_line","disposition","office_id","reviewer_id","missing_information","received_at","updated_at"],"properties":{"id":{"type":"string","description":"Intake id.","x-svc-phi":"kept"},"referral_id":{"type":"string","description":"Referral it came from.","x-svc-phi":"kept"},"patient_id":{"type":["string","null"],"description":"The referral's patient (surrogate handle in no_phi sessions).","x-svc-phi":"handle"},"status":{"type":"string","enum":["pending_review","in_review","awaiting_information","accepted","declined","admitted","non_admit","cancelled"],"description":"Review state."},"service_line":{"type":"string","description":"Business line, as sent with the referral; in no_phi sessions reduced to home_health, hospice or private_duty, or other for any other value.","x-svc-phi":{"reduce":"category","values":["home_health","hospice","private_duty"],"otherwise":"other"}},"disposition":{"type":"string","enum":["accepted","declined"],"description":"The referral's pipeline decision."},"office_id":{"type":["string","null"],"description":"Office the referral was routed to.","x-svc-phi":"kept"},"reviewer_id":{"type":["string","null"],"description":"User reviewing it.","x-svc-phi":"kept"},"missing_information":{"type":"array","items":{"type":"string"},"description":"What the reviewer still needs.","x-svc-since":"2","x-svc-phi":"kept"},"received_at":{"type":"string","format":"date-time","description":"Received (year only in no_phi sessions).","x-svc-v1-name":"created_at","x-svc-phi":"year"},"updated_at":{"type":"string","format":"date-time","description":"Last change (year only in no_phi sessions).","x-svc-phi":"year"}},"description":"Intake summary profile (route 13)."};
 
 function validate200(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -21270,7 +21281,7 @@ validate199.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dyna
 export const listIntakesStatus200V1 = validate203;
 const schema218 = {"$ref":"components-v1#/$defs/IntakeListResponse"};
 const schema219 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components-v1#/$defs/IntakeSummary"},"description":"Items of this page."},"meta":{"$ref":"components-v1#/$defs/ListMeta"},"warnings":{"$ref":"components-v1#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
-const schema220 = {"type":"object","required":["id","referral_id","patient_id","status","service_line","disposition","office_id","reviewer_id","created_at","updated_at"],"properties":{"id":{"type":"string","description":"Intake id."},"referral_id":{"type":"string","description":"Referral it came from."},"patient_id":{"type":["string","null"],"description":"The referral's patient (surrogate handle in no_phi sessions)."},"status":{"type":"string","enum":["pending_review","in_review","awaiting_information","accepted","declined","admitted","non_admit","cancelled"],"description":"Review state."},"service_line":{"type":"string","description":"Business line, as sent with the referral."},"disposition":{"type":"string","enum":["accepted","declined"],"description":"The referral's pipeline decision."},"office_id":{"type":["string","null"],"description":"Office the referral was routed to."},"reviewer_id":{"type":["string","null"],"description":"User reviewing it."},"created_at":{"type":"string","format":"date-time","description":"Received (year only in no_phi sessions).","x-svc-v1-name":"created_at"},"updated_at":{"type":"string","format":"date-time","description":"Last change (year only in no_phi sessions)."}},"description":"Intake summary profile (route 13)."};
+const schema220 = {"type":"object","required":["id","referral_id","patient_id","status","service_line","disposition","office_id","reviewer_id","created_at","updated_at"],"properties":{"id":{"type":"string","description":"Intake id.","x-svc-phi":"kept"},"referral_id":{"type":"string","description":"Referral it came from.","x-svc-phi":"kept"},"patient_id":{"type":["string","null"],"description":"The referral's patient (surrogate handle in no_phi sessions).","x-svc-phi":"handle"},"status":{"type":"string","enum":["pending_review","in_review","awaiting_information","accepted","declined","admitted","non_admit","cancelled"],"description":"Review state."},"service_line":{"type":"string","description":"Business line, as sent with the referral; in no_phi sessions reduced to home_health, hospice or private_duty, or other for any other value.","x-svc-phi":{"reduce":"category","values":["home_health","hospice","private_duty"],"otherwise":"other"}},"disposition":{"type":"string","enum":["accepted","declined"],"description":"The referral's pipeline decision."},"office_id":{"type":["string","null"],"description":"Office the referral was routed to.","x-svc-phi":"kept"},"reviewer_id":{"type":["string","null"],"description":"User reviewing it.","x-svc-phi":"kept"},"created_at":{"type":"string","format":"date-time","description":"Received (year only in no_phi sessions).","x-svc-v1-name":"created_at","x-svc-phi":"year"},"updated_at":{"type":"string","format":"date-time","description":"Last change (year only in no_phi sessions).","x-svc-phi":"year"}},"description":"Intake summary profile (route 13)."};
 
 function validate204(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -21678,8 +21689,8 @@ validate203.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dyna
 export const getIntakeStatus200 = validate207;
 const schema222 = {"$ref":"components#/$defs/IntakeResponse"};
 const schema223 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/IntakeDetail"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
-const schema224 = {"type":"object","required":["id","referral_id","patient_id","status","service_line","disposition","office_id","reviewer_id","missing_information","received_at","updated_at","insurance","diagnoses","document_ids","custom_data"],"properties":{"id":{"type":"string","description":"Intake id."},"referral_id":{"type":"string","description":"Referral it came from."},"patient_id":{"type":["string","null"],"description":"The referral's patient (surrogate handle in no_phi sessions)."},"status":{"type":"string","enum":["pending_review","in_review","awaiting_information","accepted","declined","admitted","non_admit","cancelled"],"description":"Review state."},"service_line":{"type":"string","description":"Business line, as sent with the referral."},"disposition":{"type":"string","enum":["accepted","declined"],"description":"The referral's pipeline decision."},"office_id":{"type":["string","null"],"description":"Office the referral was routed to."},"reviewer_id":{"type":["string","null"],"description":"User reviewing it."},"missing_information":{"type":"array","items":{"type":"string"},"description":"What the reviewer still needs.","x-svc-since":"2"},"received_at":{"type":"string","format":"date-time","description":"Received (year only in no_phi sessions).","x-svc-v1-name":"created_at"},"updated_at":{"type":"string","format":"date-time","description":"Last change (year only in no_phi sessions)."},"decline_reason":{"type":["string","null"],"description":"Why the referral was declined (a reason code such as out_of_area)."},"decline_detail":{"type":["string","null"],"description":"Decline detail; null in no_phi sessions (an out-of-area decline names the lead's ZIP and city)."},"insurance":{"type":"array","items":{"$ref":"components#/$defs/PendingCoverage"},"description":"Coverage from the referral, awaiting confirmation, in the order sent."},"insurance_notes":{"type":["string","null"],"description":"Notes for the reviewer; null in no_phi sessions (free text)."},"diagnoses":{"type":"array","items":{"$ref":"components#/$defs/Diagnosis"},"description":"Diagnoses as sent (kept in no_phi sessions: codes and descriptions do not identify the patient)."},"document_ids":{"type":"array","items":{"type":"string"},"description":"Documents linked onto the referral, in the order sent."},"custom_data":{"type":"object","additionalProperties":{"type":["string","number","boolean","null"]},"description":"Scalar values sent with the referral; empty ({}) in no_phi sessions (free-form values may carry PHI)."},"notes":{"type":["string","null"],"description":"Intake notes; null in no_phi sessions."}},"description":"Intake detail profile (route 14)."};
-const schema225 = {"type":"object","required":["plan_name","coverage_order","is_primary","policy_holder_confirmed"],"properties":{"payor_id":{"type":["string","null"],"description":"Payor id."},"plan_name":{"type":["string","null"],"description":"Plan name."},"other_insurance_name":{"type":["string","null"],"description":"Other insurer."},"policy_number":{"type":["string","null"],"description":"Policy or member number; null in no_phi sessions."},"group_number":{"type":["string","null"],"description":"Group number; null in no_phi sessions (it can point to the holder's employer)."},"effective_date":{"type":["string","null"],"format":"date","description":"Start (year only in no_phi sessions)."},"termination_date":{"type":["string","null"],"format":"date","description":"End (year only in no_phi sessions)."},"coverage_order":{"type":"integer","description":"0 is primary.","minimum":0},"is_primary":{"type":"boolean","description":"Derived from coverage_order."},"policy_holder":{"oneOf":[{"$ref":"components#/$defs/PolicyHolder"},{"type":"null"}],"description":"Policy holder awaiting reviewer confirmation. The holder is a relative or household member of the patient, so no_phi sessions reduce their data like the patient's: names, street lines and city null, ZIP to three digits, dob to the year (null past age 89)."},"policy_holder_confirmed":{"type":"boolean","description":"Whether a reviewer confirmed the policy holder."}}};
+const schema224 = {"type":"object","required":["id","referral_id","patient_id","status","service_line","disposition","office_id","reviewer_id","missing_information","received_at","updated_at","insurance","diagnoses","document_ids","custom_data"],"properties":{"id":{"type":"string","description":"Intake id.","x-svc-phi":"kept"},"referral_id":{"type":"string","description":"Referral it came from.","x-svc-phi":"kept"},"patient_id":{"type":["string","null"],"description":"The referral's patient (surrogate handle in no_phi sessions).","x-svc-phi":"handle"},"status":{"type":"string","enum":["pending_review","in_review","awaiting_information","accepted","declined","admitted","non_admit","cancelled"],"description":"Review state."},"service_line":{"type":"string","description":"Business line, as sent with the referral; in no_phi sessions reduced to home_health, hospice or private_duty, or other for any other value.","x-svc-phi":{"reduce":"category","values":["home_health","hospice","private_duty"],"otherwise":"other"}},"disposition":{"type":"string","enum":["accepted","declined"],"description":"The referral's pipeline decision."},"office_id":{"type":["string","null"],"description":"Office the referral was routed to.","x-svc-phi":"kept"},"reviewer_id":{"type":["string","null"],"description":"User reviewing it.","x-svc-phi":"kept"},"missing_information":{"type":"array","items":{"type":"string"},"description":"What the reviewer still needs.","x-svc-since":"2","x-svc-phi":"kept"},"received_at":{"type":"string","format":"date-time","description":"Received (year only in no_phi sessions).","x-svc-v1-name":"created_at","x-svc-phi":"year"},"updated_at":{"type":"string","format":"date-time","description":"Last change (year only in no_phi sessions).","x-svc-phi":"year"},"decline_reason":{"type":["string","null"],"description":"Why the referral was declined (a reason code such as out_of_area).","x-svc-phi":"kept"},"decline_detail":{"type":["string","null"],"description":"Decline detail; null in no_phi sessions (an out-of-area decline names the lead's ZIP and city).","x-svc-phi":"withheld"},"insurance":{"type":"array","items":{"$ref":"components#/$defs/PendingCoverage"},"description":"Coverage from the referral, awaiting confirmation, in the order sent."},"insurance_notes":{"type":["string","null"],"description":"Notes for the reviewer; null in no_phi sessions (free text).","x-svc-phi":"withheld"},"diagnoses":{"type":"array","items":{"$ref":"components#/$defs/Diagnosis"},"description":"Diagnoses as sent: codes are kept in no_phi sessions (they are checked to be shaped like ICD-10-CM codes), descriptions are not (free text)."},"document_ids":{"type":"array","items":{"type":"string"},"description":"Documents linked onto the referral, in the order sent (each checked against the agency's documents).","x-svc-phi":"kept"},"custom_data":{"type":"object","additionalProperties":{"type":["string","number","boolean","null"]},"description":"Scalar values sent with the referral; empty ({}) in no_phi sessions (free-form values may carry PHI).","x-svc-phi":"withheld"},"notes":{"type":["string","null"],"description":"Intake notes; null in no_phi sessions.","x-svc-phi":"withheld"}},"description":"Intake detail profile (route 14)."};
+const schema225 = {"type":"object","required":["plan_name","coverage_order","is_primary","policy_holder_confirmed"],"properties":{"payor_id":{"type":["string","null"],"description":"Payor id.","x-svc-phi":"kept"},"plan_name":{"type":["string","null"],"description":"Plan name as sent (insurance or insurance_name); null in no_phi sessions (free text).","x-svc-phi":"withheld"},"other_insurance_name":{"type":["string","null"],"description":"Other insurer, as sent; null in no_phi sessions (free text).","x-svc-phi":"withheld"},"policy_number":{"type":["string","null"],"description":"Policy or member number; null in no_phi sessions.","x-svc-phi":"withheld"},"group_number":{"type":["string","null"],"description":"Group number; null in no_phi sessions (it can point to the holder's employer).","x-svc-phi":"withheld"},"effective_date":{"type":["string","null"],"format":"date","description":"Start (year only in no_phi sessions).","x-svc-phi":"year"},"termination_date":{"type":["string","null"],"format":"date","description":"End (year only in no_phi sessions).","x-svc-phi":"year"},"coverage_order":{"type":"integer","description":"0 is primary.","minimum":0},"is_primary":{"type":"boolean","description":"Derived from coverage_order."},"policy_holder":{"oneOf":[{"$ref":"components#/$defs/PolicyHolder"},{"type":"null"}],"description":"Policy holder awaiting reviewer confirmation. The holder is a relative or household member of the patient, so no_phi sessions reduce their data like the patient's: names, street lines and city null, ZIP to three digits, dob to the year (null past age 89)."},"policy_holder_confirmed":{"type":"boolean","description":"Whether a reviewer confirmed the policy holder."}}};
 
 function validate210(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -21886,15 +21897,15 @@ errors++;
 }
 if(data.policy_holder !== undefined){
 let data9 = data.policy_holder;
-const _errs20 = errors;
+const _errs27 = errors;
 let valid1 = false;
 let passing0 = null;
-const _errs21 = errors;
+const _errs28 = errors;
 if(!(validate156(data9, {instancePath:instancePath+"/policy_holder",parentData:data,parentDataProperty:"policy_holder",rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate156.errors : vErrors.concat(validate156.errors);
 errors = vErrors.length;
 }
-var _valid0 = _errs21 === errors;
+var _valid0 = _errs28 === errors;
 if(_valid0){
 valid1 = true;
 passing0 = 0;
@@ -21908,7 +21919,7 @@ props0.dob = true;
 props0.gender = true;
 props0.address = true;
 }
-const _errs22 = errors;
+const _errs29 = errors;
 if(data9 !== null){
 const err16 = {instancePath:instancePath+"/policy_holder",schemaPath:"#/properties/policy_holder/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
@@ -21919,7 +21930,7 @@ vErrors.push(err16);
 }
 errors++;
 }
-var _valid0 = _errs22 === errors;
+var _valid0 = _errs29 === errors;
 if(_valid0 && valid1){
 valid1 = false;
 passing0 = [passing0, 1];
@@ -21941,10 +21952,10 @@ vErrors.push(err17);
 errors++;
 }
 else {
-errors = _errs20;
+errors = _errs27;
 if(vErrors !== null){
-if(_errs20){
-vErrors.length = _errs20;
+if(_errs27){
+vErrors.length = _errs27;
 }
 else {
 vErrors = null;
@@ -22432,9 +22443,8 @@ vErrors.push(err36);
 }
 errors++;
 }
-}
-else {
-const err37 = {instancePath:instancePath+"/diagnoses/" + i2+"/code",schemaPath:"components#/$defs/Diagnosis/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!pattern9.test(data19)){
+const err37 = {instancePath:instancePath+"/diagnoses/" + i2+"/code",schemaPath:"components#/$defs/Diagnosis/properties/code/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z][0-9][0-9A-Za-z](\\.?[0-9A-Za-z]{1,4})?$"},message:"must match pattern \""+"^[A-Za-z][0-9][0-9A-Za-z](\\.?[0-9A-Za-z]{1,4})?$"+"\""};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -22444,9 +22454,8 @@ vErrors.push(err37);
 errors++;
 }
 }
-if(data18.description !== undefined){
-if(typeof data18.description !== "string"){
-const err38 = {instancePath:instancePath+"/diagnoses/" + i2+"/description",schemaPath:"components#/$defs/Diagnosis/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+else {
+const err38 = {instancePath:instancePath+"/diagnoses/" + i2+"/code",schemaPath:"components#/$defs/Diagnosis/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -22456,9 +22465,9 @@ vErrors.push(err38);
 errors++;
 }
 }
-if(data18.is_primary !== undefined){
-if(typeof data18.is_primary !== "boolean"){
-const err39 = {instancePath:instancePath+"/diagnoses/" + i2+"/is_primary",schemaPath:"components#/$defs/Diagnosis/properties/is_primary/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data18.description !== undefined){
+if(typeof data18.description !== "string"){
+const err39 = {instancePath:instancePath+"/diagnoses/" + i2+"/description",schemaPath:"components#/$defs/Diagnosis/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -22468,9 +22477,9 @@ vErrors.push(err39);
 errors++;
 }
 }
-}
-else {
-const err40 = {instancePath:instancePath+"/diagnoses/" + i2,schemaPath:"components#/$defs/Diagnosis/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data18.is_primary !== undefined){
+if(typeof data18.is_primary !== "boolean"){
+const err40 = {instancePath:instancePath+"/diagnoses/" + i2+"/is_primary",schemaPath:"components#/$defs/Diagnosis/properties/is_primary/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -22482,12 +22491,24 @@ errors++;
 }
 }
 else {
-const err41 = {instancePath:instancePath+"/diagnoses",schemaPath:"#/properties/diagnoses/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err41 = {instancePath:instancePath+"/diagnoses/" + i2,schemaPath:"components#/$defs/Diagnosis/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err41];
 }
 else {
 vErrors.push(err41);
+}
+errors++;
+}
+}
+}
+else {
+const err42 = {instancePath:instancePath+"/diagnoses",schemaPath:"#/properties/diagnoses/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
 }
 errors++;
 }
@@ -22498,24 +22519,24 @@ if(Array.isArray(data22)){
 const len3 = data22.length;
 for(let i3=0; i3<len3; i3++){
 if(typeof data22[i3] !== "string"){
-const err42 = {instancePath:instancePath+"/document_ids/" + i3,schemaPath:"#/properties/document_ids/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err43 = {instancePath:instancePath+"/document_ids/" + i3,schemaPath:"#/properties/document_ids/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err42];
+vErrors = [err43];
 }
 else {
-vErrors.push(err42);
+vErrors.push(err43);
 }
 errors++;
 }
 }
 }
 else {
-const err43 = {instancePath:instancePath+"/document_ids",schemaPath:"#/properties/document_ids/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err44 = {instancePath:instancePath+"/document_ids",schemaPath:"#/properties/document_ids/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
-vErrors = [err43];
+vErrors = [err44];
 }
 else {
-vErrors.push(err43);
+vErrors.push(err44);
 }
 errors++;
 }
@@ -22526,19 +22547,7 @@ if(data24 && typeof data24 == "object" && !Array.isArray(data24)){
 for(const key0 in data24){
 let data25 = data24[key0];
 if((((typeof data25 !== "string") && (!((typeof data25 == "number") && (isFinite(data25))))) && (typeof data25 !== "boolean")) && (data25 !== null)){
-const err44 = {instancePath:instancePath+"/custom_data/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/custom_data/additionalProperties/type",keyword:"type",params:{type: schema224.properties.custom_data.additionalProperties.type},message:"must be string,number,boolean,null"};
-if(vErrors === null){
-vErrors = [err44];
-}
-else {
-vErrors.push(err44);
-}
-errors++;
-}
-}
-}
-else {
-const err45 = {instancePath:instancePath+"/custom_data",schemaPath:"#/properties/custom_data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err45 = {instancePath:instancePath+"/custom_data/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/custom_data/additionalProperties/type",keyword:"type",params:{type: schema224.properties.custom_data.additionalProperties.type},message:"must be string,number,boolean,null"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -22548,10 +22557,9 @@ vErrors.push(err45);
 errors++;
 }
 }
-if(data.notes !== undefined){
-let data26 = data.notes;
-if((typeof data26 !== "string") && (data26 !== null)){
-const err46 = {instancePath:instancePath+"/notes",schemaPath:"#/properties/notes/type",keyword:"type",params:{type: schema224.properties.notes.type},message:"must be string,null"};
+}
+else {
+const err46 = {instancePath:instancePath+"/custom_data",schemaPath:"#/properties/custom_data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -22561,14 +22569,27 @@ vErrors.push(err46);
 errors++;
 }
 }
-}
-else {
-const err47 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.notes !== undefined){
+let data26 = data.notes;
+if((typeof data26 !== "string") && (data26 !== null)){
+const err47 = {instancePath:instancePath+"/notes",schemaPath:"#/properties/notes/type",keyword:"type",params:{type: schema224.properties.notes.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err47];
 }
 else {
 vErrors.push(err47);
+}
+errors++;
+}
+}
+}
+else {
+const err48 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
 }
 errors++;
 }
@@ -22678,9 +22699,9 @@ validate207.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dyna
 export const getIntakeStatus200V1 = validate216;
 const schema228 = {"$ref":"components-v1#/$defs/IntakeResponse"};
 const schema229 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components-v1#/$defs/IntakeDetail"},"meta":{"$ref":"components-v1#/$defs/Meta"},"warnings":{"$ref":"components-v1#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
-const schema230 = {"type":"object","required":["id","referral_id","patient_id","status","service_line","disposition","office_id","reviewer_id","created_at","updated_at","insurance","diagnoses","document_ids","custom_data"],"properties":{"id":{"type":"string","description":"Intake id."},"referral_id":{"type":"string","description":"Referral it came from."},"patient_id":{"type":["string","null"],"description":"The referral's patient (surrogate handle in no_phi sessions)."},"status":{"type":"string","enum":["pending_review","in_review","awaiting_information","accepted","declined","admitted","non_admit","cancelled"],"description":"Review state."},"service_line":{"type":"string","description":"Business line, as sent with the referral."},"disposition":{"type":"string","enum":["accepted","declined"],"description":"The referral's pipeline decision."},"office_id":{"type":["string","null"],"description":"Office the referral was routed to."},"reviewer_id":{"type":["string","null"],"description":"User reviewing it."},"created_at":{"type":"string","format":"date-time","description":"Received (year only in no_phi sessions).","x-svc-v1-name":"created_at"},"updated_at":{"type":"string","format":"date-time","description":"Last change (year only in no_phi sessions)."},"decline_reason":{"type":["string","null"],"description":"Why the referral was declined (a reason code such as out_of_area)."},"decline_detail":{"type":["string","null"],"description":"Decline detail; null in no_phi sessions (an out-of-area decline names the lead's ZIP and city)."},"insurance":{"type":"array","items":{"$ref":"components-v1#/$defs/PendingCoverage"},"description":"Coverage from the referral, awaiting confirmation, in the order sent."},"insurance_notes":{"type":["string","null"],"description":"Notes for the reviewer; null in no_phi sessions (free text)."},"diagnoses":{"type":"array","items":{"$ref":"components-v1#/$defs/Diagnosis"},"description":"Diagnoses as sent (kept in no_phi sessions: codes and descriptions do not identify the patient)."},"document_ids":{"type":"array","items":{"type":"string"},"description":"Documents linked onto the referral, in the order sent."},"custom_data":{"type":"object","additionalProperties":{"type":["string","number","boolean","null"]},"description":"Scalar values sent with the referral; empty ({}) in no_phi sessions (free-form values may carry PHI)."},"notes":{"type":["string","null"],"description":"Intake notes; null in no_phi sessions."}},"description":"Intake detail profile (route 14)."};
-const schema232 = {"type":"object","required":["code"],"properties":{"code":{"type":"string","description":"ICD-10-CM code.","minLength":1},"description":{"type":"string","description":"Description."},"is_primary":{"type":"boolean","description":"Primary diagnosis. In a referral, the entry marked true is primary, else the first entry unless it says false; more than one marked true is a 400."}}};
-const schema231 = {"type":"object","required":["plan_name","coverage_order","is_primary","policy_holder_confirmed"],"properties":{"payor_id":{"type":["string","null"],"description":"Payor id."},"plan_name":{"type":["string","null"],"description":"Plan name."},"other_insurance_name":{"type":["string","null"],"description":"Other insurer."},"policy_number":{"type":["string","null"],"description":"Policy or member number; null in no_phi sessions."},"group_number":{"type":["string","null"],"description":"Group number; null in no_phi sessions (it can point to the holder's employer)."},"effective_date":{"type":["string","null"],"format":"date","description":"Start (year only in no_phi sessions)."},"termination_date":{"type":["string","null"],"format":"date","description":"End (year only in no_phi sessions)."},"coverage_order":{"type":"integer","description":"0 is primary.","minimum":0},"is_primary":{"type":"boolean","description":"Derived from coverage_order."},"policy_holder":{"oneOf":[{"$ref":"components-v1#/$defs/PolicyHolder"},{"type":"null"}],"description":"Policy holder awaiting reviewer confirmation. The holder is a relative or household member of the patient, so no_phi sessions reduce their data like the patient's: names, street lines and city null, ZIP to three digits, dob to the year (null past age 89)."},"policy_holder_confirmed":{"type":"boolean","description":"Whether a reviewer confirmed the policy holder."}}};
+const schema230 = {"type":"object","required":["id","referral_id","patient_id","status","service_line","disposition","office_id","reviewer_id","created_at","updated_at","insurance","diagnoses","document_ids","custom_data"],"properties":{"id":{"type":"string","description":"Intake id.","x-svc-phi":"kept"},"referral_id":{"type":"string","description":"Referral it came from.","x-svc-phi":"kept"},"patient_id":{"type":["string","null"],"description":"The referral's patient (surrogate handle in no_phi sessions).","x-svc-phi":"handle"},"status":{"type":"string","enum":["pending_review","in_review","awaiting_information","accepted","declined","admitted","non_admit","cancelled"],"description":"Review state."},"service_line":{"type":"string","description":"Business line, as sent with the referral; in no_phi sessions reduced to home_health, hospice or private_duty, or other for any other value.","x-svc-phi":{"reduce":"category","values":["home_health","hospice","private_duty"],"otherwise":"other"}},"disposition":{"type":"string","enum":["accepted","declined"],"description":"The referral's pipeline decision."},"office_id":{"type":["string","null"],"description":"Office the referral was routed to.","x-svc-phi":"kept"},"reviewer_id":{"type":["string","null"],"description":"User reviewing it.","x-svc-phi":"kept"},"created_at":{"type":"string","format":"date-time","description":"Received (year only in no_phi sessions).","x-svc-v1-name":"created_at","x-svc-phi":"year"},"updated_at":{"type":"string","format":"date-time","description":"Last change (year only in no_phi sessions).","x-svc-phi":"year"},"decline_reason":{"type":["string","null"],"description":"Why the referral was declined (a reason code such as out_of_area).","x-svc-phi":"kept"},"decline_detail":{"type":["string","null"],"description":"Decline detail; null in no_phi sessions (an out-of-area decline names the lead's ZIP and city).","x-svc-phi":"withheld"},"insurance":{"type":"array","items":{"$ref":"components-v1#/$defs/PendingCoverage"},"description":"Coverage from the referral, awaiting confirmation, in the order sent."},"insurance_notes":{"type":["string","null"],"description":"Notes for the reviewer; null in no_phi sessions (free text).","x-svc-phi":"withheld"},"diagnoses":{"type":"array","items":{"$ref":"components-v1#/$defs/Diagnosis"},"description":"Diagnoses as sent: codes are kept in no_phi sessions (they are checked to be shaped like ICD-10-CM codes), descriptions are not (free text)."},"document_ids":{"type":"array","items":{"type":"string"},"description":"Documents linked onto the referral, in the order sent (each checked against the agency's documents).","x-svc-phi":"kept"},"custom_data":{"type":"object","additionalProperties":{"type":["string","number","boolean","null"]},"description":"Scalar values sent with the referral; empty ({}) in no_phi sessions (free-form values may carry PHI).","x-svc-phi":"withheld"},"notes":{"type":["string","null"],"description":"Intake notes; null in no_phi sessions.","x-svc-phi":"withheld"}},"description":"Intake detail profile (route 14)."};
+const schema232 = {"type":"object","required":["code"],"properties":{"code":{"type":"string","description":"ICD-10-CM code: a letter, a digit, a digit or letter, then up to four digits or letters after an optional dot (I50.9, E119, S72.001A); any case.","minLength":1,"x-svc-phi":"kept","pattern":"^[A-Za-z][0-9][0-9A-Za-z](\\.?[0-9A-Za-z]{1,4})?$"},"description":{"type":"string","description":"Description, as sent; empty (\"\") in no_phi sessions (free text).","x-svc-phi":"withheld"},"is_primary":{"type":"boolean","description":"Primary diagnosis. In a referral, the entry marked true is primary, else the first entry unless it says false; more than one marked true is a 400."}}};
+const schema231 = {"type":"object","required":["plan_name","coverage_order","is_primary","policy_holder_confirmed"],"properties":{"payor_id":{"type":["string","null"],"description":"Payor id.","x-svc-phi":"kept"},"plan_name":{"type":["string","null"],"description":"Plan name as sent (insurance or insurance_name); null in no_phi sessions (free text).","x-svc-phi":"withheld"},"other_insurance_name":{"type":["string","null"],"description":"Other insurer, as sent; null in no_phi sessions (free text).","x-svc-phi":"withheld"},"policy_number":{"type":["string","null"],"description":"Policy or member number; null in no_phi sessions.","x-svc-phi":"withheld"},"group_number":{"type":["string","null"],"description":"Group number; null in no_phi sessions (it can point to the holder's employer).","x-svc-phi":"withheld"},"effective_date":{"type":["string","null"],"format":"date","description":"Start (year only in no_phi sessions).","x-svc-phi":"year"},"termination_date":{"type":["string","null"],"format":"date","description":"End (year only in no_phi sessions).","x-svc-phi":"year"},"coverage_order":{"type":"integer","description":"0 is primary.","minimum":0},"is_primary":{"type":"boolean","description":"Derived from coverage_order."},"policy_holder":{"oneOf":[{"$ref":"components-v1#/$defs/PolicyHolder"},{"type":"null"}],"description":"Policy holder awaiting reviewer confirmation. The holder is a relative or household member of the patient, so no_phi sessions reduce their data like the patient's: names, street lines and city null, ZIP to three digits, dob to the year (null past age 89)."},"policy_holder_confirmed":{"type":"boolean","description":"Whether a reviewer confirmed the policy holder."}}};
 
 function validate219(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -22887,15 +22908,15 @@ errors++;
 }
 if(data.policy_holder !== undefined){
 let data9 = data.policy_holder;
-const _errs20 = errors;
+const _errs27 = errors;
 let valid1 = false;
 let passing0 = null;
-const _errs21 = errors;
+const _errs28 = errors;
 if(!(validate166(data9, {instancePath:instancePath+"/policy_holder",parentData:data,parentDataProperty:"policy_holder",rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate166.errors : vErrors.concat(validate166.errors);
 errors = vErrors.length;
 }
-var _valid0 = _errs21 === errors;
+var _valid0 = _errs28 === errors;
 if(_valid0){
 valid1 = true;
 passing0 = 0;
@@ -22909,7 +22930,7 @@ props0.dob = true;
 props0.gender = true;
 props0.address = true;
 }
-const _errs22 = errors;
+const _errs29 = errors;
 if(data9 !== null){
 const err16 = {instancePath:instancePath+"/policy_holder",schemaPath:"#/properties/policy_holder/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
@@ -22920,7 +22941,7 @@ vErrors.push(err16);
 }
 errors++;
 }
-var _valid0 = _errs22 === errors;
+var _valid0 = _errs29 === errors;
 if(_valid0 && valid1){
 valid1 = false;
 passing0 = [passing0, 1];
@@ -22942,10 +22963,10 @@ vErrors.push(err17);
 errors++;
 }
 else {
-errors = _errs20;
+errors = _errs27;
 if(vErrors !== null){
-if(_errs20){
-vErrors.length = _errs20;
+if(_errs27){
+vErrors.length = _errs27;
 }
 else {
 vErrors = null;
@@ -23395,9 +23416,8 @@ vErrors.push(err33);
 }
 errors++;
 }
-}
-else {
-const err34 = {instancePath:instancePath+"/diagnoses/" + i1+"/code",schemaPath:"components-v1#/$defs/Diagnosis/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!pattern9.test(data17)){
+const err34 = {instancePath:instancePath+"/diagnoses/" + i1+"/code",schemaPath:"components-v1#/$defs/Diagnosis/properties/code/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z][0-9][0-9A-Za-z](\\.?[0-9A-Za-z]{1,4})?$"},message:"must match pattern \""+"^[A-Za-z][0-9][0-9A-Za-z](\\.?[0-9A-Za-z]{1,4})?$"+"\""};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -23407,9 +23427,8 @@ vErrors.push(err34);
 errors++;
 }
 }
-if(data16.description !== undefined){
-if(typeof data16.description !== "string"){
-const err35 = {instancePath:instancePath+"/diagnoses/" + i1+"/description",schemaPath:"components-v1#/$defs/Diagnosis/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+else {
+const err35 = {instancePath:instancePath+"/diagnoses/" + i1+"/code",schemaPath:"components-v1#/$defs/Diagnosis/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -23419,9 +23438,9 @@ vErrors.push(err35);
 errors++;
 }
 }
-if(data16.is_primary !== undefined){
-if(typeof data16.is_primary !== "boolean"){
-const err36 = {instancePath:instancePath+"/diagnoses/" + i1+"/is_primary",schemaPath:"components-v1#/$defs/Diagnosis/properties/is_primary/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data16.description !== undefined){
+if(typeof data16.description !== "string"){
+const err36 = {instancePath:instancePath+"/diagnoses/" + i1+"/description",schemaPath:"components-v1#/$defs/Diagnosis/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -23431,9 +23450,9 @@ vErrors.push(err36);
 errors++;
 }
 }
-}
-else {
-const err37 = {instancePath:instancePath+"/diagnoses/" + i1,schemaPath:"components-v1#/$defs/Diagnosis/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data16.is_primary !== undefined){
+if(typeof data16.is_primary !== "boolean"){
+const err37 = {instancePath:instancePath+"/diagnoses/" + i1+"/is_primary",schemaPath:"components-v1#/$defs/Diagnosis/properties/is_primary/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -23445,12 +23464,24 @@ errors++;
 }
 }
 else {
-const err38 = {instancePath:instancePath+"/diagnoses",schemaPath:"#/properties/diagnoses/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err38 = {instancePath:instancePath+"/diagnoses/" + i1,schemaPath:"components-v1#/$defs/Diagnosis/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err38];
 }
 else {
 vErrors.push(err38);
+}
+errors++;
+}
+}
+}
+else {
+const err39 = {instancePath:instancePath+"/diagnoses",schemaPath:"#/properties/diagnoses/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
 }
 errors++;
 }
@@ -23461,24 +23492,24 @@ if(Array.isArray(data20)){
 const len2 = data20.length;
 for(let i2=0; i2<len2; i2++){
 if(typeof data20[i2] !== "string"){
-const err39 = {instancePath:instancePath+"/document_ids/" + i2,schemaPath:"#/properties/document_ids/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err40 = {instancePath:instancePath+"/document_ids/" + i2,schemaPath:"#/properties/document_ids/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err39];
+vErrors = [err40];
 }
 else {
-vErrors.push(err39);
+vErrors.push(err40);
 }
 errors++;
 }
 }
 }
 else {
-const err40 = {instancePath:instancePath+"/document_ids",schemaPath:"#/properties/document_ids/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err41 = {instancePath:instancePath+"/document_ids",schemaPath:"#/properties/document_ids/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
-vErrors = [err40];
+vErrors = [err41];
 }
 else {
-vErrors.push(err40);
+vErrors.push(err41);
 }
 errors++;
 }
@@ -23489,19 +23520,7 @@ if(data22 && typeof data22 == "object" && !Array.isArray(data22)){
 for(const key0 in data22){
 let data23 = data22[key0];
 if((((typeof data23 !== "string") && (!((typeof data23 == "number") && (isFinite(data23))))) && (typeof data23 !== "boolean")) && (data23 !== null)){
-const err41 = {instancePath:instancePath+"/custom_data/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/custom_data/additionalProperties/type",keyword:"type",params:{type: schema230.properties.custom_data.additionalProperties.type},message:"must be string,number,boolean,null"};
-if(vErrors === null){
-vErrors = [err41];
-}
-else {
-vErrors.push(err41);
-}
-errors++;
-}
-}
-}
-else {
-const err42 = {instancePath:instancePath+"/custom_data",schemaPath:"#/properties/custom_data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err42 = {instancePath:instancePath+"/custom_data/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/custom_data/additionalProperties/type",keyword:"type",params:{type: schema230.properties.custom_data.additionalProperties.type},message:"must be string,number,boolean,null"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -23511,10 +23530,9 @@ vErrors.push(err42);
 errors++;
 }
 }
-if(data.notes !== undefined){
-let data24 = data.notes;
-if((typeof data24 !== "string") && (data24 !== null)){
-const err43 = {instancePath:instancePath+"/notes",schemaPath:"#/properties/notes/type",keyword:"type",params:{type: schema230.properties.notes.type},message:"must be string,null"};
+}
+else {
+const err43 = {instancePath:instancePath+"/custom_data",schemaPath:"#/properties/custom_data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -23524,14 +23542,27 @@ vErrors.push(err43);
 errors++;
 }
 }
-}
-else {
-const err44 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.notes !== undefined){
+let data24 = data.notes;
+if((typeof data24 !== "string") && (data24 !== null)){
+const err44 = {instancePath:instancePath+"/notes",schemaPath:"#/properties/notes/type",keyword:"type",params:{type: schema230.properties.notes.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err44];
 }
 else {
 vErrors.push(err44);
+}
+errors++;
+}
+}
+}
+else {
+const err45 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
 }
 errors++;
 }
@@ -23641,7 +23672,7 @@ validate216.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dyna
 export const listVisitsStatus200 = validate225;
 const schema234 = {"$ref":"components#/$defs/VisitListResponse"};
 const schema235 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/VisitSummary"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/ListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
-const schema236 = {"type":"object","required":["id","patient_id","episode_id","discipline","visit_type","status","scheduled_start","scheduled_end","actual_start","actual_end","clinician_id","clinician_name","office_id","updated_at"],"properties":{"id":{"type":"string","description":"Visit id."},"patient_id":{"type":"string","description":"Patient (surrogate handle in no_phi sessions)."},"episode_id":{"type":["string","null"],"description":"Episode."},"discipline":{"type":"string","enum":["SN","PT","OT","ST","MSW","HHA"],"description":"SN skilled nursing, PT, OT, ST therapies, MSW social work, HHA aide."},"visit_type":{"type":"string","enum":["start_of_care","resumption_of_care","recertification","routine","prn","supervisory","discharge","evaluation"],"description":"Kind of visit."},"status":{"type":"string","enum":["scheduled","in_progress","completed","missed","cancelled"],"description":"Visit state."},"scheduled_start":{"type":"string","format":"date-time","description":"Planned start (year only in no_phi sessions).","x-svc-v1-name":"scheduled_at"},"scheduled_end":{"type":"string","format":"date-time","description":"Planned end (year only in no_phi sessions)."},"actual_start":{"type":["string","null"],"format":"date-time","description":"Clock-in (year only in no_phi sessions)."},"actual_end":{"type":["string","null"],"format":"date-time","description":"Clock-out (year only in no_phi sessions)."},"clinician_id":{"type":["string","null"],"description":"Clinician user id."},"clinician_name":{"type":["string","null"],"description":"Clinician name.","x-svc-since":"2"},"office_id":{"type":["string","null"],"description":"Office."},"updated_at":{"type":"string","format":"date-time","description":"Last change (year only in no_phi sessions)."}},"description":"Visit summary profile (route 15)."};
+const schema236 = {"type":"object","required":["id","patient_id","episode_id","discipline","visit_type","status","scheduled_start","scheduled_end","actual_start","actual_end","clinician_id","clinician_name","office_id","updated_at"],"properties":{"id":{"type":"string","description":"Visit id.","x-svc-phi":"kept"},"patient_id":{"type":"string","description":"Patient (surrogate handle in no_phi sessions).","x-svc-phi":"handle"},"episode_id":{"type":["string","null"],"description":"Episode.","x-svc-phi":"kept"},"discipline":{"type":"string","enum":["SN","PT","OT","ST","MSW","HHA"],"description":"SN skilled nursing, PT, OT, ST therapies, MSW social work, HHA aide."},"visit_type":{"type":"string","enum":["start_of_care","resumption_of_care","recertification","routine","prn","supervisory","discharge","evaluation"],"description":"Kind of visit."},"status":{"type":"string","enum":["scheduled","in_progress","completed","missed","cancelled"],"description":"Visit state."},"scheduled_start":{"type":"string","format":"date-time","description":"Planned start (year only in no_phi sessions).","x-svc-v1-name":"scheduled_at","x-svc-phi":"year"},"scheduled_end":{"type":"string","format":"date-time","description":"Planned end (year only in no_phi sessions).","x-svc-phi":"year"},"actual_start":{"type":["string","null"],"format":"date-time","description":"Clock-in (year only in no_phi sessions).","x-svc-phi":"year"},"actual_end":{"type":["string","null"],"format":"date-time","description":"Clock-out (year only in no_phi sessions).","x-svc-phi":"year"},"clinician_id":{"type":["string","null"],"description":"Clinician user id.","x-svc-phi":"kept"},"clinician_name":{"type":["string","null"],"description":"Clinician name (agency staff from the platform, not settable through the partition; kept in no_phi sessions).","x-svc-since":"2","x-svc-phi":"kept"},"office_id":{"type":["string","null"],"description":"Office.","x-svc-phi":"kept"},"updated_at":{"type":"string","format":"date-time","description":"Last change (year only in no_phi sessions).","x-svc-phi":"year"}},"description":"Visit summary profile (route 15)."};
 
 function validate226(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -24188,7 +24219,7 @@ validate225.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dyna
 export const listVisitsStatus200V1 = validate229;
 const schema238 = {"$ref":"components-v1#/$defs/VisitListResponse"};
 const schema239 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components-v1#/$defs/VisitSummary"},"description":"Items of this page."},"meta":{"$ref":"components-v1#/$defs/ListMeta"},"warnings":{"$ref":"components-v1#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
-const schema240 = {"type":"object","required":["id","patient_id","episode_id","discipline","visit_type","status","scheduled_at","scheduled_end","actual_start","actual_end","clinician_id","office_id","updated_at"],"properties":{"id":{"type":"string","description":"Visit id."},"patient_id":{"type":"string","description":"Patient (surrogate handle in no_phi sessions)."},"episode_id":{"type":["string","null"],"description":"Episode."},"discipline":{"type":"string","enum":["SN","PT","OT","ST","MSW","HHA"],"description":"SN skilled nursing, PT, OT, ST therapies, MSW social work, HHA aide."},"visit_type":{"type":"string","enum":["start_of_care","resumption_of_care","recertification","routine","prn","supervisory","discharge","evaluation"],"description":"Kind of visit."},"status":{"type":"string","enum":["scheduled","in_progress","completed","missed","cancelled"],"description":"Visit state."},"scheduled_at":{"type":"string","format":"date-time","description":"Planned start (year only in no_phi sessions).","x-svc-v1-name":"scheduled_at"},"scheduled_end":{"type":"string","format":"date-time","description":"Planned end (year only in no_phi sessions)."},"actual_start":{"type":["string","null"],"format":"date-time","description":"Clock-in (year only in no_phi sessions)."},"actual_end":{"type":["string","null"],"format":"date-time","description":"Clock-out (year only in no_phi sessions)."},"clinician_id":{"type":["string","null"],"description":"Clinician user id."},"office_id":{"type":["string","null"],"description":"Office."},"updated_at":{"type":"string","format":"date-time","description":"Last change (year only in no_phi sessions)."}},"description":"Visit summary profile (route 15)."};
+const schema240 = {"type":"object","required":["id","patient_id","episode_id","discipline","visit_type","status","scheduled_at","scheduled_end","actual_start","actual_end","clinician_id","office_id","updated_at"],"properties":{"id":{"type":"string","description":"Visit id.","x-svc-phi":"kept"},"patient_id":{"type":"string","description":"Patient (surrogate handle in no_phi sessions).","x-svc-phi":"handle"},"episode_id":{"type":["string","null"],"description":"Episode.","x-svc-phi":"kept"},"discipline":{"type":"string","enum":["SN","PT","OT","ST","MSW","HHA"],"description":"SN skilled nursing, PT, OT, ST therapies, MSW social work, HHA aide."},"visit_type":{"type":"string","enum":["start_of_care","resumption_of_care","recertification","routine","prn","supervisory","discharge","evaluation"],"description":"Kind of visit."},"status":{"type":"string","enum":["scheduled","in_progress","completed","missed","cancelled"],"description":"Visit state."},"scheduled_at":{"type":"string","format":"date-time","description":"Planned start (year only in no_phi sessions).","x-svc-v1-name":"scheduled_at","x-svc-phi":"year"},"scheduled_end":{"type":"string","format":"date-time","description":"Planned end (year only in no_phi sessions).","x-svc-phi":"year"},"actual_start":{"type":["string","null"],"format":"date-time","description":"Clock-in (year only in no_phi sessions).","x-svc-phi":"year"},"actual_end":{"type":["string","null"],"format":"date-time","description":"Clock-out (year only in no_phi sessions).","x-svc-phi":"year"},"clinician_id":{"type":["string","null"],"description":"Clinician user id.","x-svc-phi":"kept"},"office_id":{"type":["string","null"],"description":"Office.","x-svc-phi":"kept"},"updated_at":{"type":"string","format":"date-time","description":"Last change (year only in no_phi sessions).","x-svc-phi":"year"}},"description":"Visit summary profile (route 15)."};
 
 function validate230(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -24712,7 +24743,7 @@ validate229.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dyna
 export const getVisitStatus200 = validate233;
 const schema242 = {"$ref":"components#/$defs/VisitResponse"};
 const schema243 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/VisitDetail"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
-const schema244 = {"type":"object","required":["id","patient_id","episode_id","discipline","visit_type","status","scheduled_start","scheduled_end","actual_start","actual_end","clinician_id","clinician_name","office_id","updated_at","service_code","evv_status","documentation_status"],"properties":{"id":{"type":"string","description":"Visit id."},"patient_id":{"type":"string","description":"Patient (surrogate handle in no_phi sessions)."},"episode_id":{"type":["string","null"],"description":"Episode."},"discipline":{"type":"string","enum":["SN","PT","OT","ST","MSW","HHA"],"description":"SN skilled nursing, PT, OT, ST therapies, MSW social work, HHA aide."},"visit_type":{"type":"string","enum":["start_of_care","resumption_of_care","recertification","routine","prn","supervisory","discharge","evaluation"],"description":"Kind of visit."},"status":{"type":"string","enum":["scheduled","in_progress","completed","missed","cancelled"],"description":"Visit state."},"scheduled_start":{"type":"string","format":"date-time","description":"Planned start (year only in no_phi sessions).","x-svc-v1-name":"scheduled_at"},"scheduled_end":{"type":"string","format":"date-time","description":"Planned end (year only in no_phi sessions)."},"actual_start":{"type":["string","null"],"format":"date-time","description":"Clock-in (year only in no_phi sessions)."},"actual_end":{"type":["string","null"],"format":"date-time","description":"Clock-out (year only in no_phi sessions)."},"clinician_id":{"type":["string","null"],"description":"Clinician user id."},"clinician_name":{"type":["string","null"],"description":"Clinician name.","x-svc-since":"2"},"office_id":{"type":["string","null"],"description":"Office."},"updated_at":{"type":"string","format":"date-time","description":"Last change (year only in no_phi sessions)."},"service_code":{"type":["string","null"],"description":"HCPCS/revenue service code (for example G0299)."},"duration_minutes":{"type":["integer","null"],"minimum":0,"description":"Actual duration."},"evv_status":{"type":"string","enum":["verified","unverified","exception","not_required"],"description":"Electronic visit verification.","x-svc-since":"2"},"documentation_status":{"type":"string","enum":["not_started","in_progress","submitted","approved"],"description":"Visit note state (content is never included)."},"missed_reason":{"type":["string","null"],"description":"Why missed (free text: null in no_phi sessions)."},"cancellation_reason":{"type":["string","null"],"description":"Why cancelled (free text: null in no_phi sessions)."}},"description":"Visit detail profile (route 16)."};
+const schema244 = {"type":"object","required":["id","patient_id","episode_id","discipline","visit_type","status","scheduled_start","scheduled_end","actual_start","actual_end","clinician_id","clinician_name","office_id","updated_at","service_code","evv_status","documentation_status"],"properties":{"id":{"type":"string","description":"Visit id.","x-svc-phi":"kept"},"patient_id":{"type":"string","description":"Patient (surrogate handle in no_phi sessions).","x-svc-phi":"handle"},"episode_id":{"type":["string","null"],"description":"Episode.","x-svc-phi":"kept"},"discipline":{"type":"string","enum":["SN","PT","OT","ST","MSW","HHA"],"description":"SN skilled nursing, PT, OT, ST therapies, MSW social work, HHA aide."},"visit_type":{"type":"string","enum":["start_of_care","resumption_of_care","recertification","routine","prn","supervisory","discharge","evaluation"],"description":"Kind of visit."},"status":{"type":"string","enum":["scheduled","in_progress","completed","missed","cancelled"],"description":"Visit state."},"scheduled_start":{"type":"string","format":"date-time","description":"Planned start (year only in no_phi sessions).","x-svc-v1-name":"scheduled_at","x-svc-phi":"year"},"scheduled_end":{"type":"string","format":"date-time","description":"Planned end (year only in no_phi sessions).","x-svc-phi":"year"},"actual_start":{"type":["string","null"],"format":"date-time","description":"Clock-in (year only in no_phi sessions).","x-svc-phi":"year"},"actual_end":{"type":["string","null"],"format":"date-time","description":"Clock-out (year only in no_phi sessions).","x-svc-phi":"year"},"clinician_id":{"type":["string","null"],"description":"Clinician user id.","x-svc-phi":"kept"},"clinician_name":{"type":["string","null"],"description":"Clinician name (agency staff from the platform, not settable through the partition; kept in no_phi sessions).","x-svc-since":"2","x-svc-phi":"kept"},"office_id":{"type":["string","null"],"description":"Office.","x-svc-phi":"kept"},"updated_at":{"type":"string","format":"date-time","description":"Last change (year only in no_phi sessions).","x-svc-phi":"year"},"service_code":{"type":["string","null"],"description":"HCPCS/revenue service code (for example G0299).","x-svc-phi":"kept"},"duration_minutes":{"type":["integer","null"],"minimum":0,"description":"Actual duration."},"evv_status":{"type":"string","enum":["verified","unverified","exception","not_required"],"description":"Electronic visit verification.","x-svc-since":"2"},"documentation_status":{"type":"string","enum":["not_started","in_progress","submitted","approved"],"description":"Visit note state (content is never included)."},"missed_reason":{"type":["string","null"],"description":"Why missed (free text: null in no_phi sessions).","x-svc-phi":"withheld"},"cancellation_reason":{"type":["string","null"],"description":"Why cancelled (free text: null in no_phi sessions).","x-svc-phi":"withheld"}},"description":"Visit detail profile (route 16)."};
 
 function validate234(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -25373,7 +25404,7 @@ validate233.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dyna
 export const getVisitStatus200V1 = validate237;
 const schema246 = {"$ref":"components-v1#/$defs/VisitResponse"};
 const schema247 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components-v1#/$defs/VisitDetail"},"meta":{"$ref":"components-v1#/$defs/Meta"},"warnings":{"$ref":"components-v1#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
-const schema248 = {"type":"object","required":["id","patient_id","episode_id","discipline","visit_type","status","scheduled_at","scheduled_end","actual_start","actual_end","clinician_id","office_id","updated_at","service_code","documentation_status"],"properties":{"id":{"type":"string","description":"Visit id."},"patient_id":{"type":"string","description":"Patient (surrogate handle in no_phi sessions)."},"episode_id":{"type":["string","null"],"description":"Episode."},"discipline":{"type":"string","enum":["SN","PT","OT","ST","MSW","HHA"],"description":"SN skilled nursing, PT, OT, ST therapies, MSW social work, HHA aide."},"visit_type":{"type":"string","enum":["start_of_care","resumption_of_care","recertification","routine","prn","supervisory","discharge","evaluation"],"description":"Kind of visit."},"status":{"type":"string","enum":["scheduled","in_progress","completed","missed","cancelled"],"description":"Visit state."},"scheduled_at":{"type":"string","format":"date-time","description":"Planned start (year only in no_phi sessions).","x-svc-v1-name":"scheduled_at"},"scheduled_end":{"type":"string","format":"date-time","description":"Planned end (year only in no_phi sessions)."},"actual_start":{"type":["string","null"],"format":"date-time","description":"Clock-in (year only in no_phi sessions)."},"actual_end":{"type":["string","null"],"format":"date-time","description":"Clock-out (year only in no_phi sessions)."},"clinician_id":{"type":["string","null"],"description":"Clinician user id."},"office_id":{"type":["string","null"],"description":"Office."},"updated_at":{"type":"string","format":"date-time","description":"Last change (year only in no_phi sessions)."},"service_code":{"type":["string","null"],"description":"HCPCS/revenue service code (for example G0299)."},"duration_minutes":{"type":["integer","null"],"minimum":0,"description":"Actual duration."},"documentation_status":{"type":"string","enum":["not_started","in_progress","submitted","approved"],"description":"Visit note state (content is never included)."},"missed_reason":{"type":["string","null"],"description":"Why missed (free text: null in no_phi sessions)."},"cancellation_reason":{"type":["string","null"],"description":"Why cancelled (free text: null in no_phi sessions)."}},"description":"Visit detail profile (route 16)."};
+const schema248 = {"type":"object","required":["id","patient_id","episode_id","discipline","visit_type","status","scheduled_at","scheduled_end","actual_start","actual_end","clinician_id","office_id","updated_at","service_code","documentation_status"],"properties":{"id":{"type":"string","description":"Visit id.","x-svc-phi":"kept"},"patient_id":{"type":"string","description":"Patient (surrogate handle in no_phi sessions).","x-svc-phi":"handle"},"episode_id":{"type":["string","null"],"description":"Episode.","x-svc-phi":"kept"},"discipline":{"type":"string","enum":["SN","PT","OT","ST","MSW","HHA"],"description":"SN skilled nursing, PT, OT, ST therapies, MSW social work, HHA aide."},"visit_type":{"type":"string","enum":["start_of_care","resumption_of_care","recertification","routine","prn","supervisory","discharge","evaluation"],"description":"Kind of visit."},"status":{"type":"string","enum":["scheduled","in_progress","completed","missed","cancelled"],"description":"Visit state."},"scheduled_at":{"type":"string","format":"date-time","description":"Planned start (year only in no_phi sessions).","x-svc-v1-name":"scheduled_at","x-svc-phi":"year"},"scheduled_end":{"type":"string","format":"date-time","description":"Planned end (year only in no_phi sessions).","x-svc-phi":"year"},"actual_start":{"type":["string","null"],"format":"date-time","description":"Clock-in (year only in no_phi sessions).","x-svc-phi":"year"},"actual_end":{"type":["string","null"],"format":"date-time","description":"Clock-out (year only in no_phi sessions).","x-svc-phi":"year"},"clinician_id":{"type":["string","null"],"description":"Clinician user id.","x-svc-phi":"kept"},"office_id":{"type":["string","null"],"description":"Office.","x-svc-phi":"kept"},"updated_at":{"type":"string","format":"date-time","description":"Last change (year only in no_phi sessions).","x-svc-phi":"year"},"service_code":{"type":["string","null"],"description":"HCPCS/revenue service code (for example G0299).","x-svc-phi":"kept"},"duration_minutes":{"type":["integer","null"],"minimum":0,"description":"Actual duration."},"documentation_status":{"type":"string","enum":["not_started","in_progress","submitted","approved"],"description":"Visit note state (content is never included)."},"missed_reason":{"type":["string","null"],"description":"Why missed (free text: null in no_phi sessions).","x-svc-phi":"withheld"},"cancellation_reason":{"type":["string","null"],"description":"Why cancelled (free text: null in no_phi sessions).","x-svc-phi":"withheld"}},"description":"Visit detail profile (route 16)."};
 
 function validate238(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -25978,7 +26009,7 @@ validate237.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dyna
 export const createTaskBody = validate241;
 const schema250 = {"$ref":"components#/$defs/TaskCreateRequest"};
 const schema251 = {"type":"object","required":["title"],"properties":{"title":{"type":"string","description":"Short title.","minLength":1,"maxLength":200},"description":{"type":"string","description":"Details.","maxLength":10000},"priority":{"type":"string","enum":["low","normal","high","urgent"],"description":"Default normal."},"due_date":{"type":"string","format":"date","description":"Due date."},"assignee_id":{"type":"string","description":"User or role to assign."},"related_resource":{"$ref":"components#/$defs/RelatedResource"}},"additionalProperties":false,"description":"Creates an open task. Unknown fields are refused."};
-const schema252 = {"type":"object","required":["type","id"],"properties":{"type":{"type":"string","enum":["patient","referral","intake","visit","physician_order","remittance","working_collection","working_collection_row"],"description":"Kind of resource. A request to change a working collection is a task related to the collection or one of its rows."},"id":{"type":"string","description":"Its id (or surrogate handle).","minLength":1,"maxLength":128},"collection_id":{"type":"string","description":"Collection of a working_collection_row."}},"additionalProperties":false};
+const schema252 = {"type":"object","required":["type","id"],"properties":{"type":{"type":"string","enum":["patient","referral","intake","visit","physician_order","remittance","working_collection","working_collection_row"],"description":"Kind of resource. A request to change a working collection is a task related to the collection or one of its rows."},"id":{"type":"string","description":"Its id; a patient is named by its surrogate handle (PT-…) in no_phi sessions, both ways.","minLength":1,"maxLength":128,"x-svc-phi":{"reduce":"handle","when":{"type":["patient"]}}},"collection_id":{"type":"string","description":"Collection of a working_collection_row; refused with any other type.","x-svc-phi":"kept"}},"additionalProperties":false};
 
 function validate242(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -26289,7 +26320,7 @@ validate241.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 export const createTaskStatus200 = validate244;
 const schema253 = {"$ref":"components#/$defs/TaskResponse"};
 const schema254 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/Task"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
-const schema255 = {"type":"object","required":["id","title","description","status","priority","due_date","assignee_id","related_resource","version","created_by","created_at","updated_at","completed_at"],"properties":{"id":{"type":"string","description":"Task id."},"title":{"type":"string","description":"Short title."},"description":{"type":["string","null"],"description":"Details."},"status":{"type":"string","enum":["open","in_progress","done","cancelled"],"description":"open → in_progress → done; open or in_progress → cancelled; done and cancelled are final."},"priority":{"type":"string","enum":["low","normal","high","urgent"],"description":"Priority."},"due_date":{"type":["string","null"],"format":"date","description":"Due date."},"assignee_id":{"type":["string","null"],"description":"User or role the task is assigned to.","x-svc-v1-name":"assigned_to"},"related_resource":{"oneOf":[{"$ref":"components#/$defs/RelatedResource"},{"type":"null"}],"description":"What the task is about."},"version":{"type":"integer","description":"Optimistic concurrency version; send it back on PATCH (or as If-Match).","minimum":1},"created_by":{"type":"string","description":"Extension or user that created it."},"created_at":{"type":"string","format":"date-time","description":"Created."},"updated_at":{"type":"string","format":"date-time","description":"Last change."},"completed_at":{"type":["string","null"],"format":"date-time","description":"When it reached done.","x-svc-since":"2"}},"description":"Task profile (routes 17-19)."};
+const schema255 = {"type":"object","required":["id","title","description","status","priority","due_date","assignee_id","related_resource","version","created_by","created_at","updated_at","completed_at"],"properties":{"id":{"type":"string","description":"Task id.","x-svc-phi":"kept"},"title":{"type":"string","description":"Short title; empty (\"\") in no_phi sessions (free text), also in the answer to a no_phi create or update.","x-svc-phi":"withheld"},"description":{"type":["string","null"],"description":"Details; null in no_phi sessions (free text).","x-svc-phi":"withheld"},"status":{"type":"string","enum":["open","in_progress","done","cancelled"],"description":"open → in_progress → done; open or in_progress → cancelled; done and cancelled are final."},"priority":{"type":"string","enum":["low","normal","high","urgent"],"description":"Priority."},"due_date":{"type":["string","null"],"format":"date","description":"Due date (year only in no_phi sessions).","x-svc-phi":"year"},"assignee_id":{"type":["string","null"],"description":"User or role the task is assigned to.","x-svc-v1-name":"assigned_to","x-svc-phi":"kept"},"related_resource":{"oneOf":[{"$ref":"components#/$defs/RelatedResource"},{"type":"null"}],"description":"What the task is about."},"version":{"type":"integer","description":"Optimistic concurrency version; send it back on PATCH (or as If-Match).","minimum":1},"created_by":{"type":"string","description":"Extension or user that created it.","x-svc-phi":"kept"},"created_at":{"type":"string","format":"date-time","description":"Created (year only in no_phi sessions).","x-svc-phi":"year"},"updated_at":{"type":"string","format":"date-time","description":"Last change (year only in no_phi sessions).","x-svc-phi":"year"},"completed_at":{"type":["string","null"],"format":"date-time","description":"When it reached done (year only in no_phi sessions).","x-svc-since":"2","x-svc-phi":"year"}},"description":"Task profile (routes 17-19)."};
 
 function validate246(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -26555,10 +26586,10 @@ errors++;
 }
 if(data.related_resource !== undefined){
 let data7 = data.related_resource;
-const _errs17 = errors;
+const _errs22 = errors;
 let valid1 = false;
 let passing0 = null;
-const _errs18 = errors;
+const _errs23 = errors;
 if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
 if(data7.type === undefined){
 const err23 = {instancePath:instancePath+"/related_resource",schemaPath:"components#/$defs/RelatedResource/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
@@ -26673,12 +26704,12 @@ vErrors.push(err32);
 }
 errors++;
 }
-var _valid0 = _errs18 === errors;
+var _valid0 = _errs23 === errors;
 if(_valid0){
 valid1 = true;
 passing0 = 0;
 }
-const _errs28 = errors;
+const _errs35 = errors;
 if(data7 !== null){
 const err33 = {instancePath:instancePath+"/related_resource",schemaPath:"#/properties/related_resource/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
@@ -26689,7 +26720,7 @@ vErrors.push(err33);
 }
 errors++;
 }
-var _valid0 = _errs28 === errors;
+var _valid0 = _errs35 === errors;
 if(_valid0 && valid1){
 valid1 = false;
 passing0 = [passing0, 1];
@@ -26711,10 +26742,10 @@ vErrors.push(err34);
 errors++;
 }
 else {
-errors = _errs17;
+errors = _errs22;
 if(vErrors !== null){
-if(_errs17){
-vErrors.length = _errs17;
+if(_errs22){
+vErrors.length = _errs22;
 }
 else {
 vErrors = null;
@@ -26951,8 +26982,8 @@ validate244.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dyna
 export const createTaskStatus200V1 = validate250;
 const schema258 = {"$ref":"components-v1#/$defs/TaskResponse"};
 const schema259 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components-v1#/$defs/Task"},"meta":{"$ref":"components-v1#/$defs/Meta"},"warnings":{"$ref":"components-v1#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
-const schema260 = {"type":"object","required":["id","title","description","status","priority","due_date","assigned_to","related_resource","version","created_by","created_at","updated_at"],"properties":{"id":{"type":"string","description":"Task id."},"title":{"type":"string","description":"Short title."},"description":{"type":["string","null"],"description":"Details."},"status":{"type":"string","enum":["open","in_progress","done","cancelled"],"description":"open → in_progress → done; open or in_progress → cancelled; done and cancelled are final."},"priority":{"type":"string","enum":["low","normal","high","urgent"],"description":"Priority."},"due_date":{"type":["string","null"],"format":"date","description":"Due date."},"assigned_to":{"type":["string","null"],"description":"User or role the task is assigned to.","x-svc-v1-name":"assigned_to"},"related_resource":{"oneOf":[{"$ref":"components-v1#/$defs/RelatedResource"},{"type":"null"}],"description":"What the task is about."},"version":{"type":"integer","description":"Optimistic concurrency version; send it back on PATCH (or as If-Match).","minimum":1},"created_by":{"type":"string","description":"Extension or user that created it."},"created_at":{"type":"string","format":"date-time","description":"Created."},"updated_at":{"type":"string","format":"date-time","description":"Last change."}},"description":"Task profile (routes 17-19)."};
-const schema261 = {"type":"object","required":["type","id"],"properties":{"type":{"type":"string","enum":["patient","referral","intake","visit","physician_order","remittance","working_collection","working_collection_row"],"description":"Kind of resource. A request to change a working collection is a task related to the collection or one of its rows."},"id":{"type":"string","description":"Its id (or surrogate handle).","minLength":1,"maxLength":128},"collection_id":{"type":"string","description":"Collection of a working_collection_row."}},"additionalProperties":false};
+const schema260 = {"type":"object","required":["id","title","description","status","priority","due_date","assigned_to","related_resource","version","created_by","created_at","updated_at"],"properties":{"id":{"type":"string","description":"Task id.","x-svc-phi":"kept"},"title":{"type":"string","description":"Short title; empty (\"\") in no_phi sessions (free text), also in the answer to a no_phi create or update.","x-svc-phi":"withheld"},"description":{"type":["string","null"],"description":"Details; null in no_phi sessions (free text).","x-svc-phi":"withheld"},"status":{"type":"string","enum":["open","in_progress","done","cancelled"],"description":"open → in_progress → done; open or in_progress → cancelled; done and cancelled are final."},"priority":{"type":"string","enum":["low","normal","high","urgent"],"description":"Priority."},"due_date":{"type":["string","null"],"format":"date","description":"Due date (year only in no_phi sessions).","x-svc-phi":"year"},"assigned_to":{"type":["string","null"],"description":"User or role the task is assigned to.","x-svc-v1-name":"assigned_to","x-svc-phi":"kept"},"related_resource":{"oneOf":[{"$ref":"components-v1#/$defs/RelatedResource"},{"type":"null"}],"description":"What the task is about."},"version":{"type":"integer","description":"Optimistic concurrency version; send it back on PATCH (or as If-Match).","minimum":1},"created_by":{"type":"string","description":"Extension or user that created it.","x-svc-phi":"kept"},"created_at":{"type":"string","format":"date-time","description":"Created (year only in no_phi sessions).","x-svc-phi":"year"},"updated_at":{"type":"string","format":"date-time","description":"Last change (year only in no_phi sessions).","x-svc-phi":"year"}},"description":"Task profile (routes 17-19)."};
+const schema261 = {"type":"object","required":["type","id"],"properties":{"type":{"type":"string","enum":["patient","referral","intake","visit","physician_order","remittance","working_collection","working_collection_row"],"description":"Kind of resource. A request to change a working collection is a task related to the collection or one of its rows."},"id":{"type":"string","description":"Its id; a patient is named by its surrogate handle (PT-…) in no_phi sessions, both ways.","minLength":1,"maxLength":128,"x-svc-phi":{"reduce":"handle","when":{"type":["patient"]}}},"collection_id":{"type":"string","description":"Collection of a working_collection_row; refused with any other type.","x-svc-phi":"kept"}},"additionalProperties":false};
 
 function validate252(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -27208,10 +27239,10 @@ errors++;
 }
 if(data.related_resource !== undefined){
 let data7 = data.related_resource;
-const _errs17 = errors;
+const _errs22 = errors;
 let valid1 = false;
 let passing0 = null;
-const _errs18 = errors;
+const _errs23 = errors;
 if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
 if(data7.type === undefined){
 const err22 = {instancePath:instancePath+"/related_resource",schemaPath:"components-v1#/$defs/RelatedResource/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
@@ -27326,12 +27357,12 @@ vErrors.push(err31);
 }
 errors++;
 }
-var _valid0 = _errs18 === errors;
+var _valid0 = _errs23 === errors;
 if(_valid0){
 valid1 = true;
 passing0 = 0;
 }
-const _errs28 = errors;
+const _errs35 = errors;
 if(data7 !== null){
 const err32 = {instancePath:instancePath+"/related_resource",schemaPath:"#/properties/related_resource/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
@@ -27342,7 +27373,7 @@ vErrors.push(err32);
 }
 errors++;
 }
-var _valid0 = _errs28 === errors;
+var _valid0 = _errs35 === errors;
 if(_valid0 && valid1){
 valid1 = false;
 passing0 = [passing0, 1];
@@ -27364,10 +27395,10 @@ vErrors.push(err33);
 errors++;
 }
 else {
-errors = _errs17;
+errors = _errs22;
 if(vErrors !== null){
-if(_errs17){
-vErrors.length = _errs17;
+if(_errs22){
+vErrors.length = _errs22;
 }
 else {
 vErrors = null;
@@ -28201,9 +28232,9 @@ validate272.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dyna
 export const listRemittancesStatus200 = validate277;
 const schema277 = {"$ref":"components#/$defs/RemittanceListResponse"};
 const schema278 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/Remittance"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/ListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
-const schema279 = {"type":"object","required":["id","era_file_id","payer_name","payer_id","payment_amount","payment_method","payment_date","check_or_eft_number","status","claim_count"],"properties":{"id":{"type":"string","description":"Remittance (ERA payment) id."},"era_file_id":{"type":"string","description":"835 file it came from."},"payer_name":{"type":"string","description":"Payer.","x-svc-v1-name":"payer"},"payer_id":{"type":["string","null"],"description":"Payer id."},"payment_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total payment. Decimal string with two places, in US dollars."},"payment_method":{"type":"string","enum":["ACH","CHK","NON","FWT","BOP"],"description":"X12 BPR04 payment method."},"payment_date":{"type":"string","description":"Payment date, YYYY-MM-DD; the year only (YYYY) in no_phi sessions.","pattern":"^\\d{4}(-\\d{2}-\\d{2})?$"},"check_or_eft_number":{"type":["string","null"],"description":"Check or EFT trace number masked to its last four characters (****1234); null in no_phi sessions."},"status":{"type":"string","enum":["received","matching","posted","partially_posted","exception"],"description":"Posting state."},"claim_count":{"type":"integer","description":"Claims in the payment.","minimum":0}}};
-const pattern9 = new RegExp("^-?\\d+\\.\\d{2}$", "u");
-const pattern10 = new RegExp("^\\d{4}(-\\d{2}-\\d{2})?$", "u");
+const schema279 = {"type":"object","required":["id","era_file_id","payer_name","payer_id","payment_amount","payment_method","payment_date","check_or_eft_number","status","claim_count"],"properties":{"id":{"type":"string","description":"Remittance (ERA payment) id.","x-svc-phi":"kept"},"era_file_id":{"type":"string","description":"835 file it came from.","x-svc-phi":"kept"},"payer_name":{"type":"string","description":"Payer.","x-svc-v1-name":"payer","x-svc-phi":"kept"},"payer_id":{"type":["string","null"],"description":"Payer id.","x-svc-phi":"kept"},"payment_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total payment. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"payment_method":{"type":"string","enum":["ACH","CHK","NON","FWT","BOP"],"description":"X12 BPR04 payment method."},"payment_date":{"type":"string","description":"Payment date (year only in no_phi sessions).","pattern":"^\\d{4}(-\\d{2}-\\d{2})?$","x-svc-phi":"year","format":"date"},"check_or_eft_number":{"type":["string","null"],"description":"Check or EFT trace number masked to its last four characters (****1234); null in no_phi sessions.","x-svc-phi":"withheld"},"status":{"type":"string","enum":["received","matching","posted","partially_posted","exception"],"description":"Posting state."},"claim_count":{"type":"integer","description":"Claims in the payment.","minimum":0}}};
+const pattern12 = new RegExp("^-?\\d+\\.\\d{2}$", "u");
+const pattern13 = new RegExp("^\\d{4}(-\\d{2}-\\d{2})?$", "u");
 
 function validate278(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -28395,7 +28426,7 @@ errors++;
 if(data1.payment_amount !== undefined){
 let data6 = data1.payment_amount;
 if(typeof data6 === "string"){
-if(!pattern9.test(data6)){
+if(!pattern12.test(data6)){
 const err16 = {instancePath:instancePath+"/data/" + i0+"/payment_amount",schemaPath:"components#/$defs/Remittance/properties/payment_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err16];
@@ -28443,7 +28474,7 @@ errors++;
 if(data1.payment_date !== undefined){
 let data8 = data1.payment_date;
 if(typeof data8 === "string"){
-if(!pattern10.test(data8)){
+if(!pattern13.test(data8)){
 const err20 = {instancePath:instancePath+"/data/" + i0+"/payment_date",schemaPath:"components#/$defs/Remittance/properties/payment_date/pattern",keyword:"pattern",params:{pattern: "^\\d{4}(-\\d{2}-\\d{2})?$"},message:"must match pattern \""+"^\\d{4}(-\\d{2}-\\d{2})?$"+"\""};
 if(vErrors === null){
 vErrors = [err20];
@@ -28453,9 +28484,8 @@ vErrors.push(err20);
 }
 errors++;
 }
-}
-else {
-const err21 = {instancePath:instancePath+"/data/" + i0+"/payment_date",schemaPath:"components#/$defs/Remittance/properties/payment_date/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!(formats64.validate(data8))){
+const err21 = {instancePath:instancePath+"/data/" + i0+"/payment_date",schemaPath:"components#/$defs/Remittance/properties/payment_date/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -28465,10 +28495,8 @@ vErrors.push(err21);
 errors++;
 }
 }
-if(data1.check_or_eft_number !== undefined){
-let data9 = data1.check_or_eft_number;
-if((typeof data9 !== "string") && (data9 !== null)){
-const err22 = {instancePath:instancePath+"/data/" + i0+"/check_or_eft_number",schemaPath:"components#/$defs/Remittance/properties/check_or_eft_number/type",keyword:"type",params:{type: schema279.properties.check_or_eft_number.type},message:"must be string,null"};
+else {
+const err22 = {instancePath:instancePath+"/data/" + i0+"/payment_date",schemaPath:"components#/$defs/Remittance/properties/payment_date/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -28478,10 +28506,10 @@ vErrors.push(err22);
 errors++;
 }
 }
-if(data1.status !== undefined){
-let data10 = data1.status;
-if(typeof data10 !== "string"){
-const err23 = {instancePath:instancePath+"/data/" + i0+"/status",schemaPath:"components#/$defs/Remittance/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data1.check_or_eft_number !== undefined){
+let data9 = data1.check_or_eft_number;
+if((typeof data9 !== "string") && (data9 !== null)){
+const err23 = {instancePath:instancePath+"/data/" + i0+"/check_or_eft_number",schemaPath:"components#/$defs/Remittance/properties/check_or_eft_number/type",keyword:"type",params:{type: schema279.properties.check_or_eft_number.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -28490,8 +28518,11 @@ vErrors.push(err23);
 }
 errors++;
 }
-if(!(((((data10 === "received") || (data10 === "matching")) || (data10 === "posted")) || (data10 === "partially_posted")) || (data10 === "exception"))){
-const err24 = {instancePath:instancePath+"/data/" + i0+"/status",schemaPath:"components#/$defs/Remittance/properties/status/enum",keyword:"enum",params:{allowedValues: schema279.properties.status.enum},message:"must be equal to one of the allowed values"};
+}
+if(data1.status !== undefined){
+let data10 = data1.status;
+if(typeof data10 !== "string"){
+const err24 = {instancePath:instancePath+"/data/" + i0+"/status",schemaPath:"components#/$defs/Remittance/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -28500,11 +28531,8 @@ vErrors.push(err24);
 }
 errors++;
 }
-}
-if(data1.claim_count !== undefined){
-let data11 = data1.claim_count;
-if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
-const err25 = {instancePath:instancePath+"/data/" + i0+"/claim_count",schemaPath:"components#/$defs/Remittance/properties/claim_count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(!(((((data10 === "received") || (data10 === "matching")) || (data10 === "posted")) || (data10 === "partially_posted")) || (data10 === "exception"))){
+const err25 = {instancePath:instancePath+"/data/" + i0+"/status",schemaPath:"components#/$defs/Remittance/properties/status/enum",keyword:"enum",params:{allowedValues: schema279.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -28513,9 +28541,11 @@ vErrors.push(err25);
 }
 errors++;
 }
-if((typeof data11 == "number") && (isFinite(data11))){
-if(data11 < 0 || isNaN(data11)){
-const err26 = {instancePath:instancePath+"/data/" + i0+"/claim_count",schemaPath:"components#/$defs/Remittance/properties/claim_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+if(data1.claim_count !== undefined){
+let data11 = data1.claim_count;
+if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
+const err26 = {instancePath:instancePath+"/data/" + i0+"/claim_count",schemaPath:"components#/$defs/Remittance/properties/claim_count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -28524,11 +28554,9 @@ vErrors.push(err26);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err27 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/Remittance/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if((typeof data11 == "number") && (isFinite(data11))){
+if(data11 < 0 || isNaN(data11)){
+const err27 = {instancePath:instancePath+"/data/" + i0+"/claim_count",schemaPath:"components#/$defs/Remittance/properties/claim_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -28539,13 +28567,26 @@ errors++;
 }
 }
 }
+}
 else {
-const err28 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err28 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/Remittance/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err28];
 }
 else {
 vErrors.push(err28);
+}
+errors++;
+}
+}
+}
+else {
+const err29 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
 }
 errors++;
 }
@@ -28562,19 +28603,7 @@ if(Array.isArray(data13)){
 const len1 = data13.length;
 for(let i1=0; i1<len1; i1++){
 if(typeof data13[i1] !== "string"){
-const err29 = {instancePath:instancePath+"/warnings/" + i1,schemaPath:"components#/$defs/Warnings/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err29];
-}
-else {
-vErrors.push(err29);
-}
-errors++;
-}
-}
-}
-else {
-const err30 = {instancePath:instancePath+"/warnings",schemaPath:"components#/$defs/Warnings/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err30 = {instancePath:instancePath+"/warnings/" + i1,schemaPath:"components#/$defs/Warnings/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -28586,12 +28615,24 @@ errors++;
 }
 }
 else {
-const err31 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err31 = {instancePath:instancePath+"/warnings",schemaPath:"components#/$defs/Warnings/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err31];
 }
 else {
 vErrors.push(err31);
+}
+errors++;
+}
+}
+}
+else {
+const err32 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
 }
 errors++;
 }
@@ -28623,7 +28664,7 @@ validate277.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dyna
 export const listRemittancesStatus200V1 = validate281;
 const schema281 = {"$ref":"components-v1#/$defs/RemittanceListResponse"};
 const schema282 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components-v1#/$defs/Remittance"},"description":"Items of this page."},"meta":{"$ref":"components-v1#/$defs/ListMeta"},"warnings":{"$ref":"components-v1#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
-const schema283 = {"type":"object","required":["id","era_file_id","payer","payer_id","payment_amount","payment_method","payment_date","check_or_eft_number","status","claim_count"],"properties":{"id":{"type":"string","description":"Remittance (ERA payment) id."},"era_file_id":{"type":"string","description":"835 file it came from."},"payer":{"type":"string","description":"Payer.","x-svc-v1-name":"payer"},"payer_id":{"type":["string","null"],"description":"Payer id."},"payment_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total payment. Decimal string with two places, in US dollars."},"payment_method":{"type":"string","enum":["ACH","CHK","NON","FWT","BOP"],"description":"X12 BPR04 payment method."},"payment_date":{"type":"string","description":"Payment date, YYYY-MM-DD; the year only (YYYY) in no_phi sessions.","pattern":"^\\d{4}(-\\d{2}-\\d{2})?$"},"check_or_eft_number":{"type":["string","null"],"description":"Check or EFT trace number masked to its last four characters (****1234); null in no_phi sessions."},"status":{"type":"string","enum":["received","matching","posted","partially_posted","exception"],"description":"Posting state."},"claim_count":{"type":"integer","description":"Claims in the payment.","minimum":0}}};
+const schema283 = {"type":"object","required":["id","era_file_id","payer","payer_id","payment_amount","payment_method","payment_date","check_or_eft_number","status","claim_count"],"properties":{"id":{"type":"string","description":"Remittance (ERA payment) id.","x-svc-phi":"kept"},"era_file_id":{"type":"string","description":"835 file it came from.","x-svc-phi":"kept"},"payer":{"type":"string","description":"Payer.","x-svc-v1-name":"payer","x-svc-phi":"kept"},"payer_id":{"type":["string","null"],"description":"Payer id.","x-svc-phi":"kept"},"payment_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total payment. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"payment_method":{"type":"string","enum":["ACH","CHK","NON","FWT","BOP"],"description":"X12 BPR04 payment method."},"payment_date":{"type":"string","description":"Payment date (year only in no_phi sessions).","pattern":"^\\d{4}(-\\d{2}-\\d{2})?$","x-svc-phi":"year","format":"date"},"check_or_eft_number":{"type":["string","null"],"description":"Check or EFT trace number masked to its last four characters (****1234); null in no_phi sessions.","x-svc-phi":"withheld"},"status":{"type":"string","enum":["received","matching","posted","partially_posted","exception"],"description":"Posting state."},"claim_count":{"type":"integer","description":"Claims in the payment.","minimum":0}}};
 
 function validate282(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -28815,7 +28856,7 @@ errors++;
 if(data1.payment_amount !== undefined){
 let data6 = data1.payment_amount;
 if(typeof data6 === "string"){
-if(!pattern9.test(data6)){
+if(!pattern12.test(data6)){
 const err16 = {instancePath:instancePath+"/data/" + i0+"/payment_amount",schemaPath:"components-v1#/$defs/Remittance/properties/payment_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err16];
@@ -28863,7 +28904,7 @@ errors++;
 if(data1.payment_date !== undefined){
 let data8 = data1.payment_date;
 if(typeof data8 === "string"){
-if(!pattern10.test(data8)){
+if(!pattern13.test(data8)){
 const err20 = {instancePath:instancePath+"/data/" + i0+"/payment_date",schemaPath:"components-v1#/$defs/Remittance/properties/payment_date/pattern",keyword:"pattern",params:{pattern: "^\\d{4}(-\\d{2}-\\d{2})?$"},message:"must match pattern \""+"^\\d{4}(-\\d{2}-\\d{2})?$"+"\""};
 if(vErrors === null){
 vErrors = [err20];
@@ -28873,9 +28914,8 @@ vErrors.push(err20);
 }
 errors++;
 }
-}
-else {
-const err21 = {instancePath:instancePath+"/data/" + i0+"/payment_date",schemaPath:"components-v1#/$defs/Remittance/properties/payment_date/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!(formats64.validate(data8))){
+const err21 = {instancePath:instancePath+"/data/" + i0+"/payment_date",schemaPath:"components-v1#/$defs/Remittance/properties/payment_date/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -28885,10 +28925,8 @@ vErrors.push(err21);
 errors++;
 }
 }
-if(data1.check_or_eft_number !== undefined){
-let data9 = data1.check_or_eft_number;
-if((typeof data9 !== "string") && (data9 !== null)){
-const err22 = {instancePath:instancePath+"/data/" + i0+"/check_or_eft_number",schemaPath:"components-v1#/$defs/Remittance/properties/check_or_eft_number/type",keyword:"type",params:{type: schema283.properties.check_or_eft_number.type},message:"must be string,null"};
+else {
+const err22 = {instancePath:instancePath+"/data/" + i0+"/payment_date",schemaPath:"components-v1#/$defs/Remittance/properties/payment_date/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -28898,10 +28936,10 @@ vErrors.push(err22);
 errors++;
 }
 }
-if(data1.status !== undefined){
-let data10 = data1.status;
-if(typeof data10 !== "string"){
-const err23 = {instancePath:instancePath+"/data/" + i0+"/status",schemaPath:"components-v1#/$defs/Remittance/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data1.check_or_eft_number !== undefined){
+let data9 = data1.check_or_eft_number;
+if((typeof data9 !== "string") && (data9 !== null)){
+const err23 = {instancePath:instancePath+"/data/" + i0+"/check_or_eft_number",schemaPath:"components-v1#/$defs/Remittance/properties/check_or_eft_number/type",keyword:"type",params:{type: schema283.properties.check_or_eft_number.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -28910,8 +28948,11 @@ vErrors.push(err23);
 }
 errors++;
 }
-if(!(((((data10 === "received") || (data10 === "matching")) || (data10 === "posted")) || (data10 === "partially_posted")) || (data10 === "exception"))){
-const err24 = {instancePath:instancePath+"/data/" + i0+"/status",schemaPath:"components-v1#/$defs/Remittance/properties/status/enum",keyword:"enum",params:{allowedValues: schema283.properties.status.enum},message:"must be equal to one of the allowed values"};
+}
+if(data1.status !== undefined){
+let data10 = data1.status;
+if(typeof data10 !== "string"){
+const err24 = {instancePath:instancePath+"/data/" + i0+"/status",schemaPath:"components-v1#/$defs/Remittance/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -28920,11 +28961,8 @@ vErrors.push(err24);
 }
 errors++;
 }
-}
-if(data1.claim_count !== undefined){
-let data11 = data1.claim_count;
-if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
-const err25 = {instancePath:instancePath+"/data/" + i0+"/claim_count",schemaPath:"components-v1#/$defs/Remittance/properties/claim_count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(!(((((data10 === "received") || (data10 === "matching")) || (data10 === "posted")) || (data10 === "partially_posted")) || (data10 === "exception"))){
+const err25 = {instancePath:instancePath+"/data/" + i0+"/status",schemaPath:"components-v1#/$defs/Remittance/properties/status/enum",keyword:"enum",params:{allowedValues: schema283.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -28933,9 +28971,11 @@ vErrors.push(err25);
 }
 errors++;
 }
-if((typeof data11 == "number") && (isFinite(data11))){
-if(data11 < 0 || isNaN(data11)){
-const err26 = {instancePath:instancePath+"/data/" + i0+"/claim_count",schemaPath:"components-v1#/$defs/Remittance/properties/claim_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+if(data1.claim_count !== undefined){
+let data11 = data1.claim_count;
+if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
+const err26 = {instancePath:instancePath+"/data/" + i0+"/claim_count",schemaPath:"components-v1#/$defs/Remittance/properties/claim_count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -28944,11 +28984,9 @@ vErrors.push(err26);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err27 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/Remittance/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if((typeof data11 == "number") && (isFinite(data11))){
+if(data11 < 0 || isNaN(data11)){
+const err27 = {instancePath:instancePath+"/data/" + i0+"/claim_count",schemaPath:"components-v1#/$defs/Remittance/properties/claim_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -28959,13 +28997,26 @@ errors++;
 }
 }
 }
+}
 else {
-const err28 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err28 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/Remittance/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err28];
 }
 else {
 vErrors.push(err28);
+}
+errors++;
+}
+}
+}
+else {
+const err29 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
 }
 errors++;
 }
@@ -28982,19 +29033,7 @@ if(Array.isArray(data13)){
 const len1 = data13.length;
 for(let i1=0; i1<len1; i1++){
 if(typeof data13[i1] !== "string"){
-const err29 = {instancePath:instancePath+"/warnings/" + i1,schemaPath:"components-v1#/$defs/Warnings/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err29];
-}
-else {
-vErrors.push(err29);
-}
-errors++;
-}
-}
-}
-else {
-const err30 = {instancePath:instancePath+"/warnings",schemaPath:"components-v1#/$defs/Warnings/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err30 = {instancePath:instancePath+"/warnings/" + i1,schemaPath:"components-v1#/$defs/Warnings/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -29006,12 +29045,24 @@ errors++;
 }
 }
 else {
-const err31 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err31 = {instancePath:instancePath+"/warnings",schemaPath:"components-v1#/$defs/Warnings/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err31];
 }
 else {
 vErrors.push(err31);
+}
+errors++;
+}
+}
+}
+else {
+const err32 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
 }
 errors++;
 }
@@ -29043,9 +29094,9 @@ validate281.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dyna
 export const listRemittanceAllocationsStatus200 = validate285;
 const schema285 = {"$ref":"components#/$defs/AllocationListResponse"};
 const schema286 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/Allocation"},"description":"Items of this page."},"meta":{"allOf":[{"$ref":"components#/$defs/ListMeta"},{"type":"object","required":["summary"],"properties":{"summary":{"$ref":"components#/$defs/AllocationSummary"}}}]},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
-const schema289 = {"type":"object","required":["claim_count","charged_amount","allowed_amount","paid_amount","adjustment_amount","patient_responsibility_amount","variance_amount"],"properties":{"claim_count":{"type":"integer","description":"Claims.","minimum":0},"charged_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total billed. Decimal string with two places, in US dollars."},"allowed_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total allowed. Decimal string with two places, in US dollars."},"paid_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total paid. Decimal string with two places, in US dollars."},"adjustment_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total adjustments. Decimal string with two places, in US dollars."},"patient_responsibility_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total patient responsibility. Decimal string with two places, in US dollars."},"variance_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total variance. Decimal string with two places, in US dollars.","x-svc-since":"2"}},"description":"Totals of the payment, in meta.summary of the allocations list."};
-const schema287 = {"type":"object","required":["id","remittance_id","claim_id","patient_id","service_date_from","charged_amount","allowed_amount","paid_amount","adjustment_amount","patient_responsibility_amount","variance_amount","adjustment_codes","match_status"],"properties":{"id":{"type":"string","description":"Allocation id."},"remittance_id":{"type":"string","description":"Remittance."},"claim_id":{"type":"string","description":"Claim (surrogate handle in no_phi sessions)."},"patient_id":{"type":["string","null"],"description":"Patient (surrogate handle in no_phi sessions)."},"service_date_from":{"type":"string","description":"First date of service, YYYY-MM-DD; YYYY in no_phi sessions.","pattern":"^\\d{4}(-\\d{2}-\\d{2})?$"},"service_date_to":{"type":["string","null"],"pattern":"^\\d{4}(-\\d{2}-\\d{2})?$","description":"Last date of service."},"charged_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Billed. Decimal string with two places, in US dollars."},"allowed_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Allowed. Decimal string with two places, in US dollars."},"paid_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Paid. Decimal string with two places, in US dollars."},"adjustment_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Sum of adjustments. Decimal string with two places, in US dollars."},"patient_responsibility_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Patient responsibility. Decimal string with two places, in US dollars."},"variance_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Expected minus paid. Decimal string with two places, in US dollars.","x-svc-since":"2"},"adjustment_codes":{"type":"array","items":{"$ref":"components#/$defs/AdjustmentCode"},"description":"CARC adjustments."},"match_status":{"type":"string","enum":["matched","unmatched","partially_matched","manual_review"],"description":"Claim match state."}}};
-const schema288 = {"type":"object","required":["code","group_code","reason_code","amount"],"properties":{"code":{"type":"string","description":"Group and CARC, for example CO-45."},"group_code":{"type":"string","enum":["CO","PR","OA","PI","CR"],"description":"Claim adjustment group."},"reason_code":{"type":"string","description":"Claim adjustment reason code (CARC)."},"amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Adjusted amount. Decimal string with two places, in US dollars."}}};
+const schema289 = {"type":"object","required":["claim_count","charged_amount","allowed_amount","paid_amount","adjustment_amount","patient_responsibility_amount","variance_amount"],"properties":{"claim_count":{"type":"integer","description":"Claims.","minimum":0},"charged_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total billed. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"allowed_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total allowed. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"paid_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total paid. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"adjustment_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total adjustments. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"patient_responsibility_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total patient responsibility. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"variance_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total variance. Decimal string with two places, in US dollars.","x-svc-since":"2","x-svc-phi":"kept"}},"description":"Totals of the payment, in meta.summary of the allocations list."};
+const schema287 = {"type":"object","required":["id","remittance_id","claim_id","patient_id","service_date_from","charged_amount","allowed_amount","paid_amount","adjustment_amount","patient_responsibility_amount","variance_amount","adjustment_codes","match_status"],"properties":{"id":{"type":"string","description":"Allocation id.","x-svc-phi":"kept"},"remittance_id":{"type":"string","description":"Remittance.","x-svc-phi":"kept"},"claim_id":{"type":"string","description":"Claim (surrogate handle in no_phi sessions).","x-svc-phi":{"reduce":"handle","kind":"claim"}},"patient_id":{"type":["string","null"],"description":"Patient (surrogate handle in no_phi sessions).","x-svc-phi":"handle"},"service_date_from":{"type":"string","description":"First date of service (year only in no_phi sessions).","pattern":"^\\d{4}(-\\d{2}-\\d{2})?$","x-svc-phi":"year","format":"date"},"service_date_to":{"type":["string","null"],"pattern":"^\\d{4}(-\\d{2}-\\d{2})?$","description":"Last date of service (year only in no_phi sessions).","x-svc-phi":"year","format":"date"},"charged_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Billed. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"allowed_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Allowed. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"paid_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Paid. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"adjustment_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Sum of adjustments. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"patient_responsibility_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Patient responsibility. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"variance_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Expected minus paid. Decimal string with two places, in US dollars.","x-svc-since":"2","x-svc-phi":"kept"},"adjustment_codes":{"type":"array","items":{"$ref":"components#/$defs/AdjustmentCode"},"description":"CARC adjustments."},"match_status":{"type":"string","enum":["matched","unmatched","partially_matched","manual_review"],"description":"Claim match state."}}};
+const schema288 = {"type":"object","required":["code","group_code","reason_code","amount"],"properties":{"code":{"type":"string","description":"Group and CARC, for example CO-45.","x-svc-phi":"kept"},"group_code":{"type":"string","enum":["CO","PR","OA","PI","CR"],"description":"Claim adjustment group."},"reason_code":{"type":"string","description":"Claim adjustment reason code (CARC).","x-svc-phi":"kept"},"amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Adjusted amount. Decimal string with two places, in US dollars.","x-svc-phi":"kept"}}};
 
 function validate287(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -29240,7 +29291,7 @@ errors++;
 if(data.service_date_from !== undefined){
 let data4 = data.service_date_from;
 if(typeof data4 === "string"){
-if(!pattern10.test(data4)){
+if(!pattern13.test(data4)){
 const err17 = {instancePath:instancePath+"/service_date_from",schemaPath:"#/properties/service_date_from/pattern",keyword:"pattern",params:{pattern: "^\\d{4}(-\\d{2}-\\d{2})?$"},message:"must match pattern \""+"^\\d{4}(-\\d{2}-\\d{2})?$"+"\""};
 if(vErrors === null){
 vErrors = [err17];
@@ -29250,9 +29301,8 @@ vErrors.push(err17);
 }
 errors++;
 }
-}
-else {
-const err18 = {instancePath:instancePath+"/service_date_from",schemaPath:"#/properties/service_date_from/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!(formats64.validate(data4))){
+const err18 = {instancePath:instancePath+"/service_date_from",schemaPath:"#/properties/service_date_from/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -29262,10 +29312,8 @@ vErrors.push(err18);
 errors++;
 }
 }
-if(data.service_date_to !== undefined){
-let data5 = data.service_date_to;
-if((typeof data5 !== "string") && (data5 !== null)){
-const err19 = {instancePath:instancePath+"/service_date_to",schemaPath:"#/properties/service_date_to/type",keyword:"type",params:{type: schema287.properties.service_date_to.type},message:"must be string,null"};
+else {
+const err19 = {instancePath:instancePath+"/service_date_from",schemaPath:"#/properties/service_date_from/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -29274,9 +29322,11 @@ vErrors.push(err19);
 }
 errors++;
 }
-if(typeof data5 === "string"){
-if(!pattern10.test(data5)){
-const err20 = {instancePath:instancePath+"/service_date_to",schemaPath:"#/properties/service_date_to/pattern",keyword:"pattern",params:{pattern: "^\\d{4}(-\\d{2}-\\d{2})?$"},message:"must match pattern \""+"^\\d{4}(-\\d{2}-\\d{2})?$"+"\""};
+}
+if(data.service_date_to !== undefined){
+let data5 = data.service_date_to;
+if((typeof data5 !== "string") && (data5 !== null)){
+const err20 = {instancePath:instancePath+"/service_date_to",schemaPath:"#/properties/service_date_to/type",keyword:"type",params:{type: schema287.properties.service_date_to.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -29285,13 +29335,9 @@ vErrors.push(err20);
 }
 errors++;
 }
-}
-}
-if(data.charged_amount !== undefined){
-let data6 = data.charged_amount;
-if(typeof data6 === "string"){
-if(!pattern9.test(data6)){
-const err21 = {instancePath:instancePath+"/charged_amount",schemaPath:"#/properties/charged_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
+if(typeof data5 === "string"){
+if(!pattern13.test(data5)){
+const err21 = {instancePath:instancePath+"/service_date_to",schemaPath:"#/properties/service_date_to/pattern",keyword:"pattern",params:{pattern: "^\\d{4}(-\\d{2}-\\d{2})?$"},message:"must match pattern \""+"^\\d{4}(-\\d{2}-\\d{2})?$"+"\""};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -29300,9 +29346,8 @@ vErrors.push(err21);
 }
 errors++;
 }
-}
-else {
-const err22 = {instancePath:instancePath+"/charged_amount",schemaPath:"#/properties/charged_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!(formats64.validate(data5))){
+const err22 = {instancePath:instancePath+"/service_date_to",schemaPath:"#/properties/service_date_to/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -29312,11 +29357,12 @@ vErrors.push(err22);
 errors++;
 }
 }
-if(data.allowed_amount !== undefined){
-let data7 = data.allowed_amount;
-if(typeof data7 === "string"){
-if(!pattern9.test(data7)){
-const err23 = {instancePath:instancePath+"/allowed_amount",schemaPath:"#/properties/allowed_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
+}
+if(data.charged_amount !== undefined){
+let data6 = data.charged_amount;
+if(typeof data6 === "string"){
+if(!pattern12.test(data6)){
+const err23 = {instancePath:instancePath+"/charged_amount",schemaPath:"#/properties/charged_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -29327,7 +29373,7 @@ errors++;
 }
 }
 else {
-const err24 = {instancePath:instancePath+"/allowed_amount",schemaPath:"#/properties/allowed_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err24 = {instancePath:instancePath+"/charged_amount",schemaPath:"#/properties/charged_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -29337,11 +29383,11 @@ vErrors.push(err24);
 errors++;
 }
 }
-if(data.paid_amount !== undefined){
-let data8 = data.paid_amount;
-if(typeof data8 === "string"){
-if(!pattern9.test(data8)){
-const err25 = {instancePath:instancePath+"/paid_amount",schemaPath:"#/properties/paid_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
+if(data.allowed_amount !== undefined){
+let data7 = data.allowed_amount;
+if(typeof data7 === "string"){
+if(!pattern12.test(data7)){
+const err25 = {instancePath:instancePath+"/allowed_amount",schemaPath:"#/properties/allowed_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -29352,7 +29398,7 @@ errors++;
 }
 }
 else {
-const err26 = {instancePath:instancePath+"/paid_amount",schemaPath:"#/properties/paid_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err26 = {instancePath:instancePath+"/allowed_amount",schemaPath:"#/properties/allowed_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -29362,11 +29408,11 @@ vErrors.push(err26);
 errors++;
 }
 }
-if(data.adjustment_amount !== undefined){
-let data9 = data.adjustment_amount;
-if(typeof data9 === "string"){
-if(!pattern9.test(data9)){
-const err27 = {instancePath:instancePath+"/adjustment_amount",schemaPath:"#/properties/adjustment_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
+if(data.paid_amount !== undefined){
+let data8 = data.paid_amount;
+if(typeof data8 === "string"){
+if(!pattern12.test(data8)){
+const err27 = {instancePath:instancePath+"/paid_amount",schemaPath:"#/properties/paid_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -29377,7 +29423,7 @@ errors++;
 }
 }
 else {
-const err28 = {instancePath:instancePath+"/adjustment_amount",schemaPath:"#/properties/adjustment_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err28 = {instancePath:instancePath+"/paid_amount",schemaPath:"#/properties/paid_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -29387,11 +29433,11 @@ vErrors.push(err28);
 errors++;
 }
 }
-if(data.patient_responsibility_amount !== undefined){
-let data10 = data.patient_responsibility_amount;
-if(typeof data10 === "string"){
-if(!pattern9.test(data10)){
-const err29 = {instancePath:instancePath+"/patient_responsibility_amount",schemaPath:"#/properties/patient_responsibility_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
+if(data.adjustment_amount !== undefined){
+let data9 = data.adjustment_amount;
+if(typeof data9 === "string"){
+if(!pattern12.test(data9)){
+const err29 = {instancePath:instancePath+"/adjustment_amount",schemaPath:"#/properties/adjustment_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -29402,7 +29448,7 @@ errors++;
 }
 }
 else {
-const err30 = {instancePath:instancePath+"/patient_responsibility_amount",schemaPath:"#/properties/patient_responsibility_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err30 = {instancePath:instancePath+"/adjustment_amount",schemaPath:"#/properties/adjustment_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -29412,11 +29458,11 @@ vErrors.push(err30);
 errors++;
 }
 }
-if(data.variance_amount !== undefined){
-let data11 = data.variance_amount;
-if(typeof data11 === "string"){
-if(!pattern9.test(data11)){
-const err31 = {instancePath:instancePath+"/variance_amount",schemaPath:"#/properties/variance_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
+if(data.patient_responsibility_amount !== undefined){
+let data10 = data.patient_responsibility_amount;
+if(typeof data10 === "string"){
+if(!pattern12.test(data10)){
+const err31 = {instancePath:instancePath+"/patient_responsibility_amount",schemaPath:"#/properties/patient_responsibility_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -29427,12 +29473,37 @@ errors++;
 }
 }
 else {
-const err32 = {instancePath:instancePath+"/variance_amount",schemaPath:"#/properties/variance_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err32 = {instancePath:instancePath+"/patient_responsibility_amount",schemaPath:"#/properties/patient_responsibility_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err32];
 }
 else {
 vErrors.push(err32);
+}
+errors++;
+}
+}
+if(data.variance_amount !== undefined){
+let data11 = data.variance_amount;
+if(typeof data11 === "string"){
+if(!pattern12.test(data11)){
+const err33 = {instancePath:instancePath+"/variance_amount",schemaPath:"#/properties/variance_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+}
+else {
+const err34 = {instancePath:instancePath+"/variance_amount",schemaPath:"#/properties/variance_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
 }
 errors++;
 }
@@ -29445,27 +29516,7 @@ for(let i0=0; i0<len0; i0++){
 let data13 = data12[i0];
 if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
 if(data13.code === undefined){
-const err33 = {instancePath:instancePath+"/adjustment_codes/" + i0,schemaPath:"components#/$defs/AdjustmentCode/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
-if(vErrors === null){
-vErrors = [err33];
-}
-else {
-vErrors.push(err33);
-}
-errors++;
-}
-if(data13.group_code === undefined){
-const err34 = {instancePath:instancePath+"/adjustment_codes/" + i0,schemaPath:"components#/$defs/AdjustmentCode/required",keyword:"required",params:{missingProperty: "group_code"},message:"must have required property '"+"group_code"+"'"};
-if(vErrors === null){
-vErrors = [err34];
-}
-else {
-vErrors.push(err34);
-}
-errors++;
-}
-if(data13.reason_code === undefined){
-const err35 = {instancePath:instancePath+"/adjustment_codes/" + i0,schemaPath:"components#/$defs/AdjustmentCode/required",keyword:"required",params:{missingProperty: "reason_code"},message:"must have required property '"+"reason_code"+"'"};
+const err35 = {instancePath:instancePath+"/adjustment_codes/" + i0,schemaPath:"components#/$defs/AdjustmentCode/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -29474,8 +29525,8 @@ vErrors.push(err35);
 }
 errors++;
 }
-if(data13.amount === undefined){
-const err36 = {instancePath:instancePath+"/adjustment_codes/" + i0,schemaPath:"components#/$defs/AdjustmentCode/required",keyword:"required",params:{missingProperty: "amount"},message:"must have required property '"+"amount"+"'"};
+if(data13.group_code === undefined){
+const err36 = {instancePath:instancePath+"/adjustment_codes/" + i0,schemaPath:"components#/$defs/AdjustmentCode/required",keyword:"required",params:{missingProperty: "group_code"},message:"must have required property '"+"group_code"+"'"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -29484,9 +29535,8 @@ vErrors.push(err36);
 }
 errors++;
 }
-if(data13.code !== undefined){
-if(typeof data13.code !== "string"){
-const err37 = {instancePath:instancePath+"/adjustment_codes/" + i0+"/code",schemaPath:"components#/$defs/AdjustmentCode/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data13.reason_code === undefined){
+const err37 = {instancePath:instancePath+"/adjustment_codes/" + i0,schemaPath:"components#/$defs/AdjustmentCode/required",keyword:"required",params:{missingProperty: "reason_code"},message:"must have required property '"+"reason_code"+"'"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -29495,11 +29545,8 @@ vErrors.push(err37);
 }
 errors++;
 }
-}
-if(data13.group_code !== undefined){
-let data15 = data13.group_code;
-if(typeof data15 !== "string"){
-const err38 = {instancePath:instancePath+"/adjustment_codes/" + i0+"/group_code",schemaPath:"components#/$defs/AdjustmentCode/properties/group_code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data13.amount === undefined){
+const err38 = {instancePath:instancePath+"/adjustment_codes/" + i0,schemaPath:"components#/$defs/AdjustmentCode/required",keyword:"required",params:{missingProperty: "amount"},message:"must have required property '"+"amount"+"'"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -29508,8 +29555,9 @@ vErrors.push(err38);
 }
 errors++;
 }
-if(!(((((data15 === "CO") || (data15 === "PR")) || (data15 === "OA")) || (data15 === "PI")) || (data15 === "CR"))){
-const err39 = {instancePath:instancePath+"/adjustment_codes/" + i0+"/group_code",schemaPath:"components#/$defs/AdjustmentCode/properties/group_code/enum",keyword:"enum",params:{allowedValues: schema288.properties.group_code.enum},message:"must be equal to one of the allowed values"};
+if(data13.code !== undefined){
+if(typeof data13.code !== "string"){
+const err39 = {instancePath:instancePath+"/adjustment_codes/" + i0+"/code",schemaPath:"components#/$defs/AdjustmentCode/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -29519,9 +29567,10 @@ vErrors.push(err39);
 errors++;
 }
 }
-if(data13.reason_code !== undefined){
-if(typeof data13.reason_code !== "string"){
-const err40 = {instancePath:instancePath+"/adjustment_codes/" + i0+"/reason_code",schemaPath:"components#/$defs/AdjustmentCode/properties/reason_code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data13.group_code !== undefined){
+let data15 = data13.group_code;
+if(typeof data15 !== "string"){
+const err40 = {instancePath:instancePath+"/adjustment_codes/" + i0+"/group_code",schemaPath:"components#/$defs/AdjustmentCode/properties/group_code/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -29530,12 +29579,8 @@ vErrors.push(err40);
 }
 errors++;
 }
-}
-if(data13.amount !== undefined){
-let data17 = data13.amount;
-if(typeof data17 === "string"){
-if(!pattern9.test(data17)){
-const err41 = {instancePath:instancePath+"/adjustment_codes/" + i0+"/amount",schemaPath:"components#/$defs/AdjustmentCode/properties/amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
+if(!(((((data15 === "CO") || (data15 === "PR")) || (data15 === "OA")) || (data15 === "PI")) || (data15 === "CR"))){
+const err41 = {instancePath:instancePath+"/adjustment_codes/" + i0+"/group_code",schemaPath:"components#/$defs/AdjustmentCode/properties/group_code/enum",keyword:"enum",params:{allowedValues: schema288.properties.group_code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -29545,8 +29590,9 @@ vErrors.push(err41);
 errors++;
 }
 }
-else {
-const err42 = {instancePath:instancePath+"/adjustment_codes/" + i0+"/amount",schemaPath:"components#/$defs/AdjustmentCode/properties/amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data13.reason_code !== undefined){
+if(typeof data13.reason_code !== "string"){
+const err42 = {instancePath:instancePath+"/adjustment_codes/" + i0+"/reason_code",schemaPath:"components#/$defs/AdjustmentCode/properties/reason_code/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -29556,9 +29602,11 @@ vErrors.push(err42);
 errors++;
 }
 }
-}
-else {
-const err43 = {instancePath:instancePath+"/adjustment_codes/" + i0,schemaPath:"components#/$defs/AdjustmentCode/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data13.amount !== undefined){
+let data17 = data13.amount;
+if(typeof data17 === "string"){
+if(!pattern12.test(data17)){
+const err43 = {instancePath:instancePath+"/adjustment_codes/" + i0+"/amount",schemaPath:"components#/$defs/AdjustmentCode/properties/amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -29568,9 +29616,8 @@ vErrors.push(err43);
 errors++;
 }
 }
-}
 else {
-const err44 = {instancePath:instancePath+"/adjustment_codes",schemaPath:"#/properties/adjustment_codes/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err44 = {instancePath:instancePath+"/adjustment_codes/" + i0+"/amount",schemaPath:"components#/$defs/AdjustmentCode/properties/amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -29580,10 +29627,9 @@ vErrors.push(err44);
 errors++;
 }
 }
-if(data.match_status !== undefined){
-let data18 = data.match_status;
-if(typeof data18 !== "string"){
-const err45 = {instancePath:instancePath+"/match_status",schemaPath:"#/properties/match_status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+else {
+const err45 = {instancePath:instancePath+"/adjustment_codes/" + i0,schemaPath:"components#/$defs/AdjustmentCode/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -29592,8 +29638,10 @@ vErrors.push(err45);
 }
 errors++;
 }
-if(!((((data18 === "matched") || (data18 === "unmatched")) || (data18 === "partially_matched")) || (data18 === "manual_review"))){
-const err46 = {instancePath:instancePath+"/match_status",schemaPath:"#/properties/match_status/enum",keyword:"enum",params:{allowedValues: schema287.properties.match_status.enum},message:"must be equal to one of the allowed values"};
+}
+}
+else {
+const err46 = {instancePath:instancePath+"/adjustment_codes",schemaPath:"#/properties/adjustment_codes/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -29603,14 +29651,37 @@ vErrors.push(err46);
 errors++;
 }
 }
-}
-else {
-const err47 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.match_status !== undefined){
+let data18 = data.match_status;
+if(typeof data18 !== "string"){
+const err47 = {instancePath:instancePath+"/match_status",schemaPath:"#/properties/match_status/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err47];
 }
 else {
 vErrors.push(err47);
+}
+errors++;
+}
+if(!((((data18 === "matched") || (data18 === "unmatched")) || (data18 === "partially_matched")) || (data18 === "manual_review"))){
+const err48 = {instancePath:instancePath+"/match_status",schemaPath:"#/properties/match_status/enum",keyword:"enum",params:{allowedValues: schema287.properties.match_status.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+}
+}
+else {
+const err49 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
 }
 errors++;
 }
@@ -29791,7 +29862,7 @@ errors++;
 if(data3.charged_amount !== undefined){
 let data5 = data3.charged_amount;
 if(typeof data5 === "string"){
-if(!pattern9.test(data5)){
+if(!pattern12.test(data5)){
 const err13 = {instancePath:instancePath+"/meta/summary/charged_amount",schemaPath:"components#/$defs/AllocationSummary/properties/charged_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err13];
@@ -29816,7 +29887,7 @@ errors++;
 if(data3.allowed_amount !== undefined){
 let data6 = data3.allowed_amount;
 if(typeof data6 === "string"){
-if(!pattern9.test(data6)){
+if(!pattern12.test(data6)){
 const err15 = {instancePath:instancePath+"/meta/summary/allowed_amount",schemaPath:"components#/$defs/AllocationSummary/properties/allowed_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err15];
@@ -29841,7 +29912,7 @@ errors++;
 if(data3.paid_amount !== undefined){
 let data7 = data3.paid_amount;
 if(typeof data7 === "string"){
-if(!pattern9.test(data7)){
+if(!pattern12.test(data7)){
 const err17 = {instancePath:instancePath+"/meta/summary/paid_amount",schemaPath:"components#/$defs/AllocationSummary/properties/paid_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err17];
@@ -29866,7 +29937,7 @@ errors++;
 if(data3.adjustment_amount !== undefined){
 let data8 = data3.adjustment_amount;
 if(typeof data8 === "string"){
-if(!pattern9.test(data8)){
+if(!pattern12.test(data8)){
 const err19 = {instancePath:instancePath+"/meta/summary/adjustment_amount",schemaPath:"components#/$defs/AllocationSummary/properties/adjustment_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err19];
@@ -29891,7 +29962,7 @@ errors++;
 if(data3.patient_responsibility_amount !== undefined){
 let data9 = data3.patient_responsibility_amount;
 if(typeof data9 === "string"){
-if(!pattern9.test(data9)){
+if(!pattern12.test(data9)){
 const err21 = {instancePath:instancePath+"/meta/summary/patient_responsibility_amount",schemaPath:"components#/$defs/AllocationSummary/properties/patient_responsibility_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err21];
@@ -29916,7 +29987,7 @@ errors++;
 if(data3.variance_amount !== undefined){
 let data10 = data3.variance_amount;
 if(typeof data10 === "string"){
-if(!pattern9.test(data10)){
+if(!pattern12.test(data10)){
 const err23 = {instancePath:instancePath+"/meta/summary/variance_amount",schemaPath:"components#/$defs/AllocationSummary/properties/variance_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err23];
@@ -30029,9 +30100,9 @@ validate285.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dyna
 export const listRemittanceAllocationsStatus200V1 = validate291;
 const schema291 = {"$ref":"components-v1#/$defs/AllocationListResponse"};
 const schema292 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components-v1#/$defs/Allocation"},"description":"Items of this page."},"meta":{"allOf":[{"$ref":"components-v1#/$defs/ListMeta"},{"type":"object","required":["summary"],"properties":{"summary":{"$ref":"components-v1#/$defs/AllocationSummary"}}}]},"warnings":{"$ref":"components-v1#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
-const schema295 = {"type":"object","required":["claim_count","charged_amount","allowed_amount","paid_amount","adjustment_amount","patient_responsibility_amount"],"properties":{"claim_count":{"type":"integer","description":"Claims.","minimum":0},"charged_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total billed. Decimal string with two places, in US dollars."},"allowed_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total allowed. Decimal string with two places, in US dollars."},"paid_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total paid. Decimal string with two places, in US dollars."},"adjustment_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total adjustments. Decimal string with two places, in US dollars."},"patient_responsibility_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total patient responsibility. Decimal string with two places, in US dollars."}},"description":"Totals of the payment, in meta.summary of the allocations list."};
-const schema293 = {"type":"object","required":["id","remittance_id","claim_id","patient_id","service_date_from","charged_amount","allowed_amount","paid_amount","adjustment_amount","patient_responsibility_amount","adjustment_codes","match_status"],"properties":{"id":{"type":"string","description":"Allocation id."},"remittance_id":{"type":"string","description":"Remittance."},"claim_id":{"type":"string","description":"Claim (surrogate handle in no_phi sessions)."},"patient_id":{"type":["string","null"],"description":"Patient (surrogate handle in no_phi sessions)."},"service_date_from":{"type":"string","description":"First date of service, YYYY-MM-DD; YYYY in no_phi sessions.","pattern":"^\\d{4}(-\\d{2}-\\d{2})?$"},"service_date_to":{"type":["string","null"],"pattern":"^\\d{4}(-\\d{2}-\\d{2})?$","description":"Last date of service."},"charged_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Billed. Decimal string with two places, in US dollars."},"allowed_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Allowed. Decimal string with two places, in US dollars."},"paid_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Paid. Decimal string with two places, in US dollars."},"adjustment_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Sum of adjustments. Decimal string with two places, in US dollars."},"patient_responsibility_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Patient responsibility. Decimal string with two places, in US dollars."},"adjustment_codes":{"type":"array","items":{"$ref":"components-v1#/$defs/AdjustmentCode"},"description":"CARC adjustments."},"match_status":{"type":"string","enum":["matched","unmatched","partially_matched","manual_review"],"description":"Claim match state."}}};
-const schema294 = {"type":"object","required":["code","group_code","reason_code","amount"],"properties":{"code":{"type":"string","description":"Group and CARC, for example CO-45."},"group_code":{"type":"string","enum":["CO","PR","OA","PI","CR"],"description":"Claim adjustment group."},"reason_code":{"type":"string","description":"Claim adjustment reason code (CARC)."},"amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Adjusted amount. Decimal string with two places, in US dollars."}}};
+const schema295 = {"type":"object","required":["claim_count","charged_amount","allowed_amount","paid_amount","adjustment_amount","patient_responsibility_amount"],"properties":{"claim_count":{"type":"integer","description":"Claims.","minimum":0},"charged_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total billed. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"allowed_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total allowed. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"paid_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total paid. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"adjustment_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total adjustments. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"patient_responsibility_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total patient responsibility. Decimal string with two places, in US dollars.","x-svc-phi":"kept"}},"description":"Totals of the payment, in meta.summary of the allocations list."};
+const schema293 = {"type":"object","required":["id","remittance_id","claim_id","patient_id","service_date_from","charged_amount","allowed_amount","paid_amount","adjustment_amount","patient_responsibility_amount","adjustment_codes","match_status"],"properties":{"id":{"type":"string","description":"Allocation id.","x-svc-phi":"kept"},"remittance_id":{"type":"string","description":"Remittance.","x-svc-phi":"kept"},"claim_id":{"type":"string","description":"Claim (surrogate handle in no_phi sessions).","x-svc-phi":{"reduce":"handle","kind":"claim"}},"patient_id":{"type":["string","null"],"description":"Patient (surrogate handle in no_phi sessions).","x-svc-phi":"handle"},"service_date_from":{"type":"string","description":"First date of service (year only in no_phi sessions).","pattern":"^\\d{4}(-\\d{2}-\\d{2})?$","x-svc-phi":"year","format":"date"},"service_date_to":{"type":["string","null"],"pattern":"^\\d{4}(-\\d{2}-\\d{2})?$","description":"Last date of service (year only in no_phi sessions).","x-svc-phi":"year","format":"date"},"charged_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Billed. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"allowed_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Allowed. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"paid_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Paid. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"adjustment_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Sum of adjustments. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"patient_responsibility_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Patient responsibility. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"adjustment_codes":{"type":"array","items":{"$ref":"components-v1#/$defs/AdjustmentCode"},"description":"CARC adjustments."},"match_status":{"type":"string","enum":["matched","unmatched","partially_matched","manual_review"],"description":"Claim match state."}}};
+const schema294 = {"type":"object","required":["code","group_code","reason_code","amount"],"properties":{"code":{"type":"string","description":"Group and CARC, for example CO-45.","x-svc-phi":"kept"},"group_code":{"type":"string","enum":["CO","PR","OA","PI","CR"],"description":"Claim adjustment group."},"reason_code":{"type":"string","description":"Claim adjustment reason code (CARC).","x-svc-phi":"kept"},"amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Adjusted amount. Decimal string with two places, in US dollars.","x-svc-phi":"kept"}}};
 
 function validate293(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -30216,7 +30287,7 @@ errors++;
 if(data.service_date_from !== undefined){
 let data4 = data.service_date_from;
 if(typeof data4 === "string"){
-if(!pattern10.test(data4)){
+if(!pattern13.test(data4)){
 const err16 = {instancePath:instancePath+"/service_date_from",schemaPath:"#/properties/service_date_from/pattern",keyword:"pattern",params:{pattern: "^\\d{4}(-\\d{2}-\\d{2})?$"},message:"must match pattern \""+"^\\d{4}(-\\d{2}-\\d{2})?$"+"\""};
 if(vErrors === null){
 vErrors = [err16];
@@ -30226,9 +30297,8 @@ vErrors.push(err16);
 }
 errors++;
 }
-}
-else {
-const err17 = {instancePath:instancePath+"/service_date_from",schemaPath:"#/properties/service_date_from/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!(formats64.validate(data4))){
+const err17 = {instancePath:instancePath+"/service_date_from",schemaPath:"#/properties/service_date_from/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -30238,10 +30308,8 @@ vErrors.push(err17);
 errors++;
 }
 }
-if(data.service_date_to !== undefined){
-let data5 = data.service_date_to;
-if((typeof data5 !== "string") && (data5 !== null)){
-const err18 = {instancePath:instancePath+"/service_date_to",schemaPath:"#/properties/service_date_to/type",keyword:"type",params:{type: schema293.properties.service_date_to.type},message:"must be string,null"};
+else {
+const err18 = {instancePath:instancePath+"/service_date_from",schemaPath:"#/properties/service_date_from/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -30250,9 +30318,11 @@ vErrors.push(err18);
 }
 errors++;
 }
-if(typeof data5 === "string"){
-if(!pattern10.test(data5)){
-const err19 = {instancePath:instancePath+"/service_date_to",schemaPath:"#/properties/service_date_to/pattern",keyword:"pattern",params:{pattern: "^\\d{4}(-\\d{2}-\\d{2})?$"},message:"must match pattern \""+"^\\d{4}(-\\d{2}-\\d{2})?$"+"\""};
+}
+if(data.service_date_to !== undefined){
+let data5 = data.service_date_to;
+if((typeof data5 !== "string") && (data5 !== null)){
+const err19 = {instancePath:instancePath+"/service_date_to",schemaPath:"#/properties/service_date_to/type",keyword:"type",params:{type: schema293.properties.service_date_to.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -30261,13 +30331,9 @@ vErrors.push(err19);
 }
 errors++;
 }
-}
-}
-if(data.charged_amount !== undefined){
-let data6 = data.charged_amount;
-if(typeof data6 === "string"){
-if(!pattern9.test(data6)){
-const err20 = {instancePath:instancePath+"/charged_amount",schemaPath:"#/properties/charged_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
+if(typeof data5 === "string"){
+if(!pattern13.test(data5)){
+const err20 = {instancePath:instancePath+"/service_date_to",schemaPath:"#/properties/service_date_to/pattern",keyword:"pattern",params:{pattern: "^\\d{4}(-\\d{2}-\\d{2})?$"},message:"must match pattern \""+"^\\d{4}(-\\d{2}-\\d{2})?$"+"\""};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -30276,9 +30342,8 @@ vErrors.push(err20);
 }
 errors++;
 }
-}
-else {
-const err21 = {instancePath:instancePath+"/charged_amount",schemaPath:"#/properties/charged_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!(formats64.validate(data5))){
+const err21 = {instancePath:instancePath+"/service_date_to",schemaPath:"#/properties/service_date_to/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -30288,11 +30353,12 @@ vErrors.push(err21);
 errors++;
 }
 }
-if(data.allowed_amount !== undefined){
-let data7 = data.allowed_amount;
-if(typeof data7 === "string"){
-if(!pattern9.test(data7)){
-const err22 = {instancePath:instancePath+"/allowed_amount",schemaPath:"#/properties/allowed_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
+}
+if(data.charged_amount !== undefined){
+let data6 = data.charged_amount;
+if(typeof data6 === "string"){
+if(!pattern12.test(data6)){
+const err22 = {instancePath:instancePath+"/charged_amount",schemaPath:"#/properties/charged_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -30303,7 +30369,7 @@ errors++;
 }
 }
 else {
-const err23 = {instancePath:instancePath+"/allowed_amount",schemaPath:"#/properties/allowed_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err23 = {instancePath:instancePath+"/charged_amount",schemaPath:"#/properties/charged_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -30313,11 +30379,11 @@ vErrors.push(err23);
 errors++;
 }
 }
-if(data.paid_amount !== undefined){
-let data8 = data.paid_amount;
-if(typeof data8 === "string"){
-if(!pattern9.test(data8)){
-const err24 = {instancePath:instancePath+"/paid_amount",schemaPath:"#/properties/paid_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
+if(data.allowed_amount !== undefined){
+let data7 = data.allowed_amount;
+if(typeof data7 === "string"){
+if(!pattern12.test(data7)){
+const err24 = {instancePath:instancePath+"/allowed_amount",schemaPath:"#/properties/allowed_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -30328,7 +30394,7 @@ errors++;
 }
 }
 else {
-const err25 = {instancePath:instancePath+"/paid_amount",schemaPath:"#/properties/paid_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err25 = {instancePath:instancePath+"/allowed_amount",schemaPath:"#/properties/allowed_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -30338,11 +30404,11 @@ vErrors.push(err25);
 errors++;
 }
 }
-if(data.adjustment_amount !== undefined){
-let data9 = data.adjustment_amount;
-if(typeof data9 === "string"){
-if(!pattern9.test(data9)){
-const err26 = {instancePath:instancePath+"/adjustment_amount",schemaPath:"#/properties/adjustment_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
+if(data.paid_amount !== undefined){
+let data8 = data.paid_amount;
+if(typeof data8 === "string"){
+if(!pattern12.test(data8)){
+const err26 = {instancePath:instancePath+"/paid_amount",schemaPath:"#/properties/paid_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -30353,7 +30419,7 @@ errors++;
 }
 }
 else {
-const err27 = {instancePath:instancePath+"/adjustment_amount",schemaPath:"#/properties/adjustment_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err27 = {instancePath:instancePath+"/paid_amount",schemaPath:"#/properties/paid_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -30363,11 +30429,11 @@ vErrors.push(err27);
 errors++;
 }
 }
-if(data.patient_responsibility_amount !== undefined){
-let data10 = data.patient_responsibility_amount;
-if(typeof data10 === "string"){
-if(!pattern9.test(data10)){
-const err28 = {instancePath:instancePath+"/patient_responsibility_amount",schemaPath:"#/properties/patient_responsibility_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
+if(data.adjustment_amount !== undefined){
+let data9 = data.adjustment_amount;
+if(typeof data9 === "string"){
+if(!pattern12.test(data9)){
+const err28 = {instancePath:instancePath+"/adjustment_amount",schemaPath:"#/properties/adjustment_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -30378,12 +30444,37 @@ errors++;
 }
 }
 else {
-const err29 = {instancePath:instancePath+"/patient_responsibility_amount",schemaPath:"#/properties/patient_responsibility_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err29 = {instancePath:instancePath+"/adjustment_amount",schemaPath:"#/properties/adjustment_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err29];
 }
 else {
 vErrors.push(err29);
+}
+errors++;
+}
+}
+if(data.patient_responsibility_amount !== undefined){
+let data10 = data.patient_responsibility_amount;
+if(typeof data10 === "string"){
+if(!pattern12.test(data10)){
+const err30 = {instancePath:instancePath+"/patient_responsibility_amount",schemaPath:"#/properties/patient_responsibility_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+else {
+const err31 = {instancePath:instancePath+"/patient_responsibility_amount",schemaPath:"#/properties/patient_responsibility_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
 }
 errors++;
 }
@@ -30396,27 +30487,7 @@ for(let i0=0; i0<len0; i0++){
 let data12 = data11[i0];
 if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
 if(data12.code === undefined){
-const err30 = {instancePath:instancePath+"/adjustment_codes/" + i0,schemaPath:"components-v1#/$defs/AdjustmentCode/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
-if(vErrors === null){
-vErrors = [err30];
-}
-else {
-vErrors.push(err30);
-}
-errors++;
-}
-if(data12.group_code === undefined){
-const err31 = {instancePath:instancePath+"/adjustment_codes/" + i0,schemaPath:"components-v1#/$defs/AdjustmentCode/required",keyword:"required",params:{missingProperty: "group_code"},message:"must have required property '"+"group_code"+"'"};
-if(vErrors === null){
-vErrors = [err31];
-}
-else {
-vErrors.push(err31);
-}
-errors++;
-}
-if(data12.reason_code === undefined){
-const err32 = {instancePath:instancePath+"/adjustment_codes/" + i0,schemaPath:"components-v1#/$defs/AdjustmentCode/required",keyword:"required",params:{missingProperty: "reason_code"},message:"must have required property '"+"reason_code"+"'"};
+const err32 = {instancePath:instancePath+"/adjustment_codes/" + i0,schemaPath:"components-v1#/$defs/AdjustmentCode/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -30425,8 +30496,8 @@ vErrors.push(err32);
 }
 errors++;
 }
-if(data12.amount === undefined){
-const err33 = {instancePath:instancePath+"/adjustment_codes/" + i0,schemaPath:"components-v1#/$defs/AdjustmentCode/required",keyword:"required",params:{missingProperty: "amount"},message:"must have required property '"+"amount"+"'"};
+if(data12.group_code === undefined){
+const err33 = {instancePath:instancePath+"/adjustment_codes/" + i0,schemaPath:"components-v1#/$defs/AdjustmentCode/required",keyword:"required",params:{missingProperty: "group_code"},message:"must have required property '"+"group_code"+"'"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -30435,9 +30506,8 @@ vErrors.push(err33);
 }
 errors++;
 }
-if(data12.code !== undefined){
-if(typeof data12.code !== "string"){
-const err34 = {instancePath:instancePath+"/adjustment_codes/" + i0+"/code",schemaPath:"components-v1#/$defs/AdjustmentCode/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data12.reason_code === undefined){
+const err34 = {instancePath:instancePath+"/adjustment_codes/" + i0,schemaPath:"components-v1#/$defs/AdjustmentCode/required",keyword:"required",params:{missingProperty: "reason_code"},message:"must have required property '"+"reason_code"+"'"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -30446,11 +30516,8 @@ vErrors.push(err34);
 }
 errors++;
 }
-}
-if(data12.group_code !== undefined){
-let data14 = data12.group_code;
-if(typeof data14 !== "string"){
-const err35 = {instancePath:instancePath+"/adjustment_codes/" + i0+"/group_code",schemaPath:"components-v1#/$defs/AdjustmentCode/properties/group_code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data12.amount === undefined){
+const err35 = {instancePath:instancePath+"/adjustment_codes/" + i0,schemaPath:"components-v1#/$defs/AdjustmentCode/required",keyword:"required",params:{missingProperty: "amount"},message:"must have required property '"+"amount"+"'"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -30459,8 +30526,9 @@ vErrors.push(err35);
 }
 errors++;
 }
-if(!(((((data14 === "CO") || (data14 === "PR")) || (data14 === "OA")) || (data14 === "PI")) || (data14 === "CR"))){
-const err36 = {instancePath:instancePath+"/adjustment_codes/" + i0+"/group_code",schemaPath:"components-v1#/$defs/AdjustmentCode/properties/group_code/enum",keyword:"enum",params:{allowedValues: schema294.properties.group_code.enum},message:"must be equal to one of the allowed values"};
+if(data12.code !== undefined){
+if(typeof data12.code !== "string"){
+const err36 = {instancePath:instancePath+"/adjustment_codes/" + i0+"/code",schemaPath:"components-v1#/$defs/AdjustmentCode/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -30470,9 +30538,10 @@ vErrors.push(err36);
 errors++;
 }
 }
-if(data12.reason_code !== undefined){
-if(typeof data12.reason_code !== "string"){
-const err37 = {instancePath:instancePath+"/adjustment_codes/" + i0+"/reason_code",schemaPath:"components-v1#/$defs/AdjustmentCode/properties/reason_code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data12.group_code !== undefined){
+let data14 = data12.group_code;
+if(typeof data14 !== "string"){
+const err37 = {instancePath:instancePath+"/adjustment_codes/" + i0+"/group_code",schemaPath:"components-v1#/$defs/AdjustmentCode/properties/group_code/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -30481,12 +30550,8 @@ vErrors.push(err37);
 }
 errors++;
 }
-}
-if(data12.amount !== undefined){
-let data16 = data12.amount;
-if(typeof data16 === "string"){
-if(!pattern9.test(data16)){
-const err38 = {instancePath:instancePath+"/adjustment_codes/" + i0+"/amount",schemaPath:"components-v1#/$defs/AdjustmentCode/properties/amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
+if(!(((((data14 === "CO") || (data14 === "PR")) || (data14 === "OA")) || (data14 === "PI")) || (data14 === "CR"))){
+const err38 = {instancePath:instancePath+"/adjustment_codes/" + i0+"/group_code",schemaPath:"components-v1#/$defs/AdjustmentCode/properties/group_code/enum",keyword:"enum",params:{allowedValues: schema294.properties.group_code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -30496,8 +30561,9 @@ vErrors.push(err38);
 errors++;
 }
 }
-else {
-const err39 = {instancePath:instancePath+"/adjustment_codes/" + i0+"/amount",schemaPath:"components-v1#/$defs/AdjustmentCode/properties/amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data12.reason_code !== undefined){
+if(typeof data12.reason_code !== "string"){
+const err39 = {instancePath:instancePath+"/adjustment_codes/" + i0+"/reason_code",schemaPath:"components-v1#/$defs/AdjustmentCode/properties/reason_code/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -30507,9 +30573,11 @@ vErrors.push(err39);
 errors++;
 }
 }
-}
-else {
-const err40 = {instancePath:instancePath+"/adjustment_codes/" + i0,schemaPath:"components-v1#/$defs/AdjustmentCode/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data12.amount !== undefined){
+let data16 = data12.amount;
+if(typeof data16 === "string"){
+if(!pattern12.test(data16)){
+const err40 = {instancePath:instancePath+"/adjustment_codes/" + i0+"/amount",schemaPath:"components-v1#/$defs/AdjustmentCode/properties/amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -30519,9 +30587,8 @@ vErrors.push(err40);
 errors++;
 }
 }
-}
 else {
-const err41 = {instancePath:instancePath+"/adjustment_codes",schemaPath:"#/properties/adjustment_codes/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err41 = {instancePath:instancePath+"/adjustment_codes/" + i0+"/amount",schemaPath:"components-v1#/$defs/AdjustmentCode/properties/amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -30531,10 +30598,9 @@ vErrors.push(err41);
 errors++;
 }
 }
-if(data.match_status !== undefined){
-let data17 = data.match_status;
-if(typeof data17 !== "string"){
-const err42 = {instancePath:instancePath+"/match_status",schemaPath:"#/properties/match_status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+else {
+const err42 = {instancePath:instancePath+"/adjustment_codes/" + i0,schemaPath:"components-v1#/$defs/AdjustmentCode/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -30543,8 +30609,10 @@ vErrors.push(err42);
 }
 errors++;
 }
-if(!((((data17 === "matched") || (data17 === "unmatched")) || (data17 === "partially_matched")) || (data17 === "manual_review"))){
-const err43 = {instancePath:instancePath+"/match_status",schemaPath:"#/properties/match_status/enum",keyword:"enum",params:{allowedValues: schema293.properties.match_status.enum},message:"must be equal to one of the allowed values"};
+}
+}
+else {
+const err43 = {instancePath:instancePath+"/adjustment_codes",schemaPath:"#/properties/adjustment_codes/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -30554,14 +30622,37 @@ vErrors.push(err43);
 errors++;
 }
 }
-}
-else {
-const err44 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.match_status !== undefined){
+let data17 = data.match_status;
+if(typeof data17 !== "string"){
+const err44 = {instancePath:instancePath+"/match_status",schemaPath:"#/properties/match_status/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err44];
 }
 else {
 vErrors.push(err44);
+}
+errors++;
+}
+if(!((((data17 === "matched") || (data17 === "unmatched")) || (data17 === "partially_matched")) || (data17 === "manual_review"))){
+const err45 = {instancePath:instancePath+"/match_status",schemaPath:"#/properties/match_status/enum",keyword:"enum",params:{allowedValues: schema293.properties.match_status.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+}
+}
+else {
+const err46 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
 }
 errors++;
 }
@@ -30732,7 +30823,7 @@ errors++;
 if(data3.charged_amount !== undefined){
 let data5 = data3.charged_amount;
 if(typeof data5 === "string"){
-if(!pattern9.test(data5)){
+if(!pattern12.test(data5)){
 const err12 = {instancePath:instancePath+"/meta/summary/charged_amount",schemaPath:"components-v1#/$defs/AllocationSummary/properties/charged_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err12];
@@ -30757,7 +30848,7 @@ errors++;
 if(data3.allowed_amount !== undefined){
 let data6 = data3.allowed_amount;
 if(typeof data6 === "string"){
-if(!pattern9.test(data6)){
+if(!pattern12.test(data6)){
 const err14 = {instancePath:instancePath+"/meta/summary/allowed_amount",schemaPath:"components-v1#/$defs/AllocationSummary/properties/allowed_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err14];
@@ -30782,7 +30873,7 @@ errors++;
 if(data3.paid_amount !== undefined){
 let data7 = data3.paid_amount;
 if(typeof data7 === "string"){
-if(!pattern9.test(data7)){
+if(!pattern12.test(data7)){
 const err16 = {instancePath:instancePath+"/meta/summary/paid_amount",schemaPath:"components-v1#/$defs/AllocationSummary/properties/paid_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err16];
@@ -30807,7 +30898,7 @@ errors++;
 if(data3.adjustment_amount !== undefined){
 let data8 = data3.adjustment_amount;
 if(typeof data8 === "string"){
-if(!pattern9.test(data8)){
+if(!pattern12.test(data8)){
 const err18 = {instancePath:instancePath+"/meta/summary/adjustment_amount",schemaPath:"components-v1#/$defs/AllocationSummary/properties/adjustment_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err18];
@@ -30832,7 +30923,7 @@ errors++;
 if(data3.patient_responsibility_amount !== undefined){
 let data9 = data3.patient_responsibility_amount;
 if(typeof data9 === "string"){
-if(!pattern9.test(data9)){
+if(!pattern12.test(data9)){
 const err20 = {instancePath:instancePath+"/meta/summary/patient_responsibility_amount",schemaPath:"components-v1#/$defs/AllocationSummary/properties/patient_responsibility_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err20];
@@ -30945,7 +31036,7 @@ validate291.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dyna
 export const listPhysicianOrdersStatus200 = validate297;
 const schema297 = {"$ref":"components#/$defs/PhysicianOrderListResponse"};
 const schema298 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/PhysicianOrder"},"description":"Items of this page."},"meta":{"allOf":[{"$ref":"components#/$defs/ListMeta"},{"type":"object","required":["as_of"],"properties":{"as_of":{"type":"string","format":"date-time","description":"Aging reference instant."}}}]},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
-const schema299 = {"type":"object","required":["id","order_type","patient_id","physician_id","signature_status","sent_at","signed_at","days_outstanding","aging_bucket","sla_days","sla_breached","days_to_sign","created_at"],"properties":{"id":{"type":"string","description":"Order id, or a stable OR- handle in no_phi sessions."},"order_type":{"type":"string","enum":["plan_of_care","recertification","verbal","supplemental","face_to_face","discharge"],"description":"Kind of order."},"patient_id":{"type":"string","description":"Patient (surrogate handle in no_phi sessions)."},"physician_id":{"type":"string","description":"Physician (surrogate handle in no_phi sessions)."},"physician_name":{"type":["string","null"],"description":"Physician; null in no_phi sessions."},"signature_status":{"type":"string","enum":["signed","awaiting_signature","signature_not_required","rejected","superseded","cancelled"],"description":"Signature state.","x-svc-v1-name":"status"},"sent_at":{"type":["string","null"],"format":"date-time","description":"Sent for signature."},"signed_at":{"type":["string","null"],"format":"date-time","description":"Signed."},"days_outstanding":{"type":["integer","null"],"minimum":0,"description":"Days awaiting signature as of meta.as_of; null when not awaiting."},"aging_bucket":{"type":["string","null"],"enum":["not_sent","0_7_days","8_14_days","15_30_days","31_plus_days",null],"description":"Aging as of meta.as_of; null when not awaiting signature."},"sla_days":{"type":"integer","description":"Signature SLA of the agency.","minimum":0},"sla_breached":{"type":"boolean","description":"Whether days_outstanding (or days_to_sign) exceeds sla_days."},"days_to_sign":{"type":["integer","null"],"minimum":0,"description":"Days from sent to signed.","x-svc-since":"2"},"created_at":{"type":"string","format":"date-time","description":"Created."}},"description":"Physician order; order content is never included."};
+const schema299 = {"type":"object","required":["id","order_type","patient_id","physician_id","signature_status","sent_at","signed_at","days_outstanding","aging_bucket","sla_days","sla_breached","days_to_sign","created_at"],"properties":{"id":{"type":"string","description":"Order id, or a stable OR- handle in no_phi sessions.","x-svc-phi":{"reduce":"handle","kind":"physician_order"}},"order_type":{"type":"string","enum":["plan_of_care","recertification","verbal","supplemental","face_to_face","discharge"],"description":"Kind of order."},"patient_id":{"type":"string","description":"Patient (surrogate handle in no_phi sessions).","x-svc-phi":"handle"},"physician_id":{"type":"string","description":"Physician (surrogate handle in no_phi sessions).","x-svc-phi":{"reduce":"handle","kind":"physician"}},"physician_name":{"type":["string","null"],"description":"Physician; null in no_phi sessions.","x-svc-phi":"withheld"},"signature_status":{"type":"string","enum":["signed","awaiting_signature","signature_not_required","rejected","superseded","cancelled"],"description":"Signature state.","x-svc-v1-name":"status"},"sent_at":{"type":["string","null"],"format":"date-time","description":"Sent for signature (year only in no_phi sessions).","x-svc-phi":"year"},"signed_at":{"type":["string","null"],"format":"date-time","description":"Signed (year only in no_phi sessions).","x-svc-phi":"year"},"days_outstanding":{"type":["integer","null"],"minimum":0,"description":"Days awaiting signature as of meta.as_of; null when not awaiting."},"aging_bucket":{"type":["string","null"],"enum":["not_sent","0_7_days","8_14_days","15_30_days","31_plus_days",null],"description":"Aging as of meta.as_of; null when not awaiting signature."},"sla_days":{"type":"integer","description":"Signature SLA of the agency.","minimum":0},"sla_breached":{"type":"boolean","description":"Whether days_outstanding (or days_to_sign) exceeds sla_days."},"days_to_sign":{"type":["integer","null"],"minimum":0,"description":"Days from sent to signed.","x-svc-since":"2"},"created_at":{"type":"string","format":"date-time","description":"Created (year only in no_phi sessions).","x-svc-phi":"year"}},"description":"Physician order; order content is never included."};
 
 function validate298(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -31540,7 +31631,7 @@ validate297.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dyna
 export const listPhysicianOrdersStatus200V1 = validate301;
 const schema301 = {"$ref":"components-v1#/$defs/PhysicianOrderListResponse"};
 const schema302 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components-v1#/$defs/PhysicianOrder"},"description":"Items of this page."},"meta":{"allOf":[{"$ref":"components-v1#/$defs/ListMeta"},{"type":"object","required":["as_of"],"properties":{"as_of":{"type":"string","format":"date-time","description":"Aging reference instant."}}}]},"warnings":{"$ref":"components-v1#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
-const schema303 = {"type":"object","required":["id","order_type","patient_id","physician_id","status","sent_at","signed_at","days_outstanding","aging_bucket","sla_days","sla_breached","created_at"],"properties":{"id":{"type":"string","description":"Order id, or a stable OR- handle in no_phi sessions."},"order_type":{"type":"string","enum":["plan_of_care","recertification","verbal","supplemental","face_to_face","discharge"],"description":"Kind of order."},"patient_id":{"type":"string","description":"Patient (surrogate handle in no_phi sessions)."},"physician_id":{"type":"string","description":"Physician (surrogate handle in no_phi sessions)."},"physician_name":{"type":["string","null"],"description":"Physician; null in no_phi sessions."},"status":{"type":"string","enum":["signed","awaiting_signature","signature_not_required","rejected","superseded","cancelled"],"description":"Signature state.","x-svc-v1-name":"status"},"sent_at":{"type":["string","null"],"format":"date-time","description":"Sent for signature."},"signed_at":{"type":["string","null"],"format":"date-time","description":"Signed."},"days_outstanding":{"type":["integer","null"],"minimum":0,"description":"Days awaiting signature as of meta.as_of; null when not awaiting."},"aging_bucket":{"type":["string","null"],"enum":["not_sent","0_7_days","8_14_days","15_30_days","31_plus_days",null],"description":"Aging as of meta.as_of; null when not awaiting signature."},"sla_days":{"type":"integer","description":"Signature SLA of the agency.","minimum":0},"sla_breached":{"type":"boolean","description":"Whether days_outstanding (or days_to_sign) exceeds sla_days."},"created_at":{"type":"string","format":"date-time","description":"Created."}},"description":"Physician order; order content is never included."};
+const schema303 = {"type":"object","required":["id","order_type","patient_id","physician_id","status","sent_at","signed_at","days_outstanding","aging_bucket","sla_days","sla_breached","created_at"],"properties":{"id":{"type":"string","description":"Order id, or a stable OR- handle in no_phi sessions.","x-svc-phi":{"reduce":"handle","kind":"physician_order"}},"order_type":{"type":"string","enum":["plan_of_care","recertification","verbal","supplemental","face_to_face","discharge"],"description":"Kind of order."},"patient_id":{"type":"string","description":"Patient (surrogate handle in no_phi sessions).","x-svc-phi":"handle"},"physician_id":{"type":"string","description":"Physician (surrogate handle in no_phi sessions).","x-svc-phi":{"reduce":"handle","kind":"physician"}},"physician_name":{"type":["string","null"],"description":"Physician; null in no_phi sessions.","x-svc-phi":"withheld"},"status":{"type":"string","enum":["signed","awaiting_signature","signature_not_required","rejected","superseded","cancelled"],"description":"Signature state.","x-svc-v1-name":"status"},"sent_at":{"type":["string","null"],"format":"date-time","description":"Sent for signature (year only in no_phi sessions).","x-svc-phi":"year"},"signed_at":{"type":["string","null"],"format":"date-time","description":"Signed (year only in no_phi sessions).","x-svc-phi":"year"},"days_outstanding":{"type":["integer","null"],"minimum":0,"description":"Days awaiting signature as of meta.as_of; null when not awaiting."},"aging_bucket":{"type":["string","null"],"enum":["not_sent","0_7_days","8_14_days","15_30_days","31_plus_days",null],"description":"Aging as of meta.as_of; null when not awaiting signature."},"sla_days":{"type":"integer","description":"Signature SLA of the agency.","minimum":0},"sla_breached":{"type":"boolean","description":"Whether days_outstanding (or days_to_sign) exceeds sla_days."},"created_at":{"type":"string","format":"date-time","description":"Created (year only in no_phi sessions).","x-svc-phi":"year"}},"description":"Physician order; order content is never included."};
 
 function validate302(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;

@@ -1,37 +1,36 @@
 import type { components } from '../generated/openapi.js';
 import { resourceNotFound, type Handler, type QueryParams } from './handler.js';
 import { findReferral, listReferralSummaries, referralDocumentIds, type ReferralRow, type ReferralSummaryRow } from '../db/repositories/referrals.js';
-import { checkYearBoundary, patientIdFilter, phiView, type PhiView, type SessionContext } from './phi-view.js';
+import { checkYearBoundary, patientIdFilter, type SessionContext } from './phi-view.js';
 
 type ReferralSummary = components['schemas']['ReferralSummary'];
 type ReferralDetail = components['schemas']['ReferralDetail'];
 
-function referralSummary(row: ReferralSummaryRow, view: PhiView): ReferralSummary {
+function referralSummary(row: ReferralSummaryRow): ReferralSummary {
   return {
     id: row.id,
-    patient_id: view.patientId(row.patient_id),
+    patient_id: row.patient_id,
     intake_id: row.intake_id,
     service_line: row.service_line,
     referral_type: row.referral_type,
     referral_type_category: row.referral_type_category,
-    referral_date: view.instant(row.referral_date),
+    referral_date: row.referral_date.toISOString(),
     referral_source: row.referral_source,
     referral_source_id: row.referral_source_id,
     disposition: row.disposition,
     decline_reason: row.decline_reason,
     office_id: row.office_id,
-    patient_display_name: view.identifying(row.patient_display_name),
-    created_at: view.instant(row.created_at),
+    patient_display_name: row.patient_display_name,
+    created_at: row.created_at.toISOString(),
   };
 }
 
-function referralDetail(row: ReferralRow, documentIds: string[], view: PhiView): ReferralDetail {
+function referralDetail(row: ReferralRow, documentIds: string[]): ReferralDetail {
   return {
-    ...referralSummary(row, view),
-    // An out-of-area decline names the lead's ZIP and city.
-    decline_detail: view.identifying(row.decline_detail),
+    ...referralSummary(row),
+    decline_detail: row.decline_detail,
     request_shape: row.request_shape,
-    zip_code: view.zip(row.zip_code),
+    zip_code: row.zip_code,
     referring_facility: row.referring_facility,
     referring_physician: row.referring_physician,
     referring_physician_id: row.referring_physician_id,
@@ -43,8 +42,8 @@ function referralDetail(row: ReferralRow, documentIds: string[], view: PhiView):
     marketer_label: row.marketer_label,
     document_ids: documentIds,
     source_system: row.source_system,
-    external_reference_id: view.identifying(row.external_reference_id),
-    additional_fields: view.noPhi ? {} : row.additional_fields,
+    external_reference_id: row.external_reference_id,
+    additional_fields: row.additional_fields,
   };
 }
 
@@ -60,9 +59,8 @@ export const listReferrals: Handler<'listReferrals'> = async (ctx) => {
   checkDateRange(ctx, query);
   const filters = { ...query, patient_id: await patientIdFilter(ctx, query.patient_id) };
   const { rows, meta } = await listReferralSummaries(ctx.db, principal.agencyId, filters, query, ctx.cursors);
-  const view = await phiView(ctx, rows.map((r) => r.patient_id));
   ctx.audit.resourceIds = rows.map((r) => r.id);
-  return { data: rows.map((r) => referralSummary(r, view)), meta };
+  return { data: rows.map(referralSummary), meta };
 };
 
 export const getReferral: Handler<'getReferral'> = async (ctx) => {
@@ -70,5 +68,5 @@ export const getReferral: Handler<'getReferral'> = async (ctx) => {
   const [row, documentIds] = await Promise.all([findReferral(ctx.db, agencyId, ctx.params.id), referralDocumentIds(ctx.db, agencyId, ctx.params.id)]);
   if (!row) throw resourceNotFound('referral', ctx.params.id);
   ctx.audit.resourceIds = [row.id];
-  return { data: referralDetail(row, documentIds, await phiView(ctx, [row.patient_id])) };
+  return { data: referralDetail(row, documentIds) };
 };

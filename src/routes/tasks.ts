@@ -23,16 +23,16 @@ function invalid(field: string, message: string): PlatformError {
   return new PlatformError('PLATFORM_INVALID_INPUT', message, { field });
 }
 
-/** A patient is referred to by its surrogate handle in a no_phi session. */
-const pseudonymized = (ctx: TaskContext, type: string) => type === 'patient' && ctx.principal.phiMode === 'no_phi';
-
 async function relatedColumns(ctx: TaskContext, related: RelatedResource | undefined) {
   if (!related) return { related_type: null, related_id: null, related_collection_id: null };
   if (!isLinkable(related.type)) {
     throw invalid('related_resource.type', `Tasks cannot be linked to a ${related.type} in this deployment yet; link a patient, referral, intake or visit.`);
   }
+  // Only a working collection row has a collection; anything else sent here would be stored and served as sent.
+  if (related.collection_id !== undefined) throw invalid('related_resource.collection_id', `A ${related.type} has no collection_id; send it with a working_collection_row only.`);
   const agencyId = ctx.principal.agencyId;
-  const id = pseudonymized(ctx, related.type) ? await ctx.pseudonyms.resolve(agencyId, 'patient', related.id) : related.id;
+  // A no_phi session names a patient by its surrogate handle.
+  const id = related.type === 'patient' && ctx.principal.phiMode === 'no_phi' ? await ctx.pseudonyms.resolve(agencyId, 'patient', related.id) : related.id;
   if (!(await resourceExists(ctx.db, agencyId, { kind: related.type, id }))) {
     throw invalid('related_resource.id', `No ${related.type} ${related.id} in this agency.`);
   }
@@ -46,14 +46,13 @@ async function checkAssignee(ctx: TaskContext, assigneeId: string | null | undef
   }
 }
 
-async function present(ctx: TaskContext, row: TaskRow): Promise<{ data: Task }> {
+function present(ctx: TaskContext, row: TaskRow): { data: Task } {
   ctx.audit.resourceIds = [row.id];
   ctx.reply.header('etag', `"${row.version}"`);
-  let related: Task['related_resource'] = null;
-  if (row.related_type && row.related_id) {
-    const id = pseudonymized(ctx, row.related_type) ? await ctx.pseudonyms.handleFor(row.agency_id, 'patient', row.related_id) : row.related_id;
-    related = { type: row.related_type, id, ...(row.related_collection_id ? { collection_id: row.related_collection_id } : {}) };
-  }
+  const related: Task['related_resource'] =
+    row.related_type && row.related_id
+      ? { type: row.related_type, id: row.related_id, ...(row.related_collection_id ? { collection_id: row.related_collection_id } : {}) }
+      : null;
   return {
     data: {
       id: row.id,

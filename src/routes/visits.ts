@@ -4,7 +4,7 @@ import { PlatformError } from '../errors/platform-error.js';
 import { listPage } from '../db/paging.js';
 import { filteredVisits, findVisit, VISIT_ORDER, type VisitFilters, type VisitRow } from '../db/repositories/visits.js';
 import { instantToYear } from '../domain/deidentify.js';
-import { checkYearBoundary, patientIdFilter, phiView, type PhiView } from './phi-view.js';
+import { checkYearBoundary, patientIdFilter } from './phi-view.js';
 
 type VisitSummary = components['schemas']['VisitSummary'];
 type VisitDetail = components['schemas']['VisitDetail'];
@@ -14,41 +14,34 @@ function invalid(field: string, message: string): PlatformError {
   return new PlatformError('PLATFORM_INVALID_INPUT', message, { field });
 }
 
-/** The view of these visits for the session (one handle lookup for all), recorded in the audit trail. */
-function viewFor(ctx: VisitContext, rows: VisitRow[]): Promise<PhiView> {
-  ctx.audit.resourceIds = rows.map((row) => row.id);
-  return phiView(ctx, rows.map((row) => row.patient_id));
-}
-
-function toSummary(row: VisitRow, view: PhiView): VisitSummary {
+function toSummary(row: VisitRow): VisitSummary {
   return {
     id: row.id,
-    patient_id: view.patientId(row.patient_id)!,
+    patient_id: row.patient_id,
     episode_id: row.episode_id,
     discipline: row.discipline,
     visit_type: row.visit_type,
     status: row.status,
-    scheduled_start: view.instant(row.scheduled_start),
-    scheduled_end: view.instant(row.scheduled_end),
-    actual_start: view.instant(row.actual_start),
-    actual_end: view.instant(row.actual_end),
+    scheduled_start: row.scheduled_start.toISOString(),
+    scheduled_end: row.scheduled_end.toISOString(),
+    actual_start: row.actual_start?.toISOString() ?? null,
+    actual_end: row.actual_end?.toISOString() ?? null,
     clinician_id: row.clinician_id,
     clinician_name: row.clinician_name,
     office_id: row.office_id,
-    updated_at: view.instant(row.updated_at),
+    updated_at: row.updated_at.toISOString(),
   };
 }
 
-function toDetail(row: VisitRow, view: PhiView): VisitDetail {
+function toDetail(row: VisitRow): VisitDetail {
   return {
-    ...toSummary(row, view),
+    ...toSummary(row),
     service_code: row.service_code,
     duration_minutes: row.duration_minutes,
     evv_status: row.evv_status,
     documentation_status: row.documentation_status,
-    // Free text typed by staff may name people, places or dates.
-    missed_reason: view.identifying(row.missed_reason),
-    cancellation_reason: view.identifying(row.cancellation_reason),
+    missed_reason: row.missed_reason,
+    cancellation_reason: row.cancellation_reason,
   };
 }
 
@@ -73,12 +66,13 @@ async function visitFilters(ctx: VisitContext, query: QueryParams<'listVisits'>)
 export const listVisits: Handler<'listVisits'> = async (ctx) => {
   const filters = await visitFilters(ctx, ctx.query);
   const { rows, meta } = await listPage(filteredVisits(ctx.db, ctx.principal.agencyId, filters), VISIT_ORDER, ctx.query, ctx.cursors);
-  const view = await viewFor(ctx, rows);
-  return { data: rows.map((row) => toSummary(row, view)), meta };
+  ctx.audit.resourceIds = rows.map((row) => row.id);
+  return { data: rows.map(toSummary), meta };
 };
 
 export const getVisit: Handler<'getVisit'> = async (ctx) => {
   const row = await findVisit(ctx.db, ctx.principal.agencyId, ctx.params.id);
   if (!row) throw resourceNotFound('visit', ctx.params.id);
-  return { data: toDetail(row, await viewFor(ctx, [row])) };
+  ctx.audit.resourceIds = [row.id];
+  return { data: toDetail(row) };
 };

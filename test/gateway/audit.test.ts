@@ -85,7 +85,7 @@ t.test('the database refuses UPDATE, DELETE and TRUNCATE of audit_events', async
 t.test('a failing audit write inside a command rolls the command back with PLATFORM_AUDIT_WRITE_FAILED', async (t) => {
   const agencyId = await newAgency();
   const requestId = `req-${randomUUID()}`;
-  const id = { agencyId, extensionId: 'ext-1', key: `key-${randomUUID()}`, operationId: 'createTask', fingerprint: requestFingerprint('POST', '/api/v1/ext/tasks', {}) };
+  const id = { agencyId, extensionId: 'ext-1', key: `key-${randomUUID()}`, operationId: 'createTask', fingerprint: requestFingerprint('POST', '/api/v1/ext/tasks', {}, 'phi') };
   const command = (status: number) => async (trx: Transaction<DB>) => {
     await sql`insert into audit_test_side_effects (request_id) values (${requestId})`.execute(trx);
     // status 0 breaks the table's CHECK, standing in for any failure of the insert.

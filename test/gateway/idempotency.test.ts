@@ -24,11 +24,11 @@ await sql`create table idempotency_test_side_effects (agency_id text not null, k
 async function newCommand(body: unknown = { title: 'Call the patient' }, path = '/api/v1/ext/tasks'): Promise<CommandIdentity> {
   const agencyId = randomUUID();
   await db.insertInto('agencies').values({ id: agencyId, name: 'Test agency' }).execute();
-  return { agencyId, extensionId: randomUUID(), key: `key-${randomUUID()}`, operationId: 'createTask', fingerprint: requestFingerprint('POST', path, body) };
+  return { agencyId, extensionId: randomUUID(), key: `key-${randomUUID()}`, operationId: 'createTask', fingerprint: requestFingerprint('POST', path, body, 'phi') };
 }
 
 function withBody(id: CommandIdentity, body: unknown, path = '/api/v1/ext/tasks'): CommandIdentity {
-  return { ...id, fingerprint: requestFingerprint('POST', path, body) };
+  return { ...id, fingerprint: requestFingerprint('POST', path, body, 'phi') };
 }
 
 async function writeSideEffect(trx: Transaction<DB>, id: CommandIdentity, note: string): Promise<void> {
@@ -69,15 +69,16 @@ const failing = (message: string) => async (): Promise<CommandLedger> => {
 };
 
 t.test('fingerprint: key order is irrelevant, values and path are not', async (t) => {
-  const a = requestFingerprint('POST', '/api/v1/ext/tasks', { title: 'x', meta: { b: 1, a: [1, { d: 2, c: 3 }] } });
-  const b = requestFingerprint('POST', '/api/v1/ext/tasks', { meta: { a: [1, { c: 3, d: 2 }], b: 1 }, title: 'x' });
+  const a = requestFingerprint('POST', '/api/v1/ext/tasks', { title: 'x', meta: { b: 1, a: [1, { d: 2, c: 3 }] } }, 'phi');
+  const b = requestFingerprint('POST', '/api/v1/ext/tasks', { meta: { a: [1, { c: 3, d: 2 }], b: 1 }, title: 'x' }, 'phi');
   t.equal(a, b, 'same members in another order');
   t.match(a, /^[0-9a-f]{64}$/);
-  t.not(requestFingerprint('POST', '/api/v1/ext/tasks', { title: 'y' }), requestFingerprint('POST', '/api/v1/ext/tasks', { title: 'x' }), 'value');
-  t.not(requestFingerprint('POST', '/api/v1/ext/tasks', { n: 1 }), requestFingerprint('POST', '/api/v1/ext/tasks', { n: '1' }), 'type of a value');
-  t.not(requestFingerprint('POST', '/api/v1/ext/tasks', [1, 2]), requestFingerprint('POST', '/api/v1/ext/tasks', [2, 1]), 'array order');
-  t.not(requestFingerprint('PATCH', '/api/v1/ext/tasks/t-1', {}), requestFingerprint('PATCH', '/api/v1/ext/tasks/t-2', {}), 'path');
-  t.not(requestFingerprint('PATCH', '/api/v1/ext/tasks/t-1', {}), requestFingerprint('DELETE', '/api/v1/ext/tasks/t-1', {}), 'method');
+  t.not(requestFingerprint('POST', '/api/v1/ext/tasks', { title: 'y' }, 'phi'), requestFingerprint('POST', '/api/v1/ext/tasks', { title: 'x' }, 'phi'), 'value');
+  t.not(requestFingerprint('POST', '/api/v1/ext/tasks', { n: 1 }, 'phi'), requestFingerprint('POST', '/api/v1/ext/tasks', { n: '1' }, 'phi'), 'type of a value');
+  t.not(requestFingerprint('POST', '/api/v1/ext/tasks', [1, 2], 'phi'), requestFingerprint('POST', '/api/v1/ext/tasks', [2, 1], 'phi'), 'array order');
+  t.not(requestFingerprint('PATCH', '/api/v1/ext/tasks/t-1', {}, 'phi'), requestFingerprint('PATCH', '/api/v1/ext/tasks/t-2', {}, 'phi'), 'path');
+  t.not(requestFingerprint('PATCH', '/api/v1/ext/tasks/t-1', {}, 'phi'), requestFingerprint('DELETE', '/api/v1/ext/tasks/t-1', {}, 'phi'), 'method');
+  t.not(requestFingerprint('POST', '/api/v1/ext/tasks', {}, 'phi'), requestFingerprint('POST', '/api/v1/ext/tasks', {}, 'no_phi'), 'PHI mode');
 });
 
 t.test('the first run executes, stores and returns the response', async (t) => {

@@ -126,7 +126,7 @@ t.test("a command's metering write that fails rolls the command back as PLATFORM
   await sql`alter table metering_segments add constraint refuse_test_extension check (extension_id <> ${sql.lit(extensionId)}) not valid`.execute(db);
   t.teardown(() => sql`alter table metering_segments drop constraint refuse_test_extension`.execute(db));
   const [metering] = eventsFor(extensionId, 1, { agencyId, operationId: 'createTask' });
-  const id = { agencyId, extensionId, key: `key-${randomUUID()}`, operationId: 'createTask', fingerprint: requestFingerprint('POST', '/api/v1/ext/tasks', {}) };
+  const id = { agencyId, extensionId, key: `key-${randomUUID()}`, operationId: 'createTask', fingerprint: requestFingerprint('POST', '/api/v1/ext/tasks', {}, 'phi') };
   const audit = { ...metering, resourceType: 'task', resourceIds: [], outcome: 'success' as const, phiMode: 'phi' as const };
   const failure = await runIdempotent(db, id, async () => ({ audit, metering, response: { status: 200, headers: {}, body: '{}' } })).catch((err: unknown) => err);
   t.match(failure, { code: 'PLATFORM_METERING_WRITE_FAILED', status: 503, cause: { code: '23514' } });

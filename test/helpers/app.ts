@@ -7,6 +7,7 @@ import { findOperation } from '../../src/gateway/operation-paths.js';
 import { testDatabase, type Teardown } from './database.js';
 import { bearer, createTestIntegration, issueTestToken, type TestIntegration, type TestIntegrationOptions } from './identity.js';
 import type { PhiMode } from '../../src/gateway/principal.js';
+import type { Logger } from 'pino';
 
 export type Response = LightMyRequestResponse;
 
@@ -54,10 +55,10 @@ function assertMatchesContract(method: string, url: string, res: Response) {
   }
 }
 
-/** The app on this process's test database (PGlite, or PostgreSQL with TEST_DATABASE_URL). */
-export async function buildTestApp(overrides: Partial<Config> = {}, t: Teardown = rootTest): Promise<TestApi> {
+/** The app on this process's test database (PGlite, or PostgreSQL with TEST_DATABASE_URL); silent unless given a logger. */
+export async function buildTestApp(overrides: Partial<Config> = {}, t: Teardown = rootTest, logger?: Logger): Promise<TestApi> {
   const database = await testDatabase();
-  const app = await buildApp({ config: { ...loadConfig({}), ...overrides }, database });
+  const app = await buildApp({ config: { ...loadConfig({}), ...overrides }, database, logger });
   t.teardown(() => app.close());
   return {
     app,

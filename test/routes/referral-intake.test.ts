@@ -414,7 +414,7 @@ t.test('a failing rule leaves nothing written, however late it fails', async (t)
   const packet = currentPacket();
   const lateFailure = await post(phi, { ...packet, document_ids: [documentIds[0], 'doc_missing'] });
   invalidInput(t, lateFailure, 'document_ids[1]');
-  invalidInput(t, await post(phi, { ...packet, diagnoses: [{ code: 'A', is_primary: true }, { code: 'B', is_primary: true }] }), 'diagnoses[1].is_primary');
+  invalidInput(t, await post(phi, { ...packet, diagnoses: [{ code: 'C34.90', is_primary: true }, { code: 'J44.9', is_primary: true }] }), 'diagnoses[1].is_primary');
   t.same(await counts(), before);
   t.match(await auditOf(lateFailure), { outcome: 'failure', status: 400, source_system: 'hospital_ehr_hub', external_reference_id: 'EHR-2026-000123' }, "the refused attempt is audited with the sender's reference");
 });

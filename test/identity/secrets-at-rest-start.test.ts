@@ -24,8 +24,8 @@ function freePort(): Promise<number> {
 interface Run {
   url: string;
   stdout: () => string;
-  /** Waits until the process exits (it is asked to when `stop`); its exit code. */
-  exited: (stop?: boolean) => Promise<number | null>;
+  /** Waits until the process exits (it is asked to when `stop`): its exit code, or 'still running' after a minute. */
+  exited: (stop?: boolean) => Promise<number | null | 'still running'>;
   /** True once /livez answers; false when the process exited first. */
   ready: () => Promise<boolean>;
 }
@@ -34,7 +34,7 @@ async function server(t: Test, env: Record<string, string>): Promise<Run> {
   const port = await freePort();
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
     cwd: root,
-    env: { ...process.env, DATABASE_URL: '', SECRETS_KEY: '', SECRETS_KEY_FILE: '', SECRETS_KEY_PREVIOUS: '', PORT: String(port), LOG_LEVEL: 'info', ...env },
+    env: { ...process.env, DATABASE_URL: '', SECRETS_KEY: '', SECRETS_KEY_FILE: '', SECRETS_KEY_PREVIOUS: '', PORT: String(port), LOG_LEVEL: 'info', TOKEN_ISSUER: 'http://extension-api.test', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -48,7 +48,7 @@ async function server(t: Test, env: Record<string, string>): Promise<Run> {
     stdout: () => output,
     exited: (stop = false) => {
       if (stop) child.kill('SIGTERM');
-      return exit;
+      return Promise.race([exit, sleep(60_000, 'still running' as const)]);
     },
     ready: async () => {
       for (const deadline = Date.now() + 240_000; Date.now() < deadline; await sleep(200)) {
@@ -142,7 +142,6 @@ t.test('embedded store: a key file is created beside DATA_DIR (mode 600), the se
 
 t.test('PostgreSQL without a key-encryption key: refused in one line, before connecting', embeddedRun, async (t) => {
   const run = await server(t, { DATABASE_URL: 'postgresql://nobody@127.0.0.1:1/unreachable' });
-  const exited = await Promise.race([run.exited(), sleep(60_000, 'still running')]);
-  t.equal(exited, 1);
+  t.equal(await run.exited(), 1);
   oneLine(t, run, /^DATABASE_URL is set but neither SECRETS_KEY nor SECRETS_KEY_FILE is/);
 });

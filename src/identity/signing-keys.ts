@@ -88,10 +88,9 @@ export interface ActiveSigningKey {
 
 /** `known` is the same key as loaded before: its kid is its public key's thumbprint, so what was derived from it still holds. */
 function toLoadedKey(row: Selectable<SigningKeysTable>, keys: KeyEncryption, known: LoadedKey | undefined): LoadedKey {
-  const active = row.retired_at === null;
   return {
     kid: row.kid,
-    privateKeyPem: active ? (known?.privateKeyPem ?? keys.open(row.private_key_sealed, signingKeyRow(row.kid)).toString('utf8')) : undefined,
+    privateKeyPem: row.retired_at === null ? (known?.privateKeyPem ?? keys.open(row.private_key_sealed, signingKeyRow(row.kid)).toString('utf8')) : undefined,
     publicKeyPem: known?.publicKeyPem ?? createPublicKey({ key: row.public_jwk, format: 'jwk' }).export({ format: 'pem', type: 'spki' }).toString(),
     publicJwk: row.public_jwk,
     createdAt: row.created_at,

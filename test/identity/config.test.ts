@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import t from 'tap';
 import { loadConfig } from '../../src/config.js';
 
@@ -22,4 +23,21 @@ t.test('bad token settings stop the start with one line', async (t) => {
   t.throws(() => loadConfig({ TOKEN_TTL_SECONDS: '30' }), { message: 'TOKEN_TTL_SECONDS must be an integer >= 60, got "30"' });
   t.throws(() => loadConfig({ TOKEN_TTL_SECONDS: '86401' }), { message: 'TOKEN_TTL_SECONDS must be at most 86400, got "86401"' });
   t.throws(() => loadConfig({ AUTH_STATE_TTL_MS: '-1' }), { message: /AUTH_STATE_TTL_MS must be an integer >= 0/ });
+});
+
+t.test('config: where the key comes from', async (t) => {
+  const key = randomBytes(32);
+  t.same(loadConfig({ SECRETS_KEY: key.toString('base64') }).secretsKey, { current: { from: 'SECRETS_KEY', key }, previous: [] });
+  t.same(loadConfig({ SECRETS_KEY_FILE: '/run/secrets/kek' }).secretsKey.current, { from: 'SECRETS_KEY_FILE', path: '/run/secrets/kek' });
+  t.same(loadConfig({ DATA_DIR: '/srv/ext/data' }).secretsKey.current, { from: 'default file', path: '/srv/ext/data.secrets-key' }, 'beside the data directory');
+  t.same(loadConfig({ DATABASE_URL: 'postgres://db/ext' }).secretsKey.current, { from: 'none' }, 'PostgreSQL has no default');
+  const [a, b] = [randomBytes(32), randomBytes(32)];
+  t.same(loadConfig({ SECRETS_KEY: key.toString('hex'), SECRETS_KEY_PREVIOUS: `${a.toString('base64')}, ${b.toString('hex')},` }).secretsKey.previous, [a, b]);
+});
+
+t.test('config: bad key settings stop the start with one line', async (t) => {
+  const key = randomBytes(32).toString('base64');
+  t.throws(() => loadConfig({ SECRETS_KEY: 'not-a-key' }), { message: /^SECRETS_KEY must be 32 random bytes in base64 or hex .*, got 9 characters$/ });
+  t.throws(() => loadConfig({ SECRETS_KEY: key, SECRETS_KEY_FILE: '/run/secrets/kek' }), { message: 'set SECRETS_KEY or SECRETS_KEY_FILE, not both' });
+  t.throws(() => loadConfig({ SECRETS_KEY: key, SECRETS_KEY_PREVIOUS: `${key},short` }), { message: /^SECRETS_KEY_PREVIOUS \(item 2\) must be 32 random bytes/ });
 });

@@ -4,6 +4,7 @@ import { createIntegration } from '../src/admin/integration.js';
 import type { Config } from '../src/config.js';
 import type { DB } from '../src/db/schema.js';
 import { CONTRACT_CAPABILITIES, CONTRACT_SCOPES } from '../src/identity/grants.js';
+import { loadKeyEncryption } from '../src/identity/key-encryption-keys.js';
 import { ensureSigningKey, KeyRing } from '../src/identity/signing-keys.js';
 import { TokenSigner } from '../src/identity/tokens.js';
 import { tokenSettings } from '../src/services.js';
@@ -27,8 +28,10 @@ export async function benchIntegration(db: Kysely<DB>, config: Config, agencyId:
     agencyId, name: 'Bench', scopes: [...CONTRACT_SCOPES], capabilities: [...CONTRACT_CAPABILITIES], phiModes: ['phi'],
     rateLimitPerMinute: 1_000_000_000, dailyQuota: 2_000_000_000,
   });
-  await ensureSigningKey(db, config.tokenTtlSeconds);
-  const signer = new TokenSigner(new KeyRing(db, config.tokenTtlSeconds), tokenSettings(config));
+  // The service's own key-encryption key (the same configuration), so both sign with the one signing key.
+  const keys = loadKeyEncryption(config.secretsKey, (message) => console.error(message));
+  await ensureSigningKey(db, keys, config.tokenTtlSeconds);
+  const signer = new TokenSigner(new KeyRing(db, keys, config.tokenTtlSeconds), tokenSettings(config));
   const subject = { ...integration, phiMode: 'phi' as const, scopes: [...CONTRACT_SCOPES] };
   return async () => (await signer.sign(subject)).accessToken;
 }

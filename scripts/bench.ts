@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig, type Config } from '../src/config.js';
 import { openDatabase } from '../src/db/database.js';
+import { ensureKeyFile } from '../src/identity/key-encryption-keys.js';
 import type { BaselineConfig, BaselineRoute } from './bench-baseline.js';
 import { CLINICAL_SPECS, prepareClinical, type ClinicalSpec } from './bench-clinical.js';
 import { prepareBenchIdentity } from './bench-identity.js';
@@ -225,10 +226,21 @@ function reportFailures(results: Result[]): void {
   }
 }
 
+/**
+ * PostgreSQL needs a key-encryption key. Without one in the environment, the bench keeps its own in .bench/ (created
+ * once): the bench database outlives a run (its seeded agencies are reused), and so must the key of its secrets.
+ */
+function benchSecretsKey(env: NodeJS.ProcessEnv): { SECRETS_KEY_FILE?: string } {
+  if (env.SECRETS_KEY || env.SECRETS_KEY_FILE) return {};
+  const path = join(root, '.bench', 'secrets-key');
+  ensureKeyFile(path, (message) => console.error(message));
+  return { SECRETS_KEY_FILE: path };
+}
+
 async function main() {
   // BENCH_DATABASE_URL runs the service on PostgreSQL; otherwise on a fresh embedded store.
   const { DATABASE_URL: _ignored, BENCH_DATABASE_URL: databaseUrl, ...rest } = process.env;
-  const env = { ...rest, HOST: '127.0.0.1', DATA_DIR: join(tmp, 'data'), LOG_LEVEL: 'warn', TOKEN_ISSUER: 'http://bench.invalid', ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) };
+  const env = { ...rest, HOST: '127.0.0.1', DATA_DIR: join(tmp, 'data'), LOG_LEVEL: 'warn', TOKEN_ISSUER: 'http://bench.invalid', ...(databaseUrl ? { DATABASE_URL: databaseUrl, ...benchSecretsKey(rest) } : {}) };
   const config = loadConfig(env);
   const selection = select(databaseUrl);
   if (selection.gateway.length + selection.clinical.length === 0) {

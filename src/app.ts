@@ -2,6 +2,7 @@ import Fastify from 'fastify';
 import { pino, type Logger } from 'pino';
 import type { Config } from './config.js';
 import type { Database } from './db/database.js';
+import type { KeyEncryption } from './identity/key-encryption.js';
 import { installBodyParsers } from './gateway/body-parsing.js';
 import { clientErrorHandler, installErrorHandler } from './gateway/error-handler.js';
 import { installNotFound } from './gateway/not-found.js';
@@ -20,11 +21,13 @@ import { registerApiReference } from './docs/api-reference.js';
 export interface AppOptions {
   config: Config;
   database: Database;
+  /** The key-encryption keys of the secrets stored in the database (src/identity/key-encryption-keys.ts). */
+  keyEncryption: KeyEncryption;
   /** The process logger; tests run silent. */
   logger?: Logger;
 }
 
-export async function buildApp({ config, database, logger = pino({ level: 'silent' }) }: AppOptions) {
+export async function buildApp({ config, database, keyEncryption, logger = pino({ level: 'silent' }) }: AppOptions) {
   const app = Fastify({
     ...requestLogging(logger),
     genReqId: requestIdFor,
@@ -52,7 +55,7 @@ export async function buildApp({ config, database, logger = pino({ level: 'silen
   installBodyParsers(app);
   installErrorHandler(app);
   installNotFound(app);
-  const services = createServices(config, database.db, logger);
+  const services = createServices(config, database.db, keyEncryption, logger);
   refuseUnsupportedGrantTypes(app);
   const drainHandlers = registerOperations(app, createHandlers(services), { ...services, db: database.db, handlerTimeoutMs: config.handlerTimeoutMs });
   // After in-flight requests, and handlers whose client hung up, have finished: flush what the buffers still hold.

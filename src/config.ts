@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
+import { decodeKeyText } from './identity/key-encryption.js';
 
 export interface Config {
   host: string;
@@ -21,6 +22,23 @@ export interface Config {
   authStateTtlMs: number;
   /** The proxies whose X-Forwarded-For is believed (addresses, CIDR ranges, proxy-addr's named ranges); false: none. */
   trustProxy: false | string[];
+  secretsKey: SecretsKeySettings;
+}
+
+/**
+ * Where the key-encryption key comes from. Only decided here: the key file is read (or created) when a process needs
+ * the key, so a process that never opens a secret (e.g. `npm run migrate`) needs no key.
+ */
+export interface SecretsKeySettings {
+  current:
+    | { from: 'SECRETS_KEY'; key: Buffer }
+    | { from: 'SECRETS_KEY_FILE'; path: string }
+    /** Embedded store without a key: a file beside (not inside) DATA_DIR, created on first use. */
+    | { from: 'default file'; path: string }
+    /** PostgreSQL without a key: refused when a key is needed, since every process sharing the database needs the same one. */
+    | { from: 'none' };
+  /** SECRETS_KEY_PREVIOUS: more keys accepted for opening secrets during a rotation, never used to seal. */
+  previous: Buffer[];
 }
 
 type Env = Record<string, string | undefined>;
@@ -83,16 +101,30 @@ function trustProxy(env: Env): false | string[] {
   return entries;
 }
 
+function secretsKey(env: Env, databaseUrl: string | undefined, dataDir: string): SecretsKeySettings {
+  if (env.SECRETS_KEY && env.SECRETS_KEY_FILE) throw new Error('set SECRETS_KEY or SECRETS_KEY_FILE, not both');
+  const previous = (env.SECRETS_KEY_PREVIOUS ?? '')
+    .split(',')
+    .filter((item) => item.trim() !== '')
+    .map((item, i) => decodeKeyText(item, `SECRETS_KEY_PREVIOUS (item ${i + 1})`));
+  if (env.SECRETS_KEY) return { current: { from: 'SECRETS_KEY', key: decodeKeyText(env.SECRETS_KEY, 'SECRETS_KEY') }, previous };
+  if (env.SECRETS_KEY_FILE) return { current: { from: 'SECRETS_KEY_FILE', path: resolve(env.SECRETS_KEY_FILE) }, previous };
+  // Beside the data directory, not in it: whoever copies or backs up the directory must not get the key with it.
+  return { current: databaseUrl ? { from: 'none' } : { from: 'default file', path: `${dataDir}.secrets-key` }, previous };
+}
+
 /** Reads and validates the environment once; everything else receives a Config. */
 export function loadConfig(env: Env = process.env): Config {
   const port = integer(env, 'PORT', 3000);
   const tokenIssuer = issuerUrl(env, 'TOKEN_ISSUER', `http://localhost:${port}`);
+  const databaseUrl = env.DATABASE_URL || undefined;
+  const dataDir = resolve(env.DATA_DIR || './data');
   return {
     host: env.HOST || '127.0.0.1',
     port,
     logLevel: env.LOG_LEVEL || 'info',
-    databaseUrl: env.DATABASE_URL || undefined,
-    dataDir: resolve(env.DATA_DIR || './data'),
+    databaseUrl,
+    dataDir,
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1_048_576, 1),
     requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', 30_000, 1),
     handlerTimeoutMs: integer(env, 'HANDLER_TIMEOUT_MS', 10_000, 1),
@@ -107,6 +139,7 @@ export function loadConfig(env: Env = process.env): Config {
     tokenTtlSeconds: tokenTtlSeconds(env),
     authStateTtlMs: integer(env, 'AUTH_STATE_TTL_MS', 5_000),
     trustProxy: trustProxy(env),
+    secretsKey: secretsKey(env, databaseUrl, dataDir),
   };
 }
 

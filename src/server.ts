@@ -5,12 +5,27 @@ import { openDatabase } from './db/database.js';
 import { buildApp } from './app.js';
 import { describeDemo, ensureDemo } from './admin/demo.js';
 import { ensureSigningKey } from './identity/signing-keys.js';
+import { loadKeyEncryption } from './identity/key-encryption-keys.js';
+import { sealSecrets, type SealingReport } from './identity/secrets-at-rest.js';
+import type { KeyEncryption } from './identity/key-encryption.js';
 import { startHousekeeping } from './gateway/housekeeping.js';
 
 const logger = pino({ level: process.env.LOG_LEVEL || 'info' });
 
+function logSealing(sealing: SealingReport, keys: KeyEncryption): void {
+  const { current, previous } = keys;
+  logger.info(`Secrets at rest are sealed under key-encryption key ${current.id} (${current.source})`);
+  if (sealing.sealed > 0) logger.warn(`Sealed ${sealing.sealed} secrets that were stored in plaintext (written before secrets were encrypted at rest)`);
+  if (sealing.underPreviousKey > 0) {
+    logger.warn(`${sealing.underPreviousKey} secrets are still sealed under a previous key: once every process accepts ${current.id}, run "npm run -s admin -- secrets rewrap"`);
+  } else if (previous.length > 0) {
+    logger.info(`No secret is sealed under SECRETS_KEY_PREVIOUS (${previous.map((k) => k.id).join(', ')}): this database does not need it`);
+  }
+}
+
 async function main() {
   const config = loadServerConfig();
+  const keyEncryption = loadKeyEncryption(config.secretsKey, (message) => logger.warn(message));
   const database = await openDatabase({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
@@ -19,10 +34,12 @@ async function main() {
     statementTimeoutMs: config.db.statementTimeoutMs,
     logger,
   });
-  await ensureSigningKey(database.db, config.tokenTtlSeconds);
+  const sealing = await sealSecrets(database.db, keyEncryption);
+  logSealing(sealing, keyEncryption);
+  await ensureSigningKey(database.db, keyEncryption, config.tokenTtlSeconds);
   // The embedded store is for trying the service out: an empty one gets a demo agency and credentials.
   const demo = !config.databaseUrl || process.env.DEMO === '1' ? await ensureDemo(database.db, config.tokenIssuer) : undefined;
-  const app = await buildApp({ config, database, logger });
+  const app = await buildApp({ config, database, keyEncryption, logger });
   const stopHousekeeping = startHousekeeping(database.db, logger);
 
   closeWithGrace({ delay: config.shutdownGraceMs }, async ({ signal, err }) => {

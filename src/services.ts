@@ -5,6 +5,7 @@ import type { DB } from './db/schema.js';
 import { Authenticator } from './identity/authenticator.js';
 import { ClientCredentialsGrant } from './identity/client-credentials.js';
 import { ExtensionPolicies } from './identity/extension-policies.js';
+import type { KeyEncryption } from './identity/key-encryption.js';
 import { KeyRing } from './identity/signing-keys.js';
 import { TokenFailureLimiter } from './identity/token-failures.js';
 import { TokenSigner, createTokenVerifier, type TokenSettings } from './identity/tokens.js';
@@ -36,9 +37,10 @@ export function tokenSettings(config: Config): TokenSettings {
   return { issuer: config.tokenIssuer, audience: config.tokenAudience, ttlSeconds: config.tokenTtlSeconds };
 }
 
-export function createServices(config: Config, db: Kysely<DB>, log: FastifyBaseLogger): AppServices {
+/** `keyEncryption` opens the secrets the database stores sealed (signing keys, the cursor key). */
+export function createServices(config: Config, db: Kysely<DB>, keyEncryption: KeyEncryption, log: FastifyBaseLogger): AppServices {
   const settings = tokenSettings(config);
-  const keyRing = new KeyRing(db, config.tokenTtlSeconds);
+  const keyRing = new KeyRing(db, keyEncryption, config.tokenTtlSeconds);
   const tokenSigner = new TokenSigner(keyRing, settings);
   const metering = new MeteringBuffer(db, log);
   const audit = new AuditBuffer(db, log);
@@ -52,7 +54,7 @@ export function createServices(config: Config, db: Kysely<DB>, log: FastifyBaseL
     metering,
     audit,
     pseudonyms: new PseudonymService(db),
-    cursorSeal: new CursorSeal(db),
+    cursorSeal: new CursorSeal(db, keyEncryption),
     close: async () => {
       await Promise.all([metering.close(), audit.close()]);
     },

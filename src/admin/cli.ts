@@ -6,6 +6,9 @@ import { demoCommands } from './demo.js';
 import { AdminError, type Command, type CommandOutput, type Commands } from './command.js';
 import { integrationCommands } from './integration.js';
 import { keysCommands } from './keys.js';
+import { secretsCommands } from './secrets.js';
+import { loadKeyEncryption } from '../identity/key-encryption-keys.js';
+import type { KeyEncryption } from '../identity/key-encryption.js';
 import { tokenCommands } from './token.js';
 
 const NOUNS: Record<string, Commands> = {
@@ -13,6 +16,7 @@ const NOUNS: Record<string, Commands> = {
   integration: integrationCommands,
   token: tokenCommands,
   keys: keysCommands,
+  secrets: secretsCommands,
   demo: demoCommands,
 };
 
@@ -33,8 +37,11 @@ function findCommand(noun: string | undefined, verb: string | undefined): Comman
 async function execute(command: Command, options: Record<string, string | boolean | undefined>, config: Config): Promise<CommandOutput> {
   // Like the server: the embedded store is refused (with the holder named) while another process has it.
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, ...config.db });
+  let keyEncryption: KeyEncryption | undefined;
+  // stdout carries the command's output (one JSON object with --json): notices about the key file go to stderr.
+  const keys = () => (keyEncryption ??= loadKeyEncryption(config.secretsKey, (message) => process.stderr.write(`note: ${message}\n`)));
   try {
-    return await command.run({ db: database.db, config, options });
+    return await command.run({ db: database.db, config, options, keyEncryption: keys });
   } finally {
     await database.close();
   }

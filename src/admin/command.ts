@@ -2,6 +2,7 @@ import type { ParseArgsConfig } from 'node:util';
 import type { Kysely } from 'kysely';
 import type { Config } from '../config.js';
 import type { DB } from '../db/schema.js';
+import type { KeyEncryption } from '../identity/key-encryption.js';
 
 /** An expected refusal (bad input, unknown id): reported as one line, without a stack trace. */
 export class AdminError extends Error {}
@@ -12,6 +13,8 @@ export interface CommandContext {
   db: Kysely<DB>;
   config: Config;
   options: Options;
+  /** The key-encryption keys, loaded on first call: only commands that seal or open secrets need them. */
+  keyEncryption(): KeyEncryption;
 }
 
 export interface CommandOutput {

@@ -1,6 +1,8 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { DB } from './schema.js';
+import type { KeyEncryption } from '../identity/key-encryption.js';
+import { serviceSecretRow } from '../identity/secrets-at-rest.js';
 
 const PURPOSE = 'list-cursor';
 const IV_BYTES = 12;
@@ -15,7 +17,10 @@ const TAG_BYTES = 16;
 export class CursorSeal {
   private key: Promise<Buffer> | undefined;
 
-  constructor(private readonly db: Kysely<DB>) {}
+  constructor(
+    private readonly db: Kysely<DB>,
+    private readonly keyEncryption: KeyEncryption,
+  ) {}
 
   async seal(value: unknown, binding: Uint8Array): Promise<string> {
     const iv = randomBytes(IV_BYTES);
@@ -48,14 +53,15 @@ export class CursorSeal {
     return this.key;
   }
 
-  /** The first instance to need the key creates it; the others read the one that won. */
+  /** The first instance to need the key creates it; the others read the one that won. Stored sealed under the key-encryption key. */
   private async loadOrCreate(): Promise<Buffer> {
+    const row = serviceSecretRow(PURPOSE);
     await this.db
       .insertInto('service_secrets')
-      .values({ purpose: PURPOSE, secret: randomBytes(32) })
+      .values({ purpose: PURPOSE, secret_sealed: this.keyEncryption.seal(randomBytes(32), row) })
       .onConflict((oc) => oc.column('purpose').doNothing())
       .execute();
-    const row = await this.db.selectFrom('service_secrets').select('secret').where('purpose', '=', PURPOSE).executeTakeFirstOrThrow();
-    return row.secret;
+    const stored = await this.db.selectFrom('service_secrets').select('secret_sealed').where('purpose', '=', PURPOSE).executeTakeFirstOrThrow();
+    return this.keyEncryption.open(stored.secret_sealed, row);
   }
 }

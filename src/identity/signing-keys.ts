@@ -3,6 +3,8 @@ import { sql, type Kysely, type Selectable } from 'kysely';
 import type { DB } from '../db/schema.js';
 import { lockKey, xactLock } from '../db/advisory-locks.js';
 import type { PublicJwk, SigningKeysTable } from '../db/tables/identity.js';
+import type { KeyEncryption } from './key-encryption.js';
+import { signingKeyRow } from './secrets-at-rest.js';
 
 /**
  * Instances refresh their key ring every KEY_RING_REFRESH_MS, so one may still sign with a key for that long
@@ -36,7 +38,7 @@ export interface Rotation {
   retired: { kid: string; verifyUntil: Date }[];
 }
 
-async function rotateLocked(db: Kysely<DB>, tokenTtlSeconds: number, onlyIfNone: boolean): Promise<Rotation | undefined> {
+async function rotateLocked(db: Kysely<DB>, keys: KeyEncryption, tokenTtlSeconds: number, onlyIfNone: boolean): Promise<Rotation | undefined> {
   return db.transaction().execute(async (trx) => {
     // Serializes rotations across instances (and the admin tool), so two never both retire and replace one key.
     await sql`select ${xactLock(lockKey('signing-keys'))}`.execute(trx);
@@ -53,25 +55,25 @@ async function rotateLocked(db: Kysely<DB>, tokenTtlSeconds: number, onlyIfNone:
     const key = generateSigningKey();
     await trx
       .insertInto('signing_keys')
-      .values({ kid: key.kid, algorithm: 'ES256', private_key_pem: key.privateKeyPem, public_jwk: JSON.stringify(key.publicJwk) })
+      .values({ kid: key.kid, algorithm: 'ES256', private_key_sealed: keys.seal(key.privateKeyPem, signingKeyRow(key.kid)), public_jwk: JSON.stringify(key.publicJwk) })
       .execute();
     return { kid: key.kid, retired: retired.map((r) => ({ kid: r.kid, verifyUntil: r.verify_until! })) };
   });
 }
 
 /** Creates a new active key and retires the previous one, which keeps verifying its tokens until they expire. */
-export async function rotateSigningKey(db: Kysely<DB>, tokenTtlSeconds: number): Promise<Rotation> {
-  return (await rotateLocked(db, tokenTtlSeconds, false))!;
+export async function rotateSigningKey(db: Kysely<DB>, keys: KeyEncryption, tokenTtlSeconds: number): Promise<Rotation> {
+  return (await rotateLocked(db, keys, tokenTtlSeconds, false))!;
 }
 
 /** Creates the first key when there is no active one; returns its kid, or undefined when a key existed. */
-export async function ensureSigningKey(db: Kysely<DB>, tokenTtlSeconds: number): Promise<string | undefined> {
-  return (await rotateLocked(db, tokenTtlSeconds, true))?.kid;
+export async function ensureSigningKey(db: Kysely<DB>, keys: KeyEncryption, tokenTtlSeconds: number): Promise<string | undefined> {
+  return (await rotateLocked(db, keys, tokenTtlSeconds, true))?.kid;
 }
 
 interface LoadedKey {
   kid: string;
-  /** Only while active: retired keys never sign. */
+  /** Only while active (retired keys never sign): opened once per key, not on every reload. */
   privateKeyPem: string | undefined;
   publicKeyPem: string;
   publicJwk: PublicJwk;
@@ -84,11 +86,12 @@ export interface ActiveSigningKey {
   privateKeyPem: string;
 }
 
-function toLoadedKey(row: Selectable<SigningKeysTable>): LoadedKey {
+/** `known` is the same key as loaded before: its kid is its public key's thumbprint, so what was derived from it still holds. */
+function toLoadedKey(row: Selectable<SigningKeysTable>, keys: KeyEncryption, known: LoadedKey | undefined): LoadedKey {
   return {
     kid: row.kid,
-    privateKeyPem: row.retired_at === null ? row.private_key_pem : undefined,
-    publicKeyPem: createPublicKey({ key: row.public_jwk, format: 'jwk' }).export({ format: 'pem', type: 'spki' }).toString(),
+    privateKeyPem: row.retired_at === null ? (known?.privateKeyPem ?? keys.open(row.private_key_sealed, signingKeyRow(row.kid)).toString('utf8')) : undefined,
+    publicKeyPem: known?.publicKeyPem ?? createPublicKey({ key: row.public_jwk, format: 'jwk' }).export({ format: 'pem', type: 'spki' }).toString(),
     publicJwk: row.public_jwk,
     createdAt: row.created_at,
     verifyUntil: row.verify_until,
@@ -107,6 +110,7 @@ export class KeyRing {
 
   constructor(
     private readonly db: Kysely<DB>,
+    private readonly keyEncryption: KeyEncryption,
     private readonly tokenTtlSeconds: number,
   ) {}
 
@@ -115,7 +119,7 @@ export class KeyRing {
     await this.refreshIfStale();
     let active = this.activeKey();
     if (!active) {
-      await ensureSigningKey(this.db, this.tokenTtlSeconds);
+      await ensureSigningKey(this.db, this.keyEncryption, this.tokenTtlSeconds);
       await this.refresh();
       active = this.activeKey();
     }
@@ -169,7 +173,7 @@ export class KeyRing {
       .selectAll()
       .where((eb) => eb.or([eb('retired_at', 'is', null), eb('verify_until', '>', sql<Date>`now()`)]))
       .execute();
-    this.keys = new Map(rows.map((row) => [row.kid, toLoadedKey(row)]));
+    this.keys = new Map(rows.map((row) => [row.kid, toLoadedKey(row, this.keyEncryption, this.keys.get(row.kid))]));
     this.loadedAt = Date.now();
   }
 }

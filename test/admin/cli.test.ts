@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -22,7 +22,7 @@ interface Run {
 
 function admin(env: Record<string, string>, ...args: string[]): Promise<Run> {
   return new Promise((resolve) => {
-    const childEnv = { ...process.env, DATABASE_URL: '', ...env };
+    const childEnv = { ...process.env, DATABASE_URL: '', SECRETS_KEY: '', SECRETS_KEY_FILE: '', SECRETS_KEY_PREVIOUS: '', ...env };
     execFile(process.execPath, [TSX, SCRIPT, ...args], { env: childEnv }, (err, stdout, stderr) => {
       resolve({ code: err ? Number(err.code) : 0, stdout, stderr });
     });
@@ -63,6 +63,11 @@ t.test('on the embedded database (PGlite data directory)', embeddedRun, async (t
   const dir = mkdtempSync(join(tmpdir(), 'admin-cli-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   await exercise(t, { DATA_DIR: dir });
+  const rotated = await admin({ DATA_DIR: dir }, 'keys', 'rotate', '--json');
+  t.match(json(t, rotated), { kid: /^[A-Za-z0-9_-]{43}$/ }, 'stdout stays one JSON object');
+  t.match(rotated.stderr, /^note: Created the key-encryption key file .*\.secrets-key \(mode 600\)/, 'the key file beside the data directory, said on stderr');
+  t.equal(statSync(`${dir}.secrets-key`).mode & 0o777, 0o600);
+  t.teardown(() => rmSync(`${dir}.secrets-key`, { force: true }));
 });
 
 t.test('a data directory held by another process: its message, exit 1, no stack trace', embeddedRun, async (t) => {
@@ -104,4 +109,11 @@ t.test('on PostgreSQL (DATABASE_URL)', { skip: adminUrl ? false : 'TEST_DATABASE
   const url = new URL(adminUrl!);
   url.pathname = `/${name}`;
   await exercise(t, { DATABASE_URL: url.toString() });
+
+  const refused = await admin({ DATABASE_URL: url.toString() }, 'keys', 'rotate', '--json');
+  t.equal(refused.code, 1, 'commands that seal or open secrets need the key-encryption key');
+  t.match(json(t, refused).error.message, /^DATABASE_URL is set but neither SECRETS_KEY nor SECRETS_KEY_FILE is/);
+  const withKey = { DATABASE_URL: url.toString(), SECRETS_KEY: randomBytes(32).toString('base64') };
+  t.match(json(t, await admin(withKey, 'keys', 'rotate', '--json')), { kid: /^[A-Za-z0-9_-]{43}$/, retired: [] });
+  t.match(json(t, await admin(withKey, 'secrets', 'rewrap', '--json')), { secrets: 1, rewrapped: 0, sealed_from_plaintext: 0 });
 });

@@ -7,11 +7,12 @@ import { tokenCommands } from '../../src/admin/token.js';
 import { loadConfig } from '../../src/config.js';
 import { CONTRACT_CAPABILITIES, CONTRACT_SCOPES } from '../../src/identity/grants.js';
 import { testDatabase } from '../helpers/database.js';
+import { testKeyEncryption } from '../helpers/secrets.js';
 
 /** The command layer in-process on the test database (cli.test.ts runs the real script). */
 const { db } = await testDatabase();
 const config = loadConfig({});
-const run = (command: Command, options: Options) => command.run({ db, config, options });
+const run = (command: Command, options: Options) => command.run({ db, config, options, keyEncryption: () => testKeyEncryption });
 
 async function refusal(command: Command, options: Options): Promise<string> {
   try {

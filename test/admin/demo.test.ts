@@ -5,6 +5,7 @@ import { loadConfig } from '../../src/config.js';
 import { CONTRACT_SCOPES } from '../../src/identity/grants.js';
 import { buildTestApp } from '../helpers/app.js';
 import { testDatabase } from '../helpers/database.js';
+import { testKeyEncryption } from '../helpers/secrets.js';
 
 const api = await buildTestApp();
 const { db } = await testDatabase();
@@ -34,7 +35,7 @@ t.test('an empty database gets the demo agency and an integration granted everyt
 
 t.test('demo seed fills an agency made with agency create, over its own service ZIPs', async (t) => {
   await createAgency(db, { id: 'seeded-by-cli', name: 'Cli Agency', serviceZips: ['43004', '43016', '43017', '43026'] });
-  const run = (options: Record<string, string>) => demoCommands.seed.run({ db, config: loadConfig({}), options });
+  const run = (options: Record<string, string>) => demoCommands.seed.run({ db, config: loadConfig({}), options, keyEncryption: () => testKeyEncryption });
   const out = await run({ agency: 'seeded-by-cli', size: 'small' });
   t.match(out.json, { agency_id: 'seeded-by-cli', size: 'small', rows: { patients: 300 } });
   t.match(out.text, /patients:\s+300/);

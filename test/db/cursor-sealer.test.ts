@@ -2,8 +2,9 @@ import t from 'tap';
 import { CursorSeal } from '../../src/db/cursor-seal.js';
 import { CursorSealer, canonicalJson, type CursorHolder } from '../../src/db/cursor-sealer.js';
 import { testDatabase } from '../helpers/database.js';
+import { testKeyEncryption } from '../helpers/secrets.js';
 
-const seal = new CursorSeal((await testDatabase()).db);
+const seal = new CursorSeal((await testDatabase()).db, testKeyEncryption);
 const holder: CursorHolder = { agencyId: 'agency_a', extensionId: 'ext_a', phiMode: 'phi' };
 const sealer = (h = holder, operationId = 'listThings', path: Record<string, string> = { id: 'x1' }) => new CursorSealer(seal, h, operationId, path);
 const value = ['a,b', ['Smith', 7], 50, 120];

@@ -3,6 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, type AddressInfo } from 'node:net';
 import { testDatabase, testDatabaseUrl } from '../helpers/database.js';
 import { createTestIntegration, tokenRequestBody } from '../helpers/identity.js';
+import { TEST_SECRETS_KEY } from '../helpers/secrets.js';
 
 const skip = process.env.TEST_DATABASE_URL ? false : 'needs real PostgreSQL shared by two server processes';
 
@@ -18,7 +19,7 @@ function freePort(): Promise<number> {
 async function startServer(databaseUrl: string): Promise<{ url: string; child: ChildProcess }> {
   const port = await freePort();
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-    env: { ...process.env, DATABASE_URL: databaseUrl, PORT: String(port), LOG_LEVEL: 'warn', TOKEN_ISSUER: 'http://extension-api.test', DEMO: '' },
+    env: { ...process.env, DATABASE_URL: databaseUrl, PORT: String(port), LOG_LEVEL: 'warn', TOKEN_ISSUER: 'http://extension-api.test', DEMO: '', SECRETS_KEY: TEST_SECRETS_KEY },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const url = `http://127.0.0.1:${port}`;

@@ -5,6 +5,7 @@ import { loadConfig, type Config } from '../../src/config.js';
 import { errorShapes, type Validator } from '../../src/generated/contract.js';
 import { findOperation } from '../../src/gateway/operation-paths.js';
 import { testDatabase, type Teardown } from './database.js';
+import { testKeyEncryption } from './secrets.js';
 import { bearer, createTestIntegration, issueTestToken, type TestIntegration, type TestIntegrationOptions } from './identity.js';
 import type { PhiMode } from '../../src/gateway/principal.js';
 import type { Logger } from 'pino';
@@ -58,7 +59,7 @@ function assertMatchesContract(method: string, url: string, res: Response) {
 /** The app on this process's test database (PGlite, or PostgreSQL with TEST_DATABASE_URL); silent unless given a logger. */
 export async function buildTestApp(overrides: Partial<Config> = {}, t: Teardown = rootTest, logger?: Logger): Promise<TestApi> {
   const database = await testDatabase();
-  const app = await buildApp({ config: { ...loadConfig({}), ...overrides }, database, logger });
+  const app = await buildApp({ config: { ...loadConfig({}), ...overrides }, database, logger, keyEncryption: testKeyEncryption });
   t.teardown(() => app.close());
   return {
     app,

@@ -10,16 +10,18 @@ import { RequestError } from '../../src/errors/request-error.js';
 import { Authenticator, WWW_AUTHENTICATE } from '../../src/identity/authenticator.js';
 import { ExtensionPolicies } from '../../src/identity/extension-policies.js';
 import { generateSigningKey, rotateSigningKey, type KeyRing } from '../../src/identity/signing-keys.js';
+import { signingKeyRow } from '../../src/identity/secrets-at-rest.js';
 import { TokenSigner, createTokenVerifier } from '../../src/identity/tokens.js';
 import { createServices, tokenSettings } from '../../src/services.js';
 import { testDatabase } from '../helpers/database.js';
 import { createTestIntegration, type TestIntegration } from '../helpers/identity.js';
+import { testKeyEncryption } from '../helpers/secrets.js';
 
 const { db } = await testDatabase();
 const config: Config = { ...loadConfig({}), authStateTtlMs: 0 };
 
 function services(overrides: Partial<Config> = {}, database = db) {
-  return createServices({ ...config, ...overrides }, database, pino({ enabled: false }));
+  return createServices({ ...config, ...overrides }, database, testKeyEncryption, pino({ enabled: false }));
 }
 
 async function tokenFor(integration: TestIntegration, app = services()) {
@@ -58,6 +60,7 @@ const genuine = await tokenFor(integration, app);
 const header = decodePart(genuine, 0);
 const claims = decodePart(genuine, 1);
 const activeKey = await db.selectFrom('signing_keys').selectAll().where('kid', '=', header.kid).executeTakeFirstOrThrow();
+const activePem = testKeyEncryption.open(activeKey.private_key_sealed, signingKeyRow(activeKey.kid)).toString('utf8');
 const now = Math.floor(Date.now() / 1000);
 
 t.test('a genuine token gives the principal and the policy', async (t) => {
@@ -97,7 +100,7 @@ t.test('attack matrix: nothing forged, foreign or malformed is accepted, and all
   const retired = generateSigningKey();
   await db
     .insertInto('signing_keys')
-    .values({ kid: retired.kid, algorithm: 'ES256', private_key_pem: retired.privateKeyPem, public_jwk: JSON.stringify(retired.publicJwk), retired_at: sql`now() - interval '2 hours'`, verify_until: sql`now() - interval '1 hour'` })
+    .values({ kid: retired.kid, algorithm: 'ES256', private_key_sealed: testKeyEncryption.seal(retired.privateKeyPem, signingKeyRow(retired.kid)), public_jwk: JSON.stringify(retired.publicJwk), retired_at: sql`now() - interval '2 hours'`, verify_until: sql`now() - interval '1 hour'` })
     .execute();
   const [h, p, s] = genuine.split('.');
   const attacks: Record<string, string> = {
@@ -112,12 +115,12 @@ t.test('attack matrix: nothing forged, foreign or malformed is accepted, and all
     'unknown kid': es256({ ...header, kid: 'no-such-key' }, claims, stranger),
     'no kid': es256({ alg: 'ES256', typ: 'at+jwt' }, claims, stranger),
     'known kid, signed by another key': es256(header, claims, stranger),
-    'wrong audience': es256(header, { ...claims, aud: 'https://elsewhere.example/api' }, activeKey.private_key_pem),
-    'wrong issuer': es256(header, { ...claims, iss: 'https://evil.example' }, activeKey.private_key_pem),
-    'wrong typ': es256({ ...header, typ: 'JWT' }, claims, activeKey.private_key_pem),
-    'missing exp': es256(header, noExp, activeKey.private_key_pem),
-    'phi_mode outside the enum': es256(header, { ...claims, phi_mode: 'all' }, activeKey.private_key_pem),
-    'agency_id not a string': es256(header, { ...claims, agency_id: ['a', 'b'] }, activeKey.private_key_pem),
+    'wrong audience': es256(header, { ...claims, aud: 'https://elsewhere.example/api' }, activePem),
+    'wrong issuer': es256(header, { ...claims, iss: 'https://evil.example' }, activePem),
+    'wrong typ': es256({ ...header, typ: 'JWT' }, claims, activePem),
+    'missing exp': es256(header, noExp, activePem),
+    'phi_mode outside the enum': es256(header, { ...claims, phi_mode: 'all' }, activePem),
+    'agency_id not a string': es256(header, { ...claims, agency_id: ['a', 'b'] }, activePem),
     'tampered agency_id, original signature': `${h}.${b64url({ ...claims, agency_id: 'another-agency' })}.${s}`,
     'tampered scope, original signature': `${h}.${b64url({ ...claims, scope: 'external:remittances:read' })}.${s}`,
     'tampered header kid': `${b64url({ ...header, kid: retired.kid })}.${p}.${s}`,
@@ -128,7 +131,7 @@ t.test('attack matrix: nothing forged, foreign or malformed is accepted, and all
   };
   for (const claim of ['iat', 'jti', 'sub', 'client_id', 'agency_id', 'phi_mode', 'scope', 'iss', 'aud']) {
     const { [claim]: _, ...without } = claims;
-    attacks[`missing ${claim}`] = es256(header, without, activeKey.private_key_pem);
+    attacks[`missing ${claim}`] = es256(header, without, activePem);
   }
   const answers = new Set<string>();
   for (const [name, token] of Object.entries(attacks)) {
@@ -151,7 +154,7 @@ t.test('an expired token: PLATFORM_TOKEN_EXPIRED, after one signature check howe
   let verifications = 0;
   const verify = createTokenVerifier(app.keyRing, tokenSettings(config));
   const authenticator = new Authenticator((token) => (verifications++, verify(token)), new ExtensionPolicies(db, 0));
-  const expired = `Bearer ${es256(header, { ...claims, iat: now - 1000, exp: now - 100 }, activeKey.private_key_pem)}`;
+  const expired = `Bearer ${es256(header, { ...claims, iat: now - 1000, exp: now - 100 }, activePem)}`;
   for (let i = 0; i < 3; i++) t.match(await outcome(() => authenticator.authenticate(expired)), { status: 401, code: 'PLATFORM_TOKEN_EXPIRED', challenge: WWW_AUTHENTICATE });
   t.match(await outcome(async () => authenticator.authenticateNow(expired)), { status: 401, code: 'PLATFORM_TOKEN_EXPIRED' }, 'refused synchronously too');
   t.equal(verifications, 1, 'verified once');
@@ -261,7 +264,7 @@ t.test('key rotation: old tokens verify until verify_until, new tokens carry the
   const mine = await createTestIntegration(db);
   const before = await tokenFor(mine);
   const oldKid = decodePart(before, 0).kid;
-  const rotation = await rotateSigningKey(db, config.tokenTtlSeconds);
+  const rotation = await rotateSigningKey(db, testKeyEncryption, config.tokenTtlSeconds);
   t.same(rotation.retired.map((r) => r.kid), [oldKid]);
   const margin = rotation.retired[0].verifyUntil.getTime() - Date.now();
   t.ok(margin > config.tokenTtlSeconds * 1000 && margin <= (config.tokenTtlSeconds + 61) * 1000, 'verify_until: the token lifetime plus a margin');

@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import t from 'tap';
 import { loadConfig, loadServerConfig } from '../../src/config.js';
 
@@ -53,4 +54,21 @@ t.test('the server refuses to start on PostgreSQL without TOKEN_ISSUER, before c
   });
   t.equal(run.code, 1);
   t.match(run.output, /TOKEN_ISSUER must be set when DATABASE_URL is/);
+});
+
+t.test('config: where the key comes from', async (t) => {
+  const key = randomBytes(32);
+  t.same(loadConfig({ SECRETS_KEY: key.toString('base64') }).secretsKey, { current: { from: 'SECRETS_KEY', key }, previous: [] });
+  t.same(loadConfig({ SECRETS_KEY_FILE: '/run/secrets/kek' }).secretsKey.current, { from: 'SECRETS_KEY_FILE', path: '/run/secrets/kek' });
+  t.same(loadConfig({ DATA_DIR: '/srv/ext/data' }).secretsKey.current, { from: 'default file', path: '/srv/ext/data.secrets-key' }, 'beside the data directory');
+  t.same(loadConfig({ DATABASE_URL: 'postgres://db/ext' }).secretsKey.current, { from: 'none' }, 'PostgreSQL has no default');
+  const [a, b] = [randomBytes(32), randomBytes(32)];
+  t.same(loadConfig({ SECRETS_KEY: key.toString('hex'), SECRETS_KEY_PREVIOUS: `${a.toString('base64')}, ${b.toString('hex')},` }).secretsKey.previous, [a, b]);
+});
+
+t.test('config: bad key settings stop the start with one line', async (t) => {
+  const key = randomBytes(32).toString('base64');
+  t.throws(() => loadConfig({ SECRETS_KEY: 'not-a-key' }), { message: /^SECRETS_KEY must be 32 random bytes in base64 or hex .*, got 9 characters$/ });
+  t.throws(() => loadConfig({ SECRETS_KEY: key, SECRETS_KEY_FILE: '/run/secrets/kek' }), { message: 'set SECRETS_KEY or SECRETS_KEY_FILE, not both' });
+  t.throws(() => loadConfig({ SECRETS_KEY: key, SECRETS_KEY_PREVIOUS: `${key},short` }), { message: /^SECRETS_KEY_PREVIOUS \(item 2\) must be 32 random bytes/ });
 });

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { pino } from 'pino';
 import t from 'tap';
+import { testKeyEncryption } from '../helpers/secrets.js';
 import { loadConfig } from '../../src/config.js';
 import type { TokenRequest } from '../../src/identity/client-credentials.js';
 import * as secrets from '../../src/identity/secrets.js';
@@ -82,7 +83,7 @@ t.test('over its limit, a client id is spared the hash for a wrong secret, and i
   const { ClientCredentialsGrant } = await t.mockImport<typeof import('../../src/identity/client-credentials.js')>('../../src/identity/client-credentials.js', {
     '../../src/identity/secrets.js': { ...secrets, verifySecret: (secret: string, stored: string) => (hashes++, secrets.verifySecret(secret, stored)) },
   });
-  const { tokenSigner } = createServices(loadConfig({}), db, pino({ enabled: false }));
+  const { tokenSigner } = createServices(loadConfig({}), db, testKeyEncryption, pino({ enabled: false }));
   const grant = new ClientCredentialsGrant(db, tokenSigner, limiter);
   const integration = await createTestIntegration(db);
   /** A token request for the integration, with some fields changed: its outcome and how many hashes it cost. */

@@ -76,7 +76,10 @@ export interface PublicJwk extends JsonWebKey {
 export interface SigningKeysTable {
   kid: string;
   algorithm: 'ES256';
-  private_key_pem: string;
+  /** Plaintext, only in rows written before secrets were sealed, until the next start seals them. */
+  private_key_pem: string | null;
+  /** The PKCS#8 PEM sealed under the key-encryption key (src/identity/key-encryption.ts). */
+  private_key_sealed: string | null;
   public_jwk: JSONColumnType<PublicJwk>;
   created_at: Generated<Date>;
   retired_at: Date | null;

@@ -2,7 +2,10 @@ import type { Generated } from 'kysely';
 
 export interface ServiceSecretsTable {
   purpose: string;
-  secret: Buffer;
+  /** Plaintext, only in rows written before secrets were sealed, until the next start seals them. */
+  secret: Buffer | null;
+  /** The 32-byte secret sealed under the key-encryption key (src/identity/key-encryption.ts). */
+  secret_sealed: string | null;
   created_at: Generated<Date>;
 }
 

@@ -130,6 +130,8 @@ export const paging = ${x('x-svc-paging')} as const;
 
 export const tokenFailureLimits = ${x('x-svc-token-failure-limits')} as const;
 
+export const quotaLeases = ${x('x-svc-quota-leases')} as const;
+
 export const capabilities = ${x('x-svc-capabilities')} as const;
 `;
 }

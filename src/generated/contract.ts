@@ -1452,6 +1452,11 @@ export const tokenFailureLimits = {
   "window_seconds": 300
 } as const;
 
+export const quotaLeases = {
+  "max_share_percent": 1,
+  "max_units": 500
+} as const;
+
 export const capabilities = {
   "platform.read": {
     "description": "Read health and the catalog.",

@@ -150,6 +150,8 @@ export const bodyLimits = ${x('x-svc-body-limits')} as const;
 
 export const tokenFailureLimits = ${x('x-svc-token-failure-limits')} as const;
 
+export const quotaLeases = ${x('x-svc-quota-leases')} as const;
+
 export const capabilities = ${x('x-svc-capabilities')} as const;
 `;
 }

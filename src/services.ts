@@ -24,6 +24,7 @@ export interface AppServices {
   authenticator: Authenticator;
   /** The token endpoint. */
   clientCredentials: ClientCredentialsGrant;
+  /** Leases shared usage counters; close() hands back what was not spent. */
   usageLimiter: UsageLimiter;
   /** Buffered off the hot path; close() flushes them. */
   metering: MeteringBuffer;
@@ -44,19 +45,22 @@ export function createServices(config: Config, db: Kysely<DB>, keyEncryption: Ke
   const tokenSigner = new TokenSigner(keyRing, settings);
   const metering = new MeteringBuffer(db, log);
   const audit = new AuditBuffer(db, log);
+  const usageLimiter = new UsageLimiter(db);
+  // Units not handed back stay counted until their window ends, as after a crash: a bounded loss, not a failed shutdown.
+  const returnLeases = () => usageLimiter.close().catch((err: unknown) => log.error({ err }, 'leased usage units not handed back at shutdown'));
   return {
     config,
     keyRing,
     tokenSigner,
     authenticator: new Authenticator(createTokenVerifier(keyRing, settings), new ExtensionPolicies(db, config.authStateTtlMs)),
     clientCredentials: new ClientCredentialsGrant(db, tokenSigner, new TokenFailureLimiter(db)),
-    usageLimiter: new UsageLimiter(db),
+    usageLimiter,
     metering,
     audit,
     pseudonyms: new PseudonymService(db),
     cursorSeal: new CursorSeal(db, keyEncryption),
     close: async () => {
-      await Promise.all([metering.close(), audit.close()]);
+      await Promise.all([metering.close(), audit.close(), returnLeases()]);
     },
   };
 }

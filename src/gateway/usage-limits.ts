@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import type { DB } from '../db/schema.js';
 import type { UsageKind, UsageWindowsTable } from '../db/tables/usage.js';
 import { PlatformError, type ErrorDetails } from '../errors/platform-error.js';
-import type { ErrorCode } from '../generated/contract.js';
+import { quotaLeases, type ErrorCode } from '../generated/contract.js';
 import { headerText } from './header-text.js';
 import { IntegrationMap } from './integration-map.js';
 import type { ExtensionPolicy } from './principal.js';
@@ -14,29 +14,34 @@ export interface MeteredOperation {
   costBudgeted: boolean;
 }
 
-export interface UsageLimiterOptions {
-  /** Most units one reservation takes from a shared counter (default 1000). */
-  maxLease?: number;
-}
-
 const MINUTE_MS = 60_000;
 const DAY_MS = 86_400_000;
 
-const WINDOWS: Record<UsageKind, { lengthMs: number; refusal: ErrorCode }> = {
-  minute: { lengthMs: MINUTE_MS, refusal: 'PLATFORM_RATE_LIMITED' },
-  day: { lengthMs: DAY_MS, refusal: 'PLATFORM_QUOTA_EXCEEDED' },
-  cost: { lengthMs: DAY_MS, refusal: 'PLATFORM_COST_LIMIT_EXCEEDED' },
+interface Window {
+  lengthMs: number;
+  refusal: ErrorCode;
+  /** Most units one instance holds unspent, as a share of the limit and in units: what a crash can cost. */
+  leaseShare: number;
+  leaseMax: number;
+}
+
+/** A crash costs a daily window its unspent lease until 00:00 UTC: bounded as the contract's x-svc-quota-leases promise. */
+const DAILY_LEASE = { leaseShare: quotaLeases.max_share_percent / 100, leaseMax: quotaLeases.max_units };
+
+const WINDOWS: Record<UsageKind, Window> = {
+  // A minute's lease is lost for at most a minute: larger, so fewer calls ask the database.
+  minute: { lengthMs: MINUTE_MS, refusal: 'PLATFORM_RATE_LIMITED', leaseShare: 1 / 20, leaseMax: 1000 },
+  day: { lengthMs: DAY_MS, refusal: 'PLATFORM_QUOTA_EXCEEDED', ...DAILY_LEASE },
+  cost: { lengthMs: DAY_MS, refusal: 'PLATFORM_COST_LIMIT_EXCEEDED', ...DAILY_LEASE },
 };
 
-/**
- * Lease sizes: a share of the limit, so small limits stay exact (1 at a time below 40),
- * and a share of what is left, so near the end of a window few units sit unspent in one instance
- * while another is refused.
- */
-const LEASE_SHARE_OF_LIMIT = 1 / 20;
+/** Near the end of a window few units sit unspent in one instance while another is refused. */
 const LEASE_SHARE_OF_REMAINING = 1 / 10;
 /** Leases at least this large are refilled when half spent, so warm calls never wait; smaller ones stay exact. */
 const REFILL_AHEAD_MIN_LEASE = 10;
+/** A lease starts this large and doubles while reservations follow each other within GROWTH_MS, up to its window's cap. */
+const FIRST_LEASE = REFILL_AHEAD_MIN_LEASE;
+const GROWTH_MS = 10_000;
 
 /** This instance's view of one shared counter in one window. */
 class Lease {
@@ -45,6 +50,9 @@ class Lease {
   /** The shared counter as last seen; other instances may have taken more since, never less. */
   sharedUsed = 0;
   reserving: Promise<void> | undefined;
+  /** Units to hold after the next reservation, before the window's cap: grows with this instance's traffic. */
+  private size = FIRST_LEASE;
+  private reservedAt = -Infinity;
 
   constructor(
     readonly agencyId: string,
@@ -60,6 +68,18 @@ class Lease {
   /** What this instance can still hope to spend; below a call's units it is refused without asking the database. */
   available(limit: number): number {
     return Math.max(0, this.local + limit - this.sharedUsed);
+  }
+
+  /** Units to hold once reserved: never more than the window's cap, so a crash costs at most that. */
+  target(limit: number): number {
+    const { leaseShare, leaseMax } = WINDOWS[this.kind];
+    return Math.floor(Math.min(this.size, leaseMax, limit * leaseShare, (limit - this.sharedUsed) * LEASE_SHARE_OF_REMAINING));
+  }
+
+  /** Called at each reservation: a busy instance holds more, a quiet one (whose units lasted long) starts small again. */
+  grow(nowMs: number): void {
+    this.size = nowMs - this.reservedAt < GROWTH_MS ? Math.min(this.size * 2, WINDOWS[this.kind].leaseMax) : FIRST_LEASE;
+    this.reservedAt = nowMs;
   }
 }
 
@@ -80,11 +100,6 @@ interface Demand {
 }
 
 const isExhausted = (d: Demand) => d.lease.available(d.limit) < d.units;
-
-function leaseSize(limit: number, lease: Lease, needed: number, maxLease: number): number {
-  const share = Math.floor(Math.min(limit * LEASE_SHARE_OF_LIMIT, (limit - lease.sharedUsed) * LEASE_SHARE_OF_REMAINING));
-  return Math.max(needed, Math.min(maxLease, share));
-}
 
 function secondsUntil(endMs: number, nowMs: number): number {
   return Math.ceil((endMs - nowMs) / 1000);
@@ -149,15 +164,9 @@ export class UsageLimiter {
   private readonly leases = new IntegrationMap<IntegrationLeases>();
   /** The same leases reached from a cached policy object, so a warm call builds no key. */
   private readonly leasesByPolicy = new WeakMap<ExtensionPolicy, IntegrationLeases>();
-  private readonly maxLease: number;
   private evictedAt = 0;
 
-  constructor(
-    private readonly db: Kysely<DB>,
-    options: UsageLimiterOptions = {},
-  ) {
-    this.maxLease = options.maxLease ?? 1000;
-  }
+  constructor(private readonly db: Kysely<DB>) {}
 
   /**
    * Admits one call and returns the headers for its response, or throws a PlatformError:
@@ -170,13 +179,29 @@ export class UsageLimiter {
     for (;;) {
       const headers = this.spend(policy, demands, nowMs);
       if (headers) return headers;
-      await Promise.all(demands.map((d) => this.topUp(d)));
+      await Promise.all(demands.map((d) => this.topUp(d, nowMs)));
     }
   }
 
   /** Integrations whose lease sets this instance holds: those that called in a window that has not ended yet, or lately. */
   get integrations(): number {
     return this.leases.size;
+  }
+
+  /**
+   * Hands back the units this instance reserved and did not spend, in windows that have not ended, so the shared
+   * counters hold the calls admitted; the leases of ended windows are dropped. For shutdown, once calls are drained:
+   * a call admitted after it reserves afresh. Reservations still under way are waited for first.
+   */
+  async close(nowMs: number = Date.now()): Promise<void> {
+    const leases = [...this.leases.values()].flatMap((set) => Object.values(set));
+    await Promise.allSettled(leases.map((lease) => lease.reserving));
+    const unspent = leases.filter((lease) => lease.local > 0 && lease.end > nowMs);
+    if (unspent.length === 0) return;
+    // Taken and zeroed with no await in between: each unit is either spent here or handed back, never both.
+    const units = unspent.map((lease) => lease.local);
+    for (const lease of unspent) lease.local = 0;
+    await handBack(this.db, unspent, units);
   }
 
   /** The same, without a promise, when this instance already holds the units (a warm call); undefined when admit() must reserve. */
@@ -191,7 +216,7 @@ export class UsageLimiter {
     // Checked and spent with no await in between, so concurrent calls cannot spend the same units.
     for (const d of demands) {
       d.lease.local -= d.units;
-      this.refillAhead(d);
+      this.refillAhead(d, nowMs);
     }
     return rateLimitHeaders(policy, demands, nowMs);
   }
@@ -236,33 +261,35 @@ export class UsageLimiter {
     return fresh;
   }
 
-  private async topUp({ lease, limit, units }: Demand): Promise<void> {
+  private async topUp({ lease, limit, units }: Demand, nowMs: number): Promise<void> {
     if (lease.local >= units || lease.available(limit) < units) return;
-    await this.reservation(lease, limit, units - lease.local);
+    await this.reservation(lease, limit, units - lease.local, nowMs);
   }
 
-  private refillAhead({ lease, limit }: Demand): void {
-    const size = leaseSize(limit, lease, 1, this.maxLease);
-    if (lease.reserving || size < REFILL_AHEAD_MIN_LEASE || lease.local > size / 2) return;
+  private refillAhead({ lease, limit }: Demand, nowMs: number): void {
+    if (lease.reserving) return;
+    const target = lease.target(limit);
+    if (target < REFILL_AHEAD_MIN_LEASE || lease.local > target / 2) return;
     // Nobody waits for it; a failure shows on the next call that needs the units and reserves again.
-    this.reservation(lease, limit, 1).catch(() => {});
+    this.reservation(lease, limit, 1, nowMs).catch(() => {});
   }
 
   /** One reservation per counter at a time: the others wait for it and then look again, so none over-reserves. */
-  private reservation(lease: Lease, limit: number, needed: number): Promise<void> {
-    lease.reserving ??= this.reserve(lease, limit, needed).finally(() => {
+  private reservation(lease: Lease, limit: number, needed: number, nowMs: number): Promise<void> {
+    lease.reserving ??= this.reserve(lease, limit, needed, nowMs).finally(() => {
       lease.reserving = undefined;
     });
     return lease.reserving;
   }
 
   /**
-   * Takes between `needed` and a lease's worth of units from the shared counter in one statement, or learns that fewer
-   * than `needed` are left. Written as SQL text: at a few calls per second V8 never optimizes the path, and there Kysely's
-   * builder took 100 to 350 µs to build this upsert, the text 10 to 20 µs.
+   * Takes from the shared counter, in one statement, `needed` units or what brings the lease to its target if that is
+   * more, or learns that fewer than `needed` are left. Written as SQL text: at a few calls per second V8 never optimizes
+   * the path, and there Kysely's builder took 100 to 350 µs to build this upsert, the text 10 to 20 µs.
    */
-  private async reserve(lease: Lease, limit: number, needed: number): Promise<void> {
-    const size = leaseSize(limit, lease, needed, this.maxLease);
+  private async reserve(lease: Lease, limit: number, needed: number, nowMs: number): Promise<void> {
+    lease.grow(nowMs);
+    const size = Math.max(needed, lease.target(limit) - lease.local);
     const grant = sql`least(${size}::int, ${limit}::int - w.used)`;
     const { rows } = await sql<Pick<UsageWindowsTable, 'used' | 'last_grant'>>`
       insert into usage_windows as w (agency_id, extension_id, kind, window_start, used, last_grant)
@@ -278,6 +305,28 @@ export class UsageLimiter {
       lease.sharedUsed = Math.max(lease.sharedUsed, limit - needed + 1);
     }
   }
+}
+
+/**
+ * Subtracts each lease's unspent units from its counter in one statement. The rows are locked in key order first, so
+ * instances that shut down together and list the same integrations in other orders cannot deadlock.
+ */
+async function handBack(db: Kysely<DB>, leases: Lease[], units: number[]): Promise<void> {
+  const agencyIds = leases.map((lease) => lease.agencyId);
+  const extensionIds = leases.map((lease) => lease.extensionId);
+  const kinds = leases.map((lease) => lease.kind);
+  const starts = leases.map((lease) => new Date(lease.start).toISOString());
+  await sql`
+    with returned as materialized (
+      select w.agency_id, w.extension_id, w.kind, w.window_start, r.units
+      from unnest(${agencyIds}::text[], ${extensionIds}::text[], ${kinds}::text[], ${starts}::timestamptz[], ${units}::int[])
+        as r(agency_id, extension_id, kind, window_start, units)
+      join usage_windows as w using (agency_id, extension_id, kind, window_start)
+      order by w.agency_id, w.extension_id, w.kind, w.window_start
+      for update of w)
+    update usage_windows as w set used = w.used - returned.units
+    from returned
+    where (w.agency_id, w.extension_id, w.kind, w.window_start) = (returned.agency_id, returned.extension_id, returned.kind, returned.window_start)`.execute(db);
 }
 
 /** Housekeeping: deletes the shared counters of windows that started before `before`; returns how many. */

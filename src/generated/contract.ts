@@ -2229,6 +2229,11 @@ export const tokenFailureLimits = {
   "description": "Failed token requests over the last window_seconds: per_address from one address (then refused before the secret is checked) and per_client for one client_id (then its failures are 429 instead of 401; its right secret is still accepted)."
 } as const;
 
+export const quotaLeases = {
+  "max_share_percent": 1,
+  "max_units": 500
+} as const;
+
 export const capabilities = {
   "platform.read": {
     "description": "Read health and the catalog.",

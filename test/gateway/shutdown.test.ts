@@ -21,3 +21,15 @@ t.test('closing waits for a running handler before the audit trail closes under 
   const audited = await db.selectFrom('audit_events').select('operation_id').where('request_id', '=', String(res.headers['x-request-id'])).execute();
   t.same(audited, [{ operation_id: 'listPatients' }], 'its audit record was flushed at close');
 });
+
+t.test('closing hands back the leased units no call spent: the day counter equals the calls admitted', async (t) => {
+  const { db } = await testDatabase();
+  const signed = await buildSignedInApp();
+  const statuses = [];
+  for (let i = 0; i < 25; i++) statuses.push((await signed.request({ method: 'GET', url: '/api/v1/ext/health' })).statusCode);
+  t.same(new Set(statuses), new Set([200]));
+  await signed.app.close();
+  const { agencyId, extensionId } = signed.integration;
+  const days = await db.selectFrom('usage_windows').select('used').where('agency_id', '=', agencyId).where('extension_id', '=', extensionId).where('kind', '=', 'day').execute();
+  t.same(days, [{ used: 25 }]);
+});

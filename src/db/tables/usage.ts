@@ -9,7 +9,7 @@ export interface UsageWindowsTable {
   extension_id: string;
   kind: UsageKind;
   window_start: Date;
-  /** Units granted to instances so far (granted, not necessarily spent). */
+  /** Units granted to instances so far and not handed back at their shutdown (granted, not necessarily spent). */
   used: number;
   /** Units granted by the latest reservation, so the reserving instance learns its share in one statement. */
   last_grant: number;

@@ -6,7 +6,10 @@
 #   LOG_LEVEL, BODY_LIMIT_BYTES, REQUEST_TIMEOUT_MS, HANDLER_TIMEOUT_MS, SHUTDOWN_GRACE_MS,
 #   DB_POOL_MAX, DB_CONNECT_TIMEOUT_MS, DB_STATEMENT_TIMEOUT_MS: see src/config.ts.
 
-FROM node:20-bookworm-slim AS build
+# Node 24, the current LTS (the dependency tree needs 22.12 or later); .ci/run runs the PGlite suite on it.
+ARG NODE_IMAGE=node:24-bookworm-slim
+
+FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci
@@ -16,12 +19,12 @@ COPY db ./db
 COPY scripts ./scripts
 RUN npm run build
 
-FROM node:20-bookworm-slim AS deps
+FROM ${NODE_IMAGE} AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev && npm cache clean --force
 
-FROM node:20-bookworm-slim
+FROM ${NODE_IMAGE}
 WORKDIR /app
 ENV HOST=0.0.0.0 PORT=3000 NODE_ENV=production DATA_DIR=/app/data NODE_OPTIONS=--enable-source-maps
 # Application files stay root-owned (read-only to the service); only the data directory is writable.

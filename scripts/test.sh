@@ -1,8 +1,18 @@
 #!/usr/bin/env bash
 # The whole check: static checks, then the same tap suite on PGlite and on real PostgreSQL.
 # Extra arguments go to both tap runs (e.g. `npm test -- test/db`).
+# TEST_ENGINES=pglite (or postgresql) runs one engine's suite: .ci/run runs the PGlite one again on Node 24.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+engines=${TEST_ENGINES:-pglite postgresql}
+for engine in $engines; do
+  case $engine in
+    pglite | postgresql) ;;
+    *) echo "TEST_ENGINES: unknown engine '$engine' (pglite, postgresql)" >&2; exit 2 ;;
+  esac
+done
+wants() { [[ " $engines " == *" $1 "* ]]; }
 
 npm run -s typecheck
 npm run -s lint:contract
@@ -26,16 +36,19 @@ run_suite() {
   fi
 }
 
-echo "== tap suite on PGlite (in-memory) =="
-# Coverage is measured once, in the PostgreSQL run (its report would replace this one's); it costs about 12% of a run.
-run_suite PGlite env -u TEST_DATABASE_URL npx tap --disable-coverage "$@"
+node=$(node --version)
+if wants pglite; then
+  echo "== tap suite on PGlite (in-memory), Node $node =="
+  # Coverage is measured once, in the PostgreSQL run (its report would replace this one's); it costs about 12% of a run.
+  run_suite "PGlite, Node $node" env -u TEST_DATABASE_URL npx tap --disable-coverage "$@"
+fi
 
-if [ -n "${TEST_DATABASE_URL:-}" ]; then
-  echo "== tap suite on PostgreSQL (TEST_DATABASE_URL) =="
-  run_suite PostgreSQL npx tap "$@"
-else
-  echo "== tap suite on PostgreSQL (throwaway cluster from scripts/postgres-temp.sh) =="
-  run_suite PostgreSQL scripts/postgres-temp.sh npx tap "$@"
+if wants postgresql && [ -n "${TEST_DATABASE_URL:-}" ]; then
+  echo "== tap suite on PostgreSQL (TEST_DATABASE_URL), Node $node =="
+  run_suite "PostgreSQL, Node $node" npx tap "$@"
+elif wants postgresql; then
+  echo "== tap suite on PostgreSQL (throwaway cluster from scripts/postgres-temp.sh), Node $node =="
+  run_suite "PostgreSQL, Node $node" scripts/postgres-temp.sh npx tap "$@"
 fi
 cat "$failures"
 exit "$status"

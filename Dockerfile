@@ -3,6 +3,11 @@
 #   DATABASE_URL  PostgreSQL connection string (postgres://user:pass@host:5432/db). When unset, the
 #                 service runs an embedded PostgreSQL (PGlite) in DATA_DIR=/app/data: mount a volume
 #                 there, and run a single replica (the data directory is locked to one process).
+#   TOKEN_ISSUER  the public base URL; required with DATABASE_URL (every replica names the same issuer).
+#   SECRETS_KEY or SECRETS_KEY_FILE  the key that encrypts the secrets stored in the database; required with
+#                 DATABASE_URL. With the embedded store, point SECRETS_KEY_FILE at a mounted secret or a second,
+#                 owner-only volume: /app is read-only to the service, and the key must not sit beside the data.
+#   TRUST_PROXY   addresses or CIDR ranges of the load balancers in front (X-Forwarded-For is believed from them).
 #   LOG_LEVEL, BODY_LIMIT_BYTES, REQUEST_TIMEOUT_MS, HANDLER_TIMEOUT_MS, SHUTDOWN_GRACE_MS,
 #   DB_POOL_MAX, DB_CONNECT_TIMEOUT_MS, DB_STATEMENT_TIMEOUT_MS: see src/config.ts.
 

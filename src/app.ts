@@ -10,7 +10,7 @@ import { registerOperations } from './gateway/operation-routes.js';
 import { requestIdFor } from './gateway/request-id.js';
 import { accessLog, requestLogging } from './gateway/request-logger.js';
 import { markReceived } from './gateway/response-time.js';
-import { PlatformError } from './errors/platform-error.js';
+import { PlatformError } from './shared/platform-error.js';
 import { createHandlers } from './routes/index.js';
 import { refuseUnsupportedGrantTypes } from './routes/oauth.js';
 import { registerWellKnown } from './identity/well-known.js';

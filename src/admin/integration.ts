@@ -1,7 +1,7 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { DB } from '../db/schema.js';
 import type { ExtensionStatus } from '../db/tables/identity.js';
-import type { PhiMode } from '../gateway/principal.js';
+import type { PhiMode } from '../shared/principal.js';
 import {
   CONTRACT_CAPABILITIES, CONTRACT_SCOPES, CURRENT_CONTRACT_VERSION, NON_COMMAND_CAPABILITIES, PHI_MODES, REGISTRABLE_CONTRACT_VERSIONS,
 } from '../identity/grants.js';

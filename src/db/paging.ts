@@ -1,6 +1,6 @@
 import { sql, type SelectQueryBuilder } from 'kysely';
 import { paging } from '../generated/contract.js';
-import { PlatformError } from '../errors/platform-error.js';
+import { PlatformError } from '../shared/platform-error.js';
 import type { CursorSealer, CursorSelection } from './cursor-sealer.js';
 
 /** Paging parameters of every list route (spec 2.1): limit/offset, or a keyset cursor from meta.next_cursor. */

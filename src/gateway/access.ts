@@ -1,6 +1,6 @@
 import type { OperationDefinition } from '../generated/contract.js';
-import { PlatformError } from '../errors/platform-error.js';
-import type { ExtensionPolicy, Principal } from './principal.js';
+import { PlatformError } from '../shared/platform-error.js';
+import type { ExtensionPolicy, Principal } from '../shared/principal.js';
 
 /**
  * Scope, agency policy and PHI mode, all read from the operation's contract metadata

@@ -2,8 +2,8 @@ import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { DB } from '../db/schema.js';
 import { isRejectedRow } from '../db/sql-state.js';
 import type { AuditOutcome } from '../db/tables/command-ledger.js';
-import { PlatformError } from '../errors/platform-error.js';
-import type { PhiMode } from './principal.js';
+import { PlatformError } from '../shared/platform-error.js';
+import type { PhiMode } from '../shared/principal.js';
 
 export interface AuditEvent {
   agencyId: string;

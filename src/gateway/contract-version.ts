@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { contractVersions } from '../generated/contract.js';
 import type { components } from '../generated/openapi.js';
-import { RequestError } from '../errors/request-error.js';
+import { RequestError } from '../shared/request-error.js';
 
 export type ContractVersion = (typeof contractVersions)[number]['version'];
 export type Deprecation = components['schemas']['Deprecation'];

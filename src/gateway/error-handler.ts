@@ -2,8 +2,8 @@ import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
-import { PlatformError, errorEntry } from '../errors/platform-error.js';
-import { RequestError, invalidBody } from '../errors/request-error.js';
+import { PlatformError, errorEntry } from '../shared/platform-error.js';
+import { RequestError, invalidBody } from '../shared/request-error.js';
 import { isDatabaseUnavailable, isStatementTimeout } from '../db/sql-state.js';
 import { mintRequestId } from './request-id.js';
 

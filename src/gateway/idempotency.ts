@@ -4,9 +4,9 @@ import type { DB } from '../db/schema.js';
 import { SQLSTATE, sqlState } from '../db/sql-state.js';
 import { reusableQuery } from '../db/reusable-query.js';
 import { lockId, lockKey } from '../db/advisory-locks.js';
-import { PlatformError } from '../errors/platform-error.js';
+import { PlatformError } from '../shared/platform-error.js';
 import { writeCommandLedger, type CommandLedger } from './command-ledger.js';
-import type { PhiMode } from './principal.js';
+import type { PhiMode } from '../shared/principal.js';
 
 /** How long a command's result is kept and replayed (openapi.json info.description: 24 hours). */
 export const IDEMPOTENCY_RETENTION_HOURS = 24;

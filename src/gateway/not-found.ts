@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { RequestError } from '../errors/request-error.js';
+import { RequestError } from '../shared/request-error.js';
 import { allowedMethods } from './operation-paths.js';
 
 /** Unknown paths answer 404 and known paths with another method 405 with Allow, both as ApiError. */

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/schema.js';
-import { PlatformError } from '../errors/platform-error.js';
+import { PlatformError } from '../shared/platform-error.js';
 
 /** Handle prefixes by kind of resource; the physician order prefix is fixed by the spec (route 22). */
 export const PSEUDONYM_PREFIX = {

@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import type { OperationDefinition, Validator } from '../generated/contract.js';
-import { RequestError, type ValidationIssue } from '../errors/request-error.js';
+import { RequestError, type ValidationIssue } from '../shared/request-error.js';
 
 const SLOTS = ['params', 'query', 'headers', 'body'] as const;
 type Slot = (typeof SLOTS)[number];

@@ -1,8 +1,8 @@
 import { TokenError } from 'fast-jwt';
-import type { ExtensionPolicy, PhiMode, Principal } from '../gateway/principal.js';
+import type { ExtensionPolicy, PhiMode, Principal } from '../shared/principal.js';
 import type { ErrorCode } from '../generated/contract.js';
-import { PlatformError } from '../errors/platform-error.js';
-import { RequestError } from '../errors/request-error.js';
+import { PlatformError } from '../shared/platform-error.js';
+import { RequestError } from '../shared/request-error.js';
 import type { ExtensionPolicies } from './extension-policies.js';
 import { PHI_MODES } from './grants.js';
 import { BoundedMap } from './bounded-map.js';

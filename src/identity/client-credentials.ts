@@ -1,9 +1,9 @@
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../db/schema.js';
 import type { components } from '../generated/openapi.js';
-import type { PhiMode } from '../gateway/principal.js';
-import { PlatformError } from '../errors/platform-error.js';
-import { RequestError, type ValidationIssue } from '../errors/request-error.js';
+import type { PhiMode } from '../shared/principal.js';
+import { PlatformError } from '../shared/platform-error.js';
+import { RequestError, type ValidationIssue } from '../shared/request-error.js';
 import { PHI_MODES } from './grants.js';
 import { dummySecretHash, secretLookupId, verifySecret } from './secrets.js';
 import type { TokenFailureLimiter } from './token-failures.js';

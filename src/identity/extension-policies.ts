@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../db/schema.js';
 import { IntegrationMap } from '../gateway/integration-map.js';
-import type { ExtensionPolicy } from '../gateway/principal.js';
+import type { ExtensionPolicy } from '../shared/principal.js';
 
 interface Entry {
   policy: ExtensionPolicy | undefined;

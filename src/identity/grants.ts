@@ -1,5 +1,5 @@
 import { capabilities, contractVersions, operations } from '../generated/contract.js';
-import type { PhiMode } from '../gateway/principal.js';
+import type { PhiMode } from '../shared/principal.js';
 
 /** What an integration can be granted, read from the contract's route table (never a hand-kept list). */
 export const CONTRACT_SCOPES: readonly string[] = [...new Set(Object.values(operations).flatMap((op) => (op.scope === null ? [] : [op.scope])))].sort();

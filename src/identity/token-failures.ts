@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../db/schema.js';
-import { PlatformError } from '../errors/platform-error.js';
+import { PlatformError } from '../shared/platform-error.js';
 import { tokenFailureLimits } from '../generated/contract.js';
 
 export interface FailureLimits {

@@ -1,5 +1,5 @@
 import { createDecoder, createSigner, createVerifier } from 'fast-jwt';
-import type { PhiMode } from '../gateway/principal.js';
+import type { PhiMode } from '../shared/principal.js';
 import { randomId } from './secrets.js';
 import type { KeyRing } from './signing-keys.js';
 

@@ -4,10 +4,10 @@ import type { operations as OperationTypes } from '../generated/openapi.js';
 import type { OperationDefinition, OperationId, operations as RouteTable } from '../generated/contract.js';
 import type { ContractVersion, Deprecation } from '../gateway/contract-version.js';
 import type { DB } from '../db/schema.js';
-import type { Principal } from '../gateway/principal.js';
+import type { Principal } from '../shared/principal.js';
 import type { PseudonymService } from '../gateway/pseudonyms.js';
 import type { CursorSealer } from '../db/cursor-sealer.js';
-import { PlatformError } from '../errors/platform-error.js';
+import { PlatformError } from '../shared/platform-error.js';
 
 type Op<K extends OperationId> = OperationTypes[K];
 // Parameter groups with only optional members are optional in the generated types, yet always present at run time.

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { operations } from '../generated/contract.js';
-import { RequestError } from '../errors/request-error.js';
+import { RequestError } from '../shared/request-error.js';
 import type { ClientCredentialsGrant } from '../identity/client-credentials.js';
 import type { Handler } from './handler.js';
 

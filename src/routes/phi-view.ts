@@ -1,6 +1,6 @@
-import type { Principal } from '../gateway/principal.js';
+import type { Principal } from '../shared/principal.js';
 import type { PseudonymService } from '../gateway/pseudonyms.js';
-import { PlatformError } from '../errors/platform-error.js';
+import { PlatformError } from '../shared/platform-error.js';
 
 /**
  * What a no_phi session sends: patient handles in paths and filters, and dates at year boundaries. What it receives is

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
 import type { Database } from '../db/database.js';
-import { PlatformError } from '../errors/platform-error.js';
+import { PlatformError } from '../shared/platform-error.js';
 
 /**
  * Liveness and readiness for orchestrators, outside the partition (every partition route,

@@ -1,6 +1,6 @@
 import type { components } from '../generated/openapi.js';
 import { resourceNotFound, type Handler, type RequestContext } from './handler.js';
-import { PlatformError } from '../errors/platform-error.js';
+import { PlatformError } from '../shared/platform-error.js';
 import { randomId } from '../identity/secrets.js';
 import { findTask, insertTask, updateTaskAtVersion, type TaskRow } from '../db/repositories/tasks.js';
 import { resourceExists } from '../db/repositories/agency-resources.js';

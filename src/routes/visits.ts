@@ -1,6 +1,6 @@
 import type { components } from '../generated/openapi.js';
 import { resourceNotFound, type Handler, type QueryParams, type RequestContext } from './handler.js';
-import { PlatformError } from '../errors/platform-error.js';
+import { PlatformError } from '../shared/platform-error.js';
 import { listPage } from '../db/paging.js';
 import { filteredVisits, findVisit, VISIT_ORDER, type VisitFilters, type VisitRow } from '../db/repositories/visits.js';
 import { instantToYear } from '../domain/deidentify.js';

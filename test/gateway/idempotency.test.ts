@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { sql, type Kysely, type Transaction } from 'kysely';
 import t, { type Test } from 'tap';
 import type { DB } from '../../src/db/schema.js';
-import { errorEntry } from '../../src/errors/platform-error.js';
+import { errorEntry } from '../../src/shared/platform-error.js';
 import {
   purgeExpiredIdempotencyKeys,
   requestFingerprint,

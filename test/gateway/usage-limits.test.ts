@@ -4,9 +4,9 @@ import { sql, type Kysely } from 'kysely';
 import t from 'tap';
 import type { DB } from '../../src/db/schema.js';
 import type { UsageKind } from '../../src/db/tables/usage.js';
-import { PlatformError } from '../../src/errors/platform-error.js';
+import { PlatformError } from '../../src/shared/platform-error.js';
 import { operations, quotaLeases } from '../../src/generated/contract.js';
-import type { ExtensionPolicy } from '../../src/gateway/principal.js';
+import type { ExtensionPolicy } from '../../src/shared/principal.js';
 import { purgeUsageWindows, UsageLimiter } from '../../src/gateway/usage-limits.js';
 import { secondPool, testDatabase } from '../helpers/database.js';
 

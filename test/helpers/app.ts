@@ -7,7 +7,7 @@ import { findOperation } from '../../src/gateway/operation-paths.js';
 import { testDatabase, type Teardown } from './database.js';
 import { testKeyEncryption } from './secrets.js';
 import { bearer, createTestIntegration, issueTestToken, type TestIntegration, type TestIntegrationOptions } from './identity.js';
-import type { PhiMode } from '../../src/gateway/principal.js';
+import type { PhiMode } from '../../src/shared/principal.js';
 import type { Logger } from 'pino';
 
 export type Response = LightMyRequestResponse;

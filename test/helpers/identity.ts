@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely';
 import { createAgency } from '../../src/admin/agency.js';
 import { createIntegration, type CreatedIntegration, type IntegrationInput } from '../../src/admin/integration.js';
 import type { DB } from '../../src/db/schema.js';
-import type { PhiMode } from '../../src/gateway/principal.js';
+import type { PhiMode } from '../../src/shared/principal.js';
 import { CONTRACT_CAPABILITIES, PHI_MODES } from '../../src/identity/grants.js';
 import type { TestApi } from './app.js';
 

@@ -1,5 +1,5 @@
 import type { ColumnType, Generated } from 'kysely';
-import type { PhiMode } from '../../gateway/principal.js';
+import type { PhiMode } from '../../shared/principal.js';
 
 export interface IdempotencyKeysTable {
   agency_id: string;

@@ -1,6 +1,6 @@
 import type { JsonWebKey } from 'node:crypto';
 import type { Generated, JSONColumnType } from 'kysely';
-import type { PhiMode } from '../../gateway/principal.js';
+import type { PhiMode } from '../../shared/principal.js';
 
 export type ExtensionStatus = 'active' | 'disabled';
 

@@ -1,6 +1,6 @@
 import type { components } from '../../generated/openapi.js';
 import type { PendingCoverageJson, PolicyHolderJson, RelationshipToInsured } from '../../db/tables/clinical.js';
-import { PlatformError } from '../../errors/platform-error.js';
+import { PlatformError } from '../../shared/platform-error.js';
 
 type InsuranceObject = components['schemas']['InsuranceObject'];
 

@@ -1,6 +1,6 @@
 import type { components } from '../../generated/openapi.js';
 import type { DiagnosisJson } from '../../db/tables/clinical.js';
-import { PlatformError } from '../../errors/platform-error.js';
+import { PlatformError } from '../../shared/platform-error.js';
 
 type Diagnosis = components['schemas']['Diagnosis'];
 

@@ -1,5 +1,5 @@
 import { normalizeNameKey, normalizePhoneKey } from '../../db/patient-match-keys.js';
-import { PlatformError } from '../../errors/platform-error.js';
+import { PlatformError } from '../../shared/platform-error.js';
 import type { PatientName } from './patient-name.js';
 
 /** The identity-match key: normalized last and first name, dob as sent, normalized primary phone. */

@@ -1,4 +1,4 @@
-import { PlatformError } from '../../errors/platform-error.js';
+import { PlatformError } from '../../shared/platform-error.js';
 
 export interface PatientName {
   first_name: string;

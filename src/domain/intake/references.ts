@@ -1,5 +1,5 @@
 import type { components } from '../../generated/openapi.js';
-import { PlatformError } from '../../errors/platform-error.js';
+import { PlatformError } from '../../shared/platform-error.js';
 import type { AgencyResourceKind } from '../../db/repositories/agency-resources.js';
 
 type ReferralCreateRequest = components['schemas']['ReferralCreateRequest'];

@@ -1,4 +1,4 @@
-import { PlatformError } from '../../errors/platform-error.js';
+import { PlatformError } from '../../shared/platform-error.js';
 
 export type ZipSource = 'patient_zip_code' | 'zip_code' | 'patient_address';
 

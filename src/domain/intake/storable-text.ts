@@ -1,4 +1,4 @@
-import { PlatformError } from '../../errors/platform-error.js';
+import { PlatformError } from '../../shared/platform-error.js';
 
 /** NUL and unpaired surrogates: PostgreSQL refuses them in text and jsonb, so they would fail the insert. */
 const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;

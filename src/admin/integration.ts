@@ -5,7 +5,8 @@ import type { PhiMode } from '../shared/principal.js';
 import {
   CONTRACT_CAPABILITIES, CONTRACT_SCOPES, CURRENT_CONTRACT_VERSION, NON_COMMAND_CAPABILITIES, PHI_MODES, REGISTRABLE_CONTRACT_VERSIONS,
 } from '../identity/grants.js';
-import { hashSecret, newClientId, newClientSecret, randomId, secretLookupId } from '../identity/secrets.js';
+import { hashSecret, newClientId, newClientSecret, secretLookupId } from '../identity/secrets.js';
+import { randomId } from '../shared/ids.js';
 import { AdminError, describe, integerOption, listOption, requiredOption, stringOption, type Command, type Commands, type Options } from './command.js';
 
 export interface IntegrationInput {

@@ -1,5 +1,5 @@
 import { v1Shapes, type OperationDefinition } from '../generated/contract.js';
-import type { ContractVersion } from './contract-version.js';
+import type { ContractVersion } from '../shared/versioning.js';
 
 function toV1(value: unknown, schema: string): unknown {
   const shape = v1Shapes[schema];

@@ -1,10 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { contractVersions } from '../generated/contract.js';
-import type { components } from '../generated/openapi.js';
 import { RequestError } from '../shared/request-error.js';
-
-export type ContractVersion = (typeof contractVersions)[number]['version'];
-export type Deprecation = components['schemas']['Deprecation'];
+import type { ContractVersion } from '../shared/versioning.js';
 
 const byVersion = new Map<string, (typeof contractVersions)[number]>(contractVersions.map((v) => [v.version, v]));
 const current = contractVersions.find((v) => v.status === 'current')!;

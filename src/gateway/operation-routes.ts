@@ -4,7 +4,8 @@ import { operations, type OperationDefinition, type OperationId } from '../gener
 import type { DB } from '../db/schema.js';
 import type { AuditTrail, Handler, Handlers, RequestContext } from '../routes/handler.js';
 import { PlatformError } from '../shared/platform-error.js';
-import { negotiateVersion, deprecationHeader, type ContractVersion, type Deprecation } from './contract-version.js';
+import { negotiateVersion, deprecationHeader } from './contract-version.js';
+import type { ContractVersion, Deprecation } from '../shared/versioning.js';
 import { checkContentType, refuseRepeatedAuthorization, validateRequest } from './request-validation.js';
 import { serializeFor } from './contract-serializers.js';
 import { authorize } from './access.js';

@@ -1,9 +1,5 @@
 import { createHash, randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
-
-/** A random identifier: prefix plus `bytes` random bytes in base64url. */
-export function randomId(prefix: string, bytes = 16): string {
-  return `${prefix}${randomBytes(bytes).toString('base64url')}`;
-}
+import { randomId } from '../shared/ids.js';
 
 export function newClientId(): string {
   return randomId('cli_');

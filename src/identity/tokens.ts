@@ -1,6 +1,6 @@
 import { createDecoder, createSigner, createVerifier } from 'fast-jwt';
 import type { PhiMode } from '../shared/principal.js';
-import { randomId } from './secrets.js';
+import { randomId } from '../shared/ids.js';
 import type { KeyRing } from './signing-keys.js';
 
 export interface TokenSettings {

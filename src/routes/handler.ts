@@ -2,7 +2,7 @@ import type { FastifyBaseLogger, FastifyReply } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { operations as OperationTypes } from '../generated/openapi.js';
 import type { OperationDefinition, OperationId, operations as RouteTable } from '../generated/contract.js';
-import type { ContractVersion, Deprecation } from '../gateway/contract-version.js';
+import type { ContractVersion, Deprecation } from '../shared/versioning.js';
 import type { DB } from '../db/schema.js';
 import type { Principal } from '../shared/principal.js';
 import type { PseudonymService } from '../gateway/pseudonyms.js';

@@ -1,7 +1,7 @@
 import type { components } from '../generated/openapi.js';
 import { resourceNotFound, type Handler, type RequestContext } from './handler.js';
 import { PlatformError } from '../shared/platform-error.js';
-import { randomId } from '../identity/secrets.js';
+import { randomId } from '../shared/ids.js';
 import { findTask, insertTask, updateTaskAtVersion, type TaskRow } from '../db/repositories/tasks.js';
 import { resourceExists } from '../db/repositories/agency-resources.js';
 import { checkTaskChange, expectedVersion } from '../domain/task-workflow.js';

@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../schema.js';
-import { randomId } from '../../identity/secrets.js';
+import { randomId } from '../../shared/ids.js';
 import { asPrepared, reusableQuery } from '../reusable-query.js';
 import { lockKey, xactLock } from '../advisory-locks.js';
 import { missingResources } from './agency-resources.js';

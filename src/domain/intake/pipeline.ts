@@ -1,5 +1,5 @@
 import type { components } from '../../generated/openapi.js';
-import type { Deprecation } from '../../gateway/contract-version.js';
+import type { Deprecation } from '../../shared/versioning.js';
 import { deprecationsOf } from './request-shape.js';
 import { readPacket, type Packet, type ReferralCreateRequest } from './packet.js';
 import { intakeRecord, type Decision, type IntakeRecord } from './records.js';

@@ -1,5 +1,5 @@
 import { requestShapes } from '../../generated/contract.js';
-import type { Deprecation } from '../../gateway/contract-version.js';
+import type { Deprecation } from '../../shared/versioning.js';
 import { readProjectFile } from '../../project-files.js';
 
 export type RequestShape = (typeof requestShapes.createReferral)[number]['shape'];

@@ -1,7 +1,7 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { DB } from '../db/schema.js';
 import { isRejectedRow } from '../db/sql-state.js';
-import { IntegrationMap } from './integration-map.js';
+import { IntegrationMap } from '../shared/integration-map.js';
 
 /** One call through the gateway, as billed and reported. */
 export interface MeteringEvent {

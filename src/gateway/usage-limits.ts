@@ -4,7 +4,7 @@ import type { UsageKind, UsageWindowsTable } from '../db/tables/usage.js';
 import { PlatformError, type ErrorDetails } from '../shared/platform-error.js';
 import { quotaLeases, type ErrorCode } from '../generated/contract.js';
 import { headerText } from './header-text.js';
-import { IntegrationMap } from './integration-map.js';
+import { IntegrationMap } from '../shared/integration-map.js';
 import type { ExtensionPolicy } from '../shared/principal.js';
 
 /** What the limiter needs of an operation (the route table's costUnits and costBudgeted). */

@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../db/schema.js';
-import { IntegrationMap } from '../gateway/integration-map.js';
+import { IntegrationMap } from '../shared/integration-map.js';
 import type { ExtensionPolicy } from '../shared/principal.js';
 
 interface Entry {

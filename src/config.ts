@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { decodeKeyText } from './identity/key-encryption.js';
+import type { SecretsKeySettings } from './identity/key-encryption-keys.js';
 
 export interface Config {
   host: string;
@@ -23,22 +24,6 @@ export interface Config {
   /** The proxies whose X-Forwarded-For is believed (addresses, CIDR ranges, proxy-addr's named ranges); false: none. */
   trustProxy: false | string[];
   secretsKey: SecretsKeySettings;
-}
-
-/**
- * Where the key-encryption key comes from. Only decided here: the key file is read (or created) when a process needs
- * the key, so a process that never opens a secret (e.g. `npm run migrate`) needs no key.
- */
-export interface SecretsKeySettings {
-  current:
-    | { from: 'SECRETS_KEY'; key: Buffer }
-    | { from: 'SECRETS_KEY_FILE'; path: string }
-    /** Embedded store without a key: a file beside (not inside) DATA_DIR, created on first use. */
-    | { from: 'default file'; path: string }
-    /** PostgreSQL without a key: refused when a key is needed, since every process sharing the database needs the same one. */
-    | { from: 'none' };
-  /** SECRETS_KEY_PREVIOUS: more keys accepted for opening secrets during a rotation, never used to seal. */
-  previous: Buffer[];
 }
 
 type Env = Record<string, string | undefined>;

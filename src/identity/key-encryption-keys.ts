@@ -1,8 +1,23 @@
 import { randomBytes } from 'node:crypto';
 import { closeSync, existsSync, linkSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type { SecretsKeySettings } from '../config.js';
 import { decodeKeyText, KeyEncryption, keyEncryptionKey } from './key-encryption.js';
+
+/**
+ * Where the key-encryption key comes from, as config.ts decides it from the environment: the key file is read (or
+ * created) only when a process needs the key, so a process that never opens a secret (e.g. `npm run migrate`) needs no key.
+ */
+export interface SecretsKeySettings {
+  current:
+    | { from: 'SECRETS_KEY'; key: Buffer }
+    | { from: 'SECRETS_KEY_FILE'; path: string }
+    /** Embedded store without a key: a file beside (not inside) DATA_DIR, created on first use. */
+    | { from: 'default file'; path: string }
+    /** PostgreSQL without a key: refused when a key is needed, since every process sharing the database needs the same one. */
+    | { from: 'none' };
+  /** SECRETS_KEY_PREVIOUS: more keys accepted for opening secrets during a rotation, never used to seal. */
+  previous: Buffer[];
+}
 
 /** Messages for the operator (the server logs them as warnings; the admin CLI prints them on stderr). */
 export type Notice = (message: string) => void;

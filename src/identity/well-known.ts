@@ -1,12 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import { operations } from '../generated/contract.js';
-import type { AppServices } from '../services.js';
 import { CONTRACT_SCOPES } from './grants.js';
+import type { KeyRing } from './signing-keys.js';
 
 export const JWKS_PATH = '/.well-known/jwks.json';
 
 /** RFC 8414 metadata and the JWKS of the token issuer; outside the partition, no token needed. */
-export function registerWellKnown(app: FastifyInstance, { config, keyRing }: Pick<AppServices, 'config' | 'keyRing'>) {
+export function registerWellKnown(app: FastifyInstance, { config, keyRing }: { config: { tokenIssuer: string }; keyRing: KeyRing }) {
   const metadata = {
     issuer: config.tokenIssuer,
     token_endpoint: `${config.tokenIssuer}${operations.issueToken.path}`,

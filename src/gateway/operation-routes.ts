@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunc
 import type { Kysely, Transaction } from 'kysely';
 import { operations, type OperationDefinition, type OperationId } from '../generated/contract.js';
 import type { DB } from '../db/schema.js';
-import type { AuditTrail, Handler, Handlers, RequestContext } from '../routes/handler.js';
+import type { AuditTrail, Handler, Handlers, RequestContext } from './handler.js';
 import { PlatformError } from '../shared/platform-error.js';
 import { negotiateVersion, deprecationHeader } from './contract-version.js';
 import type { ContractVersion, Deprecation } from '../shared/versioning.js';

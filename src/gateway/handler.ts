@@ -1,0 +1,64 @@
+import type { FastifyBaseLogger, FastifyReply } from 'fastify';
+import type { Kysely } from 'kysely';
+import type { operations as OperationTypes } from '../generated/openapi.js';
+import type { OperationDefinition, OperationId, operations as RouteTable } from '../generated/contract.js';
+import type { ContractVersion, Deprecation } from '../shared/versioning.js';
+import type { DB } from '../db/schema.js';
+import type { Principal } from '../shared/principal.js';
+import type { PseudonymService } from './pseudonyms.js';
+import type { CursorSealer } from '../db/cursor-sealer.js';
+
+type Op<K extends OperationId> = OperationTypes[K];
+// Parameter groups with only optional members are optional in the generated types, yet always present at run time.
+type Part<T, P extends string> = P extends keyof T ? NonNullable<T[P]> : never;
+type Content<T> = T extends { content: infer C } ? C[keyof C] : never;
+
+export type PathParams<K extends OperationId> = Part<Op<K>['parameters'], 'path'>;
+export type QueryParams<K extends OperationId> = Part<Op<K>['parameters'], 'query'>;
+export type RequestHeaders<K extends OperationId> = Part<Op<K>['parameters'], 'header'>;
+export type RequestBody<K extends OperationId> = Op<K> extends { requestBody: infer B } ? Content<NonNullable<B>> : undefined;
+export type SuccessBody<K extends OperationId> = Content<Op<K>['responses'][200]>;
+type PagedByCursor<K extends OperationId> = (typeof RouteTable)[K]['pagedByCursor'];
+
+/** What a handler tells the audit trail about the resources it touched: their ids; the gateway sets their type. */
+export interface AuditTrail {
+  /** From the operation's tag (x-svc-resource-type). */
+  resourceType: string | null;
+  resourceIds: string[];
+  sourceSystem?: string | null;
+  externalReferenceId?: string | null;
+}
+
+/** What a handler sees: a validated, typed request, already through the gateway. */
+export interface RequestContext<K extends OperationId> {
+  operation: OperationDefinition;
+  params: PathParams<K>;
+  query: QueryParams<K>;
+  headers: RequestHeaders<K>;
+  body: RequestBody<K>;
+  /** The authenticated caller; every partition route has one, the token endpoint none. */
+  principal: K extends 'issueToken' ? undefined : Principal;
+  contractVersion: ContractVersion;
+  deprecations: Deprecation[];
+  /** Filled by the handler: the resources it read or changed, for the audit record. */
+  audit: AuditTrail;
+  requestId: string;
+  /** For a command, the transaction that also holds its audit, metering and idempotency records. */
+  db: Kysely<DB>;
+  pseudonyms: PseudonymService;
+  /**
+   * Seals and opens cursors bound to the caller (agency, extension, PHI mode) and this route (pass it to listPage,
+   * which adds the list's filters); only operations that take a cursor have one.
+   */
+  cursors: PagedByCursor<K> extends true ? CursorSealer : undefined;
+  log: FastifyBaseLogger;
+  reply: FastifyReply;
+  /** Aborted when the handler timeout fires; a command's transaction must not commit after it. */
+  signal: AbortSignal;
+}
+
+/** A handler that needs no I/O may answer directly; the gateway then answers in the same tick. */
+export type Handler<K extends OperationId> = (ctx: RequestContext<K>) => SuccessBody<K> | Promise<SuccessBody<K>>;
+
+/** Every operation of the contract must have a handler, or the build fails. */
+export type Handlers = { [K in OperationId]: Handler<K> };

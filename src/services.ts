@@ -13,7 +13,7 @@ import { AuditBuffer } from './gateway/audit.js';
 import { MeteringBuffer } from './gateway/metering.js';
 import { PseudonymService } from './gateway/pseudonyms.js';
 import { UsageLimiter } from './gateway/usage-limits.js';
-import { CursorSeal } from './db/cursor-seal.js';
+import { CursorSeal } from './identity/cursor-seal.js';
 
 /** The long-lived collaborators of one app instance, built once and handed to routes and the gateway. */
 export interface AppServices {

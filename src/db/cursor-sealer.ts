@@ -1,4 +1,8 @@
-import type { CursorSeal } from './cursor-seal.js';
+/** Seals a value under a binding and opens it again: identity/cursor-seal.ts's CursorSeal, whose key the database keeps sealed. */
+export interface CursorCipher {
+  seal(value: unknown, binding: Uint8Array): Promise<string>;
+  open(cursor: string, binding: Uint8Array): Promise<unknown>;
+}
 
 /** Whom cursors are issued to: the caller's agency, extension and PHI mode (a Principal is one). */
 export interface CursorHolder {
@@ -22,7 +26,7 @@ export type CursorSelection = Readonly<Record<string, unknown>>;
  */
 export class CursorSealer {
   constructor(
-    private readonly cursorSeal: CursorSeal,
+    private readonly cursorSeal: CursorCipher,
     private readonly holder: CursorHolder,
     private readonly operationId: string,
     private readonly pathParams: CursorSelection,

@@ -17,7 +17,7 @@ import type { UsageLimiter } from './usage-limits.js';
 import type { PseudonymService } from './pseudonyms.js';
 import { CursorSealer } from '../db/cursor-sealer.js';
 import { reduceForNoPhi } from './no-phi-reduction.js';
-import type { CursorSeal } from '../db/cursor-seal.js';
+import type { CursorSeal } from '../identity/cursor-seal.js';
 import type { Principal } from '../shared/principal.js';
 import type { Authentication } from '../identity/authenticator.js';
 import { RunningHandlers } from './running-handlers.js';

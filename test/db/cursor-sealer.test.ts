@@ -1,5 +1,5 @@
 import t from 'tap';
-import { CursorSeal } from '../../src/db/cursor-seal.js';
+import { CursorSeal } from '../../src/identity/cursor-seal.js';
 import { CursorSealer, canonicalJson, type CursorHolder } from '../../src/db/cursor-sealer.js';
 import { testDatabase } from '../helpers/database.js';
 import { testKeyEncryption } from '../helpers/secrets.js';

@@ -4,7 +4,7 @@ import { pino } from 'pino';
 import t from 'tap';
 import { secretsCommands } from '../../src/admin/secrets.js';
 import { loadConfig } from '../../src/config.js';
-import { CursorSeal } from '../../src/db/cursor-seal.js';
+import { CursorSeal } from '../../src/identity/cursor-seal.js';
 import { KeyEncryption, keyEncryptionKey, sealedKeyId } from '../../src/identity/key-encryption.js';
 import { sealSecrets, serviceSecretRow, signingKeyRow } from '../../src/identity/secrets-at-rest.js';
 import { generateSigningKey, KeyRing, rotateSigningKey } from '../../src/identity/signing-keys.js';

@@ -1,8 +1,8 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import type { DB } from './schema.js';
-import type { KeyEncryption } from '../identity/key-encryption.js';
-import { serviceSecretRow } from '../identity/secrets-at-rest.js';
+import type { DB } from '../db/schema.js';
+import type { KeyEncryption } from './key-encryption.js';
+import { serviceSecretRow } from './secrets-at-rest.js';
 
 const PURPOSE = 'list-cursor';
 const IV_BYTES = 12;

@@ -1,7 +1,7 @@
 import type { Handler } from './handler.js';
 import { runIntakePipeline } from '../domain/intake/pipeline.js';
 import { checkStorableText } from '../domain/intake/storable-text.js';
-import { referralIntakeStore } from '../db/repositories/referral-intake.js';
+import { referralIntakeStore } from './referral-intake-store.js';
 
 /** Route 11: the intake pipeline records the lead (accepted or declined) in the command's transaction. */
 export const createReferral: Handler<'createReferral'> = async (ctx) => {

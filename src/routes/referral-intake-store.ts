@@ -1,12 +1,12 @@
 import { sql, type Kysely } from 'kysely';
-import type { DB } from '../schema.js';
-import { randomId } from '../../shared/ids.js';
-import { asPrepared, reusableQuery } from '../reusable-query.js';
-import { lockKey, xactLock } from '../advisory-locks.js';
-import { missingResources } from './agency-resources.js';
-import type { IntakeStore, RecordedIds } from '../../domain/intake/pipeline.js';
-import type { IntakeRecord } from '../../domain/intake/records.js';
-import type { ChartRef, PatientIdentity } from '../../domain/intake/identity.js';
+import type { DB } from '../db/schema.js';
+import { randomId } from '../shared/ids.js';
+import { asPrepared, reusableQuery } from '../db/reusable-query.js';
+import { lockKey, xactLock } from '../db/advisory-locks.js';
+import { missingResources } from '../db/repositories/agency-resources.js';
+import type { IntakeStore, RecordedIds } from '../domain/intake/pipeline.js';
+import type { IntakeRecord } from '../domain/intake/records.js';
+import type { ChartRef, PatientIdentity } from '../domain/intake/identity.js';
 
 /** Patients with their active episode, if any (at most one: episodes_one_active_idx). */
 function charts(db: Kysely<DB>, agencyId: string) {

@@ -7,6 +7,7 @@ import { generateTypes } from './types.js';
 import { compileValidators } from './validators.js';
 import { ERROR_SHAPES, generateRouteTable, planOperation, type ValidatorPlan } from './route-table.js';
 import { noPhiPlans } from './no-phi-plan.js';
+import { requestFields } from './request-fields.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const doc = readDocument(join(root, 'openapi.json'));
@@ -23,7 +24,7 @@ const files: Record<string, string> = {
   'src/generated/openapi.ts': await generateTypes(doc),
   'src/generated/validators-parameters.ts': compileValidators(doc, plan.parameters, true),
   'src/generated/validators-bodies.ts': compileValidators(doc, plan.bodies, false),
-  'src/generated/contract.ts': generateRouteTable(doc, entries, shapes, noPhi.plans),
+  'src/generated/contract.ts': generateRouteTable(doc, entries, shapes, noPhi.plans, requestFields(doc, operations)),
 };
 
 const check = process.argv.includes('--check');

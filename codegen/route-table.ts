@@ -3,6 +3,7 @@ import { parameterSchema, relocateRefs, type ValidatorSchemas } from './validato
 import { GENERATED_HEADER } from './header.js';
 import type { V1Shape } from './contract-v1.js';
 import type { SchemaPlan } from './no-phi-plan.js';
+import type { RequestFields } from './request-fields.js';
 
 export interface ValidatorPlan {
   parameters: ValidatorSchemas;
@@ -97,7 +98,8 @@ export function planOperation(doc: JsonObject, entry: OperationEntry, plan: Vali
   ].join('\n');
 }
 
-export function generateRouteTable(doc: JsonObject, entries: string[], shapes: Record<string, V1Shape>, noPhiPlans: Record<string, SchemaPlan>): string {
+export function generateRouteTable(doc: JsonObject, entries: string[], shapes: Record<string, V1Shape>, noPhiPlans: Record<string, SchemaPlan>,
+  requestFields: Record<string, RequestFields>): string {
   const x = (key: string) => JSON.stringify(doc[key], null, 2);
   return `${GENERATED_HEADER}
 import * as parameters from './validators-parameters.js';
@@ -143,6 +145,9 @@ export const contractVersions = ${x('x-svc-contract-versions')} as const;
 export const webhookEnvelopeVersion = ${x('x-svc-webhook-envelope-version')} as const;
 
 export const requestShapes = ${x('x-svc-request-shapes')} as const;
+
+/** The body fields of each operation with request shapes: x-svc-shape, deprecated and x-svc-successor per field, and the fields of the object a field may hold. */
+export const requestFields = ${JSON.stringify(requestFields, null, 2)} as const;
 
 export const paging = ${x('x-svc-paging')} as const;
 

@@ -2212,6 +2212,100 @@ export const requestShapes = {
   ]
 } as const;
 
+/** The body fields of each operation with request shapes: x-svc-shape, deprecated and x-svc-successor per field, and the fields of the object a field may hold. */
+export const requestFields = {
+  "createReferral": {
+    "fields": {
+      "service_line": {
+        "x-svc-shape": "2026-04-01"
+      },
+      "patient_name": {
+        "x-svc-shape": "2026-04-01"
+      },
+      "patient_first_name": {},
+      "patient_last_name": {},
+      "patient_middle_name": {},
+      "patient_suffix": {},
+      "patient_dob": {},
+      "patient_phone": {},
+      "patient_alt_phone": {},
+      "patient_preferred_phone": {},
+      "patient_address": {},
+      "patient_zip_code": {},
+      "zip_code": {
+        "x-svc-shape": "2026-04-01",
+        "deprecated": true,
+        "x-svc-successor": "patient_zip_code"
+      },
+      "patient_coordinates": {},
+      "patient_id": {
+        "x-svc-shape": "2026-04-01"
+      },
+      "existing_patient_episode_reviewed": {},
+      "referral_type": {
+        "x-svc-shape": "2026-04-01"
+      },
+      "referral_date": {},
+      "referral_source": {
+        "x-svc-shape": "2026-04-01"
+      },
+      "referral_source_id": {},
+      "referring_facility": {},
+      "referring_physician": {},
+      "referring_physician_id": {},
+      "signing_physician_id": {},
+      "certifying_physician_id": {},
+      "payor_id": {
+        "x-svc-shape": "2026-04-01"
+      },
+      "hospital_id": {},
+      "marketer_id": {
+        "x-svc-shape": "2026-04-01"
+      },
+      "marketer_label": {
+        "x-svc-shape": "2026-04-01"
+      },
+      "insurance": {},
+      "insurance_name": {},
+      "insurance_notes": {},
+      "diagnoses": {},
+      "document_ids": {},
+      "notes": {},
+      "custom_data": {},
+      "source_system": {},
+      "external_reference_id": {}
+    },
+    "objectFields": {
+      "patient_coordinates": [
+        "latitude",
+        "longitude"
+      ],
+      "insurance": [
+        "payor_id",
+        "policy_number",
+        "group_number",
+        "effective_date",
+        "termination_date",
+        "is_primary",
+        "coverage_order",
+        "other_insurance_name",
+        "relationship_to_insured",
+        "insured_first_name",
+        "insured_last_name",
+        "insured_middle_name",
+        "insured_suffix",
+        "insured_dob",
+        "insured_gender",
+        "insured_address_line_1",
+        "insured_address_line_2",
+        "insured_city",
+        "insured_state",
+        "insured_zip_code"
+      ]
+    }
+  }
+} as const;
+
 export const paging = {
   "default_limit": 50,
   "max_limit": 200,

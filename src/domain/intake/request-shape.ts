@@ -1,6 +1,5 @@
-import { requestShapes } from '../../generated/contract.js';
+import { requestFields, requestShapes } from '../../generated/contract.js';
 import type { Deprecation } from '../../shared/versioning.js';
-import { readProjectFile } from '../../project-files.js';
 
 export type RequestShape = (typeof requestShapes.createReferral)[number]['shape'];
 
@@ -11,13 +10,12 @@ interface PropertyMarks {
 }
 
 /**
- * The request's field marks, read from the contract itself so that the shapes and deprecations are kept once:
+ * The request's field marks, generated from the contract so that the shapes and deprecations are kept once:
  * `x-svc-shape` names the shape a property came with (unmarked: the current shape), and a `deprecated`
  * property names its replacement in `x-svc-successor`.
  */
-const schemas = JSON.parse(readProjectFile('openapi.json')).components.schemas;
-const properties: Record<string, PropertyMarks> = schemas.ReferralCreateRequest.properties;
-const insuranceProperties: Record<string, unknown> = schemas.InsuranceObject.properties;
+const properties: Readonly<Record<string, PropertyMarks>> = requestFields.createReferral.fields;
+const insuranceProperties = new Set<string>(requestFields.createReferral.objectFields.insurance);
 const shapes = requestShapes.createReferral;
 const currentShape = shapes.find((s) => s.status === 'current')!.shape;
 const earliestShape = shapes.map((s) => s.shape).sort()[0];
@@ -61,8 +59,8 @@ export function deprecationsOf(body: object, shape: RequestShape): Deprecation[]
   return [...shapeDeprecation(shape), ...fieldDeprecations(body)];
 }
 
-function undocumented(object: object, documented: object): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(object).filter(([name]) => !Object.hasOwn(documented, name)));
+function undocumented(object: object, isDocumented: (name: string) => boolean): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(object).filter(([name]) => !isDocumented(name)));
 }
 
 /**
@@ -70,8 +68,8 @@ function undocumented(object: object, documented: object): Record<string, unknow
  * under `insurance` (a documented name, so it cannot collide with an additional property).
  */
 export function additionalFields(body: Record<string, unknown>): Record<string, unknown> {
-  const extra = undocumented(body, properties);
+  const extra = undocumented(body, isDocumentedField);
   const { insurance } = body;
-  const insuranceExtra = typeof insurance === 'object' && insurance !== null ? undocumented(insurance, insuranceProperties) : {};
+  const insuranceExtra = typeof insurance === 'object' && insurance !== null ? undocumented(insurance, (name) => insuranceProperties.has(name)) : {};
   return Object.keys(insuranceExtra).length > 0 ? { ...extra, insurance: insuranceExtra } : extra;
 }

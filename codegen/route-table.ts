@@ -104,7 +104,7 @@ export function generateRouteTable(doc: JsonObject, entries: string[], shapes: R
   return `${GENERATED_HEADER}
 import * as parameters from './validators-parameters.js';
 import * as bodies from './validators-bodies.js';
-import type { PseudonymKind } from '../gateway/pseudonyms.js';
+import type { PseudonymKind } from '../shared/ids.js';
 
 export type Validator = ((data: unknown) => boolean) & {
   errors?: Array<{ instancePath: string; keyword: string; message?: string; params: Record<string, unknown> }> | null;

@@ -2,16 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/schema.js';
 import { PlatformError } from '../shared/platform-error.js';
-
-/** Handle prefixes by kind of resource; the physician order prefix is fixed by the spec (route 22). */
-export const PSEUDONYM_PREFIX = {
-  patient: 'PT-',
-  physician: 'PH-',
-  physician_order: 'OR-',
-  claim: 'CL-',
-} as const;
-
-export type PseudonymKind = keyof typeof PSEUDONYM_PREFIX;
+import { PSEUDONYM_PREFIX, type PseudonymKind } from '../shared/ids.js';
 
 const ALPHABET = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 

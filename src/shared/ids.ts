@@ -4,3 +4,13 @@ import { randomBytes } from 'node:crypto';
 export function randomId(prefix: string, bytes = 16): string {
   return `${prefix}${randomBytes(bytes).toString('base64url')}`;
 }
+
+/** Handle prefixes by kind of resource; the physician order prefix is fixed by the spec (route 22). */
+export const PSEUDONYM_PREFIX = {
+  patient: 'PT-',
+  physician: 'PH-',
+  physician_order: 'OR-',
+  claim: 'CL-',
+} as const;
+
+export type PseudonymKind = keyof typeof PSEUDONYM_PREFIX;

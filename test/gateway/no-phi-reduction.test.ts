@@ -1,7 +1,7 @@
 import t from 'tap';
 import { reduceForNoPhi, type HandleLookup } from '../../src/gateway/no-phi-reduction.js';
 import { noPhiPlans, operations } from '../../src/generated/contract.js';
-import type { PseudonymKind } from '../../src/gateway/pseudonyms.js';
+import type { PseudonymKind } from '../../src/shared/ids.js';
 
 const asOf = new Date('2026-11-22T12:00:00Z');
 

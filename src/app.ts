@@ -1,7 +1,7 @@
 import Fastify from 'fastify';
 import { pino, type Logger } from 'pino';
 import type { Config } from './config.js';
-import type { Database } from './db/database.js';
+import type { Database } from './db/database-handle.js';
 import type { KeyEncryption } from './identity/key-encryption.js';
 import { installBodyParsers } from './gateway/body-parsing.js';
 import { clientErrorHandler, installErrorHandler } from './gateway/error-handler.js';

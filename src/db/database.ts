@@ -1,21 +1,7 @@
-import type { Kysely } from 'kysely';
+import type { Database, DatabaseLogger } from './database-handle.js';
 import { migrateToLatest } from './migrate.js';
 import { openPglite } from './pglite.js';
 import { openPostgres } from './postgres.js';
-import type { DB } from './schema.js';
-
-export interface Database {
-  db: Kysely<DB>;
-  engine: 'postgres' | 'pglite';
-  /** Idempotent. */
-  close(): Promise<void>;
-  /** PGlite only: the data directory as a dump, which `pgliteTemplate` can start another store from. */
-  dumpDataDir?(): Promise<Blob>;
-}
-
-export interface DatabaseLogger {
-  error(obj: unknown, msg?: string): void;
-}
 
 export interface DatabaseOptions {
   /** PostgreSQL when set; otherwise embedded PGlite. */

@@ -3,7 +3,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { Kysely } from 'kysely';
 import { PGliteDialect } from 'kysely-pglite-dialect';
 import { acquireDataDirLock, type DataDirLock } from './data-dir-lock.js';
-import type { Database } from './database.js';
+import type { Database } from './database-handle.js';
 import type { DB } from './schema.js';
 import { parsers, serializers } from './type-parsers.js';
 

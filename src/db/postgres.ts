@@ -1,6 +1,6 @@
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
-import type { Database, DatabaseLogger } from './database.js';
+import type { Database, DatabaseLogger } from './database-handle.js';
 import type { DB } from './schema.js';
 import { pgTypes } from './type-parsers.js';
 

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
-import type { Database } from '../db/database.js';
+import type { Database } from '../db/database-handle.js';
 import { PlatformError } from '../shared/platform-error.js';
 
 /**

@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
 import pg from 'pg';
 import { t as rootTest } from 'tap';
-import { openDatabase, type Database } from '../../src/db/database.js';
+import { openDatabase } from '../../src/db/database.js';
+import type { Database } from '../../src/db/database-handle.js';
 import type { DB } from '../../src/db/schema.js';
 import { pgliteTemplate } from './pglite-template.js';
 

@@ -5,7 +5,20 @@ import { PlatformError } from '../shared/platform-error.js';
 import type { ErrorCode } from '../generated/contract.js';
 import { insertAuditEvents, type AuditEvent } from './audit.js';
 import { insertMeteringEvents, type MeteringEvent } from './metering.js';
-import type { CommandIdentity, StoredResponse } from './idempotency.js';
+
+export interface CommandIdentity {
+  agencyId: string;
+  extensionId: string;
+  key: string;
+  operationId: string;
+  fingerprint: string;
+}
+
+export interface StoredResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
 
 /** What a command leaves besides its own rows: its audit record, its metering event and the response a retry replays. */
 export interface CommandLedger {

@@ -5,7 +5,7 @@ import { SQLSTATE, sqlState } from '../db/sql-state.js';
 import { reusableQuery } from '../db/reusable-query.js';
 import { lockId, lockKey } from '../db/advisory-locks.js';
 import { PlatformError } from '../shared/platform-error.js';
-import { writeCommandLedger, type CommandLedger } from './command-ledger.js';
+import { writeCommandLedger, type CommandIdentity, type CommandLedger, type StoredResponse } from './command-ledger.js';
 import type { PhiMode } from '../shared/principal.js';
 
 /** How long a command's result is kept and replayed (openapi.json info.description: 24 hours). */
@@ -13,20 +13,6 @@ export const IDEMPOTENCY_RETENTION_HOURS = 24;
 
 /** Below the handler timeout (10 s by default), so a waiting retry answers 409 before its own request times out. */
 export const DEFAULT_LOCK_WAIT_MS = 5_000;
-
-export interface CommandIdentity {
-  agencyId: string;
-  extensionId: string;
-  key: string;
-  operationId: string;
-  fingerprint: string;
-}
-
-export interface StoredResponse {
-  status: number;
-  headers: Record<string, string>;
-  body: string;
-}
 
 export interface IdempotentResult {
   response: StoredResponse;

@@ -1,0 +1,91 @@
+// The layers of src/ (checked by `npm run -s lint:layers`, part of `npm test`). A module may import its own layer and the
+// layers below it, never one above; there are no import circles, type-only imports included. Bottom to top:
+//
+//   shared    src/shared/: the principal, ids and pseudonym kinds, versioning types, the error classes.
+//   db        src/db/: Kysely on pg or PGlite, tables, repositories, cursors. Also src/project-files.ts, which
+//             reads openapi.json and package.json from disk: I/O, so below the domain, which must not use it.
+//   domain    src/domain/: pure rules (see domain-is-pure). Also src/catalog/, a pure view of the route table
+//             that routes serve.
+//   identity  src/identity/: client secrets, signing keys, tokens, the authenticator, sealed secrets.
+//   gateway   src/gateway/ (and src/workers/, the background jobs the gateway feeds): what runs around a handler.
+//   wiring    src/config.ts (reads the environment; above identity, whose key settings it decides) and
+//             src/services.ts (builds the long-lived identity and gateway collaborators of one app).
+//   routes    src/routes/: the resources' handlers, and stores that implement the domain's ports.
+//   app       src/app.ts, src/docs/ (the reference page), src/admin/ (the admin CLI), src/demo/ (the demo seed).
+//   server    src/server.ts.
+//
+// src/generated/ is data and types from openapi.json: every layer may import it, and it imports only src/shared/.
+const layers = [
+  { name: 'shared', path: '^src/shared/' },
+  { name: 'db', path: '^src/(db/|project-files\\.ts$)' },
+  { name: 'domain', path: '^src/(domain|catalog)/' },
+  { name: 'identity', path: '^src/identity/' },
+  { name: 'gateway', path: '^src/(gateway|workers)/' },
+  { name: 'wiring', path: '^src/(config|services)\\.ts$' },
+  { name: 'routes', path: '^src/routes/' },
+  { name: 'app', path: '^src/(app\\.ts$|docs/|admin/|demo/)' },
+  { name: 'server', path: '^src/server\\.ts$' },
+];
+
+const noUpward = layers.slice(0, -1).map((layer, i) => ({
+  name: `no-upward-from-${layer.name}`,
+  comment: `${layer.name} may import only ${layers.slice(0, i + 1).map((l) => l.name).join(', ')} and generated, not ${layers.slice(i + 1).map((l) => l.name).join(', ')}.`,
+  severity: 'error',
+  from: { path: layer.path },
+  to: { path: layers.slice(i + 1).map((l) => l.path) },
+}));
+
+module.exports = {
+  forbidden: [
+    ...noUpward,
+    {
+      name: 'generated-is-data',
+      comment: 'src/generated/ is usable from every layer, so it may import only src/shared/ (codegen writes its imports).',
+      severity: 'error',
+      from: { path: '^src/generated/' },
+      to: { path: '^src/', pathNot: '^src/(generated|shared)/' },
+    },
+    {
+      name: 'no-circular',
+      comment: 'No import circles, type-only imports included: a circle has no bottom to build or test from.',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { circular: true },
+    },
+    {
+      name: 'domain-is-pure',
+      comment: 'The domain and the catalog do no I/O: no Node built-in (node:fs, node:net...) and no package (pg, kysely, PGlite...), except for their types (kysely\'s Insertable).',
+      severity: 'error',
+      from: { path: '^src/(domain|catalog)/' },
+      to: { dependencyTypes: ['core', 'npm', 'npm-dev', 'npm-optional', 'npm-peer', 'npm-no-pkg', 'npm-unknown'], dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'domain-is-pure-of-db',
+      comment: 'The domain takes types from db, and its pure match-key function; never a query, nor a file read (project-files.ts).',
+      severity: 'error',
+      from: { path: '^src/(domain|catalog)/' },
+      to: { path: '^src/(db/|project-files\\.ts$)', pathNot: '^src/db/patient-match-keys\\.ts$', dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'in-a-layer',
+      comment: 'Every module of src/ belongs to a layer above (or to src/generated/): add a new folder to `layers`.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: [...layers.map((l) => l.path), '^src/generated/'] },
+      to: {},
+    },
+    {
+      name: 'resolvable',
+      comment: 'Every import resolves, so that no dependency escapes the rules above.',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { couldNotResolve: true },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    // Type-only imports count: they tie layers together as much as any other.
+    tsPreCompilationDeps: true,
+    // Resolves the `.js` specifiers of NodeNext to the `.ts` files beside them.
+    tsConfig: { fileName: 'tsconfig.json' },
+  },
+};

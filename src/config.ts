@@ -24,6 +24,8 @@ export interface Config {
   /** The proxies whose X-Forwarded-For is believed (addresses, CIDR ranges, proxy-addr's named ranges); false: none. */
   trustProxy: false | string[];
   secretsKey: SecretsKeySettings;
+  /** The workers of src/workers/registry.ts the server runs: a deployment running one as its own process leaves it out. */
+  inProcessWorkers: 'all' | string[];
 }
 
 type Env = Record<string, string | undefined>;
@@ -98,6 +100,14 @@ function secretsKey(env: Env, databaseUrl: string | undefined, dataDir: string):
   return { current: databaseUrl ? { from: 'none' } : { from: 'default file', path: `${dataDir}.secrets-key` }, previous };
 }
 
+/** IN_PROCESS_WORKERS: unset or `all`, `none`, or a comma-separated list of names, checked against the registry at start. */
+function inProcessWorkers(env: Env): 'all' | string[] {
+  const raw = (env.IN_PROCESS_WORKERS ?? '').trim();
+  if (raw === '' || raw === 'all') return 'all';
+  if (raw === 'none') return [];
+  return raw.split(',').map((name) => name.trim()).filter((name) => name !== '');
+}
+
 /** Reads and validates the environment once; everything else receives a Config. */
 export function loadConfig(env: Env = process.env): Config {
   const port = integer(env, 'PORT', 3000);
@@ -125,6 +135,7 @@ export function loadConfig(env: Env = process.env): Config {
     authStateTtlMs: integer(env, 'AUTH_STATE_TTL_MS', 5_000),
     trustProxy: trustProxy(env),
     secretsKey: secretsKey(env, databaseUrl, dataDir),
+    inProcessWorkers: inProcessWorkers(env),
   };
 }
 

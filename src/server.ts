@@ -8,7 +8,6 @@ import { ensureSigningKey } from './identity/signing-keys.js';
 import { loadKeyEncryption } from './identity/key-encryption-keys.js';
 import { sealSecrets, type SealingReport } from './identity/secrets-at-rest.js';
 import type { KeyEncryption } from './identity/key-encryption.js';
-import { startHousekeeping } from './gateway/housekeeping.js';
 
 const logger = pino({ level: process.env.LOG_LEVEL || 'info' });
 
@@ -40,12 +39,11 @@ async function main() {
   // The embedded store is for trying the service out: an empty one gets a demo agency and credentials.
   const demo = !config.databaseUrl || process.env.DEMO === '1' ? await ensureDemo(database.db, config.tokenIssuer) : undefined;
   const app = await buildApp({ config, database, keyEncryption, logger });
-  const stopHousekeeping = startHousekeeping(database.db, logger);
 
   closeWithGrace({ delay: config.shutdownGraceMs }, async ({ signal, err }) => {
     if (err) logger.error({ err }, 'shutting down after an error');
     else logger.info({ signal }, 'shutting down: draining in-flight requests');
-    stopHousekeeping();
+    // The app's close stops its workers after in-flight requests: they flush what those requests left.
     await app.close();
     await database.close();
   });

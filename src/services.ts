@@ -14,6 +14,9 @@ import { MeteringBuffer } from './gateway/metering.js';
 import { PseudonymService } from './gateway/pseudonyms.js';
 import { UsageLimiter } from './gateway/usage-limits.js';
 import { CursorSeal } from './identity/cursor-seal.js';
+import { auditFlusher, meteringFlusher } from './workers/flushers.js';
+import { inProcessWorkers } from './workers/registry.js';
+import { startWorkers } from './workers/worker.js';
 
 /** The long-lived collaborators of one app instance, built once and handed to routes and the gateway. */
 export interface AppServices {
@@ -26,11 +29,12 @@ export interface AppServices {
   clientCredentials: ClientCredentialsGrant;
   /** Leases shared usage counters; close() hands back what was not spent. */
   usageLimiter: UsageLimiter;
-  /** Buffered off the hot path; close() flushes them. */
+  /** Buffered off the hot path, written by their flush workers; close() stops those, which writes what is left. */
   metering: MeteringBuffer;
   audit: AuditBuffer;
   pseudonyms: PseudonymService;
   cursorSeal: CursorSeal;
+  /** Stops the in-process workers (each finishing its run and flushing) and hands back unspent leases. */
   close(): Promise<void>;
 }
 
@@ -46,6 +50,7 @@ export function createServices(config: Config, db: Kysely<DB>, keyEncryption: Ke
   const metering = new MeteringBuffer(db, log);
   const audit = new AuditBuffer(db, log);
   const usageLimiter = new UsageLimiter(db);
+  const stopWorkers = startWorkers([meteringFlusher(metering), auditFlusher(audit), ...inProcessWorkers(config.inProcessWorkers)], { db, log });
   // Units not handed back stay counted until their window ends, as after a crash: a bounded loss, not a failed shutdown.
   const returnLeases = () => usageLimiter.close().catch((err: unknown) => log.error({ err }, 'leased usage units not handed back at shutdown'));
   return {
@@ -60,7 +65,7 @@ export function createServices(config: Config, db: Kysely<DB>, keyEncryption: Ke
     pseudonyms: new PseudonymService(db),
     cursorSeal: new CursorSeal(db, keyEncryption),
     close: async () => {
-      await Promise.all([metering.close(), audit.close(), returnLeases()]);
+      await Promise.all([stopWorkers(), returnLeases()]);
     },
   };
 }

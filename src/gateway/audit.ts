@@ -44,8 +44,6 @@ export function insertAuditEvents(events: AuditEvent[]): RawBuilder<unknown> {
 }
 
 export interface AuditBufferOptions {
-  /** A flush starts at least this often while events wait. */
-  flushIntervalMs?: number;
   /** Events per INSERT; reaching this many pending events starts a flush at once. */
   maxBatch?: number;
   /** Memory bound: beyond it push() refuses, so a read is not served unaudited while the database is unreachable. */
@@ -53,7 +51,8 @@ export interface AuditBufferOptions {
 }
 
 /**
- * Audit of reads, written in batches off the request path. A batch that fails for a transient reason stays queued
+ * Audit of reads, written in batches off the request path: by size, by interval (its flush worker,
+ * src/workers/flushers.ts) and at close. A batch that fails for a transient reason stays queued
  * and is retried at the next flush; a row the database refuses as data (SQLSTATE class 22 or 23) is logged and dropped,
  * so one bad event cannot block the trail.
  */
@@ -62,7 +61,6 @@ export class AuditBuffer {
   readonly #log: AuditLog;
   readonly #maxBatch: number;
   readonly #maxPending: number;
-  readonly #timer: NodeJS.Timeout;
   #pending: AuditEvent[] = [];
   #flushes: Promise<void> = Promise.resolve();
   #closed = false;
@@ -72,8 +70,6 @@ export class AuditBuffer {
     this.#log = log;
     this.#maxBatch = options.maxBatch ?? 200;
     this.#maxPending = options.maxPending ?? 10_000;
-    this.#timer = setInterval(() => void this.flush(), options.flushIntervalMs ?? 1_000);
-    this.#timer.unref();
   }
 
   get pending(): number {
@@ -102,10 +98,9 @@ export class AuditBuffer {
     return this.#flushes;
   }
 
-  /** Stops the timer and writes what is queued; events that still cannot be written are logged as lost. */
+  /** Refuses new events and writes what is queued; events that still cannot be written are logged as lost. */
   async close(): Promise<void> {
     this.#closed = true;
-    clearInterval(this.#timer);
     await this.flush();
     if (this.#pending.length === 0) return;
     this.#log.error({ lost: this.#pending.length }, 'audit events lost at shutdown: the database did not accept them');

@@ -24,8 +24,6 @@ export interface MeteringLog {
 }
 
 export interface MeteringBufferOptions {
-  /** How often buffered events are written (default 1000 ms); also the retry interval after a failed write. */
-  flushIntervalMs?: number;
   /** Events per insert (default 500); reaching it also starts a write. */
   maxBatch?: number;
   /** Events held while the database is failing (default 50 000); beyond it the oldest are dropped. */
@@ -156,7 +154,7 @@ function delimited(text: string, type: 'text' | 'int') {
 
 /**
  * Metering for every call that is not a command: pushed without waiting, written in batches
- * by size, by interval and at close. A failed write is retried at the next interval.
+ * by size, by interval (its flush worker, src/workers/flushers.ts) and at close. A failed write is retried at the next interval.
  */
 export class MeteringBuffer {
   private pending = new MeteringCalls();
@@ -165,7 +163,6 @@ export class MeteringBuffer {
   private running: Promise<void> | undefined;
   private followUp: Promise<void> | undefined;
   private closing: Promise<void> | undefined;
-  private readonly timer: NodeJS.Timeout;
   private readonly maxBatch: number;
   private readonly maxPending: number;
 
@@ -176,10 +173,6 @@ export class MeteringBuffer {
   ) {
     this.maxBatch = options.maxBatch ?? 500;
     this.maxPending = options.maxPending ?? 50_000;
-    this.timer = setInterval(() => {
-      if (!this.running && this.pending.length > 0) void this.flush();
-    }, options.flushIntervalMs ?? 1000);
-    this.timer.unref();
   }
 
   push(event: MeteringEvent): void {
@@ -206,6 +199,11 @@ export class MeteringBuffer {
     return this.followUp;
   }
 
+  /** The interval's write: skipped while a write is under way, since what arrives during one waits (see push). */
+  flushIfIdle(): Promise<void> {
+    return this.running || this.pending.length === 0 ? Promise.resolve() : this.flush();
+  }
+
   /** Writes the `owed` oldest events, then full batches while there are any. */
   private run(owed: number): Promise<void> {
     this.running = this.drain(owed).finally(() => {
@@ -221,7 +219,6 @@ export class MeteringBuffer {
   }
 
   private async shutdown(): Promise<void> {
-    clearInterval(this.timer);
     await this.flush();
     this.reportDrops();
     if (this.pending.length > 0) {

@@ -1,10 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sql, type Transaction } from 'kysely';
+import { pino } from 'pino';
 import type { DB } from '../../src/db/schema.js';
 import t from 'tap';
 import { AuditBuffer, insertAuditEvents, type AuditEvent } from '../../src/gateway/audit.js';
 import { requestFingerprint, runIdempotent } from '../../src/gateway/idempotency.js';
+import { auditFlusher } from '../../src/workers/flushers.js';
 import { testDatabase } from '../helpers/database.js';
 
 const { db } = await testDatabase();
@@ -104,11 +106,9 @@ t.test('a failing audit write inside a command rolls the command back with PLATF
 });
 
 t.test('AuditBuffer', async (t) => {
-  const hour = 3_600_000;
-
   t.test('flushes when a batch is full', async (t) => {
     const agencyId = await newAgency();
-    const buffer = new AuditBuffer(db, capturingLog(), { flushIntervalMs: hour, maxBatch: 3 });
+    const buffer = new AuditBuffer(db, capturingLog(), { maxBatch: 3 });
     t.teardown(() => buffer.close());
     buffer.push(event(agencyId));
     buffer.push(event(agencyId));
@@ -121,7 +121,7 @@ t.test('AuditBuffer', async (t) => {
 
   t.test('under steady load writes full batches only; the remainder waits for the next batch or the timer', async (t) => {
     const agencyId = await newAgency();
-    const buffer = new AuditBuffer(db, capturingLog(), { flushIntervalMs: hour, maxBatch: 2 });
+    const buffer = new AuditBuffer(db, capturingLog(), { maxBatch: 2 });
     t.teardown(() => buffer.close());
     for (let i = 0; i < 3; i++) buffer.push(event(agencyId));
     await until(async () => (await auditRows(agencyId)).length === 2);
@@ -134,8 +134,10 @@ t.test('AuditBuffer', async (t) => {
 
   t.test('flushes on its interval', async (t) => {
     const agencyId = await newAgency();
-    const buffer = new AuditBuffer(db, capturingLog(), { flushIntervalMs: 50, maxBatch: 100 });
-    t.teardown(() => buffer.close());
+    const buffer = new AuditBuffer(db, capturingLog(), { maxBatch: 100 });
+    const flusher = auditFlusher(buffer, 50);
+    flusher.start({ db, log: pino({ level: 'silent' }) });
+    t.teardown(() => flusher.stop());
     buffer.push(event(agencyId));
     await until(async () => (await auditRows(agencyId)).length === 1);
     t.pass('written without a flush call');
@@ -143,7 +145,7 @@ t.test('AuditBuffer', async (t) => {
 
   t.test('flushes on close, with occurred_at taken at push time', async (t) => {
     const agencyId = await newAgency();
-    const buffer = new AuditBuffer(db, capturingLog(), { flushIntervalMs: hour, maxBatch: 100 });
+    const buffer = new AuditBuffer(db, capturingLog(), { maxBatch: 100 });
     const pushedAt = Date.now();
     buffer.push(event(agencyId));
     buffer.push(event(agencyId));
@@ -162,7 +164,7 @@ t.test('AuditBuffer', async (t) => {
       begin raise exception 'database unavailable' using errcode = '57P03'; end $$`.execute(db);
     await sql`create trigger audit_test_unavailable before insert on audit_events for each row execute function audit_test_unavailable()`.execute(db);
     const log = capturingLog();
-    const buffer = new AuditBuffer(db, log, { flushIntervalMs: hour, maxBatch: 100 });
+    const buffer = new AuditBuffer(db, log, { maxBatch: 100 });
     t.teardown(() => buffer.close());
     buffer.push(event(agencyId));
     buffer.push(event(agencyId));
@@ -178,7 +180,7 @@ t.test('AuditBuffer', async (t) => {
   t.test('an event the database refuses is dropped and logged, the rest of its batch is written', async (t) => {
     const agencyId = await newAgency();
     const log = capturingLog();
-    const buffer = new AuditBuffer(db, log, { flushIntervalMs: hour, maxBatch: 100 });
+    const buffer = new AuditBuffer(db, log, { maxBatch: 100 });
     const refused = event(agencyId, { status: 0 });
     buffer.push(event(agencyId));
     buffer.push(refused);
@@ -190,7 +192,7 @@ t.test('AuditBuffer', async (t) => {
 
   t.test('memory is bounded: beyond maxPending push refuses, so the read is not served unaudited', async (t) => {
     const agencyId = await newAgency();
-    const buffer = new AuditBuffer(db, capturingLog(), { flushIntervalMs: hour, maxBatch: 100, maxPending: 2 });
+    const buffer = new AuditBuffer(db, capturingLog(), { maxBatch: 100, maxPending: 2 });
     t.teardown(() => buffer.close());
     buffer.push(event(agencyId));
     buffer.push(event(agencyId));

@@ -5,6 +5,7 @@ import t from 'tap';
 import type { DB } from '../../src/db/schema.js';
 import { MeteringBuffer, insertMeteringEvents, type MeteringEvent } from '../../src/gateway/metering.js';
 import { requestFingerprint, runIdempotent } from '../../src/gateway/idempotency.js';
+import { meteringFlusher } from '../../src/workers/flushers.js';
 import { testDatabase } from '../helpers/database.js';
 
 const { db } = await testDatabase();
@@ -136,7 +137,7 @@ t.test("a command's metering write that fails rolls the command back as PLATFORM
 
 t.test('the buffer writes when a batch is full, not before', async (t) => {
   const extensionId = randomUUID();
-  const buffer = new MeteringBuffer(db, capturingLog(), { maxBatch: 3, flushIntervalMs: 60_000 });
+  const buffer = new MeteringBuffer(db, capturingLog(), { maxBatch: 3 });
   t.teardown(() => buffer.close());
   const [first, second, third] = eventsFor(extensionId, 3);
   buffer.push(first);
@@ -149,7 +150,7 @@ t.test('the buffer writes when a batch is full, not before', async (t) => {
 
 t.test('under steady load only full batches are written; the remainder waits for the next batch or the timer', async (t) => {
   const extensionId = randomUUID();
-  const buffer = new MeteringBuffer(db, capturingLog(), { maxBatch: 2, flushIntervalMs: 60_000 });
+  const buffer = new MeteringBuffer(db, capturingLog(), { maxBatch: 2 });
   t.teardown(() => buffer.close());
   // The second push starts a write; the third arrives while it runs and is not written as a batch of one.
   for (const event of eventsFor(extensionId, 3)) buffer.push(event);
@@ -164,8 +165,10 @@ t.test('under steady load only full batches are written; the remainder waits for
 
 t.test('the buffer writes on its interval', async (t) => {
   const extensionId = randomUUID();
-  const buffer = new MeteringBuffer(db, capturingLog(), { maxBatch: 100, flushIntervalMs: 50 });
-  t.teardown(() => buffer.close());
+  const buffer = new MeteringBuffer(db, capturingLog(), { maxBatch: 100 });
+  const flusher = meteringFlusher(buffer, 50);
+  flusher.start({ db, log: pino({ level: 'silent' }) });
+  t.teardown(() => flusher.stop());
   for (const event of eventsFor(extensionId, 2)) buffer.push(event);
   t.same(await eventually(extensionId, 2), ['req-1', 'req-2']);
 });
@@ -173,7 +176,7 @@ t.test('the buffer writes on its interval', async (t) => {
 t.test('close writes what is pending; a push after close is logged, not kept', async (t) => {
   const extensionId = randomUUID();
   const log = capturingLog();
-  const buffer = new MeteringBuffer(db, log, { maxBatch: 100, flushIntervalMs: 60_000 });
+  const buffer = new MeteringBuffer(db, log, { maxBatch: 100 });
   const [first, second, late] = eventsFor(extensionId, 3);
   buffer.push(first);
   buffer.push(second);
@@ -195,7 +198,7 @@ t.test('a failed write is retried later; memory stays bounded by dropping the ol
   const extensionId = randomUUID();
   const log = capturingLog();
   const { flaky, state } = flakyDatabase();
-  const buffer = new MeteringBuffer(flaky, log, { maxBatch: 2, maxPending: 4, flushIntervalMs: 60_000 });
+  const buffer = new MeteringBuffer(flaky, log, { maxBatch: 2, maxPending: 4 });
   t.teardown(() => buffer.close());
   // The second push starts a write that fails; the rest arrive meanwhile, and only the timer or flush() retries.
   for (const event of eventsFor(extensionId, 6)) buffer.push(event);
@@ -213,7 +216,7 @@ t.test('a failed write is retried later; memory stays bounded by dropping the ol
 
 t.test('close logs the events it could not write', async (t) => {
   const log = capturingLog();
-  const buffer = new MeteringBuffer(flakyDatabase().flaky, log, { flushIntervalMs: 60_000 });
+  const buffer = new MeteringBuffer(flakyDatabase().flaky, log);
   for (const event of eventsFor(randomUUID(), 2)) buffer.push(event);
   await buffer.close();
   t.match(log.entries, [{ level: 'warn' }, { level: 'error', obj: { lost: 2 }, msg: /not written at shutdown/ }]);
@@ -222,7 +225,7 @@ t.test('close logs the events it could not write', async (t) => {
 t.test('an event the database refuses is dropped alone; the rest of its batch is written', async (t) => {
   const extensionId = randomUUID();
   const log = capturingLog();
-  const buffer = new MeteringBuffer(db, log, { maxBatch: 10, flushIntervalMs: 60_000 });
+  const buffer = new MeteringBuffer(db, log, { maxBatch: 10 });
   t.teardown(() => buffer.close());
   const [good, malformed, split, alsoGood] = eventsFor(extensionId, 4);
   buffer.push(good);
@@ -250,7 +253,7 @@ t.test('a database that fails while a refused batch is written one by one keeps 
     },
     transformResult: async (args) => args.result,
   });
-  const buffer = new MeteringBuffer(failing, log, { maxBatch: 10, flushIntervalMs: 60_000 });
+  const buffer = new MeteringBuffer(failing, log, { maxBatch: 10 });
   t.teardown(() => buffer.close());
   const [first, malformed, third, fourth] = eventsFor(extensionId, 4);
   for (const event of [first, { ...malformed, status: 2.5 }, third, fourth]) buffer.push(event);
@@ -267,7 +270,7 @@ t.test('a database that fails while a refused batch is written one by one keeps 
 
 t.test('a flush writes what was pending at its call; calls arriving during its write wait for a full batch or the next flush', async (t) => {
   const extensionId = randomUUID();
-  const buffer = new MeteringBuffer(db, capturingLog(), { maxBatch: 10, flushIntervalMs: 60_000 });
+  const buffer = new MeteringBuffer(db, capturingLog(), { maxBatch: 10 });
   t.teardown(() => buffer.close());
   const events = eventsFor(extensionId, 5);
   for (const event of events.slice(0, 3)) buffer.push(event);

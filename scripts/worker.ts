@@ -1,0 +1,41 @@
+import closeWithGrace from 'close-with-grace';
+import { pino } from 'pino';
+import { loadConfig } from '../src/config.js';
+import { openDatabase } from '../src/db/database.js';
+import { createWorker, workerNames } from '../src/workers/registry.js';
+
+/** `npm run worker -- <name>`: one worker of src/workers/registry.ts as its own process, stopped with drain on SIGTERM/SIGINT. */
+async function main(): Promise<void> {
+  const name = process.argv[2];
+  if (!name) throw new Error(`usage: npm run worker -- <name>; the workers are: ${workerNames.join(', ')}`);
+  const worker = createWorker(name);
+  const config = loadConfig();
+  const logger = pino({ level: config.logLevel }).child({ worker: name });
+  const database = await openDatabase({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    poolMax: config.db.poolMax,
+    connectTimeoutMs: config.db.connectTimeoutMs,
+    statementTimeoutMs: config.db.statementTimeoutMs,
+    logger,
+  });
+  worker.start({ db: database.db, log: logger });
+  // A worker's timers never hold a process open (a server must be able to exit); this process exists for it.
+  const keepAlive = setInterval(() => {}, 2 ** 31 - 1);
+  closeWithGrace({ delay: config.shutdownGraceMs }, async ({ signal, err }) => {
+    if (err) logger.error({ err }, 'stopping after an error');
+    else logger.info({ signal }, 'stopping: finishing the run in flight');
+    await worker.stop();
+    await database.close();
+    clearInterval(keepAlive);
+    logger.info('stopped');
+  });
+  const store = database.engine === 'pglite' ? `embedded PostgreSQL in ${config.dataDir}` : 'PostgreSQL';
+  logger.info(`worker ${name} running on ${store}`);
+}
+
+// An unknown name, a bad variable or a locked data directory is reported plainly, without a stack.
+main().catch((err: Error) => {
+  console.error(err.message);
+  process.exit(1);
+});

@@ -1,6 +1,6 @@
 import closeWithGrace from 'close-with-grace';
 import { pino } from 'pino';
-import { loadConfig } from '../src/config.js';
+import { databaseOptions, loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/database.js';
 import { createWorker, workerNames } from '../src/workers/registry.js';
 
@@ -11,14 +11,7 @@ async function main(): Promise<void> {
   const worker = createWorker(name);
   const config = loadConfig();
   const logger = pino({ level: config.logLevel }).child({ worker: name });
-  const database = await openDatabase({
-    databaseUrl: config.databaseUrl,
-    dataDir: config.dataDir,
-    poolMax: config.db.poolMax,
-    connectTimeoutMs: config.db.connectTimeoutMs,
-    statementTimeoutMs: config.db.statementTimeoutMs,
-    logger,
-  });
+  const database = await openDatabase({ ...databaseOptions(config), logger });
   worker.start({ db: database.db, log: logger });
   // A worker's timers never hold a process open (a server must be able to exit); this process exists for it.
   const keepAlive = setInterval(() => {}, 2 ** 31 - 1);

@@ -149,3 +149,9 @@ export function loadServerConfig(env: Env = process.env): Config {
   }
   return loadConfig(env);
 }
+
+/** What openDatabase needs of the configuration, the same for the server, workers and scripts. */
+export function databaseOptions(config: Config) {
+  const { databaseUrl, dataDir, db } = config;
+  return { databaseUrl, dataDir, poolMax: db.poolMax, connectTimeoutMs: db.connectTimeoutMs, statementTimeoutMs: db.statementTimeoutMs };
+}

@@ -1,6 +1,6 @@
 import closeWithGrace from 'close-with-grace';
 import { pino } from 'pino';
-import { loadServerConfig } from './config.js';
+import { databaseOptions, loadServerConfig } from './config.js';
 import { openDatabase } from './db/database.js';
 import { buildApp } from './app.js';
 import { describeDemo, ensureDemo } from './admin/demo.js';
@@ -25,14 +25,7 @@ function logSealing(sealing: SealingReport, keys: KeyEncryption): void {
 async function main() {
   const config = loadServerConfig();
   const keyEncryption = loadKeyEncryption(config.secretsKey, (message) => logger.warn(message));
-  const database = await openDatabase({
-    databaseUrl: config.databaseUrl,
-    dataDir: config.dataDir,
-    poolMax: config.db.poolMax,
-    connectTimeoutMs: config.db.connectTimeoutMs,
-    statementTimeoutMs: config.db.statementTimeoutMs,
-    logger,
-  });
+  const database = await openDatabase({ ...databaseOptions(config), logger });
   const sealing = await sealSecrets(database.db, keyEncryption);
   logSealing(sealing, keyEncryption);
   await ensureSigningKey(database.db, keyEncryption, config.tokenTtlSeconds);

@@ -1,3 +1,5 @@
+import { canonicalJson } from '../shared/canonical-json.js';
+
 /** Seals a value under a binding and opens it again: identity/cursor-seal.ts's CursorSeal, whose key the database keeps sealed. */
 export interface CursorCipher {
   seal(value: unknown, binding: Uint8Array): Promise<string>;
@@ -45,15 +47,4 @@ export class CursorSealer {
     const { agencyId, extensionId, phiMode } = this.holder;
     return Buffer.from(canonicalJson([agencyId, extensionId, phiMode, this.operationId, this.pathParams, selection]), 'utf8');
   }
-}
-
-/** JSON with every object's keys sorted and undefined members left out (as JSON does): equal values, equal text. */
-export function canonicalJson(value: unknown): string {
-  return JSON.stringify(value, sortedObject);
-}
-
-function sortedObject(_key: string, value: unknown): unknown {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
-  const object = value as Record<string, unknown>;
-  return Object.fromEntries(Object.keys(object).sort().map((key) => [key, object[key]]));
 }

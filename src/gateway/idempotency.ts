@@ -7,6 +7,7 @@ import { lockId, lockKey } from '../db/advisory-locks.js';
 import { PlatformError } from '../shared/platform-error.js';
 import { writeCommandLedger, type CommandIdentity, type CommandLedger, type StoredResponse } from './command-ledger.js';
 import type { PhiMode } from '../shared/principal.js';
+import { canonicalJson } from '../shared/canonical-json.js';
 
 /** How long a command's result is kept and replayed (openapi.json info.description: 24 hours). */
 export const IDEMPOTENCY_RETENTION_HOURS = 24;
@@ -17,21 +18,6 @@ export const DEFAULT_LOCK_WAIT_MS = 5_000;
 export interface IdempotentResult {
   response: StoredResponse;
   replayed: boolean;
-}
-
-/**
- * JSON with object keys sorted at every depth, so two encodings of one body compare equal. Recursive: safe because
- * the body parser refuses bodies nested deeper than x-svc-body-limits.max_depth.
- */
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
-  const object = value as Record<string, unknown>;
-  const members = Object.keys(object)
-    .filter((name) => object[name] !== undefined)
-    .sort()
-    .map((name) => `${JSON.stringify(name)}:${canonicalJson(object[name])}`);
-  return `{${members.join(',')}}`;
 }
 
 /**

@@ -1,12 +1,11 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/schema.js';
 import type { KeyEncryption } from './key-encryption.js';
 import { serviceSecretRow } from './secrets-at-rest.js';
+import { gcmOpen, gcmSeal, joined, split } from './aes-gcm.js';
 
 const PURPOSE = 'list-cursor';
-const IV_BYTES = 12;
-const TAG_BYTES = 16;
 
 /**
  * Seals list cursors (AES-256-GCM, one key shared by every instance through the database): a cursor holds
@@ -23,26 +22,13 @@ export class CursorSeal {
   ) {}
 
   async seal(value: unknown, binding: Uint8Array): Promise<string> {
-    const iv = randomBytes(IV_BYTES);
-    const cipher = createCipheriv('aes-256-gcm', await this.secret(), iv);
-    cipher.setAAD(binding);
-    const sealed = Buffer.concat([iv, cipher.update(JSON.stringify(value), 'utf8'), cipher.final(), cipher.getAuthTag()]);
-    return sealed.toString('base64url');
+    return joined(gcmSeal(await this.secret(), JSON.stringify(value), binding)).toString('base64url');
   }
 
   /** The sealed value, or undefined for anything this service did not seal under this binding. */
   async open(cursor: string, binding: Uint8Array): Promise<unknown> {
-    const sealed = Buffer.from(cursor, 'base64url');
-    if (sealed.length <= IV_BYTES + TAG_BYTES) return undefined;
-    const decipher = createDecipheriv('aes-256-gcm', await this.secret(), sealed.subarray(0, IV_BYTES));
-    decipher.setAuthTag(sealed.subarray(sealed.length - TAG_BYTES));
-    decipher.setAAD(binding);
-    try {
-      const text = Buffer.concat([decipher.update(sealed.subarray(IV_BYTES, sealed.length - TAG_BYTES)), decipher.final()]);
-      return JSON.parse(text.toString('utf8'));
-    } catch {
-      return undefined;
-    }
+    const text = gcmOpen(await this.secret(), split(Buffer.from(cursor, 'base64url')), binding);
+    return text === undefined ? undefined : JSON.parse(text.toString('utf8'));
   }
 
   private secret(): Promise<Buffer> {

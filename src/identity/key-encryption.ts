@@ -1,9 +1,8 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
+import { gcmOpen, gcmSeal } from './aes-gcm.js';
 
 const FORMAT = 'v1';
 const KEY_BYTES = 32;
-const IV_BYTES = 12;
-const TAG_BYTES = 16;
 
 /** A key-encryption key (KEK): it seals the secrets the database stores, and never lives in the database itself. */
 export interface KeyEncryptionKey {
@@ -58,10 +57,7 @@ export class KeyEncryption {
 
   /** `row` names where the value is stored (e.g. `signing_keys/<kid>`): it must be the same to open it. */
   seal(plaintext: Buffer | string, row: string): string {
-    const iv = randomBytes(IV_BYTES);
-    const cipher = createCipheriv('aes-256-gcm', this.current.key, iv);
-    cipher.setAAD(additionalData(this.current.id, row));
-    const body = Buffer.concat([cipher.update(plaintext), cipher.final(), cipher.getAuthTag()]);
+    const { iv, body } = gcmSeal(this.current.key, plaintext, additionalData(this.current.id, row));
     return [FORMAT, this.current.id, iv.toString('base64url'), body.toString('base64url')].join('.');
   }
 
@@ -78,15 +74,9 @@ export class KeyEncryption {
       );
     }
     const [, , iv, body] = sealed.split('.');
-    const bytes = Buffer.from(body, 'base64url');
-    try {
-      const decipher = createDecipheriv('aes-256-gcm', kek.key, Buffer.from(iv, 'base64url'));
-      decipher.setAAD(additionalData(keyId, row));
-      decipher.setAuthTag(bytes.subarray(bytes.length - TAG_BYTES));
-      return Buffer.concat([decipher.update(bytes.subarray(0, bytes.length - TAG_BYTES)), decipher.final()]);
-    } catch {
-      throw new Error(`${row} does not decrypt under key-encryption key ${keyId}: it was altered, or copied from another row`);
-    }
+    const plaintext = gcmOpen(kek.key, { iv: Buffer.from(iv, 'base64url'), body: Buffer.from(body, 'base64url') }, additionalData(keyId, row));
+    if (plaintext === undefined) throw new Error(`${row} does not decrypt under key-encryption key ${keyId}: it was altered, or copied from another row`);
+    return plaintext;
   }
 
   /** True when `sealed` is sealed under the current key (nothing to re-encrypt). */

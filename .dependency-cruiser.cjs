@@ -2,37 +2,45 @@
 // layers below it, never one above; there are no import circles, type-only imports included. Bottom to top:
 //
 //   shared    src/shared/: the principal, ids and pseudonym kinds, versioning types, the error classes.
-//   db        src/db/: Kysely on pg or PGlite, tables, repositories, cursors. Also src/project-files.ts, which
-//             reads openapi.json and package.json from disk: I/O, so below the domain, which must not use it.
+//   db        src/db/: Kysely on pg or PGlite, the platform's tables, bound cursors, the tenant-bound store. Also each
+//             resource family's table types (src/resources/<family>/<family>-tables.ts: they live with their
+//             family, but the DB schema is built from them), and src/project-files.ts, which reads openapi.json and
+//             package.json from disk: I/O, so below the domain, which must not use it.
 //   domain    src/domain/: pure rules (see domain-is-pure). Also src/catalog/, a pure view of the route table
 //             that routes serve.
 //   identity  src/identity/: client secrets, signing keys, tokens, the authenticator, sealed secrets.
 //   gateway   src/gateway/ (and src/workers/, the background jobs the gateway feeds): what runs around a handler.
 //   wiring    src/config.ts (reads the environment; above identity, whose key settings it decides) and
 //             src/services.ts (builds the long-lived identity and gateway collaborators of one app).
-//   routes    src/routes/: the resources' handlers, and stores that implement the domain's ports.
+//   resources src/resources/<family>/: each family's handlers, repository (its SQL, reached through the tenant-bound
+//             store), view (rows to the contract's shapes) and stores that implement the domain's ports.
 //   app       src/app.ts, src/docs/ (the reference page), src/admin/ (the admin CLI), src/demo/ (the demo seed).
 //   server    src/server.ts.
 //
 // src/generated/ is data and types from openapi.json: every layer may import it, and it imports only src/shared/.
+const TABLE_TYPES = '^src/resources/[^/]+/[^/]+-tables\\.ts$';
+
 const layers = [
   { name: 'shared', path: '^src/shared/' },
-  { name: 'db', path: '^src/(db/|project-files\\.ts$)' },
+  { name: 'db', path: ['^src/(db/|project-files\\.ts$)', TABLE_TYPES] },
   { name: 'domain', path: '^src/(domain|catalog)/' },
   { name: 'identity', path: '^src/identity/' },
   { name: 'gateway', path: '^src/(gateway|workers)/' },
   { name: 'wiring', path: '^src/(config|services)\\.ts$' },
-  { name: 'routes', path: '^src/routes/' },
+  { name: 'resources', path: '^src/resources/', pathNot: TABLE_TYPES },
   { name: 'app', path: '^src/(app\\.ts$|docs/|admin/|demo/)' },
   { name: 'server', path: '^src/server\\.ts$' },
 ];
+
+/** Table types are the db layer's though they sit in src/resources/: they are upward only for the layers below db. */
+const tableTypesBelowOrAt = (i) => layers.slice(0, i + 1).some((l) => [l.path].flat().includes(TABLE_TYPES));
 
 const noUpward = layers.slice(0, -1).map((layer, i) => ({
   name: `no-upward-from-${layer.name}`,
   comment: `${layer.name} may import only ${layers.slice(0, i + 1).map((l) => l.name).join(', ')} and generated, not ${layers.slice(i + 1).map((l) => l.name).join(', ')}.`,
   severity: 'error',
-  from: { path: layer.path },
-  to: { path: layers.slice(i + 1).map((l) => l.path) },
+  from: { path: layer.path, pathNot: layer.pathNot },
+  to: { path: layers.slice(i + 1).flatMap((l) => l.path), pathNot: tableTypesBelowOrAt(i) ? TABLE_TYPES : undefined },
 }));
 
 module.exports = {
@@ -64,13 +72,13 @@ module.exports = {
       comment: 'The domain takes types from db, and its pure match-key function; never a query, nor a file read (project-files.ts).',
       severity: 'error',
       from: { path: '^src/(domain|catalog)/' },
-      to: { path: '^src/(db/|project-files\\.ts$)', pathNot: '^src/db/patient-match-keys\\.ts$', dependencyTypesNot: ['type-only'] },
+      to: { path: ['^src/(db/|project-files\\.ts$)', TABLE_TYPES], pathNot: '^src/db/patient-match-keys\\.ts$', dependencyTypesNot: ['type-only'] },
     },
     {
       name: 'in-a-layer',
       comment: 'Every module of src/ belongs to a layer above (or to src/generated/): add a new folder to `layers`.',
       severity: 'error',
-      from: { path: '^src/', pathNot: [...layers.map((l) => l.path), '^src/generated/'] },
+      from: { path: '^src/', pathNot: [...layers.flatMap((l) => l.path), '^src/generated/'] },
       to: {},
     },
     {

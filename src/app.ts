@@ -11,11 +11,11 @@ import { requestIdFor } from './gateway/request-id.js';
 import { accessLog, requestLogging } from './gateway/request-logger.js';
 import { markReceived } from './gateway/response-time.js';
 import { PlatformError } from './shared/platform-error.js';
-import { createHandlers } from './routes/index.js';
-import { refuseUnsupportedGrantTypes } from './routes/oauth.js';
+import { createHandlers } from './resources/index.js';
+import { refuseUnsupportedGrantTypes } from './resources/oauth/token-handler.js';
 import { registerWellKnown } from './identity/well-known.js';
 import { createServices } from './services.js';
-import { registerProbes } from './routes/probes.js';
+import { registerProbes } from './resources/platform/probes.js';
 import { registerApiReference } from './docs/api-reference.js';
 
 export interface AppOptions {

@@ -11,7 +11,7 @@ import { TokenFailureLimiter } from './identity/token-failures.js';
 import { TokenSigner, createTokenVerifier, type TokenSettings } from './identity/tokens.js';
 import { AuditBuffer } from './gateway/audit.js';
 import { MeteringBuffer } from './gateway/metering.js';
-import { PseudonymService } from './gateway/pseudonyms.js';
+import { PseudonymService } from './db/pseudonyms.js';
 import { UsageLimiter } from './gateway/usage-limits.js';
 import { CursorSeal } from './identity/cursor-seal.js';
 import { auditFlusher, meteringFlusher } from './workers/flushers.js';

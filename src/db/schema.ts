@@ -1,10 +1,20 @@
 import type { AgencyTables } from './tables/agencies.js';
-import type { ClinicalTables } from './tables/clinical.js';
+import type { AgencyDirectoryTables } from './tables/agency-directory.js';
 import type { CommandLedgerTables } from './tables/command-ledger.js';
 import type { IdentityTables } from './tables/identity.js';
 import type { PseudonymTables } from './tables/pseudonyms.js';
 import type { ServiceSecretTables } from './tables/service-secrets.js';
 import type { UsageTables } from './tables/usage.js';
+import type { PatientTables } from '../resources/patients/patient-tables.js';
+import type { ReferralTables } from '../resources/referrals/referral-tables.js';
+import type { IntakeTables } from '../resources/intakes/intake-tables.js';
+import type { VisitTables } from '../resources/visits/visit-tables.js';
+import type { TaskTables } from '../resources/tasks/task-tables.js';
 
-/** Table types for Kysely, one module per family under tables/, kept in step with db/migrations/. */
-export interface DB extends AgencyTables, IdentityTables, PseudonymTables, ClinicalTables, UsageTables, CommandLedgerTables, ServiceSecretTables {}
+/**
+ * Table types for Kysely, kept in step with db/migrations/: the platform's own under tables/, each resource
+ * family's beside its handlers (src/resources/<family>/<family>-tables.ts, part of this layer).
+ */
+export interface DB
+  extends AgencyTables, AgencyDirectoryTables, IdentityTables, PseudonymTables, UsageTables, CommandLedgerTables, ServiceSecretTables,
+    PatientTables, ReferralTables, IntakeTables, VisitTables, TaskTables {}

@@ -1,4 +1,5 @@
-import type { EpisodeType, PatientStatus, ServiceLine } from '../db/tables/clinical.js';
+import type { ServiceLine } from '../db/tables/tenant-row.js';
+import type { EpisodeType, PatientStatus } from '../resources/patients/patient-tables.js';
 import { patientMatchKeys } from '../db/patient-match-keys.js';
 import { addDays, addMinutes, dayStart, isoDay, laterThan, minDate } from './calendar.js';
 import type { Draft } from './drafts.js';

@@ -1,4 +1,6 @@
-import type { Gender, PayorType, PendingCoverageJson, RelationshipToInsured, ServiceLine } from '../db/tables/clinical.js';
+import type { PayorType } from '../db/tables/agency-directory.js';
+import type { Gender, RelationshipToInsured, ServiceLine } from '../db/tables/tenant-row.js';
+import type { PendingCoverageJson } from '../resources/intakes/intake-tables.js';
 import { addDays, isoDay } from './calendar.js';
 import type { Chart } from './charts.js';
 import type { Draft } from './drafts.js';

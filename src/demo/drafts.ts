@@ -1,11 +1,19 @@
 import { sql, type Insertable, type Kysely } from 'kysely';
 import type { DB } from '../db/schema.js';
-import type { ClinicalTables } from '../db/tables/clinical.js';
+import type { AgencyDirectoryTables } from '../db/tables/agency-directory.js';
+import type { PatientTables } from '../resources/patients/patient-tables.js';
+import type { ReferralTables } from '../resources/referrals/referral-tables.js';
+import type { IntakeTables } from '../resources/intakes/intake-tables.js';
+import type { VisitTables } from '../resources/visits/visit-tables.js';
+import type { TaskTables } from '../resources/tasks/task-tables.js';
 
-export type SeededTable = keyof ClinicalTables;
+/** The agency-scoped tables a demo agency fills: its directory and every resource family's. */
+type SeededTables = AgencyDirectoryTables & PatientTables & ReferralTables & IntakeTables & VisitTables & TaskTables;
+
+export type SeededTable = keyof SeededTables;
 
 /** A row before it is given its agency: the generator builds the same drafts for every agency. */
-export type Draft<T extends SeededTable> = Omit<Insertable<ClinicalTables[T]>, 'agency_id'>;
+export type Draft<T extends SeededTable> = Omit<Insertable<SeededTables[T]>, 'agency_id'>;
 
 export type Drafts = { [T in SeededTable]: Draft<T>[] };
 

@@ -1,4 +1,5 @@
-import type { AgencyUserRole, Discipline, PayorType, ReferralSourceType } from '../db/tables/clinical.js';
+import type { AgencyUserRole, PayorType, ReferralSourceType } from '../db/tables/agency-directory.js';
+import type { Discipline } from '../db/tables/tenant-row.js';
 import { normalizeNameKey } from '../db/patient-match-keys.js';
 import { pastStamps } from './calendar.js';
 import { emptyDrafts, type Draft, type Drafts } from './drafts.js';

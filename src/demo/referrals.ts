@@ -1,4 +1,8 @@
-import type { DocumentKind, IntakeStatus, PatientStatus, ReferralSourceType, ReferralTypeCategory, ServiceLine } from '../db/tables/clinical.js';
+import type { DocumentKind, ReferralSourceType } from '../db/tables/agency-directory.js';
+import type { ServiceLine } from '../db/tables/tenant-row.js';
+import type { IntakeStatus } from '../resources/intakes/intake-tables.js';
+import type { PatientStatus } from '../resources/patients/patient-tables.js';
+import type { ReferralTypeCategory } from '../resources/referrals/referral-tables.js';
 import { addMinutes, dayStart, isoDay, laterThan, minDate } from './calendar.js';
 import { SERVICE_LINE_ORDER, type Chart, type ChartContext } from './charts.js';
 import { hasDependentCoverage, pendingCoverages, type CoverageDraft } from './coverages.js';

@@ -1,4 +1,4 @@
-import type { RelatedResourceType, TaskPriority, TaskStatus } from '../db/tables/clinical.js';
+import type { RelatedResourceType, TaskPriority, TaskStatus } from '../resources/tasks/task-tables.js';
 import { addDays, isoDay, laterThan } from './calendar.js';
 import type { ChartContext } from './charts.js';
 import type { Draft } from './drafts.js';

@@ -1,4 +1,5 @@
-import type { Discipline, DocumentationStatus, EvvStatus, ServiceLine, VisitStatus, VisitType } from '../db/tables/clinical.js';
+import type { Discipline, ServiceLine } from '../db/tables/tenant-row.js';
+import type { DocumentationStatus, EvvStatus, VisitStatus, VisitType } from '../resources/visits/visit-tables.js';
 import { addDays, addMinutes, DAY_MS, dayStart, isoDay, minDate, MINUTE_MS, zonedTime } from './calendar.js';
 import type { Chart, ChartContext } from './charts.js';
 import type { Draft } from './drafts.js';

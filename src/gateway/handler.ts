@@ -5,7 +5,7 @@ import type { OperationDefinition, OperationId, operations as RouteTable } from 
 import type { ContractVersion, Deprecation } from '../shared/versioning.js';
 import type { DB } from '../db/schema.js';
 import type { Principal } from '../shared/principal.js';
-import type { PseudonymService } from './pseudonyms.js';
+import type { PseudonymService } from '../db/pseudonyms.js';
 import type { CursorSealer } from '../db/cursor-sealer.js';
 
 type Op<K extends OperationId> = OperationTypes[K];

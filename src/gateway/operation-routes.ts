@@ -14,7 +14,7 @@ import type { CommandLedger } from './command-ledger.js';
 import type { AuditBuffer, AuditEvent } from './audit.js';
 import type { MeteringBuffer, MeteringEvent } from './metering.js';
 import type { UsageLimiter } from './usage-limits.js';
-import type { PseudonymService } from './pseudonyms.js';
+import type { PseudonymService } from '../db/pseudonyms.js';
 import { CursorSealer } from '../db/cursor-sealer.js';
 import { reduceForNoPhi } from './no-phi-reduction.js';
 import type { CursorSeal } from '../identity/cursor-seal.js';

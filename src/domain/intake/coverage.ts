@@ -1,5 +1,6 @@
 import type { components } from '../../generated/openapi.js';
-import type { PendingCoverageJson, PolicyHolderJson, RelationshipToInsured } from '../../db/tables/clinical.js';
+import type { RelationshipToInsured } from '../../db/tables/tenant-row.js';
+import type { PendingCoverageJson, PolicyHolderJson } from '../../resources/intakes/intake-tables.js';
 import { PlatformError } from '../../shared/platform-error.js';
 
 type InsuranceObject = components['schemas']['InsuranceObject'];

@@ -1,5 +1,5 @@
 import type { components } from '../../generated/openapi.js';
-import type { DiagnosisJson } from '../../db/tables/clinical.js';
+import type { DiagnosisJson } from '../../resources/intakes/intake-tables.js';
 import { PlatformError } from '../../shared/platform-error.js';
 
 type Diagnosis = components['schemas']['Diagnosis'];

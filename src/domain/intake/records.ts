@@ -1,5 +1,8 @@
 import type { Insertable } from 'kysely';
-import type { IntakesTable, PatientsTable, ReferralsTable, ReferralTypeCategory, ServiceLine } from '../../db/tables/clinical.js';
+import type { ServiceLine } from '../../db/tables/tenant-row.js';
+import type { IntakesTable } from '../../resources/intakes/intake-tables.js';
+import type { PatientsTable } from '../../resources/patients/patient-tables.js';
+import type { ReferralsTable, ReferralTypeCategory } from '../../resources/referrals/referral-tables.js';
 import { patientMatchKeys } from '../../db/patient-match-keys.js';
 import { additionalFields } from './request-shape.js';
 import type { Packet } from './packet.js';

@@ -1,6 +1,6 @@
 import type { components } from '../../generated/openapi.js';
 import { PlatformError } from '../../shared/platform-error.js';
-import type { AgencyResourceKind } from '../../db/repositories/agency-resources.js';
+import type { AgencyResourceKind } from '../../db/agency-resources.js';
 
 type ReferralCreateRequest = components['schemas']['ReferralCreateRequest'];
 

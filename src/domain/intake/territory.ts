@@ -1,4 +1,4 @@
-import type { ServiceLine } from '../../db/tables/clinical.js';
+import type { ServiceLine } from '../../db/tables/tenant-row.js';
 import type { ServiceZip } from './service-address.js';
 
 export type DeclineReason = 'out_of_area' | 'service_line_not_offered';

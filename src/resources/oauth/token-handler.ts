@@ -1,0 +1,47 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { operations } from '../../generated/contract.js';
+import { RequestError } from '../../shared/request-error.js';
+import type { ClientCredentialsGrant } from '../../identity/client-credentials.js';
+import type { Handler } from '../handler.js';
+
+export function issueTokenHandler(grant: ClientCredentialsGrant): Handler<'issueToken'> {
+  return async (ctx) => {
+    const { headers, ip } = ctx.reply.request;
+    const issued = await grant.issue({ body: ctx.body, authorization: headers.authorization, remoteAddress: ip });
+    // RFC 6749 5.1: a token response is never cached.
+    ctx.reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
+    const token = {
+      access_token: issued.accessToken,
+      token_type: 'Bearer' as const,
+      expires_in: issued.expiresIn,
+      scope: issued.scope,
+      agency_id: issued.agencyId,
+      extension_id: issued.extensionId,
+      phi_mode: issued.phiMode,
+    };
+    return { ...token, data: token };
+  };
+}
+
+const GRANT_TYPE = 'client_credentials';
+
+/**
+ * RFC 6749 5.2 names another grant type unsupported_grant_type, which the contract's request validation would
+ * report as a generic invalid_request; this answers first. A hook of the token route only: as a root hook, its
+ * promise would defer every other route's handler to a microtask.
+ */
+export function refuseUnsupportedGrantTypes(app: FastifyInstance) {
+  const { method, url } = operations.issueToken;
+  app.addHook('onRoute', (route) => {
+    if (route.method !== method || route.url !== url) return;
+    route.preValidation = [refuseOtherGrantTypes, ...[route.preValidation ?? []].flat()];
+  });
+}
+
+async function refuseOtherGrantTypes(request: FastifyRequest): Promise<void> {
+  const grantType = (request.body as { grant_type?: unknown } | undefined)?.grant_type;
+  if (grantType === undefined || grantType === GRANT_TYPE) return;
+  throw new RequestError(400, 'unsupported_grant_type', 'PLATFORM_INVALID_REQUEST', `grant_type must be ${GRANT_TYPE}; no other grant is supported.`, {
+    issues: [{ location: 'body', path: '/grant_type', message: `must be ${GRANT_TYPE}`, keyword: 'const' }],
+  });
+}

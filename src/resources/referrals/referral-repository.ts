@@ -1,0 +1,57 @@
+import type { Kysely, Selectable } from 'kysely';
+import type { DB } from '../../db/schema.js';
+import type { Disposition, ReferralsTable, ReferralTypeCategory } from './referral-tables.js';
+import type { CursorSealer } from '../../db/cursor-sealer.js';
+import { listPage, type ListOrder, type Page, type ListQuery } from '../../db/paging.js';
+
+export interface ReferralFilters {
+  disposition?: Disposition;
+  referral_type?: ReferralTypeCategory;
+  /** Inclusive calendar days ('YYYY-MM-DD'), in UTC. */
+  referral_date_from?: string;
+  referral_date_to?: string;
+  referral_source_id?: string;
+  patient_id?: string;
+}
+
+export type ReferralRow = Selectable<ReferralsTable>;
+
+/** Newest referral first, served by the referrals_*_idx indexes. */
+const NEWEST_FIRST: ListOrder = { columns: ['referral_date', 'id'], direction: 'desc' };
+
+const SUMMARY_COLUMNS = [
+  'id', 'patient_id', 'intake_id', 'service_line', 'referral_type', 'referral_type_category', 'referral_date',
+  'referral_source', 'referral_source_id', 'disposition', 'decline_reason', 'office_id', 'patient_display_name', 'created_at',
+] as const;
+
+export type ReferralSummaryRow = Pick<ReferralRow, (typeof SUMMARY_COLUMNS)[number]>;
+
+const utcDayStart = (day: string) => new Date(`${day}T00:00:00.000Z`);
+const utcDayAfter = (day: string) => new Date(utcDayStart(day).getTime() + 86_400_000);
+
+export function listReferralSummaries(db: Kysely<DB>, agencyId: string, filters: ReferralFilters, page: ListQuery, cursors: CursorSealer): Promise<Page<ReferralSummaryRow>> {
+  let query = db.selectFrom('referrals').select(SUMMARY_COLUMNS).where('agency_id', '=', agencyId);
+  if (filters.disposition) query = query.where('disposition', '=', filters.disposition);
+  if (filters.referral_type) query = query.where('referral_type_category', '=', filters.referral_type);
+  if (filters.referral_date_from) query = query.where('referral_date', '>=', utcDayStart(filters.referral_date_from));
+  if (filters.referral_date_to) query = query.where('referral_date', '<', utcDayAfter(filters.referral_date_to));
+  if (filters.referral_source_id) query = query.where('referral_source_id', '=', filters.referral_source_id);
+  if (filters.patient_id) query = query.where('patient_id', '=', filters.patient_id);
+  return listPage(query, NEWEST_FIRST, page, cursors);
+}
+
+export function findReferral(db: Kysely<DB>, agencyId: string, id: string): Promise<ReferralRow | undefined> {
+  return db.selectFrom('referrals').selectAll().where('agency_id', '=', agencyId).where('id', '=', id).executeTakeFirst();
+}
+
+/** Documents linked onto a referral, in the order the sender listed them. */
+export async function referralDocumentIds(db: Kysely<DB>, agencyId: string, referralId: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom('referral_documents')
+    .select('document_id')
+    .where('agency_id', '=', agencyId)
+    .where('referral_id', '=', referralId)
+    .orderBy('position')
+    .execute();
+  return rows.map((r) => r.document_id);
+}

@@ -1,0 +1,83 @@
+import t from 'tap';
+import { operations, type OperationDefinition } from '../../../src/generated/contract.js';
+import { buildSignedInApp } from '../../helpers/app.js';
+
+const api = await buildSignedInApp();
+const all = Object.values(operations) as OperationDefinition[];
+
+t.test('health', async (t) => {
+  const res = await api.request({ method: 'GET', url: '/api/v1/ext/health' });
+  t.equal(res.statusCode, 200);
+  t.match(res.json().data, { status: 'ok', version: String });
+});
+
+t.test("health's timestamp is the instant of the call, to the millisecond", async (t) => {
+  for (let call = 0; call < 3; call++) {
+    const before = Date.now();
+    const res = await api.request({ method: 'GET', url: '/api/v1/ext/health' });
+    const after = Date.now();
+    const timestamp = Date.parse(res.json().data.timestamp);
+    t.ok(timestamp >= before && timestamp <= after, `${res.json().data.timestamp} within the call`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+});
+
+t.test('the catalog is derived from the document', async (t) => {
+  const res = await api.request({ method: 'GET', url: '/api/v1/ext/catalog' });
+  t.equal(res.statusCode, 200);
+  const { data, warnings } = res.json();
+  t.equal(data.routes.length, all.length);
+  const orders = data.routes.find((r: { operation_id: string }) => r.operation_id === 'listPhysicianOrders');
+  t.match(orders, { method: 'GET', path: '/api/v1/ext/physician-orders', scope: 'external:physician-orders:read', no_phi: 'pseudonymized', no_phi_usable: true, command: false });
+  t.same(orders.query_parameters.map((p: { name: string }) => p.name), ['limit', 'offset', 'status', 'order_type']);
+  t.match(orders.query_parameters[0], { name: 'limit', type: 'integer', default: 50, maximum: 200 });
+  const collections = data.routes.find((r: { operation_id: string }) => r.operation_id === 'listWorkingCollections');
+  t.match(collections, { no_phi: 'denied', no_phi_usable: false, scope: 'external:working-collections:read' });
+  t.match(data.contract_versions, [{ version: '1', manifest_version: '1.1.0', status: 'deprecated', successor: '2' }, { version: '2', manifest_version: '2.7.0', status: 'current' }]);
+  t.equal(data.webhook_envelope_version, '2026-06-27');
+  const referralCreate = data.capabilities.find((c: { id: string }) => c.id === 'referrals.create');
+  t.same(referralCreate, { id: 'referrals.create', description: referralCreate.description, command: true, operations: ['createReferral'] });
+  const enabled = data.routes.filter((r: { enabled: boolean }) => r.enabled).map((r: { operation_id: string }) => r.operation_id).sort();
+  t.same(enabled, [
+    'createReferral', 'createTask', 'getCatalog', 'getHealth', 'getIntake', 'getPatient', 'getReferral', 'getTask', 'getVisit',
+    'issueToken', 'listIntakes', 'listPatients', 'listReferrals', 'listVisits', 'updateTask',
+  ]);
+  t.match(warnings, [/not enabled in this deployment/, /No governed queries/]);
+});
+
+/** A request that passes validation for each operation, so that what answers is the operation itself. */
+function validRequest(op: OperationDefinition) {
+  const url = op.path.replace('{queryId}', 'census').replace('{templateType}', 'power-query').replace('{id}', 'abc123')
+    + (op.operationId.startsWith('getHhvbp') || op.operationId === 'listHhvbpMeasures' ? '?performance_year=2025' : '');
+  const bodies: Record<string, unknown> = {
+    runQuery: {}, createQueryToken: { name: 'Finance workbook', query_ids: ['census'] }, createReferral: { service_line: 'hospice', patient_name: 'Ada Lovelace' },
+    createTask: { title: 'Call back' }, updateTask: { status: 'done' }, issueToken: { grant_type: 'client_credentials' },
+  };
+  const headers: Record<string, string> = op.command ? { 'idempotency-key': 'key-12345678' } : {};
+  return { method: op.method as 'GET', url, headers, ...(op.operationId in bodies ? { payload: bodies[op.operationId] as object } : {}) };
+}
+
+t.test('operations not built yet answer the documented PLATFORM_UNSUPPORTED_OPERATION, never invented data', async (t) => {
+  const catalog = (await api.request({ method: 'GET', url: '/api/v1/ext/catalog' })).json().data;
+  const disabled = new Set(catalog.routes.filter((r: { enabled: boolean }) => !r.enabled).map((r: { operation_id: string }) => r.operation_id));
+  t.equal(disabled.size, 13);
+  for (const op of all.filter((o) => disabled.has(o.operationId))) {
+    const res = await api.request(validRequest(op));
+    t.equal(res.statusCode, 501, op.operationId);
+    t.match(res.json().error, { code: 'PLATFORM_UNSUPPORTED_OPERATION', category: 'execution', retryable: false, terminal: true, details: { operation_id: op.operationId } });
+  }
+});
+
+t.test('every response carries a request id, and a well-formed caller id is kept', async (t) => {
+  const mine = await api.request({ method: 'GET', url: '/api/v1/ext/health', headers: { 'x-request-id': 'trace-abc-123' } });
+  t.equal(mine.headers['x-request-id'], 'trace-abc-123');
+  const bad = await api.request({ method: 'GET', url: '/api/v1/ext/health', headers: { 'x-request-id': 'bad id\u0007' } });
+  t.match(bad.headers['x-request-id'], /^req_[A-Za-z0-9_-]{12}\.[0-9a-z]+$/);
+  const minted = await Promise.all(Array.from({ length: 20 }, () => api.request({ method: 'GET', url: '/api/v1/ext/health' })));
+  t.equal(new Set(minted.map((res) => res.headers['x-request-id'])).size, 20, 'each minted id is new');
+});
+
+t.test('liveness and readiness probes sit outside the partition', async (t) => {
+  t.same((await api.request({ method: 'GET', url: '/livez' })).json(), { status: 'ok' });
+  t.match((await api.request({ method: 'GET', url: '/readyz' })).json(), { status: 'ok', database: /pglite|postgres/ });
+});

@@ -11,7 +11,6 @@ import { TokenFailureLimiter } from './identity/token-failures.js';
 import { TokenSigner, createTokenVerifier, type TokenSettings } from './identity/tokens.js';
 import { AuditBuffer } from './gateway/audit.js';
 import { MeteringBuffer } from './gateway/metering.js';
-import { PseudonymService } from './db/pseudonyms.js';
 import { UsageLimiter } from './gateway/usage-limits.js';
 import { CursorSeal } from './identity/cursor-seal.js';
 import { auditFlusher, meteringFlusher } from './workers/flushers.js';
@@ -32,7 +31,6 @@ export interface AppServices {
   /** Buffered off the hot path, written by their flush workers; close() stops those, which writes what is left. */
   metering: MeteringBuffer;
   audit: AuditBuffer;
-  pseudonyms: PseudonymService;
   cursorSeal: CursorSeal;
   /** Stops the in-process workers (each finishing its run and flushing) and hands back unspent leases. */
   close(): Promise<void>;
@@ -62,7 +60,6 @@ export function createServices(config: Config, db: Kysely<DB>, keyEncryption: Ke
     usageLimiter,
     metering,
     audit,
-    pseudonyms: new PseudonymService(db),
     cursorSeal: new CursorSeal(db, keyEncryption),
     close: async () => {
       await Promise.all([stopWorkers(), returnLeases()]);

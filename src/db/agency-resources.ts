@@ -1,5 +1,6 @@
-import { sql, type Kysely } from 'kysely';
+import { sql } from 'kysely';
 import type { DB } from './schema.js';
+import type { TenantStore } from './tenant-store.js';
 
 /** Agency-scoped resources that requests refer to by id, by the table that holds them. */
 const TABLES = {
@@ -23,14 +24,13 @@ export interface ResourceRef<K extends AgencyResourceKind = AgencyResourceKind> 
 }
 
 /** The refs whose id is not a row of its kind in the agency (another agency's ids included), in one round trip. */
-export async function missingResources<R extends ResourceRef>(db: Kysely<DB>, agencyId: string, refs: R[]): Promise<R[]> {
+export async function missingResources<R extends ResourceRef>(store: TenantStore, refs: R[]): Promise<R[]> {
   if (refs.length === 0) return [];
   const kinds = [...new Set(refs.map((ref) => ref.kind))];
   const lookups = kinds.map((kind) =>
-    db
+    store
       .selectFrom(TABLES[kind])
       .select([sql.lit(kind).as('kind'), 'id'])
-      .where('agency_id', '=', agencyId)
       .where('id', 'in', refs.filter((ref) => ref.kind === kind).map((ref) => ref.id)),
   );
   const found = await lookups.reduce((all, lookup) => all.unionAll(lookup)).execute();
@@ -38,6 +38,6 @@ export async function missingResources<R extends ResourceRef>(db: Kysely<DB>, ag
   return refs.filter((ref) => !known.has(`${ref.kind}:${ref.id}`));
 }
 
-export async function resourceExists(db: Kysely<DB>, agencyId: string, ref: ResourceRef): Promise<boolean> {
-  return (await missingResources(db, agencyId, [ref])).length === 0;
+export async function resourceExists(store: TenantStore, ref: ResourceRef): Promise<boolean> {
+  return (await missingResources(store, [ref])).length === 0;
 }

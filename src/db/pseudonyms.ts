@@ -12,46 +12,44 @@ function randomHandle(kind: PseudonymKind): string {
 }
 
 /**
- * Surrogate handles for no_phi sessions (HIPAA 164.514(c)): random, stored per agency, stable for
- * a resource, and resolvable only within the agency that issued them.
+ * Surrogate handles for no_phi sessions (HIPAA 164.514(c)): random, stored per agency, stable for a resource, and
+ * resolvable only within the agency that issued them. Bound to one agency (and one connection: a command's handles
+ * are read and written in its transaction, since PGlite has one session and must never mix the two).
  */
-export class PseudonymService {
-  constructor(private readonly db: Kysely<DB>) {}
-
-  /** The same service on another connection, such as a command's transaction (PGlite has one session: never mix the two). */
-  using(db: Kysely<DB>): PseudonymService {
-    return db === this.db ? this : new PseudonymService(db);
-  }
+export class TenantPseudonyms {
+  constructor(
+    private readonly db: Kysely<DB>,
+    private readonly agencyId: string,
+  ) {}
 
   /** Handles for many ids at once (one lookup, one insert for the new ones). */
-  async handlesFor(agencyId: string, kind: PseudonymKind, realIds: readonly string[]): Promise<Map<string, string>> {
-    const db = this.db;
+  async handlesFor(kind: PseudonymKind, realIds: readonly string[]): Promise<Map<string, string>> {
     const wanted = [...new Set(realIds)];
     if (wanted.length === 0) return new Map();
-    const found = await this.existing(db, agencyId, kind, wanted);
+    const found = await this.existing(kind, wanted);
     const missing = wanted.filter((id) => !found.has(id));
     if (missing.length > 0) {
-      await db
+      await this.db
         .insertInto('pseudonyms')
-        .values(missing.map((real_id) => ({ agency_id: agencyId, kind, real_id, handle: randomHandle(kind) })))
+        .values(missing.map((real_id) => ({ agency_id: this.agencyId, kind, real_id, handle: randomHandle(kind) })))
         .onConflict((oc) => oc.doNothing())
         .execute();
       // A concurrent request may have won the race for some ids: read back what is stored.
-      for (const [id, handle] of await this.existing(db, agencyId, kind, missing)) found.set(id, handle);
+      for (const [id, handle] of await this.existing(kind, missing)) found.set(id, handle);
     }
     return found;
   }
 
-  async handleFor(agencyId: string, kind: PseudonymKind, realId: string): Promise<string> {
-    return (await this.handlesFor(agencyId, kind, [realId])).get(realId)!;
+  async handleFor(kind: PseudonymKind, realId: string): Promise<string> {
+    return (await this.handlesFor(kind, [realId])).get(realId)!;
   }
 
   /** The real id behind a handle of this agency, or PLATFORM_PSEUDONYM_UNRESOLVED. */
-  async resolve(agencyId: string, kind: PseudonymKind, handle: string): Promise<string> {
+  async resolve(kind: PseudonymKind, handle: string): Promise<string> {
     const row = await this.db
       .selectFrom('pseudonyms')
       .select('real_id')
-      .where('agency_id', '=', agencyId)
+      .where('agency_id', '=', this.agencyId)
       .where('handle', '=', handle)
       .where('kind', '=', kind)
       .executeTakeFirst();
@@ -63,11 +61,11 @@ export class PseudonymService {
     return row.real_id;
   }
 
-  private async existing(db: Kysely<DB>, agencyId: string, kind: PseudonymKind, realIds: string[]) {
-    const rows = await db
+  private async existing(kind: PseudonymKind, realIds: string[]) {
+    const rows = await this.db
       .selectFrom('pseudonyms')
       .select(['real_id', 'handle'])
-      .where('agency_id', '=', agencyId)
+      .where('agency_id', '=', this.agencyId)
       .where('kind', '=', kind)
       .where('real_id', 'in', realIds)
       .execute();

@@ -1,11 +1,9 @@
 import type { FastifyBaseLogger, FastifyReply } from 'fastify';
-import type { Kysely } from 'kysely';
 import type { operations as OperationTypes } from '../generated/openapi.js';
 import type { OperationDefinition, OperationId, operations as RouteTable } from '../generated/contract.js';
 import type { ContractVersion, Deprecation } from '../shared/versioning.js';
-import type { DB } from '../db/schema.js';
 import type { Principal } from '../shared/principal.js';
-import type { PseudonymService } from '../db/pseudonyms.js';
+import type { CommandStore, TenantStore } from '../db/tenant-store.js';
 import type { CursorSealer } from '../db/cursor-sealer.js';
 
 type Op<K extends OperationId> = OperationTypes[K];
@@ -19,15 +17,7 @@ export type RequestHeaders<K extends OperationId> = Part<Op<K>['parameters'], 'h
 export type RequestBody<K extends OperationId> = Op<K> extends { requestBody: infer B } ? Content<NonNullable<B>> : undefined;
 export type SuccessBody<K extends OperationId> = Content<Op<K>['responses'][200]>;
 type PagedByCursor<K extends OperationId> = (typeof RouteTable)[K]['pagedByCursor'];
-
-/** What a handler tells the audit trail about the resources it touched: their ids; the gateway sets their type. */
-export interface AuditTrail {
-  /** From the operation's tag (x-svc-resource-type). */
-  resourceType: string | null;
-  resourceIds: string[];
-  sourceSystem?: string | null;
-  externalReferenceId?: string | null;
-}
+type Store<K extends OperationId> = K extends 'issueToken' ? undefined : (typeof RouteTable)[K]['command'] extends true ? CommandStore : TenantStore;
 
 /** What a handler sees: a validated, typed request, already through the gateway. */
 export interface RequestContext<K extends OperationId> {
@@ -40,12 +30,12 @@ export interface RequestContext<K extends OperationId> {
   principal: K extends 'issueToken' ? undefined : Principal;
   contractVersion: ContractVersion;
   deprecations: Deprecation[];
-  /** Filled by the handler: the resources it read or changed, for the audit record. */
-  audit: AuditTrail;
   requestId: string;
-  /** For a command, the transaction that also holds its audit, metering and idempotency records. */
-  db: Kysely<DB>;
-  pseudonyms: PseudonymService;
+  /**
+   * The caller's agency, for this call's PHI mode: repositories read (and a command writes, in its transaction) through
+   * it, and it records what they touched on the audit record. The token endpoint, which has no caller yet, has none.
+   */
+  store: Store<K>;
   /**
    * Seals and opens cursors bound to the caller (agency, extension, PHI mode) and this route (pass it to listPage,
    * which adds the list's filters); only operations that take a cursor have one.

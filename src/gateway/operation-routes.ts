@@ -2,7 +2,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunc
 import type { Kysely, Transaction } from 'kysely';
 import { operations, type OperationDefinition, type OperationId } from '../generated/contract.js';
 import type { DB } from '../db/schema.js';
-import type { AuditTrail, Handler, Handlers, RequestContext } from './handler.js';
+import type { Handler, Handlers, RequestContext } from './handler.js';
+import type { AuditTrail } from '../shared/audit-trail.js';
+import { CommandStore, TenantStore, type EventOutbox } from '../db/tenant-store.js';
 import { PlatformError } from '../shared/platform-error.js';
 import { negotiateVersion, deprecationHeader } from './contract-version.js';
 import type { ContractVersion, Deprecation } from '../shared/versioning.js';
@@ -14,7 +16,6 @@ import type { CommandLedger } from './command-ledger.js';
 import type { AuditBuffer, AuditEvent } from './audit.js';
 import type { MeteringBuffer, MeteringEvent } from './metering.js';
 import type { UsageLimiter } from './usage-limits.js';
-import type { PseudonymService } from '../db/pseudonyms.js';
 import { CursorSealer } from '../db/cursor-sealer.js';
 import { reduceForNoPhi } from './no-phi-reduction.js';
 import type { CursorSeal } from '../identity/cursor-seal.js';
@@ -52,8 +53,9 @@ export interface GatewayServices {
   usageLimiter: UsageLimiter;
   metering: MeteringBuffer;
   audit: AuditBuffer;
-  pseudonyms: PseudonymService;
   cursorSeal: CursorSeal;
+  /** Where commands' events are written; none until events are delivered (webhooks). */
+  outbox?: EventOutbox;
 }
 
 /** Headers of a command's response that are stored with it and replayed. */
@@ -203,15 +205,21 @@ class OperationRoute {
       body: request.body,
       contractVersion: request.contractVersion,
       deprecations: request.deprecations,
-      audit: request.auditTrail,
       requestId: request.id,
-      db,
-      pseudonyms: this.services.pseudonyms.using(db),
+      store: this.storeOf(request, db),
       cursors: this.operation.pagedByCursor ? this.cursorsOf(request) : undefined,
       log: request.log,
       reply,
       signal,
     } as RequestContext<OperationId>;
+  }
+
+  /** A command's store holds its transaction; the token endpoint, which has no caller, gets none. */
+  private storeOf(request: FastifyRequest, db: Kysely<DB>): TenantStore | undefined {
+    const principal = request.principal;
+    if (!principal) return undefined;
+    if (this.operation.command) return new CommandStore(db as Transaction<DB>, principal, request.auditTrail, this.services.outbox);
+    return new TenantStore(db, principal, request.auditTrail);
   }
 
   /** Bound here, so that no handler can seal or open a cursor for another caller or route. */
@@ -229,18 +237,18 @@ class OperationRoute {
   }
 
   /** The one place where a no_phi session's answer is reduced: after the handler, before the version serializer. */
-  private async reduced(result: unknown, request: FastifyRequest, pseudonyms: PseudonymService): Promise<unknown> {
-    const { agencyId } = request.principal!;
-    return reduceForNoPhi(await result, this.operation.noPhiSchema!, (kind, ids) => pseudonyms.handlesFor(agencyId, kind, ids));
+  private async reduced(result: unknown, store: TenantStore): Promise<unknown> {
+    return reduceForNoPhi(await result, this.operation.noPhiSchema!, (kind, ids) => store.pseudonyms.handlesFor(kind, ids));
   }
 
   /** A handler that answers without I/O is answered in the same tick: no promise, no timer. */
   private runRead(request: FastifyRequest, reply: FastifyReply): unknown {
     this.validate(request);
-    const result = this.handler(this.context(request, reply, this.services.db, NEVER_ABORTED));
+    const context = this.context(request, reply, this.services.db, NEVER_ABORTED);
+    const result = this.handler(context);
     const reducing = this.reducesFor(request);
     if (!reducing && !(result instanceof Promise)) return this.answer(result, request, reply);
-    const work = reducing ? this.reduced(result, request, this.services.pseudonyms) : (result as Promise<unknown>);
+    const work = reducing ? this.reduced(result, context.store!) : (result as Promise<unknown>);
     const answered = withTimeout(work, this.services.handlerTimeoutMs).then((body) => this.answer(body, request, reply));
     return this.running.track(answered);
   }
@@ -282,7 +290,7 @@ class OperationRoute {
   private async execute(request: FastifyRequest, reply: FastifyReply, trx: Transaction<DB>, signal: AbortSignal): Promise<CommandLedger> {
     const context = this.context(request, reply, trx, signal);
     const result = await this.handler(context);
-    const answer = this.reducesFor(request) ? await this.reduced(result, request, context.pseudonyms) : result;
+    const answer = this.reducesFor(request) ? await this.reduced(result, context.store!) : result;
     const body = JSON.stringify(this.serialize(answer, request, reply));
     const headers: Record<string, string> = {};
     for (const name of REPLAYED_HEADERS) if (reply.hasHeader(name)) headers[name] = String(reply.getHeader(name));

@@ -1,73 +1,20 @@
-import type { components } from '../../generated/openapi.js';
 import { resourceNotFound, type Handler } from '../handler.js';
-import type { PendingCoverageJson } from './intake-tables.js';
-import { findIntakeDetail, listIntakeSummaries, type IntakeDetailRow, type IntakeSummaryRow } from './intake-repository.js';
+import { findIntakeDetail, listIntakeSummaries } from './intake-repository.js';
+import { intakeDetail, intakeSummary } from './intake-view.js';
 import { referralDocumentIds } from '../referrals/referral-repository.js';
 import { patientIdFilter } from '../phi-view.js';
 
-type IntakeSummary = components['schemas']['IntakeSummary'];
-type IntakeDetail = components['schemas']['IntakeDetail'];
-type PendingCoverage = components['schemas']['PendingCoverage'];
-
-function intakeSummary(row: IntakeSummaryRow): IntakeSummary {
-  return {
-    id: row.id,
-    referral_id: row.referral_id,
-    patient_id: row.patient_id,
-    status: row.status,
-    service_line: row.service_line,
-    disposition: row.disposition,
-    office_id: row.office_id,
-    reviewer_id: row.reviewer_id,
-    missing_information: row.missing_information,
-    received_at: row.received_at.toISOString(),
-    updated_at: row.updated_at.toISOString(),
-  };
-}
-
-function pendingCoverage(coverage: PendingCoverageJson): PendingCoverage {
-  return {
-    payor_id: coverage.payor_id,
-    plan_name: coverage.plan_name,
-    other_insurance_name: coverage.other_insurance_name,
-    policy_number: coverage.policy_number,
-    group_number: coverage.group_number,
-    effective_date: coverage.effective_date,
-    termination_date: coverage.termination_date,
-    coverage_order: coverage.coverage_order,
-    is_primary: coverage.coverage_order === 0,
-    policy_holder: coverage.policy_holder,
-    policy_holder_confirmed: coverage.policy_holder_confirmed,
-  };
-}
-
-function intakeDetail(row: IntakeDetailRow, documentIds: string[]): IntakeDetail {
-  return {
-    ...intakeSummary(row),
-    decline_reason: row.decline_reason,
-    decline_detail: row.decline_detail,
-    insurance: row.insurance.map(pendingCoverage),
-    insurance_notes: row.insurance_notes,
-    diagnoses: row.diagnoses,
-    document_ids: documentIds,
-    custom_data: row.custom_data,
-    notes: row.notes,
-  };
-}
-
 export const listIntakes: Handler<'listIntakes'> = async (ctx) => {
-  const { query, principal } = ctx;
-  const filters = { ...query, patient_id: await patientIdFilter(ctx, query.patient_id) };
-  const { rows, meta } = await listIntakeSummaries(ctx.db, principal.agencyId, filters, query, ctx.cursors);
-  ctx.audit.resourceIds = rows.map((r) => r.id);
+  const { query, store } = ctx;
+  const filters = { ...query, patient_id: await patientIdFilter(store, query.patient_id) };
+  const { rows, meta } = await listIntakeSummaries(store, filters, query, ctx.cursors);
   return { data: rows.map(intakeSummary), meta };
 };
 
 export const getIntake: Handler<'getIntake'> = async (ctx) => {
-  const { agencyId } = ctx.principal;
-  const row = await findIntakeDetail(ctx.db, agencyId, ctx.params.id);
-  if (!row) throw resourceNotFound('intake', ctx.params.id);
-  ctx.audit.resourceIds = [row.id];
-  const documentIds = await referralDocumentIds(ctx.db, agencyId, row.referral_id);
+  const { store, params } = ctx;
+  const row = await findIntakeDetail(store, params.id);
+  if (!row) throw resourceNotFound('intake', params.id);
+  const documentIds = await referralDocumentIds(store, row.referral_id);
   return { data: intakeDetail(row, documentIds) };
 };

@@ -1,5 +1,4 @@
-import type { Kysely } from 'kysely';
-import type { DB } from '../../db/schema.js';
+import type { TenantStore } from '../../db/tenant-store.js';
 import type { IntakeStatus } from './intake-tables.js';
 import type { CursorSealer } from '../../db/cursor-sealer.js';
 import { listPage, type ListOrder, type Page, type ListQuery } from '../../db/paging.js';
@@ -26,25 +25,28 @@ const DETAIL_COLUMNS = [
 ] as const;
 
 /** Intakes of one agency joined to their referrals. */
-function intakesOf(db: Kysely<DB>, agencyId: string) {
-  return db
+function intakesOf(store: TenantStore) {
+  return store
     .selectFrom('intakes')
-    .innerJoin('referrals', (join) => join.onRef('referrals.agency_id', '=', 'intakes.agency_id').onRef('referrals.id', '=', 'intakes.referral_id'))
-    .where('intakes.agency_id', '=', agencyId);
+    .innerJoin('referrals', (join) => join.onRef('referrals.agency_id', '=', 'intakes.agency_id').onRef('referrals.id', '=', 'intakes.referral_id'));
 }
 
-export function listIntakeSummaries(db: Kysely<DB>, agencyId: string, filters: IntakeFilters, page: ListQuery, cursors: CursorSealer) {
-  let query = intakesOf(db, agencyId).select(SUMMARY_COLUMNS);
+export async function listIntakeSummaries(store: TenantStore, filters: IntakeFilters, page: ListQuery, cursors: CursorSealer) {
+  let query = intakesOf(store).select(SUMMARY_COLUMNS);
   if (filters.status) query = query.where('intakes.status', '=', filters.status);
   if (filters.referral_id) query = query.where('intakes.referral_id', '=', filters.referral_id);
   if (filters.patient_id) query = query.where('referrals.patient_id', '=', filters.patient_id);
-  return listPage(query, NEWEST_FIRST, page, cursors);
+  const listed = await listPage(query, NEWEST_FIRST, page, cursors);
+  store.audited(listed.rows.map((row) => row.id));
+  return listed;
 }
 
 export type IntakeSummaryRow = Awaited<ReturnType<typeof listIntakeSummaries>> extends Page<infer Row> ? Row : never;
 
-export function findIntakeDetail(db: Kysely<DB>, agencyId: string, id: string) {
-  return intakesOf(db, agencyId).select(DETAIL_COLUMNS).where('intakes.id', '=', id).executeTakeFirst();
+export async function findIntakeDetail(store: TenantStore, id: string) {
+  const row = await intakesOf(store).select(DETAIL_COLUMNS).where('intakes.id', '=', id).executeTakeFirst();
+  if (row) store.audited([row.id]);
+  return row;
 }
 
 export type IntakeDetailRow = NonNullable<Awaited<ReturnType<typeof findIntakeDetail>>>;

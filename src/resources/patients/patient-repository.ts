@@ -1,7 +1,6 @@
-import { sql, type Kysely } from 'kysely';
+import { sql } from 'kysely';
 import { jsonObjectFrom } from 'kysely/helpers/postgres';
-import { reusableQuery } from '../../db/reusable-query.js';
-import type { DB } from '../../db/schema.js';
+import { reusableTenantQuery, type TenantStore } from '../../db/tenant-store.js';
 import type { ServiceLine } from '../../db/tables/tenant-row.js';
 import type { PatientStatus } from './patient-tables.js';
 import type { CursorSealer } from '../../db/cursor-sealer.js';
@@ -31,30 +30,34 @@ const CHART_COLUMNS = [
   'patients.primary_physician_id', 'patients.chart_coverages as coverages',
 ] as const;
 
-const patientsOf = (db: Kysely<DB>, agencyId: string) => db.selectFrom('patients').where('patients.agency_id', '=', agencyId);
-
 /**
  * Pages over the name index alone, then reads the page's rows: reading them before the offset would read every
  * skipped row too (an offset of 50,000 took seconds on the large agency).
  */
-export async function listPatientSummaries(db: Kysely<DB>, agencyId: string, filters: PatientFilters, page: ListQuery, cursors: CursorSealer) {
-  let matching = patientsOf(db, agencyId);
+export async function listPatientSummaries(store: TenantStore, filters: PatientFilters, page: ListQuery, cursors: CursorSealer) {
+  let matching = store.selectFrom('patients');
   if (filters.status) matching = matching.where('patients.status', '=', filters.status);
   if (filters.service_line) matching = matching.where('patients.service_line', '=', filters.service_line);
   if (filters.office_id) matching = matching.where('patients.office_id', '=', filters.office_id);
   if (filters.updated_since) matching = matching.where('patients.updated_at', '>=', new Date(filters.updated_since));
   const { rows: keys, meta } = await listPage(matching.select(['patients.id', 'patients.last_name', 'patients.first_name']), BY_NAME, page, cursors);
   const ids = keys.map((key) => key.id);
-  const charts = ids.length === 0 ? [] : await patientsOf(db, agencyId).select(SUMMARY_COLUMNS).where('patients.id', 'in', ids).execute();
+  const charts = ids.length === 0 ? [] : await store.selectFrom('patients').select(SUMMARY_COLUMNS).where('patients.id', 'in', ids).execute();
   const byId = new Map(charts.map((chart) => [chart.id, chart]));
+  store.audited(ids);
   return { rows: ids.map((id) => byId.get(id)!), meta };
 }
 
 export type PatientSummaryRow = Awaited<ReturnType<typeof listPatientSummaries>>['rows'][number];
 
-/** The chart: its columns with the copies of its coverages and episodes kept on the row. */
-function chartOf(db: Kysely<DB>, agencyId: string, id: string) {
-  return patientsOf(db, agencyId)
+/**
+ * The chart as one JSON value, in one round trip: node-postgres describes and decodes every column of every
+ * result anew, and for the thirty columns of a chart that took longer than parsing the same data as JSON.
+ * The chart is its columns with the copies of its coverages and episodes kept on the row.
+ */
+const patientDetail = reusableTenantQuery('patient-detail', ['id'], (store, { id }) => {
+  const chart = store
+    .selectFrom('patients')
     .select(CHART_COLUMNS)
     .select([
       // Inside JSON a numeric is a number, not the exact text a column gives: float8 types it as what arrives.
@@ -62,20 +65,15 @@ function chartOf(db: Kysely<DB>, agencyId: string, id: string) {
       sql<number | null>`patients.longitude::float8`.as('longitude'),
     ])
     .where('patients.id', '=', id);
-}
-
-/**
- * The chart as one JSON value, in one round trip: node-postgres describes and decodes every column of every
- * result anew, and for the thirty columns of a chart that took longer than parsing the same data as JSON.
- */
-const patientDetail = reusableQuery('patient-detail', ['agencyId', 'id'], (db, { agencyId, id }) =>
-  db.selectNoFrom(jsonObjectFrom(chartOf(db, agencyId, id)).as('chart')),
-);
+  return store.db.selectNoFrom(jsonObjectFrom(chart).as('chart'));
+});
 
 /** JSON carries instants as ISO text; the rest of the chart arrives as the columns would. */
-export async function findPatientDetail(db: Kysely<DB>, agencyId: string, id: string) {
-  const chart = (await patientDetail(db, { agencyId, id }))[0]?.chart;
-  return chart ? { ...chart, created_at: new Date(chart.created_at), updated_at: new Date(chart.updated_at) } : undefined;
+export async function findPatientDetail(store: TenantStore, id: string) {
+  const chart = (await patientDetail(store, { id }))[0]?.chart;
+  if (!chart) return undefined;
+  store.audited([id]);
+  return { ...chart, created_at: new Date(chart.created_at), updated_at: new Date(chart.updated_at) };
 }
 
 export type PatientDetailRow = NonNullable<Awaited<ReturnType<typeof findPatientDetail>>>;

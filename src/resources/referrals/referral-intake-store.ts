@@ -1,7 +1,7 @@
-import { sql, type Kysely } from 'kysely';
-import type { DB } from '../../db/schema.js';
+import { sql } from 'kysely';
+import { reusableTenantQuery, type CommandStore, type TenantStore } from '../../db/tenant-store.js';
 import { randomId } from '../../shared/ids.js';
-import { asPrepared, reusableQuery } from '../../db/reusable-query.js';
+import { asPrepared } from '../../db/reusable-query.js';
 import { lockKey, xactLock } from '../../db/advisory-locks.js';
 import { missingResources } from '../../db/agency-resources.js';
 import type { IntakeStore, RecordedIds } from '../../domain/intake/pipeline.js';
@@ -9,14 +9,13 @@ import type { IntakeRecord } from '../../domain/intake/records.js';
 import type { ChartRef, PatientIdentity } from '../../domain/intake/identity.js';
 
 /** Patients with their active episode, if any (at most one: episodes_one_active_idx). */
-function charts(db: Kysely<DB>, agencyId: string) {
-  return db
+function charts(store: TenantStore) {
+  return store
     .selectFrom('patients')
     .leftJoin('episodes', (join) =>
       join.onRef('episodes.agency_id', '=', 'patients.agency_id').onRef('episodes.patient_id', '=', 'patients.id').on('episodes.status', '=', 'active'),
     )
-    .select(['patients.id', 'episodes.id as episode_id', 'episodes.start_date as episode_start_date'])
-    .where('patients.agency_id', '=', agencyId);
+    .select(['patients.id', 'episodes.id as episode_id', 'episodes.start_date as episode_start_date']);
 }
 
 function toChartRef(row: { id: string; episode_id: string | null; episode_start_date: string | null } | undefined): ChartRef | null {
@@ -24,10 +23,10 @@ function toChartRef(row: { id: string; episode_id: string | null; episode_start_
   return { id: row.id, activeEpisode: row.episode_id && row.episode_start_date ? { id: row.episode_id, start_date: row.episode_start_date } : null };
 }
 
-const chartWithId = reusableQuery('chart-by-id', ['agencyId', 'id'], (db, p) => charts(db, p.agencyId).where('patients.id', '=', p.id));
+const chartWithId = reusableTenantQuery('chart-by-id', ['id'], (store, p) => charts(store).where('patients.id', '=', p.id));
 
-const chartWithIdentity = reusableQuery('chart-by-identity', ['agencyId', 'last', 'first', 'dob', 'phone'], (db, p) =>
-  charts(db, p.agencyId)
+const chartWithIdentity = reusableTenantQuery('chart-by-identity', ['last', 'first', 'dob', 'phone'], (store, p) =>
+  charts(store)
     .where('patients.match_last_name', '=', p.last)
     .where('patients.match_first_name', '=', p.first)
     .where('patients.dob', '=', p.dob)
@@ -42,27 +41,24 @@ const chartWithIdentity = reusableQuery('chart-by-identity', ['agencyId', 'last'
  * The lock is taken here, a statement before chartByIdentity, whose snapshot must start after the lock is held.
  * Either parameter may be null: both functions are strict, so a null key takes no lock.
  */
-const officeAndLock = reusableQuery('intake-office-and-lock', ['agencyId', 'zip', 'lockKey'], (db, p) =>
-  db.selectNoFrom((eb) => [
-    xactLock(p.lockKey).as('locked'),
-    eb.selectFrom('agency_service_zips').select('office_id').where('agency_id', '=', p.agencyId).where('zip_code', '=', p.zip).as('office_id'),
-  ]),
+const officeAndLock = reusableTenantQuery('intake-office-and-lock', ['zip', 'lockKey'], (store, p) =>
+  store.db.selectNoFrom([xactLock(p.lockKey).as('locked'), store.selectFrom('agency_service_zips').select('office_id').where('zip_code', '=', p.zip).as('office_id')]),
 );
 
-function identityLock(agencyId: string, { match_last_name: last, match_first_name: first, dob, match_phone: phone }: PatientIdentity): string {
-  return lockKey('patient-identity', agencyId, last, first, dob, phone);
+function identityLock(store: TenantStore, { match_last_name: last, match_first_name: first, dob, match_phone: phone }: PatientIdentity): string {
+  return lockKey('patient-identity', store.agencyId, last, first, dob, phone);
 }
 
-async function officeLockingIdentity(db: Kysely<DB>, agencyId: string, zip: string | null, identity: PatientIdentity | null): Promise<string | null> {
+async function officeLockingIdentity(store: TenantStore, zip: string | null, identity: PatientIdentity | null): Promise<string | null> {
   if (zip === null && identity === null) return null;
-  const [row] = await officeAndLock(db, { agencyId, zip, lockKey: identity && identityLock(agencyId, identity) });
+  const [row] = await officeAndLock(store, { zip, lockKey: identity && identityLock(store, identity) });
   return row.office_id;
 }
 
 /** Several charts can share an identity (duplicates made by hand): the most recently updated one is taken. */
-async function chartByIdentity(db: Kysely<DB>, agencyId: string, identity: PatientIdentity): Promise<ChartRef | null> {
+async function chartByIdentity(store: TenantStore, identity: PatientIdentity): Promise<ChartRef | null> {
   const { match_last_name: last, match_first_name: first, dob, match_phone: phone } = identity;
-  return toChartRef((await chartWithIdentity(db, { agencyId, last, first, dob, phone }))[0]);
+  return toChartRef((await chartWithIdentity(store, { last, first, dob, phone }))[0]);
 }
 
 /**
@@ -70,7 +66,8 @@ async function chartByIdentity(db: Kysely<DB>, agencyId: string, identity: Patie
  * transaction costs more than the inserts themselves. Foreign keys are checked at the end of the statement
  * (the intake's deferred one at commit), when every row of it exists.
  */
-async function recordIntake(db: Kysely<DB>, agencyId: string, record: IntakeRecord): Promise<RecordedIds> {
+async function recordIntake(store: CommandStore, record: IntakeRecord): Promise<RecordedIds> {
+  const { db, agencyId } = store;
   const patientId = record.newChart ? randomId('pat_', 12) : record.chartId;
   const referralId = randomId('ref_', 12);
   const intakeId = randomId('int_', 12);
@@ -83,16 +80,18 @@ async function recordIntake(db: Kysely<DB>, agencyId: string, record: IntakeReco
     .values({ ...record.intake, agency_id: agencyId, id: intakeId, referral_id: referralId });
   // A few texts (with or without a chart, by number of documents), each prepared once per connection.
   await db.executeQuery(asPrepared('intake-record', statement.compile()));
+  // The intake and the chart are part of what this command wrote, so they are on its audit record too.
+  store.audited([referralId, intakeId, ...(patientId ? [patientId] : [])]);
   return { referralId, intakeId, patientId };
 }
 
-/** The intake pipeline's store for one agency; `db` must be the command's transaction (never a second connection). */
-export function referralIntakeStore(db: Kysely<DB>, agencyId: string): IntakeStore {
+/** The intake pipeline's store, on the command's transaction. */
+export function referralIntakeStore(store: CommandStore): IntakeStore {
   return {
-    unknownReferences: (checks) => missingResources(db, agencyId, checks),
-    officeLockingIdentity: (zip5, identity) => officeLockingIdentity(db, agencyId, zip5, identity),
-    chartById: async (id) => toChartRef((await chartWithId(db, { agencyId, id }))[0]),
-    chartByIdentity: (identity) => chartByIdentity(db, agencyId, identity),
-    record: (record) => recordIntake(db, agencyId, record),
+    unknownReferences: (checks) => missingResources(store, checks),
+    officeLockingIdentity: (zip5, identity) => officeLockingIdentity(store, zip5, identity),
+    chartById: async (id) => toChartRef((await chartWithId(store, { id }))[0]),
+    chartByIdentity: (identity) => chartByIdentity(store, identity),
+    record: (record) => recordIntake(store, record),
   };
 }

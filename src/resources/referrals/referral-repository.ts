@@ -1,5 +1,5 @@
-import type { Kysely, Selectable } from 'kysely';
-import type { DB } from '../../db/schema.js';
+import type { Selectable } from 'kysely';
+import type { TenantStore } from '../../db/tenant-store.js';
 import type { Disposition, ReferralsTable, ReferralTypeCategory } from './referral-tables.js';
 import type { CursorSealer } from '../../db/cursor-sealer.js';
 import { listPage, type ListOrder, type Page, type ListQuery } from '../../db/paging.js';
@@ -29,27 +29,30 @@ export type ReferralSummaryRow = Pick<ReferralRow, (typeof SUMMARY_COLUMNS)[numb
 const utcDayStart = (day: string) => new Date(`${day}T00:00:00.000Z`);
 const utcDayAfter = (day: string) => new Date(utcDayStart(day).getTime() + 86_400_000);
 
-export function listReferralSummaries(db: Kysely<DB>, agencyId: string, filters: ReferralFilters, page: ListQuery, cursors: CursorSealer): Promise<Page<ReferralSummaryRow>> {
-  let query = db.selectFrom('referrals').select(SUMMARY_COLUMNS).where('agency_id', '=', agencyId);
+export async function listReferralSummaries(store: TenantStore, filters: ReferralFilters, page: ListQuery, cursors: CursorSealer): Promise<Page<ReferralSummaryRow>> {
+  let query = store.selectFrom('referrals').select(SUMMARY_COLUMNS);
   if (filters.disposition) query = query.where('disposition', '=', filters.disposition);
   if (filters.referral_type) query = query.where('referral_type_category', '=', filters.referral_type);
   if (filters.referral_date_from) query = query.where('referral_date', '>=', utcDayStart(filters.referral_date_from));
   if (filters.referral_date_to) query = query.where('referral_date', '<', utcDayAfter(filters.referral_date_to));
   if (filters.referral_source_id) query = query.where('referral_source_id', '=', filters.referral_source_id);
   if (filters.patient_id) query = query.where('patient_id', '=', filters.patient_id);
-  return listPage(query, NEWEST_FIRST, page, cursors);
+  const listed = await listPage(query, NEWEST_FIRST, page, cursors);
+  store.audited(listed.rows.map((row) => row.id));
+  return listed;
 }
 
-export function findReferral(db: Kysely<DB>, agencyId: string, id: string): Promise<ReferralRow | undefined> {
-  return db.selectFrom('referrals').selectAll().where('agency_id', '=', agencyId).where('id', '=', id).executeTakeFirst();
+export async function findReferral(store: TenantStore, id: string): Promise<ReferralRow | undefined> {
+  const row = await store.selectFrom('referrals').selectAll().where('id', '=', id).executeTakeFirst();
+  if (row) store.audited([row.id]);
+  return row;
 }
 
 /** Documents linked onto a referral, in the order the sender listed them. */
-export async function referralDocumentIds(db: Kysely<DB>, agencyId: string, referralId: string): Promise<string[]> {
-  const rows = await db
+export async function referralDocumentIds(store: TenantStore, referralId: string): Promise<string[]> {
+  const rows = await store
     .selectFrom('referral_documents')
     .select('document_id')
-    .where('agency_id', '=', agencyId)
     .where('referral_id', '=', referralId)
     .orderBy('position')
     .execute();

@@ -1,23 +1,27 @@
-import type { Insertable, Kysely, Selectable, Updateable } from 'kysely';
-import type { DB } from '../../db/schema.js';
+import type { Insertable, Selectable, Updateable } from 'kysely';
+import type { CommandStore, TenantStore } from '../../db/tenant-store.js';
 import type { TasksTable } from './task-tables.js';
 
 export type TaskRow = Selectable<TasksTable>;
 
-export function insertTask(db: Kysely<DB>, row: Insertable<TasksTable>): Promise<TaskRow> {
-  return db.insertInto('tasks').values(row).returningAll().executeTakeFirstOrThrow();
+export async function insertTask(store: CommandStore, row: Omit<Insertable<TasksTable>, 'agency_id'>): Promise<TaskRow> {
+  const inserted = await store.db.insertInto('tasks').values({ ...row, agency_id: store.agencyId }).returningAll().executeTakeFirstOrThrow();
+  store.audited([inserted.id]);
+  return inserted;
 }
 
-export function findTask(db: Kysely<DB>, agencyId: string, id: string): Promise<TaskRow | undefined> {
-  return db.selectFrom('tasks').selectAll().where('agency_id', '=', agencyId).where('id', '=', id).executeTakeFirst();
+export async function findTask(store: TenantStore, id: string): Promise<TaskRow | undefined> {
+  const row = await store.selectFrom('tasks').selectAll().where('id', '=', id).executeTakeFirst();
+  if (row) store.audited([row.id]);
+  return row;
 }
 
 /** Applies a change only if the task is still at `version`; undefined when it has moved on. */
-export function updateTaskAtVersion(db: Kysely<DB>, agencyId: string, id: string, version: number, change: Updateable<TasksTable>): Promise<TaskRow | undefined> {
-  return db
+export function updateTaskAtVersion(store: CommandStore, id: string, version: number, change: Updateable<TasksTable>): Promise<TaskRow | undefined> {
+  return store.db
     .updateTable('tasks')
     .set((eb) => ({ ...change, version: eb('version', '+', 1), updated_at: new Date() }))
-    .where('agency_id', '=', agencyId)
+    .where('agency_id', '=', store.agencyId)
     .where('id', '=', id)
     .where('version', '=', version)
     .returningAll()

@@ -1,8 +1,9 @@
-import { sql, type Kysely, type Selectable } from 'kysely';
-import type { DB } from '../../db/schema.js';
+import { sql, type Selectable } from 'kysely';
+import type { TenantStore } from '../../db/tenant-store.js';
+import type { CursorSealer } from '../../db/cursor-sealer.js';
+import { listPage, type ListOrder, type ListQuery, type Page } from '../../db/paging.js';
 import type { Discipline } from '../../db/tables/tenant-row.js';
 import type { VisitStatus, VisitsTable } from './visit-tables.js';
-import type { ListOrder } from '../../db/paging.js';
 
 export type VisitRow = Selectable<VisitsTable> & { clinician_name: string | null };
 
@@ -18,31 +19,34 @@ export interface VisitFilters {
 }
 
 /** The schedule order, served by the (agency_id, [filter,] scheduled_start, id) indexes. */
-export const VISIT_ORDER: ListOrder = { columns: ['visits.scheduled_start', 'visits.id'], direction: 'asc' };
+const VISIT_ORDER: ListOrder = { columns: ['visits.scheduled_start', 'visits.id'], direction: 'asc' };
 
-function agencyVisits(db: Kysely<DB>, agencyId: string) {
-  return db
+function agencyVisits(store: TenantStore) {
+  return store
     .selectFrom('visits')
     .leftJoin('agency_users as clinician', (join) =>
       join.onRef('clinician.agency_id', '=', 'visits.agency_id').onRef('clinician.id', '=', 'visits.clinician_id'),
     )
-    .where('visits.agency_id', '=', agencyId)
     .selectAll('visits')
     .select(sql<string | null>`${sql.ref('clinician.first_name')} || ' ' || ${sql.ref('clinician.last_name')}`.as('clinician_name'));
 }
 
-/** The agency's visits matching `filters`, unordered (for listPage). */
-export function filteredVisits(db: Kysely<DB>, agencyId: string, filters: VisitFilters) {
-  let query = agencyVisits(db, agencyId);
+/** A page of the agency's visits matching `filters`, in schedule order. */
+export async function listVisitPage(store: TenantStore, filters: VisitFilters, page: ListQuery, cursors: CursorSealer): Promise<Page<VisitRow>> {
+  let query = agencyVisits(store);
   if (filters.patientId !== undefined) query = query.where('visits.patient_id', '=', filters.patientId);
   if (filters.discipline !== undefined) query = query.where('visits.discipline', '=', filters.discipline);
   if (filters.status !== undefined) query = query.where('visits.status', '=', filters.status);
   if (filters.clinicianId !== undefined) query = query.where('visits.clinician_id', '=', filters.clinicianId);
   if (filters.scheduledFrom !== undefined) query = query.where('visits.scheduled_start', '>=', filters.scheduledFrom);
   if (filters.scheduledTo !== undefined) query = query.where('visits.scheduled_start', '<', filters.scheduledTo);
-  return query;
+  const listed = await listPage(query, VISIT_ORDER, page, cursors);
+  store.audited(listed.rows.map((row) => row.id));
+  return listed;
 }
 
-export function findVisit(db: Kysely<DB>, agencyId: string, id: string): Promise<VisitRow | undefined> {
-  return agencyVisits(db, agencyId).where('visits.id', '=', id).executeTakeFirst();
+export async function findVisit(store: TenantStore, id: string): Promise<VisitRow | undefined> {
+  const row = await agencyVisits(store).where('visits.id', '=', id).executeTakeFirst();
+  if (row) store.audited([row.id]);
+  return row;
 }

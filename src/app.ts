@@ -7,10 +7,10 @@ import { installBodyParsers } from './gateway/body-parsing.js';
 import { clientErrorHandler, installErrorHandler } from './gateway/error-handler.js';
 import { installNotFound } from './gateway/not-found.js';
 import { registerOperations } from './gateway/operation-routes.js';
+import { Gateway, shuttingDown } from './gateway/gateway.js';
 import { requestIdFor } from './gateway/request-id.js';
 import { accessLog, requestLogging } from './gateway/request-logger.js';
 import { markReceived } from './gateway/response-time.js';
-import { PlatformError } from './shared/platform-error.js';
 import { createHandlers } from './routes/index.js';
 import { refuseUnsupportedGrantTypes } from './routes/oauth.js';
 import { registerWellKnown } from './identity/well-known.js';
@@ -49,7 +49,7 @@ export async function buildApp({ config, database, keyEncryption, logger = pino(
     reply.header('x-request-id', request.id);
     if (!closing) return done();
     reply.header('connection', 'close');
-    done(new PlatformError('PLATFORM_SERVICE_UNAVAILABLE', 'The server is shutting down; retry on another instance.', undefined, { 'retry-after': '1' }));
+    done(shuttingDown());
   });
   accessLog(app, logger);
   installBodyParsers(app);
@@ -57,10 +57,11 @@ export async function buildApp({ config, database, keyEncryption, logger = pino(
   installNotFound(app);
   const services = createServices(config, database.db, keyEncryption, logger);
   refuseUnsupportedGrantTypes(app);
-  const drainHandlers = registerOperations(app, createHandlers(services), { ...services, db: database.db, handlerTimeoutMs: config.handlerTimeoutMs });
+  const gateway = new Gateway(createHandlers(services), { ...services, db: database.db, handlerTimeoutMs: config.handlerTimeoutMs });
+  registerOperations(app, gateway);
   // After in-flight requests, and handlers whose client hung up, have finished: flush what the buffers still hold.
   app.addHook('onClose', async () => {
-    await drainHandlers();
+    await gateway.close();
     await services.close();
   });
   registerProbes(app, database);

@@ -1,4 +1,3 @@
-import type { FastifyBaseLogger, FastifyReply } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { operations as OperationTypes } from '../generated/openapi.js';
 import type { OperationDefinition, OperationId, operations as RouteTable } from '../generated/contract.js';
@@ -7,6 +6,7 @@ import type { DB } from '../db/schema.js';
 import type { Principal } from '../shared/principal.js';
 import type { PseudonymService } from './pseudonyms.js';
 import type { CursorSealer } from '../db/cursor-sealer.js';
+import type { AuditTrail, CallLogger, OperationCall, ResponseHead } from './operation-call.js';
 
 type Op<K extends OperationId> = OperationTypes[K];
 // Parameter groups with only optional members are optional in the generated types, yet always present at run time.
@@ -19,15 +19,6 @@ export type RequestHeaders<K extends OperationId> = Part<Op<K>['parameters'], 'h
 export type RequestBody<K extends OperationId> = Op<K> extends { requestBody: infer B } ? Content<NonNullable<B>> : undefined;
 export type SuccessBody<K extends OperationId> = Content<Op<K>['responses'][200]>;
 type PagedByCursor<K extends OperationId> = (typeof RouteTable)[K]['pagedByCursor'];
-
-/** What a handler tells the audit trail about the resources it touched: their ids; the gateway sets their type. */
-export interface AuditTrail {
-  /** From the operation's tag (x-svc-resource-type). */
-  resourceType: string | null;
-  resourceIds: string[];
-  sourceSystem?: string | null;
-  externalReferenceId?: string | null;
-}
 
 /** What a handler sees: a validated, typed request, already through the gateway. */
 export interface RequestContext<K extends OperationId> {
@@ -51,8 +42,11 @@ export interface RequestContext<K extends OperationId> {
    * which adds the list's filters); only operations that take a cursor have one.
    */
   cursors: PagedByCursor<K> extends true ? CursorSealer : undefined;
-  log: FastifyBaseLogger;
-  reply: FastifyReply;
+  log: CallLogger;
+  /** Headers the handler sets on its answer (a task's etag). */
+  response: ResponseHead;
+  /** Where the call came from: `ip`, the caller's network address (the token endpoint counts failed attempts by it). */
+  source: Pick<OperationCall, 'ip'>;
   /** Aborted when the handler timeout fires; a command's transaction must not commit after it. */
   signal: AbortSignal;
 }

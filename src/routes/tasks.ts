@@ -9,7 +9,7 @@ import { checkTaskChange, expectedVersion } from '../domain/task-workflow.js';
 type Task = components['schemas']['Task'];
 type RelatedResource = components['schemas']['RelatedResource'];
 /** What the task helpers need of any task operation's context. */
-type TaskContext = Pick<RequestContext<'getTask'>, 'principal' | 'db' | 'pseudonyms' | 'audit' | 'reply'>;
+type TaskContext = Pick<RequestContext<'getTask'>, 'principal' | 'db' | 'pseudonyms' | 'audit' | 'response'>;
 
 /** Related resources stored in this deployment; orders, remittances and collections are not built yet. */
 const LINKABLE_TYPES = ['patient', 'referral', 'intake', 'visit'] as const;
@@ -48,7 +48,7 @@ async function checkAssignee(ctx: TaskContext, assigneeId: string | null | undef
 
 function present(ctx: TaskContext, row: TaskRow): { data: Task } {
   ctx.audit.resourceIds = [row.id];
-  ctx.reply.header('etag', `"${row.version}"`);
+  ctx.response.header('etag', `"${row.version}"`);
   const related: Task['related_resource'] =
     row.related_type && row.related_id
       ? { type: row.related_type, id: row.related_id, ...(row.related_collection_id ? { collection_id: row.related_collection_id } : {}) }

@@ -68,9 +68,9 @@ module.exports = {
     },
     {
       name: 'pipeline-is-transport-neutral',
-      comment: 'The request pipeline serves every transport (HTTP today; in-process calls and MCP next): nothing it imports, even for types, reaches Fastify. The HTTP adapter is gateway/operation-routes.ts.',
+      comment: 'The request pipeline serves every transport (HTTP, in-process direct calls, MCP): nothing it imports, even for types, reaches Fastify. The HTTP adapter is gateway/operation-routes.ts.',
       severity: 'error',
-      from: { path: '^src/gateway/(pipeline|gateway)\\.ts$' },
+      from: { path: '^src/gateway/(pipeline|gateway|direct-call)\\.ts$' },
       to: { path: '^node_modules/fastify/', reachable: true },
     },
     {

@@ -18,6 +18,13 @@ import { createServices } from './services.js';
 import { registerProbes } from './routes/probes.js';
 import { registerApiReference } from './docs/api-reference.js';
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The operations behind the HTTP routes, for transports without HTTP (gateway/direct-call.ts). */
+    gateway: Gateway;
+  }
+}
+
 export interface AppOptions {
   config: Config;
   database: Database;
@@ -57,7 +64,8 @@ export async function buildApp({ config, database, keyEncryption, logger = pino(
   installNotFound(app);
   const services = createServices(config, database.db, keyEncryption, logger);
   refuseUnsupportedGrantTypes(app);
-  const gateway = new Gateway(createHandlers(services), { ...services, db: database.db, handlerTimeoutMs: config.handlerTimeoutMs });
+  const gateway = new Gateway(createHandlers(services), { ...services, db: database.db, handlerTimeoutMs: config.handlerTimeoutMs }, logger);
+  app.decorate('gateway', gateway);
   registerOperations(app, gateway);
   // After in-flight requests, and handlers whose client hung up, have finished: flush what the buffers still hold.
   app.addHook('onClose', async () => {

@@ -1,6 +1,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { OperationDefinition, OperationId } from '../generated/contract.js';
 import type { DB } from '../db/schema.js';
+import type { Principal } from '../shared/principal.js';
 import type { Authentication } from '../identity/authenticator.js';
 import type { CursorSeal } from '../identity/cursor-seal.js';
 import { CursorSealer } from '../db/cursor-sealer.js';
@@ -28,6 +29,7 @@ export interface GatewayServices {
   authenticator: {
     authenticate(authorization: string | undefined): Promise<Authentication>;
     authenticateNow(authorization: string | undefined, nowMs: number): Authentication | undefined;
+    authenticatePrincipal(principal: Principal): Promise<Authentication>;
   };
   usageLimiter: UsageLimiter;
   metering: MeteringBuffer;
@@ -62,7 +64,7 @@ function admitted(response: ResponseHead, rateLimitHeaders: Record<string, strin
  * The gateway's steps for one operation, over a call and the head of its answer, whatever the transport:
  * begin, admit (identity, access, limits), run (validation, the handler under its timeout, idempotency for a
  * command, no_phi reduction, version serialization, PHI-read audit), record (metering, audit of the rest).
- * A transport calls them in that order (operation-routes.ts over HTTP).
+ * A transport calls them in that order (operation-routes.ts over HTTP, direct-call.ts in process).
  */
 export class OperationPipeline {
   private readonly containsPhi: boolean;
@@ -104,6 +106,12 @@ export class OperationPipeline {
     if (authentication === null) return done();
     if (authentication) return this.limit(call, response, authentication, nowMs, done);
     authenticator.authenticate(authorization).then((later) => this.limit(call, response, later, Date.now(), done), done);
+  }
+
+  /** The same for a principal another transport established: its integration's current policy still decides. */
+  admitPrincipal(call: OperationCall, response: ResponseHead, principal: Principal, done: Admitted) {
+    if (!this.operation.authenticated) return done();
+    this.services.authenticator.authenticatePrincipal(principal).then((authentication) => this.limit(call, response, authentication, Date.now(), done), done);
   }
 
   private limit(call: OperationCall, response: ResponseHead, { principal, policy }: Authentication, nowMs: number, done: Admitted) {

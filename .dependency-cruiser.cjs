@@ -75,6 +75,13 @@ module.exports = {
       to: { path: ['^src/(db/|project-files\\.ts$)', TABLE_TYPES], pathNot: '^src/db/patient-match-keys\\.ts$', dependencyTypesNot: ['type-only'] },
     },
     {
+      name: 'pipeline-is-transport-neutral',
+      comment: 'The request pipeline serves every transport (HTTP, in-process direct calls, MCP): nothing it imports, even for types, reaches Fastify. The HTTP adapter is gateway/operation-routes.ts.',
+      severity: 'error',
+      from: { path: '^src/gateway/(pipeline|gateway|direct-call)\\.ts$' },
+      to: { path: '^node_modules/fastify/', reachable: true },
+    },
+    {
       name: 'in-a-layer',
       comment: 'Every module of src/ belongs to a layer above (or to src/generated/): add a new folder to `layers`.',
       severity: 'error',

@@ -7,16 +7,23 @@ import { installBodyParsers } from './gateway/body-parsing.js';
 import { clientErrorHandler, installErrorHandler } from './gateway/error-handler.js';
 import { installNotFound } from './gateway/not-found.js';
 import { registerOperations } from './gateway/operation-routes.js';
+import { Gateway, shuttingDown } from './gateway/gateway.js';
 import { requestIdFor } from './gateway/request-id.js';
 import { accessLog, requestLogging } from './gateway/request-logger.js';
 import { markReceived } from './gateway/response-time.js';
-import { PlatformError } from './shared/platform-error.js';
 import { createHandlers } from './resources/index.js';
 import { refuseUnsupportedGrantTypes } from './resources/oauth/token-handler.js';
 import { registerWellKnown } from './identity/well-known.js';
 import { createServices } from './services.js';
 import { registerProbes } from './resources/platform/probes.js';
 import { registerApiReference } from './docs/api-reference.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The operations behind the HTTP routes, for transports without HTTP (gateway/direct-call.ts). */
+    gateway: Gateway;
+  }
+}
 
 export interface AppOptions {
   config: Config;
@@ -49,7 +56,7 @@ export async function buildApp({ config, database, keyEncryption, logger = pino(
     reply.header('x-request-id', request.id);
     if (!closing) return done();
     reply.header('connection', 'close');
-    done(new PlatformError('PLATFORM_SERVICE_UNAVAILABLE', 'The server is shutting down; retry on another instance.', undefined, { 'retry-after': '1' }));
+    done(shuttingDown());
   });
   accessLog(app, logger);
   installBodyParsers(app);
@@ -57,10 +64,12 @@ export async function buildApp({ config, database, keyEncryption, logger = pino(
   installNotFound(app);
   const services = createServices(config, database.db, keyEncryption, logger);
   refuseUnsupportedGrantTypes(app);
-  const drainHandlers = registerOperations(app, createHandlers(services), { ...services, db: database.db, handlerTimeoutMs: config.handlerTimeoutMs });
+  const gateway = new Gateway(createHandlers(services), { ...services, db: database.db, handlerTimeoutMs: config.handlerTimeoutMs }, logger);
+  app.decorate('gateway', gateway);
+  registerOperations(app, gateway);
   // After in-flight requests, and handlers whose client hung up, have finished: flush what the buffers still hold.
   app.addHook('onClose', async () => {
-    await drainHandlers();
+    await gateway.close();
     await services.close();
   });
   registerProbes(app, database);

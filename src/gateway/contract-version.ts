@@ -1,7 +1,7 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import { contractVersions } from '../generated/contract.js';
 import { RequestError } from '../shared/request-error.js';
 import type { ContractVersion } from '../shared/versioning.js';
+import type { OperationCall, ResponseHead } from './operation-call.js';
 
 const byVersion = new Map<string, (typeof contractVersions)[number]>(contractVersions.map((v) => [v.version, v]));
 const current = contractVersions.find((v) => v.status === 'current')!;
@@ -16,8 +16,8 @@ export function deprecationHeader(since: string): string {
  * Picks the contract version of a request (spec part 9): absent means current; deprecated versions
  * still work and say so; anything else is refused.
  */
-export function negotiateVersion(request: FastifyRequest, reply: FastifyReply): ContractVersion {
-  const asked = request.headers['svc-contract-version'];
+export function negotiateVersion(call: Pick<OperationCall, 'headers' | 'deprecations'>, response: ResponseHead): ContractVersion {
+  const asked = call.headers['svc-contract-version'];
   const version = asked === undefined ? current : byVersion.get(String(asked));
   if (!version) {
     throw new RequestError(400, 'unsupported_contract_version', 'PLATFORM_INVALID_REQUEST',
@@ -27,11 +27,11 @@ export function negotiateVersion(request: FastifyRequest, reply: FastifyReply): 
         nextStep: `Send svc-contract-version ${current.version}, or omit it to use the current version.`,
       });
   }
-  reply.header('svc-extension-contract-version', version.version);
+  response.header('svc-extension-contract-version', version.version);
   if (version.status === 'deprecated' && version.deprecated_at && version.successor) {
-    reply.header('deprecation', deprecationHeader(version.deprecated_at));
-    reply.header('link', `</platform/api/openapi.json>; rel="successor-version"; title="contract version ${version.successor}"`);
-    request.deprecations.push({
+    response.header('deprecation', deprecationHeader(version.deprecated_at));
+    response.header('link', `</platform/api/openapi.json>; rel="successor-version"; title="contract version ${version.successor}"`);
+    call.deprecations.push({
       kind: 'contract_version',
       name: version.version,
       since: version.deprecated_at,

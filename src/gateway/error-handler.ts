@@ -1,41 +1,10 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { PlatformError, errorEntry } from '../shared/platform-error.js';
 import { RequestError, invalidBody } from '../shared/request-error.js';
-import { isDatabaseUnavailable, isStatementTimeout } from '../db/sql-state.js';
+import { errorResponse } from './error-response.js';
 import { mintRequestId } from './request-id.js';
-
-function sendPlatformError(error: PlatformError, request: FastifyRequest, reply: FastifyReply) {
-  const entry = errorEntry(error.code);
-  if (error.headers) reply.headers(error.headers);
-  return reply.code(entry.status).send({
-    error: {
-      code: error.code,
-      message: error.message,
-      category: entry.category,
-      retryable: entry.retryable,
-      terminal: entry.terminal,
-      correlationId: request.id,
-      ...(error.details ? { details: error.details } : {}),
-    },
-  });
-}
-
-function sendRequestError(error: RequestError, request: FastifyRequest, reply: FastifyReply) {
-  const { issues, nextStep, details, headers } = error.extra;
-  if (headers) reply.headers(headers);
-  return reply.code(error.status).send({
-    error: error.error,
-    code: error.code,
-    user_message: error.message,
-    ...(nextStep ? { user_next_step: nextStep } : {}),
-    ...(issues ? { issues } : {}),
-    ...(details ? { details } : {}),
-    request_id: request.id,
-  });
-}
 
 /** Fastify's own refusals (body parsing, limits, content type) in the ApiError shape. */
 function fromFastifyError(error: FastifyError): RequestError | undefined {
@@ -55,29 +24,15 @@ function fromFastifyError(error: FastifyError): RequestError | undefined {
   }
 }
 
-/** Database trouble that is not the caller's fault and passes: worth a retry, so not a 500. */
-function fromDatabaseError(error: unknown): PlatformError | undefined {
-  if (isDatabaseUnavailable(error)) {
-    return new PlatformError('PLATFORM_SERVICE_UNAVAILABLE', 'The service is overloaded or its database is unreachable; retry shortly.', undefined, { 'retry-after': '1' });
-  }
-  if (isStatementTimeout(error)) return new PlatformError('PLATFORM_TIMEOUT', 'The operation did not finish in time; nothing of a command was committed.');
-  return undefined;
-}
-
-/** One place maps every failure to the contract's error shapes; anything unexpected is masked. */
+/**
+ * Every failure of an HTTP call in the contract's error shapes: Fastify's own refusals first, then the mapping every
+ * transport shares (error-response.ts).
+ */
 export function installErrorHandler(app: FastifyInstance) {
   app.setErrorHandler((error: FastifyError, request, reply) => {
-    if (error instanceof PlatformError) return sendPlatformError(error, request, reply);
-    if (error instanceof RequestError) return sendRequestError(error, request, reply);
-    const mapped = fromFastifyError(error);
-    if (mapped) return sendRequestError(mapped, request, reply);
-    const database = fromDatabaseError(error);
-    if (database) {
-      request.log.warn({ err: error }, 'database unavailable or too slow');
-      return sendPlatformError(database, request, reply);
-    }
-    request.log.error({ err: error }, 'unhandled error');
-    return sendPlatformError(new PlatformError('PLATFORM_INTERNAL_ERROR', 'An unexpected error occurred. Quote the correlationId to support.'), request, reply);
+    const { status, headers, body } = errorResponse(fromFastifyError(error) ?? error, request.id, request.log);
+    if (headers) reply.headers(headers);
+    return reply.code(status).send(body);
   });
 }
 

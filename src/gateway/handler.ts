@@ -1,10 +1,10 @@
-import type { FastifyBaseLogger, FastifyReply } from 'fastify';
 import type { operations as OperationTypes } from '../generated/openapi.js';
 import type { OperationDefinition, OperationId, operations as RouteTable } from '../generated/contract.js';
 import type { ContractVersion, Deprecation } from '../shared/versioning.js';
 import type { Principal } from '../shared/principal.js';
 import type { CommandStore, TenantStore } from '../db/tenant-store.js';
 import type { CursorSealer } from '../db/cursor-sealer.js';
+import type { CallLogger, OperationCall, ResponseHead } from './operation-call.js';
 
 type Op<K extends OperationId> = OperationTypes[K];
 // Parameter groups with only optional members are optional in the generated types, yet always present at run time.
@@ -41,8 +41,11 @@ export interface RequestContext<K extends OperationId> {
    * which adds the list's filters); only operations that take a cursor have one.
    */
   cursors: PagedByCursor<K> extends true ? CursorSealer : undefined;
-  log: FastifyBaseLogger;
-  reply: FastifyReply;
+  log: CallLogger;
+  /** Headers the handler sets on its answer (a task's etag). */
+  response: ResponseHead;
+  /** Where the call came from: `ip`, the caller's network address (the token endpoint counts failed attempts by it). */
+  source: Pick<OperationCall, 'ip'>;
   /** Aborted when the handler timeout fires; a command's transaction must not commit after it. */
   signal: AbortSignal;
 }

@@ -15,8 +15,12 @@ export function mintRequestId(): string {
   return headerText(PROCESS_PREFIX, (++minted).toString(36));
 }
 
-/** Keeps a caller's x-request-id when it is well-formed, so traces join up; otherwise mints one. */
-export function requestIdFor(request: IncomingMessage): string {
-  const sent = request.headers['x-request-id'];
+/** Keeps a caller's request id when it is well-formed, so traces join up; otherwise mints one. */
+export function requestIdOf(sent: unknown): string {
   return typeof sent === 'string' && ACCEPTABLE.test(sent) ? sent : mintRequestId();
+}
+
+/** The id of an HTTP request: its x-request-id, when well-formed. */
+export function requestIdFor(request: IncomingMessage): string {
+  return requestIdOf(request.headers['x-request-id']);
 }

@@ -1,6 +1,6 @@
-import type { FastifyRequest } from 'fastify';
 import type { OperationDefinition, Validator } from '../generated/contract.js';
 import { RequestError, type ValidationIssue } from '../shared/request-error.js';
+import type { CallInput } from './operation-call.js';
 
 const SLOTS = ['params', 'query', 'headers', 'body'] as const;
 type Slot = (typeof SLOTS)[number];
@@ -28,12 +28,12 @@ function codeFor(issues: ValidationIssue[]) {
 }
 
 /** Runs the operation's precompiled validators and reports every problem at once. */
-export function validateRequest(operation: OperationDefinition, request: FastifyRequest) {
+export function validateRequest(operation: OperationDefinition, input: CallInput) {
   let issues: ValidationIssue[] | undefined;
   const validate: Partial<Record<Slot, Validator>> = operation.validate;
   for (const slot of SLOTS) {
     const validator = validate[slot];
-    if (validator && !validator(request[slot])) (issues ??= []).push(...(validator.errors ?? []).map((e) => describe(slot, e)));
+    if (validator && !validator(input[slot])) (issues ??= []).push(...(validator.errors ?? []).map((e) => describe(slot, e)));
   }
   if (!issues) return;
   const code = codeFor(issues);
@@ -45,9 +45,9 @@ export function validateRequest(operation: OperationDefinition, request: Fastify
 }
 
 /** Commands with a body accept only the content types the contract lists for them. */
-export function checkContentType(operation: OperationDefinition, request: FastifyRequest) {
-  if (operation.requestContentTypes.length === 0 || request.body === undefined) return;
-  const sent = (request.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+export function checkContentType(operation: OperationDefinition, input: CallInput) {
+  if (operation.requestContentTypes.length === 0 || input.body === undefined) return;
+  const sent = String(input.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
   if (!(operation.requestContentTypes as readonly string[]).includes(sent)) {
     throw new RequestError(415, 'unsupported_media_type', 'PLATFORM_INVALID_REQUEST',
       `Content-Type "${sent}" is not accepted here; send ${operation.requestContentTypes.join(' or ')}.`);

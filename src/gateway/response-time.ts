@@ -1,17 +1,13 @@
-import type { FastifyRequest } from 'fastify';
+import type { OperationCall } from './operation-call.js';
 
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** performance.now() as the request arrived. Fastify times a response only when it has a logger (request-logger.ts). */
-    receivedAt: number | undefined;
-  }
+type Arrival = Pick<OperationCall, 'receivedAt'>;
+
+/** performance.now() as the call arrived. Fastify times a response only when it has a logger (request-logger.ts). */
+export function markReceived(call: Arrival): void {
+  call.receivedAt = performance.now();
 }
 
-export function markReceived(request: FastifyRequest): void {
-  request.receivedAt = performance.now();
-}
-
-/** Milliseconds since the request arrived; the gateway's hooks run only after markReceived(). */
-export function elapsedMs(request: FastifyRequest): number {
-  return performance.now() - request.receivedAt!;
+/** Milliseconds since the call arrived; the gateway's steps run only after markReceived() or a direct call's start. */
+export function elapsedMs(call: Arrival): number {
+  return performance.now() - call.receivedAt!;
 }

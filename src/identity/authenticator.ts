@@ -129,6 +129,15 @@ export class Authenticator {
   }
 
   /**
+   * For a principal another transport established from a token of its own: the checks of a remembered token
+   * (expiry, revocation, the integration's status) against the integration's current policy.
+   */
+  async authenticatePrincipal(principal: Principal): Promise<Authentication> {
+    if (principal.expiresAt.getTime() <= Date.now()) throw tokenExpired();
+    return admitted(principal, await this.policies.get(principal.agencyId, principal.extensionId));
+  }
+
+  /**
    * The same answer without I/O or a promise when the token and its policy are both remembered (a reused token);
    * undefined when authenticate() has to do the work.
    */

@@ -6,10 +6,9 @@ import type { Handler } from '../handler.js';
 
 export function issueTokenHandler(grant: ClientCredentialsGrant): Handler<'issueToken'> {
   return async (ctx) => {
-    const { headers, ip } = ctx.reply.request;
-    const issued = await grant.issue({ body: ctx.body, authorization: headers.authorization, remoteAddress: ip });
+    const issued = await grant.issue({ body: ctx.body, authorization: ctx.headers.authorization, remoteAddress: ctx.source.ip });
     // RFC 6749 5.1: a token response is never cached.
-    ctx.reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
+    ctx.response.header('cache-control', 'no-store').header('pragma', 'no-cache');
     const token = {
       access_token: issued.accessToken,
       token_type: 'Bearer' as const,

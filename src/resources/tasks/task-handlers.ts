@@ -47,8 +47,8 @@ async function checkAssignee(store: TenantStore, assigneeId: string | null | und
 }
 
 /** Every answer carries the task's version as its ETag, for If-Match on the next update. */
-function present(ctx: Pick<RequestContext<'getTask'>, 'reply'>, row: TaskRow): { data: Task } {
-  ctx.reply.header('etag', `"${row.version}"`);
+function present(ctx: Pick<RequestContext<'getTask'>, 'response'>, row: TaskRow): { data: Task } {
+  ctx.response.header('etag', `"${row.version}"`);
   return { data: taskView(row) };
 }
 

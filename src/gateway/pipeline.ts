@@ -1,0 +1,266 @@
+import type { Kysely, Transaction } from 'kysely';
+import type { OperationDefinition, OperationId } from '../generated/contract.js';
+import type { DB } from '../db/schema.js';
+import type { Principal } from '../shared/principal.js';
+import type { Authentication } from '../identity/authenticator.js';
+import type { CursorSeal } from '../identity/cursor-seal.js';
+import { CursorSealer } from '../db/cursor-sealer.js';
+import type { Handler, RequestContext } from './handler.js';
+import type { OperationCall, ResponseHead } from './operation-call.js';
+import { negotiateVersion, deprecationHeader } from './contract-version.js';
+import { validateRequest } from './request-validation.js';
+import { serializeFor } from './contract-serializers.js';
+import { authorize } from './access.js';
+import { requestFingerprint, runIdempotent } from './idempotency.js';
+import type { CommandLedger } from './command-ledger.js';
+import type { AuditBuffer } from './audit.js';
+import type { MeteringBuffer } from './metering.js';
+import type { UsageLimiter } from './usage-limits.js';
+import { CommandStore, TenantStore, type EventOutbox } from '../db/tenant-store.js';
+import { reduceForNoPhi } from './no-phi-reduction.js';
+import type { RunningHandlers } from './running-handlers.js';
+import { elapsedMs } from './response-time.js';
+import { NEVER_ABORTED, withAbortableTimeout, withTimeout } from './handler-timeout.js';
+import { auditEvent, meteringEvent } from './call-records.js';
+
+export interface GatewayServices {
+  db: Kysely<DB>;
+  handlerTimeoutMs: number;
+  authenticator: {
+    authenticate(authorization: string | undefined): Promise<Authentication>;
+    authenticateNow(authorization: string | undefined, nowMs: number): Authentication | undefined;
+    authenticatePrincipal(principal: Principal): Promise<Authentication>;
+  };
+  usageLimiter: UsageLimiter;
+  metering: MeteringBuffer;
+  audit: AuditBuffer;
+  cursorSeal: CursorSeal;
+  /** Where commands' events are written; none until events are delivered (webhooks). */
+  outbox?: EventOutbox;
+}
+
+/** How admission ends: called once, with the refusal if there is one (a Fastify hook's `done` is one). */
+export type Admitted = (err?: Error) => void;
+
+/** Headers of a command's response that are stored with it and replayed. */
+const REPLAYED_HEADERS = ['svc-extension-contract-version', 'deprecation', 'link', 'cache-control', 'location', 'etag'];
+
+const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
+
+/** Adds deprecations that the call collected (contract version, request shape, fields) to the envelope. */
+function withDeprecations(body: unknown, call: OperationCall, response: ResponseHead): unknown {
+  const deprecations = call.deprecations;
+  if (deprecations.length === 0 || typeof body !== 'object' || body === null) return body;
+  if (!response.hasHeader('deprecation') && deprecations[0].since) response.header('deprecation', deprecationHeader(deprecations[0].since));
+  const envelope = body as { meta?: Record<string, unknown> };
+  return { ...envelope, meta: { ...envelope.meta, deprecations } };
+}
+
+function admitted(response: ResponseHead, rateLimitHeaders: Record<string, string>, done: Admitted) {
+  response.headers(rateLimitHeaders);
+  done();
+}
+
+/**
+ * The gateway's steps for one operation, over a call and the head of its answer, whatever the transport:
+ * begin, admit (identity, access, limits), run (validation, the handler under its timeout, idempotency for a
+ * command, no_phi reduction, version serialization, PHI-read audit), record (metering, audit of the rest).
+ * A transport calls them in that order (operation-routes.ts over HTTP, direct-call.ts in process).
+ */
+export class OperationPipeline {
+  private readonly containsPhi: boolean;
+
+  constructor(
+    readonly operation: OperationDefinition,
+    private readonly handler: Handler<OperationId>,
+    private readonly services: GatewayServices,
+    private readonly running: RunningHandlers,
+  ) {
+    this.containsPhi = operation.noPhi !== 'allowed';
+  }
+
+  /** Sets every field of the call's state, then negotiates the contract version (which may refuse). */
+  begin(call: OperationCall, response: ResponseHead, nowMs: number) {
+    call.admittedAtMs = nowMs;
+    call.deprecations = [];
+    call.auditTrail = { resourceType: this.operation.resourceType, resourceIds: [] };
+    call.principal = undefined;
+    call.recordedInTransaction = false;
+    call.audited = false;
+    call.replayed = false;
+    if (this.containsPhi) response.header('cache-control', 'no-store');
+    call.contractVersion = negotiateVersion(call, response);
+  }
+
+  /**
+   * Identity from an Authorization header, access and limits. A warm call (remembered token, cached policy, leased
+   * units) is admitted in the same tick without a promise or a closure; otherwise the work continues after I/O.
+   */
+  admit(call: OperationCall, response: ResponseHead, authorization: string | undefined, nowMs: number, done: Admitted) {
+    const { authenticator } = this.services;
+    let authentication: Authentication | null | undefined;
+    try {
+      authentication = this.operation.authenticated ? authenticator.authenticateNow(authorization, nowMs) : null;
+    } catch (err) {
+      return done(err as Error);
+    }
+    if (authentication === null) return done();
+    if (authentication) return this.limit(call, response, authentication, nowMs, done);
+    authenticator.authenticate(authorization).then((later) => this.limit(call, response, later, Date.now(), done), done);
+  }
+
+  /** The same for a principal another transport established: its integration's current policy still decides. */
+  admitPrincipal(call: OperationCall, response: ResponseHead, principal: Principal, done: Admitted) {
+    if (!this.operation.authenticated) return done();
+    this.services.authenticator.authenticatePrincipal(principal).then((authentication) => this.limit(call, response, authentication, Date.now(), done), done);
+  }
+
+  private limit(call: OperationCall, response: ResponseHead, { principal, policy }: Authentication, nowMs: number, done: Admitted) {
+    const { usageLimiter } = this.services;
+    let headers: Record<string, string> | undefined;
+    try {
+      call.principal = principal;
+      authorize(this.operation, principal, policy);
+      headers = usageLimiter.admitNow(policy, this.operation, nowMs);
+    } catch (err) {
+      return done(err as Error);
+    }
+    if (headers) return admitted(response, headers, done);
+    usageLimiter.admit(policy, this.operation).then((later) => admitted(response, later, done), done);
+  }
+
+  /**
+   * Runs an admitted call. A read answers its (serialized) body, or a promise of it; a command a promise of the JSON
+   * text it stored for replays, with the status and content type set on `response`. Refusals throw or reject.
+   */
+  run(call: OperationCall, response: ResponseHead): unknown {
+    return this.operation.command ? this.running.track(this.runCommand(call, response)) : this.runRead(call, response);
+  }
+
+  /** Every call of a known principal is metered; refused and failed commands and PHI reads are audited too. */
+  record(call: OperationCall, response: ResponseHead) {
+    if (!call.principal || call.recordedInTransaction) return;
+    this.services.metering.push(meteringEvent(this.operation, call, response.statusCode, elapsedMs(call)));
+    if (call.audited || !(this.operation.command || this.containsPhi)) return;
+    try {
+      this.services.audit.push(auditEvent(this.operation, call, response.statusCode));
+    } catch (err) {
+      call.log.error({ err }, 'audit of a refused call was not recorded');
+    }
+  }
+
+  /** The handler's context; the only place one is made. */
+  private context(call: OperationCall, response: ResponseHead, db: Kysely<DB>, signal: AbortSignal) {
+    return {
+      operation: this.operation,
+      principal: call.principal,
+      params: call.params,
+      query: call.query,
+      headers: call.headers,
+      body: call.body,
+      contractVersion: call.contractVersion,
+      deprecations: call.deprecations,
+      requestId: call.id,
+      store: this.storeOf(call, db),
+      cursors: this.operation.pagedByCursor ? this.cursorsOf(call) : undefined,
+      log: call.log,
+      response,
+      // The call itself, typed down to its address: over HTTP, reading request.ip has a cost only the token endpoint pays.
+      source: call,
+      signal,
+    } as RequestContext<OperationId>;
+  }
+
+  /** A command's store holds its transaction; the token endpoint, which has no caller, gets none. */
+  private storeOf(call: OperationCall, db: Kysely<DB>): TenantStore | undefined {
+    const principal = call.principal;
+    if (!principal) return undefined;
+    if (this.operation.command) return new CommandStore(db as Transaction<DB>, principal, call.auditTrail, this.services.outbox);
+    return new TenantStore(db, principal, call.auditTrail);
+  }
+
+  /** Bound here, so that no handler can seal or open a cursor for another caller or route. */
+  private cursorsOf(call: OperationCall): CursorSealer {
+    return new CursorSealer(this.services.cursorSeal, call.principal!, this.operation.operationId, call.params as Record<string, string>);
+  }
+
+  private serialize(body: unknown, call: OperationCall, response: ResponseHead): unknown {
+    return withDeprecations(serializeFor(call.contractVersion, this.operation, body), call, response);
+  }
+
+  /** Whether the session sees this operation's results reduced (openapi.json x-svc-phi); phi sessions never do. */
+  private reducesFor(call: OperationCall): boolean {
+    return this.operation.noPhiSchema !== null && call.principal?.phiMode === 'no_phi';
+  }
+
+  /** The one place where a no_phi session's answer is reduced: after the handler, before the version serializer. */
+  private async reduced(result: unknown, store: TenantStore): Promise<unknown> {
+    return reduceForNoPhi(await result, this.operation.noPhiSchema!, (kind, ids) => store.pseudonyms.handlesFor(kind, ids));
+  }
+
+  /** A handler that answers without I/O is answered in the same tick: no promise, no timer. */
+  private runRead(call: OperationCall, response: ResponseHead): unknown {
+    validateRequest(this.operation, call);
+    const context = this.context(call, response, this.services.db, NEVER_ABORTED);
+    const result = this.handler(context);
+    const reducing = this.reducesFor(call);
+    if (!reducing && !(result instanceof Promise)) return this.answer(result, call, response);
+    const work = reducing ? this.reduced(result, context.store!) : (result as Promise<unknown>);
+    const answered = withTimeout(work, this.services.handlerTimeoutMs).then((body) => this.answer(body, call, response));
+    return this.running.track(answered);
+  }
+
+  private answer(body: unknown, call: OperationCall, response: ResponseHead): unknown {
+    // PHI leaves only once its read is on the audit trail (the buffer refuses when it cannot keep up).
+    if (this.containsPhi) this.auditNow(call, 200);
+    if (this.operation.responseContentType !== 'text/plain') return this.serialize(body, call, response);
+    response.type('text/plain; charset=utf-8');
+    return body;
+  }
+
+  /**
+   * A command runs once per idempotency key: its rows, audit record, metering row and stored
+   * response commit in one transaction, or nothing does.
+   */
+  private async runCommand(call: OperationCall, response: ResponseHead): Promise<string> {
+    validateRequest(this.operation, call);
+    const principal = call.principal!;
+    const identity = {
+      agencyId: principal.agencyId,
+      extensionId: principal.extensionId,
+      key: String(call.headers['idempotency-key']),
+      operationId: this.operation.operationId,
+      // The PHI mode too: a key's stored answer is for one mode, never replayed to the other.
+      fingerprint: requestFingerprint(call.method, call.url.split('?')[0], call.body, principal.phiMode),
+    };
+    const { response: stored, replayed } = await withAbortableTimeout(
+      (signal) => runIdempotent(this.services.db, identity, (trx) => this.execute(call, response, trx, signal), signal),
+      this.services.handlerTimeoutMs,
+    );
+    call.replayed = replayed;
+    call.recordedInTransaction = !replayed;
+    if (replayed) this.auditNow(call, stored.status);
+    if (replayed) response.headers({ ...stored.headers, 'idempotent-replayed': 'true' });
+    response.code(stored.status).type(JSON_CONTENT_TYPE);
+    return stored.body;
+  }
+
+  private async execute(call: OperationCall, response: ResponseHead, trx: Transaction<DB>, signal: AbortSignal): Promise<CommandLedger> {
+    const context = this.context(call, response, trx, signal);
+    const result = await this.handler(context);
+    const answer = this.reducesFor(call) ? await this.reduced(result, context.store!) : result;
+    const body = JSON.stringify(this.serialize(answer, call, response));
+    const headers: Record<string, string> = {};
+    for (const name of REPLAYED_HEADERS) if (response.hasHeader(name)) headers[name] = String(response.getHeader(name));
+    return {
+      audit: auditEvent(this.operation, call, 200),
+      metering: meteringEvent(this.operation, call, 200, elapsedMs(call)),
+      response: { status: 200, headers, body },
+    };
+  }
+
+  private auditNow(call: OperationCall, status: number) {
+    this.services.audit.push(auditEvent(this.operation, call, status));
+    call.audited = true;
+  }
+}

@@ -19,10 +19,13 @@ export interface ClinicalBaselineConfig {
 export const BASELINE_PATHS = { patients: '/baseline/patients', referrals: '/baseline/referrals' } as const;
 export const BASELINE_PAGE_SIZE = 50;
 
-/** A list page path: at an offset, or after the keyset (last_name, first_name, id) of the previous page's last row. */
-export function baselineListPath(page: { offset: number } | { after: [string, string, string] }): string {
+/**
+ * A list page path: at an offset, or after the keyset (last_name, first_name, id) of the previous page's last row,
+ * optionally of the patients in one status.
+ */
+export function baselineListPath(page: { offset: number } | { after: [string, string, string] }, status?: string): string {
   const query = 'offset' in page ? `offset=${page.offset}` : `after=${Buffer.from(JSON.stringify(page.after)).toString('base64url')}`;
-  return `${BASELINE_PATHS.patients}?${query}`;
+  return `${BASELINE_PATHS.patients}?${query}${status ? `&status=${status}` : ''}`;
 }
 
 function decodeAfter(after: string): [string, string, string] {
@@ -41,8 +44,11 @@ async function patientRowColumns(db: Kysely<DB>): Promise<(keyof DB['patients'])
   return rows.map((row) => row.name);
 }
 
-function listPage(db: Kysely<DB>, columns: (keyof DB['patients'])[], agencyId: string, { offset = '0', after }: { offset?: string; after?: string }) {
+type BaselineListQuery = { offset?: string; after?: string; status?: DB['patients']['status'] };
+
+function listPage(db: Kysely<DB>, columns: (keyof DB['patients'])[], agencyId: string, { offset = '0', after, status }: BaselineListQuery) {
   let query = db.selectFrom('patients').select(columns).where('agency_id', '=', agencyId);
+  if (status) query = query.where('status', '=', status);
   if (after) {
     const [last, first, id] = decodeAfter(after);
     query = query.where(sql<boolean>`(last_name, first_name, id) > (${last}, ${first}, ${id})`);
@@ -83,7 +89,7 @@ export async function registerClinicalRoutes(app: FastifyInstance, config: Clini
     return row ? { data: row } : reply.code(404).send({ error: 'not_found' });
   }));
   app.get(BASELINE_PATHS.patients, authenticated(verify, async (agencyId, request) => ({
-    data: await listPage(db, columns, agencyId, request.query as { offset?: string; after?: string }),
+    data: await listPage(db, columns, agencyId, request.query as BaselineListQuery),
   })));
   app.post(BASELINE_PATHS.referrals, authenticated(verify, async (agencyId, request, reply) => {
     const ids = await recordReferral(db, agencyId, request.body as Record<string, string>);

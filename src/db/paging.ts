@@ -2,6 +2,7 @@ import { sql, type SelectQueryBuilder } from 'kysely';
 import { paging } from '../generated/contract.js';
 import { PlatformError } from '../shared/platform-error.js';
 import type { CursorSealer, CursorSelection } from './cursor-sealer.js';
+import type { TenantStore } from './tenant-store.js';
 
 /** Paging parameters of every list route (spec 2.1): limit/offset, or a keyset cursor from meta.next_cursor. */
 export interface PageRequest {
@@ -25,6 +26,7 @@ export interface ListOrder {
 // A type alias, not an interface, so it fits the generated Meta type's index signature.
 export type ListMeta = {
   total: number;
+  total_exact: boolean;
   limit: number;
   offset: number;
   has_more: boolean;
@@ -39,11 +41,16 @@ export interface Page<Row> {
 
 type CursorValue = string | number;
 
+/** A list's total, and whether it is the exact count of the matches or the planner's estimate of it. */
+interface Total {
+  total: number;
+  exact: boolean;
+}
+
 /** What a cursor carries: the last row's order values, the position after it, and the walk's total. */
-interface CursorState {
+interface CursorState extends Total {
   after: CursorValue[];
   offset: number;
-  total: number;
 }
 
 const cursorMismatch = () =>
@@ -59,17 +66,18 @@ function filtersOf({ limit, offset, cursor, ...filters }: ListQuery): CursorSele
 
 /** Sealed, so that no caller can read the row values it carries (names, dates, real ids) or forge one. */
 function encodeCursor(cursors: CursorSealer, filters: CursorSelection, order: ListOrder, state: CursorState): Promise<string> {
-  return cursors.seal([order.columns.join(','), state.after, state.offset, state.total], filters);
+  return cursors.seal([order.columns.join(','), state.after, state.offset, state.total, state.exact], filters);
 }
 
 async function decodeCursor(cursors: CursorSealer, filters: CursorSelection, cursor: string, order: ListOrder): Promise<CursorState> {
   const opened = await cursors.open(cursor, filters);
-  const [list, after, offset, total] = Array.isArray(opened) ? opened : [];
+  // Cursors sealed before totals could be estimates carry no flag: their totals were exact counts.
+  const [list, after, offset, total, exact = true] = Array.isArray(opened) ? opened : [];
   const valuesFit = Array.isArray(after) && after.length === order.columns.length && after.every((v) => typeof v === 'string' || typeof v === 'number');
-  if (list !== order.columns.join(',') || !valuesFit || !Number.isSafeInteger(offset) || offset < 0 || !Number.isSafeInteger(total) || total < 0) {
+  if (list !== order.columns.join(',') || !valuesFit || !Number.isSafeInteger(offset) || offset < 0 || !Number.isSafeInteger(total) || total < 0 || typeof exact !== 'boolean') {
     throw cursorMismatch();
   }
-  return { after, offset, total };
+  return { after, offset, total, exact };
 }
 
 function columnKey(column: string): string {
@@ -85,10 +93,12 @@ function cursorValue(value: unknown): CursorValue {
 /**
  * One page of `filtered` (a query with its filters and selection, unordered) in `order`, for `request`: the
  * list's whole query, whose filters bind its cursors.
- * Offset pages count the matches; cursor pages carry the total counted on the walk's first page, so
- * walking a whole list costs one index range scan per page and time linear in its size.
+ * An offset page counts the matches up to `paging.exact_total_max` and, past it, takes the planner's estimate, so
+ * the first page of a large list costs about what a small list's does. Cursor pages carry the total of the walk's
+ * first page, so walking a whole list costs one index range scan per page and time linear in its size.
  */
 export async function listPage<DB, TB extends keyof DB, Row extends Record<string, unknown>>(
+  store: TenantStore,
   filtered: SelectQueryBuilder<DB, TB, Row>,
   order: ListOrder,
   request: ListQuery,
@@ -100,27 +110,62 @@ export async function listPage<DB, TB extends keyof DB, Row extends Record<strin
   }
   const state = request.cursor === undefined ? undefined : await decodeCursor(cursors, filtersOf(request), request.cursor, order);
   const offset = state?.offset ?? request.offset ?? 0;
-  const [total, fetched] = await Promise.all([
-    state ? state.total : countMatches(filtered),
+  const [counted, fetched] = await Promise.all([
+    state ? undefined : countUpTo(store, filtered, paging.exact_total_max + 1),
     orderedRows(filtered, order, state).limit(limit + 1).offset(state ? 0 : offset).execute(),
   ]);
   const rows = fetched.slice(0, limit);
   const hasMore = fetched.length > limit;
-  const last = rows.at(-1);
   const nextOffset = offset + rows.length;
+  const { total, exact } = state ?? (await totalOf(filtered, counted!, nextOffset + (hasMore ? 1 : 0)));
+  const last = rows.at(-1);
   const nextCursor = hasMore && last
-    ? await encodeCursor(cursors, filtersOf(request), order, { after: order.columns.map((c) => cursorValue(last[columnKey(c)])), offset: nextOffset, total })
+    ? await encodeCursor(cursors, filtersOf(request), order, { after: order.columns.map((c) => cursorValue(last[columnKey(c)])), offset: nextOffset, total, exact })
     : null;
-  return { rows, meta: { total, limit, offset, has_more: hasMore, next_offset: hasMore ? nextOffset : null, next_cursor: nextCursor } };
+  return {
+    rows,
+    meta: { total, total_exact: exact, limit, offset, has_more: hasMore, next_offset: hasMore ? nextOffset : null, next_cursor: nextCursor },
+  };
 }
 
-async function countMatches<DB, TB extends keyof DB, Row>(filtered: SelectQueryBuilder<DB, TB, Row>): Promise<number> {
-  const row = await filtered
-    .clearSelect()
-    .select(sql<number>`count(*)::int`.as('total'))
-    .$castTo<{ total: number }>()
-    .executeTakeFirstOrThrow();
-  return row.total;
+/**
+ * The exact count when it is within the bound; past it, the planner's estimate, never below what the page itself
+ * proves exists (`atLeast`: the rows up to this page's end, and one more when there is a next page).
+ */
+async function totalOf<DB, TB extends keyof DB, Row>(filtered: SelectQueryBuilder<DB, TB, Row>, counted: number, atLeast: number): Promise<Total> {
+  if (counted <= paging.exact_total_max) return { total: counted, exact: true };
+  const estimate = await estimateMatches(filtered);
+  return { total: Math.max(estimate, counted, atLeast), exact: false };
+}
+
+/** Counts the matches, reading at most `bound` of them: an index range scan of at most that many entries. */
+async function countUpTo<DB, TB extends keyof DB, Row>(store: TenantStore, filtered: SelectQueryBuilder<DB, TB, Row>, bound: number): Promise<number> {
+  const matches = filtered.clearSelect().select(sql`1`.as('one')).limit(bound);
+  const { rows } = await sql<{ total: number }>`select count(*)::int as total from (${matches}) as bounded`.execute(store.db);
+  return rows[0].total;
+}
+
+/** Estimates by query text and values, for a minute: planning one costs as much as the count it replaces. */
+const estimates = new Map<string, { rows: number; until: number }>();
+const ESTIMATE_TTL_MS = 60_000;
+const ESTIMATES_KEPT = 1_000;
+
+/** The planner's row estimate for the matches, from the table's statistics (kept current by autovacuum's analyze). */
+async function estimateMatches<DB, TB extends keyof DB, Row>(filtered: SelectQueryBuilder<DB, TB, Row>): Promise<number> {
+  const matches = filtered.clearSelect().select(sql`1`.as('one'));
+  const { sql: text, parameters } = matches.compile();
+  const key = `${text}\u0000${JSON.stringify(parameters)}`;
+  const now = Date.now();
+  const kept = estimates.get(key);
+  if (kept && kept.until > now) return kept.rows;
+  const [row] = await matches.explain('json');
+  const plan = row?.['QUERY PLAN'];
+  const planned = (typeof plan === 'string' ? JSON.parse(plan) : plan)?.[0]?.Plan?.['Plan Rows'];
+  const rows = Number.isFinite(planned) ? Math.round(planned) : 0;
+  estimates.delete(key);
+  if (estimates.size >= ESTIMATES_KEPT) estimates.delete(estimates.keys().next().value!);
+  estimates.set(key, { rows, until: now + ESTIMATE_TTL_MS });
+  return rows;
 }
 
 function orderedRows<DB, TB extends keyof DB, Row>(filtered: SelectQueryBuilder<DB, TB, Row>, order: ListOrder, state: CursorState | undefined) {

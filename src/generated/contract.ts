@@ -2309,7 +2309,8 @@ export const requestFields = {
 export const paging = {
   "default_limit": 50,
   "max_limit": 200,
-  "max_offset": 100000
+  "max_offset": 100000,
+  "exact_total_max": 1000
 } as const;
 
 export const bodyLimits = {

@@ -562,8 +562,10 @@ export type components = {
     schemas: {
         /** @description Page metadata of spec 2.1. */
         PageMeta: {
-            /** @description Number of items matching the filters; on a cursor page, as counted on the walk's first page. */
+            /** @description Number of items matching the filters: exact up to `x-svc-paging.exact_total_max` (1000) matches, an estimate past it (see `total_exact`); on a cursor page, the total of the walk's first page. */
             total: number;
+            /** @description True when `total` is the exact count of the matches (always, up to `x-svc-paging.exact_total_max` matches). False when the list matched more and `total` is the database's estimate from its table statistics: never less than the items up to the end of this page (plus one when `has_more`), usually within a few percent, and it may change from page to page. Narrow the filters to get an exact count; walk the list to the end (`has_more` false) to count it exactly. */
+            total_exact: boolean;
             /** @description Page size used. */
             limit: number;
             /** @description Offset of the first item of this page. */

@@ -8265,7 +8265,7 @@ const schema120 = {"$ref":"components#/$defs/QueryTokenListResponse"};
 const schema121 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/QueryToken"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/ListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
 const schema122 = {"type":"object","required":["id","name","status","query_ids","token_hint","created_at","expires_at","revoked_at","last_used_at"],"properties":{"id":{"type":"string","description":"Query token id."},"name":{"type":"string","description":"Label given at creation."},"status":{"type":"string","enum":["active","revoked","expired"],"description":"Lifecycle state."},"query_ids":{"type":"array","items":{"type":"string"},"description":"Governed queries the token may run."},"token_hint":{"type":"string","description":"Last four characters of the secret, for recognition.","x-svc-v1-name":"last_four"},"created_at":{"type":"string","format":"date-time","description":"Creation time."},"expires_at":{"type":["string","null"],"format":"date-time","description":"Expiry, or null for none."},"revoked_at":{"type":["string","null"],"format":"date-time","description":"Revocation time."},"last_used_at":{"type":["string","null"],"format":"date-time","description":"Last use."}}};
 const schema123 = {"allOf":[{"$ref":"components#/$defs/Meta"},{"$ref":"components#/$defs/PageMeta"}],"description":"Meta of an offset-paged list: PageMeta plus next_offset.","required":["total","limit","offset","has_more","next_offset"]};
-const schema124 = {"type":"object","required":["total","limit","offset","has_more"],"properties":{"total":{"type":"integer","description":"Number of items matching the filters; on a cursor page, as counted on the walk's first page.","minimum":0},"limit":{"type":"integer","description":"Page size used.","minimum":1},"offset":{"type":"integer","description":"Offset of the first item of this page.","minimum":0},"has_more":{"type":"boolean","description":"Whether a further page exists."},"next_cursor":{"type":["string","null"],"description":"Keyset cursor of the next page, or null on the last page (lists that accept `cursor`); it works only for the same extension, PHI mode and filters (see the cursor parameter)."}},"description":"Page metadata of spec 2.1.","x-svc-phi":"kept"};
+const schema124 = {"type":"object","required":["total","total_exact","limit","offset","has_more"],"properties":{"total":{"type":"integer","description":"Number of items matching the filters: exact up to `x-svc-paging.exact_total_max` (1000) matches, an estimate past it (see `total_exact`); on a cursor page, the total of the walk's first page.","minimum":0},"total_exact":{"type":"boolean","description":"True when `total` is the exact count of the matches (always, up to `x-svc-paging.exact_total_max` matches). False when the list matched more and `total` is the database's estimate from its table statistics: never less than the items up to the end of this page (plus one when `has_more`), usually within a few percent, and it may change from page to page. Narrow the filters to get an exact count; walk the list to the end (`has_more` false) to count it exactly."},"limit":{"type":"integer","description":"Page size used.","minimum":1},"offset":{"type":"integer","description":"Offset of the first item of this page.","minimum":0},"has_more":{"type":"boolean","description":"Whether a further page exists."},"next_cursor":{"type":["string","null"],"description":"Keyset cursor of the next page, or null on the last page (lists that accept `cursor`); it works only for the same extension, PHI mode and filters (see the cursor parameter)."}},"description":"Page metadata of spec 2.1.","x-svc-phi":"kept"};
 
 function validate109(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -8292,8 +8292,8 @@ vErrors.push(err0);
 }
 errors++;
 }
-if(data.limit === undefined){
-const err1 = {instancePath,schemaPath:"components#/$defs/PageMeta/required",keyword:"required",params:{missingProperty: "limit"},message:"must have required property '"+"limit"+"'"};
+if(data.total_exact === undefined){
+const err1 = {instancePath,schemaPath:"components#/$defs/PageMeta/required",keyword:"required",params:{missingProperty: "total_exact"},message:"must have required property '"+"total_exact"+"'"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -8302,8 +8302,8 @@ vErrors.push(err1);
 }
 errors++;
 }
-if(data.offset === undefined){
-const err2 = {instancePath,schemaPath:"components#/$defs/PageMeta/required",keyword:"required",params:{missingProperty: "offset"},message:"must have required property '"+"offset"+"'"};
+if(data.limit === undefined){
+const err2 = {instancePath,schemaPath:"components#/$defs/PageMeta/required",keyword:"required",params:{missingProperty: "limit"},message:"must have required property '"+"limit"+"'"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -8312,8 +8312,8 @@ vErrors.push(err2);
 }
 errors++;
 }
-if(data.has_more === undefined){
-const err3 = {instancePath,schemaPath:"components#/$defs/PageMeta/required",keyword:"required",params:{missingProperty: "has_more"},message:"must have required property '"+"has_more"+"'"};
+if(data.offset === undefined){
+const err3 = {instancePath,schemaPath:"components#/$defs/PageMeta/required",keyword:"required",params:{missingProperty: "offset"},message:"must have required property '"+"offset"+"'"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -8322,10 +8322,8 @@ vErrors.push(err3);
 }
 errors++;
 }
-if(data.total !== undefined){
-let data0 = data.total;
-if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
-const err4 = {instancePath:instancePath+"/total",schemaPath:"components#/$defs/PageMeta/properties/total/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data.has_more === undefined){
+const err4 = {instancePath,schemaPath:"components#/$defs/PageMeta/required",keyword:"required",params:{missingProperty: "has_more"},message:"must have required property '"+"has_more"+"'"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -8334,9 +8332,10 @@ vErrors.push(err4);
 }
 errors++;
 }
-if((typeof data0 == "number") && (isFinite(data0))){
-if(data0 < 0 || isNaN(data0)){
-const err5 = {instancePath:instancePath+"/total",schemaPath:"components#/$defs/PageMeta/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(data.total !== undefined){
+let data0 = data.total;
+if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
+const err5 = {instancePath:instancePath+"/total",schemaPath:"components#/$defs/PageMeta/properties/total/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -8345,12 +8344,9 @@ vErrors.push(err5);
 }
 errors++;
 }
-}
-}
-if(data.limit !== undefined){
-let data1 = data.limit;
-if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
-const err6 = {instancePath:instancePath+"/limit",schemaPath:"components#/$defs/PageMeta/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if((typeof data0 == "number") && (isFinite(data0))){
+if(data0 < 0 || isNaN(data0)){
+const err6 = {instancePath:instancePath+"/total",schemaPath:"components#/$defs/PageMeta/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -8359,9 +8355,11 @@ vErrors.push(err6);
 }
 errors++;
 }
-if((typeof data1 == "number") && (isFinite(data1))){
-if(data1 < 1 || isNaN(data1)){
-const err7 = {instancePath:instancePath+"/limit",schemaPath:"components#/$defs/PageMeta/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+}
+if(data.total_exact !== undefined){
+if(typeof data.total_exact !== "boolean"){
+const err7 = {instancePath:instancePath+"/total_exact",schemaPath:"components#/$defs/PageMeta/properties/total_exact/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -8371,11 +8369,10 @@ vErrors.push(err7);
 errors++;
 }
 }
-}
-if(data.offset !== undefined){
-let data2 = data.offset;
+if(data.limit !== undefined){
+let data2 = data.limit;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err8 = {instancePath:instancePath+"/offset",schemaPath:"components#/$defs/PageMeta/properties/offset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err8 = {instancePath:instancePath+"/limit",schemaPath:"components#/$defs/PageMeta/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -8385,8 +8382,8 @@ vErrors.push(err8);
 errors++;
 }
 if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 < 0 || isNaN(data2)){
-const err9 = {instancePath:instancePath+"/offset",schemaPath:"components#/$defs/PageMeta/properties/offset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(data2 < 1 || isNaN(data2)){
+const err9 = {instancePath:instancePath+"/limit",schemaPath:"components#/$defs/PageMeta/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -8397,9 +8394,10 @@ errors++;
 }
 }
 }
-if(data.has_more !== undefined){
-if(typeof data.has_more !== "boolean"){
-const err10 = {instancePath:instancePath+"/has_more",schemaPath:"components#/$defs/PageMeta/properties/has_more/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data.offset !== undefined){
+let data3 = data.offset;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+const err10 = {instancePath:instancePath+"/offset",schemaPath:"components#/$defs/PageMeta/properties/offset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -8408,11 +8406,9 @@ vErrors.push(err10);
 }
 errors++;
 }
-}
-if(data.next_cursor !== undefined){
-let data4 = data.next_cursor;
-if((typeof data4 !== "string") && (data4 !== null)){
-const err11 = {instancePath:instancePath+"/next_cursor",schemaPath:"components#/$defs/PageMeta/properties/next_cursor/type",keyword:"type",params:{type: schema124.properties.next_cursor.type},message:"must be string,null"};
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 < 0 || isNaN(data3)){
+const err11 = {instancePath:instancePath+"/offset",schemaPath:"components#/$defs/PageMeta/properties/offset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -8423,8 +8419,9 @@ errors++;
 }
 }
 }
-else {
-const err12 = {instancePath,schemaPath:"components#/$defs/PageMeta/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.has_more !== undefined){
+if(typeof data.has_more !== "boolean"){
+const err12 = {instancePath:instancePath+"/has_more",schemaPath:"components#/$defs/PageMeta/properties/has_more/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -8433,9 +8430,11 @@ vErrors.push(err12);
 }
 errors++;
 }
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.total === undefined){
-const err13 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "total"},message:"must have required property '"+"total"+"'"};
+}
+if(data.next_cursor !== undefined){
+let data5 = data.next_cursor;
+if((typeof data5 !== "string") && (data5 !== null)){
+const err13 = {instancePath:instancePath+"/next_cursor",schemaPath:"components#/$defs/PageMeta/properties/next_cursor/type",keyword:"type",params:{type: schema124.properties.next_cursor.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -8444,8 +8443,10 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(data.limit === undefined){
-const err14 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "limit"},message:"must have required property '"+"limit"+"'"};
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"components#/$defs/PageMeta/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -8454,8 +8455,9 @@ vErrors.push(err14);
 }
 errors++;
 }
-if(data.offset === undefined){
-const err15 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "offset"},message:"must have required property '"+"offset"+"'"};
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.total === undefined){
+const err15 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "total"},message:"must have required property '"+"total"+"'"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -8464,8 +8466,8 @@ vErrors.push(err15);
 }
 errors++;
 }
-if(data.has_more === undefined){
-const err16 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "has_more"},message:"must have required property '"+"has_more"+"'"};
+if(data.limit === undefined){
+const err16 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "limit"},message:"must have required property '"+"limit"+"'"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -8474,13 +8476,33 @@ vErrors.push(err16);
 }
 errors++;
 }
-if(data.next_offset === undefined){
-const err17 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "next_offset"},message:"must have required property '"+"next_offset"+"'"};
+if(data.offset === undefined){
+const err17 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "offset"},message:"must have required property '"+"offset"+"'"};
 if(vErrors === null){
 vErrors = [err17];
 }
 else {
 vErrors.push(err17);
+}
+errors++;
+}
+if(data.has_more === undefined){
+const err18 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "has_more"},message:"must have required property '"+"has_more"+"'"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data.next_offset === undefined){
+const err19 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "next_offset"},message:"must have required property '"+"next_offset"+"'"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
 }
 errors++;
 }
@@ -8905,7 +8927,7 @@ const schema126 = {"$ref":"components-v1#/$defs/QueryTokenListResponse"};
 const schema127 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components-v1#/$defs/QueryToken"},"description":"Items of this page."},"meta":{"$ref":"components-v1#/$defs/ListMeta"},"warnings":{"$ref":"components-v1#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
 const schema128 = {"type":"object","required":["id","name","status","query_ids","last_four","created_at","expires_at","revoked_at","last_used_at"],"properties":{"id":{"type":"string","description":"Query token id."},"name":{"type":"string","description":"Label given at creation."},"status":{"type":"string","enum":["active","revoked","expired"],"description":"Lifecycle state."},"query_ids":{"type":"array","items":{"type":"string"},"description":"Governed queries the token may run."},"last_four":{"type":"string","description":"Last four characters of the secret, for recognition.","x-svc-v1-name":"last_four"},"created_at":{"type":"string","format":"date-time","description":"Creation time."},"expires_at":{"type":["string","null"],"format":"date-time","description":"Expiry, or null for none."},"revoked_at":{"type":["string","null"],"format":"date-time","description":"Revocation time."},"last_used_at":{"type":["string","null"],"format":"date-time","description":"Last use."}}};
 const schema129 = {"allOf":[{"$ref":"components-v1#/$defs/Meta"},{"$ref":"components-v1#/$defs/PageMeta"}],"description":"Meta of an offset-paged list: PageMeta plus next_offset.","required":["total","limit","offset","has_more","next_offset"]};
-const schema130 = {"type":"object","required":["total","limit","offset","has_more"],"properties":{"total":{"type":"integer","description":"Number of items matching the filters; on a cursor page, as counted on the walk's first page.","minimum":0},"limit":{"type":"integer","description":"Page size used.","minimum":1},"offset":{"type":"integer","description":"Offset of the first item of this page.","minimum":0},"has_more":{"type":"boolean","description":"Whether a further page exists."},"next_cursor":{"type":["string","null"],"description":"Keyset cursor of the next page, or null on the last page (lists that accept `cursor`); it works only for the same extension, PHI mode and filters (see the cursor parameter)."}},"description":"Page metadata of spec 2.1.","x-svc-phi":"kept"};
+const schema130 = {"type":"object","required":["total","total_exact","limit","offset","has_more"],"properties":{"total":{"type":"integer","description":"Number of items matching the filters: exact up to `x-svc-paging.exact_total_max` (1000) matches, an estimate past it (see `total_exact`); on a cursor page, the total of the walk's first page.","minimum":0},"total_exact":{"type":"boolean","description":"True when `total` is the exact count of the matches (always, up to `x-svc-paging.exact_total_max` matches). False when the list matched more and `total` is the database's estimate from its table statistics: never less than the items up to the end of this page (plus one when `has_more`), usually within a few percent, and it may change from page to page. Narrow the filters to get an exact count; walk the list to the end (`has_more` false) to count it exactly."},"limit":{"type":"integer","description":"Page size used.","minimum":1},"offset":{"type":"integer","description":"Offset of the first item of this page.","minimum":0},"has_more":{"type":"boolean","description":"Whether a further page exists."},"next_cursor":{"type":["string","null"],"description":"Keyset cursor of the next page, or null on the last page (lists that accept `cursor`); it works only for the same extension, PHI mode and filters (see the cursor parameter)."}},"description":"Page metadata of spec 2.1.","x-svc-phi":"kept"};
 
 function validate115(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -8932,8 +8954,8 @@ vErrors.push(err0);
 }
 errors++;
 }
-if(data.limit === undefined){
-const err1 = {instancePath,schemaPath:"components-v1#/$defs/PageMeta/required",keyword:"required",params:{missingProperty: "limit"},message:"must have required property '"+"limit"+"'"};
+if(data.total_exact === undefined){
+const err1 = {instancePath,schemaPath:"components-v1#/$defs/PageMeta/required",keyword:"required",params:{missingProperty: "total_exact"},message:"must have required property '"+"total_exact"+"'"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -8942,8 +8964,8 @@ vErrors.push(err1);
 }
 errors++;
 }
-if(data.offset === undefined){
-const err2 = {instancePath,schemaPath:"components-v1#/$defs/PageMeta/required",keyword:"required",params:{missingProperty: "offset"},message:"must have required property '"+"offset"+"'"};
+if(data.limit === undefined){
+const err2 = {instancePath,schemaPath:"components-v1#/$defs/PageMeta/required",keyword:"required",params:{missingProperty: "limit"},message:"must have required property '"+"limit"+"'"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -8952,8 +8974,8 @@ vErrors.push(err2);
 }
 errors++;
 }
-if(data.has_more === undefined){
-const err3 = {instancePath,schemaPath:"components-v1#/$defs/PageMeta/required",keyword:"required",params:{missingProperty: "has_more"},message:"must have required property '"+"has_more"+"'"};
+if(data.offset === undefined){
+const err3 = {instancePath,schemaPath:"components-v1#/$defs/PageMeta/required",keyword:"required",params:{missingProperty: "offset"},message:"must have required property '"+"offset"+"'"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -8962,10 +8984,8 @@ vErrors.push(err3);
 }
 errors++;
 }
-if(data.total !== undefined){
-let data0 = data.total;
-if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
-const err4 = {instancePath:instancePath+"/total",schemaPath:"components-v1#/$defs/PageMeta/properties/total/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data.has_more === undefined){
+const err4 = {instancePath,schemaPath:"components-v1#/$defs/PageMeta/required",keyword:"required",params:{missingProperty: "has_more"},message:"must have required property '"+"has_more"+"'"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -8974,9 +8994,10 @@ vErrors.push(err4);
 }
 errors++;
 }
-if((typeof data0 == "number") && (isFinite(data0))){
-if(data0 < 0 || isNaN(data0)){
-const err5 = {instancePath:instancePath+"/total",schemaPath:"components-v1#/$defs/PageMeta/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(data.total !== undefined){
+let data0 = data.total;
+if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
+const err5 = {instancePath:instancePath+"/total",schemaPath:"components-v1#/$defs/PageMeta/properties/total/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -8985,12 +9006,9 @@ vErrors.push(err5);
 }
 errors++;
 }
-}
-}
-if(data.limit !== undefined){
-let data1 = data.limit;
-if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
-const err6 = {instancePath:instancePath+"/limit",schemaPath:"components-v1#/$defs/PageMeta/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if((typeof data0 == "number") && (isFinite(data0))){
+if(data0 < 0 || isNaN(data0)){
+const err6 = {instancePath:instancePath+"/total",schemaPath:"components-v1#/$defs/PageMeta/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -8999,9 +9017,11 @@ vErrors.push(err6);
 }
 errors++;
 }
-if((typeof data1 == "number") && (isFinite(data1))){
-if(data1 < 1 || isNaN(data1)){
-const err7 = {instancePath:instancePath+"/limit",schemaPath:"components-v1#/$defs/PageMeta/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+}
+if(data.total_exact !== undefined){
+if(typeof data.total_exact !== "boolean"){
+const err7 = {instancePath:instancePath+"/total_exact",schemaPath:"components-v1#/$defs/PageMeta/properties/total_exact/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -9011,11 +9031,10 @@ vErrors.push(err7);
 errors++;
 }
 }
-}
-if(data.offset !== undefined){
-let data2 = data.offset;
+if(data.limit !== undefined){
+let data2 = data.limit;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err8 = {instancePath:instancePath+"/offset",schemaPath:"components-v1#/$defs/PageMeta/properties/offset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err8 = {instancePath:instancePath+"/limit",schemaPath:"components-v1#/$defs/PageMeta/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -9025,8 +9044,8 @@ vErrors.push(err8);
 errors++;
 }
 if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 < 0 || isNaN(data2)){
-const err9 = {instancePath:instancePath+"/offset",schemaPath:"components-v1#/$defs/PageMeta/properties/offset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(data2 < 1 || isNaN(data2)){
+const err9 = {instancePath:instancePath+"/limit",schemaPath:"components-v1#/$defs/PageMeta/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -9037,9 +9056,10 @@ errors++;
 }
 }
 }
-if(data.has_more !== undefined){
-if(typeof data.has_more !== "boolean"){
-const err10 = {instancePath:instancePath+"/has_more",schemaPath:"components-v1#/$defs/PageMeta/properties/has_more/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data.offset !== undefined){
+let data3 = data.offset;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+const err10 = {instancePath:instancePath+"/offset",schemaPath:"components-v1#/$defs/PageMeta/properties/offset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -9048,11 +9068,9 @@ vErrors.push(err10);
 }
 errors++;
 }
-}
-if(data.next_cursor !== undefined){
-let data4 = data.next_cursor;
-if((typeof data4 !== "string") && (data4 !== null)){
-const err11 = {instancePath:instancePath+"/next_cursor",schemaPath:"components-v1#/$defs/PageMeta/properties/next_cursor/type",keyword:"type",params:{type: schema130.properties.next_cursor.type},message:"must be string,null"};
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 < 0 || isNaN(data3)){
+const err11 = {instancePath:instancePath+"/offset",schemaPath:"components-v1#/$defs/PageMeta/properties/offset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -9063,8 +9081,9 @@ errors++;
 }
 }
 }
-else {
-const err12 = {instancePath,schemaPath:"components-v1#/$defs/PageMeta/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.has_more !== undefined){
+if(typeof data.has_more !== "boolean"){
+const err12 = {instancePath:instancePath+"/has_more",schemaPath:"components-v1#/$defs/PageMeta/properties/has_more/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -9073,9 +9092,11 @@ vErrors.push(err12);
 }
 errors++;
 }
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.total === undefined){
-const err13 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "total"},message:"must have required property '"+"total"+"'"};
+}
+if(data.next_cursor !== undefined){
+let data5 = data.next_cursor;
+if((typeof data5 !== "string") && (data5 !== null)){
+const err13 = {instancePath:instancePath+"/next_cursor",schemaPath:"components-v1#/$defs/PageMeta/properties/next_cursor/type",keyword:"type",params:{type: schema130.properties.next_cursor.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -9084,8 +9105,10 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(data.limit === undefined){
-const err14 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "limit"},message:"must have required property '"+"limit"+"'"};
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"components-v1#/$defs/PageMeta/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -9094,8 +9117,9 @@ vErrors.push(err14);
 }
 errors++;
 }
-if(data.offset === undefined){
-const err15 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "offset"},message:"must have required property '"+"offset"+"'"};
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.total === undefined){
+const err15 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "total"},message:"must have required property '"+"total"+"'"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -9104,8 +9128,8 @@ vErrors.push(err15);
 }
 errors++;
 }
-if(data.has_more === undefined){
-const err16 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "has_more"},message:"must have required property '"+"has_more"+"'"};
+if(data.limit === undefined){
+const err16 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "limit"},message:"must have required property '"+"limit"+"'"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -9114,13 +9138,33 @@ vErrors.push(err16);
 }
 errors++;
 }
-if(data.next_offset === undefined){
-const err17 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "next_offset"},message:"must have required property '"+"next_offset"+"'"};
+if(data.offset === undefined){
+const err17 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "offset"},message:"must have required property '"+"offset"+"'"};
 if(vErrors === null){
 vErrors = [err17];
 }
 else {
 vErrors.push(err17);
+}
+errors++;
+}
+if(data.has_more === undefined){
+const err18 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "has_more"},message:"must have required property '"+"has_more"+"'"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data.next_offset === undefined){
+const err19 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "next_offset"},message:"must have required property '"+"next_offset"+"'"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
 }
 errors++;
 }

@@ -75,5 +75,8 @@ t.test('codegen refuses a numeric parameter without both bounds', async (t) => {
 
 t.test('x-svc-paging states the bounds the Limit and Offset parameters enforce', async (t) => {
   const { Limit, Offset } = doc.components.parameters;
-  t.same(paging, { default_limit: Limit.schema.default, max_limit: Limit.schema.maximum, max_offset: Offset.schema.maximum });
+  const { exact_total_max: exactTotalMax, ...bounds } = paging;
+  t.same(bounds, { default_limit: Limit.schema.default, max_limit: Limit.schema.maximum, max_offset: Offset.schema.maximum });
+  t.ok(exactTotalMax >= Limit.schema.maximum, 'a list that fits one page of the largest size has an exact total');
+  t.match(doc.components.schemas.PageMeta.properties.total.description, `(${exactTotalMax})`, 'PageMeta.total states the bound');
 });

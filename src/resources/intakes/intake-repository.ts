@@ -36,7 +36,7 @@ export async function listIntakeSummaries(store: TenantStore, filters: IntakeFil
   if (filters.status) query = query.where('intakes.status', '=', filters.status);
   if (filters.referral_id) query = query.where('intakes.referral_id', '=', filters.referral_id);
   if (filters.patient_id) query = query.where('referrals.patient_id', '=', filters.patient_id);
-  const listed = await listPage(query, NEWEST_FIRST, page, cursors);
+  const listed = await listPage(store, query, NEWEST_FIRST, page, cursors);
   store.audited(listed.rows.map((row) => row.id));
   return listed;
 }

@@ -40,7 +40,7 @@ export async function listPatientSummaries(store: TenantStore, filters: PatientF
   if (filters.service_line) matching = matching.where('patients.service_line', '=', filters.service_line);
   if (filters.office_id) matching = matching.where('patients.office_id', '=', filters.office_id);
   if (filters.updated_since) matching = matching.where('patients.updated_at', '>=', new Date(filters.updated_since));
-  const { rows: keys, meta } = await listPage(matching.select(['patients.id', 'patients.last_name', 'patients.first_name']), BY_NAME, page, cursors);
+  const { rows: keys, meta } = await listPage(store, matching.select(['patients.id', 'patients.last_name', 'patients.first_name']), BY_NAME, page, cursors);
   const ids = keys.map((key) => key.id);
   const charts = ids.length === 0 ? [] : await store.selectFrom('patients').select(SUMMARY_COLUMNS).where('patients.id', 'in', ids).execute();
   const byId = new Map(charts.map((chart) => [chart.id, chart]));

@@ -37,7 +37,7 @@ export async function listReferralSummaries(store: TenantStore, filters: Referra
   if (filters.referral_date_to) query = query.where('referral_date', '<', utcDayAfter(filters.referral_date_to));
   if (filters.referral_source_id) query = query.where('referral_source_id', '=', filters.referral_source_id);
   if (filters.patient_id) query = query.where('patient_id', '=', filters.patient_id);
-  const listed = await listPage(query, NEWEST_FIRST, page, cursors);
+  const listed = await listPage(store, query, NEWEST_FIRST, page, cursors);
   store.audited(listed.rows.map((row) => row.id));
   return listed;
 }

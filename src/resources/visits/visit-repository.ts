@@ -40,7 +40,7 @@ export async function listVisitPage(store: TenantStore, filters: VisitFilters, p
   if (filters.clinicianId !== undefined) query = query.where('visits.clinician_id', '=', filters.clinicianId);
   if (filters.scheduledFrom !== undefined) query = query.where('visits.scheduled_start', '>=', filters.scheduledFrom);
   if (filters.scheduledTo !== undefined) query = query.where('visits.scheduled_start', '<', filters.scheduledTo);
-  const listed = await listPage(query, VISIT_ORDER, page, cursors);
+  const listed = await listPage(store, query, VISIT_ORDER, page, cursors);
   store.audited(listed.rows.map((row) => row.id));
   return listed;
 }

@@ -39,7 +39,7 @@ function expectedSummary(row: StoredIntake) {
 
 t.test('the list is summary profiles, newest intake first, with the referral patient', async (t) => {
   const page = await listPage(phi, URL);
-  t.match(page.meta, { total: stored.length, limit: 50, offset: 0, has_more: true, next_offset: 50, next_cursor: String });
+  t.match(page.meta, { total: stored.length, total_exact: true, limit: 50, offset: 0, has_more: true, next_offset: 50, next_cursor: String });
   t.same(page.data, stored.slice(0, 50).map(expectedSummary));
 });
 

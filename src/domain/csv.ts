@@ -26,6 +26,11 @@ export function readCsv(text: string): CsvRecord[] {
   let line = 1;
   let index = 0;
   while (index < input.length) {
+    if (input[index] === '\n' || (input[index] === '\r' && input[index + 1] === '\n')) {
+      index = skipLineEnd(input, index);
+      line++;
+      continue;
+    }
     const start = line;
     const fields: string[] = [];
     for (;;) {
@@ -40,7 +45,7 @@ export function readCsv(text: string): CsvRecord[] {
     }
     index = skipLineEnd(input, index);
     line++;
-    if (!(fields.length === 1 && fields[0] === '')) records.push({ line: start, fields });
+    records.push({ line: start, fields });
   }
   return records;
 }
@@ -73,7 +78,9 @@ function readQuoted(input: string, index: number, startLine: number): { value: s
         continue;
       }
       const next = input[i + 1];
-      if (next !== undefined && next !== ',' && next !== '\n' && next !== '\r') throw new CsvSyntaxError(line, 'text after the closing quote of a field');
+      if (next !== undefined && next !== ',' && next !== '\n' && next !== '\r') {
+        throw new CsvSyntaxError(line, `text after the closing quote of a field${line === startLine ? '' : ` opened on line ${startLine}`}`);
+      }
       return { value, index: i + 1, line };
     }
     if (char === '\n') line++;

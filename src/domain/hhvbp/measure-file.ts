@@ -130,8 +130,8 @@ function readFigures(reader: RowReader, measure: MeasureDefinition): Omit<Measur
 }
 
 function readRow(reader: RowReader, width: number, set: ScorableMeasureSet, state: { cohort: { value?: Cohort; row?: number }; seen: Map<string, number> }): MeasureRow | undefined {
-  if (reader.fieldCount !== width) return reader.refuse(null, `${reader.fieldCount} fields where the header row has ${width}`);
   const measure = readMeasure(reader, set, state.seen);
+  if (reader.fieldCount !== width) return reader.refuse(null, `${reader.fieldCount} fields where the header row has ${width}`);
   const cohort = readCohort(reader, state.cohort);
   if (!measure) return undefined;
   if (cohort && measure.weight[cohort] === null) return reader.refuse('cohort', `the ${cohort}-volume cohort is not scored on ${measure.type} measures; leave ${measure.id} out`);

@@ -10,6 +10,7 @@ import { secretsCommands } from './secrets.js';
 import { loadKeyEncryption } from '../identity/key-encryption-keys.js';
 import type { KeyEncryption } from '../identity/key-encryption.js';
 import { tokenCommands } from './token.js';
+import { qualityCommands } from './quality.js';
 
 const NOUNS: Record<string, Commands> = {
   agency: agencyCommands,
@@ -18,6 +19,7 @@ const NOUNS: Record<string, Commands> = {
   keys: keysCommands,
   secrets: secretsCommands,
   demo: demoCommands,
+  quality: qualityCommands,
 };
 
 const COMMON_OPTIONS = { json: { type: 'boolean' }, help: { type: 'boolean' } } as const;
@@ -34,14 +36,14 @@ function findCommand(noun: string | undefined, verb: string | undefined): Comman
   return command;
 }
 
-async function execute(command: Command, options: Record<string, string | boolean | undefined>, config: Config): Promise<CommandOutput> {
+async function execute(command: Command, { options, positionals }: { options: Record<string, string | boolean | undefined>; positionals: string[] }, config: Config): Promise<CommandOutput> {
   // Like the server: the embedded store is refused (with the holder named) while another process has it.
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, ...config.db });
   let keyEncryption: KeyEncryption | undefined;
   // stdout carries the command's output (one JSON object with --json): notices about the key file go to stderr.
   const keys = () => (keyEncryption ??= loadKeyEncryption(config.secretsKey, (message) => process.stderr.write(`note: ${message}\n`)));
   try {
-    return await command.run({ db: database.db, config, options, keyEncryption: keys });
+    return await command.run({ db: database.db, config, options, positionals, keyEncryption: keys });
   } finally {
     await database.close();
   }
@@ -63,12 +65,12 @@ export async function runAdmin(argv: string[]): Promise<number> {
   }
   try {
     const command = findCommand(noun, verb);
-    const { values } = parseArgs({ args: rest, options: { ...command.options, ...COMMON_OPTIONS }, strict: true });
+    const { values, positionals } = parseArgs({ args: rest, options: { ...command.options, ...COMMON_OPTIONS }, strict: true, allowPositionals: command.positionals === true });
     if (values.help) {
       process.stdout.write(`usage: npm run -s admin -- ${command.usage} [--json]\n`);
       return 0;
     }
-    print(await execute(command, values, loadConfig()), json);
+    print(await execute(command, { options: values, positionals }, loadConfig()), json);
     return 0;
   } catch (err) {
     // Every failure is one line (bad input, a locked data directory, an unreachable database), never a stack trace.

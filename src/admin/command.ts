@@ -13,6 +13,8 @@ export interface CommandContext {
   db: Kysely<DB>;
   config: Config;
   options: Options;
+  /** Arguments after the options (only for commands that declare `positionals`). */
+  positionals?: string[];
   /** The key-encryption keys, loaded on first call: only commands that seal or open secrets need them. */
   keyEncryption(): KeyEncryption;
 }
@@ -27,6 +29,8 @@ export interface CommandOutput {
 export interface Command {
   usage: string;
   options: NonNullable<ParseArgsConfig['options']>;
+  /** Set when the command takes arguments besides its options (a file); others refuse any. */
+  positionals?: true;
   run(ctx: CommandContext): Promise<CommandOutput>;
 }
 

@@ -505,7 +505,7 @@ export type paths = {
         };
         /**
          * HHVBP cycle summary
-         * @description Agency-level aggregates, no patient data. 404 with the reason and recovery step when the measure set of the year has not been imported.
+         * @description The agency's HHVBP cycle for a performance year: cohort, measure set, the regulator's published Total Performance Score (TPS) and adjusted payment percentage when imported (official_regulator_*, with official_regulator_unavailable_reason when not), and the service's projection (modeled_*). Modeled values are the service's projection from the figures imported for the agency and an assumed exchange-function slope: a diagnostic, not a determination. The regulator's Annual Performance Report is the determination. The adjusted payment percentage comes from the TPS through a linear exchange function within the applicable percent (+/-5 %): applicable percent x (TPS / 100 x slope - 1). CMS sets the real slope every payment year from every agency of a cohort nationwide; the service cannot know it and assumes slope 2 (TPS 0 -> -5 %, 50 -> 0, 100 -> +5 %), given in modeled_exchange_function_slope and written in the measure set file (src/domain/hhvbp/measure-sets/). Scoring (42 CFR 484.360, as the Interim and Annual Performance Reports show it): achievement points 0 below the cohort's achievement threshold, 10 at or above its benchmark, else 9 x (value - threshold) / (benchmark - threshold) + 0.5; improvement points 0 at or below the agency's baseline, 9 at or above the benchmark, else 10 x (value - baseline) / (benchmark - baseline) - 0.5 within 0 to 9; lower-is-better measures on the reversed scale; care points the higher of the two. A measure is scorable with data in both the performance year and the baseline year (20 OASIS episodes, 20 claims stays, 40 HHCAHPS surveys); the TPS is the weight-averaged care points of the scorable measures x 10 (weights redistributed proportionally), with at least 5 scorable measures. Points, the TPS and the percentage are rounded to three decimals, half away from zero. 404 PLATFORM_RESOURCE_NOT_FOUND when the agency has not imported the year's measure set (details.reason measure_set_not_imported, details.recovery the admin command that imports it), and when the service has no measure set for the year (details.reason performance_year_not_supported, details.supported_years). Agency-level aggregates only: no patient data, so no_phi sessions read it as is.
          */
         get: operations["getHhvbpSummary"];
         put?: never;
@@ -525,7 +525,7 @@ export type paths = {
         };
         /**
          * HHVBP measure scores
-         * @description Measure-level official and modeled results. 404 with the reason and recovery step when the measure set has not been imported.
+         * @description One row per measure of the agency's cohort, in the measure set's order: identity, category, direction, weight, the imported figures (agency value, achievement threshold, benchmark, baseline), the regulator's published points when imported (official_regulator_*) and the modeled points always (modeled_*, null for a measure below the minimum data). Modeled values are the service's projection from the figures imported for the agency and an assumed exchange-function slope: a diagnostic, not a determination. The regulator's Annual Performance Report is the determination. Scoring (42 CFR 484.360, as the Interim and Annual Performance Reports show it): achievement points 0 below the cohort's achievement threshold, 10 at or above its benchmark, else 9 x (value - threshold) / (benchmark - threshold) + 0.5; improvement points 0 at or below the agency's baseline, 9 at or above the benchmark, else 10 x (value - baseline) / (benchmark - baseline) - 0.5 within 0 to 9; lower-is-better measures on the reversed scale; care points the higher of the two. A measure is scorable with data in both the performance year and the baseline year (20 OASIS episodes, 20 claims stays, 40 HHCAHPS surveys); the TPS is the weight-averaged care points of the scorable measures x 10 (weights redistributed proportionally), with at least 5 scorable measures. Points, the TPS and the percentage are rounded to three decimals, half away from zero. 404 PLATFORM_RESOURCE_NOT_FOUND when the agency has not imported the year's measure set (details.reason measure_set_not_imported, details.recovery the admin command that imports it), and when the service has no measure set for the year (details.reason performance_year_not_supported, details.supported_years). Agency-level aggregates only: no patient data, so no_phi sessions read it as is.
          */
         get: operations["listHhvbpMeasures"];
         put?: never;
@@ -2012,59 +2012,95 @@ export type components = {
             /** @description Payment year (performance_year + 2 by default). */
             payment_year: number;
             /**
-             * @description HHVBP volume cohort.
+             * @description HHVBP volume cohort of the agency in the performance year, as imported.
              * @enum {string|null}
              */
             cohort: "larger_volume" | "smaller_volume" | null;
-            /** @description Measures in the set. */
+            /** @description Measures of the agency's cohort in the measure set (the smaller-volume cohort has no HHCAHPS measures). */
             measure_count: number;
-            /** @description Total performance score as published by the regulator; null when unpublished. */
+            /** @description Total performance score as published by the regulator (Annual Performance Report), as imported; null when not imported. */
             official_regulator_total_performance_score: number | null;
-            /** @description Payment adjustment percent as published by the regulator; null when unpublished. */
+            /** @description Adjusted payment percentage as published by the regulator, as imported (percent, -5 to 5); null when not imported. */
             official_regulator_payment_adjustment_percent: number | null;
             /**
              * Format: date-time
-             * @description When the regulator published.
+             * @description When the regulator published; the service does not record it today, so it is absent.
              */
             official_regulator_published_at?: string | null;
-            /** @description Why an official result is missing. */
+            /** @description Why the official TPS or adjusted payment percentage is null: report_not_yet_published (the import carries no published figures), insufficient_data (the published report scored fewer than 5 measures, so it has no TPS), official_totals_not_imported (published measure points were imported without the report's totals: re-import with --official-tps and --official-payment-adjustment); null when both are present. */
             official_regulator_unavailable_reason: string | null;
-            /** @description Total performance score, projected by the service: a diagnostic, not a determination. */
+            /** @description Total performance score projected by the service from the imported figures (0 to 100, three decimals): a diagnostic, not a determination; null with modeled_unavailable_reason when fewer than 5 measures are scorable. */
             modeled_total_performance_score: number | null;
-            /** @description Payment adjustment percent, projected by the service: a diagnostic, not a determination. */
+            /** @description Adjusted payment percentage projected from modeled_total_performance_score through the assumed exchange function (percent, -5 to 5, three decimals): a diagnostic, not a determination. */
             modeled_payment_adjustment_percent: number | null;
             /**
              * Format: date-time
-             * @description Data cut-off of the projection.
+             * @description When the figures the projection scores were imported (its data cut-off).
              */
             modeled_as_of?: string | null;
+            /** @description The measure set the year is scored with and the rule it comes from, for example `PY2025, CMS-1780-F`. */
+            measure_set_version: string;
+            /** @description Measures with data in both the performance year and the baseline year; a TPS needs at least 5. */
+            scorable_measure_count: number;
+            /**
+             * @description insufficient_data when fewer than 5 measures are scorable (no modeled TPS); null otherwise.
+             * @enum {string|null}
+             */
+            modeled_unavailable_reason: "insufficient_data" | null;
+            /** @description The exchange-function slope the projection assumes (CMS sets the real one nationally each payment year). */
+            modeled_exchange_function_slope: number;
+            /** @description The plain statement that modeled values are a diagnostic, not a determination (fixed text). */
+            modeled_statement: string;
         };
+        /** @description One measure of the agency's HHVBP cycle: the imported figures, the regulator's published points and the modeled ones. No patient data. */
         HhvbpMeasure: {
-            /** @description Measure id. */
+            /** @description Measure id of the measure set (for example DYSPNEA, PPH, HHCAHPS_OVERALL). */
             measure_id: string;
-            /** @description Measure name. */
+            /** @description Measure name, as the measure set (and the rule) names it. */
             name: string;
             /**
-             * @description Data source.
+             * @description Measure category (data source): OASIS-based, claims-based or HHCAHPS survey-based.
              * @enum {string}
              */
             category: "oasis" | "claims" | "hhcahps";
-            /** @description Measure score (achievement or improvement, the higher) as published by the regulator; null when unpublished. */
+            /** @description Care points (the higher of achievement and improvement points) as published by the regulator, as imported; null when not published for this measure. */
             official_regulator_score: number | null;
-            /** @description Achievement points as published by the regulator; null when unpublished. */
-            official_regulator_achievement_points?: number | null;
-            /** @description Improvement points as published by the regulator; null when unpublished. */
-            official_regulator_improvement_points?: number | null;
-            /** @description Why an official result is missing. */
+            /** @description Achievement points as published by the regulator, as imported; null when not published. */
+            official_regulator_achievement_points: number | null;
+            /** @description Improvement points as published by the regulator, as imported; null when not published. */
+            official_regulator_improvement_points: number | null;
+            /** @description Why the official points are null: report_not_yet_published (the import carries no published points), insufficient_data (the published report gives this measure no points: the agency lacked the minimum data); null when published. */
             official_regulator_unavailable_reason: string | null;
-            /** @description Measure score, projected by the service: a diagnostic, not a determination. */
+            /** @description Care points projected by the service (0 to 10, three decimals): a diagnostic, not a determination; null below the minimum data. */
             modeled_score: number | null;
-            /** @description Projected agency measure value. */
-            modeled_agency_value?: number | null;
-            /** @description Cohort achievement threshold. */
-            achievement_threshold?: number | null;
-            /** @description Cohort benchmark. */
-            benchmark?: number | null;
+            /** @description The agency's measure value in the performance year, as imported: the value the projection scores; null below the minimum data. */
+            modeled_agency_value: number | null;
+            /** @description Cohort achievement threshold (median of agencies in the Model baseline year), as imported. */
+            achievement_threshold: number | null;
+            /** @description Cohort benchmark (mean of the top decile in the Model baseline year), as imported. */
+            benchmark: number | null;
+            /**
+             * @description Whether a higher value is better; lower-is-better measures (hospitalization, emergency use) are scored on the reversed scale.
+             * @enum {string}
+             */
+            direction: "higher_is_better" | "lower_is_better";
+            /** @description The measure's weight in the cohort before redistribution, as a fraction (0.06 for 6 %). */
+            weight: number;
+            /** @description The agency's value in its baseline year, as imported; null below the minimum data. */
+            baseline_value: number | null;
+            /** @description The measure's weight in the agency's TPS as published by the regulator (after redistribution), as imported; null when not published. */
+            official_regulator_weight: number | null;
+            /** @description Achievement points projected by the service (0 to 10); null below the minimum data. */
+            modeled_achievement_points: number | null;
+            /** @description Improvement points projected by the service (0 to 9); null below the minimum data. */
+            modeled_improvement_points: number | null;
+            /** @description The measure's share of the modeled TPS after redistribution (five decimals); null when it is not scorable or there is no modeled TPS. */
+            modeled_weight: number | null;
+            /**
+             * @description Why the measure has no modeled points: the agency lacked the minimum data in the performance year or in its baseline year; null when scored.
+             * @enum {string|null}
+             */
+            modeled_unscorable_reason: "below_minimum_data_performance_year" | "below_minimum_data_baseline_year" | null;
         };
         /** @description client_credentials request (spec 5.2). Also accepted as application/x-www-form-urlencoded (RFC 6749 4.4.2), with client_id/client_secret in the body or by HTTP Basic (RFC 6749 2.3.1), not both. client_id, client_secret, agency_id and phi_mode are optional in the schema only because HTTP Basic replaces the first two and a missing phi_mode has its own code: the service requires agency_id (400 invalid_request when absent) and phi_mode (PLATFORM_PHI_MODE_REQUIRED). */
         TokenRequest: {
@@ -3679,9 +3715,9 @@ export interface operations {
     getHhvbpSummary: {
         parameters: {
             query: {
-                /** @description Performance year. */
+                /** @description Performance year: the calendar year of care measured. The years with a measure set in the service are supported (2023, 2024 and 2025 today); another year is 404 naming them. */
                 performance_year: number;
-                /** @description Payment year; defaults to performance_year + 2. */
+                /** @description Payment year; defaults to performance_year + 2 (spec 4 rule 1), and any other value is 400 PLATFORM_INVALID_INPUT naming the right one (details.expected). */
                 payment_year?: number;
             };
             header?: {
@@ -3725,9 +3761,9 @@ export interface operations {
     listHhvbpMeasures: {
         parameters: {
             query: {
-                /** @description Performance year. */
+                /** @description Performance year: the calendar year of care measured. The years with a measure set in the service are supported (2023, 2024 and 2025 today); another year is 404 naming them. */
                 performance_year: number;
-                /** @description Payment year; defaults to performance_year + 2. */
+                /** @description Payment year; defaults to performance_year + 2 (spec 4 rule 1), and any other value is 400 PLATFORM_INVALID_INPUT naming the right one (details.expected). */
                 payment_year?: number;
             };
             header?: {

@@ -34396,7 +34396,7 @@ validate326.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dyna
 export const getHhvbpSummaryStatus200 = validate331;
 const schema329 = {"$ref":"components#/$defs/HhvbpSummaryResponse"};
 const schema330 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/HhvbpSummary"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
-const schema331 = {"type":"object","required":["performance_year","payment_year","cohort","measure_count","official_regulator_total_performance_score","official_regulator_payment_adjustment_percent","official_regulator_unavailable_reason","modeled_total_performance_score","modeled_payment_adjustment_percent"],"properties":{"performance_year":{"type":"integer","description":"Performance year."},"payment_year":{"type":"integer","description":"Payment year (performance_year + 2 by default)."},"cohort":{"type":["string","null"],"enum":["larger_volume","smaller_volume",null],"description":"HHVBP volume cohort."},"measure_count":{"type":"integer","description":"Measures in the set.","minimum":0},"official_regulator_total_performance_score":{"type":["number","null"],"description":"Total performance score as published by the regulator; null when unpublished."},"official_regulator_payment_adjustment_percent":{"type":["number","null"],"description":"Payment adjustment percent as published by the regulator; null when unpublished."},"official_regulator_published_at":{"type":["string","null"],"format":"date-time","description":"When the regulator published."},"official_regulator_unavailable_reason":{"type":["string","null"],"description":"Why an official result is missing."},"modeled_total_performance_score":{"type":["number","null"],"description":"Total performance score, projected by the service: a diagnostic, not a determination."},"modeled_payment_adjustment_percent":{"type":["number","null"],"description":"Payment adjustment percent, projected by the service: a diagnostic, not a determination."},"modeled_as_of":{"type":["string","null"],"format":"date-time","description":"Data cut-off of the projection.","x-svc-since":"2"}},"description":"Agency-level HHVBP cycle summary; no patient data."};
+const schema331 = {"type":"object","required":["performance_year","payment_year","cohort","measure_count","official_regulator_total_performance_score","official_regulator_payment_adjustment_percent","official_regulator_unavailable_reason","modeled_total_performance_score","modeled_payment_adjustment_percent","measure_set_version","scorable_measure_count","modeled_unavailable_reason","modeled_exchange_function_slope","modeled_statement"],"properties":{"performance_year":{"type":"integer","description":"Performance year."},"payment_year":{"type":"integer","description":"Payment year (performance_year + 2 by default)."},"cohort":{"type":["string","null"],"enum":["larger_volume","smaller_volume",null],"description":"HHVBP volume cohort of the agency in the performance year, as imported."},"measure_count":{"type":"integer","description":"Measures of the agency's cohort in the measure set (the smaller-volume cohort has no HHCAHPS measures).","minimum":0},"official_regulator_total_performance_score":{"type":["number","null"],"description":"Total performance score as published by the regulator (Annual Performance Report), as imported; null when not imported."},"official_regulator_payment_adjustment_percent":{"type":["number","null"],"description":"Adjusted payment percentage as published by the regulator, as imported (percent, -5 to 5); null when not imported."},"official_regulator_published_at":{"type":["string","null"],"format":"date-time","description":"When the regulator published; the service does not record it today, so it is absent."},"official_regulator_unavailable_reason":{"type":["string","null"],"description":"Why the official TPS or adjusted payment percentage is null: report_not_yet_published (the import carries no published figures), insufficient_data (the published report scored fewer than 5 measures, so it has no TPS), official_totals_not_imported (published measure points were imported without the report's totals: re-import with --official-tps and --official-payment-adjustment); null when both are present."},"modeled_total_performance_score":{"type":["number","null"],"description":"Total performance score projected by the service from the imported figures (0 to 100, three decimals): a diagnostic, not a determination; null with modeled_unavailable_reason when fewer than 5 measures are scorable."},"modeled_payment_adjustment_percent":{"type":["number","null"],"description":"Adjusted payment percentage projected from modeled_total_performance_score through the assumed exchange function (percent, -5 to 5, three decimals): a diagnostic, not a determination."},"modeled_as_of":{"type":["string","null"],"format":"date-time","description":"When the figures the projection scores were imported (its data cut-off).","x-svc-since":"2"},"measure_set_version":{"type":"string","description":"The measure set the year is scored with and the rule it comes from, for example `PY2025, CMS-1780-F`."},"scorable_measure_count":{"type":"integer","minimum":0,"description":"Measures with data in both the performance year and the baseline year; a TPS needs at least 5."},"modeled_unavailable_reason":{"type":["string","null"],"enum":["insufficient_data",null],"description":"insufficient_data when fewer than 5 measures are scorable (no modeled TPS); null otherwise."},"modeled_exchange_function_slope":{"type":"number","description":"The exchange-function slope the projection assumes (CMS sets the real one nationally each payment year)."},"modeled_statement":{"type":"string","description":"The plain statement that modeled values are a diagnostic, not a determination (fixed text)."}},"description":"Agency-level HHVBP cycle summary; no patient data."};
 
 function validate332(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -34512,10 +34512,8 @@ vErrors.push(err9);
 }
 errors++;
 }
-if(data0.performance_year !== undefined){
-let data1 = data0.performance_year;
-if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
-const err10 = {instancePath:instancePath+"/data/performance_year",schemaPath:"components#/$defs/HhvbpSummary/properties/performance_year/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data0.measure_set_version === undefined){
+const err10 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/HhvbpSummary/required",keyword:"required",params:{missingProperty: "measure_set_version"},message:"must have required property '"+"measure_set_version"+"'"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -34524,11 +34522,8 @@ vErrors.push(err10);
 }
 errors++;
 }
-}
-if(data0.payment_year !== undefined){
-let data2 = data0.payment_year;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err11 = {instancePath:instancePath+"/data/payment_year",schemaPath:"components#/$defs/HhvbpSummary/properties/payment_year/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data0.scorable_measure_count === undefined){
+const err11 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/HhvbpSummary/required",keyword:"required",params:{missingProperty: "scorable_measure_count"},message:"must have required property '"+"scorable_measure_count"+"'"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -34537,11 +34532,8 @@ vErrors.push(err11);
 }
 errors++;
 }
-}
-if(data0.cohort !== undefined){
-let data3 = data0.cohort;
-if((typeof data3 !== "string") && (data3 !== null)){
-const err12 = {instancePath:instancePath+"/data/cohort",schemaPath:"components#/$defs/HhvbpSummary/properties/cohort/type",keyword:"type",params:{type: schema331.properties.cohort.type},message:"must be string,null"};
+if(data0.modeled_unavailable_reason === undefined){
+const err12 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/HhvbpSummary/required",keyword:"required",params:{missingProperty: "modeled_unavailable_reason"},message:"must have required property '"+"modeled_unavailable_reason"+"'"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -34550,8 +34542,8 @@ vErrors.push(err12);
 }
 errors++;
 }
-if(!(((data3 === "larger_volume") || (data3 === "smaller_volume")) || (data3 === null))){
-const err13 = {instancePath:instancePath+"/data/cohort",schemaPath:"components#/$defs/HhvbpSummary/properties/cohort/enum",keyword:"enum",params:{allowedValues: schema331.properties.cohort.enum},message:"must be equal to one of the allowed values"};
+if(data0.modeled_exchange_function_slope === undefined){
+const err13 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/HhvbpSummary/required",keyword:"required",params:{missingProperty: "modeled_exchange_function_slope"},message:"must have required property '"+"modeled_exchange_function_slope"+"'"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -34560,11 +34552,8 @@ vErrors.push(err13);
 }
 errors++;
 }
-}
-if(data0.measure_count !== undefined){
-let data4 = data0.measure_count;
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-const err14 = {instancePath:instancePath+"/data/measure_count",schemaPath:"components#/$defs/HhvbpSummary/properties/measure_count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data0.modeled_statement === undefined){
+const err14 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/HhvbpSummary/required",keyword:"required",params:{missingProperty: "modeled_statement"},message:"must have required property '"+"modeled_statement"+"'"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -34573,9 +34562,10 @@ vErrors.push(err14);
 }
 errors++;
 }
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 < 0 || isNaN(data4)){
-const err15 = {instancePath:instancePath+"/data/measure_count",schemaPath:"components#/$defs/HhvbpSummary/properties/measure_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(data0.performance_year !== undefined){
+let data1 = data0.performance_year;
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+const err15 = {instancePath:instancePath+"/data/performance_year",schemaPath:"components#/$defs/HhvbpSummary/properties/performance_year/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -34585,11 +34575,10 @@ vErrors.push(err15);
 errors++;
 }
 }
-}
-if(data0.official_regulator_total_performance_score !== undefined){
-let data5 = data0.official_regulator_total_performance_score;
-if((!((typeof data5 == "number") && (isFinite(data5)))) && (data5 !== null)){
-const err16 = {instancePath:instancePath+"/data/official_regulator_total_performance_score",schemaPath:"components#/$defs/HhvbpSummary/properties/official_regulator_total_performance_score/type",keyword:"type",params:{type: schema331.properties.official_regulator_total_performance_score.type},message:"must be number,null"};
+if(data0.payment_year !== undefined){
+let data2 = data0.payment_year;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+const err16 = {instancePath:instancePath+"/data/payment_year",schemaPath:"components#/$defs/HhvbpSummary/properties/payment_year/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -34599,10 +34588,10 @@ vErrors.push(err16);
 errors++;
 }
 }
-if(data0.official_regulator_payment_adjustment_percent !== undefined){
-let data6 = data0.official_regulator_payment_adjustment_percent;
-if((!((typeof data6 == "number") && (isFinite(data6)))) && (data6 !== null)){
-const err17 = {instancePath:instancePath+"/data/official_regulator_payment_adjustment_percent",schemaPath:"components#/$defs/HhvbpSummary/properties/official_regulator_payment_adjustment_percent/type",keyword:"type",params:{type: schema331.properties.official_regulator_payment_adjustment_percent.type},message:"must be number,null"};
+if(data0.cohort !== undefined){
+let data3 = data0.cohort;
+if((typeof data3 !== "string") && (data3 !== null)){
+const err17 = {instancePath:instancePath+"/data/cohort",schemaPath:"components#/$defs/HhvbpSummary/properties/cohort/type",keyword:"type",params:{type: schema331.properties.cohort.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -34611,11 +34600,8 @@ vErrors.push(err17);
 }
 errors++;
 }
-}
-if(data0.official_regulator_published_at !== undefined){
-let data7 = data0.official_regulator_published_at;
-if((typeof data7 !== "string") && (data7 !== null)){
-const err18 = {instancePath:instancePath+"/data/official_regulator_published_at",schemaPath:"components#/$defs/HhvbpSummary/properties/official_regulator_published_at/type",keyword:"type",params:{type: schema331.properties.official_regulator_published_at.type},message:"must be string,null"};
+if(!(((data3 === "larger_volume") || (data3 === "smaller_volume")) || (data3 === null))){
+const err18 = {instancePath:instancePath+"/data/cohort",schemaPath:"components#/$defs/HhvbpSummary/properties/cohort/enum",keyword:"enum",params:{allowedValues: schema331.properties.cohort.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -34624,9 +34610,11 @@ vErrors.push(err18);
 }
 errors++;
 }
-if(typeof data7 === "string"){
-if(!(formats0.validate(data7))){
-const err19 = {instancePath:instancePath+"/data/official_regulator_published_at",schemaPath:"components#/$defs/HhvbpSummary/properties/official_regulator_published_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+}
+if(data0.measure_count !== undefined){
+let data4 = data0.measure_count;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+const err19 = {instancePath:instancePath+"/data/measure_count",schemaPath:"components#/$defs/HhvbpSummary/properties/measure_count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -34635,12 +34623,9 @@ vErrors.push(err19);
 }
 errors++;
 }
-}
-}
-if(data0.official_regulator_unavailable_reason !== undefined){
-let data8 = data0.official_regulator_unavailable_reason;
-if((typeof data8 !== "string") && (data8 !== null)){
-const err20 = {instancePath:instancePath+"/data/official_regulator_unavailable_reason",schemaPath:"components#/$defs/HhvbpSummary/properties/official_regulator_unavailable_reason/type",keyword:"type",params:{type: schema331.properties.official_regulator_unavailable_reason.type},message:"must be string,null"};
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 < 0 || isNaN(data4)){
+const err20 = {instancePath:instancePath+"/data/measure_count",schemaPath:"components#/$defs/HhvbpSummary/properties/measure_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -34650,10 +34635,11 @@ vErrors.push(err20);
 errors++;
 }
 }
-if(data0.modeled_total_performance_score !== undefined){
-let data9 = data0.modeled_total_performance_score;
-if((!((typeof data9 == "number") && (isFinite(data9)))) && (data9 !== null)){
-const err21 = {instancePath:instancePath+"/data/modeled_total_performance_score",schemaPath:"components#/$defs/HhvbpSummary/properties/modeled_total_performance_score/type",keyword:"type",params:{type: schema331.properties.modeled_total_performance_score.type},message:"must be number,null"};
+}
+if(data0.official_regulator_total_performance_score !== undefined){
+let data5 = data0.official_regulator_total_performance_score;
+if((!((typeof data5 == "number") && (isFinite(data5)))) && (data5 !== null)){
+const err21 = {instancePath:instancePath+"/data/official_regulator_total_performance_score",schemaPath:"components#/$defs/HhvbpSummary/properties/official_regulator_total_performance_score/type",keyword:"type",params:{type: schema331.properties.official_regulator_total_performance_score.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -34663,10 +34649,10 @@ vErrors.push(err21);
 errors++;
 }
 }
-if(data0.modeled_payment_adjustment_percent !== undefined){
-let data10 = data0.modeled_payment_adjustment_percent;
-if((!((typeof data10 == "number") && (isFinite(data10)))) && (data10 !== null)){
-const err22 = {instancePath:instancePath+"/data/modeled_payment_adjustment_percent",schemaPath:"components#/$defs/HhvbpSummary/properties/modeled_payment_adjustment_percent/type",keyword:"type",params:{type: schema331.properties.modeled_payment_adjustment_percent.type},message:"must be number,null"};
+if(data0.official_regulator_payment_adjustment_percent !== undefined){
+let data6 = data0.official_regulator_payment_adjustment_percent;
+if((!((typeof data6 == "number") && (isFinite(data6)))) && (data6 !== null)){
+const err22 = {instancePath:instancePath+"/data/official_regulator_payment_adjustment_percent",schemaPath:"components#/$defs/HhvbpSummary/properties/official_regulator_payment_adjustment_percent/type",keyword:"type",params:{type: schema331.properties.official_regulator_payment_adjustment_percent.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -34676,10 +34662,10 @@ vErrors.push(err22);
 errors++;
 }
 }
-if(data0.modeled_as_of !== undefined){
-let data11 = data0.modeled_as_of;
-if((typeof data11 !== "string") && (data11 !== null)){
-const err23 = {instancePath:instancePath+"/data/modeled_as_of",schemaPath:"components#/$defs/HhvbpSummary/properties/modeled_as_of/type",keyword:"type",params:{type: schema331.properties.modeled_as_of.type},message:"must be string,null"};
+if(data0.official_regulator_published_at !== undefined){
+let data7 = data0.official_regulator_published_at;
+if((typeof data7 !== "string") && (data7 !== null)){
+const err23 = {instancePath:instancePath+"/data/official_regulator_published_at",schemaPath:"components#/$defs/HhvbpSummary/properties/official_regulator_published_at/type",keyword:"type",params:{type: schema331.properties.official_regulator_published_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -34688,9 +34674,9 @@ vErrors.push(err23);
 }
 errors++;
 }
-if(typeof data11 === "string"){
-if(!(formats0.validate(data11))){
-const err24 = {instancePath:instancePath+"/data/modeled_as_of",schemaPath:"components#/$defs/HhvbpSummary/properties/modeled_as_of/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(typeof data7 === "string"){
+if(!(formats0.validate(data7))){
+const err24 = {instancePath:instancePath+"/data/official_regulator_published_at",schemaPath:"components#/$defs/HhvbpSummary/properties/official_regulator_published_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -34701,14 +34687,163 @@ errors++;
 }
 }
 }
-}
-else {
-const err25 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/HhvbpSummary/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data0.official_regulator_unavailable_reason !== undefined){
+let data8 = data0.official_regulator_unavailable_reason;
+if((typeof data8 !== "string") && (data8 !== null)){
+const err25 = {instancePath:instancePath+"/data/official_regulator_unavailable_reason",schemaPath:"components#/$defs/HhvbpSummary/properties/official_regulator_unavailable_reason/type",keyword:"type",params:{type: schema331.properties.official_regulator_unavailable_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
 else {
 vErrors.push(err25);
+}
+errors++;
+}
+}
+if(data0.modeled_total_performance_score !== undefined){
+let data9 = data0.modeled_total_performance_score;
+if((!((typeof data9 == "number") && (isFinite(data9)))) && (data9 !== null)){
+const err26 = {instancePath:instancePath+"/data/modeled_total_performance_score",schemaPath:"components#/$defs/HhvbpSummary/properties/modeled_total_performance_score/type",keyword:"type",params:{type: schema331.properties.modeled_total_performance_score.type},message:"must be number,null"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+if(data0.modeled_payment_adjustment_percent !== undefined){
+let data10 = data0.modeled_payment_adjustment_percent;
+if((!((typeof data10 == "number") && (isFinite(data10)))) && (data10 !== null)){
+const err27 = {instancePath:instancePath+"/data/modeled_payment_adjustment_percent",schemaPath:"components#/$defs/HhvbpSummary/properties/modeled_payment_adjustment_percent/type",keyword:"type",params:{type: schema331.properties.modeled_payment_adjustment_percent.type},message:"must be number,null"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+if(data0.modeled_as_of !== undefined){
+let data11 = data0.modeled_as_of;
+if((typeof data11 !== "string") && (data11 !== null)){
+const err28 = {instancePath:instancePath+"/data/modeled_as_of",schemaPath:"components#/$defs/HhvbpSummary/properties/modeled_as_of/type",keyword:"type",params:{type: schema331.properties.modeled_as_of.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+if(typeof data11 === "string"){
+if(!(formats0.validate(data11))){
+const err29 = {instancePath:instancePath+"/data/modeled_as_of",schemaPath:"components#/$defs/HhvbpSummary/properties/modeled_as_of/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+}
+if(data0.measure_set_version !== undefined){
+if(typeof data0.measure_set_version !== "string"){
+const err30 = {instancePath:instancePath+"/data/measure_set_version",schemaPath:"components#/$defs/HhvbpSummary/properties/measure_set_version/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+if(data0.scorable_measure_count !== undefined){
+let data13 = data0.scorable_measure_count;
+if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
+const err31 = {instancePath:instancePath+"/data/scorable_measure_count",schemaPath:"components#/$defs/HhvbpSummary/properties/scorable_measure_count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+if((typeof data13 == "number") && (isFinite(data13))){
+if(data13 < 0 || isNaN(data13)){
+const err32 = {instancePath:instancePath+"/data/scorable_measure_count",schemaPath:"components#/$defs/HhvbpSummary/properties/scorable_measure_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+}
+}
+if(data0.modeled_unavailable_reason !== undefined){
+let data14 = data0.modeled_unavailable_reason;
+if((typeof data14 !== "string") && (data14 !== null)){
+const err33 = {instancePath:instancePath+"/data/modeled_unavailable_reason",schemaPath:"components#/$defs/HhvbpSummary/properties/modeled_unavailable_reason/type",keyword:"type",params:{type: schema331.properties.modeled_unavailable_reason.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+if(!((data14 === "insufficient_data") || (data14 === null))){
+const err34 = {instancePath:instancePath+"/data/modeled_unavailable_reason",schemaPath:"components#/$defs/HhvbpSummary/properties/modeled_unavailable_reason/enum",keyword:"enum",params:{allowedValues: schema331.properties.modeled_unavailable_reason.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+if(data0.modeled_exchange_function_slope !== undefined){
+let data15 = data0.modeled_exchange_function_slope;
+if(!((typeof data15 == "number") && (isFinite(data15)))){
+const err35 = {instancePath:instancePath+"/data/modeled_exchange_function_slope",schemaPath:"components#/$defs/HhvbpSummary/properties/modeled_exchange_function_slope/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+if(data0.modeled_statement !== undefined){
+if(typeof data0.modeled_statement !== "string"){
+const err36 = {instancePath:instancePath+"/data/modeled_statement",schemaPath:"components#/$defs/HhvbpSummary/properties/modeled_statement/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+}
+}
+else {
+const err37 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/HhvbpSummary/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
 }
 errors++;
 }
@@ -34720,41 +34855,41 @@ errors = vErrors.length;
 }
 }
 if(data.warnings !== undefined){
-let data13 = data.warnings;
-if(Array.isArray(data13)){
-const len0 = data13.length;
+let data18 = data.warnings;
+if(Array.isArray(data18)){
+const len0 = data18.length;
 for(let i0=0; i0<len0; i0++){
-if(typeof data13[i0] !== "string"){
-const err26 = {instancePath:instancePath+"/warnings/" + i0,schemaPath:"components#/$defs/Warnings/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(typeof data18[i0] !== "string"){
+const err38 = {instancePath:instancePath+"/warnings/" + i0,schemaPath:"components#/$defs/Warnings/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err26];
+vErrors = [err38];
 }
 else {
-vErrors.push(err26);
+vErrors.push(err38);
 }
 errors++;
 }
 }
 }
 else {
-const err27 = {instancePath:instancePath+"/warnings",schemaPath:"components#/$defs/Warnings/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err39 = {instancePath:instancePath+"/warnings",schemaPath:"components#/$defs/Warnings/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
-vErrors = [err27];
+vErrors = [err39];
 }
 else {
-vErrors.push(err27);
+vErrors.push(err39);
 }
 errors++;
 }
 }
 }
 else {
-const err28 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err40 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err28];
+vErrors = [err40];
 }
 else {
-vErrors.push(err28);
+vErrors.push(err40);
 }
 errors++;
 }
@@ -34786,7 +34921,7 @@ validate331.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dyna
 export const getHhvbpSummaryStatus200V1 = validate335;
 const schema333 = {"$ref":"components-v1#/$defs/HhvbpSummaryResponse"};
 const schema334 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components-v1#/$defs/HhvbpSummary"},"meta":{"$ref":"components-v1#/$defs/Meta"},"warnings":{"$ref":"components-v1#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
-const schema335 = {"type":"object","required":["performance_year","payment_year","cohort","measure_count","official_regulator_total_performance_score","official_regulator_payment_adjustment_percent","official_regulator_unavailable_reason","modeled_total_performance_score","modeled_payment_adjustment_percent"],"properties":{"performance_year":{"type":"integer","description":"Performance year."},"payment_year":{"type":"integer","description":"Payment year (performance_year + 2 by default)."},"cohort":{"type":["string","null"],"enum":["larger_volume","smaller_volume",null],"description":"HHVBP volume cohort."},"measure_count":{"type":"integer","description":"Measures in the set.","minimum":0},"official_regulator_total_performance_score":{"type":["number","null"],"description":"Total performance score as published by the regulator; null when unpublished."},"official_regulator_payment_adjustment_percent":{"type":["number","null"],"description":"Payment adjustment percent as published by the regulator; null when unpublished."},"official_regulator_published_at":{"type":["string","null"],"format":"date-time","description":"When the regulator published."},"official_regulator_unavailable_reason":{"type":["string","null"],"description":"Why an official result is missing."},"modeled_total_performance_score":{"type":["number","null"],"description":"Total performance score, projected by the service: a diagnostic, not a determination."},"modeled_payment_adjustment_percent":{"type":["number","null"],"description":"Payment adjustment percent, projected by the service: a diagnostic, not a determination."}},"description":"Agency-level HHVBP cycle summary; no patient data."};
+const schema335 = {"type":"object","required":["performance_year","payment_year","cohort","measure_count","official_regulator_total_performance_score","official_regulator_payment_adjustment_percent","official_regulator_unavailable_reason","modeled_total_performance_score","modeled_payment_adjustment_percent","measure_set_version","scorable_measure_count","modeled_unavailable_reason","modeled_exchange_function_slope","modeled_statement"],"properties":{"performance_year":{"type":"integer","description":"Performance year."},"payment_year":{"type":"integer","description":"Payment year (performance_year + 2 by default)."},"cohort":{"type":["string","null"],"enum":["larger_volume","smaller_volume",null],"description":"HHVBP volume cohort of the agency in the performance year, as imported."},"measure_count":{"type":"integer","description":"Measures of the agency's cohort in the measure set (the smaller-volume cohort has no HHCAHPS measures).","minimum":0},"official_regulator_total_performance_score":{"type":["number","null"],"description":"Total performance score as published by the regulator (Annual Performance Report), as imported; null when not imported."},"official_regulator_payment_adjustment_percent":{"type":["number","null"],"description":"Adjusted payment percentage as published by the regulator, as imported (percent, -5 to 5); null when not imported."},"official_regulator_published_at":{"type":["string","null"],"format":"date-time","description":"When the regulator published; the service does not record it today, so it is absent."},"official_regulator_unavailable_reason":{"type":["string","null"],"description":"Why the official TPS or adjusted payment percentage is null: report_not_yet_published (the import carries no published figures), insufficient_data (the published report scored fewer than 5 measures, so it has no TPS), official_totals_not_imported (published measure points were imported without the report's totals: re-import with --official-tps and --official-payment-adjustment); null when both are present."},"modeled_total_performance_score":{"type":["number","null"],"description":"Total performance score projected by the service from the imported figures (0 to 100, three decimals): a diagnostic, not a determination; null with modeled_unavailable_reason when fewer than 5 measures are scorable."},"modeled_payment_adjustment_percent":{"type":["number","null"],"description":"Adjusted payment percentage projected from modeled_total_performance_score through the assumed exchange function (percent, -5 to 5, three decimals): a diagnostic, not a determination."},"measure_set_version":{"type":"string","description":"The measure set the year is scored with and the rule it comes from, for example `PY2025, CMS-1780-F`."},"scorable_measure_count":{"type":"integer","minimum":0,"description":"Measures with data in both the performance year and the baseline year; a TPS needs at least 5."},"modeled_unavailable_reason":{"type":["string","null"],"enum":["insufficient_data",null],"description":"insufficient_data when fewer than 5 measures are scorable (no modeled TPS); null otherwise."},"modeled_exchange_function_slope":{"type":"number","description":"The exchange-function slope the projection assumes (CMS sets the real one nationally each payment year)."},"modeled_statement":{"type":"string","description":"The plain statement that modeled values are a diagnostic, not a determination (fixed text)."}},"description":"Agency-level HHVBP cycle summary; no patient data."};
 
 function validate336(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -34902,10 +35037,8 @@ vErrors.push(err9);
 }
 errors++;
 }
-if(data0.performance_year !== undefined){
-let data1 = data0.performance_year;
-if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
-const err10 = {instancePath:instancePath+"/data/performance_year",schemaPath:"components-v1#/$defs/HhvbpSummary/properties/performance_year/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data0.measure_set_version === undefined){
+const err10 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/HhvbpSummary/required",keyword:"required",params:{missingProperty: "measure_set_version"},message:"must have required property '"+"measure_set_version"+"'"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -34914,11 +35047,8 @@ vErrors.push(err10);
 }
 errors++;
 }
-}
-if(data0.payment_year !== undefined){
-let data2 = data0.payment_year;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err11 = {instancePath:instancePath+"/data/payment_year",schemaPath:"components-v1#/$defs/HhvbpSummary/properties/payment_year/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data0.scorable_measure_count === undefined){
+const err11 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/HhvbpSummary/required",keyword:"required",params:{missingProperty: "scorable_measure_count"},message:"must have required property '"+"scorable_measure_count"+"'"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -34927,11 +35057,8 @@ vErrors.push(err11);
 }
 errors++;
 }
-}
-if(data0.cohort !== undefined){
-let data3 = data0.cohort;
-if((typeof data3 !== "string") && (data3 !== null)){
-const err12 = {instancePath:instancePath+"/data/cohort",schemaPath:"components-v1#/$defs/HhvbpSummary/properties/cohort/type",keyword:"type",params:{type: schema335.properties.cohort.type},message:"must be string,null"};
+if(data0.modeled_unavailable_reason === undefined){
+const err12 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/HhvbpSummary/required",keyword:"required",params:{missingProperty: "modeled_unavailable_reason"},message:"must have required property '"+"modeled_unavailable_reason"+"'"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -34940,8 +35067,8 @@ vErrors.push(err12);
 }
 errors++;
 }
-if(!(((data3 === "larger_volume") || (data3 === "smaller_volume")) || (data3 === null))){
-const err13 = {instancePath:instancePath+"/data/cohort",schemaPath:"components-v1#/$defs/HhvbpSummary/properties/cohort/enum",keyword:"enum",params:{allowedValues: schema335.properties.cohort.enum},message:"must be equal to one of the allowed values"};
+if(data0.modeled_exchange_function_slope === undefined){
+const err13 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/HhvbpSummary/required",keyword:"required",params:{missingProperty: "modeled_exchange_function_slope"},message:"must have required property '"+"modeled_exchange_function_slope"+"'"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -34950,11 +35077,8 @@ vErrors.push(err13);
 }
 errors++;
 }
-}
-if(data0.measure_count !== undefined){
-let data4 = data0.measure_count;
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-const err14 = {instancePath:instancePath+"/data/measure_count",schemaPath:"components-v1#/$defs/HhvbpSummary/properties/measure_count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data0.modeled_statement === undefined){
+const err14 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/HhvbpSummary/required",keyword:"required",params:{missingProperty: "modeled_statement"},message:"must have required property '"+"modeled_statement"+"'"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -34963,9 +35087,10 @@ vErrors.push(err14);
 }
 errors++;
 }
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 < 0 || isNaN(data4)){
-const err15 = {instancePath:instancePath+"/data/measure_count",schemaPath:"components-v1#/$defs/HhvbpSummary/properties/measure_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(data0.performance_year !== undefined){
+let data1 = data0.performance_year;
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+const err15 = {instancePath:instancePath+"/data/performance_year",schemaPath:"components-v1#/$defs/HhvbpSummary/properties/performance_year/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -34975,11 +35100,10 @@ vErrors.push(err15);
 errors++;
 }
 }
-}
-if(data0.official_regulator_total_performance_score !== undefined){
-let data5 = data0.official_regulator_total_performance_score;
-if((!((typeof data5 == "number") && (isFinite(data5)))) && (data5 !== null)){
-const err16 = {instancePath:instancePath+"/data/official_regulator_total_performance_score",schemaPath:"components-v1#/$defs/HhvbpSummary/properties/official_regulator_total_performance_score/type",keyword:"type",params:{type: schema335.properties.official_regulator_total_performance_score.type},message:"must be number,null"};
+if(data0.payment_year !== undefined){
+let data2 = data0.payment_year;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+const err16 = {instancePath:instancePath+"/data/payment_year",schemaPath:"components-v1#/$defs/HhvbpSummary/properties/payment_year/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -34989,10 +35113,10 @@ vErrors.push(err16);
 errors++;
 }
 }
-if(data0.official_regulator_payment_adjustment_percent !== undefined){
-let data6 = data0.official_regulator_payment_adjustment_percent;
-if((!((typeof data6 == "number") && (isFinite(data6)))) && (data6 !== null)){
-const err17 = {instancePath:instancePath+"/data/official_regulator_payment_adjustment_percent",schemaPath:"components-v1#/$defs/HhvbpSummary/properties/official_regulator_payment_adjustment_percent/type",keyword:"type",params:{type: schema335.properties.official_regulator_payment_adjustment_percent.type},message:"must be number,null"};
+if(data0.cohort !== undefined){
+let data3 = data0.cohort;
+if((typeof data3 !== "string") && (data3 !== null)){
+const err17 = {instancePath:instancePath+"/data/cohort",schemaPath:"components-v1#/$defs/HhvbpSummary/properties/cohort/type",keyword:"type",params:{type: schema335.properties.cohort.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -35001,11 +35125,8 @@ vErrors.push(err17);
 }
 errors++;
 }
-}
-if(data0.official_regulator_published_at !== undefined){
-let data7 = data0.official_regulator_published_at;
-if((typeof data7 !== "string") && (data7 !== null)){
-const err18 = {instancePath:instancePath+"/data/official_regulator_published_at",schemaPath:"components-v1#/$defs/HhvbpSummary/properties/official_regulator_published_at/type",keyword:"type",params:{type: schema335.properties.official_regulator_published_at.type},message:"must be string,null"};
+if(!(((data3 === "larger_volume") || (data3 === "smaller_volume")) || (data3 === null))){
+const err18 = {instancePath:instancePath+"/data/cohort",schemaPath:"components-v1#/$defs/HhvbpSummary/properties/cohort/enum",keyword:"enum",params:{allowedValues: schema335.properties.cohort.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -35014,9 +35135,11 @@ vErrors.push(err18);
 }
 errors++;
 }
-if(typeof data7 === "string"){
-if(!(formats0.validate(data7))){
-const err19 = {instancePath:instancePath+"/data/official_regulator_published_at",schemaPath:"components-v1#/$defs/HhvbpSummary/properties/official_regulator_published_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+}
+if(data0.measure_count !== undefined){
+let data4 = data0.measure_count;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+const err19 = {instancePath:instancePath+"/data/measure_count",schemaPath:"components-v1#/$defs/HhvbpSummary/properties/measure_count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -35025,12 +35148,9 @@ vErrors.push(err19);
 }
 errors++;
 }
-}
-}
-if(data0.official_regulator_unavailable_reason !== undefined){
-let data8 = data0.official_regulator_unavailable_reason;
-if((typeof data8 !== "string") && (data8 !== null)){
-const err20 = {instancePath:instancePath+"/data/official_regulator_unavailable_reason",schemaPath:"components-v1#/$defs/HhvbpSummary/properties/official_regulator_unavailable_reason/type",keyword:"type",params:{type: schema335.properties.official_regulator_unavailable_reason.type},message:"must be string,null"};
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 < 0 || isNaN(data4)){
+const err20 = {instancePath:instancePath+"/data/measure_count",schemaPath:"components-v1#/$defs/HhvbpSummary/properties/measure_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -35040,10 +35160,11 @@ vErrors.push(err20);
 errors++;
 }
 }
-if(data0.modeled_total_performance_score !== undefined){
-let data9 = data0.modeled_total_performance_score;
-if((!((typeof data9 == "number") && (isFinite(data9)))) && (data9 !== null)){
-const err21 = {instancePath:instancePath+"/data/modeled_total_performance_score",schemaPath:"components-v1#/$defs/HhvbpSummary/properties/modeled_total_performance_score/type",keyword:"type",params:{type: schema335.properties.modeled_total_performance_score.type},message:"must be number,null"};
+}
+if(data0.official_regulator_total_performance_score !== undefined){
+let data5 = data0.official_regulator_total_performance_score;
+if((!((typeof data5 == "number") && (isFinite(data5)))) && (data5 !== null)){
+const err21 = {instancePath:instancePath+"/data/official_regulator_total_performance_score",schemaPath:"components-v1#/$defs/HhvbpSummary/properties/official_regulator_total_performance_score/type",keyword:"type",params:{type: schema335.properties.official_regulator_total_performance_score.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -35053,10 +35174,10 @@ vErrors.push(err21);
 errors++;
 }
 }
-if(data0.modeled_payment_adjustment_percent !== undefined){
-let data10 = data0.modeled_payment_adjustment_percent;
-if((!((typeof data10 == "number") && (isFinite(data10)))) && (data10 !== null)){
-const err22 = {instancePath:instancePath+"/data/modeled_payment_adjustment_percent",schemaPath:"components-v1#/$defs/HhvbpSummary/properties/modeled_payment_adjustment_percent/type",keyword:"type",params:{type: schema335.properties.modeled_payment_adjustment_percent.type},message:"must be number,null"};
+if(data0.official_regulator_payment_adjustment_percent !== undefined){
+let data6 = data0.official_regulator_payment_adjustment_percent;
+if((!((typeof data6 == "number") && (isFinite(data6)))) && (data6 !== null)){
+const err22 = {instancePath:instancePath+"/data/official_regulator_payment_adjustment_percent",schemaPath:"components-v1#/$defs/HhvbpSummary/properties/official_regulator_payment_adjustment_percent/type",keyword:"type",params:{type: schema335.properties.official_regulator_payment_adjustment_percent.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -35066,14 +35187,163 @@ vErrors.push(err22);
 errors++;
 }
 }
-}
-else {
-const err23 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/HhvbpSummary/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data0.official_regulator_published_at !== undefined){
+let data7 = data0.official_regulator_published_at;
+if((typeof data7 !== "string") && (data7 !== null)){
+const err23 = {instancePath:instancePath+"/data/official_regulator_published_at",schemaPath:"components-v1#/$defs/HhvbpSummary/properties/official_regulator_published_at/type",keyword:"type",params:{type: schema335.properties.official_regulator_published_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err23];
 }
 else {
 vErrors.push(err23);
+}
+errors++;
+}
+if(typeof data7 === "string"){
+if(!(formats0.validate(data7))){
+const err24 = {instancePath:instancePath+"/data/official_regulator_published_at",schemaPath:"components-v1#/$defs/HhvbpSummary/properties/official_regulator_published_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+}
+if(data0.official_regulator_unavailable_reason !== undefined){
+let data8 = data0.official_regulator_unavailable_reason;
+if((typeof data8 !== "string") && (data8 !== null)){
+const err25 = {instancePath:instancePath+"/data/official_regulator_unavailable_reason",schemaPath:"components-v1#/$defs/HhvbpSummary/properties/official_regulator_unavailable_reason/type",keyword:"type",params:{type: schema335.properties.official_regulator_unavailable_reason.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+if(data0.modeled_total_performance_score !== undefined){
+let data9 = data0.modeled_total_performance_score;
+if((!((typeof data9 == "number") && (isFinite(data9)))) && (data9 !== null)){
+const err26 = {instancePath:instancePath+"/data/modeled_total_performance_score",schemaPath:"components-v1#/$defs/HhvbpSummary/properties/modeled_total_performance_score/type",keyword:"type",params:{type: schema335.properties.modeled_total_performance_score.type},message:"must be number,null"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+if(data0.modeled_payment_adjustment_percent !== undefined){
+let data10 = data0.modeled_payment_adjustment_percent;
+if((!((typeof data10 == "number") && (isFinite(data10)))) && (data10 !== null)){
+const err27 = {instancePath:instancePath+"/data/modeled_payment_adjustment_percent",schemaPath:"components-v1#/$defs/HhvbpSummary/properties/modeled_payment_adjustment_percent/type",keyword:"type",params:{type: schema335.properties.modeled_payment_adjustment_percent.type},message:"must be number,null"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+if(data0.measure_set_version !== undefined){
+if(typeof data0.measure_set_version !== "string"){
+const err28 = {instancePath:instancePath+"/data/measure_set_version",schemaPath:"components-v1#/$defs/HhvbpSummary/properties/measure_set_version/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+}
+if(data0.scorable_measure_count !== undefined){
+let data12 = data0.scorable_measure_count;
+if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
+const err29 = {instancePath:instancePath+"/data/scorable_measure_count",schemaPath:"components-v1#/$defs/HhvbpSummary/properties/scorable_measure_count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+if((typeof data12 == "number") && (isFinite(data12))){
+if(data12 < 0 || isNaN(data12)){
+const err30 = {instancePath:instancePath+"/data/scorable_measure_count",schemaPath:"components-v1#/$defs/HhvbpSummary/properties/scorable_measure_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+}
+if(data0.modeled_unavailable_reason !== undefined){
+let data13 = data0.modeled_unavailable_reason;
+if((typeof data13 !== "string") && (data13 !== null)){
+const err31 = {instancePath:instancePath+"/data/modeled_unavailable_reason",schemaPath:"components-v1#/$defs/HhvbpSummary/properties/modeled_unavailable_reason/type",keyword:"type",params:{type: schema335.properties.modeled_unavailable_reason.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+if(!((data13 === "insufficient_data") || (data13 === null))){
+const err32 = {instancePath:instancePath+"/data/modeled_unavailable_reason",schemaPath:"components-v1#/$defs/HhvbpSummary/properties/modeled_unavailable_reason/enum",keyword:"enum",params:{allowedValues: schema335.properties.modeled_unavailable_reason.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+}
+if(data0.modeled_exchange_function_slope !== undefined){
+let data14 = data0.modeled_exchange_function_slope;
+if(!((typeof data14 == "number") && (isFinite(data14)))){
+const err33 = {instancePath:instancePath+"/data/modeled_exchange_function_slope",schemaPath:"components-v1#/$defs/HhvbpSummary/properties/modeled_exchange_function_slope/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+}
+if(data0.modeled_statement !== undefined){
+if(typeof data0.modeled_statement !== "string"){
+const err34 = {instancePath:instancePath+"/data/modeled_statement",schemaPath:"components-v1#/$defs/HhvbpSummary/properties/modeled_statement/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+}
+else {
+const err35 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/HhvbpSummary/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
 }
 errors++;
 }
@@ -35085,41 +35355,41 @@ errors = vErrors.length;
 }
 }
 if(data.warnings !== undefined){
-let data12 = data.warnings;
-if(Array.isArray(data12)){
-const len0 = data12.length;
+let data17 = data.warnings;
+if(Array.isArray(data17)){
+const len0 = data17.length;
 for(let i0=0; i0<len0; i0++){
-if(typeof data12[i0] !== "string"){
-const err24 = {instancePath:instancePath+"/warnings/" + i0,schemaPath:"components-v1#/$defs/Warnings/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(typeof data17[i0] !== "string"){
+const err36 = {instancePath:instancePath+"/warnings/" + i0,schemaPath:"components-v1#/$defs/Warnings/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err24];
+vErrors = [err36];
 }
 else {
-vErrors.push(err24);
+vErrors.push(err36);
 }
 errors++;
 }
 }
 }
 else {
-const err25 = {instancePath:instancePath+"/warnings",schemaPath:"components-v1#/$defs/Warnings/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err37 = {instancePath:instancePath+"/warnings",schemaPath:"components-v1#/$defs/Warnings/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
-vErrors = [err25];
+vErrors = [err37];
 }
 else {
-vErrors.push(err25);
+vErrors.push(err37);
 }
 errors++;
 }
 }
 }
 else {
-const err26 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err38 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err26];
+vErrors = [err38];
 }
 else {
-vErrors.push(err26);
+vErrors.push(err38);
 }
 errors++;
 }
@@ -35151,7 +35421,7 @@ validate335.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dyna
 export const listHhvbpMeasuresStatus200 = validate339;
 const schema337 = {"$ref":"components#/$defs/HhvbpMeasureListResponse"};
 const schema338 = {"type":"object","required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/HhvbpMeasure"},"description":"Measures."},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
-const schema339 = {"type":"object","required":["measure_id","name","category","official_regulator_score","official_regulator_unavailable_reason","modeled_score"],"properties":{"measure_id":{"type":"string","description":"Measure id.","x-svc-v1-name":"code"},"name":{"type":"string","description":"Measure name."},"category":{"type":"string","enum":["oasis","claims","hhcahps"],"description":"Data source."},"official_regulator_score":{"type":["number","null"],"description":"Measure score (achievement or improvement, the higher) as published by the regulator; null when unpublished."},"official_regulator_achievement_points":{"type":["number","null"],"description":"Achievement points as published by the regulator; null when unpublished."},"official_regulator_improvement_points":{"type":["number","null"],"description":"Improvement points as published by the regulator; null when unpublished."},"official_regulator_unavailable_reason":{"type":["string","null"],"description":"Why an official result is missing."},"modeled_score":{"type":["number","null"],"description":"Measure score, projected by the service: a diagnostic, not a determination."},"modeled_agency_value":{"type":["number","null"],"description":"Projected agency measure value.","x-svc-since":"2"},"achievement_threshold":{"type":["number","null"],"description":"Cohort achievement threshold."},"benchmark":{"type":["number","null"],"description":"Cohort benchmark."}}};
+const schema339 = {"type":"object","required":["measure_id","name","category","official_regulator_score","official_regulator_unavailable_reason","modeled_score","direction","weight","modeled_agency_value","achievement_threshold","benchmark","baseline_value","official_regulator_achievement_points","official_regulator_improvement_points","official_regulator_weight","modeled_achievement_points","modeled_improvement_points","modeled_weight","modeled_unscorable_reason"],"properties":{"measure_id":{"type":"string","description":"Measure id of the measure set (for example DYSPNEA, PPH, HHCAHPS_OVERALL).","x-svc-v1-name":"code"},"name":{"type":"string","description":"Measure name, as the measure set (and the rule) names it."},"category":{"type":"string","enum":["oasis","claims","hhcahps"],"description":"Measure category (data source): OASIS-based, claims-based or HHCAHPS survey-based."},"official_regulator_score":{"type":["number","null"],"description":"Care points (the higher of achievement and improvement points) as published by the regulator, as imported; null when not published for this measure."},"official_regulator_achievement_points":{"type":["number","null"],"description":"Achievement points as published by the regulator, as imported; null when not published."},"official_regulator_improvement_points":{"type":["number","null"],"description":"Improvement points as published by the regulator, as imported; null when not published."},"official_regulator_unavailable_reason":{"type":["string","null"],"description":"Why the official points are null: report_not_yet_published (the import carries no published points), insufficient_data (the published report gives this measure no points: the agency lacked the minimum data); null when published."},"modeled_score":{"type":["number","null"],"description":"Care points projected by the service (0 to 10, three decimals): a diagnostic, not a determination; null below the minimum data."},"modeled_agency_value":{"type":["number","null"],"description":"The agency's measure value in the performance year, as imported: the value the projection scores; null below the minimum data.","x-svc-since":"2"},"achievement_threshold":{"type":["number","null"],"description":"Cohort achievement threshold (median of agencies in the Model baseline year), as imported."},"benchmark":{"type":["number","null"],"description":"Cohort benchmark (mean of the top decile in the Model baseline year), as imported."},"direction":{"type":"string","enum":["higher_is_better","lower_is_better"],"description":"Whether a higher value is better; lower-is-better measures (hospitalization, emergency use) are scored on the reversed scale."},"weight":{"type":"number","description":"The measure's weight in the cohort before redistribution, as a fraction (0.06 for 6 %)."},"baseline_value":{"type":["number","null"],"description":"The agency's value in its baseline year, as imported; null below the minimum data."},"official_regulator_weight":{"type":["number","null"],"description":"The measure's weight in the agency's TPS as published by the regulator (after redistribution), as imported; null when not published."},"modeled_achievement_points":{"type":["number","null"],"description":"Achievement points projected by the service (0 to 10); null below the minimum data."},"modeled_improvement_points":{"type":["number","null"],"description":"Improvement points projected by the service (0 to 9); null below the minimum data."},"modeled_weight":{"type":["number","null"],"description":"The measure's share of the modeled TPS after redistribution (five decimals); null when it is not scorable or there is no modeled TPS."},"modeled_unscorable_reason":{"type":["string","null"],"enum":["below_minimum_data_performance_year","below_minimum_data_baseline_year",null],"description":"Why the measure has no modeled points: the agency lacked the minimum data in the performance year or in its baseline year; null when scored."}},"description":"One measure of the agency's HHVBP cycle: the imported figures, the regulator's published points and the modeled ones. No patient data."};
 
 function validate340(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -35241,9 +35511,8 @@ vErrors.push(err6);
 }
 errors++;
 }
-if(data1.measure_id !== undefined){
-if(typeof data1.measure_id !== "string"){
-const err7 = {instancePath:instancePath+"/data/" + i0+"/measure_id",schemaPath:"components#/$defs/HhvbpMeasure/properties/measure_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data1.direction === undefined){
+const err7 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/HhvbpMeasure/required",keyword:"required",params:{missingProperty: "direction"},message:"must have required property '"+"direction"+"'"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -35252,10 +35521,8 @@ vErrors.push(err7);
 }
 errors++;
 }
-}
-if(data1.name !== undefined){
-if(typeof data1.name !== "string"){
-const err8 = {instancePath:instancePath+"/data/" + i0+"/name",schemaPath:"components#/$defs/HhvbpMeasure/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data1.weight === undefined){
+const err8 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/HhvbpMeasure/required",keyword:"required",params:{missingProperty: "weight"},message:"must have required property '"+"weight"+"'"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -35264,11 +35531,8 @@ vErrors.push(err8);
 }
 errors++;
 }
-}
-if(data1.category !== undefined){
-let data4 = data1.category;
-if(typeof data4 !== "string"){
-const err9 = {instancePath:instancePath+"/data/" + i0+"/category",schemaPath:"components#/$defs/HhvbpMeasure/properties/category/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data1.modeled_agency_value === undefined){
+const err9 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/HhvbpMeasure/required",keyword:"required",params:{missingProperty: "modeled_agency_value"},message:"must have required property '"+"modeled_agency_value"+"'"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -35277,8 +35541,8 @@ vErrors.push(err9);
 }
 errors++;
 }
-if(!(((data4 === "oasis") || (data4 === "claims")) || (data4 === "hhcahps"))){
-const err10 = {instancePath:instancePath+"/data/" + i0+"/category",schemaPath:"components#/$defs/HhvbpMeasure/properties/category/enum",keyword:"enum",params:{allowedValues: schema339.properties.category.enum},message:"must be equal to one of the allowed values"};
+if(data1.achievement_threshold === undefined){
+const err10 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/HhvbpMeasure/required",keyword:"required",params:{missingProperty: "achievement_threshold"},message:"must have required property '"+"achievement_threshold"+"'"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -35287,11 +35551,8 @@ vErrors.push(err10);
 }
 errors++;
 }
-}
-if(data1.official_regulator_score !== undefined){
-let data5 = data1.official_regulator_score;
-if((!((typeof data5 == "number") && (isFinite(data5)))) && (data5 !== null)){
-const err11 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_score",schemaPath:"components#/$defs/HhvbpMeasure/properties/official_regulator_score/type",keyword:"type",params:{type: schema339.properties.official_regulator_score.type},message:"must be number,null"};
+if(data1.benchmark === undefined){
+const err11 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/HhvbpMeasure/required",keyword:"required",params:{missingProperty: "benchmark"},message:"must have required property '"+"benchmark"+"'"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -35300,11 +35561,8 @@ vErrors.push(err11);
 }
 errors++;
 }
-}
-if(data1.official_regulator_achievement_points !== undefined){
-let data6 = data1.official_regulator_achievement_points;
-if((!((typeof data6 == "number") && (isFinite(data6)))) && (data6 !== null)){
-const err12 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_achievement_points",schemaPath:"components#/$defs/HhvbpMeasure/properties/official_regulator_achievement_points/type",keyword:"type",params:{type: schema339.properties.official_regulator_achievement_points.type},message:"must be number,null"};
+if(data1.baseline_value === undefined){
+const err12 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/HhvbpMeasure/required",keyword:"required",params:{missingProperty: "baseline_value"},message:"must have required property '"+"baseline_value"+"'"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -35313,11 +35571,8 @@ vErrors.push(err12);
 }
 errors++;
 }
-}
-if(data1.official_regulator_improvement_points !== undefined){
-let data7 = data1.official_regulator_improvement_points;
-if((!((typeof data7 == "number") && (isFinite(data7)))) && (data7 !== null)){
-const err13 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_improvement_points",schemaPath:"components#/$defs/HhvbpMeasure/properties/official_regulator_improvement_points/type",keyword:"type",params:{type: schema339.properties.official_regulator_improvement_points.type},message:"must be number,null"};
+if(data1.official_regulator_achievement_points === undefined){
+const err13 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/HhvbpMeasure/required",keyword:"required",params:{missingProperty: "official_regulator_achievement_points"},message:"must have required property '"+"official_regulator_achievement_points"+"'"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -35326,11 +35581,8 @@ vErrors.push(err13);
 }
 errors++;
 }
-}
-if(data1.official_regulator_unavailable_reason !== undefined){
-let data8 = data1.official_regulator_unavailable_reason;
-if((typeof data8 !== "string") && (data8 !== null)){
-const err14 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_unavailable_reason",schemaPath:"components#/$defs/HhvbpMeasure/properties/official_regulator_unavailable_reason/type",keyword:"type",params:{type: schema339.properties.official_regulator_unavailable_reason.type},message:"must be string,null"};
+if(data1.official_regulator_improvement_points === undefined){
+const err14 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/HhvbpMeasure/required",keyword:"required",params:{missingProperty: "official_regulator_improvement_points"},message:"must have required property '"+"official_regulator_improvement_points"+"'"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -35339,11 +35591,8 @@ vErrors.push(err14);
 }
 errors++;
 }
-}
-if(data1.modeled_score !== undefined){
-let data9 = data1.modeled_score;
-if((!((typeof data9 == "number") && (isFinite(data9)))) && (data9 !== null)){
-const err15 = {instancePath:instancePath+"/data/" + i0+"/modeled_score",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_score/type",keyword:"type",params:{type: schema339.properties.modeled_score.type},message:"must be number,null"};
+if(data1.official_regulator_weight === undefined){
+const err15 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/HhvbpMeasure/required",keyword:"required",params:{missingProperty: "official_regulator_weight"},message:"must have required property '"+"official_regulator_weight"+"'"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -35352,11 +35601,8 @@ vErrors.push(err15);
 }
 errors++;
 }
-}
-if(data1.modeled_agency_value !== undefined){
-let data10 = data1.modeled_agency_value;
-if((!((typeof data10 == "number") && (isFinite(data10)))) && (data10 !== null)){
-const err16 = {instancePath:instancePath+"/data/" + i0+"/modeled_agency_value",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_agency_value/type",keyword:"type",params:{type: schema339.properties.modeled_agency_value.type},message:"must be number,null"};
+if(data1.modeled_achievement_points === undefined){
+const err16 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/HhvbpMeasure/required",keyword:"required",params:{missingProperty: "modeled_achievement_points"},message:"must have required property '"+"modeled_achievement_points"+"'"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -35365,11 +35611,8 @@ vErrors.push(err16);
 }
 errors++;
 }
-}
-if(data1.achievement_threshold !== undefined){
-let data11 = data1.achievement_threshold;
-if((!((typeof data11 == "number") && (isFinite(data11)))) && (data11 !== null)){
-const err17 = {instancePath:instancePath+"/data/" + i0+"/achievement_threshold",schemaPath:"components#/$defs/HhvbpMeasure/properties/achievement_threshold/type",keyword:"type",params:{type: schema339.properties.achievement_threshold.type},message:"must be number,null"};
+if(data1.modeled_improvement_points === undefined){
+const err17 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/HhvbpMeasure/required",keyword:"required",params:{missingProperty: "modeled_improvement_points"},message:"must have required property '"+"modeled_improvement_points"+"'"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -35378,11 +35621,8 @@ vErrors.push(err17);
 }
 errors++;
 }
-}
-if(data1.benchmark !== undefined){
-let data12 = data1.benchmark;
-if((!((typeof data12 == "number") && (isFinite(data12)))) && (data12 !== null)){
-const err18 = {instancePath:instancePath+"/data/" + i0+"/benchmark",schemaPath:"components#/$defs/HhvbpMeasure/properties/benchmark/type",keyword:"type",params:{type: schema339.properties.benchmark.type},message:"must be number,null"};
+if(data1.modeled_weight === undefined){
+const err18 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/HhvbpMeasure/required",keyword:"required",params:{missingProperty: "modeled_weight"},message:"must have required property '"+"modeled_weight"+"'"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -35391,10 +35631,8 @@ vErrors.push(err18);
 }
 errors++;
 }
-}
-}
-else {
-const err19 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/HhvbpMeasure/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data1.modeled_unscorable_reason === undefined){
+const err19 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/HhvbpMeasure/required",keyword:"required",params:{missingProperty: "modeled_unscorable_reason"},message:"must have required property '"+"modeled_unscorable_reason"+"'"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -35403,15 +35641,301 @@ vErrors.push(err19);
 }
 errors++;
 }
-}
-}
-else {
-const err20 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data1.measure_id !== undefined){
+if(typeof data1.measure_id !== "string"){
+const err20 = {instancePath:instancePath+"/data/" + i0+"/measure_id",schemaPath:"components#/$defs/HhvbpMeasure/properties/measure_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err20];
 }
 else {
 vErrors.push(err20);
+}
+errors++;
+}
+}
+if(data1.name !== undefined){
+if(typeof data1.name !== "string"){
+const err21 = {instancePath:instancePath+"/data/" + i0+"/name",schemaPath:"components#/$defs/HhvbpMeasure/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+if(data1.category !== undefined){
+let data4 = data1.category;
+if(typeof data4 !== "string"){
+const err22 = {instancePath:instancePath+"/data/" + i0+"/category",schemaPath:"components#/$defs/HhvbpMeasure/properties/category/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+if(!(((data4 === "oasis") || (data4 === "claims")) || (data4 === "hhcahps"))){
+const err23 = {instancePath:instancePath+"/data/" + i0+"/category",schemaPath:"components#/$defs/HhvbpMeasure/properties/category/enum",keyword:"enum",params:{allowedValues: schema339.properties.category.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+if(data1.official_regulator_score !== undefined){
+let data5 = data1.official_regulator_score;
+if((!((typeof data5 == "number") && (isFinite(data5)))) && (data5 !== null)){
+const err24 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_score",schemaPath:"components#/$defs/HhvbpMeasure/properties/official_regulator_score/type",keyword:"type",params:{type: schema339.properties.official_regulator_score.type},message:"must be number,null"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+if(data1.official_regulator_achievement_points !== undefined){
+let data6 = data1.official_regulator_achievement_points;
+if((!((typeof data6 == "number") && (isFinite(data6)))) && (data6 !== null)){
+const err25 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_achievement_points",schemaPath:"components#/$defs/HhvbpMeasure/properties/official_regulator_achievement_points/type",keyword:"type",params:{type: schema339.properties.official_regulator_achievement_points.type},message:"must be number,null"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+if(data1.official_regulator_improvement_points !== undefined){
+let data7 = data1.official_regulator_improvement_points;
+if((!((typeof data7 == "number") && (isFinite(data7)))) && (data7 !== null)){
+const err26 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_improvement_points",schemaPath:"components#/$defs/HhvbpMeasure/properties/official_regulator_improvement_points/type",keyword:"type",params:{type: schema339.properties.official_regulator_improvement_points.type},message:"must be number,null"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+if(data1.official_regulator_unavailable_reason !== undefined){
+let data8 = data1.official_regulator_unavailable_reason;
+if((typeof data8 !== "string") && (data8 !== null)){
+const err27 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_unavailable_reason",schemaPath:"components#/$defs/HhvbpMeasure/properties/official_regulator_unavailable_reason/type",keyword:"type",params:{type: schema339.properties.official_regulator_unavailable_reason.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+if(data1.modeled_score !== undefined){
+let data9 = data1.modeled_score;
+if((!((typeof data9 == "number") && (isFinite(data9)))) && (data9 !== null)){
+const err28 = {instancePath:instancePath+"/data/" + i0+"/modeled_score",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_score/type",keyword:"type",params:{type: schema339.properties.modeled_score.type},message:"must be number,null"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+}
+if(data1.modeled_agency_value !== undefined){
+let data10 = data1.modeled_agency_value;
+if((!((typeof data10 == "number") && (isFinite(data10)))) && (data10 !== null)){
+const err29 = {instancePath:instancePath+"/data/" + i0+"/modeled_agency_value",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_agency_value/type",keyword:"type",params:{type: schema339.properties.modeled_agency_value.type},message:"must be number,null"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+if(data1.achievement_threshold !== undefined){
+let data11 = data1.achievement_threshold;
+if((!((typeof data11 == "number") && (isFinite(data11)))) && (data11 !== null)){
+const err30 = {instancePath:instancePath+"/data/" + i0+"/achievement_threshold",schemaPath:"components#/$defs/HhvbpMeasure/properties/achievement_threshold/type",keyword:"type",params:{type: schema339.properties.achievement_threshold.type},message:"must be number,null"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+if(data1.benchmark !== undefined){
+let data12 = data1.benchmark;
+if((!((typeof data12 == "number") && (isFinite(data12)))) && (data12 !== null)){
+const err31 = {instancePath:instancePath+"/data/" + i0+"/benchmark",schemaPath:"components#/$defs/HhvbpMeasure/properties/benchmark/type",keyword:"type",params:{type: schema339.properties.benchmark.type},message:"must be number,null"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+}
+if(data1.direction !== undefined){
+let data13 = data1.direction;
+if(typeof data13 !== "string"){
+const err32 = {instancePath:instancePath+"/data/" + i0+"/direction",schemaPath:"components#/$defs/HhvbpMeasure/properties/direction/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+if(!((data13 === "higher_is_better") || (data13 === "lower_is_better"))){
+const err33 = {instancePath:instancePath+"/data/" + i0+"/direction",schemaPath:"components#/$defs/HhvbpMeasure/properties/direction/enum",keyword:"enum",params:{allowedValues: schema339.properties.direction.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+}
+if(data1.weight !== undefined){
+let data14 = data1.weight;
+if(!((typeof data14 == "number") && (isFinite(data14)))){
+const err34 = {instancePath:instancePath+"/data/" + i0+"/weight",schemaPath:"components#/$defs/HhvbpMeasure/properties/weight/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+if(data1.baseline_value !== undefined){
+let data15 = data1.baseline_value;
+if((!((typeof data15 == "number") && (isFinite(data15)))) && (data15 !== null)){
+const err35 = {instancePath:instancePath+"/data/" + i0+"/baseline_value",schemaPath:"components#/$defs/HhvbpMeasure/properties/baseline_value/type",keyword:"type",params:{type: schema339.properties.baseline_value.type},message:"must be number,null"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+if(data1.official_regulator_weight !== undefined){
+let data16 = data1.official_regulator_weight;
+if((!((typeof data16 == "number") && (isFinite(data16)))) && (data16 !== null)){
+const err36 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_weight",schemaPath:"components#/$defs/HhvbpMeasure/properties/official_regulator_weight/type",keyword:"type",params:{type: schema339.properties.official_regulator_weight.type},message:"must be number,null"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+}
+if(data1.modeled_achievement_points !== undefined){
+let data17 = data1.modeled_achievement_points;
+if((!((typeof data17 == "number") && (isFinite(data17)))) && (data17 !== null)){
+const err37 = {instancePath:instancePath+"/data/" + i0+"/modeled_achievement_points",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_achievement_points/type",keyword:"type",params:{type: schema339.properties.modeled_achievement_points.type},message:"must be number,null"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+}
+if(data1.modeled_improvement_points !== undefined){
+let data18 = data1.modeled_improvement_points;
+if((!((typeof data18 == "number") && (isFinite(data18)))) && (data18 !== null)){
+const err38 = {instancePath:instancePath+"/data/" + i0+"/modeled_improvement_points",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_improvement_points/type",keyword:"type",params:{type: schema339.properties.modeled_improvement_points.type},message:"must be number,null"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+}
+if(data1.modeled_weight !== undefined){
+let data19 = data1.modeled_weight;
+if((!((typeof data19 == "number") && (isFinite(data19)))) && (data19 !== null)){
+const err39 = {instancePath:instancePath+"/data/" + i0+"/modeled_weight",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_weight/type",keyword:"type",params:{type: schema339.properties.modeled_weight.type},message:"must be number,null"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+}
+if(data1.modeled_unscorable_reason !== undefined){
+let data20 = data1.modeled_unscorable_reason;
+if((typeof data20 !== "string") && (data20 !== null)){
+const err40 = {instancePath:instancePath+"/data/" + i0+"/modeled_unscorable_reason",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_unscorable_reason/type",keyword:"type",params:{type: schema339.properties.modeled_unscorable_reason.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+if(!(((data20 === "below_minimum_data_performance_year") || (data20 === "below_minimum_data_baseline_year")) || (data20 === null))){
+const err41 = {instancePath:instancePath+"/data/" + i0+"/modeled_unscorable_reason",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_unscorable_reason/enum",keyword:"enum",params:{allowedValues: schema339.properties.modeled_unscorable_reason.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+}
+}
+else {
+const err42 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/HhvbpMeasure/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+}
+}
+else {
+const err43 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
 }
 errors++;
 }
@@ -35423,41 +35947,41 @@ errors = vErrors.length;
 }
 }
 if(data.warnings !== undefined){
-let data14 = data.warnings;
-if(Array.isArray(data14)){
-const len1 = data14.length;
+let data22 = data.warnings;
+if(Array.isArray(data22)){
+const len1 = data22.length;
 for(let i1=0; i1<len1; i1++){
-if(typeof data14[i1] !== "string"){
-const err21 = {instancePath:instancePath+"/warnings/" + i1,schemaPath:"components#/$defs/Warnings/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(typeof data22[i1] !== "string"){
+const err44 = {instancePath:instancePath+"/warnings/" + i1,schemaPath:"components#/$defs/Warnings/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err21];
+vErrors = [err44];
 }
 else {
-vErrors.push(err21);
+vErrors.push(err44);
 }
 errors++;
 }
 }
 }
 else {
-const err22 = {instancePath:instancePath+"/warnings",schemaPath:"components#/$defs/Warnings/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err45 = {instancePath:instancePath+"/warnings",schemaPath:"components#/$defs/Warnings/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
-vErrors = [err22];
+vErrors = [err45];
 }
 else {
-vErrors.push(err22);
+vErrors.push(err45);
 }
 errors++;
 }
 }
 }
 else {
-const err23 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err46 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err23];
+vErrors = [err46];
 }
 else {
-vErrors.push(err23);
+vErrors.push(err46);
 }
 errors++;
 }
@@ -35489,7 +36013,7 @@ validate339.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dyna
 export const listHhvbpMeasuresStatus200V1 = validate343;
 const schema341 = {"$ref":"components-v1#/$defs/HhvbpMeasureListResponse"};
 const schema342 = {"type":"object","required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"components-v1#/$defs/HhvbpMeasure"},"description":"Measures."},"meta":{"$ref":"components-v1#/$defs/Meta"},"warnings":{"$ref":"components-v1#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
-const schema343 = {"type":"object","required":["code","name","category","official_regulator_score","official_regulator_unavailable_reason","modeled_score"],"properties":{"code":{"type":"string","description":"Measure id.","x-svc-v1-name":"code"},"name":{"type":"string","description":"Measure name."},"category":{"type":"string","enum":["oasis","claims","hhcahps"],"description":"Data source."},"official_regulator_score":{"type":["number","null"],"description":"Measure score (achievement or improvement, the higher) as published by the regulator; null when unpublished."},"official_regulator_achievement_points":{"type":["number","null"],"description":"Achievement points as published by the regulator; null when unpublished."},"official_regulator_improvement_points":{"type":["number","null"],"description":"Improvement points as published by the regulator; null when unpublished."},"official_regulator_unavailable_reason":{"type":["string","null"],"description":"Why an official result is missing."},"modeled_score":{"type":["number","null"],"description":"Measure score, projected by the service: a diagnostic, not a determination."},"achievement_threshold":{"type":["number","null"],"description":"Cohort achievement threshold."},"benchmark":{"type":["number","null"],"description":"Cohort benchmark."}}};
+const schema343 = {"type":"object","required":["code","name","category","official_regulator_score","official_regulator_unavailable_reason","modeled_score","direction","weight","achievement_threshold","benchmark","baseline_value","official_regulator_achievement_points","official_regulator_improvement_points","official_regulator_weight","modeled_achievement_points","modeled_improvement_points","modeled_weight","modeled_unscorable_reason"],"properties":{"code":{"type":"string","description":"Measure id of the measure set (for example DYSPNEA, PPH, HHCAHPS_OVERALL).","x-svc-v1-name":"code"},"name":{"type":"string","description":"Measure name, as the measure set (and the rule) names it."},"category":{"type":"string","enum":["oasis","claims","hhcahps"],"description":"Measure category (data source): OASIS-based, claims-based or HHCAHPS survey-based."},"official_regulator_score":{"type":["number","null"],"description":"Care points (the higher of achievement and improvement points) as published by the regulator, as imported; null when not published for this measure."},"official_regulator_achievement_points":{"type":["number","null"],"description":"Achievement points as published by the regulator, as imported; null when not published."},"official_regulator_improvement_points":{"type":["number","null"],"description":"Improvement points as published by the regulator, as imported; null when not published."},"official_regulator_unavailable_reason":{"type":["string","null"],"description":"Why the official points are null: report_not_yet_published (the import carries no published points), insufficient_data (the published report gives this measure no points: the agency lacked the minimum data); null when published."},"modeled_score":{"type":["number","null"],"description":"Care points projected by the service (0 to 10, three decimals): a diagnostic, not a determination; null below the minimum data."},"achievement_threshold":{"type":["number","null"],"description":"Cohort achievement threshold (median of agencies in the Model baseline year), as imported."},"benchmark":{"type":["number","null"],"description":"Cohort benchmark (mean of the top decile in the Model baseline year), as imported."},"direction":{"type":"string","enum":["higher_is_better","lower_is_better"],"description":"Whether a higher value is better; lower-is-better measures (hospitalization, emergency use) are scored on the reversed scale."},"weight":{"type":"number","description":"The measure's weight in the cohort before redistribution, as a fraction (0.06 for 6 %)."},"baseline_value":{"type":["number","null"],"description":"The agency's value in its baseline year, as imported; null below the minimum data."},"official_regulator_weight":{"type":["number","null"],"description":"The measure's weight in the agency's TPS as published by the regulator (after redistribution), as imported; null when not published."},"modeled_achievement_points":{"type":["number","null"],"description":"Achievement points projected by the service (0 to 10); null below the minimum data."},"modeled_improvement_points":{"type":["number","null"],"description":"Improvement points projected by the service (0 to 9); null below the minimum data."},"modeled_weight":{"type":["number","null"],"description":"The measure's share of the modeled TPS after redistribution (five decimals); null when it is not scorable or there is no modeled TPS."},"modeled_unscorable_reason":{"type":["string","null"],"enum":["below_minimum_data_performance_year","below_minimum_data_baseline_year",null],"description":"Why the measure has no modeled points: the agency lacked the minimum data in the performance year or in its baseline year; null when scored."}},"description":"One measure of the agency's HHVBP cycle: the imported figures, the regulator's published points and the modeled ones. No patient data."};
 
 function validate344(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -35579,9 +36103,8 @@ vErrors.push(err6);
 }
 errors++;
 }
-if(data1.code !== undefined){
-if(typeof data1.code !== "string"){
-const err7 = {instancePath:instancePath+"/data/" + i0+"/code",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data1.direction === undefined){
+const err7 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/HhvbpMeasure/required",keyword:"required",params:{missingProperty: "direction"},message:"must have required property '"+"direction"+"'"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -35590,10 +36113,8 @@ vErrors.push(err7);
 }
 errors++;
 }
-}
-if(data1.name !== undefined){
-if(typeof data1.name !== "string"){
-const err8 = {instancePath:instancePath+"/data/" + i0+"/name",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data1.weight === undefined){
+const err8 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/HhvbpMeasure/required",keyword:"required",params:{missingProperty: "weight"},message:"must have required property '"+"weight"+"'"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -35602,11 +36123,8 @@ vErrors.push(err8);
 }
 errors++;
 }
-}
-if(data1.category !== undefined){
-let data4 = data1.category;
-if(typeof data4 !== "string"){
-const err9 = {instancePath:instancePath+"/data/" + i0+"/category",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/category/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data1.achievement_threshold === undefined){
+const err9 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/HhvbpMeasure/required",keyword:"required",params:{missingProperty: "achievement_threshold"},message:"must have required property '"+"achievement_threshold"+"'"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -35615,8 +36133,8 @@ vErrors.push(err9);
 }
 errors++;
 }
-if(!(((data4 === "oasis") || (data4 === "claims")) || (data4 === "hhcahps"))){
-const err10 = {instancePath:instancePath+"/data/" + i0+"/category",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/category/enum",keyword:"enum",params:{allowedValues: schema343.properties.category.enum},message:"must be equal to one of the allowed values"};
+if(data1.benchmark === undefined){
+const err10 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/HhvbpMeasure/required",keyword:"required",params:{missingProperty: "benchmark"},message:"must have required property '"+"benchmark"+"'"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -35625,11 +36143,8 @@ vErrors.push(err10);
 }
 errors++;
 }
-}
-if(data1.official_regulator_score !== undefined){
-let data5 = data1.official_regulator_score;
-if((!((typeof data5 == "number") && (isFinite(data5)))) && (data5 !== null)){
-const err11 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_score",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/official_regulator_score/type",keyword:"type",params:{type: schema343.properties.official_regulator_score.type},message:"must be number,null"};
+if(data1.baseline_value === undefined){
+const err11 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/HhvbpMeasure/required",keyword:"required",params:{missingProperty: "baseline_value"},message:"must have required property '"+"baseline_value"+"'"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -35638,11 +36153,8 @@ vErrors.push(err11);
 }
 errors++;
 }
-}
-if(data1.official_regulator_achievement_points !== undefined){
-let data6 = data1.official_regulator_achievement_points;
-if((!((typeof data6 == "number") && (isFinite(data6)))) && (data6 !== null)){
-const err12 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_achievement_points",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/official_regulator_achievement_points/type",keyword:"type",params:{type: schema343.properties.official_regulator_achievement_points.type},message:"must be number,null"};
+if(data1.official_regulator_achievement_points === undefined){
+const err12 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/HhvbpMeasure/required",keyword:"required",params:{missingProperty: "official_regulator_achievement_points"},message:"must have required property '"+"official_regulator_achievement_points"+"'"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -35651,11 +36163,8 @@ vErrors.push(err12);
 }
 errors++;
 }
-}
-if(data1.official_regulator_improvement_points !== undefined){
-let data7 = data1.official_regulator_improvement_points;
-if((!((typeof data7 == "number") && (isFinite(data7)))) && (data7 !== null)){
-const err13 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_improvement_points",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/official_regulator_improvement_points/type",keyword:"type",params:{type: schema343.properties.official_regulator_improvement_points.type},message:"must be number,null"};
+if(data1.official_regulator_improvement_points === undefined){
+const err13 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/HhvbpMeasure/required",keyword:"required",params:{missingProperty: "official_regulator_improvement_points"},message:"must have required property '"+"official_regulator_improvement_points"+"'"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -35664,11 +36173,8 @@ vErrors.push(err13);
 }
 errors++;
 }
-}
-if(data1.official_regulator_unavailable_reason !== undefined){
-let data8 = data1.official_regulator_unavailable_reason;
-if((typeof data8 !== "string") && (data8 !== null)){
-const err14 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_unavailable_reason",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/official_regulator_unavailable_reason/type",keyword:"type",params:{type: schema343.properties.official_regulator_unavailable_reason.type},message:"must be string,null"};
+if(data1.official_regulator_weight === undefined){
+const err14 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/HhvbpMeasure/required",keyword:"required",params:{missingProperty: "official_regulator_weight"},message:"must have required property '"+"official_regulator_weight"+"'"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -35677,11 +36183,8 @@ vErrors.push(err14);
 }
 errors++;
 }
-}
-if(data1.modeled_score !== undefined){
-let data9 = data1.modeled_score;
-if((!((typeof data9 == "number") && (isFinite(data9)))) && (data9 !== null)){
-const err15 = {instancePath:instancePath+"/data/" + i0+"/modeled_score",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/modeled_score/type",keyword:"type",params:{type: schema343.properties.modeled_score.type},message:"must be number,null"};
+if(data1.modeled_achievement_points === undefined){
+const err15 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/HhvbpMeasure/required",keyword:"required",params:{missingProperty: "modeled_achievement_points"},message:"must have required property '"+"modeled_achievement_points"+"'"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -35690,11 +36193,8 @@ vErrors.push(err15);
 }
 errors++;
 }
-}
-if(data1.achievement_threshold !== undefined){
-let data10 = data1.achievement_threshold;
-if((!((typeof data10 == "number") && (isFinite(data10)))) && (data10 !== null)){
-const err16 = {instancePath:instancePath+"/data/" + i0+"/achievement_threshold",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/achievement_threshold/type",keyword:"type",params:{type: schema343.properties.achievement_threshold.type},message:"must be number,null"};
+if(data1.modeled_improvement_points === undefined){
+const err16 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/HhvbpMeasure/required",keyword:"required",params:{missingProperty: "modeled_improvement_points"},message:"must have required property '"+"modeled_improvement_points"+"'"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -35703,11 +36203,8 @@ vErrors.push(err16);
 }
 errors++;
 }
-}
-if(data1.benchmark !== undefined){
-let data11 = data1.benchmark;
-if((!((typeof data11 == "number") && (isFinite(data11)))) && (data11 !== null)){
-const err17 = {instancePath:instancePath+"/data/" + i0+"/benchmark",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/benchmark/type",keyword:"type",params:{type: schema343.properties.benchmark.type},message:"must be number,null"};
+if(data1.modeled_weight === undefined){
+const err17 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/HhvbpMeasure/required",keyword:"required",params:{missingProperty: "modeled_weight"},message:"must have required property '"+"modeled_weight"+"'"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -35716,10 +36213,8 @@ vErrors.push(err17);
 }
 errors++;
 }
-}
-}
-else {
-const err18 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/HhvbpMeasure/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data1.modeled_unscorable_reason === undefined){
+const err18 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/HhvbpMeasure/required",keyword:"required",params:{missingProperty: "modeled_unscorable_reason"},message:"must have required property '"+"modeled_unscorable_reason"+"'"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -35728,15 +36223,288 @@ vErrors.push(err18);
 }
 errors++;
 }
-}
-}
-else {
-const err19 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data1.code !== undefined){
+if(typeof data1.code !== "string"){
+const err19 = {instancePath:instancePath+"/data/" + i0+"/code",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err19];
 }
 else {
 vErrors.push(err19);
+}
+errors++;
+}
+}
+if(data1.name !== undefined){
+if(typeof data1.name !== "string"){
+const err20 = {instancePath:instancePath+"/data/" + i0+"/name",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+if(data1.category !== undefined){
+let data4 = data1.category;
+if(typeof data4 !== "string"){
+const err21 = {instancePath:instancePath+"/data/" + i0+"/category",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/category/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+if(!(((data4 === "oasis") || (data4 === "claims")) || (data4 === "hhcahps"))){
+const err22 = {instancePath:instancePath+"/data/" + i0+"/category",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/category/enum",keyword:"enum",params:{allowedValues: schema343.properties.category.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+if(data1.official_regulator_score !== undefined){
+let data5 = data1.official_regulator_score;
+if((!((typeof data5 == "number") && (isFinite(data5)))) && (data5 !== null)){
+const err23 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_score",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/official_regulator_score/type",keyword:"type",params:{type: schema343.properties.official_regulator_score.type},message:"must be number,null"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+if(data1.official_regulator_achievement_points !== undefined){
+let data6 = data1.official_regulator_achievement_points;
+if((!((typeof data6 == "number") && (isFinite(data6)))) && (data6 !== null)){
+const err24 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_achievement_points",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/official_regulator_achievement_points/type",keyword:"type",params:{type: schema343.properties.official_regulator_achievement_points.type},message:"must be number,null"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+if(data1.official_regulator_improvement_points !== undefined){
+let data7 = data1.official_regulator_improvement_points;
+if((!((typeof data7 == "number") && (isFinite(data7)))) && (data7 !== null)){
+const err25 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_improvement_points",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/official_regulator_improvement_points/type",keyword:"type",params:{type: schema343.properties.official_regulator_improvement_points.type},message:"must be number,null"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+if(data1.official_regulator_unavailable_reason !== undefined){
+let data8 = data1.official_regulator_unavailable_reason;
+if((typeof data8 !== "string") && (data8 !== null)){
+const err26 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_unavailable_reason",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/official_regulator_unavailable_reason/type",keyword:"type",params:{type: schema343.properties.official_regulator_unavailable_reason.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+if(data1.modeled_score !== undefined){
+let data9 = data1.modeled_score;
+if((!((typeof data9 == "number") && (isFinite(data9)))) && (data9 !== null)){
+const err27 = {instancePath:instancePath+"/data/" + i0+"/modeled_score",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/modeled_score/type",keyword:"type",params:{type: schema343.properties.modeled_score.type},message:"must be number,null"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+if(data1.achievement_threshold !== undefined){
+let data10 = data1.achievement_threshold;
+if((!((typeof data10 == "number") && (isFinite(data10)))) && (data10 !== null)){
+const err28 = {instancePath:instancePath+"/data/" + i0+"/achievement_threshold",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/achievement_threshold/type",keyword:"type",params:{type: schema343.properties.achievement_threshold.type},message:"must be number,null"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+}
+if(data1.benchmark !== undefined){
+let data11 = data1.benchmark;
+if((!((typeof data11 == "number") && (isFinite(data11)))) && (data11 !== null)){
+const err29 = {instancePath:instancePath+"/data/" + i0+"/benchmark",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/benchmark/type",keyword:"type",params:{type: schema343.properties.benchmark.type},message:"must be number,null"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+if(data1.direction !== undefined){
+let data12 = data1.direction;
+if(typeof data12 !== "string"){
+const err30 = {instancePath:instancePath+"/data/" + i0+"/direction",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/direction/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+if(!((data12 === "higher_is_better") || (data12 === "lower_is_better"))){
+const err31 = {instancePath:instancePath+"/data/" + i0+"/direction",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/direction/enum",keyword:"enum",params:{allowedValues: schema343.properties.direction.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+}
+if(data1.weight !== undefined){
+let data13 = data1.weight;
+if(!((typeof data13 == "number") && (isFinite(data13)))){
+const err32 = {instancePath:instancePath+"/data/" + i0+"/weight",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/weight/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+}
+if(data1.baseline_value !== undefined){
+let data14 = data1.baseline_value;
+if((!((typeof data14 == "number") && (isFinite(data14)))) && (data14 !== null)){
+const err33 = {instancePath:instancePath+"/data/" + i0+"/baseline_value",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/baseline_value/type",keyword:"type",params:{type: schema343.properties.baseline_value.type},message:"must be number,null"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+}
+if(data1.official_regulator_weight !== undefined){
+let data15 = data1.official_regulator_weight;
+if((!((typeof data15 == "number") && (isFinite(data15)))) && (data15 !== null)){
+const err34 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_weight",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/official_regulator_weight/type",keyword:"type",params:{type: schema343.properties.official_regulator_weight.type},message:"must be number,null"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+if(data1.modeled_achievement_points !== undefined){
+let data16 = data1.modeled_achievement_points;
+if((!((typeof data16 == "number") && (isFinite(data16)))) && (data16 !== null)){
+const err35 = {instancePath:instancePath+"/data/" + i0+"/modeled_achievement_points",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/modeled_achievement_points/type",keyword:"type",params:{type: schema343.properties.modeled_achievement_points.type},message:"must be number,null"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+if(data1.modeled_improvement_points !== undefined){
+let data17 = data1.modeled_improvement_points;
+if((!((typeof data17 == "number") && (isFinite(data17)))) && (data17 !== null)){
+const err36 = {instancePath:instancePath+"/data/" + i0+"/modeled_improvement_points",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/modeled_improvement_points/type",keyword:"type",params:{type: schema343.properties.modeled_improvement_points.type},message:"must be number,null"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+}
+if(data1.modeled_weight !== undefined){
+let data18 = data1.modeled_weight;
+if((!((typeof data18 == "number") && (isFinite(data18)))) && (data18 !== null)){
+const err37 = {instancePath:instancePath+"/data/" + i0+"/modeled_weight",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/modeled_weight/type",keyword:"type",params:{type: schema343.properties.modeled_weight.type},message:"must be number,null"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+}
+if(data1.modeled_unscorable_reason !== undefined){
+let data19 = data1.modeled_unscorable_reason;
+if((typeof data19 !== "string") && (data19 !== null)){
+const err38 = {instancePath:instancePath+"/data/" + i0+"/modeled_unscorable_reason",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/modeled_unscorable_reason/type",keyword:"type",params:{type: schema343.properties.modeled_unscorable_reason.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+if(!(((data19 === "below_minimum_data_performance_year") || (data19 === "below_minimum_data_baseline_year")) || (data19 === null))){
+const err39 = {instancePath:instancePath+"/data/" + i0+"/modeled_unscorable_reason",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/modeled_unscorable_reason/enum",keyword:"enum",params:{allowedValues: schema343.properties.modeled_unscorable_reason.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+}
+}
+else {
+const err40 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/HhvbpMeasure/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+}
+}
+else {
+const err41 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
 }
 errors++;
 }
@@ -35748,41 +36516,41 @@ errors = vErrors.length;
 }
 }
 if(data.warnings !== undefined){
-let data13 = data.warnings;
-if(Array.isArray(data13)){
-const len1 = data13.length;
+let data21 = data.warnings;
+if(Array.isArray(data21)){
+const len1 = data21.length;
 for(let i1=0; i1<len1; i1++){
-if(typeof data13[i1] !== "string"){
-const err20 = {instancePath:instancePath+"/warnings/" + i1,schemaPath:"components-v1#/$defs/Warnings/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(typeof data21[i1] !== "string"){
+const err42 = {instancePath:instancePath+"/warnings/" + i1,schemaPath:"components-v1#/$defs/Warnings/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err20];
+vErrors = [err42];
 }
 else {
-vErrors.push(err20);
+vErrors.push(err42);
 }
 errors++;
 }
 }
 }
 else {
-const err21 = {instancePath:instancePath+"/warnings",schemaPath:"components-v1#/$defs/Warnings/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err43 = {instancePath:instancePath+"/warnings",schemaPath:"components-v1#/$defs/Warnings/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
-vErrors = [err21];
+vErrors = [err43];
 }
 else {
-vErrors.push(err21);
+vErrors.push(err43);
 }
 errors++;
 }
 }
 }
 else {
-const err22 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err44 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err22];
+vErrors = [err44];
 }
 else {
-vErrors.push(err22);
+vErrors.push(err44);
 }
 errors++;
 }

@@ -1,8 +1,8 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import pg from 'pg';
 import t, { type Test } from 'tap';
 import { acquireDataDirLock } from '../../src/db/data-dir-lock.js';
@@ -54,6 +54,21 @@ async function exercise(t: Test, env: Record<string, string>) {
   const text = await admin(env, 'agency', 'list');
   t.equal(text.code, 0);
   t.match(text.stdout, /id: +acme\nname: +Acme Home Health/);
+
+  const csv = join(mkdtempSync(join(tmpdir(), 'admin-cli-csv-')), 'py2025.csv');
+  t.teardown(() => rmSync(dirname(csv), { recursive: true, force: true }));
+  writeFileSync(csv, [
+    'measure_id,measure_name,measure_type,cohort,agency_value,achievement_threshold,benchmark,baseline_value',
+    'DYSPNEA,Improvement in Dyspnea,OASIS,smaller,85,60,80,70', 'ORAL_MEDS,Oral Medications,OASIS,smaller,70,60,80,65',
+    'DC_FUNCTION,Discharge Function,OASIS,smaller,45,50,70,48', 'PPH,"Potentially Preventable Hospitalization, within stay",Claims,smaller,7.1,9.4,6.2,8.0',
+  ].join('\n'));
+  const refused = await admin(env, 'quality', 'import', '--agency', 'acme', '--performance-year', '2025', csv, '--json');
+  t.equal(refused.code, 1);
+  t.match(json(t, refused).error.message, /^py2025\.csv was not imported \(nothing was written\):\n  file, column measure_id: missing measures of the smaller-volume cohort for PY2025, CMS-1780-F: DTC_PAC$/);
+  appendFileSync(csv, '\nDTC_PAC,Discharge to Community,Claims,smaller,55,40,60,30\n');
+  const imported = await admin(env, 'quality', 'import', '--agency', 'acme', '--performance-year', '2025', csv, '--json');
+  t.equal(imported.code, 0, imported.stderr);
+  t.match(json(t, imported), { agency_id: 'acme', performance_year: 2025, cohort: 'smaller', measures: 5, superseded_import_id: null });
 }
 
 // Engine-independent and embedded-store checks run once, in the PGlite run of the suite.

@@ -148,3 +148,15 @@ t.test('seeding refuses an agency that has patients, does not exist or has no se
   await t.rejects(seedDemoAgency(db, { agencyId: 'agy_missing', size: 'small' }), { name: 'DemoSeedError', message: /does not exist/ });
   await t.rejects(seedDemoAgency(db, { agencyId: await createAgency(db, []), size: 'small' }), { name: 'DemoSeedError', message: /no service ZIPs/ });
 });
+
+t.test('HHVBP: two years imported through the admin import, one with the (fictional) report published, alike in every agency', async (t) => {
+  const imports = async (agencyId: string) =>
+    db.selectFrom('hhvbp_imports').select(['performance_year', 'cohort', 'official_total_performance_score', 'superseded_at']).where('agency_id', '=', agencyId).orderBy('performance_year').execute();
+  const a = await imports(agencyA);
+  t.same(a.map((i) => [i.performance_year, i.cohort, i.official_total_performance_score !== null, i.superseded_at]), [[2024, 'smaller', true, null], [2025, 'smaller', false, null]]);
+  t.same(await imports(agencyB), a);
+  const results = async (agencyId: string) =>
+    (await db.selectFrom('hhvbp_measure_results').select(['measure_id', 'agency_value', 'benchmark', 'official_achievement_points']).where('agency_id', '=', agencyId).orderBy('measure_id').orderBy('source_row').execute());
+  t.equal((await results(agencyA)).length, 7 + 5, 'the smaller-volume cohort: 7 measures in PY2024, 5 in PY2025');
+  t.same(await results(agencyB), await results(agencyA));
+});

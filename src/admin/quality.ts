@@ -1,0 +1,81 @@
+import { readFile } from 'node:fs/promises';
+import { basename } from 'node:path';
+import { AdminError, describe, integerOption, requiredOption, stringOption, type Commands, type Options } from './command.js';
+import { HhvbpImportError, importHhvbpMeasures } from '../resources/quality/hhvbp-import.js';
+import { listImports } from '../resources/quality/hhvbp-repository.js';
+import { TenantStore } from '../db/tenant-store.js';
+
+function decimalOption(options: Options, name: string): number | undefined {
+  const raw = stringOption(options, name);
+  if (raw === undefined) return undefined;
+  const value = Number(raw);
+  if (raw.trim() === '' || !Number.isFinite(value)) throw new AdminError(`--${name} must be a number, got "${raw}"`);
+  return value;
+}
+
+async function readCsvFile(positionals: string[] = []): Promise<{ path: string; text: string }> {
+  if (positionals.length !== 1) throw new AdminError('give exactly one CSV file after the options');
+  const [path] = positionals;
+  try {
+    return { path, text: await readFile(path, 'utf8') };
+  } catch (err) {
+    throw new AdminError(`cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+  }
+}
+
+export const qualityCommands: Commands = {
+  import: {
+    usage:
+      'quality import --agency ID --performance-year YEAR FILE.csv [--official-tps N --official-payment-adjustment P]   (HHVBP measure figures; replaces the year, keeps history)',
+    options: { agency: { type: 'string' }, 'performance-year': { type: 'string' }, 'official-tps': { type: 'string' }, 'official-payment-adjustment': { type: 'string' } },
+    positionals: true,
+    async run({ db, options, positionals }) {
+      const agencyId = requiredOption(options, 'agency');
+      const performanceYear = integerOption(options, 'performance-year', 2000);
+      if (performanceYear === undefined) throw new AdminError('--performance-year is required');
+      const file = await readCsvFile(positionals);
+      try {
+        const result = await db.transaction().execute((trx) =>
+          importHhvbpMeasures(trx, {
+            agencyId,
+            performanceYear,
+            csv: file.text,
+            sourceFile: basename(file.path),
+            officialTotalPerformanceScore: decimalOption(options, 'official-tps'),
+            officialPaymentAdjustmentPercent: decimalOption(options, 'official-payment-adjustment'),
+          }),
+        );
+        const json = {
+          import_id: result.importId,
+          agency_id: agencyId,
+          performance_year: result.performanceYear,
+          measure_set: result.measureSetVersion,
+          cohort: result.cohort,
+          measures: result.measures,
+          superseded_import_id: result.supersededImportId,
+        };
+        return { json, text: `Imported HHVBP measures.\n${describe(json)}` };
+      } catch (err) {
+        if (err instanceof HhvbpImportError) throw new AdminError(err.message);
+        throw err;
+      }
+    },
+  },
+  history: {
+    usage: 'quality history --agency ID   (every HHVBP import, newest first; superseded ones too)',
+    options: { agency: { type: 'string' } },
+    async run({ db, options }) {
+      const store = new TenantStore(db, { agencyId: requiredOption(options, 'agency'), phiMode: 'no_phi' }, { resourceType: 'quality_measure', resourceIds: [] });
+      const imports = (await listImports(store)).map((row) => ({
+        import_id: row.id,
+        performance_year: row.performance_year,
+        cohort: row.cohort,
+        source_file: row.source_file,
+        imported_at: row.created_at.toISOString(),
+        superseded_at: row.superseded_at?.toISOString() ?? null,
+      }));
+      const text = imports.length === 0 ? 'No HHVBP imports.' : imports.map((entry) => describe(entry)).join('\n\n');
+      return { json: { imports }, text };
+    },
+  },
+};

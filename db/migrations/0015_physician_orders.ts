@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type CreateTableBuilder, type Kysely } from 'kysely';
 
 /**
  * Physician orders and their signature tracking (routes 22 and 23), and each agency's signature SLA in days.
@@ -19,20 +19,18 @@ async function addOrderSla(db: Kysely<any>): Promise<void> {
 }
 
 async function createOrders(db: Kysely<any>): Promise<void> {
-  const fk = (column: string, target: string) => [`physician_orders_${column}_fk`, ['agency_id', column], target, ['agency_id', 'id']] as const;
+  const reference = (column: string, target: string) => (t: CreateTableBuilder<string, any>) =>
+    t.addColumn(column, 'text', (c) => c.notNull()).addForeignKeyConstraint(`physician_orders_${column}_fk`, ['agency_id', column], target, ['agency_id', 'id']);
   await db.schema
     .createTable('physician_orders')
     .addColumn('agency_id', 'text', (c) => c.notNull())
     // A no_phi session addresses orders by OR- handles: no real id may look like one, so a path is never ambiguous.
     .addColumn('id', 'text', (c) => c.notNull().check(sql`id !~ '^OR-'`))
     .addPrimaryKeyConstraint('physician_orders_pk', ['agency_id', 'id'])
-    .addColumn('patient_id', 'text', (c) => c.notNull())
-    .addForeignKeyConstraint(...fk('patient_id', 'patients'))
-    .addColumn('physician_id', 'text', (c) => c.notNull())
-    .addForeignKeyConstraint(...fk('physician_id', 'physicians'))
+    .$call(reference('patient_id', 'patients'))
+    .$call(reference('physician_id', 'physicians'))
     // Its time zone is the one aging days are counted in (src/domain/physician-orders/aging.ts).
-    .addColumn('office_id', 'text', (c) => c.notNull())
-    .addForeignKeyConstraint(...fk('office_id', 'offices'))
+    .$call(reference('office_id', 'offices'))
     .addColumn('order_type', 'text', (c) => c.notNull().check(sql`order_type in (${list(ORDER_TYPES)})`))
     .addColumn('signature_status', 'text', (c) => c.notNull().check(sql`signature_status in (${list(SIGNATURE_STATUSES)})`))
     .addColumn('delivery_method', 'text', (c) => c.check(sql`delivery_method in (${list(DELIVERY_METHODS)})`))

@@ -9,12 +9,13 @@ import { getVisit, listVisits } from './visits/visit-handlers.js';
 import { getReferral, listReferrals } from './referrals/referral-handlers.js';
 import { getIntake, listIntakes } from './intakes/intake-handlers.js';
 import { createReferral } from './referrals/referral-create.js';
+import { getPhysicianOrder, listPhysicianOrders } from './physician-orders/physician-order-handlers.js';
 import type { AppServices } from '../services.js';
 
 /** Operations whose domain is not built yet: they answer PLATFORM_UNSUPPORTED_OPERATION and the catalog says so. */
 const NOT_BUILT_YET = [
   'runQuery', 'listQueryTokens', 'createQueryToken', 'revokeQueryToken', 'getQueryTokenExcelTemplate',
-  'listRemittances', 'listRemittanceAllocations', 'listPhysicianOrders', 'getPhysicianOrder',
+  'listRemittances', 'listRemittanceAllocations',
   'listWorkingCollections', 'listWorkingCollectionRows', 'getHhvbpSummary', 'listHhvbpMeasures',
 ] as const satisfies readonly OperationId[];
 
@@ -41,6 +42,8 @@ export function createHandlers(services: AppServices): Handlers {
     listIntakes,
     getIntake,
     createReferral,
+    listPhysicianOrders,
+    getPhysicianOrder,
     ...unsupportedHandlers(),
   };
   return handlers;

@@ -59,9 +59,7 @@ class AgingConditions {
 
   bucket(bucket: AgingBucket): RawBuilder<SqlBool> {
     if (bucket === 'not_sent') return sql<SqlBool>`(${this.awaiting} and not coalesce(${this.sentByAsOf}, false))`;
-    const { from, to } = DAY_BUCKETS.find((b) => b.bucket === bucket)!;
-    const upTo = to === null ? sql`true` : sql`${this.daysOutstanding} <= ${to}`;
-    return sql<SqlBool>`(${this.awaiting} and ${this.sentByAsOf} and ${this.daysOutstanding} >= ${from} and ${upTo})`;
+    return sql<SqlBool>`(${this.awaiting} and ${this.sentByAsOf} and ${dayBucket(bucket, this.daysOutstanding)})`;
   }
 
   breached(): RawBuilder<SqlBool> {
@@ -70,11 +68,24 @@ class AgingConditions {
       or (physician_orders.signature_status = 'signed' and ${daysToSign} > ${this.sla}), false)`;
   }
 
-  /** Counts of the awaiting orders of a filtered set, per bucket and past the SLA. */
-  summaryColumns() {
-    const count = (condition: RawBuilder<SqlBool>, alias: string) => sql<number>`(count(*) filter (where ${condition}))::int`.as(alias);
-    return [...AGING_BUCKETS.map((bucket) => count(this.bucket(bucket), bucket)), count(this.breached(), 'sla_breached')];
+  /** Each awaiting order's days outstanding (null: not sent by as_of), computed once per row for the summary. */
+  awaitingDays() {
+    return [sql<number | null>`case when ${this.sentByAsOf} then ${this.daysOutstanding} end`.as('days'), sql<number>`${this.sla}`.as('sla')];
   }
+}
+
+/** Whether `days` falls in a bucket of sent orders. */
+function dayBucket(bucket: AgingBucket, days: Expression<unknown>): RawBuilder<SqlBool> {
+  const { from, to } = DAY_BUCKETS.find((b) => b.bucket === bucket)!;
+  return to === null ? sql<SqlBool>`${days} >= ${from}` : sql<SqlBool>`${days} between ${from} and ${to}`;
+}
+
+/** Counts of the awaiting orders of a filtered set (their days outstanding and SLA), per bucket and past the SLA. */
+function summaryColumns() {
+  const days = sql.ref('awaiting.days');
+  const count = (condition: RawBuilder<SqlBool>, alias: string) => sql<number>`(count(*) filter (where ${condition}))::int`.as(alias);
+  const buckets = AGING_BUCKETS.map((bucket) => count(bucket === 'not_sent' ? sql<SqlBool>`${days} is null` : dayBucket(bucket, days), bucket));
+  return [...buckets, count(sql<SqlBool>`${days} > awaiting.sla`, 'sla_breached')];
 }
 
 function filtered(store: TenantStore, filters: OrderFilters, aging: AgingConditions) {
@@ -112,7 +123,8 @@ export async function listOrderPage(store: TenantStore, filters: OrderFilters, a
   const matching = filtered(store, filters, aging);
   const [listed, summary] = await Promise.all([
     listPage(withDetails(matching), NEWEST, page, cursors),
-    matching.where(aging.awaiting).select(aging.summaryColumns()).$castTo<AgingSummary>().executeTakeFirstOrThrow(),
+    // offset 0 keeps the planner from pulling the subquery up, which would compute the days again in each count.
+    store.db.selectFrom(matching.where(aging.awaiting).select(aging.awaitingDays()).offset(0).as('awaiting')).select(summaryColumns()).$castTo<AgingSummary>().executeTakeFirstOrThrow(),
   ]);
   store.audited(listed.rows.map((row) => row.id));
   return { ...listed, summary };

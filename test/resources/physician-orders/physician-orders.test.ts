@@ -117,7 +117,8 @@ t.test('each filter, alone or with others, gives exactly the matching orders and
     t.same(ids(res), rows.slice(0, 200).map((o) => o.id), `${label} ids`);
     t.same(res.json().meta.summary, summaryOf(rows, asOf), `${label} summary`);
   }
-  for (const bad of [{ status: 'pending' }, { order_type: 'verbal,' }, { aging_bucket: '7_days' }, { sla_breached: 'maybe' }]) {
+  const refused: Query[] = [{ status: 'pending' }, { order_type: 'verbal,' }, { aging_bucket: '7_days' }, { sla_breached: 'maybe' }];
+  for (const bad of refused) {
     t.equal((await list(phi, bad)).statusCode, 400, JSON.stringify(bad));
   }
 });

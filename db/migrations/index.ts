@@ -13,6 +13,7 @@ import * as m0011 from './0011_patient_chart_copies.js';
 import * as m0012 from './0012_patient_chart_changed_at.js';
 import * as m0013 from './0013_token_failures_window_index.js';
 import * as m0014 from './0014_sealed_secrets.js';
+import * as m0015 from './0015_physician_orders.js';
 import * as m0017 from './0017_hhvbp.js';
 
 /**
@@ -34,5 +35,6 @@ export const migrations: Record<string, Migration> = {
   '0012_patient_chart_changed_at': m0012,
   '0013_token_failures_window_index': m0013,
   '0014_sealed_secrets': m0014,
+  '0015_physician_orders': m0015,
   '0017_hhvbp': m0017,
 };

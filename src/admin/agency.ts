@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/schema.js';
-import { AdminError, describe, listOption, requiredOption, stringOption, type Commands } from './command.js';
+import { AdminError, describe, integerOption, listOption, requiredOption, stringOption, type Commands, type Options } from './command.js';
 
 export interface AgencyInput {
   id: string;
@@ -55,14 +55,37 @@ export async function createAgency(db: Kysely<DB>, input: AgencyInput): Promise<
   return { id: input.id, name: input.name, officeId: DEFAULT_OFFICE_ID, serviceZips };
 }
 
+/** The database checks the same bound (db/migrations/0015_physician_orders.ts). */
+const MAX_ORDER_SLA_DAYS = 365;
+
+/** Settings of an agency that admin may change; each option left out keeps its value. */
+function agencySettings(options: Options): { order_sla_days?: number } {
+  const orderSlaDays = integerOption(options, 'order-sla-days', 0);
+  if (orderSlaDays === undefined) throw new AdminError('nothing to set: give --order-sla-days');
+  if (orderSlaDays > MAX_ORDER_SLA_DAYS) throw new AdminError(`--order-sla-days must be at most ${MAX_ORDER_SLA_DAYS}, got ${orderSlaDays}`);
+  return { order_sla_days: orderSlaDays };
+}
+
+async function setAgency(db: Kysely<DB>, id: string, settings: { order_sla_days?: number }) {
+  const agency = await db
+    .updateTable('agencies')
+    .set({ ...settings, updated_at: new Date() })
+    .where('id', '=', id)
+    .returning(['id', 'order_sla_days'])
+    .executeTakeFirst();
+  if (!agency) throw new AdminError(`no agency "${id}"`);
+  return { agency_id: agency.id, order_sla_days: agency.order_sla_days };
+}
+
 async function listAgencies(db: Kysely<DB>) {
-  const agencies = await db.selectFrom('agencies').select(['id', 'name', 'status', 'created_at']).orderBy('id').execute();
+  const agencies = await db.selectFrom('agencies').select(['id', 'name', 'status', 'order_sla_days', 'created_at']).orderBy('id').execute();
   const zips = await db.selectFrom('agency_service_zips').select(['agency_id', 'zip_code']).orderBy('zip_code').execute();
   return agencies.map((agency) => ({
     id: agency.id,
     name: agency.name,
     status: agency.status,
     service_zips: zips.filter((zip) => zip.agency_id === agency.id).map((zip) => zip.zip_code),
+    order_sla_days: agency.order_sla_days,
     created_at: agency.created_at.toISOString(),
   }));
 }
@@ -80,6 +103,14 @@ export const agencyCommands: Commands = {
       });
       const json = { agency_id: agency.id, name: agency.name, office_id: agency.officeId, service_zips: agency.serviceZips };
       return { json, text: `Created agency ${agency.id}.\n${describe(json)}` };
+    },
+  },
+  set: {
+    usage: 'agency set --id ID --order-sla-days N   (days a physician has to sign an order; default 7)',
+    options: { id: { type: 'string' }, 'order-sla-days': { type: 'string' } },
+    async run({ db, options }) {
+      const json = await setAgency(db, requiredOption(options, 'id'), agencySettings(options));
+      return { json, text: `Updated agency ${json.agency_id}.\n${describe(json)}` };
     },
   },
   list: {

@@ -11,6 +11,7 @@ import type { IntakeTables } from '../resources/intakes/intake-tables.js';
 import type { VisitTables } from '../resources/visits/visit-tables.js';
 import type { TaskTables } from '../resources/tasks/task-tables.js';
 import type { HhvbpTables } from '../resources/quality/hhvbp-tables.js';
+import type { PhysicianOrderTables } from '../resources/physician-orders/physician-order-tables.js';
 
 /**
  * Table types for Kysely, kept in step with db/migrations/: the platform's own under tables/, each resource
@@ -19,4 +20,4 @@ import type { HhvbpTables } from '../resources/quality/hhvbp-tables.js';
 export interface DB
   extends AgencyTables, AgencyDirectoryTables, IdentityTables, PseudonymTables, UsageTables, CommandLedgerTables, ServiceSecretTables,
     PatientTables, ReferralTables, IntakeTables, VisitTables, TaskTables,
-    HhvbpTables {}
+    HhvbpTables, PhysicianOrderTables {}

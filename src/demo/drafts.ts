@@ -6,9 +6,10 @@ import type { ReferralTables } from '../resources/referrals/referral-tables.js';
 import type { IntakeTables } from '../resources/intakes/intake-tables.js';
 import type { VisitTables } from '../resources/visits/visit-tables.js';
 import type { TaskTables } from '../resources/tasks/task-tables.js';
+import type { PhysicianOrderTables } from '../resources/physician-orders/physician-order-tables.js';
 
 /** The agency-scoped tables a demo agency fills: its directory and every resource family's. */
-type SeededTables = AgencyDirectoryTables & PatientTables & ReferralTables & IntakeTables & VisitTables & TaskTables;
+type SeededTables = AgencyDirectoryTables & PatientTables & ReferralTables & IntakeTables & VisitTables & TaskTables & PhysicianOrderTables;
 
 export type SeededTable = keyof SeededTables;
 
@@ -33,6 +34,7 @@ const INSERT_ORDER: readonly SeededTable[] = [
   'referral_documents',
   'visits',
   'tasks',
+  'physician_orders',
 ];
 
 const BATCH_ROWS = 1_000;

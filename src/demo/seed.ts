@@ -11,6 +11,7 @@ import { addReferral, chartDecision, chartLead, outOfAreaLead, resumptionDecisio
 import { buildReferenceData } from './reference-data.js';
 import { prepareServiceArea } from './service-area.js';
 import { buildTask, type TaskSubject } from './tasks.js';
+import { buildPhysicianOrders } from './physician-orders.js';
 import { buildVisits, staffByOffice, visitWindow, type VisitContext } from './visits.js';
 import { seedHhvbp } from './hhvbp.js';
 
@@ -132,6 +133,7 @@ function addChart(ctx: VisitContext, drafts: Drafts, index: number): void {
   if (resumption) addReferral(ctx, drafts, { ...lead, referredAt: resumption.referredAt }, resumption.decision);
   const visits = buildVisits(ctx, chart);
   drafts.visits.push(...visits);
+  drafts.physician_orders.push(...buildPhysicianOrders(ctx, chart));
   if (rng.chance(TASKS_PER_CHART)) drafts.tasks.push(buildTask(ctx, taskSubject(ctx, chart, referral, visits)));
 }
 

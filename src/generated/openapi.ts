@@ -419,7 +419,7 @@ export type paths = {
         };
         /**
          * List physician orders
-         * @description Newest first; aging counted as of meta.as_of. offset must be a multiple of limit. In no_phi sessions patient and physician references are pseudonymized and ids are stable OR- handles.
+         * @description Physician orders of the agency, newest first: created_at descending, ties by id descending. Aging is counted as of meta.as_of in whole calendar days of the time zone of the order's office (days change at local midnight, so a day across a daylight-saving change lasts 23 or 25 hours). Only orders awaiting signature age; as_of moves the clock, not the record: signature_status and the dates are the order's current ones, and an order sent after as_of counts as not_sent. meta.summary counts the awaiting orders of the whole filtered set (not only this page) per aging bucket. Paging: offset must be a multiple of limit (spec part 4 rule 3): another offset is a 400 PLATFORM_INVALID_INPUT whose details give the nearest valid offsets (previous_valid_offset, next_valid_offset); next_offset always is one. `cursor` continues the same order by keyset at any depth. To walk a list whose filters depend on aging (aging_bucket, sla_breached) page after page, send the first page's meta.as_of as as_of: without it each page is aged at its own instant. In no_phi sessions (spec part 4 rule 4) order ids are stable OR- handles, patient and physician references are PT- and PH- handles (the filters take them back), the physician's name and NPI are null, and dates are reduced to the year; days_outstanding, days_to_sign and the bucket are served as computed.
          */
         get: operations["listPhysicianOrders"];
         put?: never;
@@ -442,7 +442,7 @@ export type paths = {
         };
         /**
          * Get a physician order
-         * @description In a no_phi session, id is the OR- handle from the list.
+         * @description One physician order, aged as of meta.as_of like the list. In a phi session the id is the order's id; an OR- handle there is a 400 PLATFORM_INVALID_INPUT. In a no_phi session the id is the order's OR- handle from a no_phi list of the same agency: a real order id is a 400 PLATFORM_INVALID_INPUT, and a handle this agency never issued 404 PLATFORM_PSEUDONYM_UNRESOLVED. An id of another agency answers like an unknown one (404 PLATFORM_RESOURCE_NOT_FOUND).
          */
         get: operations["getPhysicianOrder"];
         put?: never;
@@ -1897,54 +1897,100 @@ export type components = {
             /** @description Total variance. Decimal string with two places, in US dollars. */
             variance_amount: string;
         };
-        /** @description Physician order; order content is never included. */
+        /** @description Physician order and its signature aging (spec 2.7). Order content (the clinical text) is never included. */
         PhysicianOrder: {
-            /** @description Order id, or a stable OR- handle in no_phi sessions. */
+            /** @description Order id, or its stable OR- handle in no_phi sessions (the same for every no_phi session of the agency; route 23 takes it). */
             id: string;
             /**
              * @description Kind of order.
              * @enum {string}
              */
             order_type: "plan_of_care" | "recertification" | "verbal" | "supplemental" | "face_to_face" | "discharge";
-            /** @description Patient (surrogate handle in no_phi sessions). */
+            /** @description Patient (stable PT- handle in no_phi sessions). */
             patient_id: string;
-            /** @description Physician (surrogate handle in no_phi sessions). */
+            /** @description Physician (stable PH- handle in no_phi sessions). */
             physician_id: string;
-            /** @description Physician; null in no_phi sessions. */
-            physician_name?: string | null;
+            /** @description Physician's name; null in no_phi sessions. */
+            physician_name: string | null;
+            /** @description Physician's NPI; null in no_phi sessions. */
+            physician_npi: string | null;
+            /** @description Office that issued the order; aging days are counted in its time zone. */
+            office_id: string;
             /**
-             * @description Signature state.
+             * @description Signature state (spec part 3): awaiting_signature (created, sent or not, and not yet signed; the only state that ages), signed, signature_not_required, rejected (the physician refused it; a corrected order replaces it), superseded (replaced by a later order), cancelled.
              * @enum {string}
              */
             signature_status: "signed" | "awaiting_signature" | "signature_not_required" | "rejected" | "superseded" | "cancelled";
             /**
+             * @description How the order was sent for signature; null until sent.
+             * @enum {string|null}
+             */
+            delivery_method: "fax" | "portal" | "e_signature" | null;
+            /**
              * Format: date-time
-             * @description Sent for signature (year only in no_phi sessions).
+             * @description Sent to the physician for signature; null while not sent (year only in no_phi sessions).
              */
             sent_at: string | null;
             /**
              * Format: date-time
-             * @description Signed (year only in no_phi sessions).
+             * @description Signed by the physician; set exactly when signature_status is signed (year only in no_phi sessions).
              */
             signed_at: string | null;
-            /** @description Days awaiting signature as of meta.as_of; null when not awaiting. */
+            /**
+             * Format: date-time
+             * @description Signed order received back by the agency (year only in no_phi sessions).
+             */
+            received_at: string | null;
+            /** @description Whole days awaiting signature since sent_at, as of meta.as_of (calendar days of the office's time zone); null unless awaiting signature and sent by as_of. */
             days_outstanding: number | null;
             /**
-             * @description Aging as of meta.as_of; null when not awaiting signature.
+             * @description Aging as of meta.as_of: not_sent (awaiting signature, not sent by as_of), 0_7_days, 8_14_days, 15_30_days or 31_plus_days by days_outstanding (bounds included); null unless awaiting signature.
              * @enum {string|null}
              */
             aging_bucket: "not_sent" | "0_7_days" | "8_14_days" | "15_30_days" | "31_plus_days" | null;
-            /** @description Signature SLA of the agency. */
+            /** @description The agency's signature SLA in days (default 7; set by the agency's administrator). */
             sla_days: number;
-            /** @description Whether days_outstanding (or days_to_sign) exceeds sla_days. */
+            /** @description Awaiting: days_outstanding greater than sla_days as of meta.as_of. Signed: days_to_sign greater than sla_days. Otherwise false (an order not sent yet has not started its SLA). */
             sla_breached: boolean;
-            /** @description Days from sent to signed. */
+            /** @description Whole days from sent to signed (calendar days of the office's time zone); null unless signed after being sent. */
             days_to_sign: number | null;
             /**
              * Format: date-time
-             * @description Created (year only in no_phi sessions).
+             * @description Created; the list's order (year only in no_phi sessions).
              */
             created_at: string;
+        };
+        /** @description Counts over the whole filtered set of a physician order list (every page), not only the page served. */
+        PhysicianOrderAgingSummary: {
+            /** @description Orders of the filtered set awaiting signature in bucket not_sent as of meta.as_of. */
+            not_sent: number;
+            /** @description Orders of the filtered set awaiting signature in bucket 0_7_days as of meta.as_of. */
+            "0_7_days": number;
+            /** @description Orders of the filtered set awaiting signature in bucket 8_14_days as of meta.as_of. */
+            "8_14_days": number;
+            /** @description Orders of the filtered set awaiting signature in bucket 15_30_days as of meta.as_of. */
+            "15_30_days": number;
+            /** @description Orders of the filtered set awaiting signature in bucket 31_plus_days as of meta.as_of. */
+            "31_plus_days": number;
+            /** @description Of those, the orders past the agency's SLA as of meta.as_of. */
+            sla_breached: number;
+        };
+        /** @description Meta of the physician order list: PageMeta, next_offset, as_of and the aging summary. */
+        PhysicianOrderListMeta: components["schemas"]["ListMeta"] & {
+            /**
+             * Format: date-time
+             * @description Instant the aging was counted at: the as_of parameter, or the instant of the request.
+             */
+            as_of: string;
+            summary: components["schemas"]["PhysicianOrderAgingSummary"];
+        };
+        /** @description Meta of one physician order. */
+        PhysicianOrderMeta: components["schemas"]["Meta"] & {
+            /**
+             * Format: date-time
+             * @description Instant the aging was counted at: the as_of parameter, or the instant of the request.
+             */
+            as_of: string;
         };
         WorkingCollectionField: {
             /** @description Stable field id; row values are keyed by it. */
@@ -2288,19 +2334,13 @@ export type components = {
         PhysicianOrderListResponse: {
             /** @description Items of this page. */
             data: components["schemas"]["PhysicianOrder"][];
-            meta: components["schemas"]["ListMeta"] & {
-                /**
-                 * Format: date-time
-                 * @description Aging reference instant.
-                 */
-                as_of: string;
-            };
+            meta: components["schemas"]["PhysicianOrderListMeta"];
             warnings?: components["schemas"]["Warnings"];
         };
         /** @description Success envelope (spec 2.1). */
         PhysicianOrderResponse: {
             data: components["schemas"]["PhysicianOrder"];
-            meta?: components["schemas"]["Meta"];
+            meta: components["schemas"]["PhysicianOrderMeta"];
             warnings?: components["schemas"]["Warnings"];
         };
         /** @description Success envelope of a paged list (spec 2.1). */
@@ -3530,10 +3570,22 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /** @description Items to skip. Default 0, maximum 100000 (a larger value is a 400); deeper pages: use meta.next_cursor (keyset, constant time). */
                 offset?: components["parameters"]["Offset"];
-                /** @description signature_status. */
-                status?: "signed" | "awaiting_signature" | "signature_not_required" | "rejected" | "superseded" | "cancelled";
-                /** @description Kind of order. */
-                order_type?: "plan_of_care" | "recertification" | "verbal" | "supplemental" | "face_to_face" | "discharge";
+                /** @description Keyset cursor from meta.next_cursor: continues the list in the same order in constant time at any depth (offset pages slow down with depth). A cursor is bound to what it was issued for: the token's agency, extension and PHI mode, this operation, and the list's filters (every query parameter but limit, offset and cursor, in any order). Send it back with the same filters; limit may change from page to page, and a new token of the same extension and PHI mode may continue the walk. Anywhere else (another agency, extension, PHI mode, list or filter set) it is refused exactly like a tampered cursor: 400 PLATFORM_INVALID_INPUT with details.field "cursor". Not combinable with a non-zero offset (400). */
+                cursor?: components["parameters"]["Cursor"];
+                /** @description signature_status, one value or a comma-separated list (any of them): signed, awaiting_signature, signature_not_required, rejected, superseded, cancelled. */
+                status?: string;
+                /** @description Kind of order, one value or a comma-separated list: plan_of_care, recertification, verbal, supplemental, face_to_face, discharge. */
+                order_type?: string;
+                /** @description Aging bucket as of as_of, one value or a comma-separated list: not_sent, 0_7_days, 8_14_days, 15_30_days, 31_plus_days. Only orders awaiting signature have one. */
+                aging_bucket?: string;
+                /** @description true: orders past the agency's SLA as of as_of (awaiting longer than sla_days, or signed after more than sla_days); false: the others. */
+                sla_breached?: boolean;
+                /** @description Physician id; in a no_phi session the physician's PH- handle (a real id, or a handle of another agency, is refused with PLATFORM_PSEUDONYM_UNRESOLVED). */
+                physician_id?: string;
+                /** @description Patient id; in a no_phi session the patient's PT- handle (a real id, or a handle of another agency, is refused with PLATFORM_PSEUDONYM_UNRESOLVED). */
+                patient_id?: string;
+                /** @description Instant to count aging at, within the past year (from one year before the request up to the request's instant); anything else is a 400 PLATFORM_INVALID_INPUT naming the allowed range. Absent: the instant of the request. meta.as_of says which instant was used. */
+                as_of?: string;
             };
             header?: {
                 /** @description Pins the extension contract version. Absent means the current version 2. Version 1 is deprecated (successor 2). Any other value is refused with 400. */
@@ -3575,7 +3627,10 @@ export interface operations {
     };
     getPhysicianOrder: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Instant to count aging at, within the past year (from one year before the request up to the request's instant); anything else is a 400 PLATFORM_INVALID_INPUT naming the allowed range. Absent: the instant of the request. meta.as_of says which instant was used. */
+                as_of?: string;
+            };
             header?: {
                 /** @description Pins the extension contract version. Absent means the current version 2. Version 1 is deprecated (successor 2). Any other value is refused with 400. */
                 "svc-contract-version"?: components["parameters"]["ContractVersion"];

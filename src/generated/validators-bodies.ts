@@ -31079,8 +31079,313 @@ validate291.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dyna
 
 export const listPhysicianOrdersStatus200 = validate297;
 const schema297 = {"$ref":"components#/$defs/PhysicianOrderListResponse"};
-const schema298 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/PhysicianOrder"},"description":"Items of this page."},"meta":{"allOf":[{"$ref":"components#/$defs/ListMeta"},{"type":"object","required":["as_of"],"properties":{"as_of":{"type":"string","format":"date-time","description":"Aging reference instant."}}}]},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
-const schema299 = {"type":"object","required":["id","order_type","patient_id","physician_id","signature_status","sent_at","signed_at","days_outstanding","aging_bucket","sla_days","sla_breached","days_to_sign","created_at"],"properties":{"id":{"type":"string","description":"Order id, or a stable OR- handle in no_phi sessions.","x-svc-phi":{"reduce":"handle","kind":"physician_order"}},"order_type":{"type":"string","enum":["plan_of_care","recertification","verbal","supplemental","face_to_face","discharge"],"description":"Kind of order."},"patient_id":{"type":"string","description":"Patient (surrogate handle in no_phi sessions).","x-svc-phi":"handle"},"physician_id":{"type":"string","description":"Physician (surrogate handle in no_phi sessions).","x-svc-phi":{"reduce":"handle","kind":"physician"}},"physician_name":{"type":["string","null"],"description":"Physician; null in no_phi sessions.","x-svc-phi":"withheld"},"signature_status":{"type":"string","enum":["signed","awaiting_signature","signature_not_required","rejected","superseded","cancelled"],"description":"Signature state.","x-svc-v1-name":"status"},"sent_at":{"type":["string","null"],"format":"date-time","description":"Sent for signature (year only in no_phi sessions).","x-svc-phi":"year"},"signed_at":{"type":["string","null"],"format":"date-time","description":"Signed (year only in no_phi sessions).","x-svc-phi":"year"},"days_outstanding":{"type":["integer","null"],"minimum":0,"description":"Days awaiting signature as of meta.as_of; null when not awaiting."},"aging_bucket":{"type":["string","null"],"enum":["not_sent","0_7_days","8_14_days","15_30_days","31_plus_days",null],"description":"Aging as of meta.as_of; null when not awaiting signature."},"sla_days":{"type":"integer","description":"Signature SLA of the agency.","minimum":0},"sla_breached":{"type":"boolean","description":"Whether days_outstanding (or days_to_sign) exceeds sla_days."},"days_to_sign":{"type":["integer","null"],"minimum":0,"description":"Days from sent to signed.","x-svc-since":"2"},"created_at":{"type":"string","format":"date-time","description":"Created (year only in no_phi sessions).","x-svc-phi":"year"}},"description":"Physician order; order content is never included."};
+const schema298 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/PhysicianOrder"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/PhysicianOrderListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
+const schema299 = {"type":"object","required":["id","order_type","patient_id","physician_id","physician_name","physician_npi","office_id","signature_status","delivery_method","sent_at","signed_at","received_at","days_outstanding","aging_bucket","sla_days","sla_breached","days_to_sign","created_at"],"properties":{"id":{"type":"string","description":"Order id, or its stable OR- handle in no_phi sessions (the same for every no_phi session of the agency; route 23 takes it).","x-svc-phi":{"reduce":"handle","kind":"physician_order"}},"order_type":{"type":"string","enum":["plan_of_care","recertification","verbal","supplemental","face_to_face","discharge"],"description":"Kind of order."},"patient_id":{"type":"string","description":"Patient (stable PT- handle in no_phi sessions).","x-svc-phi":"handle"},"physician_id":{"type":"string","description":"Physician (stable PH- handle in no_phi sessions).","x-svc-phi":{"reduce":"handle","kind":"physician"}},"physician_name":{"type":["string","null"],"description":"Physician's name; null in no_phi sessions.","x-svc-phi":"withheld"},"physician_npi":{"type":["string","null"],"pattern":"^[0-9]{10}$","description":"Physician's NPI; null in no_phi sessions.","x-svc-since":"2","x-svc-phi":"withheld"},"office_id":{"type":"string","description":"Office that issued the order; aging days are counted in its time zone.","x-svc-since":"2","x-svc-phi":"kept"},"signature_status":{"type":"string","enum":["signed","awaiting_signature","signature_not_required","rejected","superseded","cancelled"],"description":"Signature state (spec part 3): awaiting_signature (created, sent or not, and not yet signed; the only state that ages), signed, signature_not_required, rejected (the physician refused it; a corrected order replaces it), superseded (replaced by a later order), cancelled.","x-svc-v1-name":"status"},"delivery_method":{"type":["string","null"],"enum":["fax","portal","e_signature",null],"description":"How the order was sent for signature; null until sent.","x-svc-since":"2"},"sent_at":{"type":["string","null"],"format":"date-time","description":"Sent to the physician for signature; null while not sent (year only in no_phi sessions).","x-svc-phi":"year"},"signed_at":{"type":["string","null"],"format":"date-time","description":"Signed by the physician; set exactly when signature_status is signed (year only in no_phi sessions).","x-svc-phi":"year"},"received_at":{"type":["string","null"],"format":"date-time","description":"Signed order received back by the agency (year only in no_phi sessions).","x-svc-since":"2","x-svc-phi":"year"},"days_outstanding":{"type":["integer","null"],"minimum":0,"description":"Whole days awaiting signature since sent_at, as of meta.as_of (calendar days of the office's time zone); null unless awaiting signature and sent by as_of."},"aging_bucket":{"type":["string","null"],"enum":["not_sent","0_7_days","8_14_days","15_30_days","31_plus_days",null],"description":"Aging as of meta.as_of: not_sent (awaiting signature, not sent by as_of), 0_7_days, 8_14_days, 15_30_days or 31_plus_days by days_outstanding (bounds included); null unless awaiting signature."},"sla_days":{"type":"integer","description":"The agency's signature SLA in days (default 7; set by the agency's administrator).","minimum":0},"sla_breached":{"type":"boolean","description":"Awaiting: days_outstanding greater than sla_days as of meta.as_of. Signed: days_to_sign greater than sla_days. Otherwise false (an order not sent yet has not started its SLA)."},"days_to_sign":{"type":["integer","null"],"minimum":0,"description":"Whole days from sent to signed (calendar days of the office's time zone); null unless signed after being sent.","x-svc-since":"2"},"created_at":{"type":"string","format":"date-time","description":"Created; the list's order (year only in no_phi sessions).","x-svc-phi":"year"}},"description":"Physician order and its signature aging (spec 2.7). Order content (the clinical text) is never included."};
+const pattern44 = new RegExp("^[0-9]{10}$", "u");
+const schema300 = {"allOf":[{"$ref":"components#/$defs/ListMeta"},{"type":"object","required":["as_of","summary"],"properties":{"as_of":{"type":"string","format":"date-time","description":"Instant the aging was counted at: the as_of parameter, or the instant of the request."},"summary":{"$ref":"components#/$defs/PhysicianOrderAgingSummary"}}}],"description":"Meta of the physician order list: PageMeta, next_offset, as_of and the aging summary.","x-svc-phi":"kept"};
+const schema301 = {"type":"object","required":["not_sent","0_7_days","8_14_days","15_30_days","31_plus_days","sla_breached"],"properties":{"not_sent":{"type":"integer","minimum":0,"description":"Orders of the filtered set awaiting signature in bucket not_sent as of meta.as_of."},"0_7_days":{"type":"integer","minimum":0,"description":"Orders of the filtered set awaiting signature in bucket 0_7_days as of meta.as_of."},"8_14_days":{"type":"integer","minimum":0,"description":"Orders of the filtered set awaiting signature in bucket 8_14_days as of meta.as_of."},"15_30_days":{"type":"integer","minimum":0,"description":"Orders of the filtered set awaiting signature in bucket 15_30_days as of meta.as_of."},"31_plus_days":{"type":"integer","minimum":0,"description":"Orders of the filtered set awaiting signature in bucket 31_plus_days as of meta.as_of."},"sla_breached":{"type":"integer","minimum":0,"description":"Of those, the orders past the agency's SLA as of meta.as_of."}},"description":"Counts over the whole filtered set of a physician order list (every page), not only the page served.","x-svc-phi":"kept"};
+
+function validate299(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate299.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate109(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate109.errors : vErrors.concat(validate109.errors);
+errors = vErrors.length;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.as_of === undefined){
+const err0 = {instancePath,schemaPath:"#/allOf/1/required",keyword:"required",params:{missingProperty: "as_of"},message:"must have required property '"+"as_of"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.summary === undefined){
+const err1 = {instancePath,schemaPath:"#/allOf/1/required",keyword:"required",params:{missingProperty: "summary"},message:"must have required property '"+"summary"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.as_of !== undefined){
+let data0 = data.as_of;
+if(typeof data0 === "string"){
+if(!(formats0.validate(data0))){
+const err2 = {instancePath:instancePath+"/as_of",schemaPath:"#/allOf/1/properties/as_of/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+else {
+const err3 = {instancePath:instancePath+"/as_of",schemaPath:"#/allOf/1/properties/as_of/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.summary !== undefined){
+let data1 = data.summary;
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+if(data1.not_sent === undefined){
+const err4 = {instancePath:instancePath+"/summary",schemaPath:"components#/$defs/PhysicianOrderAgingSummary/required",keyword:"required",params:{missingProperty: "not_sent"},message:"must have required property '"+"not_sent"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data1["0_7_days"] === undefined){
+const err5 = {instancePath:instancePath+"/summary",schemaPath:"components#/$defs/PhysicianOrderAgingSummary/required",keyword:"required",params:{missingProperty: "0_7_days"},message:"must have required property '"+"0_7_days"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data1["8_14_days"] === undefined){
+const err6 = {instancePath:instancePath+"/summary",schemaPath:"components#/$defs/PhysicianOrderAgingSummary/required",keyword:"required",params:{missingProperty: "8_14_days"},message:"must have required property '"+"8_14_days"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data1["15_30_days"] === undefined){
+const err7 = {instancePath:instancePath+"/summary",schemaPath:"components#/$defs/PhysicianOrderAgingSummary/required",keyword:"required",params:{missingProperty: "15_30_days"},message:"must have required property '"+"15_30_days"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data1["31_plus_days"] === undefined){
+const err8 = {instancePath:instancePath+"/summary",schemaPath:"components#/$defs/PhysicianOrderAgingSummary/required",keyword:"required",params:{missingProperty: "31_plus_days"},message:"must have required property '"+"31_plus_days"+"'"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(data1.sla_breached === undefined){
+const err9 = {instancePath:instancePath+"/summary",schemaPath:"components#/$defs/PhysicianOrderAgingSummary/required",keyword:"required",params:{missingProperty: "sla_breached"},message:"must have required property '"+"sla_breached"+"'"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(data1.not_sent !== undefined){
+let data2 = data1.not_sent;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+const err10 = {instancePath:instancePath+"/summary/not_sent",schemaPath:"components#/$defs/PhysicianOrderAgingSummary/properties/not_sent/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 0 || isNaN(data2)){
+const err11 = {instancePath:instancePath+"/summary/not_sent",schemaPath:"components#/$defs/PhysicianOrderAgingSummary/properties/not_sent/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+}
+if(data1["0_7_days"] !== undefined){
+let data3 = data1["0_7_days"];
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+const err12 = {instancePath:instancePath+"/summary/0_7_days",schemaPath:"components#/$defs/PhysicianOrderAgingSummary/properties/0_7_days/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 < 0 || isNaN(data3)){
+const err13 = {instancePath:instancePath+"/summary/0_7_days",schemaPath:"components#/$defs/PhysicianOrderAgingSummary/properties/0_7_days/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+if(data1["8_14_days"] !== undefined){
+let data4 = data1["8_14_days"];
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+const err14 = {instancePath:instancePath+"/summary/8_14_days",schemaPath:"components#/$defs/PhysicianOrderAgingSummary/properties/8_14_days/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 < 0 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/summary/8_14_days",schemaPath:"components#/$defs/PhysicianOrderAgingSummary/properties/8_14_days/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+}
+if(data1["15_30_days"] !== undefined){
+let data5 = data1["15_30_days"];
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+const err16 = {instancePath:instancePath+"/summary/15_30_days",schemaPath:"components#/$defs/PhysicianOrderAgingSummary/properties/15_30_days/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 < 0 || isNaN(data5)){
+const err17 = {instancePath:instancePath+"/summary/15_30_days",schemaPath:"components#/$defs/PhysicianOrderAgingSummary/properties/15_30_days/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+}
+if(data1["31_plus_days"] !== undefined){
+let data6 = data1["31_plus_days"];
+if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
+const err18 = {instancePath:instancePath+"/summary/31_plus_days",schemaPath:"components#/$defs/PhysicianOrderAgingSummary/properties/31_plus_days/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if((typeof data6 == "number") && (isFinite(data6))){
+if(data6 < 0 || isNaN(data6)){
+const err19 = {instancePath:instancePath+"/summary/31_plus_days",schemaPath:"components#/$defs/PhysicianOrderAgingSummary/properties/31_plus_days/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+}
+if(data1.sla_breached !== undefined){
+let data7 = data1.sla_breached;
+if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
+const err20 = {instancePath:instancePath+"/summary/sla_breached",schemaPath:"components#/$defs/PhysicianOrderAgingSummary/properties/sla_breached/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+if((typeof data7 == "number") && (isFinite(data7))){
+if(data7 < 0 || isNaN(data7)){
+const err21 = {instancePath:instancePath+"/summary/sla_breached",schemaPath:"components#/$defs/PhysicianOrderAgingSummary/properties/sla_breached/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err22 = {instancePath:instancePath+"/summary",schemaPath:"components#/$defs/PhysicianOrderAgingSummary/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+}
+else {
+const err23 = {instancePath,schemaPath:"#/allOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+validate299.errors = vErrors;
+return errors === 0;
+}
+validate299.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
 
 function validate298(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -31160,8 +31465,8 @@ vErrors.push(err5);
 }
 errors++;
 }
-if(data1.signature_status === undefined){
-const err6 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "signature_status"},message:"must have required property '"+"signature_status"+"'"};
+if(data1.physician_name === undefined){
+const err6 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "physician_name"},message:"must have required property '"+"physician_name"+"'"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -31170,8 +31475,8 @@ vErrors.push(err6);
 }
 errors++;
 }
-if(data1.sent_at === undefined){
-const err7 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "sent_at"},message:"must have required property '"+"sent_at"+"'"};
+if(data1.physician_npi === undefined){
+const err7 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "physician_npi"},message:"must have required property '"+"physician_npi"+"'"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -31180,8 +31485,8 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(data1.signed_at === undefined){
-const err8 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "signed_at"},message:"must have required property '"+"signed_at"+"'"};
+if(data1.office_id === undefined){
+const err8 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "office_id"},message:"must have required property '"+"office_id"+"'"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -31190,8 +31495,8 @@ vErrors.push(err8);
 }
 errors++;
 }
-if(data1.days_outstanding === undefined){
-const err9 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "days_outstanding"},message:"must have required property '"+"days_outstanding"+"'"};
+if(data1.signature_status === undefined){
+const err9 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "signature_status"},message:"must have required property '"+"signature_status"+"'"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -31200,8 +31505,8 @@ vErrors.push(err9);
 }
 errors++;
 }
-if(data1.aging_bucket === undefined){
-const err10 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "aging_bucket"},message:"must have required property '"+"aging_bucket"+"'"};
+if(data1.delivery_method === undefined){
+const err10 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "delivery_method"},message:"must have required property '"+"delivery_method"+"'"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -31210,8 +31515,8 @@ vErrors.push(err10);
 }
 errors++;
 }
-if(data1.sla_days === undefined){
-const err11 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "sla_days"},message:"must have required property '"+"sla_days"+"'"};
+if(data1.sent_at === undefined){
+const err11 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "sent_at"},message:"must have required property '"+"sent_at"+"'"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -31220,8 +31525,8 @@ vErrors.push(err11);
 }
 errors++;
 }
-if(data1.sla_breached === undefined){
-const err12 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "sla_breached"},message:"must have required property '"+"sla_breached"+"'"};
+if(data1.signed_at === undefined){
+const err12 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "signed_at"},message:"must have required property '"+"signed_at"+"'"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -31230,8 +31535,8 @@ vErrors.push(err12);
 }
 errors++;
 }
-if(data1.days_to_sign === undefined){
-const err13 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "days_to_sign"},message:"must have required property '"+"days_to_sign"+"'"};
+if(data1.received_at === undefined){
+const err13 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "received_at"},message:"must have required property '"+"received_at"+"'"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -31240,8 +31545,8 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(data1.created_at === undefined){
-const err14 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "created_at"},message:"must have required property '"+"created_at"+"'"};
+if(data1.days_outstanding === undefined){
+const err14 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "days_outstanding"},message:"must have required property '"+"days_outstanding"+"'"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -31250,9 +31555,8 @@ vErrors.push(err14);
 }
 errors++;
 }
-if(data1.id !== undefined){
-if(typeof data1.id !== "string"){
-const err15 = {instancePath:instancePath+"/data/" + i0+"/id",schemaPath:"components#/$defs/PhysicianOrder/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data1.aging_bucket === undefined){
+const err15 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "aging_bucket"},message:"must have required property '"+"aging_bucket"+"'"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -31261,11 +31565,8 @@ vErrors.push(err15);
 }
 errors++;
 }
-}
-if(data1.order_type !== undefined){
-let data3 = data1.order_type;
-if(typeof data3 !== "string"){
-const err16 = {instancePath:instancePath+"/data/" + i0+"/order_type",schemaPath:"components#/$defs/PhysicianOrder/properties/order_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data1.sla_days === undefined){
+const err16 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "sla_days"},message:"must have required property '"+"sla_days"+"'"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -31274,8 +31575,8 @@ vErrors.push(err16);
 }
 errors++;
 }
-if(!((((((data3 === "plan_of_care") || (data3 === "recertification")) || (data3 === "verbal")) || (data3 === "supplemental")) || (data3 === "face_to_face")) || (data3 === "discharge"))){
-const err17 = {instancePath:instancePath+"/data/" + i0+"/order_type",schemaPath:"components#/$defs/PhysicianOrder/properties/order_type/enum",keyword:"enum",params:{allowedValues: schema299.properties.order_type.enum},message:"must be equal to one of the allowed values"};
+if(data1.sla_breached === undefined){
+const err17 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "sla_breached"},message:"must have required property '"+"sla_breached"+"'"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -31284,10 +31585,8 @@ vErrors.push(err17);
 }
 errors++;
 }
-}
-if(data1.patient_id !== undefined){
-if(typeof data1.patient_id !== "string"){
-const err18 = {instancePath:instancePath+"/data/" + i0+"/patient_id",schemaPath:"components#/$defs/PhysicianOrder/properties/patient_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data1.days_to_sign === undefined){
+const err18 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "days_to_sign"},message:"must have required property '"+"days_to_sign"+"'"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -31296,10 +31595,8 @@ vErrors.push(err18);
 }
 errors++;
 }
-}
-if(data1.physician_id !== undefined){
-if(typeof data1.physician_id !== "string"){
-const err19 = {instancePath:instancePath+"/data/" + i0+"/physician_id",schemaPath:"components#/$defs/PhysicianOrder/properties/physician_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data1.created_at === undefined){
+const err19 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "created_at"},message:"must have required property '"+"created_at"+"'"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -31308,11 +31605,9 @@ vErrors.push(err19);
 }
 errors++;
 }
-}
-if(data1.physician_name !== undefined){
-let data6 = data1.physician_name;
-if((typeof data6 !== "string") && (data6 !== null)){
-const err20 = {instancePath:instancePath+"/data/" + i0+"/physician_name",schemaPath:"components#/$defs/PhysicianOrder/properties/physician_name/type",keyword:"type",params:{type: schema299.properties.physician_name.type},message:"must be string,null"};
+if(data1.id !== undefined){
+if(typeof data1.id !== "string"){
+const err20 = {instancePath:instancePath+"/data/" + i0+"/id",schemaPath:"components#/$defs/PhysicianOrder/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -31322,10 +31617,10 @@ vErrors.push(err20);
 errors++;
 }
 }
-if(data1.signature_status !== undefined){
-let data7 = data1.signature_status;
-if(typeof data7 !== "string"){
-const err21 = {instancePath:instancePath+"/data/" + i0+"/signature_status",schemaPath:"components#/$defs/PhysicianOrder/properties/signature_status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data1.order_type !== undefined){
+let data3 = data1.order_type;
+if(typeof data3 !== "string"){
+const err21 = {instancePath:instancePath+"/data/" + i0+"/order_type",schemaPath:"components#/$defs/PhysicianOrder/properties/order_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -31334,8 +31629,8 @@ vErrors.push(err21);
 }
 errors++;
 }
-if(!((((((data7 === "signed") || (data7 === "awaiting_signature")) || (data7 === "signature_not_required")) || (data7 === "rejected")) || (data7 === "superseded")) || (data7 === "cancelled"))){
-const err22 = {instancePath:instancePath+"/data/" + i0+"/signature_status",schemaPath:"components#/$defs/PhysicianOrder/properties/signature_status/enum",keyword:"enum",params:{allowedValues: schema299.properties.signature_status.enum},message:"must be equal to one of the allowed values"};
+if(!((((((data3 === "plan_of_care") || (data3 === "recertification")) || (data3 === "verbal")) || (data3 === "supplemental")) || (data3 === "face_to_face")) || (data3 === "discharge"))){
+const err22 = {instancePath:instancePath+"/data/" + i0+"/order_type",schemaPath:"components#/$defs/PhysicianOrder/properties/order_type/enum",keyword:"enum",params:{allowedValues: schema299.properties.order_type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -31345,10 +31640,9 @@ vErrors.push(err22);
 errors++;
 }
 }
-if(data1.sent_at !== undefined){
-let data8 = data1.sent_at;
-if((typeof data8 !== "string") && (data8 !== null)){
-const err23 = {instancePath:instancePath+"/data/" + i0+"/sent_at",schemaPath:"components#/$defs/PhysicianOrder/properties/sent_at/type",keyword:"type",params:{type: schema299.properties.sent_at.type},message:"must be string,null"};
+if(data1.patient_id !== undefined){
+if(typeof data1.patient_id !== "string"){
+const err23 = {instancePath:instancePath+"/data/" + i0+"/patient_id",schemaPath:"components#/$defs/PhysicianOrder/properties/patient_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -31357,9 +31651,10 @@ vErrors.push(err23);
 }
 errors++;
 }
-if(typeof data8 === "string"){
-if(!(formats0.validate(data8))){
-const err24 = {instancePath:instancePath+"/data/" + i0+"/sent_at",schemaPath:"components#/$defs/PhysicianOrder/properties/sent_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+}
+if(data1.physician_id !== undefined){
+if(typeof data1.physician_id !== "string"){
+const err24 = {instancePath:instancePath+"/data/" + i0+"/physician_id",schemaPath:"components#/$defs/PhysicianOrder/properties/physician_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -31369,11 +31664,10 @@ vErrors.push(err24);
 errors++;
 }
 }
-}
-if(data1.signed_at !== undefined){
-let data9 = data1.signed_at;
-if((typeof data9 !== "string") && (data9 !== null)){
-const err25 = {instancePath:instancePath+"/data/" + i0+"/signed_at",schemaPath:"components#/$defs/PhysicianOrder/properties/signed_at/type",keyword:"type",params:{type: schema299.properties.signed_at.type},message:"must be string,null"};
+if(data1.physician_name !== undefined){
+let data6 = data1.physician_name;
+if((typeof data6 !== "string") && (data6 !== null)){
+const err25 = {instancePath:instancePath+"/data/" + i0+"/physician_name",schemaPath:"components#/$defs/PhysicianOrder/properties/physician_name/type",keyword:"type",params:{type: schema299.properties.physician_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -31382,9 +31676,11 @@ vErrors.push(err25);
 }
 errors++;
 }
-if(typeof data9 === "string"){
-if(!(formats0.validate(data9))){
-const err26 = {instancePath:instancePath+"/data/" + i0+"/signed_at",schemaPath:"components#/$defs/PhysicianOrder/properties/signed_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+}
+if(data1.physician_npi !== undefined){
+let data7 = data1.physician_npi;
+if((typeof data7 !== "string") && (data7 !== null)){
+const err26 = {instancePath:instancePath+"/data/" + i0+"/physician_npi",schemaPath:"components#/$defs/PhysicianOrder/properties/physician_npi/type",keyword:"type",params:{type: schema299.properties.physician_npi.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -31393,12 +31689,9 @@ vErrors.push(err26);
 }
 errors++;
 }
-}
-}
-if(data1.days_outstanding !== undefined){
-let data10 = data1.days_outstanding;
-if((!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))) && (data10 !== null)){
-const err27 = {instancePath:instancePath+"/data/" + i0+"/days_outstanding",schemaPath:"components#/$defs/PhysicianOrder/properties/days_outstanding/type",keyword:"type",params:{type: schema299.properties.days_outstanding.type},message:"must be integer,null"};
+if(typeof data7 === "string"){
+if(!pattern44.test(data7)){
+const err27 = {instancePath:instancePath+"/data/" + i0+"/physician_npi",schemaPath:"components#/$defs/PhysicianOrder/properties/physician_npi/pattern",keyword:"pattern",params:{pattern: "^[0-9]{10}$"},message:"must match pattern \""+"^[0-9]{10}$"+"\""};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -31407,9 +31700,11 @@ vErrors.push(err27);
 }
 errors++;
 }
-if((typeof data10 == "number") && (isFinite(data10))){
-if(data10 < 0 || isNaN(data10)){
-const err28 = {instancePath:instancePath+"/data/" + i0+"/days_outstanding",schemaPath:"components#/$defs/PhysicianOrder/properties/days_outstanding/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+}
+if(data1.office_id !== undefined){
+if(typeof data1.office_id !== "string"){
+const err28 = {instancePath:instancePath+"/data/" + i0+"/office_id",schemaPath:"components#/$defs/PhysicianOrder/properties/office_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -31419,11 +31714,10 @@ vErrors.push(err28);
 errors++;
 }
 }
-}
-if(data1.aging_bucket !== undefined){
-let data11 = data1.aging_bucket;
-if((typeof data11 !== "string") && (data11 !== null)){
-const err29 = {instancePath:instancePath+"/data/" + i0+"/aging_bucket",schemaPath:"components#/$defs/PhysicianOrder/properties/aging_bucket/type",keyword:"type",params:{type: schema299.properties.aging_bucket.type},message:"must be string,null"};
+if(data1.signature_status !== undefined){
+let data9 = data1.signature_status;
+if(typeof data9 !== "string"){
+const err29 = {instancePath:instancePath+"/data/" + i0+"/signature_status",schemaPath:"components#/$defs/PhysicianOrder/properties/signature_status/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -31432,8 +31726,8 @@ vErrors.push(err29);
 }
 errors++;
 }
-if(!((((((data11 === "not_sent") || (data11 === "0_7_days")) || (data11 === "8_14_days")) || (data11 === "15_30_days")) || (data11 === "31_plus_days")) || (data11 === null))){
-const err30 = {instancePath:instancePath+"/data/" + i0+"/aging_bucket",schemaPath:"components#/$defs/PhysicianOrder/properties/aging_bucket/enum",keyword:"enum",params:{allowedValues: schema299.properties.aging_bucket.enum},message:"must be equal to one of the allowed values"};
+if(!((((((data9 === "signed") || (data9 === "awaiting_signature")) || (data9 === "signature_not_required")) || (data9 === "rejected")) || (data9 === "superseded")) || (data9 === "cancelled"))){
+const err30 = {instancePath:instancePath+"/data/" + i0+"/signature_status",schemaPath:"components#/$defs/PhysicianOrder/properties/signature_status/enum",keyword:"enum",params:{allowedValues: schema299.properties.signature_status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -31443,10 +31737,10 @@ vErrors.push(err30);
 errors++;
 }
 }
-if(data1.sla_days !== undefined){
-let data12 = data1.sla_days;
-if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
-const err31 = {instancePath:instancePath+"/data/" + i0+"/sla_days",schemaPath:"components#/$defs/PhysicianOrder/properties/sla_days/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data1.delivery_method !== undefined){
+let data10 = data1.delivery_method;
+if((typeof data10 !== "string") && (data10 !== null)){
+const err31 = {instancePath:instancePath+"/data/" + i0+"/delivery_method",schemaPath:"components#/$defs/PhysicianOrder/properties/delivery_method/type",keyword:"type",params:{type: schema299.properties.delivery_method.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -31455,9 +31749,8 @@ vErrors.push(err31);
 }
 errors++;
 }
-if((typeof data12 == "number") && (isFinite(data12))){
-if(data12 < 0 || isNaN(data12)){
-const err32 = {instancePath:instancePath+"/data/" + i0+"/sla_days",schemaPath:"components#/$defs/PhysicianOrder/properties/sla_days/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(!((((data10 === "fax") || (data10 === "portal")) || (data10 === "e_signature")) || (data10 === null))){
+const err32 = {instancePath:instancePath+"/data/" + i0+"/delivery_method",schemaPath:"components#/$defs/PhysicianOrder/properties/delivery_method/enum",keyword:"enum",params:{allowedValues: schema299.properties.delivery_method.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -31467,10 +31760,10 @@ vErrors.push(err32);
 errors++;
 }
 }
-}
-if(data1.sla_breached !== undefined){
-if(typeof data1.sla_breached !== "boolean"){
-const err33 = {instancePath:instancePath+"/data/" + i0+"/sla_breached",schemaPath:"components#/$defs/PhysicianOrder/properties/sla_breached/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data1.sent_at !== undefined){
+let data11 = data1.sent_at;
+if((typeof data11 !== "string") && (data11 !== null)){
+const err33 = {instancePath:instancePath+"/data/" + i0+"/sent_at",schemaPath:"components#/$defs/PhysicianOrder/properties/sent_at/type",keyword:"type",params:{type: schema299.properties.sent_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -31479,11 +31772,9 @@ vErrors.push(err33);
 }
 errors++;
 }
-}
-if(data1.days_to_sign !== undefined){
-let data14 = data1.days_to_sign;
-if((!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))) && (data14 !== null)){
-const err34 = {instancePath:instancePath+"/data/" + i0+"/days_to_sign",schemaPath:"components#/$defs/PhysicianOrder/properties/days_to_sign/type",keyword:"type",params:{type: schema299.properties.days_to_sign.type},message:"must be integer,null"};
+if(typeof data11 === "string"){
+if(!(formats0.validate(data11))){
+const err34 = {instancePath:instancePath+"/data/" + i0+"/sent_at",schemaPath:"components#/$defs/PhysicianOrder/properties/sent_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -31492,9 +31783,12 @@ vErrors.push(err34);
 }
 errors++;
 }
-if((typeof data14 == "number") && (isFinite(data14))){
-if(data14 < 0 || isNaN(data14)){
-const err35 = {instancePath:instancePath+"/data/" + i0+"/days_to_sign",schemaPath:"components#/$defs/PhysicianOrder/properties/days_to_sign/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+}
+if(data1.signed_at !== undefined){
+let data12 = data1.signed_at;
+if((typeof data12 !== "string") && (data12 !== null)){
+const err35 = {instancePath:instancePath+"/data/" + i0+"/signed_at",schemaPath:"components#/$defs/PhysicianOrder/properties/signed_at/type",keyword:"type",params:{type: schema299.properties.signed_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -31503,13 +31797,9 @@ vErrors.push(err35);
 }
 errors++;
 }
-}
-}
-if(data1.created_at !== undefined){
-let data15 = data1.created_at;
-if(typeof data15 === "string"){
-if(!(formats0.validate(data15))){
-const err36 = {instancePath:instancePath+"/data/" + i0+"/created_at",schemaPath:"components#/$defs/PhysicianOrder/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(typeof data12 === "string"){
+if(!(formats0.validate(data12))){
+const err36 = {instancePath:instancePath+"/data/" + i0+"/signed_at",schemaPath:"components#/$defs/PhysicianOrder/properties/signed_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -31519,8 +31809,11 @@ vErrors.push(err36);
 errors++;
 }
 }
-else {
-const err37 = {instancePath:instancePath+"/data/" + i0+"/created_at",schemaPath:"components#/$defs/PhysicianOrder/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+if(data1.received_at !== undefined){
+let data13 = data1.received_at;
+if((typeof data13 !== "string") && (data13 !== null)){
+const err37 = {instancePath:instancePath+"/data/" + i0+"/received_at",schemaPath:"components#/$defs/PhysicianOrder/properties/received_at/type",keyword:"type",params:{type: schema299.properties.received_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -31529,10 +31822,9 @@ vErrors.push(err37);
 }
 errors++;
 }
-}
-}
-else {
-const err38 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/PhysicianOrder/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(typeof data13 === "string"){
+if(!(formats0.validate(data13))){
+const err38 = {instancePath:instancePath+"/data/" + i0+"/received_at",schemaPath:"components#/$defs/PhysicianOrder/properties/received_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -31543,8 +31835,10 @@ errors++;
 }
 }
 }
-else {
-const err39 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data1.days_outstanding !== undefined){
+let data14 = data1.days_outstanding;
+if((!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))) && (data14 !== null)){
+const err39 = {instancePath:instancePath+"/data/" + i0+"/days_outstanding",schemaPath:"components#/$defs/PhysicianOrder/properties/days_outstanding/type",keyword:"type",params:{type: schema299.properties.days_outstanding.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -31553,16 +31847,9 @@ vErrors.push(err39);
 }
 errors++;
 }
-}
-if(data.meta !== undefined){
-let data16 = data.meta;
-if(!(validate109(data16, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate109.errors : vErrors.concat(validate109.errors);
-errors = vErrors.length;
-}
-if(data16 && typeof data16 == "object" && !Array.isArray(data16)){
-if(data16.as_of === undefined){
-const err40 = {instancePath:instancePath+"/meta",schemaPath:"#/properties/meta/allOf/1/required",keyword:"required",params:{missingProperty: "as_of"},message:"must have required property '"+"as_of"+"'"};
+if((typeof data14 == "number") && (isFinite(data14))){
+if(data14 < 0 || isNaN(data14)){
+const err40 = {instancePath:instancePath+"/data/" + i0+"/days_outstanding",schemaPath:"components#/$defs/PhysicianOrder/properties/days_outstanding/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -31571,11 +31858,12 @@ vErrors.push(err40);
 }
 errors++;
 }
-if(data16.as_of !== undefined){
-let data17 = data16.as_of;
-if(typeof data17 === "string"){
-if(!(formats0.validate(data17))){
-const err41 = {instancePath:instancePath+"/meta/as_of",schemaPath:"#/properties/meta/allOf/1/properties/as_of/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+}
+}
+if(data1.aging_bucket !== undefined){
+let data15 = data1.aging_bucket;
+if((typeof data15 !== "string") && (data15 !== null)){
+const err41 = {instancePath:instancePath+"/data/" + i0+"/aging_bucket",schemaPath:"components#/$defs/PhysicianOrder/properties/aging_bucket/type",keyword:"type",params:{type: schema299.properties.aging_bucket.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -31584,9 +31872,8 @@ vErrors.push(err41);
 }
 errors++;
 }
-}
-else {
-const err42 = {instancePath:instancePath+"/meta/as_of",schemaPath:"#/properties/meta/allOf/1/properties/as_of/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!((((((data15 === "not_sent") || (data15 === "0_7_days")) || (data15 === "8_14_days")) || (data15 === "15_30_days")) || (data15 === "31_plus_days")) || (data15 === null))){
+const err42 = {instancePath:instancePath+"/data/" + i0+"/aging_bucket",schemaPath:"components#/$defs/PhysicianOrder/properties/aging_bucket/enum",keyword:"enum",params:{allowedValues: schema299.properties.aging_bucket.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -31596,9 +31883,10 @@ vErrors.push(err42);
 errors++;
 }
 }
-}
-else {
-const err43 = {instancePath:instancePath+"/meta",schemaPath:"#/properties/meta/allOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data1.sla_days !== undefined){
+let data16 = data1.sla_days;
+if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
+const err43 = {instancePath:instancePath+"/data/" + i0+"/sla_days",schemaPath:"components#/$defs/PhysicianOrder/properties/sla_days/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -31607,14 +31895,9 @@ vErrors.push(err43);
 }
 errors++;
 }
-}
-if(data.warnings !== undefined){
-let data18 = data.warnings;
-if(Array.isArray(data18)){
-const len1 = data18.length;
-for(let i1=0; i1<len1; i1++){
-if(typeof data18[i1] !== "string"){
-const err44 = {instancePath:instancePath+"/warnings/" + i1,schemaPath:"components#/$defs/Warnings/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if((typeof data16 == "number") && (isFinite(data16))){
+if(data16 < 0 || isNaN(data16)){
+const err44 = {instancePath:instancePath+"/data/" + i0+"/sla_days",schemaPath:"components#/$defs/PhysicianOrder/properties/sla_days/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -31625,8 +31908,9 @@ errors++;
 }
 }
 }
-else {
-const err45 = {instancePath:instancePath+"/warnings",schemaPath:"components#/$defs/Warnings/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data1.sla_breached !== undefined){
+if(typeof data1.sla_breached !== "boolean"){
+const err45 = {instancePath:instancePath+"/data/" + i0+"/sla_breached",schemaPath:"components#/$defs/PhysicianOrder/properties/sla_breached/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -31636,14 +31920,122 @@ vErrors.push(err45);
 errors++;
 }
 }
-}
-else {
-const err46 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data1.days_to_sign !== undefined){
+let data18 = data1.days_to_sign;
+if((!(((typeof data18 == "number") && (!(data18 % 1) && !isNaN(data18))) && (isFinite(data18)))) && (data18 !== null)){
+const err46 = {instancePath:instancePath+"/data/" + i0+"/days_to_sign",schemaPath:"components#/$defs/PhysicianOrder/properties/days_to_sign/type",keyword:"type",params:{type: schema299.properties.days_to_sign.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err46];
 }
 else {
 vErrors.push(err46);
+}
+errors++;
+}
+if((typeof data18 == "number") && (isFinite(data18))){
+if(data18 < 0 || isNaN(data18)){
+const err47 = {instancePath:instancePath+"/data/" + i0+"/days_to_sign",schemaPath:"components#/$defs/PhysicianOrder/properties/days_to_sign/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+}
+}
+if(data1.created_at !== undefined){
+let data19 = data1.created_at;
+if(typeof data19 === "string"){
+if(!(formats0.validate(data19))){
+const err48 = {instancePath:instancePath+"/data/" + i0+"/created_at",schemaPath:"components#/$defs/PhysicianOrder/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+}
+else {
+const err49 = {instancePath:instancePath+"/data/" + i0+"/created_at",schemaPath:"components#/$defs/PhysicianOrder/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+}
+}
+else {
+const err50 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/PhysicianOrder/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+}
+}
+else {
+const err51 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+}
+if(data.meta !== undefined){
+if(!(validate299(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate299.errors : vErrors.concat(validate299.errors);
+errors = vErrors.length;
+}
+}
+if(data.warnings !== undefined){
+let data21 = data.warnings;
+if(Array.isArray(data21)){
+const len1 = data21.length;
+for(let i1=0; i1<len1; i1++){
+if(typeof data21[i1] !== "string"){
+const err52 = {instancePath:instancePath+"/warnings/" + i1,schemaPath:"components#/$defs/Warnings/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
+}
+errors++;
+}
+}
+}
+else {
+const err53 = {instancePath:instancePath+"/warnings",schemaPath:"components#/$defs/Warnings/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err53];
+}
+else {
+vErrors.push(err53);
+}
+errors++;
+}
+}
+}
+else {
+const err54 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err54];
+}
+else {
+vErrors.push(err54);
 }
 errors++;
 }
@@ -31672,15 +32064,319 @@ return errors === 0;
 }
 validate297.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listPhysicianOrdersStatus200V1 = validate301;
-const schema301 = {"$ref":"components-v1#/$defs/PhysicianOrderListResponse"};
-const schema302 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components-v1#/$defs/PhysicianOrder"},"description":"Items of this page."},"meta":{"allOf":[{"$ref":"components-v1#/$defs/ListMeta"},{"type":"object","required":["as_of"],"properties":{"as_of":{"type":"string","format":"date-time","description":"Aging reference instant."}}}]},"warnings":{"$ref":"components-v1#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
-const schema303 = {"type":"object","required":["id","order_type","patient_id","physician_id","status","sent_at","signed_at","days_outstanding","aging_bucket","sla_days","sla_breached","created_at"],"properties":{"id":{"type":"string","description":"Order id, or a stable OR- handle in no_phi sessions.","x-svc-phi":{"reduce":"handle","kind":"physician_order"}},"order_type":{"type":"string","enum":["plan_of_care","recertification","verbal","supplemental","face_to_face","discharge"],"description":"Kind of order."},"patient_id":{"type":"string","description":"Patient (surrogate handle in no_phi sessions).","x-svc-phi":"handle"},"physician_id":{"type":"string","description":"Physician (surrogate handle in no_phi sessions).","x-svc-phi":{"reduce":"handle","kind":"physician"}},"physician_name":{"type":["string","null"],"description":"Physician; null in no_phi sessions.","x-svc-phi":"withheld"},"status":{"type":"string","enum":["signed","awaiting_signature","signature_not_required","rejected","superseded","cancelled"],"description":"Signature state.","x-svc-v1-name":"status"},"sent_at":{"type":["string","null"],"format":"date-time","description":"Sent for signature (year only in no_phi sessions).","x-svc-phi":"year"},"signed_at":{"type":["string","null"],"format":"date-time","description":"Signed (year only in no_phi sessions).","x-svc-phi":"year"},"days_outstanding":{"type":["integer","null"],"minimum":0,"description":"Days awaiting signature as of meta.as_of; null when not awaiting."},"aging_bucket":{"type":["string","null"],"enum":["not_sent","0_7_days","8_14_days","15_30_days","31_plus_days",null],"description":"Aging as of meta.as_of; null when not awaiting signature."},"sla_days":{"type":"integer","description":"Signature SLA of the agency.","minimum":0},"sla_breached":{"type":"boolean","description":"Whether days_outstanding (or days_to_sign) exceeds sla_days."},"created_at":{"type":"string","format":"date-time","description":"Created (year only in no_phi sessions).","x-svc-phi":"year"}},"description":"Physician order; order content is never included."};
+export const listPhysicianOrdersStatus200V1 = validate303;
+const schema303 = {"$ref":"components-v1#/$defs/PhysicianOrderListResponse"};
+const schema304 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components-v1#/$defs/PhysicianOrder"},"description":"Items of this page."},"meta":{"$ref":"components-v1#/$defs/PhysicianOrderListMeta"},"warnings":{"$ref":"components-v1#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
+const schema305 = {"type":"object","required":["id","order_type","patient_id","physician_id","physician_name","status","sent_at","signed_at","days_outstanding","aging_bucket","sla_days","sla_breached","created_at"],"properties":{"id":{"type":"string","description":"Order id, or its stable OR- handle in no_phi sessions (the same for every no_phi session of the agency; route 23 takes it).","x-svc-phi":{"reduce":"handle","kind":"physician_order"}},"order_type":{"type":"string","enum":["plan_of_care","recertification","verbal","supplemental","face_to_face","discharge"],"description":"Kind of order."},"patient_id":{"type":"string","description":"Patient (stable PT- handle in no_phi sessions).","x-svc-phi":"handle"},"physician_id":{"type":"string","description":"Physician (stable PH- handle in no_phi sessions).","x-svc-phi":{"reduce":"handle","kind":"physician"}},"physician_name":{"type":["string","null"],"description":"Physician's name; null in no_phi sessions.","x-svc-phi":"withheld"},"status":{"type":"string","enum":["signed","awaiting_signature","signature_not_required","rejected","superseded","cancelled"],"description":"Signature state (spec part 3): awaiting_signature (created, sent or not, and not yet signed; the only state that ages), signed, signature_not_required, rejected (the physician refused it; a corrected order replaces it), superseded (replaced by a later order), cancelled.","x-svc-v1-name":"status"},"sent_at":{"type":["string","null"],"format":"date-time","description":"Sent to the physician for signature; null while not sent (year only in no_phi sessions).","x-svc-phi":"year"},"signed_at":{"type":["string","null"],"format":"date-time","description":"Signed by the physician; set exactly when signature_status is signed (year only in no_phi sessions).","x-svc-phi":"year"},"days_outstanding":{"type":["integer","null"],"minimum":0,"description":"Whole days awaiting signature since sent_at, as of meta.as_of (calendar days of the office's time zone); null unless awaiting signature and sent by as_of."},"aging_bucket":{"type":["string","null"],"enum":["not_sent","0_7_days","8_14_days","15_30_days","31_plus_days",null],"description":"Aging as of meta.as_of: not_sent (awaiting signature, not sent by as_of), 0_7_days, 8_14_days, 15_30_days or 31_plus_days by days_outstanding (bounds included); null unless awaiting signature."},"sla_days":{"type":"integer","description":"The agency's signature SLA in days (default 7; set by the agency's administrator).","minimum":0},"sla_breached":{"type":"boolean","description":"Awaiting: days_outstanding greater than sla_days as of meta.as_of. Signed: days_to_sign greater than sla_days. Otherwise false (an order not sent yet has not started its SLA)."},"created_at":{"type":"string","format":"date-time","description":"Created; the list's order (year only in no_phi sessions).","x-svc-phi":"year"}},"description":"Physician order and its signature aging (spec 2.7). Order content (the clinical text) is never included."};
+const schema306 = {"allOf":[{"$ref":"components-v1#/$defs/ListMeta"},{"type":"object","required":["as_of","summary"],"properties":{"as_of":{"type":"string","format":"date-time","description":"Instant the aging was counted at: the as_of parameter, or the instant of the request."},"summary":{"$ref":"components-v1#/$defs/PhysicianOrderAgingSummary"}}}],"description":"Meta of the physician order list: PageMeta, next_offset, as_of and the aging summary.","x-svc-phi":"kept"};
+const schema307 = {"type":"object","required":["not_sent","0_7_days","8_14_days","15_30_days","31_plus_days","sla_breached"],"properties":{"not_sent":{"type":"integer","minimum":0,"description":"Orders of the filtered set awaiting signature in bucket not_sent as of meta.as_of."},"0_7_days":{"type":"integer","minimum":0,"description":"Orders of the filtered set awaiting signature in bucket 0_7_days as of meta.as_of."},"8_14_days":{"type":"integer","minimum":0,"description":"Orders of the filtered set awaiting signature in bucket 8_14_days as of meta.as_of."},"15_30_days":{"type":"integer","minimum":0,"description":"Orders of the filtered set awaiting signature in bucket 15_30_days as of meta.as_of."},"31_plus_days":{"type":"integer","minimum":0,"description":"Orders of the filtered set awaiting signature in bucket 31_plus_days as of meta.as_of."},"sla_breached":{"type":"integer","minimum":0,"description":"Of those, the orders past the agency's SLA as of meta.as_of."}},"description":"Counts over the whole filtered set of a physician order list (every page), not only the page served.","x-svc-phi":"kept"};
 
-function validate302(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate305(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate302.evaluated;
+const evaluated0 = validate305.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate115(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
+errors = vErrors.length;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.as_of === undefined){
+const err0 = {instancePath,schemaPath:"#/allOf/1/required",keyword:"required",params:{missingProperty: "as_of"},message:"must have required property '"+"as_of"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.summary === undefined){
+const err1 = {instancePath,schemaPath:"#/allOf/1/required",keyword:"required",params:{missingProperty: "summary"},message:"must have required property '"+"summary"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.as_of !== undefined){
+let data0 = data.as_of;
+if(typeof data0 === "string"){
+if(!(formats0.validate(data0))){
+const err2 = {instancePath:instancePath+"/as_of",schemaPath:"#/allOf/1/properties/as_of/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+else {
+const err3 = {instancePath:instancePath+"/as_of",schemaPath:"#/allOf/1/properties/as_of/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.summary !== undefined){
+let data1 = data.summary;
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+if(data1.not_sent === undefined){
+const err4 = {instancePath:instancePath+"/summary",schemaPath:"components-v1#/$defs/PhysicianOrderAgingSummary/required",keyword:"required",params:{missingProperty: "not_sent"},message:"must have required property '"+"not_sent"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data1["0_7_days"] === undefined){
+const err5 = {instancePath:instancePath+"/summary",schemaPath:"components-v1#/$defs/PhysicianOrderAgingSummary/required",keyword:"required",params:{missingProperty: "0_7_days"},message:"must have required property '"+"0_7_days"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data1["8_14_days"] === undefined){
+const err6 = {instancePath:instancePath+"/summary",schemaPath:"components-v1#/$defs/PhysicianOrderAgingSummary/required",keyword:"required",params:{missingProperty: "8_14_days"},message:"must have required property '"+"8_14_days"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data1["15_30_days"] === undefined){
+const err7 = {instancePath:instancePath+"/summary",schemaPath:"components-v1#/$defs/PhysicianOrderAgingSummary/required",keyword:"required",params:{missingProperty: "15_30_days"},message:"must have required property '"+"15_30_days"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data1["31_plus_days"] === undefined){
+const err8 = {instancePath:instancePath+"/summary",schemaPath:"components-v1#/$defs/PhysicianOrderAgingSummary/required",keyword:"required",params:{missingProperty: "31_plus_days"},message:"must have required property '"+"31_plus_days"+"'"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(data1.sla_breached === undefined){
+const err9 = {instancePath:instancePath+"/summary",schemaPath:"components-v1#/$defs/PhysicianOrderAgingSummary/required",keyword:"required",params:{missingProperty: "sla_breached"},message:"must have required property '"+"sla_breached"+"'"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(data1.not_sent !== undefined){
+let data2 = data1.not_sent;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+const err10 = {instancePath:instancePath+"/summary/not_sent",schemaPath:"components-v1#/$defs/PhysicianOrderAgingSummary/properties/not_sent/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 0 || isNaN(data2)){
+const err11 = {instancePath:instancePath+"/summary/not_sent",schemaPath:"components-v1#/$defs/PhysicianOrderAgingSummary/properties/not_sent/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+}
+if(data1["0_7_days"] !== undefined){
+let data3 = data1["0_7_days"];
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+const err12 = {instancePath:instancePath+"/summary/0_7_days",schemaPath:"components-v1#/$defs/PhysicianOrderAgingSummary/properties/0_7_days/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 < 0 || isNaN(data3)){
+const err13 = {instancePath:instancePath+"/summary/0_7_days",schemaPath:"components-v1#/$defs/PhysicianOrderAgingSummary/properties/0_7_days/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+if(data1["8_14_days"] !== undefined){
+let data4 = data1["8_14_days"];
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+const err14 = {instancePath:instancePath+"/summary/8_14_days",schemaPath:"components-v1#/$defs/PhysicianOrderAgingSummary/properties/8_14_days/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 < 0 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/summary/8_14_days",schemaPath:"components-v1#/$defs/PhysicianOrderAgingSummary/properties/8_14_days/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+}
+if(data1["15_30_days"] !== undefined){
+let data5 = data1["15_30_days"];
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+const err16 = {instancePath:instancePath+"/summary/15_30_days",schemaPath:"components-v1#/$defs/PhysicianOrderAgingSummary/properties/15_30_days/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 < 0 || isNaN(data5)){
+const err17 = {instancePath:instancePath+"/summary/15_30_days",schemaPath:"components-v1#/$defs/PhysicianOrderAgingSummary/properties/15_30_days/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+}
+if(data1["31_plus_days"] !== undefined){
+let data6 = data1["31_plus_days"];
+if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
+const err18 = {instancePath:instancePath+"/summary/31_plus_days",schemaPath:"components-v1#/$defs/PhysicianOrderAgingSummary/properties/31_plus_days/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if((typeof data6 == "number") && (isFinite(data6))){
+if(data6 < 0 || isNaN(data6)){
+const err19 = {instancePath:instancePath+"/summary/31_plus_days",schemaPath:"components-v1#/$defs/PhysicianOrderAgingSummary/properties/31_plus_days/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+}
+if(data1.sla_breached !== undefined){
+let data7 = data1.sla_breached;
+if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
+const err20 = {instancePath:instancePath+"/summary/sla_breached",schemaPath:"components-v1#/$defs/PhysicianOrderAgingSummary/properties/sla_breached/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+if((typeof data7 == "number") && (isFinite(data7))){
+if(data7 < 0 || isNaN(data7)){
+const err21 = {instancePath:instancePath+"/summary/sla_breached",schemaPath:"components-v1#/$defs/PhysicianOrderAgingSummary/properties/sla_breached/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err22 = {instancePath:instancePath+"/summary",schemaPath:"components-v1#/$defs/PhysicianOrderAgingSummary/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+}
+else {
+const err23 = {instancePath,schemaPath:"#/allOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+validate305.errors = vErrors;
+return errors === 0;
+}
+validate305.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate304(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate304.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31755,8 +32451,8 @@ vErrors.push(err5);
 }
 errors++;
 }
-if(data1.status === undefined){
-const err6 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(data1.physician_name === undefined){
+const err6 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "physician_name"},message:"must have required property '"+"physician_name"+"'"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -31765,8 +32461,8 @@ vErrors.push(err6);
 }
 errors++;
 }
-if(data1.sent_at === undefined){
-const err7 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "sent_at"},message:"must have required property '"+"sent_at"+"'"};
+if(data1.status === undefined){
+const err7 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -31775,8 +32471,8 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(data1.signed_at === undefined){
-const err8 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "signed_at"},message:"must have required property '"+"signed_at"+"'"};
+if(data1.sent_at === undefined){
+const err8 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "sent_at"},message:"must have required property '"+"sent_at"+"'"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -31785,8 +32481,8 @@ vErrors.push(err8);
 }
 errors++;
 }
-if(data1.days_outstanding === undefined){
-const err9 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "days_outstanding"},message:"must have required property '"+"days_outstanding"+"'"};
+if(data1.signed_at === undefined){
+const err9 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "signed_at"},message:"must have required property '"+"signed_at"+"'"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -31795,8 +32491,8 @@ vErrors.push(err9);
 }
 errors++;
 }
-if(data1.aging_bucket === undefined){
-const err10 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "aging_bucket"},message:"must have required property '"+"aging_bucket"+"'"};
+if(data1.days_outstanding === undefined){
+const err10 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "days_outstanding"},message:"must have required property '"+"days_outstanding"+"'"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -31805,8 +32501,8 @@ vErrors.push(err10);
 }
 errors++;
 }
-if(data1.sla_days === undefined){
-const err11 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "sla_days"},message:"must have required property '"+"sla_days"+"'"};
+if(data1.aging_bucket === undefined){
+const err11 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "aging_bucket"},message:"must have required property '"+"aging_bucket"+"'"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -31815,8 +32511,8 @@ vErrors.push(err11);
 }
 errors++;
 }
-if(data1.sla_breached === undefined){
-const err12 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "sla_breached"},message:"must have required property '"+"sla_breached"+"'"};
+if(data1.sla_days === undefined){
+const err12 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "sla_days"},message:"must have required property '"+"sla_days"+"'"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -31825,8 +32521,8 @@ vErrors.push(err12);
 }
 errors++;
 }
-if(data1.created_at === undefined){
-const err13 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "created_at"},message:"must have required property '"+"created_at"+"'"};
+if(data1.sla_breached === undefined){
+const err13 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "sla_breached"},message:"must have required property '"+"sla_breached"+"'"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -31835,9 +32531,8 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(data1.id !== undefined){
-if(typeof data1.id !== "string"){
-const err14 = {instancePath:instancePath+"/data/" + i0+"/id",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data1.created_at === undefined){
+const err14 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "created_at"},message:"must have required property '"+"created_at"+"'"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -31846,11 +32541,9 @@ vErrors.push(err14);
 }
 errors++;
 }
-}
-if(data1.order_type !== undefined){
-let data3 = data1.order_type;
-if(typeof data3 !== "string"){
-const err15 = {instancePath:instancePath+"/data/" + i0+"/order_type",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/order_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data1.id !== undefined){
+if(typeof data1.id !== "string"){
+const err15 = {instancePath:instancePath+"/data/" + i0+"/id",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -31859,8 +32552,11 @@ vErrors.push(err15);
 }
 errors++;
 }
-if(!((((((data3 === "plan_of_care") || (data3 === "recertification")) || (data3 === "verbal")) || (data3 === "supplemental")) || (data3 === "face_to_face")) || (data3 === "discharge"))){
-const err16 = {instancePath:instancePath+"/data/" + i0+"/order_type",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/order_type/enum",keyword:"enum",params:{allowedValues: schema303.properties.order_type.enum},message:"must be equal to one of the allowed values"};
+}
+if(data1.order_type !== undefined){
+let data3 = data1.order_type;
+if(typeof data3 !== "string"){
+const err16 = {instancePath:instancePath+"/data/" + i0+"/order_type",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/order_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -31869,10 +32565,8 @@ vErrors.push(err16);
 }
 errors++;
 }
-}
-if(data1.patient_id !== undefined){
-if(typeof data1.patient_id !== "string"){
-const err17 = {instancePath:instancePath+"/data/" + i0+"/patient_id",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/patient_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!((((((data3 === "plan_of_care") || (data3 === "recertification")) || (data3 === "verbal")) || (data3 === "supplemental")) || (data3 === "face_to_face")) || (data3 === "discharge"))){
+const err17 = {instancePath:instancePath+"/data/" + i0+"/order_type",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/order_type/enum",keyword:"enum",params:{allowedValues: schema305.properties.order_type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -31882,9 +32576,9 @@ vErrors.push(err17);
 errors++;
 }
 }
-if(data1.physician_id !== undefined){
-if(typeof data1.physician_id !== "string"){
-const err18 = {instancePath:instancePath+"/data/" + i0+"/physician_id",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/physician_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data1.patient_id !== undefined){
+if(typeof data1.patient_id !== "string"){
+const err18 = {instancePath:instancePath+"/data/" + i0+"/patient_id",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/patient_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -31894,10 +32588,9 @@ vErrors.push(err18);
 errors++;
 }
 }
-if(data1.physician_name !== undefined){
-let data6 = data1.physician_name;
-if((typeof data6 !== "string") && (data6 !== null)){
-const err19 = {instancePath:instancePath+"/data/" + i0+"/physician_name",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/physician_name/type",keyword:"type",params:{type: schema303.properties.physician_name.type},message:"must be string,null"};
+if(data1.physician_id !== undefined){
+if(typeof data1.physician_id !== "string"){
+const err19 = {instancePath:instancePath+"/data/" + i0+"/physician_id",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/physician_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -31907,10 +32600,10 @@ vErrors.push(err19);
 errors++;
 }
 }
-if(data1.status !== undefined){
-let data7 = data1.status;
-if(typeof data7 !== "string"){
-const err20 = {instancePath:instancePath+"/data/" + i0+"/status",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data1.physician_name !== undefined){
+let data6 = data1.physician_name;
+if((typeof data6 !== "string") && (data6 !== null)){
+const err20 = {instancePath:instancePath+"/data/" + i0+"/physician_name",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/physician_name/type",keyword:"type",params:{type: schema305.properties.physician_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -31919,8 +32612,11 @@ vErrors.push(err20);
 }
 errors++;
 }
-if(!((((((data7 === "signed") || (data7 === "awaiting_signature")) || (data7 === "signature_not_required")) || (data7 === "rejected")) || (data7 === "superseded")) || (data7 === "cancelled"))){
-const err21 = {instancePath:instancePath+"/data/" + i0+"/status",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/status/enum",keyword:"enum",params:{allowedValues: schema303.properties.status.enum},message:"must be equal to one of the allowed values"};
+}
+if(data1.status !== undefined){
+let data7 = data1.status;
+if(typeof data7 !== "string"){
+const err21 = {instancePath:instancePath+"/data/" + i0+"/status",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -31929,11 +32625,8 @@ vErrors.push(err21);
 }
 errors++;
 }
-}
-if(data1.sent_at !== undefined){
-let data8 = data1.sent_at;
-if((typeof data8 !== "string") && (data8 !== null)){
-const err22 = {instancePath:instancePath+"/data/" + i0+"/sent_at",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/sent_at/type",keyword:"type",params:{type: schema303.properties.sent_at.type},message:"must be string,null"};
+if(!((((((data7 === "signed") || (data7 === "awaiting_signature")) || (data7 === "signature_not_required")) || (data7 === "rejected")) || (data7 === "superseded")) || (data7 === "cancelled"))){
+const err22 = {instancePath:instancePath+"/data/" + i0+"/status",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/status/enum",keyword:"enum",params:{allowedValues: schema305.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -31942,14 +32635,27 @@ vErrors.push(err22);
 }
 errors++;
 }
-if(typeof data8 === "string"){
-if(!(formats0.validate(data8))){
-const err23 = {instancePath:instancePath+"/data/" + i0+"/sent_at",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/sent_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+}
+if(data1.sent_at !== undefined){
+let data8 = data1.sent_at;
+if((typeof data8 !== "string") && (data8 !== null)){
+const err23 = {instancePath:instancePath+"/data/" + i0+"/sent_at",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/sent_at/type",keyword:"type",params:{type: schema305.properties.sent_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err23];
 }
 else {
 vErrors.push(err23);
+}
+errors++;
+}
+if(typeof data8 === "string"){
+if(!(formats0.validate(data8))){
+const err24 = {instancePath:instancePath+"/data/" + i0+"/sent_at",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/sent_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
 }
 errors++;
 }
@@ -31958,23 +32664,23 @@ errors++;
 if(data1.signed_at !== undefined){
 let data9 = data1.signed_at;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err24 = {instancePath:instancePath+"/data/" + i0+"/signed_at",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/signed_at/type",keyword:"type",params:{type: schema303.properties.signed_at.type},message:"must be string,null"};
-if(vErrors === null){
-vErrors = [err24];
-}
-else {
-vErrors.push(err24);
-}
-errors++;
-}
-if(typeof data9 === "string"){
-if(!(formats0.validate(data9))){
-const err25 = {instancePath:instancePath+"/data/" + i0+"/signed_at",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/signed_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+const err25 = {instancePath:instancePath+"/data/" + i0+"/signed_at",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/signed_at/type",keyword:"type",params:{type: schema305.properties.signed_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
 else {
 vErrors.push(err25);
+}
+errors++;
+}
+if(typeof data9 === "string"){
+if(!(formats0.validate(data9))){
+const err26 = {instancePath:instancePath+"/data/" + i0+"/signed_at",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/signed_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
 }
 errors++;
 }
@@ -31983,23 +32689,23 @@ errors++;
 if(data1.days_outstanding !== undefined){
 let data10 = data1.days_outstanding;
 if((!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))) && (data10 !== null)){
-const err26 = {instancePath:instancePath+"/data/" + i0+"/days_outstanding",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/days_outstanding/type",keyword:"type",params:{type: schema303.properties.days_outstanding.type},message:"must be integer,null"};
-if(vErrors === null){
-vErrors = [err26];
-}
-else {
-vErrors.push(err26);
-}
-errors++;
-}
-if((typeof data10 == "number") && (isFinite(data10))){
-if(data10 < 0 || isNaN(data10)){
-const err27 = {instancePath:instancePath+"/data/" + i0+"/days_outstanding",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/days_outstanding/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+const err27 = {instancePath:instancePath+"/data/" + i0+"/days_outstanding",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/days_outstanding/type",keyword:"type",params:{type: schema305.properties.days_outstanding.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err27];
 }
 else {
 vErrors.push(err27);
+}
+errors++;
+}
+if((typeof data10 == "number") && (isFinite(data10))){
+if(data10 < 0 || isNaN(data10)){
+const err28 = {instancePath:instancePath+"/data/" + i0+"/days_outstanding",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/days_outstanding/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
 }
 errors++;
 }
@@ -32008,17 +32714,7 @@ errors++;
 if(data1.aging_bucket !== undefined){
 let data11 = data1.aging_bucket;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err28 = {instancePath:instancePath+"/data/" + i0+"/aging_bucket",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/aging_bucket/type",keyword:"type",params:{type: schema303.properties.aging_bucket.type},message:"must be string,null"};
-if(vErrors === null){
-vErrors = [err28];
-}
-else {
-vErrors.push(err28);
-}
-errors++;
-}
-if(!((((((data11 === "not_sent") || (data11 === "0_7_days")) || (data11 === "8_14_days")) || (data11 === "15_30_days")) || (data11 === "31_plus_days")) || (data11 === null))){
-const err29 = {instancePath:instancePath+"/data/" + i0+"/aging_bucket",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/aging_bucket/enum",keyword:"enum",params:{allowedValues: schema303.properties.aging_bucket.enum},message:"must be equal to one of the allowed values"};
+const err29 = {instancePath:instancePath+"/data/" + i0+"/aging_bucket",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/aging_bucket/type",keyword:"type",params:{type: schema305.properties.aging_bucket.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -32027,11 +32723,8 @@ vErrors.push(err29);
 }
 errors++;
 }
-}
-if(data1.sla_days !== undefined){
-let data12 = data1.sla_days;
-if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
-const err30 = {instancePath:instancePath+"/data/" + i0+"/sla_days",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/sla_days/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(!((((((data11 === "not_sent") || (data11 === "0_7_days")) || (data11 === "8_14_days")) || (data11 === "15_30_days")) || (data11 === "31_plus_days")) || (data11 === null))){
+const err30 = {instancePath:instancePath+"/data/" + i0+"/aging_bucket",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/aging_bucket/enum",keyword:"enum",params:{allowedValues: schema305.properties.aging_bucket.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -32040,9 +32733,11 @@ vErrors.push(err30);
 }
 errors++;
 }
-if((typeof data12 == "number") && (isFinite(data12))){
-if(data12 < 0 || isNaN(data12)){
-const err31 = {instancePath:instancePath+"/data/" + i0+"/sla_days",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/sla_days/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+if(data1.sla_days !== undefined){
+let data12 = data1.sla_days;
+if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
+const err31 = {instancePath:instancePath+"/data/" + i0+"/sla_days",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/sla_days/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -32051,16 +32746,27 @@ vErrors.push(err31);
 }
 errors++;
 }
-}
-}
-if(data1.sla_breached !== undefined){
-if(typeof data1.sla_breached !== "boolean"){
-const err32 = {instancePath:instancePath+"/data/" + i0+"/sla_breached",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/sla_breached/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if((typeof data12 == "number") && (isFinite(data12))){
+if(data12 < 0 || isNaN(data12)){
+const err32 = {instancePath:instancePath+"/data/" + i0+"/sla_days",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/sla_days/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err32];
 }
 else {
 vErrors.push(err32);
+}
+errors++;
+}
+}
+}
+if(data1.sla_breached !== undefined){
+if(typeof data1.sla_breached !== "boolean"){
+const err33 = {instancePath:instancePath+"/data/" + i0+"/sla_breached",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/sla_breached/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
 }
 errors++;
 }
@@ -32069,18 +32775,7 @@ if(data1.created_at !== undefined){
 let data14 = data1.created_at;
 if(typeof data14 === "string"){
 if(!(formats0.validate(data14))){
-const err33 = {instancePath:instancePath+"/data/" + i0+"/created_at",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
-if(vErrors === null){
-vErrors = [err33];
-}
-else {
-vErrors.push(err33);
-}
-errors++;
-}
-}
-else {
-const err34 = {instancePath:instancePath+"/data/" + i0+"/created_at",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err34 = {instancePath:instancePath+"/data/" + i0+"/created_at",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -32090,9 +32785,8 @@ vErrors.push(err34);
 errors++;
 }
 }
-}
 else {
-const err35 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/PhysicianOrder/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err35 = {instancePath:instancePath+"/data/" + i0+"/created_at",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -32104,563 +32798,7 @@ errors++;
 }
 }
 else {
-const err36 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "array"},message:"must be array"};
-if(vErrors === null){
-vErrors = [err36];
-}
-else {
-vErrors.push(err36);
-}
-errors++;
-}
-}
-if(data.meta !== undefined){
-let data15 = data.meta;
-if(!(validate115(data15, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
-errors = vErrors.length;
-}
-if(data15 && typeof data15 == "object" && !Array.isArray(data15)){
-if(data15.as_of === undefined){
-const err37 = {instancePath:instancePath+"/meta",schemaPath:"#/properties/meta/allOf/1/required",keyword:"required",params:{missingProperty: "as_of"},message:"must have required property '"+"as_of"+"'"};
-if(vErrors === null){
-vErrors = [err37];
-}
-else {
-vErrors.push(err37);
-}
-errors++;
-}
-if(data15.as_of !== undefined){
-let data16 = data15.as_of;
-if(typeof data16 === "string"){
-if(!(formats0.validate(data16))){
-const err38 = {instancePath:instancePath+"/meta/as_of",schemaPath:"#/properties/meta/allOf/1/properties/as_of/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
-if(vErrors === null){
-vErrors = [err38];
-}
-else {
-vErrors.push(err38);
-}
-errors++;
-}
-}
-else {
-const err39 = {instancePath:instancePath+"/meta/as_of",schemaPath:"#/properties/meta/allOf/1/properties/as_of/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err39];
-}
-else {
-vErrors.push(err39);
-}
-errors++;
-}
-}
-}
-else {
-const err40 = {instancePath:instancePath+"/meta",schemaPath:"#/properties/meta/allOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err40];
-}
-else {
-vErrors.push(err40);
-}
-errors++;
-}
-}
-if(data.warnings !== undefined){
-let data17 = data.warnings;
-if(Array.isArray(data17)){
-const len1 = data17.length;
-for(let i1=0; i1<len1; i1++){
-if(typeof data17[i1] !== "string"){
-const err41 = {instancePath:instancePath+"/warnings/" + i1,schemaPath:"components-v1#/$defs/Warnings/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err41];
-}
-else {
-vErrors.push(err41);
-}
-errors++;
-}
-}
-}
-else {
-const err42 = {instancePath:instancePath+"/warnings",schemaPath:"components-v1#/$defs/Warnings/type",keyword:"type",params:{type: "array"},message:"must be array"};
-if(vErrors === null){
-vErrors = [err42];
-}
-else {
-vErrors.push(err42);
-}
-errors++;
-}
-}
-}
-else {
-const err43 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err43];
-}
-else {
-vErrors.push(err43);
-}
-errors++;
-}
-validate302.errors = vErrors;
-return errors === 0;
-}
-validate302.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
-
-
-function validate301(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate301.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate302(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate302.errors : vErrors.concat(validate302.errors);
-errors = vErrors.length;
-}
-validate301.errors = vErrors;
-return errors === 0;
-}
-validate301.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
-
-export const getPhysicianOrderStatus200 = validate305;
-const schema305 = {"$ref":"components#/$defs/PhysicianOrderResponse"};
-const schema306 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/PhysicianOrder"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
-
-function validate306(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate306.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.data === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if(data.data !== undefined){
-let data0 = data.data;
-if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
-if(data0.id === undefined){
-const err1 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(data0.order_type === undefined){
-const err2 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "order_type"},message:"must have required property '"+"order_type"+"'"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-if(data0.patient_id === undefined){
-const err3 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "patient_id"},message:"must have required property '"+"patient_id"+"'"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-if(data0.physician_id === undefined){
-const err4 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "physician_id"},message:"must have required property '"+"physician_id"+"'"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-if(data0.signature_status === undefined){
-const err5 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "signature_status"},message:"must have required property '"+"signature_status"+"'"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-if(data0.sent_at === undefined){
-const err6 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "sent_at"},message:"must have required property '"+"sent_at"+"'"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-if(data0.signed_at === undefined){
-const err7 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "signed_at"},message:"must have required property '"+"signed_at"+"'"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-if(data0.days_outstanding === undefined){
-const err8 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "days_outstanding"},message:"must have required property '"+"days_outstanding"+"'"};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-if(data0.aging_bucket === undefined){
-const err9 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "aging_bucket"},message:"must have required property '"+"aging_bucket"+"'"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-if(data0.sla_days === undefined){
-const err10 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "sla_days"},message:"must have required property '"+"sla_days"+"'"};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-if(data0.sla_breached === undefined){
-const err11 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "sla_breached"},message:"must have required property '"+"sla_breached"+"'"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-if(data0.days_to_sign === undefined){
-const err12 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "days_to_sign"},message:"must have required property '"+"days_to_sign"+"'"};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-if(data0.created_at === undefined){
-const err13 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "created_at"},message:"must have required property '"+"created_at"+"'"};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-}
-if(data0.id !== undefined){
-if(typeof data0.id !== "string"){
-const err14 = {instancePath:instancePath+"/data/id",schemaPath:"components#/$defs/PhysicianOrder/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err14];
-}
-else {
-vErrors.push(err14);
-}
-errors++;
-}
-}
-if(data0.order_type !== undefined){
-let data2 = data0.order_type;
-if(typeof data2 !== "string"){
-const err15 = {instancePath:instancePath+"/data/order_type",schemaPath:"components#/$defs/PhysicianOrder/properties/order_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err15];
-}
-else {
-vErrors.push(err15);
-}
-errors++;
-}
-if(!((((((data2 === "plan_of_care") || (data2 === "recertification")) || (data2 === "verbal")) || (data2 === "supplemental")) || (data2 === "face_to_face")) || (data2 === "discharge"))){
-const err16 = {instancePath:instancePath+"/data/order_type",schemaPath:"components#/$defs/PhysicianOrder/properties/order_type/enum",keyword:"enum",params:{allowedValues: schema299.properties.order_type.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err16];
-}
-else {
-vErrors.push(err16);
-}
-errors++;
-}
-}
-if(data0.patient_id !== undefined){
-if(typeof data0.patient_id !== "string"){
-const err17 = {instancePath:instancePath+"/data/patient_id",schemaPath:"components#/$defs/PhysicianOrder/properties/patient_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err17];
-}
-else {
-vErrors.push(err17);
-}
-errors++;
-}
-}
-if(data0.physician_id !== undefined){
-if(typeof data0.physician_id !== "string"){
-const err18 = {instancePath:instancePath+"/data/physician_id",schemaPath:"components#/$defs/PhysicianOrder/properties/physician_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err18];
-}
-else {
-vErrors.push(err18);
-}
-errors++;
-}
-}
-if(data0.physician_name !== undefined){
-let data5 = data0.physician_name;
-if((typeof data5 !== "string") && (data5 !== null)){
-const err19 = {instancePath:instancePath+"/data/physician_name",schemaPath:"components#/$defs/PhysicianOrder/properties/physician_name/type",keyword:"type",params:{type: schema299.properties.physician_name.type},message:"must be string,null"};
-if(vErrors === null){
-vErrors = [err19];
-}
-else {
-vErrors.push(err19);
-}
-errors++;
-}
-}
-if(data0.signature_status !== undefined){
-let data6 = data0.signature_status;
-if(typeof data6 !== "string"){
-const err20 = {instancePath:instancePath+"/data/signature_status",schemaPath:"components#/$defs/PhysicianOrder/properties/signature_status/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err20];
-}
-else {
-vErrors.push(err20);
-}
-errors++;
-}
-if(!((((((data6 === "signed") || (data6 === "awaiting_signature")) || (data6 === "signature_not_required")) || (data6 === "rejected")) || (data6 === "superseded")) || (data6 === "cancelled"))){
-const err21 = {instancePath:instancePath+"/data/signature_status",schemaPath:"components#/$defs/PhysicianOrder/properties/signature_status/enum",keyword:"enum",params:{allowedValues: schema299.properties.signature_status.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err21];
-}
-else {
-vErrors.push(err21);
-}
-errors++;
-}
-}
-if(data0.sent_at !== undefined){
-let data7 = data0.sent_at;
-if((typeof data7 !== "string") && (data7 !== null)){
-const err22 = {instancePath:instancePath+"/data/sent_at",schemaPath:"components#/$defs/PhysicianOrder/properties/sent_at/type",keyword:"type",params:{type: schema299.properties.sent_at.type},message:"must be string,null"};
-if(vErrors === null){
-vErrors = [err22];
-}
-else {
-vErrors.push(err22);
-}
-errors++;
-}
-if(typeof data7 === "string"){
-if(!(formats0.validate(data7))){
-const err23 = {instancePath:instancePath+"/data/sent_at",schemaPath:"components#/$defs/PhysicianOrder/properties/sent_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
-if(vErrors === null){
-vErrors = [err23];
-}
-else {
-vErrors.push(err23);
-}
-errors++;
-}
-}
-}
-if(data0.signed_at !== undefined){
-let data8 = data0.signed_at;
-if((typeof data8 !== "string") && (data8 !== null)){
-const err24 = {instancePath:instancePath+"/data/signed_at",schemaPath:"components#/$defs/PhysicianOrder/properties/signed_at/type",keyword:"type",params:{type: schema299.properties.signed_at.type},message:"must be string,null"};
-if(vErrors === null){
-vErrors = [err24];
-}
-else {
-vErrors.push(err24);
-}
-errors++;
-}
-if(typeof data8 === "string"){
-if(!(formats0.validate(data8))){
-const err25 = {instancePath:instancePath+"/data/signed_at",schemaPath:"components#/$defs/PhysicianOrder/properties/signed_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
-if(vErrors === null){
-vErrors = [err25];
-}
-else {
-vErrors.push(err25);
-}
-errors++;
-}
-}
-}
-if(data0.days_outstanding !== undefined){
-let data9 = data0.days_outstanding;
-if((!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))) && (data9 !== null)){
-const err26 = {instancePath:instancePath+"/data/days_outstanding",schemaPath:"components#/$defs/PhysicianOrder/properties/days_outstanding/type",keyword:"type",params:{type: schema299.properties.days_outstanding.type},message:"must be integer,null"};
-if(vErrors === null){
-vErrors = [err26];
-}
-else {
-vErrors.push(err26);
-}
-errors++;
-}
-if((typeof data9 == "number") && (isFinite(data9))){
-if(data9 < 0 || isNaN(data9)){
-const err27 = {instancePath:instancePath+"/data/days_outstanding",schemaPath:"components#/$defs/PhysicianOrder/properties/days_outstanding/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err27];
-}
-else {
-vErrors.push(err27);
-}
-errors++;
-}
-}
-}
-if(data0.aging_bucket !== undefined){
-let data10 = data0.aging_bucket;
-if((typeof data10 !== "string") && (data10 !== null)){
-const err28 = {instancePath:instancePath+"/data/aging_bucket",schemaPath:"components#/$defs/PhysicianOrder/properties/aging_bucket/type",keyword:"type",params:{type: schema299.properties.aging_bucket.type},message:"must be string,null"};
-if(vErrors === null){
-vErrors = [err28];
-}
-else {
-vErrors.push(err28);
-}
-errors++;
-}
-if(!((((((data10 === "not_sent") || (data10 === "0_7_days")) || (data10 === "8_14_days")) || (data10 === "15_30_days")) || (data10 === "31_plus_days")) || (data10 === null))){
-const err29 = {instancePath:instancePath+"/data/aging_bucket",schemaPath:"components#/$defs/PhysicianOrder/properties/aging_bucket/enum",keyword:"enum",params:{allowedValues: schema299.properties.aging_bucket.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err29];
-}
-else {
-vErrors.push(err29);
-}
-errors++;
-}
-}
-if(data0.sla_days !== undefined){
-let data11 = data0.sla_days;
-if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
-const err30 = {instancePath:instancePath+"/data/sla_days",schemaPath:"components#/$defs/PhysicianOrder/properties/sla_days/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err30];
-}
-else {
-vErrors.push(err30);
-}
-errors++;
-}
-if((typeof data11 == "number") && (isFinite(data11))){
-if(data11 < 0 || isNaN(data11)){
-const err31 = {instancePath:instancePath+"/data/sla_days",schemaPath:"components#/$defs/PhysicianOrder/properties/sla_days/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err31];
-}
-else {
-vErrors.push(err31);
-}
-errors++;
-}
-}
-}
-if(data0.sla_breached !== undefined){
-if(typeof data0.sla_breached !== "boolean"){
-const err32 = {instancePath:instancePath+"/data/sla_breached",schemaPath:"components#/$defs/PhysicianOrder/properties/sla_breached/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
-if(vErrors === null){
-vErrors = [err32];
-}
-else {
-vErrors.push(err32);
-}
-errors++;
-}
-}
-if(data0.days_to_sign !== undefined){
-let data13 = data0.days_to_sign;
-if((!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))) && (data13 !== null)){
-const err33 = {instancePath:instancePath+"/data/days_to_sign",schemaPath:"components#/$defs/PhysicianOrder/properties/days_to_sign/type",keyword:"type",params:{type: schema299.properties.days_to_sign.type},message:"must be integer,null"};
-if(vErrors === null){
-vErrors = [err33];
-}
-else {
-vErrors.push(err33);
-}
-errors++;
-}
-if((typeof data13 == "number") && (isFinite(data13))){
-if(data13 < 0 || isNaN(data13)){
-const err34 = {instancePath:instancePath+"/data/days_to_sign",schemaPath:"components#/$defs/PhysicianOrder/properties/days_to_sign/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err34];
-}
-else {
-vErrors.push(err34);
-}
-errors++;
-}
-}
-}
-if(data0.created_at !== undefined){
-let data14 = data0.created_at;
-if(typeof data14 === "string"){
-if(!(formats0.validate(data14))){
-const err35 = {instancePath:instancePath+"/data/created_at",schemaPath:"components#/$defs/PhysicianOrder/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
-if(vErrors === null){
-vErrors = [err35];
-}
-else {
-vErrors.push(err35);
-}
-errors++;
-}
-}
-else {
-const err36 = {instancePath:instancePath+"/data/created_at",schemaPath:"components#/$defs/PhysicianOrder/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err36 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/PhysicianOrder/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -32672,7 +32810,7 @@ errors++;
 }
 }
 else {
-const err37 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/PhysicianOrder/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err37 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -32683,18 +32821,18 @@ errors++;
 }
 }
 if(data.meta !== undefined){
-if(!(validate23(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+if(!(validate305(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate305.errors : vErrors.concat(validate305.errors);
 errors = vErrors.length;
 }
 }
 if(data.warnings !== undefined){
 let data16 = data.warnings;
 if(Array.isArray(data16)){
-const len0 = data16.length;
-for(let i0=0; i0<len0; i0++){
-if(typeof data16[i0] !== "string"){
-const err38 = {instancePath:instancePath+"/warnings/" + i0,schemaPath:"components#/$defs/Warnings/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const len1 = data16.length;
+for(let i1=0; i1<len1; i1++){
+if(typeof data16[i1] !== "string"){
+const err38 = {instancePath:instancePath+"/warnings/" + i1,schemaPath:"components-v1#/$defs/Warnings/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -32706,7 +32844,7 @@ errors++;
 }
 }
 else {
-const err39 = {instancePath:instancePath+"/warnings",schemaPath:"components#/$defs/Warnings/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err39 = {instancePath:instancePath+"/warnings",schemaPath:"components-v1#/$defs/Warnings/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -32727,34 +32865,102 @@ vErrors.push(err40);
 }
 errors++;
 }
-validate306.errors = vErrors;
+validate304.errors = vErrors;
 return errors === 0;
 }
-validate306.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate304.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate305(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate303(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate305.evaluated;
+const evaluated0 = validate303.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate306(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate306.errors : vErrors.concat(validate306.errors);
+if(!(validate304(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate304.errors : vErrors.concat(validate304.errors);
 errors = vErrors.length;
 }
-validate305.errors = vErrors;
+validate303.errors = vErrors;
 return errors === 0;
 }
-validate305.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate303.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const getPhysicianOrderStatus200V1 = validate309;
-const schema309 = {"$ref":"components-v1#/$defs/PhysicianOrderResponse"};
-const schema310 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components-v1#/$defs/PhysicianOrder"},"meta":{"$ref":"components-v1#/$defs/Meta"},"warnings":{"$ref":"components-v1#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+export const getPhysicianOrderStatus200 = validate309;
+const schema309 = {"$ref":"components#/$defs/PhysicianOrderResponse"};
+const schema310 = {"type":"object","required":["data","meta"],"properties":{"data":{"$ref":"components#/$defs/PhysicianOrder"},"meta":{"$ref":"components#/$defs/PhysicianOrderMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+const schema312 = {"allOf":[{"$ref":"components#/$defs/Meta"},{"type":"object","required":["as_of"],"properties":{"as_of":{"type":"string","format":"date-time","description":"Instant the aging was counted at: the as_of parameter, or the instant of the request."}}}],"description":"Meta of one physician order.","x-svc-phi":"kept"};
+
+function validate311(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate311.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate23(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+errors = vErrors.length;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.as_of === undefined){
+const err0 = {instancePath,schemaPath:"#/allOf/1/required",keyword:"required",params:{missingProperty: "as_of"},message:"must have required property '"+"as_of"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.as_of !== undefined){
+let data0 = data.as_of;
+if(typeof data0 === "string"){
+if(!(formats0.validate(data0))){
+const err1 = {instancePath:instancePath+"/as_of",schemaPath:"#/allOf/1/properties/as_of/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+else {
+const err2 = {instancePath:instancePath+"/as_of",schemaPath:"#/allOf/1/properties/as_of/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+else {
+const err3 = {instancePath,schemaPath:"#/allOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+validate311.errors = vErrors;
+return errors === 0;
+}
+validate311.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
 
 function validate310(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -32777,11 +32983,8 @@ vErrors.push(err0);
 }
 errors++;
 }
-if(data.data !== undefined){
-let data0 = data.data;
-if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
-if(data0.id === undefined){
-const err1 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(data.meta === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "meta"},message:"must have required property '"+"meta"+"'"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -32790,8 +32993,11 @@ vErrors.push(err1);
 }
 errors++;
 }
-if(data0.order_type === undefined){
-const err2 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "order_type"},message:"must have required property '"+"order_type"+"'"};
+if(data.data !== undefined){
+let data0 = data.data;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.id === undefined){
+const err2 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -32800,8 +33006,8 @@ vErrors.push(err2);
 }
 errors++;
 }
-if(data0.patient_id === undefined){
-const err3 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "patient_id"},message:"must have required property '"+"patient_id"+"'"};
+if(data0.order_type === undefined){
+const err3 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "order_type"},message:"must have required property '"+"order_type"+"'"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -32810,8 +33016,8 @@ vErrors.push(err3);
 }
 errors++;
 }
-if(data0.physician_id === undefined){
-const err4 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "physician_id"},message:"must have required property '"+"physician_id"+"'"};
+if(data0.patient_id === undefined){
+const err4 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "patient_id"},message:"must have required property '"+"patient_id"+"'"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -32820,8 +33026,8 @@ vErrors.push(err4);
 }
 errors++;
 }
-if(data0.status === undefined){
-const err5 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(data0.physician_id === undefined){
+const err5 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "physician_id"},message:"must have required property '"+"physician_id"+"'"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -32830,8 +33036,8 @@ vErrors.push(err5);
 }
 errors++;
 }
-if(data0.sent_at === undefined){
-const err6 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "sent_at"},message:"must have required property '"+"sent_at"+"'"};
+if(data0.physician_name === undefined){
+const err6 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "physician_name"},message:"must have required property '"+"physician_name"+"'"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -32840,8 +33046,8 @@ vErrors.push(err6);
 }
 errors++;
 }
-if(data0.signed_at === undefined){
-const err7 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "signed_at"},message:"must have required property '"+"signed_at"+"'"};
+if(data0.physician_npi === undefined){
+const err7 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "physician_npi"},message:"must have required property '"+"physician_npi"+"'"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -32850,8 +33056,8 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(data0.days_outstanding === undefined){
-const err8 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "days_outstanding"},message:"must have required property '"+"days_outstanding"+"'"};
+if(data0.office_id === undefined){
+const err8 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "office_id"},message:"must have required property '"+"office_id"+"'"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -32860,8 +33066,8 @@ vErrors.push(err8);
 }
 errors++;
 }
-if(data0.aging_bucket === undefined){
-const err9 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "aging_bucket"},message:"must have required property '"+"aging_bucket"+"'"};
+if(data0.signature_status === undefined){
+const err9 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "signature_status"},message:"must have required property '"+"signature_status"+"'"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -32870,8 +33076,8 @@ vErrors.push(err9);
 }
 errors++;
 }
-if(data0.sla_days === undefined){
-const err10 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "sla_days"},message:"must have required property '"+"sla_days"+"'"};
+if(data0.delivery_method === undefined){
+const err10 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "delivery_method"},message:"must have required property '"+"delivery_method"+"'"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -32880,8 +33086,8 @@ vErrors.push(err10);
 }
 errors++;
 }
-if(data0.sla_breached === undefined){
-const err11 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "sla_breached"},message:"must have required property '"+"sla_breached"+"'"};
+if(data0.sent_at === undefined){
+const err11 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "sent_at"},message:"must have required property '"+"sent_at"+"'"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -32890,8 +33096,8 @@ vErrors.push(err11);
 }
 errors++;
 }
-if(data0.created_at === undefined){
-const err12 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "created_at"},message:"must have required property '"+"created_at"+"'"};
+if(data0.signed_at === undefined){
+const err12 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "signed_at"},message:"must have required property '"+"signed_at"+"'"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -32900,9 +33106,8 @@ vErrors.push(err12);
 }
 errors++;
 }
-if(data0.id !== undefined){
-if(typeof data0.id !== "string"){
-const err13 = {instancePath:instancePath+"/data/id",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data0.received_at === undefined){
+const err13 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "received_at"},message:"must have required property '"+"received_at"+"'"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -32911,11 +33116,8 @@ vErrors.push(err13);
 }
 errors++;
 }
-}
-if(data0.order_type !== undefined){
-let data2 = data0.order_type;
-if(typeof data2 !== "string"){
-const err14 = {instancePath:instancePath+"/data/order_type",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/order_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data0.days_outstanding === undefined){
+const err14 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "days_outstanding"},message:"must have required property '"+"days_outstanding"+"'"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -32924,8 +33126,8 @@ vErrors.push(err14);
 }
 errors++;
 }
-if(!((((((data2 === "plan_of_care") || (data2 === "recertification")) || (data2 === "verbal")) || (data2 === "supplemental")) || (data2 === "face_to_face")) || (data2 === "discharge"))){
-const err15 = {instancePath:instancePath+"/data/order_type",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/order_type/enum",keyword:"enum",params:{allowedValues: schema303.properties.order_type.enum},message:"must be equal to one of the allowed values"};
+if(data0.aging_bucket === undefined){
+const err15 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "aging_bucket"},message:"must have required property '"+"aging_bucket"+"'"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -32934,10 +33136,8 @@ vErrors.push(err15);
 }
 errors++;
 }
-}
-if(data0.patient_id !== undefined){
-if(typeof data0.patient_id !== "string"){
-const err16 = {instancePath:instancePath+"/data/patient_id",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/patient_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data0.sla_days === undefined){
+const err16 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "sla_days"},message:"must have required property '"+"sla_days"+"'"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -32946,10 +33146,8 @@ vErrors.push(err16);
 }
 errors++;
 }
-}
-if(data0.physician_id !== undefined){
-if(typeof data0.physician_id !== "string"){
-const err17 = {instancePath:instancePath+"/data/physician_id",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/physician_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data0.sla_breached === undefined){
+const err17 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "sla_breached"},message:"must have required property '"+"sla_breached"+"'"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -32958,11 +33156,8 @@ vErrors.push(err17);
 }
 errors++;
 }
-}
-if(data0.physician_name !== undefined){
-let data5 = data0.physician_name;
-if((typeof data5 !== "string") && (data5 !== null)){
-const err18 = {instancePath:instancePath+"/data/physician_name",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/physician_name/type",keyword:"type",params:{type: schema303.properties.physician_name.type},message:"must be string,null"};
+if(data0.days_to_sign === undefined){
+const err18 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "days_to_sign"},message:"must have required property '"+"days_to_sign"+"'"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -32971,11 +33166,8 @@ vErrors.push(err18);
 }
 errors++;
 }
-}
-if(data0.status !== undefined){
-let data6 = data0.status;
-if(typeof data6 !== "string"){
-const err19 = {instancePath:instancePath+"/data/status",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data0.created_at === undefined){
+const err19 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "created_at"},message:"must have required property '"+"created_at"+"'"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -32984,8 +33176,9 @@ vErrors.push(err19);
 }
 errors++;
 }
-if(!((((((data6 === "signed") || (data6 === "awaiting_signature")) || (data6 === "signature_not_required")) || (data6 === "rejected")) || (data6 === "superseded")) || (data6 === "cancelled"))){
-const err20 = {instancePath:instancePath+"/data/status",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/status/enum",keyword:"enum",params:{allowedValues: schema303.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(data0.id !== undefined){
+if(typeof data0.id !== "string"){
+const err20 = {instancePath:instancePath+"/data/id",schemaPath:"components#/$defs/PhysicianOrder/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -32995,10 +33188,10 @@ vErrors.push(err20);
 errors++;
 }
 }
-if(data0.sent_at !== undefined){
-let data7 = data0.sent_at;
-if((typeof data7 !== "string") && (data7 !== null)){
-const err21 = {instancePath:instancePath+"/data/sent_at",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/sent_at/type",keyword:"type",params:{type: schema303.properties.sent_at.type},message:"must be string,null"};
+if(data0.order_type !== undefined){
+let data2 = data0.order_type;
+if(typeof data2 !== "string"){
+const err21 = {instancePath:instancePath+"/data/order_type",schemaPath:"components#/$defs/PhysicianOrder/properties/order_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -33007,9 +33200,8 @@ vErrors.push(err21);
 }
 errors++;
 }
-if(typeof data7 === "string"){
-if(!(formats0.validate(data7))){
-const err22 = {instancePath:instancePath+"/data/sent_at",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/sent_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(!((((((data2 === "plan_of_care") || (data2 === "recertification")) || (data2 === "verbal")) || (data2 === "supplemental")) || (data2 === "face_to_face")) || (data2 === "discharge"))){
+const err22 = {instancePath:instancePath+"/data/order_type",schemaPath:"components#/$defs/PhysicianOrder/properties/order_type/enum",keyword:"enum",params:{allowedValues: schema299.properties.order_type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -33019,11 +33211,9 @@ vErrors.push(err22);
 errors++;
 }
 }
-}
-if(data0.signed_at !== undefined){
-let data8 = data0.signed_at;
-if((typeof data8 !== "string") && (data8 !== null)){
-const err23 = {instancePath:instancePath+"/data/signed_at",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/signed_at/type",keyword:"type",params:{type: schema303.properties.signed_at.type},message:"must be string,null"};
+if(data0.patient_id !== undefined){
+if(typeof data0.patient_id !== "string"){
+const err23 = {instancePath:instancePath+"/data/patient_id",schemaPath:"components#/$defs/PhysicianOrder/properties/patient_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -33032,9 +33222,10 @@ vErrors.push(err23);
 }
 errors++;
 }
-if(typeof data8 === "string"){
-if(!(formats0.validate(data8))){
-const err24 = {instancePath:instancePath+"/data/signed_at",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/signed_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+}
+if(data0.physician_id !== undefined){
+if(typeof data0.physician_id !== "string"){
+const err24 = {instancePath:instancePath+"/data/physician_id",schemaPath:"components#/$defs/PhysicianOrder/properties/physician_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -33044,11 +33235,10 @@ vErrors.push(err24);
 errors++;
 }
 }
-}
-if(data0.days_outstanding !== undefined){
-let data9 = data0.days_outstanding;
-if((!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))) && (data9 !== null)){
-const err25 = {instancePath:instancePath+"/data/days_outstanding",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/days_outstanding/type",keyword:"type",params:{type: schema303.properties.days_outstanding.type},message:"must be integer,null"};
+if(data0.physician_name !== undefined){
+let data5 = data0.physician_name;
+if((typeof data5 !== "string") && (data5 !== null)){
+const err25 = {instancePath:instancePath+"/data/physician_name",schemaPath:"components#/$defs/PhysicianOrder/properties/physician_name/type",keyword:"type",params:{type: schema299.properties.physician_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -33057,9 +33247,11 @@ vErrors.push(err25);
 }
 errors++;
 }
-if((typeof data9 == "number") && (isFinite(data9))){
-if(data9 < 0 || isNaN(data9)){
-const err26 = {instancePath:instancePath+"/data/days_outstanding",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/days_outstanding/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+if(data0.physician_npi !== undefined){
+let data6 = data0.physician_npi;
+if((typeof data6 !== "string") && (data6 !== null)){
+const err26 = {instancePath:instancePath+"/data/physician_npi",schemaPath:"components#/$defs/PhysicianOrder/properties/physician_npi/type",keyword:"type",params:{type: schema299.properties.physician_npi.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -33068,12 +33260,9 @@ vErrors.push(err26);
 }
 errors++;
 }
-}
-}
-if(data0.aging_bucket !== undefined){
-let data10 = data0.aging_bucket;
-if((typeof data10 !== "string") && (data10 !== null)){
-const err27 = {instancePath:instancePath+"/data/aging_bucket",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/aging_bucket/type",keyword:"type",params:{type: schema303.properties.aging_bucket.type},message:"must be string,null"};
+if(typeof data6 === "string"){
+if(!pattern44.test(data6)){
+const err27 = {instancePath:instancePath+"/data/physician_npi",schemaPath:"components#/$defs/PhysicianOrder/properties/physician_npi/pattern",keyword:"pattern",params:{pattern: "^[0-9]{10}$"},message:"must match pattern \""+"^[0-9]{10}$"+"\""};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -33082,8 +33271,11 @@ vErrors.push(err27);
 }
 errors++;
 }
-if(!((((((data10 === "not_sent") || (data10 === "0_7_days")) || (data10 === "8_14_days")) || (data10 === "15_30_days")) || (data10 === "31_plus_days")) || (data10 === null))){
-const err28 = {instancePath:instancePath+"/data/aging_bucket",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/aging_bucket/enum",keyword:"enum",params:{allowedValues: schema303.properties.aging_bucket.enum},message:"must be equal to one of the allowed values"};
+}
+}
+if(data0.office_id !== undefined){
+if(typeof data0.office_id !== "string"){
+const err28 = {instancePath:instancePath+"/data/office_id",schemaPath:"components#/$defs/PhysicianOrder/properties/office_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -33093,10 +33285,10 @@ vErrors.push(err28);
 errors++;
 }
 }
-if(data0.sla_days !== undefined){
-let data11 = data0.sla_days;
-if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
-const err29 = {instancePath:instancePath+"/data/sla_days",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/sla_days/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data0.signature_status !== undefined){
+let data8 = data0.signature_status;
+if(typeof data8 !== "string"){
+const err29 = {instancePath:instancePath+"/data/signature_status",schemaPath:"components#/$defs/PhysicianOrder/properties/signature_status/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -33105,9 +33297,8 @@ vErrors.push(err29);
 }
 errors++;
 }
-if((typeof data11 == "number") && (isFinite(data11))){
-if(data11 < 0 || isNaN(data11)){
-const err30 = {instancePath:instancePath+"/data/sla_days",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/sla_days/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(!((((((data8 === "signed") || (data8 === "awaiting_signature")) || (data8 === "signature_not_required")) || (data8 === "rejected")) || (data8 === "superseded")) || (data8 === "cancelled"))){
+const err30 = {instancePath:instancePath+"/data/signature_status",schemaPath:"components#/$defs/PhysicianOrder/properties/signature_status/enum",keyword:"enum",params:{allowedValues: schema299.properties.signature_status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -33117,10 +33308,10 @@ vErrors.push(err30);
 errors++;
 }
 }
-}
-if(data0.sla_breached !== undefined){
-if(typeof data0.sla_breached !== "boolean"){
-const err31 = {instancePath:instancePath+"/data/sla_breached",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/sla_breached/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data0.delivery_method !== undefined){
+let data9 = data0.delivery_method;
+if((typeof data9 !== "string") && (data9 !== null)){
+const err31 = {instancePath:instancePath+"/data/delivery_method",schemaPath:"components#/$defs/PhysicianOrder/properties/delivery_method/type",keyword:"type",params:{type: schema299.properties.delivery_method.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -33129,12 +33320,8 @@ vErrors.push(err31);
 }
 errors++;
 }
-}
-if(data0.created_at !== undefined){
-let data13 = data0.created_at;
-if(typeof data13 === "string"){
-if(!(formats0.validate(data13))){
-const err32 = {instancePath:instancePath+"/data/created_at",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(!((((data9 === "fax") || (data9 === "portal")) || (data9 === "e_signature")) || (data9 === null))){
+const err32 = {instancePath:instancePath+"/data/delivery_method",schemaPath:"components#/$defs/PhysicianOrder/properties/delivery_method/enum",keyword:"enum",params:{allowedValues: schema299.properties.delivery_method.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -33144,8 +33331,10 @@ vErrors.push(err32);
 errors++;
 }
 }
-else {
-const err33 = {instancePath:instancePath+"/data/created_at",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data0.sent_at !== undefined){
+let data10 = data0.sent_at;
+if((typeof data10 !== "string") && (data10 !== null)){
+const err33 = {instancePath:instancePath+"/data/sent_at",schemaPath:"components#/$defs/PhysicianOrder/properties/sent_at/type",keyword:"type",params:{type: schema299.properties.sent_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -33154,10 +33343,9 @@ vErrors.push(err33);
 }
 errors++;
 }
-}
-}
-else {
-const err34 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/PhysicianOrder/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(typeof data10 === "string"){
+if(!(formats0.validate(data10))){
+const err34 = {instancePath:instancePath+"/data/sent_at",schemaPath:"components#/$defs/PhysicianOrder/properties/sent_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -33167,19 +33355,11 @@ vErrors.push(err34);
 errors++;
 }
 }
-if(data.meta !== undefined){
-if(!(validate66(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate66.errors : vErrors.concat(validate66.errors);
-errors = vErrors.length;
 }
-}
-if(data.warnings !== undefined){
-let data15 = data.warnings;
-if(Array.isArray(data15)){
-const len0 = data15.length;
-for(let i0=0; i0<len0; i0++){
-if(typeof data15[i0] !== "string"){
-const err35 = {instancePath:instancePath+"/warnings/" + i0,schemaPath:"components-v1#/$defs/Warnings/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data0.signed_at !== undefined){
+let data11 = data0.signed_at;
+if((typeof data11 !== "string") && (data11 !== null)){
+const err35 = {instancePath:instancePath+"/data/signed_at",schemaPath:"components#/$defs/PhysicianOrder/properties/signed_at/type",keyword:"type",params:{type: schema299.properties.signed_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -33188,10 +33368,9 @@ vErrors.push(err35);
 }
 errors++;
 }
-}
-}
-else {
-const err36 = {instancePath:instancePath+"/warnings",schemaPath:"components-v1#/$defs/Warnings/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(typeof data11 === "string"){
+if(!(formats0.validate(data11))){
+const err36 = {instancePath:instancePath+"/data/signed_at",schemaPath:"components#/$defs/PhysicianOrder/properties/signed_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -33202,13 +33381,220 @@ errors++;
 }
 }
 }
-else {
-const err37 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data0.received_at !== undefined){
+let data12 = data0.received_at;
+if((typeof data12 !== "string") && (data12 !== null)){
+const err37 = {instancePath:instancePath+"/data/received_at",schemaPath:"components#/$defs/PhysicianOrder/properties/received_at/type",keyword:"type",params:{type: schema299.properties.received_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err37];
 }
 else {
 vErrors.push(err37);
+}
+errors++;
+}
+if(typeof data12 === "string"){
+if(!(formats0.validate(data12))){
+const err38 = {instancePath:instancePath+"/data/received_at",schemaPath:"components#/$defs/PhysicianOrder/properties/received_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+}
+}
+if(data0.days_outstanding !== undefined){
+let data13 = data0.days_outstanding;
+if((!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))) && (data13 !== null)){
+const err39 = {instancePath:instancePath+"/data/days_outstanding",schemaPath:"components#/$defs/PhysicianOrder/properties/days_outstanding/type",keyword:"type",params:{type: schema299.properties.days_outstanding.type},message:"must be integer,null"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+if((typeof data13 == "number") && (isFinite(data13))){
+if(data13 < 0 || isNaN(data13)){
+const err40 = {instancePath:instancePath+"/data/days_outstanding",schemaPath:"components#/$defs/PhysicianOrder/properties/days_outstanding/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+}
+}
+if(data0.aging_bucket !== undefined){
+let data14 = data0.aging_bucket;
+if((typeof data14 !== "string") && (data14 !== null)){
+const err41 = {instancePath:instancePath+"/data/aging_bucket",schemaPath:"components#/$defs/PhysicianOrder/properties/aging_bucket/type",keyword:"type",params:{type: schema299.properties.aging_bucket.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+if(!((((((data14 === "not_sent") || (data14 === "0_7_days")) || (data14 === "8_14_days")) || (data14 === "15_30_days")) || (data14 === "31_plus_days")) || (data14 === null))){
+const err42 = {instancePath:instancePath+"/data/aging_bucket",schemaPath:"components#/$defs/PhysicianOrder/properties/aging_bucket/enum",keyword:"enum",params:{allowedValues: schema299.properties.aging_bucket.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+}
+if(data0.sla_days !== undefined){
+let data15 = data0.sla_days;
+if(!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))){
+const err43 = {instancePath:instancePath+"/data/sla_days",schemaPath:"components#/$defs/PhysicianOrder/properties/sla_days/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+if((typeof data15 == "number") && (isFinite(data15))){
+if(data15 < 0 || isNaN(data15)){
+const err44 = {instancePath:instancePath+"/data/sla_days",schemaPath:"components#/$defs/PhysicianOrder/properties/sla_days/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+}
+}
+if(data0.sla_breached !== undefined){
+if(typeof data0.sla_breached !== "boolean"){
+const err45 = {instancePath:instancePath+"/data/sla_breached",schemaPath:"components#/$defs/PhysicianOrder/properties/sla_breached/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+}
+if(data0.days_to_sign !== undefined){
+let data17 = data0.days_to_sign;
+if((!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))) && (data17 !== null)){
+const err46 = {instancePath:instancePath+"/data/days_to_sign",schemaPath:"components#/$defs/PhysicianOrder/properties/days_to_sign/type",keyword:"type",params:{type: schema299.properties.days_to_sign.type},message:"must be integer,null"};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+if((typeof data17 == "number") && (isFinite(data17))){
+if(data17 < 0 || isNaN(data17)){
+const err47 = {instancePath:instancePath+"/data/days_to_sign",schemaPath:"components#/$defs/PhysicianOrder/properties/days_to_sign/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+}
+}
+if(data0.created_at !== undefined){
+let data18 = data0.created_at;
+if(typeof data18 === "string"){
+if(!(formats0.validate(data18))){
+const err48 = {instancePath:instancePath+"/data/created_at",schemaPath:"components#/$defs/PhysicianOrder/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+}
+else {
+const err49 = {instancePath:instancePath+"/data/created_at",schemaPath:"components#/$defs/PhysicianOrder/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+}
+}
+else {
+const err50 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/PhysicianOrder/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+}
+if(data.meta !== undefined){
+if(!(validate311(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate311.errors : vErrors.concat(validate311.errors);
+errors = vErrors.length;
+}
+}
+if(data.warnings !== undefined){
+let data20 = data.warnings;
+if(Array.isArray(data20)){
+const len0 = data20.length;
+for(let i0=0; i0<len0; i0++){
+if(typeof data20[i0] !== "string"){
+const err51 = {instancePath:instancePath+"/warnings/" + i0,schemaPath:"components#/$defs/Warnings/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+}
+}
+else {
+const err52 = {instancePath:instancePath+"/warnings",schemaPath:"components#/$defs/Warnings/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
+}
+errors++;
+}
+}
+}
+else {
+const err53 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err53];
+}
+else {
+vErrors.push(err53);
 }
 errors++;
 }
@@ -33237,15 +33623,588 @@ return errors === 0;
 }
 validate309.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listWorkingCollectionsStatus200 = validate313;
-const schema313 = {"$ref":"components#/$defs/WorkingCollectionListResponse"};
-const schema314 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/WorkingCollection"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/ListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
-const schema315 = {"type":"object","required":["id","name","visibility","owner_id","owner_name","row_count","updated_at"],"properties":{"id":{"type":"string","description":"Collection id."},"name":{"type":"string","description":"Name."},"description":{"type":["string","null"],"description":"Description."},"visibility":{"type":"string","enum":["agency","shared"],"description":"agency: shared agency-wide; shared: names this extension as an editor. Personal collections are never listed."},"owner_id":{"type":"string","description":"Owner user id."},"owner_name":{"type":"string","description":"Owner; ask them (through a task) for changes.","x-svc-since":"2"},"row_count":{"type":"integer","description":"Rows.","minimum":0},"updated_at":{"type":"string","format":"date-time","description":"Last change."}}};
+export const getPhysicianOrderStatus200V1 = validate315;
+const schema314 = {"$ref":"components-v1#/$defs/PhysicianOrderResponse"};
+const schema315 = {"type":"object","required":["data","meta"],"properties":{"data":{"$ref":"components-v1#/$defs/PhysicianOrder"},"meta":{"$ref":"components-v1#/$defs/PhysicianOrderMeta"},"warnings":{"$ref":"components-v1#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+const schema317 = {"allOf":[{"$ref":"components-v1#/$defs/Meta"},{"type":"object","required":["as_of"],"properties":{"as_of":{"type":"string","format":"date-time","description":"Instant the aging was counted at: the as_of parameter, or the instant of the request."}}}],"description":"Meta of one physician order.","x-svc-phi":"kept"};
 
-function validate314(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate317(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate314.evaluated;
+const evaluated0 = validate317.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate66(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate66.errors : vErrors.concat(validate66.errors);
+errors = vErrors.length;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.as_of === undefined){
+const err0 = {instancePath,schemaPath:"#/allOf/1/required",keyword:"required",params:{missingProperty: "as_of"},message:"must have required property '"+"as_of"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.as_of !== undefined){
+let data0 = data.as_of;
+if(typeof data0 === "string"){
+if(!(formats0.validate(data0))){
+const err1 = {instancePath:instancePath+"/as_of",schemaPath:"#/allOf/1/properties/as_of/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+else {
+const err2 = {instancePath:instancePath+"/as_of",schemaPath:"#/allOf/1/properties/as_of/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+else {
+const err3 = {instancePath,schemaPath:"#/allOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+validate317.errors = vErrors;
+return errors === 0;
+}
+validate317.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate316(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate316.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.meta === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "meta"},message:"must have required property '"+"meta"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.data !== undefined){
+let data0 = data.data;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.id === undefined){
+const err2 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.order_type === undefined){
+const err3 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "order_type"},message:"must have required property '"+"order_type"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.patient_id === undefined){
+const err4 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "patient_id"},message:"must have required property '"+"patient_id"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.physician_id === undefined){
+const err5 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "physician_id"},message:"must have required property '"+"physician_id"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data0.physician_name === undefined){
+const err6 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "physician_name"},message:"must have required property '"+"physician_name"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data0.status === undefined){
+const err7 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data0.sent_at === undefined){
+const err8 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "sent_at"},message:"must have required property '"+"sent_at"+"'"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(data0.signed_at === undefined){
+const err9 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "signed_at"},message:"must have required property '"+"signed_at"+"'"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(data0.days_outstanding === undefined){
+const err10 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "days_outstanding"},message:"must have required property '"+"days_outstanding"+"'"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data0.aging_bucket === undefined){
+const err11 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "aging_bucket"},message:"must have required property '"+"aging_bucket"+"'"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(data0.sla_days === undefined){
+const err12 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "sla_days"},message:"must have required property '"+"sla_days"+"'"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if(data0.sla_breached === undefined){
+const err13 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "sla_breached"},message:"must have required property '"+"sla_breached"+"'"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+if(data0.created_at === undefined){
+const err14 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/PhysicianOrder/required",keyword:"required",params:{missingProperty: "created_at"},message:"must have required property '"+"created_at"+"'"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data0.id !== undefined){
+if(typeof data0.id !== "string"){
+const err15 = {instancePath:instancePath+"/data/id",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data0.order_type !== undefined){
+let data2 = data0.order_type;
+if(typeof data2 !== "string"){
+const err16 = {instancePath:instancePath+"/data/order_type",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/order_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+if(!((((((data2 === "plan_of_care") || (data2 === "recertification")) || (data2 === "verbal")) || (data2 === "supplemental")) || (data2 === "face_to_face")) || (data2 === "discharge"))){
+const err17 = {instancePath:instancePath+"/data/order_type",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/order_type/enum",keyword:"enum",params:{allowedValues: schema305.properties.order_type.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data0.patient_id !== undefined){
+if(typeof data0.patient_id !== "string"){
+const err18 = {instancePath:instancePath+"/data/patient_id",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/patient_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+if(data0.physician_id !== undefined){
+if(typeof data0.physician_id !== "string"){
+const err19 = {instancePath:instancePath+"/data/physician_id",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/physician_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+if(data0.physician_name !== undefined){
+let data5 = data0.physician_name;
+if((typeof data5 !== "string") && (data5 !== null)){
+const err20 = {instancePath:instancePath+"/data/physician_name",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/physician_name/type",keyword:"type",params:{type: schema305.properties.physician_name.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+if(data0.status !== undefined){
+let data6 = data0.status;
+if(typeof data6 !== "string"){
+const err21 = {instancePath:instancePath+"/data/status",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+if(!((((((data6 === "signed") || (data6 === "awaiting_signature")) || (data6 === "signature_not_required")) || (data6 === "rejected")) || (data6 === "superseded")) || (data6 === "cancelled"))){
+const err22 = {instancePath:instancePath+"/data/status",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/status/enum",keyword:"enum",params:{allowedValues: schema305.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+if(data0.sent_at !== undefined){
+let data7 = data0.sent_at;
+if((typeof data7 !== "string") && (data7 !== null)){
+const err23 = {instancePath:instancePath+"/data/sent_at",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/sent_at/type",keyword:"type",params:{type: schema305.properties.sent_at.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+if(typeof data7 === "string"){
+if(!(formats0.validate(data7))){
+const err24 = {instancePath:instancePath+"/data/sent_at",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/sent_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+}
+if(data0.signed_at !== undefined){
+let data8 = data0.signed_at;
+if((typeof data8 !== "string") && (data8 !== null)){
+const err25 = {instancePath:instancePath+"/data/signed_at",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/signed_at/type",keyword:"type",params:{type: schema305.properties.signed_at.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+if(typeof data8 === "string"){
+if(!(formats0.validate(data8))){
+const err26 = {instancePath:instancePath+"/data/signed_at",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/signed_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+}
+if(data0.days_outstanding !== undefined){
+let data9 = data0.days_outstanding;
+if((!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))) && (data9 !== null)){
+const err27 = {instancePath:instancePath+"/data/days_outstanding",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/days_outstanding/type",keyword:"type",params:{type: schema305.properties.days_outstanding.type},message:"must be integer,null"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+if((typeof data9 == "number") && (isFinite(data9))){
+if(data9 < 0 || isNaN(data9)){
+const err28 = {instancePath:instancePath+"/data/days_outstanding",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/days_outstanding/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+}
+}
+if(data0.aging_bucket !== undefined){
+let data10 = data0.aging_bucket;
+if((typeof data10 !== "string") && (data10 !== null)){
+const err29 = {instancePath:instancePath+"/data/aging_bucket",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/aging_bucket/type",keyword:"type",params:{type: schema305.properties.aging_bucket.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+if(!((((((data10 === "not_sent") || (data10 === "0_7_days")) || (data10 === "8_14_days")) || (data10 === "15_30_days")) || (data10 === "31_plus_days")) || (data10 === null))){
+const err30 = {instancePath:instancePath+"/data/aging_bucket",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/aging_bucket/enum",keyword:"enum",params:{allowedValues: schema305.properties.aging_bucket.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+if(data0.sla_days !== undefined){
+let data11 = data0.sla_days;
+if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
+const err31 = {instancePath:instancePath+"/data/sla_days",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/sla_days/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+if((typeof data11 == "number") && (isFinite(data11))){
+if(data11 < 0 || isNaN(data11)){
+const err32 = {instancePath:instancePath+"/data/sla_days",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/sla_days/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+}
+}
+if(data0.sla_breached !== undefined){
+if(typeof data0.sla_breached !== "boolean"){
+const err33 = {instancePath:instancePath+"/data/sla_breached",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/sla_breached/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+}
+if(data0.created_at !== undefined){
+let data13 = data0.created_at;
+if(typeof data13 === "string"){
+if(!(formats0.validate(data13))){
+const err34 = {instancePath:instancePath+"/data/created_at",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+else {
+const err35 = {instancePath:instancePath+"/data/created_at",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+}
+else {
+const err36 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/PhysicianOrder/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+}
+if(data.meta !== undefined){
+if(!(validate317(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate317.errors : vErrors.concat(validate317.errors);
+errors = vErrors.length;
+}
+}
+if(data.warnings !== undefined){
+let data15 = data.warnings;
+if(Array.isArray(data15)){
+const len0 = data15.length;
+for(let i0=0; i0<len0; i0++){
+if(typeof data15[i0] !== "string"){
+const err37 = {instancePath:instancePath+"/warnings/" + i0,schemaPath:"components-v1#/$defs/Warnings/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+}
+}
+else {
+const err38 = {instancePath:instancePath+"/warnings",schemaPath:"components-v1#/$defs/Warnings/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+}
+}
+else {
+const err39 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+validate316.errors = vErrors;
+return errors === 0;
+}
+validate316.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+
+
+function validate315(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate315.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate316(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate316.errors : vErrors.concat(validate316.errors);
+errors = vErrors.length;
+}
+validate315.errors = vErrors;
+return errors === 0;
+}
+validate315.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+
+export const listWorkingCollectionsStatus200 = validate321;
+const schema319 = {"$ref":"components#/$defs/WorkingCollectionListResponse"};
+const schema320 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/WorkingCollection"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/ListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
+const schema321 = {"type":"object","required":["id","name","visibility","owner_id","owner_name","row_count","updated_at"],"properties":{"id":{"type":"string","description":"Collection id."},"name":{"type":"string","description":"Name."},"description":{"type":["string","null"],"description":"Description."},"visibility":{"type":"string","enum":["agency","shared"],"description":"agency: shared agency-wide; shared: names this extension as an editor. Personal collections are never listed."},"owner_id":{"type":"string","description":"Owner user id."},"owner_name":{"type":"string","description":"Owner; ask them (through a task) for changes.","x-svc-since":"2"},"row_count":{"type":"integer","description":"Rows.","minimum":0},"updated_at":{"type":"string","format":"date-time","description":"Last change."}}};
+
+function validate322(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate322.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33377,7 +34336,7 @@ errors++;
 if(data1.description !== undefined){
 let data4 = data1.description;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err11 = {instancePath:instancePath+"/data/" + i0+"/description",schemaPath:"components#/$defs/WorkingCollection/properties/description/type",keyword:"type",params:{type: schema315.properties.description.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/data/" + i0+"/description",schemaPath:"components#/$defs/WorkingCollection/properties/description/type",keyword:"type",params:{type: schema321.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -33400,7 +34359,7 @@ vErrors.push(err12);
 errors++;
 }
 if(!((data5 === "agency") || (data5 === "shared"))){
-const err13 = {instancePath:instancePath+"/data/" + i0+"/visibility",schemaPath:"components#/$defs/WorkingCollection/properties/visibility/enum",keyword:"enum",params:{allowedValues: schema315.properties.visibility.enum},message:"must be equal to one of the allowed values"};
+const err13 = {instancePath:instancePath+"/data/" + i0+"/visibility",schemaPath:"components#/$defs/WorkingCollection/properties/visibility/enum",keyword:"enum",params:{allowedValues: schema321.properties.visibility.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -33553,40 +34512,40 @@ vErrors.push(err24);
 }
 errors++;
 }
-validate314.errors = vErrors;
+validate322.errors = vErrors;
 return errors === 0;
 }
-validate314.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate322.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate313(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate321(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate313.evaluated;
+const evaluated0 = validate321.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate314(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate314.errors : vErrors.concat(validate314.errors);
+if(!(validate322(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate322.errors : vErrors.concat(validate322.errors);
 errors = vErrors.length;
 }
-validate313.errors = vErrors;
+validate321.errors = vErrors;
 return errors === 0;
 }
-validate313.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate321.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listWorkingCollectionsStatus200V1 = validate317;
-const schema317 = {"$ref":"components-v1#/$defs/WorkingCollectionListResponse"};
-const schema318 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components-v1#/$defs/WorkingCollection"},"description":"Items of this page."},"meta":{"$ref":"components-v1#/$defs/ListMeta"},"warnings":{"$ref":"components-v1#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
-const schema319 = {"type":"object","required":["id","name","visibility","owner_id","row_count","updated_at"],"properties":{"id":{"type":"string","description":"Collection id."},"name":{"type":"string","description":"Name."},"description":{"type":["string","null"],"description":"Description."},"visibility":{"type":"string","enum":["agency","shared"],"description":"agency: shared agency-wide; shared: names this extension as an editor. Personal collections are never listed."},"owner_id":{"type":"string","description":"Owner user id."},"row_count":{"type":"integer","description":"Rows.","minimum":0},"updated_at":{"type":"string","format":"date-time","description":"Last change."}}};
+export const listWorkingCollectionsStatus200V1 = validate325;
+const schema323 = {"$ref":"components-v1#/$defs/WorkingCollectionListResponse"};
+const schema324 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components-v1#/$defs/WorkingCollection"},"description":"Items of this page."},"meta":{"$ref":"components-v1#/$defs/ListMeta"},"warnings":{"$ref":"components-v1#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
+const schema325 = {"type":"object","required":["id","name","visibility","owner_id","row_count","updated_at"],"properties":{"id":{"type":"string","description":"Collection id."},"name":{"type":"string","description":"Name."},"description":{"type":["string","null"],"description":"Description."},"visibility":{"type":"string","enum":["agency","shared"],"description":"agency: shared agency-wide; shared: names this extension as an editor. Personal collections are never listed."},"owner_id":{"type":"string","description":"Owner user id."},"row_count":{"type":"integer","description":"Rows.","minimum":0},"updated_at":{"type":"string","format":"date-time","description":"Last change."}}};
 
-function validate318(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate326(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate318.evaluated;
+const evaluated0 = validate326.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33708,7 +34667,7 @@ errors++;
 if(data1.description !== undefined){
 let data4 = data1.description;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err10 = {instancePath:instancePath+"/data/" + i0+"/description",schemaPath:"components-v1#/$defs/WorkingCollection/properties/description/type",keyword:"type",params:{type: schema319.properties.description.type},message:"must be string,null"};
+const err10 = {instancePath:instancePath+"/data/" + i0+"/description",schemaPath:"components-v1#/$defs/WorkingCollection/properties/description/type",keyword:"type",params:{type: schema325.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -33731,7 +34690,7 @@ vErrors.push(err11);
 errors++;
 }
 if(!((data5 === "agency") || (data5 === "shared"))){
-const err12 = {instancePath:instancePath+"/data/" + i0+"/visibility",schemaPath:"components-v1#/$defs/WorkingCollection/properties/visibility/enum",keyword:"enum",params:{allowedValues: schema319.properties.visibility.enum},message:"must be equal to one of the allowed values"};
+const err12 = {instancePath:instancePath+"/data/" + i0+"/visibility",schemaPath:"components-v1#/$defs/WorkingCollection/properties/visibility/enum",keyword:"enum",params:{allowedValues: schema325.properties.visibility.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -33872,40 +34831,40 @@ vErrors.push(err22);
 }
 errors++;
 }
-validate318.errors = vErrors;
+validate326.errors = vErrors;
 return errors === 0;
 }
-validate318.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate326.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate317(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate325(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate317.evaluated;
+const evaluated0 = validate325.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate318(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate318.errors : vErrors.concat(validate318.errors);
+if(!(validate326(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate326.errors : vErrors.concat(validate326.errors);
 errors = vErrors.length;
 }
-validate317.errors = vErrors;
+validate325.errors = vErrors;
 return errors === 0;
 }
-validate317.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate325.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listWorkingCollectionRowsStatus200 = validate321;
-const schema321 = {"$ref":"components#/$defs/WorkingCollectionRowListResponse"};
-const schema322 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/WorkingCollectionRow"},"description":"Items of this page."},"meta":{"allOf":[{"$ref":"components#/$defs/ListMeta"},{"type":"object","required":["collection"],"properties":{"collection":{"$ref":"components#/$defs/WorkingCollectionDefinition"}}}]},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
-const schema323 = {"type":"object","required":["id","values","updated_at"],"properties":{"id":{"type":"string","description":"Row id."},"values":{"type":"object","additionalProperties":true,"description":"Values keyed by stable field id. Supplemental: never establishes clinical or financial facts.","x-svc-v1-name":"cells"},"updated_at":{"type":"string","format":"date-time","description":"Last change."}}};
+export const listWorkingCollectionRowsStatus200 = validate329;
+const schema327 = {"$ref":"components#/$defs/WorkingCollectionRowListResponse"};
+const schema328 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/WorkingCollectionRow"},"description":"Items of this page."},"meta":{"allOf":[{"$ref":"components#/$defs/ListMeta"},{"type":"object","required":["collection"],"properties":{"collection":{"$ref":"components#/$defs/WorkingCollectionDefinition"}}}]},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
+const schema329 = {"type":"object","required":["id","values","updated_at"],"properties":{"id":{"type":"string","description":"Row id."},"values":{"type":"object","additionalProperties":true,"description":"Values keyed by stable field id. Supplemental: never establishes clinical or financial facts.","x-svc-v1-name":"cells"},"updated_at":{"type":"string","format":"date-time","description":"Last change."}}};
 
-function validate322(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate330(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate322.evaluated;
+const evaluated0 = validate330.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34120,40 +35079,40 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate322.errors = vErrors;
+validate330.errors = vErrors;
 return errors === 0;
 }
-validate322.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate330.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate321(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate329(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate321.evaluated;
+const evaluated0 = validate329.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate322(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate322.errors : vErrors.concat(validate322.errors);
+if(!(validate330(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate330.errors : vErrors.concat(validate330.errors);
 errors = vErrors.length;
 }
-validate321.errors = vErrors;
+validate329.errors = vErrors;
 return errors === 0;
 }
-validate321.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate329.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listWorkingCollectionRowsStatus200V1 = validate326;
-const schema325 = {"$ref":"components-v1#/$defs/WorkingCollectionRowListResponse"};
-const schema326 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components-v1#/$defs/WorkingCollectionRow"},"description":"Items of this page."},"meta":{"allOf":[{"$ref":"components-v1#/$defs/ListMeta"},{"type":"object","required":["collection"],"properties":{"collection":{"$ref":"components-v1#/$defs/WorkingCollectionDefinition"}}}]},"warnings":{"$ref":"components-v1#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
-const schema327 = {"type":"object","required":["id","cells","updated_at"],"properties":{"id":{"type":"string","description":"Row id."},"cells":{"type":"object","additionalProperties":true,"description":"Values keyed by stable field id. Supplemental: never establishes clinical or financial facts.","x-svc-v1-name":"cells"},"updated_at":{"type":"string","format":"date-time","description":"Last change."}}};
+export const listWorkingCollectionRowsStatus200V1 = validate334;
+const schema331 = {"$ref":"components-v1#/$defs/WorkingCollectionRowListResponse"};
+const schema332 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components-v1#/$defs/WorkingCollectionRow"},"description":"Items of this page."},"meta":{"allOf":[{"$ref":"components-v1#/$defs/ListMeta"},{"type":"object","required":["collection"],"properties":{"collection":{"$ref":"components-v1#/$defs/WorkingCollectionDefinition"}}}]},"warnings":{"$ref":"components-v1#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
+const schema333 = {"type":"object","required":["id","cells","updated_at"],"properties":{"id":{"type":"string","description":"Row id."},"cells":{"type":"object","additionalProperties":true,"description":"Values keyed by stable field id. Supplemental: never establishes clinical or financial facts.","x-svc-v1-name":"cells"},"updated_at":{"type":"string","format":"date-time","description":"Last change."}}};
 
-function validate327(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate335(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate327.evaluated;
+const evaluated0 = validate335.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34368,40 +35327,40 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate327.errors = vErrors;
+validate335.errors = vErrors;
 return errors === 0;
 }
-validate327.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate335.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate326(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate334(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate326.evaluated;
+const evaluated0 = validate334.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate327(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate327.errors : vErrors.concat(validate327.errors);
+if(!(validate335(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate335.errors : vErrors.concat(validate335.errors);
 errors = vErrors.length;
 }
-validate326.errors = vErrors;
+validate334.errors = vErrors;
 return errors === 0;
 }
-validate326.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate334.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const getHhvbpSummaryStatus200 = validate331;
-const schema329 = {"$ref":"components#/$defs/HhvbpSummaryResponse"};
-const schema330 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/HhvbpSummary"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
-const schema331 = {"type":"object","required":["performance_year","payment_year","cohort","measure_count","official_regulator_total_performance_score","official_regulator_payment_adjustment_percent","official_regulator_unavailable_reason","modeled_total_performance_score","modeled_payment_adjustment_percent","measure_set_version","scorable_measure_count","modeled_unavailable_reason","modeled_exchange_function_slope","modeled_statement"],"properties":{"performance_year":{"type":"integer","description":"Performance year."},"payment_year":{"type":"integer","description":"Payment year (performance_year + 2 by default)."},"cohort":{"type":["string","null"],"enum":["larger_volume","smaller_volume",null],"description":"HHVBP volume cohort of the agency in the performance year, as imported."},"measure_count":{"type":"integer","description":"Measures of the agency's cohort in the measure set (the smaller-volume cohort has no HHCAHPS measures).","minimum":0},"official_regulator_total_performance_score":{"type":["number","null"],"description":"Total performance score as published by the regulator (Annual Performance Report), as imported; null when not imported."},"official_regulator_payment_adjustment_percent":{"type":["number","null"],"description":"Adjusted payment percentage as published by the regulator, as imported (percent, -5 to 5); null when not imported."},"official_regulator_published_at":{"type":["string","null"],"format":"date-time","description":"When the regulator published; the service does not record it today, so it is absent."},"official_regulator_unavailable_reason":{"type":["string","null"],"description":"Why the official TPS or adjusted payment percentage is null: report_not_yet_published (the import carries no published figures), insufficient_data (the published report scored fewer than 5 measures, so it has no TPS), official_totals_not_imported (published measure points were imported without the report's totals: re-import with --official-tps and --official-payment-adjustment); null when both are present."},"modeled_total_performance_score":{"type":["number","null"],"description":"Total performance score projected by the service from the imported figures (0 to 100, three decimals): a diagnostic, not a determination; null with modeled_unavailable_reason when fewer than 5 measures are scorable."},"modeled_payment_adjustment_percent":{"type":["number","null"],"description":"Adjusted payment percentage projected from modeled_total_performance_score through the assumed exchange function (percent, -5 to 5, three decimals): a diagnostic, not a determination."},"modeled_as_of":{"type":["string","null"],"format":"date-time","description":"When the figures the projection scores were imported (its data cut-off).","x-svc-since":"2"},"measure_set_version":{"type":"string","description":"The measure set the year is scored with and the rule it comes from, for example `PY2025, CMS-1780-F`."},"scorable_measure_count":{"type":"integer","minimum":0,"description":"Measures with data in both the performance year and the baseline year; a TPS needs at least 5."},"modeled_unavailable_reason":{"type":["string","null"],"enum":["insufficient_data",null],"description":"insufficient_data when fewer than 5 measures are scorable (no modeled TPS); null otherwise."},"modeled_exchange_function_slope":{"type":"number","description":"The exchange-function slope the projection assumes (CMS sets the real one nationally each payment year)."},"modeled_statement":{"type":"string","description":"The plain statement that modeled values are a diagnostic, not a determination (fixed text)."}},"description":"Agency-level HHVBP cycle summary; no patient data."};
+export const getHhvbpSummaryStatus200 = validate339;
+const schema335 = {"$ref":"components#/$defs/HhvbpSummaryResponse"};
+const schema336 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/HhvbpSummary"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+const schema337 = {"type":"object","required":["performance_year","payment_year","cohort","measure_count","official_regulator_total_performance_score","official_regulator_payment_adjustment_percent","official_regulator_unavailable_reason","modeled_total_performance_score","modeled_payment_adjustment_percent","measure_set_version","scorable_measure_count","modeled_unavailable_reason","modeled_exchange_function_slope","modeled_statement"],"properties":{"performance_year":{"type":"integer","description":"Performance year."},"payment_year":{"type":"integer","description":"Payment year (performance_year + 2 by default)."},"cohort":{"type":["string","null"],"enum":["larger_volume","smaller_volume",null],"description":"HHVBP volume cohort of the agency in the performance year, as imported."},"measure_count":{"type":"integer","description":"Measures of the agency's cohort in the measure set (the smaller-volume cohort has no HHCAHPS measures).","minimum":0},"official_regulator_total_performance_score":{"type":["number","null"],"description":"Total performance score as published by the regulator (Annual Performance Report), as imported; null when not imported."},"official_regulator_payment_adjustment_percent":{"type":["number","null"],"description":"Adjusted payment percentage as published by the regulator, as imported (percent, -5 to 5); null when not imported."},"official_regulator_published_at":{"type":["string","null"],"format":"date-time","description":"When the regulator published; the service does not record it today, so it is absent."},"official_regulator_unavailable_reason":{"type":["string","null"],"description":"Why the official TPS or adjusted payment percentage is null: report_not_yet_published (the import carries no published figures), insufficient_data (the published report scored fewer than 5 measures, so it has no TPS), official_totals_not_imported (published measure points were imported without the report's totals: re-import with --official-tps and --official-payment-adjustment); null when both are present."},"modeled_total_performance_score":{"type":["number","null"],"description":"Total performance score projected by the service from the imported figures (0 to 100, three decimals): a diagnostic, not a determination; null with modeled_unavailable_reason when fewer than 5 measures are scorable."},"modeled_payment_adjustment_percent":{"type":["number","null"],"description":"Adjusted payment percentage projected from modeled_total_performance_score through the assumed exchange function (percent, -5 to 5, three decimals): a diagnostic, not a determination."},"modeled_as_of":{"type":["string","null"],"format":"date-time","description":"When the figures the projection scores were imported (its data cut-off).","x-svc-since":"2"},"measure_set_version":{"type":"string","description":"The measure set the year is scored with and the rule it comes from, for example `PY2025, CMS-1780-F`."},"scorable_measure_count":{"type":"integer","minimum":0,"description":"Measures with data in both the performance year and the baseline year; a TPS needs at least 5."},"modeled_unavailable_reason":{"type":["string","null"],"enum":["insufficient_data",null],"description":"insufficient_data when fewer than 5 measures are scorable (no modeled TPS); null otherwise."},"modeled_exchange_function_slope":{"type":"number","description":"The exchange-function slope the projection assumes (CMS sets the real one nationally each payment year)."},"modeled_statement":{"type":"string","description":"The plain statement that modeled values are a diagnostic, not a determination (fixed text)."}},"description":"Agency-level HHVBP cycle summary; no patient data."};
 
-function validate332(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate340(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate332.evaluated;
+const evaluated0 = validate340.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34591,7 +35550,7 @@ errors++;
 if(data0.cohort !== undefined){
 let data3 = data0.cohort;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err17 = {instancePath:instancePath+"/data/cohort",schemaPath:"components#/$defs/HhvbpSummary/properties/cohort/type",keyword:"type",params:{type: schema331.properties.cohort.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/data/cohort",schemaPath:"components#/$defs/HhvbpSummary/properties/cohort/type",keyword:"type",params:{type: schema337.properties.cohort.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -34601,7 +35560,7 @@ vErrors.push(err17);
 errors++;
 }
 if(!(((data3 === "larger_volume") || (data3 === "smaller_volume")) || (data3 === null))){
-const err18 = {instancePath:instancePath+"/data/cohort",schemaPath:"components#/$defs/HhvbpSummary/properties/cohort/enum",keyword:"enum",params:{allowedValues: schema331.properties.cohort.enum},message:"must be equal to one of the allowed values"};
+const err18 = {instancePath:instancePath+"/data/cohort",schemaPath:"components#/$defs/HhvbpSummary/properties/cohort/enum",keyword:"enum",params:{allowedValues: schema337.properties.cohort.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -34639,7 +35598,7 @@ errors++;
 if(data0.official_regulator_total_performance_score !== undefined){
 let data5 = data0.official_regulator_total_performance_score;
 if((!((typeof data5 == "number") && (isFinite(data5)))) && (data5 !== null)){
-const err21 = {instancePath:instancePath+"/data/official_regulator_total_performance_score",schemaPath:"components#/$defs/HhvbpSummary/properties/official_regulator_total_performance_score/type",keyword:"type",params:{type: schema331.properties.official_regulator_total_performance_score.type},message:"must be number,null"};
+const err21 = {instancePath:instancePath+"/data/official_regulator_total_performance_score",schemaPath:"components#/$defs/HhvbpSummary/properties/official_regulator_total_performance_score/type",keyword:"type",params:{type: schema337.properties.official_regulator_total_performance_score.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -34652,7 +35611,7 @@ errors++;
 if(data0.official_regulator_payment_adjustment_percent !== undefined){
 let data6 = data0.official_regulator_payment_adjustment_percent;
 if((!((typeof data6 == "number") && (isFinite(data6)))) && (data6 !== null)){
-const err22 = {instancePath:instancePath+"/data/official_regulator_payment_adjustment_percent",schemaPath:"components#/$defs/HhvbpSummary/properties/official_regulator_payment_adjustment_percent/type",keyword:"type",params:{type: schema331.properties.official_regulator_payment_adjustment_percent.type},message:"must be number,null"};
+const err22 = {instancePath:instancePath+"/data/official_regulator_payment_adjustment_percent",schemaPath:"components#/$defs/HhvbpSummary/properties/official_regulator_payment_adjustment_percent/type",keyword:"type",params:{type: schema337.properties.official_regulator_payment_adjustment_percent.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -34665,7 +35624,7 @@ errors++;
 if(data0.official_regulator_published_at !== undefined){
 let data7 = data0.official_regulator_published_at;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err23 = {instancePath:instancePath+"/data/official_regulator_published_at",schemaPath:"components#/$defs/HhvbpSummary/properties/official_regulator_published_at/type",keyword:"type",params:{type: schema331.properties.official_regulator_published_at.type},message:"must be string,null"};
+const err23 = {instancePath:instancePath+"/data/official_regulator_published_at",schemaPath:"components#/$defs/HhvbpSummary/properties/official_regulator_published_at/type",keyword:"type",params:{type: schema337.properties.official_regulator_published_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -34690,7 +35649,7 @@ errors++;
 if(data0.official_regulator_unavailable_reason !== undefined){
 let data8 = data0.official_regulator_unavailable_reason;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err25 = {instancePath:instancePath+"/data/official_regulator_unavailable_reason",schemaPath:"components#/$defs/HhvbpSummary/properties/official_regulator_unavailable_reason/type",keyword:"type",params:{type: schema331.properties.official_regulator_unavailable_reason.type},message:"must be string,null"};
+const err25 = {instancePath:instancePath+"/data/official_regulator_unavailable_reason",schemaPath:"components#/$defs/HhvbpSummary/properties/official_regulator_unavailable_reason/type",keyword:"type",params:{type: schema337.properties.official_regulator_unavailable_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -34703,7 +35662,7 @@ errors++;
 if(data0.modeled_total_performance_score !== undefined){
 let data9 = data0.modeled_total_performance_score;
 if((!((typeof data9 == "number") && (isFinite(data9)))) && (data9 !== null)){
-const err26 = {instancePath:instancePath+"/data/modeled_total_performance_score",schemaPath:"components#/$defs/HhvbpSummary/properties/modeled_total_performance_score/type",keyword:"type",params:{type: schema331.properties.modeled_total_performance_score.type},message:"must be number,null"};
+const err26 = {instancePath:instancePath+"/data/modeled_total_performance_score",schemaPath:"components#/$defs/HhvbpSummary/properties/modeled_total_performance_score/type",keyword:"type",params:{type: schema337.properties.modeled_total_performance_score.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -34716,7 +35675,7 @@ errors++;
 if(data0.modeled_payment_adjustment_percent !== undefined){
 let data10 = data0.modeled_payment_adjustment_percent;
 if((!((typeof data10 == "number") && (isFinite(data10)))) && (data10 !== null)){
-const err27 = {instancePath:instancePath+"/data/modeled_payment_adjustment_percent",schemaPath:"components#/$defs/HhvbpSummary/properties/modeled_payment_adjustment_percent/type",keyword:"type",params:{type: schema331.properties.modeled_payment_adjustment_percent.type},message:"must be number,null"};
+const err27 = {instancePath:instancePath+"/data/modeled_payment_adjustment_percent",schemaPath:"components#/$defs/HhvbpSummary/properties/modeled_payment_adjustment_percent/type",keyword:"type",params:{type: schema337.properties.modeled_payment_adjustment_percent.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -34729,7 +35688,7 @@ errors++;
 if(data0.modeled_as_of !== undefined){
 let data11 = data0.modeled_as_of;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err28 = {instancePath:instancePath+"/data/modeled_as_of",schemaPath:"components#/$defs/HhvbpSummary/properties/modeled_as_of/type",keyword:"type",params:{type: schema331.properties.modeled_as_of.type},message:"must be string,null"};
+const err28 = {instancePath:instancePath+"/data/modeled_as_of",schemaPath:"components#/$defs/HhvbpSummary/properties/modeled_as_of/type",keyword:"type",params:{type: schema337.properties.modeled_as_of.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -34791,7 +35750,7 @@ errors++;
 if(data0.modeled_unavailable_reason !== undefined){
 let data14 = data0.modeled_unavailable_reason;
 if((typeof data14 !== "string") && (data14 !== null)){
-const err33 = {instancePath:instancePath+"/data/modeled_unavailable_reason",schemaPath:"components#/$defs/HhvbpSummary/properties/modeled_unavailable_reason/type",keyword:"type",params:{type: schema331.properties.modeled_unavailable_reason.type},message:"must be string,null"};
+const err33 = {instancePath:instancePath+"/data/modeled_unavailable_reason",schemaPath:"components#/$defs/HhvbpSummary/properties/modeled_unavailable_reason/type",keyword:"type",params:{type: schema337.properties.modeled_unavailable_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -34801,7 +35760,7 @@ vErrors.push(err33);
 errors++;
 }
 if(!((data14 === "insufficient_data") || (data14 === null))){
-const err34 = {instancePath:instancePath+"/data/modeled_unavailable_reason",schemaPath:"components#/$defs/HhvbpSummary/properties/modeled_unavailable_reason/enum",keyword:"enum",params:{allowedValues: schema331.properties.modeled_unavailable_reason.enum},message:"must be equal to one of the allowed values"};
+const err34 = {instancePath:instancePath+"/data/modeled_unavailable_reason",schemaPath:"components#/$defs/HhvbpSummary/properties/modeled_unavailable_reason/enum",keyword:"enum",params:{allowedValues: schema337.properties.modeled_unavailable_reason.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -34893,40 +35852,40 @@ vErrors.push(err40);
 }
 errors++;
 }
-validate332.errors = vErrors;
+validate340.errors = vErrors;
 return errors === 0;
 }
-validate332.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate340.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate331(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate339(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate331.evaluated;
+const evaluated0 = validate339.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate332(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate332.errors : vErrors.concat(validate332.errors);
+if(!(validate340(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate340.errors : vErrors.concat(validate340.errors);
 errors = vErrors.length;
 }
-validate331.errors = vErrors;
+validate339.errors = vErrors;
 return errors === 0;
 }
-validate331.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate339.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const getHhvbpSummaryStatus200V1 = validate335;
-const schema333 = {"$ref":"components-v1#/$defs/HhvbpSummaryResponse"};
-const schema334 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components-v1#/$defs/HhvbpSummary"},"meta":{"$ref":"components-v1#/$defs/Meta"},"warnings":{"$ref":"components-v1#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
-const schema335 = {"type":"object","required":["performance_year","payment_year","cohort","measure_count","official_regulator_total_performance_score","official_regulator_payment_adjustment_percent","official_regulator_unavailable_reason","modeled_total_performance_score","modeled_payment_adjustment_percent","measure_set_version","scorable_measure_count","modeled_unavailable_reason","modeled_exchange_function_slope","modeled_statement"],"properties":{"performance_year":{"type":"integer","description":"Performance year."},"payment_year":{"type":"integer","description":"Payment year (performance_year + 2 by default)."},"cohort":{"type":["string","null"],"enum":["larger_volume","smaller_volume",null],"description":"HHVBP volume cohort of the agency in the performance year, as imported."},"measure_count":{"type":"integer","description":"Measures of the agency's cohort in the measure set (the smaller-volume cohort has no HHCAHPS measures).","minimum":0},"official_regulator_total_performance_score":{"type":["number","null"],"description":"Total performance score as published by the regulator (Annual Performance Report), as imported; null when not imported."},"official_regulator_payment_adjustment_percent":{"type":["number","null"],"description":"Adjusted payment percentage as published by the regulator, as imported (percent, -5 to 5); null when not imported."},"official_regulator_published_at":{"type":["string","null"],"format":"date-time","description":"When the regulator published; the service does not record it today, so it is absent."},"official_regulator_unavailable_reason":{"type":["string","null"],"description":"Why the official TPS or adjusted payment percentage is null: report_not_yet_published (the import carries no published figures), insufficient_data (the published report scored fewer than 5 measures, so it has no TPS), official_totals_not_imported (published measure points were imported without the report's totals: re-import with --official-tps and --official-payment-adjustment); null when both are present."},"modeled_total_performance_score":{"type":["number","null"],"description":"Total performance score projected by the service from the imported figures (0 to 100, three decimals): a diagnostic, not a determination; null with modeled_unavailable_reason when fewer than 5 measures are scorable."},"modeled_payment_adjustment_percent":{"type":["number","null"],"description":"Adjusted payment percentage projected from modeled_total_performance_score through the assumed exchange function (percent, -5 to 5, three decimals): a diagnostic, not a determination."},"measure_set_version":{"type":"string","description":"The measure set the year is scored with and the rule it comes from, for example `PY2025, CMS-1780-F`."},"scorable_measure_count":{"type":"integer","minimum":0,"description":"Measures with data in both the performance year and the baseline year; a TPS needs at least 5."},"modeled_unavailable_reason":{"type":["string","null"],"enum":["insufficient_data",null],"description":"insufficient_data when fewer than 5 measures are scorable (no modeled TPS); null otherwise."},"modeled_exchange_function_slope":{"type":"number","description":"The exchange-function slope the projection assumes (CMS sets the real one nationally each payment year)."},"modeled_statement":{"type":"string","description":"The plain statement that modeled values are a diagnostic, not a determination (fixed text)."}},"description":"Agency-level HHVBP cycle summary; no patient data."};
+export const getHhvbpSummaryStatus200V1 = validate343;
+const schema339 = {"$ref":"components-v1#/$defs/HhvbpSummaryResponse"};
+const schema340 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components-v1#/$defs/HhvbpSummary"},"meta":{"$ref":"components-v1#/$defs/Meta"},"warnings":{"$ref":"components-v1#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+const schema341 = {"type":"object","required":["performance_year","payment_year","cohort","measure_count","official_regulator_total_performance_score","official_regulator_payment_adjustment_percent","official_regulator_unavailable_reason","modeled_total_performance_score","modeled_payment_adjustment_percent","measure_set_version","scorable_measure_count","modeled_unavailable_reason","modeled_exchange_function_slope","modeled_statement"],"properties":{"performance_year":{"type":"integer","description":"Performance year."},"payment_year":{"type":"integer","description":"Payment year (performance_year + 2 by default)."},"cohort":{"type":["string","null"],"enum":["larger_volume","smaller_volume",null],"description":"HHVBP volume cohort of the agency in the performance year, as imported."},"measure_count":{"type":"integer","description":"Measures of the agency's cohort in the measure set (the smaller-volume cohort has no HHCAHPS measures).","minimum":0},"official_regulator_total_performance_score":{"type":["number","null"],"description":"Total performance score as published by the regulator (Annual Performance Report), as imported; null when not imported."},"official_regulator_payment_adjustment_percent":{"type":["number","null"],"description":"Adjusted payment percentage as published by the regulator, as imported (percent, -5 to 5); null when not imported."},"official_regulator_published_at":{"type":["string","null"],"format":"date-time","description":"When the regulator published; the service does not record it today, so it is absent."},"official_regulator_unavailable_reason":{"type":["string","null"],"description":"Why the official TPS or adjusted payment percentage is null: report_not_yet_published (the import carries no published figures), insufficient_data (the published report scored fewer than 5 measures, so it has no TPS), official_totals_not_imported (published measure points were imported without the report's totals: re-import with --official-tps and --official-payment-adjustment); null when both are present."},"modeled_total_performance_score":{"type":["number","null"],"description":"Total performance score projected by the service from the imported figures (0 to 100, three decimals): a diagnostic, not a determination; null with modeled_unavailable_reason when fewer than 5 measures are scorable."},"modeled_payment_adjustment_percent":{"type":["number","null"],"description":"Adjusted payment percentage projected from modeled_total_performance_score through the assumed exchange function (percent, -5 to 5, three decimals): a diagnostic, not a determination."},"measure_set_version":{"type":"string","description":"The measure set the year is scored with and the rule it comes from, for example `PY2025, CMS-1780-F`."},"scorable_measure_count":{"type":"integer","minimum":0,"description":"Measures with data in both the performance year and the baseline year; a TPS needs at least 5."},"modeled_unavailable_reason":{"type":["string","null"],"enum":["insufficient_data",null],"description":"insufficient_data when fewer than 5 measures are scorable (no modeled TPS); null otherwise."},"modeled_exchange_function_slope":{"type":"number","description":"The exchange-function slope the projection assumes (CMS sets the real one nationally each payment year)."},"modeled_statement":{"type":"string","description":"The plain statement that modeled values are a diagnostic, not a determination (fixed text)."}},"description":"Agency-level HHVBP cycle summary; no patient data."};
 
-function validate336(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate344(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate336.evaluated;
+const evaluated0 = validate344.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -35116,7 +36075,7 @@ errors++;
 if(data0.cohort !== undefined){
 let data3 = data0.cohort;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err17 = {instancePath:instancePath+"/data/cohort",schemaPath:"components-v1#/$defs/HhvbpSummary/properties/cohort/type",keyword:"type",params:{type: schema335.properties.cohort.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/data/cohort",schemaPath:"components-v1#/$defs/HhvbpSummary/properties/cohort/type",keyword:"type",params:{type: schema341.properties.cohort.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -35126,7 +36085,7 @@ vErrors.push(err17);
 errors++;
 }
 if(!(((data3 === "larger_volume") || (data3 === "smaller_volume")) || (data3 === null))){
-const err18 = {instancePath:instancePath+"/data/cohort",schemaPath:"components-v1#/$defs/HhvbpSummary/properties/cohort/enum",keyword:"enum",params:{allowedValues: schema335.properties.cohort.enum},message:"must be equal to one of the allowed values"};
+const err18 = {instancePath:instancePath+"/data/cohort",schemaPath:"components-v1#/$defs/HhvbpSummary/properties/cohort/enum",keyword:"enum",params:{allowedValues: schema341.properties.cohort.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -35164,7 +36123,7 @@ errors++;
 if(data0.official_regulator_total_performance_score !== undefined){
 let data5 = data0.official_regulator_total_performance_score;
 if((!((typeof data5 == "number") && (isFinite(data5)))) && (data5 !== null)){
-const err21 = {instancePath:instancePath+"/data/official_regulator_total_performance_score",schemaPath:"components-v1#/$defs/HhvbpSummary/properties/official_regulator_total_performance_score/type",keyword:"type",params:{type: schema335.properties.official_regulator_total_performance_score.type},message:"must be number,null"};
+const err21 = {instancePath:instancePath+"/data/official_regulator_total_performance_score",schemaPath:"components-v1#/$defs/HhvbpSummary/properties/official_regulator_total_performance_score/type",keyword:"type",params:{type: schema341.properties.official_regulator_total_performance_score.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -35177,7 +36136,7 @@ errors++;
 if(data0.official_regulator_payment_adjustment_percent !== undefined){
 let data6 = data0.official_regulator_payment_adjustment_percent;
 if((!((typeof data6 == "number") && (isFinite(data6)))) && (data6 !== null)){
-const err22 = {instancePath:instancePath+"/data/official_regulator_payment_adjustment_percent",schemaPath:"components-v1#/$defs/HhvbpSummary/properties/official_regulator_payment_adjustment_percent/type",keyword:"type",params:{type: schema335.properties.official_regulator_payment_adjustment_percent.type},message:"must be number,null"};
+const err22 = {instancePath:instancePath+"/data/official_regulator_payment_adjustment_percent",schemaPath:"components-v1#/$defs/HhvbpSummary/properties/official_regulator_payment_adjustment_percent/type",keyword:"type",params:{type: schema341.properties.official_regulator_payment_adjustment_percent.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -35190,7 +36149,7 @@ errors++;
 if(data0.official_regulator_published_at !== undefined){
 let data7 = data0.official_regulator_published_at;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err23 = {instancePath:instancePath+"/data/official_regulator_published_at",schemaPath:"components-v1#/$defs/HhvbpSummary/properties/official_regulator_published_at/type",keyword:"type",params:{type: schema335.properties.official_regulator_published_at.type},message:"must be string,null"};
+const err23 = {instancePath:instancePath+"/data/official_regulator_published_at",schemaPath:"components-v1#/$defs/HhvbpSummary/properties/official_regulator_published_at/type",keyword:"type",params:{type: schema341.properties.official_regulator_published_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -35215,7 +36174,7 @@ errors++;
 if(data0.official_regulator_unavailable_reason !== undefined){
 let data8 = data0.official_regulator_unavailable_reason;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err25 = {instancePath:instancePath+"/data/official_regulator_unavailable_reason",schemaPath:"components-v1#/$defs/HhvbpSummary/properties/official_regulator_unavailable_reason/type",keyword:"type",params:{type: schema335.properties.official_regulator_unavailable_reason.type},message:"must be string,null"};
+const err25 = {instancePath:instancePath+"/data/official_regulator_unavailable_reason",schemaPath:"components-v1#/$defs/HhvbpSummary/properties/official_regulator_unavailable_reason/type",keyword:"type",params:{type: schema341.properties.official_regulator_unavailable_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -35228,7 +36187,7 @@ errors++;
 if(data0.modeled_total_performance_score !== undefined){
 let data9 = data0.modeled_total_performance_score;
 if((!((typeof data9 == "number") && (isFinite(data9)))) && (data9 !== null)){
-const err26 = {instancePath:instancePath+"/data/modeled_total_performance_score",schemaPath:"components-v1#/$defs/HhvbpSummary/properties/modeled_total_performance_score/type",keyword:"type",params:{type: schema335.properties.modeled_total_performance_score.type},message:"must be number,null"};
+const err26 = {instancePath:instancePath+"/data/modeled_total_performance_score",schemaPath:"components-v1#/$defs/HhvbpSummary/properties/modeled_total_performance_score/type",keyword:"type",params:{type: schema341.properties.modeled_total_performance_score.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -35241,7 +36200,7 @@ errors++;
 if(data0.modeled_payment_adjustment_percent !== undefined){
 let data10 = data0.modeled_payment_adjustment_percent;
 if((!((typeof data10 == "number") && (isFinite(data10)))) && (data10 !== null)){
-const err27 = {instancePath:instancePath+"/data/modeled_payment_adjustment_percent",schemaPath:"components-v1#/$defs/HhvbpSummary/properties/modeled_payment_adjustment_percent/type",keyword:"type",params:{type: schema335.properties.modeled_payment_adjustment_percent.type},message:"must be number,null"};
+const err27 = {instancePath:instancePath+"/data/modeled_payment_adjustment_percent",schemaPath:"components-v1#/$defs/HhvbpSummary/properties/modeled_payment_adjustment_percent/type",keyword:"type",params:{type: schema341.properties.modeled_payment_adjustment_percent.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -35291,7 +36250,7 @@ errors++;
 if(data0.modeled_unavailable_reason !== undefined){
 let data13 = data0.modeled_unavailable_reason;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err31 = {instancePath:instancePath+"/data/modeled_unavailable_reason",schemaPath:"components-v1#/$defs/HhvbpSummary/properties/modeled_unavailable_reason/type",keyword:"type",params:{type: schema335.properties.modeled_unavailable_reason.type},message:"must be string,null"};
+const err31 = {instancePath:instancePath+"/data/modeled_unavailable_reason",schemaPath:"components-v1#/$defs/HhvbpSummary/properties/modeled_unavailable_reason/type",keyword:"type",params:{type: schema341.properties.modeled_unavailable_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -35301,7 +36260,7 @@ vErrors.push(err31);
 errors++;
 }
 if(!((data13 === "insufficient_data") || (data13 === null))){
-const err32 = {instancePath:instancePath+"/data/modeled_unavailable_reason",schemaPath:"components-v1#/$defs/HhvbpSummary/properties/modeled_unavailable_reason/enum",keyword:"enum",params:{allowedValues: schema335.properties.modeled_unavailable_reason.enum},message:"must be equal to one of the allowed values"};
+const err32 = {instancePath:instancePath+"/data/modeled_unavailable_reason",schemaPath:"components-v1#/$defs/HhvbpSummary/properties/modeled_unavailable_reason/enum",keyword:"enum",params:{allowedValues: schema341.properties.modeled_unavailable_reason.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -35393,40 +36352,40 @@ vErrors.push(err38);
 }
 errors++;
 }
-validate336.errors = vErrors;
+validate344.errors = vErrors;
 return errors === 0;
 }
-validate336.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate344.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate335(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate343(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate335.evaluated;
+const evaluated0 = validate343.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate336(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate336.errors : vErrors.concat(validate336.errors);
+if(!(validate344(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate344.errors : vErrors.concat(validate344.errors);
 errors = vErrors.length;
 }
-validate335.errors = vErrors;
+validate343.errors = vErrors;
 return errors === 0;
 }
-validate335.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate343.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listHhvbpMeasuresStatus200 = validate339;
-const schema337 = {"$ref":"components#/$defs/HhvbpMeasureListResponse"};
-const schema338 = {"type":"object","required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/HhvbpMeasure"},"description":"Measures."},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
-const schema339 = {"type":"object","required":["measure_id","name","category","official_regulator_score","official_regulator_unavailable_reason","modeled_score","direction","weight","modeled_agency_value","achievement_threshold","benchmark","baseline_value","official_regulator_achievement_points","official_regulator_improvement_points","official_regulator_weight","modeled_achievement_points","modeled_improvement_points","modeled_weight","modeled_unscorable_reason"],"properties":{"measure_id":{"type":"string","description":"Measure id of the measure set (for example DYSPNEA, PPH, HHCAHPS_OVERALL).","x-svc-v1-name":"code"},"name":{"type":"string","description":"Measure name, as the measure set (and the rule) names it."},"category":{"type":"string","enum":["oasis","claims","hhcahps"],"description":"Measure category (data source): OASIS-based, claims-based or HHCAHPS survey-based."},"official_regulator_score":{"type":["number","null"],"description":"Care points (the higher of achievement and improvement points) as published by the regulator, as imported; null when not published for this measure."},"official_regulator_achievement_points":{"type":["number","null"],"description":"Achievement points as published by the regulator, as imported; null when not published."},"official_regulator_improvement_points":{"type":["number","null"],"description":"Improvement points as published by the regulator, as imported; null when not published."},"official_regulator_unavailable_reason":{"type":["string","null"],"description":"Why the official points are null: report_not_yet_published (the import carries no published points), insufficient_data (the published report gives this measure no points: the agency lacked the minimum data); null when published."},"modeled_score":{"type":["number","null"],"description":"Care points projected by the service (0 to 10, three decimals): a diagnostic, not a determination; null below the minimum data."},"modeled_agency_value":{"type":["number","null"],"description":"The agency's measure value in the performance year, as imported: the value the projection scores; null below the minimum data.","x-svc-since":"2"},"achievement_threshold":{"type":["number","null"],"description":"Cohort achievement threshold (median of agencies in the Model baseline year), as imported."},"benchmark":{"type":["number","null"],"description":"Cohort benchmark (mean of the top decile in the Model baseline year), as imported."},"direction":{"type":"string","enum":["higher_is_better","lower_is_better"],"description":"Whether a higher value is better; lower-is-better measures (hospitalization, emergency use) are scored on the reversed scale."},"weight":{"type":"number","description":"The measure's weight in the cohort before redistribution, as a fraction (0.06 for 6 %)."},"baseline_value":{"type":["number","null"],"description":"The agency's value in its baseline year, as imported; null below the minimum data."},"official_regulator_weight":{"type":["number","null"],"description":"The measure's weight in the agency's TPS as published by the regulator (after redistribution), as imported; null when not published."},"modeled_achievement_points":{"type":["number","null"],"description":"Achievement points projected by the service (0 to 10); null below the minimum data."},"modeled_improvement_points":{"type":["number","null"],"description":"Improvement points projected by the service (0 to 9); null below the minimum data."},"modeled_weight":{"type":["number","null"],"description":"The measure's share of the modeled TPS after redistribution (five decimals); null when it is not scorable or there is no modeled TPS."},"modeled_unscorable_reason":{"type":["string","null"],"enum":["below_minimum_data_performance_year","below_minimum_data_baseline_year",null],"description":"Why the measure has no modeled points: the agency lacked the minimum data in the performance year or in its baseline year; null when scored."}},"description":"One measure of the agency's HHVBP cycle: the imported figures, the regulator's published points and the modeled ones. No patient data."};
+export const listHhvbpMeasuresStatus200 = validate347;
+const schema343 = {"$ref":"components#/$defs/HhvbpMeasureListResponse"};
+const schema344 = {"type":"object","required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/HhvbpMeasure"},"description":"Measures."},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+const schema345 = {"type":"object","required":["measure_id","name","category","official_regulator_score","official_regulator_unavailable_reason","modeled_score","direction","weight","modeled_agency_value","achievement_threshold","benchmark","baseline_value","official_regulator_achievement_points","official_regulator_improvement_points","official_regulator_weight","modeled_achievement_points","modeled_improvement_points","modeled_weight","modeled_unscorable_reason"],"properties":{"measure_id":{"type":"string","description":"Measure id of the measure set (for example DYSPNEA, PPH, HHCAHPS_OVERALL).","x-svc-v1-name":"code"},"name":{"type":"string","description":"Measure name, as the measure set (and the rule) names it."},"category":{"type":"string","enum":["oasis","claims","hhcahps"],"description":"Measure category (data source): OASIS-based, claims-based or HHCAHPS survey-based."},"official_regulator_score":{"type":["number","null"],"description":"Care points (the higher of achievement and improvement points) as published by the regulator, as imported; null when not published for this measure."},"official_regulator_achievement_points":{"type":["number","null"],"description":"Achievement points as published by the regulator, as imported; null when not published."},"official_regulator_improvement_points":{"type":["number","null"],"description":"Improvement points as published by the regulator, as imported; null when not published."},"official_regulator_unavailable_reason":{"type":["string","null"],"description":"Why the official points are null: report_not_yet_published (the import carries no published points), insufficient_data (the published report gives this measure no points: the agency lacked the minimum data); null when published."},"modeled_score":{"type":["number","null"],"description":"Care points projected by the service (0 to 10, three decimals): a diagnostic, not a determination; null below the minimum data."},"modeled_agency_value":{"type":["number","null"],"description":"The agency's measure value in the performance year, as imported: the value the projection scores; null below the minimum data.","x-svc-since":"2"},"achievement_threshold":{"type":["number","null"],"description":"Cohort achievement threshold (median of agencies in the Model baseline year), as imported."},"benchmark":{"type":["number","null"],"description":"Cohort benchmark (mean of the top decile in the Model baseline year), as imported."},"direction":{"type":"string","enum":["higher_is_better","lower_is_better"],"description":"Whether a higher value is better; lower-is-better measures (hospitalization, emergency use) are scored on the reversed scale."},"weight":{"type":"number","description":"The measure's weight in the cohort before redistribution, as a fraction (0.06 for 6 %)."},"baseline_value":{"type":["number","null"],"description":"The agency's value in its baseline year, as imported; null below the minimum data."},"official_regulator_weight":{"type":["number","null"],"description":"The measure's weight in the agency's TPS as published by the regulator (after redistribution), as imported; null when not published."},"modeled_achievement_points":{"type":["number","null"],"description":"Achievement points projected by the service (0 to 10); null below the minimum data."},"modeled_improvement_points":{"type":["number","null"],"description":"Improvement points projected by the service (0 to 9); null below the minimum data."},"modeled_weight":{"type":["number","null"],"description":"The measure's share of the modeled TPS after redistribution (five decimals); null when it is not scorable or there is no modeled TPS."},"modeled_unscorable_reason":{"type":["string","null"],"enum":["below_minimum_data_performance_year","below_minimum_data_baseline_year",null],"description":"Why the measure has no modeled points: the agency lacked the minimum data in the performance year or in its baseline year; null when scored."}},"description":"One measure of the agency's HHVBP cycle: the imported figures, the regulator's published points and the modeled ones. No patient data."};
 
-function validate340(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate348(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate340.evaluated;
+const evaluated0 = validate348.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -35678,7 +36637,7 @@ vErrors.push(err22);
 errors++;
 }
 if(!(((data4 === "oasis") || (data4 === "claims")) || (data4 === "hhcahps"))){
-const err23 = {instancePath:instancePath+"/data/" + i0+"/category",schemaPath:"components#/$defs/HhvbpMeasure/properties/category/enum",keyword:"enum",params:{allowedValues: schema339.properties.category.enum},message:"must be equal to one of the allowed values"};
+const err23 = {instancePath:instancePath+"/data/" + i0+"/category",schemaPath:"components#/$defs/HhvbpMeasure/properties/category/enum",keyword:"enum",params:{allowedValues: schema345.properties.category.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -35691,7 +36650,7 @@ errors++;
 if(data1.official_regulator_score !== undefined){
 let data5 = data1.official_regulator_score;
 if((!((typeof data5 == "number") && (isFinite(data5)))) && (data5 !== null)){
-const err24 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_score",schemaPath:"components#/$defs/HhvbpMeasure/properties/official_regulator_score/type",keyword:"type",params:{type: schema339.properties.official_regulator_score.type},message:"must be number,null"};
+const err24 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_score",schemaPath:"components#/$defs/HhvbpMeasure/properties/official_regulator_score/type",keyword:"type",params:{type: schema345.properties.official_regulator_score.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -35704,7 +36663,7 @@ errors++;
 if(data1.official_regulator_achievement_points !== undefined){
 let data6 = data1.official_regulator_achievement_points;
 if((!((typeof data6 == "number") && (isFinite(data6)))) && (data6 !== null)){
-const err25 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_achievement_points",schemaPath:"components#/$defs/HhvbpMeasure/properties/official_regulator_achievement_points/type",keyword:"type",params:{type: schema339.properties.official_regulator_achievement_points.type},message:"must be number,null"};
+const err25 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_achievement_points",schemaPath:"components#/$defs/HhvbpMeasure/properties/official_regulator_achievement_points/type",keyword:"type",params:{type: schema345.properties.official_regulator_achievement_points.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -35717,7 +36676,7 @@ errors++;
 if(data1.official_regulator_improvement_points !== undefined){
 let data7 = data1.official_regulator_improvement_points;
 if((!((typeof data7 == "number") && (isFinite(data7)))) && (data7 !== null)){
-const err26 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_improvement_points",schemaPath:"components#/$defs/HhvbpMeasure/properties/official_regulator_improvement_points/type",keyword:"type",params:{type: schema339.properties.official_regulator_improvement_points.type},message:"must be number,null"};
+const err26 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_improvement_points",schemaPath:"components#/$defs/HhvbpMeasure/properties/official_regulator_improvement_points/type",keyword:"type",params:{type: schema345.properties.official_regulator_improvement_points.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -35730,7 +36689,7 @@ errors++;
 if(data1.official_regulator_unavailable_reason !== undefined){
 let data8 = data1.official_regulator_unavailable_reason;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err27 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_unavailable_reason",schemaPath:"components#/$defs/HhvbpMeasure/properties/official_regulator_unavailable_reason/type",keyword:"type",params:{type: schema339.properties.official_regulator_unavailable_reason.type},message:"must be string,null"};
+const err27 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_unavailable_reason",schemaPath:"components#/$defs/HhvbpMeasure/properties/official_regulator_unavailable_reason/type",keyword:"type",params:{type: schema345.properties.official_regulator_unavailable_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -35743,7 +36702,7 @@ errors++;
 if(data1.modeled_score !== undefined){
 let data9 = data1.modeled_score;
 if((!((typeof data9 == "number") && (isFinite(data9)))) && (data9 !== null)){
-const err28 = {instancePath:instancePath+"/data/" + i0+"/modeled_score",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_score/type",keyword:"type",params:{type: schema339.properties.modeled_score.type},message:"must be number,null"};
+const err28 = {instancePath:instancePath+"/data/" + i0+"/modeled_score",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_score/type",keyword:"type",params:{type: schema345.properties.modeled_score.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -35756,7 +36715,7 @@ errors++;
 if(data1.modeled_agency_value !== undefined){
 let data10 = data1.modeled_agency_value;
 if((!((typeof data10 == "number") && (isFinite(data10)))) && (data10 !== null)){
-const err29 = {instancePath:instancePath+"/data/" + i0+"/modeled_agency_value",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_agency_value/type",keyword:"type",params:{type: schema339.properties.modeled_agency_value.type},message:"must be number,null"};
+const err29 = {instancePath:instancePath+"/data/" + i0+"/modeled_agency_value",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_agency_value/type",keyword:"type",params:{type: schema345.properties.modeled_agency_value.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -35769,7 +36728,7 @@ errors++;
 if(data1.achievement_threshold !== undefined){
 let data11 = data1.achievement_threshold;
 if((!((typeof data11 == "number") && (isFinite(data11)))) && (data11 !== null)){
-const err30 = {instancePath:instancePath+"/data/" + i0+"/achievement_threshold",schemaPath:"components#/$defs/HhvbpMeasure/properties/achievement_threshold/type",keyword:"type",params:{type: schema339.properties.achievement_threshold.type},message:"must be number,null"};
+const err30 = {instancePath:instancePath+"/data/" + i0+"/achievement_threshold",schemaPath:"components#/$defs/HhvbpMeasure/properties/achievement_threshold/type",keyword:"type",params:{type: schema345.properties.achievement_threshold.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -35782,7 +36741,7 @@ errors++;
 if(data1.benchmark !== undefined){
 let data12 = data1.benchmark;
 if((!((typeof data12 == "number") && (isFinite(data12)))) && (data12 !== null)){
-const err31 = {instancePath:instancePath+"/data/" + i0+"/benchmark",schemaPath:"components#/$defs/HhvbpMeasure/properties/benchmark/type",keyword:"type",params:{type: schema339.properties.benchmark.type},message:"must be number,null"};
+const err31 = {instancePath:instancePath+"/data/" + i0+"/benchmark",schemaPath:"components#/$defs/HhvbpMeasure/properties/benchmark/type",keyword:"type",params:{type: schema345.properties.benchmark.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -35805,7 +36764,7 @@ vErrors.push(err32);
 errors++;
 }
 if(!((data13 === "higher_is_better") || (data13 === "lower_is_better"))){
-const err33 = {instancePath:instancePath+"/data/" + i0+"/direction",schemaPath:"components#/$defs/HhvbpMeasure/properties/direction/enum",keyword:"enum",params:{allowedValues: schema339.properties.direction.enum},message:"must be equal to one of the allowed values"};
+const err33 = {instancePath:instancePath+"/data/" + i0+"/direction",schemaPath:"components#/$defs/HhvbpMeasure/properties/direction/enum",keyword:"enum",params:{allowedValues: schema345.properties.direction.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -35831,7 +36790,7 @@ errors++;
 if(data1.baseline_value !== undefined){
 let data15 = data1.baseline_value;
 if((!((typeof data15 == "number") && (isFinite(data15)))) && (data15 !== null)){
-const err35 = {instancePath:instancePath+"/data/" + i0+"/baseline_value",schemaPath:"components#/$defs/HhvbpMeasure/properties/baseline_value/type",keyword:"type",params:{type: schema339.properties.baseline_value.type},message:"must be number,null"};
+const err35 = {instancePath:instancePath+"/data/" + i0+"/baseline_value",schemaPath:"components#/$defs/HhvbpMeasure/properties/baseline_value/type",keyword:"type",params:{type: schema345.properties.baseline_value.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -35844,7 +36803,7 @@ errors++;
 if(data1.official_regulator_weight !== undefined){
 let data16 = data1.official_regulator_weight;
 if((!((typeof data16 == "number") && (isFinite(data16)))) && (data16 !== null)){
-const err36 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_weight",schemaPath:"components#/$defs/HhvbpMeasure/properties/official_regulator_weight/type",keyword:"type",params:{type: schema339.properties.official_regulator_weight.type},message:"must be number,null"};
+const err36 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_weight",schemaPath:"components#/$defs/HhvbpMeasure/properties/official_regulator_weight/type",keyword:"type",params:{type: schema345.properties.official_regulator_weight.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -35857,7 +36816,7 @@ errors++;
 if(data1.modeled_achievement_points !== undefined){
 let data17 = data1.modeled_achievement_points;
 if((!((typeof data17 == "number") && (isFinite(data17)))) && (data17 !== null)){
-const err37 = {instancePath:instancePath+"/data/" + i0+"/modeled_achievement_points",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_achievement_points/type",keyword:"type",params:{type: schema339.properties.modeled_achievement_points.type},message:"must be number,null"};
+const err37 = {instancePath:instancePath+"/data/" + i0+"/modeled_achievement_points",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_achievement_points/type",keyword:"type",params:{type: schema345.properties.modeled_achievement_points.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -35870,7 +36829,7 @@ errors++;
 if(data1.modeled_improvement_points !== undefined){
 let data18 = data1.modeled_improvement_points;
 if((!((typeof data18 == "number") && (isFinite(data18)))) && (data18 !== null)){
-const err38 = {instancePath:instancePath+"/data/" + i0+"/modeled_improvement_points",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_improvement_points/type",keyword:"type",params:{type: schema339.properties.modeled_improvement_points.type},message:"must be number,null"};
+const err38 = {instancePath:instancePath+"/data/" + i0+"/modeled_improvement_points",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_improvement_points/type",keyword:"type",params:{type: schema345.properties.modeled_improvement_points.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -35883,7 +36842,7 @@ errors++;
 if(data1.modeled_weight !== undefined){
 let data19 = data1.modeled_weight;
 if((!((typeof data19 == "number") && (isFinite(data19)))) && (data19 !== null)){
-const err39 = {instancePath:instancePath+"/data/" + i0+"/modeled_weight",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_weight/type",keyword:"type",params:{type: schema339.properties.modeled_weight.type},message:"must be number,null"};
+const err39 = {instancePath:instancePath+"/data/" + i0+"/modeled_weight",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_weight/type",keyword:"type",params:{type: schema345.properties.modeled_weight.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -35896,7 +36855,7 @@ errors++;
 if(data1.modeled_unscorable_reason !== undefined){
 let data20 = data1.modeled_unscorable_reason;
 if((typeof data20 !== "string") && (data20 !== null)){
-const err40 = {instancePath:instancePath+"/data/" + i0+"/modeled_unscorable_reason",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_unscorable_reason/type",keyword:"type",params:{type: schema339.properties.modeled_unscorable_reason.type},message:"must be string,null"};
+const err40 = {instancePath:instancePath+"/data/" + i0+"/modeled_unscorable_reason",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_unscorable_reason/type",keyword:"type",params:{type: schema345.properties.modeled_unscorable_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -35906,7 +36865,7 @@ vErrors.push(err40);
 errors++;
 }
 if(!(((data20 === "below_minimum_data_performance_year") || (data20 === "below_minimum_data_baseline_year")) || (data20 === null))){
-const err41 = {instancePath:instancePath+"/data/" + i0+"/modeled_unscorable_reason",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_unscorable_reason/enum",keyword:"enum",params:{allowedValues: schema339.properties.modeled_unscorable_reason.enum},message:"must be equal to one of the allowed values"};
+const err41 = {instancePath:instancePath+"/data/" + i0+"/modeled_unscorable_reason",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_unscorable_reason/enum",keyword:"enum",params:{allowedValues: schema345.properties.modeled_unscorable_reason.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -35985,40 +36944,40 @@ vErrors.push(err46);
 }
 errors++;
 }
-validate340.errors = vErrors;
+validate348.errors = vErrors;
 return errors === 0;
 }
-validate340.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate348.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate339(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate347(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate339.evaluated;
+const evaluated0 = validate347.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate340(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate340.errors : vErrors.concat(validate340.errors);
+if(!(validate348(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate348.errors : vErrors.concat(validate348.errors);
 errors = vErrors.length;
 }
-validate339.errors = vErrors;
+validate347.errors = vErrors;
 return errors === 0;
 }
-validate339.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate347.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listHhvbpMeasuresStatus200V1 = validate343;
-const schema341 = {"$ref":"components-v1#/$defs/HhvbpMeasureListResponse"};
-const schema342 = {"type":"object","required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"components-v1#/$defs/HhvbpMeasure"},"description":"Measures."},"meta":{"$ref":"components-v1#/$defs/Meta"},"warnings":{"$ref":"components-v1#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
-const schema343 = {"type":"object","required":["code","name","category","official_regulator_score","official_regulator_unavailable_reason","modeled_score","direction","weight","achievement_threshold","benchmark","baseline_value","official_regulator_achievement_points","official_regulator_improvement_points","official_regulator_weight","modeled_achievement_points","modeled_improvement_points","modeled_weight","modeled_unscorable_reason"],"properties":{"code":{"type":"string","description":"Measure id of the measure set (for example DYSPNEA, PPH, HHCAHPS_OVERALL).","x-svc-v1-name":"code"},"name":{"type":"string","description":"Measure name, as the measure set (and the rule) names it."},"category":{"type":"string","enum":["oasis","claims","hhcahps"],"description":"Measure category (data source): OASIS-based, claims-based or HHCAHPS survey-based."},"official_regulator_score":{"type":["number","null"],"description":"Care points (the higher of achievement and improvement points) as published by the regulator, as imported; null when not published for this measure."},"official_regulator_achievement_points":{"type":["number","null"],"description":"Achievement points as published by the regulator, as imported; null when not published."},"official_regulator_improvement_points":{"type":["number","null"],"description":"Improvement points as published by the regulator, as imported; null when not published."},"official_regulator_unavailable_reason":{"type":["string","null"],"description":"Why the official points are null: report_not_yet_published (the import carries no published points), insufficient_data (the published report gives this measure no points: the agency lacked the minimum data); null when published."},"modeled_score":{"type":["number","null"],"description":"Care points projected by the service (0 to 10, three decimals): a diagnostic, not a determination; null below the minimum data."},"achievement_threshold":{"type":["number","null"],"description":"Cohort achievement threshold (median of agencies in the Model baseline year), as imported."},"benchmark":{"type":["number","null"],"description":"Cohort benchmark (mean of the top decile in the Model baseline year), as imported."},"direction":{"type":"string","enum":["higher_is_better","lower_is_better"],"description":"Whether a higher value is better; lower-is-better measures (hospitalization, emergency use) are scored on the reversed scale."},"weight":{"type":"number","description":"The measure's weight in the cohort before redistribution, as a fraction (0.06 for 6 %)."},"baseline_value":{"type":["number","null"],"description":"The agency's value in its baseline year, as imported; null below the minimum data."},"official_regulator_weight":{"type":["number","null"],"description":"The measure's weight in the agency's TPS as published by the regulator (after redistribution), as imported; null when not published."},"modeled_achievement_points":{"type":["number","null"],"description":"Achievement points projected by the service (0 to 10); null below the minimum data."},"modeled_improvement_points":{"type":["number","null"],"description":"Improvement points projected by the service (0 to 9); null below the minimum data."},"modeled_weight":{"type":["number","null"],"description":"The measure's share of the modeled TPS after redistribution (five decimals); null when it is not scorable or there is no modeled TPS."},"modeled_unscorable_reason":{"type":["string","null"],"enum":["below_minimum_data_performance_year","below_minimum_data_baseline_year",null],"description":"Why the measure has no modeled points: the agency lacked the minimum data in the performance year or in its baseline year; null when scored."}},"description":"One measure of the agency's HHVBP cycle: the imported figures, the regulator's published points and the modeled ones. No patient data."};
+export const listHhvbpMeasuresStatus200V1 = validate351;
+const schema347 = {"$ref":"components-v1#/$defs/HhvbpMeasureListResponse"};
+const schema348 = {"type":"object","required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"components-v1#/$defs/HhvbpMeasure"},"description":"Measures."},"meta":{"$ref":"components-v1#/$defs/Meta"},"warnings":{"$ref":"components-v1#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+const schema349 = {"type":"object","required":["code","name","category","official_regulator_score","official_regulator_unavailable_reason","modeled_score","direction","weight","achievement_threshold","benchmark","baseline_value","official_regulator_achievement_points","official_regulator_improvement_points","official_regulator_weight","modeled_achievement_points","modeled_improvement_points","modeled_weight","modeled_unscorable_reason"],"properties":{"code":{"type":"string","description":"Measure id of the measure set (for example DYSPNEA, PPH, HHCAHPS_OVERALL).","x-svc-v1-name":"code"},"name":{"type":"string","description":"Measure name, as the measure set (and the rule) names it."},"category":{"type":"string","enum":["oasis","claims","hhcahps"],"description":"Measure category (data source): OASIS-based, claims-based or HHCAHPS survey-based."},"official_regulator_score":{"type":["number","null"],"description":"Care points (the higher of achievement and improvement points) as published by the regulator, as imported; null when not published for this measure."},"official_regulator_achievement_points":{"type":["number","null"],"description":"Achievement points as published by the regulator, as imported; null when not published."},"official_regulator_improvement_points":{"type":["number","null"],"description":"Improvement points as published by the regulator, as imported; null when not published."},"official_regulator_unavailable_reason":{"type":["string","null"],"description":"Why the official points are null: report_not_yet_published (the import carries no published points), insufficient_data (the published report gives this measure no points: the agency lacked the minimum data); null when published."},"modeled_score":{"type":["number","null"],"description":"Care points projected by the service (0 to 10, three decimals): a diagnostic, not a determination; null below the minimum data."},"achievement_threshold":{"type":["number","null"],"description":"Cohort achievement threshold (median of agencies in the Model baseline year), as imported."},"benchmark":{"type":["number","null"],"description":"Cohort benchmark (mean of the top decile in the Model baseline year), as imported."},"direction":{"type":"string","enum":["higher_is_better","lower_is_better"],"description":"Whether a higher value is better; lower-is-better measures (hospitalization, emergency use) are scored on the reversed scale."},"weight":{"type":"number","description":"The measure's weight in the cohort before redistribution, as a fraction (0.06 for 6 %)."},"baseline_value":{"type":["number","null"],"description":"The agency's value in its baseline year, as imported; null below the minimum data."},"official_regulator_weight":{"type":["number","null"],"description":"The measure's weight in the agency's TPS as published by the regulator (after redistribution), as imported; null when not published."},"modeled_achievement_points":{"type":["number","null"],"description":"Achievement points projected by the service (0 to 10); null below the minimum data."},"modeled_improvement_points":{"type":["number","null"],"description":"Improvement points projected by the service (0 to 9); null below the minimum data."},"modeled_weight":{"type":["number","null"],"description":"The measure's share of the modeled TPS after redistribution (five decimals); null when it is not scorable or there is no modeled TPS."},"modeled_unscorable_reason":{"type":["string","null"],"enum":["below_minimum_data_performance_year","below_minimum_data_baseline_year",null],"description":"Why the measure has no modeled points: the agency lacked the minimum data in the performance year or in its baseline year; null when scored."}},"description":"One measure of the agency's HHVBP cycle: the imported figures, the regulator's published points and the modeled ones. No patient data."};
 
-function validate344(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate352(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate344.evaluated;
+const evaluated0 = validate352.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -36260,7 +37219,7 @@ vErrors.push(err21);
 errors++;
 }
 if(!(((data4 === "oasis") || (data4 === "claims")) || (data4 === "hhcahps"))){
-const err22 = {instancePath:instancePath+"/data/" + i0+"/category",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/category/enum",keyword:"enum",params:{allowedValues: schema343.properties.category.enum},message:"must be equal to one of the allowed values"};
+const err22 = {instancePath:instancePath+"/data/" + i0+"/category",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/category/enum",keyword:"enum",params:{allowedValues: schema349.properties.category.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -36273,7 +37232,7 @@ errors++;
 if(data1.official_regulator_score !== undefined){
 let data5 = data1.official_regulator_score;
 if((!((typeof data5 == "number") && (isFinite(data5)))) && (data5 !== null)){
-const err23 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_score",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/official_regulator_score/type",keyword:"type",params:{type: schema343.properties.official_regulator_score.type},message:"must be number,null"};
+const err23 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_score",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/official_regulator_score/type",keyword:"type",params:{type: schema349.properties.official_regulator_score.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -36286,7 +37245,7 @@ errors++;
 if(data1.official_regulator_achievement_points !== undefined){
 let data6 = data1.official_regulator_achievement_points;
 if((!((typeof data6 == "number") && (isFinite(data6)))) && (data6 !== null)){
-const err24 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_achievement_points",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/official_regulator_achievement_points/type",keyword:"type",params:{type: schema343.properties.official_regulator_achievement_points.type},message:"must be number,null"};
+const err24 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_achievement_points",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/official_regulator_achievement_points/type",keyword:"type",params:{type: schema349.properties.official_regulator_achievement_points.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -36299,7 +37258,7 @@ errors++;
 if(data1.official_regulator_improvement_points !== undefined){
 let data7 = data1.official_regulator_improvement_points;
 if((!((typeof data7 == "number") && (isFinite(data7)))) && (data7 !== null)){
-const err25 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_improvement_points",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/official_regulator_improvement_points/type",keyword:"type",params:{type: schema343.properties.official_regulator_improvement_points.type},message:"must be number,null"};
+const err25 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_improvement_points",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/official_regulator_improvement_points/type",keyword:"type",params:{type: schema349.properties.official_regulator_improvement_points.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -36312,7 +37271,7 @@ errors++;
 if(data1.official_regulator_unavailable_reason !== undefined){
 let data8 = data1.official_regulator_unavailable_reason;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err26 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_unavailable_reason",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/official_regulator_unavailable_reason/type",keyword:"type",params:{type: schema343.properties.official_regulator_unavailable_reason.type},message:"must be string,null"};
+const err26 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_unavailable_reason",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/official_regulator_unavailable_reason/type",keyword:"type",params:{type: schema349.properties.official_regulator_unavailable_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -36325,7 +37284,7 @@ errors++;
 if(data1.modeled_score !== undefined){
 let data9 = data1.modeled_score;
 if((!((typeof data9 == "number") && (isFinite(data9)))) && (data9 !== null)){
-const err27 = {instancePath:instancePath+"/data/" + i0+"/modeled_score",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/modeled_score/type",keyword:"type",params:{type: schema343.properties.modeled_score.type},message:"must be number,null"};
+const err27 = {instancePath:instancePath+"/data/" + i0+"/modeled_score",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/modeled_score/type",keyword:"type",params:{type: schema349.properties.modeled_score.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -36338,7 +37297,7 @@ errors++;
 if(data1.achievement_threshold !== undefined){
 let data10 = data1.achievement_threshold;
 if((!((typeof data10 == "number") && (isFinite(data10)))) && (data10 !== null)){
-const err28 = {instancePath:instancePath+"/data/" + i0+"/achievement_threshold",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/achievement_threshold/type",keyword:"type",params:{type: schema343.properties.achievement_threshold.type},message:"must be number,null"};
+const err28 = {instancePath:instancePath+"/data/" + i0+"/achievement_threshold",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/achievement_threshold/type",keyword:"type",params:{type: schema349.properties.achievement_threshold.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -36351,7 +37310,7 @@ errors++;
 if(data1.benchmark !== undefined){
 let data11 = data1.benchmark;
 if((!((typeof data11 == "number") && (isFinite(data11)))) && (data11 !== null)){
-const err29 = {instancePath:instancePath+"/data/" + i0+"/benchmark",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/benchmark/type",keyword:"type",params:{type: schema343.properties.benchmark.type},message:"must be number,null"};
+const err29 = {instancePath:instancePath+"/data/" + i0+"/benchmark",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/benchmark/type",keyword:"type",params:{type: schema349.properties.benchmark.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -36374,7 +37333,7 @@ vErrors.push(err30);
 errors++;
 }
 if(!((data12 === "higher_is_better") || (data12 === "lower_is_better"))){
-const err31 = {instancePath:instancePath+"/data/" + i0+"/direction",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/direction/enum",keyword:"enum",params:{allowedValues: schema343.properties.direction.enum},message:"must be equal to one of the allowed values"};
+const err31 = {instancePath:instancePath+"/data/" + i0+"/direction",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/direction/enum",keyword:"enum",params:{allowedValues: schema349.properties.direction.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -36400,7 +37359,7 @@ errors++;
 if(data1.baseline_value !== undefined){
 let data14 = data1.baseline_value;
 if((!((typeof data14 == "number") && (isFinite(data14)))) && (data14 !== null)){
-const err33 = {instancePath:instancePath+"/data/" + i0+"/baseline_value",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/baseline_value/type",keyword:"type",params:{type: schema343.properties.baseline_value.type},message:"must be number,null"};
+const err33 = {instancePath:instancePath+"/data/" + i0+"/baseline_value",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/baseline_value/type",keyword:"type",params:{type: schema349.properties.baseline_value.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -36413,7 +37372,7 @@ errors++;
 if(data1.official_regulator_weight !== undefined){
 let data15 = data1.official_regulator_weight;
 if((!((typeof data15 == "number") && (isFinite(data15)))) && (data15 !== null)){
-const err34 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_weight",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/official_regulator_weight/type",keyword:"type",params:{type: schema343.properties.official_regulator_weight.type},message:"must be number,null"};
+const err34 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_weight",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/official_regulator_weight/type",keyword:"type",params:{type: schema349.properties.official_regulator_weight.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -36426,7 +37385,7 @@ errors++;
 if(data1.modeled_achievement_points !== undefined){
 let data16 = data1.modeled_achievement_points;
 if((!((typeof data16 == "number") && (isFinite(data16)))) && (data16 !== null)){
-const err35 = {instancePath:instancePath+"/data/" + i0+"/modeled_achievement_points",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/modeled_achievement_points/type",keyword:"type",params:{type: schema343.properties.modeled_achievement_points.type},message:"must be number,null"};
+const err35 = {instancePath:instancePath+"/data/" + i0+"/modeled_achievement_points",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/modeled_achievement_points/type",keyword:"type",params:{type: schema349.properties.modeled_achievement_points.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -36439,7 +37398,7 @@ errors++;
 if(data1.modeled_improvement_points !== undefined){
 let data17 = data1.modeled_improvement_points;
 if((!((typeof data17 == "number") && (isFinite(data17)))) && (data17 !== null)){
-const err36 = {instancePath:instancePath+"/data/" + i0+"/modeled_improvement_points",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/modeled_improvement_points/type",keyword:"type",params:{type: schema343.properties.modeled_improvement_points.type},message:"must be number,null"};
+const err36 = {instancePath:instancePath+"/data/" + i0+"/modeled_improvement_points",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/modeled_improvement_points/type",keyword:"type",params:{type: schema349.properties.modeled_improvement_points.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -36452,7 +37411,7 @@ errors++;
 if(data1.modeled_weight !== undefined){
 let data18 = data1.modeled_weight;
 if((!((typeof data18 == "number") && (isFinite(data18)))) && (data18 !== null)){
-const err37 = {instancePath:instancePath+"/data/" + i0+"/modeled_weight",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/modeled_weight/type",keyword:"type",params:{type: schema343.properties.modeled_weight.type},message:"must be number,null"};
+const err37 = {instancePath:instancePath+"/data/" + i0+"/modeled_weight",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/modeled_weight/type",keyword:"type",params:{type: schema349.properties.modeled_weight.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -36465,7 +37424,7 @@ errors++;
 if(data1.modeled_unscorable_reason !== undefined){
 let data19 = data1.modeled_unscorable_reason;
 if((typeof data19 !== "string") && (data19 !== null)){
-const err38 = {instancePath:instancePath+"/data/" + i0+"/modeled_unscorable_reason",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/modeled_unscorable_reason/type",keyword:"type",params:{type: schema343.properties.modeled_unscorable_reason.type},message:"must be string,null"};
+const err38 = {instancePath:instancePath+"/data/" + i0+"/modeled_unscorable_reason",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/modeled_unscorable_reason/type",keyword:"type",params:{type: schema349.properties.modeled_unscorable_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -36475,7 +37434,7 @@ vErrors.push(err38);
 errors++;
 }
 if(!(((data19 === "below_minimum_data_performance_year") || (data19 === "below_minimum_data_baseline_year")) || (data19 === null))){
-const err39 = {instancePath:instancePath+"/data/" + i0+"/modeled_unscorable_reason",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/modeled_unscorable_reason/enum",keyword:"enum",params:{allowedValues: schema343.properties.modeled_unscorable_reason.enum},message:"must be equal to one of the allowed values"};
+const err39 = {instancePath:instancePath+"/data/" + i0+"/modeled_unscorable_reason",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/modeled_unscorable_reason/enum",keyword:"enum",params:{allowedValues: schema349.properties.modeled_unscorable_reason.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -36554,39 +37513,39 @@ vErrors.push(err44);
 }
 errors++;
 }
-validate344.errors = vErrors;
+validate352.errors = vErrors;
 return errors === 0;
 }
-validate344.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate352.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate343(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate351(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate343.evaluated;
+const evaluated0 = validate351.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate344(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate344.errors : vErrors.concat(validate344.errors);
+if(!(validate352(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate352.errors : vErrors.concat(validate352.errors);
 errors = vErrors.length;
 }
-validate343.errors = vErrors;
+validate351.errors = vErrors;
 return errors === 0;
 }
-validate343.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate351.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const issueTokenBody = validate347;
-const schema345 = {"$ref":"components#/$defs/TokenRequest"};
-const schema346 = {"type":"object","required":["grant_type"],"additionalProperties":false,"description":"client_credentials request (spec 5.2). Also accepted as application/x-www-form-urlencoded (RFC 6749 4.4.2), with client_id/client_secret in the body or by HTTP Basic (RFC 6749 2.3.1), not both. client_id, client_secret, agency_id and phi_mode are optional in the schema only because HTTP Basic replaces the first two and a missing phi_mode has its own code: the service requires agency_id (400 invalid_request when absent) and phi_mode (PLATFORM_PHI_MODE_REQUIRED).","properties":{"grant_type":{"type":"string","const":"client_credentials","description":"Only client_credentials."},"client_id":{"type":"string","description":"Client id of the integration (or HTTP Basic user)."},"client_secret":{"type":"string","description":"Client secret (or HTTP Basic password)."},"agency_id":{"type":"string","description":"Agency the token is for."},"phi_mode":{"type":"string","description":"no_phi or a PHI mode permitted to the integration (phi). Required; sent explicitly."},"scope":{"type":"string","description":"Space-separated subset of the granted scopes; defaults to all granted. Never expands access."}}};
+export const issueTokenBody = validate355;
+const schema351 = {"$ref":"components#/$defs/TokenRequest"};
+const schema352 = {"type":"object","required":["grant_type"],"additionalProperties":false,"description":"client_credentials request (spec 5.2). Also accepted as application/x-www-form-urlencoded (RFC 6749 4.4.2), with client_id/client_secret in the body or by HTTP Basic (RFC 6749 2.3.1), not both. client_id, client_secret, agency_id and phi_mode are optional in the schema only because HTTP Basic replaces the first two and a missing phi_mode has its own code: the service requires agency_id (400 invalid_request when absent) and phi_mode (PLATFORM_PHI_MODE_REQUIRED).","properties":{"grant_type":{"type":"string","const":"client_credentials","description":"Only client_credentials."},"client_id":{"type":"string","description":"Client id of the integration (or HTTP Basic user)."},"client_secret":{"type":"string","description":"Client secret (or HTTP Basic password)."},"agency_id":{"type":"string","description":"Agency the token is for."},"phi_mode":{"type":"string","description":"no_phi or a PHI mode permitted to the integration (phi). Required; sent explicitly."},"scope":{"type":"string","description":"Space-separated subset of the granted scopes; defaults to all granted. Never expands access."}}};
 
-function validate347(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate355(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate347.evaluated;
+const evaluated0 = validate355.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -36710,752 +37669,20 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate347.errors = vErrors;
+validate355.errors = vErrors;
 return errors === 0;
 }
-validate347.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate355.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const issueTokenStatus200 = validate348;
-const schema347 = {"$ref":"components#/$defs/TokenResponse"};
-const schema348 = {"type":"object","required":["access_token","token_type","expires_in","scope","agency_id","extension_id","phi_mode","data"],"properties":{"access_token":{"type":"string","description":"JWT bearer token."},"token_type":{"type":"string","const":"Bearer","description":"Always Bearer."},"expires_in":{"type":"integer","description":"Seconds until expiry; renew by repeating client_credentials.","minimum":1},"scope":{"type":"string","description":"Space-separated granted scopes."},"agency_id":{"type":"string","description":"Agency."},"extension_id":{"type":"string","description":"Extension principal."},"phi_mode":{"type":"string","enum":["no_phi","phi"],"description":"PHI mode of the session."},"data":{"$ref":"components#/$defs/Token"}},"description":"RFC 6749 5.1 fields at the top level, where OAuth client libraries read them, and the same object in `data` for envelope readers."};
-const schema349 = {"type":"object","required":["access_token","token_type","expires_in","scope","agency_id","extension_id","phi_mode"],"properties":{"access_token":{"type":"string","description":"JWT bearer token."},"token_type":{"type":"string","const":"Bearer","description":"Always Bearer."},"expires_in":{"type":"integer","description":"Seconds until expiry; renew by repeating client_credentials.","minimum":1},"scope":{"type":"string","description":"Space-separated granted scopes."},"agency_id":{"type":"string","description":"Agency."},"extension_id":{"type":"string","description":"Extension principal."},"phi_mode":{"type":"string","enum":["no_phi","phi"],"description":"PHI mode of the session."}},"description":"Token response (spec 2.7). No refresh token is returned."};
-
-function validate349(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate349.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.access_token === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "access_token"},message:"must have required property '"+"access_token"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if(data.token_type === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "token_type"},message:"must have required property '"+"token_type"+"'"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(data.expires_in === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "expires_in"},message:"must have required property '"+"expires_in"+"'"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-if(data.scope === undefined){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "scope"},message:"must have required property '"+"scope"+"'"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-if(data.agency_id === undefined){
-const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "agency_id"},message:"must have required property '"+"agency_id"+"'"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-if(data.extension_id === undefined){
-const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "extension_id"},message:"must have required property '"+"extension_id"+"'"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-if(data.phi_mode === undefined){
-const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "phi_mode"},message:"must have required property '"+"phi_mode"+"'"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-if(data.data === undefined){
-const err7 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-if(data.access_token !== undefined){
-if(typeof data.access_token !== "string"){
-const err8 = {instancePath:instancePath+"/access_token",schemaPath:"#/properties/access_token/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-}
-if(data.token_type !== undefined){
-let data1 = data.token_type;
-if(typeof data1 !== "string"){
-const err9 = {instancePath:instancePath+"/token_type",schemaPath:"#/properties/token_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-if("Bearer" !== data1){
-const err10 = {instancePath:instancePath+"/token_type",schemaPath:"#/properties/token_type/const",keyword:"const",params:{allowedValue: "Bearer"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-}
-if(data.expires_in !== undefined){
-let data2 = data.expires_in;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err11 = {instancePath:instancePath+"/expires_in",schemaPath:"#/properties/expires_in/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 < 1 || isNaN(data2)){
-const err12 = {instancePath:instancePath+"/expires_in",schemaPath:"#/properties/expires_in/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-}
-}
-if(data.scope !== undefined){
-if(typeof data.scope !== "string"){
-const err13 = {instancePath:instancePath+"/scope",schemaPath:"#/properties/scope/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-}
-}
-if(data.agency_id !== undefined){
-if(typeof data.agency_id !== "string"){
-const err14 = {instancePath:instancePath+"/agency_id",schemaPath:"#/properties/agency_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err14];
-}
-else {
-vErrors.push(err14);
-}
-errors++;
-}
-}
-if(data.extension_id !== undefined){
-if(typeof data.extension_id !== "string"){
-const err15 = {instancePath:instancePath+"/extension_id",schemaPath:"#/properties/extension_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err15];
-}
-else {
-vErrors.push(err15);
-}
-errors++;
-}
-}
-if(data.phi_mode !== undefined){
-let data6 = data.phi_mode;
-if(typeof data6 !== "string"){
-const err16 = {instancePath:instancePath+"/phi_mode",schemaPath:"#/properties/phi_mode/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err16];
-}
-else {
-vErrors.push(err16);
-}
-errors++;
-}
-if(!((data6 === "no_phi") || (data6 === "phi"))){
-const err17 = {instancePath:instancePath+"/phi_mode",schemaPath:"#/properties/phi_mode/enum",keyword:"enum",params:{allowedValues: schema348.properties.phi_mode.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err17];
-}
-else {
-vErrors.push(err17);
-}
-errors++;
-}
-}
-if(data.data !== undefined){
-let data7 = data.data;
-if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
-if(data7.access_token === undefined){
-const err18 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/Token/required",keyword:"required",params:{missingProperty: "access_token"},message:"must have required property '"+"access_token"+"'"};
-if(vErrors === null){
-vErrors = [err18];
-}
-else {
-vErrors.push(err18);
-}
-errors++;
-}
-if(data7.token_type === undefined){
-const err19 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/Token/required",keyword:"required",params:{missingProperty: "token_type"},message:"must have required property '"+"token_type"+"'"};
-if(vErrors === null){
-vErrors = [err19];
-}
-else {
-vErrors.push(err19);
-}
-errors++;
-}
-if(data7.expires_in === undefined){
-const err20 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/Token/required",keyword:"required",params:{missingProperty: "expires_in"},message:"must have required property '"+"expires_in"+"'"};
-if(vErrors === null){
-vErrors = [err20];
-}
-else {
-vErrors.push(err20);
-}
-errors++;
-}
-if(data7.scope === undefined){
-const err21 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/Token/required",keyword:"required",params:{missingProperty: "scope"},message:"must have required property '"+"scope"+"'"};
-if(vErrors === null){
-vErrors = [err21];
-}
-else {
-vErrors.push(err21);
-}
-errors++;
-}
-if(data7.agency_id === undefined){
-const err22 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/Token/required",keyword:"required",params:{missingProperty: "agency_id"},message:"must have required property '"+"agency_id"+"'"};
-if(vErrors === null){
-vErrors = [err22];
-}
-else {
-vErrors.push(err22);
-}
-errors++;
-}
-if(data7.extension_id === undefined){
-const err23 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/Token/required",keyword:"required",params:{missingProperty: "extension_id"},message:"must have required property '"+"extension_id"+"'"};
-if(vErrors === null){
-vErrors = [err23];
-}
-else {
-vErrors.push(err23);
-}
-errors++;
-}
-if(data7.phi_mode === undefined){
-const err24 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/Token/required",keyword:"required",params:{missingProperty: "phi_mode"},message:"must have required property '"+"phi_mode"+"'"};
-if(vErrors === null){
-vErrors = [err24];
-}
-else {
-vErrors.push(err24);
-}
-errors++;
-}
-if(data7.access_token !== undefined){
-if(typeof data7.access_token !== "string"){
-const err25 = {instancePath:instancePath+"/data/access_token",schemaPath:"components#/$defs/Token/properties/access_token/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err25];
-}
-else {
-vErrors.push(err25);
-}
-errors++;
-}
-}
-if(data7.token_type !== undefined){
-let data9 = data7.token_type;
-if(typeof data9 !== "string"){
-const err26 = {instancePath:instancePath+"/data/token_type",schemaPath:"components#/$defs/Token/properties/token_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err26];
-}
-else {
-vErrors.push(err26);
-}
-errors++;
-}
-if("Bearer" !== data9){
-const err27 = {instancePath:instancePath+"/data/token_type",schemaPath:"components#/$defs/Token/properties/token_type/const",keyword:"const",params:{allowedValue: "Bearer"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err27];
-}
-else {
-vErrors.push(err27);
-}
-errors++;
-}
-}
-if(data7.expires_in !== undefined){
-let data10 = data7.expires_in;
-if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
-const err28 = {instancePath:instancePath+"/data/expires_in",schemaPath:"components#/$defs/Token/properties/expires_in/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err28];
-}
-else {
-vErrors.push(err28);
-}
-errors++;
-}
-if((typeof data10 == "number") && (isFinite(data10))){
-if(data10 < 1 || isNaN(data10)){
-const err29 = {instancePath:instancePath+"/data/expires_in",schemaPath:"components#/$defs/Token/properties/expires_in/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
-if(vErrors === null){
-vErrors = [err29];
-}
-else {
-vErrors.push(err29);
-}
-errors++;
-}
-}
-}
-if(data7.scope !== undefined){
-if(typeof data7.scope !== "string"){
-const err30 = {instancePath:instancePath+"/data/scope",schemaPath:"components#/$defs/Token/properties/scope/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err30];
-}
-else {
-vErrors.push(err30);
-}
-errors++;
-}
-}
-if(data7.agency_id !== undefined){
-if(typeof data7.agency_id !== "string"){
-const err31 = {instancePath:instancePath+"/data/agency_id",schemaPath:"components#/$defs/Token/properties/agency_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err31];
-}
-else {
-vErrors.push(err31);
-}
-errors++;
-}
-}
-if(data7.extension_id !== undefined){
-if(typeof data7.extension_id !== "string"){
-const err32 = {instancePath:instancePath+"/data/extension_id",schemaPath:"components#/$defs/Token/properties/extension_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err32];
-}
-else {
-vErrors.push(err32);
-}
-errors++;
-}
-}
-if(data7.phi_mode !== undefined){
-let data14 = data7.phi_mode;
-if(typeof data14 !== "string"){
-const err33 = {instancePath:instancePath+"/data/phi_mode",schemaPath:"components#/$defs/Token/properties/phi_mode/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err33];
-}
-else {
-vErrors.push(err33);
-}
-errors++;
-}
-if(!((data14 === "no_phi") || (data14 === "phi"))){
-const err34 = {instancePath:instancePath+"/data/phi_mode",schemaPath:"components#/$defs/Token/properties/phi_mode/enum",keyword:"enum",params:{allowedValues: schema349.properties.phi_mode.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err34];
-}
-else {
-vErrors.push(err34);
-}
-errors++;
-}
-}
-}
-else {
-const err35 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/Token/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err35];
-}
-else {
-vErrors.push(err35);
-}
-errors++;
-}
-}
-}
-else {
-const err36 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err36];
-}
-else {
-vErrors.push(err36);
-}
-errors++;
-}
-validate349.errors = vErrors;
-return errors === 0;
-}
-validate349.evaluated = {"props":{"access_token":true,"token_type":true,"expires_in":true,"scope":true,"agency_id":true,"extension_id":true,"phi_mode":true,"data":true},"dynamicProps":false,"dynamicItems":false};
-
-
-function validate348(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate348.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate349(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate349.errors : vErrors.concat(validate349.errors);
-errors = vErrors.length;
-}
-validate348.errors = vErrors;
-return errors === 0;
-}
-validate348.evaluated = {"props":{"access_token":true,"token_type":true,"expires_in":true,"scope":true,"agency_id":true,"extension_id":true,"phi_mode":true,"data":true},"dynamicProps":false,"dynamicItems":false};
-
-export const issueTokenStatus401 = validate351;
-const schema350 = {"$ref":"components#/$defs/ApiError"};
-
-function validate352(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate352.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.error === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if(data.code === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(data.error !== undefined){
-if(typeof data.error !== "string"){
-const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-if(data.code !== undefined){
-if(typeof data.code !== "string"){
-const err3 = {instancePath:instancePath+"/code",schemaPath:"#/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-if(data.details !== undefined){
-let data2 = data.details;
-if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
-}
-else {
-const err4 = {instancePath:instancePath+"/details",schemaPath:"#/properties/details/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-}
-if(data.issues !== undefined){
-let data3 = data.issues;
-if(Array.isArray(data3)){
-const len0 = data3.length;
-for(let i0=0; i0<len0; i0++){
-let data4 = data3[i0];
-if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
-if(data4.location === undefined){
-const err5 = {instancePath:instancePath+"/issues/" + i0,schemaPath:"components#/$defs/ValidationIssue/required",keyword:"required",params:{missingProperty: "location"},message:"must have required property '"+"location"+"'"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-if(data4.path === undefined){
-const err6 = {instancePath:instancePath+"/issues/" + i0,schemaPath:"components#/$defs/ValidationIssue/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-if(data4.message === undefined){
-const err7 = {instancePath:instancePath+"/issues/" + i0,schemaPath:"components#/$defs/ValidationIssue/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-if(data4.location !== undefined){
-let data5 = data4.location;
-if(typeof data5 !== "string"){
-const err8 = {instancePath:instancePath+"/issues/" + i0+"/location",schemaPath:"components#/$defs/ValidationIssue/properties/location/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-if(!((((data5 === "body") || (data5 === "query")) || (data5 === "path")) || (data5 === "header"))){
-const err9 = {instancePath:instancePath+"/issues/" + i0+"/location",schemaPath:"components#/$defs/ValidationIssue/properties/location/enum",keyword:"enum",params:{allowedValues: schema42.properties.location.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-}
-if(data4.path !== undefined){
-if(typeof data4.path !== "string"){
-const err10 = {instancePath:instancePath+"/issues/" + i0+"/path",schemaPath:"components#/$defs/ValidationIssue/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-}
-if(data4.message !== undefined){
-if(typeof data4.message !== "string"){
-const err11 = {instancePath:instancePath+"/issues/" + i0+"/message",schemaPath:"components#/$defs/ValidationIssue/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-}
-if(data4.keyword !== undefined){
-if(typeof data4.keyword !== "string"){
-const err12 = {instancePath:instancePath+"/issues/" + i0+"/keyword",schemaPath:"components#/$defs/ValidationIssue/properties/keyword/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-}
-}
-else {
-const err13 = {instancePath:instancePath+"/issues/" + i0,schemaPath:"components#/$defs/ValidationIssue/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-}
-}
-}
-else {
-const err14 = {instancePath:instancePath+"/issues",schemaPath:"#/properties/issues/type",keyword:"type",params:{type: "array"},message:"must be array"};
-if(vErrors === null){
-vErrors = [err14];
-}
-else {
-vErrors.push(err14);
-}
-errors++;
-}
-}
-if(data.user_message !== undefined){
-if(typeof data.user_message !== "string"){
-const err15 = {instancePath:instancePath+"/user_message",schemaPath:"#/properties/user_message/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err15];
-}
-else {
-vErrors.push(err15);
-}
-errors++;
-}
-}
-if(data.user_next_step !== undefined){
-if(typeof data.user_next_step !== "string"){
-const err16 = {instancePath:instancePath+"/user_next_step",schemaPath:"#/properties/user_next_step/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err16];
-}
-else {
-vErrors.push(err16);
-}
-errors++;
-}
-}
-if(data.request_id !== undefined){
-if(typeof data.request_id !== "string"){
-const err17 = {instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err17];
-}
-else {
-vErrors.push(err17);
-}
-errors++;
-}
-}
-if(data.error_description !== undefined){
-if(typeof data.error_description !== "string"){
-const err18 = {instancePath:instancePath+"/error_description",schemaPath:"#/properties/error_description/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err18];
-}
-else {
-vErrors.push(err18);
-}
-errors++;
-}
-}
-}
-else {
-const err19 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err19];
-}
-else {
-vErrors.push(err19);
-}
-errors++;
-}
-validate352.errors = vErrors;
-return errors === 0;
-}
-validate352.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
-
-
-function validate351(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate351.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate352(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate352.errors : vErrors.concat(validate352.errors);
-errors = vErrors.length;
-}
-validate351.errors = vErrors;
-return errors === 0;
-}
-validate351.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
-
-export const issueTokenStatus200V1 = validate354;
-const schema353 = {"$ref":"components-v1#/$defs/TokenResponse"};
-const schema354 = {"type":"object","required":["access_token","token_type","expires_in","scope","agency_id","extension_id","phi_mode","data"],"properties":{"access_token":{"type":"string","description":"JWT bearer token."},"token_type":{"type":"string","const":"Bearer","description":"Always Bearer."},"expires_in":{"type":"integer","description":"Seconds until expiry; renew by repeating client_credentials.","minimum":1},"scope":{"type":"string","description":"Space-separated granted scopes."},"agency_id":{"type":"string","description":"Agency."},"extension_id":{"type":"string","description":"Extension principal."},"phi_mode":{"type":"string","enum":["no_phi","phi"],"description":"PHI mode of the session."},"data":{"$ref":"components-v1#/$defs/Token"}},"description":"RFC 6749 5.1 fields at the top level, where OAuth client libraries read them, and the same object in `data` for envelope readers."};
+export const issueTokenStatus200 = validate356;
+const schema353 = {"$ref":"components#/$defs/TokenResponse"};
+const schema354 = {"type":"object","required":["access_token","token_type","expires_in","scope","agency_id","extension_id","phi_mode","data"],"properties":{"access_token":{"type":"string","description":"JWT bearer token."},"token_type":{"type":"string","const":"Bearer","description":"Always Bearer."},"expires_in":{"type":"integer","description":"Seconds until expiry; renew by repeating client_credentials.","minimum":1},"scope":{"type":"string","description":"Space-separated granted scopes."},"agency_id":{"type":"string","description":"Agency."},"extension_id":{"type":"string","description":"Extension principal."},"phi_mode":{"type":"string","enum":["no_phi","phi"],"description":"PHI mode of the session."},"data":{"$ref":"components#/$defs/Token"}},"description":"RFC 6749 5.1 fields at the top level, where OAuth client libraries read them, and the same object in `data` for envelope readers."};
 const schema355 = {"type":"object","required":["access_token","token_type","expires_in","scope","agency_id","extension_id","phi_mode"],"properties":{"access_token":{"type":"string","description":"JWT bearer token."},"token_type":{"type":"string","const":"Bearer","description":"Always Bearer."},"expires_in":{"type":"integer","description":"Seconds until expiry; renew by repeating client_credentials.","minimum":1},"scope":{"type":"string","description":"Space-separated granted scopes."},"agency_id":{"type":"string","description":"Agency."},"extension_id":{"type":"string","description":"Extension principal."},"phi_mode":{"type":"string","enum":["no_phi","phi"],"description":"PHI mode of the session."}},"description":"Token response (spec 2.7). No refresh token is returned."};
 
-function validate355(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate357(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate355.evaluated;
+const evaluated0 = validate357.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -37666,7 +37893,7 @@ if(data.data !== undefined){
 let data7 = data.data;
 if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
 if(data7.access_token === undefined){
-const err18 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/Token/required",keyword:"required",params:{missingProperty: "access_token"},message:"must have required property '"+"access_token"+"'"};
+const err18 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/Token/required",keyword:"required",params:{missingProperty: "access_token"},message:"must have required property '"+"access_token"+"'"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -37676,7 +37903,7 @@ vErrors.push(err18);
 errors++;
 }
 if(data7.token_type === undefined){
-const err19 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/Token/required",keyword:"required",params:{missingProperty: "token_type"},message:"must have required property '"+"token_type"+"'"};
+const err19 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/Token/required",keyword:"required",params:{missingProperty: "token_type"},message:"must have required property '"+"token_type"+"'"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -37686,7 +37913,7 @@ vErrors.push(err19);
 errors++;
 }
 if(data7.expires_in === undefined){
-const err20 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/Token/required",keyword:"required",params:{missingProperty: "expires_in"},message:"must have required property '"+"expires_in"+"'"};
+const err20 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/Token/required",keyword:"required",params:{missingProperty: "expires_in"},message:"must have required property '"+"expires_in"+"'"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -37696,7 +37923,7 @@ vErrors.push(err20);
 errors++;
 }
 if(data7.scope === undefined){
-const err21 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/Token/required",keyword:"required",params:{missingProperty: "scope"},message:"must have required property '"+"scope"+"'"};
+const err21 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/Token/required",keyword:"required",params:{missingProperty: "scope"},message:"must have required property '"+"scope"+"'"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -37706,7 +37933,7 @@ vErrors.push(err21);
 errors++;
 }
 if(data7.agency_id === undefined){
-const err22 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/Token/required",keyword:"required",params:{missingProperty: "agency_id"},message:"must have required property '"+"agency_id"+"'"};
+const err22 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/Token/required",keyword:"required",params:{missingProperty: "agency_id"},message:"must have required property '"+"agency_id"+"'"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -37716,7 +37943,7 @@ vErrors.push(err22);
 errors++;
 }
 if(data7.extension_id === undefined){
-const err23 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/Token/required",keyword:"required",params:{missingProperty: "extension_id"},message:"must have required property '"+"extension_id"+"'"};
+const err23 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/Token/required",keyword:"required",params:{missingProperty: "extension_id"},message:"must have required property '"+"extension_id"+"'"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -37726,7 +37953,7 @@ vErrors.push(err23);
 errors++;
 }
 if(data7.phi_mode === undefined){
-const err24 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/Token/required",keyword:"required",params:{missingProperty: "phi_mode"},message:"must have required property '"+"phi_mode"+"'"};
+const err24 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/Token/required",keyword:"required",params:{missingProperty: "phi_mode"},message:"must have required property '"+"phi_mode"+"'"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -37737,7 +37964,7 @@ errors++;
 }
 if(data7.access_token !== undefined){
 if(typeof data7.access_token !== "string"){
-const err25 = {instancePath:instancePath+"/data/access_token",schemaPath:"components-v1#/$defs/Token/properties/access_token/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err25 = {instancePath:instancePath+"/data/access_token",schemaPath:"components#/$defs/Token/properties/access_token/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -37750,7 +37977,7 @@ errors++;
 if(data7.token_type !== undefined){
 let data9 = data7.token_type;
 if(typeof data9 !== "string"){
-const err26 = {instancePath:instancePath+"/data/token_type",schemaPath:"components-v1#/$defs/Token/properties/token_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err26 = {instancePath:instancePath+"/data/token_type",schemaPath:"components#/$defs/Token/properties/token_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -37760,7 +37987,7 @@ vErrors.push(err26);
 errors++;
 }
 if("Bearer" !== data9){
-const err27 = {instancePath:instancePath+"/data/token_type",schemaPath:"components-v1#/$defs/Token/properties/token_type/const",keyword:"const",params:{allowedValue: "Bearer"},message:"must be equal to constant"};
+const err27 = {instancePath:instancePath+"/data/token_type",schemaPath:"components#/$defs/Token/properties/token_type/const",keyword:"const",params:{allowedValue: "Bearer"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -37773,7 +38000,7 @@ errors++;
 if(data7.expires_in !== undefined){
 let data10 = data7.expires_in;
 if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
-const err28 = {instancePath:instancePath+"/data/expires_in",schemaPath:"components-v1#/$defs/Token/properties/expires_in/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err28 = {instancePath:instancePath+"/data/expires_in",schemaPath:"components#/$defs/Token/properties/expires_in/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -37784,7 +38011,7 @@ errors++;
 }
 if((typeof data10 == "number") && (isFinite(data10))){
 if(data10 < 1 || isNaN(data10)){
-const err29 = {instancePath:instancePath+"/data/expires_in",schemaPath:"components-v1#/$defs/Token/properties/expires_in/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+const err29 = {instancePath:instancePath+"/data/expires_in",schemaPath:"components#/$defs/Token/properties/expires_in/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -37797,7 +38024,7 @@ errors++;
 }
 if(data7.scope !== undefined){
 if(typeof data7.scope !== "string"){
-const err30 = {instancePath:instancePath+"/data/scope",schemaPath:"components-v1#/$defs/Token/properties/scope/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err30 = {instancePath:instancePath+"/data/scope",schemaPath:"components#/$defs/Token/properties/scope/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -37809,7 +38036,7 @@ errors++;
 }
 if(data7.agency_id !== undefined){
 if(typeof data7.agency_id !== "string"){
-const err31 = {instancePath:instancePath+"/data/agency_id",schemaPath:"components-v1#/$defs/Token/properties/agency_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err31 = {instancePath:instancePath+"/data/agency_id",schemaPath:"components#/$defs/Token/properties/agency_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -37821,7 +38048,7 @@ errors++;
 }
 if(data7.extension_id !== undefined){
 if(typeof data7.extension_id !== "string"){
-const err32 = {instancePath:instancePath+"/data/extension_id",schemaPath:"components-v1#/$defs/Token/properties/extension_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err32 = {instancePath:instancePath+"/data/extension_id",schemaPath:"components#/$defs/Token/properties/extension_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -37834,7 +38061,7 @@ errors++;
 if(data7.phi_mode !== undefined){
 let data14 = data7.phi_mode;
 if(typeof data14 !== "string"){
-const err33 = {instancePath:instancePath+"/data/phi_mode",schemaPath:"components-v1#/$defs/Token/properties/phi_mode/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err33 = {instancePath:instancePath+"/data/phi_mode",schemaPath:"components#/$defs/Token/properties/phi_mode/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -37844,7 +38071,7 @@ vErrors.push(err33);
 errors++;
 }
 if(!((data14 === "no_phi") || (data14 === "phi"))){
-const err34 = {instancePath:instancePath+"/data/phi_mode",schemaPath:"components-v1#/$defs/Token/properties/phi_mode/enum",keyword:"enum",params:{allowedValues: schema355.properties.phi_mode.enum},message:"must be equal to one of the allowed values"};
+const err34 = {instancePath:instancePath+"/data/phi_mode",schemaPath:"components#/$defs/Token/properties/phi_mode/enum",keyword:"enum",params:{allowedValues: schema355.properties.phi_mode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -37856,7 +38083,7 @@ errors++;
 }
 }
 else {
-const err35 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/Token/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err35 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/Token/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -37877,38 +38104,38 @@ vErrors.push(err36);
 }
 errors++;
 }
-validate355.errors = vErrors;
+validate357.errors = vErrors;
 return errors === 0;
 }
-validate355.evaluated = {"props":{"access_token":true,"token_type":true,"expires_in":true,"scope":true,"agency_id":true,"extension_id":true,"phi_mode":true,"data":true},"dynamicProps":false,"dynamicItems":false};
+validate357.evaluated = {"props":{"access_token":true,"token_type":true,"expires_in":true,"scope":true,"agency_id":true,"extension_id":true,"phi_mode":true,"data":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate354(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate356(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate354.evaluated;
+const evaluated0 = validate356.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate355(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate355.errors : vErrors.concat(validate355.errors);
+if(!(validate357(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate357.errors : vErrors.concat(validate357.errors);
 errors = vErrors.length;
 }
-validate354.errors = vErrors;
+validate356.errors = vErrors;
 return errors === 0;
 }
-validate354.evaluated = {"props":{"access_token":true,"token_type":true,"expires_in":true,"scope":true,"agency_id":true,"extension_id":true,"phi_mode":true,"data":true},"dynamicProps":false,"dynamicItems":false};
+validate356.evaluated = {"props":{"access_token":true,"token_type":true,"expires_in":true,"scope":true,"agency_id":true,"extension_id":true,"phi_mode":true,"data":true},"dynamicProps":false,"dynamicItems":false};
 
-export const schemaApiError = validate357;
+export const issueTokenStatus401 = validate359;
 const schema356 = {"$ref":"components#/$defs/ApiError"};
 
-function validate358(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate360(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate358.evaluated;
+const evaluated0 = validate360.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -38154,38 +38381,770 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate358.errors = vErrors;
+validate360.errors = vErrors;
 return errors === 0;
 }
-validate358.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
+validate360.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate357(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate359(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate357.evaluated;
+const evaluated0 = validate359.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate358(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate358.errors : vErrors.concat(validate358.errors);
+if(!(validate360(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate360.errors : vErrors.concat(validate360.errors);
 errors = vErrors.length;
 }
-validate357.errors = vErrors;
+validate359.errors = vErrors;
 return errors === 0;
 }
-validate357.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
+validate359.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
 
-export const schemaExternalPlatformError = validate360;
-const schema359 = {"$ref":"components#/$defs/ExternalPlatformError"};
+export const issueTokenStatus200V1 = validate362;
+const schema359 = {"$ref":"components-v1#/$defs/TokenResponse"};
+const schema360 = {"type":"object","required":["access_token","token_type","expires_in","scope","agency_id","extension_id","phi_mode","data"],"properties":{"access_token":{"type":"string","description":"JWT bearer token."},"token_type":{"type":"string","const":"Bearer","description":"Always Bearer."},"expires_in":{"type":"integer","description":"Seconds until expiry; renew by repeating client_credentials.","minimum":1},"scope":{"type":"string","description":"Space-separated granted scopes."},"agency_id":{"type":"string","description":"Agency."},"extension_id":{"type":"string","description":"Extension principal."},"phi_mode":{"type":"string","enum":["no_phi","phi"],"description":"PHI mode of the session."},"data":{"$ref":"components-v1#/$defs/Token"}},"description":"RFC 6749 5.1 fields at the top level, where OAuth client libraries read them, and the same object in `data` for envelope readers."};
+const schema361 = {"type":"object","required":["access_token","token_type","expires_in","scope","agency_id","extension_id","phi_mode"],"properties":{"access_token":{"type":"string","description":"JWT bearer token."},"token_type":{"type":"string","const":"Bearer","description":"Always Bearer."},"expires_in":{"type":"integer","description":"Seconds until expiry; renew by repeating client_credentials.","minimum":1},"scope":{"type":"string","description":"Space-separated granted scopes."},"agency_id":{"type":"string","description":"Agency."},"extension_id":{"type":"string","description":"Extension principal."},"phi_mode":{"type":"string","enum":["no_phi","phi"],"description":"PHI mode of the session."}},"description":"Token response (spec 2.7). No refresh token is returned."};
 
-function validate361(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate363(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate361.evaluated;
+const evaluated0 = validate363.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.access_token === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "access_token"},message:"must have required property '"+"access_token"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.token_type === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "token_type"},message:"must have required property '"+"token_type"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.expires_in === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "expires_in"},message:"must have required property '"+"expires_in"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.scope === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "scope"},message:"must have required property '"+"scope"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.agency_id === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "agency_id"},message:"must have required property '"+"agency_id"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data.extension_id === undefined){
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "extension_id"},message:"must have required property '"+"extension_id"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data.phi_mode === undefined){
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "phi_mode"},message:"must have required property '"+"phi_mode"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data.data === undefined){
+const err7 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data.access_token !== undefined){
+if(typeof data.access_token !== "string"){
+const err8 = {instancePath:instancePath+"/access_token",schemaPath:"#/properties/access_token/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.token_type !== undefined){
+let data1 = data.token_type;
+if(typeof data1 !== "string"){
+const err9 = {instancePath:instancePath+"/token_type",schemaPath:"#/properties/token_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if("Bearer" !== data1){
+const err10 = {instancePath:instancePath+"/token_type",schemaPath:"#/properties/token_type/const",keyword:"const",params:{allowedValue: "Bearer"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data.expires_in !== undefined){
+let data2 = data.expires_in;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+const err11 = {instancePath:instancePath+"/expires_in",schemaPath:"#/properties/expires_in/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 1 || isNaN(data2)){
+const err12 = {instancePath:instancePath+"/expires_in",schemaPath:"#/properties/expires_in/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data.scope !== undefined){
+if(typeof data.scope !== "string"){
+const err13 = {instancePath:instancePath+"/scope",schemaPath:"#/properties/scope/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(data.agency_id !== undefined){
+if(typeof data.agency_id !== "string"){
+const err14 = {instancePath:instancePath+"/agency_id",schemaPath:"#/properties/agency_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+if(data.extension_id !== undefined){
+if(typeof data.extension_id !== "string"){
+const err15 = {instancePath:instancePath+"/extension_id",schemaPath:"#/properties/extension_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data.phi_mode !== undefined){
+let data6 = data.phi_mode;
+if(typeof data6 !== "string"){
+const err16 = {instancePath:instancePath+"/phi_mode",schemaPath:"#/properties/phi_mode/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+if(!((data6 === "no_phi") || (data6 === "phi"))){
+const err17 = {instancePath:instancePath+"/phi_mode",schemaPath:"#/properties/phi_mode/enum",keyword:"enum",params:{allowedValues: schema360.properties.phi_mode.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data.data !== undefined){
+let data7 = data.data;
+if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
+if(data7.access_token === undefined){
+const err18 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/Token/required",keyword:"required",params:{missingProperty: "access_token"},message:"must have required property '"+"access_token"+"'"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data7.token_type === undefined){
+const err19 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/Token/required",keyword:"required",params:{missingProperty: "token_type"},message:"must have required property '"+"token_type"+"'"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(data7.expires_in === undefined){
+const err20 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/Token/required",keyword:"required",params:{missingProperty: "expires_in"},message:"must have required property '"+"expires_in"+"'"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+if(data7.scope === undefined){
+const err21 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/Token/required",keyword:"required",params:{missingProperty: "scope"},message:"must have required property '"+"scope"+"'"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+if(data7.agency_id === undefined){
+const err22 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/Token/required",keyword:"required",params:{missingProperty: "agency_id"},message:"must have required property '"+"agency_id"+"'"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+if(data7.extension_id === undefined){
+const err23 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/Token/required",keyword:"required",params:{missingProperty: "extension_id"},message:"must have required property '"+"extension_id"+"'"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+if(data7.phi_mode === undefined){
+const err24 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/Token/required",keyword:"required",params:{missingProperty: "phi_mode"},message:"must have required property '"+"phi_mode"+"'"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+if(data7.access_token !== undefined){
+if(typeof data7.access_token !== "string"){
+const err25 = {instancePath:instancePath+"/data/access_token",schemaPath:"components-v1#/$defs/Token/properties/access_token/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+if(data7.token_type !== undefined){
+let data9 = data7.token_type;
+if(typeof data9 !== "string"){
+const err26 = {instancePath:instancePath+"/data/token_type",schemaPath:"components-v1#/$defs/Token/properties/token_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+if("Bearer" !== data9){
+const err27 = {instancePath:instancePath+"/data/token_type",schemaPath:"components-v1#/$defs/Token/properties/token_type/const",keyword:"const",params:{allowedValue: "Bearer"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+if(data7.expires_in !== undefined){
+let data10 = data7.expires_in;
+if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
+const err28 = {instancePath:instancePath+"/data/expires_in",schemaPath:"components-v1#/$defs/Token/properties/expires_in/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+if((typeof data10 == "number") && (isFinite(data10))){
+if(data10 < 1 || isNaN(data10)){
+const err29 = {instancePath:instancePath+"/data/expires_in",schemaPath:"components-v1#/$defs/Token/properties/expires_in/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+}
+if(data7.scope !== undefined){
+if(typeof data7.scope !== "string"){
+const err30 = {instancePath:instancePath+"/data/scope",schemaPath:"components-v1#/$defs/Token/properties/scope/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+if(data7.agency_id !== undefined){
+if(typeof data7.agency_id !== "string"){
+const err31 = {instancePath:instancePath+"/data/agency_id",schemaPath:"components-v1#/$defs/Token/properties/agency_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+}
+if(data7.extension_id !== undefined){
+if(typeof data7.extension_id !== "string"){
+const err32 = {instancePath:instancePath+"/data/extension_id",schemaPath:"components-v1#/$defs/Token/properties/extension_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+}
+if(data7.phi_mode !== undefined){
+let data14 = data7.phi_mode;
+if(typeof data14 !== "string"){
+const err33 = {instancePath:instancePath+"/data/phi_mode",schemaPath:"components-v1#/$defs/Token/properties/phi_mode/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+if(!((data14 === "no_phi") || (data14 === "phi"))){
+const err34 = {instancePath:instancePath+"/data/phi_mode",schemaPath:"components-v1#/$defs/Token/properties/phi_mode/enum",keyword:"enum",params:{allowedValues: schema361.properties.phi_mode.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+}
+else {
+const err35 = {instancePath:instancePath+"/data",schemaPath:"components-v1#/$defs/Token/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+}
+else {
+const err36 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+validate363.errors = vErrors;
+return errors === 0;
+}
+validate363.evaluated = {"props":{"access_token":true,"token_type":true,"expires_in":true,"scope":true,"agency_id":true,"extension_id":true,"phi_mode":true,"data":true},"dynamicProps":false,"dynamicItems":false};
+
+
+function validate362(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate362.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate363(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate363.errors : vErrors.concat(validate363.errors);
+errors = vErrors.length;
+}
+validate362.errors = vErrors;
+return errors === 0;
+}
+validate362.evaluated = {"props":{"access_token":true,"token_type":true,"expires_in":true,"scope":true,"agency_id":true,"extension_id":true,"phi_mode":true,"data":true},"dynamicProps":false,"dynamicItems":false};
+
+export const schemaApiError = validate365;
+const schema362 = {"$ref":"components#/$defs/ApiError"};
+
+function validate366(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate366.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.code === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.error !== undefined){
+if(typeof data.error !== "string"){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.code !== undefined){
+if(typeof data.code !== "string"){
+const err3 = {instancePath:instancePath+"/code",schemaPath:"#/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.details !== undefined){
+let data2 = data.details;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+}
+else {
+const err4 = {instancePath:instancePath+"/details",schemaPath:"#/properties/details/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.issues !== undefined){
+let data3 = data.issues;
+if(Array.isArray(data3)){
+const len0 = data3.length;
+for(let i0=0; i0<len0; i0++){
+let data4 = data3[i0];
+if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
+if(data4.location === undefined){
+const err5 = {instancePath:instancePath+"/issues/" + i0,schemaPath:"components#/$defs/ValidationIssue/required",keyword:"required",params:{missingProperty: "location"},message:"must have required property '"+"location"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data4.path === undefined){
+const err6 = {instancePath:instancePath+"/issues/" + i0,schemaPath:"components#/$defs/ValidationIssue/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data4.message === undefined){
+const err7 = {instancePath:instancePath+"/issues/" + i0,schemaPath:"components#/$defs/ValidationIssue/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data4.location !== undefined){
+let data5 = data4.location;
+if(typeof data5 !== "string"){
+const err8 = {instancePath:instancePath+"/issues/" + i0+"/location",schemaPath:"components#/$defs/ValidationIssue/properties/location/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(!((((data5 === "body") || (data5 === "query")) || (data5 === "path")) || (data5 === "header"))){
+const err9 = {instancePath:instancePath+"/issues/" + i0+"/location",schemaPath:"components#/$defs/ValidationIssue/properties/location/enum",keyword:"enum",params:{allowedValues: schema42.properties.location.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data4.path !== undefined){
+if(typeof data4.path !== "string"){
+const err10 = {instancePath:instancePath+"/issues/" + i0+"/path",schemaPath:"components#/$defs/ValidationIssue/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data4.message !== undefined){
+if(typeof data4.message !== "string"){
+const err11 = {instancePath:instancePath+"/issues/" + i0+"/message",schemaPath:"components#/$defs/ValidationIssue/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data4.keyword !== undefined){
+if(typeof data4.keyword !== "string"){
+const err12 = {instancePath:instancePath+"/issues/" + i0+"/keyword",schemaPath:"components#/$defs/ValidationIssue/properties/keyword/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/issues/" + i0,schemaPath:"components#/$defs/ValidationIssue/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath:instancePath+"/issues",schemaPath:"#/properties/issues/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+if(data.user_message !== undefined){
+if(typeof data.user_message !== "string"){
+const err15 = {instancePath:instancePath+"/user_message",schemaPath:"#/properties/user_message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data.user_next_step !== undefined){
+if(typeof data.user_next_step !== "string"){
+const err16 = {instancePath:instancePath+"/user_next_step",schemaPath:"#/properties/user_next_step/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data.request_id !== undefined){
+if(typeof data.request_id !== "string"){
+const err17 = {instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data.error_description !== undefined){
+if(typeof data.error_description !== "string"){
+const err18 = {instancePath:instancePath+"/error_description",schemaPath:"#/properties/error_description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+}
+else {
+const err19 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+validate366.errors = vErrors;
+return errors === 0;
+}
+validate366.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
+
+
+function validate365(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate365.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate366(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate366.errors : vErrors.concat(validate366.errors);
+errors = vErrors.length;
+}
+validate365.errors = vErrors;
+return errors === 0;
+}
+validate365.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
+
+export const schemaExternalPlatformError = validate368;
+const schema365 = {"$ref":"components#/$defs/ExternalPlatformError"};
+
+function validate369(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate369.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -38390,28 +39349,28 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate361.errors = vErrors;
+validate369.errors = vErrors;
 return errors === 0;
 }
-validate361.evaluated = {"props":{"error":true},"dynamicProps":false,"dynamicItems":false};
+validate369.evaluated = {"props":{"error":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate360(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate368(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate360.evaluated;
+const evaluated0 = validate368.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate361(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate361.errors : vErrors.concat(validate361.errors);
+if(!(validate369(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate369.errors : vErrors.concat(validate369.errors);
 errors = vErrors.length;
 }
-validate360.errors = vErrors;
+validate368.errors = vErrors;
 return errors === 0;
 }
-validate360.evaluated = {"props":{"error":true},"dynamicProps":false,"dynamicItems":false};
+validate368.evaluated = {"props":{"error":true},"dynamicProps":false,"dynamicItems":false};
 

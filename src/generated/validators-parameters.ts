@@ -5112,7 +5112,10 @@ return errors === 0;
 validate57.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const listPhysicianOrdersQuery = validate58;
-const schema69 = {"type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":200,"default":50,"finite":true},"offset":{"type":"integer","minimum":0,"maximum":100000,"default":0,"finite":true},"status":{"type":"string","enum":["signed","awaiting_signature","signature_not_required","rejected","superseded","cancelled"]},"order_type":{"type":"string","enum":["plan_of_care","recertification","verbal","supplemental","face_to_face","discharge"]}},"required":[],"additionalProperties":false};
+const schema69 = {"type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":200,"default":50,"finite":true},"offset":{"type":"integer","minimum":0,"maximum":100000,"default":0,"finite":true},"cursor":{"type":"string","minLength":1,"maxLength":512},"status":{"type":"string","pattern":"^(signed|awaiting_signature|signature_not_required|rejected|superseded|cancelled)(,(signed|awaiting_signature|signature_not_required|rejected|superseded|cancelled))*$","maxLength":200},"order_type":{"type":"string","pattern":"^(plan_of_care|recertification|verbal|supplemental|face_to_face|discharge)(,(plan_of_care|recertification|verbal|supplemental|face_to_face|discharge))*$","maxLength":200},"aging_bucket":{"type":"string","pattern":"^(not_sent|0_7_days|8_14_days|15_30_days|31_plus_days)(,(not_sent|0_7_days|8_14_days|15_30_days|31_plus_days))*$","maxLength":200},"sla_breached":{"type":"boolean"},"physician_id":{"type":"string","maxLength":128},"patient_id":{"type":"string","maxLength":128},"as_of":{"type":"string","format":"date-time"}},"required":[],"additionalProperties":false};
+const pattern19 = new RegExp("^(signed|awaiting_signature|signature_not_required|rejected|superseded|cancelled)(,(signed|awaiting_signature|signature_not_required|rejected|superseded|cancelled))*$", "u");
+const pattern20 = new RegExp("^(plan_of_care|recertification|verbal|supplemental|face_to_face|discharge)(,(plan_of_care|recertification|verbal|supplemental|face_to_face|discharge))*$", "u");
+const pattern21 = new RegExp("^(not_sent|0_7_days|8_14_days|15_30_days|31_plus_days)(,(not_sent|0_7_days|8_14_days|15_30_days|31_plus_days))*$", "u");
 
 function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -5132,7 +5135,7 @@ if(data.offset === undefined){
 data.offset = 0;
 }
 for(const key0 in data){
-if(!((((key0 === "limit") || (key0 === "offset")) || (key0 === "status")) || (key0 === "order_type"))){
+if(!(func4.call(schema69.properties, key0))){
 const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err0];
@@ -5261,8 +5264,8 @@ vErrors.push(err8);
 errors++;
 }
 }
-if(data.status !== undefined){
-let data2 = data.status;
+if(data.cursor !== undefined){
+let data2 = data.cursor;
 if(typeof data2 !== "string"){
 let dataType2 = typeof data2;
 let coerced2 = undefined;
@@ -5274,7 +5277,7 @@ else if(data2 === null){
 coerced2 = "";
 }
 else {
-const err9 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err9 = {instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -5287,12 +5290,13 @@ errors++;
 if(coerced2 !== undefined){
 data2 = coerced2;
 if(data !== undefined){
-data["status"] = coerced2;
+data["cursor"] = coerced2;
 }
 }
 }
-if(!((((((data2 === "signed") || (data2 === "awaiting_signature")) || (data2 === "signature_not_required")) || (data2 === "rejected")) || (data2 === "superseded")) || (data2 === "cancelled"))){
-const err10 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema69.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(typeof data2 === "string"){
+if(func1(data2) > 512){
+const err10 = {instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -5301,9 +5305,20 @@ vErrors.push(err10);
 }
 errors++;
 }
+if(func1(data2) < 1){
+const err11 = {instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err11];
 }
-if(data.order_type !== undefined){
-let data3 = data.order_type;
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+}
+if(data.status !== undefined){
+let data3 = data.status;
 if(typeof data3 !== "string"){
 let dataType3 = typeof data3;
 let coerced3 = undefined;
@@ -5315,25 +5330,7 @@ else if(data3 === null){
 coerced3 = "";
 }
 else {
-const err11 = {instancePath:instancePath+"/order_type",schemaPath:"#/properties/order_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-}
-if(coerced3 !== undefined){
-data3 = coerced3;
-if(data !== undefined){
-data["order_type"] = coerced3;
-}
-}
-}
-if(!((((((data3 === "plan_of_care") || (data3 === "recertification")) || (data3 === "verbal")) || (data3 === "supplemental")) || (data3 === "face_to_face")) || (data3 === "discharge"))){
-const err12 = {instancePath:instancePath+"/order_type",schemaPath:"#/properties/order_type/enum",keyword:"enum",params:{allowedValues: schema69.properties.order_type.enum},message:"must be equal to one of the allowed values"};
+const err12 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -5343,14 +5340,309 @@ vErrors.push(err12);
 errors++;
 }
 }
+if(coerced3 !== undefined){
+data3 = coerced3;
+if(data !== undefined){
+data["status"] = coerced3;
 }
-else {
-const err13 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+}
+}
+if(typeof data3 === "string"){
+if(func1(data3) > 200){
+const err13 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
 if(vErrors === null){
 vErrors = [err13];
 }
 else {
 vErrors.push(err13);
+}
+errors++;
+}
+if(!pattern19.test(data3)){
+const err14 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/pattern",keyword:"pattern",params:{pattern: "^(signed|awaiting_signature|signature_not_required|rejected|superseded|cancelled)(,(signed|awaiting_signature|signature_not_required|rejected|superseded|cancelled))*$"},message:"must match pattern \""+"^(signed|awaiting_signature|signature_not_required|rejected|superseded|cancelled)(,(signed|awaiting_signature|signature_not_required|rejected|superseded|cancelled))*$"+"\""};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+}
+if(data.order_type !== undefined){
+let data4 = data.order_type;
+if(typeof data4 !== "string"){
+let dataType4 = typeof data4;
+let coerced4 = undefined;
+if(!(coerced4 !== undefined)){
+if(dataType4 == "number" || dataType4 == "boolean"){
+coerced4 = "" + data4;
+}
+else if(data4 === null){
+coerced4 = "";
+}
+else {
+const err15 = {instancePath:instancePath+"/order_type",schemaPath:"#/properties/order_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(coerced4 !== undefined){
+data4 = coerced4;
+if(data !== undefined){
+data["order_type"] = coerced4;
+}
+}
+}
+if(typeof data4 === "string"){
+if(func1(data4) > 200){
+const err16 = {instancePath:instancePath+"/order_type",schemaPath:"#/properties/order_type/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+if(!pattern20.test(data4)){
+const err17 = {instancePath:instancePath+"/order_type",schemaPath:"#/properties/order_type/pattern",keyword:"pattern",params:{pattern: "^(plan_of_care|recertification|verbal|supplemental|face_to_face|discharge)(,(plan_of_care|recertification|verbal|supplemental|face_to_face|discharge))*$"},message:"must match pattern \""+"^(plan_of_care|recertification|verbal|supplemental|face_to_face|discharge)(,(plan_of_care|recertification|verbal|supplemental|face_to_face|discharge))*$"+"\""};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+}
+if(data.aging_bucket !== undefined){
+let data5 = data.aging_bucket;
+if(typeof data5 !== "string"){
+let dataType5 = typeof data5;
+let coerced5 = undefined;
+if(!(coerced5 !== undefined)){
+if(dataType5 == "number" || dataType5 == "boolean"){
+coerced5 = "" + data5;
+}
+else if(data5 === null){
+coerced5 = "";
+}
+else {
+const err18 = {instancePath:instancePath+"/aging_bucket",schemaPath:"#/properties/aging_bucket/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+if(coerced5 !== undefined){
+data5 = coerced5;
+if(data !== undefined){
+data["aging_bucket"] = coerced5;
+}
+}
+}
+if(typeof data5 === "string"){
+if(func1(data5) > 200){
+const err19 = {instancePath:instancePath+"/aging_bucket",schemaPath:"#/properties/aging_bucket/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!pattern21.test(data5)){
+const err20 = {instancePath:instancePath+"/aging_bucket",schemaPath:"#/properties/aging_bucket/pattern",keyword:"pattern",params:{pattern: "^(not_sent|0_7_days|8_14_days|15_30_days|31_plus_days)(,(not_sent|0_7_days|8_14_days|15_30_days|31_plus_days))*$"},message:"must match pattern \""+"^(not_sent|0_7_days|8_14_days|15_30_days|31_plus_days)(,(not_sent|0_7_days|8_14_days|15_30_days|31_plus_days))*$"+"\""};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+if(data.sla_breached !== undefined){
+let data6 = data.sla_breached;
+if(typeof data6 !== "boolean"){
+let coerced6 = undefined;
+if(!(coerced6 !== undefined)){
+if(data6 === "false" || data6 === 0 || data6 === null){
+coerced6 = false;
+}
+else if(data6 === "true" || data6 === 1){
+coerced6 = true;
+}
+else {
+const err21 = {instancePath:instancePath+"/sla_breached",schemaPath:"#/properties/sla_breached/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+if(coerced6 !== undefined){
+data6 = coerced6;
+if(data !== undefined){
+data["sla_breached"] = coerced6;
+}
+}
+}
+}
+if(data.physician_id !== undefined){
+let data7 = data.physician_id;
+if(typeof data7 !== "string"){
+let dataType7 = typeof data7;
+let coerced7 = undefined;
+if(!(coerced7 !== undefined)){
+if(dataType7 == "number" || dataType7 == "boolean"){
+coerced7 = "" + data7;
+}
+else if(data7 === null){
+coerced7 = "";
+}
+else {
+const err22 = {instancePath:instancePath+"/physician_id",schemaPath:"#/properties/physician_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+if(coerced7 !== undefined){
+data7 = coerced7;
+if(data !== undefined){
+data["physician_id"] = coerced7;
+}
+}
+}
+if(typeof data7 === "string"){
+if(func1(data7) > 128){
+const err23 = {instancePath:instancePath+"/physician_id",schemaPath:"#/properties/physician_id/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+}
+if(data.patient_id !== undefined){
+let data8 = data.patient_id;
+if(typeof data8 !== "string"){
+let dataType8 = typeof data8;
+let coerced8 = undefined;
+if(!(coerced8 !== undefined)){
+if(dataType8 == "number" || dataType8 == "boolean"){
+coerced8 = "" + data8;
+}
+else if(data8 === null){
+coerced8 = "";
+}
+else {
+const err24 = {instancePath:instancePath+"/patient_id",schemaPath:"#/properties/patient_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+if(coerced8 !== undefined){
+data8 = coerced8;
+if(data !== undefined){
+data["patient_id"] = coerced8;
+}
+}
+}
+if(typeof data8 === "string"){
+if(func1(data8) > 128){
+const err25 = {instancePath:instancePath+"/patient_id",schemaPath:"#/properties/patient_id/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+}
+if(data.as_of !== undefined){
+let data9 = data.as_of;
+if(typeof data9 !== "string"){
+let dataType9 = typeof data9;
+let coerced9 = undefined;
+if(!(coerced9 !== undefined)){
+if(dataType9 == "number" || dataType9 == "boolean"){
+coerced9 = "" + data9;
+}
+else if(data9 === null){
+coerced9 = "";
+}
+else {
+const err26 = {instancePath:instancePath+"/as_of",schemaPath:"#/properties/as_of/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+if(coerced9 !== undefined){
+data9 = coerced9;
+if(data !== undefined){
+data["as_of"] = coerced9;
+}
+}
+}
+if(typeof data9 === "string"){
+if(!(formats0.validate(data9))){
+const err27 = {instancePath:instancePath+"/as_of",schemaPath:"#/properties/as_of/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err28 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
 }
 errors++;
 }
@@ -5525,13 +5817,98 @@ return errors === 0;
 }
 validate60.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const getPhysicianOrderHeaders = validate61;
-const schema72 = {"type":"object","properties":{"svc-contract-version":{"type":"string","enum":["1","2"]}},"required":[],"additionalProperties":true};
+export const getPhysicianOrderQuery = validate61;
+const schema72 = {"type":"object","properties":{"as_of":{"type":"string","format":"date-time"}},"required":[],"additionalProperties":false};
 
 function validate61(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate61.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+for(const key0 in data){
+if(!(key0 === "as_of")){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(data.as_of !== undefined){
+let data0 = data.as_of;
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err1 = {instancePath:instancePath+"/as_of",schemaPath:"#/properties/as_of/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["as_of"] = coerced0;
+}
+}
+}
+if(typeof data0 === "string"){
+if(!(formats0.validate(data0))){
+const err2 = {instancePath:instancePath+"/as_of",schemaPath:"#/properties/as_of/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+validate61.errors = vErrors;
+return errors === 0;
+}
+validate61.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const getPhysicianOrderHeaders = validate62;
+const schema73 = {"type":"object","properties":{"svc-contract-version":{"type":"string","enum":["1","2"]}},"required":[],"additionalProperties":true};
+
+function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate62.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5570,7 +5947,7 @@ data["svc-contract-version"] = coerced0;
 }
 }
 if(!((data0 === "1") || (data0 === "2"))){
-const err1 = {instancePath:instancePath+"/svc-contract-version",schemaPath:"#/properties/svc-contract-version/enum",keyword:"enum",params:{allowedValues: schema72.properties["svc-contract-version"].enum},message:"must be equal to one of the allowed values"};
+const err1 = {instancePath:instancePath+"/svc-contract-version",schemaPath:"#/properties/svc-contract-version/enum",keyword:"enum",params:{allowedValues: schema73.properties["svc-contract-version"].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -5591,18 +5968,18 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate61.errors = vErrors;
+validate62.errors = vErrors;
 return errors === 0;
 }
-validate61.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate62.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const listWorkingCollectionsQuery = validate62;
-const schema73 = {"type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":200,"default":50,"finite":true},"offset":{"type":"integer","minimum":0,"maximum":100000,"default":0,"finite":true}},"required":[],"additionalProperties":false};
+export const listWorkingCollectionsQuery = validate63;
+const schema74 = {"type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":200,"default":50,"finite":true},"offset":{"type":"integer","minimum":0,"maximum":100000,"default":0,"finite":true}},"required":[],"additionalProperties":false};
 
-function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate62.evaluated;
+const evaluated0 = validate63.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5757,18 +6134,18 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate62.errors = vErrors;
+validate63.errors = vErrors;
 return errors === 0;
 }
-validate62.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate63.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const listWorkingCollectionsHeaders = validate63;
-const schema74 = {"type":"object","properties":{"svc-contract-version":{"type":"string","enum":["1","2"]}},"required":[],"additionalProperties":true};
+export const listWorkingCollectionsHeaders = validate64;
+const schema75 = {"type":"object","properties":{"svc-contract-version":{"type":"string","enum":["1","2"]}},"required":[],"additionalProperties":true};
 
-function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate63.evaluated;
+const evaluated0 = validate64.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5807,7 +6184,7 @@ data["svc-contract-version"] = coerced0;
 }
 }
 if(!((data0 === "1") || (data0 === "2"))){
-const err1 = {instancePath:instancePath+"/svc-contract-version",schemaPath:"#/properties/svc-contract-version/enum",keyword:"enum",params:{allowedValues: schema74.properties["svc-contract-version"].enum},message:"must be equal to one of the allowed values"};
+const err1 = {instancePath:instancePath+"/svc-contract-version",schemaPath:"#/properties/svc-contract-version/enum",keyword:"enum",params:{allowedValues: schema75.properties["svc-contract-version"].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -5828,18 +6205,18 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate63.errors = vErrors;
+validate64.errors = vErrors;
 return errors === 0;
 }
-validate63.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate64.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const listWorkingCollectionRowsParams = validate64;
-const schema75 = {"type":"object","properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,128}$"}},"required":["id"],"additionalProperties":false};
+export const listWorkingCollectionRowsParams = validate65;
+const schema76 = {"type":"object","properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,128}$"}},"required":["id"],"additionalProperties":false};
 
-function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate64.evaluated;
+const evaluated0 = validate65.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5923,18 +6300,18 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate64.errors = vErrors;
+validate65.errors = vErrors;
 return errors === 0;
 }
-validate64.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate65.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const listWorkingCollectionRowsQuery = validate65;
-const schema76 = {"type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":200,"default":50,"finite":true},"offset":{"type":"integer","minimum":0,"maximum":100000,"default":0,"finite":true}},"required":[],"additionalProperties":false};
+export const listWorkingCollectionRowsQuery = validate66;
+const schema77 = {"type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":200,"default":50,"finite":true},"offset":{"type":"integer","minimum":0,"maximum":100000,"default":0,"finite":true}},"required":[],"additionalProperties":false};
 
-function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate66(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate65.evaluated;
+const evaluated0 = validate66.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6089,84 +6466,13 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate65.errors = vErrors;
-return errors === 0;
-}
-validate65.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const listWorkingCollectionRowsHeaders = validate66;
-const schema77 = {"type":"object","properties":{"svc-contract-version":{"type":"string","enum":["1","2"]}},"required":[],"additionalProperties":true};
-
-function validate66(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate66.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data["svc-contract-version"] !== undefined){
-let data0 = data["svc-contract-version"];
-if(typeof data0 !== "string"){
-let dataType0 = typeof data0;
-let coerced0 = undefined;
-if(!(coerced0 !== undefined)){
-if(dataType0 == "number" || dataType0 == "boolean"){
-coerced0 = "" + data0;
-}
-else if(data0 === null){
-coerced0 = "";
-}
-else {
-const err0 = {instancePath:instancePath+"/svc-contract-version",schemaPath:"#/properties/svc-contract-version/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-}
-if(coerced0 !== undefined){
-data0 = coerced0;
-if(data !== undefined){
-data["svc-contract-version"] = coerced0;
-}
-}
-}
-if(!((data0 === "1") || (data0 === "2"))){
-const err1 = {instancePath:instancePath+"/svc-contract-version",schemaPath:"#/properties/svc-contract-version/enum",keyword:"enum",params:{allowedValues: schema77.properties["svc-contract-version"].enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-}
-else {
-const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
 validate66.errors = vErrors;
 return errors === 0;
 }
 validate66.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const getHhvbpSummaryQuery = validate67;
-const schema78 = {"type":"object","properties":{"performance_year":{"type":"integer","minimum":2023,"maximum":2100,"finite":true},"payment_year":{"type":"integer","minimum":2025,"maximum":2102,"finite":true}},"required":["performance_year"],"additionalProperties":false};
+export const listWorkingCollectionRowsHeaders = validate67;
+const schema78 = {"type":"object","properties":{"svc-contract-version":{"type":"string","enum":["1","2"]}},"required":[],"additionalProperties":true};
 
 function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -6179,8 +6485,20 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.performance_year === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "performance_year"},message:"must have required property '"+"performance_year"+"'"};
+if(data["svc-contract-version"] !== undefined){
+let data0 = data["svc-contract-version"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/svc-contract-version",schemaPath:"#/properties/svc-contract-version/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -6189,9 +6507,16 @@ vErrors.push(err0);
 }
 errors++;
 }
-for(const key0 in data){
-if(!((key0 === "performance_year") || (key0 === "payment_year"))){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["svc-contract-version"] = coerced0;
+}
+}
+}
+if(!((data0 === "1") || (data0 === "2"))){
+const err1 = {instancePath:instancePath+"/svc-contract-version",schemaPath:"#/properties/svc-contract-version/enum",keyword:"enum",params:{allowedValues: schema78.properties["svc-contract-version"].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -6201,18 +6526,9 @@ vErrors.push(err1);
 errors++;
 }
 }
-if(data.performance_year !== undefined){
-let data0 = data.performance_year;
-if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
-let dataType0 = typeof data0;
-let coerced0 = undefined;
-if(!(coerced0 !== undefined)){
-if(dataType0 === "boolean" || data0 === null
-              || (dataType0 === "string" && data0 && data0 == +data0 && !(data0 % 1))){
-coerced0 = +data0;
 }
 else {
-const err2 = {instancePath:instancePath+"/performance_year",schemaPath:"#/properties/performance_year/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -6221,126 +6537,13 @@ vErrors.push(err2);
 }
 errors++;
 }
-}
-if(coerced0 !== undefined){
-data0 = coerced0;
-if(data !== undefined){
-data["performance_year"] = coerced0;
-}
-}
-}
-if(typeof data0 == "number" && !isFinite(data0)){
-const err3 = {instancePath:instancePath+"/performance_year",schemaPath:"#/properties/performance_year/finite",keyword:"finite",params:{},message:"must be a finite number"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-if((typeof data0 == "number") && (isFinite(data0))){
-if(data0 > 2100 || isNaN(data0)){
-const err4 = {instancePath:instancePath+"/performance_year",schemaPath:"#/properties/performance_year/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2100},message:"must be <= 2100"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-if(data0 < 2023 || isNaN(data0)){
-const err5 = {instancePath:instancePath+"/performance_year",schemaPath:"#/properties/performance_year/minimum",keyword:"minimum",params:{comparison: ">=", limit: 2023},message:"must be >= 2023"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-}
-}
-if(data.payment_year !== undefined){
-let data1 = data.payment_year;
-if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
-let dataType1 = typeof data1;
-let coerced1 = undefined;
-if(!(coerced1 !== undefined)){
-if(dataType1 === "boolean" || data1 === null
-              || (dataType1 === "string" && data1 && data1 == +data1 && !(data1 % 1))){
-coerced1 = +data1;
-}
-else {
-const err6 = {instancePath:instancePath+"/payment_year",schemaPath:"#/properties/payment_year/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-}
-if(coerced1 !== undefined){
-data1 = coerced1;
-if(data !== undefined){
-data["payment_year"] = coerced1;
-}
-}
-}
-if(typeof data1 == "number" && !isFinite(data1)){
-const err7 = {instancePath:instancePath+"/payment_year",schemaPath:"#/properties/payment_year/finite",keyword:"finite",params:{},message:"must be a finite number"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-if((typeof data1 == "number") && (isFinite(data1))){
-if(data1 > 2102 || isNaN(data1)){
-const err8 = {instancePath:instancePath+"/payment_year",schemaPath:"#/properties/payment_year/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2102},message:"must be <= 2102"};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-if(data1 < 2025 || isNaN(data1)){
-const err9 = {instancePath:instancePath+"/payment_year",schemaPath:"#/properties/payment_year/minimum",keyword:"minimum",params:{comparison: ">=", limit: 2025},message:"must be >= 2025"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err10 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
 validate67.errors = vErrors;
 return errors === 0;
 }
 validate67.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const getHhvbpSummaryHeaders = validate68;
-const schema79 = {"type":"object","properties":{"svc-contract-version":{"type":"string","enum":["1","2"]}},"required":[],"additionalProperties":true};
+export const getHhvbpSummaryQuery = validate68;
+const schema79 = {"type":"object","properties":{"performance_year":{"type":"integer","minimum":2023,"maximum":2100,"finite":true},"payment_year":{"type":"integer","minimum":2025,"maximum":2102,"finite":true}},"required":["performance_year"],"additionalProperties":false};
 
 function validate68(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -6353,6 +6556,180 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.performance_year === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "performance_year"},message:"must have required property '"+"performance_year"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((key0 === "performance_year") || (key0 === "payment_year"))){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.performance_year !== undefined){
+let data0 = data.performance_year;
+if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(!(coerced0 !== undefined)){
+if(dataType0 === "boolean" || data0 === null
+              || (dataType0 === "string" && data0 && data0 == +data0 && !(data0 % 1))){
+coerced0 = +data0;
+}
+else {
+const err2 = {instancePath:instancePath+"/performance_year",schemaPath:"#/properties/performance_year/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["performance_year"] = coerced0;
+}
+}
+}
+if(typeof data0 == "number" && !isFinite(data0)){
+const err3 = {instancePath:instancePath+"/performance_year",schemaPath:"#/properties/performance_year/finite",keyword:"finite",params:{},message:"must be a finite number"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if((typeof data0 == "number") && (isFinite(data0))){
+if(data0 > 2100 || isNaN(data0)){
+const err4 = {instancePath:instancePath+"/performance_year",schemaPath:"#/properties/performance_year/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2100},message:"must be <= 2100"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0 < 2023 || isNaN(data0)){
+const err5 = {instancePath:instancePath+"/performance_year",schemaPath:"#/properties/performance_year/minimum",keyword:"minimum",params:{comparison: ">=", limit: 2023},message:"must be >= 2023"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+if(data.payment_year !== undefined){
+let data1 = data.payment_year;
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(!(coerced1 !== undefined)){
+if(dataType1 === "boolean" || data1 === null
+              || (dataType1 === "string" && data1 && data1 == +data1 && !(data1 % 1))){
+coerced1 = +data1;
+}
+else {
+const err6 = {instancePath:instancePath+"/payment_year",schemaPath:"#/properties/payment_year/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["payment_year"] = coerced1;
+}
+}
+}
+if(typeof data1 == "number" && !isFinite(data1)){
+const err7 = {instancePath:instancePath+"/payment_year",schemaPath:"#/properties/payment_year/finite",keyword:"finite",params:{},message:"must be a finite number"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 > 2102 || isNaN(data1)){
+const err8 = {instancePath:instancePath+"/payment_year",schemaPath:"#/properties/payment_year/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2102},message:"must be <= 2102"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(data1 < 2025 || isNaN(data1)){
+const err9 = {instancePath:instancePath+"/payment_year",schemaPath:"#/properties/payment_year/minimum",keyword:"minimum",params:{comparison: ">=", limit: 2025},message:"must be >= 2025"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err10 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+validate68.errors = vErrors;
+return errors === 0;
+}
+validate68.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const getHhvbpSummaryHeaders = validate69;
+const schema80 = {"type":"object","properties":{"svc-contract-version":{"type":"string","enum":["1","2"]}},"required":[],"additionalProperties":true};
+
+function validate69(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate69.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
 if(data["svc-contract-version"] !== undefined){
 let data0 = data["svc-contract-version"];
 if(typeof data0 !== "string"){
@@ -6384,7 +6761,7 @@ data["svc-contract-version"] = coerced0;
 }
 }
 if(!((data0 === "1") || (data0 === "2"))){
-const err1 = {instancePath:instancePath+"/svc-contract-version",schemaPath:"#/properties/svc-contract-version/enum",keyword:"enum",params:{allowedValues: schema79.properties["svc-contract-version"].enum},message:"must be equal to one of the allowed values"};
+const err1 = {instancePath:instancePath+"/svc-contract-version",schemaPath:"#/properties/svc-contract-version/enum",keyword:"enum",params:{allowedValues: schema80.properties["svc-contract-version"].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -6405,18 +6782,18 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate68.errors = vErrors;
+validate69.errors = vErrors;
 return errors === 0;
 }
-validate68.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate69.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const listHhvbpMeasuresQuery = validate69;
-const schema80 = {"type":"object","properties":{"performance_year":{"type":"integer","minimum":2023,"maximum":2100,"finite":true},"payment_year":{"type":"integer","minimum":2025,"maximum":2102,"finite":true}},"required":["performance_year"],"additionalProperties":false};
+export const listHhvbpMeasuresQuery = validate70;
+const schema81 = {"type":"object","properties":{"performance_year":{"type":"integer","minimum":2023,"maximum":2100,"finite":true},"payment_year":{"type":"integer","minimum":2025,"maximum":2102,"finite":true}},"required":["performance_year"],"additionalProperties":false};
 
-function validate69(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate70(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate69.evaluated;
+const evaluated0 = validate70.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6579,84 +6956,13 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate69.errors = vErrors;
-return errors === 0;
-}
-validate69.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const listHhvbpMeasuresHeaders = validate70;
-const schema81 = {"type":"object","properties":{"svc-contract-version":{"type":"string","enum":["1","2"]}},"required":[],"additionalProperties":true};
-
-function validate70(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate70.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data["svc-contract-version"] !== undefined){
-let data0 = data["svc-contract-version"];
-if(typeof data0 !== "string"){
-let dataType0 = typeof data0;
-let coerced0 = undefined;
-if(!(coerced0 !== undefined)){
-if(dataType0 == "number" || dataType0 == "boolean"){
-coerced0 = "" + data0;
-}
-else if(data0 === null){
-coerced0 = "";
-}
-else {
-const err0 = {instancePath:instancePath+"/svc-contract-version",schemaPath:"#/properties/svc-contract-version/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-}
-if(coerced0 !== undefined){
-data0 = coerced0;
-if(data !== undefined){
-data["svc-contract-version"] = coerced0;
-}
-}
-}
-if(!((data0 === "1") || (data0 === "2"))){
-const err1 = {instancePath:instancePath+"/svc-contract-version",schemaPath:"#/properties/svc-contract-version/enum",keyword:"enum",params:{allowedValues: schema81.properties["svc-contract-version"].enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-}
-else {
-const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
 validate70.errors = vErrors;
 return errors === 0;
 }
 validate70.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const issueTokenHeaders = validate71;
-const schema82 = {"type":"object","properties":{"svc-contract-version":{"type":"string","enum":["1","2"]},"authorization":{"type":"string"}},"required":[],"additionalProperties":true};
+export const listHhvbpMeasuresHeaders = validate71;
+const schema82 = {"type":"object","properties":{"svc-contract-version":{"type":"string","enum":["1","2"]}},"required":[],"additionalProperties":true};
 
 function validate71(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -6710,6 +7016,77 @@ vErrors.push(err1);
 errors++;
 }
 }
+}
+else {
+const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+validate71.errors = vErrors;
+return errors === 0;
+}
+validate71.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const issueTokenHeaders = validate72;
+const schema83 = {"type":"object","properties":{"svc-contract-version":{"type":"string","enum":["1","2"]},"authorization":{"type":"string"}},"required":[],"additionalProperties":true};
+
+function validate72(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate72.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["svc-contract-version"] !== undefined){
+let data0 = data["svc-contract-version"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/svc-contract-version",schemaPath:"#/properties/svc-contract-version/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["svc-contract-version"] = coerced0;
+}
+}
+}
+if(!((data0 === "1") || (data0 === "2"))){
+const err1 = {instancePath:instancePath+"/svc-contract-version",schemaPath:"#/properties/svc-contract-version/enum",keyword:"enum",params:{allowedValues: schema83.properties["svc-contract-version"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
 if(data.authorization !== undefined){
 let data1 = data.authorization;
 if(typeof data1 !== "string"){
@@ -6752,8 +7129,8 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate71.errors = vErrors;
+validate72.errors = vErrors;
 return errors === 0;
 }
-validate71.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate72.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 

@@ -10,13 +10,13 @@ import { getReferral, listReferrals } from './referrals/referral-handlers.js';
 import { getIntake, listIntakes } from './intakes/intake-handlers.js';
 import { createReferral } from './referrals/referral-create.js';
 import { getHhvbpSummary, listHhvbpMeasures } from './quality/hhvbp-handlers.js';
+import { getPhysicianOrder, listPhysicianOrders } from './physician-orders/physician-order-handlers.js';
 import type { AppServices } from '../services.js';
 
 /** Operations whose domain is not built yet: they answer PLATFORM_UNSUPPORTED_OPERATION and the catalog says so. */
 const NOT_BUILT_YET = [
   'runQuery', 'listQueryTokens', 'createQueryToken', 'revokeQueryToken', 'getQueryTokenExcelTemplate',
-  'listRemittances', 'listRemittanceAllocations', 'listPhysicianOrders', 'getPhysicianOrder',
-  'listWorkingCollections', 'listWorkingCollectionRows',
+  'listRemittances', 'listRemittanceAllocations', 'listWorkingCollections', 'listWorkingCollectionRows',
 ] as const satisfies readonly OperationId[];
 
 type NotBuilt = (typeof NOT_BUILT_YET)[number];
@@ -44,6 +44,8 @@ export function createHandlers(services: AppServices): Handlers {
     createReferral,
     getHhvbpSummary,
     listHhvbpMeasures,
+    listPhysicianOrders,
+    getPhysicianOrder,
     ...unsupportedHandlers(),
   };
   return handlers;

@@ -1,5 +1,6 @@
 import type { TenantStore } from '../db/tenant-store.js';
 import { PlatformError } from '../shared/platform-error.js';
+import type { PseudonymKind } from '../shared/ids.js';
 
 /**
  * What a no_phi session sends: patient handles in paths and filters, and dates at year boundaries. What it receives is
@@ -16,8 +17,12 @@ export function checkYearBoundary(store: TenantStore, field: string, bound: stri
   throw new PlatformError('PLATFORM_INVALID_INPUT', `In a no_phi session dates are known to the year only: ${field} must be a year boundary, such as ${boundary}.`, { field });
 }
 
-/** The real patient id behind a `patient_id` filter, path or reference; a no_phi session can only send a handle of its agency. */
-export async function patientIdFilter(store: TenantStore, sent: string | undefined): Promise<string | undefined> {
+/** The real id behind an id filter, path or reference; a no_phi session can only send a handle of its agency. */
+export async function realIdFilter(store: TenantStore, kind: PseudonymKind, sent: string | undefined): Promise<string | undefined> {
   if (sent === undefined || store.phiMode !== 'no_phi') return sent;
-  return store.pseudonyms.resolve('patient', sent);
+  return store.pseudonyms.resolve(kind, sent);
+}
+
+export function patientIdFilter(store: TenantStore, sent: string | undefined): Promise<string | undefined> {
+  return realIdFilter(store, 'patient', sent);
 }

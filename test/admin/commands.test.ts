@@ -29,6 +29,24 @@ await run(agencyCommands.create, { id: agency, name: 'Cape Ann Visiting Nurses',
 const { json: created } = await run(integrationCommands.create, { agency, name: 'Revenue dashboard' });
 const clientId = created.client_id as string;
 
+t.test('agency set --order-sla-days: the signature SLA of physician orders, 7 days unless set', async (t) => {
+  const sla = async () => (await db.selectFrom('agencies').select('order_sla_days').where('id', '=', agency).executeTakeFirstOrThrow()).order_sla_days;
+  t.equal(await sla(), 7, 'default');
+  const { json, text } = await run(agencyCommands.set, { id: agency, 'order-sla-days': '14' });
+  t.same(json, { agency_id: agency, order_sla_days: 14 });
+  t.match(text, /order_sla_days: 14/);
+  t.equal(await sla(), 14);
+  t.match((await run(agencyCommands.list, {})).json.agencies, [{ id: agency, order_sla_days: 14 }]);
+  t.equal(await refusal(agencyCommands.set, { id: agency, 'order-sla-days': '-1' }), '--order-sla-days must be an integer >= 0, got "-1"');
+  t.equal(await refusal(agencyCommands.set, { id: agency, 'order-sla-days': '366' }), '--order-sla-days must be at most 365, got 366');
+  t.equal(await refusal(agencyCommands.set, { id: agency, 'order-sla-days': 'week' }), '--order-sla-days must be an integer >= 0, got "week"');
+  t.equal(await refusal(agencyCommands.set, { id: agency }), 'nothing to set: give --order-sla-days');
+  t.equal(await refusal(agencyCommands.set, { id: 'nobody', 'order-sla-days': '3' }), 'no agency "nobody"');
+  await run(agencyCommands.set, { id: agency, 'order-sla-days': '0' });
+  t.equal(await sla(), 0, 'zero: signed the day it was sent');
+  await run(agencyCommands.set, { id: agency, 'order-sla-days': '7' });
+});
+
 t.test('agency create: validated, with a main office serving the ZIPs', async (t) => {
   const zips = await db.selectFrom('agency_service_zips').select('zip_code').where('agency_id', '=', agency).orderBy('zip_code').execute();
   t.same(zips.map((z) => z.zip_code), ['01930', '01938'], 'duplicates once');

@@ -5,6 +5,7 @@ import t from 'tap';
 import type { DB } from '../../src/db/schema.js';
 import { DEMO_REFERENCE_NOW, seedDemoAgency, type SeedSummary } from '../../src/demo/seed.js';
 import { testDatabase } from '../helpers/database.js';
+import { orderAging } from '../../src/domain/physician-orders/aging.js';
 
 const { db } = await testDatabase();
 const contract = JSON.parse(readFileSync(new URL('../../openapi.json', import.meta.url), 'utf8'));
@@ -80,12 +81,32 @@ t.test('every status and discipline the contract knows is present', async (t) =>
     ['visits', 'documentation_status', 'VisitDetail', 'documentation_status'],
     ['tasks', 'status', 'Task', 'status'],
     ['tasks', 'priority', 'Task', 'priority'],
+    ['physician_orders', 'signature_status', 'PhysicianOrder', 'signature_status'],
+    ['physician_orders', 'order_type', 'PhysicianOrder', 'order_type'],
   ];
   for (const [table, column, schema, property] of expected) {
     t.same(await distinct(table, column, agencyA), enumOf(schema, property).sort(), `${table}.${column}`);
   }
   const statusesByLine = await db.selectFrom('patients').select(['service_line', 'status']).distinct().where('agency_id', '=', agencyA).execute();
   t.equal(statusesByLine.length, 3 * 7, 'every service line in every status');
+});
+
+t.test('physician orders of the last 120 days, from several physicians, in every aging bucket, some past the SLA', async (t) => {
+  const orders = await db
+    .selectFrom('physician_orders')
+    .innerJoin('offices', (join) => join.onRef('offices.agency_id', '=', 'physician_orders.agency_id').onRef('offices.id', '=', 'physician_orders.office_id'))
+    .select(['signature_status', 'sent_at', 'signed_at', 'physician_orders.created_at', 'physician_id', 'delivery_method', 'offices.timezone'])
+    .where('physician_orders.agency_id', '=', agencyA)
+    .execute();
+  const asOf = DEMO_REFERENCE_NOW;
+  const agings = orders.map((order) => orderAging(order, { asOf, timeZone: order.timezone, slaDays: 7 }));
+  t.same([...new Set(agings.map((a) => a.aging_bucket).filter((b) => b !== null))].sort(), enumOf('PhysicianOrder', 'aging_bucket').sort(), 'every bucket');
+  t.ok(agings.filter((a) => a.sla_breached && a.days_to_sign !== null).length > 0, 'some signed past the SLA');
+  t.ok(agings.filter((a) => a.sla_breached && a.days_outstanding !== null).length > 0, 'some awaiting past the SLA');
+  t.ok(new Set(orders.map((o) => o.physician_id)).size >= 5, 'several physicians');
+  t.same([...new Set(orders.map((o) => o.delivery_method))].sort(), [...enumOf('PhysicianOrder', 'delivery_method'), null].sort(), 'every delivery method, and none until sent');
+  const ages = orders.map((o) => (asOf.getTime() - o.created_at.getTime()) / DAY_MS);
+  t.ok(Math.max(...ages) <= 120 && Math.max(...ages) > 100 && Math.min(...ages) >= 0, `created over the last 120 days (${Math.min(...ages)} to ${Math.max(...ages)} days ago)`);
 });
 
 t.test('visits span the last and the next 60 days', async (t) => {

@@ -29,9 +29,10 @@ function answerOf(res: { statusCode: number; body: string }) {
   return { status: res.statusCode, error };
 }
 
-/** A query with one more filter than none: the list's first enumerated filter, at its first value. */
+/** A query with one more filter than none: the list's first enumerated filter at its first value, else its first boolean one. */
 function aFilter(op: OperationDefinition): Query {
   for (const { name, schema } of op.queryParameters) if ('enum' in schema) return { [name]: String(schema.enum[0]) };
+  for (const { name, schema } of op.queryParameters) if ('type' in schema && schema.type === 'boolean') return { [name]: 'true' };
   throw new Error(`${op.operationId} has no enumerated filter to test with`);
 }
 

@@ -29,7 +29,7 @@ t.test('the catalog is derived from the document', async (t) => {
   t.equal(data.routes.length, all.length);
   const orders = data.routes.find((r: { operation_id: string }) => r.operation_id === 'listPhysicianOrders');
   t.match(orders, { method: 'GET', path: '/api/v1/ext/physician-orders', scope: 'external:physician-orders:read', no_phi: 'pseudonymized', no_phi_usable: true, command: false });
-  t.same(orders.query_parameters.map((p: { name: string }) => p.name), ['limit', 'offset', 'status', 'order_type']);
+  t.same(orders.query_parameters.map((p: { name: string }) => p.name), ['limit', 'offset', 'cursor', 'status', 'order_type', 'aging_bucket', 'sla_breached', 'physician_id', 'patient_id', 'as_of']);
   t.match(orders.query_parameters[0], { name: 'limit', type: 'integer', default: 50, maximum: 200 });
   const collections = data.routes.find((r: { operation_id: string }) => r.operation_id === 'listWorkingCollections');
   t.match(collections, { no_phi: 'denied', no_phi_usable: false, scope: 'external:working-collections:read' });
@@ -39,8 +39,9 @@ t.test('the catalog is derived from the document', async (t) => {
   t.same(referralCreate, { id: 'referrals.create', description: referralCreate.description, command: true, operations: ['createReferral'] });
   const enabled = data.routes.filter((r: { enabled: boolean }) => r.enabled).map((r: { operation_id: string }) => r.operation_id).sort();
   t.same(enabled, [
-    'createReferral', 'createTask', 'getCatalog', 'getHealth', 'getHhvbpSummary', 'getIntake', 'getPatient', 'getReferral', 'getTask', 'getVisit',
-    'issueToken', 'listHhvbpMeasures', 'listIntakes', 'listPatients', 'listReferrals', 'listVisits', 'updateTask',
+    'createReferral', 'createTask', 'getCatalog', 'getHealth', 'getHhvbpSummary', 'getIntake', 'getPatient',
+    'getPhysicianOrder', 'getReferral', 'getTask', 'getVisit', 'issueToken', 'listHhvbpMeasures', 'listIntakes',
+    'listPatients', 'listPhysicianOrders', 'listReferrals', 'listVisits', 'updateTask',
   ]);
   t.match(warnings, [/not enabled in this deployment/, /No governed queries/]);
 });
@@ -60,7 +61,7 @@ function validRequest(op: OperationDefinition) {
 t.test('operations not built yet answer the documented PLATFORM_UNSUPPORTED_OPERATION, never invented data', async (t) => {
   const catalog = (await api.request({ method: 'GET', url: '/api/v1/ext/catalog' })).json().data;
   const disabled = new Set(catalog.routes.filter((r: { enabled: boolean }) => !r.enabled).map((r: { operation_id: string }) => r.operation_id));
-  t.equal(disabled.size, 11);
+  t.equal(disabled.size, 9);
   for (const op of all.filter((o) => disabled.has(o.operationId))) {
     const res = await api.request(validRequest(op));
     t.equal(res.statusCode, 501, op.operationId);

@@ -1,0 +1,89 @@
+import { resourceNotFound, type Handler, type QueryParams } from '../handler.js';
+import { paging } from '../../generated/contract.js';
+import { PlatformError } from '../../shared/platform-error.js';
+import { PSEUDONYM_PREFIX } from '../../shared/ids.js';
+import type { TenantStore } from '../../db/tenant-store.js';
+import type { AgingBucket } from '../../domain/physician-orders/aging.js';
+import { patientIdFilter, realIdFilter } from '../phi-view.js';
+import { findOrder, listOrderPage, type OrderFilters } from './physician-order-repository.js';
+import { physicianOrder } from './physician-order-view.js';
+import type { OrderType, SignatureStatus } from './physician-order-tables.js';
+
+function invalid(field: string, message: string, details: Record<string, string | number | null> = {}): PlatformError {
+  return new PlatformError('PLATFORM_INVALID_INPUT', message, { field, ...details });
+}
+
+/** The instant aging is counted at: as_of within the past year, or now. */
+function agingInstant(asOf: string | undefined): Date {
+  const now = new Date();
+  if (asOf === undefined) return now;
+  const at = new Date(asOf);
+  const earliest = new Date(now);
+  earliest.setUTCFullYear(now.getUTCFullYear() - 1);
+  if (at < earliest || at > now) {
+    throw invalid('as_of', `as_of must be within the past year, from ${earliest.toISOString()} to now (${now.toISOString()}); it was ${asOf}.`, {
+      earliest: earliest.toISOString(),
+      latest: now.toISOString(),
+    });
+  }
+  return at;
+}
+
+/** Spec part 4 rule 3: pages of this list start at multiples of the page size. */
+function checkOffset({ limit = paging.default_limit, offset = 0 }: { limit?: number; offset?: number }): void {
+  if (offset % limit === 0) return;
+  const previous = offset - (offset % limit);
+  const next = previous + limit <= paging.max_offset ? previous + limit : null;
+  const nearest = next === null ? `${previous}` : `${previous} or ${next}`;
+  throw invalid('offset', `offset must be a multiple of limit (${limit}) on this list; ${offset} is not: send ${nearest}.`, {
+    limit,
+    offset,
+    previous_valid_offset: previous,
+    next_valid_offset: next,
+  });
+}
+
+function listOf<T extends string>(value: string | undefined): T[] | undefined {
+  return value === undefined ? undefined : [...new Set(value.split(','))] as T[];
+}
+
+async function orderFilters(store: TenantStore, query: QueryParams<'listPhysicianOrders'>): Promise<OrderFilters> {
+  return {
+    statuses: listOf<SignatureStatus>(query.status),
+    orderTypes: listOf<OrderType>(query.order_type),
+    agingBuckets: listOf<AgingBucket>(query.aging_bucket),
+    slaBreached: query.sla_breached,
+    physicianId: await realIdFilter(store, 'physician', query.physician_id),
+    patientId: await patientIdFilter(store, query.patient_id),
+  };
+}
+
+export const listPhysicianOrders: Handler<'listPhysicianOrders'> = async (ctx) => {
+  const asOf = agingInstant(ctx.query.as_of);
+  checkOffset(ctx.query);
+  const filters = await orderFilters(ctx.store, ctx.query);
+  const { rows, meta, summary } = await listOrderPage(ctx.store, filters, asOf, ctx.query, ctx.cursors);
+  return { data: rows.map((row) => physicianOrder(row, asOf)), meta: { ...meta, as_of: asOf.toISOString(), summary } };
+};
+
+/**
+ * The real id behind route 23's path: a phi session sends order ids, a no_phi session the OR- handles its lists gave
+ * (spec part 4 rule 4). Real ids never start with the prefix (a check on the table), so each is told from the other.
+ */
+async function orderId(store: TenantStore, sent: string): Promise<string> {
+  const isHandle = sent.startsWith(PSEUDONYM_PREFIX.physician_order);
+  if (store.phiMode === 'no_phi' && !isHandle) {
+    throw invalid('id', `In a no_phi session an order is addressed by its ${PSEUDONYM_PREFIX.physician_order} handle (the id a no_phi list gives); ${sent} is not one.`);
+  }
+  if (store.phiMode === 'phi' && isHandle) {
+    throw invalid('id', `${sent} is a no_phi handle; a phi session addresses an order by its id (the id a phi list gives).`);
+  }
+  return isHandle ? store.pseudonyms.resolve('physician_order', sent) : sent;
+}
+
+export const getPhysicianOrder: Handler<'getPhysicianOrder'> = async (ctx) => {
+  const asOf = agingInstant(ctx.query.as_of);
+  const row = await findOrder(ctx.store, await orderId(ctx.store, ctx.params.id));
+  if (!row) throw resourceNotFound('physician order', ctx.params.id);
+  return { data: physicianOrder(row, asOf), meta: { as_of: asOf.toISOString() } };
+};

@@ -13,6 +13,7 @@ import * as m0011 from './0011_patient_chart_copies.js';
 import * as m0012 from './0012_patient_chart_changed_at.js';
 import * as m0013 from './0013_token_failures_window_index.js';
 import * as m0014 from './0014_sealed_secrets.js';
+import * as m0016 from './0016_working_collections.js';
 
 /**
  * Every migration, in order. Listed by hand rather than read from the filesystem so the same list
@@ -33,4 +34,5 @@ export const migrations: Record<string, Migration> = {
   '0012_patient_chart_changed_at': m0012,
   '0013_token_failures_window_index': m0013,
   '0014_sealed_secrets': m0014,
+  '0016_working_collections': m0016,
 };

@@ -10,6 +10,7 @@ import type { ReferralTables } from '../resources/referrals/referral-tables.js';
 import type { IntakeTables } from '../resources/intakes/intake-tables.js';
 import type { VisitTables } from '../resources/visits/visit-tables.js';
 import type { TaskTables } from '../resources/tasks/task-tables.js';
+import type { WorkingCollectionTables } from '../resources/working-collections/working-collection-tables.js';
 
 /**
  * Table types for Kysely, kept in step with db/migrations/: the platform's own under tables/, each resource
@@ -17,4 +18,5 @@ import type { TaskTables } from '../resources/tasks/task-tables.js';
  */
 export interface DB
   extends AgencyTables, AgencyDirectoryTables, IdentityTables, PseudonymTables, UsageTables, CommandLedgerTables, ServiceSecretTables,
-    PatientTables, ReferralTables, IntakeTables, VisitTables, TaskTables {}
+    PatientTables, ReferralTables, IntakeTables, VisitTables, TaskTables,
+    WorkingCollectionTables {}

@@ -9,13 +9,14 @@ import { getVisit, listVisits } from './visits/visit-handlers.js';
 import { getReferral, listReferrals } from './referrals/referral-handlers.js';
 import { getIntake, listIntakes } from './intakes/intake-handlers.js';
 import { createReferral } from './referrals/referral-create.js';
+import { listWorkingCollectionRows, listWorkingCollections } from './working-collections/working-collection-handlers.js';
 import type { AppServices } from '../services.js';
 
 /** Operations whose domain is not built yet: they answer PLATFORM_UNSUPPORTED_OPERATION and the catalog says so. */
 const NOT_BUILT_YET = [
   'runQuery', 'listQueryTokens', 'createQueryToken', 'revokeQueryToken', 'getQueryTokenExcelTemplate',
   'listRemittances', 'listRemittanceAllocations', 'listPhysicianOrders', 'getPhysicianOrder',
-  'listWorkingCollections', 'listWorkingCollectionRows', 'getHhvbpSummary', 'listHhvbpMeasures',
+  'getHhvbpSummary', 'listHhvbpMeasures',
 ] as const satisfies readonly OperationId[];
 
 type NotBuilt = (typeof NOT_BUILT_YET)[number];
@@ -41,6 +42,8 @@ export function createHandlers(services: AppServices): Handlers {
     listIntakes,
     getIntake,
     createReferral,
+    listWorkingCollections,
+    listWorkingCollectionRows,
     ...unsupportedHandlers(),
   };
   return handlers;

@@ -6,9 +6,10 @@ import type { ReferralTables } from '../resources/referrals/referral-tables.js';
 import type { IntakeTables } from '../resources/intakes/intake-tables.js';
 import type { VisitTables } from '../resources/visits/visit-tables.js';
 import type { TaskTables } from '../resources/tasks/task-tables.js';
+import type { WorkingCollectionTables } from '../resources/working-collections/working-collection-tables.js';
 
 /** The agency-scoped tables a demo agency fills: its directory and every resource family's. */
-type SeededTables = AgencyDirectoryTables & PatientTables & ReferralTables & IntakeTables & VisitTables & TaskTables;
+type SeededTables = AgencyDirectoryTables & PatientTables & ReferralTables & IntakeTables & VisitTables & TaskTables & WorkingCollectionTables;
 
 export type SeededTable = keyof SeededTables;
 
@@ -33,6 +34,9 @@ const INSERT_ORDER: readonly SeededTable[] = [
   'referral_documents',
   'visits',
   'tasks',
+  'working_collections',
+  'working_collection_editors',
+  'working_collection_rows',
 ];
 
 const BATCH_ROWS = 1_000;

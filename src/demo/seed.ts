@@ -12,6 +12,7 @@ import { buildReferenceData } from './reference-data.js';
 import { prepareServiceArea } from './service-area.js';
 import { buildTask, type TaskSubject } from './tasks.js';
 import { buildVisits, staffByOffice, visitWindow, type VisitContext } from './visits.js';
+import { workingCollectionDrafts } from './working-collections.js';
 
 export { DemoSeedError };
 
@@ -59,6 +60,7 @@ export async function seedDemoAgency(db: Kysely<DB>, options: SeedOptions): Prom
     await writer.write(drafts);
     const ctx: VisitContext = { rng, now, area, reference, staff: staffByOffice(reference.clinicians), window: visitWindow(now) };
     await writeCharts(trx, ctx, writer, patients);
+    await writer.write(await workingCollectionDrafts(trx, agencyId, patients, now, reference));
     return { agencyId, size, now: now.toISOString(), officesCreated: area.officesCreated, rows: writer.rows };
   });
 }

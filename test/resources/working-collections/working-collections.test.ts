@@ -114,6 +114,16 @@ t.test('route 25 pages rows in the collection order, with meta.collection and a 
   t.notOk(orders.warnings);
 });
 
+t.test('contract version 1 serves rows as cells, and collections without the owner name and role it did not have', async (t) => {
+  const v1 = { 'svc-contract-version': '1' };
+  const rows = (await phi.request({ method: 'GET', url: rowsUrl('wcl_denials'), query: { limit: '1' }, headers: v1 })).json();
+  t.same(rows.data[0].cells, { patient: 'pat_0', amount: '100.50', reason: 'Eligibility', appealed: true });
+  t.notOk('values' in rows.data[0]);
+  const list = (await phi.request({ method: 'GET', url: LIST, headers: v1 })).json();
+  t.match(list.data[0], { id: 'wcl_audit', owner_id: 'usr_sam' });
+  t.notOk('owner_name' in list.data[0] || 'owner_role' in list.data[0]);
+});
+
 t.test('a stored value that no longer fits its field is served as null, and a warning names it', async (t) => {
   await addCollection(agencyId, { id: 'wcl_retyped', name: 'Retyped', visibility: 'agency', owner: 'usr_rita', rows: [{ patient: 'pat_2', amount: 125, reason: 'Timely filing' }, {}] });
   const page = await listPage(phi, rowsUrl('wcl_retyped'));

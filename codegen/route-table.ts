@@ -84,6 +84,8 @@ export function planOperation(doc: JsonObject, entry: OperationEntry, plan: Vali
     requestContentTypes: requestTypes,
     responseContentType: okContent[0],
     queryParameters,
+    // The path takes no other method: a write answers 405 with this reason and next step (x-svc-read-only).
+    readOnly: op['x-svc-read-only'] ?? null,
     // The gateway gives such an operation's handler a cursor sealer bound to the caller and the route.
     pagedByCursor: queryParameters.some((p) => p.name === 'cursor') || Object.hasOwn((requestSchema?.properties ?? {}) as JsonObject, 'cursor'),
   };

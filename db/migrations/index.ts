@@ -14,6 +14,7 @@ import * as m0012 from './0012_patient_chart_changed_at.js';
 import * as m0013 from './0013_token_failures_window_index.js';
 import * as m0014 from './0014_sealed_secrets.js';
 import * as m0015 from './0015_physician_orders.js';
+import * as m0016 from './0016_working_collections.js';
 import * as m0017 from './0017_hhvbp.js';
 
 /**
@@ -36,5 +37,6 @@ export const migrations: Record<string, Migration> = {
   '0013_token_failures_window_index': m0013,
   '0014_sealed_secrets': m0014,
   '0015_physician_orders': m0015,
+  '0016_working_collections': m0016,
   '0017_hhvbp': m0017,
 };

@@ -25,7 +25,7 @@ export async function ensureDemo(db: Kysely<DB>, baseUrl: string): Promise<DemoC
   const anyAgency = await db.selectFrom('agencies').select('id').limit(1).executeTakeFirst();
   if (anyAgency) return undefined;
   await createAgency(db, DEMO_AGENCY);
-  const seed = await seedDemoAgency(db, { agencyId: DEMO_AGENCY.id, size: 'small' });
+  // Before the seed, which shares a working collection with the agency's integrations as editors.
   const integration = await createIntegration(db, {
     agencyId: DEMO_AGENCY.id,
     name: 'Demo integration',
@@ -33,6 +33,7 @@ export async function ensureDemo(db: Kysely<DB>, baseUrl: string): Promise<DemoC
     capabilities: [...CONTRACT_CAPABILITIES],
     phiModes: [...PHI_MODES],
   });
+  const seed = await seedDemoAgency(db, { agencyId: DEMO_AGENCY.id, size: 'small' });
   const body = JSON.stringify({
     grant_type: 'client_credentials',
     client_id: integration.clientId,

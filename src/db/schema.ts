@@ -12,6 +12,7 @@ import type { VisitTables } from '../resources/visits/visit-tables.js';
 import type { TaskTables } from '../resources/tasks/task-tables.js';
 import type { HhvbpTables } from '../resources/quality/hhvbp-tables.js';
 import type { PhysicianOrderTables } from '../resources/physician-orders/physician-order-tables.js';
+import type { WorkingCollectionTables } from '../resources/working-collections/working-collection-tables.js';
 
 /**
  * Table types for Kysely, kept in step with db/migrations/: the platform's own under tables/, each resource
@@ -20,4 +21,4 @@ import type { PhysicianOrderTables } from '../resources/physician-orders/physici
 export interface DB
   extends AgencyTables, AgencyDirectoryTables, IdentityTables, PseudonymTables, UsageTables, CommandLedgerTables, ServiceSecretTables,
     PatientTables, ReferralTables, IntakeTables, VisitTables, TaskTables,
-    HhvbpTables, PhysicianOrderTables {}
+    HhvbpTables, PhysicianOrderTables, WorkingCollectionTables {}

@@ -7,9 +7,11 @@ import type { IntakeTables } from '../resources/intakes/intake-tables.js';
 import type { VisitTables } from '../resources/visits/visit-tables.js';
 import type { TaskTables } from '../resources/tasks/task-tables.js';
 import type { PhysicianOrderTables } from '../resources/physician-orders/physician-order-tables.js';
+import type { WorkingCollectionTables } from '../resources/working-collections/working-collection-tables.js';
 
 /** The agency-scoped tables a demo agency fills: its directory and every resource family's. */
-type SeededTables = AgencyDirectoryTables & PatientTables & ReferralTables & IntakeTables & VisitTables & TaskTables & PhysicianOrderTables;
+type SeededTables = AgencyDirectoryTables & PatientTables & ReferralTables & IntakeTables & VisitTables & TaskTables & PhysicianOrderTables
+  & WorkingCollectionTables;
 
 export type SeededTable = keyof SeededTables;
 
@@ -35,6 +37,9 @@ const INSERT_ORDER: readonly SeededTable[] = [
   'visits',
   'tasks',
   'physician_orders',
+  'working_collections',
+  'working_collection_editors',
+  'working_collection_rows',
 ];
 
 const BATCH_ROWS = 1_000;

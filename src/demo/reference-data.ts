@@ -46,7 +46,7 @@ interface Builder {
 /** Per 1,000 patients, with a floor so a small agency still has a few of each. */
 const STAFFING: Record<Discipline, number> = { SN: 20, PT: 12, OT: 6, ST: 3, MSW: 4, HHA: 16 };
 
-function scaled(patients: number, perThousand: number, floor: number): number {
+export function scaled(patients: number, perThousand: number, floor: number): number {
   return Math.max(floor, Math.round((patients * perThousand) / 1000));
 }
 

@@ -1,6 +1,8 @@
 import { operations, type OperationDefinition } from '../generated/contract.js';
 
-interface PathEntry { pattern: RegExp; byMethod: Map<string, OperationDefinition> }
+type ReadOnly = NonNullable<OperationDefinition['readOnly']>;
+
+interface PathEntry { pattern: RegExp; byMethod: Map<string, OperationDefinition>; readOnly: ReadOnly | null }
 
 function templateToRegExp(path: string): RegExp {
   const escaped = path.replace(/[.*+?^$()|[\]\\]/g, '\\$&');
@@ -9,8 +11,9 @@ function templateToRegExp(path: string): RegExp {
 
 const paths = new Map<string, PathEntry>();
 for (const op of Object.values(operations) as OperationDefinition[]) {
-  const entry = paths.get(op.path) ?? { pattern: templateToRegExp(op.path), byMethod: new Map() };
+  const entry = paths.get(op.path) ?? { pattern: templateToRegExp(op.path), byMethod: new Map(), readOnly: null };
   entry.byMethod.set(op.method, op);
+  entry.readOnly ??= op.readOnly;
   paths.set(op.path, entry);
 }
 
@@ -24,6 +27,11 @@ function entryFor(url: string): PathEntry | undefined {
 export function allowedMethods(url: string): string[] | undefined {
   const entry = entryFor(url);
   return entry && [...entry.byMethod.keys()];
+}
+
+/** Why a path takes no other method than those it documents, and what to do instead (x-svc-read-only), if it says. */
+export function readOnlyReason(url: string): ReadOnly | undefined {
+  return entryFor(url)?.readOnly ?? undefined;
 }
 
 export function findOperation(method: string, url: string): OperationDefinition | undefined {

@@ -462,7 +462,7 @@ export type paths = {
         };
         /**
          * List readable working collections
-         * @description Collections shared agency-wide and those naming this extension as an editor; personal collections are never listed. Read-only: to ask for a change, create a task. PHI sessions only.
+         * @description Collections shared agency-wide (visibility `agency`) and those naming this extension as an editor (visibility `editors`); personal collections, and collections shared with other editors only, are never listed. Ordered by name, then id; paged by limit and offset, or by cursor. Each names its owner (user id, display name and role): the person who can share a collection or change it. Working values are supplemental: they never establish clinical or financial facts (a denial amount here is not the remittance, a date here is not the visit); read those from their own routes. Read-only: any other method on this path is 405 with `Allow: GET`. To ask for a change, create a task related to the collection (POST /api/v1/ext/tasks with related_resource {"type": "working_collection", "id": "<collection id>"}, or {"type": "working_collection_row", "id": "<row id>", "collection_id": "<collection id>"}); unless the task names an assignee_id, it is assigned to the collection's owner. PHI sessions only: a no_phi session gets 403 PLATFORM_PHI_MODE_DENIED.
          */
         get: operations["listWorkingCollections"];
         put?: never;
@@ -485,7 +485,7 @@ export type paths = {
         };
         /**
          * List rows of a working collection
-         * @description Rows keyed by stable field id; meta.collection holds the field definitions. A refused or unknown collection names who can share it. PHI sessions only.
+         * @description Rows of one collection this extension may read (as listed by listWorkingCollections), in the collection's row order (its position, then id); paged by limit and offset, or by cursor (a cursor is bound to this collection's path too). `meta.collection` holds the field definitions, and every row carries a value for each field id, null when empty. Working values are supplemental: they never establish clinical or financial facts (a denial amount here is not the remittance, a date here is not the visit); read those from their own routes. A collection this extension may not read (personal, or shared with other editors only) is 403 PLATFORM_ACCESS_DENIED naming who can share it: its owner's display name and role in the message, and details `owner_id`, `owner_name`, `owner_role` and `reason` (`personal` or `not_an_editor`), so that a task can ask the owner. An unknown id, and any id of another agency's collection, is 404 PLATFORM_RESOURCE_NOT_FOUND saying that only a collection's owner can share it, and nothing else: the answer is the same whether or not another agency has such a collection. Read-only: any other method on this path is 405 with `Allow: GET`. To ask for a change, create a task related to the collection (POST /api/v1/ext/tasks with related_resource {"type": "working_collection", "id": "<collection id>"}, or {"type": "working_collection_row", "id": "<row id>", "collection_id": "<collection id>"}); unless the task names an assignee_id, it is assigned to the collection's owner. PHI sessions only: a no_phi session gets 403 PLATFORM_PHI_MODE_DENIED.
          */
         get: operations["listWorkingCollectionRows"];
         put?: never;
@@ -1695,13 +1695,13 @@ export type components = {
         };
         RelatedResource: {
             /**
-             * @description Kind of resource. A request to change a working collection is a task related to the collection or one of its rows.
+             * @description Kind of resource. A request to change a working collection is a task related to the collection (id: the collection id) or to one of its rows (id: the row id, with collection_id); such a task is assigned to the collection's owner unless it names an assignee_id. A task may name any collection of the agency, one this extension cannot read included (to ask its owner to share it); another agency's collection or row is refused like an unknown one (400, details.field related_resource.id).
              * @enum {string}
              */
             type: "patient" | "referral" | "intake" | "visit" | "physician_order" | "remittance" | "working_collection" | "working_collection_row";
             /** @description Its id; a patient is named by its surrogate handle (PT-…) in no_phi sessions, both ways. */
             id: string;
-            /** @description Collection of a working_collection_row; refused with any other type. */
+            /** @description The collection of a working_collection_row: required with that type, refused with any other. */
             collection_id?: string;
         };
         /** @description Task profile (routes 17-19). */
@@ -1992,62 +1992,71 @@ export type components = {
              */
             as_of: string;
         };
+        /** @description A field definition of a working collection. */
         WorkingCollectionField: {
-            /** @description Stable field id; row values are keyed by it. */
+            /** @description Stable field id: it never changes when the field is relabelled, and row values are keyed by it. */
             id: string;
             /** @description Display label. */
             label: string;
             /**
-             * @description Value type.
+             * @description Type of the field's values: text (string), number (JSON number), money (US dollars as an exact decimal string, e.g. "1250.00"), date (YYYY-MM-DD), boolean, choice (one of `options`), patient_reference (a patient id, as GET /api/v1/ext/patients/{id} takes it), order_reference (a physician order id, as GET /api/v1/ext/physician-orders/{id} takes it in a phi session).
              * @enum {string}
              */
-            type: "text" | "number" | "date" | "boolean" | "select" | "user";
-            /** @description Choices of a select field. */
+            type: "text" | "number" | "money" | "date" | "boolean" | "choice" | "patient_reference" | "order_reference";
+            /** @description The values a choice field may hold, in display order; present on choice fields only. */
             options?: string[];
         };
+        /** @description A working collection: a worksheet the agency keeps (a denial follow-up list, a chart audit list). Working values are supplemental: they never establish clinical or financial facts (a denial amount here is not the remittance, a date here is not the visit); read those from their own routes. */
         WorkingCollection: {
             /** @description Collection id. */
             id: string;
             /** @description Name. */
             name: string;
-            /** @description Description. */
-            description?: string | null;
+            /** @description What the collection is for, as its owner wrote it. */
+            purpose: string | null;
             /**
-             * @description agency: shared agency-wide; shared: names this extension as an editor. Personal collections are never listed.
+             * @description agency: shared agency-wide; editors: shared with named editors, this extension among them. Personal collections (and those shared with others only) are never listed.
              * @enum {string}
              */
-            visibility: "agency" | "shared";
-            /** @description Owner user id. */
+            visibility: "agency" | "editors";
+            /** @description The owner, a user of the agency: send it as a task's assignee_id (the default for a task related to the collection). */
             owner_id: string;
-            /** @description Owner; ask them (through a task) for changes. */
+            /** @description The owner's display name: the person who can share the collection or change it; ask them through a task. */
             owner_name: string;
-            /** @description Rows. */
+            /**
+             * @description The owner's role in the agency.
+             * @enum {string}
+             */
+            owner_role: "marketer" | "clinician" | "reviewer";
+            /** @description Rows in the collection. */
             row_count: number;
             /**
              * Format: date-time
-             * @description Last change.
+             * @description Last change to the collection or any of its rows.
              */
             updated_at: string;
         };
-        /** @description Field definitions of a collection (meta.collection). */
+        /** @description The collection whose rows a page holds, with its field definitions (meta.collection). */
         WorkingCollectionDefinition: {
             /** @description Collection id. */
             id: string;
             /** @description Name. */
             name: string;
-            /** @description Field definitions. */
+            /** @description What the collection is for, as its owner wrote it. */
+            purpose: string | null;
+            /** @description Field definitions, in display order. */
             fields: components["schemas"]["WorkingCollectionField"][];
         };
         WorkingCollectionRow: {
-            /** @description Row id. */
+            /** @description Row id, stable; a task names the row by it (related_resource type working_collection_row, with collection_id). */
             id: string;
-            /** @description Values keyed by stable field id. Supplemental: never establishes clinical or financial facts. */
+            /** @description One value per field of meta.collection.fields, keyed by its stable field id, typed as the field says; null when empty. A stored value that does not fit its field's type (the field was retyped since) is served as null, and the response's warnings name the row and field. Working values are supplemental: they never establish clinical or financial facts (a denial amount here is not the remittance, a date here is not the visit); read those from their own routes. */
             values: {
-                [key: string]: unknown;
+                [key: string]: string | number | boolean | null;
             };
             /**
              * Format: date-time
-             * @description Last change.
+             * @description Last change to the row.
              */
             updated_at: string;
         };
@@ -3679,6 +3688,8 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /** @description Items to skip. Default 0, maximum 100000 (a larger value is a 400); deeper pages: use meta.next_cursor (keyset, constant time). */
                 offset?: components["parameters"]["Offset"];
+                /** @description Keyset cursor from meta.next_cursor: continues the list in the same order in constant time at any depth (offset pages slow down with depth). A cursor is bound to what it was issued for: the token's agency, extension and PHI mode, this operation, and the list's filters (every query parameter but limit, offset and cursor, in any order). Send it back with the same filters; limit may change from page to page, and a new token of the same extension and PHI mode may continue the walk. Anywhere else (another agency, extension, PHI mode, list or filter set) it is refused exactly like a tampered cursor: 400 PLATFORM_INVALID_INPUT with details.field "cursor". Not combinable with a non-zero offset (400). */
+                cursor?: components["parameters"]["Cursor"];
             };
             header?: {
                 /** @description Pins the extension contract version. Absent means the current version 2. Version 1 is deprecated (successor 2). Any other value is refused with 400. */
@@ -3725,6 +3736,8 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /** @description Items to skip. Default 0, maximum 100000 (a larger value is a 400); deeper pages: use meta.next_cursor (keyset, constant time). */
                 offset?: components["parameters"]["Offset"];
+                /** @description Keyset cursor from meta.next_cursor: continues the list in the same order in constant time at any depth (offset pages slow down with depth). A cursor is bound to what it was issued for: the token's agency, extension and PHI mode, this operation, and the list's filters (every query parameter but limit, offset and cursor, in any order). Send it back with the same filters; limit may change from page to page, and a new token of the same extension and PHI mode may continue the walk. Anywhere else (another agency, extension, PHI mode, list or filter set) it is refused exactly like a tampered cursor: 400 PLATFORM_INVALID_INPUT with details.field "cursor". Not combinable with a non-zero offset (400). */
+                cursor?: components["parameters"]["Cursor"];
             };
             header?: {
                 /** @description Pins the extension contract version. Absent means the current version 2. Version 1 is deprecated (successor 2). Any other value is refused with 400. */

@@ -10,8 +10,9 @@ const schema39 = {"type":"array","items":{"type":"string"},"description":"Non-fa
 const formats0 = require("ajv-formats/dist/formats").fullFormats["date-time"];
 const schema35 = {"type":"object","description":"Free-form response metadata (spec 2.1).","additionalProperties":true,"properties":{"deprecations":{"type":"array","items":{"$ref":"components#/$defs/Deprecation"},"description":"Deprecated inputs used by this request, each naming what to send instead."},"summary":{"type":"object","additionalProperties":true,"description":"Totals over the whole result (for example remittance allocations)."},"as_of":{"type":"string","format":"date-time","description":"Instant the result was computed for (for example order aging)."},"collection":{"$ref":"components#/$defs/WorkingCollectionDefinition"},"next_offset":{"type":["integer","null"],"minimum":0,"description":"Offset of the next page; null or absent when there are no more pages. An offset above the maximum (100000) is refused with 400: a walk that deep continues with next_cursor."}},"x-svc-phi":"kept"};
 const schema36 = {"type":"object","required":["kind","name","successor","message"],"properties":{"kind":{"type":"string","enum":["contract_version","request_shape","field"],"description":"What is deprecated."},"name":{"type":"string","description":"The deprecated version, shape date or field name."},"since":{"type":["string","null"],"description":"When it was deprecated (RFC 3339 timestamp or shape date)."},"successor":{"type":"string","description":"What to send instead."},"sunset":{"type":["string","null"],"description":"When it stops working, or null when no date is set."},"message":{"type":"string","description":"Human-readable guidance."}},"x-svc-phi":"kept"};
-const schema37 = {"type":"object","required":["id","name","fields"],"properties":{"id":{"type":"string","description":"Collection id."},"name":{"type":"string","description":"Name."},"fields":{"type":"array","items":{"$ref":"components#/$defs/WorkingCollectionField"},"description":"Field definitions."}},"description":"Field definitions of a collection (meta.collection).","x-svc-phi":"kept"};
-const schema38 = {"type":"object","required":["id","label","type"],"properties":{"id":{"type":"string","description":"Stable field id; row values are keyed by it."},"label":{"type":"string","description":"Display label."},"type":{"type":"string","enum":["text","number","date","boolean","select","user"],"description":"Value type."},"options":{"type":"array","items":{"type":"string"},"description":"Choices of a select field."}},"x-svc-phi":"kept"};
+const schema37 = {"type":"object","required":["id","name","purpose","fields"],"properties":{"id":{"type":"string","description":"Collection id."},"name":{"type":"string","description":"Name."},"purpose":{"type":["string","null"],"description":"What the collection is for, as its owner wrote it."},"fields":{"type":"array","items":{"$ref":"components#/$defs/WorkingCollectionField"},"description":"Field definitions, in display order."}},"additionalProperties":false,"description":"The collection whose rows a page holds, with its field definitions (meta.collection).","x-svc-phi":"kept"};
+const schema38 = {"type":"object","required":["id","label","type"],"properties":{"id":{"type":"string","description":"Stable field id: it never changes when the field is relabelled, and row values are keyed by it.","pattern":"^[a-z][a-z0-9_]{0,63}$"},"label":{"type":"string","description":"Display label."},"type":{"type":"string","enum":["text","number","money","date","boolean","choice","patient_reference","order_reference"],"description":"Type of the field's values: text (string), number (JSON number), money (US dollars as an exact decimal string, e.g. \"1250.00\"), date (YYYY-MM-DD), boolean, choice (one of `options`), patient_reference (a patient id, as GET /api/v1/ext/patients/{id} takes it), order_reference (a physician order id, as GET /api/v1/ext/physician-orders/{id} takes it in a phi session)."},"options":{"type":"array","items":{"type":"string"},"description":"The values a choice field may hold, in display order; present on choice fields only."}},"additionalProperties":false,"description":"A field definition of a working collection.","x-svc-phi":"kept"};
+const pattern4 = new RegExp("^[a-z][a-z0-9_]{0,63}$", "u");
 
 function validate24(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -44,8 +45,8 @@ vErrors.push(err1);
 }
 errors++;
 }
-if(data.fields === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "fields"},message:"must have required property '"+"fields"+"'"};
+if(data.purpose === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "purpose"},message:"must have required property '"+"purpose"+"'"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -54,9 +55,8 @@ vErrors.push(err2);
 }
 errors++;
 }
-if(data.id !== undefined){
-if(typeof data.id !== "string"){
-const err3 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.fields === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "fields"},message:"must have required property '"+"fields"+"'"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -65,10 +65,9 @@ vErrors.push(err3);
 }
 errors++;
 }
-}
-if(data.name !== undefined){
-if(typeof data.name !== "string"){
-const err4 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key0 in data){
+if(!((((key0 === "id") || (key0 === "name")) || (key0 === "purpose")) || (key0 === "fields"))){
+const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -78,15 +77,9 @@ vErrors.push(err4);
 errors++;
 }
 }
-if(data.fields !== undefined){
-let data2 = data.fields;
-if(Array.isArray(data2)){
-const len0 = data2.length;
-for(let i0=0; i0<len0; i0++){
-let data3 = data2[i0];
-if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
-if(data3.id === undefined){
-const err5 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"components#/$defs/WorkingCollectionField/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(data.id !== undefined){
+if(typeof data.id !== "string"){
+const err5 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -95,8 +88,10 @@ vErrors.push(err5);
 }
 errors++;
 }
-if(data3.label === undefined){
-const err6 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"components#/$defs/WorkingCollectionField/required",keyword:"required",params:{missingProperty: "label"},message:"must have required property '"+"label"+"'"};
+}
+if(data.name !== undefined){
+if(typeof data.name !== "string"){
+const err6 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -105,8 +100,11 @@ vErrors.push(err6);
 }
 errors++;
 }
-if(data3.type === undefined){
-const err7 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"components#/$defs/WorkingCollectionField/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+}
+if(data.purpose !== undefined){
+let data2 = data.purpose;
+if((typeof data2 !== "string") && (data2 !== null)){
+const err7 = {instancePath:instancePath+"/purpose",schemaPath:"#/properties/purpose/type",keyword:"type",params:{type: schema37.properties.purpose.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -115,9 +113,16 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(data3.id !== undefined){
-if(typeof data3.id !== "string"){
-const err8 = {instancePath:instancePath+"/fields/" + i0+"/id",schemaPath:"components#/$defs/WorkingCollectionField/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+if(data.fields !== undefined){
+let data3 = data.fields;
+if(Array.isArray(data3)){
+const len0 = data3.length;
+for(let i0=0; i0<len0; i0++){
+let data4 = data3[i0];
+if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
+if(data4.id === undefined){
+const err8 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"components#/$defs/WorkingCollectionField/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -126,10 +131,8 @@ vErrors.push(err8);
 }
 errors++;
 }
-}
-if(data3.label !== undefined){
-if(typeof data3.label !== "string"){
-const err9 = {instancePath:instancePath+"/fields/" + i0+"/label",schemaPath:"components#/$defs/WorkingCollectionField/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data4.label === undefined){
+const err9 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"components#/$defs/WorkingCollectionField/required",keyword:"required",params:{missingProperty: "label"},message:"must have required property '"+"label"+"'"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -138,11 +141,8 @@ vErrors.push(err9);
 }
 errors++;
 }
-}
-if(data3.type !== undefined){
-let data6 = data3.type;
-if(typeof data6 !== "string"){
-const err10 = {instancePath:instancePath+"/fields/" + i0+"/type",schemaPath:"components#/$defs/WorkingCollectionField/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data4.type === undefined){
+const err10 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"components#/$defs/WorkingCollectionField/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -151,8 +151,9 @@ vErrors.push(err10);
 }
 errors++;
 }
-if(!((((((data6 === "text") || (data6 === "number")) || (data6 === "date")) || (data6 === "boolean")) || (data6 === "select")) || (data6 === "user"))){
-const err11 = {instancePath:instancePath+"/fields/" + i0+"/type",schemaPath:"components#/$defs/WorkingCollectionField/properties/type/enum",keyword:"enum",params:{allowedValues: schema38.properties.type.enum},message:"must be equal to one of the allowed values"};
+for(const key1 in data4){
+if(!((((key1 === "id") || (key1 === "label")) || (key1 === "type")) || (key1 === "options"))){
+const err11 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"components#/$defs/WorkingCollectionField/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -162,13 +163,11 @@ vErrors.push(err11);
 errors++;
 }
 }
-if(data3.options !== undefined){
-let data7 = data3.options;
-if(Array.isArray(data7)){
-const len1 = data7.length;
-for(let i1=0; i1<len1; i1++){
-if(typeof data7[i1] !== "string"){
-const err12 = {instancePath:instancePath+"/fields/" + i0+"/options/" + i1,schemaPath:"components#/$defs/WorkingCollectionField/properties/options/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data4.id !== undefined){
+let data5 = data4.id;
+if(typeof data5 === "string"){
+if(!pattern4.test(data5)){
+const err12 = {instancePath:instancePath+"/fields/" + i0+"/id",schemaPath:"components#/$defs/WorkingCollectionField/properties/id/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -178,9 +177,8 @@ vErrors.push(err12);
 errors++;
 }
 }
-}
 else {
-const err13 = {instancePath:instancePath+"/fields/" + i0+"/options",schemaPath:"components#/$defs/WorkingCollectionField/properties/options/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err13 = {instancePath:instancePath+"/fields/" + i0+"/id",schemaPath:"components#/$defs/WorkingCollectionField/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -190,9 +188,9 @@ vErrors.push(err13);
 errors++;
 }
 }
-}
-else {
-const err14 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"components#/$defs/WorkingCollectionField/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data4.label !== undefined){
+if(typeof data4.label !== "string"){
+const err14 = {instancePath:instancePath+"/fields/" + i0+"/label",schemaPath:"components#/$defs/WorkingCollectionField/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -202,9 +200,10 @@ vErrors.push(err14);
 errors++;
 }
 }
-}
-else {
-const err15 = {instancePath:instancePath+"/fields",schemaPath:"#/properties/fields/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data4.type !== undefined){
+let data7 = data4.type;
+if(typeof data7 !== "string"){
+const err15 = {instancePath:instancePath+"/fields/" + i0+"/type",schemaPath:"components#/$defs/WorkingCollectionField/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -213,10 +212,8 @@ vErrors.push(err15);
 }
 errors++;
 }
-}
-}
-else {
-const err16 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(!((((((((data7 === "text") || (data7 === "number")) || (data7 === "money")) || (data7 === "date")) || (data7 === "boolean")) || (data7 === "choice")) || (data7 === "patient_reference")) || (data7 === "order_reference"))){
+const err16 = {instancePath:instancePath+"/fields/" + i0+"/type",schemaPath:"components#/$defs/WorkingCollectionField/properties/type/enum",keyword:"enum",params:{allowedValues: schema38.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -225,10 +222,74 @@ vErrors.push(err16);
 }
 errors++;
 }
+}
+if(data4.options !== undefined){
+let data8 = data4.options;
+if(Array.isArray(data8)){
+const len1 = data8.length;
+for(let i1=0; i1<len1; i1++){
+if(typeof data8[i1] !== "string"){
+const err17 = {instancePath:instancePath+"/fields/" + i0+"/options/" + i1,schemaPath:"components#/$defs/WorkingCollectionField/properties/options/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+}
+else {
+const err18 = {instancePath:instancePath+"/fields/" + i0+"/options",schemaPath:"components#/$defs/WorkingCollectionField/properties/options/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+}
+else {
+const err19 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"components#/$defs/WorkingCollectionField/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+}
+else {
+const err20 = {instancePath:instancePath+"/fields",schemaPath:"#/properties/fields/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+else {
+const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
 validate24.errors = vErrors;
 return errors === 0;
 }
-validate24.evaluated = {"props":{"id":true,"name":true,"fields":true},"dynamicProps":false,"dynamicItems":false};
+validate24.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
 function validate23(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -3645,8 +3706,8 @@ const schema78 = {"type":"object","required":["status","timestamp"],"properties"
 const schema83 = {"type":"array","items":{"type":"string"},"description":"Non-fatal warnings; keep them (spec 2.2).","x-svc-phi":"kept"};
 const schema79 = {"type":"object","description":"Free-form response metadata (spec 2.1).","additionalProperties":true,"properties":{"deprecations":{"type":"array","items":{"$ref":"components-v1#/$defs/Deprecation"},"description":"Deprecated inputs used by this request, each naming what to send instead."},"summary":{"type":"object","additionalProperties":true,"description":"Totals over the whole result (for example remittance allocations)."},"as_of":{"type":"string","format":"date-time","description":"Instant the result was computed for (for example order aging)."},"collection":{"$ref":"components-v1#/$defs/WorkingCollectionDefinition"},"next_offset":{"type":["integer","null"],"minimum":0,"description":"Offset of the next page; null or absent when there are no more pages. An offset above the maximum (100000) is refused with 400: a walk that deep continues with next_cursor."}},"x-svc-phi":"kept"};
 const schema80 = {"type":"object","required":["kind","name","successor","message"],"properties":{"kind":{"type":"string","enum":["contract_version","request_shape","field"],"description":"What is deprecated."},"name":{"type":"string","description":"The deprecated version, shape date or field name."},"since":{"type":["string","null"],"description":"When it was deprecated (RFC 3339 timestamp or shape date)."},"successor":{"type":"string","description":"What to send instead."},"sunset":{"type":["string","null"],"description":"When it stops working, or null when no date is set."},"message":{"type":"string","description":"Human-readable guidance."}},"x-svc-phi":"kept"};
-const schema81 = {"type":"object","required":["id","name","fields"],"properties":{"id":{"type":"string","description":"Collection id."},"name":{"type":"string","description":"Name."},"fields":{"type":"array","items":{"$ref":"components-v1#/$defs/WorkingCollectionField"},"description":"Field definitions."}},"description":"Field definitions of a collection (meta.collection).","x-svc-phi":"kept"};
-const schema82 = {"type":"object","required":["id","label","type"],"properties":{"id":{"type":"string","description":"Stable field id; row values are keyed by it."},"label":{"type":"string","description":"Display label."},"type":{"type":"string","enum":["text","number","date","boolean","select","user"],"description":"Value type."},"options":{"type":"array","items":{"type":"string"},"description":"Choices of a select field."}},"x-svc-phi":"kept"};
+const schema81 = {"type":"object","required":["id","name","purpose","fields"],"properties":{"id":{"type":"string","description":"Collection id."},"name":{"type":"string","description":"Name."},"purpose":{"type":["string","null"],"description":"What the collection is for, as its owner wrote it."},"fields":{"type":"array","items":{"$ref":"components-v1#/$defs/WorkingCollectionField"},"description":"Field definitions, in display order."}},"additionalProperties":false,"description":"The collection whose rows a page holds, with its field definitions (meta.collection).","x-svc-phi":"kept"};
+const schema82 = {"type":"object","required":["id","label","type"],"properties":{"id":{"type":"string","description":"Stable field id: it never changes when the field is relabelled, and row values are keyed by it.","pattern":"^[a-z][a-z0-9_]{0,63}$"},"label":{"type":"string","description":"Display label."},"type":{"type":"string","enum":["text","number","money","date","boolean","choice","patient_reference","order_reference"],"description":"Type of the field's values: text (string), number (JSON number), money (US dollars as an exact decimal string, e.g. \"1250.00\"), date (YYYY-MM-DD), boolean, choice (one of `options`), patient_reference (a patient id, as GET /api/v1/ext/patients/{id} takes it), order_reference (a physician order id, as GET /api/v1/ext/physician-orders/{id} takes it in a phi session)."},"options":{"type":"array","items":{"type":"string"},"description":"The values a choice field may hold, in display order; present on choice fields only."}},"additionalProperties":false,"description":"A field definition of a working collection.","x-svc-phi":"kept"};
 
 function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -3679,8 +3740,8 @@ vErrors.push(err1);
 }
 errors++;
 }
-if(data.fields === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "fields"},message:"must have required property '"+"fields"+"'"};
+if(data.purpose === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "purpose"},message:"must have required property '"+"purpose"+"'"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -3689,9 +3750,8 @@ vErrors.push(err2);
 }
 errors++;
 }
-if(data.id !== undefined){
-if(typeof data.id !== "string"){
-const err3 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.fields === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "fields"},message:"must have required property '"+"fields"+"'"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -3700,10 +3760,9 @@ vErrors.push(err3);
 }
 errors++;
 }
-}
-if(data.name !== undefined){
-if(typeof data.name !== "string"){
-const err4 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key0 in data){
+if(!((((key0 === "id") || (key0 === "name")) || (key0 === "purpose")) || (key0 === "fields"))){
+const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -3713,15 +3772,9 @@ vErrors.push(err4);
 errors++;
 }
 }
-if(data.fields !== undefined){
-let data2 = data.fields;
-if(Array.isArray(data2)){
-const len0 = data2.length;
-for(let i0=0; i0<len0; i0++){
-let data3 = data2[i0];
-if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
-if(data3.id === undefined){
-const err5 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"components-v1#/$defs/WorkingCollectionField/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(data.id !== undefined){
+if(typeof data.id !== "string"){
+const err5 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -3730,8 +3783,10 @@ vErrors.push(err5);
 }
 errors++;
 }
-if(data3.label === undefined){
-const err6 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"components-v1#/$defs/WorkingCollectionField/required",keyword:"required",params:{missingProperty: "label"},message:"must have required property '"+"label"+"'"};
+}
+if(data.name !== undefined){
+if(typeof data.name !== "string"){
+const err6 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -3740,8 +3795,11 @@ vErrors.push(err6);
 }
 errors++;
 }
-if(data3.type === undefined){
-const err7 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"components-v1#/$defs/WorkingCollectionField/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+}
+if(data.purpose !== undefined){
+let data2 = data.purpose;
+if((typeof data2 !== "string") && (data2 !== null)){
+const err7 = {instancePath:instancePath+"/purpose",schemaPath:"#/properties/purpose/type",keyword:"type",params:{type: schema81.properties.purpose.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -3750,9 +3808,16 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(data3.id !== undefined){
-if(typeof data3.id !== "string"){
-const err8 = {instancePath:instancePath+"/fields/" + i0+"/id",schemaPath:"components-v1#/$defs/WorkingCollectionField/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+if(data.fields !== undefined){
+let data3 = data.fields;
+if(Array.isArray(data3)){
+const len0 = data3.length;
+for(let i0=0; i0<len0; i0++){
+let data4 = data3[i0];
+if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
+if(data4.id === undefined){
+const err8 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"components-v1#/$defs/WorkingCollectionField/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -3761,10 +3826,8 @@ vErrors.push(err8);
 }
 errors++;
 }
-}
-if(data3.label !== undefined){
-if(typeof data3.label !== "string"){
-const err9 = {instancePath:instancePath+"/fields/" + i0+"/label",schemaPath:"components-v1#/$defs/WorkingCollectionField/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data4.label === undefined){
+const err9 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"components-v1#/$defs/WorkingCollectionField/required",keyword:"required",params:{missingProperty: "label"},message:"must have required property '"+"label"+"'"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -3773,11 +3836,8 @@ vErrors.push(err9);
 }
 errors++;
 }
-}
-if(data3.type !== undefined){
-let data6 = data3.type;
-if(typeof data6 !== "string"){
-const err10 = {instancePath:instancePath+"/fields/" + i0+"/type",schemaPath:"components-v1#/$defs/WorkingCollectionField/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data4.type === undefined){
+const err10 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"components-v1#/$defs/WorkingCollectionField/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -3786,8 +3846,9 @@ vErrors.push(err10);
 }
 errors++;
 }
-if(!((((((data6 === "text") || (data6 === "number")) || (data6 === "date")) || (data6 === "boolean")) || (data6 === "select")) || (data6 === "user"))){
-const err11 = {instancePath:instancePath+"/fields/" + i0+"/type",schemaPath:"components-v1#/$defs/WorkingCollectionField/properties/type/enum",keyword:"enum",params:{allowedValues: schema82.properties.type.enum},message:"must be equal to one of the allowed values"};
+for(const key1 in data4){
+if(!((((key1 === "id") || (key1 === "label")) || (key1 === "type")) || (key1 === "options"))){
+const err11 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"components-v1#/$defs/WorkingCollectionField/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -3797,13 +3858,11 @@ vErrors.push(err11);
 errors++;
 }
 }
-if(data3.options !== undefined){
-let data7 = data3.options;
-if(Array.isArray(data7)){
-const len1 = data7.length;
-for(let i1=0; i1<len1; i1++){
-if(typeof data7[i1] !== "string"){
-const err12 = {instancePath:instancePath+"/fields/" + i0+"/options/" + i1,schemaPath:"components-v1#/$defs/WorkingCollectionField/properties/options/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data4.id !== undefined){
+let data5 = data4.id;
+if(typeof data5 === "string"){
+if(!pattern4.test(data5)){
+const err12 = {instancePath:instancePath+"/fields/" + i0+"/id",schemaPath:"components-v1#/$defs/WorkingCollectionField/properties/id/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -3813,9 +3872,8 @@ vErrors.push(err12);
 errors++;
 }
 }
-}
 else {
-const err13 = {instancePath:instancePath+"/fields/" + i0+"/options",schemaPath:"components-v1#/$defs/WorkingCollectionField/properties/options/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err13 = {instancePath:instancePath+"/fields/" + i0+"/id",schemaPath:"components-v1#/$defs/WorkingCollectionField/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -3825,9 +3883,9 @@ vErrors.push(err13);
 errors++;
 }
 }
-}
-else {
-const err14 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"components-v1#/$defs/WorkingCollectionField/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data4.label !== undefined){
+if(typeof data4.label !== "string"){
+const err14 = {instancePath:instancePath+"/fields/" + i0+"/label",schemaPath:"components-v1#/$defs/WorkingCollectionField/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -3837,9 +3895,10 @@ vErrors.push(err14);
 errors++;
 }
 }
-}
-else {
-const err15 = {instancePath:instancePath+"/fields",schemaPath:"#/properties/fields/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data4.type !== undefined){
+let data7 = data4.type;
+if(typeof data7 !== "string"){
+const err15 = {instancePath:instancePath+"/fields/" + i0+"/type",schemaPath:"components-v1#/$defs/WorkingCollectionField/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -3848,10 +3907,8 @@ vErrors.push(err15);
 }
 errors++;
 }
-}
-}
-else {
-const err16 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(!((((((((data7 === "text") || (data7 === "number")) || (data7 === "money")) || (data7 === "date")) || (data7 === "boolean")) || (data7 === "choice")) || (data7 === "patient_reference")) || (data7 === "order_reference"))){
+const err16 = {instancePath:instancePath+"/fields/" + i0+"/type",schemaPath:"components-v1#/$defs/WorkingCollectionField/properties/type/enum",keyword:"enum",params:{allowedValues: schema82.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -3860,10 +3917,74 @@ vErrors.push(err16);
 }
 errors++;
 }
+}
+if(data4.options !== undefined){
+let data8 = data4.options;
+if(Array.isArray(data8)){
+const len1 = data8.length;
+for(let i1=0; i1<len1; i1++){
+if(typeof data8[i1] !== "string"){
+const err17 = {instancePath:instancePath+"/fields/" + i0+"/options/" + i1,schemaPath:"components-v1#/$defs/WorkingCollectionField/properties/options/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+}
+else {
+const err18 = {instancePath:instancePath+"/fields/" + i0+"/options",schemaPath:"components-v1#/$defs/WorkingCollectionField/properties/options/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+}
+else {
+const err19 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"components-v1#/$defs/WorkingCollectionField/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+}
+else {
+const err20 = {instancePath:instancePath+"/fields",schemaPath:"#/properties/fields/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+else {
+const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
 validate67.errors = vErrors;
 return errors === 0;
 }
-validate67.evaluated = {"props":{"id":true,"name":true,"fields":true},"dynamicProps":false,"dynamicItems":false};
+validate67.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
 function validate66(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -11432,7 +11553,7 @@ const schema153 = {"type":"object","required":["data","meta"],"properties":{"dat
 const schema154 = {"type":"object","required":["id","first_name","last_name","display_name","dob","status","service_line","office_id","current_episode","created_at","updated_at"],"properties":{"id":{"type":"string","description":"Patient id, or a stable surrogate handle (PT-…) in a no_phi session.","x-svc-phi":"handle"},"mrn":{"type":["string","null"],"description":"Agency medical record number; null in no_phi sessions.","x-svc-phi":"withheld"},"first_name":{"type":["string","null"],"description":"First name; null in no_phi sessions.","x-svc-phi":"withheld"},"middle_name":{"type":["string","null"],"description":"Middle name; null in no_phi sessions.","x-svc-phi":"withheld"},"last_name":{"type":["string","null"],"description":"Last name; null in no_phi sessions.","x-svc-phi":"withheld"},"suffix":{"type":["string","null"],"description":"Suffix; null in no_phi sessions.","x-svc-phi":"withheld"},"display_name":{"type":["string","null"],"description":"Full display name; null in no_phi sessions.","x-svc-v1-name":"full_name","x-svc-phi":"withheld"},"dob":{"type":["string","null"],"format":"date","description":"Date of birth; null in no_phi sessions.","x-svc-phi":"withheld"},"birth_year":{"type":["integer","null"],"description":"Year of birth; null in no_phi sessions, which read `age` instead (serving both would reveal the birthday to a client that reads them daily).","x-svc-since":"2","x-svc-phi":"withheld"},"age":{"type":["string","null"],"pattern":"^([0-9]{1,2}|90\\+)$","description":"Age in whole years, or \"90+\" (Safe Harbor) at 90 or more. In no_phi sessions it is the current year minus the birth year, so it changes on January 1, never on the birthday.","x-svc-phi":{"reduce":"age","from":"dob"}},"gender":{"type":["string","null"],"enum":["female","male","unknown",null],"description":"Administrative gender."},"status":{"type":"string","enum":["referred","pending_admission","active","on_hold","discharged","deceased","non_admit"],"description":"Chart status."},"service_line":{"type":"string","enum":["home_health","hospice","private_duty"],"description":"Business line."},"office_id":{"type":["string","null"],"description":"Office that serves the patient.","x-svc-phi":"kept"},"current_episode":{"oneOf":[{"$ref":"components#/$defs/Episode"},{"type":"null"}],"description":"Active episode, if any."},"created_at":{"type":"string","format":"date-time","description":"Chart opened (year only in no_phi sessions).","x-svc-phi":"year"},"updated_at":{"type":"string","format":"date-time","description":"Last change to the chart: its own fields, its coverages (their payor's name included) or its episodes (year only in no_phi sessions).","x-svc-phi":"year"}},"description":"External patient summary profile (route 8)."};
 const schema155 = {"type":"object","required":["id","type","status","start_date","end_date"],"properties":{"id":{"type":"string","description":"Episode id.","x-svc-phi":"kept"},"type":{"type":"string","enum":["home_health_period","hospice_benefit_period","private_duty_authorization"],"description":"Kind of episode by service line."},"status":{"type":"string","enum":["planned","active","closed"],"description":"Episode state."},"start_date":{"type":"string","format":"date","description":"First day (year only in no_phi sessions).","x-svc-phi":"year"},"end_date":{"type":["string","null"],"format":"date","description":"Last day (year only in no_phi sessions).","x-svc-phi":"year"}}};
 const formats64 = require("ajv-formats/dist/formats").fullFormats.date;
-const pattern4 = new RegExp("^([0-9]{1,2}|90\\+)$", "u");
+const pattern6 = new RegExp("^([0-9]{1,2}|90\\+)$", "u");
 
 function validate142(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -11696,7 +11817,7 @@ vErrors.push(err21);
 errors++;
 }
 if(typeof data9 === "string"){
-if(!pattern4.test(data9)){
+if(!pattern6.test(data9)){
 const err22 = {instancePath:instancePath+"/age",schemaPath:"#/properties/age/pattern",keyword:"pattern",params:{pattern: "^([0-9]{1,2}|90\\+)$"},message:"must match pattern \""+"^([0-9]{1,2}|90\\+)$"+"\""};
 if(vErrors === null){
 vErrors = [err22];
@@ -12466,7 +12587,7 @@ vErrors.push(err20);
 errors++;
 }
 if(typeof data8 === "string"){
-if(!pattern4.test(data8)){
+if(!pattern6.test(data8)){
 const err21 = {instancePath:instancePath+"/age",schemaPath:"#/properties/age/pattern",keyword:"pattern",params:{pattern: "^([0-9]{1,2}|90\\+)$"},message:"must match pattern \""+"^([0-9]{1,2}|90\\+)$"+"\""};
 if(vErrors === null){
 vErrors = [err21];
@@ -13824,7 +13945,7 @@ vErrors.push(err25);
 errors++;
 }
 if(typeof data9 === "string"){
-if(!pattern4.test(data9)){
+if(!pattern6.test(data9)){
 const err26 = {instancePath:instancePath+"/age",schemaPath:"#/properties/age/pattern",keyword:"pattern",params:{pattern: "^([0-9]{1,2}|90\\+)$"},message:"must match pattern \""+"^([0-9]{1,2}|90\\+)$"+"\""};
 if(vErrors === null){
 vErrors = [err26];
@@ -15714,7 +15835,7 @@ vErrors.push(err24);
 errors++;
 }
 if(typeof data8 === "string"){
-if(!pattern4.test(data8)){
+if(!pattern6.test(data8)){
 const err25 = {instancePath:instancePath+"/age",schemaPath:"#/properties/age/pattern",keyword:"pattern",params:{pattern: "^([0-9]{1,2}|90\\+)$"},message:"must match pattern \""+"^([0-9]{1,2}|90\\+)$"+"\""};
 if(vErrors === null){
 vErrors = [err25];
@@ -17587,8 +17708,8 @@ const schema193 = {"$ref":"components#/$defs/ReferralCreateRequest"};
 const schema194 = {"type":"object","required":["service_line"],"additionalProperties":true,"description":"Referral create request, current shape 2026-08-19 (spec 2.3). A request that uses only fields of 2026-04-01 is the deprecated thin shape and is still accepted. Name: patient_name, or patient_first_name with patient_last_name. Additional properties are allowed and kept on the referral.","properties":{"service_line":{"type":"string","description":"Business line: home_health, hospice or private_duty. Any other value is recorded and declined (`service_line_not_offered`).","minLength":1,"x-svc-shape":"2026-04-01"},"patient_name":{"type":"string","description":"Full display name, kept as sent. Split into the chart name parts as \"Last, First Middle\" (with a comma) or \"First Middle Last\" when the parts are not sent.","x-svc-shape":"2026-04-01"},"patient_first_name":{"type":"string","description":"First name."},"patient_last_name":{"type":"string","description":"Last name."},"patient_middle_name":{"type":"string","description":"Middle name."},"patient_suffix":{"type":"string","description":"Suffix."},"patient_dob":{"type":"string","format":"date","description":"Date of birth; part of the identity match (compared exactly). Not in the future."},"patient_phone":{"type":"string","description":"Primary number; part of the identity match, compared by its digits without a leading US country code 1."},"patient_alt_phone":{"type":"string","description":"Secondary number."},"patient_preferred_phone":{"type":"string","enum":["primary","alternate"],"description":"Preferred number."},"patient_address":{"type":"string","description":"Service address, for example \"12 Elm St, Apt 3, Springfield, OH 45501\". A ZIP (12345 or 12345-6789) at its end is the service ZIP when patient_zip_code and zip_code are absent. In that form the street lines, city and state are read into a new chart; otherwise the whole text is its first address line."},"patient_zip_code":{"type":"string","description":"Service ZIP, 12345 or 12345-6789; its first five digits drive territory validation and office routing."},"zip_code":{"type":"string","description":"Deprecated alias of patient_zip_code (since 2026-08-19, no removal date). Still read when patient_zip_code is absent; sending it adds a Deprecation header and a meta.deprecations entry (kind field) naming patient_zip_code.","deprecated":true,"x-svc-shape":"2026-04-01","x-svc-successor":"patient_zip_code"},"patient_coordinates":{"$ref":"components#/$defs/Coordinates"},"patient_id":{"type":"string","description":"Existing patient to link to: a chart of the caller's agency (otherwise 400 naming patient_id).","x-svc-shape":"2026-04-01"},"existing_patient_episode_reviewed":{"type":"boolean","description":"Must be true when an accepted referral lands on a patient who is mid-episode (an active episode), whether named by patient_id or found by the identity match; otherwise 409 PLATFORM_CONFLICT with details.reason existing_patient_episode_review_required."},"referral_type":{"type":"string","description":"soc, roc or other, in any letter case. Any other value is stored as sent and treated as other.","x-svc-shape":"2026-04-01"},"referral_date":{"type":"string","format":"date-time","description":"Defaults to now."},"referral_source":{"type":"string","description":"Free-text referring organisation.","x-svc-shape":"2026-04-01"},"referral_source_id":{"type":"string","description":"Id of a known referral source."},"referring_facility":{"type":"string","description":"Facility referred from."},"referring_physician":{"type":"string","description":"Name, when no physician id is known."},"referring_physician_id":{"type":"string","description":"Physician id."},"signing_physician_id":{"type":"string","description":"Physician id."},"certifying_physician_id":{"type":"string","description":"Physician id."},"payor_id":{"type":"string","description":"Primary coverage payor id (a payor of the agency).","x-svc-shape":"2026-04-01"},"hospital_id":{"type":"string","description":"Originating hospital id."},"marketer_id":{"type":"string","description":"User id of the owning marketer (a user of the agency).","x-svc-shape":"2026-04-01"},"marketer_label":{"type":"string","description":"Marketer name when no user id is known.","x-svc-shape":"2026-04-01"},"insurance":{"oneOf":[{"type":"string","description":"Plan name."},{"$ref":"components#/$defs/InsuranceObject"}],"description":"A bare string is read as the plan name."},"insurance_name":{"type":"string","description":"Plan name, of the insurance object or on its own."},"insurance_notes":{"type":"string","description":"Notes for the intake reviewer."},"diagnoses":{"type":"array","items":{"$ref":"components#/$defs/Diagnosis"},"description":"Diagnoses; the first is primary unless is_primary says otherwise."},"document_ids":{"type":"array","items":{"type":"string"},"description":"Ids of documents already uploaded to the agency, each once; linked onto the referral in this order."},"notes":{"type":"string","description":"Free-text intake notes."},"custom_data":{"type":"object","additionalProperties":{"type":["string","number","boolean","null"]},"description":"Scalar key/value pairs stored on the intake; an object or array value is a 400 naming the key."},"source_system":{"type":"string","description":"Sending system name, stamped into the audit trail."},"external_reference_id":{"type":"string","description":"Sender's own identifier, stamped into the audit trail."}}};
 const schema196 = {"type":"object","additionalProperties":true,"description":"Coverage from a referral (spec 2.4), kept pending on the intake until a reviewer confirms it. Send coverage_order or is_primary; the other is derived (is_primary alone gives coverage_order 0 when true, 1 when false; neither gives 0), and when both are sent they must agree (400 otherwise). A termination_date before effective_date is a 400. Unknown keys are kept on the referral under additional fields `insurance`.","properties":{"payor_id":{"type":"string","description":"Payor id."},"policy_number":{"type":"string","description":"Member or policy number."},"group_number":{"type":"string","description":"Group number."},"effective_date":{"type":"string","format":"date","description":"Coverage start."},"termination_date":{"type":"string","format":"date","description":"Coverage end."},"is_primary":{"type":"boolean","description":"Primary coverage."},"coverage_order":{"type":"integer","description":"0 is primary.","minimum":0},"other_insurance_name":{"type":"string","description":"Name of another insurer."},"relationship_to_insured":{"type":"string","description":"X12 1069 code (18 self, 01 spouse, 19 child, 20 employee, 53 life partner, G8 other, 21 unknown) or its name (self, spouse, child, employee, life_partner or \"life partner\", other, unknown), in any letter case; anything else is a 400. Other than 18, the coverage is a dependent's: sent without insured_first_name and insured_last_name it is accepted and the intake asks for policy_holder_name."},"insured_first_name":{"type":"string","description":"Policy holder first name."},"insured_last_name":{"type":"string","description":"Policy holder last name."},"insured_middle_name":{"type":"string","description":"Policy holder middle name."},"insured_suffix":{"type":"string","description":"Policy holder suffix."},"insured_dob":{"type":"string","format":"date","description":"Policy holder date of birth."},"insured_gender":{"type":"string","enum":["female","male","unknown"],"description":"Policy holder gender."},"insured_address_line_1":{"type":"string","description":"Policy holder address."},"insured_address_line_2":{"type":"string","description":"Policy holder address line 2."},"insured_city":{"type":"string","description":"City."},"insured_state":{"type":"string","description":"Two letters.","pattern":"^[A-Za-z]{2}$"},"insured_zip_code":{"type":"string","description":"ZIP."}}};
 const schema197 = {"type":"object","required":["code"],"properties":{"code":{"type":"string","description":"ICD-10-CM code: a letter, a digit, a digit or letter, then up to four digits or letters after an optional dot (I50.9, E119, S72.001A); any case.","minLength":1,"x-svc-phi":"kept","pattern":"^[A-Za-z][0-9][0-9A-Za-z](\\.?[0-9A-Za-z]{1,4})?$"},"description":{"type":"string","description":"Description, as sent; empty (\"\") in no_phi sessions (free text).","x-svc-phi":"withheld"},"is_primary":{"type":"boolean","description":"Primary diagnosis. In a referral, the entry marked true is primary, else the first entry unless it says false; more than one marked true is a 400."}}};
-const pattern8 = new RegExp("^[A-Za-z]{2}$", "u");
-const pattern9 = new RegExp("^[A-Za-z][0-9][0-9A-Za-z](\\.?[0-9A-Za-z]{1,4})?$", "u");
+const pattern10 = new RegExp("^[A-Za-z]{2}$", "u");
+const pattern11 = new RegExp("^[A-Za-z][0-9][0-9A-Za-z](\\.?[0-9A-Za-z]{1,4})?$", "u");
 
 function validate181(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -18407,7 +18528,7 @@ errors++;
 if(data31.insured_state !== undefined){
 let data50 = data31.insured_state;
 if(typeof data50 === "string"){
-if(!pattern8.test(data50)){
+if(!pattern10.test(data50)){
 const err66 = {instancePath:instancePath+"/insurance/insured_state",schemaPath:"components#/$defs/InsuranceObject/properties/insured_state/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z]{2}$"},message:"must match pattern \""+"^[A-Za-z]{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err66];
@@ -18539,7 +18660,7 @@ vErrors.push(err74);
 }
 errors++;
 }
-if(!pattern9.test(data56)){
+if(!pattern11.test(data56)){
 const err75 = {instancePath:instancePath+"/diagnoses/" + i0+"/code",schemaPath:"components#/$defs/Diagnosis/properties/code/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z][0-9][0-9A-Za-z](\\.?[0-9A-Za-z]{1,4})?$"},message:"must match pattern \""+"^[A-Za-z][0-9][0-9A-Za-z](\\.?[0-9A-Za-z]{1,4})?$"+"\""};
 if(vErrors === null){
 vErrors = [err75];
@@ -22487,7 +22608,7 @@ vErrors.push(err36);
 }
 errors++;
 }
-if(!pattern9.test(data19)){
+if(!pattern11.test(data19)){
 const err37 = {instancePath:instancePath+"/diagnoses/" + i2+"/code",schemaPath:"components#/$defs/Diagnosis/properties/code/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z][0-9][0-9A-Za-z](\\.?[0-9A-Za-z]{1,4})?$"},message:"must match pattern \""+"^[A-Za-z][0-9][0-9A-Za-z](\\.?[0-9A-Za-z]{1,4})?$"+"\""};
 if(vErrors === null){
 vErrors = [err37];
@@ -23460,7 +23581,7 @@ vErrors.push(err33);
 }
 errors++;
 }
-if(!pattern9.test(data17)){
+if(!pattern11.test(data17)){
 const err34 = {instancePath:instancePath+"/diagnoses/" + i1+"/code",schemaPath:"components-v1#/$defs/Diagnosis/properties/code/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z][0-9][0-9A-Za-z](\\.?[0-9A-Za-z]{1,4})?$"},message:"must match pattern \""+"^[A-Za-z][0-9][0-9A-Za-z](\\.?[0-9A-Za-z]{1,4})?$"+"\""};
 if(vErrors === null){
 vErrors = [err34];
@@ -26053,7 +26174,7 @@ validate237.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dyna
 export const createTaskBody = validate241;
 const schema250 = {"$ref":"components#/$defs/TaskCreateRequest"};
 const schema251 = {"type":"object","required":["title"],"properties":{"title":{"type":"string","description":"Short title.","minLength":1,"maxLength":200},"description":{"type":"string","description":"Details.","maxLength":10000},"priority":{"type":"string","enum":["low","normal","high","urgent"],"description":"Default normal."},"due_date":{"type":"string","format":"date","description":"Due date."},"assignee_id":{"type":"string","description":"User or role to assign."},"related_resource":{"$ref":"components#/$defs/RelatedResource"}},"additionalProperties":false,"description":"Creates an open task. Unknown fields are refused."};
-const schema252 = {"type":"object","required":["type","id"],"properties":{"type":{"type":"string","enum":["patient","referral","intake","visit","physician_order","remittance","working_collection","working_collection_row"],"description":"Kind of resource. A request to change a working collection is a task related to the collection or one of its rows."},"id":{"type":"string","description":"Its id; a patient is named by its surrogate handle (PT-…) in no_phi sessions, both ways.","minLength":1,"maxLength":128,"x-svc-phi":{"reduce":"handle","when":{"type":["patient"]}}},"collection_id":{"type":"string","description":"Collection of a working_collection_row; refused with any other type.","x-svc-phi":"kept"}},"additionalProperties":false};
+const schema252 = {"type":"object","required":["type","id"],"properties":{"type":{"type":"string","enum":["patient","referral","intake","visit","physician_order","remittance","working_collection","working_collection_row"],"description":"Kind of resource. A request to change a working collection is a task related to the collection (id: the collection id) or to one of its rows (id: the row id, with collection_id); such a task is assigned to the collection's owner unless it names an assignee_id. A task may name any collection of the agency, one this extension cannot read included (to ask its owner to share it); another agency's collection or row is refused like an unknown one (400, details.field related_resource.id)."},"id":{"type":"string","description":"Its id; a patient is named by its surrogate handle (PT-…) in no_phi sessions, both ways.","minLength":1,"maxLength":128,"x-svc-phi":{"reduce":"handle","when":{"type":["patient"]}}},"collection_id":{"type":"string","description":"The collection of a working_collection_row: required with that type, refused with any other.","x-svc-phi":"kept"}},"additionalProperties":false};
 
 function validate242(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -27027,7 +27148,7 @@ export const createTaskStatus200V1 = validate250;
 const schema258 = {"$ref":"components-v1#/$defs/TaskResponse"};
 const schema259 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components-v1#/$defs/Task"},"meta":{"$ref":"components-v1#/$defs/Meta"},"warnings":{"$ref":"components-v1#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
 const schema260 = {"type":"object","required":["id","title","description","status","priority","due_date","assigned_to","related_resource","version","created_by","created_at","updated_at"],"properties":{"id":{"type":"string","description":"Task id.","x-svc-phi":"kept"},"title":{"type":"string","description":"Short title; empty (\"\") in no_phi sessions (free text), also in the answer to a no_phi create or update.","x-svc-phi":"withheld"},"description":{"type":["string","null"],"description":"Details; null in no_phi sessions (free text).","x-svc-phi":"withheld"},"status":{"type":"string","enum":["open","in_progress","done","cancelled"],"description":"open → in_progress → done; open or in_progress → cancelled; done and cancelled are final."},"priority":{"type":"string","enum":["low","normal","high","urgent"],"description":"Priority."},"due_date":{"type":["string","null"],"format":"date","description":"Due date (year only in no_phi sessions).","x-svc-phi":"year"},"assigned_to":{"type":["string","null"],"description":"User or role the task is assigned to.","x-svc-v1-name":"assigned_to","x-svc-phi":"kept"},"related_resource":{"oneOf":[{"$ref":"components-v1#/$defs/RelatedResource"},{"type":"null"}],"description":"What the task is about."},"version":{"type":"integer","description":"Optimistic concurrency version; send it back on PATCH (or as If-Match).","minimum":1},"created_by":{"type":"string","description":"Extension or user that created it.","x-svc-phi":"kept"},"created_at":{"type":"string","format":"date-time","description":"Created (year only in no_phi sessions).","x-svc-phi":"year"},"updated_at":{"type":"string","format":"date-time","description":"Last change (year only in no_phi sessions).","x-svc-phi":"year"}},"description":"Task profile (routes 17-19)."};
-const schema261 = {"type":"object","required":["type","id"],"properties":{"type":{"type":"string","enum":["patient","referral","intake","visit","physician_order","remittance","working_collection","working_collection_row"],"description":"Kind of resource. A request to change a working collection is a task related to the collection or one of its rows."},"id":{"type":"string","description":"Its id; a patient is named by its surrogate handle (PT-…) in no_phi sessions, both ways.","minLength":1,"maxLength":128,"x-svc-phi":{"reduce":"handle","when":{"type":["patient"]}}},"collection_id":{"type":"string","description":"Collection of a working_collection_row; refused with any other type.","x-svc-phi":"kept"}},"additionalProperties":false};
+const schema261 = {"type":"object","required":["type","id"],"properties":{"type":{"type":"string","enum":["patient","referral","intake","visit","physician_order","remittance","working_collection","working_collection_row"],"description":"Kind of resource. A request to change a working collection is a task related to the collection (id: the collection id) or to one of its rows (id: the row id, with collection_id); such a task is assigned to the collection's owner unless it names an assignee_id. A task may name any collection of the agency, one this extension cannot read included (to ask its owner to share it); another agency's collection or row is refused like an unknown one (400, details.field related_resource.id)."},"id":{"type":"string","description":"Its id; a patient is named by its surrogate handle (PT-…) in no_phi sessions, both ways.","minLength":1,"maxLength":128,"x-svc-phi":{"reduce":"handle","when":{"type":["patient"]}}},"collection_id":{"type":"string","description":"The collection of a working_collection_row: required with that type, refused with any other.","x-svc-phi":"kept"}},"additionalProperties":false};
 
 function validate252(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -28277,8 +28398,8 @@ export const listRemittancesStatus200 = validate277;
 const schema277 = {"$ref":"components#/$defs/RemittanceListResponse"};
 const schema278 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/Remittance"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/ListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
 const schema279 = {"type":"object","required":["id","era_file_id","payer_name","payer_id","payment_amount","payment_method","payment_date","check_or_eft_number","status","claim_count"],"properties":{"id":{"type":"string","description":"Remittance (ERA payment) id.","x-svc-phi":"kept"},"era_file_id":{"type":"string","description":"835 file it came from.","x-svc-phi":"kept"},"payer_name":{"type":"string","description":"Payer.","x-svc-v1-name":"payer","x-svc-phi":"kept"},"payer_id":{"type":["string","null"],"description":"Payer id.","x-svc-phi":"kept"},"payment_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total payment. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"payment_method":{"type":"string","enum":["ACH","CHK","NON","FWT","BOP"],"description":"X12 BPR04 payment method."},"payment_date":{"type":"string","description":"Payment date (year only in no_phi sessions).","pattern":"^\\d{4}(-\\d{2}-\\d{2})?$","x-svc-phi":"year","format":"date"},"check_or_eft_number":{"type":["string","null"],"description":"Check or EFT trace number masked to its last four characters (****1234); null in no_phi sessions.","x-svc-phi":"withheld"},"status":{"type":"string","enum":["received","matching","posted","partially_posted","exception"],"description":"Posting state."},"claim_count":{"type":"integer","description":"Claims in the payment.","minimum":0}}};
-const pattern12 = new RegExp("^-?\\d+\\.\\d{2}$", "u");
-const pattern13 = new RegExp("^\\d{4}(-\\d{2}-\\d{2})?$", "u");
+const pattern14 = new RegExp("^-?\\d+\\.\\d{2}$", "u");
+const pattern15 = new RegExp("^\\d{4}(-\\d{2}-\\d{2})?$", "u");
 
 function validate278(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -28470,7 +28591,7 @@ errors++;
 if(data1.payment_amount !== undefined){
 let data6 = data1.payment_amount;
 if(typeof data6 === "string"){
-if(!pattern12.test(data6)){
+if(!pattern14.test(data6)){
 const err16 = {instancePath:instancePath+"/data/" + i0+"/payment_amount",schemaPath:"components#/$defs/Remittance/properties/payment_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err16];
@@ -28518,7 +28639,7 @@ errors++;
 if(data1.payment_date !== undefined){
 let data8 = data1.payment_date;
 if(typeof data8 === "string"){
-if(!pattern13.test(data8)){
+if(!pattern15.test(data8)){
 const err20 = {instancePath:instancePath+"/data/" + i0+"/payment_date",schemaPath:"components#/$defs/Remittance/properties/payment_date/pattern",keyword:"pattern",params:{pattern: "^\\d{4}(-\\d{2}-\\d{2})?$"},message:"must match pattern \""+"^\\d{4}(-\\d{2}-\\d{2})?$"+"\""};
 if(vErrors === null){
 vErrors = [err20];
@@ -28900,7 +29021,7 @@ errors++;
 if(data1.payment_amount !== undefined){
 let data6 = data1.payment_amount;
 if(typeof data6 === "string"){
-if(!pattern12.test(data6)){
+if(!pattern14.test(data6)){
 const err16 = {instancePath:instancePath+"/data/" + i0+"/payment_amount",schemaPath:"components-v1#/$defs/Remittance/properties/payment_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err16];
@@ -28948,7 +29069,7 @@ errors++;
 if(data1.payment_date !== undefined){
 let data8 = data1.payment_date;
 if(typeof data8 === "string"){
-if(!pattern13.test(data8)){
+if(!pattern15.test(data8)){
 const err20 = {instancePath:instancePath+"/data/" + i0+"/payment_date",schemaPath:"components-v1#/$defs/Remittance/properties/payment_date/pattern",keyword:"pattern",params:{pattern: "^\\d{4}(-\\d{2}-\\d{2})?$"},message:"must match pattern \""+"^\\d{4}(-\\d{2}-\\d{2})?$"+"\""};
 if(vErrors === null){
 vErrors = [err20];
@@ -29335,7 +29456,7 @@ errors++;
 if(data.service_date_from !== undefined){
 let data4 = data.service_date_from;
 if(typeof data4 === "string"){
-if(!pattern13.test(data4)){
+if(!pattern15.test(data4)){
 const err17 = {instancePath:instancePath+"/service_date_from",schemaPath:"#/properties/service_date_from/pattern",keyword:"pattern",params:{pattern: "^\\d{4}(-\\d{2}-\\d{2})?$"},message:"must match pattern \""+"^\\d{4}(-\\d{2}-\\d{2})?$"+"\""};
 if(vErrors === null){
 vErrors = [err17];
@@ -29380,7 +29501,7 @@ vErrors.push(err20);
 errors++;
 }
 if(typeof data5 === "string"){
-if(!pattern13.test(data5)){
+if(!pattern15.test(data5)){
 const err21 = {instancePath:instancePath+"/service_date_to",schemaPath:"#/properties/service_date_to/pattern",keyword:"pattern",params:{pattern: "^\\d{4}(-\\d{2}-\\d{2})?$"},message:"must match pattern \""+"^\\d{4}(-\\d{2}-\\d{2})?$"+"\""};
 if(vErrors === null){
 vErrors = [err21];
@@ -29405,7 +29526,7 @@ errors++;
 if(data.charged_amount !== undefined){
 let data6 = data.charged_amount;
 if(typeof data6 === "string"){
-if(!pattern12.test(data6)){
+if(!pattern14.test(data6)){
 const err23 = {instancePath:instancePath+"/charged_amount",schemaPath:"#/properties/charged_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err23];
@@ -29430,7 +29551,7 @@ errors++;
 if(data.allowed_amount !== undefined){
 let data7 = data.allowed_amount;
 if(typeof data7 === "string"){
-if(!pattern12.test(data7)){
+if(!pattern14.test(data7)){
 const err25 = {instancePath:instancePath+"/allowed_amount",schemaPath:"#/properties/allowed_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err25];
@@ -29455,7 +29576,7 @@ errors++;
 if(data.paid_amount !== undefined){
 let data8 = data.paid_amount;
 if(typeof data8 === "string"){
-if(!pattern12.test(data8)){
+if(!pattern14.test(data8)){
 const err27 = {instancePath:instancePath+"/paid_amount",schemaPath:"#/properties/paid_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err27];
@@ -29480,7 +29601,7 @@ errors++;
 if(data.adjustment_amount !== undefined){
 let data9 = data.adjustment_amount;
 if(typeof data9 === "string"){
-if(!pattern12.test(data9)){
+if(!pattern14.test(data9)){
 const err29 = {instancePath:instancePath+"/adjustment_amount",schemaPath:"#/properties/adjustment_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err29];
@@ -29505,7 +29626,7 @@ errors++;
 if(data.patient_responsibility_amount !== undefined){
 let data10 = data.patient_responsibility_amount;
 if(typeof data10 === "string"){
-if(!pattern12.test(data10)){
+if(!pattern14.test(data10)){
 const err31 = {instancePath:instancePath+"/patient_responsibility_amount",schemaPath:"#/properties/patient_responsibility_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err31];
@@ -29530,7 +29651,7 @@ errors++;
 if(data.variance_amount !== undefined){
 let data11 = data.variance_amount;
 if(typeof data11 === "string"){
-if(!pattern12.test(data11)){
+if(!pattern14.test(data11)){
 const err33 = {instancePath:instancePath+"/variance_amount",schemaPath:"#/properties/variance_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err33];
@@ -29649,7 +29770,7 @@ errors++;
 if(data13.amount !== undefined){
 let data17 = data13.amount;
 if(typeof data17 === "string"){
-if(!pattern12.test(data17)){
+if(!pattern14.test(data17)){
 const err43 = {instancePath:instancePath+"/adjustment_codes/" + i0+"/amount",schemaPath:"components#/$defs/AdjustmentCode/properties/amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err43];
@@ -29906,7 +30027,7 @@ errors++;
 if(data3.charged_amount !== undefined){
 let data5 = data3.charged_amount;
 if(typeof data5 === "string"){
-if(!pattern12.test(data5)){
+if(!pattern14.test(data5)){
 const err13 = {instancePath:instancePath+"/meta/summary/charged_amount",schemaPath:"components#/$defs/AllocationSummary/properties/charged_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err13];
@@ -29931,7 +30052,7 @@ errors++;
 if(data3.allowed_amount !== undefined){
 let data6 = data3.allowed_amount;
 if(typeof data6 === "string"){
-if(!pattern12.test(data6)){
+if(!pattern14.test(data6)){
 const err15 = {instancePath:instancePath+"/meta/summary/allowed_amount",schemaPath:"components#/$defs/AllocationSummary/properties/allowed_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err15];
@@ -29956,7 +30077,7 @@ errors++;
 if(data3.paid_amount !== undefined){
 let data7 = data3.paid_amount;
 if(typeof data7 === "string"){
-if(!pattern12.test(data7)){
+if(!pattern14.test(data7)){
 const err17 = {instancePath:instancePath+"/meta/summary/paid_amount",schemaPath:"components#/$defs/AllocationSummary/properties/paid_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err17];
@@ -29981,7 +30102,7 @@ errors++;
 if(data3.adjustment_amount !== undefined){
 let data8 = data3.adjustment_amount;
 if(typeof data8 === "string"){
-if(!pattern12.test(data8)){
+if(!pattern14.test(data8)){
 const err19 = {instancePath:instancePath+"/meta/summary/adjustment_amount",schemaPath:"components#/$defs/AllocationSummary/properties/adjustment_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err19];
@@ -30006,7 +30127,7 @@ errors++;
 if(data3.patient_responsibility_amount !== undefined){
 let data9 = data3.patient_responsibility_amount;
 if(typeof data9 === "string"){
-if(!pattern12.test(data9)){
+if(!pattern14.test(data9)){
 const err21 = {instancePath:instancePath+"/meta/summary/patient_responsibility_amount",schemaPath:"components#/$defs/AllocationSummary/properties/patient_responsibility_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err21];
@@ -30031,7 +30152,7 @@ errors++;
 if(data3.variance_amount !== undefined){
 let data10 = data3.variance_amount;
 if(typeof data10 === "string"){
-if(!pattern12.test(data10)){
+if(!pattern14.test(data10)){
 const err23 = {instancePath:instancePath+"/meta/summary/variance_amount",schemaPath:"components#/$defs/AllocationSummary/properties/variance_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err23];
@@ -30331,7 +30452,7 @@ errors++;
 if(data.service_date_from !== undefined){
 let data4 = data.service_date_from;
 if(typeof data4 === "string"){
-if(!pattern13.test(data4)){
+if(!pattern15.test(data4)){
 const err16 = {instancePath:instancePath+"/service_date_from",schemaPath:"#/properties/service_date_from/pattern",keyword:"pattern",params:{pattern: "^\\d{4}(-\\d{2}-\\d{2})?$"},message:"must match pattern \""+"^\\d{4}(-\\d{2}-\\d{2})?$"+"\""};
 if(vErrors === null){
 vErrors = [err16];
@@ -30376,7 +30497,7 @@ vErrors.push(err19);
 errors++;
 }
 if(typeof data5 === "string"){
-if(!pattern13.test(data5)){
+if(!pattern15.test(data5)){
 const err20 = {instancePath:instancePath+"/service_date_to",schemaPath:"#/properties/service_date_to/pattern",keyword:"pattern",params:{pattern: "^\\d{4}(-\\d{2}-\\d{2})?$"},message:"must match pattern \""+"^\\d{4}(-\\d{2}-\\d{2})?$"+"\""};
 if(vErrors === null){
 vErrors = [err20];
@@ -30401,7 +30522,7 @@ errors++;
 if(data.charged_amount !== undefined){
 let data6 = data.charged_amount;
 if(typeof data6 === "string"){
-if(!pattern12.test(data6)){
+if(!pattern14.test(data6)){
 const err22 = {instancePath:instancePath+"/charged_amount",schemaPath:"#/properties/charged_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err22];
@@ -30426,7 +30547,7 @@ errors++;
 if(data.allowed_amount !== undefined){
 let data7 = data.allowed_amount;
 if(typeof data7 === "string"){
-if(!pattern12.test(data7)){
+if(!pattern14.test(data7)){
 const err24 = {instancePath:instancePath+"/allowed_amount",schemaPath:"#/properties/allowed_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err24];
@@ -30451,7 +30572,7 @@ errors++;
 if(data.paid_amount !== undefined){
 let data8 = data.paid_amount;
 if(typeof data8 === "string"){
-if(!pattern12.test(data8)){
+if(!pattern14.test(data8)){
 const err26 = {instancePath:instancePath+"/paid_amount",schemaPath:"#/properties/paid_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err26];
@@ -30476,7 +30597,7 @@ errors++;
 if(data.adjustment_amount !== undefined){
 let data9 = data.adjustment_amount;
 if(typeof data9 === "string"){
-if(!pattern12.test(data9)){
+if(!pattern14.test(data9)){
 const err28 = {instancePath:instancePath+"/adjustment_amount",schemaPath:"#/properties/adjustment_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err28];
@@ -30501,7 +30622,7 @@ errors++;
 if(data.patient_responsibility_amount !== undefined){
 let data10 = data.patient_responsibility_amount;
 if(typeof data10 === "string"){
-if(!pattern12.test(data10)){
+if(!pattern14.test(data10)){
 const err30 = {instancePath:instancePath+"/patient_responsibility_amount",schemaPath:"#/properties/patient_responsibility_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err30];
@@ -30620,7 +30741,7 @@ errors++;
 if(data12.amount !== undefined){
 let data16 = data12.amount;
 if(typeof data16 === "string"){
-if(!pattern12.test(data16)){
+if(!pattern14.test(data16)){
 const err40 = {instancePath:instancePath+"/adjustment_codes/" + i0+"/amount",schemaPath:"components-v1#/$defs/AdjustmentCode/properties/amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err40];
@@ -30867,7 +30988,7 @@ errors++;
 if(data3.charged_amount !== undefined){
 let data5 = data3.charged_amount;
 if(typeof data5 === "string"){
-if(!pattern12.test(data5)){
+if(!pattern14.test(data5)){
 const err12 = {instancePath:instancePath+"/meta/summary/charged_amount",schemaPath:"components-v1#/$defs/AllocationSummary/properties/charged_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err12];
@@ -30892,7 +31013,7 @@ errors++;
 if(data3.allowed_amount !== undefined){
 let data6 = data3.allowed_amount;
 if(typeof data6 === "string"){
-if(!pattern12.test(data6)){
+if(!pattern14.test(data6)){
 const err14 = {instancePath:instancePath+"/meta/summary/allowed_amount",schemaPath:"components-v1#/$defs/AllocationSummary/properties/allowed_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err14];
@@ -30917,7 +31038,7 @@ errors++;
 if(data3.paid_amount !== undefined){
 let data7 = data3.paid_amount;
 if(typeof data7 === "string"){
-if(!pattern12.test(data7)){
+if(!pattern14.test(data7)){
 const err16 = {instancePath:instancePath+"/meta/summary/paid_amount",schemaPath:"components-v1#/$defs/AllocationSummary/properties/paid_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err16];
@@ -30942,7 +31063,7 @@ errors++;
 if(data3.adjustment_amount !== undefined){
 let data8 = data3.adjustment_amount;
 if(typeof data8 === "string"){
-if(!pattern12.test(data8)){
+if(!pattern14.test(data8)){
 const err18 = {instancePath:instancePath+"/meta/summary/adjustment_amount",schemaPath:"components-v1#/$defs/AllocationSummary/properties/adjustment_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err18];
@@ -30967,7 +31088,7 @@ errors++;
 if(data3.patient_responsibility_amount !== undefined){
 let data9 = data3.patient_responsibility_amount;
 if(typeof data9 === "string"){
-if(!pattern12.test(data9)){
+if(!pattern14.test(data9)){
 const err20 = {instancePath:instancePath+"/meta/summary/patient_responsibility_amount",schemaPath:"components-v1#/$defs/AllocationSummary/properties/patient_responsibility_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err20];
@@ -31081,7 +31202,7 @@ export const listPhysicianOrdersStatus200 = validate297;
 const schema297 = {"$ref":"components#/$defs/PhysicianOrderListResponse"};
 const schema298 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/PhysicianOrder"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/PhysicianOrderListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
 const schema299 = {"type":"object","required":["id","order_type","patient_id","physician_id","physician_name","physician_npi","office_id","signature_status","delivery_method","sent_at","signed_at","received_at","days_outstanding","aging_bucket","sla_days","sla_breached","days_to_sign","created_at"],"properties":{"id":{"type":"string","description":"Order id, or its stable OR- handle in no_phi sessions (the same for every no_phi session of the agency; route 23 takes it).","x-svc-phi":{"reduce":"handle","kind":"physician_order"}},"order_type":{"type":"string","enum":["plan_of_care","recertification","verbal","supplemental","face_to_face","discharge"],"description":"Kind of order."},"patient_id":{"type":"string","description":"Patient (stable PT- handle in no_phi sessions).","x-svc-phi":"handle"},"physician_id":{"type":"string","description":"Physician (stable PH- handle in no_phi sessions).","x-svc-phi":{"reduce":"handle","kind":"physician"}},"physician_name":{"type":["string","null"],"description":"Physician's name; null in no_phi sessions.","x-svc-phi":"withheld"},"physician_npi":{"type":["string","null"],"pattern":"^[0-9]{10}$","description":"Physician's NPI; null in no_phi sessions.","x-svc-since":"2","x-svc-phi":"withheld"},"office_id":{"type":"string","description":"Office that issued the order; aging days are counted in its time zone.","x-svc-since":"2","x-svc-phi":"kept"},"signature_status":{"type":"string","enum":["signed","awaiting_signature","signature_not_required","rejected","superseded","cancelled"],"description":"Signature state (spec part 3): awaiting_signature (created, sent or not, and not yet signed; the only state that ages), signed, signature_not_required, rejected (the physician refused it; a corrected order replaces it), superseded (replaced by a later order), cancelled.","x-svc-v1-name":"status"},"delivery_method":{"type":["string","null"],"enum":["fax","portal","e_signature",null],"description":"How the order was sent for signature; null until sent.","x-svc-since":"2"},"sent_at":{"type":["string","null"],"format":"date-time","description":"Sent to the physician for signature; null while not sent (year only in no_phi sessions).","x-svc-phi":"year"},"signed_at":{"type":["string","null"],"format":"date-time","description":"Signed by the physician; set exactly when signature_status is signed (year only in no_phi sessions).","x-svc-phi":"year"},"received_at":{"type":["string","null"],"format":"date-time","description":"Signed order received back by the agency (year only in no_phi sessions).","x-svc-since":"2","x-svc-phi":"year"},"days_outstanding":{"type":["integer","null"],"minimum":0,"description":"Whole days awaiting signature since sent_at, as of meta.as_of (calendar days of the office's time zone); null unless awaiting signature and sent by as_of."},"aging_bucket":{"type":["string","null"],"enum":["not_sent","0_7_days","8_14_days","15_30_days","31_plus_days",null],"description":"Aging as of meta.as_of: not_sent (awaiting signature, not sent by as_of), 0_7_days, 8_14_days, 15_30_days or 31_plus_days by days_outstanding (bounds included); null unless awaiting signature."},"sla_days":{"type":"integer","description":"The agency's signature SLA in days (default 7; set by the agency's administrator).","minimum":0},"sla_breached":{"type":"boolean","description":"Awaiting: days_outstanding greater than sla_days as of meta.as_of. Signed: days_to_sign greater than sla_days. Otherwise false (an order not sent yet has not started its SLA)."},"days_to_sign":{"type":["integer","null"],"minimum":0,"description":"Whole days from sent to signed (calendar days of the office's time zone); null unless signed after being sent.","x-svc-since":"2"},"created_at":{"type":"string","format":"date-time","description":"Created; the list's order (year only in no_phi sessions).","x-svc-phi":"year"}},"description":"Physician order and its signature aging (spec 2.7). Order content (the clinical text) is never included."};
-const pattern44 = new RegExp("^[0-9]{10}$", "u");
+const pattern46 = new RegExp("^[0-9]{10}$", "u");
 const schema300 = {"allOf":[{"$ref":"components#/$defs/ListMeta"},{"type":"object","required":["as_of","summary"],"properties":{"as_of":{"type":"string","format":"date-time","description":"Instant the aging was counted at: the as_of parameter, or the instant of the request."},"summary":{"$ref":"components#/$defs/PhysicianOrderAgingSummary"}}}],"description":"Meta of the physician order list: PageMeta, next_offset, as_of and the aging summary.","x-svc-phi":"kept"};
 const schema301 = {"type":"object","required":["not_sent","0_7_days","8_14_days","15_30_days","31_plus_days","sla_breached"],"properties":{"not_sent":{"type":"integer","minimum":0,"description":"Orders of the filtered set awaiting signature in bucket not_sent as of meta.as_of."},"0_7_days":{"type":"integer","minimum":0,"description":"Orders of the filtered set awaiting signature in bucket 0_7_days as of meta.as_of."},"8_14_days":{"type":"integer","minimum":0,"description":"Orders of the filtered set awaiting signature in bucket 8_14_days as of meta.as_of."},"15_30_days":{"type":"integer","minimum":0,"description":"Orders of the filtered set awaiting signature in bucket 15_30_days as of meta.as_of."},"31_plus_days":{"type":"integer","minimum":0,"description":"Orders of the filtered set awaiting signature in bucket 31_plus_days as of meta.as_of."},"sla_breached":{"type":"integer","minimum":0,"description":"Of those, the orders past the agency's SLA as of meta.as_of."}},"description":"Counts over the whole filtered set of a physician order list (every page), not only the page served.","x-svc-phi":"kept"};
 
@@ -31690,7 +31811,7 @@ vErrors.push(err26);
 errors++;
 }
 if(typeof data7 === "string"){
-if(!pattern44.test(data7)){
+if(!pattern46.test(data7)){
 const err27 = {instancePath:instancePath+"/data/" + i0+"/physician_npi",schemaPath:"components#/$defs/PhysicianOrder/properties/physician_npi/pattern",keyword:"pattern",params:{pattern: "^[0-9]{10}$"},message:"must match pattern \""+"^[0-9]{10}$"+"\""};
 if(vErrors === null){
 vErrors = [err27];
@@ -33261,7 +33382,7 @@ vErrors.push(err26);
 errors++;
 }
 if(typeof data6 === "string"){
-if(!pattern44.test(data6)){
+if(!pattern46.test(data6)){
 const err27 = {instancePath:instancePath+"/data/physician_npi",schemaPath:"components#/$defs/PhysicianOrder/properties/physician_npi/pattern",keyword:"pattern",params:{pattern: "^[0-9]{10}$"},message:"must match pattern \""+"^[0-9]{10}$"+"\""};
 if(vErrors === null){
 vErrors = [err27];
@@ -34199,7 +34320,8 @@ validate315.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dyna
 export const listWorkingCollectionsStatus200 = validate321;
 const schema319 = {"$ref":"components#/$defs/WorkingCollectionListResponse"};
 const schema320 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/WorkingCollection"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/ListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
-const schema321 = {"type":"object","required":["id","name","visibility","owner_id","owner_name","row_count","updated_at"],"properties":{"id":{"type":"string","description":"Collection id."},"name":{"type":"string","description":"Name."},"description":{"type":["string","null"],"description":"Description."},"visibility":{"type":"string","enum":["agency","shared"],"description":"agency: shared agency-wide; shared: names this extension as an editor. Personal collections are never listed."},"owner_id":{"type":"string","description":"Owner user id."},"owner_name":{"type":"string","description":"Owner; ask them (through a task) for changes.","x-svc-since":"2"},"row_count":{"type":"integer","description":"Rows.","minimum":0},"updated_at":{"type":"string","format":"date-time","description":"Last change."}}};
+const schema321 = {"type":"object","required":["id","name","purpose","visibility","owner_id","owner_name","owner_role","row_count","updated_at"],"properties":{"id":{"type":"string","description":"Collection id."},"name":{"type":"string","description":"Name."},"purpose":{"type":["string","null"],"description":"What the collection is for, as its owner wrote it."},"visibility":{"type":"string","enum":["agency","editors"],"description":"agency: shared agency-wide; editors: shared with named editors, this extension among them. Personal collections (and those shared with others only) are never listed."},"owner_id":{"type":"string","description":"The owner, a user of the agency: send it as a task's assignee_id (the default for a task related to the collection)."},"owner_name":{"type":"string","description":"The owner's display name: the person who can share the collection or change it; ask them through a task.","x-svc-since":"2"},"owner_role":{"type":"string","enum":["marketer","clinician","reviewer"],"description":"The owner's role in the agency.","x-svc-since":"2"},"row_count":{"type":"integer","description":"Rows in the collection.","minimum":0},"updated_at":{"type":"string","format":"date-time","description":"Last change to the collection or any of its rows."}},"additionalProperties":false,"description":"A working collection: a worksheet the agency keeps (a denial follow-up list, a chart audit list). Working values are supplemental: they never establish clinical or financial facts (a denial amount here is not the remittance, a date here is not the visit); read those from their own routes."};
+const func19 = Object.prototype.hasOwnProperty;
 
 function validate322(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -34259,8 +34381,8 @@ vErrors.push(err3);
 }
 errors++;
 }
-if(data1.visibility === undefined){
-const err4 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/WorkingCollection/required",keyword:"required",params:{missingProperty: "visibility"},message:"must have required property '"+"visibility"+"'"};
+if(data1.purpose === undefined){
+const err4 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/WorkingCollection/required",keyword:"required",params:{missingProperty: "purpose"},message:"must have required property '"+"purpose"+"'"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -34269,8 +34391,8 @@ vErrors.push(err4);
 }
 errors++;
 }
-if(data1.owner_id === undefined){
-const err5 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/WorkingCollection/required",keyword:"required",params:{missingProperty: "owner_id"},message:"must have required property '"+"owner_id"+"'"};
+if(data1.visibility === undefined){
+const err5 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/WorkingCollection/required",keyword:"required",params:{missingProperty: "visibility"},message:"must have required property '"+"visibility"+"'"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -34279,8 +34401,8 @@ vErrors.push(err5);
 }
 errors++;
 }
-if(data1.owner_name === undefined){
-const err6 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/WorkingCollection/required",keyword:"required",params:{missingProperty: "owner_name"},message:"must have required property '"+"owner_name"+"'"};
+if(data1.owner_id === undefined){
+const err6 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/WorkingCollection/required",keyword:"required",params:{missingProperty: "owner_id"},message:"must have required property '"+"owner_id"+"'"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -34289,8 +34411,8 @@ vErrors.push(err6);
 }
 errors++;
 }
-if(data1.row_count === undefined){
-const err7 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/WorkingCollection/required",keyword:"required",params:{missingProperty: "row_count"},message:"must have required property '"+"row_count"+"'"};
+if(data1.owner_name === undefined){
+const err7 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/WorkingCollection/required",keyword:"required",params:{missingProperty: "owner_name"},message:"must have required property '"+"owner_name"+"'"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -34299,8 +34421,8 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(data1.updated_at === undefined){
-const err8 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/WorkingCollection/required",keyword:"required",params:{missingProperty: "updated_at"},message:"must have required property '"+"updated_at"+"'"};
+if(data1.owner_role === undefined){
+const err8 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/WorkingCollection/required",keyword:"required",params:{missingProperty: "owner_role"},message:"must have required property '"+"owner_role"+"'"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -34309,9 +34431,8 @@ vErrors.push(err8);
 }
 errors++;
 }
-if(data1.id !== undefined){
-if(typeof data1.id !== "string"){
-const err9 = {instancePath:instancePath+"/data/" + i0+"/id",schemaPath:"components#/$defs/WorkingCollection/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data1.row_count === undefined){
+const err9 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/WorkingCollection/required",keyword:"required",params:{missingProperty: "row_count"},message:"must have required property '"+"row_count"+"'"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -34320,10 +34441,8 @@ vErrors.push(err9);
 }
 errors++;
 }
-}
-if(data1.name !== undefined){
-if(typeof data1.name !== "string"){
-const err10 = {instancePath:instancePath+"/data/" + i0+"/name",schemaPath:"components#/$defs/WorkingCollection/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data1.updated_at === undefined){
+const err10 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/WorkingCollection/required",keyword:"required",params:{missingProperty: "updated_at"},message:"must have required property '"+"updated_at"+"'"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -34332,11 +34451,9 @@ vErrors.push(err10);
 }
 errors++;
 }
-}
-if(data1.description !== undefined){
-let data4 = data1.description;
-if((typeof data4 !== "string") && (data4 !== null)){
-const err11 = {instancePath:instancePath+"/data/" + i0+"/description",schemaPath:"components#/$defs/WorkingCollection/properties/description/type",keyword:"type",params:{type: schema321.properties.description.type},message:"must be string,null"};
+for(const key0 in data1){
+if(!(func19.call(schema321.properties, key0))){
+const err11 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/WorkingCollection/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -34346,10 +34463,9 @@ vErrors.push(err11);
 errors++;
 }
 }
-if(data1.visibility !== undefined){
-let data5 = data1.visibility;
-if(typeof data5 !== "string"){
-const err12 = {instancePath:instancePath+"/data/" + i0+"/visibility",schemaPath:"components#/$defs/WorkingCollection/properties/visibility/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data1.id !== undefined){
+if(typeof data1.id !== "string"){
+const err12 = {instancePath:instancePath+"/data/" + i0+"/id",schemaPath:"components#/$defs/WorkingCollection/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -34358,8 +34474,10 @@ vErrors.push(err12);
 }
 errors++;
 }
-if(!((data5 === "agency") || (data5 === "shared"))){
-const err13 = {instancePath:instancePath+"/data/" + i0+"/visibility",schemaPath:"components#/$defs/WorkingCollection/properties/visibility/enum",keyword:"enum",params:{allowedValues: schema321.properties.visibility.enum},message:"must be equal to one of the allowed values"};
+}
+if(data1.name !== undefined){
+if(typeof data1.name !== "string"){
+const err13 = {instancePath:instancePath+"/data/" + i0+"/name",schemaPath:"components#/$defs/WorkingCollection/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -34369,9 +34487,10 @@ vErrors.push(err13);
 errors++;
 }
 }
-if(data1.owner_id !== undefined){
-if(typeof data1.owner_id !== "string"){
-const err14 = {instancePath:instancePath+"/data/" + i0+"/owner_id",schemaPath:"components#/$defs/WorkingCollection/properties/owner_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data1.purpose !== undefined){
+let data4 = data1.purpose;
+if((typeof data4 !== "string") && (data4 !== null)){
+const err14 = {instancePath:instancePath+"/data/" + i0+"/purpose",schemaPath:"components#/$defs/WorkingCollection/properties/purpose/type",keyword:"type",params:{type: schema321.properties.purpose.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -34381,9 +34500,10 @@ vErrors.push(err14);
 errors++;
 }
 }
-if(data1.owner_name !== undefined){
-if(typeof data1.owner_name !== "string"){
-const err15 = {instancePath:instancePath+"/data/" + i0+"/owner_name",schemaPath:"components#/$defs/WorkingCollection/properties/owner_name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data1.visibility !== undefined){
+let data5 = data1.visibility;
+if(typeof data5 !== "string"){
+const err15 = {instancePath:instancePath+"/data/" + i0+"/visibility",schemaPath:"components#/$defs/WorkingCollection/properties/visibility/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -34392,11 +34512,8 @@ vErrors.push(err15);
 }
 errors++;
 }
-}
-if(data1.row_count !== undefined){
-let data8 = data1.row_count;
-if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-const err16 = {instancePath:instancePath+"/data/" + i0+"/row_count",schemaPath:"components#/$defs/WorkingCollection/properties/row_count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(!((data5 === "agency") || (data5 === "editors"))){
+const err16 = {instancePath:instancePath+"/data/" + i0+"/visibility",schemaPath:"components#/$defs/WorkingCollection/properties/visibility/enum",keyword:"enum",params:{allowedValues: schema321.properties.visibility.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -34405,9 +34522,10 @@ vErrors.push(err16);
 }
 errors++;
 }
-if((typeof data8 == "number") && (isFinite(data8))){
-if(data8 < 0 || isNaN(data8)){
-const err17 = {instancePath:instancePath+"/data/" + i0+"/row_count",schemaPath:"components#/$defs/WorkingCollection/properties/row_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+if(data1.owner_id !== undefined){
+if(typeof data1.owner_id !== "string"){
+const err17 = {instancePath:instancePath+"/data/" + i0+"/owner_id",schemaPath:"components#/$defs/WorkingCollection/properties/owner_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -34417,12 +34535,9 @@ vErrors.push(err17);
 errors++;
 }
 }
-}
-if(data1.updated_at !== undefined){
-let data9 = data1.updated_at;
-if(typeof data9 === "string"){
-if(!(formats0.validate(data9))){
-const err18 = {instancePath:instancePath+"/data/" + i0+"/updated_at",schemaPath:"components#/$defs/WorkingCollection/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(data1.owner_name !== undefined){
+if(typeof data1.owner_name !== "string"){
+const err18 = {instancePath:instancePath+"/data/" + i0+"/owner_name",schemaPath:"components#/$defs/WorkingCollection/properties/owner_name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -34432,8 +34547,10 @@ vErrors.push(err18);
 errors++;
 }
 }
-else {
-const err19 = {instancePath:instancePath+"/data/" + i0+"/updated_at",schemaPath:"components#/$defs/WorkingCollection/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data1.owner_role !== undefined){
+let data8 = data1.owner_role;
+if(typeof data8 !== "string"){
+const err19 = {instancePath:instancePath+"/data/" + i0+"/owner_role",schemaPath:"components#/$defs/WorkingCollection/properties/owner_role/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -34442,10 +34559,8 @@ vErrors.push(err19);
 }
 errors++;
 }
-}
-}
-else {
-const err20 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/WorkingCollection/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(!(((data8 === "marketer") || (data8 === "clinician")) || (data8 === "reviewer"))){
+const err20 = {instancePath:instancePath+"/data/" + i0+"/owner_role",schemaPath:"components#/$defs/WorkingCollection/properties/owner_role/enum",keyword:"enum",params:{allowedValues: schema321.properties.owner_role.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -34455,14 +34570,76 @@ vErrors.push(err20);
 errors++;
 }
 }
-}
-else {
-const err21 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data1.row_count !== undefined){
+let data9 = data1.row_count;
+if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
+const err21 = {instancePath:instancePath+"/data/" + i0+"/row_count",schemaPath:"components#/$defs/WorkingCollection/properties/row_count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err21];
 }
 else {
 vErrors.push(err21);
+}
+errors++;
+}
+if((typeof data9 == "number") && (isFinite(data9))){
+if(data9 < 0 || isNaN(data9)){
+const err22 = {instancePath:instancePath+"/data/" + i0+"/row_count",schemaPath:"components#/$defs/WorkingCollection/properties/row_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+}
+if(data1.updated_at !== undefined){
+let data10 = data1.updated_at;
+if(typeof data10 === "string"){
+if(!(formats0.validate(data10))){
+const err23 = {instancePath:instancePath+"/data/" + i0+"/updated_at",schemaPath:"components#/$defs/WorkingCollection/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+else {
+const err24 = {instancePath:instancePath+"/data/" + i0+"/updated_at",schemaPath:"components#/$defs/WorkingCollection/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+}
+else {
+const err25 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/WorkingCollection/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+}
+else {
+const err26 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
 }
 errors++;
 }
@@ -34474,41 +34651,41 @@ errors = vErrors.length;
 }
 }
 if(data.warnings !== undefined){
-let data11 = data.warnings;
-if(Array.isArray(data11)){
-const len1 = data11.length;
+let data12 = data.warnings;
+if(Array.isArray(data12)){
+const len1 = data12.length;
 for(let i1=0; i1<len1; i1++){
-if(typeof data11[i1] !== "string"){
-const err22 = {instancePath:instancePath+"/warnings/" + i1,schemaPath:"components#/$defs/Warnings/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(typeof data12[i1] !== "string"){
+const err27 = {instancePath:instancePath+"/warnings/" + i1,schemaPath:"components#/$defs/Warnings/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err22];
+vErrors = [err27];
 }
 else {
-vErrors.push(err22);
+vErrors.push(err27);
 }
 errors++;
 }
 }
 }
 else {
-const err23 = {instancePath:instancePath+"/warnings",schemaPath:"components#/$defs/Warnings/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err28 = {instancePath:instancePath+"/warnings",schemaPath:"components#/$defs/Warnings/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
-vErrors = [err23];
+vErrors = [err28];
 }
 else {
-vErrors.push(err23);
+vErrors.push(err28);
 }
 errors++;
 }
 }
 }
 else {
-const err24 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err29 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err24];
+vErrors = [err29];
 }
 else {
-vErrors.push(err24);
+vErrors.push(err29);
 }
 errors++;
 }
@@ -34540,7 +34717,7 @@ validate321.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dyna
 export const listWorkingCollectionsStatus200V1 = validate325;
 const schema323 = {"$ref":"components-v1#/$defs/WorkingCollectionListResponse"};
 const schema324 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components-v1#/$defs/WorkingCollection"},"description":"Items of this page."},"meta":{"$ref":"components-v1#/$defs/ListMeta"},"warnings":{"$ref":"components-v1#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
-const schema325 = {"type":"object","required":["id","name","visibility","owner_id","row_count","updated_at"],"properties":{"id":{"type":"string","description":"Collection id."},"name":{"type":"string","description":"Name."},"description":{"type":["string","null"],"description":"Description."},"visibility":{"type":"string","enum":["agency","shared"],"description":"agency: shared agency-wide; shared: names this extension as an editor. Personal collections are never listed."},"owner_id":{"type":"string","description":"Owner user id."},"row_count":{"type":"integer","description":"Rows.","minimum":0},"updated_at":{"type":"string","format":"date-time","description":"Last change."}}};
+const schema325 = {"type":"object","required":["id","name","purpose","visibility","owner_id","row_count","updated_at"],"properties":{"id":{"type":"string","description":"Collection id."},"name":{"type":"string","description":"Name."},"purpose":{"type":["string","null"],"description":"What the collection is for, as its owner wrote it."},"visibility":{"type":"string","enum":["agency","editors"],"description":"agency: shared agency-wide; editors: shared with named editors, this extension among them. Personal collections (and those shared with others only) are never listed."},"owner_id":{"type":"string","description":"The owner, a user of the agency: send it as a task's assignee_id (the default for a task related to the collection)."},"row_count":{"type":"integer","description":"Rows in the collection.","minimum":0},"updated_at":{"type":"string","format":"date-time","description":"Last change to the collection or any of its rows."}},"additionalProperties":false,"description":"A working collection: a worksheet the agency keeps (a denial follow-up list, a chart audit list). Working values are supplemental: they never establish clinical or financial facts (a denial amount here is not the remittance, a date here is not the visit); read those from their own routes."};
 
 function validate326(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -34600,8 +34777,8 @@ vErrors.push(err3);
 }
 errors++;
 }
-if(data1.visibility === undefined){
-const err4 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/WorkingCollection/required",keyword:"required",params:{missingProperty: "visibility"},message:"must have required property '"+"visibility"+"'"};
+if(data1.purpose === undefined){
+const err4 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/WorkingCollection/required",keyword:"required",params:{missingProperty: "purpose"},message:"must have required property '"+"purpose"+"'"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -34610,8 +34787,8 @@ vErrors.push(err4);
 }
 errors++;
 }
-if(data1.owner_id === undefined){
-const err5 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/WorkingCollection/required",keyword:"required",params:{missingProperty: "owner_id"},message:"must have required property '"+"owner_id"+"'"};
+if(data1.visibility === undefined){
+const err5 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/WorkingCollection/required",keyword:"required",params:{missingProperty: "visibility"},message:"must have required property '"+"visibility"+"'"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -34620,8 +34797,8 @@ vErrors.push(err5);
 }
 errors++;
 }
-if(data1.row_count === undefined){
-const err6 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/WorkingCollection/required",keyword:"required",params:{missingProperty: "row_count"},message:"must have required property '"+"row_count"+"'"};
+if(data1.owner_id === undefined){
+const err6 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/WorkingCollection/required",keyword:"required",params:{missingProperty: "owner_id"},message:"must have required property '"+"owner_id"+"'"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -34630,8 +34807,8 @@ vErrors.push(err6);
 }
 errors++;
 }
-if(data1.updated_at === undefined){
-const err7 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/WorkingCollection/required",keyword:"required",params:{missingProperty: "updated_at"},message:"must have required property '"+"updated_at"+"'"};
+if(data1.row_count === undefined){
+const err7 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/WorkingCollection/required",keyword:"required",params:{missingProperty: "row_count"},message:"must have required property '"+"row_count"+"'"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -34640,9 +34817,8 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(data1.id !== undefined){
-if(typeof data1.id !== "string"){
-const err8 = {instancePath:instancePath+"/data/" + i0+"/id",schemaPath:"components-v1#/$defs/WorkingCollection/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data1.updated_at === undefined){
+const err8 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/WorkingCollection/required",keyword:"required",params:{missingProperty: "updated_at"},message:"must have required property '"+"updated_at"+"'"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -34651,10 +34827,9 @@ vErrors.push(err8);
 }
 errors++;
 }
-}
-if(data1.name !== undefined){
-if(typeof data1.name !== "string"){
-const err9 = {instancePath:instancePath+"/data/" + i0+"/name",schemaPath:"components-v1#/$defs/WorkingCollection/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key0 in data1){
+if(!(((((((key0 === "id") || (key0 === "name")) || (key0 === "purpose")) || (key0 === "visibility")) || (key0 === "owner_id")) || (key0 === "row_count")) || (key0 === "updated_at"))){
+const err9 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/WorkingCollection/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -34664,10 +34839,9 @@ vErrors.push(err9);
 errors++;
 }
 }
-if(data1.description !== undefined){
-let data4 = data1.description;
-if((typeof data4 !== "string") && (data4 !== null)){
-const err10 = {instancePath:instancePath+"/data/" + i0+"/description",schemaPath:"components-v1#/$defs/WorkingCollection/properties/description/type",keyword:"type",params:{type: schema325.properties.description.type},message:"must be string,null"};
+if(data1.id !== undefined){
+if(typeof data1.id !== "string"){
+const err10 = {instancePath:instancePath+"/data/" + i0+"/id",schemaPath:"components-v1#/$defs/WorkingCollection/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -34677,10 +34851,9 @@ vErrors.push(err10);
 errors++;
 }
 }
-if(data1.visibility !== undefined){
-let data5 = data1.visibility;
-if(typeof data5 !== "string"){
-const err11 = {instancePath:instancePath+"/data/" + i0+"/visibility",schemaPath:"components-v1#/$defs/WorkingCollection/properties/visibility/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data1.name !== undefined){
+if(typeof data1.name !== "string"){
+const err11 = {instancePath:instancePath+"/data/" + i0+"/name",schemaPath:"components-v1#/$defs/WorkingCollection/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -34689,8 +34862,11 @@ vErrors.push(err11);
 }
 errors++;
 }
-if(!((data5 === "agency") || (data5 === "shared"))){
-const err12 = {instancePath:instancePath+"/data/" + i0+"/visibility",schemaPath:"components-v1#/$defs/WorkingCollection/properties/visibility/enum",keyword:"enum",params:{allowedValues: schema325.properties.visibility.enum},message:"must be equal to one of the allowed values"};
+}
+if(data1.purpose !== undefined){
+let data4 = data1.purpose;
+if((typeof data4 !== "string") && (data4 !== null)){
+const err12 = {instancePath:instancePath+"/data/" + i0+"/purpose",schemaPath:"components-v1#/$defs/WorkingCollection/properties/purpose/type",keyword:"type",params:{type: schema325.properties.purpose.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -34700,9 +34876,10 @@ vErrors.push(err12);
 errors++;
 }
 }
-if(data1.owner_id !== undefined){
-if(typeof data1.owner_id !== "string"){
-const err13 = {instancePath:instancePath+"/data/" + i0+"/owner_id",schemaPath:"components-v1#/$defs/WorkingCollection/properties/owner_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data1.visibility !== undefined){
+let data5 = data1.visibility;
+if(typeof data5 !== "string"){
+const err13 = {instancePath:instancePath+"/data/" + i0+"/visibility",schemaPath:"components-v1#/$defs/WorkingCollection/properties/visibility/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -34711,11 +34888,8 @@ vErrors.push(err13);
 }
 errors++;
 }
-}
-if(data1.row_count !== undefined){
-let data7 = data1.row_count;
-if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-const err14 = {instancePath:instancePath+"/data/" + i0+"/row_count",schemaPath:"components-v1#/$defs/WorkingCollection/properties/row_count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(!((data5 === "agency") || (data5 === "editors"))){
+const err14 = {instancePath:instancePath+"/data/" + i0+"/visibility",schemaPath:"components-v1#/$defs/WorkingCollection/properties/visibility/enum",keyword:"enum",params:{allowedValues: schema325.properties.visibility.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -34724,9 +34898,10 @@ vErrors.push(err14);
 }
 errors++;
 }
-if((typeof data7 == "number") && (isFinite(data7))){
-if(data7 < 0 || isNaN(data7)){
-const err15 = {instancePath:instancePath+"/data/" + i0+"/row_count",schemaPath:"components-v1#/$defs/WorkingCollection/properties/row_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+if(data1.owner_id !== undefined){
+if(typeof data1.owner_id !== "string"){
+const err15 = {instancePath:instancePath+"/data/" + i0+"/owner_id",schemaPath:"components-v1#/$defs/WorkingCollection/properties/owner_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -34736,12 +34911,10 @@ vErrors.push(err15);
 errors++;
 }
 }
-}
-if(data1.updated_at !== undefined){
-let data8 = data1.updated_at;
-if(typeof data8 === "string"){
-if(!(formats0.validate(data8))){
-const err16 = {instancePath:instancePath+"/data/" + i0+"/updated_at",schemaPath:"components-v1#/$defs/WorkingCollection/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(data1.row_count !== undefined){
+let data7 = data1.row_count;
+if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
+const err16 = {instancePath:instancePath+"/data/" + i0+"/row_count",schemaPath:"components-v1#/$defs/WorkingCollection/properties/row_count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -34750,9 +34923,9 @@ vErrors.push(err16);
 }
 errors++;
 }
-}
-else {
-const err17 = {instancePath:instancePath+"/data/" + i0+"/updated_at",schemaPath:"components-v1#/$defs/WorkingCollection/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if((typeof data7 == "number") && (isFinite(data7))){
+if(data7 < 0 || isNaN(data7)){
+const err17 = {instancePath:instancePath+"/data/" + i0+"/row_count",schemaPath:"components-v1#/$defs/WorkingCollection/properties/row_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -34763,8 +34936,11 @@ errors++;
 }
 }
 }
-else {
-const err18 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/WorkingCollection/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data1.updated_at !== undefined){
+let data8 = data1.updated_at;
+if(typeof data8 === "string"){
+if(!(formats0.validate(data8))){
+const err18 = {instancePath:instancePath+"/data/" + i0+"/updated_at",schemaPath:"components-v1#/$defs/WorkingCollection/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -34774,14 +34950,37 @@ vErrors.push(err18);
 errors++;
 }
 }
-}
 else {
-const err19 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err19 = {instancePath:instancePath+"/data/" + i0+"/updated_at",schemaPath:"components-v1#/$defs/WorkingCollection/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err19];
 }
 else {
 vErrors.push(err19);
+}
+errors++;
+}
+}
+}
+else {
+const err20 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/WorkingCollection/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+else {
+const err21 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
 }
 errors++;
 }
@@ -34798,36 +34997,36 @@ if(Array.isArray(data10)){
 const len1 = data10.length;
 for(let i1=0; i1<len1; i1++){
 if(typeof data10[i1] !== "string"){
-const err20 = {instancePath:instancePath+"/warnings/" + i1,schemaPath:"components-v1#/$defs/Warnings/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err20];
-}
-else {
-vErrors.push(err20);
-}
-errors++;
-}
-}
-}
-else {
-const err21 = {instancePath:instancePath+"/warnings",schemaPath:"components-v1#/$defs/Warnings/type",keyword:"type",params:{type: "array"},message:"must be array"};
-if(vErrors === null){
-vErrors = [err21];
-}
-else {
-vErrors.push(err21);
-}
-errors++;
-}
-}
-}
-else {
-const err22 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err22 = {instancePath:instancePath+"/warnings/" + i1,schemaPath:"components-v1#/$defs/Warnings/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err22];
 }
 else {
 vErrors.push(err22);
+}
+errors++;
+}
+}
+}
+else {
+const err23 = {instancePath:instancePath+"/warnings",schemaPath:"components-v1#/$defs/Warnings/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+}
+else {
+const err24 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
 }
 errors++;
 }
@@ -34859,7 +35058,7 @@ validate325.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dyna
 export const listWorkingCollectionRowsStatus200 = validate329;
 const schema327 = {"$ref":"components#/$defs/WorkingCollectionRowListResponse"};
 const schema328 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/WorkingCollectionRow"},"description":"Items of this page."},"meta":{"allOf":[{"$ref":"components#/$defs/ListMeta"},{"type":"object","required":["collection"],"properties":{"collection":{"$ref":"components#/$defs/WorkingCollectionDefinition"}}}]},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
-const schema329 = {"type":"object","required":["id","values","updated_at"],"properties":{"id":{"type":"string","description":"Row id."},"values":{"type":"object","additionalProperties":true,"description":"Values keyed by stable field id. Supplemental: never establishes clinical or financial facts.","x-svc-v1-name":"cells"},"updated_at":{"type":"string","format":"date-time","description":"Last change."}}};
+const schema329 = {"type":"object","required":["id","values","updated_at"],"properties":{"id":{"type":"string","description":"Row id, stable; a task names the row by it (related_resource type working_collection_row, with collection_id)."},"values":{"type":"object","additionalProperties":{"type":["string","number","boolean","null"]},"description":"One value per field of meta.collection.fields, keyed by its stable field id, typed as the field says; null when empty. A stored value that does not fit its field's type (the field was retyped since) is served as null, and the response's warnings name the row and field. Working values are supplemental: they never establish clinical or financial facts (a denial amount here is not the remittance, a date here is not the visit); read those from their own routes.","x-svc-v1-name":"cells"},"updated_at":{"type":"string","format":"date-time","description":"Last change to the row."}},"additionalProperties":false};
 
 function validate330(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -34929,9 +35128,9 @@ vErrors.push(err4);
 }
 errors++;
 }
-if(data1.id !== undefined){
-if(typeof data1.id !== "string"){
-const err5 = {instancePath:instancePath+"/data/" + i0+"/id",schemaPath:"components#/$defs/WorkingCollectionRow/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key0 in data1){
+if(!(((key0 === "id") || (key0 === "values")) || (key0 === "updated_at"))){
+const err5 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/WorkingCollectionRow/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -34941,12 +35140,9 @@ vErrors.push(err5);
 errors++;
 }
 }
-if(data1.values !== undefined){
-let data3 = data1.values;
-if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
-}
-else {
-const err6 = {instancePath:instancePath+"/data/" + i0+"/values",schemaPath:"components#/$defs/WorkingCollectionRow/properties/values/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data1.id !== undefined){
+if(typeof data1.id !== "string"){
+const err6 = {instancePath:instancePath+"/data/" + i0+"/id",schemaPath:"components#/$defs/WorkingCollectionRow/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -34956,11 +35152,13 @@ vErrors.push(err6);
 errors++;
 }
 }
-if(data1.updated_at !== undefined){
-let data4 = data1.updated_at;
-if(typeof data4 === "string"){
-if(!(formats0.validate(data4))){
-const err7 = {instancePath:instancePath+"/data/" + i0+"/updated_at",schemaPath:"components#/$defs/WorkingCollectionRow/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(data1.values !== undefined){
+let data3 = data1.values;
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+for(const key1 in data3){
+let data4 = data3[key1];
+if((((typeof data4 !== "string") && (!((typeof data4 == "number") && (isFinite(data4))))) && (typeof data4 !== "boolean")) && (data4 !== null)){
+const err7 = {instancePath:instancePath+"/data/" + i0+"/values/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"components#/$defs/WorkingCollectionRow/properties/values/additionalProperties/type",keyword:"type",params:{type: schema329.properties.values.additionalProperties.type},message:"must be string,number,boolean,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -34970,8 +35168,9 @@ vErrors.push(err7);
 errors++;
 }
 }
+}
 else {
-const err8 = {instancePath:instancePath+"/data/" + i0+"/updated_at",schemaPath:"components#/$defs/WorkingCollectionRow/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err8 = {instancePath:instancePath+"/data/" + i0+"/values",schemaPath:"components#/$defs/WorkingCollectionRow/properties/values/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -34981,9 +35180,11 @@ vErrors.push(err8);
 errors++;
 }
 }
-}
-else {
-const err9 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/WorkingCollectionRow/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data1.updated_at !== undefined){
+let data5 = data1.updated_at;
+if(typeof data5 === "string"){
+if(!(formats0.validate(data5))){
+const err9 = {instancePath:instancePath+"/data/" + i0+"/updated_at",schemaPath:"components#/$defs/WorkingCollectionRow/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -34993,9 +35194,8 @@ vErrors.push(err9);
 errors++;
 }
 }
-}
 else {
-const err10 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err10 = {instancePath:instancePath+"/data/" + i0+"/updated_at",schemaPath:"components#/$defs/WorkingCollectionRow/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -35005,15 +35205,9 @@ vErrors.push(err10);
 errors++;
 }
 }
-if(data.meta !== undefined){
-let data5 = data.meta;
-if(!(validate109(data5, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate109.errors : vErrors.concat(validate109.errors);
-errors = vErrors.length;
 }
-if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
-if(data5.collection === undefined){
-const err11 = {instancePath:instancePath+"/meta",schemaPath:"#/properties/meta/allOf/1/required",keyword:"required",params:{missingProperty: "collection"},message:"must have required property '"+"collection"+"'"};
+else {
+const err11 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/WorkingCollectionRow/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -35022,15 +35216,10 @@ vErrors.push(err11);
 }
 errors++;
 }
-if(data5.collection !== undefined){
-if(!(validate24(data5.collection, {instancePath:instancePath+"/meta/collection",parentData:data5,parentDataProperty:"collection",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
-errors = vErrors.length;
-}
 }
 }
 else {
-const err12 = {instancePath:instancePath+"/meta",schemaPath:"#/properties/meta/allOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err12 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -35040,13 +35229,15 @@ vErrors.push(err12);
 errors++;
 }
 }
-if(data.warnings !== undefined){
-let data7 = data.warnings;
-if(Array.isArray(data7)){
-const len1 = data7.length;
-for(let i1=0; i1<len1; i1++){
-if(typeof data7[i1] !== "string"){
-const err13 = {instancePath:instancePath+"/warnings/" + i1,schemaPath:"components#/$defs/Warnings/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.meta !== undefined){
+let data6 = data.meta;
+if(!(validate109(data6, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate109.errors : vErrors.concat(validate109.errors);
+errors = vErrors.length;
+}
+if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
+if(data6.collection === undefined){
+const err13 = {instancePath:instancePath+"/meta",schemaPath:"#/properties/meta/allOf/1/required",keyword:"required",params:{missingProperty: "collection"},message:"must have required property '"+"collection"+"'"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -35055,10 +35246,15 @@ vErrors.push(err13);
 }
 errors++;
 }
+if(data6.collection !== undefined){
+if(!(validate24(data6.collection, {instancePath:instancePath+"/meta/collection",parentData:data6,parentDataProperty:"collection",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+errors = vErrors.length;
+}
 }
 }
 else {
-const err14 = {instancePath:instancePath+"/warnings",schemaPath:"components#/$defs/Warnings/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err14 = {instancePath:instancePath+"/meta",schemaPath:"#/properties/meta/allOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -35068,14 +35264,42 @@ vErrors.push(err14);
 errors++;
 }
 }
-}
-else {
-const err15 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.warnings !== undefined){
+let data8 = data.warnings;
+if(Array.isArray(data8)){
+const len1 = data8.length;
+for(let i1=0; i1<len1; i1++){
+if(typeof data8[i1] !== "string"){
+const err15 = {instancePath:instancePath+"/warnings/" + i1,schemaPath:"components#/$defs/Warnings/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err15];
 }
 else {
 vErrors.push(err15);
+}
+errors++;
+}
+}
+}
+else {
+const err16 = {instancePath:instancePath+"/warnings",schemaPath:"components#/$defs/Warnings/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+else {
+const err17 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
 }
 errors++;
 }
@@ -35107,7 +35331,7 @@ validate329.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dyna
 export const listWorkingCollectionRowsStatus200V1 = validate334;
 const schema331 = {"$ref":"components-v1#/$defs/WorkingCollectionRowListResponse"};
 const schema332 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components-v1#/$defs/WorkingCollectionRow"},"description":"Items of this page."},"meta":{"allOf":[{"$ref":"components-v1#/$defs/ListMeta"},{"type":"object","required":["collection"],"properties":{"collection":{"$ref":"components-v1#/$defs/WorkingCollectionDefinition"}}}]},"warnings":{"$ref":"components-v1#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
-const schema333 = {"type":"object","required":["id","cells","updated_at"],"properties":{"id":{"type":"string","description":"Row id."},"cells":{"type":"object","additionalProperties":true,"description":"Values keyed by stable field id. Supplemental: never establishes clinical or financial facts.","x-svc-v1-name":"cells"},"updated_at":{"type":"string","format":"date-time","description":"Last change."}}};
+const schema333 = {"type":"object","required":["id","cells","updated_at"],"properties":{"id":{"type":"string","description":"Row id, stable; a task names the row by it (related_resource type working_collection_row, with collection_id)."},"cells":{"type":"object","additionalProperties":{"type":["string","number","boolean","null"]},"description":"One value per field of meta.collection.fields, keyed by its stable field id, typed as the field says; null when empty. A stored value that does not fit its field's type (the field was retyped since) is served as null, and the response's warnings name the row and field. Working values are supplemental: they never establish clinical or financial facts (a denial amount here is not the remittance, a date here is not the visit); read those from their own routes.","x-svc-v1-name":"cells"},"updated_at":{"type":"string","format":"date-time","description":"Last change to the row."}},"additionalProperties":false};
 
 function validate335(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -35177,9 +35401,9 @@ vErrors.push(err4);
 }
 errors++;
 }
-if(data1.id !== undefined){
-if(typeof data1.id !== "string"){
-const err5 = {instancePath:instancePath+"/data/" + i0+"/id",schemaPath:"components-v1#/$defs/WorkingCollectionRow/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key0 in data1){
+if(!(((key0 === "id") || (key0 === "cells")) || (key0 === "updated_at"))){
+const err5 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/WorkingCollectionRow/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -35189,12 +35413,9 @@ vErrors.push(err5);
 errors++;
 }
 }
-if(data1.cells !== undefined){
-let data3 = data1.cells;
-if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
-}
-else {
-const err6 = {instancePath:instancePath+"/data/" + i0+"/cells",schemaPath:"components-v1#/$defs/WorkingCollectionRow/properties/cells/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data1.id !== undefined){
+if(typeof data1.id !== "string"){
+const err6 = {instancePath:instancePath+"/data/" + i0+"/id",schemaPath:"components-v1#/$defs/WorkingCollectionRow/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -35204,11 +35425,13 @@ vErrors.push(err6);
 errors++;
 }
 }
-if(data1.updated_at !== undefined){
-let data4 = data1.updated_at;
-if(typeof data4 === "string"){
-if(!(formats0.validate(data4))){
-const err7 = {instancePath:instancePath+"/data/" + i0+"/updated_at",schemaPath:"components-v1#/$defs/WorkingCollectionRow/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(data1.cells !== undefined){
+let data3 = data1.cells;
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+for(const key1 in data3){
+let data4 = data3[key1];
+if((((typeof data4 !== "string") && (!((typeof data4 == "number") && (isFinite(data4))))) && (typeof data4 !== "boolean")) && (data4 !== null)){
+const err7 = {instancePath:instancePath+"/data/" + i0+"/cells/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"components-v1#/$defs/WorkingCollectionRow/properties/cells/additionalProperties/type",keyword:"type",params:{type: schema333.properties.cells.additionalProperties.type},message:"must be string,number,boolean,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -35218,8 +35441,9 @@ vErrors.push(err7);
 errors++;
 }
 }
+}
 else {
-const err8 = {instancePath:instancePath+"/data/" + i0+"/updated_at",schemaPath:"components-v1#/$defs/WorkingCollectionRow/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err8 = {instancePath:instancePath+"/data/" + i0+"/cells",schemaPath:"components-v1#/$defs/WorkingCollectionRow/properties/cells/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -35229,9 +35453,11 @@ vErrors.push(err8);
 errors++;
 }
 }
-}
-else {
-const err9 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/WorkingCollectionRow/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data1.updated_at !== undefined){
+let data5 = data1.updated_at;
+if(typeof data5 === "string"){
+if(!(formats0.validate(data5))){
+const err9 = {instancePath:instancePath+"/data/" + i0+"/updated_at",schemaPath:"components-v1#/$defs/WorkingCollectionRow/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -35241,9 +35467,8 @@ vErrors.push(err9);
 errors++;
 }
 }
-}
 else {
-const err10 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err10 = {instancePath:instancePath+"/data/" + i0+"/updated_at",schemaPath:"components-v1#/$defs/WorkingCollectionRow/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -35253,15 +35478,9 @@ vErrors.push(err10);
 errors++;
 }
 }
-if(data.meta !== undefined){
-let data5 = data.meta;
-if(!(validate115(data5, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
-errors = vErrors.length;
 }
-if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
-if(data5.collection === undefined){
-const err11 = {instancePath:instancePath+"/meta",schemaPath:"#/properties/meta/allOf/1/required",keyword:"required",params:{missingProperty: "collection"},message:"must have required property '"+"collection"+"'"};
+else {
+const err11 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/WorkingCollectionRow/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -35270,15 +35489,10 @@ vErrors.push(err11);
 }
 errors++;
 }
-if(data5.collection !== undefined){
-if(!(validate67(data5.collection, {instancePath:instancePath+"/meta/collection",parentData:data5,parentDataProperty:"collection",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate67.errors : vErrors.concat(validate67.errors);
-errors = vErrors.length;
-}
 }
 }
 else {
-const err12 = {instancePath:instancePath+"/meta",schemaPath:"#/properties/meta/allOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err12 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -35288,13 +35502,15 @@ vErrors.push(err12);
 errors++;
 }
 }
-if(data.warnings !== undefined){
-let data7 = data.warnings;
-if(Array.isArray(data7)){
-const len1 = data7.length;
-for(let i1=0; i1<len1; i1++){
-if(typeof data7[i1] !== "string"){
-const err13 = {instancePath:instancePath+"/warnings/" + i1,schemaPath:"components-v1#/$defs/Warnings/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.meta !== undefined){
+let data6 = data.meta;
+if(!(validate115(data6, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
+errors = vErrors.length;
+}
+if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
+if(data6.collection === undefined){
+const err13 = {instancePath:instancePath+"/meta",schemaPath:"#/properties/meta/allOf/1/required",keyword:"required",params:{missingProperty: "collection"},message:"must have required property '"+"collection"+"'"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -35303,10 +35519,15 @@ vErrors.push(err13);
 }
 errors++;
 }
+if(data6.collection !== undefined){
+if(!(validate67(data6.collection, {instancePath:instancePath+"/meta/collection",parentData:data6,parentDataProperty:"collection",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate67.errors : vErrors.concat(validate67.errors);
+errors = vErrors.length;
+}
 }
 }
 else {
-const err14 = {instancePath:instancePath+"/warnings",schemaPath:"components-v1#/$defs/Warnings/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err14 = {instancePath:instancePath+"/meta",schemaPath:"#/properties/meta/allOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -35316,14 +35537,42 @@ vErrors.push(err14);
 errors++;
 }
 }
-}
-else {
-const err15 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.warnings !== undefined){
+let data8 = data.warnings;
+if(Array.isArray(data8)){
+const len1 = data8.length;
+for(let i1=0; i1<len1; i1++){
+if(typeof data8[i1] !== "string"){
+const err15 = {instancePath:instancePath+"/warnings/" + i1,schemaPath:"components-v1#/$defs/Warnings/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err15];
 }
 else {
 vErrors.push(err15);
+}
+errors++;
+}
+}
+}
+else {
+const err16 = {instancePath:instancePath+"/warnings",schemaPath:"components-v1#/$defs/Warnings/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+else {
+const err17 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
 }
 errors++;
 }

@@ -31,6 +31,8 @@ t.test('an empty database gets the demo agency and an integration granted everyt
   const extension = await db.selectFrom('extensions').selectAll().where('agency_id', '=', 'demo').executeTakeFirstOrThrow();
   t.ok(extension.capabilities.includes('referrals.create'), 'commands too');
   t.match(describeDemo(demo), demo.clientSecret);
+  const editors = await db.selectFrom('working_collection_editors').select('collection_id').where('agency_id', '=', 'demo').where('extension_id', '=', extension.id).execute();
+  t.equal(editors.length, 1, 'a working collection is shared with the demo integration as an editor');
 });
 
 t.test('demo seed fills an agency made with agency create, over its own service ZIPs', async (t) => {

@@ -177,7 +177,10 @@ t.test('HHVBP: two years imported through the admin import, one with the (fictio
   t.same(a.map((i) => [i.performance_year, i.cohort, i.official_total_performance_score !== null, i.superseded_at]), [[2024, 'smaller', true, null], [2025, 'smaller', false, null]]);
   t.same(await imports(agencyB), a);
   const results = async (agencyId: string) =>
-    (await db.selectFrom('hhvbp_measure_results').select(['measure_id', 'agency_value', 'benchmark', 'official_achievement_points']).where('agency_id', '=', agencyId).orderBy('measure_id').orderBy('source_row').execute());
+    (await db.selectFrom('hhvbp_measure_results as r')
+      .innerJoin('hhvbp_imports as i', (join) => join.onRef('i.agency_id', '=', 'r.agency_id').onRef('i.id', '=', 'r.import_id'))
+      .select(['r.measure_id', 'r.agency_value', 'r.benchmark', 'r.official_achievement_points'])
+      .where('r.agency_id', '=', agencyId).orderBy('i.performance_year').orderBy('r.measure_id').execute());
   t.equal((await results(agencyA)).length, 7 + 5, 'the smaller-volume cohort: 7 measures in PY2024, 5 in PY2025');
   t.same(await results(agencyB), await results(agencyA));
 });

@@ -8,12 +8,13 @@ import { resourceExists } from '../../db/agency-resources.js';
 import type { TenantStore } from '../../db/tenant-store.js';
 import { patientIdFilter } from '../phi-view.js';
 import { checkTaskChange, expectedVersion } from '../../domain/task-workflow.js';
+import { ownerOfCollection } from '../working-collections/working-collection-repository.js';
 
 type Task = components['schemas']['Task'];
 type RelatedResource = components['schemas']['RelatedResource'];
 
-/** Related resources stored in this deployment; orders, remittances and collections are not built yet. */
-const LINKABLE_TYPES = ['patient', 'referral', 'intake', 'visit'] as const;
+/** Related resources stored in this deployment; orders and remittances are not built yet. */
+const LINKABLE_TYPES = ['patient', 'referral', 'intake', 'visit', 'working_collection', 'working_collection_row'] as const;
 type LinkableType = (typeof LINKABLE_TYPES)[number];
 const isLinkable = (type: string): type is LinkableType => (LINKABLE_TYPES as readonly string[]).includes(type);
 
@@ -24,19 +25,40 @@ function invalid(field: string, message: string): PlatformError {
   return new PlatformError('PLATFORM_INVALID_INPUT', message, { field });
 }
 
-async function relatedColumns(store: TenantStore, related: RelatedResource | undefined) {
-  if (!related) return { related_type: null, related_id: null, related_collection_id: null };
+/** What a task is about, and who receives it when it names no assignee (a collection's owner, asked for a change). */
+interface Link {
+  columns: { related_type: LinkableType | null; related_id: string | null; related_collection_id: string | null };
+  owner?: string;
+}
+
+async function relatedLink(store: TenantStore, related: RelatedResource | undefined): Promise<Link> {
+  if (!related) return { columns: { related_type: null, related_id: null, related_collection_id: null } };
   if (!isLinkable(related.type)) {
-    throw invalid('related_resource.type', `Tasks cannot be linked to a ${related.type} in this deployment yet; link a patient, referral, intake or visit.`);
+    throw invalid('related_resource.type', `Tasks cannot be linked to a ${related.type} in this deployment yet; link a ${LINKABLE_TYPES.join(', ')}.`);
   }
+  if (related.type === 'working_collection_row') return collectionRowLink(store, related.id, related.collection_id);
   // Only a working collection row has a collection; anything else sent here would be stored and served as sent.
   if (related.collection_id !== undefined) throw invalid('related_resource.collection_id', `A ${related.type} has no collection_id; send it with a working_collection_row only.`);
+  if (related.type === 'working_collection') {
+    const owner = await ownerOfCollection(store, related.id);
+    if (!owner) throw invalid('related_resource.id', `No working_collection ${related.id} in this agency.`);
+    return { columns: { related_type: related.type, related_id: related.id, related_collection_id: null }, owner };
+  }
   // A no_phi session names a patient by its surrogate handle.
   const id = related.type === 'patient' ? (await patientIdFilter(store, related.id))! : related.id;
   if (!(await resourceExists(store, { kind: related.type, id }))) {
     throw invalid('related_resource.id', `No ${related.type} ${related.id} in this agency.`);
   }
-  return { related_type: related.type, related_id: id, related_collection_id: related.collection_id ?? null };
+  return { columns: { related_type: related.type, related_id: id, related_collection_id: null } };
+}
+
+async function collectionRowLink(store: TenantStore, rowId: string, collectionId: string | undefined): Promise<Link> {
+  if (collectionId === undefined) {
+    throw invalid('related_resource.collection_id', 'A working_collection_row is named by its id and its collection_id; send both.');
+  }
+  const owner = await ownerOfCollection(store, collectionId, rowId);
+  if (!owner) throw invalid('related_resource.id', `No working_collection_row ${rowId} in working collection ${collectionId} of this agency.`);
+  return { columns: { related_type: 'working_collection_row', related_id: rowId, related_collection_id: collectionId }, owner };
 }
 
 async function checkAssignee(store: TenantStore, assigneeId: string | null | undefined) {
@@ -55,6 +77,7 @@ function present(ctx: Pick<RequestContext<'getTask'>, 'response'>, row: TaskRow)
 export const createTask: Handler<'createTask'> = async (ctx) => {
   const { body, principal, store } = ctx;
   await checkAssignee(store, body.assignee_id);
+  const link = await relatedLink(store, body.related_resource);
   const row = await insertTask(store, {
     id: randomId('task_', 12),
     title: body.title,
@@ -62,8 +85,8 @@ export const createTask: Handler<'createTask'> = async (ctx) => {
     status: 'open',
     priority: body.priority ?? 'normal',
     due_date: body.due_date ?? null,
-    assignee_id: body.assignee_id ?? null,
-    ...(await relatedColumns(store, body.related_resource)),
+    assignee_id: body.assignee_id ?? link.owner ?? null,
+    ...link.columns,
     created_by: principal.extensionId,
     completed_at: null,
   });

@@ -83,7 +83,7 @@ async function orderId(store: TenantStore, sent: string): Promise<string> {
 
 export const getPhysicianOrder: Handler<'getPhysicianOrder'> = async (ctx) => {
   const asOf = agingInstant(ctx.query.as_of);
-  const row = await findOrder(ctx.store, await orderId(ctx.store, ctx.params.id));
+  const row = await findOrder(ctx.store, await orderId(ctx.store, ctx.params.id), asOf);
   if (!row) throw resourceNotFound('physician order', ctx.params.id);
   return { data: physicianOrder(row, asOf), meta: { as_of: asOf.toISOString() } };
 };

@@ -26,70 +26,90 @@ const ORDER_COLUMNS = [
 ] as const;
 
 /**
- * The agency's orders with what aging needs: the office's time zone and the agency's SLA. Left joins on unique keys,
- * so that a count that uses none of their columns skips them.
+ * Per office, the instants at which an order's whole days outstanding at as_of reach each bucket's bounds and pass the
+ * agency's SLA: `aged_<k>` is the start of the office's calendar day k - 1 days before as_of's, so an order sent
+ * before it is at least k days outstanding. Computed once per office (offset 0 keeps the planner from inlining them
+ * into every order), so that aging an order in SQL is comparing its sent_at, never converting it to a time zone.
  */
-function agencyOrders(store: TenantStore) {
+function agingClock(store: TenantStore, asOf: Date) {
+  const at = sql`cast(${asOf.toISOString()} as timestamptz)`;
+  const dayStart = (daysBefore: RawBuilder<unknown>) =>
+    sql<Date>`(((${at} at time zone offices.timezone)::date - ${daysBefore} + 1)::timestamp at time zone offices.timezone)`;
+  return store
+    .selectFrom('offices')
+    .innerJoin('agencies', 'agencies.id', 'offices.agency_id')
+    .select(['offices.id as office_id', 'offices.timezone', 'agencies.order_sla_days'])
+    .select(AGED_BOUNDS.map((days) => dayStart(sql.lit(days)).as(`aged_${days}`)))
+    .select(dayStart(sql`(agencies.order_sla_days + 1)`).as('breaches_at'))
+    .offset(0);
+}
+
+/** Day counts at which an order enters a bucket or leaves one, from the domain's bucket table. */
+const AGED_BOUNDS = [...new Set(DAY_BUCKETS.flatMap(({ from, to }) => [from, ...(to === null ? [] : [to + 1])]).filter((days) => days > 0))];
+
+/** The agency's orders, each with its office's aging clock (and the office's time zone and the agency's SLA for the view). */
+function agencyOrders(store: TenantStore, asOf: Date) {
   return store
     .selectFrom('physician_orders')
-    .leftJoin('offices', (join) => join.onRef('offices.agency_id', '=', 'physician_orders.agency_id').onRef('offices.id', '=', 'physician_orders.office_id'))
-    .leftJoin('agencies', 'agencies.id', 'physician_orders.agency_id');
+    .innerJoin(agingClock(store, asOf).as('aging'), 'aging.office_id', 'physician_orders.office_id');
 }
 
 /**
  * The SQL twin of the domain's aging rules (src/domain/physician-orders/aging.ts), built from its bucket table, for the
- * filters and the summary that must see every matching row: whole days are office-calendar days.
+ * filters and the summary that must see every matching row.
  */
 class AgingConditions {
-  private readonly asOf: RawBuilder<Date>;
   readonly awaiting = sql<SqlBool>`physician_orders.signature_status = ${AWAITING}`;
   private readonly sentByAsOf: RawBuilder<SqlBool>;
-  private readonly daysOutstanding: RawBuilder<number>;
-  private readonly sla = sql.ref('agencies.order_sla_days');
 
   constructor(asOf: Date) {
-    this.asOf = sql<Date>`cast(${asOf.toISOString()} as timestamptz)`;
-    this.sentByAsOf = sql<SqlBool>`physician_orders.sent_at <= ${this.asOf}`;
-    this.daysOutstanding = sql<number>`(${this.localDay(this.asOf)} - ${this.localDay(sql.ref('physician_orders.sent_at'))})`;
+    this.sentByAsOf = sql<SqlBool>`physician_orders.sent_at <= cast(${asOf.toISOString()} as timestamptz)`;
   }
 
-  private localDay(instant: Expression<unknown>): RawBuilder<string> {
-    return sql<string>`(${instant} at time zone offices.timezone)::date`;
+  /** Whether an order sent by as_of is in a bucket of sent orders: its sent_at against the office's day bounds. */
+  private sentWithin(bucket: Exclude<AgingBucket, 'not_sent'>): RawBuilder<SqlBool> {
+    const { from, to } = DAY_BUCKETS.find((b) => b.bucket === bucket)!;
+    const aged = (days: number) => sql.ref(`aging.aged_${days}`);
+    const conditions = [this.sentByAsOf];
+    if (from > 0) conditions.push(sql<SqlBool>`physician_orders.sent_at < ${aged(from)}`);
+    if (to !== null) conditions.push(sql<SqlBool>`physician_orders.sent_at >= ${aged(to + 1)}`);
+    return sql<SqlBool>`(${sql.join(conditions, sql` and `)})`;
   }
 
   bucket(bucket: AgingBucket): RawBuilder<SqlBool> {
-    if (bucket === 'not_sent') return sql<SqlBool>`(${this.awaiting} and not coalesce(${this.sentByAsOf}, false))`;
-    return sql<SqlBool>`(${this.awaiting} and ${this.sentByAsOf} and ${dayBucket(bucket, this.daysOutstanding)})`;
+    return sql<SqlBool>`(${this.awaiting} and ${this.awaitingIn(bucket)})`;
   }
 
+  /**
+   * For an awaiting order: whether it is in the bucket. Reads sent_at alone, so that counting the awaiting orders is an
+   * index-only scan of the partial index on awaiting orders (a reference to signature_status would fetch every row).
+   */
+  awaitingIn(bucket: AgingBucket): RawBuilder<SqlBool> {
+    return bucket === 'not_sent' ? sql<SqlBool>`not coalesce(${this.sentByAsOf}, false)` : this.sentWithin(bucket);
+  }
+
+  /** An awaiting order past the SLA at as_of; a signed one whose signature took longer than the SLA. */
   breached(): RawBuilder<SqlBool> {
-    const daysToSign = sql`${this.localDay(sql.ref('physician_orders.signed_at'))} - ${this.localDay(sql.ref('physician_orders.sent_at'))}`;
-    return sql<SqlBool>`coalesce((${this.awaiting} and ${this.sentByAsOf} and ${this.daysOutstanding} > ${this.sla})
-      or (physician_orders.signature_status = 'signed' and ${daysToSign} > ${this.sla}), false)`;
+    const localDay = (column: string) => sql`(${sql.ref(column)} at time zone aging.timezone)::date`;
+    const daysToSign = sql`${localDay('physician_orders.signed_at')} - ${localDay('physician_orders.sent_at')}`;
+    return sql<SqlBool>`coalesce((${this.awaiting} and ${this.awaitingBreached()})
+      or (physician_orders.signature_status = 'signed' and ${daysToSign} > aging.order_sla_days), false)`;
   }
 
-  /** Each awaiting order's days outstanding (null: not sent by as_of), computed once per row for the summary. */
-  awaitingDays() {
-    return [sql<number | null>`case when ${this.sentByAsOf} then ${this.daysOutstanding} end`.as('days'), sql<number>`${this.sla}`.as('sla')];
+  /** For an awaiting order: sent by as_of and before the office's SLA bound. */
+  awaitingBreached(): RawBuilder<SqlBool> {
+    return sql<SqlBool>`(${this.sentByAsOf} and physician_orders.sent_at < aging.breaches_at)`;
   }
 }
 
-/** Whether `days` falls in a bucket of sent orders. */
-function dayBucket(bucket: AgingBucket, days: Expression<unknown>): RawBuilder<SqlBool> {
-  const { from, to } = DAY_BUCKETS.find((b) => b.bucket === bucket)!;
-  return to === null ? sql<SqlBool>`${days} >= ${from}` : sql<SqlBool>`${days} between ${from} and ${to}`;
-}
-
-/** Counts of the awaiting orders of a filtered set (their days outstanding and SLA), per bucket and past the SLA. */
-function summaryColumns() {
-  const days = sql.ref('awaiting.days');
+/** Counts of the awaiting orders of a filtered set (the query selects only those), per bucket and past the SLA. */
+function summaryColumns(aging: AgingConditions) {
   const count = (condition: RawBuilder<SqlBool>, alias: string) => sql<number>`(count(*) filter (where ${condition}))::int`.as(alias);
-  const buckets = AGING_BUCKETS.map((bucket) => count(bucket === 'not_sent' ? sql<SqlBool>`${days} is null` : dayBucket(bucket, days), bucket));
-  return [...buckets, count(sql<SqlBool>`${days} > awaiting.sla`, 'sla_breached')];
+  return [...AGING_BUCKETS.map((bucket) => count(aging.awaitingIn(bucket), bucket)), count(aging.awaitingBreached(), 'sla_breached')];
 }
 
-function filtered(store: TenantStore, filters: OrderFilters, aging: AgingConditions) {
-  let query = agencyOrders(store);
+function filtered(store: TenantStore, filters: OrderFilters, asOf: Date, aging: AgingConditions) {
+  let query = agencyOrders(store, asOf);
   if (filters.statuses) query = query.where('physician_orders.signature_status', 'in', filters.statuses);
   if (filters.orderTypes) query = query.where('physician_orders.order_type', 'in', filters.orderTypes);
   if (filters.physicianId !== undefined) query = query.where('physician_orders.physician_id', '=', filters.physicianId);
@@ -108,8 +128,8 @@ function withDetails<Q extends ReturnType<typeof agencyOrders>>(query: Q) {
     .leftJoin('physicians', (join) => join.onRef('physicians.agency_id', '=', 'physician_orders.agency_id').onRef('physicians.id', '=', 'physician_orders.physician_id'))
     .select(ORDER_COLUMNS)
     .select([
-      'offices.timezone',
-      'agencies.order_sla_days',
+      'aging.timezone',
+      'aging.order_sla_days',
       'physicians.npi as physician_npi',
       sql<string | null>`${sql.ref('physicians.first_name')} || ' ' || ${sql.ref('physicians.last_name')}`.as('physician_name'),
     ]);
@@ -120,18 +140,17 @@ export type OrderRow = Awaited<ReturnType<ReturnType<typeof withDetails>['execut
 /** A page of the agency's orders matching `filters`, newest first, and the aging summary of all of them at `asOf`. */
 export async function listOrderPage(store: TenantStore, filters: OrderFilters, asOf: Date, page: ListQuery, cursors: CursorSealer): Promise<Page<OrderRow> & { summary: AgingSummary }> {
   const aging = new AgingConditions(asOf);
-  const matching = filtered(store, filters, aging);
+  const matching = filtered(store, filters, asOf, aging);
   const [listed, summary] = await Promise.all([
     listPage(store, withDetails(matching), NEWEST, page, cursors),
-    // offset 0 keeps the planner from pulling the subquery up, which would compute the days again in each count.
-    store.db.selectFrom(matching.where(aging.awaiting).select(aging.awaitingDays()).offset(0).as('awaiting')).select(summaryColumns()).$castTo<AgingSummary>().executeTakeFirstOrThrow(),
+    matching.where(aging.awaiting).select(summaryColumns(aging)).$castTo<AgingSummary>().executeTakeFirstOrThrow(),
   ]);
   store.audited(listed.rows.map((row) => row.id));
   return { ...listed, summary };
 }
 
-export async function findOrder(store: TenantStore, id: string): Promise<OrderRow | undefined> {
-  const row = await withDetails(agencyOrders(store)).where('physician_orders.id', '=', id).executeTakeFirst();
+export async function findOrder(store: TenantStore, id: string, asOf: Date): Promise<OrderRow | undefined> {
+  const row = await withDetails(agencyOrders(store, asOf)).where('physician_orders.id', '=', id).executeTakeFirst();
   if (row) store.audited([row.id]);
   return row;
 }

@@ -1073,7 +1073,8 @@ export const v1Shapes: Record<string, { omit: readonly string[]; rename: Readonl
     "omit": [],
     "rename": {},
     "children": {
-      "data": "Allocation"
+      "data": "Allocation",
+      "meta": "AllocationListMeta"
     }
   },
   "PhysicianOrderListResponse": {
@@ -1116,6 +1117,13 @@ export const v1Shapes: Record<string, { omit: readonly string[]; rename: Readonl
     "rename": {},
     "children": {
       "data": "HhvbpMeasure"
+    }
+  },
+  "AllocationListMeta": {
+    "omit": [],
+    "rename": {},
+    "children": {
+      "summary": "AllocationSummary"
     }
   }
 };
@@ -1801,10 +1809,36 @@ export const noPhiPlans: Record<string, { fields: Readonly<Record<string, NoPhiR
     },
     "children": {}
   },
+  "ProviderAdjustment": {
+    "fields": {
+      "fiscal_period_date": {
+        "reduce": "year",
+        "format": "date"
+      },
+      "reference": {
+        "reduce": "withheld",
+        "empty": null
+      }
+    },
+    "children": {}
+  },
+  "AllocationSummary": {
+    "fields": {},
+    "children": {
+      "provider_adjustments": "ProviderAdjustment"
+    }
+  },
+  "AllocationListMeta": {
+    "fields": {},
+    "children": {
+      "summary": "AllocationSummary"
+    }
+  },
   "AllocationListResponse": {
     "fields": {},
     "children": {
-      "data": "Allocation"
+      "data": "Allocation",
+      "meta": "AllocationListMeta"
     }
   },
   "PhysicianOrder": {

@@ -2393,9 +2393,7 @@ export type components = {
         AllocationListResponse: {
             /** @description Items of this page. */
             data: components["schemas"]["Allocation"][];
-            meta: components["schemas"]["ListMeta"] & {
-                summary: components["schemas"]["AllocationSummary"];
-            };
+            meta: components["schemas"]["AllocationListMeta"];
             warnings?: components["schemas"]["Warnings"];
         };
         /** @description Success envelope of a paged list (spec 2.1). */
@@ -2455,6 +2453,10 @@ export type components = {
             reference: string | null;
             /** @description PLB04: positive reduces the payment (recoupment), negative adds to it (interest). Decimal string with two places, in US dollars. */
             amount: string;
+        };
+        /** @description Meta of a payment's allocations: PageMeta, next_offset, and the payment's totals in summary. */
+        AllocationListMeta: components["schemas"]["ListMeta"] & {
+            summary: components["schemas"]["AllocationSummary"];
         };
     };
     responses: {

@@ -2,7 +2,7 @@ import t, { type Test } from 'tap';
 import { testDatabase } from '../../helpers/database.js';
 import { createTestIntegration } from '../../helpers/identity.js';
 import { EraImportError } from '../../../src/resources/remittances/era-import.js';
-import { eraRowCounts, fixtureText, importText } from './era-fixtures.js';
+import { eraRowCounts, fixtureText, importText } from '../../helpers/era-files.js';
 
 const { db } = await testDatabase();
 const NOTHING = { era_files: 0, remittances: 0, remittance_allocations: 0, remittance_provider_adjustments: 0 };

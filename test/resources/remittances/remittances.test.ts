@@ -3,7 +3,7 @@ import { buildTestApp, signIn, type SignedInApi } from '../../helpers/app.js';
 import { seededAgency } from '../../helpers/clinical.js';
 import { testDatabase } from '../../helpers/database.js';
 import { listPage, walkList } from '../../helpers/list-walk.js';
-import { eraText, fixtureText, importText } from './era-fixtures.js';
+import { eraText, fixtureText, importText } from '../../helpers/era-files.js';
 
 const { db } = await testDatabase();
 const api = await buildTestApp();

@@ -1,13 +1,13 @@
 import { readFileSync } from 'node:fs';
 import type { Kysely } from 'kysely';
-import type { DB } from '../../../src/db/schema.js';
-import { importEraFile, textSource, type EraImportResult } from '../../../src/resources/remittances/era-import.js';
+import type { DB } from '../../src/db/schema.js';
+import { importEraFile, textSource, type EraImportResult } from '../../src/resources/remittances/era-import.js';
 
 export const FIXTURES = ['medicare-home-health-crlf.835', 'secondary-payer-checks-no-breaks.835', 'recoupment-only.835'] as const;
 export type Fixture = (typeof FIXTURES)[number];
 
 export function fixtureText(name: Fixture): string {
-  return readFileSync(new URL(`../../fixtures/era/${name}`, import.meta.url), 'utf8');
+  return readFileSync(new URL(`../fixtures/era/${name}`, import.meta.url), 'utf8');
 }
 
 export function importText(db: Kysely<DB>, agencyId: string, name: string, text: string): Promise<EraImportResult> {

@@ -27,7 +27,7 @@ t.test('route 20: a file\'s payments as imported, check numbers masked to their 
   const [debit] = await remittanceOf(recoupment.eraFileId);
   t.match(debit, { payment_amount: '150.00', credit_debit: 'debit', claim_count: 0, paid_amount: '0.00', provider_adjustment_amount: '150.00' });
   const checks = await remittanceOf(secondary.eraFileId);
-  t.same(checks.map((p: { check_or_eft_number: string; payment_method: string }) => [p.payment_method, p.check_or_eft_number]), [['CHK', '****1938'], ['CHK', '****1937']]);
+  t.same(checks.map((p: { check_or_eft_number: string; payment_method: string }) => [p.payment_method, p.check_or_eft_number]).sort(), [['CHK', '****1937'], ['CHK', '****1938']], 'same payment date: in id order');
 });
 
 t.test('route 20: newest payment first, filtered by status and era_file_id, offset and cursor pages agree', async (t) => {
@@ -40,7 +40,8 @@ t.test('route 20: newest payment first, filtered by status and era_file_id, offs
   t.same(byOffset.ids, all.map((p) => p.id));
   const [posted] = await remittanceOf(recoupment.eraFileId);
   await db.updateTable('remittances').set({ status: 'posted' }).where('agency_id', '=', agencyId).where('id', '=', posted.id).execute();
-  t.same((await listPage(phi, REMITTANCES, { status: 'posted' })).data.map((p: { id: string }) => p.id), [posted.id]);
+  t.same((await listPage(phi, REMITTANCES, { status: 'posted', era_file_id: recoupment.eraFileId })).data.map((p: { id: string }) => p.id), [posted.id]);
+  t.notOk((await listPage(phi, REMITTANCES, { status: 'received', limit: '200' })).data.some((p: { id: string }) => p.id === posted.id));
   const received = await listPage(phi, REMITTANCES, { status: 'received', era_file_id: secondary.eraFileId, limit: '1' });
   t.match(received.meta, { total: 2, total_exact: true, limit: 1, offset: 0, has_more: true, next_offset: 1, next_cursor: String });
   const refused = await phi.request({ method: 'GET', url: REMITTANCES, query: { status: 'matching' } });
@@ -150,4 +151,21 @@ t.test('no_phi, route 21: claim, payer claim, member and patient references as s
   t.same((await listPage(otherSession, allocationsUrl(payment.id))).data, masked.data, 'stable across sessions of the agency');
   const body = JSON.stringify(masked);
   for (const secret of ['HARTWELL', '1EG4TE5MK73', 'M0100001-261001', '22261234567801', '22261234500099', '2026-10-01']) t.notOk(body.includes(secret), `${secret} is not served`);
+});
+
+t.test('the demo seed imports a few weeks of payments through the import path', async (t) => {
+  const files = await db.selectFrom('era_files').select(['id', 'file_name']).where('agency_id', '=', agencyId).where('file_name', 'like', '%-era-%').execute();
+  t.equal(files.length, 5, 'three weekly Medicare payments, a Medicare Advantage check, a recoupment');
+  const demo = new Set(files.map((f) => f.id));
+  const payments = (await listPage(phi, REMITTANCES, { limit: '200' })).data.filter((p: { era_file_id: string }) => demo.has(p.era_file_id));
+  t.same(payments.map((p: { status: string }) => p.status).sort(), ['posted', 'received', 'received', 'received', 'reconciled']);
+  t.ok(payments.some((p: { payment_method: string; credit_debit: string }) => p.payment_method === 'CHK'));
+  t.ok(payments.some((p: { credit_debit: string; claim_count: number }) => p.credit_debit === 'debit' && p.claim_count === 0));
+  const allocations = (await db.selectFrom('remittance_allocations').select(['match_status', 'claim_status_code']).where('agency_id', '=', agencyId).where('remittance_id', 'in', payments.map((p: { id: string }) => p.id)).execute());
+  const count = (key: 'match_status' | 'claim_status_code', value: string) => allocations.filter((a) => a[key] === value).length;
+  t.ok(count('match_status', 'matched') >= allocations.length - 2, 'the demo bills its own patients');
+  t.equal(count('match_status', 'partially_matched'), 1);
+  t.equal(count('match_status', 'unmatched'), 1);
+  t.equal(count('claim_status_code', '4'), 1, 'a denial');
+  t.equal(count('claim_status_code', '22'), 1, 'a reversal');
 });

@@ -308,7 +308,7 @@ export class Era835Reader {
   end(last: Segment | null): void {
     if (this.state === 'start' && this.interchanges > 0) return;
     const open = this.current ? `transaction ST*835*${element(this.current.st, 2)} has no SE` : this.state === 'group' ? 'functional group GS has no GE' : this.state === 'interchange' ? 'interchange ISA has no IEA' : 'the file holds no interchange';
-    throw new X12Error(`the file ends early: ${open} (missing SE, GE or IEA)`, last && { index: last.index, line: last.line, segment: `${last.id} (the last segment)` });
+    throw new X12Error(`the file ends early after this segment: ${open} (missing SE, GE or IEA)`, last && { index: last.index, line: last.line, segment: last.id });
   }
 
   private error(segment: Segment, reason: string): X12Error {

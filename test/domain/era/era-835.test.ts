@@ -115,8 +115,8 @@ t.test('envelope checks: counts and control numbers of SE, GE and IEA', async (t
   t.throws(() => read(good.replace('GE*1*1', 'GE*2*1')), /GE01 says 2 transaction sets \(ST\); there are 1/);
   t.throws(() => read(good.replace('IEA*1*000000001', 'IEA*1*000000002')), /IEA02 control number 000000002 does not match ISA13 000000001/);
   t.throws(() => read(good.replace('SE*10*0001~\n', '')), /GE is out of order here: expected a 2100 segment/);
-  t.throws(() => read(good.replace('GE*1*1~\nIEA*1*000000001~\n', '')), /segment 12 \(SE \(the last segment\)\), line 12: the file ends early: functional group GS has no GE \(missing SE, GE or IEA\)/);
-  t.throws(() => read(good.replace('IEA*1*000000001~\n', '')), /the file ends early: interchange ISA has no IEA/);
+  t.throws(() => read(good.replace('GE*1*1~\nIEA*1*000000001~\n', '')), /segment 12 \(SE\), line 12: the file ends early after this segment: functional group GS has no GE \(missing SE, GE or IEA\)/);
+  t.throws(() => read(good.replace('IEA*1*000000001~\n', '')), /the file ends early after this segment: interchange ISA has no IEA/);
   t.throws(() => read(good.replace('*005010X221A1', '*004010X091A1')), /GS08 is version 004010X091A1; the importer reads 005010X221A1/);
   t.throws(() => read(good.replace('ST*835', 'ST*837')), /this is a 837 transaction set; only 835/);
 });

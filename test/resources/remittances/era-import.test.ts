@@ -50,7 +50,7 @@ t.test('malformed files are refused with the segment, its position and line, and
   await refused(t, MEDICARE.replace('*00501*', '*0501**'), /segment 1 \(ISA\*00\*.*\), line 1: bad ISA: ISA has 16 elements of fixed width; 17 were found before position 105/);
   await refused(t, MEDICARE.replace(/SE\*\d+\*0001~\r\n/, ''), /GE is out of order here/);
   await refused(t, MEDICARE.replace(/GE\*1\*4721~\r\n/, ''), /IEA is out of order here: expected ST or GE/);
-  await refused(t, MEDICARE.replace(/IEA\*1\*000004721~\r\n/, ''), /the file ends early: interchange ISA has no IEA/);
+  await refused(t, MEDICARE.replace(/IEA\*1\*000004721~\r\n/, ''), /segment 54 \(GE\), line 54: the file ends early after this segment: interchange ISA has no IEA/);
   await refused(t, MEDICARE.replace(/SE\*(\d+)\*0001/, (_, n) => `SE*${Number(n) + 1}*0001`), /segment 53 \(SE\*52\*0001\), line 53: SE01 says 52 segments from ST to SE; there are 51/);
   await refused(t, MEDICARE.replace('N1*PR*PALMETTO', 'N1*PE*PALMETTO'), /segment 7 \(N1\*PE\*PALMETTO GBA HHH MAC\*XV\*11001\), line 7: the first N1 of an 835 is the payer, N1\*PR; this one is N1\*PE/);
   await refused(t, MEDICARE.replace('LX*1~\r\n', ''), /segment 15 \(CLP\*M0100001-261001.*\), line 15: CLP is out of order here: expected N3, N4, REF, LX, PLB or SE/);

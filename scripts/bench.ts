@@ -15,13 +15,14 @@ import { ensureKeyFile } from '../src/identity/key-encryption-keys.js';
 import type { BaselineConfig, BaselineRoute } from './bench-baseline.js';
 import { CLINICAL_SPECS as PATIENT_SPECS, prepareClinical, type ClinicalSpec } from './bench-clinical.js';
 import { ORDER_SPECS } from './bench-orders.js';
+import { benchImport, IMPORT_SCENARIO, REMITTANCE_SPECS, type ImportResult } from './bench-remittances.js';
 import { prepareBenchIdentity } from './bench-identity.js';
 import { measure, WARMUP_RESPONSES, type Measurement, type Timing } from './bench-load.js';
 import { npmStartArgs, root, start, stopAll } from './bench-processes.js';
 import { buildScenario, sides, firstRequest, GATEWAY_SPECS, scenarioFilter, type Request, type Scenario, type Side, type Target } from './bench-scenarios.js';
 
-const CLINICAL_SPECS: ClinicalSpec[] = [...PATIENT_SPECS, ...ORDER_SPECS];
-const SCENARIO_NAMES = [...GATEWAY_SPECS, ...CLINICAL_SPECS].map((s) => s.name).join('; ');
+const CLINICAL_SPECS: ClinicalSpec[] = [...PATIENT_SPECS, ...ORDER_SPECS, ...REMITTANCE_SPECS];
+const SCENARIO_NAMES = [...[...GATEWAY_SPECS, ...CLINICAL_SPECS].map((s) => s.name), IMPORT_SCENARIO].join('; ');
 const USAGE = `usage: [BENCH_DATABASE_URL=postgres://…] npm run bench -- [--quick] [--duration S] [--connections 10,50] [--scenarios NAME,…]
 scenarios: ${SCENARIO_NAMES}`;
 
@@ -70,6 +71,8 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 interface Selection {
   gateway: typeof GATEWAY_SPECS;
   clinical: ClinicalSpec[];
+  /** Whether to measure the 50,000-claim 835 import (not a request scenario: it runs alone, before the service). */
+  eraImport: boolean;
   /** Why some scenarios do not run; printed under the table. */
   notes: string[];
 }
@@ -83,10 +86,11 @@ function select(databaseUrl: string | undefined): Selection {
     notes.push(`skipped the clinical scenarios (${clinical.length}): they need PostgreSQL (set BENCH_DATABASE_URL); the embedded store cannot hold the large agency reasonably`);
     clinical = [];
   }
-  if (gateway.length + clinical.length === 0 && notes.length === 0) {
+  const eraImport = wanted(IMPORT_SCENARIO);
+  if (gateway.length + clinical.length === 0 && !eraImport && notes.length === 0) {
     throw new Error(`no scenario matches --scenarios "${args.scenarios}"; scenarios: ${SCENARIO_NAMES}`);
   }
-  return { gateway, clinical, notes };
+  return { gateway, clinical, eraImport, notes };
 }
 
 /** Before the service starts: the embedded store admits one process at a time. */
@@ -205,11 +209,21 @@ function printTable(results: Result[], notes: string[]): void {
   console.log([line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line), ...notes, ...contended].join('\n'));
 }
 
-function writeReport(config: Config, results: Result[], notes: string[]): void {
+/** The import runs before the service starts: the embedded store admits one process at a time. */
+async function measureImport(config: Config, env: NodeJS.ProcessEnv): Promise<ImportResult[]> {
+  console.error(`${IMPORT_SCENARIO}: generating the file and importing it in a process of its own`);
+  const result = await benchImport(config, env, tmp);
+  console.log(
+    `${result.scenario} (${result.fileMb} MB, ${result.database}): ${result.seconds} s, ${result.claimsPerSecond.toLocaleString('en-US')} claims/s, peak RSS ${result.peakRssMb} MB (goal: under 60 s and 300 MB)`,
+  );
+  return [result];
+}
+
+function writeReport(config: Config, results: Result[], notes: string[], imports: ImportResult[] = []): void {
   mkdirSync(join(root, '.bench'), { recursive: true });
   const report = {
     date: new Date().toISOString(), node: process.version, cpus: cpus().length, database: config.databaseUrl ? 'postgres' : 'pglite',
-    durationSeconds: timing.duration, warmupSeconds: timing.warmup, results, notes,
+    durationSeconds: timing.duration, warmupSeconds: timing.warmup, results, imports, notes,
   };
   writeFileSync(join(root, '.bench', 'results.json'), JSON.stringify(report, null, 2) + '\n');
   console.error('results written to .bench/results.json');
@@ -245,7 +259,9 @@ async function main() {
   const env = { ...rest, HOST: '127.0.0.1', DATA_DIR: join(tmp, 'data'), LOG_LEVEL: 'warn', TOKEN_ISSUER: 'http://bench.invalid', ...(databaseUrl ? { DATABASE_URL: databaseUrl, ...benchSecretsKey(rest) } : {}) };
   const config = loadConfig(env);
   const selection = select(databaseUrl);
+  const imported = selection.eraImport ? await measureImport(config, env) : [];
   if (selection.gateway.length + selection.clinical.length === 0) {
+    if (imported.length > 0) writeReport(config, [], selection.notes, imported);
     console.log(selection.notes.join('\n'));
     return;
   }
@@ -262,7 +278,7 @@ async function main() {
 
   const results = await measureAll(urls, runnable);
   printTable(results, selection.notes);
-  writeReport(config, results, selection.notes);
+  writeReport(config, results, selection.notes, imported);
   reportFailures(results);
 }
 

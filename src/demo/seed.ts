@@ -14,6 +14,7 @@ import { buildTask, type TaskSubject } from './tasks.js';
 import { buildPhysicianOrders } from './physician-orders.js';
 import { buildVisits, staffByOffice, visitWindow, type VisitContext } from './visits.js';
 import { seedHhvbp } from './hhvbp.js';
+import { seedEra } from './era.js';
 import { workingCollectionDrafts } from './working-collections.js';
 
 export { DemoSeedError };
@@ -63,6 +64,7 @@ export async function seedDemoAgency(db: Kysely<DB>, options: SeedOptions): Prom
     const ctx: VisitContext = { rng, now, area, reference, staff: staffByOffice(reference.clinicians), window: visitWindow(now) };
     await writeCharts(trx, ctx, writer, patients);
     await seedHhvbp(trx, agencyId, size);
+    await seedEra(trx, agencyId, now);
     await writer.write(await workingCollectionDrafts(trx, agencyId, patients, now, reference));
     return { agencyId, size, now: now.toISOString(), officesCreated: area.officesCreated, rows: writer.rows };
   });

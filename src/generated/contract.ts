@@ -522,9 +522,9 @@ export const operations = {
     authenticated: true,
     requestContentTypes: [],
     responseContentType: "application/json",
-    queryParameters: [{"name":"limit","in":"query","required":false,"description":"Page size. Default 50, maximum 200; a larger value is refused, not capped.","schema":{"type":"integer","minimum":1,"maximum":200,"default":50}},{"name":"offset","in":"query","required":false,"description":"Items to skip. Default 0, maximum 100000 (a larger value is a 400); deeper pages: use meta.next_cursor (keyset, constant time).","schema":{"type":"integer","minimum":0,"maximum":100000,"default":0}},{"name":"status","in":"query","required":false,"description":"Posting state.","schema":{"type":"string","enum":["received","matching","posted","partially_posted","exception"]}},{"name":"era_file_id","in":"query","required":false,"description":"835 file.","schema":{"type":"string","maxLength":128}}],
+    queryParameters: [{"name":"limit","in":"query","required":false,"description":"Page size. Default 50, maximum 200; a larger value is refused, not capped.","schema":{"type":"integer","minimum":1,"maximum":200,"default":50}},{"name":"offset","in":"query","required":false,"description":"Items to skip. Default 0, maximum 100000 (a larger value is a 400); deeper pages: use meta.next_cursor (keyset, constant time).","schema":{"type":"integer","minimum":0,"maximum":100000,"default":0}},{"name":"cursor","in":"query","required":false,"description":"Keyset cursor from meta.next_cursor: continues the list in the same order in constant time at any depth (offset pages slow down with depth). A cursor is bound to what it was issued for: the token's agency, extension and PHI mode, this operation, and the list's filters (every query parameter but limit, offset and cursor, in any order). Send it back with the same filters; limit may change from page to page, and a new token of the same extension and PHI mode may continue the walk. Anywhere else (another agency, extension, PHI mode, list or filter set) it is refused exactly like a tampered cursor: 400 PLATFORM_INVALID_INPUT with details.field \"cursor\". Not combinable with a non-zero offset (400).","schema":{"type":"string","minLength":1,"maxLength":512}},{"name":"status","in":"query","required":false,"description":"Only payments in this posting state (see Remittance.status).","schema":{"type":"string","enum":["received","posted","reconciled","exception"]}},{"name":"era_file_id","in":"query","required":false,"description":"Only payments of this imported 835 file (Remittance.era_file_id).","schema":{"type":"string","maxLength":128}}],
     readOnly: null,
-    pagedByCursor: false,
+    pagedByCursor: true,
     validate: { query: parameters.listRemittancesQuery as Validator, headers: parameters.listRemittancesHeaders as Validator },
     responses: { '200': bodies.listRemittancesStatus200 as Validator, '400': bodies.responseBadRequest as Validator, '401': bodies.responseUnauthorized as Validator, '402': bodies.responsePaymentRequired as Validator, '403': bodies.responseForbidden as Validator, '404': bodies.responseNotFound as Validator, '409': bodies.responseConflict as Validator, '429': bodies.responseRateLimited as Validator, '500': bodies.responseInternalError as Validator, '501': bodies.responseNotImplemented as Validator, '503': bodies.responseServiceUnavailable as Validator, '504': bodies.responseTimeout as Validator },
     responsesV1: { '200': bodies.listRemittancesStatus200V1 as Validator },
@@ -548,9 +548,9 @@ export const operations = {
     authenticated: true,
     requestContentTypes: [],
     responseContentType: "application/json",
-    queryParameters: [{"name":"limit","in":"query","required":false,"description":"Page size. Default 50, maximum 200; a larger value is refused, not capped.","schema":{"type":"integer","minimum":1,"maximum":200,"default":50}},{"name":"offset","in":"query","required":false,"description":"Items to skip. Default 0, maximum 100000 (a larger value is a 400); deeper pages: use meta.next_cursor (keyset, constant time).","schema":{"type":"integer","minimum":0,"maximum":100000,"default":0}}],
+    queryParameters: [{"name":"limit","in":"query","required":false,"description":"Page size. Default 50, maximum 200; a larger value is refused, not capped.","schema":{"type":"integer","minimum":1,"maximum":200,"default":50}},{"name":"offset","in":"query","required":false,"description":"Items to skip. Default 0, maximum 100000 (a larger value is a 400); deeper pages: use meta.next_cursor (keyset, constant time).","schema":{"type":"integer","minimum":0,"maximum":100000,"default":0}},{"name":"cursor","in":"query","required":false,"description":"Keyset cursor from meta.next_cursor: continues the list in the same order in constant time at any depth (offset pages slow down with depth). A cursor is bound to what it was issued for: the token's agency, extension and PHI mode, this operation, and the list's filters (every query parameter but limit, offset and cursor, in any order). Send it back with the same filters; limit may change from page to page, and a new token of the same extension and PHI mode may continue the walk. Anywhere else (another agency, extension, PHI mode, list or filter set) it is refused exactly like a tampered cursor: 400 PLATFORM_INVALID_INPUT with details.field \"cursor\". Not combinable with a non-zero offset (400).","schema":{"type":"string","minLength":1,"maxLength":512}}],
     readOnly: null,
-    pagedByCursor: false,
+    pagedByCursor: true,
     validate: { params: parameters.listRemittanceAllocationsParams as Validator, query: parameters.listRemittanceAllocationsQuery as Validator, headers: parameters.listRemittanceAllocationsHeaders as Validator },
     responses: { '200': bodies.listRemittanceAllocationsStatus200 as Validator, '400': bodies.responseBadRequest as Validator, '401': bodies.responseUnauthorized as Validator, '402': bodies.responsePaymentRequired as Validator, '403': bodies.responseForbidden as Validator, '404': bodies.responseNotFound as Validator, '409': bodies.responseConflict as Validator, '429': bodies.responseRateLimited as Validator, '500': bodies.responseInternalError as Validator, '501': bodies.responseNotImplemented as Validator, '503': bodies.responseServiceUnavailable as Validator, '504': bodies.responseTimeout as Validator },
     responsesV1: { '200': bodies.listRemittanceAllocationsStatus200V1 as Validator },
@@ -1073,7 +1073,8 @@ export const v1Shapes: Record<string, { omit: readonly string[]; rename: Readonl
     "omit": [],
     "rename": {},
     "children": {
-      "data": "Allocation"
+      "data": "Allocation",
+      "meta": "AllocationListMeta"
     }
   },
   "PhysicianOrderListResponse": {
@@ -1116,6 +1117,13 @@ export const v1Shapes: Record<string, { omit: readonly string[]; rename: Readonl
     "rename": {},
     "children": {
       "data": "HhvbpMeasure"
+    }
+  },
+  "AllocationListMeta": {
+    "omit": [],
+    "rename": {},
+    "children": {
+      "summary": "AllocationSummary"
     }
   }
 };
@@ -1750,6 +1758,10 @@ export const noPhiPlans: Record<string, { fields: Readonly<Record<string, NoPhiR
       "check_or_eft_number": {
         "reduce": "withheld",
         "empty": null
+      },
+      "received_at": {
+        "reduce": "year",
+        "format": "date-time"
       }
     },
     "children": {}
@@ -1766,9 +1778,25 @@ export const noPhiPlans: Record<string, { fields: Readonly<Record<string, NoPhiR
         "reduce": "handle",
         "kind": "claim"
       },
+      "payer_claim_number": {
+        "reduce": "handle",
+        "kind": "payer_claim"
+      },
+      "original_payer_claim_number": {
+        "reduce": "handle",
+        "kind": "payer_claim"
+      },
       "patient_id": {
         "reduce": "handle",
         "kind": "patient"
+      },
+      "patient_name": {
+        "reduce": "withheld",
+        "empty": null
+      },
+      "member_id": {
+        "reduce": "handle",
+        "kind": "member"
       },
       "service_date_from": {
         "reduce": "year",
@@ -1781,10 +1809,36 @@ export const noPhiPlans: Record<string, { fields: Readonly<Record<string, NoPhiR
     },
     "children": {}
   },
+  "ProviderAdjustment": {
+    "fields": {
+      "fiscal_period_date": {
+        "reduce": "year",
+        "format": "date"
+      },
+      "reference": {
+        "reduce": "withheld",
+        "empty": null
+      }
+    },
+    "children": {}
+  },
+  "AllocationSummary": {
+    "fields": {},
+    "children": {
+      "provider_adjustments": "ProviderAdjustment"
+    }
+  },
+  "AllocationListMeta": {
+    "fields": {},
+    "children": {
+      "summary": "AllocationSummary"
+    }
+  },
   "AllocationListResponse": {
     "fields": {},
     "children": {
-      "data": "Allocation"
+      "data": "Allocation",
+      "meta": "AllocationListMeta"
     }
   },
   "PhysicianOrder": {

@@ -376,7 +376,7 @@ export type paths = {
         };
         /**
          * List ERA payments
-         * @description Newest payment first. In no_phi sessions check and trace numbers are removed and dates reduced to the year.
+         * @description ERA payments imported from the agency's X12 835 files, newest payment date first. In no_phi sessions check and trace numbers are removed and dates reduced to the year. Paged by limit and offset, or by the keyset cursor of meta.next_cursor.
          */
         get: operations["listRemittances"];
         put?: never;
@@ -399,7 +399,7 @@ export type paths = {
         };
         /**
          * List claim allocations of a payment
-         * @description Totals of the payment are in meta.summary. An unknown remittance, or one with only provider-level adjustments, returns an empty page.
+         * @description The claims of one ERA payment in file order, with the payment's totals in meta.summary. An unknown remittance, another agency's, or one with only provider-level adjustments is an empty 200 page with meta.total 0, not a 404 (the summary then holds zeros, or the provider-level adjustments). In no_phi sessions claim, member and patient references are stable surrogate handles, the patient's name and PLB references are removed and dates are reduced to the year. Paged by limit and offset, or by the keyset cursor of meta.next_cursor.
          */
         get: operations["listRemittanceAllocations"];
         put?: never;
@@ -1797,36 +1797,55 @@ export type components = {
             /** @description Version the change is based on. */
             version?: number;
         };
+        /** @description An ERA payment: one ST/SE transaction of an X12 835 (005010X221A1) file, imported by an agency administrator (`npm run -s admin -- era import`). Its claims are its allocations (route 21). */
         Remittance: {
             /** @description Remittance (ERA payment) id. */
             id: string;
             /** @description 835 file it came from. */
             era_file_id: string;
-            /** @description Payer. */
+            /** @description Payer as the 835 names it (N1*PR N102). */
             payer_name: string;
-            /** @description Payer id. */
+            /** @description Payer id: N1*PR N104, else REF*2U; null when the file gives neither. */
             payer_id: string | null;
-            /** @description Total payment. Decimal string with two places, in US dollars. */
+            /** @description Payee as the 835 names it (N1*PE N102): the agency or one of its billing providers. */
+            payee_name: string;
+            /** @description Payee id (N1*PE N104: NPI, tax id or the payer's provider number). */
+            payee_id: string | null;
+            /** @description Total payment (BPR02) as sent, never negative: credit_debit says whether it was paid to the agency or taken back. Decimal string with two places, in US dollars. */
             payment_amount: string;
             /**
-             * @description X12 BPR04 payment method.
+             * @description BPR03: credit, a payment to the agency; debit, money the payer takes back.
+             * @enum {string}
+             */
+            credit_debit: "credit" | "debit";
+            /**
+             * @description X12 BPR04 payment method: ACH (automated clearing house), CHK (check), NON (no payment, as when claims are denied or offset), FWT (federal reserve wire), BOP (financial institution option).
              * @enum {string}
              */
             payment_method: "ACH" | "CHK" | "NON" | "FWT" | "BOP";
             /**
              * Format: date
-             * @description Payment date (year only in no_phi sessions).
+             * @description Payment or check date (BPR16; the production date DTM*405 when a file leaves BPR16 empty). Year only in no_phi sessions.
              */
             payment_date: string;
-            /** @description Check or EFT trace number masked to its last four characters (****1234); null in no_phi sessions. */
+            /** @description Check or EFT trace number (TRN02) masked to its last four characters (****1234); null in no_phi sessions. Stored whole, never served whole. */
             check_or_eft_number: string | null;
             /**
-             * @description Posting state.
+             * @description Posting state of the payment: `received` when imported from its 835; `posted` once the agency has posted it to its receivables, `reconciled` once it has been matched to the deposit, `exception` when posting stopped on a problem an agency resolves by hand. The importer sets only `received`; the others are states the agency moves a payment through later.
              * @enum {string}
              */
-            status: "received" | "matching" | "posted" | "partially_posted" | "exception";
-            /** @description Claims in the payment. */
+            status: "received" | "posted" | "reconciled" | "exception";
+            /** @description Claims (CLP) in the payment. */
             claim_count: number;
+            /** @description Sum of the claims' payments (CLP04). Decimal string with two places, in US dollars. */
+            paid_amount: string;
+            /** @description Sum of the provider-level adjustments (PLB amounts): positive reduces the payment (a recoupment), negative adds to it (interest). The payment balances: payment_amount (negative for a debit) = paid_amount - provider_adjustment_amount. Decimal string with two places, in US dollars. */
+            provider_adjustment_amount: string;
+            /**
+             * Format: date-time
+             * @description When the 835 was imported (year only in no_phi sessions).
+             */
+            received_at: string;
         };
         AdjustmentCode: {
             /** @description Group and CARC, for example CO-45. */
@@ -1841,48 +1860,69 @@ export type components = {
             /** @description Adjusted amount. Decimal string with two places, in US dollars. */
             amount: string;
         };
+        /** @description A claim of an ERA payment (2100 CLP loop), with its service lines' adjustments folded in. */
         Allocation: {
             /** @description Allocation id. */
             id: string;
             /** @description Remittance. */
             remittance_id: string;
-            /** @description Claim (surrogate handle in no_phi sessions). */
+            /** @description The agency's claim as the payer echoes it: CLP01, the patient control number the claim was billed with. A CL- handle in no_phi sessions. */
             claim_id: string;
-            /** @description Patient (surrogate handle in no_phi sessions). */
-            patient_id: string | null;
+            /** @description The payer's claim control number (CLP07). A PC- handle in no_phi sessions. */
+            payer_claim_number: string | null;
+            /** @description On a reversal (claim_status_code 22, adjustments in group CR) and on its correction: the payer claim number of the claim they reverse and replace (the reversal's own CLP07; for the correction REF*F8, else the reversal just before it in the payment with the same claim_id). Null otherwise. A PC- handle in no_phi sessions. */
+            original_payer_claim_number: string | null;
             /**
-             * Format: date
-             * @description First date of service (year only in no_phi sessions).
-             */
-            service_date_from: string;
-            /**
-             * Format: date
-             * @description Last date of service (year only in no_phi sessions).
-             */
-            service_date_to?: string | null;
-            /** @description Billed. Decimal string with two places, in US dollars. */
-            charged_amount: string;
-            /** @description Allowed. Decimal string with two places, in US dollars. */
-            allowed_amount: string;
-            /** @description Paid. Decimal string with two places, in US dollars. */
-            paid_amount: string;
-            /** @description Sum of adjustments. Decimal string with two places, in US dollars. */
-            adjustment_amount: string;
-            /** @description Patient responsibility. Decimal string with two places, in US dollars. */
-            patient_responsibility_amount: string;
-            /** @description Expected minus paid. Decimal string with two places, in US dollars. */
-            variance_amount: string;
-            /** @description CARC adjustments. */
-            adjustment_codes: components["schemas"]["AdjustmentCode"][];
-            /**
-             * @description Claim match state.
+             * @description CLP02 as sent; claim_status says what it means.
              * @enum {string}
              */
-            match_status: "matched" | "unmatched" | "partially_matched" | "manual_review";
+            claim_status_code: "1" | "2" | "3" | "4" | "19" | "20" | "21" | "22" | "23" | "25";
+            /**
+             * @description What CLP02 means: 1 processed as primary, 2 as secondary, 3 as tertiary, 4 denied, 19-21 processed as primary, secondary or tertiary and forwarded to another payer, 22 reversal of a previous payment, 23 not our claim and forwarded, 25 predetermination pricing only (no payment).
+             * @enum {string}
+             */
+            claim_status: "processed_as_primary" | "processed_as_secondary" | "processed_as_tertiary" | "denied" | "processed_as_primary_forwarded" | "processed_as_secondary_forwarded" | "processed_as_tertiary_forwarded" | "reversal_of_previous_payment" | "not_our_claim_forwarded" | "predetermination_pricing_only";
+            /** @description CLP06, the claim filing indicator (MA Medicare Part A, MB Part B, MC Medicaid, 12 PPO, 16 HMO Medicare Advantage, ...). */
+            claim_filing_indicator: string | null;
+            /** @description The agency's patient the claim was matched to (see match_status); null when unmatched. A PT- handle in no_phi sessions. */
+            patient_id: string | null;
+            /** @description The patient as the payer names them (NM1*QC: last, first middle); null in no_phi sessions. */
+            patient_name: string | null;
+            /** @description The payer's member id of the insured (NM1*IL N109, else NM1*QC N109). An MB- handle in no_phi sessions. */
+            member_id: string | null;
+            /**
+             * Format: date
+             * @description First date of service: the claim's statement period (DTM*232), else its earliest service line date. Year only in no_phi sessions.
+             */
+            service_date_from: string | null;
+            /**
+             * Format: date
+             * @description Last date of service: DTM*233, else the latest service line date when the lines span more than one day. Year only in no_phi sessions.
+             */
+            service_date_to: string | null;
+            /** @description Billed (CLP03). Decimal string with two places, in US dollars. */
+            charged_amount: string;
+            /** @description Allowed: AMT*AU when the claim carries it; else the sum of the service lines' AMT*B6 when every line has one; else charged less the CO, PI and CR (their reversal) adjustments other than sequestration (CARC 253, a reduction of the payment, not of the allowance). Decimal string with two places, in US dollars. */
+            allowed_amount: string;
+            /** @description Paid (CLP04). Decimal string with two places, in US dollars. */
+            paid_amount: string;
+            /** @description Sum of the claim's adjustments (claim and service line CAS, every group). Decimal string with two places, in US dollars. */
+            adjustment_amount: string;
+            /** @description Patient responsibility: CLP05, else the sum of the PR adjustments. Decimal string with two places, in US dollars. */
+            patient_responsibility_amount: string;
+            /** @description Charged less paid less adjustments: 0.00 on a claim whose adjustments account for every dollar billed, otherwise the amount the 835 leaves unexplained. Decimal string with two places, in US dollars. */
+            variance_amount: string;
+            /** @description CARC adjustments as group-reason pairs (CO-45, PR-2, CO-253, OA-23, CR-... on reversals), each with its amount summed over the claim and its service lines, in order of appearance. */
+            adjustment_codes: components["schemas"]["AdjustmentCode"][];
+            /**
+             * @description How the claim was matched to the agency's patients when imported. The patient control number (claim_id) names a patient when it is the patient's MRN, or the MRN followed by "-" and a claim suffix. matched: it names a patient, and the payer's member id is one of that patient's coverage policy numbers or the payer's last name is the patient's (ignoring case, accents and spacing). partially_matched: one identifier alone points at one patient (the control number names a patient whose member id and last name both differ, or it names none and exactly one patient holds the member id); patient_id is that patient. unmatched: neither; patient_id is null.
+             * @enum {string}
+             */
+            match_status: "matched" | "partially_matched" | "unmatched";
         };
-        /** @description Totals of the payment, in meta.summary of the allocations list. */
+        /** @description Totals of the payment, in meta.summary of the allocations list: the claims' sums and the provider-level adjustments. An unknown remittance has every total 0.00, no provider adjustments and a null payment_amount. */
         AllocationSummary: {
-            /** @description Claims. */
+            /** @description Claims in the payment (0 when it has only provider-level adjustments, or is unknown). */
             claim_count: number;
             /** @description Total billed. Decimal string with two places, in US dollars. */
             charged_amount: string;
@@ -1894,8 +1934,27 @@ export type components = {
             adjustment_amount: string;
             /** @description Total patient responsibility. Decimal string with two places, in US dollars. */
             patient_responsibility_amount: string;
-            /** @description Total variance. Decimal string with two places, in US dollars. */
+            /** @description Total variance: the sum of the claims' variance_amount. Decimal string with two places, in US dollars. */
             variance_amount: string;
+            /** @description Total adjustments per claim adjustment group: CO contractual, CR correction and reversal, OA other, PI payer initiated, PR patient responsibility. */
+            adjustments_by_group: {
+                /** @description Group CO. Decimal string with two places, in US dollars. */
+                CO: string;
+                /** @description Group CR. Decimal string with two places, in US dollars. */
+                CR: string;
+                /** @description Group OA. Decimal string with two places, in US dollars. */
+                OA: string;
+                /** @description Group PI. Decimal string with two places, in US dollars. */
+                PI: string;
+                /** @description Group PR. Decimal string with two places, in US dollars. */
+                PR: string;
+            };
+            /** @description The payment (BPR02), negative for a debit; null for an unknown remittance. Equals paid_amount - provider_adjustment_amount. Decimal string with two places, in US dollars. */
+            payment_amount: string | null;
+            /** @description Sum of the provider-level adjustments (PLB): positive reduces the payment, negative adds to it. Decimal string with two places, in US dollars. */
+            provider_adjustment_amount: string;
+            /** @description The payment's provider-level adjustments (PLB), in file order. */
+            provider_adjustments: components["schemas"]["ProviderAdjustment"][];
         };
         /** @description Physician order and its signature aging (spec 2.7). Order content (the clinical text) is never included. */
         PhysicianOrder: {
@@ -2334,9 +2393,7 @@ export type components = {
         AllocationListResponse: {
             /** @description Items of this page. */
             data: components["schemas"]["Allocation"][];
-            meta: components["schemas"]["ListMeta"] & {
-                summary: components["schemas"]["AllocationSummary"];
-            };
+            meta: components["schemas"]["AllocationListMeta"];
             warnings?: components["schemas"]["Warnings"];
         };
         /** @description Success envelope of a paged list (spec 2.1). */
@@ -2380,6 +2437,26 @@ export type components = {
             data: components["schemas"]["HhvbpMeasure"][];
             meta?: components["schemas"]["Meta"];
             warnings?: components["schemas"]["Warnings"];
+        };
+        /** @description A provider-level adjustment of an ERA payment (PLB). */
+        ProviderAdjustment: {
+            /** @description PLB01: the provider (NPI or the payer's provider number) the adjustment applies to. */
+            provider_id: string;
+            /**
+             * Format: date
+             * @description PLB02: the last day of the provider's fiscal period (year only in no_phi sessions).
+             */
+            fiscal_period_date: string;
+            /** @description PLB03-1, the provider adjustment reason: WO overpayment recovery, L6 interest owed, FB forwarding balance, 72 authorized return, CS adjustment, 50 late filing reduction, J1 nonreimbursable, ... */
+            reason_code: string;
+            /** @description PLB03-2, the payer's reference for it (often a claim number); null in no_phi sessions. */
+            reference: string | null;
+            /** @description PLB04: positive reduces the payment (recoupment), negative adds to it (interest). Decimal string with two places, in US dollars. */
+            amount: string;
+        };
+        /** @description Meta of a payment's allocations: PageMeta, next_offset, and the payment's totals in summary. */
+        AllocationListMeta: components["schemas"]["ListMeta"] & {
+            summary: components["schemas"]["AllocationSummary"];
         };
     };
     responses: {
@@ -3480,9 +3557,11 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /** @description Items to skip. Default 0, maximum 100000 (a larger value is a 400); deeper pages: use meta.next_cursor (keyset, constant time). */
                 offset?: components["parameters"]["Offset"];
-                /** @description Posting state. */
-                status?: "received" | "matching" | "posted" | "partially_posted" | "exception";
-                /** @description 835 file. */
+                /** @description Keyset cursor from meta.next_cursor: continues the list in the same order in constant time at any depth (offset pages slow down with depth). A cursor is bound to what it was issued for: the token's agency, extension and PHI mode, this operation, and the list's filters (every query parameter but limit, offset and cursor, in any order). Send it back with the same filters; limit may change from page to page, and a new token of the same extension and PHI mode may continue the walk. Anywhere else (another agency, extension, PHI mode, list or filter set) it is refused exactly like a tampered cursor: 400 PLATFORM_INVALID_INPUT with details.field "cursor". Not combinable with a non-zero offset (400). */
+                cursor?: components["parameters"]["Cursor"];
+                /** @description Only payments in this posting state (see Remittance.status). */
+                status?: "received" | "posted" | "reconciled" | "exception";
+                /** @description Only payments of this imported 835 file (Remittance.era_file_id). */
                 era_file_id?: string;
             };
             header?: {
@@ -3530,6 +3609,8 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /** @description Items to skip. Default 0, maximum 100000 (a larger value is a 400); deeper pages: use meta.next_cursor (keyset, constant time). */
                 offset?: components["parameters"]["Offset"];
+                /** @description Keyset cursor from meta.next_cursor: continues the list in the same order in constant time at any depth (offset pages slow down with depth). A cursor is bound to what it was issued for: the token's agency, extension and PHI mode, this operation, and the list's filters (every query parameter but limit, offset and cursor, in any order). Send it back with the same filters; limit may change from page to page, and a new token of the same extension and PHI mode may continue the walk. Anywhere else (another agency, extension, PHI mode, list or filter set) it is refused exactly like a tampered cursor: 400 PLATFORM_INVALID_INPUT with details.field "cursor". Not combinable with a non-zero offset (400). */
+                cursor?: components["parameters"]["Cursor"];
             };
             header?: {
                 /** @description Pins the extension contract version. Absent means the current version 2. Version 1 is deprecated (successor 2). Any other value is refused with 400. */

@@ -28397,7 +28397,7 @@ validate272.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dyna
 export const listRemittancesStatus200 = validate277;
 const schema277 = {"$ref":"components#/$defs/RemittanceListResponse"};
 const schema278 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/Remittance"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/ListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
-const schema279 = {"type":"object","required":["id","era_file_id","payer_name","payer_id","payment_amount","payment_method","payment_date","check_or_eft_number","status","claim_count"],"properties":{"id":{"type":"string","description":"Remittance (ERA payment) id.","x-svc-phi":"kept"},"era_file_id":{"type":"string","description":"835 file it came from.","x-svc-phi":"kept"},"payer_name":{"type":"string","description":"Payer.","x-svc-v1-name":"payer","x-svc-phi":"kept"},"payer_id":{"type":["string","null"],"description":"Payer id.","x-svc-phi":"kept"},"payment_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total payment. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"payment_method":{"type":"string","enum":["ACH","CHK","NON","FWT","BOP"],"description":"X12 BPR04 payment method."},"payment_date":{"type":"string","description":"Payment date (year only in no_phi sessions).","pattern":"^\\d{4}(-\\d{2}-\\d{2})?$","x-svc-phi":"year","format":"date"},"check_or_eft_number":{"type":["string","null"],"description":"Check or EFT trace number masked to its last four characters (****1234); null in no_phi sessions.","x-svc-phi":"withheld"},"status":{"type":"string","enum":["received","matching","posted","partially_posted","exception"],"description":"Posting state."},"claim_count":{"type":"integer","description":"Claims in the payment.","minimum":0}}};
+const schema279 = {"type":"object","required":["id","era_file_id","payer_name","payer_id","payee_name","payee_id","payment_amount","credit_debit","payment_method","payment_date","check_or_eft_number","status","claim_count","paid_amount","provider_adjustment_amount","received_at"],"properties":{"id":{"type":"string","description":"Remittance (ERA payment) id.","x-svc-phi":"kept"},"era_file_id":{"type":"string","description":"835 file it came from.","x-svc-phi":"kept"},"payer_name":{"type":"string","description":"Payer as the 835 names it (N1*PR N102).","x-svc-v1-name":"payer","x-svc-phi":"kept"},"payer_id":{"type":["string","null"],"description":"Payer id: N1*PR N104, else REF*2U; null when the file gives neither.","x-svc-phi":"kept"},"payee_name":{"type":"string","description":"Payee as the 835 names it (N1*PE N102): the agency or one of its billing providers.","x-svc-phi":"kept"},"payee_id":{"type":["string","null"],"description":"Payee id (N1*PE N104: NPI, tax id or the payer's provider number).","x-svc-phi":"kept"},"payment_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total payment (BPR02) as sent, never negative: credit_debit says whether it was paid to the agency or taken back. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"credit_debit":{"type":"string","enum":["credit","debit"],"description":"BPR03: credit, a payment to the agency; debit, money the payer takes back."},"payment_method":{"type":"string","enum":["ACH","CHK","NON","FWT","BOP"],"description":"X12 BPR04 payment method: ACH (automated clearing house), CHK (check), NON (no payment, as when claims are denied or offset), FWT (federal reserve wire), BOP (financial institution option)."},"payment_date":{"type":"string","description":"Payment or check date (BPR16; the production date DTM*405 when a file leaves BPR16 empty). Year only in no_phi sessions.","pattern":"^\\d{4}(-\\d{2}-\\d{2})?$","x-svc-phi":"year","format":"date"},"check_or_eft_number":{"type":["string","null"],"description":"Check or EFT trace number (TRN02) masked to its last four characters (****1234); null in no_phi sessions. Stored whole, never served whole.","x-svc-phi":"withheld"},"status":{"type":"string","enum":["received","posted","reconciled","exception"],"description":"Posting state of the payment: `received` when imported from its 835; `posted` once the agency has posted it to its receivables, `reconciled` once it has been matched to the deposit, `exception` when posting stopped on a problem an agency resolves by hand. The importer sets only `received`; the others are states the agency moves a payment through later."},"claim_count":{"type":"integer","description":"Claims (CLP) in the payment.","minimum":0},"paid_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Sum of the claims' payments (CLP04). Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"provider_adjustment_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Sum of the provider-level adjustments (PLB amounts): positive reduces the payment (a recoupment), negative adds to it (interest). The payment balances: payment_amount (negative for a debit) = paid_amount - provider_adjustment_amount. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"received_at":{"type":"string","format":"date-time","description":"When the 835 was imported (year only in no_phi sessions).","x-svc-phi":"year"}},"description":"An ERA payment: one ST/SE transaction of an X12 835 (005010X221A1) file, imported by an agency administrator (`npm run -s admin -- era import`). Its claims are its allocations (route 21)."};
 const pattern14 = new RegExp("^-?\\d+\\.\\d{2}$", "u");
 const pattern15 = new RegExp("^\\d{4}(-\\d{2}-\\d{2})?$", "u");
 
@@ -28479,8 +28479,8 @@ vErrors.push(err5);
 }
 errors++;
 }
-if(data1.payment_amount === undefined){
-const err6 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/Remittance/required",keyword:"required",params:{missingProperty: "payment_amount"},message:"must have required property '"+"payment_amount"+"'"};
+if(data1.payee_name === undefined){
+const err6 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/Remittance/required",keyword:"required",params:{missingProperty: "payee_name"},message:"must have required property '"+"payee_name"+"'"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -28489,8 +28489,8 @@ vErrors.push(err6);
 }
 errors++;
 }
-if(data1.payment_method === undefined){
-const err7 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/Remittance/required",keyword:"required",params:{missingProperty: "payment_method"},message:"must have required property '"+"payment_method"+"'"};
+if(data1.payee_id === undefined){
+const err7 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/Remittance/required",keyword:"required",params:{missingProperty: "payee_id"},message:"must have required property '"+"payee_id"+"'"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -28499,8 +28499,8 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(data1.payment_date === undefined){
-const err8 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/Remittance/required",keyword:"required",params:{missingProperty: "payment_date"},message:"must have required property '"+"payment_date"+"'"};
+if(data1.payment_amount === undefined){
+const err8 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/Remittance/required",keyword:"required",params:{missingProperty: "payment_amount"},message:"must have required property '"+"payment_amount"+"'"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -28509,8 +28509,8 @@ vErrors.push(err8);
 }
 errors++;
 }
-if(data1.check_or_eft_number === undefined){
-const err9 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/Remittance/required",keyword:"required",params:{missingProperty: "check_or_eft_number"},message:"must have required property '"+"check_or_eft_number"+"'"};
+if(data1.credit_debit === undefined){
+const err9 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/Remittance/required",keyword:"required",params:{missingProperty: "credit_debit"},message:"must have required property '"+"credit_debit"+"'"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -28519,8 +28519,8 @@ vErrors.push(err9);
 }
 errors++;
 }
-if(data1.status === undefined){
-const err10 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/Remittance/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(data1.payment_method === undefined){
+const err10 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/Remittance/required",keyword:"required",params:{missingProperty: "payment_method"},message:"must have required property '"+"payment_method"+"'"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -28529,8 +28529,8 @@ vErrors.push(err10);
 }
 errors++;
 }
-if(data1.claim_count === undefined){
-const err11 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/Remittance/required",keyword:"required",params:{missingProperty: "claim_count"},message:"must have required property '"+"claim_count"+"'"};
+if(data1.payment_date === undefined){
+const err11 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/Remittance/required",keyword:"required",params:{missingProperty: "payment_date"},message:"must have required property '"+"payment_date"+"'"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -28539,9 +28539,8 @@ vErrors.push(err11);
 }
 errors++;
 }
-if(data1.id !== undefined){
-if(typeof data1.id !== "string"){
-const err12 = {instancePath:instancePath+"/data/" + i0+"/id",schemaPath:"components#/$defs/Remittance/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data1.check_or_eft_number === undefined){
+const err12 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/Remittance/required",keyword:"required",params:{missingProperty: "check_or_eft_number"},message:"must have required property '"+"check_or_eft_number"+"'"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -28550,10 +28549,8 @@ vErrors.push(err12);
 }
 errors++;
 }
-}
-if(data1.era_file_id !== undefined){
-if(typeof data1.era_file_id !== "string"){
-const err13 = {instancePath:instancePath+"/data/" + i0+"/era_file_id",schemaPath:"components#/$defs/Remittance/properties/era_file_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data1.status === undefined){
+const err13 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/Remittance/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -28562,10 +28559,8 @@ vErrors.push(err13);
 }
 errors++;
 }
-}
-if(data1.payer_name !== undefined){
-if(typeof data1.payer_name !== "string"){
-const err14 = {instancePath:instancePath+"/data/" + i0+"/payer_name",schemaPath:"components#/$defs/Remittance/properties/payer_name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data1.claim_count === undefined){
+const err14 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/Remittance/required",keyword:"required",params:{missingProperty: "claim_count"},message:"must have required property '"+"claim_count"+"'"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -28574,11 +28569,8 @@ vErrors.push(err14);
 }
 errors++;
 }
-}
-if(data1.payer_id !== undefined){
-let data5 = data1.payer_id;
-if((typeof data5 !== "string") && (data5 !== null)){
-const err15 = {instancePath:instancePath+"/data/" + i0+"/payer_id",schemaPath:"components#/$defs/Remittance/properties/payer_id/type",keyword:"type",params:{type: schema279.properties.payer_id.type},message:"must be string,null"};
+if(data1.paid_amount === undefined){
+const err15 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/Remittance/required",keyword:"required",params:{missingProperty: "paid_amount"},message:"must have required property '"+"paid_amount"+"'"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -28587,12 +28579,8 @@ vErrors.push(err15);
 }
 errors++;
 }
-}
-if(data1.payment_amount !== undefined){
-let data6 = data1.payment_amount;
-if(typeof data6 === "string"){
-if(!pattern14.test(data6)){
-const err16 = {instancePath:instancePath+"/data/" + i0+"/payment_amount",schemaPath:"components#/$defs/Remittance/properties/payment_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
+if(data1.provider_adjustment_amount === undefined){
+const err16 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/Remittance/required",keyword:"required",params:{missingProperty: "provider_adjustment_amount"},message:"must have required property '"+"provider_adjustment_amount"+"'"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -28601,9 +28589,8 @@ vErrors.push(err16);
 }
 errors++;
 }
-}
-else {
-const err17 = {instancePath:instancePath+"/data/" + i0+"/payment_amount",schemaPath:"components#/$defs/Remittance/properties/payment_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data1.received_at === undefined){
+const err17 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/Remittance/required",keyword:"required",params:{missingProperty: "received_at"},message:"must have required property '"+"received_at"+"'"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -28612,11 +28599,9 @@ vErrors.push(err17);
 }
 errors++;
 }
-}
-if(data1.payment_method !== undefined){
-let data7 = data1.payment_method;
-if(typeof data7 !== "string"){
-const err18 = {instancePath:instancePath+"/data/" + i0+"/payment_method",schemaPath:"components#/$defs/Remittance/properties/payment_method/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data1.id !== undefined){
+if(typeof data1.id !== "string"){
+const err18 = {instancePath:instancePath+"/data/" + i0+"/id",schemaPath:"components#/$defs/Remittance/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -28625,8 +28610,10 @@ vErrors.push(err18);
 }
 errors++;
 }
-if(!(((((data7 === "ACH") || (data7 === "CHK")) || (data7 === "NON")) || (data7 === "FWT")) || (data7 === "BOP"))){
-const err19 = {instancePath:instancePath+"/data/" + i0+"/payment_method",schemaPath:"components#/$defs/Remittance/properties/payment_method/enum",keyword:"enum",params:{allowedValues: schema279.properties.payment_method.enum},message:"must be equal to one of the allowed values"};
+}
+if(data1.era_file_id !== undefined){
+if(typeof data1.era_file_id !== "string"){
+const err19 = {instancePath:instancePath+"/data/" + i0+"/era_file_id",schemaPath:"components#/$defs/Remittance/properties/era_file_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -28636,11 +28623,9 @@ vErrors.push(err19);
 errors++;
 }
 }
-if(data1.payment_date !== undefined){
-let data8 = data1.payment_date;
-if(typeof data8 === "string"){
-if(!pattern15.test(data8)){
-const err20 = {instancePath:instancePath+"/data/" + i0+"/payment_date",schemaPath:"components#/$defs/Remittance/properties/payment_date/pattern",keyword:"pattern",params:{pattern: "^\\d{4}(-\\d{2}-\\d{2})?$"},message:"must match pattern \""+"^\\d{4}(-\\d{2}-\\d{2})?$"+"\""};
+if(data1.payer_name !== undefined){
+if(typeof data1.payer_name !== "string"){
+const err20 = {instancePath:instancePath+"/data/" + i0+"/payer_name",schemaPath:"components#/$defs/Remittance/properties/payer_name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -28649,8 +28634,11 @@ vErrors.push(err20);
 }
 errors++;
 }
-if(!(formats64.validate(data8))){
-const err21 = {instancePath:instancePath+"/data/" + i0+"/payment_date",schemaPath:"components#/$defs/Remittance/properties/payment_date/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
+}
+if(data1.payer_id !== undefined){
+let data5 = data1.payer_id;
+if((typeof data5 !== "string") && (data5 !== null)){
+const err21 = {instancePath:instancePath+"/data/" + i0+"/payer_id",schemaPath:"components#/$defs/Remittance/properties/payer_id/type",keyword:"type",params:{type: schema279.properties.payer_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -28660,8 +28648,9 @@ vErrors.push(err21);
 errors++;
 }
 }
-else {
-const err22 = {instancePath:instancePath+"/data/" + i0+"/payment_date",schemaPath:"components#/$defs/Remittance/properties/payment_date/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data1.payee_name !== undefined){
+if(typeof data1.payee_name !== "string"){
+const err22 = {instancePath:instancePath+"/data/" + i0+"/payee_name",schemaPath:"components#/$defs/Remittance/properties/payee_name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -28671,10 +28660,10 @@ vErrors.push(err22);
 errors++;
 }
 }
-if(data1.check_or_eft_number !== undefined){
-let data9 = data1.check_or_eft_number;
-if((typeof data9 !== "string") && (data9 !== null)){
-const err23 = {instancePath:instancePath+"/data/" + i0+"/check_or_eft_number",schemaPath:"components#/$defs/Remittance/properties/check_or_eft_number/type",keyword:"type",params:{type: schema279.properties.check_or_eft_number.type},message:"must be string,null"};
+if(data1.payee_id !== undefined){
+let data7 = data1.payee_id;
+if((typeof data7 !== "string") && (data7 !== null)){
+const err23 = {instancePath:instancePath+"/data/" + i0+"/payee_id",schemaPath:"components#/$defs/Remittance/properties/payee_id/type",keyword:"type",params:{type: schema279.properties.payee_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -28684,10 +28673,11 @@ vErrors.push(err23);
 errors++;
 }
 }
-if(data1.status !== undefined){
-let data10 = data1.status;
-if(typeof data10 !== "string"){
-const err24 = {instancePath:instancePath+"/data/" + i0+"/status",schemaPath:"components#/$defs/Remittance/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data1.payment_amount !== undefined){
+let data8 = data1.payment_amount;
+if(typeof data8 === "string"){
+if(!pattern14.test(data8)){
+const err24 = {instancePath:instancePath+"/data/" + i0+"/payment_amount",schemaPath:"components#/$defs/Remittance/properties/payment_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -28696,8 +28686,9 @@ vErrors.push(err24);
 }
 errors++;
 }
-if(!(((((data10 === "received") || (data10 === "matching")) || (data10 === "posted")) || (data10 === "partially_posted")) || (data10 === "exception"))){
-const err25 = {instancePath:instancePath+"/data/" + i0+"/status",schemaPath:"components#/$defs/Remittance/properties/status/enum",keyword:"enum",params:{allowedValues: schema279.properties.status.enum},message:"must be equal to one of the allowed values"};
+}
+else {
+const err25 = {instancePath:instancePath+"/data/" + i0+"/payment_amount",schemaPath:"components#/$defs/Remittance/properties/payment_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -28707,10 +28698,10 @@ vErrors.push(err25);
 errors++;
 }
 }
-if(data1.claim_count !== undefined){
-let data11 = data1.claim_count;
-if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
-const err26 = {instancePath:instancePath+"/data/" + i0+"/claim_count",schemaPath:"components#/$defs/Remittance/properties/claim_count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data1.credit_debit !== undefined){
+let data9 = data1.credit_debit;
+if(typeof data9 !== "string"){
+const err26 = {instancePath:instancePath+"/data/" + i0+"/credit_debit",schemaPath:"components#/$defs/Remittance/properties/credit_debit/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -28719,9 +28710,8 @@ vErrors.push(err26);
 }
 errors++;
 }
-if((typeof data11 == "number") && (isFinite(data11))){
-if(data11 < 0 || isNaN(data11)){
-const err27 = {instancePath:instancePath+"/data/" + i0+"/claim_count",schemaPath:"components#/$defs/Remittance/properties/claim_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(!((data9 === "credit") || (data9 === "debit"))){
+const err27 = {instancePath:instancePath+"/data/" + i0+"/credit_debit",schemaPath:"components#/$defs/Remittance/properties/credit_debit/enum",keyword:"enum",params:{allowedValues: schema279.properties.credit_debit.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -28731,10 +28721,10 @@ vErrors.push(err27);
 errors++;
 }
 }
-}
-}
-else {
-const err28 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/Remittance/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data1.payment_method !== undefined){
+let data10 = data1.payment_method;
+if(typeof data10 !== "string"){
+const err28 = {instancePath:instancePath+"/data/" + i0+"/payment_method",schemaPath:"components#/$defs/Remittance/properties/payment_method/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -28743,15 +28733,208 @@ vErrors.push(err28);
 }
 errors++;
 }
-}
-}
-else {
-const err29 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(!(((((data10 === "ACH") || (data10 === "CHK")) || (data10 === "NON")) || (data10 === "FWT")) || (data10 === "BOP"))){
+const err29 = {instancePath:instancePath+"/data/" + i0+"/payment_method",schemaPath:"components#/$defs/Remittance/properties/payment_method/enum",keyword:"enum",params:{allowedValues: schema279.properties.payment_method.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err29];
 }
 else {
 vErrors.push(err29);
+}
+errors++;
+}
+}
+if(data1.payment_date !== undefined){
+let data11 = data1.payment_date;
+if(typeof data11 === "string"){
+if(!pattern15.test(data11)){
+const err30 = {instancePath:instancePath+"/data/" + i0+"/payment_date",schemaPath:"components#/$defs/Remittance/properties/payment_date/pattern",keyword:"pattern",params:{pattern: "^\\d{4}(-\\d{2}-\\d{2})?$"},message:"must match pattern \""+"^\\d{4}(-\\d{2}-\\d{2})?$"+"\""};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+if(!(formats64.validate(data11))){
+const err31 = {instancePath:instancePath+"/data/" + i0+"/payment_date",schemaPath:"components#/$defs/Remittance/properties/payment_date/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+}
+else {
+const err32 = {instancePath:instancePath+"/data/" + i0+"/payment_date",schemaPath:"components#/$defs/Remittance/properties/payment_date/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+}
+if(data1.check_or_eft_number !== undefined){
+let data12 = data1.check_or_eft_number;
+if((typeof data12 !== "string") && (data12 !== null)){
+const err33 = {instancePath:instancePath+"/data/" + i0+"/check_or_eft_number",schemaPath:"components#/$defs/Remittance/properties/check_or_eft_number/type",keyword:"type",params:{type: schema279.properties.check_or_eft_number.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+}
+if(data1.status !== undefined){
+let data13 = data1.status;
+if(typeof data13 !== "string"){
+const err34 = {instancePath:instancePath+"/data/" + i0+"/status",schemaPath:"components#/$defs/Remittance/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+if(!((((data13 === "received") || (data13 === "posted")) || (data13 === "reconciled")) || (data13 === "exception"))){
+const err35 = {instancePath:instancePath+"/data/" + i0+"/status",schemaPath:"components#/$defs/Remittance/properties/status/enum",keyword:"enum",params:{allowedValues: schema279.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+if(data1.claim_count !== undefined){
+let data14 = data1.claim_count;
+if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
+const err36 = {instancePath:instancePath+"/data/" + i0+"/claim_count",schemaPath:"components#/$defs/Remittance/properties/claim_count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+if((typeof data14 == "number") && (isFinite(data14))){
+if(data14 < 0 || isNaN(data14)){
+const err37 = {instancePath:instancePath+"/data/" + i0+"/claim_count",schemaPath:"components#/$defs/Remittance/properties/claim_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+}
+}
+if(data1.paid_amount !== undefined){
+let data15 = data1.paid_amount;
+if(typeof data15 === "string"){
+if(!pattern14.test(data15)){
+const err38 = {instancePath:instancePath+"/data/" + i0+"/paid_amount",schemaPath:"components#/$defs/Remittance/properties/paid_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+}
+else {
+const err39 = {instancePath:instancePath+"/data/" + i0+"/paid_amount",schemaPath:"components#/$defs/Remittance/properties/paid_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+}
+if(data1.provider_adjustment_amount !== undefined){
+let data16 = data1.provider_adjustment_amount;
+if(typeof data16 === "string"){
+if(!pattern14.test(data16)){
+const err40 = {instancePath:instancePath+"/data/" + i0+"/provider_adjustment_amount",schemaPath:"components#/$defs/Remittance/properties/provider_adjustment_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+}
+else {
+const err41 = {instancePath:instancePath+"/data/" + i0+"/provider_adjustment_amount",schemaPath:"components#/$defs/Remittance/properties/provider_adjustment_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+}
+if(data1.received_at !== undefined){
+let data17 = data1.received_at;
+if(typeof data17 === "string"){
+if(!(formats0.validate(data17))){
+const err42 = {instancePath:instancePath+"/data/" + i0+"/received_at",schemaPath:"components#/$defs/Remittance/properties/received_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+}
+else {
+const err43 = {instancePath:instancePath+"/data/" + i0+"/received_at",schemaPath:"components#/$defs/Remittance/properties/received_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+}
+}
+else {
+const err44 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/Remittance/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+}
+}
+else {
+const err45 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
 }
 errors++;
 }
@@ -28763,41 +28946,41 @@ errors = vErrors.length;
 }
 }
 if(data.warnings !== undefined){
-let data13 = data.warnings;
-if(Array.isArray(data13)){
-const len1 = data13.length;
+let data19 = data.warnings;
+if(Array.isArray(data19)){
+const len1 = data19.length;
 for(let i1=0; i1<len1; i1++){
-if(typeof data13[i1] !== "string"){
-const err30 = {instancePath:instancePath+"/warnings/" + i1,schemaPath:"components#/$defs/Warnings/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(typeof data19[i1] !== "string"){
+const err46 = {instancePath:instancePath+"/warnings/" + i1,schemaPath:"components#/$defs/Warnings/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err30];
+vErrors = [err46];
 }
 else {
-vErrors.push(err30);
+vErrors.push(err46);
 }
 errors++;
 }
 }
 }
 else {
-const err31 = {instancePath:instancePath+"/warnings",schemaPath:"components#/$defs/Warnings/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err47 = {instancePath:instancePath+"/warnings",schemaPath:"components#/$defs/Warnings/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
-vErrors = [err31];
+vErrors = [err47];
 }
 else {
-vErrors.push(err31);
+vErrors.push(err47);
 }
 errors++;
 }
 }
 }
 else {
-const err32 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err48 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err32];
+vErrors = [err48];
 }
 else {
-vErrors.push(err32);
+vErrors.push(err48);
 }
 errors++;
 }
@@ -28829,7 +29012,7 @@ validate277.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dyna
 export const listRemittancesStatus200V1 = validate281;
 const schema281 = {"$ref":"components-v1#/$defs/RemittanceListResponse"};
 const schema282 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components-v1#/$defs/Remittance"},"description":"Items of this page."},"meta":{"$ref":"components-v1#/$defs/ListMeta"},"warnings":{"$ref":"components-v1#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
-const schema283 = {"type":"object","required":["id","era_file_id","payer","payer_id","payment_amount","payment_method","payment_date","check_or_eft_number","status","claim_count"],"properties":{"id":{"type":"string","description":"Remittance (ERA payment) id.","x-svc-phi":"kept"},"era_file_id":{"type":"string","description":"835 file it came from.","x-svc-phi":"kept"},"payer":{"type":"string","description":"Payer.","x-svc-v1-name":"payer","x-svc-phi":"kept"},"payer_id":{"type":["string","null"],"description":"Payer id.","x-svc-phi":"kept"},"payment_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total payment. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"payment_method":{"type":"string","enum":["ACH","CHK","NON","FWT","BOP"],"description":"X12 BPR04 payment method."},"payment_date":{"type":"string","description":"Payment date (year only in no_phi sessions).","pattern":"^\\d{4}(-\\d{2}-\\d{2})?$","x-svc-phi":"year","format":"date"},"check_or_eft_number":{"type":["string","null"],"description":"Check or EFT trace number masked to its last four characters (****1234); null in no_phi sessions.","x-svc-phi":"withheld"},"status":{"type":"string","enum":["received","matching","posted","partially_posted","exception"],"description":"Posting state."},"claim_count":{"type":"integer","description":"Claims in the payment.","minimum":0}}};
+const schema283 = {"type":"object","required":["id","era_file_id","payer","payer_id","payee_name","payee_id","payment_amount","credit_debit","payment_method","payment_date","check_or_eft_number","status","claim_count","paid_amount","provider_adjustment_amount","received_at"],"properties":{"id":{"type":"string","description":"Remittance (ERA payment) id.","x-svc-phi":"kept"},"era_file_id":{"type":"string","description":"835 file it came from.","x-svc-phi":"kept"},"payer":{"type":"string","description":"Payer as the 835 names it (N1*PR N102).","x-svc-v1-name":"payer","x-svc-phi":"kept"},"payer_id":{"type":["string","null"],"description":"Payer id: N1*PR N104, else REF*2U; null when the file gives neither.","x-svc-phi":"kept"},"payee_name":{"type":"string","description":"Payee as the 835 names it (N1*PE N102): the agency or one of its billing providers.","x-svc-phi":"kept"},"payee_id":{"type":["string","null"],"description":"Payee id (N1*PE N104: NPI, tax id or the payer's provider number).","x-svc-phi":"kept"},"payment_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total payment (BPR02) as sent, never negative: credit_debit says whether it was paid to the agency or taken back. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"credit_debit":{"type":"string","enum":["credit","debit"],"description":"BPR03: credit, a payment to the agency; debit, money the payer takes back."},"payment_method":{"type":"string","enum":["ACH","CHK","NON","FWT","BOP"],"description":"X12 BPR04 payment method: ACH (automated clearing house), CHK (check), NON (no payment, as when claims are denied or offset), FWT (federal reserve wire), BOP (financial institution option)."},"payment_date":{"type":"string","description":"Payment or check date (BPR16; the production date DTM*405 when a file leaves BPR16 empty). Year only in no_phi sessions.","pattern":"^\\d{4}(-\\d{2}-\\d{2})?$","x-svc-phi":"year","format":"date"},"check_or_eft_number":{"type":["string","null"],"description":"Check or EFT trace number (TRN02) masked to its last four characters (****1234); null in no_phi sessions. Stored whole, never served whole.","x-svc-phi":"withheld"},"status":{"type":"string","enum":["received","posted","reconciled","exception"],"description":"Posting state of the payment: `received` when imported from its 835; `posted` once the agency has posted it to its receivables, `reconciled` once it has been matched to the deposit, `exception` when posting stopped on a problem an agency resolves by hand. The importer sets only `received`; the others are states the agency moves a payment through later."},"claim_count":{"type":"integer","description":"Claims (CLP) in the payment.","minimum":0},"paid_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Sum of the claims' payments (CLP04). Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"provider_adjustment_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Sum of the provider-level adjustments (PLB amounts): positive reduces the payment (a recoupment), negative adds to it (interest). The payment balances: payment_amount (negative for a debit) = paid_amount - provider_adjustment_amount. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"received_at":{"type":"string","format":"date-time","description":"When the 835 was imported (year only in no_phi sessions).","x-svc-phi":"year"}},"description":"An ERA payment: one ST/SE transaction of an X12 835 (005010X221A1) file, imported by an agency administrator (`npm run -s admin -- era import`). Its claims are its allocations (route 21)."};
 
 function validate282(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -28909,8 +29092,8 @@ vErrors.push(err5);
 }
 errors++;
 }
-if(data1.payment_amount === undefined){
-const err6 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/Remittance/required",keyword:"required",params:{missingProperty: "payment_amount"},message:"must have required property '"+"payment_amount"+"'"};
+if(data1.payee_name === undefined){
+const err6 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/Remittance/required",keyword:"required",params:{missingProperty: "payee_name"},message:"must have required property '"+"payee_name"+"'"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -28919,8 +29102,8 @@ vErrors.push(err6);
 }
 errors++;
 }
-if(data1.payment_method === undefined){
-const err7 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/Remittance/required",keyword:"required",params:{missingProperty: "payment_method"},message:"must have required property '"+"payment_method"+"'"};
+if(data1.payee_id === undefined){
+const err7 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/Remittance/required",keyword:"required",params:{missingProperty: "payee_id"},message:"must have required property '"+"payee_id"+"'"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -28929,8 +29112,8 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(data1.payment_date === undefined){
-const err8 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/Remittance/required",keyword:"required",params:{missingProperty: "payment_date"},message:"must have required property '"+"payment_date"+"'"};
+if(data1.payment_amount === undefined){
+const err8 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/Remittance/required",keyword:"required",params:{missingProperty: "payment_amount"},message:"must have required property '"+"payment_amount"+"'"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -28939,8 +29122,8 @@ vErrors.push(err8);
 }
 errors++;
 }
-if(data1.check_or_eft_number === undefined){
-const err9 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/Remittance/required",keyword:"required",params:{missingProperty: "check_or_eft_number"},message:"must have required property '"+"check_or_eft_number"+"'"};
+if(data1.credit_debit === undefined){
+const err9 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/Remittance/required",keyword:"required",params:{missingProperty: "credit_debit"},message:"must have required property '"+"credit_debit"+"'"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -28949,8 +29132,8 @@ vErrors.push(err9);
 }
 errors++;
 }
-if(data1.status === undefined){
-const err10 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/Remittance/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(data1.payment_method === undefined){
+const err10 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/Remittance/required",keyword:"required",params:{missingProperty: "payment_method"},message:"must have required property '"+"payment_method"+"'"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -28959,8 +29142,8 @@ vErrors.push(err10);
 }
 errors++;
 }
-if(data1.claim_count === undefined){
-const err11 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/Remittance/required",keyword:"required",params:{missingProperty: "claim_count"},message:"must have required property '"+"claim_count"+"'"};
+if(data1.payment_date === undefined){
+const err11 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/Remittance/required",keyword:"required",params:{missingProperty: "payment_date"},message:"must have required property '"+"payment_date"+"'"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -28969,9 +29152,8 @@ vErrors.push(err11);
 }
 errors++;
 }
-if(data1.id !== undefined){
-if(typeof data1.id !== "string"){
-const err12 = {instancePath:instancePath+"/data/" + i0+"/id",schemaPath:"components-v1#/$defs/Remittance/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data1.check_or_eft_number === undefined){
+const err12 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/Remittance/required",keyword:"required",params:{missingProperty: "check_or_eft_number"},message:"must have required property '"+"check_or_eft_number"+"'"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -28980,10 +29162,8 @@ vErrors.push(err12);
 }
 errors++;
 }
-}
-if(data1.era_file_id !== undefined){
-if(typeof data1.era_file_id !== "string"){
-const err13 = {instancePath:instancePath+"/data/" + i0+"/era_file_id",schemaPath:"components-v1#/$defs/Remittance/properties/era_file_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data1.status === undefined){
+const err13 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/Remittance/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -28992,10 +29172,8 @@ vErrors.push(err13);
 }
 errors++;
 }
-}
-if(data1.payer !== undefined){
-if(typeof data1.payer !== "string"){
-const err14 = {instancePath:instancePath+"/data/" + i0+"/payer",schemaPath:"components-v1#/$defs/Remittance/properties/payer/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data1.claim_count === undefined){
+const err14 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/Remittance/required",keyword:"required",params:{missingProperty: "claim_count"},message:"must have required property '"+"claim_count"+"'"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -29004,11 +29182,8 @@ vErrors.push(err14);
 }
 errors++;
 }
-}
-if(data1.payer_id !== undefined){
-let data5 = data1.payer_id;
-if((typeof data5 !== "string") && (data5 !== null)){
-const err15 = {instancePath:instancePath+"/data/" + i0+"/payer_id",schemaPath:"components-v1#/$defs/Remittance/properties/payer_id/type",keyword:"type",params:{type: schema283.properties.payer_id.type},message:"must be string,null"};
+if(data1.paid_amount === undefined){
+const err15 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/Remittance/required",keyword:"required",params:{missingProperty: "paid_amount"},message:"must have required property '"+"paid_amount"+"'"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -29017,12 +29192,8 @@ vErrors.push(err15);
 }
 errors++;
 }
-}
-if(data1.payment_amount !== undefined){
-let data6 = data1.payment_amount;
-if(typeof data6 === "string"){
-if(!pattern14.test(data6)){
-const err16 = {instancePath:instancePath+"/data/" + i0+"/payment_amount",schemaPath:"components-v1#/$defs/Remittance/properties/payment_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
+if(data1.provider_adjustment_amount === undefined){
+const err16 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/Remittance/required",keyword:"required",params:{missingProperty: "provider_adjustment_amount"},message:"must have required property '"+"provider_adjustment_amount"+"'"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -29031,9 +29202,8 @@ vErrors.push(err16);
 }
 errors++;
 }
-}
-else {
-const err17 = {instancePath:instancePath+"/data/" + i0+"/payment_amount",schemaPath:"components-v1#/$defs/Remittance/properties/payment_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data1.received_at === undefined){
+const err17 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/Remittance/required",keyword:"required",params:{missingProperty: "received_at"},message:"must have required property '"+"received_at"+"'"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -29042,11 +29212,9 @@ vErrors.push(err17);
 }
 errors++;
 }
-}
-if(data1.payment_method !== undefined){
-let data7 = data1.payment_method;
-if(typeof data7 !== "string"){
-const err18 = {instancePath:instancePath+"/data/" + i0+"/payment_method",schemaPath:"components-v1#/$defs/Remittance/properties/payment_method/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data1.id !== undefined){
+if(typeof data1.id !== "string"){
+const err18 = {instancePath:instancePath+"/data/" + i0+"/id",schemaPath:"components-v1#/$defs/Remittance/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -29055,8 +29223,10 @@ vErrors.push(err18);
 }
 errors++;
 }
-if(!(((((data7 === "ACH") || (data7 === "CHK")) || (data7 === "NON")) || (data7 === "FWT")) || (data7 === "BOP"))){
-const err19 = {instancePath:instancePath+"/data/" + i0+"/payment_method",schemaPath:"components-v1#/$defs/Remittance/properties/payment_method/enum",keyword:"enum",params:{allowedValues: schema283.properties.payment_method.enum},message:"must be equal to one of the allowed values"};
+}
+if(data1.era_file_id !== undefined){
+if(typeof data1.era_file_id !== "string"){
+const err19 = {instancePath:instancePath+"/data/" + i0+"/era_file_id",schemaPath:"components-v1#/$defs/Remittance/properties/era_file_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -29066,11 +29236,9 @@ vErrors.push(err19);
 errors++;
 }
 }
-if(data1.payment_date !== undefined){
-let data8 = data1.payment_date;
-if(typeof data8 === "string"){
-if(!pattern15.test(data8)){
-const err20 = {instancePath:instancePath+"/data/" + i0+"/payment_date",schemaPath:"components-v1#/$defs/Remittance/properties/payment_date/pattern",keyword:"pattern",params:{pattern: "^\\d{4}(-\\d{2}-\\d{2})?$"},message:"must match pattern \""+"^\\d{4}(-\\d{2}-\\d{2})?$"+"\""};
+if(data1.payer !== undefined){
+if(typeof data1.payer !== "string"){
+const err20 = {instancePath:instancePath+"/data/" + i0+"/payer",schemaPath:"components-v1#/$defs/Remittance/properties/payer/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -29079,8 +29247,11 @@ vErrors.push(err20);
 }
 errors++;
 }
-if(!(formats64.validate(data8))){
-const err21 = {instancePath:instancePath+"/data/" + i0+"/payment_date",schemaPath:"components-v1#/$defs/Remittance/properties/payment_date/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
+}
+if(data1.payer_id !== undefined){
+let data5 = data1.payer_id;
+if((typeof data5 !== "string") && (data5 !== null)){
+const err21 = {instancePath:instancePath+"/data/" + i0+"/payer_id",schemaPath:"components-v1#/$defs/Remittance/properties/payer_id/type",keyword:"type",params:{type: schema283.properties.payer_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -29090,8 +29261,9 @@ vErrors.push(err21);
 errors++;
 }
 }
-else {
-const err22 = {instancePath:instancePath+"/data/" + i0+"/payment_date",schemaPath:"components-v1#/$defs/Remittance/properties/payment_date/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data1.payee_name !== undefined){
+if(typeof data1.payee_name !== "string"){
+const err22 = {instancePath:instancePath+"/data/" + i0+"/payee_name",schemaPath:"components-v1#/$defs/Remittance/properties/payee_name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -29101,10 +29273,10 @@ vErrors.push(err22);
 errors++;
 }
 }
-if(data1.check_or_eft_number !== undefined){
-let data9 = data1.check_or_eft_number;
-if((typeof data9 !== "string") && (data9 !== null)){
-const err23 = {instancePath:instancePath+"/data/" + i0+"/check_or_eft_number",schemaPath:"components-v1#/$defs/Remittance/properties/check_or_eft_number/type",keyword:"type",params:{type: schema283.properties.check_or_eft_number.type},message:"must be string,null"};
+if(data1.payee_id !== undefined){
+let data7 = data1.payee_id;
+if((typeof data7 !== "string") && (data7 !== null)){
+const err23 = {instancePath:instancePath+"/data/" + i0+"/payee_id",schemaPath:"components-v1#/$defs/Remittance/properties/payee_id/type",keyword:"type",params:{type: schema283.properties.payee_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -29114,10 +29286,11 @@ vErrors.push(err23);
 errors++;
 }
 }
-if(data1.status !== undefined){
-let data10 = data1.status;
-if(typeof data10 !== "string"){
-const err24 = {instancePath:instancePath+"/data/" + i0+"/status",schemaPath:"components-v1#/$defs/Remittance/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data1.payment_amount !== undefined){
+let data8 = data1.payment_amount;
+if(typeof data8 === "string"){
+if(!pattern14.test(data8)){
+const err24 = {instancePath:instancePath+"/data/" + i0+"/payment_amount",schemaPath:"components-v1#/$defs/Remittance/properties/payment_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -29126,8 +29299,9 @@ vErrors.push(err24);
 }
 errors++;
 }
-if(!(((((data10 === "received") || (data10 === "matching")) || (data10 === "posted")) || (data10 === "partially_posted")) || (data10 === "exception"))){
-const err25 = {instancePath:instancePath+"/data/" + i0+"/status",schemaPath:"components-v1#/$defs/Remittance/properties/status/enum",keyword:"enum",params:{allowedValues: schema283.properties.status.enum},message:"must be equal to one of the allowed values"};
+}
+else {
+const err25 = {instancePath:instancePath+"/data/" + i0+"/payment_amount",schemaPath:"components-v1#/$defs/Remittance/properties/payment_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -29137,10 +29311,10 @@ vErrors.push(err25);
 errors++;
 }
 }
-if(data1.claim_count !== undefined){
-let data11 = data1.claim_count;
-if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
-const err26 = {instancePath:instancePath+"/data/" + i0+"/claim_count",schemaPath:"components-v1#/$defs/Remittance/properties/claim_count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data1.credit_debit !== undefined){
+let data9 = data1.credit_debit;
+if(typeof data9 !== "string"){
+const err26 = {instancePath:instancePath+"/data/" + i0+"/credit_debit",schemaPath:"components-v1#/$defs/Remittance/properties/credit_debit/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -29149,9 +29323,8 @@ vErrors.push(err26);
 }
 errors++;
 }
-if((typeof data11 == "number") && (isFinite(data11))){
-if(data11 < 0 || isNaN(data11)){
-const err27 = {instancePath:instancePath+"/data/" + i0+"/claim_count",schemaPath:"components-v1#/$defs/Remittance/properties/claim_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(!((data9 === "credit") || (data9 === "debit"))){
+const err27 = {instancePath:instancePath+"/data/" + i0+"/credit_debit",schemaPath:"components-v1#/$defs/Remittance/properties/credit_debit/enum",keyword:"enum",params:{allowedValues: schema283.properties.credit_debit.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -29161,10 +29334,10 @@ vErrors.push(err27);
 errors++;
 }
 }
-}
-}
-else {
-const err28 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/Remittance/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data1.payment_method !== undefined){
+let data10 = data1.payment_method;
+if(typeof data10 !== "string"){
+const err28 = {instancePath:instancePath+"/data/" + i0+"/payment_method",schemaPath:"components-v1#/$defs/Remittance/properties/payment_method/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -29173,15 +29346,208 @@ vErrors.push(err28);
 }
 errors++;
 }
-}
-}
-else {
-const err29 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(!(((((data10 === "ACH") || (data10 === "CHK")) || (data10 === "NON")) || (data10 === "FWT")) || (data10 === "BOP"))){
+const err29 = {instancePath:instancePath+"/data/" + i0+"/payment_method",schemaPath:"components-v1#/$defs/Remittance/properties/payment_method/enum",keyword:"enum",params:{allowedValues: schema283.properties.payment_method.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err29];
 }
 else {
 vErrors.push(err29);
+}
+errors++;
+}
+}
+if(data1.payment_date !== undefined){
+let data11 = data1.payment_date;
+if(typeof data11 === "string"){
+if(!pattern15.test(data11)){
+const err30 = {instancePath:instancePath+"/data/" + i0+"/payment_date",schemaPath:"components-v1#/$defs/Remittance/properties/payment_date/pattern",keyword:"pattern",params:{pattern: "^\\d{4}(-\\d{2}-\\d{2})?$"},message:"must match pattern \""+"^\\d{4}(-\\d{2}-\\d{2})?$"+"\""};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+if(!(formats64.validate(data11))){
+const err31 = {instancePath:instancePath+"/data/" + i0+"/payment_date",schemaPath:"components-v1#/$defs/Remittance/properties/payment_date/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+}
+else {
+const err32 = {instancePath:instancePath+"/data/" + i0+"/payment_date",schemaPath:"components-v1#/$defs/Remittance/properties/payment_date/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+}
+if(data1.check_or_eft_number !== undefined){
+let data12 = data1.check_or_eft_number;
+if((typeof data12 !== "string") && (data12 !== null)){
+const err33 = {instancePath:instancePath+"/data/" + i0+"/check_or_eft_number",schemaPath:"components-v1#/$defs/Remittance/properties/check_or_eft_number/type",keyword:"type",params:{type: schema283.properties.check_or_eft_number.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+}
+if(data1.status !== undefined){
+let data13 = data1.status;
+if(typeof data13 !== "string"){
+const err34 = {instancePath:instancePath+"/data/" + i0+"/status",schemaPath:"components-v1#/$defs/Remittance/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+if(!((((data13 === "received") || (data13 === "posted")) || (data13 === "reconciled")) || (data13 === "exception"))){
+const err35 = {instancePath:instancePath+"/data/" + i0+"/status",schemaPath:"components-v1#/$defs/Remittance/properties/status/enum",keyword:"enum",params:{allowedValues: schema283.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+if(data1.claim_count !== undefined){
+let data14 = data1.claim_count;
+if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
+const err36 = {instancePath:instancePath+"/data/" + i0+"/claim_count",schemaPath:"components-v1#/$defs/Remittance/properties/claim_count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+if((typeof data14 == "number") && (isFinite(data14))){
+if(data14 < 0 || isNaN(data14)){
+const err37 = {instancePath:instancePath+"/data/" + i0+"/claim_count",schemaPath:"components-v1#/$defs/Remittance/properties/claim_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+}
+}
+if(data1.paid_amount !== undefined){
+let data15 = data1.paid_amount;
+if(typeof data15 === "string"){
+if(!pattern14.test(data15)){
+const err38 = {instancePath:instancePath+"/data/" + i0+"/paid_amount",schemaPath:"components-v1#/$defs/Remittance/properties/paid_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+}
+else {
+const err39 = {instancePath:instancePath+"/data/" + i0+"/paid_amount",schemaPath:"components-v1#/$defs/Remittance/properties/paid_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+}
+if(data1.provider_adjustment_amount !== undefined){
+let data16 = data1.provider_adjustment_amount;
+if(typeof data16 === "string"){
+if(!pattern14.test(data16)){
+const err40 = {instancePath:instancePath+"/data/" + i0+"/provider_adjustment_amount",schemaPath:"components-v1#/$defs/Remittance/properties/provider_adjustment_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+}
+else {
+const err41 = {instancePath:instancePath+"/data/" + i0+"/provider_adjustment_amount",schemaPath:"components-v1#/$defs/Remittance/properties/provider_adjustment_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+}
+if(data1.received_at !== undefined){
+let data17 = data1.received_at;
+if(typeof data17 === "string"){
+if(!(formats0.validate(data17))){
+const err42 = {instancePath:instancePath+"/data/" + i0+"/received_at",schemaPath:"components-v1#/$defs/Remittance/properties/received_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+}
+else {
+const err43 = {instancePath:instancePath+"/data/" + i0+"/received_at",schemaPath:"components-v1#/$defs/Remittance/properties/received_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+}
+}
+else {
+const err44 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components-v1#/$defs/Remittance/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+}
+}
+else {
+const err45 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
 }
 errors++;
 }
@@ -29193,41 +29559,41 @@ errors = vErrors.length;
 }
 }
 if(data.warnings !== undefined){
-let data13 = data.warnings;
-if(Array.isArray(data13)){
-const len1 = data13.length;
+let data19 = data.warnings;
+if(Array.isArray(data19)){
+const len1 = data19.length;
 for(let i1=0; i1<len1; i1++){
-if(typeof data13[i1] !== "string"){
-const err30 = {instancePath:instancePath+"/warnings/" + i1,schemaPath:"components-v1#/$defs/Warnings/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(typeof data19[i1] !== "string"){
+const err46 = {instancePath:instancePath+"/warnings/" + i1,schemaPath:"components-v1#/$defs/Warnings/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err30];
+vErrors = [err46];
 }
 else {
-vErrors.push(err30);
+vErrors.push(err46);
 }
 errors++;
 }
 }
 }
 else {
-const err31 = {instancePath:instancePath+"/warnings",schemaPath:"components-v1#/$defs/Warnings/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err47 = {instancePath:instancePath+"/warnings",schemaPath:"components-v1#/$defs/Warnings/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
-vErrors = [err31];
+vErrors = [err47];
 }
 else {
-vErrors.push(err31);
+vErrors.push(err47);
 }
 errors++;
 }
 }
 }
 else {
-const err32 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err48 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err32];
+vErrors = [err48];
 }
 else {
-vErrors.push(err32);
+vErrors.push(err48);
 }
 errors++;
 }
@@ -29258,9 +29624,8 @@ validate281.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dyna
 
 export const listRemittanceAllocationsStatus200 = validate285;
 const schema285 = {"$ref":"components#/$defs/AllocationListResponse"};
-const schema286 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/Allocation"},"description":"Items of this page."},"meta":{"allOf":[{"$ref":"components#/$defs/ListMeta"},{"type":"object","required":["summary"],"properties":{"summary":{"$ref":"components#/$defs/AllocationSummary"}}}]},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
-const schema289 = {"type":"object","required":["claim_count","charged_amount","allowed_amount","paid_amount","adjustment_amount","patient_responsibility_amount","variance_amount"],"properties":{"claim_count":{"type":"integer","description":"Claims.","minimum":0},"charged_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total billed. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"allowed_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total allowed. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"paid_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total paid. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"adjustment_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total adjustments. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"patient_responsibility_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total patient responsibility. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"variance_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total variance. Decimal string with two places, in US dollars.","x-svc-since":"2","x-svc-phi":"kept"}},"description":"Totals of the payment, in meta.summary of the allocations list."};
-const schema287 = {"type":"object","required":["id","remittance_id","claim_id","patient_id","service_date_from","charged_amount","allowed_amount","paid_amount","adjustment_amount","patient_responsibility_amount","variance_amount","adjustment_codes","match_status"],"properties":{"id":{"type":"string","description":"Allocation id.","x-svc-phi":"kept"},"remittance_id":{"type":"string","description":"Remittance.","x-svc-phi":"kept"},"claim_id":{"type":"string","description":"Claim (surrogate handle in no_phi sessions).","x-svc-phi":{"reduce":"handle","kind":"claim"}},"patient_id":{"type":["string","null"],"description":"Patient (surrogate handle in no_phi sessions).","x-svc-phi":"handle"},"service_date_from":{"type":"string","description":"First date of service (year only in no_phi sessions).","pattern":"^\\d{4}(-\\d{2}-\\d{2})?$","x-svc-phi":"year","format":"date"},"service_date_to":{"type":["string","null"],"pattern":"^\\d{4}(-\\d{2}-\\d{2})?$","description":"Last date of service (year only in no_phi sessions).","x-svc-phi":"year","format":"date"},"charged_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Billed. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"allowed_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Allowed. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"paid_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Paid. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"adjustment_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Sum of adjustments. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"patient_responsibility_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Patient responsibility. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"variance_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Expected minus paid. Decimal string with two places, in US dollars.","x-svc-since":"2","x-svc-phi":"kept"},"adjustment_codes":{"type":"array","items":{"$ref":"components#/$defs/AdjustmentCode"},"description":"CARC adjustments."},"match_status":{"type":"string","enum":["matched","unmatched","partially_matched","manual_review"],"description":"Claim match state."}}};
+const schema286 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/Allocation"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/AllocationListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
+const schema287 = {"type":"object","required":["id","remittance_id","claim_id","payer_claim_number","original_payer_claim_number","claim_status_code","claim_status","claim_filing_indicator","patient_id","patient_name","member_id","service_date_from","service_date_to","charged_amount","allowed_amount","paid_amount","adjustment_amount","patient_responsibility_amount","variance_amount","adjustment_codes","match_status"],"properties":{"id":{"type":"string","description":"Allocation id.","x-svc-phi":"kept"},"remittance_id":{"type":"string","description":"Remittance.","x-svc-phi":"kept"},"claim_id":{"type":"string","description":"The agency's claim as the payer echoes it: CLP01, the patient control number the claim was billed with. A CL- handle in no_phi sessions.","x-svc-phi":{"reduce":"handle","kind":"claim"}},"payer_claim_number":{"type":["string","null"],"description":"The payer's claim control number (CLP07). A PC- handle in no_phi sessions.","x-svc-phi":{"reduce":"handle","kind":"payer_claim"}},"original_payer_claim_number":{"type":["string","null"],"description":"On a reversal (claim_status_code 22, adjustments in group CR) and on its correction: the payer claim number of the claim they reverse and replace (the reversal's own CLP07; for the correction REF*F8, else the reversal just before it in the payment with the same claim_id). Null otherwise. A PC- handle in no_phi sessions.","x-svc-phi":{"reduce":"handle","kind":"payer_claim"}},"claim_status_code":{"type":"string","enum":["1","2","3","4","19","20","21","22","23","25"],"description":"CLP02 as sent; claim_status says what it means."},"claim_status":{"type":"string","enum":["processed_as_primary","processed_as_secondary","processed_as_tertiary","denied","processed_as_primary_forwarded","processed_as_secondary_forwarded","processed_as_tertiary_forwarded","reversal_of_previous_payment","not_our_claim_forwarded","predetermination_pricing_only"],"description":"What CLP02 means: 1 processed as primary, 2 as secondary, 3 as tertiary, 4 denied, 19-21 processed as primary, secondary or tertiary and forwarded to another payer, 22 reversal of a previous payment, 23 not our claim and forwarded, 25 predetermination pricing only (no payment)."},"claim_filing_indicator":{"type":["string","null"],"description":"CLP06, the claim filing indicator (MA Medicare Part A, MB Part B, MC Medicaid, 12 PPO, 16 HMO Medicare Advantage, ...).","x-svc-phi":"kept"},"patient_id":{"type":["string","null"],"description":"The agency's patient the claim was matched to (see match_status); null when unmatched. A PT- handle in no_phi sessions.","x-svc-phi":"handle"},"patient_name":{"type":["string","null"],"description":"The patient as the payer names them (NM1*QC: last, first middle); null in no_phi sessions.","x-svc-phi":"withheld"},"member_id":{"type":["string","null"],"description":"The payer's member id of the insured (NM1*IL N109, else NM1*QC N109). An MB- handle in no_phi sessions.","x-svc-phi":{"reduce":"handle","kind":"member"}},"service_date_from":{"type":["string","null"],"description":"First date of service: the claim's statement period (DTM*232), else its earliest service line date. Year only in no_phi sessions.","pattern":"^\\d{4}(-\\d{2}-\\d{2})?$","x-svc-phi":"year","format":"date"},"service_date_to":{"type":["string","null"],"pattern":"^\\d{4}(-\\d{2}-\\d{2})?$","description":"Last date of service: DTM*233, else the latest service line date when the lines span more than one day. Year only in no_phi sessions.","x-svc-phi":"year","format":"date"},"charged_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Billed (CLP03). Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"allowed_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Allowed: AMT*AU when the claim carries it; else the sum of the service lines' AMT*B6 when every line has one; else charged less the CO, PI and CR (their reversal) adjustments other than sequestration (CARC 253, a reduction of the payment, not of the allowance). Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"paid_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Paid (CLP04). Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"adjustment_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Sum of the claim's adjustments (claim and service line CAS, every group). Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"patient_responsibility_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Patient responsibility: CLP05, else the sum of the PR adjustments. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"variance_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Charged less paid less adjustments: 0.00 on a claim whose adjustments account for every dollar billed, otherwise the amount the 835 leaves unexplained. Decimal string with two places, in US dollars.","x-svc-since":"2","x-svc-phi":"kept"},"adjustment_codes":{"type":"array","items":{"$ref":"components#/$defs/AdjustmentCode"},"description":"CARC adjustments as group-reason pairs (CO-45, PR-2, CO-253, OA-23, CR-... on reversals), each with its amount summed over the claim and its service lines, in order of appearance."},"match_status":{"type":"string","enum":["matched","partially_matched","unmatched"],"description":"How the claim was matched to the agency's patients when imported. The patient control number (claim_id) names a patient when it is the patient's MRN, or the MRN followed by \"-\" and a claim suffix. matched: it names a patient, and the payer's member id is one of that patient's coverage policy numbers or the payer's last name is the patient's (ignoring case, accents and spacing). partially_matched: one identifier alone points at one patient (the control number names a patient whose member id and last name both differ, or it names none and exactly one patient holds the member id); patient_id is that patient. unmatched: neither; patient_id is null."}},"description":"A claim of an ERA payment (2100 CLP loop), with its service lines' adjustments folded in."};
 const schema288 = {"type":"object","required":["code","group_code","reason_code","amount"],"properties":{"code":{"type":"string","description":"Group and CARC, for example CO-45.","x-svc-phi":"kept"},"group_code":{"type":"string","enum":["CO","PR","OA","PI","CR"],"description":"Claim adjustment group."},"reason_code":{"type":"string","description":"Claim adjustment reason code (CARC).","x-svc-phi":"kept"},"amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Adjusted amount. Decimal string with two places, in US dollars.","x-svc-phi":"kept"}}};
 
 function validate287(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -29304,8 +29669,8 @@ vErrors.push(err2);
 }
 errors++;
 }
-if(data.patient_id === undefined){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "patient_id"},message:"must have required property '"+"patient_id"+"'"};
+if(data.payer_claim_number === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "payer_claim_number"},message:"must have required property '"+"payer_claim_number"+"'"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -29314,8 +29679,8 @@ vErrors.push(err3);
 }
 errors++;
 }
-if(data.service_date_from === undefined){
-const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "service_date_from"},message:"must have required property '"+"service_date_from"+"'"};
+if(data.original_payer_claim_number === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "original_payer_claim_number"},message:"must have required property '"+"original_payer_claim_number"+"'"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -29324,8 +29689,8 @@ vErrors.push(err4);
 }
 errors++;
 }
-if(data.charged_amount === undefined){
-const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "charged_amount"},message:"must have required property '"+"charged_amount"+"'"};
+if(data.claim_status_code === undefined){
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "claim_status_code"},message:"must have required property '"+"claim_status_code"+"'"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -29334,8 +29699,8 @@ vErrors.push(err5);
 }
 errors++;
 }
-if(data.allowed_amount === undefined){
-const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "allowed_amount"},message:"must have required property '"+"allowed_amount"+"'"};
+if(data.claim_status === undefined){
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "claim_status"},message:"must have required property '"+"claim_status"+"'"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -29344,8 +29709,8 @@ vErrors.push(err6);
 }
 errors++;
 }
-if(data.paid_amount === undefined){
-const err7 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "paid_amount"},message:"must have required property '"+"paid_amount"+"'"};
+if(data.claim_filing_indicator === undefined){
+const err7 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "claim_filing_indicator"},message:"must have required property '"+"claim_filing_indicator"+"'"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -29354,8 +29719,8 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(data.adjustment_amount === undefined){
-const err8 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "adjustment_amount"},message:"must have required property '"+"adjustment_amount"+"'"};
+if(data.patient_id === undefined){
+const err8 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "patient_id"},message:"must have required property '"+"patient_id"+"'"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -29364,8 +29729,8 @@ vErrors.push(err8);
 }
 errors++;
 }
-if(data.patient_responsibility_amount === undefined){
-const err9 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "patient_responsibility_amount"},message:"must have required property '"+"patient_responsibility_amount"+"'"};
+if(data.patient_name === undefined){
+const err9 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "patient_name"},message:"must have required property '"+"patient_name"+"'"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -29374,8 +29739,8 @@ vErrors.push(err9);
 }
 errors++;
 }
-if(data.variance_amount === undefined){
-const err10 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "variance_amount"},message:"must have required property '"+"variance_amount"+"'"};
+if(data.member_id === undefined){
+const err10 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "member_id"},message:"must have required property '"+"member_id"+"'"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -29384,8 +29749,8 @@ vErrors.push(err10);
 }
 errors++;
 }
-if(data.adjustment_codes === undefined){
-const err11 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "adjustment_codes"},message:"must have required property '"+"adjustment_codes"+"'"};
+if(data.service_date_from === undefined){
+const err11 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "service_date_from"},message:"must have required property '"+"service_date_from"+"'"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -29394,8 +29759,8 @@ vErrors.push(err11);
 }
 errors++;
 }
-if(data.match_status === undefined){
-const err12 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "match_status"},message:"must have required property '"+"match_status"+"'"};
+if(data.service_date_to === undefined){
+const err12 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "service_date_to"},message:"must have required property '"+"service_date_to"+"'"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -29404,9 +29769,8 @@ vErrors.push(err12);
 }
 errors++;
 }
-if(data.id !== undefined){
-if(typeof data.id !== "string"){
-const err13 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.charged_amount === undefined){
+const err13 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "charged_amount"},message:"must have required property '"+"charged_amount"+"'"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -29415,10 +29779,8 @@ vErrors.push(err13);
 }
 errors++;
 }
-}
-if(data.remittance_id !== undefined){
-if(typeof data.remittance_id !== "string"){
-const err14 = {instancePath:instancePath+"/remittance_id",schemaPath:"#/properties/remittance_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.allowed_amount === undefined){
+const err14 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "allowed_amount"},message:"must have required property '"+"allowed_amount"+"'"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -29427,10 +29789,8 @@ vErrors.push(err14);
 }
 errors++;
 }
-}
-if(data.claim_id !== undefined){
-if(typeof data.claim_id !== "string"){
-const err15 = {instancePath:instancePath+"/claim_id",schemaPath:"#/properties/claim_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.paid_amount === undefined){
+const err15 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "paid_amount"},message:"must have required property '"+"paid_amount"+"'"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -29439,11 +29799,8 @@ vErrors.push(err15);
 }
 errors++;
 }
-}
-if(data.patient_id !== undefined){
-let data3 = data.patient_id;
-if((typeof data3 !== "string") && (data3 !== null)){
-const err16 = {instancePath:instancePath+"/patient_id",schemaPath:"#/properties/patient_id/type",keyword:"type",params:{type: schema287.properties.patient_id.type},message:"must be string,null"};
+if(data.adjustment_amount === undefined){
+const err16 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "adjustment_amount"},message:"must have required property '"+"adjustment_amount"+"'"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -29452,12 +29809,8 @@ vErrors.push(err16);
 }
 errors++;
 }
-}
-if(data.service_date_from !== undefined){
-let data4 = data.service_date_from;
-if(typeof data4 === "string"){
-if(!pattern15.test(data4)){
-const err17 = {instancePath:instancePath+"/service_date_from",schemaPath:"#/properties/service_date_from/pattern",keyword:"pattern",params:{pattern: "^\\d{4}(-\\d{2}-\\d{2})?$"},message:"must match pattern \""+"^\\d{4}(-\\d{2}-\\d{2})?$"+"\""};
+if(data.patient_responsibility_amount === undefined){
+const err17 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "patient_responsibility_amount"},message:"must have required property '"+"patient_responsibility_amount"+"'"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -29466,8 +29819,8 @@ vErrors.push(err17);
 }
 errors++;
 }
-if(!(formats64.validate(data4))){
-const err18 = {instancePath:instancePath+"/service_date_from",schemaPath:"#/properties/service_date_from/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
+if(data.variance_amount === undefined){
+const err18 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "variance_amount"},message:"must have required property '"+"variance_amount"+"'"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -29476,9 +29829,8 @@ vErrors.push(err18);
 }
 errors++;
 }
-}
-else {
-const err19 = {instancePath:instancePath+"/service_date_from",schemaPath:"#/properties/service_date_from/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.adjustment_codes === undefined){
+const err19 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "adjustment_codes"},message:"must have required property '"+"adjustment_codes"+"'"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -29487,11 +29839,8 @@ vErrors.push(err19);
 }
 errors++;
 }
-}
-if(data.service_date_to !== undefined){
-let data5 = data.service_date_to;
-if((typeof data5 !== "string") && (data5 !== null)){
-const err20 = {instancePath:instancePath+"/service_date_to",schemaPath:"#/properties/service_date_to/type",keyword:"type",params:{type: schema287.properties.service_date_to.type},message:"must be string,null"};
+if(data.match_status === undefined){
+const err20 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "match_status"},message:"must have required property '"+"match_status"+"'"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -29500,9 +29849,9 @@ vErrors.push(err20);
 }
 errors++;
 }
-if(typeof data5 === "string"){
-if(!pattern15.test(data5)){
-const err21 = {instancePath:instancePath+"/service_date_to",schemaPath:"#/properties/service_date_to/pattern",keyword:"pattern",params:{pattern: "^\\d{4}(-\\d{2}-\\d{2})?$"},message:"must match pattern \""+"^\\d{4}(-\\d{2}-\\d{2})?$"+"\""};
+if(data.id !== undefined){
+if(typeof data.id !== "string"){
+const err21 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -29511,8 +29860,10 @@ vErrors.push(err21);
 }
 errors++;
 }
-if(!(formats64.validate(data5))){
-const err22 = {instancePath:instancePath+"/service_date_to",schemaPath:"#/properties/service_date_to/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
+}
+if(data.remittance_id !== undefined){
+if(typeof data.remittance_id !== "string"){
+const err22 = {instancePath:instancePath+"/remittance_id",schemaPath:"#/properties/remittance_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -29522,12 +29873,824 @@ vErrors.push(err22);
 errors++;
 }
 }
+if(data.claim_id !== undefined){
+if(typeof data.claim_id !== "string"){
+const err23 = {instancePath:instancePath+"/claim_id",schemaPath:"#/properties/claim_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+if(data.payer_claim_number !== undefined){
+let data3 = data.payer_claim_number;
+if((typeof data3 !== "string") && (data3 !== null)){
+const err24 = {instancePath:instancePath+"/payer_claim_number",schemaPath:"#/properties/payer_claim_number/type",keyword:"type",params:{type: schema287.properties.payer_claim_number.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+if(data.original_payer_claim_number !== undefined){
+let data4 = data.original_payer_claim_number;
+if((typeof data4 !== "string") && (data4 !== null)){
+const err25 = {instancePath:instancePath+"/original_payer_claim_number",schemaPath:"#/properties/original_payer_claim_number/type",keyword:"type",params:{type: schema287.properties.original_payer_claim_number.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+if(data.claim_status_code !== undefined){
+let data5 = data.claim_status_code;
+if(typeof data5 !== "string"){
+const err26 = {instancePath:instancePath+"/claim_status_code",schemaPath:"#/properties/claim_status_code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+if(!((((((((((data5 === "1") || (data5 === "2")) || (data5 === "3")) || (data5 === "4")) || (data5 === "19")) || (data5 === "20")) || (data5 === "21")) || (data5 === "22")) || (data5 === "23")) || (data5 === "25"))){
+const err27 = {instancePath:instancePath+"/claim_status_code",schemaPath:"#/properties/claim_status_code/enum",keyword:"enum",params:{allowedValues: schema287.properties.claim_status_code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+if(data.claim_status !== undefined){
+let data6 = data.claim_status;
+if(typeof data6 !== "string"){
+const err28 = {instancePath:instancePath+"/claim_status",schemaPath:"#/properties/claim_status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+if(!((((((((((data6 === "processed_as_primary") || (data6 === "processed_as_secondary")) || (data6 === "processed_as_tertiary")) || (data6 === "denied")) || (data6 === "processed_as_primary_forwarded")) || (data6 === "processed_as_secondary_forwarded")) || (data6 === "processed_as_tertiary_forwarded")) || (data6 === "reversal_of_previous_payment")) || (data6 === "not_our_claim_forwarded")) || (data6 === "predetermination_pricing_only"))){
+const err29 = {instancePath:instancePath+"/claim_status",schemaPath:"#/properties/claim_status/enum",keyword:"enum",params:{allowedValues: schema287.properties.claim_status.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+if(data.claim_filing_indicator !== undefined){
+let data7 = data.claim_filing_indicator;
+if((typeof data7 !== "string") && (data7 !== null)){
+const err30 = {instancePath:instancePath+"/claim_filing_indicator",schemaPath:"#/properties/claim_filing_indicator/type",keyword:"type",params:{type: schema287.properties.claim_filing_indicator.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+if(data.patient_id !== undefined){
+let data8 = data.patient_id;
+if((typeof data8 !== "string") && (data8 !== null)){
+const err31 = {instancePath:instancePath+"/patient_id",schemaPath:"#/properties/patient_id/type",keyword:"type",params:{type: schema287.properties.patient_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+}
+if(data.patient_name !== undefined){
+let data9 = data.patient_name;
+if((typeof data9 !== "string") && (data9 !== null)){
+const err32 = {instancePath:instancePath+"/patient_name",schemaPath:"#/properties/patient_name/type",keyword:"type",params:{type: schema287.properties.patient_name.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+}
+if(data.member_id !== undefined){
+let data10 = data.member_id;
+if((typeof data10 !== "string") && (data10 !== null)){
+const err33 = {instancePath:instancePath+"/member_id",schemaPath:"#/properties/member_id/type",keyword:"type",params:{type: schema287.properties.member_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+}
+if(data.service_date_from !== undefined){
+let data11 = data.service_date_from;
+if((typeof data11 !== "string") && (data11 !== null)){
+const err34 = {instancePath:instancePath+"/service_date_from",schemaPath:"#/properties/service_date_from/type",keyword:"type",params:{type: schema287.properties.service_date_from.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+if(typeof data11 === "string"){
+if(!pattern15.test(data11)){
+const err35 = {instancePath:instancePath+"/service_date_from",schemaPath:"#/properties/service_date_from/pattern",keyword:"pattern",params:{pattern: "^\\d{4}(-\\d{2}-\\d{2})?$"},message:"must match pattern \""+"^\\d{4}(-\\d{2}-\\d{2})?$"+"\""};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+if(!(formats64.validate(data11))){
+const err36 = {instancePath:instancePath+"/service_date_from",schemaPath:"#/properties/service_date_from/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+}
+}
+if(data.service_date_to !== undefined){
+let data12 = data.service_date_to;
+if((typeof data12 !== "string") && (data12 !== null)){
+const err37 = {instancePath:instancePath+"/service_date_to",schemaPath:"#/properties/service_date_to/type",keyword:"type",params:{type: schema287.properties.service_date_to.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+if(typeof data12 === "string"){
+if(!pattern15.test(data12)){
+const err38 = {instancePath:instancePath+"/service_date_to",schemaPath:"#/properties/service_date_to/pattern",keyword:"pattern",params:{pattern: "^\\d{4}(-\\d{2}-\\d{2})?$"},message:"must match pattern \""+"^\\d{4}(-\\d{2}-\\d{2})?$"+"\""};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+if(!(formats64.validate(data12))){
+const err39 = {instancePath:instancePath+"/service_date_to",schemaPath:"#/properties/service_date_to/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+}
 }
 if(data.charged_amount !== undefined){
-let data6 = data.charged_amount;
+let data13 = data.charged_amount;
+if(typeof data13 === "string"){
+if(!pattern14.test(data13)){
+const err40 = {instancePath:instancePath+"/charged_amount",schemaPath:"#/properties/charged_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+}
+else {
+const err41 = {instancePath:instancePath+"/charged_amount",schemaPath:"#/properties/charged_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+}
+if(data.allowed_amount !== undefined){
+let data14 = data.allowed_amount;
+if(typeof data14 === "string"){
+if(!pattern14.test(data14)){
+const err42 = {instancePath:instancePath+"/allowed_amount",schemaPath:"#/properties/allowed_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+}
+else {
+const err43 = {instancePath:instancePath+"/allowed_amount",schemaPath:"#/properties/allowed_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+}
+if(data.paid_amount !== undefined){
+let data15 = data.paid_amount;
+if(typeof data15 === "string"){
+if(!pattern14.test(data15)){
+const err44 = {instancePath:instancePath+"/paid_amount",schemaPath:"#/properties/paid_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+}
+else {
+const err45 = {instancePath:instancePath+"/paid_amount",schemaPath:"#/properties/paid_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+}
+if(data.adjustment_amount !== undefined){
+let data16 = data.adjustment_amount;
+if(typeof data16 === "string"){
+if(!pattern14.test(data16)){
+const err46 = {instancePath:instancePath+"/adjustment_amount",schemaPath:"#/properties/adjustment_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+}
+else {
+const err47 = {instancePath:instancePath+"/adjustment_amount",schemaPath:"#/properties/adjustment_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+}
+if(data.patient_responsibility_amount !== undefined){
+let data17 = data.patient_responsibility_amount;
+if(typeof data17 === "string"){
+if(!pattern14.test(data17)){
+const err48 = {instancePath:instancePath+"/patient_responsibility_amount",schemaPath:"#/properties/patient_responsibility_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+}
+else {
+const err49 = {instancePath:instancePath+"/patient_responsibility_amount",schemaPath:"#/properties/patient_responsibility_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+}
+if(data.variance_amount !== undefined){
+let data18 = data.variance_amount;
+if(typeof data18 === "string"){
+if(!pattern14.test(data18)){
+const err50 = {instancePath:instancePath+"/variance_amount",schemaPath:"#/properties/variance_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+}
+else {
+const err51 = {instancePath:instancePath+"/variance_amount",schemaPath:"#/properties/variance_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+}
+if(data.adjustment_codes !== undefined){
+let data19 = data.adjustment_codes;
+if(Array.isArray(data19)){
+const len0 = data19.length;
+for(let i0=0; i0<len0; i0++){
+let data20 = data19[i0];
+if(data20 && typeof data20 == "object" && !Array.isArray(data20)){
+if(data20.code === undefined){
+const err52 = {instancePath:instancePath+"/adjustment_codes/" + i0,schemaPath:"components#/$defs/AdjustmentCode/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
+}
+errors++;
+}
+if(data20.group_code === undefined){
+const err53 = {instancePath:instancePath+"/adjustment_codes/" + i0,schemaPath:"components#/$defs/AdjustmentCode/required",keyword:"required",params:{missingProperty: "group_code"},message:"must have required property '"+"group_code"+"'"};
+if(vErrors === null){
+vErrors = [err53];
+}
+else {
+vErrors.push(err53);
+}
+errors++;
+}
+if(data20.reason_code === undefined){
+const err54 = {instancePath:instancePath+"/adjustment_codes/" + i0,schemaPath:"components#/$defs/AdjustmentCode/required",keyword:"required",params:{missingProperty: "reason_code"},message:"must have required property '"+"reason_code"+"'"};
+if(vErrors === null){
+vErrors = [err54];
+}
+else {
+vErrors.push(err54);
+}
+errors++;
+}
+if(data20.amount === undefined){
+const err55 = {instancePath:instancePath+"/adjustment_codes/" + i0,schemaPath:"components#/$defs/AdjustmentCode/required",keyword:"required",params:{missingProperty: "amount"},message:"must have required property '"+"amount"+"'"};
+if(vErrors === null){
+vErrors = [err55];
+}
+else {
+vErrors.push(err55);
+}
+errors++;
+}
+if(data20.code !== undefined){
+if(typeof data20.code !== "string"){
+const err56 = {instancePath:instancePath+"/adjustment_codes/" + i0+"/code",schemaPath:"components#/$defs/AdjustmentCode/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err56];
+}
+else {
+vErrors.push(err56);
+}
+errors++;
+}
+}
+if(data20.group_code !== undefined){
+let data22 = data20.group_code;
+if(typeof data22 !== "string"){
+const err57 = {instancePath:instancePath+"/adjustment_codes/" + i0+"/group_code",schemaPath:"components#/$defs/AdjustmentCode/properties/group_code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err57];
+}
+else {
+vErrors.push(err57);
+}
+errors++;
+}
+if(!(((((data22 === "CO") || (data22 === "PR")) || (data22 === "OA")) || (data22 === "PI")) || (data22 === "CR"))){
+const err58 = {instancePath:instancePath+"/adjustment_codes/" + i0+"/group_code",schemaPath:"components#/$defs/AdjustmentCode/properties/group_code/enum",keyword:"enum",params:{allowedValues: schema288.properties.group_code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err58];
+}
+else {
+vErrors.push(err58);
+}
+errors++;
+}
+}
+if(data20.reason_code !== undefined){
+if(typeof data20.reason_code !== "string"){
+const err59 = {instancePath:instancePath+"/adjustment_codes/" + i0+"/reason_code",schemaPath:"components#/$defs/AdjustmentCode/properties/reason_code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err59];
+}
+else {
+vErrors.push(err59);
+}
+errors++;
+}
+}
+if(data20.amount !== undefined){
+let data24 = data20.amount;
+if(typeof data24 === "string"){
+if(!pattern14.test(data24)){
+const err60 = {instancePath:instancePath+"/adjustment_codes/" + i0+"/amount",schemaPath:"components#/$defs/AdjustmentCode/properties/amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
+if(vErrors === null){
+vErrors = [err60];
+}
+else {
+vErrors.push(err60);
+}
+errors++;
+}
+}
+else {
+const err61 = {instancePath:instancePath+"/adjustment_codes/" + i0+"/amount",schemaPath:"components#/$defs/AdjustmentCode/properties/amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err61];
+}
+else {
+vErrors.push(err61);
+}
+errors++;
+}
+}
+}
+else {
+const err62 = {instancePath:instancePath+"/adjustment_codes/" + i0,schemaPath:"components#/$defs/AdjustmentCode/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err62];
+}
+else {
+vErrors.push(err62);
+}
+errors++;
+}
+}
+}
+else {
+const err63 = {instancePath:instancePath+"/adjustment_codes",schemaPath:"#/properties/adjustment_codes/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err63];
+}
+else {
+vErrors.push(err63);
+}
+errors++;
+}
+}
+if(data.match_status !== undefined){
+let data25 = data.match_status;
+if(typeof data25 !== "string"){
+const err64 = {instancePath:instancePath+"/match_status",schemaPath:"#/properties/match_status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err64];
+}
+else {
+vErrors.push(err64);
+}
+errors++;
+}
+if(!(((data25 === "matched") || (data25 === "partially_matched")) || (data25 === "unmatched"))){
+const err65 = {instancePath:instancePath+"/match_status",schemaPath:"#/properties/match_status/enum",keyword:"enum",params:{allowedValues: schema287.properties.match_status.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err65];
+}
+else {
+vErrors.push(err65);
+}
+errors++;
+}
+}
+}
+else {
+const err66 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err66];
+}
+else {
+vErrors.push(err66);
+}
+errors++;
+}
+validate287.errors = vErrors;
+return errors === 0;
+}
+validate287.evaluated = {"props":{"id":true,"remittance_id":true,"claim_id":true,"payer_claim_number":true,"original_payer_claim_number":true,"claim_status_code":true,"claim_status":true,"claim_filing_indicator":true,"patient_id":true,"patient_name":true,"member_id":true,"service_date_from":true,"service_date_to":true,"charged_amount":true,"allowed_amount":true,"paid_amount":true,"adjustment_amount":true,"patient_responsibility_amount":true,"variance_amount":true,"adjustment_codes":true,"match_status":true},"dynamicProps":false,"dynamicItems":false};
+
+const schema289 = {"allOf":[{"$ref":"components#/$defs/ListMeta"},{"type":"object","required":["summary"],"properties":{"summary":{"$ref":"components#/$defs/AllocationSummary"}}}],"description":"Meta of a payment's allocations: PageMeta, next_offset, and the payment's totals in summary."};
+const schema290 = {"type":"object","required":["claim_count","charged_amount","allowed_amount","paid_amount","adjustment_amount","patient_responsibility_amount","variance_amount","adjustments_by_group","payment_amount","provider_adjustment_amount","provider_adjustments"],"properties":{"claim_count":{"type":"integer","description":"Claims in the payment (0 when it has only provider-level adjustments, or is unknown).","minimum":0},"charged_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total billed. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"allowed_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total allowed. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"paid_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total paid. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"adjustment_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total adjustments. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"patient_responsibility_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total patient responsibility. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"variance_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total variance: the sum of the claims' variance_amount. Decimal string with two places, in US dollars.","x-svc-since":"2","x-svc-phi":"kept"},"adjustments_by_group":{"type":"object","description":"Total adjustments per claim adjustment group: CO contractual, CR correction and reversal, OA other, PI payer initiated, PR patient responsibility.","required":["CO","CR","OA","PI","PR"],"additionalProperties":false,"properties":{"CO":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Group CO. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"CR":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Group CR. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"OA":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Group OA. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"PI":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Group PI. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"PR":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Group PR. Decimal string with two places, in US dollars.","x-svc-phi":"kept"}},"x-svc-phi":"kept"},"payment_amount":{"type":["string","null"],"pattern":"^-?\\d+\\.\\d{2}$","description":"The payment (BPR02), negative for a debit; null for an unknown remittance. Equals paid_amount - provider_adjustment_amount. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"provider_adjustment_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Sum of the provider-level adjustments (PLB): positive reduces the payment, negative adds to it. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"provider_adjustments":{"type":"array","items":{"$ref":"components#/$defs/ProviderAdjustment"},"description":"The payment's provider-level adjustments (PLB), in file order."}},"description":"Totals of the payment, in meta.summary of the allocations list: the claims' sums and the provider-level adjustments. An unknown remittance has every total 0.00, no provider adjustments and a null payment_amount."};
+const schema291 = {"type":"object","required":["provider_id","fiscal_period_date","reason_code","reference","amount"],"properties":{"provider_id":{"type":"string","description":"PLB01: the provider (NPI or the payer's provider number) the adjustment applies to.","x-svc-phi":"kept"},"fiscal_period_date":{"type":"string","pattern":"^\\d{4}(-\\d{2}-\\d{2})?$","description":"PLB02: the last day of the provider's fiscal period (year only in no_phi sessions).","x-svc-phi":"year","format":"date"},"reason_code":{"type":"string","description":"PLB03-1, the provider adjustment reason: WO overpayment recovery, L6 interest owed, FB forwarding balance, 72 authorized return, CS adjustment, 50 late filing reduction, J1 nonreimbursable, ...","x-svc-phi":"kept"},"reference":{"type":["string","null"],"description":"PLB03-2, the payer's reference for it (often a claim number); null in no_phi sessions.","x-svc-phi":"withheld"},"amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"PLB04: positive reduces the payment (recoupment), negative adds to it (interest). Decimal string with two places, in US dollars.","x-svc-phi":"kept"}},"description":"A provider-level adjustment of an ERA payment (PLB)."};
+
+function validate291(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate291.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.claim_count === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "claim_count"},message:"must have required property '"+"claim_count"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.charged_amount === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "charged_amount"},message:"must have required property '"+"charged_amount"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.allowed_amount === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "allowed_amount"},message:"must have required property '"+"allowed_amount"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.paid_amount === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "paid_amount"},message:"must have required property '"+"paid_amount"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.adjustment_amount === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "adjustment_amount"},message:"must have required property '"+"adjustment_amount"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data.patient_responsibility_amount === undefined){
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "patient_responsibility_amount"},message:"must have required property '"+"patient_responsibility_amount"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data.variance_amount === undefined){
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "variance_amount"},message:"must have required property '"+"variance_amount"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data.adjustments_by_group === undefined){
+const err7 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "adjustments_by_group"},message:"must have required property '"+"adjustments_by_group"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data.payment_amount === undefined){
+const err8 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "payment_amount"},message:"must have required property '"+"payment_amount"+"'"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(data.provider_adjustment_amount === undefined){
+const err9 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "provider_adjustment_amount"},message:"must have required property '"+"provider_adjustment_amount"+"'"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(data.provider_adjustments === undefined){
+const err10 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "provider_adjustments"},message:"must have required property '"+"provider_adjustments"+"'"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data.claim_count !== undefined){
+let data0 = data.claim_count;
+if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
+const err11 = {instancePath:instancePath+"/claim_count",schemaPath:"#/properties/claim_count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if((typeof data0 == "number") && (isFinite(data0))){
+if(data0 < 0 || isNaN(data0)){
+const err12 = {instancePath:instancePath+"/claim_count",schemaPath:"#/properties/claim_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data.charged_amount !== undefined){
+let data1 = data.charged_amount;
+if(typeof data1 === "string"){
+if(!pattern14.test(data1)){
+const err13 = {instancePath:instancePath+"/charged_amount",schemaPath:"#/properties/charged_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+else {
+const err14 = {instancePath:instancePath+"/charged_amount",schemaPath:"#/properties/charged_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+if(data.allowed_amount !== undefined){
+let data2 = data.allowed_amount;
+if(typeof data2 === "string"){
+if(!pattern14.test(data2)){
+const err15 = {instancePath:instancePath+"/allowed_amount",schemaPath:"#/properties/allowed_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+else {
+const err16 = {instancePath:instancePath+"/allowed_amount",schemaPath:"#/properties/allowed_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data.paid_amount !== undefined){
+let data3 = data.paid_amount;
+if(typeof data3 === "string"){
+if(!pattern14.test(data3)){
+const err17 = {instancePath:instancePath+"/paid_amount",schemaPath:"#/properties/paid_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+else {
+const err18 = {instancePath:instancePath+"/paid_amount",schemaPath:"#/properties/paid_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+if(data.adjustment_amount !== undefined){
+let data4 = data.adjustment_amount;
+if(typeof data4 === "string"){
+if(!pattern14.test(data4)){
+const err19 = {instancePath:instancePath+"/adjustment_amount",schemaPath:"#/properties/adjustment_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+else {
+const err20 = {instancePath:instancePath+"/adjustment_amount",schemaPath:"#/properties/adjustment_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+if(data.patient_responsibility_amount !== undefined){
+let data5 = data.patient_responsibility_amount;
+if(typeof data5 === "string"){
+if(!pattern14.test(data5)){
+const err21 = {instancePath:instancePath+"/patient_responsibility_amount",schemaPath:"#/properties/patient_responsibility_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+else {
+const err22 = {instancePath:instancePath+"/patient_responsibility_amount",schemaPath:"#/properties/patient_responsibility_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+if(data.variance_amount !== undefined){
+let data6 = data.variance_amount;
 if(typeof data6 === "string"){
 if(!pattern14.test(data6)){
-const err23 = {instancePath:instancePath+"/charged_amount",schemaPath:"#/properties/charged_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
+const err23 = {instancePath:instancePath+"/variance_amount",schemaPath:"#/properties/variance_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -29538,7 +30701,7 @@ errors++;
 }
 }
 else {
-const err24 = {instancePath:instancePath+"/charged_amount",schemaPath:"#/properties/charged_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err24 = {instancePath:instancePath+"/variance_amount",schemaPath:"#/properties/variance_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -29548,11 +30711,11 @@ vErrors.push(err24);
 errors++;
 }
 }
-if(data.allowed_amount !== undefined){
-let data7 = data.allowed_amount;
-if(typeof data7 === "string"){
-if(!pattern14.test(data7)){
-const err25 = {instancePath:instancePath+"/allowed_amount",schemaPath:"#/properties/allowed_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
+if(data.adjustments_by_group !== undefined){
+let data7 = data.adjustments_by_group;
+if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
+if(data7.CO === undefined){
+const err25 = {instancePath:instancePath+"/adjustments_by_group",schemaPath:"#/properties/adjustments_by_group/required",keyword:"required",params:{missingProperty: "CO"},message:"must have required property '"+"CO"+"'"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -29561,9 +30724,8 @@ vErrors.push(err25);
 }
 errors++;
 }
-}
-else {
-const err26 = {instancePath:instancePath+"/allowed_amount",schemaPath:"#/properties/allowed_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data7.CR === undefined){
+const err26 = {instancePath:instancePath+"/adjustments_by_group",schemaPath:"#/properties/adjustments_by_group/required",keyword:"required",params:{missingProperty: "CR"},message:"must have required property '"+"CR"+"'"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -29572,12 +30734,8 @@ vErrors.push(err26);
 }
 errors++;
 }
-}
-if(data.paid_amount !== undefined){
-let data8 = data.paid_amount;
-if(typeof data8 === "string"){
-if(!pattern14.test(data8)){
-const err27 = {instancePath:instancePath+"/paid_amount",schemaPath:"#/properties/paid_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
+if(data7.OA === undefined){
+const err27 = {instancePath:instancePath+"/adjustments_by_group",schemaPath:"#/properties/adjustments_by_group/required",keyword:"required",params:{missingProperty: "OA"},message:"must have required property '"+"OA"+"'"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -29586,9 +30744,8 @@ vErrors.push(err27);
 }
 errors++;
 }
-}
-else {
-const err28 = {instancePath:instancePath+"/paid_amount",schemaPath:"#/properties/paid_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data7.PI === undefined){
+const err28 = {instancePath:instancePath+"/adjustments_by_group",schemaPath:"#/properties/adjustments_by_group/required",keyword:"required",params:{missingProperty: "PI"},message:"must have required property '"+"PI"+"'"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -29597,12 +30754,8 @@ vErrors.push(err28);
 }
 errors++;
 }
-}
-if(data.adjustment_amount !== undefined){
-let data9 = data.adjustment_amount;
-if(typeof data9 === "string"){
-if(!pattern14.test(data9)){
-const err29 = {instancePath:instancePath+"/adjustment_amount",schemaPath:"#/properties/adjustment_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
+if(data7.PR === undefined){
+const err29 = {instancePath:instancePath+"/adjustments_by_group",schemaPath:"#/properties/adjustments_by_group/required",keyword:"required",params:{missingProperty: "PR"},message:"must have required property '"+"PR"+"'"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -29611,9 +30764,9 @@ vErrors.push(err29);
 }
 errors++;
 }
-}
-else {
-const err30 = {instancePath:instancePath+"/adjustment_amount",schemaPath:"#/properties/adjustment_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key0 in data7){
+if(!(((((key0 === "CO") || (key0 === "CR")) || (key0 === "OA")) || (key0 === "PI")) || (key0 === "PR"))){
+const err30 = {instancePath:instancePath+"/adjustments_by_group",schemaPath:"#/properties/adjustments_by_group/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -29623,11 +30776,11 @@ vErrors.push(err30);
 errors++;
 }
 }
-if(data.patient_responsibility_amount !== undefined){
-let data10 = data.patient_responsibility_amount;
-if(typeof data10 === "string"){
-if(!pattern14.test(data10)){
-const err31 = {instancePath:instancePath+"/patient_responsibility_amount",schemaPath:"#/properties/patient_responsibility_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
+if(data7.CO !== undefined){
+let data8 = data7.CO;
+if(typeof data8 === "string"){
+if(!pattern14.test(data8)){
+const err31 = {instancePath:instancePath+"/adjustments_by_group/CO",schemaPath:"#/properties/adjustments_by_group/properties/CO/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -29638,7 +30791,7 @@ errors++;
 }
 }
 else {
-const err32 = {instancePath:instancePath+"/patient_responsibility_amount",schemaPath:"#/properties/patient_responsibility_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err32 = {instancePath:instancePath+"/adjustments_by_group/CO",schemaPath:"#/properties/adjustments_by_group/properties/CO/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -29648,11 +30801,11 @@ vErrors.push(err32);
 errors++;
 }
 }
-if(data.variance_amount !== undefined){
-let data11 = data.variance_amount;
-if(typeof data11 === "string"){
-if(!pattern14.test(data11)){
-const err33 = {instancePath:instancePath+"/variance_amount",schemaPath:"#/properties/variance_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
+if(data7.CR !== undefined){
+let data9 = data7.CR;
+if(typeof data9 === "string"){
+if(!pattern14.test(data9)){
+const err33 = {instancePath:instancePath+"/adjustments_by_group/CR",schemaPath:"#/properties/adjustments_by_group/properties/CR/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -29663,7 +30816,7 @@ errors++;
 }
 }
 else {
-const err34 = {instancePath:instancePath+"/variance_amount",schemaPath:"#/properties/variance_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err34 = {instancePath:instancePath+"/adjustments_by_group/CR",schemaPath:"#/properties/adjustments_by_group/properties/CR/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -29673,15 +30826,11 @@ vErrors.push(err34);
 errors++;
 }
 }
-if(data.adjustment_codes !== undefined){
-let data12 = data.adjustment_codes;
-if(Array.isArray(data12)){
-const len0 = data12.length;
-for(let i0=0; i0<len0; i0++){
-let data13 = data12[i0];
-if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
-if(data13.code === undefined){
-const err35 = {instancePath:instancePath+"/adjustment_codes/" + i0,schemaPath:"components#/$defs/AdjustmentCode/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(data7.OA !== undefined){
+let data10 = data7.OA;
+if(typeof data10 === "string"){
+if(!pattern14.test(data10)){
+const err35 = {instancePath:instancePath+"/adjustments_by_group/OA",schemaPath:"#/properties/adjustments_by_group/properties/OA/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -29690,8 +30839,9 @@ vErrors.push(err35);
 }
 errors++;
 }
-if(data13.group_code === undefined){
-const err36 = {instancePath:instancePath+"/adjustment_codes/" + i0,schemaPath:"components#/$defs/AdjustmentCode/required",keyword:"required",params:{missingProperty: "group_code"},message:"must have required property '"+"group_code"+"'"};
+}
+else {
+const err36 = {instancePath:instancePath+"/adjustments_by_group/OA",schemaPath:"#/properties/adjustments_by_group/properties/OA/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -29700,8 +30850,12 @@ vErrors.push(err36);
 }
 errors++;
 }
-if(data13.reason_code === undefined){
-const err37 = {instancePath:instancePath+"/adjustment_codes/" + i0,schemaPath:"components#/$defs/AdjustmentCode/required",keyword:"required",params:{missingProperty: "reason_code"},message:"must have required property '"+"reason_code"+"'"};
+}
+if(data7.PI !== undefined){
+let data11 = data7.PI;
+if(typeof data11 === "string"){
+if(!pattern14.test(data11)){
+const err37 = {instancePath:instancePath+"/adjustments_by_group/PI",schemaPath:"#/properties/adjustments_by_group/properties/PI/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -29710,8 +30864,9 @@ vErrors.push(err37);
 }
 errors++;
 }
-if(data13.amount === undefined){
-const err38 = {instancePath:instancePath+"/adjustment_codes/" + i0,schemaPath:"components#/$defs/AdjustmentCode/required",keyword:"required",params:{missingProperty: "amount"},message:"must have required property '"+"amount"+"'"};
+}
+else {
+const err38 = {instancePath:instancePath+"/adjustments_by_group/PI",schemaPath:"#/properties/adjustments_by_group/properties/PI/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -29720,9 +30875,12 @@ vErrors.push(err38);
 }
 errors++;
 }
-if(data13.code !== undefined){
-if(typeof data13.code !== "string"){
-const err39 = {instancePath:instancePath+"/adjustment_codes/" + i0+"/code",schemaPath:"components#/$defs/AdjustmentCode/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+if(data7.PR !== undefined){
+let data12 = data7.PR;
+if(typeof data12 === "string"){
+if(!pattern14.test(data12)){
+const err39 = {instancePath:instancePath+"/adjustments_by_group/PR",schemaPath:"#/properties/adjustments_by_group/properties/PR/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -29732,10 +30890,8 @@ vErrors.push(err39);
 errors++;
 }
 }
-if(data13.group_code !== undefined){
-let data15 = data13.group_code;
-if(typeof data15 !== "string"){
-const err40 = {instancePath:instancePath+"/adjustment_codes/" + i0+"/group_code",schemaPath:"components#/$defs/AdjustmentCode/properties/group_code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+else {
+const err40 = {instancePath:instancePath+"/adjustments_by_group/PR",schemaPath:"#/properties/adjustments_by_group/properties/PR/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -29744,8 +30900,10 @@ vErrors.push(err40);
 }
 errors++;
 }
-if(!(((((data15 === "CO") || (data15 === "PR")) || (data15 === "OA")) || (data15 === "PI")) || (data15 === "CR"))){
-const err41 = {instancePath:instancePath+"/adjustment_codes/" + i0+"/group_code",schemaPath:"components#/$defs/AdjustmentCode/properties/group_code/enum",keyword:"enum",params:{allowedValues: schema288.properties.group_code.enum},message:"must be equal to one of the allowed values"};
+}
+}
+else {
+const err41 = {instancePath:instancePath+"/adjustments_by_group",schemaPath:"#/properties/adjustments_by_group/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -29755,9 +30913,10 @@ vErrors.push(err41);
 errors++;
 }
 }
-if(data13.reason_code !== undefined){
-if(typeof data13.reason_code !== "string"){
-const err42 = {instancePath:instancePath+"/adjustment_codes/" + i0+"/reason_code",schemaPath:"components#/$defs/AdjustmentCode/properties/reason_code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.payment_amount !== undefined){
+let data13 = data.payment_amount;
+if((typeof data13 !== "string") && (data13 !== null)){
+const err42 = {instancePath:instancePath+"/payment_amount",schemaPath:"#/properties/payment_amount/type",keyword:"type",params:{type: schema290.properties.payment_amount.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -29766,12 +30925,9 @@ vErrors.push(err42);
 }
 errors++;
 }
-}
-if(data13.amount !== undefined){
-let data17 = data13.amount;
-if(typeof data17 === "string"){
-if(!pattern14.test(data17)){
-const err43 = {instancePath:instancePath+"/adjustment_codes/" + i0+"/amount",schemaPath:"components#/$defs/AdjustmentCode/properties/amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
+if(typeof data13 === "string"){
+if(!pattern14.test(data13)){
+const err43 = {instancePath:instancePath+"/payment_amount",schemaPath:"#/properties/payment_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -29781,8 +30937,12 @@ vErrors.push(err43);
 errors++;
 }
 }
-else {
-const err44 = {instancePath:instancePath+"/adjustment_codes/" + i0+"/amount",schemaPath:"components#/$defs/AdjustmentCode/properties/amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+if(data.provider_adjustment_amount !== undefined){
+let data14 = data.provider_adjustment_amount;
+if(typeof data14 === "string"){
+if(!pattern14.test(data14)){
+const err44 = {instancePath:instancePath+"/provider_adjustment_amount",schemaPath:"#/properties/provider_adjustment_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -29792,9 +30952,8 @@ vErrors.push(err44);
 errors++;
 }
 }
-}
 else {
-const err45 = {instancePath:instancePath+"/adjustment_codes/" + i0,schemaPath:"components#/$defs/AdjustmentCode/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err45 = {instancePath:instancePath+"/provider_adjustment_amount",schemaPath:"#/properties/provider_adjustment_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -29804,9 +30963,15 @@ vErrors.push(err45);
 errors++;
 }
 }
-}
-else {
-const err46 = {instancePath:instancePath+"/adjustment_codes",schemaPath:"#/properties/adjustment_codes/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data.provider_adjustments !== undefined){
+let data15 = data.provider_adjustments;
+if(Array.isArray(data15)){
+const len0 = data15.length;
+for(let i0=0; i0<len0; i0++){
+let data16 = data15[i0];
+if(data16 && typeof data16 == "object" && !Array.isArray(data16)){
+if(data16.provider_id === undefined){
+const err46 = {instancePath:instancePath+"/provider_adjustments/" + i0,schemaPath:"components#/$defs/ProviderAdjustment/required",keyword:"required",params:{missingProperty: "provider_id"},message:"must have required property '"+"provider_id"+"'"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -29815,11 +30980,8 @@ vErrors.push(err46);
 }
 errors++;
 }
-}
-if(data.match_status !== undefined){
-let data18 = data.match_status;
-if(typeof data18 !== "string"){
-const err47 = {instancePath:instancePath+"/match_status",schemaPath:"#/properties/match_status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data16.fiscal_period_date === undefined){
+const err47 = {instancePath:instancePath+"/provider_adjustments/" + i0,schemaPath:"components#/$defs/ProviderAdjustment/required",keyword:"required",params:{missingProperty: "fiscal_period_date"},message:"must have required property '"+"fiscal_period_date"+"'"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -29828,8 +30990,8 @@ vErrors.push(err47);
 }
 errors++;
 }
-if(!((((data18 === "matched") || (data18 === "unmatched")) || (data18 === "partially_matched")) || (data18 === "manual_review"))){
-const err48 = {instancePath:instancePath+"/match_status",schemaPath:"#/properties/match_status/enum",keyword:"enum",params:{allowedValues: schema287.properties.match_status.enum},message:"must be equal to one of the allowed values"};
+if(data16.reason_code === undefined){
+const err48 = {instancePath:instancePath+"/provider_adjustments/" + i0,schemaPath:"components#/$defs/ProviderAdjustment/required",keyword:"required",params:{missingProperty: "reason_code"},message:"must have required property '"+"reason_code"+"'"};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -29838,10 +31000,8 @@ vErrors.push(err48);
 }
 errors++;
 }
-}
-}
-else {
-const err49 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data16.reference === undefined){
+const err49 = {instancePath:instancePath+"/provider_adjustments/" + i0,schemaPath:"components#/$defs/ProviderAdjustment/required",keyword:"required",params:{missingProperty: "reference"},message:"must have required property '"+"reference"+"'"};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -29850,10 +31010,200 @@ vErrors.push(err49);
 }
 errors++;
 }
-validate287.errors = vErrors;
+if(data16.amount === undefined){
+const err50 = {instancePath:instancePath+"/provider_adjustments/" + i0,schemaPath:"components#/$defs/ProviderAdjustment/required",keyword:"required",params:{missingProperty: "amount"},message:"must have required property '"+"amount"+"'"};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+if(data16.provider_id !== undefined){
+if(typeof data16.provider_id !== "string"){
+const err51 = {instancePath:instancePath+"/provider_adjustments/" + i0+"/provider_id",schemaPath:"components#/$defs/ProviderAdjustment/properties/provider_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+}
+if(data16.fiscal_period_date !== undefined){
+let data18 = data16.fiscal_period_date;
+if(typeof data18 === "string"){
+if(!pattern15.test(data18)){
+const err52 = {instancePath:instancePath+"/provider_adjustments/" + i0+"/fiscal_period_date",schemaPath:"components#/$defs/ProviderAdjustment/properties/fiscal_period_date/pattern",keyword:"pattern",params:{pattern: "^\\d{4}(-\\d{2}-\\d{2})?$"},message:"must match pattern \""+"^\\d{4}(-\\d{2}-\\d{2})?$"+"\""};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
+}
+errors++;
+}
+if(!(formats64.validate(data18))){
+const err53 = {instancePath:instancePath+"/provider_adjustments/" + i0+"/fiscal_period_date",schemaPath:"components#/$defs/ProviderAdjustment/properties/fiscal_period_date/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
+if(vErrors === null){
+vErrors = [err53];
+}
+else {
+vErrors.push(err53);
+}
+errors++;
+}
+}
+else {
+const err54 = {instancePath:instancePath+"/provider_adjustments/" + i0+"/fiscal_period_date",schemaPath:"components#/$defs/ProviderAdjustment/properties/fiscal_period_date/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err54];
+}
+else {
+vErrors.push(err54);
+}
+errors++;
+}
+}
+if(data16.reason_code !== undefined){
+if(typeof data16.reason_code !== "string"){
+const err55 = {instancePath:instancePath+"/provider_adjustments/" + i0+"/reason_code",schemaPath:"components#/$defs/ProviderAdjustment/properties/reason_code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err55];
+}
+else {
+vErrors.push(err55);
+}
+errors++;
+}
+}
+if(data16.reference !== undefined){
+let data20 = data16.reference;
+if((typeof data20 !== "string") && (data20 !== null)){
+const err56 = {instancePath:instancePath+"/provider_adjustments/" + i0+"/reference",schemaPath:"components#/$defs/ProviderAdjustment/properties/reference/type",keyword:"type",params:{type: schema291.properties.reference.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err56];
+}
+else {
+vErrors.push(err56);
+}
+errors++;
+}
+}
+if(data16.amount !== undefined){
+let data21 = data16.amount;
+if(typeof data21 === "string"){
+if(!pattern14.test(data21)){
+const err57 = {instancePath:instancePath+"/provider_adjustments/" + i0+"/amount",schemaPath:"components#/$defs/ProviderAdjustment/properties/amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
+if(vErrors === null){
+vErrors = [err57];
+}
+else {
+vErrors.push(err57);
+}
+errors++;
+}
+}
+else {
+const err58 = {instancePath:instancePath+"/provider_adjustments/" + i0+"/amount",schemaPath:"components#/$defs/ProviderAdjustment/properties/amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err58];
+}
+else {
+vErrors.push(err58);
+}
+errors++;
+}
+}
+}
+else {
+const err59 = {instancePath:instancePath+"/provider_adjustments/" + i0,schemaPath:"components#/$defs/ProviderAdjustment/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err59];
+}
+else {
+vErrors.push(err59);
+}
+errors++;
+}
+}
+}
+else {
+const err60 = {instancePath:instancePath+"/provider_adjustments",schemaPath:"#/properties/provider_adjustments/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err60];
+}
+else {
+vErrors.push(err60);
+}
+errors++;
+}
+}
+}
+else {
+const err61 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err61];
+}
+else {
+vErrors.push(err61);
+}
+errors++;
+}
+validate291.errors = vErrors;
 return errors === 0;
 }
-validate287.evaluated = {"props":{"id":true,"remittance_id":true,"claim_id":true,"patient_id":true,"service_date_from":true,"service_date_to":true,"charged_amount":true,"allowed_amount":true,"paid_amount":true,"adjustment_amount":true,"patient_responsibility_amount":true,"variance_amount":true,"adjustment_codes":true,"match_status":true},"dynamicProps":false,"dynamicItems":false};
+validate291.evaluated = {"props":{"claim_count":true,"charged_amount":true,"allowed_amount":true,"paid_amount":true,"adjustment_amount":true,"patient_responsibility_amount":true,"variance_amount":true,"adjustments_by_group":true,"payment_amount":true,"provider_adjustment_amount":true,"provider_adjustments":true},"dynamicProps":false,"dynamicItems":false};
+
+
+function validate289(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate289.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate109(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate109.errors : vErrors.concat(validate109.errors);
+errors = vErrors.length;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.summary === undefined){
+const err0 = {instancePath,schemaPath:"#/allOf/1/required",keyword:"required",params:{missingProperty: "summary"},message:"must have required property '"+"summary"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.summary !== undefined){
+if(!(validate291(data.summary, {instancePath:instancePath+"/summary",parentData:data,parentDataProperty:"summary",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate291.errors : vErrors.concat(validate291.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err1 = {instancePath,schemaPath:"#/allOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+validate289.errors = vErrors;
+return errors === 0;
+}
+validate289.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
 function validate286(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -29910,14 +31260,18 @@ errors++;
 }
 }
 if(data.meta !== undefined){
-let data2 = data.meta;
-if(!(validate109(data2, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate109.errors : vErrors.concat(validate109.errors);
+if(!(validate289(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate289.errors : vErrors.concat(validate289.errors);
 errors = vErrors.length;
 }
-if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
-if(data2.summary === undefined){
-const err3 = {instancePath:instancePath+"/meta",schemaPath:"#/properties/meta/allOf/1/required",keyword:"required",params:{missingProperty: "summary"},message:"must have required property '"+"summary"+"'"};
+}
+if(data.warnings !== undefined){
+let data3 = data.warnings;
+if(Array.isArray(data3)){
+const len1 = data3.length;
+for(let i1=0; i1<len1; i1++){
+if(typeof data3[i1] !== "string"){
+const err3 = {instancePath:instancePath+"/warnings/" + i1,schemaPath:"components#/$defs/Warnings/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -29926,11 +31280,10 @@ vErrors.push(err3);
 }
 errors++;
 }
-if(data2.summary !== undefined){
-let data3 = data2.summary;
-if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
-if(data3.claim_count === undefined){
-const err4 = {instancePath:instancePath+"/meta/summary",schemaPath:"components#/$defs/AllocationSummary/required",keyword:"required",params:{missingProperty: "claim_count"},message:"must have required property '"+"claim_count"+"'"};
+}
+}
+else {
+const err4 = {instancePath:instancePath+"/warnings",schemaPath:"components#/$defs/Warnings/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -29939,301 +31292,15 @@ vErrors.push(err4);
 }
 errors++;
 }
-if(data3.charged_amount === undefined){
-const err5 = {instancePath:instancePath+"/meta/summary",schemaPath:"components#/$defs/AllocationSummary/required",keyword:"required",params:{missingProperty: "charged_amount"},message:"must have required property '"+"charged_amount"+"'"};
+}
+}
+else {
+const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err5];
 }
 else {
 vErrors.push(err5);
-}
-errors++;
-}
-if(data3.allowed_amount === undefined){
-const err6 = {instancePath:instancePath+"/meta/summary",schemaPath:"components#/$defs/AllocationSummary/required",keyword:"required",params:{missingProperty: "allowed_amount"},message:"must have required property '"+"allowed_amount"+"'"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-if(data3.paid_amount === undefined){
-const err7 = {instancePath:instancePath+"/meta/summary",schemaPath:"components#/$defs/AllocationSummary/required",keyword:"required",params:{missingProperty: "paid_amount"},message:"must have required property '"+"paid_amount"+"'"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-if(data3.adjustment_amount === undefined){
-const err8 = {instancePath:instancePath+"/meta/summary",schemaPath:"components#/$defs/AllocationSummary/required",keyword:"required",params:{missingProperty: "adjustment_amount"},message:"must have required property '"+"adjustment_amount"+"'"};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-if(data3.patient_responsibility_amount === undefined){
-const err9 = {instancePath:instancePath+"/meta/summary",schemaPath:"components#/$defs/AllocationSummary/required",keyword:"required",params:{missingProperty: "patient_responsibility_amount"},message:"must have required property '"+"patient_responsibility_amount"+"'"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-if(data3.variance_amount === undefined){
-const err10 = {instancePath:instancePath+"/meta/summary",schemaPath:"components#/$defs/AllocationSummary/required",keyword:"required",params:{missingProperty: "variance_amount"},message:"must have required property '"+"variance_amount"+"'"};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-if(data3.claim_count !== undefined){
-let data4 = data3.claim_count;
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-const err11 = {instancePath:instancePath+"/meta/summary/claim_count",schemaPath:"components#/$defs/AllocationSummary/properties/claim_count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 < 0 || isNaN(data4)){
-const err12 = {instancePath:instancePath+"/meta/summary/claim_count",schemaPath:"components#/$defs/AllocationSummary/properties/claim_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-}
-}
-if(data3.charged_amount !== undefined){
-let data5 = data3.charged_amount;
-if(typeof data5 === "string"){
-if(!pattern14.test(data5)){
-const err13 = {instancePath:instancePath+"/meta/summary/charged_amount",schemaPath:"components#/$defs/AllocationSummary/properties/charged_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-}
-}
-else {
-const err14 = {instancePath:instancePath+"/meta/summary/charged_amount",schemaPath:"components#/$defs/AllocationSummary/properties/charged_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err14];
-}
-else {
-vErrors.push(err14);
-}
-errors++;
-}
-}
-if(data3.allowed_amount !== undefined){
-let data6 = data3.allowed_amount;
-if(typeof data6 === "string"){
-if(!pattern14.test(data6)){
-const err15 = {instancePath:instancePath+"/meta/summary/allowed_amount",schemaPath:"components#/$defs/AllocationSummary/properties/allowed_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
-if(vErrors === null){
-vErrors = [err15];
-}
-else {
-vErrors.push(err15);
-}
-errors++;
-}
-}
-else {
-const err16 = {instancePath:instancePath+"/meta/summary/allowed_amount",schemaPath:"components#/$defs/AllocationSummary/properties/allowed_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err16];
-}
-else {
-vErrors.push(err16);
-}
-errors++;
-}
-}
-if(data3.paid_amount !== undefined){
-let data7 = data3.paid_amount;
-if(typeof data7 === "string"){
-if(!pattern14.test(data7)){
-const err17 = {instancePath:instancePath+"/meta/summary/paid_amount",schemaPath:"components#/$defs/AllocationSummary/properties/paid_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
-if(vErrors === null){
-vErrors = [err17];
-}
-else {
-vErrors.push(err17);
-}
-errors++;
-}
-}
-else {
-const err18 = {instancePath:instancePath+"/meta/summary/paid_amount",schemaPath:"components#/$defs/AllocationSummary/properties/paid_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err18];
-}
-else {
-vErrors.push(err18);
-}
-errors++;
-}
-}
-if(data3.adjustment_amount !== undefined){
-let data8 = data3.adjustment_amount;
-if(typeof data8 === "string"){
-if(!pattern14.test(data8)){
-const err19 = {instancePath:instancePath+"/meta/summary/adjustment_amount",schemaPath:"components#/$defs/AllocationSummary/properties/adjustment_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
-if(vErrors === null){
-vErrors = [err19];
-}
-else {
-vErrors.push(err19);
-}
-errors++;
-}
-}
-else {
-const err20 = {instancePath:instancePath+"/meta/summary/adjustment_amount",schemaPath:"components#/$defs/AllocationSummary/properties/adjustment_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err20];
-}
-else {
-vErrors.push(err20);
-}
-errors++;
-}
-}
-if(data3.patient_responsibility_amount !== undefined){
-let data9 = data3.patient_responsibility_amount;
-if(typeof data9 === "string"){
-if(!pattern14.test(data9)){
-const err21 = {instancePath:instancePath+"/meta/summary/patient_responsibility_amount",schemaPath:"components#/$defs/AllocationSummary/properties/patient_responsibility_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
-if(vErrors === null){
-vErrors = [err21];
-}
-else {
-vErrors.push(err21);
-}
-errors++;
-}
-}
-else {
-const err22 = {instancePath:instancePath+"/meta/summary/patient_responsibility_amount",schemaPath:"components#/$defs/AllocationSummary/properties/patient_responsibility_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err22];
-}
-else {
-vErrors.push(err22);
-}
-errors++;
-}
-}
-if(data3.variance_amount !== undefined){
-let data10 = data3.variance_amount;
-if(typeof data10 === "string"){
-if(!pattern14.test(data10)){
-const err23 = {instancePath:instancePath+"/meta/summary/variance_amount",schemaPath:"components#/$defs/AllocationSummary/properties/variance_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
-if(vErrors === null){
-vErrors = [err23];
-}
-else {
-vErrors.push(err23);
-}
-errors++;
-}
-}
-else {
-const err24 = {instancePath:instancePath+"/meta/summary/variance_amount",schemaPath:"components#/$defs/AllocationSummary/properties/variance_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err24];
-}
-else {
-vErrors.push(err24);
-}
-errors++;
-}
-}
-}
-else {
-const err25 = {instancePath:instancePath+"/meta/summary",schemaPath:"components#/$defs/AllocationSummary/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err25];
-}
-else {
-vErrors.push(err25);
-}
-errors++;
-}
-}
-}
-else {
-const err26 = {instancePath:instancePath+"/meta",schemaPath:"#/properties/meta/allOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err26];
-}
-else {
-vErrors.push(err26);
-}
-errors++;
-}
-}
-if(data.warnings !== undefined){
-let data11 = data.warnings;
-if(Array.isArray(data11)){
-const len1 = data11.length;
-for(let i1=0; i1<len1; i1++){
-if(typeof data11[i1] !== "string"){
-const err27 = {instancePath:instancePath+"/warnings/" + i1,schemaPath:"components#/$defs/Warnings/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err27];
-}
-else {
-vErrors.push(err27);
-}
-errors++;
-}
-}
-}
-else {
-const err28 = {instancePath:instancePath+"/warnings",schemaPath:"components#/$defs/Warnings/type",keyword:"type",params:{type: "array"},message:"must be array"};
-if(vErrors === null){
-vErrors = [err28];
-}
-else {
-vErrors.push(err28);
-}
-errors++;
-}
-}
-}
-else {
-const err29 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err29];
-}
-else {
-vErrors.push(err29);
 }
 errors++;
 }
@@ -30262,17 +31329,16 @@ return errors === 0;
 }
 validate285.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listRemittanceAllocationsStatus200V1 = validate291;
-const schema291 = {"$ref":"components-v1#/$defs/AllocationListResponse"};
-const schema292 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components-v1#/$defs/Allocation"},"description":"Items of this page."},"meta":{"allOf":[{"$ref":"components-v1#/$defs/ListMeta"},{"type":"object","required":["summary"],"properties":{"summary":{"$ref":"components-v1#/$defs/AllocationSummary"}}}]},"warnings":{"$ref":"components-v1#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
-const schema295 = {"type":"object","required":["claim_count","charged_amount","allowed_amount","paid_amount","adjustment_amount","patient_responsibility_amount"],"properties":{"claim_count":{"type":"integer","description":"Claims.","minimum":0},"charged_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total billed. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"allowed_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total allowed. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"paid_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total paid. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"adjustment_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total adjustments. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"patient_responsibility_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total patient responsibility. Decimal string with two places, in US dollars.","x-svc-phi":"kept"}},"description":"Totals of the payment, in meta.summary of the allocations list."};
-const schema293 = {"type":"object","required":["id","remittance_id","claim_id","patient_id","service_date_from","charged_amount","allowed_amount","paid_amount","adjustment_amount","patient_responsibility_amount","adjustment_codes","match_status"],"properties":{"id":{"type":"string","description":"Allocation id.","x-svc-phi":"kept"},"remittance_id":{"type":"string","description":"Remittance.","x-svc-phi":"kept"},"claim_id":{"type":"string","description":"Claim (surrogate handle in no_phi sessions).","x-svc-phi":{"reduce":"handle","kind":"claim"}},"patient_id":{"type":["string","null"],"description":"Patient (surrogate handle in no_phi sessions).","x-svc-phi":"handle"},"service_date_from":{"type":"string","description":"First date of service (year only in no_phi sessions).","pattern":"^\\d{4}(-\\d{2}-\\d{2})?$","x-svc-phi":"year","format":"date"},"service_date_to":{"type":["string","null"],"pattern":"^\\d{4}(-\\d{2}-\\d{2})?$","description":"Last date of service (year only in no_phi sessions).","x-svc-phi":"year","format":"date"},"charged_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Billed. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"allowed_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Allowed. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"paid_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Paid. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"adjustment_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Sum of adjustments. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"patient_responsibility_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Patient responsibility. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"adjustment_codes":{"type":"array","items":{"$ref":"components-v1#/$defs/AdjustmentCode"},"description":"CARC adjustments."},"match_status":{"type":"string","enum":["matched","unmatched","partially_matched","manual_review"],"description":"Claim match state."}}};
-const schema294 = {"type":"object","required":["code","group_code","reason_code","amount"],"properties":{"code":{"type":"string","description":"Group and CARC, for example CO-45.","x-svc-phi":"kept"},"group_code":{"type":"string","enum":["CO","PR","OA","PI","CR"],"description":"Claim adjustment group."},"reason_code":{"type":"string","description":"Claim adjustment reason code (CARC).","x-svc-phi":"kept"},"amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Adjusted amount. Decimal string with two places, in US dollars.","x-svc-phi":"kept"}}};
+export const listRemittanceAllocationsStatus200V1 = validate295;
+const schema293 = {"$ref":"components-v1#/$defs/AllocationListResponse"};
+const schema294 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components-v1#/$defs/Allocation"},"description":"Items of this page."},"meta":{"$ref":"components-v1#/$defs/AllocationListMeta"},"warnings":{"$ref":"components-v1#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
+const schema295 = {"type":"object","required":["id","remittance_id","claim_id","payer_claim_number","original_payer_claim_number","claim_status_code","claim_status","claim_filing_indicator","patient_id","patient_name","member_id","service_date_from","service_date_to","charged_amount","allowed_amount","paid_amount","adjustment_amount","patient_responsibility_amount","adjustment_codes","match_status"],"properties":{"id":{"type":"string","description":"Allocation id.","x-svc-phi":"kept"},"remittance_id":{"type":"string","description":"Remittance.","x-svc-phi":"kept"},"claim_id":{"type":"string","description":"The agency's claim as the payer echoes it: CLP01, the patient control number the claim was billed with. A CL- handle in no_phi sessions.","x-svc-phi":{"reduce":"handle","kind":"claim"}},"payer_claim_number":{"type":["string","null"],"description":"The payer's claim control number (CLP07). A PC- handle in no_phi sessions.","x-svc-phi":{"reduce":"handle","kind":"payer_claim"}},"original_payer_claim_number":{"type":["string","null"],"description":"On a reversal (claim_status_code 22, adjustments in group CR) and on its correction: the payer claim number of the claim they reverse and replace (the reversal's own CLP07; for the correction REF*F8, else the reversal just before it in the payment with the same claim_id). Null otherwise. A PC- handle in no_phi sessions.","x-svc-phi":{"reduce":"handle","kind":"payer_claim"}},"claim_status_code":{"type":"string","enum":["1","2","3","4","19","20","21","22","23","25"],"description":"CLP02 as sent; claim_status says what it means."},"claim_status":{"type":"string","enum":["processed_as_primary","processed_as_secondary","processed_as_tertiary","denied","processed_as_primary_forwarded","processed_as_secondary_forwarded","processed_as_tertiary_forwarded","reversal_of_previous_payment","not_our_claim_forwarded","predetermination_pricing_only"],"description":"What CLP02 means: 1 processed as primary, 2 as secondary, 3 as tertiary, 4 denied, 19-21 processed as primary, secondary or tertiary and forwarded to another payer, 22 reversal of a previous payment, 23 not our claim and forwarded, 25 predetermination pricing only (no payment)."},"claim_filing_indicator":{"type":["string","null"],"description":"CLP06, the claim filing indicator (MA Medicare Part A, MB Part B, MC Medicaid, 12 PPO, 16 HMO Medicare Advantage, ...).","x-svc-phi":"kept"},"patient_id":{"type":["string","null"],"description":"The agency's patient the claim was matched to (see match_status); null when unmatched. A PT- handle in no_phi sessions.","x-svc-phi":"handle"},"patient_name":{"type":["string","null"],"description":"The patient as the payer names them (NM1*QC: last, first middle); null in no_phi sessions.","x-svc-phi":"withheld"},"member_id":{"type":["string","null"],"description":"The payer's member id of the insured (NM1*IL N109, else NM1*QC N109). An MB- handle in no_phi sessions.","x-svc-phi":{"reduce":"handle","kind":"member"}},"service_date_from":{"type":["string","null"],"description":"First date of service: the claim's statement period (DTM*232), else its earliest service line date. Year only in no_phi sessions.","pattern":"^\\d{4}(-\\d{2}-\\d{2})?$","x-svc-phi":"year","format":"date"},"service_date_to":{"type":["string","null"],"pattern":"^\\d{4}(-\\d{2}-\\d{2})?$","description":"Last date of service: DTM*233, else the latest service line date when the lines span more than one day. Year only in no_phi sessions.","x-svc-phi":"year","format":"date"},"charged_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Billed (CLP03). Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"allowed_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Allowed: AMT*AU when the claim carries it; else the sum of the service lines' AMT*B6 when every line has one; else charged less the CO, PI and CR (their reversal) adjustments other than sequestration (CARC 253, a reduction of the payment, not of the allowance). Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"paid_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Paid (CLP04). Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"adjustment_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Sum of the claim's adjustments (claim and service line CAS, every group). Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"patient_responsibility_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Patient responsibility: CLP05, else the sum of the PR adjustments. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"adjustment_codes":{"type":"array","items":{"$ref":"components-v1#/$defs/AdjustmentCode"},"description":"CARC adjustments as group-reason pairs (CO-45, PR-2, CO-253, OA-23, CR-... on reversals), each with its amount summed over the claim and its service lines, in order of appearance."},"match_status":{"type":"string","enum":["matched","partially_matched","unmatched"],"description":"How the claim was matched to the agency's patients when imported. The patient control number (claim_id) names a patient when it is the patient's MRN, or the MRN followed by \"-\" and a claim suffix. matched: it names a patient, and the payer's member id is one of that patient's coverage policy numbers or the payer's last name is the patient's (ignoring case, accents and spacing). partially_matched: one identifier alone points at one patient (the control number names a patient whose member id and last name both differ, or it names none and exactly one patient holds the member id); patient_id is that patient. unmatched: neither; patient_id is null."}},"description":"A claim of an ERA payment (2100 CLP loop), with its service lines' adjustments folded in."};
+const schema296 = {"type":"object","required":["code","group_code","reason_code","amount"],"properties":{"code":{"type":"string","description":"Group and CARC, for example CO-45.","x-svc-phi":"kept"},"group_code":{"type":"string","enum":["CO","PR","OA","PI","CR"],"description":"Claim adjustment group."},"reason_code":{"type":"string","description":"Claim adjustment reason code (CARC).","x-svc-phi":"kept"},"amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Adjusted amount. Decimal string with two places, in US dollars.","x-svc-phi":"kept"}}};
 
-function validate293(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate297(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate293.evaluated;
+const evaluated0 = validate297.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -30310,8 +31376,8 @@ vErrors.push(err2);
 }
 errors++;
 }
-if(data.patient_id === undefined){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "patient_id"},message:"must have required property '"+"patient_id"+"'"};
+if(data.payer_claim_number === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "payer_claim_number"},message:"must have required property '"+"payer_claim_number"+"'"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -30320,8 +31386,8 @@ vErrors.push(err3);
 }
 errors++;
 }
-if(data.service_date_from === undefined){
-const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "service_date_from"},message:"must have required property '"+"service_date_from"+"'"};
+if(data.original_payer_claim_number === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "original_payer_claim_number"},message:"must have required property '"+"original_payer_claim_number"+"'"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -30330,8 +31396,8 @@ vErrors.push(err4);
 }
 errors++;
 }
-if(data.charged_amount === undefined){
-const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "charged_amount"},message:"must have required property '"+"charged_amount"+"'"};
+if(data.claim_status_code === undefined){
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "claim_status_code"},message:"must have required property '"+"claim_status_code"+"'"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -30340,8 +31406,8 @@ vErrors.push(err5);
 }
 errors++;
 }
-if(data.allowed_amount === undefined){
-const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "allowed_amount"},message:"must have required property '"+"allowed_amount"+"'"};
+if(data.claim_status === undefined){
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "claim_status"},message:"must have required property '"+"claim_status"+"'"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -30350,8 +31416,8 @@ vErrors.push(err6);
 }
 errors++;
 }
-if(data.paid_amount === undefined){
-const err7 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "paid_amount"},message:"must have required property '"+"paid_amount"+"'"};
+if(data.claim_filing_indicator === undefined){
+const err7 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "claim_filing_indicator"},message:"must have required property '"+"claim_filing_indicator"+"'"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -30360,8 +31426,8 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(data.adjustment_amount === undefined){
-const err8 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "adjustment_amount"},message:"must have required property '"+"adjustment_amount"+"'"};
+if(data.patient_id === undefined){
+const err8 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "patient_id"},message:"must have required property '"+"patient_id"+"'"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -30370,8 +31436,8 @@ vErrors.push(err8);
 }
 errors++;
 }
-if(data.patient_responsibility_amount === undefined){
-const err9 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "patient_responsibility_amount"},message:"must have required property '"+"patient_responsibility_amount"+"'"};
+if(data.patient_name === undefined){
+const err9 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "patient_name"},message:"must have required property '"+"patient_name"+"'"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -30380,8 +31446,8 @@ vErrors.push(err9);
 }
 errors++;
 }
-if(data.adjustment_codes === undefined){
-const err10 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "adjustment_codes"},message:"must have required property '"+"adjustment_codes"+"'"};
+if(data.member_id === undefined){
+const err10 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "member_id"},message:"must have required property '"+"member_id"+"'"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -30390,8 +31456,8 @@ vErrors.push(err10);
 }
 errors++;
 }
-if(data.match_status === undefined){
-const err11 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "match_status"},message:"must have required property '"+"match_status"+"'"};
+if(data.service_date_from === undefined){
+const err11 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "service_date_from"},message:"must have required property '"+"service_date_from"+"'"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -30400,9 +31466,8 @@ vErrors.push(err11);
 }
 errors++;
 }
-if(data.id !== undefined){
-if(typeof data.id !== "string"){
-const err12 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.service_date_to === undefined){
+const err12 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "service_date_to"},message:"must have required property '"+"service_date_to"+"'"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -30411,10 +31476,8 @@ vErrors.push(err12);
 }
 errors++;
 }
-}
-if(data.remittance_id !== undefined){
-if(typeof data.remittance_id !== "string"){
-const err13 = {instancePath:instancePath+"/remittance_id",schemaPath:"#/properties/remittance_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.charged_amount === undefined){
+const err13 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "charged_amount"},message:"must have required property '"+"charged_amount"+"'"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -30423,10 +31486,8 @@ vErrors.push(err13);
 }
 errors++;
 }
-}
-if(data.claim_id !== undefined){
-if(typeof data.claim_id !== "string"){
-const err14 = {instancePath:instancePath+"/claim_id",schemaPath:"#/properties/claim_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.allowed_amount === undefined){
+const err14 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "allowed_amount"},message:"must have required property '"+"allowed_amount"+"'"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -30435,11 +31496,8 @@ vErrors.push(err14);
 }
 errors++;
 }
-}
-if(data.patient_id !== undefined){
-let data3 = data.patient_id;
-if((typeof data3 !== "string") && (data3 !== null)){
-const err15 = {instancePath:instancePath+"/patient_id",schemaPath:"#/properties/patient_id/type",keyword:"type",params:{type: schema293.properties.patient_id.type},message:"must be string,null"};
+if(data.paid_amount === undefined){
+const err15 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "paid_amount"},message:"must have required property '"+"paid_amount"+"'"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -30448,12 +31506,8 @@ vErrors.push(err15);
 }
 errors++;
 }
-}
-if(data.service_date_from !== undefined){
-let data4 = data.service_date_from;
-if(typeof data4 === "string"){
-if(!pattern15.test(data4)){
-const err16 = {instancePath:instancePath+"/service_date_from",schemaPath:"#/properties/service_date_from/pattern",keyword:"pattern",params:{pattern: "^\\d{4}(-\\d{2}-\\d{2})?$"},message:"must match pattern \""+"^\\d{4}(-\\d{2}-\\d{2})?$"+"\""};
+if(data.adjustment_amount === undefined){
+const err16 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "adjustment_amount"},message:"must have required property '"+"adjustment_amount"+"'"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -30462,8 +31516,8 @@ vErrors.push(err16);
 }
 errors++;
 }
-if(!(formats64.validate(data4))){
-const err17 = {instancePath:instancePath+"/service_date_from",schemaPath:"#/properties/service_date_from/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
+if(data.patient_responsibility_amount === undefined){
+const err17 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "patient_responsibility_amount"},message:"must have required property '"+"patient_responsibility_amount"+"'"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -30472,9 +31526,8 @@ vErrors.push(err17);
 }
 errors++;
 }
-}
-else {
-const err18 = {instancePath:instancePath+"/service_date_from",schemaPath:"#/properties/service_date_from/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.adjustment_codes === undefined){
+const err18 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "adjustment_codes"},message:"must have required property '"+"adjustment_codes"+"'"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -30483,11 +31536,8 @@ vErrors.push(err18);
 }
 errors++;
 }
-}
-if(data.service_date_to !== undefined){
-let data5 = data.service_date_to;
-if((typeof data5 !== "string") && (data5 !== null)){
-const err19 = {instancePath:instancePath+"/service_date_to",schemaPath:"#/properties/service_date_to/type",keyword:"type",params:{type: schema293.properties.service_date_to.type},message:"must be string,null"};
+if(data.match_status === undefined){
+const err19 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "match_status"},message:"must have required property '"+"match_status"+"'"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -30496,9 +31546,9 @@ vErrors.push(err19);
 }
 errors++;
 }
-if(typeof data5 === "string"){
-if(!pattern15.test(data5)){
-const err20 = {instancePath:instancePath+"/service_date_to",schemaPath:"#/properties/service_date_to/pattern",keyword:"pattern",params:{pattern: "^\\d{4}(-\\d{2}-\\d{2})?$"},message:"must match pattern \""+"^\\d{4}(-\\d{2}-\\d{2})?$"+"\""};
+if(data.id !== undefined){
+if(typeof data.id !== "string"){
+const err20 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -30507,8 +31557,10 @@ vErrors.push(err20);
 }
 errors++;
 }
-if(!(formats64.validate(data5))){
-const err21 = {instancePath:instancePath+"/service_date_to",schemaPath:"#/properties/service_date_to/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
+}
+if(data.remittance_id !== undefined){
+if(typeof data.remittance_id !== "string"){
+const err21 = {instancePath:instancePath+"/remittance_id",schemaPath:"#/properties/remittance_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -30518,12 +31570,9 @@ vErrors.push(err21);
 errors++;
 }
 }
-}
-if(data.charged_amount !== undefined){
-let data6 = data.charged_amount;
-if(typeof data6 === "string"){
-if(!pattern14.test(data6)){
-const err22 = {instancePath:instancePath+"/charged_amount",schemaPath:"#/properties/charged_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
+if(data.claim_id !== undefined){
+if(typeof data.claim_id !== "string"){
+const err22 = {instancePath:instancePath+"/claim_id",schemaPath:"#/properties/claim_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -30533,8 +31582,10 @@ vErrors.push(err22);
 errors++;
 }
 }
-else {
-const err23 = {instancePath:instancePath+"/charged_amount",schemaPath:"#/properties/charged_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.payer_claim_number !== undefined){
+let data3 = data.payer_claim_number;
+if((typeof data3 !== "string") && (data3 !== null)){
+const err23 = {instancePath:instancePath+"/payer_claim_number",schemaPath:"#/properties/payer_claim_number/type",keyword:"type",params:{type: schema295.properties.payer_claim_number.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -30544,11 +31595,10 @@ vErrors.push(err23);
 errors++;
 }
 }
-if(data.allowed_amount !== undefined){
-let data7 = data.allowed_amount;
-if(typeof data7 === "string"){
-if(!pattern14.test(data7)){
-const err24 = {instancePath:instancePath+"/allowed_amount",schemaPath:"#/properties/allowed_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
+if(data.original_payer_claim_number !== undefined){
+let data4 = data.original_payer_claim_number;
+if((typeof data4 !== "string") && (data4 !== null)){
+const err24 = {instancePath:instancePath+"/original_payer_claim_number",schemaPath:"#/properties/original_payer_claim_number/type",keyword:"type",params:{type: schema295.properties.original_payer_claim_number.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -30558,8 +31608,10 @@ vErrors.push(err24);
 errors++;
 }
 }
-else {
-const err25 = {instancePath:instancePath+"/allowed_amount",schemaPath:"#/properties/allowed_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.claim_status_code !== undefined){
+let data5 = data.claim_status_code;
+if(typeof data5 !== "string"){
+const err25 = {instancePath:instancePath+"/claim_status_code",schemaPath:"#/properties/claim_status_code/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -30568,12 +31620,8 @@ vErrors.push(err25);
 }
 errors++;
 }
-}
-if(data.paid_amount !== undefined){
-let data8 = data.paid_amount;
-if(typeof data8 === "string"){
-if(!pattern14.test(data8)){
-const err26 = {instancePath:instancePath+"/paid_amount",schemaPath:"#/properties/paid_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
+if(!((((((((((data5 === "1") || (data5 === "2")) || (data5 === "3")) || (data5 === "4")) || (data5 === "19")) || (data5 === "20")) || (data5 === "21")) || (data5 === "22")) || (data5 === "23")) || (data5 === "25"))){
+const err26 = {instancePath:instancePath+"/claim_status_code",schemaPath:"#/properties/claim_status_code/enum",keyword:"enum",params:{allowedValues: schema295.properties.claim_status_code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -30583,8 +31631,779 @@ vErrors.push(err26);
 errors++;
 }
 }
+if(data.claim_status !== undefined){
+let data6 = data.claim_status;
+if(typeof data6 !== "string"){
+const err27 = {instancePath:instancePath+"/claim_status",schemaPath:"#/properties/claim_status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err27];
+}
 else {
-const err27 = {instancePath:instancePath+"/paid_amount",schemaPath:"#/properties/paid_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
+vErrors.push(err27);
+}
+errors++;
+}
+if(!((((((((((data6 === "processed_as_primary") || (data6 === "processed_as_secondary")) || (data6 === "processed_as_tertiary")) || (data6 === "denied")) || (data6 === "processed_as_primary_forwarded")) || (data6 === "processed_as_secondary_forwarded")) || (data6 === "processed_as_tertiary_forwarded")) || (data6 === "reversal_of_previous_payment")) || (data6 === "not_our_claim_forwarded")) || (data6 === "predetermination_pricing_only"))){
+const err28 = {instancePath:instancePath+"/claim_status",schemaPath:"#/properties/claim_status/enum",keyword:"enum",params:{allowedValues: schema295.properties.claim_status.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+}
+if(data.claim_filing_indicator !== undefined){
+let data7 = data.claim_filing_indicator;
+if((typeof data7 !== "string") && (data7 !== null)){
+const err29 = {instancePath:instancePath+"/claim_filing_indicator",schemaPath:"#/properties/claim_filing_indicator/type",keyword:"type",params:{type: schema295.properties.claim_filing_indicator.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+if(data.patient_id !== undefined){
+let data8 = data.patient_id;
+if((typeof data8 !== "string") && (data8 !== null)){
+const err30 = {instancePath:instancePath+"/patient_id",schemaPath:"#/properties/patient_id/type",keyword:"type",params:{type: schema295.properties.patient_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+if(data.patient_name !== undefined){
+let data9 = data.patient_name;
+if((typeof data9 !== "string") && (data9 !== null)){
+const err31 = {instancePath:instancePath+"/patient_name",schemaPath:"#/properties/patient_name/type",keyword:"type",params:{type: schema295.properties.patient_name.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+}
+if(data.member_id !== undefined){
+let data10 = data.member_id;
+if((typeof data10 !== "string") && (data10 !== null)){
+const err32 = {instancePath:instancePath+"/member_id",schemaPath:"#/properties/member_id/type",keyword:"type",params:{type: schema295.properties.member_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+}
+if(data.service_date_from !== undefined){
+let data11 = data.service_date_from;
+if((typeof data11 !== "string") && (data11 !== null)){
+const err33 = {instancePath:instancePath+"/service_date_from",schemaPath:"#/properties/service_date_from/type",keyword:"type",params:{type: schema295.properties.service_date_from.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+if(typeof data11 === "string"){
+if(!pattern15.test(data11)){
+const err34 = {instancePath:instancePath+"/service_date_from",schemaPath:"#/properties/service_date_from/pattern",keyword:"pattern",params:{pattern: "^\\d{4}(-\\d{2}-\\d{2})?$"},message:"must match pattern \""+"^\\d{4}(-\\d{2}-\\d{2})?$"+"\""};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+if(!(formats64.validate(data11))){
+const err35 = {instancePath:instancePath+"/service_date_from",schemaPath:"#/properties/service_date_from/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+}
+if(data.service_date_to !== undefined){
+let data12 = data.service_date_to;
+if((typeof data12 !== "string") && (data12 !== null)){
+const err36 = {instancePath:instancePath+"/service_date_to",schemaPath:"#/properties/service_date_to/type",keyword:"type",params:{type: schema295.properties.service_date_to.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+if(typeof data12 === "string"){
+if(!pattern15.test(data12)){
+const err37 = {instancePath:instancePath+"/service_date_to",schemaPath:"#/properties/service_date_to/pattern",keyword:"pattern",params:{pattern: "^\\d{4}(-\\d{2}-\\d{2})?$"},message:"must match pattern \""+"^\\d{4}(-\\d{2}-\\d{2})?$"+"\""};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+if(!(formats64.validate(data12))){
+const err38 = {instancePath:instancePath+"/service_date_to",schemaPath:"#/properties/service_date_to/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+}
+}
+if(data.charged_amount !== undefined){
+let data13 = data.charged_amount;
+if(typeof data13 === "string"){
+if(!pattern14.test(data13)){
+const err39 = {instancePath:instancePath+"/charged_amount",schemaPath:"#/properties/charged_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+}
+else {
+const err40 = {instancePath:instancePath+"/charged_amount",schemaPath:"#/properties/charged_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+}
+if(data.allowed_amount !== undefined){
+let data14 = data.allowed_amount;
+if(typeof data14 === "string"){
+if(!pattern14.test(data14)){
+const err41 = {instancePath:instancePath+"/allowed_amount",schemaPath:"#/properties/allowed_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+}
+else {
+const err42 = {instancePath:instancePath+"/allowed_amount",schemaPath:"#/properties/allowed_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+}
+if(data.paid_amount !== undefined){
+let data15 = data.paid_amount;
+if(typeof data15 === "string"){
+if(!pattern14.test(data15)){
+const err43 = {instancePath:instancePath+"/paid_amount",schemaPath:"#/properties/paid_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+}
+else {
+const err44 = {instancePath:instancePath+"/paid_amount",schemaPath:"#/properties/paid_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+}
+if(data.adjustment_amount !== undefined){
+let data16 = data.adjustment_amount;
+if(typeof data16 === "string"){
+if(!pattern14.test(data16)){
+const err45 = {instancePath:instancePath+"/adjustment_amount",schemaPath:"#/properties/adjustment_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+}
+else {
+const err46 = {instancePath:instancePath+"/adjustment_amount",schemaPath:"#/properties/adjustment_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+}
+if(data.patient_responsibility_amount !== undefined){
+let data17 = data.patient_responsibility_amount;
+if(typeof data17 === "string"){
+if(!pattern14.test(data17)){
+const err47 = {instancePath:instancePath+"/patient_responsibility_amount",schemaPath:"#/properties/patient_responsibility_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+}
+else {
+const err48 = {instancePath:instancePath+"/patient_responsibility_amount",schemaPath:"#/properties/patient_responsibility_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+}
+if(data.adjustment_codes !== undefined){
+let data18 = data.adjustment_codes;
+if(Array.isArray(data18)){
+const len0 = data18.length;
+for(let i0=0; i0<len0; i0++){
+let data19 = data18[i0];
+if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
+if(data19.code === undefined){
+const err49 = {instancePath:instancePath+"/adjustment_codes/" + i0,schemaPath:"components-v1#/$defs/AdjustmentCode/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+if(data19.group_code === undefined){
+const err50 = {instancePath:instancePath+"/adjustment_codes/" + i0,schemaPath:"components-v1#/$defs/AdjustmentCode/required",keyword:"required",params:{missingProperty: "group_code"},message:"must have required property '"+"group_code"+"'"};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+if(data19.reason_code === undefined){
+const err51 = {instancePath:instancePath+"/adjustment_codes/" + i0,schemaPath:"components-v1#/$defs/AdjustmentCode/required",keyword:"required",params:{missingProperty: "reason_code"},message:"must have required property '"+"reason_code"+"'"};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+if(data19.amount === undefined){
+const err52 = {instancePath:instancePath+"/adjustment_codes/" + i0,schemaPath:"components-v1#/$defs/AdjustmentCode/required",keyword:"required",params:{missingProperty: "amount"},message:"must have required property '"+"amount"+"'"};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
+}
+errors++;
+}
+if(data19.code !== undefined){
+if(typeof data19.code !== "string"){
+const err53 = {instancePath:instancePath+"/adjustment_codes/" + i0+"/code",schemaPath:"components-v1#/$defs/AdjustmentCode/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err53];
+}
+else {
+vErrors.push(err53);
+}
+errors++;
+}
+}
+if(data19.group_code !== undefined){
+let data21 = data19.group_code;
+if(typeof data21 !== "string"){
+const err54 = {instancePath:instancePath+"/adjustment_codes/" + i0+"/group_code",schemaPath:"components-v1#/$defs/AdjustmentCode/properties/group_code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err54];
+}
+else {
+vErrors.push(err54);
+}
+errors++;
+}
+if(!(((((data21 === "CO") || (data21 === "PR")) || (data21 === "OA")) || (data21 === "PI")) || (data21 === "CR"))){
+const err55 = {instancePath:instancePath+"/adjustment_codes/" + i0+"/group_code",schemaPath:"components-v1#/$defs/AdjustmentCode/properties/group_code/enum",keyword:"enum",params:{allowedValues: schema296.properties.group_code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err55];
+}
+else {
+vErrors.push(err55);
+}
+errors++;
+}
+}
+if(data19.reason_code !== undefined){
+if(typeof data19.reason_code !== "string"){
+const err56 = {instancePath:instancePath+"/adjustment_codes/" + i0+"/reason_code",schemaPath:"components-v1#/$defs/AdjustmentCode/properties/reason_code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err56];
+}
+else {
+vErrors.push(err56);
+}
+errors++;
+}
+}
+if(data19.amount !== undefined){
+let data23 = data19.amount;
+if(typeof data23 === "string"){
+if(!pattern14.test(data23)){
+const err57 = {instancePath:instancePath+"/adjustment_codes/" + i0+"/amount",schemaPath:"components-v1#/$defs/AdjustmentCode/properties/amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
+if(vErrors === null){
+vErrors = [err57];
+}
+else {
+vErrors.push(err57);
+}
+errors++;
+}
+}
+else {
+const err58 = {instancePath:instancePath+"/adjustment_codes/" + i0+"/amount",schemaPath:"components-v1#/$defs/AdjustmentCode/properties/amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err58];
+}
+else {
+vErrors.push(err58);
+}
+errors++;
+}
+}
+}
+else {
+const err59 = {instancePath:instancePath+"/adjustment_codes/" + i0,schemaPath:"components-v1#/$defs/AdjustmentCode/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err59];
+}
+else {
+vErrors.push(err59);
+}
+errors++;
+}
+}
+}
+else {
+const err60 = {instancePath:instancePath+"/adjustment_codes",schemaPath:"#/properties/adjustment_codes/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err60];
+}
+else {
+vErrors.push(err60);
+}
+errors++;
+}
+}
+if(data.match_status !== undefined){
+let data24 = data.match_status;
+if(typeof data24 !== "string"){
+const err61 = {instancePath:instancePath+"/match_status",schemaPath:"#/properties/match_status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err61];
+}
+else {
+vErrors.push(err61);
+}
+errors++;
+}
+if(!(((data24 === "matched") || (data24 === "partially_matched")) || (data24 === "unmatched"))){
+const err62 = {instancePath:instancePath+"/match_status",schemaPath:"#/properties/match_status/enum",keyword:"enum",params:{allowedValues: schema295.properties.match_status.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err62];
+}
+else {
+vErrors.push(err62);
+}
+errors++;
+}
+}
+}
+else {
+const err63 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err63];
+}
+else {
+vErrors.push(err63);
+}
+errors++;
+}
+validate297.errors = vErrors;
+return errors === 0;
+}
+validate297.evaluated = {"props":{"id":true,"remittance_id":true,"claim_id":true,"payer_claim_number":true,"original_payer_claim_number":true,"claim_status_code":true,"claim_status":true,"claim_filing_indicator":true,"patient_id":true,"patient_name":true,"member_id":true,"service_date_from":true,"service_date_to":true,"charged_amount":true,"allowed_amount":true,"paid_amount":true,"adjustment_amount":true,"patient_responsibility_amount":true,"adjustment_codes":true,"match_status":true},"dynamicProps":false,"dynamicItems":false};
+
+const schema297 = {"allOf":[{"$ref":"components-v1#/$defs/ListMeta"},{"type":"object","required":["summary"],"properties":{"summary":{"$ref":"components-v1#/$defs/AllocationSummary"}}}],"description":"Meta of a payment's allocations: PageMeta, next_offset, and the payment's totals in summary."};
+const schema298 = {"type":"object","required":["claim_count","charged_amount","allowed_amount","paid_amount","adjustment_amount","patient_responsibility_amount","adjustments_by_group","payment_amount","provider_adjustment_amount","provider_adjustments"],"properties":{"claim_count":{"type":"integer","description":"Claims in the payment (0 when it has only provider-level adjustments, or is unknown).","minimum":0},"charged_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total billed. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"allowed_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total allowed. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"paid_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total paid. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"adjustment_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total adjustments. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"patient_responsibility_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total patient responsibility. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"adjustments_by_group":{"type":"object","description":"Total adjustments per claim adjustment group: CO contractual, CR correction and reversal, OA other, PI payer initiated, PR patient responsibility.","required":["CO","CR","OA","PI","PR"],"additionalProperties":false,"properties":{"CO":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Group CO. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"CR":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Group CR. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"OA":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Group OA. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"PI":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Group PI. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"PR":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Group PR. Decimal string with two places, in US dollars.","x-svc-phi":"kept"}},"x-svc-phi":"kept"},"payment_amount":{"type":["string","null"],"pattern":"^-?\\d+\\.\\d{2}$","description":"The payment (BPR02), negative for a debit; null for an unknown remittance. Equals paid_amount - provider_adjustment_amount. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"provider_adjustment_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Sum of the provider-level adjustments (PLB): positive reduces the payment, negative adds to it. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"provider_adjustments":{"type":"array","items":{"$ref":"components-v1#/$defs/ProviderAdjustment"},"description":"The payment's provider-level adjustments (PLB), in file order."}},"description":"Totals of the payment, in meta.summary of the allocations list: the claims' sums and the provider-level adjustments. An unknown remittance has every total 0.00, no provider adjustments and a null payment_amount."};
+const schema299 = {"type":"object","required":["provider_id","fiscal_period_date","reason_code","reference","amount"],"properties":{"provider_id":{"type":"string","description":"PLB01: the provider (NPI or the payer's provider number) the adjustment applies to.","x-svc-phi":"kept"},"fiscal_period_date":{"type":"string","pattern":"^\\d{4}(-\\d{2}-\\d{2})?$","description":"PLB02: the last day of the provider's fiscal period (year only in no_phi sessions).","x-svc-phi":"year","format":"date"},"reason_code":{"type":"string","description":"PLB03-1, the provider adjustment reason: WO overpayment recovery, L6 interest owed, FB forwarding balance, 72 authorized return, CS adjustment, 50 late filing reduction, J1 nonreimbursable, ...","x-svc-phi":"kept"},"reference":{"type":["string","null"],"description":"PLB03-2, the payer's reference for it (often a claim number); null in no_phi sessions.","x-svc-phi":"withheld"},"amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"PLB04: positive reduces the payment (recoupment), negative adds to it (interest). Decimal string with two places, in US dollars.","x-svc-phi":"kept"}},"description":"A provider-level adjustment of an ERA payment (PLB)."};
+
+function validate301(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate301.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.claim_count === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "claim_count"},message:"must have required property '"+"claim_count"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.charged_amount === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "charged_amount"},message:"must have required property '"+"charged_amount"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.allowed_amount === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "allowed_amount"},message:"must have required property '"+"allowed_amount"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.paid_amount === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "paid_amount"},message:"must have required property '"+"paid_amount"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.adjustment_amount === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "adjustment_amount"},message:"must have required property '"+"adjustment_amount"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data.patient_responsibility_amount === undefined){
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "patient_responsibility_amount"},message:"must have required property '"+"patient_responsibility_amount"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data.adjustments_by_group === undefined){
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "adjustments_by_group"},message:"must have required property '"+"adjustments_by_group"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data.payment_amount === undefined){
+const err7 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "payment_amount"},message:"must have required property '"+"payment_amount"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data.provider_adjustment_amount === undefined){
+const err8 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "provider_adjustment_amount"},message:"must have required property '"+"provider_adjustment_amount"+"'"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(data.provider_adjustments === undefined){
+const err9 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "provider_adjustments"},message:"must have required property '"+"provider_adjustments"+"'"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(data.claim_count !== undefined){
+let data0 = data.claim_count;
+if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
+const err10 = {instancePath:instancePath+"/claim_count",schemaPath:"#/properties/claim_count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if((typeof data0 == "number") && (isFinite(data0))){
+if(data0 < 0 || isNaN(data0)){
+const err11 = {instancePath:instancePath+"/claim_count",schemaPath:"#/properties/claim_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+}
+if(data.charged_amount !== undefined){
+let data1 = data.charged_amount;
+if(typeof data1 === "string"){
+if(!pattern14.test(data1)){
+const err12 = {instancePath:instancePath+"/charged_amount",schemaPath:"#/properties/charged_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/charged_amount",schemaPath:"#/properties/charged_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(data.allowed_amount !== undefined){
+let data2 = data.allowed_amount;
+if(typeof data2 === "string"){
+if(!pattern14.test(data2)){
+const err14 = {instancePath:instancePath+"/allowed_amount",schemaPath:"#/properties/allowed_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+else {
+const err15 = {instancePath:instancePath+"/allowed_amount",schemaPath:"#/properties/allowed_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data.paid_amount !== undefined){
+let data3 = data.paid_amount;
+if(typeof data3 === "string"){
+if(!pattern14.test(data3)){
+const err16 = {instancePath:instancePath+"/paid_amount",schemaPath:"#/properties/paid_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+else {
+const err17 = {instancePath:instancePath+"/paid_amount",schemaPath:"#/properties/paid_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data.adjustment_amount !== undefined){
+let data4 = data.adjustment_amount;
+if(typeof data4 === "string"){
+if(!pattern14.test(data4)){
+const err18 = {instancePath:instancePath+"/adjustment_amount",schemaPath:"#/properties/adjustment_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+else {
+const err19 = {instancePath:instancePath+"/adjustment_amount",schemaPath:"#/properties/adjustment_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+if(data.patient_responsibility_amount !== undefined){
+let data5 = data.patient_responsibility_amount;
+if(typeof data5 === "string"){
+if(!pattern14.test(data5)){
+const err20 = {instancePath:instancePath+"/patient_responsibility_amount",schemaPath:"#/properties/patient_responsibility_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+else {
+const err21 = {instancePath:instancePath+"/patient_responsibility_amount",schemaPath:"#/properties/patient_responsibility_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+if(data.adjustments_by_group !== undefined){
+let data6 = data.adjustments_by_group;
+if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
+if(data6.CO === undefined){
+const err22 = {instancePath:instancePath+"/adjustments_by_group",schemaPath:"#/properties/adjustments_by_group/required",keyword:"required",params:{missingProperty: "CO"},message:"must have required property '"+"CO"+"'"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+if(data6.CR === undefined){
+const err23 = {instancePath:instancePath+"/adjustments_by_group",schemaPath:"#/properties/adjustments_by_group/required",keyword:"required",params:{missingProperty: "CR"},message:"must have required property '"+"CR"+"'"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+if(data6.OA === undefined){
+const err24 = {instancePath:instancePath+"/adjustments_by_group",schemaPath:"#/properties/adjustments_by_group/required",keyword:"required",params:{missingProperty: "OA"},message:"must have required property '"+"OA"+"'"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+if(data6.PI === undefined){
+const err25 = {instancePath:instancePath+"/adjustments_by_group",schemaPath:"#/properties/adjustments_by_group/required",keyword:"required",params:{missingProperty: "PI"},message:"must have required property '"+"PI"+"'"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+if(data6.PR === undefined){
+const err26 = {instancePath:instancePath+"/adjustments_by_group",schemaPath:"#/properties/adjustments_by_group/required",keyword:"required",params:{missingProperty: "PR"},message:"must have required property '"+"PR"+"'"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+for(const key0 in data6){
+if(!(((((key0 === "CO") || (key0 === "CR")) || (key0 === "OA")) || (key0 === "PI")) || (key0 === "PR"))){
+const err27 = {instancePath:instancePath+"/adjustments_by_group",schemaPath:"#/properties/adjustments_by_group/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -30594,11 +32413,11 @@ vErrors.push(err27);
 errors++;
 }
 }
-if(data.adjustment_amount !== undefined){
-let data9 = data.adjustment_amount;
-if(typeof data9 === "string"){
-if(!pattern14.test(data9)){
-const err28 = {instancePath:instancePath+"/adjustment_amount",schemaPath:"#/properties/adjustment_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
+if(data6.CO !== undefined){
+let data7 = data6.CO;
+if(typeof data7 === "string"){
+if(!pattern14.test(data7)){
+const err28 = {instancePath:instancePath+"/adjustments_by_group/CO",schemaPath:"#/properties/adjustments_by_group/properties/CO/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -30609,7 +32428,7 @@ errors++;
 }
 }
 else {
-const err29 = {instancePath:instancePath+"/adjustment_amount",schemaPath:"#/properties/adjustment_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err29 = {instancePath:instancePath+"/adjustments_by_group/CO",schemaPath:"#/properties/adjustments_by_group/properties/CO/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -30619,11 +32438,11 @@ vErrors.push(err29);
 errors++;
 }
 }
-if(data.patient_responsibility_amount !== undefined){
-let data10 = data.patient_responsibility_amount;
-if(typeof data10 === "string"){
-if(!pattern14.test(data10)){
-const err30 = {instancePath:instancePath+"/patient_responsibility_amount",schemaPath:"#/properties/patient_responsibility_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
+if(data6.CR !== undefined){
+let data8 = data6.CR;
+if(typeof data8 === "string"){
+if(!pattern14.test(data8)){
+const err30 = {instancePath:instancePath+"/adjustments_by_group/CR",schemaPath:"#/properties/adjustments_by_group/properties/CR/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -30634,7 +32453,7 @@ errors++;
 }
 }
 else {
-const err31 = {instancePath:instancePath+"/patient_responsibility_amount",schemaPath:"#/properties/patient_responsibility_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err31 = {instancePath:instancePath+"/adjustments_by_group/CR",schemaPath:"#/properties/adjustments_by_group/properties/CR/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -30644,15 +32463,11 @@ vErrors.push(err31);
 errors++;
 }
 }
-if(data.adjustment_codes !== undefined){
-let data11 = data.adjustment_codes;
-if(Array.isArray(data11)){
-const len0 = data11.length;
-for(let i0=0; i0<len0; i0++){
-let data12 = data11[i0];
-if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
-if(data12.code === undefined){
-const err32 = {instancePath:instancePath+"/adjustment_codes/" + i0,schemaPath:"components-v1#/$defs/AdjustmentCode/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(data6.OA !== undefined){
+let data9 = data6.OA;
+if(typeof data9 === "string"){
+if(!pattern14.test(data9)){
+const err32 = {instancePath:instancePath+"/adjustments_by_group/OA",schemaPath:"#/properties/adjustments_by_group/properties/OA/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -30661,8 +32476,9 @@ vErrors.push(err32);
 }
 errors++;
 }
-if(data12.group_code === undefined){
-const err33 = {instancePath:instancePath+"/adjustment_codes/" + i0,schemaPath:"components-v1#/$defs/AdjustmentCode/required",keyword:"required",params:{missingProperty: "group_code"},message:"must have required property '"+"group_code"+"'"};
+}
+else {
+const err33 = {instancePath:instancePath+"/adjustments_by_group/OA",schemaPath:"#/properties/adjustments_by_group/properties/OA/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -30671,8 +32487,12 @@ vErrors.push(err33);
 }
 errors++;
 }
-if(data12.reason_code === undefined){
-const err34 = {instancePath:instancePath+"/adjustment_codes/" + i0,schemaPath:"components-v1#/$defs/AdjustmentCode/required",keyword:"required",params:{missingProperty: "reason_code"},message:"must have required property '"+"reason_code"+"'"};
+}
+if(data6.PI !== undefined){
+let data10 = data6.PI;
+if(typeof data10 === "string"){
+if(!pattern14.test(data10)){
+const err34 = {instancePath:instancePath+"/adjustments_by_group/PI",schemaPath:"#/properties/adjustments_by_group/properties/PI/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -30681,8 +32501,9 @@ vErrors.push(err34);
 }
 errors++;
 }
-if(data12.amount === undefined){
-const err35 = {instancePath:instancePath+"/adjustment_codes/" + i0,schemaPath:"components-v1#/$defs/AdjustmentCode/required",keyword:"required",params:{missingProperty: "amount"},message:"must have required property '"+"amount"+"'"};
+}
+else {
+const err35 = {instancePath:instancePath+"/adjustments_by_group/PI",schemaPath:"#/properties/adjustments_by_group/properties/PI/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -30691,9 +32512,12 @@ vErrors.push(err35);
 }
 errors++;
 }
-if(data12.code !== undefined){
-if(typeof data12.code !== "string"){
-const err36 = {instancePath:instancePath+"/adjustment_codes/" + i0+"/code",schemaPath:"components-v1#/$defs/AdjustmentCode/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+if(data6.PR !== undefined){
+let data11 = data6.PR;
+if(typeof data11 === "string"){
+if(!pattern14.test(data11)){
+const err36 = {instancePath:instancePath+"/adjustments_by_group/PR",schemaPath:"#/properties/adjustments_by_group/properties/PR/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -30703,10 +32527,8 @@ vErrors.push(err36);
 errors++;
 }
 }
-if(data12.group_code !== undefined){
-let data14 = data12.group_code;
-if(typeof data14 !== "string"){
-const err37 = {instancePath:instancePath+"/adjustment_codes/" + i0+"/group_code",schemaPath:"components-v1#/$defs/AdjustmentCode/properties/group_code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+else {
+const err37 = {instancePath:instancePath+"/adjustments_by_group/PR",schemaPath:"#/properties/adjustments_by_group/properties/PR/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -30715,8 +32537,10 @@ vErrors.push(err37);
 }
 errors++;
 }
-if(!(((((data14 === "CO") || (data14 === "PR")) || (data14 === "OA")) || (data14 === "PI")) || (data14 === "CR"))){
-const err38 = {instancePath:instancePath+"/adjustment_codes/" + i0+"/group_code",schemaPath:"components-v1#/$defs/AdjustmentCode/properties/group_code/enum",keyword:"enum",params:{allowedValues: schema294.properties.group_code.enum},message:"must be equal to one of the allowed values"};
+}
+}
+else {
+const err38 = {instancePath:instancePath+"/adjustments_by_group",schemaPath:"#/properties/adjustments_by_group/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -30726,9 +32550,10 @@ vErrors.push(err38);
 errors++;
 }
 }
-if(data12.reason_code !== undefined){
-if(typeof data12.reason_code !== "string"){
-const err39 = {instancePath:instancePath+"/adjustment_codes/" + i0+"/reason_code",schemaPath:"components-v1#/$defs/AdjustmentCode/properties/reason_code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.payment_amount !== undefined){
+let data12 = data.payment_amount;
+if((typeof data12 !== "string") && (data12 !== null)){
+const err39 = {instancePath:instancePath+"/payment_amount",schemaPath:"#/properties/payment_amount/type",keyword:"type",params:{type: schema298.properties.payment_amount.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -30737,12 +32562,9 @@ vErrors.push(err39);
 }
 errors++;
 }
-}
-if(data12.amount !== undefined){
-let data16 = data12.amount;
-if(typeof data16 === "string"){
-if(!pattern14.test(data16)){
-const err40 = {instancePath:instancePath+"/adjustment_codes/" + i0+"/amount",schemaPath:"components-v1#/$defs/AdjustmentCode/properties/amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
+if(typeof data12 === "string"){
+if(!pattern14.test(data12)){
+const err40 = {instancePath:instancePath+"/payment_amount",schemaPath:"#/properties/payment_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -30752,8 +32574,12 @@ vErrors.push(err40);
 errors++;
 }
 }
-else {
-const err41 = {instancePath:instancePath+"/adjustment_codes/" + i0+"/amount",schemaPath:"components-v1#/$defs/AdjustmentCode/properties/amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+if(data.provider_adjustment_amount !== undefined){
+let data13 = data.provider_adjustment_amount;
+if(typeof data13 === "string"){
+if(!pattern14.test(data13)){
+const err41 = {instancePath:instancePath+"/provider_adjustment_amount",schemaPath:"#/properties/provider_adjustment_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -30763,9 +32589,8 @@ vErrors.push(err41);
 errors++;
 }
 }
-}
 else {
-const err42 = {instancePath:instancePath+"/adjustment_codes/" + i0,schemaPath:"components-v1#/$defs/AdjustmentCode/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err42 = {instancePath:instancePath+"/provider_adjustment_amount",schemaPath:"#/properties/provider_adjustment_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -30775,9 +32600,15 @@ vErrors.push(err42);
 errors++;
 }
 }
-}
-else {
-const err43 = {instancePath:instancePath+"/adjustment_codes",schemaPath:"#/properties/adjustment_codes/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data.provider_adjustments !== undefined){
+let data14 = data.provider_adjustments;
+if(Array.isArray(data14)){
+const len0 = data14.length;
+for(let i0=0; i0<len0; i0++){
+let data15 = data14[i0];
+if(data15 && typeof data15 == "object" && !Array.isArray(data15)){
+if(data15.provider_id === undefined){
+const err43 = {instancePath:instancePath+"/provider_adjustments/" + i0,schemaPath:"components-v1#/$defs/ProviderAdjustment/required",keyword:"required",params:{missingProperty: "provider_id"},message:"must have required property '"+"provider_id"+"'"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -30786,11 +32617,8 @@ vErrors.push(err43);
 }
 errors++;
 }
-}
-if(data.match_status !== undefined){
-let data17 = data.match_status;
-if(typeof data17 !== "string"){
-const err44 = {instancePath:instancePath+"/match_status",schemaPath:"#/properties/match_status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data15.fiscal_period_date === undefined){
+const err44 = {instancePath:instancePath+"/provider_adjustments/" + i0,schemaPath:"components-v1#/$defs/ProviderAdjustment/required",keyword:"required",params:{missingProperty: "fiscal_period_date"},message:"must have required property '"+"fiscal_period_date"+"'"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -30799,8 +32627,8 @@ vErrors.push(err44);
 }
 errors++;
 }
-if(!((((data17 === "matched") || (data17 === "unmatched")) || (data17 === "partially_matched")) || (data17 === "manual_review"))){
-const err45 = {instancePath:instancePath+"/match_status",schemaPath:"#/properties/match_status/enum",keyword:"enum",params:{allowedValues: schema293.properties.match_status.enum},message:"must be equal to one of the allowed values"};
+if(data15.reason_code === undefined){
+const err45 = {instancePath:instancePath+"/provider_adjustments/" + i0,schemaPath:"components-v1#/$defs/ProviderAdjustment/required",keyword:"required",params:{missingProperty: "reason_code"},message:"must have required property '"+"reason_code"+"'"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -30809,10 +32637,8 @@ vErrors.push(err45);
 }
 errors++;
 }
-}
-}
-else {
-const err46 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data15.reference === undefined){
+const err46 = {instancePath:instancePath+"/provider_adjustments/" + i0,schemaPath:"components-v1#/$defs/ProviderAdjustment/required",keyword:"required",params:{missingProperty: "reference"},message:"must have required property '"+"reference"+"'"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -30821,16 +32647,206 @@ vErrors.push(err46);
 }
 errors++;
 }
-validate293.errors = vErrors;
+if(data15.amount === undefined){
+const err47 = {instancePath:instancePath+"/provider_adjustments/" + i0,schemaPath:"components-v1#/$defs/ProviderAdjustment/required",keyword:"required",params:{missingProperty: "amount"},message:"must have required property '"+"amount"+"'"};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+if(data15.provider_id !== undefined){
+if(typeof data15.provider_id !== "string"){
+const err48 = {instancePath:instancePath+"/provider_adjustments/" + i0+"/provider_id",schemaPath:"components-v1#/$defs/ProviderAdjustment/properties/provider_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+}
+if(data15.fiscal_period_date !== undefined){
+let data17 = data15.fiscal_period_date;
+if(typeof data17 === "string"){
+if(!pattern15.test(data17)){
+const err49 = {instancePath:instancePath+"/provider_adjustments/" + i0+"/fiscal_period_date",schemaPath:"components-v1#/$defs/ProviderAdjustment/properties/fiscal_period_date/pattern",keyword:"pattern",params:{pattern: "^\\d{4}(-\\d{2}-\\d{2})?$"},message:"must match pattern \""+"^\\d{4}(-\\d{2}-\\d{2})?$"+"\""};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+if(!(formats64.validate(data17))){
+const err50 = {instancePath:instancePath+"/provider_adjustments/" + i0+"/fiscal_period_date",schemaPath:"components-v1#/$defs/ProviderAdjustment/properties/fiscal_period_date/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+}
+else {
+const err51 = {instancePath:instancePath+"/provider_adjustments/" + i0+"/fiscal_period_date",schemaPath:"components-v1#/$defs/ProviderAdjustment/properties/fiscal_period_date/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+}
+if(data15.reason_code !== undefined){
+if(typeof data15.reason_code !== "string"){
+const err52 = {instancePath:instancePath+"/provider_adjustments/" + i0+"/reason_code",schemaPath:"components-v1#/$defs/ProviderAdjustment/properties/reason_code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
+}
+errors++;
+}
+}
+if(data15.reference !== undefined){
+let data19 = data15.reference;
+if((typeof data19 !== "string") && (data19 !== null)){
+const err53 = {instancePath:instancePath+"/provider_adjustments/" + i0+"/reference",schemaPath:"components-v1#/$defs/ProviderAdjustment/properties/reference/type",keyword:"type",params:{type: schema299.properties.reference.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err53];
+}
+else {
+vErrors.push(err53);
+}
+errors++;
+}
+}
+if(data15.amount !== undefined){
+let data20 = data15.amount;
+if(typeof data20 === "string"){
+if(!pattern14.test(data20)){
+const err54 = {instancePath:instancePath+"/provider_adjustments/" + i0+"/amount",schemaPath:"components-v1#/$defs/ProviderAdjustment/properties/amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
+if(vErrors === null){
+vErrors = [err54];
+}
+else {
+vErrors.push(err54);
+}
+errors++;
+}
+}
+else {
+const err55 = {instancePath:instancePath+"/provider_adjustments/" + i0+"/amount",schemaPath:"components-v1#/$defs/ProviderAdjustment/properties/amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err55];
+}
+else {
+vErrors.push(err55);
+}
+errors++;
+}
+}
+}
+else {
+const err56 = {instancePath:instancePath+"/provider_adjustments/" + i0,schemaPath:"components-v1#/$defs/ProviderAdjustment/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err56];
+}
+else {
+vErrors.push(err56);
+}
+errors++;
+}
+}
+}
+else {
+const err57 = {instancePath:instancePath+"/provider_adjustments",schemaPath:"#/properties/provider_adjustments/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err57];
+}
+else {
+vErrors.push(err57);
+}
+errors++;
+}
+}
+}
+else {
+const err58 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err58];
+}
+else {
+vErrors.push(err58);
+}
+errors++;
+}
+validate301.errors = vErrors;
 return errors === 0;
 }
-validate293.evaluated = {"props":{"id":true,"remittance_id":true,"claim_id":true,"patient_id":true,"service_date_from":true,"service_date_to":true,"charged_amount":true,"allowed_amount":true,"paid_amount":true,"adjustment_amount":true,"patient_responsibility_amount":true,"adjustment_codes":true,"match_status":true},"dynamicProps":false,"dynamicItems":false};
+validate301.evaluated = {"props":{"claim_count":true,"charged_amount":true,"allowed_amount":true,"paid_amount":true,"adjustment_amount":true,"patient_responsibility_amount":true,"adjustments_by_group":true,"payment_amount":true,"provider_adjustment_amount":true,"provider_adjustments":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate292(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate299(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate292.evaluated;
+const evaluated0 = validate299.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate115(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
+errors = vErrors.length;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.summary === undefined){
+const err0 = {instancePath,schemaPath:"#/allOf/1/required",keyword:"required",params:{missingProperty: "summary"},message:"must have required property '"+"summary"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.summary !== undefined){
+if(!(validate301(data.summary, {instancePath:instancePath+"/summary",parentData:data,parentDataProperty:"summary",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate301.errors : vErrors.concat(validate301.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err1 = {instancePath,schemaPath:"#/allOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+validate299.errors = vErrors;
+return errors === 0;
+}
+validate299.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate296(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate296.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -30863,8 +32879,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate293(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate293.errors : vErrors.concat(validate293.errors);
+if(!(validate297(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate297.errors : vErrors.concat(validate297.errors);
 errors = vErrors.length;
 }
 }
@@ -30881,14 +32897,18 @@ errors++;
 }
 }
 if(data.meta !== undefined){
-let data2 = data.meta;
-if(!(validate115(data2, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
+if(!(validate299(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate299.errors : vErrors.concat(validate299.errors);
 errors = vErrors.length;
 }
-if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
-if(data2.summary === undefined){
-const err3 = {instancePath:instancePath+"/meta",schemaPath:"#/properties/meta/allOf/1/required",keyword:"required",params:{missingProperty: "summary"},message:"must have required property '"+"summary"+"'"};
+}
+if(data.warnings !== undefined){
+let data3 = data.warnings;
+if(Array.isArray(data3)){
+const len1 = data3.length;
+for(let i1=0; i1<len1; i1++){
+if(typeof data3[i1] !== "string"){
+const err3 = {instancePath:instancePath+"/warnings/" + i1,schemaPath:"components-v1#/$defs/Warnings/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -30897,11 +32917,10 @@ vErrors.push(err3);
 }
 errors++;
 }
-if(data2.summary !== undefined){
-let data3 = data2.summary;
-if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
-if(data3.claim_count === undefined){
-const err4 = {instancePath:instancePath+"/meta/summary",schemaPath:"components-v1#/$defs/AllocationSummary/required",keyword:"required",params:{missingProperty: "claim_count"},message:"must have required property '"+"claim_count"+"'"};
+}
+}
+else {
+const err4 = {instancePath:instancePath+"/warnings",schemaPath:"components-v1#/$defs/Warnings/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -30910,8 +32929,10 @@ vErrors.push(err4);
 }
 errors++;
 }
-if(data3.charged_amount === undefined){
-const err5 = {instancePath:instancePath+"/meta/summary",schemaPath:"components-v1#/$defs/AllocationSummary/required",keyword:"required",params:{missingProperty: "charged_amount"},message:"must have required property '"+"charged_amount"+"'"};
+}
+}
+else {
+const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -30920,296 +32941,43 @@ vErrors.push(err5);
 }
 errors++;
 }
-if(data3.allowed_amount === undefined){
-const err6 = {instancePath:instancePath+"/meta/summary",schemaPath:"components-v1#/$defs/AllocationSummary/required",keyword:"required",params:{missingProperty: "allowed_amount"},message:"must have required property '"+"allowed_amount"+"'"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-if(data3.paid_amount === undefined){
-const err7 = {instancePath:instancePath+"/meta/summary",schemaPath:"components-v1#/$defs/AllocationSummary/required",keyword:"required",params:{missingProperty: "paid_amount"},message:"must have required property '"+"paid_amount"+"'"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-if(data3.adjustment_amount === undefined){
-const err8 = {instancePath:instancePath+"/meta/summary",schemaPath:"components-v1#/$defs/AllocationSummary/required",keyword:"required",params:{missingProperty: "adjustment_amount"},message:"must have required property '"+"adjustment_amount"+"'"};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-if(data3.patient_responsibility_amount === undefined){
-const err9 = {instancePath:instancePath+"/meta/summary",schemaPath:"components-v1#/$defs/AllocationSummary/required",keyword:"required",params:{missingProperty: "patient_responsibility_amount"},message:"must have required property '"+"patient_responsibility_amount"+"'"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-if(data3.claim_count !== undefined){
-let data4 = data3.claim_count;
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-const err10 = {instancePath:instancePath+"/meta/summary/claim_count",schemaPath:"components-v1#/$defs/AllocationSummary/properties/claim_count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 < 0 || isNaN(data4)){
-const err11 = {instancePath:instancePath+"/meta/summary/claim_count",schemaPath:"components-v1#/$defs/AllocationSummary/properties/claim_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-}
-}
-if(data3.charged_amount !== undefined){
-let data5 = data3.charged_amount;
-if(typeof data5 === "string"){
-if(!pattern14.test(data5)){
-const err12 = {instancePath:instancePath+"/meta/summary/charged_amount",schemaPath:"components-v1#/$defs/AllocationSummary/properties/charged_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-}
-else {
-const err13 = {instancePath:instancePath+"/meta/summary/charged_amount",schemaPath:"components-v1#/$defs/AllocationSummary/properties/charged_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-}
-}
-if(data3.allowed_amount !== undefined){
-let data6 = data3.allowed_amount;
-if(typeof data6 === "string"){
-if(!pattern14.test(data6)){
-const err14 = {instancePath:instancePath+"/meta/summary/allowed_amount",schemaPath:"components-v1#/$defs/AllocationSummary/properties/allowed_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
-if(vErrors === null){
-vErrors = [err14];
-}
-else {
-vErrors.push(err14);
-}
-errors++;
-}
-}
-else {
-const err15 = {instancePath:instancePath+"/meta/summary/allowed_amount",schemaPath:"components-v1#/$defs/AllocationSummary/properties/allowed_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err15];
-}
-else {
-vErrors.push(err15);
-}
-errors++;
-}
-}
-if(data3.paid_amount !== undefined){
-let data7 = data3.paid_amount;
-if(typeof data7 === "string"){
-if(!pattern14.test(data7)){
-const err16 = {instancePath:instancePath+"/meta/summary/paid_amount",schemaPath:"components-v1#/$defs/AllocationSummary/properties/paid_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
-if(vErrors === null){
-vErrors = [err16];
-}
-else {
-vErrors.push(err16);
-}
-errors++;
-}
-}
-else {
-const err17 = {instancePath:instancePath+"/meta/summary/paid_amount",schemaPath:"components-v1#/$defs/AllocationSummary/properties/paid_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err17];
-}
-else {
-vErrors.push(err17);
-}
-errors++;
-}
-}
-if(data3.adjustment_amount !== undefined){
-let data8 = data3.adjustment_amount;
-if(typeof data8 === "string"){
-if(!pattern14.test(data8)){
-const err18 = {instancePath:instancePath+"/meta/summary/adjustment_amount",schemaPath:"components-v1#/$defs/AllocationSummary/properties/adjustment_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
-if(vErrors === null){
-vErrors = [err18];
-}
-else {
-vErrors.push(err18);
-}
-errors++;
-}
-}
-else {
-const err19 = {instancePath:instancePath+"/meta/summary/adjustment_amount",schemaPath:"components-v1#/$defs/AllocationSummary/properties/adjustment_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err19];
-}
-else {
-vErrors.push(err19);
-}
-errors++;
-}
-}
-if(data3.patient_responsibility_amount !== undefined){
-let data9 = data3.patient_responsibility_amount;
-if(typeof data9 === "string"){
-if(!pattern14.test(data9)){
-const err20 = {instancePath:instancePath+"/meta/summary/patient_responsibility_amount",schemaPath:"components-v1#/$defs/AllocationSummary/properties/patient_responsibility_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
-if(vErrors === null){
-vErrors = [err20];
-}
-else {
-vErrors.push(err20);
-}
-errors++;
-}
-}
-else {
-const err21 = {instancePath:instancePath+"/meta/summary/patient_responsibility_amount",schemaPath:"components-v1#/$defs/AllocationSummary/properties/patient_responsibility_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err21];
-}
-else {
-vErrors.push(err21);
-}
-errors++;
-}
-}
-}
-else {
-const err22 = {instancePath:instancePath+"/meta/summary",schemaPath:"components-v1#/$defs/AllocationSummary/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err22];
-}
-else {
-vErrors.push(err22);
-}
-errors++;
-}
-}
-}
-else {
-const err23 = {instancePath:instancePath+"/meta",schemaPath:"#/properties/meta/allOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err23];
-}
-else {
-vErrors.push(err23);
-}
-errors++;
-}
-}
-if(data.warnings !== undefined){
-let data10 = data.warnings;
-if(Array.isArray(data10)){
-const len1 = data10.length;
-for(let i1=0; i1<len1; i1++){
-if(typeof data10[i1] !== "string"){
-const err24 = {instancePath:instancePath+"/warnings/" + i1,schemaPath:"components-v1#/$defs/Warnings/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err24];
-}
-else {
-vErrors.push(err24);
-}
-errors++;
-}
-}
-}
-else {
-const err25 = {instancePath:instancePath+"/warnings",schemaPath:"components-v1#/$defs/Warnings/type",keyword:"type",params:{type: "array"},message:"must be array"};
-if(vErrors === null){
-vErrors = [err25];
-}
-else {
-vErrors.push(err25);
-}
-errors++;
-}
-}
-}
-else {
-const err26 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err26];
-}
-else {
-vErrors.push(err26);
-}
-errors++;
-}
-validate292.errors = vErrors;
+validate296.errors = vErrors;
 return errors === 0;
 }
-validate292.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate296.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate291(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate295(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate291.evaluated;
+const evaluated0 = validate295.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate292(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate292.errors : vErrors.concat(validate292.errors);
+if(!(validate296(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate296.errors : vErrors.concat(validate296.errors);
 errors = vErrors.length;
 }
-validate291.errors = vErrors;
+validate295.errors = vErrors;
 return errors === 0;
 }
-validate291.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate295.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listPhysicianOrdersStatus200 = validate297;
-const schema297 = {"$ref":"components#/$defs/PhysicianOrderListResponse"};
-const schema298 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/PhysicianOrder"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/PhysicianOrderListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
-const schema299 = {"type":"object","required":["id","order_type","patient_id","physician_id","physician_name","physician_npi","office_id","signature_status","delivery_method","sent_at","signed_at","received_at","days_outstanding","aging_bucket","sla_days","sla_breached","days_to_sign","created_at"],"properties":{"id":{"type":"string","description":"Order id, or its stable OR- handle in no_phi sessions (the same for every no_phi session of the agency; route 23 takes it).","x-svc-phi":{"reduce":"handle","kind":"physician_order"}},"order_type":{"type":"string","enum":["plan_of_care","recertification","verbal","supplemental","face_to_face","discharge"],"description":"Kind of order."},"patient_id":{"type":"string","description":"Patient (stable PT- handle in no_phi sessions).","x-svc-phi":"handle"},"physician_id":{"type":"string","description":"Physician (stable PH- handle in no_phi sessions).","x-svc-phi":{"reduce":"handle","kind":"physician"}},"physician_name":{"type":["string","null"],"description":"Physician's name; null in no_phi sessions.","x-svc-phi":"withheld"},"physician_npi":{"type":["string","null"],"pattern":"^[0-9]{10}$","description":"Physician's NPI; null in no_phi sessions.","x-svc-since":"2","x-svc-phi":"withheld"},"office_id":{"type":"string","description":"Office that issued the order; aging days are counted in its time zone.","x-svc-since":"2","x-svc-phi":"kept"},"signature_status":{"type":"string","enum":["signed","awaiting_signature","signature_not_required","rejected","superseded","cancelled"],"description":"Signature state (spec part 3): awaiting_signature (created, sent or not, and not yet signed; the only state that ages), signed, signature_not_required, rejected (the physician refused it; a corrected order replaces it), superseded (replaced by a later order), cancelled.","x-svc-v1-name":"status"},"delivery_method":{"type":["string","null"],"enum":["fax","portal","e_signature",null],"description":"How the order was sent for signature; null until sent.","x-svc-since":"2"},"sent_at":{"type":["string","null"],"format":"date-time","description":"Sent to the physician for signature; null while not sent (year only in no_phi sessions).","x-svc-phi":"year"},"signed_at":{"type":["string","null"],"format":"date-time","description":"Signed by the physician; set exactly when signature_status is signed (year only in no_phi sessions).","x-svc-phi":"year"},"received_at":{"type":["string","null"],"format":"date-time","description":"Signed order received back by the agency (year only in no_phi sessions).","x-svc-since":"2","x-svc-phi":"year"},"days_outstanding":{"type":["integer","null"],"minimum":0,"description":"Whole days awaiting signature since sent_at, as of meta.as_of (calendar days of the office's time zone); null unless awaiting signature and sent by as_of."},"aging_bucket":{"type":["string","null"],"enum":["not_sent","0_7_days","8_14_days","15_30_days","31_plus_days",null],"description":"Aging as of meta.as_of: not_sent (awaiting signature, not sent by as_of), 0_7_days, 8_14_days, 15_30_days or 31_plus_days by days_outstanding (bounds included); null unless awaiting signature."},"sla_days":{"type":"integer","description":"The agency's signature SLA in days (default 7; set by the agency's administrator).","minimum":0},"sla_breached":{"type":"boolean","description":"Awaiting: days_outstanding greater than sla_days as of meta.as_of. Signed: days_to_sign greater than sla_days. Otherwise false (an order not sent yet has not started its SLA)."},"days_to_sign":{"type":["integer","null"],"minimum":0,"description":"Whole days from sent to signed (calendar days of the office's time zone); null unless signed after being sent.","x-svc-since":"2"},"created_at":{"type":"string","format":"date-time","description":"Created; the list's order (year only in no_phi sessions).","x-svc-phi":"year"}},"description":"Physician order and its signature aging (spec 2.7). Order content (the clinical text) is never included."};
-const pattern46 = new RegExp("^[0-9]{10}$", "u");
-const schema300 = {"allOf":[{"$ref":"components#/$defs/ListMeta"},{"type":"object","required":["as_of","summary"],"properties":{"as_of":{"type":"string","format":"date-time","description":"Instant the aging was counted at: the as_of parameter, or the instant of the request."},"summary":{"$ref":"components#/$defs/PhysicianOrderAgingSummary"}}}],"description":"Meta of the physician order list: PageMeta, next_offset, as_of and the aging summary.","x-svc-phi":"kept"};
-const schema301 = {"type":"object","required":["not_sent","0_7_days","8_14_days","15_30_days","31_plus_days","sla_breached"],"properties":{"not_sent":{"type":"integer","minimum":0,"description":"Orders of the filtered set awaiting signature in bucket not_sent as of meta.as_of."},"0_7_days":{"type":"integer","minimum":0,"description":"Orders of the filtered set awaiting signature in bucket 0_7_days as of meta.as_of."},"8_14_days":{"type":"integer","minimum":0,"description":"Orders of the filtered set awaiting signature in bucket 8_14_days as of meta.as_of."},"15_30_days":{"type":"integer","minimum":0,"description":"Orders of the filtered set awaiting signature in bucket 15_30_days as of meta.as_of."},"31_plus_days":{"type":"integer","minimum":0,"description":"Orders of the filtered set awaiting signature in bucket 31_plus_days as of meta.as_of."},"sla_breached":{"type":"integer","minimum":0,"description":"Of those, the orders past the agency's SLA as of meta.as_of."}},"description":"Counts over the whole filtered set of a physician order list (every page), not only the page served.","x-svc-phi":"kept"};
+export const listPhysicianOrdersStatus200 = validate305;
+const schema301 = {"$ref":"components#/$defs/PhysicianOrderListResponse"};
+const schema302 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/PhysicianOrder"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/PhysicianOrderListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
+const schema303 = {"type":"object","required":["id","order_type","patient_id","physician_id","physician_name","physician_npi","office_id","signature_status","delivery_method","sent_at","signed_at","received_at","days_outstanding","aging_bucket","sla_days","sla_breached","days_to_sign","created_at"],"properties":{"id":{"type":"string","description":"Order id, or its stable OR- handle in no_phi sessions (the same for every no_phi session of the agency; route 23 takes it).","x-svc-phi":{"reduce":"handle","kind":"physician_order"}},"order_type":{"type":"string","enum":["plan_of_care","recertification","verbal","supplemental","face_to_face","discharge"],"description":"Kind of order."},"patient_id":{"type":"string","description":"Patient (stable PT- handle in no_phi sessions).","x-svc-phi":"handle"},"physician_id":{"type":"string","description":"Physician (stable PH- handle in no_phi sessions).","x-svc-phi":{"reduce":"handle","kind":"physician"}},"physician_name":{"type":["string","null"],"description":"Physician's name; null in no_phi sessions.","x-svc-phi":"withheld"},"physician_npi":{"type":["string","null"],"pattern":"^[0-9]{10}$","description":"Physician's NPI; null in no_phi sessions.","x-svc-since":"2","x-svc-phi":"withheld"},"office_id":{"type":"string","description":"Office that issued the order; aging days are counted in its time zone.","x-svc-since":"2","x-svc-phi":"kept"},"signature_status":{"type":"string","enum":["signed","awaiting_signature","signature_not_required","rejected","superseded","cancelled"],"description":"Signature state (spec part 3): awaiting_signature (created, sent or not, and not yet signed; the only state that ages), signed, signature_not_required, rejected (the physician refused it; a corrected order replaces it), superseded (replaced by a later order), cancelled.","x-svc-v1-name":"status"},"delivery_method":{"type":["string","null"],"enum":["fax","portal","e_signature",null],"description":"How the order was sent for signature; null until sent.","x-svc-since":"2"},"sent_at":{"type":["string","null"],"format":"date-time","description":"Sent to the physician for signature; null while not sent (year only in no_phi sessions).","x-svc-phi":"year"},"signed_at":{"type":["string","null"],"format":"date-time","description":"Signed by the physician; set exactly when signature_status is signed (year only in no_phi sessions).","x-svc-phi":"year"},"received_at":{"type":["string","null"],"format":"date-time","description":"Signed order received back by the agency (year only in no_phi sessions).","x-svc-since":"2","x-svc-phi":"year"},"days_outstanding":{"type":["integer","null"],"minimum":0,"description":"Whole days awaiting signature since sent_at, as of meta.as_of (calendar days of the office's time zone); null unless awaiting signature and sent by as_of."},"aging_bucket":{"type":["string","null"],"enum":["not_sent","0_7_days","8_14_days","15_30_days","31_plus_days",null],"description":"Aging as of meta.as_of: not_sent (awaiting signature, not sent by as_of), 0_7_days, 8_14_days, 15_30_days or 31_plus_days by days_outstanding (bounds included); null unless awaiting signature."},"sla_days":{"type":"integer","description":"The agency's signature SLA in days (default 7; set by the agency's administrator).","minimum":0},"sla_breached":{"type":"boolean","description":"Awaiting: days_outstanding greater than sla_days as of meta.as_of. Signed: days_to_sign greater than sla_days. Otherwise false (an order not sent yet has not started its SLA)."},"days_to_sign":{"type":["integer","null"],"minimum":0,"description":"Whole days from sent to signed (calendar days of the office's time zone); null unless signed after being sent.","x-svc-since":"2"},"created_at":{"type":"string","format":"date-time","description":"Created; the list's order (year only in no_phi sessions).","x-svc-phi":"year"}},"description":"Physician order and its signature aging (spec 2.7). Order content (the clinical text) is never included."};
+const pattern68 = new RegExp("^[0-9]{10}$", "u");
+const schema304 = {"allOf":[{"$ref":"components#/$defs/ListMeta"},{"type":"object","required":["as_of","summary"],"properties":{"as_of":{"type":"string","format":"date-time","description":"Instant the aging was counted at: the as_of parameter, or the instant of the request."},"summary":{"$ref":"components#/$defs/PhysicianOrderAgingSummary"}}}],"description":"Meta of the physician order list: PageMeta, next_offset, as_of and the aging summary.","x-svc-phi":"kept"};
+const schema305 = {"type":"object","required":["not_sent","0_7_days","8_14_days","15_30_days","31_plus_days","sla_breached"],"properties":{"not_sent":{"type":"integer","minimum":0,"description":"Orders of the filtered set awaiting signature in bucket not_sent as of meta.as_of."},"0_7_days":{"type":"integer","minimum":0,"description":"Orders of the filtered set awaiting signature in bucket 0_7_days as of meta.as_of."},"8_14_days":{"type":"integer","minimum":0,"description":"Orders of the filtered set awaiting signature in bucket 8_14_days as of meta.as_of."},"15_30_days":{"type":"integer","minimum":0,"description":"Orders of the filtered set awaiting signature in bucket 15_30_days as of meta.as_of."},"31_plus_days":{"type":"integer","minimum":0,"description":"Orders of the filtered set awaiting signature in bucket 31_plus_days as of meta.as_of."},"sla_breached":{"type":"integer","minimum":0,"description":"Of those, the orders past the agency's SLA as of meta.as_of."}},"description":"Counts over the whole filtered set of a physician order list (every page), not only the page served.","x-svc-phi":"kept"};
 
-function validate299(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate307(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate299.evaluated;
+const evaluated0 = validate307.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31502,16 +33270,16 @@ vErrors.push(err23);
 }
 errors++;
 }
-validate299.errors = vErrors;
+validate307.errors = vErrors;
 return errors === 0;
 }
-validate299.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate307.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate298(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate306(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate298.evaluated;
+const evaluated0 = validate306.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31751,7 +33519,7 @@ vErrors.push(err21);
 errors++;
 }
 if(!((((((data3 === "plan_of_care") || (data3 === "recertification")) || (data3 === "verbal")) || (data3 === "supplemental")) || (data3 === "face_to_face")) || (data3 === "discharge"))){
-const err22 = {instancePath:instancePath+"/data/" + i0+"/order_type",schemaPath:"components#/$defs/PhysicianOrder/properties/order_type/enum",keyword:"enum",params:{allowedValues: schema299.properties.order_type.enum},message:"must be equal to one of the allowed values"};
+const err22 = {instancePath:instancePath+"/data/" + i0+"/order_type",schemaPath:"components#/$defs/PhysicianOrder/properties/order_type/enum",keyword:"enum",params:{allowedValues: schema303.properties.order_type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -31788,7 +33556,7 @@ errors++;
 if(data1.physician_name !== undefined){
 let data6 = data1.physician_name;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err25 = {instancePath:instancePath+"/data/" + i0+"/physician_name",schemaPath:"components#/$defs/PhysicianOrder/properties/physician_name/type",keyword:"type",params:{type: schema299.properties.physician_name.type},message:"must be string,null"};
+const err25 = {instancePath:instancePath+"/data/" + i0+"/physician_name",schemaPath:"components#/$defs/PhysicianOrder/properties/physician_name/type",keyword:"type",params:{type: schema303.properties.physician_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -31801,7 +33569,7 @@ errors++;
 if(data1.physician_npi !== undefined){
 let data7 = data1.physician_npi;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err26 = {instancePath:instancePath+"/data/" + i0+"/physician_npi",schemaPath:"components#/$defs/PhysicianOrder/properties/physician_npi/type",keyword:"type",params:{type: schema299.properties.physician_npi.type},message:"must be string,null"};
+const err26 = {instancePath:instancePath+"/data/" + i0+"/physician_npi",schemaPath:"components#/$defs/PhysicianOrder/properties/physician_npi/type",keyword:"type",params:{type: schema303.properties.physician_npi.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -31811,7 +33579,7 @@ vErrors.push(err26);
 errors++;
 }
 if(typeof data7 === "string"){
-if(!pattern46.test(data7)){
+if(!pattern68.test(data7)){
 const err27 = {instancePath:instancePath+"/data/" + i0+"/physician_npi",schemaPath:"components#/$defs/PhysicianOrder/properties/physician_npi/pattern",keyword:"pattern",params:{pattern: "^[0-9]{10}$"},message:"must match pattern \""+"^[0-9]{10}$"+"\""};
 if(vErrors === null){
 vErrors = [err27];
@@ -31848,7 +33616,7 @@ vErrors.push(err29);
 errors++;
 }
 if(!((((((data9 === "signed") || (data9 === "awaiting_signature")) || (data9 === "signature_not_required")) || (data9 === "rejected")) || (data9 === "superseded")) || (data9 === "cancelled"))){
-const err30 = {instancePath:instancePath+"/data/" + i0+"/signature_status",schemaPath:"components#/$defs/PhysicianOrder/properties/signature_status/enum",keyword:"enum",params:{allowedValues: schema299.properties.signature_status.enum},message:"must be equal to one of the allowed values"};
+const err30 = {instancePath:instancePath+"/data/" + i0+"/signature_status",schemaPath:"components#/$defs/PhysicianOrder/properties/signature_status/enum",keyword:"enum",params:{allowedValues: schema303.properties.signature_status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -31861,7 +33629,7 @@ errors++;
 if(data1.delivery_method !== undefined){
 let data10 = data1.delivery_method;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err31 = {instancePath:instancePath+"/data/" + i0+"/delivery_method",schemaPath:"components#/$defs/PhysicianOrder/properties/delivery_method/type",keyword:"type",params:{type: schema299.properties.delivery_method.type},message:"must be string,null"};
+const err31 = {instancePath:instancePath+"/data/" + i0+"/delivery_method",schemaPath:"components#/$defs/PhysicianOrder/properties/delivery_method/type",keyword:"type",params:{type: schema303.properties.delivery_method.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -31871,7 +33639,7 @@ vErrors.push(err31);
 errors++;
 }
 if(!((((data10 === "fax") || (data10 === "portal")) || (data10 === "e_signature")) || (data10 === null))){
-const err32 = {instancePath:instancePath+"/data/" + i0+"/delivery_method",schemaPath:"components#/$defs/PhysicianOrder/properties/delivery_method/enum",keyword:"enum",params:{allowedValues: schema299.properties.delivery_method.enum},message:"must be equal to one of the allowed values"};
+const err32 = {instancePath:instancePath+"/data/" + i0+"/delivery_method",schemaPath:"components#/$defs/PhysicianOrder/properties/delivery_method/enum",keyword:"enum",params:{allowedValues: schema303.properties.delivery_method.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -31884,7 +33652,7 @@ errors++;
 if(data1.sent_at !== undefined){
 let data11 = data1.sent_at;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err33 = {instancePath:instancePath+"/data/" + i0+"/sent_at",schemaPath:"components#/$defs/PhysicianOrder/properties/sent_at/type",keyword:"type",params:{type: schema299.properties.sent_at.type},message:"must be string,null"};
+const err33 = {instancePath:instancePath+"/data/" + i0+"/sent_at",schemaPath:"components#/$defs/PhysicianOrder/properties/sent_at/type",keyword:"type",params:{type: schema303.properties.sent_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -31909,7 +33677,7 @@ errors++;
 if(data1.signed_at !== undefined){
 let data12 = data1.signed_at;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err35 = {instancePath:instancePath+"/data/" + i0+"/signed_at",schemaPath:"components#/$defs/PhysicianOrder/properties/signed_at/type",keyword:"type",params:{type: schema299.properties.signed_at.type},message:"must be string,null"};
+const err35 = {instancePath:instancePath+"/data/" + i0+"/signed_at",schemaPath:"components#/$defs/PhysicianOrder/properties/signed_at/type",keyword:"type",params:{type: schema303.properties.signed_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -31934,7 +33702,7 @@ errors++;
 if(data1.received_at !== undefined){
 let data13 = data1.received_at;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err37 = {instancePath:instancePath+"/data/" + i0+"/received_at",schemaPath:"components#/$defs/PhysicianOrder/properties/received_at/type",keyword:"type",params:{type: schema299.properties.received_at.type},message:"must be string,null"};
+const err37 = {instancePath:instancePath+"/data/" + i0+"/received_at",schemaPath:"components#/$defs/PhysicianOrder/properties/received_at/type",keyword:"type",params:{type: schema303.properties.received_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -31959,7 +33727,7 @@ errors++;
 if(data1.days_outstanding !== undefined){
 let data14 = data1.days_outstanding;
 if((!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))) && (data14 !== null)){
-const err39 = {instancePath:instancePath+"/data/" + i0+"/days_outstanding",schemaPath:"components#/$defs/PhysicianOrder/properties/days_outstanding/type",keyword:"type",params:{type: schema299.properties.days_outstanding.type},message:"must be integer,null"};
+const err39 = {instancePath:instancePath+"/data/" + i0+"/days_outstanding",schemaPath:"components#/$defs/PhysicianOrder/properties/days_outstanding/type",keyword:"type",params:{type: schema303.properties.days_outstanding.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -31984,7 +33752,7 @@ errors++;
 if(data1.aging_bucket !== undefined){
 let data15 = data1.aging_bucket;
 if((typeof data15 !== "string") && (data15 !== null)){
-const err41 = {instancePath:instancePath+"/data/" + i0+"/aging_bucket",schemaPath:"components#/$defs/PhysicianOrder/properties/aging_bucket/type",keyword:"type",params:{type: schema299.properties.aging_bucket.type},message:"must be string,null"};
+const err41 = {instancePath:instancePath+"/data/" + i0+"/aging_bucket",schemaPath:"components#/$defs/PhysicianOrder/properties/aging_bucket/type",keyword:"type",params:{type: schema303.properties.aging_bucket.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -31994,7 +33762,7 @@ vErrors.push(err41);
 errors++;
 }
 if(!((((((data15 === "not_sent") || (data15 === "0_7_days")) || (data15 === "8_14_days")) || (data15 === "15_30_days")) || (data15 === "31_plus_days")) || (data15 === null))){
-const err42 = {instancePath:instancePath+"/data/" + i0+"/aging_bucket",schemaPath:"components#/$defs/PhysicianOrder/properties/aging_bucket/enum",keyword:"enum",params:{allowedValues: schema299.properties.aging_bucket.enum},message:"must be equal to one of the allowed values"};
+const err42 = {instancePath:instancePath+"/data/" + i0+"/aging_bucket",schemaPath:"components#/$defs/PhysicianOrder/properties/aging_bucket/enum",keyword:"enum",params:{allowedValues: schema303.properties.aging_bucket.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -32044,7 +33812,7 @@ errors++;
 if(data1.days_to_sign !== undefined){
 let data18 = data1.days_to_sign;
 if((!(((typeof data18 == "number") && (!(data18 % 1) && !isNaN(data18))) && (isFinite(data18)))) && (data18 !== null)){
-const err46 = {instancePath:instancePath+"/data/" + i0+"/days_to_sign",schemaPath:"components#/$defs/PhysicianOrder/properties/days_to_sign/type",keyword:"type",params:{type: schema299.properties.days_to_sign.type},message:"must be integer,null"};
+const err46 = {instancePath:instancePath+"/data/" + i0+"/days_to_sign",schemaPath:"components#/$defs/PhysicianOrder/properties/days_to_sign/type",keyword:"type",params:{type: schema303.properties.days_to_sign.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -32116,8 +33884,8 @@ errors++;
 }
 }
 if(data.meta !== undefined){
-if(!(validate299(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate299.errors : vErrors.concat(validate299.errors);
+if(!(validate307(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate307.errors : vErrors.concat(validate307.errors);
 errors = vErrors.length;
 }
 }
@@ -32160,42 +33928,42 @@ vErrors.push(err54);
 }
 errors++;
 }
-validate298.errors = vErrors;
+validate306.errors = vErrors;
 return errors === 0;
 }
-validate298.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate306.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate297(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate305(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate297.evaluated;
+const evaluated0 = validate305.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate298(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate298.errors : vErrors.concat(validate298.errors);
+if(!(validate306(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate306.errors : vErrors.concat(validate306.errors);
 errors = vErrors.length;
 }
-validate297.errors = vErrors;
+validate305.errors = vErrors;
 return errors === 0;
 }
-validate297.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate305.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listPhysicianOrdersStatus200V1 = validate303;
-const schema303 = {"$ref":"components-v1#/$defs/PhysicianOrderListResponse"};
-const schema304 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components-v1#/$defs/PhysicianOrder"},"description":"Items of this page."},"meta":{"$ref":"components-v1#/$defs/PhysicianOrderListMeta"},"warnings":{"$ref":"components-v1#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
-const schema305 = {"type":"object","required":["id","order_type","patient_id","physician_id","physician_name","status","sent_at","signed_at","days_outstanding","aging_bucket","sla_days","sla_breached","created_at"],"properties":{"id":{"type":"string","description":"Order id, or its stable OR- handle in no_phi sessions (the same for every no_phi session of the agency; route 23 takes it).","x-svc-phi":{"reduce":"handle","kind":"physician_order"}},"order_type":{"type":"string","enum":["plan_of_care","recertification","verbal","supplemental","face_to_face","discharge"],"description":"Kind of order."},"patient_id":{"type":"string","description":"Patient (stable PT- handle in no_phi sessions).","x-svc-phi":"handle"},"physician_id":{"type":"string","description":"Physician (stable PH- handle in no_phi sessions).","x-svc-phi":{"reduce":"handle","kind":"physician"}},"physician_name":{"type":["string","null"],"description":"Physician's name; null in no_phi sessions.","x-svc-phi":"withheld"},"status":{"type":"string","enum":["signed","awaiting_signature","signature_not_required","rejected","superseded","cancelled"],"description":"Signature state (spec part 3): awaiting_signature (created, sent or not, and not yet signed; the only state that ages), signed, signature_not_required, rejected (the physician refused it; a corrected order replaces it), superseded (replaced by a later order), cancelled.","x-svc-v1-name":"status"},"sent_at":{"type":["string","null"],"format":"date-time","description":"Sent to the physician for signature; null while not sent (year only in no_phi sessions).","x-svc-phi":"year"},"signed_at":{"type":["string","null"],"format":"date-time","description":"Signed by the physician; set exactly when signature_status is signed (year only in no_phi sessions).","x-svc-phi":"year"},"days_outstanding":{"type":["integer","null"],"minimum":0,"description":"Whole days awaiting signature since sent_at, as of meta.as_of (calendar days of the office's time zone); null unless awaiting signature and sent by as_of."},"aging_bucket":{"type":["string","null"],"enum":["not_sent","0_7_days","8_14_days","15_30_days","31_plus_days",null],"description":"Aging as of meta.as_of: not_sent (awaiting signature, not sent by as_of), 0_7_days, 8_14_days, 15_30_days or 31_plus_days by days_outstanding (bounds included); null unless awaiting signature."},"sla_days":{"type":"integer","description":"The agency's signature SLA in days (default 7; set by the agency's administrator).","minimum":0},"sla_breached":{"type":"boolean","description":"Awaiting: days_outstanding greater than sla_days as of meta.as_of. Signed: days_to_sign greater than sla_days. Otherwise false (an order not sent yet has not started its SLA)."},"created_at":{"type":"string","format":"date-time","description":"Created; the list's order (year only in no_phi sessions).","x-svc-phi":"year"}},"description":"Physician order and its signature aging (spec 2.7). Order content (the clinical text) is never included."};
-const schema306 = {"allOf":[{"$ref":"components-v1#/$defs/ListMeta"},{"type":"object","required":["as_of","summary"],"properties":{"as_of":{"type":"string","format":"date-time","description":"Instant the aging was counted at: the as_of parameter, or the instant of the request."},"summary":{"$ref":"components-v1#/$defs/PhysicianOrderAgingSummary"}}}],"description":"Meta of the physician order list: PageMeta, next_offset, as_of and the aging summary.","x-svc-phi":"kept"};
-const schema307 = {"type":"object","required":["not_sent","0_7_days","8_14_days","15_30_days","31_plus_days","sla_breached"],"properties":{"not_sent":{"type":"integer","minimum":0,"description":"Orders of the filtered set awaiting signature in bucket not_sent as of meta.as_of."},"0_7_days":{"type":"integer","minimum":0,"description":"Orders of the filtered set awaiting signature in bucket 0_7_days as of meta.as_of."},"8_14_days":{"type":"integer","minimum":0,"description":"Orders of the filtered set awaiting signature in bucket 8_14_days as of meta.as_of."},"15_30_days":{"type":"integer","minimum":0,"description":"Orders of the filtered set awaiting signature in bucket 15_30_days as of meta.as_of."},"31_plus_days":{"type":"integer","minimum":0,"description":"Orders of the filtered set awaiting signature in bucket 31_plus_days as of meta.as_of."},"sla_breached":{"type":"integer","minimum":0,"description":"Of those, the orders past the agency's SLA as of meta.as_of."}},"description":"Counts over the whole filtered set of a physician order list (every page), not only the page served.","x-svc-phi":"kept"};
+export const listPhysicianOrdersStatus200V1 = validate311;
+const schema307 = {"$ref":"components-v1#/$defs/PhysicianOrderListResponse"};
+const schema308 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components-v1#/$defs/PhysicianOrder"},"description":"Items of this page."},"meta":{"$ref":"components-v1#/$defs/PhysicianOrderListMeta"},"warnings":{"$ref":"components-v1#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
+const schema309 = {"type":"object","required":["id","order_type","patient_id","physician_id","physician_name","status","sent_at","signed_at","days_outstanding","aging_bucket","sla_days","sla_breached","created_at"],"properties":{"id":{"type":"string","description":"Order id, or its stable OR- handle in no_phi sessions (the same for every no_phi session of the agency; route 23 takes it).","x-svc-phi":{"reduce":"handle","kind":"physician_order"}},"order_type":{"type":"string","enum":["plan_of_care","recertification","verbal","supplemental","face_to_face","discharge"],"description":"Kind of order."},"patient_id":{"type":"string","description":"Patient (stable PT- handle in no_phi sessions).","x-svc-phi":"handle"},"physician_id":{"type":"string","description":"Physician (stable PH- handle in no_phi sessions).","x-svc-phi":{"reduce":"handle","kind":"physician"}},"physician_name":{"type":["string","null"],"description":"Physician's name; null in no_phi sessions.","x-svc-phi":"withheld"},"status":{"type":"string","enum":["signed","awaiting_signature","signature_not_required","rejected","superseded","cancelled"],"description":"Signature state (spec part 3): awaiting_signature (created, sent or not, and not yet signed; the only state that ages), signed, signature_not_required, rejected (the physician refused it; a corrected order replaces it), superseded (replaced by a later order), cancelled.","x-svc-v1-name":"status"},"sent_at":{"type":["string","null"],"format":"date-time","description":"Sent to the physician for signature; null while not sent (year only in no_phi sessions).","x-svc-phi":"year"},"signed_at":{"type":["string","null"],"format":"date-time","description":"Signed by the physician; set exactly when signature_status is signed (year only in no_phi sessions).","x-svc-phi":"year"},"days_outstanding":{"type":["integer","null"],"minimum":0,"description":"Whole days awaiting signature since sent_at, as of meta.as_of (calendar days of the office's time zone); null unless awaiting signature and sent by as_of."},"aging_bucket":{"type":["string","null"],"enum":["not_sent","0_7_days","8_14_days","15_30_days","31_plus_days",null],"description":"Aging as of meta.as_of: not_sent (awaiting signature, not sent by as_of), 0_7_days, 8_14_days, 15_30_days or 31_plus_days by days_outstanding (bounds included); null unless awaiting signature."},"sla_days":{"type":"integer","description":"The agency's signature SLA in days (default 7; set by the agency's administrator).","minimum":0},"sla_breached":{"type":"boolean","description":"Awaiting: days_outstanding greater than sla_days as of meta.as_of. Signed: days_to_sign greater than sla_days. Otherwise false (an order not sent yet has not started its SLA)."},"created_at":{"type":"string","format":"date-time","description":"Created; the list's order (year only in no_phi sessions).","x-svc-phi":"year"}},"description":"Physician order and its signature aging (spec 2.7). Order content (the clinical text) is never included."};
+const schema310 = {"allOf":[{"$ref":"components-v1#/$defs/ListMeta"},{"type":"object","required":["as_of","summary"],"properties":{"as_of":{"type":"string","format":"date-time","description":"Instant the aging was counted at: the as_of parameter, or the instant of the request."},"summary":{"$ref":"components-v1#/$defs/PhysicianOrderAgingSummary"}}}],"description":"Meta of the physician order list: PageMeta, next_offset, as_of and the aging summary.","x-svc-phi":"kept"};
+const schema311 = {"type":"object","required":["not_sent","0_7_days","8_14_days","15_30_days","31_plus_days","sla_breached"],"properties":{"not_sent":{"type":"integer","minimum":0,"description":"Orders of the filtered set awaiting signature in bucket not_sent as of meta.as_of."},"0_7_days":{"type":"integer","minimum":0,"description":"Orders of the filtered set awaiting signature in bucket 0_7_days as of meta.as_of."},"8_14_days":{"type":"integer","minimum":0,"description":"Orders of the filtered set awaiting signature in bucket 8_14_days as of meta.as_of."},"15_30_days":{"type":"integer","minimum":0,"description":"Orders of the filtered set awaiting signature in bucket 15_30_days as of meta.as_of."},"31_plus_days":{"type":"integer","minimum":0,"description":"Orders of the filtered set awaiting signature in bucket 31_plus_days as of meta.as_of."},"sla_breached":{"type":"integer","minimum":0,"description":"Of those, the orders past the agency's SLA as of meta.as_of."}},"description":"Counts over the whole filtered set of a physician order list (every page), not only the page served.","x-svc-phi":"kept"};
 
-function validate305(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate313(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate305.evaluated;
+const evaluated0 = validate313.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32488,16 +34256,16 @@ vErrors.push(err23);
 }
 errors++;
 }
-validate305.errors = vErrors;
+validate313.errors = vErrors;
 return errors === 0;
 }
-validate305.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate313.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate304(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate312(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate304.evaluated;
+const evaluated0 = validate312.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32687,7 +34455,7 @@ vErrors.push(err16);
 errors++;
 }
 if(!((((((data3 === "plan_of_care") || (data3 === "recertification")) || (data3 === "verbal")) || (data3 === "supplemental")) || (data3 === "face_to_face")) || (data3 === "discharge"))){
-const err17 = {instancePath:instancePath+"/data/" + i0+"/order_type",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/order_type/enum",keyword:"enum",params:{allowedValues: schema305.properties.order_type.enum},message:"must be equal to one of the allowed values"};
+const err17 = {instancePath:instancePath+"/data/" + i0+"/order_type",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/order_type/enum",keyword:"enum",params:{allowedValues: schema309.properties.order_type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -32724,7 +34492,7 @@ errors++;
 if(data1.physician_name !== undefined){
 let data6 = data1.physician_name;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err20 = {instancePath:instancePath+"/data/" + i0+"/physician_name",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/physician_name/type",keyword:"type",params:{type: schema305.properties.physician_name.type},message:"must be string,null"};
+const err20 = {instancePath:instancePath+"/data/" + i0+"/physician_name",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/physician_name/type",keyword:"type",params:{type: schema309.properties.physician_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -32747,7 +34515,7 @@ vErrors.push(err21);
 errors++;
 }
 if(!((((((data7 === "signed") || (data7 === "awaiting_signature")) || (data7 === "signature_not_required")) || (data7 === "rejected")) || (data7 === "superseded")) || (data7 === "cancelled"))){
-const err22 = {instancePath:instancePath+"/data/" + i0+"/status",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/status/enum",keyword:"enum",params:{allowedValues: schema305.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err22 = {instancePath:instancePath+"/data/" + i0+"/status",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/status/enum",keyword:"enum",params:{allowedValues: schema309.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -32760,7 +34528,7 @@ errors++;
 if(data1.sent_at !== undefined){
 let data8 = data1.sent_at;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err23 = {instancePath:instancePath+"/data/" + i0+"/sent_at",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/sent_at/type",keyword:"type",params:{type: schema305.properties.sent_at.type},message:"must be string,null"};
+const err23 = {instancePath:instancePath+"/data/" + i0+"/sent_at",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/sent_at/type",keyword:"type",params:{type: schema309.properties.sent_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -32785,7 +34553,7 @@ errors++;
 if(data1.signed_at !== undefined){
 let data9 = data1.signed_at;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err25 = {instancePath:instancePath+"/data/" + i0+"/signed_at",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/signed_at/type",keyword:"type",params:{type: schema305.properties.signed_at.type},message:"must be string,null"};
+const err25 = {instancePath:instancePath+"/data/" + i0+"/signed_at",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/signed_at/type",keyword:"type",params:{type: schema309.properties.signed_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -32810,7 +34578,7 @@ errors++;
 if(data1.days_outstanding !== undefined){
 let data10 = data1.days_outstanding;
 if((!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))) && (data10 !== null)){
-const err27 = {instancePath:instancePath+"/data/" + i0+"/days_outstanding",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/days_outstanding/type",keyword:"type",params:{type: schema305.properties.days_outstanding.type},message:"must be integer,null"};
+const err27 = {instancePath:instancePath+"/data/" + i0+"/days_outstanding",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/days_outstanding/type",keyword:"type",params:{type: schema309.properties.days_outstanding.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -32835,7 +34603,7 @@ errors++;
 if(data1.aging_bucket !== undefined){
 let data11 = data1.aging_bucket;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err29 = {instancePath:instancePath+"/data/" + i0+"/aging_bucket",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/aging_bucket/type",keyword:"type",params:{type: schema305.properties.aging_bucket.type},message:"must be string,null"};
+const err29 = {instancePath:instancePath+"/data/" + i0+"/aging_bucket",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/aging_bucket/type",keyword:"type",params:{type: schema309.properties.aging_bucket.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -32845,7 +34613,7 @@ vErrors.push(err29);
 errors++;
 }
 if(!((((((data11 === "not_sent") || (data11 === "0_7_days")) || (data11 === "8_14_days")) || (data11 === "15_30_days")) || (data11 === "31_plus_days")) || (data11 === null))){
-const err30 = {instancePath:instancePath+"/data/" + i0+"/aging_bucket",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/aging_bucket/enum",keyword:"enum",params:{allowedValues: schema305.properties.aging_bucket.enum},message:"must be equal to one of the allowed values"};
+const err30 = {instancePath:instancePath+"/data/" + i0+"/aging_bucket",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/aging_bucket/enum",keyword:"enum",params:{allowedValues: schema309.properties.aging_bucket.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -32942,8 +34710,8 @@ errors++;
 }
 }
 if(data.meta !== undefined){
-if(!(validate305(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate305.errors : vErrors.concat(validate305.errors);
+if(!(validate313(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate313.errors : vErrors.concat(validate313.errors);
 errors = vErrors.length;
 }
 }
@@ -32986,40 +34754,40 @@ vErrors.push(err40);
 }
 errors++;
 }
-validate304.errors = vErrors;
+validate312.errors = vErrors;
 return errors === 0;
 }
-validate304.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate312.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate303(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate311(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate303.evaluated;
+const evaluated0 = validate311.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate304(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate304.errors : vErrors.concat(validate304.errors);
+if(!(validate312(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate312.errors : vErrors.concat(validate312.errors);
 errors = vErrors.length;
 }
-validate303.errors = vErrors;
+validate311.errors = vErrors;
 return errors === 0;
 }
-validate303.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate311.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const getPhysicianOrderStatus200 = validate309;
-const schema309 = {"$ref":"components#/$defs/PhysicianOrderResponse"};
-const schema310 = {"type":"object","required":["data","meta"],"properties":{"data":{"$ref":"components#/$defs/PhysicianOrder"},"meta":{"$ref":"components#/$defs/PhysicianOrderMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
-const schema312 = {"allOf":[{"$ref":"components#/$defs/Meta"},{"type":"object","required":["as_of"],"properties":{"as_of":{"type":"string","format":"date-time","description":"Instant the aging was counted at: the as_of parameter, or the instant of the request."}}}],"description":"Meta of one physician order.","x-svc-phi":"kept"};
+export const getPhysicianOrderStatus200 = validate317;
+const schema313 = {"$ref":"components#/$defs/PhysicianOrderResponse"};
+const schema314 = {"type":"object","required":["data","meta"],"properties":{"data":{"$ref":"components#/$defs/PhysicianOrder"},"meta":{"$ref":"components#/$defs/PhysicianOrderMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+const schema316 = {"allOf":[{"$ref":"components#/$defs/Meta"},{"type":"object","required":["as_of"],"properties":{"as_of":{"type":"string","format":"date-time","description":"Instant the aging was counted at: the as_of parameter, or the instant of the request."}}}],"description":"Meta of one physician order.","x-svc-phi":"kept"};
 
-function validate311(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate319(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate311.evaluated;
+const evaluated0 = validate319.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33077,16 +34845,16 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate311.errors = vErrors;
+validate319.errors = vErrors;
 return errors === 0;
 }
-validate311.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate319.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate310(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate318(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate310.evaluated;
+const evaluated0 = validate318.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33322,7 +35090,7 @@ vErrors.push(err21);
 errors++;
 }
 if(!((((((data2 === "plan_of_care") || (data2 === "recertification")) || (data2 === "verbal")) || (data2 === "supplemental")) || (data2 === "face_to_face")) || (data2 === "discharge"))){
-const err22 = {instancePath:instancePath+"/data/order_type",schemaPath:"components#/$defs/PhysicianOrder/properties/order_type/enum",keyword:"enum",params:{allowedValues: schema299.properties.order_type.enum},message:"must be equal to one of the allowed values"};
+const err22 = {instancePath:instancePath+"/data/order_type",schemaPath:"components#/$defs/PhysicianOrder/properties/order_type/enum",keyword:"enum",params:{allowedValues: schema303.properties.order_type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -33359,7 +35127,7 @@ errors++;
 if(data0.physician_name !== undefined){
 let data5 = data0.physician_name;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err25 = {instancePath:instancePath+"/data/physician_name",schemaPath:"components#/$defs/PhysicianOrder/properties/physician_name/type",keyword:"type",params:{type: schema299.properties.physician_name.type},message:"must be string,null"};
+const err25 = {instancePath:instancePath+"/data/physician_name",schemaPath:"components#/$defs/PhysicianOrder/properties/physician_name/type",keyword:"type",params:{type: schema303.properties.physician_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -33372,7 +35140,7 @@ errors++;
 if(data0.physician_npi !== undefined){
 let data6 = data0.physician_npi;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err26 = {instancePath:instancePath+"/data/physician_npi",schemaPath:"components#/$defs/PhysicianOrder/properties/physician_npi/type",keyword:"type",params:{type: schema299.properties.physician_npi.type},message:"must be string,null"};
+const err26 = {instancePath:instancePath+"/data/physician_npi",schemaPath:"components#/$defs/PhysicianOrder/properties/physician_npi/type",keyword:"type",params:{type: schema303.properties.physician_npi.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -33382,7 +35150,7 @@ vErrors.push(err26);
 errors++;
 }
 if(typeof data6 === "string"){
-if(!pattern46.test(data6)){
+if(!pattern68.test(data6)){
 const err27 = {instancePath:instancePath+"/data/physician_npi",schemaPath:"components#/$defs/PhysicianOrder/properties/physician_npi/pattern",keyword:"pattern",params:{pattern: "^[0-9]{10}$"},message:"must match pattern \""+"^[0-9]{10}$"+"\""};
 if(vErrors === null){
 vErrors = [err27];
@@ -33419,7 +35187,7 @@ vErrors.push(err29);
 errors++;
 }
 if(!((((((data8 === "signed") || (data8 === "awaiting_signature")) || (data8 === "signature_not_required")) || (data8 === "rejected")) || (data8 === "superseded")) || (data8 === "cancelled"))){
-const err30 = {instancePath:instancePath+"/data/signature_status",schemaPath:"components#/$defs/PhysicianOrder/properties/signature_status/enum",keyword:"enum",params:{allowedValues: schema299.properties.signature_status.enum},message:"must be equal to one of the allowed values"};
+const err30 = {instancePath:instancePath+"/data/signature_status",schemaPath:"components#/$defs/PhysicianOrder/properties/signature_status/enum",keyword:"enum",params:{allowedValues: schema303.properties.signature_status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -33432,7 +35200,7 @@ errors++;
 if(data0.delivery_method !== undefined){
 let data9 = data0.delivery_method;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err31 = {instancePath:instancePath+"/data/delivery_method",schemaPath:"components#/$defs/PhysicianOrder/properties/delivery_method/type",keyword:"type",params:{type: schema299.properties.delivery_method.type},message:"must be string,null"};
+const err31 = {instancePath:instancePath+"/data/delivery_method",schemaPath:"components#/$defs/PhysicianOrder/properties/delivery_method/type",keyword:"type",params:{type: schema303.properties.delivery_method.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -33442,7 +35210,7 @@ vErrors.push(err31);
 errors++;
 }
 if(!((((data9 === "fax") || (data9 === "portal")) || (data9 === "e_signature")) || (data9 === null))){
-const err32 = {instancePath:instancePath+"/data/delivery_method",schemaPath:"components#/$defs/PhysicianOrder/properties/delivery_method/enum",keyword:"enum",params:{allowedValues: schema299.properties.delivery_method.enum},message:"must be equal to one of the allowed values"};
+const err32 = {instancePath:instancePath+"/data/delivery_method",schemaPath:"components#/$defs/PhysicianOrder/properties/delivery_method/enum",keyword:"enum",params:{allowedValues: schema303.properties.delivery_method.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -33455,7 +35223,7 @@ errors++;
 if(data0.sent_at !== undefined){
 let data10 = data0.sent_at;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err33 = {instancePath:instancePath+"/data/sent_at",schemaPath:"components#/$defs/PhysicianOrder/properties/sent_at/type",keyword:"type",params:{type: schema299.properties.sent_at.type},message:"must be string,null"};
+const err33 = {instancePath:instancePath+"/data/sent_at",schemaPath:"components#/$defs/PhysicianOrder/properties/sent_at/type",keyword:"type",params:{type: schema303.properties.sent_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -33480,7 +35248,7 @@ errors++;
 if(data0.signed_at !== undefined){
 let data11 = data0.signed_at;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err35 = {instancePath:instancePath+"/data/signed_at",schemaPath:"components#/$defs/PhysicianOrder/properties/signed_at/type",keyword:"type",params:{type: schema299.properties.signed_at.type},message:"must be string,null"};
+const err35 = {instancePath:instancePath+"/data/signed_at",schemaPath:"components#/$defs/PhysicianOrder/properties/signed_at/type",keyword:"type",params:{type: schema303.properties.signed_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -33505,7 +35273,7 @@ errors++;
 if(data0.received_at !== undefined){
 let data12 = data0.received_at;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err37 = {instancePath:instancePath+"/data/received_at",schemaPath:"components#/$defs/PhysicianOrder/properties/received_at/type",keyword:"type",params:{type: schema299.properties.received_at.type},message:"must be string,null"};
+const err37 = {instancePath:instancePath+"/data/received_at",schemaPath:"components#/$defs/PhysicianOrder/properties/received_at/type",keyword:"type",params:{type: schema303.properties.received_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -33530,7 +35298,7 @@ errors++;
 if(data0.days_outstanding !== undefined){
 let data13 = data0.days_outstanding;
 if((!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))) && (data13 !== null)){
-const err39 = {instancePath:instancePath+"/data/days_outstanding",schemaPath:"components#/$defs/PhysicianOrder/properties/days_outstanding/type",keyword:"type",params:{type: schema299.properties.days_outstanding.type},message:"must be integer,null"};
+const err39 = {instancePath:instancePath+"/data/days_outstanding",schemaPath:"components#/$defs/PhysicianOrder/properties/days_outstanding/type",keyword:"type",params:{type: schema303.properties.days_outstanding.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -33555,7 +35323,7 @@ errors++;
 if(data0.aging_bucket !== undefined){
 let data14 = data0.aging_bucket;
 if((typeof data14 !== "string") && (data14 !== null)){
-const err41 = {instancePath:instancePath+"/data/aging_bucket",schemaPath:"components#/$defs/PhysicianOrder/properties/aging_bucket/type",keyword:"type",params:{type: schema299.properties.aging_bucket.type},message:"must be string,null"};
+const err41 = {instancePath:instancePath+"/data/aging_bucket",schemaPath:"components#/$defs/PhysicianOrder/properties/aging_bucket/type",keyword:"type",params:{type: schema303.properties.aging_bucket.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -33565,7 +35333,7 @@ vErrors.push(err41);
 errors++;
 }
 if(!((((((data14 === "not_sent") || (data14 === "0_7_days")) || (data14 === "8_14_days")) || (data14 === "15_30_days")) || (data14 === "31_plus_days")) || (data14 === null))){
-const err42 = {instancePath:instancePath+"/data/aging_bucket",schemaPath:"components#/$defs/PhysicianOrder/properties/aging_bucket/enum",keyword:"enum",params:{allowedValues: schema299.properties.aging_bucket.enum},message:"must be equal to one of the allowed values"};
+const err42 = {instancePath:instancePath+"/data/aging_bucket",schemaPath:"components#/$defs/PhysicianOrder/properties/aging_bucket/enum",keyword:"enum",params:{allowedValues: schema303.properties.aging_bucket.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -33615,7 +35383,7 @@ errors++;
 if(data0.days_to_sign !== undefined){
 let data17 = data0.days_to_sign;
 if((!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))) && (data17 !== null)){
-const err46 = {instancePath:instancePath+"/data/days_to_sign",schemaPath:"components#/$defs/PhysicianOrder/properties/days_to_sign/type",keyword:"type",params:{type: schema299.properties.days_to_sign.type},message:"must be integer,null"};
+const err46 = {instancePath:instancePath+"/data/days_to_sign",schemaPath:"components#/$defs/PhysicianOrder/properties/days_to_sign/type",keyword:"type",params:{type: schema303.properties.days_to_sign.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -33675,8 +35443,8 @@ errors++;
 }
 }
 if(data.meta !== undefined){
-if(!(validate311(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate311.errors : vErrors.concat(validate311.errors);
+if(!(validate319(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate319.errors : vErrors.concat(validate319.errors);
 errors = vErrors.length;
 }
 }
@@ -33719,40 +35487,40 @@ vErrors.push(err53);
 }
 errors++;
 }
-validate310.errors = vErrors;
+validate318.errors = vErrors;
 return errors === 0;
 }
-validate310.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate318.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate309(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate317(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate309.evaluated;
+const evaluated0 = validate317.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate310(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate310.errors : vErrors.concat(validate310.errors);
+if(!(validate318(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate318.errors : vErrors.concat(validate318.errors);
 errors = vErrors.length;
 }
-validate309.errors = vErrors;
+validate317.errors = vErrors;
 return errors === 0;
 }
-validate309.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate317.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const getPhysicianOrderStatus200V1 = validate315;
-const schema314 = {"$ref":"components-v1#/$defs/PhysicianOrderResponse"};
-const schema315 = {"type":"object","required":["data","meta"],"properties":{"data":{"$ref":"components-v1#/$defs/PhysicianOrder"},"meta":{"$ref":"components-v1#/$defs/PhysicianOrderMeta"},"warnings":{"$ref":"components-v1#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
-const schema317 = {"allOf":[{"$ref":"components-v1#/$defs/Meta"},{"type":"object","required":["as_of"],"properties":{"as_of":{"type":"string","format":"date-time","description":"Instant the aging was counted at: the as_of parameter, or the instant of the request."}}}],"description":"Meta of one physician order.","x-svc-phi":"kept"};
+export const getPhysicianOrderStatus200V1 = validate323;
+const schema318 = {"$ref":"components-v1#/$defs/PhysicianOrderResponse"};
+const schema319 = {"type":"object","required":["data","meta"],"properties":{"data":{"$ref":"components-v1#/$defs/PhysicianOrder"},"meta":{"$ref":"components-v1#/$defs/PhysicianOrderMeta"},"warnings":{"$ref":"components-v1#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+const schema321 = {"allOf":[{"$ref":"components-v1#/$defs/Meta"},{"type":"object","required":["as_of"],"properties":{"as_of":{"type":"string","format":"date-time","description":"Instant the aging was counted at: the as_of parameter, or the instant of the request."}}}],"description":"Meta of one physician order.","x-svc-phi":"kept"};
 
-function validate317(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate325(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate317.evaluated;
+const evaluated0 = validate325.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33810,16 +35578,16 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate317.errors = vErrors;
+validate325.errors = vErrors;
 return errors === 0;
 }
-validate317.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate325.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate316(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate324(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate316.evaluated;
+const evaluated0 = validate324.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34005,7 +35773,7 @@ vErrors.push(err16);
 errors++;
 }
 if(!((((((data2 === "plan_of_care") || (data2 === "recertification")) || (data2 === "verbal")) || (data2 === "supplemental")) || (data2 === "face_to_face")) || (data2 === "discharge"))){
-const err17 = {instancePath:instancePath+"/data/order_type",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/order_type/enum",keyword:"enum",params:{allowedValues: schema305.properties.order_type.enum},message:"must be equal to one of the allowed values"};
+const err17 = {instancePath:instancePath+"/data/order_type",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/order_type/enum",keyword:"enum",params:{allowedValues: schema309.properties.order_type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -34042,7 +35810,7 @@ errors++;
 if(data0.physician_name !== undefined){
 let data5 = data0.physician_name;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err20 = {instancePath:instancePath+"/data/physician_name",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/physician_name/type",keyword:"type",params:{type: schema305.properties.physician_name.type},message:"must be string,null"};
+const err20 = {instancePath:instancePath+"/data/physician_name",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/physician_name/type",keyword:"type",params:{type: schema309.properties.physician_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -34065,7 +35833,7 @@ vErrors.push(err21);
 errors++;
 }
 if(!((((((data6 === "signed") || (data6 === "awaiting_signature")) || (data6 === "signature_not_required")) || (data6 === "rejected")) || (data6 === "superseded")) || (data6 === "cancelled"))){
-const err22 = {instancePath:instancePath+"/data/status",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/status/enum",keyword:"enum",params:{allowedValues: schema305.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err22 = {instancePath:instancePath+"/data/status",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/status/enum",keyword:"enum",params:{allowedValues: schema309.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -34078,7 +35846,7 @@ errors++;
 if(data0.sent_at !== undefined){
 let data7 = data0.sent_at;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err23 = {instancePath:instancePath+"/data/sent_at",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/sent_at/type",keyword:"type",params:{type: schema305.properties.sent_at.type},message:"must be string,null"};
+const err23 = {instancePath:instancePath+"/data/sent_at",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/sent_at/type",keyword:"type",params:{type: schema309.properties.sent_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -34103,7 +35871,7 @@ errors++;
 if(data0.signed_at !== undefined){
 let data8 = data0.signed_at;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err25 = {instancePath:instancePath+"/data/signed_at",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/signed_at/type",keyword:"type",params:{type: schema305.properties.signed_at.type},message:"must be string,null"};
+const err25 = {instancePath:instancePath+"/data/signed_at",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/signed_at/type",keyword:"type",params:{type: schema309.properties.signed_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -34128,7 +35896,7 @@ errors++;
 if(data0.days_outstanding !== undefined){
 let data9 = data0.days_outstanding;
 if((!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))) && (data9 !== null)){
-const err27 = {instancePath:instancePath+"/data/days_outstanding",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/days_outstanding/type",keyword:"type",params:{type: schema305.properties.days_outstanding.type},message:"must be integer,null"};
+const err27 = {instancePath:instancePath+"/data/days_outstanding",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/days_outstanding/type",keyword:"type",params:{type: schema309.properties.days_outstanding.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -34153,7 +35921,7 @@ errors++;
 if(data0.aging_bucket !== undefined){
 let data10 = data0.aging_bucket;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err29 = {instancePath:instancePath+"/data/aging_bucket",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/aging_bucket/type",keyword:"type",params:{type: schema305.properties.aging_bucket.type},message:"must be string,null"};
+const err29 = {instancePath:instancePath+"/data/aging_bucket",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/aging_bucket/type",keyword:"type",params:{type: schema309.properties.aging_bucket.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -34163,7 +35931,7 @@ vErrors.push(err29);
 errors++;
 }
 if(!((((((data10 === "not_sent") || (data10 === "0_7_days")) || (data10 === "8_14_days")) || (data10 === "15_30_days")) || (data10 === "31_plus_days")) || (data10 === null))){
-const err30 = {instancePath:instancePath+"/data/aging_bucket",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/aging_bucket/enum",keyword:"enum",params:{allowedValues: schema305.properties.aging_bucket.enum},message:"must be equal to one of the allowed values"};
+const err30 = {instancePath:instancePath+"/data/aging_bucket",schemaPath:"components-v1#/$defs/PhysicianOrder/properties/aging_bucket/enum",keyword:"enum",params:{allowedValues: schema309.properties.aging_bucket.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -34248,8 +36016,8 @@ errors++;
 }
 }
 if(data.meta !== undefined){
-if(!(validate317(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate317.errors : vErrors.concat(validate317.errors);
+if(!(validate325(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate325.errors : vErrors.concat(validate325.errors);
 errors = vErrors.length;
 }
 }
@@ -34292,41 +36060,41 @@ vErrors.push(err39);
 }
 errors++;
 }
-validate316.errors = vErrors;
+validate324.errors = vErrors;
 return errors === 0;
 }
-validate316.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate324.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate315(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate323(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate315.evaluated;
+const evaluated0 = validate323.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate316(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate316.errors : vErrors.concat(validate316.errors);
+if(!(validate324(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate324.errors : vErrors.concat(validate324.errors);
 errors = vErrors.length;
 }
-validate315.errors = vErrors;
+validate323.errors = vErrors;
 return errors === 0;
 }
-validate315.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate323.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listWorkingCollectionsStatus200 = validate321;
-const schema319 = {"$ref":"components#/$defs/WorkingCollectionListResponse"};
-const schema320 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/WorkingCollection"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/ListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
-const schema321 = {"type":"object","required":["id","name","purpose","visibility","owner_id","owner_name","owner_role","row_count","updated_at"],"properties":{"id":{"type":"string","description":"Collection id."},"name":{"type":"string","description":"Name."},"purpose":{"type":["string","null"],"description":"What the collection is for, as its owner wrote it."},"visibility":{"type":"string","enum":["agency","editors"],"description":"agency: shared agency-wide; editors: shared with named editors, this extension among them. Personal collections (and those shared with others only) are never listed."},"owner_id":{"type":"string","description":"The owner, a user of the agency: send it as a task's assignee_id (the default for a task related to the collection)."},"owner_name":{"type":"string","description":"The owner's display name: the person who can share the collection or change it; ask them through a task.","x-svc-since":"2"},"owner_role":{"type":"string","enum":["marketer","clinician","reviewer"],"description":"The owner's role in the agency.","x-svc-since":"2"},"row_count":{"type":"integer","description":"Rows in the collection.","minimum":0},"updated_at":{"type":"string","format":"date-time","description":"Last change to the collection or any of its rows."}},"additionalProperties":false,"description":"A working collection: a worksheet the agency keeps (a denial follow-up list, a chart audit list). Working values are supplemental: they never establish clinical or financial facts (a denial amount here is not the remittance, a date here is not the visit); read those from their own routes."};
+export const listWorkingCollectionsStatus200 = validate329;
+const schema323 = {"$ref":"components#/$defs/WorkingCollectionListResponse"};
+const schema324 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/WorkingCollection"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/ListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
+const schema325 = {"type":"object","required":["id","name","purpose","visibility","owner_id","owner_name","owner_role","row_count","updated_at"],"properties":{"id":{"type":"string","description":"Collection id."},"name":{"type":"string","description":"Name."},"purpose":{"type":["string","null"],"description":"What the collection is for, as its owner wrote it."},"visibility":{"type":"string","enum":["agency","editors"],"description":"agency: shared agency-wide; editors: shared with named editors, this extension among them. Personal collections (and those shared with others only) are never listed."},"owner_id":{"type":"string","description":"The owner, a user of the agency: send it as a task's assignee_id (the default for a task related to the collection)."},"owner_name":{"type":"string","description":"The owner's display name: the person who can share the collection or change it; ask them through a task.","x-svc-since":"2"},"owner_role":{"type":"string","enum":["marketer","clinician","reviewer"],"description":"The owner's role in the agency.","x-svc-since":"2"},"row_count":{"type":"integer","description":"Rows in the collection.","minimum":0},"updated_at":{"type":"string","format":"date-time","description":"Last change to the collection or any of its rows."}},"additionalProperties":false,"description":"A working collection: a worksheet the agency keeps (a denial follow-up list, a chart audit list). Working values are supplemental: they never establish clinical or financial facts (a denial amount here is not the remittance, a date here is not the visit); read those from their own routes."};
 const func19 = Object.prototype.hasOwnProperty;
 
-function validate322(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate330(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate322.evaluated;
+const evaluated0 = validate330.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34452,7 +36220,7 @@ vErrors.push(err10);
 errors++;
 }
 for(const key0 in data1){
-if(!(func19.call(schema321.properties, key0))){
+if(!(func19.call(schema325.properties, key0))){
 const err11 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/WorkingCollection/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err11];
@@ -34490,7 +36258,7 @@ errors++;
 if(data1.purpose !== undefined){
 let data4 = data1.purpose;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err14 = {instancePath:instancePath+"/data/" + i0+"/purpose",schemaPath:"components#/$defs/WorkingCollection/properties/purpose/type",keyword:"type",params:{type: schema321.properties.purpose.type},message:"must be string,null"};
+const err14 = {instancePath:instancePath+"/data/" + i0+"/purpose",schemaPath:"components#/$defs/WorkingCollection/properties/purpose/type",keyword:"type",params:{type: schema325.properties.purpose.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -34513,7 +36281,7 @@ vErrors.push(err15);
 errors++;
 }
 if(!((data5 === "agency") || (data5 === "editors"))){
-const err16 = {instancePath:instancePath+"/data/" + i0+"/visibility",schemaPath:"components#/$defs/WorkingCollection/properties/visibility/enum",keyword:"enum",params:{allowedValues: schema321.properties.visibility.enum},message:"must be equal to one of the allowed values"};
+const err16 = {instancePath:instancePath+"/data/" + i0+"/visibility",schemaPath:"components#/$defs/WorkingCollection/properties/visibility/enum",keyword:"enum",params:{allowedValues: schema325.properties.visibility.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -34560,7 +36328,7 @@ vErrors.push(err19);
 errors++;
 }
 if(!(((data8 === "marketer") || (data8 === "clinician")) || (data8 === "reviewer"))){
-const err20 = {instancePath:instancePath+"/data/" + i0+"/owner_role",schemaPath:"components#/$defs/WorkingCollection/properties/owner_role/enum",keyword:"enum",params:{allowedValues: schema321.properties.owner_role.enum},message:"must be equal to one of the allowed values"};
+const err20 = {instancePath:instancePath+"/data/" + i0+"/owner_role",schemaPath:"components#/$defs/WorkingCollection/properties/owner_role/enum",keyword:"enum",params:{allowedValues: schema325.properties.owner_role.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -34689,40 +36457,40 @@ vErrors.push(err29);
 }
 errors++;
 }
-validate322.errors = vErrors;
+validate330.errors = vErrors;
 return errors === 0;
 }
-validate322.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate330.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate321(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate329(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate321.evaluated;
+const evaluated0 = validate329.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate322(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate322.errors : vErrors.concat(validate322.errors);
+if(!(validate330(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate330.errors : vErrors.concat(validate330.errors);
 errors = vErrors.length;
 }
-validate321.errors = vErrors;
+validate329.errors = vErrors;
 return errors === 0;
 }
-validate321.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate329.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listWorkingCollectionsStatus200V1 = validate325;
-const schema323 = {"$ref":"components-v1#/$defs/WorkingCollectionListResponse"};
-const schema324 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components-v1#/$defs/WorkingCollection"},"description":"Items of this page."},"meta":{"$ref":"components-v1#/$defs/ListMeta"},"warnings":{"$ref":"components-v1#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
-const schema325 = {"type":"object","required":["id","name","purpose","visibility","owner_id","row_count","updated_at"],"properties":{"id":{"type":"string","description":"Collection id."},"name":{"type":"string","description":"Name."},"purpose":{"type":["string","null"],"description":"What the collection is for, as its owner wrote it."},"visibility":{"type":"string","enum":["agency","editors"],"description":"agency: shared agency-wide; editors: shared with named editors, this extension among them. Personal collections (and those shared with others only) are never listed."},"owner_id":{"type":"string","description":"The owner, a user of the agency: send it as a task's assignee_id (the default for a task related to the collection)."},"row_count":{"type":"integer","description":"Rows in the collection.","minimum":0},"updated_at":{"type":"string","format":"date-time","description":"Last change to the collection or any of its rows."}},"additionalProperties":false,"description":"A working collection: a worksheet the agency keeps (a denial follow-up list, a chart audit list). Working values are supplemental: they never establish clinical or financial facts (a denial amount here is not the remittance, a date here is not the visit); read those from their own routes."};
+export const listWorkingCollectionsStatus200V1 = validate333;
+const schema327 = {"$ref":"components-v1#/$defs/WorkingCollectionListResponse"};
+const schema328 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components-v1#/$defs/WorkingCollection"},"description":"Items of this page."},"meta":{"$ref":"components-v1#/$defs/ListMeta"},"warnings":{"$ref":"components-v1#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
+const schema329 = {"type":"object","required":["id","name","purpose","visibility","owner_id","row_count","updated_at"],"properties":{"id":{"type":"string","description":"Collection id."},"name":{"type":"string","description":"Name."},"purpose":{"type":["string","null"],"description":"What the collection is for, as its owner wrote it."},"visibility":{"type":"string","enum":["agency","editors"],"description":"agency: shared agency-wide; editors: shared with named editors, this extension among them. Personal collections (and those shared with others only) are never listed."},"owner_id":{"type":"string","description":"The owner, a user of the agency: send it as a task's assignee_id (the default for a task related to the collection)."},"row_count":{"type":"integer","description":"Rows in the collection.","minimum":0},"updated_at":{"type":"string","format":"date-time","description":"Last change to the collection or any of its rows."}},"additionalProperties":false,"description":"A working collection: a worksheet the agency keeps (a denial follow-up list, a chart audit list). Working values are supplemental: they never establish clinical or financial facts (a denial amount here is not the remittance, a date here is not the visit); read those from their own routes."};
 
-function validate326(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate334(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate326.evaluated;
+const evaluated0 = validate334.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34866,7 +36634,7 @@ errors++;
 if(data1.purpose !== undefined){
 let data4 = data1.purpose;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err12 = {instancePath:instancePath+"/data/" + i0+"/purpose",schemaPath:"components-v1#/$defs/WorkingCollection/properties/purpose/type",keyword:"type",params:{type: schema325.properties.purpose.type},message:"must be string,null"};
+const err12 = {instancePath:instancePath+"/data/" + i0+"/purpose",schemaPath:"components-v1#/$defs/WorkingCollection/properties/purpose/type",keyword:"type",params:{type: schema329.properties.purpose.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -34889,7 +36657,7 @@ vErrors.push(err13);
 errors++;
 }
 if(!((data5 === "agency") || (data5 === "editors"))){
-const err14 = {instancePath:instancePath+"/data/" + i0+"/visibility",schemaPath:"components-v1#/$defs/WorkingCollection/properties/visibility/enum",keyword:"enum",params:{allowedValues: schema325.properties.visibility.enum},message:"must be equal to one of the allowed values"};
+const err14 = {instancePath:instancePath+"/data/" + i0+"/visibility",schemaPath:"components-v1#/$defs/WorkingCollection/properties/visibility/enum",keyword:"enum",params:{allowedValues: schema329.properties.visibility.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -35030,40 +36798,40 @@ vErrors.push(err24);
 }
 errors++;
 }
-validate326.errors = vErrors;
+validate334.errors = vErrors;
 return errors === 0;
 }
-validate326.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate334.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate325(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate333(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate325.evaluated;
+const evaluated0 = validate333.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate326(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate326.errors : vErrors.concat(validate326.errors);
+if(!(validate334(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate334.errors : vErrors.concat(validate334.errors);
 errors = vErrors.length;
 }
-validate325.errors = vErrors;
+validate333.errors = vErrors;
 return errors === 0;
 }
-validate325.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate333.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listWorkingCollectionRowsStatus200 = validate329;
-const schema327 = {"$ref":"components#/$defs/WorkingCollectionRowListResponse"};
-const schema328 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/WorkingCollectionRow"},"description":"Items of this page."},"meta":{"allOf":[{"$ref":"components#/$defs/ListMeta"},{"type":"object","required":["collection"],"properties":{"collection":{"$ref":"components#/$defs/WorkingCollectionDefinition"}}}]},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
-const schema329 = {"type":"object","required":["id","values","updated_at"],"properties":{"id":{"type":"string","description":"Row id, stable; a task names the row by it (related_resource type working_collection_row, with collection_id)."},"values":{"type":"object","additionalProperties":{"type":["string","number","boolean","null"]},"description":"One value per field of meta.collection.fields, keyed by its stable field id, typed as the field says; null when empty. A stored value that does not fit its field's type (the field was retyped since) is served as null, and the response's warnings name the row and field. Working values are supplemental: they never establish clinical or financial facts (a denial amount here is not the remittance, a date here is not the visit); read those from their own routes.","x-svc-v1-name":"cells"},"updated_at":{"type":"string","format":"date-time","description":"Last change to the row."}},"additionalProperties":false};
+export const listWorkingCollectionRowsStatus200 = validate337;
+const schema331 = {"$ref":"components#/$defs/WorkingCollectionRowListResponse"};
+const schema332 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/WorkingCollectionRow"},"description":"Items of this page."},"meta":{"allOf":[{"$ref":"components#/$defs/ListMeta"},{"type":"object","required":["collection"],"properties":{"collection":{"$ref":"components#/$defs/WorkingCollectionDefinition"}}}]},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
+const schema333 = {"type":"object","required":["id","values","updated_at"],"properties":{"id":{"type":"string","description":"Row id, stable; a task names the row by it (related_resource type working_collection_row, with collection_id)."},"values":{"type":"object","additionalProperties":{"type":["string","number","boolean","null"]},"description":"One value per field of meta.collection.fields, keyed by its stable field id, typed as the field says; null when empty. A stored value that does not fit its field's type (the field was retyped since) is served as null, and the response's warnings name the row and field. Working values are supplemental: they never establish clinical or financial facts (a denial amount here is not the remittance, a date here is not the visit); read those from their own routes.","x-svc-v1-name":"cells"},"updated_at":{"type":"string","format":"date-time","description":"Last change to the row."}},"additionalProperties":false};
 
-function validate330(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate338(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate330.evaluated;
+const evaluated0 = validate338.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -35158,7 +36926,7 @@ if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 for(const key1 in data3){
 let data4 = data3[key1];
 if((((typeof data4 !== "string") && (!((typeof data4 == "number") && (isFinite(data4))))) && (typeof data4 !== "boolean")) && (data4 !== null)){
-const err7 = {instancePath:instancePath+"/data/" + i0+"/values/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"components#/$defs/WorkingCollectionRow/properties/values/additionalProperties/type",keyword:"type",params:{type: schema329.properties.values.additionalProperties.type},message:"must be string,number,boolean,null"};
+const err7 = {instancePath:instancePath+"/data/" + i0+"/values/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"components#/$defs/WorkingCollectionRow/properties/values/additionalProperties/type",keyword:"type",params:{type: schema333.properties.values.additionalProperties.type},message:"must be string,number,boolean,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -35303,40 +37071,40 @@ vErrors.push(err17);
 }
 errors++;
 }
-validate330.errors = vErrors;
+validate338.errors = vErrors;
 return errors === 0;
 }
-validate330.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate338.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate329(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate337(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate329.evaluated;
+const evaluated0 = validate337.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate330(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate330.errors : vErrors.concat(validate330.errors);
+if(!(validate338(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate338.errors : vErrors.concat(validate338.errors);
 errors = vErrors.length;
 }
-validate329.errors = vErrors;
+validate337.errors = vErrors;
 return errors === 0;
 }
-validate329.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate337.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listWorkingCollectionRowsStatus200V1 = validate334;
-const schema331 = {"$ref":"components-v1#/$defs/WorkingCollectionRowListResponse"};
-const schema332 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components-v1#/$defs/WorkingCollectionRow"},"description":"Items of this page."},"meta":{"allOf":[{"$ref":"components-v1#/$defs/ListMeta"},{"type":"object","required":["collection"],"properties":{"collection":{"$ref":"components-v1#/$defs/WorkingCollectionDefinition"}}}]},"warnings":{"$ref":"components-v1#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
-const schema333 = {"type":"object","required":["id","cells","updated_at"],"properties":{"id":{"type":"string","description":"Row id, stable; a task names the row by it (related_resource type working_collection_row, with collection_id)."},"cells":{"type":"object","additionalProperties":{"type":["string","number","boolean","null"]},"description":"One value per field of meta.collection.fields, keyed by its stable field id, typed as the field says; null when empty. A stored value that does not fit its field's type (the field was retyped since) is served as null, and the response's warnings name the row and field. Working values are supplemental: they never establish clinical or financial facts (a denial amount here is not the remittance, a date here is not the visit); read those from their own routes.","x-svc-v1-name":"cells"},"updated_at":{"type":"string","format":"date-time","description":"Last change to the row."}},"additionalProperties":false};
+export const listWorkingCollectionRowsStatus200V1 = validate342;
+const schema335 = {"$ref":"components-v1#/$defs/WorkingCollectionRowListResponse"};
+const schema336 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components-v1#/$defs/WorkingCollectionRow"},"description":"Items of this page."},"meta":{"allOf":[{"$ref":"components-v1#/$defs/ListMeta"},{"type":"object","required":["collection"],"properties":{"collection":{"$ref":"components-v1#/$defs/WorkingCollectionDefinition"}}}]},"warnings":{"$ref":"components-v1#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
+const schema337 = {"type":"object","required":["id","cells","updated_at"],"properties":{"id":{"type":"string","description":"Row id, stable; a task names the row by it (related_resource type working_collection_row, with collection_id)."},"cells":{"type":"object","additionalProperties":{"type":["string","number","boolean","null"]},"description":"One value per field of meta.collection.fields, keyed by its stable field id, typed as the field says; null when empty. A stored value that does not fit its field's type (the field was retyped since) is served as null, and the response's warnings name the row and field. Working values are supplemental: they never establish clinical or financial facts (a denial amount here is not the remittance, a date here is not the visit); read those from their own routes.","x-svc-v1-name":"cells"},"updated_at":{"type":"string","format":"date-time","description":"Last change to the row."}},"additionalProperties":false};
 
-function validate335(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate343(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate335.evaluated;
+const evaluated0 = validate343.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -35431,7 +37199,7 @@ if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 for(const key1 in data3){
 let data4 = data3[key1];
 if((((typeof data4 !== "string") && (!((typeof data4 == "number") && (isFinite(data4))))) && (typeof data4 !== "boolean")) && (data4 !== null)){
-const err7 = {instancePath:instancePath+"/data/" + i0+"/cells/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"components-v1#/$defs/WorkingCollectionRow/properties/cells/additionalProperties/type",keyword:"type",params:{type: schema333.properties.cells.additionalProperties.type},message:"must be string,number,boolean,null"};
+const err7 = {instancePath:instancePath+"/data/" + i0+"/cells/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"components-v1#/$defs/WorkingCollectionRow/properties/cells/additionalProperties/type",keyword:"type",params:{type: schema337.properties.cells.additionalProperties.type},message:"must be string,number,boolean,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -35576,40 +37344,40 @@ vErrors.push(err17);
 }
 errors++;
 }
-validate335.errors = vErrors;
+validate343.errors = vErrors;
 return errors === 0;
 }
-validate335.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate343.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate334(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate342(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate334.evaluated;
+const evaluated0 = validate342.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate335(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate335.errors : vErrors.concat(validate335.errors);
+if(!(validate343(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate343.errors : vErrors.concat(validate343.errors);
 errors = vErrors.length;
 }
-validate334.errors = vErrors;
+validate342.errors = vErrors;
 return errors === 0;
 }
-validate334.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate342.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const getHhvbpSummaryStatus200 = validate339;
-const schema335 = {"$ref":"components#/$defs/HhvbpSummaryResponse"};
-const schema336 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/HhvbpSummary"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
-const schema337 = {"type":"object","required":["performance_year","payment_year","cohort","measure_count","official_regulator_total_performance_score","official_regulator_payment_adjustment_percent","official_regulator_unavailable_reason","modeled_total_performance_score","modeled_payment_adjustment_percent","measure_set_version","scorable_measure_count","modeled_unavailable_reason","modeled_exchange_function_slope","modeled_statement"],"properties":{"performance_year":{"type":"integer","description":"Performance year."},"payment_year":{"type":"integer","description":"Payment year (performance_year + 2 by default)."},"cohort":{"type":["string","null"],"enum":["larger_volume","smaller_volume",null],"description":"HHVBP volume cohort of the agency in the performance year, as imported."},"measure_count":{"type":"integer","description":"Measures of the agency's cohort in the measure set (the smaller-volume cohort has no HHCAHPS measures).","minimum":0},"official_regulator_total_performance_score":{"type":["number","null"],"description":"Total performance score as published by the regulator (Annual Performance Report), as imported; null when not imported."},"official_regulator_payment_adjustment_percent":{"type":["number","null"],"description":"Adjusted payment percentage as published by the regulator, as imported (percent, -5 to 5); null when not imported."},"official_regulator_published_at":{"type":["string","null"],"format":"date-time","description":"When the regulator published; the service does not record it today, so it is absent."},"official_regulator_unavailable_reason":{"type":["string","null"],"description":"Why the official TPS or adjusted payment percentage is null: report_not_yet_published (the import carries no published figures), insufficient_data (the published report scored fewer than 5 measures, so it has no TPS), official_totals_not_imported (published measure points were imported without the report's totals: re-import with --official-tps and --official-payment-adjustment); null when both are present."},"modeled_total_performance_score":{"type":["number","null"],"description":"Total performance score projected by the service from the imported figures (0 to 100, three decimals): a diagnostic, not a determination; null with modeled_unavailable_reason when fewer than 5 measures are scorable."},"modeled_payment_adjustment_percent":{"type":["number","null"],"description":"Adjusted payment percentage projected from modeled_total_performance_score through the assumed exchange function (percent, -5 to 5, three decimals): a diagnostic, not a determination."},"modeled_as_of":{"type":["string","null"],"format":"date-time","description":"When the figures the projection scores were imported (its data cut-off).","x-svc-since":"2"},"measure_set_version":{"type":"string","description":"The measure set the year is scored with and the rule it comes from, for example `PY2025, CMS-1780-F`."},"scorable_measure_count":{"type":"integer","minimum":0,"description":"Measures with data in both the performance year and the baseline year; a TPS needs at least 5."},"modeled_unavailable_reason":{"type":["string","null"],"enum":["insufficient_data",null],"description":"insufficient_data when fewer than 5 measures are scorable (no modeled TPS); null otherwise."},"modeled_exchange_function_slope":{"type":"number","description":"The exchange-function slope the projection assumes (CMS sets the real one nationally each payment year)."},"modeled_statement":{"type":"string","description":"The plain statement that modeled values are a diagnostic, not a determination (fixed text)."}},"description":"Agency-level HHVBP cycle summary; no patient data."};
+export const getHhvbpSummaryStatus200 = validate347;
+const schema339 = {"$ref":"components#/$defs/HhvbpSummaryResponse"};
+const schema340 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/HhvbpSummary"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+const schema341 = {"type":"object","required":["performance_year","payment_year","cohort","measure_count","official_regulator_total_performance_score","official_regulator_payment_adjustment_percent","official_regulator_unavailable_reason","modeled_total_performance_score","modeled_payment_adjustment_percent","measure_set_version","scorable_measure_count","modeled_unavailable_reason","modeled_exchange_function_slope","modeled_statement"],"properties":{"performance_year":{"type":"integer","description":"Performance year."},"payment_year":{"type":"integer","description":"Payment year (performance_year + 2 by default)."},"cohort":{"type":["string","null"],"enum":["larger_volume","smaller_volume",null],"description":"HHVBP volume cohort of the agency in the performance year, as imported."},"measure_count":{"type":"integer","description":"Measures of the agency's cohort in the measure set (the smaller-volume cohort has no HHCAHPS measures).","minimum":0},"official_regulator_total_performance_score":{"type":["number","null"],"description":"Total performance score as published by the regulator (Annual Performance Report), as imported; null when not imported."},"official_regulator_payment_adjustment_percent":{"type":["number","null"],"description":"Adjusted payment percentage as published by the regulator, as imported (percent, -5 to 5); null when not imported."},"official_regulator_published_at":{"type":["string","null"],"format":"date-time","description":"When the regulator published; the service does not record it today, so it is absent."},"official_regulator_unavailable_reason":{"type":["string","null"],"description":"Why the official TPS or adjusted payment percentage is null: report_not_yet_published (the import carries no published figures), insufficient_data (the published report scored fewer than 5 measures, so it has no TPS), official_totals_not_imported (published measure points were imported without the report's totals: re-import with --official-tps and --official-payment-adjustment); null when both are present."},"modeled_total_performance_score":{"type":["number","null"],"description":"Total performance score projected by the service from the imported figures (0 to 100, three decimals): a diagnostic, not a determination; null with modeled_unavailable_reason when fewer than 5 measures are scorable."},"modeled_payment_adjustment_percent":{"type":["number","null"],"description":"Adjusted payment percentage projected from modeled_total_performance_score through the assumed exchange function (percent, -5 to 5, three decimals): a diagnostic, not a determination."},"modeled_as_of":{"type":["string","null"],"format":"date-time","description":"When the figures the projection scores were imported (its data cut-off).","x-svc-since":"2"},"measure_set_version":{"type":"string","description":"The measure set the year is scored with and the rule it comes from, for example `PY2025, CMS-1780-F`."},"scorable_measure_count":{"type":"integer","minimum":0,"description":"Measures with data in both the performance year and the baseline year; a TPS needs at least 5."},"modeled_unavailable_reason":{"type":["string","null"],"enum":["insufficient_data",null],"description":"insufficient_data when fewer than 5 measures are scorable (no modeled TPS); null otherwise."},"modeled_exchange_function_slope":{"type":"number","description":"The exchange-function slope the projection assumes (CMS sets the real one nationally each payment year)."},"modeled_statement":{"type":"string","description":"The plain statement that modeled values are a diagnostic, not a determination (fixed text)."}},"description":"Agency-level HHVBP cycle summary; no patient data."};
 
-function validate340(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate348(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate340.evaluated;
+const evaluated0 = validate348.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -35799,7 +37567,7 @@ errors++;
 if(data0.cohort !== undefined){
 let data3 = data0.cohort;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err17 = {instancePath:instancePath+"/data/cohort",schemaPath:"components#/$defs/HhvbpSummary/properties/cohort/type",keyword:"type",params:{type: schema337.properties.cohort.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/data/cohort",schemaPath:"components#/$defs/HhvbpSummary/properties/cohort/type",keyword:"type",params:{type: schema341.properties.cohort.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -35809,7 +37577,7 @@ vErrors.push(err17);
 errors++;
 }
 if(!(((data3 === "larger_volume") || (data3 === "smaller_volume")) || (data3 === null))){
-const err18 = {instancePath:instancePath+"/data/cohort",schemaPath:"components#/$defs/HhvbpSummary/properties/cohort/enum",keyword:"enum",params:{allowedValues: schema337.properties.cohort.enum},message:"must be equal to one of the allowed values"};
+const err18 = {instancePath:instancePath+"/data/cohort",schemaPath:"components#/$defs/HhvbpSummary/properties/cohort/enum",keyword:"enum",params:{allowedValues: schema341.properties.cohort.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -35847,7 +37615,7 @@ errors++;
 if(data0.official_regulator_total_performance_score !== undefined){
 let data5 = data0.official_regulator_total_performance_score;
 if((!((typeof data5 == "number") && (isFinite(data5)))) && (data5 !== null)){
-const err21 = {instancePath:instancePath+"/data/official_regulator_total_performance_score",schemaPath:"components#/$defs/HhvbpSummary/properties/official_regulator_total_performance_score/type",keyword:"type",params:{type: schema337.properties.official_regulator_total_performance_score.type},message:"must be number,null"};
+const err21 = {instancePath:instancePath+"/data/official_regulator_total_performance_score",schemaPath:"components#/$defs/HhvbpSummary/properties/official_regulator_total_performance_score/type",keyword:"type",params:{type: schema341.properties.official_regulator_total_performance_score.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -35860,7 +37628,7 @@ errors++;
 if(data0.official_regulator_payment_adjustment_percent !== undefined){
 let data6 = data0.official_regulator_payment_adjustment_percent;
 if((!((typeof data6 == "number") && (isFinite(data6)))) && (data6 !== null)){
-const err22 = {instancePath:instancePath+"/data/official_regulator_payment_adjustment_percent",schemaPath:"components#/$defs/HhvbpSummary/properties/official_regulator_payment_adjustment_percent/type",keyword:"type",params:{type: schema337.properties.official_regulator_payment_adjustment_percent.type},message:"must be number,null"};
+const err22 = {instancePath:instancePath+"/data/official_regulator_payment_adjustment_percent",schemaPath:"components#/$defs/HhvbpSummary/properties/official_regulator_payment_adjustment_percent/type",keyword:"type",params:{type: schema341.properties.official_regulator_payment_adjustment_percent.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -35873,7 +37641,7 @@ errors++;
 if(data0.official_regulator_published_at !== undefined){
 let data7 = data0.official_regulator_published_at;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err23 = {instancePath:instancePath+"/data/official_regulator_published_at",schemaPath:"components#/$defs/HhvbpSummary/properties/official_regulator_published_at/type",keyword:"type",params:{type: schema337.properties.official_regulator_published_at.type},message:"must be string,null"};
+const err23 = {instancePath:instancePath+"/data/official_regulator_published_at",schemaPath:"components#/$defs/HhvbpSummary/properties/official_regulator_published_at/type",keyword:"type",params:{type: schema341.properties.official_regulator_published_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -35898,7 +37666,7 @@ errors++;
 if(data0.official_regulator_unavailable_reason !== undefined){
 let data8 = data0.official_regulator_unavailable_reason;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err25 = {instancePath:instancePath+"/data/official_regulator_unavailable_reason",schemaPath:"components#/$defs/HhvbpSummary/properties/official_regulator_unavailable_reason/type",keyword:"type",params:{type: schema337.properties.official_regulator_unavailable_reason.type},message:"must be string,null"};
+const err25 = {instancePath:instancePath+"/data/official_regulator_unavailable_reason",schemaPath:"components#/$defs/HhvbpSummary/properties/official_regulator_unavailable_reason/type",keyword:"type",params:{type: schema341.properties.official_regulator_unavailable_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -35911,7 +37679,7 @@ errors++;
 if(data0.modeled_total_performance_score !== undefined){
 let data9 = data0.modeled_total_performance_score;
 if((!((typeof data9 == "number") && (isFinite(data9)))) && (data9 !== null)){
-const err26 = {instancePath:instancePath+"/data/modeled_total_performance_score",schemaPath:"components#/$defs/HhvbpSummary/properties/modeled_total_performance_score/type",keyword:"type",params:{type: schema337.properties.modeled_total_performance_score.type},message:"must be number,null"};
+const err26 = {instancePath:instancePath+"/data/modeled_total_performance_score",schemaPath:"components#/$defs/HhvbpSummary/properties/modeled_total_performance_score/type",keyword:"type",params:{type: schema341.properties.modeled_total_performance_score.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -35924,7 +37692,7 @@ errors++;
 if(data0.modeled_payment_adjustment_percent !== undefined){
 let data10 = data0.modeled_payment_adjustment_percent;
 if((!((typeof data10 == "number") && (isFinite(data10)))) && (data10 !== null)){
-const err27 = {instancePath:instancePath+"/data/modeled_payment_adjustment_percent",schemaPath:"components#/$defs/HhvbpSummary/properties/modeled_payment_adjustment_percent/type",keyword:"type",params:{type: schema337.properties.modeled_payment_adjustment_percent.type},message:"must be number,null"};
+const err27 = {instancePath:instancePath+"/data/modeled_payment_adjustment_percent",schemaPath:"components#/$defs/HhvbpSummary/properties/modeled_payment_adjustment_percent/type",keyword:"type",params:{type: schema341.properties.modeled_payment_adjustment_percent.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -35937,7 +37705,7 @@ errors++;
 if(data0.modeled_as_of !== undefined){
 let data11 = data0.modeled_as_of;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err28 = {instancePath:instancePath+"/data/modeled_as_of",schemaPath:"components#/$defs/HhvbpSummary/properties/modeled_as_of/type",keyword:"type",params:{type: schema337.properties.modeled_as_of.type},message:"must be string,null"};
+const err28 = {instancePath:instancePath+"/data/modeled_as_of",schemaPath:"components#/$defs/HhvbpSummary/properties/modeled_as_of/type",keyword:"type",params:{type: schema341.properties.modeled_as_of.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -35999,7 +37767,7 @@ errors++;
 if(data0.modeled_unavailable_reason !== undefined){
 let data14 = data0.modeled_unavailable_reason;
 if((typeof data14 !== "string") && (data14 !== null)){
-const err33 = {instancePath:instancePath+"/data/modeled_unavailable_reason",schemaPath:"components#/$defs/HhvbpSummary/properties/modeled_unavailable_reason/type",keyword:"type",params:{type: schema337.properties.modeled_unavailable_reason.type},message:"must be string,null"};
+const err33 = {instancePath:instancePath+"/data/modeled_unavailable_reason",schemaPath:"components#/$defs/HhvbpSummary/properties/modeled_unavailable_reason/type",keyword:"type",params:{type: schema341.properties.modeled_unavailable_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -36009,7 +37777,7 @@ vErrors.push(err33);
 errors++;
 }
 if(!((data14 === "insufficient_data") || (data14 === null))){
-const err34 = {instancePath:instancePath+"/data/modeled_unavailable_reason",schemaPath:"components#/$defs/HhvbpSummary/properties/modeled_unavailable_reason/enum",keyword:"enum",params:{allowedValues: schema337.properties.modeled_unavailable_reason.enum},message:"must be equal to one of the allowed values"};
+const err34 = {instancePath:instancePath+"/data/modeled_unavailable_reason",schemaPath:"components#/$defs/HhvbpSummary/properties/modeled_unavailable_reason/enum",keyword:"enum",params:{allowedValues: schema341.properties.modeled_unavailable_reason.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -36101,40 +37869,40 @@ vErrors.push(err40);
 }
 errors++;
 }
-validate340.errors = vErrors;
+validate348.errors = vErrors;
 return errors === 0;
 }
-validate340.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate348.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate339(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate347(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate339.evaluated;
+const evaluated0 = validate347.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate340(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate340.errors : vErrors.concat(validate340.errors);
+if(!(validate348(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate348.errors : vErrors.concat(validate348.errors);
 errors = vErrors.length;
 }
-validate339.errors = vErrors;
+validate347.errors = vErrors;
 return errors === 0;
 }
-validate339.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate347.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const getHhvbpSummaryStatus200V1 = validate343;
-const schema339 = {"$ref":"components-v1#/$defs/HhvbpSummaryResponse"};
-const schema340 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components-v1#/$defs/HhvbpSummary"},"meta":{"$ref":"components-v1#/$defs/Meta"},"warnings":{"$ref":"components-v1#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
-const schema341 = {"type":"object","required":["performance_year","payment_year","cohort","measure_count","official_regulator_total_performance_score","official_regulator_payment_adjustment_percent","official_regulator_unavailable_reason","modeled_total_performance_score","modeled_payment_adjustment_percent","measure_set_version","scorable_measure_count","modeled_unavailable_reason","modeled_exchange_function_slope","modeled_statement"],"properties":{"performance_year":{"type":"integer","description":"Performance year."},"payment_year":{"type":"integer","description":"Payment year (performance_year + 2 by default)."},"cohort":{"type":["string","null"],"enum":["larger_volume","smaller_volume",null],"description":"HHVBP volume cohort of the agency in the performance year, as imported."},"measure_count":{"type":"integer","description":"Measures of the agency's cohort in the measure set (the smaller-volume cohort has no HHCAHPS measures).","minimum":0},"official_regulator_total_performance_score":{"type":["number","null"],"description":"Total performance score as published by the regulator (Annual Performance Report), as imported; null when not imported."},"official_regulator_payment_adjustment_percent":{"type":["number","null"],"description":"Adjusted payment percentage as published by the regulator, as imported (percent, -5 to 5); null when not imported."},"official_regulator_published_at":{"type":["string","null"],"format":"date-time","description":"When the regulator published; the service does not record it today, so it is absent."},"official_regulator_unavailable_reason":{"type":["string","null"],"description":"Why the official TPS or adjusted payment percentage is null: report_not_yet_published (the import carries no published figures), insufficient_data (the published report scored fewer than 5 measures, so it has no TPS), official_totals_not_imported (published measure points were imported without the report's totals: re-import with --official-tps and --official-payment-adjustment); null when both are present."},"modeled_total_performance_score":{"type":["number","null"],"description":"Total performance score projected by the service from the imported figures (0 to 100, three decimals): a diagnostic, not a determination; null with modeled_unavailable_reason when fewer than 5 measures are scorable."},"modeled_payment_adjustment_percent":{"type":["number","null"],"description":"Adjusted payment percentage projected from modeled_total_performance_score through the assumed exchange function (percent, -5 to 5, three decimals): a diagnostic, not a determination."},"measure_set_version":{"type":"string","description":"The measure set the year is scored with and the rule it comes from, for example `PY2025, CMS-1780-F`."},"scorable_measure_count":{"type":"integer","minimum":0,"description":"Measures with data in both the performance year and the baseline year; a TPS needs at least 5."},"modeled_unavailable_reason":{"type":["string","null"],"enum":["insufficient_data",null],"description":"insufficient_data when fewer than 5 measures are scorable (no modeled TPS); null otherwise."},"modeled_exchange_function_slope":{"type":"number","description":"The exchange-function slope the projection assumes (CMS sets the real one nationally each payment year)."},"modeled_statement":{"type":"string","description":"The plain statement that modeled values are a diagnostic, not a determination (fixed text)."}},"description":"Agency-level HHVBP cycle summary; no patient data."};
+export const getHhvbpSummaryStatus200V1 = validate351;
+const schema343 = {"$ref":"components-v1#/$defs/HhvbpSummaryResponse"};
+const schema344 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components-v1#/$defs/HhvbpSummary"},"meta":{"$ref":"components-v1#/$defs/Meta"},"warnings":{"$ref":"components-v1#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+const schema345 = {"type":"object","required":["performance_year","payment_year","cohort","measure_count","official_regulator_total_performance_score","official_regulator_payment_adjustment_percent","official_regulator_unavailable_reason","modeled_total_performance_score","modeled_payment_adjustment_percent","measure_set_version","scorable_measure_count","modeled_unavailable_reason","modeled_exchange_function_slope","modeled_statement"],"properties":{"performance_year":{"type":"integer","description":"Performance year."},"payment_year":{"type":"integer","description":"Payment year (performance_year + 2 by default)."},"cohort":{"type":["string","null"],"enum":["larger_volume","smaller_volume",null],"description":"HHVBP volume cohort of the agency in the performance year, as imported."},"measure_count":{"type":"integer","description":"Measures of the agency's cohort in the measure set (the smaller-volume cohort has no HHCAHPS measures).","minimum":0},"official_regulator_total_performance_score":{"type":["number","null"],"description":"Total performance score as published by the regulator (Annual Performance Report), as imported; null when not imported."},"official_regulator_payment_adjustment_percent":{"type":["number","null"],"description":"Adjusted payment percentage as published by the regulator, as imported (percent, -5 to 5); null when not imported."},"official_regulator_published_at":{"type":["string","null"],"format":"date-time","description":"When the regulator published; the service does not record it today, so it is absent."},"official_regulator_unavailable_reason":{"type":["string","null"],"description":"Why the official TPS or adjusted payment percentage is null: report_not_yet_published (the import carries no published figures), insufficient_data (the published report scored fewer than 5 measures, so it has no TPS), official_totals_not_imported (published measure points were imported without the report's totals: re-import with --official-tps and --official-payment-adjustment); null when both are present."},"modeled_total_performance_score":{"type":["number","null"],"description":"Total performance score projected by the service from the imported figures (0 to 100, three decimals): a diagnostic, not a determination; null with modeled_unavailable_reason when fewer than 5 measures are scorable."},"modeled_payment_adjustment_percent":{"type":["number","null"],"description":"Adjusted payment percentage projected from modeled_total_performance_score through the assumed exchange function (percent, -5 to 5, three decimals): a diagnostic, not a determination."},"measure_set_version":{"type":"string","description":"The measure set the year is scored with and the rule it comes from, for example `PY2025, CMS-1780-F`."},"scorable_measure_count":{"type":"integer","minimum":0,"description":"Measures with data in both the performance year and the baseline year; a TPS needs at least 5."},"modeled_unavailable_reason":{"type":["string","null"],"enum":["insufficient_data",null],"description":"insufficient_data when fewer than 5 measures are scorable (no modeled TPS); null otherwise."},"modeled_exchange_function_slope":{"type":"number","description":"The exchange-function slope the projection assumes (CMS sets the real one nationally each payment year)."},"modeled_statement":{"type":"string","description":"The plain statement that modeled values are a diagnostic, not a determination (fixed text)."}},"description":"Agency-level HHVBP cycle summary; no patient data."};
 
-function validate344(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate352(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate344.evaluated;
+const evaluated0 = validate352.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -36324,7 +38092,7 @@ errors++;
 if(data0.cohort !== undefined){
 let data3 = data0.cohort;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err17 = {instancePath:instancePath+"/data/cohort",schemaPath:"components-v1#/$defs/HhvbpSummary/properties/cohort/type",keyword:"type",params:{type: schema341.properties.cohort.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/data/cohort",schemaPath:"components-v1#/$defs/HhvbpSummary/properties/cohort/type",keyword:"type",params:{type: schema345.properties.cohort.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -36334,7 +38102,7 @@ vErrors.push(err17);
 errors++;
 }
 if(!(((data3 === "larger_volume") || (data3 === "smaller_volume")) || (data3 === null))){
-const err18 = {instancePath:instancePath+"/data/cohort",schemaPath:"components-v1#/$defs/HhvbpSummary/properties/cohort/enum",keyword:"enum",params:{allowedValues: schema341.properties.cohort.enum},message:"must be equal to one of the allowed values"};
+const err18 = {instancePath:instancePath+"/data/cohort",schemaPath:"components-v1#/$defs/HhvbpSummary/properties/cohort/enum",keyword:"enum",params:{allowedValues: schema345.properties.cohort.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -36372,7 +38140,7 @@ errors++;
 if(data0.official_regulator_total_performance_score !== undefined){
 let data5 = data0.official_regulator_total_performance_score;
 if((!((typeof data5 == "number") && (isFinite(data5)))) && (data5 !== null)){
-const err21 = {instancePath:instancePath+"/data/official_regulator_total_performance_score",schemaPath:"components-v1#/$defs/HhvbpSummary/properties/official_regulator_total_performance_score/type",keyword:"type",params:{type: schema341.properties.official_regulator_total_performance_score.type},message:"must be number,null"};
+const err21 = {instancePath:instancePath+"/data/official_regulator_total_performance_score",schemaPath:"components-v1#/$defs/HhvbpSummary/properties/official_regulator_total_performance_score/type",keyword:"type",params:{type: schema345.properties.official_regulator_total_performance_score.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -36385,7 +38153,7 @@ errors++;
 if(data0.official_regulator_payment_adjustment_percent !== undefined){
 let data6 = data0.official_regulator_payment_adjustment_percent;
 if((!((typeof data6 == "number") && (isFinite(data6)))) && (data6 !== null)){
-const err22 = {instancePath:instancePath+"/data/official_regulator_payment_adjustment_percent",schemaPath:"components-v1#/$defs/HhvbpSummary/properties/official_regulator_payment_adjustment_percent/type",keyword:"type",params:{type: schema341.properties.official_regulator_payment_adjustment_percent.type},message:"must be number,null"};
+const err22 = {instancePath:instancePath+"/data/official_regulator_payment_adjustment_percent",schemaPath:"components-v1#/$defs/HhvbpSummary/properties/official_regulator_payment_adjustment_percent/type",keyword:"type",params:{type: schema345.properties.official_regulator_payment_adjustment_percent.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -36398,7 +38166,7 @@ errors++;
 if(data0.official_regulator_published_at !== undefined){
 let data7 = data0.official_regulator_published_at;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err23 = {instancePath:instancePath+"/data/official_regulator_published_at",schemaPath:"components-v1#/$defs/HhvbpSummary/properties/official_regulator_published_at/type",keyword:"type",params:{type: schema341.properties.official_regulator_published_at.type},message:"must be string,null"};
+const err23 = {instancePath:instancePath+"/data/official_regulator_published_at",schemaPath:"components-v1#/$defs/HhvbpSummary/properties/official_regulator_published_at/type",keyword:"type",params:{type: schema345.properties.official_regulator_published_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -36423,7 +38191,7 @@ errors++;
 if(data0.official_regulator_unavailable_reason !== undefined){
 let data8 = data0.official_regulator_unavailable_reason;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err25 = {instancePath:instancePath+"/data/official_regulator_unavailable_reason",schemaPath:"components-v1#/$defs/HhvbpSummary/properties/official_regulator_unavailable_reason/type",keyword:"type",params:{type: schema341.properties.official_regulator_unavailable_reason.type},message:"must be string,null"};
+const err25 = {instancePath:instancePath+"/data/official_regulator_unavailable_reason",schemaPath:"components-v1#/$defs/HhvbpSummary/properties/official_regulator_unavailable_reason/type",keyword:"type",params:{type: schema345.properties.official_regulator_unavailable_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -36436,7 +38204,7 @@ errors++;
 if(data0.modeled_total_performance_score !== undefined){
 let data9 = data0.modeled_total_performance_score;
 if((!((typeof data9 == "number") && (isFinite(data9)))) && (data9 !== null)){
-const err26 = {instancePath:instancePath+"/data/modeled_total_performance_score",schemaPath:"components-v1#/$defs/HhvbpSummary/properties/modeled_total_performance_score/type",keyword:"type",params:{type: schema341.properties.modeled_total_performance_score.type},message:"must be number,null"};
+const err26 = {instancePath:instancePath+"/data/modeled_total_performance_score",schemaPath:"components-v1#/$defs/HhvbpSummary/properties/modeled_total_performance_score/type",keyword:"type",params:{type: schema345.properties.modeled_total_performance_score.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -36449,7 +38217,7 @@ errors++;
 if(data0.modeled_payment_adjustment_percent !== undefined){
 let data10 = data0.modeled_payment_adjustment_percent;
 if((!((typeof data10 == "number") && (isFinite(data10)))) && (data10 !== null)){
-const err27 = {instancePath:instancePath+"/data/modeled_payment_adjustment_percent",schemaPath:"components-v1#/$defs/HhvbpSummary/properties/modeled_payment_adjustment_percent/type",keyword:"type",params:{type: schema341.properties.modeled_payment_adjustment_percent.type},message:"must be number,null"};
+const err27 = {instancePath:instancePath+"/data/modeled_payment_adjustment_percent",schemaPath:"components-v1#/$defs/HhvbpSummary/properties/modeled_payment_adjustment_percent/type",keyword:"type",params:{type: schema345.properties.modeled_payment_adjustment_percent.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -36499,7 +38267,7 @@ errors++;
 if(data0.modeled_unavailable_reason !== undefined){
 let data13 = data0.modeled_unavailable_reason;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err31 = {instancePath:instancePath+"/data/modeled_unavailable_reason",schemaPath:"components-v1#/$defs/HhvbpSummary/properties/modeled_unavailable_reason/type",keyword:"type",params:{type: schema341.properties.modeled_unavailable_reason.type},message:"must be string,null"};
+const err31 = {instancePath:instancePath+"/data/modeled_unavailable_reason",schemaPath:"components-v1#/$defs/HhvbpSummary/properties/modeled_unavailable_reason/type",keyword:"type",params:{type: schema345.properties.modeled_unavailable_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -36509,7 +38277,7 @@ vErrors.push(err31);
 errors++;
 }
 if(!((data13 === "insufficient_data") || (data13 === null))){
-const err32 = {instancePath:instancePath+"/data/modeled_unavailable_reason",schemaPath:"components-v1#/$defs/HhvbpSummary/properties/modeled_unavailable_reason/enum",keyword:"enum",params:{allowedValues: schema341.properties.modeled_unavailable_reason.enum},message:"must be equal to one of the allowed values"};
+const err32 = {instancePath:instancePath+"/data/modeled_unavailable_reason",schemaPath:"components-v1#/$defs/HhvbpSummary/properties/modeled_unavailable_reason/enum",keyword:"enum",params:{allowedValues: schema345.properties.modeled_unavailable_reason.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -36601,40 +38369,40 @@ vErrors.push(err38);
 }
 errors++;
 }
-validate344.errors = vErrors;
+validate352.errors = vErrors;
 return errors === 0;
 }
-validate344.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate352.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate343(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate351(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate343.evaluated;
+const evaluated0 = validate351.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate344(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate344.errors : vErrors.concat(validate344.errors);
+if(!(validate352(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate352.errors : vErrors.concat(validate352.errors);
 errors = vErrors.length;
 }
-validate343.errors = vErrors;
+validate351.errors = vErrors;
 return errors === 0;
 }
-validate343.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate351.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listHhvbpMeasuresStatus200 = validate347;
-const schema343 = {"$ref":"components#/$defs/HhvbpMeasureListResponse"};
-const schema344 = {"type":"object","required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/HhvbpMeasure"},"description":"Measures."},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
-const schema345 = {"type":"object","required":["measure_id","name","category","official_regulator_score","official_regulator_unavailable_reason","modeled_score","direction","weight","modeled_agency_value","achievement_threshold","benchmark","baseline_value","official_regulator_achievement_points","official_regulator_improvement_points","official_regulator_weight","modeled_achievement_points","modeled_improvement_points","modeled_weight","modeled_unscorable_reason"],"properties":{"measure_id":{"type":"string","description":"Measure id of the measure set (for example DYSPNEA, PPH, HHCAHPS_OVERALL).","x-svc-v1-name":"code"},"name":{"type":"string","description":"Measure name, as the measure set (and the rule) names it."},"category":{"type":"string","enum":["oasis","claims","hhcahps"],"description":"Measure category (data source): OASIS-based, claims-based or HHCAHPS survey-based."},"official_regulator_score":{"type":["number","null"],"description":"Care points (the higher of achievement and improvement points) as published by the regulator, as imported; null when not published for this measure."},"official_regulator_achievement_points":{"type":["number","null"],"description":"Achievement points as published by the regulator, as imported; null when not published."},"official_regulator_improvement_points":{"type":["number","null"],"description":"Improvement points as published by the regulator, as imported; null when not published."},"official_regulator_unavailable_reason":{"type":["string","null"],"description":"Why the official points are null: report_not_yet_published (the import carries no published points), insufficient_data (the published report gives this measure no points: the agency lacked the minimum data); null when published."},"modeled_score":{"type":["number","null"],"description":"Care points projected by the service (0 to 10, three decimals): a diagnostic, not a determination; null below the minimum data."},"modeled_agency_value":{"type":["number","null"],"description":"The agency's measure value in the performance year, as imported: the value the projection scores; null below the minimum data.","x-svc-since":"2"},"achievement_threshold":{"type":["number","null"],"description":"Cohort achievement threshold (median of agencies in the Model baseline year), as imported."},"benchmark":{"type":["number","null"],"description":"Cohort benchmark (mean of the top decile in the Model baseline year), as imported."},"direction":{"type":"string","enum":["higher_is_better","lower_is_better"],"description":"Whether a higher value is better; lower-is-better measures (hospitalization, emergency use) are scored on the reversed scale."},"weight":{"type":"number","description":"The measure's weight in the cohort before redistribution, as a fraction (0.06 for 6 %)."},"baseline_value":{"type":["number","null"],"description":"The agency's value in its baseline year, as imported; null below the minimum data."},"official_regulator_weight":{"type":["number","null"],"description":"The measure's weight in the agency's TPS as published by the regulator (after redistribution), as imported; null when not published."},"modeled_achievement_points":{"type":["number","null"],"description":"Achievement points projected by the service (0 to 10); null below the minimum data."},"modeled_improvement_points":{"type":["number","null"],"description":"Improvement points projected by the service (0 to 9); null below the minimum data."},"modeled_weight":{"type":["number","null"],"description":"The measure's share of the modeled TPS after redistribution (five decimals); null when it is not scorable or there is no modeled TPS."},"modeled_unscorable_reason":{"type":["string","null"],"enum":["below_minimum_data_performance_year","below_minimum_data_baseline_year",null],"description":"Why the measure has no modeled points: the agency lacked the minimum data in the performance year or in its baseline year; null when scored."}},"description":"One measure of the agency's HHVBP cycle: the imported figures, the regulator's published points and the modeled ones. No patient data."};
+export const listHhvbpMeasuresStatus200 = validate355;
+const schema347 = {"$ref":"components#/$defs/HhvbpMeasureListResponse"};
+const schema348 = {"type":"object","required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/HhvbpMeasure"},"description":"Measures."},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+const schema349 = {"type":"object","required":["measure_id","name","category","official_regulator_score","official_regulator_unavailable_reason","modeled_score","direction","weight","modeled_agency_value","achievement_threshold","benchmark","baseline_value","official_regulator_achievement_points","official_regulator_improvement_points","official_regulator_weight","modeled_achievement_points","modeled_improvement_points","modeled_weight","modeled_unscorable_reason"],"properties":{"measure_id":{"type":"string","description":"Measure id of the measure set (for example DYSPNEA, PPH, HHCAHPS_OVERALL).","x-svc-v1-name":"code"},"name":{"type":"string","description":"Measure name, as the measure set (and the rule) names it."},"category":{"type":"string","enum":["oasis","claims","hhcahps"],"description":"Measure category (data source): OASIS-based, claims-based or HHCAHPS survey-based."},"official_regulator_score":{"type":["number","null"],"description":"Care points (the higher of achievement and improvement points) as published by the regulator, as imported; null when not published for this measure."},"official_regulator_achievement_points":{"type":["number","null"],"description":"Achievement points as published by the regulator, as imported; null when not published."},"official_regulator_improvement_points":{"type":["number","null"],"description":"Improvement points as published by the regulator, as imported; null when not published."},"official_regulator_unavailable_reason":{"type":["string","null"],"description":"Why the official points are null: report_not_yet_published (the import carries no published points), insufficient_data (the published report gives this measure no points: the agency lacked the minimum data); null when published."},"modeled_score":{"type":["number","null"],"description":"Care points projected by the service (0 to 10, three decimals): a diagnostic, not a determination; null below the minimum data."},"modeled_agency_value":{"type":["number","null"],"description":"The agency's measure value in the performance year, as imported: the value the projection scores; null below the minimum data.","x-svc-since":"2"},"achievement_threshold":{"type":["number","null"],"description":"Cohort achievement threshold (median of agencies in the Model baseline year), as imported."},"benchmark":{"type":["number","null"],"description":"Cohort benchmark (mean of the top decile in the Model baseline year), as imported."},"direction":{"type":"string","enum":["higher_is_better","lower_is_better"],"description":"Whether a higher value is better; lower-is-better measures (hospitalization, emergency use) are scored on the reversed scale."},"weight":{"type":"number","description":"The measure's weight in the cohort before redistribution, as a fraction (0.06 for 6 %)."},"baseline_value":{"type":["number","null"],"description":"The agency's value in its baseline year, as imported; null below the minimum data."},"official_regulator_weight":{"type":["number","null"],"description":"The measure's weight in the agency's TPS as published by the regulator (after redistribution), as imported; null when not published."},"modeled_achievement_points":{"type":["number","null"],"description":"Achievement points projected by the service (0 to 10); null below the minimum data."},"modeled_improvement_points":{"type":["number","null"],"description":"Improvement points projected by the service (0 to 9); null below the minimum data."},"modeled_weight":{"type":["number","null"],"description":"The measure's share of the modeled TPS after redistribution (five decimals); null when it is not scorable or there is no modeled TPS."},"modeled_unscorable_reason":{"type":["string","null"],"enum":["below_minimum_data_performance_year","below_minimum_data_baseline_year",null],"description":"Why the measure has no modeled points: the agency lacked the minimum data in the performance year or in its baseline year; null when scored."}},"description":"One measure of the agency's HHVBP cycle: the imported figures, the regulator's published points and the modeled ones. No patient data."};
 
-function validate348(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate356(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate348.evaluated;
+const evaluated0 = validate356.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -36886,7 +38654,7 @@ vErrors.push(err22);
 errors++;
 }
 if(!(((data4 === "oasis") || (data4 === "claims")) || (data4 === "hhcahps"))){
-const err23 = {instancePath:instancePath+"/data/" + i0+"/category",schemaPath:"components#/$defs/HhvbpMeasure/properties/category/enum",keyword:"enum",params:{allowedValues: schema345.properties.category.enum},message:"must be equal to one of the allowed values"};
+const err23 = {instancePath:instancePath+"/data/" + i0+"/category",schemaPath:"components#/$defs/HhvbpMeasure/properties/category/enum",keyword:"enum",params:{allowedValues: schema349.properties.category.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -36899,7 +38667,7 @@ errors++;
 if(data1.official_regulator_score !== undefined){
 let data5 = data1.official_regulator_score;
 if((!((typeof data5 == "number") && (isFinite(data5)))) && (data5 !== null)){
-const err24 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_score",schemaPath:"components#/$defs/HhvbpMeasure/properties/official_regulator_score/type",keyword:"type",params:{type: schema345.properties.official_regulator_score.type},message:"must be number,null"};
+const err24 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_score",schemaPath:"components#/$defs/HhvbpMeasure/properties/official_regulator_score/type",keyword:"type",params:{type: schema349.properties.official_regulator_score.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -36912,7 +38680,7 @@ errors++;
 if(data1.official_regulator_achievement_points !== undefined){
 let data6 = data1.official_regulator_achievement_points;
 if((!((typeof data6 == "number") && (isFinite(data6)))) && (data6 !== null)){
-const err25 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_achievement_points",schemaPath:"components#/$defs/HhvbpMeasure/properties/official_regulator_achievement_points/type",keyword:"type",params:{type: schema345.properties.official_regulator_achievement_points.type},message:"must be number,null"};
+const err25 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_achievement_points",schemaPath:"components#/$defs/HhvbpMeasure/properties/official_regulator_achievement_points/type",keyword:"type",params:{type: schema349.properties.official_regulator_achievement_points.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -36925,7 +38693,7 @@ errors++;
 if(data1.official_regulator_improvement_points !== undefined){
 let data7 = data1.official_regulator_improvement_points;
 if((!((typeof data7 == "number") && (isFinite(data7)))) && (data7 !== null)){
-const err26 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_improvement_points",schemaPath:"components#/$defs/HhvbpMeasure/properties/official_regulator_improvement_points/type",keyword:"type",params:{type: schema345.properties.official_regulator_improvement_points.type},message:"must be number,null"};
+const err26 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_improvement_points",schemaPath:"components#/$defs/HhvbpMeasure/properties/official_regulator_improvement_points/type",keyword:"type",params:{type: schema349.properties.official_regulator_improvement_points.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -36938,7 +38706,7 @@ errors++;
 if(data1.official_regulator_unavailable_reason !== undefined){
 let data8 = data1.official_regulator_unavailable_reason;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err27 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_unavailable_reason",schemaPath:"components#/$defs/HhvbpMeasure/properties/official_regulator_unavailable_reason/type",keyword:"type",params:{type: schema345.properties.official_regulator_unavailable_reason.type},message:"must be string,null"};
+const err27 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_unavailable_reason",schemaPath:"components#/$defs/HhvbpMeasure/properties/official_regulator_unavailable_reason/type",keyword:"type",params:{type: schema349.properties.official_regulator_unavailable_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -36951,7 +38719,7 @@ errors++;
 if(data1.modeled_score !== undefined){
 let data9 = data1.modeled_score;
 if((!((typeof data9 == "number") && (isFinite(data9)))) && (data9 !== null)){
-const err28 = {instancePath:instancePath+"/data/" + i0+"/modeled_score",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_score/type",keyword:"type",params:{type: schema345.properties.modeled_score.type},message:"must be number,null"};
+const err28 = {instancePath:instancePath+"/data/" + i0+"/modeled_score",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_score/type",keyword:"type",params:{type: schema349.properties.modeled_score.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -36964,7 +38732,7 @@ errors++;
 if(data1.modeled_agency_value !== undefined){
 let data10 = data1.modeled_agency_value;
 if((!((typeof data10 == "number") && (isFinite(data10)))) && (data10 !== null)){
-const err29 = {instancePath:instancePath+"/data/" + i0+"/modeled_agency_value",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_agency_value/type",keyword:"type",params:{type: schema345.properties.modeled_agency_value.type},message:"must be number,null"};
+const err29 = {instancePath:instancePath+"/data/" + i0+"/modeled_agency_value",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_agency_value/type",keyword:"type",params:{type: schema349.properties.modeled_agency_value.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -36977,7 +38745,7 @@ errors++;
 if(data1.achievement_threshold !== undefined){
 let data11 = data1.achievement_threshold;
 if((!((typeof data11 == "number") && (isFinite(data11)))) && (data11 !== null)){
-const err30 = {instancePath:instancePath+"/data/" + i0+"/achievement_threshold",schemaPath:"components#/$defs/HhvbpMeasure/properties/achievement_threshold/type",keyword:"type",params:{type: schema345.properties.achievement_threshold.type},message:"must be number,null"};
+const err30 = {instancePath:instancePath+"/data/" + i0+"/achievement_threshold",schemaPath:"components#/$defs/HhvbpMeasure/properties/achievement_threshold/type",keyword:"type",params:{type: schema349.properties.achievement_threshold.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -36990,7 +38758,7 @@ errors++;
 if(data1.benchmark !== undefined){
 let data12 = data1.benchmark;
 if((!((typeof data12 == "number") && (isFinite(data12)))) && (data12 !== null)){
-const err31 = {instancePath:instancePath+"/data/" + i0+"/benchmark",schemaPath:"components#/$defs/HhvbpMeasure/properties/benchmark/type",keyword:"type",params:{type: schema345.properties.benchmark.type},message:"must be number,null"};
+const err31 = {instancePath:instancePath+"/data/" + i0+"/benchmark",schemaPath:"components#/$defs/HhvbpMeasure/properties/benchmark/type",keyword:"type",params:{type: schema349.properties.benchmark.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -37013,7 +38781,7 @@ vErrors.push(err32);
 errors++;
 }
 if(!((data13 === "higher_is_better") || (data13 === "lower_is_better"))){
-const err33 = {instancePath:instancePath+"/data/" + i0+"/direction",schemaPath:"components#/$defs/HhvbpMeasure/properties/direction/enum",keyword:"enum",params:{allowedValues: schema345.properties.direction.enum},message:"must be equal to one of the allowed values"};
+const err33 = {instancePath:instancePath+"/data/" + i0+"/direction",schemaPath:"components#/$defs/HhvbpMeasure/properties/direction/enum",keyword:"enum",params:{allowedValues: schema349.properties.direction.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -37039,7 +38807,7 @@ errors++;
 if(data1.baseline_value !== undefined){
 let data15 = data1.baseline_value;
 if((!((typeof data15 == "number") && (isFinite(data15)))) && (data15 !== null)){
-const err35 = {instancePath:instancePath+"/data/" + i0+"/baseline_value",schemaPath:"components#/$defs/HhvbpMeasure/properties/baseline_value/type",keyword:"type",params:{type: schema345.properties.baseline_value.type},message:"must be number,null"};
+const err35 = {instancePath:instancePath+"/data/" + i0+"/baseline_value",schemaPath:"components#/$defs/HhvbpMeasure/properties/baseline_value/type",keyword:"type",params:{type: schema349.properties.baseline_value.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -37052,7 +38820,7 @@ errors++;
 if(data1.official_regulator_weight !== undefined){
 let data16 = data1.official_regulator_weight;
 if((!((typeof data16 == "number") && (isFinite(data16)))) && (data16 !== null)){
-const err36 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_weight",schemaPath:"components#/$defs/HhvbpMeasure/properties/official_regulator_weight/type",keyword:"type",params:{type: schema345.properties.official_regulator_weight.type},message:"must be number,null"};
+const err36 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_weight",schemaPath:"components#/$defs/HhvbpMeasure/properties/official_regulator_weight/type",keyword:"type",params:{type: schema349.properties.official_regulator_weight.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -37065,7 +38833,7 @@ errors++;
 if(data1.modeled_achievement_points !== undefined){
 let data17 = data1.modeled_achievement_points;
 if((!((typeof data17 == "number") && (isFinite(data17)))) && (data17 !== null)){
-const err37 = {instancePath:instancePath+"/data/" + i0+"/modeled_achievement_points",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_achievement_points/type",keyword:"type",params:{type: schema345.properties.modeled_achievement_points.type},message:"must be number,null"};
+const err37 = {instancePath:instancePath+"/data/" + i0+"/modeled_achievement_points",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_achievement_points/type",keyword:"type",params:{type: schema349.properties.modeled_achievement_points.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -37078,7 +38846,7 @@ errors++;
 if(data1.modeled_improvement_points !== undefined){
 let data18 = data1.modeled_improvement_points;
 if((!((typeof data18 == "number") && (isFinite(data18)))) && (data18 !== null)){
-const err38 = {instancePath:instancePath+"/data/" + i0+"/modeled_improvement_points",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_improvement_points/type",keyword:"type",params:{type: schema345.properties.modeled_improvement_points.type},message:"must be number,null"};
+const err38 = {instancePath:instancePath+"/data/" + i0+"/modeled_improvement_points",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_improvement_points/type",keyword:"type",params:{type: schema349.properties.modeled_improvement_points.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -37091,7 +38859,7 @@ errors++;
 if(data1.modeled_weight !== undefined){
 let data19 = data1.modeled_weight;
 if((!((typeof data19 == "number") && (isFinite(data19)))) && (data19 !== null)){
-const err39 = {instancePath:instancePath+"/data/" + i0+"/modeled_weight",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_weight/type",keyword:"type",params:{type: schema345.properties.modeled_weight.type},message:"must be number,null"};
+const err39 = {instancePath:instancePath+"/data/" + i0+"/modeled_weight",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_weight/type",keyword:"type",params:{type: schema349.properties.modeled_weight.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -37104,7 +38872,7 @@ errors++;
 if(data1.modeled_unscorable_reason !== undefined){
 let data20 = data1.modeled_unscorable_reason;
 if((typeof data20 !== "string") && (data20 !== null)){
-const err40 = {instancePath:instancePath+"/data/" + i0+"/modeled_unscorable_reason",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_unscorable_reason/type",keyword:"type",params:{type: schema345.properties.modeled_unscorable_reason.type},message:"must be string,null"};
+const err40 = {instancePath:instancePath+"/data/" + i0+"/modeled_unscorable_reason",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_unscorable_reason/type",keyword:"type",params:{type: schema349.properties.modeled_unscorable_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -37114,7 +38882,7 @@ vErrors.push(err40);
 errors++;
 }
 if(!(((data20 === "below_minimum_data_performance_year") || (data20 === "below_minimum_data_baseline_year")) || (data20 === null))){
-const err41 = {instancePath:instancePath+"/data/" + i0+"/modeled_unscorable_reason",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_unscorable_reason/enum",keyword:"enum",params:{allowedValues: schema345.properties.modeled_unscorable_reason.enum},message:"must be equal to one of the allowed values"};
+const err41 = {instancePath:instancePath+"/data/" + i0+"/modeled_unscorable_reason",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_unscorable_reason/enum",keyword:"enum",params:{allowedValues: schema349.properties.modeled_unscorable_reason.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -37193,40 +38961,40 @@ vErrors.push(err46);
 }
 errors++;
 }
-validate348.errors = vErrors;
+validate356.errors = vErrors;
 return errors === 0;
 }
-validate348.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate356.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate347(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate355(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate347.evaluated;
+const evaluated0 = validate355.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate348(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate348.errors : vErrors.concat(validate348.errors);
+if(!(validate356(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate356.errors : vErrors.concat(validate356.errors);
 errors = vErrors.length;
 }
-validate347.errors = vErrors;
+validate355.errors = vErrors;
 return errors === 0;
 }
-validate347.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate355.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listHhvbpMeasuresStatus200V1 = validate351;
-const schema347 = {"$ref":"components-v1#/$defs/HhvbpMeasureListResponse"};
-const schema348 = {"type":"object","required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"components-v1#/$defs/HhvbpMeasure"},"description":"Measures."},"meta":{"$ref":"components-v1#/$defs/Meta"},"warnings":{"$ref":"components-v1#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
-const schema349 = {"type":"object","required":["code","name","category","official_regulator_score","official_regulator_unavailable_reason","modeled_score","direction","weight","achievement_threshold","benchmark","baseline_value","official_regulator_achievement_points","official_regulator_improvement_points","official_regulator_weight","modeled_achievement_points","modeled_improvement_points","modeled_weight","modeled_unscorable_reason"],"properties":{"code":{"type":"string","description":"Measure id of the measure set (for example DYSPNEA, PPH, HHCAHPS_OVERALL).","x-svc-v1-name":"code"},"name":{"type":"string","description":"Measure name, as the measure set (and the rule) names it."},"category":{"type":"string","enum":["oasis","claims","hhcahps"],"description":"Measure category (data source): OASIS-based, claims-based or HHCAHPS survey-based."},"official_regulator_score":{"type":["number","null"],"description":"Care points (the higher of achievement and improvement points) as published by the regulator, as imported; null when not published for this measure."},"official_regulator_achievement_points":{"type":["number","null"],"description":"Achievement points as published by the regulator, as imported; null when not published."},"official_regulator_improvement_points":{"type":["number","null"],"description":"Improvement points as published by the regulator, as imported; null when not published."},"official_regulator_unavailable_reason":{"type":["string","null"],"description":"Why the official points are null: report_not_yet_published (the import carries no published points), insufficient_data (the published report gives this measure no points: the agency lacked the minimum data); null when published."},"modeled_score":{"type":["number","null"],"description":"Care points projected by the service (0 to 10, three decimals): a diagnostic, not a determination; null below the minimum data."},"achievement_threshold":{"type":["number","null"],"description":"Cohort achievement threshold (median of agencies in the Model baseline year), as imported."},"benchmark":{"type":["number","null"],"description":"Cohort benchmark (mean of the top decile in the Model baseline year), as imported."},"direction":{"type":"string","enum":["higher_is_better","lower_is_better"],"description":"Whether a higher value is better; lower-is-better measures (hospitalization, emergency use) are scored on the reversed scale."},"weight":{"type":"number","description":"The measure's weight in the cohort before redistribution, as a fraction (0.06 for 6 %)."},"baseline_value":{"type":["number","null"],"description":"The agency's value in its baseline year, as imported; null below the minimum data."},"official_regulator_weight":{"type":["number","null"],"description":"The measure's weight in the agency's TPS as published by the regulator (after redistribution), as imported; null when not published."},"modeled_achievement_points":{"type":["number","null"],"description":"Achievement points projected by the service (0 to 10); null below the minimum data."},"modeled_improvement_points":{"type":["number","null"],"description":"Improvement points projected by the service (0 to 9); null below the minimum data."},"modeled_weight":{"type":["number","null"],"description":"The measure's share of the modeled TPS after redistribution (five decimals); null when it is not scorable or there is no modeled TPS."},"modeled_unscorable_reason":{"type":["string","null"],"enum":["below_minimum_data_performance_year","below_minimum_data_baseline_year",null],"description":"Why the measure has no modeled points: the agency lacked the minimum data in the performance year or in its baseline year; null when scored."}},"description":"One measure of the agency's HHVBP cycle: the imported figures, the regulator's published points and the modeled ones. No patient data."};
+export const listHhvbpMeasuresStatus200V1 = validate359;
+const schema351 = {"$ref":"components-v1#/$defs/HhvbpMeasureListResponse"};
+const schema352 = {"type":"object","required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"components-v1#/$defs/HhvbpMeasure"},"description":"Measures."},"meta":{"$ref":"components-v1#/$defs/Meta"},"warnings":{"$ref":"components-v1#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+const schema353 = {"type":"object","required":["code","name","category","official_regulator_score","official_regulator_unavailable_reason","modeled_score","direction","weight","achievement_threshold","benchmark","baseline_value","official_regulator_achievement_points","official_regulator_improvement_points","official_regulator_weight","modeled_achievement_points","modeled_improvement_points","modeled_weight","modeled_unscorable_reason"],"properties":{"code":{"type":"string","description":"Measure id of the measure set (for example DYSPNEA, PPH, HHCAHPS_OVERALL).","x-svc-v1-name":"code"},"name":{"type":"string","description":"Measure name, as the measure set (and the rule) names it."},"category":{"type":"string","enum":["oasis","claims","hhcahps"],"description":"Measure category (data source): OASIS-based, claims-based or HHCAHPS survey-based."},"official_regulator_score":{"type":["number","null"],"description":"Care points (the higher of achievement and improvement points) as published by the regulator, as imported; null when not published for this measure."},"official_regulator_achievement_points":{"type":["number","null"],"description":"Achievement points as published by the regulator, as imported; null when not published."},"official_regulator_improvement_points":{"type":["number","null"],"description":"Improvement points as published by the regulator, as imported; null when not published."},"official_regulator_unavailable_reason":{"type":["string","null"],"description":"Why the official points are null: report_not_yet_published (the import carries no published points), insufficient_data (the published report gives this measure no points: the agency lacked the minimum data); null when published."},"modeled_score":{"type":["number","null"],"description":"Care points projected by the service (0 to 10, three decimals): a diagnostic, not a determination; null below the minimum data."},"achievement_threshold":{"type":["number","null"],"description":"Cohort achievement threshold (median of agencies in the Model baseline year), as imported."},"benchmark":{"type":["number","null"],"description":"Cohort benchmark (mean of the top decile in the Model baseline year), as imported."},"direction":{"type":"string","enum":["higher_is_better","lower_is_better"],"description":"Whether a higher value is better; lower-is-better measures (hospitalization, emergency use) are scored on the reversed scale."},"weight":{"type":"number","description":"The measure's weight in the cohort before redistribution, as a fraction (0.06 for 6 %)."},"baseline_value":{"type":["number","null"],"description":"The agency's value in its baseline year, as imported; null below the minimum data."},"official_regulator_weight":{"type":["number","null"],"description":"The measure's weight in the agency's TPS as published by the regulator (after redistribution), as imported; null when not published."},"modeled_achievement_points":{"type":["number","null"],"description":"Achievement points projected by the service (0 to 10); null below the minimum data."},"modeled_improvement_points":{"type":["number","null"],"description":"Improvement points projected by the service (0 to 9); null below the minimum data."},"modeled_weight":{"type":["number","null"],"description":"The measure's share of the modeled TPS after redistribution (five decimals); null when it is not scorable or there is no modeled TPS."},"modeled_unscorable_reason":{"type":["string","null"],"enum":["below_minimum_data_performance_year","below_minimum_data_baseline_year",null],"description":"Why the measure has no modeled points: the agency lacked the minimum data in the performance year or in its baseline year; null when scored."}},"description":"One measure of the agency's HHVBP cycle: the imported figures, the regulator's published points and the modeled ones. No patient data."};
 
-function validate352(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate360(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate352.evaluated;
+const evaluated0 = validate360.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -37468,7 +39236,7 @@ vErrors.push(err21);
 errors++;
 }
 if(!(((data4 === "oasis") || (data4 === "claims")) || (data4 === "hhcahps"))){
-const err22 = {instancePath:instancePath+"/data/" + i0+"/category",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/category/enum",keyword:"enum",params:{allowedValues: schema349.properties.category.enum},message:"must be equal to one of the allowed values"};
+const err22 = {instancePath:instancePath+"/data/" + i0+"/category",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/category/enum",keyword:"enum",params:{allowedValues: schema353.properties.category.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -37481,7 +39249,7 @@ errors++;
 if(data1.official_regulator_score !== undefined){
 let data5 = data1.official_regulator_score;
 if((!((typeof data5 == "number") && (isFinite(data5)))) && (data5 !== null)){
-const err23 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_score",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/official_regulator_score/type",keyword:"type",params:{type: schema349.properties.official_regulator_score.type},message:"must be number,null"};
+const err23 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_score",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/official_regulator_score/type",keyword:"type",params:{type: schema353.properties.official_regulator_score.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -37494,7 +39262,7 @@ errors++;
 if(data1.official_regulator_achievement_points !== undefined){
 let data6 = data1.official_regulator_achievement_points;
 if((!((typeof data6 == "number") && (isFinite(data6)))) && (data6 !== null)){
-const err24 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_achievement_points",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/official_regulator_achievement_points/type",keyword:"type",params:{type: schema349.properties.official_regulator_achievement_points.type},message:"must be number,null"};
+const err24 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_achievement_points",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/official_regulator_achievement_points/type",keyword:"type",params:{type: schema353.properties.official_regulator_achievement_points.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -37507,7 +39275,7 @@ errors++;
 if(data1.official_regulator_improvement_points !== undefined){
 let data7 = data1.official_regulator_improvement_points;
 if((!((typeof data7 == "number") && (isFinite(data7)))) && (data7 !== null)){
-const err25 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_improvement_points",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/official_regulator_improvement_points/type",keyword:"type",params:{type: schema349.properties.official_regulator_improvement_points.type},message:"must be number,null"};
+const err25 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_improvement_points",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/official_regulator_improvement_points/type",keyword:"type",params:{type: schema353.properties.official_regulator_improvement_points.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -37520,7 +39288,7 @@ errors++;
 if(data1.official_regulator_unavailable_reason !== undefined){
 let data8 = data1.official_regulator_unavailable_reason;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err26 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_unavailable_reason",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/official_regulator_unavailable_reason/type",keyword:"type",params:{type: schema349.properties.official_regulator_unavailable_reason.type},message:"must be string,null"};
+const err26 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_unavailable_reason",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/official_regulator_unavailable_reason/type",keyword:"type",params:{type: schema353.properties.official_regulator_unavailable_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -37533,7 +39301,7 @@ errors++;
 if(data1.modeled_score !== undefined){
 let data9 = data1.modeled_score;
 if((!((typeof data9 == "number") && (isFinite(data9)))) && (data9 !== null)){
-const err27 = {instancePath:instancePath+"/data/" + i0+"/modeled_score",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/modeled_score/type",keyword:"type",params:{type: schema349.properties.modeled_score.type},message:"must be number,null"};
+const err27 = {instancePath:instancePath+"/data/" + i0+"/modeled_score",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/modeled_score/type",keyword:"type",params:{type: schema353.properties.modeled_score.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -37546,7 +39314,7 @@ errors++;
 if(data1.achievement_threshold !== undefined){
 let data10 = data1.achievement_threshold;
 if((!((typeof data10 == "number") && (isFinite(data10)))) && (data10 !== null)){
-const err28 = {instancePath:instancePath+"/data/" + i0+"/achievement_threshold",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/achievement_threshold/type",keyword:"type",params:{type: schema349.properties.achievement_threshold.type},message:"must be number,null"};
+const err28 = {instancePath:instancePath+"/data/" + i0+"/achievement_threshold",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/achievement_threshold/type",keyword:"type",params:{type: schema353.properties.achievement_threshold.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -37559,7 +39327,7 @@ errors++;
 if(data1.benchmark !== undefined){
 let data11 = data1.benchmark;
 if((!((typeof data11 == "number") && (isFinite(data11)))) && (data11 !== null)){
-const err29 = {instancePath:instancePath+"/data/" + i0+"/benchmark",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/benchmark/type",keyword:"type",params:{type: schema349.properties.benchmark.type},message:"must be number,null"};
+const err29 = {instancePath:instancePath+"/data/" + i0+"/benchmark",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/benchmark/type",keyword:"type",params:{type: schema353.properties.benchmark.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -37582,7 +39350,7 @@ vErrors.push(err30);
 errors++;
 }
 if(!((data12 === "higher_is_better") || (data12 === "lower_is_better"))){
-const err31 = {instancePath:instancePath+"/data/" + i0+"/direction",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/direction/enum",keyword:"enum",params:{allowedValues: schema349.properties.direction.enum},message:"must be equal to one of the allowed values"};
+const err31 = {instancePath:instancePath+"/data/" + i0+"/direction",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/direction/enum",keyword:"enum",params:{allowedValues: schema353.properties.direction.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -37608,7 +39376,7 @@ errors++;
 if(data1.baseline_value !== undefined){
 let data14 = data1.baseline_value;
 if((!((typeof data14 == "number") && (isFinite(data14)))) && (data14 !== null)){
-const err33 = {instancePath:instancePath+"/data/" + i0+"/baseline_value",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/baseline_value/type",keyword:"type",params:{type: schema349.properties.baseline_value.type},message:"must be number,null"};
+const err33 = {instancePath:instancePath+"/data/" + i0+"/baseline_value",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/baseline_value/type",keyword:"type",params:{type: schema353.properties.baseline_value.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -37621,7 +39389,7 @@ errors++;
 if(data1.official_regulator_weight !== undefined){
 let data15 = data1.official_regulator_weight;
 if((!((typeof data15 == "number") && (isFinite(data15)))) && (data15 !== null)){
-const err34 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_weight",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/official_regulator_weight/type",keyword:"type",params:{type: schema349.properties.official_regulator_weight.type},message:"must be number,null"};
+const err34 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_weight",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/official_regulator_weight/type",keyword:"type",params:{type: schema353.properties.official_regulator_weight.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -37634,7 +39402,7 @@ errors++;
 if(data1.modeled_achievement_points !== undefined){
 let data16 = data1.modeled_achievement_points;
 if((!((typeof data16 == "number") && (isFinite(data16)))) && (data16 !== null)){
-const err35 = {instancePath:instancePath+"/data/" + i0+"/modeled_achievement_points",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/modeled_achievement_points/type",keyword:"type",params:{type: schema349.properties.modeled_achievement_points.type},message:"must be number,null"};
+const err35 = {instancePath:instancePath+"/data/" + i0+"/modeled_achievement_points",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/modeled_achievement_points/type",keyword:"type",params:{type: schema353.properties.modeled_achievement_points.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -37647,7 +39415,7 @@ errors++;
 if(data1.modeled_improvement_points !== undefined){
 let data17 = data1.modeled_improvement_points;
 if((!((typeof data17 == "number") && (isFinite(data17)))) && (data17 !== null)){
-const err36 = {instancePath:instancePath+"/data/" + i0+"/modeled_improvement_points",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/modeled_improvement_points/type",keyword:"type",params:{type: schema349.properties.modeled_improvement_points.type},message:"must be number,null"};
+const err36 = {instancePath:instancePath+"/data/" + i0+"/modeled_improvement_points",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/modeled_improvement_points/type",keyword:"type",params:{type: schema353.properties.modeled_improvement_points.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -37660,7 +39428,7 @@ errors++;
 if(data1.modeled_weight !== undefined){
 let data18 = data1.modeled_weight;
 if((!((typeof data18 == "number") && (isFinite(data18)))) && (data18 !== null)){
-const err37 = {instancePath:instancePath+"/data/" + i0+"/modeled_weight",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/modeled_weight/type",keyword:"type",params:{type: schema349.properties.modeled_weight.type},message:"must be number,null"};
+const err37 = {instancePath:instancePath+"/data/" + i0+"/modeled_weight",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/modeled_weight/type",keyword:"type",params:{type: schema353.properties.modeled_weight.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -37673,7 +39441,7 @@ errors++;
 if(data1.modeled_unscorable_reason !== undefined){
 let data19 = data1.modeled_unscorable_reason;
 if((typeof data19 !== "string") && (data19 !== null)){
-const err38 = {instancePath:instancePath+"/data/" + i0+"/modeled_unscorable_reason",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/modeled_unscorable_reason/type",keyword:"type",params:{type: schema349.properties.modeled_unscorable_reason.type},message:"must be string,null"};
+const err38 = {instancePath:instancePath+"/data/" + i0+"/modeled_unscorable_reason",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/modeled_unscorable_reason/type",keyword:"type",params:{type: schema353.properties.modeled_unscorable_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -37683,7 +39451,7 @@ vErrors.push(err38);
 errors++;
 }
 if(!(((data19 === "below_minimum_data_performance_year") || (data19 === "below_minimum_data_baseline_year")) || (data19 === null))){
-const err39 = {instancePath:instancePath+"/data/" + i0+"/modeled_unscorable_reason",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/modeled_unscorable_reason/enum",keyword:"enum",params:{allowedValues: schema349.properties.modeled_unscorable_reason.enum},message:"must be equal to one of the allowed values"};
+const err39 = {instancePath:instancePath+"/data/" + i0+"/modeled_unscorable_reason",schemaPath:"components-v1#/$defs/HhvbpMeasure/properties/modeled_unscorable_reason/enum",keyword:"enum",params:{allowedValues: schema353.properties.modeled_unscorable_reason.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -37762,39 +39530,39 @@ vErrors.push(err44);
 }
 errors++;
 }
-validate352.errors = vErrors;
+validate360.errors = vErrors;
 return errors === 0;
 }
-validate352.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate360.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate351(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate359(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate351.evaluated;
+const evaluated0 = validate359.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate352(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate352.errors : vErrors.concat(validate352.errors);
+if(!(validate360(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate360.errors : vErrors.concat(validate360.errors);
 errors = vErrors.length;
 }
-validate351.errors = vErrors;
+validate359.errors = vErrors;
 return errors === 0;
 }
-validate351.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate359.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const issueTokenBody = validate355;
-const schema351 = {"$ref":"components#/$defs/TokenRequest"};
-const schema352 = {"type":"object","required":["grant_type"],"additionalProperties":false,"description":"client_credentials request (spec 5.2). Also accepted as application/x-www-form-urlencoded (RFC 6749 4.4.2), with client_id/client_secret in the body or by HTTP Basic (RFC 6749 2.3.1), not both. client_id, client_secret, agency_id and phi_mode are optional in the schema only because HTTP Basic replaces the first two and a missing phi_mode has its own code: the service requires agency_id (400 invalid_request when absent) and phi_mode (PLATFORM_PHI_MODE_REQUIRED).","properties":{"grant_type":{"type":"string","const":"client_credentials","description":"Only client_credentials."},"client_id":{"type":"string","description":"Client id of the integration (or HTTP Basic user)."},"client_secret":{"type":"string","description":"Client secret (or HTTP Basic password)."},"agency_id":{"type":"string","description":"Agency the token is for."},"phi_mode":{"type":"string","description":"no_phi or a PHI mode permitted to the integration (phi). Required; sent explicitly."},"scope":{"type":"string","description":"Space-separated subset of the granted scopes; defaults to all granted. Never expands access."}}};
+export const issueTokenBody = validate363;
+const schema355 = {"$ref":"components#/$defs/TokenRequest"};
+const schema356 = {"type":"object","required":["grant_type"],"additionalProperties":false,"description":"client_credentials request (spec 5.2). Also accepted as application/x-www-form-urlencoded (RFC 6749 4.4.2), with client_id/client_secret in the body or by HTTP Basic (RFC 6749 2.3.1), not both. client_id, client_secret, agency_id and phi_mode are optional in the schema only because HTTP Basic replaces the first two and a missing phi_mode has its own code: the service requires agency_id (400 invalid_request when absent) and phi_mode (PLATFORM_PHI_MODE_REQUIRED).","properties":{"grant_type":{"type":"string","const":"client_credentials","description":"Only client_credentials."},"client_id":{"type":"string","description":"Client id of the integration (or HTTP Basic user)."},"client_secret":{"type":"string","description":"Client secret (or HTTP Basic password)."},"agency_id":{"type":"string","description":"Agency the token is for."},"phi_mode":{"type":"string","description":"no_phi or a PHI mode permitted to the integration (phi). Required; sent explicitly."},"scope":{"type":"string","description":"Space-separated subset of the granted scopes; defaults to all granted. Never expands access."}}};
 
-function validate355(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate363(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate355.evaluated;
+const evaluated0 = validate363.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -37918,20 +39686,20 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate355.errors = vErrors;
+validate363.errors = vErrors;
 return errors === 0;
 }
-validate355.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate363.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const issueTokenStatus200 = validate356;
-const schema353 = {"$ref":"components#/$defs/TokenResponse"};
-const schema354 = {"type":"object","required":["access_token","token_type","expires_in","scope","agency_id","extension_id","phi_mode","data"],"properties":{"access_token":{"type":"string","description":"JWT bearer token."},"token_type":{"type":"string","const":"Bearer","description":"Always Bearer."},"expires_in":{"type":"integer","description":"Seconds until expiry; renew by repeating client_credentials.","minimum":1},"scope":{"type":"string","description":"Space-separated granted scopes."},"agency_id":{"type":"string","description":"Agency."},"extension_id":{"type":"string","description":"Extension principal."},"phi_mode":{"type":"string","enum":["no_phi","phi"],"description":"PHI mode of the session."},"data":{"$ref":"components#/$defs/Token"}},"description":"RFC 6749 5.1 fields at the top level, where OAuth client libraries read them, and the same object in `data` for envelope readers."};
-const schema355 = {"type":"object","required":["access_token","token_type","expires_in","scope","agency_id","extension_id","phi_mode"],"properties":{"access_token":{"type":"string","description":"JWT bearer token."},"token_type":{"type":"string","const":"Bearer","description":"Always Bearer."},"expires_in":{"type":"integer","description":"Seconds until expiry; renew by repeating client_credentials.","minimum":1},"scope":{"type":"string","description":"Space-separated granted scopes."},"agency_id":{"type":"string","description":"Agency."},"extension_id":{"type":"string","description":"Extension principal."},"phi_mode":{"type":"string","enum":["no_phi","phi"],"description":"PHI mode of the session."}},"description":"Token response (spec 2.7). No refresh token is returned."};
+export const issueTokenStatus200 = validate364;
+const schema357 = {"$ref":"components#/$defs/TokenResponse"};
+const schema358 = {"type":"object","required":["access_token","token_type","expires_in","scope","agency_id","extension_id","phi_mode","data"],"properties":{"access_token":{"type":"string","description":"JWT bearer token."},"token_type":{"type":"string","const":"Bearer","description":"Always Bearer."},"expires_in":{"type":"integer","description":"Seconds until expiry; renew by repeating client_credentials.","minimum":1},"scope":{"type":"string","description":"Space-separated granted scopes."},"agency_id":{"type":"string","description":"Agency."},"extension_id":{"type":"string","description":"Extension principal."},"phi_mode":{"type":"string","enum":["no_phi","phi"],"description":"PHI mode of the session."},"data":{"$ref":"components#/$defs/Token"}},"description":"RFC 6749 5.1 fields at the top level, where OAuth client libraries read them, and the same object in `data` for envelope readers."};
+const schema359 = {"type":"object","required":["access_token","token_type","expires_in","scope","agency_id","extension_id","phi_mode"],"properties":{"access_token":{"type":"string","description":"JWT bearer token."},"token_type":{"type":"string","const":"Bearer","description":"Always Bearer."},"expires_in":{"type":"integer","description":"Seconds until expiry; renew by repeating client_credentials.","minimum":1},"scope":{"type":"string","description":"Space-separated granted scopes."},"agency_id":{"type":"string","description":"Agency."},"extension_id":{"type":"string","description":"Extension principal."},"phi_mode":{"type":"string","enum":["no_phi","phi"],"description":"PHI mode of the session."}},"description":"Token response (spec 2.7). No refresh token is returned."};
 
-function validate357(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate365(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate357.evaluated;
+const evaluated0 = validate365.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -38128,7 +39896,7 @@ vErrors.push(err16);
 errors++;
 }
 if(!((data6 === "no_phi") || (data6 === "phi"))){
-const err17 = {instancePath:instancePath+"/phi_mode",schemaPath:"#/properties/phi_mode/enum",keyword:"enum",params:{allowedValues: schema354.properties.phi_mode.enum},message:"must be equal to one of the allowed values"};
+const err17 = {instancePath:instancePath+"/phi_mode",schemaPath:"#/properties/phi_mode/enum",keyword:"enum",params:{allowedValues: schema358.properties.phi_mode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -38320,7 +40088,7 @@ vErrors.push(err33);
 errors++;
 }
 if(!((data14 === "no_phi") || (data14 === "phi"))){
-const err34 = {instancePath:instancePath+"/data/phi_mode",schemaPath:"components#/$defs/Token/properties/phi_mode/enum",keyword:"enum",params:{allowedValues: schema355.properties.phi_mode.enum},message:"must be equal to one of the allowed values"};
+const err34 = {instancePath:instancePath+"/data/phi_mode",schemaPath:"components#/$defs/Token/properties/phi_mode/enum",keyword:"enum",params:{allowedValues: schema359.properties.phi_mode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -38353,38 +40121,38 @@ vErrors.push(err36);
 }
 errors++;
 }
-validate357.errors = vErrors;
+validate365.errors = vErrors;
 return errors === 0;
 }
-validate357.evaluated = {"props":{"access_token":true,"token_type":true,"expires_in":true,"scope":true,"agency_id":true,"extension_id":true,"phi_mode":true,"data":true},"dynamicProps":false,"dynamicItems":false};
+validate365.evaluated = {"props":{"access_token":true,"token_type":true,"expires_in":true,"scope":true,"agency_id":true,"extension_id":true,"phi_mode":true,"data":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate356(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate364(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate356.evaluated;
+const evaluated0 = validate364.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate357(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate357.errors : vErrors.concat(validate357.errors);
+if(!(validate365(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate365.errors : vErrors.concat(validate365.errors);
 errors = vErrors.length;
 }
-validate356.errors = vErrors;
+validate364.errors = vErrors;
 return errors === 0;
 }
-validate356.evaluated = {"props":{"access_token":true,"token_type":true,"expires_in":true,"scope":true,"agency_id":true,"extension_id":true,"phi_mode":true,"data":true},"dynamicProps":false,"dynamicItems":false};
+validate364.evaluated = {"props":{"access_token":true,"token_type":true,"expires_in":true,"scope":true,"agency_id":true,"extension_id":true,"phi_mode":true,"data":true},"dynamicProps":false,"dynamicItems":false};
 
-export const issueTokenStatus401 = validate359;
-const schema356 = {"$ref":"components#/$defs/ApiError"};
+export const issueTokenStatus401 = validate367;
+const schema360 = {"$ref":"components#/$defs/ApiError"};
 
-function validate360(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate368(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate360.evaluated;
+const evaluated0 = validate368.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -38630,40 +40398,40 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate360.errors = vErrors;
+validate368.errors = vErrors;
 return errors === 0;
 }
-validate360.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
+validate368.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate359(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate367(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate359.evaluated;
+const evaluated0 = validate367.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate360(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate360.errors : vErrors.concat(validate360.errors);
+if(!(validate368(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate368.errors : vErrors.concat(validate368.errors);
 errors = vErrors.length;
 }
-validate359.errors = vErrors;
+validate367.errors = vErrors;
 return errors === 0;
 }
-validate359.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
+validate367.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
 
-export const issueTokenStatus200V1 = validate362;
-const schema359 = {"$ref":"components-v1#/$defs/TokenResponse"};
-const schema360 = {"type":"object","required":["access_token","token_type","expires_in","scope","agency_id","extension_id","phi_mode","data"],"properties":{"access_token":{"type":"string","description":"JWT bearer token."},"token_type":{"type":"string","const":"Bearer","description":"Always Bearer."},"expires_in":{"type":"integer","description":"Seconds until expiry; renew by repeating client_credentials.","minimum":1},"scope":{"type":"string","description":"Space-separated granted scopes."},"agency_id":{"type":"string","description":"Agency."},"extension_id":{"type":"string","description":"Extension principal."},"phi_mode":{"type":"string","enum":["no_phi","phi"],"description":"PHI mode of the session."},"data":{"$ref":"components-v1#/$defs/Token"}},"description":"RFC 6749 5.1 fields at the top level, where OAuth client libraries read them, and the same object in `data` for envelope readers."};
-const schema361 = {"type":"object","required":["access_token","token_type","expires_in","scope","agency_id","extension_id","phi_mode"],"properties":{"access_token":{"type":"string","description":"JWT bearer token."},"token_type":{"type":"string","const":"Bearer","description":"Always Bearer."},"expires_in":{"type":"integer","description":"Seconds until expiry; renew by repeating client_credentials.","minimum":1},"scope":{"type":"string","description":"Space-separated granted scopes."},"agency_id":{"type":"string","description":"Agency."},"extension_id":{"type":"string","description":"Extension principal."},"phi_mode":{"type":"string","enum":["no_phi","phi"],"description":"PHI mode of the session."}},"description":"Token response (spec 2.7). No refresh token is returned."};
+export const issueTokenStatus200V1 = validate370;
+const schema363 = {"$ref":"components-v1#/$defs/TokenResponse"};
+const schema364 = {"type":"object","required":["access_token","token_type","expires_in","scope","agency_id","extension_id","phi_mode","data"],"properties":{"access_token":{"type":"string","description":"JWT bearer token."},"token_type":{"type":"string","const":"Bearer","description":"Always Bearer."},"expires_in":{"type":"integer","description":"Seconds until expiry; renew by repeating client_credentials.","minimum":1},"scope":{"type":"string","description":"Space-separated granted scopes."},"agency_id":{"type":"string","description":"Agency."},"extension_id":{"type":"string","description":"Extension principal."},"phi_mode":{"type":"string","enum":["no_phi","phi"],"description":"PHI mode of the session."},"data":{"$ref":"components-v1#/$defs/Token"}},"description":"RFC 6749 5.1 fields at the top level, where OAuth client libraries read them, and the same object in `data` for envelope readers."};
+const schema365 = {"type":"object","required":["access_token","token_type","expires_in","scope","agency_id","extension_id","phi_mode"],"properties":{"access_token":{"type":"string","description":"JWT bearer token."},"token_type":{"type":"string","const":"Bearer","description":"Always Bearer."},"expires_in":{"type":"integer","description":"Seconds until expiry; renew by repeating client_credentials.","minimum":1},"scope":{"type":"string","description":"Space-separated granted scopes."},"agency_id":{"type":"string","description":"Agency."},"extension_id":{"type":"string","description":"Extension principal."},"phi_mode":{"type":"string","enum":["no_phi","phi"],"description":"PHI mode of the session."}},"description":"Token response (spec 2.7). No refresh token is returned."};
 
-function validate363(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate371(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate363.evaluated;
+const evaluated0 = validate371.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -38860,7 +40628,7 @@ vErrors.push(err16);
 errors++;
 }
 if(!((data6 === "no_phi") || (data6 === "phi"))){
-const err17 = {instancePath:instancePath+"/phi_mode",schemaPath:"#/properties/phi_mode/enum",keyword:"enum",params:{allowedValues: schema360.properties.phi_mode.enum},message:"must be equal to one of the allowed values"};
+const err17 = {instancePath:instancePath+"/phi_mode",schemaPath:"#/properties/phi_mode/enum",keyword:"enum",params:{allowedValues: schema364.properties.phi_mode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -39052,7 +40820,7 @@ vErrors.push(err33);
 errors++;
 }
 if(!((data14 === "no_phi") || (data14 === "phi"))){
-const err34 = {instancePath:instancePath+"/data/phi_mode",schemaPath:"components-v1#/$defs/Token/properties/phi_mode/enum",keyword:"enum",params:{allowedValues: schema361.properties.phi_mode.enum},message:"must be equal to one of the allowed values"};
+const err34 = {instancePath:instancePath+"/data/phi_mode",schemaPath:"components-v1#/$defs/Token/properties/phi_mode/enum",keyword:"enum",params:{allowedValues: schema365.properties.phi_mode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -39085,38 +40853,38 @@ vErrors.push(err36);
 }
 errors++;
 }
-validate363.errors = vErrors;
+validate371.errors = vErrors;
 return errors === 0;
 }
-validate363.evaluated = {"props":{"access_token":true,"token_type":true,"expires_in":true,"scope":true,"agency_id":true,"extension_id":true,"phi_mode":true,"data":true},"dynamicProps":false,"dynamicItems":false};
+validate371.evaluated = {"props":{"access_token":true,"token_type":true,"expires_in":true,"scope":true,"agency_id":true,"extension_id":true,"phi_mode":true,"data":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate362(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate370(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate362.evaluated;
+const evaluated0 = validate370.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate363(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate363.errors : vErrors.concat(validate363.errors);
+if(!(validate371(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate371.errors : vErrors.concat(validate371.errors);
 errors = vErrors.length;
 }
-validate362.errors = vErrors;
+validate370.errors = vErrors;
 return errors === 0;
 }
-validate362.evaluated = {"props":{"access_token":true,"token_type":true,"expires_in":true,"scope":true,"agency_id":true,"extension_id":true,"phi_mode":true,"data":true},"dynamicProps":false,"dynamicItems":false};
+validate370.evaluated = {"props":{"access_token":true,"token_type":true,"expires_in":true,"scope":true,"agency_id":true,"extension_id":true,"phi_mode":true,"data":true},"dynamicProps":false,"dynamicItems":false};
 
-export const schemaApiError = validate365;
-const schema362 = {"$ref":"components#/$defs/ApiError"};
+export const schemaApiError = validate373;
+const schema366 = {"$ref":"components#/$defs/ApiError"};
 
-function validate366(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate374(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate366.evaluated;
+const evaluated0 = validate374.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -39362,38 +41130,38 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate366.errors = vErrors;
+validate374.errors = vErrors;
 return errors === 0;
 }
-validate366.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
+validate374.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate365(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate373(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate365.evaluated;
+const evaluated0 = validate373.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate366(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate366.errors : vErrors.concat(validate366.errors);
+if(!(validate374(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate374.errors : vErrors.concat(validate374.errors);
 errors = vErrors.length;
 }
-validate365.errors = vErrors;
+validate373.errors = vErrors;
 return errors === 0;
 }
-validate365.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
+validate373.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
 
-export const schemaExternalPlatformError = validate368;
-const schema365 = {"$ref":"components#/$defs/ExternalPlatformError"};
+export const schemaExternalPlatformError = validate376;
+const schema369 = {"$ref":"components#/$defs/ExternalPlatformError"};
 
-function validate369(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate377(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate369.evaluated;
+const evaluated0 = validate377.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -39598,28 +41366,28 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate369.errors = vErrors;
+validate377.errors = vErrors;
 return errors === 0;
 }
-validate369.evaluated = {"props":{"error":true},"dynamicProps":false,"dynamicItems":false};
+validate377.evaluated = {"props":{"error":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate368(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate376(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate368.evaluated;
+const evaluated0 = validate376.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate369(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate369.errors : vErrors.concat(validate369.errors);
+if(!(validate377(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate377.errors : vErrors.concat(validate377.errors);
 errors = vErrors.length;
 }
-validate368.errors = vErrors;
+validate376.errors = vErrors;
 return errors === 0;
 }
-validate368.evaluated = {"props":{"error":true},"dynamicProps":false,"dynamicItems":false};
+validate376.evaluated = {"props":{"error":true},"dynamicProps":false,"dynamicItems":false};
 

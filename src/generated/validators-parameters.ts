@@ -4459,7 +4459,7 @@ return errors === 0;
 validate52.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const listRemittancesQuery = validate53;
-const schema64 = {"type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":200,"default":50,"finite":true},"offset":{"type":"integer","minimum":0,"maximum":100000,"default":0,"finite":true},"status":{"type":"string","enum":["received","matching","posted","partially_posted","exception"]},"era_file_id":{"type":"string","maxLength":128}},"required":[],"additionalProperties":false};
+const schema64 = {"type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":200,"default":50,"finite":true},"offset":{"type":"integer","minimum":0,"maximum":100000,"default":0,"finite":true},"cursor":{"type":"string","minLength":1,"maxLength":512},"status":{"type":"string","enum":["received","posted","reconciled","exception"]},"era_file_id":{"type":"string","maxLength":128}},"required":[],"additionalProperties":false};
 
 function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -4479,7 +4479,7 @@ if(data.offset === undefined){
 data.offset = 0;
 }
 for(const key0 in data){
-if(!((((key0 === "limit") || (key0 === "offset")) || (key0 === "status")) || (key0 === "era_file_id"))){
+if(!(((((key0 === "limit") || (key0 === "offset")) || (key0 === "cursor")) || (key0 === "status")) || (key0 === "era_file_id"))){
 const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err0];
@@ -4608,8 +4608,8 @@ vErrors.push(err8);
 errors++;
 }
 }
-if(data.status !== undefined){
-let data2 = data.status;
+if(data.cursor !== undefined){
+let data2 = data.cursor;
 if(typeof data2 !== "string"){
 let dataType2 = typeof data2;
 let coerced2 = undefined;
@@ -4621,7 +4621,7 @@ else if(data2 === null){
 coerced2 = "";
 }
 else {
-const err9 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err9 = {instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -4634,12 +4634,13 @@ errors++;
 if(coerced2 !== undefined){
 data2 = coerced2;
 if(data !== undefined){
-data["status"] = coerced2;
+data["cursor"] = coerced2;
 }
 }
 }
-if(!(((((data2 === "received") || (data2 === "matching")) || (data2 === "posted")) || (data2 === "partially_posted")) || (data2 === "exception"))){
-const err10 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema64.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(typeof data2 === "string"){
+if(func1(data2) > 512){
+const err10 = {instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -4648,9 +4649,20 @@ vErrors.push(err10);
 }
 errors++;
 }
+if(func1(data2) < 1){
+const err11 = {instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err11];
 }
-if(data.era_file_id !== undefined){
-let data3 = data.era_file_id;
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+}
+if(data.status !== undefined){
+let data3 = data.status;
 if(typeof data3 !== "string"){
 let dataType3 = typeof data3;
 let coerced3 = undefined;
@@ -4662,26 +4674,7 @@ else if(data3 === null){
 coerced3 = "";
 }
 else {
-const err11 = {instancePath:instancePath+"/era_file_id",schemaPath:"#/properties/era_file_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-}
-if(coerced3 !== undefined){
-data3 = coerced3;
-if(data !== undefined){
-data["era_file_id"] = coerced3;
-}
-}
-}
-if(typeof data3 === "string"){
-if(func1(data3) > 128){
-const err12 = {instancePath:instancePath+"/era_file_id",schemaPath:"#/properties/era_file_id/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+const err12 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -4691,15 +4684,75 @@ vErrors.push(err12);
 errors++;
 }
 }
+if(coerced3 !== undefined){
+data3 = coerced3;
+if(data !== undefined){
+data["status"] = coerced3;
 }
 }
-else {
-const err13 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+}
+if(!((((data3 === "received") || (data3 === "posted")) || (data3 === "reconciled")) || (data3 === "exception"))){
+const err13 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema64.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err13];
 }
 else {
 vErrors.push(err13);
+}
+errors++;
+}
+}
+if(data.era_file_id !== undefined){
+let data4 = data.era_file_id;
+if(typeof data4 !== "string"){
+let dataType4 = typeof data4;
+let coerced4 = undefined;
+if(!(coerced4 !== undefined)){
+if(dataType4 == "number" || dataType4 == "boolean"){
+coerced4 = "" + data4;
+}
+else if(data4 === null){
+coerced4 = "";
+}
+else {
+const err14 = {instancePath:instancePath+"/era_file_id",schemaPath:"#/properties/era_file_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+if(coerced4 !== undefined){
+data4 = coerced4;
+if(data !== undefined){
+data["era_file_id"] = coerced4;
+}
+}
+}
+if(typeof data4 === "string"){
+if(func1(data4) > 128){
+const err15 = {instancePath:instancePath+"/era_file_id",schemaPath:"#/properties/era_file_id/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err16 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
 }
 errors++;
 }
@@ -4875,7 +4928,7 @@ return errors === 0;
 validate55.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const listRemittanceAllocationsQuery = validate56;
-const schema67 = {"type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":200,"default":50,"finite":true},"offset":{"type":"integer","minimum":0,"maximum":100000,"default":0,"finite":true}},"required":[],"additionalProperties":false};
+const schema67 = {"type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":200,"default":50,"finite":true},"offset":{"type":"integer","minimum":0,"maximum":100000,"default":0,"finite":true},"cursor":{"type":"string","minLength":1,"maxLength":512}},"required":[],"additionalProperties":false};
 
 function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -4895,7 +4948,7 @@ if(data.offset === undefined){
 data.offset = 0;
 }
 for(const key0 in data){
-if(!((key0 === "limit") || (key0 === "offset"))){
+if(!(((key0 === "limit") || (key0 === "offset")) || (key0 === "cursor"))){
 const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err0];
@@ -5024,14 +5077,67 @@ vErrors.push(err8);
 errors++;
 }
 }
+if(data.cursor !== undefined){
+let data2 = data.cursor;
+if(typeof data2 !== "string"){
+let dataType2 = typeof data2;
+let coerced2 = undefined;
+if(!(coerced2 !== undefined)){
+if(dataType2 == "number" || dataType2 == "boolean"){
+coerced2 = "" + data2;
+}
+else if(data2 === null){
+coerced2 = "";
 }
 else {
-const err9 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err9 = {instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err9];
 }
 else {
 vErrors.push(err9);
+}
+errors++;
+}
+}
+if(coerced2 !== undefined){
+data2 = coerced2;
+if(data !== undefined){
+data["cursor"] = coerced2;
+}
+}
+}
+if(typeof data2 === "string"){
+if(func1(data2) > 512){
+const err10 = {instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(func1(data2) < 1){
+const err11 = {instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err12 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
 }
 errors++;
 }

@@ -12,12 +12,12 @@ import { createReferral } from './referrals/referral-create.js';
 import { getHhvbpSummary, listHhvbpMeasures } from './quality/hhvbp-handlers.js';
 import { getPhysicianOrder, listPhysicianOrders } from './physician-orders/physician-order-handlers.js';
 import { listWorkingCollectionRows, listWorkingCollections } from './working-collections/working-collection-handlers.js';
+import { listRemittanceAllocations, listRemittances } from './remittances/remittance-handlers.js';
 import type { AppServices } from '../services.js';
 
 /** Operations whose domain is not built yet: they answer PLATFORM_UNSUPPORTED_OPERATION and the catalog says so. */
 const NOT_BUILT_YET = [
   'runQuery', 'listQueryTokens', 'createQueryToken', 'revokeQueryToken', 'getQueryTokenExcelTemplate',
-  'listRemittances', 'listRemittanceAllocations',
 ] as const satisfies readonly OperationId[];
 
 type NotBuilt = (typeof NOT_BUILT_YET)[number];
@@ -49,6 +49,8 @@ export function createHandlers(services: AppServices): Handlers {
     getPhysicianOrder,
     listWorkingCollections,
     listWorkingCollectionRows,
+    listRemittances,
+    listRemittanceAllocations,
     ...unsupportedHandlers(),
   };
   return handlers;

@@ -11,6 +11,8 @@ export const PSEUDONYM_PREFIX = {
   physician: 'PH-',
   physician_order: 'OR-',
   claim: 'CL-',
+  payer_claim: 'PC-',
+  member: 'MB-',
 } as const;
 
 export type PseudonymKind = keyof typeof PSEUDONYM_PREFIX;

@@ -69,6 +69,18 @@ async function exercise(t: Test, env: Record<string, string>) {
   const imported = await admin(env, 'quality', 'import', '--agency', 'acme', '--performance-year', '2025', csv, '--json');
   t.equal(imported.code, 0, imported.stderr);
   t.match(json(t, imported), { agency_id: 'acme', performance_year: 2025, cohort: 'smaller', measures: 5, superseded_import_id: null });
+
+  const era = join(import.meta.dirname, '../fixtures/era/medicare-home-health-crlf.835');
+  const eraImported = await admin(env, 'era', 'import', '--agency', 'acme', era, '--json');
+  t.equal(eraImported.code, 0, eraImported.stderr);
+  t.match(json(t, eraImported), { outcome: 'imported', agency_id: 'acme', era_file_id: /^eraf_/, file_name: 'medicare-home-health-crlf.835', payments: 1, claims: 5, provider_adjustments: 2 });
+  t.equal(eraImported.stderr, '', 'no progress bar with --json (nor off a terminal)');
+  const eraAgain = await admin(env, 'era', 'import', '--agency', 'acme', era);
+  t.equal(eraAgain.code, 0, 'the same file again is no error');
+  t.match(eraAgain.stdout, /^medicare-home-health-crlf\.835 was already imported \(era_file_id eraf_\S+\): nothing was added\./);
+  const eraRefused = await admin(env, 'era', 'import', '--agency', 'acme', join(import.meta.dirname, 'cli.test.ts'), '--json');
+  t.equal(eraRefused.code, 1);
+  t.match(json(t, eraRefused).error.message, /^cli\.test\.ts was not imported \(nothing was written\): segment 1 .*bad ISA: an X12 file begins with the ISA segment/);
 }
 
 // Engine-independent and embedded-store checks run once, in the PGlite run of the suite.

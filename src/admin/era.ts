@@ -1,0 +1,90 @@
+import { access } from 'node:fs/promises';
+import { AdminError, describe, requiredOption, type Commands } from './command.js';
+import { EraImportError, fileSource, importEraFile, type EraImportProgress, type EraImportResult } from '../resources/remittances/era-import.js';
+import { listFiles } from '../resources/remittances/remittance-repository.js';
+import { TenantStore } from '../db/tenant-store.js';
+
+const BAR_WIDTH = 30;
+
+/** A progress bar on stderr, redrawn at most every 100 ms; only on a terminal, and never with --json. */
+function progressBar(): { update(progress: EraImportProgress): void; done(): void } {
+  let drawn = 0;
+  let shown = false;
+  const draw = ({ bytes, byteSize, claims }: EraImportProgress) => {
+    const share = byteSize === 0 ? 1 : Math.min(1, bytes / byteSize);
+    const filled = Math.round(share * BAR_WIDTH);
+    process.stderr.write(`\r[${'#'.repeat(filled)}${'.'.repeat(BAR_WIDTH - filled)}] ${String(Math.round(share * 100)).padStart(3)}%  ${claims.toLocaleString('en-US')} claims`);
+    shown = true;
+  };
+  return {
+    update(progress) {
+      const now = Date.now();
+      if (now - drawn < 100 && progress.bytes < progress.byteSize) return;
+      drawn = now;
+      draw(progress);
+    },
+    done() {
+      if (shown) process.stderr.write('\n');
+    },
+  };
+}
+
+function importOutput(agencyId: string, result: EraImportResult) {
+  const json = {
+    outcome: result.outcome,
+    agency_id: agencyId,
+    era_file_id: result.eraFileId,
+    file_name: result.fileName,
+    payments: result.payments,
+    claims: result.claims,
+    ...(result.providerAdjustments === undefined ? {} : { provider_adjustments: result.providerAdjustments }),
+    ...(result.matches === undefined ? {} : { matched: result.matches.matched, partially_matched: result.matches.partially_matched, unmatched: result.matches.unmatched }),
+  };
+  const headline = result.outcome === 'already_imported' ? `${result.fileName} was already imported (era_file_id ${result.eraFileId}): nothing was added.` : 'Imported the ERA file.';
+  return { json, text: `${headline}\n${describe(json)}` };
+}
+
+export const eraCommands: Commands = {
+  import: {
+    usage: 'era import --agency ID FILE.835   (X12 835 005010X221A1 remittances; atomic; the same file again adds nothing)',
+    options: { agency: { type: 'string' } },
+    positionals: true,
+    async run({ db, options, positionals = [] }) {
+      const agencyId = requiredOption(options, 'agency');
+      if (positionals.length !== 1) throw new AdminError('give exactly one 835 file after the options');
+      const [path] = positionals;
+      try {
+        await access(path);
+      } catch (err) {
+        throw new AdminError(`cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+      }
+      const bar = options.json !== true && process.stderr.isTTY ? progressBar() : undefined;
+      try {
+        const source = await fileSource(path);
+        const result = await db.transaction().execute((trx) => importEraFile(trx, agencyId, source, bar?.update));
+        return importOutput(agencyId, result);
+      } catch (err) {
+        if (err instanceof EraImportError) throw new AdminError(err.message);
+        throw err;
+      } finally {
+        bar?.done();
+      }
+    },
+  },
+  files: {
+    usage: 'era files --agency ID   (every imported 835 file, newest first)',
+    options: { agency: { type: 'string' } },
+    async run({ db, options }) {
+      const store = new TenantStore(db, { agencyId: requiredOption(options, 'agency'), phiMode: 'phi' }, { resourceType: 'remittance', resourceIds: [] });
+      const files = (await listFiles(store)).map((row) => ({
+        era_file_id: row.id,
+        file_name: row.file_name,
+        interchange_control_number: row.interchange_control_number,
+        payments: row.payment_count,
+        claims: row.claim_count,
+        imported_at: row.created_at.toISOString(),
+      }));
+      return { json: { files }, text: files.length === 0 ? 'No ERA files.' : files.map((file) => describe(file)).join('\n\n') };
+    },
+  },
+};

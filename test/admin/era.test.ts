@@ -1,0 +1,32 @@
+import t from 'tap';
+import { join } from 'node:path';
+import { AdminError, type Command, type Options } from '../../src/admin/command.js';
+import { eraCommands } from '../../src/admin/era.js';
+import { loadConfig } from '../../src/config.js';
+import { testDatabase } from '../helpers/database.js';
+import { createTestIntegration } from '../helpers/identity.js';
+import { testKeyEncryption } from '../helpers/secrets.js';
+
+/** The era commands in-process on the test database (cli.test.ts runs the real script). */
+const { db } = await testDatabase();
+const config = loadConfig({});
+const run = (command: Command, options: Options, positionals: string[] = []) => command.run({ db, config, options, positionals, keyEncryption: () => testKeyEncryption });
+const fixture = (name: string) => join(import.meta.dirname, '../fixtures/era', name);
+
+t.test('era import: the file\'s counts and match results; era files lists it', async (t) => {
+  const { agencyId } = await createTestIntegration(db);
+  const imported = await run(eraCommands.import, { agency: agencyId }, [fixture('secondary-payer-checks-no-breaks.835')]);
+  t.match(imported.json, { outcome: 'imported', agency_id: agencyId, payments: 2, claims: 2, provider_adjustments: 0, matched: 0, partially_matched: 0, unmatched: 2 });
+  t.match(imported.text, /^Imported the ERA file\.\noutcome: +imported\n/);
+  const files = await run(eraCommands.files, { agency: agencyId });
+  t.match(files.json, { files: [{ era_file_id: imported.json.era_file_id, file_name: 'secondary-payer-checks-no-breaks.835', interchange_control_number: '000000318', payments: 2, claims: 2 }] });
+});
+
+t.test('era import refusals are one line', async (t) => {
+  const { agencyId } = await createTestIntegration(db);
+  await t.rejects(run(eraCommands.import, { agency: agencyId }, []), new AdminError('give exactly one 835 file after the options'));
+  await t.rejects(run(eraCommands.import, { agency: agencyId }, ['/nonexistent.835']), new AdminError('cannot read /nonexistent.835: ENOENT'));
+  await t.rejects(run(eraCommands.import, {}, [fixture('recoupment-only.835')]), new AdminError('--agency is required'));
+  await t.rejects(run(eraCommands.import, { agency: 'no-such-agency' }, [fixture('recoupment-only.835')]), new AdminError('agency "no-such-agency" does not exist'));
+  t.same((await run(eraCommands.files, { agency: agencyId })).json, { files: [] });
+});

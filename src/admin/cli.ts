@@ -11,6 +11,7 @@ import { loadKeyEncryption } from '../identity/key-encryption-keys.js';
 import type { KeyEncryption } from '../identity/key-encryption.js';
 import { tokenCommands } from './token.js';
 import { qualityCommands } from './quality.js';
+import { webhookCommands } from './webhook.js';
 
 const NOUNS: Record<string, Commands> = {
   agency: agencyCommands,
@@ -20,6 +21,7 @@ const NOUNS: Record<string, Commands> = {
   secrets: secretsCommands,
   demo: demoCommands,
   quality: qualityCommands,
+  webhook: webhookCommands,
 };
 
 const COMMON_OPTIONS = { json: { type: 'boolean' }, help: { type: 'boolean' } } as const;

@@ -245,6 +245,29 @@ t.test('a receiver that does not answer in time is a failed attempt; an answer i
   await createTask('Nobody answers');
   await until('the delivery is failed', async () => ((await admin(webhookCommands.deliveries, { id, status: 'failed' })).deliveries as unknown[]).length === 1);
   t.match(((await admin(webhookCommands.deliveries, { id })).deliveries as Array<{ last_error: string }>)[0].last_error, 'no answer within 0.3 s');
+
+  // A 200 whose body never ends: the attempt reads 64 KiB of it and is done, well before the time-out.
+  const endless = createServer((request, reply) => {
+    request.resume();
+    reply.writeHead(200);
+    const chunk = Buffer.alloc(16_384, 'x');
+    const pump = () => {
+      while (reply.write(chunk));
+    };
+    reply.on('drain', pump);
+    pump();
+  });
+  await new Promise<void>((resolve) => endless.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => {
+    endless.closeAllConnections();
+    endless.close();
+  });
+  const talkative = await subscribe({ url: `http://127.0.0.1:${(endless.address() as AddressInfo).port}/hooks` } as TestReceiver, 'task.created');
+  startWebhookWorker(t, db, { retryDelaysMs: [], timeoutMs: 10_000 });
+  const started = Date.now();
+  await createTask('Long answer');
+  await until('the delivery is delivered', async () => ((await admin(webhookCommands.deliveries, { id: talkative.id, status: 'delivered' })).deliveries as unknown[]).length === 1);
+  t.ok(Date.now() - started < 9_000, 'without waiting for the end of the answer');
 });
 
 t.test('events exist exactly when their change committed', async (t) => {

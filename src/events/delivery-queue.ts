@@ -87,8 +87,15 @@ export async function recordOutcome(db: Kysely<DB>, claimed: ClaimedDelivery, ou
   const update = () => db.updateTable('webhook_deliveries');
   const subscription = () => db.updateTable('webhook_subscriptions').where('agency_id', '=', claimed.agency_id).where('id', '=', claimed.subscription_id);
   if (outcome.delivered) {
-    const done = await fence(update()).set({ status: 'delivered', delivered_at: sql<Date>`now()`, last_status_code: outcome.status, last_error: null }).executeTakeFirst();
-    if (Number(done.numUpdatedRows) === 1) await subscription().set({ failing_since: null }).where('failing_since', 'is not', null).execute();
+    // One round trip: the success, and the end of the subscription's failing streak if it had one.
+    await sql`
+      with done as (
+        update webhook_deliveries set status = 'delivered', delivered_at = now(), last_status_code = ${outcome.status}, last_error = null
+        where agency_id = ${claimed.agency_id} and id = ${claimed.id} and attempts = ${claimed.attempts} and status = 'pending'
+        returning agency_id, subscription_id
+      )
+      update webhook_subscriptions s set failing_since = null from done
+      where s.agency_id = done.agency_id and s.id = done.subscription_id and s.failing_since is not null`.execute(db);
     return;
   }
   const next =

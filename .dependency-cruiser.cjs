@@ -9,6 +9,10 @@
 //   domain    src/domain/: pure rules (see domain-is-pure). Also src/catalog/, a pure view of the route table
 //             that routes serve.
 //   identity  src/identity/: client secrets, signing keys, tokens, the authenticator, sealed secrets.
+//   events    src/events/: webhooks' outbox and delivery queues, envelope and payloads (reduced by the domain's
+//             no_phi reducer), signing, receiver address checks and requests, and the receiver helper
+//             verifyDelivery. Beside identity, whose sealed secrets it opens; below the gateway, whose pipeline
+//             writes commands' events through its outbox, and the workers, which deliver them.
 //   gateway   src/gateway/ (and src/workers/, the background jobs the gateway feeds): what runs around a handler.
 //   wiring    src/config.ts (reads the environment; above identity, whose key settings it decides) and
 //             src/services.ts (builds the long-lived identity and gateway collaborators of one app).
@@ -25,6 +29,7 @@ const layers = [
   { name: 'db', path: ['^src/(db/|project-files\\.ts$)', TABLE_TYPES] },
   { name: 'domain', path: '^src/(domain|catalog)/' },
   { name: 'identity', path: '^src/identity/' },
+  { name: 'events', path: '^src/events/' },
   { name: 'gateway', path: '^src/(gateway|workers)/' },
   { name: 'wiring', path: '^src/(config|services)\\.ts$' },
   { name: 'resources', path: '^src/resources/', pathNot: TABLE_TYPES },
@@ -80,6 +85,13 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/gateway/(pipeline|gateway|direct-call)\\.ts$' },
       to: { path: '^node_modules/fastify/', reachable: true },
+    },
+    {
+      name: 'receiver-helper-stands-alone',
+      comment: 'verifyDelivery is what receivers run: it needs nothing but node:crypto, so a receiver can take the file alone.',
+      severity: 'error',
+      from: { path: '^src/events/verify-delivery\\.ts$' },
+      to: { pathNot: '^crypto$', dependencyTypesNot: ['type-only'] },
     },
     {
       name: 'in-a-layer',

@@ -8,6 +8,7 @@ import { compileValidators } from './validators.js';
 import { ERROR_SHAPES, generateRouteTable, planOperation, type ValidatorPlan } from './route-table.js';
 import { noPhiPlans } from './no-phi-plan.js';
 import { requestFields } from './request-fields.js';
+import { listWebhooks } from './webhooks.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const doc = readDocument(join(root, 'openapi.json'));
@@ -15,16 +16,19 @@ const doc = readDocument(join(root, 'openapi.json'));
 const plan: ValidatorPlan = { parameters: {}, bodies: {} };
 const shapes = v1Shapes(doc);
 const operations = listOperations(doc);
-const noPhi = noPhiPlans(doc, operations);
+const webhooks = listWebhooks(doc);
+const noPhi = noPhiPlans(doc, operations, webhooks.map((webhook) => webhook.dataSchema));
 const entries = operations.map((entry) => planOperation(doc, entry, plan, new Set(Object.keys(shapes)), noPhi.roots));
 // The two error shapes, for refusals outside any operation (unknown path, method, body size).
 for (const name of ERROR_SHAPES) plan.bodies[`schema${name}`] = { $ref: `#/components/schemas/${name}` };
+// What a receiver gets: each event type's envelope, checked by tests of deliveries.
+for (const webhook of webhooks) plan.bodies[`${webhook.operationId}Body`] = { $ref: `#/components/schemas/${webhook.envelopeSchema}` };
 
 const files: Record<string, string> = {
   'src/generated/openapi.ts': await generateTypes(doc),
   'src/generated/validators-parameters.ts': compileValidators(doc, plan.parameters, true),
   'src/generated/validators-bodies.ts': compileValidators(doc, plan.bodies, false),
-  'src/generated/contract.ts': generateRouteTable(doc, entries, shapes, noPhi.plans, requestFields(doc, operations)),
+  'src/generated/contract.ts': generateRouteTable(doc, entries, shapes, noPhi.plans, requestFields(doc, operations), webhooks),
 };
 
 const check = process.argv.includes('--check');

@@ -8,7 +8,7 @@ import { refName, schemaNameOf } from './contract-v1.js';
  */
 const MARK = 'x-svc-phi';
 
-/** The reductions the gateway implements (src/gateway/no-phi-reduction.ts); the document's table must list exactly these. */
+/** The reductions implemented (src/domain/no-phi-reduction.ts); the document's table must list exactly these. */
 const IMPLEMENTED = ['kept', 'withheld', 'handle', 'year', 'zip3', 'birth_date', 'age', 'category'];
 
 export type Reduction =
@@ -145,14 +145,18 @@ const okSchemaName = (doc: JsonObject, entry: OperationEntry): string | undefine
   return schema && refName(schema);
 };
 
-/** The reduction plans, and the root schema of each pseudonymized operation that has one; throws listing every unmarked field. */
-export function noPhiPlans(doc: JsonObject, entries: OperationEntry[]): { plans: Record<string, SchemaPlan>; roots: Record<string, string> } {
+/**
+ * The reduction plans, and the root schema of each pseudonymized operation that has one; `eventData` are the data
+ * schemas of webhook events, which no_phi subscriptions receive reduced. Throws listing every unmarked field.
+ */
+export function noPhiPlans(doc: JsonObject, entries: OperationEntry[], eventData: string[]): { plans: Record<string, SchemaPlan>; roots: Record<string, string> } {
   const compiler = new PlanCompiler(doc);
   const roots: Record<string, string> = {};
   for (const entry of entries) {
     const root = entry.operation['x-svc-no-phi'] === 'pseudonymized' ? okSchemaName(doc, entry) : undefined;
     if (root && compiler.visit(root)) roots[entry.operationId] = root;
   }
+  for (const schema of eventData) compiler.visit(schema);
   if (compiler.problems.length > 0) throw new Error(`openapi.json: no_phi marks are missing or wrong:\n  ${compiler.problems.join('\n  ')}`);
   return { plans: compiler.plans, roots };
 }

@@ -4,6 +4,7 @@ import { GENERATED_HEADER } from './header.js';
 import type { V1Shape } from './contract-v1.js';
 import type { SchemaPlan } from './no-phi-plan.js';
 import type { RequestFields } from './request-fields.js';
+import { generateWebhookTable, type WebhookEntry } from './webhooks.js';
 
 export interface ValidatorPlan {
   parameters: ValidatorSchemas;
@@ -101,7 +102,7 @@ export function planOperation(doc: JsonObject, entry: OperationEntry, plan: Vali
 }
 
 export function generateRouteTable(doc: JsonObject, entries: string[], shapes: Record<string, V1Shape>, noPhiPlans: Record<string, SchemaPlan>,
-  requestFields: Record<string, RequestFields>): string {
+  requestFields: Record<string, RequestFields>, webhooks: WebhookEntry[]): string {
   const x = (key: string) => JSON.stringify(doc[key], null, 2);
   return `${GENERATED_HEADER}
 import * as parameters from './validators-parameters.js';
@@ -145,6 +146,10 @@ export type ErrorCode = (typeof errorCodes)[number]['code'];
 export const contractVersions = ${x('x-svc-contract-versions')} as const;
 
 export const webhookEnvelopeVersion = ${x('x-svc-webhook-envelope-version')} as const;
+
+${generateWebhookTable(webhooks, new Set(Object.keys(noPhiPlans)))}
+/** Retries, time-outs and limits of webhook deliveries. */
+export const webhookDelivery = ${x('x-svc-webhook-delivery')} as const;
 
 export const requestShapes = ${x('x-svc-request-shapes')} as const;
 

@@ -3,6 +3,8 @@ import { pino } from 'pino';
 import { databaseOptions, loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/database.js';
 import { createWorker, workerNames } from '../src/workers/registry.js';
+import { loadKeyEncryption } from '../src/identity/key-encryption-keys.js';
+import type { KeyEncryption } from '../src/identity/key-encryption.js';
 
 /** `npm run worker -- <name>`: one worker of src/workers/registry.ts as its own process, stopped with drain on SIGTERM/SIGINT. */
 async function main(): Promise<void> {
@@ -12,7 +14,9 @@ async function main(): Promise<void> {
   const config = loadConfig();
   const logger = pino({ level: config.logLevel }).child({ worker: name });
   const database = await openDatabase({ ...databaseOptions(config), logger });
-  worker.start({ db: database.db, log: logger });
+  let keys: KeyEncryption | undefined;
+  const keyEncryption = () => (keys ??= loadKeyEncryption(config.secretsKey, (message) => logger.warn(message)));
+  worker.start({ db: database.db, log: logger, keyEncryption });
   // A worker's timers never hold a process open (a server must be able to exit); this process exists for it.
   const keepAlive = setInterval(() => {}, 2 ** 31 - 1);
   closeWithGrace({ delay: config.shutdownGraceMs }, async ({ signal, err }) => {

@@ -13,6 +13,8 @@ import { AuditBuffer } from './gateway/audit.js';
 import { MeteringBuffer } from './gateway/metering.js';
 import { UsageLimiter } from './gateway/usage-limits.js';
 import { CursorSeal } from './identity/cursor-seal.js';
+import type { EventOutbox } from './db/tenant-store.js';
+import { webhookOutbox } from './events/outbox.js';
 import { auditFlusher, meteringFlusher } from './workers/flushers.js';
 import { inProcessWorkers } from './workers/registry.js';
 import { startWorkers } from './workers/worker.js';
@@ -32,6 +34,8 @@ export interface AppServices {
   metering: MeteringBuffer;
   audit: AuditBuffer;
   cursorSeal: CursorSeal;
+  /** Where commands' events go: the webhooks outbox, in each command's transaction. */
+  outbox: EventOutbox;
   /** Stops the in-process workers (each finishing its run and flushing) and hands back unspent leases. */
   close(): Promise<void>;
 }
@@ -48,7 +52,7 @@ export function createServices(config: Config, db: Kysely<DB>, keyEncryption: Ke
   const metering = new MeteringBuffer(db, log);
   const audit = new AuditBuffer(db, log);
   const usageLimiter = new UsageLimiter(db);
-  const stopWorkers = startWorkers([meteringFlusher(metering), auditFlusher(audit), ...inProcessWorkers(config.inProcessWorkers)], { db, log });
+  const stopWorkers = startWorkers([meteringFlusher(metering), auditFlusher(audit), ...inProcessWorkers(config.inProcessWorkers)], { db, log, keyEncryption: () => keyEncryption });
   // Units not handed back stay counted until their window ends, as after a crash: a bounded loss, not a failed shutdown.
   const returnLeases = () => usageLimiter.close().catch((err: unknown) => log.error({ err }, 'leased usage units not handed back at shutdown'));
   return {
@@ -61,6 +65,7 @@ export function createServices(config: Config, db: Kysely<DB>, keyEncryption: Ke
     metering,
     audit,
     cursorSeal: new CursorSeal(db, keyEncryption),
+    outbox: webhookOutbox,
     close: async () => {
       await Promise.all([stopWorkers(), returnLeases()]);
     },

@@ -17,6 +17,7 @@ import * as m0015 from './0015_physician_orders.js';
 import * as m0016 from './0016_working_collections.js';
 import * as m0017 from './0017_hhvbp.js';
 import * as m0018 from './0018_remittances.js';
+import * as m0019 from './0019_webhooks.js';
 
 /**
  * Every migration, in order. Listed by hand rather than read from the filesystem so the same list
@@ -41,4 +42,5 @@ export const migrations: Record<string, Migration> = {
   '0016_working_collections': m0016,
   '0017_hhvbp': m0017,
   '0018_remittances': m0018,
+  '0019_webhooks': m0019,
 };

@@ -12,6 +12,7 @@ import type { KeyEncryption } from '../identity/key-encryption.js';
 import { tokenCommands } from './token.js';
 import { qualityCommands } from './quality.js';
 import { eraCommands } from './era.js';
+import { webhookCommands } from './webhook.js';
 
 const NOUNS: Record<string, Commands> = {
   agency: agencyCommands,
@@ -22,6 +23,7 @@ const NOUNS: Record<string, Commands> = {
   demo: demoCommands,
   quality: qualityCommands,
   era: eraCommands,
+  webhook: webhookCommands,
 };
 
 const COMMON_OPTIONS = { json: { type: 'boolean' }, help: { type: 'boolean' } } as const;

@@ -5,6 +5,7 @@ import type { IdentityTables } from './tables/identity.js';
 import type { PseudonymTables } from './tables/pseudonyms.js';
 import type { ServiceSecretTables } from './tables/service-secrets.js';
 import type { UsageTables } from './tables/usage.js';
+import type { WebhookTables } from './tables/webhooks.js';
 import type { PatientTables } from '../resources/patients/patient-tables.js';
 import type { ReferralTables } from '../resources/referrals/referral-tables.js';
 import type { IntakeTables } from '../resources/intakes/intake-tables.js';
@@ -20,6 +21,6 @@ import type { RemittanceTables } from '../resources/remittances/remittance-table
  * family's beside its handlers (src/resources/<family>/<family>-tables.ts, part of this layer).
  */
 export interface DB
-  extends AgencyTables, AgencyDirectoryTables, IdentityTables, PseudonymTables, UsageTables, CommandLedgerTables, ServiceSecretTables,
+  extends AgencyTables, AgencyDirectoryTables, IdentityTables, PseudonymTables, UsageTables, CommandLedgerTables, ServiceSecretTables, WebhookTables,
     PatientTables, ReferralTables, IntakeTables, VisitTables, TaskTables,
     HhvbpTables, PhysicianOrderTables, WorkingCollectionTables, RemittanceTables {}

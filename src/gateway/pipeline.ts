@@ -17,7 +17,7 @@ import type { AuditBuffer } from './audit.js';
 import type { MeteringBuffer } from './metering.js';
 import type { UsageLimiter } from './usage-limits.js';
 import { CommandStore, TenantStore, type EventOutbox } from '../db/tenant-store.js';
-import { reduceForNoPhi } from './no-phi-reduction.js';
+import { reduceForNoPhi } from '../domain/no-phi-reduction.js';
 import type { RunningHandlers } from './running-handlers.js';
 import { elapsedMs } from './response-time.js';
 import { NEVER_ABORTED, withAbortableTimeout, withTimeout } from './handler-timeout.js';
@@ -35,7 +35,7 @@ export interface GatewayServices {
   metering: MeteringBuffer;
   audit: AuditBuffer;
   cursorSeal: CursorSeal;
-  /** Where commands' events are written; none until events are delivered (webhooks). */
+  /** Where commands' events are written (the webhooks outbox); without one, emitting refuses. */
   outbox?: EventOutbox;
 }
 

@@ -1125,6 +1125,55 @@ export const v1Shapes: Record<string, { omit: readonly string[]; rename: Readonl
     "children": {
       "summary": "AllocationSummary"
     }
+  },
+  "IntakeStatusChange": {
+    "omit": [],
+    "rename": {},
+    "children": {
+      "intake": "IntakeSummary"
+    }
+  },
+  "TaskUpdate": {
+    "omit": [],
+    "rename": {},
+    "children": {
+      "task": "Task"
+    }
+  },
+  "ReferralCreatedEvent": {
+    "omit": [],
+    "rename": {},
+    "children": {
+      "data": "ReferralSummary"
+    }
+  },
+  "ReferralDeclinedEvent": {
+    "omit": [],
+    "rename": {},
+    "children": {
+      "data": "ReferralSummary"
+    }
+  },
+  "IntakeStatusChangedEvent": {
+    "omit": [],
+    "rename": {},
+    "children": {
+      "data": "IntakeStatusChange"
+    }
+  },
+  "TaskCreatedEvent": {
+    "omit": [],
+    "rename": {},
+    "children": {
+      "data": "Task"
+    }
+  },
+  "TaskUpdatedEvent": {
+    "omit": [],
+    "rename": {},
+    "children": {
+      "data": "TaskUpdate"
+    }
   }
 };
 
@@ -1893,6 +1942,18 @@ export const noPhiPlans: Record<string, { fields: Readonly<Record<string, NoPhiR
     "children": {
       "data": "PhysicianOrder"
     }
+  },
+  "IntakeStatusChange": {
+    "fields": {},
+    "children": {
+      "intake": "IntakeSummary"
+    }
+  },
+  "TaskUpdate": {
+    "fields": {},
+    "children": {
+      "task": "Task"
+    }
   }
 };
 
@@ -2287,6 +2348,69 @@ export const contractVersions = [
 ] as const;
 
 export const webhookEnvelopeVersion = "2026-06-27" as const;
+
+/** The event types of the document's `webhooks`: the schema of each one's data, its no_phi plan, and its envelope's validator. */
+export const webhookEvents = {
+  "referral.created": {
+    operationId: "referralCreatedEvent",
+    clinical: true,
+    dataSchema: "ReferralSummary",
+    noPhiSchema: "ReferralSummary",
+    validate: bodies.referralCreatedEventBody as Validator,
+  },
+  "referral.declined": {
+    operationId: "referralDeclinedEvent",
+    clinical: true,
+    dataSchema: "ReferralSummary",
+    noPhiSchema: "ReferralSummary",
+    validate: bodies.referralDeclinedEventBody as Validator,
+  },
+  "intake.status_changed": {
+    operationId: "intakeStatusChangedEvent",
+    clinical: true,
+    dataSchema: "IntakeStatusChange",
+    noPhiSchema: "IntakeStatusChange",
+    validate: bodies.intakeStatusChangedEventBody as Validator,
+  },
+  "task.created": {
+    operationId: "taskCreatedEvent",
+    clinical: true,
+    dataSchema: "Task",
+    noPhiSchema: "Task",
+    validate: bodies.taskCreatedEventBody as Validator,
+  },
+  "task.updated": {
+    operationId: "taskUpdatedEvent",
+    clinical: true,
+    dataSchema: "TaskUpdate",
+    noPhiSchema: "TaskUpdate",
+    validate: bodies.taskUpdatedEventBody as Validator,
+  },
+} as const;
+
+export type WebhookEventType = keyof typeof webhookEvents;
+
+/** Retries, time-outs and limits of webhook deliveries. */
+export const webhookDelivery = {
+  "description": "How webhook deliveries are made (spec 6.4 to 6.6). One delivery per event and subscription, with one id across retries and replays; deliveries are at least once and in no guaranteed order. Only a 2xx answer is success. After a failed attempt the next one waits a random time between 0 and the attempt's delay below (full jitter), or the receiver's Retry-After when that is longer (at most a day); after the last delay's attempt fails the delivery is failed and can be replayed by an administrator. 410 Gone disables the subscription; so does failing for disable_after_failing_days without a success. Redirects are not followed (a 3xx is a failure). Receivers must be https:// and must not resolve to private, loopback, link-local, multicast or metadata addresses, checked at subscription and at each attempt (the address checked is the one connected to).",
+  "retry_delays_seconds": [
+    5,
+    300,
+    1800,
+    7200,
+    18000,
+    36000,
+    50400,
+    72000,
+    86400
+  ],
+  "jitter": "full",
+  "retry_after_max_seconds": 86400,
+  "timeout_seconds": 15,
+  "response_read_limit_bytes": 65536,
+  "signature_tolerance_seconds": 300,
+  "disable_after_failing_days": 5
+} as const;
 
 export const requestShapes = {
   "createReferral": [

@@ -557,7 +557,108 @@ export type paths = {
         trace?: never;
     };
 };
-export type webhooks = Record<string, never>;
+export type webhooks = {
+    "referral.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A referral was filed
+         * @description Raised by route 11 for every referral it records, accepted or declined (a declined one also raises referral.declined). `data` is the referral as route 12 lists it (ReferralSummary). In a `no_phi` subscription `data` is reduced exactly as the routes reduce it for `no_phi` sessions (x-svc-phi marks: surrogate handles, years, categories, withheld free text). Clinical: held until the subscription's business associate agreement is recorded as signed, then released in order.
+         */
+        post: operations["referralCreatedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "referral.declined": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A filed referral was declined
+         * @description Raised by route 11 when the intake pipeline declines the lead (out of area, service line not offered): `data.decline_reason` says why. In a `no_phi` subscription `data` is reduced exactly as the routes reduce it for `no_phi` sessions (x-svc-phi marks: surrogate handles, years, categories, withheld free text). Clinical: held until the subscription's business associate agreement is recorded as signed, then released in order.
+         */
+        post: operations["referralDeclinedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "intake.status_changed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An intake was opened or its status changed
+         * @description Raised when a change of this service sets an intake's status: today route 11, which opens every referral's intake (`previous_status` null; status pending_review, or declined for a declined lead). Status changes made by reviewers in the product are not raised by this service. In a `no_phi` subscription `data` is reduced exactly as the routes reduce it for `no_phi` sessions (x-svc-phi marks: surrogate handles, years, categories, withheld free text). Clinical: held until the subscription's business associate agreement is recorded as signed, then released in order.
+         */
+        post: operations["intakeStatusChangedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "task.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A task was created
+         * @description Raised by route 17. `data` is the task as route 18 returns it. In a `no_phi` subscription `data` is reduced exactly as the routes reduce it for `no_phi` sessions (x-svc-phi marks: surrogate handles, years, categories, withheld free text). Clinical: held until the subscription's business associate agreement is recorded as signed, then released in order.
+         */
+        post: operations["taskCreatedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "task.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A task was updated
+         * @description Raised by route 19 for every accepted update, with the fields it changed. In a `no_phi` subscription `data` is reduced exactly as the routes reduce it for `no_phi` sessions (x-svc-phi marks: surrogate handles, years, categories, withheld free text). Clinical: held until the subscription's business associate agreement is recorded as signed, then released in order.
+         */
+        post: operations["taskUpdatedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+};
 export type components = {
     schemas: {
         /** @description Page metadata of spec 2.1. */
@@ -2458,6 +2559,79 @@ export type components = {
         AllocationListMeta: components["schemas"]["ListMeta"] & {
             summary: components["schemas"]["AllocationSummary"];
         };
+        /** @description Envelope of every webhook delivery (spec 6.3). The body is signed as sent: verify the raw bytes before parsing (verifyDelivery). */
+        WebhookEnvelope: {
+            /** @description Event id: the same in every delivery of this event, to every subscription. Record it (with x-svc-delivery-id) before acknowledging, and process each event id once. */
+            id: string;
+            /** @description Event type: a key of the contract's `webhooks`. */
+            type: string;
+            /**
+             * @description Version of this envelope (x-svc-webhook-envelope-version).
+             * @enum {string}
+             */
+            envelope_version: "2026-06-27";
+            /** @description Contract version whose schemas `data` follows: webhook payloads are in the current contract version (x-svc-contract-versions, status current), whatever version an integration's tokens negotiate. */
+            contract_version: string;
+            /** @description Agency whose change this is. */
+            agency_id: string;
+            /**
+             * Format: date-time
+             * @description When the change committed (the event was written in the same transaction). Deliveries are not in order: sort by this, or read the resource, when order matters.
+             */
+            created_at: string;
+            /** @description The facts of the change: each event type's schema. */
+            data: Record<string, never>;
+        };
+        /** @description An intake's status after a change, and before it. */
+        IntakeStatusChange: {
+            intake: components["schemas"]["IntakeSummary"];
+            /**
+             * @description Status before the change; null when the change opened the intake (a referral filed through route 11 opens its intake as pending_review, or declined for a declined lead).
+             * @enum {string|null}
+             */
+            previous_status: "pending_review" | "in_review" | "awaiting_information" | "accepted" | "declined" | "admitted" | "non_admit" | "cancelled" | null;
+        };
+        /** @description A task after an update (route 19), with what changed. */
+        TaskUpdate: {
+            task: components["schemas"]["Task"];
+            /** @description Fields whose value the update changed (an update that changes nothing still raises the version and is reported with an empty list). */
+            changed_fields: ("title" | "description" | "status" | "priority" | "due_date" | "assignee_id" | "completed_at")[];
+            /**
+             * @description Status before the update (equal to task.status when the status did not change).
+             * @enum {string}
+             */
+            previous_status: "open" | "in_progress" | "done" | "cancelled";
+        };
+        /** @description referral.created: a referral was filed (route 11), accepted or declined. */
+        ReferralCreatedEvent: components["schemas"]["WebhookEnvelope"] & {
+            /** @enum {string} */
+            type?: "referral.created";
+            data?: components["schemas"]["ReferralSummary"];
+        };
+        /** @description referral.declined: the intake pipeline declined a filed referral. */
+        ReferralDeclinedEvent: components["schemas"]["WebhookEnvelope"] & {
+            /** @enum {string} */
+            type?: "referral.declined";
+            data?: components["schemas"]["ReferralSummary"];
+        };
+        /** @description intake.status_changed: an intake was opened or its status changed. */
+        IntakeStatusChangedEvent: components["schemas"]["WebhookEnvelope"] & {
+            /** @enum {string} */
+            type?: "intake.status_changed";
+            data?: components["schemas"]["IntakeStatusChange"];
+        };
+        /** @description task.created: a task was created (route 17). */
+        TaskCreatedEvent: components["schemas"]["WebhookEnvelope"] & {
+            /** @enum {string} */
+            type?: "task.created";
+            data?: components["schemas"]["Task"];
+        };
+        /** @description task.updated: a task was updated (route 19). */
+        TaskUpdatedEvent: components["schemas"]["WebhookEnvelope"] & {
+            /** @enum {string} */
+            type?: "task.updated";
+            data?: components["schemas"]["TaskUpdate"];
+        };
     };
     responses: {
         /** @description Validation error: ApiError with issues for a request that does not match the contract (PLATFORM_INVALID_REQUEST, PLATFORM_INVALID_IDEMPOTENCY_KEY, unsupported svc-contract-version, a body nested more than 64 levels deep or not valid UTF-8, two Authorization headers); ExternalPlatformError for a business rule (PLATFORM_INVALID_INPUT). */
@@ -2599,6 +2773,22 @@ export type components = {
         Cursor: string;
         /** @description Resource id. */
         Id: string;
+        /** @description `sha256=` + hex SHA-256 of the raw body. */
+        WebhookPayloadSha256: string;
+        /** @description Unix time in seconds when this attempt was signed; reject it when more than 300 seconds from your clock. */
+        WebhookSignatureTimestamp: string;
+        /** @description Delivery id (`whd_...`): one per event and subscription, the same on every retry and on a manual replay. */
+        WebhookDeliveryId: string;
+        /** @description `v1=` + hex HMAC-SHA256, keyed with the signing secret (its full text, `whsec_...`, as UTF-8), of `v1.` + timestamp + `.` + delivery id + `.` + x-svc-payload-sha256 + `.` + raw body. */
+        WebhookSignature: string;
+        /** @description The same signature under the retiring secret, sent only during a rotation's overlap window. */
+        WebhookSignaturePrevious: string;
+        /** @description Standard Webhooks: the delivery id again (x-svc-delivery-id). */
+        StandardWebhookId: string;
+        /** @description Standard Webhooks: the signing time again (x-svc-signature-timestamp). */
+        StandardWebhookTimestamp: string;
+        /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>` keyed with the base64-decoded part of the secret after `whsec_`; space-separated with the retiring secret's during an overlap. Libraries such as `standardwebhooks` verify it unchanged. */
+        StandardWebhookSignature: string;
     };
     requestBodies: never;
     headers: {
@@ -4005,6 +4195,236 @@ export interface operations {
             501: components["responses"]["NotImplemented"];
             503: components["responses"]["ServiceUnavailable"];
             504: components["responses"]["Timeout"];
+        };
+    };
+    referralCreatedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description `sha256=` + hex SHA-256 of the raw body. */
+                "x-svc-payload-sha256": components["parameters"]["WebhookPayloadSha256"];
+                /** @description Unix time in seconds when this attempt was signed; reject it when more than 300 seconds from your clock. */
+                "x-svc-signature-timestamp": components["parameters"]["WebhookSignatureTimestamp"];
+                /** @description Delivery id (`whd_...`): one per event and subscription, the same on every retry and on a manual replay. */
+                "x-svc-delivery-id": components["parameters"]["WebhookDeliveryId"];
+                /** @description `v1=` + hex HMAC-SHA256, keyed with the signing secret (its full text, `whsec_...`, as UTF-8), of `v1.` + timestamp + `.` + delivery id + `.` + x-svc-payload-sha256 + `.` + raw body. */
+                "x-svc-signature": components["parameters"]["WebhookSignature"];
+                /** @description The same signature under the retiring secret, sent only during a rotation's overlap window. */
+                "x-svc-signature-previous"?: components["parameters"]["WebhookSignaturePrevious"];
+                /** @description Standard Webhooks: the delivery id again (x-svc-delivery-id). */
+                "webhook-id": components["parameters"]["StandardWebhookId"];
+                /** @description Standard Webhooks: the signing time again (x-svc-signature-timestamp). */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestamp"];
+                /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>` keyed with the base64-decoded part of the secret after `whsec_`; space-separated with the retiring secret's during an overlap. Libraries such as `standardwebhooks` verify it unchanged. */
+                "webhook-signature": components["parameters"]["StandardWebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReferralCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the subscription is disabled, and nothing more is sent to it until an administrator enables it again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery is done. Any other answer (or none within 15 seconds) is retried on the schedule of x-svc-webhook-delivery; the receiver's body is read up to 64 KiB and otherwise ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    referralDeclinedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description `sha256=` + hex SHA-256 of the raw body. */
+                "x-svc-payload-sha256": components["parameters"]["WebhookPayloadSha256"];
+                /** @description Unix time in seconds when this attempt was signed; reject it when more than 300 seconds from your clock. */
+                "x-svc-signature-timestamp": components["parameters"]["WebhookSignatureTimestamp"];
+                /** @description Delivery id (`whd_...`): one per event and subscription, the same on every retry and on a manual replay. */
+                "x-svc-delivery-id": components["parameters"]["WebhookDeliveryId"];
+                /** @description `v1=` + hex HMAC-SHA256, keyed with the signing secret (its full text, `whsec_...`, as UTF-8), of `v1.` + timestamp + `.` + delivery id + `.` + x-svc-payload-sha256 + `.` + raw body. */
+                "x-svc-signature": components["parameters"]["WebhookSignature"];
+                /** @description The same signature under the retiring secret, sent only during a rotation's overlap window. */
+                "x-svc-signature-previous"?: components["parameters"]["WebhookSignaturePrevious"];
+                /** @description Standard Webhooks: the delivery id again (x-svc-delivery-id). */
+                "webhook-id": components["parameters"]["StandardWebhookId"];
+                /** @description Standard Webhooks: the signing time again (x-svc-signature-timestamp). */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestamp"];
+                /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>` keyed with the base64-decoded part of the secret after `whsec_`; space-separated with the retiring secret's during an overlap. Libraries such as `standardwebhooks` verify it unchanged. */
+                "webhook-signature": components["parameters"]["StandardWebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReferralDeclinedEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the subscription is disabled, and nothing more is sent to it until an administrator enables it again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery is done. Any other answer (or none within 15 seconds) is retried on the schedule of x-svc-webhook-delivery; the receiver's body is read up to 64 KiB and otherwise ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    intakeStatusChangedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description `sha256=` + hex SHA-256 of the raw body. */
+                "x-svc-payload-sha256": components["parameters"]["WebhookPayloadSha256"];
+                /** @description Unix time in seconds when this attempt was signed; reject it when more than 300 seconds from your clock. */
+                "x-svc-signature-timestamp": components["parameters"]["WebhookSignatureTimestamp"];
+                /** @description Delivery id (`whd_...`): one per event and subscription, the same on every retry and on a manual replay. */
+                "x-svc-delivery-id": components["parameters"]["WebhookDeliveryId"];
+                /** @description `v1=` + hex HMAC-SHA256, keyed with the signing secret (its full text, `whsec_...`, as UTF-8), of `v1.` + timestamp + `.` + delivery id + `.` + x-svc-payload-sha256 + `.` + raw body. */
+                "x-svc-signature": components["parameters"]["WebhookSignature"];
+                /** @description The same signature under the retiring secret, sent only during a rotation's overlap window. */
+                "x-svc-signature-previous"?: components["parameters"]["WebhookSignaturePrevious"];
+                /** @description Standard Webhooks: the delivery id again (x-svc-delivery-id). */
+                "webhook-id": components["parameters"]["StandardWebhookId"];
+                /** @description Standard Webhooks: the signing time again (x-svc-signature-timestamp). */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestamp"];
+                /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>` keyed with the base64-decoded part of the secret after `whsec_`; space-separated with the retiring secret's during an overlap. Libraries such as `standardwebhooks` verify it unchanged. */
+                "webhook-signature": components["parameters"]["StandardWebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["IntakeStatusChangedEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the subscription is disabled, and nothing more is sent to it until an administrator enables it again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery is done. Any other answer (or none within 15 seconds) is retried on the schedule of x-svc-webhook-delivery; the receiver's body is read up to 64 KiB and otherwise ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    taskCreatedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description `sha256=` + hex SHA-256 of the raw body. */
+                "x-svc-payload-sha256": components["parameters"]["WebhookPayloadSha256"];
+                /** @description Unix time in seconds when this attempt was signed; reject it when more than 300 seconds from your clock. */
+                "x-svc-signature-timestamp": components["parameters"]["WebhookSignatureTimestamp"];
+                /** @description Delivery id (`whd_...`): one per event and subscription, the same on every retry and on a manual replay. */
+                "x-svc-delivery-id": components["parameters"]["WebhookDeliveryId"];
+                /** @description `v1=` + hex HMAC-SHA256, keyed with the signing secret (its full text, `whsec_...`, as UTF-8), of `v1.` + timestamp + `.` + delivery id + `.` + x-svc-payload-sha256 + `.` + raw body. */
+                "x-svc-signature": components["parameters"]["WebhookSignature"];
+                /** @description The same signature under the retiring secret, sent only during a rotation's overlap window. */
+                "x-svc-signature-previous"?: components["parameters"]["WebhookSignaturePrevious"];
+                /** @description Standard Webhooks: the delivery id again (x-svc-delivery-id). */
+                "webhook-id": components["parameters"]["StandardWebhookId"];
+                /** @description Standard Webhooks: the signing time again (x-svc-signature-timestamp). */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestamp"];
+                /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>` keyed with the base64-decoded part of the secret after `whsec_`; space-separated with the retiring secret's during an overlap. Libraries such as `standardwebhooks` verify it unchanged. */
+                "webhook-signature": components["parameters"]["StandardWebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TaskCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the subscription is disabled, and nothing more is sent to it until an administrator enables it again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery is done. Any other answer (or none within 15 seconds) is retried on the schedule of x-svc-webhook-delivery; the receiver's body is read up to 64 KiB and otherwise ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    taskUpdatedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description `sha256=` + hex SHA-256 of the raw body. */
+                "x-svc-payload-sha256": components["parameters"]["WebhookPayloadSha256"];
+                /** @description Unix time in seconds when this attempt was signed; reject it when more than 300 seconds from your clock. */
+                "x-svc-signature-timestamp": components["parameters"]["WebhookSignatureTimestamp"];
+                /** @description Delivery id (`whd_...`): one per event and subscription, the same on every retry and on a manual replay. */
+                "x-svc-delivery-id": components["parameters"]["WebhookDeliveryId"];
+                /** @description `v1=` + hex HMAC-SHA256, keyed with the signing secret (its full text, `whsec_...`, as UTF-8), of `v1.` + timestamp + `.` + delivery id + `.` + x-svc-payload-sha256 + `.` + raw body. */
+                "x-svc-signature": components["parameters"]["WebhookSignature"];
+                /** @description The same signature under the retiring secret, sent only during a rotation's overlap window. */
+                "x-svc-signature-previous"?: components["parameters"]["WebhookSignaturePrevious"];
+                /** @description Standard Webhooks: the delivery id again (x-svc-delivery-id). */
+                "webhook-id": components["parameters"]["StandardWebhookId"];
+                /** @description Standard Webhooks: the signing time again (x-svc-signature-timestamp). */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestamp"];
+                /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>` keyed with the base64-decoded part of the secret after `whsec_`; space-separated with the retiring secret's during an overlap. Libraries such as `standardwebhooks` verify it unchanged. */
+                "webhook-signature": components["parameters"]["StandardWebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TaskUpdatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the subscription is disabled, and nothing more is sent to it until an administrator enables it again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery is done. Any other answer (or none within 15 seconds) is retried on the schedule of x-svc-webhook-delivery; the receiver's body is read up to 64 KiB and otherwise ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
         };
     };
 }

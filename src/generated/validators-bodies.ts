@@ -41391,3 +41391,2692 @@ return errors === 0;
 }
 validate376.evaluated = {"props":{"error":true},"dynamicProps":false,"dynamicItems":false};
 
+export const referralCreatedEventBody = validate379;
+const schema372 = {"$ref":"components#/$defs/ReferralCreatedEvent"};
+const schema373 = {"allOf":[{"$ref":"components#/$defs/WebhookEnvelope"},{"type":"object","properties":{"type":{"type":"string","enum":["referral.created"]},"data":{"$ref":"components#/$defs/ReferralSummary"}}}],"description":"referral.created: a referral was filed (route 11), accepted or declined."};
+const schema374 = {"type":"object","required":["id","type","envelope_version","contract_version","agency_id","created_at","data"],"properties":{"id":{"type":"string","pattern":"^evt_","description":"Event id: the same in every delivery of this event, to every subscription. Record it (with x-svc-delivery-id) before acknowledging, and process each event id once."},"type":{"type":"string","description":"Event type: a key of the contract's `webhooks`."},"envelope_version":{"type":"string","enum":["2026-06-27"],"description":"Version of this envelope (x-svc-webhook-envelope-version)."},"contract_version":{"type":"string","description":"Contract version whose schemas `data` follows: webhook payloads are in the current contract version (x-svc-contract-versions, status current), whatever version an integration's tokens negotiate."},"agency_id":{"type":"string","description":"Agency whose change this is."},"created_at":{"type":"string","format":"date-time","description":"When the change committed (the event was written in the same transaction). Deliveries are not in order: sort by this, or read the resource, when order matters."},"data":{"type":"object","description":"The facts of the change: each event type's schema."}},"description":"Envelope of every webhook delivery (spec 6.3). The body is signed as sent: verify the raw bytes before parsing (verifyDelivery)."};
+const pattern70 = new RegExp("^evt_", "u");
+
+function validate380(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate380.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.id === undefined){
+const err0 = {instancePath,schemaPath:"components#/$defs/WebhookEnvelope/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.type === undefined){
+const err1 = {instancePath,schemaPath:"components#/$defs/WebhookEnvelope/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.envelope_version === undefined){
+const err2 = {instancePath,schemaPath:"components#/$defs/WebhookEnvelope/required",keyword:"required",params:{missingProperty: "envelope_version"},message:"must have required property '"+"envelope_version"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.contract_version === undefined){
+const err3 = {instancePath,schemaPath:"components#/$defs/WebhookEnvelope/required",keyword:"required",params:{missingProperty: "contract_version"},message:"must have required property '"+"contract_version"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.agency_id === undefined){
+const err4 = {instancePath,schemaPath:"components#/$defs/WebhookEnvelope/required",keyword:"required",params:{missingProperty: "agency_id"},message:"must have required property '"+"agency_id"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data.created_at === undefined){
+const err5 = {instancePath,schemaPath:"components#/$defs/WebhookEnvelope/required",keyword:"required",params:{missingProperty: "created_at"},message:"must have required property '"+"created_at"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data.data === undefined){
+const err6 = {instancePath,schemaPath:"components#/$defs/WebhookEnvelope/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data.id !== undefined){
+let data0 = data.id;
+if(typeof data0 === "string"){
+if(!pattern70.test(data0)){
+const err7 = {instancePath:instancePath+"/id",schemaPath:"components#/$defs/WebhookEnvelope/properties/id/pattern",keyword:"pattern",params:{pattern: "^evt_"},message:"must match pattern \""+"^evt_"+"\""};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+else {
+const err8 = {instancePath:instancePath+"/id",schemaPath:"components#/$defs/WebhookEnvelope/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.type !== undefined){
+if(typeof data.type !== "string"){
+const err9 = {instancePath:instancePath+"/type",schemaPath:"components#/$defs/WebhookEnvelope/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data.envelope_version !== undefined){
+let data2 = data.envelope_version;
+if(typeof data2 !== "string"){
+const err10 = {instancePath:instancePath+"/envelope_version",schemaPath:"components#/$defs/WebhookEnvelope/properties/envelope_version/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(!(data2 === "2026-06-27")){
+const err11 = {instancePath:instancePath+"/envelope_version",schemaPath:"components#/$defs/WebhookEnvelope/properties/envelope_version/enum",keyword:"enum",params:{allowedValues: schema374.properties.envelope_version.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data.contract_version !== undefined){
+if(typeof data.contract_version !== "string"){
+const err12 = {instancePath:instancePath+"/contract_version",schemaPath:"components#/$defs/WebhookEnvelope/properties/contract_version/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data.agency_id !== undefined){
+if(typeof data.agency_id !== "string"){
+const err13 = {instancePath:instancePath+"/agency_id",schemaPath:"components#/$defs/WebhookEnvelope/properties/agency_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(data.created_at !== undefined){
+let data5 = data.created_at;
+if(typeof data5 === "string"){
+if(!(formats0.validate(data5))){
+const err14 = {instancePath:instancePath+"/created_at",schemaPath:"components#/$defs/WebhookEnvelope/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+else {
+const err15 = {instancePath:instancePath+"/created_at",schemaPath:"components#/$defs/WebhookEnvelope/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data.data !== undefined){
+let data6 = data.data;
+if(!(data6 && typeof data6 == "object" && !Array.isArray(data6))){
+const err16 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/WebhookEnvelope/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+else {
+const err17 = {instancePath,schemaPath:"components#/$defs/WebhookEnvelope/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.type !== undefined){
+let data7 = data.type;
+if(typeof data7 !== "string"){
+const err18 = {instancePath:instancePath+"/type",schemaPath:"#/allOf/1/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(!(data7 === "referral.created")){
+const err19 = {instancePath:instancePath+"/type",schemaPath:"#/allOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema373.allOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+if(data.data !== undefined){
+let data8 = data.data;
+if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
+if(data8.id === undefined){
+const err20 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/ReferralSummary/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+if(data8.patient_id === undefined){
+const err21 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/ReferralSummary/required",keyword:"required",params:{missingProperty: "patient_id"},message:"must have required property '"+"patient_id"+"'"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+if(data8.intake_id === undefined){
+const err22 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/ReferralSummary/required",keyword:"required",params:{missingProperty: "intake_id"},message:"must have required property '"+"intake_id"+"'"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+if(data8.service_line === undefined){
+const err23 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/ReferralSummary/required",keyword:"required",params:{missingProperty: "service_line"},message:"must have required property '"+"service_line"+"'"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+if(data8.referral_type === undefined){
+const err24 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/ReferralSummary/required",keyword:"required",params:{missingProperty: "referral_type"},message:"must have required property '"+"referral_type"+"'"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+if(data8.referral_type_category === undefined){
+const err25 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/ReferralSummary/required",keyword:"required",params:{missingProperty: "referral_type_category"},message:"must have required property '"+"referral_type_category"+"'"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+if(data8.referral_date === undefined){
+const err26 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/ReferralSummary/required",keyword:"required",params:{missingProperty: "referral_date"},message:"must have required property '"+"referral_date"+"'"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+if(data8.referral_source === undefined){
+const err27 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/ReferralSummary/required",keyword:"required",params:{missingProperty: "referral_source"},message:"must have required property '"+"referral_source"+"'"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+if(data8.referral_source_id === undefined){
+const err28 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/ReferralSummary/required",keyword:"required",params:{missingProperty: "referral_source_id"},message:"must have required property '"+"referral_source_id"+"'"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+if(data8.disposition === undefined){
+const err29 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/ReferralSummary/required",keyword:"required",params:{missingProperty: "disposition"},message:"must have required property '"+"disposition"+"'"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+if(data8.decline_reason === undefined){
+const err30 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/ReferralSummary/required",keyword:"required",params:{missingProperty: "decline_reason"},message:"must have required property '"+"decline_reason"+"'"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+if(data8.office_id === undefined){
+const err31 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/ReferralSummary/required",keyword:"required",params:{missingProperty: "office_id"},message:"must have required property '"+"office_id"+"'"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+if(data8.patient_display_name === undefined){
+const err32 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/ReferralSummary/required",keyword:"required",params:{missingProperty: "patient_display_name"},message:"must have required property '"+"patient_display_name"+"'"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+if(data8.created_at === undefined){
+const err33 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/ReferralSummary/required",keyword:"required",params:{missingProperty: "created_at"},message:"must have required property '"+"created_at"+"'"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+if(data8.id !== undefined){
+if(typeof data8.id !== "string"){
+const err34 = {instancePath:instancePath+"/data/id",schemaPath:"components#/$defs/ReferralSummary/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+if(data8.patient_id !== undefined){
+let data10 = data8.patient_id;
+if((typeof data10 !== "string") && (data10 !== null)){
+const err35 = {instancePath:instancePath+"/data/patient_id",schemaPath:"components#/$defs/ReferralSummary/properties/patient_id/type",keyword:"type",params:{type: schema187.properties.patient_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+if(data8.intake_id !== undefined){
+if(typeof data8.intake_id !== "string"){
+const err36 = {instancePath:instancePath+"/data/intake_id",schemaPath:"components#/$defs/ReferralSummary/properties/intake_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+}
+if(data8.service_line !== undefined){
+if(typeof data8.service_line !== "string"){
+const err37 = {instancePath:instancePath+"/data/service_line",schemaPath:"components#/$defs/ReferralSummary/properties/service_line/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+}
+if(data8.referral_type !== undefined){
+let data13 = data8.referral_type;
+if((typeof data13 !== "string") && (data13 !== null)){
+const err38 = {instancePath:instancePath+"/data/referral_type",schemaPath:"components#/$defs/ReferralSummary/properties/referral_type/type",keyword:"type",params:{type: schema187.properties.referral_type.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+}
+if(data8.referral_type_category !== undefined){
+let data14 = data8.referral_type_category;
+if(typeof data14 !== "string"){
+const err39 = {instancePath:instancePath+"/data/referral_type_category",schemaPath:"components#/$defs/ReferralSummary/properties/referral_type_category/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+if(!(((data14 === "soc") || (data14 === "roc")) || (data14 === "other"))){
+const err40 = {instancePath:instancePath+"/data/referral_type_category",schemaPath:"components#/$defs/ReferralSummary/properties/referral_type_category/enum",keyword:"enum",params:{allowedValues: schema187.properties.referral_type_category.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+}
+if(data8.referral_date !== undefined){
+let data15 = data8.referral_date;
+if(typeof data15 === "string"){
+if(!(formats0.validate(data15))){
+const err41 = {instancePath:instancePath+"/data/referral_date",schemaPath:"components#/$defs/ReferralSummary/properties/referral_date/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+}
+else {
+const err42 = {instancePath:instancePath+"/data/referral_date",schemaPath:"components#/$defs/ReferralSummary/properties/referral_date/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+}
+if(data8.referral_source !== undefined){
+let data16 = data8.referral_source;
+if((typeof data16 !== "string") && (data16 !== null)){
+const err43 = {instancePath:instancePath+"/data/referral_source",schemaPath:"components#/$defs/ReferralSummary/properties/referral_source/type",keyword:"type",params:{type: schema187.properties.referral_source.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+}
+if(data8.referral_source_id !== undefined){
+let data17 = data8.referral_source_id;
+if((typeof data17 !== "string") && (data17 !== null)){
+const err44 = {instancePath:instancePath+"/data/referral_source_id",schemaPath:"components#/$defs/ReferralSummary/properties/referral_source_id/type",keyword:"type",params:{type: schema187.properties.referral_source_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+}
+if(data8.disposition !== undefined){
+let data18 = data8.disposition;
+if(typeof data18 !== "string"){
+const err45 = {instancePath:instancePath+"/data/disposition",schemaPath:"components#/$defs/ReferralSummary/properties/disposition/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+if(!((data18 === "accepted") || (data18 === "declined"))){
+const err46 = {instancePath:instancePath+"/data/disposition",schemaPath:"components#/$defs/ReferralSummary/properties/disposition/enum",keyword:"enum",params:{allowedValues: schema187.properties.disposition.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+}
+if(data8.decline_reason !== undefined){
+let data19 = data8.decline_reason;
+if((typeof data19 !== "string") && (data19 !== null)){
+const err47 = {instancePath:instancePath+"/data/decline_reason",schemaPath:"components#/$defs/ReferralSummary/properties/decline_reason/type",keyword:"type",params:{type: schema187.properties.decline_reason.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+}
+if(data8.office_id !== undefined){
+let data20 = data8.office_id;
+if((typeof data20 !== "string") && (data20 !== null)){
+const err48 = {instancePath:instancePath+"/data/office_id",schemaPath:"components#/$defs/ReferralSummary/properties/office_id/type",keyword:"type",params:{type: schema187.properties.office_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+}
+if(data8.patient_display_name !== undefined){
+let data21 = data8.patient_display_name;
+if((typeof data21 !== "string") && (data21 !== null)){
+const err49 = {instancePath:instancePath+"/data/patient_display_name",schemaPath:"components#/$defs/ReferralSummary/properties/patient_display_name/type",keyword:"type",params:{type: schema187.properties.patient_display_name.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+}
+if(data8.created_at !== undefined){
+let data22 = data8.created_at;
+if(typeof data22 === "string"){
+if(!(formats0.validate(data22))){
+const err50 = {instancePath:instancePath+"/data/created_at",schemaPath:"components#/$defs/ReferralSummary/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+}
+else {
+const err51 = {instancePath:instancePath+"/data/created_at",schemaPath:"components#/$defs/ReferralSummary/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+}
+}
+else {
+const err52 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/ReferralSummary/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
+}
+errors++;
+}
+}
+}
+else {
+const err53 = {instancePath,schemaPath:"#/allOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err53];
+}
+else {
+vErrors.push(err53);
+}
+errors++;
+}
+validate380.errors = vErrors;
+return errors === 0;
+}
+validate380.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
+
+
+function validate379(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate379.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate380(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate380.errors : vErrors.concat(validate380.errors);
+errors = vErrors.length;
+}
+validate379.errors = vErrors;
+return errors === 0;
+}
+validate379.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
+
+export const referralDeclinedEventBody = validate382;
+const schema376 = {"$ref":"components#/$defs/ReferralDeclinedEvent"};
+const schema377 = {"allOf":[{"$ref":"components#/$defs/WebhookEnvelope"},{"type":"object","properties":{"type":{"type":"string","enum":["referral.declined"]},"data":{"$ref":"components#/$defs/ReferralSummary"}}}],"description":"referral.declined: the intake pipeline declined a filed referral."};
+
+function validate383(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate383.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.id === undefined){
+const err0 = {instancePath,schemaPath:"components#/$defs/WebhookEnvelope/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.type === undefined){
+const err1 = {instancePath,schemaPath:"components#/$defs/WebhookEnvelope/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.envelope_version === undefined){
+const err2 = {instancePath,schemaPath:"components#/$defs/WebhookEnvelope/required",keyword:"required",params:{missingProperty: "envelope_version"},message:"must have required property '"+"envelope_version"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.contract_version === undefined){
+const err3 = {instancePath,schemaPath:"components#/$defs/WebhookEnvelope/required",keyword:"required",params:{missingProperty: "contract_version"},message:"must have required property '"+"contract_version"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.agency_id === undefined){
+const err4 = {instancePath,schemaPath:"components#/$defs/WebhookEnvelope/required",keyword:"required",params:{missingProperty: "agency_id"},message:"must have required property '"+"agency_id"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data.created_at === undefined){
+const err5 = {instancePath,schemaPath:"components#/$defs/WebhookEnvelope/required",keyword:"required",params:{missingProperty: "created_at"},message:"must have required property '"+"created_at"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data.data === undefined){
+const err6 = {instancePath,schemaPath:"components#/$defs/WebhookEnvelope/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data.id !== undefined){
+let data0 = data.id;
+if(typeof data0 === "string"){
+if(!pattern70.test(data0)){
+const err7 = {instancePath:instancePath+"/id",schemaPath:"components#/$defs/WebhookEnvelope/properties/id/pattern",keyword:"pattern",params:{pattern: "^evt_"},message:"must match pattern \""+"^evt_"+"\""};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+else {
+const err8 = {instancePath:instancePath+"/id",schemaPath:"components#/$defs/WebhookEnvelope/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.type !== undefined){
+if(typeof data.type !== "string"){
+const err9 = {instancePath:instancePath+"/type",schemaPath:"components#/$defs/WebhookEnvelope/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data.envelope_version !== undefined){
+let data2 = data.envelope_version;
+if(typeof data2 !== "string"){
+const err10 = {instancePath:instancePath+"/envelope_version",schemaPath:"components#/$defs/WebhookEnvelope/properties/envelope_version/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(!(data2 === "2026-06-27")){
+const err11 = {instancePath:instancePath+"/envelope_version",schemaPath:"components#/$defs/WebhookEnvelope/properties/envelope_version/enum",keyword:"enum",params:{allowedValues: schema374.properties.envelope_version.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data.contract_version !== undefined){
+if(typeof data.contract_version !== "string"){
+const err12 = {instancePath:instancePath+"/contract_version",schemaPath:"components#/$defs/WebhookEnvelope/properties/contract_version/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data.agency_id !== undefined){
+if(typeof data.agency_id !== "string"){
+const err13 = {instancePath:instancePath+"/agency_id",schemaPath:"components#/$defs/WebhookEnvelope/properties/agency_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(data.created_at !== undefined){
+let data5 = data.created_at;
+if(typeof data5 === "string"){
+if(!(formats0.validate(data5))){
+const err14 = {instancePath:instancePath+"/created_at",schemaPath:"components#/$defs/WebhookEnvelope/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+else {
+const err15 = {instancePath:instancePath+"/created_at",schemaPath:"components#/$defs/WebhookEnvelope/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data.data !== undefined){
+let data6 = data.data;
+if(!(data6 && typeof data6 == "object" && !Array.isArray(data6))){
+const err16 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/WebhookEnvelope/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+else {
+const err17 = {instancePath,schemaPath:"components#/$defs/WebhookEnvelope/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.type !== undefined){
+let data7 = data.type;
+if(typeof data7 !== "string"){
+const err18 = {instancePath:instancePath+"/type",schemaPath:"#/allOf/1/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(!(data7 === "referral.declined")){
+const err19 = {instancePath:instancePath+"/type",schemaPath:"#/allOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema377.allOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+if(data.data !== undefined){
+let data8 = data.data;
+if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
+if(data8.id === undefined){
+const err20 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/ReferralSummary/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+if(data8.patient_id === undefined){
+const err21 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/ReferralSummary/required",keyword:"required",params:{missingProperty: "patient_id"},message:"must have required property '"+"patient_id"+"'"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+if(data8.intake_id === undefined){
+const err22 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/ReferralSummary/required",keyword:"required",params:{missingProperty: "intake_id"},message:"must have required property '"+"intake_id"+"'"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+if(data8.service_line === undefined){
+const err23 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/ReferralSummary/required",keyword:"required",params:{missingProperty: "service_line"},message:"must have required property '"+"service_line"+"'"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+if(data8.referral_type === undefined){
+const err24 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/ReferralSummary/required",keyword:"required",params:{missingProperty: "referral_type"},message:"must have required property '"+"referral_type"+"'"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+if(data8.referral_type_category === undefined){
+const err25 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/ReferralSummary/required",keyword:"required",params:{missingProperty: "referral_type_category"},message:"must have required property '"+"referral_type_category"+"'"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+if(data8.referral_date === undefined){
+const err26 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/ReferralSummary/required",keyword:"required",params:{missingProperty: "referral_date"},message:"must have required property '"+"referral_date"+"'"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+if(data8.referral_source === undefined){
+const err27 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/ReferralSummary/required",keyword:"required",params:{missingProperty: "referral_source"},message:"must have required property '"+"referral_source"+"'"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+if(data8.referral_source_id === undefined){
+const err28 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/ReferralSummary/required",keyword:"required",params:{missingProperty: "referral_source_id"},message:"must have required property '"+"referral_source_id"+"'"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+if(data8.disposition === undefined){
+const err29 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/ReferralSummary/required",keyword:"required",params:{missingProperty: "disposition"},message:"must have required property '"+"disposition"+"'"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+if(data8.decline_reason === undefined){
+const err30 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/ReferralSummary/required",keyword:"required",params:{missingProperty: "decline_reason"},message:"must have required property '"+"decline_reason"+"'"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+if(data8.office_id === undefined){
+const err31 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/ReferralSummary/required",keyword:"required",params:{missingProperty: "office_id"},message:"must have required property '"+"office_id"+"'"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+if(data8.patient_display_name === undefined){
+const err32 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/ReferralSummary/required",keyword:"required",params:{missingProperty: "patient_display_name"},message:"must have required property '"+"patient_display_name"+"'"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+if(data8.created_at === undefined){
+const err33 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/ReferralSummary/required",keyword:"required",params:{missingProperty: "created_at"},message:"must have required property '"+"created_at"+"'"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+if(data8.id !== undefined){
+if(typeof data8.id !== "string"){
+const err34 = {instancePath:instancePath+"/data/id",schemaPath:"components#/$defs/ReferralSummary/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+if(data8.patient_id !== undefined){
+let data10 = data8.patient_id;
+if((typeof data10 !== "string") && (data10 !== null)){
+const err35 = {instancePath:instancePath+"/data/patient_id",schemaPath:"components#/$defs/ReferralSummary/properties/patient_id/type",keyword:"type",params:{type: schema187.properties.patient_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+if(data8.intake_id !== undefined){
+if(typeof data8.intake_id !== "string"){
+const err36 = {instancePath:instancePath+"/data/intake_id",schemaPath:"components#/$defs/ReferralSummary/properties/intake_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+}
+if(data8.service_line !== undefined){
+if(typeof data8.service_line !== "string"){
+const err37 = {instancePath:instancePath+"/data/service_line",schemaPath:"components#/$defs/ReferralSummary/properties/service_line/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+}
+if(data8.referral_type !== undefined){
+let data13 = data8.referral_type;
+if((typeof data13 !== "string") && (data13 !== null)){
+const err38 = {instancePath:instancePath+"/data/referral_type",schemaPath:"components#/$defs/ReferralSummary/properties/referral_type/type",keyword:"type",params:{type: schema187.properties.referral_type.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+}
+if(data8.referral_type_category !== undefined){
+let data14 = data8.referral_type_category;
+if(typeof data14 !== "string"){
+const err39 = {instancePath:instancePath+"/data/referral_type_category",schemaPath:"components#/$defs/ReferralSummary/properties/referral_type_category/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+if(!(((data14 === "soc") || (data14 === "roc")) || (data14 === "other"))){
+const err40 = {instancePath:instancePath+"/data/referral_type_category",schemaPath:"components#/$defs/ReferralSummary/properties/referral_type_category/enum",keyword:"enum",params:{allowedValues: schema187.properties.referral_type_category.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+}
+if(data8.referral_date !== undefined){
+let data15 = data8.referral_date;
+if(typeof data15 === "string"){
+if(!(formats0.validate(data15))){
+const err41 = {instancePath:instancePath+"/data/referral_date",schemaPath:"components#/$defs/ReferralSummary/properties/referral_date/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+}
+else {
+const err42 = {instancePath:instancePath+"/data/referral_date",schemaPath:"components#/$defs/ReferralSummary/properties/referral_date/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+}
+if(data8.referral_source !== undefined){
+let data16 = data8.referral_source;
+if((typeof data16 !== "string") && (data16 !== null)){
+const err43 = {instancePath:instancePath+"/data/referral_source",schemaPath:"components#/$defs/ReferralSummary/properties/referral_source/type",keyword:"type",params:{type: schema187.properties.referral_source.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+}
+if(data8.referral_source_id !== undefined){
+let data17 = data8.referral_source_id;
+if((typeof data17 !== "string") && (data17 !== null)){
+const err44 = {instancePath:instancePath+"/data/referral_source_id",schemaPath:"components#/$defs/ReferralSummary/properties/referral_source_id/type",keyword:"type",params:{type: schema187.properties.referral_source_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+}
+if(data8.disposition !== undefined){
+let data18 = data8.disposition;
+if(typeof data18 !== "string"){
+const err45 = {instancePath:instancePath+"/data/disposition",schemaPath:"components#/$defs/ReferralSummary/properties/disposition/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+if(!((data18 === "accepted") || (data18 === "declined"))){
+const err46 = {instancePath:instancePath+"/data/disposition",schemaPath:"components#/$defs/ReferralSummary/properties/disposition/enum",keyword:"enum",params:{allowedValues: schema187.properties.disposition.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+}
+if(data8.decline_reason !== undefined){
+let data19 = data8.decline_reason;
+if((typeof data19 !== "string") && (data19 !== null)){
+const err47 = {instancePath:instancePath+"/data/decline_reason",schemaPath:"components#/$defs/ReferralSummary/properties/decline_reason/type",keyword:"type",params:{type: schema187.properties.decline_reason.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+}
+if(data8.office_id !== undefined){
+let data20 = data8.office_id;
+if((typeof data20 !== "string") && (data20 !== null)){
+const err48 = {instancePath:instancePath+"/data/office_id",schemaPath:"components#/$defs/ReferralSummary/properties/office_id/type",keyword:"type",params:{type: schema187.properties.office_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+}
+if(data8.patient_display_name !== undefined){
+let data21 = data8.patient_display_name;
+if((typeof data21 !== "string") && (data21 !== null)){
+const err49 = {instancePath:instancePath+"/data/patient_display_name",schemaPath:"components#/$defs/ReferralSummary/properties/patient_display_name/type",keyword:"type",params:{type: schema187.properties.patient_display_name.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+}
+if(data8.created_at !== undefined){
+let data22 = data8.created_at;
+if(typeof data22 === "string"){
+if(!(formats0.validate(data22))){
+const err50 = {instancePath:instancePath+"/data/created_at",schemaPath:"components#/$defs/ReferralSummary/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+}
+else {
+const err51 = {instancePath:instancePath+"/data/created_at",schemaPath:"components#/$defs/ReferralSummary/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+}
+}
+else {
+const err52 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/ReferralSummary/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
+}
+errors++;
+}
+}
+}
+else {
+const err53 = {instancePath,schemaPath:"#/allOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err53];
+}
+else {
+vErrors.push(err53);
+}
+errors++;
+}
+validate383.errors = vErrors;
+return errors === 0;
+}
+validate383.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
+
+
+function validate382(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate382.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate383(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate383.errors : vErrors.concat(validate383.errors);
+errors = vErrors.length;
+}
+validate382.errors = vErrors;
+return errors === 0;
+}
+validate382.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
+
+export const intakeStatusChangedEventBody = validate385;
+const schema380 = {"$ref":"components#/$defs/IntakeStatusChangedEvent"};
+const schema381 = {"allOf":[{"$ref":"components#/$defs/WebhookEnvelope"},{"type":"object","properties":{"type":{"type":"string","enum":["intake.status_changed"]},"data":{"$ref":"components#/$defs/IntakeStatusChange"}}}],"description":"intake.status_changed: an intake was opened or its status changed."};
+const schema383 = {"type":"object","required":["intake","previous_status"],"properties":{"intake":{"$ref":"components#/$defs/IntakeSummary"},"previous_status":{"type":["string","null"],"enum":["pending_review","in_review","awaiting_information","accepted","declined","admitted","non_admit","cancelled",null],"description":"Status before the change; null when the change opened the intake (a referral filed through route 11 opens its intake as pending_review, or declined for a declined lead)."}},"description":"An intake's status after a change, and before it."};
+
+function validate387(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate387.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.intake === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "intake"},message:"must have required property '"+"intake"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.previous_status === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "previous_status"},message:"must have required property '"+"previous_status"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.intake !== undefined){
+let data0 = data.intake;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.id === undefined){
+const err2 = {instancePath:instancePath+"/intake",schemaPath:"components#/$defs/IntakeSummary/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.referral_id === undefined){
+const err3 = {instancePath:instancePath+"/intake",schemaPath:"components#/$defs/IntakeSummary/required",keyword:"required",params:{missingProperty: "referral_id"},message:"must have required property '"+"referral_id"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.patient_id === undefined){
+const err4 = {instancePath:instancePath+"/intake",schemaPath:"components#/$defs/IntakeSummary/required",keyword:"required",params:{missingProperty: "patient_id"},message:"must have required property '"+"patient_id"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.status === undefined){
+const err5 = {instancePath:instancePath+"/intake",schemaPath:"components#/$defs/IntakeSummary/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data0.service_line === undefined){
+const err6 = {instancePath:instancePath+"/intake",schemaPath:"components#/$defs/IntakeSummary/required",keyword:"required",params:{missingProperty: "service_line"},message:"must have required property '"+"service_line"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data0.disposition === undefined){
+const err7 = {instancePath:instancePath+"/intake",schemaPath:"components#/$defs/IntakeSummary/required",keyword:"required",params:{missingProperty: "disposition"},message:"must have required property '"+"disposition"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data0.office_id === undefined){
+const err8 = {instancePath:instancePath+"/intake",schemaPath:"components#/$defs/IntakeSummary/required",keyword:"required",params:{missingProperty: "office_id"},message:"must have required property '"+"office_id"+"'"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(data0.reviewer_id === undefined){
+const err9 = {instancePath:instancePath+"/intake",schemaPath:"components#/$defs/IntakeSummary/required",keyword:"required",params:{missingProperty: "reviewer_id"},message:"must have required property '"+"reviewer_id"+"'"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(data0.missing_information === undefined){
+const err10 = {instancePath:instancePath+"/intake",schemaPath:"components#/$defs/IntakeSummary/required",keyword:"required",params:{missingProperty: "missing_information"},message:"must have required property '"+"missing_information"+"'"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data0.received_at === undefined){
+const err11 = {instancePath:instancePath+"/intake",schemaPath:"components#/$defs/IntakeSummary/required",keyword:"required",params:{missingProperty: "received_at"},message:"must have required property '"+"received_at"+"'"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(data0.updated_at === undefined){
+const err12 = {instancePath:instancePath+"/intake",schemaPath:"components#/$defs/IntakeSummary/required",keyword:"required",params:{missingProperty: "updated_at"},message:"must have required property '"+"updated_at"+"'"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if(data0.id !== undefined){
+if(typeof data0.id !== "string"){
+const err13 = {instancePath:instancePath+"/intake/id",schemaPath:"components#/$defs/IntakeSummary/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(data0.referral_id !== undefined){
+if(typeof data0.referral_id !== "string"){
+const err14 = {instancePath:instancePath+"/intake/referral_id",schemaPath:"components#/$defs/IntakeSummary/properties/referral_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+if(data0.patient_id !== undefined){
+let data3 = data0.patient_id;
+if((typeof data3 !== "string") && (data3 !== null)){
+const err15 = {instancePath:instancePath+"/intake/patient_id",schemaPath:"components#/$defs/IntakeSummary/properties/patient_id/type",keyword:"type",params:{type: schema216.properties.patient_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data0.status !== undefined){
+let data4 = data0.status;
+if(typeof data4 !== "string"){
+const err16 = {instancePath:instancePath+"/intake/status",schemaPath:"components#/$defs/IntakeSummary/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+if(!((((((((data4 === "pending_review") || (data4 === "in_review")) || (data4 === "awaiting_information")) || (data4 === "accepted")) || (data4 === "declined")) || (data4 === "admitted")) || (data4 === "non_admit")) || (data4 === "cancelled"))){
+const err17 = {instancePath:instancePath+"/intake/status",schemaPath:"components#/$defs/IntakeSummary/properties/status/enum",keyword:"enum",params:{allowedValues: schema216.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data0.service_line !== undefined){
+if(typeof data0.service_line !== "string"){
+const err18 = {instancePath:instancePath+"/intake/service_line",schemaPath:"components#/$defs/IntakeSummary/properties/service_line/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+if(data0.disposition !== undefined){
+let data6 = data0.disposition;
+if(typeof data6 !== "string"){
+const err19 = {instancePath:instancePath+"/intake/disposition",schemaPath:"components#/$defs/IntakeSummary/properties/disposition/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!((data6 === "accepted") || (data6 === "declined"))){
+const err20 = {instancePath:instancePath+"/intake/disposition",schemaPath:"components#/$defs/IntakeSummary/properties/disposition/enum",keyword:"enum",params:{allowedValues: schema216.properties.disposition.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+if(data0.office_id !== undefined){
+let data7 = data0.office_id;
+if((typeof data7 !== "string") && (data7 !== null)){
+const err21 = {instancePath:instancePath+"/intake/office_id",schemaPath:"components#/$defs/IntakeSummary/properties/office_id/type",keyword:"type",params:{type: schema216.properties.office_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+if(data0.reviewer_id !== undefined){
+let data8 = data0.reviewer_id;
+if((typeof data8 !== "string") && (data8 !== null)){
+const err22 = {instancePath:instancePath+"/intake/reviewer_id",schemaPath:"components#/$defs/IntakeSummary/properties/reviewer_id/type",keyword:"type",params:{type: schema216.properties.reviewer_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+if(data0.missing_information !== undefined){
+let data9 = data0.missing_information;
+if(Array.isArray(data9)){
+const len0 = data9.length;
+for(let i0=0; i0<len0; i0++){
+if(typeof data9[i0] !== "string"){
+const err23 = {instancePath:instancePath+"/intake/missing_information/" + i0,schemaPath:"components#/$defs/IntakeSummary/properties/missing_information/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+}
+else {
+const err24 = {instancePath:instancePath+"/intake/missing_information",schemaPath:"components#/$defs/IntakeSummary/properties/missing_information/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+if(data0.received_at !== undefined){
+let data11 = data0.received_at;
+if(typeof data11 === "string"){
+if(!(formats0.validate(data11))){
+const err25 = {instancePath:instancePath+"/intake/received_at",schemaPath:"components#/$defs/IntakeSummary/properties/received_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+else {
+const err26 = {instancePath:instancePath+"/intake/received_at",schemaPath:"components#/$defs/IntakeSummary/properties/received_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+if(data0.updated_at !== undefined){
+let data12 = data0.updated_at;
+if(typeof data12 === "string"){
+if(!(formats0.validate(data12))){
+const err27 = {instancePath:instancePath+"/intake/updated_at",schemaPath:"components#/$defs/IntakeSummary/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+else {
+const err28 = {instancePath:instancePath+"/intake/updated_at",schemaPath:"components#/$defs/IntakeSummary/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+}
+}
+else {
+const err29 = {instancePath:instancePath+"/intake",schemaPath:"components#/$defs/IntakeSummary/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+if(data.previous_status !== undefined){
+let data13 = data.previous_status;
+if((typeof data13 !== "string") && (data13 !== null)){
+const err30 = {instancePath:instancePath+"/previous_status",schemaPath:"#/properties/previous_status/type",keyword:"type",params:{type: schema383.properties.previous_status.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+if(!(((((((((data13 === "pending_review") || (data13 === "in_review")) || (data13 === "awaiting_information")) || (data13 === "accepted")) || (data13 === "declined")) || (data13 === "admitted")) || (data13 === "non_admit")) || (data13 === "cancelled")) || (data13 === null))){
+const err31 = {instancePath:instancePath+"/previous_status",schemaPath:"#/properties/previous_status/enum",keyword:"enum",params:{allowedValues: schema383.properties.previous_status.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+}
+}
+else {
+const err32 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+validate387.errors = vErrors;
+return errors === 0;
+}
+validate387.evaluated = {"props":{"intake":true,"previous_status":true},"dynamicProps":false,"dynamicItems":false};
+
+
+function validate386(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate386.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.id === undefined){
+const err0 = {instancePath,schemaPath:"components#/$defs/WebhookEnvelope/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.type === undefined){
+const err1 = {instancePath,schemaPath:"components#/$defs/WebhookEnvelope/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.envelope_version === undefined){
+const err2 = {instancePath,schemaPath:"components#/$defs/WebhookEnvelope/required",keyword:"required",params:{missingProperty: "envelope_version"},message:"must have required property '"+"envelope_version"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.contract_version === undefined){
+const err3 = {instancePath,schemaPath:"components#/$defs/WebhookEnvelope/required",keyword:"required",params:{missingProperty: "contract_version"},message:"must have required property '"+"contract_version"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.agency_id === undefined){
+const err4 = {instancePath,schemaPath:"components#/$defs/WebhookEnvelope/required",keyword:"required",params:{missingProperty: "agency_id"},message:"must have required property '"+"agency_id"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data.created_at === undefined){
+const err5 = {instancePath,schemaPath:"components#/$defs/WebhookEnvelope/required",keyword:"required",params:{missingProperty: "created_at"},message:"must have required property '"+"created_at"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data.data === undefined){
+const err6 = {instancePath,schemaPath:"components#/$defs/WebhookEnvelope/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data.id !== undefined){
+let data0 = data.id;
+if(typeof data0 === "string"){
+if(!pattern70.test(data0)){
+const err7 = {instancePath:instancePath+"/id",schemaPath:"components#/$defs/WebhookEnvelope/properties/id/pattern",keyword:"pattern",params:{pattern: "^evt_"},message:"must match pattern \""+"^evt_"+"\""};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+else {
+const err8 = {instancePath:instancePath+"/id",schemaPath:"components#/$defs/WebhookEnvelope/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.type !== undefined){
+if(typeof data.type !== "string"){
+const err9 = {instancePath:instancePath+"/type",schemaPath:"components#/$defs/WebhookEnvelope/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data.envelope_version !== undefined){
+let data2 = data.envelope_version;
+if(typeof data2 !== "string"){
+const err10 = {instancePath:instancePath+"/envelope_version",schemaPath:"components#/$defs/WebhookEnvelope/properties/envelope_version/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(!(data2 === "2026-06-27")){
+const err11 = {instancePath:instancePath+"/envelope_version",schemaPath:"components#/$defs/WebhookEnvelope/properties/envelope_version/enum",keyword:"enum",params:{allowedValues: schema374.properties.envelope_version.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data.contract_version !== undefined){
+if(typeof data.contract_version !== "string"){
+const err12 = {instancePath:instancePath+"/contract_version",schemaPath:"components#/$defs/WebhookEnvelope/properties/contract_version/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data.agency_id !== undefined){
+if(typeof data.agency_id !== "string"){
+const err13 = {instancePath:instancePath+"/agency_id",schemaPath:"components#/$defs/WebhookEnvelope/properties/agency_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(data.created_at !== undefined){
+let data5 = data.created_at;
+if(typeof data5 === "string"){
+if(!(formats0.validate(data5))){
+const err14 = {instancePath:instancePath+"/created_at",schemaPath:"components#/$defs/WebhookEnvelope/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+else {
+const err15 = {instancePath:instancePath+"/created_at",schemaPath:"components#/$defs/WebhookEnvelope/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data.data !== undefined){
+let data6 = data.data;
+if(!(data6 && typeof data6 == "object" && !Array.isArray(data6))){
+const err16 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/WebhookEnvelope/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+else {
+const err17 = {instancePath,schemaPath:"components#/$defs/WebhookEnvelope/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.type !== undefined){
+let data7 = data.type;
+if(typeof data7 !== "string"){
+const err18 = {instancePath:instancePath+"/type",schemaPath:"#/allOf/1/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(!(data7 === "intake.status_changed")){
+const err19 = {instancePath:instancePath+"/type",schemaPath:"#/allOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema381.allOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+if(data.data !== undefined){
+if(!(validate387(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate387.errors : vErrors.concat(validate387.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err20 = {instancePath,schemaPath:"#/allOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+validate386.errors = vErrors;
+return errors === 0;
+}
+validate386.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
+
+
+function validate385(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate385.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate386(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate386.errors : vErrors.concat(validate386.errors);
+errors = vErrors.length;
+}
+validate385.errors = vErrors;
+return errors === 0;
+}
+validate385.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
+
+export const taskCreatedEventBody = validate390;
+const schema385 = {"$ref":"components#/$defs/TaskCreatedEvent"};
+const schema386 = {"allOf":[{"$ref":"components#/$defs/WebhookEnvelope"},{"type":"object","properties":{"type":{"type":"string","enum":["task.created"]},"data":{"$ref":"components#/$defs/Task"}}}],"description":"task.created: a task was created (route 17)."};
+
+function validate391(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate391.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.id === undefined){
+const err0 = {instancePath,schemaPath:"components#/$defs/WebhookEnvelope/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.type === undefined){
+const err1 = {instancePath,schemaPath:"components#/$defs/WebhookEnvelope/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.envelope_version === undefined){
+const err2 = {instancePath,schemaPath:"components#/$defs/WebhookEnvelope/required",keyword:"required",params:{missingProperty: "envelope_version"},message:"must have required property '"+"envelope_version"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.contract_version === undefined){
+const err3 = {instancePath,schemaPath:"components#/$defs/WebhookEnvelope/required",keyword:"required",params:{missingProperty: "contract_version"},message:"must have required property '"+"contract_version"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.agency_id === undefined){
+const err4 = {instancePath,schemaPath:"components#/$defs/WebhookEnvelope/required",keyword:"required",params:{missingProperty: "agency_id"},message:"must have required property '"+"agency_id"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data.created_at === undefined){
+const err5 = {instancePath,schemaPath:"components#/$defs/WebhookEnvelope/required",keyword:"required",params:{missingProperty: "created_at"},message:"must have required property '"+"created_at"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data.data === undefined){
+const err6 = {instancePath,schemaPath:"components#/$defs/WebhookEnvelope/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data.id !== undefined){
+let data0 = data.id;
+if(typeof data0 === "string"){
+if(!pattern70.test(data0)){
+const err7 = {instancePath:instancePath+"/id",schemaPath:"components#/$defs/WebhookEnvelope/properties/id/pattern",keyword:"pattern",params:{pattern: "^evt_"},message:"must match pattern \""+"^evt_"+"\""};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+else {
+const err8 = {instancePath:instancePath+"/id",schemaPath:"components#/$defs/WebhookEnvelope/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.type !== undefined){
+if(typeof data.type !== "string"){
+const err9 = {instancePath:instancePath+"/type",schemaPath:"components#/$defs/WebhookEnvelope/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data.envelope_version !== undefined){
+let data2 = data.envelope_version;
+if(typeof data2 !== "string"){
+const err10 = {instancePath:instancePath+"/envelope_version",schemaPath:"components#/$defs/WebhookEnvelope/properties/envelope_version/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(!(data2 === "2026-06-27")){
+const err11 = {instancePath:instancePath+"/envelope_version",schemaPath:"components#/$defs/WebhookEnvelope/properties/envelope_version/enum",keyword:"enum",params:{allowedValues: schema374.properties.envelope_version.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data.contract_version !== undefined){
+if(typeof data.contract_version !== "string"){
+const err12 = {instancePath:instancePath+"/contract_version",schemaPath:"components#/$defs/WebhookEnvelope/properties/contract_version/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data.agency_id !== undefined){
+if(typeof data.agency_id !== "string"){
+const err13 = {instancePath:instancePath+"/agency_id",schemaPath:"components#/$defs/WebhookEnvelope/properties/agency_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(data.created_at !== undefined){
+let data5 = data.created_at;
+if(typeof data5 === "string"){
+if(!(formats0.validate(data5))){
+const err14 = {instancePath:instancePath+"/created_at",schemaPath:"components#/$defs/WebhookEnvelope/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+else {
+const err15 = {instancePath:instancePath+"/created_at",schemaPath:"components#/$defs/WebhookEnvelope/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data.data !== undefined){
+let data6 = data.data;
+if(!(data6 && typeof data6 == "object" && !Array.isArray(data6))){
+const err16 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/WebhookEnvelope/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+else {
+const err17 = {instancePath,schemaPath:"components#/$defs/WebhookEnvelope/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.type !== undefined){
+let data7 = data.type;
+if(typeof data7 !== "string"){
+const err18 = {instancePath:instancePath+"/type",schemaPath:"#/allOf/1/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(!(data7 === "task.created")){
+const err19 = {instancePath:instancePath+"/type",schemaPath:"#/allOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema386.allOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+if(data.data !== undefined){
+if(!(validate246(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate246.errors : vErrors.concat(validate246.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err20 = {instancePath,schemaPath:"#/allOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+validate391.errors = vErrors;
+return errors === 0;
+}
+validate391.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
+
+
+function validate390(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate390.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate391(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate391.errors : vErrors.concat(validate391.errors);
+errors = vErrors.length;
+}
+validate390.errors = vErrors;
+return errors === 0;
+}
+validate390.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
+
+export const taskUpdatedEventBody = validate394;
+const schema388 = {"$ref":"components#/$defs/TaskUpdatedEvent"};
+const schema389 = {"allOf":[{"$ref":"components#/$defs/WebhookEnvelope"},{"type":"object","properties":{"type":{"type":"string","enum":["task.updated"]},"data":{"$ref":"components#/$defs/TaskUpdate"}}}],"description":"task.updated: a task was updated (route 19)."};
+const schema391 = {"type":"object","required":["task","changed_fields","previous_status"],"properties":{"task":{"$ref":"components#/$defs/Task"},"changed_fields":{"type":"array","items":{"type":"string","enum":["title","description","status","priority","due_date","assignee_id","completed_at"]},"description":"Fields whose value the update changed (an update that changes nothing still raises the version and is reported with an empty list)."},"previous_status":{"type":"string","enum":["open","in_progress","done","cancelled"],"description":"Status before the update (equal to task.status when the status did not change)."}},"description":"A task after an update (route 19), with what changed."};
+
+function validate396(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate396.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.task === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "task"},message:"must have required property '"+"task"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.changed_fields === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "changed_fields"},message:"must have required property '"+"changed_fields"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.previous_status === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "previous_status"},message:"must have required property '"+"previous_status"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.task !== undefined){
+if(!(validate246(data.task, {instancePath:instancePath+"/task",parentData:data,parentDataProperty:"task",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate246.errors : vErrors.concat(validate246.errors);
+errors = vErrors.length;
+}
+}
+if(data.changed_fields !== undefined){
+let data1 = data.changed_fields;
+if(Array.isArray(data1)){
+const len0 = data1.length;
+for(let i0=0; i0<len0; i0++){
+let data2 = data1[i0];
+if(typeof data2 !== "string"){
+const err3 = {instancePath:instancePath+"/changed_fields/" + i0,schemaPath:"#/properties/changed_fields/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(!(((((((data2 === "title") || (data2 === "description")) || (data2 === "status")) || (data2 === "priority")) || (data2 === "due_date")) || (data2 === "assignee_id")) || (data2 === "completed_at"))){
+const err4 = {instancePath:instancePath+"/changed_fields/" + i0,schemaPath:"#/properties/changed_fields/items/enum",keyword:"enum",params:{allowedValues: schema391.properties.changed_fields.items.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+}
+else {
+const err5 = {instancePath:instancePath+"/changed_fields",schemaPath:"#/properties/changed_fields/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.previous_status !== undefined){
+let data3 = data.previous_status;
+if(typeof data3 !== "string"){
+const err6 = {instancePath:instancePath+"/previous_status",schemaPath:"#/properties/previous_status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(!((((data3 === "open") || (data3 === "in_progress")) || (data3 === "done")) || (data3 === "cancelled"))){
+const err7 = {instancePath:instancePath+"/previous_status",schemaPath:"#/properties/previous_status/enum",keyword:"enum",params:{allowedValues: schema391.properties.previous_status.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+}
+else {
+const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+validate396.errors = vErrors;
+return errors === 0;
+}
+validate396.evaluated = {"props":{"task":true,"changed_fields":true,"previous_status":true},"dynamicProps":false,"dynamicItems":false};
+
+
+function validate395(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate395.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.id === undefined){
+const err0 = {instancePath,schemaPath:"components#/$defs/WebhookEnvelope/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.type === undefined){
+const err1 = {instancePath,schemaPath:"components#/$defs/WebhookEnvelope/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.envelope_version === undefined){
+const err2 = {instancePath,schemaPath:"components#/$defs/WebhookEnvelope/required",keyword:"required",params:{missingProperty: "envelope_version"},message:"must have required property '"+"envelope_version"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.contract_version === undefined){
+const err3 = {instancePath,schemaPath:"components#/$defs/WebhookEnvelope/required",keyword:"required",params:{missingProperty: "contract_version"},message:"must have required property '"+"contract_version"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.agency_id === undefined){
+const err4 = {instancePath,schemaPath:"components#/$defs/WebhookEnvelope/required",keyword:"required",params:{missingProperty: "agency_id"},message:"must have required property '"+"agency_id"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data.created_at === undefined){
+const err5 = {instancePath,schemaPath:"components#/$defs/WebhookEnvelope/required",keyword:"required",params:{missingProperty: "created_at"},message:"must have required property '"+"created_at"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data.data === undefined){
+const err6 = {instancePath,schemaPath:"components#/$defs/WebhookEnvelope/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data.id !== undefined){
+let data0 = data.id;
+if(typeof data0 === "string"){
+if(!pattern70.test(data0)){
+const err7 = {instancePath:instancePath+"/id",schemaPath:"components#/$defs/WebhookEnvelope/properties/id/pattern",keyword:"pattern",params:{pattern: "^evt_"},message:"must match pattern \""+"^evt_"+"\""};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+else {
+const err8 = {instancePath:instancePath+"/id",schemaPath:"components#/$defs/WebhookEnvelope/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.type !== undefined){
+if(typeof data.type !== "string"){
+const err9 = {instancePath:instancePath+"/type",schemaPath:"components#/$defs/WebhookEnvelope/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data.envelope_version !== undefined){
+let data2 = data.envelope_version;
+if(typeof data2 !== "string"){
+const err10 = {instancePath:instancePath+"/envelope_version",schemaPath:"components#/$defs/WebhookEnvelope/properties/envelope_version/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(!(data2 === "2026-06-27")){
+const err11 = {instancePath:instancePath+"/envelope_version",schemaPath:"components#/$defs/WebhookEnvelope/properties/envelope_version/enum",keyword:"enum",params:{allowedValues: schema374.properties.envelope_version.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data.contract_version !== undefined){
+if(typeof data.contract_version !== "string"){
+const err12 = {instancePath:instancePath+"/contract_version",schemaPath:"components#/$defs/WebhookEnvelope/properties/contract_version/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data.agency_id !== undefined){
+if(typeof data.agency_id !== "string"){
+const err13 = {instancePath:instancePath+"/agency_id",schemaPath:"components#/$defs/WebhookEnvelope/properties/agency_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(data.created_at !== undefined){
+let data5 = data.created_at;
+if(typeof data5 === "string"){
+if(!(formats0.validate(data5))){
+const err14 = {instancePath:instancePath+"/created_at",schemaPath:"components#/$defs/WebhookEnvelope/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+else {
+const err15 = {instancePath:instancePath+"/created_at",schemaPath:"components#/$defs/WebhookEnvelope/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data.data !== undefined){
+let data6 = data.data;
+if(!(data6 && typeof data6 == "object" && !Array.isArray(data6))){
+const err16 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/WebhookEnvelope/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+else {
+const err17 = {instancePath,schemaPath:"components#/$defs/WebhookEnvelope/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.type !== undefined){
+let data7 = data.type;
+if(typeof data7 !== "string"){
+const err18 = {instancePath:instancePath+"/type",schemaPath:"#/allOf/1/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(!(data7 === "task.updated")){
+const err19 = {instancePath:instancePath+"/type",schemaPath:"#/allOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema389.allOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+if(data.data !== undefined){
+if(!(validate396(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate396.errors : vErrors.concat(validate396.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err20 = {instancePath,schemaPath:"#/allOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+validate395.errors = vErrors;
+return errors === 0;
+}
+validate395.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
+
+
+function validate394(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate394.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate395(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate395.errors : vErrors.concat(validate395.errors);
+errors = vErrors.length;
+}
+validate394.errors = vErrors;
+return errors === 0;
+}
+validate394.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
+

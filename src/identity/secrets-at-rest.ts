@@ -5,6 +5,7 @@ import type { KeyEncryption } from './key-encryption.js';
 /** The names the sealed values are bound to: one row's sealed secret does not open as another's. */
 export const signingKeyRow = (kid: string) => `signing_keys/${kid}`;
 export const serviceSecretRow = (purpose: string) => `service_secrets/${purpose}`;
+export const webhookSecretRow = (id: string) => `webhook_secrets/${id}`;
 
 export interface SealingReport {
   /** Rows found in plaintext (written before secrets were sealed) and sealed now. */
@@ -66,6 +67,17 @@ async function sealServiceSecrets(trx: Transaction<DB>, sealing: Sealing): Promi
   }
 }
 
+/** Webhook signing secrets are sealed when written (never stored in plaintext): this checks and rewraps them. */
+async function sealWebhookSecrets(trx: Transaction<DB>, sealing: Sealing): Promise<void> {
+  const rows = await trx.selectFrom('webhook_secrets').select(['agency_id', 'subscription_id', 'id', 'secret_sealed']).orderBy('id').forUpdate().execute();
+  for (const row of rows) {
+    const sealed = sealing.next({ row: webhookSecretRow(row.id), plaintext: null, sealed: row.secret_sealed });
+    if (sealed) {
+      await trx.updateTable('webhook_secrets').set({ secret_sealed: sealed }).where('agency_id', '=', row.agency_id).where('subscription_id', '=', row.subscription_id).where('id', '=', row.id).execute();
+    }
+  }
+}
+
 /**
  * Run by every process that starts on the database: seals what is still stored in plaintext and checks that every
  * secret opens with the configured keys, so a wrong key stops the start with a message naming the key ids. With
@@ -77,6 +89,7 @@ export async function sealSecrets(db: Kysely<DB>, keys: KeyEncryption, options: 
   await db.transaction().execute(async (trx) => {
     await sealSigningKeys(trx, sealing);
     await sealServiceSecrets(trx, sealing);
+    await sealWebhookSecrets(trx, sealing);
   });
   return sealing.report;
 }

@@ -4,7 +4,7 @@ import type { PseudonymKind } from '../shared/ids.js';
 
 /**
  * What a no_phi session sends: patient handles in paths and filters, and dates at year boundaries. What it receives is
- * reduced in one place, the gateway, from the contract's x-svc-phi marks (src/gateway/no-phi-reduction.ts).
+ * reduced in one place, the gateway, from the contract's x-svc-phi marks (src/domain/no-phi-reduction.ts).
  */
 
 /**

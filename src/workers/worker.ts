@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/schema.js';
+import type { KeyEncryption } from '../identity/key-encryption.js';
 
 /** Fits pino and Fastify's logger. */
 export interface WorkerLog {
@@ -11,6 +12,8 @@ export interface WorkerLog {
 export interface WorkerContext {
   db: Kysely<DB>;
   log: WorkerLog;
+  /** The key-encryption keys, loaded on first call: only workers that open sealed secrets (webhooks) need them. */
+  keyEncryption?: () => KeyEncryption;
 }
 
 /** Background work with one lifecycle, whether it runs in the server or as its own process (scripts/worker.ts). */

@@ -1,16 +1,25 @@
 import t from 'tap';
 import { listOperations, readDocument, type JsonObject } from '../../codegen/contract-document.js';
 import { noPhiPlans } from '../../codegen/no-phi-plan.js';
+import { listWebhooks } from '../../codegen/webhooks.js';
 
 const path = new URL('../../openapi.json', import.meta.url).pathname;
 const fresh = () => readDocument(path);
 const schemas = (doc: JsonObject) => (doc.components as JsonObject).schemas as Record<string, { properties: Record<string, JsonObject> }>;
-const compile = (doc: JsonObject) => noPhiPlans(doc, listOperations(doc));
+const compile = (doc: JsonObject) => noPhiPlans(doc, listOperations(doc), listWebhooks(doc).map((webhook) => webhook.dataSchema));
 
 t.test('every pseudonymized operation of the contract has a plan', async (t) => {
   const { roots } = compile(fresh());
   const pseudonymized = listOperations(fresh()).filter((e) => e.operation['x-svc-no-phi'] === 'pseudonymized').map((e) => e.operationId);
   t.same(Object.keys(roots).sort(), pseudonymized.sort());
+});
+
+t.test('the data schema of every webhook event is planned, so a no_phi subscription gets what a no_phi session would', async (t) => {
+  const doc = fresh();
+  const { plans } = compile(doc);
+  for (const webhook of listWebhooks(doc)) t.ok(plans[webhook.dataSchema], `${webhook.type}: ${webhook.dataSchema} has a plan`);
+  schemas(doc).TaskUpdate.properties.note = { type: 'string' };
+  t.throws(() => compile(doc), /TaskUpdate\.note can hold free text and has no x-svc-phi mark/, 'an event-only schema is checked too');
 });
 
 t.test('a new free-text field without a mark stops codegen, so it cannot leak by default', async (t) => {

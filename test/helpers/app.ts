@@ -59,7 +59,8 @@ function assertMatchesContract(method: string, url: string, res: Response) {
 /** The app on this process's test database (PGlite, or PostgreSQL with TEST_DATABASE_URL); silent unless given a logger. */
 export async function buildTestApp(overrides: Partial<Config> = {}, t: Teardown = rootTest, logger?: Logger): Promise<TestApi> {
   const database = await testDatabase();
-  const app = await buildApp({ config: { ...loadConfig({}), ...overrides }, database, logger, keyEncryption: testKeyEncryption });
+  // Background workers run only where a test starts them: each would poll the shared test database.
+  const app = await buildApp({ config: { ...loadConfig({}), inProcessWorkers: [], ...overrides }, database, logger, keyEncryption: testKeyEncryption });
   t.teardown(() => app.close());
   return {
     app,

@@ -2,8 +2,9 @@ import type { Handler } from '../handler.js';
 import { runIntakePipeline } from '../../domain/intake/pipeline.js';
 import { checkStorableText } from '../../domain/intake/storable-text.js';
 import { referralIntakeStore } from './referral-intake-store.js';
+import { emitReferralEvents } from './referral-events.js';
 
-/** Route 11: the intake pipeline records the lead (accepted or declined) in the command's transaction. */
+/** Route 11: the intake pipeline records the lead (accepted or declined), and its events, in the command's transaction. */
 export const createReferral: Handler<'createReferral'> = async (ctx) => {
   const { body, store } = ctx;
   checkStorableText(body);
@@ -12,5 +13,6 @@ export const createReferral: Handler<'createReferral'> = async (ctx) => {
   store.audit.externalReferenceId = body.external_reference_id ?? null;
   const { created, deprecations } = await runIntakePipeline(body, referralIntakeStore(store), new Date());
   ctx.deprecations.push(...deprecations);
+  await emitReferralEvents(store, created);
   return { data: created };
 };

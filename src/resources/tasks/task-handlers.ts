@@ -12,6 +12,7 @@ import { ownerOfCollection } from '../working-collections/working-collection-rep
 
 type Task = components['schemas']['Task'];
 type RelatedResource = components['schemas']['RelatedResource'];
+type TaskUpdate = components['schemas']['TaskUpdate'];
 
 /** Related resources stored in this deployment; orders and remittances are not built yet. */
 const LINKABLE_TYPES = ['patient', 'referral', 'intake', 'visit', 'working_collection', 'working_collection_row'] as const;
@@ -74,6 +75,14 @@ function present(ctx: Pick<RequestContext<'getTask'>, 'response'>, row: TaskRow)
   return { data: taskView(row) };
 }
 
+const REPORTED_FIELDS = ['title', 'description', 'status', 'priority', 'due_date', 'assignee_id', 'completed_at'] as const;
+
+/** task.updated's data: the task after the update, the fields whose value it changed, and the status before. */
+function taskUpdate(before: TaskRow, after: TaskRow): TaskUpdate {
+  const [was, now] = [taskView(before), taskView(after)];
+  return { task: now, changed_fields: REPORTED_FIELDS.filter((field) => was[field] !== now[field]), previous_status: was.status };
+}
+
 export const createTask: Handler<'createTask'> = async (ctx) => {
   const { body, principal, store } = ctx;
   await checkAssignee(store, body.assignee_id);
@@ -90,6 +99,7 @@ export const createTask: Handler<'createTask'> = async (ctx) => {
     created_by: principal.extensionId,
     completed_at: null,
   });
+  await store.emit({ type: 'task.created', data: taskView(row) });
   return present(ctx, row);
 };
 
@@ -115,5 +125,6 @@ export const updateTask: Handler<'updateTask'> = async (ctx) => {
   const completion = body.status && body.status !== current.status ? { completed_at: body.status === 'done' ? new Date() : null } : {};
   const updated = await updateTaskAtVersion(store, params.id, current.version, { ...change, ...completion });
   if (!updated) throw stale();
+  await store.emit({ type: 'task.updated', data: taskUpdate(current, updated) });
   return present(ctx, updated);
 };

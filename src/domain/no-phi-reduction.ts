@@ -1,5 +1,5 @@
 import { noPhiPlans, type NoPhiReduction } from '../generated/contract.js';
-import { ageFromBirthYear, birthDateToYear, dateToYear, instantToYear, zip3 } from '../domain/deidentify.js';
+import { ageFromBirthYear, birthDateToYear, dateToYear, instantToYear, zip3 } from './deidentify.js';
 import type { PseudonymKind } from '../shared/ids.js';
 
 type JsonRecord = Record<string, unknown>;

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { reduceForNoPhi, type HandleLookup } from '../../src/gateway/no-phi-reduction.js';
+import { reduceForNoPhi, type HandleLookup } from '../../src/domain/no-phi-reduction.js';
 import { noPhiPlans, operations } from '../../src/generated/contract.js';
 import type { PseudonymKind } from '../../src/shared/ids.js';
 

@@ -1,0 +1,15 @@
+import type { EventOutbox } from '../db/tenant-store.js';
+import { webhookEvents } from '../generated/contract.js';
+import { randomId } from '../shared/ids.js';
+
+/**
+ * The outbox behind CommandStore.emit: a row of webhook_events in the command's own transaction, so the event exists
+ * exactly when the change does. Workers make its deliveries later (webhook-queue.ts); a command pays one insert.
+ */
+export const webhookOutbox: EventOutbox = async (trx, agencyId, event) => {
+  if (!Object.hasOwn(webhookEvents, event.type)) throw new Error(`${event.type} is not an event type of the contract's webhooks`);
+  await trx
+    .insertInto('webhook_events')
+    .values({ agency_id: agencyId, id: randomId('evt_', 12), type: event.type, data: JSON.stringify(event.data) })
+    .execute();
+};

@@ -1,0 +1,149 @@
+import { webhookDelivery } from '../generated/contract.js';
+import { TenantPseudonyms } from '../db/pseudonyms.js';
+import { claimDue, fanOut, recordOutcome, type AttemptOutcome, type ClaimedDelivery } from '../events/delivery-queue.js';
+import { deliveryBody } from '../events/payload.js';
+import { receiverAddress, receiverUrl, ReceiverRefused, systemResolver, type Resolver } from '../events/receiver-address.js';
+import { postToReceiver, type ReceiverAnswer } from '../events/receiver-request.js';
+import { deliveryHeaders, type SigningSecrets } from '../events/signing.js';
+import { signingSecrets } from '../events/subscriptions.js';
+import type { KeyEncryption } from '../identity/key-encryption.js';
+import type { Worker, WorkerContext } from './worker.js';
+
+export interface WebhookWorkerOptions {
+  /** Attempts in flight at once. */
+  concurrency?: number;
+  /** How long to wait for new work when there is none. */
+  idlePollMs?: number;
+  /** How long an attempt is this worker's: past it, another worker may try the delivery again. */
+  leaseMs?: number;
+  /** Upper bounds of the waits between attempts (full jitter); the contract's schedule by default. */
+  retryDelaysMs?: readonly number[];
+  /** How host names are resolved (tests pass a stub). */
+  resolver?: Resolver;
+  timeoutMs?: number;
+}
+
+const SECOND = 1000;
+const DAY = 86_400 * SECOND;
+const FAN_OUT_BATCH = 500;
+
+/** Full jitter: a random wait up to the attempt's delay, or the receiver's Retry-After when longer; null when none is left. */
+export function retryDelayMs(attempt: number, delays: readonly number[], retryAfterMs: number | undefined, random = Math.random): number | null {
+  if (attempt > delays.length) return null;
+  const jittered = random() * delays[attempt - 1];
+  return Math.max(jittered, Math.min(retryAfterMs ?? 0, webhookDelivery.retry_after_max_seconds * SECOND));
+}
+
+/**
+ * Delivers webhooks (spec 6.4-6.6): makes each new event's deliveries, then attempts due deliveries, several at once,
+ * signing each attempt with the subscription's secrets. Any number run on one database (the queues are claimed with
+ * SKIP LOCKED). stop() takes no new work and waits for the attempts in flight.
+ */
+export function webhooks(options: WebhookWorkerOptions = {}): Worker {
+  return new WebhookWorker(options);
+}
+
+class WebhookWorker implements Worker {
+  readonly name = 'webhooks';
+  readonly #concurrency: number;
+  readonly #idlePollMs: number;
+  readonly #leaseMs: number;
+  readonly #delays: readonly number[];
+  readonly #resolver: Resolver;
+  readonly #timeoutMs: number;
+  readonly #inFlight = new Set<Promise<void>>();
+  #stopping = false;
+  #loop: Promise<void> | undefined;
+  #wake: (() => void) | undefined;
+
+  constructor(options: WebhookWorkerOptions) {
+    this.#concurrency = options.concurrency ?? 16;
+    this.#idlePollMs = options.idlePollMs ?? 200;
+    this.#leaseMs = options.leaseMs ?? 4 * webhookDelivery.timeout_seconds * SECOND;
+    this.#delays = options.retryDelaysMs ?? webhookDelivery.retry_delays_seconds.map((seconds) => seconds * SECOND);
+    this.#resolver = options.resolver ?? systemResolver;
+    this.#timeoutMs = options.timeoutMs ?? webhookDelivery.timeout_seconds * SECOND;
+  }
+
+  start(ctx: WorkerContext): void {
+    if (this.#loop) throw new Error('worker webhooks was already started');
+    if (!ctx.keyEncryption) throw new Error('the webhooks worker needs the key-encryption keys (it opens the signing secrets)');
+    this.#loop = this.#run(ctx, ctx.keyEncryption());
+  }
+
+  async stop(): Promise<void> {
+    this.#stopping = true;
+    this.#wake?.();
+    await this.#loop;
+  }
+
+  /** Waits for the poll interval, an attempt to end, or stop(). */
+  #pause(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.#wake = done;
+      for (const attempt of this.#inFlight) void attempt.then(done);
+    });
+  }
+
+  async #run(ctx: WorkerContext, keys: KeyEncryption): Promise<void> {
+    while (!this.#stopping) {
+      try {
+        const fanned = await fanOut(ctx.db, FAN_OUT_BATCH);
+        const free = this.#concurrency - this.#inFlight.size;
+        const claimed = free > 0 ? await claimDue(ctx.db, free, this.#leaseMs) : [];
+        if (claimed.length > 0) this.#startAttempts(ctx, keys, claimed);
+        const busy = fanned === FAN_OUT_BATCH || (claimed.length > 0 && claimed.length === free);
+        if (!busy && !this.#stopping) await this.#pause(claimed.length > 0 || fanned > 0 ? 0 : this.#idlePollMs);
+        else if (this.#inFlight.size >= this.#concurrency) await this.#pause(this.#idlePollMs);
+      } catch (err) {
+        ctx.log.warn({ err, worker: this.name }, `webhooks: the queue could not be read; trying again in ${this.#idlePollMs} ms`);
+        await this.#pause(this.#idlePollMs);
+      }
+    }
+    await Promise.all(this.#inFlight);
+  }
+
+  #startAttempts(ctx: WorkerContext, keys: KeyEncryption, claimed: ClaimedDelivery[]): void {
+    const secrets = signingSecrets(ctx.db, keys, claimed.map((c) => ({ agency_id: c.agency_id, id: c.subscription_id })));
+    for (const delivery of claimed) {
+      const attempt = this.#attempt(ctx, delivery, secrets)
+        .catch((err: unknown) => ctx.log.warn({ err, delivery: delivery.id }, 'webhooks: an attempt could not be recorded; it is tried again when its lease ends'))
+        .finally(() => this.#inFlight.delete(attempt));
+      this.#inFlight.add(attempt);
+    }
+  }
+
+  async #attempt(ctx: WorkerContext, delivery: ClaimedDelivery, allSecrets: Promise<Map<string, SigningSecrets>>): Promise<void> {
+    const secrets = (await allSecrets).get(delivery.subscription_id);
+    if (!secrets) throw new Error(`subscription ${delivery.subscription_id} has no current signing secret`);
+    const pseudonyms = new TenantPseudonyms(ctx.db, delivery.agency_id);
+    const event = { id: delivery.event_id, agency_id: delivery.agency_id, type: delivery.type, data: delivery.data, created_at: delivery.event_created_at };
+    const body = await deliveryBody(event, delivery.phi_mode, (kind, ids) => pseudonyms.handlesFor(kind, ids));
+    const answer = await this.#send(delivery, body, secrets);
+    await recordOutcome(ctx.db, delivery, this.#outcome(delivery, answer), webhookDelivery.disable_after_failing_days * DAY);
+  }
+
+  /** Checks the receiver's address again (DNS rebinding), then posts to that very address. */
+  async #send(delivery: ClaimedDelivery, body: string, secrets: SigningSecrets): Promise<ReceiverAnswer> {
+    try {
+      const url = receiverUrl(delivery.url, delivery.allow_http_loopback);
+      const address = await receiverAddress(url, delivery.allow_http_loopback, this.#resolver);
+      const headers = deliveryHeaders(body, delivery.id, Math.floor(Date.now() / SECOND), secrets);
+      return await postToReceiver(url, address, headers, body, { timeoutMs: this.#timeoutMs, readLimitBytes: webhookDelivery.response_read_limit_bytes });
+    } catch (err) {
+      if (err instanceof ReceiverRefused) return { error: `receiver refused: ${err.message}` };
+      throw err;
+    }
+  }
+
+  #outcome(delivery: ClaimedDelivery, answer: ReceiverAnswer): AttemptOutcome {
+    if (answer.error === undefined) return { delivered: true, status: answer.status! };
+    const gone = answer.status === 410;
+    return { delivered: false, status: answer.status, error: answer.error, gone, retryInMs: retryDelayMs(delivery.attempts, this.#delays, answer.retryAfterMs) };
+  }
+}

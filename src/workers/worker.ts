@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/schema.js';
+import type { MetricsRegistrar } from '../observability/metrics.js';
 
 /** Fits pino and Fastify's logger. */
 export interface WorkerLog {
@@ -11,6 +12,8 @@ export interface WorkerLog {
 export interface WorkerContext {
   db: Kysely<DB>;
   log: WorkerLog;
+  /** Where a worker registers its metrics (src/observability/metrics.ts); absent with metrics off. */
+  metrics?: MetricsRegistrar;
 }
 
 /** Background work with one lifecycle, whether it runs in the server or as its own process (scripts/worker.ts). */

@@ -25,7 +25,7 @@ import { auditEvent, meteringEvent } from './call-records.js';
 import type { OperationCounts } from '../observability/operation-counts.js';
 import type { ServiceMetrics } from '../observability/metrics.js';
 import type { PressureMonitor } from '../observability/pressure.js';
-import type { CallTracer, TracedOperation } from '../observability/call-trace.js';
+import type { CallTracer, StepSpan, TracedOperation } from '../observability/call-trace.js';
 import { PlatformError } from '../shared/platform-error.js';
 
 export interface GatewayServices {
@@ -138,26 +138,22 @@ export class OperationPipeline {
     if (authentication !== undefined) span?.end();
     if (authentication === null) return done();
     if (authentication) return this.limit(call, response, authentication, nowMs, done);
-    authenticator.authenticate(authorization).then(
-      (later) => {
-        span?.end();
-        this.limit(call, response, later, Date.now(), done);
-      },
-      (err: Error) => {
-        span?.end(err);
-        done(err);
-      },
-    );
+    this.limitOnceAuthenticated(authenticator.authenticate(authorization), call, response, span, done);
   }
 
   /** The same for a principal another transport established: its integration's current policy still decides. */
   admitPrincipal(call: OperationCall, response: ResponseHead, principal: Principal, done: Admitted) {
     if (!this.operation.authenticated) return done();
     const span = call.trace?.step('authenticate');
-    this.services.authenticator.authenticatePrincipal(principal).then(
-      (authentication) => {
+    this.limitOnceAuthenticated(this.services.authenticator.authenticatePrincipal(principal), call, response, span, done);
+  }
+
+  /** An authentication that took I/O: its span ends as it settles, then the limits or the refusal. */
+  private limitOnceAuthenticated(authentication: Promise<Authentication>, call: OperationCall, response: ResponseHead, span: StepSpan | undefined, done: Admitted) {
+    authentication.then(
+      (later) => {
         span?.end();
-        this.limit(call, response, authentication, Date.now(), done);
+        this.limit(call, response, later, Date.now(), done);
       },
       (err: Error) => {
         span?.end(err);

@@ -81,6 +81,8 @@ export class ServiceMetrics {
   private readonly pendingBuffers = new Map<string, () => number>();
 
   constructor() {
+    // From the start: the garbage-collection histogram counts the collections it observes.
+    processMetrics();
     const all = () => this.operations.values();
     for (const metric of [
       new CollectedMetric(`${METRIC_PREFIX}requests_total`, 'Calls of the contract\'s operations by operation, status class and contract version (none: refused before the version was read).', 'counter', () => callSamples(all())),

@@ -2,6 +2,9 @@
 // layers below it, never one above; there are no import circles, type-only imports included. Bottom to top:
 //
 //   shared    src/shared/: the principal, ids and pseudonym kinds, versioning types, the error classes.
+//   observability src/observability/: metrics (prom-client), load-shedding signals, tracing (OpenTelemetry, loaded
+//             only when on). Low, so that every layer above can report to it; it knows the database, the gateway and
+//             workers only through the small interfaces it defines (ObservedDatabase, BufferObserver...).
 //   db        src/db/: Kysely on pg or PGlite, the platform's tables, bound cursors, the tenant-bound store. Also each
 //             resource family's table types (src/resources/<family>/<family>-tables.ts: they live with their
 //             family, but the DB schema is built from them), and src/project-files.ts, which reads openapi.json and
@@ -26,6 +29,7 @@ const TABLE_TYPES = '^src/resources/[^/]+/[^/]+-tables\\.ts$';
 
 const layers = [
   { name: 'shared', path: '^src/shared/' },
+  { name: 'observability', path: '^src/observability/' },
   { name: 'db', path: ['^src/(db/|project-files\\.ts$)', TABLE_TYPES] },
   { name: 'domain', path: '^src/(domain|catalog)/' },
   { name: 'identity', path: '^src/identity/' },

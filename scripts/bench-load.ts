@@ -1,7 +1,7 @@
 /** Drives autocannon against the service and the baseline in alternating slices and summarizes both. */
 import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
-import { sides, type Scenario, type Side, type Target } from './bench-scenarios.js';
+import { sides, type Scenario, type Server, type Side, type Target } from './bench-scenarios.js';
 
 interface Tally { requests: number; seconds: number; latencies: number[]; non2xx: number; errors: number; timeouts: number; statusCodes: Record<string, number> }
 
@@ -126,9 +126,9 @@ const SLICES_PER_TARGET = 4;
 const ORDER: Target[] = ['service', 'baseline', 'baseline', 'service'];
 
 /** Warms both targets up, then measures them in alternating slices, so drift (thermal, other load) weighs equally on both. */
-export async function measure(urls: Record<Target, string>, scenario: Scenario, connections: number, timing: Timing): Promise<Measurement> {
+export async function measure(urls: Partial<Record<Server, string>>, scenario: Scenario, connections: number, timing: Timing): Promise<Measurement> {
   const plan = sides(scenario);
-  const at = (target: Target) => [urls[plan[target].server], plan[target]] as const;
+  const at = (target: Target) => [urls[plan[target].server]!, plan[target]] as const;
   const slices = {} as Record<Target, number>;
   const tallies = { service: emptyTally(), baseline: emptyTally() };
   for (const target of ['service', 'baseline'] as const) {

@@ -4,7 +4,13 @@ import type { BenchIdentity } from './bench-identity.js';
 
 export type Method = NonNullable<autocannon.Options['method']>;
 export type Headers = Record<string, string>;
+/** The two sides of a measurement: the measured one and the one it is divided by. */
 export type Target = 'service' | 'baseline';
+/**
+ * The servers a side is sent to: the service as it ships (metrics on), the baseline, and the service with metrics off
+ * or with tracing on (started only when a selected scenario needs them).
+ */
+export type Server = 'service' | 'baseline' | 'service-metrics-off' | 'service-tracing';
 
 /** Rewrites each request before it is sent (autocannon's setupRequest), e.g. a fresh key or token. */
 export type Setup = (request: autocannon.Request) => autocannon.Request;
@@ -70,20 +76,20 @@ const GATEWAY_CONNECTIONS = [10];
 /** Where the baseline serves the service's recorded bytes behind fast-jwt's cached verify alone (bench-baseline.ts). */
 export const FAST_JWT_PREFIX = '/baseline/fast-jwt';
 
-/** A side a pairing names; a scenario's live `baseline` request is the fourth kind. */
-type PairedSide = 'service' | 'bare' | 'fast-jwt';
-export type Pairing = 'service/bare' | 'service/fast-jwt' | 'fast-jwt/bare';
+/** A side a pairing names; a scenario's live `baseline` request is one more kind. */
+type PairedSide = 'service' | 'bare' | 'fast-jwt' | 'metrics-off' | 'tracing';
+export type Pairing = 'service/bare' | 'service/fast-jwt' | 'fast-jwt/bare' | 'metrics-off/bare' | 'tracing/bare' | 'service/metrics-off' | 'tracing/service';
 
 /** What one side of a measurement sends, to which server, and how the table names it. */
 export interface Side {
-  server: Target;
+  server: Server;
   request: Request;
   /** This side's own rewriter, made from request.setup. */
   setupRequest?: Setup;
   label: PairedSide | 'baseline';
 }
 
-const side = (server: Target, request: Request, label: Side['label']): Side => ({ server, request, label, setupRequest: request.setup?.() });
+const side = (server: Server, request: Request, label: Side['label']): Side => ({ server, request, label, setupRequest: request.setup?.() });
 
 const planned = new WeakMap<Scenario, Record<Target, Side>>();
 
@@ -103,6 +109,8 @@ function planOf(scenario: Scenario): Record<Target, Side> {
     service: () => side('service', request, 'service'),
     bare: () => side('baseline', request, 'bare'),
     'fast-jwt': () => side('baseline', { ...request, path: FAST_JWT_PREFIX + request.path }, 'fast-jwt'),
+    'metrics-off': () => side('service-metrics-off', request, 'metrics-off'),
+    tracing: () => side('service-tracing', request, 'tracing'),
   } satisfies Record<PairedSide, () => Side>;
   const [measured, against] = pairing.split('/') as [PairedSide, PairedSide];
   return { service: paired[measured](), baseline: live ? side('baseline', live, 'baseline') : paired[against]() };
@@ -125,6 +133,12 @@ export const GATEWAY_SPECS: ScenarioSpec<BenchIdentity>[] = [
   { name: 'reference: fast-jwt verify alone against bare, reused token', build: (id) => ({ ...get('/api/v1/ext/health', bearer(id.token)), pairing: 'fast-jwt/bare' }) },
   { name: 'health, fresh token each request', build: (id) => get('/api/v1/ext/health', {}, rotatingTokens(id.freshTokens)) },
   { name: 'catalog, reused token', build: (id) => get('/api/v1/ext/catalog', bearer(id.token)) },
+  // Issue 34: what metrics and tracing cost a warm call, each against bare and against each other, in the same run.
+  { name: 'observability: health, metrics on (as shipped)', build: (id) => get('/api/v1/ext/health', bearer(id.token)) },
+  { name: 'observability: health, metrics off', build: (id) => ({ ...get('/api/v1/ext/health', bearer(id.token)), pairing: 'metrics-off/bare' }) },
+  { name: 'observability: health, tracing on (OTLP to a no-op collector)', build: (id) => ({ ...get('/api/v1/ext/health', bearer(id.token)), pairing: 'tracing/bare' }) },
+  { name: 'observability: metrics on against metrics off, health', build: (id) => ({ ...get('/api/v1/ext/health', bearer(id.token), undefined, 0.95), pairing: 'service/metrics-off' }) },
+  { name: 'observability: tracing on against metrics on, health', build: (id) => ({ ...get('/api/v1/ext/health', bearer(id.token)), pairing: 'tracing/service' }) },
   {
     name: 'task create, idempotent replay',
     build: (id) => ({

@@ -5,7 +5,9 @@
  * clinical scenarios (PostgreSQL only) with minimal live routes doing the least equivalent work.
  * Usage: see USAGE (npm run bench -- --help).
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server as HttpServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -19,7 +21,7 @@ import { benchImport, IMPORT_SCENARIO, REMITTANCE_SPECS, type ImportResult } fro
 import { prepareBenchIdentity } from './bench-identity.js';
 import { measure, WARMUP_RESPONSES, type Measurement, type Timing } from './bench-load.js';
 import { npmStartArgs, root, start, stopAll } from './bench-processes.js';
-import { buildScenario, sides, firstRequest, GATEWAY_SPECS, scenarioFilter, type Request, type Scenario, type Side, type Target } from './bench-scenarios.js';
+import { buildScenario, sides, firstRequest, GATEWAY_SPECS, scenarioFilter, type Request, type Scenario, type Server, type Side, type Target } from './bench-scenarios.js';
 
 const CLINICAL_SPECS: ClinicalSpec[] = [...PATIENT_SPECS, ...ORDER_SPECS, ...REMITTANCE_SPECS];
 const SCENARIO_NAMES = [...[...GATEWAY_SPECS, ...CLINICAL_SPECS].map((s) => s.name), IMPORT_SCENARIO].join('; ');
@@ -63,7 +65,11 @@ const FRESH_TOKENS = 12_000;
 
 const tmp = mkdtempSync(join(tmpdir(), 'bench-'));
 let cleaning: Promise<void> | undefined;
-const cleanup = () => (cleaning ??= stopAll().then(() => rmSync(tmp, { recursive: true, force: true })));
+let cleanupCollector: () => void = () => {};
+const cleanup = () => (cleaning ??= stopAll().then(() => {
+  cleanupCollector();
+  rmSync(tmp, { recursive: true, force: true });
+}));
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => void cleanup().finally(() => process.exit(130)));
 }
@@ -147,6 +153,17 @@ async function checkService(url: string, scenarios: Scenario[], notes: string[])
   return { runnable, routes };
 }
 
+/** Each variant answers its scenarios' request with a 2xx before it is measured. */
+async function checkVariants(urls: Partial<Record<Server, string>>, scenarios: Scenario[]): Promise<void> {
+  for (const scenario of scenarios) {
+    for (const { server, request } of Object.values(sides(scenario))) {
+      if (server === 'service' || server === 'baseline') continue;
+      const { status, ok, body } = await send(urls[server]!, request);
+      if (!ok) refuse(scenario, 'service', request, status, body);
+    }
+  }
+}
+
 async function checkBaseline(url: string, scenarios: Scenario[]): Promise<void> {
   for (const scenario of scenarios) {
     for (const { server, request } of Object.values(sides(scenario))) {
@@ -173,7 +190,7 @@ interface Result extends Measurement {
 
 const described = (side: Side) => ({ label: side.label, request: `${side.request.method} ${side.request.path}` });
 
-async function measureAll(urls: Record<Target, string>, scenarios: Scenario[]): Promise<Result[]> {
+async function measureAll(urls: Partial<Record<Server, string>>, scenarios: Scenario[]): Promise<Result[]> {
   const results: Result[] = [];
   for (const scenario of scenarios) {
     const plan = sides(scenario);
@@ -253,6 +270,31 @@ function benchSecretsKey(env: NodeJS.ProcessEnv): { SECRETS_KEY_FILE?: string } 
   return { SECRETS_KEY_FILE: path };
 }
 
+/** An OTLP/HTTP collector that accepts every export and keeps nothing: what tracing costs the service, not a collector. */
+async function noopCollector(): Promise<{ url: string; server: HttpServer }> {
+  const server = createServer((request, response) => {
+    request.resume();
+    request.on('end', () => response.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
+}
+
+/**
+ * The service with metrics off, or with tracing on, beside the one as shipped. On the embedded store, which admits one
+ * process, each gets a copy of the prepared data directory and its key file.
+ */
+async function startVariant(server: 'service-metrics-off' | 'service-tracing', env: NodeJS.ProcessEnv, collectorUrl: () => Promise<string>): Promise<string> {
+  const variant = server === 'service-metrics-off' ? { METRICS: 'off' } : { OTEL_EXPORTER_OTLP_ENDPOINT: await collectorUrl(), OTEL_SERVICE_NAME: 'extension-api-bench' };
+  let dataDir = env.DATA_DIR!;
+  if (!env.DATABASE_URL) {
+    dataDir = `${env.DATA_DIR}-${server}`;
+    cpSync(env.DATA_DIR!, dataDir, { recursive: true });
+    if (existsSync(`${env.DATA_DIR}.secrets-key`)) copyFileSync(`${env.DATA_DIR}.secrets-key`, `${dataDir}.secrets-key`);
+  }
+  return start(server, npmStartArgs(), { ...env, ...variant, DATA_DIR: dataDir });
+}
+
 async function main() {
   // BENCH_DATABASE_URL runs the service on PostgreSQL; otherwise on a fresh embedded store.
   const { DATABASE_URL: _ignored, BENCH_DATABASE_URL: databaseUrl, ...rest } = process.env;
@@ -268,9 +310,17 @@ async function main() {
   console.error(`preparing integrations and tokens on ${databaseUrl ? 'PostgreSQL' : 'the embedded store'}`);
   const prepared = await prepareData(config, selection);
 
-  const urls = {} as Record<Target, string>;
+  const urls: Partial<Record<Server, string>> = {};
+  // The variants copy the data directory before the service opens (and locks) it.
+  let collector: Awaited<ReturnType<typeof noopCollector>> | undefined;
+  const needed = new Set((await buildScenarios(config, { ...selection, clinical: [] }, prepared, '')).flatMap((scenario) => Object.values(sides(scenario)).map((side) => side.server)));
+  for (const server of ['service-metrics-off', 'service-tracing'] as const) {
+    if (needed.has(server)) urls[server] = await startVariant(server, env, async () => (collector ??= await noopCollector()).url);
+  }
+  cleanupCollector = () => collector?.server.close();
   urls.service = await start('service', npmStartArgs(), env);
   const { runnable, routes } = await checkService(urls.service, await buildScenarios(config, selection, prepared, urls.service), selection.notes);
+  await checkVariants(urls, runnable);
   const baselineFile = join(tmp, 'baseline.json');
   writeFileSync(baselineFile, JSON.stringify(baselineConfig(config, routes, urls.service, selection.clinical.length > 0)));
   urls.baseline = await start('baseline', ['--import', 'tsx', 'scripts/bench-baseline.ts', baselineFile], { ...rest, LOG_LEVEL: 'silent' });

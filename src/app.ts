@@ -15,13 +15,17 @@ import { createHandlers } from './resources/index.js';
 import { refuseUnsupportedGrantTypes } from './resources/oauth/token-handler.js';
 import { registerWellKnown } from './identity/well-known.js';
 import { createServices } from './services.js';
-import { registerProbes } from './resources/platform/probes.js';
+import { registerMetrics, registerProbes } from './resources/platform/probes.js';
 import { registerApiReference } from './docs/api-reference.js';
+import { observe, type Observability } from './observability/observability.js';
+import type { Tracing } from './observability/call-trace.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
     /** The operations behind the HTTP routes, for transports without HTTP (gateway/direct-call.ts). */
     gateway: Gateway;
+    /** Metrics, load shedding and tracing of this app (the server serves metrics on METRICS_PORT from here). */
+    observability: Observability;
   }
 }
 
@@ -32,9 +36,11 @@ export interface AppOptions {
   keyEncryption: KeyEncryption;
   /** The process logger; tests run silent. */
   logger?: Logger;
+  /** The process's tracing, started before the app when the OTEL_* variables ask for it (src/server.ts). */
+  tracing?: Tracing;
 }
 
-export async function buildApp({ config, database, keyEncryption, logger = pino({ level: 'silent' }) }: AppOptions) {
+export async function buildApp({ config, database, keyEncryption, logger = pino({ level: 'silent' }), tracing }: AppOptions) {
   const app = Fastify({
     ...requestLogging(logger),
     genReqId: requestIdFor,
@@ -62,17 +68,23 @@ export async function buildApp({ config, database, keyEncryption, logger = pino(
   installBodyParsers(app);
   installErrorHandler(app);
   installNotFound(app);
-  const services = createServices(config, database.db, keyEncryption, logger);
+  const observability = observe({ metrics: config.metrics.enabled, pressure: config.pressure }, database, tracing);
+  app.decorate('observability', observability);
+  const { metrics, pressure } = observability;
+  const services = createServices(config, database.db, keyEncryption, logger, metrics);
   refuseUnsupportedGrantTypes(app);
-  const gateway = new Gateway(createHandlers(services), { ...services, db: database.db, handlerTimeoutMs: config.handlerTimeoutMs }, logger);
+  const gatewayServices = { ...services, db: database.db, handlerTimeoutMs: config.handlerTimeoutMs, metrics, pressure, tracer: tracing?.tracer };
+  const gateway = new Gateway(createHandlers(services), gatewayServices, logger);
   app.decorate('gateway', gateway);
   registerOperations(app, gateway);
   // After in-flight requests, and handlers whose client hung up, have finished: flush what the buffers still hold.
   app.addHook('onClose', async () => {
     await gateway.close();
     await services.close();
+    observability.close();
   });
-  registerProbes(app, database);
+  registerProbes(app, database, pressure);
+  if (metrics && config.metrics.port === undefined) registerMetrics(app, metrics);
   registerWellKnown(app, services);
   await registerApiReference(app);
   return app;

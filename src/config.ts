@@ -2,6 +2,8 @@ import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { decodeKeyText } from './identity/key-encryption.js';
 import type { SecretsKeySettings } from './identity/key-encryption-keys.js';
+import type { PressureThresholds } from './observability/pressure.js';
+import { tracingExporter, type TracingExporter } from './observability/tracing-settings.js';
 
 export interface Config {
   host: string;
@@ -26,6 +28,12 @@ export interface Config {
   secretsKey: SecretsKeySettings;
   /** The workers of src/workers/registry.ts the server runs: a deployment running one as its own process leaves it out. */
   inProcessWorkers: 'all' | string[];
+  /** Prometheus metrics at /metrics: on the main port, or on their own port when `port` is set. */
+  metrics: { enabled: boolean; port: number | undefined };
+  /** Past these the partition answers 503 PLATFORM_SERVICE_UNAVAILABLE (src/observability/pressure.ts). */
+  pressure: PressureThresholds;
+  /** OpenTelemetry traces: off (undefined) unless the standard OTEL_* variables ask for an exporter. */
+  tracing: TracingExporter | undefined;
 }
 
 type Env = Record<string, string | undefined>;
@@ -108,6 +116,26 @@ function inProcessWorkers(env: Env): 'all' | string[] {
   return raw.split(',').map((name) => name.trim()).filter((name) => name !== '');
 }
 
+function metrics(env: Env): Config['metrics'] {
+  const raw = (env.METRICS ?? 'on').trim();
+  if (raw !== 'on' && raw !== 'off') throw new Error(`METRICS must be on or off, got "${raw}"`);
+  const port = env.METRICS_PORT ? integer(env, 'METRICS_PORT', 0, 1) : undefined;
+  if (port !== undefined && port > 65_535) throw new Error(`METRICS_PORT must be a port number, got "${port}"`);
+  return { enabled: raw === 'on', port };
+}
+
+function pressure(env: Env): PressureThresholds {
+  const heapUsedPercent = integer(env, 'SHED_HEAP_USED_PERCENT', 90);
+  if (heapUsedPercent > 100) throw new Error(`SHED_HEAP_USED_PERCENT must be at most 100, got "${heapUsedPercent}"`);
+  return {
+    eventLoopDelayMs: integer(env, 'SHED_EVENT_LOOP_DELAY_MS', 200),
+    heapUsedPercent,
+    poolWaitMs: integer(env, 'SHED_POOL_WAIT_MS', 1_000),
+    sampleIntervalMs: 1_000,
+    retryAfterSeconds: integer(env, 'SHED_RETRY_AFTER_SECONDS', 2, 1),
+  };
+}
+
 /** Reads and validates the environment once; everything else receives a Config. */
 export function loadConfig(env: Env = process.env): Config {
   const port = integer(env, 'PORT', 3000);
@@ -136,6 +164,9 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy: trustProxy(env),
     secretsKey: secretsKey(env, databaseUrl, dataDir),
     inProcessWorkers: inProcessWorkers(env),
+    metrics: metrics(env),
+    pressure: pressure(env),
+    tracing: tracingExporter(env),
   };
 }
 

@@ -8,6 +8,8 @@ import { ensureSigningKey } from './identity/signing-keys.js';
 import { loadKeyEncryption } from './identity/key-encryption-keys.js';
 import { sealSecrets, type SealingReport } from './identity/secrets-at-rest.js';
 import type { KeyEncryption } from './identity/key-encryption.js';
+import { startTracing } from './observability/tracing.js';
+import { serveMetrics } from './observability/metrics-server.js';
 
 const logger = pino({ level: process.env.LOG_LEVEL || 'info' });
 
@@ -24,6 +26,8 @@ function logSealing(sealing: SealingReport, keys: KeyEncryption): void {
 
 async function main() {
   const config = loadServerConfig();
+  // Before anything runs a query: spans need their context manager in place (off unless OTEL_* ask for it).
+  const tracing = config.tracing ? await startTracing({ exporter: config.tracing }) : undefined;
   const keyEncryption = loadKeyEncryption(config.secretsKey, (message) => logger.warn(message));
   const database = await openDatabase({ ...databaseOptions(config), logger });
   const sealing = await sealSecrets(database.db, keyEncryption);
@@ -31,19 +35,26 @@ async function main() {
   await ensureSigningKey(database.db, keyEncryption, config.tokenTtlSeconds);
   // The embedded store is for trying the service out: an empty one gets a demo agency and credentials.
   const demo = !config.databaseUrl || process.env.DEMO === '1' ? await ensureDemo(database.db, config.tokenIssuer) : undefined;
-  const app = await buildApp({ config, database, keyEncryption, logger });
+  const app = await buildApp({ config, database, keyEncryption, logger, tracing });
+  const { metrics } = app.observability;
+  const metricsServer = metrics && config.metrics.port !== undefined ? await serveMetrics(metrics, config.host, config.metrics.port) : undefined;
 
   closeWithGrace({ delay: config.shutdownGraceMs }, async ({ signal, err }) => {
     if (err) logger.error({ err }, 'shutting down after an error');
     else logger.info({ signal }, 'shutting down: draining in-flight requests');
     // The app's close stops its workers after in-flight requests: they flush what those requests left.
     await app.close();
+    await metricsServer?.close();
     await database.close();
+    // Spans still batched go out last, with the shutdown's own.
+    await tracing?.shutdown();
   });
 
   await app.listen({ host: config.host, port: config.port });
   const store = database.engine === 'pglite' ? `embedded PostgreSQL in ${config.dataDir}` : 'PostgreSQL';
   logger.info(`Extension API ready on ${store}; API reference at http://${config.host}:${config.port}/platform/api/`);
+  if (metricsServer) logger.info(`Metrics at http://${config.host}:${metricsServer.port}/metrics`);
+  if (tracing) logger.info(`Tracing on: spans go to the ${config.tracing} exporter`);
   if (demo) process.stdout.write(describeDemo(demo));
 }
 

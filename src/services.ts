@@ -18,6 +18,7 @@ import { webhookOutbox } from './events/outbox.js';
 import { auditFlusher, meteringFlusher } from './workers/flushers.js';
 import { inProcessWorkers } from './workers/registry.js';
 import { startWorkers } from './workers/worker.js';
+import type { ServiceMetrics } from './observability/metrics.js';
 
 /** The long-lived collaborators of one app instance, built once and handed to routes and the gateway. */
 export interface AppServices {
@@ -44,15 +45,19 @@ export function tokenSettings(config: Config): TokenSettings {
   return { issuer: config.tokenIssuer, audience: config.tokenAudience, ttlSeconds: config.tokenTtlSeconds };
 }
 
-/** `keyEncryption` opens the secrets the database stores sealed (signing keys, the cursor key). */
-export function createServices(config: Config, db: Kysely<DB>, keyEncryption: KeyEncryption, log: FastifyBaseLogger): AppServices {
+/**
+ * `keyEncryption` opens the secrets the database stores sealed (signing keys, the cursor key); `metrics`, when on,
+ * hears from the buffers, the token endpoint and the workers.
+ */
+export function createServices(config: Config, db: Kysely<DB>, keyEncryption: KeyEncryption, log: FastifyBaseLogger, metrics?: ServiceMetrics): AppServices {
   const settings = tokenSettings(config);
   const keyRing = new KeyRing(db, keyEncryption, config.tokenTtlSeconds);
   const tokenSigner = new TokenSigner(keyRing, settings);
-  const metering = new MeteringBuffer(db, log);
-  const audit = new AuditBuffer(db, log);
+  const metering: MeteringBuffer = new MeteringBuffer(db, log, { observer: metrics?.buffer('metering', () => metering.pending) });
+  const audit: AuditBuffer = new AuditBuffer(db, log, { observer: metrics?.buffer('audit', () => audit.pending) });
   const usageLimiter = new UsageLimiter(db);
-  const stopWorkers = startWorkers([meteringFlusher(metering), auditFlusher(audit), ...inProcessWorkers(config.inProcessWorkers)], { db, log, keyEncryption: () => keyEncryption });
+  const workers = [meteringFlusher(metering), auditFlusher(audit), ...inProcessWorkers(config.inProcessWorkers)];
+  const stopWorkers = startWorkers(workers, { db, log, keyEncryption: () => keyEncryption, metrics: metrics?.registrar });
   // Units not handed back stay counted until their window ends, as after a crash: a bounded loss, not a failed shutdown.
   const returnLeases = () => usageLimiter.close().catch((err: unknown) => log.error({ err }, 'leased usage units not handed back at shutdown'));
   return {
@@ -60,7 +65,7 @@ export function createServices(config: Config, db: Kysely<DB>, keyEncryption: Ke
     keyRing,
     tokenSigner,
     authenticator: new Authenticator(createTokenVerifier(keyRing, settings), new ExtensionPolicies(db, config.authStateTtlMs)),
-    clientCredentials: new ClientCredentialsGrant(db, tokenSigner, new TokenFailureLimiter(db)),
+    clientCredentials: new ClientCredentialsGrant(db, tokenSigner, new TokenFailureLimiter(db), metrics?.tokens()),
     usageLimiter,
     metering,
     audit,

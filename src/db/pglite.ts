@@ -4,6 +4,7 @@ import { Kysely } from 'kysely';
 import { PGliteDialect } from 'kysely-pglite-dialect';
 import { acquireDataDirLock, type DataDirLock } from './data-dir-lock.js';
 import type { Database } from './database-handle.js';
+import { DatabaseObservers } from './database-observers.js';
 import type { DB } from './schema.js';
 import { parsers, serializers } from './type-parsers.js';
 
@@ -27,7 +28,8 @@ export async function openPglite(dataDir: string | undefined, template?: Blob): 
     throw err;
   }
   // The dialect queues connections: PGlite is one session, so a transaction must not interleave with other queries.
-  const db = new Kysely<DB>({ dialect: new PGliteDialect(pglite) });
+  const observers = new DatabaseObservers();
+  const db = new Kysely<DB>({ dialect: new PGliteDialect(pglite), log: observers.log });
   let closing: Promise<void> | undefined;
   const close = async () => {
     try {
@@ -36,5 +38,5 @@ export async function openPglite(dataDir: string | undefined, template?: Blob): 
       lock?.release();
     }
   };
-  return { db, engine: 'pglite', close: () => (closing ??= close()), dumpDataDir: () => pglite.dumpDataDir('none') };
+  return { db, engine: 'pglite', close: () => (closing ??= close()), observe: (observer) => observers.add(observer), dumpDataDir: () => pglite.dumpDataDir('none') };
 }

@@ -1,6 +1,7 @@
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import type { Database, DatabaseLogger } from './database-handle.js';
+import { DatabaseObservers } from './database-observers.js';
 import type { DB } from './schema.js';
 import { pgTypes } from './type-parsers.js';
 
@@ -27,6 +28,17 @@ function prepareMarkedStatements(client: pg.PoolClient): void {
   }) as typeof client.query;
 }
 
+/** Times each wait for a connection (Kysely asks the pool for one per query or transaction). */
+function timeConnectionWaits(pool: pg.Pool, observers: DatabaseObservers): void {
+  const connect = pool.connect.bind(pool) as () => Promise<pg.PoolClient>;
+  pool.connect = (async () => {
+    const start = performance.now();
+    const client = await connect();
+    observers.connectionWait(performance.now() - start);
+    return client;
+  }) as typeof pool.connect;
+}
+
 export function openPostgres(options: PostgresOptions): Database {
   const pool = new pg.Pool({
     connectionString: options.databaseUrl,
@@ -43,7 +55,15 @@ export function openPostgres(options: PostgresOptions): Database {
     client.on('error', (err) => options.logger.error({ err }, 'PostgreSQL connection failed'));
     prepareMarkedStatements(client);
   });
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  const observers = new DatabaseObservers();
+  timeConnectionWaits(pool, observers);
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }), log: observers.log });
   let closing: Promise<void> | undefined;
-  return { db, engine: 'postgres', close: () => (closing ??= db.destroy()) };
+  return {
+    db,
+    engine: 'postgres',
+    close: () => (closing ??= db.destroy()),
+    observe: (observer) => observers.add(observer),
+    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max: options.poolMax }),
+  };
 }

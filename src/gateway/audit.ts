@@ -4,6 +4,7 @@ import { isRejectedRow } from '../db/sql-state.js';
 import type { AuditOutcome } from '../db/tables/command-ledger.js';
 import { PlatformError } from '../shared/platform-error.js';
 import type { PhiMode } from '../shared/principal.js';
+import type { BufferObserver } from '../observability/metrics.js';
 
 export interface AuditEvent {
   agencyId: string;
@@ -48,6 +49,8 @@ export interface AuditBufferOptions {
   maxBatch?: number;
   /** Memory bound: beyond it push() refuses, so a read is not served unaudited while the database is unreachable. */
   maxPending?: number;
+  /** Told of each write, failure and drop (the metrics). */
+  observer?: BufferObserver;
 }
 
 /**
@@ -61,6 +64,7 @@ export class AuditBuffer {
   readonly #log: AuditLog;
   readonly #maxBatch: number;
   readonly #maxPending: number;
+  readonly #observer: BufferObserver | undefined;
   #pending: AuditEvent[] = [];
   #flushes: Promise<void> = Promise.resolve();
   #closed = false;
@@ -70,6 +74,7 @@ export class AuditBuffer {
     this.#log = log;
     this.#maxBatch = options.maxBatch ?? 200;
     this.#maxPending = options.maxPending ?? 10_000;
+    this.#observer = options.observer;
   }
 
   get pending(): number {
@@ -117,16 +122,20 @@ export class AuditBuffer {
 
   /** Writes the batch; returns how many events from its front are done with (written or dropped). */
   async #settle(batch: AuditEvent[]): Promise<number> {
+    const start = performance.now();
     try {
       await insertAuditEvents(batch).execute(this.#db);
+      this.#observer?.written(batch.length, (performance.now() - start) / 1000);
       return batch.length;
     } catch (err) {
       if (!isRejectedRow(err)) {
+        this.#observer?.failed();
         this.#log.error({ err, pending: this.#pending.length }, 'audit flush failed; the events stay queued for the next flush');
         return 0;
       }
       if (batch.length > 1) return this.#settleOneByOne(batch);
       const [event] = batch;
+      this.#observer?.dropped(1);
       this.#log.error({ err, requestId: event.requestId, operationId: event.operationId }, 'audit event refused by the database; dropped');
       return 1;
     }

@@ -123,9 +123,10 @@ async function answer(gateway: Gateway, pipeline: OperationPipeline, call: Opera
   return pipeline.operation.command ? JSON.parse(body as string) : body;
 }
 
-/** Sets the refusal's status and headers and returns its body, as the HTTP error handler does. */
-function refusal(err: unknown, response: DirectResponse, id: string, log: CallLogger): unknown {
-  const { status, headers, body } = errorResponse(err, id, log);
+/** Sets the refusal's status and headers and returns its body, as the HTTP error handler does; the call notes its code. */
+function refusal(err: unknown, response: DirectResponse, id: string, log: CallLogger, call?: OperationCall): unknown {
+  const { status, code, headers, body } = errorResponse(err, id, log);
+  if (call) call.refusal = code;
   if (headers) response.headers(headers);
   response.code(status);
   return body;
@@ -143,7 +144,7 @@ async function called(gateway: Gateway, pipeline: OperationPipeline, input: Dire
   try {
     body = await answer(gateway, pipeline, call, response, input);
   } catch (err) {
-    body = refusal(err, response, id, call.log);
+    body = refusal(err, response, id, call.log, call);
   }
   pipeline.record(call, response);
   return resultOf(response, body);

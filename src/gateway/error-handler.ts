@@ -30,7 +30,9 @@ function fromFastifyError(error: FastifyError): RequestError | undefined {
  */
 export function installErrorHandler(app: FastifyInstance) {
   app.setErrorHandler((error: FastifyError, request, reply) => {
-    const { status, headers, body } = errorResponse(fromFastifyError(error) ?? error, request.id, request.log);
+    const { status, code, headers, body } = errorResponse(fromFastifyError(error) ?? error, request.id, request.log);
+    // Counted by the operation's pipeline as the response leaves (operation-routes.ts, onSend).
+    request.refusal = code;
     if (headers) reply.headers(headers);
     return reply.code(status).send(body);
   });

@@ -6,6 +6,8 @@ import type { CallLogger } from './operation-call.js';
 /** A refusal as every transport answers it: the contract's status, headers and error body. */
 export interface ErrorResponse {
   status: number;
+  /** The error code of the body (either shape), for the metrics. */
+  code: string;
   headers: Record<string, string> | undefined;
   body: unknown;
 }
@@ -14,6 +16,7 @@ function platformErrorResponse(error: PlatformError, requestId: string): ErrorRe
   const entry = errorEntry(error.code);
   return {
     status: entry.status,
+    code: error.code,
     headers: error.headers,
     body: {
       error: {
@@ -33,6 +36,7 @@ function requestErrorResponse(error: RequestError, requestId: string): ErrorResp
   const { issues, nextStep, details, headers } = error.extra;
   return {
     status: error.status,
+    code: error.code,
     headers,
     body: {
       error: error.error,

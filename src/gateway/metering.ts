@@ -2,6 +2,7 @@ import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { DB } from '../db/schema.js';
 import { isRejectedRow } from '../db/sql-state.js';
 import { IntegrationMap } from '../shared/integration-map.js';
+import type { BufferObserver } from '../observability/metrics.js';
 
 /** One call through the gateway, as billed and reported. */
 export interface MeteringEvent {
@@ -28,6 +29,8 @@ export interface MeteringBufferOptions {
   maxBatch?: number;
   /** Events held while the database is failing (default 50 000); beyond it the oldest are dropped. */
   maxPending?: number;
+  /** Told of each write, failure and drop (the metrics). */
+  observer?: BufferObserver;
 }
 
 type Columns = { [K in keyof MeteringEvent]: MeteringEvent[K][] };
@@ -157,7 +160,7 @@ function delimited(text: string, type: 'text' | 'int') {
  * by size, by interval (its flush worker, src/workers/flushers.ts) and at close. A failed write is retried at the next interval.
  */
 export class MeteringBuffer {
-  private pending = new MeteringCalls();
+  private pendingCalls = new MeteringCalls();
   private dropped = 0;
   private failing = false;
   private running: Promise<void> | undefined;
@@ -165,6 +168,7 @@ export class MeteringBuffer {
   private closing: Promise<void> | undefined;
   private readonly maxBatch: number;
   private readonly maxPending: number;
+  private readonly observer: BufferObserver | undefined;
 
   constructor(
     private readonly db: Kysely<DB>,
@@ -173,6 +177,12 @@ export class MeteringBuffer {
   ) {
     this.maxBatch = options.maxBatch ?? 500;
     this.maxPending = options.maxPending ?? 50_000;
+    this.observer = options.observer;
+  }
+
+  /** Events waiting to be written. */
+  get pending(): number {
+    return this.pendingCalls.length;
   }
 
   push(event: MeteringEvent): void {
@@ -180,17 +190,17 @@ export class MeteringBuffer {
       this.log.error({ requestId: event.requestId, operationId: event.operationId }, 'metering event after close: not recorded');
       return;
     }
-    this.pending.push(event);
+    this.pendingCalls.push(event);
     this.dropOldestBeyondCap();
     // While writes fail only the timer retries, so a burst of calls does not hammer a struggling database.
     // What arrives while a batch is written waits for the next full batch or the timer: draining down to the last
     // event would turn a steady load into a stream of small inserts, each with its own statement and commit.
-    if (this.pending.length >= this.maxBatch && !this.failing && !this.running) void this.run(0);
+    if (this.pendingCalls.length >= this.maxBatch && !this.failing && !this.running) void this.run(0);
   }
 
   /** Resolves once every event pushed before the call is written, or kept for retry after a logged failure. Never rejects. */
   flush(): Promise<void> {
-    if (!this.running) return this.run(this.pending.length);
+    if (!this.running) return this.run(this.pendingCalls.length);
     // The running write may already be past its last batch; one follow-up covers whatever came after.
     this.followUp ??= this.running.then(() => {
       this.followUp = undefined;
@@ -201,7 +211,7 @@ export class MeteringBuffer {
 
   /** The interval's write: skipped while a write is under way, since what arrives during one waits (see push). */
   flushIfIdle(): Promise<void> {
-    return this.running || this.pending.length === 0 ? Promise.resolve() : this.flush();
+    return this.running || this.pendingCalls.length === 0 ? Promise.resolve() : this.flush();
   }
 
   /** Writes the `owed` oldest events, then full batches while there are any. */
@@ -221,9 +231,9 @@ export class MeteringBuffer {
   private async shutdown(): Promise<void> {
     await this.flush();
     this.reportDrops();
-    if (this.pending.length > 0) {
-      this.log.error({ lost: this.pending.length }, 'metering events not written at shutdown');
-      this.pending = new MeteringCalls();
+    if (this.pendingCalls.length > 0) {
+      this.log.error({ lost: this.pendingCalls.length }, 'metering events not written at shutdown');
+      this.pendingCalls = new MeteringCalls();
     }
   }
 
@@ -231,13 +241,13 @@ export class MeteringBuffer {
   // chasing those would write a stream of small inserts until a write happened to find none.
   private async drain(owed: number): Promise<void> {
     this.reportDrops();
-    while (this.pending.length > 0 && (owed > 0 || this.pending.length >= this.maxBatch)) {
-      const batch = this.pending.takeOldest(this.maxBatch);
+    while (this.pendingCalls.length > 0 && (owed > 0 || this.pendingCalls.length >= this.maxBatch)) {
+      const batch = this.pendingCalls.takeOldest(this.maxBatch);
       owed -= batch.length;
       const unwritten = await this.write(batch);
       this.failing = unwritten.length > 0;
       if (this.failing) {
-        this.pending.prepend(unwritten);
+        this.pendingCalls.prepend(unwritten);
         this.dropOldestBeyondCap();
         return;
       }
@@ -246,15 +256,19 @@ export class MeteringBuffer {
 
   /** Returns the calls left unwritten by a failure worth retrying. */
   private async write(batch: MeteringCalls): Promise<MeteringCalls> {
+    const start = performance.now();
     try {
       await batch.insert().execute(this.db);
+      this.observer?.written(batch.length, (performance.now() - start) / 1000);
       return new MeteringCalls();
     } catch (err) {
       if (!isRejectedRow(err)) {
-        this.log.warn({ err, pending: this.pending.length + batch.length }, 'metering write failed; retrying later');
+        this.observer?.failed();
+        this.log.warn({ err, pending: this.pendingCalls.length + batch.length }, 'metering write failed; retrying later');
         return batch;
       }
       if (batch.length > 1) return this.writeOneByOne(batch);
+      this.observer?.dropped(1);
       this.log.error({ err, event: batch.at(0) }, 'metering event refused by the database: dropped');
       return new MeteringCalls();
     }
@@ -273,10 +287,11 @@ export class MeteringBuffer {
   }
 
   private dropOldestBeyondCap(): void {
-    const excess = this.pending.length - this.maxPending;
+    const excess = this.pendingCalls.length - this.maxPending;
     if (excess <= 0) return;
-    this.pending.takeOldest(excess);
+    this.pendingCalls.takeOldest(excess);
     this.dropped += excess;
+    this.observer?.dropped(excess);
   }
 
   // Counted and reported once per write attempt rather than per event, so an outage does not flood the log.

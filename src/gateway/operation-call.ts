@@ -2,6 +2,7 @@ import type { BaseLogger } from 'pino';
 import type { Principal } from '../shared/principal.js';
 import type { AuditTrail } from '../shared/audit-trail.js';
 import type { ContractVersion, Deprecation } from '../shared/versioning.js';
+import type { CallTrace } from '../observability/call-trace.js';
 
 /** What the gateway and handlers log with: pino's methods, which a Fastify request's logger has too. */
 export type CallLogger = Pick<BaseLogger, 'level' | 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'>;
@@ -29,6 +30,10 @@ export interface CallState {
   recordedInTransaction: boolean;
   audited: boolean;
   replayed: boolean;
+  /** The error code the call was answered with; set by the transport's error mapping, for the metrics. */
+  refusal: string | undefined;
+  /** The call's trace; undefined with tracing off. */
+  trace: CallTrace | undefined;
 }
 
 /**

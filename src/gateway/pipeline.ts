@@ -22,6 +22,11 @@ import type { RunningHandlers } from './running-handlers.js';
 import { elapsedMs } from './response-time.js';
 import { NEVER_ABORTED, withAbortableTimeout, withTimeout } from './handler-timeout.js';
 import { auditEvent, meteringEvent } from './call-records.js';
+import type { OperationCounts } from '../observability/operation-counts.js';
+import type { ServiceMetrics } from '../observability/metrics.js';
+import type { PressureMonitor } from '../observability/pressure.js';
+import type { CallTracer, StepSpan, TracedOperation } from '../observability/call-trace.js';
+import { PlatformError } from '../shared/platform-error.js';
 
 export interface GatewayServices {
   db: Kysely<DB>;
@@ -37,6 +42,17 @@ export interface GatewayServices {
   cursorSeal: CursorSeal;
   /** Where commands' events are written (the webhooks outbox); without one, emitting refuses. */
   outbox?: EventOutbox;
+  /** Each operation's counters; none with metrics off. */
+  metrics?: ServiceMetrics;
+  /** Past its thresholds every call is refused first, with 503 and Retry-After (load shedding). */
+  pressure?: PressureMonitor;
+  /** Spans of each call's steps; none with tracing off. */
+  tracer?: CallTracer;
+}
+
+/** The refusal of a call while the service sheds load; one instance serves every shed call, so refusing costs little. */
+function overloaded(retryAfterSeconds: number): PlatformError {
+  return new PlatformError('PLATFORM_SERVICE_UNAVAILABLE', 'The service is overloaded; retry after the Retry-After delay.', undefined, { 'retry-after': String(retryAfterSeconds) });
 }
 
 /** How admission ends: called once, with the refusal if there is one (a Fastify hook's `done` is one). */
@@ -69,6 +85,11 @@ function admitted(response: ResponseHead, rateLimitHeaders: Record<string, strin
  */
 export class OperationPipeline {
   private readonly containsPhi: boolean;
+  private readonly counts: OperationCounts | undefined;
+  private readonly pressure: PressureMonitor | undefined;
+  private readonly shed: PlatformError | undefined;
+  private readonly tracer: CallTracer | undefined;
+  private readonly traced: TracedOperation;
 
   constructor(
     readonly operation: OperationDefinition,
@@ -77,6 +98,11 @@ export class OperationPipeline {
     private readonly running: RunningHandlers,
   ) {
     this.containsPhi = operation.noPhi !== 'allowed';
+    this.counts = services.metrics?.operation(operation.operationId);
+    this.pressure = services.pressure;
+    this.shed = services.pressure && overloaded(services.pressure.thresholds.retryAfterSeconds);
+    this.tracer = services.tracer;
+    this.traced = { operationId: operation.operationId, method: operation.method, path: operation.path };
   }
 
   /** Sets every field of the call's state, then negotiates the contract version (which may refuse). */
@@ -88,7 +114,10 @@ export class OperationPipeline {
     call.recordedInTransaction = false;
     call.audited = false;
     call.replayed = false;
+    call.refusal = undefined;
+    call.trace = this.tracer ? this.tracer.start(this.traced, call.headers, call.id) : undefined;
     if (this.containsPhi) response.header('cache-control', 'no-store');
+    if (this.pressure?.shedding) throw this.shed;
     call.contractVersion = negotiateVersion(call, response);
   }
 
@@ -98,24 +127,43 @@ export class OperationPipeline {
    */
   admit(call: OperationCall, response: ResponseHead, authorization: string | undefined, nowMs: number, done: Admitted) {
     const { authenticator } = this.services;
+    const span = call.trace?.step('authenticate');
     let authentication: Authentication | null | undefined;
     try {
       authentication = this.operation.authenticated ? authenticator.authenticateNow(authorization, nowMs) : null;
     } catch (err) {
+      span?.end(err);
       return done(err as Error);
     }
+    if (authentication !== undefined) span?.end();
     if (authentication === null) return done();
     if (authentication) return this.limit(call, response, authentication, nowMs, done);
-    authenticator.authenticate(authorization).then((later) => this.limit(call, response, later, Date.now(), done), done);
+    this.limitOnceAuthenticated(authenticator.authenticate(authorization), call, response, span, done);
   }
 
   /** The same for a principal another transport established: its integration's current policy still decides. */
   admitPrincipal(call: OperationCall, response: ResponseHead, principal: Principal, done: Admitted) {
     if (!this.operation.authenticated) return done();
-    this.services.authenticator.authenticatePrincipal(principal).then((authentication) => this.limit(call, response, authentication, Date.now(), done), done);
+    const span = call.trace?.step('authenticate');
+    this.limitOnceAuthenticated(this.services.authenticator.authenticatePrincipal(principal), call, response, span, done);
+  }
+
+  /** An authentication that took I/O: its span ends as it settles, then the limits or the refusal. */
+  private limitOnceAuthenticated(authentication: Promise<Authentication>, call: OperationCall, response: ResponseHead, span: StepSpan | undefined, done: Admitted) {
+    authentication.then(
+      (later) => {
+        span?.end();
+        this.limit(call, response, later, Date.now(), done);
+      },
+      (err: Error) => {
+        span?.end(err);
+        done(err);
+      },
+    );
   }
 
   private limit(call: OperationCall, response: ResponseHead, { principal, policy }: Authentication, nowMs: number, done: Admitted) {
+    if (call.trace) return this.limitTraced(call, response, principal, policy, nowMs, done);
     const { usageLimiter } = this.services;
     let headers: Record<string, string> | undefined;
     try {
@@ -129,24 +177,68 @@ export class OperationPipeline {
     usageLimiter.admit(policy, this.operation).then((later) => admitted(response, later, done), done);
   }
 
+  /** limit() with a span for access and one for limits; apart, so that an untraced call takes no detour. */
+  private limitTraced(call: OperationCall, response: ResponseHead, principal: Principal, policy: Authentication['policy'], nowMs: number, done: Admitted) {
+    const trace = call.trace!;
+    call.principal = principal;
+    trace.identify(principal);
+    try {
+      trace.within('authorize', () => authorize(this.operation, principal, policy));
+    } catch (err) {
+      return done(err as Error);
+    }
+    const span = trace.step('limits');
+    const limited = (err?: Error) => {
+      span.end(err);
+      done(err);
+    };
+    let headers: Record<string, string> | undefined;
+    try {
+      headers = this.services.usageLimiter.admitNow(policy, this.operation, nowMs);
+    } catch (err) {
+      return limited(err as Error);
+    }
+    if (headers) return admitted(response, headers, limited);
+    this.services.usageLimiter.admit(policy, this.operation).then((later) => admitted(response, later, limited), limited);
+  }
+
   /**
    * Runs an admitted call. A read answers its (serialized) body, or a promise of it; a command a promise of the JSON
    * text it stored for replays, with the status and content type set on `response`. Refusals throw or reject.
    */
   run(call: OperationCall, response: ResponseHead): unknown {
+    if (call.trace) return call.trace.within('handler', () => this.runUntraced(call, response));
+    return this.runUntraced(call, response);
+  }
+
+  private runUntraced(call: OperationCall, response: ResponseHead): unknown {
     return this.operation.command ? this.running.track(this.runCommand(call, response)) : this.runRead(call, response);
   }
 
-  /** Every call of a known principal is metered; refused and failed commands and PHI reads are audited too. */
+  /** Every call is counted; every call of a known principal is metered; refused and failed commands and PHI reads are audited too. */
   record(call: OperationCall, response: ResponseHead) {
+    const durationMs = elapsedMs(call);
+    const status = response.statusCode;
+    if (this.counts) this.count(this.counts, call, status, durationMs);
+    call.trace?.end(status, call.refusal, call.contractVersion);
     if (!call.principal || call.recordedInTransaction) return;
-    this.services.metering.push(meteringEvent(this.operation, call, response.statusCode, elapsedMs(call)));
+    this.services.metering.push(meteringEvent(this.operation, call, status, durationMs));
     if (call.audited || !(this.operation.command || this.containsPhi)) return;
     try {
-      this.services.audit.push(auditEvent(this.operation, call, response.statusCode));
+      this.services.audit.push(auditEvent(this.operation, call, status));
     } catch (err) {
       call.log.error({ err }, 'audit of a refused call was not recorded');
     }
+  }
+
+  private count(counts: OperationCounts, call: OperationCall, status: number, durationMs: number) {
+    counts.call(status, call.contractVersion, durationMs / 1000);
+    const refusal = call.refusal;
+    if (refusal !== undefined) counts.refused(refusal);
+    if (!this.operation.command) return;
+    if (call.replayed) counts.command('replayed');
+    else if (call.recordedInTransaction) counts.command('executed');
+    else if (refusal === 'PLATFORM_IDEMPOTENCY_CONFLICT') counts.command('conflict');
   }
 
   /** The handler's context; the only place one is made. */
@@ -260,7 +352,14 @@ export class OperationPipeline {
   }
 
   private auditNow(call: OperationCall, status: number) {
-    this.services.audit.push(auditEvent(this.operation, call, status));
+    const span = call.trace?.step('audit');
+    try {
+      this.services.audit.push(auditEvent(this.operation, call, status));
+    } catch (err) {
+      span?.end(err);
+      throw err;
+    }
+    span?.end();
     call.audited = true;
   }
 }

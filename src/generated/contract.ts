@@ -2308,7 +2308,7 @@ export const errorCodes = [
     "category": "service",
     "retryable": true,
     "terminal": false,
-    "description": "The service is starting, draining or overloaded."
+    "description": "The service is starting, draining or overloaded (load shedding: Retry-After says when to retry; another instance may answer at once)."
   },
   {
     "code": "PLATFORM_TIMEOUT",

@@ -2738,7 +2738,7 @@ export type components = {
                 "application/json": components["schemas"]["ExternalPlatformError"];
             };
         };
-        /** @description Service unavailable (including PLATFORM_AUDIT_WRITE_FAILED); retry later, honouring Retry-After when present. */
+        /** @description Service unavailable: the instance is starting, draining or shedding load (PLATFORM_SERVICE_UNAVAILABLE), or the audit trail cannot keep up (PLATFORM_AUDIT_WRITE_FAILED); retry later, honouring Retry-After when present. While an instance sheds load (event-loop delay, heap in use or waits for a database connection past its operator's thresholds) every operation, the token endpoint included, is refused first, before any credential is checked or anything is metered, with Retry-After in seconds. */
         ServiceUnavailable: {
             headers: {
                 "x-request-id": components["headers"]["RequestId"];

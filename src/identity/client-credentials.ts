@@ -115,15 +115,34 @@ function narrowScopes(requested: string | undefined, granted: readonly string[])
   return asked;
 }
 
+/** Told of each token issued and each refusal, by its error code (the metrics). */
+export interface TokenOutcomes {
+  issued(phiMode: PhiMode): void;
+  refused(code: string): void;
+}
+
 /** The token endpoint's client_credentials grant (spec part 5, RFC 6749 4.4). */
 export class ClientCredentialsGrant {
   constructor(
     private readonly db: Kysely<DB>,
     private readonly signer: TokenSigner,
     private readonly failures: TokenFailureLimiter,
+    private readonly outcomes?: TokenOutcomes,
   ) {}
 
   async issue(input: TokenGrantInput): Promise<IssuedToken> {
+    if (!this.outcomes) return this.grant(input);
+    try {
+      const issued = await this.grant(input);
+      this.outcomes.issued(issued.phiMode);
+      return issued;
+    } catch (err) {
+      this.outcomes.refused(err instanceof PlatformError || err instanceof RequestError ? err.code : 'PLATFORM_INTERNAL_ERROR');
+      throw err;
+    }
+  }
+
+  private async grant(input: TokenGrantInput): Promise<IssuedToken> {
     const phiMode = requestedPhiMode(input.body.phi_mode);
     const agencyId = requestedAgency(input.body.agency_id);
     const credentials = presentedCredentials(input.body, input.authorization);

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/schema.js';
 import type { KeyEncryption } from '../identity/key-encryption.js';
+import type { MetricsRegistrar } from '../observability/metrics.js';
 
 /** Fits pino and Fastify's logger. */
 export interface WorkerLog {
@@ -14,6 +15,8 @@ export interface WorkerContext {
   log: WorkerLog;
   /** The key-encryption keys, loaded on first call: only workers that open sealed secrets (webhooks) need them. */
   keyEncryption?: () => KeyEncryption;
+  /** Where a worker registers its metrics (src/observability/metrics.ts); absent with metrics off. */
+  metrics?: MetricsRegistrar;
 }
 
 /** Background work with one lifecycle, whether it runs in the server or as its own process (scripts/worker.ts). */

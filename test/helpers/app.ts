@@ -59,8 +59,12 @@ function assertMatchesContract(method: string, url: string, res: Response) {
 /** The app on this process's test database (PGlite, or PostgreSQL with TEST_DATABASE_URL); silent unless given a logger. */
 export async function buildTestApp(overrides: Partial<Config> = {}, t: Teardown = rootTest, logger?: Logger): Promise<TestApi> {
   const database = await testDatabase();
+  const config = loadConfig({});
+  // Tests share a loaded machine, and PGlite runs its queries on the event loop: its delay would shed calls of tests
+  // that are not about load. The shedding tests set their own thresholds.
+  const pressure = { ...config.pressure, eventLoopDelayMs: 0 };
   // Background workers run only where a test starts them: each would poll the shared test database.
-  const app = await buildApp({ config: { ...loadConfig({}), inProcessWorkers: [], ...overrides }, database, logger, keyEncryption: testKeyEncryption });
+  const app = await buildApp({ config: { ...config, pressure, inProcessWorkers: [], ...overrides }, database, logger, keyEncryption: testKeyEncryption });
   t.teardown(() => app.close());
   return {
     app,

@@ -43,3 +43,10 @@ t.test('a side keeps its place in the rotation across measurements of the scenar
   t.equal(sentToken(sides(scenario).service), 'Bearer a');
   t.equal(sentToken(sides(scenario).service), 'Bearer b', 'not back to the first token, which the service has verified and remembers');
 });
+
+t.test('the observability pairings send each side to its own service process', async (t) => {
+  t.same(summary(scenario({ pairing: 'metrics-off/bare' })), ['metrics-off@service-metrics-off /api/v1/ext/health', 'bare@baseline /api/v1/ext/health']);
+  t.same(summary(scenario({ pairing: 'tracing/bare' })), ['tracing@service-tracing /api/v1/ext/health', 'bare@baseline /api/v1/ext/health']);
+  t.same(summary(scenario({ pairing: 'service/metrics-off' })), ['service@service /api/v1/ext/health', 'metrics-off@service-metrics-off /api/v1/ext/health']);
+  t.same(summary(scenario({ pairing: 'tracing/service' })), ['tracing@service-tracing /api/v1/ext/health', 'service@service /api/v1/ext/health']);
+});

@@ -1,7 +1,7 @@
 import { resolve, responseRefName, type Json, type JsonObject, type OperationEntry } from './contract-document.js';
 import { parameterSchema, relocateRefs, type ValidatorSchemas } from './validators.js';
 import { GENERATED_HEADER } from './header.js';
-import type { V1Shape } from './contract-v1.js';
+import type { V1Shape } from '../src/shared/contract-v1.js';
 import type { SchemaPlan } from './no-phi-plan.js';
 import type { RequestFields } from './request-fields.js';
 

@@ -3,7 +3,7 @@ import standaloneModule from 'ajv/dist/standalone/index.js';
 import formatsModule from 'ajv-formats';
 import type { Json, JsonObject, OperationEntry, ParameterObject } from './contract-document.js';
 import { GENERATED_HEADER } from './header.js';
-import { v1Components } from './contract-v1.js';
+import { v1Components } from '../src/shared/contract-v1.js';
 
 // Both packages are CommonJS: under NodeNext the function is the module's `default` member.
 const standaloneCode = standaloneModule.default;

@@ -74,6 +74,6 @@ export async function buildApp({ config, database, keyEncryption, logger = pino(
   });
   registerProbes(app, database);
   registerWellKnown(app, services);
-  await registerApiReference(app);
+  await registerApiReference(app, config.tokenIssuer);
   return app;
 }

@@ -3,7 +3,7 @@ import swagger from '@fastify/swagger';
 import scalar from '@scalar/fastify-api-reference';
 import type { FastifyInstance } from 'fastify';
 import { readProjectFile } from '../project-files.js';
-import { contractVersionsOf, versionDocument, withServer } from './contract-documents.js';
+import { contractVersionsOf, currentDocument, versionDocument, withServer } from './contract-documents.js';
 
 const prefix = '/platform/api';
 
@@ -24,7 +24,7 @@ export function publishedDocuments(source: Document, baseUrl: string): Published
     title: `Version ${entry.version} (${entry.manifest_version}, ${entry.status})`,
     document: withServer(versionDocument(source, entry.version), baseUrl),
   }));
-  return [{ segment: '', title: 'Current', document: withServer(source, baseUrl) }, ...versions];
+  return [{ segment: '', title: 'Current', document: withServer(currentDocument(source), baseUrl) }, ...versions];
 }
 
 /** True when an If-None-Match header matches the ETag (weak comparison, RFC 9110 13.1.2). */

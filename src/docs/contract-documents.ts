@@ -107,19 +107,56 @@ function versionOneDocument(doc: Node, version: ContractVersionEntry): Node {
   return copy;
 }
 
+/** The schema that types the known error codes in published documents; it grows with x-svc-error-codes. */
+export const KNOWN_ERROR_CODE = 'KnownErrorCode';
+
+/**
+ * The error `code` properties typed as one of the known codes or any other string: a generated client gets the
+ * known codes as a type (openapi-typescript: `components["schemas"]["KnownErrorCode"] | string`), and a code
+ * added later still validates. The codes come from x-svc-error-codes, so they are not written twice.
+ */
+function typedErrorCodes(doc: Node): Node {
+  const copy = structuredClone(doc);
+  const table: Node[] = doc['x-svc-error-codes'];
+  copy.components.schemas[KNOWN_ERROR_CODE] = {
+    type: 'string',
+    enum: table.map((entry) => entry.code),
+    description: 'Error codes known when this document was published (x-svc-error-codes gives each one\'s status, category and retryable). New codes may be added within a version: treat an unknown one by its category and retryable.',
+  };
+  const typed = (property: Node) => ({ description: property.description, anyOf: [{ $ref: `#/components/schemas/${KNOWN_ERROR_CODE}` }, { type: 'string' }] });
+  const platform = copy.components.schemas.ExternalPlatformError.properties.error.properties;
+  platform.code = typed(platform.code);
+  const api = copy.components.schemas.ApiError.properties;
+  api.code = typed(api.code);
+  return copy;
+}
+
+/** The current document as published: openapi.json with the error codes typed. */
+export const currentDocument = (doc: Node): Node => typedErrorCodes(doc);
+
 /** The document a client pinned to `version` is served (without servers: see withServer). */
 export function versionDocument(doc: Node, version: string): Node {
   const entry = contractVersionOf(doc, version);
   if (entry.status === 'current') {
-    const copy = pinnedDocument(doc, entry);
+    const copy = pinnedDocument(typedErrorCodes(doc), entry);
     pinVersionHeader(copy, entry.version, false);
     return copy;
   }
-  if (entry.version === '1') return versionOneDocument(doc, entry);
+  if (entry.version === '1') return versionOneDocument(typedErrorCodes(doc), entry);
   throw new Error(`no derivation is written for contract version ${version}`);
 }
 
-/** The same document naming where it is served, so that generated clients need no base URL set by hand. */
+/**
+ * The same document naming where it is served, so that generated clients need no base URL set by hand, and the
+ * OAuth token URL absolute, as tools that fetch a token (the reference page's Test Request) need it.
+ */
 export function withServer(doc: Node, baseUrl: string): Node {
-  return { ...doc, servers: [{ url: baseUrl, description: 'This deployment (its public base URL).' }] };
+  const copy = structuredClone(doc);
+  copy.servers = [{ url: baseUrl, description: 'This deployment (its public base URL).' }];
+  for (const scheme of Object.values<Node>(copy.components.securitySchemes ?? {})) {
+    for (const flow of Object.values<Node>(scheme.flows ?? {})) {
+      if (typeof flow.tokenUrl === 'string' && flow.tokenUrl.startsWith('/')) flow.tokenUrl = `${baseUrl}${flow.tokenUrl}`;
+    }
+  }
+  return copy;
 }

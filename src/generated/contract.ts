@@ -283,7 +283,7 @@ export const operations = {
     readOnly: null,
     pagedByCursor: false,
     validate: { headers: parameters.createReferralHeaders as Validator, body: bodies.createReferralBody as Validator },
-    responses: { '200': bodies.createReferralStatus200 as Validator, '400': bodies.responseBadRequest as Validator, '401': bodies.responseUnauthorized as Validator, '402': bodies.responsePaymentRequired as Validator, '403': bodies.responseForbidden as Validator, '404': bodies.responseNotFound as Validator, '409': bodies.responseConflict as Validator, '413': bodies.responsePayloadTooLarge as Validator, '429': bodies.responseRateLimited as Validator, '500': bodies.responseInternalError as Validator, '501': bodies.responseNotImplemented as Validator, '503': bodies.responseServiceUnavailable as Validator, '504': bodies.responseTimeout as Validator },
+    responses: { '200': bodies.createReferralStatus200 as Validator, '400': bodies.responseBadRequest as Validator, '401': bodies.responseUnauthorized as Validator, '402': bodies.responsePaymentRequired as Validator, '403': bodies.responseForbidden as Validator, '404': bodies.responseNotFound as Validator, '409': bodies.responseConflict as Validator, '413': bodies.responsePayloadTooLarge as Validator, '415': bodies.responseUnsupportedMediaType as Validator, '429': bodies.responseRateLimited as Validator, '500': bodies.responseInternalError as Validator, '501': bodies.responseNotImplemented as Validator, '503': bodies.responseServiceUnavailable as Validator, '504': bodies.responseTimeout as Validator },
   },
   getReferral: {
     operationId: "getReferral",
@@ -433,7 +433,7 @@ export const operations = {
     readOnly: null,
     pagedByCursor: false,
     validate: { headers: parameters.createTaskHeaders as Validator, body: bodies.createTaskBody as Validator },
-    responses: { '200': bodies.createTaskStatus200 as Validator, '400': bodies.responseBadRequest as Validator, '401': bodies.responseUnauthorized as Validator, '402': bodies.responsePaymentRequired as Validator, '403': bodies.responseForbidden as Validator, '404': bodies.responseNotFound as Validator, '409': bodies.responseConflict as Validator, '413': bodies.responsePayloadTooLarge as Validator, '429': bodies.responseRateLimited as Validator, '500': bodies.responseInternalError as Validator, '501': bodies.responseNotImplemented as Validator, '503': bodies.responseServiceUnavailable as Validator, '504': bodies.responseTimeout as Validator },
+    responses: { '200': bodies.createTaskStatus200 as Validator, '400': bodies.responseBadRequest as Validator, '401': bodies.responseUnauthorized as Validator, '402': bodies.responsePaymentRequired as Validator, '403': bodies.responseForbidden as Validator, '404': bodies.responseNotFound as Validator, '409': bodies.responseConflict as Validator, '413': bodies.responsePayloadTooLarge as Validator, '415': bodies.responseUnsupportedMediaType as Validator, '429': bodies.responseRateLimited as Validator, '500': bodies.responseInternalError as Validator, '501': bodies.responseNotImplemented as Validator, '503': bodies.responseServiceUnavailable as Validator, '504': bodies.responseTimeout as Validator },
   },
   getTask: {
     operationId: "getTask",
@@ -483,7 +483,7 @@ export const operations = {
     readOnly: null,
     pagedByCursor: false,
     validate: { params: parameters.updateTaskParams as Validator, headers: parameters.updateTaskHeaders as Validator, body: bodies.updateTaskBody as Validator },
-    responses: { '200': bodies.updateTaskStatus200 as Validator, '400': bodies.responseBadRequest as Validator, '401': bodies.responseUnauthorized as Validator, '402': bodies.responsePaymentRequired as Validator, '403': bodies.responseForbidden as Validator, '404': bodies.responseNotFound as Validator, '409': bodies.responseConflict as Validator, '413': bodies.responsePayloadTooLarge as Validator, '429': bodies.responseRateLimited as Validator, '500': bodies.responseInternalError as Validator, '501': bodies.responseNotImplemented as Validator, '503': bodies.responseServiceUnavailable as Validator, '504': bodies.responseTimeout as Validator },
+    responses: { '200': bodies.updateTaskStatus200 as Validator, '400': bodies.responseBadRequest as Validator, '401': bodies.responseUnauthorized as Validator, '402': bodies.responsePaymentRequired as Validator, '403': bodies.responseForbidden as Validator, '404': bodies.responseNotFound as Validator, '409': bodies.responseConflict as Validator, '413': bodies.responsePayloadTooLarge as Validator, '415': bodies.responseUnsupportedMediaType as Validator, '429': bodies.responseRateLimited as Validator, '500': bodies.responseInternalError as Validator, '501': bodies.responseNotImplemented as Validator, '503': bodies.responseServiceUnavailable as Validator, '504': bodies.responseTimeout as Validator },
   },
   listRemittances: {
     operationId: "listRemittances",
@@ -708,7 +708,7 @@ export const operations = {
     readOnly: null,
     pagedByCursor: false,
     validate: { headers: parameters.issueTokenHeaders as Validator, body: bodies.issueTokenBody as Validator },
-    responses: { '200': bodies.issueTokenStatus200 as Validator, '400': bodies.responseBadRequest as Validator, '401': bodies.issueTokenStatus401 as Validator, '403': bodies.responseForbidden as Validator, '413': bodies.responsePayloadTooLarge as Validator, '429': bodies.responseRateLimited as Validator, '500': bodies.responseInternalError as Validator, '501': bodies.responseNotImplemented as Validator, '503': bodies.responseServiceUnavailable as Validator, '504': bodies.responseTimeout as Validator },
+    responses: { '200': bodies.issueTokenStatus200 as Validator, '400': bodies.issueTokenStatus400 as Validator, '401': bodies.issueTokenStatus401 as Validator, '402': bodies.responsePaymentRequired as Validator, '403': bodies.issueTokenStatus403 as Validator, '404': bodies.responseNotFound as Validator, '409': bodies.responseConflict as Validator, '413': bodies.responsePayloadTooLarge as Validator, '415': bodies.responseUnsupportedMediaType as Validator, '429': bodies.responseRateLimited as Validator, '500': bodies.responseInternalError as Validator, '501': bodies.responseNotImplemented as Validator, '503': bodies.responseServiceUnavailable as Validator, '504': bodies.responseTimeout as Validator },
   },
 } as const;
 

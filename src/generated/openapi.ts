@@ -619,7 +619,7 @@ export type components = {
         ErrorDetails: {
             [key: string]: string | number | boolean | null;
         };
-        /** @description Platform refusal (spec 7.1). */
+        /** @description Platform refusal (spec 7.1). Tell it from ApiError by the type of `error`: here an object holding `code`, `category`, `retryable` and `terminal`; in ApiError a string. Branch on `error.code`; for a code the client does not know (codes are added within a version), use `category` and `retryable`. Known codes and their statuses: x-svc-error-codes. */
         ExternalPlatformError: {
             error: {
                 /** @description Stable error code. Branch on it; for an unknown code use category and retryable. Known codes are listed in x-svc-error-codes. */
@@ -653,7 +653,7 @@ export type components = {
             /** @description The schema keyword that failed. */
             keyword?: string;
         };
-        /** @description Shared API error (spec 7.2), used for authentication and request-validation failures. */
+        /** @description Shared API error (spec 7.2), for authentication and request-validation failures and for every refusal of the token endpoint. Tell it from ExternalPlatformError by the type of `error`: here a string (the RFC 6749 or RFC 6750 error name: invalid_request, invalid_client, unsupported_grant_type, invalid_scope, invalid_token), beside a top-level `code` (the PLATFORM_* code); in ExternalPlatformError an object. */
         ApiError: {
             /** @description Short error name (for OAuth routes the RFC 6749 error code, for example invalid_client; invalid_token for bearer failures; invalid_request for validation). */
             error: string;
@@ -2157,7 +2157,7 @@ export type components = {
              */
             modeled_unscorable_reason: "below_minimum_data_performance_year" | "below_minimum_data_baseline_year" | null;
         };
-        /** @description client_credentials request (spec 5.2). Also accepted as application/x-www-form-urlencoded (RFC 6749 4.4.2), with client_id/client_secret in the body or by HTTP Basic (RFC 6749 2.3.1), not both. client_id, client_secret, agency_id and phi_mode are optional in the schema only because HTTP Basic replaces the first two and a missing phi_mode has its own code: the service requires agency_id (400 invalid_request when absent) and phi_mode (PLATFORM_PHI_MODE_REQUIRED). */
+        /** @description client_credentials request (spec 5.2). Also accepted as application/x-www-form-urlencoded (RFC 6749 4.4.2), with client_id/client_secret in the body or by HTTP Basic (RFC 6749 2.3.1), not both. client_id, client_secret and phi_mode are optional in the schema only because HTTP Basic replaces the first two and a missing phi_mode has its own code (PLATFORM_PHI_MODE_REQUIRED): the service requires phi_mode. agency_id may be left out: the token is then for the agency the integration belongs to, so that stock OAuth clients, which send only fixed extra parameters, can ask for one. */
         TokenRequest: {
             /**
              * @description Only client_credentials.
@@ -2168,7 +2168,7 @@ export type components = {
             client_id?: string;
             /** @description Client secret (or HTTP Basic password). */
             client_secret?: string;
-            /** @description Agency the token is for. */
+            /** @description Agency the token is for; when sent it must be the integration's own agency (anything else is the same 401 invalid_client). Default: the integration's agency. */
             agency_id?: string;
             /** @description no_phi or a PHI mode permitted to the integration (phi). Required; sent explicitly. */
             phi_mode?: string;
@@ -2506,6 +2506,16 @@ export type components = {
             };
             content: {
                 "application/json": components["schemas"]["ExternalPlatformError"];
+            };
+        };
+        /** @description Unsupported media type: a body whose content type the operation does not list, or with a charset other than UTF-8. ApiError with error unsupported_media_type and code PLATFORM_INVALID_REQUEST, answered before the operation runs (on the token endpoint too). */
+        UnsupportedMediaType: {
+            headers: {
+                "x-request-id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiError"];
             };
         };
     };
@@ -3073,6 +3083,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             501: components["responses"]["NotImplemented"];
@@ -3368,6 +3379,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             501: components["responses"]["NotImplemented"];
@@ -3466,6 +3478,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             501: components["responses"]["NotImplemented"];
@@ -3905,7 +3918,16 @@ export interface operations {
                     "application/json": components["schemas"]["TokenResponse"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            /** @description invalid_request (PLATFORM_INVALID_REQUEST: a body that does not match TokenRequest, credentials sent twice, a parameter repeated; PLATFORM_PHI_MODE_REQUIRED: phi_mode missing), unsupported_grant_type (PLATFORM_INVALID_REQUEST: a grant other than client_credentials) or invalid_scope (PLATFORM_INVALID_REQUEST: a scope not granted). Always ApiError, with the RFC 6749 5.2 error in `error` and the platform code in `code`. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
             /** @description invalid_client (PLATFORM_INVALID_CREDENTIAL): unknown client, bad secret, unknown agency or no entitlement, deliberately indistinguishable. */
             401: {
                 headers: {
@@ -3917,8 +3939,21 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            403: components["responses"]["Forbidden"];
+            402: components["responses"]["PaymentRequired"];
+            /** @description invalid_scope (PLATFORM_PHI_MODE_DENIED): the integration may not use the phi_mode asked for. ApiError, as every refusal of this route. */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             501: components["responses"]["NotImplemented"];

@@ -745,7 +745,7 @@ validate20.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynam
 
 export const responseBadRequest = validate28;
 const schema40 = {"oneOf":[{"$ref":"components#/$defs/ApiError"},{"$ref":"components#/$defs/ExternalPlatformError"}]};
-const schema41 = {"type":"object","required":["error","code"],"properties":{"error":{"type":"string","description":"Short error name (for OAuth routes the RFC 6749 error code, for example invalid_client; invalid_token for bearer failures; invalid_request for validation)."},"code":{"type":"string","description":"Stable PLATFORM_* code."},"details":{"type":"object","additionalProperties":true,"description":"Extra context."},"issues":{"type":"array","items":{"$ref":"components#/$defs/ValidationIssue"},"description":"Each problem found in the request."},"user_message":{"type":"string","description":"Message fit to show a person."},"user_next_step":{"type":"string","description":"What to do next."},"request_id":{"type":"string","description":"Request id; quote it to support."},"error_description":{"type":"string","description":"RFC 6749 description (OAuth routes)."}},"description":"Shared API error (spec 7.2), used for authentication and request-validation failures."};
+const schema41 = {"type":"object","required":["error","code"],"properties":{"error":{"type":"string","description":"Short error name (for OAuth routes the RFC 6749 error code, for example invalid_client; invalid_token for bearer failures; invalid_request for validation)."},"code":{"type":"string","description":"Stable PLATFORM_* code."},"details":{"type":"object","additionalProperties":true,"description":"Extra context."},"issues":{"type":"array","items":{"$ref":"components#/$defs/ValidationIssue"},"description":"Each problem found in the request."},"user_message":{"type":"string","description":"Message fit to show a person."},"user_next_step":{"type":"string","description":"What to do next."},"request_id":{"type":"string","description":"Request id; quote it to support."},"error_description":{"type":"string","description":"RFC 6749 description (OAuth routes)."}},"description":"Shared API error (spec 7.2), for authentication and request-validation failures and for every refusal of the token endpoint. Tell it from ExternalPlatformError by the type of `error`: here a string (the RFC 6749 or RFC 6750 error name: invalid_request, invalid_client, unsupported_grant_type, invalid_scope, invalid_token), beside a top-level `code` (the PLATFORM_* code); in ExternalPlatformError an object."};
 const schema42 = {"type":"object","required":["location","path","message"],"properties":{"location":{"type":"string","enum":["body","query","path","header"],"description":"Which part of the request."},"path":{"type":"string","description":"JSON pointer into that part (\"\" for the part itself), or the parameter/header name."},"message":{"type":"string","description":"What is wrong."},"keyword":{"type":"string","description":"The schema keyword that failed."}}};
 
 function validate29(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -1002,7 +1002,7 @@ return errors === 0;
 }
 validate29.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
 
-const schema43 = {"type":"object","required":["error"],"properties":{"error":{"type":"object","required":["code","message","category","retryable","terminal"],"properties":{"code":{"type":"string","description":"Stable error code. Branch on it; for an unknown code use category and retryable. Known codes are listed in x-svc-error-codes."},"message":{"type":"string","description":"Human-readable explanation."},"category":{"type":"string","enum":["approval","authentication","authorization","conflict","execution","isolation","limits","not_found","service","validation"],"description":"Error family."},"retryable":{"type":"boolean","description":"Whether the same request may succeed later."},"terminal":{"type":"boolean","description":"Whether no change of timing can make it succeed (the request itself must change)."},"correlationId":{"type":"string","description":"Request id; quote it to support."},"details":{"$ref":"components#/$defs/ErrorDetails"}}}},"description":"Platform refusal (spec 7.1)."};
+const schema43 = {"type":"object","required":["error"],"properties":{"error":{"type":"object","required":["code","message","category","retryable","terminal"],"properties":{"code":{"type":"string","description":"Stable error code. Branch on it; for an unknown code use category and retryable. Known codes are listed in x-svc-error-codes."},"message":{"type":"string","description":"Human-readable explanation."},"category":{"type":"string","enum":["approval","authentication","authorization","conflict","execution","isolation","limits","not_found","service","validation"],"description":"Error family."},"retryable":{"type":"boolean","description":"Whether the same request may succeed later."},"terminal":{"type":"boolean","description":"Whether no change of timing can make it succeed (the request itself must change)."},"correlationId":{"type":"string","description":"Request id; quote it to support."},"details":{"$ref":"components#/$defs/ErrorDetails"}}}},"description":"Platform refusal (spec 7.1). Tell it from ApiError by the type of `error`: here an object holding `code`, `category`, `retryable` and `terminal`; in ApiError a string. Branch on `error.code`; for a code the client does not know (codes are added within a version), use `category` and `retryable`. Known codes and their statuses: x-svc-error-codes."};
 const schema44 = {"type":"object","description":"Map of string, number, boolean or null values.","additionalProperties":{"type":["string","number","boolean","null"]}};
 
 function validate31(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -12427,15 +12427,292 @@ return errors === 0;
 }
 validate123.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const getReferralStatus200 = validate127;
-const schema143 = {"$ref":"components#/$defs/ReferralResponse"};
-const schema144 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/ReferralDetail"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
-const schema145 = {"type":"object","required":["id","patient_id","intake_id","service_line","referral_type","referral_type_category","referral_date","referral_source","referral_source_id","disposition","decline_reason","office_id","patient_display_name","created_at","request_shape","additional_fields"],"properties":{"id":{"type":"string","description":"Referral id.","x-svc-phi":"kept"},"patient_id":{"type":["string","null"],"description":"Linked patient (surrogate handle in no_phi sessions).","x-svc-phi":"handle"},"intake_id":{"type":"string","description":"Intake created for it.","x-svc-phi":"kept"},"service_line":{"type":"string","description":"Business line as sent; in no_phi sessions reduced to home_health, hospice or private_duty, or other for any other value.","x-svc-phi":{"reduce":"category","values":["home_health","hospice","private_duty"],"otherwise":"other"}},"referral_type":{"type":["string","null"],"description":"As sent; in no_phi sessions its category (soc, roc or other, as in referral_type_category).","x-svc-phi":{"reduce":"category","values":["soc","roc"],"otherwise":"other"}},"referral_type_category":{"type":"string","enum":["soc","roc","other"],"description":"How intake surfaces branch on referral_type.","x-svc-since":"2"},"referral_date":{"type":"string","format":"date-time","description":"Referral date (year only in no_phi sessions).","x-svc-v1-name":"referred_at","x-svc-phi":"year"},"referral_source":{"type":["string","null"],"description":"Free-text referring organisation, as sent; null in no_phi sessions (free text can carry anything).","x-svc-phi":"withheld"},"referral_source_id":{"type":["string","null"],"description":"Known source id (checked against the agency's referral sources).","x-svc-phi":"kept"},"disposition":{"type":"string","enum":["accepted","declined"],"description":"Pipeline decision."},"decline_reason":{"type":["string","null"],"description":"Why declined (a reason code such as out_of_area).","x-svc-phi":"kept"},"office_id":{"type":["string","null"],"description":"Routed office.","x-svc-phi":"kept"},"patient_display_name":{"type":["string","null"],"description":"Patient name; null in no_phi sessions.","x-svc-phi":"withheld"},"created_at":{"type":"string","format":"date-time","description":"Recorded at (year only in no_phi sessions).","x-svc-phi":"year"},"decline_detail":{"type":["string","null"],"description":"Decline detail; null in no_phi sessions (an out-of-area decline names the lead's ZIP and city).","x-svc-phi":"withheld"},"request_shape":{"type":"string","enum":["2026-04-01","2026-08-19"],"description":"Shape the request was read as."},"zip_code":{"type":["string","null"],"description":"Service ZIP used for routing; in no_phi sessions its first three digits (000 for sparsely populated areas, Safe Harbor).","x-svc-phi":"zip3"},"referring_facility":{"type":["string","null"],"description":"Facility, as sent; null in no_phi sessions (free text).","x-svc-phi":"withheld"},"referring_physician":{"type":["string","null"],"description":"Referring physician's name as sent; null in no_phi sessions (free text: use referring_physician_id).","x-svc-phi":"withheld"},"referring_physician_id":{"type":["string","null"],"description":"Physician id.","x-svc-phi":"kept"},"signing_physician_id":{"type":["string","null"],"description":"Physician id.","x-svc-phi":"kept"},"certifying_physician_id":{"type":["string","null"],"description":"Physician id.","x-svc-phi":"kept"},"payor_id":{"type":["string","null"],"description":"Payor id.","x-svc-phi":"kept"},"hospital_id":{"type":["string","null"],"description":"Hospital id.","x-svc-phi":"kept"},"marketer_id":{"type":["string","null"],"description":"Marketer user id.","x-svc-phi":"kept"},"marketer_label":{"type":["string","null"],"description":"Marketer name as sent; null in no_phi sessions (free text: use marketer_id).","x-svc-phi":"withheld"},"document_ids":{"type":"array","items":{"type":"string"},"description":"Linked documents, in the order sent (each checked against the agency's documents).","x-svc-phi":"kept"},"source_system":{"type":["string","null"],"description":"Sending system, as sent; null in no_phi sessions (free text).","x-svc-phi":"withheld"},"external_reference_id":{"type":["string","null"],"description":"Sender's identifier; null in no_phi sessions (it points to the patient's record in the sending system).","x-svc-phi":"withheld"},"additional_fields":{"type":"object","additionalProperties":true,"description":"Additional properties sent with the request, kept as sent; empty ({}) in no_phi sessions (free-form values may carry PHI).","x-svc-since":"2","x-svc-phi":"withheld"}},"description":"Referral detail profile (route 12)."};
+export const responseUnsupportedMediaType = validate127;
+const schema143 = {"$ref":"components#/$defs/ApiError"};
 
 function validate128(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate128.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.code === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.error !== undefined){
+if(typeof data.error !== "string"){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.code !== undefined){
+if(typeof data.code !== "string"){
+const err3 = {instancePath:instancePath+"/code",schemaPath:"#/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.details !== undefined){
+let data2 = data.details;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+}
+else {
+const err4 = {instancePath:instancePath+"/details",schemaPath:"#/properties/details/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.issues !== undefined){
+let data3 = data.issues;
+if(Array.isArray(data3)){
+const len0 = data3.length;
+for(let i0=0; i0<len0; i0++){
+let data4 = data3[i0];
+if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
+if(data4.location === undefined){
+const err5 = {instancePath:instancePath+"/issues/" + i0,schemaPath:"components#/$defs/ValidationIssue/required",keyword:"required",params:{missingProperty: "location"},message:"must have required property '"+"location"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data4.path === undefined){
+const err6 = {instancePath:instancePath+"/issues/" + i0,schemaPath:"components#/$defs/ValidationIssue/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data4.message === undefined){
+const err7 = {instancePath:instancePath+"/issues/" + i0,schemaPath:"components#/$defs/ValidationIssue/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data4.location !== undefined){
+let data5 = data4.location;
+if(typeof data5 !== "string"){
+const err8 = {instancePath:instancePath+"/issues/" + i0+"/location",schemaPath:"components#/$defs/ValidationIssue/properties/location/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(!((((data5 === "body") || (data5 === "query")) || (data5 === "path")) || (data5 === "header"))){
+const err9 = {instancePath:instancePath+"/issues/" + i0+"/location",schemaPath:"components#/$defs/ValidationIssue/properties/location/enum",keyword:"enum",params:{allowedValues: schema42.properties.location.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data4.path !== undefined){
+if(typeof data4.path !== "string"){
+const err10 = {instancePath:instancePath+"/issues/" + i0+"/path",schemaPath:"components#/$defs/ValidationIssue/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data4.message !== undefined){
+if(typeof data4.message !== "string"){
+const err11 = {instancePath:instancePath+"/issues/" + i0+"/message",schemaPath:"components#/$defs/ValidationIssue/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data4.keyword !== undefined){
+if(typeof data4.keyword !== "string"){
+const err12 = {instancePath:instancePath+"/issues/" + i0+"/keyword",schemaPath:"components#/$defs/ValidationIssue/properties/keyword/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/issues/" + i0,schemaPath:"components#/$defs/ValidationIssue/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath:instancePath+"/issues",schemaPath:"#/properties/issues/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+if(data.user_message !== undefined){
+if(typeof data.user_message !== "string"){
+const err15 = {instancePath:instancePath+"/user_message",schemaPath:"#/properties/user_message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data.user_next_step !== undefined){
+if(typeof data.user_next_step !== "string"){
+const err16 = {instancePath:instancePath+"/user_next_step",schemaPath:"#/properties/user_next_step/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data.request_id !== undefined){
+if(typeof data.request_id !== "string"){
+const err17 = {instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data.error_description !== undefined){
+if(typeof data.error_description !== "string"){
+const err18 = {instancePath:instancePath+"/error_description",schemaPath:"#/properties/error_description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+}
+else {
+const err19 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+validate128.errors = vErrors;
+return errors === 0;
+}
+validate128.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
+
+
+function validate127(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate127.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate128(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate128.errors : vErrors.concat(validate128.errors);
+errors = vErrors.length;
+}
+validate127.errors = vErrors;
+return errors === 0;
+}
+validate127.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
+
+export const getReferralStatus200 = validate130;
+const schema146 = {"$ref":"components#/$defs/ReferralResponse"};
+const schema147 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/ReferralDetail"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+const schema148 = {"type":"object","required":["id","patient_id","intake_id","service_line","referral_type","referral_type_category","referral_date","referral_source","referral_source_id","disposition","decline_reason","office_id","patient_display_name","created_at","request_shape","additional_fields"],"properties":{"id":{"type":"string","description":"Referral id.","x-svc-phi":"kept"},"patient_id":{"type":["string","null"],"description":"Linked patient (surrogate handle in no_phi sessions).","x-svc-phi":"handle"},"intake_id":{"type":"string","description":"Intake created for it.","x-svc-phi":"kept"},"service_line":{"type":"string","description":"Business line as sent; in no_phi sessions reduced to home_health, hospice or private_duty, or other for any other value.","x-svc-phi":{"reduce":"category","values":["home_health","hospice","private_duty"],"otherwise":"other"}},"referral_type":{"type":["string","null"],"description":"As sent; in no_phi sessions its category (soc, roc or other, as in referral_type_category).","x-svc-phi":{"reduce":"category","values":["soc","roc"],"otherwise":"other"}},"referral_type_category":{"type":"string","enum":["soc","roc","other"],"description":"How intake surfaces branch on referral_type.","x-svc-since":"2"},"referral_date":{"type":"string","format":"date-time","description":"Referral date (year only in no_phi sessions).","x-svc-v1-name":"referred_at","x-svc-phi":"year"},"referral_source":{"type":["string","null"],"description":"Free-text referring organisation, as sent; null in no_phi sessions (free text can carry anything).","x-svc-phi":"withheld"},"referral_source_id":{"type":["string","null"],"description":"Known source id (checked against the agency's referral sources).","x-svc-phi":"kept"},"disposition":{"type":"string","enum":["accepted","declined"],"description":"Pipeline decision."},"decline_reason":{"type":["string","null"],"description":"Why declined (a reason code such as out_of_area).","x-svc-phi":"kept"},"office_id":{"type":["string","null"],"description":"Routed office.","x-svc-phi":"kept"},"patient_display_name":{"type":["string","null"],"description":"Patient name; null in no_phi sessions.","x-svc-phi":"withheld"},"created_at":{"type":"string","format":"date-time","description":"Recorded at (year only in no_phi sessions).","x-svc-phi":"year"},"decline_detail":{"type":["string","null"],"description":"Decline detail; null in no_phi sessions (an out-of-area decline names the lead's ZIP and city).","x-svc-phi":"withheld"},"request_shape":{"type":"string","enum":["2026-04-01","2026-08-19"],"description":"Shape the request was read as."},"zip_code":{"type":["string","null"],"description":"Service ZIP used for routing; in no_phi sessions its first three digits (000 for sparsely populated areas, Safe Harbor).","x-svc-phi":"zip3"},"referring_facility":{"type":["string","null"],"description":"Facility, as sent; null in no_phi sessions (free text).","x-svc-phi":"withheld"},"referring_physician":{"type":["string","null"],"description":"Referring physician's name as sent; null in no_phi sessions (free text: use referring_physician_id).","x-svc-phi":"withheld"},"referring_physician_id":{"type":["string","null"],"description":"Physician id.","x-svc-phi":"kept"},"signing_physician_id":{"type":["string","null"],"description":"Physician id.","x-svc-phi":"kept"},"certifying_physician_id":{"type":["string","null"],"description":"Physician id.","x-svc-phi":"kept"},"payor_id":{"type":["string","null"],"description":"Payor id.","x-svc-phi":"kept"},"hospital_id":{"type":["string","null"],"description":"Hospital id.","x-svc-phi":"kept"},"marketer_id":{"type":["string","null"],"description":"Marketer user id.","x-svc-phi":"kept"},"marketer_label":{"type":["string","null"],"description":"Marketer name as sent; null in no_phi sessions (free text: use marketer_id).","x-svc-phi":"withheld"},"document_ids":{"type":"array","items":{"type":"string"},"description":"Linked documents, in the order sent (each checked against the agency's documents).","x-svc-phi":"kept"},"source_system":{"type":["string","null"],"description":"Sending system, as sent; null in no_phi sessions (free text).","x-svc-phi":"withheld"},"external_reference_id":{"type":["string","null"],"description":"Sender's identifier; null in no_phi sessions (it points to the patient's record in the sending system).","x-svc-phi":"withheld"},"additional_fields":{"type":"object","additionalProperties":true,"description":"Additional properties sent with the request, kept as sent; empty ({}) in no_phi sessions (free-form values may carry PHI).","x-svc-since":"2","x-svc-phi":"withheld"}},"description":"Referral detail profile (route 12)."};
+
+function validate131(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate131.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12631,7 +12908,7 @@ errors++;
 if(data0.patient_id !== undefined){
 let data2 = data0.patient_id;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err18 = {instancePath:instancePath+"/data/patient_id",schemaPath:"components#/$defs/ReferralDetail/properties/patient_id/type",keyword:"type",params:{type: schema145.properties.patient_id.type},message:"must be string,null"};
+const err18 = {instancePath:instancePath+"/data/patient_id",schemaPath:"components#/$defs/ReferralDetail/properties/patient_id/type",keyword:"type",params:{type: schema148.properties.patient_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -12668,7 +12945,7 @@ errors++;
 if(data0.referral_type !== undefined){
 let data5 = data0.referral_type;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err21 = {instancePath:instancePath+"/data/referral_type",schemaPath:"components#/$defs/ReferralDetail/properties/referral_type/type",keyword:"type",params:{type: schema145.properties.referral_type.type},message:"must be string,null"};
+const err21 = {instancePath:instancePath+"/data/referral_type",schemaPath:"components#/$defs/ReferralDetail/properties/referral_type/type",keyword:"type",params:{type: schema148.properties.referral_type.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -12691,7 +12968,7 @@ vErrors.push(err22);
 errors++;
 }
 if(!(((data6 === "soc") || (data6 === "roc")) || (data6 === "other"))){
-const err23 = {instancePath:instancePath+"/data/referral_type_category",schemaPath:"components#/$defs/ReferralDetail/properties/referral_type_category/enum",keyword:"enum",params:{allowedValues: schema145.properties.referral_type_category.enum},message:"must be equal to one of the allowed values"};
+const err23 = {instancePath:instancePath+"/data/referral_type_category",schemaPath:"components#/$defs/ReferralDetail/properties/referral_type_category/enum",keyword:"enum",params:{allowedValues: schema148.properties.referral_type_category.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -12729,7 +13006,7 @@ errors++;
 if(data0.referral_source !== undefined){
 let data8 = data0.referral_source;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err26 = {instancePath:instancePath+"/data/referral_source",schemaPath:"components#/$defs/ReferralDetail/properties/referral_source/type",keyword:"type",params:{type: schema145.properties.referral_source.type},message:"must be string,null"};
+const err26 = {instancePath:instancePath+"/data/referral_source",schemaPath:"components#/$defs/ReferralDetail/properties/referral_source/type",keyword:"type",params:{type: schema148.properties.referral_source.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -12742,7 +13019,7 @@ errors++;
 if(data0.referral_source_id !== undefined){
 let data9 = data0.referral_source_id;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err27 = {instancePath:instancePath+"/data/referral_source_id",schemaPath:"components#/$defs/ReferralDetail/properties/referral_source_id/type",keyword:"type",params:{type: schema145.properties.referral_source_id.type},message:"must be string,null"};
+const err27 = {instancePath:instancePath+"/data/referral_source_id",schemaPath:"components#/$defs/ReferralDetail/properties/referral_source_id/type",keyword:"type",params:{type: schema148.properties.referral_source_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -12765,7 +13042,7 @@ vErrors.push(err28);
 errors++;
 }
 if(!((data10 === "accepted") || (data10 === "declined"))){
-const err29 = {instancePath:instancePath+"/data/disposition",schemaPath:"components#/$defs/ReferralDetail/properties/disposition/enum",keyword:"enum",params:{allowedValues: schema145.properties.disposition.enum},message:"must be equal to one of the allowed values"};
+const err29 = {instancePath:instancePath+"/data/disposition",schemaPath:"components#/$defs/ReferralDetail/properties/disposition/enum",keyword:"enum",params:{allowedValues: schema148.properties.disposition.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -12778,7 +13055,7 @@ errors++;
 if(data0.decline_reason !== undefined){
 let data11 = data0.decline_reason;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err30 = {instancePath:instancePath+"/data/decline_reason",schemaPath:"components#/$defs/ReferralDetail/properties/decline_reason/type",keyword:"type",params:{type: schema145.properties.decline_reason.type},message:"must be string,null"};
+const err30 = {instancePath:instancePath+"/data/decline_reason",schemaPath:"components#/$defs/ReferralDetail/properties/decline_reason/type",keyword:"type",params:{type: schema148.properties.decline_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -12791,7 +13068,7 @@ errors++;
 if(data0.office_id !== undefined){
 let data12 = data0.office_id;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err31 = {instancePath:instancePath+"/data/office_id",schemaPath:"components#/$defs/ReferralDetail/properties/office_id/type",keyword:"type",params:{type: schema145.properties.office_id.type},message:"must be string,null"};
+const err31 = {instancePath:instancePath+"/data/office_id",schemaPath:"components#/$defs/ReferralDetail/properties/office_id/type",keyword:"type",params:{type: schema148.properties.office_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -12804,7 +13081,7 @@ errors++;
 if(data0.patient_display_name !== undefined){
 let data13 = data0.patient_display_name;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err32 = {instancePath:instancePath+"/data/patient_display_name",schemaPath:"components#/$defs/ReferralDetail/properties/patient_display_name/type",keyword:"type",params:{type: schema145.properties.patient_display_name.type},message:"must be string,null"};
+const err32 = {instancePath:instancePath+"/data/patient_display_name",schemaPath:"components#/$defs/ReferralDetail/properties/patient_display_name/type",keyword:"type",params:{type: schema148.properties.patient_display_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -12842,7 +13119,7 @@ errors++;
 if(data0.decline_detail !== undefined){
 let data15 = data0.decline_detail;
 if((typeof data15 !== "string") && (data15 !== null)){
-const err35 = {instancePath:instancePath+"/data/decline_detail",schemaPath:"components#/$defs/ReferralDetail/properties/decline_detail/type",keyword:"type",params:{type: schema145.properties.decline_detail.type},message:"must be string,null"};
+const err35 = {instancePath:instancePath+"/data/decline_detail",schemaPath:"components#/$defs/ReferralDetail/properties/decline_detail/type",keyword:"type",params:{type: schema148.properties.decline_detail.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -12865,7 +13142,7 @@ vErrors.push(err36);
 errors++;
 }
 if(!((data16 === "2026-04-01") || (data16 === "2026-08-19"))){
-const err37 = {instancePath:instancePath+"/data/request_shape",schemaPath:"components#/$defs/ReferralDetail/properties/request_shape/enum",keyword:"enum",params:{allowedValues: schema145.properties.request_shape.enum},message:"must be equal to one of the allowed values"};
+const err37 = {instancePath:instancePath+"/data/request_shape",schemaPath:"components#/$defs/ReferralDetail/properties/request_shape/enum",keyword:"enum",params:{allowedValues: schema148.properties.request_shape.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -12878,7 +13155,7 @@ errors++;
 if(data0.zip_code !== undefined){
 let data17 = data0.zip_code;
 if((typeof data17 !== "string") && (data17 !== null)){
-const err38 = {instancePath:instancePath+"/data/zip_code",schemaPath:"components#/$defs/ReferralDetail/properties/zip_code/type",keyword:"type",params:{type: schema145.properties.zip_code.type},message:"must be string,null"};
+const err38 = {instancePath:instancePath+"/data/zip_code",schemaPath:"components#/$defs/ReferralDetail/properties/zip_code/type",keyword:"type",params:{type: schema148.properties.zip_code.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -12891,7 +13168,7 @@ errors++;
 if(data0.referring_facility !== undefined){
 let data18 = data0.referring_facility;
 if((typeof data18 !== "string") && (data18 !== null)){
-const err39 = {instancePath:instancePath+"/data/referring_facility",schemaPath:"components#/$defs/ReferralDetail/properties/referring_facility/type",keyword:"type",params:{type: schema145.properties.referring_facility.type},message:"must be string,null"};
+const err39 = {instancePath:instancePath+"/data/referring_facility",schemaPath:"components#/$defs/ReferralDetail/properties/referring_facility/type",keyword:"type",params:{type: schema148.properties.referring_facility.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -12904,7 +13181,7 @@ errors++;
 if(data0.referring_physician !== undefined){
 let data19 = data0.referring_physician;
 if((typeof data19 !== "string") && (data19 !== null)){
-const err40 = {instancePath:instancePath+"/data/referring_physician",schemaPath:"components#/$defs/ReferralDetail/properties/referring_physician/type",keyword:"type",params:{type: schema145.properties.referring_physician.type},message:"must be string,null"};
+const err40 = {instancePath:instancePath+"/data/referring_physician",schemaPath:"components#/$defs/ReferralDetail/properties/referring_physician/type",keyword:"type",params:{type: schema148.properties.referring_physician.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -12917,7 +13194,7 @@ errors++;
 if(data0.referring_physician_id !== undefined){
 let data20 = data0.referring_physician_id;
 if((typeof data20 !== "string") && (data20 !== null)){
-const err41 = {instancePath:instancePath+"/data/referring_physician_id",schemaPath:"components#/$defs/ReferralDetail/properties/referring_physician_id/type",keyword:"type",params:{type: schema145.properties.referring_physician_id.type},message:"must be string,null"};
+const err41 = {instancePath:instancePath+"/data/referring_physician_id",schemaPath:"components#/$defs/ReferralDetail/properties/referring_physician_id/type",keyword:"type",params:{type: schema148.properties.referring_physician_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -12930,7 +13207,7 @@ errors++;
 if(data0.signing_physician_id !== undefined){
 let data21 = data0.signing_physician_id;
 if((typeof data21 !== "string") && (data21 !== null)){
-const err42 = {instancePath:instancePath+"/data/signing_physician_id",schemaPath:"components#/$defs/ReferralDetail/properties/signing_physician_id/type",keyword:"type",params:{type: schema145.properties.signing_physician_id.type},message:"must be string,null"};
+const err42 = {instancePath:instancePath+"/data/signing_physician_id",schemaPath:"components#/$defs/ReferralDetail/properties/signing_physician_id/type",keyword:"type",params:{type: schema148.properties.signing_physician_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -12943,7 +13220,7 @@ errors++;
 if(data0.certifying_physician_id !== undefined){
 let data22 = data0.certifying_physician_id;
 if((typeof data22 !== "string") && (data22 !== null)){
-const err43 = {instancePath:instancePath+"/data/certifying_physician_id",schemaPath:"components#/$defs/ReferralDetail/properties/certifying_physician_id/type",keyword:"type",params:{type: schema145.properties.certifying_physician_id.type},message:"must be string,null"};
+const err43 = {instancePath:instancePath+"/data/certifying_physician_id",schemaPath:"components#/$defs/ReferralDetail/properties/certifying_physician_id/type",keyword:"type",params:{type: schema148.properties.certifying_physician_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -12956,7 +13233,7 @@ errors++;
 if(data0.payor_id !== undefined){
 let data23 = data0.payor_id;
 if((typeof data23 !== "string") && (data23 !== null)){
-const err44 = {instancePath:instancePath+"/data/payor_id",schemaPath:"components#/$defs/ReferralDetail/properties/payor_id/type",keyword:"type",params:{type: schema145.properties.payor_id.type},message:"must be string,null"};
+const err44 = {instancePath:instancePath+"/data/payor_id",schemaPath:"components#/$defs/ReferralDetail/properties/payor_id/type",keyword:"type",params:{type: schema148.properties.payor_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -12969,7 +13246,7 @@ errors++;
 if(data0.hospital_id !== undefined){
 let data24 = data0.hospital_id;
 if((typeof data24 !== "string") && (data24 !== null)){
-const err45 = {instancePath:instancePath+"/data/hospital_id",schemaPath:"components#/$defs/ReferralDetail/properties/hospital_id/type",keyword:"type",params:{type: schema145.properties.hospital_id.type},message:"must be string,null"};
+const err45 = {instancePath:instancePath+"/data/hospital_id",schemaPath:"components#/$defs/ReferralDetail/properties/hospital_id/type",keyword:"type",params:{type: schema148.properties.hospital_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -12982,7 +13259,7 @@ errors++;
 if(data0.marketer_id !== undefined){
 let data25 = data0.marketer_id;
 if((typeof data25 !== "string") && (data25 !== null)){
-const err46 = {instancePath:instancePath+"/data/marketer_id",schemaPath:"components#/$defs/ReferralDetail/properties/marketer_id/type",keyword:"type",params:{type: schema145.properties.marketer_id.type},message:"must be string,null"};
+const err46 = {instancePath:instancePath+"/data/marketer_id",schemaPath:"components#/$defs/ReferralDetail/properties/marketer_id/type",keyword:"type",params:{type: schema148.properties.marketer_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -12995,7 +13272,7 @@ errors++;
 if(data0.marketer_label !== undefined){
 let data26 = data0.marketer_label;
 if((typeof data26 !== "string") && (data26 !== null)){
-const err47 = {instancePath:instancePath+"/data/marketer_label",schemaPath:"components#/$defs/ReferralDetail/properties/marketer_label/type",keyword:"type",params:{type: schema145.properties.marketer_label.type},message:"must be string,null"};
+const err47 = {instancePath:instancePath+"/data/marketer_label",schemaPath:"components#/$defs/ReferralDetail/properties/marketer_label/type",keyword:"type",params:{type: schema148.properties.marketer_label.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -13036,7 +13313,7 @@ errors++;
 if(data0.source_system !== undefined){
 let data29 = data0.source_system;
 if((typeof data29 !== "string") && (data29 !== null)){
-const err50 = {instancePath:instancePath+"/data/source_system",schemaPath:"components#/$defs/ReferralDetail/properties/source_system/type",keyword:"type",params:{type: schema145.properties.source_system.type},message:"must be string,null"};
+const err50 = {instancePath:instancePath+"/data/source_system",schemaPath:"components#/$defs/ReferralDetail/properties/source_system/type",keyword:"type",params:{type: schema148.properties.source_system.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -13049,7 +13326,7 @@ errors++;
 if(data0.external_reference_id !== undefined){
 let data30 = data0.external_reference_id;
 if((typeof data30 !== "string") && (data30 !== null)){
-const err51 = {instancePath:instancePath+"/data/external_reference_id",schemaPath:"components#/$defs/ReferralDetail/properties/external_reference_id/type",keyword:"type",params:{type: schema145.properties.external_reference_id.type},message:"must be string,null"};
+const err51 = {instancePath:instancePath+"/data/external_reference_id",schemaPath:"components#/$defs/ReferralDetail/properties/external_reference_id/type",keyword:"type",params:{type: schema148.properties.external_reference_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -13131,40 +13408,40 @@ vErrors.push(err56);
 }
 errors++;
 }
-validate128.errors = vErrors;
+validate131.errors = vErrors;
 return errors === 0;
 }
-validate128.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate131.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate127(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate130(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate127.evaluated;
+const evaluated0 = validate130.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate128(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate128.errors : vErrors.concat(validate128.errors);
+if(!(validate131(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate131.errors : vErrors.concat(validate131.errors);
 errors = vErrors.length;
 }
-validate127.errors = vErrors;
+validate130.errors = vErrors;
 return errors === 0;
 }
-validate127.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate130.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listIntakesStatus200 = validate131;
-const schema147 = {"$ref":"components#/$defs/IntakeListResponse"};
-const schema148 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/IntakeSummary"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/ListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
-const schema149 = {"type":"object","required":["id","referral_id","patient_id","status","service_line","disposition","office_id","reviewer_id","missing_information","received_at","updated_at"],"properties":{"id":{"type":"string","description":"Intake id.","x-svc-phi":"kept"},"referral_id":{"type":"string","description":"Referral it came from.","x-svc-phi":"kept"},"patient_id":{"type":["string","null"],"description":"The referral's patient (surrogate handle in no_phi sessions).","x-svc-phi":"handle"},"status":{"type":"string","enum":["pending_review","in_review","awaiting_information","accepted","declined","admitted","non_admit","cancelled"],"description":"Review state."},"service_line":{"type":"string","description":"Business line, as sent with the referral; in no_phi sessions reduced to home_health, hospice or private_duty, or other for any other value.","x-svc-phi":{"reduce":"category","values":["home_health","hospice","private_duty"],"otherwise":"other"}},"disposition":{"type":"string","enum":["accepted","declined"],"description":"The referral's pipeline decision."},"office_id":{"type":["string","null"],"description":"Office the referral was routed to.","x-svc-phi":"kept"},"reviewer_id":{"type":["string","null"],"description":"User reviewing it.","x-svc-phi":"kept"},"missing_information":{"type":"array","items":{"type":"string"},"description":"What the reviewer still needs.","x-svc-since":"2","x-svc-phi":"kept"},"received_at":{"type":"string","format":"date-time","description":"Received (year only in no_phi sessions).","x-svc-v1-name":"created_at","x-svc-phi":"year"},"updated_at":{"type":"string","format":"date-time","description":"Last change (year only in no_phi sessions).","x-svc-phi":"year"}},"description":"Intake summary profile (route 13)."};
+export const listIntakesStatus200 = validate134;
+const schema150 = {"$ref":"components#/$defs/IntakeListResponse"};
+const schema151 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/IntakeSummary"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/ListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
+const schema152 = {"type":"object","required":["id","referral_id","patient_id","status","service_line","disposition","office_id","reviewer_id","missing_information","received_at","updated_at"],"properties":{"id":{"type":"string","description":"Intake id.","x-svc-phi":"kept"},"referral_id":{"type":"string","description":"Referral it came from.","x-svc-phi":"kept"},"patient_id":{"type":["string","null"],"description":"The referral's patient (surrogate handle in no_phi sessions).","x-svc-phi":"handle"},"status":{"type":"string","enum":["pending_review","in_review","awaiting_information","accepted","declined","admitted","non_admit","cancelled"],"description":"Review state."},"service_line":{"type":"string","description":"Business line, as sent with the referral; in no_phi sessions reduced to home_health, hospice or private_duty, or other for any other value.","x-svc-phi":{"reduce":"category","values":["home_health","hospice","private_duty"],"otherwise":"other"}},"disposition":{"type":"string","enum":["accepted","declined"],"description":"The referral's pipeline decision."},"office_id":{"type":["string","null"],"description":"Office the referral was routed to.","x-svc-phi":"kept"},"reviewer_id":{"type":["string","null"],"description":"User reviewing it.","x-svc-phi":"kept"},"missing_information":{"type":"array","items":{"type":"string"},"description":"What the reviewer still needs.","x-svc-since":"2","x-svc-phi":"kept"},"received_at":{"type":"string","format":"date-time","description":"Received (year only in no_phi sessions).","x-svc-v1-name":"created_at","x-svc-phi":"year"},"updated_at":{"type":"string","format":"date-time","description":"Last change (year only in no_phi sessions).","x-svc-phi":"year"}},"description":"Intake summary profile (route 13)."};
 
-function validate132(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate135(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate132.evaluated;
+const evaluated0 = validate135.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -13336,7 +13613,7 @@ errors++;
 if(data1.patient_id !== undefined){
 let data4 = data1.patient_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err15 = {instancePath:instancePath+"/data/" + i0+"/patient_id",schemaPath:"components#/$defs/IntakeSummary/properties/patient_id/type",keyword:"type",params:{type: schema149.properties.patient_id.type},message:"must be string,null"};
+const err15 = {instancePath:instancePath+"/data/" + i0+"/patient_id",schemaPath:"components#/$defs/IntakeSummary/properties/patient_id/type",keyword:"type",params:{type: schema152.properties.patient_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -13359,7 +13636,7 @@ vErrors.push(err16);
 errors++;
 }
 if(!((((((((data5 === "pending_review") || (data5 === "in_review")) || (data5 === "awaiting_information")) || (data5 === "accepted")) || (data5 === "declined")) || (data5 === "admitted")) || (data5 === "non_admit")) || (data5 === "cancelled"))){
-const err17 = {instancePath:instancePath+"/data/" + i0+"/status",schemaPath:"components#/$defs/IntakeSummary/properties/status/enum",keyword:"enum",params:{allowedValues: schema149.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err17 = {instancePath:instancePath+"/data/" + i0+"/status",schemaPath:"components#/$defs/IntakeSummary/properties/status/enum",keyword:"enum",params:{allowedValues: schema152.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -13394,7 +13671,7 @@ vErrors.push(err19);
 errors++;
 }
 if(!((data7 === "accepted") || (data7 === "declined"))){
-const err20 = {instancePath:instancePath+"/data/" + i0+"/disposition",schemaPath:"components#/$defs/IntakeSummary/properties/disposition/enum",keyword:"enum",params:{allowedValues: schema149.properties.disposition.enum},message:"must be equal to one of the allowed values"};
+const err20 = {instancePath:instancePath+"/data/" + i0+"/disposition",schemaPath:"components#/$defs/IntakeSummary/properties/disposition/enum",keyword:"enum",params:{allowedValues: schema152.properties.disposition.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -13407,7 +13684,7 @@ errors++;
 if(data1.office_id !== undefined){
 let data8 = data1.office_id;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err21 = {instancePath:instancePath+"/data/" + i0+"/office_id",schemaPath:"components#/$defs/IntakeSummary/properties/office_id/type",keyword:"type",params:{type: schema149.properties.office_id.type},message:"must be string,null"};
+const err21 = {instancePath:instancePath+"/data/" + i0+"/office_id",schemaPath:"components#/$defs/IntakeSummary/properties/office_id/type",keyword:"type",params:{type: schema152.properties.office_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -13420,7 +13697,7 @@ errors++;
 if(data1.reviewer_id !== undefined){
 let data9 = data1.reviewer_id;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err22 = {instancePath:instancePath+"/data/" + i0+"/reviewer_id",schemaPath:"components#/$defs/IntakeSummary/properties/reviewer_id/type",keyword:"type",params:{type: schema149.properties.reviewer_id.type},message:"must be string,null"};
+const err22 = {instancePath:instancePath+"/data/" + i0+"/reviewer_id",schemaPath:"components#/$defs/IntakeSummary/properties/reviewer_id/type",keyword:"type",params:{type: schema152.properties.reviewer_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -13577,41 +13854,41 @@ vErrors.push(err33);
 }
 errors++;
 }
-validate132.errors = vErrors;
+validate135.errors = vErrors;
 return errors === 0;
 }
-validate132.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate135.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate131(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate134(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate131.evaluated;
+const evaluated0 = validate134.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate132(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate132.errors : vErrors.concat(validate132.errors);
+if(!(validate135(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate135.errors : vErrors.concat(validate135.errors);
 errors = vErrors.length;
 }
-validate131.errors = vErrors;
+validate134.errors = vErrors;
 return errors === 0;
 }
-validate131.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate134.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const getIntakeStatus200 = validate135;
-const schema151 = {"$ref":"components#/$defs/IntakeResponse"};
-const schema152 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/IntakeDetail"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
-const schema153 = {"type":"object","required":["id","referral_id","patient_id","status","service_line","disposition","office_id","reviewer_id","missing_information","received_at","updated_at","insurance","diagnoses","document_ids","custom_data"],"properties":{"id":{"type":"string","description":"Intake id.","x-svc-phi":"kept"},"referral_id":{"type":"string","description":"Referral it came from.","x-svc-phi":"kept"},"patient_id":{"type":["string","null"],"description":"The referral's patient (surrogate handle in no_phi sessions).","x-svc-phi":"handle"},"status":{"type":"string","enum":["pending_review","in_review","awaiting_information","accepted","declined","admitted","non_admit","cancelled"],"description":"Review state."},"service_line":{"type":"string","description":"Business line, as sent with the referral; in no_phi sessions reduced to home_health, hospice or private_duty, or other for any other value.","x-svc-phi":{"reduce":"category","values":["home_health","hospice","private_duty"],"otherwise":"other"}},"disposition":{"type":"string","enum":["accepted","declined"],"description":"The referral's pipeline decision."},"office_id":{"type":["string","null"],"description":"Office the referral was routed to.","x-svc-phi":"kept"},"reviewer_id":{"type":["string","null"],"description":"User reviewing it.","x-svc-phi":"kept"},"missing_information":{"type":"array","items":{"type":"string"},"description":"What the reviewer still needs.","x-svc-since":"2","x-svc-phi":"kept"},"received_at":{"type":"string","format":"date-time","description":"Received (year only in no_phi sessions).","x-svc-v1-name":"created_at","x-svc-phi":"year"},"updated_at":{"type":"string","format":"date-time","description":"Last change (year only in no_phi sessions).","x-svc-phi":"year"},"decline_reason":{"type":["string","null"],"description":"Why the referral was declined (a reason code such as out_of_area).","x-svc-phi":"kept"},"decline_detail":{"type":["string","null"],"description":"Decline detail; null in no_phi sessions (an out-of-area decline names the lead's ZIP and city).","x-svc-phi":"withheld"},"insurance":{"type":"array","items":{"$ref":"components#/$defs/PendingCoverage"},"description":"Coverage from the referral, awaiting confirmation, in the order sent."},"insurance_notes":{"type":["string","null"],"description":"Notes for the reviewer; null in no_phi sessions (free text).","x-svc-phi":"withheld"},"diagnoses":{"type":"array","items":{"$ref":"components#/$defs/Diagnosis"},"description":"Diagnoses as sent: codes are kept in no_phi sessions (they are checked to be shaped like ICD-10-CM codes), descriptions are not (free text)."},"document_ids":{"type":"array","items":{"type":"string"},"description":"Documents linked onto the referral, in the order sent (each checked against the agency's documents).","x-svc-phi":"kept"},"custom_data":{"type":"object","additionalProperties":{"type":["string","number","boolean","null"]},"description":"Scalar values sent with the referral; empty ({}) in no_phi sessions (free-form values may carry PHI).","x-svc-phi":"withheld"},"notes":{"type":["string","null"],"description":"Intake notes; null in no_phi sessions.","x-svc-phi":"withheld"}},"description":"Intake detail profile (route 14)."};
-const schema154 = {"type":"object","required":["plan_name","coverage_order","is_primary","policy_holder_confirmed"],"properties":{"payor_id":{"type":["string","null"],"description":"Payor id.","x-svc-phi":"kept"},"plan_name":{"type":["string","null"],"description":"Plan name as sent (insurance or insurance_name); null in no_phi sessions (free text).","x-svc-phi":"withheld"},"other_insurance_name":{"type":["string","null"],"description":"Other insurer, as sent; null in no_phi sessions (free text).","x-svc-phi":"withheld"},"policy_number":{"type":["string","null"],"description":"Policy or member number; null in no_phi sessions.","x-svc-phi":"withheld"},"group_number":{"type":["string","null"],"description":"Group number; null in no_phi sessions (it can point to the holder's employer).","x-svc-phi":"withheld"},"effective_date":{"type":["string","null"],"format":"date","description":"Start (year only in no_phi sessions).","x-svc-phi":"year"},"termination_date":{"type":["string","null"],"format":"date","description":"End (year only in no_phi sessions).","x-svc-phi":"year"},"coverage_order":{"type":"integer","description":"0 is primary.","minimum":0},"is_primary":{"type":"boolean","description":"Derived from coverage_order."},"policy_holder":{"oneOf":[{"$ref":"components#/$defs/PolicyHolder"},{"type":"null"}],"description":"Policy holder awaiting reviewer confirmation. The holder is a relative or household member of the patient, so no_phi sessions reduce their data like the patient's: names, street lines and city null, ZIP to three digits, dob to the year (null past age 89)."},"policy_holder_confirmed":{"type":"boolean","description":"Whether a reviewer confirmed the policy holder."}}};
+export const getIntakeStatus200 = validate138;
+const schema154 = {"$ref":"components#/$defs/IntakeResponse"};
+const schema155 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/IntakeDetail"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+const schema156 = {"type":"object","required":["id","referral_id","patient_id","status","service_line","disposition","office_id","reviewer_id","missing_information","received_at","updated_at","insurance","diagnoses","document_ids","custom_data"],"properties":{"id":{"type":"string","description":"Intake id.","x-svc-phi":"kept"},"referral_id":{"type":"string","description":"Referral it came from.","x-svc-phi":"kept"},"patient_id":{"type":["string","null"],"description":"The referral's patient (surrogate handle in no_phi sessions).","x-svc-phi":"handle"},"status":{"type":"string","enum":["pending_review","in_review","awaiting_information","accepted","declined","admitted","non_admit","cancelled"],"description":"Review state."},"service_line":{"type":"string","description":"Business line, as sent with the referral; in no_phi sessions reduced to home_health, hospice or private_duty, or other for any other value.","x-svc-phi":{"reduce":"category","values":["home_health","hospice","private_duty"],"otherwise":"other"}},"disposition":{"type":"string","enum":["accepted","declined"],"description":"The referral's pipeline decision."},"office_id":{"type":["string","null"],"description":"Office the referral was routed to.","x-svc-phi":"kept"},"reviewer_id":{"type":["string","null"],"description":"User reviewing it.","x-svc-phi":"kept"},"missing_information":{"type":"array","items":{"type":"string"},"description":"What the reviewer still needs.","x-svc-since":"2","x-svc-phi":"kept"},"received_at":{"type":"string","format":"date-time","description":"Received (year only in no_phi sessions).","x-svc-v1-name":"created_at","x-svc-phi":"year"},"updated_at":{"type":"string","format":"date-time","description":"Last change (year only in no_phi sessions).","x-svc-phi":"year"},"decline_reason":{"type":["string","null"],"description":"Why the referral was declined (a reason code such as out_of_area).","x-svc-phi":"kept"},"decline_detail":{"type":["string","null"],"description":"Decline detail; null in no_phi sessions (an out-of-area decline names the lead's ZIP and city).","x-svc-phi":"withheld"},"insurance":{"type":"array","items":{"$ref":"components#/$defs/PendingCoverage"},"description":"Coverage from the referral, awaiting confirmation, in the order sent."},"insurance_notes":{"type":["string","null"],"description":"Notes for the reviewer; null in no_phi sessions (free text).","x-svc-phi":"withheld"},"diagnoses":{"type":"array","items":{"$ref":"components#/$defs/Diagnosis"},"description":"Diagnoses as sent: codes are kept in no_phi sessions (they are checked to be shaped like ICD-10-CM codes), descriptions are not (free text)."},"document_ids":{"type":"array","items":{"type":"string"},"description":"Documents linked onto the referral, in the order sent (each checked against the agency's documents).","x-svc-phi":"kept"},"custom_data":{"type":"object","additionalProperties":{"type":["string","number","boolean","null"]},"description":"Scalar values sent with the referral; empty ({}) in no_phi sessions (free-form values may carry PHI).","x-svc-phi":"withheld"},"notes":{"type":["string","null"],"description":"Intake notes; null in no_phi sessions.","x-svc-phi":"withheld"}},"description":"Intake detail profile (route 14)."};
+const schema157 = {"type":"object","required":["plan_name","coverage_order","is_primary","policy_holder_confirmed"],"properties":{"payor_id":{"type":["string","null"],"description":"Payor id.","x-svc-phi":"kept"},"plan_name":{"type":["string","null"],"description":"Plan name as sent (insurance or insurance_name); null in no_phi sessions (free text).","x-svc-phi":"withheld"},"other_insurance_name":{"type":["string","null"],"description":"Other insurer, as sent; null in no_phi sessions (free text).","x-svc-phi":"withheld"},"policy_number":{"type":["string","null"],"description":"Policy or member number; null in no_phi sessions.","x-svc-phi":"withheld"},"group_number":{"type":["string","null"],"description":"Group number; null in no_phi sessions (it can point to the holder's employer).","x-svc-phi":"withheld"},"effective_date":{"type":["string","null"],"format":"date","description":"Start (year only in no_phi sessions).","x-svc-phi":"year"},"termination_date":{"type":["string","null"],"format":"date","description":"End (year only in no_phi sessions).","x-svc-phi":"year"},"coverage_order":{"type":"integer","description":"0 is primary.","minimum":0},"is_primary":{"type":"boolean","description":"Derived from coverage_order."},"policy_holder":{"oneOf":[{"$ref":"components#/$defs/PolicyHolder"},{"type":"null"}],"description":"Policy holder awaiting reviewer confirmation. The holder is a relative or household member of the patient, so no_phi sessions reduce their data like the patient's: names, street lines and city null, ZIP to three digits, dob to the year (null past age 89)."},"policy_holder_confirmed":{"type":"boolean","description":"Whether a reviewer confirmed the policy holder."}}};
 
-function validate138(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate141(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate138.evaluated;
+const evaluated0 = validate141.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -13662,7 +13939,7 @@ errors++;
 if(data.payor_id !== undefined){
 let data0 = data.payor_id;
 if((typeof data0 !== "string") && (data0 !== null)){
-const err4 = {instancePath:instancePath+"/payor_id",schemaPath:"#/properties/payor_id/type",keyword:"type",params:{type: schema154.properties.payor_id.type},message:"must be string,null"};
+const err4 = {instancePath:instancePath+"/payor_id",schemaPath:"#/properties/payor_id/type",keyword:"type",params:{type: schema157.properties.payor_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -13675,7 +13952,7 @@ errors++;
 if(data.plan_name !== undefined){
 let data1 = data.plan_name;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err5 = {instancePath:instancePath+"/plan_name",schemaPath:"#/properties/plan_name/type",keyword:"type",params:{type: schema154.properties.plan_name.type},message:"must be string,null"};
+const err5 = {instancePath:instancePath+"/plan_name",schemaPath:"#/properties/plan_name/type",keyword:"type",params:{type: schema157.properties.plan_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -13688,7 +13965,7 @@ errors++;
 if(data.other_insurance_name !== undefined){
 let data2 = data.other_insurance_name;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err6 = {instancePath:instancePath+"/other_insurance_name",schemaPath:"#/properties/other_insurance_name/type",keyword:"type",params:{type: schema154.properties.other_insurance_name.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/other_insurance_name",schemaPath:"#/properties/other_insurance_name/type",keyword:"type",params:{type: schema157.properties.other_insurance_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -13701,7 +13978,7 @@ errors++;
 if(data.policy_number !== undefined){
 let data3 = data.policy_number;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err7 = {instancePath:instancePath+"/policy_number",schemaPath:"#/properties/policy_number/type",keyword:"type",params:{type: schema154.properties.policy_number.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/policy_number",schemaPath:"#/properties/policy_number/type",keyword:"type",params:{type: schema157.properties.policy_number.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -13714,7 +13991,7 @@ errors++;
 if(data.group_number !== undefined){
 let data4 = data.group_number;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err8 = {instancePath:instancePath+"/group_number",schemaPath:"#/properties/group_number/type",keyword:"type",params:{type: schema154.properties.group_number.type},message:"must be string,null"};
+const err8 = {instancePath:instancePath+"/group_number",schemaPath:"#/properties/group_number/type",keyword:"type",params:{type: schema157.properties.group_number.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -13727,7 +14004,7 @@ errors++;
 if(data.effective_date !== undefined){
 let data5 = data.effective_date;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err9 = {instancePath:instancePath+"/effective_date",schemaPath:"#/properties/effective_date/type",keyword:"type",params:{type: schema154.properties.effective_date.type},message:"must be string,null"};
+const err9 = {instancePath:instancePath+"/effective_date",schemaPath:"#/properties/effective_date/type",keyword:"type",params:{type: schema157.properties.effective_date.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -13752,7 +14029,7 @@ errors++;
 if(data.termination_date !== undefined){
 let data6 = data.termination_date;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err11 = {instancePath:instancePath+"/termination_date",schemaPath:"#/properties/termination_date/type",keyword:"type",params:{type: schema154.properties.termination_date.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/termination_date",schemaPath:"#/properties/termination_date/type",keyword:"type",params:{type: schema157.properties.termination_date.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -13902,16 +14179,16 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate138.errors = vErrors;
+validate141.errors = vErrors;
 return errors === 0;
 }
-validate138.evaluated = {"props":{"payor_id":true,"plan_name":true,"other_insurance_name":true,"policy_number":true,"group_number":true,"effective_date":true,"termination_date":true,"coverage_order":true,"is_primary":true,"policy_holder":true,"policy_holder_confirmed":true},"dynamicProps":false,"dynamicItems":false};
+validate141.evaluated = {"props":{"payor_id":true,"plan_name":true,"other_insurance_name":true,"policy_number":true,"group_number":true,"effective_date":true,"termination_date":true,"coverage_order":true,"is_primary":true,"policy_holder":true,"policy_holder_confirmed":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate137(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate140(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate137.evaluated;
+const evaluated0 = validate140.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14096,7 +14373,7 @@ errors++;
 if(data.patient_id !== undefined){
 let data2 = data.patient_id;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err17 = {instancePath:instancePath+"/patient_id",schemaPath:"#/properties/patient_id/type",keyword:"type",params:{type: schema153.properties.patient_id.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/patient_id",schemaPath:"#/properties/patient_id/type",keyword:"type",params:{type: schema156.properties.patient_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -14119,7 +14396,7 @@ vErrors.push(err18);
 errors++;
 }
 if(!((((((((data3 === "pending_review") || (data3 === "in_review")) || (data3 === "awaiting_information")) || (data3 === "accepted")) || (data3 === "declined")) || (data3 === "admitted")) || (data3 === "non_admit")) || (data3 === "cancelled"))){
-const err19 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema153.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err19 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema156.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -14154,7 +14431,7 @@ vErrors.push(err21);
 errors++;
 }
 if(!((data5 === "accepted") || (data5 === "declined"))){
-const err22 = {instancePath:instancePath+"/disposition",schemaPath:"#/properties/disposition/enum",keyword:"enum",params:{allowedValues: schema153.properties.disposition.enum},message:"must be equal to one of the allowed values"};
+const err22 = {instancePath:instancePath+"/disposition",schemaPath:"#/properties/disposition/enum",keyword:"enum",params:{allowedValues: schema156.properties.disposition.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -14167,7 +14444,7 @@ errors++;
 if(data.office_id !== undefined){
 let data6 = data.office_id;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err23 = {instancePath:instancePath+"/office_id",schemaPath:"#/properties/office_id/type",keyword:"type",params:{type: schema153.properties.office_id.type},message:"must be string,null"};
+const err23 = {instancePath:instancePath+"/office_id",schemaPath:"#/properties/office_id/type",keyword:"type",params:{type: schema156.properties.office_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -14180,7 +14457,7 @@ errors++;
 if(data.reviewer_id !== undefined){
 let data7 = data.reviewer_id;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err24 = {instancePath:instancePath+"/reviewer_id",schemaPath:"#/properties/reviewer_id/type",keyword:"type",params:{type: schema153.properties.reviewer_id.type},message:"must be string,null"};
+const err24 = {instancePath:instancePath+"/reviewer_id",schemaPath:"#/properties/reviewer_id/type",keyword:"type",params:{type: schema156.properties.reviewer_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -14271,7 +14548,7 @@ errors++;
 if(data.decline_reason !== undefined){
 let data12 = data.decline_reason;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err31 = {instancePath:instancePath+"/decline_reason",schemaPath:"#/properties/decline_reason/type",keyword:"type",params:{type: schema153.properties.decline_reason.type},message:"must be string,null"};
+const err31 = {instancePath:instancePath+"/decline_reason",schemaPath:"#/properties/decline_reason/type",keyword:"type",params:{type: schema156.properties.decline_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -14284,7 +14561,7 @@ errors++;
 if(data.decline_detail !== undefined){
 let data13 = data.decline_detail;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err32 = {instancePath:instancePath+"/decline_detail",schemaPath:"#/properties/decline_detail/type",keyword:"type",params:{type: schema153.properties.decline_detail.type},message:"must be string,null"};
+const err32 = {instancePath:instancePath+"/decline_detail",schemaPath:"#/properties/decline_detail/type",keyword:"type",params:{type: schema156.properties.decline_detail.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -14299,8 +14576,8 @@ let data14 = data.insurance;
 if(Array.isArray(data14)){
 const len1 = data14.length;
 for(let i1=0; i1<len1; i1++){
-if(!(validate138(data14[i1], {instancePath:instancePath+"/insurance/" + i1,parentData:data14,parentDataProperty:i1,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate138.errors : vErrors.concat(validate138.errors);
+if(!(validate141(data14[i1], {instancePath:instancePath+"/insurance/" + i1,parentData:data14,parentDataProperty:i1,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate141.errors : vErrors.concat(validate141.errors);
 errors = vErrors.length;
 }
 }
@@ -14319,7 +14596,7 @@ errors++;
 if(data.insurance_notes !== undefined){
 let data16 = data.insurance_notes;
 if((typeof data16 !== "string") && (data16 !== null)){
-const err34 = {instancePath:instancePath+"/insurance_notes",schemaPath:"#/properties/insurance_notes/type",keyword:"type",params:{type: schema153.properties.insurance_notes.type},message:"must be string,null"};
+const err34 = {instancePath:instancePath+"/insurance_notes",schemaPath:"#/properties/insurance_notes/type",keyword:"type",params:{type: schema156.properties.insurance_notes.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -14463,7 +14740,7 @@ if(data24 && typeof data24 == "object" && !Array.isArray(data24)){
 for(const key0 in data24){
 let data25 = data24[key0];
 if((((typeof data25 !== "string") && (!((typeof data25 == "number") && (isFinite(data25))))) && (typeof data25 !== "boolean")) && (data25 !== null)){
-const err45 = {instancePath:instancePath+"/custom_data/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/custom_data/additionalProperties/type",keyword:"type",params:{type: schema153.properties.custom_data.additionalProperties.type},message:"must be string,number,boolean,null"};
+const err45 = {instancePath:instancePath+"/custom_data/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/custom_data/additionalProperties/type",keyword:"type",params:{type: schema156.properties.custom_data.additionalProperties.type},message:"must be string,number,boolean,null"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -14488,7 +14765,7 @@ errors++;
 if(data.notes !== undefined){
 let data26 = data.notes;
 if((typeof data26 !== "string") && (data26 !== null)){
-const err47 = {instancePath:instancePath+"/notes",schemaPath:"#/properties/notes/type",keyword:"type",params:{type: schema153.properties.notes.type},message:"must be string,null"};
+const err47 = {instancePath:instancePath+"/notes",schemaPath:"#/properties/notes/type",keyword:"type",params:{type: schema156.properties.notes.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -14509,16 +14786,16 @@ vErrors.push(err48);
 }
 errors++;
 }
-validate137.errors = vErrors;
+validate140.errors = vErrors;
 return errors === 0;
 }
-validate137.evaluated = {"props":{"id":true,"referral_id":true,"patient_id":true,"status":true,"service_line":true,"disposition":true,"office_id":true,"reviewer_id":true,"missing_information":true,"received_at":true,"updated_at":true,"decline_reason":true,"decline_detail":true,"insurance":true,"insurance_notes":true,"diagnoses":true,"document_ids":true,"custom_data":true,"notes":true},"dynamicProps":false,"dynamicItems":false};
+validate140.evaluated = {"props":{"id":true,"referral_id":true,"patient_id":true,"status":true,"service_line":true,"disposition":true,"office_id":true,"reviewer_id":true,"missing_information":true,"received_at":true,"updated_at":true,"decline_reason":true,"decline_detail":true,"insurance":true,"insurance_notes":true,"diagnoses":true,"document_ids":true,"custom_data":true,"notes":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate136(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate139(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate136.evaluated;
+const evaluated0 = validate139.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14537,8 +14814,8 @@ vErrors.push(err0);
 errors++;
 }
 if(data.data !== undefined){
-if(!(validate137(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate137.errors : vErrors.concat(validate137.errors);
+if(!(validate140(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate140.errors : vErrors.concat(validate140.errors);
 errors = vErrors.length;
 }
 }
@@ -14587,40 +14864,40 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate136.errors = vErrors;
+validate139.errors = vErrors;
 return errors === 0;
 }
-validate136.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate139.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate135(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate138(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate135.evaluated;
+const evaluated0 = validate138.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate136(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate136.errors : vErrors.concat(validate136.errors);
+if(!(validate139(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate139.errors : vErrors.concat(validate139.errors);
 errors = vErrors.length;
 }
-validate135.errors = vErrors;
+validate138.errors = vErrors;
 return errors === 0;
 }
-validate135.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate138.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listVisitsStatus200 = validate144;
-const schema157 = {"$ref":"components#/$defs/VisitListResponse"};
-const schema158 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/VisitSummary"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/ListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
-const schema159 = {"type":"object","required":["id","patient_id","episode_id","discipline","visit_type","status","scheduled_start","scheduled_end","actual_start","actual_end","clinician_id","clinician_name","office_id","updated_at"],"properties":{"id":{"type":"string","description":"Visit id.","x-svc-phi":"kept"},"patient_id":{"type":"string","description":"Patient (surrogate handle in no_phi sessions).","x-svc-phi":"handle"},"episode_id":{"type":["string","null"],"description":"Episode.","x-svc-phi":"kept"},"discipline":{"type":"string","enum":["SN","PT","OT","ST","MSW","HHA"],"description":"SN skilled nursing, PT, OT, ST therapies, MSW social work, HHA aide."},"visit_type":{"type":"string","enum":["start_of_care","resumption_of_care","recertification","routine","prn","supervisory","discharge","evaluation"],"description":"Kind of visit."},"status":{"type":"string","enum":["scheduled","in_progress","completed","missed","cancelled"],"description":"Visit state."},"scheduled_start":{"type":"string","format":"date-time","description":"Planned start (year only in no_phi sessions).","x-svc-v1-name":"scheduled_at","x-svc-phi":"year"},"scheduled_end":{"type":"string","format":"date-time","description":"Planned end (year only in no_phi sessions).","x-svc-phi":"year"},"actual_start":{"type":["string","null"],"format":"date-time","description":"Clock-in (year only in no_phi sessions).","x-svc-phi":"year"},"actual_end":{"type":["string","null"],"format":"date-time","description":"Clock-out (year only in no_phi sessions).","x-svc-phi":"year"},"clinician_id":{"type":["string","null"],"description":"Clinician user id.","x-svc-phi":"kept"},"clinician_name":{"type":["string","null"],"description":"Clinician name (agency staff from the platform, not settable through the partition; kept in no_phi sessions).","x-svc-since":"2","x-svc-phi":"kept"},"office_id":{"type":["string","null"],"description":"Office.","x-svc-phi":"kept"},"updated_at":{"type":"string","format":"date-time","description":"Last change (year only in no_phi sessions).","x-svc-phi":"year"}},"description":"Visit summary profile (route 15)."};
+export const listVisitsStatus200 = validate147;
+const schema160 = {"$ref":"components#/$defs/VisitListResponse"};
+const schema161 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/VisitSummary"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/ListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
+const schema162 = {"type":"object","required":["id","patient_id","episode_id","discipline","visit_type","status","scheduled_start","scheduled_end","actual_start","actual_end","clinician_id","clinician_name","office_id","updated_at"],"properties":{"id":{"type":"string","description":"Visit id.","x-svc-phi":"kept"},"patient_id":{"type":"string","description":"Patient (surrogate handle in no_phi sessions).","x-svc-phi":"handle"},"episode_id":{"type":["string","null"],"description":"Episode.","x-svc-phi":"kept"},"discipline":{"type":"string","enum":["SN","PT","OT","ST","MSW","HHA"],"description":"SN skilled nursing, PT, OT, ST therapies, MSW social work, HHA aide."},"visit_type":{"type":"string","enum":["start_of_care","resumption_of_care","recertification","routine","prn","supervisory","discharge","evaluation"],"description":"Kind of visit."},"status":{"type":"string","enum":["scheduled","in_progress","completed","missed","cancelled"],"description":"Visit state."},"scheduled_start":{"type":"string","format":"date-time","description":"Planned start (year only in no_phi sessions).","x-svc-v1-name":"scheduled_at","x-svc-phi":"year"},"scheduled_end":{"type":"string","format":"date-time","description":"Planned end (year only in no_phi sessions).","x-svc-phi":"year"},"actual_start":{"type":["string","null"],"format":"date-time","description":"Clock-in (year only in no_phi sessions).","x-svc-phi":"year"},"actual_end":{"type":["string","null"],"format":"date-time","description":"Clock-out (year only in no_phi sessions).","x-svc-phi":"year"},"clinician_id":{"type":["string","null"],"description":"Clinician user id.","x-svc-phi":"kept"},"clinician_name":{"type":["string","null"],"description":"Clinician name (agency staff from the platform, not settable through the partition; kept in no_phi sessions).","x-svc-since":"2","x-svc-phi":"kept"},"office_id":{"type":["string","null"],"description":"Office.","x-svc-phi":"kept"},"updated_at":{"type":"string","format":"date-time","description":"Last change (year only in no_phi sessions).","x-svc-phi":"year"}},"description":"Visit summary profile (route 15)."};
 
-function validate145(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate148(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate145.evaluated;
+const evaluated0 = validate148.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14822,7 +15099,7 @@ errors++;
 if(data1.episode_id !== undefined){
 let data4 = data1.episode_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err18 = {instancePath:instancePath+"/data/" + i0+"/episode_id",schemaPath:"components#/$defs/VisitSummary/properties/episode_id/type",keyword:"type",params:{type: schema159.properties.episode_id.type},message:"must be string,null"};
+const err18 = {instancePath:instancePath+"/data/" + i0+"/episode_id",schemaPath:"components#/$defs/VisitSummary/properties/episode_id/type",keyword:"type",params:{type: schema162.properties.episode_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -14845,7 +15122,7 @@ vErrors.push(err19);
 errors++;
 }
 if(!((((((data5 === "SN") || (data5 === "PT")) || (data5 === "OT")) || (data5 === "ST")) || (data5 === "MSW")) || (data5 === "HHA"))){
-const err20 = {instancePath:instancePath+"/data/" + i0+"/discipline",schemaPath:"components#/$defs/VisitSummary/properties/discipline/enum",keyword:"enum",params:{allowedValues: schema159.properties.discipline.enum},message:"must be equal to one of the allowed values"};
+const err20 = {instancePath:instancePath+"/data/" + i0+"/discipline",schemaPath:"components#/$defs/VisitSummary/properties/discipline/enum",keyword:"enum",params:{allowedValues: schema162.properties.discipline.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -14868,7 +15145,7 @@ vErrors.push(err21);
 errors++;
 }
 if(!((((((((data6 === "start_of_care") || (data6 === "resumption_of_care")) || (data6 === "recertification")) || (data6 === "routine")) || (data6 === "prn")) || (data6 === "supervisory")) || (data6 === "discharge")) || (data6 === "evaluation"))){
-const err22 = {instancePath:instancePath+"/data/" + i0+"/visit_type",schemaPath:"components#/$defs/VisitSummary/properties/visit_type/enum",keyword:"enum",params:{allowedValues: schema159.properties.visit_type.enum},message:"must be equal to one of the allowed values"};
+const err22 = {instancePath:instancePath+"/data/" + i0+"/visit_type",schemaPath:"components#/$defs/VisitSummary/properties/visit_type/enum",keyword:"enum",params:{allowedValues: schema162.properties.visit_type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -14891,7 +15168,7 @@ vErrors.push(err23);
 errors++;
 }
 if(!(((((data7 === "scheduled") || (data7 === "in_progress")) || (data7 === "completed")) || (data7 === "missed")) || (data7 === "cancelled"))){
-const err24 = {instancePath:instancePath+"/data/" + i0+"/status",schemaPath:"components#/$defs/VisitSummary/properties/status/enum",keyword:"enum",params:{allowedValues: schema159.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err24 = {instancePath:instancePath+"/data/" + i0+"/status",schemaPath:"components#/$defs/VisitSummary/properties/status/enum",keyword:"enum",params:{allowedValues: schema162.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -14954,7 +15231,7 @@ errors++;
 if(data1.actual_start !== undefined){
 let data10 = data1.actual_start;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err29 = {instancePath:instancePath+"/data/" + i0+"/actual_start",schemaPath:"components#/$defs/VisitSummary/properties/actual_start/type",keyword:"type",params:{type: schema159.properties.actual_start.type},message:"must be string,null"};
+const err29 = {instancePath:instancePath+"/data/" + i0+"/actual_start",schemaPath:"components#/$defs/VisitSummary/properties/actual_start/type",keyword:"type",params:{type: schema162.properties.actual_start.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -14979,7 +15256,7 @@ errors++;
 if(data1.actual_end !== undefined){
 let data11 = data1.actual_end;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err31 = {instancePath:instancePath+"/data/" + i0+"/actual_end",schemaPath:"components#/$defs/VisitSummary/properties/actual_end/type",keyword:"type",params:{type: schema159.properties.actual_end.type},message:"must be string,null"};
+const err31 = {instancePath:instancePath+"/data/" + i0+"/actual_end",schemaPath:"components#/$defs/VisitSummary/properties/actual_end/type",keyword:"type",params:{type: schema162.properties.actual_end.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -15004,7 +15281,7 @@ errors++;
 if(data1.clinician_id !== undefined){
 let data12 = data1.clinician_id;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err33 = {instancePath:instancePath+"/data/" + i0+"/clinician_id",schemaPath:"components#/$defs/VisitSummary/properties/clinician_id/type",keyword:"type",params:{type: schema159.properties.clinician_id.type},message:"must be string,null"};
+const err33 = {instancePath:instancePath+"/data/" + i0+"/clinician_id",schemaPath:"components#/$defs/VisitSummary/properties/clinician_id/type",keyword:"type",params:{type: schema162.properties.clinician_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -15017,7 +15294,7 @@ errors++;
 if(data1.clinician_name !== undefined){
 let data13 = data1.clinician_name;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err34 = {instancePath:instancePath+"/data/" + i0+"/clinician_name",schemaPath:"components#/$defs/VisitSummary/properties/clinician_name/type",keyword:"type",params:{type: schema159.properties.clinician_name.type},message:"must be string,null"};
+const err34 = {instancePath:instancePath+"/data/" + i0+"/clinician_name",schemaPath:"components#/$defs/VisitSummary/properties/clinician_name/type",keyword:"type",params:{type: schema162.properties.clinician_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -15030,7 +15307,7 @@ errors++;
 if(data1.office_id !== undefined){
 let data14 = data1.office_id;
 if((typeof data14 !== "string") && (data14 !== null)){
-const err35 = {instancePath:instancePath+"/data/" + i0+"/office_id",schemaPath:"components#/$defs/VisitSummary/properties/office_id/type",keyword:"type",params:{type: schema159.properties.office_id.type},message:"must be string,null"};
+const err35 = {instancePath:instancePath+"/data/" + i0+"/office_id",schemaPath:"components#/$defs/VisitSummary/properties/office_id/type",keyword:"type",params:{type: schema162.properties.office_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -15134,40 +15411,40 @@ vErrors.push(err42);
 }
 errors++;
 }
-validate145.errors = vErrors;
+validate148.errors = vErrors;
 return errors === 0;
 }
-validate145.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate148.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate144(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate147(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate144.evaluated;
+const evaluated0 = validate147.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate145(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate145.errors : vErrors.concat(validate145.errors);
+if(!(validate148(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate148.errors : vErrors.concat(validate148.errors);
 errors = vErrors.length;
 }
-validate144.errors = vErrors;
+validate147.errors = vErrors;
 return errors === 0;
 }
-validate144.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate147.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const getVisitStatus200 = validate148;
-const schema161 = {"$ref":"components#/$defs/VisitResponse"};
-const schema162 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/VisitDetail"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
-const schema163 = {"type":"object","required":["id","patient_id","episode_id","discipline","visit_type","status","scheduled_start","scheduled_end","actual_start","actual_end","clinician_id","clinician_name","office_id","updated_at","service_code","evv_status","documentation_status"],"properties":{"id":{"type":"string","description":"Visit id.","x-svc-phi":"kept"},"patient_id":{"type":"string","description":"Patient (surrogate handle in no_phi sessions).","x-svc-phi":"handle"},"episode_id":{"type":["string","null"],"description":"Episode.","x-svc-phi":"kept"},"discipline":{"type":"string","enum":["SN","PT","OT","ST","MSW","HHA"],"description":"SN skilled nursing, PT, OT, ST therapies, MSW social work, HHA aide."},"visit_type":{"type":"string","enum":["start_of_care","resumption_of_care","recertification","routine","prn","supervisory","discharge","evaluation"],"description":"Kind of visit."},"status":{"type":"string","enum":["scheduled","in_progress","completed","missed","cancelled"],"description":"Visit state."},"scheduled_start":{"type":"string","format":"date-time","description":"Planned start (year only in no_phi sessions).","x-svc-v1-name":"scheduled_at","x-svc-phi":"year"},"scheduled_end":{"type":"string","format":"date-time","description":"Planned end (year only in no_phi sessions).","x-svc-phi":"year"},"actual_start":{"type":["string","null"],"format":"date-time","description":"Clock-in (year only in no_phi sessions).","x-svc-phi":"year"},"actual_end":{"type":["string","null"],"format":"date-time","description":"Clock-out (year only in no_phi sessions).","x-svc-phi":"year"},"clinician_id":{"type":["string","null"],"description":"Clinician user id.","x-svc-phi":"kept"},"clinician_name":{"type":["string","null"],"description":"Clinician name (agency staff from the platform, not settable through the partition; kept in no_phi sessions).","x-svc-since":"2","x-svc-phi":"kept"},"office_id":{"type":["string","null"],"description":"Office.","x-svc-phi":"kept"},"updated_at":{"type":"string","format":"date-time","description":"Last change (year only in no_phi sessions).","x-svc-phi":"year"},"service_code":{"type":["string","null"],"description":"HCPCS/revenue service code (for example G0299).","x-svc-phi":"kept"},"duration_minutes":{"type":["integer","null"],"minimum":0,"description":"Actual duration."},"evv_status":{"type":"string","enum":["verified","unverified","exception","not_required"],"description":"Electronic visit verification.","x-svc-since":"2"},"documentation_status":{"type":"string","enum":["not_started","in_progress","submitted","approved"],"description":"Visit note state (content is never included)."},"missed_reason":{"type":["string","null"],"description":"Why missed (free text: null in no_phi sessions).","x-svc-phi":"withheld"},"cancellation_reason":{"type":["string","null"],"description":"Why cancelled (free text: null in no_phi sessions).","x-svc-phi":"withheld"}},"description":"Visit detail profile (route 16)."};
+export const getVisitStatus200 = validate151;
+const schema164 = {"$ref":"components#/$defs/VisitResponse"};
+const schema165 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/VisitDetail"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+const schema166 = {"type":"object","required":["id","patient_id","episode_id","discipline","visit_type","status","scheduled_start","scheduled_end","actual_start","actual_end","clinician_id","clinician_name","office_id","updated_at","service_code","evv_status","documentation_status"],"properties":{"id":{"type":"string","description":"Visit id.","x-svc-phi":"kept"},"patient_id":{"type":"string","description":"Patient (surrogate handle in no_phi sessions).","x-svc-phi":"handle"},"episode_id":{"type":["string","null"],"description":"Episode.","x-svc-phi":"kept"},"discipline":{"type":"string","enum":["SN","PT","OT","ST","MSW","HHA"],"description":"SN skilled nursing, PT, OT, ST therapies, MSW social work, HHA aide."},"visit_type":{"type":"string","enum":["start_of_care","resumption_of_care","recertification","routine","prn","supervisory","discharge","evaluation"],"description":"Kind of visit."},"status":{"type":"string","enum":["scheduled","in_progress","completed","missed","cancelled"],"description":"Visit state."},"scheduled_start":{"type":"string","format":"date-time","description":"Planned start (year only in no_phi sessions).","x-svc-v1-name":"scheduled_at","x-svc-phi":"year"},"scheduled_end":{"type":"string","format":"date-time","description":"Planned end (year only in no_phi sessions).","x-svc-phi":"year"},"actual_start":{"type":["string","null"],"format":"date-time","description":"Clock-in (year only in no_phi sessions).","x-svc-phi":"year"},"actual_end":{"type":["string","null"],"format":"date-time","description":"Clock-out (year only in no_phi sessions).","x-svc-phi":"year"},"clinician_id":{"type":["string","null"],"description":"Clinician user id.","x-svc-phi":"kept"},"clinician_name":{"type":["string","null"],"description":"Clinician name (agency staff from the platform, not settable through the partition; kept in no_phi sessions).","x-svc-since":"2","x-svc-phi":"kept"},"office_id":{"type":["string","null"],"description":"Office.","x-svc-phi":"kept"},"updated_at":{"type":"string","format":"date-time","description":"Last change (year only in no_phi sessions).","x-svc-phi":"year"},"service_code":{"type":["string","null"],"description":"HCPCS/revenue service code (for example G0299).","x-svc-phi":"kept"},"duration_minutes":{"type":["integer","null"],"minimum":0,"description":"Actual duration."},"evv_status":{"type":"string","enum":["verified","unverified","exception","not_required"],"description":"Electronic visit verification.","x-svc-since":"2"},"documentation_status":{"type":"string","enum":["not_started","in_progress","submitted","approved"],"description":"Visit note state (content is never included)."},"missed_reason":{"type":["string","null"],"description":"Why missed (free text: null in no_phi sessions).","x-svc-phi":"withheld"},"cancellation_reason":{"type":["string","null"],"description":"Why cancelled (free text: null in no_phi sessions).","x-svc-phi":"withheld"}},"description":"Visit detail profile (route 16)."};
 
-function validate149(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate152(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate149.evaluated;
+const evaluated0 = validate152.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -15385,7 +15662,7 @@ errors++;
 if(data0.episode_id !== undefined){
 let data3 = data0.episode_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err20 = {instancePath:instancePath+"/data/episode_id",schemaPath:"components#/$defs/VisitDetail/properties/episode_id/type",keyword:"type",params:{type: schema163.properties.episode_id.type},message:"must be string,null"};
+const err20 = {instancePath:instancePath+"/data/episode_id",schemaPath:"components#/$defs/VisitDetail/properties/episode_id/type",keyword:"type",params:{type: schema166.properties.episode_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -15408,7 +15685,7 @@ vErrors.push(err21);
 errors++;
 }
 if(!((((((data4 === "SN") || (data4 === "PT")) || (data4 === "OT")) || (data4 === "ST")) || (data4 === "MSW")) || (data4 === "HHA"))){
-const err22 = {instancePath:instancePath+"/data/discipline",schemaPath:"components#/$defs/VisitDetail/properties/discipline/enum",keyword:"enum",params:{allowedValues: schema163.properties.discipline.enum},message:"must be equal to one of the allowed values"};
+const err22 = {instancePath:instancePath+"/data/discipline",schemaPath:"components#/$defs/VisitDetail/properties/discipline/enum",keyword:"enum",params:{allowedValues: schema166.properties.discipline.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -15431,7 +15708,7 @@ vErrors.push(err23);
 errors++;
 }
 if(!((((((((data5 === "start_of_care") || (data5 === "resumption_of_care")) || (data5 === "recertification")) || (data5 === "routine")) || (data5 === "prn")) || (data5 === "supervisory")) || (data5 === "discharge")) || (data5 === "evaluation"))){
-const err24 = {instancePath:instancePath+"/data/visit_type",schemaPath:"components#/$defs/VisitDetail/properties/visit_type/enum",keyword:"enum",params:{allowedValues: schema163.properties.visit_type.enum},message:"must be equal to one of the allowed values"};
+const err24 = {instancePath:instancePath+"/data/visit_type",schemaPath:"components#/$defs/VisitDetail/properties/visit_type/enum",keyword:"enum",params:{allowedValues: schema166.properties.visit_type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -15454,7 +15731,7 @@ vErrors.push(err25);
 errors++;
 }
 if(!(((((data6 === "scheduled") || (data6 === "in_progress")) || (data6 === "completed")) || (data6 === "missed")) || (data6 === "cancelled"))){
-const err26 = {instancePath:instancePath+"/data/status",schemaPath:"components#/$defs/VisitDetail/properties/status/enum",keyword:"enum",params:{allowedValues: schema163.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err26 = {instancePath:instancePath+"/data/status",schemaPath:"components#/$defs/VisitDetail/properties/status/enum",keyword:"enum",params:{allowedValues: schema166.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -15517,7 +15794,7 @@ errors++;
 if(data0.actual_start !== undefined){
 let data9 = data0.actual_start;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err31 = {instancePath:instancePath+"/data/actual_start",schemaPath:"components#/$defs/VisitDetail/properties/actual_start/type",keyword:"type",params:{type: schema163.properties.actual_start.type},message:"must be string,null"};
+const err31 = {instancePath:instancePath+"/data/actual_start",schemaPath:"components#/$defs/VisitDetail/properties/actual_start/type",keyword:"type",params:{type: schema166.properties.actual_start.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -15542,7 +15819,7 @@ errors++;
 if(data0.actual_end !== undefined){
 let data10 = data0.actual_end;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err33 = {instancePath:instancePath+"/data/actual_end",schemaPath:"components#/$defs/VisitDetail/properties/actual_end/type",keyword:"type",params:{type: schema163.properties.actual_end.type},message:"must be string,null"};
+const err33 = {instancePath:instancePath+"/data/actual_end",schemaPath:"components#/$defs/VisitDetail/properties/actual_end/type",keyword:"type",params:{type: schema166.properties.actual_end.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -15567,7 +15844,7 @@ errors++;
 if(data0.clinician_id !== undefined){
 let data11 = data0.clinician_id;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err35 = {instancePath:instancePath+"/data/clinician_id",schemaPath:"components#/$defs/VisitDetail/properties/clinician_id/type",keyword:"type",params:{type: schema163.properties.clinician_id.type},message:"must be string,null"};
+const err35 = {instancePath:instancePath+"/data/clinician_id",schemaPath:"components#/$defs/VisitDetail/properties/clinician_id/type",keyword:"type",params:{type: schema166.properties.clinician_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -15580,7 +15857,7 @@ errors++;
 if(data0.clinician_name !== undefined){
 let data12 = data0.clinician_name;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err36 = {instancePath:instancePath+"/data/clinician_name",schemaPath:"components#/$defs/VisitDetail/properties/clinician_name/type",keyword:"type",params:{type: schema163.properties.clinician_name.type},message:"must be string,null"};
+const err36 = {instancePath:instancePath+"/data/clinician_name",schemaPath:"components#/$defs/VisitDetail/properties/clinician_name/type",keyword:"type",params:{type: schema166.properties.clinician_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -15593,7 +15870,7 @@ errors++;
 if(data0.office_id !== undefined){
 let data13 = data0.office_id;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err37 = {instancePath:instancePath+"/data/office_id",schemaPath:"components#/$defs/VisitDetail/properties/office_id/type",keyword:"type",params:{type: schema163.properties.office_id.type},message:"must be string,null"};
+const err37 = {instancePath:instancePath+"/data/office_id",schemaPath:"components#/$defs/VisitDetail/properties/office_id/type",keyword:"type",params:{type: schema166.properties.office_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -15631,7 +15908,7 @@ errors++;
 if(data0.service_code !== undefined){
 let data15 = data0.service_code;
 if((typeof data15 !== "string") && (data15 !== null)){
-const err40 = {instancePath:instancePath+"/data/service_code",schemaPath:"components#/$defs/VisitDetail/properties/service_code/type",keyword:"type",params:{type: schema163.properties.service_code.type},message:"must be string,null"};
+const err40 = {instancePath:instancePath+"/data/service_code",schemaPath:"components#/$defs/VisitDetail/properties/service_code/type",keyword:"type",params:{type: schema166.properties.service_code.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -15644,7 +15921,7 @@ errors++;
 if(data0.duration_minutes !== undefined){
 let data16 = data0.duration_minutes;
 if((!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))) && (data16 !== null)){
-const err41 = {instancePath:instancePath+"/data/duration_minutes",schemaPath:"components#/$defs/VisitDetail/properties/duration_minutes/type",keyword:"type",params:{type: schema163.properties.duration_minutes.type},message:"must be integer,null"};
+const err41 = {instancePath:instancePath+"/data/duration_minutes",schemaPath:"components#/$defs/VisitDetail/properties/duration_minutes/type",keyword:"type",params:{type: schema166.properties.duration_minutes.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -15679,7 +15956,7 @@ vErrors.push(err43);
 errors++;
 }
 if(!((((data17 === "verified") || (data17 === "unverified")) || (data17 === "exception")) || (data17 === "not_required"))){
-const err44 = {instancePath:instancePath+"/data/evv_status",schemaPath:"components#/$defs/VisitDetail/properties/evv_status/enum",keyword:"enum",params:{allowedValues: schema163.properties.evv_status.enum},message:"must be equal to one of the allowed values"};
+const err44 = {instancePath:instancePath+"/data/evv_status",schemaPath:"components#/$defs/VisitDetail/properties/evv_status/enum",keyword:"enum",params:{allowedValues: schema166.properties.evv_status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -15702,7 +15979,7 @@ vErrors.push(err45);
 errors++;
 }
 if(!((((data18 === "not_started") || (data18 === "in_progress")) || (data18 === "submitted")) || (data18 === "approved"))){
-const err46 = {instancePath:instancePath+"/data/documentation_status",schemaPath:"components#/$defs/VisitDetail/properties/documentation_status/enum",keyword:"enum",params:{allowedValues: schema163.properties.documentation_status.enum},message:"must be equal to one of the allowed values"};
+const err46 = {instancePath:instancePath+"/data/documentation_status",schemaPath:"components#/$defs/VisitDetail/properties/documentation_status/enum",keyword:"enum",params:{allowedValues: schema166.properties.documentation_status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -15715,7 +15992,7 @@ errors++;
 if(data0.missed_reason !== undefined){
 let data19 = data0.missed_reason;
 if((typeof data19 !== "string") && (data19 !== null)){
-const err47 = {instancePath:instancePath+"/data/missed_reason",schemaPath:"components#/$defs/VisitDetail/properties/missed_reason/type",keyword:"type",params:{type: schema163.properties.missed_reason.type},message:"must be string,null"};
+const err47 = {instancePath:instancePath+"/data/missed_reason",schemaPath:"components#/$defs/VisitDetail/properties/missed_reason/type",keyword:"type",params:{type: schema166.properties.missed_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -15728,7 +16005,7 @@ errors++;
 if(data0.cancellation_reason !== undefined){
 let data20 = data0.cancellation_reason;
 if((typeof data20 !== "string") && (data20 !== null)){
-const err48 = {instancePath:instancePath+"/data/cancellation_reason",schemaPath:"components#/$defs/VisitDetail/properties/cancellation_reason/type",keyword:"type",params:{type: schema163.properties.cancellation_reason.type},message:"must be string,null"};
+const err48 = {instancePath:instancePath+"/data/cancellation_reason",schemaPath:"components#/$defs/VisitDetail/properties/cancellation_reason/type",keyword:"type",params:{type: schema166.properties.cancellation_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -15795,40 +16072,40 @@ vErrors.push(err52);
 }
 errors++;
 }
-validate149.errors = vErrors;
+validate152.errors = vErrors;
 return errors === 0;
 }
-validate149.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate152.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate148(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate151(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate148.evaluated;
+const evaluated0 = validate151.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate149(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate149.errors : vErrors.concat(validate149.errors);
+if(!(validate152(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate152.errors : vErrors.concat(validate152.errors);
 errors = vErrors.length;
 }
-validate148.errors = vErrors;
+validate151.errors = vErrors;
 return errors === 0;
 }
-validate148.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate151.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const createTaskBody = validate152;
-const schema165 = {"$ref":"components#/$defs/TaskCreateRequest"};
-const schema166 = {"type":"object","required":["title"],"properties":{"title":{"type":"string","description":"Short title.","minLength":1,"maxLength":200},"description":{"type":"string","description":"Details.","maxLength":10000},"priority":{"type":"string","enum":["low","normal","high","urgent"],"description":"Default normal."},"due_date":{"type":"string","format":"date","description":"Due date."},"assignee_id":{"type":"string","description":"User or role to assign."},"related_resource":{"$ref":"components#/$defs/RelatedResource"}},"additionalProperties":false,"description":"Creates an open task. Unknown fields are refused."};
-const schema167 = {"type":"object","required":["type","id"],"properties":{"type":{"type":"string","enum":["patient","referral","intake","visit","physician_order","remittance","working_collection","working_collection_row"],"description":"Kind of resource. A request to change a working collection is a task related to the collection (id: the collection id) or to one of its rows (id: the row id, with collection_id); such a task is assigned to the collection's owner unless it names an assignee_id. A task may name any collection of the agency, one this extension cannot read included (to ask its owner to share it); another agency's collection or row is refused like an unknown one (400, details.field related_resource.id)."},"id":{"type":"string","description":"Its id; a patient is named by its surrogate handle (PT-…) in no_phi sessions, both ways.","minLength":1,"maxLength":128,"x-svc-phi":{"reduce":"handle","when":{"type":["patient"]}}},"collection_id":{"type":"string","description":"The collection of a working_collection_row: required with that type, refused with any other.","x-svc-phi":"kept"}},"additionalProperties":false};
+export const createTaskBody = validate155;
+const schema168 = {"$ref":"components#/$defs/TaskCreateRequest"};
+const schema169 = {"type":"object","required":["title"],"properties":{"title":{"type":"string","description":"Short title.","minLength":1,"maxLength":200},"description":{"type":"string","description":"Details.","maxLength":10000},"priority":{"type":"string","enum":["low","normal","high","urgent"],"description":"Default normal."},"due_date":{"type":"string","format":"date","description":"Due date."},"assignee_id":{"type":"string","description":"User or role to assign."},"related_resource":{"$ref":"components#/$defs/RelatedResource"}},"additionalProperties":false,"description":"Creates an open task. Unknown fields are refused."};
+const schema170 = {"type":"object","required":["type","id"],"properties":{"type":{"type":"string","enum":["patient","referral","intake","visit","physician_order","remittance","working_collection","working_collection_row"],"description":"Kind of resource. A request to change a working collection is a task related to the collection (id: the collection id) or to one of its rows (id: the row id, with collection_id); such a task is assigned to the collection's owner unless it names an assignee_id. A task may name any collection of the agency, one this extension cannot read included (to ask its owner to share it); another agency's collection or row is refused like an unknown one (400, details.field related_resource.id)."},"id":{"type":"string","description":"Its id; a patient is named by its surrogate handle (PT-…) in no_phi sessions, both ways.","minLength":1,"maxLength":128,"x-svc-phi":{"reduce":"handle","when":{"type":["patient"]}}},"collection_id":{"type":"string","description":"The collection of a working_collection_row: required with that type, refused with any other.","x-svc-phi":"kept"}},"additionalProperties":false};
 
-function validate153(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate156(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate153.evaluated;
+const evaluated0 = validate156.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -15931,7 +16208,7 @@ vErrors.push(err7);
 errors++;
 }
 if(!((((data2 === "low") || (data2 === "normal")) || (data2 === "high")) || (data2 === "urgent"))){
-const err8 = {instancePath:instancePath+"/priority",schemaPath:"#/properties/priority/enum",keyword:"enum",params:{allowedValues: schema166.properties.priority.enum},message:"must be equal to one of the allowed values"};
+const err8 = {instancePath:instancePath+"/priority",schemaPath:"#/properties/priority/enum",keyword:"enum",params:{allowedValues: schema169.properties.priority.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -16026,7 +16303,7 @@ vErrors.push(err15);
 errors++;
 }
 if(!((((((((data6 === "patient") || (data6 === "referral")) || (data6 === "intake")) || (data6 === "visit")) || (data6 === "physician_order")) || (data6 === "remittance")) || (data6 === "working_collection")) || (data6 === "working_collection_row"))){
-const err16 = {instancePath:instancePath+"/related_resource/type",schemaPath:"components#/$defs/RelatedResource/properties/type/enum",keyword:"enum",params:{allowedValues: schema167.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err16 = {instancePath:instancePath+"/related_resource/type",schemaPath:"components#/$defs/RelatedResource/properties/type/enum",keyword:"enum",params:{allowedValues: schema170.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -16106,40 +16383,40 @@ vErrors.push(err22);
 }
 errors++;
 }
-validate153.errors = vErrors;
+validate156.errors = vErrors;
 return errors === 0;
 }
-validate153.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate156.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate152(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate155(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate152.evaluated;
+const evaluated0 = validate155.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate153(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate153.errors : vErrors.concat(validate153.errors);
+if(!(validate156(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate156.errors : vErrors.concat(validate156.errors);
 errors = vErrors.length;
 }
-validate152.errors = vErrors;
+validate155.errors = vErrors;
 return errors === 0;
 }
-validate152.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate155.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const createTaskStatus200 = validate155;
-const schema168 = {"$ref":"components#/$defs/TaskResponse"};
-const schema169 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/Task"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
-const schema170 = {"type":"object","required":["id","title","description","status","priority","due_date","assignee_id","related_resource","version","created_by","created_at","updated_at","completed_at"],"properties":{"id":{"type":"string","description":"Task id.","x-svc-phi":"kept"},"title":{"type":"string","description":"Short title; empty (\"\") in no_phi sessions (free text), also in the answer to a no_phi create or update.","x-svc-phi":"withheld"},"description":{"type":["string","null"],"description":"Details; null in no_phi sessions (free text).","x-svc-phi":"withheld"},"status":{"type":"string","enum":["open","in_progress","done","cancelled"],"description":"open → in_progress → done; open or in_progress → cancelled; done and cancelled are final."},"priority":{"type":"string","enum":["low","normal","high","urgent"],"description":"Priority."},"due_date":{"type":["string","null"],"format":"date","description":"Due date (year only in no_phi sessions).","x-svc-phi":"year"},"assignee_id":{"type":["string","null"],"description":"User or role the task is assigned to.","x-svc-v1-name":"assigned_to","x-svc-phi":"kept"},"related_resource":{"oneOf":[{"$ref":"components#/$defs/RelatedResource"},{"type":"null"}],"description":"What the task is about."},"version":{"type":"integer","description":"Optimistic concurrency version; send it back on PATCH (or as If-Match).","minimum":1},"created_by":{"type":"string","description":"Extension or user that created it.","x-svc-phi":"kept"},"created_at":{"type":"string","format":"date-time","description":"Created (year only in no_phi sessions).","x-svc-phi":"year"},"updated_at":{"type":"string","format":"date-time","description":"Last change (year only in no_phi sessions).","x-svc-phi":"year"},"completed_at":{"type":["string","null"],"format":"date-time","description":"When it reached done (year only in no_phi sessions).","x-svc-since":"2","x-svc-phi":"year"}},"description":"Task profile (routes 17-19)."};
+export const createTaskStatus200 = validate158;
+const schema171 = {"$ref":"components#/$defs/TaskResponse"};
+const schema172 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/Task"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+const schema173 = {"type":"object","required":["id","title","description","status","priority","due_date","assignee_id","related_resource","version","created_by","created_at","updated_at","completed_at"],"properties":{"id":{"type":"string","description":"Task id.","x-svc-phi":"kept"},"title":{"type":"string","description":"Short title; empty (\"\") in no_phi sessions (free text), also in the answer to a no_phi create or update.","x-svc-phi":"withheld"},"description":{"type":["string","null"],"description":"Details; null in no_phi sessions (free text).","x-svc-phi":"withheld"},"status":{"type":"string","enum":["open","in_progress","done","cancelled"],"description":"open → in_progress → done; open or in_progress → cancelled; done and cancelled are final."},"priority":{"type":"string","enum":["low","normal","high","urgent"],"description":"Priority."},"due_date":{"type":["string","null"],"format":"date","description":"Due date (year only in no_phi sessions).","x-svc-phi":"year"},"assignee_id":{"type":["string","null"],"description":"User or role the task is assigned to.","x-svc-v1-name":"assigned_to","x-svc-phi":"kept"},"related_resource":{"oneOf":[{"$ref":"components#/$defs/RelatedResource"},{"type":"null"}],"description":"What the task is about."},"version":{"type":"integer","description":"Optimistic concurrency version; send it back on PATCH (or as If-Match).","minimum":1},"created_by":{"type":"string","description":"Extension or user that created it.","x-svc-phi":"kept"},"created_at":{"type":"string","format":"date-time","description":"Created (year only in no_phi sessions).","x-svc-phi":"year"},"updated_at":{"type":"string","format":"date-time","description":"Last change (year only in no_phi sessions).","x-svc-phi":"year"},"completed_at":{"type":["string","null"],"format":"date-time","description":"When it reached done (year only in no_phi sessions).","x-svc-since":"2","x-svc-phi":"year"}},"description":"Task profile (routes 17-19)."};
 
-function validate157(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate160(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate157.evaluated;
+const evaluated0 = validate160.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -16304,7 +16581,7 @@ errors++;
 if(data.description !== undefined){
 let data2 = data.description;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err15 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema170.properties.description.type},message:"must be string,null"};
+const err15 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema173.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -16327,7 +16604,7 @@ vErrors.push(err16);
 errors++;
 }
 if(!((((data3 === "open") || (data3 === "in_progress")) || (data3 === "done")) || (data3 === "cancelled"))){
-const err17 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema170.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err17 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema173.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -16350,7 +16627,7 @@ vErrors.push(err18);
 errors++;
 }
 if(!((((data4 === "low") || (data4 === "normal")) || (data4 === "high")) || (data4 === "urgent"))){
-const err19 = {instancePath:instancePath+"/priority",schemaPath:"#/properties/priority/enum",keyword:"enum",params:{allowedValues: schema170.properties.priority.enum},message:"must be equal to one of the allowed values"};
+const err19 = {instancePath:instancePath+"/priority",schemaPath:"#/properties/priority/enum",keyword:"enum",params:{allowedValues: schema173.properties.priority.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -16363,7 +16640,7 @@ errors++;
 if(data.due_date !== undefined){
 let data5 = data.due_date;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err20 = {instancePath:instancePath+"/due_date",schemaPath:"#/properties/due_date/type",keyword:"type",params:{type: schema170.properties.due_date.type},message:"must be string,null"};
+const err20 = {instancePath:instancePath+"/due_date",schemaPath:"#/properties/due_date/type",keyword:"type",params:{type: schema173.properties.due_date.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -16388,7 +16665,7 @@ errors++;
 if(data.assignee_id !== undefined){
 let data6 = data.assignee_id;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err22 = {instancePath:instancePath+"/assignee_id",schemaPath:"#/properties/assignee_id/type",keyword:"type",params:{type: schema170.properties.assignee_id.type},message:"must be string,null"};
+const err22 = {instancePath:instancePath+"/assignee_id",schemaPath:"#/properties/assignee_id/type",keyword:"type",params:{type: schema173.properties.assignee_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -16450,7 +16727,7 @@ vErrors.push(err26);
 errors++;
 }
 if(!((((((((data8 === "patient") || (data8 === "referral")) || (data8 === "intake")) || (data8 === "visit")) || (data8 === "physician_order")) || (data8 === "remittance")) || (data8 === "working_collection")) || (data8 === "working_collection_row"))){
-const err27 = {instancePath:instancePath+"/related_resource/type",schemaPath:"components#/$defs/RelatedResource/properties/type/enum",keyword:"enum",params:{allowedValues: schema167.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err27 = {instancePath:instancePath+"/related_resource/type",schemaPath:"components#/$defs/RelatedResource/properties/type/enum",keyword:"enum",params:{allowedValues: schema170.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -16657,7 +16934,7 @@ errors++;
 if(data.completed_at !== undefined){
 let data15 = data.completed_at;
 if((typeof data15 !== "string") && (data15 !== null)){
-const err42 = {instancePath:instancePath+"/completed_at",schemaPath:"#/properties/completed_at/type",keyword:"type",params:{type: schema170.properties.completed_at.type},message:"must be string,null"};
+const err42 = {instancePath:instancePath+"/completed_at",schemaPath:"#/properties/completed_at/type",keyword:"type",params:{type: schema173.properties.completed_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -16690,16 +16967,16 @@ vErrors.push(err44);
 }
 errors++;
 }
-validate157.errors = vErrors;
+validate160.errors = vErrors;
 return errors === 0;
 }
-validate157.evaluated = {"props":{"id":true,"title":true,"description":true,"status":true,"priority":true,"due_date":true,"assignee_id":true,"related_resource":true,"version":true,"created_by":true,"created_at":true,"updated_at":true,"completed_at":true},"dynamicProps":false,"dynamicItems":false};
+validate160.evaluated = {"props":{"id":true,"title":true,"description":true,"status":true,"priority":true,"due_date":true,"assignee_id":true,"related_resource":true,"version":true,"created_by":true,"created_at":true,"updated_at":true,"completed_at":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate156(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate159(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate156.evaluated;
+const evaluated0 = validate159.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -16718,8 +16995,8 @@ vErrors.push(err0);
 errors++;
 }
 if(data.data !== undefined){
-if(!(validate157(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate157.errors : vErrors.concat(validate157.errors);
+if(!(validate160(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate160.errors : vErrors.concat(validate160.errors);
 errors = vErrors.length;
 }
 }
@@ -16768,38 +17045,38 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate156.errors = vErrors;
+validate159.errors = vErrors;
 return errors === 0;
 }
-validate156.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate159.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate155(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate158(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate155.evaluated;
+const evaluated0 = validate158.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate156(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate156.errors : vErrors.concat(validate156.errors);
+if(!(validate159(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate159.errors : vErrors.concat(validate159.errors);
 errors = vErrors.length;
 }
-validate155.errors = vErrors;
+validate158.errors = vErrors;
 return errors === 0;
 }
-validate155.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate158.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const getTaskStatus200 = validate161;
-const schema173 = {"$ref":"components#/$defs/TaskResponse"};
+export const getTaskStatus200 = validate164;
+const schema176 = {"$ref":"components#/$defs/TaskResponse"};
 
-function validate162(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate165(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate162.evaluated;
+const evaluated0 = validate165.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -16818,8 +17095,8 @@ vErrors.push(err0);
 errors++;
 }
 if(data.data !== undefined){
-if(!(validate157(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate157.errors : vErrors.concat(validate157.errors);
+if(!(validate160(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate160.errors : vErrors.concat(validate160.errors);
 errors = vErrors.length;
 }
 }
@@ -16868,39 +17145,39 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate162.errors = vErrors;
+validate165.errors = vErrors;
 return errors === 0;
 }
-validate162.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate165.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate161(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate164(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate161.evaluated;
+const evaluated0 = validate164.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate162(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate162.errors : vErrors.concat(validate162.errors);
+if(!(validate165(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate165.errors : vErrors.concat(validate165.errors);
 errors = vErrors.length;
 }
-validate161.errors = vErrors;
+validate164.errors = vErrors;
 return errors === 0;
 }
-validate161.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate164.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const updateTaskBody = validate166;
-const schema176 = {"$ref":"components#/$defs/TaskUpdateRequest"};
-const schema177 = {"type":"object","additionalProperties":false,"minProperties":1,"description":"Partial update. Unknown fields are refused. Send version (or If-Match) to guard against concurrent changes.","properties":{"title":{"type":"string","description":"Short title.","minLength":1,"maxLength":200},"description":{"type":["string","null"],"description":"Details.","maxLength":10000},"status":{"type":"string","enum":["open","in_progress","done","cancelled"],"description":"New state; only allowed transitions."},"priority":{"type":"string","enum":["low","normal","high","urgent"],"description":"Priority."},"due_date":{"type":["string","null"],"format":"date","description":"Due date, or null to clear."},"assignee_id":{"type":["string","null"],"description":"Assignee, or null to clear."},"version":{"type":"integer","description":"Version the change is based on.","minimum":1}}};
+export const updateTaskBody = validate169;
+const schema179 = {"$ref":"components#/$defs/TaskUpdateRequest"};
+const schema180 = {"type":"object","additionalProperties":false,"minProperties":1,"description":"Partial update. Unknown fields are refused. Send version (or If-Match) to guard against concurrent changes.","properties":{"title":{"type":"string","description":"Short title.","minLength":1,"maxLength":200},"description":{"type":["string","null"],"description":"Details.","maxLength":10000},"status":{"type":"string","enum":["open","in_progress","done","cancelled"],"description":"New state; only allowed transitions."},"priority":{"type":"string","enum":["low","normal","high","urgent"],"description":"Priority."},"due_date":{"type":["string","null"],"format":"date","description":"Due date, or null to clear."},"assignee_id":{"type":["string","null"],"description":"Assignee, or null to clear."},"version":{"type":"integer","description":"Version the change is based on.","minimum":1}}};
 
-function validate166(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate169(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate166.evaluated;
+const evaluated0 = validate169.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -16968,7 +17245,7 @@ errors++;
 if(data.description !== undefined){
 let data1 = data.description;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err5 = {instancePath:instancePath+"/description",schemaPath:"components#/$defs/TaskUpdateRequest/properties/description/type",keyword:"type",params:{type: schema177.properties.description.type},message:"must be string,null"};
+const err5 = {instancePath:instancePath+"/description",schemaPath:"components#/$defs/TaskUpdateRequest/properties/description/type",keyword:"type",params:{type: schema180.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -17003,7 +17280,7 @@ vErrors.push(err7);
 errors++;
 }
 if(!((((data2 === "open") || (data2 === "in_progress")) || (data2 === "done")) || (data2 === "cancelled"))){
-const err8 = {instancePath:instancePath+"/status",schemaPath:"components#/$defs/TaskUpdateRequest/properties/status/enum",keyword:"enum",params:{allowedValues: schema177.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err8 = {instancePath:instancePath+"/status",schemaPath:"components#/$defs/TaskUpdateRequest/properties/status/enum",keyword:"enum",params:{allowedValues: schema180.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -17026,7 +17303,7 @@ vErrors.push(err9);
 errors++;
 }
 if(!((((data3 === "low") || (data3 === "normal")) || (data3 === "high")) || (data3 === "urgent"))){
-const err10 = {instancePath:instancePath+"/priority",schemaPath:"components#/$defs/TaskUpdateRequest/properties/priority/enum",keyword:"enum",params:{allowedValues: schema177.properties.priority.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/priority",schemaPath:"components#/$defs/TaskUpdateRequest/properties/priority/enum",keyword:"enum",params:{allowedValues: schema180.properties.priority.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -17039,7 +17316,7 @@ errors++;
 if(data.due_date !== undefined){
 let data4 = data.due_date;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err11 = {instancePath:instancePath+"/due_date",schemaPath:"components#/$defs/TaskUpdateRequest/properties/due_date/type",keyword:"type",params:{type: schema177.properties.due_date.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/due_date",schemaPath:"components#/$defs/TaskUpdateRequest/properties/due_date/type",keyword:"type",params:{type: schema180.properties.due_date.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -17064,7 +17341,7 @@ errors++;
 if(data.assignee_id !== undefined){
 let data5 = data.assignee_id;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err13 = {instancePath:instancePath+"/assignee_id",schemaPath:"components#/$defs/TaskUpdateRequest/properties/assignee_id/type",keyword:"type",params:{type: schema177.properties.assignee_id.type},message:"must be string,null"};
+const err13 = {instancePath:instancePath+"/assignee_id",schemaPath:"components#/$defs/TaskUpdateRequest/properties/assignee_id/type",keyword:"type",params:{type: schema180.properties.assignee_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -17110,18 +17387,18 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate166.errors = vErrors;
+validate169.errors = vErrors;
 return errors === 0;
 }
-validate166.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate169.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const updateTaskStatus200 = validate167;
-const schema178 = {"$ref":"components#/$defs/TaskResponse"};
+export const updateTaskStatus200 = validate170;
+const schema181 = {"$ref":"components#/$defs/TaskResponse"};
 
-function validate168(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate171(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate168.evaluated;
+const evaluated0 = validate171.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -17140,8 +17417,8 @@ vErrors.push(err0);
 errors++;
 }
 if(data.data !== undefined){
-if(!(validate157(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate157.errors : vErrors.concat(validate157.errors);
+if(!(validate160(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate160.errors : vErrors.concat(validate160.errors);
 errors = vErrors.length;
 }
 }
@@ -17190,42 +17467,42 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate168.errors = vErrors;
+validate171.errors = vErrors;
 return errors === 0;
 }
-validate168.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate171.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate167(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate170(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate167.evaluated;
+const evaluated0 = validate170.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate168(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate168.errors : vErrors.concat(validate168.errors);
+if(!(validate171(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate171.errors : vErrors.concat(validate171.errors);
 errors = vErrors.length;
 }
-validate167.errors = vErrors;
+validate170.errors = vErrors;
 return errors === 0;
 }
-validate167.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate170.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listRemittancesStatus200 = validate172;
-const schema181 = {"$ref":"components#/$defs/RemittanceListResponse"};
-const schema182 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/Remittance"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/ListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
-const schema183 = {"type":"object","required":["id","era_file_id","payer_name","payer_id","payment_amount","payment_method","payment_date","check_or_eft_number","status","claim_count"],"properties":{"id":{"type":"string","description":"Remittance (ERA payment) id.","x-svc-phi":"kept"},"era_file_id":{"type":"string","description":"835 file it came from.","x-svc-phi":"kept"},"payer_name":{"type":"string","description":"Payer.","x-svc-v1-name":"payer","x-svc-phi":"kept"},"payer_id":{"type":["string","null"],"description":"Payer id.","x-svc-phi":"kept"},"payment_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total payment. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"payment_method":{"type":"string","enum":["ACH","CHK","NON","FWT","BOP"],"description":"X12 BPR04 payment method."},"payment_date":{"type":"string","description":"Payment date (year only in no_phi sessions).","pattern":"^\\d{4}(-\\d{2}-\\d{2})?$","x-svc-phi":"year","format":"date"},"check_or_eft_number":{"type":["string","null"],"description":"Check or EFT trace number masked to its last four characters (****1234); null in no_phi sessions.","x-svc-phi":"withheld"},"status":{"type":"string","enum":["received","matching","posted","partially_posted","exception"],"description":"Posting state."},"claim_count":{"type":"integer","description":"Claims in the payment.","minimum":0}}};
+export const listRemittancesStatus200 = validate175;
+const schema184 = {"$ref":"components#/$defs/RemittanceListResponse"};
+const schema185 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/Remittance"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/ListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
+const schema186 = {"type":"object","required":["id","era_file_id","payer_name","payer_id","payment_amount","payment_method","payment_date","check_or_eft_number","status","claim_count"],"properties":{"id":{"type":"string","description":"Remittance (ERA payment) id.","x-svc-phi":"kept"},"era_file_id":{"type":"string","description":"835 file it came from.","x-svc-phi":"kept"},"payer_name":{"type":"string","description":"Payer.","x-svc-v1-name":"payer","x-svc-phi":"kept"},"payer_id":{"type":["string","null"],"description":"Payer id.","x-svc-phi":"kept"},"payment_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total payment. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"payment_method":{"type":"string","enum":["ACH","CHK","NON","FWT","BOP"],"description":"X12 BPR04 payment method."},"payment_date":{"type":"string","description":"Payment date (year only in no_phi sessions).","pattern":"^\\d{4}(-\\d{2}-\\d{2})?$","x-svc-phi":"year","format":"date"},"check_or_eft_number":{"type":["string","null"],"description":"Check or EFT trace number masked to its last four characters (****1234); null in no_phi sessions.","x-svc-phi":"withheld"},"status":{"type":"string","enum":["received","matching","posted","partially_posted","exception"],"description":"Posting state."},"claim_count":{"type":"integer","description":"Claims in the payment.","minimum":0}}};
 const pattern10 = new RegExp("^-?\\d+\\.\\d{2}$", "u");
 const pattern11 = new RegExp("^\\d{4}(-\\d{2}-\\d{2})?$", "u");
 
-function validate173(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate176(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate173.evaluated;
+const evaluated0 = validate176.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -17399,7 +17676,7 @@ errors++;
 if(data1.payer_id !== undefined){
 let data5 = data1.payer_id;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err15 = {instancePath:instancePath+"/data/" + i0+"/payer_id",schemaPath:"components#/$defs/Remittance/properties/payer_id/type",keyword:"type",params:{type: schema183.properties.payer_id.type},message:"must be string,null"};
+const err15 = {instancePath:instancePath+"/data/" + i0+"/payer_id",schemaPath:"components#/$defs/Remittance/properties/payer_id/type",keyword:"type",params:{type: schema186.properties.payer_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -17447,7 +17724,7 @@ vErrors.push(err18);
 errors++;
 }
 if(!(((((data7 === "ACH") || (data7 === "CHK")) || (data7 === "NON")) || (data7 === "FWT")) || (data7 === "BOP"))){
-const err19 = {instancePath:instancePath+"/data/" + i0+"/payment_method",schemaPath:"components#/$defs/Remittance/properties/payment_method/enum",keyword:"enum",params:{allowedValues: schema183.properties.payment_method.enum},message:"must be equal to one of the allowed values"};
+const err19 = {instancePath:instancePath+"/data/" + i0+"/payment_method",schemaPath:"components#/$defs/Remittance/properties/payment_method/enum",keyword:"enum",params:{allowedValues: schema186.properties.payment_method.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -17495,7 +17772,7 @@ errors++;
 if(data1.check_or_eft_number !== undefined){
 let data9 = data1.check_or_eft_number;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err23 = {instancePath:instancePath+"/data/" + i0+"/check_or_eft_number",schemaPath:"components#/$defs/Remittance/properties/check_or_eft_number/type",keyword:"type",params:{type: schema183.properties.check_or_eft_number.type},message:"must be string,null"};
+const err23 = {instancePath:instancePath+"/data/" + i0+"/check_or_eft_number",schemaPath:"components#/$defs/Remittance/properties/check_or_eft_number/type",keyword:"type",params:{type: schema186.properties.check_or_eft_number.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -17518,7 +17795,7 @@ vErrors.push(err24);
 errors++;
 }
 if(!(((((data10 === "received") || (data10 === "matching")) || (data10 === "posted")) || (data10 === "partially_posted")) || (data10 === "exception"))){
-const err25 = {instancePath:instancePath+"/data/" + i0+"/status",schemaPath:"components#/$defs/Remittance/properties/status/enum",keyword:"enum",params:{allowedValues: schema183.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err25 = {instancePath:instancePath+"/data/" + i0+"/status",schemaPath:"components#/$defs/Remittance/properties/status/enum",keyword:"enum",params:{allowedValues: schema186.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -17622,42 +17899,42 @@ vErrors.push(err32);
 }
 errors++;
 }
-validate173.errors = vErrors;
+validate176.errors = vErrors;
 return errors === 0;
 }
-validate173.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate176.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate172(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate175(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate172.evaluated;
+const evaluated0 = validate175.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate173(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate173.errors : vErrors.concat(validate173.errors);
+if(!(validate176(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate176.errors : vErrors.concat(validate176.errors);
 errors = vErrors.length;
 }
-validate172.errors = vErrors;
+validate175.errors = vErrors;
 return errors === 0;
 }
-validate172.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate175.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listRemittanceAllocationsStatus200 = validate176;
-const schema185 = {"$ref":"components#/$defs/AllocationListResponse"};
-const schema186 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/Allocation"},"description":"Items of this page."},"meta":{"allOf":[{"$ref":"components#/$defs/ListMeta"},{"type":"object","required":["summary"],"properties":{"summary":{"$ref":"components#/$defs/AllocationSummary"}}}]},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
-const schema189 = {"type":"object","required":["claim_count","charged_amount","allowed_amount","paid_amount","adjustment_amount","patient_responsibility_amount","variance_amount"],"properties":{"claim_count":{"type":"integer","description":"Claims.","minimum":0},"charged_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total billed. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"allowed_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total allowed. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"paid_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total paid. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"adjustment_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total adjustments. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"patient_responsibility_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total patient responsibility. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"variance_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total variance. Decimal string with two places, in US dollars.","x-svc-since":"2","x-svc-phi":"kept"}},"description":"Totals of the payment, in meta.summary of the allocations list."};
-const schema187 = {"type":"object","required":["id","remittance_id","claim_id","patient_id","service_date_from","charged_amount","allowed_amount","paid_amount","adjustment_amount","patient_responsibility_amount","variance_amount","adjustment_codes","match_status"],"properties":{"id":{"type":"string","description":"Allocation id.","x-svc-phi":"kept"},"remittance_id":{"type":"string","description":"Remittance.","x-svc-phi":"kept"},"claim_id":{"type":"string","description":"Claim (surrogate handle in no_phi sessions).","x-svc-phi":{"reduce":"handle","kind":"claim"}},"patient_id":{"type":["string","null"],"description":"Patient (surrogate handle in no_phi sessions).","x-svc-phi":"handle"},"service_date_from":{"type":"string","description":"First date of service (year only in no_phi sessions).","pattern":"^\\d{4}(-\\d{2}-\\d{2})?$","x-svc-phi":"year","format":"date"},"service_date_to":{"type":["string","null"],"pattern":"^\\d{4}(-\\d{2}-\\d{2})?$","description":"Last date of service (year only in no_phi sessions).","x-svc-phi":"year","format":"date"},"charged_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Billed. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"allowed_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Allowed. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"paid_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Paid. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"adjustment_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Sum of adjustments. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"patient_responsibility_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Patient responsibility. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"variance_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Expected minus paid. Decimal string with two places, in US dollars.","x-svc-since":"2","x-svc-phi":"kept"},"adjustment_codes":{"type":"array","items":{"$ref":"components#/$defs/AdjustmentCode"},"description":"CARC adjustments."},"match_status":{"type":"string","enum":["matched","unmatched","partially_matched","manual_review"],"description":"Claim match state."}}};
-const schema188 = {"type":"object","required":["code","group_code","reason_code","amount"],"properties":{"code":{"type":"string","description":"Group and CARC, for example CO-45.","x-svc-phi":"kept"},"group_code":{"type":"string","enum":["CO","PR","OA","PI","CR"],"description":"Claim adjustment group."},"reason_code":{"type":"string","description":"Claim adjustment reason code (CARC).","x-svc-phi":"kept"},"amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Adjusted amount. Decimal string with two places, in US dollars.","x-svc-phi":"kept"}}};
+export const listRemittanceAllocationsStatus200 = validate179;
+const schema188 = {"$ref":"components#/$defs/AllocationListResponse"};
+const schema189 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/Allocation"},"description":"Items of this page."},"meta":{"allOf":[{"$ref":"components#/$defs/ListMeta"},{"type":"object","required":["summary"],"properties":{"summary":{"$ref":"components#/$defs/AllocationSummary"}}}]},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
+const schema192 = {"type":"object","required":["claim_count","charged_amount","allowed_amount","paid_amount","adjustment_amount","patient_responsibility_amount","variance_amount"],"properties":{"claim_count":{"type":"integer","description":"Claims.","minimum":0},"charged_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total billed. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"allowed_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total allowed. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"paid_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total paid. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"adjustment_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total adjustments. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"patient_responsibility_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total patient responsibility. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"variance_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total variance. Decimal string with two places, in US dollars.","x-svc-since":"2","x-svc-phi":"kept"}},"description":"Totals of the payment, in meta.summary of the allocations list."};
+const schema190 = {"type":"object","required":["id","remittance_id","claim_id","patient_id","service_date_from","charged_amount","allowed_amount","paid_amount","adjustment_amount","patient_responsibility_amount","variance_amount","adjustment_codes","match_status"],"properties":{"id":{"type":"string","description":"Allocation id.","x-svc-phi":"kept"},"remittance_id":{"type":"string","description":"Remittance.","x-svc-phi":"kept"},"claim_id":{"type":"string","description":"Claim (surrogate handle in no_phi sessions).","x-svc-phi":{"reduce":"handle","kind":"claim"}},"patient_id":{"type":["string","null"],"description":"Patient (surrogate handle in no_phi sessions).","x-svc-phi":"handle"},"service_date_from":{"type":"string","description":"First date of service (year only in no_phi sessions).","pattern":"^\\d{4}(-\\d{2}-\\d{2})?$","x-svc-phi":"year","format":"date"},"service_date_to":{"type":["string","null"],"pattern":"^\\d{4}(-\\d{2}-\\d{2})?$","description":"Last date of service (year only in no_phi sessions).","x-svc-phi":"year","format":"date"},"charged_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Billed. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"allowed_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Allowed. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"paid_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Paid. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"adjustment_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Sum of adjustments. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"patient_responsibility_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Patient responsibility. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"variance_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Expected minus paid. Decimal string with two places, in US dollars.","x-svc-since":"2","x-svc-phi":"kept"},"adjustment_codes":{"type":"array","items":{"$ref":"components#/$defs/AdjustmentCode"},"description":"CARC adjustments."},"match_status":{"type":"string","enum":["matched","unmatched","partially_matched","manual_review"],"description":"Claim match state."}}};
+const schema191 = {"type":"object","required":["code","group_code","reason_code","amount"],"properties":{"code":{"type":"string","description":"Group and CARC, for example CO-45.","x-svc-phi":"kept"},"group_code":{"type":"string","enum":["CO","PR","OA","PI","CR"],"description":"Claim adjustment group."},"reason_code":{"type":"string","description":"Claim adjustment reason code (CARC).","x-svc-phi":"kept"},"amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Adjusted amount. Decimal string with two places, in US dollars.","x-svc-phi":"kept"}}};
 
-function validate178(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate181(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate178.evaluated;
+const evaluated0 = validate181.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -17834,7 +18111,7 @@ errors++;
 if(data.patient_id !== undefined){
 let data3 = data.patient_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err16 = {instancePath:instancePath+"/patient_id",schemaPath:"#/properties/patient_id/type",keyword:"type",params:{type: schema187.properties.patient_id.type},message:"must be string,null"};
+const err16 = {instancePath:instancePath+"/patient_id",schemaPath:"#/properties/patient_id/type",keyword:"type",params:{type: schema190.properties.patient_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -17882,7 +18159,7 @@ errors++;
 if(data.service_date_to !== undefined){
 let data5 = data.service_date_to;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err20 = {instancePath:instancePath+"/service_date_to",schemaPath:"#/properties/service_date_to/type",keyword:"type",params:{type: schema187.properties.service_date_to.type},message:"must be string,null"};
+const err20 = {instancePath:instancePath+"/service_date_to",schemaPath:"#/properties/service_date_to/type",keyword:"type",params:{type: schema190.properties.service_date_to.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -18136,7 +18413,7 @@ vErrors.push(err40);
 errors++;
 }
 if(!(((((data15 === "CO") || (data15 === "PR")) || (data15 === "OA")) || (data15 === "PI")) || (data15 === "CR"))){
-const err41 = {instancePath:instancePath+"/adjustment_codes/" + i0+"/group_code",schemaPath:"components#/$defs/AdjustmentCode/properties/group_code/enum",keyword:"enum",params:{allowedValues: schema188.properties.group_code.enum},message:"must be equal to one of the allowed values"};
+const err41 = {instancePath:instancePath+"/adjustment_codes/" + i0+"/group_code",schemaPath:"components#/$defs/AdjustmentCode/properties/group_code/enum",keyword:"enum",params:{allowedValues: schema191.properties.group_code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -18220,7 +18497,7 @@ vErrors.push(err47);
 errors++;
 }
 if(!((((data18 === "matched") || (data18 === "unmatched")) || (data18 === "partially_matched")) || (data18 === "manual_review"))){
-const err48 = {instancePath:instancePath+"/match_status",schemaPath:"#/properties/match_status/enum",keyword:"enum",params:{allowedValues: schema187.properties.match_status.enum},message:"must be equal to one of the allowed values"};
+const err48 = {instancePath:instancePath+"/match_status",schemaPath:"#/properties/match_status/enum",keyword:"enum",params:{allowedValues: schema190.properties.match_status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -18241,16 +18518,16 @@ vErrors.push(err49);
 }
 errors++;
 }
-validate178.errors = vErrors;
+validate181.errors = vErrors;
 return errors === 0;
 }
-validate178.evaluated = {"props":{"id":true,"remittance_id":true,"claim_id":true,"patient_id":true,"service_date_from":true,"service_date_to":true,"charged_amount":true,"allowed_amount":true,"paid_amount":true,"adjustment_amount":true,"patient_responsibility_amount":true,"variance_amount":true,"adjustment_codes":true,"match_status":true},"dynamicProps":false,"dynamicItems":false};
+validate181.evaluated = {"props":{"id":true,"remittance_id":true,"claim_id":true,"patient_id":true,"service_date_from":true,"service_date_to":true,"charged_amount":true,"allowed_amount":true,"paid_amount":true,"adjustment_amount":true,"patient_responsibility_amount":true,"variance_amount":true,"adjustment_codes":true,"match_status":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate177(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate180(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate177.evaluated;
+const evaluated0 = validate180.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -18283,8 +18560,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate178(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate178.errors : vErrors.concat(validate178.errors);
+if(!(validate181(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate181.errors : vErrors.concat(validate181.errors);
 errors = vErrors.length;
 }
 }
@@ -18628,43 +18905,43 @@ vErrors.push(err29);
 }
 errors++;
 }
-validate177.errors = vErrors;
+validate180.errors = vErrors;
 return errors === 0;
 }
-validate177.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate180.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate176(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate179(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate176.evaluated;
+const evaluated0 = validate179.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate177(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate177.errors : vErrors.concat(validate177.errors);
+if(!(validate180(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate180.errors : vErrors.concat(validate180.errors);
 errors = vErrors.length;
 }
-validate176.errors = vErrors;
+validate179.errors = vErrors;
 return errors === 0;
 }
-validate176.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate179.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listPhysicianOrdersStatus200 = validate182;
-const schema191 = {"$ref":"components#/$defs/PhysicianOrderListResponse"};
-const schema192 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/PhysicianOrder"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/PhysicianOrderListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
-const schema193 = {"type":"object","required":["id","order_type","patient_id","physician_id","physician_name","physician_npi","office_id","signature_status","delivery_method","sent_at","signed_at","received_at","days_outstanding","aging_bucket","sla_days","sla_breached","days_to_sign","created_at"],"properties":{"id":{"type":"string","description":"Order id, or its stable OR- handle in no_phi sessions (the same for every no_phi session of the agency; route 23 takes it).","x-svc-phi":{"reduce":"handle","kind":"physician_order"}},"order_type":{"type":"string","enum":["plan_of_care","recertification","verbal","supplemental","face_to_face","discharge"],"description":"Kind of order."},"patient_id":{"type":"string","description":"Patient (stable PT- handle in no_phi sessions).","x-svc-phi":"handle"},"physician_id":{"type":"string","description":"Physician (stable PH- handle in no_phi sessions).","x-svc-phi":{"reduce":"handle","kind":"physician"}},"physician_name":{"type":["string","null"],"description":"Physician's name; null in no_phi sessions.","x-svc-phi":"withheld"},"physician_npi":{"type":["string","null"],"pattern":"^[0-9]{10}$","description":"Physician's NPI; null in no_phi sessions.","x-svc-since":"2","x-svc-phi":"withheld"},"office_id":{"type":"string","description":"Office that issued the order; aging days are counted in its time zone.","x-svc-since":"2","x-svc-phi":"kept"},"signature_status":{"type":"string","enum":["signed","awaiting_signature","signature_not_required","rejected","superseded","cancelled"],"description":"Signature state (spec part 3): awaiting_signature (created, sent or not, and not yet signed; the only state that ages), signed, signature_not_required, rejected (the physician refused it; a corrected order replaces it), superseded (replaced by a later order), cancelled.","x-svc-v1-name":"status"},"delivery_method":{"type":["string","null"],"enum":["fax","portal","e_signature",null],"description":"How the order was sent for signature; null until sent.","x-svc-since":"2"},"sent_at":{"type":["string","null"],"format":"date-time","description":"Sent to the physician for signature; null while not sent (year only in no_phi sessions).","x-svc-phi":"year"},"signed_at":{"type":["string","null"],"format":"date-time","description":"Signed by the physician; set exactly when signature_status is signed (year only in no_phi sessions).","x-svc-phi":"year"},"received_at":{"type":["string","null"],"format":"date-time","description":"Signed order received back by the agency (year only in no_phi sessions).","x-svc-since":"2","x-svc-phi":"year"},"days_outstanding":{"type":["integer","null"],"minimum":0,"description":"Whole days awaiting signature since sent_at, as of meta.as_of (calendar days of the office's time zone); null unless awaiting signature and sent by as_of."},"aging_bucket":{"type":["string","null"],"enum":["not_sent","0_7_days","8_14_days","15_30_days","31_plus_days",null],"description":"Aging as of meta.as_of: not_sent (awaiting signature, not sent by as_of), 0_7_days, 8_14_days, 15_30_days or 31_plus_days by days_outstanding (bounds included); null unless awaiting signature."},"sla_days":{"type":"integer","description":"The agency's signature SLA in days (default 7; set by the agency's administrator).","minimum":0},"sla_breached":{"type":"boolean","description":"Awaiting: days_outstanding greater than sla_days as of meta.as_of. Signed: days_to_sign greater than sla_days. Otherwise false (an order not sent yet has not started its SLA)."},"days_to_sign":{"type":["integer","null"],"minimum":0,"description":"Whole days from sent to signed (calendar days of the office's time zone); null unless signed after being sent.","x-svc-since":"2"},"created_at":{"type":"string","format":"date-time","description":"Created; the list's order (year only in no_phi sessions).","x-svc-phi":"year"}},"description":"Physician order and its signature aging (spec 2.7). Order content (the clinical text) is never included."};
+export const listPhysicianOrdersStatus200 = validate185;
+const schema194 = {"$ref":"components#/$defs/PhysicianOrderListResponse"};
+const schema195 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/PhysicianOrder"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/PhysicianOrderListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
+const schema196 = {"type":"object","required":["id","order_type","patient_id","physician_id","physician_name","physician_npi","office_id","signature_status","delivery_method","sent_at","signed_at","received_at","days_outstanding","aging_bucket","sla_days","sla_breached","days_to_sign","created_at"],"properties":{"id":{"type":"string","description":"Order id, or its stable OR- handle in no_phi sessions (the same for every no_phi session of the agency; route 23 takes it).","x-svc-phi":{"reduce":"handle","kind":"physician_order"}},"order_type":{"type":"string","enum":["plan_of_care","recertification","verbal","supplemental","face_to_face","discharge"],"description":"Kind of order."},"patient_id":{"type":"string","description":"Patient (stable PT- handle in no_phi sessions).","x-svc-phi":"handle"},"physician_id":{"type":"string","description":"Physician (stable PH- handle in no_phi sessions).","x-svc-phi":{"reduce":"handle","kind":"physician"}},"physician_name":{"type":["string","null"],"description":"Physician's name; null in no_phi sessions.","x-svc-phi":"withheld"},"physician_npi":{"type":["string","null"],"pattern":"^[0-9]{10}$","description":"Physician's NPI; null in no_phi sessions.","x-svc-since":"2","x-svc-phi":"withheld"},"office_id":{"type":"string","description":"Office that issued the order; aging days are counted in its time zone.","x-svc-since":"2","x-svc-phi":"kept"},"signature_status":{"type":"string","enum":["signed","awaiting_signature","signature_not_required","rejected","superseded","cancelled"],"description":"Signature state (spec part 3): awaiting_signature (created, sent or not, and not yet signed; the only state that ages), signed, signature_not_required, rejected (the physician refused it; a corrected order replaces it), superseded (replaced by a later order), cancelled.","x-svc-v1-name":"status"},"delivery_method":{"type":["string","null"],"enum":["fax","portal","e_signature",null],"description":"How the order was sent for signature; null until sent.","x-svc-since":"2"},"sent_at":{"type":["string","null"],"format":"date-time","description":"Sent to the physician for signature; null while not sent (year only in no_phi sessions).","x-svc-phi":"year"},"signed_at":{"type":["string","null"],"format":"date-time","description":"Signed by the physician; set exactly when signature_status is signed (year only in no_phi sessions).","x-svc-phi":"year"},"received_at":{"type":["string","null"],"format":"date-time","description":"Signed order received back by the agency (year only in no_phi sessions).","x-svc-since":"2","x-svc-phi":"year"},"days_outstanding":{"type":["integer","null"],"minimum":0,"description":"Whole days awaiting signature since sent_at, as of meta.as_of (calendar days of the office's time zone); null unless awaiting signature and sent by as_of."},"aging_bucket":{"type":["string","null"],"enum":["not_sent","0_7_days","8_14_days","15_30_days","31_plus_days",null],"description":"Aging as of meta.as_of: not_sent (awaiting signature, not sent by as_of), 0_7_days, 8_14_days, 15_30_days or 31_plus_days by days_outstanding (bounds included); null unless awaiting signature."},"sla_days":{"type":"integer","description":"The agency's signature SLA in days (default 7; set by the agency's administrator).","minimum":0},"sla_breached":{"type":"boolean","description":"Awaiting: days_outstanding greater than sla_days as of meta.as_of. Signed: days_to_sign greater than sla_days. Otherwise false (an order not sent yet has not started its SLA)."},"days_to_sign":{"type":["integer","null"],"minimum":0,"description":"Whole days from sent to signed (calendar days of the office's time zone); null unless signed after being sent.","x-svc-since":"2"},"created_at":{"type":"string","format":"date-time","description":"Created; the list's order (year only in no_phi sessions).","x-svc-phi":"year"}},"description":"Physician order and its signature aging (spec 2.7). Order content (the clinical text) is never included."};
 const pattern27 = new RegExp("^[0-9]{10}$", "u");
-const schema194 = {"allOf":[{"$ref":"components#/$defs/ListMeta"},{"type":"object","required":["as_of","summary"],"properties":{"as_of":{"type":"string","format":"date-time","description":"Instant the aging was counted at: the as_of parameter, or the instant of the request."},"summary":{"$ref":"components#/$defs/PhysicianOrderAgingSummary"}}}],"description":"Meta of the physician order list: PageMeta, next_offset, as_of and the aging summary.","x-svc-phi":"kept"};
-const schema195 = {"type":"object","required":["not_sent","0_7_days","8_14_days","15_30_days","31_plus_days","sla_breached"],"properties":{"not_sent":{"type":"integer","minimum":0,"description":"Orders of the filtered set awaiting signature in bucket not_sent as of meta.as_of."},"0_7_days":{"type":"integer","minimum":0,"description":"Orders of the filtered set awaiting signature in bucket 0_7_days as of meta.as_of."},"8_14_days":{"type":"integer","minimum":0,"description":"Orders of the filtered set awaiting signature in bucket 8_14_days as of meta.as_of."},"15_30_days":{"type":"integer","minimum":0,"description":"Orders of the filtered set awaiting signature in bucket 15_30_days as of meta.as_of."},"31_plus_days":{"type":"integer","minimum":0,"description":"Orders of the filtered set awaiting signature in bucket 31_plus_days as of meta.as_of."},"sla_breached":{"type":"integer","minimum":0,"description":"Of those, the orders past the agency's SLA as of meta.as_of."}},"description":"Counts over the whole filtered set of a physician order list (every page), not only the page served.","x-svc-phi":"kept"};
+const schema197 = {"allOf":[{"$ref":"components#/$defs/ListMeta"},{"type":"object","required":["as_of","summary"],"properties":{"as_of":{"type":"string","format":"date-time","description":"Instant the aging was counted at: the as_of parameter, or the instant of the request."},"summary":{"$ref":"components#/$defs/PhysicianOrderAgingSummary"}}}],"description":"Meta of the physician order list: PageMeta, next_offset, as_of and the aging summary.","x-svc-phi":"kept"};
+const schema198 = {"type":"object","required":["not_sent","0_7_days","8_14_days","15_30_days","31_plus_days","sla_breached"],"properties":{"not_sent":{"type":"integer","minimum":0,"description":"Orders of the filtered set awaiting signature in bucket not_sent as of meta.as_of."},"0_7_days":{"type":"integer","minimum":0,"description":"Orders of the filtered set awaiting signature in bucket 0_7_days as of meta.as_of."},"8_14_days":{"type":"integer","minimum":0,"description":"Orders of the filtered set awaiting signature in bucket 8_14_days as of meta.as_of."},"15_30_days":{"type":"integer","minimum":0,"description":"Orders of the filtered set awaiting signature in bucket 15_30_days as of meta.as_of."},"31_plus_days":{"type":"integer","minimum":0,"description":"Orders of the filtered set awaiting signature in bucket 31_plus_days as of meta.as_of."},"sla_breached":{"type":"integer","minimum":0,"description":"Of those, the orders past the agency's SLA as of meta.as_of."}},"description":"Counts over the whole filtered set of a physician order list (every page), not only the page served.","x-svc-phi":"kept"};
 
-function validate184(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate187(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate184.evaluated;
+const evaluated0 = validate187.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -18957,16 +19234,16 @@ vErrors.push(err23);
 }
 errors++;
 }
-validate184.errors = vErrors;
+validate187.errors = vErrors;
 return errors === 0;
 }
-validate184.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate187.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate183(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate186(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate183.evaluated;
+const evaluated0 = validate186.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -19206,7 +19483,7 @@ vErrors.push(err21);
 errors++;
 }
 if(!((((((data3 === "plan_of_care") || (data3 === "recertification")) || (data3 === "verbal")) || (data3 === "supplemental")) || (data3 === "face_to_face")) || (data3 === "discharge"))){
-const err22 = {instancePath:instancePath+"/data/" + i0+"/order_type",schemaPath:"components#/$defs/PhysicianOrder/properties/order_type/enum",keyword:"enum",params:{allowedValues: schema193.properties.order_type.enum},message:"must be equal to one of the allowed values"};
+const err22 = {instancePath:instancePath+"/data/" + i0+"/order_type",schemaPath:"components#/$defs/PhysicianOrder/properties/order_type/enum",keyword:"enum",params:{allowedValues: schema196.properties.order_type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -19243,7 +19520,7 @@ errors++;
 if(data1.physician_name !== undefined){
 let data6 = data1.physician_name;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err25 = {instancePath:instancePath+"/data/" + i0+"/physician_name",schemaPath:"components#/$defs/PhysicianOrder/properties/physician_name/type",keyword:"type",params:{type: schema193.properties.physician_name.type},message:"must be string,null"};
+const err25 = {instancePath:instancePath+"/data/" + i0+"/physician_name",schemaPath:"components#/$defs/PhysicianOrder/properties/physician_name/type",keyword:"type",params:{type: schema196.properties.physician_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -19256,7 +19533,7 @@ errors++;
 if(data1.physician_npi !== undefined){
 let data7 = data1.physician_npi;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err26 = {instancePath:instancePath+"/data/" + i0+"/physician_npi",schemaPath:"components#/$defs/PhysicianOrder/properties/physician_npi/type",keyword:"type",params:{type: schema193.properties.physician_npi.type},message:"must be string,null"};
+const err26 = {instancePath:instancePath+"/data/" + i0+"/physician_npi",schemaPath:"components#/$defs/PhysicianOrder/properties/physician_npi/type",keyword:"type",params:{type: schema196.properties.physician_npi.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -19303,7 +19580,7 @@ vErrors.push(err29);
 errors++;
 }
 if(!((((((data9 === "signed") || (data9 === "awaiting_signature")) || (data9 === "signature_not_required")) || (data9 === "rejected")) || (data9 === "superseded")) || (data9 === "cancelled"))){
-const err30 = {instancePath:instancePath+"/data/" + i0+"/signature_status",schemaPath:"components#/$defs/PhysicianOrder/properties/signature_status/enum",keyword:"enum",params:{allowedValues: schema193.properties.signature_status.enum},message:"must be equal to one of the allowed values"};
+const err30 = {instancePath:instancePath+"/data/" + i0+"/signature_status",schemaPath:"components#/$defs/PhysicianOrder/properties/signature_status/enum",keyword:"enum",params:{allowedValues: schema196.properties.signature_status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -19316,7 +19593,7 @@ errors++;
 if(data1.delivery_method !== undefined){
 let data10 = data1.delivery_method;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err31 = {instancePath:instancePath+"/data/" + i0+"/delivery_method",schemaPath:"components#/$defs/PhysicianOrder/properties/delivery_method/type",keyword:"type",params:{type: schema193.properties.delivery_method.type},message:"must be string,null"};
+const err31 = {instancePath:instancePath+"/data/" + i0+"/delivery_method",schemaPath:"components#/$defs/PhysicianOrder/properties/delivery_method/type",keyword:"type",params:{type: schema196.properties.delivery_method.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -19326,7 +19603,7 @@ vErrors.push(err31);
 errors++;
 }
 if(!((((data10 === "fax") || (data10 === "portal")) || (data10 === "e_signature")) || (data10 === null))){
-const err32 = {instancePath:instancePath+"/data/" + i0+"/delivery_method",schemaPath:"components#/$defs/PhysicianOrder/properties/delivery_method/enum",keyword:"enum",params:{allowedValues: schema193.properties.delivery_method.enum},message:"must be equal to one of the allowed values"};
+const err32 = {instancePath:instancePath+"/data/" + i0+"/delivery_method",schemaPath:"components#/$defs/PhysicianOrder/properties/delivery_method/enum",keyword:"enum",params:{allowedValues: schema196.properties.delivery_method.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -19339,7 +19616,7 @@ errors++;
 if(data1.sent_at !== undefined){
 let data11 = data1.sent_at;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err33 = {instancePath:instancePath+"/data/" + i0+"/sent_at",schemaPath:"components#/$defs/PhysicianOrder/properties/sent_at/type",keyword:"type",params:{type: schema193.properties.sent_at.type},message:"must be string,null"};
+const err33 = {instancePath:instancePath+"/data/" + i0+"/sent_at",schemaPath:"components#/$defs/PhysicianOrder/properties/sent_at/type",keyword:"type",params:{type: schema196.properties.sent_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -19364,7 +19641,7 @@ errors++;
 if(data1.signed_at !== undefined){
 let data12 = data1.signed_at;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err35 = {instancePath:instancePath+"/data/" + i0+"/signed_at",schemaPath:"components#/$defs/PhysicianOrder/properties/signed_at/type",keyword:"type",params:{type: schema193.properties.signed_at.type},message:"must be string,null"};
+const err35 = {instancePath:instancePath+"/data/" + i0+"/signed_at",schemaPath:"components#/$defs/PhysicianOrder/properties/signed_at/type",keyword:"type",params:{type: schema196.properties.signed_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -19389,7 +19666,7 @@ errors++;
 if(data1.received_at !== undefined){
 let data13 = data1.received_at;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err37 = {instancePath:instancePath+"/data/" + i0+"/received_at",schemaPath:"components#/$defs/PhysicianOrder/properties/received_at/type",keyword:"type",params:{type: schema193.properties.received_at.type},message:"must be string,null"};
+const err37 = {instancePath:instancePath+"/data/" + i0+"/received_at",schemaPath:"components#/$defs/PhysicianOrder/properties/received_at/type",keyword:"type",params:{type: schema196.properties.received_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -19414,7 +19691,7 @@ errors++;
 if(data1.days_outstanding !== undefined){
 let data14 = data1.days_outstanding;
 if((!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))) && (data14 !== null)){
-const err39 = {instancePath:instancePath+"/data/" + i0+"/days_outstanding",schemaPath:"components#/$defs/PhysicianOrder/properties/days_outstanding/type",keyword:"type",params:{type: schema193.properties.days_outstanding.type},message:"must be integer,null"};
+const err39 = {instancePath:instancePath+"/data/" + i0+"/days_outstanding",schemaPath:"components#/$defs/PhysicianOrder/properties/days_outstanding/type",keyword:"type",params:{type: schema196.properties.days_outstanding.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -19439,7 +19716,7 @@ errors++;
 if(data1.aging_bucket !== undefined){
 let data15 = data1.aging_bucket;
 if((typeof data15 !== "string") && (data15 !== null)){
-const err41 = {instancePath:instancePath+"/data/" + i0+"/aging_bucket",schemaPath:"components#/$defs/PhysicianOrder/properties/aging_bucket/type",keyword:"type",params:{type: schema193.properties.aging_bucket.type},message:"must be string,null"};
+const err41 = {instancePath:instancePath+"/data/" + i0+"/aging_bucket",schemaPath:"components#/$defs/PhysicianOrder/properties/aging_bucket/type",keyword:"type",params:{type: schema196.properties.aging_bucket.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -19449,7 +19726,7 @@ vErrors.push(err41);
 errors++;
 }
 if(!((((((data15 === "not_sent") || (data15 === "0_7_days")) || (data15 === "8_14_days")) || (data15 === "15_30_days")) || (data15 === "31_plus_days")) || (data15 === null))){
-const err42 = {instancePath:instancePath+"/data/" + i0+"/aging_bucket",schemaPath:"components#/$defs/PhysicianOrder/properties/aging_bucket/enum",keyword:"enum",params:{allowedValues: schema193.properties.aging_bucket.enum},message:"must be equal to one of the allowed values"};
+const err42 = {instancePath:instancePath+"/data/" + i0+"/aging_bucket",schemaPath:"components#/$defs/PhysicianOrder/properties/aging_bucket/enum",keyword:"enum",params:{allowedValues: schema196.properties.aging_bucket.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -19499,7 +19776,7 @@ errors++;
 if(data1.days_to_sign !== undefined){
 let data18 = data1.days_to_sign;
 if((!(((typeof data18 == "number") && (!(data18 % 1) && !isNaN(data18))) && (isFinite(data18)))) && (data18 !== null)){
-const err46 = {instancePath:instancePath+"/data/" + i0+"/days_to_sign",schemaPath:"components#/$defs/PhysicianOrder/properties/days_to_sign/type",keyword:"type",params:{type: schema193.properties.days_to_sign.type},message:"must be integer,null"};
+const err46 = {instancePath:instancePath+"/data/" + i0+"/days_to_sign",schemaPath:"components#/$defs/PhysicianOrder/properties/days_to_sign/type",keyword:"type",params:{type: schema196.properties.days_to_sign.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -19571,8 +19848,8 @@ errors++;
 }
 }
 if(data.meta !== undefined){
-if(!(validate184(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate184.errors : vErrors.concat(validate184.errors);
+if(!(validate187(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate187.errors : vErrors.concat(validate187.errors);
 errors = vErrors.length;
 }
 }
@@ -19615,40 +19892,40 @@ vErrors.push(err54);
 }
 errors++;
 }
-validate183.errors = vErrors;
+validate186.errors = vErrors;
 return errors === 0;
 }
-validate183.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate186.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate182(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate185(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate182.evaluated;
+const evaluated0 = validate185.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate183(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate183.errors : vErrors.concat(validate183.errors);
+if(!(validate186(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate186.errors : vErrors.concat(validate186.errors);
 errors = vErrors.length;
 }
-validate182.errors = vErrors;
+validate185.errors = vErrors;
 return errors === 0;
 }
-validate182.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate185.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const getPhysicianOrderStatus200 = validate188;
-const schema197 = {"$ref":"components#/$defs/PhysicianOrderResponse"};
-const schema198 = {"type":"object","required":["data","meta"],"properties":{"data":{"$ref":"components#/$defs/PhysicianOrder"},"meta":{"$ref":"components#/$defs/PhysicianOrderMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
-const schema200 = {"allOf":[{"$ref":"components#/$defs/Meta"},{"type":"object","required":["as_of"],"properties":{"as_of":{"type":"string","format":"date-time","description":"Instant the aging was counted at: the as_of parameter, or the instant of the request."}}}],"description":"Meta of one physician order.","x-svc-phi":"kept"};
+export const getPhysicianOrderStatus200 = validate191;
+const schema200 = {"$ref":"components#/$defs/PhysicianOrderResponse"};
+const schema201 = {"type":"object","required":["data","meta"],"properties":{"data":{"$ref":"components#/$defs/PhysicianOrder"},"meta":{"$ref":"components#/$defs/PhysicianOrderMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+const schema203 = {"allOf":[{"$ref":"components#/$defs/Meta"},{"type":"object","required":["as_of"],"properties":{"as_of":{"type":"string","format":"date-time","description":"Instant the aging was counted at: the as_of parameter, or the instant of the request."}}}],"description":"Meta of one physician order.","x-svc-phi":"kept"};
 
-function validate190(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate193(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate190.evaluated;
+const evaluated0 = validate193.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -19706,16 +19983,16 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate190.errors = vErrors;
+validate193.errors = vErrors;
 return errors === 0;
 }
-validate190.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate193.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate189(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate192(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate189.evaluated;
+const evaluated0 = validate192.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -19951,7 +20228,7 @@ vErrors.push(err21);
 errors++;
 }
 if(!((((((data2 === "plan_of_care") || (data2 === "recertification")) || (data2 === "verbal")) || (data2 === "supplemental")) || (data2 === "face_to_face")) || (data2 === "discharge"))){
-const err22 = {instancePath:instancePath+"/data/order_type",schemaPath:"components#/$defs/PhysicianOrder/properties/order_type/enum",keyword:"enum",params:{allowedValues: schema193.properties.order_type.enum},message:"must be equal to one of the allowed values"};
+const err22 = {instancePath:instancePath+"/data/order_type",schemaPath:"components#/$defs/PhysicianOrder/properties/order_type/enum",keyword:"enum",params:{allowedValues: schema196.properties.order_type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -19988,7 +20265,7 @@ errors++;
 if(data0.physician_name !== undefined){
 let data5 = data0.physician_name;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err25 = {instancePath:instancePath+"/data/physician_name",schemaPath:"components#/$defs/PhysicianOrder/properties/physician_name/type",keyword:"type",params:{type: schema193.properties.physician_name.type},message:"must be string,null"};
+const err25 = {instancePath:instancePath+"/data/physician_name",schemaPath:"components#/$defs/PhysicianOrder/properties/physician_name/type",keyword:"type",params:{type: schema196.properties.physician_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -20001,7 +20278,7 @@ errors++;
 if(data0.physician_npi !== undefined){
 let data6 = data0.physician_npi;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err26 = {instancePath:instancePath+"/data/physician_npi",schemaPath:"components#/$defs/PhysicianOrder/properties/physician_npi/type",keyword:"type",params:{type: schema193.properties.physician_npi.type},message:"must be string,null"};
+const err26 = {instancePath:instancePath+"/data/physician_npi",schemaPath:"components#/$defs/PhysicianOrder/properties/physician_npi/type",keyword:"type",params:{type: schema196.properties.physician_npi.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -20048,7 +20325,7 @@ vErrors.push(err29);
 errors++;
 }
 if(!((((((data8 === "signed") || (data8 === "awaiting_signature")) || (data8 === "signature_not_required")) || (data8 === "rejected")) || (data8 === "superseded")) || (data8 === "cancelled"))){
-const err30 = {instancePath:instancePath+"/data/signature_status",schemaPath:"components#/$defs/PhysicianOrder/properties/signature_status/enum",keyword:"enum",params:{allowedValues: schema193.properties.signature_status.enum},message:"must be equal to one of the allowed values"};
+const err30 = {instancePath:instancePath+"/data/signature_status",schemaPath:"components#/$defs/PhysicianOrder/properties/signature_status/enum",keyword:"enum",params:{allowedValues: schema196.properties.signature_status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -20061,7 +20338,7 @@ errors++;
 if(data0.delivery_method !== undefined){
 let data9 = data0.delivery_method;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err31 = {instancePath:instancePath+"/data/delivery_method",schemaPath:"components#/$defs/PhysicianOrder/properties/delivery_method/type",keyword:"type",params:{type: schema193.properties.delivery_method.type},message:"must be string,null"};
+const err31 = {instancePath:instancePath+"/data/delivery_method",schemaPath:"components#/$defs/PhysicianOrder/properties/delivery_method/type",keyword:"type",params:{type: schema196.properties.delivery_method.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -20071,7 +20348,7 @@ vErrors.push(err31);
 errors++;
 }
 if(!((((data9 === "fax") || (data9 === "portal")) || (data9 === "e_signature")) || (data9 === null))){
-const err32 = {instancePath:instancePath+"/data/delivery_method",schemaPath:"components#/$defs/PhysicianOrder/properties/delivery_method/enum",keyword:"enum",params:{allowedValues: schema193.properties.delivery_method.enum},message:"must be equal to one of the allowed values"};
+const err32 = {instancePath:instancePath+"/data/delivery_method",schemaPath:"components#/$defs/PhysicianOrder/properties/delivery_method/enum",keyword:"enum",params:{allowedValues: schema196.properties.delivery_method.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -20084,7 +20361,7 @@ errors++;
 if(data0.sent_at !== undefined){
 let data10 = data0.sent_at;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err33 = {instancePath:instancePath+"/data/sent_at",schemaPath:"components#/$defs/PhysicianOrder/properties/sent_at/type",keyword:"type",params:{type: schema193.properties.sent_at.type},message:"must be string,null"};
+const err33 = {instancePath:instancePath+"/data/sent_at",schemaPath:"components#/$defs/PhysicianOrder/properties/sent_at/type",keyword:"type",params:{type: schema196.properties.sent_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -20109,7 +20386,7 @@ errors++;
 if(data0.signed_at !== undefined){
 let data11 = data0.signed_at;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err35 = {instancePath:instancePath+"/data/signed_at",schemaPath:"components#/$defs/PhysicianOrder/properties/signed_at/type",keyword:"type",params:{type: schema193.properties.signed_at.type},message:"must be string,null"};
+const err35 = {instancePath:instancePath+"/data/signed_at",schemaPath:"components#/$defs/PhysicianOrder/properties/signed_at/type",keyword:"type",params:{type: schema196.properties.signed_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -20134,7 +20411,7 @@ errors++;
 if(data0.received_at !== undefined){
 let data12 = data0.received_at;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err37 = {instancePath:instancePath+"/data/received_at",schemaPath:"components#/$defs/PhysicianOrder/properties/received_at/type",keyword:"type",params:{type: schema193.properties.received_at.type},message:"must be string,null"};
+const err37 = {instancePath:instancePath+"/data/received_at",schemaPath:"components#/$defs/PhysicianOrder/properties/received_at/type",keyword:"type",params:{type: schema196.properties.received_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -20159,7 +20436,7 @@ errors++;
 if(data0.days_outstanding !== undefined){
 let data13 = data0.days_outstanding;
 if((!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))) && (data13 !== null)){
-const err39 = {instancePath:instancePath+"/data/days_outstanding",schemaPath:"components#/$defs/PhysicianOrder/properties/days_outstanding/type",keyword:"type",params:{type: schema193.properties.days_outstanding.type},message:"must be integer,null"};
+const err39 = {instancePath:instancePath+"/data/days_outstanding",schemaPath:"components#/$defs/PhysicianOrder/properties/days_outstanding/type",keyword:"type",params:{type: schema196.properties.days_outstanding.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -20184,7 +20461,7 @@ errors++;
 if(data0.aging_bucket !== undefined){
 let data14 = data0.aging_bucket;
 if((typeof data14 !== "string") && (data14 !== null)){
-const err41 = {instancePath:instancePath+"/data/aging_bucket",schemaPath:"components#/$defs/PhysicianOrder/properties/aging_bucket/type",keyword:"type",params:{type: schema193.properties.aging_bucket.type},message:"must be string,null"};
+const err41 = {instancePath:instancePath+"/data/aging_bucket",schemaPath:"components#/$defs/PhysicianOrder/properties/aging_bucket/type",keyword:"type",params:{type: schema196.properties.aging_bucket.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -20194,7 +20471,7 @@ vErrors.push(err41);
 errors++;
 }
 if(!((((((data14 === "not_sent") || (data14 === "0_7_days")) || (data14 === "8_14_days")) || (data14 === "15_30_days")) || (data14 === "31_plus_days")) || (data14 === null))){
-const err42 = {instancePath:instancePath+"/data/aging_bucket",schemaPath:"components#/$defs/PhysicianOrder/properties/aging_bucket/enum",keyword:"enum",params:{allowedValues: schema193.properties.aging_bucket.enum},message:"must be equal to one of the allowed values"};
+const err42 = {instancePath:instancePath+"/data/aging_bucket",schemaPath:"components#/$defs/PhysicianOrder/properties/aging_bucket/enum",keyword:"enum",params:{allowedValues: schema196.properties.aging_bucket.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -20244,7 +20521,7 @@ errors++;
 if(data0.days_to_sign !== undefined){
 let data17 = data0.days_to_sign;
 if((!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))) && (data17 !== null)){
-const err46 = {instancePath:instancePath+"/data/days_to_sign",schemaPath:"components#/$defs/PhysicianOrder/properties/days_to_sign/type",keyword:"type",params:{type: schema193.properties.days_to_sign.type},message:"must be integer,null"};
+const err46 = {instancePath:instancePath+"/data/days_to_sign",schemaPath:"components#/$defs/PhysicianOrder/properties/days_to_sign/type",keyword:"type",params:{type: schema196.properties.days_to_sign.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -20304,8 +20581,8 @@ errors++;
 }
 }
 if(data.meta !== undefined){
-if(!(validate190(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate190.errors : vErrors.concat(validate190.errors);
+if(!(validate193(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate193.errors : vErrors.concat(validate193.errors);
 errors = vErrors.length;
 }
 }
@@ -20348,41 +20625,41 @@ vErrors.push(err53);
 }
 errors++;
 }
-validate189.errors = vErrors;
+validate192.errors = vErrors;
 return errors === 0;
 }
-validate189.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate192.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate188(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate191(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate188.evaluated;
+const evaluated0 = validate191.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate189(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate189.errors : vErrors.concat(validate189.errors);
+if(!(validate192(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate192.errors : vErrors.concat(validate192.errors);
 errors = vErrors.length;
 }
-validate188.errors = vErrors;
+validate191.errors = vErrors;
 return errors === 0;
 }
-validate188.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate191.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listWorkingCollectionsStatus200 = validate194;
-const schema202 = {"$ref":"components#/$defs/WorkingCollectionListResponse"};
-const schema203 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/WorkingCollection"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/ListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
-const schema204 = {"type":"object","required":["id","name","purpose","visibility","owner_id","owner_name","owner_role","row_count","updated_at"],"properties":{"id":{"type":"string","description":"Collection id."},"name":{"type":"string","description":"Name."},"purpose":{"type":["string","null"],"description":"What the collection is for, as its owner wrote it."},"visibility":{"type":"string","enum":["agency","editors"],"description":"agency: shared agency-wide; editors: shared with named editors, this extension among them. Personal collections (and those shared with others only) are never listed."},"owner_id":{"type":"string","description":"The owner, a user of the agency: send it as a task's assignee_id (the default for a task related to the collection)."},"owner_name":{"type":"string","description":"The owner's display name: the person who can share the collection or change it; ask them through a task.","x-svc-since":"2"},"owner_role":{"type":"string","enum":["marketer","clinician","reviewer"],"description":"The owner's role in the agency.","x-svc-since":"2"},"row_count":{"type":"integer","description":"Rows in the collection.","minimum":0},"updated_at":{"type":"string","format":"date-time","description":"Last change to the collection or any of its rows."}},"additionalProperties":false,"description":"A working collection: a worksheet the agency keeps (a denial follow-up list, a chart audit list). Working values are supplemental: they never establish clinical or financial facts (a denial amount here is not the remittance, a date here is not the visit); read those from their own routes."};
+export const listWorkingCollectionsStatus200 = validate197;
+const schema205 = {"$ref":"components#/$defs/WorkingCollectionListResponse"};
+const schema206 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/WorkingCollection"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/ListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
+const schema207 = {"type":"object","required":["id","name","purpose","visibility","owner_id","owner_name","owner_role","row_count","updated_at"],"properties":{"id":{"type":"string","description":"Collection id."},"name":{"type":"string","description":"Name."},"purpose":{"type":["string","null"],"description":"What the collection is for, as its owner wrote it."},"visibility":{"type":"string","enum":["agency","editors"],"description":"agency: shared agency-wide; editors: shared with named editors, this extension among them. Personal collections (and those shared with others only) are never listed."},"owner_id":{"type":"string","description":"The owner, a user of the agency: send it as a task's assignee_id (the default for a task related to the collection)."},"owner_name":{"type":"string","description":"The owner's display name: the person who can share the collection or change it; ask them through a task.","x-svc-since":"2"},"owner_role":{"type":"string","enum":["marketer","clinician","reviewer"],"description":"The owner's role in the agency.","x-svc-since":"2"},"row_count":{"type":"integer","description":"Rows in the collection.","minimum":0},"updated_at":{"type":"string","format":"date-time","description":"Last change to the collection or any of its rows."}},"additionalProperties":false,"description":"A working collection: a worksheet the agency keeps (a denial follow-up list, a chart audit list). Working values are supplemental: they never establish clinical or financial facts (a denial amount here is not the remittance, a date here is not the visit); read those from their own routes."};
 const func16 = Object.prototype.hasOwnProperty;
 
-function validate195(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate198(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate195.evaluated;
+const evaluated0 = validate198.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20508,7 +20785,7 @@ vErrors.push(err10);
 errors++;
 }
 for(const key0 in data1){
-if(!(func16.call(schema204.properties, key0))){
+if(!(func16.call(schema207.properties, key0))){
 const err11 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/WorkingCollection/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err11];
@@ -20546,7 +20823,7 @@ errors++;
 if(data1.purpose !== undefined){
 let data4 = data1.purpose;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err14 = {instancePath:instancePath+"/data/" + i0+"/purpose",schemaPath:"components#/$defs/WorkingCollection/properties/purpose/type",keyword:"type",params:{type: schema204.properties.purpose.type},message:"must be string,null"};
+const err14 = {instancePath:instancePath+"/data/" + i0+"/purpose",schemaPath:"components#/$defs/WorkingCollection/properties/purpose/type",keyword:"type",params:{type: schema207.properties.purpose.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -20569,7 +20846,7 @@ vErrors.push(err15);
 errors++;
 }
 if(!((data5 === "agency") || (data5 === "editors"))){
-const err16 = {instancePath:instancePath+"/data/" + i0+"/visibility",schemaPath:"components#/$defs/WorkingCollection/properties/visibility/enum",keyword:"enum",params:{allowedValues: schema204.properties.visibility.enum},message:"must be equal to one of the allowed values"};
+const err16 = {instancePath:instancePath+"/data/" + i0+"/visibility",schemaPath:"components#/$defs/WorkingCollection/properties/visibility/enum",keyword:"enum",params:{allowedValues: schema207.properties.visibility.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -20616,7 +20893,7 @@ vErrors.push(err19);
 errors++;
 }
 if(!(((data8 === "marketer") || (data8 === "clinician")) || (data8 === "reviewer"))){
-const err20 = {instancePath:instancePath+"/data/" + i0+"/owner_role",schemaPath:"components#/$defs/WorkingCollection/properties/owner_role/enum",keyword:"enum",params:{allowedValues: schema204.properties.owner_role.enum},message:"must be equal to one of the allowed values"};
+const err20 = {instancePath:instancePath+"/data/" + i0+"/owner_role",schemaPath:"components#/$defs/WorkingCollection/properties/owner_role/enum",keyword:"enum",params:{allowedValues: schema207.properties.owner_role.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -20745,40 +21022,40 @@ vErrors.push(err29);
 }
 errors++;
 }
-validate195.errors = vErrors;
+validate198.errors = vErrors;
 return errors === 0;
 }
-validate195.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate198.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate194(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate197(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate194.evaluated;
+const evaluated0 = validate197.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate195(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate195.errors : vErrors.concat(validate195.errors);
+if(!(validate198(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate198.errors : vErrors.concat(validate198.errors);
 errors = vErrors.length;
 }
-validate194.errors = vErrors;
+validate197.errors = vErrors;
 return errors === 0;
 }
-validate194.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate197.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listWorkingCollectionRowsStatus200 = validate198;
-const schema206 = {"$ref":"components#/$defs/WorkingCollectionRowListResponse"};
-const schema207 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/WorkingCollectionRow"},"description":"Items of this page."},"meta":{"allOf":[{"$ref":"components#/$defs/ListMeta"},{"type":"object","required":["collection"],"properties":{"collection":{"$ref":"components#/$defs/WorkingCollectionDefinition"}}}]},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
-const schema208 = {"type":"object","required":["id","values","updated_at"],"properties":{"id":{"type":"string","description":"Row id, stable; a task names the row by it (related_resource type working_collection_row, with collection_id)."},"values":{"type":"object","additionalProperties":{"type":["string","number","boolean","null"]},"description":"One value per field of meta.collection.fields, keyed by its stable field id, typed as the field says; null when empty. A stored value that does not fit its field's type (the field was retyped since) is served as null, and the response's warnings name the row and field. Working values are supplemental: they never establish clinical or financial facts (a denial amount here is not the remittance, a date here is not the visit); read those from their own routes.","x-svc-v1-name":"cells"},"updated_at":{"type":"string","format":"date-time","description":"Last change to the row."}},"additionalProperties":false};
+export const listWorkingCollectionRowsStatus200 = validate201;
+const schema209 = {"$ref":"components#/$defs/WorkingCollectionRowListResponse"};
+const schema210 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/WorkingCollectionRow"},"description":"Items of this page."},"meta":{"allOf":[{"$ref":"components#/$defs/ListMeta"},{"type":"object","required":["collection"],"properties":{"collection":{"$ref":"components#/$defs/WorkingCollectionDefinition"}}}]},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
+const schema211 = {"type":"object","required":["id","values","updated_at"],"properties":{"id":{"type":"string","description":"Row id, stable; a task names the row by it (related_resource type working_collection_row, with collection_id)."},"values":{"type":"object","additionalProperties":{"type":["string","number","boolean","null"]},"description":"One value per field of meta.collection.fields, keyed by its stable field id, typed as the field says; null when empty. A stored value that does not fit its field's type (the field was retyped since) is served as null, and the response's warnings name the row and field. Working values are supplemental: they never establish clinical or financial facts (a denial amount here is not the remittance, a date here is not the visit); read those from their own routes.","x-svc-v1-name":"cells"},"updated_at":{"type":"string","format":"date-time","description":"Last change to the row."}},"additionalProperties":false};
 
-function validate199(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate202(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate199.evaluated;
+const evaluated0 = validate202.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20873,7 +21150,7 @@ if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 for(const key1 in data3){
 let data4 = data3[key1];
 if((((typeof data4 !== "string") && (!((typeof data4 == "number") && (isFinite(data4))))) && (typeof data4 !== "boolean")) && (data4 !== null)){
-const err7 = {instancePath:instancePath+"/data/" + i0+"/values/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"components#/$defs/WorkingCollectionRow/properties/values/additionalProperties/type",keyword:"type",params:{type: schema208.properties.values.additionalProperties.type},message:"must be string,number,boolean,null"};
+const err7 = {instancePath:instancePath+"/data/" + i0+"/values/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"components#/$defs/WorkingCollectionRow/properties/values/additionalProperties/type",keyword:"type",params:{type: schema211.properties.values.additionalProperties.type},message:"must be string,number,boolean,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -21018,40 +21295,40 @@ vErrors.push(err17);
 }
 errors++;
 }
-validate199.errors = vErrors;
+validate202.errors = vErrors;
 return errors === 0;
 }
-validate199.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate202.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate198(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate201(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate198.evaluated;
+const evaluated0 = validate201.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate199(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate199.errors : vErrors.concat(validate199.errors);
+if(!(validate202(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate202.errors : vErrors.concat(validate202.errors);
 errors = vErrors.length;
 }
-validate198.errors = vErrors;
+validate201.errors = vErrors;
 return errors === 0;
 }
-validate198.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate201.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const getHhvbpSummaryStatus200 = validate203;
-const schema210 = {"$ref":"components#/$defs/HhvbpSummaryResponse"};
-const schema211 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/HhvbpSummary"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
-const schema212 = {"type":"object","required":["performance_year","payment_year","cohort","measure_count","official_regulator_total_performance_score","official_regulator_payment_adjustment_percent","official_regulator_unavailable_reason","modeled_total_performance_score","modeled_payment_adjustment_percent","measure_set_version","scorable_measure_count","modeled_unavailable_reason","modeled_exchange_function_slope","modeled_statement"],"properties":{"performance_year":{"type":"integer","description":"Performance year."},"payment_year":{"type":"integer","description":"Payment year (performance_year + 2 by default)."},"cohort":{"type":["string","null"],"enum":["larger_volume","smaller_volume",null],"description":"HHVBP volume cohort of the agency in the performance year, as imported."},"measure_count":{"type":"integer","description":"Measures of the agency's cohort in the measure set (the smaller-volume cohort has no HHCAHPS measures).","minimum":0},"official_regulator_total_performance_score":{"type":["number","null"],"description":"Total performance score as published by the regulator (Annual Performance Report), as imported; null when not imported."},"official_regulator_payment_adjustment_percent":{"type":["number","null"],"description":"Adjusted payment percentage as published by the regulator, as imported (percent, -5 to 5); null when not imported."},"official_regulator_published_at":{"type":["string","null"],"format":"date-time","description":"When the regulator published; the service does not record it today, so it is absent."},"official_regulator_unavailable_reason":{"type":["string","null"],"description":"Why the official TPS or adjusted payment percentage is null: report_not_yet_published (the import carries no published figures), insufficient_data (the published report scored fewer than 5 measures, so it has no TPS), official_totals_not_imported (published measure points were imported without the report's totals: re-import with --official-tps and --official-payment-adjustment); null when both are present."},"modeled_total_performance_score":{"type":["number","null"],"description":"Total performance score projected by the service from the imported figures (0 to 100, three decimals): a diagnostic, not a determination; null with modeled_unavailable_reason when fewer than 5 measures are scorable."},"modeled_payment_adjustment_percent":{"type":["number","null"],"description":"Adjusted payment percentage projected from modeled_total_performance_score through the assumed exchange function (percent, -5 to 5, three decimals): a diagnostic, not a determination."},"modeled_as_of":{"type":["string","null"],"format":"date-time","description":"When the figures the projection scores were imported (its data cut-off).","x-svc-since":"2"},"measure_set_version":{"type":"string","description":"The measure set the year is scored with and the rule it comes from, for example `PY2025, CMS-1780-F`."},"scorable_measure_count":{"type":"integer","minimum":0,"description":"Measures with data in both the performance year and the baseline year; a TPS needs at least 5."},"modeled_unavailable_reason":{"type":["string","null"],"enum":["insufficient_data",null],"description":"insufficient_data when fewer than 5 measures are scorable (no modeled TPS); null otherwise."},"modeled_exchange_function_slope":{"type":"number","description":"The exchange-function slope the projection assumes (CMS sets the real one nationally each payment year)."},"modeled_statement":{"type":"string","description":"The plain statement that modeled values are a diagnostic, not a determination (fixed text)."}},"description":"Agency-level HHVBP cycle summary; no patient data."};
+export const getHhvbpSummaryStatus200 = validate206;
+const schema213 = {"$ref":"components#/$defs/HhvbpSummaryResponse"};
+const schema214 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/HhvbpSummary"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+const schema215 = {"type":"object","required":["performance_year","payment_year","cohort","measure_count","official_regulator_total_performance_score","official_regulator_payment_adjustment_percent","official_regulator_unavailable_reason","modeled_total_performance_score","modeled_payment_adjustment_percent","measure_set_version","scorable_measure_count","modeled_unavailable_reason","modeled_exchange_function_slope","modeled_statement"],"properties":{"performance_year":{"type":"integer","description":"Performance year."},"payment_year":{"type":"integer","description":"Payment year (performance_year + 2 by default)."},"cohort":{"type":["string","null"],"enum":["larger_volume","smaller_volume",null],"description":"HHVBP volume cohort of the agency in the performance year, as imported."},"measure_count":{"type":"integer","description":"Measures of the agency's cohort in the measure set (the smaller-volume cohort has no HHCAHPS measures).","minimum":0},"official_regulator_total_performance_score":{"type":["number","null"],"description":"Total performance score as published by the regulator (Annual Performance Report), as imported; null when not imported."},"official_regulator_payment_adjustment_percent":{"type":["number","null"],"description":"Adjusted payment percentage as published by the regulator, as imported (percent, -5 to 5); null when not imported."},"official_regulator_published_at":{"type":["string","null"],"format":"date-time","description":"When the regulator published; the service does not record it today, so it is absent."},"official_regulator_unavailable_reason":{"type":["string","null"],"description":"Why the official TPS or adjusted payment percentage is null: report_not_yet_published (the import carries no published figures), insufficient_data (the published report scored fewer than 5 measures, so it has no TPS), official_totals_not_imported (published measure points were imported without the report's totals: re-import with --official-tps and --official-payment-adjustment); null when both are present."},"modeled_total_performance_score":{"type":["number","null"],"description":"Total performance score projected by the service from the imported figures (0 to 100, three decimals): a diagnostic, not a determination; null with modeled_unavailable_reason when fewer than 5 measures are scorable."},"modeled_payment_adjustment_percent":{"type":["number","null"],"description":"Adjusted payment percentage projected from modeled_total_performance_score through the assumed exchange function (percent, -5 to 5, three decimals): a diagnostic, not a determination."},"modeled_as_of":{"type":["string","null"],"format":"date-time","description":"When the figures the projection scores were imported (its data cut-off).","x-svc-since":"2"},"measure_set_version":{"type":"string","description":"The measure set the year is scored with and the rule it comes from, for example `PY2025, CMS-1780-F`."},"scorable_measure_count":{"type":"integer","minimum":0,"description":"Measures with data in both the performance year and the baseline year; a TPS needs at least 5."},"modeled_unavailable_reason":{"type":["string","null"],"enum":["insufficient_data",null],"description":"insufficient_data when fewer than 5 measures are scorable (no modeled TPS); null otherwise."},"modeled_exchange_function_slope":{"type":"number","description":"The exchange-function slope the projection assumes (CMS sets the real one nationally each payment year)."},"modeled_statement":{"type":"string","description":"The plain statement that modeled values are a diagnostic, not a determination (fixed text)."}},"description":"Agency-level HHVBP cycle summary; no patient data."};
 
-function validate204(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate207(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate204.evaluated;
+const evaluated0 = validate207.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21241,7 +21518,7 @@ errors++;
 if(data0.cohort !== undefined){
 let data3 = data0.cohort;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err17 = {instancePath:instancePath+"/data/cohort",schemaPath:"components#/$defs/HhvbpSummary/properties/cohort/type",keyword:"type",params:{type: schema212.properties.cohort.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/data/cohort",schemaPath:"components#/$defs/HhvbpSummary/properties/cohort/type",keyword:"type",params:{type: schema215.properties.cohort.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -21251,7 +21528,7 @@ vErrors.push(err17);
 errors++;
 }
 if(!(((data3 === "larger_volume") || (data3 === "smaller_volume")) || (data3 === null))){
-const err18 = {instancePath:instancePath+"/data/cohort",schemaPath:"components#/$defs/HhvbpSummary/properties/cohort/enum",keyword:"enum",params:{allowedValues: schema212.properties.cohort.enum},message:"must be equal to one of the allowed values"};
+const err18 = {instancePath:instancePath+"/data/cohort",schemaPath:"components#/$defs/HhvbpSummary/properties/cohort/enum",keyword:"enum",params:{allowedValues: schema215.properties.cohort.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -21289,7 +21566,7 @@ errors++;
 if(data0.official_regulator_total_performance_score !== undefined){
 let data5 = data0.official_regulator_total_performance_score;
 if((!((typeof data5 == "number") && (isFinite(data5)))) && (data5 !== null)){
-const err21 = {instancePath:instancePath+"/data/official_regulator_total_performance_score",schemaPath:"components#/$defs/HhvbpSummary/properties/official_regulator_total_performance_score/type",keyword:"type",params:{type: schema212.properties.official_regulator_total_performance_score.type},message:"must be number,null"};
+const err21 = {instancePath:instancePath+"/data/official_regulator_total_performance_score",schemaPath:"components#/$defs/HhvbpSummary/properties/official_regulator_total_performance_score/type",keyword:"type",params:{type: schema215.properties.official_regulator_total_performance_score.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -21302,7 +21579,7 @@ errors++;
 if(data0.official_regulator_payment_adjustment_percent !== undefined){
 let data6 = data0.official_regulator_payment_adjustment_percent;
 if((!((typeof data6 == "number") && (isFinite(data6)))) && (data6 !== null)){
-const err22 = {instancePath:instancePath+"/data/official_regulator_payment_adjustment_percent",schemaPath:"components#/$defs/HhvbpSummary/properties/official_regulator_payment_adjustment_percent/type",keyword:"type",params:{type: schema212.properties.official_regulator_payment_adjustment_percent.type},message:"must be number,null"};
+const err22 = {instancePath:instancePath+"/data/official_regulator_payment_adjustment_percent",schemaPath:"components#/$defs/HhvbpSummary/properties/official_regulator_payment_adjustment_percent/type",keyword:"type",params:{type: schema215.properties.official_regulator_payment_adjustment_percent.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -21315,7 +21592,7 @@ errors++;
 if(data0.official_regulator_published_at !== undefined){
 let data7 = data0.official_regulator_published_at;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err23 = {instancePath:instancePath+"/data/official_regulator_published_at",schemaPath:"components#/$defs/HhvbpSummary/properties/official_regulator_published_at/type",keyword:"type",params:{type: schema212.properties.official_regulator_published_at.type},message:"must be string,null"};
+const err23 = {instancePath:instancePath+"/data/official_regulator_published_at",schemaPath:"components#/$defs/HhvbpSummary/properties/official_regulator_published_at/type",keyword:"type",params:{type: schema215.properties.official_regulator_published_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -21340,7 +21617,7 @@ errors++;
 if(data0.official_regulator_unavailable_reason !== undefined){
 let data8 = data0.official_regulator_unavailable_reason;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err25 = {instancePath:instancePath+"/data/official_regulator_unavailable_reason",schemaPath:"components#/$defs/HhvbpSummary/properties/official_regulator_unavailable_reason/type",keyword:"type",params:{type: schema212.properties.official_regulator_unavailable_reason.type},message:"must be string,null"};
+const err25 = {instancePath:instancePath+"/data/official_regulator_unavailable_reason",schemaPath:"components#/$defs/HhvbpSummary/properties/official_regulator_unavailable_reason/type",keyword:"type",params:{type: schema215.properties.official_regulator_unavailable_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -21353,7 +21630,7 @@ errors++;
 if(data0.modeled_total_performance_score !== undefined){
 let data9 = data0.modeled_total_performance_score;
 if((!((typeof data9 == "number") && (isFinite(data9)))) && (data9 !== null)){
-const err26 = {instancePath:instancePath+"/data/modeled_total_performance_score",schemaPath:"components#/$defs/HhvbpSummary/properties/modeled_total_performance_score/type",keyword:"type",params:{type: schema212.properties.modeled_total_performance_score.type},message:"must be number,null"};
+const err26 = {instancePath:instancePath+"/data/modeled_total_performance_score",schemaPath:"components#/$defs/HhvbpSummary/properties/modeled_total_performance_score/type",keyword:"type",params:{type: schema215.properties.modeled_total_performance_score.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -21366,7 +21643,7 @@ errors++;
 if(data0.modeled_payment_adjustment_percent !== undefined){
 let data10 = data0.modeled_payment_adjustment_percent;
 if((!((typeof data10 == "number") && (isFinite(data10)))) && (data10 !== null)){
-const err27 = {instancePath:instancePath+"/data/modeled_payment_adjustment_percent",schemaPath:"components#/$defs/HhvbpSummary/properties/modeled_payment_adjustment_percent/type",keyword:"type",params:{type: schema212.properties.modeled_payment_adjustment_percent.type},message:"must be number,null"};
+const err27 = {instancePath:instancePath+"/data/modeled_payment_adjustment_percent",schemaPath:"components#/$defs/HhvbpSummary/properties/modeled_payment_adjustment_percent/type",keyword:"type",params:{type: schema215.properties.modeled_payment_adjustment_percent.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -21379,7 +21656,7 @@ errors++;
 if(data0.modeled_as_of !== undefined){
 let data11 = data0.modeled_as_of;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err28 = {instancePath:instancePath+"/data/modeled_as_of",schemaPath:"components#/$defs/HhvbpSummary/properties/modeled_as_of/type",keyword:"type",params:{type: schema212.properties.modeled_as_of.type},message:"must be string,null"};
+const err28 = {instancePath:instancePath+"/data/modeled_as_of",schemaPath:"components#/$defs/HhvbpSummary/properties/modeled_as_of/type",keyword:"type",params:{type: schema215.properties.modeled_as_of.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -21441,7 +21718,7 @@ errors++;
 if(data0.modeled_unavailable_reason !== undefined){
 let data14 = data0.modeled_unavailable_reason;
 if((typeof data14 !== "string") && (data14 !== null)){
-const err33 = {instancePath:instancePath+"/data/modeled_unavailable_reason",schemaPath:"components#/$defs/HhvbpSummary/properties/modeled_unavailable_reason/type",keyword:"type",params:{type: schema212.properties.modeled_unavailable_reason.type},message:"must be string,null"};
+const err33 = {instancePath:instancePath+"/data/modeled_unavailable_reason",schemaPath:"components#/$defs/HhvbpSummary/properties/modeled_unavailable_reason/type",keyword:"type",params:{type: schema215.properties.modeled_unavailable_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -21451,7 +21728,7 @@ vErrors.push(err33);
 errors++;
 }
 if(!((data14 === "insufficient_data") || (data14 === null))){
-const err34 = {instancePath:instancePath+"/data/modeled_unavailable_reason",schemaPath:"components#/$defs/HhvbpSummary/properties/modeled_unavailable_reason/enum",keyword:"enum",params:{allowedValues: schema212.properties.modeled_unavailable_reason.enum},message:"must be equal to one of the allowed values"};
+const err34 = {instancePath:instancePath+"/data/modeled_unavailable_reason",schemaPath:"components#/$defs/HhvbpSummary/properties/modeled_unavailable_reason/enum",keyword:"enum",params:{allowedValues: schema215.properties.modeled_unavailable_reason.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -21543,40 +21820,40 @@ vErrors.push(err40);
 }
 errors++;
 }
-validate204.errors = vErrors;
+validate207.errors = vErrors;
 return errors === 0;
 }
-validate204.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate207.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate203(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate206(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate203.evaluated;
+const evaluated0 = validate206.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate204(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate204.errors : vErrors.concat(validate204.errors);
+if(!(validate207(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate207.errors : vErrors.concat(validate207.errors);
 errors = vErrors.length;
 }
-validate203.errors = vErrors;
+validate206.errors = vErrors;
 return errors === 0;
 }
-validate203.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate206.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listHhvbpMeasuresStatus200 = validate207;
-const schema214 = {"$ref":"components#/$defs/HhvbpMeasureListResponse"};
-const schema215 = {"type":"object","required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/HhvbpMeasure"},"description":"Measures."},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
-const schema216 = {"type":"object","required":["measure_id","name","category","official_regulator_score","official_regulator_unavailable_reason","modeled_score","direction","weight","modeled_agency_value","achievement_threshold","benchmark","baseline_value","official_regulator_achievement_points","official_regulator_improvement_points","official_regulator_weight","modeled_achievement_points","modeled_improvement_points","modeled_weight","modeled_unscorable_reason"],"properties":{"measure_id":{"type":"string","description":"Measure id of the measure set (for example DYSPNEA, PPH, HHCAHPS_OVERALL).","x-svc-v1-name":"code"},"name":{"type":"string","description":"Measure name, as the measure set (and the rule) names it."},"category":{"type":"string","enum":["oasis","claims","hhcahps"],"description":"Measure category (data source): OASIS-based, claims-based or HHCAHPS survey-based."},"official_regulator_score":{"type":["number","null"],"description":"Care points (the higher of achievement and improvement points) as published by the regulator, as imported; null when not published for this measure."},"official_regulator_achievement_points":{"type":["number","null"],"description":"Achievement points as published by the regulator, as imported; null when not published."},"official_regulator_improvement_points":{"type":["number","null"],"description":"Improvement points as published by the regulator, as imported; null when not published."},"official_regulator_unavailable_reason":{"type":["string","null"],"description":"Why the official points are null: report_not_yet_published (the import carries no published points), insufficient_data (the published report gives this measure no points: the agency lacked the minimum data); null when published."},"modeled_score":{"type":["number","null"],"description":"Care points projected by the service (0 to 10, three decimals): a diagnostic, not a determination; null below the minimum data."},"modeled_agency_value":{"type":["number","null"],"description":"The agency's measure value in the performance year, as imported: the value the projection scores; null below the minimum data.","x-svc-since":"2"},"achievement_threshold":{"type":["number","null"],"description":"Cohort achievement threshold (median of agencies in the Model baseline year), as imported."},"benchmark":{"type":["number","null"],"description":"Cohort benchmark (mean of the top decile in the Model baseline year), as imported."},"direction":{"type":"string","enum":["higher_is_better","lower_is_better"],"description":"Whether a higher value is better; lower-is-better measures (hospitalization, emergency use) are scored on the reversed scale."},"weight":{"type":"number","description":"The measure's weight in the cohort before redistribution, as a fraction (0.06 for 6 %)."},"baseline_value":{"type":["number","null"],"description":"The agency's value in its baseline year, as imported; null below the minimum data."},"official_regulator_weight":{"type":["number","null"],"description":"The measure's weight in the agency's TPS as published by the regulator (after redistribution), as imported; null when not published."},"modeled_achievement_points":{"type":["number","null"],"description":"Achievement points projected by the service (0 to 10); null below the minimum data."},"modeled_improvement_points":{"type":["number","null"],"description":"Improvement points projected by the service (0 to 9); null below the minimum data."},"modeled_weight":{"type":["number","null"],"description":"The measure's share of the modeled TPS after redistribution (five decimals); null when it is not scorable or there is no modeled TPS."},"modeled_unscorable_reason":{"type":["string","null"],"enum":["below_minimum_data_performance_year","below_minimum_data_baseline_year",null],"description":"Why the measure has no modeled points: the agency lacked the minimum data in the performance year or in its baseline year; null when scored."}},"description":"One measure of the agency's HHVBP cycle: the imported figures, the regulator's published points and the modeled ones. No patient data."};
+export const listHhvbpMeasuresStatus200 = validate210;
+const schema217 = {"$ref":"components#/$defs/HhvbpMeasureListResponse"};
+const schema218 = {"type":"object","required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/HhvbpMeasure"},"description":"Measures."},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+const schema219 = {"type":"object","required":["measure_id","name","category","official_regulator_score","official_regulator_unavailable_reason","modeled_score","direction","weight","modeled_agency_value","achievement_threshold","benchmark","baseline_value","official_regulator_achievement_points","official_regulator_improvement_points","official_regulator_weight","modeled_achievement_points","modeled_improvement_points","modeled_weight","modeled_unscorable_reason"],"properties":{"measure_id":{"type":"string","description":"Measure id of the measure set (for example DYSPNEA, PPH, HHCAHPS_OVERALL).","x-svc-v1-name":"code"},"name":{"type":"string","description":"Measure name, as the measure set (and the rule) names it."},"category":{"type":"string","enum":["oasis","claims","hhcahps"],"description":"Measure category (data source): OASIS-based, claims-based or HHCAHPS survey-based."},"official_regulator_score":{"type":["number","null"],"description":"Care points (the higher of achievement and improvement points) as published by the regulator, as imported; null when not published for this measure."},"official_regulator_achievement_points":{"type":["number","null"],"description":"Achievement points as published by the regulator, as imported; null when not published."},"official_regulator_improvement_points":{"type":["number","null"],"description":"Improvement points as published by the regulator, as imported; null when not published."},"official_regulator_unavailable_reason":{"type":["string","null"],"description":"Why the official points are null: report_not_yet_published (the import carries no published points), insufficient_data (the published report gives this measure no points: the agency lacked the minimum data); null when published."},"modeled_score":{"type":["number","null"],"description":"Care points projected by the service (0 to 10, three decimals): a diagnostic, not a determination; null below the minimum data."},"modeled_agency_value":{"type":["number","null"],"description":"The agency's measure value in the performance year, as imported: the value the projection scores; null below the minimum data.","x-svc-since":"2"},"achievement_threshold":{"type":["number","null"],"description":"Cohort achievement threshold (median of agencies in the Model baseline year), as imported."},"benchmark":{"type":["number","null"],"description":"Cohort benchmark (mean of the top decile in the Model baseline year), as imported."},"direction":{"type":"string","enum":["higher_is_better","lower_is_better"],"description":"Whether a higher value is better; lower-is-better measures (hospitalization, emergency use) are scored on the reversed scale."},"weight":{"type":"number","description":"The measure's weight in the cohort before redistribution, as a fraction (0.06 for 6 %)."},"baseline_value":{"type":["number","null"],"description":"The agency's value in its baseline year, as imported; null below the minimum data."},"official_regulator_weight":{"type":["number","null"],"description":"The measure's weight in the agency's TPS as published by the regulator (after redistribution), as imported; null when not published."},"modeled_achievement_points":{"type":["number","null"],"description":"Achievement points projected by the service (0 to 10); null below the minimum data."},"modeled_improvement_points":{"type":["number","null"],"description":"Improvement points projected by the service (0 to 9); null below the minimum data."},"modeled_weight":{"type":["number","null"],"description":"The measure's share of the modeled TPS after redistribution (five decimals); null when it is not scorable or there is no modeled TPS."},"modeled_unscorable_reason":{"type":["string","null"],"enum":["below_minimum_data_performance_year","below_minimum_data_baseline_year",null],"description":"Why the measure has no modeled points: the agency lacked the minimum data in the performance year or in its baseline year; null when scored."}},"description":"One measure of the agency's HHVBP cycle: the imported figures, the regulator's published points and the modeled ones. No patient data."};
 
-function validate208(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate211(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate208.evaluated;
+const evaluated0 = validate211.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21828,7 +22105,7 @@ vErrors.push(err22);
 errors++;
 }
 if(!(((data4 === "oasis") || (data4 === "claims")) || (data4 === "hhcahps"))){
-const err23 = {instancePath:instancePath+"/data/" + i0+"/category",schemaPath:"components#/$defs/HhvbpMeasure/properties/category/enum",keyword:"enum",params:{allowedValues: schema216.properties.category.enum},message:"must be equal to one of the allowed values"};
+const err23 = {instancePath:instancePath+"/data/" + i0+"/category",schemaPath:"components#/$defs/HhvbpMeasure/properties/category/enum",keyword:"enum",params:{allowedValues: schema219.properties.category.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -21841,7 +22118,7 @@ errors++;
 if(data1.official_regulator_score !== undefined){
 let data5 = data1.official_regulator_score;
 if((!((typeof data5 == "number") && (isFinite(data5)))) && (data5 !== null)){
-const err24 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_score",schemaPath:"components#/$defs/HhvbpMeasure/properties/official_regulator_score/type",keyword:"type",params:{type: schema216.properties.official_regulator_score.type},message:"must be number,null"};
+const err24 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_score",schemaPath:"components#/$defs/HhvbpMeasure/properties/official_regulator_score/type",keyword:"type",params:{type: schema219.properties.official_regulator_score.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -21854,7 +22131,7 @@ errors++;
 if(data1.official_regulator_achievement_points !== undefined){
 let data6 = data1.official_regulator_achievement_points;
 if((!((typeof data6 == "number") && (isFinite(data6)))) && (data6 !== null)){
-const err25 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_achievement_points",schemaPath:"components#/$defs/HhvbpMeasure/properties/official_regulator_achievement_points/type",keyword:"type",params:{type: schema216.properties.official_regulator_achievement_points.type},message:"must be number,null"};
+const err25 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_achievement_points",schemaPath:"components#/$defs/HhvbpMeasure/properties/official_regulator_achievement_points/type",keyword:"type",params:{type: schema219.properties.official_regulator_achievement_points.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -21867,7 +22144,7 @@ errors++;
 if(data1.official_regulator_improvement_points !== undefined){
 let data7 = data1.official_regulator_improvement_points;
 if((!((typeof data7 == "number") && (isFinite(data7)))) && (data7 !== null)){
-const err26 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_improvement_points",schemaPath:"components#/$defs/HhvbpMeasure/properties/official_regulator_improvement_points/type",keyword:"type",params:{type: schema216.properties.official_regulator_improvement_points.type},message:"must be number,null"};
+const err26 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_improvement_points",schemaPath:"components#/$defs/HhvbpMeasure/properties/official_regulator_improvement_points/type",keyword:"type",params:{type: schema219.properties.official_regulator_improvement_points.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -21880,7 +22157,7 @@ errors++;
 if(data1.official_regulator_unavailable_reason !== undefined){
 let data8 = data1.official_regulator_unavailable_reason;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err27 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_unavailable_reason",schemaPath:"components#/$defs/HhvbpMeasure/properties/official_regulator_unavailable_reason/type",keyword:"type",params:{type: schema216.properties.official_regulator_unavailable_reason.type},message:"must be string,null"};
+const err27 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_unavailable_reason",schemaPath:"components#/$defs/HhvbpMeasure/properties/official_regulator_unavailable_reason/type",keyword:"type",params:{type: schema219.properties.official_regulator_unavailable_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -21893,7 +22170,7 @@ errors++;
 if(data1.modeled_score !== undefined){
 let data9 = data1.modeled_score;
 if((!((typeof data9 == "number") && (isFinite(data9)))) && (data9 !== null)){
-const err28 = {instancePath:instancePath+"/data/" + i0+"/modeled_score",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_score/type",keyword:"type",params:{type: schema216.properties.modeled_score.type},message:"must be number,null"};
+const err28 = {instancePath:instancePath+"/data/" + i0+"/modeled_score",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_score/type",keyword:"type",params:{type: schema219.properties.modeled_score.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -21906,7 +22183,7 @@ errors++;
 if(data1.modeled_agency_value !== undefined){
 let data10 = data1.modeled_agency_value;
 if((!((typeof data10 == "number") && (isFinite(data10)))) && (data10 !== null)){
-const err29 = {instancePath:instancePath+"/data/" + i0+"/modeled_agency_value",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_agency_value/type",keyword:"type",params:{type: schema216.properties.modeled_agency_value.type},message:"must be number,null"};
+const err29 = {instancePath:instancePath+"/data/" + i0+"/modeled_agency_value",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_agency_value/type",keyword:"type",params:{type: schema219.properties.modeled_agency_value.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -21919,7 +22196,7 @@ errors++;
 if(data1.achievement_threshold !== undefined){
 let data11 = data1.achievement_threshold;
 if((!((typeof data11 == "number") && (isFinite(data11)))) && (data11 !== null)){
-const err30 = {instancePath:instancePath+"/data/" + i0+"/achievement_threshold",schemaPath:"components#/$defs/HhvbpMeasure/properties/achievement_threshold/type",keyword:"type",params:{type: schema216.properties.achievement_threshold.type},message:"must be number,null"};
+const err30 = {instancePath:instancePath+"/data/" + i0+"/achievement_threshold",schemaPath:"components#/$defs/HhvbpMeasure/properties/achievement_threshold/type",keyword:"type",params:{type: schema219.properties.achievement_threshold.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -21932,7 +22209,7 @@ errors++;
 if(data1.benchmark !== undefined){
 let data12 = data1.benchmark;
 if((!((typeof data12 == "number") && (isFinite(data12)))) && (data12 !== null)){
-const err31 = {instancePath:instancePath+"/data/" + i0+"/benchmark",schemaPath:"components#/$defs/HhvbpMeasure/properties/benchmark/type",keyword:"type",params:{type: schema216.properties.benchmark.type},message:"must be number,null"};
+const err31 = {instancePath:instancePath+"/data/" + i0+"/benchmark",schemaPath:"components#/$defs/HhvbpMeasure/properties/benchmark/type",keyword:"type",params:{type: schema219.properties.benchmark.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -21955,7 +22232,7 @@ vErrors.push(err32);
 errors++;
 }
 if(!((data13 === "higher_is_better") || (data13 === "lower_is_better"))){
-const err33 = {instancePath:instancePath+"/data/" + i0+"/direction",schemaPath:"components#/$defs/HhvbpMeasure/properties/direction/enum",keyword:"enum",params:{allowedValues: schema216.properties.direction.enum},message:"must be equal to one of the allowed values"};
+const err33 = {instancePath:instancePath+"/data/" + i0+"/direction",schemaPath:"components#/$defs/HhvbpMeasure/properties/direction/enum",keyword:"enum",params:{allowedValues: schema219.properties.direction.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -21981,7 +22258,7 @@ errors++;
 if(data1.baseline_value !== undefined){
 let data15 = data1.baseline_value;
 if((!((typeof data15 == "number") && (isFinite(data15)))) && (data15 !== null)){
-const err35 = {instancePath:instancePath+"/data/" + i0+"/baseline_value",schemaPath:"components#/$defs/HhvbpMeasure/properties/baseline_value/type",keyword:"type",params:{type: schema216.properties.baseline_value.type},message:"must be number,null"};
+const err35 = {instancePath:instancePath+"/data/" + i0+"/baseline_value",schemaPath:"components#/$defs/HhvbpMeasure/properties/baseline_value/type",keyword:"type",params:{type: schema219.properties.baseline_value.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -21994,7 +22271,7 @@ errors++;
 if(data1.official_regulator_weight !== undefined){
 let data16 = data1.official_regulator_weight;
 if((!((typeof data16 == "number") && (isFinite(data16)))) && (data16 !== null)){
-const err36 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_weight",schemaPath:"components#/$defs/HhvbpMeasure/properties/official_regulator_weight/type",keyword:"type",params:{type: schema216.properties.official_regulator_weight.type},message:"must be number,null"};
+const err36 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_weight",schemaPath:"components#/$defs/HhvbpMeasure/properties/official_regulator_weight/type",keyword:"type",params:{type: schema219.properties.official_regulator_weight.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -22007,7 +22284,7 @@ errors++;
 if(data1.modeled_achievement_points !== undefined){
 let data17 = data1.modeled_achievement_points;
 if((!((typeof data17 == "number") && (isFinite(data17)))) && (data17 !== null)){
-const err37 = {instancePath:instancePath+"/data/" + i0+"/modeled_achievement_points",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_achievement_points/type",keyword:"type",params:{type: schema216.properties.modeled_achievement_points.type},message:"must be number,null"};
+const err37 = {instancePath:instancePath+"/data/" + i0+"/modeled_achievement_points",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_achievement_points/type",keyword:"type",params:{type: schema219.properties.modeled_achievement_points.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -22020,7 +22297,7 @@ errors++;
 if(data1.modeled_improvement_points !== undefined){
 let data18 = data1.modeled_improvement_points;
 if((!((typeof data18 == "number") && (isFinite(data18)))) && (data18 !== null)){
-const err38 = {instancePath:instancePath+"/data/" + i0+"/modeled_improvement_points",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_improvement_points/type",keyword:"type",params:{type: schema216.properties.modeled_improvement_points.type},message:"must be number,null"};
+const err38 = {instancePath:instancePath+"/data/" + i0+"/modeled_improvement_points",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_improvement_points/type",keyword:"type",params:{type: schema219.properties.modeled_improvement_points.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -22033,7 +22310,7 @@ errors++;
 if(data1.modeled_weight !== undefined){
 let data19 = data1.modeled_weight;
 if((!((typeof data19 == "number") && (isFinite(data19)))) && (data19 !== null)){
-const err39 = {instancePath:instancePath+"/data/" + i0+"/modeled_weight",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_weight/type",keyword:"type",params:{type: schema216.properties.modeled_weight.type},message:"must be number,null"};
+const err39 = {instancePath:instancePath+"/data/" + i0+"/modeled_weight",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_weight/type",keyword:"type",params:{type: schema219.properties.modeled_weight.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -22046,7 +22323,7 @@ errors++;
 if(data1.modeled_unscorable_reason !== undefined){
 let data20 = data1.modeled_unscorable_reason;
 if((typeof data20 !== "string") && (data20 !== null)){
-const err40 = {instancePath:instancePath+"/data/" + i0+"/modeled_unscorable_reason",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_unscorable_reason/type",keyword:"type",params:{type: schema216.properties.modeled_unscorable_reason.type},message:"must be string,null"};
+const err40 = {instancePath:instancePath+"/data/" + i0+"/modeled_unscorable_reason",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_unscorable_reason/type",keyword:"type",params:{type: schema219.properties.modeled_unscorable_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -22056,7 +22333,7 @@ vErrors.push(err40);
 errors++;
 }
 if(!(((data20 === "below_minimum_data_performance_year") || (data20 === "below_minimum_data_baseline_year")) || (data20 === null))){
-const err41 = {instancePath:instancePath+"/data/" + i0+"/modeled_unscorable_reason",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_unscorable_reason/enum",keyword:"enum",params:{allowedValues: schema216.properties.modeled_unscorable_reason.enum},message:"must be equal to one of the allowed values"};
+const err41 = {instancePath:instancePath+"/data/" + i0+"/modeled_unscorable_reason",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_unscorable_reason/enum",keyword:"enum",params:{allowedValues: schema219.properties.modeled_unscorable_reason.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -22135,39 +22412,39 @@ vErrors.push(err46);
 }
 errors++;
 }
-validate208.errors = vErrors;
+validate211.errors = vErrors;
 return errors === 0;
 }
-validate208.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate211.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate207(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate210(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate207.evaluated;
+const evaluated0 = validate210.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate208(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate208.errors : vErrors.concat(validate208.errors);
+if(!(validate211(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate211.errors : vErrors.concat(validate211.errors);
 errors = vErrors.length;
 }
-validate207.errors = vErrors;
+validate210.errors = vErrors;
 return errors === 0;
 }
-validate207.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate210.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const issueTokenBody = validate211;
-const schema218 = {"$ref":"components#/$defs/TokenRequest"};
-const schema219 = {"type":"object","required":["grant_type"],"additionalProperties":false,"description":"client_credentials request (spec 5.2). Also accepted as application/x-www-form-urlencoded (RFC 6749 4.4.2), with client_id/client_secret in the body or by HTTP Basic (RFC 6749 2.3.1), not both. client_id, client_secret, agency_id and phi_mode are optional in the schema only because HTTP Basic replaces the first two and a missing phi_mode has its own code: the service requires agency_id (400 invalid_request when absent) and phi_mode (PLATFORM_PHI_MODE_REQUIRED).","properties":{"grant_type":{"type":"string","const":"client_credentials","description":"Only client_credentials."},"client_id":{"type":"string","description":"Client id of the integration (or HTTP Basic user)."},"client_secret":{"type":"string","description":"Client secret (or HTTP Basic password)."},"agency_id":{"type":"string","description":"Agency the token is for."},"phi_mode":{"type":"string","description":"no_phi or a PHI mode permitted to the integration (phi). Required; sent explicitly."},"scope":{"type":"string","description":"Space-separated subset of the granted scopes; defaults to all granted. Never expands access."}}};
+export const issueTokenBody = validate214;
+const schema221 = {"$ref":"components#/$defs/TokenRequest"};
+const schema222 = {"type":"object","required":["grant_type"],"additionalProperties":false,"description":"client_credentials request (spec 5.2). Also accepted as application/x-www-form-urlencoded (RFC 6749 4.4.2), with client_id/client_secret in the body or by HTTP Basic (RFC 6749 2.3.1), not both. client_id, client_secret and phi_mode are optional in the schema only because HTTP Basic replaces the first two and a missing phi_mode has its own code (PLATFORM_PHI_MODE_REQUIRED): the service requires phi_mode. agency_id may be left out: the token is then for the agency the integration belongs to, so that stock OAuth clients, which send only fixed extra parameters, can ask for one.","properties":{"grant_type":{"type":"string","const":"client_credentials","description":"Only client_credentials."},"client_id":{"type":"string","description":"Client id of the integration (or HTTP Basic user)."},"client_secret":{"type":"string","description":"Client secret (or HTTP Basic password)."},"agency_id":{"type":"string","description":"Agency the token is for; when sent it must be the integration's own agency (anything else is the same 401 invalid_client). Default: the integration's agency."},"phi_mode":{"type":"string","description":"no_phi or a PHI mode permitted to the integration (phi). Required; sent explicitly."},"scope":{"type":"string","description":"Space-separated subset of the granted scopes; defaults to all granted. Never expands access."}}};
 
-function validate211(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate214(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate211.evaluated;
+const evaluated0 = validate214.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22291,20 +22568,20 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate211.errors = vErrors;
+validate214.errors = vErrors;
 return errors === 0;
 }
-validate211.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate214.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const issueTokenStatus200 = validate212;
-const schema220 = {"$ref":"components#/$defs/TokenResponse"};
-const schema221 = {"type":"object","required":["access_token","token_type","expires_in","scope","agency_id","extension_id","phi_mode","data"],"properties":{"access_token":{"type":"string","description":"JWT bearer token."},"token_type":{"type":"string","const":"Bearer","description":"Always Bearer."},"expires_in":{"type":"integer","description":"Seconds until expiry; renew by repeating client_credentials.","minimum":1},"scope":{"type":"string","description":"Space-separated granted scopes."},"agency_id":{"type":"string","description":"Agency."},"extension_id":{"type":"string","description":"Extension principal."},"phi_mode":{"type":"string","enum":["no_phi","phi"],"description":"PHI mode of the session."},"data":{"$ref":"components#/$defs/Token"}},"description":"RFC 6749 5.1 fields at the top level, where OAuth client libraries read them, and the same object in `data` for envelope readers."};
-const schema222 = {"type":"object","required":["access_token","token_type","expires_in","scope","agency_id","extension_id","phi_mode"],"properties":{"access_token":{"type":"string","description":"JWT bearer token."},"token_type":{"type":"string","const":"Bearer","description":"Always Bearer."},"expires_in":{"type":"integer","description":"Seconds until expiry; renew by repeating client_credentials.","minimum":1},"scope":{"type":"string","description":"Space-separated granted scopes."},"agency_id":{"type":"string","description":"Agency."},"extension_id":{"type":"string","description":"Extension principal."},"phi_mode":{"type":"string","enum":["no_phi","phi"],"description":"PHI mode of the session."}},"description":"Token response (spec 2.7). No refresh token is returned."};
+export const issueTokenStatus200 = validate215;
+const schema223 = {"$ref":"components#/$defs/TokenResponse"};
+const schema224 = {"type":"object","required":["access_token","token_type","expires_in","scope","agency_id","extension_id","phi_mode","data"],"properties":{"access_token":{"type":"string","description":"JWT bearer token."},"token_type":{"type":"string","const":"Bearer","description":"Always Bearer."},"expires_in":{"type":"integer","description":"Seconds until expiry; renew by repeating client_credentials.","minimum":1},"scope":{"type":"string","description":"Space-separated granted scopes."},"agency_id":{"type":"string","description":"Agency."},"extension_id":{"type":"string","description":"Extension principal."},"phi_mode":{"type":"string","enum":["no_phi","phi"],"description":"PHI mode of the session."},"data":{"$ref":"components#/$defs/Token"}},"description":"RFC 6749 5.1 fields at the top level, where OAuth client libraries read them, and the same object in `data` for envelope readers."};
+const schema225 = {"type":"object","required":["access_token","token_type","expires_in","scope","agency_id","extension_id","phi_mode"],"properties":{"access_token":{"type":"string","description":"JWT bearer token."},"token_type":{"type":"string","const":"Bearer","description":"Always Bearer."},"expires_in":{"type":"integer","description":"Seconds until expiry; renew by repeating client_credentials.","minimum":1},"scope":{"type":"string","description":"Space-separated granted scopes."},"agency_id":{"type":"string","description":"Agency."},"extension_id":{"type":"string","description":"Extension principal."},"phi_mode":{"type":"string","enum":["no_phi","phi"],"description":"PHI mode of the session."}},"description":"Token response (spec 2.7). No refresh token is returned."};
 
-function validate213(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate216(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate213.evaluated;
+const evaluated0 = validate216.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22501,7 +22778,7 @@ vErrors.push(err16);
 errors++;
 }
 if(!((data6 === "no_phi") || (data6 === "phi"))){
-const err17 = {instancePath:instancePath+"/phi_mode",schemaPath:"#/properties/phi_mode/enum",keyword:"enum",params:{allowedValues: schema221.properties.phi_mode.enum},message:"must be equal to one of the allowed values"};
+const err17 = {instancePath:instancePath+"/phi_mode",schemaPath:"#/properties/phi_mode/enum",keyword:"enum",params:{allowedValues: schema224.properties.phi_mode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -22693,7 +22970,7 @@ vErrors.push(err33);
 errors++;
 }
 if(!((data14 === "no_phi") || (data14 === "phi"))){
-const err34 = {instancePath:instancePath+"/data/phi_mode",schemaPath:"components#/$defs/Token/properties/phi_mode/enum",keyword:"enum",params:{allowedValues: schema222.properties.phi_mode.enum},message:"must be equal to one of the allowed values"};
+const err34 = {instancePath:instancePath+"/data/phi_mode",schemaPath:"components#/$defs/Token/properties/phi_mode/enum",keyword:"enum",params:{allowedValues: schema225.properties.phi_mode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -22726,287 +23003,10 @@ vErrors.push(err36);
 }
 errors++;
 }
-validate213.errors = vErrors;
-return errors === 0;
-}
-validate213.evaluated = {"props":{"access_token":true,"token_type":true,"expires_in":true,"scope":true,"agency_id":true,"extension_id":true,"phi_mode":true,"data":true},"dynamicProps":false,"dynamicItems":false};
-
-
-function validate212(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate212.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate213(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate213.errors : vErrors.concat(validate213.errors);
-errors = vErrors.length;
-}
-validate212.errors = vErrors;
-return errors === 0;
-}
-validate212.evaluated = {"props":{"access_token":true,"token_type":true,"expires_in":true,"scope":true,"agency_id":true,"extension_id":true,"phi_mode":true,"data":true},"dynamicProps":false,"dynamicItems":false};
-
-export const issueTokenStatus401 = validate215;
-const schema223 = {"$ref":"components#/$defs/ApiError"};
-
-function validate216(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate216.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.error === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if(data.code === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(data.error !== undefined){
-if(typeof data.error !== "string"){
-const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-if(data.code !== undefined){
-if(typeof data.code !== "string"){
-const err3 = {instancePath:instancePath+"/code",schemaPath:"#/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-if(data.details !== undefined){
-let data2 = data.details;
-if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
-}
-else {
-const err4 = {instancePath:instancePath+"/details",schemaPath:"#/properties/details/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-}
-if(data.issues !== undefined){
-let data3 = data.issues;
-if(Array.isArray(data3)){
-const len0 = data3.length;
-for(let i0=0; i0<len0; i0++){
-let data4 = data3[i0];
-if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
-if(data4.location === undefined){
-const err5 = {instancePath:instancePath+"/issues/" + i0,schemaPath:"components#/$defs/ValidationIssue/required",keyword:"required",params:{missingProperty: "location"},message:"must have required property '"+"location"+"'"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-if(data4.path === undefined){
-const err6 = {instancePath:instancePath+"/issues/" + i0,schemaPath:"components#/$defs/ValidationIssue/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-if(data4.message === undefined){
-const err7 = {instancePath:instancePath+"/issues/" + i0,schemaPath:"components#/$defs/ValidationIssue/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-if(data4.location !== undefined){
-let data5 = data4.location;
-if(typeof data5 !== "string"){
-const err8 = {instancePath:instancePath+"/issues/" + i0+"/location",schemaPath:"components#/$defs/ValidationIssue/properties/location/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-if(!((((data5 === "body") || (data5 === "query")) || (data5 === "path")) || (data5 === "header"))){
-const err9 = {instancePath:instancePath+"/issues/" + i0+"/location",schemaPath:"components#/$defs/ValidationIssue/properties/location/enum",keyword:"enum",params:{allowedValues: schema42.properties.location.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-}
-if(data4.path !== undefined){
-if(typeof data4.path !== "string"){
-const err10 = {instancePath:instancePath+"/issues/" + i0+"/path",schemaPath:"components#/$defs/ValidationIssue/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-}
-if(data4.message !== undefined){
-if(typeof data4.message !== "string"){
-const err11 = {instancePath:instancePath+"/issues/" + i0+"/message",schemaPath:"components#/$defs/ValidationIssue/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-}
-if(data4.keyword !== undefined){
-if(typeof data4.keyword !== "string"){
-const err12 = {instancePath:instancePath+"/issues/" + i0+"/keyword",schemaPath:"components#/$defs/ValidationIssue/properties/keyword/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-}
-}
-else {
-const err13 = {instancePath:instancePath+"/issues/" + i0,schemaPath:"components#/$defs/ValidationIssue/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-}
-}
-}
-else {
-const err14 = {instancePath:instancePath+"/issues",schemaPath:"#/properties/issues/type",keyword:"type",params:{type: "array"},message:"must be array"};
-if(vErrors === null){
-vErrors = [err14];
-}
-else {
-vErrors.push(err14);
-}
-errors++;
-}
-}
-if(data.user_message !== undefined){
-if(typeof data.user_message !== "string"){
-const err15 = {instancePath:instancePath+"/user_message",schemaPath:"#/properties/user_message/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err15];
-}
-else {
-vErrors.push(err15);
-}
-errors++;
-}
-}
-if(data.user_next_step !== undefined){
-if(typeof data.user_next_step !== "string"){
-const err16 = {instancePath:instancePath+"/user_next_step",schemaPath:"#/properties/user_next_step/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err16];
-}
-else {
-vErrors.push(err16);
-}
-errors++;
-}
-}
-if(data.request_id !== undefined){
-if(typeof data.request_id !== "string"){
-const err17 = {instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err17];
-}
-else {
-vErrors.push(err17);
-}
-errors++;
-}
-}
-if(data.error_description !== undefined){
-if(typeof data.error_description !== "string"){
-const err18 = {instancePath:instancePath+"/error_description",schemaPath:"#/properties/error_description/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err18];
-}
-else {
-vErrors.push(err18);
-}
-errors++;
-}
-}
-}
-else {
-const err19 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err19];
-}
-else {
-vErrors.push(err19);
-}
-errors++;
-}
 validate216.errors = vErrors;
 return errors === 0;
 }
-validate216.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
+validate216.evaluated = {"props":{"access_token":true,"token_type":true,"expires_in":true,"scope":true,"agency_id":true,"extension_id":true,"phi_mode":true,"data":true},"dynamicProps":false,"dynamicItems":false};
 
 
 function validate215(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -23026,9 +23026,9 @@ errors = vErrors.length;
 validate215.errors = vErrors;
 return errors === 0;
 }
-validate215.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
+validate215.evaluated = {"props":{"access_token":true,"token_type":true,"expires_in":true,"scope":true,"agency_id":true,"extension_id":true,"phi_mode":true,"data":true},"dynamicProps":false,"dynamicItems":false};
 
-export const schemaApiError = validate218;
+export const issueTokenStatus400 = validate218;
 const schema226 = {"$ref":"components#/$defs/ApiError"};
 
 function validate219(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -23305,13 +23305,844 @@ return errors === 0;
 }
 validate218.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
 
-export const schemaExternalPlatformError = validate221;
-const schema229 = {"$ref":"components#/$defs/ExternalPlatformError"};
+export const issueTokenStatus401 = validate221;
+const schema229 = {"$ref":"components#/$defs/ApiError"};
 
 function validate222(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate222.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.code === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.error !== undefined){
+if(typeof data.error !== "string"){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.code !== undefined){
+if(typeof data.code !== "string"){
+const err3 = {instancePath:instancePath+"/code",schemaPath:"#/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.details !== undefined){
+let data2 = data.details;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+}
+else {
+const err4 = {instancePath:instancePath+"/details",schemaPath:"#/properties/details/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.issues !== undefined){
+let data3 = data.issues;
+if(Array.isArray(data3)){
+const len0 = data3.length;
+for(let i0=0; i0<len0; i0++){
+let data4 = data3[i0];
+if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
+if(data4.location === undefined){
+const err5 = {instancePath:instancePath+"/issues/" + i0,schemaPath:"components#/$defs/ValidationIssue/required",keyword:"required",params:{missingProperty: "location"},message:"must have required property '"+"location"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data4.path === undefined){
+const err6 = {instancePath:instancePath+"/issues/" + i0,schemaPath:"components#/$defs/ValidationIssue/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data4.message === undefined){
+const err7 = {instancePath:instancePath+"/issues/" + i0,schemaPath:"components#/$defs/ValidationIssue/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data4.location !== undefined){
+let data5 = data4.location;
+if(typeof data5 !== "string"){
+const err8 = {instancePath:instancePath+"/issues/" + i0+"/location",schemaPath:"components#/$defs/ValidationIssue/properties/location/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(!((((data5 === "body") || (data5 === "query")) || (data5 === "path")) || (data5 === "header"))){
+const err9 = {instancePath:instancePath+"/issues/" + i0+"/location",schemaPath:"components#/$defs/ValidationIssue/properties/location/enum",keyword:"enum",params:{allowedValues: schema42.properties.location.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data4.path !== undefined){
+if(typeof data4.path !== "string"){
+const err10 = {instancePath:instancePath+"/issues/" + i0+"/path",schemaPath:"components#/$defs/ValidationIssue/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data4.message !== undefined){
+if(typeof data4.message !== "string"){
+const err11 = {instancePath:instancePath+"/issues/" + i0+"/message",schemaPath:"components#/$defs/ValidationIssue/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data4.keyword !== undefined){
+if(typeof data4.keyword !== "string"){
+const err12 = {instancePath:instancePath+"/issues/" + i0+"/keyword",schemaPath:"components#/$defs/ValidationIssue/properties/keyword/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/issues/" + i0,schemaPath:"components#/$defs/ValidationIssue/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath:instancePath+"/issues",schemaPath:"#/properties/issues/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+if(data.user_message !== undefined){
+if(typeof data.user_message !== "string"){
+const err15 = {instancePath:instancePath+"/user_message",schemaPath:"#/properties/user_message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data.user_next_step !== undefined){
+if(typeof data.user_next_step !== "string"){
+const err16 = {instancePath:instancePath+"/user_next_step",schemaPath:"#/properties/user_next_step/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data.request_id !== undefined){
+if(typeof data.request_id !== "string"){
+const err17 = {instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data.error_description !== undefined){
+if(typeof data.error_description !== "string"){
+const err18 = {instancePath:instancePath+"/error_description",schemaPath:"#/properties/error_description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+}
+else {
+const err19 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+validate222.errors = vErrors;
+return errors === 0;
+}
+validate222.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
+
+
+function validate221(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate221.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate222(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate222.errors : vErrors.concat(validate222.errors);
+errors = vErrors.length;
+}
+validate221.errors = vErrors;
+return errors === 0;
+}
+validate221.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
+
+export const issueTokenStatus403 = validate224;
+const schema232 = {"$ref":"components#/$defs/ApiError"};
+
+function validate225(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate225.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.code === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.error !== undefined){
+if(typeof data.error !== "string"){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.code !== undefined){
+if(typeof data.code !== "string"){
+const err3 = {instancePath:instancePath+"/code",schemaPath:"#/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.details !== undefined){
+let data2 = data.details;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+}
+else {
+const err4 = {instancePath:instancePath+"/details",schemaPath:"#/properties/details/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.issues !== undefined){
+let data3 = data.issues;
+if(Array.isArray(data3)){
+const len0 = data3.length;
+for(let i0=0; i0<len0; i0++){
+let data4 = data3[i0];
+if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
+if(data4.location === undefined){
+const err5 = {instancePath:instancePath+"/issues/" + i0,schemaPath:"components#/$defs/ValidationIssue/required",keyword:"required",params:{missingProperty: "location"},message:"must have required property '"+"location"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data4.path === undefined){
+const err6 = {instancePath:instancePath+"/issues/" + i0,schemaPath:"components#/$defs/ValidationIssue/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data4.message === undefined){
+const err7 = {instancePath:instancePath+"/issues/" + i0,schemaPath:"components#/$defs/ValidationIssue/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data4.location !== undefined){
+let data5 = data4.location;
+if(typeof data5 !== "string"){
+const err8 = {instancePath:instancePath+"/issues/" + i0+"/location",schemaPath:"components#/$defs/ValidationIssue/properties/location/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(!((((data5 === "body") || (data5 === "query")) || (data5 === "path")) || (data5 === "header"))){
+const err9 = {instancePath:instancePath+"/issues/" + i0+"/location",schemaPath:"components#/$defs/ValidationIssue/properties/location/enum",keyword:"enum",params:{allowedValues: schema42.properties.location.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data4.path !== undefined){
+if(typeof data4.path !== "string"){
+const err10 = {instancePath:instancePath+"/issues/" + i0+"/path",schemaPath:"components#/$defs/ValidationIssue/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data4.message !== undefined){
+if(typeof data4.message !== "string"){
+const err11 = {instancePath:instancePath+"/issues/" + i0+"/message",schemaPath:"components#/$defs/ValidationIssue/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data4.keyword !== undefined){
+if(typeof data4.keyword !== "string"){
+const err12 = {instancePath:instancePath+"/issues/" + i0+"/keyword",schemaPath:"components#/$defs/ValidationIssue/properties/keyword/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/issues/" + i0,schemaPath:"components#/$defs/ValidationIssue/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath:instancePath+"/issues",schemaPath:"#/properties/issues/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+if(data.user_message !== undefined){
+if(typeof data.user_message !== "string"){
+const err15 = {instancePath:instancePath+"/user_message",schemaPath:"#/properties/user_message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data.user_next_step !== undefined){
+if(typeof data.user_next_step !== "string"){
+const err16 = {instancePath:instancePath+"/user_next_step",schemaPath:"#/properties/user_next_step/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data.request_id !== undefined){
+if(typeof data.request_id !== "string"){
+const err17 = {instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data.error_description !== undefined){
+if(typeof data.error_description !== "string"){
+const err18 = {instancePath:instancePath+"/error_description",schemaPath:"#/properties/error_description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+}
+else {
+const err19 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+validate225.errors = vErrors;
+return errors === 0;
+}
+validate225.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
+
+
+function validate224(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate224.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate225(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate225.errors : vErrors.concat(validate225.errors);
+errors = vErrors.length;
+}
+validate224.errors = vErrors;
+return errors === 0;
+}
+validate224.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
+
+export const schemaApiError = validate227;
+const schema235 = {"$ref":"components#/$defs/ApiError"};
+
+function validate228(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate228.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.code === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.error !== undefined){
+if(typeof data.error !== "string"){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.code !== undefined){
+if(typeof data.code !== "string"){
+const err3 = {instancePath:instancePath+"/code",schemaPath:"#/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.details !== undefined){
+let data2 = data.details;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+}
+else {
+const err4 = {instancePath:instancePath+"/details",schemaPath:"#/properties/details/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.issues !== undefined){
+let data3 = data.issues;
+if(Array.isArray(data3)){
+const len0 = data3.length;
+for(let i0=0; i0<len0; i0++){
+let data4 = data3[i0];
+if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
+if(data4.location === undefined){
+const err5 = {instancePath:instancePath+"/issues/" + i0,schemaPath:"components#/$defs/ValidationIssue/required",keyword:"required",params:{missingProperty: "location"},message:"must have required property '"+"location"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data4.path === undefined){
+const err6 = {instancePath:instancePath+"/issues/" + i0,schemaPath:"components#/$defs/ValidationIssue/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data4.message === undefined){
+const err7 = {instancePath:instancePath+"/issues/" + i0,schemaPath:"components#/$defs/ValidationIssue/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data4.location !== undefined){
+let data5 = data4.location;
+if(typeof data5 !== "string"){
+const err8 = {instancePath:instancePath+"/issues/" + i0+"/location",schemaPath:"components#/$defs/ValidationIssue/properties/location/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(!((((data5 === "body") || (data5 === "query")) || (data5 === "path")) || (data5 === "header"))){
+const err9 = {instancePath:instancePath+"/issues/" + i0+"/location",schemaPath:"components#/$defs/ValidationIssue/properties/location/enum",keyword:"enum",params:{allowedValues: schema42.properties.location.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data4.path !== undefined){
+if(typeof data4.path !== "string"){
+const err10 = {instancePath:instancePath+"/issues/" + i0+"/path",schemaPath:"components#/$defs/ValidationIssue/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data4.message !== undefined){
+if(typeof data4.message !== "string"){
+const err11 = {instancePath:instancePath+"/issues/" + i0+"/message",schemaPath:"components#/$defs/ValidationIssue/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data4.keyword !== undefined){
+if(typeof data4.keyword !== "string"){
+const err12 = {instancePath:instancePath+"/issues/" + i0+"/keyword",schemaPath:"components#/$defs/ValidationIssue/properties/keyword/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/issues/" + i0,schemaPath:"components#/$defs/ValidationIssue/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath:instancePath+"/issues",schemaPath:"#/properties/issues/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+if(data.user_message !== undefined){
+if(typeof data.user_message !== "string"){
+const err15 = {instancePath:instancePath+"/user_message",schemaPath:"#/properties/user_message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data.user_next_step !== undefined){
+if(typeof data.user_next_step !== "string"){
+const err16 = {instancePath:instancePath+"/user_next_step",schemaPath:"#/properties/user_next_step/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data.request_id !== undefined){
+if(typeof data.request_id !== "string"){
+const err17 = {instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data.error_description !== undefined){
+if(typeof data.error_description !== "string"){
+const err18 = {instancePath:instancePath+"/error_description",schemaPath:"#/properties/error_description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+}
+else {
+const err19 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+validate228.errors = vErrors;
+return errors === 0;
+}
+validate228.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
+
+
+function validate227(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate227.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate228(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate228.errors : vErrors.concat(validate228.errors);
+errors = vErrors.length;
+}
+validate227.errors = vErrors;
+return errors === 0;
+}
+validate227.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
+
+export const schemaExternalPlatformError = validate230;
+const schema238 = {"$ref":"components#/$defs/ExternalPlatformError"};
+
+function validate231(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate231.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23516,28 +24347,28 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate222.errors = vErrors;
+validate231.errors = vErrors;
 return errors === 0;
 }
-validate222.evaluated = {"props":{"error":true},"dynamicProps":false,"dynamicItems":false};
+validate231.evaluated = {"props":{"error":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate221(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate230(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate221.evaluated;
+const evaluated0 = validate230.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate222(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate222.errors : vErrors.concat(validate222.errors);
+if(!(validate231(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate231.errors : vErrors.concat(validate231.errors);
 errors = vErrors.length;
 }
-validate221.errors = vErrors;
+validate230.errors = vErrors;
 return errors === 0;
 }
-validate221.evaluated = {"props":{"error":true},"dynamicProps":false,"dynamicItems":false};
+validate230.evaluated = {"props":{"error":true},"dynamicProps":false,"dynamicItems":false};
 

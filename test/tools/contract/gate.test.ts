@@ -86,3 +86,23 @@ t.test('npm run contract:check -- --base --head on any two documents: exit 1 nam
   t.match(refused.stderr, /enum-values-added\s+#\/paths\/~1items\/get\/responses\/200\/content\/application~1json\/schema\/properties\/kind\/enum/);
   t.match(refused.stderr, /x-svc-scope-tightened\s+#\/paths\/~1items\/post\/x-svc-scope/);
 });
+
+t.test('a new known error code is compatible: the typed code also admits any string, and the table rule judges the code', async (t) => {
+  const withCodes = (codes: string[]) => {
+    const doc = templateDocument();
+    doc.components.schemas = { KnownErrorCode: { type: 'string', enum: codes } };
+    doc.paths['/items'] = templatePathItem('items');
+    doc.paths['/items'].get.responses['404'] = {
+      description: 'Not found.',
+      content: { 'application/json': { schema: { type: 'object', properties: { code: { anyOf: [{ $ref: '#/components/schemas/KnownErrorCode' }, { type: 'string' }] } } } } },
+    };
+    return doc;
+  };
+  const base = withCodes(['PLATFORM_RESOURCE_NOT_FOUND', 'PLATFORM_RATE_LIMITED']);
+  const head = withCodes(['PLATFORM_RESOURCE_NOT_FOUND', 'PLATFORM_RATE_LIMITED', 'PLATFORM_NEW']);
+  head['x-svc-error-codes'].push({ code: 'PLATFORM_NEW', status: 409, category: 'conflict', retryable: false, terminal: true });
+  t.same(breakingChanges(base, head, redoclyConfig), []);
+  const elsewhere = structuredClone(head);
+  elsewhere.paths['/items'].get.responses['200'].content['application/json'].schema.properties.kind.enum.push('fax');
+  t.same(breakingChanges(base, elsewhere, redoclyConfig).map((c) => c.rule), ['enum-values-added'], 'any other widened response enum still fails');
+});

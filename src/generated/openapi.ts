@@ -202,7 +202,7 @@ export type paths = {
          *     - **Diagnoses.** The entry marked `is_primary: true` is primary, else the first entry unless it says `is_primary: false` (then none is, and `missing_information` asks for `primary_diagnosis`). More than one marked true is a 400 naming the second (`diagnoses[i].is_primary`).
          *     - **custom_data** holds scalars (string, number, boolean, null); an object or array value is a 400 naming the key.
          *     - **Audit.** `source_system` and `external_reference_id` are stamped on the command's audit record, on refused attempts too.
-         *     - Not available in no_phi sessions (403 `PLATFORM_PHI_MODE_DENIED`).
+         *     - Not available in no_phi sessions (403 `PLATFORM_PHI_MODE_DENIED`). Additional properties are accepted and stored as sent (spec 2.3); a top-level one that is no field of either request shape but is close to one (same letters but for case and separators, or one or two typing edits away: `patient_zipcode`, `referal_date`) gets a `warnings` entry naming it and the field it probably meant, which counts as missing.
          */
         post: operations["createReferral"];
         delete?: never;

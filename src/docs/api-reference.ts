@@ -3,6 +3,7 @@ import swagger from '@fastify/swagger';
 import scalar from '@scalar/fastify-api-reference';
 import type { FastifyInstance } from 'fastify';
 import { readProjectFile } from '../project-files.js';
+import { contractChangelog } from './changelog.js';
 import { contractVersionsOf, currentDocument, versionDocument, withServer } from './contract-documents.js';
 
 const prefix = '/platform/api';
@@ -62,8 +63,11 @@ async function registerDocument(app: FastifyInstance, published: PublishedDocume
 
 /** The contract as published (clients are generated from it) and a reference page that needs no internet access. */
 export async function registerApiReference(app: FastifyInstance, publicBaseUrl: string): Promise<void> {
-  const documents = publishedDocuments(JSON.parse(readProjectFile('openapi.json')), publicBaseUrl);
+  const source = JSON.parse(readProjectFile('openapi.json'));
+  const documents = publishedDocuments(source, publicBaseUrl);
   for (const published of documents) await registerDocument(app, published);
+  const changelog = Buffer.from(contractChangelog(source), 'utf8');
+  app.get(`${prefix}/changelog.md`, async (_request, reply) => reply.type('text/markdown; charset=utf-8').header('cache-control', 'public, max-age=300').send(changelog));
   const current = contractVersionsOf(documents[0].document).find((v) => v.status === 'current');
 
   await app.register(scalar, {

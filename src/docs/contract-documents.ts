@@ -1,4 +1,5 @@
 import { toV1, v1Components, v1Shapes, schemaNameOf } from '../shared/contract-v1.js';
+import { changelogSection } from './changelog.js';
 
 /**
  * The documents a client is served, each derived from openapi.json (pure: the release script writes the same
@@ -117,6 +118,8 @@ export const KNOWN_ERROR_CODE = 'KnownErrorCode';
  */
 function typedErrorCodes(doc: Node): Node {
   const copy = structuredClone(doc);
+  // Published documents carry the changelog in their description, where the reference page shows it.
+  copy.info.description = `${doc.info.description}\n\n${changelogSection(doc)}`;
   const table: Node[] = doc['x-svc-error-codes'];
   copy.components.schemas[KNOWN_ERROR_CODE] = {
     type: 'string',

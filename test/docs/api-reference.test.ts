@@ -1,5 +1,6 @@
 import t from 'tap';
 import { parse as parseYaml } from 'yaml';
+import { contractChangelog } from '../../src/docs/changelog.js';
 import { currentDocument, versionDocument, withServer } from '../../src/docs/contract-documents.js';
 import { readProjectFile } from '../../src/project-files.js';
 import { buildTestApp } from '../helpers/app.js';
@@ -47,6 +48,15 @@ t.test('each published document is served as JSON and YAML with a strong ETag, n
   t.ok(v1.components.schemas.PatientSummary.required.includes('full_name'), 'v1 names the patient full_name');
   t.notOk('display_name' in v1.components.schemas.PatientSummary.properties, 'and has no display_name');
   t.ok(v1.paths['/api/v1/ext/patients'].get.deprecated, 'its operations are deprecated');
+});
+
+t.test('the changelog is served beside the documents and in their descriptions', async (t) => {
+  const res = await api.request({ method: 'GET', url: '/platform/api/changelog.md' });
+  t.equal(res.statusCode, 200);
+  t.equal(res.headers['content-type'], 'text/markdown; charset=utf-8');
+  t.equal(res.body, contractChangelog(JSON.parse(contract)));
+  const v2 = (await api.request({ method: 'GET', url: '/platform/api/v2/openapi.json' })).json();
+  t.match(v2.info.description, '### Version 2 (manifest 2.7.0): current', 'one heading level down in the description');
 });
 
 t.test('the reference page loads only assets this app serves', async (t) => {

@@ -2,7 +2,7 @@ import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { listOperations, readDocument } from './contract-document.js';
-import { v1Shapes } from './contract-v1.js';
+import { v1Shapes } from '../src/shared/contract-v1.js';
 import { generateTypes } from './types.js';
 import { compileValidators } from './validators.js';
 import { ERROR_SHAPES, generateRouteTable, planOperation, type ValidatorPlan } from './route-table.js';

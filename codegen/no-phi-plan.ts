@@ -1,5 +1,5 @@
 import { resolve, type Json, type JsonObject, type OperationEntry } from './contract-document.js';
-import { refName, schemaNameOf } from './contract-v1.js';
+import { refName, schemaNameOf } from '../src/shared/contract-v1.js';
 
 /**
  * What a no_phi session sees of each response, compiled from the `x-svc-phi` marks on the properties of the schemas

@@ -1,7 +1,7 @@
 import { resolve, responseRefName, type Json, type JsonObject, type OperationEntry } from './contract-document.js';
-import { parameterSchema, relocateRefs, type ValidatorSchemas } from './validators.js';
+import { parameterSchema, type ValidatorSchemas } from './validators.js';
 import { GENERATED_HEADER } from './header.js';
-import type { V1Shape } from './contract-v1.js';
+import type { V1Shape } from '../src/shared/contract-v1.js';
 import type { SchemaPlan } from './no-phi-plan.js';
 import type { RequestFields } from './request-fields.js';
 import { generateWebhookTable, type WebhookEntry } from './webhooks.js';
@@ -59,7 +59,6 @@ export function planOperation(doc: JsonObject, entry: OperationEntry, plan: Vali
   }
   const ok = jsonSchemaOf(doc, (op.responses as JsonObject)['200']);
   const v1Root = ok && typeof ok.$ref === 'string' ? ok.$ref.split('/').pop()! : null;
-  if (ok) plan.bodies[`${entry.operationId}Status200V1`] = relocateRefs(ok, 'components-v1') as JsonObject;
   const requestSchema = requestTypes.length > 0 ? resolve(doc, (requestContent[requestTypes[0]] as JsonObject).schema as JsonObject) : undefined;
   const okContent = Object.keys(((resolve(doc, (op.responses as JsonObject)['200']) as JsonObject).content ?? {}) as JsonObject);
   const queryParameters = entry.parameters
@@ -96,7 +95,6 @@ export function planOperation(doc: JsonObject, entry: OperationEntry, plan: Vali
     ...fields,
     `    validate: { ${validate.join(', ')} },`,
     `    responses: { ${responses.join(', ')} },`,
-    ...(ok ? [`    responsesV1: { '200': bodies.${entry.operationId}Status200V1 as Validator },`] : []),
     '  },',
   ].join('\n');
 }

@@ -3,7 +3,6 @@ import standaloneModule from 'ajv/dist/standalone/index.js';
 import formatsModule from 'ajv-formats';
 import type { Json, JsonObject, OperationEntry, ParameterObject } from './contract-document.js';
 import { GENERATED_HEADER } from './header.js';
-import { v1Components } from './contract-v1.js';
 
 // Both packages are CommonJS: under NodeNext the function is the module's `default` member.
 const standaloneCode = standaloneModule.default;
@@ -74,7 +73,6 @@ export function compileValidators(doc: JsonObject, schemas: ValidatorSchemas, co
   if (coerce) addFiniteKeyword(ajv);
   for (const keyword of vendorKeywords(components)) ajv.addKeyword({ keyword });
   ajv.addSchema({ $id: 'components', $defs: relocateRefs(components) as JsonObject });
-  if (!coerce) ajv.addSchema({ $id: 'components-v1', $defs: relocateRefs(v1Components(doc), 'components-v1') as JsonObject });
   const exportNames: Record<string, string> = {};
   for (const [name, schema] of Object.entries(schemas)) {
     ajv.addSchema(relocateRefs(schema) as JsonObject, name);

@@ -1,5 +1,5 @@
 import { type JsonObject } from './contract-document.js';
-import { refName } from './contract-v1.js';
+import { refName } from '../src/shared/contract-v1.js';
 
 /** One event type of the document's top-level `webhooks` (OpenAPI 3.1): what a subscription to it receives. */
 export interface WebhookEntry {

@@ -18,6 +18,7 @@ npm run -s typecheck
 npm run -s lint:layers
 npm run -s lint:contract
 npm run -s codegen -- --check
+npm run -s contract:check
 
 # Both engines run even when the first fails, so one run shows every failure.
 # Each failed run's failures are printed again at the very end, where a log cut to its tail still shows them.

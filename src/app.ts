@@ -86,6 +86,6 @@ export async function buildApp({ config, database, keyEncryption, logger = pino(
   registerProbes(app, database, pressure);
   if (metrics && config.metrics.port === undefined) registerMetrics(app, metrics);
   registerWellKnown(app, services);
-  await registerApiReference(app);
+  await registerApiReference(app, config.tokenIssuer);
   return app;
 }

@@ -1,10 +1,32 @@
 import { createHash } from 'node:crypto';
+import swagger from '@fastify/swagger';
 import scalar from '@scalar/fastify-api-reference';
 import type { FastifyInstance } from 'fastify';
 import { readProjectFile } from '../project-files.js';
+import { contractChangelog } from './changelog.js';
+import { contractVersionsOf, currentDocument, versionDocument, withServer } from './contract-documents.js';
 
 const prefix = '/platform/api';
-const documentUrl = `${prefix}/openapi.json`;
+
+type Document = Record<string, any>;
+
+interface PublishedDocument {
+  /** Path segment under /platform/api ('' for the current document). */
+  segment: string;
+  /** What the reference page's version switch shows. */
+  title: string;
+  document: Document;
+}
+
+/** The current document (both versions negotiable) and one document per contract version, each naming this deployment. */
+export function publishedDocuments(source: Document, baseUrl: string): PublishedDocument[] {
+  const versions = contractVersionsOf(source).map((entry) => ({
+    segment: `/v${entry.version}`,
+    title: `Version ${entry.version} (${entry.manifest_version}, ${entry.status})`,
+    document: withServer(versionDocument(source, entry.version), baseUrl),
+  }));
+  return [{ segment: '', title: 'Current', document: withServer(currentDocument(source), baseUrl) }, ...versions];
+}
 
 /** True when an If-None-Match header matches the ETag (weak comparison, RFC 9110 13.1.2). */
 function matches(ifNoneMatch: string | undefined, etag: string): boolean {
@@ -15,26 +37,52 @@ function matches(ifNoneMatch: string | undefined, etag: string): boolean {
   });
 }
 
-/** The contract as published (clients are generated from it) and a reference page that needs no internet access. */
-export async function registerApiReference(app: FastifyInstance): Promise<void> {
-  const document = Buffer.from(readProjectFile('openapi.json'), 'utf8');
-  const etag = `"${createHash('sha256').update(document).digest('base64url')}"`;
+const etagOf = (bytes: Buffer) => `"${createHash('sha256').update(bytes).digest('base64url')}"`;
 
-  app.get(documentUrl, async (request, reply) => {
-    reply.header('etag', etag).header('cache-control', 'public, max-age=300');
-    if (matches(request.headers['if-none-match'], etag)) return reply.code(304).send();
-    return reply.type('application/json; charset=utf-8').send(document);
+/**
+ * Each published document is held by its own @fastify/swagger instance (static mode, in its own encapsulated
+ * context) and served as JSON and YAML with a strong ETag; the reference page reads them and switches versions.
+ */
+async function registerDocument(app: FastifyInstance, published: PublishedDocument): Promise<void> {
+  await app.register(async (context) => {
+    await context.register(swagger, { mode: 'static', specification: { document: published.document as never } });
+    const forms = [
+      { extension: 'json', type: 'application/json; charset=utf-8', bytes: Buffer.from(JSON.stringify(context.swagger()), 'utf8') },
+      { extension: 'yaml', type: 'application/yaml; charset=utf-8', bytes: Buffer.from(context.swagger({ yaml: true }), 'utf8') },
+    ];
+    for (const form of forms) {
+      const etag = etagOf(form.bytes);
+      context.get(`${prefix}${published.segment}/openapi.${form.extension}`, async (request, reply) => {
+        reply.header('etag', etag).header('cache-control', 'public, max-age=300');
+        if (matches(request.headers['if-none-match'], etag)) return reply.code(304).send();
+        return reply.type(form.type).send(form.bytes);
+      });
+    }
   });
+}
+
+/** The contract as published (clients are generated from it) and a reference page that needs no internet access. */
+export async function registerApiReference(app: FastifyInstance, publicBaseUrl: string): Promise<void> {
+  const source = JSON.parse(readProjectFile('openapi.json'));
+  const documents = publishedDocuments(source, publicBaseUrl);
+  for (const published of documents) await registerDocument(app, published);
+  const changelog = Buffer.from(contractChangelog(source), 'utf8');
+  app.get(`${prefix}/changelog.md`, async (_request, reply) => reply.type('text/markdown; charset=utf-8').header('cache-control', 'public, max-age=300').send(changelog));
+  const current = contractVersionsOf(documents[0].document).find((v) => v.status === 'current');
 
   await app.register(scalar, {
     routePrefix: prefix,
     configuration: {
       pageTitle: 'Extension API reference',
-      // A url (not content) keeps the plugin from adding its own openapi.json/yaml routes.
-      url: documentUrl,
+      // Sources (urls, not content) keep the plugin from adding its own openapi.json/yaml routes; the page's
+      // switch lists each contract version, the current one first.
+      sources: documents
+        .filter((d) => d.segment !== '')
+        .sort((a, b) => Number(b.segment === `/v${current?.version}`) - Number(a.segment === `/v${current?.version}`))
+        .map((d, i) => ({ title: d.title, slug: d.segment.slice(1), url: `${prefix}${d.segment}/openapi.json`, default: i === 0 })),
       // Absolute, so the page works wherever it is mounted; the plugin serves the bundle here.
       cdn: `${prefix}/js/scalar.js`,
-      documentDownloadType: 'json',
+      documentDownloadType: 'both',
       // Each of these would otherwise reach scalar.com services or a font CDN from the browser.
       withDefaultFonts: false,
       telemetry: false,

@@ -34,7 +34,6 @@ export const operations = {
     pagedByCursor: false,
     validate: { headers: parameters.getHealthHeaders as Validator },
     responses: { '200': bodies.getHealthStatus200 as Validator, '400': bodies.responseBadRequest as Validator, '401': bodies.responseUnauthorized as Validator, '402': bodies.responsePaymentRequired as Validator, '403': bodies.responseForbidden as Validator, '404': bodies.responseNotFound as Validator, '409': bodies.responseConflict as Validator, '429': bodies.responseRateLimited as Validator, '500': bodies.responseInternalError as Validator, '501': bodies.responseNotImplemented as Validator, '503': bodies.responseServiceUnavailable as Validator, '504': bodies.responseTimeout as Validator },
-    responsesV1: { '200': bodies.getHealthStatus200V1 as Validator },
   },
   getCatalog: {
     operationId: "getCatalog",
@@ -60,7 +59,6 @@ export const operations = {
     pagedByCursor: false,
     validate: { headers: parameters.getCatalogHeaders as Validator },
     responses: { '200': bodies.getCatalogStatus200 as Validator, '400': bodies.responseBadRequest as Validator, '401': bodies.responseUnauthorized as Validator, '402': bodies.responsePaymentRequired as Validator, '403': bodies.responseForbidden as Validator, '404': bodies.responseNotFound as Validator, '409': bodies.responseConflict as Validator, '429': bodies.responseRateLimited as Validator, '500': bodies.responseInternalError as Validator, '501': bodies.responseNotImplemented as Validator, '503': bodies.responseServiceUnavailable as Validator, '504': bodies.responseTimeout as Validator },
-    responsesV1: { '200': bodies.getCatalogStatus200V1 as Validator },
   },
   runQuery: {
     operationId: "runQuery",
@@ -86,7 +84,6 @@ export const operations = {
     pagedByCursor: true,
     validate: { params: parameters.runQueryParams as Validator, headers: parameters.runQueryHeaders as Validator, body: bodies.runQueryBody as Validator },
     responses: { '200': bodies.runQueryStatus200 as Validator, '400': bodies.responseBadRequest as Validator, '401': bodies.responseUnauthorized as Validator, '402': bodies.responsePaymentRequired as Validator, '403': bodies.responseForbidden as Validator, '404': bodies.responseNotFound as Validator, '409': bodies.responseConflict as Validator, '413': bodies.responsePayloadTooLarge as Validator, '429': bodies.responseRateLimited as Validator, '500': bodies.responseInternalError as Validator, '501': bodies.responseNotImplemented as Validator, '503': bodies.responseServiceUnavailable as Validator, '504': bodies.responseTimeout as Validator },
-    responsesV1: { '200': bodies.runQueryStatus200V1 as Validator },
   },
   listQueryTokens: {
     operationId: "listQueryTokens",
@@ -112,7 +109,6 @@ export const operations = {
     pagedByCursor: false,
     validate: { query: parameters.listQueryTokensQuery as Validator, headers: parameters.listQueryTokensHeaders as Validator },
     responses: { '200': bodies.listQueryTokensStatus200 as Validator, '400': bodies.responseBadRequest as Validator, '401': bodies.responseUnauthorized as Validator, '402': bodies.responsePaymentRequired as Validator, '403': bodies.responseForbidden as Validator, '404': bodies.responseNotFound as Validator, '409': bodies.responseConflict as Validator, '429': bodies.responseRateLimited as Validator, '500': bodies.responseInternalError as Validator, '501': bodies.responseNotImplemented as Validator, '503': bodies.responseServiceUnavailable as Validator, '504': bodies.responseTimeout as Validator },
-    responsesV1: { '200': bodies.listQueryTokensStatus200V1 as Validator },
   },
   createQueryToken: {
     operationId: "createQueryToken",
@@ -138,7 +134,6 @@ export const operations = {
     pagedByCursor: false,
     validate: { headers: parameters.createQueryTokenHeaders as Validator, body: bodies.createQueryTokenBody as Validator },
     responses: { '200': bodies.createQueryTokenStatus200 as Validator, '400': bodies.responseBadRequest as Validator, '401': bodies.responseUnauthorized as Validator, '402': bodies.responsePaymentRequired as Validator, '403': bodies.responseForbidden as Validator, '404': bodies.responseNotFound as Validator, '409': bodies.responseConflict as Validator, '413': bodies.responsePayloadTooLarge as Validator, '429': bodies.responseRateLimited as Validator, '500': bodies.responseInternalError as Validator, '501': bodies.responseNotImplemented as Validator, '503': bodies.responseServiceUnavailable as Validator, '504': bodies.responseTimeout as Validator },
-    responsesV1: { '200': bodies.createQueryTokenStatus200V1 as Validator },
   },
   revokeQueryToken: {
     operationId: "revokeQueryToken",
@@ -164,7 +159,6 @@ export const operations = {
     pagedByCursor: false,
     validate: { params: parameters.revokeQueryTokenParams as Validator, headers: parameters.revokeQueryTokenHeaders as Validator },
     responses: { '200': bodies.revokeQueryTokenStatus200 as Validator, '400': bodies.responseBadRequest as Validator, '401': bodies.responseUnauthorized as Validator, '402': bodies.responsePaymentRequired as Validator, '403': bodies.responseForbidden as Validator, '404': bodies.responseNotFound as Validator, '409': bodies.responseConflict as Validator, '429': bodies.responseRateLimited as Validator, '500': bodies.responseInternalError as Validator, '501': bodies.responseNotImplemented as Validator, '503': bodies.responseServiceUnavailable as Validator, '504': bodies.responseTimeout as Validator },
-    responsesV1: { '200': bodies.revokeQueryTokenStatus200V1 as Validator },
   },
   getQueryTokenExcelTemplate: {
     operationId: "getQueryTokenExcelTemplate",
@@ -215,7 +209,6 @@ export const operations = {
     pagedByCursor: true,
     validate: { query: parameters.listPatientsQuery as Validator, headers: parameters.listPatientsHeaders as Validator },
     responses: { '200': bodies.listPatientsStatus200 as Validator, '400': bodies.responseBadRequest as Validator, '401': bodies.responseUnauthorized as Validator, '402': bodies.responsePaymentRequired as Validator, '403': bodies.responseForbidden as Validator, '404': bodies.responseNotFound as Validator, '409': bodies.responseConflict as Validator, '429': bodies.responseRateLimited as Validator, '500': bodies.responseInternalError as Validator, '501': bodies.responseNotImplemented as Validator, '503': bodies.responseServiceUnavailable as Validator, '504': bodies.responseTimeout as Validator },
-    responsesV1: { '200': bodies.listPatientsStatus200V1 as Validator },
   },
   getPatient: {
     operationId: "getPatient",
@@ -241,7 +234,6 @@ export const operations = {
     pagedByCursor: false,
     validate: { params: parameters.getPatientParams as Validator, headers: parameters.getPatientHeaders as Validator },
     responses: { '200': bodies.getPatientStatus200 as Validator, '400': bodies.responseBadRequest as Validator, '401': bodies.responseUnauthorized as Validator, '402': bodies.responsePaymentRequired as Validator, '403': bodies.responseForbidden as Validator, '404': bodies.responseNotFound as Validator, '409': bodies.responseConflict as Validator, '429': bodies.responseRateLimited as Validator, '500': bodies.responseInternalError as Validator, '501': bodies.responseNotImplemented as Validator, '503': bodies.responseServiceUnavailable as Validator, '504': bodies.responseTimeout as Validator },
-    responsesV1: { '200': bodies.getPatientStatus200V1 as Validator },
   },
   listReferrals: {
     operationId: "listReferrals",
@@ -267,7 +259,6 @@ export const operations = {
     pagedByCursor: true,
     validate: { query: parameters.listReferralsQuery as Validator, headers: parameters.listReferralsHeaders as Validator },
     responses: { '200': bodies.listReferralsStatus200 as Validator, '400': bodies.responseBadRequest as Validator, '401': bodies.responseUnauthorized as Validator, '402': bodies.responsePaymentRequired as Validator, '403': bodies.responseForbidden as Validator, '404': bodies.responseNotFound as Validator, '409': bodies.responseConflict as Validator, '429': bodies.responseRateLimited as Validator, '500': bodies.responseInternalError as Validator, '501': bodies.responseNotImplemented as Validator, '503': bodies.responseServiceUnavailable as Validator, '504': bodies.responseTimeout as Validator },
-    responsesV1: { '200': bodies.listReferralsStatus200V1 as Validator },
   },
   createReferral: {
     operationId: "createReferral",
@@ -292,8 +283,7 @@ export const operations = {
     readOnly: null,
     pagedByCursor: false,
     validate: { headers: parameters.createReferralHeaders as Validator, body: bodies.createReferralBody as Validator },
-    responses: { '200': bodies.createReferralStatus200 as Validator, '400': bodies.responseBadRequest as Validator, '401': bodies.responseUnauthorized as Validator, '402': bodies.responsePaymentRequired as Validator, '403': bodies.responseForbidden as Validator, '404': bodies.responseNotFound as Validator, '409': bodies.responseConflict as Validator, '413': bodies.responsePayloadTooLarge as Validator, '429': bodies.responseRateLimited as Validator, '500': bodies.responseInternalError as Validator, '501': bodies.responseNotImplemented as Validator, '503': bodies.responseServiceUnavailable as Validator, '504': bodies.responseTimeout as Validator },
-    responsesV1: { '200': bodies.createReferralStatus200V1 as Validator },
+    responses: { '200': bodies.createReferralStatus200 as Validator, '400': bodies.responseBadRequest as Validator, '401': bodies.responseUnauthorized as Validator, '402': bodies.responsePaymentRequired as Validator, '403': bodies.responseForbidden as Validator, '404': bodies.responseNotFound as Validator, '409': bodies.responseConflict as Validator, '413': bodies.responsePayloadTooLarge as Validator, '415': bodies.responseUnsupportedMediaType as Validator, '429': bodies.responseRateLimited as Validator, '500': bodies.responseInternalError as Validator, '501': bodies.responseNotImplemented as Validator, '503': bodies.responseServiceUnavailable as Validator, '504': bodies.responseTimeout as Validator },
   },
   getReferral: {
     operationId: "getReferral",
@@ -319,7 +309,6 @@ export const operations = {
     pagedByCursor: false,
     validate: { params: parameters.getReferralParams as Validator, headers: parameters.getReferralHeaders as Validator },
     responses: { '200': bodies.getReferralStatus200 as Validator, '400': bodies.responseBadRequest as Validator, '401': bodies.responseUnauthorized as Validator, '402': bodies.responsePaymentRequired as Validator, '403': bodies.responseForbidden as Validator, '404': bodies.responseNotFound as Validator, '409': bodies.responseConflict as Validator, '429': bodies.responseRateLimited as Validator, '500': bodies.responseInternalError as Validator, '501': bodies.responseNotImplemented as Validator, '503': bodies.responseServiceUnavailable as Validator, '504': bodies.responseTimeout as Validator },
-    responsesV1: { '200': bodies.getReferralStatus200V1 as Validator },
   },
   listIntakes: {
     operationId: "listIntakes",
@@ -345,7 +334,6 @@ export const operations = {
     pagedByCursor: true,
     validate: { query: parameters.listIntakesQuery as Validator, headers: parameters.listIntakesHeaders as Validator },
     responses: { '200': bodies.listIntakesStatus200 as Validator, '400': bodies.responseBadRequest as Validator, '401': bodies.responseUnauthorized as Validator, '402': bodies.responsePaymentRequired as Validator, '403': bodies.responseForbidden as Validator, '404': bodies.responseNotFound as Validator, '409': bodies.responseConflict as Validator, '429': bodies.responseRateLimited as Validator, '500': bodies.responseInternalError as Validator, '501': bodies.responseNotImplemented as Validator, '503': bodies.responseServiceUnavailable as Validator, '504': bodies.responseTimeout as Validator },
-    responsesV1: { '200': bodies.listIntakesStatus200V1 as Validator },
   },
   getIntake: {
     operationId: "getIntake",
@@ -371,7 +359,6 @@ export const operations = {
     pagedByCursor: false,
     validate: { params: parameters.getIntakeParams as Validator, headers: parameters.getIntakeHeaders as Validator },
     responses: { '200': bodies.getIntakeStatus200 as Validator, '400': bodies.responseBadRequest as Validator, '401': bodies.responseUnauthorized as Validator, '402': bodies.responsePaymentRequired as Validator, '403': bodies.responseForbidden as Validator, '404': bodies.responseNotFound as Validator, '409': bodies.responseConflict as Validator, '429': bodies.responseRateLimited as Validator, '500': bodies.responseInternalError as Validator, '501': bodies.responseNotImplemented as Validator, '503': bodies.responseServiceUnavailable as Validator, '504': bodies.responseTimeout as Validator },
-    responsesV1: { '200': bodies.getIntakeStatus200V1 as Validator },
   },
   listVisits: {
     operationId: "listVisits",
@@ -397,7 +384,6 @@ export const operations = {
     pagedByCursor: true,
     validate: { query: parameters.listVisitsQuery as Validator, headers: parameters.listVisitsHeaders as Validator },
     responses: { '200': bodies.listVisitsStatus200 as Validator, '400': bodies.responseBadRequest as Validator, '401': bodies.responseUnauthorized as Validator, '402': bodies.responsePaymentRequired as Validator, '403': bodies.responseForbidden as Validator, '404': bodies.responseNotFound as Validator, '409': bodies.responseConflict as Validator, '429': bodies.responseRateLimited as Validator, '500': bodies.responseInternalError as Validator, '501': bodies.responseNotImplemented as Validator, '503': bodies.responseServiceUnavailable as Validator, '504': bodies.responseTimeout as Validator },
-    responsesV1: { '200': bodies.listVisitsStatus200V1 as Validator },
   },
   getVisit: {
     operationId: "getVisit",
@@ -423,7 +409,6 @@ export const operations = {
     pagedByCursor: false,
     validate: { params: parameters.getVisitParams as Validator, headers: parameters.getVisitHeaders as Validator },
     responses: { '200': bodies.getVisitStatus200 as Validator, '400': bodies.responseBadRequest as Validator, '401': bodies.responseUnauthorized as Validator, '402': bodies.responsePaymentRequired as Validator, '403': bodies.responseForbidden as Validator, '404': bodies.responseNotFound as Validator, '409': bodies.responseConflict as Validator, '429': bodies.responseRateLimited as Validator, '500': bodies.responseInternalError as Validator, '501': bodies.responseNotImplemented as Validator, '503': bodies.responseServiceUnavailable as Validator, '504': bodies.responseTimeout as Validator },
-    responsesV1: { '200': bodies.getVisitStatus200V1 as Validator },
   },
   createTask: {
     operationId: "createTask",
@@ -448,8 +433,7 @@ export const operations = {
     readOnly: null,
     pagedByCursor: false,
     validate: { headers: parameters.createTaskHeaders as Validator, body: bodies.createTaskBody as Validator },
-    responses: { '200': bodies.createTaskStatus200 as Validator, '400': bodies.responseBadRequest as Validator, '401': bodies.responseUnauthorized as Validator, '402': bodies.responsePaymentRequired as Validator, '403': bodies.responseForbidden as Validator, '404': bodies.responseNotFound as Validator, '409': bodies.responseConflict as Validator, '413': bodies.responsePayloadTooLarge as Validator, '429': bodies.responseRateLimited as Validator, '500': bodies.responseInternalError as Validator, '501': bodies.responseNotImplemented as Validator, '503': bodies.responseServiceUnavailable as Validator, '504': bodies.responseTimeout as Validator },
-    responsesV1: { '200': bodies.createTaskStatus200V1 as Validator },
+    responses: { '200': bodies.createTaskStatus200 as Validator, '400': bodies.responseBadRequest as Validator, '401': bodies.responseUnauthorized as Validator, '402': bodies.responsePaymentRequired as Validator, '403': bodies.responseForbidden as Validator, '404': bodies.responseNotFound as Validator, '409': bodies.responseConflict as Validator, '413': bodies.responsePayloadTooLarge as Validator, '415': bodies.responseUnsupportedMediaType as Validator, '429': bodies.responseRateLimited as Validator, '500': bodies.responseInternalError as Validator, '501': bodies.responseNotImplemented as Validator, '503': bodies.responseServiceUnavailable as Validator, '504': bodies.responseTimeout as Validator },
   },
   getTask: {
     operationId: "getTask",
@@ -475,7 +459,6 @@ export const operations = {
     pagedByCursor: false,
     validate: { params: parameters.getTaskParams as Validator, headers: parameters.getTaskHeaders as Validator },
     responses: { '200': bodies.getTaskStatus200 as Validator, '400': bodies.responseBadRequest as Validator, '401': bodies.responseUnauthorized as Validator, '402': bodies.responsePaymentRequired as Validator, '403': bodies.responseForbidden as Validator, '404': bodies.responseNotFound as Validator, '409': bodies.responseConflict as Validator, '429': bodies.responseRateLimited as Validator, '500': bodies.responseInternalError as Validator, '501': bodies.responseNotImplemented as Validator, '503': bodies.responseServiceUnavailable as Validator, '504': bodies.responseTimeout as Validator },
-    responsesV1: { '200': bodies.getTaskStatus200V1 as Validator },
   },
   updateTask: {
     operationId: "updateTask",
@@ -500,8 +483,7 @@ export const operations = {
     readOnly: null,
     pagedByCursor: false,
     validate: { params: parameters.updateTaskParams as Validator, headers: parameters.updateTaskHeaders as Validator, body: bodies.updateTaskBody as Validator },
-    responses: { '200': bodies.updateTaskStatus200 as Validator, '400': bodies.responseBadRequest as Validator, '401': bodies.responseUnauthorized as Validator, '402': bodies.responsePaymentRequired as Validator, '403': bodies.responseForbidden as Validator, '404': bodies.responseNotFound as Validator, '409': bodies.responseConflict as Validator, '413': bodies.responsePayloadTooLarge as Validator, '429': bodies.responseRateLimited as Validator, '500': bodies.responseInternalError as Validator, '501': bodies.responseNotImplemented as Validator, '503': bodies.responseServiceUnavailable as Validator, '504': bodies.responseTimeout as Validator },
-    responsesV1: { '200': bodies.updateTaskStatus200V1 as Validator },
+    responses: { '200': bodies.updateTaskStatus200 as Validator, '400': bodies.responseBadRequest as Validator, '401': bodies.responseUnauthorized as Validator, '402': bodies.responsePaymentRequired as Validator, '403': bodies.responseForbidden as Validator, '404': bodies.responseNotFound as Validator, '409': bodies.responseConflict as Validator, '413': bodies.responsePayloadTooLarge as Validator, '415': bodies.responseUnsupportedMediaType as Validator, '429': bodies.responseRateLimited as Validator, '500': bodies.responseInternalError as Validator, '501': bodies.responseNotImplemented as Validator, '503': bodies.responseServiceUnavailable as Validator, '504': bodies.responseTimeout as Validator },
   },
   listRemittances: {
     operationId: "listRemittances",
@@ -527,7 +509,6 @@ export const operations = {
     pagedByCursor: true,
     validate: { query: parameters.listRemittancesQuery as Validator, headers: parameters.listRemittancesHeaders as Validator },
     responses: { '200': bodies.listRemittancesStatus200 as Validator, '400': bodies.responseBadRequest as Validator, '401': bodies.responseUnauthorized as Validator, '402': bodies.responsePaymentRequired as Validator, '403': bodies.responseForbidden as Validator, '404': bodies.responseNotFound as Validator, '409': bodies.responseConflict as Validator, '429': bodies.responseRateLimited as Validator, '500': bodies.responseInternalError as Validator, '501': bodies.responseNotImplemented as Validator, '503': bodies.responseServiceUnavailable as Validator, '504': bodies.responseTimeout as Validator },
-    responsesV1: { '200': bodies.listRemittancesStatus200V1 as Validator },
   },
   listRemittanceAllocations: {
     operationId: "listRemittanceAllocations",
@@ -553,7 +534,6 @@ export const operations = {
     pagedByCursor: true,
     validate: { params: parameters.listRemittanceAllocationsParams as Validator, query: parameters.listRemittanceAllocationsQuery as Validator, headers: parameters.listRemittanceAllocationsHeaders as Validator },
     responses: { '200': bodies.listRemittanceAllocationsStatus200 as Validator, '400': bodies.responseBadRequest as Validator, '401': bodies.responseUnauthorized as Validator, '402': bodies.responsePaymentRequired as Validator, '403': bodies.responseForbidden as Validator, '404': bodies.responseNotFound as Validator, '409': bodies.responseConflict as Validator, '429': bodies.responseRateLimited as Validator, '500': bodies.responseInternalError as Validator, '501': bodies.responseNotImplemented as Validator, '503': bodies.responseServiceUnavailable as Validator, '504': bodies.responseTimeout as Validator },
-    responsesV1: { '200': bodies.listRemittanceAllocationsStatus200V1 as Validator },
   },
   listPhysicianOrders: {
     operationId: "listPhysicianOrders",
@@ -579,7 +559,6 @@ export const operations = {
     pagedByCursor: true,
     validate: { query: parameters.listPhysicianOrdersQuery as Validator, headers: parameters.listPhysicianOrdersHeaders as Validator },
     responses: { '200': bodies.listPhysicianOrdersStatus200 as Validator, '400': bodies.responseBadRequest as Validator, '401': bodies.responseUnauthorized as Validator, '402': bodies.responsePaymentRequired as Validator, '403': bodies.responseForbidden as Validator, '404': bodies.responseNotFound as Validator, '409': bodies.responseConflict as Validator, '429': bodies.responseRateLimited as Validator, '500': bodies.responseInternalError as Validator, '501': bodies.responseNotImplemented as Validator, '503': bodies.responseServiceUnavailable as Validator, '504': bodies.responseTimeout as Validator },
-    responsesV1: { '200': bodies.listPhysicianOrdersStatus200V1 as Validator },
   },
   getPhysicianOrder: {
     operationId: "getPhysicianOrder",
@@ -605,7 +584,6 @@ export const operations = {
     pagedByCursor: false,
     validate: { params: parameters.getPhysicianOrderParams as Validator, query: parameters.getPhysicianOrderQuery as Validator, headers: parameters.getPhysicianOrderHeaders as Validator },
     responses: { '200': bodies.getPhysicianOrderStatus200 as Validator, '400': bodies.responseBadRequest as Validator, '401': bodies.responseUnauthorized as Validator, '402': bodies.responsePaymentRequired as Validator, '403': bodies.responseForbidden as Validator, '404': bodies.responseNotFound as Validator, '409': bodies.responseConflict as Validator, '429': bodies.responseRateLimited as Validator, '500': bodies.responseInternalError as Validator, '501': bodies.responseNotImplemented as Validator, '503': bodies.responseServiceUnavailable as Validator, '504': bodies.responseTimeout as Validator },
-    responsesV1: { '200': bodies.getPhysicianOrderStatus200V1 as Validator },
   },
   listWorkingCollections: {
     operationId: "listWorkingCollections",
@@ -631,7 +609,6 @@ export const operations = {
     pagedByCursor: true,
     validate: { query: parameters.listWorkingCollectionsQuery as Validator, headers: parameters.listWorkingCollectionsHeaders as Validator },
     responses: { '200': bodies.listWorkingCollectionsStatus200 as Validator, '400': bodies.responseBadRequest as Validator, '401': bodies.responseUnauthorized as Validator, '402': bodies.responsePaymentRequired as Validator, '403': bodies.responseForbidden as Validator, '404': bodies.responseNotFound as Validator, '409': bodies.responseConflict as Validator, '429': bodies.responseRateLimited as Validator, '500': bodies.responseInternalError as Validator, '501': bodies.responseNotImplemented as Validator, '503': bodies.responseServiceUnavailable as Validator, '504': bodies.responseTimeout as Validator },
-    responsesV1: { '200': bodies.listWorkingCollectionsStatus200V1 as Validator },
   },
   listWorkingCollectionRows: {
     operationId: "listWorkingCollectionRows",
@@ -657,7 +634,6 @@ export const operations = {
     pagedByCursor: true,
     validate: { params: parameters.listWorkingCollectionRowsParams as Validator, query: parameters.listWorkingCollectionRowsQuery as Validator, headers: parameters.listWorkingCollectionRowsHeaders as Validator },
     responses: { '200': bodies.listWorkingCollectionRowsStatus200 as Validator, '400': bodies.responseBadRequest as Validator, '401': bodies.responseUnauthorized as Validator, '402': bodies.responsePaymentRequired as Validator, '403': bodies.responseForbidden as Validator, '404': bodies.responseNotFound as Validator, '409': bodies.responseConflict as Validator, '429': bodies.responseRateLimited as Validator, '500': bodies.responseInternalError as Validator, '501': bodies.responseNotImplemented as Validator, '503': bodies.responseServiceUnavailable as Validator, '504': bodies.responseTimeout as Validator },
-    responsesV1: { '200': bodies.listWorkingCollectionRowsStatus200V1 as Validator },
   },
   getHhvbpSummary: {
     operationId: "getHhvbpSummary",
@@ -683,7 +659,6 @@ export const operations = {
     pagedByCursor: false,
     validate: { query: parameters.getHhvbpSummaryQuery as Validator, headers: parameters.getHhvbpSummaryHeaders as Validator },
     responses: { '200': bodies.getHhvbpSummaryStatus200 as Validator, '400': bodies.responseBadRequest as Validator, '401': bodies.responseUnauthorized as Validator, '402': bodies.responsePaymentRequired as Validator, '403': bodies.responseForbidden as Validator, '404': bodies.responseNotFound as Validator, '409': bodies.responseConflict as Validator, '429': bodies.responseRateLimited as Validator, '500': bodies.responseInternalError as Validator, '501': bodies.responseNotImplemented as Validator, '503': bodies.responseServiceUnavailable as Validator, '504': bodies.responseTimeout as Validator },
-    responsesV1: { '200': bodies.getHhvbpSummaryStatus200V1 as Validator },
   },
   listHhvbpMeasures: {
     operationId: "listHhvbpMeasures",
@@ -709,7 +684,6 @@ export const operations = {
     pagedByCursor: false,
     validate: { query: parameters.listHhvbpMeasuresQuery as Validator, headers: parameters.listHhvbpMeasuresHeaders as Validator },
     responses: { '200': bodies.listHhvbpMeasuresStatus200 as Validator, '400': bodies.responseBadRequest as Validator, '401': bodies.responseUnauthorized as Validator, '402': bodies.responsePaymentRequired as Validator, '403': bodies.responseForbidden as Validator, '404': bodies.responseNotFound as Validator, '409': bodies.responseConflict as Validator, '429': bodies.responseRateLimited as Validator, '500': bodies.responseInternalError as Validator, '501': bodies.responseNotImplemented as Validator, '503': bodies.responseServiceUnavailable as Validator, '504': bodies.responseTimeout as Validator },
-    responsesV1: { '200': bodies.listHhvbpMeasuresStatus200V1 as Validator },
   },
   issueToken: {
     operationId: "issueToken",
@@ -734,8 +708,7 @@ export const operations = {
     readOnly: null,
     pagedByCursor: false,
     validate: { headers: parameters.issueTokenHeaders as Validator, body: bodies.issueTokenBody as Validator },
-    responses: { '200': bodies.issueTokenStatus200 as Validator, '400': bodies.responseBadRequest as Validator, '401': bodies.issueTokenStatus401 as Validator, '403': bodies.responseForbidden as Validator, '413': bodies.responsePayloadTooLarge as Validator, '429': bodies.responseRateLimited as Validator, '500': bodies.responseInternalError as Validator, '501': bodies.responseNotImplemented as Validator, '503': bodies.responseServiceUnavailable as Validator, '504': bodies.responseTimeout as Validator },
-    responsesV1: { '200': bodies.issueTokenStatus200V1 as Validator },
+    responses: { '200': bodies.issueTokenStatus200 as Validator, '400': bodies.issueTokenStatus400 as Validator, '401': bodies.issueTokenStatus401 as Validator, '402': bodies.responsePaymentRequired as Validator, '403': bodies.issueTokenStatus403 as Validator, '404': bodies.responseNotFound as Validator, '409': bodies.responseConflict as Validator, '413': bodies.responsePayloadTooLarge as Validator, '415': bodies.responseUnsupportedMediaType as Validator, '429': bodies.responseRateLimited as Validator, '500': bodies.responseInternalError as Validator, '501': bodies.responseNotImplemented as Validator, '503': bodies.responseServiceUnavailable as Validator, '504': bodies.responseTimeout as Validator },
   },
 } as const;
 

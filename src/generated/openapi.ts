@@ -202,7 +202,7 @@ export type paths = {
          *     - **Diagnoses.** The entry marked `is_primary: true` is primary, else the first entry unless it says `is_primary: false` (then none is, and `missing_information` asks for `primary_diagnosis`). More than one marked true is a 400 naming the second (`diagnoses[i].is_primary`).
          *     - **custom_data** holds scalars (string, number, boolean, null); an object or array value is a 400 naming the key.
          *     - **Audit.** `source_system` and `external_reference_id` are stamped on the command's audit record, on refused attempts too.
-         *     - Not available in no_phi sessions (403 `PLATFORM_PHI_MODE_DENIED`).
+         *     - Not available in no_phi sessions (403 `PLATFORM_PHI_MODE_DENIED`). Additional properties are accepted and stored as sent (spec 2.3); a top-level one that is no field of either request shape but is close to one (same letters but for case and separators, or one or two typing edits away: `patient_zipcode`, `referal_date`) gets a `warnings` entry naming it and the field it probably meant, which counts as missing.
          */
         post: operations["createReferral"];
         delete?: never;
@@ -720,7 +720,7 @@ export type components = {
         ErrorDetails: {
             [key: string]: string | number | boolean | null;
         };
-        /** @description Platform refusal (spec 7.1). */
+        /** @description Platform refusal (spec 7.1). Tell it from ApiError by the type of `error`: here an object holding `code`, `category`, `retryable` and `terminal`; in ApiError a string. Branch on `error.code`; for a code the client does not know (codes are added within a version), use `category` and `retryable`. Known codes and their statuses: x-svc-error-codes. */
         ExternalPlatformError: {
             error: {
                 /** @description Stable error code. Branch on it; for an unknown code use category and retryable. Known codes are listed in x-svc-error-codes. */
@@ -754,7 +754,7 @@ export type components = {
             /** @description The schema keyword that failed. */
             keyword?: string;
         };
-        /** @description Shared API error (spec 7.2), used for authentication and request-validation failures. */
+        /** @description Shared API error (spec 7.2), for authentication and request-validation failures and for every refusal of the token endpoint. Tell it from ExternalPlatformError by the type of `error`: here a string (the RFC 6749 or RFC 6750 error name: invalid_request, invalid_client, unsupported_grant_type, invalid_scope, invalid_token), beside a top-level `code` (the PLATFORM_* code); in ExternalPlatformError an object. */
         ApiError: {
             /** @description Short error name (for OAuth routes the RFC 6749 error code, for example invalid_client; invalid_token for bearer failures; invalid_request for validation). */
             error: string;
@@ -2317,7 +2317,7 @@ export type components = {
              */
             modeled_unscorable_reason: "below_minimum_data_performance_year" | "below_minimum_data_baseline_year" | null;
         };
-        /** @description client_credentials request (spec 5.2). Also accepted as application/x-www-form-urlencoded (RFC 6749 4.4.2), with client_id/client_secret in the body or by HTTP Basic (RFC 6749 2.3.1), not both. client_id, client_secret, agency_id and phi_mode are optional in the schema only because HTTP Basic replaces the first two and a missing phi_mode has its own code: the service requires agency_id (400 invalid_request when absent) and phi_mode (PLATFORM_PHI_MODE_REQUIRED). */
+        /** @description client_credentials request (spec 5.2). Also accepted as application/x-www-form-urlencoded (RFC 6749 4.4.2), with client_id/client_secret in the body or by HTTP Basic (RFC 6749 2.3.1), not both. client_id, client_secret and phi_mode are optional in the schema only because HTTP Basic replaces the first two and a missing phi_mode has its own code (PLATFORM_PHI_MODE_REQUIRED): the service requires phi_mode. agency_id may be left out: the token is then for the agency the integration belongs to, so that stock OAuth clients, which send only fixed extra parameters, can ask for one. */
         TokenRequest: {
             /**
              * @description Only client_credentials.
@@ -2328,7 +2328,7 @@ export type components = {
             client_id?: string;
             /** @description Client secret (or HTTP Basic password). */
             client_secret?: string;
-            /** @description Agency the token is for. */
+            /** @description Agency the token is for; when sent it must be the integration's own agency (anything else is the same 401 invalid_client). Default: the integration's agency. */
             agency_id?: string;
             /** @description no_phi or a PHI mode permitted to the integration (phi). Required; sent explicitly. */
             phi_mode?: string;
@@ -2759,6 +2759,16 @@ export type components = {
                 "application/json": components["schemas"]["ExternalPlatformError"];
             };
         };
+        /** @description Unsupported media type: a body whose content type the operation does not list, or with a charset other than UTF-8. ApiError with error unsupported_media_type and code PLATFORM_INVALID_REQUEST, answered before the operation runs (on the token endpoint too). */
+        UnsupportedMediaType: {
+            headers: {
+                "x-request-id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiError"];
+            };
+        };
     };
     parameters: {
         /** @description Pins the extension contract version. Absent means the current version 2. Version 1 is deprecated (successor 2). Any other value is refused with 400. */
@@ -2842,6 +2852,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "status": "ok",
+                     *         "timestamp": "2026-11-27T09:52:48.024Z",
+                     *         "version": "0.1.0"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["HealthResponse"];
                 };
             };
@@ -2883,6 +2902,180 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "routes": [
+                     *           {
+                     *             "operation_id": "getHealth",
+                     *             "method": "GET",
+                     *             "path": "/api/v1/ext/health",
+                     *             "summary": "Health of the partition",
+                     *             "tag": "Platform",
+                     *             "scope": null,
+                     *             "no_phi": "allowed",
+                     *             "no_phi_usable": true,
+                     *             "capability": "platform.read",
+                     *             "command": false,
+                     *             "cost_units": 0,
+                     *             "enabled": true,
+                     *             "query_parameters": []
+                     *           },
+                     *           {
+                     *             "operation_id": "listPatients",
+                     *             "method": "GET",
+                     *             "path": "/api/v1/ext/patients",
+                     *             "summary": "List patients",
+                     *             "tag": "Patients",
+                     *             "scope": "external:patients:read",
+                     *             "no_phi": "pseudonymized",
+                     *             "no_phi_usable": true,
+                     *             "capability": "patients.read",
+                     *             "command": false,
+                     *             "cost_units": 2,
+                     *             "enabled": true,
+                     *             "query_parameters": [
+                     *               {
+                     *                 "name": "limit",
+                     *                 "in": "query",
+                     *                 "required": false,
+                     *                 "type": "integer",
+                     *                 "description": "Page size. Default 50, maximum 200; a larger value is refused, not capped.",
+                     *                 "default": 50,
+                     *                 "minimum": 1,
+                     *                 "maximum": 200
+                     *               },
+                     *               {
+                     *                 "name": "offset",
+                     *                 "in": "query",
+                     *                 "required": false,
+                     *                 "type": "integer",
+                     *                 "description": "Items to skip. Default 0, maximum 100000 (a larger value is a 400); deeper pages: use meta.next_cursor (keyset, constant time).",
+                     *                 "default": 0,
+                     *                 "minimum": 0,
+                     *                 "maximum": 100000
+                     *               },
+                     *               {
+                     *                 "name": "cursor",
+                     *                 "in": "query",
+                     *                 "required": false,
+                     *                 "type": "string",
+                     *                 "description": "Keyset cursor from meta.next_cursor: continues the list in the same order in constant time at any depth (offset pages slow down with depth). A cursor is bound to what it was issued for: the token's agency, extension and PHI mode, this operation, and the list's filters (every query parameter but limit, offset and cursor, in any order). Send it back with the same filters; limit may change from page to page, and a new token of the same extension and PHI mode may continue the walk. Anywhere else (another agency, extension, PHI mode, list or filter set) it is refused exactly like a tampered cursor: 400 PLATFORM_INVALID_INPUT with details.field \"cursor\". Not combinable with a non-zero offset (400)."
+                     *               },
+                     *               {
+                     *                 "name": "status",
+                     *                 "in": "query",
+                     *                 "required": false,
+                     *                 "type": "string",
+                     *                 "description": "Chart status.",
+                     *                 "enum": [
+                     *                   "referred",
+                     *                   "pending_admission",
+                     *                   "active",
+                     *                   "on_hold",
+                     *                   "discharged",
+                     *                   "deceased",
+                     *                   "non_admit"
+                     *                 ]
+                     *               },
+                     *               {
+                     *                 "name": "service_line",
+                     *                 "in": "query",
+                     *                 "required": false,
+                     *                 "type": "string",
+                     *                 "description": "Business line.",
+                     *                 "enum": [
+                     *                   "home_health",
+                     *                   "hospice",
+                     *                   "private_duty"
+                     *                 ]
+                     *               },
+                     *               {
+                     *                 "name": "office_id",
+                     *                 "in": "query",
+                     *                 "required": false,
+                     *                 "type": "string",
+                     *                 "description": "Office."
+                     *               },
+                     *               {
+                     *                 "name": "updated_since",
+                     *                 "in": "query",
+                     *                 "required": false,
+                     *                 "type": "string",
+                     *                 "description": "Changed at or after this instant: the patient's own fields, its coverages or its episodes (see updated_at).",
+                     *                 "format": "date-time"
+                     *               }
+                     *             ]
+                     *           },
+                     *           {
+                     *             "operation_id": "createReferral",
+                     *             "method": "POST",
+                     *             "path": "/api/v1/ext/referrals",
+                     *             "summary": "Create a referral from an intake packet",
+                     *             "tag": "Referrals",
+                     *             "scope": "external:referrals:write",
+                     *             "no_phi": "denied",
+                     *             "no_phi_usable": false,
+                     *             "capability": "referrals.create",
+                     *             "command": true,
+                     *             "cost_units": 5,
+                     *             "enabled": true,
+                     *             "query_parameters": []
+                     *           }
+                     *         ],
+                     *         "queries": [],
+                     *         "capabilities": [
+                     *           {
+                     *             "id": "platform.read",
+                     *             "description": "Read health and the catalog.",
+                     *             "command": false,
+                     *             "operations": [
+                     *               "getHealth",
+                     *               "getCatalog"
+                     *             ]
+                     *           },
+                     *           {
+                     *             "id": "oauth.token",
+                     *             "description": "Obtain machine tokens.",
+                     *             "command": false,
+                     *             "operations": [
+                     *               "issueToken"
+                     *             ]
+                     *           },
+                     *           {
+                     *             "id": "queries.run",
+                     *             "description": "Run approved governed queries.",
+                     *             "command": false,
+                     *             "operations": [
+                     *               "runQuery"
+                     *             ]
+                     *           }
+                     *         ],
+                     *         "generated_at": "2026-11-27T09:52:48.026Z",
+                     *         "contract_versions": [
+                     *           {
+                     *             "version": "1",
+                     *             "manifest_version": "1.1.0",
+                     *             "status": "deprecated",
+                     *             "deprecated_at": "2026-07-25T00:00:00Z",
+                     *             "successor": "2"
+                     *           },
+                     *           {
+                     *             "version": "2",
+                     *             "manifest_version": "2.7.0",
+                     *             "status": "current",
+                     *             "deprecated_at": null,
+                     *             "successor": null
+                     *           }
+                     *         ],
+                     *         "webhook_envelope_version": "2026-06-27"
+                     *       },
+                     *       "warnings": [
+                     *         "7 operations are not enabled in this deployment and answer PLATFORM_UNSUPPORTED_OPERATION: runQuery, listQueryTokens, createQueryToken, revokeQueryToken, getQueryTokenExcelTemplate, listRemittances, listRemittanceAllocations.",
+                     *         "No governed queries are approved in this deployment."
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["CatalogResponse"];
                 };
             };
@@ -3178,6 +3371,71 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "pat_qc75czmyf3xwxy46",
+                     *           "mrn": "M0100259",
+                     *           "first_name": "Janet",
+                     *           "middle_name": "Patricia",
+                     *           "last_name": "Anderson",
+                     *           "suffix": null,
+                     *           "display_name": "Janet Patricia Anderson",
+                     *           "dob": "1958-04-20",
+                     *           "birth_year": 1958,
+                     *           "age": "68",
+                     *           "gender": "female",
+                     *           "status": "active",
+                     *           "service_line": "home_health",
+                     *           "office_id": "main",
+                     *           "current_episode": {
+                     *             "id": "epi_fc7vxqdj2vrewcxk",
+                     *             "type": "home_health_period",
+                     *             "status": "active",
+                     *             "start_date": "2026-11-04",
+                     *             "end_date": "2026-12-03"
+                     *           },
+                     *           "created_at": "2026-06-05T17:41:00.000Z",
+                     *           "updated_at": "2026-11-16T09:40:00.000Z"
+                     *         },
+                     *         {
+                     *           "id": "pat_76en5g0vf28cj16v",
+                     *           "mrn": "M0100221",
+                     *           "first_name": "Jesús",
+                     *           "middle_name": "Albert",
+                     *           "last_name": "Bergström",
+                     *           "suffix": null,
+                     *           "display_name": "Jesús Albert Bergström",
+                     *           "dob": "1962-09-26",
+                     *           "birth_year": 1962,
+                     *           "age": "64",
+                     *           "gender": "male",
+                     *           "status": "active",
+                     *           "service_line": "home_health",
+                     *           "office_id": "main",
+                     *           "current_episode": {
+                     *             "id": "epi_6jt4v979jrzpt5d9",
+                     *             "type": "home_health_period",
+                     *             "status": "active",
+                     *             "start_date": "2026-11-06",
+                     *             "end_date": "2026-12-05"
+                     *           },
+                     *           "created_at": "2026-11-03T06:36:00.000Z",
+                     *           "updated_at": "2026-11-16T08:12:00.000Z"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "total": 34,
+                     *         "total_exact": true,
+                     *         "limit": 2,
+                     *         "offset": 0,
+                     *         "has_more": true,
+                     *         "next_offset": 2,
+                     *         "next_cursor": "VQzrDYEbLOCj3BOzSnuyeP4n8IwX9grZquiSxZOoF3xZdcu3YDE07IohMH492QsSSbKWPzBU2Px9jDT9KSS8cW-uD1J7R04C1C6c0-Uy1j_QWq7EDVMWZYfwwFc3cdPKobLG8Dkq8GhWChcxUSGA9q_kE3KsdRsABTw-gpGF4pbdgscw2YUbpmnbDQ"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["PatientListResponse"];
                 };
             };
@@ -3222,6 +3480,145 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "pat_qc75czmyf3xwxy46",
+                     *         "mrn": "M0100259",
+                     *         "first_name": "Janet",
+                     *         "middle_name": "Patricia",
+                     *         "last_name": "Anderson",
+                     *         "suffix": null,
+                     *         "display_name": "Janet Patricia Anderson",
+                     *         "dob": "1958-04-20",
+                     *         "birth_year": 1958,
+                     *         "age": "68",
+                     *         "gender": "female",
+                     *         "status": "active",
+                     *         "service_line": "home_health",
+                     *         "office_id": "main",
+                     *         "current_episode": {
+                     *           "id": "epi_fc7vxqdj2vrewcxk",
+                     *           "type": "home_health_period",
+                     *           "status": "active",
+                     *           "start_date": "2026-11-04",
+                     *           "end_date": "2026-12-03"
+                     *         },
+                     *         "created_at": "2026-06-05T17:41:00.000Z",
+                     *         "updated_at": "2026-11-16T09:40:00.000Z",
+                     *         "phones": [
+                     *           {
+                     *             "number": "503-555-0169",
+                     *             "type": "primary",
+                     *             "preferred": false
+                     *           },
+                     *           {
+                     *             "number": "503-555-0111",
+                     *             "type": "alternate",
+                     *             "preferred": true
+                     *           }
+                     *         ],
+                     *         "address": {
+                     *           "line1": "8165 Forest Way",
+                     *           "line2": null,
+                     *           "city": "Arlington",
+                     *           "state": "MA",
+                     *           "zip_code": "02108"
+                     *         },
+                     *         "coordinates": {
+                     *           "latitude": 41.75123,
+                     *           "longitude": -72.445064
+                     *         },
+                     *         "coverages": [
+                     *           {
+                     *             "id": "cov_cbdt8zs32mpscmvx",
+                     *             "payor_id": "pay_95wjaedtt72arbva",
+                     *             "payor_name": "Medicare",
+                     *             "plan_name": "Medicare Part A",
+                     *             "policy_number": "2HE1WE6UX54",
+                     *             "group_number": null,
+                     *             "effective_date": "2023-04-01",
+                     *             "termination_date": null,
+                     *             "coverage_order": 0,
+                     *             "is_primary": true,
+                     *             "policy_holder": null
+                     *           },
+                     *           {
+                     *             "id": "cov_98r5a0fgb3df2ryg",
+                     *             "payor_id": "pay_av7fyz70asbegwjr",
+                     *             "payor_name": "MA Medicaid",
+                     *             "plan_name": "MA Medicaid",
+                     *             "policy_number": "MD75399216",
+                     *             "group_number": null,
+                     *             "effective_date": "2023-01-01",
+                     *             "termination_date": null,
+                     *             "coverage_order": 1,
+                     *             "is_primary": false,
+                     *             "policy_holder": null
+                     *           }
+                     *         ],
+                     *         "episodes": [
+                     *           {
+                     *             "id": "epi_kmpzbn4vbw13yvnw",
+                     *             "type": "home_health_period",
+                     *             "status": "planned",
+                     *             "start_date": "2027-01-03",
+                     *             "end_date": "2027-02-01"
+                     *           },
+                     *           {
+                     *             "id": "epi_hq5d83sbfrz307mv",
+                     *             "type": "home_health_period",
+                     *             "status": "planned",
+                     *             "start_date": "2026-12-04",
+                     *             "end_date": "2027-01-02"
+                     *           },
+                     *           {
+                     *             "id": "epi_fc7vxqdj2vrewcxk",
+                     *             "type": "home_health_period",
+                     *             "status": "active",
+                     *             "start_date": "2026-11-04",
+                     *             "end_date": "2026-12-03"
+                     *           },
+                     *           {
+                     *             "id": "epi_spagkp0d6ypfq3sk",
+                     *             "type": "home_health_period",
+                     *             "status": "closed",
+                     *             "start_date": "2026-10-05",
+                     *             "end_date": "2026-11-03"
+                     *           },
+                     *           {
+                     *             "id": "epi_j07t10s4y7zkxcks",
+                     *             "type": "home_health_period",
+                     *             "status": "closed",
+                     *             "start_date": "2026-09-05",
+                     *             "end_date": "2026-10-04"
+                     *           },
+                     *           {
+                     *             "id": "epi_drq8g3aej6v1z1eq",
+                     *             "type": "home_health_period",
+                     *             "status": "closed",
+                     *             "start_date": "2026-08-06",
+                     *             "end_date": "2026-09-04"
+                     *           },
+                     *           {
+                     *             "id": "epi_1a8rj0vyg3c74p6t",
+                     *             "type": "home_health_period",
+                     *             "status": "closed",
+                     *             "start_date": "2026-07-07",
+                     *             "end_date": "2026-08-05"
+                     *           },
+                     *           {
+                     *             "id": "epi_3a75ddc9aj8pdqma",
+                     *             "type": "home_health_period",
+                     *             "status": "closed",
+                     *             "start_date": "2026-06-07",
+                     *             "end_date": "2026-07-06"
+                     *           }
+                     *         ],
+                     *         "primary_physician_id": "phy_y8fx2pxqkfe05m7d"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["PatientResponse"];
                 };
             };
@@ -3282,6 +3679,53 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "ref_fad7wm5fyvxnp9gj",
+                     *           "patient_id": "pat_5ds2hj8q9v8wb92e",
+                     *           "intake_id": "int_akz7bkb58nd31bvs",
+                     *           "service_line": "home_health",
+                     *           "referral_type": "soc",
+                     *           "referral_type_category": "soc",
+                     *           "referral_date": "2026-11-16T14:16:00.000Z",
+                     *           "referral_source": "Riverside Internal Medicine Associates of Arlington",
+                     *           "referral_source_id": "src_mn5n4f1xm4hnxn23",
+                     *           "disposition": "accepted",
+                     *           "decline_reason": null,
+                     *           "office_id": "main",
+                     *           "patient_display_name": "Judith Sullivan",
+                     *           "created_at": "2026-11-16T14:28:00.000Z"
+                     *         },
+                     *         {
+                     *           "id": "ref_843x209djgrf7kmm",
+                     *           "patient_id": "pat_15vbbhjc7jfr8cg2",
+                     *           "intake_id": "int_e8z2ztdtzm7qwmpw",
+                     *           "service_line": "home_health",
+                     *           "referral_type": "soc",
+                     *           "referral_type_category": "soc",
+                     *           "referral_date": "2026-11-15T07:19:00.000Z",
+                     *           "referral_source": "Walk-in",
+                     *           "referral_source_id": null,
+                     *           "disposition": "accepted",
+                     *           "decline_reason": null,
+                     *           "office_id": "main",
+                     *           "patient_display_name": "Phyllis Nguyễn",
+                     *           "created_at": "2026-11-15T07:38:00.000Z"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "total": 316,
+                     *         "total_exact": true,
+                     *         "limit": 2,
+                     *         "offset": 0,
+                     *         "has_more": true,
+                     *         "next_offset": 2,
+                     *         "next_cursor": "__JTwf0CrvJJt-VuQUmHVIlgKLucqTepWB3iCnTmbGG7y6j1Kh2i9fgsKPXmU1BSWWa20vOmxzH-_ZpvTrG5zbULOeVaZkH5ON8Y2iUIzE5PTkOWOnJKubRwldinu9g4rp9fgNLw4YuSmAeRTGm8"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ReferralListResponse"];
                 };
             };
@@ -3312,6 +3756,38 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "service_line": "home_health",
+                 *       "patient_first_name": "Margaret",
+                 *       "patient_last_name": "Okafor",
+                 *       "patient_dob": "1941-03-17",
+                 *       "patient_phone": "617-555-0148",
+                 *       "patient_address": "88 Linden Street, Boston, MA 02108",
+                 *       "patient_zip_code": "02108",
+                 *       "referral_type": "soc",
+                 *       "referral_date": "2026-11-24T14:05:00Z",
+                 *       "referral_source": "Beacon Hill Primary Care",
+                 *       "referring_physician_id": "phy_2mrmw5v73m0ptwsm",
+                 *       "payor_id": "pay_0042f9jcy521n3ky",
+                 *       "insurance": {
+                 *         "payor_id": "pay_0042f9jcy521n3ky",
+                 *         "policy_number": "1EG4-TE5-MK72",
+                 *         "is_primary": true,
+                 *         "relationship_to_insured": "18"
+                 *       },
+                 *       "diagnoses": [
+                 *         {
+                 *           "code": "I50.22",
+                 *           "description": "Chronic systolic (congestive) heart failure",
+                 *           "is_primary": true
+                 *         }
+                 *       ],
+                 *       "notes": "Discharged from MGH on 11/23 after CHF exacerbation; needs SN for medication teaching and weight monitoring.",
+                 *       "source_system": "intake-bot",
+                 *       "external_reference_id": "IB-2026-004817"
+                 *     }
+                 */
                 "application/json": components["schemas"]["ReferralCreateRequest"];
             };
         };
@@ -3330,6 +3806,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "referral_id": "ref_v-yA1Omk3xXKAVhR",
+                     *         "intake_id": "int_2LnsnPSWw-gPXYFl",
+                     *         "patient_id": "pat_JWcIi2NkbShGi89V",
+                     *         "patient_created": true,
+                     *         "patient_matched": false,
+                     *         "disposition": "accepted",
+                     *         "decline_reason": null,
+                     *         "decline_detail": null,
+                     *         "office_id": "main",
+                     *         "request_shape": "2026-08-19",
+                     *         "missing_information": []
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ReferralCreatedResponse"];
                 };
             };
@@ -3340,6 +3833,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             501: components["responses"]["NotImplemented"];
@@ -3375,6 +3869,44 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "ref_fad7wm5fyvxnp9gj",
+                     *         "patient_id": "pat_5ds2hj8q9v8wb92e",
+                     *         "intake_id": "int_akz7bkb58nd31bvs",
+                     *         "service_line": "home_health",
+                     *         "referral_type": "soc",
+                     *         "referral_type_category": "soc",
+                     *         "referral_date": "2026-11-16T14:16:00.000Z",
+                     *         "referral_source": "Riverside Internal Medicine Associates of Arlington",
+                     *         "referral_source_id": "src_mn5n4f1xm4hnxn23",
+                     *         "disposition": "accepted",
+                     *         "decline_reason": null,
+                     *         "office_id": "main",
+                     *         "patient_display_name": "Judith Sullivan",
+                     *         "created_at": "2026-11-16T14:28:00.000Z",
+                     *         "decline_detail": null,
+                     *         "request_shape": "2026-08-19",
+                     *         "zip_code": "02108",
+                     *         "referring_facility": null,
+                     *         "referring_physician": null,
+                     *         "referring_physician_id": "phy_xq4e04x3k7n4g1ad",
+                     *         "signing_physician_id": "phy_xq4e04x3k7n4g1ad",
+                     *         "certifying_physician_id": "phy_xq4e04x3k7n4g1ad",
+                     *         "payor_id": "pay_31ap4hx04nhzq97f",
+                     *         "hospital_id": null,
+                     *         "marketer_id": null,
+                     *         "marketer_label": null,
+                     *         "document_ids": [
+                     *           "doc_1k9xnb9v0atv4hbq"
+                     *         ],
+                     *         "source_system": "hospital_ehr_hub",
+                     *         "external_reference_id": "HOS-2026-785940",
+                     *         "additional_fields": {}
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ReferralResponse"];
                 };
             };
@@ -3429,6 +3961,49 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "int_akz7bkb58nd31bvs",
+                     *           "referral_id": "ref_fad7wm5fyvxnp9gj",
+                     *           "patient_id": "pat_5ds2hj8q9v8wb92e",
+                     *           "status": "awaiting_information",
+                     *           "service_line": "home_health",
+                     *           "disposition": "accepted",
+                     *           "office_id": "main",
+                     *           "reviewer_id": "usr_jv1vfknhxvjtstwm",
+                     *           "missing_information": [
+                     *             "physician_order"
+                     *           ],
+                     *           "received_at": "2026-11-16T14:28:00.000Z",
+                     *           "updated_at": "2026-11-16T15:57:10.641Z"
+                     *         },
+                     *         {
+                     *           "id": "int_e8z2ztdtzm7qwmpw",
+                     *           "referral_id": "ref_843x209djgrf7kmm",
+                     *           "patient_id": "pat_15vbbhjc7jfr8cg2",
+                     *           "status": "accepted",
+                     *           "service_line": "home_health",
+                     *           "disposition": "accepted",
+                     *           "office_id": "main",
+                     *           "reviewer_id": "usr_jv1vfknhxvjtstwm",
+                     *           "missing_information": [],
+                     *           "received_at": "2026-11-15T07:38:00.000Z",
+                     *           "updated_at": "2026-11-16T11:50:24.139Z"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "total": 316,
+                     *         "total_exact": true,
+                     *         "limit": 2,
+                     *         "offset": 0,
+                     *         "has_more": true,
+                     *         "next_offset": 2,
+                     *         "next_cursor": "W_Z4Q3DXwsungtToLOgBofW0r6WhVytus5pZ5mNL7mRfba_22jZrw8Lz9VpFui7fGuKynAUcpmQd0yEVrkF7eIgR6ueRNTH55r4aBYVrraAu278mswrJUmMZbeStd0lA9ISeT5A38ow-wVhm5cLY5mI5RzeWlp7wbVoUynM"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["IntakeListResponse"];
                 };
             };
@@ -3473,6 +4048,78 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "int_akz7bkb58nd31bvs",
+                     *         "referral_id": "ref_fad7wm5fyvxnp9gj",
+                     *         "patient_id": "pat_5ds2hj8q9v8wb92e",
+                     *         "status": "awaiting_information",
+                     *         "service_line": "home_health",
+                     *         "disposition": "accepted",
+                     *         "office_id": "main",
+                     *         "reviewer_id": "usr_jv1vfknhxvjtstwm",
+                     *         "missing_information": [
+                     *           "physician_order"
+                     *         ],
+                     *         "received_at": "2026-11-16T14:28:00.000Z",
+                     *         "updated_at": "2026-11-16T15:57:10.641Z",
+                     *         "decline_reason": null,
+                     *         "decline_detail": null,
+                     *         "insurance": [
+                     *           {
+                     *             "payor_id": "pay_31ap4hx04nhzq97f",
+                     *             "plan_name": "Summit Senior Advantage (HMO)",
+                     *             "other_insurance_name": null,
+                     *             "policy_number": "SSA356647969",
+                     *             "group_number": "786474",
+                     *             "effective_date": "2020-01-01",
+                     *             "termination_date": null,
+                     *             "coverage_order": 0,
+                     *             "is_primary": true,
+                     *             "policy_holder": null,
+                     *             "policy_holder_confirmed": false
+                     *           },
+                     *           {
+                     *             "payor_id": "pay_av7fyz70asbegwjr",
+                     *             "plan_name": "MA Medicaid",
+                     *             "other_insurance_name": null,
+                     *             "policy_number": "MD42984789",
+                     *             "group_number": null,
+                     *             "effective_date": "2025-01-01",
+                     *             "termination_date": null,
+                     *             "coverage_order": 1,
+                     *             "is_primary": false,
+                     *             "policy_holder": null,
+                     *             "policy_holder_confirmed": false
+                     *           }
+                     *         ],
+                     *         "insurance_notes": null,
+                     *         "diagnoses": [
+                     *           {
+                     *             "code": "R26.81",
+                     *             "is_primary": true,
+                     *             "description": "Unsteadiness on feet"
+                     *           },
+                     *           {
+                     *             "code": "J44.1",
+                     *             "is_primary": false,
+                     *             "description": "Chronic obstructive pulmonary disease with (acute) exacerbation"
+                     *           },
+                     *           {
+                     *             "code": "E11.9",
+                     *             "is_primary": false,
+                     *             "description": "Type 2 diabetes mellitus without complications"
+                     *           }
+                     *         ],
+                     *         "document_ids": [
+                     *           "doc_1k9xnb9v0atv4hbq"
+                     *         ],
+                     *         "custom_data": {},
+                     *         "notes": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["IntakeResponse"];
                 };
             };
@@ -3533,6 +4180,53 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "vis_nf80r6yt7wqv23vc",
+                     *           "patient_id": "pat_b9ncgsp98grsqz7c",
+                     *           "episode_id": "epi_dzk4ht57zn620z3e",
+                     *           "discipline": "ST",
+                     *           "visit_type": "routine",
+                     *           "status": "completed",
+                     *           "scheduled_start": "2026-09-17T12:00:00.000Z",
+                     *           "scheduled_end": "2026-09-17T12:45:00.000Z",
+                     *           "actual_start": "2026-09-17T12:07:00.000Z",
+                     *           "actual_end": "2026-09-17T12:43:00.000Z",
+                     *           "clinician_id": "usr_gmkq8e3gbx0bzsjx",
+                     *           "clinician_name": "Frances Pérez",
+                     *           "office_id": "main",
+                     *           "updated_at": "2026-09-17T12:43:00.000Z"
+                     *         },
+                     *         {
+                     *           "id": "vis_q1x8d4exdmb9nhny",
+                     *           "patient_id": "pat_6qjdvrxyh2x35qyg",
+                     *           "episode_id": "epi_g4he0aqffk99a32w",
+                     *           "discipline": "SN",
+                     *           "visit_type": "routine",
+                     *           "status": "completed",
+                     *           "scheduled_start": "2026-09-17T12:00:00.000Z",
+                     *           "scheduled_end": "2026-09-17T12:50:00.000Z",
+                     *           "actual_start": "2026-09-17T12:06:00.000Z",
+                     *           "actual_end": "2026-09-17T13:05:00.000Z",
+                     *           "clinician_id": "usr_agchw7fanxm9jmq8",
+                     *           "clinician_name": "Wei Hayes",
+                     *           "office_id": "main",
+                     *           "updated_at": "2026-09-17T13:05:00.000Z"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "total": 2712,
+                     *         "total_exact": false,
+                     *         "limit": 2,
+                     *         "offset": 0,
+                     *         "has_more": true,
+                     *         "next_offset": 2,
+                     *         "next_cursor": "0Qncio3C7f7C9-dWRlBaR7lfWXE0G8X1AKQ0WLU1KpTbVGlpuLFPh84TuAMRT9IUslKfHzVQwGS7ADJhNeVEYFOBVokm6E4QYsrJAZxDq2mPllCSceRLLPPgBvALMKHEGGAe1sfkBK9E3fJAo_I3FtCNwqXPM6UUIpQUv4gn6Kuy"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["VisitListResponse"];
                 };
             };
@@ -3577,6 +4271,32 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "vis_nf80r6yt7wqv23vc",
+                     *         "patient_id": "pat_b9ncgsp98grsqz7c",
+                     *         "episode_id": "epi_dzk4ht57zn620z3e",
+                     *         "discipline": "ST",
+                     *         "visit_type": "routine",
+                     *         "status": "completed",
+                     *         "scheduled_start": "2026-09-17T12:00:00.000Z",
+                     *         "scheduled_end": "2026-09-17T12:45:00.000Z",
+                     *         "actual_start": "2026-09-17T12:07:00.000Z",
+                     *         "actual_end": "2026-09-17T12:43:00.000Z",
+                     *         "clinician_id": "usr_gmkq8e3gbx0bzsjx",
+                     *         "clinician_name": "Frances Pérez",
+                     *         "office_id": "main",
+                     *         "updated_at": "2026-09-17T12:43:00.000Z",
+                     *         "service_code": "G0153",
+                     *         "duration_minutes": 36,
+                     *         "evv_status": "verified",
+                     *         "documentation_status": "approved",
+                     *         "missed_reason": null,
+                     *         "cancellation_reason": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["VisitResponse"];
                 };
             };
@@ -3607,6 +4327,18 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "title": "Call Margaret Okafor to schedule the start-of-care visit",
+                 *       "description": "New CHF referral from Beacon Hill Primary Care; SOC within 48 hours of discharge.",
+                 *       "priority": "high",
+                 *       "due_date": "2026-11-26",
+                 *       "related_resource": {
+                 *         "type": "patient",
+                 *         "id": "pat_JWcIi2NkbShGi89V"
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["TaskCreateRequest"];
             };
         };
@@ -3625,6 +4357,28 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "task_F54dpaqq6oBrbzxN",
+                     *         "title": "Call Margaret Okafor to schedule the start-of-care visit",
+                     *         "description": "New CHF referral from Beacon Hill Primary Care; SOC within 48 hours of discharge.",
+                     *         "status": "open",
+                     *         "priority": "high",
+                     *         "due_date": "2026-11-26",
+                     *         "assignee_id": null,
+                     *         "related_resource": {
+                     *           "type": "patient",
+                     *           "id": "pat_JWcIi2NkbShGi89V"
+                     *         },
+                     *         "version": 1,
+                     *         "created_by": "ext_4Ij1aI88uQDzXSGV",
+                     *         "created_at": "2026-11-27T09:52:49.184Z",
+                     *         "updated_at": "2026-11-27T09:52:49.184Z",
+                     *         "completed_at": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["TaskResponse"];
                 };
             };
@@ -3635,6 +4389,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             501: components["responses"]["NotImplemented"];
@@ -3670,6 +4425,28 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "task_F54dpaqq6oBrbzxN",
+                     *         "title": "Call Margaret Okafor to schedule the start-of-care visit",
+                     *         "description": "New CHF referral from Beacon Hill Primary Care; SOC within 48 hours of discharge.",
+                     *         "status": "open",
+                     *         "priority": "high",
+                     *         "due_date": "2026-11-26",
+                     *         "assignee_id": null,
+                     *         "related_resource": {
+                     *           "type": "patient",
+                     *           "id": "pat_JWcIi2NkbShGi89V"
+                     *         },
+                     *         "version": 1,
+                     *         "created_by": "ext_4Ij1aI88uQDzXSGV",
+                     *         "created_at": "2026-11-27T09:52:49.184Z",
+                     *         "updated_at": "2026-11-27T09:52:49.184Z",
+                     *         "completed_at": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["TaskResponse"];
                 };
             };
@@ -3705,6 +4482,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "status": "in_progress",
+                 *       "version": 1
+                 *     }
+                 */
                 "application/json": components["schemas"]["TaskUpdateRequest"];
             };
         };
@@ -3723,6 +4506,28 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "task_F54dpaqq6oBrbzxN",
+                     *         "title": "Call Margaret Okafor to schedule the start-of-care visit",
+                     *         "description": "New CHF referral from Beacon Hill Primary Care; SOC within 48 hours of discharge.",
+                     *         "status": "in_progress",
+                     *         "priority": "high",
+                     *         "due_date": "2026-11-26",
+                     *         "assignee_id": null,
+                     *         "related_resource": {
+                     *           "type": "patient",
+                     *           "id": "pat_JWcIi2NkbShGi89V"
+                     *         },
+                     *         "version": 2,
+                     *         "created_by": "ext_4Ij1aI88uQDzXSGV",
+                     *         "created_at": "2026-11-27T09:52:49.184Z",
+                     *         "updated_at": "2026-11-27T09:52:49.266Z",
+                     *         "completed_at": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["TaskResponse"];
                 };
             };
@@ -3733,6 +4538,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             501: components["responses"]["NotImplemented"];
@@ -3889,6 +4695,70 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "ord_d8qevwgpwa1atr2b",
+                     *           "order_type": "verbal",
+                     *           "patient_id": "pat_9a3rd95rsps5n4nh",
+                     *           "physician_id": "phy_7g8v715bkwxsavk5",
+                     *           "physician_name": "Beatrice Li",
+                     *           "physician_npi": "1000000798",
+                     *           "office_id": "main",
+                     *           "signature_status": "awaiting_signature",
+                     *           "delivery_method": null,
+                     *           "sent_at": null,
+                     *           "signed_at": null,
+                     *           "received_at": null,
+                     *           "days_outstanding": null,
+                     *           "aging_bucket": "not_sent",
+                     *           "sla_breached": false,
+                     *           "days_to_sign": null,
+                     *           "sla_days": 7,
+                     *           "created_at": "2026-11-16T18:21:00.000Z"
+                     *         },
+                     *         {
+                     *           "id": "ord_d6rzvmhtfpfdd6be",
+                     *           "order_type": "verbal",
+                     *           "patient_id": "pat_zztne0ebfnffwgv1",
+                     *           "physician_id": "phy_yj6zxeqbkbfkkkpx",
+                     *           "physician_name": "Andrés Young",
+                     *           "physician_npi": "1000013171",
+                     *           "office_id": "main",
+                     *           "signature_status": "awaiting_signature",
+                     *           "delivery_method": "portal",
+                     *           "sent_at": "2026-11-16T13:39:00.000Z",
+                     *           "signed_at": null,
+                     *           "received_at": null,
+                     *           "days_outstanding": 11,
+                     *           "aging_bucket": "8_14_days",
+                     *           "sla_breached": true,
+                     *           "days_to_sign": null,
+                     *           "sla_days": 7,
+                     *           "created_at": "2026-11-15T15:57:00.000Z"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "total": 326,
+                     *         "total_exact": true,
+                     *         "limit": 2,
+                     *         "offset": 0,
+                     *         "has_more": true,
+                     *         "next_offset": 2,
+                     *         "next_cursor": "zGaoIiqCpVdcw4pBln6KhztDwbs69272PheyFwUnvVxlqHqQf0VGv7acVfNbInkxBJ2mTiBOQ0DBPnzmVRAlcPEBLe93gpLL7YQsa9Ul8FL-HTXWMgDWFqy3EbL65BaJWfiIf9lgIvSK9ZqadFUtQiXyJkup6CHGy39MZ4YMgTtDxROKAjALMOrGIS08Fg",
+                     *         "as_of": "2026-11-27T09:52:48.802Z",
+                     *         "summary": {
+                     *           "not_sent": 3,
+                     *           "0_7_days": 0,
+                     *           "8_14_days": 8,
+                     *           "15_30_days": 15,
+                     *           "31_plus_days": 23,
+                     *           "sla_breached": 46
+                     *         }
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["PhysicianOrderListResponse"];
                 };
             };
@@ -3936,6 +4806,33 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "ord_d8qevwgpwa1atr2b",
+                     *         "order_type": "verbal",
+                     *         "patient_id": "pat_9a3rd95rsps5n4nh",
+                     *         "physician_id": "phy_7g8v715bkwxsavk5",
+                     *         "physician_name": "Beatrice Li",
+                     *         "physician_npi": "1000000798",
+                     *         "office_id": "main",
+                     *         "signature_status": "awaiting_signature",
+                     *         "delivery_method": null,
+                     *         "sent_at": null,
+                     *         "signed_at": null,
+                     *         "received_at": null,
+                     *         "days_outstanding": null,
+                     *         "aging_bucket": "not_sent",
+                     *         "sla_breached": false,
+                     *         "days_to_sign": null,
+                     *         "sla_days": 7,
+                     *         "created_at": "2026-11-16T18:21:00.000Z"
+                     *       },
+                     *       "meta": {
+                     *         "as_of": "2026-11-27T09:52:48.867Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["PhysicianOrderResponse"];
                 };
             };
@@ -3984,6 +4881,43 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "wcl_fb8e7p4hb3vqcnsf",
+                     *           "name": "Chart audit, this quarter",
+                     *           "purpose": "Charts sampled for the quarterly clinical record review, and what the reviewer found.",
+                     *           "visibility": "agency",
+                     *           "owner_id": "usr_npdwxyyxp1nhf8zr",
+                     *           "owner_name": "Loretta Murphy",
+                     *           "owner_role": "reviewer",
+                     *           "row_count": 25,
+                     *           "updated_at": "2026-11-16T17:20:17.102Z"
+                     *         },
+                     *         {
+                     *           "id": "wcl_dytp5mybs344fxcj",
+                     *           "name": "Denial follow-up",
+                     *           "purpose": "Claims denied or short-paid in the last 90 days, with the next step for each until it is resolved.",
+                     *           "visibility": "agency",
+                     *           "owner_id": "usr_jv1vfknhxvjtstwm",
+                     *           "owner_name": "María Robinson",
+                     *           "owner_role": "reviewer",
+                     *           "row_count": 30,
+                     *           "updated_at": "2026-11-14T03:57:25.099Z"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "total": 3,
+                     *         "total_exact": true,
+                     *         "limit": 2,
+                     *         "offset": 0,
+                     *         "has_more": true,
+                     *         "next_offset": 2,
+                     *         "next_cursor": "3LAVqKWwddPFhuKO4Hn2khEaUyuLeCT8cazh-RGw5YeIxpuSWFSGa0UqpgX2aM2ipErWE7thr8fT2X3XwrWevchfizlvFGdho9B-VmIgYXZJlivC-eTE5IXCYoQX9QV_fyr-RsmXJyaWZMZdPAXZnhtxBt0bbcULrsBOfeDW1W1VcZ7d"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["WorkingCollectionListResponse"];
                 };
             };
@@ -4035,6 +4969,81 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "wcr_pazpt19ja552t4fg",
+                     *           "values": {
+                     *             "patient": "pat_36qj6gys8sz8151t",
+                     *             "audited_on": "2026-09-15",
+                     *             "score": 66,
+                     *             "finding": "No findings",
+                     *             "corrected": false
+                     *           },
+                     *           "updated_at": "2026-11-01T18:13:13.097Z"
+                     *         },
+                     *         {
+                     *           "id": "wcr_19bfhzcw52f9pg2d",
+                     *           "values": {
+                     *             "patient": "pat_0tzgdk7zryszh9qx",
+                     *             "audited_on": "2026-10-26",
+                     *             "score": 99,
+                     *             "finding": "Missing signature",
+                     *             "corrected": false
+                     *           },
+                     *           "updated_at": "2026-11-16T17:20:17.102Z"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "total": 25,
+                     *         "total_exact": true,
+                     *         "limit": 2,
+                     *         "offset": 0,
+                     *         "has_more": true,
+                     *         "next_offset": 2,
+                     *         "next_cursor": "yeGL2meenysj26nCDvaCr_f3zAC3J4kLJMlBOvZX4Eq3FoeaouK4CwQaCl9axip6ugAtrdTh_U5ApcJt5Vnmm7E9elJJSnO8zz47CyS3k4zWMBeTaixEV2PY5zLrCqwYlnG957GQYPlxVN9fKKvIGTNKKdwg1nyn7y5b8x_oyU8",
+                     *         "collection": {
+                     *           "id": "wcl_fb8e7p4hb3vqcnsf",
+                     *           "name": "Chart audit, this quarter",
+                     *           "purpose": "Charts sampled for the quarterly clinical record review, and what the reviewer found.",
+                     *           "fields": [
+                     *             {
+                     *               "id": "patient",
+                     *               "type": "patient_reference",
+                     *               "label": "Patient"
+                     *             },
+                     *             {
+                     *               "id": "audited_on",
+                     *               "type": "date",
+                     *               "label": "Audited on"
+                     *             },
+                     *             {
+                     *               "id": "score",
+                     *               "type": "number",
+                     *               "label": "Score"
+                     *             },
+                     *             {
+                     *               "id": "finding",
+                     *               "type": "choice",
+                     *               "label": "Finding",
+                     *               "options": [
+                     *                 "No findings",
+                     *                 "Missing signature",
+                     *                 "Late documentation",
+                     *                 "Plan of care mismatch"
+                     *               ]
+                     *             },
+                     *             {
+                     *               "id": "corrected",
+                     *               "type": "boolean",
+                     *               "label": "Corrected"
+                     *             }
+                     *           ]
+                     *         }
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["WorkingCollectionRowListResponse"];
                 };
             };
@@ -4081,6 +5090,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "performance_year": 2024,
+                     *         "payment_year": 2026,
+                     *         "cohort": "smaller_volume",
+                     *         "measure_set_version": "PY2023-PY2024, CMS-1747-F",
+                     *         "measure_count": 7,
+                     *         "scorable_measure_count": 7,
+                     *         "official_regulator_total_performance_score": 14.803,
+                     *         "official_regulator_payment_adjustment_percent": -3.631,
+                     *         "official_regulator_unavailable_reason": null,
+                     *         "modeled_total_performance_score": 14.803,
+                     *         "modeled_payment_adjustment_percent": -3.52,
+                     *         "modeled_unavailable_reason": null,
+                     *         "modeled_exchange_function_slope": 2,
+                     *         "modeled_statement": "Modeled values are the service's projection from the figures imported for this agency and an assumed exchange-function slope: a diagnostic, not a determination. The regulator's Annual Performance Report is the determination.",
+                     *         "modeled_as_of": "2026-11-27T09:52:38.309Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["HhvbpSummaryResponse"];
                 };
             };
@@ -4127,6 +5157,54 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "measure_id": "DYSPNEA",
+                     *           "name": "Improvement in Dyspnea",
+                     *           "category": "oasis",
+                     *           "direction": "higher_is_better",
+                     *           "weight": 0.08333,
+                     *           "modeled_agency_value": 64.982,
+                     *           "achievement_threshold": 58.915,
+                     *           "benchmark": 70.978,
+                     *           "baseline_value": 63.648,
+                     *           "official_regulator_score": 5.026,
+                     *           "official_regulator_achievement_points": 5.026,
+                     *           "official_regulator_improvement_points": 1.32,
+                     *           "official_regulator_weight": 0.08333,
+                     *           "official_regulator_unavailable_reason": null,
+                     *           "modeled_score": 5.026,
+                     *           "modeled_achievement_points": 5.026,
+                     *           "modeled_improvement_points": 1.32,
+                     *           "modeled_weight": 0.08333,
+                     *           "modeled_unscorable_reason": null
+                     *         },
+                     *         {
+                     *           "measure_id": "ORAL_MEDS",
+                     *           "name": "Improvement in Management of Oral Medications",
+                     *           "category": "oasis",
+                     *           "direction": "higher_is_better",
+                     *           "weight": 0.08333,
+                     *           "modeled_agency_value": 62.747,
+                     *           "achievement_threshold": 64.874,
+                     *           "benchmark": 80.396,
+                     *           "baseline_value": 66.347,
+                     *           "official_regulator_score": 0,
+                     *           "official_regulator_achievement_points": 0,
+                     *           "official_regulator_improvement_points": 0,
+                     *           "official_regulator_weight": 0.08333,
+                     *           "official_regulator_unavailable_reason": null,
+                     *           "modeled_score": 0,
+                     *           "modeled_achievement_points": 0,
+                     *           "modeled_improvement_points": 0,
+                     *           "modeled_weight": 0.08333,
+                     *           "modeled_unscorable_reason": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["HhvbpMeasureListResponse"];
                 };
             };
@@ -4157,7 +5235,25 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "grant_type": "client_credentials",
+                 *       "client_id": "cli_wzJ3_qDLYMD69IhM9ISgnQ",
+                 *       "client_secret": "sec_7Qk2WvP9xL4mN8rT1yB6cF3hJ5dG0aZs",
+                 *       "agency_id": "demo",
+                 *       "phi_mode": "no_phi"
+                 *     }
+                 */
                 "application/json": components["schemas"]["TokenRequest"];
+                /**
+                 * @example {
+                 *       "grant_type": "client_credentials",
+                 *       "client_id": "cli_wzJ3_qDLYMD69IhM9ISgnQ",
+                 *       "client_secret": "sec_7Qk2WvP9xL4mN8rT1yB6cF3hJ5dG0aZs",
+                 *       "agency_id": "demo",
+                 *       "phi_mode": "no_phi"
+                 *     }
+                 */
                 "application/x-www-form-urlencoded": components["schemas"]["TokenRequest"];
             };
         };
@@ -4173,10 +5269,39 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "access_token": "eyJhbGciOiJFUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6Ii1DSGNfamFIWUpYWERJZGdwNG1BQS0wdkJGUEo3dE1FMWJwNjZKd2RFUkUifQ.eyJzdWIiOiJleHRfNElqMWFJODh1UUR6WFNHViIsImNsaWVudF9pZCI6ImNsaV93ekozX3FETFlNRDY5SWhNOUlTZ25RIiwiYWdlbmN5X2lkIjoiZGVtbyIsInBoaV9tb2RlIjoibm9fcGhpIn0.MEUCIQDd3mQ9b6mVt1vTQk2i4r8mXw5bWc7Q1sQY3nK0o2l1cAIgYb7sG8y0b0vQq8m2p8kVd4ZJcXg7m1x0oK3QYf5nZ0k",
+                     *       "token_type": "Bearer",
+                     *       "expires_in": 900,
+                     *       "scope": "external:patients:read external:referrals:read external:referrals:write external:tasks:read external:tasks:write",
+                     *       "agency_id": "demo",
+                     *       "extension_id": "ext_4Ij1aI88uQDzXSGV",
+                     *       "phi_mode": "no_phi",
+                     *       "data": {
+                     *         "access_token": "eyJhbGciOiJFUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6Ii1DSGNfamFIWUpYWERJZGdwNG1BQS0wdkJGUEo3dE1FMWJwNjZKd2RFUkUifQ.eyJzdWIiOiJleHRfNElqMWFJODh1UUR6WFNHViIsImNsaWVudF9pZCI6ImNsaV93ekozX3FETFlNRDY5SWhNOUlTZ25RIiwiYWdlbmN5X2lkIjoiZGVtbyIsInBoaV9tb2RlIjoibm9fcGhpIn0.MEUCIQDd3mQ9b6mVt1vTQk2i4r8mXw5bWc7Q1sQY3nK0o2l1cAIgYb7sG8y0b0vQq8m2p8kVd4ZJcXg7m1x0oK3QYf5nZ0k",
+                     *         "token_type": "Bearer",
+                     *         "expires_in": 900,
+                     *         "scope": "external:patients:read external:referrals:read external:referrals:write external:tasks:read external:tasks:write",
+                     *         "agency_id": "demo",
+                     *         "extension_id": "ext_4Ij1aI88uQDzXSGV",
+                     *         "phi_mode": "no_phi"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["TokenResponse"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            /** @description invalid_request (PLATFORM_INVALID_REQUEST: a body that does not match TokenRequest, credentials sent twice, a parameter repeated; PLATFORM_PHI_MODE_REQUIRED: phi_mode missing), unsupported_grant_type (PLATFORM_INVALID_REQUEST: a grant other than client_credentials) or invalid_scope (PLATFORM_INVALID_REQUEST: a scope not granted). Always ApiError, with the RFC 6749 5.2 error in `error` and the platform code in `code`. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
             /** @description invalid_client (PLATFORM_INVALID_CREDENTIAL): unknown client, bad secret, unknown agency or no entitlement, deliberately indistinguishable. */
             401: {
                 headers: {
@@ -4188,8 +5313,21 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            403: components["responses"]["Forbidden"];
+            402: components["responses"]["PaymentRequired"];
+            /** @description invalid_scope (PLATFORM_PHI_MODE_DENIED): the integration may not use the phi_mode asked for. ApiError, as every refusal of this route. */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             501: components["responses"]["NotImplemented"];

@@ -3,7 +3,7 @@
 /* eslint-disable */
 "use strict";import { createRequire } from "node:module";const require = createRequire(import.meta.url);
 export const getHealthHeaders = validate20;
-const schema31 = {"type":"object","properties":{"svc-contract-version":{"type":"string","enum":["1","2"]}},"required":[],"additionalProperties":true};
+const schema31 = {"type":"object","properties":{"svc-contract-version":{"type":"string","enum":["1","2"],"default":"2"}},"required":[],"additionalProperties":true};
 
 function validate20(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -16,7 +16,9 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data["svc-contract-version"] !== undefined){
+if(data["svc-contract-version"] === undefined){
+data["svc-contract-version"] = "2";
+}
 let data0 = data["svc-contract-version"];
 if(typeof data0 !== "string"){
 let dataType0 = typeof data0;
@@ -57,7 +59,6 @@ vErrors.push(err1);
 errors++;
 }
 }
-}
 else {
 const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
@@ -74,7 +75,7 @@ return errors === 0;
 validate20.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const getCatalogHeaders = validate21;
-const schema32 = {"type":"object","properties":{"svc-contract-version":{"type":"string","enum":["1","2"]}},"required":[],"additionalProperties":true};
+const schema32 = {"type":"object","properties":{"svc-contract-version":{"type":"string","enum":["1","2"],"default":"2"}},"required":[],"additionalProperties":true};
 
 function validate21(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -87,7 +88,9 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data["svc-contract-version"] !== undefined){
+if(data["svc-contract-version"] === undefined){
+data["svc-contract-version"] = "2";
+}
 let data0 = data["svc-contract-version"];
 if(typeof data0 !== "string"){
 let dataType0 = typeof data0;
@@ -126,7 +129,6 @@ else {
 vErrors.push(err1);
 }
 errors++;
-}
 }
 }
 else {
@@ -241,7 +243,7 @@ return errors === 0;
 validate22.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const runQueryHeaders = validate23;
-const schema34 = {"type":"object","properties":{"svc-contract-version":{"type":"string","enum":["1","2"]}},"required":[],"additionalProperties":true};
+const schema34 = {"type":"object","properties":{"svc-contract-version":{"type":"string","enum":["1","2"],"default":"2"}},"required":[],"additionalProperties":true};
 
 function validate23(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -254,7 +256,9 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data["svc-contract-version"] !== undefined){
+if(data["svc-contract-version"] === undefined){
+data["svc-contract-version"] = "2";
+}
 let data0 = data["svc-contract-version"];
 if(typeof data0 !== "string"){
 let dataType0 = typeof data0;
@@ -293,7 +297,6 @@ else {
 vErrors.push(err1);
 }
 errors++;
-}
 }
 }
 else {
@@ -519,7 +522,7 @@ return errors === 0;
 validate24.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const listQueryTokensHeaders = validate25;
-const schema36 = {"type":"object","properties":{"svc-contract-version":{"type":"string","enum":["1","2"]}},"required":[],"additionalProperties":true};
+const schema36 = {"type":"object","properties":{"svc-contract-version":{"type":"string","enum":["1","2"],"default":"2"}},"required":[],"additionalProperties":true};
 
 function validate25(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -532,7 +535,9 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data["svc-contract-version"] !== undefined){
+if(data["svc-contract-version"] === undefined){
+data["svc-contract-version"] = "2";
+}
 let data0 = data["svc-contract-version"];
 if(typeof data0 !== "string"){
 let dataType0 = typeof data0;
@@ -573,7 +578,6 @@ vErrors.push(err1);
 errors++;
 }
 }
-}
 else {
 const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
@@ -590,7 +594,7 @@ return errors === 0;
 validate25.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const createQueryTokenHeaders = validate26;
-const schema37 = {"type":"object","properties":{"svc-contract-version":{"type":"string","enum":["1","2"]},"idempotency-key":{"type":"string","pattern":"^[A-Za-z0-9._:-]{8,128}$"}},"required":["idempotency-key"],"additionalProperties":true};
+const schema37 = {"type":"object","properties":{"svc-contract-version":{"type":"string","enum":["1","2"],"default":"2"},"idempotency-key":{"type":"string","pattern":"^[A-Za-z0-9._:-]{8,128}$"}},"required":["idempotency-key"],"additionalProperties":true};
 const pattern5 = new RegExp("^[A-Za-z0-9._:-]{8,128}$", "u");
 
 function validate26(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -604,6 +608,9 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["svc-contract-version"] === undefined){
+data["svc-contract-version"] = "2";
+}
 if(data["idempotency-key"] === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "idempotency-key"},message:"must have required property '"+"idempotency-key"+"'"};
 if(vErrors === null){
@@ -614,7 +621,6 @@ vErrors.push(err0);
 }
 errors++;
 }
-if(data["svc-contract-version"] !== undefined){
 let data0 = data["svc-contract-version"];
 if(typeof data0 !== "string"){
 let dataType0 = typeof data0;
@@ -653,7 +659,6 @@ else {
 vErrors.push(err2);
 }
 errors++;
-}
 }
 if(data["idempotency-key"] !== undefined){
 let data1 = data["idempotency-key"];
@@ -811,7 +816,7 @@ return errors === 0;
 validate27.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const revokeQueryTokenHeaders = validate28;
-const schema39 = {"type":"object","properties":{"svc-contract-version":{"type":"string","enum":["1","2"]},"idempotency-key":{"type":"string","pattern":"^[A-Za-z0-9._:-]{8,128}$"}},"required":["idempotency-key"],"additionalProperties":true};
+const schema39 = {"type":"object","properties":{"svc-contract-version":{"type":"string","enum":["1","2"],"default":"2"},"idempotency-key":{"type":"string","pattern":"^[A-Za-z0-9._:-]{8,128}$"}},"required":["idempotency-key"],"additionalProperties":true};
 
 function validate28(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -824,6 +829,9 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["svc-contract-version"] === undefined){
+data["svc-contract-version"] = "2";
+}
 if(data["idempotency-key"] === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "idempotency-key"},message:"must have required property '"+"idempotency-key"+"'"};
 if(vErrors === null){
@@ -834,7 +842,6 @@ vErrors.push(err0);
 }
 errors++;
 }
-if(data["svc-contract-version"] !== undefined){
 let data0 = data["svc-contract-version"];
 if(typeof data0 !== "string"){
 let dataType0 = typeof data0;
@@ -873,7 +880,6 @@ else {
 vErrors.push(err2);
 }
 errors++;
-}
 }
 if(data["idempotency-key"] !== undefined){
 let data1 = data["idempotency-key"];
@@ -1081,7 +1087,7 @@ return errors === 0;
 validate29.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const getQueryTokenExcelTemplateHeaders = validate30;
-const schema41 = {"type":"object","properties":{"svc-contract-version":{"type":"string","enum":["1","2"]}},"required":[],"additionalProperties":true};
+const schema41 = {"type":"object","properties":{"svc-contract-version":{"type":"string","enum":["1","2"],"default":"2"}},"required":[],"additionalProperties":true};
 
 function validate30(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -1094,7 +1100,9 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data["svc-contract-version"] !== undefined){
+if(data["svc-contract-version"] === undefined){
+data["svc-contract-version"] = "2";
+}
 let data0 = data["svc-contract-version"];
 if(typeof data0 !== "string"){
 let dataType0 = typeof data0;
@@ -1133,7 +1141,6 @@ else {
 vErrors.push(err1);
 }
 errors++;
-}
 }
 }
 else {
@@ -1541,7 +1548,7 @@ return errors === 0;
 validate31.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const listPatientsHeaders = validate32;
-const schema43 = {"type":"object","properties":{"svc-contract-version":{"type":"string","enum":["1","2"]}},"required":[],"additionalProperties":true};
+const schema43 = {"type":"object","properties":{"svc-contract-version":{"type":"string","enum":["1","2"],"default":"2"}},"required":[],"additionalProperties":true};
 
 function validate32(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -1554,7 +1561,9 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data["svc-contract-version"] !== undefined){
+if(data["svc-contract-version"] === undefined){
+data["svc-contract-version"] = "2";
+}
 let data0 = data["svc-contract-version"];
 if(typeof data0 !== "string"){
 let dataType0 = typeof data0;
@@ -1593,7 +1602,6 @@ else {
 vErrors.push(err1);
 }
 errors++;
-}
 }
 }
 else {
@@ -1707,7 +1715,7 @@ return errors === 0;
 validate33.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const getPatientHeaders = validate34;
-const schema45 = {"type":"object","properties":{"svc-contract-version":{"type":"string","enum":["1","2"]}},"required":[],"additionalProperties":true};
+const schema45 = {"type":"object","properties":{"svc-contract-version":{"type":"string","enum":["1","2"],"default":"2"}},"required":[],"additionalProperties":true};
 
 function validate34(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -1720,7 +1728,9 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data["svc-contract-version"] !== undefined){
+if(data["svc-contract-version"] === undefined){
+data["svc-contract-version"] = "2";
+}
 let data0 = data["svc-contract-version"];
 if(typeof data0 !== "string"){
 let dataType0 = typeof data0;
@@ -1759,7 +1769,6 @@ else {
 vErrors.push(err1);
 }
 errors++;
-}
 }
 }
 else {
@@ -2253,7 +2262,7 @@ return errors === 0;
 validate35.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const listReferralsHeaders = validate36;
-const schema47 = {"type":"object","properties":{"svc-contract-version":{"type":"string","enum":["1","2"]}},"required":[],"additionalProperties":true};
+const schema47 = {"type":"object","properties":{"svc-contract-version":{"type":"string","enum":["1","2"],"default":"2"}},"required":[],"additionalProperties":true};
 
 function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -2266,7 +2275,9 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data["svc-contract-version"] !== undefined){
+if(data["svc-contract-version"] === undefined){
+data["svc-contract-version"] = "2";
+}
 let data0 = data["svc-contract-version"];
 if(typeof data0 !== "string"){
 let dataType0 = typeof data0;
@@ -2307,7 +2318,6 @@ vErrors.push(err1);
 errors++;
 }
 }
-}
 else {
 const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
@@ -2324,7 +2334,7 @@ return errors === 0;
 validate36.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const createReferralHeaders = validate37;
-const schema48 = {"type":"object","properties":{"svc-contract-version":{"type":"string","enum":["1","2"]},"idempotency-key":{"type":"string","pattern":"^[A-Za-z0-9._:-]{8,128}$"}},"required":["idempotency-key"],"additionalProperties":true};
+const schema48 = {"type":"object","properties":{"svc-contract-version":{"type":"string","enum":["1","2"],"default":"2"},"idempotency-key":{"type":"string","pattern":"^[A-Za-z0-9._:-]{8,128}$"}},"required":["idempotency-key"],"additionalProperties":true};
 
 function validate37(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -2337,6 +2347,9 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["svc-contract-version"] === undefined){
+data["svc-contract-version"] = "2";
+}
 if(data["idempotency-key"] === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "idempotency-key"},message:"must have required property '"+"idempotency-key"+"'"};
 if(vErrors === null){
@@ -2347,7 +2360,6 @@ vErrors.push(err0);
 }
 errors++;
 }
-if(data["svc-contract-version"] !== undefined){
 let data0 = data["svc-contract-version"];
 if(typeof data0 !== "string"){
 let dataType0 = typeof data0;
@@ -2386,7 +2398,6 @@ else {
 vErrors.push(err2);
 }
 errors++;
-}
 }
 if(data["idempotency-key"] !== undefined){
 let data1 = data["idempotency-key"];
@@ -2543,7 +2554,7 @@ return errors === 0;
 validate38.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const getReferralHeaders = validate39;
-const schema50 = {"type":"object","properties":{"svc-contract-version":{"type":"string","enum":["1","2"]}},"required":[],"additionalProperties":true};
+const schema50 = {"type":"object","properties":{"svc-contract-version":{"type":"string","enum":["1","2"],"default":"2"}},"required":[],"additionalProperties":true};
 
 function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -2556,7 +2567,9 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data["svc-contract-version"] !== undefined){
+if(data["svc-contract-version"] === undefined){
+data["svc-contract-version"] = "2";
+}
 let data0 = data["svc-contract-version"];
 if(typeof data0 !== "string"){
 let dataType0 = typeof data0;
@@ -2595,7 +2608,6 @@ else {
 vErrors.push(err1);
 }
 errors++;
-}
 }
 }
 else {
@@ -2960,7 +2972,7 @@ return errors === 0;
 validate40.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const listIntakesHeaders = validate41;
-const schema52 = {"type":"object","properties":{"svc-contract-version":{"type":"string","enum":["1","2"]}},"required":[],"additionalProperties":true};
+const schema52 = {"type":"object","properties":{"svc-contract-version":{"type":"string","enum":["1","2"],"default":"2"}},"required":[],"additionalProperties":true};
 
 function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -2973,7 +2985,9 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data["svc-contract-version"] !== undefined){
+if(data["svc-contract-version"] === undefined){
+data["svc-contract-version"] = "2";
+}
 let data0 = data["svc-contract-version"];
 if(typeof data0 !== "string"){
 let dataType0 = typeof data0;
@@ -3012,7 +3026,6 @@ else {
 vErrors.push(err1);
 }
 errors++;
-}
 }
 }
 else {
@@ -3126,7 +3139,7 @@ return errors === 0;
 validate42.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const getIntakeHeaders = validate43;
-const schema54 = {"type":"object","properties":{"svc-contract-version":{"type":"string","enum":["1","2"]}},"required":[],"additionalProperties":true};
+const schema54 = {"type":"object","properties":{"svc-contract-version":{"type":"string","enum":["1","2"],"default":"2"}},"required":[],"additionalProperties":true};
 
 function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -3139,7 +3152,9 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data["svc-contract-version"] !== undefined){
+if(data["svc-contract-version"] === undefined){
+data["svc-contract-version"] = "2";
+}
 let data0 = data["svc-contract-version"];
 if(typeof data0 !== "string"){
 let dataType0 = typeof data0;
@@ -3178,7 +3193,6 @@ else {
 vErrors.push(err1);
 }
 errors++;
-}
 }
 }
 else {
@@ -3670,7 +3684,7 @@ return errors === 0;
 validate44.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const listVisitsHeaders = validate45;
-const schema56 = {"type":"object","properties":{"svc-contract-version":{"type":"string","enum":["1","2"]}},"required":[],"additionalProperties":true};
+const schema56 = {"type":"object","properties":{"svc-contract-version":{"type":"string","enum":["1","2"],"default":"2"}},"required":[],"additionalProperties":true};
 
 function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -3683,7 +3697,9 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data["svc-contract-version"] !== undefined){
+if(data["svc-contract-version"] === undefined){
+data["svc-contract-version"] = "2";
+}
 let data0 = data["svc-contract-version"];
 if(typeof data0 !== "string"){
 let dataType0 = typeof data0;
@@ -3722,7 +3738,6 @@ else {
 vErrors.push(err1);
 }
 errors++;
-}
 }
 }
 else {
@@ -3836,7 +3851,7 @@ return errors === 0;
 validate46.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const getVisitHeaders = validate47;
-const schema58 = {"type":"object","properties":{"svc-contract-version":{"type":"string","enum":["1","2"]}},"required":[],"additionalProperties":true};
+const schema58 = {"type":"object","properties":{"svc-contract-version":{"type":"string","enum":["1","2"],"default":"2"}},"required":[],"additionalProperties":true};
 
 function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -3849,7 +3864,9 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data["svc-contract-version"] !== undefined){
+if(data["svc-contract-version"] === undefined){
+data["svc-contract-version"] = "2";
+}
 let data0 = data["svc-contract-version"];
 if(typeof data0 !== "string"){
 let dataType0 = typeof data0;
@@ -3890,7 +3907,6 @@ vErrors.push(err1);
 errors++;
 }
 }
-}
 else {
 const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
@@ -3907,7 +3923,7 @@ return errors === 0;
 validate47.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const createTaskHeaders = validate48;
-const schema59 = {"type":"object","properties":{"svc-contract-version":{"type":"string","enum":["1","2"]},"idempotency-key":{"type":"string","pattern":"^[A-Za-z0-9._:-]{8,128}$"}},"required":["idempotency-key"],"additionalProperties":true};
+const schema59 = {"type":"object","properties":{"svc-contract-version":{"type":"string","enum":["1","2"],"default":"2"},"idempotency-key":{"type":"string","pattern":"^[A-Za-z0-9._:-]{8,128}$"}},"required":["idempotency-key"],"additionalProperties":true};
 
 function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -3920,6 +3936,9 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["svc-contract-version"] === undefined){
+data["svc-contract-version"] = "2";
+}
 if(data["idempotency-key"] === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "idempotency-key"},message:"must have required property '"+"idempotency-key"+"'"};
 if(vErrors === null){
@@ -3930,7 +3949,6 @@ vErrors.push(err0);
 }
 errors++;
 }
-if(data["svc-contract-version"] !== undefined){
 let data0 = data["svc-contract-version"];
 if(typeof data0 !== "string"){
 let dataType0 = typeof data0;
@@ -3969,7 +3987,6 @@ else {
 vErrors.push(err2);
 }
 errors++;
-}
 }
 if(data["idempotency-key"] !== undefined){
 let data1 = data["idempotency-key"];
@@ -4126,7 +4143,7 @@ return errors === 0;
 validate49.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const getTaskHeaders = validate50;
-const schema61 = {"type":"object","properties":{"svc-contract-version":{"type":"string","enum":["1","2"]}},"required":[],"additionalProperties":true};
+const schema61 = {"type":"object","properties":{"svc-contract-version":{"type":"string","enum":["1","2"],"default":"2"}},"required":[],"additionalProperties":true};
 
 function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -4139,7 +4156,9 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data["svc-contract-version"] !== undefined){
+if(data["svc-contract-version"] === undefined){
+data["svc-contract-version"] = "2";
+}
 let data0 = data["svc-contract-version"];
 if(typeof data0 !== "string"){
 let dataType0 = typeof data0;
@@ -4178,7 +4197,6 @@ else {
 vErrors.push(err1);
 }
 errors++;
-}
 }
 }
 else {
@@ -4292,7 +4310,7 @@ return errors === 0;
 validate51.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const updateTaskHeaders = validate52;
-const schema63 = {"type":"object","properties":{"svc-contract-version":{"type":"string","enum":["1","2"]},"idempotency-key":{"type":"string","pattern":"^[A-Za-z0-9._:-]{8,128}$"},"if-match":{"type":"string","maxLength":32}},"required":["idempotency-key"],"additionalProperties":true};
+const schema63 = {"type":"object","properties":{"svc-contract-version":{"type":"string","enum":["1","2"],"default":"2"},"idempotency-key":{"type":"string","pattern":"^[A-Za-z0-9._:-]{8,128}$"},"if-match":{"type":"string","maxLength":32}},"required":["idempotency-key"],"additionalProperties":true};
 
 function validate52(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -4305,6 +4323,9 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["svc-contract-version"] === undefined){
+data["svc-contract-version"] = "2";
+}
 if(data["idempotency-key"] === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "idempotency-key"},message:"must have required property '"+"idempotency-key"+"'"};
 if(vErrors === null){
@@ -4315,7 +4336,6 @@ vErrors.push(err0);
 }
 errors++;
 }
-if(data["svc-contract-version"] !== undefined){
 let data0 = data["svc-contract-version"];
 if(typeof data0 !== "string"){
 let dataType0 = typeof data0;
@@ -4354,7 +4374,6 @@ else {
 vErrors.push(err2);
 }
 errors++;
-}
 }
 if(data["idempotency-key"] !== undefined){
 let data1 = data["idempotency-key"];
@@ -4762,7 +4781,7 @@ return errors === 0;
 validate53.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const listRemittancesHeaders = validate54;
-const schema65 = {"type":"object","properties":{"svc-contract-version":{"type":"string","enum":["1","2"]}},"required":[],"additionalProperties":true};
+const schema65 = {"type":"object","properties":{"svc-contract-version":{"type":"string","enum":["1","2"],"default":"2"}},"required":[],"additionalProperties":true};
 
 function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -4775,7 +4794,9 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data["svc-contract-version"] !== undefined){
+if(data["svc-contract-version"] === undefined){
+data["svc-contract-version"] = "2";
+}
 let data0 = data["svc-contract-version"];
 if(typeof data0 !== "string"){
 let dataType0 = typeof data0;
@@ -4814,7 +4835,6 @@ else {
 vErrors.push(err1);
 }
 errors++;
-}
 }
 }
 else {
@@ -5147,7 +5167,7 @@ return errors === 0;
 validate56.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const listRemittanceAllocationsHeaders = validate57;
-const schema68 = {"type":"object","properties":{"svc-contract-version":{"type":"string","enum":["1","2"]}},"required":[],"additionalProperties":true};
+const schema68 = {"type":"object","properties":{"svc-contract-version":{"type":"string","enum":["1","2"],"default":"2"}},"required":[],"additionalProperties":true};
 
 function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -5160,7 +5180,9 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data["svc-contract-version"] !== undefined){
+if(data["svc-contract-version"] === undefined){
+data["svc-contract-version"] = "2";
+}
 let data0 = data["svc-contract-version"];
 if(typeof data0 !== "string"){
 let dataType0 = typeof data0;
@@ -5199,7 +5221,6 @@ else {
 vErrors.push(err1);
 }
 errors++;
-}
 }
 }
 else {
@@ -5758,7 +5779,7 @@ return errors === 0;
 validate58.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const listPhysicianOrdersHeaders = validate59;
-const schema70 = {"type":"object","properties":{"svc-contract-version":{"type":"string","enum":["1","2"]}},"required":[],"additionalProperties":true};
+const schema70 = {"type":"object","properties":{"svc-contract-version":{"type":"string","enum":["1","2"],"default":"2"}},"required":[],"additionalProperties":true};
 
 function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -5771,7 +5792,9 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data["svc-contract-version"] !== undefined){
+if(data["svc-contract-version"] === undefined){
+data["svc-contract-version"] = "2";
+}
 let data0 = data["svc-contract-version"];
 if(typeof data0 !== "string"){
 let dataType0 = typeof data0;
@@ -5810,7 +5833,6 @@ else {
 vErrors.push(err1);
 }
 errors++;
-}
 }
 }
 else {
@@ -6009,7 +6031,7 @@ return errors === 0;
 validate61.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const getPhysicianOrderHeaders = validate62;
-const schema73 = {"type":"object","properties":{"svc-contract-version":{"type":"string","enum":["1","2"]}},"required":[],"additionalProperties":true};
+const schema73 = {"type":"object","properties":{"svc-contract-version":{"type":"string","enum":["1","2"],"default":"2"}},"required":[],"additionalProperties":true};
 
 function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -6022,7 +6044,9 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data["svc-contract-version"] !== undefined){
+if(data["svc-contract-version"] === undefined){
+data["svc-contract-version"] = "2";
+}
 let data0 = data["svc-contract-version"];
 if(typeof data0 !== "string"){
 let dataType0 = typeof data0;
@@ -6061,7 +6085,6 @@ else {
 vErrors.push(err1);
 }
 errors++;
-}
 }
 }
 else {
@@ -6299,7 +6322,7 @@ return errors === 0;
 validate63.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const listWorkingCollectionsHeaders = validate64;
-const schema75 = {"type":"object","properties":{"svc-contract-version":{"type":"string","enum":["1","2"]}},"required":[],"additionalProperties":true};
+const schema75 = {"type":"object","properties":{"svc-contract-version":{"type":"string","enum":["1","2"],"default":"2"}},"required":[],"additionalProperties":true};
 
 function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -6312,7 +6335,9 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data["svc-contract-version"] !== undefined){
+if(data["svc-contract-version"] === undefined){
+data["svc-contract-version"] = "2";
+}
 let data0 = data["svc-contract-version"];
 if(typeof data0 !== "string"){
 let dataType0 = typeof data0;
@@ -6351,7 +6376,6 @@ else {
 vErrors.push(err1);
 }
 errors++;
-}
 }
 }
 else {
@@ -6684,7 +6708,7 @@ return errors === 0;
 validate66.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const listWorkingCollectionRowsHeaders = validate67;
-const schema78 = {"type":"object","properties":{"svc-contract-version":{"type":"string","enum":["1","2"]}},"required":[],"additionalProperties":true};
+const schema78 = {"type":"object","properties":{"svc-contract-version":{"type":"string","enum":["1","2"],"default":"2"}},"required":[],"additionalProperties":true};
 
 function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -6697,7 +6721,9 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data["svc-contract-version"] !== undefined){
+if(data["svc-contract-version"] === undefined){
+data["svc-contract-version"] = "2";
+}
 let data0 = data["svc-contract-version"];
 if(typeof data0 !== "string"){
 let dataType0 = typeof data0;
@@ -6736,7 +6762,6 @@ else {
 vErrors.push(err1);
 }
 errors++;
-}
 }
 }
 else {
@@ -6929,7 +6954,7 @@ return errors === 0;
 validate68.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const getHhvbpSummaryHeaders = validate69;
-const schema80 = {"type":"object","properties":{"svc-contract-version":{"type":"string","enum":["1","2"]}},"required":[],"additionalProperties":true};
+const schema80 = {"type":"object","properties":{"svc-contract-version":{"type":"string","enum":["1","2"],"default":"2"}},"required":[],"additionalProperties":true};
 
 function validate69(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -6942,7 +6967,9 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data["svc-contract-version"] !== undefined){
+if(data["svc-contract-version"] === undefined){
+data["svc-contract-version"] = "2";
+}
 let data0 = data["svc-contract-version"];
 if(typeof data0 !== "string"){
 let dataType0 = typeof data0;
@@ -6981,7 +7008,6 @@ else {
 vErrors.push(err1);
 }
 errors++;
-}
 }
 }
 else {
@@ -7174,7 +7200,7 @@ return errors === 0;
 validate70.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const listHhvbpMeasuresHeaders = validate71;
-const schema82 = {"type":"object","properties":{"svc-contract-version":{"type":"string","enum":["1","2"]}},"required":[],"additionalProperties":true};
+const schema82 = {"type":"object","properties":{"svc-contract-version":{"type":"string","enum":["1","2"],"default":"2"}},"required":[],"additionalProperties":true};
 
 function validate71(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -7187,7 +7213,9 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data["svc-contract-version"] !== undefined){
+if(data["svc-contract-version"] === undefined){
+data["svc-contract-version"] = "2";
+}
 let data0 = data["svc-contract-version"];
 if(typeof data0 !== "string"){
 let dataType0 = typeof data0;
@@ -7228,7 +7256,6 @@ vErrors.push(err1);
 errors++;
 }
 }
-}
 else {
 const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
@@ -7245,7 +7272,7 @@ return errors === 0;
 validate71.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const issueTokenHeaders = validate72;
-const schema83 = {"type":"object","properties":{"svc-contract-version":{"type":"string","enum":["1","2"]},"authorization":{"type":"string"}},"required":[],"additionalProperties":true};
+const schema83 = {"type":"object","properties":{"svc-contract-version":{"type":"string","enum":["1","2"],"default":"2"},"authorization":{"type":"string"}},"required":[],"additionalProperties":true};
 
 function validate72(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -7258,7 +7285,9 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data["svc-contract-version"] !== undefined){
+if(data["svc-contract-version"] === undefined){
+data["svc-contract-version"] = "2";
+}
 let data0 = data["svc-contract-version"];
 if(typeof data0 !== "string"){
 let dataType0 = typeof data0;
@@ -7297,7 +7326,6 @@ else {
 vErrors.push(err1);
 }
 errors++;
-}
 }
 if(data.authorization !== undefined){
 let data1 = data.authorization;

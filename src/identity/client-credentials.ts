@@ -2,7 +2,6 @@ import { sql, type Kysely } from 'kysely';
 import type { DB } from '../db/schema.js';
 import type { components } from '../generated/openapi.js';
 import type { PhiMode } from '../shared/principal.js';
-import { PlatformError } from '../shared/platform-error.js';
 import { RequestError, type ValidationIssue } from '../shared/request-error.js';
 import { PHI_MODES } from './grants.js';
 import { dummySecretHash, secretLookupId, verifySecret } from './secrets.js';
@@ -60,17 +59,15 @@ function invalidClient(): RequestError {
 
 function requestedPhiMode(phiMode: string | undefined): PhiMode {
   if (phiMode === undefined || phiMode === '') {
-    throw new PlatformError('PLATFORM_PHI_MODE_REQUIRED', 'phi_mode is required: send no_phi, or phi when the integration is permitted PHI.');
+    const message = 'phi_mode is required: send no_phi, or phi when the integration is permitted PHI.';
+    throw new RequestError(400, 'invalid_request', 'PLATFORM_PHI_MODE_REQUIRED', message, {
+      issues: [{ location: 'body', path: '/phi_mode', message: 'property "phi_mode" is required', keyword: 'required' }],
+    });
   }
   if (!PHI_MODES.includes(phiMode as PhiMode)) {
     throw invalidRequest({ path: '/phi_mode', message: 'must be no_phi or phi', keyword: 'enum' }, 'phi_mode must be no_phi or phi.');
   }
   return phiMode as PhiMode;
-}
-
-function requestedAgency(agencyId: string | undefined): string {
-  if (!agencyId) throw invalidRequest({ path: '/agency_id', message: 'property "agency_id" is required', keyword: 'required' }, 'agency_id is required.');
-  return agencyId;
 }
 
 // RFC 6749 2.3.1: id and secret are form-url-encoded, then joined by ":" and base64-encoded.
@@ -137,24 +134,28 @@ export class ClientCredentialsGrant {
       this.outcomes.issued(issued.phiMode);
       return issued;
     } catch (err) {
-      this.outcomes.refused(err instanceof PlatformError || err instanceof RequestError ? err.code : 'PLATFORM_INTERNAL_ERROR');
+      this.outcomes.refused(err instanceof RequestError ? err.code : 'PLATFORM_INTERNAL_ERROR');
       throw err;
     }
   }
 
   private async grant(input: TokenGrantInput): Promise<IssuedToken> {
     const phiMode = requestedPhiMode(input.body.phi_mode);
-    const agencyId = requestedAgency(input.body.agency_id);
     const credentials = presentedCredentials(input.body, input.authorization);
     const admission = await this.failures.admit({ clientId: credentials.clientId, remoteAddress: input.remoteAddress });
-    const client = await this.authenticate(credentials, agencyId, admission.clientLimited);
+    // Without agency_id the token is for the integration's own agency (stock OAuth clients send fixed parameters only).
+    const client = await this.authenticate(credentials, input.body.agency_id || undefined, admission.clientLimited);
     if (!client) throw (await this.failures.recordFailure(admission)) ?? invalidClient();
     if (!client.phiModes.includes(phiMode)) {
-      throw new PlatformError('PLATFORM_PHI_MODE_DENIED', `This integration may not use phi_mode ${phiMode}.`, { phi_mode: phiMode });
+      // RFC 6749 5.2 invalid_scope: the session asked for more access than the integration was granted.
+      throw new RequestError(403, 'invalid_scope', 'PLATFORM_PHI_MODE_DENIED', `This integration may not use phi_mode ${phiMode}.`, {
+        nextStep: 'Ask for phi_mode no_phi, or have an agency administrator permit the PHI mode for this integration.',
+        details: { phi_mode: phiMode },
+      });
     }
     const scopes = narrowScopes(input.body.scope, client.scopes);
     const { accessToken, expiresIn } = await this.signer.sign({ ...client, phiMode, scopes });
-    return { accessToken, expiresIn, scope: scopes.join(' '), agencyId, extensionId: client.extensionId, phiMode };
+    return { accessToken, expiresIn, scope: scopes.join(' '), agencyId: client.agencyId, extensionId: client.extensionId, phiMode };
   }
 
   /**
@@ -162,10 +163,10 @@ export class ClientCredentialsGrant {
    * Once the client id is over its failure limit, none unless the secret names a stored hash of an entitled client:
    * every failure then costs the same (no hash), and guessers spread over many addresses cannot spend the CPU.
    */
-  private async authenticate({ clientId, clientSecret = '' }: PresentedCredentials, agencyId: string, clientLimited: boolean): Promise<AuthenticatedClient | undefined> {
+  private async authenticate({ clientId, clientSecret = '' }: PresentedCredentials, agencyId: string | undefined, clientLimited: boolean): Promise<AuthenticatedClient | undefined> {
     const row = clientId === undefined ? undefined : await this.lookup(clientId, clientSecret);
     const entitled = row?.status === 'active' && row.agency_status === 'active' && row.capabilities.includes(TOKEN_CAPABILITY);
-    const acceptable = Boolean(row?.secret_hash) && row?.agency_id === agencyId && entitled;
+    const acceptable = Boolean(row?.secret_hash) && (agencyId === undefined || row?.agency_id === agencyId) && entitled;
     if (clientLimited && !acceptable) return undefined;
     const valid = await verifySecret(clientSecret, row?.secret_hash ?? (await dummySecretHash()));
     if (!valid || !acceptable) return undefined;

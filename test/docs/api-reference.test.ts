@@ -1,32 +1,62 @@
 import t from 'tap';
+import { parse as parseYaml } from 'yaml';
+import { contractChangelog } from '../../src/docs/changelog.js';
+import { currentDocument, versionDocument, withServer } from '../../src/docs/contract-documents.js';
 import { readProjectFile } from '../../src/project-files.js';
 import { buildTestApp } from '../helpers/app.js';
 
-const api = await buildTestApp();
+const baseUrl = 'https://api.agency.example';
+const api = await buildTestApp({ tokenIssuer: baseUrl });
 const contract = readProjectFile('openapi.json');
 
-t.test('the contract is served byte for byte with a strong ETag', async (t) => {
-  const res = await api.request({ method: 'GET', url: '/platform/api/openapi.json' });
-  t.equal(res.statusCode, 200);
-  t.equal(res.headers['content-type'], 'application/json; charset=utf-8');
-  t.equal(res.headers['cache-control'], 'public, max-age=300');
-  t.equal(res.body, contract);
-  t.same(res.json(), JSON.parse(contract));
-  const etag = String(res.headers.etag);
-  t.match(etag, /^"[^"]+"$/, 'strong, quoted');
+t.test('each published document is served as JSON and YAML with a strong ETag, naming this deployment as its server', async (t) => {
+  const source = JSON.parse(contract);
+  const expected: Record<string, object> = {
+    '/platform/api/openapi.json': withServer(currentDocument(source), baseUrl),
+    '/platform/api/v1/openapi.json': withServer(versionDocument(source, '1'), baseUrl),
+    '/platform/api/v2/openapi.json': withServer(versionDocument(source, '2'), baseUrl),
+  };
+  for (const [url, document] of Object.entries(expected)) {
+    const res = await api.request({ method: 'GET', url });
+    t.equal(res.statusCode, 200, url);
+    t.equal(res.headers['content-type'], 'application/json; charset=utf-8');
+    t.equal(res.headers['cache-control'], 'public, max-age=300');
+    t.same(res.json(), document, `${url} is the derived document`);
+    t.same(res.json().servers, [{ url: baseUrl, description: 'This deployment (its public base URL).' }]);
+    const yaml = await api.request({ method: 'GET', url: url.replace(/json$/, 'yaml') });
+    t.equal(yaml.statusCode, 200);
+    t.equal(yaml.headers['content-type'], 'application/yaml; charset=utf-8');
+    t.same(parseYaml(yaml.body), document, 'the YAML form is the same document');
+    t.not(yaml.headers.etag, res.headers.etag);
 
-  const again = await api.request({ method: 'GET', url: '/platform/api/openapi.json' });
-  t.equal(again.headers.etag, etag, 'stable across requests');
-
-  for (const ifNoneMatch of [etag, `"other", ${etag}`, `W/${etag}`, '*']) {
-    const cached = await api.request({ method: 'GET', url: '/platform/api/openapi.json', headers: { 'if-none-match': ifNoneMatch } });
-    t.equal(cached.statusCode, 304, ifNoneMatch);
-    t.equal(cached.body, '');
-    t.equal(cached.headers.etag, etag);
+    const etag = String(res.headers.etag);
+    t.match(etag, /^"[^"]+"$/, 'strong, quoted');
+    const again = await api.request({ method: 'GET', url });
+    t.equal(again.headers.etag, etag, 'stable across requests');
+    for (const ifNoneMatch of [etag, `"other", ${etag}`, `W/${etag}`, '*']) {
+      const cached = await api.request({ method: 'GET', url, headers: { 'if-none-match': ifNoneMatch } });
+      t.equal(cached.statusCode, 304, ifNoneMatch);
+      t.equal(cached.body, '');
+      t.equal(cached.headers.etag, etag);
+    }
+    const stale = await api.request({ method: 'GET', url, headers: { 'if-none-match': '"stale"' } });
+    t.equal(stale.statusCode, 200);
   }
-  const stale = await api.request({ method: 'GET', url: '/platform/api/openapi.json', headers: { 'if-none-match': '"stale"' } });
-  t.equal(stale.statusCode, 200);
-  t.equal(stale.body, contract);
+  const v1 = (await api.request({ method: 'GET', url: '/platform/api/v1/openapi.json' })).json();
+  t.equal(v1.info.version, '1.1.0');
+  t.same(v1.components.parameters.ContractVersion.schema, { type: 'string', enum: ['1'], default: '1' });
+  t.ok(v1.components.schemas.PatientSummary.required.includes('full_name'), 'v1 names the patient full_name');
+  t.notOk('display_name' in v1.components.schemas.PatientSummary.properties, 'and has no display_name');
+  t.ok(v1.paths['/api/v1/ext/patients'].get.deprecated, 'its operations are deprecated');
+});
+
+t.test('the changelog is served beside the documents and in their descriptions', async (t) => {
+  const res = await api.request({ method: 'GET', url: '/platform/api/changelog.md' });
+  t.equal(res.statusCode, 200);
+  t.equal(res.headers['content-type'], 'text/markdown; charset=utf-8');
+  t.equal(res.body, contractChangelog(JSON.parse(contract)));
+  const v2 = (await api.request({ method: 'GET', url: '/platform/api/v2/openapi.json' })).json();
+  t.match(v2.info.description, '### Version 2 (manifest 2.7.0): current', 'one heading level down in the description');
 });
 
 t.test('the reference page loads only assets this app serves', async (t) => {
@@ -45,7 +75,7 @@ t.test('the reference page loads only assets this app serves', async (t) => {
     const scripts = [...html.matchAll(/<script[^>]*\ssrc="([^"]+)"/g)].map((m) => m[1]);
     const links = [...html.matchAll(/<link[^>]*\shref="([^"]+)"/g)].map((m) => m[1]);
     const documents = [...html.matchAll(/"url": "([^"]+)"/g)].map((m) => m[1]);
-    t.same(documents, ['/platform/api/openapi.json']);
+    t.same(documents, ['/platform/api/v2/openapi.json', '/platform/api/v1/openapi.json'], 'the version switch, the current version first');
     t.ok(scripts.length > 0, 'the page loads its script');
     for (const asset of [...scripts, ...links, ...documents]) {
       const path = new URL(asset, `http://app.invalid${url}`);
@@ -64,6 +94,6 @@ t.test('the reference routes leave 404 and 405 to the partition handler', async 
   const wrongMethod = await api.request({ method: 'DELETE', url: '/api/v1/ext/patients' });
   t.equal(wrongMethod.statusCode, 405);
   t.equal(wrongMethod.headers.allow, 'GET');
-  const notAnAsset = await api.request({ method: 'GET', url: '/platform/api/openapi.yaml' });
-  t.equal(notAnAsset.statusCode, 404, 'the plugin adds no document routes of its own');
+  const notAnAsset = await api.request({ method: 'GET', url: '/platform/api/v3/openapi.json' });
+  t.equal(notAnAsset.statusCode, 404, 'no document for a version that does not exist');
 });

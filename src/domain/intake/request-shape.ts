@@ -1,5 +1,6 @@
 import { requestFields, requestShapes } from '../../generated/contract.js';
 import type { Deprecation } from '../../shared/versioning.js';
+import { nearMissWarnings } from './near-miss-fields.js';
 
 export type RequestShape = (typeof requestShapes.createReferral)[number]['shape'];
 
@@ -73,3 +74,6 @@ export function additionalFields(body: Record<string, unknown>): Record<string, 
   const insuranceExtra = typeof insurance === 'object' && insurance !== null ? undocumented(insurance, (name) => insuranceProperties.has(name)) : {};
   return Object.keys(insuranceExtra).length > 0 ? { ...extra, insurance: insuranceExtra } : extra;
 }
+
+/** Warnings for top-level properties that are no field but look like a misspelt one (they are stored as sent all the same). */
+export const misspeltFieldWarnings = (body: object): string[] => nearMissWarnings(body, Object.keys(properties));

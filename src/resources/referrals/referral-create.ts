@@ -1,5 +1,6 @@
 import type { Handler } from '../handler.js';
 import { runIntakePipeline } from '../../domain/intake/pipeline.js';
+import { misspeltFieldWarnings } from '../../domain/intake/request-shape.js';
 import { checkStorableText } from '../../domain/intake/storable-text.js';
 import { referralIntakeStore } from './referral-intake-store.js';
 import { emitReferralEvents } from './referral-events.js';
@@ -14,5 +15,6 @@ export const createReferral: Handler<'createReferral'> = async (ctx) => {
   const { created, deprecations } = await runIntakePipeline(body, referralIntakeStore(store), new Date());
   ctx.deprecations.push(...deprecations);
   await emitReferralEvents(store, created);
-  return { data: created };
+  const warnings = misspeltFieldWarnings(body);
+  return { data: created, ...(warnings.length > 0 ? { warnings } : {}) };
 };

@@ -112,19 +112,52 @@ t.test('invalid_client is one and the same answer for every credential problem (
   assertTokenResponse(t, await requestToken(good), integration);
 });
 
-t.test('phi_mode must be sent (PLATFORM_PHI_MODE_REQUIRED) and be permitted (PLATFORM_PHI_MODE_DENIED)', async (t) => {
+t.test('phi_mode must be sent (PLATFORM_PHI_MODE_REQUIRED) and be permitted (PLATFORM_PHI_MODE_DENIED), in the RFC 6749 error shape', async (t) => {
   const integration = await createTestIntegration(db, { phiModes: ['no_phi'] });
   const { phi_mode, ...withoutPhiMode } = tokenRequestBody(integration);
   const missing = await requestToken(withoutPhiMode);
   t.equal(missing.statusCode, 400);
-  t.match(missing.json().error, { code: 'PLATFORM_PHI_MODE_REQUIRED', category: 'validation' });
+  t.match(missing.json(), { error: 'invalid_request', code: 'PLATFORM_PHI_MODE_REQUIRED', issues: [{ location: 'body', path: '/phi_mode', keyword: 'required' }] });
   const denied = await requestToken(tokenRequestBody(integration, 'phi'));
   t.equal(denied.statusCode, 403);
-  t.match(denied.json().error, { code: 'PLATFORM_PHI_MODE_DENIED', details: { phi_mode: 'phi' } });
+  t.match(denied.json(), { error: 'invalid_scope', code: 'PLATFORM_PHI_MODE_DENIED', details: { phi_mode: 'phi' }, user_next_step: /no_phi/ });
   const unknown = await requestToken({ ...tokenRequestBody(integration), phi_mode: 'full' });
   t.equal(unknown.statusCode, 400);
-  t.match(unknown.json(), { error: 'invalid_request', issues: [{ path: '/phi_mode' }] });
+  t.match(unknown.json(), { error: 'invalid_request', code: 'PLATFORM_INVALID_REQUEST', issues: [{ path: '/phi_mode' }] });
   t.equal(phi_mode, 'no_phi');
+});
+
+t.test('every refusal of the token endpoint is an ApiError: error is the RFC 6749 error, code the platform code', async (t) => {
+  const integration = await createTestIntegration(db, { phiModes: ['no_phi'] });
+  const good = tokenRequestBody(integration);
+  const { phi_mode, ...noPhiMode } = good;
+  const cases: Array<[string, () => Promise<Response>, number, string, string]> = [
+    ['no grant_type', () => requestToken({ ...good, grant_type: undefined }), 400, 'invalid_request', 'PLATFORM_INVALID_REQUEST'],
+    ['unknown property', () => requestToken({ ...good, tenant: 'x' }), 400, 'invalid_request', 'PLATFORM_INVALID_REQUEST'],
+    ['another grant', () => requestToken({ ...good, grant_type: 'password' }), 400, 'unsupported_grant_type', 'PLATFORM_INVALID_REQUEST'],
+    ['scope not granted', () => requestToken({ ...good, scope: 'external:everything' }), 400, 'invalid_scope', 'PLATFORM_INVALID_REQUEST'],
+    ['phi_mode missing', () => requestToken(noPhiMode), 400, 'invalid_request', 'PLATFORM_PHI_MODE_REQUIRED'],
+    ['phi_mode denied', () => requestToken({ ...good, phi_mode: 'phi' }), 403, 'invalid_scope', 'PLATFORM_PHI_MODE_DENIED'],
+    ['bad secret', () => requestToken({ ...good, client_secret: 'nope' }), 401, 'invalid_client', 'PLATFORM_INVALID_CREDENTIAL'],
+    ['not JSON', () => api.request({ method: 'POST', url: TOKEN_URL, payload: '{', headers: { 'content-type': 'application/json' }, remoteAddress: freshAddress() }), 400, 'invalid_request', 'PLATFORM_INVALID_REQUEST'],
+    ['text/plain', () => api.request({ method: 'POST', url: TOKEN_URL, payload: 'grant_type=client_credentials', headers: { 'content-type': 'text/plain' }, remoteAddress: freshAddress() }), 415, 'unsupported_media_type', 'PLATFORM_INVALID_REQUEST'],
+  ];
+  for (const [name, send, status, error, code] of cases) {
+    const res = await send();
+    t.equal(res.statusCode, status, name);
+    t.match(res.json(), { error, code }, name);
+    t.type(res.json().error, 'string', `${name}: the ApiError shape`);
+  }
+  t.equal(phi_mode, 'no_phi');
+});
+
+t.test('agency_id may be left out: the token is for the integration\'s own agency (what stock OAuth clients can send)', async (t) => {
+  const integration = await createTestIntegration(db);
+  const { agency_id, ...withoutAgency } = tokenRequestBody(integration);
+  assertTokenResponse(t, await requestToken(withoutAgency), integration);
+  const form = await formRequest({ grant_type: 'client_credentials', phi_mode: 'no_phi' }, { authorization: basic(integration.clientId, integration.clientSecret) });
+  assertTokenResponse(t, form, integration);
+  t.equal(agency_id, integration.agencyId);
 });
 
 t.test('scope narrows the grant and never widens it', async (t) => {

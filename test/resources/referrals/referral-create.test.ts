@@ -287,6 +287,20 @@ t.test('referral_type: soc and roc in any case; anything else stored as sent and
   }
 });
 
+t.test('a misspelt field is stored as sent, and the warnings name it and the field it probably meant', async (t) => {
+  const res = await post(phi, { service_line: 'home_health', patient_name: `Kit ${uniqueLast()}`, patient_zipcode: inArea.zip_code, referal_source: 'St. Elsewhere', crm_id: 'C-77' });
+  t.equal(res.statusCode, 200, res.body);
+  t.same(res.json().warnings, [
+    'Unknown field "patient_zipcode" was stored as sent but not read as any field; did you mean "patient_zip_code"? The field meant counts as missing.',
+    'Unknown field "referal_source" was stored as sent but not read as any field; did you mean "referral_source"? The field meant counts as missing.',
+  ]);
+  const referral = await storedReferral(res.json().data.referral_id);
+  t.same(referral.additional_fields, { patient_zipcode: inArea.zip_code, referal_source: 'St. Elsewhere', crm_id: 'C-77' }, 'all three kept as sent');
+  t.equal(referral.zip_code, null, 'the ZIP it meant was not read');
+  const clean = await post(phi, { service_line: 'home_health', patient_name: `Kit ${uniqueLast()}`, patient_zip_code: inArea.zip_code });
+  t.notOk('warnings' in clean.json(), 'no warnings without a near miss');
+});
+
 t.test('insurance: a bare string is the plan name; payor_id alone is the primary payor', async (t) => {
   const base = { service_line: 'home_health', patient_name: `Ivy ${uniqueLast()}`, patient_zip_code: inArea.zip_code };
   const bare = await post(phi, { ...base, insurance: 'Aetna Medicare Advantage', payor_id: payorIds[0] });

@@ -1,7 +1,9 @@
-import type { Json, JsonObject } from './contract-document.js';
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+type JsonObject = { [key: string]: Json };
 
 /**
- * Version 1 is derived from the document: properties marked `x-svc-since: "2"` do not exist in v1,
+ * Version 1 is derived from the document (by codegen, the v1 serializer, the published v1 document and the released
+ * snapshots alike): properties marked `x-svc-since: "2"` do not exist in v1,
  * and properties with `x-svc-v1-name` had that name. Nothing about v1 is written twice.
  */
 export interface V1Shape {
@@ -89,4 +91,20 @@ function v1Schema(schema: JsonObject): JsonObject {
   copy.properties = properties;
   if (Array.isArray(schema.required)) copy.required = (schema.required as string[]).filter((r) => names.has(r)).map((r) => names.get(r)!);
   return copy;
+}
+
+/** A version 2 value as version 1 serves it, by the shapes of v1Shapes (or the generated table of them). */
+export type V1Shapes = Readonly<Record<string, { omit: readonly string[]; rename: Readonly<Record<string, string>>; children: Readonly<Record<string, string>> }>>;
+
+export function toV1(value: unknown, schema: string, shapes: V1Shapes): unknown {
+  const shape = shapes[schema];
+  if (!shape || value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return value.map((item) => toV1(item, schema, shapes));
+  const out: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value)) {
+    if (shape.omit.includes(key)) continue;
+    const child = shape.children[key];
+    out[shape.rename[key] ?? key] = child ? toV1(item, child, shapes) : item;
+  }
+  return out;
 }

@@ -14,16 +14,16 @@ export const listRemittances: Handler<'listRemittances'> = async (ctx) => {
  * with total 0, never a 404.
  */
 export const listRemittanceAllocations: Handler<'listRemittanceAllocations'> = async (ctx) => {
-  // In parallel: an unknown id (or another agency's) finds no allocations and no adjustments either.
-  const [remittance, { rows, meta }, adjustments] = await Promise.all([
-    findRemittance(ctx.store, ctx.params.id),
-    listAllocationPage(ctx.store, ctx.params.id, ctx.query, ctx.cursors),
-    listProviderAdjustments(ctx.store, ctx.params.id),
-  ]);
+  // Looked up first: an unknown id answers the same with or without a cursor, whoever issued it.
+  const remittance = await findRemittance(ctx.store, ctx.params.id);
   if (!remittance) {
     const limit = ctx.query.limit ?? paging.default_limit;
     const empty = { total: 0, total_exact: true, limit, offset: ctx.query.offset ?? 0, has_more: false, next_offset: null, next_cursor: null };
     return { data: [], meta: { ...empty, summary: allocationSummary(undefined, []) } };
   }
+  const [{ rows, meta }, adjustments] = await Promise.all([
+    listAllocationPage(ctx.store, remittance.id, ctx.query, ctx.cursors),
+    listProviderAdjustments(ctx.store, remittance.id),
+  ]);
   return { data: rows.map(allocationView), meta: { ...meta, summary: allocationSummary(remittance, adjustments) } };
 };

@@ -11,7 +11,8 @@ import { Gateway, shuttingDown } from './gateway/gateway.js';
 import { requestIdFor } from './gateway/request-id.js';
 import { accessLog, requestLogging } from './gateway/request-logger.js';
 import { markReceived } from './gateway/response-time.js';
-import { createHandlers } from './resources/index.js';
+import { createResources } from './resources/index.js';
+import type { GovernedQuery } from './resources/queries/governed-query.js';
 import { refuseUnsupportedGrantTypes } from './resources/oauth/token-handler.js';
 import { registerWellKnown } from './identity/well-known.js';
 import { createServices } from './services.js';
@@ -32,9 +33,11 @@ export interface AppOptions {
   keyEncryption: KeyEncryption;
   /** The process logger; tests run silent. */
   logger?: Logger;
+  /** The approved governed queries; this deployment's registry unless given (tests register their own). */
+  governedQueries?: readonly GovernedQuery<any>[];
 }
 
-export async function buildApp({ config, database, keyEncryption, logger = pino({ level: 'silent' }) }: AppOptions) {
+export async function buildApp({ config, database, keyEncryption, logger = pino({ level: 'silent' }), governedQueries }: AppOptions) {
   const app = Fastify({
     ...requestLogging(logger),
     genReqId: requestIdFor,
@@ -64,7 +67,8 @@ export async function buildApp({ config, database, keyEncryption, logger = pino(
   installNotFound(app);
   const services = createServices(config, database.db, keyEncryption, logger);
   refuseUnsupportedGrantTypes(app);
-  const gateway = new Gateway(createHandlers(services), { ...services, db: database.db, handlerTimeoutMs: config.handlerTimeoutMs }, logger);
+  const { handlers, admissions } = createResources(services, governedQueries);
+  const gateway = new Gateway(handlers, { ...services, db: database.db, handlerTimeoutMs: config.handlerTimeoutMs }, logger, admissions);
   app.decorate('gateway', gateway);
   registerOperations(app, gateway);
   // After in-flight requests, and handlers whose client hung up, have finished: flush what the buffers still hold.

@@ -13,6 +13,7 @@ import type { TaskTables } from '../resources/tasks/task-tables.js';
 import type { HhvbpTables } from '../resources/quality/hhvbp-tables.js';
 import type { PhysicianOrderTables } from '../resources/physician-orders/physician-order-tables.js';
 import type { WorkingCollectionTables } from '../resources/working-collections/working-collection-tables.js';
+import type { QueryTokenTables } from '../resources/query-tokens/query-token-tables.js';
 
 /**
  * Table types for Kysely, kept in step with db/migrations/: the platform's own under tables/, each resource
@@ -21,4 +22,4 @@ import type { WorkingCollectionTables } from '../resources/working-collections/w
 export interface DB
   extends AgencyTables, AgencyDirectoryTables, IdentityTables, PseudonymTables, UsageTables, CommandLedgerTables, ServiceSecretTables,
     PatientTables, ReferralTables, IntakeTables, VisitTables, TaskTables,
-    HhvbpTables, PhysicianOrderTables, WorkingCollectionTables {}
+    HhvbpTables, PhysicianOrderTables, WorkingCollectionTables, QueryTokenTables {}

@@ -29,6 +29,8 @@ export interface CallState {
   recordedInTransaction: boolean;
   audited: boolean;
   replayed: boolean;
+  /** Cost units metered and charged for the call: the operation's, or what its family's admission decided (a query's). */
+  costUnits: number;
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { OperationDefinition, OperationId } from '../generated/contract.js';
 import type { DB } from '../db/schema.js';
-import type { Principal } from '../shared/principal.js';
+import type { ExtensionPolicy, Principal } from '../shared/principal.js';
 import type { Authentication } from '../identity/authenticator.js';
 import type { CursorSeal } from '../identity/cursor-seal.js';
 import { CursorSealer } from '../db/cursor-sealer.js';
@@ -27,7 +27,7 @@ export interface GatewayServices {
   db: Kysely<DB>;
   handlerTimeoutMs: number;
   authenticator: {
-    authenticate(authorization: string | undefined): Promise<Authentication>;
+    authenticate(authorization: string | undefined, acceptsQueryToken?: boolean): Promise<Authentication>;
     authenticateNow(authorization: string | undefined, nowMs: number): Authentication | undefined;
     authenticatePrincipal(principal: Principal): Promise<Authentication>;
   };
@@ -37,6 +37,14 @@ export interface GatewayServices {
   cursorSeal: CursorSeal;
   /** Where commands' events are written; none until events are delivered (webhooks). */
   outbox?: EventOutbox;
+}
+
+/**
+ * What an operation's resource family adds to its admission, after the contract's access rules: a governed query run
+ * checks the query's own access and costs the query's units. Throws a refusal, or returns the call's cost units.
+ */
+export interface CallAdmission {
+  admit(params: unknown, principal: Principal, policy: ExtensionPolicy): number;
 }
 
 /** How admission ends: called once, with the refusal if there is one (a Fastify hook's `done` is one). */
@@ -75,6 +83,7 @@ export class OperationPipeline {
     private readonly handler: Handler<OperationId>,
     private readonly services: GatewayServices,
     private readonly running: RunningHandlers,
+    private readonly admission?: CallAdmission,
   ) {
     this.containsPhi = operation.noPhi !== 'allowed';
   }
@@ -88,6 +97,7 @@ export class OperationPipeline {
     call.recordedInTransaction = false;
     call.audited = false;
     call.replayed = false;
+    call.costUnits = this.operation.costUnits;
     if (this.containsPhi) response.header('cache-control', 'no-store');
     call.contractVersion = negotiateVersion(call, response);
   }
@@ -106,7 +116,7 @@ export class OperationPipeline {
     }
     if (authentication === null) return done();
     if (authentication) return this.limit(call, response, authentication, nowMs, done);
-    authenticator.authenticate(authorization).then((later) => this.limit(call, response, later, Date.now(), done), done);
+    authenticator.authenticate(authorization, this.operation.queryTokens).then((later) => this.limit(call, response, later, Date.now(), done), done);
   }
 
   /** The same for a principal another transport established: its integration's current policy still decides. */
@@ -121,12 +131,19 @@ export class OperationPipeline {
     try {
       call.principal = principal;
       authorize(this.operation, principal, policy);
-      headers = usageLimiter.admitNow(policy, this.operation, nowMs);
+      if (this.admission) call.costUnits = this.admission.admit(call.params, principal, policy);
+      headers = usageLimiter.admitNow(policy, this.metered(call), nowMs);
     } catch (err) {
       return done(err as Error);
     }
     if (headers) return admitted(response, headers, done);
-    usageLimiter.admit(policy, this.operation).then((later) => admitted(response, later, done), done);
+    usageLimiter.admit(policy, this.metered(call)).then((later) => admitted(response, later, done), done);
+  }
+
+  /** What the limits charge: the operation, or the call's own cost when its family sets one. */
+  private metered(call: OperationCall) {
+    if (!this.admission) return this.operation;
+    return { operationId: this.operation.operationId, costUnits: call.costUnits, costBudgeted: this.operation.costBudgeted };
   }
 
   /**

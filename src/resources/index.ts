@@ -13,10 +13,15 @@ import { getHhvbpSummary, listHhvbpMeasures } from './quality/hhvbp-handlers.js'
 import { getPhysicianOrder, listPhysicianOrders } from './physician-orders/physician-order-handlers.js';
 import { listWorkingCollectionRows, listWorkingCollections } from './working-collections/working-collection-handlers.js';
 import type { AppServices } from '../services.js';
+import type { CallAdmission } from '../gateway/pipeline.js';
+import { QueryRegistry } from './queries/query-registry.js';
+import { GOVERNED_QUERIES } from './queries/governed-queries.js';
+import type { GovernedQuery } from './queries/governed-query.js';
+import { runQueryHandler } from './queries/query-run.js';
+import { queryTokenHandlers } from './query-tokens/query-token-handlers.js';
 
 /** Operations whose domain is not built yet: they answer PLATFORM_UNSUPPORTED_OPERATION and the catalog says so. */
 const NOT_BUILT_YET = [
-  'runQuery', 'listQueryTokens', 'createQueryToken', 'revokeQueryToken', 'getQueryTokenExcelTemplate',
   'listRemittances', 'listRemittanceAllocations',
 ] as const satisfies readonly OperationId[];
 
@@ -26,10 +31,20 @@ function unsupportedHandlers(): Pick<Handlers, NotBuilt> {
   return Object.fromEntries(NOT_BUILT_YET.map((id) => [id, unsupported(id)])) as unknown as Pick<Handlers, NotBuilt>;
 }
 
-export function createHandlers(services: AppServices): Handlers {
+export interface Resources {
+  handlers: Handlers;
+  /** Admission rules the families add to their operations (a governed query's access and cost). */
+  admissions: Partial<Record<OperationId, CallAdmission>>;
+}
+
+/** `queries`: the approved governed queries (this deployment's registry unless a test brings its own). */
+export function createResources(services: AppServices, queries: readonly GovernedQuery<any>[] = GOVERNED_QUERIES): Resources {
+  const registry = new QueryRegistry(queries);
   let catalog: ReturnType<typeof buildCatalog> | undefined;
   const handlers: Handlers = {
-    ...platformHandlers(() => (catalog ??= buildCatalog((id) => isEnabled(handlers[id]), []))),
+    ...platformHandlers(() => (catalog ??= buildCatalog((id) => isEnabled(handlers[id]), registry.catalog()))),
+    runQuery: runQueryHandler(registry),
+    ...queryTokenHandlers(registry, services.config.tokenIssuer),
     issueToken: issueTokenHandler(services.clientCredentials),
     createTask,
     getTask,
@@ -51,6 +66,6 @@ export function createHandlers(services: AppServices): Handlers {
     listWorkingCollectionRows,
     ...unsupportedHandlers(),
   };
-  return handlers;
+  return { handlers, admissions: { runQuery: registry.admission } };
 }
 

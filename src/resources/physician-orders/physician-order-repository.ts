@@ -29,7 +29,7 @@ const ORDER_COLUMNS = [
  * The agency's orders with what aging needs: the office's time zone and the agency's SLA. Left joins on unique keys,
  * so that a count that uses none of their columns skips them.
  */
-function agencyOrders(store: TenantStore) {
+export function agencyOrders(store: TenantStore) {
   return store
     .selectFrom('physician_orders')
     .leftJoin('offices', (join) => join.onRef('offices.agency_id', '=', 'physician_orders.agency_id').onRef('offices.id', '=', 'physician_orders.office_id'))
@@ -38,9 +38,10 @@ function agencyOrders(store: TenantStore) {
 
 /**
  * The SQL twin of the domain's aging rules (src/domain/physician-orders/aging.ts), built from its bucket table, for the
- * filters and the summary that must see every matching row: whole days are office-calendar days.
+ * filters, the summary and the governed queries that must see every matching row: whole days are office-calendar days.
+ * Its expressions refer to agencyOrders' tables.
  */
-class AgingConditions {
+export class AgingConditions {
   private readonly asOf: RawBuilder<Date>;
   readonly awaiting = sql<SqlBool>`physician_orders.signature_status = ${AWAITING}`;
   private readonly sentByAsOf: RawBuilder<SqlBool>;
@@ -75,13 +76,16 @@ class AgingConditions {
 }
 
 /** Whether `days` falls in a bucket of sent orders. */
-function dayBucket(bucket: AgingBucket, days: Expression<unknown>): RawBuilder<SqlBool> {
+export function dayBucket(bucket: AgingBucket, days: Expression<unknown>): RawBuilder<SqlBool> {
   const { from, to } = DAY_BUCKETS.find((b) => b.bucket === bucket)!;
   return to === null ? sql<SqlBool>`${days} >= ${from}` : sql<SqlBool>`${days} between ${from} and ${to}`;
 }
 
-/** Counts of the awaiting orders of a filtered set (their days outstanding and SLA), per bucket and past the SLA. */
-function summaryColumns() {
+/**
+ * Counts of the awaiting orders of a filtered set, per bucket and past the SLA: aggregates over a subquery `awaiting`
+ * that selects AgingConditions.awaitingDays().
+ */
+export function summaryColumns() {
   const days = sql.ref('awaiting.days');
   const count = (condition: RawBuilder<SqlBool>, alias: string) => sql<number>`(count(*) filter (where ${condition}))::int`.as(alias);
   const buckets = AGING_BUCKETS.map((bucket) => count(bucket === 'not_sent' ? sql<SqlBool>`${days} is null` : dayBucket(bucket, days), bucket));

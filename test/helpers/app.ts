@@ -9,6 +9,7 @@ import { testKeyEncryption } from './secrets.js';
 import { bearer, createTestIntegration, issueTestToken, type TestIntegration, type TestIntegrationOptions } from './identity.js';
 import type { PhiMode } from '../../src/shared/principal.js';
 import type { Logger } from 'pino';
+import type { GovernedQuery } from '../../src/resources/queries/governed-query.js';
 
 export type Response = LightMyRequestResponse;
 
@@ -56,10 +57,13 @@ function assertMatchesContract(method: string, url: string, res: Response) {
   }
 }
 
-/** The app on this process's test database (PGlite, or PostgreSQL with TEST_DATABASE_URL); silent unless given a logger. */
-export async function buildTestApp(overrides: Partial<Config> = {}, t: Teardown = rootTest, logger?: Logger): Promise<TestApi> {
+/**
+ * The app on this process's test database (PGlite, or PostgreSQL with TEST_DATABASE_URL); silent unless given a logger.
+ * `governedQueries` replaces the deployment's registry (a test's own queries).
+ */
+export async function buildTestApp(overrides: Partial<Config> = {}, t: Teardown = rootTest, logger?: Logger, governedQueries?: readonly GovernedQuery<any>[]): Promise<TestApi> {
   const database = await testDatabase();
-  const app = await buildApp({ config: { ...loadConfig({}), ...overrides }, database, logger, keyEncryption: testKeyEncryption });
+  const app = await buildApp({ config: { ...loadConfig({}), ...overrides }, database, logger, keyEncryption: testKeyEncryption, governedQueries });
   t.teardown(() => app.close());
   return {
     app,

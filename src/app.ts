@@ -6,6 +6,7 @@ import type { KeyEncryption } from './identity/key-encryption.js';
 import { installBodyParsers } from './gateway/body-parsing.js';
 import { clientErrorHandler, installErrorHandler } from './gateway/error-handler.js';
 import { installNotFound } from './gateway/not-found.js';
+import { installQueryTokenCors } from './gateway/query-token-cors.js';
 import { registerOperations } from './gateway/operation-routes.js';
 import { Gateway, shuttingDown } from './gateway/gateway.js';
 import { requestIdFor } from './gateway/request-id.js';
@@ -65,6 +66,7 @@ export async function buildApp({ config, database, keyEncryption, logger = pino(
   installBodyParsers(app);
   installErrorHandler(app);
   installNotFound(app);
+  installQueryTokenCors(app);
   const services = createServices(config, database.db, keyEncryption, logger);
   refuseUnsupportedGrantTypes(app);
   const { handlers, admissions } = createResources(services, governedQueries);

@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import Fastify, { type FastifyReply, type HTTPMethods } from 'fastify';
 import { registerClinicalRoutes, type ClinicalBaselineConfig } from './bench-baseline-clinical.js';
 import { registerOrderRoutes } from './bench-baseline-orders.js';
+import { registerQueryRoutes } from './bench-baseline-queries.js';
 import { authenticated, tokenVerifier, type TokenCheckConfig } from './bench-baseline-tokens.js';
 import { FAST_JWT_PREFIX } from './bench-scenarios.js';
 
@@ -41,6 +42,7 @@ for (const route of config.routes) {
 }
 if (config.clinical) await registerClinicalRoutes(app, config.clinical, verify);
 if (config.clinical) await registerOrderRoutes(app, config.clinical, verify);
+if (config.clinical) await registerQueryRoutes(app, config.clinical, verify);
 app.get('/livez', async () => ({ status: 'ok' }));
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void app.close().then(() => process.exit(0)));

@@ -15,12 +15,13 @@ import { ensureKeyFile } from '../src/identity/key-encryption-keys.js';
 import type { BaselineConfig, BaselineRoute } from './bench-baseline.js';
 import { CLINICAL_SPECS as PATIENT_SPECS, prepareClinical, type ClinicalSpec } from './bench-clinical.js';
 import { ORDER_SPECS } from './bench-orders.js';
+import { QUERY_SPECS } from './bench-queries.js';
 import { prepareBenchIdentity } from './bench-identity.js';
 import { measure, WARMUP_RESPONSES, type Measurement, type Timing } from './bench-load.js';
 import { npmStartArgs, root, start, stopAll } from './bench-processes.js';
 import { buildScenario, sides, firstRequest, GATEWAY_SPECS, scenarioFilter, type Request, type Scenario, type Side, type Target } from './bench-scenarios.js';
 
-const CLINICAL_SPECS: ClinicalSpec[] = [...PATIENT_SPECS, ...ORDER_SPECS];
+const CLINICAL_SPECS: ClinicalSpec[] = [...PATIENT_SPECS, ...ORDER_SPECS, ...QUERY_SPECS];
 const SCENARIO_NAMES = [...GATEWAY_SPECS, ...CLINICAL_SPECS].map((s) => s.name).join('; ');
 const USAGE = `usage: [BENCH_DATABASE_URL=postgres://…] npm run bench -- [--quick] [--duration S] [--connections 10,50] [--scenarios NAME,…]
 scenarios: ${SCENARIO_NAMES}`;

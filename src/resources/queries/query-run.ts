@@ -11,7 +11,7 @@ import type { TenantStore } from '../../db/tenant-store.js';
 
 type AnyQuery = GovernedQuery<any>;
 type Row = Record<string, unknown>;
-type KeyValue = string | number | boolean;
+export type KeyValue = string | number | boolean;
 
 /** Rows per page (QueryRunRequest.limit). */
 export const DEFAULT_QUERY_LIMIT = 100;
@@ -81,8 +81,8 @@ function keyOf(query: AnyQuery, row: Row): KeyValue[] {
   });
 }
 
-/** One page of the query in its keyset order, after `after`, under the run's statement timeout. */
-async function fetchPage(store: TenantStore, query: AnyQuery, parameters: Row, asOf: Date, after: KeyValue[] | undefined, limit: number): Promise<Row[]> {
+/** One page (and one row more) of the query in its keyset order, after `after`, under the run's statement timeout. */
+export async function queryPage(store: TenantStore, query: AnyQuery, parameters: Row, asOf: Date, after: KeyValue[] | undefined, limit: number): Promise<Row[]> {
   const columns = query.order.columns.map((c) => sql.ref(`q.${c}`));
   const direction = query.order.direction;
   let page = store.db.selectFrom(query.rows(store, parameters, asOf).as('q')).selectAll();
@@ -96,7 +96,7 @@ async function fetchPage(store: TenantStore, query: AnyQuery, parameters: Row, a
 
 async function runPage(store: TenantStore, query: AnyQuery, parameters: Row, asOf: Date, after: KeyValue[] | undefined, limit: number): Promise<Row[]> {
   try {
-    return await fetchPage(store, query, parameters, asOf, after, limit);
+    return await queryPage(store, query, parameters, asOf, after, limit);
   } catch (err) {
     if (isStatementTimeout(err) || isDatabaseUnavailable(err)) throw err;
     throw Object.assign(new PlatformError('PLATFORM_QUERY_EXECUTION_FAILED', `${query.id} failed while executing; retry, and quote the correlationId to support if it persists.`, { query_id: query.id }), { cause: err });

@@ -88,6 +88,8 @@ export function planOperation(doc: JsonObject, entry: OperationEntry, plan: Vali
     readOnly: op['x-svc-read-only'] ?? null,
     // Accepts a governed query token (Bearer qt_…) besides access tokens (x-svc-query-token); every other operation refuses one.
     queryTokens: op['x-svc-query-token'] === true,
+    // A command whose stored answer holds a secret (a query token's): replays are stored sealed (x-svc-replay-sealed).
+    replaySealed: op['x-svc-replay-sealed'] === true,
     // The gateway gives such an operation's handler a cursor sealer bound to the caller and the route.
     pagedByCursor: queryParameters.some((p) => p.name === 'cursor') || Object.hasOwn((requestSchema?.properties ?? {}) as JsonObject, 'cursor'),
   };

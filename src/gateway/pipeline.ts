@@ -22,6 +22,7 @@ import type { RunningHandlers } from './running-handlers.js';
 import { elapsedMs } from './response-time.js';
 import { NEVER_ABORTED, withAbortableTimeout, withTimeout } from './handler-timeout.js';
 import { auditEvent, meteringEvent } from './call-records.js';
+import { canonicalJson } from '../shared/canonical-json.js';
 
 export interface GatewayServices {
   db: Kysely<DB>;
@@ -250,8 +251,10 @@ export class OperationPipeline {
       // The PHI mode too: a key's stored answer is for one mode, never replayed to the other.
       fingerprint: requestFingerprint(call.method, call.url.split('?')[0], call.body, principal.phiMode),
     };
+    const replayBinding = this.operation.replaySealed ? Buffer.from(canonicalJson(['replay', identity.agencyId, identity.extensionId, identity.key]), 'utf8') : undefined;
+    if (replayBinding) await this.services.cursorSeal.ready();
     const { response: stored, replayed } = await withAbortableTimeout(
-      (signal) => runIdempotent(this.services.db, identity, (trx) => this.execute(call, response, trx, signal), signal),
+      (signal) => runIdempotent(this.services.db, identity, (trx) => this.execute(call, response, trx, signal, replayBinding), signal),
       this.services.handlerTimeoutMs,
     );
     call.replayed = replayed;
@@ -259,14 +262,16 @@ export class OperationPipeline {
     if (replayed) this.auditNow(call, stored.status);
     if (replayed) response.headers({ ...stored.headers, 'idempotent-replayed': 'true' });
     response.code(stored.status).type(JSON_CONTENT_TYPE);
-    return stored.body;
+    return replayBinding ? ((await this.services.cursorSeal.open(stored.body, replayBinding)) as string) : stored.body;
   }
 
-  private async execute(call: OperationCall, response: ResponseHead, trx: Transaction<DB>, signal: AbortSignal): Promise<CommandLedger> {
+  private async execute(call: OperationCall, response: ResponseHead, trx: Transaction<DB>, signal: AbortSignal, replayBinding?: Uint8Array): Promise<CommandLedger> {
     const context = this.context(call, response, trx, signal);
     const result = await this.handler(context);
     const answer = this.reducesFor(call) ? await this.reduced(result, context.store!) : result;
-    const body = JSON.stringify(this.serialize(answer, call, response));
+    const text = JSON.stringify(this.serialize(answer, call, response));
+    // An answer that holds a secret is stored sealed, bound to its key: the database alone never holds the secret.
+    const body = replayBinding ? await this.services.cursorSeal.seal(text, replayBinding) : text;
     const headers: Record<string, string> = {};
     for (const name of REPLAYED_HEADERS) if (response.hasHeader(name)) headers[name] = String(response.getHeader(name));
     return {

@@ -83,7 +83,7 @@ export type paths = {
         put?: never;
         /**
          * Create a governed query token
-         * @description Creates a token that runs one governed query with fixed parameters, for a spreadsheet's refresh without the extension's client secret. The answer shows the secret once (`data.token`); the service keeps only its SHA-256 hash. A replay of the same idempotency key answers the same bytes, secret included, for 24 hours, to the same extension only.
+         * @description Creates a token that runs one governed query with fixed parameters, for a spreadsheet's refresh without the extension's client secret. The answer shows the secret once (`data.token`); the service keeps only its SHA-256 hash. A replay of the same idempotency key answers the same bytes, secret included, for 24 hours, to the same extension only: the stored answer is sealed (`x-svc-replay-sealed`, AES-256-GCM under a key the database keeps sealed by the key-encryption key), so the database alone never holds a usable secret.
          *
          *     The query must exist (404 PLATFORM_QUERY_NOT_FOUND) and be one the creating token and the agency's policy may run (403 PLATFORM_QUERY_NOT_ALLOWED): a query token never reaches beyond its creator. Parameters are validated as a run's are (400 PLATFORM_INVALID_INPUT). `expires_at` defaults to 90 days and is at most a year ahead (400 PLATFORM_INVALID_INPUT). `phi_mode` phi needs a phi session of an integration permitted phi (403 PLATFORM_PHI_MODE_DENIED). Revoking the integration's tokens (`admin integration revoke-tokens`) also revokes the query tokens created before it.
          */

@@ -167,4 +167,6 @@ t.test('a replayed create answers the same token, and creates nothing twice', as
   t.equal(second.body, first.body);
   const rows = await db.selectFrom('query_tokens').select('id').where('agency_id', '=', agencyId).where('name', '=', 'Replay').execute();
   t.equal(rows.length, 1);
+  const stored = await db.selectFrom('idempotency_keys').select('response_body').where('agency_id', '=', agencyId).where('key', '=', idempotencyKey).executeTakeFirstOrThrow();
+  t.notOk(stored.response_body!.includes(first.json().data.token), 'the stored answer is sealed: no secret in the database');
 });

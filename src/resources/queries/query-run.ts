@@ -114,16 +114,17 @@ export function runQueryHandler(registry: QueryRegistry): Handler<'runQuery'> {
     if (grant && sent !== undefined && canonicalJson(sent) !== canonicalJson(grant.parameters)) {
       throw new PlatformError('PLATFORM_QUERY_NOT_ALLOWED', 'A query token runs its query with its own parameters only; omit parameters, or send exactly the token\'s.', { query_id: query.id });
     }
-    const parameters = (grant?.parameters as Row | undefined) ?? sent ?? registry.parameters(query, {});
+    // A token's parameters are checked again: a query whose declaration changed since then refuses them clearly.
+    const parameters = grant ? registry.parameters(query, grant.parameters) : sent ?? registry.parameters(query, {});
     const limit = body.limit ?? DEFAULT_QUERY_LIMIT;
     const cursor = body.cursor === undefined ? undefined : await openCursor(ctx.cursors, query, parameters, body.cursor);
     const asOf = cursor?.asOf ?? new Date();
-    ctx.store.audit.details = {
+    ctx.store.auditDetails({
       query_id: query.id,
       parameters,
       natural_language_input: body.natural_language_input ?? body.naturalLanguageInput ?? null,
       query_token_id: grant?.id ?? null,
-    };
+    });
     const fetched = await runPage(ctx.store, query, parameters, asOf, cursor?.after, limit);
     const rows = servedRows(query, fetched.slice(0, limit));
     const last = fetched.length > limit ? fetched[limit - 1] : undefined;

@@ -9,14 +9,14 @@ import { refName, schemaNameOf } from '../src/shared/contract-v1.js';
 const MARK = 'x-svc-phi';
 
 /** The reductions implemented (src/domain/no-phi-reduction.ts); the document's table must list exactly these. */
-const IMPLEMENTED = ['kept', 'withheld', 'handle', 'year', 'zip3', 'birth_date', 'age', 'category'];
+const IMPLEMENTED = ['kept', 'withheld', 'handle', 'year', 'zip3', 'birth_date', 'age', 'category', 'columns'];
 
 export type Reduction =
   | { reduce: 'withheld'; empty: Json }
   | { reduce: 'handle'; kind: string; when?: { property: string; values: string[] } }
   | { reduce: 'year'; format: 'date' | 'date-time' }
   | { reduce: 'zip3' | 'birth_date' }
-  | { reduce: 'age'; from: string }
+  | { reduce: 'age' | 'columns'; from: string }
   | { reduce: 'category'; values: string[]; otherwise: string };
 
 export interface SchemaPlan {
@@ -130,6 +130,7 @@ class PlanCompiler {
         return { reduce, format: format as 'date' | 'date-time' };
       }
       case 'age':
+      case 'columns':
         return { reduce, from: sibling(spec.from) };
       case 'category':
         return { reduce, values: spec.values as string[], otherwise: spec.otherwise as string };

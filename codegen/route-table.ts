@@ -86,6 +86,10 @@ export function planOperation(doc: JsonObject, entry: OperationEntry, plan: Vali
     queryParameters,
     // The path takes no other method: a write answers 405 with this reason and next step (x-svc-read-only).
     readOnly: op['x-svc-read-only'] ?? null,
+    // Accepts a governed query token (Bearer qt_…) besides access tokens (x-svc-query-token); every other operation refuses one.
+    queryTokens: op['x-svc-query-token'] === true,
+    // A command whose stored answer holds a secret (a query token's): replays are stored sealed (x-svc-replay-sealed).
+    replaySealed: op['x-svc-replay-sealed'] === true,
     // The gateway gives such an operation's handler a cursor sealer bound to the caller and the route.
     pagedByCursor: queryParameters.some((p) => p.name === 'cursor') || Object.hasOwn((requestSchema?.properties ?? {}) as JsonObject, 'cursor'),
   };
@@ -132,7 +136,8 @@ export type NoPhiReduction =
   | { reduce: 'year'; format: 'date' | 'date-time' }
   | { reduce: 'zip3' | 'birth_date' }
   | { reduce: 'age'; from: string }
-  | { reduce: 'category'; values: readonly string[]; otherwise: string };
+  | { reduce: 'category'; values: readonly string[]; otherwise: string }
+  | { reduce: 'columns'; from: string };
 
 /** What no_phi sessions see of each response schema that has something to reduce: its reduced fields, and the fields holding such schemas. */
 export const noPhiPlans: Record<string, { fields: Readonly<Record<string, NoPhiReduction>>; children: Readonly<Record<string, string>> }> = ${JSON.stringify(noPhiPlans, null, 2)};

@@ -10,6 +10,7 @@ import Fastify, { type FastifyReply, type HTTPMethods } from 'fastify';
 import { registerClinicalRoutes, type ClinicalBaselineConfig } from './bench-baseline-clinical.js';
 import { registerOrderRoutes } from './bench-baseline-orders.js';
 import { registerRemittanceRoutes } from './bench-baseline-remittances.js';
+import { registerQueryRoutes } from './bench-baseline-queries.js';
 import { authenticated, tokenVerifier, type TokenCheckConfig } from './bench-baseline-tokens.js';
 import { FAST_JWT_PREFIX } from './bench-scenarios.js';
 
@@ -43,6 +44,7 @@ for (const route of config.routes) {
 if (config.clinical) await registerClinicalRoutes(app, config.clinical, verify);
 if (config.clinical) await registerOrderRoutes(app, config.clinical, verify);
 if (config.clinical) await registerRemittanceRoutes(app, config.clinical, verify);
+if (config.clinical) await registerQueryRoutes(app, config.clinical, verify);
 app.get('/livez', async () => ({ status: 'ok' }));
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void app.close().then(() => process.exit(0)));

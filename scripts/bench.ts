@@ -18,12 +18,13 @@ import type { BaselineConfig, BaselineRoute } from './bench-baseline.js';
 import { CLINICAL_SPECS as PATIENT_SPECS, prepareClinical, type ClinicalSpec } from './bench-clinical.js';
 import { ORDER_SPECS } from './bench-orders.js';
 import { benchImport, IMPORT_SCENARIO, REMITTANCE_SPECS, type ImportResult } from './bench-remittances.js';
+import { QUERY_SPECS } from './bench-queries.js';
 import { prepareBenchIdentity } from './bench-identity.js';
 import { measure, WARMUP_RESPONSES, type Measurement, type Timing } from './bench-load.js';
 import { npmStartArgs, root, start, stopAll } from './bench-processes.js';
 import { buildScenario, sides, firstRequest, GATEWAY_SPECS, scenarioFilter, type Request, type Scenario, type Server, type Side, type Target } from './bench-scenarios.js';
 
-const CLINICAL_SPECS: ClinicalSpec[] = [...PATIENT_SPECS, ...ORDER_SPECS, ...REMITTANCE_SPECS];
+const CLINICAL_SPECS: ClinicalSpec[] = [...PATIENT_SPECS, ...ORDER_SPECS, ...REMITTANCE_SPECS, ...QUERY_SPECS];
 const SCENARIO_NAMES = [...[...GATEWAY_SPECS, ...CLINICAL_SPECS].map((s) => s.name), IMPORT_SCENARIO].join('; ');
 const USAGE = `usage: [BENCH_DATABASE_URL=postgres://…] npm run bench -- [--quick] [--duration S] [--connections 10,50] [--scenarios NAME,…]
 scenarios: ${SCENARIO_NAMES}`;
@@ -99,9 +100,12 @@ function select(databaseUrl: string | undefined): Selection {
   return { gateway, clinical, eraImport, notes };
 }
 
-/** Before the service starts: the embedded store admits one process at a time. */
+/**
+ * Before the service starts: the embedded store admits one process at a time. No statement timeout: seeding the large
+ * agency and vacuuming it after took 15 minutes and more than 15 s per statement on a loaded 2-core machine.
+ */
 async function prepareData(config: Config, selection: Selection) {
-  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, statementTimeoutMs: 0 });
   try {
     const identity = selection.gateway.length > 0 ? await prepareBenchIdentity(database.db, config, FRESH_TOKENS) : undefined;
     const clinical = selection.clinical.length > 0 ? await prepareClinical(database.db, config, selection.clinical) : {};

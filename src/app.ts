@@ -6,12 +6,14 @@ import type { KeyEncryption } from './identity/key-encryption.js';
 import { installBodyParsers } from './gateway/body-parsing.js';
 import { clientErrorHandler, installErrorHandler } from './gateway/error-handler.js';
 import { installNotFound } from './gateway/not-found.js';
+import { installQueryTokenCors } from './gateway/query-token-cors.js';
 import { registerOperations } from './gateway/operation-routes.js';
 import { Gateway, shuttingDown } from './gateway/gateway.js';
 import { requestIdFor } from './gateway/request-id.js';
 import { accessLog, requestLogging } from './gateway/request-logger.js';
 import { markReceived } from './gateway/response-time.js';
-import { createHandlers } from './resources/index.js';
+import { createResources } from './resources/index.js';
+import type { GovernedQuery } from './resources/queries/governed-query.js';
 import { refuseUnsupportedGrantTypes } from './resources/oauth/token-handler.js';
 import { registerWellKnown } from './identity/well-known.js';
 import { createServices } from './services.js';
@@ -38,9 +40,11 @@ export interface AppOptions {
   logger?: Logger;
   /** The process's tracing, started before the app when the OTEL_* variables ask for it (src/server.ts). */
   tracing?: Tracing;
+  /** The approved governed queries; this deployment's registry unless given (tests register their own). */
+  governedQueries?: readonly GovernedQuery<any>[];
 }
 
-export async function buildApp({ config, database, keyEncryption, logger = pino({ level: 'silent' }), tracing }: AppOptions) {
+export async function buildApp({ config, database, keyEncryption, logger = pino({ level: 'silent' }), tracing, governedQueries }: AppOptions) {
   const app = Fastify({
     ...requestLogging(logger),
     genReqId: requestIdFor,
@@ -71,10 +75,12 @@ export async function buildApp({ config, database, keyEncryption, logger = pino(
   const observability = observe({ metrics: config.metrics.enabled, pressure: config.pressure }, database, tracing);
   app.decorate('observability', observability);
   const { metrics, pressure } = observability;
+  installQueryTokenCors(app);
   const services = createServices(config, database.db, keyEncryption, logger, metrics);
   refuseUnsupportedGrantTypes(app);
+  const { handlers, admissions } = createResources(services, governedQueries);
   const gatewayServices = { ...services, db: database.db, handlerTimeoutMs: config.handlerTimeoutMs, metrics, pressure, tracer: tracing?.tracer };
-  const gateway = new Gateway(createHandlers(services), gatewayServices, logger);
+  const gateway = new Gateway(handlers, gatewayServices, logger, admissions);
   app.decorate('gateway', gateway);
   registerOperations(app, gateway);
   // After in-flight requests, and handlers whose client hung up, have finished: flush what the buffers still hold.

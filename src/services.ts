@@ -15,6 +15,7 @@ import { UsageLimiter } from './gateway/usage-limits.js';
 import { CursorSeal } from './identity/cursor-seal.js';
 import type { EventOutbox } from './db/tenant-store.js';
 import { webhookOutbox } from './events/outbox.js';
+import { QueryTokenVerifier } from './identity/query-tokens.js';
 import { auditFlusher, meteringFlusher } from './workers/flushers.js';
 import { inProcessWorkers } from './workers/registry.js';
 import { startWorkers } from './workers/worker.js';
@@ -64,7 +65,7 @@ export function createServices(config: Config, db: Kysely<DB>, keyEncryption: Ke
     config,
     keyRing,
     tokenSigner,
-    authenticator: new Authenticator(createTokenVerifier(keyRing, settings), new ExtensionPolicies(db, config.authStateTtlMs)),
+    authenticator: new Authenticator(createTokenVerifier(keyRing, settings), new ExtensionPolicies(db, config.authStateTtlMs), undefined, new QueryTokenVerifier(db)),
     clientCredentials: new ClientCredentialsGrant(db, tokenSigner, new TokenFailureLimiter(db), metrics?.tokens()),
     usageLimiter,
     metering,

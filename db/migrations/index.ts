@@ -18,6 +18,7 @@ import * as m0016 from './0016_working_collections.js';
 import * as m0017 from './0017_hhvbp.js';
 import * as m0018 from './0018_remittances.js';
 import * as m0019 from './0019_webhooks.js';
+import * as m0020 from './0020_query_tokens.js';
 
 /**
  * Every migration, in order. Listed by hand rather than read from the filesystem so the same list
@@ -43,4 +44,5 @@ export const migrations: Record<string, Migration> = {
   '0017_hhvbp': m0017,
   '0018_remittances': m0018,
   '0019_webhooks': m0019,
+  '0020_query_tokens': m0020,
 };

@@ -15,6 +15,7 @@ import type { HhvbpTables } from '../resources/quality/hhvbp-tables.js';
 import type { PhysicianOrderTables } from '../resources/physician-orders/physician-order-tables.js';
 import type { WorkingCollectionTables } from '../resources/working-collections/working-collection-tables.js';
 import type { RemittanceTables } from '../resources/remittances/remittance-tables.js';
+import type { QueryTokenTables } from '../resources/query-tokens/query-token-tables.js';
 
 /**
  * Table types for Kysely, kept in step with db/migrations/: the platform's own under tables/, each resource
@@ -23,4 +24,4 @@ import type { RemittanceTables } from '../resources/remittances/remittance-table
 export interface DB
   extends AgencyTables, AgencyDirectoryTables, IdentityTables, PseudonymTables, UsageTables, CommandLedgerTables, ServiceSecretTables, WebhookTables,
     PatientTables, ReferralTables, IntakeTables, VisitTables, TaskTables,
-    HhvbpTables, PhysicianOrderTables, WorkingCollectionTables, RemittanceTables {}
+    HhvbpTables, PhysicianOrderTables, WorkingCollectionTables, RemittanceTables, QueryTokenTables {}

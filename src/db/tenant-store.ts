@@ -40,6 +40,11 @@ export class TenantStore {
     return (this.boundPseudonyms ??= new TenantPseudonyms(this.db, this.agencyId));
   }
 
+  /** Puts what the call said about itself beyond resource ids on its audit record (a governed query run's query and input). */
+  auditDetails(details: Record<string, unknown>): void {
+    this.audit.details = details;
+  }
+
   /** Puts the ids of resources a repository read or wrote on the call's audit record, each once. */
   audited(ids: readonly string[]): void {
     const recorded = this.audit.resourceIds;

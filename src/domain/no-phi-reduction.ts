@@ -1,8 +1,33 @@
 import { noPhiPlans, type NoPhiReduction } from '../generated/contract.js';
 import { ageFromBirthYear, birthDateToYear, dateToYear, instantToYear, zip3 } from './deidentify.js';
 import type { PseudonymKind } from '../shared/ids.js';
+import type { components } from '../generated/openapi.js';
 
 type JsonRecord = Record<string, unknown>;
+type QueryColumn = components['schemas']['QueryColumn'];
+
+/**
+ * A governed query column's `phi` mark (the x-svc-phi vocabulary) as the reduction it stands for; null when kept.
+ * Anything this cannot honour (a year of a column that is no date) is withheld: a wrong mark never leaks a value.
+ */
+export function columnReduction({ phi, type }: QueryColumn): NoPhiReduction | null {
+  switch (phi.reduce) {
+    case 'kept':
+      return null;
+    case 'handle':
+      return { reduce: 'handle', kind: phi.kind ?? 'patient' };
+    case 'year':
+      return type === 'date' || type === 'date-time' ? { reduce: 'year', format: type } : { reduce: 'withheld', empty: null };
+    case 'zip3':
+      return { reduce: 'zip3' };
+    case 'category':
+      return { reduce: 'category', values: phi.values ?? [], otherwise: phi.otherwise ?? 'other' };
+    case 'age':
+      return phi.from ? { reduce: 'age', from: phi.from } : { reduce: 'withheld', empty: null };
+    default:
+      return { reduce: 'withheld', empty: null };
+  }
+}
 
 /** Handles of the agency for these real ids, in one lookup (PseudonymService.handlesFor). */
 export type HandleLookup = (kind: PseudonymKind, realIds: string[]) => Promise<Map<string, string>>;
@@ -58,7 +83,22 @@ class ResponseReduction {
         return birthDateToYear(value as string, this.asOf);
       case 'category':
         return category(value, reduction.values, reduction.otherwise);
+      case 'columns':
+        return this.rows(value as JsonRecord[], source[reduction.from] as QueryColumn[]);
     }
+  }
+
+  /** Rows keyed by column name, each value reduced as its column declares; a value no column declares is withheld. */
+  private rows(rows: JsonRecord[], columns: QueryColumn[]): JsonRecord[] {
+    const plan = new Map(columns.map((column) => [column.name, columnReduction(column)]));
+    return rows.map((row) => {
+      const copy: JsonRecord = {};
+      for (const key in row) {
+        const reduction = plan.get(key);
+        copy[key] = reduction === undefined ? null : reduction === null ? row[key] : this.field(row, key, reduction, copy);
+      }
+      return copy;
+    });
   }
 
   /** Null until the handle is filled in, so that no real id can be left in the copy. */

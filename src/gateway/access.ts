@@ -1,6 +1,8 @@
 import type { OperationDefinition } from '../generated/contract.js';
 import { PlatformError } from '../shared/platform-error.js';
 import type { ExtensionPolicy, Principal } from '../shared/principal.js';
+import { RequestError } from '../shared/request-error.js';
+import { WWW_AUTHENTICATE } from '../identity/authenticator.js';
 
 /**
  * Scope, agency policy and PHI mode, all read from the operation's contract metadata
@@ -8,6 +10,12 @@ import type { ExtensionPolicy, Principal } from '../shared/principal.js';
  * permission: the agency's policy must list the command's capability.
  */
 export function authorize(operation: OperationDefinition, principal: Principal, policy: ExtensionPolicy) {
+  // The authenticator refuses a query token elsewhere before looking it up; a principal from another transport is checked here.
+  if (principal.queryToken && !operation.queryTokens) {
+    throw new RequestError(401, 'invalid_token', 'PLATFORM_INVALID_CREDENTIAL', `A query token runs only POST /api/v1/ext/queries/{its query}/run, not ${operation.operationId}.`, {
+      headers: { 'www-authenticate': WWW_AUTHENTICATE },
+    });
+  }
   if (operation.scope && !principal.scopes.has(operation.scope)) {
     throw new PlatformError('PLATFORM_SCOPE_NOT_GRANTED', `This operation needs the scope ${operation.scope}, which the token does not carry.`, {
       required_scope: operation.scope,

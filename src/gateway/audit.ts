@@ -18,6 +18,7 @@ export interface AuditEvent {
   phiMode: PhiMode;
   sourceSystem?: string | null;
   externalReferenceId?: string | null;
+  details?: Record<string, unknown> | null;
   /** Default: when the record is written (the transaction's start time in a command's ledger, push time for AuditBuffer). */
   occurredAt?: Date;
 }
@@ -34,13 +35,13 @@ export interface AuditLog {
 export function insertAuditEvents(events: AuditEvent[]): RawBuilder<unknown> {
   const rows = JSON.stringify(events.map((e) => [
     e.agencyId, e.extensionId, e.operationId, e.resourceType, e.resourceIds, e.outcome, e.status, e.requestId, e.phiMode,
-    e.sourceSystem ?? null, e.externalReferenceId ?? null, e.occurredAt ?? null,
+    e.sourceSystem ?? null, e.externalReferenceId ?? null, e.occurredAt ?? null, e.details ?? null,
   ]));
   return sql`
     insert into audit_events (agency_id, extension_id, operation_id, resource_type, resource_ids, outcome, status, request_id, phi_mode,
-      source_system, external_reference_id, occurred_at)
+      source_system, external_reference_id, occurred_at, details)
     select r->>0, r->>1, r->>2, r->>3, array(select jsonb_array_elements_text(r->4)), r->>5, (r->>6)::int, r->>7, r->>8,
-      r->>9, r->>10, coalesce((r->>11)::timestamptz, now())
+      r->>9, r->>10, coalesce((r->>11)::timestamptz, now()), nullif(r->12, 'null'::jsonb)
     from jsonb_array_elements(${rows}::jsonb) as r`;
 }
 

@@ -24,6 +24,7 @@ export function auditEvent(operation: OperationDefinition, call: OperationCall, 
     phiMode: principal.phiMode,
     sourceSystem: trail.sourceSystem ?? null,
     externalReferenceId: trail.externalReferenceId ?? null,
+    details: trail.details ?? null,
   };
 }
 
@@ -36,7 +37,7 @@ export function meteringEvent(operation: OperationDefinition, call: OperationCal
     operationId: operation.operationId,
     status,
     // A replay runs nothing, so it costs nothing.
-    costUnits: call.replayed ? 0 : operation.costUnits,
+    costUnits: call.replayed ? 0 : call.costUnits,
     durationMs,
     requestId: call.id,
     occurredAtMs: call.admittedAtMs,

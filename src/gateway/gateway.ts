@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { operations, type OperationDefinition, type OperationId } from '../generated/contract.js';
 import { PlatformError } from '../shared/platform-error.js';
 import type { Handler, Handlers } from './handler.js';
-import { OperationPipeline, type GatewayServices } from './pipeline.js';
+import { OperationPipeline, type CallAdmission, type GatewayServices } from './pipeline.js';
 import { RunningHandlers } from './running-handlers.js';
 
 /** The refusal of a call that arrives while the service shuts down. */
@@ -24,10 +24,12 @@ export class Gateway {
     services: GatewayServices,
     /** The parent of a direct call's logger. */
     readonly log: Logger,
+    /** Admission rules of operations whose family adds some (a governed query's access and cost). */
+    admissions: Partial<Record<OperationId, CallAdmission>> = {},
   ) {
     for (const operation of Object.values(operations) as OperationDefinition[]) {
       const handler = handlers[operation.operationId] as Handler<OperationId>;
-      this.pipelines.set(operation.operationId, new OperationPipeline(operation, handler, services, this.running));
+      this.pipelines.set(operation.operationId, new OperationPipeline(operation, handler, services, this.running, admissions[operation.operationId]));
     }
   }
 

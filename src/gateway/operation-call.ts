@@ -34,6 +34,8 @@ export interface CallState {
   refusal: string | undefined;
   /** The call's trace; undefined with tracing off. */
   trace: CallTrace | undefined;
+  /** Cost units metered and charged for the call: the operation's, or what its family's admission decided (a query's). */
+  costUnits: number;
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { OperationDefinition, OperationId } from '../generated/contract.js';
 import type { DB } from '../db/schema.js';
-import type { Principal } from '../shared/principal.js';
+import type { ExtensionPolicy, Principal } from '../shared/principal.js';
 import type { Authentication } from '../identity/authenticator.js';
 import type { CursorSeal } from '../identity/cursor-seal.js';
 import { CursorSealer } from '../db/cursor-sealer.js';
@@ -27,12 +27,13 @@ import type { ServiceMetrics } from '../observability/metrics.js';
 import type { PressureMonitor } from '../observability/pressure.js';
 import type { CallTracer, StepSpan, TracedOperation } from '../observability/call-trace.js';
 import { PlatformError } from '../shared/platform-error.js';
+import { canonicalJson } from '../shared/canonical-json.js';
 
 export interface GatewayServices {
   db: Kysely<DB>;
   handlerTimeoutMs: number;
   authenticator: {
-    authenticate(authorization: string | undefined): Promise<Authentication>;
+    authenticate(authorization: string | undefined, acceptsQueryToken?: boolean): Promise<Authentication>;
     authenticateNow(authorization: string | undefined, nowMs: number): Authentication | undefined;
     authenticatePrincipal(principal: Principal): Promise<Authentication>;
   };
@@ -53,6 +54,14 @@ export interface GatewayServices {
 /** The refusal of a call while the service sheds load; one instance serves every shed call, so refusing costs little. */
 function overloaded(retryAfterSeconds: number): PlatformError {
   return new PlatformError('PLATFORM_SERVICE_UNAVAILABLE', 'The service is overloaded; retry after the Retry-After delay.', undefined, { 'retry-after': String(retryAfterSeconds) });
+}
+
+/**
+ * What an operation's resource family adds to its admission, after the contract's access rules: a governed query run
+ * checks the query's own access and costs the query's units. Throws a refusal, or returns the call's cost units.
+ */
+export interface CallAdmission {
+  admit(params: unknown, principal: Principal, policy: ExtensionPolicy): number;
 }
 
 /** How admission ends: called once, with the refusal if there is one (a Fastify hook's `done` is one). */
@@ -96,6 +105,7 @@ export class OperationPipeline {
     private readonly handler: Handler<OperationId>,
     private readonly services: GatewayServices,
     private readonly running: RunningHandlers,
+    private readonly admission?: CallAdmission,
   ) {
     this.containsPhi = operation.noPhi !== 'allowed';
     this.counts = services.metrics?.operation(operation.operationId);
@@ -116,6 +126,7 @@ export class OperationPipeline {
     call.replayed = false;
     call.refusal = undefined;
     call.trace = this.tracer ? this.tracer.start(this.traced, call.headers, call.id) : undefined;
+    call.costUnits = this.operation.costUnits;
     if (this.containsPhi) response.header('cache-control', 'no-store');
     if (this.pressure?.shedding) throw this.shed;
     call.contractVersion = negotiateVersion(call, response);
@@ -138,7 +149,7 @@ export class OperationPipeline {
     if (authentication !== undefined) span?.end();
     if (authentication === null) return done();
     if (authentication) return this.limit(call, response, authentication, nowMs, done);
-    this.limitOnceAuthenticated(authenticator.authenticate(authorization), call, response, span, done);
+    this.limitOnceAuthenticated(authenticator.authenticate(authorization, this.operation.queryTokens), call, response, span, done);
   }
 
   /** The same for a principal another transport established: its integration's current policy still decides. */
@@ -169,12 +180,19 @@ export class OperationPipeline {
     try {
       call.principal = principal;
       authorize(this.operation, principal, policy);
-      headers = usageLimiter.admitNow(policy, this.operation, nowMs);
+      if (this.admission) call.costUnits = this.admission.admit(call.params, principal, policy);
+      headers = usageLimiter.admitNow(policy, this.metered(call), nowMs);
     } catch (err) {
       return done(err as Error);
     }
     if (headers) return admitted(response, headers, done);
-    usageLimiter.admit(policy, this.operation).then((later) => admitted(response, later, done), done);
+    usageLimiter.admit(policy, this.metered(call)).then((later) => admitted(response, later, done), done);
+  }
+
+  /** What the limits charge: the operation, or the call's own cost when its family sets one. */
+  private metered(call: OperationCall) {
+    if (!this.admission) return this.operation;
+    return { operationId: this.operation.operationId, costUnits: call.costUnits, costBudgeted: this.operation.costBudgeted };
   }
 
   /** limit() with a span for access and one for limits; apart, so that an untraced call takes no detour. */
@@ -183,7 +201,10 @@ export class OperationPipeline {
     call.principal = principal;
     trace.identify(principal);
     try {
-      trace.within('authorize', () => authorize(this.operation, principal, policy));
+      trace.within('authorize', () => {
+        authorize(this.operation, principal, policy);
+        if (this.admission) call.costUnits = this.admission.admit(call.params, principal, policy);
+      });
     } catch (err) {
       return done(err as Error);
     }
@@ -194,12 +215,12 @@ export class OperationPipeline {
     };
     let headers: Record<string, string> | undefined;
     try {
-      headers = this.services.usageLimiter.admitNow(policy, this.operation, nowMs);
+      headers = this.services.usageLimiter.admitNow(policy, this.metered(call), nowMs);
     } catch (err) {
       return limited(err as Error);
     }
     if (headers) return admitted(response, headers, limited);
-    this.services.usageLimiter.admit(policy, this.operation).then((later) => admitted(response, later, limited), limited);
+    this.services.usageLimiter.admit(policy, this.metered(call)).then((later) => admitted(response, later, limited), limited);
   }
 
   /**
@@ -325,8 +346,10 @@ export class OperationPipeline {
       // The PHI mode too: a key's stored answer is for one mode, never replayed to the other.
       fingerprint: requestFingerprint(call.method, call.url.split('?')[0], call.body, principal.phiMode),
     };
+    const replayBinding = this.operation.replaySealed ? Buffer.from(canonicalJson(['replay', identity.agencyId, identity.extensionId, identity.key]), 'utf8') : undefined;
+    if (replayBinding) await this.services.cursorSeal.ready();
     const { response: stored, replayed } = await withAbortableTimeout(
-      (signal) => runIdempotent(this.services.db, identity, (trx) => this.execute(call, response, trx, signal), signal),
+      (signal) => runIdempotent(this.services.db, identity, (trx) => this.execute(call, response, trx, signal, replayBinding), signal),
       this.services.handlerTimeoutMs,
     );
     call.replayed = replayed;
@@ -334,14 +357,16 @@ export class OperationPipeline {
     if (replayed) this.auditNow(call, stored.status);
     if (replayed) response.headers({ ...stored.headers, 'idempotent-replayed': 'true' });
     response.code(stored.status).type(JSON_CONTENT_TYPE);
-    return stored.body;
+    return replayBinding ? ((await this.services.cursorSeal.open(stored.body, replayBinding)) as string) : stored.body;
   }
 
-  private async execute(call: OperationCall, response: ResponseHead, trx: Transaction<DB>, signal: AbortSignal): Promise<CommandLedger> {
+  private async execute(call: OperationCall, response: ResponseHead, trx: Transaction<DB>, signal: AbortSignal, replayBinding?: Uint8Array): Promise<CommandLedger> {
     const context = this.context(call, response, trx, signal);
     const result = await this.handler(context);
     const answer = this.reducesFor(call) ? await this.reduced(result, context.store!) : result;
-    const body = JSON.stringify(this.serialize(answer, call, response));
+    const text = JSON.stringify(this.serialize(answer, call, response));
+    // An answer that holds a secret is stored sealed, bound to its key: the database alone never holds the secret.
+    const body = replayBinding ? await this.services.cursorSeal.seal(text, replayBinding) : text;
     const headers: Record<string, string> = {};
     for (const name of REPLAYED_HEADERS) if (response.hasHeader(name)) headers[name] = String(response.getHeader(name));
     return {

@@ -51,7 +51,15 @@ export type paths = {
         put?: never;
         /**
          * Run an approved governed query
-         * @description Runs a governed query declared in the catalog. Page with data.nextCursor sent back as cursor. Not a command: it reads.
+         * @description Runs a governed query of the catalog (`data.queries`) and answers one page of its rows. Not a command: it reads (an `idempotency-key` is accepted and ignored).
+         *
+         *     - **Parameters** are validated against the query's `parameters_schema` (400 PLATFORM_INVALID_INPUT with an issue per problem: unknown, missing, mistyped, out of range); a `parameters` that is not an object does not match the contract (400 PLATFORM_INVALID_REQUEST). Every value is bound as a query parameter; nothing sent becomes SQL text.
+         *     - **Paging**: `limit` rows (default 100, maximum 1000) in the query's keyset order (catalog `order`); `data.nextCursor` is a string while a further page exists and null on the last. Send it back as `cursor` with the same parameters.
+         *     - **Access**: the token's scope `external:queries:run` and the capability `queries.run`, plus the query's own `scope` and `capability` (the data it reads); a query the token or the agency's policy does not cover is 403 PLATFORM_QUERY_NOT_ALLOWED. An unknown query id is 404 PLATFORM_QUERY_NOT_FOUND. A no_phi session sees each column reduced as its `phi` mark says; a query whose `no_phi` is denied is 403 PLATFORM_PHI_MODE_DENIED there.
+         *     - **Cost**: a run costs its query's `cost_units` (catalog), metered and charged against the integration's daily cost budget (`integration create --cost-budget`): 402 PLATFORM_COST_LIMIT_EXCEEDED when the budget cannot cover it. An unknown query costs nothing. The route's own `x-svc-cost-units` is 0 for that reason.
+         *     - **Time**: each run is bounded by the database's statement timeout and the handler timeout: 504 PLATFORM_TIMEOUT when hit. Rows that do not match the query's declared columns are refused whole (500 PLATFORM_QUERY_COLUMN_MISMATCH); any other failure of the query is 500 PLATFORM_QUERY_EXECUTION_FAILED.
+         *     - **Query tokens** (`Authorization: Bearer qt_…`, security scheme queryToken): a token runs only its own query (another is 403 PLATFORM_QUERY_NOT_ALLOWED), with its own parameters (omit `parameters` or send the same ones; others are 403 PLATFORM_QUERY_NOT_ALLOWED), in its own PHI mode, read-only; `limit` and `cursor` vary freely. It is metered and audited under the extension that created it, with the token's id. A revoked or expired token is 401 PLATFORM_TOKEN_REVOKED or PLATFORM_TOKEN_EXPIRED on every instance at once (each use reads the token's row); an unknown one 401 PLATFORM_INVALID_CREDENTIAL.
+         *     - **CORS, for Excel on the web**: this route, and no other, answers a CORS preflight (`OPTIONS`) from an Office origin (`null`, the sandbox Office Scripts run in, and https origins under officeapps.live.com, office.com, office365.com, officescripts.microsoftusercontent.com), and its answers to requests carrying a query token from such an origin carry `Access-Control-Allow-Origin`. Requests with an extension's access token never get CORS headers, so a browser page cannot read them.
          */
         post: operations["runQuery"];
         delete?: never;
@@ -69,13 +77,15 @@ export type paths = {
         };
         /**
          * List governed query tokens
-         * @description Tokens created by this extension, newest first.
+         * @description The query tokens this extension created (never their secrets; another extension's tokens are not listed), newest first, paged like the clinical lists (limit, offset, cursor).
          */
         get: operations["listQueryTokens"];
         put?: never;
         /**
          * Create a governed query token
-         * @description Creates a token limited to the named governed queries. The secret is returned once.
+         * @description Creates a token that runs one governed query with fixed parameters, for a spreadsheet's refresh without the extension's client secret. The answer shows the secret once (`data.token`); the service keeps only its SHA-256 hash. A replay of the same idempotency key answers the same bytes, secret included, for 24 hours, to the same extension only: the stored answer is sealed (`x-svc-replay-sealed`, AES-256-GCM under a key the database keeps sealed by the key-encryption key), so the database alone never holds a usable secret.
+         *
+         *     The query must exist (404 PLATFORM_QUERY_NOT_FOUND) and be one the creating token and the agency's policy may run (403 PLATFORM_QUERY_NOT_ALLOWED): a query token never reaches beyond its creator. Parameters are validated as a run's are (400 PLATFORM_INVALID_INPUT). `expires_at` defaults to 90 days and is at most a year ahead (400 PLATFORM_INVALID_INPUT). `phi_mode` phi needs a phi session of an integration permitted phi (403 PLATFORM_PHI_MODE_DENIED). Revoking the integration's tokens (`admin integration revoke-tokens`) also revokes the query tokens created before it.
          */
         post: operations["createQueryToken"];
         delete?: never;
@@ -99,7 +109,7 @@ export type paths = {
         post?: never;
         /**
          * Revoke a governed query token
-         * @description Revokes the token; revoking a revoked token returns it unchanged.
+         * @description Revokes the token: its next use fails with 401 PLATFORM_TOKEN_REVOKED on every instance. Revoking a revoked or expired token returns it unchanged. Another extension's token, or another agency's, is 404 PLATFORM_RESOURCE_NOT_FOUND.
          */
         delete: operations["revokeQueryToken"];
         options?: never;
@@ -119,7 +129,12 @@ export type paths = {
         };
         /**
          * Download an Excel query template
-         * @description A text template that runs the token's governed queries from Excel: power-query is a Power Query M formula (Data > Get Data > Blank Query > Advanced Editor); office-script is an Office Script for Excel on the web. The template never contains the token secret.
+         * @description A text template that runs the token's governed query from Excel and loads every row, following `nextCursor` to the last page. It holds the query id, its parameters and this service's absolute URL (`TOKEN_ISSUER`), never the token's secret: the user pastes the secret once where the template says.
+         *
+         *     - `power-query`: a Power Query M formula (Data > Get Data > From Other Sources > Blank Query > Advanced Editor). It calls route 3 with `Web.Contents` (POST through `Content`, headers `Authorization` and `Content-Type`), follows the cursor with `List.Generate` and returns a table typed from the declared columns (`Table.TransformColumnTypes`). The token goes in a Power Query parameter named QueryToken (Home > Manage Parameters), not in a cell: a web request that reads a worksheet cell trips Excel's privacy firewall (Formula.Firewall). Connect with Anonymous credentials when Excel asks.
+         *     - `office-script`: an Office Script for Excel on the web (Automate > New Script) that fetches every page into a worksheet named after the token; the secret goes in the constant at its top. It calls route 3 from the browser, which is why route 3 answers CORS for query tokens from Office origins.
+         *
+         *     A revoked or expired token's template is 409 PLATFORM_CONFLICT (create a new token); another extension's token is 404.
          */
         get: operations["getQueryTokenExcelTemplate"];
         put?: never;
@@ -846,6 +861,7 @@ export type components = {
             /** @description Documented query parameters. */
             query_parameters: components["schemas"]["CatalogParameter"][];
         };
+        /** @description A governed query approved in this deployment: everything a client needs to build a form for it, run it (route 3) and read its rows. */
         CatalogQuery: {
             /** @description Governed query id (route 3 queryId). */
             id: string;
@@ -853,11 +869,25 @@ export type components = {
             title: string;
             /** @description What it returns. */
             description: string;
-            /** @description Declared parameters. */
+            /** @description Declared parameters (in body: they go in the run's `parameters` object), one entry each; the same as `parameters_schema`. */
             parameters: components["schemas"]["CatalogParameter"][];
+            /** @description The parameters as a JSON Schema (draft 2020-12) object schema: types, formats, enums, bounds, defaults, required. A run's `parameters` are validated against it: unknown, missing or mistyped parameters are a 400 PLATFORM_INVALID_INPUT listing each problem. */
+            parameters_schema: {
+                [key: string]: unknown;
+            };
             /** @description Columns it returns. */
             columns: components["schemas"]["QueryColumn"][];
-            /** @description Cost units per run. */
+            order: components["schemas"]["QueryOrder"];
+            /** @description Token scope the query needs besides external:queries:run (the scope of the data it reads). */
+            scope: string;
+            /** @description Capability the agency's extension policy must permit besides queries.run (the capability of the data it reads). */
+            capability: string;
+            /**
+             * @description How a no_phi session sees it: allowed (every column kept), pseudonymized (columns reduced as each column's `phi` says) or denied (403 PLATFORM_PHI_MODE_DENIED).
+             * @enum {string}
+             */
+            no_phi: "allowed" | "pseudonymized" | "denied";
+            /** @description Cost units a run of this query costs (each page), metered and charged against the integration's daily cost budget (402 PLATFORM_COST_LIMIT_EXCEEDED when spent). */
             cost_units: number;
             /** @description Whether a no_phi session may run it. */
             no_phi_usable: boolean;
@@ -910,6 +940,7 @@ export type components = {
             /** @description Envelope version of webhook deliveries. */
             webhook_envelope_version: string;
         };
+        /** @description A column of a governed query's rows, as declared in the catalog and repeated in every run. */
         QueryColumn: {
             /** @description Column name. */
             name: string;
@@ -919,19 +950,20 @@ export type components = {
              */
             type: "string" | "integer" | "number" | "boolean" | "date" | "date-time";
             /** @description Meaning. */
-            description?: string;
+            description: string;
+            phi: components["schemas"]["QueryColumnPhi"];
         };
         /** @description Governed query run (spec 2.6). Additional properties are allowed and ignored. */
         QueryRunRequest: {
-            /** @description Parameters declared by the catalog entry. */
+            /** @description The query's parameters (catalog `parameters_schema`): validated against it, defaults filled. Omitted: {} (the defaults). With a query token, omit them or send exactly the token's own; the token's are used. */
             parameters?: {
                 [key: string]: unknown;
             };
-            /** @description Rows per page (default 100, maximum 1000). */
+            /** @description Rows per page: default 100, maximum 1000 (a larger value is a 400, not a silent cap). */
             limit?: number;
-            /** @description The previous page's data.nextCursor. Bound like a list cursor: to the token's agency, extension and PHI mode, this query and its parameters; limit may change from page to page. Anywhere else it is refused like a tampered cursor (400 PLATFORM_INVALID_INPUT, details.field "cursor"). */
+            /** @description The previous page's data.nextCursor. Bound like a list cursor: to the token's agency, extension and PHI mode, this query and its parameters; limit may change from page to page, and every page of a walk is computed as of the first page's `as_of`. Anywhere else (another query, parameter set, agency, extension or PHI mode) it is refused like a tampered cursor (400 PLATFORM_INVALID_INPUT, details.field "cursor"). */
             cursor?: string;
-            /** @description Optional free-text intent, kept with the audit record. */
+            /** @description Optional free-text intent (what the person asked for), kept with the run's audit record; never executed or interpreted. */
             natural_language_input?: string;
             /** @description Alias of natural_language_input. */
             naturalLanguageInput?: string;
@@ -941,9 +973,9 @@ export type components = {
         QueryRunResult: {
             /** @description The query run. */
             query_id: string;
-            /** @description Columns of each row. */
+            /** @description The columns of each row, in order, with their types and no_phi marks (as in the catalog). */
             columns: components["schemas"]["QueryColumn"][];
-            /** @description Rows keyed by column name; empty in no_phi sessions until governed queries declare the reduction of each column. */
+            /** @description One object per row, keyed by column name, in the query's keyset order. In a no_phi session each value is reduced as its column's `phi` says (x-svc-phi `columns`). */
             rows: {
                 [key: string]: unknown;
             }[];
@@ -951,19 +983,34 @@ export type components = {
             row_count: number;
             /** @description Send back as `cursor` for the next page; null on the last page. */
             nextCursor: string | null;
+            /**
+             * Format: date-time
+             * @description The instant the query is computed at (relative dates and aging): now on a first page, the first page's on every page of a cursor walk.
+             */
+            as_of: string;
         };
+        /** @description A governed query token: a credential that runs one governed query with fixed parameters (route 3 only), for a spreadsheet's refresh. Its secret is never shown again after creation. */
         QueryToken: {
-            /** @description Query token id. */
+            /** @description Query token id (qtk_…). */
             id: string;
             /** @description Label given at creation. */
             name: string;
             /**
-             * @description Lifecycle state.
+             * @description active, expired (past expires_at) or revoked (DELETE /query-tokens/{id}); only an active token runs its query.
              * @enum {string}
              */
             status: "active" | "revoked" | "expired";
-            /** @description Governed queries the token may run. */
-            query_ids: string[];
+            /** @description The governed query the token runs. */
+            query_id: string;
+            /** @description The query's parameters, validated and with defaults filled at creation, fixed for the token's life. */
+            parameters: {
+                [key: string]: unknown;
+            };
+            /**
+             * @description The PHI mode the token's runs are served in.
+             * @enum {string}
+             */
+            phi_mode: "no_phi" | "phi";
             /** @description Last four characters of the secret, for recognition. */
             token_hint: string;
             /**
@@ -973,9 +1020,9 @@ export type components = {
             created_at: string;
             /**
              * Format: date-time
-             * @description Expiry, or null for none.
+             * @description When the token stops working.
              */
-            expires_at: string | null;
+            expires_at: string;
             /**
              * Format: date-time
              * @description Revocation time.
@@ -983,24 +1030,34 @@ export type components = {
             revoked_at: string | null;
             /**
              * Format: date-time
-             * @description Last use.
+             * @description When the token last ran its query (kept to the minute).
              */
             last_used_at: string | null;
         };
-        /** @description Creates a governed query token, for example for an Excel workbook. Unknown fields are refused. */
+        /** @description Creates a governed query token for one query and parameter set, for example for an Excel workbook. Unknown fields are refused. */
         QueryTokenCreateRequest: {
-            /** @description Label shown in lists. */
+            /** @description Label shown in lists (what the workbook is for). */
             name: string;
-            /** @description Governed queries the token may run. */
-            query_ids: string[];
+            /** @description A governed query of the catalog. */
+            query_id: string;
+            /** @description The query's parameters (catalog parameters_schema), fixed for the token's life; default {} (the query's defaults). Invalid ones are a 400 PLATFORM_INVALID_INPUT listing each problem. */
+            parameters?: {
+                [key: string]: unknown;
+            };
             /**
              * Format: date-time
-             * @description Optional expiry (at most one year ahead).
+             * @description Expiry: default 90 days from now, at most one year ahead, and in the future.
              */
             expires_at?: string;
+            /**
+             * @description The PHI mode of the token's runs: no_phi by default; phi only from a phi session of an integration that may use phi (403 PLATFORM_PHI_MODE_DENIED otherwise).
+             * @default no_phi
+             * @enum {string}
+             */
+            phi_mode: "no_phi" | "phi";
         };
         QueryTokenCreated: components["schemas"]["QueryToken"] & {
-            /** @description The secret. Shown only in this response. */
+            /** @description The secret (qt_ and 43 base64url characters: 32 random bytes). Shown only in this response; the service keeps only its SHA-256 hash. Send it as `Authorization: Bearer qt_…` to POST /api/v1/ext/queries/{query_id}/run. */
             token: string;
         };
         Address: {
@@ -2632,6 +2689,35 @@ export type components = {
             type?: "task.updated";
             data?: components["schemas"]["TaskUpdate"];
         };
+        /** @description What a no_phi session sees of this column: an x-svc-phi mark of the document's `x-svc-phi-reductions` vocabulary, applied by the gateway to every row. */
+        QueryColumnPhi: {
+            /**
+             * @description The reduction.
+             * @enum {string}
+             */
+            reduce: "kept" | "withheld" | "handle" | "year" | "zip3" | "category" | "age";
+            /**
+             * @description For handle: the kind of id.
+             * @enum {string}
+             */
+            kind?: "patient" | "physician" | "physician_order" | "claim";
+            /** @description For category: the values kept. */
+            values?: string[];
+            /** @description For category: what any other value reads as. */
+            otherwise?: string;
+            /** @description For age: the column holding the birth date. */
+            from?: string;
+        };
+        /** @description The keyset order of a governed query's rows: these columns, all in one direction, identify a row, so a page boundary is exact. */
+        QueryOrder: {
+            /** @description Column names, most significant first. */
+            columns: string[];
+            /**
+             * @description Direction of every column.
+             * @enum {string}
+             */
+            direction: "asc" | "desc";
+        };
     };
     responses: {
         /** @description Validation error: ApiError with issues for a request that does not match the contract (PLATFORM_INVALID_REQUEST, PLATFORM_INVALID_IDEMPOTENCY_KEY, unsupported svc-contract-version, a body nested more than 64 levels deep or not valid UTF-8, two Authorization headers); ExternalPlatformError for a business rule (PLATFORM_INVALID_INPUT). */
@@ -2799,6 +2885,8 @@ export type components = {
         StandardWebhookTimestamp: string;
         /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>` keyed with the base64-decoded part of the secret after `whsec_`; space-separated with the retiring secret's during an overlap. Libraries such as `standardwebhooks` verify it unchanged. */
         StandardWebhookSignature: string;
+        /** @description Accepted, never required (the route reads): a key is checked against the same pattern as on commands (400 PLATFORM_INVALID_IDEMPOTENCY_KEY otherwise) and otherwise ignored; nothing is stored and a retry runs the query again. Clients that send a key with every POST work unchanged. */
+        OptionalIdempotencyKey: string;
     };
     requestBodies: never;
     headers: {
@@ -2822,6 +2910,10 @@ export type components = {
         WwwAuthenticate: string;
         /** @description true when this response is the stored result of an earlier request with the same idempotency-key (nothing ran again). */
         IdempotentReplayed: "true";
+        /** @description attachment, with the template's file name (the token's name and the template type). */
+        ContentDisposition: string;
+        /** @description On route 3 only, for a request with a query token from an Office origin (see the operation's description): that origin, so Excel on the web can read the answer. */
+        AccessControlAllowOrigin: string;
     };
     pathItems: never;
 };
@@ -3098,6 +3190,8 @@ export interface operations {
             header?: {
                 /** @description Pins the extension contract version. Absent means the current version 2. Version 1 is deprecated (successor 2). Any other value is refused with 400. */
                 "svc-contract-version"?: components["parameters"]["ContractVersion"];
+                /** @description Accepted, never required (the route reads): a key is checked against the same pattern as on commands (400 PLATFORM_INVALID_IDEMPOTENCY_KEY otherwise) and otherwise ignored; nothing is stored and a retry runs the query again. Clients that send a key with every POST work unchanged. */
+                "idempotency-key"?: components["parameters"]["OptionalIdempotencyKey"];
             };
             path: {
                 /** @description Governed query id from the catalog. */
@@ -3121,6 +3215,7 @@ export interface operations {
                     "Cache-Control": components["headers"]["CacheControl"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3148,7 +3243,9 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /** @description Items to skip. Default 0, maximum 100000 (a larger value is a 400); deeper pages: use meta.next_cursor (keyset, constant time). */
                 offset?: components["parameters"]["Offset"];
-                /** @description Only tokens in this state. */
+                /** @description Keyset cursor from meta.next_cursor: continues the list in the same order in constant time at any depth (offset pages slow down with depth). A cursor is bound to what it was issued for: the token's agency, extension and PHI mode, this operation, and the list's filters (every query parameter but limit, offset and cursor, in any order). Send it back with the same filters; limit may change from page to page, and a new token of the same extension and PHI mode may continue the walk. Anywhere else (another agency, extension, PHI mode, list or filter set) it is refused exactly like a tampered cursor: 400 PLATFORM_INVALID_INPUT with details.field "cursor". Not combinable with a non-zero offset (400). */
+                cursor?: components["parameters"]["Cursor"];
+                /** @description Only tokens in this state now (expired: past expires_at and not revoked). */
                 status?: "active" | "revoked" | "expired";
             };
             header?: {
@@ -3295,7 +3392,7 @@ export interface operations {
             path: {
                 /** @description Resource id. */
                 id: components["parameters"]["Id"];
-                /** @description Template kind. */
+                /** @description Template kind: power-query (Excel desktop and web, Get Data) or office-script (Excel on the web, Automate). */
                 templateType: "power-query" | "office-script";
             };
             cookie?: never;
@@ -3312,6 +3409,7 @@ export interface operations {
                     "Cache-Control": components["headers"]["CacheControl"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Content-Disposition": components["headers"]["ContentDisposition"];
                     [name: string]: unknown;
                 };
                 content: {

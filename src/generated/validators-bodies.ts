@@ -3703,8 +3703,8 @@ export const getCatalogStatus200 = validate63;
 const schema75 = {"$ref":"components#/$defs/CatalogResponse"};
 const schema76 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/Catalog"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
 const schema77 = {"type":"object","required":["routes","queries","capabilities","generated_at","contract_versions","webhook_envelope_version"],"properties":{"routes":{"type":"array","items":{"$ref":"components#/$defs/CatalogRoute"},"description":"Every route of the partition."},"queries":{"type":"array","items":{"$ref":"components#/$defs/CatalogQuery"},"description":"Governed queries approved for the agency."},"capabilities":{"type":"array","items":{"$ref":"components#/$defs/CatalogCapability"},"description":"Capabilities and the operations they cover."},"generated_at":{"type":"string","format":"date-time","description":"When this catalog was generated."},"contract_versions":{"type":"array","items":{"$ref":"components#/$defs/ContractVersion"},"description":"Supported contract versions.","x-svc-since":"2"},"webhook_envelope_version":{"type":"string","description":"Envelope version of webhook deliveries."}}};
-const schema83 = {"type":"object","required":["id","description","command","operations"],"properties":{"id":{"type":"string","description":"Capability id."},"description":{"type":"string","description":"What it allows."},"command":{"type":"boolean","description":"Whether it allows writes."},"operations":{"type":"array","items":{"type":"string"},"description":"operationIds it covers."}}};
-const schema84 = {"type":"object","required":["version","manifest_version","status"],"properties":{"version":{"type":"string","enum":["1","2"],"description":"Value of svc-contract-version."},"manifest_version":{"type":"string","description":"Manifest version served under it."},"status":{"type":"string","enum":["current","deprecated"],"description":"Retired versions are refused and not listed."},"deprecated_at":{"type":["string","null"],"format":"date-time","description":"When it was deprecated."},"successor":{"type":["string","null"],"description":"Version to move to."}}};
+const schema85 = {"type":"object","required":["id","description","command","operations"],"properties":{"id":{"type":"string","description":"Capability id."},"description":{"type":"string","description":"What it allows."},"command":{"type":"boolean","description":"Whether it allows writes."},"operations":{"type":"array","items":{"type":"string"},"description":"operationIds it covers."}}};
+const schema86 = {"type":"object","required":["version","manifest_version","status"],"properties":{"version":{"type":"string","enum":["1","2"],"description":"Value of svc-contract-version."},"manifest_version":{"type":"string","description":"Manifest version served under it."},"status":{"type":"string","enum":["current","deprecated"],"description":"Retired versions are refused and not listed."},"deprecated_at":{"type":["string","null"],"format":"date-time","description":"When it was deprecated."},"successor":{"type":["string","null"],"description":"Version to move to."}}};
 const schema78 = {"type":"object","required":["operation_id","method","path","summary","scope","no_phi","no_phi_usable","capability","command","cost_units","enabled","query_parameters"],"properties":{"operation_id":{"type":"string","description":"operationId in the OpenAPI document.","x-svc-v1-name":"id"},"method":{"type":"string","enum":["GET","POST","PATCH","DELETE"],"description":"HTTP method."},"path":{"type":"string","description":"Path template."},"summary":{"type":"string","description":"What it does."},"tag":{"type":"string","description":"Resource family."},"scope":{"type":["string","null"],"description":"Token scope it requires, or null when any valid token will do."},"no_phi":{"type":"string","enum":["allowed","pseudonymized","denied"],"description":"How a no_phi session is treated: served as is, served with PHI removed or pseudonymized, or refused."},"no_phi_usable":{"type":"boolean","description":"Whether a no_phi session may call it.","x-svc-since":"2"},"capability":{"type":"string","description":"Capability the agency policy must permit."},"command":{"type":"boolean","description":"Whether it is a command (needs idempotency-key)."},"cost_units":{"type":"integer","description":"Cost units metered per call.","minimum":0},"enabled":{"type":"boolean","description":"Whether it is enabled in this deployment; disabled operations answer PLATFORM_UNSUPPORTED_OPERATION.","x-svc-since":"2"},"query_parameters":{"type":"array","items":{"$ref":"components#/$defs/CatalogParameter"},"description":"Documented query parameters."}}};
 const schema79 = {"type":"object","required":["name","in","required","type"],"properties":{"name":{"type":"string","description":"Parameter name."},"in":{"type":"string","enum":["query","path","body"],"description":"Where it is sent."},"required":{"type":"boolean","description":"Whether it must be sent."},"type":{"type":"string","description":"JSON type."},"format":{"type":"string","description":"Format, when any."},"enum":{"type":"array","items":{},"description":"Allowed values, when restricted."},"default":{"description":"Default value."},"minimum":{"type":"number"},"maximum":{"type":"number"},"description":{"type":"string","description":"Meaning."}}};
 
@@ -4227,8 +4227,260 @@ return errors === 0;
 }
 validate66.evaluated = {"props":{"operation_id":true,"method":true,"path":true,"summary":true,"tag":true,"scope":true,"no_phi":true,"no_phi_usable":true,"capability":true,"command":true,"cost_units":true,"enabled":true,"query_parameters":true},"dynamicProps":false,"dynamicItems":false};
 
-const schema80 = {"type":"object","required":["id","title","description","parameters","columns","cost_units","no_phi_usable"],"properties":{"id":{"type":"string","description":"Governed query id (route 3 queryId)."},"title":{"type":"string","description":"Title."},"description":{"type":"string","description":"What it returns."},"parameters":{"type":"array","items":{"$ref":"components#/$defs/CatalogParameter"},"description":"Declared parameters."},"columns":{"type":"array","items":{"$ref":"components#/$defs/QueryColumn"},"description":"Columns it returns."},"cost_units":{"type":"integer","description":"Cost units per run.","minimum":0},"no_phi_usable":{"type":"boolean","description":"Whether a no_phi session may run it."}}};
-const schema82 = {"type":"object","required":["name","type"],"properties":{"name":{"type":"string","description":"Column name."},"type":{"type":"string","enum":["string","integer","number","boolean","date","date-time"],"description":"Value type."},"description":{"type":"string","description":"Meaning."}},"x-svc-phi":"kept"};
+const schema80 = {"type":"object","required":["id","title","description","parameters","parameters_schema","columns","scope","capability","no_phi","no_phi_usable","cost_units","order"],"properties":{"id":{"type":"string","description":"Governed query id (route 3 queryId)."},"title":{"type":"string","description":"Title."},"description":{"type":"string","description":"What it returns."},"parameters":{"type":"array","items":{"$ref":"components#/$defs/CatalogParameter"},"description":"Declared parameters (in body: they go in the run's `parameters` object), one entry each; the same as `parameters_schema`."},"parameters_schema":{"type":"object","additionalProperties":true,"description":"The parameters as a JSON Schema (draft 2020-12) object schema: types, formats, enums, bounds, defaults, required. A run's `parameters` are validated against it: unknown, missing or mistyped parameters are a 400 PLATFORM_INVALID_INPUT listing each problem.","x-svc-phi":"kept"},"columns":{"type":"array","items":{"$ref":"components#/$defs/QueryColumn"},"description":"Columns it returns."},"order":{"$ref":"components#/$defs/QueryOrder"},"scope":{"type":"string","description":"Token scope the query needs besides external:queries:run (the scope of the data it reads)."},"capability":{"type":"string","description":"Capability the agency's extension policy must permit besides queries.run (the capability of the data it reads)."},"no_phi":{"type":"string","enum":["allowed","pseudonymized","denied"],"description":"How a no_phi session sees it: allowed (every column kept), pseudonymized (columns reduced as each column's `phi` says) or denied (403 PLATFORM_PHI_MODE_DENIED)."},"cost_units":{"type":"integer","description":"Cost units a run of this query costs (each page), metered and charged against the integration's daily cost budget (402 PLATFORM_COST_LIMIT_EXCEEDED when spent).","minimum":0},"no_phi_usable":{"type":"boolean","description":"Whether a no_phi session may run it."}},"description":"A governed query approved in this deployment: everything a client needs to build a form for it, run it (route 3) and read its rows."};
+const schema84 = {"type":"object","required":["columns","direction"],"description":"The keyset order of a governed query's rows: these columns, all in one direction, identify a row, so a page boundary is exact.","x-svc-phi":"kept","properties":{"columns":{"type":"array","items":{"type":"string"},"description":"Column names, most significant first."},"direction":{"type":"string","enum":["asc","desc"],"description":"Direction of every column."}}};
+const schema82 = {"type":"object","required":["name","type","description","phi"],"properties":{"name":{"type":"string","description":"Column name."},"type":{"type":"string","enum":["string","integer","number","boolean","date","date-time"],"description":"Value type."},"description":{"type":"string","description":"Meaning."},"phi":{"$ref":"components#/$defs/QueryColumnPhi"}},"x-svc-phi":"kept","description":"A column of a governed query's rows, as declared in the catalog and repeated in every run."};
+const schema83 = {"type":"object","required":["reduce"],"additionalProperties":false,"description":"What a no_phi session sees of this column: an x-svc-phi mark of the document's `x-svc-phi-reductions` vocabulary, applied by the gateway to every row.","properties":{"reduce":{"type":"string","enum":["kept","withheld","handle","year","zip3","category","age"],"description":"The reduction."},"kind":{"type":"string","enum":["patient","physician","physician_order","claim"],"description":"For handle: the kind of id."},"values":{"type":"array","items":{"type":"string"},"description":"For category: the values kept."},"otherwise":{"type":"string","description":"For category: what any other value reads as."},"from":{"type":"string","description":"For age: the column holding the birth date."}}};
+
+function validate69(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate69.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.name === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.type === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.description === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "description"},message:"must have required property '"+"description"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.phi === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "phi"},message:"must have required property '"+"phi"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.name !== undefined){
+if(typeof data.name !== "string"){
+const err4 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.type !== undefined){
+let data1 = data.type;
+if(typeof data1 !== "string"){
+const err5 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(!((((((data1 === "string") || (data1 === "integer")) || (data1 === "number")) || (data1 === "boolean")) || (data1 === "date")) || (data1 === "date-time"))){
+const err6 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema82.properties.type.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.description !== undefined){
+if(typeof data.description !== "string"){
+const err7 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data.phi !== undefined){
+let data3 = data.phi;
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+if(data3.reduce === undefined){
+const err8 = {instancePath:instancePath+"/phi",schemaPath:"components#/$defs/QueryColumnPhi/required",keyword:"required",params:{missingProperty: "reduce"},message:"must have required property '"+"reduce"+"'"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+for(const key0 in data3){
+if(!(((((key0 === "reduce") || (key0 === "kind")) || (key0 === "values")) || (key0 === "otherwise")) || (key0 === "from"))){
+const err9 = {instancePath:instancePath+"/phi",schemaPath:"components#/$defs/QueryColumnPhi/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data3.reduce !== undefined){
+let data4 = data3.reduce;
+if(typeof data4 !== "string"){
+const err10 = {instancePath:instancePath+"/phi/reduce",schemaPath:"components#/$defs/QueryColumnPhi/properties/reduce/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(!(((((((data4 === "kept") || (data4 === "withheld")) || (data4 === "handle")) || (data4 === "year")) || (data4 === "zip3")) || (data4 === "category")) || (data4 === "age"))){
+const err11 = {instancePath:instancePath+"/phi/reduce",schemaPath:"components#/$defs/QueryColumnPhi/properties/reduce/enum",keyword:"enum",params:{allowedValues: schema83.properties.reduce.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data3.kind !== undefined){
+let data5 = data3.kind;
+if(typeof data5 !== "string"){
+const err12 = {instancePath:instancePath+"/phi/kind",schemaPath:"components#/$defs/QueryColumnPhi/properties/kind/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if(!((((data5 === "patient") || (data5 === "physician")) || (data5 === "physician_order")) || (data5 === "claim"))){
+const err13 = {instancePath:instancePath+"/phi/kind",schemaPath:"components#/$defs/QueryColumnPhi/properties/kind/enum",keyword:"enum",params:{allowedValues: schema83.properties.kind.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(data3.values !== undefined){
+let data6 = data3.values;
+if(Array.isArray(data6)){
+const len0 = data6.length;
+for(let i0=0; i0<len0; i0++){
+if(typeof data6[i0] !== "string"){
+const err14 = {instancePath:instancePath+"/phi/values/" + i0,schemaPath:"components#/$defs/QueryColumnPhi/properties/values/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+}
+else {
+const err15 = {instancePath:instancePath+"/phi/values",schemaPath:"components#/$defs/QueryColumnPhi/properties/values/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data3.otherwise !== undefined){
+if(typeof data3.otherwise !== "string"){
+const err16 = {instancePath:instancePath+"/phi/otherwise",schemaPath:"components#/$defs/QueryColumnPhi/properties/otherwise/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data3.from !== undefined){
+if(typeof data3.from !== "string"){
+const err17 = {instancePath:instancePath+"/phi/from",schemaPath:"components#/$defs/QueryColumnPhi/properties/from/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+}
+else {
+const err18 = {instancePath:instancePath+"/phi",schemaPath:"components#/$defs/QueryColumnPhi/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+}
+else {
+const err19 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+validate69.errors = vErrors;
+return errors === 0;
+}
+validate69.evaluated = {"props":{"name":true,"type":true,"description":true,"phi":true},"dynamicProps":false,"dynamicItems":false};
+
 
 function validate68(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -4281,8 +4533,8 @@ vErrors.push(err3);
 }
 errors++;
 }
-if(data.columns === undefined){
-const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "columns"},message:"must have required property '"+"columns"+"'"};
+if(data.parameters_schema === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "parameters_schema"},message:"must have required property '"+"parameters_schema"+"'"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -4291,8 +4543,8 @@ vErrors.push(err4);
 }
 errors++;
 }
-if(data.cost_units === undefined){
-const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "cost_units"},message:"must have required property '"+"cost_units"+"'"};
+if(data.columns === undefined){
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "columns"},message:"must have required property '"+"columns"+"'"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -4301,8 +4553,8 @@ vErrors.push(err5);
 }
 errors++;
 }
-if(data.no_phi_usable === undefined){
-const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "no_phi_usable"},message:"must have required property '"+"no_phi_usable"+"'"};
+if(data.scope === undefined){
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "scope"},message:"must have required property '"+"scope"+"'"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -4311,9 +4563,8 @@ vErrors.push(err6);
 }
 errors++;
 }
-if(data.id !== undefined){
-if(typeof data.id !== "string"){
-const err7 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.capability === undefined){
+const err7 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "capability"},message:"must have required property '"+"capability"+"'"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -4322,10 +4573,8 @@ vErrors.push(err7);
 }
 errors++;
 }
-}
-if(data.title !== undefined){
-if(typeof data.title !== "string"){
-const err8 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.no_phi === undefined){
+const err8 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "no_phi"},message:"must have required property '"+"no_phi"+"'"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -4334,15 +4583,68 @@ vErrors.push(err8);
 }
 errors++;
 }
-}
-if(data.description !== undefined){
-if(typeof data.description !== "string"){
-const err9 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.no_phi_usable === undefined){
+const err9 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "no_phi_usable"},message:"must have required property '"+"no_phi_usable"+"'"};
 if(vErrors === null){
 vErrors = [err9];
 }
 else {
 vErrors.push(err9);
+}
+errors++;
+}
+if(data.cost_units === undefined){
+const err10 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "cost_units"},message:"must have required property '"+"cost_units"+"'"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data.order === undefined){
+const err11 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "order"},message:"must have required property '"+"order"+"'"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(data.id !== undefined){
+if(typeof data.id !== "string"){
+const err12 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data.title !== undefined){
+if(typeof data.title !== "string"){
+const err13 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(data.description !== undefined){
+if(typeof data.description !== "string"){
+const err14 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
 }
 errors++;
 }
@@ -4355,61 +4657,7 @@ for(let i0=0; i0<len0; i0++){
 let data4 = data3[i0];
 if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
 if(data4.name === undefined){
-const err10 = {instancePath:instancePath+"/parameters/" + i0,schemaPath:"components#/$defs/CatalogParameter/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-if(data4.in === undefined){
-const err11 = {instancePath:instancePath+"/parameters/" + i0,schemaPath:"components#/$defs/CatalogParameter/required",keyword:"required",params:{missingProperty: "in"},message:"must have required property '"+"in"+"'"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-if(data4.required === undefined){
-const err12 = {instancePath:instancePath+"/parameters/" + i0,schemaPath:"components#/$defs/CatalogParameter/required",keyword:"required",params:{missingProperty: "required"},message:"must have required property '"+"required"+"'"};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-if(data4.type === undefined){
-const err13 = {instancePath:instancePath+"/parameters/" + i0,schemaPath:"components#/$defs/CatalogParameter/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-}
-if(data4.name !== undefined){
-if(typeof data4.name !== "string"){
-const err14 = {instancePath:instancePath+"/parameters/" + i0+"/name",schemaPath:"components#/$defs/CatalogParameter/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err14];
-}
-else {
-vErrors.push(err14);
-}
-errors++;
-}
-}
-if(data4.in !== undefined){
-let data6 = data4.in;
-if(typeof data6 !== "string"){
-const err15 = {instancePath:instancePath+"/parameters/" + i0+"/in",schemaPath:"components#/$defs/CatalogParameter/properties/in/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err15 = {instancePath:instancePath+"/parameters/" + i0,schemaPath:"components#/$defs/CatalogParameter/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -4418,8 +4666,8 @@ vErrors.push(err15);
 }
 errors++;
 }
-if(!(((data6 === "query") || (data6 === "path")) || (data6 === "body"))){
-const err16 = {instancePath:instancePath+"/parameters/" + i0+"/in",schemaPath:"components#/$defs/CatalogParameter/properties/in/enum",keyword:"enum",params:{allowedValues: schema79.properties.in.enum},message:"must be equal to one of the allowed values"};
+if(data4.in === undefined){
+const err16 = {instancePath:instancePath+"/parameters/" + i0,schemaPath:"components#/$defs/CatalogParameter/required",keyword:"required",params:{missingProperty: "in"},message:"must have required property '"+"in"+"'"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -4428,10 +4676,8 @@ vErrors.push(err16);
 }
 errors++;
 }
-}
-if(data4.required !== undefined){
-if(typeof data4.required !== "boolean"){
-const err17 = {instancePath:instancePath+"/parameters/" + i0+"/required",schemaPath:"components#/$defs/CatalogParameter/properties/required/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data4.required === undefined){
+const err17 = {instancePath:instancePath+"/parameters/" + i0,schemaPath:"components#/$defs/CatalogParameter/required",keyword:"required",params:{missingProperty: "required"},message:"must have required property '"+"required"+"'"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -4440,10 +4686,8 @@ vErrors.push(err17);
 }
 errors++;
 }
-}
-if(data4.type !== undefined){
-if(typeof data4.type !== "string"){
-const err18 = {instancePath:instancePath+"/parameters/" + i0+"/type",schemaPath:"components#/$defs/CatalogParameter/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data4.type === undefined){
+const err18 = {instancePath:instancePath+"/parameters/" + i0,schemaPath:"components#/$defs/CatalogParameter/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -4452,10 +4696,9 @@ vErrors.push(err18);
 }
 errors++;
 }
-}
-if(data4.format !== undefined){
-if(typeof data4.format !== "string"){
-const err19 = {instancePath:instancePath+"/parameters/" + i0+"/format",schemaPath:"components#/$defs/CatalogParameter/properties/format/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data4.name !== undefined){
+if(typeof data4.name !== "string"){
+const err19 = {instancePath:instancePath+"/parameters/" + i0+"/name",schemaPath:"components#/$defs/CatalogParameter/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -4465,9 +4708,10 @@ vErrors.push(err19);
 errors++;
 }
 }
-if(data4.enum !== undefined){
-if(!(Array.isArray(data4.enum))){
-const err20 = {instancePath:instancePath+"/parameters/" + i0+"/enum",schemaPath:"components#/$defs/CatalogParameter/properties/enum/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data4.in !== undefined){
+let data6 = data4.in;
+if(typeof data6 !== "string"){
+const err20 = {instancePath:instancePath+"/parameters/" + i0+"/in",schemaPath:"components#/$defs/CatalogParameter/properties/in/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -4476,11 +4720,8 @@ vErrors.push(err20);
 }
 errors++;
 }
-}
-if(data4.minimum !== undefined){
-let data11 = data4.minimum;
-if(!((typeof data11 == "number") && (isFinite(data11)))){
-const err21 = {instancePath:instancePath+"/parameters/" + i0+"/minimum",schemaPath:"components#/$defs/CatalogParameter/properties/minimum/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(!(((data6 === "query") || (data6 === "path")) || (data6 === "body"))){
+const err21 = {instancePath:instancePath+"/parameters/" + i0+"/in",schemaPath:"components#/$defs/CatalogParameter/properties/in/enum",keyword:"enum",params:{allowedValues: schema79.properties.in.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -4490,10 +4731,9 @@ vErrors.push(err21);
 errors++;
 }
 }
-if(data4.maximum !== undefined){
-let data12 = data4.maximum;
-if(!((typeof data12 == "number") && (isFinite(data12)))){
-const err22 = {instancePath:instancePath+"/parameters/" + i0+"/maximum",schemaPath:"components#/$defs/CatalogParameter/properties/maximum/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data4.required !== undefined){
+if(typeof data4.required !== "boolean"){
+const err22 = {instancePath:instancePath+"/parameters/" + i0+"/required",schemaPath:"components#/$defs/CatalogParameter/properties/required/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -4503,9 +4743,9 @@ vErrors.push(err22);
 errors++;
 }
 }
-if(data4.description !== undefined){
-if(typeof data4.description !== "string"){
-const err23 = {instancePath:instancePath+"/parameters/" + i0+"/description",schemaPath:"components#/$defs/CatalogParameter/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data4.type !== undefined){
+if(typeof data4.type !== "string"){
+const err23 = {instancePath:instancePath+"/parameters/" + i0+"/type",schemaPath:"components#/$defs/CatalogParameter/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -4515,9 +4755,9 @@ vErrors.push(err23);
 errors++;
 }
 }
-}
-else {
-const err24 = {instancePath:instancePath+"/parameters/" + i0,schemaPath:"components#/$defs/CatalogParameter/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data4.format !== undefined){
+if(typeof data4.format !== "string"){
+const err24 = {instancePath:instancePath+"/parameters/" + i0+"/format",schemaPath:"components#/$defs/CatalogParameter/properties/format/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -4527,9 +4767,9 @@ vErrors.push(err24);
 errors++;
 }
 }
-}
-else {
-const err25 = {instancePath:instancePath+"/parameters",schemaPath:"#/properties/parameters/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data4.enum !== undefined){
+if(!(Array.isArray(data4.enum))){
+const err25 = {instancePath:instancePath+"/parameters/" + i0+"/enum",schemaPath:"components#/$defs/CatalogParameter/properties/enum/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -4539,15 +4779,10 @@ vErrors.push(err25);
 errors++;
 }
 }
-if(data.columns !== undefined){
-let data14 = data.columns;
-if(Array.isArray(data14)){
-const len1 = data14.length;
-for(let i1=0; i1<len1; i1++){
-let data15 = data14[i1];
-if(data15 && typeof data15 == "object" && !Array.isArray(data15)){
-if(data15.name === undefined){
-const err26 = {instancePath:instancePath+"/columns/" + i1,schemaPath:"components#/$defs/QueryColumn/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(data4.minimum !== undefined){
+let data11 = data4.minimum;
+if(!((typeof data11 == "number") && (isFinite(data11)))){
+const err26 = {instancePath:instancePath+"/parameters/" + i0+"/minimum",schemaPath:"components#/$defs/CatalogParameter/properties/minimum/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -4556,8 +4791,11 @@ vErrors.push(err26);
 }
 errors++;
 }
-if(data15.type === undefined){
-const err27 = {instancePath:instancePath+"/columns/" + i1,schemaPath:"components#/$defs/QueryColumn/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+}
+if(data4.maximum !== undefined){
+let data12 = data4.maximum;
+if(!((typeof data12 == "number") && (isFinite(data12)))){
+const err27 = {instancePath:instancePath+"/parameters/" + i0+"/maximum",schemaPath:"components#/$defs/CatalogParameter/properties/maximum/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -4566,9 +4804,10 @@ vErrors.push(err27);
 }
 errors++;
 }
-if(data15.name !== undefined){
-if(typeof data15.name !== "string"){
-const err28 = {instancePath:instancePath+"/columns/" + i1+"/name",schemaPath:"components#/$defs/QueryColumn/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+if(data4.description !== undefined){
+if(typeof data4.description !== "string"){
+const err28 = {instancePath:instancePath+"/parameters/" + i0+"/description",schemaPath:"components#/$defs/CatalogParameter/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -4578,10 +4817,9 @@ vErrors.push(err28);
 errors++;
 }
 }
-if(data15.type !== undefined){
-let data17 = data15.type;
-if(typeof data17 !== "string"){
-const err29 = {instancePath:instancePath+"/columns/" + i1+"/type",schemaPath:"components#/$defs/QueryColumn/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+else {
+const err29 = {instancePath:instancePath+"/parameters/" + i0,schemaPath:"components#/$defs/CatalogParameter/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -4590,8 +4828,10 @@ vErrors.push(err29);
 }
 errors++;
 }
-if(!((((((data17 === "string") || (data17 === "integer")) || (data17 === "number")) || (data17 === "boolean")) || (data17 === "date")) || (data17 === "date-time"))){
-const err30 = {instancePath:instancePath+"/columns/" + i1+"/type",schemaPath:"components#/$defs/QueryColumn/properties/type/enum",keyword:"enum",params:{allowedValues: schema82.properties.type.enum},message:"must be equal to one of the allowed values"};
+}
+}
+else {
+const err30 = {instancePath:instancePath+"/parameters",schemaPath:"#/properties/parameters/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -4601,9 +4841,12 @@ vErrors.push(err30);
 errors++;
 }
 }
-if(data15.description !== undefined){
-if(typeof data15.description !== "string"){
-const err31 = {instancePath:instancePath+"/columns/" + i1+"/description",schemaPath:"components#/$defs/QueryColumn/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.parameters_schema !== undefined){
+let data14 = data.parameters_schema;
+if(data14 && typeof data14 == "object" && !Array.isArray(data14)){
+}
+else {
+const err31 = {instancePath:instancePath+"/parameters_schema",schemaPath:"#/properties/parameters_schema/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -4613,9 +4856,19 @@ vErrors.push(err31);
 errors++;
 }
 }
+if(data.columns !== undefined){
+let data15 = data.columns;
+if(Array.isArray(data15)){
+const len1 = data15.length;
+for(let i1=0; i1<len1; i1++){
+if(!(validate69(data15[i1], {instancePath:instancePath+"/columns/" + i1,parentData:data15,parentDataProperty:i1,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
+errors = vErrors.length;
+}
+}
 }
 else {
-const err32 = {instancePath:instancePath+"/columns/" + i1,schemaPath:"components#/$defs/QueryColumn/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err32 = {instancePath:instancePath+"/columns",schemaPath:"#/properties/columns/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -4625,9 +4878,11 @@ vErrors.push(err32);
 errors++;
 }
 }
-}
-else {
-const err33 = {instancePath:instancePath+"/columns",schemaPath:"#/properties/columns/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data.order !== undefined){
+let data17 = data.order;
+if(data17 && typeof data17 == "object" && !Array.isArray(data17)){
+if(data17.columns === undefined){
+const err33 = {instancePath:instancePath+"/order",schemaPath:"components#/$defs/QueryOrder/required",keyword:"required",params:{missingProperty: "columns"},message:"must have required property '"+"columns"+"'"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -4636,11 +4891,8 @@ vErrors.push(err33);
 }
 errors++;
 }
-}
-if(data.cost_units !== undefined){
-let data19 = data.cost_units;
-if(!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))){
-const err34 = {instancePath:instancePath+"/cost_units",schemaPath:"#/properties/cost_units/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data17.direction === undefined){
+const err34 = {instancePath:instancePath+"/order",schemaPath:"components#/$defs/QueryOrder/required",keyword:"required",params:{missingProperty: "direction"},message:"must have required property '"+"direction"+"'"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -4649,9 +4901,13 @@ vErrors.push(err34);
 }
 errors++;
 }
-if((typeof data19 == "number") && (isFinite(data19))){
-if(data19 < 0 || isNaN(data19)){
-const err35 = {instancePath:instancePath+"/cost_units",schemaPath:"#/properties/cost_units/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(data17.columns !== undefined){
+let data18 = data17.columns;
+if(Array.isArray(data18)){
+const len2 = data18.length;
+for(let i2=0; i2<len2; i2++){
+if(typeof data18[i2] !== "string"){
+const err35 = {instancePath:instancePath+"/order/columns/" + i2,schemaPath:"components#/$defs/QueryOrder/properties/columns/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -4662,9 +4918,8 @@ errors++;
 }
 }
 }
-if(data.no_phi_usable !== undefined){
-if(typeof data.no_phi_usable !== "boolean"){
-const err36 = {instancePath:instancePath+"/no_phi_usable",schemaPath:"#/properties/no_phi_usable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+else {
+const err36 = {instancePath:instancePath+"/order/columns",schemaPath:"components#/$defs/QueryOrder/properties/columns/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -4674,9 +4929,10 @@ vErrors.push(err36);
 errors++;
 }
 }
-}
-else {
-const err37 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data17.direction !== undefined){
+let data20 = data17.direction;
+if(typeof data20 !== "string"){
+const err37 = {instancePath:instancePath+"/order/direction",schemaPath:"components#/$defs/QueryOrder/properties/direction/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -4685,10 +4941,128 @@ vErrors.push(err37);
 }
 errors++;
 }
+if(!((data20 === "asc") || (data20 === "desc"))){
+const err38 = {instancePath:instancePath+"/order/direction",schemaPath:"components#/$defs/QueryOrder/properties/direction/enum",keyword:"enum",params:{allowedValues: schema84.properties.direction.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+}
+}
+else {
+const err39 = {instancePath:instancePath+"/order",schemaPath:"components#/$defs/QueryOrder/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+}
+if(data.scope !== undefined){
+if(typeof data.scope !== "string"){
+const err40 = {instancePath:instancePath+"/scope",schemaPath:"#/properties/scope/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+}
+if(data.capability !== undefined){
+if(typeof data.capability !== "string"){
+const err41 = {instancePath:instancePath+"/capability",schemaPath:"#/properties/capability/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+}
+if(data.no_phi !== undefined){
+let data23 = data.no_phi;
+if(typeof data23 !== "string"){
+const err42 = {instancePath:instancePath+"/no_phi",schemaPath:"#/properties/no_phi/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+if(!(((data23 === "allowed") || (data23 === "pseudonymized")) || (data23 === "denied"))){
+const err43 = {instancePath:instancePath+"/no_phi",schemaPath:"#/properties/no_phi/enum",keyword:"enum",params:{allowedValues: schema80.properties.no_phi.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+}
+if(data.cost_units !== undefined){
+let data24 = data.cost_units;
+if(!(((typeof data24 == "number") && (!(data24 % 1) && !isNaN(data24))) && (isFinite(data24)))){
+const err44 = {instancePath:instancePath+"/cost_units",schemaPath:"#/properties/cost_units/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+if((typeof data24 == "number") && (isFinite(data24))){
+if(data24 < 0 || isNaN(data24)){
+const err45 = {instancePath:instancePath+"/cost_units",schemaPath:"#/properties/cost_units/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+}
+}
+if(data.no_phi_usable !== undefined){
+if(typeof data.no_phi_usable !== "boolean"){
+const err46 = {instancePath:instancePath+"/no_phi_usable",schemaPath:"#/properties/no_phi_usable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+}
+}
+else {
+const err47 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
 validate68.errors = vErrors;
 return errors === 0;
 }
-validate68.evaluated = {"props":{"id":true,"title":true,"description":true,"parameters":true,"columns":true,"cost_units":true,"no_phi_usable":true},"dynamicProps":false,"dynamicItems":false};
+validate68.evaluated = {"props":{"id":true,"title":true,"description":true,"parameters":true,"parameters_schema":true,"columns":true,"order":true,"scope":true,"capability":true,"no_phi":true,"cost_units":true,"no_phi_usable":true},"dynamicProps":false,"dynamicItems":false};
 
 
 function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -5016,7 +5390,7 @@ vErrors.push(err24);
 errors++;
 }
 if(!((data14 === "1") || (data14 === "2"))){
-const err25 = {instancePath:instancePath+"/contract_versions/" + i4+"/version",schemaPath:"components#/$defs/ContractVersion/properties/version/enum",keyword:"enum",params:{allowedValues: schema84.properties.version.enum},message:"must be equal to one of the allowed values"};
+const err25 = {instancePath:instancePath+"/contract_versions/" + i4+"/version",schemaPath:"components#/$defs/ContractVersion/properties/version/enum",keyword:"enum",params:{allowedValues: schema86.properties.version.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -5051,7 +5425,7 @@ vErrors.push(err27);
 errors++;
 }
 if(!((data16 === "current") || (data16 === "deprecated"))){
-const err28 = {instancePath:instancePath+"/contract_versions/" + i4+"/status",schemaPath:"components#/$defs/ContractVersion/properties/status/enum",keyword:"enum",params:{allowedValues: schema84.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err28 = {instancePath:instancePath+"/contract_versions/" + i4+"/status",schemaPath:"components#/$defs/ContractVersion/properties/status/enum",keyword:"enum",params:{allowedValues: schema86.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -5064,7 +5438,7 @@ errors++;
 if(data13.deprecated_at !== undefined){
 let data17 = data13.deprecated_at;
 if((typeof data17 !== "string") && (data17 !== null)){
-const err29 = {instancePath:instancePath+"/contract_versions/" + i4+"/deprecated_at",schemaPath:"components#/$defs/ContractVersion/properties/deprecated_at/type",keyword:"type",params:{type: schema84.properties.deprecated_at.type},message:"must be string,null"};
+const err29 = {instancePath:instancePath+"/contract_versions/" + i4+"/deprecated_at",schemaPath:"components#/$defs/ContractVersion/properties/deprecated_at/type",keyword:"type",params:{type: schema86.properties.deprecated_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -5089,7 +5463,7 @@ errors++;
 if(data13.successor !== undefined){
 let data18 = data13.successor;
 if((typeof data18 !== "string") && (data18 !== null)){
-const err31 = {instancePath:instancePath+"/contract_versions/" + i4+"/successor",schemaPath:"components#/$defs/ContractVersion/properties/successor/type",keyword:"type",params:{type: schema84.properties.successor.type},message:"must be string,null"};
+const err31 = {instancePath:instancePath+"/contract_versions/" + i4+"/successor",schemaPath:"components#/$defs/ContractVersion/properties/successor/type",keyword:"type",params:{type: schema86.properties.successor.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -5249,14 +5623,15 @@ return errors === 0;
 }
 validate63.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const runQueryBody = validate73;
-const schema86 = {"$ref":"components#/$defs/QueryRunRequest"};
-const schema87 = {"type":"object","additionalProperties":true,"description":"Governed query run (spec 2.6). Additional properties are allowed and ignored.","properties":{"parameters":{"type":"object","additionalProperties":true,"description":"Parameters declared by the catalog entry."},"limit":{"type":"integer","description":"Rows per page (default 100, maximum 1000).","minimum":1,"maximum":1000},"cursor":{"type":"string","description":"The previous page's data.nextCursor. Bound like a list cursor: to the token's agency, extension and PHI mode, this query and its parameters; limit may change from page to page. Anywhere else it is refused like a tampered cursor (400 PLATFORM_INVALID_INPUT, details.field \"cursor\")."},"natural_language_input":{"type":"string","description":"Optional free-text intent, kept with the audit record."},"naturalLanguageInput":{"type":"string","description":"Alias of natural_language_input."}}};
+export const runQueryBody = validate75;
+const schema88 = {"$ref":"components#/$defs/QueryRunRequest"};
+const schema89 = {"type":"object","additionalProperties":true,"description":"Governed query run (spec 2.6). Additional properties are allowed and ignored.","properties":{"parameters":{"type":"object","additionalProperties":true,"description":"The query's parameters (catalog `parameters_schema`): validated against it, defaults filled. Omitted: {} (the defaults). With a query token, omit them or send exactly the token's own; the token's are used."},"limit":{"type":"integer","description":"Rows per page: default 100, maximum 1000 (a larger value is a 400, not a silent cap).","minimum":1,"maximum":1000},"cursor":{"type":"string","description":"The previous page's data.nextCursor. Bound like a list cursor: to the token's agency, extension and PHI mode, this query and its parameters; limit may change from page to page, and every page of a walk is computed as of the first page's `as_of`. Anywhere else (another query, parameter set, agency, extension or PHI mode) it is refused like a tampered cursor (400 PLATFORM_INVALID_INPUT, details.field \"cursor\").","minLength":1,"maxLength":1024},"natural_language_input":{"type":"string","description":"Optional free-text intent (what the person asked for), kept with the run's audit record; never executed or interpreted.","maxLength":2000},"naturalLanguageInput":{"type":"string","description":"Alias of natural_language_input.","maxLength":2000}}};
+const func1 = require("ajv/dist/runtime/ucs2length").default;
 
-function validate73(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate75(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate73.evaluated;
+const evaluated0 = validate75.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5315,8 +5690,10 @@ errors++;
 }
 }
 if(data.cursor !== undefined){
-if(typeof data.cursor !== "string"){
-const err4 = {instancePath:instancePath+"/cursor",schemaPath:"components#/$defs/QueryRunRequest/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+let data2 = data.cursor;
+if(typeof data2 === "string"){
+if(func1(data2) > 1024){
+const err4 = {instancePath:instancePath+"/cursor",schemaPath:"components#/$defs/QueryRunRequest/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -5325,10 +5702,8 @@ vErrors.push(err4);
 }
 errors++;
 }
-}
-if(data.natural_language_input !== undefined){
-if(typeof data.natural_language_input !== "string"){
-const err5 = {instancePath:instancePath+"/natural_language_input",schemaPath:"components#/$defs/QueryRunRequest/properties/natural_language_input/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func1(data2) < 1){
+const err5 = {instancePath:instancePath+"/cursor",schemaPath:"components#/$defs/QueryRunRequest/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -5338,9 +5713,8 @@ vErrors.push(err5);
 errors++;
 }
 }
-if(data.naturalLanguageInput !== undefined){
-if(typeof data.naturalLanguageInput !== "string"){
-const err6 = {instancePath:instancePath+"/naturalLanguageInput",schemaPath:"components#/$defs/QueryRunRequest/properties/naturalLanguageInput/type",keyword:"type",params:{type: "string"},message:"must be string"};
+else {
+const err6 = {instancePath:instancePath+"/cursor",schemaPath:"components#/$defs/QueryRunRequest/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -5350,9 +5724,11 @@ vErrors.push(err6);
 errors++;
 }
 }
-}
-else {
-const err7 = {instancePath,schemaPath:"components#/$defs/QueryRunRequest/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.natural_language_input !== undefined){
+let data3 = data.natural_language_input;
+if(typeof data3 === "string"){
+if(func1(data3) > 2000){
+const err7 = {instancePath:instancePath+"/natural_language_input",schemaPath:"components#/$defs/QueryRunRequest/properties/natural_language_input/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -5361,20 +5737,68 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate73.errors = vErrors;
+}
+else {
+const err8 = {instancePath:instancePath+"/natural_language_input",schemaPath:"components#/$defs/QueryRunRequest/properties/natural_language_input/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.naturalLanguageInput !== undefined){
+let data4 = data.naturalLanguageInput;
+if(typeof data4 === "string"){
+if(func1(data4) > 2000){
+const err9 = {instancePath:instancePath+"/naturalLanguageInput",schemaPath:"components#/$defs/QueryRunRequest/properties/naturalLanguageInput/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+else {
+const err10 = {instancePath:instancePath+"/naturalLanguageInput",schemaPath:"components#/$defs/QueryRunRequest/properties/naturalLanguageInput/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+}
+else {
+const err11 = {instancePath,schemaPath:"components#/$defs/QueryRunRequest/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+validate75.errors = vErrors;
 return errors === 0;
 }
-validate73.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate75.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const runQueryStatus200 = validate74;
-const schema88 = {"$ref":"components#/$defs/QueryRunResponse"};
-const schema89 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/QueryRunResult"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
-const schema90 = {"type":"object","required":["query_id","columns","rows","row_count","nextCursor"],"properties":{"query_id":{"type":"string","description":"The query run.","x-svc-phi":"kept"},"columns":{"type":"array","items":{"$ref":"components#/$defs/QueryColumn"},"description":"Columns of each row."},"rows":{"type":"array","items":{"type":"object","additionalProperties":true},"description":"Rows keyed by column name; empty in no_phi sessions until governed queries declare the reduction of each column.","x-svc-phi":"withheld"},"row_count":{"type":"integer","description":"Rows in this page.","minimum":0,"x-svc-since":"2"},"nextCursor":{"type":["string","null"],"description":"Send back as `cursor` for the next page; null on the last page.","x-svc-phi":"kept"}}};
+export const runQueryStatus200 = validate76;
+const schema90 = {"$ref":"components#/$defs/QueryRunResponse"};
+const schema91 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/QueryRunResult"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+const schema92 = {"type":"object","required":["query_id","columns","rows","row_count","nextCursor","as_of"],"properties":{"query_id":{"type":"string","description":"The query run.","x-svc-phi":"kept"},"columns":{"type":"array","items":{"$ref":"components#/$defs/QueryColumn"},"description":"The columns of each row, in order, with their types and no_phi marks (as in the catalog)."},"rows":{"type":"array","items":{"type":"object","additionalProperties":true},"description":"One object per row, keyed by column name, in the query's keyset order. In a no_phi session each value is reduced as its column's `phi` says (x-svc-phi `columns`).","x-svc-phi":{"reduce":"columns","from":"columns"}},"row_count":{"type":"integer","description":"Rows in this page.","minimum":0,"x-svc-since":"2"},"nextCursor":{"type":["string","null"],"description":"Send back as `cursor` for the next page; null on the last page.","x-svc-phi":"kept"},"as_of":{"type":"string","format":"date-time","description":"The instant the query is computed at (relative dates and aging): now on a first page, the first page's on every page of a cursor walk.","x-svc-phi":"kept"}}};
 
-function validate76(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate78(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate76.evaluated;
+const evaluated0 = validate78.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5432,14 +5856,24 @@ vErrors.push(err4);
 }
 errors++;
 }
-if(data.query_id !== undefined){
-if(typeof data.query_id !== "string"){
-const err5 = {instancePath:instancePath+"/query_id",schemaPath:"#/properties/query_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.as_of === undefined){
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "as_of"},message:"must have required property '"+"as_of"+"'"};
 if(vErrors === null){
 vErrors = [err5];
 }
 else {
 vErrors.push(err5);
+}
+errors++;
+}
+if(data.query_id !== undefined){
+if(typeof data.query_id !== "string"){
+const err6 = {instancePath:instancePath+"/query_id",schemaPath:"#/properties/query_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
 }
 errors++;
 }
@@ -5449,20 +5883,14 @@ let data1 = data.columns;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-let data2 = data1[i0];
-if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
-if(data2.name === undefined){
-const err6 = {instancePath:instancePath+"/columns/" + i0,schemaPath:"components#/$defs/QueryColumn/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
-if(vErrors === null){
-vErrors = [err6];
+if(!(validate69(data1[i0], {instancePath:instancePath+"/columns/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
+errors = vErrors.length;
+}
+}
 }
 else {
-vErrors.push(err6);
-}
-errors++;
-}
-if(data2.type === undefined){
-const err7 = {instancePath:instancePath+"/columns/" + i0,schemaPath:"components#/$defs/QueryColumn/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+const err7 = {instancePath:instancePath+"/columns",schemaPath:"#/properties/columns/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -5471,9 +5899,17 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(data2.name !== undefined){
-if(typeof data2.name !== "string"){
-const err8 = {instancePath:instancePath+"/columns/" + i0+"/name",schemaPath:"components#/$defs/QueryColumn/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+if(data.rows !== undefined){
+let data3 = data.rows;
+if(Array.isArray(data3)){
+const len1 = data3.length;
+for(let i1=0; i1<len1; i1++){
+let data4 = data3[i1];
+if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
+}
+else {
+const err8 = {instancePath:instancePath+"/rows/" + i1,schemaPath:"#/properties/rows/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -5483,10 +5919,9 @@ vErrors.push(err8);
 errors++;
 }
 }
-if(data2.type !== undefined){
-let data4 = data2.type;
-if(typeof data4 !== "string"){
-const err9 = {instancePath:instancePath+"/columns/" + i0+"/type",schemaPath:"components#/$defs/QueryColumn/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+else {
+const err9 = {instancePath:instancePath+"/rows",schemaPath:"#/properties/rows/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -5495,8 +5930,11 @@ vErrors.push(err9);
 }
 errors++;
 }
-if(!((((((data4 === "string") || (data4 === "integer")) || (data4 === "number")) || (data4 === "boolean")) || (data4 === "date")) || (data4 === "date-time"))){
-const err10 = {instancePath:instancePath+"/columns/" + i0+"/type",schemaPath:"components#/$defs/QueryColumn/properties/type/enum",keyword:"enum",params:{allowedValues: schema82.properties.type.enum},message:"must be equal to one of the allowed values"};
+}
+if(data.row_count !== undefined){
+let data5 = data.row_count;
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+const err10 = {instancePath:instancePath+"/row_count",schemaPath:"#/properties/row_count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -5505,10 +5943,9 @@ vErrors.push(err10);
 }
 errors++;
 }
-}
-if(data2.description !== undefined){
-if(typeof data2.description !== "string"){
-const err11 = {instancePath:instancePath+"/columns/" + i0+"/description",schemaPath:"components#/$defs/QueryColumn/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 < 0 || isNaN(data5)){
+const err11 = {instancePath:instancePath+"/row_count",schemaPath:"#/properties/row_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -5519,8 +5956,10 @@ errors++;
 }
 }
 }
-else {
-const err12 = {instancePath:instancePath+"/columns/" + i0,schemaPath:"components#/$defs/QueryColumn/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.nextCursor !== undefined){
+let data6 = data.nextCursor;
+if((typeof data6 !== "string") && (data6 !== null)){
+const err12 = {instancePath:instancePath+"/nextCursor",schemaPath:"#/properties/nextCursor/type",keyword:"type",params:{type: schema92.properties.nextCursor.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -5530,9 +5969,11 @@ vErrors.push(err12);
 errors++;
 }
 }
-}
-else {
-const err13 = {instancePath:instancePath+"/columns",schemaPath:"#/properties/columns/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data.as_of !== undefined){
+let data7 = data.as_of;
+if(typeof data7 === "string"){
+if(!(formats0.validate(data7))){
+const err13 = {instancePath:instancePath+"/as_of",schemaPath:"#/properties/as_of/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -5542,16 +5983,8 @@ vErrors.push(err13);
 errors++;
 }
 }
-if(data.rows !== undefined){
-let data6 = data.rows;
-if(Array.isArray(data6)){
-const len1 = data6.length;
-for(let i1=0; i1<len1; i1++){
-let data7 = data6[i1];
-if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
-}
 else {
-const err14 = {instancePath:instancePath+"/rows/" + i1,schemaPath:"#/properties/rows/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err14 = {instancePath:instancePath+"/as_of",schemaPath:"#/properties/as_of/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -5563,7 +5996,7 @@ errors++;
 }
 }
 else {
-const err15 = {instancePath:instancePath+"/rows",schemaPath:"#/properties/rows/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err15 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -5572,66 +6005,16 @@ vErrors.push(err15);
 }
 errors++;
 }
-}
-if(data.row_count !== undefined){
-let data8 = data.row_count;
-if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-const err16 = {instancePath:instancePath+"/row_count",schemaPath:"#/properties/row_count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err16];
-}
-else {
-vErrors.push(err16);
-}
-errors++;
-}
-if((typeof data8 == "number") && (isFinite(data8))){
-if(data8 < 0 || isNaN(data8)){
-const err17 = {instancePath:instancePath+"/row_count",schemaPath:"#/properties/row_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err17];
-}
-else {
-vErrors.push(err17);
-}
-errors++;
-}
-}
-}
-if(data.nextCursor !== undefined){
-let data9 = data.nextCursor;
-if((typeof data9 !== "string") && (data9 !== null)){
-const err18 = {instancePath:instancePath+"/nextCursor",schemaPath:"#/properties/nextCursor/type",keyword:"type",params:{type: schema90.properties.nextCursor.type},message:"must be string,null"};
-if(vErrors === null){
-vErrors = [err18];
-}
-else {
-vErrors.push(err18);
-}
-errors++;
-}
-}
-}
-else {
-const err19 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err19];
-}
-else {
-vErrors.push(err19);
-}
-errors++;
-}
-validate76.errors = vErrors;
+validate78.errors = vErrors;
 return errors === 0;
 }
-validate76.evaluated = {"props":{"query_id":true,"columns":true,"rows":true,"row_count":true,"nextCursor":true},"dynamicProps":false,"dynamicItems":false};
+validate78.evaluated = {"props":{"query_id":true,"columns":true,"rows":true,"row_count":true,"nextCursor":true,"as_of":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate75(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate77(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate75.evaluated;
+const evaluated0 = validate77.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5650,8 +6033,8 @@ vErrors.push(err0);
 errors++;
 }
 if(data.data !== undefined){
-if(!(validate76(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate76.errors : vErrors.concat(validate76.errors);
+if(!(validate78(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate78.errors : vErrors.concat(validate78.errors);
 errors = vErrors.length;
 }
 }
@@ -5700,38 +6083,38 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate75.errors = vErrors;
+validate77.errors = vErrors;
 return errors === 0;
 }
-validate75.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate77.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate76(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate74.evaluated;
+const evaluated0 = validate76.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate75(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate75.errors : vErrors.concat(validate75.errors);
+if(!(validate77(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate77.errors : vErrors.concat(validate77.errors);
 errors = vErrors.length;
 }
-validate74.errors = vErrors;
+validate76.errors = vErrors;
 return errors === 0;
 }
-validate74.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate76.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const responsePayloadTooLarge = validate80;
-const schema93 = {"$ref":"components#/$defs/ApiError"};
+export const responsePayloadTooLarge = validate83;
+const schema94 = {"$ref":"components#/$defs/ApiError"};
 
-function validate81(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate84(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate81.evaluated;
+const evaluated0 = validate84.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5977,42 +6360,42 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate81.errors = vErrors;
+validate84.errors = vErrors;
 return errors === 0;
 }
-validate81.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
+validate84.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate80(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate80.evaluated;
+const evaluated0 = validate83.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate81(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
+if(!(validate84(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate84.errors : vErrors.concat(validate84.errors);
 errors = vErrors.length;
 }
-validate80.errors = vErrors;
+validate83.errors = vErrors;
 return errors === 0;
 }
-validate80.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
+validate83.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listQueryTokensStatus200 = validate83;
-const schema96 = {"$ref":"components#/$defs/QueryTokenListResponse"};
-const schema97 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/QueryToken"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/ListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
-const schema98 = {"type":"object","required":["id","name","status","query_ids","token_hint","created_at","expires_at","revoked_at","last_used_at"],"properties":{"id":{"type":"string","description":"Query token id."},"name":{"type":"string","description":"Label given at creation."},"status":{"type":"string","enum":["active","revoked","expired"],"description":"Lifecycle state."},"query_ids":{"type":"array","items":{"type":"string"},"description":"Governed queries the token may run."},"token_hint":{"type":"string","description":"Last four characters of the secret, for recognition.","x-svc-v1-name":"last_four"},"created_at":{"type":"string","format":"date-time","description":"Creation time."},"expires_at":{"type":["string","null"],"format":"date-time","description":"Expiry, or null for none."},"revoked_at":{"type":["string","null"],"format":"date-time","description":"Revocation time."},"last_used_at":{"type":["string","null"],"format":"date-time","description":"Last use."}}};
-const schema99 = {"allOf":[{"$ref":"components#/$defs/Meta"},{"$ref":"components#/$defs/PageMeta"}],"description":"Meta of an offset-paged list: PageMeta plus next_offset.","required":["total","limit","offset","has_more","next_offset"]};
-const schema100 = {"type":"object","required":["total","total_exact","limit","offset","has_more"],"properties":{"total":{"type":"integer","description":"Number of items matching the filters: exact up to `x-svc-paging.exact_total_max` (1000) matches, an estimate past it (see `total_exact`); on a cursor page, the total of the walk's first page.","minimum":0},"total_exact":{"type":"boolean","description":"True when `total` is the exact count of the matches (always, up to `x-svc-paging.exact_total_max` matches). False when the list matched more and `total` is the database's estimate from its table statistics: never less than the items up to the end of this page (plus one when `has_more`), usually within a few percent, and it may change from page to page. Narrow the filters to get an exact count; walk the list to the end (`has_more` false) to count it exactly."},"limit":{"type":"integer","description":"Page size used.","minimum":1},"offset":{"type":"integer","description":"Offset of the first item of this page.","minimum":0},"has_more":{"type":"boolean","description":"Whether a further page exists."},"next_cursor":{"type":["string","null"],"description":"Keyset cursor of the next page, or null on the last page (lists that accept `cursor`); it works only for the same extension, PHI mode and filters (see the cursor parameter)."}},"description":"Page metadata of spec 2.1.","x-svc-phi":"kept"};
+export const listQueryTokensStatus200 = validate86;
+const schema97 = {"$ref":"components#/$defs/QueryTokenListResponse"};
+const schema98 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/QueryToken"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/ListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
+const schema99 = {"type":"object","required":["id","name","status","query_id","parameters","phi_mode","token_hint","created_at","expires_at","revoked_at","last_used_at"],"properties":{"id":{"type":"string","description":"Query token id (qtk_…)."},"name":{"type":"string","description":"Label given at creation."},"status":{"type":"string","enum":["active","revoked","expired"],"description":"active, expired (past expires_at) or revoked (DELETE /query-tokens/{id}); only an active token runs its query."},"query_id":{"type":"string","description":"The governed query the token runs."},"parameters":{"type":"object","additionalProperties":true,"description":"The query's parameters, validated and with defaults filled at creation, fixed for the token's life."},"phi_mode":{"type":"string","enum":["no_phi","phi"],"description":"The PHI mode the token's runs are served in."},"token_hint":{"type":"string","description":"Last four characters of the secret, for recognition.","x-svc-v1-name":"last_four"},"created_at":{"type":"string","format":"date-time","description":"Creation time."},"expires_at":{"type":"string","format":"date-time","description":"When the token stops working."},"revoked_at":{"type":["string","null"],"format":"date-time","description":"Revocation time."},"last_used_at":{"type":["string","null"],"format":"date-time","description":"When the token last ran its query (kept to the minute)."}},"description":"A governed query token: a credential that runs one governed query with fixed parameters (route 3 only), for a spreadsheet's refresh. Its secret is never shown again after creation."};
+const schema100 = {"allOf":[{"$ref":"components#/$defs/Meta"},{"$ref":"components#/$defs/PageMeta"}],"description":"Meta of an offset-paged list: PageMeta plus next_offset.","required":["total","limit","offset","has_more","next_offset"]};
+const schema101 = {"type":"object","required":["total","total_exact","limit","offset","has_more"],"properties":{"total":{"type":"integer","description":"Number of items matching the filters: exact up to `x-svc-paging.exact_total_max` (1000) matches, an estimate past it (see `total_exact`); on a cursor page, the total of the walk's first page.","minimum":0},"total_exact":{"type":"boolean","description":"True when `total` is the exact count of the matches (always, up to `x-svc-paging.exact_total_max` matches). False when the list matched more and `total` is the database's estimate from its table statistics: never less than the items up to the end of this page (plus one when `has_more`), usually within a few percent, and it may change from page to page. Narrow the filters to get an exact count; walk the list to the end (`has_more` false) to count it exactly."},"limit":{"type":"integer","description":"Page size used.","minimum":1},"offset":{"type":"integer","description":"Offset of the first item of this page.","minimum":0},"has_more":{"type":"boolean","description":"Whether a further page exists."},"next_cursor":{"type":["string","null"],"description":"Keyset cursor of the next page, or null on the last page (lists that accept `cursor`); it works only for the same extension, PHI mode and filters (see the cursor parameter)."}},"description":"Page metadata of spec 2.1.","x-svc-phi":"kept"};
 
-function validate85(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate88(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate85.evaluated;
+const evaluated0 = validate88.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6176,7 +6559,7 @@ errors++;
 if(data.next_cursor !== undefined){
 let data5 = data.next_cursor;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err13 = {instancePath:instancePath+"/next_cursor",schemaPath:"components#/$defs/PageMeta/properties/next_cursor/type",keyword:"type",params:{type: schema100.properties.next_cursor.type},message:"must be string,null"};
+const err13 = {instancePath:instancePath+"/next_cursor",schemaPath:"components#/$defs/PageMeta/properties/next_cursor/type",keyword:"type",params:{type: schema101.properties.next_cursor.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -6249,16 +6632,16 @@ vErrors.push(err19);
 errors++;
 }
 }
-validate85.errors = vErrors;
+validate88.errors = vErrors;
 return errors === 0;
 }
-validate85.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate88.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate84(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate87(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate84.evaluated;
+const evaluated0 = validate87.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6323,8 +6706,8 @@ vErrors.push(err4);
 }
 errors++;
 }
-if(data1.query_ids === undefined){
-const err5 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/QueryToken/required",keyword:"required",params:{missingProperty: "query_ids"},message:"must have required property '"+"query_ids"+"'"};
+if(data1.query_id === undefined){
+const err5 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/QueryToken/required",keyword:"required",params:{missingProperty: "query_id"},message:"must have required property '"+"query_id"+"'"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -6333,8 +6716,8 @@ vErrors.push(err5);
 }
 errors++;
 }
-if(data1.token_hint === undefined){
-const err6 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/QueryToken/required",keyword:"required",params:{missingProperty: "token_hint"},message:"must have required property '"+"token_hint"+"'"};
+if(data1.parameters === undefined){
+const err6 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/QueryToken/required",keyword:"required",params:{missingProperty: "parameters"},message:"must have required property '"+"parameters"+"'"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -6343,8 +6726,8 @@ vErrors.push(err6);
 }
 errors++;
 }
-if(data1.created_at === undefined){
-const err7 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/QueryToken/required",keyword:"required",params:{missingProperty: "created_at"},message:"must have required property '"+"created_at"+"'"};
+if(data1.phi_mode === undefined){
+const err7 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/QueryToken/required",keyword:"required",params:{missingProperty: "phi_mode"},message:"must have required property '"+"phi_mode"+"'"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -6353,8 +6736,8 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(data1.expires_at === undefined){
-const err8 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/QueryToken/required",keyword:"required",params:{missingProperty: "expires_at"},message:"must have required property '"+"expires_at"+"'"};
+if(data1.token_hint === undefined){
+const err8 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/QueryToken/required",keyword:"required",params:{missingProperty: "token_hint"},message:"must have required property '"+"token_hint"+"'"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -6363,8 +6746,8 @@ vErrors.push(err8);
 }
 errors++;
 }
-if(data1.revoked_at === undefined){
-const err9 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/QueryToken/required",keyword:"required",params:{missingProperty: "revoked_at"},message:"must have required property '"+"revoked_at"+"'"};
+if(data1.created_at === undefined){
+const err9 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/QueryToken/required",keyword:"required",params:{missingProperty: "created_at"},message:"must have required property '"+"created_at"+"'"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -6373,8 +6756,8 @@ vErrors.push(err9);
 }
 errors++;
 }
-if(data1.last_used_at === undefined){
-const err10 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/QueryToken/required",keyword:"required",params:{missingProperty: "last_used_at"},message:"must have required property '"+"last_used_at"+"'"};
+if(data1.expires_at === undefined){
+const err10 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/QueryToken/required",keyword:"required",params:{missingProperty: "expires_at"},message:"must have required property '"+"expires_at"+"'"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -6383,9 +6766,8 @@ vErrors.push(err10);
 }
 errors++;
 }
-if(data1.id !== undefined){
-if(typeof data1.id !== "string"){
-const err11 = {instancePath:instancePath+"/data/" + i0+"/id",schemaPath:"components#/$defs/QueryToken/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data1.revoked_at === undefined){
+const err11 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/QueryToken/required",keyword:"required",params:{missingProperty: "revoked_at"},message:"must have required property '"+"revoked_at"+"'"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -6394,10 +6776,8 @@ vErrors.push(err11);
 }
 errors++;
 }
-}
-if(data1.name !== undefined){
-if(typeof data1.name !== "string"){
-const err12 = {instancePath:instancePath+"/data/" + i0+"/name",schemaPath:"components#/$defs/QueryToken/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data1.last_used_at === undefined){
+const err12 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/QueryToken/required",keyword:"required",params:{missingProperty: "last_used_at"},message:"must have required property '"+"last_used_at"+"'"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -6406,11 +6786,9 @@ vErrors.push(err12);
 }
 errors++;
 }
-}
-if(data1.status !== undefined){
-let data4 = data1.status;
-if(typeof data4 !== "string"){
-const err13 = {instancePath:instancePath+"/data/" + i0+"/status",schemaPath:"components#/$defs/QueryToken/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data1.id !== undefined){
+if(typeof data1.id !== "string"){
+const err13 = {instancePath:instancePath+"/data/" + i0+"/id",schemaPath:"components#/$defs/QueryToken/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -6419,8 +6797,10 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(!(((data4 === "active") || (data4 === "revoked")) || (data4 === "expired"))){
-const err14 = {instancePath:instancePath+"/data/" + i0+"/status",schemaPath:"components#/$defs/QueryToken/properties/status/enum",keyword:"enum",params:{allowedValues: schema98.properties.status.enum},message:"must be equal to one of the allowed values"};
+}
+if(data1.name !== undefined){
+if(typeof data1.name !== "string"){
+const err14 = {instancePath:instancePath+"/data/" + i0+"/name",schemaPath:"components#/$defs/QueryToken/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -6430,13 +6810,10 @@ vErrors.push(err14);
 errors++;
 }
 }
-if(data1.query_ids !== undefined){
-let data5 = data1.query_ids;
-if(Array.isArray(data5)){
-const len1 = data5.length;
-for(let i1=0; i1<len1; i1++){
-if(typeof data5[i1] !== "string"){
-const err15 = {instancePath:instancePath+"/data/" + i0+"/query_ids/" + i1,schemaPath:"components#/$defs/QueryToken/properties/query_ids/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data1.status !== undefined){
+let data4 = data1.status;
+if(typeof data4 !== "string"){
+const err15 = {instancePath:instancePath+"/data/" + i0+"/status",schemaPath:"components#/$defs/QueryToken/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -6445,10 +6822,8 @@ vErrors.push(err15);
 }
 errors++;
 }
-}
-}
-else {
-const err16 = {instancePath:instancePath+"/data/" + i0+"/query_ids",schemaPath:"components#/$defs/QueryToken/properties/query_ids/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(!(((data4 === "active") || (data4 === "revoked")) || (data4 === "expired"))){
+const err16 = {instancePath:instancePath+"/data/" + i0+"/status",schemaPath:"components#/$defs/QueryToken/properties/status/enum",keyword:"enum",params:{allowedValues: schema99.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -6458,9 +6833,9 @@ vErrors.push(err16);
 errors++;
 }
 }
-if(data1.token_hint !== undefined){
-if(typeof data1.token_hint !== "string"){
-const err17 = {instancePath:instancePath+"/data/" + i0+"/token_hint",schemaPath:"components#/$defs/QueryToken/properties/token_hint/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data1.query_id !== undefined){
+if(typeof data1.query_id !== "string"){
+const err17 = {instancePath:instancePath+"/data/" + i0+"/query_id",schemaPath:"components#/$defs/QueryToken/properties/query_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -6470,11 +6845,12 @@ vErrors.push(err17);
 errors++;
 }
 }
-if(data1.created_at !== undefined){
-let data8 = data1.created_at;
-if(typeof data8 === "string"){
-if(!(formats0.validate(data8))){
-const err18 = {instancePath:instancePath+"/data/" + i0+"/created_at",schemaPath:"components#/$defs/QueryToken/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(data1.parameters !== undefined){
+let data6 = data1.parameters;
+if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
+}
+else {
+const err18 = {instancePath:instancePath+"/data/" + i0+"/parameters",schemaPath:"components#/$defs/QueryToken/properties/parameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -6484,8 +6860,10 @@ vErrors.push(err18);
 errors++;
 }
 }
-else {
-const err19 = {instancePath:instancePath+"/data/" + i0+"/created_at",schemaPath:"components#/$defs/QueryToken/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data1.phi_mode !== undefined){
+let data7 = data1.phi_mode;
+if(typeof data7 !== "string"){
+const err19 = {instancePath:instancePath+"/data/" + i0+"/phi_mode",schemaPath:"components#/$defs/QueryToken/properties/phi_mode/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -6494,11 +6872,8 @@ vErrors.push(err19);
 }
 errors++;
 }
-}
-if(data1.expires_at !== undefined){
-let data9 = data1.expires_at;
-if((typeof data9 !== "string") && (data9 !== null)){
-const err20 = {instancePath:instancePath+"/data/" + i0+"/expires_at",schemaPath:"components#/$defs/QueryToken/properties/expires_at/type",keyword:"type",params:{type: schema98.properties.expires_at.type},message:"must be string,null"};
+if(!((data7 === "no_phi") || (data7 === "phi"))){
+const err20 = {instancePath:instancePath+"/data/" + i0+"/phi_mode",schemaPath:"components#/$defs/QueryToken/properties/phi_mode/enum",keyword:"enum",params:{allowedValues: schema99.properties.phi_mode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -6507,9 +6882,10 @@ vErrors.push(err20);
 }
 errors++;
 }
-if(typeof data9 === "string"){
-if(!(formats0.validate(data9))){
-const err21 = {instancePath:instancePath+"/data/" + i0+"/expires_at",schemaPath:"components#/$defs/QueryToken/properties/expires_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+}
+if(data1.token_hint !== undefined){
+if(typeof data1.token_hint !== "string"){
+const err21 = {instancePath:instancePath+"/data/" + i0+"/token_hint",schemaPath:"components#/$defs/QueryToken/properties/token_hint/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -6519,11 +6895,11 @@ vErrors.push(err21);
 errors++;
 }
 }
-}
-if(data1.revoked_at !== undefined){
-let data10 = data1.revoked_at;
-if((typeof data10 !== "string") && (data10 !== null)){
-const err22 = {instancePath:instancePath+"/data/" + i0+"/revoked_at",schemaPath:"components#/$defs/QueryToken/properties/revoked_at/type",keyword:"type",params:{type: schema98.properties.revoked_at.type},message:"must be string,null"};
+if(data1.created_at !== undefined){
+let data9 = data1.created_at;
+if(typeof data9 === "string"){
+if(!(formats0.validate(data9))){
+const err22 = {instancePath:instancePath+"/data/" + i0+"/created_at",schemaPath:"components#/$defs/QueryToken/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -6532,9 +6908,9 @@ vErrors.push(err22);
 }
 errors++;
 }
-if(typeof data10 === "string"){
-if(!(formats0.validate(data10))){
-const err23 = {instancePath:instancePath+"/data/" + i0+"/revoked_at",schemaPath:"components#/$defs/QueryToken/properties/revoked_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+}
+else {
+const err23 = {instancePath:instancePath+"/data/" + i0+"/created_at",schemaPath:"components#/$defs/QueryToken/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -6544,11 +6920,11 @@ vErrors.push(err23);
 errors++;
 }
 }
-}
-if(data1.last_used_at !== undefined){
-let data11 = data1.last_used_at;
-if((typeof data11 !== "string") && (data11 !== null)){
-const err24 = {instancePath:instancePath+"/data/" + i0+"/last_used_at",schemaPath:"components#/$defs/QueryToken/properties/last_used_at/type",keyword:"type",params:{type: schema98.properties.last_used_at.type},message:"must be string,null"};
+if(data1.expires_at !== undefined){
+let data10 = data1.expires_at;
+if(typeof data10 === "string"){
+if(!(formats0.validate(data10))){
+const err24 = {instancePath:instancePath+"/data/" + i0+"/expires_at",schemaPath:"components#/$defs/QueryToken/properties/expires_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -6557,9 +6933,9 @@ vErrors.push(err24);
 }
 errors++;
 }
-if(typeof data11 === "string"){
-if(!(formats0.validate(data11))){
-const err25 = {instancePath:instancePath+"/data/" + i0+"/last_used_at",schemaPath:"components#/$defs/QueryToken/properties/last_used_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+}
+else {
+const err25 = {instancePath:instancePath+"/data/" + i0+"/expires_at",schemaPath:"components#/$defs/QueryToken/properties/expires_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -6569,10 +6945,10 @@ vErrors.push(err25);
 errors++;
 }
 }
-}
-}
-else {
-const err26 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/QueryToken/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data1.revoked_at !== undefined){
+let data11 = data1.revoked_at;
+if((typeof data11 !== "string") && (data11 !== null)){
+const err26 = {instancePath:instancePath+"/data/" + i0+"/revoked_at",schemaPath:"components#/$defs/QueryToken/properties/revoked_at/type",keyword:"type",params:{type: schema99.properties.revoked_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -6581,10 +6957,9 @@ vErrors.push(err26);
 }
 errors++;
 }
-}
-}
-else {
-const err27 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(typeof data11 === "string"){
+if(!(formats0.validate(data11))){
+const err27 = {instancePath:instancePath+"/data/" + i0+"/revoked_at",schemaPath:"components#/$defs/QueryToken/properties/revoked_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -6594,19 +6969,11 @@ vErrors.push(err27);
 errors++;
 }
 }
-if(data.meta !== undefined){
-if(!(validate85(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate85.errors : vErrors.concat(validate85.errors);
-errors = vErrors.length;
 }
-}
-if(data.warnings !== undefined){
-let data13 = data.warnings;
-if(Array.isArray(data13)){
-const len2 = data13.length;
-for(let i2=0; i2<len2; i2++){
-if(typeof data13[i2] !== "string"){
-const err28 = {instancePath:instancePath+"/warnings/" + i2,schemaPath:"components#/$defs/Warnings/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data1.last_used_at !== undefined){
+let data12 = data1.last_used_at;
+if((typeof data12 !== "string") && (data12 !== null)){
+const err28 = {instancePath:instancePath+"/data/" + i0+"/last_used_at",schemaPath:"components#/$defs/QueryToken/properties/last_used_at/type",keyword:"type",params:{type: schema99.properties.last_used_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -6615,10 +6982,9 @@ vErrors.push(err28);
 }
 errors++;
 }
-}
-}
-else {
-const err29 = {instancePath:instancePath+"/warnings",schemaPath:"components#/$defs/Warnings/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(typeof data12 === "string"){
+if(!(formats0.validate(data12))){
+const err29 = {instancePath:instancePath+"/data/" + i0+"/last_used_at",schemaPath:"components#/$defs/QueryToken/properties/last_used_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -6629,8 +6995,9 @@ errors++;
 }
 }
 }
+}
 else {
-const err30 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err30 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/QueryToken/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -6639,40 +7006,98 @@ vErrors.push(err30);
 }
 errors++;
 }
-validate84.errors = vErrors;
+}
+}
+else {
+const err31 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+}
+if(data.meta !== undefined){
+if(!(validate88(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
+errors = vErrors.length;
+}
+}
+if(data.warnings !== undefined){
+let data14 = data.warnings;
+if(Array.isArray(data14)){
+const len1 = data14.length;
+for(let i1=0; i1<len1; i1++){
+if(typeof data14[i1] !== "string"){
+const err32 = {instancePath:instancePath+"/warnings/" + i1,schemaPath:"components#/$defs/Warnings/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+}
+}
+else {
+const err33 = {instancePath:instancePath+"/warnings",schemaPath:"components#/$defs/Warnings/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+}
+}
+else {
+const err34 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+validate87.errors = vErrors;
 return errors === 0;
 }
-validate84.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate87.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate86(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate83.evaluated;
+const evaluated0 = validate86.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate84(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate84.errors : vErrors.concat(validate84.errors);
+if(!(validate87(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate87.errors : vErrors.concat(validate87.errors);
 errors = vErrors.length;
 }
-validate83.errors = vErrors;
+validate86.errors = vErrors;
 return errors === 0;
 }
-validate83.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate86.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const createQueryTokenBody = validate89;
-const schema102 = {"$ref":"components#/$defs/QueryTokenCreateRequest"};
-const schema103 = {"type":"object","required":["name","query_ids"],"properties":{"name":{"type":"string","description":"Label shown in lists.","minLength":1,"maxLength":200},"query_ids":{"type":"array","items":{"type":"string"},"minItems":1,"uniqueItems":true,"description":"Governed queries the token may run."},"expires_at":{"type":"string","format":"date-time","description":"Optional expiry (at most one year ahead)."}},"additionalProperties":false,"description":"Creates a governed query token, for example for an Excel workbook. Unknown fields are refused."};
-const func1 = require("ajv/dist/runtime/ucs2length").default;
+export const createQueryTokenBody = validate92;
+const schema103 = {"$ref":"components#/$defs/QueryTokenCreateRequest"};
+const schema104 = {"type":"object","required":["name","query_id"],"additionalProperties":false,"description":"Creates a governed query token for one query and parameter set, for example for an Excel workbook. Unknown fields are refused.","properties":{"name":{"type":"string","minLength":1,"maxLength":200,"description":"Label shown in lists (what the workbook is for)."},"query_id":{"type":"string","pattern":"^[A-Za-z0-9_.-]{1,128}$","description":"A governed query of the catalog."},"parameters":{"type":"object","additionalProperties":true,"description":"The query's parameters (catalog parameters_schema), fixed for the token's life; default {} (the query's defaults). Invalid ones are a 400 PLATFORM_INVALID_INPUT listing each problem."},"expires_at":{"type":"string","format":"date-time","description":"Expiry: default 90 days from now, at most one year ahead, and in the future."},"phi_mode":{"type":"string","enum":["no_phi","phi"],"default":"no_phi","description":"The PHI mode of the token's runs: no_phi by default; phi only from a phi session of an integration that may use phi (403 PLATFORM_PHI_MODE_DENIED otherwise)."}}};
+const pattern5 = new RegExp("^[A-Za-z0-9_.-]{1,128}$", "u");
 
-function validate89(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate92(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate89.evaluated;
+const evaluated0 = validate92.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6690,8 +7115,8 @@ vErrors.push(err0);
 }
 errors++;
 }
-if(data.query_ids === undefined){
-const err1 = {instancePath,schemaPath:"components#/$defs/QueryTokenCreateRequest/required",keyword:"required",params:{missingProperty: "query_ids"},message:"must have required property '"+"query_ids"+"'"};
+if(data.query_id === undefined){
+const err1 = {instancePath,schemaPath:"components#/$defs/QueryTokenCreateRequest/required",keyword:"required",params:{missingProperty: "query_id"},message:"must have required property '"+"query_id"+"'"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -6701,7 +7126,7 @@ vErrors.push(err1);
 errors++;
 }
 for(const key0 in data){
-if(!(((key0 === "name") || (key0 === "query_ids")) || (key0 === "expires_at"))){
+if(!(((((key0 === "name") || (key0 === "query_id")) || (key0 === "parameters")) || (key0 === "expires_at")) || (key0 === "phi_mode"))){
 const err2 = {instancePath,schemaPath:"components#/$defs/QueryTokenCreateRequest/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err2];
@@ -6747,11 +7172,11 @@ vErrors.push(err5);
 errors++;
 }
 }
-if(data.query_ids !== undefined){
-let data1 = data.query_ids;
-if(Array.isArray(data1)){
-if(data1.length < 1){
-const err6 = {instancePath:instancePath+"/query_ids",schemaPath:"components#/$defs/QueryTokenCreateRequest/properties/query_ids/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+if(data.query_id !== undefined){
+let data1 = data.query_id;
+if(typeof data1 === "string"){
+if(!pattern5.test(data1)){
+const err6 = {instancePath:instancePath+"/query_id",schemaPath:"components#/$defs/QueryTokenCreateRequest/properties/query_id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_.-]{1,128}$"+"\""};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -6760,10 +7185,9 @@ vErrors.push(err6);
 }
 errors++;
 }
-const len0 = data1.length;
-for(let i0=0; i0<len0; i0++){
-if(typeof data1[i0] !== "string"){
-const err7 = {instancePath:instancePath+"/query_ids/" + i0,schemaPath:"components#/$defs/QueryTokenCreateRequest/properties/query_ids/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+else {
+const err7 = {instancePath:instancePath+"/query_id",schemaPath:"components#/$defs/QueryTokenCreateRequest/properties/query_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -6773,18 +7197,12 @@ vErrors.push(err7);
 errors++;
 }
 }
-let i1 = data1.length;
-let j0;
-if(i1 > 1){
-const indices0 = {};
-for(;i1--;){
-let item0 = data1[i1];
-if(typeof item0 !== "string"){
-continue;
+if(data.parameters !== undefined){
+let data2 = data.parameters;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
 }
-if(typeof indices0[item0] == "number"){
-j0 = indices0[item0];
-const err8 = {instancePath:instancePath+"/query_ids",schemaPath:"components#/$defs/QueryTokenCreateRequest/properties/query_ids/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)"};
+else {
+const err8 = {instancePath:instancePath+"/parameters",schemaPath:"components#/$defs/QueryTokenCreateRequest/properties/parameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -6792,14 +7210,13 @@ else {
 vErrors.push(err8);
 }
 errors++;
-break;
-}
-indices0[item0] = i1;
 }
 }
-}
-else {
-const err9 = {instancePath:instancePath+"/query_ids",schemaPath:"components#/$defs/QueryTokenCreateRequest/properties/query_ids/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data.expires_at !== undefined){
+let data3 = data.expires_at;
+if(typeof data3 === "string"){
+if(!(formats0.validate(data3))){
+const err9 = {instancePath:instancePath+"/expires_at",schemaPath:"components#/$defs/QueryTokenCreateRequest/properties/expires_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -6809,11 +7226,8 @@ vErrors.push(err9);
 errors++;
 }
 }
-if(data.expires_at !== undefined){
-let data3 = data.expires_at;
-if(typeof data3 === "string"){
-if(!(formats0.validate(data3))){
-const err10 = {instancePath:instancePath+"/expires_at",schemaPath:"components#/$defs/QueryTokenCreateRequest/properties/expires_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+else {
+const err10 = {instancePath:instancePath+"/expires_at",schemaPath:"components#/$defs/QueryTokenCreateRequest/properties/expires_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -6823,8 +7237,10 @@ vErrors.push(err10);
 errors++;
 }
 }
-else {
-const err11 = {instancePath:instancePath+"/expires_at",schemaPath:"components#/$defs/QueryTokenCreateRequest/properties/expires_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.phi_mode !== undefined){
+let data4 = data.phi_mode;
+if(typeof data4 !== "string"){
+const err11 = {instancePath:instancePath+"/phi_mode",schemaPath:"components#/$defs/QueryTokenCreateRequest/properties/phi_mode/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -6833,10 +7249,8 @@ vErrors.push(err11);
 }
 errors++;
 }
-}
-}
-else {
-const err12 = {instancePath,schemaPath:"components#/$defs/QueryTokenCreateRequest/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(!((data4 === "no_phi") || (data4 === "phi"))){
+const err12 = {instancePath:instancePath+"/phi_mode",schemaPath:"components#/$defs/QueryTokenCreateRequest/properties/phi_mode/enum",keyword:"enum",params:{allowedValues: schema104.properties.phi_mode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -6845,20 +7259,32 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate89.errors = vErrors;
+}
+}
+else {
+const err13 = {instancePath,schemaPath:"components#/$defs/QueryTokenCreateRequest/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+validate92.errors = vErrors;
 return errors === 0;
 }
-validate89.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate92.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const createQueryTokenStatus200 = validate90;
-const schema104 = {"$ref":"components#/$defs/QueryTokenCreatedResponse"};
-const schema105 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/QueryTokenCreated"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
-const schema106 = {"allOf":[{"$ref":"components#/$defs/QueryToken"},{"type":"object","required":["token"],"properties":{"token":{"type":"string","description":"The secret. Shown only in this response."}}}]};
+export const createQueryTokenStatus200 = validate93;
+const schema105 = {"$ref":"components#/$defs/QueryTokenCreatedResponse"};
+const schema106 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/QueryTokenCreated"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+const schema107 = {"allOf":[{"$ref":"components#/$defs/QueryToken"},{"type":"object","required":["token"],"properties":{"token":{"type":"string","description":"The secret (qt_ and 43 base64url characters: 32 random bytes). Shown only in this response; the service keeps only its SHA-256 hash. Send it as `Authorization: Bearer qt_…` to POST /api/v1/ext/queries/{query_id}/run."}}}]};
 
-function validate92(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate95(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate92.evaluated;
+const evaluated0 = validate95.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6896,8 +7322,8 @@ vErrors.push(err2);
 }
 errors++;
 }
-if(data.query_ids === undefined){
-const err3 = {instancePath,schemaPath:"components#/$defs/QueryToken/required",keyword:"required",params:{missingProperty: "query_ids"},message:"must have required property '"+"query_ids"+"'"};
+if(data.query_id === undefined){
+const err3 = {instancePath,schemaPath:"components#/$defs/QueryToken/required",keyword:"required",params:{missingProperty: "query_id"},message:"must have required property '"+"query_id"+"'"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -6906,8 +7332,8 @@ vErrors.push(err3);
 }
 errors++;
 }
-if(data.token_hint === undefined){
-const err4 = {instancePath,schemaPath:"components#/$defs/QueryToken/required",keyword:"required",params:{missingProperty: "token_hint"},message:"must have required property '"+"token_hint"+"'"};
+if(data.parameters === undefined){
+const err4 = {instancePath,schemaPath:"components#/$defs/QueryToken/required",keyword:"required",params:{missingProperty: "parameters"},message:"must have required property '"+"parameters"+"'"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -6916,8 +7342,8 @@ vErrors.push(err4);
 }
 errors++;
 }
-if(data.created_at === undefined){
-const err5 = {instancePath,schemaPath:"components#/$defs/QueryToken/required",keyword:"required",params:{missingProperty: "created_at"},message:"must have required property '"+"created_at"+"'"};
+if(data.phi_mode === undefined){
+const err5 = {instancePath,schemaPath:"components#/$defs/QueryToken/required",keyword:"required",params:{missingProperty: "phi_mode"},message:"must have required property '"+"phi_mode"+"'"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -6926,8 +7352,8 @@ vErrors.push(err5);
 }
 errors++;
 }
-if(data.expires_at === undefined){
-const err6 = {instancePath,schemaPath:"components#/$defs/QueryToken/required",keyword:"required",params:{missingProperty: "expires_at"},message:"must have required property '"+"expires_at"+"'"};
+if(data.token_hint === undefined){
+const err6 = {instancePath,schemaPath:"components#/$defs/QueryToken/required",keyword:"required",params:{missingProperty: "token_hint"},message:"must have required property '"+"token_hint"+"'"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -6936,8 +7362,8 @@ vErrors.push(err6);
 }
 errors++;
 }
-if(data.revoked_at === undefined){
-const err7 = {instancePath,schemaPath:"components#/$defs/QueryToken/required",keyword:"required",params:{missingProperty: "revoked_at"},message:"must have required property '"+"revoked_at"+"'"};
+if(data.created_at === undefined){
+const err7 = {instancePath,schemaPath:"components#/$defs/QueryToken/required",keyword:"required",params:{missingProperty: "created_at"},message:"must have required property '"+"created_at"+"'"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -6946,8 +7372,8 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(data.last_used_at === undefined){
-const err8 = {instancePath,schemaPath:"components#/$defs/QueryToken/required",keyword:"required",params:{missingProperty: "last_used_at"},message:"must have required property '"+"last_used_at"+"'"};
+if(data.expires_at === undefined){
+const err8 = {instancePath,schemaPath:"components#/$defs/QueryToken/required",keyword:"required",params:{missingProperty: "expires_at"},message:"must have required property '"+"expires_at"+"'"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -6956,9 +7382,8 @@ vErrors.push(err8);
 }
 errors++;
 }
-if(data.id !== undefined){
-if(typeof data.id !== "string"){
-const err9 = {instancePath:instancePath+"/id",schemaPath:"components#/$defs/QueryToken/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.revoked_at === undefined){
+const err9 = {instancePath,schemaPath:"components#/$defs/QueryToken/required",keyword:"required",params:{missingProperty: "revoked_at"},message:"must have required property '"+"revoked_at"+"'"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -6967,10 +7392,8 @@ vErrors.push(err9);
 }
 errors++;
 }
-}
-if(data.name !== undefined){
-if(typeof data.name !== "string"){
-const err10 = {instancePath:instancePath+"/name",schemaPath:"components#/$defs/QueryToken/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.last_used_at === undefined){
+const err10 = {instancePath,schemaPath:"components#/$defs/QueryToken/required",keyword:"required",params:{missingProperty: "last_used_at"},message:"must have required property '"+"last_used_at"+"'"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -6979,11 +7402,9 @@ vErrors.push(err10);
 }
 errors++;
 }
-}
-if(data.status !== undefined){
-let data2 = data.status;
-if(typeof data2 !== "string"){
-const err11 = {instancePath:instancePath+"/status",schemaPath:"components#/$defs/QueryToken/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.id !== undefined){
+if(typeof data.id !== "string"){
+const err11 = {instancePath:instancePath+"/id",schemaPath:"components#/$defs/QueryToken/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -6992,8 +7413,10 @@ vErrors.push(err11);
 }
 errors++;
 }
-if(!(((data2 === "active") || (data2 === "revoked")) || (data2 === "expired"))){
-const err12 = {instancePath:instancePath+"/status",schemaPath:"components#/$defs/QueryToken/properties/status/enum",keyword:"enum",params:{allowedValues: schema98.properties.status.enum},message:"must be equal to one of the allowed values"};
+}
+if(data.name !== undefined){
+if(typeof data.name !== "string"){
+const err12 = {instancePath:instancePath+"/name",schemaPath:"components#/$defs/QueryToken/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -7003,13 +7426,10 @@ vErrors.push(err12);
 errors++;
 }
 }
-if(data.query_ids !== undefined){
-let data3 = data.query_ids;
-if(Array.isArray(data3)){
-const len0 = data3.length;
-for(let i0=0; i0<len0; i0++){
-if(typeof data3[i0] !== "string"){
-const err13 = {instancePath:instancePath+"/query_ids/" + i0,schemaPath:"components#/$defs/QueryToken/properties/query_ids/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.status !== undefined){
+let data2 = data.status;
+if(typeof data2 !== "string"){
+const err13 = {instancePath:instancePath+"/status",schemaPath:"components#/$defs/QueryToken/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -7018,10 +7438,8 @@ vErrors.push(err13);
 }
 errors++;
 }
-}
-}
-else {
-const err14 = {instancePath:instancePath+"/query_ids",schemaPath:"components#/$defs/QueryToken/properties/query_ids/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(!(((data2 === "active") || (data2 === "revoked")) || (data2 === "expired"))){
+const err14 = {instancePath:instancePath+"/status",schemaPath:"components#/$defs/QueryToken/properties/status/enum",keyword:"enum",params:{allowedValues: schema99.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -7031,9 +7449,9 @@ vErrors.push(err14);
 errors++;
 }
 }
-if(data.token_hint !== undefined){
-if(typeof data.token_hint !== "string"){
-const err15 = {instancePath:instancePath+"/token_hint",schemaPath:"components#/$defs/QueryToken/properties/token_hint/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.query_id !== undefined){
+if(typeof data.query_id !== "string"){
+const err15 = {instancePath:instancePath+"/query_id",schemaPath:"components#/$defs/QueryToken/properties/query_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -7043,11 +7461,12 @@ vErrors.push(err15);
 errors++;
 }
 }
-if(data.created_at !== undefined){
-let data6 = data.created_at;
-if(typeof data6 === "string"){
-if(!(formats0.validate(data6))){
-const err16 = {instancePath:instancePath+"/created_at",schemaPath:"components#/$defs/QueryToken/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(data.parameters !== undefined){
+let data4 = data.parameters;
+if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
+}
+else {
+const err16 = {instancePath:instancePath+"/parameters",schemaPath:"components#/$defs/QueryToken/properties/parameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -7057,8 +7476,10 @@ vErrors.push(err16);
 errors++;
 }
 }
-else {
-const err17 = {instancePath:instancePath+"/created_at",schemaPath:"components#/$defs/QueryToken/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.phi_mode !== undefined){
+let data5 = data.phi_mode;
+if(typeof data5 !== "string"){
+const err17 = {instancePath:instancePath+"/phi_mode",schemaPath:"components#/$defs/QueryToken/properties/phi_mode/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -7067,11 +7488,8 @@ vErrors.push(err17);
 }
 errors++;
 }
-}
-if(data.expires_at !== undefined){
-let data7 = data.expires_at;
-if((typeof data7 !== "string") && (data7 !== null)){
-const err18 = {instancePath:instancePath+"/expires_at",schemaPath:"components#/$defs/QueryToken/properties/expires_at/type",keyword:"type",params:{type: schema98.properties.expires_at.type},message:"must be string,null"};
+if(!((data5 === "no_phi") || (data5 === "phi"))){
+const err18 = {instancePath:instancePath+"/phi_mode",schemaPath:"components#/$defs/QueryToken/properties/phi_mode/enum",keyword:"enum",params:{allowedValues: schema99.properties.phi_mode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -7080,9 +7498,10 @@ vErrors.push(err18);
 }
 errors++;
 }
-if(typeof data7 === "string"){
-if(!(formats0.validate(data7))){
-const err19 = {instancePath:instancePath+"/expires_at",schemaPath:"components#/$defs/QueryToken/properties/expires_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+}
+if(data.token_hint !== undefined){
+if(typeof data.token_hint !== "string"){
+const err19 = {instancePath:instancePath+"/token_hint",schemaPath:"components#/$defs/QueryToken/properties/token_hint/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -7092,11 +7511,11 @@ vErrors.push(err19);
 errors++;
 }
 }
-}
-if(data.revoked_at !== undefined){
-let data8 = data.revoked_at;
-if((typeof data8 !== "string") && (data8 !== null)){
-const err20 = {instancePath:instancePath+"/revoked_at",schemaPath:"components#/$defs/QueryToken/properties/revoked_at/type",keyword:"type",params:{type: schema98.properties.revoked_at.type},message:"must be string,null"};
+if(data.created_at !== undefined){
+let data7 = data.created_at;
+if(typeof data7 === "string"){
+if(!(formats0.validate(data7))){
+const err20 = {instancePath:instancePath+"/created_at",schemaPath:"components#/$defs/QueryToken/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -7105,9 +7524,9 @@ vErrors.push(err20);
 }
 errors++;
 }
-if(typeof data8 === "string"){
-if(!(formats0.validate(data8))){
-const err21 = {instancePath:instancePath+"/revoked_at",schemaPath:"components#/$defs/QueryToken/properties/revoked_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+}
+else {
+const err21 = {instancePath:instancePath+"/created_at",schemaPath:"components#/$defs/QueryToken/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -7117,11 +7536,11 @@ vErrors.push(err21);
 errors++;
 }
 }
-}
-if(data.last_used_at !== undefined){
-let data9 = data.last_used_at;
-if((typeof data9 !== "string") && (data9 !== null)){
-const err22 = {instancePath:instancePath+"/last_used_at",schemaPath:"components#/$defs/QueryToken/properties/last_used_at/type",keyword:"type",params:{type: schema98.properties.last_used_at.type},message:"must be string,null"};
+if(data.expires_at !== undefined){
+let data8 = data.expires_at;
+if(typeof data8 === "string"){
+if(!(formats0.validate(data8))){
+const err22 = {instancePath:instancePath+"/expires_at",schemaPath:"components#/$defs/QueryToken/properties/expires_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -7130,9 +7549,9 @@ vErrors.push(err22);
 }
 errors++;
 }
-if(typeof data9 === "string"){
-if(!(formats0.validate(data9))){
-const err23 = {instancePath:instancePath+"/last_used_at",schemaPath:"components#/$defs/QueryToken/properties/last_used_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+}
+else {
+const err23 = {instancePath:instancePath+"/expires_at",schemaPath:"components#/$defs/QueryToken/properties/expires_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -7142,10 +7561,10 @@ vErrors.push(err23);
 errors++;
 }
 }
-}
-}
-else {
-const err24 = {instancePath,schemaPath:"components#/$defs/QueryToken/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.revoked_at !== undefined){
+let data9 = data.revoked_at;
+if((typeof data9 !== "string") && (data9 !== null)){
+const err24 = {instancePath:instancePath+"/revoked_at",schemaPath:"components#/$defs/QueryToken/properties/revoked_at/type",keyword:"type",params:{type: schema99.properties.revoked_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -7154,9 +7573,9 @@ vErrors.push(err24);
 }
 errors++;
 }
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.token === undefined){
-const err25 = {instancePath,schemaPath:"#/allOf/1/required",keyword:"required",params:{missingProperty: "token"},message:"must have required property '"+"token"+"'"};
+if(typeof data9 === "string"){
+if(!(formats0.validate(data9))){
+const err25 = {instancePath:instancePath+"/revoked_at",schemaPath:"components#/$defs/QueryToken/properties/revoked_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -7165,9 +7584,12 @@ vErrors.push(err25);
 }
 errors++;
 }
-if(data.token !== undefined){
-if(typeof data.token !== "string"){
-const err26 = {instancePath:instancePath+"/token",schemaPath:"#/allOf/1/properties/token/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+}
+if(data.last_used_at !== undefined){
+let data10 = data.last_used_at;
+if((typeof data10 !== "string") && (data10 !== null)){
+const err26 = {instancePath:instancePath+"/last_used_at",schemaPath:"components#/$defs/QueryToken/properties/last_used_at/type",keyword:"type",params:{type: schema99.properties.last_used_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -7176,10 +7598,9 @@ vErrors.push(err26);
 }
 errors++;
 }
-}
-}
-else {
-const err27 = {instancePath,schemaPath:"#/allOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(typeof data10 === "string"){
+if(!(formats0.validate(data10))){
+const err27 = {instancePath:instancePath+"/last_used_at",schemaPath:"components#/$defs/QueryToken/properties/last_used_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -7188,16 +7609,63 @@ vErrors.push(err27);
 }
 errors++;
 }
-validate92.errors = vErrors;
+}
+}
+}
+else {
+const err28 = {instancePath,schemaPath:"components#/$defs/QueryToken/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.token === undefined){
+const err29 = {instancePath,schemaPath:"#/allOf/1/required",keyword:"required",params:{missingProperty: "token"},message:"must have required property '"+"token"+"'"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+if(data.token !== undefined){
+if(typeof data.token !== "string"){
+const err30 = {instancePath:instancePath+"/token",schemaPath:"#/allOf/1/properties/token/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+}
+else {
+const err31 = {instancePath,schemaPath:"#/allOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+validate95.errors = vErrors;
 return errors === 0;
 }
-validate92.evaluated = {"props":{"token":true,"id":true,"name":true,"status":true,"query_ids":true,"token_hint":true,"created_at":true,"expires_at":true,"revoked_at":true,"last_used_at":true},"dynamicProps":false,"dynamicItems":false};
+validate95.evaluated = {"props":{"token":true,"id":true,"name":true,"status":true,"query_id":true,"parameters":true,"phi_mode":true,"token_hint":true,"created_at":true,"expires_at":true,"revoked_at":true,"last_used_at":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate91(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate94(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate91.evaluated;
+const evaluated0 = validate94.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7216,8 +7684,8 @@ vErrors.push(err0);
 errors++;
 }
 if(data.data !== undefined){
-if(!(validate92(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate92.errors : vErrors.concat(validate92.errors);
+if(!(validate95(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate95.errors : vErrors.concat(validate95.errors);
 errors = vErrors.length;
 }
 }
@@ -7266,39 +7734,39 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate91.errors = vErrors;
+validate94.errors = vErrors;
 return errors === 0;
 }
-validate91.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate94.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate90(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate93(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate90.evaluated;
+const evaluated0 = validate93.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate91(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate91.errors : vErrors.concat(validate91.errors);
+if(!(validate94(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate94.errors : vErrors.concat(validate94.errors);
 errors = vErrors.length;
 }
-validate90.errors = vErrors;
+validate93.errors = vErrors;
 return errors === 0;
 }
-validate90.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate93.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const revokeQueryTokenStatus200 = validate96;
-const schema109 = {"$ref":"components#/$defs/QueryTokenResponse"};
-const schema110 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/QueryToken"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+export const revokeQueryTokenStatus200 = validate99;
+const schema110 = {"$ref":"components#/$defs/QueryTokenResponse"};
+const schema111 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/QueryToken"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
 
-function validate97(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate100(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate97.evaluated;
+const evaluated0 = validate100.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7349,8 +7817,8 @@ vErrors.push(err3);
 }
 errors++;
 }
-if(data0.query_ids === undefined){
-const err4 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/QueryToken/required",keyword:"required",params:{missingProperty: "query_ids"},message:"must have required property '"+"query_ids"+"'"};
+if(data0.query_id === undefined){
+const err4 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/QueryToken/required",keyword:"required",params:{missingProperty: "query_id"},message:"must have required property '"+"query_id"+"'"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -7359,8 +7827,8 @@ vErrors.push(err4);
 }
 errors++;
 }
-if(data0.token_hint === undefined){
-const err5 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/QueryToken/required",keyword:"required",params:{missingProperty: "token_hint"},message:"must have required property '"+"token_hint"+"'"};
+if(data0.parameters === undefined){
+const err5 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/QueryToken/required",keyword:"required",params:{missingProperty: "parameters"},message:"must have required property '"+"parameters"+"'"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -7369,8 +7837,8 @@ vErrors.push(err5);
 }
 errors++;
 }
-if(data0.created_at === undefined){
-const err6 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/QueryToken/required",keyword:"required",params:{missingProperty: "created_at"},message:"must have required property '"+"created_at"+"'"};
+if(data0.phi_mode === undefined){
+const err6 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/QueryToken/required",keyword:"required",params:{missingProperty: "phi_mode"},message:"must have required property '"+"phi_mode"+"'"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -7379,8 +7847,8 @@ vErrors.push(err6);
 }
 errors++;
 }
-if(data0.expires_at === undefined){
-const err7 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/QueryToken/required",keyword:"required",params:{missingProperty: "expires_at"},message:"must have required property '"+"expires_at"+"'"};
+if(data0.token_hint === undefined){
+const err7 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/QueryToken/required",keyword:"required",params:{missingProperty: "token_hint"},message:"must have required property '"+"token_hint"+"'"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -7389,8 +7857,8 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(data0.revoked_at === undefined){
-const err8 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/QueryToken/required",keyword:"required",params:{missingProperty: "revoked_at"},message:"must have required property '"+"revoked_at"+"'"};
+if(data0.created_at === undefined){
+const err8 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/QueryToken/required",keyword:"required",params:{missingProperty: "created_at"},message:"must have required property '"+"created_at"+"'"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -7399,8 +7867,8 @@ vErrors.push(err8);
 }
 errors++;
 }
-if(data0.last_used_at === undefined){
-const err9 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/QueryToken/required",keyword:"required",params:{missingProperty: "last_used_at"},message:"must have required property '"+"last_used_at"+"'"};
+if(data0.expires_at === undefined){
+const err9 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/QueryToken/required",keyword:"required",params:{missingProperty: "expires_at"},message:"must have required property '"+"expires_at"+"'"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -7409,9 +7877,8 @@ vErrors.push(err9);
 }
 errors++;
 }
-if(data0.id !== undefined){
-if(typeof data0.id !== "string"){
-const err10 = {instancePath:instancePath+"/data/id",schemaPath:"components#/$defs/QueryToken/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data0.revoked_at === undefined){
+const err10 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/QueryToken/required",keyword:"required",params:{missingProperty: "revoked_at"},message:"must have required property '"+"revoked_at"+"'"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -7420,10 +7887,8 @@ vErrors.push(err10);
 }
 errors++;
 }
-}
-if(data0.name !== undefined){
-if(typeof data0.name !== "string"){
-const err11 = {instancePath:instancePath+"/data/name",schemaPath:"components#/$defs/QueryToken/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data0.last_used_at === undefined){
+const err11 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/QueryToken/required",keyword:"required",params:{missingProperty: "last_used_at"},message:"must have required property '"+"last_used_at"+"'"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -7432,11 +7897,9 @@ vErrors.push(err11);
 }
 errors++;
 }
-}
-if(data0.status !== undefined){
-let data3 = data0.status;
-if(typeof data3 !== "string"){
-const err12 = {instancePath:instancePath+"/data/status",schemaPath:"components#/$defs/QueryToken/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data0.id !== undefined){
+if(typeof data0.id !== "string"){
+const err12 = {instancePath:instancePath+"/data/id",schemaPath:"components#/$defs/QueryToken/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -7445,8 +7908,10 @@ vErrors.push(err12);
 }
 errors++;
 }
-if(!(((data3 === "active") || (data3 === "revoked")) || (data3 === "expired"))){
-const err13 = {instancePath:instancePath+"/data/status",schemaPath:"components#/$defs/QueryToken/properties/status/enum",keyword:"enum",params:{allowedValues: schema98.properties.status.enum},message:"must be equal to one of the allowed values"};
+}
+if(data0.name !== undefined){
+if(typeof data0.name !== "string"){
+const err13 = {instancePath:instancePath+"/data/name",schemaPath:"components#/$defs/QueryToken/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -7456,13 +7921,10 @@ vErrors.push(err13);
 errors++;
 }
 }
-if(data0.query_ids !== undefined){
-let data4 = data0.query_ids;
-if(Array.isArray(data4)){
-const len0 = data4.length;
-for(let i0=0; i0<len0; i0++){
-if(typeof data4[i0] !== "string"){
-const err14 = {instancePath:instancePath+"/data/query_ids/" + i0,schemaPath:"components#/$defs/QueryToken/properties/query_ids/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data0.status !== undefined){
+let data3 = data0.status;
+if(typeof data3 !== "string"){
+const err14 = {instancePath:instancePath+"/data/status",schemaPath:"components#/$defs/QueryToken/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -7471,10 +7933,8 @@ vErrors.push(err14);
 }
 errors++;
 }
-}
-}
-else {
-const err15 = {instancePath:instancePath+"/data/query_ids",schemaPath:"components#/$defs/QueryToken/properties/query_ids/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(!(((data3 === "active") || (data3 === "revoked")) || (data3 === "expired"))){
+const err15 = {instancePath:instancePath+"/data/status",schemaPath:"components#/$defs/QueryToken/properties/status/enum",keyword:"enum",params:{allowedValues: schema99.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -7484,9 +7944,9 @@ vErrors.push(err15);
 errors++;
 }
 }
-if(data0.token_hint !== undefined){
-if(typeof data0.token_hint !== "string"){
-const err16 = {instancePath:instancePath+"/data/token_hint",schemaPath:"components#/$defs/QueryToken/properties/token_hint/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data0.query_id !== undefined){
+if(typeof data0.query_id !== "string"){
+const err16 = {instancePath:instancePath+"/data/query_id",schemaPath:"components#/$defs/QueryToken/properties/query_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -7496,11 +7956,12 @@ vErrors.push(err16);
 errors++;
 }
 }
-if(data0.created_at !== undefined){
-let data7 = data0.created_at;
-if(typeof data7 === "string"){
-if(!(formats0.validate(data7))){
-const err17 = {instancePath:instancePath+"/data/created_at",schemaPath:"components#/$defs/QueryToken/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(data0.parameters !== undefined){
+let data5 = data0.parameters;
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+}
+else {
+const err17 = {instancePath:instancePath+"/data/parameters",schemaPath:"components#/$defs/QueryToken/properties/parameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -7510,8 +7971,10 @@ vErrors.push(err17);
 errors++;
 }
 }
-else {
-const err18 = {instancePath:instancePath+"/data/created_at",schemaPath:"components#/$defs/QueryToken/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data0.phi_mode !== undefined){
+let data6 = data0.phi_mode;
+if(typeof data6 !== "string"){
+const err18 = {instancePath:instancePath+"/data/phi_mode",schemaPath:"components#/$defs/QueryToken/properties/phi_mode/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -7520,11 +7983,8 @@ vErrors.push(err18);
 }
 errors++;
 }
-}
-if(data0.expires_at !== undefined){
-let data8 = data0.expires_at;
-if((typeof data8 !== "string") && (data8 !== null)){
-const err19 = {instancePath:instancePath+"/data/expires_at",schemaPath:"components#/$defs/QueryToken/properties/expires_at/type",keyword:"type",params:{type: schema98.properties.expires_at.type},message:"must be string,null"};
+if(!((data6 === "no_phi") || (data6 === "phi"))){
+const err19 = {instancePath:instancePath+"/data/phi_mode",schemaPath:"components#/$defs/QueryToken/properties/phi_mode/enum",keyword:"enum",params:{allowedValues: schema99.properties.phi_mode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -7533,9 +7993,10 @@ vErrors.push(err19);
 }
 errors++;
 }
-if(typeof data8 === "string"){
-if(!(formats0.validate(data8))){
-const err20 = {instancePath:instancePath+"/data/expires_at",schemaPath:"components#/$defs/QueryToken/properties/expires_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+}
+if(data0.token_hint !== undefined){
+if(typeof data0.token_hint !== "string"){
+const err20 = {instancePath:instancePath+"/data/token_hint",schemaPath:"components#/$defs/QueryToken/properties/token_hint/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -7545,11 +8006,11 @@ vErrors.push(err20);
 errors++;
 }
 }
-}
-if(data0.revoked_at !== undefined){
-let data9 = data0.revoked_at;
-if((typeof data9 !== "string") && (data9 !== null)){
-const err21 = {instancePath:instancePath+"/data/revoked_at",schemaPath:"components#/$defs/QueryToken/properties/revoked_at/type",keyword:"type",params:{type: schema98.properties.revoked_at.type},message:"must be string,null"};
+if(data0.created_at !== undefined){
+let data8 = data0.created_at;
+if(typeof data8 === "string"){
+if(!(formats0.validate(data8))){
+const err21 = {instancePath:instancePath+"/data/created_at",schemaPath:"components#/$defs/QueryToken/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -7558,9 +8019,9 @@ vErrors.push(err21);
 }
 errors++;
 }
-if(typeof data9 === "string"){
-if(!(formats0.validate(data9))){
-const err22 = {instancePath:instancePath+"/data/revoked_at",schemaPath:"components#/$defs/QueryToken/properties/revoked_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+}
+else {
+const err22 = {instancePath:instancePath+"/data/created_at",schemaPath:"components#/$defs/QueryToken/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -7570,11 +8031,11 @@ vErrors.push(err22);
 errors++;
 }
 }
-}
-if(data0.last_used_at !== undefined){
-let data10 = data0.last_used_at;
-if((typeof data10 !== "string") && (data10 !== null)){
-const err23 = {instancePath:instancePath+"/data/last_used_at",schemaPath:"components#/$defs/QueryToken/properties/last_used_at/type",keyword:"type",params:{type: schema98.properties.last_used_at.type},message:"must be string,null"};
+if(data0.expires_at !== undefined){
+let data9 = data0.expires_at;
+if(typeof data9 === "string"){
+if(!(formats0.validate(data9))){
+const err23 = {instancePath:instancePath+"/data/expires_at",schemaPath:"components#/$defs/QueryToken/properties/expires_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -7583,9 +8044,9 @@ vErrors.push(err23);
 }
 errors++;
 }
-if(typeof data10 === "string"){
-if(!(formats0.validate(data10))){
-const err24 = {instancePath:instancePath+"/data/last_used_at",schemaPath:"components#/$defs/QueryToken/properties/last_used_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+}
+else {
+const err24 = {instancePath:instancePath+"/data/expires_at",schemaPath:"components#/$defs/QueryToken/properties/expires_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -7595,15 +8056,64 @@ vErrors.push(err24);
 errors++;
 }
 }
-}
-}
-else {
-const err25 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/QueryToken/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data0.revoked_at !== undefined){
+let data10 = data0.revoked_at;
+if((typeof data10 !== "string") && (data10 !== null)){
+const err25 = {instancePath:instancePath+"/data/revoked_at",schemaPath:"components#/$defs/QueryToken/properties/revoked_at/type",keyword:"type",params:{type: schema99.properties.revoked_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
 else {
 vErrors.push(err25);
+}
+errors++;
+}
+if(typeof data10 === "string"){
+if(!(formats0.validate(data10))){
+const err26 = {instancePath:instancePath+"/data/revoked_at",schemaPath:"components#/$defs/QueryToken/properties/revoked_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+}
+if(data0.last_used_at !== undefined){
+let data11 = data0.last_used_at;
+if((typeof data11 !== "string") && (data11 !== null)){
+const err27 = {instancePath:instancePath+"/data/last_used_at",schemaPath:"components#/$defs/QueryToken/properties/last_used_at/type",keyword:"type",params:{type: schema99.properties.last_used_at.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+if(typeof data11 === "string"){
+if(!(formats0.validate(data11))){
+const err28 = {instancePath:instancePath+"/data/last_used_at",schemaPath:"components#/$defs/QueryToken/properties/last_used_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err29 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/QueryToken/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
 }
 errors++;
 }
@@ -7615,81 +8125,81 @@ errors = vErrors.length;
 }
 }
 if(data.warnings !== undefined){
-let data12 = data.warnings;
-if(Array.isArray(data12)){
-const len1 = data12.length;
-for(let i1=0; i1<len1; i1++){
-if(typeof data12[i1] !== "string"){
-const err26 = {instancePath:instancePath+"/warnings/" + i1,schemaPath:"components#/$defs/Warnings/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+let data13 = data.warnings;
+if(Array.isArray(data13)){
+const len0 = data13.length;
+for(let i0=0; i0<len0; i0++){
+if(typeof data13[i0] !== "string"){
+const err30 = {instancePath:instancePath+"/warnings/" + i0,schemaPath:"components#/$defs/Warnings/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err26];
+vErrors = [err30];
 }
 else {
-vErrors.push(err26);
+vErrors.push(err30);
 }
 errors++;
 }
 }
 }
 else {
-const err27 = {instancePath:instancePath+"/warnings",schemaPath:"components#/$defs/Warnings/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err31 = {instancePath:instancePath+"/warnings",schemaPath:"components#/$defs/Warnings/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
-vErrors = [err27];
+vErrors = [err31];
 }
 else {
-vErrors.push(err27);
+vErrors.push(err31);
 }
 errors++;
 }
 }
 }
 else {
-const err28 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err32 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err28];
+vErrors = [err32];
 }
 else {
-vErrors.push(err28);
+vErrors.push(err32);
 }
 errors++;
 }
-validate97.errors = vErrors;
+validate100.errors = vErrors;
 return errors === 0;
 }
-validate97.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate100.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate96(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate99(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate96.evaluated;
+const evaluated0 = validate99.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate97(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate97.errors : vErrors.concat(validate97.errors);
+if(!(validate100(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate100.errors : vErrors.concat(validate100.errors);
 errors = vErrors.length;
 }
-validate96.errors = vErrors;
+validate99.errors = vErrors;
 return errors === 0;
 }
-validate96.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate99.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listPatientsStatus200 = validate100;
-const schema113 = {"$ref":"components#/$defs/PatientListResponse"};
-const schema114 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/PatientSummary"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/ListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
-const schema115 = {"type":"object","required":["id","first_name","last_name","display_name","dob","status","service_line","office_id","current_episode","created_at","updated_at"],"properties":{"id":{"type":"string","description":"Patient id, or a stable surrogate handle (PT-…) in a no_phi session.","x-svc-phi":"handle"},"mrn":{"type":["string","null"],"description":"Agency medical record number; null in no_phi sessions.","x-svc-phi":"withheld"},"first_name":{"type":["string","null"],"description":"First name; null in no_phi sessions.","x-svc-phi":"withheld"},"middle_name":{"type":["string","null"],"description":"Middle name; null in no_phi sessions.","x-svc-phi":"withheld"},"last_name":{"type":["string","null"],"description":"Last name; null in no_phi sessions.","x-svc-phi":"withheld"},"suffix":{"type":["string","null"],"description":"Suffix; null in no_phi sessions.","x-svc-phi":"withheld"},"display_name":{"type":["string","null"],"description":"Full display name; null in no_phi sessions.","x-svc-v1-name":"full_name","x-svc-phi":"withheld"},"dob":{"type":["string","null"],"format":"date","description":"Date of birth; null in no_phi sessions.","x-svc-phi":"withheld"},"birth_year":{"type":["integer","null"],"description":"Year of birth; null in no_phi sessions, which read `age` instead (serving both would reveal the birthday to a client that reads them daily).","x-svc-since":"2","x-svc-phi":"withheld"},"age":{"type":["string","null"],"pattern":"^([0-9]{1,2}|90\\+)$","description":"Age in whole years, or \"90+\" (Safe Harbor) at 90 or more. In no_phi sessions it is the current year minus the birth year, so it changes on January 1, never on the birthday.","x-svc-phi":{"reduce":"age","from":"dob"}},"gender":{"type":["string","null"],"enum":["female","male","unknown",null],"description":"Administrative gender."},"status":{"type":"string","enum":["referred","pending_admission","active","on_hold","discharged","deceased","non_admit"],"description":"Chart status."},"service_line":{"type":"string","enum":["home_health","hospice","private_duty"],"description":"Business line."},"office_id":{"type":["string","null"],"description":"Office that serves the patient.","x-svc-phi":"kept"},"current_episode":{"oneOf":[{"$ref":"components#/$defs/Episode"},{"type":"null"}],"description":"Active episode, if any."},"created_at":{"type":"string","format":"date-time","description":"Chart opened (year only in no_phi sessions).","x-svc-phi":"year"},"updated_at":{"type":"string","format":"date-time","description":"Last change to the chart: its own fields, its coverages (their payor's name included) or its episodes (year only in no_phi sessions).","x-svc-phi":"year"}},"description":"External patient summary profile (route 8)."};
-const schema116 = {"type":"object","required":["id","type","status","start_date","end_date"],"properties":{"id":{"type":"string","description":"Episode id.","x-svc-phi":"kept"},"type":{"type":"string","enum":["home_health_period","hospice_benefit_period","private_duty_authorization"],"description":"Kind of episode by service line."},"status":{"type":"string","enum":["planned","active","closed"],"description":"Episode state."},"start_date":{"type":"string","format":"date","description":"First day (year only in no_phi sessions).","x-svc-phi":"year"},"end_date":{"type":["string","null"],"format":"date","description":"Last day (year only in no_phi sessions).","x-svc-phi":"year"}}};
-const formats34 = require("ajv-formats/dist/formats").fullFormats.date;
-const pattern5 = new RegExp("^([0-9]{1,2}|90\\+)$", "u");
+export const listPatientsStatus200 = validate103;
+const schema114 = {"$ref":"components#/$defs/PatientListResponse"};
+const schema115 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/PatientSummary"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/ListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
+const schema116 = {"type":"object","required":["id","first_name","last_name","display_name","dob","status","service_line","office_id","current_episode","created_at","updated_at"],"properties":{"id":{"type":"string","description":"Patient id, or a stable surrogate handle (PT-…) in a no_phi session.","x-svc-phi":"handle"},"mrn":{"type":["string","null"],"description":"Agency medical record number; null in no_phi sessions.","x-svc-phi":"withheld"},"first_name":{"type":["string","null"],"description":"First name; null in no_phi sessions.","x-svc-phi":"withheld"},"middle_name":{"type":["string","null"],"description":"Middle name; null in no_phi sessions.","x-svc-phi":"withheld"},"last_name":{"type":["string","null"],"description":"Last name; null in no_phi sessions.","x-svc-phi":"withheld"},"suffix":{"type":["string","null"],"description":"Suffix; null in no_phi sessions.","x-svc-phi":"withheld"},"display_name":{"type":["string","null"],"description":"Full display name; null in no_phi sessions.","x-svc-v1-name":"full_name","x-svc-phi":"withheld"},"dob":{"type":["string","null"],"format":"date","description":"Date of birth; null in no_phi sessions.","x-svc-phi":"withheld"},"birth_year":{"type":["integer","null"],"description":"Year of birth; null in no_phi sessions, which read `age` instead (serving both would reveal the birthday to a client that reads them daily).","x-svc-since":"2","x-svc-phi":"withheld"},"age":{"type":["string","null"],"pattern":"^([0-9]{1,2}|90\\+)$","description":"Age in whole years, or \"90+\" (Safe Harbor) at 90 or more. In no_phi sessions it is the current year minus the birth year, so it changes on January 1, never on the birthday.","x-svc-phi":{"reduce":"age","from":"dob"}},"gender":{"type":["string","null"],"enum":["female","male","unknown",null],"description":"Administrative gender."},"status":{"type":"string","enum":["referred","pending_admission","active","on_hold","discharged","deceased","non_admit"],"description":"Chart status."},"service_line":{"type":"string","enum":["home_health","hospice","private_duty"],"description":"Business line."},"office_id":{"type":["string","null"],"description":"Office that serves the patient.","x-svc-phi":"kept"},"current_episode":{"oneOf":[{"$ref":"components#/$defs/Episode"},{"type":"null"}],"description":"Active episode, if any."},"created_at":{"type":"string","format":"date-time","description":"Chart opened (year only in no_phi sessions).","x-svc-phi":"year"},"updated_at":{"type":"string","format":"date-time","description":"Last change to the chart: its own fields, its coverages (their payor's name included) or its episodes (year only in no_phi sessions).","x-svc-phi":"year"}},"description":"External patient summary profile (route 8)."};
+const schema117 = {"type":"object","required":["id","type","status","start_date","end_date"],"properties":{"id":{"type":"string","description":"Episode id.","x-svc-phi":"kept"},"type":{"type":"string","enum":["home_health_period","hospice_benefit_period","private_duty_authorization"],"description":"Kind of episode by service line."},"status":{"type":"string","enum":["planned","active","closed"],"description":"Episode state."},"start_date":{"type":"string","format":"date","description":"First day (year only in no_phi sessions).","x-svc-phi":"year"},"end_date":{"type":["string","null"],"format":"date","description":"Last day (year only in no_phi sessions).","x-svc-phi":"year"}}};
+const formats36 = require("ajv-formats/dist/formats").fullFormats.date;
+const pattern6 = new RegExp("^([0-9]{1,2}|90\\+)$", "u");
 
-function validate102(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate105(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate102.evaluated;
+const evaluated0 = validate105.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7822,7 +8332,7 @@ errors++;
 if(data.mrn !== undefined){
 let data1 = data.mrn;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err12 = {instancePath:instancePath+"/mrn",schemaPath:"#/properties/mrn/type",keyword:"type",params:{type: schema115.properties.mrn.type},message:"must be string,null"};
+const err12 = {instancePath:instancePath+"/mrn",schemaPath:"#/properties/mrn/type",keyword:"type",params:{type: schema116.properties.mrn.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -7835,7 +8345,7 @@ errors++;
 if(data.first_name !== undefined){
 let data2 = data.first_name;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err13 = {instancePath:instancePath+"/first_name",schemaPath:"#/properties/first_name/type",keyword:"type",params:{type: schema115.properties.first_name.type},message:"must be string,null"};
+const err13 = {instancePath:instancePath+"/first_name",schemaPath:"#/properties/first_name/type",keyword:"type",params:{type: schema116.properties.first_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -7848,7 +8358,7 @@ errors++;
 if(data.middle_name !== undefined){
 let data3 = data.middle_name;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err14 = {instancePath:instancePath+"/middle_name",schemaPath:"#/properties/middle_name/type",keyword:"type",params:{type: schema115.properties.middle_name.type},message:"must be string,null"};
+const err14 = {instancePath:instancePath+"/middle_name",schemaPath:"#/properties/middle_name/type",keyword:"type",params:{type: schema116.properties.middle_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -7861,7 +8371,7 @@ errors++;
 if(data.last_name !== undefined){
 let data4 = data.last_name;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err15 = {instancePath:instancePath+"/last_name",schemaPath:"#/properties/last_name/type",keyword:"type",params:{type: schema115.properties.last_name.type},message:"must be string,null"};
+const err15 = {instancePath:instancePath+"/last_name",schemaPath:"#/properties/last_name/type",keyword:"type",params:{type: schema116.properties.last_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -7874,7 +8384,7 @@ errors++;
 if(data.suffix !== undefined){
 let data5 = data.suffix;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err16 = {instancePath:instancePath+"/suffix",schemaPath:"#/properties/suffix/type",keyword:"type",params:{type: schema115.properties.suffix.type},message:"must be string,null"};
+const err16 = {instancePath:instancePath+"/suffix",schemaPath:"#/properties/suffix/type",keyword:"type",params:{type: schema116.properties.suffix.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -7887,7 +8397,7 @@ errors++;
 if(data.display_name !== undefined){
 let data6 = data.display_name;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err17 = {instancePath:instancePath+"/display_name",schemaPath:"#/properties/display_name/type",keyword:"type",params:{type: schema115.properties.display_name.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/display_name",schemaPath:"#/properties/display_name/type",keyword:"type",params:{type: schema116.properties.display_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -7900,7 +8410,7 @@ errors++;
 if(data.dob !== undefined){
 let data7 = data.dob;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err18 = {instancePath:instancePath+"/dob",schemaPath:"#/properties/dob/type",keyword:"type",params:{type: schema115.properties.dob.type},message:"must be string,null"};
+const err18 = {instancePath:instancePath+"/dob",schemaPath:"#/properties/dob/type",keyword:"type",params:{type: schema116.properties.dob.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -7910,7 +8420,7 @@ vErrors.push(err18);
 errors++;
 }
 if(typeof data7 === "string"){
-if(!(formats34.validate(data7))){
+if(!(formats36.validate(data7))){
 const err19 = {instancePath:instancePath+"/dob",schemaPath:"#/properties/dob/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
 if(vErrors === null){
 vErrors = [err19];
@@ -7925,7 +8435,7 @@ errors++;
 if(data.birth_year !== undefined){
 let data8 = data.birth_year;
 if((!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))) && (data8 !== null)){
-const err20 = {instancePath:instancePath+"/birth_year",schemaPath:"#/properties/birth_year/type",keyword:"type",params:{type: schema115.properties.birth_year.type},message:"must be integer,null"};
+const err20 = {instancePath:instancePath+"/birth_year",schemaPath:"#/properties/birth_year/type",keyword:"type",params:{type: schema116.properties.birth_year.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -7938,7 +8448,7 @@ errors++;
 if(data.age !== undefined){
 let data9 = data.age;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err21 = {instancePath:instancePath+"/age",schemaPath:"#/properties/age/type",keyword:"type",params:{type: schema115.properties.age.type},message:"must be string,null"};
+const err21 = {instancePath:instancePath+"/age",schemaPath:"#/properties/age/type",keyword:"type",params:{type: schema116.properties.age.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -7948,7 +8458,7 @@ vErrors.push(err21);
 errors++;
 }
 if(typeof data9 === "string"){
-if(!pattern5.test(data9)){
+if(!pattern6.test(data9)){
 const err22 = {instancePath:instancePath+"/age",schemaPath:"#/properties/age/pattern",keyword:"pattern",params:{pattern: "^([0-9]{1,2}|90\\+)$"},message:"must match pattern \""+"^([0-9]{1,2}|90\\+)$"+"\""};
 if(vErrors === null){
 vErrors = [err22];
@@ -7963,7 +8473,7 @@ errors++;
 if(data.gender !== undefined){
 let data10 = data.gender;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err23 = {instancePath:instancePath+"/gender",schemaPath:"#/properties/gender/type",keyword:"type",params:{type: schema115.properties.gender.type},message:"must be string,null"};
+const err23 = {instancePath:instancePath+"/gender",schemaPath:"#/properties/gender/type",keyword:"type",params:{type: schema116.properties.gender.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -7973,7 +8483,7 @@ vErrors.push(err23);
 errors++;
 }
 if(!((((data10 === "female") || (data10 === "male")) || (data10 === "unknown")) || (data10 === null))){
-const err24 = {instancePath:instancePath+"/gender",schemaPath:"#/properties/gender/enum",keyword:"enum",params:{allowedValues: schema115.properties.gender.enum},message:"must be equal to one of the allowed values"};
+const err24 = {instancePath:instancePath+"/gender",schemaPath:"#/properties/gender/enum",keyword:"enum",params:{allowedValues: schema116.properties.gender.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -7996,7 +8506,7 @@ vErrors.push(err25);
 errors++;
 }
 if(!(((((((data11 === "referred") || (data11 === "pending_admission")) || (data11 === "active")) || (data11 === "on_hold")) || (data11 === "discharged")) || (data11 === "deceased")) || (data11 === "non_admit"))){
-const err26 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema115.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err26 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema116.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -8019,7 +8529,7 @@ vErrors.push(err27);
 errors++;
 }
 if(!(((data12 === "home_health") || (data12 === "hospice")) || (data12 === "private_duty"))){
-const err28 = {instancePath:instancePath+"/service_line",schemaPath:"#/properties/service_line/enum",keyword:"enum",params:{allowedValues: schema115.properties.service_line.enum},message:"must be equal to one of the allowed values"};
+const err28 = {instancePath:instancePath+"/service_line",schemaPath:"#/properties/service_line/enum",keyword:"enum",params:{allowedValues: schema116.properties.service_line.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -8032,7 +8542,7 @@ errors++;
 if(data.office_id !== undefined){
 let data13 = data.office_id;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err29 = {instancePath:instancePath+"/office_id",schemaPath:"#/properties/office_id/type",keyword:"type",params:{type: schema115.properties.office_id.type},message:"must be string,null"};
+const err29 = {instancePath:instancePath+"/office_id",schemaPath:"#/properties/office_id/type",keyword:"type",params:{type: schema116.properties.office_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -8124,7 +8634,7 @@ vErrors.push(err36);
 errors++;
 }
 if(!(((data16 === "home_health_period") || (data16 === "hospice_benefit_period")) || (data16 === "private_duty_authorization"))){
-const err37 = {instancePath:instancePath+"/current_episode/type",schemaPath:"components#/$defs/Episode/properties/type/enum",keyword:"enum",params:{allowedValues: schema116.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err37 = {instancePath:instancePath+"/current_episode/type",schemaPath:"components#/$defs/Episode/properties/type/enum",keyword:"enum",params:{allowedValues: schema117.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -8147,7 +8657,7 @@ vErrors.push(err38);
 errors++;
 }
 if(!(((data17 === "planned") || (data17 === "active")) || (data17 === "closed"))){
-const err39 = {instancePath:instancePath+"/current_episode/status",schemaPath:"components#/$defs/Episode/properties/status/enum",keyword:"enum",params:{allowedValues: schema116.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err39 = {instancePath:instancePath+"/current_episode/status",schemaPath:"components#/$defs/Episode/properties/status/enum",keyword:"enum",params:{allowedValues: schema117.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -8160,7 +8670,7 @@ errors++;
 if(data14.start_date !== undefined){
 let data18 = data14.start_date;
 if(typeof data18 === "string"){
-if(!(formats34.validate(data18))){
+if(!(formats36.validate(data18))){
 const err40 = {instancePath:instancePath+"/current_episode/start_date",schemaPath:"components#/$defs/Episode/properties/start_date/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
 if(vErrors === null){
 vErrors = [err40];
@@ -8185,7 +8695,7 @@ errors++;
 if(data14.end_date !== undefined){
 let data19 = data14.end_date;
 if((typeof data19 !== "string") && (data19 !== null)){
-const err42 = {instancePath:instancePath+"/current_episode/end_date",schemaPath:"components#/$defs/Episode/properties/end_date/type",keyword:"type",params:{type: schema116.properties.end_date.type},message:"must be string,null"};
+const err42 = {instancePath:instancePath+"/current_episode/end_date",schemaPath:"components#/$defs/Episode/properties/end_date/type",keyword:"type",params:{type: schema117.properties.end_date.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -8195,7 +8705,7 @@ vErrors.push(err42);
 errors++;
 }
 if(typeof data19 === "string"){
-if(!(formats34.validate(data19))){
+if(!(formats36.validate(data19))){
 const err43 = {instancePath:instancePath+"/current_episode/end_date",schemaPath:"components#/$defs/Episode/properties/end_date/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
 if(vErrors === null){
 vErrors = [err43];
@@ -8334,16 +8844,16 @@ vErrors.push(err51);
 }
 errors++;
 }
-validate102.errors = vErrors;
+validate105.errors = vErrors;
 return errors === 0;
 }
-validate102.evaluated = {"props":{"id":true,"mrn":true,"first_name":true,"middle_name":true,"last_name":true,"suffix":true,"display_name":true,"dob":true,"birth_year":true,"age":true,"gender":true,"status":true,"service_line":true,"office_id":true,"current_episode":true,"created_at":true,"updated_at":true},"dynamicProps":false,"dynamicItems":false};
+validate105.evaluated = {"props":{"id":true,"mrn":true,"first_name":true,"middle_name":true,"last_name":true,"suffix":true,"display_name":true,"dob":true,"birth_year":true,"age":true,"gender":true,"status":true,"service_line":true,"office_id":true,"current_episode":true,"created_at":true,"updated_at":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate101(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate104(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate101.evaluated;
+const evaluated0 = validate104.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8376,8 +8886,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate102(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate102.errors : vErrors.concat(validate102.errors);
+if(!(validate105(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate105.errors : vErrors.concat(validate105.errors);
 errors = vErrors.length;
 }
 }
@@ -8394,8 +8904,8 @@ errors++;
 }
 }
 if(data.meta !== undefined){
-if(!(validate85(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate85.errors : vErrors.concat(validate85.errors);
+if(!(validate88(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
 errors = vErrors.length;
 }
 }
@@ -8438,45 +8948,45 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate101.errors = vErrors;
+validate104.errors = vErrors;
 return errors === 0;
 }
-validate101.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate104.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate100(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate103(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate100.evaluated;
+const evaluated0 = validate103.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate101(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate101.errors : vErrors.concat(validate101.errors);
+if(!(validate104(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate104.errors : vErrors.concat(validate104.errors);
 errors = vErrors.length;
 }
-validate100.errors = vErrors;
+validate103.errors = vErrors;
 return errors === 0;
 }
-validate100.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate103.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const getPatientStatus200 = validate106;
-const schema118 = {"$ref":"components#/$defs/PatientResponse"};
-const schema119 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/PatientDetail"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
-const schema120 = {"type":"object","required":["id","first_name","last_name","display_name","dob","status","service_line","office_id","current_episode","created_at","updated_at","phones","address","coverages","episodes"],"properties":{"id":{"type":"string","description":"Patient id, or a stable surrogate handle (PT-…) in a no_phi session.","x-svc-phi":"handle"},"mrn":{"type":["string","null"],"description":"Agency medical record number; null in no_phi sessions.","x-svc-phi":"withheld"},"first_name":{"type":["string","null"],"description":"First name; null in no_phi sessions.","x-svc-phi":"withheld"},"middle_name":{"type":["string","null"],"description":"Middle name; null in no_phi sessions.","x-svc-phi":"withheld"},"last_name":{"type":["string","null"],"description":"Last name; null in no_phi sessions.","x-svc-phi":"withheld"},"suffix":{"type":["string","null"],"description":"Suffix; null in no_phi sessions.","x-svc-phi":"withheld"},"display_name":{"type":["string","null"],"description":"Full display name; null in no_phi sessions.","x-svc-v1-name":"full_name","x-svc-phi":"withheld"},"dob":{"type":["string","null"],"format":"date","description":"Date of birth; null in no_phi sessions.","x-svc-phi":"withheld"},"birth_year":{"type":["integer","null"],"description":"Year of birth; null in no_phi sessions, which read `age` instead (serving both would reveal the birthday to a client that reads them daily).","x-svc-since":"2","x-svc-phi":"withheld"},"age":{"type":["string","null"],"pattern":"^([0-9]{1,2}|90\\+)$","description":"Age in whole years, or \"90+\" (Safe Harbor) at 90 or more. In no_phi sessions it is the current year minus the birth year, so it changes on January 1, never on the birthday.","x-svc-phi":{"reduce":"age","from":"dob"}},"gender":{"type":["string","null"],"enum":["female","male","unknown",null],"description":"Administrative gender."},"status":{"type":"string","enum":["referred","pending_admission","active","on_hold","discharged","deceased","non_admit"],"description":"Chart status."},"service_line":{"type":"string","enum":["home_health","hospice","private_duty"],"description":"Business line."},"office_id":{"type":["string","null"],"description":"Office that serves the patient.","x-svc-phi":"kept"},"current_episode":{"oneOf":[{"$ref":"components#/$defs/Episode"},{"type":"null"}],"description":"Active episode, if any."},"created_at":{"type":"string","format":"date-time","description":"Chart opened (year only in no_phi sessions).","x-svc-phi":"year"},"updated_at":{"type":"string","format":"date-time","description":"Last change to the chart: its own fields, its coverages (their payor's name included) or its episodes (year only in no_phi sessions).","x-svc-phi":"year"},"phones":{"type":"array","items":{"$ref":"components#/$defs/Phone"},"description":"Phone numbers; empty in no_phi sessions.","x-svc-phi":"withheld"},"address":{"$ref":"components#/$defs/Address"},"coordinates":{"oneOf":[{"$ref":"components#/$defs/Coordinates"},{"type":"null"}],"description":"Geocode of the service address; null in no_phi sessions.","x-svc-since":"2","x-svc-phi":"withheld"},"coverages":{"type":"array","items":{"$ref":"components#/$defs/Coverage"},"description":"Coverage list, primary first."},"episodes":{"type":"array","items":{"$ref":"components#/$defs/Episode"},"description":"Episodes, newest first."},"primary_physician_id":{"type":["string","null"],"description":"Attending physician id.","x-svc-phi":"kept"}},"description":"Patient detail profile (route 9)."};
-const schema122 = {"type":"object","required":["number","type","preferred"],"properties":{"number":{"type":"string","description":"Phone number (the list is empty in no_phi sessions).","x-svc-phi":"withheld"},"type":{"type":"string","enum":["primary","alternate"],"description":"Which number."},"preferred":{"type":"boolean","description":"Whether the patient prefers it."}}};
-const schema123 = {"type":"object","required":[],"properties":{"line1":{"type":["string","null"],"description":"Street line; null in no_phi sessions.","x-svc-phi":"withheld"},"line2":{"type":["string","null"],"description":"Second line; null in no_phi sessions.","x-svc-phi":"withheld"},"city":{"type":["string","null"],"description":"City; null in no_phi sessions.","x-svc-phi":"withheld"},"state":{"type":["string","null"],"description":"Two-letter state (kept in no_phi sessions: Safe Harbor allows the state, and two letters are all a client can send).","x-svc-phi":"kept"},"zip_code":{"type":["string","null"],"description":"ZIP or ZIP+4. In no_phi sessions, the first three digits only (Safe Harbor), or null.","x-svc-phi":"zip3"}}};
-const schema124 = {"type":"object","required":["latitude","longitude"],"properties":{"latitude":{"type":"number","minimum":-90,"maximum":90},"longitude":{"type":"number","minimum":-180,"maximum":180}}};
-const schema125 = {"type":"object","required":["id","payor_id","plan_name","coverage_order","is_primary"],"properties":{"id":{"type":"string","description":"Coverage id.","x-svc-phi":"kept"},"payor_id":{"type":["string","null"],"description":"Payor id.","x-svc-phi":"kept"},"payor_name":{"type":["string","null"],"description":"Payor name, from the agency's payor list (kept in no_phi sessions).","x-svc-phi":"kept"},"plan_name":{"type":["string","null"],"description":"Plan name, from the platform (kept in no_phi sessions: the partition cannot set it, and a plan does not identify its member).","x-svc-phi":"kept"},"policy_number":{"type":["string","null"],"description":"Member or policy number; null in no_phi sessions.","x-svc-phi":"withheld"},"group_number":{"type":["string","null"],"description":"Group number; null in no_phi sessions.","x-svc-phi":"withheld"},"effective_date":{"type":["string","null"],"format":"date","description":"Coverage start (year only in no_phi sessions).","x-svc-phi":"year"},"termination_date":{"type":["string","null"],"format":"date","description":"Coverage end (year only in no_phi sessions).","x-svc-phi":"year"},"coverage_order":{"type":"integer","description":"0 is primary, 1 secondary, and so on.","minimum":0},"is_primary":{"type":"boolean","description":"Derived from coverage_order."},"policy_holder":{"oneOf":[{"$ref":"components#/$defs/PolicyHolder"},{"type":"null"}],"description":"Policy holder when coverage is through someone else."}}};
-const schema126 = {"type":"object","required":[],"properties":{"relationship_to_insured":{"type":["string","null"],"description":"X12 1069 code: 18 self, 01 spouse, 19 child, 20 employee, 53 life partner, G8 other, 21 unknown.","x-svc-phi":"kept"},"first_name":{"type":["string","null"],"description":"Insured first name; null in no_phi sessions.","x-svc-phi":"withheld"},"last_name":{"type":["string","null"],"description":"Insured last name; null in no_phi sessions.","x-svc-phi":"withheld"},"middle_name":{"type":["string","null"],"description":"Insured middle name; null in no_phi sessions.","x-svc-phi":"withheld"},"suffix":{"type":["string","null"],"description":"Insured suffix; null in no_phi sessions.","x-svc-phi":"withheld"},"dob":{"type":["string","null"],"format":"date","description":"Insured date of birth. In no_phi sessions January 1 of the birth year, or null when the birth year is 90 or more years before the current one (Safe Harbor; decided by the year alone, so it never changes on the birthday).","x-svc-phi":"birth_date"},"gender":{"type":["string","null"],"enum":["female","male","unknown",null],"description":"Insured gender."},"address":{"$ref":"components#/$defs/Address"}}};
+export const getPatientStatus200 = validate109;
+const schema119 = {"$ref":"components#/$defs/PatientResponse"};
+const schema120 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/PatientDetail"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+const schema121 = {"type":"object","required":["id","first_name","last_name","display_name","dob","status","service_line","office_id","current_episode","created_at","updated_at","phones","address","coverages","episodes"],"properties":{"id":{"type":"string","description":"Patient id, or a stable surrogate handle (PT-…) in a no_phi session.","x-svc-phi":"handle"},"mrn":{"type":["string","null"],"description":"Agency medical record number; null in no_phi sessions.","x-svc-phi":"withheld"},"first_name":{"type":["string","null"],"description":"First name; null in no_phi sessions.","x-svc-phi":"withheld"},"middle_name":{"type":["string","null"],"description":"Middle name; null in no_phi sessions.","x-svc-phi":"withheld"},"last_name":{"type":["string","null"],"description":"Last name; null in no_phi sessions.","x-svc-phi":"withheld"},"suffix":{"type":["string","null"],"description":"Suffix; null in no_phi sessions.","x-svc-phi":"withheld"},"display_name":{"type":["string","null"],"description":"Full display name; null in no_phi sessions.","x-svc-v1-name":"full_name","x-svc-phi":"withheld"},"dob":{"type":["string","null"],"format":"date","description":"Date of birth; null in no_phi sessions.","x-svc-phi":"withheld"},"birth_year":{"type":["integer","null"],"description":"Year of birth; null in no_phi sessions, which read `age` instead (serving both would reveal the birthday to a client that reads them daily).","x-svc-since":"2","x-svc-phi":"withheld"},"age":{"type":["string","null"],"pattern":"^([0-9]{1,2}|90\\+)$","description":"Age in whole years, or \"90+\" (Safe Harbor) at 90 or more. In no_phi sessions it is the current year minus the birth year, so it changes on January 1, never on the birthday.","x-svc-phi":{"reduce":"age","from":"dob"}},"gender":{"type":["string","null"],"enum":["female","male","unknown",null],"description":"Administrative gender."},"status":{"type":"string","enum":["referred","pending_admission","active","on_hold","discharged","deceased","non_admit"],"description":"Chart status."},"service_line":{"type":"string","enum":["home_health","hospice","private_duty"],"description":"Business line."},"office_id":{"type":["string","null"],"description":"Office that serves the patient.","x-svc-phi":"kept"},"current_episode":{"oneOf":[{"$ref":"components#/$defs/Episode"},{"type":"null"}],"description":"Active episode, if any."},"created_at":{"type":"string","format":"date-time","description":"Chart opened (year only in no_phi sessions).","x-svc-phi":"year"},"updated_at":{"type":"string","format":"date-time","description":"Last change to the chart: its own fields, its coverages (their payor's name included) or its episodes (year only in no_phi sessions).","x-svc-phi":"year"},"phones":{"type":"array","items":{"$ref":"components#/$defs/Phone"},"description":"Phone numbers; empty in no_phi sessions.","x-svc-phi":"withheld"},"address":{"$ref":"components#/$defs/Address"},"coordinates":{"oneOf":[{"$ref":"components#/$defs/Coordinates"},{"type":"null"}],"description":"Geocode of the service address; null in no_phi sessions.","x-svc-since":"2","x-svc-phi":"withheld"},"coverages":{"type":"array","items":{"$ref":"components#/$defs/Coverage"},"description":"Coverage list, primary first."},"episodes":{"type":"array","items":{"$ref":"components#/$defs/Episode"},"description":"Episodes, newest first."},"primary_physician_id":{"type":["string","null"],"description":"Attending physician id.","x-svc-phi":"kept"}},"description":"Patient detail profile (route 9)."};
+const schema123 = {"type":"object","required":["number","type","preferred"],"properties":{"number":{"type":"string","description":"Phone number (the list is empty in no_phi sessions).","x-svc-phi":"withheld"},"type":{"type":"string","enum":["primary","alternate"],"description":"Which number."},"preferred":{"type":"boolean","description":"Whether the patient prefers it."}}};
+const schema124 = {"type":"object","required":[],"properties":{"line1":{"type":["string","null"],"description":"Street line; null in no_phi sessions.","x-svc-phi":"withheld"},"line2":{"type":["string","null"],"description":"Second line; null in no_phi sessions.","x-svc-phi":"withheld"},"city":{"type":["string","null"],"description":"City; null in no_phi sessions.","x-svc-phi":"withheld"},"state":{"type":["string","null"],"description":"Two-letter state (kept in no_phi sessions: Safe Harbor allows the state, and two letters are all a client can send).","x-svc-phi":"kept"},"zip_code":{"type":["string","null"],"description":"ZIP or ZIP+4. In no_phi sessions, the first three digits only (Safe Harbor), or null.","x-svc-phi":"zip3"}}};
+const schema125 = {"type":"object","required":["latitude","longitude"],"properties":{"latitude":{"type":"number","minimum":-90,"maximum":90},"longitude":{"type":"number","minimum":-180,"maximum":180}}};
+const schema126 = {"type":"object","required":["id","payor_id","plan_name","coverage_order","is_primary"],"properties":{"id":{"type":"string","description":"Coverage id.","x-svc-phi":"kept"},"payor_id":{"type":["string","null"],"description":"Payor id.","x-svc-phi":"kept"},"payor_name":{"type":["string","null"],"description":"Payor name, from the agency's payor list (kept in no_phi sessions).","x-svc-phi":"kept"},"plan_name":{"type":["string","null"],"description":"Plan name, from the platform (kept in no_phi sessions: the partition cannot set it, and a plan does not identify its member).","x-svc-phi":"kept"},"policy_number":{"type":["string","null"],"description":"Member or policy number; null in no_phi sessions.","x-svc-phi":"withheld"},"group_number":{"type":["string","null"],"description":"Group number; null in no_phi sessions.","x-svc-phi":"withheld"},"effective_date":{"type":["string","null"],"format":"date","description":"Coverage start (year only in no_phi sessions).","x-svc-phi":"year"},"termination_date":{"type":["string","null"],"format":"date","description":"Coverage end (year only in no_phi sessions).","x-svc-phi":"year"},"coverage_order":{"type":"integer","description":"0 is primary, 1 secondary, and so on.","minimum":0},"is_primary":{"type":"boolean","description":"Derived from coverage_order."},"policy_holder":{"oneOf":[{"$ref":"components#/$defs/PolicyHolder"},{"type":"null"}],"description":"Policy holder when coverage is through someone else."}}};
+const schema127 = {"type":"object","required":[],"properties":{"relationship_to_insured":{"type":["string","null"],"description":"X12 1069 code: 18 self, 01 spouse, 19 child, 20 employee, 53 life partner, G8 other, 21 unknown.","x-svc-phi":"kept"},"first_name":{"type":["string","null"],"description":"Insured first name; null in no_phi sessions.","x-svc-phi":"withheld"},"last_name":{"type":["string","null"],"description":"Insured last name; null in no_phi sessions.","x-svc-phi":"withheld"},"middle_name":{"type":["string","null"],"description":"Insured middle name; null in no_phi sessions.","x-svc-phi":"withheld"},"suffix":{"type":["string","null"],"description":"Insured suffix; null in no_phi sessions.","x-svc-phi":"withheld"},"dob":{"type":["string","null"],"format":"date","description":"Insured date of birth. In no_phi sessions January 1 of the birth year, or null when the birth year is 90 or more years before the current one (Safe Harbor; decided by the year alone, so it never changes on the birthday).","x-svc-phi":"birth_date"},"gender":{"type":["string","null"],"enum":["female","male","unknown",null],"description":"Insured gender."},"address":{"$ref":"components#/$defs/Address"}}};
 
-function validate110(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate113(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate110.evaluated;
+const evaluated0 = validate113.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8487,7 +8997,7 @@ if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.relationship_to_insured !== undefined){
 let data0 = data.relationship_to_insured;
 if((typeof data0 !== "string") && (data0 !== null)){
-const err0 = {instancePath:instancePath+"/relationship_to_insured",schemaPath:"#/properties/relationship_to_insured/type",keyword:"type",params:{type: schema126.properties.relationship_to_insured.type},message:"must be string,null"};
+const err0 = {instancePath:instancePath+"/relationship_to_insured",schemaPath:"#/properties/relationship_to_insured/type",keyword:"type",params:{type: schema127.properties.relationship_to_insured.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -8500,7 +9010,7 @@ errors++;
 if(data.first_name !== undefined){
 let data1 = data.first_name;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err1 = {instancePath:instancePath+"/first_name",schemaPath:"#/properties/first_name/type",keyword:"type",params:{type: schema126.properties.first_name.type},message:"must be string,null"};
+const err1 = {instancePath:instancePath+"/first_name",schemaPath:"#/properties/first_name/type",keyword:"type",params:{type: schema127.properties.first_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -8513,7 +9023,7 @@ errors++;
 if(data.last_name !== undefined){
 let data2 = data.last_name;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err2 = {instancePath:instancePath+"/last_name",schemaPath:"#/properties/last_name/type",keyword:"type",params:{type: schema126.properties.last_name.type},message:"must be string,null"};
+const err2 = {instancePath:instancePath+"/last_name",schemaPath:"#/properties/last_name/type",keyword:"type",params:{type: schema127.properties.last_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -8526,7 +9036,7 @@ errors++;
 if(data.middle_name !== undefined){
 let data3 = data.middle_name;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err3 = {instancePath:instancePath+"/middle_name",schemaPath:"#/properties/middle_name/type",keyword:"type",params:{type: schema126.properties.middle_name.type},message:"must be string,null"};
+const err3 = {instancePath:instancePath+"/middle_name",schemaPath:"#/properties/middle_name/type",keyword:"type",params:{type: schema127.properties.middle_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -8539,7 +9049,7 @@ errors++;
 if(data.suffix !== undefined){
 let data4 = data.suffix;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err4 = {instancePath:instancePath+"/suffix",schemaPath:"#/properties/suffix/type",keyword:"type",params:{type: schema126.properties.suffix.type},message:"must be string,null"};
+const err4 = {instancePath:instancePath+"/suffix",schemaPath:"#/properties/suffix/type",keyword:"type",params:{type: schema127.properties.suffix.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -8552,7 +9062,7 @@ errors++;
 if(data.dob !== undefined){
 let data5 = data.dob;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err5 = {instancePath:instancePath+"/dob",schemaPath:"#/properties/dob/type",keyword:"type",params:{type: schema126.properties.dob.type},message:"must be string,null"};
+const err5 = {instancePath:instancePath+"/dob",schemaPath:"#/properties/dob/type",keyword:"type",params:{type: schema127.properties.dob.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -8562,7 +9072,7 @@ vErrors.push(err5);
 errors++;
 }
 if(typeof data5 === "string"){
-if(!(formats34.validate(data5))){
+if(!(formats36.validate(data5))){
 const err6 = {instancePath:instancePath+"/dob",schemaPath:"#/properties/dob/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -8577,7 +9087,7 @@ errors++;
 if(data.gender !== undefined){
 let data6 = data.gender;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err7 = {instancePath:instancePath+"/gender",schemaPath:"#/properties/gender/type",keyword:"type",params:{type: schema126.properties.gender.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/gender",schemaPath:"#/properties/gender/type",keyword:"type",params:{type: schema127.properties.gender.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -8587,7 +9097,7 @@ vErrors.push(err7);
 errors++;
 }
 if(!((((data6 === "female") || (data6 === "male")) || (data6 === "unknown")) || (data6 === null))){
-const err8 = {instancePath:instancePath+"/gender",schemaPath:"#/properties/gender/enum",keyword:"enum",params:{allowedValues: schema126.properties.gender.enum},message:"must be equal to one of the allowed values"};
+const err8 = {instancePath:instancePath+"/gender",schemaPath:"#/properties/gender/enum",keyword:"enum",params:{allowedValues: schema127.properties.gender.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -8603,7 +9113,7 @@ if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
 if(data7.line1 !== undefined){
 let data8 = data7.line1;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err9 = {instancePath:instancePath+"/address/line1",schemaPath:"components#/$defs/Address/properties/line1/type",keyword:"type",params:{type: schema123.properties.line1.type},message:"must be string,null"};
+const err9 = {instancePath:instancePath+"/address/line1",schemaPath:"components#/$defs/Address/properties/line1/type",keyword:"type",params:{type: schema124.properties.line1.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -8616,7 +9126,7 @@ errors++;
 if(data7.line2 !== undefined){
 let data9 = data7.line2;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err10 = {instancePath:instancePath+"/address/line2",schemaPath:"components#/$defs/Address/properties/line2/type",keyword:"type",params:{type: schema123.properties.line2.type},message:"must be string,null"};
+const err10 = {instancePath:instancePath+"/address/line2",schemaPath:"components#/$defs/Address/properties/line2/type",keyword:"type",params:{type: schema124.properties.line2.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -8629,7 +9139,7 @@ errors++;
 if(data7.city !== undefined){
 let data10 = data7.city;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err11 = {instancePath:instancePath+"/address/city",schemaPath:"components#/$defs/Address/properties/city/type",keyword:"type",params:{type: schema123.properties.city.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/address/city",schemaPath:"components#/$defs/Address/properties/city/type",keyword:"type",params:{type: schema124.properties.city.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -8642,7 +9152,7 @@ errors++;
 if(data7.state !== undefined){
 let data11 = data7.state;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err12 = {instancePath:instancePath+"/address/state",schemaPath:"components#/$defs/Address/properties/state/type",keyword:"type",params:{type: schema123.properties.state.type},message:"must be string,null"};
+const err12 = {instancePath:instancePath+"/address/state",schemaPath:"components#/$defs/Address/properties/state/type",keyword:"type",params:{type: schema124.properties.state.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -8655,7 +9165,7 @@ errors++;
 if(data7.zip_code !== undefined){
 let data12 = data7.zip_code;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err13 = {instancePath:instancePath+"/address/zip_code",schemaPath:"components#/$defs/Address/properties/zip_code/type",keyword:"type",params:{type: schema123.properties.zip_code.type},message:"must be string,null"};
+const err13 = {instancePath:instancePath+"/address/zip_code",schemaPath:"components#/$defs/Address/properties/zip_code/type",keyword:"type",params:{type: schema124.properties.zip_code.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -8688,16 +9198,16 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate110.errors = vErrors;
+validate113.errors = vErrors;
 return errors === 0;
 }
-validate110.evaluated = {"props":{"relationship_to_insured":true,"first_name":true,"last_name":true,"middle_name":true,"suffix":true,"dob":true,"gender":true,"address":true},"dynamicProps":false,"dynamicItems":false};
+validate113.evaluated = {"props":{"relationship_to_insured":true,"first_name":true,"last_name":true,"middle_name":true,"suffix":true,"dob":true,"gender":true,"address":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate109(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate112(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate109.evaluated;
+const evaluated0 = validate112.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8770,7 +9280,7 @@ errors++;
 if(data.payor_id !== undefined){
 let data1 = data.payor_id;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err6 = {instancePath:instancePath+"/payor_id",schemaPath:"#/properties/payor_id/type",keyword:"type",params:{type: schema125.properties.payor_id.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/payor_id",schemaPath:"#/properties/payor_id/type",keyword:"type",params:{type: schema126.properties.payor_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -8783,7 +9293,7 @@ errors++;
 if(data.payor_name !== undefined){
 let data2 = data.payor_name;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err7 = {instancePath:instancePath+"/payor_name",schemaPath:"#/properties/payor_name/type",keyword:"type",params:{type: schema125.properties.payor_name.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/payor_name",schemaPath:"#/properties/payor_name/type",keyword:"type",params:{type: schema126.properties.payor_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -8796,7 +9306,7 @@ errors++;
 if(data.plan_name !== undefined){
 let data3 = data.plan_name;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err8 = {instancePath:instancePath+"/plan_name",schemaPath:"#/properties/plan_name/type",keyword:"type",params:{type: schema125.properties.plan_name.type},message:"must be string,null"};
+const err8 = {instancePath:instancePath+"/plan_name",schemaPath:"#/properties/plan_name/type",keyword:"type",params:{type: schema126.properties.plan_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -8809,7 +9319,7 @@ errors++;
 if(data.policy_number !== undefined){
 let data4 = data.policy_number;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err9 = {instancePath:instancePath+"/policy_number",schemaPath:"#/properties/policy_number/type",keyword:"type",params:{type: schema125.properties.policy_number.type},message:"must be string,null"};
+const err9 = {instancePath:instancePath+"/policy_number",schemaPath:"#/properties/policy_number/type",keyword:"type",params:{type: schema126.properties.policy_number.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -8822,7 +9332,7 @@ errors++;
 if(data.group_number !== undefined){
 let data5 = data.group_number;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err10 = {instancePath:instancePath+"/group_number",schemaPath:"#/properties/group_number/type",keyword:"type",params:{type: schema125.properties.group_number.type},message:"must be string,null"};
+const err10 = {instancePath:instancePath+"/group_number",schemaPath:"#/properties/group_number/type",keyword:"type",params:{type: schema126.properties.group_number.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -8835,7 +9345,7 @@ errors++;
 if(data.effective_date !== undefined){
 let data6 = data.effective_date;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err11 = {instancePath:instancePath+"/effective_date",schemaPath:"#/properties/effective_date/type",keyword:"type",params:{type: schema125.properties.effective_date.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/effective_date",schemaPath:"#/properties/effective_date/type",keyword:"type",params:{type: schema126.properties.effective_date.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -8845,7 +9355,7 @@ vErrors.push(err11);
 errors++;
 }
 if(typeof data6 === "string"){
-if(!(formats34.validate(data6))){
+if(!(formats36.validate(data6))){
 const err12 = {instancePath:instancePath+"/effective_date",schemaPath:"#/properties/effective_date/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
 if(vErrors === null){
 vErrors = [err12];
@@ -8860,7 +9370,7 @@ errors++;
 if(data.termination_date !== undefined){
 let data7 = data.termination_date;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err13 = {instancePath:instancePath+"/termination_date",schemaPath:"#/properties/termination_date/type",keyword:"type",params:{type: schema125.properties.termination_date.type},message:"must be string,null"};
+const err13 = {instancePath:instancePath+"/termination_date",schemaPath:"#/properties/termination_date/type",keyword:"type",params:{type: schema126.properties.termination_date.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -8870,7 +9380,7 @@ vErrors.push(err13);
 errors++;
 }
 if(typeof data7 === "string"){
-if(!(formats34.validate(data7))){
+if(!(formats36.validate(data7))){
 const err14 = {instancePath:instancePath+"/termination_date",schemaPath:"#/properties/termination_date/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
 if(vErrors === null){
 vErrors = [err14];
@@ -8925,8 +9435,8 @@ const _errs30 = errors;
 let valid1 = false;
 let passing0 = null;
 const _errs31 = errors;
-if(!(validate110(data10, {instancePath:instancePath+"/policy_holder",parentData:data,parentDataProperty:"policy_holder",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate110.errors : vErrors.concat(validate110.errors);
+if(!(validate113(data10, {instancePath:instancePath+"/policy_holder",parentData:data,parentDataProperty:"policy_holder",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate113.errors : vErrors.concat(validate113.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs31 === errors;
@@ -8998,16 +9508,16 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate109.errors = vErrors;
+validate112.errors = vErrors;
 return errors === 0;
 }
-validate109.evaluated = {"props":{"id":true,"payor_id":true,"payor_name":true,"plan_name":true,"policy_number":true,"group_number":true,"effective_date":true,"termination_date":true,"coverage_order":true,"is_primary":true,"policy_holder":true},"dynamicProps":false,"dynamicItems":false};
+validate112.evaluated = {"props":{"id":true,"payor_id":true,"payor_name":true,"plan_name":true,"policy_number":true,"group_number":true,"effective_date":true,"termination_date":true,"coverage_order":true,"is_primary":true,"policy_holder":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate108(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate111(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate108.evaluated;
+const evaluated0 = validate111.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9180,7 +9690,7 @@ errors++;
 if(data.mrn !== undefined){
 let data1 = data.mrn;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err16 = {instancePath:instancePath+"/mrn",schemaPath:"#/properties/mrn/type",keyword:"type",params:{type: schema120.properties.mrn.type},message:"must be string,null"};
+const err16 = {instancePath:instancePath+"/mrn",schemaPath:"#/properties/mrn/type",keyword:"type",params:{type: schema121.properties.mrn.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -9193,7 +9703,7 @@ errors++;
 if(data.first_name !== undefined){
 let data2 = data.first_name;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err17 = {instancePath:instancePath+"/first_name",schemaPath:"#/properties/first_name/type",keyword:"type",params:{type: schema120.properties.first_name.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/first_name",schemaPath:"#/properties/first_name/type",keyword:"type",params:{type: schema121.properties.first_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -9206,7 +9716,7 @@ errors++;
 if(data.middle_name !== undefined){
 let data3 = data.middle_name;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err18 = {instancePath:instancePath+"/middle_name",schemaPath:"#/properties/middle_name/type",keyword:"type",params:{type: schema120.properties.middle_name.type},message:"must be string,null"};
+const err18 = {instancePath:instancePath+"/middle_name",schemaPath:"#/properties/middle_name/type",keyword:"type",params:{type: schema121.properties.middle_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -9219,7 +9729,7 @@ errors++;
 if(data.last_name !== undefined){
 let data4 = data.last_name;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err19 = {instancePath:instancePath+"/last_name",schemaPath:"#/properties/last_name/type",keyword:"type",params:{type: schema120.properties.last_name.type},message:"must be string,null"};
+const err19 = {instancePath:instancePath+"/last_name",schemaPath:"#/properties/last_name/type",keyword:"type",params:{type: schema121.properties.last_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -9232,7 +9742,7 @@ errors++;
 if(data.suffix !== undefined){
 let data5 = data.suffix;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err20 = {instancePath:instancePath+"/suffix",schemaPath:"#/properties/suffix/type",keyword:"type",params:{type: schema120.properties.suffix.type},message:"must be string,null"};
+const err20 = {instancePath:instancePath+"/suffix",schemaPath:"#/properties/suffix/type",keyword:"type",params:{type: schema121.properties.suffix.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -9245,7 +9755,7 @@ errors++;
 if(data.display_name !== undefined){
 let data6 = data.display_name;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err21 = {instancePath:instancePath+"/display_name",schemaPath:"#/properties/display_name/type",keyword:"type",params:{type: schema120.properties.display_name.type},message:"must be string,null"};
+const err21 = {instancePath:instancePath+"/display_name",schemaPath:"#/properties/display_name/type",keyword:"type",params:{type: schema121.properties.display_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -9258,7 +9768,7 @@ errors++;
 if(data.dob !== undefined){
 let data7 = data.dob;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err22 = {instancePath:instancePath+"/dob",schemaPath:"#/properties/dob/type",keyword:"type",params:{type: schema120.properties.dob.type},message:"must be string,null"};
+const err22 = {instancePath:instancePath+"/dob",schemaPath:"#/properties/dob/type",keyword:"type",params:{type: schema121.properties.dob.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -9268,7 +9778,7 @@ vErrors.push(err22);
 errors++;
 }
 if(typeof data7 === "string"){
-if(!(formats34.validate(data7))){
+if(!(formats36.validate(data7))){
 const err23 = {instancePath:instancePath+"/dob",schemaPath:"#/properties/dob/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
 if(vErrors === null){
 vErrors = [err23];
@@ -9283,7 +9793,7 @@ errors++;
 if(data.birth_year !== undefined){
 let data8 = data.birth_year;
 if((!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))) && (data8 !== null)){
-const err24 = {instancePath:instancePath+"/birth_year",schemaPath:"#/properties/birth_year/type",keyword:"type",params:{type: schema120.properties.birth_year.type},message:"must be integer,null"};
+const err24 = {instancePath:instancePath+"/birth_year",schemaPath:"#/properties/birth_year/type",keyword:"type",params:{type: schema121.properties.birth_year.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -9296,7 +9806,7 @@ errors++;
 if(data.age !== undefined){
 let data9 = data.age;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err25 = {instancePath:instancePath+"/age",schemaPath:"#/properties/age/type",keyword:"type",params:{type: schema120.properties.age.type},message:"must be string,null"};
+const err25 = {instancePath:instancePath+"/age",schemaPath:"#/properties/age/type",keyword:"type",params:{type: schema121.properties.age.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -9306,7 +9816,7 @@ vErrors.push(err25);
 errors++;
 }
 if(typeof data9 === "string"){
-if(!pattern5.test(data9)){
+if(!pattern6.test(data9)){
 const err26 = {instancePath:instancePath+"/age",schemaPath:"#/properties/age/pattern",keyword:"pattern",params:{pattern: "^([0-9]{1,2}|90\\+)$"},message:"must match pattern \""+"^([0-9]{1,2}|90\\+)$"+"\""};
 if(vErrors === null){
 vErrors = [err26];
@@ -9321,7 +9831,7 @@ errors++;
 if(data.gender !== undefined){
 let data10 = data.gender;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err27 = {instancePath:instancePath+"/gender",schemaPath:"#/properties/gender/type",keyword:"type",params:{type: schema120.properties.gender.type},message:"must be string,null"};
+const err27 = {instancePath:instancePath+"/gender",schemaPath:"#/properties/gender/type",keyword:"type",params:{type: schema121.properties.gender.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -9331,7 +9841,7 @@ vErrors.push(err27);
 errors++;
 }
 if(!((((data10 === "female") || (data10 === "male")) || (data10 === "unknown")) || (data10 === null))){
-const err28 = {instancePath:instancePath+"/gender",schemaPath:"#/properties/gender/enum",keyword:"enum",params:{allowedValues: schema120.properties.gender.enum},message:"must be equal to one of the allowed values"};
+const err28 = {instancePath:instancePath+"/gender",schemaPath:"#/properties/gender/enum",keyword:"enum",params:{allowedValues: schema121.properties.gender.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -9354,7 +9864,7 @@ vErrors.push(err29);
 errors++;
 }
 if(!(((((((data11 === "referred") || (data11 === "pending_admission")) || (data11 === "active")) || (data11 === "on_hold")) || (data11 === "discharged")) || (data11 === "deceased")) || (data11 === "non_admit"))){
-const err30 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema120.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err30 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema121.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -9377,7 +9887,7 @@ vErrors.push(err31);
 errors++;
 }
 if(!(((data12 === "home_health") || (data12 === "hospice")) || (data12 === "private_duty"))){
-const err32 = {instancePath:instancePath+"/service_line",schemaPath:"#/properties/service_line/enum",keyword:"enum",params:{allowedValues: schema120.properties.service_line.enum},message:"must be equal to one of the allowed values"};
+const err32 = {instancePath:instancePath+"/service_line",schemaPath:"#/properties/service_line/enum",keyword:"enum",params:{allowedValues: schema121.properties.service_line.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -9390,7 +9900,7 @@ errors++;
 if(data.office_id !== undefined){
 let data13 = data.office_id;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err33 = {instancePath:instancePath+"/office_id",schemaPath:"#/properties/office_id/type",keyword:"type",params:{type: schema120.properties.office_id.type},message:"must be string,null"};
+const err33 = {instancePath:instancePath+"/office_id",schemaPath:"#/properties/office_id/type",keyword:"type",params:{type: schema121.properties.office_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -9482,7 +9992,7 @@ vErrors.push(err40);
 errors++;
 }
 if(!(((data16 === "home_health_period") || (data16 === "hospice_benefit_period")) || (data16 === "private_duty_authorization"))){
-const err41 = {instancePath:instancePath+"/current_episode/type",schemaPath:"components#/$defs/Episode/properties/type/enum",keyword:"enum",params:{allowedValues: schema116.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err41 = {instancePath:instancePath+"/current_episode/type",schemaPath:"components#/$defs/Episode/properties/type/enum",keyword:"enum",params:{allowedValues: schema117.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -9505,7 +10015,7 @@ vErrors.push(err42);
 errors++;
 }
 if(!(((data17 === "planned") || (data17 === "active")) || (data17 === "closed"))){
-const err43 = {instancePath:instancePath+"/current_episode/status",schemaPath:"components#/$defs/Episode/properties/status/enum",keyword:"enum",params:{allowedValues: schema116.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err43 = {instancePath:instancePath+"/current_episode/status",schemaPath:"components#/$defs/Episode/properties/status/enum",keyword:"enum",params:{allowedValues: schema117.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -9518,7 +10028,7 @@ errors++;
 if(data14.start_date !== undefined){
 let data18 = data14.start_date;
 if(typeof data18 === "string"){
-if(!(formats34.validate(data18))){
+if(!(formats36.validate(data18))){
 const err44 = {instancePath:instancePath+"/current_episode/start_date",schemaPath:"components#/$defs/Episode/properties/start_date/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
 if(vErrors === null){
 vErrors = [err44];
@@ -9543,7 +10053,7 @@ errors++;
 if(data14.end_date !== undefined){
 let data19 = data14.end_date;
 if((typeof data19 !== "string") && (data19 !== null)){
-const err46 = {instancePath:instancePath+"/current_episode/end_date",schemaPath:"components#/$defs/Episode/properties/end_date/type",keyword:"type",params:{type: schema116.properties.end_date.type},message:"must be string,null"};
+const err46 = {instancePath:instancePath+"/current_episode/end_date",schemaPath:"components#/$defs/Episode/properties/end_date/type",keyword:"type",params:{type: schema117.properties.end_date.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -9553,7 +10063,7 @@ vErrors.push(err46);
 errors++;
 }
 if(typeof data19 === "string"){
-if(!(formats34.validate(data19))){
+if(!(formats36.validate(data19))){
 const err47 = {instancePath:instancePath+"/current_episode/end_date",schemaPath:"components#/$defs/Episode/properties/end_date/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
 if(vErrors === null){
 vErrors = [err47];
@@ -9743,7 +10253,7 @@ vErrors.push(err59);
 errors++;
 }
 if(!((data25 === "primary") || (data25 === "alternate"))){
-const err60 = {instancePath:instancePath+"/phones/" + i0+"/type",schemaPath:"components#/$defs/Phone/properties/type/enum",keyword:"enum",params:{allowedValues: schema122.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err60 = {instancePath:instancePath+"/phones/" + i0+"/type",schemaPath:"components#/$defs/Phone/properties/type/enum",keyword:"enum",params:{allowedValues: schema123.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -9795,7 +10305,7 @@ if(data27 && typeof data27 == "object" && !Array.isArray(data27)){
 if(data27.line1 !== undefined){
 let data28 = data27.line1;
 if((typeof data28 !== "string") && (data28 !== null)){
-const err64 = {instancePath:instancePath+"/address/line1",schemaPath:"components#/$defs/Address/properties/line1/type",keyword:"type",params:{type: schema123.properties.line1.type},message:"must be string,null"};
+const err64 = {instancePath:instancePath+"/address/line1",schemaPath:"components#/$defs/Address/properties/line1/type",keyword:"type",params:{type: schema124.properties.line1.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -9808,7 +10318,7 @@ errors++;
 if(data27.line2 !== undefined){
 let data29 = data27.line2;
 if((typeof data29 !== "string") && (data29 !== null)){
-const err65 = {instancePath:instancePath+"/address/line2",schemaPath:"components#/$defs/Address/properties/line2/type",keyword:"type",params:{type: schema123.properties.line2.type},message:"must be string,null"};
+const err65 = {instancePath:instancePath+"/address/line2",schemaPath:"components#/$defs/Address/properties/line2/type",keyword:"type",params:{type: schema124.properties.line2.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -9821,7 +10331,7 @@ errors++;
 if(data27.city !== undefined){
 let data30 = data27.city;
 if((typeof data30 !== "string") && (data30 !== null)){
-const err66 = {instancePath:instancePath+"/address/city",schemaPath:"components#/$defs/Address/properties/city/type",keyword:"type",params:{type: schema123.properties.city.type},message:"must be string,null"};
+const err66 = {instancePath:instancePath+"/address/city",schemaPath:"components#/$defs/Address/properties/city/type",keyword:"type",params:{type: schema124.properties.city.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -9834,7 +10344,7 @@ errors++;
 if(data27.state !== undefined){
 let data31 = data27.state;
 if((typeof data31 !== "string") && (data31 !== null)){
-const err67 = {instancePath:instancePath+"/address/state",schemaPath:"components#/$defs/Address/properties/state/type",keyword:"type",params:{type: schema123.properties.state.type},message:"must be string,null"};
+const err67 = {instancePath:instancePath+"/address/state",schemaPath:"components#/$defs/Address/properties/state/type",keyword:"type",params:{type: schema124.properties.state.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -9847,7 +10357,7 @@ errors++;
 if(data27.zip_code !== undefined){
 let data32 = data27.zip_code;
 if((typeof data32 !== "string") && (data32 !== null)){
-const err68 = {instancePath:instancePath+"/address/zip_code",schemaPath:"components#/$defs/Address/properties/zip_code/type",keyword:"type",params:{type: schema123.properties.zip_code.type},message:"must be string,null"};
+const err68 = {instancePath:instancePath+"/address/zip_code",schemaPath:"components#/$defs/Address/properties/zip_code/type",keyword:"type",params:{type: schema124.properties.zip_code.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -10034,8 +10544,8 @@ let data36 = data.coverages;
 if(Array.isArray(data36)){
 const len1 = data36.length;
 for(let i1=0; i1<len1; i1++){
-if(!(validate109(data36[i1], {instancePath:instancePath+"/coverages/" + i1,parentData:data36,parentDataProperty:i1,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate109.errors : vErrors.concat(validate109.errors);
+if(!(validate112(data36[i1], {instancePath:instancePath+"/coverages/" + i1,parentData:data36,parentDataProperty:i1,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate112.errors : vErrors.concat(validate112.errors);
 errors = vErrors.length;
 }
 }
@@ -10133,7 +10643,7 @@ vErrors.push(err88);
 errors++;
 }
 if(!(((data41 === "home_health_period") || (data41 === "hospice_benefit_period")) || (data41 === "private_duty_authorization"))){
-const err89 = {instancePath:instancePath+"/episodes/" + i2+"/type",schemaPath:"components#/$defs/Episode/properties/type/enum",keyword:"enum",params:{allowedValues: schema116.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err89 = {instancePath:instancePath+"/episodes/" + i2+"/type",schemaPath:"components#/$defs/Episode/properties/type/enum",keyword:"enum",params:{allowedValues: schema117.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -10156,7 +10666,7 @@ vErrors.push(err90);
 errors++;
 }
 if(!(((data42 === "planned") || (data42 === "active")) || (data42 === "closed"))){
-const err91 = {instancePath:instancePath+"/episodes/" + i2+"/status",schemaPath:"components#/$defs/Episode/properties/status/enum",keyword:"enum",params:{allowedValues: schema116.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err91 = {instancePath:instancePath+"/episodes/" + i2+"/status",schemaPath:"components#/$defs/Episode/properties/status/enum",keyword:"enum",params:{allowedValues: schema117.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err91];
 }
@@ -10169,7 +10679,7 @@ errors++;
 if(data39.start_date !== undefined){
 let data43 = data39.start_date;
 if(typeof data43 === "string"){
-if(!(formats34.validate(data43))){
+if(!(formats36.validate(data43))){
 const err92 = {instancePath:instancePath+"/episodes/" + i2+"/start_date",schemaPath:"components#/$defs/Episode/properties/start_date/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
 if(vErrors === null){
 vErrors = [err92];
@@ -10194,7 +10704,7 @@ errors++;
 if(data39.end_date !== undefined){
 let data44 = data39.end_date;
 if((typeof data44 !== "string") && (data44 !== null)){
-const err94 = {instancePath:instancePath+"/episodes/" + i2+"/end_date",schemaPath:"components#/$defs/Episode/properties/end_date/type",keyword:"type",params:{type: schema116.properties.end_date.type},message:"must be string,null"};
+const err94 = {instancePath:instancePath+"/episodes/" + i2+"/end_date",schemaPath:"components#/$defs/Episode/properties/end_date/type",keyword:"type",params:{type: schema117.properties.end_date.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err94];
 }
@@ -10204,7 +10714,7 @@ vErrors.push(err94);
 errors++;
 }
 if(typeof data44 === "string"){
-if(!(formats34.validate(data44))){
+if(!(formats36.validate(data44))){
 const err95 = {instancePath:instancePath+"/episodes/" + i2+"/end_date",schemaPath:"components#/$defs/Episode/properties/end_date/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
 if(vErrors === null){
 vErrors = [err95];
@@ -10243,7 +10753,7 @@ errors++;
 if(data.primary_physician_id !== undefined){
 let data45 = data.primary_physician_id;
 if((typeof data45 !== "string") && (data45 !== null)){
-const err98 = {instancePath:instancePath+"/primary_physician_id",schemaPath:"#/properties/primary_physician_id/type",keyword:"type",params:{type: schema120.properties.primary_physician_id.type},message:"must be string,null"};
+const err98 = {instancePath:instancePath+"/primary_physician_id",schemaPath:"#/properties/primary_physician_id/type",keyword:"type",params:{type: schema121.properties.primary_physician_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err98];
 }
@@ -10264,16 +10774,16 @@ vErrors.push(err99);
 }
 errors++;
 }
-validate108.errors = vErrors;
+validate111.errors = vErrors;
 return errors === 0;
 }
-validate108.evaluated = {"props":{"id":true,"mrn":true,"first_name":true,"middle_name":true,"last_name":true,"suffix":true,"display_name":true,"dob":true,"birth_year":true,"age":true,"gender":true,"status":true,"service_line":true,"office_id":true,"current_episode":true,"created_at":true,"updated_at":true,"phones":true,"address":true,"coordinates":true,"coverages":true,"episodes":true,"primary_physician_id":true},"dynamicProps":false,"dynamicItems":false};
+validate111.evaluated = {"props":{"id":true,"mrn":true,"first_name":true,"middle_name":true,"last_name":true,"suffix":true,"display_name":true,"dob":true,"birth_year":true,"age":true,"gender":true,"status":true,"service_line":true,"office_id":true,"current_episode":true,"created_at":true,"updated_at":true,"phones":true,"address":true,"coordinates":true,"coverages":true,"episodes":true,"primary_physician_id":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate107(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate110(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate107.evaluated;
+const evaluated0 = validate110.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10292,8 +10802,8 @@ vErrors.push(err0);
 errors++;
 }
 if(data.data !== undefined){
-if(!(validate108(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate108.errors : vErrors.concat(validate108.errors);
+if(!(validate111(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate111.errors : vErrors.concat(validate111.errors);
 errors = vErrors.length;
 }
 }
@@ -10342,40 +10852,40 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate107.errors = vErrors;
+validate110.errors = vErrors;
 return errors === 0;
 }
-validate107.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate110.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate106(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate109(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate106.evaluated;
+const evaluated0 = validate109.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate107(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate107.errors : vErrors.concat(validate107.errors);
+if(!(validate110(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate110.errors : vErrors.concat(validate110.errors);
 errors = vErrors.length;
 }
-validate106.errors = vErrors;
+validate109.errors = vErrors;
 return errors === 0;
 }
-validate106.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate109.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listReferralsStatus200 = validate116;
-const schema130 = {"$ref":"components#/$defs/ReferralListResponse"};
-const schema131 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/ReferralSummary"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/ListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
-const schema132 = {"type":"object","required":["id","patient_id","intake_id","service_line","referral_type","referral_type_category","referral_date","referral_source","referral_source_id","disposition","decline_reason","office_id","patient_display_name","created_at"],"properties":{"id":{"type":"string","description":"Referral id.","x-svc-phi":"kept"},"patient_id":{"type":["string","null"],"description":"Linked patient (surrogate handle in no_phi sessions).","x-svc-phi":"handle"},"intake_id":{"type":"string","description":"Intake created for it.","x-svc-phi":"kept"},"service_line":{"type":"string","description":"Business line as sent; in no_phi sessions reduced to home_health, hospice or private_duty, or other for any other value.","x-svc-phi":{"reduce":"category","values":["home_health","hospice","private_duty"],"otherwise":"other"}},"referral_type":{"type":["string","null"],"description":"As sent; in no_phi sessions its category (soc, roc or other, as in referral_type_category).","x-svc-phi":{"reduce":"category","values":["soc","roc"],"otherwise":"other"}},"referral_type_category":{"type":"string","enum":["soc","roc","other"],"description":"How intake surfaces branch on referral_type.","x-svc-since":"2"},"referral_date":{"type":"string","format":"date-time","description":"Referral date (year only in no_phi sessions).","x-svc-v1-name":"referred_at","x-svc-phi":"year"},"referral_source":{"type":["string","null"],"description":"Free-text referring organisation, as sent; null in no_phi sessions (free text can carry anything).","x-svc-phi":"withheld"},"referral_source_id":{"type":["string","null"],"description":"Known source id (checked against the agency's referral sources).","x-svc-phi":"kept"},"disposition":{"type":"string","enum":["accepted","declined"],"description":"Pipeline decision."},"decline_reason":{"type":["string","null"],"description":"Why declined (a reason code such as out_of_area).","x-svc-phi":"kept"},"office_id":{"type":["string","null"],"description":"Routed office.","x-svc-phi":"kept"},"patient_display_name":{"type":["string","null"],"description":"Patient name; null in no_phi sessions.","x-svc-phi":"withheld"},"created_at":{"type":"string","format":"date-time","description":"Recorded at (year only in no_phi sessions).","x-svc-phi":"year"}},"description":"Referral summary profile (route 10)."};
+export const listReferralsStatus200 = validate119;
+const schema131 = {"$ref":"components#/$defs/ReferralListResponse"};
+const schema132 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/ReferralSummary"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/ListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
+const schema133 = {"type":"object","required":["id","patient_id","intake_id","service_line","referral_type","referral_type_category","referral_date","referral_source","referral_source_id","disposition","decline_reason","office_id","patient_display_name","created_at"],"properties":{"id":{"type":"string","description":"Referral id.","x-svc-phi":"kept"},"patient_id":{"type":["string","null"],"description":"Linked patient (surrogate handle in no_phi sessions).","x-svc-phi":"handle"},"intake_id":{"type":"string","description":"Intake created for it.","x-svc-phi":"kept"},"service_line":{"type":"string","description":"Business line as sent; in no_phi sessions reduced to home_health, hospice or private_duty, or other for any other value.","x-svc-phi":{"reduce":"category","values":["home_health","hospice","private_duty"],"otherwise":"other"}},"referral_type":{"type":["string","null"],"description":"As sent; in no_phi sessions its category (soc, roc or other, as in referral_type_category).","x-svc-phi":{"reduce":"category","values":["soc","roc"],"otherwise":"other"}},"referral_type_category":{"type":"string","enum":["soc","roc","other"],"description":"How intake surfaces branch on referral_type.","x-svc-since":"2"},"referral_date":{"type":"string","format":"date-time","description":"Referral date (year only in no_phi sessions).","x-svc-v1-name":"referred_at","x-svc-phi":"year"},"referral_source":{"type":["string","null"],"description":"Free-text referring organisation, as sent; null in no_phi sessions (free text can carry anything).","x-svc-phi":"withheld"},"referral_source_id":{"type":["string","null"],"description":"Known source id (checked against the agency's referral sources).","x-svc-phi":"kept"},"disposition":{"type":"string","enum":["accepted","declined"],"description":"Pipeline decision."},"decline_reason":{"type":["string","null"],"description":"Why declined (a reason code such as out_of_area).","x-svc-phi":"kept"},"office_id":{"type":["string","null"],"description":"Routed office.","x-svc-phi":"kept"},"patient_display_name":{"type":["string","null"],"description":"Patient name; null in no_phi sessions.","x-svc-phi":"withheld"},"created_at":{"type":"string","format":"date-time","description":"Recorded at (year only in no_phi sessions).","x-svc-phi":"year"}},"description":"Referral summary profile (route 10)."};
 
-function validate117(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate120(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate117.evaluated;
+const evaluated0 = validate120.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10565,7 +11075,7 @@ errors++;
 if(data1.patient_id !== undefined){
 let data3 = data1.patient_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err17 = {instancePath:instancePath+"/data/" + i0+"/patient_id",schemaPath:"components#/$defs/ReferralSummary/properties/patient_id/type",keyword:"type",params:{type: schema132.properties.patient_id.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/data/" + i0+"/patient_id",schemaPath:"components#/$defs/ReferralSummary/properties/patient_id/type",keyword:"type",params:{type: schema133.properties.patient_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -10602,7 +11112,7 @@ errors++;
 if(data1.referral_type !== undefined){
 let data6 = data1.referral_type;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err20 = {instancePath:instancePath+"/data/" + i0+"/referral_type",schemaPath:"components#/$defs/ReferralSummary/properties/referral_type/type",keyword:"type",params:{type: schema132.properties.referral_type.type},message:"must be string,null"};
+const err20 = {instancePath:instancePath+"/data/" + i0+"/referral_type",schemaPath:"components#/$defs/ReferralSummary/properties/referral_type/type",keyword:"type",params:{type: schema133.properties.referral_type.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -10625,7 +11135,7 @@ vErrors.push(err21);
 errors++;
 }
 if(!(((data7 === "soc") || (data7 === "roc")) || (data7 === "other"))){
-const err22 = {instancePath:instancePath+"/data/" + i0+"/referral_type_category",schemaPath:"components#/$defs/ReferralSummary/properties/referral_type_category/enum",keyword:"enum",params:{allowedValues: schema132.properties.referral_type_category.enum},message:"must be equal to one of the allowed values"};
+const err22 = {instancePath:instancePath+"/data/" + i0+"/referral_type_category",schemaPath:"components#/$defs/ReferralSummary/properties/referral_type_category/enum",keyword:"enum",params:{allowedValues: schema133.properties.referral_type_category.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -10663,7 +11173,7 @@ errors++;
 if(data1.referral_source !== undefined){
 let data9 = data1.referral_source;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err25 = {instancePath:instancePath+"/data/" + i0+"/referral_source",schemaPath:"components#/$defs/ReferralSummary/properties/referral_source/type",keyword:"type",params:{type: schema132.properties.referral_source.type},message:"must be string,null"};
+const err25 = {instancePath:instancePath+"/data/" + i0+"/referral_source",schemaPath:"components#/$defs/ReferralSummary/properties/referral_source/type",keyword:"type",params:{type: schema133.properties.referral_source.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -10676,7 +11186,7 @@ errors++;
 if(data1.referral_source_id !== undefined){
 let data10 = data1.referral_source_id;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err26 = {instancePath:instancePath+"/data/" + i0+"/referral_source_id",schemaPath:"components#/$defs/ReferralSummary/properties/referral_source_id/type",keyword:"type",params:{type: schema132.properties.referral_source_id.type},message:"must be string,null"};
+const err26 = {instancePath:instancePath+"/data/" + i0+"/referral_source_id",schemaPath:"components#/$defs/ReferralSummary/properties/referral_source_id/type",keyword:"type",params:{type: schema133.properties.referral_source_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -10699,7 +11209,7 @@ vErrors.push(err27);
 errors++;
 }
 if(!((data11 === "accepted") || (data11 === "declined"))){
-const err28 = {instancePath:instancePath+"/data/" + i0+"/disposition",schemaPath:"components#/$defs/ReferralSummary/properties/disposition/enum",keyword:"enum",params:{allowedValues: schema132.properties.disposition.enum},message:"must be equal to one of the allowed values"};
+const err28 = {instancePath:instancePath+"/data/" + i0+"/disposition",schemaPath:"components#/$defs/ReferralSummary/properties/disposition/enum",keyword:"enum",params:{allowedValues: schema133.properties.disposition.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -10712,7 +11222,7 @@ errors++;
 if(data1.decline_reason !== undefined){
 let data12 = data1.decline_reason;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err29 = {instancePath:instancePath+"/data/" + i0+"/decline_reason",schemaPath:"components#/$defs/ReferralSummary/properties/decline_reason/type",keyword:"type",params:{type: schema132.properties.decline_reason.type},message:"must be string,null"};
+const err29 = {instancePath:instancePath+"/data/" + i0+"/decline_reason",schemaPath:"components#/$defs/ReferralSummary/properties/decline_reason/type",keyword:"type",params:{type: schema133.properties.decline_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -10725,7 +11235,7 @@ errors++;
 if(data1.office_id !== undefined){
 let data13 = data1.office_id;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err30 = {instancePath:instancePath+"/data/" + i0+"/office_id",schemaPath:"components#/$defs/ReferralSummary/properties/office_id/type",keyword:"type",params:{type: schema132.properties.office_id.type},message:"must be string,null"};
+const err30 = {instancePath:instancePath+"/data/" + i0+"/office_id",schemaPath:"components#/$defs/ReferralSummary/properties/office_id/type",keyword:"type",params:{type: schema133.properties.office_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -10738,7 +11248,7 @@ errors++;
 if(data1.patient_display_name !== undefined){
 let data14 = data1.patient_display_name;
 if((typeof data14 !== "string") && (data14 !== null)){
-const err31 = {instancePath:instancePath+"/data/" + i0+"/patient_display_name",schemaPath:"components#/$defs/ReferralSummary/properties/patient_display_name/type",keyword:"type",params:{type: schema132.properties.patient_display_name.type},message:"must be string,null"};
+const err31 = {instancePath:instancePath+"/data/" + i0+"/patient_display_name",schemaPath:"components#/$defs/ReferralSummary/properties/patient_display_name/type",keyword:"type",params:{type: schema133.properties.patient_display_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -10798,8 +11308,8 @@ errors++;
 }
 }
 if(data.meta !== undefined){
-if(!(validate85(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate85.errors : vErrors.concat(validate85.errors);
+if(!(validate88(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
 errors = vErrors.length;
 }
 }
@@ -10842,43 +11352,43 @@ vErrors.push(err38);
 }
 errors++;
 }
-validate117.errors = vErrors;
+validate120.errors = vErrors;
 return errors === 0;
 }
-validate117.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate120.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate116(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate119(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate116.evaluated;
+const evaluated0 = validate119.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate117(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate117.errors : vErrors.concat(validate117.errors);
+if(!(validate120(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate120.errors : vErrors.concat(validate120.errors);
 errors = vErrors.length;
 }
-validate116.errors = vErrors;
+validate119.errors = vErrors;
 return errors === 0;
 }
-validate116.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate119.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const createReferralBody = validate120;
-const schema134 = {"$ref":"components#/$defs/ReferralCreateRequest"};
-const schema135 = {"type":"object","required":["service_line"],"additionalProperties":true,"description":"Referral create request, current shape 2026-08-19 (spec 2.3). A request that uses only fields of 2026-04-01 is the deprecated thin shape and is still accepted. Name: patient_name, or patient_first_name with patient_last_name. Additional properties are allowed and kept on the referral.","properties":{"service_line":{"type":"string","description":"Business line: home_health, hospice or private_duty. Any other value is recorded and declined (`service_line_not_offered`).","minLength":1,"x-svc-shape":"2026-04-01"},"patient_name":{"type":"string","description":"Full display name, kept as sent. Split into the chart name parts as \"Last, First Middle\" (with a comma) or \"First Middle Last\" when the parts are not sent.","x-svc-shape":"2026-04-01"},"patient_first_name":{"type":"string","description":"First name."},"patient_last_name":{"type":"string","description":"Last name."},"patient_middle_name":{"type":"string","description":"Middle name."},"patient_suffix":{"type":"string","description":"Suffix."},"patient_dob":{"type":"string","format":"date","description":"Date of birth; part of the identity match (compared exactly). Not in the future."},"patient_phone":{"type":"string","description":"Primary number; part of the identity match, compared by its digits without a leading US country code 1."},"patient_alt_phone":{"type":"string","description":"Secondary number."},"patient_preferred_phone":{"type":"string","enum":["primary","alternate"],"description":"Preferred number."},"patient_address":{"type":"string","description":"Service address, for example \"12 Elm St, Apt 3, Springfield, OH 45501\". A ZIP (12345 or 12345-6789) at its end is the service ZIP when patient_zip_code and zip_code are absent. In that form the street lines, city and state are read into a new chart; otherwise the whole text is its first address line."},"patient_zip_code":{"type":"string","description":"Service ZIP, 12345 or 12345-6789; its first five digits drive territory validation and office routing."},"zip_code":{"type":"string","description":"Deprecated alias of patient_zip_code (since 2026-08-19, no removal date). Still read when patient_zip_code is absent; sending it adds a Deprecation header and a meta.deprecations entry (kind field) naming patient_zip_code.","deprecated":true,"x-svc-shape":"2026-04-01","x-svc-successor":"patient_zip_code"},"patient_coordinates":{"$ref":"components#/$defs/Coordinates"},"patient_id":{"type":"string","description":"Existing patient to link to: a chart of the caller's agency (otherwise 400 naming patient_id).","x-svc-shape":"2026-04-01"},"existing_patient_episode_reviewed":{"type":"boolean","description":"Must be true when an accepted referral lands on a patient who is mid-episode (an active episode), whether named by patient_id or found by the identity match; otherwise 409 PLATFORM_CONFLICT with details.reason existing_patient_episode_review_required."},"referral_type":{"type":"string","description":"soc, roc or other, in any letter case. Any other value is stored as sent and treated as other.","x-svc-shape":"2026-04-01"},"referral_date":{"type":"string","format":"date-time","description":"Defaults to now."},"referral_source":{"type":"string","description":"Free-text referring organisation.","x-svc-shape":"2026-04-01"},"referral_source_id":{"type":"string","description":"Id of a known referral source."},"referring_facility":{"type":"string","description":"Facility referred from."},"referring_physician":{"type":"string","description":"Name, when no physician id is known."},"referring_physician_id":{"type":"string","description":"Physician id."},"signing_physician_id":{"type":"string","description":"Physician id."},"certifying_physician_id":{"type":"string","description":"Physician id."},"payor_id":{"type":"string","description":"Primary coverage payor id (a payor of the agency).","x-svc-shape":"2026-04-01"},"hospital_id":{"type":"string","description":"Originating hospital id."},"marketer_id":{"type":"string","description":"User id of the owning marketer (a user of the agency).","x-svc-shape":"2026-04-01"},"marketer_label":{"type":"string","description":"Marketer name when no user id is known.","x-svc-shape":"2026-04-01"},"insurance":{"oneOf":[{"type":"string","description":"Plan name."},{"$ref":"components#/$defs/InsuranceObject"}],"description":"A bare string is read as the plan name."},"insurance_name":{"type":"string","description":"Plan name, of the insurance object or on its own."},"insurance_notes":{"type":"string","description":"Notes for the intake reviewer."},"diagnoses":{"type":"array","items":{"$ref":"components#/$defs/Diagnosis"},"description":"Diagnoses; the first is primary unless is_primary says otherwise."},"document_ids":{"type":"array","items":{"type":"string"},"description":"Ids of documents already uploaded to the agency, each once; linked onto the referral in this order."},"notes":{"type":"string","description":"Free-text intake notes."},"custom_data":{"type":"object","additionalProperties":{"type":["string","number","boolean","null"]},"description":"Scalar key/value pairs stored on the intake; an object or array value is a 400 naming the key."},"source_system":{"type":"string","description":"Sending system name, stamped into the audit trail."},"external_reference_id":{"type":"string","description":"Sender's own identifier, stamped into the audit trail."}}};
-const schema137 = {"type":"object","additionalProperties":true,"description":"Coverage from a referral (spec 2.4), kept pending on the intake until a reviewer confirms it. Send coverage_order or is_primary; the other is derived (is_primary alone gives coverage_order 0 when true, 1 when false; neither gives 0), and when both are sent they must agree (400 otherwise). A termination_date before effective_date is a 400. Unknown keys are kept on the referral under additional fields `insurance`.","properties":{"payor_id":{"type":"string","description":"Payor id."},"policy_number":{"type":"string","description":"Member or policy number."},"group_number":{"type":"string","description":"Group number."},"effective_date":{"type":"string","format":"date","description":"Coverage start."},"termination_date":{"type":"string","format":"date","description":"Coverage end."},"is_primary":{"type":"boolean","description":"Primary coverage."},"coverage_order":{"type":"integer","description":"0 is primary.","minimum":0},"other_insurance_name":{"type":"string","description":"Name of another insurer."},"relationship_to_insured":{"type":"string","description":"X12 1069 code (18 self, 01 spouse, 19 child, 20 employee, 53 life partner, G8 other, 21 unknown) or its name (self, spouse, child, employee, life_partner or \"life partner\", other, unknown), in any letter case; anything else is a 400. Other than 18, the coverage is a dependent's: sent without insured_first_name and insured_last_name it is accepted and the intake asks for policy_holder_name."},"insured_first_name":{"type":"string","description":"Policy holder first name."},"insured_last_name":{"type":"string","description":"Policy holder last name."},"insured_middle_name":{"type":"string","description":"Policy holder middle name."},"insured_suffix":{"type":"string","description":"Policy holder suffix."},"insured_dob":{"type":"string","format":"date","description":"Policy holder date of birth."},"insured_gender":{"type":"string","enum":["female","male","unknown"],"description":"Policy holder gender."},"insured_address_line_1":{"type":"string","description":"Policy holder address."},"insured_address_line_2":{"type":"string","description":"Policy holder address line 2."},"insured_city":{"type":"string","description":"City."},"insured_state":{"type":"string","description":"Two letters.","pattern":"^[A-Za-z]{2}$"},"insured_zip_code":{"type":"string","description":"ZIP."}}};
-const schema138 = {"type":"object","required":["code"],"properties":{"code":{"type":"string","description":"ICD-10-CM code: a letter, a digit, a digit or letter, then up to four digits or letters after an optional dot (I50.9, E119, S72.001A); any case.","minLength":1,"x-svc-phi":"kept","pattern":"^[A-Za-z][0-9][0-9A-Za-z](\\.?[0-9A-Za-z]{1,4})?$"},"description":{"type":"string","description":"Description, as sent; empty (\"\") in no_phi sessions (free text).","x-svc-phi":"withheld"},"is_primary":{"type":"boolean","description":"Primary diagnosis. In a referral, the entry marked true is primary, else the first entry unless it says false; more than one marked true is a 400."}}};
-const pattern7 = new RegExp("^[A-Za-z]{2}$", "u");
-const pattern8 = new RegExp("^[A-Za-z][0-9][0-9A-Za-z](\\.?[0-9A-Za-z]{1,4})?$", "u");
+export const createReferralBody = validate123;
+const schema135 = {"$ref":"components#/$defs/ReferralCreateRequest"};
+const schema136 = {"type":"object","required":["service_line"],"additionalProperties":true,"description":"Referral create request, current shape 2026-08-19 (spec 2.3). A request that uses only fields of 2026-04-01 is the deprecated thin shape and is still accepted. Name: patient_name, or patient_first_name with patient_last_name. Additional properties are allowed and kept on the referral.","properties":{"service_line":{"type":"string","description":"Business line: home_health, hospice or private_duty. Any other value is recorded and declined (`service_line_not_offered`).","minLength":1,"x-svc-shape":"2026-04-01"},"patient_name":{"type":"string","description":"Full display name, kept as sent. Split into the chart name parts as \"Last, First Middle\" (with a comma) or \"First Middle Last\" when the parts are not sent.","x-svc-shape":"2026-04-01"},"patient_first_name":{"type":"string","description":"First name."},"patient_last_name":{"type":"string","description":"Last name."},"patient_middle_name":{"type":"string","description":"Middle name."},"patient_suffix":{"type":"string","description":"Suffix."},"patient_dob":{"type":"string","format":"date","description":"Date of birth; part of the identity match (compared exactly). Not in the future."},"patient_phone":{"type":"string","description":"Primary number; part of the identity match, compared by its digits without a leading US country code 1."},"patient_alt_phone":{"type":"string","description":"Secondary number."},"patient_preferred_phone":{"type":"string","enum":["primary","alternate"],"description":"Preferred number."},"patient_address":{"type":"string","description":"Service address, for example \"12 Elm St, Apt 3, Springfield, OH 45501\". A ZIP (12345 or 12345-6789) at its end is the service ZIP when patient_zip_code and zip_code are absent. In that form the street lines, city and state are read into a new chart; otherwise the whole text is its first address line."},"patient_zip_code":{"type":"string","description":"Service ZIP, 12345 or 12345-6789; its first five digits drive territory validation and office routing."},"zip_code":{"type":"string","description":"Deprecated alias of patient_zip_code (since 2026-08-19, no removal date). Still read when patient_zip_code is absent; sending it adds a Deprecation header and a meta.deprecations entry (kind field) naming patient_zip_code.","deprecated":true,"x-svc-shape":"2026-04-01","x-svc-successor":"patient_zip_code"},"patient_coordinates":{"$ref":"components#/$defs/Coordinates"},"patient_id":{"type":"string","description":"Existing patient to link to: a chart of the caller's agency (otherwise 400 naming patient_id).","x-svc-shape":"2026-04-01"},"existing_patient_episode_reviewed":{"type":"boolean","description":"Must be true when an accepted referral lands on a patient who is mid-episode (an active episode), whether named by patient_id or found by the identity match; otherwise 409 PLATFORM_CONFLICT with details.reason existing_patient_episode_review_required."},"referral_type":{"type":"string","description":"soc, roc or other, in any letter case. Any other value is stored as sent and treated as other.","x-svc-shape":"2026-04-01"},"referral_date":{"type":"string","format":"date-time","description":"Defaults to now."},"referral_source":{"type":"string","description":"Free-text referring organisation.","x-svc-shape":"2026-04-01"},"referral_source_id":{"type":"string","description":"Id of a known referral source."},"referring_facility":{"type":"string","description":"Facility referred from."},"referring_physician":{"type":"string","description":"Name, when no physician id is known."},"referring_physician_id":{"type":"string","description":"Physician id."},"signing_physician_id":{"type":"string","description":"Physician id."},"certifying_physician_id":{"type":"string","description":"Physician id."},"payor_id":{"type":"string","description":"Primary coverage payor id (a payor of the agency).","x-svc-shape":"2026-04-01"},"hospital_id":{"type":"string","description":"Originating hospital id."},"marketer_id":{"type":"string","description":"User id of the owning marketer (a user of the agency).","x-svc-shape":"2026-04-01"},"marketer_label":{"type":"string","description":"Marketer name when no user id is known.","x-svc-shape":"2026-04-01"},"insurance":{"oneOf":[{"type":"string","description":"Plan name."},{"$ref":"components#/$defs/InsuranceObject"}],"description":"A bare string is read as the plan name."},"insurance_name":{"type":"string","description":"Plan name, of the insurance object or on its own."},"insurance_notes":{"type":"string","description":"Notes for the intake reviewer."},"diagnoses":{"type":"array","items":{"$ref":"components#/$defs/Diagnosis"},"description":"Diagnoses; the first is primary unless is_primary says otherwise."},"document_ids":{"type":"array","items":{"type":"string"},"description":"Ids of documents already uploaded to the agency, each once; linked onto the referral in this order."},"notes":{"type":"string","description":"Free-text intake notes."},"custom_data":{"type":"object","additionalProperties":{"type":["string","number","boolean","null"]},"description":"Scalar key/value pairs stored on the intake; an object or array value is a 400 naming the key."},"source_system":{"type":"string","description":"Sending system name, stamped into the audit trail."},"external_reference_id":{"type":"string","description":"Sender's own identifier, stamped into the audit trail."}}};
+const schema138 = {"type":"object","additionalProperties":true,"description":"Coverage from a referral (spec 2.4), kept pending on the intake until a reviewer confirms it. Send coverage_order or is_primary; the other is derived (is_primary alone gives coverage_order 0 when true, 1 when false; neither gives 0), and when both are sent they must agree (400 otherwise). A termination_date before effective_date is a 400. Unknown keys are kept on the referral under additional fields `insurance`.","properties":{"payor_id":{"type":"string","description":"Payor id."},"policy_number":{"type":"string","description":"Member or policy number."},"group_number":{"type":"string","description":"Group number."},"effective_date":{"type":"string","format":"date","description":"Coverage start."},"termination_date":{"type":"string","format":"date","description":"Coverage end."},"is_primary":{"type":"boolean","description":"Primary coverage."},"coverage_order":{"type":"integer","description":"0 is primary.","minimum":0},"other_insurance_name":{"type":"string","description":"Name of another insurer."},"relationship_to_insured":{"type":"string","description":"X12 1069 code (18 self, 01 spouse, 19 child, 20 employee, 53 life partner, G8 other, 21 unknown) or its name (self, spouse, child, employee, life_partner or \"life partner\", other, unknown), in any letter case; anything else is a 400. Other than 18, the coverage is a dependent's: sent without insured_first_name and insured_last_name it is accepted and the intake asks for policy_holder_name."},"insured_first_name":{"type":"string","description":"Policy holder first name."},"insured_last_name":{"type":"string","description":"Policy holder last name."},"insured_middle_name":{"type":"string","description":"Policy holder middle name."},"insured_suffix":{"type":"string","description":"Policy holder suffix."},"insured_dob":{"type":"string","format":"date","description":"Policy holder date of birth."},"insured_gender":{"type":"string","enum":["female","male","unknown"],"description":"Policy holder gender."},"insured_address_line_1":{"type":"string","description":"Policy holder address."},"insured_address_line_2":{"type":"string","description":"Policy holder address line 2."},"insured_city":{"type":"string","description":"City."},"insured_state":{"type":"string","description":"Two letters.","pattern":"^[A-Za-z]{2}$"},"insured_zip_code":{"type":"string","description":"ZIP."}}};
+const schema139 = {"type":"object","required":["code"],"properties":{"code":{"type":"string","description":"ICD-10-CM code: a letter, a digit, a digit or letter, then up to four digits or letters after an optional dot (I50.9, E119, S72.001A); any case.","minLength":1,"x-svc-phi":"kept","pattern":"^[A-Za-z][0-9][0-9A-Za-z](\\.?[0-9A-Za-z]{1,4})?$"},"description":{"type":"string","description":"Description, as sent; empty (\"\") in no_phi sessions (free text).","x-svc-phi":"withheld"},"is_primary":{"type":"boolean","description":"Primary diagnosis. In a referral, the entry marked true is primary, else the first entry unless it says false; more than one marked true is a 400."}}};
+const pattern8 = new RegExp("^[A-Za-z]{2}$", "u");
+const pattern9 = new RegExp("^[A-Za-z][0-9][0-9A-Za-z](\\.?[0-9A-Za-z]{1,4})?$", "u");
 
-function validate121(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate124(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate121.evaluated;
+const evaluated0 = validate124.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10984,7 +11494,7 @@ errors++;
 if(data.patient_dob !== undefined){
 let data6 = data.patient_dob;
 if(typeof data6 === "string"){
-if(!(formats34.validate(data6))){
+if(!(formats36.validate(data6))){
 const err8 = {instancePath:instancePath+"/patient_dob",schemaPath:"#/properties/patient_dob/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
 if(vErrors === null){
 vErrors = [err8];
@@ -11043,7 +11553,7 @@ vErrors.push(err12);
 errors++;
 }
 if(!((data9 === "primary") || (data9 === "alternate"))){
-const err13 = {instancePath:instancePath+"/patient_preferred_phone",schemaPath:"#/properties/patient_preferred_phone/enum",keyword:"enum",params:{allowedValues: schema135.properties.patient_preferred_phone.enum},message:"must be equal to one of the allowed values"};
+const err13 = {instancePath:instancePath+"/patient_preferred_phone",schemaPath:"#/properties/patient_preferred_phone/enum",keyword:"enum",params:{allowedValues: schema136.properties.patient_preferred_phone.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -11449,7 +11959,7 @@ errors++;
 if(data31.effective_date !== undefined){
 let data35 = data31.effective_date;
 if(typeof data35 === "string"){
-if(!(formats34.validate(data35))){
+if(!(formats36.validate(data35))){
 const err46 = {instancePath:instancePath+"/insurance/effective_date",schemaPath:"components#/$defs/InsuranceObject/properties/effective_date/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
 if(vErrors === null){
 vErrors = [err46];
@@ -11474,7 +11984,7 @@ errors++;
 if(data31.termination_date !== undefined){
 let data36 = data31.termination_date;
 if(typeof data36 === "string"){
-if(!(formats34.validate(data36))){
+if(!(formats36.validate(data36))){
 const err48 = {instancePath:instancePath+"/insurance/termination_date",schemaPath:"components#/$defs/InsuranceObject/properties/termination_date/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
 if(vErrors === null){
 vErrors = [err48];
@@ -11608,7 +12118,7 @@ errors++;
 if(data31.insured_dob !== undefined){
 let data45 = data31.insured_dob;
 if(typeof data45 === "string"){
-if(!(formats34.validate(data45))){
+if(!(formats36.validate(data45))){
 const err59 = {instancePath:instancePath+"/insurance/insured_dob",schemaPath:"components#/$defs/InsuranceObject/properties/insured_dob/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
 if(vErrors === null){
 vErrors = [err59];
@@ -11643,7 +12153,7 @@ vErrors.push(err61);
 errors++;
 }
 if(!(((data46 === "female") || (data46 === "male")) || (data46 === "unknown"))){
-const err62 = {instancePath:instancePath+"/insurance/insured_gender",schemaPath:"components#/$defs/InsuranceObject/properties/insured_gender/enum",keyword:"enum",params:{allowedValues: schema137.properties.insured_gender.enum},message:"must be equal to one of the allowed values"};
+const err62 = {instancePath:instancePath+"/insurance/insured_gender",schemaPath:"components#/$defs/InsuranceObject/properties/insured_gender/enum",keyword:"enum",params:{allowedValues: schema138.properties.insured_gender.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -11692,7 +12202,7 @@ errors++;
 if(data31.insured_state !== undefined){
 let data50 = data31.insured_state;
 if(typeof data50 === "string"){
-if(!pattern7.test(data50)){
+if(!pattern8.test(data50)){
 const err66 = {instancePath:instancePath+"/insurance/insured_state",schemaPath:"components#/$defs/InsuranceObject/properties/insured_state/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z]{2}$"},message:"must match pattern \""+"^[A-Za-z]{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err66];
@@ -11824,7 +12334,7 @@ vErrors.push(err74);
 }
 errors++;
 }
-if(!pattern8.test(data56)){
+if(!pattern9.test(data56)){
 const err75 = {instancePath:instancePath+"/diagnoses/" + i0+"/code",schemaPath:"components#/$defs/Diagnosis/properties/code/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z][0-9][0-9A-Za-z](\\.?[0-9A-Za-z]{1,4})?$"},message:"must match pattern \""+"^[A-Za-z][0-9][0-9A-Za-z](\\.?[0-9A-Za-z]{1,4})?$"+"\""};
 if(vErrors === null){
 vErrors = [err75];
@@ -11940,7 +12450,7 @@ if(data62 && typeof data62 == "object" && !Array.isArray(data62)){
 for(const key0 in data62){
 let data63 = data62[key0];
 if((((typeof data63 !== "string") && (!((typeof data63 == "number") && (isFinite(data63))))) && (typeof data63 !== "boolean")) && (data63 !== null)){
-const err84 = {instancePath:instancePath+"/custom_data/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/custom_data/additionalProperties/type",keyword:"type",params:{type: schema135.properties.custom_data.additionalProperties.type},message:"must be string,number,boolean,null"};
+const err84 = {instancePath:instancePath+"/custom_data/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/custom_data/additionalProperties/type",keyword:"type",params:{type: schema136.properties.custom_data.additionalProperties.type},message:"must be string,number,boolean,null"};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -11997,40 +12507,40 @@ vErrors.push(err88);
 }
 errors++;
 }
-validate121.errors = vErrors;
+validate124.errors = vErrors;
 return errors === 0;
 }
-validate121.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate124.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate120(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate123(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate120.evaluated;
+const evaluated0 = validate123.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate121(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate121.errors : vErrors.concat(validate121.errors);
+if(!(validate124(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate124.errors : vErrors.concat(validate124.errors);
 errors = vErrors.length;
 }
-validate120.errors = vErrors;
+validate123.errors = vErrors;
 return errors === 0;
 }
-validate120.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate123.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const createReferralStatus200 = validate123;
-const schema139 = {"$ref":"components#/$defs/ReferralCreatedResponse"};
-const schema140 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/ReferralCreated"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
-const schema141 = {"type":"object","required":["referral_id","intake_id","patient_id","patient_created","patient_matched","disposition","decline_reason","decline_detail","office_id","request_shape","missing_information"],"properties":{"referral_id":{"type":"string","description":"Id of the recorded referral."},"intake_id":{"type":"string","description":"Id of the created intake."},"patient_id":{"type":["string","null"],"description":"Chart the referral is linked to: named by patient_id, matched by the identity rule, or opened; null for a declined lead that matched no chart."},"patient_created":{"type":"boolean","description":"Whether a chart was opened (an accepted referral that was neither linked nor matched)."},"patient_matched":{"type":"boolean","description":"Whether the identity rule matched an existing chart (false when patient_id named the chart)."},"disposition":{"type":"string","enum":["accepted","declined"],"description":"What the intake pipeline decided. A 2xx means recorded, not necessarily accepted."},"decline_reason":{"type":["string","null"],"enum":["out_of_area","service_line_not_offered",null],"description":"Why it was declined: out_of_area (the ZIP is outside the agency's service area) or service_line_not_offered; null when accepted."},"decline_detail":{"type":["string","null"],"description":"Detail of the decline, for example \"ZIP 99950 is outside the agency's service area.\"; null when accepted."},"office_id":{"type":["string","null"],"description":"Office the ZIP is routed to; null without a ZIP or outside the service area."},"request_shape":{"type":"string","enum":["2026-04-01","2026-08-19"],"description":"Request shape the body was read as: 2026-04-01 when every documented field it uses is marked x-svc-shape 2026-04-01.","x-svc-since":"2"},"missing_information":{"type":"array","items":{"type":"string"},"description":"What the intake still asks for, as set by the pipeline: patient_zip_code (no service ZIP could be read), policy_holder_name (a dependent's coverage came without the policy holder's name), primary_diagnosis (diagnoses were sent but none is primary). Empty for a declined lead. Reviewers may ask for more on the intake later.","x-svc-since":"2"}},"description":"Echo of the intake pipeline (spec 2.5), directly inside `data`."};
+export const createReferralStatus200 = validate126;
+const schema140 = {"$ref":"components#/$defs/ReferralCreatedResponse"};
+const schema141 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/ReferralCreated"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+const schema142 = {"type":"object","required":["referral_id","intake_id","patient_id","patient_created","patient_matched","disposition","decline_reason","decline_detail","office_id","request_shape","missing_information"],"properties":{"referral_id":{"type":"string","description":"Id of the recorded referral."},"intake_id":{"type":"string","description":"Id of the created intake."},"patient_id":{"type":["string","null"],"description":"Chart the referral is linked to: named by patient_id, matched by the identity rule, or opened; null for a declined lead that matched no chart."},"patient_created":{"type":"boolean","description":"Whether a chart was opened (an accepted referral that was neither linked nor matched)."},"patient_matched":{"type":"boolean","description":"Whether the identity rule matched an existing chart (false when patient_id named the chart)."},"disposition":{"type":"string","enum":["accepted","declined"],"description":"What the intake pipeline decided. A 2xx means recorded, not necessarily accepted."},"decline_reason":{"type":["string","null"],"enum":["out_of_area","service_line_not_offered",null],"description":"Why it was declined: out_of_area (the ZIP is outside the agency's service area) or service_line_not_offered; null when accepted."},"decline_detail":{"type":["string","null"],"description":"Detail of the decline, for example \"ZIP 99950 is outside the agency's service area.\"; null when accepted."},"office_id":{"type":["string","null"],"description":"Office the ZIP is routed to; null without a ZIP or outside the service area."},"request_shape":{"type":"string","enum":["2026-04-01","2026-08-19"],"description":"Request shape the body was read as: 2026-04-01 when every documented field it uses is marked x-svc-shape 2026-04-01.","x-svc-since":"2"},"missing_information":{"type":"array","items":{"type":"string"},"description":"What the intake still asks for, as set by the pipeline: patient_zip_code (no service ZIP could be read), policy_holder_name (a dependent's coverage came without the policy holder's name), primary_diagnosis (diagnoses were sent but none is primary). Empty for a declined lead. Reviewers may ask for more on the intake later.","x-svc-since":"2"}},"description":"Echo of the intake pipeline (spec 2.5), directly inside `data`."};
 
-function validate124(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate127(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate124.evaluated;
+const evaluated0 = validate127.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12188,7 +12698,7 @@ errors++;
 if(data0.patient_id !== undefined){
 let data3 = data0.patient_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err14 = {instancePath:instancePath+"/data/patient_id",schemaPath:"components#/$defs/ReferralCreated/properties/patient_id/type",keyword:"type",params:{type: schema141.properties.patient_id.type},message:"must be string,null"};
+const err14 = {instancePath:instancePath+"/data/patient_id",schemaPath:"components#/$defs/ReferralCreated/properties/patient_id/type",keyword:"type",params:{type: schema142.properties.patient_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -12235,7 +12745,7 @@ vErrors.push(err17);
 errors++;
 }
 if(!((data6 === "accepted") || (data6 === "declined"))){
-const err18 = {instancePath:instancePath+"/data/disposition",schemaPath:"components#/$defs/ReferralCreated/properties/disposition/enum",keyword:"enum",params:{allowedValues: schema141.properties.disposition.enum},message:"must be equal to one of the allowed values"};
+const err18 = {instancePath:instancePath+"/data/disposition",schemaPath:"components#/$defs/ReferralCreated/properties/disposition/enum",keyword:"enum",params:{allowedValues: schema142.properties.disposition.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -12248,7 +12758,7 @@ errors++;
 if(data0.decline_reason !== undefined){
 let data7 = data0.decline_reason;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err19 = {instancePath:instancePath+"/data/decline_reason",schemaPath:"components#/$defs/ReferralCreated/properties/decline_reason/type",keyword:"type",params:{type: schema141.properties.decline_reason.type},message:"must be string,null"};
+const err19 = {instancePath:instancePath+"/data/decline_reason",schemaPath:"components#/$defs/ReferralCreated/properties/decline_reason/type",keyword:"type",params:{type: schema142.properties.decline_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -12258,7 +12768,7 @@ vErrors.push(err19);
 errors++;
 }
 if(!(((data7 === "out_of_area") || (data7 === "service_line_not_offered")) || (data7 === null))){
-const err20 = {instancePath:instancePath+"/data/decline_reason",schemaPath:"components#/$defs/ReferralCreated/properties/decline_reason/enum",keyword:"enum",params:{allowedValues: schema141.properties.decline_reason.enum},message:"must be equal to one of the allowed values"};
+const err20 = {instancePath:instancePath+"/data/decline_reason",schemaPath:"components#/$defs/ReferralCreated/properties/decline_reason/enum",keyword:"enum",params:{allowedValues: schema142.properties.decline_reason.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -12271,7 +12781,7 @@ errors++;
 if(data0.decline_detail !== undefined){
 let data8 = data0.decline_detail;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err21 = {instancePath:instancePath+"/data/decline_detail",schemaPath:"components#/$defs/ReferralCreated/properties/decline_detail/type",keyword:"type",params:{type: schema141.properties.decline_detail.type},message:"must be string,null"};
+const err21 = {instancePath:instancePath+"/data/decline_detail",schemaPath:"components#/$defs/ReferralCreated/properties/decline_detail/type",keyword:"type",params:{type: schema142.properties.decline_detail.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -12284,7 +12794,7 @@ errors++;
 if(data0.office_id !== undefined){
 let data9 = data0.office_id;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err22 = {instancePath:instancePath+"/data/office_id",schemaPath:"components#/$defs/ReferralCreated/properties/office_id/type",keyword:"type",params:{type: schema141.properties.office_id.type},message:"must be string,null"};
+const err22 = {instancePath:instancePath+"/data/office_id",schemaPath:"components#/$defs/ReferralCreated/properties/office_id/type",keyword:"type",params:{type: schema142.properties.office_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -12307,7 +12817,7 @@ vErrors.push(err23);
 errors++;
 }
 if(!((data10 === "2026-04-01") || (data10 === "2026-08-19"))){
-const err24 = {instancePath:instancePath+"/data/request_shape",schemaPath:"components#/$defs/ReferralCreated/properties/request_shape/enum",keyword:"enum",params:{allowedValues: schema141.properties.request_shape.enum},message:"must be equal to one of the allowed values"};
+const err24 = {instancePath:instancePath+"/data/request_shape",schemaPath:"components#/$defs/ReferralCreated/properties/request_shape/enum",keyword:"enum",params:{allowedValues: schema142.properties.request_shape.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -12402,38 +12912,38 @@ vErrors.push(err30);
 }
 errors++;
 }
-validate124.errors = vErrors;
+validate127.errors = vErrors;
 return errors === 0;
 }
-validate124.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate127.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate123(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate126(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate123.evaluated;
+const evaluated0 = validate126.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate124(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate124.errors : vErrors.concat(validate124.errors);
+if(!(validate127(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate127.errors : vErrors.concat(validate127.errors);
 errors = vErrors.length;
 }
-validate123.errors = vErrors;
+validate126.errors = vErrors;
 return errors === 0;
 }
-validate123.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate126.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const responseUnsupportedMediaType = validate127;
-const schema143 = {"$ref":"components#/$defs/ApiError"};
+export const responseUnsupportedMediaType = validate130;
+const schema144 = {"$ref":"components#/$defs/ApiError"};
 
-function validate128(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate131(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate128.evaluated;
+const evaluated0 = validate131.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12679,40 +13189,40 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate128.errors = vErrors;
+validate131.errors = vErrors;
 return errors === 0;
 }
-validate128.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
+validate131.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate127(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate130(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate127.evaluated;
+const evaluated0 = validate130.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate128(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate128.errors : vErrors.concat(validate128.errors);
+if(!(validate131(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate131.errors : vErrors.concat(validate131.errors);
 errors = vErrors.length;
 }
-validate127.errors = vErrors;
+validate130.errors = vErrors;
 return errors === 0;
 }
-validate127.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
+validate130.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
 
-export const getReferralStatus200 = validate130;
-const schema146 = {"$ref":"components#/$defs/ReferralResponse"};
-const schema147 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/ReferralDetail"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
-const schema148 = {"type":"object","required":["id","patient_id","intake_id","service_line","referral_type","referral_type_category","referral_date","referral_source","referral_source_id","disposition","decline_reason","office_id","patient_display_name","created_at","request_shape","additional_fields"],"properties":{"id":{"type":"string","description":"Referral id.","x-svc-phi":"kept"},"patient_id":{"type":["string","null"],"description":"Linked patient (surrogate handle in no_phi sessions).","x-svc-phi":"handle"},"intake_id":{"type":"string","description":"Intake created for it.","x-svc-phi":"kept"},"service_line":{"type":"string","description":"Business line as sent; in no_phi sessions reduced to home_health, hospice or private_duty, or other for any other value.","x-svc-phi":{"reduce":"category","values":["home_health","hospice","private_duty"],"otherwise":"other"}},"referral_type":{"type":["string","null"],"description":"As sent; in no_phi sessions its category (soc, roc or other, as in referral_type_category).","x-svc-phi":{"reduce":"category","values":["soc","roc"],"otherwise":"other"}},"referral_type_category":{"type":"string","enum":["soc","roc","other"],"description":"How intake surfaces branch on referral_type.","x-svc-since":"2"},"referral_date":{"type":"string","format":"date-time","description":"Referral date (year only in no_phi sessions).","x-svc-v1-name":"referred_at","x-svc-phi":"year"},"referral_source":{"type":["string","null"],"description":"Free-text referring organisation, as sent; null in no_phi sessions (free text can carry anything).","x-svc-phi":"withheld"},"referral_source_id":{"type":["string","null"],"description":"Known source id (checked against the agency's referral sources).","x-svc-phi":"kept"},"disposition":{"type":"string","enum":["accepted","declined"],"description":"Pipeline decision."},"decline_reason":{"type":["string","null"],"description":"Why declined (a reason code such as out_of_area).","x-svc-phi":"kept"},"office_id":{"type":["string","null"],"description":"Routed office.","x-svc-phi":"kept"},"patient_display_name":{"type":["string","null"],"description":"Patient name; null in no_phi sessions.","x-svc-phi":"withheld"},"created_at":{"type":"string","format":"date-time","description":"Recorded at (year only in no_phi sessions).","x-svc-phi":"year"},"decline_detail":{"type":["string","null"],"description":"Decline detail; null in no_phi sessions (an out-of-area decline names the lead's ZIP and city).","x-svc-phi":"withheld"},"request_shape":{"type":"string","enum":["2026-04-01","2026-08-19"],"description":"Shape the request was read as."},"zip_code":{"type":["string","null"],"description":"Service ZIP used for routing; in no_phi sessions its first three digits (000 for sparsely populated areas, Safe Harbor).","x-svc-phi":"zip3"},"referring_facility":{"type":["string","null"],"description":"Facility, as sent; null in no_phi sessions (free text).","x-svc-phi":"withheld"},"referring_physician":{"type":["string","null"],"description":"Referring physician's name as sent; null in no_phi sessions (free text: use referring_physician_id).","x-svc-phi":"withheld"},"referring_physician_id":{"type":["string","null"],"description":"Physician id.","x-svc-phi":"kept"},"signing_physician_id":{"type":["string","null"],"description":"Physician id.","x-svc-phi":"kept"},"certifying_physician_id":{"type":["string","null"],"description":"Physician id.","x-svc-phi":"kept"},"payor_id":{"type":["string","null"],"description":"Payor id.","x-svc-phi":"kept"},"hospital_id":{"type":["string","null"],"description":"Hospital id.","x-svc-phi":"kept"},"marketer_id":{"type":["string","null"],"description":"Marketer user id.","x-svc-phi":"kept"},"marketer_label":{"type":["string","null"],"description":"Marketer name as sent; null in no_phi sessions (free text: use marketer_id).","x-svc-phi":"withheld"},"document_ids":{"type":"array","items":{"type":"string"},"description":"Linked documents, in the order sent (each checked against the agency's documents).","x-svc-phi":"kept"},"source_system":{"type":["string","null"],"description":"Sending system, as sent; null in no_phi sessions (free text).","x-svc-phi":"withheld"},"external_reference_id":{"type":["string","null"],"description":"Sender's identifier; null in no_phi sessions (it points to the patient's record in the sending system).","x-svc-phi":"withheld"},"additional_fields":{"type":"object","additionalProperties":true,"description":"Additional properties sent with the request, kept as sent; empty ({}) in no_phi sessions (free-form values may carry PHI).","x-svc-since":"2","x-svc-phi":"withheld"}},"description":"Referral detail profile (route 12)."};
+export const getReferralStatus200 = validate133;
+const schema147 = {"$ref":"components#/$defs/ReferralResponse"};
+const schema148 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/ReferralDetail"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+const schema149 = {"type":"object","required":["id","patient_id","intake_id","service_line","referral_type","referral_type_category","referral_date","referral_source","referral_source_id","disposition","decline_reason","office_id","patient_display_name","created_at","request_shape","additional_fields"],"properties":{"id":{"type":"string","description":"Referral id.","x-svc-phi":"kept"},"patient_id":{"type":["string","null"],"description":"Linked patient (surrogate handle in no_phi sessions).","x-svc-phi":"handle"},"intake_id":{"type":"string","description":"Intake created for it.","x-svc-phi":"kept"},"service_line":{"type":"string","description":"Business line as sent; in no_phi sessions reduced to home_health, hospice or private_duty, or other for any other value.","x-svc-phi":{"reduce":"category","values":["home_health","hospice","private_duty"],"otherwise":"other"}},"referral_type":{"type":["string","null"],"description":"As sent; in no_phi sessions its category (soc, roc or other, as in referral_type_category).","x-svc-phi":{"reduce":"category","values":["soc","roc"],"otherwise":"other"}},"referral_type_category":{"type":"string","enum":["soc","roc","other"],"description":"How intake surfaces branch on referral_type.","x-svc-since":"2"},"referral_date":{"type":"string","format":"date-time","description":"Referral date (year only in no_phi sessions).","x-svc-v1-name":"referred_at","x-svc-phi":"year"},"referral_source":{"type":["string","null"],"description":"Free-text referring organisation, as sent; null in no_phi sessions (free text can carry anything).","x-svc-phi":"withheld"},"referral_source_id":{"type":["string","null"],"description":"Known source id (checked against the agency's referral sources).","x-svc-phi":"kept"},"disposition":{"type":"string","enum":["accepted","declined"],"description":"Pipeline decision."},"decline_reason":{"type":["string","null"],"description":"Why declined (a reason code such as out_of_area).","x-svc-phi":"kept"},"office_id":{"type":["string","null"],"description":"Routed office.","x-svc-phi":"kept"},"patient_display_name":{"type":["string","null"],"description":"Patient name; null in no_phi sessions.","x-svc-phi":"withheld"},"created_at":{"type":"string","format":"date-time","description":"Recorded at (year only in no_phi sessions).","x-svc-phi":"year"},"decline_detail":{"type":["string","null"],"description":"Decline detail; null in no_phi sessions (an out-of-area decline names the lead's ZIP and city).","x-svc-phi":"withheld"},"request_shape":{"type":"string","enum":["2026-04-01","2026-08-19"],"description":"Shape the request was read as."},"zip_code":{"type":["string","null"],"description":"Service ZIP used for routing; in no_phi sessions its first three digits (000 for sparsely populated areas, Safe Harbor).","x-svc-phi":"zip3"},"referring_facility":{"type":["string","null"],"description":"Facility, as sent; null in no_phi sessions (free text).","x-svc-phi":"withheld"},"referring_physician":{"type":["string","null"],"description":"Referring physician's name as sent; null in no_phi sessions (free text: use referring_physician_id).","x-svc-phi":"withheld"},"referring_physician_id":{"type":["string","null"],"description":"Physician id.","x-svc-phi":"kept"},"signing_physician_id":{"type":["string","null"],"description":"Physician id.","x-svc-phi":"kept"},"certifying_physician_id":{"type":["string","null"],"description":"Physician id.","x-svc-phi":"kept"},"payor_id":{"type":["string","null"],"description":"Payor id.","x-svc-phi":"kept"},"hospital_id":{"type":["string","null"],"description":"Hospital id.","x-svc-phi":"kept"},"marketer_id":{"type":["string","null"],"description":"Marketer user id.","x-svc-phi":"kept"},"marketer_label":{"type":["string","null"],"description":"Marketer name as sent; null in no_phi sessions (free text: use marketer_id).","x-svc-phi":"withheld"},"document_ids":{"type":"array","items":{"type":"string"},"description":"Linked documents, in the order sent (each checked against the agency's documents).","x-svc-phi":"kept"},"source_system":{"type":["string","null"],"description":"Sending system, as sent; null in no_phi sessions (free text).","x-svc-phi":"withheld"},"external_reference_id":{"type":["string","null"],"description":"Sender's identifier; null in no_phi sessions (it points to the patient's record in the sending system).","x-svc-phi":"withheld"},"additional_fields":{"type":"object","additionalProperties":true,"description":"Additional properties sent with the request, kept as sent; empty ({}) in no_phi sessions (free-form values may carry PHI).","x-svc-since":"2","x-svc-phi":"withheld"}},"description":"Referral detail profile (route 12)."};
 
-function validate131(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate134(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate131.evaluated;
+const evaluated0 = validate134.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12908,7 +13418,7 @@ errors++;
 if(data0.patient_id !== undefined){
 let data2 = data0.patient_id;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err18 = {instancePath:instancePath+"/data/patient_id",schemaPath:"components#/$defs/ReferralDetail/properties/patient_id/type",keyword:"type",params:{type: schema148.properties.patient_id.type},message:"must be string,null"};
+const err18 = {instancePath:instancePath+"/data/patient_id",schemaPath:"components#/$defs/ReferralDetail/properties/patient_id/type",keyword:"type",params:{type: schema149.properties.patient_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -12945,7 +13455,7 @@ errors++;
 if(data0.referral_type !== undefined){
 let data5 = data0.referral_type;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err21 = {instancePath:instancePath+"/data/referral_type",schemaPath:"components#/$defs/ReferralDetail/properties/referral_type/type",keyword:"type",params:{type: schema148.properties.referral_type.type},message:"must be string,null"};
+const err21 = {instancePath:instancePath+"/data/referral_type",schemaPath:"components#/$defs/ReferralDetail/properties/referral_type/type",keyword:"type",params:{type: schema149.properties.referral_type.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -12968,7 +13478,7 @@ vErrors.push(err22);
 errors++;
 }
 if(!(((data6 === "soc") || (data6 === "roc")) || (data6 === "other"))){
-const err23 = {instancePath:instancePath+"/data/referral_type_category",schemaPath:"components#/$defs/ReferralDetail/properties/referral_type_category/enum",keyword:"enum",params:{allowedValues: schema148.properties.referral_type_category.enum},message:"must be equal to one of the allowed values"};
+const err23 = {instancePath:instancePath+"/data/referral_type_category",schemaPath:"components#/$defs/ReferralDetail/properties/referral_type_category/enum",keyword:"enum",params:{allowedValues: schema149.properties.referral_type_category.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -13006,7 +13516,7 @@ errors++;
 if(data0.referral_source !== undefined){
 let data8 = data0.referral_source;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err26 = {instancePath:instancePath+"/data/referral_source",schemaPath:"components#/$defs/ReferralDetail/properties/referral_source/type",keyword:"type",params:{type: schema148.properties.referral_source.type},message:"must be string,null"};
+const err26 = {instancePath:instancePath+"/data/referral_source",schemaPath:"components#/$defs/ReferralDetail/properties/referral_source/type",keyword:"type",params:{type: schema149.properties.referral_source.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -13019,7 +13529,7 @@ errors++;
 if(data0.referral_source_id !== undefined){
 let data9 = data0.referral_source_id;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err27 = {instancePath:instancePath+"/data/referral_source_id",schemaPath:"components#/$defs/ReferralDetail/properties/referral_source_id/type",keyword:"type",params:{type: schema148.properties.referral_source_id.type},message:"must be string,null"};
+const err27 = {instancePath:instancePath+"/data/referral_source_id",schemaPath:"components#/$defs/ReferralDetail/properties/referral_source_id/type",keyword:"type",params:{type: schema149.properties.referral_source_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -13042,7 +13552,7 @@ vErrors.push(err28);
 errors++;
 }
 if(!((data10 === "accepted") || (data10 === "declined"))){
-const err29 = {instancePath:instancePath+"/data/disposition",schemaPath:"components#/$defs/ReferralDetail/properties/disposition/enum",keyword:"enum",params:{allowedValues: schema148.properties.disposition.enum},message:"must be equal to one of the allowed values"};
+const err29 = {instancePath:instancePath+"/data/disposition",schemaPath:"components#/$defs/ReferralDetail/properties/disposition/enum",keyword:"enum",params:{allowedValues: schema149.properties.disposition.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -13055,7 +13565,7 @@ errors++;
 if(data0.decline_reason !== undefined){
 let data11 = data0.decline_reason;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err30 = {instancePath:instancePath+"/data/decline_reason",schemaPath:"components#/$defs/ReferralDetail/properties/decline_reason/type",keyword:"type",params:{type: schema148.properties.decline_reason.type},message:"must be string,null"};
+const err30 = {instancePath:instancePath+"/data/decline_reason",schemaPath:"components#/$defs/ReferralDetail/properties/decline_reason/type",keyword:"type",params:{type: schema149.properties.decline_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -13068,7 +13578,7 @@ errors++;
 if(data0.office_id !== undefined){
 let data12 = data0.office_id;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err31 = {instancePath:instancePath+"/data/office_id",schemaPath:"components#/$defs/ReferralDetail/properties/office_id/type",keyword:"type",params:{type: schema148.properties.office_id.type},message:"must be string,null"};
+const err31 = {instancePath:instancePath+"/data/office_id",schemaPath:"components#/$defs/ReferralDetail/properties/office_id/type",keyword:"type",params:{type: schema149.properties.office_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -13081,7 +13591,7 @@ errors++;
 if(data0.patient_display_name !== undefined){
 let data13 = data0.patient_display_name;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err32 = {instancePath:instancePath+"/data/patient_display_name",schemaPath:"components#/$defs/ReferralDetail/properties/patient_display_name/type",keyword:"type",params:{type: schema148.properties.patient_display_name.type},message:"must be string,null"};
+const err32 = {instancePath:instancePath+"/data/patient_display_name",schemaPath:"components#/$defs/ReferralDetail/properties/patient_display_name/type",keyword:"type",params:{type: schema149.properties.patient_display_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -13119,7 +13629,7 @@ errors++;
 if(data0.decline_detail !== undefined){
 let data15 = data0.decline_detail;
 if((typeof data15 !== "string") && (data15 !== null)){
-const err35 = {instancePath:instancePath+"/data/decline_detail",schemaPath:"components#/$defs/ReferralDetail/properties/decline_detail/type",keyword:"type",params:{type: schema148.properties.decline_detail.type},message:"must be string,null"};
+const err35 = {instancePath:instancePath+"/data/decline_detail",schemaPath:"components#/$defs/ReferralDetail/properties/decline_detail/type",keyword:"type",params:{type: schema149.properties.decline_detail.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -13142,7 +13652,7 @@ vErrors.push(err36);
 errors++;
 }
 if(!((data16 === "2026-04-01") || (data16 === "2026-08-19"))){
-const err37 = {instancePath:instancePath+"/data/request_shape",schemaPath:"components#/$defs/ReferralDetail/properties/request_shape/enum",keyword:"enum",params:{allowedValues: schema148.properties.request_shape.enum},message:"must be equal to one of the allowed values"};
+const err37 = {instancePath:instancePath+"/data/request_shape",schemaPath:"components#/$defs/ReferralDetail/properties/request_shape/enum",keyword:"enum",params:{allowedValues: schema149.properties.request_shape.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -13155,7 +13665,7 @@ errors++;
 if(data0.zip_code !== undefined){
 let data17 = data0.zip_code;
 if((typeof data17 !== "string") && (data17 !== null)){
-const err38 = {instancePath:instancePath+"/data/zip_code",schemaPath:"components#/$defs/ReferralDetail/properties/zip_code/type",keyword:"type",params:{type: schema148.properties.zip_code.type},message:"must be string,null"};
+const err38 = {instancePath:instancePath+"/data/zip_code",schemaPath:"components#/$defs/ReferralDetail/properties/zip_code/type",keyword:"type",params:{type: schema149.properties.zip_code.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -13168,7 +13678,7 @@ errors++;
 if(data0.referring_facility !== undefined){
 let data18 = data0.referring_facility;
 if((typeof data18 !== "string") && (data18 !== null)){
-const err39 = {instancePath:instancePath+"/data/referring_facility",schemaPath:"components#/$defs/ReferralDetail/properties/referring_facility/type",keyword:"type",params:{type: schema148.properties.referring_facility.type},message:"must be string,null"};
+const err39 = {instancePath:instancePath+"/data/referring_facility",schemaPath:"components#/$defs/ReferralDetail/properties/referring_facility/type",keyword:"type",params:{type: schema149.properties.referring_facility.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -13181,7 +13691,7 @@ errors++;
 if(data0.referring_physician !== undefined){
 let data19 = data0.referring_physician;
 if((typeof data19 !== "string") && (data19 !== null)){
-const err40 = {instancePath:instancePath+"/data/referring_physician",schemaPath:"components#/$defs/ReferralDetail/properties/referring_physician/type",keyword:"type",params:{type: schema148.properties.referring_physician.type},message:"must be string,null"};
+const err40 = {instancePath:instancePath+"/data/referring_physician",schemaPath:"components#/$defs/ReferralDetail/properties/referring_physician/type",keyword:"type",params:{type: schema149.properties.referring_physician.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -13194,7 +13704,7 @@ errors++;
 if(data0.referring_physician_id !== undefined){
 let data20 = data0.referring_physician_id;
 if((typeof data20 !== "string") && (data20 !== null)){
-const err41 = {instancePath:instancePath+"/data/referring_physician_id",schemaPath:"components#/$defs/ReferralDetail/properties/referring_physician_id/type",keyword:"type",params:{type: schema148.properties.referring_physician_id.type},message:"must be string,null"};
+const err41 = {instancePath:instancePath+"/data/referring_physician_id",schemaPath:"components#/$defs/ReferralDetail/properties/referring_physician_id/type",keyword:"type",params:{type: schema149.properties.referring_physician_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -13207,7 +13717,7 @@ errors++;
 if(data0.signing_physician_id !== undefined){
 let data21 = data0.signing_physician_id;
 if((typeof data21 !== "string") && (data21 !== null)){
-const err42 = {instancePath:instancePath+"/data/signing_physician_id",schemaPath:"components#/$defs/ReferralDetail/properties/signing_physician_id/type",keyword:"type",params:{type: schema148.properties.signing_physician_id.type},message:"must be string,null"};
+const err42 = {instancePath:instancePath+"/data/signing_physician_id",schemaPath:"components#/$defs/ReferralDetail/properties/signing_physician_id/type",keyword:"type",params:{type: schema149.properties.signing_physician_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -13220,7 +13730,7 @@ errors++;
 if(data0.certifying_physician_id !== undefined){
 let data22 = data0.certifying_physician_id;
 if((typeof data22 !== "string") && (data22 !== null)){
-const err43 = {instancePath:instancePath+"/data/certifying_physician_id",schemaPath:"components#/$defs/ReferralDetail/properties/certifying_physician_id/type",keyword:"type",params:{type: schema148.properties.certifying_physician_id.type},message:"must be string,null"};
+const err43 = {instancePath:instancePath+"/data/certifying_physician_id",schemaPath:"components#/$defs/ReferralDetail/properties/certifying_physician_id/type",keyword:"type",params:{type: schema149.properties.certifying_physician_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -13233,7 +13743,7 @@ errors++;
 if(data0.payor_id !== undefined){
 let data23 = data0.payor_id;
 if((typeof data23 !== "string") && (data23 !== null)){
-const err44 = {instancePath:instancePath+"/data/payor_id",schemaPath:"components#/$defs/ReferralDetail/properties/payor_id/type",keyword:"type",params:{type: schema148.properties.payor_id.type},message:"must be string,null"};
+const err44 = {instancePath:instancePath+"/data/payor_id",schemaPath:"components#/$defs/ReferralDetail/properties/payor_id/type",keyword:"type",params:{type: schema149.properties.payor_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -13246,7 +13756,7 @@ errors++;
 if(data0.hospital_id !== undefined){
 let data24 = data0.hospital_id;
 if((typeof data24 !== "string") && (data24 !== null)){
-const err45 = {instancePath:instancePath+"/data/hospital_id",schemaPath:"components#/$defs/ReferralDetail/properties/hospital_id/type",keyword:"type",params:{type: schema148.properties.hospital_id.type},message:"must be string,null"};
+const err45 = {instancePath:instancePath+"/data/hospital_id",schemaPath:"components#/$defs/ReferralDetail/properties/hospital_id/type",keyword:"type",params:{type: schema149.properties.hospital_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -13259,7 +13769,7 @@ errors++;
 if(data0.marketer_id !== undefined){
 let data25 = data0.marketer_id;
 if((typeof data25 !== "string") && (data25 !== null)){
-const err46 = {instancePath:instancePath+"/data/marketer_id",schemaPath:"components#/$defs/ReferralDetail/properties/marketer_id/type",keyword:"type",params:{type: schema148.properties.marketer_id.type},message:"must be string,null"};
+const err46 = {instancePath:instancePath+"/data/marketer_id",schemaPath:"components#/$defs/ReferralDetail/properties/marketer_id/type",keyword:"type",params:{type: schema149.properties.marketer_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -13272,7 +13782,7 @@ errors++;
 if(data0.marketer_label !== undefined){
 let data26 = data0.marketer_label;
 if((typeof data26 !== "string") && (data26 !== null)){
-const err47 = {instancePath:instancePath+"/data/marketer_label",schemaPath:"components#/$defs/ReferralDetail/properties/marketer_label/type",keyword:"type",params:{type: schema148.properties.marketer_label.type},message:"must be string,null"};
+const err47 = {instancePath:instancePath+"/data/marketer_label",schemaPath:"components#/$defs/ReferralDetail/properties/marketer_label/type",keyword:"type",params:{type: schema149.properties.marketer_label.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -13313,7 +13823,7 @@ errors++;
 if(data0.source_system !== undefined){
 let data29 = data0.source_system;
 if((typeof data29 !== "string") && (data29 !== null)){
-const err50 = {instancePath:instancePath+"/data/source_system",schemaPath:"components#/$defs/ReferralDetail/properties/source_system/type",keyword:"type",params:{type: schema148.properties.source_system.type},message:"must be string,null"};
+const err50 = {instancePath:instancePath+"/data/source_system",schemaPath:"components#/$defs/ReferralDetail/properties/source_system/type",keyword:"type",params:{type: schema149.properties.source_system.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -13326,7 +13836,7 @@ errors++;
 if(data0.external_reference_id !== undefined){
 let data30 = data0.external_reference_id;
 if((typeof data30 !== "string") && (data30 !== null)){
-const err51 = {instancePath:instancePath+"/data/external_reference_id",schemaPath:"components#/$defs/ReferralDetail/properties/external_reference_id/type",keyword:"type",params:{type: schema148.properties.external_reference_id.type},message:"must be string,null"};
+const err51 = {instancePath:instancePath+"/data/external_reference_id",schemaPath:"components#/$defs/ReferralDetail/properties/external_reference_id/type",keyword:"type",params:{type: schema149.properties.external_reference_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -13408,40 +13918,40 @@ vErrors.push(err56);
 }
 errors++;
 }
-validate131.errors = vErrors;
+validate134.errors = vErrors;
 return errors === 0;
 }
-validate131.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate134.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate130(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate133(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate130.evaluated;
+const evaluated0 = validate133.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate131(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate131.errors : vErrors.concat(validate131.errors);
+if(!(validate134(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate134.errors : vErrors.concat(validate134.errors);
 errors = vErrors.length;
 }
-validate130.errors = vErrors;
+validate133.errors = vErrors;
 return errors === 0;
 }
-validate130.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate133.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listIntakesStatus200 = validate134;
-const schema150 = {"$ref":"components#/$defs/IntakeListResponse"};
-const schema151 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/IntakeSummary"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/ListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
-const schema152 = {"type":"object","required":["id","referral_id","patient_id","status","service_line","disposition","office_id","reviewer_id","missing_information","received_at","updated_at"],"properties":{"id":{"type":"string","description":"Intake id.","x-svc-phi":"kept"},"referral_id":{"type":"string","description":"Referral it came from.","x-svc-phi":"kept"},"patient_id":{"type":["string","null"],"description":"The referral's patient (surrogate handle in no_phi sessions).","x-svc-phi":"handle"},"status":{"type":"string","enum":["pending_review","in_review","awaiting_information","accepted","declined","admitted","non_admit","cancelled"],"description":"Review state."},"service_line":{"type":"string","description":"Business line, as sent with the referral; in no_phi sessions reduced to home_health, hospice or private_duty, or other for any other value.","x-svc-phi":{"reduce":"category","values":["home_health","hospice","private_duty"],"otherwise":"other"}},"disposition":{"type":"string","enum":["accepted","declined"],"description":"The referral's pipeline decision."},"office_id":{"type":["string","null"],"description":"Office the referral was routed to.","x-svc-phi":"kept"},"reviewer_id":{"type":["string","null"],"description":"User reviewing it.","x-svc-phi":"kept"},"missing_information":{"type":"array","items":{"type":"string"},"description":"What the reviewer still needs.","x-svc-since":"2","x-svc-phi":"kept"},"received_at":{"type":"string","format":"date-time","description":"Received (year only in no_phi sessions).","x-svc-v1-name":"created_at","x-svc-phi":"year"},"updated_at":{"type":"string","format":"date-time","description":"Last change (year only in no_phi sessions).","x-svc-phi":"year"}},"description":"Intake summary profile (route 13)."};
+export const listIntakesStatus200 = validate137;
+const schema151 = {"$ref":"components#/$defs/IntakeListResponse"};
+const schema152 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/IntakeSummary"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/ListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
+const schema153 = {"type":"object","required":["id","referral_id","patient_id","status","service_line","disposition","office_id","reviewer_id","missing_information","received_at","updated_at"],"properties":{"id":{"type":"string","description":"Intake id.","x-svc-phi":"kept"},"referral_id":{"type":"string","description":"Referral it came from.","x-svc-phi":"kept"},"patient_id":{"type":["string","null"],"description":"The referral's patient (surrogate handle in no_phi sessions).","x-svc-phi":"handle"},"status":{"type":"string","enum":["pending_review","in_review","awaiting_information","accepted","declined","admitted","non_admit","cancelled"],"description":"Review state."},"service_line":{"type":"string","description":"Business line, as sent with the referral; in no_phi sessions reduced to home_health, hospice or private_duty, or other for any other value.","x-svc-phi":{"reduce":"category","values":["home_health","hospice","private_duty"],"otherwise":"other"}},"disposition":{"type":"string","enum":["accepted","declined"],"description":"The referral's pipeline decision."},"office_id":{"type":["string","null"],"description":"Office the referral was routed to.","x-svc-phi":"kept"},"reviewer_id":{"type":["string","null"],"description":"User reviewing it.","x-svc-phi":"kept"},"missing_information":{"type":"array","items":{"type":"string"},"description":"What the reviewer still needs.","x-svc-since":"2","x-svc-phi":"kept"},"received_at":{"type":"string","format":"date-time","description":"Received (year only in no_phi sessions).","x-svc-v1-name":"created_at","x-svc-phi":"year"},"updated_at":{"type":"string","format":"date-time","description":"Last change (year only in no_phi sessions).","x-svc-phi":"year"}},"description":"Intake summary profile (route 13)."};
 
-function validate135(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate138(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate135.evaluated;
+const evaluated0 = validate138.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -13613,7 +14123,7 @@ errors++;
 if(data1.patient_id !== undefined){
 let data4 = data1.patient_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err15 = {instancePath:instancePath+"/data/" + i0+"/patient_id",schemaPath:"components#/$defs/IntakeSummary/properties/patient_id/type",keyword:"type",params:{type: schema152.properties.patient_id.type},message:"must be string,null"};
+const err15 = {instancePath:instancePath+"/data/" + i0+"/patient_id",schemaPath:"components#/$defs/IntakeSummary/properties/patient_id/type",keyword:"type",params:{type: schema153.properties.patient_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -13636,7 +14146,7 @@ vErrors.push(err16);
 errors++;
 }
 if(!((((((((data5 === "pending_review") || (data5 === "in_review")) || (data5 === "awaiting_information")) || (data5 === "accepted")) || (data5 === "declined")) || (data5 === "admitted")) || (data5 === "non_admit")) || (data5 === "cancelled"))){
-const err17 = {instancePath:instancePath+"/data/" + i0+"/status",schemaPath:"components#/$defs/IntakeSummary/properties/status/enum",keyword:"enum",params:{allowedValues: schema152.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err17 = {instancePath:instancePath+"/data/" + i0+"/status",schemaPath:"components#/$defs/IntakeSummary/properties/status/enum",keyword:"enum",params:{allowedValues: schema153.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -13671,7 +14181,7 @@ vErrors.push(err19);
 errors++;
 }
 if(!((data7 === "accepted") || (data7 === "declined"))){
-const err20 = {instancePath:instancePath+"/data/" + i0+"/disposition",schemaPath:"components#/$defs/IntakeSummary/properties/disposition/enum",keyword:"enum",params:{allowedValues: schema152.properties.disposition.enum},message:"must be equal to one of the allowed values"};
+const err20 = {instancePath:instancePath+"/data/" + i0+"/disposition",schemaPath:"components#/$defs/IntakeSummary/properties/disposition/enum",keyword:"enum",params:{allowedValues: schema153.properties.disposition.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -13684,7 +14194,7 @@ errors++;
 if(data1.office_id !== undefined){
 let data8 = data1.office_id;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err21 = {instancePath:instancePath+"/data/" + i0+"/office_id",schemaPath:"components#/$defs/IntakeSummary/properties/office_id/type",keyword:"type",params:{type: schema152.properties.office_id.type},message:"must be string,null"};
+const err21 = {instancePath:instancePath+"/data/" + i0+"/office_id",schemaPath:"components#/$defs/IntakeSummary/properties/office_id/type",keyword:"type",params:{type: schema153.properties.office_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -13697,7 +14207,7 @@ errors++;
 if(data1.reviewer_id !== undefined){
 let data9 = data1.reviewer_id;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err22 = {instancePath:instancePath+"/data/" + i0+"/reviewer_id",schemaPath:"components#/$defs/IntakeSummary/properties/reviewer_id/type",keyword:"type",params:{type: schema152.properties.reviewer_id.type},message:"must be string,null"};
+const err22 = {instancePath:instancePath+"/data/" + i0+"/reviewer_id",schemaPath:"components#/$defs/IntakeSummary/properties/reviewer_id/type",keyword:"type",params:{type: schema153.properties.reviewer_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -13810,8 +14320,8 @@ errors++;
 }
 }
 if(data.meta !== undefined){
-if(!(validate85(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate85.errors : vErrors.concat(validate85.errors);
+if(!(validate88(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
 errors = vErrors.length;
 }
 }
@@ -13854,41 +14364,41 @@ vErrors.push(err33);
 }
 errors++;
 }
-validate135.errors = vErrors;
+validate138.errors = vErrors;
 return errors === 0;
 }
-validate135.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate138.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate134(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate137(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate134.evaluated;
+const evaluated0 = validate137.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate135(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate135.errors : vErrors.concat(validate135.errors);
+if(!(validate138(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate138.errors : vErrors.concat(validate138.errors);
 errors = vErrors.length;
 }
-validate134.errors = vErrors;
+validate137.errors = vErrors;
 return errors === 0;
 }
-validate134.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate137.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const getIntakeStatus200 = validate138;
-const schema154 = {"$ref":"components#/$defs/IntakeResponse"};
-const schema155 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/IntakeDetail"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
-const schema156 = {"type":"object","required":["id","referral_id","patient_id","status","service_line","disposition","office_id","reviewer_id","missing_information","received_at","updated_at","insurance","diagnoses","document_ids","custom_data"],"properties":{"id":{"type":"string","description":"Intake id.","x-svc-phi":"kept"},"referral_id":{"type":"string","description":"Referral it came from.","x-svc-phi":"kept"},"patient_id":{"type":["string","null"],"description":"The referral's patient (surrogate handle in no_phi sessions).","x-svc-phi":"handle"},"status":{"type":"string","enum":["pending_review","in_review","awaiting_information","accepted","declined","admitted","non_admit","cancelled"],"description":"Review state."},"service_line":{"type":"string","description":"Business line, as sent with the referral; in no_phi sessions reduced to home_health, hospice or private_duty, or other for any other value.","x-svc-phi":{"reduce":"category","values":["home_health","hospice","private_duty"],"otherwise":"other"}},"disposition":{"type":"string","enum":["accepted","declined"],"description":"The referral's pipeline decision."},"office_id":{"type":["string","null"],"description":"Office the referral was routed to.","x-svc-phi":"kept"},"reviewer_id":{"type":["string","null"],"description":"User reviewing it.","x-svc-phi":"kept"},"missing_information":{"type":"array","items":{"type":"string"},"description":"What the reviewer still needs.","x-svc-since":"2","x-svc-phi":"kept"},"received_at":{"type":"string","format":"date-time","description":"Received (year only in no_phi sessions).","x-svc-v1-name":"created_at","x-svc-phi":"year"},"updated_at":{"type":"string","format":"date-time","description":"Last change (year only in no_phi sessions).","x-svc-phi":"year"},"decline_reason":{"type":["string","null"],"description":"Why the referral was declined (a reason code such as out_of_area).","x-svc-phi":"kept"},"decline_detail":{"type":["string","null"],"description":"Decline detail; null in no_phi sessions (an out-of-area decline names the lead's ZIP and city).","x-svc-phi":"withheld"},"insurance":{"type":"array","items":{"$ref":"components#/$defs/PendingCoverage"},"description":"Coverage from the referral, awaiting confirmation, in the order sent."},"insurance_notes":{"type":["string","null"],"description":"Notes for the reviewer; null in no_phi sessions (free text).","x-svc-phi":"withheld"},"diagnoses":{"type":"array","items":{"$ref":"components#/$defs/Diagnosis"},"description":"Diagnoses as sent: codes are kept in no_phi sessions (they are checked to be shaped like ICD-10-CM codes), descriptions are not (free text)."},"document_ids":{"type":"array","items":{"type":"string"},"description":"Documents linked onto the referral, in the order sent (each checked against the agency's documents).","x-svc-phi":"kept"},"custom_data":{"type":"object","additionalProperties":{"type":["string","number","boolean","null"]},"description":"Scalar values sent with the referral; empty ({}) in no_phi sessions (free-form values may carry PHI).","x-svc-phi":"withheld"},"notes":{"type":["string","null"],"description":"Intake notes; null in no_phi sessions.","x-svc-phi":"withheld"}},"description":"Intake detail profile (route 14)."};
-const schema157 = {"type":"object","required":["plan_name","coverage_order","is_primary","policy_holder_confirmed"],"properties":{"payor_id":{"type":["string","null"],"description":"Payor id.","x-svc-phi":"kept"},"plan_name":{"type":["string","null"],"description":"Plan name as sent (insurance or insurance_name); null in no_phi sessions (free text).","x-svc-phi":"withheld"},"other_insurance_name":{"type":["string","null"],"description":"Other insurer, as sent; null in no_phi sessions (free text).","x-svc-phi":"withheld"},"policy_number":{"type":["string","null"],"description":"Policy or member number; null in no_phi sessions.","x-svc-phi":"withheld"},"group_number":{"type":["string","null"],"description":"Group number; null in no_phi sessions (it can point to the holder's employer).","x-svc-phi":"withheld"},"effective_date":{"type":["string","null"],"format":"date","description":"Start (year only in no_phi sessions).","x-svc-phi":"year"},"termination_date":{"type":["string","null"],"format":"date","description":"End (year only in no_phi sessions).","x-svc-phi":"year"},"coverage_order":{"type":"integer","description":"0 is primary.","minimum":0},"is_primary":{"type":"boolean","description":"Derived from coverage_order."},"policy_holder":{"oneOf":[{"$ref":"components#/$defs/PolicyHolder"},{"type":"null"}],"description":"Policy holder awaiting reviewer confirmation. The holder is a relative or household member of the patient, so no_phi sessions reduce their data like the patient's: names, street lines and city null, ZIP to three digits, dob to the year (null past age 89)."},"policy_holder_confirmed":{"type":"boolean","description":"Whether a reviewer confirmed the policy holder."}}};
+export const getIntakeStatus200 = validate141;
+const schema155 = {"$ref":"components#/$defs/IntakeResponse"};
+const schema156 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/IntakeDetail"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+const schema157 = {"type":"object","required":["id","referral_id","patient_id","status","service_line","disposition","office_id","reviewer_id","missing_information","received_at","updated_at","insurance","diagnoses","document_ids","custom_data"],"properties":{"id":{"type":"string","description":"Intake id.","x-svc-phi":"kept"},"referral_id":{"type":"string","description":"Referral it came from.","x-svc-phi":"kept"},"patient_id":{"type":["string","null"],"description":"The referral's patient (surrogate handle in no_phi sessions).","x-svc-phi":"handle"},"status":{"type":"string","enum":["pending_review","in_review","awaiting_information","accepted","declined","admitted","non_admit","cancelled"],"description":"Review state."},"service_line":{"type":"string","description":"Business line, as sent with the referral; in no_phi sessions reduced to home_health, hospice or private_duty, or other for any other value.","x-svc-phi":{"reduce":"category","values":["home_health","hospice","private_duty"],"otherwise":"other"}},"disposition":{"type":"string","enum":["accepted","declined"],"description":"The referral's pipeline decision."},"office_id":{"type":["string","null"],"description":"Office the referral was routed to.","x-svc-phi":"kept"},"reviewer_id":{"type":["string","null"],"description":"User reviewing it.","x-svc-phi":"kept"},"missing_information":{"type":"array","items":{"type":"string"},"description":"What the reviewer still needs.","x-svc-since":"2","x-svc-phi":"kept"},"received_at":{"type":"string","format":"date-time","description":"Received (year only in no_phi sessions).","x-svc-v1-name":"created_at","x-svc-phi":"year"},"updated_at":{"type":"string","format":"date-time","description":"Last change (year only in no_phi sessions).","x-svc-phi":"year"},"decline_reason":{"type":["string","null"],"description":"Why the referral was declined (a reason code such as out_of_area).","x-svc-phi":"kept"},"decline_detail":{"type":["string","null"],"description":"Decline detail; null in no_phi sessions (an out-of-area decline names the lead's ZIP and city).","x-svc-phi":"withheld"},"insurance":{"type":"array","items":{"$ref":"components#/$defs/PendingCoverage"},"description":"Coverage from the referral, awaiting confirmation, in the order sent."},"insurance_notes":{"type":["string","null"],"description":"Notes for the reviewer; null in no_phi sessions (free text).","x-svc-phi":"withheld"},"diagnoses":{"type":"array","items":{"$ref":"components#/$defs/Diagnosis"},"description":"Diagnoses as sent: codes are kept in no_phi sessions (they are checked to be shaped like ICD-10-CM codes), descriptions are not (free text)."},"document_ids":{"type":"array","items":{"type":"string"},"description":"Documents linked onto the referral, in the order sent (each checked against the agency's documents).","x-svc-phi":"kept"},"custom_data":{"type":"object","additionalProperties":{"type":["string","number","boolean","null"]},"description":"Scalar values sent with the referral; empty ({}) in no_phi sessions (free-form values may carry PHI).","x-svc-phi":"withheld"},"notes":{"type":["string","null"],"description":"Intake notes; null in no_phi sessions.","x-svc-phi":"withheld"}},"description":"Intake detail profile (route 14)."};
+const schema158 = {"type":"object","required":["plan_name","coverage_order","is_primary","policy_holder_confirmed"],"properties":{"payor_id":{"type":["string","null"],"description":"Payor id.","x-svc-phi":"kept"},"plan_name":{"type":["string","null"],"description":"Plan name as sent (insurance or insurance_name); null in no_phi sessions (free text).","x-svc-phi":"withheld"},"other_insurance_name":{"type":["string","null"],"description":"Other insurer, as sent; null in no_phi sessions (free text).","x-svc-phi":"withheld"},"policy_number":{"type":["string","null"],"description":"Policy or member number; null in no_phi sessions.","x-svc-phi":"withheld"},"group_number":{"type":["string","null"],"description":"Group number; null in no_phi sessions (it can point to the holder's employer).","x-svc-phi":"withheld"},"effective_date":{"type":["string","null"],"format":"date","description":"Start (year only in no_phi sessions).","x-svc-phi":"year"},"termination_date":{"type":["string","null"],"format":"date","description":"End (year only in no_phi sessions).","x-svc-phi":"year"},"coverage_order":{"type":"integer","description":"0 is primary.","minimum":0},"is_primary":{"type":"boolean","description":"Derived from coverage_order."},"policy_holder":{"oneOf":[{"$ref":"components#/$defs/PolicyHolder"},{"type":"null"}],"description":"Policy holder awaiting reviewer confirmation. The holder is a relative or household member of the patient, so no_phi sessions reduce their data like the patient's: names, street lines and city null, ZIP to three digits, dob to the year (null past age 89)."},"policy_holder_confirmed":{"type":"boolean","description":"Whether a reviewer confirmed the policy holder."}}};
 
-function validate141(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate144(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate141.evaluated;
+const evaluated0 = validate144.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -13939,7 +14449,7 @@ errors++;
 if(data.payor_id !== undefined){
 let data0 = data.payor_id;
 if((typeof data0 !== "string") && (data0 !== null)){
-const err4 = {instancePath:instancePath+"/payor_id",schemaPath:"#/properties/payor_id/type",keyword:"type",params:{type: schema157.properties.payor_id.type},message:"must be string,null"};
+const err4 = {instancePath:instancePath+"/payor_id",schemaPath:"#/properties/payor_id/type",keyword:"type",params:{type: schema158.properties.payor_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -13952,7 +14462,7 @@ errors++;
 if(data.plan_name !== undefined){
 let data1 = data.plan_name;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err5 = {instancePath:instancePath+"/plan_name",schemaPath:"#/properties/plan_name/type",keyword:"type",params:{type: schema157.properties.plan_name.type},message:"must be string,null"};
+const err5 = {instancePath:instancePath+"/plan_name",schemaPath:"#/properties/plan_name/type",keyword:"type",params:{type: schema158.properties.plan_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -13965,7 +14475,7 @@ errors++;
 if(data.other_insurance_name !== undefined){
 let data2 = data.other_insurance_name;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err6 = {instancePath:instancePath+"/other_insurance_name",schemaPath:"#/properties/other_insurance_name/type",keyword:"type",params:{type: schema157.properties.other_insurance_name.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/other_insurance_name",schemaPath:"#/properties/other_insurance_name/type",keyword:"type",params:{type: schema158.properties.other_insurance_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -13978,7 +14488,7 @@ errors++;
 if(data.policy_number !== undefined){
 let data3 = data.policy_number;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err7 = {instancePath:instancePath+"/policy_number",schemaPath:"#/properties/policy_number/type",keyword:"type",params:{type: schema157.properties.policy_number.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/policy_number",schemaPath:"#/properties/policy_number/type",keyword:"type",params:{type: schema158.properties.policy_number.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -13991,7 +14501,7 @@ errors++;
 if(data.group_number !== undefined){
 let data4 = data.group_number;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err8 = {instancePath:instancePath+"/group_number",schemaPath:"#/properties/group_number/type",keyword:"type",params:{type: schema157.properties.group_number.type},message:"must be string,null"};
+const err8 = {instancePath:instancePath+"/group_number",schemaPath:"#/properties/group_number/type",keyword:"type",params:{type: schema158.properties.group_number.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -14004,7 +14514,7 @@ errors++;
 if(data.effective_date !== undefined){
 let data5 = data.effective_date;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err9 = {instancePath:instancePath+"/effective_date",schemaPath:"#/properties/effective_date/type",keyword:"type",params:{type: schema157.properties.effective_date.type},message:"must be string,null"};
+const err9 = {instancePath:instancePath+"/effective_date",schemaPath:"#/properties/effective_date/type",keyword:"type",params:{type: schema158.properties.effective_date.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -14014,7 +14524,7 @@ vErrors.push(err9);
 errors++;
 }
 if(typeof data5 === "string"){
-if(!(formats34.validate(data5))){
+if(!(formats36.validate(data5))){
 const err10 = {instancePath:instancePath+"/effective_date",schemaPath:"#/properties/effective_date/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
 if(vErrors === null){
 vErrors = [err10];
@@ -14029,7 +14539,7 @@ errors++;
 if(data.termination_date !== undefined){
 let data6 = data.termination_date;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err11 = {instancePath:instancePath+"/termination_date",schemaPath:"#/properties/termination_date/type",keyword:"type",params:{type: schema157.properties.termination_date.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/termination_date",schemaPath:"#/properties/termination_date/type",keyword:"type",params:{type: schema158.properties.termination_date.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -14039,7 +14549,7 @@ vErrors.push(err11);
 errors++;
 }
 if(typeof data6 === "string"){
-if(!(formats34.validate(data6))){
+if(!(formats36.validate(data6))){
 const err12 = {instancePath:instancePath+"/termination_date",schemaPath:"#/properties/termination_date/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
 if(vErrors === null){
 vErrors = [err12];
@@ -14094,8 +14604,8 @@ const _errs27 = errors;
 let valid1 = false;
 let passing0 = null;
 const _errs28 = errors;
-if(!(validate110(data9, {instancePath:instancePath+"/policy_holder",parentData:data,parentDataProperty:"policy_holder",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate110.errors : vErrors.concat(validate110.errors);
+if(!(validate113(data9, {instancePath:instancePath+"/policy_holder",parentData:data,parentDataProperty:"policy_holder",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate113.errors : vErrors.concat(validate113.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs28 === errors;
@@ -14179,16 +14689,16 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate141.errors = vErrors;
+validate144.errors = vErrors;
 return errors === 0;
 }
-validate141.evaluated = {"props":{"payor_id":true,"plan_name":true,"other_insurance_name":true,"policy_number":true,"group_number":true,"effective_date":true,"termination_date":true,"coverage_order":true,"is_primary":true,"policy_holder":true,"policy_holder_confirmed":true},"dynamicProps":false,"dynamicItems":false};
+validate144.evaluated = {"props":{"payor_id":true,"plan_name":true,"other_insurance_name":true,"policy_number":true,"group_number":true,"effective_date":true,"termination_date":true,"coverage_order":true,"is_primary":true,"policy_holder":true,"policy_holder_confirmed":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate140(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate143(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate140.evaluated;
+const evaluated0 = validate143.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14373,7 +14883,7 @@ errors++;
 if(data.patient_id !== undefined){
 let data2 = data.patient_id;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err17 = {instancePath:instancePath+"/patient_id",schemaPath:"#/properties/patient_id/type",keyword:"type",params:{type: schema156.properties.patient_id.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/patient_id",schemaPath:"#/properties/patient_id/type",keyword:"type",params:{type: schema157.properties.patient_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -14396,7 +14906,7 @@ vErrors.push(err18);
 errors++;
 }
 if(!((((((((data3 === "pending_review") || (data3 === "in_review")) || (data3 === "awaiting_information")) || (data3 === "accepted")) || (data3 === "declined")) || (data3 === "admitted")) || (data3 === "non_admit")) || (data3 === "cancelled"))){
-const err19 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema156.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err19 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema157.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -14431,7 +14941,7 @@ vErrors.push(err21);
 errors++;
 }
 if(!((data5 === "accepted") || (data5 === "declined"))){
-const err22 = {instancePath:instancePath+"/disposition",schemaPath:"#/properties/disposition/enum",keyword:"enum",params:{allowedValues: schema156.properties.disposition.enum},message:"must be equal to one of the allowed values"};
+const err22 = {instancePath:instancePath+"/disposition",schemaPath:"#/properties/disposition/enum",keyword:"enum",params:{allowedValues: schema157.properties.disposition.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -14444,7 +14954,7 @@ errors++;
 if(data.office_id !== undefined){
 let data6 = data.office_id;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err23 = {instancePath:instancePath+"/office_id",schemaPath:"#/properties/office_id/type",keyword:"type",params:{type: schema156.properties.office_id.type},message:"must be string,null"};
+const err23 = {instancePath:instancePath+"/office_id",schemaPath:"#/properties/office_id/type",keyword:"type",params:{type: schema157.properties.office_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -14457,7 +14967,7 @@ errors++;
 if(data.reviewer_id !== undefined){
 let data7 = data.reviewer_id;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err24 = {instancePath:instancePath+"/reviewer_id",schemaPath:"#/properties/reviewer_id/type",keyword:"type",params:{type: schema156.properties.reviewer_id.type},message:"must be string,null"};
+const err24 = {instancePath:instancePath+"/reviewer_id",schemaPath:"#/properties/reviewer_id/type",keyword:"type",params:{type: schema157.properties.reviewer_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -14548,7 +15058,7 @@ errors++;
 if(data.decline_reason !== undefined){
 let data12 = data.decline_reason;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err31 = {instancePath:instancePath+"/decline_reason",schemaPath:"#/properties/decline_reason/type",keyword:"type",params:{type: schema156.properties.decline_reason.type},message:"must be string,null"};
+const err31 = {instancePath:instancePath+"/decline_reason",schemaPath:"#/properties/decline_reason/type",keyword:"type",params:{type: schema157.properties.decline_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -14561,7 +15071,7 @@ errors++;
 if(data.decline_detail !== undefined){
 let data13 = data.decline_detail;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err32 = {instancePath:instancePath+"/decline_detail",schemaPath:"#/properties/decline_detail/type",keyword:"type",params:{type: schema156.properties.decline_detail.type},message:"must be string,null"};
+const err32 = {instancePath:instancePath+"/decline_detail",schemaPath:"#/properties/decline_detail/type",keyword:"type",params:{type: schema157.properties.decline_detail.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -14576,8 +15086,8 @@ let data14 = data.insurance;
 if(Array.isArray(data14)){
 const len1 = data14.length;
 for(let i1=0; i1<len1; i1++){
-if(!(validate141(data14[i1], {instancePath:instancePath+"/insurance/" + i1,parentData:data14,parentDataProperty:i1,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate141.errors : vErrors.concat(validate141.errors);
+if(!(validate144(data14[i1], {instancePath:instancePath+"/insurance/" + i1,parentData:data14,parentDataProperty:i1,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate144.errors : vErrors.concat(validate144.errors);
 errors = vErrors.length;
 }
 }
@@ -14596,7 +15106,7 @@ errors++;
 if(data.insurance_notes !== undefined){
 let data16 = data.insurance_notes;
 if((typeof data16 !== "string") && (data16 !== null)){
-const err34 = {instancePath:instancePath+"/insurance_notes",schemaPath:"#/properties/insurance_notes/type",keyword:"type",params:{type: schema156.properties.insurance_notes.type},message:"must be string,null"};
+const err34 = {instancePath:instancePath+"/insurance_notes",schemaPath:"#/properties/insurance_notes/type",keyword:"type",params:{type: schema157.properties.insurance_notes.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -14636,7 +15146,7 @@ vErrors.push(err36);
 }
 errors++;
 }
-if(!pattern8.test(data19)){
+if(!pattern9.test(data19)){
 const err37 = {instancePath:instancePath+"/diagnoses/" + i2+"/code",schemaPath:"components#/$defs/Diagnosis/properties/code/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z][0-9][0-9A-Za-z](\\.?[0-9A-Za-z]{1,4})?$"},message:"must match pattern \""+"^[A-Za-z][0-9][0-9A-Za-z](\\.?[0-9A-Za-z]{1,4})?$"+"\""};
 if(vErrors === null){
 vErrors = [err37];
@@ -14740,7 +15250,7 @@ if(data24 && typeof data24 == "object" && !Array.isArray(data24)){
 for(const key0 in data24){
 let data25 = data24[key0];
 if((((typeof data25 !== "string") && (!((typeof data25 == "number") && (isFinite(data25))))) && (typeof data25 !== "boolean")) && (data25 !== null)){
-const err45 = {instancePath:instancePath+"/custom_data/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/custom_data/additionalProperties/type",keyword:"type",params:{type: schema156.properties.custom_data.additionalProperties.type},message:"must be string,number,boolean,null"};
+const err45 = {instancePath:instancePath+"/custom_data/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/custom_data/additionalProperties/type",keyword:"type",params:{type: schema157.properties.custom_data.additionalProperties.type},message:"must be string,number,boolean,null"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -14765,7 +15275,7 @@ errors++;
 if(data.notes !== undefined){
 let data26 = data.notes;
 if((typeof data26 !== "string") && (data26 !== null)){
-const err47 = {instancePath:instancePath+"/notes",schemaPath:"#/properties/notes/type",keyword:"type",params:{type: schema156.properties.notes.type},message:"must be string,null"};
+const err47 = {instancePath:instancePath+"/notes",schemaPath:"#/properties/notes/type",keyword:"type",params:{type: schema157.properties.notes.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -14786,16 +15296,16 @@ vErrors.push(err48);
 }
 errors++;
 }
-validate140.errors = vErrors;
+validate143.errors = vErrors;
 return errors === 0;
 }
-validate140.evaluated = {"props":{"id":true,"referral_id":true,"patient_id":true,"status":true,"service_line":true,"disposition":true,"office_id":true,"reviewer_id":true,"missing_information":true,"received_at":true,"updated_at":true,"decline_reason":true,"decline_detail":true,"insurance":true,"insurance_notes":true,"diagnoses":true,"document_ids":true,"custom_data":true,"notes":true},"dynamicProps":false,"dynamicItems":false};
+validate143.evaluated = {"props":{"id":true,"referral_id":true,"patient_id":true,"status":true,"service_line":true,"disposition":true,"office_id":true,"reviewer_id":true,"missing_information":true,"received_at":true,"updated_at":true,"decline_reason":true,"decline_detail":true,"insurance":true,"insurance_notes":true,"diagnoses":true,"document_ids":true,"custom_data":true,"notes":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate139(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate142(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate139.evaluated;
+const evaluated0 = validate142.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14814,8 +15324,8 @@ vErrors.push(err0);
 errors++;
 }
 if(data.data !== undefined){
-if(!(validate140(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate140.errors : vErrors.concat(validate140.errors);
+if(!(validate143(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate143.errors : vErrors.concat(validate143.errors);
 errors = vErrors.length;
 }
 }
@@ -14864,40 +15374,40 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate139.errors = vErrors;
+validate142.errors = vErrors;
 return errors === 0;
 }
-validate139.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate142.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate138(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate141(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate138.evaluated;
+const evaluated0 = validate141.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate139(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate139.errors : vErrors.concat(validate139.errors);
+if(!(validate142(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate142.errors : vErrors.concat(validate142.errors);
 errors = vErrors.length;
 }
-validate138.errors = vErrors;
+validate141.errors = vErrors;
 return errors === 0;
 }
-validate138.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate141.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listVisitsStatus200 = validate147;
-const schema160 = {"$ref":"components#/$defs/VisitListResponse"};
-const schema161 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/VisitSummary"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/ListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
-const schema162 = {"type":"object","required":["id","patient_id","episode_id","discipline","visit_type","status","scheduled_start","scheduled_end","actual_start","actual_end","clinician_id","clinician_name","office_id","updated_at"],"properties":{"id":{"type":"string","description":"Visit id.","x-svc-phi":"kept"},"patient_id":{"type":"string","description":"Patient (surrogate handle in no_phi sessions).","x-svc-phi":"handle"},"episode_id":{"type":["string","null"],"description":"Episode.","x-svc-phi":"kept"},"discipline":{"type":"string","enum":["SN","PT","OT","ST","MSW","HHA"],"description":"SN skilled nursing, PT, OT, ST therapies, MSW social work, HHA aide."},"visit_type":{"type":"string","enum":["start_of_care","resumption_of_care","recertification","routine","prn","supervisory","discharge","evaluation"],"description":"Kind of visit."},"status":{"type":"string","enum":["scheduled","in_progress","completed","missed","cancelled"],"description":"Visit state."},"scheduled_start":{"type":"string","format":"date-time","description":"Planned start (year only in no_phi sessions).","x-svc-v1-name":"scheduled_at","x-svc-phi":"year"},"scheduled_end":{"type":"string","format":"date-time","description":"Planned end (year only in no_phi sessions).","x-svc-phi":"year"},"actual_start":{"type":["string","null"],"format":"date-time","description":"Clock-in (year only in no_phi sessions).","x-svc-phi":"year"},"actual_end":{"type":["string","null"],"format":"date-time","description":"Clock-out (year only in no_phi sessions).","x-svc-phi":"year"},"clinician_id":{"type":["string","null"],"description":"Clinician user id.","x-svc-phi":"kept"},"clinician_name":{"type":["string","null"],"description":"Clinician name (agency staff from the platform, not settable through the partition; kept in no_phi sessions).","x-svc-since":"2","x-svc-phi":"kept"},"office_id":{"type":["string","null"],"description":"Office.","x-svc-phi":"kept"},"updated_at":{"type":"string","format":"date-time","description":"Last change (year only in no_phi sessions).","x-svc-phi":"year"}},"description":"Visit summary profile (route 15)."};
+export const listVisitsStatus200 = validate150;
+const schema161 = {"$ref":"components#/$defs/VisitListResponse"};
+const schema162 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/VisitSummary"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/ListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
+const schema163 = {"type":"object","required":["id","patient_id","episode_id","discipline","visit_type","status","scheduled_start","scheduled_end","actual_start","actual_end","clinician_id","clinician_name","office_id","updated_at"],"properties":{"id":{"type":"string","description":"Visit id.","x-svc-phi":"kept"},"patient_id":{"type":"string","description":"Patient (surrogate handle in no_phi sessions).","x-svc-phi":"handle"},"episode_id":{"type":["string","null"],"description":"Episode.","x-svc-phi":"kept"},"discipline":{"type":"string","enum":["SN","PT","OT","ST","MSW","HHA"],"description":"SN skilled nursing, PT, OT, ST therapies, MSW social work, HHA aide."},"visit_type":{"type":"string","enum":["start_of_care","resumption_of_care","recertification","routine","prn","supervisory","discharge","evaluation"],"description":"Kind of visit."},"status":{"type":"string","enum":["scheduled","in_progress","completed","missed","cancelled"],"description":"Visit state."},"scheduled_start":{"type":"string","format":"date-time","description":"Planned start (year only in no_phi sessions).","x-svc-v1-name":"scheduled_at","x-svc-phi":"year"},"scheduled_end":{"type":"string","format":"date-time","description":"Planned end (year only in no_phi sessions).","x-svc-phi":"year"},"actual_start":{"type":["string","null"],"format":"date-time","description":"Clock-in (year only in no_phi sessions).","x-svc-phi":"year"},"actual_end":{"type":["string","null"],"format":"date-time","description":"Clock-out (year only in no_phi sessions).","x-svc-phi":"year"},"clinician_id":{"type":["string","null"],"description":"Clinician user id.","x-svc-phi":"kept"},"clinician_name":{"type":["string","null"],"description":"Clinician name (agency staff from the platform, not settable through the partition; kept in no_phi sessions).","x-svc-since":"2","x-svc-phi":"kept"},"office_id":{"type":["string","null"],"description":"Office.","x-svc-phi":"kept"},"updated_at":{"type":"string","format":"date-time","description":"Last change (year only in no_phi sessions).","x-svc-phi":"year"}},"description":"Visit summary profile (route 15)."};
 
-function validate148(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate151(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate148.evaluated;
+const evaluated0 = validate151.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -15099,7 +15609,7 @@ errors++;
 if(data1.episode_id !== undefined){
 let data4 = data1.episode_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err18 = {instancePath:instancePath+"/data/" + i0+"/episode_id",schemaPath:"components#/$defs/VisitSummary/properties/episode_id/type",keyword:"type",params:{type: schema162.properties.episode_id.type},message:"must be string,null"};
+const err18 = {instancePath:instancePath+"/data/" + i0+"/episode_id",schemaPath:"components#/$defs/VisitSummary/properties/episode_id/type",keyword:"type",params:{type: schema163.properties.episode_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -15122,7 +15632,7 @@ vErrors.push(err19);
 errors++;
 }
 if(!((((((data5 === "SN") || (data5 === "PT")) || (data5 === "OT")) || (data5 === "ST")) || (data5 === "MSW")) || (data5 === "HHA"))){
-const err20 = {instancePath:instancePath+"/data/" + i0+"/discipline",schemaPath:"components#/$defs/VisitSummary/properties/discipline/enum",keyword:"enum",params:{allowedValues: schema162.properties.discipline.enum},message:"must be equal to one of the allowed values"};
+const err20 = {instancePath:instancePath+"/data/" + i0+"/discipline",schemaPath:"components#/$defs/VisitSummary/properties/discipline/enum",keyword:"enum",params:{allowedValues: schema163.properties.discipline.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -15145,7 +15655,7 @@ vErrors.push(err21);
 errors++;
 }
 if(!((((((((data6 === "start_of_care") || (data6 === "resumption_of_care")) || (data6 === "recertification")) || (data6 === "routine")) || (data6 === "prn")) || (data6 === "supervisory")) || (data6 === "discharge")) || (data6 === "evaluation"))){
-const err22 = {instancePath:instancePath+"/data/" + i0+"/visit_type",schemaPath:"components#/$defs/VisitSummary/properties/visit_type/enum",keyword:"enum",params:{allowedValues: schema162.properties.visit_type.enum},message:"must be equal to one of the allowed values"};
+const err22 = {instancePath:instancePath+"/data/" + i0+"/visit_type",schemaPath:"components#/$defs/VisitSummary/properties/visit_type/enum",keyword:"enum",params:{allowedValues: schema163.properties.visit_type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -15168,7 +15678,7 @@ vErrors.push(err23);
 errors++;
 }
 if(!(((((data7 === "scheduled") || (data7 === "in_progress")) || (data7 === "completed")) || (data7 === "missed")) || (data7 === "cancelled"))){
-const err24 = {instancePath:instancePath+"/data/" + i0+"/status",schemaPath:"components#/$defs/VisitSummary/properties/status/enum",keyword:"enum",params:{allowedValues: schema162.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err24 = {instancePath:instancePath+"/data/" + i0+"/status",schemaPath:"components#/$defs/VisitSummary/properties/status/enum",keyword:"enum",params:{allowedValues: schema163.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -15231,7 +15741,7 @@ errors++;
 if(data1.actual_start !== undefined){
 let data10 = data1.actual_start;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err29 = {instancePath:instancePath+"/data/" + i0+"/actual_start",schemaPath:"components#/$defs/VisitSummary/properties/actual_start/type",keyword:"type",params:{type: schema162.properties.actual_start.type},message:"must be string,null"};
+const err29 = {instancePath:instancePath+"/data/" + i0+"/actual_start",schemaPath:"components#/$defs/VisitSummary/properties/actual_start/type",keyword:"type",params:{type: schema163.properties.actual_start.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -15256,7 +15766,7 @@ errors++;
 if(data1.actual_end !== undefined){
 let data11 = data1.actual_end;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err31 = {instancePath:instancePath+"/data/" + i0+"/actual_end",schemaPath:"components#/$defs/VisitSummary/properties/actual_end/type",keyword:"type",params:{type: schema162.properties.actual_end.type},message:"must be string,null"};
+const err31 = {instancePath:instancePath+"/data/" + i0+"/actual_end",schemaPath:"components#/$defs/VisitSummary/properties/actual_end/type",keyword:"type",params:{type: schema163.properties.actual_end.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -15281,7 +15791,7 @@ errors++;
 if(data1.clinician_id !== undefined){
 let data12 = data1.clinician_id;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err33 = {instancePath:instancePath+"/data/" + i0+"/clinician_id",schemaPath:"components#/$defs/VisitSummary/properties/clinician_id/type",keyword:"type",params:{type: schema162.properties.clinician_id.type},message:"must be string,null"};
+const err33 = {instancePath:instancePath+"/data/" + i0+"/clinician_id",schemaPath:"components#/$defs/VisitSummary/properties/clinician_id/type",keyword:"type",params:{type: schema163.properties.clinician_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -15294,7 +15804,7 @@ errors++;
 if(data1.clinician_name !== undefined){
 let data13 = data1.clinician_name;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err34 = {instancePath:instancePath+"/data/" + i0+"/clinician_name",schemaPath:"components#/$defs/VisitSummary/properties/clinician_name/type",keyword:"type",params:{type: schema162.properties.clinician_name.type},message:"must be string,null"};
+const err34 = {instancePath:instancePath+"/data/" + i0+"/clinician_name",schemaPath:"components#/$defs/VisitSummary/properties/clinician_name/type",keyword:"type",params:{type: schema163.properties.clinician_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -15307,7 +15817,7 @@ errors++;
 if(data1.office_id !== undefined){
 let data14 = data1.office_id;
 if((typeof data14 !== "string") && (data14 !== null)){
-const err35 = {instancePath:instancePath+"/data/" + i0+"/office_id",schemaPath:"components#/$defs/VisitSummary/properties/office_id/type",keyword:"type",params:{type: schema162.properties.office_id.type},message:"must be string,null"};
+const err35 = {instancePath:instancePath+"/data/" + i0+"/office_id",schemaPath:"components#/$defs/VisitSummary/properties/office_id/type",keyword:"type",params:{type: schema163.properties.office_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -15367,8 +15877,8 @@ errors++;
 }
 }
 if(data.meta !== undefined){
-if(!(validate85(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate85.errors : vErrors.concat(validate85.errors);
+if(!(validate88(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
 errors = vErrors.length;
 }
 }
@@ -15411,40 +15921,40 @@ vErrors.push(err42);
 }
 errors++;
 }
-validate148.errors = vErrors;
+validate151.errors = vErrors;
 return errors === 0;
 }
-validate148.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate151.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate147(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate150(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate147.evaluated;
+const evaluated0 = validate150.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate148(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate148.errors : vErrors.concat(validate148.errors);
+if(!(validate151(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate151.errors : vErrors.concat(validate151.errors);
 errors = vErrors.length;
 }
-validate147.errors = vErrors;
+validate150.errors = vErrors;
 return errors === 0;
 }
-validate147.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate150.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const getVisitStatus200 = validate151;
-const schema164 = {"$ref":"components#/$defs/VisitResponse"};
-const schema165 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/VisitDetail"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
-const schema166 = {"type":"object","required":["id","patient_id","episode_id","discipline","visit_type","status","scheduled_start","scheduled_end","actual_start","actual_end","clinician_id","clinician_name","office_id","updated_at","service_code","evv_status","documentation_status"],"properties":{"id":{"type":"string","description":"Visit id.","x-svc-phi":"kept"},"patient_id":{"type":"string","description":"Patient (surrogate handle in no_phi sessions).","x-svc-phi":"handle"},"episode_id":{"type":["string","null"],"description":"Episode.","x-svc-phi":"kept"},"discipline":{"type":"string","enum":["SN","PT","OT","ST","MSW","HHA"],"description":"SN skilled nursing, PT, OT, ST therapies, MSW social work, HHA aide."},"visit_type":{"type":"string","enum":["start_of_care","resumption_of_care","recertification","routine","prn","supervisory","discharge","evaluation"],"description":"Kind of visit."},"status":{"type":"string","enum":["scheduled","in_progress","completed","missed","cancelled"],"description":"Visit state."},"scheduled_start":{"type":"string","format":"date-time","description":"Planned start (year only in no_phi sessions).","x-svc-v1-name":"scheduled_at","x-svc-phi":"year"},"scheduled_end":{"type":"string","format":"date-time","description":"Planned end (year only in no_phi sessions).","x-svc-phi":"year"},"actual_start":{"type":["string","null"],"format":"date-time","description":"Clock-in (year only in no_phi sessions).","x-svc-phi":"year"},"actual_end":{"type":["string","null"],"format":"date-time","description":"Clock-out (year only in no_phi sessions).","x-svc-phi":"year"},"clinician_id":{"type":["string","null"],"description":"Clinician user id.","x-svc-phi":"kept"},"clinician_name":{"type":["string","null"],"description":"Clinician name (agency staff from the platform, not settable through the partition; kept in no_phi sessions).","x-svc-since":"2","x-svc-phi":"kept"},"office_id":{"type":["string","null"],"description":"Office.","x-svc-phi":"kept"},"updated_at":{"type":"string","format":"date-time","description":"Last change (year only in no_phi sessions).","x-svc-phi":"year"},"service_code":{"type":["string","null"],"description":"HCPCS/revenue service code (for example G0299).","x-svc-phi":"kept"},"duration_minutes":{"type":["integer","null"],"minimum":0,"description":"Actual duration."},"evv_status":{"type":"string","enum":["verified","unverified","exception","not_required"],"description":"Electronic visit verification.","x-svc-since":"2"},"documentation_status":{"type":"string","enum":["not_started","in_progress","submitted","approved"],"description":"Visit note state (content is never included)."},"missed_reason":{"type":["string","null"],"description":"Why missed (free text: null in no_phi sessions).","x-svc-phi":"withheld"},"cancellation_reason":{"type":["string","null"],"description":"Why cancelled (free text: null in no_phi sessions).","x-svc-phi":"withheld"}},"description":"Visit detail profile (route 16)."};
+export const getVisitStatus200 = validate154;
+const schema165 = {"$ref":"components#/$defs/VisitResponse"};
+const schema166 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/VisitDetail"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+const schema167 = {"type":"object","required":["id","patient_id","episode_id","discipline","visit_type","status","scheduled_start","scheduled_end","actual_start","actual_end","clinician_id","clinician_name","office_id","updated_at","service_code","evv_status","documentation_status"],"properties":{"id":{"type":"string","description":"Visit id.","x-svc-phi":"kept"},"patient_id":{"type":"string","description":"Patient (surrogate handle in no_phi sessions).","x-svc-phi":"handle"},"episode_id":{"type":["string","null"],"description":"Episode.","x-svc-phi":"kept"},"discipline":{"type":"string","enum":["SN","PT","OT","ST","MSW","HHA"],"description":"SN skilled nursing, PT, OT, ST therapies, MSW social work, HHA aide."},"visit_type":{"type":"string","enum":["start_of_care","resumption_of_care","recertification","routine","prn","supervisory","discharge","evaluation"],"description":"Kind of visit."},"status":{"type":"string","enum":["scheduled","in_progress","completed","missed","cancelled"],"description":"Visit state."},"scheduled_start":{"type":"string","format":"date-time","description":"Planned start (year only in no_phi sessions).","x-svc-v1-name":"scheduled_at","x-svc-phi":"year"},"scheduled_end":{"type":"string","format":"date-time","description":"Planned end (year only in no_phi sessions).","x-svc-phi":"year"},"actual_start":{"type":["string","null"],"format":"date-time","description":"Clock-in (year only in no_phi sessions).","x-svc-phi":"year"},"actual_end":{"type":["string","null"],"format":"date-time","description":"Clock-out (year only in no_phi sessions).","x-svc-phi":"year"},"clinician_id":{"type":["string","null"],"description":"Clinician user id.","x-svc-phi":"kept"},"clinician_name":{"type":["string","null"],"description":"Clinician name (agency staff from the platform, not settable through the partition; kept in no_phi sessions).","x-svc-since":"2","x-svc-phi":"kept"},"office_id":{"type":["string","null"],"description":"Office.","x-svc-phi":"kept"},"updated_at":{"type":"string","format":"date-time","description":"Last change (year only in no_phi sessions).","x-svc-phi":"year"},"service_code":{"type":["string","null"],"description":"HCPCS/revenue service code (for example G0299).","x-svc-phi":"kept"},"duration_minutes":{"type":["integer","null"],"minimum":0,"description":"Actual duration."},"evv_status":{"type":"string","enum":["verified","unverified","exception","not_required"],"description":"Electronic visit verification.","x-svc-since":"2"},"documentation_status":{"type":"string","enum":["not_started","in_progress","submitted","approved"],"description":"Visit note state (content is never included)."},"missed_reason":{"type":["string","null"],"description":"Why missed (free text: null in no_phi sessions).","x-svc-phi":"withheld"},"cancellation_reason":{"type":["string","null"],"description":"Why cancelled (free text: null in no_phi sessions).","x-svc-phi":"withheld"}},"description":"Visit detail profile (route 16)."};
 
-function validate152(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate155(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate152.evaluated;
+const evaluated0 = validate155.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -15662,7 +16172,7 @@ errors++;
 if(data0.episode_id !== undefined){
 let data3 = data0.episode_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err20 = {instancePath:instancePath+"/data/episode_id",schemaPath:"components#/$defs/VisitDetail/properties/episode_id/type",keyword:"type",params:{type: schema166.properties.episode_id.type},message:"must be string,null"};
+const err20 = {instancePath:instancePath+"/data/episode_id",schemaPath:"components#/$defs/VisitDetail/properties/episode_id/type",keyword:"type",params:{type: schema167.properties.episode_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -15685,7 +16195,7 @@ vErrors.push(err21);
 errors++;
 }
 if(!((((((data4 === "SN") || (data4 === "PT")) || (data4 === "OT")) || (data4 === "ST")) || (data4 === "MSW")) || (data4 === "HHA"))){
-const err22 = {instancePath:instancePath+"/data/discipline",schemaPath:"components#/$defs/VisitDetail/properties/discipline/enum",keyword:"enum",params:{allowedValues: schema166.properties.discipline.enum},message:"must be equal to one of the allowed values"};
+const err22 = {instancePath:instancePath+"/data/discipline",schemaPath:"components#/$defs/VisitDetail/properties/discipline/enum",keyword:"enum",params:{allowedValues: schema167.properties.discipline.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -15708,7 +16218,7 @@ vErrors.push(err23);
 errors++;
 }
 if(!((((((((data5 === "start_of_care") || (data5 === "resumption_of_care")) || (data5 === "recertification")) || (data5 === "routine")) || (data5 === "prn")) || (data5 === "supervisory")) || (data5 === "discharge")) || (data5 === "evaluation"))){
-const err24 = {instancePath:instancePath+"/data/visit_type",schemaPath:"components#/$defs/VisitDetail/properties/visit_type/enum",keyword:"enum",params:{allowedValues: schema166.properties.visit_type.enum},message:"must be equal to one of the allowed values"};
+const err24 = {instancePath:instancePath+"/data/visit_type",schemaPath:"components#/$defs/VisitDetail/properties/visit_type/enum",keyword:"enum",params:{allowedValues: schema167.properties.visit_type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -15731,7 +16241,7 @@ vErrors.push(err25);
 errors++;
 }
 if(!(((((data6 === "scheduled") || (data6 === "in_progress")) || (data6 === "completed")) || (data6 === "missed")) || (data6 === "cancelled"))){
-const err26 = {instancePath:instancePath+"/data/status",schemaPath:"components#/$defs/VisitDetail/properties/status/enum",keyword:"enum",params:{allowedValues: schema166.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err26 = {instancePath:instancePath+"/data/status",schemaPath:"components#/$defs/VisitDetail/properties/status/enum",keyword:"enum",params:{allowedValues: schema167.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -15794,7 +16304,7 @@ errors++;
 if(data0.actual_start !== undefined){
 let data9 = data0.actual_start;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err31 = {instancePath:instancePath+"/data/actual_start",schemaPath:"components#/$defs/VisitDetail/properties/actual_start/type",keyword:"type",params:{type: schema166.properties.actual_start.type},message:"must be string,null"};
+const err31 = {instancePath:instancePath+"/data/actual_start",schemaPath:"components#/$defs/VisitDetail/properties/actual_start/type",keyword:"type",params:{type: schema167.properties.actual_start.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -15819,7 +16329,7 @@ errors++;
 if(data0.actual_end !== undefined){
 let data10 = data0.actual_end;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err33 = {instancePath:instancePath+"/data/actual_end",schemaPath:"components#/$defs/VisitDetail/properties/actual_end/type",keyword:"type",params:{type: schema166.properties.actual_end.type},message:"must be string,null"};
+const err33 = {instancePath:instancePath+"/data/actual_end",schemaPath:"components#/$defs/VisitDetail/properties/actual_end/type",keyword:"type",params:{type: schema167.properties.actual_end.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -15844,7 +16354,7 @@ errors++;
 if(data0.clinician_id !== undefined){
 let data11 = data0.clinician_id;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err35 = {instancePath:instancePath+"/data/clinician_id",schemaPath:"components#/$defs/VisitDetail/properties/clinician_id/type",keyword:"type",params:{type: schema166.properties.clinician_id.type},message:"must be string,null"};
+const err35 = {instancePath:instancePath+"/data/clinician_id",schemaPath:"components#/$defs/VisitDetail/properties/clinician_id/type",keyword:"type",params:{type: schema167.properties.clinician_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -15857,7 +16367,7 @@ errors++;
 if(data0.clinician_name !== undefined){
 let data12 = data0.clinician_name;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err36 = {instancePath:instancePath+"/data/clinician_name",schemaPath:"components#/$defs/VisitDetail/properties/clinician_name/type",keyword:"type",params:{type: schema166.properties.clinician_name.type},message:"must be string,null"};
+const err36 = {instancePath:instancePath+"/data/clinician_name",schemaPath:"components#/$defs/VisitDetail/properties/clinician_name/type",keyword:"type",params:{type: schema167.properties.clinician_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -15870,7 +16380,7 @@ errors++;
 if(data0.office_id !== undefined){
 let data13 = data0.office_id;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err37 = {instancePath:instancePath+"/data/office_id",schemaPath:"components#/$defs/VisitDetail/properties/office_id/type",keyword:"type",params:{type: schema166.properties.office_id.type},message:"must be string,null"};
+const err37 = {instancePath:instancePath+"/data/office_id",schemaPath:"components#/$defs/VisitDetail/properties/office_id/type",keyword:"type",params:{type: schema167.properties.office_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -15908,7 +16418,7 @@ errors++;
 if(data0.service_code !== undefined){
 let data15 = data0.service_code;
 if((typeof data15 !== "string") && (data15 !== null)){
-const err40 = {instancePath:instancePath+"/data/service_code",schemaPath:"components#/$defs/VisitDetail/properties/service_code/type",keyword:"type",params:{type: schema166.properties.service_code.type},message:"must be string,null"};
+const err40 = {instancePath:instancePath+"/data/service_code",schemaPath:"components#/$defs/VisitDetail/properties/service_code/type",keyword:"type",params:{type: schema167.properties.service_code.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -15921,7 +16431,7 @@ errors++;
 if(data0.duration_minutes !== undefined){
 let data16 = data0.duration_minutes;
 if((!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))) && (data16 !== null)){
-const err41 = {instancePath:instancePath+"/data/duration_minutes",schemaPath:"components#/$defs/VisitDetail/properties/duration_minutes/type",keyword:"type",params:{type: schema166.properties.duration_minutes.type},message:"must be integer,null"};
+const err41 = {instancePath:instancePath+"/data/duration_minutes",schemaPath:"components#/$defs/VisitDetail/properties/duration_minutes/type",keyword:"type",params:{type: schema167.properties.duration_minutes.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -15956,7 +16466,7 @@ vErrors.push(err43);
 errors++;
 }
 if(!((((data17 === "verified") || (data17 === "unverified")) || (data17 === "exception")) || (data17 === "not_required"))){
-const err44 = {instancePath:instancePath+"/data/evv_status",schemaPath:"components#/$defs/VisitDetail/properties/evv_status/enum",keyword:"enum",params:{allowedValues: schema166.properties.evv_status.enum},message:"must be equal to one of the allowed values"};
+const err44 = {instancePath:instancePath+"/data/evv_status",schemaPath:"components#/$defs/VisitDetail/properties/evv_status/enum",keyword:"enum",params:{allowedValues: schema167.properties.evv_status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -15979,7 +16489,7 @@ vErrors.push(err45);
 errors++;
 }
 if(!((((data18 === "not_started") || (data18 === "in_progress")) || (data18 === "submitted")) || (data18 === "approved"))){
-const err46 = {instancePath:instancePath+"/data/documentation_status",schemaPath:"components#/$defs/VisitDetail/properties/documentation_status/enum",keyword:"enum",params:{allowedValues: schema166.properties.documentation_status.enum},message:"must be equal to one of the allowed values"};
+const err46 = {instancePath:instancePath+"/data/documentation_status",schemaPath:"components#/$defs/VisitDetail/properties/documentation_status/enum",keyword:"enum",params:{allowedValues: schema167.properties.documentation_status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -15992,7 +16502,7 @@ errors++;
 if(data0.missed_reason !== undefined){
 let data19 = data0.missed_reason;
 if((typeof data19 !== "string") && (data19 !== null)){
-const err47 = {instancePath:instancePath+"/data/missed_reason",schemaPath:"components#/$defs/VisitDetail/properties/missed_reason/type",keyword:"type",params:{type: schema166.properties.missed_reason.type},message:"must be string,null"};
+const err47 = {instancePath:instancePath+"/data/missed_reason",schemaPath:"components#/$defs/VisitDetail/properties/missed_reason/type",keyword:"type",params:{type: schema167.properties.missed_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -16005,7 +16515,7 @@ errors++;
 if(data0.cancellation_reason !== undefined){
 let data20 = data0.cancellation_reason;
 if((typeof data20 !== "string") && (data20 !== null)){
-const err48 = {instancePath:instancePath+"/data/cancellation_reason",schemaPath:"components#/$defs/VisitDetail/properties/cancellation_reason/type",keyword:"type",params:{type: schema166.properties.cancellation_reason.type},message:"must be string,null"};
+const err48 = {instancePath:instancePath+"/data/cancellation_reason",schemaPath:"components#/$defs/VisitDetail/properties/cancellation_reason/type",keyword:"type",params:{type: schema167.properties.cancellation_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -16072,40 +16582,40 @@ vErrors.push(err52);
 }
 errors++;
 }
-validate152.errors = vErrors;
+validate155.errors = vErrors;
 return errors === 0;
 }
-validate152.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate155.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate151(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate154(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate151.evaluated;
+const evaluated0 = validate154.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate152(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate152.errors : vErrors.concat(validate152.errors);
+if(!(validate155(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate155.errors : vErrors.concat(validate155.errors);
 errors = vErrors.length;
 }
-validate151.errors = vErrors;
+validate154.errors = vErrors;
 return errors === 0;
 }
-validate151.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate154.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const createTaskBody = validate155;
-const schema168 = {"$ref":"components#/$defs/TaskCreateRequest"};
-const schema169 = {"type":"object","required":["title"],"properties":{"title":{"type":"string","description":"Short title.","minLength":1,"maxLength":200},"description":{"type":"string","description":"Details.","maxLength":10000},"priority":{"type":"string","enum":["low","normal","high","urgent"],"description":"Default normal."},"due_date":{"type":"string","format":"date","description":"Due date."},"assignee_id":{"type":"string","description":"User or role to assign."},"related_resource":{"$ref":"components#/$defs/RelatedResource"}},"additionalProperties":false,"description":"Creates an open task. Unknown fields are refused."};
-const schema170 = {"type":"object","required":["type","id"],"properties":{"type":{"type":"string","enum":["patient","referral","intake","visit","physician_order","remittance","working_collection","working_collection_row"],"description":"Kind of resource. A request to change a working collection is a task related to the collection (id: the collection id) or to one of its rows (id: the row id, with collection_id); such a task is assigned to the collection's owner unless it names an assignee_id. A task may name any collection of the agency, one this extension cannot read included (to ask its owner to share it); another agency's collection or row is refused like an unknown one (400, details.field related_resource.id)."},"id":{"type":"string","description":"Its id; a patient is named by its surrogate handle (PT-…) in no_phi sessions, both ways.","minLength":1,"maxLength":128,"x-svc-phi":{"reduce":"handle","when":{"type":["patient"]}}},"collection_id":{"type":"string","description":"The collection of a working_collection_row: required with that type, refused with any other.","x-svc-phi":"kept"}},"additionalProperties":false};
+export const createTaskBody = validate158;
+const schema169 = {"$ref":"components#/$defs/TaskCreateRequest"};
+const schema170 = {"type":"object","required":["title"],"properties":{"title":{"type":"string","description":"Short title.","minLength":1,"maxLength":200},"description":{"type":"string","description":"Details.","maxLength":10000},"priority":{"type":"string","enum":["low","normal","high","urgent"],"description":"Default normal."},"due_date":{"type":"string","format":"date","description":"Due date."},"assignee_id":{"type":"string","description":"User or role to assign."},"related_resource":{"$ref":"components#/$defs/RelatedResource"}},"additionalProperties":false,"description":"Creates an open task. Unknown fields are refused."};
+const schema171 = {"type":"object","required":["type","id"],"properties":{"type":{"type":"string","enum":["patient","referral","intake","visit","physician_order","remittance","working_collection","working_collection_row"],"description":"Kind of resource. A request to change a working collection is a task related to the collection (id: the collection id) or to one of its rows (id: the row id, with collection_id); such a task is assigned to the collection's owner unless it names an assignee_id. A task may name any collection of the agency, one this extension cannot read included (to ask its owner to share it); another agency's collection or row is refused like an unknown one (400, details.field related_resource.id)."},"id":{"type":"string","description":"Its id; a patient is named by its surrogate handle (PT-…) in no_phi sessions, both ways.","minLength":1,"maxLength":128,"x-svc-phi":{"reduce":"handle","when":{"type":["patient"]}}},"collection_id":{"type":"string","description":"The collection of a working_collection_row: required with that type, refused with any other.","x-svc-phi":"kept"}},"additionalProperties":false};
 
-function validate156(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate159(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate156.evaluated;
+const evaluated0 = validate159.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -16208,7 +16718,7 @@ vErrors.push(err7);
 errors++;
 }
 if(!((((data2 === "low") || (data2 === "normal")) || (data2 === "high")) || (data2 === "urgent"))){
-const err8 = {instancePath:instancePath+"/priority",schemaPath:"#/properties/priority/enum",keyword:"enum",params:{allowedValues: schema169.properties.priority.enum},message:"must be equal to one of the allowed values"};
+const err8 = {instancePath:instancePath+"/priority",schemaPath:"#/properties/priority/enum",keyword:"enum",params:{allowedValues: schema170.properties.priority.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -16221,7 +16731,7 @@ errors++;
 if(data.due_date !== undefined){
 let data3 = data.due_date;
 if(typeof data3 === "string"){
-if(!(formats34.validate(data3))){
+if(!(formats36.validate(data3))){
 const err9 = {instancePath:instancePath+"/due_date",schemaPath:"#/properties/due_date/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
 if(vErrors === null){
 vErrors = [err9];
@@ -16303,7 +16813,7 @@ vErrors.push(err15);
 errors++;
 }
 if(!((((((((data6 === "patient") || (data6 === "referral")) || (data6 === "intake")) || (data6 === "visit")) || (data6 === "physician_order")) || (data6 === "remittance")) || (data6 === "working_collection")) || (data6 === "working_collection_row"))){
-const err16 = {instancePath:instancePath+"/related_resource/type",schemaPath:"components#/$defs/RelatedResource/properties/type/enum",keyword:"enum",params:{allowedValues: schema170.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err16 = {instancePath:instancePath+"/related_resource/type",schemaPath:"components#/$defs/RelatedResource/properties/type/enum",keyword:"enum",params:{allowedValues: schema171.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -16383,40 +16893,40 @@ vErrors.push(err22);
 }
 errors++;
 }
-validate156.errors = vErrors;
+validate159.errors = vErrors;
 return errors === 0;
 }
-validate156.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate159.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate155(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate158(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate155.evaluated;
+const evaluated0 = validate158.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate156(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate156.errors : vErrors.concat(validate156.errors);
+if(!(validate159(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate159.errors : vErrors.concat(validate159.errors);
 errors = vErrors.length;
 }
-validate155.errors = vErrors;
+validate158.errors = vErrors;
 return errors === 0;
 }
-validate155.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate158.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const createTaskStatus200 = validate158;
-const schema171 = {"$ref":"components#/$defs/TaskResponse"};
-const schema172 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/Task"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
-const schema173 = {"type":"object","required":["id","title","description","status","priority","due_date","assignee_id","related_resource","version","created_by","created_at","updated_at","completed_at"],"properties":{"id":{"type":"string","description":"Task id.","x-svc-phi":"kept"},"title":{"type":"string","description":"Short title; empty (\"\") in no_phi sessions (free text), also in the answer to a no_phi create or update.","x-svc-phi":"withheld"},"description":{"type":["string","null"],"description":"Details; null in no_phi sessions (free text).","x-svc-phi":"withheld"},"status":{"type":"string","enum":["open","in_progress","done","cancelled"],"description":"open → in_progress → done; open or in_progress → cancelled; done and cancelled are final."},"priority":{"type":"string","enum":["low","normal","high","urgent"],"description":"Priority."},"due_date":{"type":["string","null"],"format":"date","description":"Due date (year only in no_phi sessions).","x-svc-phi":"year"},"assignee_id":{"type":["string","null"],"description":"User or role the task is assigned to.","x-svc-v1-name":"assigned_to","x-svc-phi":"kept"},"related_resource":{"oneOf":[{"$ref":"components#/$defs/RelatedResource"},{"type":"null"}],"description":"What the task is about."},"version":{"type":"integer","description":"Optimistic concurrency version; send it back on PATCH (or as If-Match).","minimum":1},"created_by":{"type":"string","description":"Extension or user that created it.","x-svc-phi":"kept"},"created_at":{"type":"string","format":"date-time","description":"Created (year only in no_phi sessions).","x-svc-phi":"year"},"updated_at":{"type":"string","format":"date-time","description":"Last change (year only in no_phi sessions).","x-svc-phi":"year"},"completed_at":{"type":["string","null"],"format":"date-time","description":"When it reached done (year only in no_phi sessions).","x-svc-since":"2","x-svc-phi":"year"}},"description":"Task profile (routes 17-19)."};
+export const createTaskStatus200 = validate161;
+const schema172 = {"$ref":"components#/$defs/TaskResponse"};
+const schema173 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/Task"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+const schema174 = {"type":"object","required":["id","title","description","status","priority","due_date","assignee_id","related_resource","version","created_by","created_at","updated_at","completed_at"],"properties":{"id":{"type":"string","description":"Task id.","x-svc-phi":"kept"},"title":{"type":"string","description":"Short title; empty (\"\") in no_phi sessions (free text), also in the answer to a no_phi create or update.","x-svc-phi":"withheld"},"description":{"type":["string","null"],"description":"Details; null in no_phi sessions (free text).","x-svc-phi":"withheld"},"status":{"type":"string","enum":["open","in_progress","done","cancelled"],"description":"open → in_progress → done; open or in_progress → cancelled; done and cancelled are final."},"priority":{"type":"string","enum":["low","normal","high","urgent"],"description":"Priority."},"due_date":{"type":["string","null"],"format":"date","description":"Due date (year only in no_phi sessions).","x-svc-phi":"year"},"assignee_id":{"type":["string","null"],"description":"User or role the task is assigned to.","x-svc-v1-name":"assigned_to","x-svc-phi":"kept"},"related_resource":{"oneOf":[{"$ref":"components#/$defs/RelatedResource"},{"type":"null"}],"description":"What the task is about."},"version":{"type":"integer","description":"Optimistic concurrency version; send it back on PATCH (or as If-Match).","minimum":1},"created_by":{"type":"string","description":"Extension or user that created it.","x-svc-phi":"kept"},"created_at":{"type":"string","format":"date-time","description":"Created (year only in no_phi sessions).","x-svc-phi":"year"},"updated_at":{"type":"string","format":"date-time","description":"Last change (year only in no_phi sessions).","x-svc-phi":"year"},"completed_at":{"type":["string","null"],"format":"date-time","description":"When it reached done (year only in no_phi sessions).","x-svc-since":"2","x-svc-phi":"year"}},"description":"Task profile (routes 17-19)."};
 
-function validate160(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate163(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate160.evaluated;
+const evaluated0 = validate163.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -16581,7 +17091,7 @@ errors++;
 if(data.description !== undefined){
 let data2 = data.description;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err15 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema173.properties.description.type},message:"must be string,null"};
+const err15 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema174.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -16604,7 +17114,7 @@ vErrors.push(err16);
 errors++;
 }
 if(!((((data3 === "open") || (data3 === "in_progress")) || (data3 === "done")) || (data3 === "cancelled"))){
-const err17 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema173.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err17 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema174.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -16627,7 +17137,7 @@ vErrors.push(err18);
 errors++;
 }
 if(!((((data4 === "low") || (data4 === "normal")) || (data4 === "high")) || (data4 === "urgent"))){
-const err19 = {instancePath:instancePath+"/priority",schemaPath:"#/properties/priority/enum",keyword:"enum",params:{allowedValues: schema173.properties.priority.enum},message:"must be equal to one of the allowed values"};
+const err19 = {instancePath:instancePath+"/priority",schemaPath:"#/properties/priority/enum",keyword:"enum",params:{allowedValues: schema174.properties.priority.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -16640,7 +17150,7 @@ errors++;
 if(data.due_date !== undefined){
 let data5 = data.due_date;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err20 = {instancePath:instancePath+"/due_date",schemaPath:"#/properties/due_date/type",keyword:"type",params:{type: schema173.properties.due_date.type},message:"must be string,null"};
+const err20 = {instancePath:instancePath+"/due_date",schemaPath:"#/properties/due_date/type",keyword:"type",params:{type: schema174.properties.due_date.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -16650,7 +17160,7 @@ vErrors.push(err20);
 errors++;
 }
 if(typeof data5 === "string"){
-if(!(formats34.validate(data5))){
+if(!(formats36.validate(data5))){
 const err21 = {instancePath:instancePath+"/due_date",schemaPath:"#/properties/due_date/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
 if(vErrors === null){
 vErrors = [err21];
@@ -16665,7 +17175,7 @@ errors++;
 if(data.assignee_id !== undefined){
 let data6 = data.assignee_id;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err22 = {instancePath:instancePath+"/assignee_id",schemaPath:"#/properties/assignee_id/type",keyword:"type",params:{type: schema173.properties.assignee_id.type},message:"must be string,null"};
+const err22 = {instancePath:instancePath+"/assignee_id",schemaPath:"#/properties/assignee_id/type",keyword:"type",params:{type: schema174.properties.assignee_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -16727,7 +17237,7 @@ vErrors.push(err26);
 errors++;
 }
 if(!((((((((data8 === "patient") || (data8 === "referral")) || (data8 === "intake")) || (data8 === "visit")) || (data8 === "physician_order")) || (data8 === "remittance")) || (data8 === "working_collection")) || (data8 === "working_collection_row"))){
-const err27 = {instancePath:instancePath+"/related_resource/type",schemaPath:"components#/$defs/RelatedResource/properties/type/enum",keyword:"enum",params:{allowedValues: schema170.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err27 = {instancePath:instancePath+"/related_resource/type",schemaPath:"components#/$defs/RelatedResource/properties/type/enum",keyword:"enum",params:{allowedValues: schema171.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -16934,7 +17444,7 @@ errors++;
 if(data.completed_at !== undefined){
 let data15 = data.completed_at;
 if((typeof data15 !== "string") && (data15 !== null)){
-const err42 = {instancePath:instancePath+"/completed_at",schemaPath:"#/properties/completed_at/type",keyword:"type",params:{type: schema173.properties.completed_at.type},message:"must be string,null"};
+const err42 = {instancePath:instancePath+"/completed_at",schemaPath:"#/properties/completed_at/type",keyword:"type",params:{type: schema174.properties.completed_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -16967,16 +17477,16 @@ vErrors.push(err44);
 }
 errors++;
 }
-validate160.errors = vErrors;
+validate163.errors = vErrors;
 return errors === 0;
 }
-validate160.evaluated = {"props":{"id":true,"title":true,"description":true,"status":true,"priority":true,"due_date":true,"assignee_id":true,"related_resource":true,"version":true,"created_by":true,"created_at":true,"updated_at":true,"completed_at":true},"dynamicProps":false,"dynamicItems":false};
+validate163.evaluated = {"props":{"id":true,"title":true,"description":true,"status":true,"priority":true,"due_date":true,"assignee_id":true,"related_resource":true,"version":true,"created_by":true,"created_at":true,"updated_at":true,"completed_at":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate159(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate162(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate159.evaluated;
+const evaluated0 = validate162.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -16995,8 +17505,8 @@ vErrors.push(err0);
 errors++;
 }
 if(data.data !== undefined){
-if(!(validate160(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate160.errors : vErrors.concat(validate160.errors);
+if(!(validate163(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate163.errors : vErrors.concat(validate163.errors);
 errors = vErrors.length;
 }
 }
@@ -17045,38 +17555,38 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate159.errors = vErrors;
+validate162.errors = vErrors;
 return errors === 0;
 }
-validate159.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate162.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate158(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate161(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate158.evaluated;
+const evaluated0 = validate161.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate159(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate159.errors : vErrors.concat(validate159.errors);
+if(!(validate162(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate162.errors : vErrors.concat(validate162.errors);
 errors = vErrors.length;
 }
-validate158.errors = vErrors;
+validate161.errors = vErrors;
 return errors === 0;
 }
-validate158.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate161.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const getTaskStatus200 = validate164;
-const schema176 = {"$ref":"components#/$defs/TaskResponse"};
+export const getTaskStatus200 = validate167;
+const schema177 = {"$ref":"components#/$defs/TaskResponse"};
 
-function validate165(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate168(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate165.evaluated;
+const evaluated0 = validate168.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -17095,8 +17605,8 @@ vErrors.push(err0);
 errors++;
 }
 if(data.data !== undefined){
-if(!(validate160(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate160.errors : vErrors.concat(validate160.errors);
+if(!(validate163(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate163.errors : vErrors.concat(validate163.errors);
 errors = vErrors.length;
 }
 }
@@ -17145,39 +17655,39 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate165.errors = vErrors;
+validate168.errors = vErrors;
 return errors === 0;
 }
-validate165.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate168.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate164(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate167(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate164.evaluated;
+const evaluated0 = validate167.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate165(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate165.errors : vErrors.concat(validate165.errors);
+if(!(validate168(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate168.errors : vErrors.concat(validate168.errors);
 errors = vErrors.length;
 }
-validate164.errors = vErrors;
+validate167.errors = vErrors;
 return errors === 0;
 }
-validate164.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate167.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const updateTaskBody = validate169;
-const schema179 = {"$ref":"components#/$defs/TaskUpdateRequest"};
-const schema180 = {"type":"object","additionalProperties":false,"minProperties":1,"description":"Partial update. Unknown fields are refused. Send version (or If-Match) to guard against concurrent changes.","properties":{"title":{"type":"string","description":"Short title.","minLength":1,"maxLength":200},"description":{"type":["string","null"],"description":"Details.","maxLength":10000},"status":{"type":"string","enum":["open","in_progress","done","cancelled"],"description":"New state; only allowed transitions."},"priority":{"type":"string","enum":["low","normal","high","urgent"],"description":"Priority."},"due_date":{"type":["string","null"],"format":"date","description":"Due date, or null to clear."},"assignee_id":{"type":["string","null"],"description":"Assignee, or null to clear."},"version":{"type":"integer","description":"Version the change is based on.","minimum":1}}};
+export const updateTaskBody = validate172;
+const schema180 = {"$ref":"components#/$defs/TaskUpdateRequest"};
+const schema181 = {"type":"object","additionalProperties":false,"minProperties":1,"description":"Partial update. Unknown fields are refused. Send version (or If-Match) to guard against concurrent changes.","properties":{"title":{"type":"string","description":"Short title.","minLength":1,"maxLength":200},"description":{"type":["string","null"],"description":"Details.","maxLength":10000},"status":{"type":"string","enum":["open","in_progress","done","cancelled"],"description":"New state; only allowed transitions."},"priority":{"type":"string","enum":["low","normal","high","urgent"],"description":"Priority."},"due_date":{"type":["string","null"],"format":"date","description":"Due date, or null to clear."},"assignee_id":{"type":["string","null"],"description":"Assignee, or null to clear."},"version":{"type":"integer","description":"Version the change is based on.","minimum":1}}};
 
-function validate169(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate172(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate169.evaluated;
+const evaluated0 = validate172.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -17245,7 +17755,7 @@ errors++;
 if(data.description !== undefined){
 let data1 = data.description;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err5 = {instancePath:instancePath+"/description",schemaPath:"components#/$defs/TaskUpdateRequest/properties/description/type",keyword:"type",params:{type: schema180.properties.description.type},message:"must be string,null"};
+const err5 = {instancePath:instancePath+"/description",schemaPath:"components#/$defs/TaskUpdateRequest/properties/description/type",keyword:"type",params:{type: schema181.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -17280,7 +17790,7 @@ vErrors.push(err7);
 errors++;
 }
 if(!((((data2 === "open") || (data2 === "in_progress")) || (data2 === "done")) || (data2 === "cancelled"))){
-const err8 = {instancePath:instancePath+"/status",schemaPath:"components#/$defs/TaskUpdateRequest/properties/status/enum",keyword:"enum",params:{allowedValues: schema180.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err8 = {instancePath:instancePath+"/status",schemaPath:"components#/$defs/TaskUpdateRequest/properties/status/enum",keyword:"enum",params:{allowedValues: schema181.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -17303,7 +17813,7 @@ vErrors.push(err9);
 errors++;
 }
 if(!((((data3 === "low") || (data3 === "normal")) || (data3 === "high")) || (data3 === "urgent"))){
-const err10 = {instancePath:instancePath+"/priority",schemaPath:"components#/$defs/TaskUpdateRequest/properties/priority/enum",keyword:"enum",params:{allowedValues: schema180.properties.priority.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/priority",schemaPath:"components#/$defs/TaskUpdateRequest/properties/priority/enum",keyword:"enum",params:{allowedValues: schema181.properties.priority.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -17316,7 +17826,7 @@ errors++;
 if(data.due_date !== undefined){
 let data4 = data.due_date;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err11 = {instancePath:instancePath+"/due_date",schemaPath:"components#/$defs/TaskUpdateRequest/properties/due_date/type",keyword:"type",params:{type: schema180.properties.due_date.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/due_date",schemaPath:"components#/$defs/TaskUpdateRequest/properties/due_date/type",keyword:"type",params:{type: schema181.properties.due_date.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -17326,7 +17836,7 @@ vErrors.push(err11);
 errors++;
 }
 if(typeof data4 === "string"){
-if(!(formats34.validate(data4))){
+if(!(formats36.validate(data4))){
 const err12 = {instancePath:instancePath+"/due_date",schemaPath:"components#/$defs/TaskUpdateRequest/properties/due_date/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
 if(vErrors === null){
 vErrors = [err12];
@@ -17341,7 +17851,7 @@ errors++;
 if(data.assignee_id !== undefined){
 let data5 = data.assignee_id;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err13 = {instancePath:instancePath+"/assignee_id",schemaPath:"components#/$defs/TaskUpdateRequest/properties/assignee_id/type",keyword:"type",params:{type: schema180.properties.assignee_id.type},message:"must be string,null"};
+const err13 = {instancePath:instancePath+"/assignee_id",schemaPath:"components#/$defs/TaskUpdateRequest/properties/assignee_id/type",keyword:"type",params:{type: schema181.properties.assignee_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -17387,18 +17897,18 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate169.errors = vErrors;
+validate172.errors = vErrors;
 return errors === 0;
 }
-validate169.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate172.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const updateTaskStatus200 = validate170;
-const schema181 = {"$ref":"components#/$defs/TaskResponse"};
+export const updateTaskStatus200 = validate173;
+const schema182 = {"$ref":"components#/$defs/TaskResponse"};
 
-function validate171(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate174(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate171.evaluated;
+const evaluated0 = validate174.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -17417,8 +17927,8 @@ vErrors.push(err0);
 errors++;
 }
 if(data.data !== undefined){
-if(!(validate160(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate160.errors : vErrors.concat(validate160.errors);
+if(!(validate163(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate163.errors : vErrors.concat(validate163.errors);
 errors = vErrors.length;
 }
 }
@@ -17467,42 +17977,42 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate171.errors = vErrors;
+validate174.errors = vErrors;
 return errors === 0;
 }
-validate171.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate174.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate170(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate173(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate170.evaluated;
+const evaluated0 = validate173.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate171(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate171.errors : vErrors.concat(validate171.errors);
+if(!(validate174(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate174.errors : vErrors.concat(validate174.errors);
 errors = vErrors.length;
 }
-validate170.errors = vErrors;
+validate173.errors = vErrors;
 return errors === 0;
 }
-validate170.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate173.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listRemittancesStatus200 = validate175;
-const schema184 = {"$ref":"components#/$defs/RemittanceListResponse"};
-const schema185 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/Remittance"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/ListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
-const schema186 = {"type":"object","required":["id","era_file_id","payer_name","payer_id","payee_name","payee_id","payment_amount","credit_debit","payment_method","payment_date","check_or_eft_number","status","claim_count","paid_amount","provider_adjustment_amount","received_at"],"properties":{"id":{"type":"string","description":"Remittance (ERA payment) id.","x-svc-phi":"kept"},"era_file_id":{"type":"string","description":"835 file it came from.","x-svc-phi":"kept"},"payer_name":{"type":"string","description":"Payer as the 835 names it (N1*PR N102).","x-svc-v1-name":"payer","x-svc-phi":"kept"},"payer_id":{"type":["string","null"],"description":"Payer id: N1*PR N104, else REF*2U; null when the file gives neither.","x-svc-phi":"kept"},"payee_name":{"type":"string","description":"Payee as the 835 names it (N1*PE N102): the agency or one of its billing providers.","x-svc-phi":"kept"},"payee_id":{"type":["string","null"],"description":"Payee id (N1*PE N104: NPI, tax id or the payer's provider number).","x-svc-phi":"kept"},"payment_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total payment (BPR02) as sent, never negative: credit_debit says whether it was paid to the agency or taken back. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"credit_debit":{"type":"string","enum":["credit","debit"],"description":"BPR03: credit, a payment to the agency; debit, money the payer takes back."},"payment_method":{"type":"string","enum":["ACH","CHK","NON","FWT","BOP"],"description":"X12 BPR04 payment method: ACH (automated clearing house), CHK (check), NON (no payment, as when claims are denied or offset), FWT (federal reserve wire), BOP (financial institution option)."},"payment_date":{"type":"string","description":"Payment or check date (BPR16; the production date DTM*405 when a file leaves BPR16 empty). Year only in no_phi sessions.","pattern":"^\\d{4}(-\\d{2}-\\d{2})?$","x-svc-phi":"year","format":"date"},"check_or_eft_number":{"type":["string","null"],"description":"Check or EFT trace number (TRN02) masked to its last four characters (****1234); null in no_phi sessions. Stored whole, never served whole.","x-svc-phi":"withheld"},"status":{"type":"string","enum":["received","posted","reconciled","exception"],"description":"Posting state of the payment: `received` when imported from its 835; `posted` once the agency has posted it to its receivables, `reconciled` once it has been matched to the deposit, `exception` when posting stopped on a problem an agency resolves by hand. The importer sets only `received`; the others are states the agency moves a payment through later."},"claim_count":{"type":"integer","description":"Claims (CLP) in the payment.","minimum":0},"paid_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Sum of the claims' payments (CLP04). Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"provider_adjustment_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Sum of the provider-level adjustments (PLB amounts): positive reduces the payment (a recoupment), negative adds to it (interest). The payment balances: payment_amount (negative for a debit) = paid_amount - provider_adjustment_amount. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"received_at":{"type":"string","format":"date-time","description":"When the 835 was imported (year only in no_phi sessions).","x-svc-phi":"year"}},"description":"An ERA payment: one ST/SE transaction of an X12 835 (005010X221A1) file, imported by an agency administrator (`npm run -s admin -- era import`). Its claims are its allocations (route 21)."};
-const pattern10 = new RegExp("^-?\\d+\\.\\d{2}$", "u");
-const pattern11 = new RegExp("^\\d{4}(-\\d{2}-\\d{2})?$", "u");
+export const listRemittancesStatus200 = validate178;
+const schema185 = {"$ref":"components#/$defs/RemittanceListResponse"};
+const schema186 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/Remittance"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/ListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
+const schema187 = {"type":"object","required":["id","era_file_id","payer_name","payer_id","payee_name","payee_id","payment_amount","credit_debit","payment_method","payment_date","check_or_eft_number","status","claim_count","paid_amount","provider_adjustment_amount","received_at"],"properties":{"id":{"type":"string","description":"Remittance (ERA payment) id.","x-svc-phi":"kept"},"era_file_id":{"type":"string","description":"835 file it came from.","x-svc-phi":"kept"},"payer_name":{"type":"string","description":"Payer as the 835 names it (N1*PR N102).","x-svc-v1-name":"payer","x-svc-phi":"kept"},"payer_id":{"type":["string","null"],"description":"Payer id: N1*PR N104, else REF*2U; null when the file gives neither.","x-svc-phi":"kept"},"payee_name":{"type":"string","description":"Payee as the 835 names it (N1*PE N102): the agency or one of its billing providers.","x-svc-phi":"kept"},"payee_id":{"type":["string","null"],"description":"Payee id (N1*PE N104: NPI, tax id or the payer's provider number).","x-svc-phi":"kept"},"payment_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total payment (BPR02) as sent, never negative: credit_debit says whether it was paid to the agency or taken back. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"credit_debit":{"type":"string","enum":["credit","debit"],"description":"BPR03: credit, a payment to the agency; debit, money the payer takes back."},"payment_method":{"type":"string","enum":["ACH","CHK","NON","FWT","BOP"],"description":"X12 BPR04 payment method: ACH (automated clearing house), CHK (check), NON (no payment, as when claims are denied or offset), FWT (federal reserve wire), BOP (financial institution option)."},"payment_date":{"type":"string","description":"Payment or check date (BPR16; the production date DTM*405 when a file leaves BPR16 empty). Year only in no_phi sessions.","pattern":"^\\d{4}(-\\d{2}-\\d{2})?$","x-svc-phi":"year","format":"date"},"check_or_eft_number":{"type":["string","null"],"description":"Check or EFT trace number (TRN02) masked to its last four characters (****1234); null in no_phi sessions. Stored whole, never served whole.","x-svc-phi":"withheld"},"status":{"type":"string","enum":["received","posted","reconciled","exception"],"description":"Posting state of the payment: `received` when imported from its 835; `posted` once the agency has posted it to its receivables, `reconciled` once it has been matched to the deposit, `exception` when posting stopped on a problem an agency resolves by hand. The importer sets only `received`; the others are states the agency moves a payment through later."},"claim_count":{"type":"integer","description":"Claims (CLP) in the payment.","minimum":0},"paid_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Sum of the claims' payments (CLP04). Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"provider_adjustment_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Sum of the provider-level adjustments (PLB amounts): positive reduces the payment (a recoupment), negative adds to it (interest). The payment balances: payment_amount (negative for a debit) = paid_amount - provider_adjustment_amount. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"received_at":{"type":"string","format":"date-time","description":"When the 835 was imported (year only in no_phi sessions).","x-svc-phi":"year"}},"description":"An ERA payment: one ST/SE transaction of an X12 835 (005010X221A1) file, imported by an agency administrator (`npm run -s admin -- era import`). Its claims are its allocations (route 21)."};
+const pattern11 = new RegExp("^-?\\d+\\.\\d{2}$", "u");
+const pattern12 = new RegExp("^\\d{4}(-\\d{2}-\\d{2})?$", "u");
 
-function validate176(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate179(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate176.evaluated;
+const evaluated0 = validate179.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -17736,7 +18246,7 @@ errors++;
 if(data1.payer_id !== undefined){
 let data5 = data1.payer_id;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err21 = {instancePath:instancePath+"/data/" + i0+"/payer_id",schemaPath:"components#/$defs/Remittance/properties/payer_id/type",keyword:"type",params:{type: schema186.properties.payer_id.type},message:"must be string,null"};
+const err21 = {instancePath:instancePath+"/data/" + i0+"/payer_id",schemaPath:"components#/$defs/Remittance/properties/payer_id/type",keyword:"type",params:{type: schema187.properties.payer_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -17761,7 +18271,7 @@ errors++;
 if(data1.payee_id !== undefined){
 let data7 = data1.payee_id;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err23 = {instancePath:instancePath+"/data/" + i0+"/payee_id",schemaPath:"components#/$defs/Remittance/properties/payee_id/type",keyword:"type",params:{type: schema186.properties.payee_id.type},message:"must be string,null"};
+const err23 = {instancePath:instancePath+"/data/" + i0+"/payee_id",schemaPath:"components#/$defs/Remittance/properties/payee_id/type",keyword:"type",params:{type: schema187.properties.payee_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -17774,7 +18284,7 @@ errors++;
 if(data1.payment_amount !== undefined){
 let data8 = data1.payment_amount;
 if(typeof data8 === "string"){
-if(!pattern10.test(data8)){
+if(!pattern11.test(data8)){
 const err24 = {instancePath:instancePath+"/data/" + i0+"/payment_amount",schemaPath:"components#/$defs/Remittance/properties/payment_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err24];
@@ -17809,7 +18319,7 @@ vErrors.push(err26);
 errors++;
 }
 if(!((data9 === "credit") || (data9 === "debit"))){
-const err27 = {instancePath:instancePath+"/data/" + i0+"/credit_debit",schemaPath:"components#/$defs/Remittance/properties/credit_debit/enum",keyword:"enum",params:{allowedValues: schema186.properties.credit_debit.enum},message:"must be equal to one of the allowed values"};
+const err27 = {instancePath:instancePath+"/data/" + i0+"/credit_debit",schemaPath:"components#/$defs/Remittance/properties/credit_debit/enum",keyword:"enum",params:{allowedValues: schema187.properties.credit_debit.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -17832,7 +18342,7 @@ vErrors.push(err28);
 errors++;
 }
 if(!(((((data10 === "ACH") || (data10 === "CHK")) || (data10 === "NON")) || (data10 === "FWT")) || (data10 === "BOP"))){
-const err29 = {instancePath:instancePath+"/data/" + i0+"/payment_method",schemaPath:"components#/$defs/Remittance/properties/payment_method/enum",keyword:"enum",params:{allowedValues: schema186.properties.payment_method.enum},message:"must be equal to one of the allowed values"};
+const err29 = {instancePath:instancePath+"/data/" + i0+"/payment_method",schemaPath:"components#/$defs/Remittance/properties/payment_method/enum",keyword:"enum",params:{allowedValues: schema187.properties.payment_method.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -17845,7 +18355,7 @@ errors++;
 if(data1.payment_date !== undefined){
 let data11 = data1.payment_date;
 if(typeof data11 === "string"){
-if(!pattern11.test(data11)){
+if(!pattern12.test(data11)){
 const err30 = {instancePath:instancePath+"/data/" + i0+"/payment_date",schemaPath:"components#/$defs/Remittance/properties/payment_date/pattern",keyword:"pattern",params:{pattern: "^\\d{4}(-\\d{2}-\\d{2})?$"},message:"must match pattern \""+"^\\d{4}(-\\d{2}-\\d{2})?$"+"\""};
 if(vErrors === null){
 vErrors = [err30];
@@ -17855,7 +18365,7 @@ vErrors.push(err30);
 }
 errors++;
 }
-if(!(formats34.validate(data11))){
+if(!(formats36.validate(data11))){
 const err31 = {instancePath:instancePath+"/data/" + i0+"/payment_date",schemaPath:"components#/$defs/Remittance/properties/payment_date/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
 if(vErrors === null){
 vErrors = [err31];
@@ -17880,7 +18390,7 @@ errors++;
 if(data1.check_or_eft_number !== undefined){
 let data12 = data1.check_or_eft_number;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err33 = {instancePath:instancePath+"/data/" + i0+"/check_or_eft_number",schemaPath:"components#/$defs/Remittance/properties/check_or_eft_number/type",keyword:"type",params:{type: schema186.properties.check_or_eft_number.type},message:"must be string,null"};
+const err33 = {instancePath:instancePath+"/data/" + i0+"/check_or_eft_number",schemaPath:"components#/$defs/Remittance/properties/check_or_eft_number/type",keyword:"type",params:{type: schema187.properties.check_or_eft_number.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -17903,7 +18413,7 @@ vErrors.push(err34);
 errors++;
 }
 if(!((((data13 === "received") || (data13 === "posted")) || (data13 === "reconciled")) || (data13 === "exception"))){
-const err35 = {instancePath:instancePath+"/data/" + i0+"/status",schemaPath:"components#/$defs/Remittance/properties/status/enum",keyword:"enum",params:{allowedValues: schema186.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err35 = {instancePath:instancePath+"/data/" + i0+"/status",schemaPath:"components#/$defs/Remittance/properties/status/enum",keyword:"enum",params:{allowedValues: schema187.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -17941,7 +18451,7 @@ errors++;
 if(data1.paid_amount !== undefined){
 let data15 = data1.paid_amount;
 if(typeof data15 === "string"){
-if(!pattern10.test(data15)){
+if(!pattern11.test(data15)){
 const err38 = {instancePath:instancePath+"/data/" + i0+"/paid_amount",schemaPath:"components#/$defs/Remittance/properties/paid_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err38];
@@ -17966,7 +18476,7 @@ errors++;
 if(data1.provider_adjustment_amount !== undefined){
 let data16 = data1.provider_adjustment_amount;
 if(typeof data16 === "string"){
-if(!pattern10.test(data16)){
+if(!pattern11.test(data16)){
 const err40 = {instancePath:instancePath+"/data/" + i0+"/provider_adjustment_amount",schemaPath:"components#/$defs/Remittance/properties/provider_adjustment_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err40];
@@ -18038,8 +18548,8 @@ errors++;
 }
 }
 if(data.meta !== undefined){
-if(!(validate85(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate85.errors : vErrors.concat(validate85.errors);
+if(!(validate88(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
 errors = vErrors.length;
 }
 }
@@ -18082,41 +18592,41 @@ vErrors.push(err48);
 }
 errors++;
 }
-validate176.errors = vErrors;
+validate179.errors = vErrors;
 return errors === 0;
 }
-validate176.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate179.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate175(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate178(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate175.evaluated;
+const evaluated0 = validate178.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate176(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate176.errors : vErrors.concat(validate176.errors);
+if(!(validate179(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate179.errors : vErrors.concat(validate179.errors);
 errors = vErrors.length;
 }
-validate175.errors = vErrors;
+validate178.errors = vErrors;
 return errors === 0;
 }
-validate175.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate178.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listRemittanceAllocationsStatus200 = validate179;
-const schema188 = {"$ref":"components#/$defs/AllocationListResponse"};
-const schema189 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/Allocation"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/AllocationListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
-const schema190 = {"type":"object","required":["id","remittance_id","claim_id","payer_claim_number","original_payer_claim_number","claim_status_code","claim_status","claim_filing_indicator","patient_id","patient_name","member_id","service_date_from","service_date_to","charged_amount","allowed_amount","paid_amount","adjustment_amount","patient_responsibility_amount","variance_amount","adjustment_codes","match_status"],"properties":{"id":{"type":"string","description":"Allocation id.","x-svc-phi":"kept"},"remittance_id":{"type":"string","description":"Remittance.","x-svc-phi":"kept"},"claim_id":{"type":"string","description":"The agency's claim as the payer echoes it: CLP01, the patient control number the claim was billed with. A CL- handle in no_phi sessions.","x-svc-phi":{"reduce":"handle","kind":"claim"}},"payer_claim_number":{"type":["string","null"],"description":"The payer's claim control number (CLP07). A PC- handle in no_phi sessions.","x-svc-phi":{"reduce":"handle","kind":"payer_claim"}},"original_payer_claim_number":{"type":["string","null"],"description":"On a reversal (claim_status_code 22, adjustments in group CR) and on its correction: the payer claim number of the claim they reverse and replace (the reversal's own CLP07; for the correction REF*F8, else the reversal just before it in the payment with the same claim_id). Null otherwise. A PC- handle in no_phi sessions.","x-svc-phi":{"reduce":"handle","kind":"payer_claim"}},"claim_status_code":{"type":"string","enum":["1","2","3","4","19","20","21","22","23","25"],"description":"CLP02 as sent; claim_status says what it means."},"claim_status":{"type":"string","enum":["processed_as_primary","processed_as_secondary","processed_as_tertiary","denied","processed_as_primary_forwarded","processed_as_secondary_forwarded","processed_as_tertiary_forwarded","reversal_of_previous_payment","not_our_claim_forwarded","predetermination_pricing_only"],"description":"What CLP02 means: 1 processed as primary, 2 as secondary, 3 as tertiary, 4 denied, 19-21 processed as primary, secondary or tertiary and forwarded to another payer, 22 reversal of a previous payment, 23 not our claim and forwarded, 25 predetermination pricing only (no payment)."},"claim_filing_indicator":{"type":["string","null"],"description":"CLP06, the claim filing indicator (MA Medicare Part A, MB Part B, MC Medicaid, 12 PPO, 16 HMO Medicare Advantage, ...).","x-svc-phi":"kept"},"patient_id":{"type":["string","null"],"description":"The agency's patient the claim was matched to (see match_status); null when unmatched. A PT- handle in no_phi sessions.","x-svc-phi":"handle"},"patient_name":{"type":["string","null"],"description":"The patient as the payer names them (NM1*QC: last, first middle); null in no_phi sessions.","x-svc-phi":"withheld"},"member_id":{"type":["string","null"],"description":"The payer's member id of the insured (NM1*IL N109, else NM1*QC N109). An MB- handle in no_phi sessions.","x-svc-phi":{"reduce":"handle","kind":"member"}},"service_date_from":{"type":["string","null"],"description":"First date of service: the claim's statement period (DTM*232), else its earliest service line date. Year only in no_phi sessions.","pattern":"^\\d{4}(-\\d{2}-\\d{2})?$","x-svc-phi":"year","format":"date"},"service_date_to":{"type":["string","null"],"pattern":"^\\d{4}(-\\d{2}-\\d{2})?$","description":"Last date of service: DTM*233, else the latest service line date when the lines span more than one day. Year only in no_phi sessions.","x-svc-phi":"year","format":"date"},"charged_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Billed (CLP03). Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"allowed_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Allowed: AMT*AU when the claim carries it; else the sum of the service lines' AMT*B6 when every line has one; else charged less the CO, PI and CR (their reversal) adjustments other than sequestration (CARC 253, a reduction of the payment, not of the allowance). Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"paid_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Paid (CLP04). Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"adjustment_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Sum of the claim's adjustments (claim and service line CAS, every group). Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"patient_responsibility_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Patient responsibility: CLP05, else the sum of the PR adjustments. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"variance_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Charged less paid less adjustments: 0.00 on a claim whose adjustments account for every dollar billed, otherwise the amount the 835 leaves unexplained. Decimal string with two places, in US dollars.","x-svc-since":"2","x-svc-phi":"kept"},"adjustment_codes":{"type":"array","items":{"$ref":"components#/$defs/AdjustmentCode"},"description":"CARC adjustments as group-reason pairs (CO-45, PR-2, CO-253, OA-23, CR-... on reversals), each with its amount summed over the claim and its service lines, in order of appearance."},"match_status":{"type":"string","enum":["matched","partially_matched","unmatched"],"description":"How the claim was matched to the agency's patients when imported. The patient control number (claim_id) names a patient when it is the patient's MRN, or the MRN followed by \"-\" and a claim suffix. matched: it names a patient, and the payer's member id is one of that patient's coverage policy numbers or the payer's last name is the patient's (ignoring case, accents and spacing). partially_matched: one identifier alone points at one patient (the control number names a patient whose member id and last name both differ, or it names none and exactly one patient holds the member id); patient_id is that patient. unmatched: neither; patient_id is null."}},"description":"A claim of an ERA payment (2100 CLP loop), with its service lines' adjustments folded in."};
-const schema191 = {"type":"object","required":["code","group_code","reason_code","amount"],"properties":{"code":{"type":"string","description":"Group and CARC, for example CO-45.","x-svc-phi":"kept"},"group_code":{"type":"string","enum":["CO","PR","OA","PI","CR"],"description":"Claim adjustment group."},"reason_code":{"type":"string","description":"Claim adjustment reason code (CARC).","x-svc-phi":"kept"},"amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Adjusted amount. Decimal string with two places, in US dollars.","x-svc-phi":"kept"}}};
+export const listRemittanceAllocationsStatus200 = validate182;
+const schema189 = {"$ref":"components#/$defs/AllocationListResponse"};
+const schema190 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/Allocation"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/AllocationListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
+const schema191 = {"type":"object","required":["id","remittance_id","claim_id","payer_claim_number","original_payer_claim_number","claim_status_code","claim_status","claim_filing_indicator","patient_id","patient_name","member_id","service_date_from","service_date_to","charged_amount","allowed_amount","paid_amount","adjustment_amount","patient_responsibility_amount","variance_amount","adjustment_codes","match_status"],"properties":{"id":{"type":"string","description":"Allocation id.","x-svc-phi":"kept"},"remittance_id":{"type":"string","description":"Remittance.","x-svc-phi":"kept"},"claim_id":{"type":"string","description":"The agency's claim as the payer echoes it: CLP01, the patient control number the claim was billed with. A CL- handle in no_phi sessions.","x-svc-phi":{"reduce":"handle","kind":"claim"}},"payer_claim_number":{"type":["string","null"],"description":"The payer's claim control number (CLP07). A PC- handle in no_phi sessions.","x-svc-phi":{"reduce":"handle","kind":"payer_claim"}},"original_payer_claim_number":{"type":["string","null"],"description":"On a reversal (claim_status_code 22, adjustments in group CR) and on its correction: the payer claim number of the claim they reverse and replace (the reversal's own CLP07; for the correction REF*F8, else the reversal just before it in the payment with the same claim_id). Null otherwise. A PC- handle in no_phi sessions.","x-svc-phi":{"reduce":"handle","kind":"payer_claim"}},"claim_status_code":{"type":"string","enum":["1","2","3","4","19","20","21","22","23","25"],"description":"CLP02 as sent; claim_status says what it means."},"claim_status":{"type":"string","enum":["processed_as_primary","processed_as_secondary","processed_as_tertiary","denied","processed_as_primary_forwarded","processed_as_secondary_forwarded","processed_as_tertiary_forwarded","reversal_of_previous_payment","not_our_claim_forwarded","predetermination_pricing_only"],"description":"What CLP02 means: 1 processed as primary, 2 as secondary, 3 as tertiary, 4 denied, 19-21 processed as primary, secondary or tertiary and forwarded to another payer, 22 reversal of a previous payment, 23 not our claim and forwarded, 25 predetermination pricing only (no payment)."},"claim_filing_indicator":{"type":["string","null"],"description":"CLP06, the claim filing indicator (MA Medicare Part A, MB Part B, MC Medicaid, 12 PPO, 16 HMO Medicare Advantage, ...).","x-svc-phi":"kept"},"patient_id":{"type":["string","null"],"description":"The agency's patient the claim was matched to (see match_status); null when unmatched. A PT- handle in no_phi sessions.","x-svc-phi":"handle"},"patient_name":{"type":["string","null"],"description":"The patient as the payer names them (NM1*QC: last, first middle); null in no_phi sessions.","x-svc-phi":"withheld"},"member_id":{"type":["string","null"],"description":"The payer's member id of the insured (NM1*IL N109, else NM1*QC N109). An MB- handle in no_phi sessions.","x-svc-phi":{"reduce":"handle","kind":"member"}},"service_date_from":{"type":["string","null"],"description":"First date of service: the claim's statement period (DTM*232), else its earliest service line date. Year only in no_phi sessions.","pattern":"^\\d{4}(-\\d{2}-\\d{2})?$","x-svc-phi":"year","format":"date"},"service_date_to":{"type":["string","null"],"pattern":"^\\d{4}(-\\d{2}-\\d{2})?$","description":"Last date of service: DTM*233, else the latest service line date when the lines span more than one day. Year only in no_phi sessions.","x-svc-phi":"year","format":"date"},"charged_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Billed (CLP03). Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"allowed_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Allowed: AMT*AU when the claim carries it; else the sum of the service lines' AMT*B6 when every line has one; else charged less the CO, PI and CR (their reversal) adjustments other than sequestration (CARC 253, a reduction of the payment, not of the allowance). Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"paid_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Paid (CLP04). Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"adjustment_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Sum of the claim's adjustments (claim and service line CAS, every group). Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"patient_responsibility_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Patient responsibility: CLP05, else the sum of the PR adjustments. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"variance_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Charged less paid less adjustments: 0.00 on a claim whose adjustments account for every dollar billed, otherwise the amount the 835 leaves unexplained. Decimal string with two places, in US dollars.","x-svc-since":"2","x-svc-phi":"kept"},"adjustment_codes":{"type":"array","items":{"$ref":"components#/$defs/AdjustmentCode"},"description":"CARC adjustments as group-reason pairs (CO-45, PR-2, CO-253, OA-23, CR-... on reversals), each with its amount summed over the claim and its service lines, in order of appearance."},"match_status":{"type":"string","enum":["matched","partially_matched","unmatched"],"description":"How the claim was matched to the agency's patients when imported. The patient control number (claim_id) names a patient when it is the patient's MRN, or the MRN followed by \"-\" and a claim suffix. matched: it names a patient, and the payer's member id is one of that patient's coverage policy numbers or the payer's last name is the patient's (ignoring case, accents and spacing). partially_matched: one identifier alone points at one patient (the control number names a patient whose member id and last name both differ, or it names none and exactly one patient holds the member id); patient_id is that patient. unmatched: neither; patient_id is null."}},"description":"A claim of an ERA payment (2100 CLP loop), with its service lines' adjustments folded in."};
+const schema192 = {"type":"object","required":["code","group_code","reason_code","amount"],"properties":{"code":{"type":"string","description":"Group and CARC, for example CO-45.","x-svc-phi":"kept"},"group_code":{"type":"string","enum":["CO","PR","OA","PI","CR"],"description":"Claim adjustment group."},"reason_code":{"type":"string","description":"Claim adjustment reason code (CARC).","x-svc-phi":"kept"},"amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Adjusted amount. Decimal string with two places, in US dollars.","x-svc-phi":"kept"}}};
 
-function validate181(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate184(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate181.evaluated;
+const evaluated0 = validate184.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -18373,7 +18883,7 @@ errors++;
 if(data.payer_claim_number !== undefined){
 let data3 = data.payer_claim_number;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err24 = {instancePath:instancePath+"/payer_claim_number",schemaPath:"#/properties/payer_claim_number/type",keyword:"type",params:{type: schema190.properties.payer_claim_number.type},message:"must be string,null"};
+const err24 = {instancePath:instancePath+"/payer_claim_number",schemaPath:"#/properties/payer_claim_number/type",keyword:"type",params:{type: schema191.properties.payer_claim_number.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -18386,7 +18896,7 @@ errors++;
 if(data.original_payer_claim_number !== undefined){
 let data4 = data.original_payer_claim_number;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err25 = {instancePath:instancePath+"/original_payer_claim_number",schemaPath:"#/properties/original_payer_claim_number/type",keyword:"type",params:{type: schema190.properties.original_payer_claim_number.type},message:"must be string,null"};
+const err25 = {instancePath:instancePath+"/original_payer_claim_number",schemaPath:"#/properties/original_payer_claim_number/type",keyword:"type",params:{type: schema191.properties.original_payer_claim_number.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -18409,7 +18919,7 @@ vErrors.push(err26);
 errors++;
 }
 if(!((((((((((data5 === "1") || (data5 === "2")) || (data5 === "3")) || (data5 === "4")) || (data5 === "19")) || (data5 === "20")) || (data5 === "21")) || (data5 === "22")) || (data5 === "23")) || (data5 === "25"))){
-const err27 = {instancePath:instancePath+"/claim_status_code",schemaPath:"#/properties/claim_status_code/enum",keyword:"enum",params:{allowedValues: schema190.properties.claim_status_code.enum},message:"must be equal to one of the allowed values"};
+const err27 = {instancePath:instancePath+"/claim_status_code",schemaPath:"#/properties/claim_status_code/enum",keyword:"enum",params:{allowedValues: schema191.properties.claim_status_code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -18432,7 +18942,7 @@ vErrors.push(err28);
 errors++;
 }
 if(!((((((((((data6 === "processed_as_primary") || (data6 === "processed_as_secondary")) || (data6 === "processed_as_tertiary")) || (data6 === "denied")) || (data6 === "processed_as_primary_forwarded")) || (data6 === "processed_as_secondary_forwarded")) || (data6 === "processed_as_tertiary_forwarded")) || (data6 === "reversal_of_previous_payment")) || (data6 === "not_our_claim_forwarded")) || (data6 === "predetermination_pricing_only"))){
-const err29 = {instancePath:instancePath+"/claim_status",schemaPath:"#/properties/claim_status/enum",keyword:"enum",params:{allowedValues: schema190.properties.claim_status.enum},message:"must be equal to one of the allowed values"};
+const err29 = {instancePath:instancePath+"/claim_status",schemaPath:"#/properties/claim_status/enum",keyword:"enum",params:{allowedValues: schema191.properties.claim_status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -18445,7 +18955,7 @@ errors++;
 if(data.claim_filing_indicator !== undefined){
 let data7 = data.claim_filing_indicator;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err30 = {instancePath:instancePath+"/claim_filing_indicator",schemaPath:"#/properties/claim_filing_indicator/type",keyword:"type",params:{type: schema190.properties.claim_filing_indicator.type},message:"must be string,null"};
+const err30 = {instancePath:instancePath+"/claim_filing_indicator",schemaPath:"#/properties/claim_filing_indicator/type",keyword:"type",params:{type: schema191.properties.claim_filing_indicator.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -18458,7 +18968,7 @@ errors++;
 if(data.patient_id !== undefined){
 let data8 = data.patient_id;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err31 = {instancePath:instancePath+"/patient_id",schemaPath:"#/properties/patient_id/type",keyword:"type",params:{type: schema190.properties.patient_id.type},message:"must be string,null"};
+const err31 = {instancePath:instancePath+"/patient_id",schemaPath:"#/properties/patient_id/type",keyword:"type",params:{type: schema191.properties.patient_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -18471,7 +18981,7 @@ errors++;
 if(data.patient_name !== undefined){
 let data9 = data.patient_name;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err32 = {instancePath:instancePath+"/patient_name",schemaPath:"#/properties/patient_name/type",keyword:"type",params:{type: schema190.properties.patient_name.type},message:"must be string,null"};
+const err32 = {instancePath:instancePath+"/patient_name",schemaPath:"#/properties/patient_name/type",keyword:"type",params:{type: schema191.properties.patient_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -18484,7 +18994,7 @@ errors++;
 if(data.member_id !== undefined){
 let data10 = data.member_id;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err33 = {instancePath:instancePath+"/member_id",schemaPath:"#/properties/member_id/type",keyword:"type",params:{type: schema190.properties.member_id.type},message:"must be string,null"};
+const err33 = {instancePath:instancePath+"/member_id",schemaPath:"#/properties/member_id/type",keyword:"type",params:{type: schema191.properties.member_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -18497,7 +19007,7 @@ errors++;
 if(data.service_date_from !== undefined){
 let data11 = data.service_date_from;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err34 = {instancePath:instancePath+"/service_date_from",schemaPath:"#/properties/service_date_from/type",keyword:"type",params:{type: schema190.properties.service_date_from.type},message:"must be string,null"};
+const err34 = {instancePath:instancePath+"/service_date_from",schemaPath:"#/properties/service_date_from/type",keyword:"type",params:{type: schema191.properties.service_date_from.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -18507,7 +19017,7 @@ vErrors.push(err34);
 errors++;
 }
 if(typeof data11 === "string"){
-if(!pattern11.test(data11)){
+if(!pattern12.test(data11)){
 const err35 = {instancePath:instancePath+"/service_date_from",schemaPath:"#/properties/service_date_from/pattern",keyword:"pattern",params:{pattern: "^\\d{4}(-\\d{2}-\\d{2})?$"},message:"must match pattern \""+"^\\d{4}(-\\d{2}-\\d{2})?$"+"\""};
 if(vErrors === null){
 vErrors = [err35];
@@ -18517,7 +19027,7 @@ vErrors.push(err35);
 }
 errors++;
 }
-if(!(formats34.validate(data11))){
+if(!(formats36.validate(data11))){
 const err36 = {instancePath:instancePath+"/service_date_from",schemaPath:"#/properties/service_date_from/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
 if(vErrors === null){
 vErrors = [err36];
@@ -18532,7 +19042,7 @@ errors++;
 if(data.service_date_to !== undefined){
 let data12 = data.service_date_to;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err37 = {instancePath:instancePath+"/service_date_to",schemaPath:"#/properties/service_date_to/type",keyword:"type",params:{type: schema190.properties.service_date_to.type},message:"must be string,null"};
+const err37 = {instancePath:instancePath+"/service_date_to",schemaPath:"#/properties/service_date_to/type",keyword:"type",params:{type: schema191.properties.service_date_to.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -18542,7 +19052,7 @@ vErrors.push(err37);
 errors++;
 }
 if(typeof data12 === "string"){
-if(!pattern11.test(data12)){
+if(!pattern12.test(data12)){
 const err38 = {instancePath:instancePath+"/service_date_to",schemaPath:"#/properties/service_date_to/pattern",keyword:"pattern",params:{pattern: "^\\d{4}(-\\d{2}-\\d{2})?$"},message:"must match pattern \""+"^\\d{4}(-\\d{2}-\\d{2})?$"+"\""};
 if(vErrors === null){
 vErrors = [err38];
@@ -18552,7 +19062,7 @@ vErrors.push(err38);
 }
 errors++;
 }
-if(!(formats34.validate(data12))){
+if(!(formats36.validate(data12))){
 const err39 = {instancePath:instancePath+"/service_date_to",schemaPath:"#/properties/service_date_to/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
 if(vErrors === null){
 vErrors = [err39];
@@ -18567,7 +19077,7 @@ errors++;
 if(data.charged_amount !== undefined){
 let data13 = data.charged_amount;
 if(typeof data13 === "string"){
-if(!pattern10.test(data13)){
+if(!pattern11.test(data13)){
 const err40 = {instancePath:instancePath+"/charged_amount",schemaPath:"#/properties/charged_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err40];
@@ -18592,7 +19102,7 @@ errors++;
 if(data.allowed_amount !== undefined){
 let data14 = data.allowed_amount;
 if(typeof data14 === "string"){
-if(!pattern10.test(data14)){
+if(!pattern11.test(data14)){
 const err42 = {instancePath:instancePath+"/allowed_amount",schemaPath:"#/properties/allowed_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err42];
@@ -18617,7 +19127,7 @@ errors++;
 if(data.paid_amount !== undefined){
 let data15 = data.paid_amount;
 if(typeof data15 === "string"){
-if(!pattern10.test(data15)){
+if(!pattern11.test(data15)){
 const err44 = {instancePath:instancePath+"/paid_amount",schemaPath:"#/properties/paid_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err44];
@@ -18642,7 +19152,7 @@ errors++;
 if(data.adjustment_amount !== undefined){
 let data16 = data.adjustment_amount;
 if(typeof data16 === "string"){
-if(!pattern10.test(data16)){
+if(!pattern11.test(data16)){
 const err46 = {instancePath:instancePath+"/adjustment_amount",schemaPath:"#/properties/adjustment_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err46];
@@ -18667,7 +19177,7 @@ errors++;
 if(data.patient_responsibility_amount !== undefined){
 let data17 = data.patient_responsibility_amount;
 if(typeof data17 === "string"){
-if(!pattern10.test(data17)){
+if(!pattern11.test(data17)){
 const err48 = {instancePath:instancePath+"/patient_responsibility_amount",schemaPath:"#/properties/patient_responsibility_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err48];
@@ -18692,7 +19202,7 @@ errors++;
 if(data.variance_amount !== undefined){
 let data18 = data.variance_amount;
 if(typeof data18 === "string"){
-if(!pattern10.test(data18)){
+if(!pattern11.test(data18)){
 const err50 = {instancePath:instancePath+"/variance_amount",schemaPath:"#/properties/variance_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err50];
@@ -18786,7 +19296,7 @@ vErrors.push(err57);
 errors++;
 }
 if(!(((((data22 === "CO") || (data22 === "PR")) || (data22 === "OA")) || (data22 === "PI")) || (data22 === "CR"))){
-const err58 = {instancePath:instancePath+"/adjustment_codes/" + i0+"/group_code",schemaPath:"components#/$defs/AdjustmentCode/properties/group_code/enum",keyword:"enum",params:{allowedValues: schema191.properties.group_code.enum},message:"must be equal to one of the allowed values"};
+const err58 = {instancePath:instancePath+"/adjustment_codes/" + i0+"/group_code",schemaPath:"components#/$defs/AdjustmentCode/properties/group_code/enum",keyword:"enum",params:{allowedValues: schema192.properties.group_code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -18811,7 +19321,7 @@ errors++;
 if(data20.amount !== undefined){
 let data24 = data20.amount;
 if(typeof data24 === "string"){
-if(!pattern10.test(data24)){
+if(!pattern11.test(data24)){
 const err60 = {instancePath:instancePath+"/adjustment_codes/" + i0+"/amount",schemaPath:"components#/$defs/AdjustmentCode/properties/amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err60];
@@ -18870,7 +19380,7 @@ vErrors.push(err64);
 errors++;
 }
 if(!(((data25 === "matched") || (data25 === "partially_matched")) || (data25 === "unmatched"))){
-const err65 = {instancePath:instancePath+"/match_status",schemaPath:"#/properties/match_status/enum",keyword:"enum",params:{allowedValues: schema190.properties.match_status.enum},message:"must be equal to one of the allowed values"};
+const err65 = {instancePath:instancePath+"/match_status",schemaPath:"#/properties/match_status/enum",keyword:"enum",params:{allowedValues: schema191.properties.match_status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -18891,19 +19401,19 @@ vErrors.push(err66);
 }
 errors++;
 }
-validate181.errors = vErrors;
+validate184.errors = vErrors;
 return errors === 0;
 }
-validate181.evaluated = {"props":{"id":true,"remittance_id":true,"claim_id":true,"payer_claim_number":true,"original_payer_claim_number":true,"claim_status_code":true,"claim_status":true,"claim_filing_indicator":true,"patient_id":true,"patient_name":true,"member_id":true,"service_date_from":true,"service_date_to":true,"charged_amount":true,"allowed_amount":true,"paid_amount":true,"adjustment_amount":true,"patient_responsibility_amount":true,"variance_amount":true,"adjustment_codes":true,"match_status":true},"dynamicProps":false,"dynamicItems":false};
+validate184.evaluated = {"props":{"id":true,"remittance_id":true,"claim_id":true,"payer_claim_number":true,"original_payer_claim_number":true,"claim_status_code":true,"claim_status":true,"claim_filing_indicator":true,"patient_id":true,"patient_name":true,"member_id":true,"service_date_from":true,"service_date_to":true,"charged_amount":true,"allowed_amount":true,"paid_amount":true,"adjustment_amount":true,"patient_responsibility_amount":true,"variance_amount":true,"adjustment_codes":true,"match_status":true},"dynamicProps":false,"dynamicItems":false};
 
-const schema192 = {"allOf":[{"$ref":"components#/$defs/ListMeta"},{"type":"object","required":["summary"],"properties":{"summary":{"$ref":"components#/$defs/AllocationSummary"}}}],"description":"Meta of a payment's allocations: PageMeta, next_offset, and the payment's totals in summary."};
-const schema193 = {"type":"object","required":["claim_count","charged_amount","allowed_amount","paid_amount","adjustment_amount","patient_responsibility_amount","variance_amount","adjustments_by_group","payment_amount","provider_adjustment_amount","provider_adjustments"],"properties":{"claim_count":{"type":"integer","description":"Claims in the payment (0 when it has only provider-level adjustments, or is unknown).","minimum":0},"charged_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total billed. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"allowed_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total allowed. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"paid_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total paid. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"adjustment_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total adjustments. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"patient_responsibility_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total patient responsibility. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"variance_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total variance: the sum of the claims' variance_amount. Decimal string with two places, in US dollars.","x-svc-since":"2","x-svc-phi":"kept"},"adjustments_by_group":{"type":"object","description":"Total adjustments per claim adjustment group: CO contractual, CR correction and reversal, OA other, PI payer initiated, PR patient responsibility.","required":["CO","CR","OA","PI","PR"],"additionalProperties":false,"properties":{"CO":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Group CO. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"CR":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Group CR. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"OA":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Group OA. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"PI":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Group PI. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"PR":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Group PR. Decimal string with two places, in US dollars.","x-svc-phi":"kept"}},"x-svc-phi":"kept"},"payment_amount":{"type":["string","null"],"pattern":"^-?\\d+\\.\\d{2}$","description":"The payment (BPR02), negative for a debit; null for an unknown remittance. Equals paid_amount - provider_adjustment_amount. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"provider_adjustment_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Sum of the provider-level adjustments (PLB): positive reduces the payment, negative adds to it. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"provider_adjustments":{"type":"array","items":{"$ref":"components#/$defs/ProviderAdjustment"},"description":"The payment's provider-level adjustments (PLB), in file order."}},"description":"Totals of the payment, in meta.summary of the allocations list: the claims' sums and the provider-level adjustments. An unknown remittance has every total 0.00, no provider adjustments and a null payment_amount."};
-const schema194 = {"type":"object","required":["provider_id","fiscal_period_date","reason_code","reference","amount"],"properties":{"provider_id":{"type":"string","description":"PLB01: the provider (NPI or the payer's provider number) the adjustment applies to.","x-svc-phi":"kept"},"fiscal_period_date":{"type":"string","pattern":"^\\d{4}(-\\d{2}-\\d{2})?$","description":"PLB02: the last day of the provider's fiscal period (year only in no_phi sessions).","x-svc-phi":"year","format":"date"},"reason_code":{"type":"string","description":"PLB03-1, the provider adjustment reason: WO overpayment recovery, L6 interest owed, FB forwarding balance, 72 authorized return, CS adjustment, 50 late filing reduction, J1 nonreimbursable, ...","x-svc-phi":"kept"},"reference":{"type":["string","null"],"description":"PLB03-2, the payer's reference for it (often a claim number); null in no_phi sessions.","x-svc-phi":"withheld"},"amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"PLB04: positive reduces the payment (recoupment), negative adds to it (interest). Decimal string with two places, in US dollars.","x-svc-phi":"kept"}},"description":"A provider-level adjustment of an ERA payment (PLB)."};
+const schema193 = {"allOf":[{"$ref":"components#/$defs/ListMeta"},{"type":"object","required":["summary"],"properties":{"summary":{"$ref":"components#/$defs/AllocationSummary"}}}],"description":"Meta of a payment's allocations: PageMeta, next_offset, and the payment's totals in summary."};
+const schema194 = {"type":"object","required":["claim_count","charged_amount","allowed_amount","paid_amount","adjustment_amount","patient_responsibility_amount","variance_amount","adjustments_by_group","payment_amount","provider_adjustment_amount","provider_adjustments"],"properties":{"claim_count":{"type":"integer","description":"Claims in the payment (0 when it has only provider-level adjustments, or is unknown).","minimum":0},"charged_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total billed. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"allowed_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total allowed. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"paid_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total paid. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"adjustment_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total adjustments. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"patient_responsibility_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total patient responsibility. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"variance_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total variance: the sum of the claims' variance_amount. Decimal string with two places, in US dollars.","x-svc-since":"2","x-svc-phi":"kept"},"adjustments_by_group":{"type":"object","description":"Total adjustments per claim adjustment group: CO contractual, CR correction and reversal, OA other, PI payer initiated, PR patient responsibility.","required":["CO","CR","OA","PI","PR"],"additionalProperties":false,"properties":{"CO":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Group CO. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"CR":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Group CR. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"OA":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Group OA. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"PI":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Group PI. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"PR":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Group PR. Decimal string with two places, in US dollars.","x-svc-phi":"kept"}},"x-svc-phi":"kept"},"payment_amount":{"type":["string","null"],"pattern":"^-?\\d+\\.\\d{2}$","description":"The payment (BPR02), negative for a debit; null for an unknown remittance. Equals paid_amount - provider_adjustment_amount. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"provider_adjustment_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Sum of the provider-level adjustments (PLB): positive reduces the payment, negative adds to it. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"provider_adjustments":{"type":"array","items":{"$ref":"components#/$defs/ProviderAdjustment"},"description":"The payment's provider-level adjustments (PLB), in file order."}},"description":"Totals of the payment, in meta.summary of the allocations list: the claims' sums and the provider-level adjustments. An unknown remittance has every total 0.00, no provider adjustments and a null payment_amount."};
+const schema195 = {"type":"object","required":["provider_id","fiscal_period_date","reason_code","reference","amount"],"properties":{"provider_id":{"type":"string","description":"PLB01: the provider (NPI or the payer's provider number) the adjustment applies to.","x-svc-phi":"kept"},"fiscal_period_date":{"type":"string","pattern":"^\\d{4}(-\\d{2}-\\d{2})?$","description":"PLB02: the last day of the provider's fiscal period (year only in no_phi sessions).","x-svc-phi":"year","format":"date"},"reason_code":{"type":"string","description":"PLB03-1, the provider adjustment reason: WO overpayment recovery, L6 interest owed, FB forwarding balance, 72 authorized return, CS adjustment, 50 late filing reduction, J1 nonreimbursable, ...","x-svc-phi":"kept"},"reference":{"type":["string","null"],"description":"PLB03-2, the payer's reference for it (often a claim number); null in no_phi sessions.","x-svc-phi":"withheld"},"amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"PLB04: positive reduces the payment (recoupment), negative adds to it (interest). Decimal string with two places, in US dollars.","x-svc-phi":"kept"}},"description":"A provider-level adjustment of an ERA payment (PLB)."};
 
-function validate185(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate188(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate185.evaluated;
+const evaluated0 = validate188.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -19049,7 +19559,7 @@ errors++;
 if(data.charged_amount !== undefined){
 let data1 = data.charged_amount;
 if(typeof data1 === "string"){
-if(!pattern10.test(data1)){
+if(!pattern11.test(data1)){
 const err13 = {instancePath:instancePath+"/charged_amount",schemaPath:"#/properties/charged_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err13];
@@ -19074,7 +19584,7 @@ errors++;
 if(data.allowed_amount !== undefined){
 let data2 = data.allowed_amount;
 if(typeof data2 === "string"){
-if(!pattern10.test(data2)){
+if(!pattern11.test(data2)){
 const err15 = {instancePath:instancePath+"/allowed_amount",schemaPath:"#/properties/allowed_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err15];
@@ -19099,7 +19609,7 @@ errors++;
 if(data.paid_amount !== undefined){
 let data3 = data.paid_amount;
 if(typeof data3 === "string"){
-if(!pattern10.test(data3)){
+if(!pattern11.test(data3)){
 const err17 = {instancePath:instancePath+"/paid_amount",schemaPath:"#/properties/paid_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err17];
@@ -19124,7 +19634,7 @@ errors++;
 if(data.adjustment_amount !== undefined){
 let data4 = data.adjustment_amount;
 if(typeof data4 === "string"){
-if(!pattern10.test(data4)){
+if(!pattern11.test(data4)){
 const err19 = {instancePath:instancePath+"/adjustment_amount",schemaPath:"#/properties/adjustment_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err19];
@@ -19149,7 +19659,7 @@ errors++;
 if(data.patient_responsibility_amount !== undefined){
 let data5 = data.patient_responsibility_amount;
 if(typeof data5 === "string"){
-if(!pattern10.test(data5)){
+if(!pattern11.test(data5)){
 const err21 = {instancePath:instancePath+"/patient_responsibility_amount",schemaPath:"#/properties/patient_responsibility_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err21];
@@ -19174,7 +19684,7 @@ errors++;
 if(data.variance_amount !== undefined){
 let data6 = data.variance_amount;
 if(typeof data6 === "string"){
-if(!pattern10.test(data6)){
+if(!pattern11.test(data6)){
 const err23 = {instancePath:instancePath+"/variance_amount",schemaPath:"#/properties/variance_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err23];
@@ -19264,7 +19774,7 @@ errors++;
 if(data7.CO !== undefined){
 let data8 = data7.CO;
 if(typeof data8 === "string"){
-if(!pattern10.test(data8)){
+if(!pattern11.test(data8)){
 const err31 = {instancePath:instancePath+"/adjustments_by_group/CO",schemaPath:"#/properties/adjustments_by_group/properties/CO/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err31];
@@ -19289,7 +19799,7 @@ errors++;
 if(data7.CR !== undefined){
 let data9 = data7.CR;
 if(typeof data9 === "string"){
-if(!pattern10.test(data9)){
+if(!pattern11.test(data9)){
 const err33 = {instancePath:instancePath+"/adjustments_by_group/CR",schemaPath:"#/properties/adjustments_by_group/properties/CR/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err33];
@@ -19314,7 +19824,7 @@ errors++;
 if(data7.OA !== undefined){
 let data10 = data7.OA;
 if(typeof data10 === "string"){
-if(!pattern10.test(data10)){
+if(!pattern11.test(data10)){
 const err35 = {instancePath:instancePath+"/adjustments_by_group/OA",schemaPath:"#/properties/adjustments_by_group/properties/OA/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err35];
@@ -19339,7 +19849,7 @@ errors++;
 if(data7.PI !== undefined){
 let data11 = data7.PI;
 if(typeof data11 === "string"){
-if(!pattern10.test(data11)){
+if(!pattern11.test(data11)){
 const err37 = {instancePath:instancePath+"/adjustments_by_group/PI",schemaPath:"#/properties/adjustments_by_group/properties/PI/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err37];
@@ -19364,7 +19874,7 @@ errors++;
 if(data7.PR !== undefined){
 let data12 = data7.PR;
 if(typeof data12 === "string"){
-if(!pattern10.test(data12)){
+if(!pattern11.test(data12)){
 const err39 = {instancePath:instancePath+"/adjustments_by_group/PR",schemaPath:"#/properties/adjustments_by_group/properties/PR/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err39];
@@ -19401,7 +19911,7 @@ errors++;
 if(data.payment_amount !== undefined){
 let data13 = data.payment_amount;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err42 = {instancePath:instancePath+"/payment_amount",schemaPath:"#/properties/payment_amount/type",keyword:"type",params:{type: schema193.properties.payment_amount.type},message:"must be string,null"};
+const err42 = {instancePath:instancePath+"/payment_amount",schemaPath:"#/properties/payment_amount/type",keyword:"type",params:{type: schema194.properties.payment_amount.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -19411,7 +19921,7 @@ vErrors.push(err42);
 errors++;
 }
 if(typeof data13 === "string"){
-if(!pattern10.test(data13)){
+if(!pattern11.test(data13)){
 const err43 = {instancePath:instancePath+"/payment_amount",schemaPath:"#/properties/payment_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err43];
@@ -19426,7 +19936,7 @@ errors++;
 if(data.provider_adjustment_amount !== undefined){
 let data14 = data.provider_adjustment_amount;
 if(typeof data14 === "string"){
-if(!pattern10.test(data14)){
+if(!pattern11.test(data14)){
 const err44 = {instancePath:instancePath+"/provider_adjustment_amount",schemaPath:"#/properties/provider_adjustment_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err44];
@@ -19520,7 +20030,7 @@ errors++;
 if(data16.fiscal_period_date !== undefined){
 let data18 = data16.fiscal_period_date;
 if(typeof data18 === "string"){
-if(!pattern11.test(data18)){
+if(!pattern12.test(data18)){
 const err52 = {instancePath:instancePath+"/provider_adjustments/" + i0+"/fiscal_period_date",schemaPath:"components#/$defs/ProviderAdjustment/properties/fiscal_period_date/pattern",keyword:"pattern",params:{pattern: "^\\d{4}(-\\d{2}-\\d{2})?$"},message:"must match pattern \""+"^\\d{4}(-\\d{2}-\\d{2})?$"+"\""};
 if(vErrors === null){
 vErrors = [err52];
@@ -19530,7 +20040,7 @@ vErrors.push(err52);
 }
 errors++;
 }
-if(!(formats34.validate(data18))){
+if(!(formats36.validate(data18))){
 const err53 = {instancePath:instancePath+"/provider_adjustments/" + i0+"/fiscal_period_date",schemaPath:"components#/$defs/ProviderAdjustment/properties/fiscal_period_date/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
 if(vErrors === null){
 vErrors = [err53];
@@ -19567,7 +20077,7 @@ errors++;
 if(data16.reference !== undefined){
 let data20 = data16.reference;
 if((typeof data20 !== "string") && (data20 !== null)){
-const err56 = {instancePath:instancePath+"/provider_adjustments/" + i0+"/reference",schemaPath:"components#/$defs/ProviderAdjustment/properties/reference/type",keyword:"type",params:{type: schema194.properties.reference.type},message:"must be string,null"};
+const err56 = {instancePath:instancePath+"/provider_adjustments/" + i0+"/reference",schemaPath:"components#/$defs/ProviderAdjustment/properties/reference/type",keyword:"type",params:{type: schema195.properties.reference.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -19580,7 +20090,7 @@ errors++;
 if(data16.amount !== undefined){
 let data21 = data16.amount;
 if(typeof data21 === "string"){
-if(!pattern10.test(data21)){
+if(!pattern11.test(data21)){
 const err57 = {instancePath:instancePath+"/provider_adjustments/" + i0+"/amount",schemaPath:"components#/$defs/ProviderAdjustment/properties/amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err57];
@@ -19637,24 +20147,24 @@ vErrors.push(err61);
 }
 errors++;
 }
-validate185.errors = vErrors;
+validate188.errors = vErrors;
 return errors === 0;
 }
-validate185.evaluated = {"props":{"claim_count":true,"charged_amount":true,"allowed_amount":true,"paid_amount":true,"adjustment_amount":true,"patient_responsibility_amount":true,"variance_amount":true,"adjustments_by_group":true,"payment_amount":true,"provider_adjustment_amount":true,"provider_adjustments":true},"dynamicProps":false,"dynamicItems":false};
+validate188.evaluated = {"props":{"claim_count":true,"charged_amount":true,"allowed_amount":true,"paid_amount":true,"adjustment_amount":true,"patient_responsibility_amount":true,"variance_amount":true,"adjustments_by_group":true,"payment_amount":true,"provider_adjustment_amount":true,"provider_adjustments":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate183(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate186(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate183.evaluated;
+const evaluated0 = validate186.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate85(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate85.errors : vErrors.concat(validate85.errors);
+if(!(validate88(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
 errors = vErrors.length;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -19669,8 +20179,8 @@ vErrors.push(err0);
 errors++;
 }
 if(data.summary !== undefined){
-if(!(validate185(data.summary, {instancePath:instancePath+"/summary",parentData:data,parentDataProperty:"summary",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate185.errors : vErrors.concat(validate185.errors);
+if(!(validate188(data.summary, {instancePath:instancePath+"/summary",parentData:data,parentDataProperty:"summary",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate188.errors : vErrors.concat(validate188.errors);
 errors = vErrors.length;
 }
 }
@@ -19685,16 +20195,16 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate183.errors = vErrors;
+validate186.errors = vErrors;
 return errors === 0;
 }
-validate183.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate186.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate180(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate183(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate180.evaluated;
+const evaluated0 = validate183.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -19727,8 +20237,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate181(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate181.errors : vErrors.concat(validate181.errors);
+if(!(validate184(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate184.errors : vErrors.concat(validate184.errors);
 errors = vErrors.length;
 }
 }
@@ -19745,8 +20255,8 @@ errors++;
 }
 }
 if(data.meta !== undefined){
-if(!(validate183(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate183.errors : vErrors.concat(validate183.errors);
+if(!(validate186(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate186.errors : vErrors.concat(validate186.errors);
 errors = vErrors.length;
 }
 }
@@ -19789,51 +20299,51 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate180.errors = vErrors;
+validate183.errors = vErrors;
 return errors === 0;
 }
-validate180.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate183.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate179(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate182(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate179.evaluated;
+const evaluated0 = validate182.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate180(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate180.errors : vErrors.concat(validate180.errors);
+if(!(validate183(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate183.errors : vErrors.concat(validate183.errors);
 errors = vErrors.length;
 }
-validate179.errors = vErrors;
+validate182.errors = vErrors;
 return errors === 0;
 }
-validate179.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate182.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listPhysicianOrdersStatus200 = validate189;
-const schema196 = {"$ref":"components#/$defs/PhysicianOrderListResponse"};
-const schema197 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/PhysicianOrder"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/PhysicianOrderListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
-const schema198 = {"type":"object","required":["id","order_type","patient_id","physician_id","physician_name","physician_npi","office_id","signature_status","delivery_method","sent_at","signed_at","received_at","days_outstanding","aging_bucket","sla_days","sla_breached","days_to_sign","created_at"],"properties":{"id":{"type":"string","description":"Order id, or its stable OR- handle in no_phi sessions (the same for every no_phi session of the agency; route 23 takes it).","x-svc-phi":{"reduce":"handle","kind":"physician_order"}},"order_type":{"type":"string","enum":["plan_of_care","recertification","verbal","supplemental","face_to_face","discharge"],"description":"Kind of order."},"patient_id":{"type":"string","description":"Patient (stable PT- handle in no_phi sessions).","x-svc-phi":"handle"},"physician_id":{"type":"string","description":"Physician (stable PH- handle in no_phi sessions).","x-svc-phi":{"reduce":"handle","kind":"physician"}},"physician_name":{"type":["string","null"],"description":"Physician's name; null in no_phi sessions.","x-svc-phi":"withheld"},"physician_npi":{"type":["string","null"],"pattern":"^[0-9]{10}$","description":"Physician's NPI; null in no_phi sessions.","x-svc-since":"2","x-svc-phi":"withheld"},"office_id":{"type":"string","description":"Office that issued the order; aging days are counted in its time zone.","x-svc-since":"2","x-svc-phi":"kept"},"signature_status":{"type":"string","enum":["signed","awaiting_signature","signature_not_required","rejected","superseded","cancelled"],"description":"Signature state (spec part 3): awaiting_signature (created, sent or not, and not yet signed; the only state that ages), signed, signature_not_required, rejected (the physician refused it; a corrected order replaces it), superseded (replaced by a later order), cancelled.","x-svc-v1-name":"status"},"delivery_method":{"type":["string","null"],"enum":["fax","portal","e_signature",null],"description":"How the order was sent for signature; null until sent.","x-svc-since":"2"},"sent_at":{"type":["string","null"],"format":"date-time","description":"Sent to the physician for signature; null while not sent (year only in no_phi sessions).","x-svc-phi":"year"},"signed_at":{"type":["string","null"],"format":"date-time","description":"Signed by the physician; set exactly when signature_status is signed (year only in no_phi sessions).","x-svc-phi":"year"},"received_at":{"type":["string","null"],"format":"date-time","description":"Signed order received back by the agency (year only in no_phi sessions).","x-svc-since":"2","x-svc-phi":"year"},"days_outstanding":{"type":["integer","null"],"minimum":0,"description":"Whole days awaiting signature since sent_at, as of meta.as_of (calendar days of the office's time zone); null unless awaiting signature and sent by as_of."},"aging_bucket":{"type":["string","null"],"enum":["not_sent","0_7_days","8_14_days","15_30_days","31_plus_days",null],"description":"Aging as of meta.as_of: not_sent (awaiting signature, not sent by as_of), 0_7_days, 8_14_days, 15_30_days or 31_plus_days by days_outstanding (bounds included); null unless awaiting signature."},"sla_days":{"type":"integer","description":"The agency's signature SLA in days (default 7; set by the agency's administrator).","minimum":0},"sla_breached":{"type":"boolean","description":"Awaiting: days_outstanding greater than sla_days as of meta.as_of. Signed: days_to_sign greater than sla_days. Otherwise false (an order not sent yet has not started its SLA)."},"days_to_sign":{"type":["integer","null"],"minimum":0,"description":"Whole days from sent to signed (calendar days of the office's time zone); null unless signed after being sent.","x-svc-since":"2"},"created_at":{"type":"string","format":"date-time","description":"Created; the list's order (year only in no_phi sessions).","x-svc-phi":"year"}},"description":"Physician order and its signature aging (spec 2.7). Order content (the clinical text) is never included."};
-const pattern38 = new RegExp("^[0-9]{10}$", "u");
-const schema199 = {"allOf":[{"$ref":"components#/$defs/ListMeta"},{"type":"object","required":["as_of","summary"],"properties":{"as_of":{"type":"string","format":"date-time","description":"Instant the aging was counted at: the as_of parameter, or the instant of the request."},"summary":{"$ref":"components#/$defs/PhysicianOrderAgingSummary"}}}],"description":"Meta of the physician order list: PageMeta, next_offset, as_of and the aging summary.","x-svc-phi":"kept"};
-const schema200 = {"type":"object","required":["not_sent","0_7_days","8_14_days","15_30_days","31_plus_days","sla_breached"],"properties":{"not_sent":{"type":"integer","minimum":0,"description":"Orders of the filtered set awaiting signature in bucket not_sent as of meta.as_of."},"0_7_days":{"type":"integer","minimum":0,"description":"Orders of the filtered set awaiting signature in bucket 0_7_days as of meta.as_of."},"8_14_days":{"type":"integer","minimum":0,"description":"Orders of the filtered set awaiting signature in bucket 8_14_days as of meta.as_of."},"15_30_days":{"type":"integer","minimum":0,"description":"Orders of the filtered set awaiting signature in bucket 15_30_days as of meta.as_of."},"31_plus_days":{"type":"integer","minimum":0,"description":"Orders of the filtered set awaiting signature in bucket 31_plus_days as of meta.as_of."},"sla_breached":{"type":"integer","minimum":0,"description":"Of those, the orders past the agency's SLA as of meta.as_of."}},"description":"Counts over the whole filtered set of a physician order list (every page), not only the page served.","x-svc-phi":"kept"};
+export const listPhysicianOrdersStatus200 = validate192;
+const schema197 = {"$ref":"components#/$defs/PhysicianOrderListResponse"};
+const schema198 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/PhysicianOrder"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/PhysicianOrderListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
+const schema199 = {"type":"object","required":["id","order_type","patient_id","physician_id","physician_name","physician_npi","office_id","signature_status","delivery_method","sent_at","signed_at","received_at","days_outstanding","aging_bucket","sla_days","sla_breached","days_to_sign","created_at"],"properties":{"id":{"type":"string","description":"Order id, or its stable OR- handle in no_phi sessions (the same for every no_phi session of the agency; route 23 takes it).","x-svc-phi":{"reduce":"handle","kind":"physician_order"}},"order_type":{"type":"string","enum":["plan_of_care","recertification","verbal","supplemental","face_to_face","discharge"],"description":"Kind of order."},"patient_id":{"type":"string","description":"Patient (stable PT- handle in no_phi sessions).","x-svc-phi":"handle"},"physician_id":{"type":"string","description":"Physician (stable PH- handle in no_phi sessions).","x-svc-phi":{"reduce":"handle","kind":"physician"}},"physician_name":{"type":["string","null"],"description":"Physician's name; null in no_phi sessions.","x-svc-phi":"withheld"},"physician_npi":{"type":["string","null"],"pattern":"^[0-9]{10}$","description":"Physician's NPI; null in no_phi sessions.","x-svc-since":"2","x-svc-phi":"withheld"},"office_id":{"type":"string","description":"Office that issued the order; aging days are counted in its time zone.","x-svc-since":"2","x-svc-phi":"kept"},"signature_status":{"type":"string","enum":["signed","awaiting_signature","signature_not_required","rejected","superseded","cancelled"],"description":"Signature state (spec part 3): awaiting_signature (created, sent or not, and not yet signed; the only state that ages), signed, signature_not_required, rejected (the physician refused it; a corrected order replaces it), superseded (replaced by a later order), cancelled.","x-svc-v1-name":"status"},"delivery_method":{"type":["string","null"],"enum":["fax","portal","e_signature",null],"description":"How the order was sent for signature; null until sent.","x-svc-since":"2"},"sent_at":{"type":["string","null"],"format":"date-time","description":"Sent to the physician for signature; null while not sent (year only in no_phi sessions).","x-svc-phi":"year"},"signed_at":{"type":["string","null"],"format":"date-time","description":"Signed by the physician; set exactly when signature_status is signed (year only in no_phi sessions).","x-svc-phi":"year"},"received_at":{"type":["string","null"],"format":"date-time","description":"Signed order received back by the agency (year only in no_phi sessions).","x-svc-since":"2","x-svc-phi":"year"},"days_outstanding":{"type":["integer","null"],"minimum":0,"description":"Whole days awaiting signature since sent_at, as of meta.as_of (calendar days of the office's time zone); null unless awaiting signature and sent by as_of."},"aging_bucket":{"type":["string","null"],"enum":["not_sent","0_7_days","8_14_days","15_30_days","31_plus_days",null],"description":"Aging as of meta.as_of: not_sent (awaiting signature, not sent by as_of), 0_7_days, 8_14_days, 15_30_days or 31_plus_days by days_outstanding (bounds included); null unless awaiting signature."},"sla_days":{"type":"integer","description":"The agency's signature SLA in days (default 7; set by the agency's administrator).","minimum":0},"sla_breached":{"type":"boolean","description":"Awaiting: days_outstanding greater than sla_days as of meta.as_of. Signed: days_to_sign greater than sla_days. Otherwise false (an order not sent yet has not started its SLA)."},"days_to_sign":{"type":["integer","null"],"minimum":0,"description":"Whole days from sent to signed (calendar days of the office's time zone); null unless signed after being sent.","x-svc-since":"2"},"created_at":{"type":"string","format":"date-time","description":"Created; the list's order (year only in no_phi sessions).","x-svc-phi":"year"}},"description":"Physician order and its signature aging (spec 2.7). Order content (the clinical text) is never included."};
+const pattern39 = new RegExp("^[0-9]{10}$", "u");
+const schema200 = {"allOf":[{"$ref":"components#/$defs/ListMeta"},{"type":"object","required":["as_of","summary"],"properties":{"as_of":{"type":"string","format":"date-time","description":"Instant the aging was counted at: the as_of parameter, or the instant of the request."},"summary":{"$ref":"components#/$defs/PhysicianOrderAgingSummary"}}}],"description":"Meta of the physician order list: PageMeta, next_offset, as_of and the aging summary.","x-svc-phi":"kept"};
+const schema201 = {"type":"object","required":["not_sent","0_7_days","8_14_days","15_30_days","31_plus_days","sla_breached"],"properties":{"not_sent":{"type":"integer","minimum":0,"description":"Orders of the filtered set awaiting signature in bucket not_sent as of meta.as_of."},"0_7_days":{"type":"integer","minimum":0,"description":"Orders of the filtered set awaiting signature in bucket 0_7_days as of meta.as_of."},"8_14_days":{"type":"integer","minimum":0,"description":"Orders of the filtered set awaiting signature in bucket 8_14_days as of meta.as_of."},"15_30_days":{"type":"integer","minimum":0,"description":"Orders of the filtered set awaiting signature in bucket 15_30_days as of meta.as_of."},"31_plus_days":{"type":"integer","minimum":0,"description":"Orders of the filtered set awaiting signature in bucket 31_plus_days as of meta.as_of."},"sla_breached":{"type":"integer","minimum":0,"description":"Of those, the orders past the agency's SLA as of meta.as_of."}},"description":"Counts over the whole filtered set of a physician order list (every page), not only the page served.","x-svc-phi":"kept"};
 
-function validate191(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate194(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate191.evaluated;
+const evaluated0 = validate194.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate85(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate85.errors : vErrors.concat(validate85.errors);
+if(!(validate88(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
 errors = vErrors.length;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -20118,16 +20628,16 @@ vErrors.push(err23);
 }
 errors++;
 }
-validate191.errors = vErrors;
+validate194.errors = vErrors;
 return errors === 0;
 }
-validate191.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate194.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate190(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate193(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate190.evaluated;
+const evaluated0 = validate193.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20367,7 +20877,7 @@ vErrors.push(err21);
 errors++;
 }
 if(!((((((data3 === "plan_of_care") || (data3 === "recertification")) || (data3 === "verbal")) || (data3 === "supplemental")) || (data3 === "face_to_face")) || (data3 === "discharge"))){
-const err22 = {instancePath:instancePath+"/data/" + i0+"/order_type",schemaPath:"components#/$defs/PhysicianOrder/properties/order_type/enum",keyword:"enum",params:{allowedValues: schema198.properties.order_type.enum},message:"must be equal to one of the allowed values"};
+const err22 = {instancePath:instancePath+"/data/" + i0+"/order_type",schemaPath:"components#/$defs/PhysicianOrder/properties/order_type/enum",keyword:"enum",params:{allowedValues: schema199.properties.order_type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -20404,7 +20914,7 @@ errors++;
 if(data1.physician_name !== undefined){
 let data6 = data1.physician_name;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err25 = {instancePath:instancePath+"/data/" + i0+"/physician_name",schemaPath:"components#/$defs/PhysicianOrder/properties/physician_name/type",keyword:"type",params:{type: schema198.properties.physician_name.type},message:"must be string,null"};
+const err25 = {instancePath:instancePath+"/data/" + i0+"/physician_name",schemaPath:"components#/$defs/PhysicianOrder/properties/physician_name/type",keyword:"type",params:{type: schema199.properties.physician_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -20417,7 +20927,7 @@ errors++;
 if(data1.physician_npi !== undefined){
 let data7 = data1.physician_npi;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err26 = {instancePath:instancePath+"/data/" + i0+"/physician_npi",schemaPath:"components#/$defs/PhysicianOrder/properties/physician_npi/type",keyword:"type",params:{type: schema198.properties.physician_npi.type},message:"must be string,null"};
+const err26 = {instancePath:instancePath+"/data/" + i0+"/physician_npi",schemaPath:"components#/$defs/PhysicianOrder/properties/physician_npi/type",keyword:"type",params:{type: schema199.properties.physician_npi.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -20427,7 +20937,7 @@ vErrors.push(err26);
 errors++;
 }
 if(typeof data7 === "string"){
-if(!pattern38.test(data7)){
+if(!pattern39.test(data7)){
 const err27 = {instancePath:instancePath+"/data/" + i0+"/physician_npi",schemaPath:"components#/$defs/PhysicianOrder/properties/physician_npi/pattern",keyword:"pattern",params:{pattern: "^[0-9]{10}$"},message:"must match pattern \""+"^[0-9]{10}$"+"\""};
 if(vErrors === null){
 vErrors = [err27];
@@ -20464,7 +20974,7 @@ vErrors.push(err29);
 errors++;
 }
 if(!((((((data9 === "signed") || (data9 === "awaiting_signature")) || (data9 === "signature_not_required")) || (data9 === "rejected")) || (data9 === "superseded")) || (data9 === "cancelled"))){
-const err30 = {instancePath:instancePath+"/data/" + i0+"/signature_status",schemaPath:"components#/$defs/PhysicianOrder/properties/signature_status/enum",keyword:"enum",params:{allowedValues: schema198.properties.signature_status.enum},message:"must be equal to one of the allowed values"};
+const err30 = {instancePath:instancePath+"/data/" + i0+"/signature_status",schemaPath:"components#/$defs/PhysicianOrder/properties/signature_status/enum",keyword:"enum",params:{allowedValues: schema199.properties.signature_status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -20477,7 +20987,7 @@ errors++;
 if(data1.delivery_method !== undefined){
 let data10 = data1.delivery_method;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err31 = {instancePath:instancePath+"/data/" + i0+"/delivery_method",schemaPath:"components#/$defs/PhysicianOrder/properties/delivery_method/type",keyword:"type",params:{type: schema198.properties.delivery_method.type},message:"must be string,null"};
+const err31 = {instancePath:instancePath+"/data/" + i0+"/delivery_method",schemaPath:"components#/$defs/PhysicianOrder/properties/delivery_method/type",keyword:"type",params:{type: schema199.properties.delivery_method.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -20487,7 +20997,7 @@ vErrors.push(err31);
 errors++;
 }
 if(!((((data10 === "fax") || (data10 === "portal")) || (data10 === "e_signature")) || (data10 === null))){
-const err32 = {instancePath:instancePath+"/data/" + i0+"/delivery_method",schemaPath:"components#/$defs/PhysicianOrder/properties/delivery_method/enum",keyword:"enum",params:{allowedValues: schema198.properties.delivery_method.enum},message:"must be equal to one of the allowed values"};
+const err32 = {instancePath:instancePath+"/data/" + i0+"/delivery_method",schemaPath:"components#/$defs/PhysicianOrder/properties/delivery_method/enum",keyword:"enum",params:{allowedValues: schema199.properties.delivery_method.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -20500,7 +21010,7 @@ errors++;
 if(data1.sent_at !== undefined){
 let data11 = data1.sent_at;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err33 = {instancePath:instancePath+"/data/" + i0+"/sent_at",schemaPath:"components#/$defs/PhysicianOrder/properties/sent_at/type",keyword:"type",params:{type: schema198.properties.sent_at.type},message:"must be string,null"};
+const err33 = {instancePath:instancePath+"/data/" + i0+"/sent_at",schemaPath:"components#/$defs/PhysicianOrder/properties/sent_at/type",keyword:"type",params:{type: schema199.properties.sent_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -20525,7 +21035,7 @@ errors++;
 if(data1.signed_at !== undefined){
 let data12 = data1.signed_at;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err35 = {instancePath:instancePath+"/data/" + i0+"/signed_at",schemaPath:"components#/$defs/PhysicianOrder/properties/signed_at/type",keyword:"type",params:{type: schema198.properties.signed_at.type},message:"must be string,null"};
+const err35 = {instancePath:instancePath+"/data/" + i0+"/signed_at",schemaPath:"components#/$defs/PhysicianOrder/properties/signed_at/type",keyword:"type",params:{type: schema199.properties.signed_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -20550,7 +21060,7 @@ errors++;
 if(data1.received_at !== undefined){
 let data13 = data1.received_at;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err37 = {instancePath:instancePath+"/data/" + i0+"/received_at",schemaPath:"components#/$defs/PhysicianOrder/properties/received_at/type",keyword:"type",params:{type: schema198.properties.received_at.type},message:"must be string,null"};
+const err37 = {instancePath:instancePath+"/data/" + i0+"/received_at",schemaPath:"components#/$defs/PhysicianOrder/properties/received_at/type",keyword:"type",params:{type: schema199.properties.received_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -20575,7 +21085,7 @@ errors++;
 if(data1.days_outstanding !== undefined){
 let data14 = data1.days_outstanding;
 if((!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))) && (data14 !== null)){
-const err39 = {instancePath:instancePath+"/data/" + i0+"/days_outstanding",schemaPath:"components#/$defs/PhysicianOrder/properties/days_outstanding/type",keyword:"type",params:{type: schema198.properties.days_outstanding.type},message:"must be integer,null"};
+const err39 = {instancePath:instancePath+"/data/" + i0+"/days_outstanding",schemaPath:"components#/$defs/PhysicianOrder/properties/days_outstanding/type",keyword:"type",params:{type: schema199.properties.days_outstanding.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -20600,7 +21110,7 @@ errors++;
 if(data1.aging_bucket !== undefined){
 let data15 = data1.aging_bucket;
 if((typeof data15 !== "string") && (data15 !== null)){
-const err41 = {instancePath:instancePath+"/data/" + i0+"/aging_bucket",schemaPath:"components#/$defs/PhysicianOrder/properties/aging_bucket/type",keyword:"type",params:{type: schema198.properties.aging_bucket.type},message:"must be string,null"};
+const err41 = {instancePath:instancePath+"/data/" + i0+"/aging_bucket",schemaPath:"components#/$defs/PhysicianOrder/properties/aging_bucket/type",keyword:"type",params:{type: schema199.properties.aging_bucket.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -20610,7 +21120,7 @@ vErrors.push(err41);
 errors++;
 }
 if(!((((((data15 === "not_sent") || (data15 === "0_7_days")) || (data15 === "8_14_days")) || (data15 === "15_30_days")) || (data15 === "31_plus_days")) || (data15 === null))){
-const err42 = {instancePath:instancePath+"/data/" + i0+"/aging_bucket",schemaPath:"components#/$defs/PhysicianOrder/properties/aging_bucket/enum",keyword:"enum",params:{allowedValues: schema198.properties.aging_bucket.enum},message:"must be equal to one of the allowed values"};
+const err42 = {instancePath:instancePath+"/data/" + i0+"/aging_bucket",schemaPath:"components#/$defs/PhysicianOrder/properties/aging_bucket/enum",keyword:"enum",params:{allowedValues: schema199.properties.aging_bucket.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -20660,7 +21170,7 @@ errors++;
 if(data1.days_to_sign !== undefined){
 let data18 = data1.days_to_sign;
 if((!(((typeof data18 == "number") && (!(data18 % 1) && !isNaN(data18))) && (isFinite(data18)))) && (data18 !== null)){
-const err46 = {instancePath:instancePath+"/data/" + i0+"/days_to_sign",schemaPath:"components#/$defs/PhysicianOrder/properties/days_to_sign/type",keyword:"type",params:{type: schema198.properties.days_to_sign.type},message:"must be integer,null"};
+const err46 = {instancePath:instancePath+"/data/" + i0+"/days_to_sign",schemaPath:"components#/$defs/PhysicianOrder/properties/days_to_sign/type",keyword:"type",params:{type: schema199.properties.days_to_sign.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -20732,8 +21242,8 @@ errors++;
 }
 }
 if(data.meta !== undefined){
-if(!(validate191(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate191.errors : vErrors.concat(validate191.errors);
+if(!(validate194(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate194.errors : vErrors.concat(validate194.errors);
 errors = vErrors.length;
 }
 }
@@ -20776,40 +21286,40 @@ vErrors.push(err54);
 }
 errors++;
 }
-validate190.errors = vErrors;
+validate193.errors = vErrors;
 return errors === 0;
 }
-validate190.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate193.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate189(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate192(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate189.evaluated;
+const evaluated0 = validate192.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate190(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate190.errors : vErrors.concat(validate190.errors);
+if(!(validate193(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate193.errors : vErrors.concat(validate193.errors);
 errors = vErrors.length;
 }
-validate189.errors = vErrors;
+validate192.errors = vErrors;
 return errors === 0;
 }
-validate189.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate192.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const getPhysicianOrderStatus200 = validate195;
-const schema202 = {"$ref":"components#/$defs/PhysicianOrderResponse"};
-const schema203 = {"type":"object","required":["data","meta"],"properties":{"data":{"$ref":"components#/$defs/PhysicianOrder"},"meta":{"$ref":"components#/$defs/PhysicianOrderMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
-const schema205 = {"allOf":[{"$ref":"components#/$defs/Meta"},{"type":"object","required":["as_of"],"properties":{"as_of":{"type":"string","format":"date-time","description":"Instant the aging was counted at: the as_of parameter, or the instant of the request."}}}],"description":"Meta of one physician order.","x-svc-phi":"kept"};
+export const getPhysicianOrderStatus200 = validate198;
+const schema203 = {"$ref":"components#/$defs/PhysicianOrderResponse"};
+const schema204 = {"type":"object","required":["data","meta"],"properties":{"data":{"$ref":"components#/$defs/PhysicianOrder"},"meta":{"$ref":"components#/$defs/PhysicianOrderMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+const schema206 = {"allOf":[{"$ref":"components#/$defs/Meta"},{"type":"object","required":["as_of"],"properties":{"as_of":{"type":"string","format":"date-time","description":"Instant the aging was counted at: the as_of parameter, or the instant of the request."}}}],"description":"Meta of one physician order.","x-svc-phi":"kept"};
 
-function validate197(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate200(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate197.evaluated;
+const evaluated0 = validate200.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20867,16 +21377,16 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate197.errors = vErrors;
+validate200.errors = vErrors;
 return errors === 0;
 }
-validate197.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate200.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate196(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate199(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate196.evaluated;
+const evaluated0 = validate199.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21112,7 +21622,7 @@ vErrors.push(err21);
 errors++;
 }
 if(!((((((data2 === "plan_of_care") || (data2 === "recertification")) || (data2 === "verbal")) || (data2 === "supplemental")) || (data2 === "face_to_face")) || (data2 === "discharge"))){
-const err22 = {instancePath:instancePath+"/data/order_type",schemaPath:"components#/$defs/PhysicianOrder/properties/order_type/enum",keyword:"enum",params:{allowedValues: schema198.properties.order_type.enum},message:"must be equal to one of the allowed values"};
+const err22 = {instancePath:instancePath+"/data/order_type",schemaPath:"components#/$defs/PhysicianOrder/properties/order_type/enum",keyword:"enum",params:{allowedValues: schema199.properties.order_type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -21149,7 +21659,7 @@ errors++;
 if(data0.physician_name !== undefined){
 let data5 = data0.physician_name;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err25 = {instancePath:instancePath+"/data/physician_name",schemaPath:"components#/$defs/PhysicianOrder/properties/physician_name/type",keyword:"type",params:{type: schema198.properties.physician_name.type},message:"must be string,null"};
+const err25 = {instancePath:instancePath+"/data/physician_name",schemaPath:"components#/$defs/PhysicianOrder/properties/physician_name/type",keyword:"type",params:{type: schema199.properties.physician_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -21162,7 +21672,7 @@ errors++;
 if(data0.physician_npi !== undefined){
 let data6 = data0.physician_npi;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err26 = {instancePath:instancePath+"/data/physician_npi",schemaPath:"components#/$defs/PhysicianOrder/properties/physician_npi/type",keyword:"type",params:{type: schema198.properties.physician_npi.type},message:"must be string,null"};
+const err26 = {instancePath:instancePath+"/data/physician_npi",schemaPath:"components#/$defs/PhysicianOrder/properties/physician_npi/type",keyword:"type",params:{type: schema199.properties.physician_npi.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -21172,7 +21682,7 @@ vErrors.push(err26);
 errors++;
 }
 if(typeof data6 === "string"){
-if(!pattern38.test(data6)){
+if(!pattern39.test(data6)){
 const err27 = {instancePath:instancePath+"/data/physician_npi",schemaPath:"components#/$defs/PhysicianOrder/properties/physician_npi/pattern",keyword:"pattern",params:{pattern: "^[0-9]{10}$"},message:"must match pattern \""+"^[0-9]{10}$"+"\""};
 if(vErrors === null){
 vErrors = [err27];
@@ -21209,7 +21719,7 @@ vErrors.push(err29);
 errors++;
 }
 if(!((((((data8 === "signed") || (data8 === "awaiting_signature")) || (data8 === "signature_not_required")) || (data8 === "rejected")) || (data8 === "superseded")) || (data8 === "cancelled"))){
-const err30 = {instancePath:instancePath+"/data/signature_status",schemaPath:"components#/$defs/PhysicianOrder/properties/signature_status/enum",keyword:"enum",params:{allowedValues: schema198.properties.signature_status.enum},message:"must be equal to one of the allowed values"};
+const err30 = {instancePath:instancePath+"/data/signature_status",schemaPath:"components#/$defs/PhysicianOrder/properties/signature_status/enum",keyword:"enum",params:{allowedValues: schema199.properties.signature_status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -21222,7 +21732,7 @@ errors++;
 if(data0.delivery_method !== undefined){
 let data9 = data0.delivery_method;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err31 = {instancePath:instancePath+"/data/delivery_method",schemaPath:"components#/$defs/PhysicianOrder/properties/delivery_method/type",keyword:"type",params:{type: schema198.properties.delivery_method.type},message:"must be string,null"};
+const err31 = {instancePath:instancePath+"/data/delivery_method",schemaPath:"components#/$defs/PhysicianOrder/properties/delivery_method/type",keyword:"type",params:{type: schema199.properties.delivery_method.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -21232,7 +21742,7 @@ vErrors.push(err31);
 errors++;
 }
 if(!((((data9 === "fax") || (data9 === "portal")) || (data9 === "e_signature")) || (data9 === null))){
-const err32 = {instancePath:instancePath+"/data/delivery_method",schemaPath:"components#/$defs/PhysicianOrder/properties/delivery_method/enum",keyword:"enum",params:{allowedValues: schema198.properties.delivery_method.enum},message:"must be equal to one of the allowed values"};
+const err32 = {instancePath:instancePath+"/data/delivery_method",schemaPath:"components#/$defs/PhysicianOrder/properties/delivery_method/enum",keyword:"enum",params:{allowedValues: schema199.properties.delivery_method.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -21245,7 +21755,7 @@ errors++;
 if(data0.sent_at !== undefined){
 let data10 = data0.sent_at;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err33 = {instancePath:instancePath+"/data/sent_at",schemaPath:"components#/$defs/PhysicianOrder/properties/sent_at/type",keyword:"type",params:{type: schema198.properties.sent_at.type},message:"must be string,null"};
+const err33 = {instancePath:instancePath+"/data/sent_at",schemaPath:"components#/$defs/PhysicianOrder/properties/sent_at/type",keyword:"type",params:{type: schema199.properties.sent_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -21270,7 +21780,7 @@ errors++;
 if(data0.signed_at !== undefined){
 let data11 = data0.signed_at;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err35 = {instancePath:instancePath+"/data/signed_at",schemaPath:"components#/$defs/PhysicianOrder/properties/signed_at/type",keyword:"type",params:{type: schema198.properties.signed_at.type},message:"must be string,null"};
+const err35 = {instancePath:instancePath+"/data/signed_at",schemaPath:"components#/$defs/PhysicianOrder/properties/signed_at/type",keyword:"type",params:{type: schema199.properties.signed_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -21295,7 +21805,7 @@ errors++;
 if(data0.received_at !== undefined){
 let data12 = data0.received_at;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err37 = {instancePath:instancePath+"/data/received_at",schemaPath:"components#/$defs/PhysicianOrder/properties/received_at/type",keyword:"type",params:{type: schema198.properties.received_at.type},message:"must be string,null"};
+const err37 = {instancePath:instancePath+"/data/received_at",schemaPath:"components#/$defs/PhysicianOrder/properties/received_at/type",keyword:"type",params:{type: schema199.properties.received_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -21320,7 +21830,7 @@ errors++;
 if(data0.days_outstanding !== undefined){
 let data13 = data0.days_outstanding;
 if((!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))) && (data13 !== null)){
-const err39 = {instancePath:instancePath+"/data/days_outstanding",schemaPath:"components#/$defs/PhysicianOrder/properties/days_outstanding/type",keyword:"type",params:{type: schema198.properties.days_outstanding.type},message:"must be integer,null"};
+const err39 = {instancePath:instancePath+"/data/days_outstanding",schemaPath:"components#/$defs/PhysicianOrder/properties/days_outstanding/type",keyword:"type",params:{type: schema199.properties.days_outstanding.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -21345,7 +21855,7 @@ errors++;
 if(data0.aging_bucket !== undefined){
 let data14 = data0.aging_bucket;
 if((typeof data14 !== "string") && (data14 !== null)){
-const err41 = {instancePath:instancePath+"/data/aging_bucket",schemaPath:"components#/$defs/PhysicianOrder/properties/aging_bucket/type",keyword:"type",params:{type: schema198.properties.aging_bucket.type},message:"must be string,null"};
+const err41 = {instancePath:instancePath+"/data/aging_bucket",schemaPath:"components#/$defs/PhysicianOrder/properties/aging_bucket/type",keyword:"type",params:{type: schema199.properties.aging_bucket.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -21355,7 +21865,7 @@ vErrors.push(err41);
 errors++;
 }
 if(!((((((data14 === "not_sent") || (data14 === "0_7_days")) || (data14 === "8_14_days")) || (data14 === "15_30_days")) || (data14 === "31_plus_days")) || (data14 === null))){
-const err42 = {instancePath:instancePath+"/data/aging_bucket",schemaPath:"components#/$defs/PhysicianOrder/properties/aging_bucket/enum",keyword:"enum",params:{allowedValues: schema198.properties.aging_bucket.enum},message:"must be equal to one of the allowed values"};
+const err42 = {instancePath:instancePath+"/data/aging_bucket",schemaPath:"components#/$defs/PhysicianOrder/properties/aging_bucket/enum",keyword:"enum",params:{allowedValues: schema199.properties.aging_bucket.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -21405,7 +21915,7 @@ errors++;
 if(data0.days_to_sign !== undefined){
 let data17 = data0.days_to_sign;
 if((!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))) && (data17 !== null)){
-const err46 = {instancePath:instancePath+"/data/days_to_sign",schemaPath:"components#/$defs/PhysicianOrder/properties/days_to_sign/type",keyword:"type",params:{type: schema198.properties.days_to_sign.type},message:"must be integer,null"};
+const err46 = {instancePath:instancePath+"/data/days_to_sign",schemaPath:"components#/$defs/PhysicianOrder/properties/days_to_sign/type",keyword:"type",params:{type: schema199.properties.days_to_sign.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -21465,8 +21975,8 @@ errors++;
 }
 }
 if(data.meta !== undefined){
-if(!(validate197(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate197.errors : vErrors.concat(validate197.errors);
+if(!(validate200(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate200.errors : vErrors.concat(validate200.errors);
 errors = vErrors.length;
 }
 }
@@ -21509,41 +22019,41 @@ vErrors.push(err53);
 }
 errors++;
 }
-validate196.errors = vErrors;
+validate199.errors = vErrors;
 return errors === 0;
 }
-validate196.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate199.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate195(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate198(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate195.evaluated;
+const evaluated0 = validate198.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate196(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate196.errors : vErrors.concat(validate196.errors);
+if(!(validate199(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate199.errors : vErrors.concat(validate199.errors);
 errors = vErrors.length;
 }
-validate195.errors = vErrors;
+validate198.errors = vErrors;
 return errors === 0;
 }
-validate195.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate198.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listWorkingCollectionsStatus200 = validate201;
-const schema207 = {"$ref":"components#/$defs/WorkingCollectionListResponse"};
-const schema208 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/WorkingCollection"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/ListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
-const schema209 = {"type":"object","required":["id","name","purpose","visibility","owner_id","owner_name","owner_role","row_count","updated_at"],"properties":{"id":{"type":"string","description":"Collection id."},"name":{"type":"string","description":"Name."},"purpose":{"type":["string","null"],"description":"What the collection is for, as its owner wrote it."},"visibility":{"type":"string","enum":["agency","editors"],"description":"agency: shared agency-wide; editors: shared with named editors, this extension among them. Personal collections (and those shared with others only) are never listed."},"owner_id":{"type":"string","description":"The owner, a user of the agency: send it as a task's assignee_id (the default for a task related to the collection)."},"owner_name":{"type":"string","description":"The owner's display name: the person who can share the collection or change it; ask them through a task.","x-svc-since":"2"},"owner_role":{"type":"string","enum":["marketer","clinician","reviewer"],"description":"The owner's role in the agency.","x-svc-since":"2"},"row_count":{"type":"integer","description":"Rows in the collection.","minimum":0},"updated_at":{"type":"string","format":"date-time","description":"Last change to the collection or any of its rows."}},"additionalProperties":false,"description":"A working collection: a worksheet the agency keeps (a denial follow-up list, a chart audit list). Working values are supplemental: they never establish clinical or financial facts (a denial amount here is not the remittance, a date here is not the visit); read those from their own routes."};
-const func16 = Object.prototype.hasOwnProperty;
+export const listWorkingCollectionsStatus200 = validate204;
+const schema208 = {"$ref":"components#/$defs/WorkingCollectionListResponse"};
+const schema209 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/WorkingCollection"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/ListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
+const schema210 = {"type":"object","required":["id","name","purpose","visibility","owner_id","owner_name","owner_role","row_count","updated_at"],"properties":{"id":{"type":"string","description":"Collection id."},"name":{"type":"string","description":"Name."},"purpose":{"type":["string","null"],"description":"What the collection is for, as its owner wrote it."},"visibility":{"type":"string","enum":["agency","editors"],"description":"agency: shared agency-wide; editors: shared with named editors, this extension among them. Personal collections (and those shared with others only) are never listed."},"owner_id":{"type":"string","description":"The owner, a user of the agency: send it as a task's assignee_id (the default for a task related to the collection)."},"owner_name":{"type":"string","description":"The owner's display name: the person who can share the collection or change it; ask them through a task.","x-svc-since":"2"},"owner_role":{"type":"string","enum":["marketer","clinician","reviewer"],"description":"The owner's role in the agency.","x-svc-since":"2"},"row_count":{"type":"integer","description":"Rows in the collection.","minimum":0},"updated_at":{"type":"string","format":"date-time","description":"Last change to the collection or any of its rows."}},"additionalProperties":false,"description":"A working collection: a worksheet the agency keeps (a denial follow-up list, a chart audit list). Working values are supplemental: they never establish clinical or financial facts (a denial amount here is not the remittance, a date here is not the visit); read those from their own routes."};
+const func20 = Object.prototype.hasOwnProperty;
 
-function validate202(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate205(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate202.evaluated;
+const evaluated0 = validate205.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21669,7 +22179,7 @@ vErrors.push(err10);
 errors++;
 }
 for(const key0 in data1){
-if(!(func16.call(schema209.properties, key0))){
+if(!(func20.call(schema210.properties, key0))){
 const err11 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/WorkingCollection/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err11];
@@ -21707,7 +22217,7 @@ errors++;
 if(data1.purpose !== undefined){
 let data4 = data1.purpose;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err14 = {instancePath:instancePath+"/data/" + i0+"/purpose",schemaPath:"components#/$defs/WorkingCollection/properties/purpose/type",keyword:"type",params:{type: schema209.properties.purpose.type},message:"must be string,null"};
+const err14 = {instancePath:instancePath+"/data/" + i0+"/purpose",schemaPath:"components#/$defs/WorkingCollection/properties/purpose/type",keyword:"type",params:{type: schema210.properties.purpose.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -21730,7 +22240,7 @@ vErrors.push(err15);
 errors++;
 }
 if(!((data5 === "agency") || (data5 === "editors"))){
-const err16 = {instancePath:instancePath+"/data/" + i0+"/visibility",schemaPath:"components#/$defs/WorkingCollection/properties/visibility/enum",keyword:"enum",params:{allowedValues: schema209.properties.visibility.enum},message:"must be equal to one of the allowed values"};
+const err16 = {instancePath:instancePath+"/data/" + i0+"/visibility",schemaPath:"components#/$defs/WorkingCollection/properties/visibility/enum",keyword:"enum",params:{allowedValues: schema210.properties.visibility.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -21777,7 +22287,7 @@ vErrors.push(err19);
 errors++;
 }
 if(!(((data8 === "marketer") || (data8 === "clinician")) || (data8 === "reviewer"))){
-const err20 = {instancePath:instancePath+"/data/" + i0+"/owner_role",schemaPath:"components#/$defs/WorkingCollection/properties/owner_role/enum",keyword:"enum",params:{allowedValues: schema209.properties.owner_role.enum},message:"must be equal to one of the allowed values"};
+const err20 = {instancePath:instancePath+"/data/" + i0+"/owner_role",schemaPath:"components#/$defs/WorkingCollection/properties/owner_role/enum",keyword:"enum",params:{allowedValues: schema210.properties.owner_role.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -21862,8 +22372,8 @@ errors++;
 }
 }
 if(data.meta !== undefined){
-if(!(validate85(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate85.errors : vErrors.concat(validate85.errors);
+if(!(validate88(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
 errors = vErrors.length;
 }
 }
@@ -21906,40 +22416,40 @@ vErrors.push(err29);
 }
 errors++;
 }
-validate202.errors = vErrors;
+validate205.errors = vErrors;
 return errors === 0;
 }
-validate202.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate205.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate201(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate204(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate201.evaluated;
+const evaluated0 = validate204.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate202(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate202.errors : vErrors.concat(validate202.errors);
+if(!(validate205(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate205.errors : vErrors.concat(validate205.errors);
 errors = vErrors.length;
 }
-validate201.errors = vErrors;
+validate204.errors = vErrors;
 return errors === 0;
 }
-validate201.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate204.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listWorkingCollectionRowsStatus200 = validate205;
-const schema211 = {"$ref":"components#/$defs/WorkingCollectionRowListResponse"};
-const schema212 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/WorkingCollectionRow"},"description":"Items of this page."},"meta":{"allOf":[{"$ref":"components#/$defs/ListMeta"},{"type":"object","required":["collection"],"properties":{"collection":{"$ref":"components#/$defs/WorkingCollectionDefinition"}}}]},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
-const schema213 = {"type":"object","required":["id","values","updated_at"],"properties":{"id":{"type":"string","description":"Row id, stable; a task names the row by it (related_resource type working_collection_row, with collection_id)."},"values":{"type":"object","additionalProperties":{"type":["string","number","boolean","null"]},"description":"One value per field of meta.collection.fields, keyed by its stable field id, typed as the field says; null when empty. A stored value that does not fit its field's type (the field was retyped since) is served as null, and the response's warnings name the row and field. Working values are supplemental: they never establish clinical or financial facts (a denial amount here is not the remittance, a date here is not the visit); read those from their own routes.","x-svc-v1-name":"cells"},"updated_at":{"type":"string","format":"date-time","description":"Last change to the row."}},"additionalProperties":false};
+export const listWorkingCollectionRowsStatus200 = validate208;
+const schema212 = {"$ref":"components#/$defs/WorkingCollectionRowListResponse"};
+const schema213 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/WorkingCollectionRow"},"description":"Items of this page."},"meta":{"allOf":[{"$ref":"components#/$defs/ListMeta"},{"type":"object","required":["collection"],"properties":{"collection":{"$ref":"components#/$defs/WorkingCollectionDefinition"}}}]},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
+const schema214 = {"type":"object","required":["id","values","updated_at"],"properties":{"id":{"type":"string","description":"Row id, stable; a task names the row by it (related_resource type working_collection_row, with collection_id)."},"values":{"type":"object","additionalProperties":{"type":["string","number","boolean","null"]},"description":"One value per field of meta.collection.fields, keyed by its stable field id, typed as the field says; null when empty. A stored value that does not fit its field's type (the field was retyped since) is served as null, and the response's warnings name the row and field. Working values are supplemental: they never establish clinical or financial facts (a denial amount here is not the remittance, a date here is not the visit); read those from their own routes.","x-svc-v1-name":"cells"},"updated_at":{"type":"string","format":"date-time","description":"Last change to the row."}},"additionalProperties":false};
 
-function validate206(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate209(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate206.evaluated;
+const evaluated0 = validate209.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22034,7 +22544,7 @@ if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 for(const key1 in data3){
 let data4 = data3[key1];
 if((((typeof data4 !== "string") && (!((typeof data4 == "number") && (isFinite(data4))))) && (typeof data4 !== "boolean")) && (data4 !== null)){
-const err7 = {instancePath:instancePath+"/data/" + i0+"/values/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"components#/$defs/WorkingCollectionRow/properties/values/additionalProperties/type",keyword:"type",params:{type: schema213.properties.values.additionalProperties.type},message:"must be string,number,boolean,null"};
+const err7 = {instancePath:instancePath+"/data/" + i0+"/values/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"components#/$defs/WorkingCollectionRow/properties/values/additionalProperties/type",keyword:"type",params:{type: schema214.properties.values.additionalProperties.type},message:"must be string,number,boolean,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -22107,8 +22617,8 @@ errors++;
 }
 if(data.meta !== undefined){
 let data6 = data.meta;
-if(!(validate85(data6, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate85.errors : vErrors.concat(validate85.errors);
+if(!(validate88(data6, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
 errors = vErrors.length;
 }
 if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
@@ -22179,40 +22689,40 @@ vErrors.push(err17);
 }
 errors++;
 }
-validate206.errors = vErrors;
+validate209.errors = vErrors;
 return errors === 0;
 }
-validate206.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate209.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate205(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate208(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate205.evaluated;
+const evaluated0 = validate208.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate206(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate206.errors : vErrors.concat(validate206.errors);
+if(!(validate209(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate209.errors : vErrors.concat(validate209.errors);
 errors = vErrors.length;
 }
-validate205.errors = vErrors;
+validate208.errors = vErrors;
 return errors === 0;
 }
-validate205.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate208.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const getHhvbpSummaryStatus200 = validate210;
-const schema215 = {"$ref":"components#/$defs/HhvbpSummaryResponse"};
-const schema216 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/HhvbpSummary"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
-const schema217 = {"type":"object","required":["performance_year","payment_year","cohort","measure_count","official_regulator_total_performance_score","official_regulator_payment_adjustment_percent","official_regulator_unavailable_reason","modeled_total_performance_score","modeled_payment_adjustment_percent","measure_set_version","scorable_measure_count","modeled_unavailable_reason","modeled_exchange_function_slope","modeled_statement"],"properties":{"performance_year":{"type":"integer","description":"Performance year."},"payment_year":{"type":"integer","description":"Payment year (performance_year + 2 by default)."},"cohort":{"type":["string","null"],"enum":["larger_volume","smaller_volume",null],"description":"HHVBP volume cohort of the agency in the performance year, as imported."},"measure_count":{"type":"integer","description":"Measures of the agency's cohort in the measure set (the smaller-volume cohort has no HHCAHPS measures).","minimum":0},"official_regulator_total_performance_score":{"type":["number","null"],"description":"Total performance score as published by the regulator (Annual Performance Report), as imported; null when not imported."},"official_regulator_payment_adjustment_percent":{"type":["number","null"],"description":"Adjusted payment percentage as published by the regulator, as imported (percent, -5 to 5); null when not imported."},"official_regulator_published_at":{"type":["string","null"],"format":"date-time","description":"When the regulator published; the service does not record it today, so it is absent."},"official_regulator_unavailable_reason":{"type":["string","null"],"description":"Why the official TPS or adjusted payment percentage is null: report_not_yet_published (the import carries no published figures), insufficient_data (the published report scored fewer than 5 measures, so it has no TPS), official_totals_not_imported (published measure points were imported without the report's totals: re-import with --official-tps and --official-payment-adjustment); null when both are present."},"modeled_total_performance_score":{"type":["number","null"],"description":"Total performance score projected by the service from the imported figures (0 to 100, three decimals): a diagnostic, not a determination; null with modeled_unavailable_reason when fewer than 5 measures are scorable."},"modeled_payment_adjustment_percent":{"type":["number","null"],"description":"Adjusted payment percentage projected from modeled_total_performance_score through the assumed exchange function (percent, -5 to 5, three decimals): a diagnostic, not a determination."},"modeled_as_of":{"type":["string","null"],"format":"date-time","description":"When the figures the projection scores were imported (its data cut-off).","x-svc-since":"2"},"measure_set_version":{"type":"string","description":"The measure set the year is scored with and the rule it comes from, for example `PY2025, CMS-1780-F`."},"scorable_measure_count":{"type":"integer","minimum":0,"description":"Measures with data in both the performance year and the baseline year; a TPS needs at least 5."},"modeled_unavailable_reason":{"type":["string","null"],"enum":["insufficient_data",null],"description":"insufficient_data when fewer than 5 measures are scorable (no modeled TPS); null otherwise."},"modeled_exchange_function_slope":{"type":"number","description":"The exchange-function slope the projection assumes (CMS sets the real one nationally each payment year)."},"modeled_statement":{"type":"string","description":"The plain statement that modeled values are a diagnostic, not a determination (fixed text)."}},"description":"Agency-level HHVBP cycle summary; no patient data."};
+export const getHhvbpSummaryStatus200 = validate213;
+const schema216 = {"$ref":"components#/$defs/HhvbpSummaryResponse"};
+const schema217 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/HhvbpSummary"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+const schema218 = {"type":"object","required":["performance_year","payment_year","cohort","measure_count","official_regulator_total_performance_score","official_regulator_payment_adjustment_percent","official_regulator_unavailable_reason","modeled_total_performance_score","modeled_payment_adjustment_percent","measure_set_version","scorable_measure_count","modeled_unavailable_reason","modeled_exchange_function_slope","modeled_statement"],"properties":{"performance_year":{"type":"integer","description":"Performance year."},"payment_year":{"type":"integer","description":"Payment year (performance_year + 2 by default)."},"cohort":{"type":["string","null"],"enum":["larger_volume","smaller_volume",null],"description":"HHVBP volume cohort of the agency in the performance year, as imported."},"measure_count":{"type":"integer","description":"Measures of the agency's cohort in the measure set (the smaller-volume cohort has no HHCAHPS measures).","minimum":0},"official_regulator_total_performance_score":{"type":["number","null"],"description":"Total performance score as published by the regulator (Annual Performance Report), as imported; null when not imported."},"official_regulator_payment_adjustment_percent":{"type":["number","null"],"description":"Adjusted payment percentage as published by the regulator, as imported (percent, -5 to 5); null when not imported."},"official_regulator_published_at":{"type":["string","null"],"format":"date-time","description":"When the regulator published; the service does not record it today, so it is absent."},"official_regulator_unavailable_reason":{"type":["string","null"],"description":"Why the official TPS or adjusted payment percentage is null: report_not_yet_published (the import carries no published figures), insufficient_data (the published report scored fewer than 5 measures, so it has no TPS), official_totals_not_imported (published measure points were imported without the report's totals: re-import with --official-tps and --official-payment-adjustment); null when both are present."},"modeled_total_performance_score":{"type":["number","null"],"description":"Total performance score projected by the service from the imported figures (0 to 100, three decimals): a diagnostic, not a determination; null with modeled_unavailable_reason when fewer than 5 measures are scorable."},"modeled_payment_adjustment_percent":{"type":["number","null"],"description":"Adjusted payment percentage projected from modeled_total_performance_score through the assumed exchange function (percent, -5 to 5, three decimals): a diagnostic, not a determination."},"modeled_as_of":{"type":["string","null"],"format":"date-time","description":"When the figures the projection scores were imported (its data cut-off).","x-svc-since":"2"},"measure_set_version":{"type":"string","description":"The measure set the year is scored with and the rule it comes from, for example `PY2025, CMS-1780-F`."},"scorable_measure_count":{"type":"integer","minimum":0,"description":"Measures with data in both the performance year and the baseline year; a TPS needs at least 5."},"modeled_unavailable_reason":{"type":["string","null"],"enum":["insufficient_data",null],"description":"insufficient_data when fewer than 5 measures are scorable (no modeled TPS); null otherwise."},"modeled_exchange_function_slope":{"type":"number","description":"The exchange-function slope the projection assumes (CMS sets the real one nationally each payment year)."},"modeled_statement":{"type":"string","description":"The plain statement that modeled values are a diagnostic, not a determination (fixed text)."}},"description":"Agency-level HHVBP cycle summary; no patient data."};
 
-function validate211(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate214(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate211.evaluated;
+const evaluated0 = validate214.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22402,7 +22912,7 @@ errors++;
 if(data0.cohort !== undefined){
 let data3 = data0.cohort;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err17 = {instancePath:instancePath+"/data/cohort",schemaPath:"components#/$defs/HhvbpSummary/properties/cohort/type",keyword:"type",params:{type: schema217.properties.cohort.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/data/cohort",schemaPath:"components#/$defs/HhvbpSummary/properties/cohort/type",keyword:"type",params:{type: schema218.properties.cohort.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -22412,7 +22922,7 @@ vErrors.push(err17);
 errors++;
 }
 if(!(((data3 === "larger_volume") || (data3 === "smaller_volume")) || (data3 === null))){
-const err18 = {instancePath:instancePath+"/data/cohort",schemaPath:"components#/$defs/HhvbpSummary/properties/cohort/enum",keyword:"enum",params:{allowedValues: schema217.properties.cohort.enum},message:"must be equal to one of the allowed values"};
+const err18 = {instancePath:instancePath+"/data/cohort",schemaPath:"components#/$defs/HhvbpSummary/properties/cohort/enum",keyword:"enum",params:{allowedValues: schema218.properties.cohort.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -22450,7 +22960,7 @@ errors++;
 if(data0.official_regulator_total_performance_score !== undefined){
 let data5 = data0.official_regulator_total_performance_score;
 if((!((typeof data5 == "number") && (isFinite(data5)))) && (data5 !== null)){
-const err21 = {instancePath:instancePath+"/data/official_regulator_total_performance_score",schemaPath:"components#/$defs/HhvbpSummary/properties/official_regulator_total_performance_score/type",keyword:"type",params:{type: schema217.properties.official_regulator_total_performance_score.type},message:"must be number,null"};
+const err21 = {instancePath:instancePath+"/data/official_regulator_total_performance_score",schemaPath:"components#/$defs/HhvbpSummary/properties/official_regulator_total_performance_score/type",keyword:"type",params:{type: schema218.properties.official_regulator_total_performance_score.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -22463,7 +22973,7 @@ errors++;
 if(data0.official_regulator_payment_adjustment_percent !== undefined){
 let data6 = data0.official_regulator_payment_adjustment_percent;
 if((!((typeof data6 == "number") && (isFinite(data6)))) && (data6 !== null)){
-const err22 = {instancePath:instancePath+"/data/official_regulator_payment_adjustment_percent",schemaPath:"components#/$defs/HhvbpSummary/properties/official_regulator_payment_adjustment_percent/type",keyword:"type",params:{type: schema217.properties.official_regulator_payment_adjustment_percent.type},message:"must be number,null"};
+const err22 = {instancePath:instancePath+"/data/official_regulator_payment_adjustment_percent",schemaPath:"components#/$defs/HhvbpSummary/properties/official_regulator_payment_adjustment_percent/type",keyword:"type",params:{type: schema218.properties.official_regulator_payment_adjustment_percent.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -22476,7 +22986,7 @@ errors++;
 if(data0.official_regulator_published_at !== undefined){
 let data7 = data0.official_regulator_published_at;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err23 = {instancePath:instancePath+"/data/official_regulator_published_at",schemaPath:"components#/$defs/HhvbpSummary/properties/official_regulator_published_at/type",keyword:"type",params:{type: schema217.properties.official_regulator_published_at.type},message:"must be string,null"};
+const err23 = {instancePath:instancePath+"/data/official_regulator_published_at",schemaPath:"components#/$defs/HhvbpSummary/properties/official_regulator_published_at/type",keyword:"type",params:{type: schema218.properties.official_regulator_published_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -22501,7 +23011,7 @@ errors++;
 if(data0.official_regulator_unavailable_reason !== undefined){
 let data8 = data0.official_regulator_unavailable_reason;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err25 = {instancePath:instancePath+"/data/official_regulator_unavailable_reason",schemaPath:"components#/$defs/HhvbpSummary/properties/official_regulator_unavailable_reason/type",keyword:"type",params:{type: schema217.properties.official_regulator_unavailable_reason.type},message:"must be string,null"};
+const err25 = {instancePath:instancePath+"/data/official_regulator_unavailable_reason",schemaPath:"components#/$defs/HhvbpSummary/properties/official_regulator_unavailable_reason/type",keyword:"type",params:{type: schema218.properties.official_regulator_unavailable_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -22514,7 +23024,7 @@ errors++;
 if(data0.modeled_total_performance_score !== undefined){
 let data9 = data0.modeled_total_performance_score;
 if((!((typeof data9 == "number") && (isFinite(data9)))) && (data9 !== null)){
-const err26 = {instancePath:instancePath+"/data/modeled_total_performance_score",schemaPath:"components#/$defs/HhvbpSummary/properties/modeled_total_performance_score/type",keyword:"type",params:{type: schema217.properties.modeled_total_performance_score.type},message:"must be number,null"};
+const err26 = {instancePath:instancePath+"/data/modeled_total_performance_score",schemaPath:"components#/$defs/HhvbpSummary/properties/modeled_total_performance_score/type",keyword:"type",params:{type: schema218.properties.modeled_total_performance_score.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -22527,7 +23037,7 @@ errors++;
 if(data0.modeled_payment_adjustment_percent !== undefined){
 let data10 = data0.modeled_payment_adjustment_percent;
 if((!((typeof data10 == "number") && (isFinite(data10)))) && (data10 !== null)){
-const err27 = {instancePath:instancePath+"/data/modeled_payment_adjustment_percent",schemaPath:"components#/$defs/HhvbpSummary/properties/modeled_payment_adjustment_percent/type",keyword:"type",params:{type: schema217.properties.modeled_payment_adjustment_percent.type},message:"must be number,null"};
+const err27 = {instancePath:instancePath+"/data/modeled_payment_adjustment_percent",schemaPath:"components#/$defs/HhvbpSummary/properties/modeled_payment_adjustment_percent/type",keyword:"type",params:{type: schema218.properties.modeled_payment_adjustment_percent.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -22540,7 +23050,7 @@ errors++;
 if(data0.modeled_as_of !== undefined){
 let data11 = data0.modeled_as_of;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err28 = {instancePath:instancePath+"/data/modeled_as_of",schemaPath:"components#/$defs/HhvbpSummary/properties/modeled_as_of/type",keyword:"type",params:{type: schema217.properties.modeled_as_of.type},message:"must be string,null"};
+const err28 = {instancePath:instancePath+"/data/modeled_as_of",schemaPath:"components#/$defs/HhvbpSummary/properties/modeled_as_of/type",keyword:"type",params:{type: schema218.properties.modeled_as_of.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -22602,7 +23112,7 @@ errors++;
 if(data0.modeled_unavailable_reason !== undefined){
 let data14 = data0.modeled_unavailable_reason;
 if((typeof data14 !== "string") && (data14 !== null)){
-const err33 = {instancePath:instancePath+"/data/modeled_unavailable_reason",schemaPath:"components#/$defs/HhvbpSummary/properties/modeled_unavailable_reason/type",keyword:"type",params:{type: schema217.properties.modeled_unavailable_reason.type},message:"must be string,null"};
+const err33 = {instancePath:instancePath+"/data/modeled_unavailable_reason",schemaPath:"components#/$defs/HhvbpSummary/properties/modeled_unavailable_reason/type",keyword:"type",params:{type: schema218.properties.modeled_unavailable_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -22612,7 +23122,7 @@ vErrors.push(err33);
 errors++;
 }
 if(!((data14 === "insufficient_data") || (data14 === null))){
-const err34 = {instancePath:instancePath+"/data/modeled_unavailable_reason",schemaPath:"components#/$defs/HhvbpSummary/properties/modeled_unavailable_reason/enum",keyword:"enum",params:{allowedValues: schema217.properties.modeled_unavailable_reason.enum},message:"must be equal to one of the allowed values"};
+const err34 = {instancePath:instancePath+"/data/modeled_unavailable_reason",schemaPath:"components#/$defs/HhvbpSummary/properties/modeled_unavailable_reason/enum",keyword:"enum",params:{allowedValues: schema218.properties.modeled_unavailable_reason.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -22704,40 +23214,40 @@ vErrors.push(err40);
 }
 errors++;
 }
-validate211.errors = vErrors;
+validate214.errors = vErrors;
 return errors === 0;
 }
-validate211.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate214.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate210(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate213(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate210.evaluated;
+const evaluated0 = validate213.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate211(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate211.errors : vErrors.concat(validate211.errors);
+if(!(validate214(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate214.errors : vErrors.concat(validate214.errors);
 errors = vErrors.length;
 }
-validate210.errors = vErrors;
+validate213.errors = vErrors;
 return errors === 0;
 }
-validate210.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate213.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listHhvbpMeasuresStatus200 = validate214;
-const schema219 = {"$ref":"components#/$defs/HhvbpMeasureListResponse"};
-const schema220 = {"type":"object","required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/HhvbpMeasure"},"description":"Measures."},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
-const schema221 = {"type":"object","required":["measure_id","name","category","official_regulator_score","official_regulator_unavailable_reason","modeled_score","direction","weight","modeled_agency_value","achievement_threshold","benchmark","baseline_value","official_regulator_achievement_points","official_regulator_improvement_points","official_regulator_weight","modeled_achievement_points","modeled_improvement_points","modeled_weight","modeled_unscorable_reason"],"properties":{"measure_id":{"type":"string","description":"Measure id of the measure set (for example DYSPNEA, PPH, HHCAHPS_OVERALL).","x-svc-v1-name":"code"},"name":{"type":"string","description":"Measure name, as the measure set (and the rule) names it."},"category":{"type":"string","enum":["oasis","claims","hhcahps"],"description":"Measure category (data source): OASIS-based, claims-based or HHCAHPS survey-based."},"official_regulator_score":{"type":["number","null"],"description":"Care points (the higher of achievement and improvement points) as published by the regulator, as imported; null when not published for this measure."},"official_regulator_achievement_points":{"type":["number","null"],"description":"Achievement points as published by the regulator, as imported; null when not published."},"official_regulator_improvement_points":{"type":["number","null"],"description":"Improvement points as published by the regulator, as imported; null when not published."},"official_regulator_unavailable_reason":{"type":["string","null"],"description":"Why the official points are null: report_not_yet_published (the import carries no published points), insufficient_data (the published report gives this measure no points: the agency lacked the minimum data); null when published."},"modeled_score":{"type":["number","null"],"description":"Care points projected by the service (0 to 10, three decimals): a diagnostic, not a determination; null below the minimum data."},"modeled_agency_value":{"type":["number","null"],"description":"The agency's measure value in the performance year, as imported: the value the projection scores; null below the minimum data.","x-svc-since":"2"},"achievement_threshold":{"type":["number","null"],"description":"Cohort achievement threshold (median of agencies in the Model baseline year), as imported."},"benchmark":{"type":["number","null"],"description":"Cohort benchmark (mean of the top decile in the Model baseline year), as imported."},"direction":{"type":"string","enum":["higher_is_better","lower_is_better"],"description":"Whether a higher value is better; lower-is-better measures (hospitalization, emergency use) are scored on the reversed scale."},"weight":{"type":"number","description":"The measure's weight in the cohort before redistribution, as a fraction (0.06 for 6 %)."},"baseline_value":{"type":["number","null"],"description":"The agency's value in its baseline year, as imported; null below the minimum data."},"official_regulator_weight":{"type":["number","null"],"description":"The measure's weight in the agency's TPS as published by the regulator (after redistribution), as imported; null when not published."},"modeled_achievement_points":{"type":["number","null"],"description":"Achievement points projected by the service (0 to 10); null below the minimum data."},"modeled_improvement_points":{"type":["number","null"],"description":"Improvement points projected by the service (0 to 9); null below the minimum data."},"modeled_weight":{"type":["number","null"],"description":"The measure's share of the modeled TPS after redistribution (five decimals); null when it is not scorable or there is no modeled TPS."},"modeled_unscorable_reason":{"type":["string","null"],"enum":["below_minimum_data_performance_year","below_minimum_data_baseline_year",null],"description":"Why the measure has no modeled points: the agency lacked the minimum data in the performance year or in its baseline year; null when scored."}},"description":"One measure of the agency's HHVBP cycle: the imported figures, the regulator's published points and the modeled ones. No patient data."};
+export const listHhvbpMeasuresStatus200 = validate217;
+const schema220 = {"$ref":"components#/$defs/HhvbpMeasureListResponse"};
+const schema221 = {"type":"object","required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/HhvbpMeasure"},"description":"Measures."},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+const schema222 = {"type":"object","required":["measure_id","name","category","official_regulator_score","official_regulator_unavailable_reason","modeled_score","direction","weight","modeled_agency_value","achievement_threshold","benchmark","baseline_value","official_regulator_achievement_points","official_regulator_improvement_points","official_regulator_weight","modeled_achievement_points","modeled_improvement_points","modeled_weight","modeled_unscorable_reason"],"properties":{"measure_id":{"type":"string","description":"Measure id of the measure set (for example DYSPNEA, PPH, HHCAHPS_OVERALL).","x-svc-v1-name":"code"},"name":{"type":"string","description":"Measure name, as the measure set (and the rule) names it."},"category":{"type":"string","enum":["oasis","claims","hhcahps"],"description":"Measure category (data source): OASIS-based, claims-based or HHCAHPS survey-based."},"official_regulator_score":{"type":["number","null"],"description":"Care points (the higher of achievement and improvement points) as published by the regulator, as imported; null when not published for this measure."},"official_regulator_achievement_points":{"type":["number","null"],"description":"Achievement points as published by the regulator, as imported; null when not published."},"official_regulator_improvement_points":{"type":["number","null"],"description":"Improvement points as published by the regulator, as imported; null when not published."},"official_regulator_unavailable_reason":{"type":["string","null"],"description":"Why the official points are null: report_not_yet_published (the import carries no published points), insufficient_data (the published report gives this measure no points: the agency lacked the minimum data); null when published."},"modeled_score":{"type":["number","null"],"description":"Care points projected by the service (0 to 10, three decimals): a diagnostic, not a determination; null below the minimum data."},"modeled_agency_value":{"type":["number","null"],"description":"The agency's measure value in the performance year, as imported: the value the projection scores; null below the minimum data.","x-svc-since":"2"},"achievement_threshold":{"type":["number","null"],"description":"Cohort achievement threshold (median of agencies in the Model baseline year), as imported."},"benchmark":{"type":["number","null"],"description":"Cohort benchmark (mean of the top decile in the Model baseline year), as imported."},"direction":{"type":"string","enum":["higher_is_better","lower_is_better"],"description":"Whether a higher value is better; lower-is-better measures (hospitalization, emergency use) are scored on the reversed scale."},"weight":{"type":"number","description":"The measure's weight in the cohort before redistribution, as a fraction (0.06 for 6 %)."},"baseline_value":{"type":["number","null"],"description":"The agency's value in its baseline year, as imported; null below the minimum data."},"official_regulator_weight":{"type":["number","null"],"description":"The measure's weight in the agency's TPS as published by the regulator (after redistribution), as imported; null when not published."},"modeled_achievement_points":{"type":["number","null"],"description":"Achievement points projected by the service (0 to 10); null below the minimum data."},"modeled_improvement_points":{"type":["number","null"],"description":"Improvement points projected by the service (0 to 9); null below the minimum data."},"modeled_weight":{"type":["number","null"],"description":"The measure's share of the modeled TPS after redistribution (five decimals); null when it is not scorable or there is no modeled TPS."},"modeled_unscorable_reason":{"type":["string","null"],"enum":["below_minimum_data_performance_year","below_minimum_data_baseline_year",null],"description":"Why the measure has no modeled points: the agency lacked the minimum data in the performance year or in its baseline year; null when scored."}},"description":"One measure of the agency's HHVBP cycle: the imported figures, the regulator's published points and the modeled ones. No patient data."};
 
-function validate215(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate218(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate215.evaluated;
+const evaluated0 = validate218.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22989,7 +23499,7 @@ vErrors.push(err22);
 errors++;
 }
 if(!(((data4 === "oasis") || (data4 === "claims")) || (data4 === "hhcahps"))){
-const err23 = {instancePath:instancePath+"/data/" + i0+"/category",schemaPath:"components#/$defs/HhvbpMeasure/properties/category/enum",keyword:"enum",params:{allowedValues: schema221.properties.category.enum},message:"must be equal to one of the allowed values"};
+const err23 = {instancePath:instancePath+"/data/" + i0+"/category",schemaPath:"components#/$defs/HhvbpMeasure/properties/category/enum",keyword:"enum",params:{allowedValues: schema222.properties.category.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -23002,7 +23512,7 @@ errors++;
 if(data1.official_regulator_score !== undefined){
 let data5 = data1.official_regulator_score;
 if((!((typeof data5 == "number") && (isFinite(data5)))) && (data5 !== null)){
-const err24 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_score",schemaPath:"components#/$defs/HhvbpMeasure/properties/official_regulator_score/type",keyword:"type",params:{type: schema221.properties.official_regulator_score.type},message:"must be number,null"};
+const err24 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_score",schemaPath:"components#/$defs/HhvbpMeasure/properties/official_regulator_score/type",keyword:"type",params:{type: schema222.properties.official_regulator_score.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -23015,7 +23525,7 @@ errors++;
 if(data1.official_regulator_achievement_points !== undefined){
 let data6 = data1.official_regulator_achievement_points;
 if((!((typeof data6 == "number") && (isFinite(data6)))) && (data6 !== null)){
-const err25 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_achievement_points",schemaPath:"components#/$defs/HhvbpMeasure/properties/official_regulator_achievement_points/type",keyword:"type",params:{type: schema221.properties.official_regulator_achievement_points.type},message:"must be number,null"};
+const err25 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_achievement_points",schemaPath:"components#/$defs/HhvbpMeasure/properties/official_regulator_achievement_points/type",keyword:"type",params:{type: schema222.properties.official_regulator_achievement_points.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -23028,7 +23538,7 @@ errors++;
 if(data1.official_regulator_improvement_points !== undefined){
 let data7 = data1.official_regulator_improvement_points;
 if((!((typeof data7 == "number") && (isFinite(data7)))) && (data7 !== null)){
-const err26 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_improvement_points",schemaPath:"components#/$defs/HhvbpMeasure/properties/official_regulator_improvement_points/type",keyword:"type",params:{type: schema221.properties.official_regulator_improvement_points.type},message:"must be number,null"};
+const err26 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_improvement_points",schemaPath:"components#/$defs/HhvbpMeasure/properties/official_regulator_improvement_points/type",keyword:"type",params:{type: schema222.properties.official_regulator_improvement_points.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -23041,7 +23551,7 @@ errors++;
 if(data1.official_regulator_unavailable_reason !== undefined){
 let data8 = data1.official_regulator_unavailable_reason;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err27 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_unavailable_reason",schemaPath:"components#/$defs/HhvbpMeasure/properties/official_regulator_unavailable_reason/type",keyword:"type",params:{type: schema221.properties.official_regulator_unavailable_reason.type},message:"must be string,null"};
+const err27 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_unavailable_reason",schemaPath:"components#/$defs/HhvbpMeasure/properties/official_regulator_unavailable_reason/type",keyword:"type",params:{type: schema222.properties.official_regulator_unavailable_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -23054,7 +23564,7 @@ errors++;
 if(data1.modeled_score !== undefined){
 let data9 = data1.modeled_score;
 if((!((typeof data9 == "number") && (isFinite(data9)))) && (data9 !== null)){
-const err28 = {instancePath:instancePath+"/data/" + i0+"/modeled_score",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_score/type",keyword:"type",params:{type: schema221.properties.modeled_score.type},message:"must be number,null"};
+const err28 = {instancePath:instancePath+"/data/" + i0+"/modeled_score",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_score/type",keyword:"type",params:{type: schema222.properties.modeled_score.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -23067,7 +23577,7 @@ errors++;
 if(data1.modeled_agency_value !== undefined){
 let data10 = data1.modeled_agency_value;
 if((!((typeof data10 == "number") && (isFinite(data10)))) && (data10 !== null)){
-const err29 = {instancePath:instancePath+"/data/" + i0+"/modeled_agency_value",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_agency_value/type",keyword:"type",params:{type: schema221.properties.modeled_agency_value.type},message:"must be number,null"};
+const err29 = {instancePath:instancePath+"/data/" + i0+"/modeled_agency_value",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_agency_value/type",keyword:"type",params:{type: schema222.properties.modeled_agency_value.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -23080,7 +23590,7 @@ errors++;
 if(data1.achievement_threshold !== undefined){
 let data11 = data1.achievement_threshold;
 if((!((typeof data11 == "number") && (isFinite(data11)))) && (data11 !== null)){
-const err30 = {instancePath:instancePath+"/data/" + i0+"/achievement_threshold",schemaPath:"components#/$defs/HhvbpMeasure/properties/achievement_threshold/type",keyword:"type",params:{type: schema221.properties.achievement_threshold.type},message:"must be number,null"};
+const err30 = {instancePath:instancePath+"/data/" + i0+"/achievement_threshold",schemaPath:"components#/$defs/HhvbpMeasure/properties/achievement_threshold/type",keyword:"type",params:{type: schema222.properties.achievement_threshold.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -23093,7 +23603,7 @@ errors++;
 if(data1.benchmark !== undefined){
 let data12 = data1.benchmark;
 if((!((typeof data12 == "number") && (isFinite(data12)))) && (data12 !== null)){
-const err31 = {instancePath:instancePath+"/data/" + i0+"/benchmark",schemaPath:"components#/$defs/HhvbpMeasure/properties/benchmark/type",keyword:"type",params:{type: schema221.properties.benchmark.type},message:"must be number,null"};
+const err31 = {instancePath:instancePath+"/data/" + i0+"/benchmark",schemaPath:"components#/$defs/HhvbpMeasure/properties/benchmark/type",keyword:"type",params:{type: schema222.properties.benchmark.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -23116,7 +23626,7 @@ vErrors.push(err32);
 errors++;
 }
 if(!((data13 === "higher_is_better") || (data13 === "lower_is_better"))){
-const err33 = {instancePath:instancePath+"/data/" + i0+"/direction",schemaPath:"components#/$defs/HhvbpMeasure/properties/direction/enum",keyword:"enum",params:{allowedValues: schema221.properties.direction.enum},message:"must be equal to one of the allowed values"};
+const err33 = {instancePath:instancePath+"/data/" + i0+"/direction",schemaPath:"components#/$defs/HhvbpMeasure/properties/direction/enum",keyword:"enum",params:{allowedValues: schema222.properties.direction.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -23142,7 +23652,7 @@ errors++;
 if(data1.baseline_value !== undefined){
 let data15 = data1.baseline_value;
 if((!((typeof data15 == "number") && (isFinite(data15)))) && (data15 !== null)){
-const err35 = {instancePath:instancePath+"/data/" + i0+"/baseline_value",schemaPath:"components#/$defs/HhvbpMeasure/properties/baseline_value/type",keyword:"type",params:{type: schema221.properties.baseline_value.type},message:"must be number,null"};
+const err35 = {instancePath:instancePath+"/data/" + i0+"/baseline_value",schemaPath:"components#/$defs/HhvbpMeasure/properties/baseline_value/type",keyword:"type",params:{type: schema222.properties.baseline_value.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -23155,7 +23665,7 @@ errors++;
 if(data1.official_regulator_weight !== undefined){
 let data16 = data1.official_regulator_weight;
 if((!((typeof data16 == "number") && (isFinite(data16)))) && (data16 !== null)){
-const err36 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_weight",schemaPath:"components#/$defs/HhvbpMeasure/properties/official_regulator_weight/type",keyword:"type",params:{type: schema221.properties.official_regulator_weight.type},message:"must be number,null"};
+const err36 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_weight",schemaPath:"components#/$defs/HhvbpMeasure/properties/official_regulator_weight/type",keyword:"type",params:{type: schema222.properties.official_regulator_weight.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -23168,7 +23678,7 @@ errors++;
 if(data1.modeled_achievement_points !== undefined){
 let data17 = data1.modeled_achievement_points;
 if((!((typeof data17 == "number") && (isFinite(data17)))) && (data17 !== null)){
-const err37 = {instancePath:instancePath+"/data/" + i0+"/modeled_achievement_points",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_achievement_points/type",keyword:"type",params:{type: schema221.properties.modeled_achievement_points.type},message:"must be number,null"};
+const err37 = {instancePath:instancePath+"/data/" + i0+"/modeled_achievement_points",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_achievement_points/type",keyword:"type",params:{type: schema222.properties.modeled_achievement_points.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -23181,7 +23691,7 @@ errors++;
 if(data1.modeled_improvement_points !== undefined){
 let data18 = data1.modeled_improvement_points;
 if((!((typeof data18 == "number") && (isFinite(data18)))) && (data18 !== null)){
-const err38 = {instancePath:instancePath+"/data/" + i0+"/modeled_improvement_points",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_improvement_points/type",keyword:"type",params:{type: schema221.properties.modeled_improvement_points.type},message:"must be number,null"};
+const err38 = {instancePath:instancePath+"/data/" + i0+"/modeled_improvement_points",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_improvement_points/type",keyword:"type",params:{type: schema222.properties.modeled_improvement_points.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -23194,7 +23704,7 @@ errors++;
 if(data1.modeled_weight !== undefined){
 let data19 = data1.modeled_weight;
 if((!((typeof data19 == "number") && (isFinite(data19)))) && (data19 !== null)){
-const err39 = {instancePath:instancePath+"/data/" + i0+"/modeled_weight",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_weight/type",keyword:"type",params:{type: schema221.properties.modeled_weight.type},message:"must be number,null"};
+const err39 = {instancePath:instancePath+"/data/" + i0+"/modeled_weight",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_weight/type",keyword:"type",params:{type: schema222.properties.modeled_weight.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -23207,7 +23717,7 @@ errors++;
 if(data1.modeled_unscorable_reason !== undefined){
 let data20 = data1.modeled_unscorable_reason;
 if((typeof data20 !== "string") && (data20 !== null)){
-const err40 = {instancePath:instancePath+"/data/" + i0+"/modeled_unscorable_reason",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_unscorable_reason/type",keyword:"type",params:{type: schema221.properties.modeled_unscorable_reason.type},message:"must be string,null"};
+const err40 = {instancePath:instancePath+"/data/" + i0+"/modeled_unscorable_reason",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_unscorable_reason/type",keyword:"type",params:{type: schema222.properties.modeled_unscorable_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -23217,7 +23727,7 @@ vErrors.push(err40);
 errors++;
 }
 if(!(((data20 === "below_minimum_data_performance_year") || (data20 === "below_minimum_data_baseline_year")) || (data20 === null))){
-const err41 = {instancePath:instancePath+"/data/" + i0+"/modeled_unscorable_reason",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_unscorable_reason/enum",keyword:"enum",params:{allowedValues: schema221.properties.modeled_unscorable_reason.enum},message:"must be equal to one of the allowed values"};
+const err41 = {instancePath:instancePath+"/data/" + i0+"/modeled_unscorable_reason",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_unscorable_reason/enum",keyword:"enum",params:{allowedValues: schema222.properties.modeled_unscorable_reason.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -23296,39 +23806,39 @@ vErrors.push(err46);
 }
 errors++;
 }
-validate215.errors = vErrors;
+validate218.errors = vErrors;
 return errors === 0;
 }
-validate215.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate218.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate214(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate217(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate214.evaluated;
+const evaluated0 = validate217.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate215(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate215.errors : vErrors.concat(validate215.errors);
+if(!(validate218(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate218.errors : vErrors.concat(validate218.errors);
 errors = vErrors.length;
 }
-validate214.errors = vErrors;
+validate217.errors = vErrors;
 return errors === 0;
 }
-validate214.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate217.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const issueTokenBody = validate218;
-const schema223 = {"$ref":"components#/$defs/TokenRequest"};
-const schema224 = {"type":"object","required":["grant_type"],"additionalProperties":false,"description":"client_credentials request (spec 5.2). Also accepted as application/x-www-form-urlencoded (RFC 6749 4.4.2), with client_id/client_secret in the body or by HTTP Basic (RFC 6749 2.3.1), not both. client_id, client_secret and phi_mode are optional in the schema only because HTTP Basic replaces the first two and a missing phi_mode has its own code (PLATFORM_PHI_MODE_REQUIRED): the service requires phi_mode. agency_id may be left out: the token is then for the agency the integration belongs to, so that stock OAuth clients, which send only fixed extra parameters, can ask for one.","properties":{"grant_type":{"type":"string","const":"client_credentials","description":"Only client_credentials."},"client_id":{"type":"string","description":"Client id of the integration (or HTTP Basic user)."},"client_secret":{"type":"string","description":"Client secret (or HTTP Basic password)."},"agency_id":{"type":"string","description":"Agency the token is for; when sent it must be the integration's own agency (anything else is the same 401 invalid_client). Default: the integration's agency."},"phi_mode":{"type":"string","description":"no_phi or a PHI mode permitted to the integration (phi). Required; sent explicitly."},"scope":{"type":"string","description":"Space-separated subset of the granted scopes; defaults to all granted. Never expands access."}}};
+export const issueTokenBody = validate221;
+const schema224 = {"$ref":"components#/$defs/TokenRequest"};
+const schema225 = {"type":"object","required":["grant_type"],"additionalProperties":false,"description":"client_credentials request (spec 5.2). Also accepted as application/x-www-form-urlencoded (RFC 6749 4.4.2), with client_id/client_secret in the body or by HTTP Basic (RFC 6749 2.3.1), not both. client_id, client_secret and phi_mode are optional in the schema only because HTTP Basic replaces the first two and a missing phi_mode has its own code (PLATFORM_PHI_MODE_REQUIRED): the service requires phi_mode. agency_id may be left out: the token is then for the agency the integration belongs to, so that stock OAuth clients, which send only fixed extra parameters, can ask for one.","properties":{"grant_type":{"type":"string","const":"client_credentials","description":"Only client_credentials."},"client_id":{"type":"string","description":"Client id of the integration (or HTTP Basic user)."},"client_secret":{"type":"string","description":"Client secret (or HTTP Basic password)."},"agency_id":{"type":"string","description":"Agency the token is for; when sent it must be the integration's own agency (anything else is the same 401 invalid_client). Default: the integration's agency."},"phi_mode":{"type":"string","description":"no_phi or a PHI mode permitted to the integration (phi). Required; sent explicitly."},"scope":{"type":"string","description":"Space-separated subset of the granted scopes; defaults to all granted. Never expands access."}}};
 
-function validate218(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate221(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate218.evaluated;
+const evaluated0 = validate221.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23452,20 +23962,20 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate218.errors = vErrors;
+validate221.errors = vErrors;
 return errors === 0;
 }
-validate218.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate221.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const issueTokenStatus200 = validate219;
-const schema225 = {"$ref":"components#/$defs/TokenResponse"};
-const schema226 = {"type":"object","required":["access_token","token_type","expires_in","scope","agency_id","extension_id","phi_mode","data"],"properties":{"access_token":{"type":"string","description":"JWT bearer token."},"token_type":{"type":"string","const":"Bearer","description":"Always Bearer."},"expires_in":{"type":"integer","description":"Seconds until expiry; renew by repeating client_credentials.","minimum":1},"scope":{"type":"string","description":"Space-separated granted scopes."},"agency_id":{"type":"string","description":"Agency."},"extension_id":{"type":"string","description":"Extension principal."},"phi_mode":{"type":"string","enum":["no_phi","phi"],"description":"PHI mode of the session."},"data":{"$ref":"components#/$defs/Token"}},"description":"RFC 6749 5.1 fields at the top level, where OAuth client libraries read them, and the same object in `data` for envelope readers."};
-const schema227 = {"type":"object","required":["access_token","token_type","expires_in","scope","agency_id","extension_id","phi_mode"],"properties":{"access_token":{"type":"string","description":"JWT bearer token."},"token_type":{"type":"string","const":"Bearer","description":"Always Bearer."},"expires_in":{"type":"integer","description":"Seconds until expiry; renew by repeating client_credentials.","minimum":1},"scope":{"type":"string","description":"Space-separated granted scopes."},"agency_id":{"type":"string","description":"Agency."},"extension_id":{"type":"string","description":"Extension principal."},"phi_mode":{"type":"string","enum":["no_phi","phi"],"description":"PHI mode of the session."}},"description":"Token response (spec 2.7). No refresh token is returned."};
+export const issueTokenStatus200 = validate222;
+const schema226 = {"$ref":"components#/$defs/TokenResponse"};
+const schema227 = {"type":"object","required":["access_token","token_type","expires_in","scope","agency_id","extension_id","phi_mode","data"],"properties":{"access_token":{"type":"string","description":"JWT bearer token."},"token_type":{"type":"string","const":"Bearer","description":"Always Bearer."},"expires_in":{"type":"integer","description":"Seconds until expiry; renew by repeating client_credentials.","minimum":1},"scope":{"type":"string","description":"Space-separated granted scopes."},"agency_id":{"type":"string","description":"Agency."},"extension_id":{"type":"string","description":"Extension principal."},"phi_mode":{"type":"string","enum":["no_phi","phi"],"description":"PHI mode of the session."},"data":{"$ref":"components#/$defs/Token"}},"description":"RFC 6749 5.1 fields at the top level, where OAuth client libraries read them, and the same object in `data` for envelope readers."};
+const schema228 = {"type":"object","required":["access_token","token_type","expires_in","scope","agency_id","extension_id","phi_mode"],"properties":{"access_token":{"type":"string","description":"JWT bearer token."},"token_type":{"type":"string","const":"Bearer","description":"Always Bearer."},"expires_in":{"type":"integer","description":"Seconds until expiry; renew by repeating client_credentials.","minimum":1},"scope":{"type":"string","description":"Space-separated granted scopes."},"agency_id":{"type":"string","description":"Agency."},"extension_id":{"type":"string","description":"Extension principal."},"phi_mode":{"type":"string","enum":["no_phi","phi"],"description":"PHI mode of the session."}},"description":"Token response (spec 2.7). No refresh token is returned."};
 
-function validate220(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate223(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate220.evaluated;
+const evaluated0 = validate223.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23662,7 +24172,7 @@ vErrors.push(err16);
 errors++;
 }
 if(!((data6 === "no_phi") || (data6 === "phi"))){
-const err17 = {instancePath:instancePath+"/phi_mode",schemaPath:"#/properties/phi_mode/enum",keyword:"enum",params:{allowedValues: schema226.properties.phi_mode.enum},message:"must be equal to one of the allowed values"};
+const err17 = {instancePath:instancePath+"/phi_mode",schemaPath:"#/properties/phi_mode/enum",keyword:"enum",params:{allowedValues: schema227.properties.phi_mode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -23854,7 +24364,7 @@ vErrors.push(err33);
 errors++;
 }
 if(!((data14 === "no_phi") || (data14 === "phi"))){
-const err34 = {instancePath:instancePath+"/data/phi_mode",schemaPath:"components#/$defs/Token/properties/phi_mode/enum",keyword:"enum",params:{allowedValues: schema227.properties.phi_mode.enum},message:"must be equal to one of the allowed values"};
+const err34 = {instancePath:instancePath+"/data/phi_mode",schemaPath:"components#/$defs/Token/properties/phi_mode/enum",keyword:"enum",params:{allowedValues: schema228.properties.phi_mode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -23887,287 +24397,10 @@ vErrors.push(err36);
 }
 errors++;
 }
-validate220.errors = vErrors;
-return errors === 0;
-}
-validate220.evaluated = {"props":{"access_token":true,"token_type":true,"expires_in":true,"scope":true,"agency_id":true,"extension_id":true,"phi_mode":true,"data":true},"dynamicProps":false,"dynamicItems":false};
-
-
-function validate219(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate219.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate220(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate220.errors : vErrors.concat(validate220.errors);
-errors = vErrors.length;
-}
-validate219.errors = vErrors;
-return errors === 0;
-}
-validate219.evaluated = {"props":{"access_token":true,"token_type":true,"expires_in":true,"scope":true,"agency_id":true,"extension_id":true,"phi_mode":true,"data":true},"dynamicProps":false,"dynamicItems":false};
-
-export const issueTokenStatus400 = validate222;
-const schema228 = {"$ref":"components#/$defs/ApiError"};
-
-function validate223(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate223.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.error === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if(data.code === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(data.error !== undefined){
-if(typeof data.error !== "string"){
-const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-if(data.code !== undefined){
-if(typeof data.code !== "string"){
-const err3 = {instancePath:instancePath+"/code",schemaPath:"#/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-if(data.details !== undefined){
-let data2 = data.details;
-if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
-}
-else {
-const err4 = {instancePath:instancePath+"/details",schemaPath:"#/properties/details/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-}
-if(data.issues !== undefined){
-let data3 = data.issues;
-if(Array.isArray(data3)){
-const len0 = data3.length;
-for(let i0=0; i0<len0; i0++){
-let data4 = data3[i0];
-if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
-if(data4.location === undefined){
-const err5 = {instancePath:instancePath+"/issues/" + i0,schemaPath:"components#/$defs/ValidationIssue/required",keyword:"required",params:{missingProperty: "location"},message:"must have required property '"+"location"+"'"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-if(data4.path === undefined){
-const err6 = {instancePath:instancePath+"/issues/" + i0,schemaPath:"components#/$defs/ValidationIssue/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-if(data4.message === undefined){
-const err7 = {instancePath:instancePath+"/issues/" + i0,schemaPath:"components#/$defs/ValidationIssue/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-if(data4.location !== undefined){
-let data5 = data4.location;
-if(typeof data5 !== "string"){
-const err8 = {instancePath:instancePath+"/issues/" + i0+"/location",schemaPath:"components#/$defs/ValidationIssue/properties/location/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-if(!((((data5 === "body") || (data5 === "query")) || (data5 === "path")) || (data5 === "header"))){
-const err9 = {instancePath:instancePath+"/issues/" + i0+"/location",schemaPath:"components#/$defs/ValidationIssue/properties/location/enum",keyword:"enum",params:{allowedValues: schema42.properties.location.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-}
-if(data4.path !== undefined){
-if(typeof data4.path !== "string"){
-const err10 = {instancePath:instancePath+"/issues/" + i0+"/path",schemaPath:"components#/$defs/ValidationIssue/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-}
-if(data4.message !== undefined){
-if(typeof data4.message !== "string"){
-const err11 = {instancePath:instancePath+"/issues/" + i0+"/message",schemaPath:"components#/$defs/ValidationIssue/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-}
-if(data4.keyword !== undefined){
-if(typeof data4.keyword !== "string"){
-const err12 = {instancePath:instancePath+"/issues/" + i0+"/keyword",schemaPath:"components#/$defs/ValidationIssue/properties/keyword/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-}
-}
-else {
-const err13 = {instancePath:instancePath+"/issues/" + i0,schemaPath:"components#/$defs/ValidationIssue/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-}
-}
-}
-else {
-const err14 = {instancePath:instancePath+"/issues",schemaPath:"#/properties/issues/type",keyword:"type",params:{type: "array"},message:"must be array"};
-if(vErrors === null){
-vErrors = [err14];
-}
-else {
-vErrors.push(err14);
-}
-errors++;
-}
-}
-if(data.user_message !== undefined){
-if(typeof data.user_message !== "string"){
-const err15 = {instancePath:instancePath+"/user_message",schemaPath:"#/properties/user_message/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err15];
-}
-else {
-vErrors.push(err15);
-}
-errors++;
-}
-}
-if(data.user_next_step !== undefined){
-if(typeof data.user_next_step !== "string"){
-const err16 = {instancePath:instancePath+"/user_next_step",schemaPath:"#/properties/user_next_step/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err16];
-}
-else {
-vErrors.push(err16);
-}
-errors++;
-}
-}
-if(data.request_id !== undefined){
-if(typeof data.request_id !== "string"){
-const err17 = {instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err17];
-}
-else {
-vErrors.push(err17);
-}
-errors++;
-}
-}
-if(data.error_description !== undefined){
-if(typeof data.error_description !== "string"){
-const err18 = {instancePath:instancePath+"/error_description",schemaPath:"#/properties/error_description/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err18];
-}
-else {
-vErrors.push(err18);
-}
-errors++;
-}
-}
-}
-else {
-const err19 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err19];
-}
-else {
-vErrors.push(err19);
-}
-errors++;
-}
 validate223.errors = vErrors;
 return errors === 0;
 }
-validate223.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
+validate223.evaluated = {"props":{"access_token":true,"token_type":true,"expires_in":true,"scope":true,"agency_id":true,"extension_id":true,"phi_mode":true,"data":true},"dynamicProps":false,"dynamicItems":false};
 
 
 function validate222(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -24187,10 +24420,10 @@ errors = vErrors.length;
 validate222.errors = vErrors;
 return errors === 0;
 }
-validate222.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
+validate222.evaluated = {"props":{"access_token":true,"token_type":true,"expires_in":true,"scope":true,"agency_id":true,"extension_id":true,"phi_mode":true,"data":true},"dynamicProps":false,"dynamicItems":false};
 
-export const issueTokenStatus401 = validate225;
-const schema231 = {"$ref":"components#/$defs/ApiError"};
+export const issueTokenStatus400 = validate225;
+const schema229 = {"$ref":"components#/$defs/ApiError"};
 
 function validate226(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -24466,8 +24699,8 @@ return errors === 0;
 }
 validate225.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
 
-export const issueTokenStatus403 = validate228;
-const schema234 = {"$ref":"components#/$defs/ApiError"};
+export const issueTokenStatus401 = validate228;
+const schema232 = {"$ref":"components#/$defs/ApiError"};
 
 function validate229(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -24743,8 +24976,8 @@ return errors === 0;
 }
 validate228.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
 
-export const schemaApiError = validate231;
-const schema237 = {"$ref":"components#/$defs/ApiError"};
+export const issueTokenStatus403 = validate231;
+const schema235 = {"$ref":"components#/$defs/ApiError"};
 
 function validate232(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -25020,13 +25253,290 @@ return errors === 0;
 }
 validate231.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
 
-export const schemaExternalPlatformError = validate234;
-const schema240 = {"$ref":"components#/$defs/ExternalPlatformError"};
+export const schemaApiError = validate234;
+const schema238 = {"$ref":"components#/$defs/ApiError"};
 
 function validate235(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate235.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.code === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.error !== undefined){
+if(typeof data.error !== "string"){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.code !== undefined){
+if(typeof data.code !== "string"){
+const err3 = {instancePath:instancePath+"/code",schemaPath:"#/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.details !== undefined){
+let data2 = data.details;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+}
+else {
+const err4 = {instancePath:instancePath+"/details",schemaPath:"#/properties/details/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.issues !== undefined){
+let data3 = data.issues;
+if(Array.isArray(data3)){
+const len0 = data3.length;
+for(let i0=0; i0<len0; i0++){
+let data4 = data3[i0];
+if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
+if(data4.location === undefined){
+const err5 = {instancePath:instancePath+"/issues/" + i0,schemaPath:"components#/$defs/ValidationIssue/required",keyword:"required",params:{missingProperty: "location"},message:"must have required property '"+"location"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data4.path === undefined){
+const err6 = {instancePath:instancePath+"/issues/" + i0,schemaPath:"components#/$defs/ValidationIssue/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data4.message === undefined){
+const err7 = {instancePath:instancePath+"/issues/" + i0,schemaPath:"components#/$defs/ValidationIssue/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data4.location !== undefined){
+let data5 = data4.location;
+if(typeof data5 !== "string"){
+const err8 = {instancePath:instancePath+"/issues/" + i0+"/location",schemaPath:"components#/$defs/ValidationIssue/properties/location/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(!((((data5 === "body") || (data5 === "query")) || (data5 === "path")) || (data5 === "header"))){
+const err9 = {instancePath:instancePath+"/issues/" + i0+"/location",schemaPath:"components#/$defs/ValidationIssue/properties/location/enum",keyword:"enum",params:{allowedValues: schema42.properties.location.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data4.path !== undefined){
+if(typeof data4.path !== "string"){
+const err10 = {instancePath:instancePath+"/issues/" + i0+"/path",schemaPath:"components#/$defs/ValidationIssue/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data4.message !== undefined){
+if(typeof data4.message !== "string"){
+const err11 = {instancePath:instancePath+"/issues/" + i0+"/message",schemaPath:"components#/$defs/ValidationIssue/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data4.keyword !== undefined){
+if(typeof data4.keyword !== "string"){
+const err12 = {instancePath:instancePath+"/issues/" + i0+"/keyword",schemaPath:"components#/$defs/ValidationIssue/properties/keyword/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/issues/" + i0,schemaPath:"components#/$defs/ValidationIssue/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath:instancePath+"/issues",schemaPath:"#/properties/issues/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+if(data.user_message !== undefined){
+if(typeof data.user_message !== "string"){
+const err15 = {instancePath:instancePath+"/user_message",schemaPath:"#/properties/user_message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data.user_next_step !== undefined){
+if(typeof data.user_next_step !== "string"){
+const err16 = {instancePath:instancePath+"/user_next_step",schemaPath:"#/properties/user_next_step/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data.request_id !== undefined){
+if(typeof data.request_id !== "string"){
+const err17 = {instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data.error_description !== undefined){
+if(typeof data.error_description !== "string"){
+const err18 = {instancePath:instancePath+"/error_description",schemaPath:"#/properties/error_description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+}
+else {
+const err19 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+validate235.errors = vErrors;
+return errors === 0;
+}
+validate235.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
+
+
+function validate234(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate234.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate235(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate235.errors : vErrors.concat(validate235.errors);
+errors = vErrors.length;
+}
+validate234.errors = vErrors;
+return errors === 0;
+}
+validate234.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
+
+export const schemaExternalPlatformError = validate237;
+const schema241 = {"$ref":"components#/$defs/ExternalPlatformError"};
+
+function validate238(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate238.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25231,41 +25741,41 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate235.errors = vErrors;
+validate238.errors = vErrors;
 return errors === 0;
 }
-validate235.evaluated = {"props":{"error":true},"dynamicProps":false,"dynamicItems":false};
+validate238.evaluated = {"props":{"error":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate234(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate237(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate234.evaluated;
+const evaluated0 = validate237.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate235(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate235.errors : vErrors.concat(validate235.errors);
+if(!(validate238(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate238.errors : vErrors.concat(validate238.errors);
 errors = vErrors.length;
 }
-validate234.errors = vErrors;
+validate237.errors = vErrors;
 return errors === 0;
 }
-validate234.evaluated = {"props":{"error":true},"dynamicProps":false,"dynamicItems":false};
+validate237.evaluated = {"props":{"error":true},"dynamicProps":false,"dynamicItems":false};
 
-export const referralCreatedEventBody = validate237;
-const schema243 = {"$ref":"components#/$defs/ReferralCreatedEvent"};
-const schema244 = {"allOf":[{"$ref":"components#/$defs/WebhookEnvelope"},{"type":"object","properties":{"type":{"type":"string","enum":["referral.created"]},"data":{"$ref":"components#/$defs/ReferralSummary"}}}],"description":"referral.created: a referral was filed (route 11), accepted or declined."};
-const schema245 = {"type":"object","required":["id","type","envelope_version","contract_version","agency_id","created_at","data"],"properties":{"id":{"type":"string","pattern":"^evt_","description":"Event id: the same in every delivery of this event, to every subscription. Record it (with x-svc-delivery-id) before acknowledging, and process each event id once."},"type":{"type":"string","description":"Event type: a key of the contract's `webhooks`."},"envelope_version":{"type":"string","enum":["2026-06-27"],"description":"Version of this envelope (x-svc-webhook-envelope-version)."},"contract_version":{"type":"string","description":"Contract version whose schemas `data` follows: webhook payloads are in the current contract version (x-svc-contract-versions, status current), whatever version an integration's tokens negotiate."},"agency_id":{"type":"string","description":"Agency whose change this is."},"created_at":{"type":"string","format":"date-time","description":"When the change committed (the event was written in the same transaction). Deliveries are not in order: sort by this, or read the resource, when order matters."},"data":{"type":"object","description":"The facts of the change: each event type's schema."}},"description":"Envelope of every webhook delivery (spec 6.3). The body is signed as sent: verify the raw bytes before parsing (verifyDelivery)."};
-const pattern40 = new RegExp("^evt_", "u");
+export const referralCreatedEventBody = validate240;
+const schema244 = {"$ref":"components#/$defs/ReferralCreatedEvent"};
+const schema245 = {"allOf":[{"$ref":"components#/$defs/WebhookEnvelope"},{"type":"object","properties":{"type":{"type":"string","enum":["referral.created"]},"data":{"$ref":"components#/$defs/ReferralSummary"}}}],"description":"referral.created: a referral was filed (route 11), accepted or declined."};
+const schema246 = {"type":"object","required":["id","type","envelope_version","contract_version","agency_id","created_at","data"],"properties":{"id":{"type":"string","pattern":"^evt_","description":"Event id: the same in every delivery of this event, to every subscription. Record it (with x-svc-delivery-id) before acknowledging, and process each event id once."},"type":{"type":"string","description":"Event type: a key of the contract's `webhooks`."},"envelope_version":{"type":"string","enum":["2026-06-27"],"description":"Version of this envelope (x-svc-webhook-envelope-version)."},"contract_version":{"type":"string","description":"Contract version whose schemas `data` follows: webhook payloads are in the current contract version (x-svc-contract-versions, status current), whatever version an integration's tokens negotiate."},"agency_id":{"type":"string","description":"Agency whose change this is."},"created_at":{"type":"string","format":"date-time","description":"When the change committed (the event was written in the same transaction). Deliveries are not in order: sort by this, or read the resource, when order matters."},"data":{"type":"object","description":"The facts of the change: each event type's schema."}},"description":"Envelope of every webhook delivery (spec 6.3). The body is signed as sent: verify the raw bytes before parsing (verifyDelivery)."};
+const pattern41 = new RegExp("^evt_", "u");
 
-function validate238(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate241(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate238.evaluated;
+const evaluated0 = validate241.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25346,7 +25856,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern40.test(data0)){
+if(!pattern41.test(data0)){
 const err7 = {instancePath:instancePath+"/id",schemaPath:"components#/$defs/WebhookEnvelope/properties/id/pattern",keyword:"pattern",params:{pattern: "^evt_"},message:"must match pattern \""+"^evt_"+"\""};
 if(vErrors === null){
 vErrors = [err7];
@@ -25393,7 +25903,7 @@ vErrors.push(err10);
 errors++;
 }
 if(!(data2 === "2026-06-27")){
-const err11 = {instancePath:instancePath+"/envelope_version",schemaPath:"components#/$defs/WebhookEnvelope/properties/envelope_version/enum",keyword:"enum",params:{allowedValues: schema245.properties.envelope_version.enum},message:"must be equal to one of the allowed values"};
+const err11 = {instancePath:instancePath+"/envelope_version",schemaPath:"components#/$defs/WebhookEnvelope/properties/envelope_version/enum",keyword:"enum",params:{allowedValues: schema246.properties.envelope_version.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -25490,7 +26000,7 @@ vErrors.push(err18);
 errors++;
 }
 if(!(data7 === "referral.created")){
-const err19 = {instancePath:instancePath+"/type",schemaPath:"#/allOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema244.allOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
+const err19 = {instancePath:instancePath+"/type",schemaPath:"#/allOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema245.allOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -25658,7 +26168,7 @@ errors++;
 if(data8.patient_id !== undefined){
 let data10 = data8.patient_id;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err35 = {instancePath:instancePath+"/data/patient_id",schemaPath:"components#/$defs/ReferralSummary/properties/patient_id/type",keyword:"type",params:{type: schema132.properties.patient_id.type},message:"must be string,null"};
+const err35 = {instancePath:instancePath+"/data/patient_id",schemaPath:"components#/$defs/ReferralSummary/properties/patient_id/type",keyword:"type",params:{type: schema133.properties.patient_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -25695,7 +26205,7 @@ errors++;
 if(data8.referral_type !== undefined){
 let data13 = data8.referral_type;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err38 = {instancePath:instancePath+"/data/referral_type",schemaPath:"components#/$defs/ReferralSummary/properties/referral_type/type",keyword:"type",params:{type: schema132.properties.referral_type.type},message:"must be string,null"};
+const err38 = {instancePath:instancePath+"/data/referral_type",schemaPath:"components#/$defs/ReferralSummary/properties/referral_type/type",keyword:"type",params:{type: schema133.properties.referral_type.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -25718,7 +26228,7 @@ vErrors.push(err39);
 errors++;
 }
 if(!(((data14 === "soc") || (data14 === "roc")) || (data14 === "other"))){
-const err40 = {instancePath:instancePath+"/data/referral_type_category",schemaPath:"components#/$defs/ReferralSummary/properties/referral_type_category/enum",keyword:"enum",params:{allowedValues: schema132.properties.referral_type_category.enum},message:"must be equal to one of the allowed values"};
+const err40 = {instancePath:instancePath+"/data/referral_type_category",schemaPath:"components#/$defs/ReferralSummary/properties/referral_type_category/enum",keyword:"enum",params:{allowedValues: schema133.properties.referral_type_category.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -25756,7 +26266,7 @@ errors++;
 if(data8.referral_source !== undefined){
 let data16 = data8.referral_source;
 if((typeof data16 !== "string") && (data16 !== null)){
-const err43 = {instancePath:instancePath+"/data/referral_source",schemaPath:"components#/$defs/ReferralSummary/properties/referral_source/type",keyword:"type",params:{type: schema132.properties.referral_source.type},message:"must be string,null"};
+const err43 = {instancePath:instancePath+"/data/referral_source",schemaPath:"components#/$defs/ReferralSummary/properties/referral_source/type",keyword:"type",params:{type: schema133.properties.referral_source.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -25769,7 +26279,7 @@ errors++;
 if(data8.referral_source_id !== undefined){
 let data17 = data8.referral_source_id;
 if((typeof data17 !== "string") && (data17 !== null)){
-const err44 = {instancePath:instancePath+"/data/referral_source_id",schemaPath:"components#/$defs/ReferralSummary/properties/referral_source_id/type",keyword:"type",params:{type: schema132.properties.referral_source_id.type},message:"must be string,null"};
+const err44 = {instancePath:instancePath+"/data/referral_source_id",schemaPath:"components#/$defs/ReferralSummary/properties/referral_source_id/type",keyword:"type",params:{type: schema133.properties.referral_source_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -25792,7 +26302,7 @@ vErrors.push(err45);
 errors++;
 }
 if(!((data18 === "accepted") || (data18 === "declined"))){
-const err46 = {instancePath:instancePath+"/data/disposition",schemaPath:"components#/$defs/ReferralSummary/properties/disposition/enum",keyword:"enum",params:{allowedValues: schema132.properties.disposition.enum},message:"must be equal to one of the allowed values"};
+const err46 = {instancePath:instancePath+"/data/disposition",schemaPath:"components#/$defs/ReferralSummary/properties/disposition/enum",keyword:"enum",params:{allowedValues: schema133.properties.disposition.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -25805,7 +26315,7 @@ errors++;
 if(data8.decline_reason !== undefined){
 let data19 = data8.decline_reason;
 if((typeof data19 !== "string") && (data19 !== null)){
-const err47 = {instancePath:instancePath+"/data/decline_reason",schemaPath:"components#/$defs/ReferralSummary/properties/decline_reason/type",keyword:"type",params:{type: schema132.properties.decline_reason.type},message:"must be string,null"};
+const err47 = {instancePath:instancePath+"/data/decline_reason",schemaPath:"components#/$defs/ReferralSummary/properties/decline_reason/type",keyword:"type",params:{type: schema133.properties.decline_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -25818,7 +26328,7 @@ errors++;
 if(data8.office_id !== undefined){
 let data20 = data8.office_id;
 if((typeof data20 !== "string") && (data20 !== null)){
-const err48 = {instancePath:instancePath+"/data/office_id",schemaPath:"components#/$defs/ReferralSummary/properties/office_id/type",keyword:"type",params:{type: schema132.properties.office_id.type},message:"must be string,null"};
+const err48 = {instancePath:instancePath+"/data/office_id",schemaPath:"components#/$defs/ReferralSummary/properties/office_id/type",keyword:"type",params:{type: schema133.properties.office_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -25831,7 +26341,7 @@ errors++;
 if(data8.patient_display_name !== undefined){
 let data21 = data8.patient_display_name;
 if((typeof data21 !== "string") && (data21 !== null)){
-const err49 = {instancePath:instancePath+"/data/patient_display_name",schemaPath:"components#/$defs/ReferralSummary/properties/patient_display_name/type",keyword:"type",params:{type: schema132.properties.patient_display_name.type},message:"must be string,null"};
+const err49 = {instancePath:instancePath+"/data/patient_display_name",schemaPath:"components#/$defs/ReferralSummary/properties/patient_display_name/type",keyword:"type",params:{type: schema133.properties.patient_display_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -25889,39 +26399,39 @@ vErrors.push(err53);
 }
 errors++;
 }
-validate238.errors = vErrors;
+validate241.errors = vErrors;
 return errors === 0;
 }
-validate238.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
+validate241.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate237(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate240(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate237.evaluated;
+const evaluated0 = validate240.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate238(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate238.errors : vErrors.concat(validate238.errors);
+if(!(validate241(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate241.errors : vErrors.concat(validate241.errors);
 errors = vErrors.length;
 }
-validate237.errors = vErrors;
+validate240.errors = vErrors;
 return errors === 0;
 }
-validate237.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
+validate240.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
 
-export const referralDeclinedEventBody = validate240;
-const schema247 = {"$ref":"components#/$defs/ReferralDeclinedEvent"};
-const schema248 = {"allOf":[{"$ref":"components#/$defs/WebhookEnvelope"},{"type":"object","properties":{"type":{"type":"string","enum":["referral.declined"]},"data":{"$ref":"components#/$defs/ReferralSummary"}}}],"description":"referral.declined: the intake pipeline declined a filed referral."};
+export const referralDeclinedEventBody = validate243;
+const schema248 = {"$ref":"components#/$defs/ReferralDeclinedEvent"};
+const schema249 = {"allOf":[{"$ref":"components#/$defs/WebhookEnvelope"},{"type":"object","properties":{"type":{"type":"string","enum":["referral.declined"]},"data":{"$ref":"components#/$defs/ReferralSummary"}}}],"description":"referral.declined: the intake pipeline declined a filed referral."};
 
-function validate241(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate244(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate241.evaluated;
+const evaluated0 = validate244.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -26002,7 +26512,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern40.test(data0)){
+if(!pattern41.test(data0)){
 const err7 = {instancePath:instancePath+"/id",schemaPath:"components#/$defs/WebhookEnvelope/properties/id/pattern",keyword:"pattern",params:{pattern: "^evt_"},message:"must match pattern \""+"^evt_"+"\""};
 if(vErrors === null){
 vErrors = [err7];
@@ -26049,7 +26559,7 @@ vErrors.push(err10);
 errors++;
 }
 if(!(data2 === "2026-06-27")){
-const err11 = {instancePath:instancePath+"/envelope_version",schemaPath:"components#/$defs/WebhookEnvelope/properties/envelope_version/enum",keyword:"enum",params:{allowedValues: schema245.properties.envelope_version.enum},message:"must be equal to one of the allowed values"};
+const err11 = {instancePath:instancePath+"/envelope_version",schemaPath:"components#/$defs/WebhookEnvelope/properties/envelope_version/enum",keyword:"enum",params:{allowedValues: schema246.properties.envelope_version.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -26146,7 +26656,7 @@ vErrors.push(err18);
 errors++;
 }
 if(!(data7 === "referral.declined")){
-const err19 = {instancePath:instancePath+"/type",schemaPath:"#/allOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema248.allOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
+const err19 = {instancePath:instancePath+"/type",schemaPath:"#/allOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema249.allOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -26314,7 +26824,7 @@ errors++;
 if(data8.patient_id !== undefined){
 let data10 = data8.patient_id;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err35 = {instancePath:instancePath+"/data/patient_id",schemaPath:"components#/$defs/ReferralSummary/properties/patient_id/type",keyword:"type",params:{type: schema132.properties.patient_id.type},message:"must be string,null"};
+const err35 = {instancePath:instancePath+"/data/patient_id",schemaPath:"components#/$defs/ReferralSummary/properties/patient_id/type",keyword:"type",params:{type: schema133.properties.patient_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -26351,7 +26861,7 @@ errors++;
 if(data8.referral_type !== undefined){
 let data13 = data8.referral_type;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err38 = {instancePath:instancePath+"/data/referral_type",schemaPath:"components#/$defs/ReferralSummary/properties/referral_type/type",keyword:"type",params:{type: schema132.properties.referral_type.type},message:"must be string,null"};
+const err38 = {instancePath:instancePath+"/data/referral_type",schemaPath:"components#/$defs/ReferralSummary/properties/referral_type/type",keyword:"type",params:{type: schema133.properties.referral_type.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -26374,7 +26884,7 @@ vErrors.push(err39);
 errors++;
 }
 if(!(((data14 === "soc") || (data14 === "roc")) || (data14 === "other"))){
-const err40 = {instancePath:instancePath+"/data/referral_type_category",schemaPath:"components#/$defs/ReferralSummary/properties/referral_type_category/enum",keyword:"enum",params:{allowedValues: schema132.properties.referral_type_category.enum},message:"must be equal to one of the allowed values"};
+const err40 = {instancePath:instancePath+"/data/referral_type_category",schemaPath:"components#/$defs/ReferralSummary/properties/referral_type_category/enum",keyword:"enum",params:{allowedValues: schema133.properties.referral_type_category.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -26412,7 +26922,7 @@ errors++;
 if(data8.referral_source !== undefined){
 let data16 = data8.referral_source;
 if((typeof data16 !== "string") && (data16 !== null)){
-const err43 = {instancePath:instancePath+"/data/referral_source",schemaPath:"components#/$defs/ReferralSummary/properties/referral_source/type",keyword:"type",params:{type: schema132.properties.referral_source.type},message:"must be string,null"};
+const err43 = {instancePath:instancePath+"/data/referral_source",schemaPath:"components#/$defs/ReferralSummary/properties/referral_source/type",keyword:"type",params:{type: schema133.properties.referral_source.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -26425,7 +26935,7 @@ errors++;
 if(data8.referral_source_id !== undefined){
 let data17 = data8.referral_source_id;
 if((typeof data17 !== "string") && (data17 !== null)){
-const err44 = {instancePath:instancePath+"/data/referral_source_id",schemaPath:"components#/$defs/ReferralSummary/properties/referral_source_id/type",keyword:"type",params:{type: schema132.properties.referral_source_id.type},message:"must be string,null"};
+const err44 = {instancePath:instancePath+"/data/referral_source_id",schemaPath:"components#/$defs/ReferralSummary/properties/referral_source_id/type",keyword:"type",params:{type: schema133.properties.referral_source_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -26448,7 +26958,7 @@ vErrors.push(err45);
 errors++;
 }
 if(!((data18 === "accepted") || (data18 === "declined"))){
-const err46 = {instancePath:instancePath+"/data/disposition",schemaPath:"components#/$defs/ReferralSummary/properties/disposition/enum",keyword:"enum",params:{allowedValues: schema132.properties.disposition.enum},message:"must be equal to one of the allowed values"};
+const err46 = {instancePath:instancePath+"/data/disposition",schemaPath:"components#/$defs/ReferralSummary/properties/disposition/enum",keyword:"enum",params:{allowedValues: schema133.properties.disposition.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -26461,7 +26971,7 @@ errors++;
 if(data8.decline_reason !== undefined){
 let data19 = data8.decline_reason;
 if((typeof data19 !== "string") && (data19 !== null)){
-const err47 = {instancePath:instancePath+"/data/decline_reason",schemaPath:"components#/$defs/ReferralSummary/properties/decline_reason/type",keyword:"type",params:{type: schema132.properties.decline_reason.type},message:"must be string,null"};
+const err47 = {instancePath:instancePath+"/data/decline_reason",schemaPath:"components#/$defs/ReferralSummary/properties/decline_reason/type",keyword:"type",params:{type: schema133.properties.decline_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -26474,7 +26984,7 @@ errors++;
 if(data8.office_id !== undefined){
 let data20 = data8.office_id;
 if((typeof data20 !== "string") && (data20 !== null)){
-const err48 = {instancePath:instancePath+"/data/office_id",schemaPath:"components#/$defs/ReferralSummary/properties/office_id/type",keyword:"type",params:{type: schema132.properties.office_id.type},message:"must be string,null"};
+const err48 = {instancePath:instancePath+"/data/office_id",schemaPath:"components#/$defs/ReferralSummary/properties/office_id/type",keyword:"type",params:{type: schema133.properties.office_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -26487,7 +26997,7 @@ errors++;
 if(data8.patient_display_name !== undefined){
 let data21 = data8.patient_display_name;
 if((typeof data21 !== "string") && (data21 !== null)){
-const err49 = {instancePath:instancePath+"/data/patient_display_name",schemaPath:"components#/$defs/ReferralSummary/properties/patient_display_name/type",keyword:"type",params:{type: schema132.properties.patient_display_name.type},message:"must be string,null"};
+const err49 = {instancePath:instancePath+"/data/patient_display_name",schemaPath:"components#/$defs/ReferralSummary/properties/patient_display_name/type",keyword:"type",params:{type: schema133.properties.patient_display_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -26545,40 +27055,40 @@ vErrors.push(err53);
 }
 errors++;
 }
-validate241.errors = vErrors;
+validate244.errors = vErrors;
 return errors === 0;
 }
-validate241.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
+validate244.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate240(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate243(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate240.evaluated;
+const evaluated0 = validate243.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate241(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate241.errors : vErrors.concat(validate241.errors);
+if(!(validate244(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate244.errors : vErrors.concat(validate244.errors);
 errors = vErrors.length;
 }
-validate240.errors = vErrors;
+validate243.errors = vErrors;
 return errors === 0;
 }
-validate240.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
+validate243.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
 
-export const intakeStatusChangedEventBody = validate243;
-const schema251 = {"$ref":"components#/$defs/IntakeStatusChangedEvent"};
-const schema252 = {"allOf":[{"$ref":"components#/$defs/WebhookEnvelope"},{"type":"object","properties":{"type":{"type":"string","enum":["intake.status_changed"]},"data":{"$ref":"components#/$defs/IntakeStatusChange"}}}],"description":"intake.status_changed: an intake was opened or its status changed."};
-const schema254 = {"type":"object","required":["intake","previous_status"],"properties":{"intake":{"$ref":"components#/$defs/IntakeSummary"},"previous_status":{"type":["string","null"],"enum":["pending_review","in_review","awaiting_information","accepted","declined","admitted","non_admit","cancelled",null],"description":"Status before the change; null when the change opened the intake (a referral filed through route 11 opens its intake as pending_review, or declined for a declined lead)."}},"description":"An intake's status after a change, and before it."};
+export const intakeStatusChangedEventBody = validate246;
+const schema252 = {"$ref":"components#/$defs/IntakeStatusChangedEvent"};
+const schema253 = {"allOf":[{"$ref":"components#/$defs/WebhookEnvelope"},{"type":"object","properties":{"type":{"type":"string","enum":["intake.status_changed"]},"data":{"$ref":"components#/$defs/IntakeStatusChange"}}}],"description":"intake.status_changed: an intake was opened or its status changed."};
+const schema255 = {"type":"object","required":["intake","previous_status"],"properties":{"intake":{"$ref":"components#/$defs/IntakeSummary"},"previous_status":{"type":["string","null"],"enum":["pending_review","in_review","awaiting_information","accepted","declined","admitted","non_admit","cancelled",null],"description":"Status before the change; null when the change opened the intake (a referral filed through route 11 opens its intake as pending_review, or declined for a declined lead)."}},"description":"An intake's status after a change, and before it."};
 
-function validate245(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate248(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate245.evaluated;
+const evaluated0 = validate248.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -26746,7 +27256,7 @@ errors++;
 if(data0.patient_id !== undefined){
 let data3 = data0.patient_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err15 = {instancePath:instancePath+"/intake/patient_id",schemaPath:"components#/$defs/IntakeSummary/properties/patient_id/type",keyword:"type",params:{type: schema152.properties.patient_id.type},message:"must be string,null"};
+const err15 = {instancePath:instancePath+"/intake/patient_id",schemaPath:"components#/$defs/IntakeSummary/properties/patient_id/type",keyword:"type",params:{type: schema153.properties.patient_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -26769,7 +27279,7 @@ vErrors.push(err16);
 errors++;
 }
 if(!((((((((data4 === "pending_review") || (data4 === "in_review")) || (data4 === "awaiting_information")) || (data4 === "accepted")) || (data4 === "declined")) || (data4 === "admitted")) || (data4 === "non_admit")) || (data4 === "cancelled"))){
-const err17 = {instancePath:instancePath+"/intake/status",schemaPath:"components#/$defs/IntakeSummary/properties/status/enum",keyword:"enum",params:{allowedValues: schema152.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err17 = {instancePath:instancePath+"/intake/status",schemaPath:"components#/$defs/IntakeSummary/properties/status/enum",keyword:"enum",params:{allowedValues: schema153.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -26804,7 +27314,7 @@ vErrors.push(err19);
 errors++;
 }
 if(!((data6 === "accepted") || (data6 === "declined"))){
-const err20 = {instancePath:instancePath+"/intake/disposition",schemaPath:"components#/$defs/IntakeSummary/properties/disposition/enum",keyword:"enum",params:{allowedValues: schema152.properties.disposition.enum},message:"must be equal to one of the allowed values"};
+const err20 = {instancePath:instancePath+"/intake/disposition",schemaPath:"components#/$defs/IntakeSummary/properties/disposition/enum",keyword:"enum",params:{allowedValues: schema153.properties.disposition.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -26817,7 +27327,7 @@ errors++;
 if(data0.office_id !== undefined){
 let data7 = data0.office_id;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err21 = {instancePath:instancePath+"/intake/office_id",schemaPath:"components#/$defs/IntakeSummary/properties/office_id/type",keyword:"type",params:{type: schema152.properties.office_id.type},message:"must be string,null"};
+const err21 = {instancePath:instancePath+"/intake/office_id",schemaPath:"components#/$defs/IntakeSummary/properties/office_id/type",keyword:"type",params:{type: schema153.properties.office_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -26830,7 +27340,7 @@ errors++;
 if(data0.reviewer_id !== undefined){
 let data8 = data0.reviewer_id;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err22 = {instancePath:instancePath+"/intake/reviewer_id",schemaPath:"components#/$defs/IntakeSummary/properties/reviewer_id/type",keyword:"type",params:{type: schema152.properties.reviewer_id.type},message:"must be string,null"};
+const err22 = {instancePath:instancePath+"/intake/reviewer_id",schemaPath:"components#/$defs/IntakeSummary/properties/reviewer_id/type",keyword:"type",params:{type: schema153.properties.reviewer_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -26933,7 +27443,7 @@ errors++;
 if(data.previous_status !== undefined){
 let data13 = data.previous_status;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err30 = {instancePath:instancePath+"/previous_status",schemaPath:"#/properties/previous_status/type",keyword:"type",params:{type: schema254.properties.previous_status.type},message:"must be string,null"};
+const err30 = {instancePath:instancePath+"/previous_status",schemaPath:"#/properties/previous_status/type",keyword:"type",params:{type: schema255.properties.previous_status.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -26943,7 +27453,7 @@ vErrors.push(err30);
 errors++;
 }
 if(!(((((((((data13 === "pending_review") || (data13 === "in_review")) || (data13 === "awaiting_information")) || (data13 === "accepted")) || (data13 === "declined")) || (data13 === "admitted")) || (data13 === "non_admit")) || (data13 === "cancelled")) || (data13 === null))){
-const err31 = {instancePath:instancePath+"/previous_status",schemaPath:"#/properties/previous_status/enum",keyword:"enum",params:{allowedValues: schema254.properties.previous_status.enum},message:"must be equal to one of the allowed values"};
+const err31 = {instancePath:instancePath+"/previous_status",schemaPath:"#/properties/previous_status/enum",keyword:"enum",params:{allowedValues: schema255.properties.previous_status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -26964,16 +27474,16 @@ vErrors.push(err32);
 }
 errors++;
 }
-validate245.errors = vErrors;
+validate248.errors = vErrors;
 return errors === 0;
 }
-validate245.evaluated = {"props":{"intake":true,"previous_status":true},"dynamicProps":false,"dynamicItems":false};
+validate248.evaluated = {"props":{"intake":true,"previous_status":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate244(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate247(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate244.evaluated;
+const evaluated0 = validate247.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -27054,7 +27564,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern40.test(data0)){
+if(!pattern41.test(data0)){
 const err7 = {instancePath:instancePath+"/id",schemaPath:"components#/$defs/WebhookEnvelope/properties/id/pattern",keyword:"pattern",params:{pattern: "^evt_"},message:"must match pattern \""+"^evt_"+"\""};
 if(vErrors === null){
 vErrors = [err7];
@@ -27101,7 +27611,7 @@ vErrors.push(err10);
 errors++;
 }
 if(!(data2 === "2026-06-27")){
-const err11 = {instancePath:instancePath+"/envelope_version",schemaPath:"components#/$defs/WebhookEnvelope/properties/envelope_version/enum",keyword:"enum",params:{allowedValues: schema245.properties.envelope_version.enum},message:"must be equal to one of the allowed values"};
+const err11 = {instancePath:instancePath+"/envelope_version",schemaPath:"components#/$defs/WebhookEnvelope/properties/envelope_version/enum",keyword:"enum",params:{allowedValues: schema246.properties.envelope_version.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -27198,7 +27708,7 @@ vErrors.push(err18);
 errors++;
 }
 if(!(data7 === "intake.status_changed")){
-const err19 = {instancePath:instancePath+"/type",schemaPath:"#/allOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema252.allOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
+const err19 = {instancePath:instancePath+"/type",schemaPath:"#/allOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema253.allOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -27209,8 +27719,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate245(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate245.errors : vErrors.concat(validate245.errors);
+if(!(validate248(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate248.errors : vErrors.concat(validate248.errors);
 errors = vErrors.length;
 }
 }
@@ -27225,39 +27735,39 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate244.errors = vErrors;
+validate247.errors = vErrors;
 return errors === 0;
 }
-validate244.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
+validate247.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate243(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate246(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate243.evaluated;
+const evaluated0 = validate246.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate244(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate244.errors : vErrors.concat(validate244.errors);
+if(!(validate247(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate247.errors : vErrors.concat(validate247.errors);
 errors = vErrors.length;
 }
-validate243.errors = vErrors;
+validate246.errors = vErrors;
 return errors === 0;
 }
-validate243.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
+validate246.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
 
-export const taskCreatedEventBody = validate248;
-const schema256 = {"$ref":"components#/$defs/TaskCreatedEvent"};
-const schema257 = {"allOf":[{"$ref":"components#/$defs/WebhookEnvelope"},{"type":"object","properties":{"type":{"type":"string","enum":["task.created"]},"data":{"$ref":"components#/$defs/Task"}}}],"description":"task.created: a task was created (route 17)."};
+export const taskCreatedEventBody = validate251;
+const schema257 = {"$ref":"components#/$defs/TaskCreatedEvent"};
+const schema258 = {"allOf":[{"$ref":"components#/$defs/WebhookEnvelope"},{"type":"object","properties":{"type":{"type":"string","enum":["task.created"]},"data":{"$ref":"components#/$defs/Task"}}}],"description":"task.created: a task was created (route 17)."};
 
-function validate249(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate252(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate249.evaluated;
+const evaluated0 = validate252.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -27338,7 +27848,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern40.test(data0)){
+if(!pattern41.test(data0)){
 const err7 = {instancePath:instancePath+"/id",schemaPath:"components#/$defs/WebhookEnvelope/properties/id/pattern",keyword:"pattern",params:{pattern: "^evt_"},message:"must match pattern \""+"^evt_"+"\""};
 if(vErrors === null){
 vErrors = [err7];
@@ -27385,7 +27895,7 @@ vErrors.push(err10);
 errors++;
 }
 if(!(data2 === "2026-06-27")){
-const err11 = {instancePath:instancePath+"/envelope_version",schemaPath:"components#/$defs/WebhookEnvelope/properties/envelope_version/enum",keyword:"enum",params:{allowedValues: schema245.properties.envelope_version.enum},message:"must be equal to one of the allowed values"};
+const err11 = {instancePath:instancePath+"/envelope_version",schemaPath:"components#/$defs/WebhookEnvelope/properties/envelope_version/enum",keyword:"enum",params:{allowedValues: schema246.properties.envelope_version.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -27482,7 +27992,7 @@ vErrors.push(err18);
 errors++;
 }
 if(!(data7 === "task.created")){
-const err19 = {instancePath:instancePath+"/type",schemaPath:"#/allOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema257.allOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
+const err19 = {instancePath:instancePath+"/type",schemaPath:"#/allOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema258.allOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -27493,8 +28003,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate160(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate160.errors : vErrors.concat(validate160.errors);
+if(!(validate163(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate163.errors : vErrors.concat(validate163.errors);
 errors = vErrors.length;
 }
 }
@@ -27509,40 +28019,40 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate249.errors = vErrors;
+validate252.errors = vErrors;
 return errors === 0;
 }
-validate249.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
+validate252.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate248(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate251(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate248.evaluated;
+const evaluated0 = validate251.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate249(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate249.errors : vErrors.concat(validate249.errors);
+if(!(validate252(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate252.errors : vErrors.concat(validate252.errors);
 errors = vErrors.length;
 }
-validate248.errors = vErrors;
+validate251.errors = vErrors;
 return errors === 0;
 }
-validate248.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
+validate251.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
 
-export const taskUpdatedEventBody = validate252;
-const schema259 = {"$ref":"components#/$defs/TaskUpdatedEvent"};
-const schema260 = {"allOf":[{"$ref":"components#/$defs/WebhookEnvelope"},{"type":"object","properties":{"type":{"type":"string","enum":["task.updated"]},"data":{"$ref":"components#/$defs/TaskUpdate"}}}],"description":"task.updated: a task was updated (route 19)."};
-const schema262 = {"type":"object","required":["task","changed_fields","previous_status"],"properties":{"task":{"$ref":"components#/$defs/Task"},"changed_fields":{"type":"array","items":{"type":"string","enum":["title","description","status","priority","due_date","assignee_id","completed_at"]},"description":"Fields whose value the update changed (an update that changes nothing still raises the version and is reported with an empty list)."},"previous_status":{"type":"string","enum":["open","in_progress","done","cancelled"],"description":"Status before the update (equal to task.status when the status did not change)."}},"description":"A task after an update (route 19), with what changed."};
+export const taskUpdatedEventBody = validate255;
+const schema260 = {"$ref":"components#/$defs/TaskUpdatedEvent"};
+const schema261 = {"allOf":[{"$ref":"components#/$defs/WebhookEnvelope"},{"type":"object","properties":{"type":{"type":"string","enum":["task.updated"]},"data":{"$ref":"components#/$defs/TaskUpdate"}}}],"description":"task.updated: a task was updated (route 19)."};
+const schema263 = {"type":"object","required":["task","changed_fields","previous_status"],"properties":{"task":{"$ref":"components#/$defs/Task"},"changed_fields":{"type":"array","items":{"type":"string","enum":["title","description","status","priority","due_date","assignee_id","completed_at"]},"description":"Fields whose value the update changed (an update that changes nothing still raises the version and is reported with an empty list)."},"previous_status":{"type":"string","enum":["open","in_progress","done","cancelled"],"description":"Status before the update (equal to task.status when the status did not change)."}},"description":"A task after an update (route 19), with what changed."};
 
-function validate254(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate257(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate254.evaluated;
+const evaluated0 = validate257.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -27581,8 +28091,8 @@ vErrors.push(err2);
 errors++;
 }
 if(data.task !== undefined){
-if(!(validate160(data.task, {instancePath:instancePath+"/task",parentData:data,parentDataProperty:"task",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate160.errors : vErrors.concat(validate160.errors);
+if(!(validate163(data.task, {instancePath:instancePath+"/task",parentData:data,parentDataProperty:"task",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate163.errors : vErrors.concat(validate163.errors);
 errors = vErrors.length;
 }
 }
@@ -27603,7 +28113,7 @@ vErrors.push(err3);
 errors++;
 }
 if(!(((((((data2 === "title") || (data2 === "description")) || (data2 === "status")) || (data2 === "priority")) || (data2 === "due_date")) || (data2 === "assignee_id")) || (data2 === "completed_at"))){
-const err4 = {instancePath:instancePath+"/changed_fields/" + i0,schemaPath:"#/properties/changed_fields/items/enum",keyword:"enum",params:{allowedValues: schema262.properties.changed_fields.items.enum},message:"must be equal to one of the allowed values"};
+const err4 = {instancePath:instancePath+"/changed_fields/" + i0,schemaPath:"#/properties/changed_fields/items/enum",keyword:"enum",params:{allowedValues: schema263.properties.changed_fields.items.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -27638,7 +28148,7 @@ vErrors.push(err6);
 errors++;
 }
 if(!((((data3 === "open") || (data3 === "in_progress")) || (data3 === "done")) || (data3 === "cancelled"))){
-const err7 = {instancePath:instancePath+"/previous_status",schemaPath:"#/properties/previous_status/enum",keyword:"enum",params:{allowedValues: schema262.properties.previous_status.enum},message:"must be equal to one of the allowed values"};
+const err7 = {instancePath:instancePath+"/previous_status",schemaPath:"#/properties/previous_status/enum",keyword:"enum",params:{allowedValues: schema263.properties.previous_status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -27659,16 +28169,16 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate254.errors = vErrors;
+validate257.errors = vErrors;
 return errors === 0;
 }
-validate254.evaluated = {"props":{"task":true,"changed_fields":true,"previous_status":true},"dynamicProps":false,"dynamicItems":false};
+validate257.evaluated = {"props":{"task":true,"changed_fields":true,"previous_status":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate253(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate256(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate253.evaluated;
+const evaluated0 = validate256.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -27749,7 +28259,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern40.test(data0)){
+if(!pattern41.test(data0)){
 const err7 = {instancePath:instancePath+"/id",schemaPath:"components#/$defs/WebhookEnvelope/properties/id/pattern",keyword:"pattern",params:{pattern: "^evt_"},message:"must match pattern \""+"^evt_"+"\""};
 if(vErrors === null){
 vErrors = [err7];
@@ -27796,7 +28306,7 @@ vErrors.push(err10);
 errors++;
 }
 if(!(data2 === "2026-06-27")){
-const err11 = {instancePath:instancePath+"/envelope_version",schemaPath:"components#/$defs/WebhookEnvelope/properties/envelope_version/enum",keyword:"enum",params:{allowedValues: schema245.properties.envelope_version.enum},message:"must be equal to one of the allowed values"};
+const err11 = {instancePath:instancePath+"/envelope_version",schemaPath:"components#/$defs/WebhookEnvelope/properties/envelope_version/enum",keyword:"enum",params:{allowedValues: schema246.properties.envelope_version.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -27893,7 +28403,7 @@ vErrors.push(err18);
 errors++;
 }
 if(!(data7 === "task.updated")){
-const err19 = {instancePath:instancePath+"/type",schemaPath:"#/allOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema260.allOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
+const err19 = {instancePath:instancePath+"/type",schemaPath:"#/allOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema261.allOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -27904,8 +28414,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate254(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate254.errors : vErrors.concat(validate254.errors);
+if(!(validate257(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate257.errors : vErrors.concat(validate257.errors);
 errors = vErrors.length;
 }
 }
@@ -27920,28 +28430,28 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate253.errors = vErrors;
+validate256.errors = vErrors;
 return errors === 0;
 }
-validate253.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
+validate256.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate252(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate255(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate252.evaluated;
+const evaluated0 = validate255.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate253(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate253.errors : vErrors.concat(validate253.errors);
+if(!(validate256(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate256.errors : vErrors.concat(validate256.errors);
 errors = vErrors.length;
 }
-validate252.errors = vErrors;
+validate255.errors = vErrors;
 return errors === 0;
 }
-validate252.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
+validate255.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
 

@@ -243,7 +243,8 @@ return errors === 0;
 validate22.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const runQueryHeaders = validate23;
-const schema34 = {"type":"object","properties":{"svc-contract-version":{"type":"string","enum":["1","2"],"default":"2"}},"required":[],"additionalProperties":true};
+const schema34 = {"type":"object","properties":{"svc-contract-version":{"type":"string","enum":["1","2"],"default":"2"},"idempotency-key":{"type":"string","pattern":"^[A-Za-z0-9._:-]{8,128}$"}},"required":[],"additionalProperties":true};
+const pattern5 = new RegExp("^[A-Za-z0-9._:-]{8,128}$", "u");
 
 function validate23(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -298,14 +299,57 @@ vErrors.push(err1);
 }
 errors++;
 }
+if(data["idempotency-key"] !== undefined){
+let data1 = data["idempotency-key"];
+if(typeof data1 !== "string"){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(!(coerced1 !== undefined)){
+if(dataType1 == "number" || dataType1 == "boolean"){
+coerced1 = "" + data1;
+}
+else if(data1 === null){
+coerced1 = "";
 }
 else {
-const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err2 = {instancePath:instancePath+"/idempotency-key",schemaPath:"#/properties/idempotency-key/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err2];
 }
 else {
 vErrors.push(err2);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["idempotency-key"] = coerced1;
+}
+}
+}
+if(typeof data1 === "string"){
+if(!pattern5.test(data1)){
+const err3 = {instancePath:instancePath+"/idempotency-key",schemaPath:"#/properties/idempotency-key/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9._:-]{8,128}$"},message:"must match pattern \""+"^[A-Za-z0-9._:-]{8,128}$"+"\""};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
 }
 errors++;
 }
@@ -315,7 +359,8 @@ return errors === 0;
 validate23.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const listQueryTokensQuery = validate24;
-const schema35 = {"type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":200,"default":50,"finite":true},"offset":{"type":"integer","minimum":0,"maximum":100000,"default":0,"finite":true},"status":{"type":"string","enum":["active","revoked","expired"]}},"required":[],"additionalProperties":false};
+const schema35 = {"type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":200,"default":50,"finite":true},"offset":{"type":"integer","minimum":0,"maximum":100000,"default":0,"finite":true},"cursor":{"type":"string","minLength":1,"maxLength":512},"status":{"type":"string","enum":["active","revoked","expired"]}},"required":[],"additionalProperties":false};
+const func1 = require("ajv/dist/runtime/ucs2length").default;
 
 function validate24(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -335,7 +380,7 @@ if(data.offset === undefined){
 data.offset = 0;
 }
 for(const key0 in data){
-if(!(((key0 === "limit") || (key0 === "offset")) || (key0 === "status"))){
+if(!((((key0 === "limit") || (key0 === "offset")) || (key0 === "cursor")) || (key0 === "status"))){
 const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err0];
@@ -464,8 +509,8 @@ vErrors.push(err8);
 errors++;
 }
 }
-if(data.status !== undefined){
-let data2 = data.status;
+if(data.cursor !== undefined){
+let data2 = data.cursor;
 if(typeof data2 !== "string"){
 let dataType2 = typeof data2;
 let coerced2 = undefined;
@@ -477,7 +522,7 @@ else if(data2 === null){
 coerced2 = "";
 }
 else {
-const err9 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err9 = {instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -490,12 +535,13 @@ errors++;
 if(coerced2 !== undefined){
 data2 = coerced2;
 if(data !== undefined){
-data["status"] = coerced2;
+data["cursor"] = coerced2;
 }
 }
 }
-if(!(((data2 === "active") || (data2 === "revoked")) || (data2 === "expired"))){
-const err10 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema35.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(typeof data2 === "string"){
+if(func1(data2) > 512){
+const err10 = {instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -504,15 +550,67 @@ vErrors.push(err10);
 }
 errors++;
 }
-}
-}
-else {
-const err11 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(func1(data2) < 1){
+const err11 = {instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err11];
 }
 else {
 vErrors.push(err11);
+}
+errors++;
+}
+}
+}
+if(data.status !== undefined){
+let data3 = data.status;
+if(typeof data3 !== "string"){
+let dataType3 = typeof data3;
+let coerced3 = undefined;
+if(!(coerced3 !== undefined)){
+if(dataType3 == "number" || dataType3 == "boolean"){
+coerced3 = "" + data3;
+}
+else if(data3 === null){
+coerced3 = "";
+}
+else {
+const err12 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(coerced3 !== undefined){
+data3 = coerced3;
+if(data !== undefined){
+data["status"] = coerced3;
+}
+}
+}
+if(!(((data3 === "active") || (data3 === "revoked")) || (data3 === "expired"))){
+const err13 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema35.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
 }
 errors++;
 }
@@ -595,7 +693,6 @@ validate25.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const createQueryTokenHeaders = validate26;
 const schema37 = {"type":"object","properties":{"svc-contract-version":{"type":"string","enum":["1","2"],"default":"2"},"idempotency-key":{"type":"string","pattern":"^[A-Za-z0-9._:-]{8,128}$"}},"required":["idempotency-key"],"additionalProperties":true};
-const pattern5 = new RegExp("^[A-Za-z0-9._:-]{8,128}$", "u");
 
 function validate26(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -721,7 +818,7 @@ validate26.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const revokeQueryTokenParams = validate27;
 const schema38 = {"type":"object","properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,128}$"}},"required":["id"],"additionalProperties":false};
-const pattern6 = new RegExp("^[A-Za-z0-9_-]{1,128}$", "u");
+const pattern7 = new RegExp("^[A-Za-z0-9_-]{1,128}$", "u");
 
 function validate27(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -787,7 +884,7 @@ data["id"] = coerced0;
 }
 }
 if(typeof data0 === "string"){
-if(!pattern6.test(data0)){
+if(!pattern7.test(data0)){
 const err3 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,128}$"+"\""};
 if(vErrors === null){
 vErrors = [err3];
@@ -1017,7 +1114,7 @@ data["id"] = coerced0;
 }
 }
 if(typeof data0 === "string"){
-if(!pattern6.test(data0)){
+if(!pattern7.test(data0)){
 const err4 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,128}$"+"\""};
 if(vErrors === null){
 vErrors = [err4];
@@ -1160,7 +1257,6 @@ validate30.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const listPatientsQuery = validate31;
 const schema42 = {"type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":200,"default":50,"finite":true},"offset":{"type":"integer","minimum":0,"maximum":100000,"default":0,"finite":true},"cursor":{"type":"string","minLength":1,"maxLength":512},"status":{"type":"string","enum":["referred","pending_admission","active","on_hold","discharged","deceased","non_admit"]},"service_line":{"type":"string","enum":["home_health","hospice","private_duty"]},"office_id":{"type":"string","maxLength":128},"updated_since":{"type":"string","format":"date-time"}},"required":[],"additionalProperties":false};
-const func1 = require("ajv/dist/runtime/ucs2length").default;
 const formats0 = require("ajv-formats/dist/formats").fullFormats["date-time"];
 
 function validate31(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -1686,7 +1782,7 @@ data["id"] = coerced0;
 }
 }
 if(typeof data0 === "string"){
-if(!pattern6.test(data0)){
+if(!pattern7.test(data0)){
 const err3 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,128}$"+"\""};
 if(vErrors === null){
 vErrors = [err3];
@@ -1788,7 +1884,7 @@ validate34.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const listReferralsQuery = validate35;
 const schema46 = {"type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":200,"default":50,"finite":true},"offset":{"type":"integer","minimum":0,"maximum":100000,"default":0,"finite":true},"cursor":{"type":"string","minLength":1,"maxLength":512},"disposition":{"type":"string","enum":["accepted","declined"]},"referral_type":{"type":"string","enum":["soc","roc","other"]},"referral_date_from":{"type":"string","format":"date"},"referral_date_to":{"type":"string","format":"date"},"referral_source_id":{"type":"string","maxLength":128},"patient_id":{"type":"string","maxLength":128}},"required":[],"additionalProperties":false};
-const func4 = Object.prototype.hasOwnProperty;
+const func6 = Object.prototype.hasOwnProperty;
 const formats2 = require("ajv-formats/dist/formats").fullFormats.date;
 
 function validate35(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -1809,7 +1905,7 @@ if(data.offset === undefined){
 data.offset = 0;
 }
 for(const key0 in data){
-if(!(func4.call(schema46.properties, key0))){
+if(!(func6.call(schema46.properties, key0))){
 const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err0];
@@ -2525,7 +2621,7 @@ data["id"] = coerced0;
 }
 }
 if(typeof data0 === "string"){
-if(!pattern6.test(data0)){
+if(!pattern7.test(data0)){
 const err3 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,128}$"+"\""};
 if(vErrors === null){
 vErrors = [err3];
@@ -3110,7 +3206,7 @@ data["id"] = coerced0;
 }
 }
 if(typeof data0 === "string"){
-if(!pattern6.test(data0)){
+if(!pattern7.test(data0)){
 const err3 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,128}$"+"\""};
 if(vErrors === null){
 vErrors = [err3];
@@ -3231,7 +3327,7 @@ if(data.offset === undefined){
 data.offset = 0;
 }
 for(const key0 in data){
-if(!(func4.call(schema55.properties, key0))){
+if(!(func6.call(schema55.properties, key0))){
 const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err0];
@@ -3822,7 +3918,7 @@ data["id"] = coerced0;
 }
 }
 if(typeof data0 === "string"){
-if(!pattern6.test(data0)){
+if(!pattern7.test(data0)){
 const err3 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,128}$"+"\""};
 if(vErrors === null){
 vErrors = [err3];
@@ -4114,7 +4210,7 @@ data["id"] = coerced0;
 }
 }
 if(typeof data0 === "string"){
-if(!pattern6.test(data0)){
+if(!pattern7.test(data0)){
 const err3 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,128}$"+"\""};
 if(vErrors === null){
 vErrors = [err3];
@@ -4281,7 +4377,7 @@ data["id"] = coerced0;
 }
 }
 if(typeof data0 === "string"){
-if(!pattern6.test(data0)){
+if(!pattern7.test(data0)){
 const err3 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,128}$"+"\""};
 if(vErrors === null){
 vErrors = [err3];
@@ -4919,7 +5015,7 @@ data["id"] = coerced0;
 }
 }
 if(typeof data0 === "string"){
-if(!pattern6.test(data0)){
+if(!pattern7.test(data0)){
 const err3 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,128}$"+"\""};
 if(vErrors === null){
 vErrors = [err3];
@@ -5240,9 +5336,9 @@ validate57.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const listPhysicianOrdersQuery = validate58;
 const schema69 = {"type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":200,"default":50,"finite":true},"offset":{"type":"integer","minimum":0,"maximum":100000,"default":0,"finite":true},"cursor":{"type":"string","minLength":1,"maxLength":512},"status":{"type":"string","pattern":"^(signed|awaiting_signature|signature_not_required|rejected|superseded|cancelled)(,(signed|awaiting_signature|signature_not_required|rejected|superseded|cancelled))*$","maxLength":200},"order_type":{"type":"string","pattern":"^(plan_of_care|recertification|verbal|supplemental|face_to_face|discharge)(,(plan_of_care|recertification|verbal|supplemental|face_to_face|discharge))*$","maxLength":200},"aging_bucket":{"type":"string","pattern":"^(not_sent|0_7_days|8_14_days|15_30_days|31_plus_days)(,(not_sent|0_7_days|8_14_days|15_30_days|31_plus_days))*$","maxLength":200},"sla_breached":{"type":"boolean"},"physician_id":{"type":"string","maxLength":128},"patient_id":{"type":"string","maxLength":128},"as_of":{"type":"string","format":"date-time"}},"required":[],"additionalProperties":false};
-const pattern19 = new RegExp("^(signed|awaiting_signature|signature_not_required|rejected|superseded|cancelled)(,(signed|awaiting_signature|signature_not_required|rejected|superseded|cancelled))*$", "u");
-const pattern20 = new RegExp("^(plan_of_care|recertification|verbal|supplemental|face_to_face|discharge)(,(plan_of_care|recertification|verbal|supplemental|face_to_face|discharge))*$", "u");
-const pattern21 = new RegExp("^(not_sent|0_7_days|8_14_days|15_30_days|31_plus_days)(,(not_sent|0_7_days|8_14_days|15_30_days|31_plus_days))*$", "u");
+const pattern20 = new RegExp("^(signed|awaiting_signature|signature_not_required|rejected|superseded|cancelled)(,(signed|awaiting_signature|signature_not_required|rejected|superseded|cancelled))*$", "u");
+const pattern21 = new RegExp("^(plan_of_care|recertification|verbal|supplemental|face_to_face|discharge)(,(plan_of_care|recertification|verbal|supplemental|face_to_face|discharge))*$", "u");
+const pattern22 = new RegExp("^(not_sent|0_7_days|8_14_days|15_30_days|31_plus_days)(,(not_sent|0_7_days|8_14_days|15_30_days|31_plus_days))*$", "u");
 
 function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -5262,7 +5358,7 @@ if(data.offset === undefined){
 data.offset = 0;
 }
 for(const key0 in data){
-if(!(func4.call(schema69.properties, key0))){
+if(!(func6.call(schema69.properties, key0))){
 const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err0];
@@ -5485,7 +5581,7 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(!pattern19.test(data3)){
+if(!pattern20.test(data3)){
 const err14 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/pattern",keyword:"pattern",params:{pattern: "^(signed|awaiting_signature|signature_not_required|rejected|superseded|cancelled)(,(signed|awaiting_signature|signature_not_required|rejected|superseded|cancelled))*$"},message:"must match pattern \""+"^(signed|awaiting_signature|signature_not_required|rejected|superseded|cancelled)(,(signed|awaiting_signature|signature_not_required|rejected|superseded|cancelled))*$"+"\""};
 if(vErrors === null){
 vErrors = [err14];
@@ -5538,7 +5634,7 @@ vErrors.push(err16);
 }
 errors++;
 }
-if(!pattern20.test(data4)){
+if(!pattern21.test(data4)){
 const err17 = {instancePath:instancePath+"/order_type",schemaPath:"#/properties/order_type/pattern",keyword:"pattern",params:{pattern: "^(plan_of_care|recertification|verbal|supplemental|face_to_face|discharge)(,(plan_of_care|recertification|verbal|supplemental|face_to_face|discharge))*$"},message:"must match pattern \""+"^(plan_of_care|recertification|verbal|supplemental|face_to_face|discharge)(,(plan_of_care|recertification|verbal|supplemental|face_to_face|discharge))*$"+"\""};
 if(vErrors === null){
 vErrors = [err17];
@@ -5591,7 +5687,7 @@ vErrors.push(err19);
 }
 errors++;
 }
-if(!pattern21.test(data5)){
+if(!pattern22.test(data5)){
 const err20 = {instancePath:instancePath+"/aging_bucket",schemaPath:"#/properties/aging_bucket/pattern",keyword:"pattern",params:{pattern: "^(not_sent|0_7_days|8_14_days|15_30_days|31_plus_days)(,(not_sent|0_7_days|8_14_days|15_30_days|31_plus_days))*$"},message:"must match pattern \""+"^(not_sent|0_7_days|8_14_days|15_30_days|31_plus_days)(,(not_sent|0_7_days|8_14_days|15_30_days|31_plus_days))*$"+"\""};
 if(vErrors === null){
 vErrors = [err20];
@@ -5917,7 +6013,7 @@ data["id"] = coerced0;
 }
 }
 if(typeof data0 === "string"){
-if(!pattern6.test(data0)){
+if(!pattern7.test(data0)){
 const err3 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,128}$"+"\""};
 if(vErrors === null){
 vErrors = [err3];
@@ -6460,7 +6556,7 @@ data["id"] = coerced0;
 }
 }
 if(typeof data0 === "string"){
-if(!pattern6.test(data0)){
+if(!pattern7.test(data0)){
 const err3 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,128}$"+"\""};
 if(vErrors === null){
 vErrors = [err3];

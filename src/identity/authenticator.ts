@@ -7,6 +7,7 @@ import type { ExtensionPolicies } from './extension-policies.js';
 import { PHI_MODES } from './grants.js';
 import { BoundedMap } from './bounded-map.js';
 import { UnknownSigningKeyError, type TokenVerifier } from './tokens.js';
+import { isQueryTokenAuthorization, type QueryTokenVerifier } from './query-tokens.js';
 
 export interface Authentication {
   principal: Principal;
@@ -96,6 +97,15 @@ function checkPolicy(principal: Principal, policy: ExtensionPolicy): void {
 
 const rememberedBy = (authorization: string) => authorization.slice(-43);
 
+const queryTokenElsewhere = () =>
+  unauthorized('PLATFORM_INVALID_CREDENTIAL', 'A query token (qt_…) is accepted only by POST /api/v1/ext/queries/{its query}/run; this route needs an access token from POST /api/v1/oauth/token.');
+
+function queryTokenRefusal(principal: Principal, revoked: boolean, nowMs: number): RequestError | undefined {
+  if (revoked) return unauthorized('PLATFORM_TOKEN_REVOKED', 'This query token has been revoked; create a new one (POST /api/v1/ext/query-tokens).');
+  if (principal.expiresAt.getTime() <= nowMs) return unauthorized('PLATFORM_TOKEN_EXPIRED', 'This query token has expired; create a new one (POST /api/v1/ext/query-tokens).');
+  return undefined;
+}
+
 /** Verified tokens remembered at once; past it the oldest is forgotten (and verified again if it comes back). */
 const MAX_REMEMBERED_TOKENS = 10_000;
 
@@ -119,13 +129,29 @@ export class Authenticator {
     private readonly verify: TokenVerifier,
     private readonly policies: ExtensionPolicies,
     rememberedTokens = MAX_REMEMBERED_TOKENS,
+    /** Without one, query tokens are refused everywhere. */
+    private readonly queryTokens?: QueryTokenVerifier,
   ) {
     this.principals = new BoundedMap(rememberedTokens);
   }
 
-  async authenticate(authorization: string | undefined): Promise<Authentication> {
+  /**
+   * `acceptsQueryToken`: the operation takes a governed query token (x-svc-query-token); elsewhere one is refused
+   * before any lookup. A query token is never remembered: each use reads its row (query-tokens.ts).
+   */
+  async authenticate(authorization: string | undefined, acceptsQueryToken = false): Promise<Authentication> {
+    if (isQueryTokenAuthorization(authorization)) return this.queryTokenAuthentication(authorization!, acceptsQueryToken);
     const principal = this.remembered(authorization) ?? (await this.verified(authorization));
     return admitted(principal, await this.policies.get(principal.agencyId, principal.extensionId));
+  }
+
+  private async queryTokenAuthentication(authorization: string, accepted: boolean): Promise<Authentication> {
+    if (!accepted || !this.queryTokens) throw queryTokenElsewhere();
+    const found = await this.queryTokens.lookup(bearerToken(authorization));
+    if (!found.found) throw invalidToken();
+    const refusal = queryTokenRefusal(found.principal, found.revoked, Date.now());
+    if (refusal) throw refusal;
+    return admitted(found.principal, await this.policies.get(found.principal.agencyId, found.principal.extensionId));
   }
 
   /**

@@ -31,6 +31,14 @@ export class CursorSeal {
     return text === undefined ? undefined : JSON.parse(text.toString('utf8'));
   }
 
+  /**
+   * Loads the key (the first use creates it) on the service's own connection: a command that seals inside its
+   * transaction calls this first, since on PGlite a query on the outer handle waits for that transaction forever.
+   */
+  async ready(): Promise<void> {
+    await this.secret();
+  }
+
   private secret(): Promise<Buffer> {
     this.key ??= this.loadOrCreate().catch((err) => {
       this.key = undefined;

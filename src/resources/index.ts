@@ -1,6 +1,6 @@
 import type { OperationId } from '../generated/contract.js';
 import { buildCatalog } from '../catalog/catalog.js';
-import { isEnabled, unsupported, type Handlers } from './handler.js';
+import { isEnabled, type Handlers } from './handler.js';
 import { platformHandlers } from './platform/platform-handlers.js';
 import { issueTokenHandler } from './oauth/token-handler.js';
 import { createTask, getTask, updateTask } from './tasks/task-handlers.js';
@@ -14,22 +14,27 @@ import { getPhysicianOrder, listPhysicianOrders } from './physician-orders/physi
 import { listWorkingCollectionRows, listWorkingCollections } from './working-collections/working-collection-handlers.js';
 import { listRemittanceAllocations, listRemittances } from './remittances/remittance-handlers.js';
 import type { AppServices } from '../services.js';
+import type { CallAdmission } from '../gateway/pipeline.js';
+import { QueryRegistry } from './queries/query-registry.js';
+import { GOVERNED_QUERIES } from './queries/governed-queries.js';
+import type { GovernedQuery } from './queries/governed-query.js';
+import { runQueryHandler } from './queries/query-run.js';
+import { queryTokenHandlers } from './query-tokens/query-token-handlers.js';
 
-/** Operations whose domain is not built yet: they answer PLATFORM_UNSUPPORTED_OPERATION and the catalog says so. */
-const NOT_BUILT_YET = [
-  'runQuery', 'listQueryTokens', 'createQueryToken', 'revokeQueryToken', 'getQueryTokenExcelTemplate',
-] as const satisfies readonly OperationId[];
-
-type NotBuilt = (typeof NOT_BUILT_YET)[number];
-
-function unsupportedHandlers(): Pick<Handlers, NotBuilt> {
-  return Object.fromEntries(NOT_BUILT_YET.map((id) => [id, unsupported(id)])) as unknown as Pick<Handlers, NotBuilt>;
+export interface Resources {
+  handlers: Handlers;
+  /** Admission rules the families add to their operations (a governed query's access and cost). */
+  admissions: Partial<Record<OperationId, CallAdmission>>;
 }
 
-export function createHandlers(services: AppServices): Handlers {
+/** `queries`: the approved governed queries (this deployment's registry unless a test brings its own). */
+export function createResources(services: AppServices, queries: readonly GovernedQuery<any>[] = GOVERNED_QUERIES): Resources {
+  const registry = new QueryRegistry(queries);
   let catalog: ReturnType<typeof buildCatalog> | undefined;
   const handlers: Handlers = {
-    ...platformHandlers(() => (catalog ??= buildCatalog((id) => isEnabled(handlers[id]), []))),
+    ...platformHandlers(() => (catalog ??= buildCatalog((id) => isEnabled(handlers[id]), registry.catalog()))),
+    runQuery: runQueryHandler(registry),
+    ...queryTokenHandlers(registry, services.config.tokenIssuer),
     issueToken: issueTokenHandler(services.clientCredentials),
     createTask,
     getTask,
@@ -51,8 +56,7 @@ export function createHandlers(services: AppServices): Handlers {
     listWorkingCollectionRows,
     listRemittances,
     listRemittanceAllocations,
-    ...unsupportedHandlers(),
   };
-  return handlers;
+  return { handlers, admissions: { runQuery: registry.admission } };
 }
 

@@ -5,4 +5,6 @@ export interface AuditTrail {
   resourceIds: string[];
   sourceSystem?: string | null;
   externalReferenceId?: string | null;
+  /** What the call said about itself beyond resource ids, set by its handler (a governed query run's query and input). */
+  details?: Record<string, unknown> | null;
 }

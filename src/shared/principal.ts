@@ -12,6 +12,17 @@ export interface Principal {
   tokenId: string;
   issuedAt: Date;
   expiresAt: Date;
+  /**
+   * Set when the caller presented a governed query token (Bearer qt_…) instead of an access token: it may run this one
+   * query with these parameters, read-only, and nothing else. `tokenId` is then the query token's id.
+   */
+  queryToken?: QueryTokenGrant;
+}
+
+export interface QueryTokenGrant {
+  id: string;
+  queryId: string;
+  parameters: Readonly<Record<string, unknown>>;
 }
 
 /**

@@ -1,4 +1,5 @@
 import t from 'tap';
+import { randomUUID } from 'node:crypto';
 import { operations, type OperationDefinition } from '../../src/generated/contract.js';
 import { buildTestApp, signIn, type SignedInApi } from '../helpers/app.js';
 import { seededAgency } from '../helpers/clinical.js';
@@ -14,6 +15,13 @@ const agencyA = await seededAgency(api);
 const otherExtension = await signIn(api, { phiMode: 'phi', integration: { agencyId: agencyA.agencyId } });
 const agencyBPhi = await signIn(api, { phiMode: 'phi' });
 const agencyBNoPhi = await signIn(api, { phiMode: 'no_phi', integration: { agencyId: agencyBPhi.integration.agencyId } });
+
+/** Lists whose items a session creates itself (its own query tokens) get two each, so that a first page has a cursor. */
+for (const session of [agencyA.phi, agencyA.noPhi]) {
+  for (const name of ['Census book', 'Orders book']) {
+    await session.request({ method: 'POST', url: '/api/v1/ext/query-tokens', headers: { 'idempotency-key': `cursor-binding-${randomUUID()}` }, payload: { name, query_id: 'active_census' } });
+  }
+}
 
 /** A list under a resource is walked under one with more than one item: a collection shared agency-wide, a demo payment. */
 const sharedCollection = (await agencyA.phi.request({ method: 'GET', url: '/api/v1/ext/working-collections' })).json().data

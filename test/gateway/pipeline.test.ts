@@ -168,8 +168,8 @@ t.test('rate limit, daily quota and cost budget answer with their codes', async 
   await quota.request({ method: 'GET', url: '/api/v1/ext/health' });
   t.equal((await quota.request({ method: 'GET', url: '/api/v1/ext/health' })).json().error.code, 'PLATFORM_QUOTA_EXCEEDED');
 
-  const budget = await signIn(api, { integration: { dailyCostBudget: 5 } });
-  const run = await budget.request({ method: 'POST', url: '/api/v1/ext/queries/census/run', payload: {} });
+  const budget = await signIn(api, { integration: { dailyCostBudget: 4 } });
+  const run = await budget.request({ method: 'POST', url: '/api/v1/ext/queries/active_census/run', payload: {} });
   t.equal(run.statusCode, 402);
   t.equal(run.json().error.code, 'PLATFORM_COST_LIMIT_EXCEEDED');
 });

@@ -12,7 +12,9 @@ import { secondPool, testDatabase } from '../helpers/database.js';
 
 const { db, engine } = await testDatabase();
 
-const { getPatient, listPatients, runQuery } = operations;
+const { getPatient, listPatients } = operations;
+/** A cost-budgeted call of 10 units (route 3 charges each governed query's own units through its admission). */
+const runQuery = { operationId: 'runQuery', costUnits: 10, costBudgeted: true };
 const at = (iso: string) => new Date(iso);
 // 10:00:18 UTC: 42 s left in the minute, 50382 s in the day.
 const MORNING = at('2026-03-01T10:00:18Z');
@@ -150,8 +152,7 @@ t.test('when several windows are spent, the one that ends last is reported', asy
 t.test('cost budget: budgeted operations refused with 402 when the budget cannot cover them; others are not counted', async (t) => {
   const limiter = new UsageLimiter(db);
   const p = policy({ dailyCostBudget: 25 });
-  t.equal(runQuery.costUnits, 10);
-  t.equal(runQuery.costBudgeted, true);
+  t.equal(operations.runQuery.costBudgeted, true);
   await limiter.admit(p, runQuery, MORNING);
   await limiter.admit(p, listPatients, MORNING);
   await limiter.admit(p, runQuery, MORNING);

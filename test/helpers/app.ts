@@ -10,6 +10,7 @@ import { testKeyEncryption } from './secrets.js';
 import { bearer, createTestIntegration, issueTestToken, type TestIntegration, type TestIntegrationOptions } from './identity.js';
 import type { PhiMode } from '../../src/shared/principal.js';
 import type { Logger } from 'pino';
+import type { GovernedQuery } from '../../src/resources/queries/governed-query.js';
 
 export type Response = LightMyRequestResponse;
 
@@ -58,15 +59,18 @@ function assertMatchesContract(method: string, url: string, res: Response) {
   }
 }
 
-/** The app on this process's test database (PGlite, or PostgreSQL with TEST_DATABASE_URL); silent unless given a logger. */
-export async function buildTestApp(overrides: Partial<Config> = {}, t: Teardown = rootTest, logger?: Logger): Promise<TestApi> {
+/**
+ * The app on this process's test database (PGlite, or PostgreSQL with TEST_DATABASE_URL); silent unless given a logger.
+ * `governedQueries` replaces the deployment's registry (a test's own queries).
+ */
+export async function buildTestApp(overrides: Partial<Config> = {}, t: Teardown = rootTest, logger?: Logger, governedQueries?: readonly GovernedQuery<any>[]): Promise<TestApi> {
   const database = await testDatabase();
   const config = loadConfig({});
   // Tests share a loaded machine, and PGlite runs its queries on the event loop: its delay would shed calls of tests
   // that are not about load. The shedding tests set their own thresholds.
   const pressure = { ...config.pressure, eventLoopDelayMs: 0 };
   // Background workers run only where a test starts them: each would poll the shared test database.
-  const app = await buildApp({ config: { ...config, pressure, inProcessWorkers: [], ...overrides }, database, logger, keyEncryption: testKeyEncryption });
+  const app = await buildApp({ config: { ...config, pressure, inProcessWorkers: [], ...overrides }, database, logger, keyEncryption: testKeyEncryption, governedQueries });
   t.teardown(() => app.close());
   return {
     app,

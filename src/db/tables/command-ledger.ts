@@ -34,6 +34,8 @@ export interface AuditEventsTable {
   phi_mode: AppendOnly<PhiMode>;
   source_system: AppendOnly<string | null>;
   external_reference_id: AppendOnly<string | null>;
+  /** What the call said about itself beyond resource ids (a governed query run: query, parameters, input, token). */
+  details: AppendOnly<Record<string, unknown> | null, string | null | undefined>;
   occurred_at: AppendOnly<Date, Date | undefined>;
 }
 

@@ -48,7 +48,7 @@ function agingClock(store: TenantStore, asOf: Date) {
 const AGED_BOUNDS = [...new Set(DAY_BUCKETS.flatMap(({ from, to }) => [from, ...(to === null ? [] : [to + 1])]).filter((days) => days > 0))];
 
 /** The agency's orders, each with its office's aging clock (and the office's time zone and the agency's SLA for the view). */
-function agencyOrders(store: TenantStore, asOf: Date) {
+export function agencyOrders(store: TenantStore, asOf: Date) {
   return store
     .selectFrom('physician_orders')
     .innerJoin(agingClock(store, asOf).as('aging'), 'aging.office_id', 'physician_orders.office_id');
@@ -56,14 +56,29 @@ function agencyOrders(store: TenantStore, asOf: Date) {
 
 /**
  * The SQL twin of the domain's aging rules (src/domain/physician-orders/aging.ts), built from its bucket table, for the
- * filters and the summary that must see every matching row.
+ * filters, the summary and the governed queries that must see every matching row. Its expressions refer to
+ * agencyOrders' tables.
  */
-class AgingConditions {
+export class AgingConditions {
   readonly awaiting = sql<SqlBool>`physician_orders.signature_status = ${AWAITING}`;
+  private readonly asOf: RawBuilder<Date>;
   private readonly sentByAsOf: RawBuilder<SqlBool>;
 
   constructor(asOf: Date) {
-    this.sentByAsOf = sql<SqlBool>`physician_orders.sent_at <= cast(${asOf.toISOString()} as timestamptz)`;
+    this.asOf = sql<Date>`cast(${asOf.toISOString()} as timestamptz)`;
+    this.sentByAsOf = sql<SqlBool>`physician_orders.sent_at <= ${this.asOf}`;
+  }
+
+  /** An awaiting order's whole office-calendar days outstanding at as_of; null when not sent by then. */
+  daysOutstanding(): RawBuilder<number | null> {
+    const localDay = (instant: Expression<unknown>) => sql`(${instant} at time zone aging.timezone)::date`;
+    return sql<number | null>`case when ${this.sentByAsOf} then ${localDay(this.asOf)} - ${localDay(sql.ref('physician_orders.sent_at'))} end`;
+  }
+
+  /** An awaiting order's aging bucket at as_of. */
+  awaitingBucket(): RawBuilder<AgingBucket> {
+    const cases = AGING_BUCKETS.map((bucket) => sql`when ${this.awaitingIn(bucket)} then ${bucket}`);
+    return sql<AgingBucket>`case ${sql.join(cases, sql` `)} end`;
   }
 
   /** Whether an order sent by as_of is in a bucket of sent orders: its sent_at against the office's day bounds. */

@@ -1,0 +1,88 @@
+import type { SelectQueryBuilder } from 'kysely';
+import type { components } from '../../generated/openapi.js';
+import type { TenantStore } from '../../db/tenant-store.js';
+
+type Schemas = components['schemas'];
+export type QueryColumn = Schemas['QueryColumn'];
+export type QueryColumnPhi = Schemas['QueryColumnPhi'];
+export type QueryOrder = Schemas['QueryOrder'];
+
+/** A declared parameter: the JSON Schema of one property of the query's parameters object. */
+export interface ParameterSchema {
+  type: 'string' | 'integer' | 'number' | 'boolean';
+  description: string;
+  format?: 'date' | 'date-time';
+  enum?: readonly (string | number)[];
+  default?: string | number | boolean;
+  minimum?: number;
+  maximum?: number;
+  minLength?: number;
+  maxLength?: number;
+}
+
+export interface ParametersSchema {
+  properties: Readonly<Record<string, ParameterSchema>>;
+  required?: readonly string[];
+}
+
+/** A problem of a run's parameters that a JSON Schema cannot say (a date range the wrong way round). */
+export interface ParameterProblem {
+  parameter: string;
+  message: string;
+}
+
+/**
+ * An approved, parameterized read (route 3). Its rows are what `rows` selects: one property per declared column, in
+ * the declared types, with non-null values in the order columns (they identify a row, so a page boundary is exact).
+ * Parameters arrive validated against `parameters`, with defaults filled, and are only ever bound as SQL values.
+ */
+export interface GovernedQuery<P = Record<string, never>> {
+  id: string;
+  title: string;
+  description: string;
+  parameters: ParametersSchema;
+  /** Checks across parameters, after the schema's. */
+  check?(parameters: P): ParameterProblem[];
+  columns: readonly QueryColumn[];
+  order: QueryOrder;
+  /** The scope of the data it reads, needed besides external:queries:run. */
+  scope: string;
+  /** The capability of the data it reads, needed besides queries.run. */
+  capability: string;
+  /** A query whose rows cannot be reduced for a no_phi session; otherwise its columns' phi marks decide. */
+  noPhiDenied?: true;
+  costUnits: number;
+  /** The agency's rows, unordered and unpaged: the runner pages them by `order`. `asOf` is the run's instant. */
+  rows(store: TenantStore, parameters: P, asOf: Date): SelectQueryBuilder<any, any, Record<string, unknown>>;
+}
+
+/** A column's declaration, written once per kind. */
+export const column = (name: string, type: QueryColumn['type'], description: string, phi: QueryColumnPhi = { reduce: 'kept' }): QueryColumn => ({
+  name,
+  type,
+  description,
+  phi,
+});
+
+/** Shared parameter declarations. */
+export const DATE_RANGE: ParametersSchema['properties'] = {
+  from: { type: 'string', format: 'date', description: 'First day of the range (UTC calendar day, included).' },
+  to: { type: 'string', format: 'date', description: 'Last day of the range (UTC calendar day, included); at most 366 days after from.' },
+};
+
+export const OFFICE_ID: ParameterSchema = { type: 'string', minLength: 1, maxLength: 128, description: 'Only this office (its id, as the catalog of offices and the clinical lists give it).' };
+
+const DAY_MS = 86_400_000;
+
+/** from ≤ to, at most 366 days apart. */
+export function checkDateRange({ from, to }: { from: string; to: string }): ParameterProblem[] {
+  const days = (Date.parse(to) - Date.parse(from)) / DAY_MS;
+  if (days < 0) return [{ parameter: 'to', message: `to (${to}) is before from (${from})` }];
+  if (days > 365) return [{ parameter: 'to', message: `the range from ${from} to ${to} is longer than 366 days` }];
+  return [];
+}
+
+/** The day after a date, for half-open ranges: [from, to + 1 day). */
+export function dayAfter(date: string): string {
+  return new Date(Date.parse(date) + DAY_MS).toISOString().slice(0, 10);
+}

@@ -77,10 +77,10 @@ class WebhookWorker implements Worker {
     await this.#loop;
   }
 
-  /** Waits for the poll interval, an attempt to end, or stop(). */
+  /** Waits for the poll interval, an attempt to end, or stop(); like every worker's timer, it never holds a process open. */
   #pause(ms: number): Promise<void> {
     return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
+      const timer = setTimeout(done, ms).unref();
       function done() {
         clearTimeout(timer);
         resolve();

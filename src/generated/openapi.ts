@@ -3014,90 +3014,19 @@ export interface operations {
                      *             "query_parameters": []
                      *           },
                      *           {
-                     *             "operation_id": "listPatients",
+                     *             "operation_id": "getPatient",
                      *             "method": "GET",
-                     *             "path": "/api/v1/ext/patients",
-                     *             "summary": "List patients",
+                     *             "path": "/api/v1/ext/patients/{id}",
+                     *             "summary": "Get a patient",
                      *             "tag": "Patients",
                      *             "scope": "external:patients:read",
                      *             "no_phi": "pseudonymized",
                      *             "no_phi_usable": true,
                      *             "capability": "patients.read",
                      *             "command": false,
-                     *             "cost_units": 2,
+                     *             "cost_units": 1,
                      *             "enabled": true,
-                     *             "query_parameters": [
-                     *               {
-                     *                 "name": "limit",
-                     *                 "in": "query",
-                     *                 "required": false,
-                     *                 "type": "integer",
-                     *                 "description": "Page size. Default 50, maximum 200; a larger value is refused, not capped.",
-                     *                 "default": 50,
-                     *                 "minimum": 1,
-                     *                 "maximum": 200
-                     *               },
-                     *               {
-                     *                 "name": "offset",
-                     *                 "in": "query",
-                     *                 "required": false,
-                     *                 "type": "integer",
-                     *                 "description": "Items to skip. Default 0, maximum 100000 (a larger value is a 400); deeper pages: use meta.next_cursor (keyset, constant time).",
-                     *                 "default": 0,
-                     *                 "minimum": 0,
-                     *                 "maximum": 100000
-                     *               },
-                     *               {
-                     *                 "name": "cursor",
-                     *                 "in": "query",
-                     *                 "required": false,
-                     *                 "type": "string",
-                     *                 "description": "Keyset cursor from meta.next_cursor: continues the list in the same order in constant time at any depth (offset pages slow down with depth). A cursor is bound to what it was issued for: the token's agency, extension and PHI mode, this operation, and the list's filters (every query parameter but limit, offset and cursor, in any order). Send it back with the same filters; limit may change from page to page, and a new token of the same extension and PHI mode may continue the walk. Anywhere else (another agency, extension, PHI mode, list or filter set) it is refused exactly like a tampered cursor: 400 PLATFORM_INVALID_INPUT with details.field \"cursor\". Not combinable with a non-zero offset (400)."
-                     *               },
-                     *               {
-                     *                 "name": "status",
-                     *                 "in": "query",
-                     *                 "required": false,
-                     *                 "type": "string",
-                     *                 "description": "Chart status.",
-                     *                 "enum": [
-                     *                   "referred",
-                     *                   "pending_admission",
-                     *                   "active",
-                     *                   "on_hold",
-                     *                   "discharged",
-                     *                   "deceased",
-                     *                   "non_admit"
-                     *                 ]
-                     *               },
-                     *               {
-                     *                 "name": "service_line",
-                     *                 "in": "query",
-                     *                 "required": false,
-                     *                 "type": "string",
-                     *                 "description": "Business line.",
-                     *                 "enum": [
-                     *                   "home_health",
-                     *                   "hospice",
-                     *                   "private_duty"
-                     *                 ]
-                     *               },
-                     *               {
-                     *                 "name": "office_id",
-                     *                 "in": "query",
-                     *                 "required": false,
-                     *                 "type": "string",
-                     *                 "description": "Office."
-                     *               },
-                     *               {
-                     *                 "name": "updated_since",
-                     *                 "in": "query",
-                     *                 "required": false,
-                     *                 "type": "string",
-                     *                 "description": "Changed at or after this instant: the patient's own fields, its coverages or its episodes (see updated_at).",
-                     *                 "format": "date-time"
-                     *               }
-                     *             ]
+                     *             "query_parameters": []
                      *           },
                      *           {
                      *             "operation_id": "createReferral",

@@ -6,7 +6,8 @@ import { parsePrometheusText, sampleValue } from '../helpers/prometheus-text.js'
 import { serveMetrics } from '../../src/observability/metrics-server.js';
 import { ServiceMetrics, statementLabel } from '../../src/observability/metrics.js';
 
-const api = await buildSignedInApp();
+// Test apps start no background worker unless asked: this one runs housekeeping, whose metrics are checked below.
+const api = await buildSignedInApp({ config: { inProcessWorkers: ['housekeeping'] } });
 const { agencyId } = api.integration;
 const agencyName = (await (await testDatabase()).db.selectFrom('agencies').select('name').where('id', '=', agencyId).executeTakeFirstOrThrow()).name;
 

@@ -1203,6 +1203,13 @@ export const v1Shapes: Record<string, { omit: readonly string[]; rename: Readonl
     "children": {
       "data": "TaskUpdate"
     }
+  },
+  "RemittanceReceivedEvent": {
+    "omit": [],
+    "rename": {},
+    "children": {
+      "data": "Remittance"
+    }
   }
 };
 
@@ -2415,6 +2422,13 @@ export const webhookEvents = {
     dataSchema: "TaskUpdate",
     noPhiSchema: "TaskUpdate",
     validate: bodies.taskUpdatedEventBody as Validator,
+  },
+  "remittance.received": {
+    operationId: "remittanceReceivedEvent",
+    clinical: false,
+    dataSchema: "Remittance",
+    noPhiSchema: "Remittance",
+    validate: bodies.remittanceReceivedEventBody as Validator,
   },
 } as const;
 

@@ -673,6 +673,26 @@ export type webhooks = {
         patch?: never;
         trace?: never;
     };
+    "remittance.received": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A payment was received in an imported 835
+         * @description Raised by the ERA importer (admin `era import`) for every payment (ST/SE transaction) of an 835 it imports, in the import's transaction: a refused file raises none, and importing the same file again raises none. `data` is the payment as route 20 lists it (Remittance), with its totals; its claims are read from route 21. In a `no_phi` subscription `data` is reduced exactly as route 20 reduces it for `no_phi` sessions (x-svc-phi marks: payment_date to its year, check_or_eft_number null). Not clinical: the payment names payer, payee and amounts and no patient (patients appear only in route 21's allocations, which the event does not carry), so it is delivered without waiting for the subscription's business associate agreement.
+         */
+        post: operations["remittanceReceivedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 };
 export type components = {
     schemas: {
@@ -2688,6 +2708,12 @@ export type components = {
             /** @enum {string} */
             type?: "task.updated";
             data?: components["schemas"]["TaskUpdate"];
+        };
+        /** @description remittance.received: a payment of an imported 835 (ERA) was recorded. */
+        RemittanceReceivedEvent: components["schemas"]["WebhookEnvelope"] & {
+            /** @enum {string} */
+            type?: "remittance.received";
+            data?: components["schemas"]["Remittance"];
         };
         /** @description What a no_phi session sees of this column: an x-svc-phi mark of the document's `x-svc-phi-reductions` vocabulary, applied by the gateway to every row. */
         QueryColumnPhi: {
@@ -5573,6 +5599,52 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["TaskUpdatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the subscription is disabled, and nothing more is sent to it until an administrator enables it again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery is done. Any other answer (or none within 15 seconds) is retried on the schedule of x-svc-webhook-delivery; the receiver's body is read up to 64 KiB and otherwise ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    remittanceReceivedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description `sha256=` + hex SHA-256 of the raw body. */
+                "x-svc-payload-sha256": components["parameters"]["WebhookPayloadSha256"];
+                /** @description Unix time in seconds when this attempt was signed; reject it when more than 300 seconds from your clock. */
+                "x-svc-signature-timestamp": components["parameters"]["WebhookSignatureTimestamp"];
+                /** @description Delivery id (`whd_...`): one per event and subscription, the same on every retry and on a manual replay. */
+                "x-svc-delivery-id": components["parameters"]["WebhookDeliveryId"];
+                /** @description `v1=` + hex HMAC-SHA256, keyed with the signing secret (its full text, `whsec_...`, as UTF-8), of `v1.` + timestamp + `.` + delivery id + `.` + x-svc-payload-sha256 + `.` + raw body. */
+                "x-svc-signature": components["parameters"]["WebhookSignature"];
+                /** @description The same signature under the retiring secret, sent only during a rotation's overlap window. */
+                "x-svc-signature-previous"?: components["parameters"]["WebhookSignaturePrevious"];
+                /** @description Standard Webhooks: the delivery id again (x-svc-delivery-id). */
+                "webhook-id": components["parameters"]["StandardWebhookId"];
+                /** @description Standard Webhooks: the signing time again (x-svc-signature-timestamp). */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestamp"];
+                /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>` keyed with the base64-decoded part of the secret after `whsec_`; space-separated with the retiring secret's during an overlap. Libraries such as `standardwebhooks` verify it unchanged. */
+                "webhook-signature": components["parameters"]["StandardWebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RemittanceReceivedEvent"];
             };
         };
         responses: {

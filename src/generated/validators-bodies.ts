@@ -28455,3 +28455,772 @@ return errors === 0;
 }
 validate255.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
 
+export const remittanceReceivedEventBody = validate261;
+const schema264 = {"$ref":"components#/$defs/RemittanceReceivedEvent"};
+const schema265 = {"allOf":[{"$ref":"components#/$defs/WebhookEnvelope"},{"type":"object","properties":{"type":{"type":"string","enum":["remittance.received"]},"data":{"$ref":"components#/$defs/Remittance"}}}],"description":"remittance.received: a payment of an imported 835 (ERA) was recorded."};
+
+function validate262(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate262.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.id === undefined){
+const err0 = {instancePath,schemaPath:"components#/$defs/WebhookEnvelope/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.type === undefined){
+const err1 = {instancePath,schemaPath:"components#/$defs/WebhookEnvelope/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.envelope_version === undefined){
+const err2 = {instancePath,schemaPath:"components#/$defs/WebhookEnvelope/required",keyword:"required",params:{missingProperty: "envelope_version"},message:"must have required property '"+"envelope_version"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.contract_version === undefined){
+const err3 = {instancePath,schemaPath:"components#/$defs/WebhookEnvelope/required",keyword:"required",params:{missingProperty: "contract_version"},message:"must have required property '"+"contract_version"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.agency_id === undefined){
+const err4 = {instancePath,schemaPath:"components#/$defs/WebhookEnvelope/required",keyword:"required",params:{missingProperty: "agency_id"},message:"must have required property '"+"agency_id"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data.created_at === undefined){
+const err5 = {instancePath,schemaPath:"components#/$defs/WebhookEnvelope/required",keyword:"required",params:{missingProperty: "created_at"},message:"must have required property '"+"created_at"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data.data === undefined){
+const err6 = {instancePath,schemaPath:"components#/$defs/WebhookEnvelope/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data.id !== undefined){
+let data0 = data.id;
+if(typeof data0 === "string"){
+if(!pattern41.test(data0)){
+const err7 = {instancePath:instancePath+"/id",schemaPath:"components#/$defs/WebhookEnvelope/properties/id/pattern",keyword:"pattern",params:{pattern: "^evt_"},message:"must match pattern \""+"^evt_"+"\""};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+else {
+const err8 = {instancePath:instancePath+"/id",schemaPath:"components#/$defs/WebhookEnvelope/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.type !== undefined){
+if(typeof data.type !== "string"){
+const err9 = {instancePath:instancePath+"/type",schemaPath:"components#/$defs/WebhookEnvelope/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data.envelope_version !== undefined){
+let data2 = data.envelope_version;
+if(typeof data2 !== "string"){
+const err10 = {instancePath:instancePath+"/envelope_version",schemaPath:"components#/$defs/WebhookEnvelope/properties/envelope_version/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(!(data2 === "2026-06-27")){
+const err11 = {instancePath:instancePath+"/envelope_version",schemaPath:"components#/$defs/WebhookEnvelope/properties/envelope_version/enum",keyword:"enum",params:{allowedValues: schema246.properties.envelope_version.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data.contract_version !== undefined){
+if(typeof data.contract_version !== "string"){
+const err12 = {instancePath:instancePath+"/contract_version",schemaPath:"components#/$defs/WebhookEnvelope/properties/contract_version/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data.agency_id !== undefined){
+if(typeof data.agency_id !== "string"){
+const err13 = {instancePath:instancePath+"/agency_id",schemaPath:"components#/$defs/WebhookEnvelope/properties/agency_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(data.created_at !== undefined){
+let data5 = data.created_at;
+if(typeof data5 === "string"){
+if(!(formats0.validate(data5))){
+const err14 = {instancePath:instancePath+"/created_at",schemaPath:"components#/$defs/WebhookEnvelope/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+else {
+const err15 = {instancePath:instancePath+"/created_at",schemaPath:"components#/$defs/WebhookEnvelope/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data.data !== undefined){
+let data6 = data.data;
+if(!(data6 && typeof data6 == "object" && !Array.isArray(data6))){
+const err16 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/WebhookEnvelope/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+else {
+const err17 = {instancePath,schemaPath:"components#/$defs/WebhookEnvelope/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.type !== undefined){
+let data7 = data.type;
+if(typeof data7 !== "string"){
+const err18 = {instancePath:instancePath+"/type",schemaPath:"#/allOf/1/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(!(data7 === "remittance.received")){
+const err19 = {instancePath:instancePath+"/type",schemaPath:"#/allOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema265.allOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+if(data.data !== undefined){
+let data8 = data.data;
+if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
+if(data8.id === undefined){
+const err20 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/Remittance/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+if(data8.era_file_id === undefined){
+const err21 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/Remittance/required",keyword:"required",params:{missingProperty: "era_file_id"},message:"must have required property '"+"era_file_id"+"'"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+if(data8.payer_name === undefined){
+const err22 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/Remittance/required",keyword:"required",params:{missingProperty: "payer_name"},message:"must have required property '"+"payer_name"+"'"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+if(data8.payer_id === undefined){
+const err23 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/Remittance/required",keyword:"required",params:{missingProperty: "payer_id"},message:"must have required property '"+"payer_id"+"'"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+if(data8.payee_name === undefined){
+const err24 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/Remittance/required",keyword:"required",params:{missingProperty: "payee_name"},message:"must have required property '"+"payee_name"+"'"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+if(data8.payee_id === undefined){
+const err25 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/Remittance/required",keyword:"required",params:{missingProperty: "payee_id"},message:"must have required property '"+"payee_id"+"'"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+if(data8.payment_amount === undefined){
+const err26 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/Remittance/required",keyword:"required",params:{missingProperty: "payment_amount"},message:"must have required property '"+"payment_amount"+"'"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+if(data8.credit_debit === undefined){
+const err27 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/Remittance/required",keyword:"required",params:{missingProperty: "credit_debit"},message:"must have required property '"+"credit_debit"+"'"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+if(data8.payment_method === undefined){
+const err28 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/Remittance/required",keyword:"required",params:{missingProperty: "payment_method"},message:"must have required property '"+"payment_method"+"'"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+if(data8.payment_date === undefined){
+const err29 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/Remittance/required",keyword:"required",params:{missingProperty: "payment_date"},message:"must have required property '"+"payment_date"+"'"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+if(data8.check_or_eft_number === undefined){
+const err30 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/Remittance/required",keyword:"required",params:{missingProperty: "check_or_eft_number"},message:"must have required property '"+"check_or_eft_number"+"'"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+if(data8.status === undefined){
+const err31 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/Remittance/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+if(data8.claim_count === undefined){
+const err32 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/Remittance/required",keyword:"required",params:{missingProperty: "claim_count"},message:"must have required property '"+"claim_count"+"'"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+if(data8.paid_amount === undefined){
+const err33 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/Remittance/required",keyword:"required",params:{missingProperty: "paid_amount"},message:"must have required property '"+"paid_amount"+"'"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+if(data8.provider_adjustment_amount === undefined){
+const err34 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/Remittance/required",keyword:"required",params:{missingProperty: "provider_adjustment_amount"},message:"must have required property '"+"provider_adjustment_amount"+"'"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+if(data8.received_at === undefined){
+const err35 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/Remittance/required",keyword:"required",params:{missingProperty: "received_at"},message:"must have required property '"+"received_at"+"'"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+if(data8.id !== undefined){
+if(typeof data8.id !== "string"){
+const err36 = {instancePath:instancePath+"/data/id",schemaPath:"components#/$defs/Remittance/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+}
+if(data8.era_file_id !== undefined){
+if(typeof data8.era_file_id !== "string"){
+const err37 = {instancePath:instancePath+"/data/era_file_id",schemaPath:"components#/$defs/Remittance/properties/era_file_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+}
+if(data8.payer_name !== undefined){
+if(typeof data8.payer_name !== "string"){
+const err38 = {instancePath:instancePath+"/data/payer_name",schemaPath:"components#/$defs/Remittance/properties/payer_name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+}
+if(data8.payer_id !== undefined){
+let data12 = data8.payer_id;
+if((typeof data12 !== "string") && (data12 !== null)){
+const err39 = {instancePath:instancePath+"/data/payer_id",schemaPath:"components#/$defs/Remittance/properties/payer_id/type",keyword:"type",params:{type: schema187.properties.payer_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+}
+if(data8.payee_name !== undefined){
+if(typeof data8.payee_name !== "string"){
+const err40 = {instancePath:instancePath+"/data/payee_name",schemaPath:"components#/$defs/Remittance/properties/payee_name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+}
+if(data8.payee_id !== undefined){
+let data14 = data8.payee_id;
+if((typeof data14 !== "string") && (data14 !== null)){
+const err41 = {instancePath:instancePath+"/data/payee_id",schemaPath:"components#/$defs/Remittance/properties/payee_id/type",keyword:"type",params:{type: schema187.properties.payee_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+}
+if(data8.payment_amount !== undefined){
+let data15 = data8.payment_amount;
+if(typeof data15 === "string"){
+if(!pattern11.test(data15)){
+const err42 = {instancePath:instancePath+"/data/payment_amount",schemaPath:"components#/$defs/Remittance/properties/payment_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+}
+else {
+const err43 = {instancePath:instancePath+"/data/payment_amount",schemaPath:"components#/$defs/Remittance/properties/payment_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+}
+if(data8.credit_debit !== undefined){
+let data16 = data8.credit_debit;
+if(typeof data16 !== "string"){
+const err44 = {instancePath:instancePath+"/data/credit_debit",schemaPath:"components#/$defs/Remittance/properties/credit_debit/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+if(!((data16 === "credit") || (data16 === "debit"))){
+const err45 = {instancePath:instancePath+"/data/credit_debit",schemaPath:"components#/$defs/Remittance/properties/credit_debit/enum",keyword:"enum",params:{allowedValues: schema187.properties.credit_debit.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+}
+if(data8.payment_method !== undefined){
+let data17 = data8.payment_method;
+if(typeof data17 !== "string"){
+const err46 = {instancePath:instancePath+"/data/payment_method",schemaPath:"components#/$defs/Remittance/properties/payment_method/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+if(!(((((data17 === "ACH") || (data17 === "CHK")) || (data17 === "NON")) || (data17 === "FWT")) || (data17 === "BOP"))){
+const err47 = {instancePath:instancePath+"/data/payment_method",schemaPath:"components#/$defs/Remittance/properties/payment_method/enum",keyword:"enum",params:{allowedValues: schema187.properties.payment_method.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+}
+if(data8.payment_date !== undefined){
+let data18 = data8.payment_date;
+if(typeof data18 === "string"){
+if(!pattern12.test(data18)){
+const err48 = {instancePath:instancePath+"/data/payment_date",schemaPath:"components#/$defs/Remittance/properties/payment_date/pattern",keyword:"pattern",params:{pattern: "^\\d{4}(-\\d{2}-\\d{2})?$"},message:"must match pattern \""+"^\\d{4}(-\\d{2}-\\d{2})?$"+"\""};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+if(!(formats36.validate(data18))){
+const err49 = {instancePath:instancePath+"/data/payment_date",schemaPath:"components#/$defs/Remittance/properties/payment_date/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+}
+else {
+const err50 = {instancePath:instancePath+"/data/payment_date",schemaPath:"components#/$defs/Remittance/properties/payment_date/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+}
+if(data8.check_or_eft_number !== undefined){
+let data19 = data8.check_or_eft_number;
+if((typeof data19 !== "string") && (data19 !== null)){
+const err51 = {instancePath:instancePath+"/data/check_or_eft_number",schemaPath:"components#/$defs/Remittance/properties/check_or_eft_number/type",keyword:"type",params:{type: schema187.properties.check_or_eft_number.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+}
+if(data8.status !== undefined){
+let data20 = data8.status;
+if(typeof data20 !== "string"){
+const err52 = {instancePath:instancePath+"/data/status",schemaPath:"components#/$defs/Remittance/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
+}
+errors++;
+}
+if(!((((data20 === "received") || (data20 === "posted")) || (data20 === "reconciled")) || (data20 === "exception"))){
+const err53 = {instancePath:instancePath+"/data/status",schemaPath:"components#/$defs/Remittance/properties/status/enum",keyword:"enum",params:{allowedValues: schema187.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err53];
+}
+else {
+vErrors.push(err53);
+}
+errors++;
+}
+}
+if(data8.claim_count !== undefined){
+let data21 = data8.claim_count;
+if(!(((typeof data21 == "number") && (!(data21 % 1) && !isNaN(data21))) && (isFinite(data21)))){
+const err54 = {instancePath:instancePath+"/data/claim_count",schemaPath:"components#/$defs/Remittance/properties/claim_count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err54];
+}
+else {
+vErrors.push(err54);
+}
+errors++;
+}
+if((typeof data21 == "number") && (isFinite(data21))){
+if(data21 < 0 || isNaN(data21)){
+const err55 = {instancePath:instancePath+"/data/claim_count",schemaPath:"components#/$defs/Remittance/properties/claim_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err55];
+}
+else {
+vErrors.push(err55);
+}
+errors++;
+}
+}
+}
+if(data8.paid_amount !== undefined){
+let data22 = data8.paid_amount;
+if(typeof data22 === "string"){
+if(!pattern11.test(data22)){
+const err56 = {instancePath:instancePath+"/data/paid_amount",schemaPath:"components#/$defs/Remittance/properties/paid_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
+if(vErrors === null){
+vErrors = [err56];
+}
+else {
+vErrors.push(err56);
+}
+errors++;
+}
+}
+else {
+const err57 = {instancePath:instancePath+"/data/paid_amount",schemaPath:"components#/$defs/Remittance/properties/paid_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err57];
+}
+else {
+vErrors.push(err57);
+}
+errors++;
+}
+}
+if(data8.provider_adjustment_amount !== undefined){
+let data23 = data8.provider_adjustment_amount;
+if(typeof data23 === "string"){
+if(!pattern11.test(data23)){
+const err58 = {instancePath:instancePath+"/data/provider_adjustment_amount",schemaPath:"components#/$defs/Remittance/properties/provider_adjustment_amount/pattern",keyword:"pattern",params:{pattern: "^-?\\d+\\.\\d{2}$"},message:"must match pattern \""+"^-?\\d+\\.\\d{2}$"+"\""};
+if(vErrors === null){
+vErrors = [err58];
+}
+else {
+vErrors.push(err58);
+}
+errors++;
+}
+}
+else {
+const err59 = {instancePath:instancePath+"/data/provider_adjustment_amount",schemaPath:"components#/$defs/Remittance/properties/provider_adjustment_amount/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err59];
+}
+else {
+vErrors.push(err59);
+}
+errors++;
+}
+}
+if(data8.received_at !== undefined){
+let data24 = data8.received_at;
+if(typeof data24 === "string"){
+if(!(formats0.validate(data24))){
+const err60 = {instancePath:instancePath+"/data/received_at",schemaPath:"components#/$defs/Remittance/properties/received_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err60];
+}
+else {
+vErrors.push(err60);
+}
+errors++;
+}
+}
+else {
+const err61 = {instancePath:instancePath+"/data/received_at",schemaPath:"components#/$defs/Remittance/properties/received_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err61];
+}
+else {
+vErrors.push(err61);
+}
+errors++;
+}
+}
+}
+else {
+const err62 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/Remittance/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err62];
+}
+else {
+vErrors.push(err62);
+}
+errors++;
+}
+}
+}
+else {
+const err63 = {instancePath,schemaPath:"#/allOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err63];
+}
+else {
+vErrors.push(err63);
+}
+errors++;
+}
+validate262.errors = vErrors;
+return errors === 0;
+}
+validate262.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
+
+
+function validate261(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate261.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate262(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate262.errors : vErrors.concat(validate262.errors);
+errors = vErrors.length;
+}
+validate261.errors = vErrors;
+return errors === 0;
+}
+validate261.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
+

@@ -5,6 +5,7 @@ import { basename } from 'node:path';
 import type { Transaction } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import { CommandStore } from '../../db/tenant-store.js';
+import { webhookOutbox } from '../../events/outbox.js';
 import { normalizeNameKey } from '../../db/patient-match-keys.js';
 import { randomId } from '../../shared/ids.js';
 import { SegmentReader, X12Error, type Segment } from '../../domain/era/x12-segments.js';
@@ -12,8 +13,9 @@ import { Era835Reader, type EraClaim, type EraEvent, type EraPayment, type Payme
 import { formatCents } from '../../domain/era/era-values.js';
 import { matchClaim, mrnCandidates, type CandidatePatient, type ClaimMatch } from '../../domain/era/claim-match.js';
 import {
-  coverageHolders, finishFile, finishRemittance, findByTrace, findFileByContent, insertAllocations, insertFile, insertRemittance, patientsByMrn,
+  coverageHolders, finishFile, finishRemittance, findByTrace, findFileByContent, findRemittance, insertAllocations, insertFile, insertRemittance, patientsByMrn,
 } from './remittance-repository.js';
+import { remittanceView } from './remittance-view.js';
 
 /** An 835 to import: its name, its content's digest and size, and its text in chunks (read once). */
 export interface EraSource {
@@ -182,7 +184,7 @@ function providerAdjustmentRows(remittanceId: string, adjustments: ProviderAdjus
   }));
 }
 
-/** One file's import in a transaction: its events written as they come. */
+/** One file's import in a transaction: its events written as they come, and a remittance.received per payment. */
 class EraFileImport {
   private readonly segments = new SegmentReader();
   private reader: Era835Reader | undefined;
@@ -247,7 +249,8 @@ class EraFileImport {
       case 'payment-end':
         await this.batch.flush(this.remittanceId!);
         this.providerAdjustments += event.providerAdjustments.length;
-        return finishRemittance(this.store, this.remittanceId!, totalsRow(event.totals), providerAdjustmentRows(this.remittanceId!, event.providerAdjustments));
+        await finishRemittance(this.store, this.remittanceId!, totalsRow(event.totals), providerAdjustmentRows(this.remittanceId!, event.providerAdjustments));
+        return this.store.emit({ type: 'remittance.received', data: remittanceView((await findRemittance(this.store, this.remittanceId!))!) });
     }
   }
 
@@ -281,12 +284,13 @@ class EraFileImport {
 
 /**
  * Imports an 835 for an agency in `trx`: written as a whole or refused as a whole (EraImportError, naming the segment,
- * its position and line). The same file again adds nothing. The admin command, the demo seed and the bench call it.
+ * its position and line). The same file again adds nothing, events included. The admin command, the demo seed and the bench call it.
  */
 export async function importEraFile(trx: Transaction<DB>, agencyId: string, source: EraSource, onProgress?: (progress: EraImportProgress) => void): Promise<EraImportResult> {
   const agency = await trx.selectFrom('agencies').select('id').where('id', '=', agencyId).executeTakeFirst();
   if (!agency) throw new EraImportError(`agency "${agencyId}" does not exist`);
-  const store = new CommandStore(trx, { agencyId, phiMode: 'phi' }, { resourceType: 'remittance', resourceIds: [] }, undefined);
+  // The commands' outbox: each payment's remittance.received commits with the payment, or not at all.
+  const store = new CommandStore(trx, { agencyId, phiMode: 'phi' }, { resourceType: 'remittance', resourceIds: [] }, webhookOutbox);
   // Imports of one agency run one after another, so two imports of one file cannot both pass the checks below.
   await trx.selectFrom('agencies').select('id').where('id', '=', agencyId).forUpdate().executeTakeFirstOrThrow();
   const imported = await findFileByContent(store, source.sha256);

@@ -2,12 +2,10 @@ import type { GovernedQuery } from './governed-query.js';
 import { activeCensus } from './census.js';
 import { intakeConversionBySource, referralsBySource } from './referral-sources.js';
 import { visitsMissedOrLate } from './visit-timeliness.js';
+import { remittanceVarianceByPayer } from './remittance-variance.js';
 import { awaitingSignatureOrders, unsignedOrdersByPhysician } from './unsigned-orders.js';
 
-/**
- * The governed queries approved in this deployment, in catalog order. Remittance variance by payer comes with the
- * remittances it reads.
- */
+/** The governed queries approved in this deployment, in catalog order. */
 export const GOVERNED_QUERIES: readonly GovernedQuery<any>[] = [
   activeCensus,
   referralsBySource,
@@ -15,4 +13,5 @@ export const GOVERNED_QUERIES: readonly GovernedQuery<any>[] = [
   visitsMissedOrLate,
   unsignedOrdersByPhysician,
   awaitingSignatureOrders,
+  remittanceVarianceByPayer,
 ];

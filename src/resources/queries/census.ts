@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { column, OFFICE_ID, type GovernedQuery } from './governed-query.js';
+import { column, OFFICE_ID, type GovernedQuery, readsDataOf } from './governed-query.js';
 
 interface CensusParameters {
   service_line?: 'home_health' | 'hospice' | 'private_duty';
@@ -24,8 +24,7 @@ export const activeCensus: GovernedQuery<CensusParameters> = {
     column('active_patients', 'integer', 'Active charts.'),
   ],
   order: { columns: ['office_name', 'office_id', 'service_line'], direction: 'asc' },
-  scope: 'external:patients:read',
-  capability: 'patients.read',
+  ...readsDataOf('listPatients'),
   costUnits: 5,
   rows(store, parameters) {
     let patients = store

@@ -1,6 +1,7 @@
 import type { SelectQueryBuilder } from 'kysely';
 import type { components } from '../../generated/openapi.js';
 import type { TenantStore } from '../../db/tenant-store.js';
+import { operations, type OperationId } from '../../generated/contract.js';
 
 type Schemas = components['schemas'];
 export type QueryColumn = Schemas['QueryColumn'];
@@ -85,4 +86,14 @@ export function checkDateRange({ from, to }: { from: string; to: string }): Para
 /** The day after a date, for half-open ranges: [from, to + 1 day). */
 export function dayAfter(date: string): string {
   return new Date(Date.parse(date) + DAY_MS).toISOString().slice(0, 10);
+}
+
+/**
+ * The scope and capability of a query: those of the route whose data it reads, from the contract, so that a query never
+ * reaches data its route would refuse.
+ */
+export function readsDataOf(operationId: OperationId): { scope: string; capability: string } {
+  const { scope, capability } = operations[operationId] as { scope?: string; capability?: string };
+  if (!scope || !capability) throw new Error(`${operationId} has no scope and capability to read its data with`);
+  return { scope, capability };
 }

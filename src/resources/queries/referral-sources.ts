@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { TenantStore } from '../../db/tenant-store.js';
-import { checkDateRange, column, DATE_RANGE, dayAfter, type GovernedQuery } from './governed-query.js';
+import { checkDateRange, column, DATE_RANGE, dayAfter, type GovernedQuery, readsDataOf } from './governed-query.js';
 
 interface DateRange {
   from: string;
@@ -42,8 +42,7 @@ export const referralsBySource: GovernedQuery<DateRange> = {
   check: checkDateRange,
   columns: [...SOURCE_COLUMNS, column('disposition', 'string', 'accepted or declined.'), column('referrals', 'integer', 'Referrals received.')],
   order: { columns: ['source_name', 'source_id', 'disposition'], direction: 'asc' },
-  scope: 'external:referrals:read',
-  capability: 'referrals.read',
+  ...readsDataOf('listReferrals'),
   costUnits: 5,
   rows: (store, range) =>
     referralsReceived(store, range)
@@ -65,8 +64,7 @@ export const intakeConversionBySource: GovernedQuery<DateRange> = {
     column('conversion_rate', 'number', 'admitted / referrals, rounded to 4 decimals.'),
   ],
   order: { columns: ['source_name', 'source_id'], direction: 'asc' },
-  scope: 'external:intakes:read',
-  capability: 'intakes.read',
+  ...readsDataOf('listIntakes'),
   costUnits: 5,
   rows: (store, range) =>
     referralsReceived(store, range)

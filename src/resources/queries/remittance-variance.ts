@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { ClaimStatusCode } from '../../domain/era/era-values.js';
-import { checkDateRange, column, DATE_RANGE, type GovernedQuery } from './governed-query.js';
+import { checkDateRange, column, DATE_RANGE, type GovernedQuery, readsDataOf } from './governed-query.js';
 
 interface PaymentDates {
   from: string;
@@ -34,8 +34,7 @@ export const remittanceVarianceByPayer: GovernedQuery<PaymentDates> = {
     column('denied_claims', 'integer', 'Claims the payer denied (CLP02 4).'),
   ],
   order: { columns: ['payer_name', 'payer_id'], direction: 'asc' },
-  scope: 'external:remittances:read',
-  capability: 'remittances.read',
+  ...readsDataOf('listRemittances'),
   costUnits: 5,
   rows: (store, { from, to }) =>
     store

@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { TenantStore } from '../../db/tenant-store.js';
 import { AGING_BUCKETS, type AgingBucket } from '../../domain/physician-orders/aging.js';
 import { AgingConditions, agencyOrders } from '../physician-orders/physician-order-repository.js';
-import { column, OFFICE_ID, type GovernedQuery } from './governed-query.js';
+import { column, OFFICE_ID, type GovernedQuery, readsDataOf } from './governed-query.js';
 
 /**
  * Orders waiting for a physician's signature, aged at the run's instant by the physician-order rules (office-calendar
@@ -50,8 +50,7 @@ export const unsignedOrdersByPhysician: GovernedQuery<{ office_id?: string }> = 
     column('oldest_days_outstanding', 'integer', 'Days outstanding of the oldest sent order (null when none is sent).'),
   ],
   order: { columns: ['physician_name', 'physician_id'], direction: 'asc' },
-  scope: 'external:physician-orders:read',
-  capability: 'physician_orders.read',
+  ...readsDataOf('listPhysicianOrders'),
   costUnits: 5,
   rows(store, { office_id }, asOf) {
     const aging = new AgingConditions(asOf);
@@ -94,8 +93,7 @@ export const awaitingSignatureOrders: GovernedQuery<AwaitingParameters> = {
     column('sla_breached', 'boolean', 'Outstanding longer than the agency\'s signature SLA.'),
   ],
   order: { columns: ['order_id'], direction: 'asc' },
-  scope: 'external:physician-orders:read',
-  capability: 'physician_orders.read',
+  ...readsDataOf('listPhysicianOrders'),
   costUnits: 5,
   rows(store, { aging_bucket, office_id }, asOf) {
     const aging = new AgingConditions(asOf);

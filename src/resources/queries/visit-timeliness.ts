@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { checkDateRange, column, DATE_RANGE, dayAfter, OFFICE_ID, type GovernedQuery } from './governed-query.js';
+import { checkDateRange, column, DATE_RANGE, dayAfter, OFFICE_ID, type GovernedQuery, readsDataOf } from './governed-query.js';
 
 interface TimelinessParameters {
   from: string;
@@ -33,8 +33,7 @@ export const visitsMissedOrLate: GovernedQuery<TimelinessParameters> = {
     column('on_time_rate', 'number', 'Started on time / started, rounded to 4 decimals (null when none started).'),
   ],
   order: { columns: ['discipline'], direction: 'asc' },
-  scope: 'external:visits:read',
-  capability: 'visits.read',
+  ...readsDataOf('listVisits'),
   costUnits: 5,
   rows(store, { from, to, grace_minutes, office_id }) {
     let visits = store

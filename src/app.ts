@@ -12,7 +12,8 @@ import { requestIdFor } from './gateway/request-id.js';
 import { accessLog, requestLogging } from './gateway/request-logger.js';
 import { markReceived } from './gateway/response-time.js';
 import { createHandlers } from './resources/index.js';
-import { refuseUnsupportedGrantTypes } from './resources/oauth/token-handler.js';
+import { routeGrantTypes } from './resources/oauth/token-handler.js';
+import { createMcpSurface } from './mcp/surface.js';
 import { registerWellKnown } from './identity/well-known.js';
 import { createServices } from './services.js';
 import { registerProbes } from './resources/platform/probes.js';
@@ -63,7 +64,8 @@ export async function buildApp({ config, database, keyEncryption, logger = pino(
   installErrorHandler(app);
   installNotFound(app);
   const services = createServices(config, database.db, keyEncryption, logger);
-  refuseUnsupportedGrantTypes(app);
+  const mcp = await createMcpSurface(config, database.db, keyEncryption);
+  routeGrantTypes(app, mcp.grantHandovers);
   const gateway = new Gateway(createHandlers(services), { ...services, db: database.db, handlerTimeoutMs: config.handlerTimeoutMs }, logger);
   app.decorate('gateway', gateway);
   registerOperations(app, gateway);
@@ -74,6 +76,7 @@ export async function buildApp({ config, database, keyEncryption, logger = pino(
   });
   registerProbes(app, database);
   registerWellKnown(app, services);
+  mcp.register(app, gateway);
   await registerApiReference(app);
   return app;
 }

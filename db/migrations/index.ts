@@ -16,6 +16,7 @@ import * as m0014 from './0014_sealed_secrets.js';
 import * as m0015 from './0015_physician_orders.js';
 import * as m0016 from './0016_working_collections.js';
 import * as m0017 from './0017_hhvbp.js';
+import * as m0021 from './0021_mcp.js';
 
 /**
  * Every migration, in order. Listed by hand rather than read from the filesystem so the same list
@@ -39,4 +40,5 @@ export const migrations: Record<string, Migration> = {
   '0015_physician_orders': m0015,
   '0016_working_collections': m0016,
   '0017_hhvbp': m0017,
+  '0021_mcp': m0021,
 };

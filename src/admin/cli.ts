@@ -11,6 +11,8 @@ import { loadKeyEncryption } from '../identity/key-encryption-keys.js';
 import type { KeyEncryption } from '../identity/key-encryption.js';
 import { tokenCommands } from './token.js';
 import { qualityCommands } from './quality.js';
+import { userCommands } from './user.js';
+import { mcpClientCommands } from './mcp-client.js';
 
 const NOUNS: Record<string, Commands> = {
   agency: agencyCommands,
@@ -20,6 +22,8 @@ const NOUNS: Record<string, Commands> = {
   secrets: secretsCommands,
   demo: demoCommands,
   quality: qualityCommands,
+  user: userCommands,
+  'mcp-client': mcpClientCommands,
 };
 
 const COMMON_OPTIONS = { json: { type: 'boolean' }, help: { type: 'boolean' } } as const;

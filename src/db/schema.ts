@@ -5,6 +5,7 @@ import type { IdentityTables } from './tables/identity.js';
 import type { PseudonymTables } from './tables/pseudonyms.js';
 import type { ServiceSecretTables } from './tables/service-secrets.js';
 import type { UsageTables } from './tables/usage.js';
+import type { PeopleTables } from './tables/people.js';
 import type { PatientTables } from '../resources/patients/patient-tables.js';
 import type { ReferralTables } from '../resources/referrals/referral-tables.js';
 import type { IntakeTables } from '../resources/intakes/intake-tables.js';
@@ -21,4 +22,4 @@ import type { WorkingCollectionTables } from '../resources/working-collections/w
 export interface DB
   extends AgencyTables, AgencyDirectoryTables, IdentityTables, PseudonymTables, UsageTables, CommandLedgerTables, ServiceSecretTables,
     PatientTables, ReferralTables, IntakeTables, VisitTables, TaskTables,
-    HhvbpTables, PhysicianOrderTables, WorkingCollectionTables {}
+    HhvbpTables, PhysicianOrderTables, WorkingCollectionTables, PeopleTables {}

@@ -6,20 +6,19 @@ import type { DB } from '../db/schema.js';
 import { AUTHORIZATION_PATHS, missingRequiredScopes, PEOPLE_GRANT_TYPES } from '../identity/mcp-authorization/authorization-server.js';
 import { consentPage, loginPage, page, PAGE_SECURITY_HEADERS, escapeHtml } from '../identity/mcp-authorization/pages.js';
 import { findPerson, signIn } from '../identity/mcp-authorization/people.js';
+import { handOver } from './hand-over.js';
 
 type Handler = (request: FastifyRequest, reply: FastifyReply) => void;
 
 /**
  * oidc-provider is a Koa application: its routes are Fastify routes whose handler gives the raw request and response
- * to the provider's callback (reply.hijack(): Fastify sends nothing more). The headers Fastify's hooks already set
- * (x-request-id) are copied onto the raw response first. Bodies of its own routes are left unread for it to parse;
+ * to the provider's callback (see handOver). Bodies of its own routes are left unread for it to parse;
  * on the shared token route Fastify has parsed the form, and oidc-provider reads that instead.
  */
-function handOverTo(provider: Provider): Handler {
+function providerRoute(provider: Provider): Handler {
   const callback = provider.callback();
   return (request, reply) => {
-    for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) reply.raw.setHeader(name, value);
-    reply.hijack();
+    handOver(request, reply);
     if (request.body !== undefined) (request.raw as { body?: unknown }).body = request.body;
     void callback(request.raw, reply.raw);
   };
@@ -27,8 +26,8 @@ function handOverTo(provider: Provider): Handler {
 
 /** The token route's grants that oidc-provider answers (the machine flow's client_credentials stays in the pipeline). */
 export function peopleGrantHandover(provider: Provider): Record<string, Handler> {
-  const handOver = handOverTo(provider);
-  return Object.fromEntries(PEOPLE_GRANT_TYPES.map((grantType) => [grantType, handOver]));
+  const route = providerRoute(provider);
+  return Object.fromEntries(PEOPLE_GRANT_TYPES.map((grantType) => [grantType, route]));
 }
 
 function html(reply: FastifyReply, status: number, body: string) {
@@ -51,14 +50,14 @@ const formField = (request: FastifyRequest, name: string) => {
  * and, through the token route, the authorization_code and refresh_token grants.
  */
 export function registerPeopleAuthorization(app: FastifyInstance, provider: Provider, db: Kysely<DB>) {
-  const handOver = handOverTo(provider);
+  const route = providerRoute(provider);
   app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
     // The stream stays unread: oidc-provider parses its own bodies.
     scope.addContentTypeParser('*', (_request, _payload, done) => done(null));
-    scope.route({ method: ['GET', 'POST'], url: AUTHORIZATION_PATHS.authorization, handler: handOver });
-    scope.get(`${AUTHORIZATION_PATHS.authorization}/:uid`, handOver);
-    scope.post(AUTHORIZATION_PATHS.revocation, handOver);
+    scope.route({ method: ['GET', 'POST'], url: AUTHORIZATION_PATHS.authorization, handler: route });
+    scope.get(`${AUTHORIZATION_PATHS.authorization}/:uid`, route);
+    scope.post(AUTHORIZATION_PATHS.revocation, route);
   });
 
   const interactionPath = (uid: string) => `${AUTHORIZATION_PATHS.interaction}/${encodeURIComponent(uid)}`;
@@ -72,7 +71,7 @@ export function registerPeopleAuthorization(app: FastifyInstance, provider: Prov
     }
     const missing = missingRequiredScopes(String(details.params.scope ?? ''));
     if (missing.length > 0) {
-      reply.hijack();
+      handOver(request, reply);
       return provider.interactionFinished(request.raw, reply.raw, { error: 'invalid_scope', error_description: `the scopes ${missing.join(' and ')} are required` });
     }
     const client = await provider.Client.find(String(details.params.client_id));
@@ -95,7 +94,7 @@ export function registerPeopleAuthorization(app: FastifyInstance, provider: Prov
       const client = await provider.Client.find(String(details.params.client_id));
       return html(reply, 401, loginPage(`${interactionPath(details.uid)}/login`, client?.clientName ?? '', 'The email or password is not right.'));
     }
-    reply.hijack();
+    handOver(request, reply);
     return provider.interactionFinished(request.raw, reply.raw, { login: { accountId: person.id } }, { mergeWithLastSubmission: false });
   });
 
@@ -106,7 +105,7 @@ export function registerPeopleAuthorization(app: FastifyInstance, provider: Prov
     } catch (err) {
       return interactionGone(reply, err);
     }
-    reply.hijack();
+    handOver(request, reply);
     if (formField(request, 'decision') !== 'allow' || !details.session?.accountId) {
       return provider.interactionFinished(request.raw, reply.raw, { error: 'access_denied', error_description: 'the user did not allow access' });
     }

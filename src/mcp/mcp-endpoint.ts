@@ -9,6 +9,7 @@ import { REQUIRED_MCP_SCOPES, verifyMcpAccessToken, type McpAccess } from '../id
 import { toolPrincipal } from '../identity/mcp-authorization/people-extension.js';
 import { RequestError } from '../shared/request-error.js';
 import { registerReadTools } from './tools.js';
+import { handOver } from './hand-over.js';
 
 export const MCP_PATH = '/api/v1/mcp';
 export const PROTECTED_RESOURCE_METADATA_PATH = `/.well-known/oauth-protected-resource${MCP_PATH}`;
@@ -69,8 +70,7 @@ async function serve(request: FastifyRequest, reply: FastifyReply, access: McpAc
   const server = new McpServer({ name: 'braes-agency-operations', version: settings.version }, { capabilities: { tools: {} } });
   registerReadTools(server, { gateway, db, principal: toolPrincipal(access) });
   const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-  for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) reply.raw.setHeader(name, value);
-  reply.hijack();
+  handOver(request, reply);
   reply.raw.on('close', () => {
     void transport.close();
     void server.close();

@@ -8,7 +8,7 @@ import { createMcpClient } from '../../src/admin/mcp-client.js';
 import { seedDemoAgency } from '../../src/demo/seed.js';
 import { testDatabase } from '../helpers/database.js';
 import { FormBrowser, formAction } from './browser.js';
-import { listeningApp, TestOAuthClient } from './mcp-helpers.js';
+import { authorizeInBrowser, listeningApp, TestOAuthClient } from './mcp-helpers.js';
 
 const db = (await testDatabase()).db;
 const { base } = await listeningApp(t);
@@ -21,20 +21,16 @@ await seedDemoAgency(db, { agencyId: 'mcp-flow', size: 'small' });
 const user = await createUser(db, { agencyId: 'mcp-flow', email: 'Nurse.Manager@example.org', name: 'Nora Manager', role: 'manager' });
 const client = await createMcpClient(db, 'Test assistant', [redirectUri]);
 
-/** The user's part: sign in and allow, as a browser posting the two forms; answers the code the client's redirect URI gets. */
-async function authorizeInBrowser(authorizationUrl: URL): Promise<{ code: string; browser: FormBrowser }> {
-  const browser = new FormBrowser();
-  const login = await browser.follow(authorizationUrl.href, isCallback);
+/** The authorization as a browser does it, each page checked. */
+async function authorizeChecked(authorizationUrl: URL) {
+  const { login, consent, callback, code } = await authorizeInBrowser(base, authorizationUrl, redirectUri, { email: user.email, password: user.initialPassword });
   t.equal(login.status, 200, 'the login page');
   t.match(login.body, /Sign in to connect Test assistant/);
-  const consent = await browser.post(formAction(login.body, base), { email: user.email, password: user.initialPassword }, isCallback);
   t.equal(consent.status, 200, 'the consent page after signing in');
   t.match(consent.body, /Allow Test assistant\?/);
   t.match(consent.body, /Signed in as Nora Manager/);
-  const done = await browser.post(formAction(consent.body, base), { decision: 'allow' }, isCallback);
-  const callback = new URL(done.location!);
   t.equal(callback.searchParams.get('iss'), base, 'RFC 9207: the issuer comes back with the code');
-  return { code: callback.searchParams.get('code')!, browser };
+  return { code };
 }
 
 t.test('discovery: the 401 names the resource metadata, which names the authorization server', async (t) => {
@@ -81,7 +77,7 @@ t.test('the SDK client: authorization code with PKCE, tools, refresh with rotati
   t.equal(authorizationUrl.searchParams.get('code_challenge_method'), 'S256');
   t.equal(authorizationUrl.searchParams.get('resource'), mcpUrl.href, 'RFC 8707: the resource is the MCP endpoint');
 
-  const { code } = await authorizeInBrowser(authorizationUrl);
+  const { code } = await authorizeChecked(authorizationUrl);
   await first.finishAuth(code);
   const tokens = oauth.saved!;
   t.ok(tokens.access_token && tokens.refresh_token, 'an access token and a refresh token');
@@ -141,7 +137,7 @@ t.test('the SDK client: authorization code with PKCE, tools, refresh with rotati
 t.test('a token without no_phi gets 403 insufficient_scope; the consent refuses a request without the required scopes', async (t) => {
   const oauth = new TestOAuthClient(client.clientId, redirectUri);
   await t.rejects(new Client({ name: 'test', version: '1' }).connect(new StreamableHTTPClientTransport(mcpUrl, { authProvider: oauth })), /Unauthorized/);
-  const { code } = await authorizeInBrowser(oauth.authorizationUrl!);
+  const { code } = await authorizeChecked(oauth.authorizationUrl!);
   await new StreamableHTTPClientTransport(mcpUrl, { authProvider: oauth }).finishAuth(code);
   const metadata = (await discoverAuthorizationServerMetadata(base))!;
   // A refresh may narrow the scope (RFC 6749 6): a token with mcp:tools only.

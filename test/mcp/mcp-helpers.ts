@@ -1,4 +1,7 @@
 import { createServer } from 'node:net';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { FormBrowser, formAction } from './browser.js';
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import type { Logger } from 'pino';
@@ -64,4 +67,30 @@ export class TestOAuthClient implements OAuthClientProvider {
   codeVerifier() {
     return this.verifier;
   }
+}
+
+/** The user's part of the flow, as a browser posting the login and consent forms; the pages seen and the code the redirect URI gets. */
+export async function authorizeInBrowser(base: string, authorizationUrl: URL, redirectUri: string, person: { email: string; password: string }) {
+  const isCallback = (url: string) => url.startsWith(redirectUri);
+  const browser = new FormBrowser();
+  const login = await browser.follow(authorizationUrl.href, isCallback);
+  const consent = await browser.post(formAction(login.body, base), { email: person.email, password: person.password }, isCallback);
+  const done = await browser.post(formAction(consent.body, base), { decision: 'allow' }, isCallback);
+  const callback = new URL(done.location!);
+  return { browser, login, consent, callback, code: callback.searchParams.get('code')! };
+}
+
+/** An MCP client of the SDK signed in as `person` through the whole authorization code flow. */
+export async function connectedClient(base: string, clientId: string, redirectUri: string, person: { email: string; password: string }) {
+  const mcpUrl = new URL(`${base}/api/v1/mcp`);
+  const oauth = new TestOAuthClient(clientId, redirectUri);
+  const transport = new StreamableHTTPClientTransport(mcpUrl, { authProvider: oauth });
+  await new Client({ name: 'test', version: '1' }).connect(transport).catch((err: Error) => {
+    if (!/Unauthorized/.test(err.message)) throw err;
+  });
+  const authorization = await authorizeInBrowser(base, oauth.authorizationUrl!, redirectUri, person);
+  await transport.finishAuth(authorization.code);
+  const client = new Client({ name: 'test', version: '1' });
+  await client.connect(new StreamableHTTPClientTransport(mcpUrl, { authProvider: oauth }));
+  return { client, oauth, authorization };
 }

@@ -9,7 +9,8 @@
 //   domain    src/domain/: pure rules (see domain-is-pure). Also src/catalog/, a pure view of the route table
 //             that routes serve.
 //   identity  src/identity/: client secrets, signing keys, tokens, the authenticator, sealed secrets.
-//   gateway   src/gateway/ (and src/workers/, the background jobs the gateway feeds): what runs around a handler.
+//   gateway   src/gateway/ (and src/workers/, the background jobs the gateway feeds): what runs around a handler. Also
+//             src/proposals/: proposals of the MCP surface, stored and executed through the gateway's direct calls.
 //   wiring    src/config.ts (reads the environment; above identity, whose key settings it decides) and
 //             src/services.ts (builds the long-lived identity and gateway collaborators of one app).
 //   resources src/resources/<family>/: each family's handlers, repository (its SQL, reached through the tenant-bound
@@ -26,7 +27,7 @@ const layers = [
   { name: 'db', path: ['^src/(db/|project-files\\.ts$)', TABLE_TYPES] },
   { name: 'domain', path: '^src/(domain|catalog)/' },
   { name: 'identity', path: '^src/identity/' },
-  { name: 'gateway', path: '^src/(gateway|workers)/' },
+  { name: 'gateway', path: '^src/(gateway|workers|proposals)/' },
   { name: 'wiring', path: '^src/(config|services)\\.ts$' },
   { name: 'resources', path: '^src/resources/', pathNot: TABLE_TYPES },
   { name: 'app', path: '^src/(app\\.ts$|docs/|admin/|demo/|mcp/)' },

@@ -14,6 +14,8 @@ import { markReceived } from './gateway/response-time.js';
 import { createHandlers } from './resources/index.js';
 import { routeGrantTypes } from './resources/oauth/token-handler.js';
 import { createMcpSurface } from './mcp/surface.js';
+import { inProcessGatewayWorkers } from './workers/registry.js';
+import { startWorkers } from './workers/worker.js';
 import { registerWellKnown } from './identity/well-known.js';
 import { createServices } from './services.js';
 import { registerProbes } from './resources/platform/probes.js';
@@ -69,8 +71,10 @@ export async function buildApp({ config, database, keyEncryption, logger = pino(
   const gateway = new Gateway(createHandlers(services), { ...services, db: database.db, handlerTimeoutMs: config.handlerTimeoutMs }, logger);
   app.decorate('gateway', gateway);
   registerOperations(app, gateway);
+  const stopGatewayWorkers = startWorkers(inProcessGatewayWorkers(config.inProcessWorkers, gateway), { db: database.db, log: logger });
   // After in-flight requests, and handlers whose client hung up, have finished: flush what the buffers still hold.
   app.addHook('onClose', async () => {
+    await stopGatewayWorkers();
     await gateway.close();
     await services.close();
   });

@@ -1,8 +1,9 @@
 import { sql, type Kysely } from 'kysely';
 
 /**
- * The MCP surface for people: users of an agency (who sign in there), the MCP clients an administrator registered,
- * and what the authorization server (oidc-provider) stores. Bearer values (access and refresh tokens, codes) are
+ * The MCP surface for people: users of an agency (who sign in there and decide proposals), the MCP clients an
+ * administrator registered, what the authorization server (oidc-provider) stores, and proposals: changes an
+ * assistant asked for, awaiting or after a person's decision, and their execution. Bearer values (access and refresh tokens, codes) are
  * stored under their SHA-256 only, so reading the database or a backup yields no usable token. MCP clients are
  * global (one assistant serves people of many agencies); users carry agency_id in their key.
  */
@@ -54,8 +55,41 @@ async function createAuthorizationRecords(db: Kysely<any>): Promise<void> {
   await db.schema.createIndex('mcp_authorization_records_expiry').on('mcp_authorization_records').columns(['expires_at']).execute();
 }
 
+async function createProposals(db: Kysely<any>): Promise<void> {
+  await db.schema
+    .createTable('proposals')
+    .addColumn('agency_id', 'text', (c) => c.notNull())
+    .addColumn('id', 'text', (c) => c.notNull())
+    .addColumn('user_id', 'text', (c) => c.notNull())
+    .addColumn('client_id', 'text', (c) => c.notNull().references('mcp_clients.client_id'))
+    .addColumn('idempotency_key', 'text', (c) => c.notNull().check(sql`length(idempotency_key) between 8 and 200`))
+    .addColumn('fingerprint', 'text', (c) => c.notNull())
+    .addColumn('action', 'jsonb', (c) => c.notNull())
+    .addColumn('summary', 'text', (c) => c.notNull())
+    .addColumn('status', 'text', (c) => c.notNull().defaultTo('pending').check(sql`status in ('pending', 'approved', 'rejected', 'executed', 'failed')`))
+    .addColumn('decided_by', 'text')
+    .addColumn('decided_at', 'timestamptz')
+    .addColumn('decision_note', 'text')
+    .addColumn('execution_attempts', 'integer', (c) => c.notNull().defaultTo(0))
+    .addColumn('execution_lease_until', 'timestamptz')
+    .addColumn('executed_at', 'timestamptz')
+    .addColumn('execution_result', 'jsonb')
+    .addColumn('last_execution_error', 'text')
+    .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
+    .addColumn('updated_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
+    .addPrimaryKeyConstraint('proposals_pk', ['agency_id', 'id'])
+    .addUniqueConstraint('proposals_idempotency_unique', ['agency_id', 'user_id', 'idempotency_key'])
+    .addForeignKeyConstraint('proposals_user_fk', ['agency_id', 'user_id'], 'users', ['agency_id', 'id'])
+    .addForeignKeyConstraint('proposals_decided_by_fk', ['agency_id', 'decided_by'], 'users', ['agency_id', 'id'])
+    .addCheckConstraint('proposals_decision', sql`(status = 'pending') = (decided_at is null)`)
+    .execute();
+  // The executor's queue: approved proposals not yet run.
+  await db.schema.createIndex('proposals_approved').on('proposals').columns(['decided_at']).where(sql.ref('status'), '=', 'approved').execute();
+}
+
 export async function up(db: Kysely<any>): Promise<void> {
   await createUsers(db);
   await createMcpClients(db);
   await createAuthorizationRecords(db);
+  await createProposals(db);
 }

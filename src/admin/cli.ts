@@ -13,6 +13,7 @@ import { tokenCommands } from './token.js';
 import { qualityCommands } from './quality.js';
 import { userCommands } from './user.js';
 import { mcpClientCommands } from './mcp-client.js';
+import { proposalCommands } from './proposal.js';
 
 const NOUNS: Record<string, Commands> = {
   agency: agencyCommands,
@@ -24,6 +25,7 @@ const NOUNS: Record<string, Commands> = {
   quality: qualityCommands,
   user: userCommands,
   'mcp-client': mcpClientCommands,
+  proposal: proposalCommands,
 };
 
 const COMMON_OPTIONS = { json: { type: 'boolean' }, help: { type: 'boolean' } } as const;

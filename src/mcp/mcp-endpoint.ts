@@ -9,6 +9,7 @@ import { REQUIRED_MCP_SCOPES, verifyMcpAccessToken, type McpAccess } from '../id
 import { toolPrincipal } from '../identity/mcp-authorization/people-extension.js';
 import { RequestError } from '../shared/request-error.js';
 import { registerReadTools } from './tools.js';
+import { registerProposalTools } from './proposal-tools.js';
 import { handOver } from './hand-over.js';
 
 export const MCP_PATH = '/api/v1/mcp';
@@ -69,6 +70,7 @@ function checkOrigin(request: FastifyRequest, settings: McpEndpointSettings) {
 async function serve(request: FastifyRequest, reply: FastifyReply, access: McpAccess, gateway: Gateway, db: Kysely<DB>, settings: McpEndpointSettings) {
   const server = new McpServer({ name: 'braes-agency-operations', version: settings.version }, { capabilities: { tools: {} } });
   registerReadTools(server, { gateway, db, principal: toolPrincipal(access) });
+  registerProposalTools(server, db, access);
   const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   handOver(request, reply);
   reply.raw.on('close', () => {

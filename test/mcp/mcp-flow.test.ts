@@ -87,9 +87,11 @@ t.test('the SDK client: authorization code with PKCE, tools, refresh with rotati
   await mcp.connect(new StreamableHTTPClientTransport(mcpUrl, { authProvider: oauth }));
   const { tools } = await mcp.listTools();
   t.same(tools.map((tool) => tool.name).sort(), [
-    'braes.agency.summary', 'braes.orders.aging', 'braes.quality.hhvbp_measures', 'braes.quality.hhvbp_summary', 'braes.referrals.pipeline', 'braes.visits.missed_late',
+    'braes.agency.summary', 'braes.orders.aging', 'braes.proposals.create', 'braes.proposals.status', 'braes.quality.hhvbp_measures', 'braes.quality.hhvbp_summary',
+    'braes.referrals.pipeline', 'braes.visits.missed_late',
   ]);
-  t.ok(tools.every((tool) => tool.annotations?.readOnlyHint === true), 'every tool is read-only');
+  t.same(tools.filter((tool) => tool.annotations?.readOnlyHint !== true).map((tool) => tool.name), ['braes.proposals.create'], 'every tool but the proposal is read-only');
+  t.ok(tools.every((tool) => tool.inputSchema.type === 'object'), 'inputs have JSON schemas');
 
   const census = await mcp.callTool({ name: 'braes.agency.summary', arguments: {} });
   t.notOk(census.isError);
@@ -124,7 +126,7 @@ t.test('the SDK client: authorization code with PKCE, tools, refresh with rotati
   oauth.saveTokens(refreshed);
   const again = new Client({ name: 'test', version: '1' });
   await again.connect(new StreamableHTTPClientTransport(mcpUrl, { authProvider: oauth }));
-  t.equal((await again.listTools()).tools.length, 6, 'the refreshed access token works');
+  t.equal((await again.listTools()).tools.length, 8, 'the refreshed access token works');
 
   // Reuse of the replaced refresh token: refused, and the whole family is revoked.
   await t.rejects(refreshAuthorization(base, { metadata, clientInformation, refreshToken: tokens.refresh_token!, resource: mcpUrl }), /already used|invalid_grant|grant request is invalid/i);

@@ -5,6 +5,7 @@ import { FormBrowser, formAction } from './browser.js';
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import type { Logger } from 'pino';
+import type { Config } from '../../src/config.js';
 import { buildTestApp, type TestApi } from '../helpers/app.js';
 import type { Teardown } from '../helpers/database.js';
 
@@ -21,10 +22,10 @@ export function freePort(): Promise<number> {
 }
 
 /** The app listening on loopback, its issuer the address it listens on. */
-export async function listeningApp(t: Teardown, logger?: Logger): Promise<{ api: TestApi; base: string }> {
+export async function listeningApp(t: Teardown, logger?: Logger, config: Partial<Config> = {}): Promise<{ api: TestApi; base: string }> {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  const api = await buildTestApp({ tokenIssuer: base, tokenAudience: `${base}/api/v1/ext` }, t, logger);
+  const api = await buildTestApp({ tokenIssuer: base, tokenAudience: `${base}/api/v1/ext`, ...config }, t, logger);
   await api.app.listen({ port, host: '127.0.0.1' });
   return { api, base };
 }

@@ -13,6 +13,9 @@ export const MCP_TOOL_OPERATIONS: readonly OperationId[] = [
   'listPatients', 'listIntakes', 'listReferrals', 'listVisits', 'listPhysicianOrders', 'getHhvbpSummary', 'listHhvbpMeasures',
 ];
 
+/** The operations an approved proposal may run (src/proposals/), as its proposer; no tool runs them. */
+export const PROPOSABLE_OPERATIONS: readonly OperationId[] = ['createTask'];
+
 /**
  * Each agency's MCP surface runs as one extension of the agency (the gateway's policy, limits, metering and audit
  * apply to it as to any integration): an administrator disables the whole surface with `integration disable`, or
@@ -36,8 +39,8 @@ export async function ensurePeopleExtension(db: Kysely<DB>, agencyId: string): P
       agency_id: agencyId,
       id: PEOPLE_EXTENSION_ID,
       name: 'MCP surface for people',
-      scopes: scopesOf(MCP_TOOL_OPERATIONS),
-      capabilities: capabilitiesOf(MCP_TOOL_OPERATIONS),
+      scopes: scopesOf([...MCP_TOOL_OPERATIONS, ...PROPOSABLE_OPERATIONS]),
+      capabilities: capabilitiesOf([...MCP_TOOL_OPERATIONS, ...PROPOSABLE_OPERATIONS]),
       phi_modes: ['no_phi'],
       rate_limit_per_minute: RATE_LIMIT_PER_MINUTE,
       daily_quota: DAILY_QUOTA,

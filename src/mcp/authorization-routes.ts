@@ -40,6 +40,16 @@ function interactionGone(reply: FastifyReply, err: unknown) {
   return html(reply, err.statusCode ?? 400, page('Sign-in expired', `<h1>This sign-in has expired</h1><p>${escapeHtml(err.error_description ?? err.message)}</p><p>Start again from your assistant.</p>`));
 }
 
+/** The interaction of the request's cookie, or undefined once the page saying it is gone was sent. */
+async function interactionOf(provider: Provider, request: FastifyRequest, reply: FastifyReply) {
+  try {
+    return await provider.interactionDetails(request.raw, reply.raw);
+  } catch (err) {
+    interactionGone(reply, err);
+    return undefined;
+  }
+}
+
 const formField = (request: FastifyRequest, name: string) => {
   const value = (request.body as Record<string, unknown> | undefined)?.[name];
   return typeof value === 'string' ? value : '';
@@ -63,12 +73,8 @@ export function registerPeopleAuthorization(app: FastifyInstance, provider: Prov
   const interactionPath = (uid: string) => `${AUTHORIZATION_PATHS.interaction}/${encodeURIComponent(uid)}`;
 
   app.get(`${AUTHORIZATION_PATHS.interaction}/:uid`, async (request, reply) => {
-    let details;
-    try {
-      details = await provider.interactionDetails(request.raw, reply.raw);
-    } catch (err) {
-      return interactionGone(reply, err);
-    }
+    const details = await interactionOf(provider, request, reply);
+    if (!details) return reply;
     const missing = missingRequiredScopes(String(details.params.scope ?? ''));
     if (missing.length > 0) {
       handOver(request, reply);
@@ -83,12 +89,8 @@ export function registerPeopleAuthorization(app: FastifyInstance, provider: Prov
   });
 
   app.post(`${AUTHORIZATION_PATHS.interaction}/:uid/login`, async (request, reply) => {
-    let details;
-    try {
-      details = await provider.interactionDetails(request.raw, reply.raw);
-    } catch (err) {
-      return interactionGone(reply, err);
-    }
+    const details = await interactionOf(provider, request, reply);
+    if (!details) return reply;
     const person = await signIn(db, formField(request, 'email'), formField(request, 'password'));
     if (!person) {
       const client = await provider.Client.find(String(details.params.client_id));
@@ -99,12 +101,8 @@ export function registerPeopleAuthorization(app: FastifyInstance, provider: Prov
   });
 
   app.post(`${AUTHORIZATION_PATHS.interaction}/:uid/consent`, async (request, reply) => {
-    let details;
-    try {
-      details = await provider.interactionDetails(request.raw, reply.raw);
-    } catch (err) {
-      return interactionGone(reply, err);
-    }
+    const details = await interactionOf(provider, request, reply);
+    if (!details) return reply;
     handOver(request, reply);
     if (formField(request, 'decision') !== 'allow' || !details.session?.accountId) {
       return provider.interactionFinished(request.raw, reply.raw, { error: 'access_denied', error_description: 'the user did not allow access' });

@@ -16,12 +16,14 @@
 //             no_phi reducer), signing, receiver address checks and requests, and the receiver helper
 //             verifyDelivery. Beside identity, whose sealed secrets it opens; below the gateway, whose pipeline
 //             writes commands' events through its outbox, and the workers, which deliver them.
-//   gateway   src/gateway/ (and src/workers/, the background jobs the gateway feeds): what runs around a handler.
+//   gateway   src/gateway/ (and src/workers/, the background jobs the gateway feeds): what runs around a handler. Also
+//             src/proposals/: proposals of the MCP surface, stored and executed through the gateway's direct calls.
 //   wiring    src/config.ts (reads the environment; above identity, whose key settings it decides) and
 //             src/services.ts (builds the long-lived identity and gateway collaborators of one app).
 //   resources src/resources/<family>/: each family's handlers, repository (its SQL, reached through the tenant-bound
 //             store), view (rows to the contract's shapes) and stores that implement the domain's ports.
-//   app       src/app.ts, src/docs/ (the reference page), src/admin/ (the admin CLI), src/demo/ (the demo seed).
+//   app       src/app.ts, src/docs/ (the reference page), src/admin/ (the admin CLI), src/demo/ (the demo seed), and
+//             src/mcp/ (the MCP transport: tools run operations through the gateway's direct calls, as HTTP routes do).
 //   server    src/server.ts.
 //
 // src/generated/ is data and types from openapi.json: every layer may import it, and it imports only src/shared/.
@@ -34,10 +36,10 @@ const layers = [
   { name: 'domain', path: '^src/(domain|catalog)/' },
   { name: 'identity', path: '^src/identity/' },
   { name: 'events', path: '^src/events/' },
-  { name: 'gateway', path: '^src/(gateway|workers)/' },
+  { name: 'gateway', path: '^src/(gateway|workers|proposals)/' },
   { name: 'wiring', path: '^src/(config|services)\\.ts$' },
   { name: 'resources', path: '^src/resources/', pathNot: TABLE_TYPES },
-  { name: 'app', path: '^src/(app\\.ts$|docs/|admin/|demo/)' },
+  { name: 'app', path: '^src/(app\\.ts$|docs/|admin/|demo/|mcp/)' },
   { name: 'server', path: '^src/server\\.ts$' },
 ];
 
@@ -118,5 +120,7 @@ module.exports = {
     tsPreCompilationDeps: true,
     // Resolves the `.js` specifiers of NodeNext to the `.ts` files beside them.
     tsConfig: { fileName: 'tsconfig.json' },
+    // Packages that publish subpaths only through package.json "exports" (@modelcontextprotocol/sdk/server/mcp.js).
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'node', 'default', 'types'] },
   },
 };

@@ -14,7 +14,10 @@ import { accessLog, requestLogging } from './gateway/request-logger.js';
 import { markReceived } from './gateway/response-time.js';
 import { createResources } from './resources/index.js';
 import type { GovernedQuery } from './resources/queries/governed-query.js';
-import { refuseUnsupportedGrantTypes } from './resources/oauth/token-handler.js';
+import { routeGrantTypes } from './resources/oauth/token-handler.js';
+import { createMcpSurface } from './mcp/surface.js';
+import { inProcessGatewayWorkers } from './workers/registry.js';
+import { startWorkers } from './workers/worker.js';
 import { registerWellKnown } from './identity/well-known.js';
 import { createServices } from './services.js';
 import { registerMetrics, registerProbes } from './resources/platform/probes.js';
@@ -77,14 +80,17 @@ export async function buildApp({ config, database, keyEncryption, logger = pino(
   const { metrics, pressure } = observability;
   installQueryTokenCors(app);
   const services = createServices(config, database.db, keyEncryption, logger, metrics);
-  refuseUnsupportedGrantTypes(app);
+  const mcp = await createMcpSurface(config, database.db, keyEncryption);
+  routeGrantTypes(app, mcp.grantHandovers);
   const { handlers, admissions } = createResources(services, governedQueries);
   const gatewayServices = { ...services, db: database.db, handlerTimeoutMs: config.handlerTimeoutMs, metrics, pressure, tracer: tracing?.tracer };
   const gateway = new Gateway(handlers, gatewayServices, logger, admissions);
   app.decorate('gateway', gateway);
   registerOperations(app, gateway);
+  const stopGatewayWorkers = startWorkers(inProcessGatewayWorkers(config.inProcessWorkers, gateway), { db: database.db, log: logger });
   // After in-flight requests, and handlers whose client hung up, have finished: flush what the buffers still hold.
   app.addHook('onClose', async () => {
+    await stopGatewayWorkers();
     await gateway.close();
     await services.close();
     observability.close();
@@ -92,6 +98,7 @@ export async function buildApp({ config, database, keyEncryption, logger = pino(
   registerProbes(app, database, pressure);
   if (metrics && config.metrics.port === undefined) registerMetrics(app, metrics);
   registerWellKnown(app, services);
+  mcp.register(app, gateway);
   await registerApiReference(app, config.tokenIssuer);
   return app;
 }

@@ -9,10 +9,14 @@ import { keysCommands } from './keys.js';
 import { secretsCommands } from './secrets.js';
 import { loadKeyEncryption } from '../identity/key-encryption-keys.js';
 import type { KeyEncryption } from '../identity/key-encryption.js';
+import { webhookOutbox } from '../events/outbox.js';
 import { tokenCommands } from './token.js';
 import { qualityCommands } from './quality.js';
 import { eraCommands } from './era.js';
 import { webhookCommands } from './webhook.js';
+import { userCommands } from './user.js';
+import { mcpClientCommands } from './mcp-client.js';
+import { proposalCommands } from './proposal.js';
 
 const NOUNS: Record<string, Commands> = {
   agency: agencyCommands,
@@ -24,6 +28,9 @@ const NOUNS: Record<string, Commands> = {
   quality: qualityCommands,
   era: eraCommands,
   webhook: webhookCommands,
+  user: userCommands,
+  'mcp-client': mcpClientCommands,
+  proposal: proposalCommands,
 };
 
 const COMMON_OPTIONS = { json: { type: 'boolean' }, help: { type: 'boolean' } } as const;
@@ -47,7 +54,7 @@ async function execute(command: Command, { options, positionals }: { options: Re
   // stdout carries the command's output (one JSON object with --json): notices about the key file go to stderr.
   const keys = () => (keyEncryption ??= loadKeyEncryption(config.secretsKey, (message) => process.stderr.write(`note: ${message}\n`)));
   try {
-    return await command.run({ db: database.db, config, options, positionals, keyEncryption: keys });
+    return await command.run({ db: database.db, config, options, positionals, keyEncryption: keys, outbox: webhookOutbox });
   } finally {
     await database.close();
   }

@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely';
 import type { Config } from '../config.js';
 import type { DB } from '../db/schema.js';
 import type { KeyEncryption } from '../identity/key-encryption.js';
+import type { EventOutbox } from '../db/tenant-store.js';
 
 /** An expected refusal (bad input, unknown id): reported as one line, without a stack trace. */
 export class AdminError extends Error {}
@@ -17,6 +18,8 @@ export interface CommandContext {
   positionals?: string[];
   /** The key-encryption keys, loaded on first call: only commands that seal or open secrets need them. */
   keyEncryption(): KeyEncryption;
+  /** Where a decision's events go (approval.decided); without one, a command that emits is refused, never silent. */
+  outbox?: EventOutbox;
 }
 
 export interface CommandOutput {

@@ -6,6 +6,7 @@ import type { PseudonymTables } from './tables/pseudonyms.js';
 import type { ServiceSecretTables } from './tables/service-secrets.js';
 import type { UsageTables } from './tables/usage.js';
 import type { WebhookTables } from './tables/webhooks.js';
+import type { PeopleTables } from './tables/people.js';
 import type { PatientTables } from '../resources/patients/patient-tables.js';
 import type { ReferralTables } from '../resources/referrals/referral-tables.js';
 import type { IntakeTables } from '../resources/intakes/intake-tables.js';
@@ -24,4 +25,4 @@ import type { QueryTokenTables } from '../resources/query-tokens/query-token-tab
 export interface DB
   extends AgencyTables, AgencyDirectoryTables, IdentityTables, PseudonymTables, UsageTables, CommandLedgerTables, ServiceSecretTables, WebhookTables,
     PatientTables, ReferralTables, IntakeTables, VisitTables, TaskTables,
-    HhvbpTables, PhysicianOrderTables, WorkingCollectionTables, RemittanceTables, QueryTokenTables {}
+    HhvbpTables, PhysicianOrderTables, WorkingCollectionTables, RemittanceTables, QueryTokenTables, PeopleTables {}

@@ -1,4 +1,4 @@
-import { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import type { Bindings, ChildLoggerOptions, Level, LogFn, Logger } from 'pino';
 import { elapsedMs } from './response-time.js';
 
@@ -89,22 +89,31 @@ export function requestLogging(root: Logger): FastifyServerOptions {
  * can carry patient details), time since arrival, and the operation and integration of a gateway call.
  * Below info nothing is installed, so a request pays for no hook.
  */
+function logCompleted(request: FastifyRequest, statusCode: number) {
+  const principal = request.principal;
+  request.log.info(
+    {
+      method: request.method,
+      path: request.url.split('?', 1)[0],
+      statusCode,
+      responseTimeMs: request.receivedAt === undefined ? undefined : Math.round(elapsedMs(request) * 1000) / 1000,
+      operationId: request.routeOptions.config.operationId,
+      agencyId: principal?.agencyId,
+      extensionId: principal?.extensionId,
+    },
+    'request completed',
+  );
+}
+
 export function accessLog(app: FastifyInstance, root: Logger) {
   if (!root.isLevelEnabled('info')) return;
   app.addHook('onSend', (request, reply, _payload, done) => {
-    const principal = request.principal;
-    request.log.info(
-      {
-        method: request.method,
-        path: request.url.split('?', 1)[0],
-        statusCode: reply.statusCode,
-        responseTimeMs: request.receivedAt === undefined ? undefined : Math.round(elapsedMs(request) * 1000) / 1000,
-        operationId: request.routeOptions.config.operationId,
-        agencyId: principal?.agencyId,
-        extensionId: principal?.extensionId,
-      },
-      'request completed',
-    );
+    logCompleted(request, reply.statusCode);
     done();
   });
+}
+
+/** The access line of a reply handed to another library (reply.hijack(): Fastify's hooks see no send), when it finishes. */
+export function accessLogHijacked(request: FastifyRequest, reply: FastifyReply) {
+  reply.raw.once('finish', () => logCompleted(request, reply.raw.statusCode));
 }

@@ -2430,6 +2430,13 @@ export const webhookEvents = {
     noPhiSchema: "Remittance",
     validate: bodies.remittanceReceivedEventBody as Validator,
   },
+  "approval.decided": {
+    operationId: "approvalDecidedEvent",
+    clinical: false,
+    dataSchema: "ApprovalDecision",
+    noPhiSchema: null,
+    validate: bodies.approvalDecidedEventBody as Validator,
+  },
 } as const;
 
 export type WebhookEventType = keyof typeof webhookEvents;

@@ -693,6 +693,26 @@ export type webhooks = {
         patch?: never;
         trace?: never;
     };
+    "approval.decided": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A person decided on a proposal
+         * @description Raised when a person of the agency approves or rejects a proposal that an assistant made on the MCP surface (spec 5.8, 6.2), in the decision's transaction. It reports the decision, not its execution: an approved action runs later, once, and only the proposal status tool (`braes.proposals.status` with `{approvalId}`) tells whether it ran and how. `data` carries no patient data and no person, so it is the same in both PHI modes and is delivered without waiting for the subscription's business associate agreement.
+         */
+        post: operations["approvalDecidedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 };
 export type components = {
     schemas: {
@@ -2743,6 +2763,35 @@ export type components = {
              * @enum {string}
              */
             direction: "asc" | "desc";
+        };
+        /** @description A person's decision on a proposal of the MCP surface. It names no patient and no person: the proposal's content is read in the product. */
+        ApprovalDecision: {
+            /**
+             * @description The proposal's id, as the MCP surface's braes.proposals.status takes it (`approvalId`).
+             * @example apr_Qm3xT8vWb1LkZ2yRn5sPdA
+             */
+            approval_id: string;
+            /**
+             * @description What the person decided.
+             * @enum {string}
+             */
+            decision: "approved" | "rejected";
+            /**
+             * Format: date-time
+             * @description When the person decided.
+             */
+            decided_at: string;
+            /**
+             * @description The operationId of the action proposed (today `createTask`).
+             * @example createTask
+             */
+            proposed_operation: string;
+        };
+        /** @description approval.decided: a person approved or rejected a proposal of the MCP surface (spec 6.2). */
+        ApprovalDecidedEvent: components["schemas"]["WebhookEnvelope"] & {
+            /** @enum {string} */
+            type?: "approval.decided";
+            data?: components["schemas"]["ApprovalDecision"];
         };
     };
     responses: {
@@ -5645,6 +5694,52 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["RemittanceReceivedEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the subscription is disabled, and nothing more is sent to it until an administrator enables it again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery is done. Any other answer (or none within 15 seconds) is retried on the schedule of x-svc-webhook-delivery; the receiver's body is read up to 64 KiB and otherwise ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    approvalDecidedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description `sha256=` + hex SHA-256 of the raw body. */
+                "x-svc-payload-sha256": components["parameters"]["WebhookPayloadSha256"];
+                /** @description Unix time in seconds when this attempt was signed; reject it when more than 300 seconds from your clock. */
+                "x-svc-signature-timestamp": components["parameters"]["WebhookSignatureTimestamp"];
+                /** @description Delivery id (`whd_...`): one per event and subscription, the same on every retry and on a manual replay. */
+                "x-svc-delivery-id": components["parameters"]["WebhookDeliveryId"];
+                /** @description `v1=` + hex HMAC-SHA256, keyed with the signing secret (its full text, `whsec_...`, as UTF-8), of `v1.` + timestamp + `.` + delivery id + `.` + x-svc-payload-sha256 + `.` + raw body. */
+                "x-svc-signature": components["parameters"]["WebhookSignature"];
+                /** @description The same signature under the retiring secret, sent only during a rotation's overlap window. */
+                "x-svc-signature-previous"?: components["parameters"]["WebhookSignaturePrevious"];
+                /** @description Standard Webhooks: the delivery id again (x-svc-delivery-id). */
+                "webhook-id": components["parameters"]["StandardWebhookId"];
+                /** @description Standard Webhooks: the signing time again (x-svc-signature-timestamp). */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestamp"];
+                /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>` keyed with the base64-decoded part of the secret after `whsec_`; space-separated with the retiring secret's during an overlap. Libraries such as `standardwebhooks` verify it unchanged. */
+                "webhook-signature": components["parameters"]["StandardWebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ApprovalDecidedEvent"];
             };
         };
         responses: {

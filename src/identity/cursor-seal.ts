@@ -1,8 +1,7 @@
-import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/schema.js';
 import type { KeyEncryption } from './key-encryption.js';
-import { serviceSecretRow } from './secrets-at-rest.js';
+import { serviceSecret } from './secrets-at-rest.js';
 import { gcmOpen, gcmSeal, joined, split } from './aes-gcm.js';
 
 const PURPOSE = 'list-cursor';
@@ -47,15 +46,7 @@ export class CursorSeal {
     return this.key;
   }
 
-  /** The first instance to need the key creates it; the others read the one that won. Stored sealed under the key-encryption key. */
-  private async loadOrCreate(): Promise<Buffer> {
-    const row = serviceSecretRow(PURPOSE);
-    await this.db
-      .insertInto('service_secrets')
-      .values({ purpose: PURPOSE, secret_sealed: this.keyEncryption.seal(randomBytes(32), row) })
-      .onConflict((oc) => oc.column('purpose').doNothing())
-      .execute();
-    const stored = await this.db.selectFrom('service_secrets').select('secret_sealed').where('purpose', '=', PURPOSE).executeTakeFirstOrThrow();
-    return this.keyEncryption.open(stored.secret_sealed, row);
+  private loadOrCreate(): Promise<Buffer> {
+    return serviceSecret(this.db, this.keyEncryption, PURPOSE);
   }
 }

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
 import type { DB } from '../db/schema.js';
 import type { KeyEncryption } from './key-encryption.js';
@@ -6,6 +7,21 @@ import type { KeyEncryption } from './key-encryption.js';
 export const signingKeyRow = (kid: string) => `signing_keys/${kid}`;
 export const serviceSecretRow = (purpose: string) => `service_secrets/${purpose}`;
 export const webhookSecretRow = (id: string) => `webhook_secrets/${id}`;
+
+/**
+ * A random 32-byte secret of the service, shared by every instance through the database and stored sealed under the
+ * key-encryption key: the first instance to need it creates it, the others read the one that won.
+ */
+export async function serviceSecret(db: Kysely<DB>, keyEncryption: KeyEncryption, purpose: string): Promise<Buffer> {
+  const row = serviceSecretRow(purpose);
+  await db
+    .insertInto('service_secrets')
+    .values({ purpose, secret_sealed: keyEncryption.seal(randomBytes(32), row) })
+    .onConflict((oc) => oc.column('purpose').doNothing())
+    .execute();
+  const stored = await db.selectFrom('service_secrets').select('secret_sealed').where('purpose', '=', purpose).executeTakeFirstOrThrow();
+  return keyEncryption.open(stored.secret_sealed, row);
+}
 
 export interface SealingReport {
   /** Rows found in plaintext (written before secrets were sealed) and sealed now. */

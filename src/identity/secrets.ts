@@ -21,20 +21,24 @@ export function secretLookupId(secret: string): string {
 
 // N = 2^14, r = 8: 16 MiB and tens of milliseconds per hash; the secrets are random, so this is defence in depth.
 const PARAMS = { N: 16_384, r: 8, p: 1 } as const;
+/** People choose passwords, so their hashes get OWASP's scrypt minimum (N = 2^17, r = 8: 128 MiB per hash). */
+export const PASSWORD_PARAMS = { N: 131_072, r: 8, p: 1 } as const;
 const KEY_LENGTH = 32;
 const FORMAT = /^\$scrypt\$ln=(\d+),r=(\d+),p=(\d+)\$([A-Za-z0-9_-]+)\$([A-Za-z0-9_-]+)$/;
 
 function derive(secret: string, salt: Buffer, params: ScryptOptions, length: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
-    scrypt(secret, salt, length, { ...params, maxmem: 64 * 1024 * 1024 }, (err, key) => (err ? reject(err) : resolve(key)));
+    // scrypt needs 128 * N * r bytes; room for that and Node's margin.
+    const maxmem = 256 * (params.N ?? PARAMS.N) * (params.r ?? PARAMS.r);
+    scrypt(secret, salt, length, { ...params, maxmem }, (err, key) => (err ? reject(err) : resolve(key)));
   });
 }
 
 /** PHC-style string: `$scrypt$ln=14,r=8,p=1$<salt>$<hash>`, so parameters can change without breaking old hashes. */
-export async function hashSecret(secret: string): Promise<string> {
+export async function hashSecret(secret: string, params: { N: number; r: number; p: number } = PARAMS): Promise<string> {
   const salt = randomBytes(16);
-  const hash = await derive(secret, salt, PARAMS, KEY_LENGTH);
-  return `$scrypt$ln=${Math.log2(PARAMS.N)},r=${PARAMS.r},p=${PARAMS.p}$${salt.toString('base64url')}$${hash.toString('base64url')}`;
+  const hash = await derive(secret, salt, params, KEY_LENGTH);
+  return `$scrypt$ln=${Math.log2(params.N)},r=${params.r},p=${params.p}$${salt.toString('base64url')}$${hash.toString('base64url')}`;
 }
 
 export async function verifySecret(secret: string, stored: string): Promise<boolean> {

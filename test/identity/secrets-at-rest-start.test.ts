@@ -119,7 +119,7 @@ t.test('embedded store: a key file is created beside DATA_DIR (mode 600), the se
   t.equal(await first.exited(true), 0);
 
   const stored = await storedSecrets(dataDir);
-  t.equal(stored.length, 2, 'one signing key, one cursor key');
+  t.equal(stored.length, 3, 'one signing key, the cursor key, the MCP authorization server\'s cookie key');
   for (const row of stored) {
     t.notMatch(JSON.stringify(row), /PRIVATE KEY/, 'no PEM');
     t.notOk(Object.values(row).some((value) => value instanceof Uint8Array), 'no raw key bytes');

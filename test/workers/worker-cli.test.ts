@@ -30,7 +30,7 @@ const messages = (stdout: string) => stdout.trim().split('\n').map((line) => (JS
 t.test('an unknown or missing name is refused with the list of workers, before opening a database', async (t) => {
   const unknown = worker(['metering-flush'], {});
   t.equal(await unknown.exited, 1);
-  t.equal(unknown.stderr(), 'unknown worker "metering-flush"; the workers are: housekeeping, webhooks (the metering and audit flushers run only inside the server)\n');
+  t.equal(unknown.stderr(), 'unknown worker "metering-flush"; the workers are: housekeeping, webhooks (inside the server only: proposals, and the metering and audit flushers)\n');
   const missing = worker([], {});
   t.equal(await missing.exited, 1);
   t.equal(missing.stderr(), 'usage: npm run worker -- <name>; the workers are: housekeeping, webhooks\n');

@@ -74,10 +74,17 @@ function phiMarks(node: unknown, pointer = '#', marks = new Map<string, unknown>
   return marks;
 }
 
+/** The node a `#/…` pointer names in `doc`, or undefined. */
+function at(doc: Node, pointer: string): unknown {
+  return pointer.slice(2).split('/').reduce((node: Node | undefined, key: string) => node?.[key.replace(/~1/g, '/').replace(/~0/g, '~')], doc);
+}
+
+/** A reduction added to a property clients already read; `kept` reduces nothing, and a new property is new to everyone. */
 function phiMarkRules(base: Node, head: Node): BreakingChange[] {
   const before = phiMarks(base);
   return [...phiMarks(head)]
-    .filter(([pointer, mark]) => show(before.get(pointer)) !== show(mark))
+    .filter(([pointer, mark]) => mark !== 'kept' && show(before.get(pointer)) !== show(mark))
+    .filter(([pointer]) => before.has(pointer) || at(base, pointer) !== undefined)
     .map(([pointer, mark]) => ({
       rule: 'x-svc-phi-reduction-added',
       pointer: `${pointer}/x-svc-phi`,

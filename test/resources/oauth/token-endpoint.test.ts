@@ -171,12 +171,18 @@ t.test('scope narrows the grant and never widens it', async (t) => {
   t.equal(all.json().scope, 'external:patients:read external:visits:read', 'no scope asked: all granted ones');
 });
 
-t.test('any grant type but client_credentials is unsupported_grant_type', async (t) => {
+t.test('a grant type other than client_credentials, authorization_code and refresh_token is unsupported_grant_type', async (t) => {
   const integration = await createTestIntegration(db);
-  for (const grantType of ['password', 'refresh_token', 'authorization_code']) {
+  for (const grantType of ['password', 'urn:ietf:params:oauth:grant-type:device_code']) {
     const res = await requestToken({ ...tokenRequestBody(integration), grant_type: grantType });
     t.equal(res.statusCode, 400, grantType);
     t.match(res.json(), { error: 'unsupported_grant_type', code: 'PLATFORM_INVALID_REQUEST' });
+  }
+  // The MCP surface's grants go to its authorization server (test/mcp/), which knows no integration's client id.
+  for (const grantType of ['refresh_token', 'authorization_code']) {
+    const res = await api.app.inject({ method: 'POST', url: '/api/v1/oauth/token', payload: new URLSearchParams({ grant_type: grantType, client_id: integration.clientId, code: 'x', refresh_token: 'x' }).toString(), headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    t.equal(res.statusCode, 401, grantType);
+    t.equal(res.json().error, 'invalid_client');
   }
   const missing = await requestToken({ client_id: integration.clientId });
   t.match(missing.json(), { error: 'invalid_request', issues: [{ path: '/grant_type', keyword: 'required' }] });
@@ -283,9 +289,12 @@ t.test('OAuth metadata (RFC 8414) and the JWKS with public keys only', async (t)
     issuer: 'http://localhost:3000',
     token_endpoint: 'http://localhost:3000/api/v1/oauth/token',
     jwks_uri: 'http://localhost:3000/.well-known/jwks.json',
-    grant_types_supported: ['client_credentials'],
-    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+    authorization_endpoint: 'http://localhost:3000/api/v1/oauth/authorize',
   });
+  // One issuer: the machine flow and the MCP surface's people (test/mcp/ drives the latter).
+  t.same(metadata.json().grant_types_supported, ['client_credentials', 'authorization_code', 'refresh_token']);
+  t.same(metadata.json().token_endpoint_auth_methods_supported, ['client_secret_basic', 'client_secret_post', 'none']);
+  t.same(metadata.json().code_challenge_methods_supported, ['S256']);
   const jwks = (await api.request({ method: 'GET', url: '/.well-known/jwks.json' })).json();
   t.ok(jwks.keys.length >= 1);
   for (const key of jwks.keys) {

@@ -1,0 +1,102 @@
+import type { Kysely } from 'kysely';
+import type { DB } from '../db/schema.js';
+import type { UserRole } from '../db/tables/people.js';
+import { ensurePeopleExtension } from '../identity/mcp-authorization/people-extension.js';
+import { hashPassword, USER_ROLES } from '../identity/mcp-authorization/people.js';
+import { randomId } from '../shared/ids.js';
+import { sqlState } from '../db/sql-state.js';
+import { AdminError, describe, requiredOption, type Commands } from './command.js';
+
+export interface UserInput {
+  agencyId: string;
+  email: string;
+  name: string;
+  role: UserRole;
+}
+
+export interface CreatedUser {
+  userId: string;
+  agencyId: string;
+  email: string;
+  /** Shown once: only its scrypt hash is stored. */
+  initialPassword: string;
+}
+
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+function checkUser(input: UserInput): void {
+  if (!EMAIL.test(input.email)) throw new AdminError(`--email must be an email address, got "${input.email}"`);
+  if (!input.name.trim()) throw new AdminError('--name must not be empty');
+  if (!USER_ROLES.includes(input.role)) throw new AdminError(`--role must be one of ${USER_ROLES.join(', ')}, got "${input.role}"`);
+}
+
+/** A user of an agency with a random initial password; the agency's MCP surface (its people extension) exists after. */
+export async function createUser(db: Kysely<DB>, input: UserInput): Promise<CreatedUser> {
+  checkUser(input);
+  const agency = await db.selectFrom('agencies').select('id').where('id', '=', input.agencyId).executeTakeFirst();
+  if (!agency) throw new AdminError(`no agency "${input.agencyId}"`);
+  const initialPassword = randomId('', 18);
+  const userId = randomId('usr_');
+  const email = input.email.trim().toLowerCase();
+  const passwordHash = await hashPassword(initialPassword);
+  try {
+    await db.transaction().execute(async (trx) => {
+      await trx.insertInto('users').values({ agency_id: input.agencyId, id: userId, email, name: input.name.trim(), role: input.role, password_hash: passwordHash }).execute();
+      await ensurePeopleExtension(trx, input.agencyId);
+    });
+  } catch (err) {
+    if (sqlState(err) === '23505') throw new AdminError(`a user with the email ${email} exists already`);
+    throw err;
+  }
+  return { userId, agencyId: input.agencyId, email, initialPassword };
+}
+
+async function setUserStatus(db: Kysely<DB>, email: string, status: 'active' | 'disabled') {
+  const updated = await db
+    .updateTable('users')
+    .set({ status, updated_at: new Date() })
+    .where('email', '=', email.trim().toLowerCase())
+    .returning(['id', 'agency_id', 'email', 'status'])
+    .executeTakeFirst();
+  if (!updated) throw new AdminError(`no user with the email ${email}`);
+  return updated;
+}
+
+export const userCommands: Commands = {
+  create: {
+    usage: `user create --agency ID --email EMAIL --name NAME --role ${USER_ROLES.join('|')}`,
+    options: { agency: { type: 'string' }, email: { type: 'string' }, name: { type: 'string' }, role: { type: 'string' } },
+    async run({ db, options }) {
+      const created = await createUser(db, {
+        agencyId: requiredOption(options, 'agency'),
+        email: requiredOption(options, 'email'),
+        name: requiredOption(options, 'name'),
+        role: requiredOption(options, 'role') as UserRole,
+      });
+      const json = { user_id: created.userId, agency_id: created.agencyId, email: created.email, initial_password: created.initialPassword };
+      return { json, text: `User created. The initial password is shown only this once; hand it over in person.\n${describe(json)}` };
+    },
+  },
+  list: {
+    usage: 'user list --agency ID',
+    options: { agency: { type: 'string' } },
+    async run({ db, options }) {
+      const users = await db
+        .selectFrom('users')
+        .select(['id', 'email', 'name', 'role', 'status', 'created_at'])
+        .where('agency_id', '=', requiredOption(options, 'agency'))
+        .orderBy('email')
+        .execute();
+      const rows = users.map((u) => ({ user_id: u.id, email: u.email, name: u.name, role: u.role, status: u.status, created_at: u.created_at.toISOString() }));
+      return { json: { users: rows }, text: rows.length === 0 ? 'No users.' : rows.map((row) => describe(row)).join('\n\n') };
+    },
+  },
+  disable: {
+    usage: 'user disable --email EMAIL',
+    options: { email: { type: 'string' } },
+    async run({ db, options }) {
+      const user = await setUserStatus(db, requiredOption(options, 'email'), 'disabled');
+      return { json: { user_id: user.id, email: user.email, status: user.status }, text: 'User disabled: they cannot sign in, and their MCP tokens are refused from now on.' };
+    },
+  },
+};

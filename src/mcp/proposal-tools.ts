@@ -1,0 +1,111 @@
+import type { Kysely } from 'kysely';
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import type { DB } from '../db/schema.js';
+import { operations } from '../generated/contract.js';
+import type { McpAccess } from '../identity/mcp-authorization/authorization-server.js';
+import { PlatformError } from '../shared/platform-error.js';
+import { MAX_EXECUTION_ATTEMPTS } from '../proposals/execution.js';
+import { createProposal, findProposal, type Proposal } from '../proposals/proposals.js';
+
+/** What the next step is, for the assistant and the person it works for. */
+function nextStep(proposal: Proposal): string {
+  switch (proposal.status) {
+    case 'pending':
+      return 'Waiting for a person of the agency (an administrator or manager) to approve or reject it in the product. Check again later; do not propose it again.';
+    case 'approved':
+      return proposal.last_execution_error
+        ? `Approved; the last run failed for a passing reason and is retried (attempt ${proposal.execution_attempts} of ${MAX_EXECUTION_ATTEMPTS}). Check again shortly.`
+        : 'Approved and about to run. Check again shortly: approval does not mean it ran.';
+    case 'rejected':
+      return 'Rejected: nothing will run. Ask the person who decided if it should be proposed differently.';
+    case 'executed':
+      return 'Done: the action ran once. Nothing more to do.';
+    case 'failed':
+      return 'The approved action could not run (see lastExecutionError); it will not be retried. Propose a corrected action with a new idempotency key.';
+  }
+}
+
+function taskIdOf(proposal: Proposal): string | null {
+  const data = (proposal.execution_result?.body as { data?: { id?: unknown } } | undefined)?.data;
+  return typeof data?.id === 'string' ? data.id : null;
+}
+
+/** Spec 6.2: status, decided, executedAt, lastExecutionError, next; and what was decided and made. */
+export function proposalStatus(proposal: Proposal) {
+  return {
+    approvalId: proposal.id,
+    status: proposal.status,
+    decided: proposal.decided_at !== null,
+    decision: proposal.decided_at === null ? null : proposal.status === 'rejected' ? 'rejected' : 'approved',
+    decidedAt: proposal.decided_at?.toISOString() ?? null,
+    executedAt: proposal.executed_at?.toISOString() ?? null,
+    lastExecutionError: proposal.last_execution_error,
+    result: proposal.status === 'executed' ? { taskId: taskIdOf(proposal) } : null,
+    next: nextStep(proposal),
+  };
+}
+
+function statusResult(proposal: Proposal, extra: Record<string, unknown> = {}): CallToolResult {
+  const structured = { ...proposalStatus(proposal), ...extra };
+  return { content: [{ type: 'text', text: `Proposal ${proposal.id}: ${proposal.status}. ${structured.next}\n${JSON.stringify(structured)}` }], structuredContent: structured };
+}
+
+function toolError(code: string, message: string, extra: Record<string, unknown> = {}): CallToolResult {
+  const structured = { code, message, ...extra };
+  return { isError: true, content: [{ type: 'text', text: `Refused (${code}): ${message}\n${JSON.stringify(structured)}` }], structuredContent: structured };
+}
+
+const createInput = {
+  idempotencyKey: z.string().min(8).max(200).describe('8 to 200 characters, new for each new proposal: a retry with the same key and the same proposal answers the first; another proposal under it is refused.'),
+  summary: z.string().min(1).max(2000).describe('What the change is and why, for the person who decides. No patient names or other identifiers.'),
+  action: z.object({
+    operation: z.literal('create_task').describe('The only proposable action: create a task (for example to ask a working collection\'s owner for a change).'),
+    task: z.record(z.string(), z.unknown()).describe('The body of POST /api/v1/ext/tasks (TaskCreateRequest): title, description, priority, due_date, assignee_id, related_resource; patients by their PT- handles.'),
+  }),
+};
+
+type CreateArgs = { idempotencyKey: string; summary: string; action: { operation: 'create_task'; task: Record<string, unknown> } };
+
+async function create(db: Kysely<DB>, access: McpAccess, args: CreateArgs): Promise<CallToolResult> {
+  const validate = operations.createTask.validate.body;
+  if (!validate(args.action.task)) {
+    const issues = (validate.errors ?? []).map((e) => ({ path: e.instancePath || '/', message: e.message ?? '' }));
+    return toolError('PLATFORM_INVALID_INPUT', 'action.task is not a valid task (TaskCreateRequest).', { issues });
+  }
+  try {
+    const { proposal, replayed } = await createProposal(db, {
+      agencyId: access.person.agencyId,
+      userId: access.person.id,
+      clientId: access.clientId,
+      idempotencyKey: args.idempotencyKey,
+      summary: args.summary,
+      action: { operationId: 'createTask', body: args.action.task },
+    });
+    return statusResult(proposal, { replayed });
+  } catch (err) {
+    if (err instanceof PlatformError) return toolError(err.code, err.message);
+    throw err;
+  }
+}
+
+/** Proposals (spec 5.8, 6.2): the assistant proposes and follows up; only a person decides, and there is no decision tool. */
+export function registerProposalTools(server: McpServer, db: Kysely<DB>, access: McpAccess) {
+  server.registerTool('braes.proposals.create', {
+    title: 'Propose a change for a person to approve',
+    description: 'Records a proposed change (today: create a task) for a person of the agency to approve or reject. Nothing runs until a person approves it; follow it with braes.proposals.status.',
+    inputSchema: createInput,
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  }, (args: CreateArgs) => create(db, access, args));
+  server.registerTool('braes.proposals.status', {
+    title: 'Status of a proposal',
+    description: 'The current truth of a proposal: status, whether a person decided, when the action ran, its last error, and the next step. approval.decided does not prove the action ran; this does.',
+    inputSchema: { approvalId: z.string().min(1).max(64) },
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  }, async ({ approvalId }: { approvalId: string }) => {
+    const proposal = await findProposal(db, access.person.agencyId, approvalId);
+    // A person follows their own proposals; another's id answers like an unknown one.
+    return proposal && proposal.user_id === access.person.id ? statusResult(proposal) : toolError('PLATFORM_APPROVAL_NOT_FOUND', `No proposal ${approvalId} of yours.`);
+  });
+}

@@ -1,0 +1,213 @@
+import type { Kysely } from 'kysely';
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import type { DB } from '../db/schema.js';
+import type { OperationId } from '../generated/contract.js';
+import { callOperation, type DirectCallInput } from '../gateway/direct-call.js';
+import type { Gateway } from '../gateway/gateway.js';
+import type { Principal } from '../shared/principal.js';
+
+/** What one tool call runs as and through. */
+export interface ToolContext {
+  gateway: Gateway;
+  db: Kysely<DB>;
+  principal: Principal;
+}
+
+/** An operation's refusal, handed to the assistant in the contract's terms (code, message, next step), never a stack. */
+class OperationRefused extends Error {
+  constructor(readonly status: number, readonly body: unknown) {
+    super('operation refused');
+  }
+}
+
+interface ListMeta {
+  total: number;
+  total_exact?: boolean;
+  summary?: Record<string, unknown>;
+  as_of?: string;
+  [key: string]: unknown;
+}
+
+async function call<K extends OperationId>(ctx: ToolContext, input: Omit<DirectCallInput<K>, 'principal'>): Promise<{ data: unknown; meta: ListMeta }> {
+  const result = await callOperation(ctx.gateway, { ...input, principal: ctx.principal } as DirectCallInput<K>);
+  if (result.status !== 200) throw new OperationRefused(result.status, result.body);
+  return result.body as { data: unknown; meta: ListMeta };
+}
+
+/** A list's match count: one row asked for, meta.total read (exact up to 1,000 matches, the planner's estimate past it). */
+async function count<K extends OperationId>(ctx: ToolContext, operationId: K, query: Record<string, unknown>): Promise<{ total: number; exact: boolean }> {
+  const { meta } = await call(ctx, { operationId, query: { ...query, limit: 1 } as never });
+  return { total: meta.total, exact: meta.total_exact !== false };
+}
+
+function answered(summary: string, structured: Record<string, unknown>): CallToolResult {
+  return { content: [{ type: 'text', text: `${summary}\n${JSON.stringify(structured)}` }], structuredContent: structured };
+}
+
+interface ErrorBodies {
+  /** ExternalPlatformError: an object; ApiError: a string, with code and user_message beside it. */
+  error?: { code?: string; message?: string; details?: unknown } | string;
+  code?: string;
+  user_message?: string;
+  user_next_step?: string;
+  issues?: { path?: string; message?: string }[];
+}
+
+/** Either error shape of the contract (spec 7.1, 7.2), as the assistant gets it. */
+function refused(err: unknown): CallToolResult {
+  if (!(err instanceof OperationRefused)) throw err;
+  const body = err.body as ErrorBodies;
+  const platform = typeof body.error === 'object' ? body.error : undefined;
+  const structured = {
+    status: err.status,
+    code: platform?.code ?? body.code ?? null,
+    message: platform?.message ?? body.user_message ?? null,
+    next_step: body.user_next_step ?? null,
+    issues: body.issues?.map((issue) => ({ path: issue.path ?? '', message: issue.message ?? '' })) ?? [],
+  };
+  return { isError: true, content: [{ type: 'text', text: `Refused (${structured.code}): ${structured.message ?? ''}\n${JSON.stringify(structured)}` }], structuredContent: structured };
+}
+
+function guarded<A>(run: (args: A) => Promise<CallToolResult>) {
+  return async (args: A) => {
+    try {
+      return await run(args);
+    } catch (err) {
+      return refused(err);
+    }
+  };
+}
+
+const SERVICE_LINES = ['home_health', 'hospice', 'private_duty'] as const;
+const INTAKE_STATUSES = ['pending_review', 'in_review', 'awaiting_information', 'accepted', 'declined', 'admitted', 'non_admit', 'cancelled'] as const;
+const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } as const;
+const yearBoundary = (year: number) => `${year}-01-01T00:00:00Z`;
+const currentYear = () => new Date().getUTCFullYear();
+
+async function countEach<T extends string>(values: readonly T[], counted: (value: T) => Promise<{ total: number; exact: boolean }>) {
+  const counts = await Promise.all(values.map(counted));
+  return { counts: Object.fromEntries(values.map((value, i) => [value, counts[i].total])) as Record<T, number>, exact: counts.every((c) => c.exact) };
+}
+
+async function agencySummary(ctx: ToolContext): Promise<CallToolResult> {
+  const active = { status: 'active' };
+  const offices = await ctx.db.selectFrom('offices').select(['id', 'name']).where('agency_id', '=', ctx.principal.agencyId).orderBy('name').execute();
+  const [all, byLine, byOffice] = await Promise.all([
+    count(ctx, 'listPatients', active),
+    countEach(SERVICE_LINES, (line) => count(ctx, 'listPatients', { ...active, service_line: line })),
+    countEach(offices.map((o) => o.id), (office) => count(ctx, 'listPatients', { ...active, office_id: office })),
+  ]);
+  const structured = {
+    active_patients: all.total,
+    by_service_line: byLine.counts,
+    by_office: offices.map((office) => ({ office_id: office.id, office_name: office.name, active_patients: byOffice.counts[office.id] })),
+    counts_exact: all.exact && byLine.exact && byOffice.exact,
+  };
+  return answered(`Census: ${all.total} active patients across ${offices.length} offices.`, structured);
+}
+
+async function referralPipeline(ctx: ToolContext, { year }: { year?: number }): Promise<CallToolResult> {
+  const y = year ?? currentYear();
+  const window = { referral_date_from: `${y}-01-01`, referral_date_to: `${y}-12-31` };
+  const [received, dispositions, intakes] = await Promise.all([
+    count(ctx, 'listReferrals', window),
+    countEach(['accepted', 'declined'] as const, (disposition) => count(ctx, 'listReferrals', { ...window, disposition })),
+    countEach(INTAKE_STATUSES, (status) => count(ctx, 'listIntakes', { status })),
+  ]);
+  const structured = {
+    year: y,
+    referrals_received: received.total,
+    referrals_by_disposition: dispositions.counts,
+    intakes_by_status: intakes.counts,
+    counts_exact: received.exact && dispositions.exact && intakes.exact,
+  };
+  return answered(`Referrals in ${y}: ${received.total} received, ${dispositions.counts.accepted} accepted, ${dispositions.counts.declined} declined.`, structured);
+}
+
+async function visitsMissedLate(ctx: ToolContext, { year }: { year?: number }): Promise<CallToolResult> {
+  const y = year ?? currentYear();
+  const window = { scheduled_from: yearBoundary(y), scheduled_to: yearBoundary(y + 1) };
+  const before = { scheduled_to: yearBoundary(Math.min(y + 1, currentYear())) };
+  const [missed, inProgress, overdue] = await Promise.all([
+    count(ctx, 'listVisits', { ...window, status: 'missed' }),
+    count(ctx, 'listVisits', { ...window, status: 'in_progress' }),
+    count(ctx, 'listVisits', { ...before, status: 'scheduled' }),
+  ]);
+  const structured = {
+    year: y,
+    missed: missed.total,
+    in_progress_not_completed: inProgress.total,
+    still_scheduled_from_past_years: overdue.total,
+    late_within_current_year: null,
+    late_within_current_year_unavailable_reason: 'A no_phi session knows visit dates to the year only, so a visit late by days within the current year cannot be told apart from a future one.',
+    counts_exact: missed.exact && inProgress.exact && overdue.exact,
+  };
+  return answered(`Visits scheduled in ${y}: ${missed.total} missed, ${inProgress.total} started and not completed.`, structured);
+}
+
+async function ordersAging(ctx: ToolContext): Promise<CallToolResult> {
+  const { meta } = await call(ctx, { operationId: 'listPhysicianOrders', query: { status: 'awaiting_signature', limit: 1 } });
+  const structured = { as_of: meta.as_of ?? null, awaiting_signature: meta.total, awaiting_exact: meta.total_exact !== false, ...meta.summary, sla_days: meta.sla_days ?? null };
+  return answered(`${meta.total} physician orders await signature; ${String(meta.summary?.sla_breached ?? 0)} are past the agency's SLA.`, structured);
+}
+
+const yearsQuery = (args: { performance_year?: number; payment_year?: number }) => ({
+  performance_year: args.performance_year ?? currentYear() - 1,
+  ...(args.payment_year === undefined ? {} : { payment_year: args.payment_year }),
+});
+
+async function hhvbpSummary(ctx: ToolContext, args: { performance_year?: number; payment_year?: number }): Promise<CallToolResult> {
+  const { data, meta } = await call(ctx, { operationId: 'getHhvbpSummary', query: yearsQuery(args) as never });
+  return answered('HHVBP cycle summary (modeled_* is this service\'s projection, official_regulator_* the published result).', { summary: data, meta });
+}
+
+async function hhvbpMeasures(ctx: ToolContext, args: { performance_year?: number; payment_year?: number }): Promise<CallToolResult> {
+  const { data, meta } = await call(ctx, { operationId: 'listHhvbpMeasures', query: yearsQuery(args) as never });
+  return answered(`HHVBP measure scores: ${(data as unknown[]).length} measures.`, { measures: data, meta });
+}
+
+const yearInput = { year: z.number().int().min(2000).max(2100).optional().describe('Calendar year (UTC); default the current year.') };
+const hhvbpInput = {
+  performance_year: z.number().int().min(2020).max(2100).optional().describe('Performance year; default last year.'),
+  payment_year: z.number().int().min(2022).max(2102).optional().describe('Payment year; default performance_year + 2.'),
+};
+
+/** The read-only tools: every figure comes from a REST operation run in no_phi through the gateway (policy, limits, metering, audit). */
+export function registerReadTools(server: McpServer, ctx: ToolContext) {
+  server.registerTool('braes.agency.summary', {
+    title: 'Agency census',
+    description: 'Active patients of the agency, by service line and by office (counts only, no patient data).',
+    annotations: READ_ONLY,
+  }, guarded(() => agencySummary(ctx)));
+  server.registerTool('braes.referrals.pipeline', {
+    title: 'Referral pipeline',
+    description: 'Referrals received in a calendar year by disposition, and intakes by status now (counts only).',
+    inputSchema: yearInput,
+    annotations: READ_ONLY,
+  }, guarded((args: { year?: number }) => referralPipeline(ctx, args)));
+  server.registerTool('braes.visits.missed_late', {
+    title: 'Missed and late visits',
+    description: 'Visits of a calendar year that were missed or started and not completed, and visits of past years still scheduled (counts only; dates are known to the year in no_phi).',
+    inputSchema: yearInput,
+    annotations: READ_ONLY,
+  }, guarded((args: { year?: number }) => visitsMissedLate(ctx, args)));
+  server.registerTool('braes.orders.aging', {
+    title: 'Physician orders by aging bucket',
+    description: 'Physician orders awaiting signature, by aging bucket, and how many are past the agency\'s signature SLA.',
+    annotations: READ_ONLY,
+  }, guarded(() => ordersAging(ctx)));
+  server.registerTool('braes.quality.hhvbp_summary', {
+    title: 'HHVBP summary',
+    description: 'The agency\'s HHVBP cycle summary: modeled total performance score and payment adjustment beside the regulator\'s published figures.',
+    inputSchema: hhvbpInput,
+    annotations: READ_ONLY,
+  }, guarded((args: { performance_year?: number; payment_year?: number }) => hhvbpSummary(ctx, args)));
+  server.registerTool('braes.quality.hhvbp_measures', {
+    title: 'HHVBP measures',
+    description: 'The agency\'s HHVBP measure scores for a performance year.',
+    inputSchema: hhvbpInput,
+    annotations: READ_ONLY,
+  }, guarded((args: { performance_year?: number; payment_year?: number }) => hhvbpMeasures(ctx, args)));
+}

@@ -1,0 +1,83 @@
+/**
+ * Manual check, not part of the suite (tap runs *.test.ts only): the authorization code flow driven by headless
+ * Chromium (Debian's `chromium`) through the DevTools protocol: it opens the authorization URL, fills and submits the
+ * login form, screenshots the consent page, allows, and lands on the client's loopback redirect URI with a code.
+ * Run: node --experimental-websocket --import tsx test/mcp/chromium-check.manual.ts OUT_DIR
+ */
+import { spawn } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
+import { writeFileSync } from 'node:fs';
+import { t } from 'tap';
+import { createAgency } from '../../src/admin/agency.js';
+import { createUser } from '../../src/admin/user.js';
+import { createMcpClient } from '../../src/admin/mcp-client.js';
+import { testDatabase } from '../helpers/database.js';
+import { freePort, listeningApp } from './mcp-helpers.js';
+
+t.setTimeout(600_000);
+const out = process.argv[2] ?? '.';
+const db = (await testDatabase()).db;
+const { base } = await listeningApp(t);
+const callbackPort = await freePort();
+const redirectUri = `http://127.0.0.1:${callbackPort}/callback`;
+const received = new Promise<URL>((resolve) => {
+  const server = createServer((req, res) => {
+    res.end('<h1>Connected</h1>');
+    server.close();
+    resolve(new URL(req.url!, redirectUri));
+  }).listen(callbackPort, '127.0.0.1');
+});
+await createAgency(db, { id: 'chromium', name: 'Chromium agency', serviceZips: ['02108'] });
+const user = await createUser(db, { agencyId: 'chromium', email: 'browser.user@example.org', name: 'Bea Browser', role: 'manager' });
+const client = await createMcpClient(db, 'Chromium assistant', [redirectUri]);
+const verifier = randomBytes(32).toString('base64url');
+const authorizationUrl = `${base}/api/v1/oauth/authorize?${new URLSearchParams({
+  client_id: client.clientId, redirect_uri: redirectUri, response_type: 'code', scope: 'mcp:tools platform:read no_phi offline_access', prompt: 'consent',
+  resource: `${base}/api/v1/mcp`, state: 'xyz', code_challenge: createHash('sha256').update(verifier).digest('base64url'), code_challenge_method: 'S256',
+})}`;
+
+const debugPort = await freePort();
+const chromium = spawn('chromium', ['--headless=new', '--no-sandbox', '--disable-gpu', `--remote-debugging-port=${debugPort}`, '--window-size=900,800', 'about:blank'], { stdio: 'ignore' });
+t.teardown(() => void chromium.kill());
+let targets: { type: string; webSocketDebuggerUrl: string }[] = [];
+for (let i = 0; i < 50 && targets.length === 0; i++) {
+  await new Promise((r) => setTimeout(r, 200));
+  targets = await fetch(`http://127.0.0.1:${debugPort}/json`).then((r) => r.json() as never, () => []);
+}
+const ws = new WebSocket(targets.find((target) => target.type === 'page')!.webSocketDebuggerUrl);
+await new Promise((r) => ws.addEventListener('open', r));
+let id = 0;
+const pending = new Map<number, (v: unknown) => void>();
+ws.addEventListener('message', (m) => {
+  const msg = JSON.parse(String(m.data));
+  if (msg.id && pending.has(msg.id)) pending.get(msg.id)!(msg.result);
+});
+const send = (method: string, params: object = {}) => new Promise<any>((resolve) => { pending.set(++id, resolve); ws.send(JSON.stringify({ id, method, params })); });
+const settle = () => new Promise((r) => setTimeout(r, 1500));
+const shot = async (name: string) => writeFileSync(`${out}/${name}.png`, Buffer.from((await send('Page.captureScreenshot', { format: 'png' })).data, 'base64'));
+const evaluate = async (expression: string) => (await send('Runtime.evaluate', { expression, returnByValue: true })).result.value;
+
+await t.test('the flow in headless Chromium', async (t) => {
+  await send('Page.enable');
+  await send('Page.navigate', { url: authorizationUrl });
+  await settle();
+  await shot('1-login')
+  t.match(await evaluate('document.title'), 'Sign in');
+  await evaluate(`document.getElementById('email').value = ${JSON.stringify(user.email)}; document.getElementById('password').value = ${JSON.stringify(user.initialPassword)}; document.querySelector('form').submit(); 1`);
+  await settle();
+  await shot('2-consent')
+  t.match(await evaluate('document.body.innerText'), /Allow Chromium assistant\?/);
+  await evaluate(`document.querySelector('button[value=allow]').click(); 1`);
+  const callback = await received;
+  await settle();
+  await shot('3-callback');
+  t.ok(callback.searchParams.get('code'), 'the redirect URI got a code');
+  t.equal(callback.searchParams.get('state'), 'xyz');
+  const token = await fetch(`${base}/api/v1/oauth/token`, {
+    method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ grant_type: 'authorization_code', code: callback.searchParams.get('code')!, redirect_uri: redirectUri, client_id: client.clientId, code_verifier: verifier, resource: `${base}/api/v1/mcp` }),
+  }).then((r) => r.json() as Promise<{ access_token?: string; refresh_token?: string }>);
+  t.ok(token.access_token && token.refresh_token, 'the code exchanges for tokens');
+  ws.close();
+});

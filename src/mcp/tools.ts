@@ -168,10 +168,76 @@ async function hhvbpMeasures(ctx: ToolContext, args: { performance_year?: number
   return answered(`HHVBP measure scores: ${(data as unknown[]).length} measures.`, { measures: data, meta });
 }
 
+interface QueryPage {
+  query_id: string;
+  columns: { name: string; type: string }[];
+  rows: Record<string, unknown>[];
+  row_count: number;
+  nextCursor: string | null;
+  as_of: string;
+}
+
+/** One page of a governed query (route 3), run as a no_phi session: the gateway reduces its columns from their marks. */
+async function runQuery(ctx: ToolContext, queryId: string, body: { parameters?: Record<string, unknown>; limit?: number; cursor?: string }): Promise<QueryPage> {
+  const { data } = await call(ctx, { operationId: 'runQuery', params: { queryId }, body: body as never });
+  return data as QueryPage;
+}
+
+/** The governed queries a no_phi session may run (the catalog's `no_phi` is not `denied`), with what a caller needs to run them. */
+async function listQueries(ctx: ToolContext): Promise<CallToolResult> {
+  const { data } = await call(ctx, { operationId: 'getCatalog' });
+  const queries = ((data as { queries?: Record<string, unknown>[] }).queries ?? [])
+    .filter((query) => query.no_phi !== 'denied')
+    .map(({ id, title, description, parameters_schema, columns, no_phi }) => ({ id, title, description, parameters_schema, columns, no_phi }));
+  return answered(`${queries.length} governed queries can be run here: ${queries.map((query) => query.id).join(', ')}.`, { queries });
+}
+
+async function runGovernedQuery(ctx: ToolContext, args: { query_id: string; parameters?: Record<string, unknown>; limit?: number; cursor?: string }): Promise<CallToolResult> {
+  const page = await runQuery(ctx, args.query_id, { parameters: args.parameters ?? {}, limit: args.limit ?? 100, ...(args.cursor ? { cursor: args.cursor } : {}) });
+  const more = page.nextCursor ? ' More rows follow: call again with cursor.' : '';
+  return answered(`${args.query_id}: ${page.row_count} rows as of ${page.as_of}.${more}`, page as unknown as Record<string, unknown>);
+}
+
+const MONEY_COLUMNS = ['charged', 'paid', 'adjustments', 'patient_responsibility', 'variance'] as const;
+/** Two-decimal strings added in cents, so no float drifts into a money total. */
+const addMoney = (a: string, b: unknown) => ((Math.round(Number(a) * 100) + Math.round(Number(b ?? 0) * 100)) / 100).toFixed(2);
+/** A payer's ERA rows are few (one per payer); past this many pages the tool stops and says so. */
+const MAX_REMITTANCE_PAGES = 10;
+
+async function remittanceTotals(ctx: ToolContext, { from, to }: { from: string; to: string }): Promise<CallToolResult> {
+  const payers: Record<string, unknown>[] = [];
+  let cursor: string | undefined;
+  let pages = 0;
+  do {
+    const page = await runQuery(ctx, 'remittance_variance_by_payer', { parameters: { from, to }, limit: 1000, ...(cursor ? { cursor } : {}) });
+    payers.push(...page.rows);
+    cursor = page.nextCursor ?? undefined;
+  } while (cursor && ++pages < MAX_REMITTANCE_PAGES);
+  const totals: Record<string, string | number> = { payments: 0, claims: 0, denied_claims: 0 };
+  for (const column of MONEY_COLUMNS) totals[column] = '0.00';
+  for (const payer of payers) {
+    for (const column of ['payments', 'claims', 'denied_claims']) totals[column] = Number(totals[column]) + Number(payer[column] ?? 0);
+    for (const column of MONEY_COLUMNS) if (column in payer) totals[column] = addMoney(String(totals[column]), payer[column]);
+  }
+  const structured = { from, to, payers, totals, complete: cursor === undefined };
+  return answered(`ERA payments from ${from} to ${to}: ${payers.length} payers, ${String(totals.paid)} paid on ${String(totals.claims)} claims.`, structured);
+}
+
 const yearInput = { year: z.number().int().min(2000).max(2100).optional().describe('Calendar year (UTC); default the current year.') };
 const hhvbpInput = {
   performance_year: z.number().int().min(2020).max(2100).optional().describe('Performance year; default last year.'),
   payment_year: z.number().int().min(2022).max(2102).optional().describe('Payment year; default performance_year + 2.'),
+};
+
+const dateRangeInput = {
+  from: z.iso.date().describe('First payment day (YYYY-MM-DD, included).'),
+  to: z.iso.date().describe('Last payment day (YYYY-MM-DD, included); at most 366 days after from.'),
+};
+const queryRunInput = {
+  query_id: z.string().min(1).max(100).describe('A governed query id, as braes.queries.list gives it.'),
+  parameters: z.record(z.string(), z.unknown()).optional().describe('The query\'s parameters, as its parameters_schema declares them.'),
+  limit: z.number().int().min(1).max(1000).optional().describe('Rows per page; default 100.'),
+  cursor: z.string().min(1).max(2000).optional().describe('nextCursor of the previous page, to continue.'),
 };
 
 /** The read-only tools: every figure comes from a REST operation run in no_phi through the gateway (policy, limits, metering, audit). */
@@ -210,4 +276,21 @@ export function registerReadTools(server: McpServer, ctx: ToolContext) {
     inputSchema: hhvbpInput,
     annotations: READ_ONLY,
   }, guarded((args: { performance_year?: number; payment_year?: number }) => hhvbpMeasures(ctx, args)));
+  server.registerTool('braes.remittances.totals', {
+    title: 'Remittance totals by payer',
+    description: 'ERA (835) payments received between two payment dates, per payer and in all: payments, claims, charged, paid, adjustments, patient responsibility, variance and denied claims (money as two-decimal strings).',
+    inputSchema: dateRangeInput,
+    annotations: READ_ONLY,
+  }, guarded((args: { from: string; to: string }) => remittanceTotals(ctx, args)));
+  server.registerTool('braes.queries.list', {
+    title: 'Governed queries',
+    description: 'The approved, parameterized reads this surface may run (those a de-identified session may see), with their parameters and columns.',
+    annotations: READ_ONLY,
+  }, guarded(() => listQueries(ctx)));
+  server.registerTool('braes.queries.run', {
+    title: 'Run a governed query',
+    description: 'One page of a governed query\'s rows, de-identified as its columns declare; follow nextCursor for more.',
+    inputSchema: queryRunInput,
+    annotations: READ_ONLY,
+  }, guarded((args: { query_id: string; parameters?: Record<string, unknown>; limit?: number; cursor?: string }) => runGovernedQuery(ctx, args)));
 }

@@ -88,7 +88,7 @@ t.test('the SDK client: authorization code with PKCE, tools, refresh with rotati
   const { tools } = await mcp.listTools();
   t.same(tools.map((tool) => tool.name).sort(), [
     'braes.agency.summary', 'braes.orders.aging', 'braes.proposals.create', 'braes.proposals.status', 'braes.quality.hhvbp_measures', 'braes.quality.hhvbp_summary',
-    'braes.referrals.pipeline', 'braes.visits.missed_late',
+    'braes.queries.list', 'braes.queries.run', 'braes.referrals.pipeline', 'braes.remittances.totals', 'braes.visits.missed_late',
   ]);
   t.same(tools.filter((tool) => tool.annotations?.readOnlyHint !== true).map((tool) => tool.name), ['braes.proposals.create'], 'every tool but the proposal is read-only');
   t.ok(tools.every((tool) => tool.inputSchema.type === 'object'), 'inputs have JSON schemas');
@@ -117,6 +117,16 @@ t.test('the SDK client: authorization code with PKCE, tools, refresh with rotati
   const hhvbp = await mcp.callTool({ name: 'braes.quality.hhvbp_summary', arguments: { performance_year: 1999 + 25 } });
   t.ok(hhvbp.isError || hhvbp.structuredContent, 'an answer, or the contract\'s refusal');
 
+  const remittances = await mcp.callTool({ name: 'braes.remittances.totals', arguments: { from: '2026-01-01', to: '2026-12-31' } });
+  t.match(remittances.structuredContent, { payers: Array, totals: { paid: /^\d+\.\d\d$/, claims: Number }, complete: true }, JSON.stringify(remittances));
+  const listed = (await mcp.callTool({ name: 'braes.queries.list', arguments: {} })).structuredContent as { queries: { id: string; no_phi: string }[] };
+  t.ok(listed.queries.some((query) => query.id === 'active_census'), 'the governed queries a no_phi session may run');
+  t.notOk(listed.queries.some((query) => query.no_phi === 'denied'));
+  const censusRows = await mcp.callTool({ name: 'braes.queries.run', arguments: { query_id: 'active_census', limit: 1 } });
+  t.match(censusRows.structuredContent, { query_id: 'active_census', rows: Array, as_of: String }, JSON.stringify(censusRows));
+  const unknownQuery = await mcp.callTool({ name: 'braes.queries.run', arguments: { query_id: 'no_such_query' } });
+  t.match(unknownQuery, { isError: true, structuredContent: { status: 404, code: 'PLATFORM_QUERY_NOT_FOUND' } });
+
   // Refresh: a new refresh token replaces the old one.
   const metadata = (await discoverAuthorizationServerMetadata(base))!;
   const clientInformation = oauth.clientInformation();
@@ -126,7 +136,7 @@ t.test('the SDK client: authorization code with PKCE, tools, refresh with rotati
   oauth.saveTokens(refreshed);
   const again = new Client({ name: 'test', version: '1' });
   await again.connect(new StreamableHTTPClientTransport(mcpUrl, { authProvider: oauth }));
-  t.equal((await again.listTools()).tools.length, 8, 'the refreshed access token works');
+  t.equal((await again.listTools()).tools.length, 11, 'the refreshed access token works');
 
   // Reuse of the replaced refresh token: refused, and the whole family is revoked.
   await t.rejects(refreshAuthorization(base, { metadata, clientInformation, refreshToken: tokens.refresh_token!, resource: mcpUrl }), /already used|invalid_grant|grant request is invalid/i);

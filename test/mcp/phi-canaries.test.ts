@@ -1,6 +1,7 @@
 import { Writable } from 'node:stream';
 import { t } from 'tap';
 import { pino } from 'pino';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { createAgency } from '../../src/admin/agency.js';
 import { createUser } from '../../src/admin/user.js';
 import { createMcpClient } from '../../src/admin/mcp-client.js';
@@ -40,6 +41,16 @@ function leaks(text: string): string[] {
   return [...identifiers].filter((value) => text.includes(value));
 }
 
+type ListedQuery = { id: string; parameters_schema: { required?: string[] } };
+const queriesListed = async (client: Client) =>
+  ((await client.callTool({ name: 'braes.queries.list', arguments: {} })).structuredContent as { queries: ListedQuery[] }).queries;
+/** The last 365 days for a query's date range, the defaults for the rest. */
+function sampleParameters(query: ListedQuery): Record<string, string> {
+  const day = (msAgo: number) => new Date(Date.now() - msAgo).toISOString().slice(0, 10);
+  const range: Record<string, string> = { from: day(365 * 86_400_000), to: day(0) };
+  return Object.fromEntries((query.parameters_schema.required ?? []).map((name) => [name, range[name]]));
+}
+
 t.ok(patients.length > 100 && identifiers.size > patients.length * 4, 'the seeded patients give the canaries');
 
 t.test('no identifier in any tool output, tool error, page of the flow or log line', async (t) => {
@@ -54,6 +65,9 @@ t.test('no identifier in any tool output, tool error, page of the flow or log li
     { name: 'braes.visits.missed_late', arguments: { year: year - 1 } },
     { name: 'braes.quality.hhvbp_summary', arguments: { performance_year: year - 2 } },
     { name: 'braes.quality.hhvbp_measures', arguments: { performance_year: 2020 } },
+    { name: 'braes.remittances.totals', arguments: { from: `${year - 1}-01-01`, to: `${year - 1}-12-31` } },
+    { name: 'braes.remittances.totals', arguments: { from: `${year}-01-01`, to: `${year}-12-31` } },
+    ...(await queriesListed(client)).map((query) => ({ name: 'braes.queries.run', arguments: { query_id: query.id, parameters: sampleParameters(query), limit: 1000 } })),
     { name: 'braes.referrals.pipeline', arguments: { year: 'not a year' } },
     { name: 'braes.no.such.tool', arguments: {} },
   ];

@@ -1,4 +1,4 @@
-import { t } from 'tap';
+import { t, type Test } from 'tap';
 import { sql } from 'kysely';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { createAgency } from '../../src/admin/agency.js';
@@ -37,7 +37,7 @@ const subscribed = await webhookCommands.subscribe.run({
 });
 startWebhookWorker(t, db);
 /** The n-th approval.decided delivered, its signature verified and its body checked against the contract. */
-async function delivered(n: number) {
+async function delivered(t: Test, n: number) {
   const delivery = (await receiver.waitFor(n))[n - 1];
   const envelope = verifyDelivery(delivery.rawBody, delivery.headers, subscribed.json.signing_secret as string);
   const { validate } = webhookEvents['approval.decided'];
@@ -80,7 +80,7 @@ t.test('approve: approval.decided delivered and verified, then execution once ev
   t.match(await status(approvalId), { status: 'pending', decided: false }, 'and nothing changed');
 
   await decideAs(db, outbox, manager.email, String(approvalId), 'approved', 'fine');
-  t.match(await delivered(1), { type: 'approval.decided', data: { approval_id: approvalId, decision: 'approved', proposed_operation: 'createTask' } });
+  t.match(await delivered(t, 1), { type: 'approval.decided', data: { approval_id: approvalId, decision: 'approved', proposed_operation: 'createTask' } });
   t.match(await status(approvalId), { status: 'approved', decided: true, decision: 'approved', executedAt: null, next: /approval does not mean it ran/ });
   await t.rejects(decideAs(db, outbox, manager.email, String(approvalId), 'rejected'), /already approved/);
 
@@ -103,7 +103,7 @@ t.test('approve: approval.decided delivered and verified, then execution once ev
 t.test('reject: nothing runs; a failing action shows its error', async (t) => {
   const { approvalId: rejected } = structured(await propose('proposal-key-0200', 'Never runs'));
   await decideAs(db, outbox, manager.email, String(rejected), 'rejected', 'not now');
-  t.match(await delivered(2), { type: 'approval.decided', data: { approval_id: rejected, decision: 'rejected' } });
+  t.match(await delivered(t, 2), { type: 'approval.decided', data: { approval_id: rejected, decision: 'rejected' } });
   t.equal(await executeApproved(db, api.app.gateway), 0);
   t.match(await status(rejected), { status: 'rejected', decided: true, decision: 'rejected', executedAt: null, next: /nothing will run/ });
   t.equal(await tasksTitled('Never runs'), 0);

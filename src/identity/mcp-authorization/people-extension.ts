@@ -11,6 +11,9 @@ import type { McpAccess } from './authorization-server.js';
  */
 export const MCP_TOOL_OPERATIONS: readonly OperationId[] = [
   'listPatients', 'listIntakes', 'listReferrals', 'listVisits', 'listPhysicianOrders', 'getHhvbpSummary', 'listHhvbpMeasures',
+  'getCatalog', 'runQuery',
+  // Read by governed queries only (remittance totals): runQuery needs each query's data scope and capability besides its own.
+  'listRemittances',
 ];
 
 /** The operations an approved proposal may run (src/proposals/), as its proposer; no tool runs them. */

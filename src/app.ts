@@ -82,7 +82,7 @@ export async function buildApp({ config, database, keyEncryption, logger = pino(
   const services = createServices(config, database.db, keyEncryption, logger, metrics);
   const mcp = await createMcpSurface(config, database.db, keyEncryption);
   routeGrantTypes(app, mcp.grantHandovers);
-  const { handlers, admissions } = createResources(services, governedQueries);
+  const { handlers, admissions } = createResources(services, governedQueries, mcp.catalog);
   const gatewayServices = { ...services, db: database.db, handlerTimeoutMs: config.handlerTimeoutMs, metrics, pressure, tracer: tracing?.tracer };
   const gateway = new Gateway(handlers, gatewayServices, logger, admissions);
   app.decorate('gateway', gateway);

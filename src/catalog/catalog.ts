@@ -63,7 +63,10 @@ function catalogWarnings(routes: Schemas['CatalogRoute'][], queries: GovernedQue
  * The runtime catalog (spec 2.2), derived from the contract's route table and the governed-query
  * and capability registries; nothing here is listed by hand.
  */
-export function buildCatalog(isEnabled: (id: OperationId) => boolean, queries: GovernedQuery[], now = new Date()) {
+export type CatalogMcpSurface = components['schemas']['CatalogMcpSurface'];
+
+/** `mcp`: the MCP surface for people, when this app serves one. */
+export function buildCatalog(isEnabled: (id: OperationId) => boolean, queries: GovernedQuery[], mcp?: CatalogMcpSurface, now = new Date()) {
   const routes = (Object.values(operations) as OperationDefinition[]).map((op) => catalogRoute(op, isEnabled(op.operationId)));
   const data: Catalog = {
     routes,
@@ -72,6 +75,7 @@ export function buildCatalog(isEnabled: (id: OperationId) => boolean, queries: G
     generated_at: now.toISOString(),
     contract_versions: contractVersions.map((v) => ({ ...v })),
     webhook_envelope_version: webhookEnvelopeVersion,
+    ...(mcp ? { mcp } : {}),
   };
   return { data, warnings: catalogWarnings(routes, queries) };
 }

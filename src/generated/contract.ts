@@ -794,7 +794,8 @@ export const v1Shapes: Record<string, { omit: readonly string[]; rename: Readonl
   },
   "Catalog": {
     "omit": [
-      "contract_versions"
+      "contract_versions",
+      "mcp"
     ],
     "rename": {},
     "children": {

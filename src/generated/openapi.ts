@@ -979,6 +979,7 @@ export type components = {
             contract_versions: components["schemas"]["ContractVersion"][];
             /** @description Envelope version of webhook deliveries. */
             webhook_envelope_version: string;
+            mcp?: components["schemas"]["CatalogMcpSurface"];
         };
         /** @description A column of a governed query's rows, as declared in the catalog and repeated in every run. */
         QueryColumn: {
@@ -2792,6 +2793,42 @@ export type components = {
             /** @enum {string} */
             type?: "approval.decided";
             data?: components["schemas"]["ApprovalDecision"];
+        };
+        /** @description A tool of the MCP surface for people. */
+        CatalogMcpTool: {
+            /**
+             * @description The tool's name on the MCP endpoint.
+             * @example braes.orders.aging
+             */
+            name: string;
+            /** @description Its title. */
+            title: string;
+            /** @description What it answers, as an assistant reads it. */
+            description: string;
+            /** @description True for every tool but braes.proposals.create, which records a proposal for a person to decide (nothing runs until then). */
+            read_only: boolean;
+        };
+        /** @description The MCP surface for people (spec 5.8, 5.9): not part of this partition, and reached with a person's token, never an extension's. Listed so that an administrator can see what an assistant connected to it may read and propose. */
+        CatalogMcpSurface: {
+            /**
+             * Format: uri
+             * @description The MCP endpoint (streamable HTTP); tokens are bound to this URL (RFC 8707 resource).
+             */
+            endpoint: string;
+            /**
+             * Format: uri
+             * @description Its RFC 9728 metadata, where an MCP client discovers the authorization server.
+             */
+            protected_resource_metadata: string;
+            /**
+             * Format: uri
+             * @description The RFC 8414 metadata of the authorization server for people (authorization code with PKCE S256).
+             */
+            authorization_server_metadata: string;
+            /** @description Scopes every token of the surface must carry (spec 5.8). */
+            scopes_required: string[];
+            /** @description The tools: read-only de-identified figures, and proposals that a person approves or rejects in the product (there is no decision tool). */
+            tools: components["schemas"]["CatalogMcpTool"][];
         };
     };
     responses: {

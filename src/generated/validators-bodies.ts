@@ -3702,7 +3702,7 @@ validate60.evaluated = {"props":{"error":true},"dynamicProps":false,"dynamicItem
 export const getCatalogStatus200 = validate63;
 const schema75 = {"$ref":"components#/$defs/CatalogResponse"};
 const schema76 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/Catalog"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
-const schema77 = {"type":"object","required":["routes","queries","capabilities","generated_at","contract_versions","webhook_envelope_version"],"properties":{"routes":{"type":"array","items":{"$ref":"components#/$defs/CatalogRoute"},"description":"Every route of the partition."},"queries":{"type":"array","items":{"$ref":"components#/$defs/CatalogQuery"},"description":"Governed queries approved for the agency."},"capabilities":{"type":"array","items":{"$ref":"components#/$defs/CatalogCapability"},"description":"Capabilities and the operations they cover."},"generated_at":{"type":"string","format":"date-time","description":"When this catalog was generated."},"contract_versions":{"type":"array","items":{"$ref":"components#/$defs/ContractVersion"},"description":"Supported contract versions.","x-svc-since":"2"},"webhook_envelope_version":{"type":"string","description":"Envelope version of webhook deliveries."}}};
+const schema77 = {"type":"object","required":["routes","queries","capabilities","generated_at","contract_versions","webhook_envelope_version"],"properties":{"routes":{"type":"array","items":{"$ref":"components#/$defs/CatalogRoute"},"description":"Every route of the partition."},"queries":{"type":"array","items":{"$ref":"components#/$defs/CatalogQuery"},"description":"Governed queries approved for the agency."},"capabilities":{"type":"array","items":{"$ref":"components#/$defs/CatalogCapability"},"description":"Capabilities and the operations they cover."},"generated_at":{"type":"string","format":"date-time","description":"When this catalog was generated."},"contract_versions":{"type":"array","items":{"$ref":"components#/$defs/ContractVersion"},"description":"Supported contract versions.","x-svc-since":"2"},"webhook_envelope_version":{"type":"string","description":"Envelope version of webhook deliveries."},"mcp":{"$ref":"components#/$defs/CatalogMcpSurface","x-svc-since":"2"}}};
 const schema85 = {"type":"object","required":["id","description","command","operations"],"properties":{"id":{"type":"string","description":"Capability id."},"description":{"type":"string","description":"What it allows."},"command":{"type":"boolean","description":"Whether it allows writes."},"operations":{"type":"array","items":{"type":"string"},"description":"operationIds it covers."}}};
 const schema86 = {"type":"object","required":["version","manifest_version","status"],"properties":{"version":{"type":"string","enum":["1","2"],"description":"Value of svc-contract-version."},"manifest_version":{"type":"string","description":"Manifest version served under it."},"status":{"type":"string","enum":["current","deprecated"],"description":"Retired versions are refused and not listed."},"deprecated_at":{"type":["string","null"],"format":"date-time","description":"When it was deprecated."},"successor":{"type":["string","null"],"description":"Version to move to."}}};
 const schema78 = {"type":"object","required":["operation_id","method","path","summary","scope","no_phi","no_phi_usable","capability","command","cost_units","enabled","query_parameters"],"properties":{"operation_id":{"type":"string","description":"operationId in the OpenAPI document.","x-svc-v1-name":"id"},"method":{"type":"string","enum":["GET","POST","PATCH","DELETE"],"description":"HTTP method."},"path":{"type":"string","description":"Path template."},"summary":{"type":"string","description":"What it does."},"tag":{"type":"string","description":"Resource family."},"scope":{"type":["string","null"],"description":"Token scope it requires, or null when any valid token will do."},"no_phi":{"type":"string","enum":["allowed","pseudonymized","denied"],"description":"How a no_phi session is treated: served as is, served with PHI removed or pseudonymized, or refused."},"no_phi_usable":{"type":"boolean","description":"Whether a no_phi session may call it.","x-svc-since":"2"},"capability":{"type":"string","description":"Capability the agency policy must permit."},"command":{"type":"boolean","description":"Whether it is a command (needs idempotency-key)."},"cost_units":{"type":"integer","description":"Cost units metered per call.","minimum":0},"enabled":{"type":"boolean","description":"Whether it is enabled in this deployment; disabled operations answer PLATFORM_UNSUPPORTED_OPERATION.","x-svc-since":"2"},"query_parameters":{"type":"array","items":{"$ref":"components#/$defs/CatalogParameter"},"description":"Documented query parameters."}}};
@@ -5064,6 +5064,309 @@ return errors === 0;
 }
 validate68.evaluated = {"props":{"id":true,"title":true,"description":true,"parameters":true,"parameters_schema":true,"columns":true,"order":true,"scope":true,"capability":true,"no_phi":true,"cost_units":true,"no_phi_usable":true},"dynamicProps":false,"dynamicItems":false};
 
+const schema87 = {"type":"object","required":["endpoint","protected_resource_metadata","authorization_server_metadata","scopes_required","tools"],"properties":{"endpoint":{"type":"string","format":"uri","description":"The MCP endpoint (streamable HTTP); tokens are bound to this URL (RFC 8707 resource)."},"protected_resource_metadata":{"type":"string","format":"uri","description":"Its RFC 9728 metadata, where an MCP client discovers the authorization server."},"authorization_server_metadata":{"type":"string","format":"uri","description":"The RFC 8414 metadata of the authorization server for people (authorization code with PKCE S256)."},"scopes_required":{"type":"array","items":{"type":"string"},"description":"Scopes every token of the surface must carry (spec 5.8)."},"tools":{"type":"array","items":{"$ref":"components#/$defs/CatalogMcpTool"},"description":"The tools: read-only de-identified figures, and proposals that a person approves or rejects in the product (there is no decision tool)."}},"description":"The MCP surface for people (spec 5.8, 5.9): not part of this partition, and reached with a person's token, never an extension's. Listed so that an administrator can see what an assistant connected to it may read and propose."};
+const schema88 = {"type":"object","required":["name","title","description","read_only"],"properties":{"name":{"type":"string","description":"The tool's name on the MCP endpoint.","examples":["braes.orders.aging"]},"title":{"type":"string","description":"Its title."},"description":{"type":"string","description":"What it answers, as an assistant reads it."},"read_only":{"type":"boolean","description":"True for every tool but braes.proposals.create, which records a proposal for a person to decide (nothing runs until then)."}},"description":"A tool of the MCP surface for people."};
+const formats8 = require("ajv-formats/dist/formats").fullFormats.uri;
+
+function validate72(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate72.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.endpoint === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "endpoint"},message:"must have required property '"+"endpoint"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.protected_resource_metadata === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "protected_resource_metadata"},message:"must have required property '"+"protected_resource_metadata"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.authorization_server_metadata === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "authorization_server_metadata"},message:"must have required property '"+"authorization_server_metadata"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.scopes_required === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "scopes_required"},message:"must have required property '"+"scopes_required"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.tools === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "tools"},message:"must have required property '"+"tools"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data.endpoint !== undefined){
+let data0 = data.endpoint;
+if(typeof data0 === "string"){
+if(!(formats8(data0))){
+const err5 = {instancePath:instancePath+"/endpoint",schemaPath:"#/properties/endpoint/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+else {
+const err6 = {instancePath:instancePath+"/endpoint",schemaPath:"#/properties/endpoint/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.protected_resource_metadata !== undefined){
+let data1 = data.protected_resource_metadata;
+if(typeof data1 === "string"){
+if(!(formats8(data1))){
+const err7 = {instancePath:instancePath+"/protected_resource_metadata",schemaPath:"#/properties/protected_resource_metadata/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+else {
+const err8 = {instancePath:instancePath+"/protected_resource_metadata",schemaPath:"#/properties/protected_resource_metadata/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.authorization_server_metadata !== undefined){
+let data2 = data.authorization_server_metadata;
+if(typeof data2 === "string"){
+if(!(formats8(data2))){
+const err9 = {instancePath:instancePath+"/authorization_server_metadata",schemaPath:"#/properties/authorization_server_metadata/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+else {
+const err10 = {instancePath:instancePath+"/authorization_server_metadata",schemaPath:"#/properties/authorization_server_metadata/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data.scopes_required !== undefined){
+let data3 = data.scopes_required;
+if(Array.isArray(data3)){
+const len0 = data3.length;
+for(let i0=0; i0<len0; i0++){
+if(typeof data3[i0] !== "string"){
+const err11 = {instancePath:instancePath+"/scopes_required/" + i0,schemaPath:"#/properties/scopes_required/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+}
+else {
+const err12 = {instancePath:instancePath+"/scopes_required",schemaPath:"#/properties/scopes_required/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data.tools !== undefined){
+let data5 = data.tools;
+if(Array.isArray(data5)){
+const len1 = data5.length;
+for(let i1=0; i1<len1; i1++){
+let data6 = data5[i1];
+if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
+if(data6.name === undefined){
+const err13 = {instancePath:instancePath+"/tools/" + i1,schemaPath:"components#/$defs/CatalogMcpTool/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+if(data6.title === undefined){
+const err14 = {instancePath:instancePath+"/tools/" + i1,schemaPath:"components#/$defs/CatalogMcpTool/required",keyword:"required",params:{missingProperty: "title"},message:"must have required property '"+"title"+"'"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data6.description === undefined){
+const err15 = {instancePath:instancePath+"/tools/" + i1,schemaPath:"components#/$defs/CatalogMcpTool/required",keyword:"required",params:{missingProperty: "description"},message:"must have required property '"+"description"+"'"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(data6.read_only === undefined){
+const err16 = {instancePath:instancePath+"/tools/" + i1,schemaPath:"components#/$defs/CatalogMcpTool/required",keyword:"required",params:{missingProperty: "read_only"},message:"must have required property '"+"read_only"+"'"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+if(data6.name !== undefined){
+if(typeof data6.name !== "string"){
+const err17 = {instancePath:instancePath+"/tools/" + i1+"/name",schemaPath:"components#/$defs/CatalogMcpTool/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data6.title !== undefined){
+if(typeof data6.title !== "string"){
+const err18 = {instancePath:instancePath+"/tools/" + i1+"/title",schemaPath:"components#/$defs/CatalogMcpTool/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+if(data6.description !== undefined){
+if(typeof data6.description !== "string"){
+const err19 = {instancePath:instancePath+"/tools/" + i1+"/description",schemaPath:"components#/$defs/CatalogMcpTool/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+if(data6.read_only !== undefined){
+if(typeof data6.read_only !== "boolean"){
+const err20 = {instancePath:instancePath+"/tools/" + i1+"/read_only",schemaPath:"components#/$defs/CatalogMcpTool/properties/read_only/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+else {
+const err21 = {instancePath:instancePath+"/tools/" + i1,schemaPath:"components#/$defs/CatalogMcpTool/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+}
+else {
+const err22 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+}
+else {
+const err23 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+validate72.errors = vErrors;
+return errors === 0;
+}
+validate72.evaluated = {"props":{"endpoint":true,"protected_resource_metadata":true,"authorization_server_metadata":true,"scopes_required":true,"tools":true},"dynamicProps":false,"dynamicItems":false};
+
 
 function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -5509,6 +5812,12 @@ vErrors.push(err34);
 errors++;
 }
 }
+if(data.mcp !== undefined){
+if(!(validate72(data.mcp, {instancePath:instancePath+"/mcp",parentData:data,parentDataProperty:"mcp",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate72.errors : vErrors.concat(validate72.errors);
+errors = vErrors.length;
+}
+}
 }
 else {
 const err35 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
@@ -5523,7 +5832,7 @@ errors++;
 validate65.errors = vErrors;
 return errors === 0;
 }
-validate65.evaluated = {"props":{"routes":true,"queries":true,"capabilities":true,"generated_at":true,"contract_versions":true,"webhook_envelope_version":true},"dynamicProps":false,"dynamicItems":false};
+validate65.evaluated = {"props":{"routes":true,"queries":true,"capabilities":true,"generated_at":true,"contract_versions":true,"webhook_envelope_version":true,"mcp":true},"dynamicProps":false,"dynamicItems":false};
 
 
 function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -5623,15 +5932,15 @@ return errors === 0;
 }
 validate63.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const runQueryBody = validate75;
-const schema88 = {"$ref":"components#/$defs/QueryRunRequest"};
-const schema89 = {"type":"object","additionalProperties":true,"description":"Governed query run (spec 2.6). Additional properties are allowed and ignored.","properties":{"parameters":{"type":"object","additionalProperties":true,"description":"The query's parameters (catalog `parameters_schema`): validated against it, defaults filled. Omitted: {} (the defaults). With a query token, omit them or send exactly the token's own; the token's are used."},"limit":{"type":"integer","description":"Rows per page: default 100, maximum 1000 (a larger value is a 400, not a silent cap).","minimum":1,"maximum":1000},"cursor":{"type":"string","description":"The previous page's data.nextCursor. Bound like a list cursor: to the token's agency, extension and PHI mode, this query and its parameters; limit may change from page to page, and every page of a walk is computed as of the first page's `as_of`. Anywhere else (another query, parameter set, agency, extension or PHI mode) it is refused like a tampered cursor (400 PLATFORM_INVALID_INPUT, details.field \"cursor\").","minLength":1,"maxLength":1024},"natural_language_input":{"type":"string","description":"Optional free-text intent (what the person asked for), kept with the run's audit record; never executed or interpreted.","maxLength":2000},"naturalLanguageInput":{"type":"string","description":"Alias of natural_language_input.","maxLength":2000}}};
+export const runQueryBody = validate77;
+const schema90 = {"$ref":"components#/$defs/QueryRunRequest"};
+const schema91 = {"type":"object","additionalProperties":true,"description":"Governed query run (spec 2.6). Additional properties are allowed and ignored.","properties":{"parameters":{"type":"object","additionalProperties":true,"description":"The query's parameters (catalog `parameters_schema`): validated against it, defaults filled. Omitted: {} (the defaults). With a query token, omit them or send exactly the token's own; the token's are used."},"limit":{"type":"integer","description":"Rows per page: default 100, maximum 1000 (a larger value is a 400, not a silent cap).","minimum":1,"maximum":1000},"cursor":{"type":"string","description":"The previous page's data.nextCursor. Bound like a list cursor: to the token's agency, extension and PHI mode, this query and its parameters; limit may change from page to page, and every page of a walk is computed as of the first page's `as_of`. Anywhere else (another query, parameter set, agency, extension or PHI mode) it is refused like a tampered cursor (400 PLATFORM_INVALID_INPUT, details.field \"cursor\").","minLength":1,"maxLength":1024},"natural_language_input":{"type":"string","description":"Optional free-text intent (what the person asked for), kept with the run's audit record; never executed or interpreted.","maxLength":2000},"naturalLanguageInput":{"type":"string","description":"Alias of natural_language_input.","maxLength":2000}}};
 const func1 = require("ajv/dist/runtime/ucs2length").default;
 
-function validate75(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate77(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate75.evaluated;
+const evaluated0 = validate77.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5785,20 +6094,20 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate75.errors = vErrors;
+validate77.errors = vErrors;
 return errors === 0;
 }
-validate75.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate77.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const runQueryStatus200 = validate76;
-const schema90 = {"$ref":"components#/$defs/QueryRunResponse"};
-const schema91 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/QueryRunResult"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
-const schema92 = {"type":"object","required":["query_id","columns","rows","row_count","nextCursor","as_of"],"properties":{"query_id":{"type":"string","description":"The query run.","x-svc-phi":"kept"},"columns":{"type":"array","items":{"$ref":"components#/$defs/QueryColumn"},"description":"The columns of each row, in order, with their types and no_phi marks (as in the catalog)."},"rows":{"type":"array","items":{"type":"object","additionalProperties":true},"description":"One object per row, keyed by column name, in the query's keyset order. In a no_phi session each value is reduced as its column's `phi` says (x-svc-phi `columns`).","x-svc-phi":{"reduce":"columns","from":"columns"}},"row_count":{"type":"integer","description":"Rows in this page.","minimum":0,"x-svc-since":"2"},"nextCursor":{"type":["string","null"],"description":"Send back as `cursor` for the next page; null on the last page.","x-svc-phi":"kept"},"as_of":{"type":"string","format":"date-time","description":"The instant the query is computed at (relative dates and aging): now on a first page, the first page's on every page of a cursor walk.","x-svc-phi":"kept"}}};
+export const runQueryStatus200 = validate78;
+const schema92 = {"$ref":"components#/$defs/QueryRunResponse"};
+const schema93 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/QueryRunResult"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+const schema94 = {"type":"object","required":["query_id","columns","rows","row_count","nextCursor","as_of"],"properties":{"query_id":{"type":"string","description":"The query run.","x-svc-phi":"kept"},"columns":{"type":"array","items":{"$ref":"components#/$defs/QueryColumn"},"description":"The columns of each row, in order, with their types and no_phi marks (as in the catalog)."},"rows":{"type":"array","items":{"type":"object","additionalProperties":true},"description":"One object per row, keyed by column name, in the query's keyset order. In a no_phi session each value is reduced as its column's `phi` says (x-svc-phi `columns`).","x-svc-phi":{"reduce":"columns","from":"columns"}},"row_count":{"type":"integer","description":"Rows in this page.","minimum":0,"x-svc-since":"2"},"nextCursor":{"type":["string","null"],"description":"Send back as `cursor` for the next page; null on the last page.","x-svc-phi":"kept"},"as_of":{"type":"string","format":"date-time","description":"The instant the query is computed at (relative dates and aging): now on a first page, the first page's on every page of a cursor walk.","x-svc-phi":"kept"}}};
 
-function validate78(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate80(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate78.evaluated;
+const evaluated0 = validate80.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5959,7 +6268,7 @@ errors++;
 if(data.nextCursor !== undefined){
 let data6 = data.nextCursor;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err12 = {instancePath:instancePath+"/nextCursor",schemaPath:"#/properties/nextCursor/type",keyword:"type",params:{type: schema92.properties.nextCursor.type},message:"must be string,null"};
+const err12 = {instancePath:instancePath+"/nextCursor",schemaPath:"#/properties/nextCursor/type",keyword:"type",params:{type: schema94.properties.nextCursor.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -6005,16 +6314,16 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate78.errors = vErrors;
+validate80.errors = vErrors;
 return errors === 0;
 }
-validate78.evaluated = {"props":{"query_id":true,"columns":true,"rows":true,"row_count":true,"nextCursor":true,"as_of":true},"dynamicProps":false,"dynamicItems":false};
+validate80.evaluated = {"props":{"query_id":true,"columns":true,"rows":true,"row_count":true,"nextCursor":true,"as_of":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate77(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate79(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate77.evaluated;
+const evaluated0 = validate79.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6033,8 +6342,8 @@ vErrors.push(err0);
 errors++;
 }
 if(data.data !== undefined){
-if(!(validate78(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate78.errors : vErrors.concat(validate78.errors);
+if(!(validate80(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate80.errors : vErrors.concat(validate80.errors);
 errors = vErrors.length;
 }
 }
@@ -6083,38 +6392,38 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate77.errors = vErrors;
+validate79.errors = vErrors;
 return errors === 0;
 }
-validate77.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate79.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate76(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate78(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate76.evaluated;
+const evaluated0 = validate78.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate77(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate77.errors : vErrors.concat(validate77.errors);
+if(!(validate79(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate79.errors : vErrors.concat(validate79.errors);
 errors = vErrors.length;
 }
-validate76.errors = vErrors;
+validate78.errors = vErrors;
 return errors === 0;
 }
-validate76.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate78.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const responsePayloadTooLarge = validate83;
-const schema94 = {"$ref":"components#/$defs/ApiError"};
+export const responsePayloadTooLarge = validate85;
+const schema96 = {"$ref":"components#/$defs/ApiError"};
 
-function validate84(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate86(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate84.evaluated;
+const evaluated0 = validate86.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6360,42 +6669,42 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate84.errors = vErrors;
+validate86.errors = vErrors;
 return errors === 0;
 }
-validate84.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
+validate86.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate85(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate83.evaluated;
+const evaluated0 = validate85.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate84(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate84.errors : vErrors.concat(validate84.errors);
+if(!(validate86(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate86.errors : vErrors.concat(validate86.errors);
 errors = vErrors.length;
 }
-validate83.errors = vErrors;
+validate85.errors = vErrors;
 return errors === 0;
 }
-validate83.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
+validate85.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listQueryTokensStatus200 = validate86;
-const schema97 = {"$ref":"components#/$defs/QueryTokenListResponse"};
-const schema98 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/QueryToken"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/ListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
-const schema99 = {"type":"object","required":["id","name","status","query_id","parameters","phi_mode","token_hint","created_at","expires_at","revoked_at","last_used_at"],"properties":{"id":{"type":"string","description":"Query token id (qtk_…)."},"name":{"type":"string","description":"Label given at creation."},"status":{"type":"string","enum":["active","revoked","expired"],"description":"active, expired (past expires_at) or revoked (DELETE /query-tokens/{id}); only an active token runs its query."},"query_id":{"type":"string","description":"The governed query the token runs."},"parameters":{"type":"object","additionalProperties":true,"description":"The query's parameters, validated and with defaults filled at creation, fixed for the token's life."},"phi_mode":{"type":"string","enum":["no_phi","phi"],"description":"The PHI mode the token's runs are served in."},"token_hint":{"type":"string","description":"Last four characters of the secret, for recognition.","x-svc-v1-name":"last_four"},"created_at":{"type":"string","format":"date-time","description":"Creation time."},"expires_at":{"type":"string","format":"date-time","description":"When the token stops working."},"revoked_at":{"type":["string","null"],"format":"date-time","description":"Revocation time."},"last_used_at":{"type":["string","null"],"format":"date-time","description":"When the token last ran its query (kept to the minute)."}},"description":"A governed query token: a credential that runs one governed query with fixed parameters (route 3 only), for a spreadsheet's refresh. Its secret is never shown again after creation."};
-const schema100 = {"allOf":[{"$ref":"components#/$defs/Meta"},{"$ref":"components#/$defs/PageMeta"}],"description":"Meta of an offset-paged list: PageMeta plus next_offset.","required":["total","limit","offset","has_more","next_offset"]};
-const schema101 = {"type":"object","required":["total","total_exact","limit","offset","has_more"],"properties":{"total":{"type":"integer","description":"Number of items matching the filters: exact up to `x-svc-paging.exact_total_max` (1000) matches, an estimate past it (see `total_exact`); on a cursor page, the total of the walk's first page.","minimum":0},"total_exact":{"type":"boolean","description":"True when `total` is the exact count of the matches (always, up to `x-svc-paging.exact_total_max` matches). False when the list matched more and `total` is the database's estimate from its table statistics: never less than the items up to the end of this page (plus one when `has_more`), usually within a few percent, and it may change from page to page. Narrow the filters to get an exact count; walk the list to the end (`has_more` false) to count it exactly."},"limit":{"type":"integer","description":"Page size used.","minimum":1},"offset":{"type":"integer","description":"Offset of the first item of this page.","minimum":0},"has_more":{"type":"boolean","description":"Whether a further page exists."},"next_cursor":{"type":["string","null"],"description":"Keyset cursor of the next page, or null on the last page (lists that accept `cursor`); it works only for the same extension, PHI mode and filters (see the cursor parameter)."}},"description":"Page metadata of spec 2.1.","x-svc-phi":"kept"};
+export const listQueryTokensStatus200 = validate88;
+const schema99 = {"$ref":"components#/$defs/QueryTokenListResponse"};
+const schema100 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/QueryToken"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/ListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
+const schema101 = {"type":"object","required":["id","name","status","query_id","parameters","phi_mode","token_hint","created_at","expires_at","revoked_at","last_used_at"],"properties":{"id":{"type":"string","description":"Query token id (qtk_…)."},"name":{"type":"string","description":"Label given at creation."},"status":{"type":"string","enum":["active","revoked","expired"],"description":"active, expired (past expires_at) or revoked (DELETE /query-tokens/{id}); only an active token runs its query."},"query_id":{"type":"string","description":"The governed query the token runs."},"parameters":{"type":"object","additionalProperties":true,"description":"The query's parameters, validated and with defaults filled at creation, fixed for the token's life."},"phi_mode":{"type":"string","enum":["no_phi","phi"],"description":"The PHI mode the token's runs are served in."},"token_hint":{"type":"string","description":"Last four characters of the secret, for recognition.","x-svc-v1-name":"last_four"},"created_at":{"type":"string","format":"date-time","description":"Creation time."},"expires_at":{"type":"string","format":"date-time","description":"When the token stops working."},"revoked_at":{"type":["string","null"],"format":"date-time","description":"Revocation time."},"last_used_at":{"type":["string","null"],"format":"date-time","description":"When the token last ran its query (kept to the minute)."}},"description":"A governed query token: a credential that runs one governed query with fixed parameters (route 3 only), for a spreadsheet's refresh. Its secret is never shown again after creation."};
+const schema102 = {"allOf":[{"$ref":"components#/$defs/Meta"},{"$ref":"components#/$defs/PageMeta"}],"description":"Meta of an offset-paged list: PageMeta plus next_offset.","required":["total","limit","offset","has_more","next_offset"]};
+const schema103 = {"type":"object","required":["total","total_exact","limit","offset","has_more"],"properties":{"total":{"type":"integer","description":"Number of items matching the filters: exact up to `x-svc-paging.exact_total_max` (1000) matches, an estimate past it (see `total_exact`); on a cursor page, the total of the walk's first page.","minimum":0},"total_exact":{"type":"boolean","description":"True when `total` is the exact count of the matches (always, up to `x-svc-paging.exact_total_max` matches). False when the list matched more and `total` is the database's estimate from its table statistics: never less than the items up to the end of this page (plus one when `has_more`), usually within a few percent, and it may change from page to page. Narrow the filters to get an exact count; walk the list to the end (`has_more` false) to count it exactly."},"limit":{"type":"integer","description":"Page size used.","minimum":1},"offset":{"type":"integer","description":"Offset of the first item of this page.","minimum":0},"has_more":{"type":"boolean","description":"Whether a further page exists."},"next_cursor":{"type":["string","null"],"description":"Keyset cursor of the next page, or null on the last page (lists that accept `cursor`); it works only for the same extension, PHI mode and filters (see the cursor parameter)."}},"description":"Page metadata of spec 2.1.","x-svc-phi":"kept"};
 
-function validate88(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate90(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate88.evaluated;
+const evaluated0 = validate90.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6559,7 +6868,7 @@ errors++;
 if(data.next_cursor !== undefined){
 let data5 = data.next_cursor;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err13 = {instancePath:instancePath+"/next_cursor",schemaPath:"components#/$defs/PageMeta/properties/next_cursor/type",keyword:"type",params:{type: schema101.properties.next_cursor.type},message:"must be string,null"};
+const err13 = {instancePath:instancePath+"/next_cursor",schemaPath:"components#/$defs/PageMeta/properties/next_cursor/type",keyword:"type",params:{type: schema103.properties.next_cursor.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -6632,16 +6941,16 @@ vErrors.push(err19);
 errors++;
 }
 }
-validate88.errors = vErrors;
+validate90.errors = vErrors;
 return errors === 0;
 }
-validate88.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate90.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate87(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate89(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate87.evaluated;
+const evaluated0 = validate89.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6823,7 +7132,7 @@ vErrors.push(err15);
 errors++;
 }
 if(!(((data4 === "active") || (data4 === "revoked")) || (data4 === "expired"))){
-const err16 = {instancePath:instancePath+"/data/" + i0+"/status",schemaPath:"components#/$defs/QueryToken/properties/status/enum",keyword:"enum",params:{allowedValues: schema99.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err16 = {instancePath:instancePath+"/data/" + i0+"/status",schemaPath:"components#/$defs/QueryToken/properties/status/enum",keyword:"enum",params:{allowedValues: schema101.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -6873,7 +7182,7 @@ vErrors.push(err19);
 errors++;
 }
 if(!((data7 === "no_phi") || (data7 === "phi"))){
-const err20 = {instancePath:instancePath+"/data/" + i0+"/phi_mode",schemaPath:"components#/$defs/QueryToken/properties/phi_mode/enum",keyword:"enum",params:{allowedValues: schema99.properties.phi_mode.enum},message:"must be equal to one of the allowed values"};
+const err20 = {instancePath:instancePath+"/data/" + i0+"/phi_mode",schemaPath:"components#/$defs/QueryToken/properties/phi_mode/enum",keyword:"enum",params:{allowedValues: schema101.properties.phi_mode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -6948,7 +7257,7 @@ errors++;
 if(data1.revoked_at !== undefined){
 let data11 = data1.revoked_at;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err26 = {instancePath:instancePath+"/data/" + i0+"/revoked_at",schemaPath:"components#/$defs/QueryToken/properties/revoked_at/type",keyword:"type",params:{type: schema99.properties.revoked_at.type},message:"must be string,null"};
+const err26 = {instancePath:instancePath+"/data/" + i0+"/revoked_at",schemaPath:"components#/$defs/QueryToken/properties/revoked_at/type",keyword:"type",params:{type: schema101.properties.revoked_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -6973,7 +7282,7 @@ errors++;
 if(data1.last_used_at !== undefined){
 let data12 = data1.last_used_at;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err28 = {instancePath:instancePath+"/data/" + i0+"/last_used_at",schemaPath:"components#/$defs/QueryToken/properties/last_used_at/type",keyword:"type",params:{type: schema99.properties.last_used_at.type},message:"must be string,null"};
+const err28 = {instancePath:instancePath+"/data/" + i0+"/last_used_at",schemaPath:"components#/$defs/QueryToken/properties/last_used_at/type",keyword:"type",params:{type: schema101.properties.last_used_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -7020,8 +7329,8 @@ errors++;
 }
 }
 if(data.meta !== undefined){
-if(!(validate88(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
+if(!(validate90(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
 errors = vErrors.length;
 }
 }
@@ -7064,40 +7373,40 @@ vErrors.push(err34);
 }
 errors++;
 }
-validate87.errors = vErrors;
+validate89.errors = vErrors;
 return errors === 0;
 }
-validate87.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate89.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate86(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate88(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate86.evaluated;
+const evaluated0 = validate88.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate87(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate87.errors : vErrors.concat(validate87.errors);
+if(!(validate89(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate89.errors : vErrors.concat(validate89.errors);
 errors = vErrors.length;
 }
-validate86.errors = vErrors;
+validate88.errors = vErrors;
 return errors === 0;
 }
-validate86.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate88.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const createQueryTokenBody = validate92;
-const schema103 = {"$ref":"components#/$defs/QueryTokenCreateRequest"};
-const schema104 = {"type":"object","required":["name","query_id"],"additionalProperties":false,"description":"Creates a governed query token for one query and parameter set, for example for an Excel workbook. Unknown fields are refused.","properties":{"name":{"type":"string","minLength":1,"maxLength":200,"description":"Label shown in lists (what the workbook is for)."},"query_id":{"type":"string","pattern":"^[A-Za-z0-9_.-]{1,128}$","description":"A governed query of the catalog."},"parameters":{"type":"object","additionalProperties":true,"description":"The query's parameters (catalog parameters_schema), fixed for the token's life; default {} (the query's defaults). Invalid ones are a 400 PLATFORM_INVALID_INPUT listing each problem."},"expires_at":{"type":"string","format":"date-time","description":"Expiry: default 90 days from now, at most one year ahead, and in the future."},"phi_mode":{"type":"string","enum":["no_phi","phi"],"default":"no_phi","description":"The PHI mode of the token's runs: no_phi by default; phi only from a phi session of an integration that may use phi (403 PLATFORM_PHI_MODE_DENIED otherwise)."}}};
+export const createQueryTokenBody = validate94;
+const schema105 = {"$ref":"components#/$defs/QueryTokenCreateRequest"};
+const schema106 = {"type":"object","required":["name","query_id"],"additionalProperties":false,"description":"Creates a governed query token for one query and parameter set, for example for an Excel workbook. Unknown fields are refused.","properties":{"name":{"type":"string","minLength":1,"maxLength":200,"description":"Label shown in lists (what the workbook is for)."},"query_id":{"type":"string","pattern":"^[A-Za-z0-9_.-]{1,128}$","description":"A governed query of the catalog."},"parameters":{"type":"object","additionalProperties":true,"description":"The query's parameters (catalog parameters_schema), fixed for the token's life; default {} (the query's defaults). Invalid ones are a 400 PLATFORM_INVALID_INPUT listing each problem."},"expires_at":{"type":"string","format":"date-time","description":"Expiry: default 90 days from now, at most one year ahead, and in the future."},"phi_mode":{"type":"string","enum":["no_phi","phi"],"default":"no_phi","description":"The PHI mode of the token's runs: no_phi by default; phi only from a phi session of an integration that may use phi (403 PLATFORM_PHI_MODE_DENIED otherwise)."}}};
 const pattern5 = new RegExp("^[A-Za-z0-9_.-]{1,128}$", "u");
 
-function validate92(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate94(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate92.evaluated;
+const evaluated0 = validate94.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7250,7 +7559,7 @@ vErrors.push(err11);
 errors++;
 }
 if(!((data4 === "no_phi") || (data4 === "phi"))){
-const err12 = {instancePath:instancePath+"/phi_mode",schemaPath:"components#/$defs/QueryTokenCreateRequest/properties/phi_mode/enum",keyword:"enum",params:{allowedValues: schema104.properties.phi_mode.enum},message:"must be equal to one of the allowed values"};
+const err12 = {instancePath:instancePath+"/phi_mode",schemaPath:"components#/$defs/QueryTokenCreateRequest/properties/phi_mode/enum",keyword:"enum",params:{allowedValues: schema106.properties.phi_mode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -7271,20 +7580,20 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate92.errors = vErrors;
+validate94.errors = vErrors;
 return errors === 0;
 }
-validate92.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate94.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const createQueryTokenStatus200 = validate93;
-const schema105 = {"$ref":"components#/$defs/QueryTokenCreatedResponse"};
-const schema106 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/QueryTokenCreated"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
-const schema107 = {"allOf":[{"$ref":"components#/$defs/QueryToken"},{"type":"object","required":["token"],"properties":{"token":{"type":"string","description":"The secret (qt_ and 43 base64url characters: 32 random bytes). Shown only in this response; the service keeps only its SHA-256 hash. Send it as `Authorization: Bearer qt_…` to POST /api/v1/ext/queries/{query_id}/run."}}}]};
+export const createQueryTokenStatus200 = validate95;
+const schema107 = {"$ref":"components#/$defs/QueryTokenCreatedResponse"};
+const schema108 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/QueryTokenCreated"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+const schema109 = {"allOf":[{"$ref":"components#/$defs/QueryToken"},{"type":"object","required":["token"],"properties":{"token":{"type":"string","description":"The secret (qt_ and 43 base64url characters: 32 random bytes). Shown only in this response; the service keeps only its SHA-256 hash. Send it as `Authorization: Bearer qt_…` to POST /api/v1/ext/queries/{query_id}/run."}}}]};
 
-function validate95(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate97(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate95.evaluated;
+const evaluated0 = validate97.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7439,7 +7748,7 @@ vErrors.push(err13);
 errors++;
 }
 if(!(((data2 === "active") || (data2 === "revoked")) || (data2 === "expired"))){
-const err14 = {instancePath:instancePath+"/status",schemaPath:"components#/$defs/QueryToken/properties/status/enum",keyword:"enum",params:{allowedValues: schema99.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err14 = {instancePath:instancePath+"/status",schemaPath:"components#/$defs/QueryToken/properties/status/enum",keyword:"enum",params:{allowedValues: schema101.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -7489,7 +7798,7 @@ vErrors.push(err17);
 errors++;
 }
 if(!((data5 === "no_phi") || (data5 === "phi"))){
-const err18 = {instancePath:instancePath+"/phi_mode",schemaPath:"components#/$defs/QueryToken/properties/phi_mode/enum",keyword:"enum",params:{allowedValues: schema99.properties.phi_mode.enum},message:"must be equal to one of the allowed values"};
+const err18 = {instancePath:instancePath+"/phi_mode",schemaPath:"components#/$defs/QueryToken/properties/phi_mode/enum",keyword:"enum",params:{allowedValues: schema101.properties.phi_mode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -7564,7 +7873,7 @@ errors++;
 if(data.revoked_at !== undefined){
 let data9 = data.revoked_at;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err24 = {instancePath:instancePath+"/revoked_at",schemaPath:"components#/$defs/QueryToken/properties/revoked_at/type",keyword:"type",params:{type: schema99.properties.revoked_at.type},message:"must be string,null"};
+const err24 = {instancePath:instancePath+"/revoked_at",schemaPath:"components#/$defs/QueryToken/properties/revoked_at/type",keyword:"type",params:{type: schema101.properties.revoked_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -7589,7 +7898,7 @@ errors++;
 if(data.last_used_at !== undefined){
 let data10 = data.last_used_at;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err26 = {instancePath:instancePath+"/last_used_at",schemaPath:"components#/$defs/QueryToken/properties/last_used_at/type",keyword:"type",params:{type: schema99.properties.last_used_at.type},message:"must be string,null"};
+const err26 = {instancePath:instancePath+"/last_used_at",schemaPath:"components#/$defs/QueryToken/properties/last_used_at/type",keyword:"type",params:{type: schema101.properties.last_used_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -7656,16 +7965,16 @@ vErrors.push(err31);
 }
 errors++;
 }
-validate95.errors = vErrors;
+validate97.errors = vErrors;
 return errors === 0;
 }
-validate95.evaluated = {"props":{"token":true,"id":true,"name":true,"status":true,"query_id":true,"parameters":true,"phi_mode":true,"token_hint":true,"created_at":true,"expires_at":true,"revoked_at":true,"last_used_at":true},"dynamicProps":false,"dynamicItems":false};
+validate97.evaluated = {"props":{"token":true,"id":true,"name":true,"status":true,"query_id":true,"parameters":true,"phi_mode":true,"token_hint":true,"created_at":true,"expires_at":true,"revoked_at":true,"last_used_at":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate94(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate96(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate94.evaluated;
+const evaluated0 = validate96.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7684,8 +7993,8 @@ vErrors.push(err0);
 errors++;
 }
 if(data.data !== undefined){
-if(!(validate95(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate95.errors : vErrors.concat(validate95.errors);
+if(!(validate97(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate97.errors : vErrors.concat(validate97.errors);
 errors = vErrors.length;
 }
 }
@@ -7734,39 +8043,39 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate94.errors = vErrors;
+validate96.errors = vErrors;
 return errors === 0;
 }
-validate94.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate96.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate93(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate95(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate93.evaluated;
+const evaluated0 = validate95.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate94(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate94.errors : vErrors.concat(validate94.errors);
+if(!(validate96(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate96.errors : vErrors.concat(validate96.errors);
 errors = vErrors.length;
 }
-validate93.errors = vErrors;
+validate95.errors = vErrors;
 return errors === 0;
 }
-validate93.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate95.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const revokeQueryTokenStatus200 = validate99;
-const schema110 = {"$ref":"components#/$defs/QueryTokenResponse"};
-const schema111 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/QueryToken"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+export const revokeQueryTokenStatus200 = validate101;
+const schema112 = {"$ref":"components#/$defs/QueryTokenResponse"};
+const schema113 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/QueryToken"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
 
-function validate100(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate102(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate100.evaluated;
+const evaluated0 = validate102.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7934,7 +8243,7 @@ vErrors.push(err14);
 errors++;
 }
 if(!(((data3 === "active") || (data3 === "revoked")) || (data3 === "expired"))){
-const err15 = {instancePath:instancePath+"/data/status",schemaPath:"components#/$defs/QueryToken/properties/status/enum",keyword:"enum",params:{allowedValues: schema99.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err15 = {instancePath:instancePath+"/data/status",schemaPath:"components#/$defs/QueryToken/properties/status/enum",keyword:"enum",params:{allowedValues: schema101.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -7984,7 +8293,7 @@ vErrors.push(err18);
 errors++;
 }
 if(!((data6 === "no_phi") || (data6 === "phi"))){
-const err19 = {instancePath:instancePath+"/data/phi_mode",schemaPath:"components#/$defs/QueryToken/properties/phi_mode/enum",keyword:"enum",params:{allowedValues: schema99.properties.phi_mode.enum},message:"must be equal to one of the allowed values"};
+const err19 = {instancePath:instancePath+"/data/phi_mode",schemaPath:"components#/$defs/QueryToken/properties/phi_mode/enum",keyword:"enum",params:{allowedValues: schema101.properties.phi_mode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -8059,7 +8368,7 @@ errors++;
 if(data0.revoked_at !== undefined){
 let data10 = data0.revoked_at;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err25 = {instancePath:instancePath+"/data/revoked_at",schemaPath:"components#/$defs/QueryToken/properties/revoked_at/type",keyword:"type",params:{type: schema99.properties.revoked_at.type},message:"must be string,null"};
+const err25 = {instancePath:instancePath+"/data/revoked_at",schemaPath:"components#/$defs/QueryToken/properties/revoked_at/type",keyword:"type",params:{type: schema101.properties.revoked_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -8084,7 +8393,7 @@ errors++;
 if(data0.last_used_at !== undefined){
 let data11 = data0.last_used_at;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err27 = {instancePath:instancePath+"/data/last_used_at",schemaPath:"components#/$defs/QueryToken/properties/last_used_at/type",keyword:"type",params:{type: schema99.properties.last_used_at.type},message:"must be string,null"};
+const err27 = {instancePath:instancePath+"/data/last_used_at",schemaPath:"components#/$defs/QueryToken/properties/last_used_at/type",keyword:"type",params:{type: schema101.properties.last_used_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -8163,43 +8472,43 @@ vErrors.push(err32);
 }
 errors++;
 }
-validate100.errors = vErrors;
+validate102.errors = vErrors;
 return errors === 0;
 }
-validate100.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate102.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate99(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate101(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate99.evaluated;
+const evaluated0 = validate101.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate100(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate100.errors : vErrors.concat(validate100.errors);
+if(!(validate102(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate102.errors : vErrors.concat(validate102.errors);
 errors = vErrors.length;
 }
-validate99.errors = vErrors;
+validate101.errors = vErrors;
 return errors === 0;
 }
-validate99.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate101.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listPatientsStatus200 = validate103;
-const schema114 = {"$ref":"components#/$defs/PatientListResponse"};
-const schema115 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/PatientSummary"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/ListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
-const schema116 = {"type":"object","required":["id","first_name","last_name","display_name","dob","status","service_line","office_id","current_episode","created_at","updated_at"],"properties":{"id":{"type":"string","description":"Patient id, or a stable surrogate handle (PT-…) in a no_phi session.","x-svc-phi":"handle"},"mrn":{"type":["string","null"],"description":"Agency medical record number; null in no_phi sessions.","x-svc-phi":"withheld"},"first_name":{"type":["string","null"],"description":"First name; null in no_phi sessions.","x-svc-phi":"withheld"},"middle_name":{"type":["string","null"],"description":"Middle name; null in no_phi sessions.","x-svc-phi":"withheld"},"last_name":{"type":["string","null"],"description":"Last name; null in no_phi sessions.","x-svc-phi":"withheld"},"suffix":{"type":["string","null"],"description":"Suffix; null in no_phi sessions.","x-svc-phi":"withheld"},"display_name":{"type":["string","null"],"description":"Full display name; null in no_phi sessions.","x-svc-v1-name":"full_name","x-svc-phi":"withheld"},"dob":{"type":["string","null"],"format":"date","description":"Date of birth; null in no_phi sessions.","x-svc-phi":"withheld"},"birth_year":{"type":["integer","null"],"description":"Year of birth; null in no_phi sessions, which read `age` instead (serving both would reveal the birthday to a client that reads them daily).","x-svc-since":"2","x-svc-phi":"withheld"},"age":{"type":["string","null"],"pattern":"^([0-9]{1,2}|90\\+)$","description":"Age in whole years, or \"90+\" (Safe Harbor) at 90 or more. In no_phi sessions it is the current year minus the birth year, so it changes on January 1, never on the birthday.","x-svc-phi":{"reduce":"age","from":"dob"}},"gender":{"type":["string","null"],"enum":["female","male","unknown",null],"description":"Administrative gender."},"status":{"type":"string","enum":["referred","pending_admission","active","on_hold","discharged","deceased","non_admit"],"description":"Chart status."},"service_line":{"type":"string","enum":["home_health","hospice","private_duty"],"description":"Business line."},"office_id":{"type":["string","null"],"description":"Office that serves the patient.","x-svc-phi":"kept"},"current_episode":{"oneOf":[{"$ref":"components#/$defs/Episode"},{"type":"null"}],"description":"Active episode, if any."},"created_at":{"type":"string","format":"date-time","description":"Chart opened (year only in no_phi sessions).","x-svc-phi":"year"},"updated_at":{"type":"string","format":"date-time","description":"Last change to the chart: its own fields, its coverages (their payor's name included) or its episodes (year only in no_phi sessions).","x-svc-phi":"year"}},"description":"External patient summary profile (route 8)."};
-const schema117 = {"type":"object","required":["id","type","status","start_date","end_date"],"properties":{"id":{"type":"string","description":"Episode id.","x-svc-phi":"kept"},"type":{"type":"string","enum":["home_health_period","hospice_benefit_period","private_duty_authorization"],"description":"Kind of episode by service line."},"status":{"type":"string","enum":["planned","active","closed"],"description":"Episode state."},"start_date":{"type":"string","format":"date","description":"First day (year only in no_phi sessions).","x-svc-phi":"year"},"end_date":{"type":["string","null"],"format":"date","description":"Last day (year only in no_phi sessions).","x-svc-phi":"year"}}};
-const formats36 = require("ajv-formats/dist/formats").fullFormats.date;
+export const listPatientsStatus200 = validate105;
+const schema116 = {"$ref":"components#/$defs/PatientListResponse"};
+const schema117 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/PatientSummary"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/ListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
+const schema118 = {"type":"object","required":["id","first_name","last_name","display_name","dob","status","service_line","office_id","current_episode","created_at","updated_at"],"properties":{"id":{"type":"string","description":"Patient id, or a stable surrogate handle (PT-…) in a no_phi session.","x-svc-phi":"handle"},"mrn":{"type":["string","null"],"description":"Agency medical record number; null in no_phi sessions.","x-svc-phi":"withheld"},"first_name":{"type":["string","null"],"description":"First name; null in no_phi sessions.","x-svc-phi":"withheld"},"middle_name":{"type":["string","null"],"description":"Middle name; null in no_phi sessions.","x-svc-phi":"withheld"},"last_name":{"type":["string","null"],"description":"Last name; null in no_phi sessions.","x-svc-phi":"withheld"},"suffix":{"type":["string","null"],"description":"Suffix; null in no_phi sessions.","x-svc-phi":"withheld"},"display_name":{"type":["string","null"],"description":"Full display name; null in no_phi sessions.","x-svc-v1-name":"full_name","x-svc-phi":"withheld"},"dob":{"type":["string","null"],"format":"date","description":"Date of birth; null in no_phi sessions.","x-svc-phi":"withheld"},"birth_year":{"type":["integer","null"],"description":"Year of birth; null in no_phi sessions, which read `age` instead (serving both would reveal the birthday to a client that reads them daily).","x-svc-since":"2","x-svc-phi":"withheld"},"age":{"type":["string","null"],"pattern":"^([0-9]{1,2}|90\\+)$","description":"Age in whole years, or \"90+\" (Safe Harbor) at 90 or more. In no_phi sessions it is the current year minus the birth year, so it changes on January 1, never on the birthday.","x-svc-phi":{"reduce":"age","from":"dob"}},"gender":{"type":["string","null"],"enum":["female","male","unknown",null],"description":"Administrative gender."},"status":{"type":"string","enum":["referred","pending_admission","active","on_hold","discharged","deceased","non_admit"],"description":"Chart status."},"service_line":{"type":"string","enum":["home_health","hospice","private_duty"],"description":"Business line."},"office_id":{"type":["string","null"],"description":"Office that serves the patient.","x-svc-phi":"kept"},"current_episode":{"oneOf":[{"$ref":"components#/$defs/Episode"},{"type":"null"}],"description":"Active episode, if any."},"created_at":{"type":"string","format":"date-time","description":"Chart opened (year only in no_phi sessions).","x-svc-phi":"year"},"updated_at":{"type":"string","format":"date-time","description":"Last change to the chart: its own fields, its coverages (their payor's name included) or its episodes (year only in no_phi sessions).","x-svc-phi":"year"}},"description":"External patient summary profile (route 8)."};
+const schema119 = {"type":"object","required":["id","type","status","start_date","end_date"],"properties":{"id":{"type":"string","description":"Episode id.","x-svc-phi":"kept"},"type":{"type":"string","enum":["home_health_period","hospice_benefit_period","private_duty_authorization"],"description":"Kind of episode by service line."},"status":{"type":"string","enum":["planned","active","closed"],"description":"Episode state."},"start_date":{"type":"string","format":"date","description":"First day (year only in no_phi sessions).","x-svc-phi":"year"},"end_date":{"type":["string","null"],"format":"date","description":"Last day (year only in no_phi sessions).","x-svc-phi":"year"}}};
+const formats42 = require("ajv-formats/dist/formats").fullFormats.date;
 const pattern6 = new RegExp("^([0-9]{1,2}|90\\+)$", "u");
 
-function validate105(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate107(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate105.evaluated;
+const evaluated0 = validate107.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8332,7 +8641,7 @@ errors++;
 if(data.mrn !== undefined){
 let data1 = data.mrn;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err12 = {instancePath:instancePath+"/mrn",schemaPath:"#/properties/mrn/type",keyword:"type",params:{type: schema116.properties.mrn.type},message:"must be string,null"};
+const err12 = {instancePath:instancePath+"/mrn",schemaPath:"#/properties/mrn/type",keyword:"type",params:{type: schema118.properties.mrn.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -8345,7 +8654,7 @@ errors++;
 if(data.first_name !== undefined){
 let data2 = data.first_name;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err13 = {instancePath:instancePath+"/first_name",schemaPath:"#/properties/first_name/type",keyword:"type",params:{type: schema116.properties.first_name.type},message:"must be string,null"};
+const err13 = {instancePath:instancePath+"/first_name",schemaPath:"#/properties/first_name/type",keyword:"type",params:{type: schema118.properties.first_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -8358,7 +8667,7 @@ errors++;
 if(data.middle_name !== undefined){
 let data3 = data.middle_name;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err14 = {instancePath:instancePath+"/middle_name",schemaPath:"#/properties/middle_name/type",keyword:"type",params:{type: schema116.properties.middle_name.type},message:"must be string,null"};
+const err14 = {instancePath:instancePath+"/middle_name",schemaPath:"#/properties/middle_name/type",keyword:"type",params:{type: schema118.properties.middle_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -8371,7 +8680,7 @@ errors++;
 if(data.last_name !== undefined){
 let data4 = data.last_name;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err15 = {instancePath:instancePath+"/last_name",schemaPath:"#/properties/last_name/type",keyword:"type",params:{type: schema116.properties.last_name.type},message:"must be string,null"};
+const err15 = {instancePath:instancePath+"/last_name",schemaPath:"#/properties/last_name/type",keyword:"type",params:{type: schema118.properties.last_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -8384,7 +8693,7 @@ errors++;
 if(data.suffix !== undefined){
 let data5 = data.suffix;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err16 = {instancePath:instancePath+"/suffix",schemaPath:"#/properties/suffix/type",keyword:"type",params:{type: schema116.properties.suffix.type},message:"must be string,null"};
+const err16 = {instancePath:instancePath+"/suffix",schemaPath:"#/properties/suffix/type",keyword:"type",params:{type: schema118.properties.suffix.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -8397,7 +8706,7 @@ errors++;
 if(data.display_name !== undefined){
 let data6 = data.display_name;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err17 = {instancePath:instancePath+"/display_name",schemaPath:"#/properties/display_name/type",keyword:"type",params:{type: schema116.properties.display_name.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/display_name",schemaPath:"#/properties/display_name/type",keyword:"type",params:{type: schema118.properties.display_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -8410,7 +8719,7 @@ errors++;
 if(data.dob !== undefined){
 let data7 = data.dob;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err18 = {instancePath:instancePath+"/dob",schemaPath:"#/properties/dob/type",keyword:"type",params:{type: schema116.properties.dob.type},message:"must be string,null"};
+const err18 = {instancePath:instancePath+"/dob",schemaPath:"#/properties/dob/type",keyword:"type",params:{type: schema118.properties.dob.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -8420,7 +8729,7 @@ vErrors.push(err18);
 errors++;
 }
 if(typeof data7 === "string"){
-if(!(formats36.validate(data7))){
+if(!(formats42.validate(data7))){
 const err19 = {instancePath:instancePath+"/dob",schemaPath:"#/properties/dob/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
 if(vErrors === null){
 vErrors = [err19];
@@ -8435,7 +8744,7 @@ errors++;
 if(data.birth_year !== undefined){
 let data8 = data.birth_year;
 if((!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))) && (data8 !== null)){
-const err20 = {instancePath:instancePath+"/birth_year",schemaPath:"#/properties/birth_year/type",keyword:"type",params:{type: schema116.properties.birth_year.type},message:"must be integer,null"};
+const err20 = {instancePath:instancePath+"/birth_year",schemaPath:"#/properties/birth_year/type",keyword:"type",params:{type: schema118.properties.birth_year.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -8448,7 +8757,7 @@ errors++;
 if(data.age !== undefined){
 let data9 = data.age;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err21 = {instancePath:instancePath+"/age",schemaPath:"#/properties/age/type",keyword:"type",params:{type: schema116.properties.age.type},message:"must be string,null"};
+const err21 = {instancePath:instancePath+"/age",schemaPath:"#/properties/age/type",keyword:"type",params:{type: schema118.properties.age.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -8473,7 +8782,7 @@ errors++;
 if(data.gender !== undefined){
 let data10 = data.gender;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err23 = {instancePath:instancePath+"/gender",schemaPath:"#/properties/gender/type",keyword:"type",params:{type: schema116.properties.gender.type},message:"must be string,null"};
+const err23 = {instancePath:instancePath+"/gender",schemaPath:"#/properties/gender/type",keyword:"type",params:{type: schema118.properties.gender.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -8483,7 +8792,7 @@ vErrors.push(err23);
 errors++;
 }
 if(!((((data10 === "female") || (data10 === "male")) || (data10 === "unknown")) || (data10 === null))){
-const err24 = {instancePath:instancePath+"/gender",schemaPath:"#/properties/gender/enum",keyword:"enum",params:{allowedValues: schema116.properties.gender.enum},message:"must be equal to one of the allowed values"};
+const err24 = {instancePath:instancePath+"/gender",schemaPath:"#/properties/gender/enum",keyword:"enum",params:{allowedValues: schema118.properties.gender.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -8506,7 +8815,7 @@ vErrors.push(err25);
 errors++;
 }
 if(!(((((((data11 === "referred") || (data11 === "pending_admission")) || (data11 === "active")) || (data11 === "on_hold")) || (data11 === "discharged")) || (data11 === "deceased")) || (data11 === "non_admit"))){
-const err26 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema116.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err26 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema118.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -8529,7 +8838,7 @@ vErrors.push(err27);
 errors++;
 }
 if(!(((data12 === "home_health") || (data12 === "hospice")) || (data12 === "private_duty"))){
-const err28 = {instancePath:instancePath+"/service_line",schemaPath:"#/properties/service_line/enum",keyword:"enum",params:{allowedValues: schema116.properties.service_line.enum},message:"must be equal to one of the allowed values"};
+const err28 = {instancePath:instancePath+"/service_line",schemaPath:"#/properties/service_line/enum",keyword:"enum",params:{allowedValues: schema118.properties.service_line.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -8542,7 +8851,7 @@ errors++;
 if(data.office_id !== undefined){
 let data13 = data.office_id;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err29 = {instancePath:instancePath+"/office_id",schemaPath:"#/properties/office_id/type",keyword:"type",params:{type: schema116.properties.office_id.type},message:"must be string,null"};
+const err29 = {instancePath:instancePath+"/office_id",schemaPath:"#/properties/office_id/type",keyword:"type",params:{type: schema118.properties.office_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -8634,7 +8943,7 @@ vErrors.push(err36);
 errors++;
 }
 if(!(((data16 === "home_health_period") || (data16 === "hospice_benefit_period")) || (data16 === "private_duty_authorization"))){
-const err37 = {instancePath:instancePath+"/current_episode/type",schemaPath:"components#/$defs/Episode/properties/type/enum",keyword:"enum",params:{allowedValues: schema117.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err37 = {instancePath:instancePath+"/current_episode/type",schemaPath:"components#/$defs/Episode/properties/type/enum",keyword:"enum",params:{allowedValues: schema119.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -8657,7 +8966,7 @@ vErrors.push(err38);
 errors++;
 }
 if(!(((data17 === "planned") || (data17 === "active")) || (data17 === "closed"))){
-const err39 = {instancePath:instancePath+"/current_episode/status",schemaPath:"components#/$defs/Episode/properties/status/enum",keyword:"enum",params:{allowedValues: schema117.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err39 = {instancePath:instancePath+"/current_episode/status",schemaPath:"components#/$defs/Episode/properties/status/enum",keyword:"enum",params:{allowedValues: schema119.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -8670,7 +8979,7 @@ errors++;
 if(data14.start_date !== undefined){
 let data18 = data14.start_date;
 if(typeof data18 === "string"){
-if(!(formats36.validate(data18))){
+if(!(formats42.validate(data18))){
 const err40 = {instancePath:instancePath+"/current_episode/start_date",schemaPath:"components#/$defs/Episode/properties/start_date/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
 if(vErrors === null){
 vErrors = [err40];
@@ -8695,7 +9004,7 @@ errors++;
 if(data14.end_date !== undefined){
 let data19 = data14.end_date;
 if((typeof data19 !== "string") && (data19 !== null)){
-const err42 = {instancePath:instancePath+"/current_episode/end_date",schemaPath:"components#/$defs/Episode/properties/end_date/type",keyword:"type",params:{type: schema117.properties.end_date.type},message:"must be string,null"};
+const err42 = {instancePath:instancePath+"/current_episode/end_date",schemaPath:"components#/$defs/Episode/properties/end_date/type",keyword:"type",params:{type: schema119.properties.end_date.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -8705,7 +9014,7 @@ vErrors.push(err42);
 errors++;
 }
 if(typeof data19 === "string"){
-if(!(formats36.validate(data19))){
+if(!(formats42.validate(data19))){
 const err43 = {instancePath:instancePath+"/current_episode/end_date",schemaPath:"components#/$defs/Episode/properties/end_date/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
 if(vErrors === null){
 vErrors = [err43];
@@ -8844,16 +9153,16 @@ vErrors.push(err51);
 }
 errors++;
 }
-validate105.errors = vErrors;
+validate107.errors = vErrors;
 return errors === 0;
 }
-validate105.evaluated = {"props":{"id":true,"mrn":true,"first_name":true,"middle_name":true,"last_name":true,"suffix":true,"display_name":true,"dob":true,"birth_year":true,"age":true,"gender":true,"status":true,"service_line":true,"office_id":true,"current_episode":true,"created_at":true,"updated_at":true},"dynamicProps":false,"dynamicItems":false};
+validate107.evaluated = {"props":{"id":true,"mrn":true,"first_name":true,"middle_name":true,"last_name":true,"suffix":true,"display_name":true,"dob":true,"birth_year":true,"age":true,"gender":true,"status":true,"service_line":true,"office_id":true,"current_episode":true,"created_at":true,"updated_at":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate104(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate106(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate104.evaluated;
+const evaluated0 = validate106.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8886,8 +9195,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate105(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate105.errors : vErrors.concat(validate105.errors);
+if(!(validate107(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate107.errors : vErrors.concat(validate107.errors);
 errors = vErrors.length;
 }
 }
@@ -8904,8 +9213,8 @@ errors++;
 }
 }
 if(data.meta !== undefined){
-if(!(validate88(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
+if(!(validate90(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
 errors = vErrors.length;
 }
 }
@@ -8948,45 +9257,45 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate104.errors = vErrors;
+validate106.errors = vErrors;
 return errors === 0;
 }
-validate104.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate106.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate103(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate105(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate103.evaluated;
+const evaluated0 = validate105.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate104(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate104.errors : vErrors.concat(validate104.errors);
+if(!(validate106(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate106.errors : vErrors.concat(validate106.errors);
 errors = vErrors.length;
 }
-validate103.errors = vErrors;
+validate105.errors = vErrors;
 return errors === 0;
 }
-validate103.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate105.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const getPatientStatus200 = validate109;
-const schema119 = {"$ref":"components#/$defs/PatientResponse"};
-const schema120 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/PatientDetail"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
-const schema121 = {"type":"object","required":["id","first_name","last_name","display_name","dob","status","service_line","office_id","current_episode","created_at","updated_at","phones","address","coverages","episodes"],"properties":{"id":{"type":"string","description":"Patient id, or a stable surrogate handle (PT-…) in a no_phi session.","x-svc-phi":"handle"},"mrn":{"type":["string","null"],"description":"Agency medical record number; null in no_phi sessions.","x-svc-phi":"withheld"},"first_name":{"type":["string","null"],"description":"First name; null in no_phi sessions.","x-svc-phi":"withheld"},"middle_name":{"type":["string","null"],"description":"Middle name; null in no_phi sessions.","x-svc-phi":"withheld"},"last_name":{"type":["string","null"],"description":"Last name; null in no_phi sessions.","x-svc-phi":"withheld"},"suffix":{"type":["string","null"],"description":"Suffix; null in no_phi sessions.","x-svc-phi":"withheld"},"display_name":{"type":["string","null"],"description":"Full display name; null in no_phi sessions.","x-svc-v1-name":"full_name","x-svc-phi":"withheld"},"dob":{"type":["string","null"],"format":"date","description":"Date of birth; null in no_phi sessions.","x-svc-phi":"withheld"},"birth_year":{"type":["integer","null"],"description":"Year of birth; null in no_phi sessions, which read `age` instead (serving both would reveal the birthday to a client that reads them daily).","x-svc-since":"2","x-svc-phi":"withheld"},"age":{"type":["string","null"],"pattern":"^([0-9]{1,2}|90\\+)$","description":"Age in whole years, or \"90+\" (Safe Harbor) at 90 or more. In no_phi sessions it is the current year minus the birth year, so it changes on January 1, never on the birthday.","x-svc-phi":{"reduce":"age","from":"dob"}},"gender":{"type":["string","null"],"enum":["female","male","unknown",null],"description":"Administrative gender."},"status":{"type":"string","enum":["referred","pending_admission","active","on_hold","discharged","deceased","non_admit"],"description":"Chart status."},"service_line":{"type":"string","enum":["home_health","hospice","private_duty"],"description":"Business line."},"office_id":{"type":["string","null"],"description":"Office that serves the patient.","x-svc-phi":"kept"},"current_episode":{"oneOf":[{"$ref":"components#/$defs/Episode"},{"type":"null"}],"description":"Active episode, if any."},"created_at":{"type":"string","format":"date-time","description":"Chart opened (year only in no_phi sessions).","x-svc-phi":"year"},"updated_at":{"type":"string","format":"date-time","description":"Last change to the chart: its own fields, its coverages (their payor's name included) or its episodes (year only in no_phi sessions).","x-svc-phi":"year"},"phones":{"type":"array","items":{"$ref":"components#/$defs/Phone"},"description":"Phone numbers; empty in no_phi sessions.","x-svc-phi":"withheld"},"address":{"$ref":"components#/$defs/Address"},"coordinates":{"oneOf":[{"$ref":"components#/$defs/Coordinates"},{"type":"null"}],"description":"Geocode of the service address; null in no_phi sessions.","x-svc-since":"2","x-svc-phi":"withheld"},"coverages":{"type":"array","items":{"$ref":"components#/$defs/Coverage"},"description":"Coverage list, primary first."},"episodes":{"type":"array","items":{"$ref":"components#/$defs/Episode"},"description":"Episodes, newest first."},"primary_physician_id":{"type":["string","null"],"description":"Attending physician id.","x-svc-phi":"kept"}},"description":"Patient detail profile (route 9)."};
-const schema123 = {"type":"object","required":["number","type","preferred"],"properties":{"number":{"type":"string","description":"Phone number (the list is empty in no_phi sessions).","x-svc-phi":"withheld"},"type":{"type":"string","enum":["primary","alternate"],"description":"Which number."},"preferred":{"type":"boolean","description":"Whether the patient prefers it."}}};
-const schema124 = {"type":"object","required":[],"properties":{"line1":{"type":["string","null"],"description":"Street line; null in no_phi sessions.","x-svc-phi":"withheld"},"line2":{"type":["string","null"],"description":"Second line; null in no_phi sessions.","x-svc-phi":"withheld"},"city":{"type":["string","null"],"description":"City; null in no_phi sessions.","x-svc-phi":"withheld"},"state":{"type":["string","null"],"description":"Two-letter state (kept in no_phi sessions: Safe Harbor allows the state, and two letters are all a client can send).","x-svc-phi":"kept"},"zip_code":{"type":["string","null"],"description":"ZIP or ZIP+4. In no_phi sessions, the first three digits only (Safe Harbor), or null.","x-svc-phi":"zip3"}}};
-const schema125 = {"type":"object","required":["latitude","longitude"],"properties":{"latitude":{"type":"number","minimum":-90,"maximum":90},"longitude":{"type":"number","minimum":-180,"maximum":180}}};
-const schema126 = {"type":"object","required":["id","payor_id","plan_name","coverage_order","is_primary"],"properties":{"id":{"type":"string","description":"Coverage id.","x-svc-phi":"kept"},"payor_id":{"type":["string","null"],"description":"Payor id.","x-svc-phi":"kept"},"payor_name":{"type":["string","null"],"description":"Payor name, from the agency's payor list (kept in no_phi sessions).","x-svc-phi":"kept"},"plan_name":{"type":["string","null"],"description":"Plan name, from the platform (kept in no_phi sessions: the partition cannot set it, and a plan does not identify its member).","x-svc-phi":"kept"},"policy_number":{"type":["string","null"],"description":"Member or policy number; null in no_phi sessions.","x-svc-phi":"withheld"},"group_number":{"type":["string","null"],"description":"Group number; null in no_phi sessions.","x-svc-phi":"withheld"},"effective_date":{"type":["string","null"],"format":"date","description":"Coverage start (year only in no_phi sessions).","x-svc-phi":"year"},"termination_date":{"type":["string","null"],"format":"date","description":"Coverage end (year only in no_phi sessions).","x-svc-phi":"year"},"coverage_order":{"type":"integer","description":"0 is primary, 1 secondary, and so on.","minimum":0},"is_primary":{"type":"boolean","description":"Derived from coverage_order."},"policy_holder":{"oneOf":[{"$ref":"components#/$defs/PolicyHolder"},{"type":"null"}],"description":"Policy holder when coverage is through someone else."}}};
-const schema127 = {"type":"object","required":[],"properties":{"relationship_to_insured":{"type":["string","null"],"description":"X12 1069 code: 18 self, 01 spouse, 19 child, 20 employee, 53 life partner, G8 other, 21 unknown.","x-svc-phi":"kept"},"first_name":{"type":["string","null"],"description":"Insured first name; null in no_phi sessions.","x-svc-phi":"withheld"},"last_name":{"type":["string","null"],"description":"Insured last name; null in no_phi sessions.","x-svc-phi":"withheld"},"middle_name":{"type":["string","null"],"description":"Insured middle name; null in no_phi sessions.","x-svc-phi":"withheld"},"suffix":{"type":["string","null"],"description":"Insured suffix; null in no_phi sessions.","x-svc-phi":"withheld"},"dob":{"type":["string","null"],"format":"date","description":"Insured date of birth. In no_phi sessions January 1 of the birth year, or null when the birth year is 90 or more years before the current one (Safe Harbor; decided by the year alone, so it never changes on the birthday).","x-svc-phi":"birth_date"},"gender":{"type":["string","null"],"enum":["female","male","unknown",null],"description":"Insured gender."},"address":{"$ref":"components#/$defs/Address"}}};
+export const getPatientStatus200 = validate111;
+const schema121 = {"$ref":"components#/$defs/PatientResponse"};
+const schema122 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/PatientDetail"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+const schema123 = {"type":"object","required":["id","first_name","last_name","display_name","dob","status","service_line","office_id","current_episode","created_at","updated_at","phones","address","coverages","episodes"],"properties":{"id":{"type":"string","description":"Patient id, or a stable surrogate handle (PT-…) in a no_phi session.","x-svc-phi":"handle"},"mrn":{"type":["string","null"],"description":"Agency medical record number; null in no_phi sessions.","x-svc-phi":"withheld"},"first_name":{"type":["string","null"],"description":"First name; null in no_phi sessions.","x-svc-phi":"withheld"},"middle_name":{"type":["string","null"],"description":"Middle name; null in no_phi sessions.","x-svc-phi":"withheld"},"last_name":{"type":["string","null"],"description":"Last name; null in no_phi sessions.","x-svc-phi":"withheld"},"suffix":{"type":["string","null"],"description":"Suffix; null in no_phi sessions.","x-svc-phi":"withheld"},"display_name":{"type":["string","null"],"description":"Full display name; null in no_phi sessions.","x-svc-v1-name":"full_name","x-svc-phi":"withheld"},"dob":{"type":["string","null"],"format":"date","description":"Date of birth; null in no_phi sessions.","x-svc-phi":"withheld"},"birth_year":{"type":["integer","null"],"description":"Year of birth; null in no_phi sessions, which read `age` instead (serving both would reveal the birthday to a client that reads them daily).","x-svc-since":"2","x-svc-phi":"withheld"},"age":{"type":["string","null"],"pattern":"^([0-9]{1,2}|90\\+)$","description":"Age in whole years, or \"90+\" (Safe Harbor) at 90 or more. In no_phi sessions it is the current year minus the birth year, so it changes on January 1, never on the birthday.","x-svc-phi":{"reduce":"age","from":"dob"}},"gender":{"type":["string","null"],"enum":["female","male","unknown",null],"description":"Administrative gender."},"status":{"type":"string","enum":["referred","pending_admission","active","on_hold","discharged","deceased","non_admit"],"description":"Chart status."},"service_line":{"type":"string","enum":["home_health","hospice","private_duty"],"description":"Business line."},"office_id":{"type":["string","null"],"description":"Office that serves the patient.","x-svc-phi":"kept"},"current_episode":{"oneOf":[{"$ref":"components#/$defs/Episode"},{"type":"null"}],"description":"Active episode, if any."},"created_at":{"type":"string","format":"date-time","description":"Chart opened (year only in no_phi sessions).","x-svc-phi":"year"},"updated_at":{"type":"string","format":"date-time","description":"Last change to the chart: its own fields, its coverages (their payor's name included) or its episodes (year only in no_phi sessions).","x-svc-phi":"year"},"phones":{"type":"array","items":{"$ref":"components#/$defs/Phone"},"description":"Phone numbers; empty in no_phi sessions.","x-svc-phi":"withheld"},"address":{"$ref":"components#/$defs/Address"},"coordinates":{"oneOf":[{"$ref":"components#/$defs/Coordinates"},{"type":"null"}],"description":"Geocode of the service address; null in no_phi sessions.","x-svc-since":"2","x-svc-phi":"withheld"},"coverages":{"type":"array","items":{"$ref":"components#/$defs/Coverage"},"description":"Coverage list, primary first."},"episodes":{"type":"array","items":{"$ref":"components#/$defs/Episode"},"description":"Episodes, newest first."},"primary_physician_id":{"type":["string","null"],"description":"Attending physician id.","x-svc-phi":"kept"}},"description":"Patient detail profile (route 9)."};
+const schema125 = {"type":"object","required":["number","type","preferred"],"properties":{"number":{"type":"string","description":"Phone number (the list is empty in no_phi sessions).","x-svc-phi":"withheld"},"type":{"type":"string","enum":["primary","alternate"],"description":"Which number."},"preferred":{"type":"boolean","description":"Whether the patient prefers it."}}};
+const schema126 = {"type":"object","required":[],"properties":{"line1":{"type":["string","null"],"description":"Street line; null in no_phi sessions.","x-svc-phi":"withheld"},"line2":{"type":["string","null"],"description":"Second line; null in no_phi sessions.","x-svc-phi":"withheld"},"city":{"type":["string","null"],"description":"City; null in no_phi sessions.","x-svc-phi":"withheld"},"state":{"type":["string","null"],"description":"Two-letter state (kept in no_phi sessions: Safe Harbor allows the state, and two letters are all a client can send).","x-svc-phi":"kept"},"zip_code":{"type":["string","null"],"description":"ZIP or ZIP+4. In no_phi sessions, the first three digits only (Safe Harbor), or null.","x-svc-phi":"zip3"}}};
+const schema127 = {"type":"object","required":["latitude","longitude"],"properties":{"latitude":{"type":"number","minimum":-90,"maximum":90},"longitude":{"type":"number","minimum":-180,"maximum":180}}};
+const schema128 = {"type":"object","required":["id","payor_id","plan_name","coverage_order","is_primary"],"properties":{"id":{"type":"string","description":"Coverage id.","x-svc-phi":"kept"},"payor_id":{"type":["string","null"],"description":"Payor id.","x-svc-phi":"kept"},"payor_name":{"type":["string","null"],"description":"Payor name, from the agency's payor list (kept in no_phi sessions).","x-svc-phi":"kept"},"plan_name":{"type":["string","null"],"description":"Plan name, from the platform (kept in no_phi sessions: the partition cannot set it, and a plan does not identify its member).","x-svc-phi":"kept"},"policy_number":{"type":["string","null"],"description":"Member or policy number; null in no_phi sessions.","x-svc-phi":"withheld"},"group_number":{"type":["string","null"],"description":"Group number; null in no_phi sessions.","x-svc-phi":"withheld"},"effective_date":{"type":["string","null"],"format":"date","description":"Coverage start (year only in no_phi sessions).","x-svc-phi":"year"},"termination_date":{"type":["string","null"],"format":"date","description":"Coverage end (year only in no_phi sessions).","x-svc-phi":"year"},"coverage_order":{"type":"integer","description":"0 is primary, 1 secondary, and so on.","minimum":0},"is_primary":{"type":"boolean","description":"Derived from coverage_order."},"policy_holder":{"oneOf":[{"$ref":"components#/$defs/PolicyHolder"},{"type":"null"}],"description":"Policy holder when coverage is through someone else."}}};
+const schema129 = {"type":"object","required":[],"properties":{"relationship_to_insured":{"type":["string","null"],"description":"X12 1069 code: 18 self, 01 spouse, 19 child, 20 employee, 53 life partner, G8 other, 21 unknown.","x-svc-phi":"kept"},"first_name":{"type":["string","null"],"description":"Insured first name; null in no_phi sessions.","x-svc-phi":"withheld"},"last_name":{"type":["string","null"],"description":"Insured last name; null in no_phi sessions.","x-svc-phi":"withheld"},"middle_name":{"type":["string","null"],"description":"Insured middle name; null in no_phi sessions.","x-svc-phi":"withheld"},"suffix":{"type":["string","null"],"description":"Insured suffix; null in no_phi sessions.","x-svc-phi":"withheld"},"dob":{"type":["string","null"],"format":"date","description":"Insured date of birth. In no_phi sessions January 1 of the birth year, or null when the birth year is 90 or more years before the current one (Safe Harbor; decided by the year alone, so it never changes on the birthday).","x-svc-phi":"birth_date"},"gender":{"type":["string","null"],"enum":["female","male","unknown",null],"description":"Insured gender."},"address":{"$ref":"components#/$defs/Address"}}};
 
-function validate113(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate115(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate113.evaluated;
+const evaluated0 = validate115.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8997,7 +9306,7 @@ if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.relationship_to_insured !== undefined){
 let data0 = data.relationship_to_insured;
 if((typeof data0 !== "string") && (data0 !== null)){
-const err0 = {instancePath:instancePath+"/relationship_to_insured",schemaPath:"#/properties/relationship_to_insured/type",keyword:"type",params:{type: schema127.properties.relationship_to_insured.type},message:"must be string,null"};
+const err0 = {instancePath:instancePath+"/relationship_to_insured",schemaPath:"#/properties/relationship_to_insured/type",keyword:"type",params:{type: schema129.properties.relationship_to_insured.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -9010,7 +9319,7 @@ errors++;
 if(data.first_name !== undefined){
 let data1 = data.first_name;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err1 = {instancePath:instancePath+"/first_name",schemaPath:"#/properties/first_name/type",keyword:"type",params:{type: schema127.properties.first_name.type},message:"must be string,null"};
+const err1 = {instancePath:instancePath+"/first_name",schemaPath:"#/properties/first_name/type",keyword:"type",params:{type: schema129.properties.first_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -9023,7 +9332,7 @@ errors++;
 if(data.last_name !== undefined){
 let data2 = data.last_name;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err2 = {instancePath:instancePath+"/last_name",schemaPath:"#/properties/last_name/type",keyword:"type",params:{type: schema127.properties.last_name.type},message:"must be string,null"};
+const err2 = {instancePath:instancePath+"/last_name",schemaPath:"#/properties/last_name/type",keyword:"type",params:{type: schema129.properties.last_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -9036,7 +9345,7 @@ errors++;
 if(data.middle_name !== undefined){
 let data3 = data.middle_name;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err3 = {instancePath:instancePath+"/middle_name",schemaPath:"#/properties/middle_name/type",keyword:"type",params:{type: schema127.properties.middle_name.type},message:"must be string,null"};
+const err3 = {instancePath:instancePath+"/middle_name",schemaPath:"#/properties/middle_name/type",keyword:"type",params:{type: schema129.properties.middle_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -9049,7 +9358,7 @@ errors++;
 if(data.suffix !== undefined){
 let data4 = data.suffix;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err4 = {instancePath:instancePath+"/suffix",schemaPath:"#/properties/suffix/type",keyword:"type",params:{type: schema127.properties.suffix.type},message:"must be string,null"};
+const err4 = {instancePath:instancePath+"/suffix",schemaPath:"#/properties/suffix/type",keyword:"type",params:{type: schema129.properties.suffix.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -9062,7 +9371,7 @@ errors++;
 if(data.dob !== undefined){
 let data5 = data.dob;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err5 = {instancePath:instancePath+"/dob",schemaPath:"#/properties/dob/type",keyword:"type",params:{type: schema127.properties.dob.type},message:"must be string,null"};
+const err5 = {instancePath:instancePath+"/dob",schemaPath:"#/properties/dob/type",keyword:"type",params:{type: schema129.properties.dob.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -9072,7 +9381,7 @@ vErrors.push(err5);
 errors++;
 }
 if(typeof data5 === "string"){
-if(!(formats36.validate(data5))){
+if(!(formats42.validate(data5))){
 const err6 = {instancePath:instancePath+"/dob",schemaPath:"#/properties/dob/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -9087,7 +9396,7 @@ errors++;
 if(data.gender !== undefined){
 let data6 = data.gender;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err7 = {instancePath:instancePath+"/gender",schemaPath:"#/properties/gender/type",keyword:"type",params:{type: schema127.properties.gender.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/gender",schemaPath:"#/properties/gender/type",keyword:"type",params:{type: schema129.properties.gender.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -9097,7 +9406,7 @@ vErrors.push(err7);
 errors++;
 }
 if(!((((data6 === "female") || (data6 === "male")) || (data6 === "unknown")) || (data6 === null))){
-const err8 = {instancePath:instancePath+"/gender",schemaPath:"#/properties/gender/enum",keyword:"enum",params:{allowedValues: schema127.properties.gender.enum},message:"must be equal to one of the allowed values"};
+const err8 = {instancePath:instancePath+"/gender",schemaPath:"#/properties/gender/enum",keyword:"enum",params:{allowedValues: schema129.properties.gender.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -9113,7 +9422,7 @@ if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
 if(data7.line1 !== undefined){
 let data8 = data7.line1;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err9 = {instancePath:instancePath+"/address/line1",schemaPath:"components#/$defs/Address/properties/line1/type",keyword:"type",params:{type: schema124.properties.line1.type},message:"must be string,null"};
+const err9 = {instancePath:instancePath+"/address/line1",schemaPath:"components#/$defs/Address/properties/line1/type",keyword:"type",params:{type: schema126.properties.line1.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -9126,7 +9435,7 @@ errors++;
 if(data7.line2 !== undefined){
 let data9 = data7.line2;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err10 = {instancePath:instancePath+"/address/line2",schemaPath:"components#/$defs/Address/properties/line2/type",keyword:"type",params:{type: schema124.properties.line2.type},message:"must be string,null"};
+const err10 = {instancePath:instancePath+"/address/line2",schemaPath:"components#/$defs/Address/properties/line2/type",keyword:"type",params:{type: schema126.properties.line2.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -9139,7 +9448,7 @@ errors++;
 if(data7.city !== undefined){
 let data10 = data7.city;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err11 = {instancePath:instancePath+"/address/city",schemaPath:"components#/$defs/Address/properties/city/type",keyword:"type",params:{type: schema124.properties.city.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/address/city",schemaPath:"components#/$defs/Address/properties/city/type",keyword:"type",params:{type: schema126.properties.city.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -9152,7 +9461,7 @@ errors++;
 if(data7.state !== undefined){
 let data11 = data7.state;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err12 = {instancePath:instancePath+"/address/state",schemaPath:"components#/$defs/Address/properties/state/type",keyword:"type",params:{type: schema124.properties.state.type},message:"must be string,null"};
+const err12 = {instancePath:instancePath+"/address/state",schemaPath:"components#/$defs/Address/properties/state/type",keyword:"type",params:{type: schema126.properties.state.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -9165,7 +9474,7 @@ errors++;
 if(data7.zip_code !== undefined){
 let data12 = data7.zip_code;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err13 = {instancePath:instancePath+"/address/zip_code",schemaPath:"components#/$defs/Address/properties/zip_code/type",keyword:"type",params:{type: schema124.properties.zip_code.type},message:"must be string,null"};
+const err13 = {instancePath:instancePath+"/address/zip_code",schemaPath:"components#/$defs/Address/properties/zip_code/type",keyword:"type",params:{type: schema126.properties.zip_code.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -9198,16 +9507,16 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate113.errors = vErrors;
+validate115.errors = vErrors;
 return errors === 0;
 }
-validate113.evaluated = {"props":{"relationship_to_insured":true,"first_name":true,"last_name":true,"middle_name":true,"suffix":true,"dob":true,"gender":true,"address":true},"dynamicProps":false,"dynamicItems":false};
+validate115.evaluated = {"props":{"relationship_to_insured":true,"first_name":true,"last_name":true,"middle_name":true,"suffix":true,"dob":true,"gender":true,"address":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate112(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate114(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate112.evaluated;
+const evaluated0 = validate114.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9280,7 +9589,7 @@ errors++;
 if(data.payor_id !== undefined){
 let data1 = data.payor_id;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err6 = {instancePath:instancePath+"/payor_id",schemaPath:"#/properties/payor_id/type",keyword:"type",params:{type: schema126.properties.payor_id.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/payor_id",schemaPath:"#/properties/payor_id/type",keyword:"type",params:{type: schema128.properties.payor_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -9293,7 +9602,7 @@ errors++;
 if(data.payor_name !== undefined){
 let data2 = data.payor_name;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err7 = {instancePath:instancePath+"/payor_name",schemaPath:"#/properties/payor_name/type",keyword:"type",params:{type: schema126.properties.payor_name.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/payor_name",schemaPath:"#/properties/payor_name/type",keyword:"type",params:{type: schema128.properties.payor_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -9306,7 +9615,7 @@ errors++;
 if(data.plan_name !== undefined){
 let data3 = data.plan_name;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err8 = {instancePath:instancePath+"/plan_name",schemaPath:"#/properties/plan_name/type",keyword:"type",params:{type: schema126.properties.plan_name.type},message:"must be string,null"};
+const err8 = {instancePath:instancePath+"/plan_name",schemaPath:"#/properties/plan_name/type",keyword:"type",params:{type: schema128.properties.plan_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -9319,7 +9628,7 @@ errors++;
 if(data.policy_number !== undefined){
 let data4 = data.policy_number;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err9 = {instancePath:instancePath+"/policy_number",schemaPath:"#/properties/policy_number/type",keyword:"type",params:{type: schema126.properties.policy_number.type},message:"must be string,null"};
+const err9 = {instancePath:instancePath+"/policy_number",schemaPath:"#/properties/policy_number/type",keyword:"type",params:{type: schema128.properties.policy_number.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -9332,7 +9641,7 @@ errors++;
 if(data.group_number !== undefined){
 let data5 = data.group_number;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err10 = {instancePath:instancePath+"/group_number",schemaPath:"#/properties/group_number/type",keyword:"type",params:{type: schema126.properties.group_number.type},message:"must be string,null"};
+const err10 = {instancePath:instancePath+"/group_number",schemaPath:"#/properties/group_number/type",keyword:"type",params:{type: schema128.properties.group_number.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -9345,7 +9654,7 @@ errors++;
 if(data.effective_date !== undefined){
 let data6 = data.effective_date;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err11 = {instancePath:instancePath+"/effective_date",schemaPath:"#/properties/effective_date/type",keyword:"type",params:{type: schema126.properties.effective_date.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/effective_date",schemaPath:"#/properties/effective_date/type",keyword:"type",params:{type: schema128.properties.effective_date.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -9355,7 +9664,7 @@ vErrors.push(err11);
 errors++;
 }
 if(typeof data6 === "string"){
-if(!(formats36.validate(data6))){
+if(!(formats42.validate(data6))){
 const err12 = {instancePath:instancePath+"/effective_date",schemaPath:"#/properties/effective_date/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
 if(vErrors === null){
 vErrors = [err12];
@@ -9370,7 +9679,7 @@ errors++;
 if(data.termination_date !== undefined){
 let data7 = data.termination_date;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err13 = {instancePath:instancePath+"/termination_date",schemaPath:"#/properties/termination_date/type",keyword:"type",params:{type: schema126.properties.termination_date.type},message:"must be string,null"};
+const err13 = {instancePath:instancePath+"/termination_date",schemaPath:"#/properties/termination_date/type",keyword:"type",params:{type: schema128.properties.termination_date.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -9380,7 +9689,7 @@ vErrors.push(err13);
 errors++;
 }
 if(typeof data7 === "string"){
-if(!(formats36.validate(data7))){
+if(!(formats42.validate(data7))){
 const err14 = {instancePath:instancePath+"/termination_date",schemaPath:"#/properties/termination_date/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
 if(vErrors === null){
 vErrors = [err14];
@@ -9435,8 +9744,8 @@ const _errs30 = errors;
 let valid1 = false;
 let passing0 = null;
 const _errs31 = errors;
-if(!(validate113(data10, {instancePath:instancePath+"/policy_holder",parentData:data,parentDataProperty:"policy_holder",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate113.errors : vErrors.concat(validate113.errors);
+if(!(validate115(data10, {instancePath:instancePath+"/policy_holder",parentData:data,parentDataProperty:"policy_holder",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs31 === errors;
@@ -9508,16 +9817,16 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate112.errors = vErrors;
+validate114.errors = vErrors;
 return errors === 0;
 }
-validate112.evaluated = {"props":{"id":true,"payor_id":true,"payor_name":true,"plan_name":true,"policy_number":true,"group_number":true,"effective_date":true,"termination_date":true,"coverage_order":true,"is_primary":true,"policy_holder":true},"dynamicProps":false,"dynamicItems":false};
+validate114.evaluated = {"props":{"id":true,"payor_id":true,"payor_name":true,"plan_name":true,"policy_number":true,"group_number":true,"effective_date":true,"termination_date":true,"coverage_order":true,"is_primary":true,"policy_holder":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate111(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate113(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate111.evaluated;
+const evaluated0 = validate113.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9690,7 +9999,7 @@ errors++;
 if(data.mrn !== undefined){
 let data1 = data.mrn;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err16 = {instancePath:instancePath+"/mrn",schemaPath:"#/properties/mrn/type",keyword:"type",params:{type: schema121.properties.mrn.type},message:"must be string,null"};
+const err16 = {instancePath:instancePath+"/mrn",schemaPath:"#/properties/mrn/type",keyword:"type",params:{type: schema123.properties.mrn.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -9703,7 +10012,7 @@ errors++;
 if(data.first_name !== undefined){
 let data2 = data.first_name;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err17 = {instancePath:instancePath+"/first_name",schemaPath:"#/properties/first_name/type",keyword:"type",params:{type: schema121.properties.first_name.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/first_name",schemaPath:"#/properties/first_name/type",keyword:"type",params:{type: schema123.properties.first_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -9716,7 +10025,7 @@ errors++;
 if(data.middle_name !== undefined){
 let data3 = data.middle_name;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err18 = {instancePath:instancePath+"/middle_name",schemaPath:"#/properties/middle_name/type",keyword:"type",params:{type: schema121.properties.middle_name.type},message:"must be string,null"};
+const err18 = {instancePath:instancePath+"/middle_name",schemaPath:"#/properties/middle_name/type",keyword:"type",params:{type: schema123.properties.middle_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -9729,7 +10038,7 @@ errors++;
 if(data.last_name !== undefined){
 let data4 = data.last_name;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err19 = {instancePath:instancePath+"/last_name",schemaPath:"#/properties/last_name/type",keyword:"type",params:{type: schema121.properties.last_name.type},message:"must be string,null"};
+const err19 = {instancePath:instancePath+"/last_name",schemaPath:"#/properties/last_name/type",keyword:"type",params:{type: schema123.properties.last_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -9742,7 +10051,7 @@ errors++;
 if(data.suffix !== undefined){
 let data5 = data.suffix;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err20 = {instancePath:instancePath+"/suffix",schemaPath:"#/properties/suffix/type",keyword:"type",params:{type: schema121.properties.suffix.type},message:"must be string,null"};
+const err20 = {instancePath:instancePath+"/suffix",schemaPath:"#/properties/suffix/type",keyword:"type",params:{type: schema123.properties.suffix.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -9755,7 +10064,7 @@ errors++;
 if(data.display_name !== undefined){
 let data6 = data.display_name;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err21 = {instancePath:instancePath+"/display_name",schemaPath:"#/properties/display_name/type",keyword:"type",params:{type: schema121.properties.display_name.type},message:"must be string,null"};
+const err21 = {instancePath:instancePath+"/display_name",schemaPath:"#/properties/display_name/type",keyword:"type",params:{type: schema123.properties.display_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -9768,7 +10077,7 @@ errors++;
 if(data.dob !== undefined){
 let data7 = data.dob;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err22 = {instancePath:instancePath+"/dob",schemaPath:"#/properties/dob/type",keyword:"type",params:{type: schema121.properties.dob.type},message:"must be string,null"};
+const err22 = {instancePath:instancePath+"/dob",schemaPath:"#/properties/dob/type",keyword:"type",params:{type: schema123.properties.dob.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -9778,7 +10087,7 @@ vErrors.push(err22);
 errors++;
 }
 if(typeof data7 === "string"){
-if(!(formats36.validate(data7))){
+if(!(formats42.validate(data7))){
 const err23 = {instancePath:instancePath+"/dob",schemaPath:"#/properties/dob/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
 if(vErrors === null){
 vErrors = [err23];
@@ -9793,7 +10102,7 @@ errors++;
 if(data.birth_year !== undefined){
 let data8 = data.birth_year;
 if((!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))) && (data8 !== null)){
-const err24 = {instancePath:instancePath+"/birth_year",schemaPath:"#/properties/birth_year/type",keyword:"type",params:{type: schema121.properties.birth_year.type},message:"must be integer,null"};
+const err24 = {instancePath:instancePath+"/birth_year",schemaPath:"#/properties/birth_year/type",keyword:"type",params:{type: schema123.properties.birth_year.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -9806,7 +10115,7 @@ errors++;
 if(data.age !== undefined){
 let data9 = data.age;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err25 = {instancePath:instancePath+"/age",schemaPath:"#/properties/age/type",keyword:"type",params:{type: schema121.properties.age.type},message:"must be string,null"};
+const err25 = {instancePath:instancePath+"/age",schemaPath:"#/properties/age/type",keyword:"type",params:{type: schema123.properties.age.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -9831,7 +10140,7 @@ errors++;
 if(data.gender !== undefined){
 let data10 = data.gender;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err27 = {instancePath:instancePath+"/gender",schemaPath:"#/properties/gender/type",keyword:"type",params:{type: schema121.properties.gender.type},message:"must be string,null"};
+const err27 = {instancePath:instancePath+"/gender",schemaPath:"#/properties/gender/type",keyword:"type",params:{type: schema123.properties.gender.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -9841,7 +10150,7 @@ vErrors.push(err27);
 errors++;
 }
 if(!((((data10 === "female") || (data10 === "male")) || (data10 === "unknown")) || (data10 === null))){
-const err28 = {instancePath:instancePath+"/gender",schemaPath:"#/properties/gender/enum",keyword:"enum",params:{allowedValues: schema121.properties.gender.enum},message:"must be equal to one of the allowed values"};
+const err28 = {instancePath:instancePath+"/gender",schemaPath:"#/properties/gender/enum",keyword:"enum",params:{allowedValues: schema123.properties.gender.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -9864,7 +10173,7 @@ vErrors.push(err29);
 errors++;
 }
 if(!(((((((data11 === "referred") || (data11 === "pending_admission")) || (data11 === "active")) || (data11 === "on_hold")) || (data11 === "discharged")) || (data11 === "deceased")) || (data11 === "non_admit"))){
-const err30 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema121.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err30 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema123.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -9887,7 +10196,7 @@ vErrors.push(err31);
 errors++;
 }
 if(!(((data12 === "home_health") || (data12 === "hospice")) || (data12 === "private_duty"))){
-const err32 = {instancePath:instancePath+"/service_line",schemaPath:"#/properties/service_line/enum",keyword:"enum",params:{allowedValues: schema121.properties.service_line.enum},message:"must be equal to one of the allowed values"};
+const err32 = {instancePath:instancePath+"/service_line",schemaPath:"#/properties/service_line/enum",keyword:"enum",params:{allowedValues: schema123.properties.service_line.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -9900,7 +10209,7 @@ errors++;
 if(data.office_id !== undefined){
 let data13 = data.office_id;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err33 = {instancePath:instancePath+"/office_id",schemaPath:"#/properties/office_id/type",keyword:"type",params:{type: schema121.properties.office_id.type},message:"must be string,null"};
+const err33 = {instancePath:instancePath+"/office_id",schemaPath:"#/properties/office_id/type",keyword:"type",params:{type: schema123.properties.office_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -9992,7 +10301,7 @@ vErrors.push(err40);
 errors++;
 }
 if(!(((data16 === "home_health_period") || (data16 === "hospice_benefit_period")) || (data16 === "private_duty_authorization"))){
-const err41 = {instancePath:instancePath+"/current_episode/type",schemaPath:"components#/$defs/Episode/properties/type/enum",keyword:"enum",params:{allowedValues: schema117.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err41 = {instancePath:instancePath+"/current_episode/type",schemaPath:"components#/$defs/Episode/properties/type/enum",keyword:"enum",params:{allowedValues: schema119.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -10015,7 +10324,7 @@ vErrors.push(err42);
 errors++;
 }
 if(!(((data17 === "planned") || (data17 === "active")) || (data17 === "closed"))){
-const err43 = {instancePath:instancePath+"/current_episode/status",schemaPath:"components#/$defs/Episode/properties/status/enum",keyword:"enum",params:{allowedValues: schema117.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err43 = {instancePath:instancePath+"/current_episode/status",schemaPath:"components#/$defs/Episode/properties/status/enum",keyword:"enum",params:{allowedValues: schema119.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -10028,7 +10337,7 @@ errors++;
 if(data14.start_date !== undefined){
 let data18 = data14.start_date;
 if(typeof data18 === "string"){
-if(!(formats36.validate(data18))){
+if(!(formats42.validate(data18))){
 const err44 = {instancePath:instancePath+"/current_episode/start_date",schemaPath:"components#/$defs/Episode/properties/start_date/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
 if(vErrors === null){
 vErrors = [err44];
@@ -10053,7 +10362,7 @@ errors++;
 if(data14.end_date !== undefined){
 let data19 = data14.end_date;
 if((typeof data19 !== "string") && (data19 !== null)){
-const err46 = {instancePath:instancePath+"/current_episode/end_date",schemaPath:"components#/$defs/Episode/properties/end_date/type",keyword:"type",params:{type: schema117.properties.end_date.type},message:"must be string,null"};
+const err46 = {instancePath:instancePath+"/current_episode/end_date",schemaPath:"components#/$defs/Episode/properties/end_date/type",keyword:"type",params:{type: schema119.properties.end_date.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -10063,7 +10372,7 @@ vErrors.push(err46);
 errors++;
 }
 if(typeof data19 === "string"){
-if(!(formats36.validate(data19))){
+if(!(formats42.validate(data19))){
 const err47 = {instancePath:instancePath+"/current_episode/end_date",schemaPath:"components#/$defs/Episode/properties/end_date/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
 if(vErrors === null){
 vErrors = [err47];
@@ -10253,7 +10562,7 @@ vErrors.push(err59);
 errors++;
 }
 if(!((data25 === "primary") || (data25 === "alternate"))){
-const err60 = {instancePath:instancePath+"/phones/" + i0+"/type",schemaPath:"components#/$defs/Phone/properties/type/enum",keyword:"enum",params:{allowedValues: schema123.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err60 = {instancePath:instancePath+"/phones/" + i0+"/type",schemaPath:"components#/$defs/Phone/properties/type/enum",keyword:"enum",params:{allowedValues: schema125.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -10305,7 +10614,7 @@ if(data27 && typeof data27 == "object" && !Array.isArray(data27)){
 if(data27.line1 !== undefined){
 let data28 = data27.line1;
 if((typeof data28 !== "string") && (data28 !== null)){
-const err64 = {instancePath:instancePath+"/address/line1",schemaPath:"components#/$defs/Address/properties/line1/type",keyword:"type",params:{type: schema124.properties.line1.type},message:"must be string,null"};
+const err64 = {instancePath:instancePath+"/address/line1",schemaPath:"components#/$defs/Address/properties/line1/type",keyword:"type",params:{type: schema126.properties.line1.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -10318,7 +10627,7 @@ errors++;
 if(data27.line2 !== undefined){
 let data29 = data27.line2;
 if((typeof data29 !== "string") && (data29 !== null)){
-const err65 = {instancePath:instancePath+"/address/line2",schemaPath:"components#/$defs/Address/properties/line2/type",keyword:"type",params:{type: schema124.properties.line2.type},message:"must be string,null"};
+const err65 = {instancePath:instancePath+"/address/line2",schemaPath:"components#/$defs/Address/properties/line2/type",keyword:"type",params:{type: schema126.properties.line2.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -10331,7 +10640,7 @@ errors++;
 if(data27.city !== undefined){
 let data30 = data27.city;
 if((typeof data30 !== "string") && (data30 !== null)){
-const err66 = {instancePath:instancePath+"/address/city",schemaPath:"components#/$defs/Address/properties/city/type",keyword:"type",params:{type: schema124.properties.city.type},message:"must be string,null"};
+const err66 = {instancePath:instancePath+"/address/city",schemaPath:"components#/$defs/Address/properties/city/type",keyword:"type",params:{type: schema126.properties.city.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -10344,7 +10653,7 @@ errors++;
 if(data27.state !== undefined){
 let data31 = data27.state;
 if((typeof data31 !== "string") && (data31 !== null)){
-const err67 = {instancePath:instancePath+"/address/state",schemaPath:"components#/$defs/Address/properties/state/type",keyword:"type",params:{type: schema124.properties.state.type},message:"must be string,null"};
+const err67 = {instancePath:instancePath+"/address/state",schemaPath:"components#/$defs/Address/properties/state/type",keyword:"type",params:{type: schema126.properties.state.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -10357,7 +10666,7 @@ errors++;
 if(data27.zip_code !== undefined){
 let data32 = data27.zip_code;
 if((typeof data32 !== "string") && (data32 !== null)){
-const err68 = {instancePath:instancePath+"/address/zip_code",schemaPath:"components#/$defs/Address/properties/zip_code/type",keyword:"type",params:{type: schema124.properties.zip_code.type},message:"must be string,null"};
+const err68 = {instancePath:instancePath+"/address/zip_code",schemaPath:"components#/$defs/Address/properties/zip_code/type",keyword:"type",params:{type: schema126.properties.zip_code.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -10544,8 +10853,8 @@ let data36 = data.coverages;
 if(Array.isArray(data36)){
 const len1 = data36.length;
 for(let i1=0; i1<len1; i1++){
-if(!(validate112(data36[i1], {instancePath:instancePath+"/coverages/" + i1,parentData:data36,parentDataProperty:i1,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate112.errors : vErrors.concat(validate112.errors);
+if(!(validate114(data36[i1], {instancePath:instancePath+"/coverages/" + i1,parentData:data36,parentDataProperty:i1,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate114.errors : vErrors.concat(validate114.errors);
 errors = vErrors.length;
 }
 }
@@ -10643,7 +10952,7 @@ vErrors.push(err88);
 errors++;
 }
 if(!(((data41 === "home_health_period") || (data41 === "hospice_benefit_period")) || (data41 === "private_duty_authorization"))){
-const err89 = {instancePath:instancePath+"/episodes/" + i2+"/type",schemaPath:"components#/$defs/Episode/properties/type/enum",keyword:"enum",params:{allowedValues: schema117.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err89 = {instancePath:instancePath+"/episodes/" + i2+"/type",schemaPath:"components#/$defs/Episode/properties/type/enum",keyword:"enum",params:{allowedValues: schema119.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -10666,7 +10975,7 @@ vErrors.push(err90);
 errors++;
 }
 if(!(((data42 === "planned") || (data42 === "active")) || (data42 === "closed"))){
-const err91 = {instancePath:instancePath+"/episodes/" + i2+"/status",schemaPath:"components#/$defs/Episode/properties/status/enum",keyword:"enum",params:{allowedValues: schema117.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err91 = {instancePath:instancePath+"/episodes/" + i2+"/status",schemaPath:"components#/$defs/Episode/properties/status/enum",keyword:"enum",params:{allowedValues: schema119.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err91];
 }
@@ -10679,7 +10988,7 @@ errors++;
 if(data39.start_date !== undefined){
 let data43 = data39.start_date;
 if(typeof data43 === "string"){
-if(!(formats36.validate(data43))){
+if(!(formats42.validate(data43))){
 const err92 = {instancePath:instancePath+"/episodes/" + i2+"/start_date",schemaPath:"components#/$defs/Episode/properties/start_date/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
 if(vErrors === null){
 vErrors = [err92];
@@ -10704,7 +11013,7 @@ errors++;
 if(data39.end_date !== undefined){
 let data44 = data39.end_date;
 if((typeof data44 !== "string") && (data44 !== null)){
-const err94 = {instancePath:instancePath+"/episodes/" + i2+"/end_date",schemaPath:"components#/$defs/Episode/properties/end_date/type",keyword:"type",params:{type: schema117.properties.end_date.type},message:"must be string,null"};
+const err94 = {instancePath:instancePath+"/episodes/" + i2+"/end_date",schemaPath:"components#/$defs/Episode/properties/end_date/type",keyword:"type",params:{type: schema119.properties.end_date.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err94];
 }
@@ -10714,7 +11023,7 @@ vErrors.push(err94);
 errors++;
 }
 if(typeof data44 === "string"){
-if(!(formats36.validate(data44))){
+if(!(formats42.validate(data44))){
 const err95 = {instancePath:instancePath+"/episodes/" + i2+"/end_date",schemaPath:"components#/$defs/Episode/properties/end_date/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
 if(vErrors === null){
 vErrors = [err95];
@@ -10753,7 +11062,7 @@ errors++;
 if(data.primary_physician_id !== undefined){
 let data45 = data.primary_physician_id;
 if((typeof data45 !== "string") && (data45 !== null)){
-const err98 = {instancePath:instancePath+"/primary_physician_id",schemaPath:"#/properties/primary_physician_id/type",keyword:"type",params:{type: schema121.properties.primary_physician_id.type},message:"must be string,null"};
+const err98 = {instancePath:instancePath+"/primary_physician_id",schemaPath:"#/properties/primary_physician_id/type",keyword:"type",params:{type: schema123.properties.primary_physician_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err98];
 }
@@ -10774,16 +11083,16 @@ vErrors.push(err99);
 }
 errors++;
 }
-validate111.errors = vErrors;
+validate113.errors = vErrors;
 return errors === 0;
 }
-validate111.evaluated = {"props":{"id":true,"mrn":true,"first_name":true,"middle_name":true,"last_name":true,"suffix":true,"display_name":true,"dob":true,"birth_year":true,"age":true,"gender":true,"status":true,"service_line":true,"office_id":true,"current_episode":true,"created_at":true,"updated_at":true,"phones":true,"address":true,"coordinates":true,"coverages":true,"episodes":true,"primary_physician_id":true},"dynamicProps":false,"dynamicItems":false};
+validate113.evaluated = {"props":{"id":true,"mrn":true,"first_name":true,"middle_name":true,"last_name":true,"suffix":true,"display_name":true,"dob":true,"birth_year":true,"age":true,"gender":true,"status":true,"service_line":true,"office_id":true,"current_episode":true,"created_at":true,"updated_at":true,"phones":true,"address":true,"coordinates":true,"coverages":true,"episodes":true,"primary_physician_id":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate110(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate112(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate110.evaluated;
+const evaluated0 = validate112.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10802,8 +11111,8 @@ vErrors.push(err0);
 errors++;
 }
 if(data.data !== undefined){
-if(!(validate111(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate111.errors : vErrors.concat(validate111.errors);
+if(!(validate113(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate113.errors : vErrors.concat(validate113.errors);
 errors = vErrors.length;
 }
 }
@@ -10852,40 +11161,40 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate110.errors = vErrors;
+validate112.errors = vErrors;
 return errors === 0;
 }
-validate110.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate112.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate109(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate111(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate109.evaluated;
+const evaluated0 = validate111.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate110(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate110.errors : vErrors.concat(validate110.errors);
+if(!(validate112(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate112.errors : vErrors.concat(validate112.errors);
 errors = vErrors.length;
 }
-validate109.errors = vErrors;
+validate111.errors = vErrors;
 return errors === 0;
 }
-validate109.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate111.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listReferralsStatus200 = validate119;
-const schema131 = {"$ref":"components#/$defs/ReferralListResponse"};
-const schema132 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/ReferralSummary"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/ListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
-const schema133 = {"type":"object","required":["id","patient_id","intake_id","service_line","referral_type","referral_type_category","referral_date","referral_source","referral_source_id","disposition","decline_reason","office_id","patient_display_name","created_at"],"properties":{"id":{"type":"string","description":"Referral id.","x-svc-phi":"kept"},"patient_id":{"type":["string","null"],"description":"Linked patient (surrogate handle in no_phi sessions).","x-svc-phi":"handle"},"intake_id":{"type":"string","description":"Intake created for it.","x-svc-phi":"kept"},"service_line":{"type":"string","description":"Business line as sent; in no_phi sessions reduced to home_health, hospice or private_duty, or other for any other value.","x-svc-phi":{"reduce":"category","values":["home_health","hospice","private_duty"],"otherwise":"other"}},"referral_type":{"type":["string","null"],"description":"As sent; in no_phi sessions its category (soc, roc or other, as in referral_type_category).","x-svc-phi":{"reduce":"category","values":["soc","roc"],"otherwise":"other"}},"referral_type_category":{"type":"string","enum":["soc","roc","other"],"description":"How intake surfaces branch on referral_type.","x-svc-since":"2"},"referral_date":{"type":"string","format":"date-time","description":"Referral date (year only in no_phi sessions).","x-svc-v1-name":"referred_at","x-svc-phi":"year"},"referral_source":{"type":["string","null"],"description":"Free-text referring organisation, as sent; null in no_phi sessions (free text can carry anything).","x-svc-phi":"withheld"},"referral_source_id":{"type":["string","null"],"description":"Known source id (checked against the agency's referral sources).","x-svc-phi":"kept"},"disposition":{"type":"string","enum":["accepted","declined"],"description":"Pipeline decision."},"decline_reason":{"type":["string","null"],"description":"Why declined (a reason code such as out_of_area).","x-svc-phi":"kept"},"office_id":{"type":["string","null"],"description":"Routed office.","x-svc-phi":"kept"},"patient_display_name":{"type":["string","null"],"description":"Patient name; null in no_phi sessions.","x-svc-phi":"withheld"},"created_at":{"type":"string","format":"date-time","description":"Recorded at (year only in no_phi sessions).","x-svc-phi":"year"}},"description":"Referral summary profile (route 10)."};
+export const listReferralsStatus200 = validate121;
+const schema133 = {"$ref":"components#/$defs/ReferralListResponse"};
+const schema134 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/ReferralSummary"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/ListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
+const schema135 = {"type":"object","required":["id","patient_id","intake_id","service_line","referral_type","referral_type_category","referral_date","referral_source","referral_source_id","disposition","decline_reason","office_id","patient_display_name","created_at"],"properties":{"id":{"type":"string","description":"Referral id.","x-svc-phi":"kept"},"patient_id":{"type":["string","null"],"description":"Linked patient (surrogate handle in no_phi sessions).","x-svc-phi":"handle"},"intake_id":{"type":"string","description":"Intake created for it.","x-svc-phi":"kept"},"service_line":{"type":"string","description":"Business line as sent; in no_phi sessions reduced to home_health, hospice or private_duty, or other for any other value.","x-svc-phi":{"reduce":"category","values":["home_health","hospice","private_duty"],"otherwise":"other"}},"referral_type":{"type":["string","null"],"description":"As sent; in no_phi sessions its category (soc, roc or other, as in referral_type_category).","x-svc-phi":{"reduce":"category","values":["soc","roc"],"otherwise":"other"}},"referral_type_category":{"type":"string","enum":["soc","roc","other"],"description":"How intake surfaces branch on referral_type.","x-svc-since":"2"},"referral_date":{"type":"string","format":"date-time","description":"Referral date (year only in no_phi sessions).","x-svc-v1-name":"referred_at","x-svc-phi":"year"},"referral_source":{"type":["string","null"],"description":"Free-text referring organisation, as sent; null in no_phi sessions (free text can carry anything).","x-svc-phi":"withheld"},"referral_source_id":{"type":["string","null"],"description":"Known source id (checked against the agency's referral sources).","x-svc-phi":"kept"},"disposition":{"type":"string","enum":["accepted","declined"],"description":"Pipeline decision."},"decline_reason":{"type":["string","null"],"description":"Why declined (a reason code such as out_of_area).","x-svc-phi":"kept"},"office_id":{"type":["string","null"],"description":"Routed office.","x-svc-phi":"kept"},"patient_display_name":{"type":["string","null"],"description":"Patient name; null in no_phi sessions.","x-svc-phi":"withheld"},"created_at":{"type":"string","format":"date-time","description":"Recorded at (year only in no_phi sessions).","x-svc-phi":"year"}},"description":"Referral summary profile (route 10)."};
 
-function validate120(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate122(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate120.evaluated;
+const evaluated0 = validate122.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11075,7 +11384,7 @@ errors++;
 if(data1.patient_id !== undefined){
 let data3 = data1.patient_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err17 = {instancePath:instancePath+"/data/" + i0+"/patient_id",schemaPath:"components#/$defs/ReferralSummary/properties/patient_id/type",keyword:"type",params:{type: schema133.properties.patient_id.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/data/" + i0+"/patient_id",schemaPath:"components#/$defs/ReferralSummary/properties/patient_id/type",keyword:"type",params:{type: schema135.properties.patient_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -11112,7 +11421,7 @@ errors++;
 if(data1.referral_type !== undefined){
 let data6 = data1.referral_type;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err20 = {instancePath:instancePath+"/data/" + i0+"/referral_type",schemaPath:"components#/$defs/ReferralSummary/properties/referral_type/type",keyword:"type",params:{type: schema133.properties.referral_type.type},message:"must be string,null"};
+const err20 = {instancePath:instancePath+"/data/" + i0+"/referral_type",schemaPath:"components#/$defs/ReferralSummary/properties/referral_type/type",keyword:"type",params:{type: schema135.properties.referral_type.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -11135,7 +11444,7 @@ vErrors.push(err21);
 errors++;
 }
 if(!(((data7 === "soc") || (data7 === "roc")) || (data7 === "other"))){
-const err22 = {instancePath:instancePath+"/data/" + i0+"/referral_type_category",schemaPath:"components#/$defs/ReferralSummary/properties/referral_type_category/enum",keyword:"enum",params:{allowedValues: schema133.properties.referral_type_category.enum},message:"must be equal to one of the allowed values"};
+const err22 = {instancePath:instancePath+"/data/" + i0+"/referral_type_category",schemaPath:"components#/$defs/ReferralSummary/properties/referral_type_category/enum",keyword:"enum",params:{allowedValues: schema135.properties.referral_type_category.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -11173,7 +11482,7 @@ errors++;
 if(data1.referral_source !== undefined){
 let data9 = data1.referral_source;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err25 = {instancePath:instancePath+"/data/" + i0+"/referral_source",schemaPath:"components#/$defs/ReferralSummary/properties/referral_source/type",keyword:"type",params:{type: schema133.properties.referral_source.type},message:"must be string,null"};
+const err25 = {instancePath:instancePath+"/data/" + i0+"/referral_source",schemaPath:"components#/$defs/ReferralSummary/properties/referral_source/type",keyword:"type",params:{type: schema135.properties.referral_source.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -11186,7 +11495,7 @@ errors++;
 if(data1.referral_source_id !== undefined){
 let data10 = data1.referral_source_id;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err26 = {instancePath:instancePath+"/data/" + i0+"/referral_source_id",schemaPath:"components#/$defs/ReferralSummary/properties/referral_source_id/type",keyword:"type",params:{type: schema133.properties.referral_source_id.type},message:"must be string,null"};
+const err26 = {instancePath:instancePath+"/data/" + i0+"/referral_source_id",schemaPath:"components#/$defs/ReferralSummary/properties/referral_source_id/type",keyword:"type",params:{type: schema135.properties.referral_source_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -11209,7 +11518,7 @@ vErrors.push(err27);
 errors++;
 }
 if(!((data11 === "accepted") || (data11 === "declined"))){
-const err28 = {instancePath:instancePath+"/data/" + i0+"/disposition",schemaPath:"components#/$defs/ReferralSummary/properties/disposition/enum",keyword:"enum",params:{allowedValues: schema133.properties.disposition.enum},message:"must be equal to one of the allowed values"};
+const err28 = {instancePath:instancePath+"/data/" + i0+"/disposition",schemaPath:"components#/$defs/ReferralSummary/properties/disposition/enum",keyword:"enum",params:{allowedValues: schema135.properties.disposition.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -11222,7 +11531,7 @@ errors++;
 if(data1.decline_reason !== undefined){
 let data12 = data1.decline_reason;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err29 = {instancePath:instancePath+"/data/" + i0+"/decline_reason",schemaPath:"components#/$defs/ReferralSummary/properties/decline_reason/type",keyword:"type",params:{type: schema133.properties.decline_reason.type},message:"must be string,null"};
+const err29 = {instancePath:instancePath+"/data/" + i0+"/decline_reason",schemaPath:"components#/$defs/ReferralSummary/properties/decline_reason/type",keyword:"type",params:{type: schema135.properties.decline_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -11235,7 +11544,7 @@ errors++;
 if(data1.office_id !== undefined){
 let data13 = data1.office_id;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err30 = {instancePath:instancePath+"/data/" + i0+"/office_id",schemaPath:"components#/$defs/ReferralSummary/properties/office_id/type",keyword:"type",params:{type: schema133.properties.office_id.type},message:"must be string,null"};
+const err30 = {instancePath:instancePath+"/data/" + i0+"/office_id",schemaPath:"components#/$defs/ReferralSummary/properties/office_id/type",keyword:"type",params:{type: schema135.properties.office_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -11248,7 +11557,7 @@ errors++;
 if(data1.patient_display_name !== undefined){
 let data14 = data1.patient_display_name;
 if((typeof data14 !== "string") && (data14 !== null)){
-const err31 = {instancePath:instancePath+"/data/" + i0+"/patient_display_name",schemaPath:"components#/$defs/ReferralSummary/properties/patient_display_name/type",keyword:"type",params:{type: schema133.properties.patient_display_name.type},message:"must be string,null"};
+const err31 = {instancePath:instancePath+"/data/" + i0+"/patient_display_name",schemaPath:"components#/$defs/ReferralSummary/properties/patient_display_name/type",keyword:"type",params:{type: schema135.properties.patient_display_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -11308,8 +11617,8 @@ errors++;
 }
 }
 if(data.meta !== undefined){
-if(!(validate88(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
+if(!(validate90(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
 errors = vErrors.length;
 }
 }
@@ -11352,43 +11661,43 @@ vErrors.push(err38);
 }
 errors++;
 }
-validate120.errors = vErrors;
+validate122.errors = vErrors;
 return errors === 0;
 }
-validate120.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate122.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate119(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate121(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate119.evaluated;
+const evaluated0 = validate121.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate120(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate120.errors : vErrors.concat(validate120.errors);
+if(!(validate122(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate122.errors : vErrors.concat(validate122.errors);
 errors = vErrors.length;
 }
-validate119.errors = vErrors;
+validate121.errors = vErrors;
 return errors === 0;
 }
-validate119.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate121.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const createReferralBody = validate123;
-const schema135 = {"$ref":"components#/$defs/ReferralCreateRequest"};
-const schema136 = {"type":"object","required":["service_line"],"additionalProperties":true,"description":"Referral create request, current shape 2026-08-19 (spec 2.3). A request that uses only fields of 2026-04-01 is the deprecated thin shape and is still accepted. Name: patient_name, or patient_first_name with patient_last_name. Additional properties are allowed and kept on the referral.","properties":{"service_line":{"type":"string","description":"Business line: home_health, hospice or private_duty. Any other value is recorded and declined (`service_line_not_offered`).","minLength":1,"x-svc-shape":"2026-04-01"},"patient_name":{"type":"string","description":"Full display name, kept as sent. Split into the chart name parts as \"Last, First Middle\" (with a comma) or \"First Middle Last\" when the parts are not sent.","x-svc-shape":"2026-04-01"},"patient_first_name":{"type":"string","description":"First name."},"patient_last_name":{"type":"string","description":"Last name."},"patient_middle_name":{"type":"string","description":"Middle name."},"patient_suffix":{"type":"string","description":"Suffix."},"patient_dob":{"type":"string","format":"date","description":"Date of birth; part of the identity match (compared exactly). Not in the future."},"patient_phone":{"type":"string","description":"Primary number; part of the identity match, compared by its digits without a leading US country code 1."},"patient_alt_phone":{"type":"string","description":"Secondary number."},"patient_preferred_phone":{"type":"string","enum":["primary","alternate"],"description":"Preferred number."},"patient_address":{"type":"string","description":"Service address, for example \"12 Elm St, Apt 3, Springfield, OH 45501\". A ZIP (12345 or 12345-6789) at its end is the service ZIP when patient_zip_code and zip_code are absent. In that form the street lines, city and state are read into a new chart; otherwise the whole text is its first address line."},"patient_zip_code":{"type":"string","description":"Service ZIP, 12345 or 12345-6789; its first five digits drive territory validation and office routing."},"zip_code":{"type":"string","description":"Deprecated alias of patient_zip_code (since 2026-08-19, no removal date). Still read when patient_zip_code is absent; sending it adds a Deprecation header and a meta.deprecations entry (kind field) naming patient_zip_code.","deprecated":true,"x-svc-shape":"2026-04-01","x-svc-successor":"patient_zip_code"},"patient_coordinates":{"$ref":"components#/$defs/Coordinates"},"patient_id":{"type":"string","description":"Existing patient to link to: a chart of the caller's agency (otherwise 400 naming patient_id).","x-svc-shape":"2026-04-01"},"existing_patient_episode_reviewed":{"type":"boolean","description":"Must be true when an accepted referral lands on a patient who is mid-episode (an active episode), whether named by patient_id or found by the identity match; otherwise 409 PLATFORM_CONFLICT with details.reason existing_patient_episode_review_required."},"referral_type":{"type":"string","description":"soc, roc or other, in any letter case. Any other value is stored as sent and treated as other.","x-svc-shape":"2026-04-01"},"referral_date":{"type":"string","format":"date-time","description":"Defaults to now."},"referral_source":{"type":"string","description":"Free-text referring organisation.","x-svc-shape":"2026-04-01"},"referral_source_id":{"type":"string","description":"Id of a known referral source."},"referring_facility":{"type":"string","description":"Facility referred from."},"referring_physician":{"type":"string","description":"Name, when no physician id is known."},"referring_physician_id":{"type":"string","description":"Physician id."},"signing_physician_id":{"type":"string","description":"Physician id."},"certifying_physician_id":{"type":"string","description":"Physician id."},"payor_id":{"type":"string","description":"Primary coverage payor id (a payor of the agency).","x-svc-shape":"2026-04-01"},"hospital_id":{"type":"string","description":"Originating hospital id."},"marketer_id":{"type":"string","description":"User id of the owning marketer (a user of the agency).","x-svc-shape":"2026-04-01"},"marketer_label":{"type":"string","description":"Marketer name when no user id is known.","x-svc-shape":"2026-04-01"},"insurance":{"oneOf":[{"type":"string","description":"Plan name."},{"$ref":"components#/$defs/InsuranceObject"}],"description":"A bare string is read as the plan name."},"insurance_name":{"type":"string","description":"Plan name, of the insurance object or on its own."},"insurance_notes":{"type":"string","description":"Notes for the intake reviewer."},"diagnoses":{"type":"array","items":{"$ref":"components#/$defs/Diagnosis"},"description":"Diagnoses; the first is primary unless is_primary says otherwise."},"document_ids":{"type":"array","items":{"type":"string"},"description":"Ids of documents already uploaded to the agency, each once; linked onto the referral in this order."},"notes":{"type":"string","description":"Free-text intake notes."},"custom_data":{"type":"object","additionalProperties":{"type":["string","number","boolean","null"]},"description":"Scalar key/value pairs stored on the intake; an object or array value is a 400 naming the key."},"source_system":{"type":"string","description":"Sending system name, stamped into the audit trail."},"external_reference_id":{"type":"string","description":"Sender's own identifier, stamped into the audit trail."}}};
-const schema138 = {"type":"object","additionalProperties":true,"description":"Coverage from a referral (spec 2.4), kept pending on the intake until a reviewer confirms it. Send coverage_order or is_primary; the other is derived (is_primary alone gives coverage_order 0 when true, 1 when false; neither gives 0), and when both are sent they must agree (400 otherwise). A termination_date before effective_date is a 400. Unknown keys are kept on the referral under additional fields `insurance`.","properties":{"payor_id":{"type":"string","description":"Payor id."},"policy_number":{"type":"string","description":"Member or policy number."},"group_number":{"type":"string","description":"Group number."},"effective_date":{"type":"string","format":"date","description":"Coverage start."},"termination_date":{"type":"string","format":"date","description":"Coverage end."},"is_primary":{"type":"boolean","description":"Primary coverage."},"coverage_order":{"type":"integer","description":"0 is primary.","minimum":0},"other_insurance_name":{"type":"string","description":"Name of another insurer."},"relationship_to_insured":{"type":"string","description":"X12 1069 code (18 self, 01 spouse, 19 child, 20 employee, 53 life partner, G8 other, 21 unknown) or its name (self, spouse, child, employee, life_partner or \"life partner\", other, unknown), in any letter case; anything else is a 400. Other than 18, the coverage is a dependent's: sent without insured_first_name and insured_last_name it is accepted and the intake asks for policy_holder_name."},"insured_first_name":{"type":"string","description":"Policy holder first name."},"insured_last_name":{"type":"string","description":"Policy holder last name."},"insured_middle_name":{"type":"string","description":"Policy holder middle name."},"insured_suffix":{"type":"string","description":"Policy holder suffix."},"insured_dob":{"type":"string","format":"date","description":"Policy holder date of birth."},"insured_gender":{"type":"string","enum":["female","male","unknown"],"description":"Policy holder gender."},"insured_address_line_1":{"type":"string","description":"Policy holder address."},"insured_address_line_2":{"type":"string","description":"Policy holder address line 2."},"insured_city":{"type":"string","description":"City."},"insured_state":{"type":"string","description":"Two letters.","pattern":"^[A-Za-z]{2}$"},"insured_zip_code":{"type":"string","description":"ZIP."}}};
-const schema139 = {"type":"object","required":["code"],"properties":{"code":{"type":"string","description":"ICD-10-CM code: a letter, a digit, a digit or letter, then up to four digits or letters after an optional dot (I50.9, E119, S72.001A); any case.","minLength":1,"x-svc-phi":"kept","pattern":"^[A-Za-z][0-9][0-9A-Za-z](\\.?[0-9A-Za-z]{1,4})?$"},"description":{"type":"string","description":"Description, as sent; empty (\"\") in no_phi sessions (free text).","x-svc-phi":"withheld"},"is_primary":{"type":"boolean","description":"Primary diagnosis. In a referral, the entry marked true is primary, else the first entry unless it says false; more than one marked true is a 400."}}};
+export const createReferralBody = validate125;
+const schema137 = {"$ref":"components#/$defs/ReferralCreateRequest"};
+const schema138 = {"type":"object","required":["service_line"],"additionalProperties":true,"description":"Referral create request, current shape 2026-08-19 (spec 2.3). A request that uses only fields of 2026-04-01 is the deprecated thin shape and is still accepted. Name: patient_name, or patient_first_name with patient_last_name. Additional properties are allowed and kept on the referral.","properties":{"service_line":{"type":"string","description":"Business line: home_health, hospice or private_duty. Any other value is recorded and declined (`service_line_not_offered`).","minLength":1,"x-svc-shape":"2026-04-01"},"patient_name":{"type":"string","description":"Full display name, kept as sent. Split into the chart name parts as \"Last, First Middle\" (with a comma) or \"First Middle Last\" when the parts are not sent.","x-svc-shape":"2026-04-01"},"patient_first_name":{"type":"string","description":"First name."},"patient_last_name":{"type":"string","description":"Last name."},"patient_middle_name":{"type":"string","description":"Middle name."},"patient_suffix":{"type":"string","description":"Suffix."},"patient_dob":{"type":"string","format":"date","description":"Date of birth; part of the identity match (compared exactly). Not in the future."},"patient_phone":{"type":"string","description":"Primary number; part of the identity match, compared by its digits without a leading US country code 1."},"patient_alt_phone":{"type":"string","description":"Secondary number."},"patient_preferred_phone":{"type":"string","enum":["primary","alternate"],"description":"Preferred number."},"patient_address":{"type":"string","description":"Service address, for example \"12 Elm St, Apt 3, Springfield, OH 45501\". A ZIP (12345 or 12345-6789) at its end is the service ZIP when patient_zip_code and zip_code are absent. In that form the street lines, city and state are read into a new chart; otherwise the whole text is its first address line."},"patient_zip_code":{"type":"string","description":"Service ZIP, 12345 or 12345-6789; its first five digits drive territory validation and office routing."},"zip_code":{"type":"string","description":"Deprecated alias of patient_zip_code (since 2026-08-19, no removal date). Still read when patient_zip_code is absent; sending it adds a Deprecation header and a meta.deprecations entry (kind field) naming patient_zip_code.","deprecated":true,"x-svc-shape":"2026-04-01","x-svc-successor":"patient_zip_code"},"patient_coordinates":{"$ref":"components#/$defs/Coordinates"},"patient_id":{"type":"string","description":"Existing patient to link to: a chart of the caller's agency (otherwise 400 naming patient_id).","x-svc-shape":"2026-04-01"},"existing_patient_episode_reviewed":{"type":"boolean","description":"Must be true when an accepted referral lands on a patient who is mid-episode (an active episode), whether named by patient_id or found by the identity match; otherwise 409 PLATFORM_CONFLICT with details.reason existing_patient_episode_review_required."},"referral_type":{"type":"string","description":"soc, roc or other, in any letter case. Any other value is stored as sent and treated as other.","x-svc-shape":"2026-04-01"},"referral_date":{"type":"string","format":"date-time","description":"Defaults to now."},"referral_source":{"type":"string","description":"Free-text referring organisation.","x-svc-shape":"2026-04-01"},"referral_source_id":{"type":"string","description":"Id of a known referral source."},"referring_facility":{"type":"string","description":"Facility referred from."},"referring_physician":{"type":"string","description":"Name, when no physician id is known."},"referring_physician_id":{"type":"string","description":"Physician id."},"signing_physician_id":{"type":"string","description":"Physician id."},"certifying_physician_id":{"type":"string","description":"Physician id."},"payor_id":{"type":"string","description":"Primary coverage payor id (a payor of the agency).","x-svc-shape":"2026-04-01"},"hospital_id":{"type":"string","description":"Originating hospital id."},"marketer_id":{"type":"string","description":"User id of the owning marketer (a user of the agency).","x-svc-shape":"2026-04-01"},"marketer_label":{"type":"string","description":"Marketer name when no user id is known.","x-svc-shape":"2026-04-01"},"insurance":{"oneOf":[{"type":"string","description":"Plan name."},{"$ref":"components#/$defs/InsuranceObject"}],"description":"A bare string is read as the plan name."},"insurance_name":{"type":"string","description":"Plan name, of the insurance object or on its own."},"insurance_notes":{"type":"string","description":"Notes for the intake reviewer."},"diagnoses":{"type":"array","items":{"$ref":"components#/$defs/Diagnosis"},"description":"Diagnoses; the first is primary unless is_primary says otherwise."},"document_ids":{"type":"array","items":{"type":"string"},"description":"Ids of documents already uploaded to the agency, each once; linked onto the referral in this order."},"notes":{"type":"string","description":"Free-text intake notes."},"custom_data":{"type":"object","additionalProperties":{"type":["string","number","boolean","null"]},"description":"Scalar key/value pairs stored on the intake; an object or array value is a 400 naming the key."},"source_system":{"type":"string","description":"Sending system name, stamped into the audit trail."},"external_reference_id":{"type":"string","description":"Sender's own identifier, stamped into the audit trail."}}};
+const schema140 = {"type":"object","additionalProperties":true,"description":"Coverage from a referral (spec 2.4), kept pending on the intake until a reviewer confirms it. Send coverage_order or is_primary; the other is derived (is_primary alone gives coverage_order 0 when true, 1 when false; neither gives 0), and when both are sent they must agree (400 otherwise). A termination_date before effective_date is a 400. Unknown keys are kept on the referral under additional fields `insurance`.","properties":{"payor_id":{"type":"string","description":"Payor id."},"policy_number":{"type":"string","description":"Member or policy number."},"group_number":{"type":"string","description":"Group number."},"effective_date":{"type":"string","format":"date","description":"Coverage start."},"termination_date":{"type":"string","format":"date","description":"Coverage end."},"is_primary":{"type":"boolean","description":"Primary coverage."},"coverage_order":{"type":"integer","description":"0 is primary.","minimum":0},"other_insurance_name":{"type":"string","description":"Name of another insurer."},"relationship_to_insured":{"type":"string","description":"X12 1069 code (18 self, 01 spouse, 19 child, 20 employee, 53 life partner, G8 other, 21 unknown) or its name (self, spouse, child, employee, life_partner or \"life partner\", other, unknown), in any letter case; anything else is a 400. Other than 18, the coverage is a dependent's: sent without insured_first_name and insured_last_name it is accepted and the intake asks for policy_holder_name."},"insured_first_name":{"type":"string","description":"Policy holder first name."},"insured_last_name":{"type":"string","description":"Policy holder last name."},"insured_middle_name":{"type":"string","description":"Policy holder middle name."},"insured_suffix":{"type":"string","description":"Policy holder suffix."},"insured_dob":{"type":"string","format":"date","description":"Policy holder date of birth."},"insured_gender":{"type":"string","enum":["female","male","unknown"],"description":"Policy holder gender."},"insured_address_line_1":{"type":"string","description":"Policy holder address."},"insured_address_line_2":{"type":"string","description":"Policy holder address line 2."},"insured_city":{"type":"string","description":"City."},"insured_state":{"type":"string","description":"Two letters.","pattern":"^[A-Za-z]{2}$"},"insured_zip_code":{"type":"string","description":"ZIP."}}};
+const schema141 = {"type":"object","required":["code"],"properties":{"code":{"type":"string","description":"ICD-10-CM code: a letter, a digit, a digit or letter, then up to four digits or letters after an optional dot (I50.9, E119, S72.001A); any case.","minLength":1,"x-svc-phi":"kept","pattern":"^[A-Za-z][0-9][0-9A-Za-z](\\.?[0-9A-Za-z]{1,4})?$"},"description":{"type":"string","description":"Description, as sent; empty (\"\") in no_phi sessions (free text).","x-svc-phi":"withheld"},"is_primary":{"type":"boolean","description":"Primary diagnosis. In a referral, the entry marked true is primary, else the first entry unless it says false; more than one marked true is a 400."}}};
 const pattern8 = new RegExp("^[A-Za-z]{2}$", "u");
 const pattern9 = new RegExp("^[A-Za-z][0-9][0-9A-Za-z](\\.?[0-9A-Za-z]{1,4})?$", "u");
 
-function validate124(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate126(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate124.evaluated;
+const evaluated0 = validate126.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11494,7 +11803,7 @@ errors++;
 if(data.patient_dob !== undefined){
 let data6 = data.patient_dob;
 if(typeof data6 === "string"){
-if(!(formats36.validate(data6))){
+if(!(formats42.validate(data6))){
 const err8 = {instancePath:instancePath+"/patient_dob",schemaPath:"#/properties/patient_dob/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
 if(vErrors === null){
 vErrors = [err8];
@@ -11553,7 +11862,7 @@ vErrors.push(err12);
 errors++;
 }
 if(!((data9 === "primary") || (data9 === "alternate"))){
-const err13 = {instancePath:instancePath+"/patient_preferred_phone",schemaPath:"#/properties/patient_preferred_phone/enum",keyword:"enum",params:{allowedValues: schema136.properties.patient_preferred_phone.enum},message:"must be equal to one of the allowed values"};
+const err13 = {instancePath:instancePath+"/patient_preferred_phone",schemaPath:"#/properties/patient_preferred_phone/enum",keyword:"enum",params:{allowedValues: schema138.properties.patient_preferred_phone.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -11959,7 +12268,7 @@ errors++;
 if(data31.effective_date !== undefined){
 let data35 = data31.effective_date;
 if(typeof data35 === "string"){
-if(!(formats36.validate(data35))){
+if(!(formats42.validate(data35))){
 const err46 = {instancePath:instancePath+"/insurance/effective_date",schemaPath:"components#/$defs/InsuranceObject/properties/effective_date/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
 if(vErrors === null){
 vErrors = [err46];
@@ -11984,7 +12293,7 @@ errors++;
 if(data31.termination_date !== undefined){
 let data36 = data31.termination_date;
 if(typeof data36 === "string"){
-if(!(formats36.validate(data36))){
+if(!(formats42.validate(data36))){
 const err48 = {instancePath:instancePath+"/insurance/termination_date",schemaPath:"components#/$defs/InsuranceObject/properties/termination_date/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
 if(vErrors === null){
 vErrors = [err48];
@@ -12118,7 +12427,7 @@ errors++;
 if(data31.insured_dob !== undefined){
 let data45 = data31.insured_dob;
 if(typeof data45 === "string"){
-if(!(formats36.validate(data45))){
+if(!(formats42.validate(data45))){
 const err59 = {instancePath:instancePath+"/insurance/insured_dob",schemaPath:"components#/$defs/InsuranceObject/properties/insured_dob/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
 if(vErrors === null){
 vErrors = [err59];
@@ -12153,7 +12462,7 @@ vErrors.push(err61);
 errors++;
 }
 if(!(((data46 === "female") || (data46 === "male")) || (data46 === "unknown"))){
-const err62 = {instancePath:instancePath+"/insurance/insured_gender",schemaPath:"components#/$defs/InsuranceObject/properties/insured_gender/enum",keyword:"enum",params:{allowedValues: schema138.properties.insured_gender.enum},message:"must be equal to one of the allowed values"};
+const err62 = {instancePath:instancePath+"/insurance/insured_gender",schemaPath:"components#/$defs/InsuranceObject/properties/insured_gender/enum",keyword:"enum",params:{allowedValues: schema140.properties.insured_gender.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -12450,7 +12759,7 @@ if(data62 && typeof data62 == "object" && !Array.isArray(data62)){
 for(const key0 in data62){
 let data63 = data62[key0];
 if((((typeof data63 !== "string") && (!((typeof data63 == "number") && (isFinite(data63))))) && (typeof data63 !== "boolean")) && (data63 !== null)){
-const err84 = {instancePath:instancePath+"/custom_data/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/custom_data/additionalProperties/type",keyword:"type",params:{type: schema136.properties.custom_data.additionalProperties.type},message:"must be string,number,boolean,null"};
+const err84 = {instancePath:instancePath+"/custom_data/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/custom_data/additionalProperties/type",keyword:"type",params:{type: schema138.properties.custom_data.additionalProperties.type},message:"must be string,number,boolean,null"};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -12507,40 +12816,40 @@ vErrors.push(err88);
 }
 errors++;
 }
-validate124.errors = vErrors;
+validate126.errors = vErrors;
 return errors === 0;
 }
-validate124.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate126.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate123(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate125(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate123.evaluated;
+const evaluated0 = validate125.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate124(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate124.errors : vErrors.concat(validate124.errors);
+if(!(validate126(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate126.errors : vErrors.concat(validate126.errors);
 errors = vErrors.length;
 }
-validate123.errors = vErrors;
+validate125.errors = vErrors;
 return errors === 0;
 }
-validate123.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate125.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const createReferralStatus200 = validate126;
-const schema140 = {"$ref":"components#/$defs/ReferralCreatedResponse"};
-const schema141 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/ReferralCreated"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
-const schema142 = {"type":"object","required":["referral_id","intake_id","patient_id","patient_created","patient_matched","disposition","decline_reason","decline_detail","office_id","request_shape","missing_information"],"properties":{"referral_id":{"type":"string","description":"Id of the recorded referral."},"intake_id":{"type":"string","description":"Id of the created intake."},"patient_id":{"type":["string","null"],"description":"Chart the referral is linked to: named by patient_id, matched by the identity rule, or opened; null for a declined lead that matched no chart."},"patient_created":{"type":"boolean","description":"Whether a chart was opened (an accepted referral that was neither linked nor matched)."},"patient_matched":{"type":"boolean","description":"Whether the identity rule matched an existing chart (false when patient_id named the chart)."},"disposition":{"type":"string","enum":["accepted","declined"],"description":"What the intake pipeline decided. A 2xx means recorded, not necessarily accepted."},"decline_reason":{"type":["string","null"],"enum":["out_of_area","service_line_not_offered",null],"description":"Why it was declined: out_of_area (the ZIP is outside the agency's service area) or service_line_not_offered; null when accepted."},"decline_detail":{"type":["string","null"],"description":"Detail of the decline, for example \"ZIP 99950 is outside the agency's service area.\"; null when accepted."},"office_id":{"type":["string","null"],"description":"Office the ZIP is routed to; null without a ZIP or outside the service area."},"request_shape":{"type":"string","enum":["2026-04-01","2026-08-19"],"description":"Request shape the body was read as: 2026-04-01 when every documented field it uses is marked x-svc-shape 2026-04-01.","x-svc-since":"2"},"missing_information":{"type":"array","items":{"type":"string"},"description":"What the intake still asks for, as set by the pipeline: patient_zip_code (no service ZIP could be read), policy_holder_name (a dependent's coverage came without the policy holder's name), primary_diagnosis (diagnoses were sent but none is primary). Empty for a declined lead. Reviewers may ask for more on the intake later.","x-svc-since":"2"}},"description":"Echo of the intake pipeline (spec 2.5), directly inside `data`."};
+export const createReferralStatus200 = validate128;
+const schema142 = {"$ref":"components#/$defs/ReferralCreatedResponse"};
+const schema143 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/ReferralCreated"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+const schema144 = {"type":"object","required":["referral_id","intake_id","patient_id","patient_created","patient_matched","disposition","decline_reason","decline_detail","office_id","request_shape","missing_information"],"properties":{"referral_id":{"type":"string","description":"Id of the recorded referral."},"intake_id":{"type":"string","description":"Id of the created intake."},"patient_id":{"type":["string","null"],"description":"Chart the referral is linked to: named by patient_id, matched by the identity rule, or opened; null for a declined lead that matched no chart."},"patient_created":{"type":"boolean","description":"Whether a chart was opened (an accepted referral that was neither linked nor matched)."},"patient_matched":{"type":"boolean","description":"Whether the identity rule matched an existing chart (false when patient_id named the chart)."},"disposition":{"type":"string","enum":["accepted","declined"],"description":"What the intake pipeline decided. A 2xx means recorded, not necessarily accepted."},"decline_reason":{"type":["string","null"],"enum":["out_of_area","service_line_not_offered",null],"description":"Why it was declined: out_of_area (the ZIP is outside the agency's service area) or service_line_not_offered; null when accepted."},"decline_detail":{"type":["string","null"],"description":"Detail of the decline, for example \"ZIP 99950 is outside the agency's service area.\"; null when accepted."},"office_id":{"type":["string","null"],"description":"Office the ZIP is routed to; null without a ZIP or outside the service area."},"request_shape":{"type":"string","enum":["2026-04-01","2026-08-19"],"description":"Request shape the body was read as: 2026-04-01 when every documented field it uses is marked x-svc-shape 2026-04-01.","x-svc-since":"2"},"missing_information":{"type":"array","items":{"type":"string"},"description":"What the intake still asks for, as set by the pipeline: patient_zip_code (no service ZIP could be read), policy_holder_name (a dependent's coverage came without the policy holder's name), primary_diagnosis (diagnoses were sent but none is primary). Empty for a declined lead. Reviewers may ask for more on the intake later.","x-svc-since":"2"}},"description":"Echo of the intake pipeline (spec 2.5), directly inside `data`."};
 
-function validate127(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate129(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate127.evaluated;
+const evaluated0 = validate129.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12698,7 +13007,7 @@ errors++;
 if(data0.patient_id !== undefined){
 let data3 = data0.patient_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err14 = {instancePath:instancePath+"/data/patient_id",schemaPath:"components#/$defs/ReferralCreated/properties/patient_id/type",keyword:"type",params:{type: schema142.properties.patient_id.type},message:"must be string,null"};
+const err14 = {instancePath:instancePath+"/data/patient_id",schemaPath:"components#/$defs/ReferralCreated/properties/patient_id/type",keyword:"type",params:{type: schema144.properties.patient_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -12745,7 +13054,7 @@ vErrors.push(err17);
 errors++;
 }
 if(!((data6 === "accepted") || (data6 === "declined"))){
-const err18 = {instancePath:instancePath+"/data/disposition",schemaPath:"components#/$defs/ReferralCreated/properties/disposition/enum",keyword:"enum",params:{allowedValues: schema142.properties.disposition.enum},message:"must be equal to one of the allowed values"};
+const err18 = {instancePath:instancePath+"/data/disposition",schemaPath:"components#/$defs/ReferralCreated/properties/disposition/enum",keyword:"enum",params:{allowedValues: schema144.properties.disposition.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -12758,7 +13067,7 @@ errors++;
 if(data0.decline_reason !== undefined){
 let data7 = data0.decline_reason;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err19 = {instancePath:instancePath+"/data/decline_reason",schemaPath:"components#/$defs/ReferralCreated/properties/decline_reason/type",keyword:"type",params:{type: schema142.properties.decline_reason.type},message:"must be string,null"};
+const err19 = {instancePath:instancePath+"/data/decline_reason",schemaPath:"components#/$defs/ReferralCreated/properties/decline_reason/type",keyword:"type",params:{type: schema144.properties.decline_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -12768,7 +13077,7 @@ vErrors.push(err19);
 errors++;
 }
 if(!(((data7 === "out_of_area") || (data7 === "service_line_not_offered")) || (data7 === null))){
-const err20 = {instancePath:instancePath+"/data/decline_reason",schemaPath:"components#/$defs/ReferralCreated/properties/decline_reason/enum",keyword:"enum",params:{allowedValues: schema142.properties.decline_reason.enum},message:"must be equal to one of the allowed values"};
+const err20 = {instancePath:instancePath+"/data/decline_reason",schemaPath:"components#/$defs/ReferralCreated/properties/decline_reason/enum",keyword:"enum",params:{allowedValues: schema144.properties.decline_reason.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -12781,7 +13090,7 @@ errors++;
 if(data0.decline_detail !== undefined){
 let data8 = data0.decline_detail;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err21 = {instancePath:instancePath+"/data/decline_detail",schemaPath:"components#/$defs/ReferralCreated/properties/decline_detail/type",keyword:"type",params:{type: schema142.properties.decline_detail.type},message:"must be string,null"};
+const err21 = {instancePath:instancePath+"/data/decline_detail",schemaPath:"components#/$defs/ReferralCreated/properties/decline_detail/type",keyword:"type",params:{type: schema144.properties.decline_detail.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -12794,7 +13103,7 @@ errors++;
 if(data0.office_id !== undefined){
 let data9 = data0.office_id;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err22 = {instancePath:instancePath+"/data/office_id",schemaPath:"components#/$defs/ReferralCreated/properties/office_id/type",keyword:"type",params:{type: schema142.properties.office_id.type},message:"must be string,null"};
+const err22 = {instancePath:instancePath+"/data/office_id",schemaPath:"components#/$defs/ReferralCreated/properties/office_id/type",keyword:"type",params:{type: schema144.properties.office_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -12817,7 +13126,7 @@ vErrors.push(err23);
 errors++;
 }
 if(!((data10 === "2026-04-01") || (data10 === "2026-08-19"))){
-const err24 = {instancePath:instancePath+"/data/request_shape",schemaPath:"components#/$defs/ReferralCreated/properties/request_shape/enum",keyword:"enum",params:{allowedValues: schema142.properties.request_shape.enum},message:"must be equal to one of the allowed values"};
+const err24 = {instancePath:instancePath+"/data/request_shape",schemaPath:"components#/$defs/ReferralCreated/properties/request_shape/enum",keyword:"enum",params:{allowedValues: schema144.properties.request_shape.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -12912,38 +13221,38 @@ vErrors.push(err30);
 }
 errors++;
 }
-validate127.errors = vErrors;
+validate129.errors = vErrors;
 return errors === 0;
 }
-validate127.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate129.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate126(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate128(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate126.evaluated;
+const evaluated0 = validate128.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate127(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate127.errors : vErrors.concat(validate127.errors);
+if(!(validate129(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate129.errors : vErrors.concat(validate129.errors);
 errors = vErrors.length;
 }
-validate126.errors = vErrors;
+validate128.errors = vErrors;
 return errors === 0;
 }
-validate126.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate128.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const responseUnsupportedMediaType = validate130;
-const schema144 = {"$ref":"components#/$defs/ApiError"};
+export const responseUnsupportedMediaType = validate132;
+const schema146 = {"$ref":"components#/$defs/ApiError"};
 
-function validate131(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate133(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate131.evaluated;
+const evaluated0 = validate133.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -13189,40 +13498,40 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate131.errors = vErrors;
+validate133.errors = vErrors;
 return errors === 0;
 }
-validate131.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
+validate133.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate130(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate132(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate130.evaluated;
+const evaluated0 = validate132.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate131(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate131.errors : vErrors.concat(validate131.errors);
+if(!(validate133(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate133.errors : vErrors.concat(validate133.errors);
 errors = vErrors.length;
 }
-validate130.errors = vErrors;
+validate132.errors = vErrors;
 return errors === 0;
 }
-validate130.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
+validate132.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
 
-export const getReferralStatus200 = validate133;
-const schema147 = {"$ref":"components#/$defs/ReferralResponse"};
-const schema148 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/ReferralDetail"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
-const schema149 = {"type":"object","required":["id","patient_id","intake_id","service_line","referral_type","referral_type_category","referral_date","referral_source","referral_source_id","disposition","decline_reason","office_id","patient_display_name","created_at","request_shape","additional_fields"],"properties":{"id":{"type":"string","description":"Referral id.","x-svc-phi":"kept"},"patient_id":{"type":["string","null"],"description":"Linked patient (surrogate handle in no_phi sessions).","x-svc-phi":"handle"},"intake_id":{"type":"string","description":"Intake created for it.","x-svc-phi":"kept"},"service_line":{"type":"string","description":"Business line as sent; in no_phi sessions reduced to home_health, hospice or private_duty, or other for any other value.","x-svc-phi":{"reduce":"category","values":["home_health","hospice","private_duty"],"otherwise":"other"}},"referral_type":{"type":["string","null"],"description":"As sent; in no_phi sessions its category (soc, roc or other, as in referral_type_category).","x-svc-phi":{"reduce":"category","values":["soc","roc"],"otherwise":"other"}},"referral_type_category":{"type":"string","enum":["soc","roc","other"],"description":"How intake surfaces branch on referral_type.","x-svc-since":"2"},"referral_date":{"type":"string","format":"date-time","description":"Referral date (year only in no_phi sessions).","x-svc-v1-name":"referred_at","x-svc-phi":"year"},"referral_source":{"type":["string","null"],"description":"Free-text referring organisation, as sent; null in no_phi sessions (free text can carry anything).","x-svc-phi":"withheld"},"referral_source_id":{"type":["string","null"],"description":"Known source id (checked against the agency's referral sources).","x-svc-phi":"kept"},"disposition":{"type":"string","enum":["accepted","declined"],"description":"Pipeline decision."},"decline_reason":{"type":["string","null"],"description":"Why declined (a reason code such as out_of_area).","x-svc-phi":"kept"},"office_id":{"type":["string","null"],"description":"Routed office.","x-svc-phi":"kept"},"patient_display_name":{"type":["string","null"],"description":"Patient name; null in no_phi sessions.","x-svc-phi":"withheld"},"created_at":{"type":"string","format":"date-time","description":"Recorded at (year only in no_phi sessions).","x-svc-phi":"year"},"decline_detail":{"type":["string","null"],"description":"Decline detail; null in no_phi sessions (an out-of-area decline names the lead's ZIP and city).","x-svc-phi":"withheld"},"request_shape":{"type":"string","enum":["2026-04-01","2026-08-19"],"description":"Shape the request was read as."},"zip_code":{"type":["string","null"],"description":"Service ZIP used for routing; in no_phi sessions its first three digits (000 for sparsely populated areas, Safe Harbor).","x-svc-phi":"zip3"},"referring_facility":{"type":["string","null"],"description":"Facility, as sent; null in no_phi sessions (free text).","x-svc-phi":"withheld"},"referring_physician":{"type":["string","null"],"description":"Referring physician's name as sent; null in no_phi sessions (free text: use referring_physician_id).","x-svc-phi":"withheld"},"referring_physician_id":{"type":["string","null"],"description":"Physician id.","x-svc-phi":"kept"},"signing_physician_id":{"type":["string","null"],"description":"Physician id.","x-svc-phi":"kept"},"certifying_physician_id":{"type":["string","null"],"description":"Physician id.","x-svc-phi":"kept"},"payor_id":{"type":["string","null"],"description":"Payor id.","x-svc-phi":"kept"},"hospital_id":{"type":["string","null"],"description":"Hospital id.","x-svc-phi":"kept"},"marketer_id":{"type":["string","null"],"description":"Marketer user id.","x-svc-phi":"kept"},"marketer_label":{"type":["string","null"],"description":"Marketer name as sent; null in no_phi sessions (free text: use marketer_id).","x-svc-phi":"withheld"},"document_ids":{"type":"array","items":{"type":"string"},"description":"Linked documents, in the order sent (each checked against the agency's documents).","x-svc-phi":"kept"},"source_system":{"type":["string","null"],"description":"Sending system, as sent; null in no_phi sessions (free text).","x-svc-phi":"withheld"},"external_reference_id":{"type":["string","null"],"description":"Sender's identifier; null in no_phi sessions (it points to the patient's record in the sending system).","x-svc-phi":"withheld"},"additional_fields":{"type":"object","additionalProperties":true,"description":"Additional properties sent with the request, kept as sent; empty ({}) in no_phi sessions (free-form values may carry PHI).","x-svc-since":"2","x-svc-phi":"withheld"}},"description":"Referral detail profile (route 12)."};
+export const getReferralStatus200 = validate135;
+const schema149 = {"$ref":"components#/$defs/ReferralResponse"};
+const schema150 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/ReferralDetail"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+const schema151 = {"type":"object","required":["id","patient_id","intake_id","service_line","referral_type","referral_type_category","referral_date","referral_source","referral_source_id","disposition","decline_reason","office_id","patient_display_name","created_at","request_shape","additional_fields"],"properties":{"id":{"type":"string","description":"Referral id.","x-svc-phi":"kept"},"patient_id":{"type":["string","null"],"description":"Linked patient (surrogate handle in no_phi sessions).","x-svc-phi":"handle"},"intake_id":{"type":"string","description":"Intake created for it.","x-svc-phi":"kept"},"service_line":{"type":"string","description":"Business line as sent; in no_phi sessions reduced to home_health, hospice or private_duty, or other for any other value.","x-svc-phi":{"reduce":"category","values":["home_health","hospice","private_duty"],"otherwise":"other"}},"referral_type":{"type":["string","null"],"description":"As sent; in no_phi sessions its category (soc, roc or other, as in referral_type_category).","x-svc-phi":{"reduce":"category","values":["soc","roc"],"otherwise":"other"}},"referral_type_category":{"type":"string","enum":["soc","roc","other"],"description":"How intake surfaces branch on referral_type.","x-svc-since":"2"},"referral_date":{"type":"string","format":"date-time","description":"Referral date (year only in no_phi sessions).","x-svc-v1-name":"referred_at","x-svc-phi":"year"},"referral_source":{"type":["string","null"],"description":"Free-text referring organisation, as sent; null in no_phi sessions (free text can carry anything).","x-svc-phi":"withheld"},"referral_source_id":{"type":["string","null"],"description":"Known source id (checked against the agency's referral sources).","x-svc-phi":"kept"},"disposition":{"type":"string","enum":["accepted","declined"],"description":"Pipeline decision."},"decline_reason":{"type":["string","null"],"description":"Why declined (a reason code such as out_of_area).","x-svc-phi":"kept"},"office_id":{"type":["string","null"],"description":"Routed office.","x-svc-phi":"kept"},"patient_display_name":{"type":["string","null"],"description":"Patient name; null in no_phi sessions.","x-svc-phi":"withheld"},"created_at":{"type":"string","format":"date-time","description":"Recorded at (year only in no_phi sessions).","x-svc-phi":"year"},"decline_detail":{"type":["string","null"],"description":"Decline detail; null in no_phi sessions (an out-of-area decline names the lead's ZIP and city).","x-svc-phi":"withheld"},"request_shape":{"type":"string","enum":["2026-04-01","2026-08-19"],"description":"Shape the request was read as."},"zip_code":{"type":["string","null"],"description":"Service ZIP used for routing; in no_phi sessions its first three digits (000 for sparsely populated areas, Safe Harbor).","x-svc-phi":"zip3"},"referring_facility":{"type":["string","null"],"description":"Facility, as sent; null in no_phi sessions (free text).","x-svc-phi":"withheld"},"referring_physician":{"type":["string","null"],"description":"Referring physician's name as sent; null in no_phi sessions (free text: use referring_physician_id).","x-svc-phi":"withheld"},"referring_physician_id":{"type":["string","null"],"description":"Physician id.","x-svc-phi":"kept"},"signing_physician_id":{"type":["string","null"],"description":"Physician id.","x-svc-phi":"kept"},"certifying_physician_id":{"type":["string","null"],"description":"Physician id.","x-svc-phi":"kept"},"payor_id":{"type":["string","null"],"description":"Payor id.","x-svc-phi":"kept"},"hospital_id":{"type":["string","null"],"description":"Hospital id.","x-svc-phi":"kept"},"marketer_id":{"type":["string","null"],"description":"Marketer user id.","x-svc-phi":"kept"},"marketer_label":{"type":["string","null"],"description":"Marketer name as sent; null in no_phi sessions (free text: use marketer_id).","x-svc-phi":"withheld"},"document_ids":{"type":"array","items":{"type":"string"},"description":"Linked documents, in the order sent (each checked against the agency's documents).","x-svc-phi":"kept"},"source_system":{"type":["string","null"],"description":"Sending system, as sent; null in no_phi sessions (free text).","x-svc-phi":"withheld"},"external_reference_id":{"type":["string","null"],"description":"Sender's identifier; null in no_phi sessions (it points to the patient's record in the sending system).","x-svc-phi":"withheld"},"additional_fields":{"type":"object","additionalProperties":true,"description":"Additional properties sent with the request, kept as sent; empty ({}) in no_phi sessions (free-form values may carry PHI).","x-svc-since":"2","x-svc-phi":"withheld"}},"description":"Referral detail profile (route 12)."};
 
-function validate134(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate136(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate134.evaluated;
+const evaluated0 = validate136.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -13418,7 +13727,7 @@ errors++;
 if(data0.patient_id !== undefined){
 let data2 = data0.patient_id;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err18 = {instancePath:instancePath+"/data/patient_id",schemaPath:"components#/$defs/ReferralDetail/properties/patient_id/type",keyword:"type",params:{type: schema149.properties.patient_id.type},message:"must be string,null"};
+const err18 = {instancePath:instancePath+"/data/patient_id",schemaPath:"components#/$defs/ReferralDetail/properties/patient_id/type",keyword:"type",params:{type: schema151.properties.patient_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -13455,7 +13764,7 @@ errors++;
 if(data0.referral_type !== undefined){
 let data5 = data0.referral_type;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err21 = {instancePath:instancePath+"/data/referral_type",schemaPath:"components#/$defs/ReferralDetail/properties/referral_type/type",keyword:"type",params:{type: schema149.properties.referral_type.type},message:"must be string,null"};
+const err21 = {instancePath:instancePath+"/data/referral_type",schemaPath:"components#/$defs/ReferralDetail/properties/referral_type/type",keyword:"type",params:{type: schema151.properties.referral_type.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -13478,7 +13787,7 @@ vErrors.push(err22);
 errors++;
 }
 if(!(((data6 === "soc") || (data6 === "roc")) || (data6 === "other"))){
-const err23 = {instancePath:instancePath+"/data/referral_type_category",schemaPath:"components#/$defs/ReferralDetail/properties/referral_type_category/enum",keyword:"enum",params:{allowedValues: schema149.properties.referral_type_category.enum},message:"must be equal to one of the allowed values"};
+const err23 = {instancePath:instancePath+"/data/referral_type_category",schemaPath:"components#/$defs/ReferralDetail/properties/referral_type_category/enum",keyword:"enum",params:{allowedValues: schema151.properties.referral_type_category.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -13516,7 +13825,7 @@ errors++;
 if(data0.referral_source !== undefined){
 let data8 = data0.referral_source;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err26 = {instancePath:instancePath+"/data/referral_source",schemaPath:"components#/$defs/ReferralDetail/properties/referral_source/type",keyword:"type",params:{type: schema149.properties.referral_source.type},message:"must be string,null"};
+const err26 = {instancePath:instancePath+"/data/referral_source",schemaPath:"components#/$defs/ReferralDetail/properties/referral_source/type",keyword:"type",params:{type: schema151.properties.referral_source.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -13529,7 +13838,7 @@ errors++;
 if(data0.referral_source_id !== undefined){
 let data9 = data0.referral_source_id;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err27 = {instancePath:instancePath+"/data/referral_source_id",schemaPath:"components#/$defs/ReferralDetail/properties/referral_source_id/type",keyword:"type",params:{type: schema149.properties.referral_source_id.type},message:"must be string,null"};
+const err27 = {instancePath:instancePath+"/data/referral_source_id",schemaPath:"components#/$defs/ReferralDetail/properties/referral_source_id/type",keyword:"type",params:{type: schema151.properties.referral_source_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -13552,7 +13861,7 @@ vErrors.push(err28);
 errors++;
 }
 if(!((data10 === "accepted") || (data10 === "declined"))){
-const err29 = {instancePath:instancePath+"/data/disposition",schemaPath:"components#/$defs/ReferralDetail/properties/disposition/enum",keyword:"enum",params:{allowedValues: schema149.properties.disposition.enum},message:"must be equal to one of the allowed values"};
+const err29 = {instancePath:instancePath+"/data/disposition",schemaPath:"components#/$defs/ReferralDetail/properties/disposition/enum",keyword:"enum",params:{allowedValues: schema151.properties.disposition.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -13565,7 +13874,7 @@ errors++;
 if(data0.decline_reason !== undefined){
 let data11 = data0.decline_reason;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err30 = {instancePath:instancePath+"/data/decline_reason",schemaPath:"components#/$defs/ReferralDetail/properties/decline_reason/type",keyword:"type",params:{type: schema149.properties.decline_reason.type},message:"must be string,null"};
+const err30 = {instancePath:instancePath+"/data/decline_reason",schemaPath:"components#/$defs/ReferralDetail/properties/decline_reason/type",keyword:"type",params:{type: schema151.properties.decline_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -13578,7 +13887,7 @@ errors++;
 if(data0.office_id !== undefined){
 let data12 = data0.office_id;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err31 = {instancePath:instancePath+"/data/office_id",schemaPath:"components#/$defs/ReferralDetail/properties/office_id/type",keyword:"type",params:{type: schema149.properties.office_id.type},message:"must be string,null"};
+const err31 = {instancePath:instancePath+"/data/office_id",schemaPath:"components#/$defs/ReferralDetail/properties/office_id/type",keyword:"type",params:{type: schema151.properties.office_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -13591,7 +13900,7 @@ errors++;
 if(data0.patient_display_name !== undefined){
 let data13 = data0.patient_display_name;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err32 = {instancePath:instancePath+"/data/patient_display_name",schemaPath:"components#/$defs/ReferralDetail/properties/patient_display_name/type",keyword:"type",params:{type: schema149.properties.patient_display_name.type},message:"must be string,null"};
+const err32 = {instancePath:instancePath+"/data/patient_display_name",schemaPath:"components#/$defs/ReferralDetail/properties/patient_display_name/type",keyword:"type",params:{type: schema151.properties.patient_display_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -13629,7 +13938,7 @@ errors++;
 if(data0.decline_detail !== undefined){
 let data15 = data0.decline_detail;
 if((typeof data15 !== "string") && (data15 !== null)){
-const err35 = {instancePath:instancePath+"/data/decline_detail",schemaPath:"components#/$defs/ReferralDetail/properties/decline_detail/type",keyword:"type",params:{type: schema149.properties.decline_detail.type},message:"must be string,null"};
+const err35 = {instancePath:instancePath+"/data/decline_detail",schemaPath:"components#/$defs/ReferralDetail/properties/decline_detail/type",keyword:"type",params:{type: schema151.properties.decline_detail.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -13652,7 +13961,7 @@ vErrors.push(err36);
 errors++;
 }
 if(!((data16 === "2026-04-01") || (data16 === "2026-08-19"))){
-const err37 = {instancePath:instancePath+"/data/request_shape",schemaPath:"components#/$defs/ReferralDetail/properties/request_shape/enum",keyword:"enum",params:{allowedValues: schema149.properties.request_shape.enum},message:"must be equal to one of the allowed values"};
+const err37 = {instancePath:instancePath+"/data/request_shape",schemaPath:"components#/$defs/ReferralDetail/properties/request_shape/enum",keyword:"enum",params:{allowedValues: schema151.properties.request_shape.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -13665,7 +13974,7 @@ errors++;
 if(data0.zip_code !== undefined){
 let data17 = data0.zip_code;
 if((typeof data17 !== "string") && (data17 !== null)){
-const err38 = {instancePath:instancePath+"/data/zip_code",schemaPath:"components#/$defs/ReferralDetail/properties/zip_code/type",keyword:"type",params:{type: schema149.properties.zip_code.type},message:"must be string,null"};
+const err38 = {instancePath:instancePath+"/data/zip_code",schemaPath:"components#/$defs/ReferralDetail/properties/zip_code/type",keyword:"type",params:{type: schema151.properties.zip_code.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -13678,7 +13987,7 @@ errors++;
 if(data0.referring_facility !== undefined){
 let data18 = data0.referring_facility;
 if((typeof data18 !== "string") && (data18 !== null)){
-const err39 = {instancePath:instancePath+"/data/referring_facility",schemaPath:"components#/$defs/ReferralDetail/properties/referring_facility/type",keyword:"type",params:{type: schema149.properties.referring_facility.type},message:"must be string,null"};
+const err39 = {instancePath:instancePath+"/data/referring_facility",schemaPath:"components#/$defs/ReferralDetail/properties/referring_facility/type",keyword:"type",params:{type: schema151.properties.referring_facility.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -13691,7 +14000,7 @@ errors++;
 if(data0.referring_physician !== undefined){
 let data19 = data0.referring_physician;
 if((typeof data19 !== "string") && (data19 !== null)){
-const err40 = {instancePath:instancePath+"/data/referring_physician",schemaPath:"components#/$defs/ReferralDetail/properties/referring_physician/type",keyword:"type",params:{type: schema149.properties.referring_physician.type},message:"must be string,null"};
+const err40 = {instancePath:instancePath+"/data/referring_physician",schemaPath:"components#/$defs/ReferralDetail/properties/referring_physician/type",keyword:"type",params:{type: schema151.properties.referring_physician.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -13704,7 +14013,7 @@ errors++;
 if(data0.referring_physician_id !== undefined){
 let data20 = data0.referring_physician_id;
 if((typeof data20 !== "string") && (data20 !== null)){
-const err41 = {instancePath:instancePath+"/data/referring_physician_id",schemaPath:"components#/$defs/ReferralDetail/properties/referring_physician_id/type",keyword:"type",params:{type: schema149.properties.referring_physician_id.type},message:"must be string,null"};
+const err41 = {instancePath:instancePath+"/data/referring_physician_id",schemaPath:"components#/$defs/ReferralDetail/properties/referring_physician_id/type",keyword:"type",params:{type: schema151.properties.referring_physician_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -13717,7 +14026,7 @@ errors++;
 if(data0.signing_physician_id !== undefined){
 let data21 = data0.signing_physician_id;
 if((typeof data21 !== "string") && (data21 !== null)){
-const err42 = {instancePath:instancePath+"/data/signing_physician_id",schemaPath:"components#/$defs/ReferralDetail/properties/signing_physician_id/type",keyword:"type",params:{type: schema149.properties.signing_physician_id.type},message:"must be string,null"};
+const err42 = {instancePath:instancePath+"/data/signing_physician_id",schemaPath:"components#/$defs/ReferralDetail/properties/signing_physician_id/type",keyword:"type",params:{type: schema151.properties.signing_physician_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -13730,7 +14039,7 @@ errors++;
 if(data0.certifying_physician_id !== undefined){
 let data22 = data0.certifying_physician_id;
 if((typeof data22 !== "string") && (data22 !== null)){
-const err43 = {instancePath:instancePath+"/data/certifying_physician_id",schemaPath:"components#/$defs/ReferralDetail/properties/certifying_physician_id/type",keyword:"type",params:{type: schema149.properties.certifying_physician_id.type},message:"must be string,null"};
+const err43 = {instancePath:instancePath+"/data/certifying_physician_id",schemaPath:"components#/$defs/ReferralDetail/properties/certifying_physician_id/type",keyword:"type",params:{type: schema151.properties.certifying_physician_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -13743,7 +14052,7 @@ errors++;
 if(data0.payor_id !== undefined){
 let data23 = data0.payor_id;
 if((typeof data23 !== "string") && (data23 !== null)){
-const err44 = {instancePath:instancePath+"/data/payor_id",schemaPath:"components#/$defs/ReferralDetail/properties/payor_id/type",keyword:"type",params:{type: schema149.properties.payor_id.type},message:"must be string,null"};
+const err44 = {instancePath:instancePath+"/data/payor_id",schemaPath:"components#/$defs/ReferralDetail/properties/payor_id/type",keyword:"type",params:{type: schema151.properties.payor_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -13756,7 +14065,7 @@ errors++;
 if(data0.hospital_id !== undefined){
 let data24 = data0.hospital_id;
 if((typeof data24 !== "string") && (data24 !== null)){
-const err45 = {instancePath:instancePath+"/data/hospital_id",schemaPath:"components#/$defs/ReferralDetail/properties/hospital_id/type",keyword:"type",params:{type: schema149.properties.hospital_id.type},message:"must be string,null"};
+const err45 = {instancePath:instancePath+"/data/hospital_id",schemaPath:"components#/$defs/ReferralDetail/properties/hospital_id/type",keyword:"type",params:{type: schema151.properties.hospital_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -13769,7 +14078,7 @@ errors++;
 if(data0.marketer_id !== undefined){
 let data25 = data0.marketer_id;
 if((typeof data25 !== "string") && (data25 !== null)){
-const err46 = {instancePath:instancePath+"/data/marketer_id",schemaPath:"components#/$defs/ReferralDetail/properties/marketer_id/type",keyword:"type",params:{type: schema149.properties.marketer_id.type},message:"must be string,null"};
+const err46 = {instancePath:instancePath+"/data/marketer_id",schemaPath:"components#/$defs/ReferralDetail/properties/marketer_id/type",keyword:"type",params:{type: schema151.properties.marketer_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -13782,7 +14091,7 @@ errors++;
 if(data0.marketer_label !== undefined){
 let data26 = data0.marketer_label;
 if((typeof data26 !== "string") && (data26 !== null)){
-const err47 = {instancePath:instancePath+"/data/marketer_label",schemaPath:"components#/$defs/ReferralDetail/properties/marketer_label/type",keyword:"type",params:{type: schema149.properties.marketer_label.type},message:"must be string,null"};
+const err47 = {instancePath:instancePath+"/data/marketer_label",schemaPath:"components#/$defs/ReferralDetail/properties/marketer_label/type",keyword:"type",params:{type: schema151.properties.marketer_label.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -13823,7 +14132,7 @@ errors++;
 if(data0.source_system !== undefined){
 let data29 = data0.source_system;
 if((typeof data29 !== "string") && (data29 !== null)){
-const err50 = {instancePath:instancePath+"/data/source_system",schemaPath:"components#/$defs/ReferralDetail/properties/source_system/type",keyword:"type",params:{type: schema149.properties.source_system.type},message:"must be string,null"};
+const err50 = {instancePath:instancePath+"/data/source_system",schemaPath:"components#/$defs/ReferralDetail/properties/source_system/type",keyword:"type",params:{type: schema151.properties.source_system.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -13836,7 +14145,7 @@ errors++;
 if(data0.external_reference_id !== undefined){
 let data30 = data0.external_reference_id;
 if((typeof data30 !== "string") && (data30 !== null)){
-const err51 = {instancePath:instancePath+"/data/external_reference_id",schemaPath:"components#/$defs/ReferralDetail/properties/external_reference_id/type",keyword:"type",params:{type: schema149.properties.external_reference_id.type},message:"must be string,null"};
+const err51 = {instancePath:instancePath+"/data/external_reference_id",schemaPath:"components#/$defs/ReferralDetail/properties/external_reference_id/type",keyword:"type",params:{type: schema151.properties.external_reference_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -13918,40 +14227,40 @@ vErrors.push(err56);
 }
 errors++;
 }
-validate134.errors = vErrors;
+validate136.errors = vErrors;
 return errors === 0;
 }
-validate134.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate136.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate133(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate135(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate133.evaluated;
+const evaluated0 = validate135.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate134(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate134.errors : vErrors.concat(validate134.errors);
+if(!(validate136(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate136.errors : vErrors.concat(validate136.errors);
 errors = vErrors.length;
 }
-validate133.errors = vErrors;
+validate135.errors = vErrors;
 return errors === 0;
 }
-validate133.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate135.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listIntakesStatus200 = validate137;
-const schema151 = {"$ref":"components#/$defs/IntakeListResponse"};
-const schema152 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/IntakeSummary"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/ListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
-const schema153 = {"type":"object","required":["id","referral_id","patient_id","status","service_line","disposition","office_id","reviewer_id","missing_information","received_at","updated_at"],"properties":{"id":{"type":"string","description":"Intake id.","x-svc-phi":"kept"},"referral_id":{"type":"string","description":"Referral it came from.","x-svc-phi":"kept"},"patient_id":{"type":["string","null"],"description":"The referral's patient (surrogate handle in no_phi sessions).","x-svc-phi":"handle"},"status":{"type":"string","enum":["pending_review","in_review","awaiting_information","accepted","declined","admitted","non_admit","cancelled"],"description":"Review state."},"service_line":{"type":"string","description":"Business line, as sent with the referral; in no_phi sessions reduced to home_health, hospice or private_duty, or other for any other value.","x-svc-phi":{"reduce":"category","values":["home_health","hospice","private_duty"],"otherwise":"other"}},"disposition":{"type":"string","enum":["accepted","declined"],"description":"The referral's pipeline decision."},"office_id":{"type":["string","null"],"description":"Office the referral was routed to.","x-svc-phi":"kept"},"reviewer_id":{"type":["string","null"],"description":"User reviewing it.","x-svc-phi":"kept"},"missing_information":{"type":"array","items":{"type":"string"},"description":"What the reviewer still needs.","x-svc-since":"2","x-svc-phi":"kept"},"received_at":{"type":"string","format":"date-time","description":"Received (year only in no_phi sessions).","x-svc-v1-name":"created_at","x-svc-phi":"year"},"updated_at":{"type":"string","format":"date-time","description":"Last change (year only in no_phi sessions).","x-svc-phi":"year"}},"description":"Intake summary profile (route 13)."};
+export const listIntakesStatus200 = validate139;
+const schema153 = {"$ref":"components#/$defs/IntakeListResponse"};
+const schema154 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/IntakeSummary"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/ListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
+const schema155 = {"type":"object","required":["id","referral_id","patient_id","status","service_line","disposition","office_id","reviewer_id","missing_information","received_at","updated_at"],"properties":{"id":{"type":"string","description":"Intake id.","x-svc-phi":"kept"},"referral_id":{"type":"string","description":"Referral it came from.","x-svc-phi":"kept"},"patient_id":{"type":["string","null"],"description":"The referral's patient (surrogate handle in no_phi sessions).","x-svc-phi":"handle"},"status":{"type":"string","enum":["pending_review","in_review","awaiting_information","accepted","declined","admitted","non_admit","cancelled"],"description":"Review state."},"service_line":{"type":"string","description":"Business line, as sent with the referral; in no_phi sessions reduced to home_health, hospice or private_duty, or other for any other value.","x-svc-phi":{"reduce":"category","values":["home_health","hospice","private_duty"],"otherwise":"other"}},"disposition":{"type":"string","enum":["accepted","declined"],"description":"The referral's pipeline decision."},"office_id":{"type":["string","null"],"description":"Office the referral was routed to.","x-svc-phi":"kept"},"reviewer_id":{"type":["string","null"],"description":"User reviewing it.","x-svc-phi":"kept"},"missing_information":{"type":"array","items":{"type":"string"},"description":"What the reviewer still needs.","x-svc-since":"2","x-svc-phi":"kept"},"received_at":{"type":"string","format":"date-time","description":"Received (year only in no_phi sessions).","x-svc-v1-name":"created_at","x-svc-phi":"year"},"updated_at":{"type":"string","format":"date-time","description":"Last change (year only in no_phi sessions).","x-svc-phi":"year"}},"description":"Intake summary profile (route 13)."};
 
-function validate138(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate140(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate138.evaluated;
+const evaluated0 = validate140.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14123,7 +14432,7 @@ errors++;
 if(data1.patient_id !== undefined){
 let data4 = data1.patient_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err15 = {instancePath:instancePath+"/data/" + i0+"/patient_id",schemaPath:"components#/$defs/IntakeSummary/properties/patient_id/type",keyword:"type",params:{type: schema153.properties.patient_id.type},message:"must be string,null"};
+const err15 = {instancePath:instancePath+"/data/" + i0+"/patient_id",schemaPath:"components#/$defs/IntakeSummary/properties/patient_id/type",keyword:"type",params:{type: schema155.properties.patient_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -14146,7 +14455,7 @@ vErrors.push(err16);
 errors++;
 }
 if(!((((((((data5 === "pending_review") || (data5 === "in_review")) || (data5 === "awaiting_information")) || (data5 === "accepted")) || (data5 === "declined")) || (data5 === "admitted")) || (data5 === "non_admit")) || (data5 === "cancelled"))){
-const err17 = {instancePath:instancePath+"/data/" + i0+"/status",schemaPath:"components#/$defs/IntakeSummary/properties/status/enum",keyword:"enum",params:{allowedValues: schema153.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err17 = {instancePath:instancePath+"/data/" + i0+"/status",schemaPath:"components#/$defs/IntakeSummary/properties/status/enum",keyword:"enum",params:{allowedValues: schema155.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -14181,7 +14490,7 @@ vErrors.push(err19);
 errors++;
 }
 if(!((data7 === "accepted") || (data7 === "declined"))){
-const err20 = {instancePath:instancePath+"/data/" + i0+"/disposition",schemaPath:"components#/$defs/IntakeSummary/properties/disposition/enum",keyword:"enum",params:{allowedValues: schema153.properties.disposition.enum},message:"must be equal to one of the allowed values"};
+const err20 = {instancePath:instancePath+"/data/" + i0+"/disposition",schemaPath:"components#/$defs/IntakeSummary/properties/disposition/enum",keyword:"enum",params:{allowedValues: schema155.properties.disposition.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -14194,7 +14503,7 @@ errors++;
 if(data1.office_id !== undefined){
 let data8 = data1.office_id;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err21 = {instancePath:instancePath+"/data/" + i0+"/office_id",schemaPath:"components#/$defs/IntakeSummary/properties/office_id/type",keyword:"type",params:{type: schema153.properties.office_id.type},message:"must be string,null"};
+const err21 = {instancePath:instancePath+"/data/" + i0+"/office_id",schemaPath:"components#/$defs/IntakeSummary/properties/office_id/type",keyword:"type",params:{type: schema155.properties.office_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -14207,7 +14516,7 @@ errors++;
 if(data1.reviewer_id !== undefined){
 let data9 = data1.reviewer_id;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err22 = {instancePath:instancePath+"/data/" + i0+"/reviewer_id",schemaPath:"components#/$defs/IntakeSummary/properties/reviewer_id/type",keyword:"type",params:{type: schema153.properties.reviewer_id.type},message:"must be string,null"};
+const err22 = {instancePath:instancePath+"/data/" + i0+"/reviewer_id",schemaPath:"components#/$defs/IntakeSummary/properties/reviewer_id/type",keyword:"type",params:{type: schema155.properties.reviewer_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -14320,8 +14629,8 @@ errors++;
 }
 }
 if(data.meta !== undefined){
-if(!(validate88(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
+if(!(validate90(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
 errors = vErrors.length;
 }
 }
@@ -14364,41 +14673,41 @@ vErrors.push(err33);
 }
 errors++;
 }
-validate138.errors = vErrors;
+validate140.errors = vErrors;
 return errors === 0;
 }
-validate138.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate140.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate137(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate139(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate137.evaluated;
+const evaluated0 = validate139.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate138(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate138.errors : vErrors.concat(validate138.errors);
+if(!(validate140(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate140.errors : vErrors.concat(validate140.errors);
 errors = vErrors.length;
 }
-validate137.errors = vErrors;
+validate139.errors = vErrors;
 return errors === 0;
 }
-validate137.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate139.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const getIntakeStatus200 = validate141;
-const schema155 = {"$ref":"components#/$defs/IntakeResponse"};
-const schema156 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/IntakeDetail"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
-const schema157 = {"type":"object","required":["id","referral_id","patient_id","status","service_line","disposition","office_id","reviewer_id","missing_information","received_at","updated_at","insurance","diagnoses","document_ids","custom_data"],"properties":{"id":{"type":"string","description":"Intake id.","x-svc-phi":"kept"},"referral_id":{"type":"string","description":"Referral it came from.","x-svc-phi":"kept"},"patient_id":{"type":["string","null"],"description":"The referral's patient (surrogate handle in no_phi sessions).","x-svc-phi":"handle"},"status":{"type":"string","enum":["pending_review","in_review","awaiting_information","accepted","declined","admitted","non_admit","cancelled"],"description":"Review state."},"service_line":{"type":"string","description":"Business line, as sent with the referral; in no_phi sessions reduced to home_health, hospice or private_duty, or other for any other value.","x-svc-phi":{"reduce":"category","values":["home_health","hospice","private_duty"],"otherwise":"other"}},"disposition":{"type":"string","enum":["accepted","declined"],"description":"The referral's pipeline decision."},"office_id":{"type":["string","null"],"description":"Office the referral was routed to.","x-svc-phi":"kept"},"reviewer_id":{"type":["string","null"],"description":"User reviewing it.","x-svc-phi":"kept"},"missing_information":{"type":"array","items":{"type":"string"},"description":"What the reviewer still needs.","x-svc-since":"2","x-svc-phi":"kept"},"received_at":{"type":"string","format":"date-time","description":"Received (year only in no_phi sessions).","x-svc-v1-name":"created_at","x-svc-phi":"year"},"updated_at":{"type":"string","format":"date-time","description":"Last change (year only in no_phi sessions).","x-svc-phi":"year"},"decline_reason":{"type":["string","null"],"description":"Why the referral was declined (a reason code such as out_of_area).","x-svc-phi":"kept"},"decline_detail":{"type":["string","null"],"description":"Decline detail; null in no_phi sessions (an out-of-area decline names the lead's ZIP and city).","x-svc-phi":"withheld"},"insurance":{"type":"array","items":{"$ref":"components#/$defs/PendingCoverage"},"description":"Coverage from the referral, awaiting confirmation, in the order sent."},"insurance_notes":{"type":["string","null"],"description":"Notes for the reviewer; null in no_phi sessions (free text).","x-svc-phi":"withheld"},"diagnoses":{"type":"array","items":{"$ref":"components#/$defs/Diagnosis"},"description":"Diagnoses as sent: codes are kept in no_phi sessions (they are checked to be shaped like ICD-10-CM codes), descriptions are not (free text)."},"document_ids":{"type":"array","items":{"type":"string"},"description":"Documents linked onto the referral, in the order sent (each checked against the agency's documents).","x-svc-phi":"kept"},"custom_data":{"type":"object","additionalProperties":{"type":["string","number","boolean","null"]},"description":"Scalar values sent with the referral; empty ({}) in no_phi sessions (free-form values may carry PHI).","x-svc-phi":"withheld"},"notes":{"type":["string","null"],"description":"Intake notes; null in no_phi sessions.","x-svc-phi":"withheld"}},"description":"Intake detail profile (route 14)."};
-const schema158 = {"type":"object","required":["plan_name","coverage_order","is_primary","policy_holder_confirmed"],"properties":{"payor_id":{"type":["string","null"],"description":"Payor id.","x-svc-phi":"kept"},"plan_name":{"type":["string","null"],"description":"Plan name as sent (insurance or insurance_name); null in no_phi sessions (free text).","x-svc-phi":"withheld"},"other_insurance_name":{"type":["string","null"],"description":"Other insurer, as sent; null in no_phi sessions (free text).","x-svc-phi":"withheld"},"policy_number":{"type":["string","null"],"description":"Policy or member number; null in no_phi sessions.","x-svc-phi":"withheld"},"group_number":{"type":["string","null"],"description":"Group number; null in no_phi sessions (it can point to the holder's employer).","x-svc-phi":"withheld"},"effective_date":{"type":["string","null"],"format":"date","description":"Start (year only in no_phi sessions).","x-svc-phi":"year"},"termination_date":{"type":["string","null"],"format":"date","description":"End (year only in no_phi sessions).","x-svc-phi":"year"},"coverage_order":{"type":"integer","description":"0 is primary.","minimum":0},"is_primary":{"type":"boolean","description":"Derived from coverage_order."},"policy_holder":{"oneOf":[{"$ref":"components#/$defs/PolicyHolder"},{"type":"null"}],"description":"Policy holder awaiting reviewer confirmation. The holder is a relative or household member of the patient, so no_phi sessions reduce their data like the patient's: names, street lines and city null, ZIP to three digits, dob to the year (null past age 89)."},"policy_holder_confirmed":{"type":"boolean","description":"Whether a reviewer confirmed the policy holder."}}};
+export const getIntakeStatus200 = validate143;
+const schema157 = {"$ref":"components#/$defs/IntakeResponse"};
+const schema158 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/IntakeDetail"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+const schema159 = {"type":"object","required":["id","referral_id","patient_id","status","service_line","disposition","office_id","reviewer_id","missing_information","received_at","updated_at","insurance","diagnoses","document_ids","custom_data"],"properties":{"id":{"type":"string","description":"Intake id.","x-svc-phi":"kept"},"referral_id":{"type":"string","description":"Referral it came from.","x-svc-phi":"kept"},"patient_id":{"type":["string","null"],"description":"The referral's patient (surrogate handle in no_phi sessions).","x-svc-phi":"handle"},"status":{"type":"string","enum":["pending_review","in_review","awaiting_information","accepted","declined","admitted","non_admit","cancelled"],"description":"Review state."},"service_line":{"type":"string","description":"Business line, as sent with the referral; in no_phi sessions reduced to home_health, hospice or private_duty, or other for any other value.","x-svc-phi":{"reduce":"category","values":["home_health","hospice","private_duty"],"otherwise":"other"}},"disposition":{"type":"string","enum":["accepted","declined"],"description":"The referral's pipeline decision."},"office_id":{"type":["string","null"],"description":"Office the referral was routed to.","x-svc-phi":"kept"},"reviewer_id":{"type":["string","null"],"description":"User reviewing it.","x-svc-phi":"kept"},"missing_information":{"type":"array","items":{"type":"string"},"description":"What the reviewer still needs.","x-svc-since":"2","x-svc-phi":"kept"},"received_at":{"type":"string","format":"date-time","description":"Received (year only in no_phi sessions).","x-svc-v1-name":"created_at","x-svc-phi":"year"},"updated_at":{"type":"string","format":"date-time","description":"Last change (year only in no_phi sessions).","x-svc-phi":"year"},"decline_reason":{"type":["string","null"],"description":"Why the referral was declined (a reason code such as out_of_area).","x-svc-phi":"kept"},"decline_detail":{"type":["string","null"],"description":"Decline detail; null in no_phi sessions (an out-of-area decline names the lead's ZIP and city).","x-svc-phi":"withheld"},"insurance":{"type":"array","items":{"$ref":"components#/$defs/PendingCoverage"},"description":"Coverage from the referral, awaiting confirmation, in the order sent."},"insurance_notes":{"type":["string","null"],"description":"Notes for the reviewer; null in no_phi sessions (free text).","x-svc-phi":"withheld"},"diagnoses":{"type":"array","items":{"$ref":"components#/$defs/Diagnosis"},"description":"Diagnoses as sent: codes are kept in no_phi sessions (they are checked to be shaped like ICD-10-CM codes), descriptions are not (free text)."},"document_ids":{"type":"array","items":{"type":"string"},"description":"Documents linked onto the referral, in the order sent (each checked against the agency's documents).","x-svc-phi":"kept"},"custom_data":{"type":"object","additionalProperties":{"type":["string","number","boolean","null"]},"description":"Scalar values sent with the referral; empty ({}) in no_phi sessions (free-form values may carry PHI).","x-svc-phi":"withheld"},"notes":{"type":["string","null"],"description":"Intake notes; null in no_phi sessions.","x-svc-phi":"withheld"}},"description":"Intake detail profile (route 14)."};
+const schema160 = {"type":"object","required":["plan_name","coverage_order","is_primary","policy_holder_confirmed"],"properties":{"payor_id":{"type":["string","null"],"description":"Payor id.","x-svc-phi":"kept"},"plan_name":{"type":["string","null"],"description":"Plan name as sent (insurance or insurance_name); null in no_phi sessions (free text).","x-svc-phi":"withheld"},"other_insurance_name":{"type":["string","null"],"description":"Other insurer, as sent; null in no_phi sessions (free text).","x-svc-phi":"withheld"},"policy_number":{"type":["string","null"],"description":"Policy or member number; null in no_phi sessions.","x-svc-phi":"withheld"},"group_number":{"type":["string","null"],"description":"Group number; null in no_phi sessions (it can point to the holder's employer).","x-svc-phi":"withheld"},"effective_date":{"type":["string","null"],"format":"date","description":"Start (year only in no_phi sessions).","x-svc-phi":"year"},"termination_date":{"type":["string","null"],"format":"date","description":"End (year only in no_phi sessions).","x-svc-phi":"year"},"coverage_order":{"type":"integer","description":"0 is primary.","minimum":0},"is_primary":{"type":"boolean","description":"Derived from coverage_order."},"policy_holder":{"oneOf":[{"$ref":"components#/$defs/PolicyHolder"},{"type":"null"}],"description":"Policy holder awaiting reviewer confirmation. The holder is a relative or household member of the patient, so no_phi sessions reduce their data like the patient's: names, street lines and city null, ZIP to three digits, dob to the year (null past age 89)."},"policy_holder_confirmed":{"type":"boolean","description":"Whether a reviewer confirmed the policy holder."}}};
 
-function validate144(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate146(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate144.evaluated;
+const evaluated0 = validate146.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14449,7 +14758,7 @@ errors++;
 if(data.payor_id !== undefined){
 let data0 = data.payor_id;
 if((typeof data0 !== "string") && (data0 !== null)){
-const err4 = {instancePath:instancePath+"/payor_id",schemaPath:"#/properties/payor_id/type",keyword:"type",params:{type: schema158.properties.payor_id.type},message:"must be string,null"};
+const err4 = {instancePath:instancePath+"/payor_id",schemaPath:"#/properties/payor_id/type",keyword:"type",params:{type: schema160.properties.payor_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -14462,7 +14771,7 @@ errors++;
 if(data.plan_name !== undefined){
 let data1 = data.plan_name;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err5 = {instancePath:instancePath+"/plan_name",schemaPath:"#/properties/plan_name/type",keyword:"type",params:{type: schema158.properties.plan_name.type},message:"must be string,null"};
+const err5 = {instancePath:instancePath+"/plan_name",schemaPath:"#/properties/plan_name/type",keyword:"type",params:{type: schema160.properties.plan_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -14475,7 +14784,7 @@ errors++;
 if(data.other_insurance_name !== undefined){
 let data2 = data.other_insurance_name;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err6 = {instancePath:instancePath+"/other_insurance_name",schemaPath:"#/properties/other_insurance_name/type",keyword:"type",params:{type: schema158.properties.other_insurance_name.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/other_insurance_name",schemaPath:"#/properties/other_insurance_name/type",keyword:"type",params:{type: schema160.properties.other_insurance_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -14488,7 +14797,7 @@ errors++;
 if(data.policy_number !== undefined){
 let data3 = data.policy_number;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err7 = {instancePath:instancePath+"/policy_number",schemaPath:"#/properties/policy_number/type",keyword:"type",params:{type: schema158.properties.policy_number.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/policy_number",schemaPath:"#/properties/policy_number/type",keyword:"type",params:{type: schema160.properties.policy_number.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -14501,7 +14810,7 @@ errors++;
 if(data.group_number !== undefined){
 let data4 = data.group_number;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err8 = {instancePath:instancePath+"/group_number",schemaPath:"#/properties/group_number/type",keyword:"type",params:{type: schema158.properties.group_number.type},message:"must be string,null"};
+const err8 = {instancePath:instancePath+"/group_number",schemaPath:"#/properties/group_number/type",keyword:"type",params:{type: schema160.properties.group_number.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -14514,7 +14823,7 @@ errors++;
 if(data.effective_date !== undefined){
 let data5 = data.effective_date;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err9 = {instancePath:instancePath+"/effective_date",schemaPath:"#/properties/effective_date/type",keyword:"type",params:{type: schema158.properties.effective_date.type},message:"must be string,null"};
+const err9 = {instancePath:instancePath+"/effective_date",schemaPath:"#/properties/effective_date/type",keyword:"type",params:{type: schema160.properties.effective_date.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -14524,7 +14833,7 @@ vErrors.push(err9);
 errors++;
 }
 if(typeof data5 === "string"){
-if(!(formats36.validate(data5))){
+if(!(formats42.validate(data5))){
 const err10 = {instancePath:instancePath+"/effective_date",schemaPath:"#/properties/effective_date/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
 if(vErrors === null){
 vErrors = [err10];
@@ -14539,7 +14848,7 @@ errors++;
 if(data.termination_date !== undefined){
 let data6 = data.termination_date;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err11 = {instancePath:instancePath+"/termination_date",schemaPath:"#/properties/termination_date/type",keyword:"type",params:{type: schema158.properties.termination_date.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/termination_date",schemaPath:"#/properties/termination_date/type",keyword:"type",params:{type: schema160.properties.termination_date.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -14549,7 +14858,7 @@ vErrors.push(err11);
 errors++;
 }
 if(typeof data6 === "string"){
-if(!(formats36.validate(data6))){
+if(!(formats42.validate(data6))){
 const err12 = {instancePath:instancePath+"/termination_date",schemaPath:"#/properties/termination_date/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
 if(vErrors === null){
 vErrors = [err12];
@@ -14604,8 +14913,8 @@ const _errs27 = errors;
 let valid1 = false;
 let passing0 = null;
 const _errs28 = errors;
-if(!(validate113(data9, {instancePath:instancePath+"/policy_holder",parentData:data,parentDataProperty:"policy_holder",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate113.errors : vErrors.concat(validate113.errors);
+if(!(validate115(data9, {instancePath:instancePath+"/policy_holder",parentData:data,parentDataProperty:"policy_holder",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs28 === errors;
@@ -14689,16 +14998,16 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate144.errors = vErrors;
+validate146.errors = vErrors;
 return errors === 0;
 }
-validate144.evaluated = {"props":{"payor_id":true,"plan_name":true,"other_insurance_name":true,"policy_number":true,"group_number":true,"effective_date":true,"termination_date":true,"coverage_order":true,"is_primary":true,"policy_holder":true,"policy_holder_confirmed":true},"dynamicProps":false,"dynamicItems":false};
+validate146.evaluated = {"props":{"payor_id":true,"plan_name":true,"other_insurance_name":true,"policy_number":true,"group_number":true,"effective_date":true,"termination_date":true,"coverage_order":true,"is_primary":true,"policy_holder":true,"policy_holder_confirmed":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate143(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate145(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate143.evaluated;
+const evaluated0 = validate145.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14883,7 +15192,7 @@ errors++;
 if(data.patient_id !== undefined){
 let data2 = data.patient_id;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err17 = {instancePath:instancePath+"/patient_id",schemaPath:"#/properties/patient_id/type",keyword:"type",params:{type: schema157.properties.patient_id.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/patient_id",schemaPath:"#/properties/patient_id/type",keyword:"type",params:{type: schema159.properties.patient_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -14906,7 +15215,7 @@ vErrors.push(err18);
 errors++;
 }
 if(!((((((((data3 === "pending_review") || (data3 === "in_review")) || (data3 === "awaiting_information")) || (data3 === "accepted")) || (data3 === "declined")) || (data3 === "admitted")) || (data3 === "non_admit")) || (data3 === "cancelled"))){
-const err19 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema157.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err19 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema159.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -14941,7 +15250,7 @@ vErrors.push(err21);
 errors++;
 }
 if(!((data5 === "accepted") || (data5 === "declined"))){
-const err22 = {instancePath:instancePath+"/disposition",schemaPath:"#/properties/disposition/enum",keyword:"enum",params:{allowedValues: schema157.properties.disposition.enum},message:"must be equal to one of the allowed values"};
+const err22 = {instancePath:instancePath+"/disposition",schemaPath:"#/properties/disposition/enum",keyword:"enum",params:{allowedValues: schema159.properties.disposition.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -14954,7 +15263,7 @@ errors++;
 if(data.office_id !== undefined){
 let data6 = data.office_id;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err23 = {instancePath:instancePath+"/office_id",schemaPath:"#/properties/office_id/type",keyword:"type",params:{type: schema157.properties.office_id.type},message:"must be string,null"};
+const err23 = {instancePath:instancePath+"/office_id",schemaPath:"#/properties/office_id/type",keyword:"type",params:{type: schema159.properties.office_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -14967,7 +15276,7 @@ errors++;
 if(data.reviewer_id !== undefined){
 let data7 = data.reviewer_id;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err24 = {instancePath:instancePath+"/reviewer_id",schemaPath:"#/properties/reviewer_id/type",keyword:"type",params:{type: schema157.properties.reviewer_id.type},message:"must be string,null"};
+const err24 = {instancePath:instancePath+"/reviewer_id",schemaPath:"#/properties/reviewer_id/type",keyword:"type",params:{type: schema159.properties.reviewer_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -15058,7 +15367,7 @@ errors++;
 if(data.decline_reason !== undefined){
 let data12 = data.decline_reason;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err31 = {instancePath:instancePath+"/decline_reason",schemaPath:"#/properties/decline_reason/type",keyword:"type",params:{type: schema157.properties.decline_reason.type},message:"must be string,null"};
+const err31 = {instancePath:instancePath+"/decline_reason",schemaPath:"#/properties/decline_reason/type",keyword:"type",params:{type: schema159.properties.decline_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -15071,7 +15380,7 @@ errors++;
 if(data.decline_detail !== undefined){
 let data13 = data.decline_detail;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err32 = {instancePath:instancePath+"/decline_detail",schemaPath:"#/properties/decline_detail/type",keyword:"type",params:{type: schema157.properties.decline_detail.type},message:"must be string,null"};
+const err32 = {instancePath:instancePath+"/decline_detail",schemaPath:"#/properties/decline_detail/type",keyword:"type",params:{type: schema159.properties.decline_detail.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -15086,8 +15395,8 @@ let data14 = data.insurance;
 if(Array.isArray(data14)){
 const len1 = data14.length;
 for(let i1=0; i1<len1; i1++){
-if(!(validate144(data14[i1], {instancePath:instancePath+"/insurance/" + i1,parentData:data14,parentDataProperty:i1,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate144.errors : vErrors.concat(validate144.errors);
+if(!(validate146(data14[i1], {instancePath:instancePath+"/insurance/" + i1,parentData:data14,parentDataProperty:i1,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate146.errors : vErrors.concat(validate146.errors);
 errors = vErrors.length;
 }
 }
@@ -15106,7 +15415,7 @@ errors++;
 if(data.insurance_notes !== undefined){
 let data16 = data.insurance_notes;
 if((typeof data16 !== "string") && (data16 !== null)){
-const err34 = {instancePath:instancePath+"/insurance_notes",schemaPath:"#/properties/insurance_notes/type",keyword:"type",params:{type: schema157.properties.insurance_notes.type},message:"must be string,null"};
+const err34 = {instancePath:instancePath+"/insurance_notes",schemaPath:"#/properties/insurance_notes/type",keyword:"type",params:{type: schema159.properties.insurance_notes.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -15250,7 +15559,7 @@ if(data24 && typeof data24 == "object" && !Array.isArray(data24)){
 for(const key0 in data24){
 let data25 = data24[key0];
 if((((typeof data25 !== "string") && (!((typeof data25 == "number") && (isFinite(data25))))) && (typeof data25 !== "boolean")) && (data25 !== null)){
-const err45 = {instancePath:instancePath+"/custom_data/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/custom_data/additionalProperties/type",keyword:"type",params:{type: schema157.properties.custom_data.additionalProperties.type},message:"must be string,number,boolean,null"};
+const err45 = {instancePath:instancePath+"/custom_data/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/custom_data/additionalProperties/type",keyword:"type",params:{type: schema159.properties.custom_data.additionalProperties.type},message:"must be string,number,boolean,null"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -15275,7 +15584,7 @@ errors++;
 if(data.notes !== undefined){
 let data26 = data.notes;
 if((typeof data26 !== "string") && (data26 !== null)){
-const err47 = {instancePath:instancePath+"/notes",schemaPath:"#/properties/notes/type",keyword:"type",params:{type: schema157.properties.notes.type},message:"must be string,null"};
+const err47 = {instancePath:instancePath+"/notes",schemaPath:"#/properties/notes/type",keyword:"type",params:{type: schema159.properties.notes.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -15296,16 +15605,16 @@ vErrors.push(err48);
 }
 errors++;
 }
-validate143.errors = vErrors;
+validate145.errors = vErrors;
 return errors === 0;
 }
-validate143.evaluated = {"props":{"id":true,"referral_id":true,"patient_id":true,"status":true,"service_line":true,"disposition":true,"office_id":true,"reviewer_id":true,"missing_information":true,"received_at":true,"updated_at":true,"decline_reason":true,"decline_detail":true,"insurance":true,"insurance_notes":true,"diagnoses":true,"document_ids":true,"custom_data":true,"notes":true},"dynamicProps":false,"dynamicItems":false};
+validate145.evaluated = {"props":{"id":true,"referral_id":true,"patient_id":true,"status":true,"service_line":true,"disposition":true,"office_id":true,"reviewer_id":true,"missing_information":true,"received_at":true,"updated_at":true,"decline_reason":true,"decline_detail":true,"insurance":true,"insurance_notes":true,"diagnoses":true,"document_ids":true,"custom_data":true,"notes":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate142(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate144(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate142.evaluated;
+const evaluated0 = validate144.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -15324,8 +15633,8 @@ vErrors.push(err0);
 errors++;
 }
 if(data.data !== undefined){
-if(!(validate143(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate143.errors : vErrors.concat(validate143.errors);
+if(!(validate145(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate145.errors : vErrors.concat(validate145.errors);
 errors = vErrors.length;
 }
 }
@@ -15374,40 +15683,40 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate142.errors = vErrors;
+validate144.errors = vErrors;
 return errors === 0;
 }
-validate142.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate144.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate141(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate143(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate141.evaluated;
+const evaluated0 = validate143.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate142(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate142.errors : vErrors.concat(validate142.errors);
+if(!(validate144(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate144.errors : vErrors.concat(validate144.errors);
 errors = vErrors.length;
 }
-validate141.errors = vErrors;
+validate143.errors = vErrors;
 return errors === 0;
 }
-validate141.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate143.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listVisitsStatus200 = validate150;
-const schema161 = {"$ref":"components#/$defs/VisitListResponse"};
-const schema162 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/VisitSummary"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/ListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
-const schema163 = {"type":"object","required":["id","patient_id","episode_id","discipline","visit_type","status","scheduled_start","scheduled_end","actual_start","actual_end","clinician_id","clinician_name","office_id","updated_at"],"properties":{"id":{"type":"string","description":"Visit id.","x-svc-phi":"kept"},"patient_id":{"type":"string","description":"Patient (surrogate handle in no_phi sessions).","x-svc-phi":"handle"},"episode_id":{"type":["string","null"],"description":"Episode.","x-svc-phi":"kept"},"discipline":{"type":"string","enum":["SN","PT","OT","ST","MSW","HHA"],"description":"SN skilled nursing, PT, OT, ST therapies, MSW social work, HHA aide."},"visit_type":{"type":"string","enum":["start_of_care","resumption_of_care","recertification","routine","prn","supervisory","discharge","evaluation"],"description":"Kind of visit."},"status":{"type":"string","enum":["scheduled","in_progress","completed","missed","cancelled"],"description":"Visit state."},"scheduled_start":{"type":"string","format":"date-time","description":"Planned start (year only in no_phi sessions).","x-svc-v1-name":"scheduled_at","x-svc-phi":"year"},"scheduled_end":{"type":"string","format":"date-time","description":"Planned end (year only in no_phi sessions).","x-svc-phi":"year"},"actual_start":{"type":["string","null"],"format":"date-time","description":"Clock-in (year only in no_phi sessions).","x-svc-phi":"year"},"actual_end":{"type":["string","null"],"format":"date-time","description":"Clock-out (year only in no_phi sessions).","x-svc-phi":"year"},"clinician_id":{"type":["string","null"],"description":"Clinician user id.","x-svc-phi":"kept"},"clinician_name":{"type":["string","null"],"description":"Clinician name (agency staff from the platform, not settable through the partition; kept in no_phi sessions).","x-svc-since":"2","x-svc-phi":"kept"},"office_id":{"type":["string","null"],"description":"Office.","x-svc-phi":"kept"},"updated_at":{"type":"string","format":"date-time","description":"Last change (year only in no_phi sessions).","x-svc-phi":"year"}},"description":"Visit summary profile (route 15)."};
+export const listVisitsStatus200 = validate152;
+const schema163 = {"$ref":"components#/$defs/VisitListResponse"};
+const schema164 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/VisitSummary"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/ListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
+const schema165 = {"type":"object","required":["id","patient_id","episode_id","discipline","visit_type","status","scheduled_start","scheduled_end","actual_start","actual_end","clinician_id","clinician_name","office_id","updated_at"],"properties":{"id":{"type":"string","description":"Visit id.","x-svc-phi":"kept"},"patient_id":{"type":"string","description":"Patient (surrogate handle in no_phi sessions).","x-svc-phi":"handle"},"episode_id":{"type":["string","null"],"description":"Episode.","x-svc-phi":"kept"},"discipline":{"type":"string","enum":["SN","PT","OT","ST","MSW","HHA"],"description":"SN skilled nursing, PT, OT, ST therapies, MSW social work, HHA aide."},"visit_type":{"type":"string","enum":["start_of_care","resumption_of_care","recertification","routine","prn","supervisory","discharge","evaluation"],"description":"Kind of visit."},"status":{"type":"string","enum":["scheduled","in_progress","completed","missed","cancelled"],"description":"Visit state."},"scheduled_start":{"type":"string","format":"date-time","description":"Planned start (year only in no_phi sessions).","x-svc-v1-name":"scheduled_at","x-svc-phi":"year"},"scheduled_end":{"type":"string","format":"date-time","description":"Planned end (year only in no_phi sessions).","x-svc-phi":"year"},"actual_start":{"type":["string","null"],"format":"date-time","description":"Clock-in (year only in no_phi sessions).","x-svc-phi":"year"},"actual_end":{"type":["string","null"],"format":"date-time","description":"Clock-out (year only in no_phi sessions).","x-svc-phi":"year"},"clinician_id":{"type":["string","null"],"description":"Clinician user id.","x-svc-phi":"kept"},"clinician_name":{"type":["string","null"],"description":"Clinician name (agency staff from the platform, not settable through the partition; kept in no_phi sessions).","x-svc-since":"2","x-svc-phi":"kept"},"office_id":{"type":["string","null"],"description":"Office.","x-svc-phi":"kept"},"updated_at":{"type":"string","format":"date-time","description":"Last change (year only in no_phi sessions).","x-svc-phi":"year"}},"description":"Visit summary profile (route 15)."};
 
-function validate151(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate153(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate151.evaluated;
+const evaluated0 = validate153.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -15609,7 +15918,7 @@ errors++;
 if(data1.episode_id !== undefined){
 let data4 = data1.episode_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err18 = {instancePath:instancePath+"/data/" + i0+"/episode_id",schemaPath:"components#/$defs/VisitSummary/properties/episode_id/type",keyword:"type",params:{type: schema163.properties.episode_id.type},message:"must be string,null"};
+const err18 = {instancePath:instancePath+"/data/" + i0+"/episode_id",schemaPath:"components#/$defs/VisitSummary/properties/episode_id/type",keyword:"type",params:{type: schema165.properties.episode_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -15632,7 +15941,7 @@ vErrors.push(err19);
 errors++;
 }
 if(!((((((data5 === "SN") || (data5 === "PT")) || (data5 === "OT")) || (data5 === "ST")) || (data5 === "MSW")) || (data5 === "HHA"))){
-const err20 = {instancePath:instancePath+"/data/" + i0+"/discipline",schemaPath:"components#/$defs/VisitSummary/properties/discipline/enum",keyword:"enum",params:{allowedValues: schema163.properties.discipline.enum},message:"must be equal to one of the allowed values"};
+const err20 = {instancePath:instancePath+"/data/" + i0+"/discipline",schemaPath:"components#/$defs/VisitSummary/properties/discipline/enum",keyword:"enum",params:{allowedValues: schema165.properties.discipline.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -15655,7 +15964,7 @@ vErrors.push(err21);
 errors++;
 }
 if(!((((((((data6 === "start_of_care") || (data6 === "resumption_of_care")) || (data6 === "recertification")) || (data6 === "routine")) || (data6 === "prn")) || (data6 === "supervisory")) || (data6 === "discharge")) || (data6 === "evaluation"))){
-const err22 = {instancePath:instancePath+"/data/" + i0+"/visit_type",schemaPath:"components#/$defs/VisitSummary/properties/visit_type/enum",keyword:"enum",params:{allowedValues: schema163.properties.visit_type.enum},message:"must be equal to one of the allowed values"};
+const err22 = {instancePath:instancePath+"/data/" + i0+"/visit_type",schemaPath:"components#/$defs/VisitSummary/properties/visit_type/enum",keyword:"enum",params:{allowedValues: schema165.properties.visit_type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -15678,7 +15987,7 @@ vErrors.push(err23);
 errors++;
 }
 if(!(((((data7 === "scheduled") || (data7 === "in_progress")) || (data7 === "completed")) || (data7 === "missed")) || (data7 === "cancelled"))){
-const err24 = {instancePath:instancePath+"/data/" + i0+"/status",schemaPath:"components#/$defs/VisitSummary/properties/status/enum",keyword:"enum",params:{allowedValues: schema163.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err24 = {instancePath:instancePath+"/data/" + i0+"/status",schemaPath:"components#/$defs/VisitSummary/properties/status/enum",keyword:"enum",params:{allowedValues: schema165.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -15741,7 +16050,7 @@ errors++;
 if(data1.actual_start !== undefined){
 let data10 = data1.actual_start;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err29 = {instancePath:instancePath+"/data/" + i0+"/actual_start",schemaPath:"components#/$defs/VisitSummary/properties/actual_start/type",keyword:"type",params:{type: schema163.properties.actual_start.type},message:"must be string,null"};
+const err29 = {instancePath:instancePath+"/data/" + i0+"/actual_start",schemaPath:"components#/$defs/VisitSummary/properties/actual_start/type",keyword:"type",params:{type: schema165.properties.actual_start.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -15766,7 +16075,7 @@ errors++;
 if(data1.actual_end !== undefined){
 let data11 = data1.actual_end;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err31 = {instancePath:instancePath+"/data/" + i0+"/actual_end",schemaPath:"components#/$defs/VisitSummary/properties/actual_end/type",keyword:"type",params:{type: schema163.properties.actual_end.type},message:"must be string,null"};
+const err31 = {instancePath:instancePath+"/data/" + i0+"/actual_end",schemaPath:"components#/$defs/VisitSummary/properties/actual_end/type",keyword:"type",params:{type: schema165.properties.actual_end.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -15791,7 +16100,7 @@ errors++;
 if(data1.clinician_id !== undefined){
 let data12 = data1.clinician_id;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err33 = {instancePath:instancePath+"/data/" + i0+"/clinician_id",schemaPath:"components#/$defs/VisitSummary/properties/clinician_id/type",keyword:"type",params:{type: schema163.properties.clinician_id.type},message:"must be string,null"};
+const err33 = {instancePath:instancePath+"/data/" + i0+"/clinician_id",schemaPath:"components#/$defs/VisitSummary/properties/clinician_id/type",keyword:"type",params:{type: schema165.properties.clinician_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -15804,7 +16113,7 @@ errors++;
 if(data1.clinician_name !== undefined){
 let data13 = data1.clinician_name;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err34 = {instancePath:instancePath+"/data/" + i0+"/clinician_name",schemaPath:"components#/$defs/VisitSummary/properties/clinician_name/type",keyword:"type",params:{type: schema163.properties.clinician_name.type},message:"must be string,null"};
+const err34 = {instancePath:instancePath+"/data/" + i0+"/clinician_name",schemaPath:"components#/$defs/VisitSummary/properties/clinician_name/type",keyword:"type",params:{type: schema165.properties.clinician_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -15817,7 +16126,7 @@ errors++;
 if(data1.office_id !== undefined){
 let data14 = data1.office_id;
 if((typeof data14 !== "string") && (data14 !== null)){
-const err35 = {instancePath:instancePath+"/data/" + i0+"/office_id",schemaPath:"components#/$defs/VisitSummary/properties/office_id/type",keyword:"type",params:{type: schema163.properties.office_id.type},message:"must be string,null"};
+const err35 = {instancePath:instancePath+"/data/" + i0+"/office_id",schemaPath:"components#/$defs/VisitSummary/properties/office_id/type",keyword:"type",params:{type: schema165.properties.office_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -15877,8 +16186,8 @@ errors++;
 }
 }
 if(data.meta !== undefined){
-if(!(validate88(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
+if(!(validate90(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
 errors = vErrors.length;
 }
 }
@@ -15921,40 +16230,40 @@ vErrors.push(err42);
 }
 errors++;
 }
-validate151.errors = vErrors;
+validate153.errors = vErrors;
 return errors === 0;
 }
-validate151.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate153.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate150(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate152(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate150.evaluated;
+const evaluated0 = validate152.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate151(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate151.errors : vErrors.concat(validate151.errors);
+if(!(validate153(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate153.errors : vErrors.concat(validate153.errors);
 errors = vErrors.length;
 }
-validate150.errors = vErrors;
+validate152.errors = vErrors;
 return errors === 0;
 }
-validate150.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate152.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const getVisitStatus200 = validate154;
-const schema165 = {"$ref":"components#/$defs/VisitResponse"};
-const schema166 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/VisitDetail"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
-const schema167 = {"type":"object","required":["id","patient_id","episode_id","discipline","visit_type","status","scheduled_start","scheduled_end","actual_start","actual_end","clinician_id","clinician_name","office_id","updated_at","service_code","evv_status","documentation_status"],"properties":{"id":{"type":"string","description":"Visit id.","x-svc-phi":"kept"},"patient_id":{"type":"string","description":"Patient (surrogate handle in no_phi sessions).","x-svc-phi":"handle"},"episode_id":{"type":["string","null"],"description":"Episode.","x-svc-phi":"kept"},"discipline":{"type":"string","enum":["SN","PT","OT","ST","MSW","HHA"],"description":"SN skilled nursing, PT, OT, ST therapies, MSW social work, HHA aide."},"visit_type":{"type":"string","enum":["start_of_care","resumption_of_care","recertification","routine","prn","supervisory","discharge","evaluation"],"description":"Kind of visit."},"status":{"type":"string","enum":["scheduled","in_progress","completed","missed","cancelled"],"description":"Visit state."},"scheduled_start":{"type":"string","format":"date-time","description":"Planned start (year only in no_phi sessions).","x-svc-v1-name":"scheduled_at","x-svc-phi":"year"},"scheduled_end":{"type":"string","format":"date-time","description":"Planned end (year only in no_phi sessions).","x-svc-phi":"year"},"actual_start":{"type":["string","null"],"format":"date-time","description":"Clock-in (year only in no_phi sessions).","x-svc-phi":"year"},"actual_end":{"type":["string","null"],"format":"date-time","description":"Clock-out (year only in no_phi sessions).","x-svc-phi":"year"},"clinician_id":{"type":["string","null"],"description":"Clinician user id.","x-svc-phi":"kept"},"clinician_name":{"type":["string","null"],"description":"Clinician name (agency staff from the platform, not settable through the partition; kept in no_phi sessions).","x-svc-since":"2","x-svc-phi":"kept"},"office_id":{"type":["string","null"],"description":"Office.","x-svc-phi":"kept"},"updated_at":{"type":"string","format":"date-time","description":"Last change (year only in no_phi sessions).","x-svc-phi":"year"},"service_code":{"type":["string","null"],"description":"HCPCS/revenue service code (for example G0299).","x-svc-phi":"kept"},"duration_minutes":{"type":["integer","null"],"minimum":0,"description":"Actual duration."},"evv_status":{"type":"string","enum":["verified","unverified","exception","not_required"],"description":"Electronic visit verification.","x-svc-since":"2"},"documentation_status":{"type":"string","enum":["not_started","in_progress","submitted","approved"],"description":"Visit note state (content is never included)."},"missed_reason":{"type":["string","null"],"description":"Why missed (free text: null in no_phi sessions).","x-svc-phi":"withheld"},"cancellation_reason":{"type":["string","null"],"description":"Why cancelled (free text: null in no_phi sessions).","x-svc-phi":"withheld"}},"description":"Visit detail profile (route 16)."};
+export const getVisitStatus200 = validate156;
+const schema167 = {"$ref":"components#/$defs/VisitResponse"};
+const schema168 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/VisitDetail"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+const schema169 = {"type":"object","required":["id","patient_id","episode_id","discipline","visit_type","status","scheduled_start","scheduled_end","actual_start","actual_end","clinician_id","clinician_name","office_id","updated_at","service_code","evv_status","documentation_status"],"properties":{"id":{"type":"string","description":"Visit id.","x-svc-phi":"kept"},"patient_id":{"type":"string","description":"Patient (surrogate handle in no_phi sessions).","x-svc-phi":"handle"},"episode_id":{"type":["string","null"],"description":"Episode.","x-svc-phi":"kept"},"discipline":{"type":"string","enum":["SN","PT","OT","ST","MSW","HHA"],"description":"SN skilled nursing, PT, OT, ST therapies, MSW social work, HHA aide."},"visit_type":{"type":"string","enum":["start_of_care","resumption_of_care","recertification","routine","prn","supervisory","discharge","evaluation"],"description":"Kind of visit."},"status":{"type":"string","enum":["scheduled","in_progress","completed","missed","cancelled"],"description":"Visit state."},"scheduled_start":{"type":"string","format":"date-time","description":"Planned start (year only in no_phi sessions).","x-svc-v1-name":"scheduled_at","x-svc-phi":"year"},"scheduled_end":{"type":"string","format":"date-time","description":"Planned end (year only in no_phi sessions).","x-svc-phi":"year"},"actual_start":{"type":["string","null"],"format":"date-time","description":"Clock-in (year only in no_phi sessions).","x-svc-phi":"year"},"actual_end":{"type":["string","null"],"format":"date-time","description":"Clock-out (year only in no_phi sessions).","x-svc-phi":"year"},"clinician_id":{"type":["string","null"],"description":"Clinician user id.","x-svc-phi":"kept"},"clinician_name":{"type":["string","null"],"description":"Clinician name (agency staff from the platform, not settable through the partition; kept in no_phi sessions).","x-svc-since":"2","x-svc-phi":"kept"},"office_id":{"type":["string","null"],"description":"Office.","x-svc-phi":"kept"},"updated_at":{"type":"string","format":"date-time","description":"Last change (year only in no_phi sessions).","x-svc-phi":"year"},"service_code":{"type":["string","null"],"description":"HCPCS/revenue service code (for example G0299).","x-svc-phi":"kept"},"duration_minutes":{"type":["integer","null"],"minimum":0,"description":"Actual duration."},"evv_status":{"type":"string","enum":["verified","unverified","exception","not_required"],"description":"Electronic visit verification.","x-svc-since":"2"},"documentation_status":{"type":"string","enum":["not_started","in_progress","submitted","approved"],"description":"Visit note state (content is never included)."},"missed_reason":{"type":["string","null"],"description":"Why missed (free text: null in no_phi sessions).","x-svc-phi":"withheld"},"cancellation_reason":{"type":["string","null"],"description":"Why cancelled (free text: null in no_phi sessions).","x-svc-phi":"withheld"}},"description":"Visit detail profile (route 16)."};
 
-function validate155(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate157(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate155.evaluated;
+const evaluated0 = validate157.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -16172,7 +16481,7 @@ errors++;
 if(data0.episode_id !== undefined){
 let data3 = data0.episode_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err20 = {instancePath:instancePath+"/data/episode_id",schemaPath:"components#/$defs/VisitDetail/properties/episode_id/type",keyword:"type",params:{type: schema167.properties.episode_id.type},message:"must be string,null"};
+const err20 = {instancePath:instancePath+"/data/episode_id",schemaPath:"components#/$defs/VisitDetail/properties/episode_id/type",keyword:"type",params:{type: schema169.properties.episode_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -16195,7 +16504,7 @@ vErrors.push(err21);
 errors++;
 }
 if(!((((((data4 === "SN") || (data4 === "PT")) || (data4 === "OT")) || (data4 === "ST")) || (data4 === "MSW")) || (data4 === "HHA"))){
-const err22 = {instancePath:instancePath+"/data/discipline",schemaPath:"components#/$defs/VisitDetail/properties/discipline/enum",keyword:"enum",params:{allowedValues: schema167.properties.discipline.enum},message:"must be equal to one of the allowed values"};
+const err22 = {instancePath:instancePath+"/data/discipline",schemaPath:"components#/$defs/VisitDetail/properties/discipline/enum",keyword:"enum",params:{allowedValues: schema169.properties.discipline.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -16218,7 +16527,7 @@ vErrors.push(err23);
 errors++;
 }
 if(!((((((((data5 === "start_of_care") || (data5 === "resumption_of_care")) || (data5 === "recertification")) || (data5 === "routine")) || (data5 === "prn")) || (data5 === "supervisory")) || (data5 === "discharge")) || (data5 === "evaluation"))){
-const err24 = {instancePath:instancePath+"/data/visit_type",schemaPath:"components#/$defs/VisitDetail/properties/visit_type/enum",keyword:"enum",params:{allowedValues: schema167.properties.visit_type.enum},message:"must be equal to one of the allowed values"};
+const err24 = {instancePath:instancePath+"/data/visit_type",schemaPath:"components#/$defs/VisitDetail/properties/visit_type/enum",keyword:"enum",params:{allowedValues: schema169.properties.visit_type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -16241,7 +16550,7 @@ vErrors.push(err25);
 errors++;
 }
 if(!(((((data6 === "scheduled") || (data6 === "in_progress")) || (data6 === "completed")) || (data6 === "missed")) || (data6 === "cancelled"))){
-const err26 = {instancePath:instancePath+"/data/status",schemaPath:"components#/$defs/VisitDetail/properties/status/enum",keyword:"enum",params:{allowedValues: schema167.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err26 = {instancePath:instancePath+"/data/status",schemaPath:"components#/$defs/VisitDetail/properties/status/enum",keyword:"enum",params:{allowedValues: schema169.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -16304,7 +16613,7 @@ errors++;
 if(data0.actual_start !== undefined){
 let data9 = data0.actual_start;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err31 = {instancePath:instancePath+"/data/actual_start",schemaPath:"components#/$defs/VisitDetail/properties/actual_start/type",keyword:"type",params:{type: schema167.properties.actual_start.type},message:"must be string,null"};
+const err31 = {instancePath:instancePath+"/data/actual_start",schemaPath:"components#/$defs/VisitDetail/properties/actual_start/type",keyword:"type",params:{type: schema169.properties.actual_start.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -16329,7 +16638,7 @@ errors++;
 if(data0.actual_end !== undefined){
 let data10 = data0.actual_end;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err33 = {instancePath:instancePath+"/data/actual_end",schemaPath:"components#/$defs/VisitDetail/properties/actual_end/type",keyword:"type",params:{type: schema167.properties.actual_end.type},message:"must be string,null"};
+const err33 = {instancePath:instancePath+"/data/actual_end",schemaPath:"components#/$defs/VisitDetail/properties/actual_end/type",keyword:"type",params:{type: schema169.properties.actual_end.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -16354,7 +16663,7 @@ errors++;
 if(data0.clinician_id !== undefined){
 let data11 = data0.clinician_id;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err35 = {instancePath:instancePath+"/data/clinician_id",schemaPath:"components#/$defs/VisitDetail/properties/clinician_id/type",keyword:"type",params:{type: schema167.properties.clinician_id.type},message:"must be string,null"};
+const err35 = {instancePath:instancePath+"/data/clinician_id",schemaPath:"components#/$defs/VisitDetail/properties/clinician_id/type",keyword:"type",params:{type: schema169.properties.clinician_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -16367,7 +16676,7 @@ errors++;
 if(data0.clinician_name !== undefined){
 let data12 = data0.clinician_name;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err36 = {instancePath:instancePath+"/data/clinician_name",schemaPath:"components#/$defs/VisitDetail/properties/clinician_name/type",keyword:"type",params:{type: schema167.properties.clinician_name.type},message:"must be string,null"};
+const err36 = {instancePath:instancePath+"/data/clinician_name",schemaPath:"components#/$defs/VisitDetail/properties/clinician_name/type",keyword:"type",params:{type: schema169.properties.clinician_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -16380,7 +16689,7 @@ errors++;
 if(data0.office_id !== undefined){
 let data13 = data0.office_id;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err37 = {instancePath:instancePath+"/data/office_id",schemaPath:"components#/$defs/VisitDetail/properties/office_id/type",keyword:"type",params:{type: schema167.properties.office_id.type},message:"must be string,null"};
+const err37 = {instancePath:instancePath+"/data/office_id",schemaPath:"components#/$defs/VisitDetail/properties/office_id/type",keyword:"type",params:{type: schema169.properties.office_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -16418,7 +16727,7 @@ errors++;
 if(data0.service_code !== undefined){
 let data15 = data0.service_code;
 if((typeof data15 !== "string") && (data15 !== null)){
-const err40 = {instancePath:instancePath+"/data/service_code",schemaPath:"components#/$defs/VisitDetail/properties/service_code/type",keyword:"type",params:{type: schema167.properties.service_code.type},message:"must be string,null"};
+const err40 = {instancePath:instancePath+"/data/service_code",schemaPath:"components#/$defs/VisitDetail/properties/service_code/type",keyword:"type",params:{type: schema169.properties.service_code.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -16431,7 +16740,7 @@ errors++;
 if(data0.duration_minutes !== undefined){
 let data16 = data0.duration_minutes;
 if((!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))) && (data16 !== null)){
-const err41 = {instancePath:instancePath+"/data/duration_minutes",schemaPath:"components#/$defs/VisitDetail/properties/duration_minutes/type",keyword:"type",params:{type: schema167.properties.duration_minutes.type},message:"must be integer,null"};
+const err41 = {instancePath:instancePath+"/data/duration_minutes",schemaPath:"components#/$defs/VisitDetail/properties/duration_minutes/type",keyword:"type",params:{type: schema169.properties.duration_minutes.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -16466,7 +16775,7 @@ vErrors.push(err43);
 errors++;
 }
 if(!((((data17 === "verified") || (data17 === "unverified")) || (data17 === "exception")) || (data17 === "not_required"))){
-const err44 = {instancePath:instancePath+"/data/evv_status",schemaPath:"components#/$defs/VisitDetail/properties/evv_status/enum",keyword:"enum",params:{allowedValues: schema167.properties.evv_status.enum},message:"must be equal to one of the allowed values"};
+const err44 = {instancePath:instancePath+"/data/evv_status",schemaPath:"components#/$defs/VisitDetail/properties/evv_status/enum",keyword:"enum",params:{allowedValues: schema169.properties.evv_status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -16489,7 +16798,7 @@ vErrors.push(err45);
 errors++;
 }
 if(!((((data18 === "not_started") || (data18 === "in_progress")) || (data18 === "submitted")) || (data18 === "approved"))){
-const err46 = {instancePath:instancePath+"/data/documentation_status",schemaPath:"components#/$defs/VisitDetail/properties/documentation_status/enum",keyword:"enum",params:{allowedValues: schema167.properties.documentation_status.enum},message:"must be equal to one of the allowed values"};
+const err46 = {instancePath:instancePath+"/data/documentation_status",schemaPath:"components#/$defs/VisitDetail/properties/documentation_status/enum",keyword:"enum",params:{allowedValues: schema169.properties.documentation_status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -16502,7 +16811,7 @@ errors++;
 if(data0.missed_reason !== undefined){
 let data19 = data0.missed_reason;
 if((typeof data19 !== "string") && (data19 !== null)){
-const err47 = {instancePath:instancePath+"/data/missed_reason",schemaPath:"components#/$defs/VisitDetail/properties/missed_reason/type",keyword:"type",params:{type: schema167.properties.missed_reason.type},message:"must be string,null"};
+const err47 = {instancePath:instancePath+"/data/missed_reason",schemaPath:"components#/$defs/VisitDetail/properties/missed_reason/type",keyword:"type",params:{type: schema169.properties.missed_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -16515,7 +16824,7 @@ errors++;
 if(data0.cancellation_reason !== undefined){
 let data20 = data0.cancellation_reason;
 if((typeof data20 !== "string") && (data20 !== null)){
-const err48 = {instancePath:instancePath+"/data/cancellation_reason",schemaPath:"components#/$defs/VisitDetail/properties/cancellation_reason/type",keyword:"type",params:{type: schema167.properties.cancellation_reason.type},message:"must be string,null"};
+const err48 = {instancePath:instancePath+"/data/cancellation_reason",schemaPath:"components#/$defs/VisitDetail/properties/cancellation_reason/type",keyword:"type",params:{type: schema169.properties.cancellation_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -16582,40 +16891,40 @@ vErrors.push(err52);
 }
 errors++;
 }
-validate155.errors = vErrors;
+validate157.errors = vErrors;
 return errors === 0;
 }
-validate155.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate157.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate154(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate156(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate154.evaluated;
+const evaluated0 = validate156.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate155(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate155.errors : vErrors.concat(validate155.errors);
+if(!(validate157(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate157.errors : vErrors.concat(validate157.errors);
 errors = vErrors.length;
 }
-validate154.errors = vErrors;
+validate156.errors = vErrors;
 return errors === 0;
 }
-validate154.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate156.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const createTaskBody = validate158;
-const schema169 = {"$ref":"components#/$defs/TaskCreateRequest"};
-const schema170 = {"type":"object","required":["title"],"properties":{"title":{"type":"string","description":"Short title.","minLength":1,"maxLength":200},"description":{"type":"string","description":"Details.","maxLength":10000},"priority":{"type":"string","enum":["low","normal","high","urgent"],"description":"Default normal."},"due_date":{"type":"string","format":"date","description":"Due date."},"assignee_id":{"type":"string","description":"User or role to assign."},"related_resource":{"$ref":"components#/$defs/RelatedResource"}},"additionalProperties":false,"description":"Creates an open task. Unknown fields are refused."};
-const schema171 = {"type":"object","required":["type","id"],"properties":{"type":{"type":"string","enum":["patient","referral","intake","visit","physician_order","remittance","working_collection","working_collection_row"],"description":"Kind of resource. A request to change a working collection is a task related to the collection (id: the collection id) or to one of its rows (id: the row id, with collection_id); such a task is assigned to the collection's owner unless it names an assignee_id. A task may name any collection of the agency, one this extension cannot read included (to ask its owner to share it); another agency's collection or row is refused like an unknown one (400, details.field related_resource.id)."},"id":{"type":"string","description":"Its id; a patient is named by its surrogate handle (PT-…) in no_phi sessions, both ways.","minLength":1,"maxLength":128,"x-svc-phi":{"reduce":"handle","when":{"type":["patient"]}}},"collection_id":{"type":"string","description":"The collection of a working_collection_row: required with that type, refused with any other.","x-svc-phi":"kept"}},"additionalProperties":false};
+export const createTaskBody = validate160;
+const schema171 = {"$ref":"components#/$defs/TaskCreateRequest"};
+const schema172 = {"type":"object","required":["title"],"properties":{"title":{"type":"string","description":"Short title.","minLength":1,"maxLength":200},"description":{"type":"string","description":"Details.","maxLength":10000},"priority":{"type":"string","enum":["low","normal","high","urgent"],"description":"Default normal."},"due_date":{"type":"string","format":"date","description":"Due date."},"assignee_id":{"type":"string","description":"User or role to assign."},"related_resource":{"$ref":"components#/$defs/RelatedResource"}},"additionalProperties":false,"description":"Creates an open task. Unknown fields are refused."};
+const schema173 = {"type":"object","required":["type","id"],"properties":{"type":{"type":"string","enum":["patient","referral","intake","visit","physician_order","remittance","working_collection","working_collection_row"],"description":"Kind of resource. A request to change a working collection is a task related to the collection (id: the collection id) or to one of its rows (id: the row id, with collection_id); such a task is assigned to the collection's owner unless it names an assignee_id. A task may name any collection of the agency, one this extension cannot read included (to ask its owner to share it); another agency's collection or row is refused like an unknown one (400, details.field related_resource.id)."},"id":{"type":"string","description":"Its id; a patient is named by its surrogate handle (PT-…) in no_phi sessions, both ways.","minLength":1,"maxLength":128,"x-svc-phi":{"reduce":"handle","when":{"type":["patient"]}}},"collection_id":{"type":"string","description":"The collection of a working_collection_row: required with that type, refused with any other.","x-svc-phi":"kept"}},"additionalProperties":false};
 
-function validate159(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate161(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate159.evaluated;
+const evaluated0 = validate161.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -16718,7 +17027,7 @@ vErrors.push(err7);
 errors++;
 }
 if(!((((data2 === "low") || (data2 === "normal")) || (data2 === "high")) || (data2 === "urgent"))){
-const err8 = {instancePath:instancePath+"/priority",schemaPath:"#/properties/priority/enum",keyword:"enum",params:{allowedValues: schema170.properties.priority.enum},message:"must be equal to one of the allowed values"};
+const err8 = {instancePath:instancePath+"/priority",schemaPath:"#/properties/priority/enum",keyword:"enum",params:{allowedValues: schema172.properties.priority.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -16731,7 +17040,7 @@ errors++;
 if(data.due_date !== undefined){
 let data3 = data.due_date;
 if(typeof data3 === "string"){
-if(!(formats36.validate(data3))){
+if(!(formats42.validate(data3))){
 const err9 = {instancePath:instancePath+"/due_date",schemaPath:"#/properties/due_date/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
 if(vErrors === null){
 vErrors = [err9];
@@ -16813,7 +17122,7 @@ vErrors.push(err15);
 errors++;
 }
 if(!((((((((data6 === "patient") || (data6 === "referral")) || (data6 === "intake")) || (data6 === "visit")) || (data6 === "physician_order")) || (data6 === "remittance")) || (data6 === "working_collection")) || (data6 === "working_collection_row"))){
-const err16 = {instancePath:instancePath+"/related_resource/type",schemaPath:"components#/$defs/RelatedResource/properties/type/enum",keyword:"enum",params:{allowedValues: schema171.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err16 = {instancePath:instancePath+"/related_resource/type",schemaPath:"components#/$defs/RelatedResource/properties/type/enum",keyword:"enum",params:{allowedValues: schema173.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -16893,40 +17202,40 @@ vErrors.push(err22);
 }
 errors++;
 }
-validate159.errors = vErrors;
+validate161.errors = vErrors;
 return errors === 0;
 }
-validate159.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate161.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate158(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate160(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate158.evaluated;
+const evaluated0 = validate160.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate159(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate159.errors : vErrors.concat(validate159.errors);
+if(!(validate161(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate161.errors : vErrors.concat(validate161.errors);
 errors = vErrors.length;
 }
-validate158.errors = vErrors;
+validate160.errors = vErrors;
 return errors === 0;
 }
-validate158.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate160.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const createTaskStatus200 = validate161;
-const schema172 = {"$ref":"components#/$defs/TaskResponse"};
-const schema173 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/Task"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
-const schema174 = {"type":"object","required":["id","title","description","status","priority","due_date","assignee_id","related_resource","version","created_by","created_at","updated_at","completed_at"],"properties":{"id":{"type":"string","description":"Task id.","x-svc-phi":"kept"},"title":{"type":"string","description":"Short title; empty (\"\") in no_phi sessions (free text), also in the answer to a no_phi create or update.","x-svc-phi":"withheld"},"description":{"type":["string","null"],"description":"Details; null in no_phi sessions (free text).","x-svc-phi":"withheld"},"status":{"type":"string","enum":["open","in_progress","done","cancelled"],"description":"open → in_progress → done; open or in_progress → cancelled; done and cancelled are final."},"priority":{"type":"string","enum":["low","normal","high","urgent"],"description":"Priority."},"due_date":{"type":["string","null"],"format":"date","description":"Due date (year only in no_phi sessions).","x-svc-phi":"year"},"assignee_id":{"type":["string","null"],"description":"User or role the task is assigned to.","x-svc-v1-name":"assigned_to","x-svc-phi":"kept"},"related_resource":{"oneOf":[{"$ref":"components#/$defs/RelatedResource"},{"type":"null"}],"description":"What the task is about."},"version":{"type":"integer","description":"Optimistic concurrency version; send it back on PATCH (or as If-Match).","minimum":1},"created_by":{"type":"string","description":"Extension or user that created it.","x-svc-phi":"kept"},"created_at":{"type":"string","format":"date-time","description":"Created (year only in no_phi sessions).","x-svc-phi":"year"},"updated_at":{"type":"string","format":"date-time","description":"Last change (year only in no_phi sessions).","x-svc-phi":"year"},"completed_at":{"type":["string","null"],"format":"date-time","description":"When it reached done (year only in no_phi sessions).","x-svc-since":"2","x-svc-phi":"year"}},"description":"Task profile (routes 17-19)."};
+export const createTaskStatus200 = validate163;
+const schema174 = {"$ref":"components#/$defs/TaskResponse"};
+const schema175 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/Task"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+const schema176 = {"type":"object","required":["id","title","description","status","priority","due_date","assignee_id","related_resource","version","created_by","created_at","updated_at","completed_at"],"properties":{"id":{"type":"string","description":"Task id.","x-svc-phi":"kept"},"title":{"type":"string","description":"Short title; empty (\"\") in no_phi sessions (free text), also in the answer to a no_phi create or update.","x-svc-phi":"withheld"},"description":{"type":["string","null"],"description":"Details; null in no_phi sessions (free text).","x-svc-phi":"withheld"},"status":{"type":"string","enum":["open","in_progress","done","cancelled"],"description":"open → in_progress → done; open or in_progress → cancelled; done and cancelled are final."},"priority":{"type":"string","enum":["low","normal","high","urgent"],"description":"Priority."},"due_date":{"type":["string","null"],"format":"date","description":"Due date (year only in no_phi sessions).","x-svc-phi":"year"},"assignee_id":{"type":["string","null"],"description":"User or role the task is assigned to.","x-svc-v1-name":"assigned_to","x-svc-phi":"kept"},"related_resource":{"oneOf":[{"$ref":"components#/$defs/RelatedResource"},{"type":"null"}],"description":"What the task is about."},"version":{"type":"integer","description":"Optimistic concurrency version; send it back on PATCH (or as If-Match).","minimum":1},"created_by":{"type":"string","description":"Extension or user that created it.","x-svc-phi":"kept"},"created_at":{"type":"string","format":"date-time","description":"Created (year only in no_phi sessions).","x-svc-phi":"year"},"updated_at":{"type":"string","format":"date-time","description":"Last change (year only in no_phi sessions).","x-svc-phi":"year"},"completed_at":{"type":["string","null"],"format":"date-time","description":"When it reached done (year only in no_phi sessions).","x-svc-since":"2","x-svc-phi":"year"}},"description":"Task profile (routes 17-19)."};
 
-function validate163(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate165(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate163.evaluated;
+const evaluated0 = validate165.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -17091,7 +17400,7 @@ errors++;
 if(data.description !== undefined){
 let data2 = data.description;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err15 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema174.properties.description.type},message:"must be string,null"};
+const err15 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema176.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -17114,7 +17423,7 @@ vErrors.push(err16);
 errors++;
 }
 if(!((((data3 === "open") || (data3 === "in_progress")) || (data3 === "done")) || (data3 === "cancelled"))){
-const err17 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema174.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err17 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema176.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -17137,7 +17446,7 @@ vErrors.push(err18);
 errors++;
 }
 if(!((((data4 === "low") || (data4 === "normal")) || (data4 === "high")) || (data4 === "urgent"))){
-const err19 = {instancePath:instancePath+"/priority",schemaPath:"#/properties/priority/enum",keyword:"enum",params:{allowedValues: schema174.properties.priority.enum},message:"must be equal to one of the allowed values"};
+const err19 = {instancePath:instancePath+"/priority",schemaPath:"#/properties/priority/enum",keyword:"enum",params:{allowedValues: schema176.properties.priority.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -17150,7 +17459,7 @@ errors++;
 if(data.due_date !== undefined){
 let data5 = data.due_date;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err20 = {instancePath:instancePath+"/due_date",schemaPath:"#/properties/due_date/type",keyword:"type",params:{type: schema174.properties.due_date.type},message:"must be string,null"};
+const err20 = {instancePath:instancePath+"/due_date",schemaPath:"#/properties/due_date/type",keyword:"type",params:{type: schema176.properties.due_date.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -17160,7 +17469,7 @@ vErrors.push(err20);
 errors++;
 }
 if(typeof data5 === "string"){
-if(!(formats36.validate(data5))){
+if(!(formats42.validate(data5))){
 const err21 = {instancePath:instancePath+"/due_date",schemaPath:"#/properties/due_date/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
 if(vErrors === null){
 vErrors = [err21];
@@ -17175,7 +17484,7 @@ errors++;
 if(data.assignee_id !== undefined){
 let data6 = data.assignee_id;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err22 = {instancePath:instancePath+"/assignee_id",schemaPath:"#/properties/assignee_id/type",keyword:"type",params:{type: schema174.properties.assignee_id.type},message:"must be string,null"};
+const err22 = {instancePath:instancePath+"/assignee_id",schemaPath:"#/properties/assignee_id/type",keyword:"type",params:{type: schema176.properties.assignee_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -17237,7 +17546,7 @@ vErrors.push(err26);
 errors++;
 }
 if(!((((((((data8 === "patient") || (data8 === "referral")) || (data8 === "intake")) || (data8 === "visit")) || (data8 === "physician_order")) || (data8 === "remittance")) || (data8 === "working_collection")) || (data8 === "working_collection_row"))){
-const err27 = {instancePath:instancePath+"/related_resource/type",schemaPath:"components#/$defs/RelatedResource/properties/type/enum",keyword:"enum",params:{allowedValues: schema171.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err27 = {instancePath:instancePath+"/related_resource/type",schemaPath:"components#/$defs/RelatedResource/properties/type/enum",keyword:"enum",params:{allowedValues: schema173.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -17444,7 +17753,7 @@ errors++;
 if(data.completed_at !== undefined){
 let data15 = data.completed_at;
 if((typeof data15 !== "string") && (data15 !== null)){
-const err42 = {instancePath:instancePath+"/completed_at",schemaPath:"#/properties/completed_at/type",keyword:"type",params:{type: schema174.properties.completed_at.type},message:"must be string,null"};
+const err42 = {instancePath:instancePath+"/completed_at",schemaPath:"#/properties/completed_at/type",keyword:"type",params:{type: schema176.properties.completed_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -17477,16 +17786,116 @@ vErrors.push(err44);
 }
 errors++;
 }
+validate165.errors = vErrors;
+return errors === 0;
+}
+validate165.evaluated = {"props":{"id":true,"title":true,"description":true,"status":true,"priority":true,"due_date":true,"assignee_id":true,"related_resource":true,"version":true,"created_by":true,"created_at":true,"updated_at":true,"completed_at":true},"dynamicProps":false,"dynamicItems":false};
+
+
+function validate164(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate164.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.data !== undefined){
+if(!(validate165(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate165.errors : vErrors.concat(validate165.errors);
+errors = vErrors.length;
+}
+}
+if(data.meta !== undefined){
+if(!(validate23(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+errors = vErrors.length;
+}
+}
+if(data.warnings !== undefined){
+let data2 = data.warnings;
+if(Array.isArray(data2)){
+const len0 = data2.length;
+for(let i0=0; i0<len0; i0++){
+if(typeof data2[i0] !== "string"){
+const err1 = {instancePath:instancePath+"/warnings/" + i0,schemaPath:"components#/$defs/Warnings/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+}
+else {
+const err2 = {instancePath:instancePath+"/warnings",schemaPath:"components#/$defs/Warnings/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+else {
+const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+validate164.errors = vErrors;
+return errors === 0;
+}
+validate164.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+
+
+function validate163(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate163.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate164(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate164.errors : vErrors.concat(validate164.errors);
+errors = vErrors.length;
+}
 validate163.errors = vErrors;
 return errors === 0;
 }
-validate163.evaluated = {"props":{"id":true,"title":true,"description":true,"status":true,"priority":true,"due_date":true,"assignee_id":true,"related_resource":true,"version":true,"created_by":true,"created_at":true,"updated_at":true,"completed_at":true},"dynamicProps":false,"dynamicItems":false};
+validate163.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
+export const getTaskStatus200 = validate169;
+const schema179 = {"$ref":"components#/$defs/TaskResponse"};
 
-function validate162(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate170(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate162.evaluated;
+const evaluated0 = validate170.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -17505,8 +17914,8 @@ vErrors.push(err0);
 errors++;
 }
 if(data.data !== undefined){
-if(!(validate163(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate163.errors : vErrors.concat(validate163.errors);
+if(!(validate165(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate165.errors : vErrors.concat(validate165.errors);
 errors = vErrors.length;
 }
 }
@@ -17555,139 +17964,39 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate162.errors = vErrors;
+validate170.errors = vErrors;
 return errors === 0;
 }
-validate162.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate170.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate161(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate169(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate161.evaluated;
+const evaluated0 = validate169.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate162(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate162.errors : vErrors.concat(validate162.errors);
+if(!(validate170(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate170.errors : vErrors.concat(validate170.errors);
 errors = vErrors.length;
 }
-validate161.errors = vErrors;
+validate169.errors = vErrors;
 return errors === 0;
 }
-validate161.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate169.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const getTaskStatus200 = validate167;
-const schema177 = {"$ref":"components#/$defs/TaskResponse"};
+export const updateTaskBody = validate174;
+const schema182 = {"$ref":"components#/$defs/TaskUpdateRequest"};
+const schema183 = {"type":"object","additionalProperties":false,"minProperties":1,"description":"Partial update. Unknown fields are refused. Send version (or If-Match) to guard against concurrent changes.","properties":{"title":{"type":"string","description":"Short title.","minLength":1,"maxLength":200},"description":{"type":["string","null"],"description":"Details.","maxLength":10000},"status":{"type":"string","enum":["open","in_progress","done","cancelled"],"description":"New state; only allowed transitions."},"priority":{"type":"string","enum":["low","normal","high","urgent"],"description":"Priority."},"due_date":{"type":["string","null"],"format":"date","description":"Due date, or null to clear."},"assignee_id":{"type":["string","null"],"description":"Assignee, or null to clear."},"version":{"type":"integer","description":"Version the change is based on.","minimum":1}}};
 
-function validate168(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate174(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate168.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.data === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if(data.data !== undefined){
-if(!(validate163(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate163.errors : vErrors.concat(validate163.errors);
-errors = vErrors.length;
-}
-}
-if(data.meta !== undefined){
-if(!(validate23(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
-errors = vErrors.length;
-}
-}
-if(data.warnings !== undefined){
-let data2 = data.warnings;
-if(Array.isArray(data2)){
-const len0 = data2.length;
-for(let i0=0; i0<len0; i0++){
-if(typeof data2[i0] !== "string"){
-const err1 = {instancePath:instancePath+"/warnings/" + i0,schemaPath:"components#/$defs/Warnings/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-}
-else {
-const err2 = {instancePath:instancePath+"/warnings",schemaPath:"components#/$defs/Warnings/type",keyword:"type",params:{type: "array"},message:"must be array"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-}
-else {
-const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-validate168.errors = vErrors;
-return errors === 0;
-}
-validate168.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
-
-
-function validate167(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate167.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate168(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate168.errors : vErrors.concat(validate168.errors);
-errors = vErrors.length;
-}
-validate167.errors = vErrors;
-return errors === 0;
-}
-validate167.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
-
-export const updateTaskBody = validate172;
-const schema180 = {"$ref":"components#/$defs/TaskUpdateRequest"};
-const schema181 = {"type":"object","additionalProperties":false,"minProperties":1,"description":"Partial update. Unknown fields are refused. Send version (or If-Match) to guard against concurrent changes.","properties":{"title":{"type":"string","description":"Short title.","minLength":1,"maxLength":200},"description":{"type":["string","null"],"description":"Details.","maxLength":10000},"status":{"type":"string","enum":["open","in_progress","done","cancelled"],"description":"New state; only allowed transitions."},"priority":{"type":"string","enum":["low","normal","high","urgent"],"description":"Priority."},"due_date":{"type":["string","null"],"format":"date","description":"Due date, or null to clear."},"assignee_id":{"type":["string","null"],"description":"Assignee, or null to clear."},"version":{"type":"integer","description":"Version the change is based on.","minimum":1}}};
-
-function validate172(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate172.evaluated;
+const evaluated0 = validate174.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -17755,7 +18064,7 @@ errors++;
 if(data.description !== undefined){
 let data1 = data.description;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err5 = {instancePath:instancePath+"/description",schemaPath:"components#/$defs/TaskUpdateRequest/properties/description/type",keyword:"type",params:{type: schema181.properties.description.type},message:"must be string,null"};
+const err5 = {instancePath:instancePath+"/description",schemaPath:"components#/$defs/TaskUpdateRequest/properties/description/type",keyword:"type",params:{type: schema183.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -17790,7 +18099,7 @@ vErrors.push(err7);
 errors++;
 }
 if(!((((data2 === "open") || (data2 === "in_progress")) || (data2 === "done")) || (data2 === "cancelled"))){
-const err8 = {instancePath:instancePath+"/status",schemaPath:"components#/$defs/TaskUpdateRequest/properties/status/enum",keyword:"enum",params:{allowedValues: schema181.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err8 = {instancePath:instancePath+"/status",schemaPath:"components#/$defs/TaskUpdateRequest/properties/status/enum",keyword:"enum",params:{allowedValues: schema183.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -17813,7 +18122,7 @@ vErrors.push(err9);
 errors++;
 }
 if(!((((data3 === "low") || (data3 === "normal")) || (data3 === "high")) || (data3 === "urgent"))){
-const err10 = {instancePath:instancePath+"/priority",schemaPath:"components#/$defs/TaskUpdateRequest/properties/priority/enum",keyword:"enum",params:{allowedValues: schema181.properties.priority.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/priority",schemaPath:"components#/$defs/TaskUpdateRequest/properties/priority/enum",keyword:"enum",params:{allowedValues: schema183.properties.priority.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -17826,7 +18135,7 @@ errors++;
 if(data.due_date !== undefined){
 let data4 = data.due_date;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err11 = {instancePath:instancePath+"/due_date",schemaPath:"components#/$defs/TaskUpdateRequest/properties/due_date/type",keyword:"type",params:{type: schema181.properties.due_date.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/due_date",schemaPath:"components#/$defs/TaskUpdateRequest/properties/due_date/type",keyword:"type",params:{type: schema183.properties.due_date.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -17836,7 +18145,7 @@ vErrors.push(err11);
 errors++;
 }
 if(typeof data4 === "string"){
-if(!(formats36.validate(data4))){
+if(!(formats42.validate(data4))){
 const err12 = {instancePath:instancePath+"/due_date",schemaPath:"components#/$defs/TaskUpdateRequest/properties/due_date/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
 if(vErrors === null){
 vErrors = [err12];
@@ -17851,7 +18160,7 @@ errors++;
 if(data.assignee_id !== undefined){
 let data5 = data.assignee_id;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err13 = {instancePath:instancePath+"/assignee_id",schemaPath:"components#/$defs/TaskUpdateRequest/properties/assignee_id/type",keyword:"type",params:{type: schema181.properties.assignee_id.type},message:"must be string,null"};
+const err13 = {instancePath:instancePath+"/assignee_id",schemaPath:"components#/$defs/TaskUpdateRequest/properties/assignee_id/type",keyword:"type",params:{type: schema183.properties.assignee_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -17897,18 +18206,18 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate172.errors = vErrors;
+validate174.errors = vErrors;
 return errors === 0;
 }
-validate172.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate174.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const updateTaskStatus200 = validate173;
-const schema182 = {"$ref":"components#/$defs/TaskResponse"};
+export const updateTaskStatus200 = validate175;
+const schema184 = {"$ref":"components#/$defs/TaskResponse"};
 
-function validate174(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate176(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate174.evaluated;
+const evaluated0 = validate176.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -17927,8 +18236,8 @@ vErrors.push(err0);
 errors++;
 }
 if(data.data !== undefined){
-if(!(validate163(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate163.errors : vErrors.concat(validate163.errors);
+if(!(validate165(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate165.errors : vErrors.concat(validate165.errors);
 errors = vErrors.length;
 }
 }
@@ -17977,42 +18286,42 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate174.errors = vErrors;
+validate176.errors = vErrors;
 return errors === 0;
 }
-validate174.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate176.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate173(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate175(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate173.evaluated;
+const evaluated0 = validate175.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate174(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate174.errors : vErrors.concat(validate174.errors);
+if(!(validate176(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate176.errors : vErrors.concat(validate176.errors);
 errors = vErrors.length;
 }
-validate173.errors = vErrors;
+validate175.errors = vErrors;
 return errors === 0;
 }
-validate173.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate175.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listRemittancesStatus200 = validate178;
-const schema185 = {"$ref":"components#/$defs/RemittanceListResponse"};
-const schema186 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/Remittance"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/ListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
-const schema187 = {"type":"object","required":["id","era_file_id","payer_name","payer_id","payee_name","payee_id","payment_amount","credit_debit","payment_method","payment_date","check_or_eft_number","status","claim_count","paid_amount","provider_adjustment_amount","received_at"],"properties":{"id":{"type":"string","description":"Remittance (ERA payment) id.","x-svc-phi":"kept"},"era_file_id":{"type":"string","description":"835 file it came from.","x-svc-phi":"kept"},"payer_name":{"type":"string","description":"Payer as the 835 names it (N1*PR N102).","x-svc-v1-name":"payer","x-svc-phi":"kept"},"payer_id":{"type":["string","null"],"description":"Payer id: N1*PR N104, else REF*2U; null when the file gives neither.","x-svc-phi":"kept"},"payee_name":{"type":"string","description":"Payee as the 835 names it (N1*PE N102): the agency or one of its billing providers.","x-svc-phi":"kept"},"payee_id":{"type":["string","null"],"description":"Payee id (N1*PE N104: NPI, tax id or the payer's provider number).","x-svc-phi":"kept"},"payment_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total payment (BPR02) as sent, never negative: credit_debit says whether it was paid to the agency or taken back. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"credit_debit":{"type":"string","enum":["credit","debit"],"description":"BPR03: credit, a payment to the agency; debit, money the payer takes back."},"payment_method":{"type":"string","enum":["ACH","CHK","NON","FWT","BOP"],"description":"X12 BPR04 payment method: ACH (automated clearing house), CHK (check), NON (no payment, as when claims are denied or offset), FWT (federal reserve wire), BOP (financial institution option)."},"payment_date":{"type":"string","description":"Payment or check date (BPR16; the production date DTM*405 when a file leaves BPR16 empty). Year only in no_phi sessions.","pattern":"^\\d{4}(-\\d{2}-\\d{2})?$","x-svc-phi":"year","format":"date"},"check_or_eft_number":{"type":["string","null"],"description":"Check or EFT trace number (TRN02) masked to its last four characters (****1234); null in no_phi sessions. Stored whole, never served whole.","x-svc-phi":"withheld"},"status":{"type":"string","enum":["received","posted","reconciled","exception"],"description":"Posting state of the payment: `received` when imported from its 835; `posted` once the agency has posted it to its receivables, `reconciled` once it has been matched to the deposit, `exception` when posting stopped on a problem an agency resolves by hand. The importer sets only `received`; the others are states the agency moves a payment through later."},"claim_count":{"type":"integer","description":"Claims (CLP) in the payment.","minimum":0},"paid_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Sum of the claims' payments (CLP04). Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"provider_adjustment_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Sum of the provider-level adjustments (PLB amounts): positive reduces the payment (a recoupment), negative adds to it (interest). The payment balances: payment_amount (negative for a debit) = paid_amount - provider_adjustment_amount. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"received_at":{"type":"string","format":"date-time","description":"When the 835 was imported (year only in no_phi sessions).","x-svc-phi":"year"}},"description":"An ERA payment: one ST/SE transaction of an X12 835 (005010X221A1) file, imported by an agency administrator (`npm run -s admin -- era import`). Its claims are its allocations (route 21)."};
+export const listRemittancesStatus200 = validate180;
+const schema187 = {"$ref":"components#/$defs/RemittanceListResponse"};
+const schema188 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/Remittance"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/ListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
+const schema189 = {"type":"object","required":["id","era_file_id","payer_name","payer_id","payee_name","payee_id","payment_amount","credit_debit","payment_method","payment_date","check_or_eft_number","status","claim_count","paid_amount","provider_adjustment_amount","received_at"],"properties":{"id":{"type":"string","description":"Remittance (ERA payment) id.","x-svc-phi":"kept"},"era_file_id":{"type":"string","description":"835 file it came from.","x-svc-phi":"kept"},"payer_name":{"type":"string","description":"Payer as the 835 names it (N1*PR N102).","x-svc-v1-name":"payer","x-svc-phi":"kept"},"payer_id":{"type":["string","null"],"description":"Payer id: N1*PR N104, else REF*2U; null when the file gives neither.","x-svc-phi":"kept"},"payee_name":{"type":"string","description":"Payee as the 835 names it (N1*PE N102): the agency or one of its billing providers.","x-svc-phi":"kept"},"payee_id":{"type":["string","null"],"description":"Payee id (N1*PE N104: NPI, tax id or the payer's provider number).","x-svc-phi":"kept"},"payment_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total payment (BPR02) as sent, never negative: credit_debit says whether it was paid to the agency or taken back. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"credit_debit":{"type":"string","enum":["credit","debit"],"description":"BPR03: credit, a payment to the agency; debit, money the payer takes back."},"payment_method":{"type":"string","enum":["ACH","CHK","NON","FWT","BOP"],"description":"X12 BPR04 payment method: ACH (automated clearing house), CHK (check), NON (no payment, as when claims are denied or offset), FWT (federal reserve wire), BOP (financial institution option)."},"payment_date":{"type":"string","description":"Payment or check date (BPR16; the production date DTM*405 when a file leaves BPR16 empty). Year only in no_phi sessions.","pattern":"^\\d{4}(-\\d{2}-\\d{2})?$","x-svc-phi":"year","format":"date"},"check_or_eft_number":{"type":["string","null"],"description":"Check or EFT trace number (TRN02) masked to its last four characters (****1234); null in no_phi sessions. Stored whole, never served whole.","x-svc-phi":"withheld"},"status":{"type":"string","enum":["received","posted","reconciled","exception"],"description":"Posting state of the payment: `received` when imported from its 835; `posted` once the agency has posted it to its receivables, `reconciled` once it has been matched to the deposit, `exception` when posting stopped on a problem an agency resolves by hand. The importer sets only `received`; the others are states the agency moves a payment through later."},"claim_count":{"type":"integer","description":"Claims (CLP) in the payment.","minimum":0},"paid_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Sum of the claims' payments (CLP04). Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"provider_adjustment_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Sum of the provider-level adjustments (PLB amounts): positive reduces the payment (a recoupment), negative adds to it (interest). The payment balances: payment_amount (negative for a debit) = paid_amount - provider_adjustment_amount. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"received_at":{"type":"string","format":"date-time","description":"When the 835 was imported (year only in no_phi sessions).","x-svc-phi":"year"}},"description":"An ERA payment: one ST/SE transaction of an X12 835 (005010X221A1) file, imported by an agency administrator (`npm run -s admin -- era import`). Its claims are its allocations (route 21)."};
 const pattern11 = new RegExp("^-?\\d+\\.\\d{2}$", "u");
 const pattern12 = new RegExp("^\\d{4}(-\\d{2}-\\d{2})?$", "u");
 
-function validate179(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate181(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate179.evaluated;
+const evaluated0 = validate181.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -18246,7 +18555,7 @@ errors++;
 if(data1.payer_id !== undefined){
 let data5 = data1.payer_id;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err21 = {instancePath:instancePath+"/data/" + i0+"/payer_id",schemaPath:"components#/$defs/Remittance/properties/payer_id/type",keyword:"type",params:{type: schema187.properties.payer_id.type},message:"must be string,null"};
+const err21 = {instancePath:instancePath+"/data/" + i0+"/payer_id",schemaPath:"components#/$defs/Remittance/properties/payer_id/type",keyword:"type",params:{type: schema189.properties.payer_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -18271,7 +18580,7 @@ errors++;
 if(data1.payee_id !== undefined){
 let data7 = data1.payee_id;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err23 = {instancePath:instancePath+"/data/" + i0+"/payee_id",schemaPath:"components#/$defs/Remittance/properties/payee_id/type",keyword:"type",params:{type: schema187.properties.payee_id.type},message:"must be string,null"};
+const err23 = {instancePath:instancePath+"/data/" + i0+"/payee_id",schemaPath:"components#/$defs/Remittance/properties/payee_id/type",keyword:"type",params:{type: schema189.properties.payee_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -18319,7 +18628,7 @@ vErrors.push(err26);
 errors++;
 }
 if(!((data9 === "credit") || (data9 === "debit"))){
-const err27 = {instancePath:instancePath+"/data/" + i0+"/credit_debit",schemaPath:"components#/$defs/Remittance/properties/credit_debit/enum",keyword:"enum",params:{allowedValues: schema187.properties.credit_debit.enum},message:"must be equal to one of the allowed values"};
+const err27 = {instancePath:instancePath+"/data/" + i0+"/credit_debit",schemaPath:"components#/$defs/Remittance/properties/credit_debit/enum",keyword:"enum",params:{allowedValues: schema189.properties.credit_debit.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -18342,7 +18651,7 @@ vErrors.push(err28);
 errors++;
 }
 if(!(((((data10 === "ACH") || (data10 === "CHK")) || (data10 === "NON")) || (data10 === "FWT")) || (data10 === "BOP"))){
-const err29 = {instancePath:instancePath+"/data/" + i0+"/payment_method",schemaPath:"components#/$defs/Remittance/properties/payment_method/enum",keyword:"enum",params:{allowedValues: schema187.properties.payment_method.enum},message:"must be equal to one of the allowed values"};
+const err29 = {instancePath:instancePath+"/data/" + i0+"/payment_method",schemaPath:"components#/$defs/Remittance/properties/payment_method/enum",keyword:"enum",params:{allowedValues: schema189.properties.payment_method.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -18365,7 +18674,7 @@ vErrors.push(err30);
 }
 errors++;
 }
-if(!(formats36.validate(data11))){
+if(!(formats42.validate(data11))){
 const err31 = {instancePath:instancePath+"/data/" + i0+"/payment_date",schemaPath:"components#/$defs/Remittance/properties/payment_date/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
 if(vErrors === null){
 vErrors = [err31];
@@ -18390,7 +18699,7 @@ errors++;
 if(data1.check_or_eft_number !== undefined){
 let data12 = data1.check_or_eft_number;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err33 = {instancePath:instancePath+"/data/" + i0+"/check_or_eft_number",schemaPath:"components#/$defs/Remittance/properties/check_or_eft_number/type",keyword:"type",params:{type: schema187.properties.check_or_eft_number.type},message:"must be string,null"};
+const err33 = {instancePath:instancePath+"/data/" + i0+"/check_or_eft_number",schemaPath:"components#/$defs/Remittance/properties/check_or_eft_number/type",keyword:"type",params:{type: schema189.properties.check_or_eft_number.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -18413,7 +18722,7 @@ vErrors.push(err34);
 errors++;
 }
 if(!((((data13 === "received") || (data13 === "posted")) || (data13 === "reconciled")) || (data13 === "exception"))){
-const err35 = {instancePath:instancePath+"/data/" + i0+"/status",schemaPath:"components#/$defs/Remittance/properties/status/enum",keyword:"enum",params:{allowedValues: schema187.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err35 = {instancePath:instancePath+"/data/" + i0+"/status",schemaPath:"components#/$defs/Remittance/properties/status/enum",keyword:"enum",params:{allowedValues: schema189.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -18548,8 +18857,8 @@ errors++;
 }
 }
 if(data.meta !== undefined){
-if(!(validate88(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
+if(!(validate90(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
 errors = vErrors.length;
 }
 }
@@ -18592,41 +18901,41 @@ vErrors.push(err48);
 }
 errors++;
 }
-validate179.errors = vErrors;
+validate181.errors = vErrors;
 return errors === 0;
 }
-validate179.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate181.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate178(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate180(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate178.evaluated;
+const evaluated0 = validate180.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate179(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate179.errors : vErrors.concat(validate179.errors);
+if(!(validate181(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate181.errors : vErrors.concat(validate181.errors);
 errors = vErrors.length;
 }
-validate178.errors = vErrors;
+validate180.errors = vErrors;
 return errors === 0;
 }
-validate178.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate180.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listRemittanceAllocationsStatus200 = validate182;
-const schema189 = {"$ref":"components#/$defs/AllocationListResponse"};
-const schema190 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/Allocation"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/AllocationListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
-const schema191 = {"type":"object","required":["id","remittance_id","claim_id","payer_claim_number","original_payer_claim_number","claim_status_code","claim_status","claim_filing_indicator","patient_id","patient_name","member_id","service_date_from","service_date_to","charged_amount","allowed_amount","paid_amount","adjustment_amount","patient_responsibility_amount","variance_amount","adjustment_codes","match_status"],"properties":{"id":{"type":"string","description":"Allocation id.","x-svc-phi":"kept"},"remittance_id":{"type":"string","description":"Remittance.","x-svc-phi":"kept"},"claim_id":{"type":"string","description":"The agency's claim as the payer echoes it: CLP01, the patient control number the claim was billed with. A CL- handle in no_phi sessions.","x-svc-phi":{"reduce":"handle","kind":"claim"}},"payer_claim_number":{"type":["string","null"],"description":"The payer's claim control number (CLP07). A PC- handle in no_phi sessions.","x-svc-phi":{"reduce":"handle","kind":"payer_claim"}},"original_payer_claim_number":{"type":["string","null"],"description":"On a reversal (claim_status_code 22, adjustments in group CR) and on its correction: the payer claim number of the claim they reverse and replace (the reversal's own CLP07; for the correction REF*F8, else the reversal just before it in the payment with the same claim_id). Null otherwise. A PC- handle in no_phi sessions.","x-svc-phi":{"reduce":"handle","kind":"payer_claim"}},"claim_status_code":{"type":"string","enum":["1","2","3","4","19","20","21","22","23","25"],"description":"CLP02 as sent; claim_status says what it means."},"claim_status":{"type":"string","enum":["processed_as_primary","processed_as_secondary","processed_as_tertiary","denied","processed_as_primary_forwarded","processed_as_secondary_forwarded","processed_as_tertiary_forwarded","reversal_of_previous_payment","not_our_claim_forwarded","predetermination_pricing_only"],"description":"What CLP02 means: 1 processed as primary, 2 as secondary, 3 as tertiary, 4 denied, 19-21 processed as primary, secondary or tertiary and forwarded to another payer, 22 reversal of a previous payment, 23 not our claim and forwarded, 25 predetermination pricing only (no payment)."},"claim_filing_indicator":{"type":["string","null"],"description":"CLP06, the claim filing indicator (MA Medicare Part A, MB Part B, MC Medicaid, 12 PPO, 16 HMO Medicare Advantage, ...).","x-svc-phi":"kept"},"patient_id":{"type":["string","null"],"description":"The agency's patient the claim was matched to (see match_status); null when unmatched. A PT- handle in no_phi sessions.","x-svc-phi":"handle"},"patient_name":{"type":["string","null"],"description":"The patient as the payer names them (NM1*QC: last, first middle); null in no_phi sessions.","x-svc-phi":"withheld"},"member_id":{"type":["string","null"],"description":"The payer's member id of the insured (NM1*IL N109, else NM1*QC N109). An MB- handle in no_phi sessions.","x-svc-phi":{"reduce":"handle","kind":"member"}},"service_date_from":{"type":["string","null"],"description":"First date of service: the claim's statement period (DTM*232), else its earliest service line date. Year only in no_phi sessions.","pattern":"^\\d{4}(-\\d{2}-\\d{2})?$","x-svc-phi":"year","format":"date"},"service_date_to":{"type":["string","null"],"pattern":"^\\d{4}(-\\d{2}-\\d{2})?$","description":"Last date of service: DTM*233, else the latest service line date when the lines span more than one day. Year only in no_phi sessions.","x-svc-phi":"year","format":"date"},"charged_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Billed (CLP03). Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"allowed_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Allowed: AMT*AU when the claim carries it; else the sum of the service lines' AMT*B6 when every line has one; else charged less the CO, PI and CR (their reversal) adjustments other than sequestration (CARC 253, a reduction of the payment, not of the allowance). Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"paid_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Paid (CLP04). Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"adjustment_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Sum of the claim's adjustments (claim and service line CAS, every group). Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"patient_responsibility_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Patient responsibility: CLP05, else the sum of the PR adjustments. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"variance_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Charged less paid less adjustments: 0.00 on a claim whose adjustments account for every dollar billed, otherwise the amount the 835 leaves unexplained. Decimal string with two places, in US dollars.","x-svc-since":"2","x-svc-phi":"kept"},"adjustment_codes":{"type":"array","items":{"$ref":"components#/$defs/AdjustmentCode"},"description":"CARC adjustments as group-reason pairs (CO-45, PR-2, CO-253, OA-23, CR-... on reversals), each with its amount summed over the claim and its service lines, in order of appearance."},"match_status":{"type":"string","enum":["matched","partially_matched","unmatched"],"description":"How the claim was matched to the agency's patients when imported. The patient control number (claim_id) names a patient when it is the patient's MRN, or the MRN followed by \"-\" and a claim suffix. matched: it names a patient, and the payer's member id is one of that patient's coverage policy numbers or the payer's last name is the patient's (ignoring case, accents and spacing). partially_matched: one identifier alone points at one patient (the control number names a patient whose member id and last name both differ, or it names none and exactly one patient holds the member id); patient_id is that patient. unmatched: neither; patient_id is null."}},"description":"A claim of an ERA payment (2100 CLP loop), with its service lines' adjustments folded in."};
-const schema192 = {"type":"object","required":["code","group_code","reason_code","amount"],"properties":{"code":{"type":"string","description":"Group and CARC, for example CO-45.","x-svc-phi":"kept"},"group_code":{"type":"string","enum":["CO","PR","OA","PI","CR"],"description":"Claim adjustment group."},"reason_code":{"type":"string","description":"Claim adjustment reason code (CARC).","x-svc-phi":"kept"},"amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Adjusted amount. Decimal string with two places, in US dollars.","x-svc-phi":"kept"}}};
+export const listRemittanceAllocationsStatus200 = validate184;
+const schema191 = {"$ref":"components#/$defs/AllocationListResponse"};
+const schema192 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/Allocation"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/AllocationListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
+const schema193 = {"type":"object","required":["id","remittance_id","claim_id","payer_claim_number","original_payer_claim_number","claim_status_code","claim_status","claim_filing_indicator","patient_id","patient_name","member_id","service_date_from","service_date_to","charged_amount","allowed_amount","paid_amount","adjustment_amount","patient_responsibility_amount","variance_amount","adjustment_codes","match_status"],"properties":{"id":{"type":"string","description":"Allocation id.","x-svc-phi":"kept"},"remittance_id":{"type":"string","description":"Remittance.","x-svc-phi":"kept"},"claim_id":{"type":"string","description":"The agency's claim as the payer echoes it: CLP01, the patient control number the claim was billed with. A CL- handle in no_phi sessions.","x-svc-phi":{"reduce":"handle","kind":"claim"}},"payer_claim_number":{"type":["string","null"],"description":"The payer's claim control number (CLP07). A PC- handle in no_phi sessions.","x-svc-phi":{"reduce":"handle","kind":"payer_claim"}},"original_payer_claim_number":{"type":["string","null"],"description":"On a reversal (claim_status_code 22, adjustments in group CR) and on its correction: the payer claim number of the claim they reverse and replace (the reversal's own CLP07; for the correction REF*F8, else the reversal just before it in the payment with the same claim_id). Null otherwise. A PC- handle in no_phi sessions.","x-svc-phi":{"reduce":"handle","kind":"payer_claim"}},"claim_status_code":{"type":"string","enum":["1","2","3","4","19","20","21","22","23","25"],"description":"CLP02 as sent; claim_status says what it means."},"claim_status":{"type":"string","enum":["processed_as_primary","processed_as_secondary","processed_as_tertiary","denied","processed_as_primary_forwarded","processed_as_secondary_forwarded","processed_as_tertiary_forwarded","reversal_of_previous_payment","not_our_claim_forwarded","predetermination_pricing_only"],"description":"What CLP02 means: 1 processed as primary, 2 as secondary, 3 as tertiary, 4 denied, 19-21 processed as primary, secondary or tertiary and forwarded to another payer, 22 reversal of a previous payment, 23 not our claim and forwarded, 25 predetermination pricing only (no payment)."},"claim_filing_indicator":{"type":["string","null"],"description":"CLP06, the claim filing indicator (MA Medicare Part A, MB Part B, MC Medicaid, 12 PPO, 16 HMO Medicare Advantage, ...).","x-svc-phi":"kept"},"patient_id":{"type":["string","null"],"description":"The agency's patient the claim was matched to (see match_status); null when unmatched. A PT- handle in no_phi sessions.","x-svc-phi":"handle"},"patient_name":{"type":["string","null"],"description":"The patient as the payer names them (NM1*QC: last, first middle); null in no_phi sessions.","x-svc-phi":"withheld"},"member_id":{"type":["string","null"],"description":"The payer's member id of the insured (NM1*IL N109, else NM1*QC N109). An MB- handle in no_phi sessions.","x-svc-phi":{"reduce":"handle","kind":"member"}},"service_date_from":{"type":["string","null"],"description":"First date of service: the claim's statement period (DTM*232), else its earliest service line date. Year only in no_phi sessions.","pattern":"^\\d{4}(-\\d{2}-\\d{2})?$","x-svc-phi":"year","format":"date"},"service_date_to":{"type":["string","null"],"pattern":"^\\d{4}(-\\d{2}-\\d{2})?$","description":"Last date of service: DTM*233, else the latest service line date when the lines span more than one day. Year only in no_phi sessions.","x-svc-phi":"year","format":"date"},"charged_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Billed (CLP03). Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"allowed_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Allowed: AMT*AU when the claim carries it; else the sum of the service lines' AMT*B6 when every line has one; else charged less the CO, PI and CR (their reversal) adjustments other than sequestration (CARC 253, a reduction of the payment, not of the allowance). Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"paid_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Paid (CLP04). Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"adjustment_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Sum of the claim's adjustments (claim and service line CAS, every group). Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"patient_responsibility_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Patient responsibility: CLP05, else the sum of the PR adjustments. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"variance_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Charged less paid less adjustments: 0.00 on a claim whose adjustments account for every dollar billed, otherwise the amount the 835 leaves unexplained. Decimal string with two places, in US dollars.","x-svc-since":"2","x-svc-phi":"kept"},"adjustment_codes":{"type":"array","items":{"$ref":"components#/$defs/AdjustmentCode"},"description":"CARC adjustments as group-reason pairs (CO-45, PR-2, CO-253, OA-23, CR-... on reversals), each with its amount summed over the claim and its service lines, in order of appearance."},"match_status":{"type":"string","enum":["matched","partially_matched","unmatched"],"description":"How the claim was matched to the agency's patients when imported. The patient control number (claim_id) names a patient when it is the patient's MRN, or the MRN followed by \"-\" and a claim suffix. matched: it names a patient, and the payer's member id is one of that patient's coverage policy numbers or the payer's last name is the patient's (ignoring case, accents and spacing). partially_matched: one identifier alone points at one patient (the control number names a patient whose member id and last name both differ, or it names none and exactly one patient holds the member id); patient_id is that patient. unmatched: neither; patient_id is null."}},"description":"A claim of an ERA payment (2100 CLP loop), with its service lines' adjustments folded in."};
+const schema194 = {"type":"object","required":["code","group_code","reason_code","amount"],"properties":{"code":{"type":"string","description":"Group and CARC, for example CO-45.","x-svc-phi":"kept"},"group_code":{"type":"string","enum":["CO","PR","OA","PI","CR"],"description":"Claim adjustment group."},"reason_code":{"type":"string","description":"Claim adjustment reason code (CARC).","x-svc-phi":"kept"},"amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Adjusted amount. Decimal string with two places, in US dollars.","x-svc-phi":"kept"}}};
 
-function validate184(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate186(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate184.evaluated;
+const evaluated0 = validate186.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -18883,7 +19192,7 @@ errors++;
 if(data.payer_claim_number !== undefined){
 let data3 = data.payer_claim_number;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err24 = {instancePath:instancePath+"/payer_claim_number",schemaPath:"#/properties/payer_claim_number/type",keyword:"type",params:{type: schema191.properties.payer_claim_number.type},message:"must be string,null"};
+const err24 = {instancePath:instancePath+"/payer_claim_number",schemaPath:"#/properties/payer_claim_number/type",keyword:"type",params:{type: schema193.properties.payer_claim_number.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -18896,7 +19205,7 @@ errors++;
 if(data.original_payer_claim_number !== undefined){
 let data4 = data.original_payer_claim_number;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err25 = {instancePath:instancePath+"/original_payer_claim_number",schemaPath:"#/properties/original_payer_claim_number/type",keyword:"type",params:{type: schema191.properties.original_payer_claim_number.type},message:"must be string,null"};
+const err25 = {instancePath:instancePath+"/original_payer_claim_number",schemaPath:"#/properties/original_payer_claim_number/type",keyword:"type",params:{type: schema193.properties.original_payer_claim_number.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -18919,7 +19228,7 @@ vErrors.push(err26);
 errors++;
 }
 if(!((((((((((data5 === "1") || (data5 === "2")) || (data5 === "3")) || (data5 === "4")) || (data5 === "19")) || (data5 === "20")) || (data5 === "21")) || (data5 === "22")) || (data5 === "23")) || (data5 === "25"))){
-const err27 = {instancePath:instancePath+"/claim_status_code",schemaPath:"#/properties/claim_status_code/enum",keyword:"enum",params:{allowedValues: schema191.properties.claim_status_code.enum},message:"must be equal to one of the allowed values"};
+const err27 = {instancePath:instancePath+"/claim_status_code",schemaPath:"#/properties/claim_status_code/enum",keyword:"enum",params:{allowedValues: schema193.properties.claim_status_code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -18942,7 +19251,7 @@ vErrors.push(err28);
 errors++;
 }
 if(!((((((((((data6 === "processed_as_primary") || (data6 === "processed_as_secondary")) || (data6 === "processed_as_tertiary")) || (data6 === "denied")) || (data6 === "processed_as_primary_forwarded")) || (data6 === "processed_as_secondary_forwarded")) || (data6 === "processed_as_tertiary_forwarded")) || (data6 === "reversal_of_previous_payment")) || (data6 === "not_our_claim_forwarded")) || (data6 === "predetermination_pricing_only"))){
-const err29 = {instancePath:instancePath+"/claim_status",schemaPath:"#/properties/claim_status/enum",keyword:"enum",params:{allowedValues: schema191.properties.claim_status.enum},message:"must be equal to one of the allowed values"};
+const err29 = {instancePath:instancePath+"/claim_status",schemaPath:"#/properties/claim_status/enum",keyword:"enum",params:{allowedValues: schema193.properties.claim_status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -18955,7 +19264,7 @@ errors++;
 if(data.claim_filing_indicator !== undefined){
 let data7 = data.claim_filing_indicator;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err30 = {instancePath:instancePath+"/claim_filing_indicator",schemaPath:"#/properties/claim_filing_indicator/type",keyword:"type",params:{type: schema191.properties.claim_filing_indicator.type},message:"must be string,null"};
+const err30 = {instancePath:instancePath+"/claim_filing_indicator",schemaPath:"#/properties/claim_filing_indicator/type",keyword:"type",params:{type: schema193.properties.claim_filing_indicator.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -18968,7 +19277,7 @@ errors++;
 if(data.patient_id !== undefined){
 let data8 = data.patient_id;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err31 = {instancePath:instancePath+"/patient_id",schemaPath:"#/properties/patient_id/type",keyword:"type",params:{type: schema191.properties.patient_id.type},message:"must be string,null"};
+const err31 = {instancePath:instancePath+"/patient_id",schemaPath:"#/properties/patient_id/type",keyword:"type",params:{type: schema193.properties.patient_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -18981,7 +19290,7 @@ errors++;
 if(data.patient_name !== undefined){
 let data9 = data.patient_name;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err32 = {instancePath:instancePath+"/patient_name",schemaPath:"#/properties/patient_name/type",keyword:"type",params:{type: schema191.properties.patient_name.type},message:"must be string,null"};
+const err32 = {instancePath:instancePath+"/patient_name",schemaPath:"#/properties/patient_name/type",keyword:"type",params:{type: schema193.properties.patient_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -18994,7 +19303,7 @@ errors++;
 if(data.member_id !== undefined){
 let data10 = data.member_id;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err33 = {instancePath:instancePath+"/member_id",schemaPath:"#/properties/member_id/type",keyword:"type",params:{type: schema191.properties.member_id.type},message:"must be string,null"};
+const err33 = {instancePath:instancePath+"/member_id",schemaPath:"#/properties/member_id/type",keyword:"type",params:{type: schema193.properties.member_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -19007,7 +19316,7 @@ errors++;
 if(data.service_date_from !== undefined){
 let data11 = data.service_date_from;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err34 = {instancePath:instancePath+"/service_date_from",schemaPath:"#/properties/service_date_from/type",keyword:"type",params:{type: schema191.properties.service_date_from.type},message:"must be string,null"};
+const err34 = {instancePath:instancePath+"/service_date_from",schemaPath:"#/properties/service_date_from/type",keyword:"type",params:{type: schema193.properties.service_date_from.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -19027,7 +19336,7 @@ vErrors.push(err35);
 }
 errors++;
 }
-if(!(formats36.validate(data11))){
+if(!(formats42.validate(data11))){
 const err36 = {instancePath:instancePath+"/service_date_from",schemaPath:"#/properties/service_date_from/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
 if(vErrors === null){
 vErrors = [err36];
@@ -19042,7 +19351,7 @@ errors++;
 if(data.service_date_to !== undefined){
 let data12 = data.service_date_to;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err37 = {instancePath:instancePath+"/service_date_to",schemaPath:"#/properties/service_date_to/type",keyword:"type",params:{type: schema191.properties.service_date_to.type},message:"must be string,null"};
+const err37 = {instancePath:instancePath+"/service_date_to",schemaPath:"#/properties/service_date_to/type",keyword:"type",params:{type: schema193.properties.service_date_to.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -19062,7 +19371,7 @@ vErrors.push(err38);
 }
 errors++;
 }
-if(!(formats36.validate(data12))){
+if(!(formats42.validate(data12))){
 const err39 = {instancePath:instancePath+"/service_date_to",schemaPath:"#/properties/service_date_to/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
 if(vErrors === null){
 vErrors = [err39];
@@ -19296,7 +19605,7 @@ vErrors.push(err57);
 errors++;
 }
 if(!(((((data22 === "CO") || (data22 === "PR")) || (data22 === "OA")) || (data22 === "PI")) || (data22 === "CR"))){
-const err58 = {instancePath:instancePath+"/adjustment_codes/" + i0+"/group_code",schemaPath:"components#/$defs/AdjustmentCode/properties/group_code/enum",keyword:"enum",params:{allowedValues: schema192.properties.group_code.enum},message:"must be equal to one of the allowed values"};
+const err58 = {instancePath:instancePath+"/adjustment_codes/" + i0+"/group_code",schemaPath:"components#/$defs/AdjustmentCode/properties/group_code/enum",keyword:"enum",params:{allowedValues: schema194.properties.group_code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -19380,7 +19689,7 @@ vErrors.push(err64);
 errors++;
 }
 if(!(((data25 === "matched") || (data25 === "partially_matched")) || (data25 === "unmatched"))){
-const err65 = {instancePath:instancePath+"/match_status",schemaPath:"#/properties/match_status/enum",keyword:"enum",params:{allowedValues: schema191.properties.match_status.enum},message:"must be equal to one of the allowed values"};
+const err65 = {instancePath:instancePath+"/match_status",schemaPath:"#/properties/match_status/enum",keyword:"enum",params:{allowedValues: schema193.properties.match_status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -19401,19 +19710,19 @@ vErrors.push(err66);
 }
 errors++;
 }
-validate184.errors = vErrors;
+validate186.errors = vErrors;
 return errors === 0;
 }
-validate184.evaluated = {"props":{"id":true,"remittance_id":true,"claim_id":true,"payer_claim_number":true,"original_payer_claim_number":true,"claim_status_code":true,"claim_status":true,"claim_filing_indicator":true,"patient_id":true,"patient_name":true,"member_id":true,"service_date_from":true,"service_date_to":true,"charged_amount":true,"allowed_amount":true,"paid_amount":true,"adjustment_amount":true,"patient_responsibility_amount":true,"variance_amount":true,"adjustment_codes":true,"match_status":true},"dynamicProps":false,"dynamicItems":false};
+validate186.evaluated = {"props":{"id":true,"remittance_id":true,"claim_id":true,"payer_claim_number":true,"original_payer_claim_number":true,"claim_status_code":true,"claim_status":true,"claim_filing_indicator":true,"patient_id":true,"patient_name":true,"member_id":true,"service_date_from":true,"service_date_to":true,"charged_amount":true,"allowed_amount":true,"paid_amount":true,"adjustment_amount":true,"patient_responsibility_amount":true,"variance_amount":true,"adjustment_codes":true,"match_status":true},"dynamicProps":false,"dynamicItems":false};
 
-const schema193 = {"allOf":[{"$ref":"components#/$defs/ListMeta"},{"type":"object","required":["summary"],"properties":{"summary":{"$ref":"components#/$defs/AllocationSummary"}}}],"description":"Meta of a payment's allocations: PageMeta, next_offset, and the payment's totals in summary."};
-const schema194 = {"type":"object","required":["claim_count","charged_amount","allowed_amount","paid_amount","adjustment_amount","patient_responsibility_amount","variance_amount","adjustments_by_group","payment_amount","provider_adjustment_amount","provider_adjustments"],"properties":{"claim_count":{"type":"integer","description":"Claims in the payment (0 when it has only provider-level adjustments, or is unknown).","minimum":0},"charged_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total billed. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"allowed_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total allowed. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"paid_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total paid. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"adjustment_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total adjustments. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"patient_responsibility_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total patient responsibility. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"variance_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total variance: the sum of the claims' variance_amount. Decimal string with two places, in US dollars.","x-svc-since":"2","x-svc-phi":"kept"},"adjustments_by_group":{"type":"object","description":"Total adjustments per claim adjustment group: CO contractual, CR correction and reversal, OA other, PI payer initiated, PR patient responsibility.","required":["CO","CR","OA","PI","PR"],"additionalProperties":false,"properties":{"CO":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Group CO. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"CR":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Group CR. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"OA":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Group OA. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"PI":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Group PI. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"PR":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Group PR. Decimal string with two places, in US dollars.","x-svc-phi":"kept"}},"x-svc-phi":"kept"},"payment_amount":{"type":["string","null"],"pattern":"^-?\\d+\\.\\d{2}$","description":"The payment (BPR02), negative for a debit; null for an unknown remittance. Equals paid_amount - provider_adjustment_amount. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"provider_adjustment_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Sum of the provider-level adjustments (PLB): positive reduces the payment, negative adds to it. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"provider_adjustments":{"type":"array","items":{"$ref":"components#/$defs/ProviderAdjustment"},"description":"The payment's provider-level adjustments (PLB), in file order."}},"description":"Totals of the payment, in meta.summary of the allocations list: the claims' sums and the provider-level adjustments. An unknown remittance has every total 0.00, no provider adjustments and a null payment_amount."};
-const schema195 = {"type":"object","required":["provider_id","fiscal_period_date","reason_code","reference","amount"],"properties":{"provider_id":{"type":"string","description":"PLB01: the provider (NPI or the payer's provider number) the adjustment applies to.","x-svc-phi":"kept"},"fiscal_period_date":{"type":"string","pattern":"^\\d{4}(-\\d{2}-\\d{2})?$","description":"PLB02: the last day of the provider's fiscal period (year only in no_phi sessions).","x-svc-phi":"year","format":"date"},"reason_code":{"type":"string","description":"PLB03-1, the provider adjustment reason: WO overpayment recovery, L6 interest owed, FB forwarding balance, 72 authorized return, CS adjustment, 50 late filing reduction, J1 nonreimbursable, ...","x-svc-phi":"kept"},"reference":{"type":["string","null"],"description":"PLB03-2, the payer's reference for it (often a claim number); null in no_phi sessions.","x-svc-phi":"withheld"},"amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"PLB04: positive reduces the payment (recoupment), negative adds to it (interest). Decimal string with two places, in US dollars.","x-svc-phi":"kept"}},"description":"A provider-level adjustment of an ERA payment (PLB)."};
+const schema195 = {"allOf":[{"$ref":"components#/$defs/ListMeta"},{"type":"object","required":["summary"],"properties":{"summary":{"$ref":"components#/$defs/AllocationSummary"}}}],"description":"Meta of a payment's allocations: PageMeta, next_offset, and the payment's totals in summary."};
+const schema196 = {"type":"object","required":["claim_count","charged_amount","allowed_amount","paid_amount","adjustment_amount","patient_responsibility_amount","variance_amount","adjustments_by_group","payment_amount","provider_adjustment_amount","provider_adjustments"],"properties":{"claim_count":{"type":"integer","description":"Claims in the payment (0 when it has only provider-level adjustments, or is unknown).","minimum":0},"charged_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total billed. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"allowed_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total allowed. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"paid_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total paid. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"adjustment_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total adjustments. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"patient_responsibility_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total patient responsibility. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"variance_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total variance: the sum of the claims' variance_amount. Decimal string with two places, in US dollars.","x-svc-since":"2","x-svc-phi":"kept"},"adjustments_by_group":{"type":"object","description":"Total adjustments per claim adjustment group: CO contractual, CR correction and reversal, OA other, PI payer initiated, PR patient responsibility.","required":["CO","CR","OA","PI","PR"],"additionalProperties":false,"properties":{"CO":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Group CO. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"CR":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Group CR. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"OA":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Group OA. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"PI":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Group PI. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"PR":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Group PR. Decimal string with two places, in US dollars.","x-svc-phi":"kept"}},"x-svc-phi":"kept"},"payment_amount":{"type":["string","null"],"pattern":"^-?\\d+\\.\\d{2}$","description":"The payment (BPR02), negative for a debit; null for an unknown remittance. Equals paid_amount - provider_adjustment_amount. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"provider_adjustment_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Sum of the provider-level adjustments (PLB): positive reduces the payment, negative adds to it. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"provider_adjustments":{"type":"array","items":{"$ref":"components#/$defs/ProviderAdjustment"},"description":"The payment's provider-level adjustments (PLB), in file order."}},"description":"Totals of the payment, in meta.summary of the allocations list: the claims' sums and the provider-level adjustments. An unknown remittance has every total 0.00, no provider adjustments and a null payment_amount."};
+const schema197 = {"type":"object","required":["provider_id","fiscal_period_date","reason_code","reference","amount"],"properties":{"provider_id":{"type":"string","description":"PLB01: the provider (NPI or the payer's provider number) the adjustment applies to.","x-svc-phi":"kept"},"fiscal_period_date":{"type":"string","pattern":"^\\d{4}(-\\d{2}-\\d{2})?$","description":"PLB02: the last day of the provider's fiscal period (year only in no_phi sessions).","x-svc-phi":"year","format":"date"},"reason_code":{"type":"string","description":"PLB03-1, the provider adjustment reason: WO overpayment recovery, L6 interest owed, FB forwarding balance, 72 authorized return, CS adjustment, 50 late filing reduction, J1 nonreimbursable, ...","x-svc-phi":"kept"},"reference":{"type":["string","null"],"description":"PLB03-2, the payer's reference for it (often a claim number); null in no_phi sessions.","x-svc-phi":"withheld"},"amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"PLB04: positive reduces the payment (recoupment), negative adds to it (interest). Decimal string with two places, in US dollars.","x-svc-phi":"kept"}},"description":"A provider-level adjustment of an ERA payment (PLB)."};
 
-function validate188(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate190(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate188.evaluated;
+const evaluated0 = validate190.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -19911,7 +20220,7 @@ errors++;
 if(data.payment_amount !== undefined){
 let data13 = data.payment_amount;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err42 = {instancePath:instancePath+"/payment_amount",schemaPath:"#/properties/payment_amount/type",keyword:"type",params:{type: schema194.properties.payment_amount.type},message:"must be string,null"};
+const err42 = {instancePath:instancePath+"/payment_amount",schemaPath:"#/properties/payment_amount/type",keyword:"type",params:{type: schema196.properties.payment_amount.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -20040,7 +20349,7 @@ vErrors.push(err52);
 }
 errors++;
 }
-if(!(formats36.validate(data18))){
+if(!(formats42.validate(data18))){
 const err53 = {instancePath:instancePath+"/provider_adjustments/" + i0+"/fiscal_period_date",schemaPath:"components#/$defs/ProviderAdjustment/properties/fiscal_period_date/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
 if(vErrors === null){
 vErrors = [err53];
@@ -20077,7 +20386,7 @@ errors++;
 if(data16.reference !== undefined){
 let data20 = data16.reference;
 if((typeof data20 !== "string") && (data20 !== null)){
-const err56 = {instancePath:instancePath+"/provider_adjustments/" + i0+"/reference",schemaPath:"components#/$defs/ProviderAdjustment/properties/reference/type",keyword:"type",params:{type: schema195.properties.reference.type},message:"must be string,null"};
+const err56 = {instancePath:instancePath+"/provider_adjustments/" + i0+"/reference",schemaPath:"components#/$defs/ProviderAdjustment/properties/reference/type",keyword:"type",params:{type: schema197.properties.reference.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -20147,24 +20456,24 @@ vErrors.push(err61);
 }
 errors++;
 }
-validate188.errors = vErrors;
+validate190.errors = vErrors;
 return errors === 0;
 }
-validate188.evaluated = {"props":{"claim_count":true,"charged_amount":true,"allowed_amount":true,"paid_amount":true,"adjustment_amount":true,"patient_responsibility_amount":true,"variance_amount":true,"adjustments_by_group":true,"payment_amount":true,"provider_adjustment_amount":true,"provider_adjustments":true},"dynamicProps":false,"dynamicItems":false};
+validate190.evaluated = {"props":{"claim_count":true,"charged_amount":true,"allowed_amount":true,"paid_amount":true,"adjustment_amount":true,"patient_responsibility_amount":true,"variance_amount":true,"adjustments_by_group":true,"payment_amount":true,"provider_adjustment_amount":true,"provider_adjustments":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate186(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate188(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate186.evaluated;
+const evaluated0 = validate188.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate88(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
+if(!(validate90(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
 errors = vErrors.length;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -20179,8 +20488,8 @@ vErrors.push(err0);
 errors++;
 }
 if(data.summary !== undefined){
-if(!(validate188(data.summary, {instancePath:instancePath+"/summary",parentData:data,parentDataProperty:"summary",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate188.errors : vErrors.concat(validate188.errors);
+if(!(validate190(data.summary, {instancePath:instancePath+"/summary",parentData:data,parentDataProperty:"summary",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate190.errors : vErrors.concat(validate190.errors);
 errors = vErrors.length;
 }
 }
@@ -20195,16 +20504,16 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate186.errors = vErrors;
+validate188.errors = vErrors;
 return errors === 0;
 }
-validate186.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate188.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate183(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate185(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate183.evaluated;
+const evaluated0 = validate185.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20237,8 +20546,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate184(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate184.errors : vErrors.concat(validate184.errors);
+if(!(validate186(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate186.errors : vErrors.concat(validate186.errors);
 errors = vErrors.length;
 }
 }
@@ -20255,8 +20564,8 @@ errors++;
 }
 }
 if(data.meta !== undefined){
-if(!(validate186(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate186.errors : vErrors.concat(validate186.errors);
+if(!(validate188(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate188.errors : vErrors.concat(validate188.errors);
 errors = vErrors.length;
 }
 }
@@ -20299,51 +20608,51 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate183.errors = vErrors;
+validate185.errors = vErrors;
 return errors === 0;
 }
-validate183.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate185.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate182(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate184(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate182.evaluated;
+const evaluated0 = validate184.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate183(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate183.errors : vErrors.concat(validate183.errors);
+if(!(validate185(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate185.errors : vErrors.concat(validate185.errors);
 errors = vErrors.length;
 }
-validate182.errors = vErrors;
+validate184.errors = vErrors;
 return errors === 0;
 }
-validate182.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate184.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listPhysicianOrdersStatus200 = validate192;
-const schema197 = {"$ref":"components#/$defs/PhysicianOrderListResponse"};
-const schema198 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/PhysicianOrder"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/PhysicianOrderListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
-const schema199 = {"type":"object","required":["id","order_type","patient_id","physician_id","physician_name","physician_npi","office_id","signature_status","delivery_method","sent_at","signed_at","received_at","days_outstanding","aging_bucket","sla_days","sla_breached","days_to_sign","created_at"],"properties":{"id":{"type":"string","description":"Order id, or its stable OR- handle in no_phi sessions (the same for every no_phi session of the agency; route 23 takes it).","x-svc-phi":{"reduce":"handle","kind":"physician_order"}},"order_type":{"type":"string","enum":["plan_of_care","recertification","verbal","supplemental","face_to_face","discharge"],"description":"Kind of order."},"patient_id":{"type":"string","description":"Patient (stable PT- handle in no_phi sessions).","x-svc-phi":"handle"},"physician_id":{"type":"string","description":"Physician (stable PH- handle in no_phi sessions).","x-svc-phi":{"reduce":"handle","kind":"physician"}},"physician_name":{"type":["string","null"],"description":"Physician's name; null in no_phi sessions.","x-svc-phi":"withheld"},"physician_npi":{"type":["string","null"],"pattern":"^[0-9]{10}$","description":"Physician's NPI; null in no_phi sessions.","x-svc-since":"2","x-svc-phi":"withheld"},"office_id":{"type":"string","description":"Office that issued the order; aging days are counted in its time zone.","x-svc-since":"2","x-svc-phi":"kept"},"signature_status":{"type":"string","enum":["signed","awaiting_signature","signature_not_required","rejected","superseded","cancelled"],"description":"Signature state (spec part 3): awaiting_signature (created, sent or not, and not yet signed; the only state that ages), signed, signature_not_required, rejected (the physician refused it; a corrected order replaces it), superseded (replaced by a later order), cancelled.","x-svc-v1-name":"status"},"delivery_method":{"type":["string","null"],"enum":["fax","portal","e_signature",null],"description":"How the order was sent for signature; null until sent.","x-svc-since":"2"},"sent_at":{"type":["string","null"],"format":"date-time","description":"Sent to the physician for signature; null while not sent (year only in no_phi sessions).","x-svc-phi":"year"},"signed_at":{"type":["string","null"],"format":"date-time","description":"Signed by the physician; set exactly when signature_status is signed (year only in no_phi sessions).","x-svc-phi":"year"},"received_at":{"type":["string","null"],"format":"date-time","description":"Signed order received back by the agency (year only in no_phi sessions).","x-svc-since":"2","x-svc-phi":"year"},"days_outstanding":{"type":["integer","null"],"minimum":0,"description":"Whole days awaiting signature since sent_at, as of meta.as_of (calendar days of the office's time zone); null unless awaiting signature and sent by as_of."},"aging_bucket":{"type":["string","null"],"enum":["not_sent","0_7_days","8_14_days","15_30_days","31_plus_days",null],"description":"Aging as of meta.as_of: not_sent (awaiting signature, not sent by as_of), 0_7_days, 8_14_days, 15_30_days or 31_plus_days by days_outstanding (bounds included); null unless awaiting signature."},"sla_days":{"type":"integer","description":"The agency's signature SLA in days (default 7; set by the agency's administrator).","minimum":0},"sla_breached":{"type":"boolean","description":"Awaiting: days_outstanding greater than sla_days as of meta.as_of. Signed: days_to_sign greater than sla_days. Otherwise false (an order not sent yet has not started its SLA)."},"days_to_sign":{"type":["integer","null"],"minimum":0,"description":"Whole days from sent to signed (calendar days of the office's time zone); null unless signed after being sent.","x-svc-since":"2"},"created_at":{"type":"string","format":"date-time","description":"Created; the list's order (year only in no_phi sessions).","x-svc-phi":"year"}},"description":"Physician order and its signature aging (spec 2.7). Order content (the clinical text) is never included."};
+export const listPhysicianOrdersStatus200 = validate194;
+const schema199 = {"$ref":"components#/$defs/PhysicianOrderListResponse"};
+const schema200 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/PhysicianOrder"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/PhysicianOrderListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
+const schema201 = {"type":"object","required":["id","order_type","patient_id","physician_id","physician_name","physician_npi","office_id","signature_status","delivery_method","sent_at","signed_at","received_at","days_outstanding","aging_bucket","sla_days","sla_breached","days_to_sign","created_at"],"properties":{"id":{"type":"string","description":"Order id, or its stable OR- handle in no_phi sessions (the same for every no_phi session of the agency; route 23 takes it).","x-svc-phi":{"reduce":"handle","kind":"physician_order"}},"order_type":{"type":"string","enum":["plan_of_care","recertification","verbal","supplemental","face_to_face","discharge"],"description":"Kind of order."},"patient_id":{"type":"string","description":"Patient (stable PT- handle in no_phi sessions).","x-svc-phi":"handle"},"physician_id":{"type":"string","description":"Physician (stable PH- handle in no_phi sessions).","x-svc-phi":{"reduce":"handle","kind":"physician"}},"physician_name":{"type":["string","null"],"description":"Physician's name; null in no_phi sessions.","x-svc-phi":"withheld"},"physician_npi":{"type":["string","null"],"pattern":"^[0-9]{10}$","description":"Physician's NPI; null in no_phi sessions.","x-svc-since":"2","x-svc-phi":"withheld"},"office_id":{"type":"string","description":"Office that issued the order; aging days are counted in its time zone.","x-svc-since":"2","x-svc-phi":"kept"},"signature_status":{"type":"string","enum":["signed","awaiting_signature","signature_not_required","rejected","superseded","cancelled"],"description":"Signature state (spec part 3): awaiting_signature (created, sent or not, and not yet signed; the only state that ages), signed, signature_not_required, rejected (the physician refused it; a corrected order replaces it), superseded (replaced by a later order), cancelled.","x-svc-v1-name":"status"},"delivery_method":{"type":["string","null"],"enum":["fax","portal","e_signature",null],"description":"How the order was sent for signature; null until sent.","x-svc-since":"2"},"sent_at":{"type":["string","null"],"format":"date-time","description":"Sent to the physician for signature; null while not sent (year only in no_phi sessions).","x-svc-phi":"year"},"signed_at":{"type":["string","null"],"format":"date-time","description":"Signed by the physician; set exactly when signature_status is signed (year only in no_phi sessions).","x-svc-phi":"year"},"received_at":{"type":["string","null"],"format":"date-time","description":"Signed order received back by the agency (year only in no_phi sessions).","x-svc-since":"2","x-svc-phi":"year"},"days_outstanding":{"type":["integer","null"],"minimum":0,"description":"Whole days awaiting signature since sent_at, as of meta.as_of (calendar days of the office's time zone); null unless awaiting signature and sent by as_of."},"aging_bucket":{"type":["string","null"],"enum":["not_sent","0_7_days","8_14_days","15_30_days","31_plus_days",null],"description":"Aging as of meta.as_of: not_sent (awaiting signature, not sent by as_of), 0_7_days, 8_14_days, 15_30_days or 31_plus_days by days_outstanding (bounds included); null unless awaiting signature."},"sla_days":{"type":"integer","description":"The agency's signature SLA in days (default 7; set by the agency's administrator).","minimum":0},"sla_breached":{"type":"boolean","description":"Awaiting: days_outstanding greater than sla_days as of meta.as_of. Signed: days_to_sign greater than sla_days. Otherwise false (an order not sent yet has not started its SLA)."},"days_to_sign":{"type":["integer","null"],"minimum":0,"description":"Whole days from sent to signed (calendar days of the office's time zone); null unless signed after being sent.","x-svc-since":"2"},"created_at":{"type":"string","format":"date-time","description":"Created; the list's order (year only in no_phi sessions).","x-svc-phi":"year"}},"description":"Physician order and its signature aging (spec 2.7). Order content (the clinical text) is never included."};
 const pattern39 = new RegExp("^[0-9]{10}$", "u");
-const schema200 = {"allOf":[{"$ref":"components#/$defs/ListMeta"},{"type":"object","required":["as_of","summary"],"properties":{"as_of":{"type":"string","format":"date-time","description":"Instant the aging was counted at: the as_of parameter, or the instant of the request."},"summary":{"$ref":"components#/$defs/PhysicianOrderAgingSummary"}}}],"description":"Meta of the physician order list: PageMeta, next_offset, as_of and the aging summary.","x-svc-phi":"kept"};
-const schema201 = {"type":"object","required":["not_sent","0_7_days","8_14_days","15_30_days","31_plus_days","sla_breached"],"properties":{"not_sent":{"type":"integer","minimum":0,"description":"Orders of the filtered set awaiting signature in bucket not_sent as of meta.as_of."},"0_7_days":{"type":"integer","minimum":0,"description":"Orders of the filtered set awaiting signature in bucket 0_7_days as of meta.as_of."},"8_14_days":{"type":"integer","minimum":0,"description":"Orders of the filtered set awaiting signature in bucket 8_14_days as of meta.as_of."},"15_30_days":{"type":"integer","minimum":0,"description":"Orders of the filtered set awaiting signature in bucket 15_30_days as of meta.as_of."},"31_plus_days":{"type":"integer","minimum":0,"description":"Orders of the filtered set awaiting signature in bucket 31_plus_days as of meta.as_of."},"sla_breached":{"type":"integer","minimum":0,"description":"Of those, the orders past the agency's SLA as of meta.as_of."}},"description":"Counts over the whole filtered set of a physician order list (every page), not only the page served.","x-svc-phi":"kept"};
+const schema202 = {"allOf":[{"$ref":"components#/$defs/ListMeta"},{"type":"object","required":["as_of","summary"],"properties":{"as_of":{"type":"string","format":"date-time","description":"Instant the aging was counted at: the as_of parameter, or the instant of the request."},"summary":{"$ref":"components#/$defs/PhysicianOrderAgingSummary"}}}],"description":"Meta of the physician order list: PageMeta, next_offset, as_of and the aging summary.","x-svc-phi":"kept"};
+const schema203 = {"type":"object","required":["not_sent","0_7_days","8_14_days","15_30_days","31_plus_days","sla_breached"],"properties":{"not_sent":{"type":"integer","minimum":0,"description":"Orders of the filtered set awaiting signature in bucket not_sent as of meta.as_of."},"0_7_days":{"type":"integer","minimum":0,"description":"Orders of the filtered set awaiting signature in bucket 0_7_days as of meta.as_of."},"8_14_days":{"type":"integer","minimum":0,"description":"Orders of the filtered set awaiting signature in bucket 8_14_days as of meta.as_of."},"15_30_days":{"type":"integer","minimum":0,"description":"Orders of the filtered set awaiting signature in bucket 15_30_days as of meta.as_of."},"31_plus_days":{"type":"integer","minimum":0,"description":"Orders of the filtered set awaiting signature in bucket 31_plus_days as of meta.as_of."},"sla_breached":{"type":"integer","minimum":0,"description":"Of those, the orders past the agency's SLA as of meta.as_of."}},"description":"Counts over the whole filtered set of a physician order list (every page), not only the page served.","x-svc-phi":"kept"};
 
-function validate194(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate196(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate194.evaluated;
+const evaluated0 = validate196.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate88(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
+if(!(validate90(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
 errors = vErrors.length;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -20628,16 +20937,16 @@ vErrors.push(err23);
 }
 errors++;
 }
-validate194.errors = vErrors;
+validate196.errors = vErrors;
 return errors === 0;
 }
-validate194.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate196.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate193(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate195(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate193.evaluated;
+const evaluated0 = validate195.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20877,7 +21186,7 @@ vErrors.push(err21);
 errors++;
 }
 if(!((((((data3 === "plan_of_care") || (data3 === "recertification")) || (data3 === "verbal")) || (data3 === "supplemental")) || (data3 === "face_to_face")) || (data3 === "discharge"))){
-const err22 = {instancePath:instancePath+"/data/" + i0+"/order_type",schemaPath:"components#/$defs/PhysicianOrder/properties/order_type/enum",keyword:"enum",params:{allowedValues: schema199.properties.order_type.enum},message:"must be equal to one of the allowed values"};
+const err22 = {instancePath:instancePath+"/data/" + i0+"/order_type",schemaPath:"components#/$defs/PhysicianOrder/properties/order_type/enum",keyword:"enum",params:{allowedValues: schema201.properties.order_type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -20914,7 +21223,7 @@ errors++;
 if(data1.physician_name !== undefined){
 let data6 = data1.physician_name;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err25 = {instancePath:instancePath+"/data/" + i0+"/physician_name",schemaPath:"components#/$defs/PhysicianOrder/properties/physician_name/type",keyword:"type",params:{type: schema199.properties.physician_name.type},message:"must be string,null"};
+const err25 = {instancePath:instancePath+"/data/" + i0+"/physician_name",schemaPath:"components#/$defs/PhysicianOrder/properties/physician_name/type",keyword:"type",params:{type: schema201.properties.physician_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -20927,7 +21236,7 @@ errors++;
 if(data1.physician_npi !== undefined){
 let data7 = data1.physician_npi;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err26 = {instancePath:instancePath+"/data/" + i0+"/physician_npi",schemaPath:"components#/$defs/PhysicianOrder/properties/physician_npi/type",keyword:"type",params:{type: schema199.properties.physician_npi.type},message:"must be string,null"};
+const err26 = {instancePath:instancePath+"/data/" + i0+"/physician_npi",schemaPath:"components#/$defs/PhysicianOrder/properties/physician_npi/type",keyword:"type",params:{type: schema201.properties.physician_npi.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -20974,7 +21283,7 @@ vErrors.push(err29);
 errors++;
 }
 if(!((((((data9 === "signed") || (data9 === "awaiting_signature")) || (data9 === "signature_not_required")) || (data9 === "rejected")) || (data9 === "superseded")) || (data9 === "cancelled"))){
-const err30 = {instancePath:instancePath+"/data/" + i0+"/signature_status",schemaPath:"components#/$defs/PhysicianOrder/properties/signature_status/enum",keyword:"enum",params:{allowedValues: schema199.properties.signature_status.enum},message:"must be equal to one of the allowed values"};
+const err30 = {instancePath:instancePath+"/data/" + i0+"/signature_status",schemaPath:"components#/$defs/PhysicianOrder/properties/signature_status/enum",keyword:"enum",params:{allowedValues: schema201.properties.signature_status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -20987,7 +21296,7 @@ errors++;
 if(data1.delivery_method !== undefined){
 let data10 = data1.delivery_method;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err31 = {instancePath:instancePath+"/data/" + i0+"/delivery_method",schemaPath:"components#/$defs/PhysicianOrder/properties/delivery_method/type",keyword:"type",params:{type: schema199.properties.delivery_method.type},message:"must be string,null"};
+const err31 = {instancePath:instancePath+"/data/" + i0+"/delivery_method",schemaPath:"components#/$defs/PhysicianOrder/properties/delivery_method/type",keyword:"type",params:{type: schema201.properties.delivery_method.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -20997,7 +21306,7 @@ vErrors.push(err31);
 errors++;
 }
 if(!((((data10 === "fax") || (data10 === "portal")) || (data10 === "e_signature")) || (data10 === null))){
-const err32 = {instancePath:instancePath+"/data/" + i0+"/delivery_method",schemaPath:"components#/$defs/PhysicianOrder/properties/delivery_method/enum",keyword:"enum",params:{allowedValues: schema199.properties.delivery_method.enum},message:"must be equal to one of the allowed values"};
+const err32 = {instancePath:instancePath+"/data/" + i0+"/delivery_method",schemaPath:"components#/$defs/PhysicianOrder/properties/delivery_method/enum",keyword:"enum",params:{allowedValues: schema201.properties.delivery_method.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -21010,7 +21319,7 @@ errors++;
 if(data1.sent_at !== undefined){
 let data11 = data1.sent_at;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err33 = {instancePath:instancePath+"/data/" + i0+"/sent_at",schemaPath:"components#/$defs/PhysicianOrder/properties/sent_at/type",keyword:"type",params:{type: schema199.properties.sent_at.type},message:"must be string,null"};
+const err33 = {instancePath:instancePath+"/data/" + i0+"/sent_at",schemaPath:"components#/$defs/PhysicianOrder/properties/sent_at/type",keyword:"type",params:{type: schema201.properties.sent_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -21035,7 +21344,7 @@ errors++;
 if(data1.signed_at !== undefined){
 let data12 = data1.signed_at;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err35 = {instancePath:instancePath+"/data/" + i0+"/signed_at",schemaPath:"components#/$defs/PhysicianOrder/properties/signed_at/type",keyword:"type",params:{type: schema199.properties.signed_at.type},message:"must be string,null"};
+const err35 = {instancePath:instancePath+"/data/" + i0+"/signed_at",schemaPath:"components#/$defs/PhysicianOrder/properties/signed_at/type",keyword:"type",params:{type: schema201.properties.signed_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -21060,7 +21369,7 @@ errors++;
 if(data1.received_at !== undefined){
 let data13 = data1.received_at;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err37 = {instancePath:instancePath+"/data/" + i0+"/received_at",schemaPath:"components#/$defs/PhysicianOrder/properties/received_at/type",keyword:"type",params:{type: schema199.properties.received_at.type},message:"must be string,null"};
+const err37 = {instancePath:instancePath+"/data/" + i0+"/received_at",schemaPath:"components#/$defs/PhysicianOrder/properties/received_at/type",keyword:"type",params:{type: schema201.properties.received_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -21085,7 +21394,7 @@ errors++;
 if(data1.days_outstanding !== undefined){
 let data14 = data1.days_outstanding;
 if((!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))) && (data14 !== null)){
-const err39 = {instancePath:instancePath+"/data/" + i0+"/days_outstanding",schemaPath:"components#/$defs/PhysicianOrder/properties/days_outstanding/type",keyword:"type",params:{type: schema199.properties.days_outstanding.type},message:"must be integer,null"};
+const err39 = {instancePath:instancePath+"/data/" + i0+"/days_outstanding",schemaPath:"components#/$defs/PhysicianOrder/properties/days_outstanding/type",keyword:"type",params:{type: schema201.properties.days_outstanding.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -21110,7 +21419,7 @@ errors++;
 if(data1.aging_bucket !== undefined){
 let data15 = data1.aging_bucket;
 if((typeof data15 !== "string") && (data15 !== null)){
-const err41 = {instancePath:instancePath+"/data/" + i0+"/aging_bucket",schemaPath:"components#/$defs/PhysicianOrder/properties/aging_bucket/type",keyword:"type",params:{type: schema199.properties.aging_bucket.type},message:"must be string,null"};
+const err41 = {instancePath:instancePath+"/data/" + i0+"/aging_bucket",schemaPath:"components#/$defs/PhysicianOrder/properties/aging_bucket/type",keyword:"type",params:{type: schema201.properties.aging_bucket.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -21120,7 +21429,7 @@ vErrors.push(err41);
 errors++;
 }
 if(!((((((data15 === "not_sent") || (data15 === "0_7_days")) || (data15 === "8_14_days")) || (data15 === "15_30_days")) || (data15 === "31_plus_days")) || (data15 === null))){
-const err42 = {instancePath:instancePath+"/data/" + i0+"/aging_bucket",schemaPath:"components#/$defs/PhysicianOrder/properties/aging_bucket/enum",keyword:"enum",params:{allowedValues: schema199.properties.aging_bucket.enum},message:"must be equal to one of the allowed values"};
+const err42 = {instancePath:instancePath+"/data/" + i0+"/aging_bucket",schemaPath:"components#/$defs/PhysicianOrder/properties/aging_bucket/enum",keyword:"enum",params:{allowedValues: schema201.properties.aging_bucket.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -21170,7 +21479,7 @@ errors++;
 if(data1.days_to_sign !== undefined){
 let data18 = data1.days_to_sign;
 if((!(((typeof data18 == "number") && (!(data18 % 1) && !isNaN(data18))) && (isFinite(data18)))) && (data18 !== null)){
-const err46 = {instancePath:instancePath+"/data/" + i0+"/days_to_sign",schemaPath:"components#/$defs/PhysicianOrder/properties/days_to_sign/type",keyword:"type",params:{type: schema199.properties.days_to_sign.type},message:"must be integer,null"};
+const err46 = {instancePath:instancePath+"/data/" + i0+"/days_to_sign",schemaPath:"components#/$defs/PhysicianOrder/properties/days_to_sign/type",keyword:"type",params:{type: schema201.properties.days_to_sign.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -21242,8 +21551,8 @@ errors++;
 }
 }
 if(data.meta !== undefined){
-if(!(validate194(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate194.errors : vErrors.concat(validate194.errors);
+if(!(validate196(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate196.errors : vErrors.concat(validate196.errors);
 errors = vErrors.length;
 }
 }
@@ -21286,40 +21595,40 @@ vErrors.push(err54);
 }
 errors++;
 }
-validate193.errors = vErrors;
+validate195.errors = vErrors;
 return errors === 0;
 }
-validate193.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate195.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate192(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate194(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate192.evaluated;
+const evaluated0 = validate194.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate193(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate193.errors : vErrors.concat(validate193.errors);
+if(!(validate195(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate195.errors : vErrors.concat(validate195.errors);
 errors = vErrors.length;
 }
-validate192.errors = vErrors;
+validate194.errors = vErrors;
 return errors === 0;
 }
-validate192.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate194.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const getPhysicianOrderStatus200 = validate198;
-const schema203 = {"$ref":"components#/$defs/PhysicianOrderResponse"};
-const schema204 = {"type":"object","required":["data","meta"],"properties":{"data":{"$ref":"components#/$defs/PhysicianOrder"},"meta":{"$ref":"components#/$defs/PhysicianOrderMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
-const schema206 = {"allOf":[{"$ref":"components#/$defs/Meta"},{"type":"object","required":["as_of"],"properties":{"as_of":{"type":"string","format":"date-time","description":"Instant the aging was counted at: the as_of parameter, or the instant of the request."}}}],"description":"Meta of one physician order.","x-svc-phi":"kept"};
+export const getPhysicianOrderStatus200 = validate200;
+const schema205 = {"$ref":"components#/$defs/PhysicianOrderResponse"};
+const schema206 = {"type":"object","required":["data","meta"],"properties":{"data":{"$ref":"components#/$defs/PhysicianOrder"},"meta":{"$ref":"components#/$defs/PhysicianOrderMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+const schema208 = {"allOf":[{"$ref":"components#/$defs/Meta"},{"type":"object","required":["as_of"],"properties":{"as_of":{"type":"string","format":"date-time","description":"Instant the aging was counted at: the as_of parameter, or the instant of the request."}}}],"description":"Meta of one physician order.","x-svc-phi":"kept"};
 
-function validate200(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate202(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate200.evaluated;
+const evaluated0 = validate202.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21377,16 +21686,16 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate200.errors = vErrors;
+validate202.errors = vErrors;
 return errors === 0;
 }
-validate200.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate202.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate199(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate201(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate199.evaluated;
+const evaluated0 = validate201.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21622,7 +21931,7 @@ vErrors.push(err21);
 errors++;
 }
 if(!((((((data2 === "plan_of_care") || (data2 === "recertification")) || (data2 === "verbal")) || (data2 === "supplemental")) || (data2 === "face_to_face")) || (data2 === "discharge"))){
-const err22 = {instancePath:instancePath+"/data/order_type",schemaPath:"components#/$defs/PhysicianOrder/properties/order_type/enum",keyword:"enum",params:{allowedValues: schema199.properties.order_type.enum},message:"must be equal to one of the allowed values"};
+const err22 = {instancePath:instancePath+"/data/order_type",schemaPath:"components#/$defs/PhysicianOrder/properties/order_type/enum",keyword:"enum",params:{allowedValues: schema201.properties.order_type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -21659,7 +21968,7 @@ errors++;
 if(data0.physician_name !== undefined){
 let data5 = data0.physician_name;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err25 = {instancePath:instancePath+"/data/physician_name",schemaPath:"components#/$defs/PhysicianOrder/properties/physician_name/type",keyword:"type",params:{type: schema199.properties.physician_name.type},message:"must be string,null"};
+const err25 = {instancePath:instancePath+"/data/physician_name",schemaPath:"components#/$defs/PhysicianOrder/properties/physician_name/type",keyword:"type",params:{type: schema201.properties.physician_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -21672,7 +21981,7 @@ errors++;
 if(data0.physician_npi !== undefined){
 let data6 = data0.physician_npi;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err26 = {instancePath:instancePath+"/data/physician_npi",schemaPath:"components#/$defs/PhysicianOrder/properties/physician_npi/type",keyword:"type",params:{type: schema199.properties.physician_npi.type},message:"must be string,null"};
+const err26 = {instancePath:instancePath+"/data/physician_npi",schemaPath:"components#/$defs/PhysicianOrder/properties/physician_npi/type",keyword:"type",params:{type: schema201.properties.physician_npi.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -21719,7 +22028,7 @@ vErrors.push(err29);
 errors++;
 }
 if(!((((((data8 === "signed") || (data8 === "awaiting_signature")) || (data8 === "signature_not_required")) || (data8 === "rejected")) || (data8 === "superseded")) || (data8 === "cancelled"))){
-const err30 = {instancePath:instancePath+"/data/signature_status",schemaPath:"components#/$defs/PhysicianOrder/properties/signature_status/enum",keyword:"enum",params:{allowedValues: schema199.properties.signature_status.enum},message:"must be equal to one of the allowed values"};
+const err30 = {instancePath:instancePath+"/data/signature_status",schemaPath:"components#/$defs/PhysicianOrder/properties/signature_status/enum",keyword:"enum",params:{allowedValues: schema201.properties.signature_status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -21732,7 +22041,7 @@ errors++;
 if(data0.delivery_method !== undefined){
 let data9 = data0.delivery_method;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err31 = {instancePath:instancePath+"/data/delivery_method",schemaPath:"components#/$defs/PhysicianOrder/properties/delivery_method/type",keyword:"type",params:{type: schema199.properties.delivery_method.type},message:"must be string,null"};
+const err31 = {instancePath:instancePath+"/data/delivery_method",schemaPath:"components#/$defs/PhysicianOrder/properties/delivery_method/type",keyword:"type",params:{type: schema201.properties.delivery_method.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -21742,7 +22051,7 @@ vErrors.push(err31);
 errors++;
 }
 if(!((((data9 === "fax") || (data9 === "portal")) || (data9 === "e_signature")) || (data9 === null))){
-const err32 = {instancePath:instancePath+"/data/delivery_method",schemaPath:"components#/$defs/PhysicianOrder/properties/delivery_method/enum",keyword:"enum",params:{allowedValues: schema199.properties.delivery_method.enum},message:"must be equal to one of the allowed values"};
+const err32 = {instancePath:instancePath+"/data/delivery_method",schemaPath:"components#/$defs/PhysicianOrder/properties/delivery_method/enum",keyword:"enum",params:{allowedValues: schema201.properties.delivery_method.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -21755,7 +22064,7 @@ errors++;
 if(data0.sent_at !== undefined){
 let data10 = data0.sent_at;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err33 = {instancePath:instancePath+"/data/sent_at",schemaPath:"components#/$defs/PhysicianOrder/properties/sent_at/type",keyword:"type",params:{type: schema199.properties.sent_at.type},message:"must be string,null"};
+const err33 = {instancePath:instancePath+"/data/sent_at",schemaPath:"components#/$defs/PhysicianOrder/properties/sent_at/type",keyword:"type",params:{type: schema201.properties.sent_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -21780,7 +22089,7 @@ errors++;
 if(data0.signed_at !== undefined){
 let data11 = data0.signed_at;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err35 = {instancePath:instancePath+"/data/signed_at",schemaPath:"components#/$defs/PhysicianOrder/properties/signed_at/type",keyword:"type",params:{type: schema199.properties.signed_at.type},message:"must be string,null"};
+const err35 = {instancePath:instancePath+"/data/signed_at",schemaPath:"components#/$defs/PhysicianOrder/properties/signed_at/type",keyword:"type",params:{type: schema201.properties.signed_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -21805,7 +22114,7 @@ errors++;
 if(data0.received_at !== undefined){
 let data12 = data0.received_at;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err37 = {instancePath:instancePath+"/data/received_at",schemaPath:"components#/$defs/PhysicianOrder/properties/received_at/type",keyword:"type",params:{type: schema199.properties.received_at.type},message:"must be string,null"};
+const err37 = {instancePath:instancePath+"/data/received_at",schemaPath:"components#/$defs/PhysicianOrder/properties/received_at/type",keyword:"type",params:{type: schema201.properties.received_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -21830,7 +22139,7 @@ errors++;
 if(data0.days_outstanding !== undefined){
 let data13 = data0.days_outstanding;
 if((!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))) && (data13 !== null)){
-const err39 = {instancePath:instancePath+"/data/days_outstanding",schemaPath:"components#/$defs/PhysicianOrder/properties/days_outstanding/type",keyword:"type",params:{type: schema199.properties.days_outstanding.type},message:"must be integer,null"};
+const err39 = {instancePath:instancePath+"/data/days_outstanding",schemaPath:"components#/$defs/PhysicianOrder/properties/days_outstanding/type",keyword:"type",params:{type: schema201.properties.days_outstanding.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -21855,7 +22164,7 @@ errors++;
 if(data0.aging_bucket !== undefined){
 let data14 = data0.aging_bucket;
 if((typeof data14 !== "string") && (data14 !== null)){
-const err41 = {instancePath:instancePath+"/data/aging_bucket",schemaPath:"components#/$defs/PhysicianOrder/properties/aging_bucket/type",keyword:"type",params:{type: schema199.properties.aging_bucket.type},message:"must be string,null"};
+const err41 = {instancePath:instancePath+"/data/aging_bucket",schemaPath:"components#/$defs/PhysicianOrder/properties/aging_bucket/type",keyword:"type",params:{type: schema201.properties.aging_bucket.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -21865,7 +22174,7 @@ vErrors.push(err41);
 errors++;
 }
 if(!((((((data14 === "not_sent") || (data14 === "0_7_days")) || (data14 === "8_14_days")) || (data14 === "15_30_days")) || (data14 === "31_plus_days")) || (data14 === null))){
-const err42 = {instancePath:instancePath+"/data/aging_bucket",schemaPath:"components#/$defs/PhysicianOrder/properties/aging_bucket/enum",keyword:"enum",params:{allowedValues: schema199.properties.aging_bucket.enum},message:"must be equal to one of the allowed values"};
+const err42 = {instancePath:instancePath+"/data/aging_bucket",schemaPath:"components#/$defs/PhysicianOrder/properties/aging_bucket/enum",keyword:"enum",params:{allowedValues: schema201.properties.aging_bucket.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -21915,7 +22224,7 @@ errors++;
 if(data0.days_to_sign !== undefined){
 let data17 = data0.days_to_sign;
 if((!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))) && (data17 !== null)){
-const err46 = {instancePath:instancePath+"/data/days_to_sign",schemaPath:"components#/$defs/PhysicianOrder/properties/days_to_sign/type",keyword:"type",params:{type: schema199.properties.days_to_sign.type},message:"must be integer,null"};
+const err46 = {instancePath:instancePath+"/data/days_to_sign",schemaPath:"components#/$defs/PhysicianOrder/properties/days_to_sign/type",keyword:"type",params:{type: schema201.properties.days_to_sign.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -21975,8 +22284,8 @@ errors++;
 }
 }
 if(data.meta !== undefined){
-if(!(validate200(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate200.errors : vErrors.concat(validate200.errors);
+if(!(validate202(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate202.errors : vErrors.concat(validate202.errors);
 errors = vErrors.length;
 }
 }
@@ -22019,41 +22328,41 @@ vErrors.push(err53);
 }
 errors++;
 }
-validate199.errors = vErrors;
+validate201.errors = vErrors;
 return errors === 0;
 }
-validate199.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate201.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate198(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate200(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate198.evaluated;
+const evaluated0 = validate200.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate199(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate199.errors : vErrors.concat(validate199.errors);
+if(!(validate201(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate201.errors : vErrors.concat(validate201.errors);
 errors = vErrors.length;
 }
-validate198.errors = vErrors;
+validate200.errors = vErrors;
 return errors === 0;
 }
-validate198.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate200.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listWorkingCollectionsStatus200 = validate204;
-const schema208 = {"$ref":"components#/$defs/WorkingCollectionListResponse"};
-const schema209 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/WorkingCollection"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/ListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
-const schema210 = {"type":"object","required":["id","name","purpose","visibility","owner_id","owner_name","owner_role","row_count","updated_at"],"properties":{"id":{"type":"string","description":"Collection id."},"name":{"type":"string","description":"Name."},"purpose":{"type":["string","null"],"description":"What the collection is for, as its owner wrote it."},"visibility":{"type":"string","enum":["agency","editors"],"description":"agency: shared agency-wide; editors: shared with named editors, this extension among them. Personal collections (and those shared with others only) are never listed."},"owner_id":{"type":"string","description":"The owner, a user of the agency: send it as a task's assignee_id (the default for a task related to the collection)."},"owner_name":{"type":"string","description":"The owner's display name: the person who can share the collection or change it; ask them through a task.","x-svc-since":"2"},"owner_role":{"type":"string","enum":["marketer","clinician","reviewer"],"description":"The owner's role in the agency.","x-svc-since":"2"},"row_count":{"type":"integer","description":"Rows in the collection.","minimum":0},"updated_at":{"type":"string","format":"date-time","description":"Last change to the collection or any of its rows."}},"additionalProperties":false,"description":"A working collection: a worksheet the agency keeps (a denial follow-up list, a chart audit list). Working values are supplemental: they never establish clinical or financial facts (a denial amount here is not the remittance, a date here is not the visit); read those from their own routes."};
+export const listWorkingCollectionsStatus200 = validate206;
+const schema210 = {"$ref":"components#/$defs/WorkingCollectionListResponse"};
+const schema211 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/WorkingCollection"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/ListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
+const schema212 = {"type":"object","required":["id","name","purpose","visibility","owner_id","owner_name","owner_role","row_count","updated_at"],"properties":{"id":{"type":"string","description":"Collection id."},"name":{"type":"string","description":"Name."},"purpose":{"type":["string","null"],"description":"What the collection is for, as its owner wrote it."},"visibility":{"type":"string","enum":["agency","editors"],"description":"agency: shared agency-wide; editors: shared with named editors, this extension among them. Personal collections (and those shared with others only) are never listed."},"owner_id":{"type":"string","description":"The owner, a user of the agency: send it as a task's assignee_id (the default for a task related to the collection)."},"owner_name":{"type":"string","description":"The owner's display name: the person who can share the collection or change it; ask them through a task.","x-svc-since":"2"},"owner_role":{"type":"string","enum":["marketer","clinician","reviewer"],"description":"The owner's role in the agency.","x-svc-since":"2"},"row_count":{"type":"integer","description":"Rows in the collection.","minimum":0},"updated_at":{"type":"string","format":"date-time","description":"Last change to the collection or any of its rows."}},"additionalProperties":false,"description":"A working collection: a worksheet the agency keeps (a denial follow-up list, a chart audit list). Working values are supplemental: they never establish clinical or financial facts (a denial amount here is not the remittance, a date here is not the visit); read those from their own routes."};
 const func20 = Object.prototype.hasOwnProperty;
 
-function validate205(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate207(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate205.evaluated;
+const evaluated0 = validate207.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22179,7 +22488,7 @@ vErrors.push(err10);
 errors++;
 }
 for(const key0 in data1){
-if(!(func20.call(schema210.properties, key0))){
+if(!(func20.call(schema212.properties, key0))){
 const err11 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/WorkingCollection/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err11];
@@ -22217,7 +22526,7 @@ errors++;
 if(data1.purpose !== undefined){
 let data4 = data1.purpose;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err14 = {instancePath:instancePath+"/data/" + i0+"/purpose",schemaPath:"components#/$defs/WorkingCollection/properties/purpose/type",keyword:"type",params:{type: schema210.properties.purpose.type},message:"must be string,null"};
+const err14 = {instancePath:instancePath+"/data/" + i0+"/purpose",schemaPath:"components#/$defs/WorkingCollection/properties/purpose/type",keyword:"type",params:{type: schema212.properties.purpose.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -22240,7 +22549,7 @@ vErrors.push(err15);
 errors++;
 }
 if(!((data5 === "agency") || (data5 === "editors"))){
-const err16 = {instancePath:instancePath+"/data/" + i0+"/visibility",schemaPath:"components#/$defs/WorkingCollection/properties/visibility/enum",keyword:"enum",params:{allowedValues: schema210.properties.visibility.enum},message:"must be equal to one of the allowed values"};
+const err16 = {instancePath:instancePath+"/data/" + i0+"/visibility",schemaPath:"components#/$defs/WorkingCollection/properties/visibility/enum",keyword:"enum",params:{allowedValues: schema212.properties.visibility.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -22287,7 +22596,7 @@ vErrors.push(err19);
 errors++;
 }
 if(!(((data8 === "marketer") || (data8 === "clinician")) || (data8 === "reviewer"))){
-const err20 = {instancePath:instancePath+"/data/" + i0+"/owner_role",schemaPath:"components#/$defs/WorkingCollection/properties/owner_role/enum",keyword:"enum",params:{allowedValues: schema210.properties.owner_role.enum},message:"must be equal to one of the allowed values"};
+const err20 = {instancePath:instancePath+"/data/" + i0+"/owner_role",schemaPath:"components#/$defs/WorkingCollection/properties/owner_role/enum",keyword:"enum",params:{allowedValues: schema212.properties.owner_role.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -22372,8 +22681,8 @@ errors++;
 }
 }
 if(data.meta !== undefined){
-if(!(validate88(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
+if(!(validate90(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
 errors = vErrors.length;
 }
 }
@@ -22416,40 +22725,40 @@ vErrors.push(err29);
 }
 errors++;
 }
-validate205.errors = vErrors;
+validate207.errors = vErrors;
 return errors === 0;
 }
-validate205.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate207.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate204(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate206(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate204.evaluated;
+const evaluated0 = validate206.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate205(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate205.errors : vErrors.concat(validate205.errors);
+if(!(validate207(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate207.errors : vErrors.concat(validate207.errors);
 errors = vErrors.length;
 }
-validate204.errors = vErrors;
+validate206.errors = vErrors;
 return errors === 0;
 }
-validate204.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate206.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listWorkingCollectionRowsStatus200 = validate208;
-const schema212 = {"$ref":"components#/$defs/WorkingCollectionRowListResponse"};
-const schema213 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/WorkingCollectionRow"},"description":"Items of this page."},"meta":{"allOf":[{"$ref":"components#/$defs/ListMeta"},{"type":"object","required":["collection"],"properties":{"collection":{"$ref":"components#/$defs/WorkingCollectionDefinition"}}}]},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
-const schema214 = {"type":"object","required":["id","values","updated_at"],"properties":{"id":{"type":"string","description":"Row id, stable; a task names the row by it (related_resource type working_collection_row, with collection_id)."},"values":{"type":"object","additionalProperties":{"type":["string","number","boolean","null"]},"description":"One value per field of meta.collection.fields, keyed by its stable field id, typed as the field says; null when empty. A stored value that does not fit its field's type (the field was retyped since) is served as null, and the response's warnings name the row and field. Working values are supplemental: they never establish clinical or financial facts (a denial amount here is not the remittance, a date here is not the visit); read those from their own routes.","x-svc-v1-name":"cells"},"updated_at":{"type":"string","format":"date-time","description":"Last change to the row."}},"additionalProperties":false};
+export const listWorkingCollectionRowsStatus200 = validate210;
+const schema214 = {"$ref":"components#/$defs/WorkingCollectionRowListResponse"};
+const schema215 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/WorkingCollectionRow"},"description":"Items of this page."},"meta":{"allOf":[{"$ref":"components#/$defs/ListMeta"},{"type":"object","required":["collection"],"properties":{"collection":{"$ref":"components#/$defs/WorkingCollectionDefinition"}}}]},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
+const schema216 = {"type":"object","required":["id","values","updated_at"],"properties":{"id":{"type":"string","description":"Row id, stable; a task names the row by it (related_resource type working_collection_row, with collection_id)."},"values":{"type":"object","additionalProperties":{"type":["string","number","boolean","null"]},"description":"One value per field of meta.collection.fields, keyed by its stable field id, typed as the field says; null when empty. A stored value that does not fit its field's type (the field was retyped since) is served as null, and the response's warnings name the row and field. Working values are supplemental: they never establish clinical or financial facts (a denial amount here is not the remittance, a date here is not the visit); read those from their own routes.","x-svc-v1-name":"cells"},"updated_at":{"type":"string","format":"date-time","description":"Last change to the row."}},"additionalProperties":false};
 
-function validate209(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate211(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate209.evaluated;
+const evaluated0 = validate211.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22544,7 +22853,7 @@ if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 for(const key1 in data3){
 let data4 = data3[key1];
 if((((typeof data4 !== "string") && (!((typeof data4 == "number") && (isFinite(data4))))) && (typeof data4 !== "boolean")) && (data4 !== null)){
-const err7 = {instancePath:instancePath+"/data/" + i0+"/values/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"components#/$defs/WorkingCollectionRow/properties/values/additionalProperties/type",keyword:"type",params:{type: schema214.properties.values.additionalProperties.type},message:"must be string,number,boolean,null"};
+const err7 = {instancePath:instancePath+"/data/" + i0+"/values/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"components#/$defs/WorkingCollectionRow/properties/values/additionalProperties/type",keyword:"type",params:{type: schema216.properties.values.additionalProperties.type},message:"must be string,number,boolean,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -22617,8 +22926,8 @@ errors++;
 }
 if(data.meta !== undefined){
 let data6 = data.meta;
-if(!(validate88(data6, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
+if(!(validate90(data6, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
 errors = vErrors.length;
 }
 if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
@@ -22689,40 +22998,40 @@ vErrors.push(err17);
 }
 errors++;
 }
-validate209.errors = vErrors;
+validate211.errors = vErrors;
 return errors === 0;
 }
-validate209.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate211.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate208(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate210(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate208.evaluated;
+const evaluated0 = validate210.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate209(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate209.errors : vErrors.concat(validate209.errors);
+if(!(validate211(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate211.errors : vErrors.concat(validate211.errors);
 errors = vErrors.length;
 }
-validate208.errors = vErrors;
+validate210.errors = vErrors;
 return errors === 0;
 }
-validate208.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate210.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const getHhvbpSummaryStatus200 = validate213;
-const schema216 = {"$ref":"components#/$defs/HhvbpSummaryResponse"};
-const schema217 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/HhvbpSummary"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
-const schema218 = {"type":"object","required":["performance_year","payment_year","cohort","measure_count","official_regulator_total_performance_score","official_regulator_payment_adjustment_percent","official_regulator_unavailable_reason","modeled_total_performance_score","modeled_payment_adjustment_percent","measure_set_version","scorable_measure_count","modeled_unavailable_reason","modeled_exchange_function_slope","modeled_statement"],"properties":{"performance_year":{"type":"integer","description":"Performance year."},"payment_year":{"type":"integer","description":"Payment year (performance_year + 2 by default)."},"cohort":{"type":["string","null"],"enum":["larger_volume","smaller_volume",null],"description":"HHVBP volume cohort of the agency in the performance year, as imported."},"measure_count":{"type":"integer","description":"Measures of the agency's cohort in the measure set (the smaller-volume cohort has no HHCAHPS measures).","minimum":0},"official_regulator_total_performance_score":{"type":["number","null"],"description":"Total performance score as published by the regulator (Annual Performance Report), as imported; null when not imported."},"official_regulator_payment_adjustment_percent":{"type":["number","null"],"description":"Adjusted payment percentage as published by the regulator, as imported (percent, -5 to 5); null when not imported."},"official_regulator_published_at":{"type":["string","null"],"format":"date-time","description":"When the regulator published; the service does not record it today, so it is absent."},"official_regulator_unavailable_reason":{"type":["string","null"],"description":"Why the official TPS or adjusted payment percentage is null: report_not_yet_published (the import carries no published figures), insufficient_data (the published report scored fewer than 5 measures, so it has no TPS), official_totals_not_imported (published measure points were imported without the report's totals: re-import with --official-tps and --official-payment-adjustment); null when both are present."},"modeled_total_performance_score":{"type":["number","null"],"description":"Total performance score projected by the service from the imported figures (0 to 100, three decimals): a diagnostic, not a determination; null with modeled_unavailable_reason when fewer than 5 measures are scorable."},"modeled_payment_adjustment_percent":{"type":["number","null"],"description":"Adjusted payment percentage projected from modeled_total_performance_score through the assumed exchange function (percent, -5 to 5, three decimals): a diagnostic, not a determination."},"modeled_as_of":{"type":["string","null"],"format":"date-time","description":"When the figures the projection scores were imported (its data cut-off).","x-svc-since":"2"},"measure_set_version":{"type":"string","description":"The measure set the year is scored with and the rule it comes from, for example `PY2025, CMS-1780-F`."},"scorable_measure_count":{"type":"integer","minimum":0,"description":"Measures with data in both the performance year and the baseline year; a TPS needs at least 5."},"modeled_unavailable_reason":{"type":["string","null"],"enum":["insufficient_data",null],"description":"insufficient_data when fewer than 5 measures are scorable (no modeled TPS); null otherwise."},"modeled_exchange_function_slope":{"type":"number","description":"The exchange-function slope the projection assumes (CMS sets the real one nationally each payment year)."},"modeled_statement":{"type":"string","description":"The plain statement that modeled values are a diagnostic, not a determination (fixed text)."}},"description":"Agency-level HHVBP cycle summary; no patient data."};
+export const getHhvbpSummaryStatus200 = validate215;
+const schema218 = {"$ref":"components#/$defs/HhvbpSummaryResponse"};
+const schema219 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/HhvbpSummary"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+const schema220 = {"type":"object","required":["performance_year","payment_year","cohort","measure_count","official_regulator_total_performance_score","official_regulator_payment_adjustment_percent","official_regulator_unavailable_reason","modeled_total_performance_score","modeled_payment_adjustment_percent","measure_set_version","scorable_measure_count","modeled_unavailable_reason","modeled_exchange_function_slope","modeled_statement"],"properties":{"performance_year":{"type":"integer","description":"Performance year."},"payment_year":{"type":"integer","description":"Payment year (performance_year + 2 by default)."},"cohort":{"type":["string","null"],"enum":["larger_volume","smaller_volume",null],"description":"HHVBP volume cohort of the agency in the performance year, as imported."},"measure_count":{"type":"integer","description":"Measures of the agency's cohort in the measure set (the smaller-volume cohort has no HHCAHPS measures).","minimum":0},"official_regulator_total_performance_score":{"type":["number","null"],"description":"Total performance score as published by the regulator (Annual Performance Report), as imported; null when not imported."},"official_regulator_payment_adjustment_percent":{"type":["number","null"],"description":"Adjusted payment percentage as published by the regulator, as imported (percent, -5 to 5); null when not imported."},"official_regulator_published_at":{"type":["string","null"],"format":"date-time","description":"When the regulator published; the service does not record it today, so it is absent."},"official_regulator_unavailable_reason":{"type":["string","null"],"description":"Why the official TPS or adjusted payment percentage is null: report_not_yet_published (the import carries no published figures), insufficient_data (the published report scored fewer than 5 measures, so it has no TPS), official_totals_not_imported (published measure points were imported without the report's totals: re-import with --official-tps and --official-payment-adjustment); null when both are present."},"modeled_total_performance_score":{"type":["number","null"],"description":"Total performance score projected by the service from the imported figures (0 to 100, three decimals): a diagnostic, not a determination; null with modeled_unavailable_reason when fewer than 5 measures are scorable."},"modeled_payment_adjustment_percent":{"type":["number","null"],"description":"Adjusted payment percentage projected from modeled_total_performance_score through the assumed exchange function (percent, -5 to 5, three decimals): a diagnostic, not a determination."},"modeled_as_of":{"type":["string","null"],"format":"date-time","description":"When the figures the projection scores were imported (its data cut-off).","x-svc-since":"2"},"measure_set_version":{"type":"string","description":"The measure set the year is scored with and the rule it comes from, for example `PY2025, CMS-1780-F`."},"scorable_measure_count":{"type":"integer","minimum":0,"description":"Measures with data in both the performance year and the baseline year; a TPS needs at least 5."},"modeled_unavailable_reason":{"type":["string","null"],"enum":["insufficient_data",null],"description":"insufficient_data when fewer than 5 measures are scorable (no modeled TPS); null otherwise."},"modeled_exchange_function_slope":{"type":"number","description":"The exchange-function slope the projection assumes (CMS sets the real one nationally each payment year)."},"modeled_statement":{"type":"string","description":"The plain statement that modeled values are a diagnostic, not a determination (fixed text)."}},"description":"Agency-level HHVBP cycle summary; no patient data."};
 
-function validate214(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate216(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate214.evaluated;
+const evaluated0 = validate216.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22912,7 +23221,7 @@ errors++;
 if(data0.cohort !== undefined){
 let data3 = data0.cohort;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err17 = {instancePath:instancePath+"/data/cohort",schemaPath:"components#/$defs/HhvbpSummary/properties/cohort/type",keyword:"type",params:{type: schema218.properties.cohort.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/data/cohort",schemaPath:"components#/$defs/HhvbpSummary/properties/cohort/type",keyword:"type",params:{type: schema220.properties.cohort.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -22922,7 +23231,7 @@ vErrors.push(err17);
 errors++;
 }
 if(!(((data3 === "larger_volume") || (data3 === "smaller_volume")) || (data3 === null))){
-const err18 = {instancePath:instancePath+"/data/cohort",schemaPath:"components#/$defs/HhvbpSummary/properties/cohort/enum",keyword:"enum",params:{allowedValues: schema218.properties.cohort.enum},message:"must be equal to one of the allowed values"};
+const err18 = {instancePath:instancePath+"/data/cohort",schemaPath:"components#/$defs/HhvbpSummary/properties/cohort/enum",keyword:"enum",params:{allowedValues: schema220.properties.cohort.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -22960,7 +23269,7 @@ errors++;
 if(data0.official_regulator_total_performance_score !== undefined){
 let data5 = data0.official_regulator_total_performance_score;
 if((!((typeof data5 == "number") && (isFinite(data5)))) && (data5 !== null)){
-const err21 = {instancePath:instancePath+"/data/official_regulator_total_performance_score",schemaPath:"components#/$defs/HhvbpSummary/properties/official_regulator_total_performance_score/type",keyword:"type",params:{type: schema218.properties.official_regulator_total_performance_score.type},message:"must be number,null"};
+const err21 = {instancePath:instancePath+"/data/official_regulator_total_performance_score",schemaPath:"components#/$defs/HhvbpSummary/properties/official_regulator_total_performance_score/type",keyword:"type",params:{type: schema220.properties.official_regulator_total_performance_score.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -22973,7 +23282,7 @@ errors++;
 if(data0.official_regulator_payment_adjustment_percent !== undefined){
 let data6 = data0.official_regulator_payment_adjustment_percent;
 if((!((typeof data6 == "number") && (isFinite(data6)))) && (data6 !== null)){
-const err22 = {instancePath:instancePath+"/data/official_regulator_payment_adjustment_percent",schemaPath:"components#/$defs/HhvbpSummary/properties/official_regulator_payment_adjustment_percent/type",keyword:"type",params:{type: schema218.properties.official_regulator_payment_adjustment_percent.type},message:"must be number,null"};
+const err22 = {instancePath:instancePath+"/data/official_regulator_payment_adjustment_percent",schemaPath:"components#/$defs/HhvbpSummary/properties/official_regulator_payment_adjustment_percent/type",keyword:"type",params:{type: schema220.properties.official_regulator_payment_adjustment_percent.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -22986,7 +23295,7 @@ errors++;
 if(data0.official_regulator_published_at !== undefined){
 let data7 = data0.official_regulator_published_at;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err23 = {instancePath:instancePath+"/data/official_regulator_published_at",schemaPath:"components#/$defs/HhvbpSummary/properties/official_regulator_published_at/type",keyword:"type",params:{type: schema218.properties.official_regulator_published_at.type},message:"must be string,null"};
+const err23 = {instancePath:instancePath+"/data/official_regulator_published_at",schemaPath:"components#/$defs/HhvbpSummary/properties/official_regulator_published_at/type",keyword:"type",params:{type: schema220.properties.official_regulator_published_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -23011,7 +23320,7 @@ errors++;
 if(data0.official_regulator_unavailable_reason !== undefined){
 let data8 = data0.official_regulator_unavailable_reason;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err25 = {instancePath:instancePath+"/data/official_regulator_unavailable_reason",schemaPath:"components#/$defs/HhvbpSummary/properties/official_regulator_unavailable_reason/type",keyword:"type",params:{type: schema218.properties.official_regulator_unavailable_reason.type},message:"must be string,null"};
+const err25 = {instancePath:instancePath+"/data/official_regulator_unavailable_reason",schemaPath:"components#/$defs/HhvbpSummary/properties/official_regulator_unavailable_reason/type",keyword:"type",params:{type: schema220.properties.official_regulator_unavailable_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -23024,7 +23333,7 @@ errors++;
 if(data0.modeled_total_performance_score !== undefined){
 let data9 = data0.modeled_total_performance_score;
 if((!((typeof data9 == "number") && (isFinite(data9)))) && (data9 !== null)){
-const err26 = {instancePath:instancePath+"/data/modeled_total_performance_score",schemaPath:"components#/$defs/HhvbpSummary/properties/modeled_total_performance_score/type",keyword:"type",params:{type: schema218.properties.modeled_total_performance_score.type},message:"must be number,null"};
+const err26 = {instancePath:instancePath+"/data/modeled_total_performance_score",schemaPath:"components#/$defs/HhvbpSummary/properties/modeled_total_performance_score/type",keyword:"type",params:{type: schema220.properties.modeled_total_performance_score.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -23037,7 +23346,7 @@ errors++;
 if(data0.modeled_payment_adjustment_percent !== undefined){
 let data10 = data0.modeled_payment_adjustment_percent;
 if((!((typeof data10 == "number") && (isFinite(data10)))) && (data10 !== null)){
-const err27 = {instancePath:instancePath+"/data/modeled_payment_adjustment_percent",schemaPath:"components#/$defs/HhvbpSummary/properties/modeled_payment_adjustment_percent/type",keyword:"type",params:{type: schema218.properties.modeled_payment_adjustment_percent.type},message:"must be number,null"};
+const err27 = {instancePath:instancePath+"/data/modeled_payment_adjustment_percent",schemaPath:"components#/$defs/HhvbpSummary/properties/modeled_payment_adjustment_percent/type",keyword:"type",params:{type: schema220.properties.modeled_payment_adjustment_percent.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -23050,7 +23359,7 @@ errors++;
 if(data0.modeled_as_of !== undefined){
 let data11 = data0.modeled_as_of;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err28 = {instancePath:instancePath+"/data/modeled_as_of",schemaPath:"components#/$defs/HhvbpSummary/properties/modeled_as_of/type",keyword:"type",params:{type: schema218.properties.modeled_as_of.type},message:"must be string,null"};
+const err28 = {instancePath:instancePath+"/data/modeled_as_of",schemaPath:"components#/$defs/HhvbpSummary/properties/modeled_as_of/type",keyword:"type",params:{type: schema220.properties.modeled_as_of.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -23112,7 +23421,7 @@ errors++;
 if(data0.modeled_unavailable_reason !== undefined){
 let data14 = data0.modeled_unavailable_reason;
 if((typeof data14 !== "string") && (data14 !== null)){
-const err33 = {instancePath:instancePath+"/data/modeled_unavailable_reason",schemaPath:"components#/$defs/HhvbpSummary/properties/modeled_unavailable_reason/type",keyword:"type",params:{type: schema218.properties.modeled_unavailable_reason.type},message:"must be string,null"};
+const err33 = {instancePath:instancePath+"/data/modeled_unavailable_reason",schemaPath:"components#/$defs/HhvbpSummary/properties/modeled_unavailable_reason/type",keyword:"type",params:{type: schema220.properties.modeled_unavailable_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -23122,7 +23431,7 @@ vErrors.push(err33);
 errors++;
 }
 if(!((data14 === "insufficient_data") || (data14 === null))){
-const err34 = {instancePath:instancePath+"/data/modeled_unavailable_reason",schemaPath:"components#/$defs/HhvbpSummary/properties/modeled_unavailable_reason/enum",keyword:"enum",params:{allowedValues: schema218.properties.modeled_unavailable_reason.enum},message:"must be equal to one of the allowed values"};
+const err34 = {instancePath:instancePath+"/data/modeled_unavailable_reason",schemaPath:"components#/$defs/HhvbpSummary/properties/modeled_unavailable_reason/enum",keyword:"enum",params:{allowedValues: schema220.properties.modeled_unavailable_reason.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -23214,40 +23523,40 @@ vErrors.push(err40);
 }
 errors++;
 }
-validate214.errors = vErrors;
+validate216.errors = vErrors;
 return errors === 0;
 }
-validate214.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate216.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate213(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate215(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate213.evaluated;
+const evaluated0 = validate215.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate214(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate214.errors : vErrors.concat(validate214.errors);
+if(!(validate216(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate216.errors : vErrors.concat(validate216.errors);
 errors = vErrors.length;
 }
-validate213.errors = vErrors;
+validate215.errors = vErrors;
 return errors === 0;
 }
-validate213.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate215.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listHhvbpMeasuresStatus200 = validate217;
-const schema220 = {"$ref":"components#/$defs/HhvbpMeasureListResponse"};
-const schema221 = {"type":"object","required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/HhvbpMeasure"},"description":"Measures."},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
-const schema222 = {"type":"object","required":["measure_id","name","category","official_regulator_score","official_regulator_unavailable_reason","modeled_score","direction","weight","modeled_agency_value","achievement_threshold","benchmark","baseline_value","official_regulator_achievement_points","official_regulator_improvement_points","official_regulator_weight","modeled_achievement_points","modeled_improvement_points","modeled_weight","modeled_unscorable_reason"],"properties":{"measure_id":{"type":"string","description":"Measure id of the measure set (for example DYSPNEA, PPH, HHCAHPS_OVERALL).","x-svc-v1-name":"code"},"name":{"type":"string","description":"Measure name, as the measure set (and the rule) names it."},"category":{"type":"string","enum":["oasis","claims","hhcahps"],"description":"Measure category (data source): OASIS-based, claims-based or HHCAHPS survey-based."},"official_regulator_score":{"type":["number","null"],"description":"Care points (the higher of achievement and improvement points) as published by the regulator, as imported; null when not published for this measure."},"official_regulator_achievement_points":{"type":["number","null"],"description":"Achievement points as published by the regulator, as imported; null when not published."},"official_regulator_improvement_points":{"type":["number","null"],"description":"Improvement points as published by the regulator, as imported; null when not published."},"official_regulator_unavailable_reason":{"type":["string","null"],"description":"Why the official points are null: report_not_yet_published (the import carries no published points), insufficient_data (the published report gives this measure no points: the agency lacked the minimum data); null when published."},"modeled_score":{"type":["number","null"],"description":"Care points projected by the service (0 to 10, three decimals): a diagnostic, not a determination; null below the minimum data."},"modeled_agency_value":{"type":["number","null"],"description":"The agency's measure value in the performance year, as imported: the value the projection scores; null below the minimum data.","x-svc-since":"2"},"achievement_threshold":{"type":["number","null"],"description":"Cohort achievement threshold (median of agencies in the Model baseline year), as imported."},"benchmark":{"type":["number","null"],"description":"Cohort benchmark (mean of the top decile in the Model baseline year), as imported."},"direction":{"type":"string","enum":["higher_is_better","lower_is_better"],"description":"Whether a higher value is better; lower-is-better measures (hospitalization, emergency use) are scored on the reversed scale."},"weight":{"type":"number","description":"The measure's weight in the cohort before redistribution, as a fraction (0.06 for 6 %)."},"baseline_value":{"type":["number","null"],"description":"The agency's value in its baseline year, as imported; null below the minimum data."},"official_regulator_weight":{"type":["number","null"],"description":"The measure's weight in the agency's TPS as published by the regulator (after redistribution), as imported; null when not published."},"modeled_achievement_points":{"type":["number","null"],"description":"Achievement points projected by the service (0 to 10); null below the minimum data."},"modeled_improvement_points":{"type":["number","null"],"description":"Improvement points projected by the service (0 to 9); null below the minimum data."},"modeled_weight":{"type":["number","null"],"description":"The measure's share of the modeled TPS after redistribution (five decimals); null when it is not scorable or there is no modeled TPS."},"modeled_unscorable_reason":{"type":["string","null"],"enum":["below_minimum_data_performance_year","below_minimum_data_baseline_year",null],"description":"Why the measure has no modeled points: the agency lacked the minimum data in the performance year or in its baseline year; null when scored."}},"description":"One measure of the agency's HHVBP cycle: the imported figures, the regulator's published points and the modeled ones. No patient data."};
+export const listHhvbpMeasuresStatus200 = validate219;
+const schema222 = {"$ref":"components#/$defs/HhvbpMeasureListResponse"};
+const schema223 = {"type":"object","required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/HhvbpMeasure"},"description":"Measures."},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+const schema224 = {"type":"object","required":["measure_id","name","category","official_regulator_score","official_regulator_unavailable_reason","modeled_score","direction","weight","modeled_agency_value","achievement_threshold","benchmark","baseline_value","official_regulator_achievement_points","official_regulator_improvement_points","official_regulator_weight","modeled_achievement_points","modeled_improvement_points","modeled_weight","modeled_unscorable_reason"],"properties":{"measure_id":{"type":"string","description":"Measure id of the measure set (for example DYSPNEA, PPH, HHCAHPS_OVERALL).","x-svc-v1-name":"code"},"name":{"type":"string","description":"Measure name, as the measure set (and the rule) names it."},"category":{"type":"string","enum":["oasis","claims","hhcahps"],"description":"Measure category (data source): OASIS-based, claims-based or HHCAHPS survey-based."},"official_regulator_score":{"type":["number","null"],"description":"Care points (the higher of achievement and improvement points) as published by the regulator, as imported; null when not published for this measure."},"official_regulator_achievement_points":{"type":["number","null"],"description":"Achievement points as published by the regulator, as imported; null when not published."},"official_regulator_improvement_points":{"type":["number","null"],"description":"Improvement points as published by the regulator, as imported; null when not published."},"official_regulator_unavailable_reason":{"type":["string","null"],"description":"Why the official points are null: report_not_yet_published (the import carries no published points), insufficient_data (the published report gives this measure no points: the agency lacked the minimum data); null when published."},"modeled_score":{"type":["number","null"],"description":"Care points projected by the service (0 to 10, three decimals): a diagnostic, not a determination; null below the minimum data."},"modeled_agency_value":{"type":["number","null"],"description":"The agency's measure value in the performance year, as imported: the value the projection scores; null below the minimum data.","x-svc-since":"2"},"achievement_threshold":{"type":["number","null"],"description":"Cohort achievement threshold (median of agencies in the Model baseline year), as imported."},"benchmark":{"type":["number","null"],"description":"Cohort benchmark (mean of the top decile in the Model baseline year), as imported."},"direction":{"type":"string","enum":["higher_is_better","lower_is_better"],"description":"Whether a higher value is better; lower-is-better measures (hospitalization, emergency use) are scored on the reversed scale."},"weight":{"type":"number","description":"The measure's weight in the cohort before redistribution, as a fraction (0.06 for 6 %)."},"baseline_value":{"type":["number","null"],"description":"The agency's value in its baseline year, as imported; null below the minimum data."},"official_regulator_weight":{"type":["number","null"],"description":"The measure's weight in the agency's TPS as published by the regulator (after redistribution), as imported; null when not published."},"modeled_achievement_points":{"type":["number","null"],"description":"Achievement points projected by the service (0 to 10); null below the minimum data."},"modeled_improvement_points":{"type":["number","null"],"description":"Improvement points projected by the service (0 to 9); null below the minimum data."},"modeled_weight":{"type":["number","null"],"description":"The measure's share of the modeled TPS after redistribution (five decimals); null when it is not scorable or there is no modeled TPS."},"modeled_unscorable_reason":{"type":["string","null"],"enum":["below_minimum_data_performance_year","below_minimum_data_baseline_year",null],"description":"Why the measure has no modeled points: the agency lacked the minimum data in the performance year or in its baseline year; null when scored."}},"description":"One measure of the agency's HHVBP cycle: the imported figures, the regulator's published points and the modeled ones. No patient data."};
 
-function validate218(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate220(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate218.evaluated;
+const evaluated0 = validate220.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23499,7 +23808,7 @@ vErrors.push(err22);
 errors++;
 }
 if(!(((data4 === "oasis") || (data4 === "claims")) || (data4 === "hhcahps"))){
-const err23 = {instancePath:instancePath+"/data/" + i0+"/category",schemaPath:"components#/$defs/HhvbpMeasure/properties/category/enum",keyword:"enum",params:{allowedValues: schema222.properties.category.enum},message:"must be equal to one of the allowed values"};
+const err23 = {instancePath:instancePath+"/data/" + i0+"/category",schemaPath:"components#/$defs/HhvbpMeasure/properties/category/enum",keyword:"enum",params:{allowedValues: schema224.properties.category.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -23512,7 +23821,7 @@ errors++;
 if(data1.official_regulator_score !== undefined){
 let data5 = data1.official_regulator_score;
 if((!((typeof data5 == "number") && (isFinite(data5)))) && (data5 !== null)){
-const err24 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_score",schemaPath:"components#/$defs/HhvbpMeasure/properties/official_regulator_score/type",keyword:"type",params:{type: schema222.properties.official_regulator_score.type},message:"must be number,null"};
+const err24 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_score",schemaPath:"components#/$defs/HhvbpMeasure/properties/official_regulator_score/type",keyword:"type",params:{type: schema224.properties.official_regulator_score.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -23525,7 +23834,7 @@ errors++;
 if(data1.official_regulator_achievement_points !== undefined){
 let data6 = data1.official_regulator_achievement_points;
 if((!((typeof data6 == "number") && (isFinite(data6)))) && (data6 !== null)){
-const err25 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_achievement_points",schemaPath:"components#/$defs/HhvbpMeasure/properties/official_regulator_achievement_points/type",keyword:"type",params:{type: schema222.properties.official_regulator_achievement_points.type},message:"must be number,null"};
+const err25 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_achievement_points",schemaPath:"components#/$defs/HhvbpMeasure/properties/official_regulator_achievement_points/type",keyword:"type",params:{type: schema224.properties.official_regulator_achievement_points.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -23538,7 +23847,7 @@ errors++;
 if(data1.official_regulator_improvement_points !== undefined){
 let data7 = data1.official_regulator_improvement_points;
 if((!((typeof data7 == "number") && (isFinite(data7)))) && (data7 !== null)){
-const err26 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_improvement_points",schemaPath:"components#/$defs/HhvbpMeasure/properties/official_regulator_improvement_points/type",keyword:"type",params:{type: schema222.properties.official_regulator_improvement_points.type},message:"must be number,null"};
+const err26 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_improvement_points",schemaPath:"components#/$defs/HhvbpMeasure/properties/official_regulator_improvement_points/type",keyword:"type",params:{type: schema224.properties.official_regulator_improvement_points.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -23551,7 +23860,7 @@ errors++;
 if(data1.official_regulator_unavailable_reason !== undefined){
 let data8 = data1.official_regulator_unavailable_reason;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err27 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_unavailable_reason",schemaPath:"components#/$defs/HhvbpMeasure/properties/official_regulator_unavailable_reason/type",keyword:"type",params:{type: schema222.properties.official_regulator_unavailable_reason.type},message:"must be string,null"};
+const err27 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_unavailable_reason",schemaPath:"components#/$defs/HhvbpMeasure/properties/official_regulator_unavailable_reason/type",keyword:"type",params:{type: schema224.properties.official_regulator_unavailable_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -23564,7 +23873,7 @@ errors++;
 if(data1.modeled_score !== undefined){
 let data9 = data1.modeled_score;
 if((!((typeof data9 == "number") && (isFinite(data9)))) && (data9 !== null)){
-const err28 = {instancePath:instancePath+"/data/" + i0+"/modeled_score",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_score/type",keyword:"type",params:{type: schema222.properties.modeled_score.type},message:"must be number,null"};
+const err28 = {instancePath:instancePath+"/data/" + i0+"/modeled_score",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_score/type",keyword:"type",params:{type: schema224.properties.modeled_score.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -23577,7 +23886,7 @@ errors++;
 if(data1.modeled_agency_value !== undefined){
 let data10 = data1.modeled_agency_value;
 if((!((typeof data10 == "number") && (isFinite(data10)))) && (data10 !== null)){
-const err29 = {instancePath:instancePath+"/data/" + i0+"/modeled_agency_value",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_agency_value/type",keyword:"type",params:{type: schema222.properties.modeled_agency_value.type},message:"must be number,null"};
+const err29 = {instancePath:instancePath+"/data/" + i0+"/modeled_agency_value",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_agency_value/type",keyword:"type",params:{type: schema224.properties.modeled_agency_value.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -23590,7 +23899,7 @@ errors++;
 if(data1.achievement_threshold !== undefined){
 let data11 = data1.achievement_threshold;
 if((!((typeof data11 == "number") && (isFinite(data11)))) && (data11 !== null)){
-const err30 = {instancePath:instancePath+"/data/" + i0+"/achievement_threshold",schemaPath:"components#/$defs/HhvbpMeasure/properties/achievement_threshold/type",keyword:"type",params:{type: schema222.properties.achievement_threshold.type},message:"must be number,null"};
+const err30 = {instancePath:instancePath+"/data/" + i0+"/achievement_threshold",schemaPath:"components#/$defs/HhvbpMeasure/properties/achievement_threshold/type",keyword:"type",params:{type: schema224.properties.achievement_threshold.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -23603,7 +23912,7 @@ errors++;
 if(data1.benchmark !== undefined){
 let data12 = data1.benchmark;
 if((!((typeof data12 == "number") && (isFinite(data12)))) && (data12 !== null)){
-const err31 = {instancePath:instancePath+"/data/" + i0+"/benchmark",schemaPath:"components#/$defs/HhvbpMeasure/properties/benchmark/type",keyword:"type",params:{type: schema222.properties.benchmark.type},message:"must be number,null"};
+const err31 = {instancePath:instancePath+"/data/" + i0+"/benchmark",schemaPath:"components#/$defs/HhvbpMeasure/properties/benchmark/type",keyword:"type",params:{type: schema224.properties.benchmark.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -23626,7 +23935,7 @@ vErrors.push(err32);
 errors++;
 }
 if(!((data13 === "higher_is_better") || (data13 === "lower_is_better"))){
-const err33 = {instancePath:instancePath+"/data/" + i0+"/direction",schemaPath:"components#/$defs/HhvbpMeasure/properties/direction/enum",keyword:"enum",params:{allowedValues: schema222.properties.direction.enum},message:"must be equal to one of the allowed values"};
+const err33 = {instancePath:instancePath+"/data/" + i0+"/direction",schemaPath:"components#/$defs/HhvbpMeasure/properties/direction/enum",keyword:"enum",params:{allowedValues: schema224.properties.direction.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -23652,7 +23961,7 @@ errors++;
 if(data1.baseline_value !== undefined){
 let data15 = data1.baseline_value;
 if((!((typeof data15 == "number") && (isFinite(data15)))) && (data15 !== null)){
-const err35 = {instancePath:instancePath+"/data/" + i0+"/baseline_value",schemaPath:"components#/$defs/HhvbpMeasure/properties/baseline_value/type",keyword:"type",params:{type: schema222.properties.baseline_value.type},message:"must be number,null"};
+const err35 = {instancePath:instancePath+"/data/" + i0+"/baseline_value",schemaPath:"components#/$defs/HhvbpMeasure/properties/baseline_value/type",keyword:"type",params:{type: schema224.properties.baseline_value.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -23665,7 +23974,7 @@ errors++;
 if(data1.official_regulator_weight !== undefined){
 let data16 = data1.official_regulator_weight;
 if((!((typeof data16 == "number") && (isFinite(data16)))) && (data16 !== null)){
-const err36 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_weight",schemaPath:"components#/$defs/HhvbpMeasure/properties/official_regulator_weight/type",keyword:"type",params:{type: schema222.properties.official_regulator_weight.type},message:"must be number,null"};
+const err36 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_weight",schemaPath:"components#/$defs/HhvbpMeasure/properties/official_regulator_weight/type",keyword:"type",params:{type: schema224.properties.official_regulator_weight.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -23678,7 +23987,7 @@ errors++;
 if(data1.modeled_achievement_points !== undefined){
 let data17 = data1.modeled_achievement_points;
 if((!((typeof data17 == "number") && (isFinite(data17)))) && (data17 !== null)){
-const err37 = {instancePath:instancePath+"/data/" + i0+"/modeled_achievement_points",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_achievement_points/type",keyword:"type",params:{type: schema222.properties.modeled_achievement_points.type},message:"must be number,null"};
+const err37 = {instancePath:instancePath+"/data/" + i0+"/modeled_achievement_points",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_achievement_points/type",keyword:"type",params:{type: schema224.properties.modeled_achievement_points.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -23691,7 +24000,7 @@ errors++;
 if(data1.modeled_improvement_points !== undefined){
 let data18 = data1.modeled_improvement_points;
 if((!((typeof data18 == "number") && (isFinite(data18)))) && (data18 !== null)){
-const err38 = {instancePath:instancePath+"/data/" + i0+"/modeled_improvement_points",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_improvement_points/type",keyword:"type",params:{type: schema222.properties.modeled_improvement_points.type},message:"must be number,null"};
+const err38 = {instancePath:instancePath+"/data/" + i0+"/modeled_improvement_points",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_improvement_points/type",keyword:"type",params:{type: schema224.properties.modeled_improvement_points.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -23704,7 +24013,7 @@ errors++;
 if(data1.modeled_weight !== undefined){
 let data19 = data1.modeled_weight;
 if((!((typeof data19 == "number") && (isFinite(data19)))) && (data19 !== null)){
-const err39 = {instancePath:instancePath+"/data/" + i0+"/modeled_weight",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_weight/type",keyword:"type",params:{type: schema222.properties.modeled_weight.type},message:"must be number,null"};
+const err39 = {instancePath:instancePath+"/data/" + i0+"/modeled_weight",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_weight/type",keyword:"type",params:{type: schema224.properties.modeled_weight.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -23717,7 +24026,7 @@ errors++;
 if(data1.modeled_unscorable_reason !== undefined){
 let data20 = data1.modeled_unscorable_reason;
 if((typeof data20 !== "string") && (data20 !== null)){
-const err40 = {instancePath:instancePath+"/data/" + i0+"/modeled_unscorable_reason",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_unscorable_reason/type",keyword:"type",params:{type: schema222.properties.modeled_unscorable_reason.type},message:"must be string,null"};
+const err40 = {instancePath:instancePath+"/data/" + i0+"/modeled_unscorable_reason",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_unscorable_reason/type",keyword:"type",params:{type: schema224.properties.modeled_unscorable_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -23727,7 +24036,7 @@ vErrors.push(err40);
 errors++;
 }
 if(!(((data20 === "below_minimum_data_performance_year") || (data20 === "below_minimum_data_baseline_year")) || (data20 === null))){
-const err41 = {instancePath:instancePath+"/data/" + i0+"/modeled_unscorable_reason",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_unscorable_reason/enum",keyword:"enum",params:{allowedValues: schema222.properties.modeled_unscorable_reason.enum},message:"must be equal to one of the allowed values"};
+const err41 = {instancePath:instancePath+"/data/" + i0+"/modeled_unscorable_reason",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_unscorable_reason/enum",keyword:"enum",params:{allowedValues: schema224.properties.modeled_unscorable_reason.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -23806,39 +24115,39 @@ vErrors.push(err46);
 }
 errors++;
 }
-validate218.errors = vErrors;
+validate220.errors = vErrors;
 return errors === 0;
 }
-validate218.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate220.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate217(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate219(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate217.evaluated;
+const evaluated0 = validate219.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate218(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate218.errors : vErrors.concat(validate218.errors);
+if(!(validate220(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate220.errors : vErrors.concat(validate220.errors);
 errors = vErrors.length;
 }
-validate217.errors = vErrors;
+validate219.errors = vErrors;
 return errors === 0;
 }
-validate217.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate219.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const issueTokenBody = validate221;
-const schema224 = {"$ref":"components#/$defs/TokenRequest"};
-const schema225 = {"type":"object","required":["grant_type"],"additionalProperties":false,"description":"client_credentials request (spec 5.2). Also accepted as application/x-www-form-urlencoded (RFC 6749 4.4.2), with client_id/client_secret in the body or by HTTP Basic (RFC 6749 2.3.1), not both. client_id, client_secret and phi_mode are optional in the schema only because HTTP Basic replaces the first two and a missing phi_mode has its own code (PLATFORM_PHI_MODE_REQUIRED): the service requires phi_mode. agency_id may be left out: the token is then for the agency the integration belongs to, so that stock OAuth clients, which send only fixed extra parameters, can ask for one.","properties":{"grant_type":{"type":"string","const":"client_credentials","description":"Only client_credentials."},"client_id":{"type":"string","description":"Client id of the integration (or HTTP Basic user)."},"client_secret":{"type":"string","description":"Client secret (or HTTP Basic password)."},"agency_id":{"type":"string","description":"Agency the token is for; when sent it must be the integration's own agency (anything else is the same 401 invalid_client). Default: the integration's agency."},"phi_mode":{"type":"string","description":"no_phi or a PHI mode permitted to the integration (phi). Required; sent explicitly."},"scope":{"type":"string","description":"Space-separated subset of the granted scopes; defaults to all granted. Never expands access."}}};
+export const issueTokenBody = validate223;
+const schema226 = {"$ref":"components#/$defs/TokenRequest"};
+const schema227 = {"type":"object","required":["grant_type"],"additionalProperties":false,"description":"client_credentials request (spec 5.2). Also accepted as application/x-www-form-urlencoded (RFC 6749 4.4.2), with client_id/client_secret in the body or by HTTP Basic (RFC 6749 2.3.1), not both. client_id, client_secret and phi_mode are optional in the schema only because HTTP Basic replaces the first two and a missing phi_mode has its own code (PLATFORM_PHI_MODE_REQUIRED): the service requires phi_mode. agency_id may be left out: the token is then for the agency the integration belongs to, so that stock OAuth clients, which send only fixed extra parameters, can ask for one.","properties":{"grant_type":{"type":"string","const":"client_credentials","description":"Only client_credentials."},"client_id":{"type":"string","description":"Client id of the integration (or HTTP Basic user)."},"client_secret":{"type":"string","description":"Client secret (or HTTP Basic password)."},"agency_id":{"type":"string","description":"Agency the token is for; when sent it must be the integration's own agency (anything else is the same 401 invalid_client). Default: the integration's agency."},"phi_mode":{"type":"string","description":"no_phi or a PHI mode permitted to the integration (phi). Required; sent explicitly."},"scope":{"type":"string","description":"Space-separated subset of the granted scopes; defaults to all granted. Never expands access."}}};
 
-function validate221(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate223(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate221.evaluated;
+const evaluated0 = validate223.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23962,20 +24271,20 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate221.errors = vErrors;
+validate223.errors = vErrors;
 return errors === 0;
 }
-validate221.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate223.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const issueTokenStatus200 = validate222;
-const schema226 = {"$ref":"components#/$defs/TokenResponse"};
-const schema227 = {"type":"object","required":["access_token","token_type","expires_in","scope","agency_id","extension_id","phi_mode","data"],"properties":{"access_token":{"type":"string","description":"JWT bearer token."},"token_type":{"type":"string","const":"Bearer","description":"Always Bearer."},"expires_in":{"type":"integer","description":"Seconds until expiry; renew by repeating client_credentials.","minimum":1},"scope":{"type":"string","description":"Space-separated granted scopes."},"agency_id":{"type":"string","description":"Agency."},"extension_id":{"type":"string","description":"Extension principal."},"phi_mode":{"type":"string","enum":["no_phi","phi"],"description":"PHI mode of the session."},"data":{"$ref":"components#/$defs/Token"}},"description":"RFC 6749 5.1 fields at the top level, where OAuth client libraries read them, and the same object in `data` for envelope readers."};
-const schema228 = {"type":"object","required":["access_token","token_type","expires_in","scope","agency_id","extension_id","phi_mode"],"properties":{"access_token":{"type":"string","description":"JWT bearer token."},"token_type":{"type":"string","const":"Bearer","description":"Always Bearer."},"expires_in":{"type":"integer","description":"Seconds until expiry; renew by repeating client_credentials.","minimum":1},"scope":{"type":"string","description":"Space-separated granted scopes."},"agency_id":{"type":"string","description":"Agency."},"extension_id":{"type":"string","description":"Extension principal."},"phi_mode":{"type":"string","enum":["no_phi","phi"],"description":"PHI mode of the session."}},"description":"Token response (spec 2.7). No refresh token is returned."};
+export const issueTokenStatus200 = validate224;
+const schema228 = {"$ref":"components#/$defs/TokenResponse"};
+const schema229 = {"type":"object","required":["access_token","token_type","expires_in","scope","agency_id","extension_id","phi_mode","data"],"properties":{"access_token":{"type":"string","description":"JWT bearer token."},"token_type":{"type":"string","const":"Bearer","description":"Always Bearer."},"expires_in":{"type":"integer","description":"Seconds until expiry; renew by repeating client_credentials.","minimum":1},"scope":{"type":"string","description":"Space-separated granted scopes."},"agency_id":{"type":"string","description":"Agency."},"extension_id":{"type":"string","description":"Extension principal."},"phi_mode":{"type":"string","enum":["no_phi","phi"],"description":"PHI mode of the session."},"data":{"$ref":"components#/$defs/Token"}},"description":"RFC 6749 5.1 fields at the top level, where OAuth client libraries read them, and the same object in `data` for envelope readers."};
+const schema230 = {"type":"object","required":["access_token","token_type","expires_in","scope","agency_id","extension_id","phi_mode"],"properties":{"access_token":{"type":"string","description":"JWT bearer token."},"token_type":{"type":"string","const":"Bearer","description":"Always Bearer."},"expires_in":{"type":"integer","description":"Seconds until expiry; renew by repeating client_credentials.","minimum":1},"scope":{"type":"string","description":"Space-separated granted scopes."},"agency_id":{"type":"string","description":"Agency."},"extension_id":{"type":"string","description":"Extension principal."},"phi_mode":{"type":"string","enum":["no_phi","phi"],"description":"PHI mode of the session."}},"description":"Token response (spec 2.7). No refresh token is returned."};
 
-function validate223(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate225(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate223.evaluated;
+const evaluated0 = validate225.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -24172,7 +24481,7 @@ vErrors.push(err16);
 errors++;
 }
 if(!((data6 === "no_phi") || (data6 === "phi"))){
-const err17 = {instancePath:instancePath+"/phi_mode",schemaPath:"#/properties/phi_mode/enum",keyword:"enum",params:{allowedValues: schema227.properties.phi_mode.enum},message:"must be equal to one of the allowed values"};
+const err17 = {instancePath:instancePath+"/phi_mode",schemaPath:"#/properties/phi_mode/enum",keyword:"enum",params:{allowedValues: schema229.properties.phi_mode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -24364,7 +24673,7 @@ vErrors.push(err33);
 errors++;
 }
 if(!((data14 === "no_phi") || (data14 === "phi"))){
-const err34 = {instancePath:instancePath+"/data/phi_mode",schemaPath:"components#/$defs/Token/properties/phi_mode/enum",keyword:"enum",params:{allowedValues: schema228.properties.phi_mode.enum},message:"must be equal to one of the allowed values"};
+const err34 = {instancePath:instancePath+"/data/phi_mode",schemaPath:"components#/$defs/Token/properties/phi_mode/enum",keyword:"enum",params:{allowedValues: schema230.properties.phi_mode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -24397,565 +24706,33 @@ vErrors.push(err36);
 }
 errors++;
 }
-validate223.errors = vErrors;
-return errors === 0;
-}
-validate223.evaluated = {"props":{"access_token":true,"token_type":true,"expires_in":true,"scope":true,"agency_id":true,"extension_id":true,"phi_mode":true,"data":true},"dynamicProps":false,"dynamicItems":false};
-
-
-function validate222(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate222.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate223(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate223.errors : vErrors.concat(validate223.errors);
-errors = vErrors.length;
-}
-validate222.errors = vErrors;
-return errors === 0;
-}
-validate222.evaluated = {"props":{"access_token":true,"token_type":true,"expires_in":true,"scope":true,"agency_id":true,"extension_id":true,"phi_mode":true,"data":true},"dynamicProps":false,"dynamicItems":false};
-
-export const issueTokenStatus400 = validate225;
-const schema229 = {"$ref":"components#/$defs/ApiError"};
-
-function validate226(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate226.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.error === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if(data.code === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(data.error !== undefined){
-if(typeof data.error !== "string"){
-const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-if(data.code !== undefined){
-if(typeof data.code !== "string"){
-const err3 = {instancePath:instancePath+"/code",schemaPath:"#/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-if(data.details !== undefined){
-let data2 = data.details;
-if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
-}
-else {
-const err4 = {instancePath:instancePath+"/details",schemaPath:"#/properties/details/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-}
-if(data.issues !== undefined){
-let data3 = data.issues;
-if(Array.isArray(data3)){
-const len0 = data3.length;
-for(let i0=0; i0<len0; i0++){
-let data4 = data3[i0];
-if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
-if(data4.location === undefined){
-const err5 = {instancePath:instancePath+"/issues/" + i0,schemaPath:"components#/$defs/ValidationIssue/required",keyword:"required",params:{missingProperty: "location"},message:"must have required property '"+"location"+"'"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-if(data4.path === undefined){
-const err6 = {instancePath:instancePath+"/issues/" + i0,schemaPath:"components#/$defs/ValidationIssue/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-if(data4.message === undefined){
-const err7 = {instancePath:instancePath+"/issues/" + i0,schemaPath:"components#/$defs/ValidationIssue/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-if(data4.location !== undefined){
-let data5 = data4.location;
-if(typeof data5 !== "string"){
-const err8 = {instancePath:instancePath+"/issues/" + i0+"/location",schemaPath:"components#/$defs/ValidationIssue/properties/location/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-if(!((((data5 === "body") || (data5 === "query")) || (data5 === "path")) || (data5 === "header"))){
-const err9 = {instancePath:instancePath+"/issues/" + i0+"/location",schemaPath:"components#/$defs/ValidationIssue/properties/location/enum",keyword:"enum",params:{allowedValues: schema42.properties.location.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-}
-if(data4.path !== undefined){
-if(typeof data4.path !== "string"){
-const err10 = {instancePath:instancePath+"/issues/" + i0+"/path",schemaPath:"components#/$defs/ValidationIssue/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-}
-if(data4.message !== undefined){
-if(typeof data4.message !== "string"){
-const err11 = {instancePath:instancePath+"/issues/" + i0+"/message",schemaPath:"components#/$defs/ValidationIssue/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-}
-if(data4.keyword !== undefined){
-if(typeof data4.keyword !== "string"){
-const err12 = {instancePath:instancePath+"/issues/" + i0+"/keyword",schemaPath:"components#/$defs/ValidationIssue/properties/keyword/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-}
-}
-else {
-const err13 = {instancePath:instancePath+"/issues/" + i0,schemaPath:"components#/$defs/ValidationIssue/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-}
-}
-}
-else {
-const err14 = {instancePath:instancePath+"/issues",schemaPath:"#/properties/issues/type",keyword:"type",params:{type: "array"},message:"must be array"};
-if(vErrors === null){
-vErrors = [err14];
-}
-else {
-vErrors.push(err14);
-}
-errors++;
-}
-}
-if(data.user_message !== undefined){
-if(typeof data.user_message !== "string"){
-const err15 = {instancePath:instancePath+"/user_message",schemaPath:"#/properties/user_message/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err15];
-}
-else {
-vErrors.push(err15);
-}
-errors++;
-}
-}
-if(data.user_next_step !== undefined){
-if(typeof data.user_next_step !== "string"){
-const err16 = {instancePath:instancePath+"/user_next_step",schemaPath:"#/properties/user_next_step/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err16];
-}
-else {
-vErrors.push(err16);
-}
-errors++;
-}
-}
-if(data.request_id !== undefined){
-if(typeof data.request_id !== "string"){
-const err17 = {instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err17];
-}
-else {
-vErrors.push(err17);
-}
-errors++;
-}
-}
-if(data.error_description !== undefined){
-if(typeof data.error_description !== "string"){
-const err18 = {instancePath:instancePath+"/error_description",schemaPath:"#/properties/error_description/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err18];
-}
-else {
-vErrors.push(err18);
-}
-errors++;
-}
-}
-}
-else {
-const err19 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err19];
-}
-else {
-vErrors.push(err19);
-}
-errors++;
-}
-validate226.errors = vErrors;
-return errors === 0;
-}
-validate226.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
-
-
-function validate225(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate225.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate226(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate226.errors : vErrors.concat(validate226.errors);
-errors = vErrors.length;
-}
 validate225.errors = vErrors;
 return errors === 0;
 }
-validate225.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
+validate225.evaluated = {"props":{"access_token":true,"token_type":true,"expires_in":true,"scope":true,"agency_id":true,"extension_id":true,"phi_mode":true,"data":true},"dynamicProps":false,"dynamicItems":false};
 
-export const issueTokenStatus401 = validate228;
-const schema232 = {"$ref":"components#/$defs/ApiError"};
 
-function validate229(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate224(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate229.evaluated;
+const evaluated0 = validate224.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.error === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if(data.code === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(data.error !== undefined){
-if(typeof data.error !== "string"){
-const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-if(data.code !== undefined){
-if(typeof data.code !== "string"){
-const err3 = {instancePath:instancePath+"/code",schemaPath:"#/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-if(data.details !== undefined){
-let data2 = data.details;
-if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
-}
-else {
-const err4 = {instancePath:instancePath+"/details",schemaPath:"#/properties/details/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-}
-if(data.issues !== undefined){
-let data3 = data.issues;
-if(Array.isArray(data3)){
-const len0 = data3.length;
-for(let i0=0; i0<len0; i0++){
-let data4 = data3[i0];
-if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
-if(data4.location === undefined){
-const err5 = {instancePath:instancePath+"/issues/" + i0,schemaPath:"components#/$defs/ValidationIssue/required",keyword:"required",params:{missingProperty: "location"},message:"must have required property '"+"location"+"'"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-if(data4.path === undefined){
-const err6 = {instancePath:instancePath+"/issues/" + i0,schemaPath:"components#/$defs/ValidationIssue/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-if(data4.message === undefined){
-const err7 = {instancePath:instancePath+"/issues/" + i0,schemaPath:"components#/$defs/ValidationIssue/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-if(data4.location !== undefined){
-let data5 = data4.location;
-if(typeof data5 !== "string"){
-const err8 = {instancePath:instancePath+"/issues/" + i0+"/location",schemaPath:"components#/$defs/ValidationIssue/properties/location/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-if(!((((data5 === "body") || (data5 === "query")) || (data5 === "path")) || (data5 === "header"))){
-const err9 = {instancePath:instancePath+"/issues/" + i0+"/location",schemaPath:"components#/$defs/ValidationIssue/properties/location/enum",keyword:"enum",params:{allowedValues: schema42.properties.location.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-}
-if(data4.path !== undefined){
-if(typeof data4.path !== "string"){
-const err10 = {instancePath:instancePath+"/issues/" + i0+"/path",schemaPath:"components#/$defs/ValidationIssue/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-}
-if(data4.message !== undefined){
-if(typeof data4.message !== "string"){
-const err11 = {instancePath:instancePath+"/issues/" + i0+"/message",schemaPath:"components#/$defs/ValidationIssue/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-}
-if(data4.keyword !== undefined){
-if(typeof data4.keyword !== "string"){
-const err12 = {instancePath:instancePath+"/issues/" + i0+"/keyword",schemaPath:"components#/$defs/ValidationIssue/properties/keyword/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-}
-}
-else {
-const err13 = {instancePath:instancePath+"/issues/" + i0,schemaPath:"components#/$defs/ValidationIssue/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-}
-}
-}
-else {
-const err14 = {instancePath:instancePath+"/issues",schemaPath:"#/properties/issues/type",keyword:"type",params:{type: "array"},message:"must be array"};
-if(vErrors === null){
-vErrors = [err14];
-}
-else {
-vErrors.push(err14);
-}
-errors++;
-}
-}
-if(data.user_message !== undefined){
-if(typeof data.user_message !== "string"){
-const err15 = {instancePath:instancePath+"/user_message",schemaPath:"#/properties/user_message/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err15];
-}
-else {
-vErrors.push(err15);
-}
-errors++;
-}
-}
-if(data.user_next_step !== undefined){
-if(typeof data.user_next_step !== "string"){
-const err16 = {instancePath:instancePath+"/user_next_step",schemaPath:"#/properties/user_next_step/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err16];
-}
-else {
-vErrors.push(err16);
-}
-errors++;
-}
-}
-if(data.request_id !== undefined){
-if(typeof data.request_id !== "string"){
-const err17 = {instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err17];
-}
-else {
-vErrors.push(err17);
-}
-errors++;
-}
-}
-if(data.error_description !== undefined){
-if(typeof data.error_description !== "string"){
-const err18 = {instancePath:instancePath+"/error_description",schemaPath:"#/properties/error_description/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err18];
-}
-else {
-vErrors.push(err18);
-}
-errors++;
-}
-}
-}
-else {
-const err19 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err19];
-}
-else {
-vErrors.push(err19);
-}
-errors++;
-}
-validate229.errors = vErrors;
+if(!(validate225(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate225.errors : vErrors.concat(validate225.errors);
+errors = vErrors.length;
+}
+validate224.errors = vErrors;
 return errors === 0;
 }
-validate229.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
+validate224.evaluated = {"props":{"access_token":true,"token_type":true,"expires_in":true,"scope":true,"agency_id":true,"extension_id":true,"phi_mode":true,"data":true},"dynamicProps":false,"dynamicItems":false};
 
+export const issueTokenStatus400 = validate227;
+const schema231 = {"$ref":"components#/$defs/ApiError"};
 
 function validate228(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -24967,28 +24744,6 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate229(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate229.errors : vErrors.concat(validate229.errors);
-errors = vErrors.length;
-}
-validate228.errors = vErrors;
-return errors === 0;
-}
-validate228.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
-
-export const issueTokenStatus403 = validate231;
-const schema235 = {"$ref":"components#/$defs/ApiError"};
-
-function validate232(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate232.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.error === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
@@ -25228,11 +24983,33 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate232.errors = vErrors;
+validate228.errors = vErrors;
 return errors === 0;
 }
-validate232.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
+validate228.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
 
+
+function validate227(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate227.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate228(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate228.errors : vErrors.concat(validate228.errors);
+errors = vErrors.length;
+}
+validate227.errors = vErrors;
+return errors === 0;
+}
+validate227.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
+
+export const issueTokenStatus401 = validate230;
+const schema234 = {"$ref":"components#/$defs/ApiError"};
 
 function validate231(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -25244,22 +25021,277 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate232(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate232.errors : vErrors.concat(validate232.errors);
-errors = vErrors.length;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.code === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.error !== undefined){
+if(typeof data.error !== "string"){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.code !== undefined){
+if(typeof data.code !== "string"){
+const err3 = {instancePath:instancePath+"/code",schemaPath:"#/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.details !== undefined){
+let data2 = data.details;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+}
+else {
+const err4 = {instancePath:instancePath+"/details",schemaPath:"#/properties/details/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.issues !== undefined){
+let data3 = data.issues;
+if(Array.isArray(data3)){
+const len0 = data3.length;
+for(let i0=0; i0<len0; i0++){
+let data4 = data3[i0];
+if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
+if(data4.location === undefined){
+const err5 = {instancePath:instancePath+"/issues/" + i0,schemaPath:"components#/$defs/ValidationIssue/required",keyword:"required",params:{missingProperty: "location"},message:"must have required property '"+"location"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data4.path === undefined){
+const err6 = {instancePath:instancePath+"/issues/" + i0,schemaPath:"components#/$defs/ValidationIssue/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data4.message === undefined){
+const err7 = {instancePath:instancePath+"/issues/" + i0,schemaPath:"components#/$defs/ValidationIssue/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data4.location !== undefined){
+let data5 = data4.location;
+if(typeof data5 !== "string"){
+const err8 = {instancePath:instancePath+"/issues/" + i0+"/location",schemaPath:"components#/$defs/ValidationIssue/properties/location/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(!((((data5 === "body") || (data5 === "query")) || (data5 === "path")) || (data5 === "header"))){
+const err9 = {instancePath:instancePath+"/issues/" + i0+"/location",schemaPath:"components#/$defs/ValidationIssue/properties/location/enum",keyword:"enum",params:{allowedValues: schema42.properties.location.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data4.path !== undefined){
+if(typeof data4.path !== "string"){
+const err10 = {instancePath:instancePath+"/issues/" + i0+"/path",schemaPath:"components#/$defs/ValidationIssue/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data4.message !== undefined){
+if(typeof data4.message !== "string"){
+const err11 = {instancePath:instancePath+"/issues/" + i0+"/message",schemaPath:"components#/$defs/ValidationIssue/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data4.keyword !== undefined){
+if(typeof data4.keyword !== "string"){
+const err12 = {instancePath:instancePath+"/issues/" + i0+"/keyword",schemaPath:"components#/$defs/ValidationIssue/properties/keyword/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/issues/" + i0,schemaPath:"components#/$defs/ValidationIssue/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath:instancePath+"/issues",schemaPath:"#/properties/issues/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+if(data.user_message !== undefined){
+if(typeof data.user_message !== "string"){
+const err15 = {instancePath:instancePath+"/user_message",schemaPath:"#/properties/user_message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data.user_next_step !== undefined){
+if(typeof data.user_next_step !== "string"){
+const err16 = {instancePath:instancePath+"/user_next_step",schemaPath:"#/properties/user_next_step/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data.request_id !== undefined){
+if(typeof data.request_id !== "string"){
+const err17 = {instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data.error_description !== undefined){
+if(typeof data.error_description !== "string"){
+const err18 = {instancePath:instancePath+"/error_description",schemaPath:"#/properties/error_description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+}
+else {
+const err19 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
 }
 validate231.errors = vErrors;
 return errors === 0;
 }
 validate231.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
 
-export const schemaApiError = validate234;
-const schema238 = {"$ref":"components#/$defs/ApiError"};
 
-function validate235(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate230(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate235.evaluated;
+const evaluated0 = validate230.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate231(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate231.errors : vErrors.concat(validate231.errors);
+errors = vErrors.length;
+}
+validate230.errors = vErrors;
+return errors === 0;
+}
+validate230.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
+
+export const issueTokenStatus403 = validate233;
+const schema237 = {"$ref":"components#/$defs/ApiError"};
+
+function validate234(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate234.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25505,38 +25537,315 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate235.errors = vErrors;
+validate234.errors = vErrors;
 return errors === 0;
 }
-validate235.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
+validate234.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate234(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate233(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate234.evaluated;
+const evaluated0 = validate233.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate235(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate235.errors : vErrors.concat(validate235.errors);
+if(!(validate234(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate234.errors : vErrors.concat(validate234.errors);
 errors = vErrors.length;
 }
-validate234.errors = vErrors;
+validate233.errors = vErrors;
 return errors === 0;
 }
-validate234.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
+validate233.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
 
-export const schemaExternalPlatformError = validate237;
-const schema241 = {"$ref":"components#/$defs/ExternalPlatformError"};
+export const schemaApiError = validate236;
+const schema240 = {"$ref":"components#/$defs/ApiError"};
 
-function validate238(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate237(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate238.evaluated;
+const evaluated0 = validate237.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.code === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.error !== undefined){
+if(typeof data.error !== "string"){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.code !== undefined){
+if(typeof data.code !== "string"){
+const err3 = {instancePath:instancePath+"/code",schemaPath:"#/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.details !== undefined){
+let data2 = data.details;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+}
+else {
+const err4 = {instancePath:instancePath+"/details",schemaPath:"#/properties/details/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.issues !== undefined){
+let data3 = data.issues;
+if(Array.isArray(data3)){
+const len0 = data3.length;
+for(let i0=0; i0<len0; i0++){
+let data4 = data3[i0];
+if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
+if(data4.location === undefined){
+const err5 = {instancePath:instancePath+"/issues/" + i0,schemaPath:"components#/$defs/ValidationIssue/required",keyword:"required",params:{missingProperty: "location"},message:"must have required property '"+"location"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data4.path === undefined){
+const err6 = {instancePath:instancePath+"/issues/" + i0,schemaPath:"components#/$defs/ValidationIssue/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data4.message === undefined){
+const err7 = {instancePath:instancePath+"/issues/" + i0,schemaPath:"components#/$defs/ValidationIssue/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data4.location !== undefined){
+let data5 = data4.location;
+if(typeof data5 !== "string"){
+const err8 = {instancePath:instancePath+"/issues/" + i0+"/location",schemaPath:"components#/$defs/ValidationIssue/properties/location/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(!((((data5 === "body") || (data5 === "query")) || (data5 === "path")) || (data5 === "header"))){
+const err9 = {instancePath:instancePath+"/issues/" + i0+"/location",schemaPath:"components#/$defs/ValidationIssue/properties/location/enum",keyword:"enum",params:{allowedValues: schema42.properties.location.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data4.path !== undefined){
+if(typeof data4.path !== "string"){
+const err10 = {instancePath:instancePath+"/issues/" + i0+"/path",schemaPath:"components#/$defs/ValidationIssue/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data4.message !== undefined){
+if(typeof data4.message !== "string"){
+const err11 = {instancePath:instancePath+"/issues/" + i0+"/message",schemaPath:"components#/$defs/ValidationIssue/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data4.keyword !== undefined){
+if(typeof data4.keyword !== "string"){
+const err12 = {instancePath:instancePath+"/issues/" + i0+"/keyword",schemaPath:"components#/$defs/ValidationIssue/properties/keyword/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/issues/" + i0,schemaPath:"components#/$defs/ValidationIssue/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath:instancePath+"/issues",schemaPath:"#/properties/issues/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+if(data.user_message !== undefined){
+if(typeof data.user_message !== "string"){
+const err15 = {instancePath:instancePath+"/user_message",schemaPath:"#/properties/user_message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data.user_next_step !== undefined){
+if(typeof data.user_next_step !== "string"){
+const err16 = {instancePath:instancePath+"/user_next_step",schemaPath:"#/properties/user_next_step/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data.request_id !== undefined){
+if(typeof data.request_id !== "string"){
+const err17 = {instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data.error_description !== undefined){
+if(typeof data.error_description !== "string"){
+const err18 = {instancePath:instancePath+"/error_description",schemaPath:"#/properties/error_description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+}
+else {
+const err19 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+validate237.errors = vErrors;
+return errors === 0;
+}
+validate237.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
+
+
+function validate236(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate236.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate237(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate237.errors : vErrors.concat(validate237.errors);
+errors = vErrors.length;
+}
+validate236.errors = vErrors;
+return errors === 0;
+}
+validate236.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
+
+export const schemaExternalPlatformError = validate239;
+const schema243 = {"$ref":"components#/$defs/ExternalPlatformError"};
+
+function validate240(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate240.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25741,41 +26050,41 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate238.errors = vErrors;
+validate240.errors = vErrors;
 return errors === 0;
 }
-validate238.evaluated = {"props":{"error":true},"dynamicProps":false,"dynamicItems":false};
+validate240.evaluated = {"props":{"error":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate237(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate239(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate237.evaluated;
+const evaluated0 = validate239.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate238(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate238.errors : vErrors.concat(validate238.errors);
+if(!(validate240(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate240.errors : vErrors.concat(validate240.errors);
 errors = vErrors.length;
 }
-validate237.errors = vErrors;
+validate239.errors = vErrors;
 return errors === 0;
 }
-validate237.evaluated = {"props":{"error":true},"dynamicProps":false,"dynamicItems":false};
+validate239.evaluated = {"props":{"error":true},"dynamicProps":false,"dynamicItems":false};
 
-export const referralCreatedEventBody = validate240;
-const schema244 = {"$ref":"components#/$defs/ReferralCreatedEvent"};
-const schema245 = {"allOf":[{"$ref":"components#/$defs/WebhookEnvelope"},{"type":"object","properties":{"type":{"type":"string","enum":["referral.created"]},"data":{"$ref":"components#/$defs/ReferralSummary"}}}],"description":"referral.created: a referral was filed (route 11), accepted or declined."};
-const schema246 = {"type":"object","required":["id","type","envelope_version","contract_version","agency_id","created_at","data"],"properties":{"id":{"type":"string","pattern":"^evt_","description":"Event id: the same in every delivery of this event, to every subscription. Record it (with x-svc-delivery-id) before acknowledging, and process each event id once."},"type":{"type":"string","description":"Event type: a key of the contract's `webhooks`."},"envelope_version":{"type":"string","enum":["2026-06-27"],"description":"Version of this envelope (x-svc-webhook-envelope-version)."},"contract_version":{"type":"string","description":"Contract version whose schemas `data` follows: webhook payloads are in the current contract version (x-svc-contract-versions, status current), whatever version an integration's tokens negotiate."},"agency_id":{"type":"string","description":"Agency whose change this is."},"created_at":{"type":"string","format":"date-time","description":"When the change committed (the event was written in the same transaction). Deliveries are not in order: sort by this, or read the resource, when order matters."},"data":{"type":"object","description":"The facts of the change: each event type's schema."}},"description":"Envelope of every webhook delivery (spec 6.3). The body is signed as sent: verify the raw bytes before parsing (verifyDelivery)."};
+export const referralCreatedEventBody = validate242;
+const schema246 = {"$ref":"components#/$defs/ReferralCreatedEvent"};
+const schema247 = {"allOf":[{"$ref":"components#/$defs/WebhookEnvelope"},{"type":"object","properties":{"type":{"type":"string","enum":["referral.created"]},"data":{"$ref":"components#/$defs/ReferralSummary"}}}],"description":"referral.created: a referral was filed (route 11), accepted or declined."};
+const schema248 = {"type":"object","required":["id","type","envelope_version","contract_version","agency_id","created_at","data"],"properties":{"id":{"type":"string","pattern":"^evt_","description":"Event id: the same in every delivery of this event, to every subscription. Record it (with x-svc-delivery-id) before acknowledging, and process each event id once."},"type":{"type":"string","description":"Event type: a key of the contract's `webhooks`."},"envelope_version":{"type":"string","enum":["2026-06-27"],"description":"Version of this envelope (x-svc-webhook-envelope-version)."},"contract_version":{"type":"string","description":"Contract version whose schemas `data` follows: webhook payloads are in the current contract version (x-svc-contract-versions, status current), whatever version an integration's tokens negotiate."},"agency_id":{"type":"string","description":"Agency whose change this is."},"created_at":{"type":"string","format":"date-time","description":"When the change committed (the event was written in the same transaction). Deliveries are not in order: sort by this, or read the resource, when order matters."},"data":{"type":"object","description":"The facts of the change: each event type's schema."}},"description":"Envelope of every webhook delivery (spec 6.3). The body is signed as sent: verify the raw bytes before parsing (verifyDelivery)."};
 const pattern41 = new RegExp("^evt_", "u");
 
-function validate241(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate243(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate241.evaluated;
+const evaluated0 = validate243.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25903,7 +26212,7 @@ vErrors.push(err10);
 errors++;
 }
 if(!(data2 === "2026-06-27")){
-const err11 = {instancePath:instancePath+"/envelope_version",schemaPath:"components#/$defs/WebhookEnvelope/properties/envelope_version/enum",keyword:"enum",params:{allowedValues: schema246.properties.envelope_version.enum},message:"must be equal to one of the allowed values"};
+const err11 = {instancePath:instancePath+"/envelope_version",schemaPath:"components#/$defs/WebhookEnvelope/properties/envelope_version/enum",keyword:"enum",params:{allowedValues: schema248.properties.envelope_version.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -26000,7 +26309,7 @@ vErrors.push(err18);
 errors++;
 }
 if(!(data7 === "referral.created")){
-const err19 = {instancePath:instancePath+"/type",schemaPath:"#/allOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema245.allOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
+const err19 = {instancePath:instancePath+"/type",schemaPath:"#/allOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema247.allOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -26168,7 +26477,7 @@ errors++;
 if(data8.patient_id !== undefined){
 let data10 = data8.patient_id;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err35 = {instancePath:instancePath+"/data/patient_id",schemaPath:"components#/$defs/ReferralSummary/properties/patient_id/type",keyword:"type",params:{type: schema133.properties.patient_id.type},message:"must be string,null"};
+const err35 = {instancePath:instancePath+"/data/patient_id",schemaPath:"components#/$defs/ReferralSummary/properties/patient_id/type",keyword:"type",params:{type: schema135.properties.patient_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -26205,7 +26514,7 @@ errors++;
 if(data8.referral_type !== undefined){
 let data13 = data8.referral_type;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err38 = {instancePath:instancePath+"/data/referral_type",schemaPath:"components#/$defs/ReferralSummary/properties/referral_type/type",keyword:"type",params:{type: schema133.properties.referral_type.type},message:"must be string,null"};
+const err38 = {instancePath:instancePath+"/data/referral_type",schemaPath:"components#/$defs/ReferralSummary/properties/referral_type/type",keyword:"type",params:{type: schema135.properties.referral_type.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -26228,7 +26537,7 @@ vErrors.push(err39);
 errors++;
 }
 if(!(((data14 === "soc") || (data14 === "roc")) || (data14 === "other"))){
-const err40 = {instancePath:instancePath+"/data/referral_type_category",schemaPath:"components#/$defs/ReferralSummary/properties/referral_type_category/enum",keyword:"enum",params:{allowedValues: schema133.properties.referral_type_category.enum},message:"must be equal to one of the allowed values"};
+const err40 = {instancePath:instancePath+"/data/referral_type_category",schemaPath:"components#/$defs/ReferralSummary/properties/referral_type_category/enum",keyword:"enum",params:{allowedValues: schema135.properties.referral_type_category.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -26266,7 +26575,7 @@ errors++;
 if(data8.referral_source !== undefined){
 let data16 = data8.referral_source;
 if((typeof data16 !== "string") && (data16 !== null)){
-const err43 = {instancePath:instancePath+"/data/referral_source",schemaPath:"components#/$defs/ReferralSummary/properties/referral_source/type",keyword:"type",params:{type: schema133.properties.referral_source.type},message:"must be string,null"};
+const err43 = {instancePath:instancePath+"/data/referral_source",schemaPath:"components#/$defs/ReferralSummary/properties/referral_source/type",keyword:"type",params:{type: schema135.properties.referral_source.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -26279,7 +26588,7 @@ errors++;
 if(data8.referral_source_id !== undefined){
 let data17 = data8.referral_source_id;
 if((typeof data17 !== "string") && (data17 !== null)){
-const err44 = {instancePath:instancePath+"/data/referral_source_id",schemaPath:"components#/$defs/ReferralSummary/properties/referral_source_id/type",keyword:"type",params:{type: schema133.properties.referral_source_id.type},message:"must be string,null"};
+const err44 = {instancePath:instancePath+"/data/referral_source_id",schemaPath:"components#/$defs/ReferralSummary/properties/referral_source_id/type",keyword:"type",params:{type: schema135.properties.referral_source_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -26302,7 +26611,7 @@ vErrors.push(err45);
 errors++;
 }
 if(!((data18 === "accepted") || (data18 === "declined"))){
-const err46 = {instancePath:instancePath+"/data/disposition",schemaPath:"components#/$defs/ReferralSummary/properties/disposition/enum",keyword:"enum",params:{allowedValues: schema133.properties.disposition.enum},message:"must be equal to one of the allowed values"};
+const err46 = {instancePath:instancePath+"/data/disposition",schemaPath:"components#/$defs/ReferralSummary/properties/disposition/enum",keyword:"enum",params:{allowedValues: schema135.properties.disposition.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -26315,7 +26624,7 @@ errors++;
 if(data8.decline_reason !== undefined){
 let data19 = data8.decline_reason;
 if((typeof data19 !== "string") && (data19 !== null)){
-const err47 = {instancePath:instancePath+"/data/decline_reason",schemaPath:"components#/$defs/ReferralSummary/properties/decline_reason/type",keyword:"type",params:{type: schema133.properties.decline_reason.type},message:"must be string,null"};
+const err47 = {instancePath:instancePath+"/data/decline_reason",schemaPath:"components#/$defs/ReferralSummary/properties/decline_reason/type",keyword:"type",params:{type: schema135.properties.decline_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -26328,7 +26637,7 @@ errors++;
 if(data8.office_id !== undefined){
 let data20 = data8.office_id;
 if((typeof data20 !== "string") && (data20 !== null)){
-const err48 = {instancePath:instancePath+"/data/office_id",schemaPath:"components#/$defs/ReferralSummary/properties/office_id/type",keyword:"type",params:{type: schema133.properties.office_id.type},message:"must be string,null"};
+const err48 = {instancePath:instancePath+"/data/office_id",schemaPath:"components#/$defs/ReferralSummary/properties/office_id/type",keyword:"type",params:{type: schema135.properties.office_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -26341,7 +26650,7 @@ errors++;
 if(data8.patient_display_name !== undefined){
 let data21 = data8.patient_display_name;
 if((typeof data21 !== "string") && (data21 !== null)){
-const err49 = {instancePath:instancePath+"/data/patient_display_name",schemaPath:"components#/$defs/ReferralSummary/properties/patient_display_name/type",keyword:"type",params:{type: schema133.properties.patient_display_name.type},message:"must be string,null"};
+const err49 = {instancePath:instancePath+"/data/patient_display_name",schemaPath:"components#/$defs/ReferralSummary/properties/patient_display_name/type",keyword:"type",params:{type: schema135.properties.patient_display_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -26399,39 +26708,39 @@ vErrors.push(err53);
 }
 errors++;
 }
-validate241.errors = vErrors;
+validate243.errors = vErrors;
 return errors === 0;
 }
-validate241.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
+validate243.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate240(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate242(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate240.evaluated;
+const evaluated0 = validate242.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate241(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate241.errors : vErrors.concat(validate241.errors);
+if(!(validate243(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate243.errors : vErrors.concat(validate243.errors);
 errors = vErrors.length;
 }
-validate240.errors = vErrors;
+validate242.errors = vErrors;
 return errors === 0;
 }
-validate240.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
+validate242.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
 
-export const referralDeclinedEventBody = validate243;
-const schema248 = {"$ref":"components#/$defs/ReferralDeclinedEvent"};
-const schema249 = {"allOf":[{"$ref":"components#/$defs/WebhookEnvelope"},{"type":"object","properties":{"type":{"type":"string","enum":["referral.declined"]},"data":{"$ref":"components#/$defs/ReferralSummary"}}}],"description":"referral.declined: the intake pipeline declined a filed referral."};
+export const referralDeclinedEventBody = validate245;
+const schema250 = {"$ref":"components#/$defs/ReferralDeclinedEvent"};
+const schema251 = {"allOf":[{"$ref":"components#/$defs/WebhookEnvelope"},{"type":"object","properties":{"type":{"type":"string","enum":["referral.declined"]},"data":{"$ref":"components#/$defs/ReferralSummary"}}}],"description":"referral.declined: the intake pipeline declined a filed referral."};
 
-function validate244(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate246(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate244.evaluated;
+const evaluated0 = validate246.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -26559,7 +26868,7 @@ vErrors.push(err10);
 errors++;
 }
 if(!(data2 === "2026-06-27")){
-const err11 = {instancePath:instancePath+"/envelope_version",schemaPath:"components#/$defs/WebhookEnvelope/properties/envelope_version/enum",keyword:"enum",params:{allowedValues: schema246.properties.envelope_version.enum},message:"must be equal to one of the allowed values"};
+const err11 = {instancePath:instancePath+"/envelope_version",schemaPath:"components#/$defs/WebhookEnvelope/properties/envelope_version/enum",keyword:"enum",params:{allowedValues: schema248.properties.envelope_version.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -26656,7 +26965,7 @@ vErrors.push(err18);
 errors++;
 }
 if(!(data7 === "referral.declined")){
-const err19 = {instancePath:instancePath+"/type",schemaPath:"#/allOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema249.allOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
+const err19 = {instancePath:instancePath+"/type",schemaPath:"#/allOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema251.allOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -26824,7 +27133,7 @@ errors++;
 if(data8.patient_id !== undefined){
 let data10 = data8.patient_id;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err35 = {instancePath:instancePath+"/data/patient_id",schemaPath:"components#/$defs/ReferralSummary/properties/patient_id/type",keyword:"type",params:{type: schema133.properties.patient_id.type},message:"must be string,null"};
+const err35 = {instancePath:instancePath+"/data/patient_id",schemaPath:"components#/$defs/ReferralSummary/properties/patient_id/type",keyword:"type",params:{type: schema135.properties.patient_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -26861,7 +27170,7 @@ errors++;
 if(data8.referral_type !== undefined){
 let data13 = data8.referral_type;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err38 = {instancePath:instancePath+"/data/referral_type",schemaPath:"components#/$defs/ReferralSummary/properties/referral_type/type",keyword:"type",params:{type: schema133.properties.referral_type.type},message:"must be string,null"};
+const err38 = {instancePath:instancePath+"/data/referral_type",schemaPath:"components#/$defs/ReferralSummary/properties/referral_type/type",keyword:"type",params:{type: schema135.properties.referral_type.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -26884,7 +27193,7 @@ vErrors.push(err39);
 errors++;
 }
 if(!(((data14 === "soc") || (data14 === "roc")) || (data14 === "other"))){
-const err40 = {instancePath:instancePath+"/data/referral_type_category",schemaPath:"components#/$defs/ReferralSummary/properties/referral_type_category/enum",keyword:"enum",params:{allowedValues: schema133.properties.referral_type_category.enum},message:"must be equal to one of the allowed values"};
+const err40 = {instancePath:instancePath+"/data/referral_type_category",schemaPath:"components#/$defs/ReferralSummary/properties/referral_type_category/enum",keyword:"enum",params:{allowedValues: schema135.properties.referral_type_category.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -26922,7 +27231,7 @@ errors++;
 if(data8.referral_source !== undefined){
 let data16 = data8.referral_source;
 if((typeof data16 !== "string") && (data16 !== null)){
-const err43 = {instancePath:instancePath+"/data/referral_source",schemaPath:"components#/$defs/ReferralSummary/properties/referral_source/type",keyword:"type",params:{type: schema133.properties.referral_source.type},message:"must be string,null"};
+const err43 = {instancePath:instancePath+"/data/referral_source",schemaPath:"components#/$defs/ReferralSummary/properties/referral_source/type",keyword:"type",params:{type: schema135.properties.referral_source.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -26935,7 +27244,7 @@ errors++;
 if(data8.referral_source_id !== undefined){
 let data17 = data8.referral_source_id;
 if((typeof data17 !== "string") && (data17 !== null)){
-const err44 = {instancePath:instancePath+"/data/referral_source_id",schemaPath:"components#/$defs/ReferralSummary/properties/referral_source_id/type",keyword:"type",params:{type: schema133.properties.referral_source_id.type},message:"must be string,null"};
+const err44 = {instancePath:instancePath+"/data/referral_source_id",schemaPath:"components#/$defs/ReferralSummary/properties/referral_source_id/type",keyword:"type",params:{type: schema135.properties.referral_source_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -26958,7 +27267,7 @@ vErrors.push(err45);
 errors++;
 }
 if(!((data18 === "accepted") || (data18 === "declined"))){
-const err46 = {instancePath:instancePath+"/data/disposition",schemaPath:"components#/$defs/ReferralSummary/properties/disposition/enum",keyword:"enum",params:{allowedValues: schema133.properties.disposition.enum},message:"must be equal to one of the allowed values"};
+const err46 = {instancePath:instancePath+"/data/disposition",schemaPath:"components#/$defs/ReferralSummary/properties/disposition/enum",keyword:"enum",params:{allowedValues: schema135.properties.disposition.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -26971,7 +27280,7 @@ errors++;
 if(data8.decline_reason !== undefined){
 let data19 = data8.decline_reason;
 if((typeof data19 !== "string") && (data19 !== null)){
-const err47 = {instancePath:instancePath+"/data/decline_reason",schemaPath:"components#/$defs/ReferralSummary/properties/decline_reason/type",keyword:"type",params:{type: schema133.properties.decline_reason.type},message:"must be string,null"};
+const err47 = {instancePath:instancePath+"/data/decline_reason",schemaPath:"components#/$defs/ReferralSummary/properties/decline_reason/type",keyword:"type",params:{type: schema135.properties.decline_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -26984,7 +27293,7 @@ errors++;
 if(data8.office_id !== undefined){
 let data20 = data8.office_id;
 if((typeof data20 !== "string") && (data20 !== null)){
-const err48 = {instancePath:instancePath+"/data/office_id",schemaPath:"components#/$defs/ReferralSummary/properties/office_id/type",keyword:"type",params:{type: schema133.properties.office_id.type},message:"must be string,null"};
+const err48 = {instancePath:instancePath+"/data/office_id",schemaPath:"components#/$defs/ReferralSummary/properties/office_id/type",keyword:"type",params:{type: schema135.properties.office_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -26997,7 +27306,7 @@ errors++;
 if(data8.patient_display_name !== undefined){
 let data21 = data8.patient_display_name;
 if((typeof data21 !== "string") && (data21 !== null)){
-const err49 = {instancePath:instancePath+"/data/patient_display_name",schemaPath:"components#/$defs/ReferralSummary/properties/patient_display_name/type",keyword:"type",params:{type: schema133.properties.patient_display_name.type},message:"must be string,null"};
+const err49 = {instancePath:instancePath+"/data/patient_display_name",schemaPath:"components#/$defs/ReferralSummary/properties/patient_display_name/type",keyword:"type",params:{type: schema135.properties.patient_display_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -27055,40 +27364,40 @@ vErrors.push(err53);
 }
 errors++;
 }
-validate244.errors = vErrors;
+validate246.errors = vErrors;
 return errors === 0;
 }
-validate244.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
+validate246.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate243(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate245(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate243.evaluated;
+const evaluated0 = validate245.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate244(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate244.errors : vErrors.concat(validate244.errors);
+if(!(validate246(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate246.errors : vErrors.concat(validate246.errors);
 errors = vErrors.length;
 }
-validate243.errors = vErrors;
+validate245.errors = vErrors;
 return errors === 0;
 }
-validate243.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
+validate245.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
 
-export const intakeStatusChangedEventBody = validate246;
-const schema252 = {"$ref":"components#/$defs/IntakeStatusChangedEvent"};
-const schema253 = {"allOf":[{"$ref":"components#/$defs/WebhookEnvelope"},{"type":"object","properties":{"type":{"type":"string","enum":["intake.status_changed"]},"data":{"$ref":"components#/$defs/IntakeStatusChange"}}}],"description":"intake.status_changed: an intake was opened or its status changed."};
-const schema255 = {"type":"object","required":["intake","previous_status"],"properties":{"intake":{"$ref":"components#/$defs/IntakeSummary"},"previous_status":{"type":["string","null"],"enum":["pending_review","in_review","awaiting_information","accepted","declined","admitted","non_admit","cancelled",null],"description":"Status before the change; null when the change opened the intake (a referral filed through route 11 opens its intake as pending_review, or declined for a declined lead)."}},"description":"An intake's status after a change, and before it."};
+export const intakeStatusChangedEventBody = validate248;
+const schema254 = {"$ref":"components#/$defs/IntakeStatusChangedEvent"};
+const schema255 = {"allOf":[{"$ref":"components#/$defs/WebhookEnvelope"},{"type":"object","properties":{"type":{"type":"string","enum":["intake.status_changed"]},"data":{"$ref":"components#/$defs/IntakeStatusChange"}}}],"description":"intake.status_changed: an intake was opened or its status changed."};
+const schema257 = {"type":"object","required":["intake","previous_status"],"properties":{"intake":{"$ref":"components#/$defs/IntakeSummary"},"previous_status":{"type":["string","null"],"enum":["pending_review","in_review","awaiting_information","accepted","declined","admitted","non_admit","cancelled",null],"description":"Status before the change; null when the change opened the intake (a referral filed through route 11 opens its intake as pending_review, or declined for a declined lead)."}},"description":"An intake's status after a change, and before it."};
 
-function validate248(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate250(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate248.evaluated;
+const evaluated0 = validate250.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -27256,7 +27565,7 @@ errors++;
 if(data0.patient_id !== undefined){
 let data3 = data0.patient_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err15 = {instancePath:instancePath+"/intake/patient_id",schemaPath:"components#/$defs/IntakeSummary/properties/patient_id/type",keyword:"type",params:{type: schema153.properties.patient_id.type},message:"must be string,null"};
+const err15 = {instancePath:instancePath+"/intake/patient_id",schemaPath:"components#/$defs/IntakeSummary/properties/patient_id/type",keyword:"type",params:{type: schema155.properties.patient_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -27279,7 +27588,7 @@ vErrors.push(err16);
 errors++;
 }
 if(!((((((((data4 === "pending_review") || (data4 === "in_review")) || (data4 === "awaiting_information")) || (data4 === "accepted")) || (data4 === "declined")) || (data4 === "admitted")) || (data4 === "non_admit")) || (data4 === "cancelled"))){
-const err17 = {instancePath:instancePath+"/intake/status",schemaPath:"components#/$defs/IntakeSummary/properties/status/enum",keyword:"enum",params:{allowedValues: schema153.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err17 = {instancePath:instancePath+"/intake/status",schemaPath:"components#/$defs/IntakeSummary/properties/status/enum",keyword:"enum",params:{allowedValues: schema155.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -27314,7 +27623,7 @@ vErrors.push(err19);
 errors++;
 }
 if(!((data6 === "accepted") || (data6 === "declined"))){
-const err20 = {instancePath:instancePath+"/intake/disposition",schemaPath:"components#/$defs/IntakeSummary/properties/disposition/enum",keyword:"enum",params:{allowedValues: schema153.properties.disposition.enum},message:"must be equal to one of the allowed values"};
+const err20 = {instancePath:instancePath+"/intake/disposition",schemaPath:"components#/$defs/IntakeSummary/properties/disposition/enum",keyword:"enum",params:{allowedValues: schema155.properties.disposition.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -27327,7 +27636,7 @@ errors++;
 if(data0.office_id !== undefined){
 let data7 = data0.office_id;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err21 = {instancePath:instancePath+"/intake/office_id",schemaPath:"components#/$defs/IntakeSummary/properties/office_id/type",keyword:"type",params:{type: schema153.properties.office_id.type},message:"must be string,null"};
+const err21 = {instancePath:instancePath+"/intake/office_id",schemaPath:"components#/$defs/IntakeSummary/properties/office_id/type",keyword:"type",params:{type: schema155.properties.office_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -27340,7 +27649,7 @@ errors++;
 if(data0.reviewer_id !== undefined){
 let data8 = data0.reviewer_id;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err22 = {instancePath:instancePath+"/intake/reviewer_id",schemaPath:"components#/$defs/IntakeSummary/properties/reviewer_id/type",keyword:"type",params:{type: schema153.properties.reviewer_id.type},message:"must be string,null"};
+const err22 = {instancePath:instancePath+"/intake/reviewer_id",schemaPath:"components#/$defs/IntakeSummary/properties/reviewer_id/type",keyword:"type",params:{type: schema155.properties.reviewer_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -27443,7 +27752,7 @@ errors++;
 if(data.previous_status !== undefined){
 let data13 = data.previous_status;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err30 = {instancePath:instancePath+"/previous_status",schemaPath:"#/properties/previous_status/type",keyword:"type",params:{type: schema255.properties.previous_status.type},message:"must be string,null"};
+const err30 = {instancePath:instancePath+"/previous_status",schemaPath:"#/properties/previous_status/type",keyword:"type",params:{type: schema257.properties.previous_status.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -27453,7 +27762,7 @@ vErrors.push(err30);
 errors++;
 }
 if(!(((((((((data13 === "pending_review") || (data13 === "in_review")) || (data13 === "awaiting_information")) || (data13 === "accepted")) || (data13 === "declined")) || (data13 === "admitted")) || (data13 === "non_admit")) || (data13 === "cancelled")) || (data13 === null))){
-const err31 = {instancePath:instancePath+"/previous_status",schemaPath:"#/properties/previous_status/enum",keyword:"enum",params:{allowedValues: schema255.properties.previous_status.enum},message:"must be equal to one of the allowed values"};
+const err31 = {instancePath:instancePath+"/previous_status",schemaPath:"#/properties/previous_status/enum",keyword:"enum",params:{allowedValues: schema257.properties.previous_status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -27474,16 +27783,16 @@ vErrors.push(err32);
 }
 errors++;
 }
-validate248.errors = vErrors;
+validate250.errors = vErrors;
 return errors === 0;
 }
-validate248.evaluated = {"props":{"intake":true,"previous_status":true},"dynamicProps":false,"dynamicItems":false};
+validate250.evaluated = {"props":{"intake":true,"previous_status":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate247(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate249(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate247.evaluated;
+const evaluated0 = validate249.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -27611,7 +27920,7 @@ vErrors.push(err10);
 errors++;
 }
 if(!(data2 === "2026-06-27")){
-const err11 = {instancePath:instancePath+"/envelope_version",schemaPath:"components#/$defs/WebhookEnvelope/properties/envelope_version/enum",keyword:"enum",params:{allowedValues: schema246.properties.envelope_version.enum},message:"must be equal to one of the allowed values"};
+const err11 = {instancePath:instancePath+"/envelope_version",schemaPath:"components#/$defs/WebhookEnvelope/properties/envelope_version/enum",keyword:"enum",params:{allowedValues: schema248.properties.envelope_version.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -27708,7 +28017,7 @@ vErrors.push(err18);
 errors++;
 }
 if(!(data7 === "intake.status_changed")){
-const err19 = {instancePath:instancePath+"/type",schemaPath:"#/allOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema253.allOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
+const err19 = {instancePath:instancePath+"/type",schemaPath:"#/allOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema255.allOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -27719,8 +28028,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate248(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate248.errors : vErrors.concat(validate248.errors);
+if(!(validate250(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate250.errors : vErrors.concat(validate250.errors);
 errors = vErrors.length;
 }
 }
@@ -27735,39 +28044,39 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate247.errors = vErrors;
+validate249.errors = vErrors;
 return errors === 0;
 }
-validate247.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
+validate249.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate246(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate248(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate246.evaluated;
+const evaluated0 = validate248.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate247(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate247.errors : vErrors.concat(validate247.errors);
+if(!(validate249(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate249.errors : vErrors.concat(validate249.errors);
 errors = vErrors.length;
 }
-validate246.errors = vErrors;
+validate248.errors = vErrors;
 return errors === 0;
 }
-validate246.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
+validate248.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
 
-export const taskCreatedEventBody = validate251;
-const schema257 = {"$ref":"components#/$defs/TaskCreatedEvent"};
-const schema258 = {"allOf":[{"$ref":"components#/$defs/WebhookEnvelope"},{"type":"object","properties":{"type":{"type":"string","enum":["task.created"]},"data":{"$ref":"components#/$defs/Task"}}}],"description":"task.created: a task was created (route 17)."};
+export const taskCreatedEventBody = validate253;
+const schema259 = {"$ref":"components#/$defs/TaskCreatedEvent"};
+const schema260 = {"allOf":[{"$ref":"components#/$defs/WebhookEnvelope"},{"type":"object","properties":{"type":{"type":"string","enum":["task.created"]},"data":{"$ref":"components#/$defs/Task"}}}],"description":"task.created: a task was created (route 17)."};
 
-function validate252(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate254(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate252.evaluated;
+const evaluated0 = validate254.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -27895,7 +28204,7 @@ vErrors.push(err10);
 errors++;
 }
 if(!(data2 === "2026-06-27")){
-const err11 = {instancePath:instancePath+"/envelope_version",schemaPath:"components#/$defs/WebhookEnvelope/properties/envelope_version/enum",keyword:"enum",params:{allowedValues: schema246.properties.envelope_version.enum},message:"must be equal to one of the allowed values"};
+const err11 = {instancePath:instancePath+"/envelope_version",schemaPath:"components#/$defs/WebhookEnvelope/properties/envelope_version/enum",keyword:"enum",params:{allowedValues: schema248.properties.envelope_version.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -27992,7 +28301,7 @@ vErrors.push(err18);
 errors++;
 }
 if(!(data7 === "task.created")){
-const err19 = {instancePath:instancePath+"/type",schemaPath:"#/allOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema258.allOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
+const err19 = {instancePath:instancePath+"/type",schemaPath:"#/allOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema260.allOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -28003,8 +28312,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate163(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate163.errors : vErrors.concat(validate163.errors);
+if(!(validate165(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate165.errors : vErrors.concat(validate165.errors);
 errors = vErrors.length;
 }
 }
@@ -28019,40 +28328,40 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate252.errors = vErrors;
+validate254.errors = vErrors;
 return errors === 0;
 }
-validate252.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
+validate254.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate251(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate253(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate251.evaluated;
+const evaluated0 = validate253.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate252(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate252.errors : vErrors.concat(validate252.errors);
+if(!(validate254(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate254.errors : vErrors.concat(validate254.errors);
 errors = vErrors.length;
 }
-validate251.errors = vErrors;
+validate253.errors = vErrors;
 return errors === 0;
 }
-validate251.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
+validate253.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
 
-export const taskUpdatedEventBody = validate255;
-const schema260 = {"$ref":"components#/$defs/TaskUpdatedEvent"};
-const schema261 = {"allOf":[{"$ref":"components#/$defs/WebhookEnvelope"},{"type":"object","properties":{"type":{"type":"string","enum":["task.updated"]},"data":{"$ref":"components#/$defs/TaskUpdate"}}}],"description":"task.updated: a task was updated (route 19)."};
-const schema263 = {"type":"object","required":["task","changed_fields","previous_status"],"properties":{"task":{"$ref":"components#/$defs/Task"},"changed_fields":{"type":"array","items":{"type":"string","enum":["title","description","status","priority","due_date","assignee_id","completed_at"]},"description":"Fields whose value the update changed (an update that changes nothing still raises the version and is reported with an empty list)."},"previous_status":{"type":"string","enum":["open","in_progress","done","cancelled"],"description":"Status before the update (equal to task.status when the status did not change)."}},"description":"A task after an update (route 19), with what changed."};
+export const taskUpdatedEventBody = validate257;
+const schema262 = {"$ref":"components#/$defs/TaskUpdatedEvent"};
+const schema263 = {"allOf":[{"$ref":"components#/$defs/WebhookEnvelope"},{"type":"object","properties":{"type":{"type":"string","enum":["task.updated"]},"data":{"$ref":"components#/$defs/TaskUpdate"}}}],"description":"task.updated: a task was updated (route 19)."};
+const schema265 = {"type":"object","required":["task","changed_fields","previous_status"],"properties":{"task":{"$ref":"components#/$defs/Task"},"changed_fields":{"type":"array","items":{"type":"string","enum":["title","description","status","priority","due_date","assignee_id","completed_at"]},"description":"Fields whose value the update changed (an update that changes nothing still raises the version and is reported with an empty list)."},"previous_status":{"type":"string","enum":["open","in_progress","done","cancelled"],"description":"Status before the update (equal to task.status when the status did not change)."}},"description":"A task after an update (route 19), with what changed."};
 
-function validate257(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate259(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate257.evaluated;
+const evaluated0 = validate259.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28091,8 +28400,8 @@ vErrors.push(err2);
 errors++;
 }
 if(data.task !== undefined){
-if(!(validate163(data.task, {instancePath:instancePath+"/task",parentData:data,parentDataProperty:"task",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate163.errors : vErrors.concat(validate163.errors);
+if(!(validate165(data.task, {instancePath:instancePath+"/task",parentData:data,parentDataProperty:"task",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate165.errors : vErrors.concat(validate165.errors);
 errors = vErrors.length;
 }
 }
@@ -28113,7 +28422,7 @@ vErrors.push(err3);
 errors++;
 }
 if(!(((((((data2 === "title") || (data2 === "description")) || (data2 === "status")) || (data2 === "priority")) || (data2 === "due_date")) || (data2 === "assignee_id")) || (data2 === "completed_at"))){
-const err4 = {instancePath:instancePath+"/changed_fields/" + i0,schemaPath:"#/properties/changed_fields/items/enum",keyword:"enum",params:{allowedValues: schema263.properties.changed_fields.items.enum},message:"must be equal to one of the allowed values"};
+const err4 = {instancePath:instancePath+"/changed_fields/" + i0,schemaPath:"#/properties/changed_fields/items/enum",keyword:"enum",params:{allowedValues: schema265.properties.changed_fields.items.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -28148,7 +28457,7 @@ vErrors.push(err6);
 errors++;
 }
 if(!((((data3 === "open") || (data3 === "in_progress")) || (data3 === "done")) || (data3 === "cancelled"))){
-const err7 = {instancePath:instancePath+"/previous_status",schemaPath:"#/properties/previous_status/enum",keyword:"enum",params:{allowedValues: schema263.properties.previous_status.enum},message:"must be equal to one of the allowed values"};
+const err7 = {instancePath:instancePath+"/previous_status",schemaPath:"#/properties/previous_status/enum",keyword:"enum",params:{allowedValues: schema265.properties.previous_status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -28169,16 +28478,16 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate257.errors = vErrors;
+validate259.errors = vErrors;
 return errors === 0;
 }
-validate257.evaluated = {"props":{"task":true,"changed_fields":true,"previous_status":true},"dynamicProps":false,"dynamicItems":false};
+validate259.evaluated = {"props":{"task":true,"changed_fields":true,"previous_status":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate256(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate258(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate256.evaluated;
+const evaluated0 = validate258.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28306,7 +28615,7 @@ vErrors.push(err10);
 errors++;
 }
 if(!(data2 === "2026-06-27")){
-const err11 = {instancePath:instancePath+"/envelope_version",schemaPath:"components#/$defs/WebhookEnvelope/properties/envelope_version/enum",keyword:"enum",params:{allowedValues: schema246.properties.envelope_version.enum},message:"must be equal to one of the allowed values"};
+const err11 = {instancePath:instancePath+"/envelope_version",schemaPath:"components#/$defs/WebhookEnvelope/properties/envelope_version/enum",keyword:"enum",params:{allowedValues: schema248.properties.envelope_version.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -28403,7 +28712,7 @@ vErrors.push(err18);
 errors++;
 }
 if(!(data7 === "task.updated")){
-const err19 = {instancePath:instancePath+"/type",schemaPath:"#/allOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema261.allOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
+const err19 = {instancePath:instancePath+"/type",schemaPath:"#/allOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema263.allOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -28414,8 +28723,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate257(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate257.errors : vErrors.concat(validate257.errors);
+if(!(validate259(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate259.errors : vErrors.concat(validate259.errors);
 errors = vErrors.length;
 }
 }
@@ -28430,39 +28739,39 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate256.errors = vErrors;
+validate258.errors = vErrors;
 return errors === 0;
 }
-validate256.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
+validate258.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate255(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate257(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate255.evaluated;
+const evaluated0 = validate257.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate256(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate256.errors : vErrors.concat(validate256.errors);
+if(!(validate258(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate258.errors : vErrors.concat(validate258.errors);
 errors = vErrors.length;
 }
-validate255.errors = vErrors;
+validate257.errors = vErrors;
 return errors === 0;
 }
-validate255.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
+validate257.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
 
-export const remittanceReceivedEventBody = validate261;
-const schema264 = {"$ref":"components#/$defs/RemittanceReceivedEvent"};
-const schema265 = {"allOf":[{"$ref":"components#/$defs/WebhookEnvelope"},{"type":"object","properties":{"type":{"type":"string","enum":["remittance.received"]},"data":{"$ref":"components#/$defs/Remittance"}}}],"description":"remittance.received: a payment of an imported 835 (ERA) was recorded."};
+export const remittanceReceivedEventBody = validate263;
+const schema266 = {"$ref":"components#/$defs/RemittanceReceivedEvent"};
+const schema267 = {"allOf":[{"$ref":"components#/$defs/WebhookEnvelope"},{"type":"object","properties":{"type":{"type":"string","enum":["remittance.received"]},"data":{"$ref":"components#/$defs/Remittance"}}}],"description":"remittance.received: a payment of an imported 835 (ERA) was recorded."};
 
-function validate262(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate264(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate262.evaluated;
+const evaluated0 = validate264.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28590,7 +28899,7 @@ vErrors.push(err10);
 errors++;
 }
 if(!(data2 === "2026-06-27")){
-const err11 = {instancePath:instancePath+"/envelope_version",schemaPath:"components#/$defs/WebhookEnvelope/properties/envelope_version/enum",keyword:"enum",params:{allowedValues: schema246.properties.envelope_version.enum},message:"must be equal to one of the allowed values"};
+const err11 = {instancePath:instancePath+"/envelope_version",schemaPath:"components#/$defs/WebhookEnvelope/properties/envelope_version/enum",keyword:"enum",params:{allowedValues: schema248.properties.envelope_version.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -28687,7 +28996,7 @@ vErrors.push(err18);
 errors++;
 }
 if(!(data7 === "remittance.received")){
-const err19 = {instancePath:instancePath+"/type",schemaPath:"#/allOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema265.allOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
+const err19 = {instancePath:instancePath+"/type",schemaPath:"#/allOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema267.allOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -28899,7 +29208,7 @@ errors++;
 if(data8.payer_id !== undefined){
 let data12 = data8.payer_id;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err39 = {instancePath:instancePath+"/data/payer_id",schemaPath:"components#/$defs/Remittance/properties/payer_id/type",keyword:"type",params:{type: schema187.properties.payer_id.type},message:"must be string,null"};
+const err39 = {instancePath:instancePath+"/data/payer_id",schemaPath:"components#/$defs/Remittance/properties/payer_id/type",keyword:"type",params:{type: schema189.properties.payer_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -28924,7 +29233,7 @@ errors++;
 if(data8.payee_id !== undefined){
 let data14 = data8.payee_id;
 if((typeof data14 !== "string") && (data14 !== null)){
-const err41 = {instancePath:instancePath+"/data/payee_id",schemaPath:"components#/$defs/Remittance/properties/payee_id/type",keyword:"type",params:{type: schema187.properties.payee_id.type},message:"must be string,null"};
+const err41 = {instancePath:instancePath+"/data/payee_id",schemaPath:"components#/$defs/Remittance/properties/payee_id/type",keyword:"type",params:{type: schema189.properties.payee_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -28972,7 +29281,7 @@ vErrors.push(err44);
 errors++;
 }
 if(!((data16 === "credit") || (data16 === "debit"))){
-const err45 = {instancePath:instancePath+"/data/credit_debit",schemaPath:"components#/$defs/Remittance/properties/credit_debit/enum",keyword:"enum",params:{allowedValues: schema187.properties.credit_debit.enum},message:"must be equal to one of the allowed values"};
+const err45 = {instancePath:instancePath+"/data/credit_debit",schemaPath:"components#/$defs/Remittance/properties/credit_debit/enum",keyword:"enum",params:{allowedValues: schema189.properties.credit_debit.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -28995,7 +29304,7 @@ vErrors.push(err46);
 errors++;
 }
 if(!(((((data17 === "ACH") || (data17 === "CHK")) || (data17 === "NON")) || (data17 === "FWT")) || (data17 === "BOP"))){
-const err47 = {instancePath:instancePath+"/data/payment_method",schemaPath:"components#/$defs/Remittance/properties/payment_method/enum",keyword:"enum",params:{allowedValues: schema187.properties.payment_method.enum},message:"must be equal to one of the allowed values"};
+const err47 = {instancePath:instancePath+"/data/payment_method",schemaPath:"components#/$defs/Remittance/properties/payment_method/enum",keyword:"enum",params:{allowedValues: schema189.properties.payment_method.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -29018,7 +29327,7 @@ vErrors.push(err48);
 }
 errors++;
 }
-if(!(formats36.validate(data18))){
+if(!(formats42.validate(data18))){
 const err49 = {instancePath:instancePath+"/data/payment_date",schemaPath:"components#/$defs/Remittance/properties/payment_date/format",keyword:"format",params:{format: "date"},message:"must match format \""+"date"+"\""};
 if(vErrors === null){
 vErrors = [err49];
@@ -29043,7 +29352,7 @@ errors++;
 if(data8.check_or_eft_number !== undefined){
 let data19 = data8.check_or_eft_number;
 if((typeof data19 !== "string") && (data19 !== null)){
-const err51 = {instancePath:instancePath+"/data/check_or_eft_number",schemaPath:"components#/$defs/Remittance/properties/check_or_eft_number/type",keyword:"type",params:{type: schema187.properties.check_or_eft_number.type},message:"must be string,null"};
+const err51 = {instancePath:instancePath+"/data/check_or_eft_number",schemaPath:"components#/$defs/Remittance/properties/check_or_eft_number/type",keyword:"type",params:{type: schema189.properties.check_or_eft_number.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -29066,7 +29375,7 @@ vErrors.push(err52);
 errors++;
 }
 if(!((((data20 === "received") || (data20 === "posted")) || (data20 === "reconciled")) || (data20 === "exception"))){
-const err53 = {instancePath:instancePath+"/data/status",schemaPath:"components#/$defs/Remittance/properties/status/enum",keyword:"enum",params:{allowedValues: schema187.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err53 = {instancePath:instancePath+"/data/status",schemaPath:"components#/$defs/Remittance/properties/status/enum",keyword:"enum",params:{allowedValues: schema189.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -29199,40 +29508,40 @@ vErrors.push(err63);
 }
 errors++;
 }
-validate262.errors = vErrors;
+validate264.errors = vErrors;
 return errors === 0;
 }
-validate262.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
+validate264.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate261(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate263(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate261.evaluated;
+const evaluated0 = validate263.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate262(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate262.errors : vErrors.concat(validate262.errors);
+if(!(validate264(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate264.errors : vErrors.concat(validate264.errors);
 errors = vErrors.length;
 }
-validate261.errors = vErrors;
+validate263.errors = vErrors;
 return errors === 0;
 }
-validate261.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
+validate263.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
 
-export const approvalDecidedEventBody = validate264;
-const schema268 = {"$ref":"components#/$defs/ApprovalDecidedEvent"};
-const schema269 = {"allOf":[{"$ref":"components#/$defs/WebhookEnvelope"},{"type":"object","properties":{"type":{"type":"string","enum":["approval.decided"]},"data":{"$ref":"components#/$defs/ApprovalDecision"}}}],"description":"approval.decided: a person approved or rejected a proposal of the MCP surface (spec 6.2)."};
-const schema271 = {"type":"object","required":["approval_id","decision","decided_at","proposed_operation"],"properties":{"approval_id":{"type":"string","description":"The proposal's id, as the MCP surface's braes.proposals.status takes it (`approvalId`).","examples":["apr_Qm3xT8vWb1LkZ2yRn5sPdA"],"x-svc-phi":"kept"},"decision":{"type":"string","enum":["approved","rejected"],"description":"What the person decided."},"decided_at":{"type":"string","format":"date-time","description":"When the person decided.","x-svc-phi":"kept"},"proposed_operation":{"type":"string","description":"The operationId of the action proposed (today `createTask`).","examples":["createTask"],"x-svc-phi":"kept"}},"description":"A person's decision on a proposal of the MCP surface. It names no patient and no person: the proposal's content is read in the product."};
+export const approvalDecidedEventBody = validate266;
+const schema270 = {"$ref":"components#/$defs/ApprovalDecidedEvent"};
+const schema271 = {"allOf":[{"$ref":"components#/$defs/WebhookEnvelope"},{"type":"object","properties":{"type":{"type":"string","enum":["approval.decided"]},"data":{"$ref":"components#/$defs/ApprovalDecision"}}}],"description":"approval.decided: a person approved or rejected a proposal of the MCP surface (spec 6.2)."};
+const schema273 = {"type":"object","required":["approval_id","decision","decided_at","proposed_operation"],"properties":{"approval_id":{"type":"string","description":"The proposal's id, as the MCP surface's braes.proposals.status takes it (`approvalId`).","examples":["apr_Qm3xT8vWb1LkZ2yRn5sPdA"],"x-svc-phi":"kept"},"decision":{"type":"string","enum":["approved","rejected"],"description":"What the person decided."},"decided_at":{"type":"string","format":"date-time","description":"When the person decided.","x-svc-phi":"kept"},"proposed_operation":{"type":"string","description":"The operationId of the action proposed (today `createTask`).","examples":["createTask"],"x-svc-phi":"kept"}},"description":"A person's decision on a proposal of the MCP surface. It names no patient and no person: the proposal's content is read in the product."};
 
-function validate265(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate267(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate265.evaluated;
+const evaluated0 = validate267.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -29360,7 +29669,7 @@ vErrors.push(err10);
 errors++;
 }
 if(!(data2 === "2026-06-27")){
-const err11 = {instancePath:instancePath+"/envelope_version",schemaPath:"components#/$defs/WebhookEnvelope/properties/envelope_version/enum",keyword:"enum",params:{allowedValues: schema246.properties.envelope_version.enum},message:"must be equal to one of the allowed values"};
+const err11 = {instancePath:instancePath+"/envelope_version",schemaPath:"components#/$defs/WebhookEnvelope/properties/envelope_version/enum",keyword:"enum",params:{allowedValues: schema248.properties.envelope_version.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -29457,7 +29766,7 @@ vErrors.push(err18);
 errors++;
 }
 if(!(data7 === "approval.decided")){
-const err19 = {instancePath:instancePath+"/type",schemaPath:"#/allOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema269.allOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
+const err19 = {instancePath:instancePath+"/type",schemaPath:"#/allOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema271.allOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -29535,7 +29844,7 @@ vErrors.push(err25);
 errors++;
 }
 if(!((data10 === "approved") || (data10 === "rejected"))){
-const err26 = {instancePath:instancePath+"/data/decision",schemaPath:"components#/$defs/ApprovalDecision/properties/decision/enum",keyword:"enum",params:{allowedValues: schema271.properties.decision.enum},message:"must be equal to one of the allowed values"};
+const err26 = {instancePath:instancePath+"/data/decision",schemaPath:"components#/$defs/ApprovalDecision/properties/decision/enum",keyword:"enum",params:{allowedValues: schema273.properties.decision.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -29605,28 +29914,28 @@ vErrors.push(err31);
 }
 errors++;
 }
-validate265.errors = vErrors;
+validate267.errors = vErrors;
 return errors === 0;
 }
-validate265.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
+validate267.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate264(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate266(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate264.evaluated;
+const evaluated0 = validate266.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate265(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate265.errors : vErrors.concat(validate265.errors);
+if(!(validate267(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate267.errors : vErrors.concat(validate267.errors);
 errors = vErrors.length;
 }
-validate264.errors = vErrors;
+validate266.errors = vErrors;
 return errors === 0;
 }
-validate264.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
+validate266.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
 

@@ -6,6 +6,7 @@ import type { DB } from '../db/schema.js';
 import { operations } from '../generated/contract.js';
 import type { McpAccess } from '../identity/mcp-authorization/authorization-server.js';
 import { PlatformError } from '../shared/platform-error.js';
+import type { ToolDescription } from './tools.js';
 import { MAX_EXECUTION_ATTEMPTS } from '../proposals/execution.js';
 import { createProposal, findProposal, type Proposal } from '../proposals/proposals.js';
 
@@ -90,20 +91,25 @@ async function create(db: Kysely<DB>, access: McpAccess, args: CreateArgs): Prom
   }
 }
 
+const CREATE = {
+  name: 'braes.proposals.create',
+  title: 'Propose a change for a person to approve',
+  description: 'Records a proposed change (today: create a task) for a person of the agency to approve or reject. Nothing runs until a person approves it; follow it with braes.proposals.status.',
+};
+const STATUS = {
+  name: 'braes.proposals.status',
+  title: 'Status of a proposal',
+  description: 'The current truth of a proposal: status, whether a person decided, when the action ran, its last error, and the next step. approval.decided does not prove the action ran; this does.',
+};
+
+export const PROPOSAL_TOOL_DESCRIPTIONS: readonly ToolDescription[] = [{ ...CREATE, read_only: false }, { ...STATUS, read_only: true }];
+
 /** Proposals (spec 5.8, 6.2): the assistant proposes and follows up; only a person decides, and there is no decision tool. */
 export function registerProposalTools(server: McpServer, db: Kysely<DB>, access: McpAccess) {
-  server.registerTool('braes.proposals.create', {
-    title: 'Propose a change for a person to approve',
-    description: 'Records a proposed change (today: create a task) for a person of the agency to approve or reject. Nothing runs until a person approves it; follow it with braes.proposals.status.',
-    inputSchema: createInput,
-    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-  }, (args: CreateArgs) => create(db, access, args));
-  server.registerTool('braes.proposals.status', {
-    title: 'Status of a proposal',
-    description: 'The current truth of a proposal: status, whether a person decided, when the action ran, its last error, and the next step. approval.decided does not prove the action ran; this does.',
-    inputSchema: { approvalId: z.string().min(1).max(64) },
-    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-  }, async ({ approvalId }: { approvalId: string }) => {
+  server.registerTool(CREATE.name, { ...CREATE, inputSchema: createInput, annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false } }, (args: CreateArgs) =>
+    create(db, access, args),
+  );
+  server.registerTool(STATUS.name, { ...STATUS, inputSchema: { approvalId: z.string().min(1).max(64) }, annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } }, async ({ approvalId }: { approvalId: string }) => {
     const proposal = await findProposal(db, access.person.agencyId, approvalId);
     // A person follows their own proposals; another's id answers like an unknown one.
     return proposal && proposal.user_id === access.person.id ? statusResult(proposal) : toolError('PLATFORM_APPROVAL_NOT_FOUND', `No proposal ${approvalId} of yours.`);

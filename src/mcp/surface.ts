@@ -3,11 +3,14 @@ import type { Kysely } from 'kysely';
 import type { Config } from '../config.js';
 import type { DB } from '../db/schema.js';
 import type { Gateway } from '../gateway/gateway.js';
-import { createPeopleAuthorizationServer, MCP_SCOPES } from '../identity/mcp-authorization/authorization-server.js';
+import { createPeopleAuthorizationServer, MCP_SCOPES, REQUIRED_MCP_SCOPES } from '../identity/mcp-authorization/authorization-server.js';
 import type { KeyEncryption } from '../identity/key-encryption.js';
 import { serviceVersion } from '../project-files.js';
 import type { GrantHandover } from '../resources/oauth/token-handler.js';
 import { peopleGrantHandover, registerPeopleAuthorization } from './authorization-routes.js';
+import type { CatalogMcpSurface } from '../catalog/catalog.js';
+import { READ_TOOL_DESCRIPTIONS } from './tools.js';
+import { PROPOSAL_TOOL_DESCRIPTIONS } from './proposal-tools.js';
 import { MCP_PATH, PROTECTED_RESOURCE_METADATA_PATH, registerMcpEndpoint } from './mcp-endpoint.js';
 
 /** A refresh token (and its grant) lasts this long unless rotated on; each refresh hands out a new one. */
@@ -18,6 +21,8 @@ export interface McpSurface {
   grantHandovers: Record<string, GrantHandover>;
   /** The authorization pages and routes, the MCP endpoint and its RFC 9728 metadata. */
   register(app: FastifyInstance, gateway: Gateway): void;
+  /** How the catalog describes it. */
+  catalog: CatalogMcpSurface;
 }
 
 /** The MCP surface for people (spec 5.8, 5.9): its authorization server on our database and its endpoint at /api/v1/mcp. */
@@ -39,6 +44,13 @@ export async function createMcpSurface(config: Config, db: Kysely<DB>, keyEncryp
     resource_name: 'Agency operations (de-identified, read-only, proposals for human review)',
   };
   return {
+    catalog: {
+      endpoint: resource,
+      protected_resource_metadata: `${issuer}${PROTECTED_RESOURCE_METADATA_PATH}`,
+      authorization_server_metadata: `${issuer}/.well-known/oauth-authorization-server`,
+      scopes_required: [...REQUIRED_MCP_SCOPES],
+      tools: [...READ_TOOL_DESCRIPTIONS, ...PROPOSAL_TOOL_DESCRIPTIONS],
+    },
     grantHandovers: peopleGrantHandover(provider),
     register(app, gateway) {
       registerPeopleAuthorization(app, provider, db);

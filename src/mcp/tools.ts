@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { z } from 'zod';
+import { z, type ZodRawShape } from 'zod';
 import type { DB } from '../db/schema.js';
 import type { OperationId } from '../generated/contract.js';
 import { callOperation, type DirectCallInput } from '../gateway/direct-call.js';
@@ -240,57 +240,93 @@ const queryRunInput = {
   cursor: z.string().min(1).max(2000).optional().describe('nextCursor of the previous page, to continue.'),
 };
 
-/** The read-only tools: every figure comes from a REST operation run in no_phi through the gateway (policy, limits, metering, audit). */
-export function registerReadTools(server: McpServer, ctx: ToolContext) {
-  server.registerTool('braes.agency.summary', {
+/** A tool as the catalog describes it. */
+export interface ToolDescription {
+  name: string;
+  title: string;
+  description: string;
+  read_only: boolean;
+}
+
+interface ReadTool {
+  name: string;
+  title: string;
+  description: string;
+  inputSchema?: ZodRawShape;
+  run(ctx: ToolContext, args: any): Promise<CallToolResult>;
+}
+
+type YearArgs = { year?: number };
+type HhvbpArgs = { performance_year?: number; payment_year?: number };
+
+const READ_TOOLS: readonly ReadTool[] = [
+  {
+    name: 'braes.agency.summary',
     title: 'Agency census',
     description: 'Active patients of the agency, by service line and by office (counts only, no patient data).',
-    annotations: READ_ONLY,
-  }, guarded(() => agencySummary(ctx)));
-  server.registerTool('braes.referrals.pipeline', {
+    run: (ctx) => agencySummary(ctx),
+  },
+  {
+    name: 'braes.referrals.pipeline',
     title: 'Referral pipeline',
     description: 'Referrals received in a calendar year by disposition, and intakes by status now (counts only).',
     inputSchema: yearInput,
-    annotations: READ_ONLY,
-  }, guarded((args: { year?: number }) => referralPipeline(ctx, args)));
-  server.registerTool('braes.visits.missed_late', {
+    run: (ctx, args: YearArgs) => referralPipeline(ctx, args),
+  },
+  {
+    name: 'braes.visits.missed_late',
     title: 'Missed and late visits',
     description: 'Visits of a calendar year that were missed or started and not completed, and visits of past years still scheduled (counts only; dates are known to the year in no_phi).',
     inputSchema: yearInput,
-    annotations: READ_ONLY,
-  }, guarded((args: { year?: number }) => visitsMissedLate(ctx, args)));
-  server.registerTool('braes.orders.aging', {
+    run: (ctx, args: YearArgs) => visitsMissedLate(ctx, args),
+  },
+  {
+    name: 'braes.orders.aging',
     title: 'Physician orders by aging bucket',
     description: 'Physician orders awaiting signature, by aging bucket, and how many are past the agency\'s signature SLA.',
-    annotations: READ_ONLY,
-  }, guarded(() => ordersAging(ctx)));
-  server.registerTool('braes.quality.hhvbp_summary', {
+    run: (ctx) => ordersAging(ctx),
+  },
+  {
+    name: 'braes.quality.hhvbp_summary',
     title: 'HHVBP summary',
     description: 'The agency\'s HHVBP cycle summary: modeled total performance score and payment adjustment beside the regulator\'s published figures.',
     inputSchema: hhvbpInput,
-    annotations: READ_ONLY,
-  }, guarded((args: { performance_year?: number; payment_year?: number }) => hhvbpSummary(ctx, args)));
-  server.registerTool('braes.quality.hhvbp_measures', {
+    run: (ctx, args: HhvbpArgs) => hhvbpSummary(ctx, args),
+  },
+  {
+    name: 'braes.quality.hhvbp_measures',
     title: 'HHVBP measures',
     description: 'The agency\'s HHVBP measure scores for a performance year.',
     inputSchema: hhvbpInput,
-    annotations: READ_ONLY,
-  }, guarded((args: { performance_year?: number; payment_year?: number }) => hhvbpMeasures(ctx, args)));
-  server.registerTool('braes.remittances.totals', {
+    run: (ctx, args: HhvbpArgs) => hhvbpMeasures(ctx, args),
+  },
+  {
+    name: 'braes.remittances.totals',
     title: 'Remittance totals by payer',
     description: 'ERA (835) payments received between two payment dates, per payer and in all: payments, claims, charged, paid, adjustments, patient responsibility, variance and denied claims (money as two-decimal strings).',
     inputSchema: dateRangeInput,
-    annotations: READ_ONLY,
-  }, guarded((args: { from: string; to: string }) => remittanceTotals(ctx, args)));
-  server.registerTool('braes.queries.list', {
+    run: (ctx, args: { from: string; to: string }) => remittanceTotals(ctx, args),
+  },
+  {
+    name: 'braes.queries.list',
     title: 'Governed queries',
     description: 'The approved, parameterized reads this surface may run (those a de-identified session may see), with their parameters and columns.',
-    annotations: READ_ONLY,
-  }, guarded(() => listQueries(ctx)));
-  server.registerTool('braes.queries.run', {
+    run: (ctx) => listQueries(ctx),
+  },
+  {
+    name: 'braes.queries.run',
     title: 'Run a governed query',
     description: 'One page of a governed query\'s rows, de-identified as its columns declare; follow nextCursor for more.',
     inputSchema: queryRunInput,
-    annotations: READ_ONLY,
-  }, guarded((args: { query_id: string; parameters?: Record<string, unknown>; limit?: number; cursor?: string }) => runGovernedQuery(ctx, args)));
+    run: (ctx, args: { query_id: string; parameters?: Record<string, unknown>; limit?: number; cursor?: string }) => runGovernedQuery(ctx, args),
+  },
+];
+
+export const READ_TOOL_DESCRIPTIONS: readonly ToolDescription[] = READ_TOOLS.map(({ name, title, description }) => ({ name, title, description, read_only: true }));
+
+/** The read-only tools: every figure comes from a REST operation run in no_phi through the gateway (policy, limits, metering, audit). */
+export function registerReadTools(server: McpServer, ctx: ToolContext) {
+  for (const { name, title, description, inputSchema, run } of READ_TOOLS) {
+    server.registerTool(name, { title, description, inputSchema, annotations: READ_ONLY }, guarded((args: unknown) => run(ctx, args)) as never);
+  }
 }

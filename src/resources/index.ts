@@ -1,5 +1,5 @@
 import type { OperationId } from '../generated/contract.js';
-import { buildCatalog } from '../catalog/catalog.js';
+import { buildCatalog, type CatalogMcpSurface } from '../catalog/catalog.js';
 import { isEnabled, type Handlers } from './handler.js';
 import { platformHandlers } from './platform/platform-handlers.js';
 import { issueTokenHandler } from './oauth/token-handler.js';
@@ -27,12 +27,15 @@ export interface Resources {
   admissions: Partial<Record<OperationId, CallAdmission>>;
 }
 
-/** `queries`: the approved governed queries (this deployment's registry unless a test brings its own). */
-export function createResources(services: AppServices, queries: readonly GovernedQuery<any>[] = GOVERNED_QUERIES): Resources {
+/**
+ * `queries`: the approved governed queries (this deployment's registry unless a test brings its own); `mcp`: the MCP
+ * surface the catalog describes, when the app serves one.
+ */
+export function createResources(services: AppServices, queries: readonly GovernedQuery<any>[] = GOVERNED_QUERIES, mcp?: CatalogMcpSurface): Resources {
   const registry = new QueryRegistry(queries);
   let catalog: ReturnType<typeof buildCatalog> | undefined;
   const handlers: Handlers = {
-    ...platformHandlers(() => (catalog ??= buildCatalog((id) => isEnabled(handlers[id]), registry.catalog()))),
+    ...platformHandlers(() => (catalog ??= buildCatalog((id) => isEnabled(handlers[id]), registry.catalog(), mcp))),
     runQuery: runQueryHandler(registry),
     ...queryTokenHandlers(registry, services.config.tokenIssuer),
     issueToken: issueTokenHandler(services.clientCredentials),

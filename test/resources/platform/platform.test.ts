@@ -35,6 +35,14 @@ t.test('the catalog is derived from the document', async (t) => {
   t.match(collections, { no_phi: 'denied', no_phi_usable: false, scope: 'external:working-collections:read' });
   t.match(data.contract_versions, [{ version: '1', manifest_version: '1.1.0', status: 'deprecated', successor: '2' }, { version: '2', manifest_version: '2.7.0', status: 'current' }]);
   t.equal(data.webhook_envelope_version, '2026-06-27');
+  t.match(data.mcp, {
+    endpoint: /\/api\/v1\/mcp$/,
+    protected_resource_metadata: /\/\.well-known\/oauth-protected-resource\/api\/v1\/mcp$/,
+    authorization_server_metadata: /\/\.well-known\/oauth-authorization-server$/,
+    scopes_required: ['mcp:tools', 'no_phi'],
+  }, 'the MCP surface for people, beside the partition');
+  t.same(data.mcp.tools.filter((tool: { read_only: boolean }) => !tool.read_only).map((tool: { name: string }) => tool.name), ['braes.proposals.create'], 'every tool reads but the proposal');
+  t.notOk(data.mcp.tools.some((tool: { name: string }) => /approve|reject|decide/.test(tool.name)), 'no decision tool');
   const referralCreate = data.capabilities.find((c: { id: string }) => c.id === 'referrals.create');
   t.same(referralCreate, { id: 'referrals.create', description: referralCreate.description, command: true, operations: ['createReferral'] });
   const enabled = data.routes.filter((r: { enabled: boolean }) => r.enabled).map((r: { operation_id: string }) => r.operation_id).sort();

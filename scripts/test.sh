@@ -41,8 +41,7 @@ run_suite() {
 node=$(node --version)
 if wants pglite; then
   echo "== tap suite on PGlite (in-memory), Node $node =="
-  # Coverage is measured once, in the PostgreSQL run (its report would replace this one's); it costs about 12% of a run.
-  run_suite "PGlite, Node $node" env -u TEST_DATABASE_URL npx tap --disable-coverage "$@"
+  run_suite "PGlite, Node $node" env -u TEST_DATABASE_URL npx tap "$@"
 fi
 
 if wants postgresql && [ -n "${TEST_DATABASE_URL:-}" ]; then

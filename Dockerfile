@@ -11,7 +11,7 @@
 #   LOG_LEVEL, BODY_LIMIT_BYTES, REQUEST_TIMEOUT_MS, HANDLER_TIMEOUT_MS, SHUTDOWN_GRACE_MS,
 #   DB_POOL_MAX, DB_CONNECT_TIMEOUT_MS, DB_STATEMENT_TIMEOUT_MS: see src/config.ts.
 
-# Node 24, the current LTS (the dependency tree needs 22.12 or later); .ci/run runs the PGlite suite on it.
+# Node 24, the current LTS (the dependency tree needs 22.12 or later); .ci/run runs npm test on it.
 ARG NODE_IMAGE=node:24-bookworm-slim
 
 FROM ${NODE_IMAGE} AS build

@@ -57,17 +57,21 @@ const send = (method: string, params: object = {}) => new Promise<any>((resolve)
 const settle = () => new Promise((r) => setTimeout(r, 1500));
 const shot = async (name: string) => writeFileSync(`${out}/${name}.png`, Buffer.from((await send('Page.captureScreenshot', { format: 'png' })).data, 'base64'));
 const evaluate = async (expression: string) => (await send('Runtime.evaluate', { expression, returnByValue: true })).result.value;
+/** The page's text once it matches (a posted form's answer takes a moment on a loaded machine), or the last text after 15 s. */
+async function pageText(pattern: RegExp): Promise<string> {
+  let text = '';
+  for (const deadline = Date.now() + 15_000; Date.now() < deadline && !pattern.test(text); await settle()) text = String(await evaluate('document.body?.innerText ?? ""'));
+  return text;
+}
 
 await t.test('the flow in headless Chromium', async (t) => {
   await send('Page.enable');
   await send('Page.navigate', { url: authorizationUrl });
-  await settle();
-  await shot('1-login')
-  t.match(await evaluate('document.title'), 'Sign in');
+  t.match(await pageText(/Sign in to connect/), /Sign in to connect Chromium assistant/);
+  await shot('1-login');
   await evaluate(`document.getElementById('email').value = ${JSON.stringify(user.email)}; document.getElementById('password').value = ${JSON.stringify(user.initialPassword)}; document.querySelector('form').submit(); 1`);
-  await settle();
-  await shot('2-consent')
-  t.match(await evaluate('document.body.innerText'), /Allow Chromium assistant\?/);
+  t.match(await pageText(/Allow Chromium assistant\?/), /Allow Chromium assistant\?/);
+  await shot('2-consent');
   await evaluate(`document.querySelector('button[value=allow]').click(); 1`);
   const callback = await received;
   await settle();

@@ -39,7 +39,7 @@ ${error ? `<p class="error" role="alert">${escapeHtml(error)}</p>` : ''}
 
 const SCOPE_MEANINGS: Record<string, string> = {
   'mcp:tools': 'use the read-only tools and propose changes for a person to approve',
-  'platform:read': 'read agency-level figures (census, referrals, visits, orders, quality)',
+  'platform:read': 'read agency-level figures (census, referrals, visits, orders, quality, remittances, governed queries)',
   no_phi: 'see de-identified data only: never names, phones, record numbers, birth dates or addresses',
   offline_access: 'stay connected when you are away (until you or an administrator disconnect it)',
 };

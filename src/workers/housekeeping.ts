@@ -1,12 +1,16 @@
 import { purgeExpiredIdempotencyKeys } from '../gateway/idempotency.js';
 import { purgeUsageWindows } from '../gateway/usage-limits.js';
+import { purgeWebhookHistory, WEBHOOK_RETENTION_DAYS } from '../events/retention.js';
 import { periodic } from './periodic.js';
 import type { Worker } from './worker.js';
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
 
-/** Hourly: drop idempotency keys past their retention and usage windows older than two days. */
+/**
+ * Hourly: drop idempotency keys past their retention, usage windows older than two days, and settled webhook events
+ * (with their deliveries) older than the webhook retention, a batch at a time.
+ */
 export function housekeeping(): Worker {
   return periodic({
     name: 'housekeeping',
@@ -14,7 +18,8 @@ export function housekeeping(): Worker {
     async run({ db, log }) {
       const keys = await purgeExpiredIdempotencyKeys(db);
       const windows = await purgeUsageWindows(db, new Date(Date.now() - 2 * DAY_MS));
-      if (keys || windows) log.info({ keys, windows }, 'housekeeping purged expired rows');
+      const events = await purgeWebhookHistory(db, new Date(Date.now() - WEBHOOK_RETENTION_DAYS * DAY_MS));
+      if (keys || windows || events) log.info({ keys, windows, webhook_events: events }, 'housekeeping purged expired rows');
     },
   });
 }

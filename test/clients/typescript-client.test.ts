@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
 import { createExtensionClient, ExtensionApiError, unwrap, type ExtensionClientOptions } from '../../clients/typescript/src/index.js';
 import { testDatabase } from '../helpers/database.js';
@@ -63,6 +64,19 @@ t.test('one token is shared until shortly before expires_in, then renewed; concu
   t.ok(data?.data, 'health answered');
   t.equal(tokenRequests(), 2, 'renewed inside the last minute');
   t.not(sent.at(-1)!.authorization, first, 'with the new token');
+});
+
+t.test('a token the server calls expired is replaced and the call sent again', async (t) => {
+  const shortLived = await listeningApp(t, undefined, { tokenTtlSeconds: 1 });
+  const frozen = Date.now();
+  const { client, sent, tokenRequests } = recordedClient({ baseUrl: shortLived.base, now: () => frozen });
+  await client.GET('/api/v1/ext/health');
+  // Past the token's life on the server's clock, while this client's clock stands still (a skewed clock).
+  await sleep(2100);
+  const { response } = await client.GET('/api/v1/ext/health');
+  t.equal(response.status, 200, 'answered');
+  t.same(sent.filter((s) => s.path === '/api/v1/ext/health').map((s) => s.status), [200, 401, 200], 'refused once as expired, then sent with a new token');
+  t.equal(tokenRequests(), 2);
 });
 
 t.test('pages follow meta.next_cursor to the end of a list', async (t) => {

@@ -9,7 +9,7 @@ export { ExtensionApiError, knownCode, retryAfterSeconds, unwrap, type ApiErrorB
 export { COMMANDS, CONTRACT_VERSION, ERROR_CODES, MANIFEST_VERSION } from './generated/contract.js';
 export type { components, operations, paths } from './generated/schema.js';
 export type { CursorPath, Page, PageOptions } from './pages.js';
-export type { Fetch, RetryOptions } from './retries.js';
+export type { Authorizer, Fetch, RetryOptions } from './retries.js';
 export { TokenSource, type Credentials, type PhiMode, type TokenResponse } from './tokens.js';
 // The receiver's side of webhooks: one file of the service that needs nothing but node:crypto.
 export { payloadHash, verifyDelivery, WebhookVerificationError, type DeliveryHeaders, type VerificationFailure, type VerifyOptions, type WebhookEnvelope } from '../../../src/events/verify-delivery.js';
@@ -52,8 +52,7 @@ export function createExtensionClient(options: ExtensionClientOptions): Extensio
   const send = options.fetch ?? ((request: Request) => globalThis.fetch(request));
   const common = { baseUrl: options.baseUrl, headers: { 'svc-contract-version': CONTRACT_VERSION } };
   const tokens = new TokenSource(createClient<paths>({ ...common, fetch: retryingFetch(send, options.retry) }), options.credentials, options.renewBeforeSeconds, options.now);
-  const authorize = async (request: Request) => request.headers.set('authorization', `Bearer ${await tokens.accessToken()}`);
-  const client = createClient<paths>({ ...common, fetch: retryingFetch(send, options.retry, authorize) });
+  const client = createClient<paths>({ ...common, fetch: retryingFetch(send, options.retry, tokens) });
   client.use(idempotencyKeys);
   return Object.assign(client, {
     tokens,

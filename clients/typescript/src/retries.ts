@@ -1,4 +1,4 @@
-import { errorOf } from './errors.js';
+import { errorOf, type ExtensionApiError } from './errors.js';
 
 export interface RetryOptions {
   /** Attempts in all, the first included (default 3). */
@@ -13,6 +13,12 @@ export interface RetryOptions {
 
 export type Fetch = (request: Request) => Promise<Response>;
 
+/** Sets each attempt's credentials; `renews` says whether a refusal is cured by new ones (an expired token). */
+export interface Authorizer {
+  authorize(request: Request): Promise<void>;
+  renews(error: ExtensionApiError): boolean;
+}
+
 const abortableSleep = (ms: number, signal: AbortSignal) =>
   new Promise<void>((resolve, reject) => {
     if (signal.aborted) return reject(signal.reason);
@@ -25,15 +31,16 @@ const abortableSleep = (ms: number, signal: AbortSignal) =>
  * the code's entry of x-svc-error-codes), waiting Retry-After when given, else an exponential backoff with jitter.
  * Each attempt is a copy of the same request, headers included: a command's idempotency key is the same on every
  * attempt, so the server replays a first attempt whose answer was lost instead of running it twice.
- * `prepare` sets per-attempt headers (the access token, which may be renewed between attempts).
+ * `authorizer` sets each attempt's access token; a refusal it renews credentials for is sent again at once, once.
  */
-export function retryingFetch(fetch: Fetch, options: RetryOptions = {}, prepare: (request: Request) => Promise<void> = async () => {}): Fetch {
+export function retryingFetch(fetch: Fetch, options: RetryOptions = {}, authorizer?: Authorizer): Fetch {
   const { maxAttempts = 3, maxDelaySeconds = 30, baseDelaySeconds = 0.25, sleep = abortableSleep } = options;
   const backoff = (attempt: number) => Math.random() * baseDelaySeconds * 2 ** (attempt - 1);
   return async (request) => {
+    let renewed = false;
     for (let attempt = 1; ; attempt++) {
       const copy = request.clone();
-      await prepare(copy);
+      await authorizer?.authorize(copy);
       let response: Response;
       try {
         response = await fetch(copy);
@@ -44,6 +51,11 @@ export function retryingFetch(fetch: Fetch, options: RetryOptions = {}, prepare:
       }
       if (response.ok || attempt >= maxAttempts) return response;
       const error = await errorOf(response);
+      if (!renewed && authorizer?.renews(error)) {
+        renewed = true;
+        await response.body?.cancel();
+        continue;
+      }
       const delay = error.retryAfterSeconds ?? backoff(attempt);
       if (!error.retryable || delay > maxDelaySeconds) return response;
       await response.body?.cancel();

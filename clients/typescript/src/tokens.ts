@@ -1,4 +1,5 @@
-import { unwrap } from './errors.js';
+import { unwrap, type ExtensionApiError } from './errors.js';
+import type { Authorizer } from './retries.js';
 import type { Client } from 'openapi-fetch';
 import type { components, paths } from './generated/schema.js';
 
@@ -19,7 +20,7 @@ export interface Credentials {
  * Access tokens by client_credentials (spec 5.2): one token is shared until `renewBeforeSeconds` before its
  * `expires_in` runs out, then the next call fetches a new one; callers waiting meanwhile share that one request.
  */
-export class TokenSource {
+export class TokenSource implements Authorizer {
   private current: { token: TokenResponse; renewAt: number } | undefined;
   private pending: Promise<TokenResponse> | undefined;
 
@@ -45,6 +46,17 @@ export class TokenSource {
   /** Forgets the held token, so that the next call fetches one. */
   invalidate(): void {
     this.current = undefined;
+  }
+
+  async authorize(request: Request): Promise<void> {
+    request.headers.set('authorization', `Bearer ${await this.accessToken()}`);
+  }
+
+  /** An expired token (this clock behind the server's, or a token held past its life) is replaced and the call sent again. */
+  renews(error: ExtensionApiError): boolean {
+    if (error.code !== 'PLATFORM_TOKEN_EXPIRED') return false;
+    this.invalidate();
+    return true;
   }
 
   private async fetch(): Promise<TokenResponse> {

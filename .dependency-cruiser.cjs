@@ -100,6 +100,13 @@ module.exports = {
       to: { pathNot: '^crypto$', dependencyTypesNot: ['type-only'] },
     },
     {
+      name: 'client-stands-alone',
+      comment: 'The shipped client (clients/typescript) is installed by integrators: of the service it takes only the receiver helper, which needs nothing but node:crypto.',
+      severity: 'error',
+      from: { path: '^clients/typescript/src/' },
+      to: { path: '^(src|codegen|db|scripts|test|tools)/', pathNot: '^src/events/verify-delivery\\.ts$' },
+    },
+    {
       name: 'in-a-layer',
       comment: 'Every module of src/ belongs to a layer above (or to src/generated/): add a new folder to `layers`.',
       severity: 'error',

@@ -18,6 +18,7 @@ npm run -s typecheck
 npm run -s lint:layers
 npm run -s lint:contract
 npm run -s codegen -- --check
+npm run -s generate -w clients/typescript -- --check
 npm run -s contract:check
 
 # Both engines run even when the first fails, so one run shows every failure.

@@ -20,6 +20,7 @@ import * as m0018 from './0018_remittances.js';
 import * as m0019 from './0019_webhooks.js';
 import * as m0020 from './0020_query_tokens.js';
 import * as m0021 from './0021_mcp.js';
+import * as m0022 from './0022_webhook_trace_context.js';
 
 /**
  * Every migration, in order. Listed by hand rather than read from the filesystem so the same list
@@ -47,4 +48,5 @@ export const migrations: Record<string, Migration> = {
   '0019_webhooks': m0019,
   '0020_query_tokens': m0020,
   '0021_mcp': m0021,
+  '0022_webhook_trace_context': m0022,
 };

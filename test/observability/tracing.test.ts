@@ -19,8 +19,10 @@ const tracing = await startTracing({ exporter, batch: false });
 const database = await testDatabase();
 const { db } = database;
 const config = loadConfig({});
-// Webhook workers run where the tests below start them.
-const app = await buildApp({ config: { ...config, inProcessWorkers: [] }, database, keyEncryption: testKeyEncryption, tracing });
+// As buildTestApp's: webhook workers run where the tests below start them, and no call is shed on a loaded machine.
+const app = await buildApp({
+  config: { ...config, inProcessWorkers: [], pressure: { ...config.pressure, eventLoopDelayMs: 0 } }, database, keyEncryption: testKeyEncryption, tracing,
+});
 t.teardown(async () => {
   await app.close();
   await tracing.shutdown();

@@ -4,6 +4,7 @@ import { databaseOptions, loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/database.js';
 import { createWorker, workerNames } from '../src/workers/registry.js';
 import { loadKeyEncryption } from '../src/identity/key-encryption-keys.js';
+import { startTracing } from '../src/observability/tracing.js';
 import type { KeyEncryption } from '../src/identity/key-encryption.js';
 
 /** `npm run worker -- <name>`: one worker of src/workers/registry.ts as its own process, stopped with drain on SIGTERM/SIGINT. */
@@ -13,10 +14,12 @@ async function main(): Promise<void> {
   const worker = createWorker(name);
   const config = loadConfig();
   const logger = pino({ level: config.logLevel }).child({ worker: name });
+  // As in the server: webhook deliveries are spans of their events' traces when the OTEL_* variables ask for it.
+  const tracing = config.tracing ? await startTracing({ exporter: config.tracing }) : undefined;
   const database = await openDatabase({ ...databaseOptions(config), logger });
   let keys: KeyEncryption | undefined;
   const keyEncryption = () => (keys ??= loadKeyEncryption(config.secretsKey, (message) => logger.warn(message)));
-  worker.start({ db: database.db, log: logger, keyEncryption });
+  worker.start({ db: database.db, log: logger, keyEncryption, deliveryTracer: tracing?.deliveries });
   // A worker's timers never hold a process open (a server must be able to exit); this process exists for it.
   const keepAlive = setInterval(() => {}, 2 ** 31 - 1);
   closeWithGrace({ delay: config.shutdownGraceMs }, async ({ signal, err }) => {
@@ -24,6 +27,7 @@ async function main(): Promise<void> {
     else logger.info({ signal }, 'stopping: finishing the run in flight');
     await worker.stop();
     await database.close();
+    await tracing?.shutdown();
     clearInterval(keepAlive);
     logger.info('stopped');
   });

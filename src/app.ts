@@ -79,7 +79,7 @@ export async function buildApp({ config, database, keyEncryption, logger = pino(
   app.decorate('observability', observability);
   const { metrics, pressure } = observability;
   installQueryTokenCors(app);
-  const services = createServices(config, database.db, keyEncryption, logger, metrics);
+  const services = createServices(config, database.db, keyEncryption, logger, metrics, tracing);
   const mcp = await createMcpSurface(config, database.db, keyEncryption);
   routeGrantTypes(app, mcp.grantHandovers);
   const { handlers, admissions } = createResources(services, governedQueries, mcp.catalog);

@@ -20,6 +20,7 @@ import { auditFlusher, meteringFlusher } from './workers/flushers.js';
 import { inProcessWorkers } from './workers/registry.js';
 import { startWorkers } from './workers/worker.js';
 import type { ServiceMetrics } from './observability/metrics.js';
+import type { Tracing } from './observability/call-trace.js';
 
 /** The long-lived collaborators of one app instance, built once and handed to routes and the gateway. */
 export interface AppServices {
@@ -48,9 +49,9 @@ export function tokenSettings(config: Config): TokenSettings {
 
 /**
  * `keyEncryption` opens the secrets the database stores sealed (signing keys, the cursor key); `metrics`, when on,
- * hears from the buffers, the token endpoint and the workers.
+ * hears from the buffers, the token endpoint and the workers; `tracing`, when on, traces webhook deliveries.
  */
-export function createServices(config: Config, db: Kysely<DB>, keyEncryption: KeyEncryption, log: FastifyBaseLogger, metrics?: ServiceMetrics): AppServices {
+export function createServices(config: Config, db: Kysely<DB>, keyEncryption: KeyEncryption, log: FastifyBaseLogger, metrics?: ServiceMetrics, tracing?: Tracing): AppServices {
   const settings = tokenSettings(config);
   const keyRing = new KeyRing(db, keyEncryption, config.tokenTtlSeconds);
   const tokenSigner = new TokenSigner(keyRing, settings);
@@ -58,7 +59,7 @@ export function createServices(config: Config, db: Kysely<DB>, keyEncryption: Ke
   const audit: AuditBuffer = new AuditBuffer(db, log, { observer: metrics?.buffer('audit', () => audit.pending) });
   const usageLimiter = new UsageLimiter(db);
   const workers = [meteringFlusher(metering), auditFlusher(audit), ...inProcessWorkers(config.inProcessWorkers)];
-  const stopWorkers = startWorkers(workers, { db, log, keyEncryption: () => keyEncryption, metrics: metrics?.registrar });
+  const stopWorkers = startWorkers(workers, { db, log, keyEncryption: () => keyEncryption, metrics: metrics?.registrar, deliveryTracer: tracing?.deliveries });
   // Units not handed back stay counted until their window ends, as after a crash: a bounded loss, not a failed shutdown.
   const returnLeases = () => usageLimiter.close().catch((err: unknown) => log.error({ err }, 'leased usage units not handed back at shutdown'));
   return {

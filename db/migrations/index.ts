@@ -20,6 +20,7 @@ import * as m0018 from './0018_remittances.js';
 import * as m0019 from './0019_webhooks.js';
 import * as m0020 from './0020_query_tokens.js';
 import * as m0021 from './0021_mcp.js';
+import * as m0022 from './0022_webhook_trace_context.js';
 import * as m0023 from './0023_webhook_retention.js';
 
 /**
@@ -48,5 +49,6 @@ export const migrations: Record<string, Migration> = {
   '0019_webhooks': m0019,
   '0020_query_tokens': m0020,
   '0021_mcp': m0021,
+  '0022_webhook_trace_context': m0022,
   '0023_webhook_retention': m0023,
 };

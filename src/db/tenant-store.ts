@@ -4,6 +4,7 @@ import type { PhiMode, Principal } from '../shared/principal.js';
 import { reusableQuery } from './reusable-query.js';
 import type { AuditTrail } from '../shared/audit-trail.js';
 import { TenantPseudonyms } from './pseudonyms.js';
+import type { TraceContext } from '../observability/call-trace.js';
 
 /** Whose data a store reads, and in which PHI mode: a Principal is one. */
 export type Tenant = Pick<Principal, 'agencyId' | 'phiMode'>;
@@ -70,8 +71,11 @@ export interface PlatformEvent {
   data: Record<string, unknown>;
 }
 
-/** Writes a command's events in its transaction, so that an event exists exactly when its change committed. */
-export type EventOutbox = (trx: Transaction<DB>, agencyId: string, event: PlatformEvent) => Promise<void>;
+/**
+ * Writes a command's events in its transaction, so that an event exists exactly when its change committed; with the
+ * trace of the call that emitted it, when that call was traced, for its deliveries to continue.
+ */
+export type EventOutbox = (trx: Transaction<DB>, agencyId: string, event: PlatformEvent, emittedBy?: TraceContext) => Promise<void>;
 
 /**
  * A command's store: its `db` is the transaction that also holds the command's audit, metering and idempotency
@@ -85,6 +89,8 @@ export class CommandStore extends TenantStore {
     tenant: Tenant,
     audit: AuditTrail,
     private readonly outbox: EventOutbox | undefined,
+    /** The trace of the call running the command; undefined with tracing off or outside a call. */
+    private readonly trace?: TraceContext,
   ) {
     super(db, tenant, audit);
   }
@@ -92,6 +98,6 @@ export class CommandStore extends TenantStore {
   /** Records an event of this command's change, committed with it or not at all. */
   emit(event: PlatformEvent): Promise<void> {
     if (!this.outbox) throw new Error(`No event outbox is configured: ${event.type} cannot be recorded.`);
-    return this.outbox(this.db, this.agencyId, event);
+    return this.outbox(this.db, this.agencyId, event, this.trace);
   }
 }

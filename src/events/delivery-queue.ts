@@ -48,6 +48,9 @@ export interface ClaimedDelivery {
   type: string;
   data: Record<string, unknown>;
   event_created_at: Date;
+  /** The W3C trace context of the call that emitted the event; null when it was not traced. */
+  traceparent: string | null;
+  tracestate: string | null;
   url: string;
   phi_mode: PhiMode;
   allow_http_loopback: boolean;
@@ -69,7 +72,7 @@ export async function claimDue(db: Kysely<DB>, limit: number, leaseMs: number): 
       and e.agency_id = d.agency_id and e.id = d.event_id
       and s.agency_id = d.agency_id and s.id = d.subscription_id
     returning d.agency_id, d.id, d.subscription_id, d.attempts, d.event_id, e.type, e.data, e.created_at as event_created_at,
-      s.url, s.phi_mode, s.allow_http_loopback`.execute(db);
+      e.traceparent, e.tracestate, s.url, s.phi_mode, s.allow_http_loopback`.execute(db);
   return rows;
 }
 

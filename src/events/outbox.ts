@@ -4,12 +4,16 @@ import { randomId } from '../shared/ids.js';
 
 /**
  * The outbox behind CommandStore.emit: a row of webhook_events in the command's own transaction, so the event exists
- * exactly when the change does. Workers make its deliveries later (webhook-queue.ts); a command pays one insert.
+ * exactly when the change does. Workers make its deliveries later (delivery-queue.ts); a command pays one insert.
+ * The emitting call's trace context is kept with it: each delivery attempt is a span of that trace.
  */
-export const webhookOutbox: EventOutbox = async (trx, agencyId, event) => {
+export const webhookOutbox: EventOutbox = async (trx, agencyId, event, emittedBy) => {
   if (!Object.hasOwn(webhookEvents, event.type)) throw new Error(`${event.type} is not an event type of the contract's webhooks`);
   await trx
     .insertInto('webhook_events')
-    .values({ agency_id: agencyId, id: randomId('evt_', 12), type: event.type, data: JSON.stringify(event.data) })
+    .values({
+      agency_id: agencyId, id: randomId('evt_', 12), type: event.type, data: JSON.stringify(event.data),
+      traceparent: emittedBy?.traceparent ?? null, tracestate: emittedBy?.tracestate ?? null,
+    })
     .execute();
 };

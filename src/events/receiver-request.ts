@@ -10,6 +10,8 @@ export interface ReceiverAnswer {
   retryAfterMs?: number;
   /** What went wrong, for the delivery's last_error; undefined on a 2xx. */
   error?: string;
+  /** The same in a word, for a span's error.type: the status, the socket's error code, `timeout`; never the host. */
+  errorType?: string;
 }
 
 export interface ReceiverLimits {
@@ -38,7 +40,7 @@ function answerOf(response: IncomingMessage): ReceiverAnswer {
   if (status >= 200 && status < 300) return { status };
   const retryAfter = retryAfterMs(response.headers['retry-after']);
   const error = status >= 300 && status < 400 ? `redirect not followed (${status} to ${response.headers.location ?? 'no location'})` : `receiver answered ${status}`;
-  return { status, error, ...(retryAfter !== undefined ? { retryAfterMs: retryAfter } : {}) };
+  return { status, error, errorType: String(status), ...(retryAfter !== undefined ? { retryAfterMs: retryAfter } : {}) };
 }
 
 /**
@@ -63,8 +65,8 @@ export function postToReceiver(url: URL, address: ResolvedAddress, headers: Reco
       lookup: pinnedTo(address),
       agent: false,
     });
-    const timer = setTimeout(() => finish({ error: `no answer within ${limits.timeoutMs / 1000} s` }), limits.timeoutMs);
-    request.on('error', (err: NodeJS.ErrnoException) => finish({ error: `request failed: ${err.code ?? err.message}` }));
+    const timer = setTimeout(() => finish({ error: `no answer within ${limits.timeoutMs / 1000} s`, errorType: 'timeout' }), limits.timeoutMs);
+    request.on('error', (err: NodeJS.ErrnoException) => finish({ error: `request failed: ${err.code ?? err.message}`, errorType: err.code ?? 'request_failed' }));
     request.on('response', (response) => {
       const answer = answerOf(response);
       let read = 0;

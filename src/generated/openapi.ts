@@ -2997,6 +2997,8 @@ export type components = {
         StandardWebhookTimestamp: string;
         /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>` keyed with the base64-decoded part of the secret after `whsec_`; space-separated with the retiring secret's during an overlap. Libraries such as `standardwebhooks` verify it unchanged. */
         StandardWebhookSignature: string;
+        /** @description W3C Trace Context, sent only when the service runs with tracing on (OpenTelemetry) and the call that raised the event was traced: the trace of that call (continuing the caller's own `traceparent` when it sent one), with a span of its own for each attempt, so retries share the trace id and differ in the parent id. A `tracestate` header goes along when the trace has vendor state. Not covered by the signatures; a receiver may ignore both. */
+        WebhookTraceparent: string;
         /** @description Accepted, never required (the route reads): a key is checked against the same pattern as on commands (400 PLATFORM_INVALID_IDEMPOTENCY_KEY otherwise) and otherwise ignored; nothing is stored and a retry runs the query again. Clients that send a key with every POST work unchanged. */
         OptionalIdempotencyKey: string;
     };
@@ -5494,6 +5496,8 @@ export interface operations {
                 "webhook-timestamp": components["parameters"]["StandardWebhookTimestamp"];
                 /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>` keyed with the base64-decoded part of the secret after `whsec_`; space-separated with the retiring secret's during an overlap. Libraries such as `standardwebhooks` verify it unchanged. */
                 "webhook-signature": components["parameters"]["StandardWebhookSignature"];
+                /** @description W3C Trace Context, sent only when the service runs with tracing on (OpenTelemetry) and the call that raised the event was traced: the trace of that call (continuing the caller's own `traceparent` when it sent one), with a span of its own for each attempt, so retries share the trace id and differ in the parent id. A `tracestate` header goes along when the trace has vendor state. Not covered by the signatures; a receiver may ignore both. */
+                traceparent?: components["parameters"]["WebhookTraceparent"];
             };
             path?: never;
             cookie?: never;
@@ -5540,6 +5544,8 @@ export interface operations {
                 "webhook-timestamp": components["parameters"]["StandardWebhookTimestamp"];
                 /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>` keyed with the base64-decoded part of the secret after `whsec_`; space-separated with the retiring secret's during an overlap. Libraries such as `standardwebhooks` verify it unchanged. */
                 "webhook-signature": components["parameters"]["StandardWebhookSignature"];
+                /** @description W3C Trace Context, sent only when the service runs with tracing on (OpenTelemetry) and the call that raised the event was traced: the trace of that call (continuing the caller's own `traceparent` when it sent one), with a span of its own for each attempt, so retries share the trace id and differ in the parent id. A `tracestate` header goes along when the trace has vendor state. Not covered by the signatures; a receiver may ignore both. */
+                traceparent?: components["parameters"]["WebhookTraceparent"];
             };
             path?: never;
             cookie?: never;
@@ -5586,6 +5592,8 @@ export interface operations {
                 "webhook-timestamp": components["parameters"]["StandardWebhookTimestamp"];
                 /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>` keyed with the base64-decoded part of the secret after `whsec_`; space-separated with the retiring secret's during an overlap. Libraries such as `standardwebhooks` verify it unchanged. */
                 "webhook-signature": components["parameters"]["StandardWebhookSignature"];
+                /** @description W3C Trace Context, sent only when the service runs with tracing on (OpenTelemetry) and the call that raised the event was traced: the trace of that call (continuing the caller's own `traceparent` when it sent one), with a span of its own for each attempt, so retries share the trace id and differ in the parent id. A `tracestate` header goes along when the trace has vendor state. Not covered by the signatures; a receiver may ignore both. */
+                traceparent?: components["parameters"]["WebhookTraceparent"];
             };
             path?: never;
             cookie?: never;
@@ -5632,6 +5640,8 @@ export interface operations {
                 "webhook-timestamp": components["parameters"]["StandardWebhookTimestamp"];
                 /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>` keyed with the base64-decoded part of the secret after `whsec_`; space-separated with the retiring secret's during an overlap. Libraries such as `standardwebhooks` verify it unchanged. */
                 "webhook-signature": components["parameters"]["StandardWebhookSignature"];
+                /** @description W3C Trace Context, sent only when the service runs with tracing on (OpenTelemetry) and the call that raised the event was traced: the trace of that call (continuing the caller's own `traceparent` when it sent one), with a span of its own for each attempt, so retries share the trace id and differ in the parent id. A `tracestate` header goes along when the trace has vendor state. Not covered by the signatures; a receiver may ignore both. */
+                traceparent?: components["parameters"]["WebhookTraceparent"];
             };
             path?: never;
             cookie?: never;
@@ -5678,6 +5688,8 @@ export interface operations {
                 "webhook-timestamp": components["parameters"]["StandardWebhookTimestamp"];
                 /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>` keyed with the base64-decoded part of the secret after `whsec_`; space-separated with the retiring secret's during an overlap. Libraries such as `standardwebhooks` verify it unchanged. */
                 "webhook-signature": components["parameters"]["StandardWebhookSignature"];
+                /** @description W3C Trace Context, sent only when the service runs with tracing on (OpenTelemetry) and the call that raised the event was traced: the trace of that call (continuing the caller's own `traceparent` when it sent one), with a span of its own for each attempt, so retries share the trace id and differ in the parent id. A `tracestate` header goes along when the trace has vendor state. Not covered by the signatures; a receiver may ignore both. */
+                traceparent?: components["parameters"]["WebhookTraceparent"];
             };
             path?: never;
             cookie?: never;
@@ -5724,6 +5736,8 @@ export interface operations {
                 "webhook-timestamp": components["parameters"]["StandardWebhookTimestamp"];
                 /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>` keyed with the base64-decoded part of the secret after `whsec_`; space-separated with the retiring secret's during an overlap. Libraries such as `standardwebhooks` verify it unchanged. */
                 "webhook-signature": components["parameters"]["StandardWebhookSignature"];
+                /** @description W3C Trace Context, sent only when the service runs with tracing on (OpenTelemetry) and the call that raised the event was traced: the trace of that call (continuing the caller's own `traceparent` when it sent one), with a span of its own for each attempt, so retries share the trace id and differ in the parent id. A `tracestate` header goes along when the trace has vendor state. Not covered by the signatures; a receiver may ignore both. */
+                traceparent?: components["parameters"]["WebhookTraceparent"];
             };
             path?: never;
             cookie?: never;
@@ -5770,6 +5784,8 @@ export interface operations {
                 "webhook-timestamp": components["parameters"]["StandardWebhookTimestamp"];
                 /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>` keyed with the base64-decoded part of the secret after `whsec_`; space-separated with the retiring secret's during an overlap. Libraries such as `standardwebhooks` verify it unchanged. */
                 "webhook-signature": components["parameters"]["StandardWebhookSignature"];
+                /** @description W3C Trace Context, sent only when the service runs with tracing on (OpenTelemetry) and the call that raised the event was traced: the trace of that call (continuing the caller's own `traceparent` when it sent one), with a span of its own for each attempt, so retries share the trace id and differ in the parent id. A `tracestate` header goes along when the trace has vendor state. Not covered by the signatures; a receiver may ignore both. */
+                traceparent?: components["parameters"]["WebhookTraceparent"];
             };
             path?: never;
             cookie?: never;

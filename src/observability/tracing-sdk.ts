@@ -3,7 +3,9 @@ import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { defaultResource, detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchSpanProcessor, ConsoleSpanExporter, NodeTracerProvider, SimpleSpanProcessor, type SpanExporter } from '@opentelemetry/sdk-trace-node';
 import { statementLabel, type ObservedDatabase } from './metrics.js';
-import type { CallTrace, CallTracer, PipelineStep, StepSpan, TracedOperation, Tracing, TracingOptions } from './call-trace.js';
+import type {
+  AttemptSpan, CallTrace, CallTracer, DeliveryTracer, PipelineStep, StepSpan, TraceContext, TracedAttempt, TracedOperation, Tracing, TracingOptions,
+} from './call-trace.js';
 
 /** A refusal's code (PlatformError, RequestError), else the error's class name: never its message, which may quote input. */
 function errorType(failure: unknown): string {
@@ -21,6 +23,13 @@ function endSpan(span: Span, failure?: unknown): void {
     span.setAttribute('error.type', errorType(failure));
   }
   span.end();
+}
+
+/** `span` as W3C Trace Context headers (the registered propagator's): its traceparent, and its trace's tracestate if any. */
+function w3cHeaders(span: Span): Record<string, string> {
+  const headers: Record<string, string> = {};
+  propagation.inject(trace.setSpan(ROOT_CONTEXT, span), headers);
+  return headers;
 }
 
 class SdkCallTrace implements CallTrace {
@@ -51,6 +60,11 @@ class SdkCallTrace implements CallTrace {
     if (result instanceof Promise) result.then(() => span.end(), (err: unknown) => endSpan(span, err));
     else span.end();
     return result;
+  }
+
+  traceContext(): TraceContext {
+    const { traceparent, tracestate } = w3cHeaders(this.span);
+    return tracestate ? { traceparent, tracestate } : { traceparent };
   }
 
   identify({ agencyId, extensionId, phiMode }: { agencyId: string; extensionId: string; phiMode: string }): void {
@@ -84,6 +98,34 @@ class SdkCallTracer implements CallTracer {
   }
 }
 
+class SdkDeliveryTracer implements DeliveryTracer {
+  constructor(private readonly tracer: Tracer) {}
+
+  attempt(emittedBy: TraceContext, { deliveryId, eventType, attempt }: TracedAttempt): AttemptSpan {
+    const parent = propagation.extract(ROOT_CONTEXT, emittedBy);
+    const span = this.tracer.startSpan(
+      'webhook.delivery',
+      {
+        kind: SpanKind.CLIENT,
+        // The receiver's URL is the subscriber's, and its query may carry anything: it is left out, as is the payload.
+        attributes: { 'http.request.method': 'POST', 'svc.event_type': eventType, 'svc.delivery_id': deliveryId, 'svc.delivery_attempt': attempt },
+      },
+      parent,
+    );
+    return {
+      headers: w3cHeaders(span),
+      end(status, failure) {
+        if (status !== undefined) span.setAttribute('http.response.status_code', status);
+        if (failure !== undefined) {
+          span.setAttribute('error.type', failure);
+          span.setStatus({ code: SpanStatusCode.ERROR });
+        }
+        span.end();
+      },
+    };
+  }
+}
+
 function exporterOf(option: TracingOptions['exporter']): SpanExporter {
   if (option === 'otlp') return new OTLPTraceExporter();
   if (option === 'console') return new ConsoleSpanExporter();
@@ -104,6 +146,7 @@ export function startSdkTracing(options: TracingOptions): Tracing {
   const tracer = provider.getTracer('extension-api');
   return {
     tracer: new SdkCallTracer(tracer),
+    deliveries: new SdkDeliveryTracer(tracer),
     watch(database: ObservedDatabase) {
       return database.observe({
         query(sql, durationMs, failed) {

@@ -7,6 +7,7 @@ import { postToReceiver, type ReceiverAnswer } from '../events/receiver-request.
 import { deliveryHeaders, type SigningSecrets } from '../events/signing.js';
 import { signingSecrets } from '../events/subscriptions.js';
 import type { KeyEncryption } from '../identity/key-encryption.js';
+import type { DeliveryTracer } from '../observability/call-trace.js';
 import type { Worker, WorkerContext } from './worker.js';
 
 export interface WebhookWorkerOptions {
@@ -124,19 +125,36 @@ class WebhookWorker implements Worker {
     const pseudonyms = new TenantPseudonyms(ctx.db, delivery.agency_id);
     const event = { id: delivery.event_id, agency_id: delivery.agency_id, type: delivery.type, data: delivery.data, created_at: delivery.event_created_at };
     const body = await deliveryBody(event, delivery.phi_mode, (kind, ids) => pseudonyms.handlesFor(kind, ids));
-    const answer = await this.#send(delivery, body, secrets);
+    const answer = await this.#tracedSend(ctx.deliveryTracer, delivery, body, secrets);
     await recordOutcome(ctx.db, delivery, this.#outcome(delivery, answer), webhookDelivery.disable_after_failing_days * DAY);
   }
 
+  /**
+   * #send as a span of the trace of the call that emitted the event, whose traceparent the receiver gets; untraced
+   * (and without traceparent) with tracing off or when that call was not traced.
+   */
+  async #tracedSend(tracer: DeliveryTracer | undefined, delivery: ClaimedDelivery, body: string, secrets: SigningSecrets): Promise<ReceiverAnswer> {
+    if (!tracer || delivery.traceparent === null) return this.#send(delivery, body, secrets, {});
+    const emittedBy = { traceparent: delivery.traceparent, ...(delivery.tracestate !== null ? { tracestate: delivery.tracestate } : {}) };
+    const span = tracer.attempt(emittedBy, { deliveryId: delivery.id, eventType: delivery.type, attempt: delivery.attempts });
+    let answer: ReceiverAnswer | undefined;
+    try {
+      answer = await this.#send(delivery, body, secrets, span.headers);
+      return answer;
+    } finally {
+      span.end(answer?.status, answer ? answer.errorType : 'Error');
+    }
+  }
+
   /** Checks the receiver's address again (DNS rebinding), then posts to that very address. */
-  async #send(delivery: ClaimedDelivery, body: string, secrets: SigningSecrets): Promise<ReceiverAnswer> {
+  async #send(delivery: ClaimedDelivery, body: string, secrets: SigningSecrets, traceHeaders: Record<string, string>): Promise<ReceiverAnswer> {
     try {
       const url = receiverUrl(delivery.url, delivery.allow_http_loopback);
       const address = await receiverAddress(url, delivery.allow_http_loopback, this.#resolver);
-      const headers = deliveryHeaders(body, delivery.id, Math.floor(Date.now() / SECOND), secrets);
+      const headers = { ...deliveryHeaders(body, delivery.id, Math.floor(Date.now() / SECOND), secrets), ...traceHeaders };
       return await postToReceiver(url, address, headers, body, { timeoutMs: this.#timeoutMs, readLimitBytes: webhookDelivery.response_read_limit_bytes });
     } catch (err) {
-      if (err instanceof ReceiverRefused) return { error: `receiver refused: ${err.message}` };
+      if (err instanceof ReceiverRefused) return { error: `receiver refused: ${err.message}`, errorType: 'receiver_refused' };
       throw err;
     }
   }

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { DB } from '../db/schema.js';
 import type { KeyEncryption } from '../identity/key-encryption.js';
 import type { MetricsRegistrar } from '../observability/metrics.js';
+import type { DeliveryTracer } from '../observability/call-trace.js';
 
 /** Fits pino and Fastify's logger. */
 export interface WorkerLog {
@@ -17,6 +18,8 @@ export interface WorkerContext {
   keyEncryption?: () => KeyEncryption;
   /** Where a worker registers its metrics (src/observability/metrics.ts); absent with metrics off. */
   metrics?: MetricsRegistrar;
+  /** Spans of webhook delivery attempts; absent with tracing off. */
+  deliveryTracer?: DeliveryTracer;
 }
 
 /** Background work with one lifecycle, whether it runs in the server or as its own process (scripts/worker.ts). */

@@ -38,6 +38,8 @@ export interface WebhookEventsTable {
   data: JSONColumnType<Record<string, unknown>, string, string>;
   created_at: Timestamp;
   fanned_out_at: Date | null;
+  traceparent: string | null;
+  tracestate: string | null;
 }
 
 export interface WebhookDeliveriesTable {

@@ -19,7 +19,7 @@ function freePort(): Promise<number> {
 async function startServer(databaseUrl: string): Promise<{ url: string; child: ChildProcess }> {
   const port = await freePort();
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-    env: { ...process.env, DATABASE_URL: databaseUrl, PORT: String(port), LOG_LEVEL: 'warn', TOKEN_ISSUER: 'http://extension-api.test', DEMO: '', SECRETS_KEY: TEST_SECRETS_KEY },
+    env: { ...process.env, DATABASE_URL: databaseUrl, PORT: String(port), LOG_LEVEL: 'warn', TOKEN_ISSUER: 'http://extension-api.test', SHED_EVENT_LOOP_DELAY_MS: '0', DEMO: '', SECRETS_KEY: TEST_SECRETS_KEY },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const url = `http://127.0.0.1:${port}`;

@@ -34,7 +34,7 @@ async function server(t: Test, env: Record<string, string>): Promise<Run> {
   const port = await freePort();
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
     cwd: root,
-    env: { ...process.env, DATABASE_URL: '', SECRETS_KEY: '', SECRETS_KEY_FILE: '', SECRETS_KEY_PREVIOUS: '', PORT: String(port), LOG_LEVEL: 'info', TOKEN_ISSUER: 'http://extension-api.test', ...env },
+    env: { ...process.env, DATABASE_URL: '', SECRETS_KEY: '', SECRETS_KEY_FILE: '', SECRETS_KEY_PREVIOUS: '', PORT: String(port), LOG_LEVEL: 'info', TOKEN_ISSUER: 'http://extension-api.test', SHED_EVENT_LOOP_DELAY_MS: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

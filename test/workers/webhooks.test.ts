@@ -96,7 +96,10 @@ t.test('a referral filed through the partition reaches a receiver subscribed wit
   t.equal(byType('referral.created').find((e) => e.data.id === accepted.json().data.referral_id)!.data.patient_id, referral.json().data.patient_id, 'the real chart id in a phi subscription');
   t.equal(new Set(deliveries.map((d) => d.headers['x-svc-delivery-id'])).size, 5, 'one delivery id per event');
   t.equal(new Set(envelopes.map((e) => e.id)).size, 5);
-  const listed = (await admin(webhookCommands.deliveries, { id, status: 'delivered' })).deliveries as Array<{ id: string; attempts: number }>;
+  // The receiver has answered the fifth before its outcome is written: wait for the worker to record all five.
+  const delivered = async () => (await admin(webhookCommands.deliveries, { id, status: 'delivered' })).deliveries as Array<{ id: string; attempts: number }>;
+  await until('the five outcomes are recorded', async () => (await delivered()).length >= 5);
+  const listed = await delivered();
   t.equal(listed.length, 5, 'webhook deliveries lists them delivered');
   t.ok(listed.every((d) => d.attempts === 1));
 });

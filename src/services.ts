@@ -15,6 +15,7 @@ import { UsageLimiter } from './gateway/usage-limits.js';
 import { CursorSeal } from './identity/cursor-seal.js';
 import type { EventOutbox } from './db/tenant-store.js';
 import { webhookOutbox } from './events/outbox.js';
+import { watchOutboxDepth } from './events/outbox-depth.js';
 import { QueryTokenVerifier } from './identity/query-tokens.js';
 import { auditFlusher, meteringFlusher } from './workers/flushers.js';
 import { inProcessWorkers } from './workers/registry.js';
@@ -59,6 +60,7 @@ export function createServices(config: Config, db: Kysely<DB>, keyEncryption: Ke
   const audit: AuditBuffer = new AuditBuffer(db, log, { observer: metrics?.buffer('audit', () => audit.pending) });
   const usageLimiter = new UsageLimiter(db);
   const workers = [meteringFlusher(metering), auditFlusher(audit), ...inProcessWorkers(config.inProcessWorkers)];
+  if (metrics) watchOutboxDepth(db, metrics.registrar);
   const stopWorkers = startWorkers(workers, { db, log, keyEncryption: () => keyEncryption, metrics: metrics?.registrar, deliveryTracer: tracing?.deliveries });
   // Units not handed back stay counted until their window ends, as after a crash: a bounded loss, not a failed shutdown.
   const returnLeases = () => usageLimiter.close().catch((err: unknown) => log.error({ err }, 'leased usage units not handed back at shutdown'));

@@ -22,6 +22,7 @@ import * as m0020 from './0020_query_tokens.js';
 import * as m0021 from './0021_mcp.js';
 import * as m0022 from './0022_webhook_trace_context.js';
 import * as m0023 from './0023_webhook_retention.js';
+import * as m0024 from './0024_webhook_held_index.js';
 
 /**
  * Every migration, in order. Listed by hand rather than read from the filesystem so the same list
@@ -51,4 +52,5 @@ export const migrations: Record<string, Migration> = {
   '0021_mcp': m0021,
   '0022_webhook_trace_context': m0022,
   '0023_webhook_retention': m0023,
+  '0024_webhook_held_index': m0024,
 };

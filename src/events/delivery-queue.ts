@@ -81,40 +81,53 @@ export type AttemptOutcome =
   | { delivered: false; status?: number; error: string; retryInMs: number | null; gone: boolean };
 
 /**
+ * What recording an attempt did: the delivery delivered (with the seconds from its event's creation, on the database's
+ * clock), due again later, failed for good, failed and its subscription disabled, or nothing because another attempt
+ * of the delivery was claimed since (superseded).
+ */
+export type RecordedOutcome = { outcome: 'delivered'; lagSeconds: number } | { outcome: 'retry' | 'failed' | 'disabled' | 'superseded' };
+
+/**
  * Records an attempt's outcome, unless another attempt of the delivery has been claimed since (the lease ran out).
  * A failure with no retry left fails the delivery; 410 Gone, or failing since `disableAfterMs` ago, disables the
  * subscription with the reason. A success clears the subscription's failing streak.
  */
-export async function recordOutcome(db: Kysely<DB>, claimed: ClaimedDelivery, outcome: AttemptOutcome, disableAfterMs: number): Promise<void> {
+export async function recordOutcome(db: Kysely<DB>, claimed: ClaimedDelivery, outcome: AttemptOutcome, disableAfterMs: number): Promise<RecordedOutcome> {
   const fence = (q: ReturnType<typeof update>) => q.where('agency_id', '=', claimed.agency_id).where('id', '=', claimed.id).where('attempts', '=', claimed.attempts).where('status', '=', 'pending');
   const update = () => db.updateTable('webhook_deliveries');
   const subscription = () => db.updateTable('webhook_subscriptions').where('agency_id', '=', claimed.agency_id).where('id', '=', claimed.subscription_id);
   if (outcome.delivered) {
-    // One round trip: the success, and the end of the subscription's failing streak if it had one.
-    await sql`
+    // One round trip: the success, the end of the subscription's failing streak if it had one, and the event's age.
+    const { rows } = await sql<{ lag_seconds: number }>`
       with done as (
         update webhook_deliveries set status = 'delivered', delivered_at = now(), last_status_code = ${outcome.status}, last_error = null
         where agency_id = ${claimed.agency_id} and id = ${claimed.id} and attempts = ${claimed.attempts} and status = 'pending'
-        returning agency_id, subscription_id
+        returning agency_id, subscription_id, event_id, delivered_at
+      ), streak_ended as (
+        update webhook_subscriptions s set failing_since = null from done
+        where s.agency_id = done.agency_id and s.id = done.subscription_id and s.failing_since is not null
       )
-      update webhook_subscriptions s set failing_since = null from done
-      where s.agency_id = done.agency_id and s.id = done.subscription_id and s.failing_since is not null`.execute(db);
-    return;
+      select extract(epoch from done.delivered_at - e.created_at)::float8 as lag_seconds
+      from done join webhook_events e on e.agency_id = done.agency_id and e.id = done.event_id`.execute(db);
+    return rows.length === 0 ? { outcome: 'superseded' } : { outcome: 'delivered', lagSeconds: Number(rows[0].lag_seconds) };
   }
   const next =
     outcome.retryInMs === null || outcome.gone
       ? { status: 'failed' as const }
       : { next_attempt_at: sql<Date>`now() + ${sql.lit(Math.round(outcome.retryInMs))} * interval '1 millisecond'` };
   const recorded = await fence(update()).set({ ...next, last_status_code: outcome.status ?? null, last_error: outcome.error.slice(0, 500) }).executeTakeFirst();
-  if (Number(recorded.numUpdatedRows) === 0) return;
+  if (Number(recorded.numUpdatedRows) === 0) return { outcome: 'superseded' };
   const reason = outcome.gone
     ? sql<string>`'the receiver answered 410 Gone'`
     : sql<string>`case when failing_since < now() - ${sql.lit(disableAfterMs)} * interval '1 millisecond' then 'failing since ' || to_char(failing_since at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') end`;
-  await subscription()
+  const streak = await subscription()
     .set({
       failing_since: sql<Date>`coalesce(failing_since, now())`,
       disabled_reason: sql<string>`coalesce(disabled_reason, ${reason})`,
       status: sql`case when coalesce(disabled_reason, ${reason}) is null then status else 'disabled' end`,
     })
-    .execute();
+    .returning('status')
+    .executeTakeFirst();
+  if (streak?.status === 'disabled') return { outcome: 'disabled' };
+  return { outcome: 'status' in next ? 'failed' : 'retry' };
 }

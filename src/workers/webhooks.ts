@@ -1,6 +1,6 @@
 import { webhookDelivery } from '../generated/contract.js';
 import { TenantPseudonyms } from '../db/pseudonyms.js';
-import { claimDue, fanOut, recordOutcome, type AttemptOutcome, type ClaimedDelivery } from '../events/delivery-queue.js';
+import { claimDue, fanOut, recordOutcome, type AttemptOutcome, type ClaimedDelivery, type RecordedOutcome } from '../events/delivery-queue.js';
 import { deliveryBody } from '../events/payload.js';
 import { receiverAddress, receiverUrl, ReceiverRefused, systemResolver, type Resolver } from '../events/receiver-address.js';
 import { postToReceiver, type ReceiverAnswer } from '../events/receiver-request.js';
@@ -8,6 +8,7 @@ import { deliveryHeaders, type SigningSecrets } from '../events/signing.js';
 import { signingSecrets } from '../events/subscriptions.js';
 import type { KeyEncryption } from '../identity/key-encryption.js';
 import type { DeliveryTracer } from '../observability/call-trace.js';
+import type { MetricsRegistrar } from '../observability/metrics.js';
 import type { Worker, WorkerContext } from './worker.js';
 
 export interface WebhookWorkerOptions {
@@ -35,6 +36,31 @@ export function retryDelayMs(attempt: number, delays: readonly number[], retryAf
   return Math.max(jittered, Math.min(retryAfterMs ?? 0, webhookDelivery.retry_after_max_seconds * SECOND));
 }
 
+// From a first attempt's fraction of a second to the retries' hours and the last one's days.
+const LAG_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600, 14_400, 86_400];
+
+/** Attempts by event type and outcome, and the lag of delivered events, in the process that makes the attempts. */
+function deliveryMetrics(metrics: MetricsRegistrar) {
+  const attempts = metrics.counter({
+    name: 'extension_api_webhook_delivery_attempts_total',
+    help: 'Webhook delivery attempts by event type and outcome: delivered, retry, failed (no retry left), disabled (the subscription with it), superseded (recorded after its lease ran out), error (not made or not recorded).',
+    labelNames: ['event_type', 'outcome'],
+  });
+  const lag = metrics.histogram({
+    name: 'extension_api_webhook_delivery_lag_seconds',
+    help: 'Seconds from an event\'s creation to its successful delivery, retries included, by event type.',
+    labelNames: ['event_type'],
+    buckets: LAG_BUCKETS,
+  });
+  return {
+    recorded(eventType: string, recorded: RecordedOutcome) {
+      attempts.inc({ event_type: eventType, outcome: recorded.outcome });
+      if (recorded.outcome === 'delivered') lag.observe({ event_type: eventType }, recorded.lagSeconds);
+    },
+    broken: (eventType: string) => attempts.inc({ event_type: eventType, outcome: 'error' }),
+  };
+}
+
 /**
  * Delivers webhooks (spec 6.4-6.6): makes each new event's deliveries, then attempts due deliveries, several at once,
  * signing each attempt with the subscription's secrets. Any number run on one database (the queues are claimed with
@@ -56,6 +82,7 @@ class WebhookWorker implements Worker {
   #stopping = false;
   #loop: Promise<void> | undefined;
   #wake: (() => void) | undefined;
+  #metrics: ReturnType<typeof deliveryMetrics> | undefined;
 
   constructor(options: WebhookWorkerOptions) {
     this.#concurrency = options.concurrency ?? 16;
@@ -69,6 +96,7 @@ class WebhookWorker implements Worker {
   start(ctx: WorkerContext): void {
     if (this.#loop) throw new Error('worker webhooks was already started');
     if (!ctx.keyEncryption) throw new Error('the webhooks worker needs the key-encryption keys (it opens the signing secrets)');
+    if (ctx.metrics) this.#metrics = deliveryMetrics(ctx.metrics);
     this.#loop = this.#run(ctx, ctx.keyEncryption());
   }
 
@@ -113,7 +141,10 @@ class WebhookWorker implements Worker {
     const secrets = signingSecrets(ctx.db, keys, claimed.map((c) => ({ agency_id: c.agency_id, id: c.subscription_id })));
     for (const delivery of claimed) {
       const attempt = this.#attempt(ctx, delivery, secrets)
-        .catch((err: unknown) => ctx.log.warn({ err, delivery: delivery.id }, 'webhooks: an attempt could not be recorded; it is tried again when its lease ends'))
+        .catch((err: unknown) => {
+          this.#metrics?.broken(delivery.type);
+          ctx.log.warn({ err, delivery: delivery.id }, 'webhooks: an attempt could not be recorded; it is tried again when its lease ends');
+        })
         .finally(() => this.#inFlight.delete(attempt));
       this.#inFlight.add(attempt);
     }
@@ -126,7 +157,8 @@ class WebhookWorker implements Worker {
     const event = { id: delivery.event_id, agency_id: delivery.agency_id, type: delivery.type, data: delivery.data, created_at: delivery.event_created_at };
     const body = await deliveryBody(event, delivery.phi_mode, (kind, ids) => pseudonyms.handlesFor(kind, ids));
     const answer = await this.#tracedSend(ctx.deliveryTracer, delivery, body, secrets);
-    await recordOutcome(ctx.db, delivery, this.#outcome(delivery, answer), webhookDelivery.disable_after_failing_days * DAY);
+    const recorded = await recordOutcome(ctx.db, delivery, this.#outcome(delivery, answer), webhookDelivery.disable_after_failing_days * DAY);
+    this.#metrics?.recorded(delivery.type, recorded);
   }
 
   /**

@@ -5,8 +5,7 @@ import { pino } from 'pino';
 import type { Kysely } from 'kysely';
 import type { DB } from '../../src/db/schema.js';
 import { webhooks, type WebhookWorkerOptions } from '../../src/workers/webhooks.js';
-import type { Worker } from '../../src/workers/worker.js';
-import type { DeliveryTracer } from '../../src/observability/call-trace.js';
+import type { Worker, WorkerContext } from '../../src/workers/worker.js';
 import type { Teardown } from './database.js';
 import { testKeyEncryption } from './secrets.js';
 
@@ -64,10 +63,10 @@ export async function startReceiver(t: Teardown, answer: Answer = () => 204): Pr
   return receiver;
 }
 
-/** A delivery worker on `db` with short waits, stopped at t's teardown; its attempts are traced with `deliveryTracer`. */
-export function startWebhookWorker(t: Teardown, db: Kysely<DB>, options: WebhookWorkerOptions = {}, deliveryTracer?: DeliveryTracer): Worker {
+/** A delivery worker on `db` with short waits, stopped at t's teardown; its attempts traced and counted by `observers`. */
+export function startWebhookWorker(t: Teardown, db: Kysely<DB>, options: WebhookWorkerOptions = {}, observers: Pick<WorkerContext, 'deliveryTracer' | 'metrics'> = {}): Worker {
   const worker = webhooks({ idlePollMs: 10, retryDelaysMs: [20, 20, 20, 20, 20], timeoutMs: 5_000, ...options });
-  worker.start({ db, log: pino({ level: 'silent' }), keyEncryption: () => testKeyEncryption, deliveryTracer });
+  worker.start({ db, log: pino({ level: 'silent' }), keyEncryption: () => testKeyEncryption, ...observers });
   t.teardown(() => worker.stop());
   return worker;
 }

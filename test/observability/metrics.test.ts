@@ -55,6 +55,7 @@ t.test('/metrics parses as Prometheus text and its counters move with requests',
   t.ok(after.some((s) => s.name === 'process_cpu_user_seconds_total'), 'process metrics');
   t.ok(after.some((s) => s.name === 'extension_api_buffer_pending_events' && s.labels.buffer === 'metering'), 'buffer depth');
   t.equal(sampleValue(after, 'extension_api_load_shedding'), 0);
+  t.ok(after.some((s) => s.name === 'extension_api_webhook_deliveries_waiting' && s.labels.state === 'due'), 'the webhook outbox\'s depth, from the database');
   t.notOk(text.includes(agencyId) || text.includes(agencyName), 'no agency id or name');
   t.notOk(text.includes(api.integration.clientId), 'no client id');
 });

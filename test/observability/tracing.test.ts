@@ -132,7 +132,7 @@ function traceparentOf(t: Test, header: string | string[] | undefined): { traceI
 t.test('each delivery attempt is a CLIENT span, child of the span of the call that emitted the event, and the receiver gets its traceparent', async (t) => {
   const receiver = await startReceiver(t, (_id, nth) => (nth === 1 ? 503 : 204));
   const createTask = await subscribedAgency(receiver);
-  startWebhookWorker(t, db, {}, tracing.deliveries);
+  startWebhookWorker(t, db, {}, { deliveryTracer: tracing.deliveries });
   const created = await createTask(api, incoming);
   t.equal(created.statusCode, 200, created.body);
   t.match(await eventTrace(created.json().data.id), { traceparent: W3C, tracestate: incoming.tracestate }, 'the event keeps the call\'s trace context');
@@ -164,7 +164,7 @@ t.test('each delivery attempt is a CLIENT span, child of the span of the call th
 t.test('a call without a traceparent starts the trace its deliveries continue', async (t) => {
   const receiver = await startReceiver(t);
   const createTask = await subscribedAgency(receiver);
-  startWebhookWorker(t, db, {}, tracing.deliveries);
+  startWebhookWorker(t, db, {}, { deliveryTracer: tracing.deliveries });
   t.equal((await createTask(api)).statusCode, 200);
   const [delivery] = await receiver.waitFor(1);
   const [span] = await spansOf(String(delivery.headers['x-svc-delivery-id']), 1);
@@ -178,7 +178,7 @@ t.test('with tracing off, deliveries carry no traceparent', async (t) => {
   const receiver = await startReceiver(t);
   const createTask = await subscribedAgency(receiver);
   t.test('a call untraced: its event has no trace, even for a worker that traces', async (t) => {
-    startWebhookWorker(t, db, {}, tracing.deliveries);
+    startWebhookWorker(t, db, {}, { deliveryTracer: tracing.deliveries });
     const created = await createTask(untracedApi, incoming);
     t.equal(created.statusCode, 200);
     t.same(await eventTrace(created.json().data.id), { traceparent: null, tracestate: null });

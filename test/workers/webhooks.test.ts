@@ -12,6 +12,10 @@ import { webhookSecretRow } from '../../src/identity/secrets-at-rest.js';
 import { buildTestApp, signIn, type SignedInApi } from '../helpers/app.js';
 import { testDatabase } from '../helpers/database.js';
 import { testKeyEncryption } from '../helpers/secrets.js';
+import { parsePrometheusText, sampleValue, type PrometheusSample } from '../helpers/prometheus-text.js';
+import { fanOut } from '../../src/events/delivery-queue.js';
+import { watchOutboxDepth } from '../../src/events/outbox-depth.js';
+import { ServiceMetrics } from '../../src/observability/metrics.js';
 import { startReceiver, startWebhookWorker, type ReceivedDelivery, type TestReceiver } from '../helpers/webhook-receiver.js';
 
 const { db } = await testDatabase();
@@ -72,6 +76,43 @@ async function until(what: string, check: () => Promise<boolean>, timeoutMs = 20
   }
 }
 
+t.test('the outbox metrics: its depth read from the database, attempts and lag counted by the worker', async (t) => {
+  const metrics = new ServiceMetrics();
+  watchOutboxDepth(db, metrics.registrar);
+  const scrape = async () => parsePrometheusText(await metrics.text());
+  const receiver = await startReceiver(t, (_id, nth) => (nth === 1 ? 503 : 200));
+  const sent = await subscribe(receiver, 'task.created');
+  const held = await subscribe(receiver, 'task.created', { 'baa-signed': false });
+  t.teardown(async () => {
+    for (const { id } of [sent, held]) await admin(webhookCommands.disable, { id });
+  });
+  const before = await scrape();
+  const moved = (after: PrometheusSample[], name: string, labels: Record<string, string> = {}) => sampleValue(after, name, labels) - sampleValue(before, name, labels);
+  await createTask('Counted');
+  const written = await scrape();
+  t.equal(moved(written, 'extension_api_webhook_events_unfanned'), 1, 'the event waits for its deliveries');
+  await fanOut(db, 10);
+  const fanned = await scrape();
+  t.equal(moved(fanned, 'extension_api_webhook_events_unfanned'), 0);
+  t.equal(moved(fanned, 'extension_api_webhook_deliveries_waiting', { state: 'due' }), 1, 'one delivery due');
+  t.equal(moved(fanned, 'extension_api_webhook_deliveries_waiting', { state: 'held' }), 1, 'one held: its BAA is not signed');
+  t.ok(sampleValue(fanned, 'extension_api_webhook_oldest_due_seconds') >= 0);
+
+  startWebhookWorker(t, db, {}, { metrics: metrics.registrar });
+  await receiver.waitFor(2);
+  await until('the delivery is recorded', async () => ((await admin(webhookCommands.deliveries, { id: sent.id, status: 'delivered' })).deliveries as unknown[]).length === 1);
+  const text = await metrics.text();
+  const delivered = parsePrometheusText(text);
+  t.equal(moved(delivered, 'extension_api_webhook_delivery_attempts_total', { event_type: 'task.created', outcome: 'retry' }), 1, 'the 503');
+  t.equal(moved(delivered, 'extension_api_webhook_delivery_attempts_total', { event_type: 'task.created', outcome: 'delivered' }), 1);
+  t.equal(moved(delivered, 'extension_api_webhook_delivery_lag_seconds_count', { event_type: 'task.created' }), 1);
+  const lag = sampleValue(delivered, 'extension_api_webhook_delivery_lag_seconds_sum', { event_type: 'task.created' });
+  t.ok(lag > 0 && lag < 60, `the event's age when delivered (${lag} s)`);
+  t.equal(moved(delivered, 'extension_api_webhook_deliveries_waiting', { state: 'due' }), 0, 'nothing due any more');
+  t.equal(moved(delivered, 'extension_api_webhook_deliveries_waiting', { state: 'held' }), 1, 'still held');
+  t.notOk(text.includes(agencyId) || text.includes(receiver.url) || text.includes(sent.id), 'no agency, receiver or subscription');
+});
+
 t.test('a referral filed through the partition reaches a receiver subscribed with the CLI, signed both ways', async (t) => {
   const receiver = await startReceiver(t);
   const { secret, id } = await subscribe(receiver, 'referral.created,referral.declined,intake.status_changed');
@@ -96,7 +137,10 @@ t.test('a referral filed through the partition reaches a receiver subscribed wit
   t.equal(byType('referral.created').find((e) => e.data.id === accepted.json().data.referral_id)!.data.patient_id, referral.json().data.patient_id, 'the real chart id in a phi subscription');
   t.equal(new Set(deliveries.map((d) => d.headers['x-svc-delivery-id'])).size, 5, 'one delivery id per event');
   t.equal(new Set(envelopes.map((e) => e.id)).size, 5);
-  const listed = (await admin(webhookCommands.deliveries, { id, status: 'delivered' })).deliveries as Array<{ id: string; attempts: number }>;
+  // The receiver has answered the fifth before its outcome is written: wait for the worker to record all five.
+  const delivered = async () => (await admin(webhookCommands.deliveries, { id, status: 'delivered' })).deliveries as Array<{ id: string; attempts: number }>;
+  await until('the five outcomes are recorded', async () => (await delivered()).length >= 5);
+  const listed = await delivered();
   t.equal(listed.length, 5, 'webhook deliveries lists them delivered');
   t.ok(listed.every((d) => d.attempts === 1));
 });

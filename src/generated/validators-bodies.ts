@@ -6694,17 +6694,294 @@ return errors === 0;
 }
 validate85.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listQueryTokensStatus200 = validate88;
-const schema99 = {"$ref":"components#/$defs/QueryTokenListResponse"};
-const schema100 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/QueryToken"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/ListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
-const schema101 = {"type":"object","required":["id","name","status","query_id","parameters","phi_mode","token_hint","created_at","expires_at","revoked_at","last_used_at"],"properties":{"id":{"type":"string","description":"Query token id (qtk_…)."},"name":{"type":"string","description":"Label given at creation."},"status":{"type":"string","enum":["active","revoked","expired"],"description":"active, expired (past expires_at) or revoked (DELETE /query-tokens/{id}); only an active token runs its query."},"query_id":{"type":"string","description":"The governed query the token runs."},"parameters":{"type":"object","additionalProperties":true,"description":"The query's parameters, validated and with defaults filled at creation, fixed for the token's life."},"phi_mode":{"type":"string","enum":["no_phi","phi"],"description":"The PHI mode the token's runs are served in."},"token_hint":{"type":"string","description":"Last four characters of the secret, for recognition.","x-svc-v1-name":"last_four"},"created_at":{"type":"string","format":"date-time","description":"Creation time."},"expires_at":{"type":"string","format":"date-time","description":"When the token stops working."},"revoked_at":{"type":["string","null"],"format":"date-time","description":"Revocation time."},"last_used_at":{"type":["string","null"],"format":"date-time","description":"When the token last ran its query (kept to the minute)."}},"description":"A governed query token: a credential that runs one governed query with fixed parameters (route 3 only), for a spreadsheet's refresh. Its secret is never shown again after creation."};
-const schema102 = {"allOf":[{"$ref":"components#/$defs/Meta"},{"$ref":"components#/$defs/PageMeta"}],"description":"Meta of an offset-paged list: PageMeta plus next_offset.","required":["total","limit","offset","has_more","next_offset"]};
-const schema103 = {"type":"object","required":["total","total_exact","limit","offset","has_more"],"properties":{"total":{"type":"integer","description":"Number of items matching the filters: exact up to `x-svc-paging.exact_total_max` (1000) matches, an estimate past it (see `total_exact`); on a cursor page, the total of the walk's first page.","minimum":0},"total_exact":{"type":"boolean","description":"True when `total` is the exact count of the matches (always, up to `x-svc-paging.exact_total_max` matches). False when the list matched more and `total` is the database's estimate from its table statistics: never less than the items up to the end of this page (plus one when `has_more`), usually within a few percent, and it may change from page to page. Narrow the filters to get an exact count; walk the list to the end (`has_more` false) to count it exactly."},"limit":{"type":"integer","description":"Page size used.","minimum":1},"offset":{"type":"integer","description":"Offset of the first item of this page.","minimum":0},"has_more":{"type":"boolean","description":"Whether a further page exists."},"next_cursor":{"type":["string","null"],"description":"Keyset cursor of the next page, or null on the last page (lists that accept `cursor`); it works only for the same extension, PHI mode and filters (see the cursor parameter)."}},"description":"Page metadata of spec 2.1.","x-svc-phi":"kept"};
+export const responseUnsupportedMediaType = validate88;
+const schema99 = {"$ref":"components#/$defs/ApiError"};
 
-function validate90(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate89(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate90.evaluated;
+const evaluated0 = validate89.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.code === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.error !== undefined){
+if(typeof data.error !== "string"){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.code !== undefined){
+if(typeof data.code !== "string"){
+const err3 = {instancePath:instancePath+"/code",schemaPath:"#/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.details !== undefined){
+let data2 = data.details;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+}
+else {
+const err4 = {instancePath:instancePath+"/details",schemaPath:"#/properties/details/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.issues !== undefined){
+let data3 = data.issues;
+if(Array.isArray(data3)){
+const len0 = data3.length;
+for(let i0=0; i0<len0; i0++){
+let data4 = data3[i0];
+if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
+if(data4.location === undefined){
+const err5 = {instancePath:instancePath+"/issues/" + i0,schemaPath:"components#/$defs/ValidationIssue/required",keyword:"required",params:{missingProperty: "location"},message:"must have required property '"+"location"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data4.path === undefined){
+const err6 = {instancePath:instancePath+"/issues/" + i0,schemaPath:"components#/$defs/ValidationIssue/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data4.message === undefined){
+const err7 = {instancePath:instancePath+"/issues/" + i0,schemaPath:"components#/$defs/ValidationIssue/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data4.location !== undefined){
+let data5 = data4.location;
+if(typeof data5 !== "string"){
+const err8 = {instancePath:instancePath+"/issues/" + i0+"/location",schemaPath:"components#/$defs/ValidationIssue/properties/location/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(!((((data5 === "body") || (data5 === "query")) || (data5 === "path")) || (data5 === "header"))){
+const err9 = {instancePath:instancePath+"/issues/" + i0+"/location",schemaPath:"components#/$defs/ValidationIssue/properties/location/enum",keyword:"enum",params:{allowedValues: schema42.properties.location.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data4.path !== undefined){
+if(typeof data4.path !== "string"){
+const err10 = {instancePath:instancePath+"/issues/" + i0+"/path",schemaPath:"components#/$defs/ValidationIssue/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data4.message !== undefined){
+if(typeof data4.message !== "string"){
+const err11 = {instancePath:instancePath+"/issues/" + i0+"/message",schemaPath:"components#/$defs/ValidationIssue/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data4.keyword !== undefined){
+if(typeof data4.keyword !== "string"){
+const err12 = {instancePath:instancePath+"/issues/" + i0+"/keyword",schemaPath:"components#/$defs/ValidationIssue/properties/keyword/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/issues/" + i0,schemaPath:"components#/$defs/ValidationIssue/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath:instancePath+"/issues",schemaPath:"#/properties/issues/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+if(data.user_message !== undefined){
+if(typeof data.user_message !== "string"){
+const err15 = {instancePath:instancePath+"/user_message",schemaPath:"#/properties/user_message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data.user_next_step !== undefined){
+if(typeof data.user_next_step !== "string"){
+const err16 = {instancePath:instancePath+"/user_next_step",schemaPath:"#/properties/user_next_step/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data.request_id !== undefined){
+if(typeof data.request_id !== "string"){
+const err17 = {instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data.error_description !== undefined){
+if(typeof data.error_description !== "string"){
+const err18 = {instancePath:instancePath+"/error_description",schemaPath:"#/properties/error_description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+}
+else {
+const err19 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+validate89.errors = vErrors;
+return errors === 0;
+}
+validate89.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
+
+
+function validate88(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate88.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate89(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate89.errors : vErrors.concat(validate89.errors);
+errors = vErrors.length;
+}
+validate88.errors = vErrors;
+return errors === 0;
+}
+validate88.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
+
+export const listQueryTokensStatus200 = validate91;
+const schema102 = {"$ref":"components#/$defs/QueryTokenListResponse"};
+const schema103 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/QueryToken"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/ListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
+const schema104 = {"type":"object","required":["id","name","status","query_id","parameters","phi_mode","token_hint","created_at","expires_at","revoked_at","last_used_at"],"properties":{"id":{"type":"string","description":"Query token id (qtk_…)."},"name":{"type":"string","description":"Label given at creation."},"status":{"type":"string","enum":["active","revoked","expired"],"description":"active, expired (past expires_at) or revoked (DELETE /query-tokens/{id}); only an active token runs its query."},"query_id":{"type":"string","description":"The governed query the token runs."},"parameters":{"type":"object","additionalProperties":true,"description":"The query's parameters, validated and with defaults filled at creation, fixed for the token's life."},"phi_mode":{"type":"string","enum":["no_phi","phi"],"description":"The PHI mode the token's runs are served in."},"token_hint":{"type":"string","description":"Last four characters of the secret, for recognition.","x-svc-v1-name":"last_four"},"created_at":{"type":"string","format":"date-time","description":"Creation time."},"expires_at":{"type":"string","format":"date-time","description":"When the token stops working."},"revoked_at":{"type":["string","null"],"format":"date-time","description":"Revocation time."},"last_used_at":{"type":["string","null"],"format":"date-time","description":"When the token last ran its query (kept to the minute)."}},"description":"A governed query token: a credential that runs one governed query with fixed parameters (route 3 only), for a spreadsheet's refresh. Its secret is never shown again after creation."};
+const schema105 = {"allOf":[{"$ref":"components#/$defs/Meta"},{"$ref":"components#/$defs/PageMeta"}],"description":"Meta of an offset-paged list: PageMeta plus next_offset.","required":["total","limit","offset","has_more","next_offset"]};
+const schema106 = {"type":"object","required":["total","total_exact","limit","offset","has_more"],"properties":{"total":{"type":"integer","description":"Number of items matching the filters: exact up to `x-svc-paging.exact_total_max` (1000) matches, an estimate past it (see `total_exact`); on a cursor page, the total of the walk's first page.","minimum":0},"total_exact":{"type":"boolean","description":"True when `total` is the exact count of the matches (always, up to `x-svc-paging.exact_total_max` matches). False when the list matched more and `total` is the database's estimate from its table statistics: never less than the items up to the end of this page (plus one when `has_more`), usually within a few percent, and it may change from page to page. Narrow the filters to get an exact count; walk the list to the end (`has_more` false) to count it exactly."},"limit":{"type":"integer","description":"Page size used.","minimum":1},"offset":{"type":"integer","description":"Offset of the first item of this page.","minimum":0},"has_more":{"type":"boolean","description":"Whether a further page exists."},"next_cursor":{"type":["string","null"],"description":"Keyset cursor of the next page, or null on the last page (lists that accept `cursor`); it works only for the same extension, PHI mode and filters (see the cursor parameter)."}},"description":"Page metadata of spec 2.1.","x-svc-phi":"kept"};
+
+function validate93(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate93.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6868,7 +7145,7 @@ errors++;
 if(data.next_cursor !== undefined){
 let data5 = data.next_cursor;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err13 = {instancePath:instancePath+"/next_cursor",schemaPath:"components#/$defs/PageMeta/properties/next_cursor/type",keyword:"type",params:{type: schema103.properties.next_cursor.type},message:"must be string,null"};
+const err13 = {instancePath:instancePath+"/next_cursor",schemaPath:"components#/$defs/PageMeta/properties/next_cursor/type",keyword:"type",params:{type: schema106.properties.next_cursor.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -6941,16 +7218,16 @@ vErrors.push(err19);
 errors++;
 }
 }
-validate90.errors = vErrors;
+validate93.errors = vErrors;
 return errors === 0;
 }
-validate90.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate93.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate89(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate92(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate89.evaluated;
+const evaluated0 = validate92.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7132,7 +7409,7 @@ vErrors.push(err15);
 errors++;
 }
 if(!(((data4 === "active") || (data4 === "revoked")) || (data4 === "expired"))){
-const err16 = {instancePath:instancePath+"/data/" + i0+"/status",schemaPath:"components#/$defs/QueryToken/properties/status/enum",keyword:"enum",params:{allowedValues: schema101.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err16 = {instancePath:instancePath+"/data/" + i0+"/status",schemaPath:"components#/$defs/QueryToken/properties/status/enum",keyword:"enum",params:{allowedValues: schema104.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -7182,7 +7459,7 @@ vErrors.push(err19);
 errors++;
 }
 if(!((data7 === "no_phi") || (data7 === "phi"))){
-const err20 = {instancePath:instancePath+"/data/" + i0+"/phi_mode",schemaPath:"components#/$defs/QueryToken/properties/phi_mode/enum",keyword:"enum",params:{allowedValues: schema101.properties.phi_mode.enum},message:"must be equal to one of the allowed values"};
+const err20 = {instancePath:instancePath+"/data/" + i0+"/phi_mode",schemaPath:"components#/$defs/QueryToken/properties/phi_mode/enum",keyword:"enum",params:{allowedValues: schema104.properties.phi_mode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -7257,7 +7534,7 @@ errors++;
 if(data1.revoked_at !== undefined){
 let data11 = data1.revoked_at;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err26 = {instancePath:instancePath+"/data/" + i0+"/revoked_at",schemaPath:"components#/$defs/QueryToken/properties/revoked_at/type",keyword:"type",params:{type: schema101.properties.revoked_at.type},message:"must be string,null"};
+const err26 = {instancePath:instancePath+"/data/" + i0+"/revoked_at",schemaPath:"components#/$defs/QueryToken/properties/revoked_at/type",keyword:"type",params:{type: schema104.properties.revoked_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -7282,7 +7559,7 @@ errors++;
 if(data1.last_used_at !== undefined){
 let data12 = data1.last_used_at;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err28 = {instancePath:instancePath+"/data/" + i0+"/last_used_at",schemaPath:"components#/$defs/QueryToken/properties/last_used_at/type",keyword:"type",params:{type: schema101.properties.last_used_at.type},message:"must be string,null"};
+const err28 = {instancePath:instancePath+"/data/" + i0+"/last_used_at",schemaPath:"components#/$defs/QueryToken/properties/last_used_at/type",keyword:"type",params:{type: schema104.properties.last_used_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -7329,8 +7606,8 @@ errors++;
 }
 }
 if(data.meta !== undefined){
-if(!(validate90(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
+if(!(validate93(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate93.errors : vErrors.concat(validate93.errors);
 errors = vErrors.length;
 }
 }
@@ -7373,40 +7650,40 @@ vErrors.push(err34);
 }
 errors++;
 }
-validate89.errors = vErrors;
+validate92.errors = vErrors;
 return errors === 0;
 }
-validate89.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate92.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate88(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate91(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate88.evaluated;
+const evaluated0 = validate91.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate89(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate89.errors : vErrors.concat(validate89.errors);
+if(!(validate92(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate92.errors : vErrors.concat(validate92.errors);
 errors = vErrors.length;
 }
-validate88.errors = vErrors;
+validate91.errors = vErrors;
 return errors === 0;
 }
-validate88.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate91.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const createQueryTokenBody = validate94;
-const schema105 = {"$ref":"components#/$defs/QueryTokenCreateRequest"};
-const schema106 = {"type":"object","required":["name","query_id"],"additionalProperties":false,"description":"Creates a governed query token for one query and parameter set, for example for an Excel workbook. Unknown fields are refused.","properties":{"name":{"type":"string","minLength":1,"maxLength":200,"description":"Label shown in lists (what the workbook is for)."},"query_id":{"type":"string","pattern":"^[A-Za-z0-9_.-]{1,128}$","description":"A governed query of the catalog."},"parameters":{"type":"object","additionalProperties":true,"description":"The query's parameters (catalog parameters_schema), fixed for the token's life; default {} (the query's defaults). Invalid ones are a 400 PLATFORM_INVALID_INPUT listing each problem."},"expires_at":{"type":"string","format":"date-time","description":"Expiry: default 90 days from now, at most one year ahead, and in the future."},"phi_mode":{"type":"string","enum":["no_phi","phi"],"default":"no_phi","description":"The PHI mode of the token's runs: no_phi by default; phi only from a phi session of an integration that may use phi (403 PLATFORM_PHI_MODE_DENIED otherwise)."}}};
+export const createQueryTokenBody = validate97;
+const schema108 = {"$ref":"components#/$defs/QueryTokenCreateRequest"};
+const schema109 = {"type":"object","required":["name","query_id"],"additionalProperties":false,"description":"Creates a governed query token for one query and parameter set, for example for an Excel workbook. Unknown fields are refused.","properties":{"name":{"type":"string","minLength":1,"maxLength":200,"description":"Label shown in lists (what the workbook is for)."},"query_id":{"type":"string","pattern":"^[A-Za-z0-9_.-]{1,128}$","description":"A governed query of the catalog."},"parameters":{"type":"object","additionalProperties":true,"description":"The query's parameters (catalog parameters_schema), fixed for the token's life; default {} (the query's defaults). Invalid ones are a 400 PLATFORM_INVALID_INPUT listing each problem."},"expires_at":{"type":"string","format":"date-time","description":"Expiry: default 90 days from now, at most one year ahead, and in the future."},"phi_mode":{"type":"string","enum":["no_phi","phi"],"default":"no_phi","description":"The PHI mode of the token's runs: no_phi by default; phi only from a phi session of an integration that may use phi (403 PLATFORM_PHI_MODE_DENIED otherwise)."}}};
 const pattern5 = new RegExp("^[A-Za-z0-9_.-]{1,128}$", "u");
 
-function validate94(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate97(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate94.evaluated;
+const evaluated0 = validate97.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7559,7 +7836,7 @@ vErrors.push(err11);
 errors++;
 }
 if(!((data4 === "no_phi") || (data4 === "phi"))){
-const err12 = {instancePath:instancePath+"/phi_mode",schemaPath:"components#/$defs/QueryTokenCreateRequest/properties/phi_mode/enum",keyword:"enum",params:{allowedValues: schema106.properties.phi_mode.enum},message:"must be equal to one of the allowed values"};
+const err12 = {instancePath:instancePath+"/phi_mode",schemaPath:"components#/$defs/QueryTokenCreateRequest/properties/phi_mode/enum",keyword:"enum",params:{allowedValues: schema109.properties.phi_mode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -7580,20 +7857,20 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate94.errors = vErrors;
+validate97.errors = vErrors;
 return errors === 0;
 }
-validate94.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate97.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const createQueryTokenStatus200 = validate95;
-const schema107 = {"$ref":"components#/$defs/QueryTokenCreatedResponse"};
-const schema108 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/QueryTokenCreated"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
-const schema109 = {"allOf":[{"$ref":"components#/$defs/QueryToken"},{"type":"object","required":["token"],"properties":{"token":{"type":"string","description":"The secret (qt_ and 43 base64url characters: 32 random bytes). Shown only in this response; the service keeps only its SHA-256 hash. Send it as `Authorization: Bearer qt_…` to POST /api/v1/ext/queries/{query_id}/run."}}}]};
+export const createQueryTokenStatus200 = validate98;
+const schema110 = {"$ref":"components#/$defs/QueryTokenCreatedResponse"};
+const schema111 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/QueryTokenCreated"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+const schema112 = {"allOf":[{"$ref":"components#/$defs/QueryToken"},{"type":"object","required":["token"],"properties":{"token":{"type":"string","description":"The secret (qt_ and 43 base64url characters: 32 random bytes). Shown only in this response; the service keeps only its SHA-256 hash. Send it as `Authorization: Bearer qt_…` to POST /api/v1/ext/queries/{query_id}/run."}}}]};
 
-function validate97(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate100(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate97.evaluated;
+const evaluated0 = validate100.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7748,7 +8025,7 @@ vErrors.push(err13);
 errors++;
 }
 if(!(((data2 === "active") || (data2 === "revoked")) || (data2 === "expired"))){
-const err14 = {instancePath:instancePath+"/status",schemaPath:"components#/$defs/QueryToken/properties/status/enum",keyword:"enum",params:{allowedValues: schema101.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err14 = {instancePath:instancePath+"/status",schemaPath:"components#/$defs/QueryToken/properties/status/enum",keyword:"enum",params:{allowedValues: schema104.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -7798,7 +8075,7 @@ vErrors.push(err17);
 errors++;
 }
 if(!((data5 === "no_phi") || (data5 === "phi"))){
-const err18 = {instancePath:instancePath+"/phi_mode",schemaPath:"components#/$defs/QueryToken/properties/phi_mode/enum",keyword:"enum",params:{allowedValues: schema101.properties.phi_mode.enum},message:"must be equal to one of the allowed values"};
+const err18 = {instancePath:instancePath+"/phi_mode",schemaPath:"components#/$defs/QueryToken/properties/phi_mode/enum",keyword:"enum",params:{allowedValues: schema104.properties.phi_mode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -7873,7 +8150,7 @@ errors++;
 if(data.revoked_at !== undefined){
 let data9 = data.revoked_at;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err24 = {instancePath:instancePath+"/revoked_at",schemaPath:"components#/$defs/QueryToken/properties/revoked_at/type",keyword:"type",params:{type: schema101.properties.revoked_at.type},message:"must be string,null"};
+const err24 = {instancePath:instancePath+"/revoked_at",schemaPath:"components#/$defs/QueryToken/properties/revoked_at/type",keyword:"type",params:{type: schema104.properties.revoked_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -7898,7 +8175,7 @@ errors++;
 if(data.last_used_at !== undefined){
 let data10 = data.last_used_at;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err26 = {instancePath:instancePath+"/last_used_at",schemaPath:"components#/$defs/QueryToken/properties/last_used_at/type",keyword:"type",params:{type: schema101.properties.last_used_at.type},message:"must be string,null"};
+const err26 = {instancePath:instancePath+"/last_used_at",schemaPath:"components#/$defs/QueryToken/properties/last_used_at/type",keyword:"type",params:{type: schema104.properties.last_used_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -7965,16 +8242,16 @@ vErrors.push(err31);
 }
 errors++;
 }
-validate97.errors = vErrors;
+validate100.errors = vErrors;
 return errors === 0;
 }
-validate97.evaluated = {"props":{"token":true,"id":true,"name":true,"status":true,"query_id":true,"parameters":true,"phi_mode":true,"token_hint":true,"created_at":true,"expires_at":true,"revoked_at":true,"last_used_at":true},"dynamicProps":false,"dynamicItems":false};
+validate100.evaluated = {"props":{"token":true,"id":true,"name":true,"status":true,"query_id":true,"parameters":true,"phi_mode":true,"token_hint":true,"created_at":true,"expires_at":true,"revoked_at":true,"last_used_at":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate96(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate99(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate96.evaluated;
+const evaluated0 = validate99.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7993,8 +8270,8 @@ vErrors.push(err0);
 errors++;
 }
 if(data.data !== undefined){
-if(!(validate97(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate97.errors : vErrors.concat(validate97.errors);
+if(!(validate100(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate100.errors : vErrors.concat(validate100.errors);
 errors = vErrors.length;
 }
 }
@@ -8043,39 +8320,39 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate96.errors = vErrors;
+validate99.errors = vErrors;
 return errors === 0;
 }
-validate96.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate99.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate95(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate98(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate95.evaluated;
+const evaluated0 = validate98.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate96(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate96.errors : vErrors.concat(validate96.errors);
+if(!(validate99(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate99.errors : vErrors.concat(validate99.errors);
 errors = vErrors.length;
 }
-validate95.errors = vErrors;
+validate98.errors = vErrors;
 return errors === 0;
 }
-validate95.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate98.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const revokeQueryTokenStatus200 = validate101;
-const schema112 = {"$ref":"components#/$defs/QueryTokenResponse"};
-const schema113 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/QueryToken"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+export const revokeQueryTokenStatus200 = validate104;
+const schema115 = {"$ref":"components#/$defs/QueryTokenResponse"};
+const schema116 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/QueryToken"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
 
-function validate102(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate105(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate102.evaluated;
+const evaluated0 = validate105.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8243,7 +8520,7 @@ vErrors.push(err14);
 errors++;
 }
 if(!(((data3 === "active") || (data3 === "revoked")) || (data3 === "expired"))){
-const err15 = {instancePath:instancePath+"/data/status",schemaPath:"components#/$defs/QueryToken/properties/status/enum",keyword:"enum",params:{allowedValues: schema101.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err15 = {instancePath:instancePath+"/data/status",schemaPath:"components#/$defs/QueryToken/properties/status/enum",keyword:"enum",params:{allowedValues: schema104.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -8293,7 +8570,7 @@ vErrors.push(err18);
 errors++;
 }
 if(!((data6 === "no_phi") || (data6 === "phi"))){
-const err19 = {instancePath:instancePath+"/data/phi_mode",schemaPath:"components#/$defs/QueryToken/properties/phi_mode/enum",keyword:"enum",params:{allowedValues: schema101.properties.phi_mode.enum},message:"must be equal to one of the allowed values"};
+const err19 = {instancePath:instancePath+"/data/phi_mode",schemaPath:"components#/$defs/QueryToken/properties/phi_mode/enum",keyword:"enum",params:{allowedValues: schema104.properties.phi_mode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -8368,7 +8645,7 @@ errors++;
 if(data0.revoked_at !== undefined){
 let data10 = data0.revoked_at;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err25 = {instancePath:instancePath+"/data/revoked_at",schemaPath:"components#/$defs/QueryToken/properties/revoked_at/type",keyword:"type",params:{type: schema101.properties.revoked_at.type},message:"must be string,null"};
+const err25 = {instancePath:instancePath+"/data/revoked_at",schemaPath:"components#/$defs/QueryToken/properties/revoked_at/type",keyword:"type",params:{type: schema104.properties.revoked_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -8393,7 +8670,7 @@ errors++;
 if(data0.last_used_at !== undefined){
 let data11 = data0.last_used_at;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err27 = {instancePath:instancePath+"/data/last_used_at",schemaPath:"components#/$defs/QueryToken/properties/last_used_at/type",keyword:"type",params:{type: schema101.properties.last_used_at.type},message:"must be string,null"};
+const err27 = {instancePath:instancePath+"/data/last_used_at",schemaPath:"components#/$defs/QueryToken/properties/last_used_at/type",keyword:"type",params:{type: schema104.properties.last_used_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -8472,43 +8749,43 @@ vErrors.push(err32);
 }
 errors++;
 }
-validate102.errors = vErrors;
+validate105.errors = vErrors;
 return errors === 0;
 }
-validate102.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate105.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate101(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate104(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate101.evaluated;
+const evaluated0 = validate104.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate102(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate102.errors : vErrors.concat(validate102.errors);
+if(!(validate105(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate105.errors : vErrors.concat(validate105.errors);
 errors = vErrors.length;
 }
-validate101.errors = vErrors;
+validate104.errors = vErrors;
 return errors === 0;
 }
-validate101.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate104.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listPatientsStatus200 = validate105;
-const schema116 = {"$ref":"components#/$defs/PatientListResponse"};
-const schema117 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/PatientSummary"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/ListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
-const schema118 = {"type":"object","required":["id","first_name","last_name","display_name","dob","status","service_line","office_id","current_episode","created_at","updated_at"],"properties":{"id":{"type":"string","description":"Patient id, or a stable surrogate handle (PT-…) in a no_phi session.","x-svc-phi":"handle"},"mrn":{"type":["string","null"],"description":"Agency medical record number; null in no_phi sessions.","x-svc-phi":"withheld"},"first_name":{"type":["string","null"],"description":"First name; null in no_phi sessions.","x-svc-phi":"withheld"},"middle_name":{"type":["string","null"],"description":"Middle name; null in no_phi sessions.","x-svc-phi":"withheld"},"last_name":{"type":["string","null"],"description":"Last name; null in no_phi sessions.","x-svc-phi":"withheld"},"suffix":{"type":["string","null"],"description":"Suffix; null in no_phi sessions.","x-svc-phi":"withheld"},"display_name":{"type":["string","null"],"description":"Full display name; null in no_phi sessions.","x-svc-v1-name":"full_name","x-svc-phi":"withheld"},"dob":{"type":["string","null"],"format":"date","description":"Date of birth; null in no_phi sessions.","x-svc-phi":"withheld"},"birth_year":{"type":["integer","null"],"description":"Year of birth; null in no_phi sessions, which read `age` instead (serving both would reveal the birthday to a client that reads them daily).","x-svc-since":"2","x-svc-phi":"withheld"},"age":{"type":["string","null"],"pattern":"^([0-9]{1,2}|90\\+)$","description":"Age in whole years, or \"90+\" (Safe Harbor) at 90 or more. In no_phi sessions it is the current year minus the birth year, so it changes on January 1, never on the birthday.","x-svc-phi":{"reduce":"age","from":"dob"}},"gender":{"type":["string","null"],"enum":["female","male","unknown",null],"description":"Administrative gender."},"status":{"type":"string","enum":["referred","pending_admission","active","on_hold","discharged","deceased","non_admit"],"description":"Chart status."},"service_line":{"type":"string","enum":["home_health","hospice","private_duty"],"description":"Business line."},"office_id":{"type":["string","null"],"description":"Office that serves the patient.","x-svc-phi":"kept"},"current_episode":{"oneOf":[{"$ref":"components#/$defs/Episode"},{"type":"null"}],"description":"Active episode, if any."},"created_at":{"type":"string","format":"date-time","description":"Chart opened (year only in no_phi sessions).","x-svc-phi":"year"},"updated_at":{"type":"string","format":"date-time","description":"Last change to the chart: its own fields, its coverages (their payor's name included) or its episodes (year only in no_phi sessions).","x-svc-phi":"year"}},"description":"External patient summary profile (route 8)."};
-const schema119 = {"type":"object","required":["id","type","status","start_date","end_date"],"properties":{"id":{"type":"string","description":"Episode id.","x-svc-phi":"kept"},"type":{"type":"string","enum":["home_health_period","hospice_benefit_period","private_duty_authorization"],"description":"Kind of episode by service line."},"status":{"type":"string","enum":["planned","active","closed"],"description":"Episode state."},"start_date":{"type":"string","format":"date","description":"First day (year only in no_phi sessions).","x-svc-phi":"year"},"end_date":{"type":["string","null"],"format":"date","description":"Last day (year only in no_phi sessions).","x-svc-phi":"year"}}};
+export const listPatientsStatus200 = validate108;
+const schema119 = {"$ref":"components#/$defs/PatientListResponse"};
+const schema120 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/PatientSummary"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/ListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
+const schema121 = {"type":"object","required":["id","first_name","last_name","display_name","dob","status","service_line","office_id","current_episode","created_at","updated_at"],"properties":{"id":{"type":"string","description":"Patient id, or a stable surrogate handle (PT-…) in a no_phi session.","x-svc-phi":"handle"},"mrn":{"type":["string","null"],"description":"Agency medical record number; null in no_phi sessions.","x-svc-phi":"withheld"},"first_name":{"type":["string","null"],"description":"First name; null in no_phi sessions.","x-svc-phi":"withheld"},"middle_name":{"type":["string","null"],"description":"Middle name; null in no_phi sessions.","x-svc-phi":"withheld"},"last_name":{"type":["string","null"],"description":"Last name; null in no_phi sessions.","x-svc-phi":"withheld"},"suffix":{"type":["string","null"],"description":"Suffix; null in no_phi sessions.","x-svc-phi":"withheld"},"display_name":{"type":["string","null"],"description":"Full display name; null in no_phi sessions.","x-svc-v1-name":"full_name","x-svc-phi":"withheld"},"dob":{"type":["string","null"],"format":"date","description":"Date of birth; null in no_phi sessions.","x-svc-phi":"withheld"},"birth_year":{"type":["integer","null"],"description":"Year of birth; null in no_phi sessions, which read `age` instead (serving both would reveal the birthday to a client that reads them daily).","x-svc-since":"2","x-svc-phi":"withheld"},"age":{"type":["string","null"],"pattern":"^([0-9]{1,2}|90\\+)$","description":"Age in whole years, or \"90+\" (Safe Harbor) at 90 or more. In no_phi sessions it is the current year minus the birth year, so it changes on January 1, never on the birthday.","x-svc-phi":{"reduce":"age","from":"dob"}},"gender":{"type":["string","null"],"enum":["female","male","unknown",null],"description":"Administrative gender."},"status":{"type":"string","enum":["referred","pending_admission","active","on_hold","discharged","deceased","non_admit"],"description":"Chart status."},"service_line":{"type":"string","enum":["home_health","hospice","private_duty"],"description":"Business line."},"office_id":{"type":["string","null"],"description":"Office that serves the patient.","x-svc-phi":"kept"},"current_episode":{"oneOf":[{"$ref":"components#/$defs/Episode"},{"type":"null"}],"description":"Active episode, if any."},"created_at":{"type":"string","format":"date-time","description":"Chart opened (year only in no_phi sessions).","x-svc-phi":"year"},"updated_at":{"type":"string","format":"date-time","description":"Last change to the chart: its own fields, its coverages (their payor's name included) or its episodes (year only in no_phi sessions).","x-svc-phi":"year"}},"description":"External patient summary profile (route 8)."};
+const schema122 = {"type":"object","required":["id","type","status","start_date","end_date"],"properties":{"id":{"type":"string","description":"Episode id.","x-svc-phi":"kept"},"type":{"type":"string","enum":["home_health_period","hospice_benefit_period","private_duty_authorization"],"description":"Kind of episode by service line."},"status":{"type":"string","enum":["planned","active","closed"],"description":"Episode state."},"start_date":{"type":"string","format":"date","description":"First day (year only in no_phi sessions).","x-svc-phi":"year"},"end_date":{"type":["string","null"],"format":"date","description":"Last day (year only in no_phi sessions).","x-svc-phi":"year"}}};
 const formats42 = require("ajv-formats/dist/formats").fullFormats.date;
 const pattern6 = new RegExp("^([0-9]{1,2}|90\\+)$", "u");
 
-function validate107(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate110(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate107.evaluated;
+const evaluated0 = validate110.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8641,7 +8918,7 @@ errors++;
 if(data.mrn !== undefined){
 let data1 = data.mrn;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err12 = {instancePath:instancePath+"/mrn",schemaPath:"#/properties/mrn/type",keyword:"type",params:{type: schema118.properties.mrn.type},message:"must be string,null"};
+const err12 = {instancePath:instancePath+"/mrn",schemaPath:"#/properties/mrn/type",keyword:"type",params:{type: schema121.properties.mrn.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -8654,7 +8931,7 @@ errors++;
 if(data.first_name !== undefined){
 let data2 = data.first_name;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err13 = {instancePath:instancePath+"/first_name",schemaPath:"#/properties/first_name/type",keyword:"type",params:{type: schema118.properties.first_name.type},message:"must be string,null"};
+const err13 = {instancePath:instancePath+"/first_name",schemaPath:"#/properties/first_name/type",keyword:"type",params:{type: schema121.properties.first_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -8667,7 +8944,7 @@ errors++;
 if(data.middle_name !== undefined){
 let data3 = data.middle_name;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err14 = {instancePath:instancePath+"/middle_name",schemaPath:"#/properties/middle_name/type",keyword:"type",params:{type: schema118.properties.middle_name.type},message:"must be string,null"};
+const err14 = {instancePath:instancePath+"/middle_name",schemaPath:"#/properties/middle_name/type",keyword:"type",params:{type: schema121.properties.middle_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -8680,7 +8957,7 @@ errors++;
 if(data.last_name !== undefined){
 let data4 = data.last_name;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err15 = {instancePath:instancePath+"/last_name",schemaPath:"#/properties/last_name/type",keyword:"type",params:{type: schema118.properties.last_name.type},message:"must be string,null"};
+const err15 = {instancePath:instancePath+"/last_name",schemaPath:"#/properties/last_name/type",keyword:"type",params:{type: schema121.properties.last_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -8693,7 +8970,7 @@ errors++;
 if(data.suffix !== undefined){
 let data5 = data.suffix;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err16 = {instancePath:instancePath+"/suffix",schemaPath:"#/properties/suffix/type",keyword:"type",params:{type: schema118.properties.suffix.type},message:"must be string,null"};
+const err16 = {instancePath:instancePath+"/suffix",schemaPath:"#/properties/suffix/type",keyword:"type",params:{type: schema121.properties.suffix.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -8706,7 +8983,7 @@ errors++;
 if(data.display_name !== undefined){
 let data6 = data.display_name;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err17 = {instancePath:instancePath+"/display_name",schemaPath:"#/properties/display_name/type",keyword:"type",params:{type: schema118.properties.display_name.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/display_name",schemaPath:"#/properties/display_name/type",keyword:"type",params:{type: schema121.properties.display_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -8719,7 +8996,7 @@ errors++;
 if(data.dob !== undefined){
 let data7 = data.dob;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err18 = {instancePath:instancePath+"/dob",schemaPath:"#/properties/dob/type",keyword:"type",params:{type: schema118.properties.dob.type},message:"must be string,null"};
+const err18 = {instancePath:instancePath+"/dob",schemaPath:"#/properties/dob/type",keyword:"type",params:{type: schema121.properties.dob.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -8744,7 +9021,7 @@ errors++;
 if(data.birth_year !== undefined){
 let data8 = data.birth_year;
 if((!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))) && (data8 !== null)){
-const err20 = {instancePath:instancePath+"/birth_year",schemaPath:"#/properties/birth_year/type",keyword:"type",params:{type: schema118.properties.birth_year.type},message:"must be integer,null"};
+const err20 = {instancePath:instancePath+"/birth_year",schemaPath:"#/properties/birth_year/type",keyword:"type",params:{type: schema121.properties.birth_year.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -8757,7 +9034,7 @@ errors++;
 if(data.age !== undefined){
 let data9 = data.age;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err21 = {instancePath:instancePath+"/age",schemaPath:"#/properties/age/type",keyword:"type",params:{type: schema118.properties.age.type},message:"must be string,null"};
+const err21 = {instancePath:instancePath+"/age",schemaPath:"#/properties/age/type",keyword:"type",params:{type: schema121.properties.age.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -8782,7 +9059,7 @@ errors++;
 if(data.gender !== undefined){
 let data10 = data.gender;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err23 = {instancePath:instancePath+"/gender",schemaPath:"#/properties/gender/type",keyword:"type",params:{type: schema118.properties.gender.type},message:"must be string,null"};
+const err23 = {instancePath:instancePath+"/gender",schemaPath:"#/properties/gender/type",keyword:"type",params:{type: schema121.properties.gender.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -8792,7 +9069,7 @@ vErrors.push(err23);
 errors++;
 }
 if(!((((data10 === "female") || (data10 === "male")) || (data10 === "unknown")) || (data10 === null))){
-const err24 = {instancePath:instancePath+"/gender",schemaPath:"#/properties/gender/enum",keyword:"enum",params:{allowedValues: schema118.properties.gender.enum},message:"must be equal to one of the allowed values"};
+const err24 = {instancePath:instancePath+"/gender",schemaPath:"#/properties/gender/enum",keyword:"enum",params:{allowedValues: schema121.properties.gender.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -8815,7 +9092,7 @@ vErrors.push(err25);
 errors++;
 }
 if(!(((((((data11 === "referred") || (data11 === "pending_admission")) || (data11 === "active")) || (data11 === "on_hold")) || (data11 === "discharged")) || (data11 === "deceased")) || (data11 === "non_admit"))){
-const err26 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema118.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err26 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema121.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -8838,7 +9115,7 @@ vErrors.push(err27);
 errors++;
 }
 if(!(((data12 === "home_health") || (data12 === "hospice")) || (data12 === "private_duty"))){
-const err28 = {instancePath:instancePath+"/service_line",schemaPath:"#/properties/service_line/enum",keyword:"enum",params:{allowedValues: schema118.properties.service_line.enum},message:"must be equal to one of the allowed values"};
+const err28 = {instancePath:instancePath+"/service_line",schemaPath:"#/properties/service_line/enum",keyword:"enum",params:{allowedValues: schema121.properties.service_line.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -8851,7 +9128,7 @@ errors++;
 if(data.office_id !== undefined){
 let data13 = data.office_id;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err29 = {instancePath:instancePath+"/office_id",schemaPath:"#/properties/office_id/type",keyword:"type",params:{type: schema118.properties.office_id.type},message:"must be string,null"};
+const err29 = {instancePath:instancePath+"/office_id",schemaPath:"#/properties/office_id/type",keyword:"type",params:{type: schema121.properties.office_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -8943,7 +9220,7 @@ vErrors.push(err36);
 errors++;
 }
 if(!(((data16 === "home_health_period") || (data16 === "hospice_benefit_period")) || (data16 === "private_duty_authorization"))){
-const err37 = {instancePath:instancePath+"/current_episode/type",schemaPath:"components#/$defs/Episode/properties/type/enum",keyword:"enum",params:{allowedValues: schema119.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err37 = {instancePath:instancePath+"/current_episode/type",schemaPath:"components#/$defs/Episode/properties/type/enum",keyword:"enum",params:{allowedValues: schema122.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -8966,7 +9243,7 @@ vErrors.push(err38);
 errors++;
 }
 if(!(((data17 === "planned") || (data17 === "active")) || (data17 === "closed"))){
-const err39 = {instancePath:instancePath+"/current_episode/status",schemaPath:"components#/$defs/Episode/properties/status/enum",keyword:"enum",params:{allowedValues: schema119.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err39 = {instancePath:instancePath+"/current_episode/status",schemaPath:"components#/$defs/Episode/properties/status/enum",keyword:"enum",params:{allowedValues: schema122.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -9004,7 +9281,7 @@ errors++;
 if(data14.end_date !== undefined){
 let data19 = data14.end_date;
 if((typeof data19 !== "string") && (data19 !== null)){
-const err42 = {instancePath:instancePath+"/current_episode/end_date",schemaPath:"components#/$defs/Episode/properties/end_date/type",keyword:"type",params:{type: schema119.properties.end_date.type},message:"must be string,null"};
+const err42 = {instancePath:instancePath+"/current_episode/end_date",schemaPath:"components#/$defs/Episode/properties/end_date/type",keyword:"type",params:{type: schema122.properties.end_date.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -9153,16 +9430,16 @@ vErrors.push(err51);
 }
 errors++;
 }
-validate107.errors = vErrors;
+validate110.errors = vErrors;
 return errors === 0;
 }
-validate107.evaluated = {"props":{"id":true,"mrn":true,"first_name":true,"middle_name":true,"last_name":true,"suffix":true,"display_name":true,"dob":true,"birth_year":true,"age":true,"gender":true,"status":true,"service_line":true,"office_id":true,"current_episode":true,"created_at":true,"updated_at":true},"dynamicProps":false,"dynamicItems":false};
+validate110.evaluated = {"props":{"id":true,"mrn":true,"first_name":true,"middle_name":true,"last_name":true,"suffix":true,"display_name":true,"dob":true,"birth_year":true,"age":true,"gender":true,"status":true,"service_line":true,"office_id":true,"current_episode":true,"created_at":true,"updated_at":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate106(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate109(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate106.evaluated;
+const evaluated0 = validate109.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9195,8 +9472,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate107(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate107.errors : vErrors.concat(validate107.errors);
+if(!(validate110(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate110.errors : vErrors.concat(validate110.errors);
 errors = vErrors.length;
 }
 }
@@ -9213,8 +9490,8 @@ errors++;
 }
 }
 if(data.meta !== undefined){
-if(!(validate90(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
+if(!(validate93(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate93.errors : vErrors.concat(validate93.errors);
 errors = vErrors.length;
 }
 }
@@ -9257,45 +9534,45 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate106.errors = vErrors;
+validate109.errors = vErrors;
 return errors === 0;
 }
-validate106.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate109.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate105(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate108(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate105.evaluated;
+const evaluated0 = validate108.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate106(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate106.errors : vErrors.concat(validate106.errors);
+if(!(validate109(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate109.errors : vErrors.concat(validate109.errors);
 errors = vErrors.length;
 }
-validate105.errors = vErrors;
+validate108.errors = vErrors;
 return errors === 0;
 }
-validate105.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate108.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const getPatientStatus200 = validate111;
-const schema121 = {"$ref":"components#/$defs/PatientResponse"};
-const schema122 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/PatientDetail"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
-const schema123 = {"type":"object","required":["id","first_name","last_name","display_name","dob","status","service_line","office_id","current_episode","created_at","updated_at","phones","address","coverages","episodes"],"properties":{"id":{"type":"string","description":"Patient id, or a stable surrogate handle (PT-…) in a no_phi session.","x-svc-phi":"handle"},"mrn":{"type":["string","null"],"description":"Agency medical record number; null in no_phi sessions.","x-svc-phi":"withheld"},"first_name":{"type":["string","null"],"description":"First name; null in no_phi sessions.","x-svc-phi":"withheld"},"middle_name":{"type":["string","null"],"description":"Middle name; null in no_phi sessions.","x-svc-phi":"withheld"},"last_name":{"type":["string","null"],"description":"Last name; null in no_phi sessions.","x-svc-phi":"withheld"},"suffix":{"type":["string","null"],"description":"Suffix; null in no_phi sessions.","x-svc-phi":"withheld"},"display_name":{"type":["string","null"],"description":"Full display name; null in no_phi sessions.","x-svc-v1-name":"full_name","x-svc-phi":"withheld"},"dob":{"type":["string","null"],"format":"date","description":"Date of birth; null in no_phi sessions.","x-svc-phi":"withheld"},"birth_year":{"type":["integer","null"],"description":"Year of birth; null in no_phi sessions, which read `age` instead (serving both would reveal the birthday to a client that reads them daily).","x-svc-since":"2","x-svc-phi":"withheld"},"age":{"type":["string","null"],"pattern":"^([0-9]{1,2}|90\\+)$","description":"Age in whole years, or \"90+\" (Safe Harbor) at 90 or more. In no_phi sessions it is the current year minus the birth year, so it changes on January 1, never on the birthday.","x-svc-phi":{"reduce":"age","from":"dob"}},"gender":{"type":["string","null"],"enum":["female","male","unknown",null],"description":"Administrative gender."},"status":{"type":"string","enum":["referred","pending_admission","active","on_hold","discharged","deceased","non_admit"],"description":"Chart status."},"service_line":{"type":"string","enum":["home_health","hospice","private_duty"],"description":"Business line."},"office_id":{"type":["string","null"],"description":"Office that serves the patient.","x-svc-phi":"kept"},"current_episode":{"oneOf":[{"$ref":"components#/$defs/Episode"},{"type":"null"}],"description":"Active episode, if any."},"created_at":{"type":"string","format":"date-time","description":"Chart opened (year only in no_phi sessions).","x-svc-phi":"year"},"updated_at":{"type":"string","format":"date-time","description":"Last change to the chart: its own fields, its coverages (their payor's name included) or its episodes (year only in no_phi sessions).","x-svc-phi":"year"},"phones":{"type":"array","items":{"$ref":"components#/$defs/Phone"},"description":"Phone numbers; empty in no_phi sessions.","x-svc-phi":"withheld"},"address":{"$ref":"components#/$defs/Address"},"coordinates":{"oneOf":[{"$ref":"components#/$defs/Coordinates"},{"type":"null"}],"description":"Geocode of the service address; null in no_phi sessions.","x-svc-since":"2","x-svc-phi":"withheld"},"coverages":{"type":"array","items":{"$ref":"components#/$defs/Coverage"},"description":"Coverage list, primary first."},"episodes":{"type":"array","items":{"$ref":"components#/$defs/Episode"},"description":"Episodes, newest first."},"primary_physician_id":{"type":["string","null"],"description":"Attending physician id.","x-svc-phi":"kept"}},"description":"Patient detail profile (route 9)."};
-const schema125 = {"type":"object","required":["number","type","preferred"],"properties":{"number":{"type":"string","description":"Phone number (the list is empty in no_phi sessions).","x-svc-phi":"withheld"},"type":{"type":"string","enum":["primary","alternate"],"description":"Which number."},"preferred":{"type":"boolean","description":"Whether the patient prefers it."}}};
-const schema126 = {"type":"object","required":[],"properties":{"line1":{"type":["string","null"],"description":"Street line; null in no_phi sessions.","x-svc-phi":"withheld"},"line2":{"type":["string","null"],"description":"Second line; null in no_phi sessions.","x-svc-phi":"withheld"},"city":{"type":["string","null"],"description":"City; null in no_phi sessions.","x-svc-phi":"withheld"},"state":{"type":["string","null"],"description":"Two-letter state (kept in no_phi sessions: Safe Harbor allows the state, and two letters are all a client can send).","x-svc-phi":"kept"},"zip_code":{"type":["string","null"],"description":"ZIP or ZIP+4. In no_phi sessions, the first three digits only (Safe Harbor), or null.","x-svc-phi":"zip3"}}};
-const schema127 = {"type":"object","required":["latitude","longitude"],"properties":{"latitude":{"type":"number","minimum":-90,"maximum":90},"longitude":{"type":"number","minimum":-180,"maximum":180}}};
-const schema128 = {"type":"object","required":["id","payor_id","plan_name","coverage_order","is_primary"],"properties":{"id":{"type":"string","description":"Coverage id.","x-svc-phi":"kept"},"payor_id":{"type":["string","null"],"description":"Payor id.","x-svc-phi":"kept"},"payor_name":{"type":["string","null"],"description":"Payor name, from the agency's payor list (kept in no_phi sessions).","x-svc-phi":"kept"},"plan_name":{"type":["string","null"],"description":"Plan name, from the platform (kept in no_phi sessions: the partition cannot set it, and a plan does not identify its member).","x-svc-phi":"kept"},"policy_number":{"type":["string","null"],"description":"Member or policy number; null in no_phi sessions.","x-svc-phi":"withheld"},"group_number":{"type":["string","null"],"description":"Group number; null in no_phi sessions.","x-svc-phi":"withheld"},"effective_date":{"type":["string","null"],"format":"date","description":"Coverage start (year only in no_phi sessions).","x-svc-phi":"year"},"termination_date":{"type":["string","null"],"format":"date","description":"Coverage end (year only in no_phi sessions).","x-svc-phi":"year"},"coverage_order":{"type":"integer","description":"0 is primary, 1 secondary, and so on.","minimum":0},"is_primary":{"type":"boolean","description":"Derived from coverage_order."},"policy_holder":{"oneOf":[{"$ref":"components#/$defs/PolicyHolder"},{"type":"null"}],"description":"Policy holder when coverage is through someone else."}}};
-const schema129 = {"type":"object","required":[],"properties":{"relationship_to_insured":{"type":["string","null"],"description":"X12 1069 code: 18 self, 01 spouse, 19 child, 20 employee, 53 life partner, G8 other, 21 unknown.","x-svc-phi":"kept"},"first_name":{"type":["string","null"],"description":"Insured first name; null in no_phi sessions.","x-svc-phi":"withheld"},"last_name":{"type":["string","null"],"description":"Insured last name; null in no_phi sessions.","x-svc-phi":"withheld"},"middle_name":{"type":["string","null"],"description":"Insured middle name; null in no_phi sessions.","x-svc-phi":"withheld"},"suffix":{"type":["string","null"],"description":"Insured suffix; null in no_phi sessions.","x-svc-phi":"withheld"},"dob":{"type":["string","null"],"format":"date","description":"Insured date of birth. In no_phi sessions January 1 of the birth year, or null when the birth year is 90 or more years before the current one (Safe Harbor; decided by the year alone, so it never changes on the birthday).","x-svc-phi":"birth_date"},"gender":{"type":["string","null"],"enum":["female","male","unknown",null],"description":"Insured gender."},"address":{"$ref":"components#/$defs/Address"}}};
+export const getPatientStatus200 = validate114;
+const schema124 = {"$ref":"components#/$defs/PatientResponse"};
+const schema125 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/PatientDetail"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+const schema126 = {"type":"object","required":["id","first_name","last_name","display_name","dob","status","service_line","office_id","current_episode","created_at","updated_at","phones","address","coverages","episodes"],"properties":{"id":{"type":"string","description":"Patient id, or a stable surrogate handle (PT-…) in a no_phi session.","x-svc-phi":"handle"},"mrn":{"type":["string","null"],"description":"Agency medical record number; null in no_phi sessions.","x-svc-phi":"withheld"},"first_name":{"type":["string","null"],"description":"First name; null in no_phi sessions.","x-svc-phi":"withheld"},"middle_name":{"type":["string","null"],"description":"Middle name; null in no_phi sessions.","x-svc-phi":"withheld"},"last_name":{"type":["string","null"],"description":"Last name; null in no_phi sessions.","x-svc-phi":"withheld"},"suffix":{"type":["string","null"],"description":"Suffix; null in no_phi sessions.","x-svc-phi":"withheld"},"display_name":{"type":["string","null"],"description":"Full display name; null in no_phi sessions.","x-svc-v1-name":"full_name","x-svc-phi":"withheld"},"dob":{"type":["string","null"],"format":"date","description":"Date of birth; null in no_phi sessions.","x-svc-phi":"withheld"},"birth_year":{"type":["integer","null"],"description":"Year of birth; null in no_phi sessions, which read `age` instead (serving both would reveal the birthday to a client that reads them daily).","x-svc-since":"2","x-svc-phi":"withheld"},"age":{"type":["string","null"],"pattern":"^([0-9]{1,2}|90\\+)$","description":"Age in whole years, or \"90+\" (Safe Harbor) at 90 or more. In no_phi sessions it is the current year minus the birth year, so it changes on January 1, never on the birthday.","x-svc-phi":{"reduce":"age","from":"dob"}},"gender":{"type":["string","null"],"enum":["female","male","unknown",null],"description":"Administrative gender."},"status":{"type":"string","enum":["referred","pending_admission","active","on_hold","discharged","deceased","non_admit"],"description":"Chart status."},"service_line":{"type":"string","enum":["home_health","hospice","private_duty"],"description":"Business line."},"office_id":{"type":["string","null"],"description":"Office that serves the patient.","x-svc-phi":"kept"},"current_episode":{"oneOf":[{"$ref":"components#/$defs/Episode"},{"type":"null"}],"description":"Active episode, if any."},"created_at":{"type":"string","format":"date-time","description":"Chart opened (year only in no_phi sessions).","x-svc-phi":"year"},"updated_at":{"type":"string","format":"date-time","description":"Last change to the chart: its own fields, its coverages (their payor's name included) or its episodes (year only in no_phi sessions).","x-svc-phi":"year"},"phones":{"type":"array","items":{"$ref":"components#/$defs/Phone"},"description":"Phone numbers; empty in no_phi sessions.","x-svc-phi":"withheld"},"address":{"$ref":"components#/$defs/Address"},"coordinates":{"oneOf":[{"$ref":"components#/$defs/Coordinates"},{"type":"null"}],"description":"Geocode of the service address; null in no_phi sessions.","x-svc-since":"2","x-svc-phi":"withheld"},"coverages":{"type":"array","items":{"$ref":"components#/$defs/Coverage"},"description":"Coverage list, primary first."},"episodes":{"type":"array","items":{"$ref":"components#/$defs/Episode"},"description":"Episodes, newest first."},"primary_physician_id":{"type":["string","null"],"description":"Attending physician id.","x-svc-phi":"kept"}},"description":"Patient detail profile (route 9)."};
+const schema128 = {"type":"object","required":["number","type","preferred"],"properties":{"number":{"type":"string","description":"Phone number (the list is empty in no_phi sessions).","x-svc-phi":"withheld"},"type":{"type":"string","enum":["primary","alternate"],"description":"Which number."},"preferred":{"type":"boolean","description":"Whether the patient prefers it."}}};
+const schema129 = {"type":"object","required":[],"properties":{"line1":{"type":["string","null"],"description":"Street line; null in no_phi sessions.","x-svc-phi":"withheld"},"line2":{"type":["string","null"],"description":"Second line; null in no_phi sessions.","x-svc-phi":"withheld"},"city":{"type":["string","null"],"description":"City; null in no_phi sessions.","x-svc-phi":"withheld"},"state":{"type":["string","null"],"description":"Two-letter state (kept in no_phi sessions: Safe Harbor allows the state, and two letters are all a client can send).","x-svc-phi":"kept"},"zip_code":{"type":["string","null"],"description":"ZIP or ZIP+4. In no_phi sessions, the first three digits only (Safe Harbor), or null.","x-svc-phi":"zip3"}}};
+const schema130 = {"type":"object","required":["latitude","longitude"],"properties":{"latitude":{"type":"number","minimum":-90,"maximum":90},"longitude":{"type":"number","minimum":-180,"maximum":180}}};
+const schema131 = {"type":"object","required":["id","payor_id","plan_name","coverage_order","is_primary"],"properties":{"id":{"type":"string","description":"Coverage id.","x-svc-phi":"kept"},"payor_id":{"type":["string","null"],"description":"Payor id.","x-svc-phi":"kept"},"payor_name":{"type":["string","null"],"description":"Payor name, from the agency's payor list (kept in no_phi sessions).","x-svc-phi":"kept"},"plan_name":{"type":["string","null"],"description":"Plan name, from the platform (kept in no_phi sessions: the partition cannot set it, and a plan does not identify its member).","x-svc-phi":"kept"},"policy_number":{"type":["string","null"],"description":"Member or policy number; null in no_phi sessions.","x-svc-phi":"withheld"},"group_number":{"type":["string","null"],"description":"Group number; null in no_phi sessions.","x-svc-phi":"withheld"},"effective_date":{"type":["string","null"],"format":"date","description":"Coverage start (year only in no_phi sessions).","x-svc-phi":"year"},"termination_date":{"type":["string","null"],"format":"date","description":"Coverage end (year only in no_phi sessions).","x-svc-phi":"year"},"coverage_order":{"type":"integer","description":"0 is primary, 1 secondary, and so on.","minimum":0},"is_primary":{"type":"boolean","description":"Derived from coverage_order."},"policy_holder":{"oneOf":[{"$ref":"components#/$defs/PolicyHolder"},{"type":"null"}],"description":"Policy holder when coverage is through someone else."}}};
+const schema132 = {"type":"object","required":[],"properties":{"relationship_to_insured":{"type":["string","null"],"description":"X12 1069 code: 18 self, 01 spouse, 19 child, 20 employee, 53 life partner, G8 other, 21 unknown.","x-svc-phi":"kept"},"first_name":{"type":["string","null"],"description":"Insured first name; null in no_phi sessions.","x-svc-phi":"withheld"},"last_name":{"type":["string","null"],"description":"Insured last name; null in no_phi sessions.","x-svc-phi":"withheld"},"middle_name":{"type":["string","null"],"description":"Insured middle name; null in no_phi sessions.","x-svc-phi":"withheld"},"suffix":{"type":["string","null"],"description":"Insured suffix; null in no_phi sessions.","x-svc-phi":"withheld"},"dob":{"type":["string","null"],"format":"date","description":"Insured date of birth. In no_phi sessions January 1 of the birth year, or null when the birth year is 90 or more years before the current one (Safe Harbor; decided by the year alone, so it never changes on the birthday).","x-svc-phi":"birth_date"},"gender":{"type":["string","null"],"enum":["female","male","unknown",null],"description":"Insured gender."},"address":{"$ref":"components#/$defs/Address"}}};
 
-function validate115(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate118(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate115.evaluated;
+const evaluated0 = validate118.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9306,7 +9583,7 @@ if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.relationship_to_insured !== undefined){
 let data0 = data.relationship_to_insured;
 if((typeof data0 !== "string") && (data0 !== null)){
-const err0 = {instancePath:instancePath+"/relationship_to_insured",schemaPath:"#/properties/relationship_to_insured/type",keyword:"type",params:{type: schema129.properties.relationship_to_insured.type},message:"must be string,null"};
+const err0 = {instancePath:instancePath+"/relationship_to_insured",schemaPath:"#/properties/relationship_to_insured/type",keyword:"type",params:{type: schema132.properties.relationship_to_insured.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -9319,7 +9596,7 @@ errors++;
 if(data.first_name !== undefined){
 let data1 = data.first_name;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err1 = {instancePath:instancePath+"/first_name",schemaPath:"#/properties/first_name/type",keyword:"type",params:{type: schema129.properties.first_name.type},message:"must be string,null"};
+const err1 = {instancePath:instancePath+"/first_name",schemaPath:"#/properties/first_name/type",keyword:"type",params:{type: schema132.properties.first_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -9332,7 +9609,7 @@ errors++;
 if(data.last_name !== undefined){
 let data2 = data.last_name;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err2 = {instancePath:instancePath+"/last_name",schemaPath:"#/properties/last_name/type",keyword:"type",params:{type: schema129.properties.last_name.type},message:"must be string,null"};
+const err2 = {instancePath:instancePath+"/last_name",schemaPath:"#/properties/last_name/type",keyword:"type",params:{type: schema132.properties.last_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -9345,7 +9622,7 @@ errors++;
 if(data.middle_name !== undefined){
 let data3 = data.middle_name;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err3 = {instancePath:instancePath+"/middle_name",schemaPath:"#/properties/middle_name/type",keyword:"type",params:{type: schema129.properties.middle_name.type},message:"must be string,null"};
+const err3 = {instancePath:instancePath+"/middle_name",schemaPath:"#/properties/middle_name/type",keyword:"type",params:{type: schema132.properties.middle_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -9358,7 +9635,7 @@ errors++;
 if(data.suffix !== undefined){
 let data4 = data.suffix;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err4 = {instancePath:instancePath+"/suffix",schemaPath:"#/properties/suffix/type",keyword:"type",params:{type: schema129.properties.suffix.type},message:"must be string,null"};
+const err4 = {instancePath:instancePath+"/suffix",schemaPath:"#/properties/suffix/type",keyword:"type",params:{type: schema132.properties.suffix.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -9371,7 +9648,7 @@ errors++;
 if(data.dob !== undefined){
 let data5 = data.dob;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err5 = {instancePath:instancePath+"/dob",schemaPath:"#/properties/dob/type",keyword:"type",params:{type: schema129.properties.dob.type},message:"must be string,null"};
+const err5 = {instancePath:instancePath+"/dob",schemaPath:"#/properties/dob/type",keyword:"type",params:{type: schema132.properties.dob.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -9396,7 +9673,7 @@ errors++;
 if(data.gender !== undefined){
 let data6 = data.gender;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err7 = {instancePath:instancePath+"/gender",schemaPath:"#/properties/gender/type",keyword:"type",params:{type: schema129.properties.gender.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/gender",schemaPath:"#/properties/gender/type",keyword:"type",params:{type: schema132.properties.gender.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -9406,7 +9683,7 @@ vErrors.push(err7);
 errors++;
 }
 if(!((((data6 === "female") || (data6 === "male")) || (data6 === "unknown")) || (data6 === null))){
-const err8 = {instancePath:instancePath+"/gender",schemaPath:"#/properties/gender/enum",keyword:"enum",params:{allowedValues: schema129.properties.gender.enum},message:"must be equal to one of the allowed values"};
+const err8 = {instancePath:instancePath+"/gender",schemaPath:"#/properties/gender/enum",keyword:"enum",params:{allowedValues: schema132.properties.gender.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -9422,7 +9699,7 @@ if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
 if(data7.line1 !== undefined){
 let data8 = data7.line1;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err9 = {instancePath:instancePath+"/address/line1",schemaPath:"components#/$defs/Address/properties/line1/type",keyword:"type",params:{type: schema126.properties.line1.type},message:"must be string,null"};
+const err9 = {instancePath:instancePath+"/address/line1",schemaPath:"components#/$defs/Address/properties/line1/type",keyword:"type",params:{type: schema129.properties.line1.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -9435,7 +9712,7 @@ errors++;
 if(data7.line2 !== undefined){
 let data9 = data7.line2;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err10 = {instancePath:instancePath+"/address/line2",schemaPath:"components#/$defs/Address/properties/line2/type",keyword:"type",params:{type: schema126.properties.line2.type},message:"must be string,null"};
+const err10 = {instancePath:instancePath+"/address/line2",schemaPath:"components#/$defs/Address/properties/line2/type",keyword:"type",params:{type: schema129.properties.line2.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -9448,7 +9725,7 @@ errors++;
 if(data7.city !== undefined){
 let data10 = data7.city;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err11 = {instancePath:instancePath+"/address/city",schemaPath:"components#/$defs/Address/properties/city/type",keyword:"type",params:{type: schema126.properties.city.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/address/city",schemaPath:"components#/$defs/Address/properties/city/type",keyword:"type",params:{type: schema129.properties.city.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -9461,7 +9738,7 @@ errors++;
 if(data7.state !== undefined){
 let data11 = data7.state;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err12 = {instancePath:instancePath+"/address/state",schemaPath:"components#/$defs/Address/properties/state/type",keyword:"type",params:{type: schema126.properties.state.type},message:"must be string,null"};
+const err12 = {instancePath:instancePath+"/address/state",schemaPath:"components#/$defs/Address/properties/state/type",keyword:"type",params:{type: schema129.properties.state.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -9474,7 +9751,7 @@ errors++;
 if(data7.zip_code !== undefined){
 let data12 = data7.zip_code;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err13 = {instancePath:instancePath+"/address/zip_code",schemaPath:"components#/$defs/Address/properties/zip_code/type",keyword:"type",params:{type: schema126.properties.zip_code.type},message:"must be string,null"};
+const err13 = {instancePath:instancePath+"/address/zip_code",schemaPath:"components#/$defs/Address/properties/zip_code/type",keyword:"type",params:{type: schema129.properties.zip_code.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -9507,16 +9784,16 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate115.errors = vErrors;
+validate118.errors = vErrors;
 return errors === 0;
 }
-validate115.evaluated = {"props":{"relationship_to_insured":true,"first_name":true,"last_name":true,"middle_name":true,"suffix":true,"dob":true,"gender":true,"address":true},"dynamicProps":false,"dynamicItems":false};
+validate118.evaluated = {"props":{"relationship_to_insured":true,"first_name":true,"last_name":true,"middle_name":true,"suffix":true,"dob":true,"gender":true,"address":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate114(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate117(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate114.evaluated;
+const evaluated0 = validate117.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9589,7 +9866,7 @@ errors++;
 if(data.payor_id !== undefined){
 let data1 = data.payor_id;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err6 = {instancePath:instancePath+"/payor_id",schemaPath:"#/properties/payor_id/type",keyword:"type",params:{type: schema128.properties.payor_id.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/payor_id",schemaPath:"#/properties/payor_id/type",keyword:"type",params:{type: schema131.properties.payor_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -9602,7 +9879,7 @@ errors++;
 if(data.payor_name !== undefined){
 let data2 = data.payor_name;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err7 = {instancePath:instancePath+"/payor_name",schemaPath:"#/properties/payor_name/type",keyword:"type",params:{type: schema128.properties.payor_name.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/payor_name",schemaPath:"#/properties/payor_name/type",keyword:"type",params:{type: schema131.properties.payor_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -9615,7 +9892,7 @@ errors++;
 if(data.plan_name !== undefined){
 let data3 = data.plan_name;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err8 = {instancePath:instancePath+"/plan_name",schemaPath:"#/properties/plan_name/type",keyword:"type",params:{type: schema128.properties.plan_name.type},message:"must be string,null"};
+const err8 = {instancePath:instancePath+"/plan_name",schemaPath:"#/properties/plan_name/type",keyword:"type",params:{type: schema131.properties.plan_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -9628,7 +9905,7 @@ errors++;
 if(data.policy_number !== undefined){
 let data4 = data.policy_number;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err9 = {instancePath:instancePath+"/policy_number",schemaPath:"#/properties/policy_number/type",keyword:"type",params:{type: schema128.properties.policy_number.type},message:"must be string,null"};
+const err9 = {instancePath:instancePath+"/policy_number",schemaPath:"#/properties/policy_number/type",keyword:"type",params:{type: schema131.properties.policy_number.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -9641,7 +9918,7 @@ errors++;
 if(data.group_number !== undefined){
 let data5 = data.group_number;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err10 = {instancePath:instancePath+"/group_number",schemaPath:"#/properties/group_number/type",keyword:"type",params:{type: schema128.properties.group_number.type},message:"must be string,null"};
+const err10 = {instancePath:instancePath+"/group_number",schemaPath:"#/properties/group_number/type",keyword:"type",params:{type: schema131.properties.group_number.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -9654,7 +9931,7 @@ errors++;
 if(data.effective_date !== undefined){
 let data6 = data.effective_date;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err11 = {instancePath:instancePath+"/effective_date",schemaPath:"#/properties/effective_date/type",keyword:"type",params:{type: schema128.properties.effective_date.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/effective_date",schemaPath:"#/properties/effective_date/type",keyword:"type",params:{type: schema131.properties.effective_date.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -9679,7 +9956,7 @@ errors++;
 if(data.termination_date !== undefined){
 let data7 = data.termination_date;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err13 = {instancePath:instancePath+"/termination_date",schemaPath:"#/properties/termination_date/type",keyword:"type",params:{type: schema128.properties.termination_date.type},message:"must be string,null"};
+const err13 = {instancePath:instancePath+"/termination_date",schemaPath:"#/properties/termination_date/type",keyword:"type",params:{type: schema131.properties.termination_date.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -9744,8 +10021,8 @@ const _errs30 = errors;
 let valid1 = false;
 let passing0 = null;
 const _errs31 = errors;
-if(!(validate115(data10, {instancePath:instancePath+"/policy_holder",parentData:data,parentDataProperty:"policy_holder",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
+if(!(validate118(data10, {instancePath:instancePath+"/policy_holder",parentData:data,parentDataProperty:"policy_holder",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate118.errors : vErrors.concat(validate118.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs31 === errors;
@@ -9817,16 +10094,16 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate114.errors = vErrors;
+validate117.errors = vErrors;
 return errors === 0;
 }
-validate114.evaluated = {"props":{"id":true,"payor_id":true,"payor_name":true,"plan_name":true,"policy_number":true,"group_number":true,"effective_date":true,"termination_date":true,"coverage_order":true,"is_primary":true,"policy_holder":true},"dynamicProps":false,"dynamicItems":false};
+validate117.evaluated = {"props":{"id":true,"payor_id":true,"payor_name":true,"plan_name":true,"policy_number":true,"group_number":true,"effective_date":true,"termination_date":true,"coverage_order":true,"is_primary":true,"policy_holder":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate113(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate116(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate113.evaluated;
+const evaluated0 = validate116.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9999,7 +10276,7 @@ errors++;
 if(data.mrn !== undefined){
 let data1 = data.mrn;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err16 = {instancePath:instancePath+"/mrn",schemaPath:"#/properties/mrn/type",keyword:"type",params:{type: schema123.properties.mrn.type},message:"must be string,null"};
+const err16 = {instancePath:instancePath+"/mrn",schemaPath:"#/properties/mrn/type",keyword:"type",params:{type: schema126.properties.mrn.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -10012,7 +10289,7 @@ errors++;
 if(data.first_name !== undefined){
 let data2 = data.first_name;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err17 = {instancePath:instancePath+"/first_name",schemaPath:"#/properties/first_name/type",keyword:"type",params:{type: schema123.properties.first_name.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/first_name",schemaPath:"#/properties/first_name/type",keyword:"type",params:{type: schema126.properties.first_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -10025,7 +10302,7 @@ errors++;
 if(data.middle_name !== undefined){
 let data3 = data.middle_name;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err18 = {instancePath:instancePath+"/middle_name",schemaPath:"#/properties/middle_name/type",keyword:"type",params:{type: schema123.properties.middle_name.type},message:"must be string,null"};
+const err18 = {instancePath:instancePath+"/middle_name",schemaPath:"#/properties/middle_name/type",keyword:"type",params:{type: schema126.properties.middle_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -10038,7 +10315,7 @@ errors++;
 if(data.last_name !== undefined){
 let data4 = data.last_name;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err19 = {instancePath:instancePath+"/last_name",schemaPath:"#/properties/last_name/type",keyword:"type",params:{type: schema123.properties.last_name.type},message:"must be string,null"};
+const err19 = {instancePath:instancePath+"/last_name",schemaPath:"#/properties/last_name/type",keyword:"type",params:{type: schema126.properties.last_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -10051,7 +10328,7 @@ errors++;
 if(data.suffix !== undefined){
 let data5 = data.suffix;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err20 = {instancePath:instancePath+"/suffix",schemaPath:"#/properties/suffix/type",keyword:"type",params:{type: schema123.properties.suffix.type},message:"must be string,null"};
+const err20 = {instancePath:instancePath+"/suffix",schemaPath:"#/properties/suffix/type",keyword:"type",params:{type: schema126.properties.suffix.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -10064,7 +10341,7 @@ errors++;
 if(data.display_name !== undefined){
 let data6 = data.display_name;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err21 = {instancePath:instancePath+"/display_name",schemaPath:"#/properties/display_name/type",keyword:"type",params:{type: schema123.properties.display_name.type},message:"must be string,null"};
+const err21 = {instancePath:instancePath+"/display_name",schemaPath:"#/properties/display_name/type",keyword:"type",params:{type: schema126.properties.display_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -10077,7 +10354,7 @@ errors++;
 if(data.dob !== undefined){
 let data7 = data.dob;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err22 = {instancePath:instancePath+"/dob",schemaPath:"#/properties/dob/type",keyword:"type",params:{type: schema123.properties.dob.type},message:"must be string,null"};
+const err22 = {instancePath:instancePath+"/dob",schemaPath:"#/properties/dob/type",keyword:"type",params:{type: schema126.properties.dob.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -10102,7 +10379,7 @@ errors++;
 if(data.birth_year !== undefined){
 let data8 = data.birth_year;
 if((!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))) && (data8 !== null)){
-const err24 = {instancePath:instancePath+"/birth_year",schemaPath:"#/properties/birth_year/type",keyword:"type",params:{type: schema123.properties.birth_year.type},message:"must be integer,null"};
+const err24 = {instancePath:instancePath+"/birth_year",schemaPath:"#/properties/birth_year/type",keyword:"type",params:{type: schema126.properties.birth_year.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -10115,7 +10392,7 @@ errors++;
 if(data.age !== undefined){
 let data9 = data.age;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err25 = {instancePath:instancePath+"/age",schemaPath:"#/properties/age/type",keyword:"type",params:{type: schema123.properties.age.type},message:"must be string,null"};
+const err25 = {instancePath:instancePath+"/age",schemaPath:"#/properties/age/type",keyword:"type",params:{type: schema126.properties.age.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -10140,7 +10417,7 @@ errors++;
 if(data.gender !== undefined){
 let data10 = data.gender;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err27 = {instancePath:instancePath+"/gender",schemaPath:"#/properties/gender/type",keyword:"type",params:{type: schema123.properties.gender.type},message:"must be string,null"};
+const err27 = {instancePath:instancePath+"/gender",schemaPath:"#/properties/gender/type",keyword:"type",params:{type: schema126.properties.gender.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -10150,7 +10427,7 @@ vErrors.push(err27);
 errors++;
 }
 if(!((((data10 === "female") || (data10 === "male")) || (data10 === "unknown")) || (data10 === null))){
-const err28 = {instancePath:instancePath+"/gender",schemaPath:"#/properties/gender/enum",keyword:"enum",params:{allowedValues: schema123.properties.gender.enum},message:"must be equal to one of the allowed values"};
+const err28 = {instancePath:instancePath+"/gender",schemaPath:"#/properties/gender/enum",keyword:"enum",params:{allowedValues: schema126.properties.gender.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -10173,7 +10450,7 @@ vErrors.push(err29);
 errors++;
 }
 if(!(((((((data11 === "referred") || (data11 === "pending_admission")) || (data11 === "active")) || (data11 === "on_hold")) || (data11 === "discharged")) || (data11 === "deceased")) || (data11 === "non_admit"))){
-const err30 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema123.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err30 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema126.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -10196,7 +10473,7 @@ vErrors.push(err31);
 errors++;
 }
 if(!(((data12 === "home_health") || (data12 === "hospice")) || (data12 === "private_duty"))){
-const err32 = {instancePath:instancePath+"/service_line",schemaPath:"#/properties/service_line/enum",keyword:"enum",params:{allowedValues: schema123.properties.service_line.enum},message:"must be equal to one of the allowed values"};
+const err32 = {instancePath:instancePath+"/service_line",schemaPath:"#/properties/service_line/enum",keyword:"enum",params:{allowedValues: schema126.properties.service_line.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -10209,7 +10486,7 @@ errors++;
 if(data.office_id !== undefined){
 let data13 = data.office_id;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err33 = {instancePath:instancePath+"/office_id",schemaPath:"#/properties/office_id/type",keyword:"type",params:{type: schema123.properties.office_id.type},message:"must be string,null"};
+const err33 = {instancePath:instancePath+"/office_id",schemaPath:"#/properties/office_id/type",keyword:"type",params:{type: schema126.properties.office_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -10301,7 +10578,7 @@ vErrors.push(err40);
 errors++;
 }
 if(!(((data16 === "home_health_period") || (data16 === "hospice_benefit_period")) || (data16 === "private_duty_authorization"))){
-const err41 = {instancePath:instancePath+"/current_episode/type",schemaPath:"components#/$defs/Episode/properties/type/enum",keyword:"enum",params:{allowedValues: schema119.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err41 = {instancePath:instancePath+"/current_episode/type",schemaPath:"components#/$defs/Episode/properties/type/enum",keyword:"enum",params:{allowedValues: schema122.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -10324,7 +10601,7 @@ vErrors.push(err42);
 errors++;
 }
 if(!(((data17 === "planned") || (data17 === "active")) || (data17 === "closed"))){
-const err43 = {instancePath:instancePath+"/current_episode/status",schemaPath:"components#/$defs/Episode/properties/status/enum",keyword:"enum",params:{allowedValues: schema119.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err43 = {instancePath:instancePath+"/current_episode/status",schemaPath:"components#/$defs/Episode/properties/status/enum",keyword:"enum",params:{allowedValues: schema122.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -10362,7 +10639,7 @@ errors++;
 if(data14.end_date !== undefined){
 let data19 = data14.end_date;
 if((typeof data19 !== "string") && (data19 !== null)){
-const err46 = {instancePath:instancePath+"/current_episode/end_date",schemaPath:"components#/$defs/Episode/properties/end_date/type",keyword:"type",params:{type: schema119.properties.end_date.type},message:"must be string,null"};
+const err46 = {instancePath:instancePath+"/current_episode/end_date",schemaPath:"components#/$defs/Episode/properties/end_date/type",keyword:"type",params:{type: schema122.properties.end_date.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -10562,7 +10839,7 @@ vErrors.push(err59);
 errors++;
 }
 if(!((data25 === "primary") || (data25 === "alternate"))){
-const err60 = {instancePath:instancePath+"/phones/" + i0+"/type",schemaPath:"components#/$defs/Phone/properties/type/enum",keyword:"enum",params:{allowedValues: schema125.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err60 = {instancePath:instancePath+"/phones/" + i0+"/type",schemaPath:"components#/$defs/Phone/properties/type/enum",keyword:"enum",params:{allowedValues: schema128.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -10614,7 +10891,7 @@ if(data27 && typeof data27 == "object" && !Array.isArray(data27)){
 if(data27.line1 !== undefined){
 let data28 = data27.line1;
 if((typeof data28 !== "string") && (data28 !== null)){
-const err64 = {instancePath:instancePath+"/address/line1",schemaPath:"components#/$defs/Address/properties/line1/type",keyword:"type",params:{type: schema126.properties.line1.type},message:"must be string,null"};
+const err64 = {instancePath:instancePath+"/address/line1",schemaPath:"components#/$defs/Address/properties/line1/type",keyword:"type",params:{type: schema129.properties.line1.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -10627,7 +10904,7 @@ errors++;
 if(data27.line2 !== undefined){
 let data29 = data27.line2;
 if((typeof data29 !== "string") && (data29 !== null)){
-const err65 = {instancePath:instancePath+"/address/line2",schemaPath:"components#/$defs/Address/properties/line2/type",keyword:"type",params:{type: schema126.properties.line2.type},message:"must be string,null"};
+const err65 = {instancePath:instancePath+"/address/line2",schemaPath:"components#/$defs/Address/properties/line2/type",keyword:"type",params:{type: schema129.properties.line2.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -10640,7 +10917,7 @@ errors++;
 if(data27.city !== undefined){
 let data30 = data27.city;
 if((typeof data30 !== "string") && (data30 !== null)){
-const err66 = {instancePath:instancePath+"/address/city",schemaPath:"components#/$defs/Address/properties/city/type",keyword:"type",params:{type: schema126.properties.city.type},message:"must be string,null"};
+const err66 = {instancePath:instancePath+"/address/city",schemaPath:"components#/$defs/Address/properties/city/type",keyword:"type",params:{type: schema129.properties.city.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -10653,7 +10930,7 @@ errors++;
 if(data27.state !== undefined){
 let data31 = data27.state;
 if((typeof data31 !== "string") && (data31 !== null)){
-const err67 = {instancePath:instancePath+"/address/state",schemaPath:"components#/$defs/Address/properties/state/type",keyword:"type",params:{type: schema126.properties.state.type},message:"must be string,null"};
+const err67 = {instancePath:instancePath+"/address/state",schemaPath:"components#/$defs/Address/properties/state/type",keyword:"type",params:{type: schema129.properties.state.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -10666,7 +10943,7 @@ errors++;
 if(data27.zip_code !== undefined){
 let data32 = data27.zip_code;
 if((typeof data32 !== "string") && (data32 !== null)){
-const err68 = {instancePath:instancePath+"/address/zip_code",schemaPath:"components#/$defs/Address/properties/zip_code/type",keyword:"type",params:{type: schema126.properties.zip_code.type},message:"must be string,null"};
+const err68 = {instancePath:instancePath+"/address/zip_code",schemaPath:"components#/$defs/Address/properties/zip_code/type",keyword:"type",params:{type: schema129.properties.zip_code.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -10853,8 +11130,8 @@ let data36 = data.coverages;
 if(Array.isArray(data36)){
 const len1 = data36.length;
 for(let i1=0; i1<len1; i1++){
-if(!(validate114(data36[i1], {instancePath:instancePath+"/coverages/" + i1,parentData:data36,parentDataProperty:i1,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate114.errors : vErrors.concat(validate114.errors);
+if(!(validate117(data36[i1], {instancePath:instancePath+"/coverages/" + i1,parentData:data36,parentDataProperty:i1,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate117.errors : vErrors.concat(validate117.errors);
 errors = vErrors.length;
 }
 }
@@ -10952,7 +11229,7 @@ vErrors.push(err88);
 errors++;
 }
 if(!(((data41 === "home_health_period") || (data41 === "hospice_benefit_period")) || (data41 === "private_duty_authorization"))){
-const err89 = {instancePath:instancePath+"/episodes/" + i2+"/type",schemaPath:"components#/$defs/Episode/properties/type/enum",keyword:"enum",params:{allowedValues: schema119.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err89 = {instancePath:instancePath+"/episodes/" + i2+"/type",schemaPath:"components#/$defs/Episode/properties/type/enum",keyword:"enum",params:{allowedValues: schema122.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -10975,7 +11252,7 @@ vErrors.push(err90);
 errors++;
 }
 if(!(((data42 === "planned") || (data42 === "active")) || (data42 === "closed"))){
-const err91 = {instancePath:instancePath+"/episodes/" + i2+"/status",schemaPath:"components#/$defs/Episode/properties/status/enum",keyword:"enum",params:{allowedValues: schema119.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err91 = {instancePath:instancePath+"/episodes/" + i2+"/status",schemaPath:"components#/$defs/Episode/properties/status/enum",keyword:"enum",params:{allowedValues: schema122.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err91];
 }
@@ -11013,7 +11290,7 @@ errors++;
 if(data39.end_date !== undefined){
 let data44 = data39.end_date;
 if((typeof data44 !== "string") && (data44 !== null)){
-const err94 = {instancePath:instancePath+"/episodes/" + i2+"/end_date",schemaPath:"components#/$defs/Episode/properties/end_date/type",keyword:"type",params:{type: schema119.properties.end_date.type},message:"must be string,null"};
+const err94 = {instancePath:instancePath+"/episodes/" + i2+"/end_date",schemaPath:"components#/$defs/Episode/properties/end_date/type",keyword:"type",params:{type: schema122.properties.end_date.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err94];
 }
@@ -11062,7 +11339,7 @@ errors++;
 if(data.primary_physician_id !== undefined){
 let data45 = data.primary_physician_id;
 if((typeof data45 !== "string") && (data45 !== null)){
-const err98 = {instancePath:instancePath+"/primary_physician_id",schemaPath:"#/properties/primary_physician_id/type",keyword:"type",params:{type: schema123.properties.primary_physician_id.type},message:"must be string,null"};
+const err98 = {instancePath:instancePath+"/primary_physician_id",schemaPath:"#/properties/primary_physician_id/type",keyword:"type",params:{type: schema126.properties.primary_physician_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err98];
 }
@@ -11083,16 +11360,16 @@ vErrors.push(err99);
 }
 errors++;
 }
-validate113.errors = vErrors;
+validate116.errors = vErrors;
 return errors === 0;
 }
-validate113.evaluated = {"props":{"id":true,"mrn":true,"first_name":true,"middle_name":true,"last_name":true,"suffix":true,"display_name":true,"dob":true,"birth_year":true,"age":true,"gender":true,"status":true,"service_line":true,"office_id":true,"current_episode":true,"created_at":true,"updated_at":true,"phones":true,"address":true,"coordinates":true,"coverages":true,"episodes":true,"primary_physician_id":true},"dynamicProps":false,"dynamicItems":false};
+validate116.evaluated = {"props":{"id":true,"mrn":true,"first_name":true,"middle_name":true,"last_name":true,"suffix":true,"display_name":true,"dob":true,"birth_year":true,"age":true,"gender":true,"status":true,"service_line":true,"office_id":true,"current_episode":true,"created_at":true,"updated_at":true,"phones":true,"address":true,"coordinates":true,"coverages":true,"episodes":true,"primary_physician_id":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate112(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate115(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate112.evaluated;
+const evaluated0 = validate115.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11111,8 +11388,8 @@ vErrors.push(err0);
 errors++;
 }
 if(data.data !== undefined){
-if(!(validate113(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate113.errors : vErrors.concat(validate113.errors);
+if(!(validate116(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate116.errors : vErrors.concat(validate116.errors);
 errors = vErrors.length;
 }
 }
@@ -11161,40 +11438,40 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate112.errors = vErrors;
+validate115.errors = vErrors;
 return errors === 0;
 }
-validate112.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate115.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate111(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate114(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate111.evaluated;
+const evaluated0 = validate114.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate112(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate112.errors : vErrors.concat(validate112.errors);
+if(!(validate115(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
 errors = vErrors.length;
 }
-validate111.errors = vErrors;
+validate114.errors = vErrors;
 return errors === 0;
 }
-validate111.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate114.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listReferralsStatus200 = validate121;
-const schema133 = {"$ref":"components#/$defs/ReferralListResponse"};
-const schema134 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/ReferralSummary"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/ListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
-const schema135 = {"type":"object","required":["id","patient_id","intake_id","service_line","referral_type","referral_type_category","referral_date","referral_source","referral_source_id","disposition","decline_reason","office_id","patient_display_name","created_at"],"properties":{"id":{"type":"string","description":"Referral id.","x-svc-phi":"kept"},"patient_id":{"type":["string","null"],"description":"Linked patient (surrogate handle in no_phi sessions).","x-svc-phi":"handle"},"intake_id":{"type":"string","description":"Intake created for it.","x-svc-phi":"kept"},"service_line":{"type":"string","description":"Business line as sent; in no_phi sessions reduced to home_health, hospice or private_duty, or other for any other value.","x-svc-phi":{"reduce":"category","values":["home_health","hospice","private_duty"],"otherwise":"other"}},"referral_type":{"type":["string","null"],"description":"As sent; in no_phi sessions its category (soc, roc or other, as in referral_type_category).","x-svc-phi":{"reduce":"category","values":["soc","roc"],"otherwise":"other"}},"referral_type_category":{"type":"string","enum":["soc","roc","other"],"description":"How intake surfaces branch on referral_type.","x-svc-since":"2"},"referral_date":{"type":"string","format":"date-time","description":"Referral date (year only in no_phi sessions).","x-svc-v1-name":"referred_at","x-svc-phi":"year"},"referral_source":{"type":["string","null"],"description":"Free-text referring organisation, as sent; null in no_phi sessions (free text can carry anything).","x-svc-phi":"withheld"},"referral_source_id":{"type":["string","null"],"description":"Known source id (checked against the agency's referral sources).","x-svc-phi":"kept"},"disposition":{"type":"string","enum":["accepted","declined"],"description":"Pipeline decision."},"decline_reason":{"type":["string","null"],"description":"Why declined (a reason code such as out_of_area).","x-svc-phi":"kept"},"office_id":{"type":["string","null"],"description":"Routed office.","x-svc-phi":"kept"},"patient_display_name":{"type":["string","null"],"description":"Patient name; null in no_phi sessions.","x-svc-phi":"withheld"},"created_at":{"type":"string","format":"date-time","description":"Recorded at (year only in no_phi sessions).","x-svc-phi":"year"}},"description":"Referral summary profile (route 10)."};
+export const listReferralsStatus200 = validate124;
+const schema136 = {"$ref":"components#/$defs/ReferralListResponse"};
+const schema137 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/ReferralSummary"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/ListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
+const schema138 = {"type":"object","required":["id","patient_id","intake_id","service_line","referral_type","referral_type_category","referral_date","referral_source","referral_source_id","disposition","decline_reason","office_id","patient_display_name","created_at"],"properties":{"id":{"type":"string","description":"Referral id.","x-svc-phi":"kept"},"patient_id":{"type":["string","null"],"description":"Linked patient (surrogate handle in no_phi sessions).","x-svc-phi":"handle"},"intake_id":{"type":"string","description":"Intake created for it.","x-svc-phi":"kept"},"service_line":{"type":"string","description":"Business line as sent; in no_phi sessions reduced to home_health, hospice or private_duty, or other for any other value.","x-svc-phi":{"reduce":"category","values":["home_health","hospice","private_duty"],"otherwise":"other"}},"referral_type":{"type":["string","null"],"description":"As sent; in no_phi sessions its category (soc, roc or other, as in referral_type_category).","x-svc-phi":{"reduce":"category","values":["soc","roc"],"otherwise":"other"}},"referral_type_category":{"type":"string","enum":["soc","roc","other"],"description":"How intake surfaces branch on referral_type.","x-svc-since":"2"},"referral_date":{"type":"string","format":"date-time","description":"Referral date (year only in no_phi sessions).","x-svc-v1-name":"referred_at","x-svc-phi":"year"},"referral_source":{"type":["string","null"],"description":"Free-text referring organisation, as sent; null in no_phi sessions (free text can carry anything).","x-svc-phi":"withheld"},"referral_source_id":{"type":["string","null"],"description":"Known source id (checked against the agency's referral sources).","x-svc-phi":"kept"},"disposition":{"type":"string","enum":["accepted","declined"],"description":"Pipeline decision."},"decline_reason":{"type":["string","null"],"description":"Why declined (a reason code such as out_of_area).","x-svc-phi":"kept"},"office_id":{"type":["string","null"],"description":"Routed office.","x-svc-phi":"kept"},"patient_display_name":{"type":["string","null"],"description":"Patient name; null in no_phi sessions.","x-svc-phi":"withheld"},"created_at":{"type":"string","format":"date-time","description":"Recorded at (year only in no_phi sessions).","x-svc-phi":"year"}},"description":"Referral summary profile (route 10)."};
 
-function validate122(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate125(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate122.evaluated;
+const evaluated0 = validate125.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11384,7 +11661,7 @@ errors++;
 if(data1.patient_id !== undefined){
 let data3 = data1.patient_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err17 = {instancePath:instancePath+"/data/" + i0+"/patient_id",schemaPath:"components#/$defs/ReferralSummary/properties/patient_id/type",keyword:"type",params:{type: schema135.properties.patient_id.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/data/" + i0+"/patient_id",schemaPath:"components#/$defs/ReferralSummary/properties/patient_id/type",keyword:"type",params:{type: schema138.properties.patient_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -11421,7 +11698,7 @@ errors++;
 if(data1.referral_type !== undefined){
 let data6 = data1.referral_type;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err20 = {instancePath:instancePath+"/data/" + i0+"/referral_type",schemaPath:"components#/$defs/ReferralSummary/properties/referral_type/type",keyword:"type",params:{type: schema135.properties.referral_type.type},message:"must be string,null"};
+const err20 = {instancePath:instancePath+"/data/" + i0+"/referral_type",schemaPath:"components#/$defs/ReferralSummary/properties/referral_type/type",keyword:"type",params:{type: schema138.properties.referral_type.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -11444,7 +11721,7 @@ vErrors.push(err21);
 errors++;
 }
 if(!(((data7 === "soc") || (data7 === "roc")) || (data7 === "other"))){
-const err22 = {instancePath:instancePath+"/data/" + i0+"/referral_type_category",schemaPath:"components#/$defs/ReferralSummary/properties/referral_type_category/enum",keyword:"enum",params:{allowedValues: schema135.properties.referral_type_category.enum},message:"must be equal to one of the allowed values"};
+const err22 = {instancePath:instancePath+"/data/" + i0+"/referral_type_category",schemaPath:"components#/$defs/ReferralSummary/properties/referral_type_category/enum",keyword:"enum",params:{allowedValues: schema138.properties.referral_type_category.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -11482,7 +11759,7 @@ errors++;
 if(data1.referral_source !== undefined){
 let data9 = data1.referral_source;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err25 = {instancePath:instancePath+"/data/" + i0+"/referral_source",schemaPath:"components#/$defs/ReferralSummary/properties/referral_source/type",keyword:"type",params:{type: schema135.properties.referral_source.type},message:"must be string,null"};
+const err25 = {instancePath:instancePath+"/data/" + i0+"/referral_source",schemaPath:"components#/$defs/ReferralSummary/properties/referral_source/type",keyword:"type",params:{type: schema138.properties.referral_source.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -11495,7 +11772,7 @@ errors++;
 if(data1.referral_source_id !== undefined){
 let data10 = data1.referral_source_id;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err26 = {instancePath:instancePath+"/data/" + i0+"/referral_source_id",schemaPath:"components#/$defs/ReferralSummary/properties/referral_source_id/type",keyword:"type",params:{type: schema135.properties.referral_source_id.type},message:"must be string,null"};
+const err26 = {instancePath:instancePath+"/data/" + i0+"/referral_source_id",schemaPath:"components#/$defs/ReferralSummary/properties/referral_source_id/type",keyword:"type",params:{type: schema138.properties.referral_source_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -11518,7 +11795,7 @@ vErrors.push(err27);
 errors++;
 }
 if(!((data11 === "accepted") || (data11 === "declined"))){
-const err28 = {instancePath:instancePath+"/data/" + i0+"/disposition",schemaPath:"components#/$defs/ReferralSummary/properties/disposition/enum",keyword:"enum",params:{allowedValues: schema135.properties.disposition.enum},message:"must be equal to one of the allowed values"};
+const err28 = {instancePath:instancePath+"/data/" + i0+"/disposition",schemaPath:"components#/$defs/ReferralSummary/properties/disposition/enum",keyword:"enum",params:{allowedValues: schema138.properties.disposition.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -11531,7 +11808,7 @@ errors++;
 if(data1.decline_reason !== undefined){
 let data12 = data1.decline_reason;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err29 = {instancePath:instancePath+"/data/" + i0+"/decline_reason",schemaPath:"components#/$defs/ReferralSummary/properties/decline_reason/type",keyword:"type",params:{type: schema135.properties.decline_reason.type},message:"must be string,null"};
+const err29 = {instancePath:instancePath+"/data/" + i0+"/decline_reason",schemaPath:"components#/$defs/ReferralSummary/properties/decline_reason/type",keyword:"type",params:{type: schema138.properties.decline_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -11544,7 +11821,7 @@ errors++;
 if(data1.office_id !== undefined){
 let data13 = data1.office_id;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err30 = {instancePath:instancePath+"/data/" + i0+"/office_id",schemaPath:"components#/$defs/ReferralSummary/properties/office_id/type",keyword:"type",params:{type: schema135.properties.office_id.type},message:"must be string,null"};
+const err30 = {instancePath:instancePath+"/data/" + i0+"/office_id",schemaPath:"components#/$defs/ReferralSummary/properties/office_id/type",keyword:"type",params:{type: schema138.properties.office_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -11557,7 +11834,7 @@ errors++;
 if(data1.patient_display_name !== undefined){
 let data14 = data1.patient_display_name;
 if((typeof data14 !== "string") && (data14 !== null)){
-const err31 = {instancePath:instancePath+"/data/" + i0+"/patient_display_name",schemaPath:"components#/$defs/ReferralSummary/properties/patient_display_name/type",keyword:"type",params:{type: schema135.properties.patient_display_name.type},message:"must be string,null"};
+const err31 = {instancePath:instancePath+"/data/" + i0+"/patient_display_name",schemaPath:"components#/$defs/ReferralSummary/properties/patient_display_name/type",keyword:"type",params:{type: schema138.properties.patient_display_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -11617,8 +11894,8 @@ errors++;
 }
 }
 if(data.meta !== undefined){
-if(!(validate90(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
+if(!(validate93(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate93.errors : vErrors.concat(validate93.errors);
 errors = vErrors.length;
 }
 }
@@ -11661,43 +11938,43 @@ vErrors.push(err38);
 }
 errors++;
 }
-validate122.errors = vErrors;
+validate125.errors = vErrors;
 return errors === 0;
 }
-validate122.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate125.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate121(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate124(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate121.evaluated;
+const evaluated0 = validate124.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate122(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate122.errors : vErrors.concat(validate122.errors);
+if(!(validate125(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate125.errors : vErrors.concat(validate125.errors);
 errors = vErrors.length;
 }
-validate121.errors = vErrors;
+validate124.errors = vErrors;
 return errors === 0;
 }
-validate121.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate124.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const createReferralBody = validate125;
-const schema137 = {"$ref":"components#/$defs/ReferralCreateRequest"};
-const schema138 = {"type":"object","required":["service_line"],"additionalProperties":true,"description":"Referral create request, current shape 2026-08-19 (spec 2.3). A request that uses only fields of 2026-04-01 is the deprecated thin shape and is still accepted. Name: patient_name, or patient_first_name with patient_last_name. Additional properties are allowed and kept on the referral.","properties":{"service_line":{"type":"string","description":"Business line: home_health, hospice or private_duty. Any other value is recorded and declined (`service_line_not_offered`).","minLength":1,"x-svc-shape":"2026-04-01"},"patient_name":{"type":"string","description":"Full display name, kept as sent. Split into the chart name parts as \"Last, First Middle\" (with a comma) or \"First Middle Last\" when the parts are not sent.","x-svc-shape":"2026-04-01"},"patient_first_name":{"type":"string","description":"First name."},"patient_last_name":{"type":"string","description":"Last name."},"patient_middle_name":{"type":"string","description":"Middle name."},"patient_suffix":{"type":"string","description":"Suffix."},"patient_dob":{"type":"string","format":"date","description":"Date of birth; part of the identity match (compared exactly). Not in the future."},"patient_phone":{"type":"string","description":"Primary number; part of the identity match, compared by its digits without a leading US country code 1."},"patient_alt_phone":{"type":"string","description":"Secondary number."},"patient_preferred_phone":{"type":"string","enum":["primary","alternate"],"description":"Preferred number."},"patient_address":{"type":"string","description":"Service address, for example \"12 Elm St, Apt 3, Springfield, OH 45501\". A ZIP (12345 or 12345-6789) at its end is the service ZIP when patient_zip_code and zip_code are absent. In that form the street lines, city and state are read into a new chart; otherwise the whole text is its first address line."},"patient_zip_code":{"type":"string","description":"Service ZIP, 12345 or 12345-6789; its first five digits drive territory validation and office routing."},"zip_code":{"type":"string","description":"Deprecated alias of patient_zip_code (since 2026-08-19, no removal date). Still read when patient_zip_code is absent; sending it adds a Deprecation header and a meta.deprecations entry (kind field) naming patient_zip_code.","deprecated":true,"x-svc-shape":"2026-04-01","x-svc-successor":"patient_zip_code"},"patient_coordinates":{"$ref":"components#/$defs/Coordinates"},"patient_id":{"type":"string","description":"Existing patient to link to: a chart of the caller's agency (otherwise 400 naming patient_id).","x-svc-shape":"2026-04-01"},"existing_patient_episode_reviewed":{"type":"boolean","description":"Must be true when an accepted referral lands on a patient who is mid-episode (an active episode), whether named by patient_id or found by the identity match; otherwise 409 PLATFORM_CONFLICT with details.reason existing_patient_episode_review_required."},"referral_type":{"type":"string","description":"soc, roc or other, in any letter case. Any other value is stored as sent and treated as other.","x-svc-shape":"2026-04-01"},"referral_date":{"type":"string","format":"date-time","description":"Defaults to now."},"referral_source":{"type":"string","description":"Free-text referring organisation.","x-svc-shape":"2026-04-01"},"referral_source_id":{"type":"string","description":"Id of a known referral source."},"referring_facility":{"type":"string","description":"Facility referred from."},"referring_physician":{"type":"string","description":"Name, when no physician id is known."},"referring_physician_id":{"type":"string","description":"Physician id."},"signing_physician_id":{"type":"string","description":"Physician id."},"certifying_physician_id":{"type":"string","description":"Physician id."},"payor_id":{"type":"string","description":"Primary coverage payor id (a payor of the agency).","x-svc-shape":"2026-04-01"},"hospital_id":{"type":"string","description":"Originating hospital id."},"marketer_id":{"type":"string","description":"User id of the owning marketer (a user of the agency).","x-svc-shape":"2026-04-01"},"marketer_label":{"type":"string","description":"Marketer name when no user id is known.","x-svc-shape":"2026-04-01"},"insurance":{"oneOf":[{"type":"string","description":"Plan name."},{"$ref":"components#/$defs/InsuranceObject"}],"description":"A bare string is read as the plan name."},"insurance_name":{"type":"string","description":"Plan name, of the insurance object or on its own."},"insurance_notes":{"type":"string","description":"Notes for the intake reviewer."},"diagnoses":{"type":"array","items":{"$ref":"components#/$defs/Diagnosis"},"description":"Diagnoses; the first is primary unless is_primary says otherwise."},"document_ids":{"type":"array","items":{"type":"string"},"description":"Ids of documents already uploaded to the agency, each once; linked onto the referral in this order."},"notes":{"type":"string","description":"Free-text intake notes."},"custom_data":{"type":"object","additionalProperties":{"type":["string","number","boolean","null"]},"description":"Scalar key/value pairs stored on the intake; an object or array value is a 400 naming the key."},"source_system":{"type":"string","description":"Sending system name, stamped into the audit trail."},"external_reference_id":{"type":"string","description":"Sender's own identifier, stamped into the audit trail."}}};
-const schema140 = {"type":"object","additionalProperties":true,"description":"Coverage from a referral (spec 2.4), kept pending on the intake until a reviewer confirms it. Send coverage_order or is_primary; the other is derived (is_primary alone gives coverage_order 0 when true, 1 when false; neither gives 0), and when both are sent they must agree (400 otherwise). A termination_date before effective_date is a 400. Unknown keys are kept on the referral under additional fields `insurance`.","properties":{"payor_id":{"type":"string","description":"Payor id."},"policy_number":{"type":"string","description":"Member or policy number."},"group_number":{"type":"string","description":"Group number."},"effective_date":{"type":"string","format":"date","description":"Coverage start."},"termination_date":{"type":"string","format":"date","description":"Coverage end."},"is_primary":{"type":"boolean","description":"Primary coverage."},"coverage_order":{"type":"integer","description":"0 is primary.","minimum":0},"other_insurance_name":{"type":"string","description":"Name of another insurer."},"relationship_to_insured":{"type":"string","description":"X12 1069 code (18 self, 01 spouse, 19 child, 20 employee, 53 life partner, G8 other, 21 unknown) or its name (self, spouse, child, employee, life_partner or \"life partner\", other, unknown), in any letter case; anything else is a 400. Other than 18, the coverage is a dependent's: sent without insured_first_name and insured_last_name it is accepted and the intake asks for policy_holder_name."},"insured_first_name":{"type":"string","description":"Policy holder first name."},"insured_last_name":{"type":"string","description":"Policy holder last name."},"insured_middle_name":{"type":"string","description":"Policy holder middle name."},"insured_suffix":{"type":"string","description":"Policy holder suffix."},"insured_dob":{"type":"string","format":"date","description":"Policy holder date of birth."},"insured_gender":{"type":"string","enum":["female","male","unknown"],"description":"Policy holder gender."},"insured_address_line_1":{"type":"string","description":"Policy holder address."},"insured_address_line_2":{"type":"string","description":"Policy holder address line 2."},"insured_city":{"type":"string","description":"City."},"insured_state":{"type":"string","description":"Two letters.","pattern":"^[A-Za-z]{2}$"},"insured_zip_code":{"type":"string","description":"ZIP."}}};
-const schema141 = {"type":"object","required":["code"],"properties":{"code":{"type":"string","description":"ICD-10-CM code: a letter, a digit, a digit or letter, then up to four digits or letters after an optional dot (I50.9, E119, S72.001A); any case.","minLength":1,"x-svc-phi":"kept","pattern":"^[A-Za-z][0-9][0-9A-Za-z](\\.?[0-9A-Za-z]{1,4})?$"},"description":{"type":"string","description":"Description, as sent; empty (\"\") in no_phi sessions (free text).","x-svc-phi":"withheld"},"is_primary":{"type":"boolean","description":"Primary diagnosis. In a referral, the entry marked true is primary, else the first entry unless it says false; more than one marked true is a 400."}}};
+export const createReferralBody = validate128;
+const schema140 = {"$ref":"components#/$defs/ReferralCreateRequest"};
+const schema141 = {"type":"object","required":["service_line"],"additionalProperties":true,"description":"Referral create request, current shape 2026-08-19 (spec 2.3). A request that uses only fields of 2026-04-01 is the deprecated thin shape and is still accepted. Name: patient_name, or patient_first_name with patient_last_name. Additional properties are allowed and kept on the referral.","properties":{"service_line":{"type":"string","description":"Business line: home_health, hospice or private_duty. Any other value is recorded and declined (`service_line_not_offered`).","minLength":1,"x-svc-shape":"2026-04-01"},"patient_name":{"type":"string","description":"Full display name, kept as sent. Split into the chart name parts as \"Last, First Middle\" (with a comma) or \"First Middle Last\" when the parts are not sent.","x-svc-shape":"2026-04-01"},"patient_first_name":{"type":"string","description":"First name."},"patient_last_name":{"type":"string","description":"Last name."},"patient_middle_name":{"type":"string","description":"Middle name."},"patient_suffix":{"type":"string","description":"Suffix."},"patient_dob":{"type":"string","format":"date","description":"Date of birth; part of the identity match (compared exactly). Not in the future."},"patient_phone":{"type":"string","description":"Primary number; part of the identity match, compared by its digits without a leading US country code 1."},"patient_alt_phone":{"type":"string","description":"Secondary number."},"patient_preferred_phone":{"type":"string","enum":["primary","alternate"],"description":"Preferred number."},"patient_address":{"type":"string","description":"Service address, for example \"12 Elm St, Apt 3, Springfield, OH 45501\". A ZIP (12345 or 12345-6789) at its end is the service ZIP when patient_zip_code and zip_code are absent. In that form the street lines, city and state are read into a new chart; otherwise the whole text is its first address line."},"patient_zip_code":{"type":"string","description":"Service ZIP, 12345 or 12345-6789; its first five digits drive territory validation and office routing."},"zip_code":{"type":"string","description":"Deprecated alias of patient_zip_code (since 2026-08-19, no removal date). Still read when patient_zip_code is absent; sending it adds a Deprecation header and a meta.deprecations entry (kind field) naming patient_zip_code.","deprecated":true,"x-svc-shape":"2026-04-01","x-svc-successor":"patient_zip_code"},"patient_coordinates":{"$ref":"components#/$defs/Coordinates"},"patient_id":{"type":"string","description":"Existing patient to link to: a chart of the caller's agency (otherwise 400 naming patient_id).","x-svc-shape":"2026-04-01"},"existing_patient_episode_reviewed":{"type":"boolean","description":"Must be true when an accepted referral lands on a patient who is mid-episode (an active episode), whether named by patient_id or found by the identity match; otherwise 409 PLATFORM_CONFLICT with details.reason existing_patient_episode_review_required."},"referral_type":{"type":"string","description":"soc, roc or other, in any letter case. Any other value is stored as sent and treated as other.","x-svc-shape":"2026-04-01"},"referral_date":{"type":"string","format":"date-time","description":"Defaults to now."},"referral_source":{"type":"string","description":"Free-text referring organisation.","x-svc-shape":"2026-04-01"},"referral_source_id":{"type":"string","description":"Id of a known referral source."},"referring_facility":{"type":"string","description":"Facility referred from."},"referring_physician":{"type":"string","description":"Name, when no physician id is known."},"referring_physician_id":{"type":"string","description":"Physician id."},"signing_physician_id":{"type":"string","description":"Physician id."},"certifying_physician_id":{"type":"string","description":"Physician id."},"payor_id":{"type":"string","description":"Primary coverage payor id (a payor of the agency).","x-svc-shape":"2026-04-01"},"hospital_id":{"type":"string","description":"Originating hospital id."},"marketer_id":{"type":"string","description":"User id of the owning marketer (a user of the agency).","x-svc-shape":"2026-04-01"},"marketer_label":{"type":"string","description":"Marketer name when no user id is known.","x-svc-shape":"2026-04-01"},"insurance":{"oneOf":[{"type":"string","description":"Plan name."},{"$ref":"components#/$defs/InsuranceObject"}],"description":"A bare string is read as the plan name."},"insurance_name":{"type":"string","description":"Plan name, of the insurance object or on its own."},"insurance_notes":{"type":"string","description":"Notes for the intake reviewer."},"diagnoses":{"type":"array","items":{"$ref":"components#/$defs/Diagnosis"},"description":"Diagnoses; the first is primary unless is_primary says otherwise."},"document_ids":{"type":"array","items":{"type":"string"},"description":"Ids of documents already uploaded to the agency, each once; linked onto the referral in this order."},"notes":{"type":"string","description":"Free-text intake notes."},"custom_data":{"type":"object","additionalProperties":{"type":["string","number","boolean","null"]},"description":"Scalar key/value pairs stored on the intake; an object or array value is a 400 naming the key."},"source_system":{"type":"string","description":"Sending system name, stamped into the audit trail."},"external_reference_id":{"type":"string","description":"Sender's own identifier, stamped into the audit trail."}}};
+const schema143 = {"type":"object","additionalProperties":true,"description":"Coverage from a referral (spec 2.4), kept pending on the intake until a reviewer confirms it. Send coverage_order or is_primary; the other is derived (is_primary alone gives coverage_order 0 when true, 1 when false; neither gives 0), and when both are sent they must agree (400 otherwise). A termination_date before effective_date is a 400. Unknown keys are kept on the referral under additional fields `insurance`.","properties":{"payor_id":{"type":"string","description":"Payor id."},"policy_number":{"type":"string","description":"Member or policy number."},"group_number":{"type":"string","description":"Group number."},"effective_date":{"type":"string","format":"date","description":"Coverage start."},"termination_date":{"type":"string","format":"date","description":"Coverage end."},"is_primary":{"type":"boolean","description":"Primary coverage."},"coverage_order":{"type":"integer","description":"0 is primary.","minimum":0},"other_insurance_name":{"type":"string","description":"Name of another insurer."},"relationship_to_insured":{"type":"string","description":"X12 1069 code (18 self, 01 spouse, 19 child, 20 employee, 53 life partner, G8 other, 21 unknown) or its name (self, spouse, child, employee, life_partner or \"life partner\", other, unknown), in any letter case; anything else is a 400. Other than 18, the coverage is a dependent's: sent without insured_first_name and insured_last_name it is accepted and the intake asks for policy_holder_name."},"insured_first_name":{"type":"string","description":"Policy holder first name."},"insured_last_name":{"type":"string","description":"Policy holder last name."},"insured_middle_name":{"type":"string","description":"Policy holder middle name."},"insured_suffix":{"type":"string","description":"Policy holder suffix."},"insured_dob":{"type":"string","format":"date","description":"Policy holder date of birth."},"insured_gender":{"type":"string","enum":["female","male","unknown"],"description":"Policy holder gender."},"insured_address_line_1":{"type":"string","description":"Policy holder address."},"insured_address_line_2":{"type":"string","description":"Policy holder address line 2."},"insured_city":{"type":"string","description":"City."},"insured_state":{"type":"string","description":"Two letters.","pattern":"^[A-Za-z]{2}$"},"insured_zip_code":{"type":"string","description":"ZIP."}}};
+const schema144 = {"type":"object","required":["code"],"properties":{"code":{"type":"string","description":"ICD-10-CM code: a letter, a digit, a digit or letter, then up to four digits or letters after an optional dot (I50.9, E119, S72.001A); any case.","minLength":1,"x-svc-phi":"kept","pattern":"^[A-Za-z][0-9][0-9A-Za-z](\\.?[0-9A-Za-z]{1,4})?$"},"description":{"type":"string","description":"Description, as sent; empty (\"\") in no_phi sessions (free text).","x-svc-phi":"withheld"},"is_primary":{"type":"boolean","description":"Primary diagnosis. In a referral, the entry marked true is primary, else the first entry unless it says false; more than one marked true is a 400."}}};
 const pattern8 = new RegExp("^[A-Za-z]{2}$", "u");
 const pattern9 = new RegExp("^[A-Za-z][0-9][0-9A-Za-z](\\.?[0-9A-Za-z]{1,4})?$", "u");
 
-function validate126(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate129(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate126.evaluated;
+const evaluated0 = validate129.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11862,7 +12139,7 @@ vErrors.push(err12);
 errors++;
 }
 if(!((data9 === "primary") || (data9 === "alternate"))){
-const err13 = {instancePath:instancePath+"/patient_preferred_phone",schemaPath:"#/properties/patient_preferred_phone/enum",keyword:"enum",params:{allowedValues: schema138.properties.patient_preferred_phone.enum},message:"must be equal to one of the allowed values"};
+const err13 = {instancePath:instancePath+"/patient_preferred_phone",schemaPath:"#/properties/patient_preferred_phone/enum",keyword:"enum",params:{allowedValues: schema141.properties.patient_preferred_phone.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -12462,7 +12739,7 @@ vErrors.push(err61);
 errors++;
 }
 if(!(((data46 === "female") || (data46 === "male")) || (data46 === "unknown"))){
-const err62 = {instancePath:instancePath+"/insurance/insured_gender",schemaPath:"components#/$defs/InsuranceObject/properties/insured_gender/enum",keyword:"enum",params:{allowedValues: schema140.properties.insured_gender.enum},message:"must be equal to one of the allowed values"};
+const err62 = {instancePath:instancePath+"/insurance/insured_gender",schemaPath:"components#/$defs/InsuranceObject/properties/insured_gender/enum",keyword:"enum",params:{allowedValues: schema143.properties.insured_gender.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -12759,7 +13036,7 @@ if(data62 && typeof data62 == "object" && !Array.isArray(data62)){
 for(const key0 in data62){
 let data63 = data62[key0];
 if((((typeof data63 !== "string") && (!((typeof data63 == "number") && (isFinite(data63))))) && (typeof data63 !== "boolean")) && (data63 !== null)){
-const err84 = {instancePath:instancePath+"/custom_data/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/custom_data/additionalProperties/type",keyword:"type",params:{type: schema138.properties.custom_data.additionalProperties.type},message:"must be string,number,boolean,null"};
+const err84 = {instancePath:instancePath+"/custom_data/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/custom_data/additionalProperties/type",keyword:"type",params:{type: schema141.properties.custom_data.additionalProperties.type},message:"must be string,number,boolean,null"};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -12816,40 +13093,40 @@ vErrors.push(err88);
 }
 errors++;
 }
-validate126.errors = vErrors;
+validate129.errors = vErrors;
 return errors === 0;
 }
-validate126.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate129.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate125(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate128(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate125.evaluated;
+const evaluated0 = validate128.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate126(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate126.errors : vErrors.concat(validate126.errors);
+if(!(validate129(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate129.errors : vErrors.concat(validate129.errors);
 errors = vErrors.length;
 }
-validate125.errors = vErrors;
+validate128.errors = vErrors;
 return errors === 0;
 }
-validate125.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate128.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const createReferralStatus200 = validate128;
-const schema142 = {"$ref":"components#/$defs/ReferralCreatedResponse"};
-const schema143 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/ReferralCreated"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
-const schema144 = {"type":"object","required":["referral_id","intake_id","patient_id","patient_created","patient_matched","disposition","decline_reason","decline_detail","office_id","request_shape","missing_information"],"properties":{"referral_id":{"type":"string","description":"Id of the recorded referral."},"intake_id":{"type":"string","description":"Id of the created intake."},"patient_id":{"type":["string","null"],"description":"Chart the referral is linked to: named by patient_id, matched by the identity rule, or opened; null for a declined lead that matched no chart."},"patient_created":{"type":"boolean","description":"Whether a chart was opened (an accepted referral that was neither linked nor matched)."},"patient_matched":{"type":"boolean","description":"Whether the identity rule matched an existing chart (false when patient_id named the chart)."},"disposition":{"type":"string","enum":["accepted","declined"],"description":"What the intake pipeline decided. A 2xx means recorded, not necessarily accepted."},"decline_reason":{"type":["string","null"],"enum":["out_of_area","service_line_not_offered",null],"description":"Why it was declined: out_of_area (the ZIP is outside the agency's service area) or service_line_not_offered; null when accepted."},"decline_detail":{"type":["string","null"],"description":"Detail of the decline, for example \"ZIP 99950 is outside the agency's service area.\"; null when accepted."},"office_id":{"type":["string","null"],"description":"Office the ZIP is routed to; null without a ZIP or outside the service area."},"request_shape":{"type":"string","enum":["2026-04-01","2026-08-19"],"description":"Request shape the body was read as: 2026-04-01 when every documented field it uses is marked x-svc-shape 2026-04-01.","x-svc-since":"2"},"missing_information":{"type":"array","items":{"type":"string"},"description":"What the intake still asks for, as set by the pipeline: patient_zip_code (no service ZIP could be read), policy_holder_name (a dependent's coverage came without the policy holder's name), primary_diagnosis (diagnoses were sent but none is primary). Empty for a declined lead. Reviewers may ask for more on the intake later.","x-svc-since":"2"}},"description":"Echo of the intake pipeline (spec 2.5), directly inside `data`."};
+export const createReferralStatus200 = validate131;
+const schema145 = {"$ref":"components#/$defs/ReferralCreatedResponse"};
+const schema146 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/ReferralCreated"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+const schema147 = {"type":"object","required":["referral_id","intake_id","patient_id","patient_created","patient_matched","disposition","decline_reason","decline_detail","office_id","request_shape","missing_information"],"properties":{"referral_id":{"type":"string","description":"Id of the recorded referral."},"intake_id":{"type":"string","description":"Id of the created intake."},"patient_id":{"type":["string","null"],"description":"Chart the referral is linked to: named by patient_id, matched by the identity rule, or opened; null for a declined lead that matched no chart."},"patient_created":{"type":"boolean","description":"Whether a chart was opened (an accepted referral that was neither linked nor matched)."},"patient_matched":{"type":"boolean","description":"Whether the identity rule matched an existing chart (false when patient_id named the chart)."},"disposition":{"type":"string","enum":["accepted","declined"],"description":"What the intake pipeline decided. A 2xx means recorded, not necessarily accepted."},"decline_reason":{"type":["string","null"],"enum":["out_of_area","service_line_not_offered",null],"description":"Why it was declined: out_of_area (the ZIP is outside the agency's service area) or service_line_not_offered; null when accepted."},"decline_detail":{"type":["string","null"],"description":"Detail of the decline, for example \"ZIP 99950 is outside the agency's service area.\"; null when accepted."},"office_id":{"type":["string","null"],"description":"Office the ZIP is routed to; null without a ZIP or outside the service area."},"request_shape":{"type":"string","enum":["2026-04-01","2026-08-19"],"description":"Request shape the body was read as: 2026-04-01 when every documented field it uses is marked x-svc-shape 2026-04-01.","x-svc-since":"2"},"missing_information":{"type":"array","items":{"type":"string"},"description":"What the intake still asks for, as set by the pipeline: patient_zip_code (no service ZIP could be read), policy_holder_name (a dependent's coverage came without the policy holder's name), primary_diagnosis (diagnoses were sent but none is primary). Empty for a declined lead. Reviewers may ask for more on the intake later.","x-svc-since":"2"}},"description":"Echo of the intake pipeline (spec 2.5), directly inside `data`."};
 
-function validate129(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate132(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate129.evaluated;
+const evaluated0 = validate132.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -13007,7 +13284,7 @@ errors++;
 if(data0.patient_id !== undefined){
 let data3 = data0.patient_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err14 = {instancePath:instancePath+"/data/patient_id",schemaPath:"components#/$defs/ReferralCreated/properties/patient_id/type",keyword:"type",params:{type: schema144.properties.patient_id.type},message:"must be string,null"};
+const err14 = {instancePath:instancePath+"/data/patient_id",schemaPath:"components#/$defs/ReferralCreated/properties/patient_id/type",keyword:"type",params:{type: schema147.properties.patient_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -13054,7 +13331,7 @@ vErrors.push(err17);
 errors++;
 }
 if(!((data6 === "accepted") || (data6 === "declined"))){
-const err18 = {instancePath:instancePath+"/data/disposition",schemaPath:"components#/$defs/ReferralCreated/properties/disposition/enum",keyword:"enum",params:{allowedValues: schema144.properties.disposition.enum},message:"must be equal to one of the allowed values"};
+const err18 = {instancePath:instancePath+"/data/disposition",schemaPath:"components#/$defs/ReferralCreated/properties/disposition/enum",keyword:"enum",params:{allowedValues: schema147.properties.disposition.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -13067,7 +13344,7 @@ errors++;
 if(data0.decline_reason !== undefined){
 let data7 = data0.decline_reason;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err19 = {instancePath:instancePath+"/data/decline_reason",schemaPath:"components#/$defs/ReferralCreated/properties/decline_reason/type",keyword:"type",params:{type: schema144.properties.decline_reason.type},message:"must be string,null"};
+const err19 = {instancePath:instancePath+"/data/decline_reason",schemaPath:"components#/$defs/ReferralCreated/properties/decline_reason/type",keyword:"type",params:{type: schema147.properties.decline_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -13077,7 +13354,7 @@ vErrors.push(err19);
 errors++;
 }
 if(!(((data7 === "out_of_area") || (data7 === "service_line_not_offered")) || (data7 === null))){
-const err20 = {instancePath:instancePath+"/data/decline_reason",schemaPath:"components#/$defs/ReferralCreated/properties/decline_reason/enum",keyword:"enum",params:{allowedValues: schema144.properties.decline_reason.enum},message:"must be equal to one of the allowed values"};
+const err20 = {instancePath:instancePath+"/data/decline_reason",schemaPath:"components#/$defs/ReferralCreated/properties/decline_reason/enum",keyword:"enum",params:{allowedValues: schema147.properties.decline_reason.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -13090,7 +13367,7 @@ errors++;
 if(data0.decline_detail !== undefined){
 let data8 = data0.decline_detail;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err21 = {instancePath:instancePath+"/data/decline_detail",schemaPath:"components#/$defs/ReferralCreated/properties/decline_detail/type",keyword:"type",params:{type: schema144.properties.decline_detail.type},message:"must be string,null"};
+const err21 = {instancePath:instancePath+"/data/decline_detail",schemaPath:"components#/$defs/ReferralCreated/properties/decline_detail/type",keyword:"type",params:{type: schema147.properties.decline_detail.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -13103,7 +13380,7 @@ errors++;
 if(data0.office_id !== undefined){
 let data9 = data0.office_id;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err22 = {instancePath:instancePath+"/data/office_id",schemaPath:"components#/$defs/ReferralCreated/properties/office_id/type",keyword:"type",params:{type: schema144.properties.office_id.type},message:"must be string,null"};
+const err22 = {instancePath:instancePath+"/data/office_id",schemaPath:"components#/$defs/ReferralCreated/properties/office_id/type",keyword:"type",params:{type: schema147.properties.office_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -13126,7 +13403,7 @@ vErrors.push(err23);
 errors++;
 }
 if(!((data10 === "2026-04-01") || (data10 === "2026-08-19"))){
-const err24 = {instancePath:instancePath+"/data/request_shape",schemaPath:"components#/$defs/ReferralCreated/properties/request_shape/enum",keyword:"enum",params:{allowedValues: schema144.properties.request_shape.enum},message:"must be equal to one of the allowed values"};
+const err24 = {instancePath:instancePath+"/data/request_shape",schemaPath:"components#/$defs/ReferralCreated/properties/request_shape/enum",keyword:"enum",params:{allowedValues: schema147.properties.request_shape.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -13221,307 +13498,30 @@ vErrors.push(err30);
 }
 errors++;
 }
-validate129.errors = vErrors;
-return errors === 0;
-}
-validate129.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
-
-
-function validate128(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate128.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate129(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate129.errors : vErrors.concat(validate129.errors);
-errors = vErrors.length;
-}
-validate128.errors = vErrors;
-return errors === 0;
-}
-validate128.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
-
-export const responseUnsupportedMediaType = validate132;
-const schema146 = {"$ref":"components#/$defs/ApiError"};
-
-function validate133(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate133.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.error === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if(data.code === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(data.error !== undefined){
-if(typeof data.error !== "string"){
-const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-if(data.code !== undefined){
-if(typeof data.code !== "string"){
-const err3 = {instancePath:instancePath+"/code",schemaPath:"#/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-if(data.details !== undefined){
-let data2 = data.details;
-if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
-}
-else {
-const err4 = {instancePath:instancePath+"/details",schemaPath:"#/properties/details/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-}
-if(data.issues !== undefined){
-let data3 = data.issues;
-if(Array.isArray(data3)){
-const len0 = data3.length;
-for(let i0=0; i0<len0; i0++){
-let data4 = data3[i0];
-if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
-if(data4.location === undefined){
-const err5 = {instancePath:instancePath+"/issues/" + i0,schemaPath:"components#/$defs/ValidationIssue/required",keyword:"required",params:{missingProperty: "location"},message:"must have required property '"+"location"+"'"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-if(data4.path === undefined){
-const err6 = {instancePath:instancePath+"/issues/" + i0,schemaPath:"components#/$defs/ValidationIssue/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-if(data4.message === undefined){
-const err7 = {instancePath:instancePath+"/issues/" + i0,schemaPath:"components#/$defs/ValidationIssue/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-if(data4.location !== undefined){
-let data5 = data4.location;
-if(typeof data5 !== "string"){
-const err8 = {instancePath:instancePath+"/issues/" + i0+"/location",schemaPath:"components#/$defs/ValidationIssue/properties/location/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-if(!((((data5 === "body") || (data5 === "query")) || (data5 === "path")) || (data5 === "header"))){
-const err9 = {instancePath:instancePath+"/issues/" + i0+"/location",schemaPath:"components#/$defs/ValidationIssue/properties/location/enum",keyword:"enum",params:{allowedValues: schema42.properties.location.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-}
-if(data4.path !== undefined){
-if(typeof data4.path !== "string"){
-const err10 = {instancePath:instancePath+"/issues/" + i0+"/path",schemaPath:"components#/$defs/ValidationIssue/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-}
-if(data4.message !== undefined){
-if(typeof data4.message !== "string"){
-const err11 = {instancePath:instancePath+"/issues/" + i0+"/message",schemaPath:"components#/$defs/ValidationIssue/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-}
-if(data4.keyword !== undefined){
-if(typeof data4.keyword !== "string"){
-const err12 = {instancePath:instancePath+"/issues/" + i0+"/keyword",schemaPath:"components#/$defs/ValidationIssue/properties/keyword/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-}
-}
-else {
-const err13 = {instancePath:instancePath+"/issues/" + i0,schemaPath:"components#/$defs/ValidationIssue/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-}
-}
-}
-else {
-const err14 = {instancePath:instancePath+"/issues",schemaPath:"#/properties/issues/type",keyword:"type",params:{type: "array"},message:"must be array"};
-if(vErrors === null){
-vErrors = [err14];
-}
-else {
-vErrors.push(err14);
-}
-errors++;
-}
-}
-if(data.user_message !== undefined){
-if(typeof data.user_message !== "string"){
-const err15 = {instancePath:instancePath+"/user_message",schemaPath:"#/properties/user_message/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err15];
-}
-else {
-vErrors.push(err15);
-}
-errors++;
-}
-}
-if(data.user_next_step !== undefined){
-if(typeof data.user_next_step !== "string"){
-const err16 = {instancePath:instancePath+"/user_next_step",schemaPath:"#/properties/user_next_step/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err16];
-}
-else {
-vErrors.push(err16);
-}
-errors++;
-}
-}
-if(data.request_id !== undefined){
-if(typeof data.request_id !== "string"){
-const err17 = {instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err17];
-}
-else {
-vErrors.push(err17);
-}
-errors++;
-}
-}
-if(data.error_description !== undefined){
-if(typeof data.error_description !== "string"){
-const err18 = {instancePath:instancePath+"/error_description",schemaPath:"#/properties/error_description/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err18];
-}
-else {
-vErrors.push(err18);
-}
-errors++;
-}
-}
-}
-else {
-const err19 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err19];
-}
-else {
-vErrors.push(err19);
-}
-errors++;
-}
-validate133.errors = vErrors;
-return errors === 0;
-}
-validate133.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
-
-
-function validate132(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate132.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate133(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate133.errors : vErrors.concat(validate133.errors);
-errors = vErrors.length;
-}
 validate132.errors = vErrors;
 return errors === 0;
 }
-validate132.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
+validate132.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+
+
+function validate131(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate131.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate132(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate132.errors : vErrors.concat(validate132.errors);
+errors = vErrors.length;
+}
+validate131.errors = vErrors;
+return errors === 0;
+}
+validate131.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 export const getReferralStatus200 = validate135;
 const schema149 = {"$ref":"components#/$defs/ReferralResponse"};
@@ -14629,8 +14629,8 @@ errors++;
 }
 }
 if(data.meta !== undefined){
-if(!(validate90(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
+if(!(validate93(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate93.errors : vErrors.concat(validate93.errors);
 errors = vErrors.length;
 }
 }
@@ -14913,8 +14913,8 @@ const _errs27 = errors;
 let valid1 = false;
 let passing0 = null;
 const _errs28 = errors;
-if(!(validate115(data9, {instancePath:instancePath+"/policy_holder",parentData:data,parentDataProperty:"policy_holder",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
+if(!(validate118(data9, {instancePath:instancePath+"/policy_holder",parentData:data,parentDataProperty:"policy_holder",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate118.errors : vErrors.concat(validate118.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs28 === errors;
@@ -16186,8 +16186,8 @@ errors++;
 }
 }
 if(data.meta !== undefined){
-if(!(validate90(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
+if(!(validate93(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate93.errors : vErrors.concat(validate93.errors);
 errors = vErrors.length;
 }
 }
@@ -18857,8 +18857,8 @@ errors++;
 }
 }
 if(data.meta !== undefined){
-if(!(validate90(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
+if(!(validate93(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate93.errors : vErrors.concat(validate93.errors);
 errors = vErrors.length;
 }
 }
@@ -20472,8 +20472,8 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate90(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
+if(!(validate93(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate93.errors : vErrors.concat(validate93.errors);
 errors = vErrors.length;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -20651,8 +20651,8 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate90(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
+if(!(validate93(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate93.errors : vErrors.concat(validate93.errors);
 errors = vErrors.length;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -22681,8 +22681,8 @@ errors++;
 }
 }
 if(data.meta !== undefined){
-if(!(validate90(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
+if(!(validate93(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate93.errors : vErrors.concat(validate93.errors);
 errors = vErrors.length;
 }
 }
@@ -22926,8 +22926,8 @@ errors++;
 }
 if(data.meta !== undefined){
 let data6 = data.meta;
-if(!(validate90(data6, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
+if(!(validate93(data6, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate93.errors : vErrors.concat(validate93.errors);
 errors = vErrors.length;
 }
 if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
@@ -26477,7 +26477,7 @@ errors++;
 if(data8.patient_id !== undefined){
 let data10 = data8.patient_id;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err35 = {instancePath:instancePath+"/data/patient_id",schemaPath:"components#/$defs/ReferralSummary/properties/patient_id/type",keyword:"type",params:{type: schema135.properties.patient_id.type},message:"must be string,null"};
+const err35 = {instancePath:instancePath+"/data/patient_id",schemaPath:"components#/$defs/ReferralSummary/properties/patient_id/type",keyword:"type",params:{type: schema138.properties.patient_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -26514,7 +26514,7 @@ errors++;
 if(data8.referral_type !== undefined){
 let data13 = data8.referral_type;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err38 = {instancePath:instancePath+"/data/referral_type",schemaPath:"components#/$defs/ReferralSummary/properties/referral_type/type",keyword:"type",params:{type: schema135.properties.referral_type.type},message:"must be string,null"};
+const err38 = {instancePath:instancePath+"/data/referral_type",schemaPath:"components#/$defs/ReferralSummary/properties/referral_type/type",keyword:"type",params:{type: schema138.properties.referral_type.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -26537,7 +26537,7 @@ vErrors.push(err39);
 errors++;
 }
 if(!(((data14 === "soc") || (data14 === "roc")) || (data14 === "other"))){
-const err40 = {instancePath:instancePath+"/data/referral_type_category",schemaPath:"components#/$defs/ReferralSummary/properties/referral_type_category/enum",keyword:"enum",params:{allowedValues: schema135.properties.referral_type_category.enum},message:"must be equal to one of the allowed values"};
+const err40 = {instancePath:instancePath+"/data/referral_type_category",schemaPath:"components#/$defs/ReferralSummary/properties/referral_type_category/enum",keyword:"enum",params:{allowedValues: schema138.properties.referral_type_category.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -26575,7 +26575,7 @@ errors++;
 if(data8.referral_source !== undefined){
 let data16 = data8.referral_source;
 if((typeof data16 !== "string") && (data16 !== null)){
-const err43 = {instancePath:instancePath+"/data/referral_source",schemaPath:"components#/$defs/ReferralSummary/properties/referral_source/type",keyword:"type",params:{type: schema135.properties.referral_source.type},message:"must be string,null"};
+const err43 = {instancePath:instancePath+"/data/referral_source",schemaPath:"components#/$defs/ReferralSummary/properties/referral_source/type",keyword:"type",params:{type: schema138.properties.referral_source.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -26588,7 +26588,7 @@ errors++;
 if(data8.referral_source_id !== undefined){
 let data17 = data8.referral_source_id;
 if((typeof data17 !== "string") && (data17 !== null)){
-const err44 = {instancePath:instancePath+"/data/referral_source_id",schemaPath:"components#/$defs/ReferralSummary/properties/referral_source_id/type",keyword:"type",params:{type: schema135.properties.referral_source_id.type},message:"must be string,null"};
+const err44 = {instancePath:instancePath+"/data/referral_source_id",schemaPath:"components#/$defs/ReferralSummary/properties/referral_source_id/type",keyword:"type",params:{type: schema138.properties.referral_source_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -26611,7 +26611,7 @@ vErrors.push(err45);
 errors++;
 }
 if(!((data18 === "accepted") || (data18 === "declined"))){
-const err46 = {instancePath:instancePath+"/data/disposition",schemaPath:"components#/$defs/ReferralSummary/properties/disposition/enum",keyword:"enum",params:{allowedValues: schema135.properties.disposition.enum},message:"must be equal to one of the allowed values"};
+const err46 = {instancePath:instancePath+"/data/disposition",schemaPath:"components#/$defs/ReferralSummary/properties/disposition/enum",keyword:"enum",params:{allowedValues: schema138.properties.disposition.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -26624,7 +26624,7 @@ errors++;
 if(data8.decline_reason !== undefined){
 let data19 = data8.decline_reason;
 if((typeof data19 !== "string") && (data19 !== null)){
-const err47 = {instancePath:instancePath+"/data/decline_reason",schemaPath:"components#/$defs/ReferralSummary/properties/decline_reason/type",keyword:"type",params:{type: schema135.properties.decline_reason.type},message:"must be string,null"};
+const err47 = {instancePath:instancePath+"/data/decline_reason",schemaPath:"components#/$defs/ReferralSummary/properties/decline_reason/type",keyword:"type",params:{type: schema138.properties.decline_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -26637,7 +26637,7 @@ errors++;
 if(data8.office_id !== undefined){
 let data20 = data8.office_id;
 if((typeof data20 !== "string") && (data20 !== null)){
-const err48 = {instancePath:instancePath+"/data/office_id",schemaPath:"components#/$defs/ReferralSummary/properties/office_id/type",keyword:"type",params:{type: schema135.properties.office_id.type},message:"must be string,null"};
+const err48 = {instancePath:instancePath+"/data/office_id",schemaPath:"components#/$defs/ReferralSummary/properties/office_id/type",keyword:"type",params:{type: schema138.properties.office_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -26650,7 +26650,7 @@ errors++;
 if(data8.patient_display_name !== undefined){
 let data21 = data8.patient_display_name;
 if((typeof data21 !== "string") && (data21 !== null)){
-const err49 = {instancePath:instancePath+"/data/patient_display_name",schemaPath:"components#/$defs/ReferralSummary/properties/patient_display_name/type",keyword:"type",params:{type: schema135.properties.patient_display_name.type},message:"must be string,null"};
+const err49 = {instancePath:instancePath+"/data/patient_display_name",schemaPath:"components#/$defs/ReferralSummary/properties/patient_display_name/type",keyword:"type",params:{type: schema138.properties.patient_display_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -27133,7 +27133,7 @@ errors++;
 if(data8.patient_id !== undefined){
 let data10 = data8.patient_id;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err35 = {instancePath:instancePath+"/data/patient_id",schemaPath:"components#/$defs/ReferralSummary/properties/patient_id/type",keyword:"type",params:{type: schema135.properties.patient_id.type},message:"must be string,null"};
+const err35 = {instancePath:instancePath+"/data/patient_id",schemaPath:"components#/$defs/ReferralSummary/properties/patient_id/type",keyword:"type",params:{type: schema138.properties.patient_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -27170,7 +27170,7 @@ errors++;
 if(data8.referral_type !== undefined){
 let data13 = data8.referral_type;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err38 = {instancePath:instancePath+"/data/referral_type",schemaPath:"components#/$defs/ReferralSummary/properties/referral_type/type",keyword:"type",params:{type: schema135.properties.referral_type.type},message:"must be string,null"};
+const err38 = {instancePath:instancePath+"/data/referral_type",schemaPath:"components#/$defs/ReferralSummary/properties/referral_type/type",keyword:"type",params:{type: schema138.properties.referral_type.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -27193,7 +27193,7 @@ vErrors.push(err39);
 errors++;
 }
 if(!(((data14 === "soc") || (data14 === "roc")) || (data14 === "other"))){
-const err40 = {instancePath:instancePath+"/data/referral_type_category",schemaPath:"components#/$defs/ReferralSummary/properties/referral_type_category/enum",keyword:"enum",params:{allowedValues: schema135.properties.referral_type_category.enum},message:"must be equal to one of the allowed values"};
+const err40 = {instancePath:instancePath+"/data/referral_type_category",schemaPath:"components#/$defs/ReferralSummary/properties/referral_type_category/enum",keyword:"enum",params:{allowedValues: schema138.properties.referral_type_category.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -27231,7 +27231,7 @@ errors++;
 if(data8.referral_source !== undefined){
 let data16 = data8.referral_source;
 if((typeof data16 !== "string") && (data16 !== null)){
-const err43 = {instancePath:instancePath+"/data/referral_source",schemaPath:"components#/$defs/ReferralSummary/properties/referral_source/type",keyword:"type",params:{type: schema135.properties.referral_source.type},message:"must be string,null"};
+const err43 = {instancePath:instancePath+"/data/referral_source",schemaPath:"components#/$defs/ReferralSummary/properties/referral_source/type",keyword:"type",params:{type: schema138.properties.referral_source.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -27244,7 +27244,7 @@ errors++;
 if(data8.referral_source_id !== undefined){
 let data17 = data8.referral_source_id;
 if((typeof data17 !== "string") && (data17 !== null)){
-const err44 = {instancePath:instancePath+"/data/referral_source_id",schemaPath:"components#/$defs/ReferralSummary/properties/referral_source_id/type",keyword:"type",params:{type: schema135.properties.referral_source_id.type},message:"must be string,null"};
+const err44 = {instancePath:instancePath+"/data/referral_source_id",schemaPath:"components#/$defs/ReferralSummary/properties/referral_source_id/type",keyword:"type",params:{type: schema138.properties.referral_source_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -27267,7 +27267,7 @@ vErrors.push(err45);
 errors++;
 }
 if(!((data18 === "accepted") || (data18 === "declined"))){
-const err46 = {instancePath:instancePath+"/data/disposition",schemaPath:"components#/$defs/ReferralSummary/properties/disposition/enum",keyword:"enum",params:{allowedValues: schema135.properties.disposition.enum},message:"must be equal to one of the allowed values"};
+const err46 = {instancePath:instancePath+"/data/disposition",schemaPath:"components#/$defs/ReferralSummary/properties/disposition/enum",keyword:"enum",params:{allowedValues: schema138.properties.disposition.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -27280,7 +27280,7 @@ errors++;
 if(data8.decline_reason !== undefined){
 let data19 = data8.decline_reason;
 if((typeof data19 !== "string") && (data19 !== null)){
-const err47 = {instancePath:instancePath+"/data/decline_reason",schemaPath:"components#/$defs/ReferralSummary/properties/decline_reason/type",keyword:"type",params:{type: schema135.properties.decline_reason.type},message:"must be string,null"};
+const err47 = {instancePath:instancePath+"/data/decline_reason",schemaPath:"components#/$defs/ReferralSummary/properties/decline_reason/type",keyword:"type",params:{type: schema138.properties.decline_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -27293,7 +27293,7 @@ errors++;
 if(data8.office_id !== undefined){
 let data20 = data8.office_id;
 if((typeof data20 !== "string") && (data20 !== null)){
-const err48 = {instancePath:instancePath+"/data/office_id",schemaPath:"components#/$defs/ReferralSummary/properties/office_id/type",keyword:"type",params:{type: schema135.properties.office_id.type},message:"must be string,null"};
+const err48 = {instancePath:instancePath+"/data/office_id",schemaPath:"components#/$defs/ReferralSummary/properties/office_id/type",keyword:"type",params:{type: schema138.properties.office_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -27306,7 +27306,7 @@ errors++;
 if(data8.patient_display_name !== undefined){
 let data21 = data8.patient_display_name;
 if((typeof data21 !== "string") && (data21 !== null)){
-const err49 = {instancePath:instancePath+"/data/patient_display_name",schemaPath:"components#/$defs/ReferralSummary/properties/patient_display_name/type",keyword:"type",params:{type: schema135.properties.patient_display_name.type},message:"must be string,null"};
+const err49 = {instancePath:instancePath+"/data/patient_display_name",schemaPath:"components#/$defs/ReferralSummary/properties/patient_display_name/type",keyword:"type",params:{type: schema138.properties.patient_display_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err49];
 }

@@ -88,6 +88,13 @@ await t.test('examples show real values', async (t) => {
   const run = await text();
   t.ok(run.includes(`curl ${base}/api/v1/ext/queries/remittance_variance_by_payer/run`), 'the request sample calls this deployment with the example query id');
   t.ok(run.includes('"from": "2026-01-01"') && run.includes('"natural_language_input"'), 'the request sample carries the example body');
+  // The example panel's status tab (visible, in the right-hand column).
+  const tab404 = `[...document.querySelectorAll('button[role=tab]')].find((e) => e.textContent.trim() === 'Status: 404' && e.getBoundingClientRect().top > 0 && e.getBoundingClientRect().bottom < innerHeight)`;
+  t.ok(await page.evaluate<boolean>(`Boolean(${tab404})`), 'the example panel has a 404 tab');
+  await page.evaluate(`(() => { const tab = ${tab404}; tab.click(); tab.scrollIntoView({ block: 'start' }); })()`);
+  await pause();
+  t.ok(await page.waitFor(`[...document.querySelectorAll('pre, code')].some((e) => e.textContent.includes('"PLATFORM_QUERY_NOT_FOUND"') && e.getBoundingClientRect().left > 700)`, 5_000), "the 404 tab shows the operation's own error example");
+  await shot('03b-run-query-404-example');
 });
 
 await t.test('the version menu switches to version 1 and back', async (t) => {

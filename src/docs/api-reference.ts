@@ -83,6 +83,9 @@ export async function registerApiReference(app: FastifyInstance, publicBaseUrl: 
       // Absolute, so the page works wherever it is mounted; the plugin serves the bundle here.
       cdn: `${prefix}/js/scalar.js`,
       documentDownloadType: 'both',
+      // Test Request opens on the client-credentials flow: the reader types a client id and secret and the page
+      // fetches the token (with phi_mode from the scheme's x-scalar-security-body), instead of pasting one.
+      authentication: { preferredSecurityScheme: 'oauth2' },
       // Each of these would otherwise reach scalar.com services or a font CDN from the browser.
       withDefaultFonts: false,
       telemetry: false,

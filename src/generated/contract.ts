@@ -89,7 +89,7 @@ export const operations = {
     replaySealed: false,
     pagedByCursor: true,
     validate: { params: parameters.runQueryParams as Validator, headers: parameters.runQueryHeaders as Validator, body: bodies.runQueryBody as Validator },
-    responses: { '200': bodies.runQueryStatus200 as Validator, '400': bodies.responseBadRequest as Validator, '401': bodies.responseUnauthorized as Validator, '402': bodies.responsePaymentRequired as Validator, '403': bodies.responseForbidden as Validator, '404': bodies.responseNotFound as Validator, '409': bodies.responseConflict as Validator, '413': bodies.responsePayloadTooLarge as Validator, '429': bodies.responseRateLimited as Validator, '500': bodies.responseInternalError as Validator, '501': bodies.responseNotImplemented as Validator, '503': bodies.responseServiceUnavailable as Validator, '504': bodies.responseTimeout as Validator },
+    responses: { '200': bodies.runQueryStatus200 as Validator, '400': bodies.runQueryStatus400 as Validator, '401': bodies.runQueryStatus401 as Validator, '402': bodies.responsePaymentRequired as Validator, '403': bodies.runQueryStatus403 as Validator, '404': bodies.runQueryStatus404 as Validator, '409': bodies.responseConflict as Validator, '413': bodies.responsePayloadTooLarge as Validator, '415': bodies.responseUnsupportedMediaType as Validator, '429': bodies.responseRateLimited as Validator, '500': bodies.responseInternalError as Validator, '501': bodies.responseNotImplemented as Validator, '503': bodies.responseServiceUnavailable as Validator, '504': bodies.responseTimeout as Validator },
   },
   listQueryTokens: {
     operationId: "listQueryTokens",
@@ -143,7 +143,7 @@ export const operations = {
     replaySealed: true,
     pagedByCursor: false,
     validate: { headers: parameters.createQueryTokenHeaders as Validator, body: bodies.createQueryTokenBody as Validator },
-    responses: { '200': bodies.createQueryTokenStatus200 as Validator, '400': bodies.responseBadRequest as Validator, '401': bodies.responseUnauthorized as Validator, '402': bodies.responsePaymentRequired as Validator, '403': bodies.responseForbidden as Validator, '404': bodies.responseNotFound as Validator, '409': bodies.responseConflict as Validator, '413': bodies.responsePayloadTooLarge as Validator, '429': bodies.responseRateLimited as Validator, '500': bodies.responseInternalError as Validator, '501': bodies.responseNotImplemented as Validator, '503': bodies.responseServiceUnavailable as Validator, '504': bodies.responseTimeout as Validator },
+    responses: { '200': bodies.createQueryTokenStatus200 as Validator, '400': bodies.responseBadRequest as Validator, '401': bodies.responseUnauthorized as Validator, '402': bodies.responsePaymentRequired as Validator, '403': bodies.createQueryTokenStatus403 as Validator, '404': bodies.createQueryTokenStatus404 as Validator, '409': bodies.responseConflict as Validator, '413': bodies.responsePayloadTooLarge as Validator, '415': bodies.responseUnsupportedMediaType as Validator, '429': bodies.responseRateLimited as Validator, '500': bodies.responseInternalError as Validator, '501': bodies.responseNotImplemented as Validator, '503': bodies.responseServiceUnavailable as Validator, '504': bodies.responseTimeout as Validator },
   },
   revokeQueryToken: {
     operationId: "revokeQueryToken",
@@ -170,7 +170,7 @@ export const operations = {
     replaySealed: false,
     pagedByCursor: false,
     validate: { params: parameters.revokeQueryTokenParams as Validator, headers: parameters.revokeQueryTokenHeaders as Validator },
-    responses: { '200': bodies.revokeQueryTokenStatus200 as Validator, '400': bodies.responseBadRequest as Validator, '401': bodies.responseUnauthorized as Validator, '402': bodies.responsePaymentRequired as Validator, '403': bodies.responseForbidden as Validator, '404': bodies.responseNotFound as Validator, '409': bodies.responseConflict as Validator, '429': bodies.responseRateLimited as Validator, '500': bodies.responseInternalError as Validator, '501': bodies.responseNotImplemented as Validator, '503': bodies.responseServiceUnavailable as Validator, '504': bodies.responseTimeout as Validator },
+    responses: { '200': bodies.revokeQueryTokenStatus200 as Validator, '400': bodies.responseBadRequest as Validator, '401': bodies.responseUnauthorized as Validator, '402': bodies.responsePaymentRequired as Validator, '403': bodies.responseForbidden as Validator, '404': bodies.revokeQueryTokenStatus404 as Validator, '409': bodies.responseConflict as Validator, '429': bodies.responseRateLimited as Validator, '500': bodies.responseInternalError as Validator, '501': bodies.responseNotImplemented as Validator, '503': bodies.responseServiceUnavailable as Validator, '504': bodies.responseTimeout as Validator },
   },
   getQueryTokenExcelTemplate: {
     operationId: "getQueryTokenExcelTemplate",
@@ -197,7 +197,7 @@ export const operations = {
     replaySealed: false,
     pagedByCursor: false,
     validate: { params: parameters.getQueryTokenExcelTemplateParams as Validator, headers: parameters.getQueryTokenExcelTemplateHeaders as Validator },
-    responses: { '400': bodies.responseBadRequest as Validator, '401': bodies.responseUnauthorized as Validator, '402': bodies.responsePaymentRequired as Validator, '403': bodies.responseForbidden as Validator, '404': bodies.responseNotFound as Validator, '409': bodies.responseConflict as Validator, '429': bodies.responseRateLimited as Validator, '500': bodies.responseInternalError as Validator, '501': bodies.responseNotImplemented as Validator, '503': bodies.responseServiceUnavailable as Validator, '504': bodies.responseTimeout as Validator },
+    responses: { '400': bodies.responseBadRequest as Validator, '401': bodies.responseUnauthorized as Validator, '402': bodies.responsePaymentRequired as Validator, '403': bodies.responseForbidden as Validator, '404': bodies.getQueryTokenExcelTemplateStatus404 as Validator, '409': bodies.getQueryTokenExcelTemplateStatus409 as Validator, '429': bodies.responseRateLimited as Validator, '500': bodies.responseInternalError as Validator, '501': bodies.responseNotImplemented as Validator, '503': bodies.responseServiceUnavailable as Validator, '504': bodies.responseTimeout as Validator },
   },
   listPatients: {
     operationId: "listPatients",

@@ -3237,13 +3237,26 @@ export interface operations {
                 "idempotency-key"?: components["parameters"]["OptionalIdempotencyKey"];
             };
             path: {
-                /** @description Governed query id from the catalog. */
+                /**
+                 * @description Governed query id from the catalog.
+                 * @example remittance_variance_by_payer
+                 */
                 queryId: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "parameters": {
+                 *         "from": "2026-01-01",
+                 *         "to": "2026-11-30"
+                 *       },
+                 *       "limit": 100,
+                 *       "natural_language_input": "Which payers paid us less than we billed this year?"
+                 *     }
+                 */
                 "application/json": components["schemas"]["QueryRunRequest"];
             };
         };
@@ -3262,16 +3275,182 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "query_id": "remittance_variance_by_payer",
+                     *         "columns": [
+                     *           {
+                     *             "name": "payer_name",
+                     *             "type": "string",
+                     *             "description": "Payer as the ERA names it (N1*PR).",
+                     *             "phi": {
+                     *               "reduce": "kept"
+                     *             }
+                     *           },
+                     *           {
+                     *             "name": "payer_id",
+                     *             "type": "string",
+                     *             "description": "Payer identifier (N1*PR04 or the REF*2U; \"\" when the ERA gives none).",
+                     *             "phi": {
+                     *               "reduce": "kept"
+                     *             }
+                     *           },
+                     *           {
+                     *             "name": "payments",
+                     *             "type": "integer",
+                     *             "description": "ERA payments (one per ST/SE transaction, provider-level-only ones included).",
+                     *             "phi": {
+                     *               "reduce": "kept"
+                     *             }
+                     *           },
+                     *           {
+                     *             "name": "claims",
+                     *             "type": "integer",
+                     *             "description": "Claims paid, adjusted, denied or reversed in those payments.",
+                     *             "phi": {
+                     *               "reduce": "kept"
+                     *             }
+                     *           },
+                     *           {
+                     *             "name": "charged",
+                     *             "type": "string",
+                     *             "description": "Claims' charges (CLP03) (a decimal string with two decimals, as on the allocations).",
+                     *             "phi": {
+                     *               "reduce": "kept"
+                     *             }
+                     *           },
+                     *           {
+                     *             "name": "paid",
+                     *             "type": "string",
+                     *             "description": "Claims' payments (CLP04) (a decimal string with two decimals, as on the allocations).",
+                     *             "phi": {
+                     *               "reduce": "kept"
+                     *             }
+                     *           },
+                     *           {
+                     *             "name": "adjustments",
+                     *             "type": "string",
+                     *             "description": "Claim and service-line adjustments (CAS) (a decimal string with two decimals, as on the allocations).",
+                     *             "phi": {
+                     *               "reduce": "kept"
+                     *             }
+                     *           },
+                     *           {
+                     *             "name": "patient_responsibility",
+                     *             "type": "string",
+                     *             "description": "Patient responsibility (CLP05) (a decimal string with two decimals, as on the allocations).",
+                     *             "phi": {
+                     *               "reduce": "kept"
+                     *             }
+                     *           },
+                     *           {
+                     *             "name": "variance",
+                     *             "type": "string",
+                     *             "description": "Charged − paid − adjustments (a decimal string with two decimals, as on the allocations).",
+                     *             "phi": {
+                     *               "reduce": "kept"
+                     *             }
+                     *           },
+                     *           {
+                     *             "name": "claims_with_variance",
+                     *             "type": "integer",
+                     *             "description": "Claims whose variance is not 0.",
+                     *             "phi": {
+                     *               "reduce": "kept"
+                     *             }
+                     *           },
+                     *           {
+                     *             "name": "denied_claims",
+                     *             "type": "integer",
+                     *             "description": "Claims the payer denied (CLP02 4).",
+                     *             "phi": {
+                     *               "reduce": "kept"
+                     *             }
+                     *           }
+                     *         ],
+                     *         "rows": [
+                     *           {
+                     *             "payer_name": "MEDICARE HOME HEALTH MAC",
+                     *             "payer_id": "11001",
+                     *             "payments": 4,
+                     *             "claims": 20,
+                     *             "charged": "51424.00",
+                     *             "paid": "33265.18",
+                     *             "adjustments": "18158.82",
+                     *             "patient_responsibility": "0.00",
+                     *             "variance": "0.00",
+                     *             "claims_with_variance": 0,
+                     *             "denied_claims": 1
+                     *           },
+                     *           {
+                     *             "payer_name": "SUMMIT SENIOR ADVANTAGE",
+                     *             "payer_id": "SSA77",
+                     *             "payments": 1,
+                     *             "claims": 6,
+                     *             "charged": "7200.00",
+                     *             "paid": "4254.00",
+                     *             "adjustments": "2946.00",
+                     *             "patient_responsibility": "210.00",
+                     *             "variance": "0.00",
+                     *             "claims_with_variance": 0,
+                     *             "denied_claims": 0
+                     *           }
+                     *         ],
+                     *         "row_count": 2,
+                     *         "nextCursor": null,
+                     *         "as_of": "2026-11-27T13:02:45.118Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["QueryRunResponse"];
                 };
             };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
+            /** @description Validation error: ApiError with issues for a request that does not match the contract (PLATFORM_INVALID_REQUEST, PLATFORM_INVALID_IDEMPOTENCY_KEY, unsupported svc-contract-version, a body nested more than 64 levels deep or not valid UTF-8, two Authorization headers); ExternalPlatformError for a business rule (PLATFORM_INVALID_INPUT). */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"] | components["schemas"]["ExternalPlatformError"];
+                };
+            };
+            /** @description Unauthorized: ApiError with error invalid_token and a PLATFORM_* code. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "WWW-Authenticate": components["headers"]["WwwAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
             402: components["responses"]["PaymentRequired"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            /** @description Forbidden: scope, policy, capability, PHI mode or disabled extension. */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExternalPlatformError"];
+                };
+            };
+            /** @description Not found (ids of other agencies answer the same). */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExternalPlatformError"];
+                };
+            };
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             501: components["responses"]["NotImplemented"];
@@ -3313,6 +3492,52 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "qtk_s98J2bLrRPwe-bIAcDhBFw",
+                     *           "name": "Payer variance, Monday revenue meeting",
+                     *           "status": "active",
+                     *           "query_id": "remittance_variance_by_payer",
+                     *           "parameters": {
+                     *             "from": "2026-01-01",
+                     *             "to": "2026-11-30"
+                     *           },
+                     *           "phi_mode": "no_phi",
+                     *           "token_hint": "8ffo",
+                     *           "created_at": "2026-11-23T15:40:12.337Z",
+                     *           "expires_at": "2027-02-25T00:00:00.000Z",
+                     *           "revoked_at": null,
+                     *           "last_used_at": "2026-11-27T07:00:00.000Z"
+                     *         },
+                     *         {
+                     *           "id": "qtk_VXTj4IbNwrKAMju8ipNS-w",
+                     *           "name": "Census by office",
+                     *           "status": "revoked",
+                     *           "query_id": "active_census",
+                     *           "parameters": {
+                     *             "service_line": "home_health"
+                     *           },
+                     *           "phi_mode": "no_phi",
+                     *           "token_hint": "s80s",
+                     *           "created_at": "2026-09-02T13:11:48.905Z",
+                     *           "expires_at": "2026-12-01T13:11:48.905Z",
+                     *           "revoked_at": "2026-11-20T16:05:31.442Z",
+                     *           "last_used_at": "2026-11-20T07:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "total": 2,
+                     *         "total_exact": true,
+                     *         "limit": 50,
+                     *         "offset": 0,
+                     *         "has_more": false,
+                     *         "next_offset": null,
+                     *         "next_cursor": null
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["QueryTokenListResponse"];
                 };
             };
@@ -3343,6 +3568,18 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Payer variance, Monday revenue meeting",
+                 *       "query_id": "remittance_variance_by_payer",
+                 *       "parameters": {
+                 *         "from": "2026-01-01",
+                 *         "to": "2026-11-30"
+                 *       },
+                 *       "expires_at": "2027-02-25T00:00:00Z",
+                 *       "phi_mode": "no_phi"
+                 *     }
+                 */
                 "application/json": components["schemas"]["QueryTokenCreateRequest"];
             };
         };
@@ -3361,16 +3598,56 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "qtk_s98J2bLrRPwe-bIAcDhBFw",
+                     *         "name": "Payer variance, Monday revenue meeting",
+                     *         "status": "active",
+                     *         "query_id": "remittance_variance_by_payer",
+                     *         "parameters": {
+                     *           "from": "2026-01-01",
+                     *           "to": "2026-11-30"
+                     *         },
+                     *         "phi_mode": "no_phi",
+                     *         "token_hint": "8ffo",
+                     *         "created_at": "2026-11-23T15:40:12.337Z",
+                     *         "expires_at": "2027-02-25T00:00:00.000Z",
+                     *         "revoked_at": null,
+                     *         "last_used_at": null,
+                     *         "token": "qt_DtabPUVrOh7Djw3ZFRlA2i0xXauL5pZscgmfxRp8ffo"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["QueryTokenCreatedResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            /** @description Forbidden: scope, policy, capability, PHI mode or disabled extension. */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExternalPlatformError"];
+                };
+            };
+            /** @description Not found (ids of other agencies answer the same). */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExternalPlatformError"];
+                };
+            };
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             501: components["responses"]["NotImplemented"];
@@ -3409,6 +3686,25 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "qtk_VXTj4IbNwrKAMju8ipNS-w",
+                     *         "name": "Census by office",
+                     *         "status": "revoked",
+                     *         "query_id": "active_census",
+                     *         "parameters": {
+                     *           "service_line": "home_health"
+                     *         },
+                     *         "phi_mode": "no_phi",
+                     *         "token_hint": "s80s",
+                     *         "created_at": "2026-09-02T13:11:48.905Z",
+                     *         "expires_at": "2026-12-01T13:11:48.905Z",
+                     *         "revoked_at": "2026-11-20T16:05:31.442Z",
+                     *         "last_used_at": "2026-11-20T07:00:00.000Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["QueryTokenResponse"];
                 };
             };
@@ -3416,7 +3712,16 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            /** @description Not found (ids of other agencies answer the same). */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExternalPlatformError"];
+                };
+            };
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -3463,8 +3768,26 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            /** @description Not found (ids of other agencies answer the same). */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExternalPlatformError"];
+                };
+            };
+            /** @description Conflict: idempotency conflict, concurrent modification or state conflict. */
+            409: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExternalPlatformError"];
+                };
+            };
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             501: components["responses"]["NotImplemented"];
@@ -4723,6 +5046,57 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "rem_hUog5RHn9xreHrsp",
+                     *           "era_file_id": "eraf_J97bMiem3Pj2Bazo",
+                     *           "payer_name": "MEDICARE HOME HEALTH MAC",
+                     *           "payer_id": "11001",
+                     *           "payee_name": "DEMO HOME HEALTH",
+                     *           "payee_id": "1234567893",
+                     *           "payment_amount": "11377.30",
+                     *           "credit_debit": "credit",
+                     *           "payment_method": "ACH",
+                     *           "payment_date": "2026-11-09",
+                     *           "check_or_eft_number": "****0003",
+                     *           "status": "received",
+                     *           "claim_count": 6,
+                     *           "paid_amount": "11549.02",
+                     *           "provider_adjustment_amount": "171.72",
+                     *           "received_at": "2026-11-10T14:22:07.481Z"
+                     *         },
+                     *         {
+                     *           "id": "rem_xW53kPaPq8aH-BLf",
+                     *           "era_file_id": "eraf_kpvilE0k1xYeJXAh",
+                     *           "payer_name": "SUMMIT SENIOR ADVANTAGE",
+                     *           "payer_id": "SSA77",
+                     *           "payee_name": "DEMO HOME HEALTH",
+                     *           "payee_id": "1234567893",
+                     *           "payment_amount": "4254.00",
+                     *           "credit_debit": "credit",
+                     *           "payment_method": "CHK",
+                     *           "payment_date": "2026-11-06",
+                     *           "check_or_eft_number": "****8599",
+                     *           "status": "received",
+                     *           "claim_count": 6,
+                     *           "paid_amount": "4254.00",
+                     *           "provider_adjustment_amount": "0.00",
+                     *           "received_at": "2026-11-09T16:48:51.026Z"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "total": 5,
+                     *         "total_exact": true,
+                     *         "limit": 2,
+                     *         "offset": 0,
+                     *         "has_more": true,
+                     *         "next_offset": 2,
+                     *         "next_cursor": "QDbTgriUUA2dMjWk1HOtIw_W038rXIu2QLp8eJuQKdUTNwEOSYNGZukv_AT_qIUJInZfBulxXlTHOM2vFC3XPSuWhntqwkFKYeRR8PIcKC86NkRrRJ_G3TtN_UZ93QPMefvhn2L96UDBnc605ogcEUpO0JmYAA"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["RemittanceListResponse"];
                 };
             };
@@ -4774,6 +5148,120 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "alc_74h4BI8c__x57Zuj",
+                     *           "remittance_id": "rem_hUog5RHn9xreHrsp",
+                     *           "claim_id": "M0100048-2609",
+                     *           "payer_claim_number": "22261000015",
+                     *           "original_payer_claim_number": null,
+                     *           "claim_status_code": "1",
+                     *           "claim_status": "processed_as_primary",
+                     *           "claim_filing_indicator": "MA",
+                     *           "patient_id": "pat_y2n2avqgc91sbf6t",
+                     *           "patient_name": "NOWAK, LUCIA",
+                     *           "member_id": "4K04UP1RH38",
+                     *           "service_date_from": "2026-09-01",
+                     *           "service_date_to": "2026-09-30",
+                     *           "charged_amount": "2225.00",
+                     *           "allowed_amount": "1711.16",
+                     *           "paid_amount": "1676.94",
+                     *           "adjustment_amount": "548.06",
+                     *           "patient_responsibility_amount": "0.00",
+                     *           "variance_amount": "0.00",
+                     *           "adjustment_codes": [
+                     *             {
+                     *               "code": "CO-45",
+                     *               "group_code": "CO",
+                     *               "reason_code": "45",
+                     *               "amount": "513.84"
+                     *             },
+                     *             {
+                     *               "code": "CO-253",
+                     *               "group_code": "CO",
+                     *               "reason_code": "253",
+                     *               "amount": "34.22"
+                     *             }
+                     *           ],
+                     *           "match_status": "matched"
+                     *         },
+                     *         {
+                     *           "id": "alc_EntiOrIHoIXk6BWa",
+                     *           "remittance_id": "rem_hUog5RHn9xreHrsp",
+                     *           "claim_id": "M0100051-2609",
+                     *           "payer_claim_number": "22261000016",
+                     *           "original_payer_claim_number": null,
+                     *           "claim_status_code": "1",
+                     *           "claim_status": "processed_as_primary",
+                     *           "claim_filing_indicator": "MA",
+                     *           "patient_id": "pat_49vffe9fm7rh6p8f",
+                     *           "patient_name": "O'BRIEN, GERALD",
+                     *           "member_id": "7M76H35QC83",
+                     *           "service_date_from": "2026-09-01",
+                     *           "service_date_to": "2026-09-30",
+                     *           "charged_amount": "2684.00",
+                     *           "allowed_amount": "2048.90",
+                     *           "paid_amount": "2007.92",
+                     *           "adjustment_amount": "676.08",
+                     *           "patient_responsibility_amount": "0.00",
+                     *           "variance_amount": "0.00",
+                     *           "adjustment_codes": [
+                     *             {
+                     *               "code": "CO-45",
+                     *               "group_code": "CO",
+                     *               "reason_code": "45",
+                     *               "amount": "635.10"
+                     *             },
+                     *             {
+                     *               "code": "CO-253",
+                     *               "group_code": "CO",
+                     *               "reason_code": "253",
+                     *               "amount": "40.98"
+                     *             }
+                     *           ],
+                     *           "match_status": "matched"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "total": 6,
+                     *         "total_exact": true,
+                     *         "limit": 2,
+                     *         "offset": 0,
+                     *         "has_more": true,
+                     *         "next_offset": 2,
+                     *         "next_cursor": "o3-jxkuiYNChP7RuvzsR9GlFNLxHnLz8tJiRW6le5ULSt12VyESrVIr1vlLjjiaSTiolBrRyo3kN6BD5U4KLpctzK4BtFxQTPj5ToJc9rawFZVuH0T0w6ig2ELJVMd8Vsy7WDREHGM2ItenWWkZyBwWZ2q2RqhU0xltXTKI",
+                     *         "summary": {
+                     *           "claim_count": 6,
+                     *           "charged_amount": "16950.00",
+                     *           "allowed_amount": "11784.71",
+                     *           "paid_amount": "11549.02",
+                     *           "adjustment_amount": "5400.98",
+                     *           "patient_responsibility_amount": "0.00",
+                     *           "variance_amount": "0.00",
+                     *           "adjustments_by_group": {
+                     *             "CO": "5400.98",
+                     *             "CR": "0.00",
+                     *             "OA": "0.00",
+                     *             "PI": "0.00",
+                     *             "PR": "0.00"
+                     *           },
+                     *           "payment_amount": "11377.30",
+                     *           "provider_adjustment_amount": "171.72",
+                     *           "provider_adjustments": [
+                     *             {
+                     *               "provider_id": "1234567893",
+                     *               "fiscal_period_date": "2026-12-31",
+                     *               "reason_code": "WO",
+                     *               "reference": "22261000021",
+                     *               "amount": "171.72"
+                     *             }
+                     *           ]
+                     *         }
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["AllocationListResponse"];
                 };
             };

@@ -6417,8 +6417,8 @@ return errors === 0;
 }
 validate78.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const responsePayloadTooLarge = validate85;
-const schema96 = {"$ref":"components#/$defs/ApiError"};
+export const runQueryStatus400 = validate85;
+const schema96 = {"oneOf":[{"$ref":"components#/$defs/ApiError"},{"$ref":"components#/$defs/ExternalPlatformError"}]};
 
 function validate86(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -6675,6 +6675,220 @@ return errors === 0;
 validate86.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
 
 
+function validate88(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate88.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err1 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.category === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "category"},message:"must have required property '"+"category"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.terminal === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "terminal"},message:"must have required property '"+"terminal"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data0.code !== undefined){
+if(typeof data0.code !== "string"){
+const err6 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+if(typeof data0.message !== "string"){
+const err7 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data0.category !== undefined){
+let data3 = data0.category;
+if(typeof data3 !== "string"){
+const err8 = {instancePath:instancePath+"/error/category",schemaPath:"#/properties/error/properties/category/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(!((((((((((data3 === "approval") || (data3 === "authentication")) || (data3 === "authorization")) || (data3 === "conflict")) || (data3 === "execution")) || (data3 === "isolation")) || (data3 === "limits")) || (data3 === "not_found")) || (data3 === "service")) || (data3 === "validation"))){
+const err9 = {instancePath:instancePath+"/error/category",schemaPath:"#/properties/error/properties/category/enum",keyword:"enum",params:{allowedValues: schema43.properties.error.properties.category.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err10 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data0.terminal !== undefined){
+if(typeof data0.terminal !== "boolean"){
+const err11 = {instancePath:instancePath+"/error/terminal",schemaPath:"#/properties/error/properties/terminal/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.correlationId !== undefined){
+if(typeof data0.correlationId !== "string"){
+const err12 = {instancePath:instancePath+"/error/correlationId",schemaPath:"#/properties/error/properties/correlationId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.details !== undefined){
+let data7 = data0.details;
+if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
+for(const key0 in data7){
+let data8 = data7[key0];
+if((((typeof data8 !== "string") && (!((typeof data8 == "number") && (isFinite(data8))))) && (typeof data8 !== "boolean")) && (data8 !== null)){
+const err13 = {instancePath:instancePath+"/error/details/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"components#/$defs/ErrorDetails/additionalProperties/type",keyword:"type",params:{type: schema44.additionalProperties.type},message:"must be string,number,boolean,null"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath:instancePath+"/error/details",schemaPath:"components#/$defs/ErrorDetails/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+}
+else {
+const err15 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+}
+else {
+const err16 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+validate88.errors = vErrors;
+return errors === 0;
+}
+validate88.evaluated = {"props":{"error":true},"dynamicProps":false,"dynamicItems":false};
+
+
 function validate85(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
@@ -6685,26 +6899,1389 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
+const _errs0 = errors;
+let valid0 = false;
+let passing0 = null;
+const _errs1 = errors;
 if(!(validate86(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate86.errors : vErrors.concat(validate86.errors);
 errors = vErrors.length;
 }
+var _valid0 = _errs1 === errors;
+if(_valid0){
+valid0 = true;
+passing0 = 0;
+var props0 = {};
+props0.error = true;
+props0.code = true;
+props0.details = true;
+props0.issues = true;
+props0.user_message = true;
+props0.user_next_step = true;
+props0.request_id = true;
+props0.error_description = true;
+}
+const _errs2 = errors;
+if(!(validate88(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
+errors = vErrors.length;
+}
+var _valid0 = _errs2 === errors;
+if(_valid0 && valid0){
+valid0 = false;
+passing0 = [passing0, 1];
+}
+else {
+if(_valid0){
+valid0 = true;
+passing0 = 1;
+if(props0 !== true){
+props0 = props0 || {};
+props0.error = true;
+}
+}
+}
+if(!valid0){
+const err0 = {instancePath,schemaPath:"#/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+else {
+errors = _errs0;
+if(vErrors !== null){
+if(_errs0){
+vErrors.length = _errs0;
+}
+else {
+vErrors = null;
+}
+}
+}
 validate85.errors = vErrors;
+evaluated0.props = props0;
 return errors === 0;
 }
-validate85.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
+validate85.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-export const listQueryTokensStatus200 = validate88;
-const schema99 = {"$ref":"components#/$defs/QueryTokenListResponse"};
-const schema100 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/QueryToken"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/ListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
-const schema101 = {"type":"object","required":["id","name","status","query_id","parameters","phi_mode","token_hint","created_at","expires_at","revoked_at","last_used_at"],"properties":{"id":{"type":"string","description":"Query token id (qtk_…)."},"name":{"type":"string","description":"Label given at creation."},"status":{"type":"string","enum":["active","revoked","expired"],"description":"active, expired (past expires_at) or revoked (DELETE /query-tokens/{id}); only an active token runs its query."},"query_id":{"type":"string","description":"The governed query the token runs."},"parameters":{"type":"object","additionalProperties":true,"description":"The query's parameters, validated and with defaults filled at creation, fixed for the token's life."},"phi_mode":{"type":"string","enum":["no_phi","phi"],"description":"The PHI mode the token's runs are served in."},"token_hint":{"type":"string","description":"Last four characters of the secret, for recognition.","x-svc-v1-name":"last_four"},"created_at":{"type":"string","format":"date-time","description":"Creation time."},"expires_at":{"type":"string","format":"date-time","description":"When the token stops working."},"revoked_at":{"type":["string","null"],"format":"date-time","description":"Revocation time."},"last_used_at":{"type":["string","null"],"format":"date-time","description":"When the token last ran its query (kept to the minute)."}},"description":"A governed query token: a credential that runs one governed query with fixed parameters (route 3 only), for a spreadsheet's refresh. Its secret is never shown again after creation."};
-const schema102 = {"allOf":[{"$ref":"components#/$defs/Meta"},{"$ref":"components#/$defs/PageMeta"}],"description":"Meta of an offset-paged list: PageMeta plus next_offset.","required":["total","limit","offset","has_more","next_offset"]};
-const schema103 = {"type":"object","required":["total","total_exact","limit","offset","has_more"],"properties":{"total":{"type":"integer","description":"Number of items matching the filters: exact up to `x-svc-paging.exact_total_max` (1000) matches, an estimate past it (see `total_exact`); on a cursor page, the total of the walk's first page.","minimum":0},"total_exact":{"type":"boolean","description":"True when `total` is the exact count of the matches (always, up to `x-svc-paging.exact_total_max` matches). False when the list matched more and `total` is the database's estimate from its table statistics: never less than the items up to the end of this page (plus one when `has_more`), usually within a few percent, and it may change from page to page. Narrow the filters to get an exact count; walk the list to the end (`has_more` false) to count it exactly."},"limit":{"type":"integer","description":"Page size used.","minimum":1},"offset":{"type":"integer","description":"Offset of the first item of this page.","minimum":0},"has_more":{"type":"boolean","description":"Whether a further page exists."},"next_cursor":{"type":["string","null"],"description":"Keyset cursor of the next page, or null on the last page (lists that accept `cursor`); it works only for the same extension, PHI mode and filters (see the cursor parameter)."}},"description":"Page metadata of spec 2.1.","x-svc-phi":"kept"};
+export const runQueryStatus401 = validate90;
+const schema101 = {"$ref":"components#/$defs/ApiError"};
+
+function validate91(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate91.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.code === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.error !== undefined){
+if(typeof data.error !== "string"){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.code !== undefined){
+if(typeof data.code !== "string"){
+const err3 = {instancePath:instancePath+"/code",schemaPath:"#/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.details !== undefined){
+let data2 = data.details;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+}
+else {
+const err4 = {instancePath:instancePath+"/details",schemaPath:"#/properties/details/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.issues !== undefined){
+let data3 = data.issues;
+if(Array.isArray(data3)){
+const len0 = data3.length;
+for(let i0=0; i0<len0; i0++){
+let data4 = data3[i0];
+if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
+if(data4.location === undefined){
+const err5 = {instancePath:instancePath+"/issues/" + i0,schemaPath:"components#/$defs/ValidationIssue/required",keyword:"required",params:{missingProperty: "location"},message:"must have required property '"+"location"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data4.path === undefined){
+const err6 = {instancePath:instancePath+"/issues/" + i0,schemaPath:"components#/$defs/ValidationIssue/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data4.message === undefined){
+const err7 = {instancePath:instancePath+"/issues/" + i0,schemaPath:"components#/$defs/ValidationIssue/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data4.location !== undefined){
+let data5 = data4.location;
+if(typeof data5 !== "string"){
+const err8 = {instancePath:instancePath+"/issues/" + i0+"/location",schemaPath:"components#/$defs/ValidationIssue/properties/location/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(!((((data5 === "body") || (data5 === "query")) || (data5 === "path")) || (data5 === "header"))){
+const err9 = {instancePath:instancePath+"/issues/" + i0+"/location",schemaPath:"components#/$defs/ValidationIssue/properties/location/enum",keyword:"enum",params:{allowedValues: schema42.properties.location.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data4.path !== undefined){
+if(typeof data4.path !== "string"){
+const err10 = {instancePath:instancePath+"/issues/" + i0+"/path",schemaPath:"components#/$defs/ValidationIssue/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data4.message !== undefined){
+if(typeof data4.message !== "string"){
+const err11 = {instancePath:instancePath+"/issues/" + i0+"/message",schemaPath:"components#/$defs/ValidationIssue/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data4.keyword !== undefined){
+if(typeof data4.keyword !== "string"){
+const err12 = {instancePath:instancePath+"/issues/" + i0+"/keyword",schemaPath:"components#/$defs/ValidationIssue/properties/keyword/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/issues/" + i0,schemaPath:"components#/$defs/ValidationIssue/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath:instancePath+"/issues",schemaPath:"#/properties/issues/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+if(data.user_message !== undefined){
+if(typeof data.user_message !== "string"){
+const err15 = {instancePath:instancePath+"/user_message",schemaPath:"#/properties/user_message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data.user_next_step !== undefined){
+if(typeof data.user_next_step !== "string"){
+const err16 = {instancePath:instancePath+"/user_next_step",schemaPath:"#/properties/user_next_step/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data.request_id !== undefined){
+if(typeof data.request_id !== "string"){
+const err17 = {instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data.error_description !== undefined){
+if(typeof data.error_description !== "string"){
+const err18 = {instancePath:instancePath+"/error_description",schemaPath:"#/properties/error_description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+}
+else {
+const err19 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+validate91.errors = vErrors;
+return errors === 0;
+}
+validate91.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
+
 
 function validate90(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate90.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate91(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate91.errors : vErrors.concat(validate91.errors);
+errors = vErrors.length;
+}
+validate90.errors = vErrors;
+return errors === 0;
+}
+validate90.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
+
+export const runQueryStatus403 = validate93;
+const schema104 = {"$ref":"components#/$defs/ExternalPlatformError"};
+
+function validate94(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate94.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err1 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.category === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "category"},message:"must have required property '"+"category"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.terminal === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "terminal"},message:"must have required property '"+"terminal"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data0.code !== undefined){
+if(typeof data0.code !== "string"){
+const err6 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+if(typeof data0.message !== "string"){
+const err7 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data0.category !== undefined){
+let data3 = data0.category;
+if(typeof data3 !== "string"){
+const err8 = {instancePath:instancePath+"/error/category",schemaPath:"#/properties/error/properties/category/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(!((((((((((data3 === "approval") || (data3 === "authentication")) || (data3 === "authorization")) || (data3 === "conflict")) || (data3 === "execution")) || (data3 === "isolation")) || (data3 === "limits")) || (data3 === "not_found")) || (data3 === "service")) || (data3 === "validation"))){
+const err9 = {instancePath:instancePath+"/error/category",schemaPath:"#/properties/error/properties/category/enum",keyword:"enum",params:{allowedValues: schema43.properties.error.properties.category.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err10 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data0.terminal !== undefined){
+if(typeof data0.terminal !== "boolean"){
+const err11 = {instancePath:instancePath+"/error/terminal",schemaPath:"#/properties/error/properties/terminal/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.correlationId !== undefined){
+if(typeof data0.correlationId !== "string"){
+const err12 = {instancePath:instancePath+"/error/correlationId",schemaPath:"#/properties/error/properties/correlationId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.details !== undefined){
+let data7 = data0.details;
+if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
+for(const key0 in data7){
+let data8 = data7[key0];
+if((((typeof data8 !== "string") && (!((typeof data8 == "number") && (isFinite(data8))))) && (typeof data8 !== "boolean")) && (data8 !== null)){
+const err13 = {instancePath:instancePath+"/error/details/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"components#/$defs/ErrorDetails/additionalProperties/type",keyword:"type",params:{type: schema44.additionalProperties.type},message:"must be string,number,boolean,null"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath:instancePath+"/error/details",schemaPath:"components#/$defs/ErrorDetails/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+}
+else {
+const err15 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+}
+else {
+const err16 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+validate94.errors = vErrors;
+return errors === 0;
+}
+validate94.evaluated = {"props":{"error":true},"dynamicProps":false,"dynamicItems":false};
+
+
+function validate93(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate93.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate94(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate94.errors : vErrors.concat(validate94.errors);
+errors = vErrors.length;
+}
+validate93.errors = vErrors;
+return errors === 0;
+}
+validate93.evaluated = {"props":{"error":true},"dynamicProps":false,"dynamicItems":false};
+
+export const runQueryStatus404 = validate96;
+const schema107 = {"$ref":"components#/$defs/ExternalPlatformError"};
+
+function validate97(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate97.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err1 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.category === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "category"},message:"must have required property '"+"category"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.terminal === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "terminal"},message:"must have required property '"+"terminal"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data0.code !== undefined){
+if(typeof data0.code !== "string"){
+const err6 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+if(typeof data0.message !== "string"){
+const err7 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data0.category !== undefined){
+let data3 = data0.category;
+if(typeof data3 !== "string"){
+const err8 = {instancePath:instancePath+"/error/category",schemaPath:"#/properties/error/properties/category/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(!((((((((((data3 === "approval") || (data3 === "authentication")) || (data3 === "authorization")) || (data3 === "conflict")) || (data3 === "execution")) || (data3 === "isolation")) || (data3 === "limits")) || (data3 === "not_found")) || (data3 === "service")) || (data3 === "validation"))){
+const err9 = {instancePath:instancePath+"/error/category",schemaPath:"#/properties/error/properties/category/enum",keyword:"enum",params:{allowedValues: schema43.properties.error.properties.category.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err10 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data0.terminal !== undefined){
+if(typeof data0.terminal !== "boolean"){
+const err11 = {instancePath:instancePath+"/error/terminal",schemaPath:"#/properties/error/properties/terminal/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.correlationId !== undefined){
+if(typeof data0.correlationId !== "string"){
+const err12 = {instancePath:instancePath+"/error/correlationId",schemaPath:"#/properties/error/properties/correlationId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.details !== undefined){
+let data7 = data0.details;
+if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
+for(const key0 in data7){
+let data8 = data7[key0];
+if((((typeof data8 !== "string") && (!((typeof data8 == "number") && (isFinite(data8))))) && (typeof data8 !== "boolean")) && (data8 !== null)){
+const err13 = {instancePath:instancePath+"/error/details/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"components#/$defs/ErrorDetails/additionalProperties/type",keyword:"type",params:{type: schema44.additionalProperties.type},message:"must be string,number,boolean,null"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath:instancePath+"/error/details",schemaPath:"components#/$defs/ErrorDetails/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+}
+else {
+const err15 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+}
+else {
+const err16 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+validate97.errors = vErrors;
+return errors === 0;
+}
+validate97.evaluated = {"props":{"error":true},"dynamicProps":false,"dynamicItems":false};
+
+
+function validate96(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate96.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate97(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate97.errors : vErrors.concat(validate97.errors);
+errors = vErrors.length;
+}
+validate96.errors = vErrors;
+return errors === 0;
+}
+validate96.evaluated = {"props":{"error":true},"dynamicProps":false,"dynamicItems":false};
+
+export const responsePayloadTooLarge = validate99;
+const schema110 = {"$ref":"components#/$defs/ApiError"};
+
+function validate100(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate100.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.code === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.error !== undefined){
+if(typeof data.error !== "string"){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.code !== undefined){
+if(typeof data.code !== "string"){
+const err3 = {instancePath:instancePath+"/code",schemaPath:"#/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.details !== undefined){
+let data2 = data.details;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+}
+else {
+const err4 = {instancePath:instancePath+"/details",schemaPath:"#/properties/details/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.issues !== undefined){
+let data3 = data.issues;
+if(Array.isArray(data3)){
+const len0 = data3.length;
+for(let i0=0; i0<len0; i0++){
+let data4 = data3[i0];
+if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
+if(data4.location === undefined){
+const err5 = {instancePath:instancePath+"/issues/" + i0,schemaPath:"components#/$defs/ValidationIssue/required",keyword:"required",params:{missingProperty: "location"},message:"must have required property '"+"location"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data4.path === undefined){
+const err6 = {instancePath:instancePath+"/issues/" + i0,schemaPath:"components#/$defs/ValidationIssue/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data4.message === undefined){
+const err7 = {instancePath:instancePath+"/issues/" + i0,schemaPath:"components#/$defs/ValidationIssue/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data4.location !== undefined){
+let data5 = data4.location;
+if(typeof data5 !== "string"){
+const err8 = {instancePath:instancePath+"/issues/" + i0+"/location",schemaPath:"components#/$defs/ValidationIssue/properties/location/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(!((((data5 === "body") || (data5 === "query")) || (data5 === "path")) || (data5 === "header"))){
+const err9 = {instancePath:instancePath+"/issues/" + i0+"/location",schemaPath:"components#/$defs/ValidationIssue/properties/location/enum",keyword:"enum",params:{allowedValues: schema42.properties.location.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data4.path !== undefined){
+if(typeof data4.path !== "string"){
+const err10 = {instancePath:instancePath+"/issues/" + i0+"/path",schemaPath:"components#/$defs/ValidationIssue/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data4.message !== undefined){
+if(typeof data4.message !== "string"){
+const err11 = {instancePath:instancePath+"/issues/" + i0+"/message",schemaPath:"components#/$defs/ValidationIssue/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data4.keyword !== undefined){
+if(typeof data4.keyword !== "string"){
+const err12 = {instancePath:instancePath+"/issues/" + i0+"/keyword",schemaPath:"components#/$defs/ValidationIssue/properties/keyword/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/issues/" + i0,schemaPath:"components#/$defs/ValidationIssue/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath:instancePath+"/issues",schemaPath:"#/properties/issues/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+if(data.user_message !== undefined){
+if(typeof data.user_message !== "string"){
+const err15 = {instancePath:instancePath+"/user_message",schemaPath:"#/properties/user_message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data.user_next_step !== undefined){
+if(typeof data.user_next_step !== "string"){
+const err16 = {instancePath:instancePath+"/user_next_step",schemaPath:"#/properties/user_next_step/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data.request_id !== undefined){
+if(typeof data.request_id !== "string"){
+const err17 = {instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data.error_description !== undefined){
+if(typeof data.error_description !== "string"){
+const err18 = {instancePath:instancePath+"/error_description",schemaPath:"#/properties/error_description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+}
+else {
+const err19 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+validate100.errors = vErrors;
+return errors === 0;
+}
+validate100.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
+
+
+function validate99(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate99.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate100(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate100.errors : vErrors.concat(validate100.errors);
+errors = vErrors.length;
+}
+validate99.errors = vErrors;
+return errors === 0;
+}
+validate99.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
+
+export const responseUnsupportedMediaType = validate102;
+const schema113 = {"$ref":"components#/$defs/ApiError"};
+
+function validate103(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate103.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.code === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.error !== undefined){
+if(typeof data.error !== "string"){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.code !== undefined){
+if(typeof data.code !== "string"){
+const err3 = {instancePath:instancePath+"/code",schemaPath:"#/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.details !== undefined){
+let data2 = data.details;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+}
+else {
+const err4 = {instancePath:instancePath+"/details",schemaPath:"#/properties/details/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.issues !== undefined){
+let data3 = data.issues;
+if(Array.isArray(data3)){
+const len0 = data3.length;
+for(let i0=0; i0<len0; i0++){
+let data4 = data3[i0];
+if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
+if(data4.location === undefined){
+const err5 = {instancePath:instancePath+"/issues/" + i0,schemaPath:"components#/$defs/ValidationIssue/required",keyword:"required",params:{missingProperty: "location"},message:"must have required property '"+"location"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data4.path === undefined){
+const err6 = {instancePath:instancePath+"/issues/" + i0,schemaPath:"components#/$defs/ValidationIssue/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data4.message === undefined){
+const err7 = {instancePath:instancePath+"/issues/" + i0,schemaPath:"components#/$defs/ValidationIssue/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data4.location !== undefined){
+let data5 = data4.location;
+if(typeof data5 !== "string"){
+const err8 = {instancePath:instancePath+"/issues/" + i0+"/location",schemaPath:"components#/$defs/ValidationIssue/properties/location/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(!((((data5 === "body") || (data5 === "query")) || (data5 === "path")) || (data5 === "header"))){
+const err9 = {instancePath:instancePath+"/issues/" + i0+"/location",schemaPath:"components#/$defs/ValidationIssue/properties/location/enum",keyword:"enum",params:{allowedValues: schema42.properties.location.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data4.path !== undefined){
+if(typeof data4.path !== "string"){
+const err10 = {instancePath:instancePath+"/issues/" + i0+"/path",schemaPath:"components#/$defs/ValidationIssue/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data4.message !== undefined){
+if(typeof data4.message !== "string"){
+const err11 = {instancePath:instancePath+"/issues/" + i0+"/message",schemaPath:"components#/$defs/ValidationIssue/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data4.keyword !== undefined){
+if(typeof data4.keyword !== "string"){
+const err12 = {instancePath:instancePath+"/issues/" + i0+"/keyword",schemaPath:"components#/$defs/ValidationIssue/properties/keyword/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/issues/" + i0,schemaPath:"components#/$defs/ValidationIssue/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath:instancePath+"/issues",schemaPath:"#/properties/issues/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+if(data.user_message !== undefined){
+if(typeof data.user_message !== "string"){
+const err15 = {instancePath:instancePath+"/user_message",schemaPath:"#/properties/user_message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data.user_next_step !== undefined){
+if(typeof data.user_next_step !== "string"){
+const err16 = {instancePath:instancePath+"/user_next_step",schemaPath:"#/properties/user_next_step/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data.request_id !== undefined){
+if(typeof data.request_id !== "string"){
+const err17 = {instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data.error_description !== undefined){
+if(typeof data.error_description !== "string"){
+const err18 = {instancePath:instancePath+"/error_description",schemaPath:"#/properties/error_description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+}
+else {
+const err19 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+validate103.errors = vErrors;
+return errors === 0;
+}
+validate103.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
+
+
+function validate102(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate102.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate103(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate103.errors : vErrors.concat(validate103.errors);
+errors = vErrors.length;
+}
+validate102.errors = vErrors;
+return errors === 0;
+}
+validate102.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
+
+export const listQueryTokensStatus200 = validate105;
+const schema116 = {"$ref":"components#/$defs/QueryTokenListResponse"};
+const schema117 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/QueryToken"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/ListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
+const schema118 = {"type":"object","required":["id","name","status","query_id","parameters","phi_mode","token_hint","created_at","expires_at","revoked_at","last_used_at"],"properties":{"id":{"type":"string","description":"Query token id (qtk_…)."},"name":{"type":"string","description":"Label given at creation."},"status":{"type":"string","enum":["active","revoked","expired"],"description":"active, expired (past expires_at) or revoked (DELETE /query-tokens/{id}); only an active token runs its query."},"query_id":{"type":"string","description":"The governed query the token runs."},"parameters":{"type":"object","additionalProperties":true,"description":"The query's parameters, validated and with defaults filled at creation, fixed for the token's life."},"phi_mode":{"type":"string","enum":["no_phi","phi"],"description":"The PHI mode the token's runs are served in."},"token_hint":{"type":"string","description":"Last four characters of the secret, for recognition.","x-svc-v1-name":"last_four"},"created_at":{"type":"string","format":"date-time","description":"Creation time."},"expires_at":{"type":"string","format":"date-time","description":"When the token stops working."},"revoked_at":{"type":["string","null"],"format":"date-time","description":"Revocation time."},"last_used_at":{"type":["string","null"],"format":"date-time","description":"When the token last ran its query (kept to the minute)."}},"description":"A governed query token: a credential that runs one governed query with fixed parameters (route 3 only), for a spreadsheet's refresh. Its secret is never shown again after creation."};
+const schema119 = {"allOf":[{"$ref":"components#/$defs/Meta"},{"$ref":"components#/$defs/PageMeta"}],"description":"Meta of an offset-paged list: PageMeta plus next_offset.","required":["total","limit","offset","has_more","next_offset"]};
+const schema120 = {"type":"object","required":["total","total_exact","limit","offset","has_more"],"properties":{"total":{"type":"integer","description":"Number of items matching the filters: exact up to `x-svc-paging.exact_total_max` (1000) matches, an estimate past it (see `total_exact`); on a cursor page, the total of the walk's first page.","minimum":0},"total_exact":{"type":"boolean","description":"True when `total` is the exact count of the matches (always, up to `x-svc-paging.exact_total_max` matches). False when the list matched more and `total` is the database's estimate from its table statistics: never less than the items up to the end of this page (plus one when `has_more`), usually within a few percent, and it may change from page to page. Narrow the filters to get an exact count; walk the list to the end (`has_more` false) to count it exactly."},"limit":{"type":"integer","description":"Page size used.","minimum":1},"offset":{"type":"integer","description":"Offset of the first item of this page.","minimum":0},"has_more":{"type":"boolean","description":"Whether a further page exists."},"next_cursor":{"type":["string","null"],"description":"Keyset cursor of the next page, or null on the last page (lists that accept `cursor`); it works only for the same extension, PHI mode and filters (see the cursor parameter)."}},"description":"Page metadata of spec 2.1.","x-svc-phi":"kept"};
+
+function validate107(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate107.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6868,7 +8445,7 @@ errors++;
 if(data.next_cursor !== undefined){
 let data5 = data.next_cursor;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err13 = {instancePath:instancePath+"/next_cursor",schemaPath:"components#/$defs/PageMeta/properties/next_cursor/type",keyword:"type",params:{type: schema103.properties.next_cursor.type},message:"must be string,null"};
+const err13 = {instancePath:instancePath+"/next_cursor",schemaPath:"components#/$defs/PageMeta/properties/next_cursor/type",keyword:"type",params:{type: schema120.properties.next_cursor.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -6941,16 +8518,16 @@ vErrors.push(err19);
 errors++;
 }
 }
-validate90.errors = vErrors;
+validate107.errors = vErrors;
 return errors === 0;
 }
-validate90.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate107.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate89(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate106(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate89.evaluated;
+const evaluated0 = validate106.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7132,7 +8709,7 @@ vErrors.push(err15);
 errors++;
 }
 if(!(((data4 === "active") || (data4 === "revoked")) || (data4 === "expired"))){
-const err16 = {instancePath:instancePath+"/data/" + i0+"/status",schemaPath:"components#/$defs/QueryToken/properties/status/enum",keyword:"enum",params:{allowedValues: schema101.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err16 = {instancePath:instancePath+"/data/" + i0+"/status",schemaPath:"components#/$defs/QueryToken/properties/status/enum",keyword:"enum",params:{allowedValues: schema118.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -7182,7 +8759,7 @@ vErrors.push(err19);
 errors++;
 }
 if(!((data7 === "no_phi") || (data7 === "phi"))){
-const err20 = {instancePath:instancePath+"/data/" + i0+"/phi_mode",schemaPath:"components#/$defs/QueryToken/properties/phi_mode/enum",keyword:"enum",params:{allowedValues: schema101.properties.phi_mode.enum},message:"must be equal to one of the allowed values"};
+const err20 = {instancePath:instancePath+"/data/" + i0+"/phi_mode",schemaPath:"components#/$defs/QueryToken/properties/phi_mode/enum",keyword:"enum",params:{allowedValues: schema118.properties.phi_mode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -7257,7 +8834,7 @@ errors++;
 if(data1.revoked_at !== undefined){
 let data11 = data1.revoked_at;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err26 = {instancePath:instancePath+"/data/" + i0+"/revoked_at",schemaPath:"components#/$defs/QueryToken/properties/revoked_at/type",keyword:"type",params:{type: schema101.properties.revoked_at.type},message:"must be string,null"};
+const err26 = {instancePath:instancePath+"/data/" + i0+"/revoked_at",schemaPath:"components#/$defs/QueryToken/properties/revoked_at/type",keyword:"type",params:{type: schema118.properties.revoked_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -7282,7 +8859,7 @@ errors++;
 if(data1.last_used_at !== undefined){
 let data12 = data1.last_used_at;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err28 = {instancePath:instancePath+"/data/" + i0+"/last_used_at",schemaPath:"components#/$defs/QueryToken/properties/last_used_at/type",keyword:"type",params:{type: schema101.properties.last_used_at.type},message:"must be string,null"};
+const err28 = {instancePath:instancePath+"/data/" + i0+"/last_used_at",schemaPath:"components#/$defs/QueryToken/properties/last_used_at/type",keyword:"type",params:{type: schema118.properties.last_used_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -7329,8 +8906,8 @@ errors++;
 }
 }
 if(data.meta !== undefined){
-if(!(validate90(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
+if(!(validate107(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate107.errors : vErrors.concat(validate107.errors);
 errors = vErrors.length;
 }
 }
@@ -7373,40 +8950,40 @@ vErrors.push(err34);
 }
 errors++;
 }
-validate89.errors = vErrors;
+validate106.errors = vErrors;
 return errors === 0;
 }
-validate89.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate106.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate88(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate105(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate88.evaluated;
+const evaluated0 = validate105.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate89(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate89.errors : vErrors.concat(validate89.errors);
+if(!(validate106(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate106.errors : vErrors.concat(validate106.errors);
 errors = vErrors.length;
 }
-validate88.errors = vErrors;
+validate105.errors = vErrors;
 return errors === 0;
 }
-validate88.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate105.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const createQueryTokenBody = validate94;
-const schema105 = {"$ref":"components#/$defs/QueryTokenCreateRequest"};
-const schema106 = {"type":"object","required":["name","query_id"],"additionalProperties":false,"description":"Creates a governed query token for one query and parameter set, for example for an Excel workbook. Unknown fields are refused.","properties":{"name":{"type":"string","minLength":1,"maxLength":200,"description":"Label shown in lists (what the workbook is for)."},"query_id":{"type":"string","pattern":"^[A-Za-z0-9_.-]{1,128}$","description":"A governed query of the catalog."},"parameters":{"type":"object","additionalProperties":true,"description":"The query's parameters (catalog parameters_schema), fixed for the token's life; default {} (the query's defaults). Invalid ones are a 400 PLATFORM_INVALID_INPUT listing each problem."},"expires_at":{"type":"string","format":"date-time","description":"Expiry: default 90 days from now, at most one year ahead, and in the future."},"phi_mode":{"type":"string","enum":["no_phi","phi"],"default":"no_phi","description":"The PHI mode of the token's runs: no_phi by default; phi only from a phi session of an integration that may use phi (403 PLATFORM_PHI_MODE_DENIED otherwise)."}}};
+export const createQueryTokenBody = validate111;
+const schema122 = {"$ref":"components#/$defs/QueryTokenCreateRequest"};
+const schema123 = {"type":"object","required":["name","query_id"],"additionalProperties":false,"description":"Creates a governed query token for one query and parameter set, for example for an Excel workbook. Unknown fields are refused.","properties":{"name":{"type":"string","minLength":1,"maxLength":200,"description":"Label shown in lists (what the workbook is for)."},"query_id":{"type":"string","pattern":"^[A-Za-z0-9_.-]{1,128}$","description":"A governed query of the catalog."},"parameters":{"type":"object","additionalProperties":true,"description":"The query's parameters (catalog parameters_schema), fixed for the token's life; default {} (the query's defaults). Invalid ones are a 400 PLATFORM_INVALID_INPUT listing each problem."},"expires_at":{"type":"string","format":"date-time","description":"Expiry: default 90 days from now, at most one year ahead, and in the future."},"phi_mode":{"type":"string","enum":["no_phi","phi"],"default":"no_phi","description":"The PHI mode of the token's runs: no_phi by default; phi only from a phi session of an integration that may use phi (403 PLATFORM_PHI_MODE_DENIED otherwise)."}}};
 const pattern5 = new RegExp("^[A-Za-z0-9_.-]{1,128}$", "u");
 
-function validate94(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate111(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate94.evaluated;
+const evaluated0 = validate111.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7559,7 +9136,7 @@ vErrors.push(err11);
 errors++;
 }
 if(!((data4 === "no_phi") || (data4 === "phi"))){
-const err12 = {instancePath:instancePath+"/phi_mode",schemaPath:"components#/$defs/QueryTokenCreateRequest/properties/phi_mode/enum",keyword:"enum",params:{allowedValues: schema106.properties.phi_mode.enum},message:"must be equal to one of the allowed values"};
+const err12 = {instancePath:instancePath+"/phi_mode",schemaPath:"components#/$defs/QueryTokenCreateRequest/properties/phi_mode/enum",keyword:"enum",params:{allowedValues: schema123.properties.phi_mode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -7580,20 +9157,20 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate94.errors = vErrors;
+validate111.errors = vErrors;
 return errors === 0;
 }
-validate94.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate111.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const createQueryTokenStatus200 = validate95;
-const schema107 = {"$ref":"components#/$defs/QueryTokenCreatedResponse"};
-const schema108 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/QueryTokenCreated"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
-const schema109 = {"allOf":[{"$ref":"components#/$defs/QueryToken"},{"type":"object","required":["token"],"properties":{"token":{"type":"string","description":"The secret (qt_ and 43 base64url characters: 32 random bytes). Shown only in this response; the service keeps only its SHA-256 hash. Send it as `Authorization: Bearer qt_…` to POST /api/v1/ext/queries/{query_id}/run."}}}]};
+export const createQueryTokenStatus200 = validate112;
+const schema124 = {"$ref":"components#/$defs/QueryTokenCreatedResponse"};
+const schema125 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/QueryTokenCreated"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+const schema126 = {"allOf":[{"$ref":"components#/$defs/QueryToken"},{"type":"object","required":["token"],"properties":{"token":{"type":"string","description":"The secret (qt_ and 43 base64url characters: 32 random bytes). Shown only in this response; the service keeps only its SHA-256 hash. Send it as `Authorization: Bearer qt_…` to POST /api/v1/ext/queries/{query_id}/run."}}}]};
 
-function validate97(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate114(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate97.evaluated;
+const evaluated0 = validate114.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7748,7 +9325,7 @@ vErrors.push(err13);
 errors++;
 }
 if(!(((data2 === "active") || (data2 === "revoked")) || (data2 === "expired"))){
-const err14 = {instancePath:instancePath+"/status",schemaPath:"components#/$defs/QueryToken/properties/status/enum",keyword:"enum",params:{allowedValues: schema101.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err14 = {instancePath:instancePath+"/status",schemaPath:"components#/$defs/QueryToken/properties/status/enum",keyword:"enum",params:{allowedValues: schema118.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -7798,7 +9375,7 @@ vErrors.push(err17);
 errors++;
 }
 if(!((data5 === "no_phi") || (data5 === "phi"))){
-const err18 = {instancePath:instancePath+"/phi_mode",schemaPath:"components#/$defs/QueryToken/properties/phi_mode/enum",keyword:"enum",params:{allowedValues: schema101.properties.phi_mode.enum},message:"must be equal to one of the allowed values"};
+const err18 = {instancePath:instancePath+"/phi_mode",schemaPath:"components#/$defs/QueryToken/properties/phi_mode/enum",keyword:"enum",params:{allowedValues: schema118.properties.phi_mode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -7873,7 +9450,7 @@ errors++;
 if(data.revoked_at !== undefined){
 let data9 = data.revoked_at;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err24 = {instancePath:instancePath+"/revoked_at",schemaPath:"components#/$defs/QueryToken/properties/revoked_at/type",keyword:"type",params:{type: schema101.properties.revoked_at.type},message:"must be string,null"};
+const err24 = {instancePath:instancePath+"/revoked_at",schemaPath:"components#/$defs/QueryToken/properties/revoked_at/type",keyword:"type",params:{type: schema118.properties.revoked_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -7898,7 +9475,7 @@ errors++;
 if(data.last_used_at !== undefined){
 let data10 = data.last_used_at;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err26 = {instancePath:instancePath+"/last_used_at",schemaPath:"components#/$defs/QueryToken/properties/last_used_at/type",keyword:"type",params:{type: schema101.properties.last_used_at.type},message:"must be string,null"};
+const err26 = {instancePath:instancePath+"/last_used_at",schemaPath:"components#/$defs/QueryToken/properties/last_used_at/type",keyword:"type",params:{type: schema118.properties.last_used_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -7965,16 +9542,16 @@ vErrors.push(err31);
 }
 errors++;
 }
-validate97.errors = vErrors;
+validate114.errors = vErrors;
 return errors === 0;
 }
-validate97.evaluated = {"props":{"token":true,"id":true,"name":true,"status":true,"query_id":true,"parameters":true,"phi_mode":true,"token_hint":true,"created_at":true,"expires_at":true,"revoked_at":true,"last_used_at":true},"dynamicProps":false,"dynamicItems":false};
+validate114.evaluated = {"props":{"token":true,"id":true,"name":true,"status":true,"query_id":true,"parameters":true,"phi_mode":true,"token_hint":true,"created_at":true,"expires_at":true,"revoked_at":true,"last_used_at":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate96(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate113(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate96.evaluated;
+const evaluated0 = validate113.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7993,8 +9570,8 @@ vErrors.push(err0);
 errors++;
 }
 if(data.data !== undefined){
-if(!(validate97(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate97.errors : vErrors.concat(validate97.errors);
+if(!(validate114(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate114.errors : vErrors.concat(validate114.errors);
 errors = vErrors.length;
 }
 }
@@ -8043,39 +9620,511 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate96.errors = vErrors;
+validate113.errors = vErrors;
 return errors === 0;
 }
-validate96.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate113.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate95(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate112(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate95.evaluated;
+const evaluated0 = validate112.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate96(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate96.errors : vErrors.concat(validate96.errors);
+if(!(validate113(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate113.errors : vErrors.concat(validate113.errors);
 errors = vErrors.length;
 }
-validate95.errors = vErrors;
+validate112.errors = vErrors;
 return errors === 0;
 }
-validate95.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate112.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const revokeQueryTokenStatus200 = validate101;
-const schema112 = {"$ref":"components#/$defs/QueryTokenResponse"};
-const schema113 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/QueryToken"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+export const createQueryTokenStatus403 = validate118;
+const schema129 = {"$ref":"components#/$defs/ExternalPlatformError"};
 
-function validate102(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate119(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate102.evaluated;
+const evaluated0 = validate119.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err1 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.category === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "category"},message:"must have required property '"+"category"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.terminal === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "terminal"},message:"must have required property '"+"terminal"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data0.code !== undefined){
+if(typeof data0.code !== "string"){
+const err6 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+if(typeof data0.message !== "string"){
+const err7 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data0.category !== undefined){
+let data3 = data0.category;
+if(typeof data3 !== "string"){
+const err8 = {instancePath:instancePath+"/error/category",schemaPath:"#/properties/error/properties/category/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(!((((((((((data3 === "approval") || (data3 === "authentication")) || (data3 === "authorization")) || (data3 === "conflict")) || (data3 === "execution")) || (data3 === "isolation")) || (data3 === "limits")) || (data3 === "not_found")) || (data3 === "service")) || (data3 === "validation"))){
+const err9 = {instancePath:instancePath+"/error/category",schemaPath:"#/properties/error/properties/category/enum",keyword:"enum",params:{allowedValues: schema43.properties.error.properties.category.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err10 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data0.terminal !== undefined){
+if(typeof data0.terminal !== "boolean"){
+const err11 = {instancePath:instancePath+"/error/terminal",schemaPath:"#/properties/error/properties/terminal/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.correlationId !== undefined){
+if(typeof data0.correlationId !== "string"){
+const err12 = {instancePath:instancePath+"/error/correlationId",schemaPath:"#/properties/error/properties/correlationId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.details !== undefined){
+let data7 = data0.details;
+if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
+for(const key0 in data7){
+let data8 = data7[key0];
+if((((typeof data8 !== "string") && (!((typeof data8 == "number") && (isFinite(data8))))) && (typeof data8 !== "boolean")) && (data8 !== null)){
+const err13 = {instancePath:instancePath+"/error/details/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"components#/$defs/ErrorDetails/additionalProperties/type",keyword:"type",params:{type: schema44.additionalProperties.type},message:"must be string,number,boolean,null"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath:instancePath+"/error/details",schemaPath:"components#/$defs/ErrorDetails/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+}
+else {
+const err15 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+}
+else {
+const err16 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+validate119.errors = vErrors;
+return errors === 0;
+}
+validate119.evaluated = {"props":{"error":true},"dynamicProps":false,"dynamicItems":false};
+
+
+function validate118(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate118.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate119(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate119.errors : vErrors.concat(validate119.errors);
+errors = vErrors.length;
+}
+validate118.errors = vErrors;
+return errors === 0;
+}
+validate118.evaluated = {"props":{"error":true},"dynamicProps":false,"dynamicItems":false};
+
+export const createQueryTokenStatus404 = validate121;
+const schema132 = {"$ref":"components#/$defs/ExternalPlatformError"};
+
+function validate122(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate122.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err1 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.category === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "category"},message:"must have required property '"+"category"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.terminal === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "terminal"},message:"must have required property '"+"terminal"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data0.code !== undefined){
+if(typeof data0.code !== "string"){
+const err6 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+if(typeof data0.message !== "string"){
+const err7 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data0.category !== undefined){
+let data3 = data0.category;
+if(typeof data3 !== "string"){
+const err8 = {instancePath:instancePath+"/error/category",schemaPath:"#/properties/error/properties/category/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(!((((((((((data3 === "approval") || (data3 === "authentication")) || (data3 === "authorization")) || (data3 === "conflict")) || (data3 === "execution")) || (data3 === "isolation")) || (data3 === "limits")) || (data3 === "not_found")) || (data3 === "service")) || (data3 === "validation"))){
+const err9 = {instancePath:instancePath+"/error/category",schemaPath:"#/properties/error/properties/category/enum",keyword:"enum",params:{allowedValues: schema43.properties.error.properties.category.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err10 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data0.terminal !== undefined){
+if(typeof data0.terminal !== "boolean"){
+const err11 = {instancePath:instancePath+"/error/terminal",schemaPath:"#/properties/error/properties/terminal/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.correlationId !== undefined){
+if(typeof data0.correlationId !== "string"){
+const err12 = {instancePath:instancePath+"/error/correlationId",schemaPath:"#/properties/error/properties/correlationId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.details !== undefined){
+let data7 = data0.details;
+if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
+for(const key0 in data7){
+let data8 = data7[key0];
+if((((typeof data8 !== "string") && (!((typeof data8 == "number") && (isFinite(data8))))) && (typeof data8 !== "boolean")) && (data8 !== null)){
+const err13 = {instancePath:instancePath+"/error/details/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"components#/$defs/ErrorDetails/additionalProperties/type",keyword:"type",params:{type: schema44.additionalProperties.type},message:"must be string,number,boolean,null"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath:instancePath+"/error/details",schemaPath:"components#/$defs/ErrorDetails/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+}
+else {
+const err15 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+}
+else {
+const err16 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+validate122.errors = vErrors;
+return errors === 0;
+}
+validate122.evaluated = {"props":{"error":true},"dynamicProps":false,"dynamicItems":false};
+
+
+function validate121(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate121.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate122(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate122.errors : vErrors.concat(validate122.errors);
+errors = vErrors.length;
+}
+validate121.errors = vErrors;
+return errors === 0;
+}
+validate121.evaluated = {"props":{"error":true},"dynamicProps":false,"dynamicItems":false};
+
+export const revokeQueryTokenStatus200 = validate124;
+const schema135 = {"$ref":"components#/$defs/QueryTokenResponse"};
+const schema136 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/QueryToken"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+
+function validate125(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate125.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8243,7 +10292,7 @@ vErrors.push(err14);
 errors++;
 }
 if(!(((data3 === "active") || (data3 === "revoked")) || (data3 === "expired"))){
-const err15 = {instancePath:instancePath+"/data/status",schemaPath:"components#/$defs/QueryToken/properties/status/enum",keyword:"enum",params:{allowedValues: schema101.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err15 = {instancePath:instancePath+"/data/status",schemaPath:"components#/$defs/QueryToken/properties/status/enum",keyword:"enum",params:{allowedValues: schema118.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -8293,7 +10342,7 @@ vErrors.push(err18);
 errors++;
 }
 if(!((data6 === "no_phi") || (data6 === "phi"))){
-const err19 = {instancePath:instancePath+"/data/phi_mode",schemaPath:"components#/$defs/QueryToken/properties/phi_mode/enum",keyword:"enum",params:{allowedValues: schema101.properties.phi_mode.enum},message:"must be equal to one of the allowed values"};
+const err19 = {instancePath:instancePath+"/data/phi_mode",schemaPath:"components#/$defs/QueryToken/properties/phi_mode/enum",keyword:"enum",params:{allowedValues: schema118.properties.phi_mode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -8368,7 +10417,7 @@ errors++;
 if(data0.revoked_at !== undefined){
 let data10 = data0.revoked_at;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err25 = {instancePath:instancePath+"/data/revoked_at",schemaPath:"components#/$defs/QueryToken/properties/revoked_at/type",keyword:"type",params:{type: schema101.properties.revoked_at.type},message:"must be string,null"};
+const err25 = {instancePath:instancePath+"/data/revoked_at",schemaPath:"components#/$defs/QueryToken/properties/revoked_at/type",keyword:"type",params:{type: schema118.properties.revoked_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -8393,7 +10442,7 @@ errors++;
 if(data0.last_used_at !== undefined){
 let data11 = data0.last_used_at;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err27 = {instancePath:instancePath+"/data/last_used_at",schemaPath:"components#/$defs/QueryToken/properties/last_used_at/type",keyword:"type",params:{type: schema101.properties.last_used_at.type},message:"must be string,null"};
+const err27 = {instancePath:instancePath+"/data/last_used_at",schemaPath:"components#/$defs/QueryToken/properties/last_used_at/type",keyword:"type",params:{type: schema118.properties.last_used_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -8472,43 +10521,751 @@ vErrors.push(err32);
 }
 errors++;
 }
-validate102.errors = vErrors;
+validate125.errors = vErrors;
 return errors === 0;
 }
-validate102.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate125.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate101(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate124(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate101.evaluated;
+const evaluated0 = validate124.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate102(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate102.errors : vErrors.concat(validate102.errors);
+if(!(validate125(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate125.errors : vErrors.concat(validate125.errors);
 errors = vErrors.length;
 }
-validate101.errors = vErrors;
+validate124.errors = vErrors;
 return errors === 0;
 }
-validate101.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate124.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listPatientsStatus200 = validate105;
-const schema116 = {"$ref":"components#/$defs/PatientListResponse"};
-const schema117 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/PatientSummary"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/ListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
-const schema118 = {"type":"object","required":["id","first_name","last_name","display_name","dob","status","service_line","office_id","current_episode","created_at","updated_at"],"properties":{"id":{"type":"string","description":"Patient id, or a stable surrogate handle (PT-…) in a no_phi session.","x-svc-phi":"handle"},"mrn":{"type":["string","null"],"description":"Agency medical record number; null in no_phi sessions.","x-svc-phi":"withheld"},"first_name":{"type":["string","null"],"description":"First name; null in no_phi sessions.","x-svc-phi":"withheld"},"middle_name":{"type":["string","null"],"description":"Middle name; null in no_phi sessions.","x-svc-phi":"withheld"},"last_name":{"type":["string","null"],"description":"Last name; null in no_phi sessions.","x-svc-phi":"withheld"},"suffix":{"type":["string","null"],"description":"Suffix; null in no_phi sessions.","x-svc-phi":"withheld"},"display_name":{"type":["string","null"],"description":"Full display name; null in no_phi sessions.","x-svc-v1-name":"full_name","x-svc-phi":"withheld"},"dob":{"type":["string","null"],"format":"date","description":"Date of birth; null in no_phi sessions.","x-svc-phi":"withheld"},"birth_year":{"type":["integer","null"],"description":"Year of birth; null in no_phi sessions, which read `age` instead (serving both would reveal the birthday to a client that reads them daily).","x-svc-since":"2","x-svc-phi":"withheld"},"age":{"type":["string","null"],"pattern":"^([0-9]{1,2}|90\\+)$","description":"Age in whole years, or \"90+\" (Safe Harbor) at 90 or more. In no_phi sessions it is the current year minus the birth year, so it changes on January 1, never on the birthday.","x-svc-phi":{"reduce":"age","from":"dob"}},"gender":{"type":["string","null"],"enum":["female","male","unknown",null],"description":"Administrative gender."},"status":{"type":"string","enum":["referred","pending_admission","active","on_hold","discharged","deceased","non_admit"],"description":"Chart status."},"service_line":{"type":"string","enum":["home_health","hospice","private_duty"],"description":"Business line."},"office_id":{"type":["string","null"],"description":"Office that serves the patient.","x-svc-phi":"kept"},"current_episode":{"oneOf":[{"$ref":"components#/$defs/Episode"},{"type":"null"}],"description":"Active episode, if any."},"created_at":{"type":"string","format":"date-time","description":"Chart opened (year only in no_phi sessions).","x-svc-phi":"year"},"updated_at":{"type":"string","format":"date-time","description":"Last change to the chart: its own fields, its coverages (their payor's name included) or its episodes (year only in no_phi sessions).","x-svc-phi":"year"}},"description":"External patient summary profile (route 8)."};
-const schema119 = {"type":"object","required":["id","type","status","start_date","end_date"],"properties":{"id":{"type":"string","description":"Episode id.","x-svc-phi":"kept"},"type":{"type":"string","enum":["home_health_period","hospice_benefit_period","private_duty_authorization"],"description":"Kind of episode by service line."},"status":{"type":"string","enum":["planned","active","closed"],"description":"Episode state."},"start_date":{"type":"string","format":"date","description":"First day (year only in no_phi sessions).","x-svc-phi":"year"},"end_date":{"type":["string","null"],"format":"date","description":"Last day (year only in no_phi sessions).","x-svc-phi":"year"}}};
+export const revokeQueryTokenStatus404 = validate128;
+const schema139 = {"$ref":"components#/$defs/ExternalPlatformError"};
+
+function validate129(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate129.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err1 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.category === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "category"},message:"must have required property '"+"category"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.terminal === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "terminal"},message:"must have required property '"+"terminal"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data0.code !== undefined){
+if(typeof data0.code !== "string"){
+const err6 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+if(typeof data0.message !== "string"){
+const err7 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data0.category !== undefined){
+let data3 = data0.category;
+if(typeof data3 !== "string"){
+const err8 = {instancePath:instancePath+"/error/category",schemaPath:"#/properties/error/properties/category/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(!((((((((((data3 === "approval") || (data3 === "authentication")) || (data3 === "authorization")) || (data3 === "conflict")) || (data3 === "execution")) || (data3 === "isolation")) || (data3 === "limits")) || (data3 === "not_found")) || (data3 === "service")) || (data3 === "validation"))){
+const err9 = {instancePath:instancePath+"/error/category",schemaPath:"#/properties/error/properties/category/enum",keyword:"enum",params:{allowedValues: schema43.properties.error.properties.category.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err10 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data0.terminal !== undefined){
+if(typeof data0.terminal !== "boolean"){
+const err11 = {instancePath:instancePath+"/error/terminal",schemaPath:"#/properties/error/properties/terminal/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.correlationId !== undefined){
+if(typeof data0.correlationId !== "string"){
+const err12 = {instancePath:instancePath+"/error/correlationId",schemaPath:"#/properties/error/properties/correlationId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.details !== undefined){
+let data7 = data0.details;
+if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
+for(const key0 in data7){
+let data8 = data7[key0];
+if((((typeof data8 !== "string") && (!((typeof data8 == "number") && (isFinite(data8))))) && (typeof data8 !== "boolean")) && (data8 !== null)){
+const err13 = {instancePath:instancePath+"/error/details/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"components#/$defs/ErrorDetails/additionalProperties/type",keyword:"type",params:{type: schema44.additionalProperties.type},message:"must be string,number,boolean,null"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath:instancePath+"/error/details",schemaPath:"components#/$defs/ErrorDetails/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+}
+else {
+const err15 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+}
+else {
+const err16 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+validate129.errors = vErrors;
+return errors === 0;
+}
+validate129.evaluated = {"props":{"error":true},"dynamicProps":false,"dynamicItems":false};
+
+
+function validate128(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate128.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate129(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate129.errors : vErrors.concat(validate129.errors);
+errors = vErrors.length;
+}
+validate128.errors = vErrors;
+return errors === 0;
+}
+validate128.evaluated = {"props":{"error":true},"dynamicProps":false,"dynamicItems":false};
+
+export const getQueryTokenExcelTemplateStatus404 = validate131;
+const schema142 = {"$ref":"components#/$defs/ExternalPlatformError"};
+
+function validate132(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate132.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err1 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.category === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "category"},message:"must have required property '"+"category"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.terminal === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "terminal"},message:"must have required property '"+"terminal"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data0.code !== undefined){
+if(typeof data0.code !== "string"){
+const err6 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+if(typeof data0.message !== "string"){
+const err7 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data0.category !== undefined){
+let data3 = data0.category;
+if(typeof data3 !== "string"){
+const err8 = {instancePath:instancePath+"/error/category",schemaPath:"#/properties/error/properties/category/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(!((((((((((data3 === "approval") || (data3 === "authentication")) || (data3 === "authorization")) || (data3 === "conflict")) || (data3 === "execution")) || (data3 === "isolation")) || (data3 === "limits")) || (data3 === "not_found")) || (data3 === "service")) || (data3 === "validation"))){
+const err9 = {instancePath:instancePath+"/error/category",schemaPath:"#/properties/error/properties/category/enum",keyword:"enum",params:{allowedValues: schema43.properties.error.properties.category.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err10 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data0.terminal !== undefined){
+if(typeof data0.terminal !== "boolean"){
+const err11 = {instancePath:instancePath+"/error/terminal",schemaPath:"#/properties/error/properties/terminal/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.correlationId !== undefined){
+if(typeof data0.correlationId !== "string"){
+const err12 = {instancePath:instancePath+"/error/correlationId",schemaPath:"#/properties/error/properties/correlationId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.details !== undefined){
+let data7 = data0.details;
+if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
+for(const key0 in data7){
+let data8 = data7[key0];
+if((((typeof data8 !== "string") && (!((typeof data8 == "number") && (isFinite(data8))))) && (typeof data8 !== "boolean")) && (data8 !== null)){
+const err13 = {instancePath:instancePath+"/error/details/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"components#/$defs/ErrorDetails/additionalProperties/type",keyword:"type",params:{type: schema44.additionalProperties.type},message:"must be string,number,boolean,null"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath:instancePath+"/error/details",schemaPath:"components#/$defs/ErrorDetails/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+}
+else {
+const err15 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+}
+else {
+const err16 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+validate132.errors = vErrors;
+return errors === 0;
+}
+validate132.evaluated = {"props":{"error":true},"dynamicProps":false,"dynamicItems":false};
+
+
+function validate131(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate131.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate132(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate132.errors : vErrors.concat(validate132.errors);
+errors = vErrors.length;
+}
+validate131.errors = vErrors;
+return errors === 0;
+}
+validate131.evaluated = {"props":{"error":true},"dynamicProps":false,"dynamicItems":false};
+
+export const getQueryTokenExcelTemplateStatus409 = validate134;
+const schema145 = {"$ref":"components#/$defs/ExternalPlatformError"};
+
+function validate135(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate135.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err1 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.category === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "category"},message:"must have required property '"+"category"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.terminal === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "terminal"},message:"must have required property '"+"terminal"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data0.code !== undefined){
+if(typeof data0.code !== "string"){
+const err6 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+if(typeof data0.message !== "string"){
+const err7 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data0.category !== undefined){
+let data3 = data0.category;
+if(typeof data3 !== "string"){
+const err8 = {instancePath:instancePath+"/error/category",schemaPath:"#/properties/error/properties/category/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(!((((((((((data3 === "approval") || (data3 === "authentication")) || (data3 === "authorization")) || (data3 === "conflict")) || (data3 === "execution")) || (data3 === "isolation")) || (data3 === "limits")) || (data3 === "not_found")) || (data3 === "service")) || (data3 === "validation"))){
+const err9 = {instancePath:instancePath+"/error/category",schemaPath:"#/properties/error/properties/category/enum",keyword:"enum",params:{allowedValues: schema43.properties.error.properties.category.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err10 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data0.terminal !== undefined){
+if(typeof data0.terminal !== "boolean"){
+const err11 = {instancePath:instancePath+"/error/terminal",schemaPath:"#/properties/error/properties/terminal/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.correlationId !== undefined){
+if(typeof data0.correlationId !== "string"){
+const err12 = {instancePath:instancePath+"/error/correlationId",schemaPath:"#/properties/error/properties/correlationId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.details !== undefined){
+let data7 = data0.details;
+if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
+for(const key0 in data7){
+let data8 = data7[key0];
+if((((typeof data8 !== "string") && (!((typeof data8 == "number") && (isFinite(data8))))) && (typeof data8 !== "boolean")) && (data8 !== null)){
+const err13 = {instancePath:instancePath+"/error/details/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"components#/$defs/ErrorDetails/additionalProperties/type",keyword:"type",params:{type: schema44.additionalProperties.type},message:"must be string,number,boolean,null"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath:instancePath+"/error/details",schemaPath:"components#/$defs/ErrorDetails/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+}
+else {
+const err15 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+}
+else {
+const err16 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+validate135.errors = vErrors;
+return errors === 0;
+}
+validate135.evaluated = {"props":{"error":true},"dynamicProps":false,"dynamicItems":false};
+
+
+function validate134(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate134.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate135(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate135.errors : vErrors.concat(validate135.errors);
+errors = vErrors.length;
+}
+validate134.errors = vErrors;
+return errors === 0;
+}
+validate134.evaluated = {"props":{"error":true},"dynamicProps":false,"dynamicItems":false};
+
+export const listPatientsStatus200 = validate137;
+const schema148 = {"$ref":"components#/$defs/PatientListResponse"};
+const schema149 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/PatientSummary"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/ListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
+const schema150 = {"type":"object","required":["id","first_name","last_name","display_name","dob","status","service_line","office_id","current_episode","created_at","updated_at"],"properties":{"id":{"type":"string","description":"Patient id, or a stable surrogate handle (PT-…) in a no_phi session.","x-svc-phi":"handle"},"mrn":{"type":["string","null"],"description":"Agency medical record number; null in no_phi sessions.","x-svc-phi":"withheld"},"first_name":{"type":["string","null"],"description":"First name; null in no_phi sessions.","x-svc-phi":"withheld"},"middle_name":{"type":["string","null"],"description":"Middle name; null in no_phi sessions.","x-svc-phi":"withheld"},"last_name":{"type":["string","null"],"description":"Last name; null in no_phi sessions.","x-svc-phi":"withheld"},"suffix":{"type":["string","null"],"description":"Suffix; null in no_phi sessions.","x-svc-phi":"withheld"},"display_name":{"type":["string","null"],"description":"Full display name; null in no_phi sessions.","x-svc-v1-name":"full_name","x-svc-phi":"withheld"},"dob":{"type":["string","null"],"format":"date","description":"Date of birth; null in no_phi sessions.","x-svc-phi":"withheld"},"birth_year":{"type":["integer","null"],"description":"Year of birth; null in no_phi sessions, which read `age` instead (serving both would reveal the birthday to a client that reads them daily).","x-svc-since":"2","x-svc-phi":"withheld"},"age":{"type":["string","null"],"pattern":"^([0-9]{1,2}|90\\+)$","description":"Age in whole years, or \"90+\" (Safe Harbor) at 90 or more. In no_phi sessions it is the current year minus the birth year, so it changes on January 1, never on the birthday.","x-svc-phi":{"reduce":"age","from":"dob"}},"gender":{"type":["string","null"],"enum":["female","male","unknown",null],"description":"Administrative gender."},"status":{"type":"string","enum":["referred","pending_admission","active","on_hold","discharged","deceased","non_admit"],"description":"Chart status."},"service_line":{"type":"string","enum":["home_health","hospice","private_duty"],"description":"Business line."},"office_id":{"type":["string","null"],"description":"Office that serves the patient.","x-svc-phi":"kept"},"current_episode":{"oneOf":[{"$ref":"components#/$defs/Episode"},{"type":"null"}],"description":"Active episode, if any."},"created_at":{"type":"string","format":"date-time","description":"Chart opened (year only in no_phi sessions).","x-svc-phi":"year"},"updated_at":{"type":"string","format":"date-time","description":"Last change to the chart: its own fields, its coverages (their payor's name included) or its episodes (year only in no_phi sessions).","x-svc-phi":"year"}},"description":"External patient summary profile (route 8)."};
+const schema151 = {"type":"object","required":["id","type","status","start_date","end_date"],"properties":{"id":{"type":"string","description":"Episode id.","x-svc-phi":"kept"},"type":{"type":"string","enum":["home_health_period","hospice_benefit_period","private_duty_authorization"],"description":"Kind of episode by service line."},"status":{"type":"string","enum":["planned","active","closed"],"description":"Episode state."},"start_date":{"type":"string","format":"date","description":"First day (year only in no_phi sessions).","x-svc-phi":"year"},"end_date":{"type":["string","null"],"format":"date","description":"Last day (year only in no_phi sessions).","x-svc-phi":"year"}}};
 const formats42 = require("ajv-formats/dist/formats").fullFormats.date;
 const pattern6 = new RegExp("^([0-9]{1,2}|90\\+)$", "u");
 
-function validate107(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate139(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate107.evaluated;
+const evaluated0 = validate139.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8641,7 +11398,7 @@ errors++;
 if(data.mrn !== undefined){
 let data1 = data.mrn;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err12 = {instancePath:instancePath+"/mrn",schemaPath:"#/properties/mrn/type",keyword:"type",params:{type: schema118.properties.mrn.type},message:"must be string,null"};
+const err12 = {instancePath:instancePath+"/mrn",schemaPath:"#/properties/mrn/type",keyword:"type",params:{type: schema150.properties.mrn.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -8654,7 +11411,7 @@ errors++;
 if(data.first_name !== undefined){
 let data2 = data.first_name;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err13 = {instancePath:instancePath+"/first_name",schemaPath:"#/properties/first_name/type",keyword:"type",params:{type: schema118.properties.first_name.type},message:"must be string,null"};
+const err13 = {instancePath:instancePath+"/first_name",schemaPath:"#/properties/first_name/type",keyword:"type",params:{type: schema150.properties.first_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -8667,7 +11424,7 @@ errors++;
 if(data.middle_name !== undefined){
 let data3 = data.middle_name;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err14 = {instancePath:instancePath+"/middle_name",schemaPath:"#/properties/middle_name/type",keyword:"type",params:{type: schema118.properties.middle_name.type},message:"must be string,null"};
+const err14 = {instancePath:instancePath+"/middle_name",schemaPath:"#/properties/middle_name/type",keyword:"type",params:{type: schema150.properties.middle_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -8680,7 +11437,7 @@ errors++;
 if(data.last_name !== undefined){
 let data4 = data.last_name;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err15 = {instancePath:instancePath+"/last_name",schemaPath:"#/properties/last_name/type",keyword:"type",params:{type: schema118.properties.last_name.type},message:"must be string,null"};
+const err15 = {instancePath:instancePath+"/last_name",schemaPath:"#/properties/last_name/type",keyword:"type",params:{type: schema150.properties.last_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -8693,7 +11450,7 @@ errors++;
 if(data.suffix !== undefined){
 let data5 = data.suffix;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err16 = {instancePath:instancePath+"/suffix",schemaPath:"#/properties/suffix/type",keyword:"type",params:{type: schema118.properties.suffix.type},message:"must be string,null"};
+const err16 = {instancePath:instancePath+"/suffix",schemaPath:"#/properties/suffix/type",keyword:"type",params:{type: schema150.properties.suffix.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -8706,7 +11463,7 @@ errors++;
 if(data.display_name !== undefined){
 let data6 = data.display_name;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err17 = {instancePath:instancePath+"/display_name",schemaPath:"#/properties/display_name/type",keyword:"type",params:{type: schema118.properties.display_name.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/display_name",schemaPath:"#/properties/display_name/type",keyword:"type",params:{type: schema150.properties.display_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -8719,7 +11476,7 @@ errors++;
 if(data.dob !== undefined){
 let data7 = data.dob;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err18 = {instancePath:instancePath+"/dob",schemaPath:"#/properties/dob/type",keyword:"type",params:{type: schema118.properties.dob.type},message:"must be string,null"};
+const err18 = {instancePath:instancePath+"/dob",schemaPath:"#/properties/dob/type",keyword:"type",params:{type: schema150.properties.dob.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -8744,7 +11501,7 @@ errors++;
 if(data.birth_year !== undefined){
 let data8 = data.birth_year;
 if((!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))) && (data8 !== null)){
-const err20 = {instancePath:instancePath+"/birth_year",schemaPath:"#/properties/birth_year/type",keyword:"type",params:{type: schema118.properties.birth_year.type},message:"must be integer,null"};
+const err20 = {instancePath:instancePath+"/birth_year",schemaPath:"#/properties/birth_year/type",keyword:"type",params:{type: schema150.properties.birth_year.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -8757,7 +11514,7 @@ errors++;
 if(data.age !== undefined){
 let data9 = data.age;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err21 = {instancePath:instancePath+"/age",schemaPath:"#/properties/age/type",keyword:"type",params:{type: schema118.properties.age.type},message:"must be string,null"};
+const err21 = {instancePath:instancePath+"/age",schemaPath:"#/properties/age/type",keyword:"type",params:{type: schema150.properties.age.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -8782,7 +11539,7 @@ errors++;
 if(data.gender !== undefined){
 let data10 = data.gender;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err23 = {instancePath:instancePath+"/gender",schemaPath:"#/properties/gender/type",keyword:"type",params:{type: schema118.properties.gender.type},message:"must be string,null"};
+const err23 = {instancePath:instancePath+"/gender",schemaPath:"#/properties/gender/type",keyword:"type",params:{type: schema150.properties.gender.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -8792,7 +11549,7 @@ vErrors.push(err23);
 errors++;
 }
 if(!((((data10 === "female") || (data10 === "male")) || (data10 === "unknown")) || (data10 === null))){
-const err24 = {instancePath:instancePath+"/gender",schemaPath:"#/properties/gender/enum",keyword:"enum",params:{allowedValues: schema118.properties.gender.enum},message:"must be equal to one of the allowed values"};
+const err24 = {instancePath:instancePath+"/gender",schemaPath:"#/properties/gender/enum",keyword:"enum",params:{allowedValues: schema150.properties.gender.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -8815,7 +11572,7 @@ vErrors.push(err25);
 errors++;
 }
 if(!(((((((data11 === "referred") || (data11 === "pending_admission")) || (data11 === "active")) || (data11 === "on_hold")) || (data11 === "discharged")) || (data11 === "deceased")) || (data11 === "non_admit"))){
-const err26 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema118.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err26 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema150.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -8838,7 +11595,7 @@ vErrors.push(err27);
 errors++;
 }
 if(!(((data12 === "home_health") || (data12 === "hospice")) || (data12 === "private_duty"))){
-const err28 = {instancePath:instancePath+"/service_line",schemaPath:"#/properties/service_line/enum",keyword:"enum",params:{allowedValues: schema118.properties.service_line.enum},message:"must be equal to one of the allowed values"};
+const err28 = {instancePath:instancePath+"/service_line",schemaPath:"#/properties/service_line/enum",keyword:"enum",params:{allowedValues: schema150.properties.service_line.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -8851,7 +11608,7 @@ errors++;
 if(data.office_id !== undefined){
 let data13 = data.office_id;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err29 = {instancePath:instancePath+"/office_id",schemaPath:"#/properties/office_id/type",keyword:"type",params:{type: schema118.properties.office_id.type},message:"must be string,null"};
+const err29 = {instancePath:instancePath+"/office_id",schemaPath:"#/properties/office_id/type",keyword:"type",params:{type: schema150.properties.office_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -8943,7 +11700,7 @@ vErrors.push(err36);
 errors++;
 }
 if(!(((data16 === "home_health_period") || (data16 === "hospice_benefit_period")) || (data16 === "private_duty_authorization"))){
-const err37 = {instancePath:instancePath+"/current_episode/type",schemaPath:"components#/$defs/Episode/properties/type/enum",keyword:"enum",params:{allowedValues: schema119.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err37 = {instancePath:instancePath+"/current_episode/type",schemaPath:"components#/$defs/Episode/properties/type/enum",keyword:"enum",params:{allowedValues: schema151.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -8966,7 +11723,7 @@ vErrors.push(err38);
 errors++;
 }
 if(!(((data17 === "planned") || (data17 === "active")) || (data17 === "closed"))){
-const err39 = {instancePath:instancePath+"/current_episode/status",schemaPath:"components#/$defs/Episode/properties/status/enum",keyword:"enum",params:{allowedValues: schema119.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err39 = {instancePath:instancePath+"/current_episode/status",schemaPath:"components#/$defs/Episode/properties/status/enum",keyword:"enum",params:{allowedValues: schema151.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -9004,7 +11761,7 @@ errors++;
 if(data14.end_date !== undefined){
 let data19 = data14.end_date;
 if((typeof data19 !== "string") && (data19 !== null)){
-const err42 = {instancePath:instancePath+"/current_episode/end_date",schemaPath:"components#/$defs/Episode/properties/end_date/type",keyword:"type",params:{type: schema119.properties.end_date.type},message:"must be string,null"};
+const err42 = {instancePath:instancePath+"/current_episode/end_date",schemaPath:"components#/$defs/Episode/properties/end_date/type",keyword:"type",params:{type: schema151.properties.end_date.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -9153,16 +11910,16 @@ vErrors.push(err51);
 }
 errors++;
 }
-validate107.errors = vErrors;
+validate139.errors = vErrors;
 return errors === 0;
 }
-validate107.evaluated = {"props":{"id":true,"mrn":true,"first_name":true,"middle_name":true,"last_name":true,"suffix":true,"display_name":true,"dob":true,"birth_year":true,"age":true,"gender":true,"status":true,"service_line":true,"office_id":true,"current_episode":true,"created_at":true,"updated_at":true},"dynamicProps":false,"dynamicItems":false};
+validate139.evaluated = {"props":{"id":true,"mrn":true,"first_name":true,"middle_name":true,"last_name":true,"suffix":true,"display_name":true,"dob":true,"birth_year":true,"age":true,"gender":true,"status":true,"service_line":true,"office_id":true,"current_episode":true,"created_at":true,"updated_at":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate106(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate138(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate106.evaluated;
+const evaluated0 = validate138.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9195,8 +11952,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate107(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate107.errors : vErrors.concat(validate107.errors);
+if(!(validate139(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate139.errors : vErrors.concat(validate139.errors);
 errors = vErrors.length;
 }
 }
@@ -9213,8 +11970,8 @@ errors++;
 }
 }
 if(data.meta !== undefined){
-if(!(validate90(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
+if(!(validate107(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate107.errors : vErrors.concat(validate107.errors);
 errors = vErrors.length;
 }
 }
@@ -9257,45 +12014,45 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate106.errors = vErrors;
+validate138.errors = vErrors;
 return errors === 0;
 }
-validate106.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate138.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate105(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate137(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate105.evaluated;
+const evaluated0 = validate137.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate106(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate106.errors : vErrors.concat(validate106.errors);
+if(!(validate138(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate138.errors : vErrors.concat(validate138.errors);
 errors = vErrors.length;
 }
-validate105.errors = vErrors;
+validate137.errors = vErrors;
 return errors === 0;
 }
-validate105.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate137.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const getPatientStatus200 = validate111;
-const schema121 = {"$ref":"components#/$defs/PatientResponse"};
-const schema122 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/PatientDetail"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
-const schema123 = {"type":"object","required":["id","first_name","last_name","display_name","dob","status","service_line","office_id","current_episode","created_at","updated_at","phones","address","coverages","episodes"],"properties":{"id":{"type":"string","description":"Patient id, or a stable surrogate handle (PT-…) in a no_phi session.","x-svc-phi":"handle"},"mrn":{"type":["string","null"],"description":"Agency medical record number; null in no_phi sessions.","x-svc-phi":"withheld"},"first_name":{"type":["string","null"],"description":"First name; null in no_phi sessions.","x-svc-phi":"withheld"},"middle_name":{"type":["string","null"],"description":"Middle name; null in no_phi sessions.","x-svc-phi":"withheld"},"last_name":{"type":["string","null"],"description":"Last name; null in no_phi sessions.","x-svc-phi":"withheld"},"suffix":{"type":["string","null"],"description":"Suffix; null in no_phi sessions.","x-svc-phi":"withheld"},"display_name":{"type":["string","null"],"description":"Full display name; null in no_phi sessions.","x-svc-v1-name":"full_name","x-svc-phi":"withheld"},"dob":{"type":["string","null"],"format":"date","description":"Date of birth; null in no_phi sessions.","x-svc-phi":"withheld"},"birth_year":{"type":["integer","null"],"description":"Year of birth; null in no_phi sessions, which read `age` instead (serving both would reveal the birthday to a client that reads them daily).","x-svc-since":"2","x-svc-phi":"withheld"},"age":{"type":["string","null"],"pattern":"^([0-9]{1,2}|90\\+)$","description":"Age in whole years, or \"90+\" (Safe Harbor) at 90 or more. In no_phi sessions it is the current year minus the birth year, so it changes on January 1, never on the birthday.","x-svc-phi":{"reduce":"age","from":"dob"}},"gender":{"type":["string","null"],"enum":["female","male","unknown",null],"description":"Administrative gender."},"status":{"type":"string","enum":["referred","pending_admission","active","on_hold","discharged","deceased","non_admit"],"description":"Chart status."},"service_line":{"type":"string","enum":["home_health","hospice","private_duty"],"description":"Business line."},"office_id":{"type":["string","null"],"description":"Office that serves the patient.","x-svc-phi":"kept"},"current_episode":{"oneOf":[{"$ref":"components#/$defs/Episode"},{"type":"null"}],"description":"Active episode, if any."},"created_at":{"type":"string","format":"date-time","description":"Chart opened (year only in no_phi sessions).","x-svc-phi":"year"},"updated_at":{"type":"string","format":"date-time","description":"Last change to the chart: its own fields, its coverages (their payor's name included) or its episodes (year only in no_phi sessions).","x-svc-phi":"year"},"phones":{"type":"array","items":{"$ref":"components#/$defs/Phone"},"description":"Phone numbers; empty in no_phi sessions.","x-svc-phi":"withheld"},"address":{"$ref":"components#/$defs/Address"},"coordinates":{"oneOf":[{"$ref":"components#/$defs/Coordinates"},{"type":"null"}],"description":"Geocode of the service address; null in no_phi sessions.","x-svc-since":"2","x-svc-phi":"withheld"},"coverages":{"type":"array","items":{"$ref":"components#/$defs/Coverage"},"description":"Coverage list, primary first."},"episodes":{"type":"array","items":{"$ref":"components#/$defs/Episode"},"description":"Episodes, newest first."},"primary_physician_id":{"type":["string","null"],"description":"Attending physician id.","x-svc-phi":"kept"}},"description":"Patient detail profile (route 9)."};
-const schema125 = {"type":"object","required":["number","type","preferred"],"properties":{"number":{"type":"string","description":"Phone number (the list is empty in no_phi sessions).","x-svc-phi":"withheld"},"type":{"type":"string","enum":["primary","alternate"],"description":"Which number."},"preferred":{"type":"boolean","description":"Whether the patient prefers it."}}};
-const schema126 = {"type":"object","required":[],"properties":{"line1":{"type":["string","null"],"description":"Street line; null in no_phi sessions.","x-svc-phi":"withheld"},"line2":{"type":["string","null"],"description":"Second line; null in no_phi sessions.","x-svc-phi":"withheld"},"city":{"type":["string","null"],"description":"City; null in no_phi sessions.","x-svc-phi":"withheld"},"state":{"type":["string","null"],"description":"Two-letter state (kept in no_phi sessions: Safe Harbor allows the state, and two letters are all a client can send).","x-svc-phi":"kept"},"zip_code":{"type":["string","null"],"description":"ZIP or ZIP+4. In no_phi sessions, the first three digits only (Safe Harbor), or null.","x-svc-phi":"zip3"}}};
-const schema127 = {"type":"object","required":["latitude","longitude"],"properties":{"latitude":{"type":"number","minimum":-90,"maximum":90},"longitude":{"type":"number","minimum":-180,"maximum":180}}};
-const schema128 = {"type":"object","required":["id","payor_id","plan_name","coverage_order","is_primary"],"properties":{"id":{"type":"string","description":"Coverage id.","x-svc-phi":"kept"},"payor_id":{"type":["string","null"],"description":"Payor id.","x-svc-phi":"kept"},"payor_name":{"type":["string","null"],"description":"Payor name, from the agency's payor list (kept in no_phi sessions).","x-svc-phi":"kept"},"plan_name":{"type":["string","null"],"description":"Plan name, from the platform (kept in no_phi sessions: the partition cannot set it, and a plan does not identify its member).","x-svc-phi":"kept"},"policy_number":{"type":["string","null"],"description":"Member or policy number; null in no_phi sessions.","x-svc-phi":"withheld"},"group_number":{"type":["string","null"],"description":"Group number; null in no_phi sessions.","x-svc-phi":"withheld"},"effective_date":{"type":["string","null"],"format":"date","description":"Coverage start (year only in no_phi sessions).","x-svc-phi":"year"},"termination_date":{"type":["string","null"],"format":"date","description":"Coverage end (year only in no_phi sessions).","x-svc-phi":"year"},"coverage_order":{"type":"integer","description":"0 is primary, 1 secondary, and so on.","minimum":0},"is_primary":{"type":"boolean","description":"Derived from coverage_order."},"policy_holder":{"oneOf":[{"$ref":"components#/$defs/PolicyHolder"},{"type":"null"}],"description":"Policy holder when coverage is through someone else."}}};
-const schema129 = {"type":"object","required":[],"properties":{"relationship_to_insured":{"type":["string","null"],"description":"X12 1069 code: 18 self, 01 spouse, 19 child, 20 employee, 53 life partner, G8 other, 21 unknown.","x-svc-phi":"kept"},"first_name":{"type":["string","null"],"description":"Insured first name; null in no_phi sessions.","x-svc-phi":"withheld"},"last_name":{"type":["string","null"],"description":"Insured last name; null in no_phi sessions.","x-svc-phi":"withheld"},"middle_name":{"type":["string","null"],"description":"Insured middle name; null in no_phi sessions.","x-svc-phi":"withheld"},"suffix":{"type":["string","null"],"description":"Insured suffix; null in no_phi sessions.","x-svc-phi":"withheld"},"dob":{"type":["string","null"],"format":"date","description":"Insured date of birth. In no_phi sessions January 1 of the birth year, or null when the birth year is 90 or more years before the current one (Safe Harbor; decided by the year alone, so it never changes on the birthday).","x-svc-phi":"birth_date"},"gender":{"type":["string","null"],"enum":["female","male","unknown",null],"description":"Insured gender."},"address":{"$ref":"components#/$defs/Address"}}};
+export const getPatientStatus200 = validate143;
+const schema153 = {"$ref":"components#/$defs/PatientResponse"};
+const schema154 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/PatientDetail"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+const schema155 = {"type":"object","required":["id","first_name","last_name","display_name","dob","status","service_line","office_id","current_episode","created_at","updated_at","phones","address","coverages","episodes"],"properties":{"id":{"type":"string","description":"Patient id, or a stable surrogate handle (PT-…) in a no_phi session.","x-svc-phi":"handle"},"mrn":{"type":["string","null"],"description":"Agency medical record number; null in no_phi sessions.","x-svc-phi":"withheld"},"first_name":{"type":["string","null"],"description":"First name; null in no_phi sessions.","x-svc-phi":"withheld"},"middle_name":{"type":["string","null"],"description":"Middle name; null in no_phi sessions.","x-svc-phi":"withheld"},"last_name":{"type":["string","null"],"description":"Last name; null in no_phi sessions.","x-svc-phi":"withheld"},"suffix":{"type":["string","null"],"description":"Suffix; null in no_phi sessions.","x-svc-phi":"withheld"},"display_name":{"type":["string","null"],"description":"Full display name; null in no_phi sessions.","x-svc-v1-name":"full_name","x-svc-phi":"withheld"},"dob":{"type":["string","null"],"format":"date","description":"Date of birth; null in no_phi sessions.","x-svc-phi":"withheld"},"birth_year":{"type":["integer","null"],"description":"Year of birth; null in no_phi sessions, which read `age` instead (serving both would reveal the birthday to a client that reads them daily).","x-svc-since":"2","x-svc-phi":"withheld"},"age":{"type":["string","null"],"pattern":"^([0-9]{1,2}|90\\+)$","description":"Age in whole years, or \"90+\" (Safe Harbor) at 90 or more. In no_phi sessions it is the current year minus the birth year, so it changes on January 1, never on the birthday.","x-svc-phi":{"reduce":"age","from":"dob"}},"gender":{"type":["string","null"],"enum":["female","male","unknown",null],"description":"Administrative gender."},"status":{"type":"string","enum":["referred","pending_admission","active","on_hold","discharged","deceased","non_admit"],"description":"Chart status."},"service_line":{"type":"string","enum":["home_health","hospice","private_duty"],"description":"Business line."},"office_id":{"type":["string","null"],"description":"Office that serves the patient.","x-svc-phi":"kept"},"current_episode":{"oneOf":[{"$ref":"components#/$defs/Episode"},{"type":"null"}],"description":"Active episode, if any."},"created_at":{"type":"string","format":"date-time","description":"Chart opened (year only in no_phi sessions).","x-svc-phi":"year"},"updated_at":{"type":"string","format":"date-time","description":"Last change to the chart: its own fields, its coverages (their payor's name included) or its episodes (year only in no_phi sessions).","x-svc-phi":"year"},"phones":{"type":"array","items":{"$ref":"components#/$defs/Phone"},"description":"Phone numbers; empty in no_phi sessions.","x-svc-phi":"withheld"},"address":{"$ref":"components#/$defs/Address"},"coordinates":{"oneOf":[{"$ref":"components#/$defs/Coordinates"},{"type":"null"}],"description":"Geocode of the service address; null in no_phi sessions.","x-svc-since":"2","x-svc-phi":"withheld"},"coverages":{"type":"array","items":{"$ref":"components#/$defs/Coverage"},"description":"Coverage list, primary first."},"episodes":{"type":"array","items":{"$ref":"components#/$defs/Episode"},"description":"Episodes, newest first."},"primary_physician_id":{"type":["string","null"],"description":"Attending physician id.","x-svc-phi":"kept"}},"description":"Patient detail profile (route 9)."};
+const schema157 = {"type":"object","required":["number","type","preferred"],"properties":{"number":{"type":"string","description":"Phone number (the list is empty in no_phi sessions).","x-svc-phi":"withheld"},"type":{"type":"string","enum":["primary","alternate"],"description":"Which number."},"preferred":{"type":"boolean","description":"Whether the patient prefers it."}}};
+const schema158 = {"type":"object","required":[],"properties":{"line1":{"type":["string","null"],"description":"Street line; null in no_phi sessions.","x-svc-phi":"withheld"},"line2":{"type":["string","null"],"description":"Second line; null in no_phi sessions.","x-svc-phi":"withheld"},"city":{"type":["string","null"],"description":"City; null in no_phi sessions.","x-svc-phi":"withheld"},"state":{"type":["string","null"],"description":"Two-letter state (kept in no_phi sessions: Safe Harbor allows the state, and two letters are all a client can send).","x-svc-phi":"kept"},"zip_code":{"type":["string","null"],"description":"ZIP or ZIP+4. In no_phi sessions, the first three digits only (Safe Harbor), or null.","x-svc-phi":"zip3"}}};
+const schema159 = {"type":"object","required":["latitude","longitude"],"properties":{"latitude":{"type":"number","minimum":-90,"maximum":90},"longitude":{"type":"number","minimum":-180,"maximum":180}}};
+const schema160 = {"type":"object","required":["id","payor_id","plan_name","coverage_order","is_primary"],"properties":{"id":{"type":"string","description":"Coverage id.","x-svc-phi":"kept"},"payor_id":{"type":["string","null"],"description":"Payor id.","x-svc-phi":"kept"},"payor_name":{"type":["string","null"],"description":"Payor name, from the agency's payor list (kept in no_phi sessions).","x-svc-phi":"kept"},"plan_name":{"type":["string","null"],"description":"Plan name, from the platform (kept in no_phi sessions: the partition cannot set it, and a plan does not identify its member).","x-svc-phi":"kept"},"policy_number":{"type":["string","null"],"description":"Member or policy number; null in no_phi sessions.","x-svc-phi":"withheld"},"group_number":{"type":["string","null"],"description":"Group number; null in no_phi sessions.","x-svc-phi":"withheld"},"effective_date":{"type":["string","null"],"format":"date","description":"Coverage start (year only in no_phi sessions).","x-svc-phi":"year"},"termination_date":{"type":["string","null"],"format":"date","description":"Coverage end (year only in no_phi sessions).","x-svc-phi":"year"},"coverage_order":{"type":"integer","description":"0 is primary, 1 secondary, and so on.","minimum":0},"is_primary":{"type":"boolean","description":"Derived from coverage_order."},"policy_holder":{"oneOf":[{"$ref":"components#/$defs/PolicyHolder"},{"type":"null"}],"description":"Policy holder when coverage is through someone else."}}};
+const schema161 = {"type":"object","required":[],"properties":{"relationship_to_insured":{"type":["string","null"],"description":"X12 1069 code: 18 self, 01 spouse, 19 child, 20 employee, 53 life partner, G8 other, 21 unknown.","x-svc-phi":"kept"},"first_name":{"type":["string","null"],"description":"Insured first name; null in no_phi sessions.","x-svc-phi":"withheld"},"last_name":{"type":["string","null"],"description":"Insured last name; null in no_phi sessions.","x-svc-phi":"withheld"},"middle_name":{"type":["string","null"],"description":"Insured middle name; null in no_phi sessions.","x-svc-phi":"withheld"},"suffix":{"type":["string","null"],"description":"Insured suffix; null in no_phi sessions.","x-svc-phi":"withheld"},"dob":{"type":["string","null"],"format":"date","description":"Insured date of birth. In no_phi sessions January 1 of the birth year, or null when the birth year is 90 or more years before the current one (Safe Harbor; decided by the year alone, so it never changes on the birthday).","x-svc-phi":"birth_date"},"gender":{"type":["string","null"],"enum":["female","male","unknown",null],"description":"Insured gender."},"address":{"$ref":"components#/$defs/Address"}}};
 
-function validate115(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate147(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate115.evaluated;
+const evaluated0 = validate147.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9306,7 +12063,7 @@ if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.relationship_to_insured !== undefined){
 let data0 = data.relationship_to_insured;
 if((typeof data0 !== "string") && (data0 !== null)){
-const err0 = {instancePath:instancePath+"/relationship_to_insured",schemaPath:"#/properties/relationship_to_insured/type",keyword:"type",params:{type: schema129.properties.relationship_to_insured.type},message:"must be string,null"};
+const err0 = {instancePath:instancePath+"/relationship_to_insured",schemaPath:"#/properties/relationship_to_insured/type",keyword:"type",params:{type: schema161.properties.relationship_to_insured.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -9319,7 +12076,7 @@ errors++;
 if(data.first_name !== undefined){
 let data1 = data.first_name;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err1 = {instancePath:instancePath+"/first_name",schemaPath:"#/properties/first_name/type",keyword:"type",params:{type: schema129.properties.first_name.type},message:"must be string,null"};
+const err1 = {instancePath:instancePath+"/first_name",schemaPath:"#/properties/first_name/type",keyword:"type",params:{type: schema161.properties.first_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -9332,7 +12089,7 @@ errors++;
 if(data.last_name !== undefined){
 let data2 = data.last_name;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err2 = {instancePath:instancePath+"/last_name",schemaPath:"#/properties/last_name/type",keyword:"type",params:{type: schema129.properties.last_name.type},message:"must be string,null"};
+const err2 = {instancePath:instancePath+"/last_name",schemaPath:"#/properties/last_name/type",keyword:"type",params:{type: schema161.properties.last_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -9345,7 +12102,7 @@ errors++;
 if(data.middle_name !== undefined){
 let data3 = data.middle_name;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err3 = {instancePath:instancePath+"/middle_name",schemaPath:"#/properties/middle_name/type",keyword:"type",params:{type: schema129.properties.middle_name.type},message:"must be string,null"};
+const err3 = {instancePath:instancePath+"/middle_name",schemaPath:"#/properties/middle_name/type",keyword:"type",params:{type: schema161.properties.middle_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -9358,7 +12115,7 @@ errors++;
 if(data.suffix !== undefined){
 let data4 = data.suffix;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err4 = {instancePath:instancePath+"/suffix",schemaPath:"#/properties/suffix/type",keyword:"type",params:{type: schema129.properties.suffix.type},message:"must be string,null"};
+const err4 = {instancePath:instancePath+"/suffix",schemaPath:"#/properties/suffix/type",keyword:"type",params:{type: schema161.properties.suffix.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -9371,7 +12128,7 @@ errors++;
 if(data.dob !== undefined){
 let data5 = data.dob;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err5 = {instancePath:instancePath+"/dob",schemaPath:"#/properties/dob/type",keyword:"type",params:{type: schema129.properties.dob.type},message:"must be string,null"};
+const err5 = {instancePath:instancePath+"/dob",schemaPath:"#/properties/dob/type",keyword:"type",params:{type: schema161.properties.dob.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -9396,7 +12153,7 @@ errors++;
 if(data.gender !== undefined){
 let data6 = data.gender;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err7 = {instancePath:instancePath+"/gender",schemaPath:"#/properties/gender/type",keyword:"type",params:{type: schema129.properties.gender.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/gender",schemaPath:"#/properties/gender/type",keyword:"type",params:{type: schema161.properties.gender.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -9406,7 +12163,7 @@ vErrors.push(err7);
 errors++;
 }
 if(!((((data6 === "female") || (data6 === "male")) || (data6 === "unknown")) || (data6 === null))){
-const err8 = {instancePath:instancePath+"/gender",schemaPath:"#/properties/gender/enum",keyword:"enum",params:{allowedValues: schema129.properties.gender.enum},message:"must be equal to one of the allowed values"};
+const err8 = {instancePath:instancePath+"/gender",schemaPath:"#/properties/gender/enum",keyword:"enum",params:{allowedValues: schema161.properties.gender.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -9422,7 +12179,7 @@ if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
 if(data7.line1 !== undefined){
 let data8 = data7.line1;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err9 = {instancePath:instancePath+"/address/line1",schemaPath:"components#/$defs/Address/properties/line1/type",keyword:"type",params:{type: schema126.properties.line1.type},message:"must be string,null"};
+const err9 = {instancePath:instancePath+"/address/line1",schemaPath:"components#/$defs/Address/properties/line1/type",keyword:"type",params:{type: schema158.properties.line1.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -9435,7 +12192,7 @@ errors++;
 if(data7.line2 !== undefined){
 let data9 = data7.line2;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err10 = {instancePath:instancePath+"/address/line2",schemaPath:"components#/$defs/Address/properties/line2/type",keyword:"type",params:{type: schema126.properties.line2.type},message:"must be string,null"};
+const err10 = {instancePath:instancePath+"/address/line2",schemaPath:"components#/$defs/Address/properties/line2/type",keyword:"type",params:{type: schema158.properties.line2.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -9448,7 +12205,7 @@ errors++;
 if(data7.city !== undefined){
 let data10 = data7.city;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err11 = {instancePath:instancePath+"/address/city",schemaPath:"components#/$defs/Address/properties/city/type",keyword:"type",params:{type: schema126.properties.city.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/address/city",schemaPath:"components#/$defs/Address/properties/city/type",keyword:"type",params:{type: schema158.properties.city.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -9461,7 +12218,7 @@ errors++;
 if(data7.state !== undefined){
 let data11 = data7.state;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err12 = {instancePath:instancePath+"/address/state",schemaPath:"components#/$defs/Address/properties/state/type",keyword:"type",params:{type: schema126.properties.state.type},message:"must be string,null"};
+const err12 = {instancePath:instancePath+"/address/state",schemaPath:"components#/$defs/Address/properties/state/type",keyword:"type",params:{type: schema158.properties.state.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -9474,7 +12231,7 @@ errors++;
 if(data7.zip_code !== undefined){
 let data12 = data7.zip_code;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err13 = {instancePath:instancePath+"/address/zip_code",schemaPath:"components#/$defs/Address/properties/zip_code/type",keyword:"type",params:{type: schema126.properties.zip_code.type},message:"must be string,null"};
+const err13 = {instancePath:instancePath+"/address/zip_code",schemaPath:"components#/$defs/Address/properties/zip_code/type",keyword:"type",params:{type: schema158.properties.zip_code.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -9507,16 +12264,16 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate115.errors = vErrors;
+validate147.errors = vErrors;
 return errors === 0;
 }
-validate115.evaluated = {"props":{"relationship_to_insured":true,"first_name":true,"last_name":true,"middle_name":true,"suffix":true,"dob":true,"gender":true,"address":true},"dynamicProps":false,"dynamicItems":false};
+validate147.evaluated = {"props":{"relationship_to_insured":true,"first_name":true,"last_name":true,"middle_name":true,"suffix":true,"dob":true,"gender":true,"address":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate114(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate146(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate114.evaluated;
+const evaluated0 = validate146.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9589,7 +12346,7 @@ errors++;
 if(data.payor_id !== undefined){
 let data1 = data.payor_id;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err6 = {instancePath:instancePath+"/payor_id",schemaPath:"#/properties/payor_id/type",keyword:"type",params:{type: schema128.properties.payor_id.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/payor_id",schemaPath:"#/properties/payor_id/type",keyword:"type",params:{type: schema160.properties.payor_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -9602,7 +12359,7 @@ errors++;
 if(data.payor_name !== undefined){
 let data2 = data.payor_name;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err7 = {instancePath:instancePath+"/payor_name",schemaPath:"#/properties/payor_name/type",keyword:"type",params:{type: schema128.properties.payor_name.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/payor_name",schemaPath:"#/properties/payor_name/type",keyword:"type",params:{type: schema160.properties.payor_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -9615,7 +12372,7 @@ errors++;
 if(data.plan_name !== undefined){
 let data3 = data.plan_name;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err8 = {instancePath:instancePath+"/plan_name",schemaPath:"#/properties/plan_name/type",keyword:"type",params:{type: schema128.properties.plan_name.type},message:"must be string,null"};
+const err8 = {instancePath:instancePath+"/plan_name",schemaPath:"#/properties/plan_name/type",keyword:"type",params:{type: schema160.properties.plan_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -9628,7 +12385,7 @@ errors++;
 if(data.policy_number !== undefined){
 let data4 = data.policy_number;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err9 = {instancePath:instancePath+"/policy_number",schemaPath:"#/properties/policy_number/type",keyword:"type",params:{type: schema128.properties.policy_number.type},message:"must be string,null"};
+const err9 = {instancePath:instancePath+"/policy_number",schemaPath:"#/properties/policy_number/type",keyword:"type",params:{type: schema160.properties.policy_number.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -9641,7 +12398,7 @@ errors++;
 if(data.group_number !== undefined){
 let data5 = data.group_number;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err10 = {instancePath:instancePath+"/group_number",schemaPath:"#/properties/group_number/type",keyword:"type",params:{type: schema128.properties.group_number.type},message:"must be string,null"};
+const err10 = {instancePath:instancePath+"/group_number",schemaPath:"#/properties/group_number/type",keyword:"type",params:{type: schema160.properties.group_number.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -9654,7 +12411,7 @@ errors++;
 if(data.effective_date !== undefined){
 let data6 = data.effective_date;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err11 = {instancePath:instancePath+"/effective_date",schemaPath:"#/properties/effective_date/type",keyword:"type",params:{type: schema128.properties.effective_date.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/effective_date",schemaPath:"#/properties/effective_date/type",keyword:"type",params:{type: schema160.properties.effective_date.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -9679,7 +12436,7 @@ errors++;
 if(data.termination_date !== undefined){
 let data7 = data.termination_date;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err13 = {instancePath:instancePath+"/termination_date",schemaPath:"#/properties/termination_date/type",keyword:"type",params:{type: schema128.properties.termination_date.type},message:"must be string,null"};
+const err13 = {instancePath:instancePath+"/termination_date",schemaPath:"#/properties/termination_date/type",keyword:"type",params:{type: schema160.properties.termination_date.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -9744,8 +12501,8 @@ const _errs30 = errors;
 let valid1 = false;
 let passing0 = null;
 const _errs31 = errors;
-if(!(validate115(data10, {instancePath:instancePath+"/policy_holder",parentData:data,parentDataProperty:"policy_holder",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
+if(!(validate147(data10, {instancePath:instancePath+"/policy_holder",parentData:data,parentDataProperty:"policy_holder",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate147.errors : vErrors.concat(validate147.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs31 === errors;
@@ -9817,16 +12574,16 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate114.errors = vErrors;
+validate146.errors = vErrors;
 return errors === 0;
 }
-validate114.evaluated = {"props":{"id":true,"payor_id":true,"payor_name":true,"plan_name":true,"policy_number":true,"group_number":true,"effective_date":true,"termination_date":true,"coverage_order":true,"is_primary":true,"policy_holder":true},"dynamicProps":false,"dynamicItems":false};
+validate146.evaluated = {"props":{"id":true,"payor_id":true,"payor_name":true,"plan_name":true,"policy_number":true,"group_number":true,"effective_date":true,"termination_date":true,"coverage_order":true,"is_primary":true,"policy_holder":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate113(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate145(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate113.evaluated;
+const evaluated0 = validate145.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9999,7 +12756,7 @@ errors++;
 if(data.mrn !== undefined){
 let data1 = data.mrn;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err16 = {instancePath:instancePath+"/mrn",schemaPath:"#/properties/mrn/type",keyword:"type",params:{type: schema123.properties.mrn.type},message:"must be string,null"};
+const err16 = {instancePath:instancePath+"/mrn",schemaPath:"#/properties/mrn/type",keyword:"type",params:{type: schema155.properties.mrn.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -10012,7 +12769,7 @@ errors++;
 if(data.first_name !== undefined){
 let data2 = data.first_name;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err17 = {instancePath:instancePath+"/first_name",schemaPath:"#/properties/first_name/type",keyword:"type",params:{type: schema123.properties.first_name.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/first_name",schemaPath:"#/properties/first_name/type",keyword:"type",params:{type: schema155.properties.first_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -10025,7 +12782,7 @@ errors++;
 if(data.middle_name !== undefined){
 let data3 = data.middle_name;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err18 = {instancePath:instancePath+"/middle_name",schemaPath:"#/properties/middle_name/type",keyword:"type",params:{type: schema123.properties.middle_name.type},message:"must be string,null"};
+const err18 = {instancePath:instancePath+"/middle_name",schemaPath:"#/properties/middle_name/type",keyword:"type",params:{type: schema155.properties.middle_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -10038,7 +12795,7 @@ errors++;
 if(data.last_name !== undefined){
 let data4 = data.last_name;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err19 = {instancePath:instancePath+"/last_name",schemaPath:"#/properties/last_name/type",keyword:"type",params:{type: schema123.properties.last_name.type},message:"must be string,null"};
+const err19 = {instancePath:instancePath+"/last_name",schemaPath:"#/properties/last_name/type",keyword:"type",params:{type: schema155.properties.last_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -10051,7 +12808,7 @@ errors++;
 if(data.suffix !== undefined){
 let data5 = data.suffix;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err20 = {instancePath:instancePath+"/suffix",schemaPath:"#/properties/suffix/type",keyword:"type",params:{type: schema123.properties.suffix.type},message:"must be string,null"};
+const err20 = {instancePath:instancePath+"/suffix",schemaPath:"#/properties/suffix/type",keyword:"type",params:{type: schema155.properties.suffix.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -10064,7 +12821,7 @@ errors++;
 if(data.display_name !== undefined){
 let data6 = data.display_name;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err21 = {instancePath:instancePath+"/display_name",schemaPath:"#/properties/display_name/type",keyword:"type",params:{type: schema123.properties.display_name.type},message:"must be string,null"};
+const err21 = {instancePath:instancePath+"/display_name",schemaPath:"#/properties/display_name/type",keyword:"type",params:{type: schema155.properties.display_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -10077,7 +12834,7 @@ errors++;
 if(data.dob !== undefined){
 let data7 = data.dob;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err22 = {instancePath:instancePath+"/dob",schemaPath:"#/properties/dob/type",keyword:"type",params:{type: schema123.properties.dob.type},message:"must be string,null"};
+const err22 = {instancePath:instancePath+"/dob",schemaPath:"#/properties/dob/type",keyword:"type",params:{type: schema155.properties.dob.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -10102,7 +12859,7 @@ errors++;
 if(data.birth_year !== undefined){
 let data8 = data.birth_year;
 if((!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))) && (data8 !== null)){
-const err24 = {instancePath:instancePath+"/birth_year",schemaPath:"#/properties/birth_year/type",keyword:"type",params:{type: schema123.properties.birth_year.type},message:"must be integer,null"};
+const err24 = {instancePath:instancePath+"/birth_year",schemaPath:"#/properties/birth_year/type",keyword:"type",params:{type: schema155.properties.birth_year.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -10115,7 +12872,7 @@ errors++;
 if(data.age !== undefined){
 let data9 = data.age;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err25 = {instancePath:instancePath+"/age",schemaPath:"#/properties/age/type",keyword:"type",params:{type: schema123.properties.age.type},message:"must be string,null"};
+const err25 = {instancePath:instancePath+"/age",schemaPath:"#/properties/age/type",keyword:"type",params:{type: schema155.properties.age.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -10140,7 +12897,7 @@ errors++;
 if(data.gender !== undefined){
 let data10 = data.gender;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err27 = {instancePath:instancePath+"/gender",schemaPath:"#/properties/gender/type",keyword:"type",params:{type: schema123.properties.gender.type},message:"must be string,null"};
+const err27 = {instancePath:instancePath+"/gender",schemaPath:"#/properties/gender/type",keyword:"type",params:{type: schema155.properties.gender.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -10150,7 +12907,7 @@ vErrors.push(err27);
 errors++;
 }
 if(!((((data10 === "female") || (data10 === "male")) || (data10 === "unknown")) || (data10 === null))){
-const err28 = {instancePath:instancePath+"/gender",schemaPath:"#/properties/gender/enum",keyword:"enum",params:{allowedValues: schema123.properties.gender.enum},message:"must be equal to one of the allowed values"};
+const err28 = {instancePath:instancePath+"/gender",schemaPath:"#/properties/gender/enum",keyword:"enum",params:{allowedValues: schema155.properties.gender.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -10173,7 +12930,7 @@ vErrors.push(err29);
 errors++;
 }
 if(!(((((((data11 === "referred") || (data11 === "pending_admission")) || (data11 === "active")) || (data11 === "on_hold")) || (data11 === "discharged")) || (data11 === "deceased")) || (data11 === "non_admit"))){
-const err30 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema123.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err30 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema155.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -10196,7 +12953,7 @@ vErrors.push(err31);
 errors++;
 }
 if(!(((data12 === "home_health") || (data12 === "hospice")) || (data12 === "private_duty"))){
-const err32 = {instancePath:instancePath+"/service_line",schemaPath:"#/properties/service_line/enum",keyword:"enum",params:{allowedValues: schema123.properties.service_line.enum},message:"must be equal to one of the allowed values"};
+const err32 = {instancePath:instancePath+"/service_line",schemaPath:"#/properties/service_line/enum",keyword:"enum",params:{allowedValues: schema155.properties.service_line.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -10209,7 +12966,7 @@ errors++;
 if(data.office_id !== undefined){
 let data13 = data.office_id;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err33 = {instancePath:instancePath+"/office_id",schemaPath:"#/properties/office_id/type",keyword:"type",params:{type: schema123.properties.office_id.type},message:"must be string,null"};
+const err33 = {instancePath:instancePath+"/office_id",schemaPath:"#/properties/office_id/type",keyword:"type",params:{type: schema155.properties.office_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -10301,7 +13058,7 @@ vErrors.push(err40);
 errors++;
 }
 if(!(((data16 === "home_health_period") || (data16 === "hospice_benefit_period")) || (data16 === "private_duty_authorization"))){
-const err41 = {instancePath:instancePath+"/current_episode/type",schemaPath:"components#/$defs/Episode/properties/type/enum",keyword:"enum",params:{allowedValues: schema119.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err41 = {instancePath:instancePath+"/current_episode/type",schemaPath:"components#/$defs/Episode/properties/type/enum",keyword:"enum",params:{allowedValues: schema151.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -10324,7 +13081,7 @@ vErrors.push(err42);
 errors++;
 }
 if(!(((data17 === "planned") || (data17 === "active")) || (data17 === "closed"))){
-const err43 = {instancePath:instancePath+"/current_episode/status",schemaPath:"components#/$defs/Episode/properties/status/enum",keyword:"enum",params:{allowedValues: schema119.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err43 = {instancePath:instancePath+"/current_episode/status",schemaPath:"components#/$defs/Episode/properties/status/enum",keyword:"enum",params:{allowedValues: schema151.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -10362,7 +13119,7 @@ errors++;
 if(data14.end_date !== undefined){
 let data19 = data14.end_date;
 if((typeof data19 !== "string") && (data19 !== null)){
-const err46 = {instancePath:instancePath+"/current_episode/end_date",schemaPath:"components#/$defs/Episode/properties/end_date/type",keyword:"type",params:{type: schema119.properties.end_date.type},message:"must be string,null"};
+const err46 = {instancePath:instancePath+"/current_episode/end_date",schemaPath:"components#/$defs/Episode/properties/end_date/type",keyword:"type",params:{type: schema151.properties.end_date.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -10562,7 +13319,7 @@ vErrors.push(err59);
 errors++;
 }
 if(!((data25 === "primary") || (data25 === "alternate"))){
-const err60 = {instancePath:instancePath+"/phones/" + i0+"/type",schemaPath:"components#/$defs/Phone/properties/type/enum",keyword:"enum",params:{allowedValues: schema125.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err60 = {instancePath:instancePath+"/phones/" + i0+"/type",schemaPath:"components#/$defs/Phone/properties/type/enum",keyword:"enum",params:{allowedValues: schema157.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -10614,7 +13371,7 @@ if(data27 && typeof data27 == "object" && !Array.isArray(data27)){
 if(data27.line1 !== undefined){
 let data28 = data27.line1;
 if((typeof data28 !== "string") && (data28 !== null)){
-const err64 = {instancePath:instancePath+"/address/line1",schemaPath:"components#/$defs/Address/properties/line1/type",keyword:"type",params:{type: schema126.properties.line1.type},message:"must be string,null"};
+const err64 = {instancePath:instancePath+"/address/line1",schemaPath:"components#/$defs/Address/properties/line1/type",keyword:"type",params:{type: schema158.properties.line1.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -10627,7 +13384,7 @@ errors++;
 if(data27.line2 !== undefined){
 let data29 = data27.line2;
 if((typeof data29 !== "string") && (data29 !== null)){
-const err65 = {instancePath:instancePath+"/address/line2",schemaPath:"components#/$defs/Address/properties/line2/type",keyword:"type",params:{type: schema126.properties.line2.type},message:"must be string,null"};
+const err65 = {instancePath:instancePath+"/address/line2",schemaPath:"components#/$defs/Address/properties/line2/type",keyword:"type",params:{type: schema158.properties.line2.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -10640,7 +13397,7 @@ errors++;
 if(data27.city !== undefined){
 let data30 = data27.city;
 if((typeof data30 !== "string") && (data30 !== null)){
-const err66 = {instancePath:instancePath+"/address/city",schemaPath:"components#/$defs/Address/properties/city/type",keyword:"type",params:{type: schema126.properties.city.type},message:"must be string,null"};
+const err66 = {instancePath:instancePath+"/address/city",schemaPath:"components#/$defs/Address/properties/city/type",keyword:"type",params:{type: schema158.properties.city.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -10653,7 +13410,7 @@ errors++;
 if(data27.state !== undefined){
 let data31 = data27.state;
 if((typeof data31 !== "string") && (data31 !== null)){
-const err67 = {instancePath:instancePath+"/address/state",schemaPath:"components#/$defs/Address/properties/state/type",keyword:"type",params:{type: schema126.properties.state.type},message:"must be string,null"};
+const err67 = {instancePath:instancePath+"/address/state",schemaPath:"components#/$defs/Address/properties/state/type",keyword:"type",params:{type: schema158.properties.state.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -10666,7 +13423,7 @@ errors++;
 if(data27.zip_code !== undefined){
 let data32 = data27.zip_code;
 if((typeof data32 !== "string") && (data32 !== null)){
-const err68 = {instancePath:instancePath+"/address/zip_code",schemaPath:"components#/$defs/Address/properties/zip_code/type",keyword:"type",params:{type: schema126.properties.zip_code.type},message:"must be string,null"};
+const err68 = {instancePath:instancePath+"/address/zip_code",schemaPath:"components#/$defs/Address/properties/zip_code/type",keyword:"type",params:{type: schema158.properties.zip_code.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -10853,8 +13610,8 @@ let data36 = data.coverages;
 if(Array.isArray(data36)){
 const len1 = data36.length;
 for(let i1=0; i1<len1; i1++){
-if(!(validate114(data36[i1], {instancePath:instancePath+"/coverages/" + i1,parentData:data36,parentDataProperty:i1,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate114.errors : vErrors.concat(validate114.errors);
+if(!(validate146(data36[i1], {instancePath:instancePath+"/coverages/" + i1,parentData:data36,parentDataProperty:i1,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate146.errors : vErrors.concat(validate146.errors);
 errors = vErrors.length;
 }
 }
@@ -10952,7 +13709,7 @@ vErrors.push(err88);
 errors++;
 }
 if(!(((data41 === "home_health_period") || (data41 === "hospice_benefit_period")) || (data41 === "private_duty_authorization"))){
-const err89 = {instancePath:instancePath+"/episodes/" + i2+"/type",schemaPath:"components#/$defs/Episode/properties/type/enum",keyword:"enum",params:{allowedValues: schema119.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err89 = {instancePath:instancePath+"/episodes/" + i2+"/type",schemaPath:"components#/$defs/Episode/properties/type/enum",keyword:"enum",params:{allowedValues: schema151.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -10975,7 +13732,7 @@ vErrors.push(err90);
 errors++;
 }
 if(!(((data42 === "planned") || (data42 === "active")) || (data42 === "closed"))){
-const err91 = {instancePath:instancePath+"/episodes/" + i2+"/status",schemaPath:"components#/$defs/Episode/properties/status/enum",keyword:"enum",params:{allowedValues: schema119.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err91 = {instancePath:instancePath+"/episodes/" + i2+"/status",schemaPath:"components#/$defs/Episode/properties/status/enum",keyword:"enum",params:{allowedValues: schema151.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err91];
 }
@@ -11013,7 +13770,7 @@ errors++;
 if(data39.end_date !== undefined){
 let data44 = data39.end_date;
 if((typeof data44 !== "string") && (data44 !== null)){
-const err94 = {instancePath:instancePath+"/episodes/" + i2+"/end_date",schemaPath:"components#/$defs/Episode/properties/end_date/type",keyword:"type",params:{type: schema119.properties.end_date.type},message:"must be string,null"};
+const err94 = {instancePath:instancePath+"/episodes/" + i2+"/end_date",schemaPath:"components#/$defs/Episode/properties/end_date/type",keyword:"type",params:{type: schema151.properties.end_date.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err94];
 }
@@ -11062,7 +13819,7 @@ errors++;
 if(data.primary_physician_id !== undefined){
 let data45 = data.primary_physician_id;
 if((typeof data45 !== "string") && (data45 !== null)){
-const err98 = {instancePath:instancePath+"/primary_physician_id",schemaPath:"#/properties/primary_physician_id/type",keyword:"type",params:{type: schema123.properties.primary_physician_id.type},message:"must be string,null"};
+const err98 = {instancePath:instancePath+"/primary_physician_id",schemaPath:"#/properties/primary_physician_id/type",keyword:"type",params:{type: schema155.properties.primary_physician_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err98];
 }
@@ -11083,16 +13840,16 @@ vErrors.push(err99);
 }
 errors++;
 }
-validate113.errors = vErrors;
+validate145.errors = vErrors;
 return errors === 0;
 }
-validate113.evaluated = {"props":{"id":true,"mrn":true,"first_name":true,"middle_name":true,"last_name":true,"suffix":true,"display_name":true,"dob":true,"birth_year":true,"age":true,"gender":true,"status":true,"service_line":true,"office_id":true,"current_episode":true,"created_at":true,"updated_at":true,"phones":true,"address":true,"coordinates":true,"coverages":true,"episodes":true,"primary_physician_id":true},"dynamicProps":false,"dynamicItems":false};
+validate145.evaluated = {"props":{"id":true,"mrn":true,"first_name":true,"middle_name":true,"last_name":true,"suffix":true,"display_name":true,"dob":true,"birth_year":true,"age":true,"gender":true,"status":true,"service_line":true,"office_id":true,"current_episode":true,"created_at":true,"updated_at":true,"phones":true,"address":true,"coordinates":true,"coverages":true,"episodes":true,"primary_physician_id":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate112(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate144(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate112.evaluated;
+const evaluated0 = validate144.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11111,8 +13868,8 @@ vErrors.push(err0);
 errors++;
 }
 if(data.data !== undefined){
-if(!(validate113(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate113.errors : vErrors.concat(validate113.errors);
+if(!(validate145(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate145.errors : vErrors.concat(validate145.errors);
 errors = vErrors.length;
 }
 }
@@ -11161,40 +13918,40 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate112.errors = vErrors;
+validate144.errors = vErrors;
 return errors === 0;
 }
-validate112.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate144.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate111(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate143(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate111.evaluated;
+const evaluated0 = validate143.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate112(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate112.errors : vErrors.concat(validate112.errors);
+if(!(validate144(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate144.errors : vErrors.concat(validate144.errors);
 errors = vErrors.length;
 }
-validate111.errors = vErrors;
+validate143.errors = vErrors;
 return errors === 0;
 }
-validate111.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate143.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listReferralsStatus200 = validate121;
-const schema133 = {"$ref":"components#/$defs/ReferralListResponse"};
-const schema134 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/ReferralSummary"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/ListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
-const schema135 = {"type":"object","required":["id","patient_id","intake_id","service_line","referral_type","referral_type_category","referral_date","referral_source","referral_source_id","disposition","decline_reason","office_id","patient_display_name","created_at"],"properties":{"id":{"type":"string","description":"Referral id.","x-svc-phi":"kept"},"patient_id":{"type":["string","null"],"description":"Linked patient (surrogate handle in no_phi sessions).","x-svc-phi":"handle"},"intake_id":{"type":"string","description":"Intake created for it.","x-svc-phi":"kept"},"service_line":{"type":"string","description":"Business line as sent; in no_phi sessions reduced to home_health, hospice or private_duty, or other for any other value.","x-svc-phi":{"reduce":"category","values":["home_health","hospice","private_duty"],"otherwise":"other"}},"referral_type":{"type":["string","null"],"description":"As sent; in no_phi sessions its category (soc, roc or other, as in referral_type_category).","x-svc-phi":{"reduce":"category","values":["soc","roc"],"otherwise":"other"}},"referral_type_category":{"type":"string","enum":["soc","roc","other"],"description":"How intake surfaces branch on referral_type.","x-svc-since":"2"},"referral_date":{"type":"string","format":"date-time","description":"Referral date (year only in no_phi sessions).","x-svc-v1-name":"referred_at","x-svc-phi":"year"},"referral_source":{"type":["string","null"],"description":"Free-text referring organisation, as sent; null in no_phi sessions (free text can carry anything).","x-svc-phi":"withheld"},"referral_source_id":{"type":["string","null"],"description":"Known source id (checked against the agency's referral sources).","x-svc-phi":"kept"},"disposition":{"type":"string","enum":["accepted","declined"],"description":"Pipeline decision."},"decline_reason":{"type":["string","null"],"description":"Why declined (a reason code such as out_of_area).","x-svc-phi":"kept"},"office_id":{"type":["string","null"],"description":"Routed office.","x-svc-phi":"kept"},"patient_display_name":{"type":["string","null"],"description":"Patient name; null in no_phi sessions.","x-svc-phi":"withheld"},"created_at":{"type":"string","format":"date-time","description":"Recorded at (year only in no_phi sessions).","x-svc-phi":"year"}},"description":"Referral summary profile (route 10)."};
+export const listReferralsStatus200 = validate153;
+const schema165 = {"$ref":"components#/$defs/ReferralListResponse"};
+const schema166 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/ReferralSummary"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/ListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
+const schema167 = {"type":"object","required":["id","patient_id","intake_id","service_line","referral_type","referral_type_category","referral_date","referral_source","referral_source_id","disposition","decline_reason","office_id","patient_display_name","created_at"],"properties":{"id":{"type":"string","description":"Referral id.","x-svc-phi":"kept"},"patient_id":{"type":["string","null"],"description":"Linked patient (surrogate handle in no_phi sessions).","x-svc-phi":"handle"},"intake_id":{"type":"string","description":"Intake created for it.","x-svc-phi":"kept"},"service_line":{"type":"string","description":"Business line as sent; in no_phi sessions reduced to home_health, hospice or private_duty, or other for any other value.","x-svc-phi":{"reduce":"category","values":["home_health","hospice","private_duty"],"otherwise":"other"}},"referral_type":{"type":["string","null"],"description":"As sent; in no_phi sessions its category (soc, roc or other, as in referral_type_category).","x-svc-phi":{"reduce":"category","values":["soc","roc"],"otherwise":"other"}},"referral_type_category":{"type":"string","enum":["soc","roc","other"],"description":"How intake surfaces branch on referral_type.","x-svc-since":"2"},"referral_date":{"type":"string","format":"date-time","description":"Referral date (year only in no_phi sessions).","x-svc-v1-name":"referred_at","x-svc-phi":"year"},"referral_source":{"type":["string","null"],"description":"Free-text referring organisation, as sent; null in no_phi sessions (free text can carry anything).","x-svc-phi":"withheld"},"referral_source_id":{"type":["string","null"],"description":"Known source id (checked against the agency's referral sources).","x-svc-phi":"kept"},"disposition":{"type":"string","enum":["accepted","declined"],"description":"Pipeline decision."},"decline_reason":{"type":["string","null"],"description":"Why declined (a reason code such as out_of_area).","x-svc-phi":"kept"},"office_id":{"type":["string","null"],"description":"Routed office.","x-svc-phi":"kept"},"patient_display_name":{"type":["string","null"],"description":"Patient name; null in no_phi sessions.","x-svc-phi":"withheld"},"created_at":{"type":"string","format":"date-time","description":"Recorded at (year only in no_phi sessions).","x-svc-phi":"year"}},"description":"Referral summary profile (route 10)."};
 
-function validate122(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate154(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate122.evaluated;
+const evaluated0 = validate154.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11384,7 +14141,7 @@ errors++;
 if(data1.patient_id !== undefined){
 let data3 = data1.patient_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err17 = {instancePath:instancePath+"/data/" + i0+"/patient_id",schemaPath:"components#/$defs/ReferralSummary/properties/patient_id/type",keyword:"type",params:{type: schema135.properties.patient_id.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/data/" + i0+"/patient_id",schemaPath:"components#/$defs/ReferralSummary/properties/patient_id/type",keyword:"type",params:{type: schema167.properties.patient_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -11421,7 +14178,7 @@ errors++;
 if(data1.referral_type !== undefined){
 let data6 = data1.referral_type;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err20 = {instancePath:instancePath+"/data/" + i0+"/referral_type",schemaPath:"components#/$defs/ReferralSummary/properties/referral_type/type",keyword:"type",params:{type: schema135.properties.referral_type.type},message:"must be string,null"};
+const err20 = {instancePath:instancePath+"/data/" + i0+"/referral_type",schemaPath:"components#/$defs/ReferralSummary/properties/referral_type/type",keyword:"type",params:{type: schema167.properties.referral_type.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -11444,7 +14201,7 @@ vErrors.push(err21);
 errors++;
 }
 if(!(((data7 === "soc") || (data7 === "roc")) || (data7 === "other"))){
-const err22 = {instancePath:instancePath+"/data/" + i0+"/referral_type_category",schemaPath:"components#/$defs/ReferralSummary/properties/referral_type_category/enum",keyword:"enum",params:{allowedValues: schema135.properties.referral_type_category.enum},message:"must be equal to one of the allowed values"};
+const err22 = {instancePath:instancePath+"/data/" + i0+"/referral_type_category",schemaPath:"components#/$defs/ReferralSummary/properties/referral_type_category/enum",keyword:"enum",params:{allowedValues: schema167.properties.referral_type_category.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -11482,7 +14239,7 @@ errors++;
 if(data1.referral_source !== undefined){
 let data9 = data1.referral_source;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err25 = {instancePath:instancePath+"/data/" + i0+"/referral_source",schemaPath:"components#/$defs/ReferralSummary/properties/referral_source/type",keyword:"type",params:{type: schema135.properties.referral_source.type},message:"must be string,null"};
+const err25 = {instancePath:instancePath+"/data/" + i0+"/referral_source",schemaPath:"components#/$defs/ReferralSummary/properties/referral_source/type",keyword:"type",params:{type: schema167.properties.referral_source.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -11495,7 +14252,7 @@ errors++;
 if(data1.referral_source_id !== undefined){
 let data10 = data1.referral_source_id;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err26 = {instancePath:instancePath+"/data/" + i0+"/referral_source_id",schemaPath:"components#/$defs/ReferralSummary/properties/referral_source_id/type",keyword:"type",params:{type: schema135.properties.referral_source_id.type},message:"must be string,null"};
+const err26 = {instancePath:instancePath+"/data/" + i0+"/referral_source_id",schemaPath:"components#/$defs/ReferralSummary/properties/referral_source_id/type",keyword:"type",params:{type: schema167.properties.referral_source_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -11518,7 +14275,7 @@ vErrors.push(err27);
 errors++;
 }
 if(!((data11 === "accepted") || (data11 === "declined"))){
-const err28 = {instancePath:instancePath+"/data/" + i0+"/disposition",schemaPath:"components#/$defs/ReferralSummary/properties/disposition/enum",keyword:"enum",params:{allowedValues: schema135.properties.disposition.enum},message:"must be equal to one of the allowed values"};
+const err28 = {instancePath:instancePath+"/data/" + i0+"/disposition",schemaPath:"components#/$defs/ReferralSummary/properties/disposition/enum",keyword:"enum",params:{allowedValues: schema167.properties.disposition.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -11531,7 +14288,7 @@ errors++;
 if(data1.decline_reason !== undefined){
 let data12 = data1.decline_reason;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err29 = {instancePath:instancePath+"/data/" + i0+"/decline_reason",schemaPath:"components#/$defs/ReferralSummary/properties/decline_reason/type",keyword:"type",params:{type: schema135.properties.decline_reason.type},message:"must be string,null"};
+const err29 = {instancePath:instancePath+"/data/" + i0+"/decline_reason",schemaPath:"components#/$defs/ReferralSummary/properties/decline_reason/type",keyword:"type",params:{type: schema167.properties.decline_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -11544,7 +14301,7 @@ errors++;
 if(data1.office_id !== undefined){
 let data13 = data1.office_id;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err30 = {instancePath:instancePath+"/data/" + i0+"/office_id",schemaPath:"components#/$defs/ReferralSummary/properties/office_id/type",keyword:"type",params:{type: schema135.properties.office_id.type},message:"must be string,null"};
+const err30 = {instancePath:instancePath+"/data/" + i0+"/office_id",schemaPath:"components#/$defs/ReferralSummary/properties/office_id/type",keyword:"type",params:{type: schema167.properties.office_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -11557,7 +14314,7 @@ errors++;
 if(data1.patient_display_name !== undefined){
 let data14 = data1.patient_display_name;
 if((typeof data14 !== "string") && (data14 !== null)){
-const err31 = {instancePath:instancePath+"/data/" + i0+"/patient_display_name",schemaPath:"components#/$defs/ReferralSummary/properties/patient_display_name/type",keyword:"type",params:{type: schema135.properties.patient_display_name.type},message:"must be string,null"};
+const err31 = {instancePath:instancePath+"/data/" + i0+"/patient_display_name",schemaPath:"components#/$defs/ReferralSummary/properties/patient_display_name/type",keyword:"type",params:{type: schema167.properties.patient_display_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -11617,8 +14374,8 @@ errors++;
 }
 }
 if(data.meta !== undefined){
-if(!(validate90(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
+if(!(validate107(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate107.errors : vErrors.concat(validate107.errors);
 errors = vErrors.length;
 }
 }
@@ -11661,43 +14418,43 @@ vErrors.push(err38);
 }
 errors++;
 }
-validate122.errors = vErrors;
+validate154.errors = vErrors;
 return errors === 0;
 }
-validate122.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate154.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate121(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate153(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate121.evaluated;
+const evaluated0 = validate153.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate122(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate122.errors : vErrors.concat(validate122.errors);
+if(!(validate154(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate154.errors : vErrors.concat(validate154.errors);
 errors = vErrors.length;
 }
-validate121.errors = vErrors;
+validate153.errors = vErrors;
 return errors === 0;
 }
-validate121.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate153.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const createReferralBody = validate125;
-const schema137 = {"$ref":"components#/$defs/ReferralCreateRequest"};
-const schema138 = {"type":"object","required":["service_line"],"additionalProperties":true,"description":"Referral create request, current shape 2026-08-19 (spec 2.3). A request that uses only fields of 2026-04-01 is the deprecated thin shape and is still accepted. Name: patient_name, or patient_first_name with patient_last_name. Additional properties are allowed and kept on the referral.","properties":{"service_line":{"type":"string","description":"Business line: home_health, hospice or private_duty. Any other value is recorded and declined (`service_line_not_offered`).","minLength":1,"x-svc-shape":"2026-04-01"},"patient_name":{"type":"string","description":"Full display name, kept as sent. Split into the chart name parts as \"Last, First Middle\" (with a comma) or \"First Middle Last\" when the parts are not sent.","x-svc-shape":"2026-04-01"},"patient_first_name":{"type":"string","description":"First name."},"patient_last_name":{"type":"string","description":"Last name."},"patient_middle_name":{"type":"string","description":"Middle name."},"patient_suffix":{"type":"string","description":"Suffix."},"patient_dob":{"type":"string","format":"date","description":"Date of birth; part of the identity match (compared exactly). Not in the future."},"patient_phone":{"type":"string","description":"Primary number; part of the identity match, compared by its digits without a leading US country code 1."},"patient_alt_phone":{"type":"string","description":"Secondary number."},"patient_preferred_phone":{"type":"string","enum":["primary","alternate"],"description":"Preferred number."},"patient_address":{"type":"string","description":"Service address, for example \"12 Elm St, Apt 3, Springfield, OH 45501\". A ZIP (12345 or 12345-6789) at its end is the service ZIP when patient_zip_code and zip_code are absent. In that form the street lines, city and state are read into a new chart; otherwise the whole text is its first address line."},"patient_zip_code":{"type":"string","description":"Service ZIP, 12345 or 12345-6789; its first five digits drive territory validation and office routing."},"zip_code":{"type":"string","description":"Deprecated alias of patient_zip_code (since 2026-08-19, no removal date). Still read when patient_zip_code is absent; sending it adds a Deprecation header and a meta.deprecations entry (kind field) naming patient_zip_code.","deprecated":true,"x-svc-shape":"2026-04-01","x-svc-successor":"patient_zip_code"},"patient_coordinates":{"$ref":"components#/$defs/Coordinates"},"patient_id":{"type":"string","description":"Existing patient to link to: a chart of the caller's agency (otherwise 400 naming patient_id).","x-svc-shape":"2026-04-01"},"existing_patient_episode_reviewed":{"type":"boolean","description":"Must be true when an accepted referral lands on a patient who is mid-episode (an active episode), whether named by patient_id or found by the identity match; otherwise 409 PLATFORM_CONFLICT with details.reason existing_patient_episode_review_required."},"referral_type":{"type":"string","description":"soc, roc or other, in any letter case. Any other value is stored as sent and treated as other.","x-svc-shape":"2026-04-01"},"referral_date":{"type":"string","format":"date-time","description":"Defaults to now."},"referral_source":{"type":"string","description":"Free-text referring organisation.","x-svc-shape":"2026-04-01"},"referral_source_id":{"type":"string","description":"Id of a known referral source."},"referring_facility":{"type":"string","description":"Facility referred from."},"referring_physician":{"type":"string","description":"Name, when no physician id is known."},"referring_physician_id":{"type":"string","description":"Physician id."},"signing_physician_id":{"type":"string","description":"Physician id."},"certifying_physician_id":{"type":"string","description":"Physician id."},"payor_id":{"type":"string","description":"Primary coverage payor id (a payor of the agency).","x-svc-shape":"2026-04-01"},"hospital_id":{"type":"string","description":"Originating hospital id."},"marketer_id":{"type":"string","description":"User id of the owning marketer (a user of the agency).","x-svc-shape":"2026-04-01"},"marketer_label":{"type":"string","description":"Marketer name when no user id is known.","x-svc-shape":"2026-04-01"},"insurance":{"oneOf":[{"type":"string","description":"Plan name."},{"$ref":"components#/$defs/InsuranceObject"}],"description":"A bare string is read as the plan name."},"insurance_name":{"type":"string","description":"Plan name, of the insurance object or on its own."},"insurance_notes":{"type":"string","description":"Notes for the intake reviewer."},"diagnoses":{"type":"array","items":{"$ref":"components#/$defs/Diagnosis"},"description":"Diagnoses; the first is primary unless is_primary says otherwise."},"document_ids":{"type":"array","items":{"type":"string"},"description":"Ids of documents already uploaded to the agency, each once; linked onto the referral in this order."},"notes":{"type":"string","description":"Free-text intake notes."},"custom_data":{"type":"object","additionalProperties":{"type":["string","number","boolean","null"]},"description":"Scalar key/value pairs stored on the intake; an object or array value is a 400 naming the key."},"source_system":{"type":"string","description":"Sending system name, stamped into the audit trail."},"external_reference_id":{"type":"string","description":"Sender's own identifier, stamped into the audit trail."}}};
-const schema140 = {"type":"object","additionalProperties":true,"description":"Coverage from a referral (spec 2.4), kept pending on the intake until a reviewer confirms it. Send coverage_order or is_primary; the other is derived (is_primary alone gives coverage_order 0 when true, 1 when false; neither gives 0), and when both are sent they must agree (400 otherwise). A termination_date before effective_date is a 400. Unknown keys are kept on the referral under additional fields `insurance`.","properties":{"payor_id":{"type":"string","description":"Payor id."},"policy_number":{"type":"string","description":"Member or policy number."},"group_number":{"type":"string","description":"Group number."},"effective_date":{"type":"string","format":"date","description":"Coverage start."},"termination_date":{"type":"string","format":"date","description":"Coverage end."},"is_primary":{"type":"boolean","description":"Primary coverage."},"coverage_order":{"type":"integer","description":"0 is primary.","minimum":0},"other_insurance_name":{"type":"string","description":"Name of another insurer."},"relationship_to_insured":{"type":"string","description":"X12 1069 code (18 self, 01 spouse, 19 child, 20 employee, 53 life partner, G8 other, 21 unknown) or its name (self, spouse, child, employee, life_partner or \"life partner\", other, unknown), in any letter case; anything else is a 400. Other than 18, the coverage is a dependent's: sent without insured_first_name and insured_last_name it is accepted and the intake asks for policy_holder_name."},"insured_first_name":{"type":"string","description":"Policy holder first name."},"insured_last_name":{"type":"string","description":"Policy holder last name."},"insured_middle_name":{"type":"string","description":"Policy holder middle name."},"insured_suffix":{"type":"string","description":"Policy holder suffix."},"insured_dob":{"type":"string","format":"date","description":"Policy holder date of birth."},"insured_gender":{"type":"string","enum":["female","male","unknown"],"description":"Policy holder gender."},"insured_address_line_1":{"type":"string","description":"Policy holder address."},"insured_address_line_2":{"type":"string","description":"Policy holder address line 2."},"insured_city":{"type":"string","description":"City."},"insured_state":{"type":"string","description":"Two letters.","pattern":"^[A-Za-z]{2}$"},"insured_zip_code":{"type":"string","description":"ZIP."}}};
-const schema141 = {"type":"object","required":["code"],"properties":{"code":{"type":"string","description":"ICD-10-CM code: a letter, a digit, a digit or letter, then up to four digits or letters after an optional dot (I50.9, E119, S72.001A); any case.","minLength":1,"x-svc-phi":"kept","pattern":"^[A-Za-z][0-9][0-9A-Za-z](\\.?[0-9A-Za-z]{1,4})?$"},"description":{"type":"string","description":"Description, as sent; empty (\"\") in no_phi sessions (free text).","x-svc-phi":"withheld"},"is_primary":{"type":"boolean","description":"Primary diagnosis. In a referral, the entry marked true is primary, else the first entry unless it says false; more than one marked true is a 400."}}};
+export const createReferralBody = validate157;
+const schema169 = {"$ref":"components#/$defs/ReferralCreateRequest"};
+const schema170 = {"type":"object","required":["service_line"],"additionalProperties":true,"description":"Referral create request, current shape 2026-08-19 (spec 2.3). A request that uses only fields of 2026-04-01 is the deprecated thin shape and is still accepted. Name: patient_name, or patient_first_name with patient_last_name. Additional properties are allowed and kept on the referral.","properties":{"service_line":{"type":"string","description":"Business line: home_health, hospice or private_duty. Any other value is recorded and declined (`service_line_not_offered`).","minLength":1,"x-svc-shape":"2026-04-01"},"patient_name":{"type":"string","description":"Full display name, kept as sent. Split into the chart name parts as \"Last, First Middle\" (with a comma) or \"First Middle Last\" when the parts are not sent.","x-svc-shape":"2026-04-01"},"patient_first_name":{"type":"string","description":"First name."},"patient_last_name":{"type":"string","description":"Last name."},"patient_middle_name":{"type":"string","description":"Middle name."},"patient_suffix":{"type":"string","description":"Suffix."},"patient_dob":{"type":"string","format":"date","description":"Date of birth; part of the identity match (compared exactly). Not in the future."},"patient_phone":{"type":"string","description":"Primary number; part of the identity match, compared by its digits without a leading US country code 1."},"patient_alt_phone":{"type":"string","description":"Secondary number."},"patient_preferred_phone":{"type":"string","enum":["primary","alternate"],"description":"Preferred number."},"patient_address":{"type":"string","description":"Service address, for example \"12 Elm St, Apt 3, Springfield, OH 45501\". A ZIP (12345 or 12345-6789) at its end is the service ZIP when patient_zip_code and zip_code are absent. In that form the street lines, city and state are read into a new chart; otherwise the whole text is its first address line."},"patient_zip_code":{"type":"string","description":"Service ZIP, 12345 or 12345-6789; its first five digits drive territory validation and office routing."},"zip_code":{"type":"string","description":"Deprecated alias of patient_zip_code (since 2026-08-19, no removal date). Still read when patient_zip_code is absent; sending it adds a Deprecation header and a meta.deprecations entry (kind field) naming patient_zip_code.","deprecated":true,"x-svc-shape":"2026-04-01","x-svc-successor":"patient_zip_code"},"patient_coordinates":{"$ref":"components#/$defs/Coordinates"},"patient_id":{"type":"string","description":"Existing patient to link to: a chart of the caller's agency (otherwise 400 naming patient_id).","x-svc-shape":"2026-04-01"},"existing_patient_episode_reviewed":{"type":"boolean","description":"Must be true when an accepted referral lands on a patient who is mid-episode (an active episode), whether named by patient_id or found by the identity match; otherwise 409 PLATFORM_CONFLICT with details.reason existing_patient_episode_review_required."},"referral_type":{"type":"string","description":"soc, roc or other, in any letter case. Any other value is stored as sent and treated as other.","x-svc-shape":"2026-04-01"},"referral_date":{"type":"string","format":"date-time","description":"Defaults to now."},"referral_source":{"type":"string","description":"Free-text referring organisation.","x-svc-shape":"2026-04-01"},"referral_source_id":{"type":"string","description":"Id of a known referral source."},"referring_facility":{"type":"string","description":"Facility referred from."},"referring_physician":{"type":"string","description":"Name, when no physician id is known."},"referring_physician_id":{"type":"string","description":"Physician id."},"signing_physician_id":{"type":"string","description":"Physician id."},"certifying_physician_id":{"type":"string","description":"Physician id."},"payor_id":{"type":"string","description":"Primary coverage payor id (a payor of the agency).","x-svc-shape":"2026-04-01"},"hospital_id":{"type":"string","description":"Originating hospital id."},"marketer_id":{"type":"string","description":"User id of the owning marketer (a user of the agency).","x-svc-shape":"2026-04-01"},"marketer_label":{"type":"string","description":"Marketer name when no user id is known.","x-svc-shape":"2026-04-01"},"insurance":{"oneOf":[{"type":"string","description":"Plan name."},{"$ref":"components#/$defs/InsuranceObject"}],"description":"A bare string is read as the plan name."},"insurance_name":{"type":"string","description":"Plan name, of the insurance object or on its own."},"insurance_notes":{"type":"string","description":"Notes for the intake reviewer."},"diagnoses":{"type":"array","items":{"$ref":"components#/$defs/Diagnosis"},"description":"Diagnoses; the first is primary unless is_primary says otherwise."},"document_ids":{"type":"array","items":{"type":"string"},"description":"Ids of documents already uploaded to the agency, each once; linked onto the referral in this order."},"notes":{"type":"string","description":"Free-text intake notes."},"custom_data":{"type":"object","additionalProperties":{"type":["string","number","boolean","null"]},"description":"Scalar key/value pairs stored on the intake; an object or array value is a 400 naming the key."},"source_system":{"type":"string","description":"Sending system name, stamped into the audit trail."},"external_reference_id":{"type":"string","description":"Sender's own identifier, stamped into the audit trail."}}};
+const schema172 = {"type":"object","additionalProperties":true,"description":"Coverage from a referral (spec 2.4), kept pending on the intake until a reviewer confirms it. Send coverage_order or is_primary; the other is derived (is_primary alone gives coverage_order 0 when true, 1 when false; neither gives 0), and when both are sent they must agree (400 otherwise). A termination_date before effective_date is a 400. Unknown keys are kept on the referral under additional fields `insurance`.","properties":{"payor_id":{"type":"string","description":"Payor id."},"policy_number":{"type":"string","description":"Member or policy number."},"group_number":{"type":"string","description":"Group number."},"effective_date":{"type":"string","format":"date","description":"Coverage start."},"termination_date":{"type":"string","format":"date","description":"Coverage end."},"is_primary":{"type":"boolean","description":"Primary coverage."},"coverage_order":{"type":"integer","description":"0 is primary.","minimum":0},"other_insurance_name":{"type":"string","description":"Name of another insurer."},"relationship_to_insured":{"type":"string","description":"X12 1069 code (18 self, 01 spouse, 19 child, 20 employee, 53 life partner, G8 other, 21 unknown) or its name (self, spouse, child, employee, life_partner or \"life partner\", other, unknown), in any letter case; anything else is a 400. Other than 18, the coverage is a dependent's: sent without insured_first_name and insured_last_name it is accepted and the intake asks for policy_holder_name."},"insured_first_name":{"type":"string","description":"Policy holder first name."},"insured_last_name":{"type":"string","description":"Policy holder last name."},"insured_middle_name":{"type":"string","description":"Policy holder middle name."},"insured_suffix":{"type":"string","description":"Policy holder suffix."},"insured_dob":{"type":"string","format":"date","description":"Policy holder date of birth."},"insured_gender":{"type":"string","enum":["female","male","unknown"],"description":"Policy holder gender."},"insured_address_line_1":{"type":"string","description":"Policy holder address."},"insured_address_line_2":{"type":"string","description":"Policy holder address line 2."},"insured_city":{"type":"string","description":"City."},"insured_state":{"type":"string","description":"Two letters.","pattern":"^[A-Za-z]{2}$"},"insured_zip_code":{"type":"string","description":"ZIP."}}};
+const schema173 = {"type":"object","required":["code"],"properties":{"code":{"type":"string","description":"ICD-10-CM code: a letter, a digit, a digit or letter, then up to four digits or letters after an optional dot (I50.9, E119, S72.001A); any case.","minLength":1,"x-svc-phi":"kept","pattern":"^[A-Za-z][0-9][0-9A-Za-z](\\.?[0-9A-Za-z]{1,4})?$"},"description":{"type":"string","description":"Description, as sent; empty (\"\") in no_phi sessions (free text).","x-svc-phi":"withheld"},"is_primary":{"type":"boolean","description":"Primary diagnosis. In a referral, the entry marked true is primary, else the first entry unless it says false; more than one marked true is a 400."}}};
 const pattern8 = new RegExp("^[A-Za-z]{2}$", "u");
 const pattern9 = new RegExp("^[A-Za-z][0-9][0-9A-Za-z](\\.?[0-9A-Za-z]{1,4})?$", "u");
 
-function validate126(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate158(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate126.evaluated;
+const evaluated0 = validate158.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11862,7 +14619,7 @@ vErrors.push(err12);
 errors++;
 }
 if(!((data9 === "primary") || (data9 === "alternate"))){
-const err13 = {instancePath:instancePath+"/patient_preferred_phone",schemaPath:"#/properties/patient_preferred_phone/enum",keyword:"enum",params:{allowedValues: schema138.properties.patient_preferred_phone.enum},message:"must be equal to one of the allowed values"};
+const err13 = {instancePath:instancePath+"/patient_preferred_phone",schemaPath:"#/properties/patient_preferred_phone/enum",keyword:"enum",params:{allowedValues: schema170.properties.patient_preferred_phone.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -12462,7 +15219,7 @@ vErrors.push(err61);
 errors++;
 }
 if(!(((data46 === "female") || (data46 === "male")) || (data46 === "unknown"))){
-const err62 = {instancePath:instancePath+"/insurance/insured_gender",schemaPath:"components#/$defs/InsuranceObject/properties/insured_gender/enum",keyword:"enum",params:{allowedValues: schema140.properties.insured_gender.enum},message:"must be equal to one of the allowed values"};
+const err62 = {instancePath:instancePath+"/insurance/insured_gender",schemaPath:"components#/$defs/InsuranceObject/properties/insured_gender/enum",keyword:"enum",params:{allowedValues: schema172.properties.insured_gender.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -12759,7 +15516,7 @@ if(data62 && typeof data62 == "object" && !Array.isArray(data62)){
 for(const key0 in data62){
 let data63 = data62[key0];
 if((((typeof data63 !== "string") && (!((typeof data63 == "number") && (isFinite(data63))))) && (typeof data63 !== "boolean")) && (data63 !== null)){
-const err84 = {instancePath:instancePath+"/custom_data/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/custom_data/additionalProperties/type",keyword:"type",params:{type: schema138.properties.custom_data.additionalProperties.type},message:"must be string,number,boolean,null"};
+const err84 = {instancePath:instancePath+"/custom_data/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/custom_data/additionalProperties/type",keyword:"type",params:{type: schema170.properties.custom_data.additionalProperties.type},message:"must be string,number,boolean,null"};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -12816,40 +15573,40 @@ vErrors.push(err88);
 }
 errors++;
 }
-validate126.errors = vErrors;
+validate158.errors = vErrors;
 return errors === 0;
 }
-validate126.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate158.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate125(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate157(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate125.evaluated;
+const evaluated0 = validate157.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate126(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate126.errors : vErrors.concat(validate126.errors);
+if(!(validate158(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate158.errors : vErrors.concat(validate158.errors);
 errors = vErrors.length;
 }
-validate125.errors = vErrors;
+validate157.errors = vErrors;
 return errors === 0;
 }
-validate125.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate157.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const createReferralStatus200 = validate128;
-const schema142 = {"$ref":"components#/$defs/ReferralCreatedResponse"};
-const schema143 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/ReferralCreated"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
-const schema144 = {"type":"object","required":["referral_id","intake_id","patient_id","patient_created","patient_matched","disposition","decline_reason","decline_detail","office_id","request_shape","missing_information"],"properties":{"referral_id":{"type":"string","description":"Id of the recorded referral."},"intake_id":{"type":"string","description":"Id of the created intake."},"patient_id":{"type":["string","null"],"description":"Chart the referral is linked to: named by patient_id, matched by the identity rule, or opened; null for a declined lead that matched no chart."},"patient_created":{"type":"boolean","description":"Whether a chart was opened (an accepted referral that was neither linked nor matched)."},"patient_matched":{"type":"boolean","description":"Whether the identity rule matched an existing chart (false when patient_id named the chart)."},"disposition":{"type":"string","enum":["accepted","declined"],"description":"What the intake pipeline decided. A 2xx means recorded, not necessarily accepted."},"decline_reason":{"type":["string","null"],"enum":["out_of_area","service_line_not_offered",null],"description":"Why it was declined: out_of_area (the ZIP is outside the agency's service area) or service_line_not_offered; null when accepted."},"decline_detail":{"type":["string","null"],"description":"Detail of the decline, for example \"ZIP 99950 is outside the agency's service area.\"; null when accepted."},"office_id":{"type":["string","null"],"description":"Office the ZIP is routed to; null without a ZIP or outside the service area."},"request_shape":{"type":"string","enum":["2026-04-01","2026-08-19"],"description":"Request shape the body was read as: 2026-04-01 when every documented field it uses is marked x-svc-shape 2026-04-01.","x-svc-since":"2"},"missing_information":{"type":"array","items":{"type":"string"},"description":"What the intake still asks for, as set by the pipeline: patient_zip_code (no service ZIP could be read), policy_holder_name (a dependent's coverage came without the policy holder's name), primary_diagnosis (diagnoses were sent but none is primary). Empty for a declined lead. Reviewers may ask for more on the intake later.","x-svc-since":"2"}},"description":"Echo of the intake pipeline (spec 2.5), directly inside `data`."};
+export const createReferralStatus200 = validate160;
+const schema174 = {"$ref":"components#/$defs/ReferralCreatedResponse"};
+const schema175 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/ReferralCreated"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+const schema176 = {"type":"object","required":["referral_id","intake_id","patient_id","patient_created","patient_matched","disposition","decline_reason","decline_detail","office_id","request_shape","missing_information"],"properties":{"referral_id":{"type":"string","description":"Id of the recorded referral."},"intake_id":{"type":"string","description":"Id of the created intake."},"patient_id":{"type":["string","null"],"description":"Chart the referral is linked to: named by patient_id, matched by the identity rule, or opened; null for a declined lead that matched no chart."},"patient_created":{"type":"boolean","description":"Whether a chart was opened (an accepted referral that was neither linked nor matched)."},"patient_matched":{"type":"boolean","description":"Whether the identity rule matched an existing chart (false when patient_id named the chart)."},"disposition":{"type":"string","enum":["accepted","declined"],"description":"What the intake pipeline decided. A 2xx means recorded, not necessarily accepted."},"decline_reason":{"type":["string","null"],"enum":["out_of_area","service_line_not_offered",null],"description":"Why it was declined: out_of_area (the ZIP is outside the agency's service area) or service_line_not_offered; null when accepted."},"decline_detail":{"type":["string","null"],"description":"Detail of the decline, for example \"ZIP 99950 is outside the agency's service area.\"; null when accepted."},"office_id":{"type":["string","null"],"description":"Office the ZIP is routed to; null without a ZIP or outside the service area."},"request_shape":{"type":"string","enum":["2026-04-01","2026-08-19"],"description":"Request shape the body was read as: 2026-04-01 when every documented field it uses is marked x-svc-shape 2026-04-01.","x-svc-since":"2"},"missing_information":{"type":"array","items":{"type":"string"},"description":"What the intake still asks for, as set by the pipeline: patient_zip_code (no service ZIP could be read), policy_holder_name (a dependent's coverage came without the policy holder's name), primary_diagnosis (diagnoses were sent but none is primary). Empty for a declined lead. Reviewers may ask for more on the intake later.","x-svc-since":"2"}},"description":"Echo of the intake pipeline (spec 2.5), directly inside `data`."};
 
-function validate129(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate161(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate129.evaluated;
+const evaluated0 = validate161.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -13007,7 +15764,7 @@ errors++;
 if(data0.patient_id !== undefined){
 let data3 = data0.patient_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err14 = {instancePath:instancePath+"/data/patient_id",schemaPath:"components#/$defs/ReferralCreated/properties/patient_id/type",keyword:"type",params:{type: schema144.properties.patient_id.type},message:"must be string,null"};
+const err14 = {instancePath:instancePath+"/data/patient_id",schemaPath:"components#/$defs/ReferralCreated/properties/patient_id/type",keyword:"type",params:{type: schema176.properties.patient_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -13054,7 +15811,7 @@ vErrors.push(err17);
 errors++;
 }
 if(!((data6 === "accepted") || (data6 === "declined"))){
-const err18 = {instancePath:instancePath+"/data/disposition",schemaPath:"components#/$defs/ReferralCreated/properties/disposition/enum",keyword:"enum",params:{allowedValues: schema144.properties.disposition.enum},message:"must be equal to one of the allowed values"};
+const err18 = {instancePath:instancePath+"/data/disposition",schemaPath:"components#/$defs/ReferralCreated/properties/disposition/enum",keyword:"enum",params:{allowedValues: schema176.properties.disposition.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -13067,7 +15824,7 @@ errors++;
 if(data0.decline_reason !== undefined){
 let data7 = data0.decline_reason;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err19 = {instancePath:instancePath+"/data/decline_reason",schemaPath:"components#/$defs/ReferralCreated/properties/decline_reason/type",keyword:"type",params:{type: schema144.properties.decline_reason.type},message:"must be string,null"};
+const err19 = {instancePath:instancePath+"/data/decline_reason",schemaPath:"components#/$defs/ReferralCreated/properties/decline_reason/type",keyword:"type",params:{type: schema176.properties.decline_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -13077,7 +15834,7 @@ vErrors.push(err19);
 errors++;
 }
 if(!(((data7 === "out_of_area") || (data7 === "service_line_not_offered")) || (data7 === null))){
-const err20 = {instancePath:instancePath+"/data/decline_reason",schemaPath:"components#/$defs/ReferralCreated/properties/decline_reason/enum",keyword:"enum",params:{allowedValues: schema144.properties.decline_reason.enum},message:"must be equal to one of the allowed values"};
+const err20 = {instancePath:instancePath+"/data/decline_reason",schemaPath:"components#/$defs/ReferralCreated/properties/decline_reason/enum",keyword:"enum",params:{allowedValues: schema176.properties.decline_reason.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -13090,7 +15847,7 @@ errors++;
 if(data0.decline_detail !== undefined){
 let data8 = data0.decline_detail;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err21 = {instancePath:instancePath+"/data/decline_detail",schemaPath:"components#/$defs/ReferralCreated/properties/decline_detail/type",keyword:"type",params:{type: schema144.properties.decline_detail.type},message:"must be string,null"};
+const err21 = {instancePath:instancePath+"/data/decline_detail",schemaPath:"components#/$defs/ReferralCreated/properties/decline_detail/type",keyword:"type",params:{type: schema176.properties.decline_detail.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -13103,7 +15860,7 @@ errors++;
 if(data0.office_id !== undefined){
 let data9 = data0.office_id;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err22 = {instancePath:instancePath+"/data/office_id",schemaPath:"components#/$defs/ReferralCreated/properties/office_id/type",keyword:"type",params:{type: schema144.properties.office_id.type},message:"must be string,null"};
+const err22 = {instancePath:instancePath+"/data/office_id",schemaPath:"components#/$defs/ReferralCreated/properties/office_id/type",keyword:"type",params:{type: schema176.properties.office_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -13126,7 +15883,7 @@ vErrors.push(err23);
 errors++;
 }
 if(!((data10 === "2026-04-01") || (data10 === "2026-08-19"))){
-const err24 = {instancePath:instancePath+"/data/request_shape",schemaPath:"components#/$defs/ReferralCreated/properties/request_shape/enum",keyword:"enum",params:{allowedValues: schema144.properties.request_shape.enum},message:"must be equal to one of the allowed values"};
+const err24 = {instancePath:instancePath+"/data/request_shape",schemaPath:"components#/$defs/ReferralCreated/properties/request_shape/enum",keyword:"enum",params:{allowedValues: schema176.properties.request_shape.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -13221,317 +15978,40 @@ vErrors.push(err30);
 }
 errors++;
 }
-validate129.errors = vErrors;
+validate161.errors = vErrors;
 return errors === 0;
 }
-validate129.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate161.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate128(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate160(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate128.evaluated;
+const evaluated0 = validate160.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate129(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate129.errors : vErrors.concat(validate129.errors);
+if(!(validate161(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate161.errors : vErrors.concat(validate161.errors);
 errors = vErrors.length;
 }
-validate128.errors = vErrors;
+validate160.errors = vErrors;
 return errors === 0;
 }
-validate128.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate160.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const responseUnsupportedMediaType = validate132;
-const schema146 = {"$ref":"components#/$defs/ApiError"};
+export const getReferralStatus200 = validate164;
+const schema178 = {"$ref":"components#/$defs/ReferralResponse"};
+const schema179 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/ReferralDetail"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+const schema180 = {"type":"object","required":["id","patient_id","intake_id","service_line","referral_type","referral_type_category","referral_date","referral_source","referral_source_id","disposition","decline_reason","office_id","patient_display_name","created_at","request_shape","additional_fields"],"properties":{"id":{"type":"string","description":"Referral id.","x-svc-phi":"kept"},"patient_id":{"type":["string","null"],"description":"Linked patient (surrogate handle in no_phi sessions).","x-svc-phi":"handle"},"intake_id":{"type":"string","description":"Intake created for it.","x-svc-phi":"kept"},"service_line":{"type":"string","description":"Business line as sent; in no_phi sessions reduced to home_health, hospice or private_duty, or other for any other value.","x-svc-phi":{"reduce":"category","values":["home_health","hospice","private_duty"],"otherwise":"other"}},"referral_type":{"type":["string","null"],"description":"As sent; in no_phi sessions its category (soc, roc or other, as in referral_type_category).","x-svc-phi":{"reduce":"category","values":["soc","roc"],"otherwise":"other"}},"referral_type_category":{"type":"string","enum":["soc","roc","other"],"description":"How intake surfaces branch on referral_type.","x-svc-since":"2"},"referral_date":{"type":"string","format":"date-time","description":"Referral date (year only in no_phi sessions).","x-svc-v1-name":"referred_at","x-svc-phi":"year"},"referral_source":{"type":["string","null"],"description":"Free-text referring organisation, as sent; null in no_phi sessions (free text can carry anything).","x-svc-phi":"withheld"},"referral_source_id":{"type":["string","null"],"description":"Known source id (checked against the agency's referral sources).","x-svc-phi":"kept"},"disposition":{"type":"string","enum":["accepted","declined"],"description":"Pipeline decision."},"decline_reason":{"type":["string","null"],"description":"Why declined (a reason code such as out_of_area).","x-svc-phi":"kept"},"office_id":{"type":["string","null"],"description":"Routed office.","x-svc-phi":"kept"},"patient_display_name":{"type":["string","null"],"description":"Patient name; null in no_phi sessions.","x-svc-phi":"withheld"},"created_at":{"type":"string","format":"date-time","description":"Recorded at (year only in no_phi sessions).","x-svc-phi":"year"},"decline_detail":{"type":["string","null"],"description":"Decline detail; null in no_phi sessions (an out-of-area decline names the lead's ZIP and city).","x-svc-phi":"withheld"},"request_shape":{"type":"string","enum":["2026-04-01","2026-08-19"],"description":"Shape the request was read as."},"zip_code":{"type":["string","null"],"description":"Service ZIP used for routing; in no_phi sessions its first three digits (000 for sparsely populated areas, Safe Harbor).","x-svc-phi":"zip3"},"referring_facility":{"type":["string","null"],"description":"Facility, as sent; null in no_phi sessions (free text).","x-svc-phi":"withheld"},"referring_physician":{"type":["string","null"],"description":"Referring physician's name as sent; null in no_phi sessions (free text: use referring_physician_id).","x-svc-phi":"withheld"},"referring_physician_id":{"type":["string","null"],"description":"Physician id.","x-svc-phi":"kept"},"signing_physician_id":{"type":["string","null"],"description":"Physician id.","x-svc-phi":"kept"},"certifying_physician_id":{"type":["string","null"],"description":"Physician id.","x-svc-phi":"kept"},"payor_id":{"type":["string","null"],"description":"Payor id.","x-svc-phi":"kept"},"hospital_id":{"type":["string","null"],"description":"Hospital id.","x-svc-phi":"kept"},"marketer_id":{"type":["string","null"],"description":"Marketer user id.","x-svc-phi":"kept"},"marketer_label":{"type":["string","null"],"description":"Marketer name as sent; null in no_phi sessions (free text: use marketer_id).","x-svc-phi":"withheld"},"document_ids":{"type":"array","items":{"type":"string"},"description":"Linked documents, in the order sent (each checked against the agency's documents).","x-svc-phi":"kept"},"source_system":{"type":["string","null"],"description":"Sending system, as sent; null in no_phi sessions (free text).","x-svc-phi":"withheld"},"external_reference_id":{"type":["string","null"],"description":"Sender's identifier; null in no_phi sessions (it points to the patient's record in the sending system).","x-svc-phi":"withheld"},"additional_fields":{"type":"object","additionalProperties":true,"description":"Additional properties sent with the request, kept as sent; empty ({}) in no_phi sessions (free-form values may carry PHI).","x-svc-since":"2","x-svc-phi":"withheld"}},"description":"Referral detail profile (route 12)."};
 
-function validate133(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate165(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate133.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.error === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if(data.code === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(data.error !== undefined){
-if(typeof data.error !== "string"){
-const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-if(data.code !== undefined){
-if(typeof data.code !== "string"){
-const err3 = {instancePath:instancePath+"/code",schemaPath:"#/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-if(data.details !== undefined){
-let data2 = data.details;
-if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
-}
-else {
-const err4 = {instancePath:instancePath+"/details",schemaPath:"#/properties/details/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-}
-if(data.issues !== undefined){
-let data3 = data.issues;
-if(Array.isArray(data3)){
-const len0 = data3.length;
-for(let i0=0; i0<len0; i0++){
-let data4 = data3[i0];
-if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
-if(data4.location === undefined){
-const err5 = {instancePath:instancePath+"/issues/" + i0,schemaPath:"components#/$defs/ValidationIssue/required",keyword:"required",params:{missingProperty: "location"},message:"must have required property '"+"location"+"'"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-if(data4.path === undefined){
-const err6 = {instancePath:instancePath+"/issues/" + i0,schemaPath:"components#/$defs/ValidationIssue/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-if(data4.message === undefined){
-const err7 = {instancePath:instancePath+"/issues/" + i0,schemaPath:"components#/$defs/ValidationIssue/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-if(data4.location !== undefined){
-let data5 = data4.location;
-if(typeof data5 !== "string"){
-const err8 = {instancePath:instancePath+"/issues/" + i0+"/location",schemaPath:"components#/$defs/ValidationIssue/properties/location/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-if(!((((data5 === "body") || (data5 === "query")) || (data5 === "path")) || (data5 === "header"))){
-const err9 = {instancePath:instancePath+"/issues/" + i0+"/location",schemaPath:"components#/$defs/ValidationIssue/properties/location/enum",keyword:"enum",params:{allowedValues: schema42.properties.location.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-}
-if(data4.path !== undefined){
-if(typeof data4.path !== "string"){
-const err10 = {instancePath:instancePath+"/issues/" + i0+"/path",schemaPath:"components#/$defs/ValidationIssue/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-}
-if(data4.message !== undefined){
-if(typeof data4.message !== "string"){
-const err11 = {instancePath:instancePath+"/issues/" + i0+"/message",schemaPath:"components#/$defs/ValidationIssue/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-}
-if(data4.keyword !== undefined){
-if(typeof data4.keyword !== "string"){
-const err12 = {instancePath:instancePath+"/issues/" + i0+"/keyword",schemaPath:"components#/$defs/ValidationIssue/properties/keyword/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-}
-}
-else {
-const err13 = {instancePath:instancePath+"/issues/" + i0,schemaPath:"components#/$defs/ValidationIssue/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-}
-}
-}
-else {
-const err14 = {instancePath:instancePath+"/issues",schemaPath:"#/properties/issues/type",keyword:"type",params:{type: "array"},message:"must be array"};
-if(vErrors === null){
-vErrors = [err14];
-}
-else {
-vErrors.push(err14);
-}
-errors++;
-}
-}
-if(data.user_message !== undefined){
-if(typeof data.user_message !== "string"){
-const err15 = {instancePath:instancePath+"/user_message",schemaPath:"#/properties/user_message/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err15];
-}
-else {
-vErrors.push(err15);
-}
-errors++;
-}
-}
-if(data.user_next_step !== undefined){
-if(typeof data.user_next_step !== "string"){
-const err16 = {instancePath:instancePath+"/user_next_step",schemaPath:"#/properties/user_next_step/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err16];
-}
-else {
-vErrors.push(err16);
-}
-errors++;
-}
-}
-if(data.request_id !== undefined){
-if(typeof data.request_id !== "string"){
-const err17 = {instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err17];
-}
-else {
-vErrors.push(err17);
-}
-errors++;
-}
-}
-if(data.error_description !== undefined){
-if(typeof data.error_description !== "string"){
-const err18 = {instancePath:instancePath+"/error_description",schemaPath:"#/properties/error_description/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err18];
-}
-else {
-vErrors.push(err18);
-}
-errors++;
-}
-}
-}
-else {
-const err19 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err19];
-}
-else {
-vErrors.push(err19);
-}
-errors++;
-}
-validate133.errors = vErrors;
-return errors === 0;
-}
-validate133.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
-
-
-function validate132(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate132.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate133(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate133.errors : vErrors.concat(validate133.errors);
-errors = vErrors.length;
-}
-validate132.errors = vErrors;
-return errors === 0;
-}
-validate132.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
-
-export const getReferralStatus200 = validate135;
-const schema149 = {"$ref":"components#/$defs/ReferralResponse"};
-const schema150 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/ReferralDetail"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
-const schema151 = {"type":"object","required":["id","patient_id","intake_id","service_line","referral_type","referral_type_category","referral_date","referral_source","referral_source_id","disposition","decline_reason","office_id","patient_display_name","created_at","request_shape","additional_fields"],"properties":{"id":{"type":"string","description":"Referral id.","x-svc-phi":"kept"},"patient_id":{"type":["string","null"],"description":"Linked patient (surrogate handle in no_phi sessions).","x-svc-phi":"handle"},"intake_id":{"type":"string","description":"Intake created for it.","x-svc-phi":"kept"},"service_line":{"type":"string","description":"Business line as sent; in no_phi sessions reduced to home_health, hospice or private_duty, or other for any other value.","x-svc-phi":{"reduce":"category","values":["home_health","hospice","private_duty"],"otherwise":"other"}},"referral_type":{"type":["string","null"],"description":"As sent; in no_phi sessions its category (soc, roc or other, as in referral_type_category).","x-svc-phi":{"reduce":"category","values":["soc","roc"],"otherwise":"other"}},"referral_type_category":{"type":"string","enum":["soc","roc","other"],"description":"How intake surfaces branch on referral_type.","x-svc-since":"2"},"referral_date":{"type":"string","format":"date-time","description":"Referral date (year only in no_phi sessions).","x-svc-v1-name":"referred_at","x-svc-phi":"year"},"referral_source":{"type":["string","null"],"description":"Free-text referring organisation, as sent; null in no_phi sessions (free text can carry anything).","x-svc-phi":"withheld"},"referral_source_id":{"type":["string","null"],"description":"Known source id (checked against the agency's referral sources).","x-svc-phi":"kept"},"disposition":{"type":"string","enum":["accepted","declined"],"description":"Pipeline decision."},"decline_reason":{"type":["string","null"],"description":"Why declined (a reason code such as out_of_area).","x-svc-phi":"kept"},"office_id":{"type":["string","null"],"description":"Routed office.","x-svc-phi":"kept"},"patient_display_name":{"type":["string","null"],"description":"Patient name; null in no_phi sessions.","x-svc-phi":"withheld"},"created_at":{"type":"string","format":"date-time","description":"Recorded at (year only in no_phi sessions).","x-svc-phi":"year"},"decline_detail":{"type":["string","null"],"description":"Decline detail; null in no_phi sessions (an out-of-area decline names the lead's ZIP and city).","x-svc-phi":"withheld"},"request_shape":{"type":"string","enum":["2026-04-01","2026-08-19"],"description":"Shape the request was read as."},"zip_code":{"type":["string","null"],"description":"Service ZIP used for routing; in no_phi sessions its first three digits (000 for sparsely populated areas, Safe Harbor).","x-svc-phi":"zip3"},"referring_facility":{"type":["string","null"],"description":"Facility, as sent; null in no_phi sessions (free text).","x-svc-phi":"withheld"},"referring_physician":{"type":["string","null"],"description":"Referring physician's name as sent; null in no_phi sessions (free text: use referring_physician_id).","x-svc-phi":"withheld"},"referring_physician_id":{"type":["string","null"],"description":"Physician id.","x-svc-phi":"kept"},"signing_physician_id":{"type":["string","null"],"description":"Physician id.","x-svc-phi":"kept"},"certifying_physician_id":{"type":["string","null"],"description":"Physician id.","x-svc-phi":"kept"},"payor_id":{"type":["string","null"],"description":"Payor id.","x-svc-phi":"kept"},"hospital_id":{"type":["string","null"],"description":"Hospital id.","x-svc-phi":"kept"},"marketer_id":{"type":["string","null"],"description":"Marketer user id.","x-svc-phi":"kept"},"marketer_label":{"type":["string","null"],"description":"Marketer name as sent; null in no_phi sessions (free text: use marketer_id).","x-svc-phi":"withheld"},"document_ids":{"type":"array","items":{"type":"string"},"description":"Linked documents, in the order sent (each checked against the agency's documents).","x-svc-phi":"kept"},"source_system":{"type":["string","null"],"description":"Sending system, as sent; null in no_phi sessions (free text).","x-svc-phi":"withheld"},"external_reference_id":{"type":["string","null"],"description":"Sender's identifier; null in no_phi sessions (it points to the patient's record in the sending system).","x-svc-phi":"withheld"},"additional_fields":{"type":"object","additionalProperties":true,"description":"Additional properties sent with the request, kept as sent; empty ({}) in no_phi sessions (free-form values may carry PHI).","x-svc-since":"2","x-svc-phi":"withheld"}},"description":"Referral detail profile (route 12)."};
-
-function validate136(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate136.evaluated;
+const evaluated0 = validate165.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -13727,7 +16207,7 @@ errors++;
 if(data0.patient_id !== undefined){
 let data2 = data0.patient_id;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err18 = {instancePath:instancePath+"/data/patient_id",schemaPath:"components#/$defs/ReferralDetail/properties/patient_id/type",keyword:"type",params:{type: schema151.properties.patient_id.type},message:"must be string,null"};
+const err18 = {instancePath:instancePath+"/data/patient_id",schemaPath:"components#/$defs/ReferralDetail/properties/patient_id/type",keyword:"type",params:{type: schema180.properties.patient_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -13764,7 +16244,7 @@ errors++;
 if(data0.referral_type !== undefined){
 let data5 = data0.referral_type;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err21 = {instancePath:instancePath+"/data/referral_type",schemaPath:"components#/$defs/ReferralDetail/properties/referral_type/type",keyword:"type",params:{type: schema151.properties.referral_type.type},message:"must be string,null"};
+const err21 = {instancePath:instancePath+"/data/referral_type",schemaPath:"components#/$defs/ReferralDetail/properties/referral_type/type",keyword:"type",params:{type: schema180.properties.referral_type.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -13787,7 +16267,7 @@ vErrors.push(err22);
 errors++;
 }
 if(!(((data6 === "soc") || (data6 === "roc")) || (data6 === "other"))){
-const err23 = {instancePath:instancePath+"/data/referral_type_category",schemaPath:"components#/$defs/ReferralDetail/properties/referral_type_category/enum",keyword:"enum",params:{allowedValues: schema151.properties.referral_type_category.enum},message:"must be equal to one of the allowed values"};
+const err23 = {instancePath:instancePath+"/data/referral_type_category",schemaPath:"components#/$defs/ReferralDetail/properties/referral_type_category/enum",keyword:"enum",params:{allowedValues: schema180.properties.referral_type_category.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -13825,7 +16305,7 @@ errors++;
 if(data0.referral_source !== undefined){
 let data8 = data0.referral_source;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err26 = {instancePath:instancePath+"/data/referral_source",schemaPath:"components#/$defs/ReferralDetail/properties/referral_source/type",keyword:"type",params:{type: schema151.properties.referral_source.type},message:"must be string,null"};
+const err26 = {instancePath:instancePath+"/data/referral_source",schemaPath:"components#/$defs/ReferralDetail/properties/referral_source/type",keyword:"type",params:{type: schema180.properties.referral_source.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -13838,7 +16318,7 @@ errors++;
 if(data0.referral_source_id !== undefined){
 let data9 = data0.referral_source_id;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err27 = {instancePath:instancePath+"/data/referral_source_id",schemaPath:"components#/$defs/ReferralDetail/properties/referral_source_id/type",keyword:"type",params:{type: schema151.properties.referral_source_id.type},message:"must be string,null"};
+const err27 = {instancePath:instancePath+"/data/referral_source_id",schemaPath:"components#/$defs/ReferralDetail/properties/referral_source_id/type",keyword:"type",params:{type: schema180.properties.referral_source_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -13861,7 +16341,7 @@ vErrors.push(err28);
 errors++;
 }
 if(!((data10 === "accepted") || (data10 === "declined"))){
-const err29 = {instancePath:instancePath+"/data/disposition",schemaPath:"components#/$defs/ReferralDetail/properties/disposition/enum",keyword:"enum",params:{allowedValues: schema151.properties.disposition.enum},message:"must be equal to one of the allowed values"};
+const err29 = {instancePath:instancePath+"/data/disposition",schemaPath:"components#/$defs/ReferralDetail/properties/disposition/enum",keyword:"enum",params:{allowedValues: schema180.properties.disposition.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -13874,7 +16354,7 @@ errors++;
 if(data0.decline_reason !== undefined){
 let data11 = data0.decline_reason;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err30 = {instancePath:instancePath+"/data/decline_reason",schemaPath:"components#/$defs/ReferralDetail/properties/decline_reason/type",keyword:"type",params:{type: schema151.properties.decline_reason.type},message:"must be string,null"};
+const err30 = {instancePath:instancePath+"/data/decline_reason",schemaPath:"components#/$defs/ReferralDetail/properties/decline_reason/type",keyword:"type",params:{type: schema180.properties.decline_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -13887,7 +16367,7 @@ errors++;
 if(data0.office_id !== undefined){
 let data12 = data0.office_id;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err31 = {instancePath:instancePath+"/data/office_id",schemaPath:"components#/$defs/ReferralDetail/properties/office_id/type",keyword:"type",params:{type: schema151.properties.office_id.type},message:"must be string,null"};
+const err31 = {instancePath:instancePath+"/data/office_id",schemaPath:"components#/$defs/ReferralDetail/properties/office_id/type",keyword:"type",params:{type: schema180.properties.office_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -13900,7 +16380,7 @@ errors++;
 if(data0.patient_display_name !== undefined){
 let data13 = data0.patient_display_name;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err32 = {instancePath:instancePath+"/data/patient_display_name",schemaPath:"components#/$defs/ReferralDetail/properties/patient_display_name/type",keyword:"type",params:{type: schema151.properties.patient_display_name.type},message:"must be string,null"};
+const err32 = {instancePath:instancePath+"/data/patient_display_name",schemaPath:"components#/$defs/ReferralDetail/properties/patient_display_name/type",keyword:"type",params:{type: schema180.properties.patient_display_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -13938,7 +16418,7 @@ errors++;
 if(data0.decline_detail !== undefined){
 let data15 = data0.decline_detail;
 if((typeof data15 !== "string") && (data15 !== null)){
-const err35 = {instancePath:instancePath+"/data/decline_detail",schemaPath:"components#/$defs/ReferralDetail/properties/decline_detail/type",keyword:"type",params:{type: schema151.properties.decline_detail.type},message:"must be string,null"};
+const err35 = {instancePath:instancePath+"/data/decline_detail",schemaPath:"components#/$defs/ReferralDetail/properties/decline_detail/type",keyword:"type",params:{type: schema180.properties.decline_detail.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -13961,7 +16441,7 @@ vErrors.push(err36);
 errors++;
 }
 if(!((data16 === "2026-04-01") || (data16 === "2026-08-19"))){
-const err37 = {instancePath:instancePath+"/data/request_shape",schemaPath:"components#/$defs/ReferralDetail/properties/request_shape/enum",keyword:"enum",params:{allowedValues: schema151.properties.request_shape.enum},message:"must be equal to one of the allowed values"};
+const err37 = {instancePath:instancePath+"/data/request_shape",schemaPath:"components#/$defs/ReferralDetail/properties/request_shape/enum",keyword:"enum",params:{allowedValues: schema180.properties.request_shape.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -13974,7 +16454,7 @@ errors++;
 if(data0.zip_code !== undefined){
 let data17 = data0.zip_code;
 if((typeof data17 !== "string") && (data17 !== null)){
-const err38 = {instancePath:instancePath+"/data/zip_code",schemaPath:"components#/$defs/ReferralDetail/properties/zip_code/type",keyword:"type",params:{type: schema151.properties.zip_code.type},message:"must be string,null"};
+const err38 = {instancePath:instancePath+"/data/zip_code",schemaPath:"components#/$defs/ReferralDetail/properties/zip_code/type",keyword:"type",params:{type: schema180.properties.zip_code.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -13987,7 +16467,7 @@ errors++;
 if(data0.referring_facility !== undefined){
 let data18 = data0.referring_facility;
 if((typeof data18 !== "string") && (data18 !== null)){
-const err39 = {instancePath:instancePath+"/data/referring_facility",schemaPath:"components#/$defs/ReferralDetail/properties/referring_facility/type",keyword:"type",params:{type: schema151.properties.referring_facility.type},message:"must be string,null"};
+const err39 = {instancePath:instancePath+"/data/referring_facility",schemaPath:"components#/$defs/ReferralDetail/properties/referring_facility/type",keyword:"type",params:{type: schema180.properties.referring_facility.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -14000,7 +16480,7 @@ errors++;
 if(data0.referring_physician !== undefined){
 let data19 = data0.referring_physician;
 if((typeof data19 !== "string") && (data19 !== null)){
-const err40 = {instancePath:instancePath+"/data/referring_physician",schemaPath:"components#/$defs/ReferralDetail/properties/referring_physician/type",keyword:"type",params:{type: schema151.properties.referring_physician.type},message:"must be string,null"};
+const err40 = {instancePath:instancePath+"/data/referring_physician",schemaPath:"components#/$defs/ReferralDetail/properties/referring_physician/type",keyword:"type",params:{type: schema180.properties.referring_physician.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -14013,7 +16493,7 @@ errors++;
 if(data0.referring_physician_id !== undefined){
 let data20 = data0.referring_physician_id;
 if((typeof data20 !== "string") && (data20 !== null)){
-const err41 = {instancePath:instancePath+"/data/referring_physician_id",schemaPath:"components#/$defs/ReferralDetail/properties/referring_physician_id/type",keyword:"type",params:{type: schema151.properties.referring_physician_id.type},message:"must be string,null"};
+const err41 = {instancePath:instancePath+"/data/referring_physician_id",schemaPath:"components#/$defs/ReferralDetail/properties/referring_physician_id/type",keyword:"type",params:{type: schema180.properties.referring_physician_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -14026,7 +16506,7 @@ errors++;
 if(data0.signing_physician_id !== undefined){
 let data21 = data0.signing_physician_id;
 if((typeof data21 !== "string") && (data21 !== null)){
-const err42 = {instancePath:instancePath+"/data/signing_physician_id",schemaPath:"components#/$defs/ReferralDetail/properties/signing_physician_id/type",keyword:"type",params:{type: schema151.properties.signing_physician_id.type},message:"must be string,null"};
+const err42 = {instancePath:instancePath+"/data/signing_physician_id",schemaPath:"components#/$defs/ReferralDetail/properties/signing_physician_id/type",keyword:"type",params:{type: schema180.properties.signing_physician_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -14039,7 +16519,7 @@ errors++;
 if(data0.certifying_physician_id !== undefined){
 let data22 = data0.certifying_physician_id;
 if((typeof data22 !== "string") && (data22 !== null)){
-const err43 = {instancePath:instancePath+"/data/certifying_physician_id",schemaPath:"components#/$defs/ReferralDetail/properties/certifying_physician_id/type",keyword:"type",params:{type: schema151.properties.certifying_physician_id.type},message:"must be string,null"};
+const err43 = {instancePath:instancePath+"/data/certifying_physician_id",schemaPath:"components#/$defs/ReferralDetail/properties/certifying_physician_id/type",keyword:"type",params:{type: schema180.properties.certifying_physician_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -14052,7 +16532,7 @@ errors++;
 if(data0.payor_id !== undefined){
 let data23 = data0.payor_id;
 if((typeof data23 !== "string") && (data23 !== null)){
-const err44 = {instancePath:instancePath+"/data/payor_id",schemaPath:"components#/$defs/ReferralDetail/properties/payor_id/type",keyword:"type",params:{type: schema151.properties.payor_id.type},message:"must be string,null"};
+const err44 = {instancePath:instancePath+"/data/payor_id",schemaPath:"components#/$defs/ReferralDetail/properties/payor_id/type",keyword:"type",params:{type: schema180.properties.payor_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -14065,7 +16545,7 @@ errors++;
 if(data0.hospital_id !== undefined){
 let data24 = data0.hospital_id;
 if((typeof data24 !== "string") && (data24 !== null)){
-const err45 = {instancePath:instancePath+"/data/hospital_id",schemaPath:"components#/$defs/ReferralDetail/properties/hospital_id/type",keyword:"type",params:{type: schema151.properties.hospital_id.type},message:"must be string,null"};
+const err45 = {instancePath:instancePath+"/data/hospital_id",schemaPath:"components#/$defs/ReferralDetail/properties/hospital_id/type",keyword:"type",params:{type: schema180.properties.hospital_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -14078,7 +16558,7 @@ errors++;
 if(data0.marketer_id !== undefined){
 let data25 = data0.marketer_id;
 if((typeof data25 !== "string") && (data25 !== null)){
-const err46 = {instancePath:instancePath+"/data/marketer_id",schemaPath:"components#/$defs/ReferralDetail/properties/marketer_id/type",keyword:"type",params:{type: schema151.properties.marketer_id.type},message:"must be string,null"};
+const err46 = {instancePath:instancePath+"/data/marketer_id",schemaPath:"components#/$defs/ReferralDetail/properties/marketer_id/type",keyword:"type",params:{type: schema180.properties.marketer_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -14091,7 +16571,7 @@ errors++;
 if(data0.marketer_label !== undefined){
 let data26 = data0.marketer_label;
 if((typeof data26 !== "string") && (data26 !== null)){
-const err47 = {instancePath:instancePath+"/data/marketer_label",schemaPath:"components#/$defs/ReferralDetail/properties/marketer_label/type",keyword:"type",params:{type: schema151.properties.marketer_label.type},message:"must be string,null"};
+const err47 = {instancePath:instancePath+"/data/marketer_label",schemaPath:"components#/$defs/ReferralDetail/properties/marketer_label/type",keyword:"type",params:{type: schema180.properties.marketer_label.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -14132,7 +16612,7 @@ errors++;
 if(data0.source_system !== undefined){
 let data29 = data0.source_system;
 if((typeof data29 !== "string") && (data29 !== null)){
-const err50 = {instancePath:instancePath+"/data/source_system",schemaPath:"components#/$defs/ReferralDetail/properties/source_system/type",keyword:"type",params:{type: schema151.properties.source_system.type},message:"must be string,null"};
+const err50 = {instancePath:instancePath+"/data/source_system",schemaPath:"components#/$defs/ReferralDetail/properties/source_system/type",keyword:"type",params:{type: schema180.properties.source_system.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -14145,7 +16625,7 @@ errors++;
 if(data0.external_reference_id !== undefined){
 let data30 = data0.external_reference_id;
 if((typeof data30 !== "string") && (data30 !== null)){
-const err51 = {instancePath:instancePath+"/data/external_reference_id",schemaPath:"components#/$defs/ReferralDetail/properties/external_reference_id/type",keyword:"type",params:{type: schema151.properties.external_reference_id.type},message:"must be string,null"};
+const err51 = {instancePath:instancePath+"/data/external_reference_id",schemaPath:"components#/$defs/ReferralDetail/properties/external_reference_id/type",keyword:"type",params:{type: schema180.properties.external_reference_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -14227,40 +16707,40 @@ vErrors.push(err56);
 }
 errors++;
 }
-validate136.errors = vErrors;
+validate165.errors = vErrors;
 return errors === 0;
 }
-validate136.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate165.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate135(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate164(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate135.evaluated;
+const evaluated0 = validate164.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate136(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate136.errors : vErrors.concat(validate136.errors);
+if(!(validate165(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate165.errors : vErrors.concat(validate165.errors);
 errors = vErrors.length;
 }
-validate135.errors = vErrors;
+validate164.errors = vErrors;
 return errors === 0;
 }
-validate135.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate164.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listIntakesStatus200 = validate139;
-const schema153 = {"$ref":"components#/$defs/IntakeListResponse"};
-const schema154 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/IntakeSummary"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/ListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
-const schema155 = {"type":"object","required":["id","referral_id","patient_id","status","service_line","disposition","office_id","reviewer_id","missing_information","received_at","updated_at"],"properties":{"id":{"type":"string","description":"Intake id.","x-svc-phi":"kept"},"referral_id":{"type":"string","description":"Referral it came from.","x-svc-phi":"kept"},"patient_id":{"type":["string","null"],"description":"The referral's patient (surrogate handle in no_phi sessions).","x-svc-phi":"handle"},"status":{"type":"string","enum":["pending_review","in_review","awaiting_information","accepted","declined","admitted","non_admit","cancelled"],"description":"Review state."},"service_line":{"type":"string","description":"Business line, as sent with the referral; in no_phi sessions reduced to home_health, hospice or private_duty, or other for any other value.","x-svc-phi":{"reduce":"category","values":["home_health","hospice","private_duty"],"otherwise":"other"}},"disposition":{"type":"string","enum":["accepted","declined"],"description":"The referral's pipeline decision."},"office_id":{"type":["string","null"],"description":"Office the referral was routed to.","x-svc-phi":"kept"},"reviewer_id":{"type":["string","null"],"description":"User reviewing it.","x-svc-phi":"kept"},"missing_information":{"type":"array","items":{"type":"string"},"description":"What the reviewer still needs.","x-svc-since":"2","x-svc-phi":"kept"},"received_at":{"type":"string","format":"date-time","description":"Received (year only in no_phi sessions).","x-svc-v1-name":"created_at","x-svc-phi":"year"},"updated_at":{"type":"string","format":"date-time","description":"Last change (year only in no_phi sessions).","x-svc-phi":"year"}},"description":"Intake summary profile (route 13)."};
+export const listIntakesStatus200 = validate168;
+const schema182 = {"$ref":"components#/$defs/IntakeListResponse"};
+const schema183 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/IntakeSummary"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/ListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
+const schema184 = {"type":"object","required":["id","referral_id","patient_id","status","service_line","disposition","office_id","reviewer_id","missing_information","received_at","updated_at"],"properties":{"id":{"type":"string","description":"Intake id.","x-svc-phi":"kept"},"referral_id":{"type":"string","description":"Referral it came from.","x-svc-phi":"kept"},"patient_id":{"type":["string","null"],"description":"The referral's patient (surrogate handle in no_phi sessions).","x-svc-phi":"handle"},"status":{"type":"string","enum":["pending_review","in_review","awaiting_information","accepted","declined","admitted","non_admit","cancelled"],"description":"Review state."},"service_line":{"type":"string","description":"Business line, as sent with the referral; in no_phi sessions reduced to home_health, hospice or private_duty, or other for any other value.","x-svc-phi":{"reduce":"category","values":["home_health","hospice","private_duty"],"otherwise":"other"}},"disposition":{"type":"string","enum":["accepted","declined"],"description":"The referral's pipeline decision."},"office_id":{"type":["string","null"],"description":"Office the referral was routed to.","x-svc-phi":"kept"},"reviewer_id":{"type":["string","null"],"description":"User reviewing it.","x-svc-phi":"kept"},"missing_information":{"type":"array","items":{"type":"string"},"description":"What the reviewer still needs.","x-svc-since":"2","x-svc-phi":"kept"},"received_at":{"type":"string","format":"date-time","description":"Received (year only in no_phi sessions).","x-svc-v1-name":"created_at","x-svc-phi":"year"},"updated_at":{"type":"string","format":"date-time","description":"Last change (year only in no_phi sessions).","x-svc-phi":"year"}},"description":"Intake summary profile (route 13)."};
 
-function validate140(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate169(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate140.evaluated;
+const evaluated0 = validate169.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14432,7 +16912,7 @@ errors++;
 if(data1.patient_id !== undefined){
 let data4 = data1.patient_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err15 = {instancePath:instancePath+"/data/" + i0+"/patient_id",schemaPath:"components#/$defs/IntakeSummary/properties/patient_id/type",keyword:"type",params:{type: schema155.properties.patient_id.type},message:"must be string,null"};
+const err15 = {instancePath:instancePath+"/data/" + i0+"/patient_id",schemaPath:"components#/$defs/IntakeSummary/properties/patient_id/type",keyword:"type",params:{type: schema184.properties.patient_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -14455,7 +16935,7 @@ vErrors.push(err16);
 errors++;
 }
 if(!((((((((data5 === "pending_review") || (data5 === "in_review")) || (data5 === "awaiting_information")) || (data5 === "accepted")) || (data5 === "declined")) || (data5 === "admitted")) || (data5 === "non_admit")) || (data5 === "cancelled"))){
-const err17 = {instancePath:instancePath+"/data/" + i0+"/status",schemaPath:"components#/$defs/IntakeSummary/properties/status/enum",keyword:"enum",params:{allowedValues: schema155.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err17 = {instancePath:instancePath+"/data/" + i0+"/status",schemaPath:"components#/$defs/IntakeSummary/properties/status/enum",keyword:"enum",params:{allowedValues: schema184.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -14490,7 +16970,7 @@ vErrors.push(err19);
 errors++;
 }
 if(!((data7 === "accepted") || (data7 === "declined"))){
-const err20 = {instancePath:instancePath+"/data/" + i0+"/disposition",schemaPath:"components#/$defs/IntakeSummary/properties/disposition/enum",keyword:"enum",params:{allowedValues: schema155.properties.disposition.enum},message:"must be equal to one of the allowed values"};
+const err20 = {instancePath:instancePath+"/data/" + i0+"/disposition",schemaPath:"components#/$defs/IntakeSummary/properties/disposition/enum",keyword:"enum",params:{allowedValues: schema184.properties.disposition.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -14503,7 +16983,7 @@ errors++;
 if(data1.office_id !== undefined){
 let data8 = data1.office_id;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err21 = {instancePath:instancePath+"/data/" + i0+"/office_id",schemaPath:"components#/$defs/IntakeSummary/properties/office_id/type",keyword:"type",params:{type: schema155.properties.office_id.type},message:"must be string,null"};
+const err21 = {instancePath:instancePath+"/data/" + i0+"/office_id",schemaPath:"components#/$defs/IntakeSummary/properties/office_id/type",keyword:"type",params:{type: schema184.properties.office_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -14516,7 +16996,7 @@ errors++;
 if(data1.reviewer_id !== undefined){
 let data9 = data1.reviewer_id;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err22 = {instancePath:instancePath+"/data/" + i0+"/reviewer_id",schemaPath:"components#/$defs/IntakeSummary/properties/reviewer_id/type",keyword:"type",params:{type: schema155.properties.reviewer_id.type},message:"must be string,null"};
+const err22 = {instancePath:instancePath+"/data/" + i0+"/reviewer_id",schemaPath:"components#/$defs/IntakeSummary/properties/reviewer_id/type",keyword:"type",params:{type: schema184.properties.reviewer_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -14629,8 +17109,8 @@ errors++;
 }
 }
 if(data.meta !== undefined){
-if(!(validate90(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
+if(!(validate107(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate107.errors : vErrors.concat(validate107.errors);
 errors = vErrors.length;
 }
 }
@@ -14673,41 +17153,41 @@ vErrors.push(err33);
 }
 errors++;
 }
-validate140.errors = vErrors;
+validate169.errors = vErrors;
 return errors === 0;
 }
-validate140.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate169.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate139(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate168(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate139.evaluated;
+const evaluated0 = validate168.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate140(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate140.errors : vErrors.concat(validate140.errors);
+if(!(validate169(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate169.errors : vErrors.concat(validate169.errors);
 errors = vErrors.length;
 }
-validate139.errors = vErrors;
+validate168.errors = vErrors;
 return errors === 0;
 }
-validate139.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate168.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const getIntakeStatus200 = validate143;
-const schema157 = {"$ref":"components#/$defs/IntakeResponse"};
-const schema158 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/IntakeDetail"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
-const schema159 = {"type":"object","required":["id","referral_id","patient_id","status","service_line","disposition","office_id","reviewer_id","missing_information","received_at","updated_at","insurance","diagnoses","document_ids","custom_data"],"properties":{"id":{"type":"string","description":"Intake id.","x-svc-phi":"kept"},"referral_id":{"type":"string","description":"Referral it came from.","x-svc-phi":"kept"},"patient_id":{"type":["string","null"],"description":"The referral's patient (surrogate handle in no_phi sessions).","x-svc-phi":"handle"},"status":{"type":"string","enum":["pending_review","in_review","awaiting_information","accepted","declined","admitted","non_admit","cancelled"],"description":"Review state."},"service_line":{"type":"string","description":"Business line, as sent with the referral; in no_phi sessions reduced to home_health, hospice or private_duty, or other for any other value.","x-svc-phi":{"reduce":"category","values":["home_health","hospice","private_duty"],"otherwise":"other"}},"disposition":{"type":"string","enum":["accepted","declined"],"description":"The referral's pipeline decision."},"office_id":{"type":["string","null"],"description":"Office the referral was routed to.","x-svc-phi":"kept"},"reviewer_id":{"type":["string","null"],"description":"User reviewing it.","x-svc-phi":"kept"},"missing_information":{"type":"array","items":{"type":"string"},"description":"What the reviewer still needs.","x-svc-since":"2","x-svc-phi":"kept"},"received_at":{"type":"string","format":"date-time","description":"Received (year only in no_phi sessions).","x-svc-v1-name":"created_at","x-svc-phi":"year"},"updated_at":{"type":"string","format":"date-time","description":"Last change (year only in no_phi sessions).","x-svc-phi":"year"},"decline_reason":{"type":["string","null"],"description":"Why the referral was declined (a reason code such as out_of_area).","x-svc-phi":"kept"},"decline_detail":{"type":["string","null"],"description":"Decline detail; null in no_phi sessions (an out-of-area decline names the lead's ZIP and city).","x-svc-phi":"withheld"},"insurance":{"type":"array","items":{"$ref":"components#/$defs/PendingCoverage"},"description":"Coverage from the referral, awaiting confirmation, in the order sent."},"insurance_notes":{"type":["string","null"],"description":"Notes for the reviewer; null in no_phi sessions (free text).","x-svc-phi":"withheld"},"diagnoses":{"type":"array","items":{"$ref":"components#/$defs/Diagnosis"},"description":"Diagnoses as sent: codes are kept in no_phi sessions (they are checked to be shaped like ICD-10-CM codes), descriptions are not (free text)."},"document_ids":{"type":"array","items":{"type":"string"},"description":"Documents linked onto the referral, in the order sent (each checked against the agency's documents).","x-svc-phi":"kept"},"custom_data":{"type":"object","additionalProperties":{"type":["string","number","boolean","null"]},"description":"Scalar values sent with the referral; empty ({}) in no_phi sessions (free-form values may carry PHI).","x-svc-phi":"withheld"},"notes":{"type":["string","null"],"description":"Intake notes; null in no_phi sessions.","x-svc-phi":"withheld"}},"description":"Intake detail profile (route 14)."};
-const schema160 = {"type":"object","required":["plan_name","coverage_order","is_primary","policy_holder_confirmed"],"properties":{"payor_id":{"type":["string","null"],"description":"Payor id.","x-svc-phi":"kept"},"plan_name":{"type":["string","null"],"description":"Plan name as sent (insurance or insurance_name); null in no_phi sessions (free text).","x-svc-phi":"withheld"},"other_insurance_name":{"type":["string","null"],"description":"Other insurer, as sent; null in no_phi sessions (free text).","x-svc-phi":"withheld"},"policy_number":{"type":["string","null"],"description":"Policy or member number; null in no_phi sessions.","x-svc-phi":"withheld"},"group_number":{"type":["string","null"],"description":"Group number; null in no_phi sessions (it can point to the holder's employer).","x-svc-phi":"withheld"},"effective_date":{"type":["string","null"],"format":"date","description":"Start (year only in no_phi sessions).","x-svc-phi":"year"},"termination_date":{"type":["string","null"],"format":"date","description":"End (year only in no_phi sessions).","x-svc-phi":"year"},"coverage_order":{"type":"integer","description":"0 is primary.","minimum":0},"is_primary":{"type":"boolean","description":"Derived from coverage_order."},"policy_holder":{"oneOf":[{"$ref":"components#/$defs/PolicyHolder"},{"type":"null"}],"description":"Policy holder awaiting reviewer confirmation. The holder is a relative or household member of the patient, so no_phi sessions reduce their data like the patient's: names, street lines and city null, ZIP to three digits, dob to the year (null past age 89)."},"policy_holder_confirmed":{"type":"boolean","description":"Whether a reviewer confirmed the policy holder."}}};
+export const getIntakeStatus200 = validate172;
+const schema186 = {"$ref":"components#/$defs/IntakeResponse"};
+const schema187 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/IntakeDetail"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+const schema188 = {"type":"object","required":["id","referral_id","patient_id","status","service_line","disposition","office_id","reviewer_id","missing_information","received_at","updated_at","insurance","diagnoses","document_ids","custom_data"],"properties":{"id":{"type":"string","description":"Intake id.","x-svc-phi":"kept"},"referral_id":{"type":"string","description":"Referral it came from.","x-svc-phi":"kept"},"patient_id":{"type":["string","null"],"description":"The referral's patient (surrogate handle in no_phi sessions).","x-svc-phi":"handle"},"status":{"type":"string","enum":["pending_review","in_review","awaiting_information","accepted","declined","admitted","non_admit","cancelled"],"description":"Review state."},"service_line":{"type":"string","description":"Business line, as sent with the referral; in no_phi sessions reduced to home_health, hospice or private_duty, or other for any other value.","x-svc-phi":{"reduce":"category","values":["home_health","hospice","private_duty"],"otherwise":"other"}},"disposition":{"type":"string","enum":["accepted","declined"],"description":"The referral's pipeline decision."},"office_id":{"type":["string","null"],"description":"Office the referral was routed to.","x-svc-phi":"kept"},"reviewer_id":{"type":["string","null"],"description":"User reviewing it.","x-svc-phi":"kept"},"missing_information":{"type":"array","items":{"type":"string"},"description":"What the reviewer still needs.","x-svc-since":"2","x-svc-phi":"kept"},"received_at":{"type":"string","format":"date-time","description":"Received (year only in no_phi sessions).","x-svc-v1-name":"created_at","x-svc-phi":"year"},"updated_at":{"type":"string","format":"date-time","description":"Last change (year only in no_phi sessions).","x-svc-phi":"year"},"decline_reason":{"type":["string","null"],"description":"Why the referral was declined (a reason code such as out_of_area).","x-svc-phi":"kept"},"decline_detail":{"type":["string","null"],"description":"Decline detail; null in no_phi sessions (an out-of-area decline names the lead's ZIP and city).","x-svc-phi":"withheld"},"insurance":{"type":"array","items":{"$ref":"components#/$defs/PendingCoverage"},"description":"Coverage from the referral, awaiting confirmation, in the order sent."},"insurance_notes":{"type":["string","null"],"description":"Notes for the reviewer; null in no_phi sessions (free text).","x-svc-phi":"withheld"},"diagnoses":{"type":"array","items":{"$ref":"components#/$defs/Diagnosis"},"description":"Diagnoses as sent: codes are kept in no_phi sessions (they are checked to be shaped like ICD-10-CM codes), descriptions are not (free text)."},"document_ids":{"type":"array","items":{"type":"string"},"description":"Documents linked onto the referral, in the order sent (each checked against the agency's documents).","x-svc-phi":"kept"},"custom_data":{"type":"object","additionalProperties":{"type":["string","number","boolean","null"]},"description":"Scalar values sent with the referral; empty ({}) in no_phi sessions (free-form values may carry PHI).","x-svc-phi":"withheld"},"notes":{"type":["string","null"],"description":"Intake notes; null in no_phi sessions.","x-svc-phi":"withheld"}},"description":"Intake detail profile (route 14)."};
+const schema189 = {"type":"object","required":["plan_name","coverage_order","is_primary","policy_holder_confirmed"],"properties":{"payor_id":{"type":["string","null"],"description":"Payor id.","x-svc-phi":"kept"},"plan_name":{"type":["string","null"],"description":"Plan name as sent (insurance or insurance_name); null in no_phi sessions (free text).","x-svc-phi":"withheld"},"other_insurance_name":{"type":["string","null"],"description":"Other insurer, as sent; null in no_phi sessions (free text).","x-svc-phi":"withheld"},"policy_number":{"type":["string","null"],"description":"Policy or member number; null in no_phi sessions.","x-svc-phi":"withheld"},"group_number":{"type":["string","null"],"description":"Group number; null in no_phi sessions (it can point to the holder's employer).","x-svc-phi":"withheld"},"effective_date":{"type":["string","null"],"format":"date","description":"Start (year only in no_phi sessions).","x-svc-phi":"year"},"termination_date":{"type":["string","null"],"format":"date","description":"End (year only in no_phi sessions).","x-svc-phi":"year"},"coverage_order":{"type":"integer","description":"0 is primary.","minimum":0},"is_primary":{"type":"boolean","description":"Derived from coverage_order."},"policy_holder":{"oneOf":[{"$ref":"components#/$defs/PolicyHolder"},{"type":"null"}],"description":"Policy holder awaiting reviewer confirmation. The holder is a relative or household member of the patient, so no_phi sessions reduce their data like the patient's: names, street lines and city null, ZIP to three digits, dob to the year (null past age 89)."},"policy_holder_confirmed":{"type":"boolean","description":"Whether a reviewer confirmed the policy holder."}}};
 
-function validate146(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate175(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate146.evaluated;
+const evaluated0 = validate175.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14758,7 +17238,7 @@ errors++;
 if(data.payor_id !== undefined){
 let data0 = data.payor_id;
 if((typeof data0 !== "string") && (data0 !== null)){
-const err4 = {instancePath:instancePath+"/payor_id",schemaPath:"#/properties/payor_id/type",keyword:"type",params:{type: schema160.properties.payor_id.type},message:"must be string,null"};
+const err4 = {instancePath:instancePath+"/payor_id",schemaPath:"#/properties/payor_id/type",keyword:"type",params:{type: schema189.properties.payor_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -14771,7 +17251,7 @@ errors++;
 if(data.plan_name !== undefined){
 let data1 = data.plan_name;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err5 = {instancePath:instancePath+"/plan_name",schemaPath:"#/properties/plan_name/type",keyword:"type",params:{type: schema160.properties.plan_name.type},message:"must be string,null"};
+const err5 = {instancePath:instancePath+"/plan_name",schemaPath:"#/properties/plan_name/type",keyword:"type",params:{type: schema189.properties.plan_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -14784,7 +17264,7 @@ errors++;
 if(data.other_insurance_name !== undefined){
 let data2 = data.other_insurance_name;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err6 = {instancePath:instancePath+"/other_insurance_name",schemaPath:"#/properties/other_insurance_name/type",keyword:"type",params:{type: schema160.properties.other_insurance_name.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/other_insurance_name",schemaPath:"#/properties/other_insurance_name/type",keyword:"type",params:{type: schema189.properties.other_insurance_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -14797,7 +17277,7 @@ errors++;
 if(data.policy_number !== undefined){
 let data3 = data.policy_number;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err7 = {instancePath:instancePath+"/policy_number",schemaPath:"#/properties/policy_number/type",keyword:"type",params:{type: schema160.properties.policy_number.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/policy_number",schemaPath:"#/properties/policy_number/type",keyword:"type",params:{type: schema189.properties.policy_number.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -14810,7 +17290,7 @@ errors++;
 if(data.group_number !== undefined){
 let data4 = data.group_number;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err8 = {instancePath:instancePath+"/group_number",schemaPath:"#/properties/group_number/type",keyword:"type",params:{type: schema160.properties.group_number.type},message:"must be string,null"};
+const err8 = {instancePath:instancePath+"/group_number",schemaPath:"#/properties/group_number/type",keyword:"type",params:{type: schema189.properties.group_number.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -14823,7 +17303,7 @@ errors++;
 if(data.effective_date !== undefined){
 let data5 = data.effective_date;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err9 = {instancePath:instancePath+"/effective_date",schemaPath:"#/properties/effective_date/type",keyword:"type",params:{type: schema160.properties.effective_date.type},message:"must be string,null"};
+const err9 = {instancePath:instancePath+"/effective_date",schemaPath:"#/properties/effective_date/type",keyword:"type",params:{type: schema189.properties.effective_date.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -14848,7 +17328,7 @@ errors++;
 if(data.termination_date !== undefined){
 let data6 = data.termination_date;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err11 = {instancePath:instancePath+"/termination_date",schemaPath:"#/properties/termination_date/type",keyword:"type",params:{type: schema160.properties.termination_date.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/termination_date",schemaPath:"#/properties/termination_date/type",keyword:"type",params:{type: schema189.properties.termination_date.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -14913,8 +17393,8 @@ const _errs27 = errors;
 let valid1 = false;
 let passing0 = null;
 const _errs28 = errors;
-if(!(validate115(data9, {instancePath:instancePath+"/policy_holder",parentData:data,parentDataProperty:"policy_holder",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
+if(!(validate147(data9, {instancePath:instancePath+"/policy_holder",parentData:data,parentDataProperty:"policy_holder",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate147.errors : vErrors.concat(validate147.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs28 === errors;
@@ -14998,16 +17478,16 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate146.errors = vErrors;
+validate175.errors = vErrors;
 return errors === 0;
 }
-validate146.evaluated = {"props":{"payor_id":true,"plan_name":true,"other_insurance_name":true,"policy_number":true,"group_number":true,"effective_date":true,"termination_date":true,"coverage_order":true,"is_primary":true,"policy_holder":true,"policy_holder_confirmed":true},"dynamicProps":false,"dynamicItems":false};
+validate175.evaluated = {"props":{"payor_id":true,"plan_name":true,"other_insurance_name":true,"policy_number":true,"group_number":true,"effective_date":true,"termination_date":true,"coverage_order":true,"is_primary":true,"policy_holder":true,"policy_holder_confirmed":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate145(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate174(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate145.evaluated;
+const evaluated0 = validate174.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -15192,7 +17672,7 @@ errors++;
 if(data.patient_id !== undefined){
 let data2 = data.patient_id;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err17 = {instancePath:instancePath+"/patient_id",schemaPath:"#/properties/patient_id/type",keyword:"type",params:{type: schema159.properties.patient_id.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/patient_id",schemaPath:"#/properties/patient_id/type",keyword:"type",params:{type: schema188.properties.patient_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -15215,7 +17695,7 @@ vErrors.push(err18);
 errors++;
 }
 if(!((((((((data3 === "pending_review") || (data3 === "in_review")) || (data3 === "awaiting_information")) || (data3 === "accepted")) || (data3 === "declined")) || (data3 === "admitted")) || (data3 === "non_admit")) || (data3 === "cancelled"))){
-const err19 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema159.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err19 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema188.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -15250,7 +17730,7 @@ vErrors.push(err21);
 errors++;
 }
 if(!((data5 === "accepted") || (data5 === "declined"))){
-const err22 = {instancePath:instancePath+"/disposition",schemaPath:"#/properties/disposition/enum",keyword:"enum",params:{allowedValues: schema159.properties.disposition.enum},message:"must be equal to one of the allowed values"};
+const err22 = {instancePath:instancePath+"/disposition",schemaPath:"#/properties/disposition/enum",keyword:"enum",params:{allowedValues: schema188.properties.disposition.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -15263,7 +17743,7 @@ errors++;
 if(data.office_id !== undefined){
 let data6 = data.office_id;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err23 = {instancePath:instancePath+"/office_id",schemaPath:"#/properties/office_id/type",keyword:"type",params:{type: schema159.properties.office_id.type},message:"must be string,null"};
+const err23 = {instancePath:instancePath+"/office_id",schemaPath:"#/properties/office_id/type",keyword:"type",params:{type: schema188.properties.office_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -15276,7 +17756,7 @@ errors++;
 if(data.reviewer_id !== undefined){
 let data7 = data.reviewer_id;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err24 = {instancePath:instancePath+"/reviewer_id",schemaPath:"#/properties/reviewer_id/type",keyword:"type",params:{type: schema159.properties.reviewer_id.type},message:"must be string,null"};
+const err24 = {instancePath:instancePath+"/reviewer_id",schemaPath:"#/properties/reviewer_id/type",keyword:"type",params:{type: schema188.properties.reviewer_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -15367,7 +17847,7 @@ errors++;
 if(data.decline_reason !== undefined){
 let data12 = data.decline_reason;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err31 = {instancePath:instancePath+"/decline_reason",schemaPath:"#/properties/decline_reason/type",keyword:"type",params:{type: schema159.properties.decline_reason.type},message:"must be string,null"};
+const err31 = {instancePath:instancePath+"/decline_reason",schemaPath:"#/properties/decline_reason/type",keyword:"type",params:{type: schema188.properties.decline_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -15380,7 +17860,7 @@ errors++;
 if(data.decline_detail !== undefined){
 let data13 = data.decline_detail;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err32 = {instancePath:instancePath+"/decline_detail",schemaPath:"#/properties/decline_detail/type",keyword:"type",params:{type: schema159.properties.decline_detail.type},message:"must be string,null"};
+const err32 = {instancePath:instancePath+"/decline_detail",schemaPath:"#/properties/decline_detail/type",keyword:"type",params:{type: schema188.properties.decline_detail.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -15395,8 +17875,8 @@ let data14 = data.insurance;
 if(Array.isArray(data14)){
 const len1 = data14.length;
 for(let i1=0; i1<len1; i1++){
-if(!(validate146(data14[i1], {instancePath:instancePath+"/insurance/" + i1,parentData:data14,parentDataProperty:i1,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate146.errors : vErrors.concat(validate146.errors);
+if(!(validate175(data14[i1], {instancePath:instancePath+"/insurance/" + i1,parentData:data14,parentDataProperty:i1,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate175.errors : vErrors.concat(validate175.errors);
 errors = vErrors.length;
 }
 }
@@ -15415,7 +17895,7 @@ errors++;
 if(data.insurance_notes !== undefined){
 let data16 = data.insurance_notes;
 if((typeof data16 !== "string") && (data16 !== null)){
-const err34 = {instancePath:instancePath+"/insurance_notes",schemaPath:"#/properties/insurance_notes/type",keyword:"type",params:{type: schema159.properties.insurance_notes.type},message:"must be string,null"};
+const err34 = {instancePath:instancePath+"/insurance_notes",schemaPath:"#/properties/insurance_notes/type",keyword:"type",params:{type: schema188.properties.insurance_notes.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -15559,7 +18039,7 @@ if(data24 && typeof data24 == "object" && !Array.isArray(data24)){
 for(const key0 in data24){
 let data25 = data24[key0];
 if((((typeof data25 !== "string") && (!((typeof data25 == "number") && (isFinite(data25))))) && (typeof data25 !== "boolean")) && (data25 !== null)){
-const err45 = {instancePath:instancePath+"/custom_data/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/custom_data/additionalProperties/type",keyword:"type",params:{type: schema159.properties.custom_data.additionalProperties.type},message:"must be string,number,boolean,null"};
+const err45 = {instancePath:instancePath+"/custom_data/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/custom_data/additionalProperties/type",keyword:"type",params:{type: schema188.properties.custom_data.additionalProperties.type},message:"must be string,number,boolean,null"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -15584,7 +18064,7 @@ errors++;
 if(data.notes !== undefined){
 let data26 = data.notes;
 if((typeof data26 !== "string") && (data26 !== null)){
-const err47 = {instancePath:instancePath+"/notes",schemaPath:"#/properties/notes/type",keyword:"type",params:{type: schema159.properties.notes.type},message:"must be string,null"};
+const err47 = {instancePath:instancePath+"/notes",schemaPath:"#/properties/notes/type",keyword:"type",params:{type: schema188.properties.notes.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -15605,16 +18085,16 @@ vErrors.push(err48);
 }
 errors++;
 }
-validate145.errors = vErrors;
+validate174.errors = vErrors;
 return errors === 0;
 }
-validate145.evaluated = {"props":{"id":true,"referral_id":true,"patient_id":true,"status":true,"service_line":true,"disposition":true,"office_id":true,"reviewer_id":true,"missing_information":true,"received_at":true,"updated_at":true,"decline_reason":true,"decline_detail":true,"insurance":true,"insurance_notes":true,"diagnoses":true,"document_ids":true,"custom_data":true,"notes":true},"dynamicProps":false,"dynamicItems":false};
+validate174.evaluated = {"props":{"id":true,"referral_id":true,"patient_id":true,"status":true,"service_line":true,"disposition":true,"office_id":true,"reviewer_id":true,"missing_information":true,"received_at":true,"updated_at":true,"decline_reason":true,"decline_detail":true,"insurance":true,"insurance_notes":true,"diagnoses":true,"document_ids":true,"custom_data":true,"notes":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate144(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate173(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate144.evaluated;
+const evaluated0 = validate173.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -15633,8 +18113,8 @@ vErrors.push(err0);
 errors++;
 }
 if(data.data !== undefined){
-if(!(validate145(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate145.errors : vErrors.concat(validate145.errors);
+if(!(validate174(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate174.errors : vErrors.concat(validate174.errors);
 errors = vErrors.length;
 }
 }
@@ -15683,40 +18163,40 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate144.errors = vErrors;
+validate173.errors = vErrors;
 return errors === 0;
 }
-validate144.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate173.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate143(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate172(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate143.evaluated;
+const evaluated0 = validate172.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate144(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate144.errors : vErrors.concat(validate144.errors);
+if(!(validate173(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate173.errors : vErrors.concat(validate173.errors);
 errors = vErrors.length;
 }
-validate143.errors = vErrors;
+validate172.errors = vErrors;
 return errors === 0;
 }
-validate143.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate172.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listVisitsStatus200 = validate152;
-const schema163 = {"$ref":"components#/$defs/VisitListResponse"};
-const schema164 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/VisitSummary"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/ListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
-const schema165 = {"type":"object","required":["id","patient_id","episode_id","discipline","visit_type","status","scheduled_start","scheduled_end","actual_start","actual_end","clinician_id","clinician_name","office_id","updated_at"],"properties":{"id":{"type":"string","description":"Visit id.","x-svc-phi":"kept"},"patient_id":{"type":"string","description":"Patient (surrogate handle in no_phi sessions).","x-svc-phi":"handle"},"episode_id":{"type":["string","null"],"description":"Episode.","x-svc-phi":"kept"},"discipline":{"type":"string","enum":["SN","PT","OT","ST","MSW","HHA"],"description":"SN skilled nursing, PT, OT, ST therapies, MSW social work, HHA aide."},"visit_type":{"type":"string","enum":["start_of_care","resumption_of_care","recertification","routine","prn","supervisory","discharge","evaluation"],"description":"Kind of visit."},"status":{"type":"string","enum":["scheduled","in_progress","completed","missed","cancelled"],"description":"Visit state."},"scheduled_start":{"type":"string","format":"date-time","description":"Planned start (year only in no_phi sessions).","x-svc-v1-name":"scheduled_at","x-svc-phi":"year"},"scheduled_end":{"type":"string","format":"date-time","description":"Planned end (year only in no_phi sessions).","x-svc-phi":"year"},"actual_start":{"type":["string","null"],"format":"date-time","description":"Clock-in (year only in no_phi sessions).","x-svc-phi":"year"},"actual_end":{"type":["string","null"],"format":"date-time","description":"Clock-out (year only in no_phi sessions).","x-svc-phi":"year"},"clinician_id":{"type":["string","null"],"description":"Clinician user id.","x-svc-phi":"kept"},"clinician_name":{"type":["string","null"],"description":"Clinician name (agency staff from the platform, not settable through the partition; kept in no_phi sessions).","x-svc-since":"2","x-svc-phi":"kept"},"office_id":{"type":["string","null"],"description":"Office.","x-svc-phi":"kept"},"updated_at":{"type":"string","format":"date-time","description":"Last change (year only in no_phi sessions).","x-svc-phi":"year"}},"description":"Visit summary profile (route 15)."};
+export const listVisitsStatus200 = validate181;
+const schema192 = {"$ref":"components#/$defs/VisitListResponse"};
+const schema193 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/VisitSummary"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/ListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
+const schema194 = {"type":"object","required":["id","patient_id","episode_id","discipline","visit_type","status","scheduled_start","scheduled_end","actual_start","actual_end","clinician_id","clinician_name","office_id","updated_at"],"properties":{"id":{"type":"string","description":"Visit id.","x-svc-phi":"kept"},"patient_id":{"type":"string","description":"Patient (surrogate handle in no_phi sessions).","x-svc-phi":"handle"},"episode_id":{"type":["string","null"],"description":"Episode.","x-svc-phi":"kept"},"discipline":{"type":"string","enum":["SN","PT","OT","ST","MSW","HHA"],"description":"SN skilled nursing, PT, OT, ST therapies, MSW social work, HHA aide."},"visit_type":{"type":"string","enum":["start_of_care","resumption_of_care","recertification","routine","prn","supervisory","discharge","evaluation"],"description":"Kind of visit."},"status":{"type":"string","enum":["scheduled","in_progress","completed","missed","cancelled"],"description":"Visit state."},"scheduled_start":{"type":"string","format":"date-time","description":"Planned start (year only in no_phi sessions).","x-svc-v1-name":"scheduled_at","x-svc-phi":"year"},"scheduled_end":{"type":"string","format":"date-time","description":"Planned end (year only in no_phi sessions).","x-svc-phi":"year"},"actual_start":{"type":["string","null"],"format":"date-time","description":"Clock-in (year only in no_phi sessions).","x-svc-phi":"year"},"actual_end":{"type":["string","null"],"format":"date-time","description":"Clock-out (year only in no_phi sessions).","x-svc-phi":"year"},"clinician_id":{"type":["string","null"],"description":"Clinician user id.","x-svc-phi":"kept"},"clinician_name":{"type":["string","null"],"description":"Clinician name (agency staff from the platform, not settable through the partition; kept in no_phi sessions).","x-svc-since":"2","x-svc-phi":"kept"},"office_id":{"type":["string","null"],"description":"Office.","x-svc-phi":"kept"},"updated_at":{"type":"string","format":"date-time","description":"Last change (year only in no_phi sessions).","x-svc-phi":"year"}},"description":"Visit summary profile (route 15)."};
 
-function validate153(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate182(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate153.evaluated;
+const evaluated0 = validate182.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -15918,7 +18398,7 @@ errors++;
 if(data1.episode_id !== undefined){
 let data4 = data1.episode_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err18 = {instancePath:instancePath+"/data/" + i0+"/episode_id",schemaPath:"components#/$defs/VisitSummary/properties/episode_id/type",keyword:"type",params:{type: schema165.properties.episode_id.type},message:"must be string,null"};
+const err18 = {instancePath:instancePath+"/data/" + i0+"/episode_id",schemaPath:"components#/$defs/VisitSummary/properties/episode_id/type",keyword:"type",params:{type: schema194.properties.episode_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -15941,7 +18421,7 @@ vErrors.push(err19);
 errors++;
 }
 if(!((((((data5 === "SN") || (data5 === "PT")) || (data5 === "OT")) || (data5 === "ST")) || (data5 === "MSW")) || (data5 === "HHA"))){
-const err20 = {instancePath:instancePath+"/data/" + i0+"/discipline",schemaPath:"components#/$defs/VisitSummary/properties/discipline/enum",keyword:"enum",params:{allowedValues: schema165.properties.discipline.enum},message:"must be equal to one of the allowed values"};
+const err20 = {instancePath:instancePath+"/data/" + i0+"/discipline",schemaPath:"components#/$defs/VisitSummary/properties/discipline/enum",keyword:"enum",params:{allowedValues: schema194.properties.discipline.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -15964,7 +18444,7 @@ vErrors.push(err21);
 errors++;
 }
 if(!((((((((data6 === "start_of_care") || (data6 === "resumption_of_care")) || (data6 === "recertification")) || (data6 === "routine")) || (data6 === "prn")) || (data6 === "supervisory")) || (data6 === "discharge")) || (data6 === "evaluation"))){
-const err22 = {instancePath:instancePath+"/data/" + i0+"/visit_type",schemaPath:"components#/$defs/VisitSummary/properties/visit_type/enum",keyword:"enum",params:{allowedValues: schema165.properties.visit_type.enum},message:"must be equal to one of the allowed values"};
+const err22 = {instancePath:instancePath+"/data/" + i0+"/visit_type",schemaPath:"components#/$defs/VisitSummary/properties/visit_type/enum",keyword:"enum",params:{allowedValues: schema194.properties.visit_type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -15987,7 +18467,7 @@ vErrors.push(err23);
 errors++;
 }
 if(!(((((data7 === "scheduled") || (data7 === "in_progress")) || (data7 === "completed")) || (data7 === "missed")) || (data7 === "cancelled"))){
-const err24 = {instancePath:instancePath+"/data/" + i0+"/status",schemaPath:"components#/$defs/VisitSummary/properties/status/enum",keyword:"enum",params:{allowedValues: schema165.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err24 = {instancePath:instancePath+"/data/" + i0+"/status",schemaPath:"components#/$defs/VisitSummary/properties/status/enum",keyword:"enum",params:{allowedValues: schema194.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -16050,7 +18530,7 @@ errors++;
 if(data1.actual_start !== undefined){
 let data10 = data1.actual_start;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err29 = {instancePath:instancePath+"/data/" + i0+"/actual_start",schemaPath:"components#/$defs/VisitSummary/properties/actual_start/type",keyword:"type",params:{type: schema165.properties.actual_start.type},message:"must be string,null"};
+const err29 = {instancePath:instancePath+"/data/" + i0+"/actual_start",schemaPath:"components#/$defs/VisitSummary/properties/actual_start/type",keyword:"type",params:{type: schema194.properties.actual_start.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -16075,7 +18555,7 @@ errors++;
 if(data1.actual_end !== undefined){
 let data11 = data1.actual_end;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err31 = {instancePath:instancePath+"/data/" + i0+"/actual_end",schemaPath:"components#/$defs/VisitSummary/properties/actual_end/type",keyword:"type",params:{type: schema165.properties.actual_end.type},message:"must be string,null"};
+const err31 = {instancePath:instancePath+"/data/" + i0+"/actual_end",schemaPath:"components#/$defs/VisitSummary/properties/actual_end/type",keyword:"type",params:{type: schema194.properties.actual_end.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -16100,7 +18580,7 @@ errors++;
 if(data1.clinician_id !== undefined){
 let data12 = data1.clinician_id;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err33 = {instancePath:instancePath+"/data/" + i0+"/clinician_id",schemaPath:"components#/$defs/VisitSummary/properties/clinician_id/type",keyword:"type",params:{type: schema165.properties.clinician_id.type},message:"must be string,null"};
+const err33 = {instancePath:instancePath+"/data/" + i0+"/clinician_id",schemaPath:"components#/$defs/VisitSummary/properties/clinician_id/type",keyword:"type",params:{type: schema194.properties.clinician_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -16113,7 +18593,7 @@ errors++;
 if(data1.clinician_name !== undefined){
 let data13 = data1.clinician_name;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err34 = {instancePath:instancePath+"/data/" + i0+"/clinician_name",schemaPath:"components#/$defs/VisitSummary/properties/clinician_name/type",keyword:"type",params:{type: schema165.properties.clinician_name.type},message:"must be string,null"};
+const err34 = {instancePath:instancePath+"/data/" + i0+"/clinician_name",schemaPath:"components#/$defs/VisitSummary/properties/clinician_name/type",keyword:"type",params:{type: schema194.properties.clinician_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -16126,7 +18606,7 @@ errors++;
 if(data1.office_id !== undefined){
 let data14 = data1.office_id;
 if((typeof data14 !== "string") && (data14 !== null)){
-const err35 = {instancePath:instancePath+"/data/" + i0+"/office_id",schemaPath:"components#/$defs/VisitSummary/properties/office_id/type",keyword:"type",params:{type: schema165.properties.office_id.type},message:"must be string,null"};
+const err35 = {instancePath:instancePath+"/data/" + i0+"/office_id",schemaPath:"components#/$defs/VisitSummary/properties/office_id/type",keyword:"type",params:{type: schema194.properties.office_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -16186,8 +18666,8 @@ errors++;
 }
 }
 if(data.meta !== undefined){
-if(!(validate90(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
+if(!(validate107(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate107.errors : vErrors.concat(validate107.errors);
 errors = vErrors.length;
 }
 }
@@ -16230,40 +18710,40 @@ vErrors.push(err42);
 }
 errors++;
 }
-validate153.errors = vErrors;
+validate182.errors = vErrors;
 return errors === 0;
 }
-validate153.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate182.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate152(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate181(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate152.evaluated;
+const evaluated0 = validate181.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate153(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate153.errors : vErrors.concat(validate153.errors);
+if(!(validate182(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate182.errors : vErrors.concat(validate182.errors);
 errors = vErrors.length;
 }
-validate152.errors = vErrors;
+validate181.errors = vErrors;
 return errors === 0;
 }
-validate152.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate181.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const getVisitStatus200 = validate156;
-const schema167 = {"$ref":"components#/$defs/VisitResponse"};
-const schema168 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/VisitDetail"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
-const schema169 = {"type":"object","required":["id","patient_id","episode_id","discipline","visit_type","status","scheduled_start","scheduled_end","actual_start","actual_end","clinician_id","clinician_name","office_id","updated_at","service_code","evv_status","documentation_status"],"properties":{"id":{"type":"string","description":"Visit id.","x-svc-phi":"kept"},"patient_id":{"type":"string","description":"Patient (surrogate handle in no_phi sessions).","x-svc-phi":"handle"},"episode_id":{"type":["string","null"],"description":"Episode.","x-svc-phi":"kept"},"discipline":{"type":"string","enum":["SN","PT","OT","ST","MSW","HHA"],"description":"SN skilled nursing, PT, OT, ST therapies, MSW social work, HHA aide."},"visit_type":{"type":"string","enum":["start_of_care","resumption_of_care","recertification","routine","prn","supervisory","discharge","evaluation"],"description":"Kind of visit."},"status":{"type":"string","enum":["scheduled","in_progress","completed","missed","cancelled"],"description":"Visit state."},"scheduled_start":{"type":"string","format":"date-time","description":"Planned start (year only in no_phi sessions).","x-svc-v1-name":"scheduled_at","x-svc-phi":"year"},"scheduled_end":{"type":"string","format":"date-time","description":"Planned end (year only in no_phi sessions).","x-svc-phi":"year"},"actual_start":{"type":["string","null"],"format":"date-time","description":"Clock-in (year only in no_phi sessions).","x-svc-phi":"year"},"actual_end":{"type":["string","null"],"format":"date-time","description":"Clock-out (year only in no_phi sessions).","x-svc-phi":"year"},"clinician_id":{"type":["string","null"],"description":"Clinician user id.","x-svc-phi":"kept"},"clinician_name":{"type":["string","null"],"description":"Clinician name (agency staff from the platform, not settable through the partition; kept in no_phi sessions).","x-svc-since":"2","x-svc-phi":"kept"},"office_id":{"type":["string","null"],"description":"Office.","x-svc-phi":"kept"},"updated_at":{"type":"string","format":"date-time","description":"Last change (year only in no_phi sessions).","x-svc-phi":"year"},"service_code":{"type":["string","null"],"description":"HCPCS/revenue service code (for example G0299).","x-svc-phi":"kept"},"duration_minutes":{"type":["integer","null"],"minimum":0,"description":"Actual duration."},"evv_status":{"type":"string","enum":["verified","unverified","exception","not_required"],"description":"Electronic visit verification.","x-svc-since":"2"},"documentation_status":{"type":"string","enum":["not_started","in_progress","submitted","approved"],"description":"Visit note state (content is never included)."},"missed_reason":{"type":["string","null"],"description":"Why missed (free text: null in no_phi sessions).","x-svc-phi":"withheld"},"cancellation_reason":{"type":["string","null"],"description":"Why cancelled (free text: null in no_phi sessions).","x-svc-phi":"withheld"}},"description":"Visit detail profile (route 16)."};
+export const getVisitStatus200 = validate185;
+const schema196 = {"$ref":"components#/$defs/VisitResponse"};
+const schema197 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/VisitDetail"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+const schema198 = {"type":"object","required":["id","patient_id","episode_id","discipline","visit_type","status","scheduled_start","scheduled_end","actual_start","actual_end","clinician_id","clinician_name","office_id","updated_at","service_code","evv_status","documentation_status"],"properties":{"id":{"type":"string","description":"Visit id.","x-svc-phi":"kept"},"patient_id":{"type":"string","description":"Patient (surrogate handle in no_phi sessions).","x-svc-phi":"handle"},"episode_id":{"type":["string","null"],"description":"Episode.","x-svc-phi":"kept"},"discipline":{"type":"string","enum":["SN","PT","OT","ST","MSW","HHA"],"description":"SN skilled nursing, PT, OT, ST therapies, MSW social work, HHA aide."},"visit_type":{"type":"string","enum":["start_of_care","resumption_of_care","recertification","routine","prn","supervisory","discharge","evaluation"],"description":"Kind of visit."},"status":{"type":"string","enum":["scheduled","in_progress","completed","missed","cancelled"],"description":"Visit state."},"scheduled_start":{"type":"string","format":"date-time","description":"Planned start (year only in no_phi sessions).","x-svc-v1-name":"scheduled_at","x-svc-phi":"year"},"scheduled_end":{"type":"string","format":"date-time","description":"Planned end (year only in no_phi sessions).","x-svc-phi":"year"},"actual_start":{"type":["string","null"],"format":"date-time","description":"Clock-in (year only in no_phi sessions).","x-svc-phi":"year"},"actual_end":{"type":["string","null"],"format":"date-time","description":"Clock-out (year only in no_phi sessions).","x-svc-phi":"year"},"clinician_id":{"type":["string","null"],"description":"Clinician user id.","x-svc-phi":"kept"},"clinician_name":{"type":["string","null"],"description":"Clinician name (agency staff from the platform, not settable through the partition; kept in no_phi sessions).","x-svc-since":"2","x-svc-phi":"kept"},"office_id":{"type":["string","null"],"description":"Office.","x-svc-phi":"kept"},"updated_at":{"type":"string","format":"date-time","description":"Last change (year only in no_phi sessions).","x-svc-phi":"year"},"service_code":{"type":["string","null"],"description":"HCPCS/revenue service code (for example G0299).","x-svc-phi":"kept"},"duration_minutes":{"type":["integer","null"],"minimum":0,"description":"Actual duration."},"evv_status":{"type":"string","enum":["verified","unverified","exception","not_required"],"description":"Electronic visit verification.","x-svc-since":"2"},"documentation_status":{"type":"string","enum":["not_started","in_progress","submitted","approved"],"description":"Visit note state (content is never included)."},"missed_reason":{"type":["string","null"],"description":"Why missed (free text: null in no_phi sessions).","x-svc-phi":"withheld"},"cancellation_reason":{"type":["string","null"],"description":"Why cancelled (free text: null in no_phi sessions).","x-svc-phi":"withheld"}},"description":"Visit detail profile (route 16)."};
 
-function validate157(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate186(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate157.evaluated;
+const evaluated0 = validate186.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -16481,7 +18961,7 @@ errors++;
 if(data0.episode_id !== undefined){
 let data3 = data0.episode_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err20 = {instancePath:instancePath+"/data/episode_id",schemaPath:"components#/$defs/VisitDetail/properties/episode_id/type",keyword:"type",params:{type: schema169.properties.episode_id.type},message:"must be string,null"};
+const err20 = {instancePath:instancePath+"/data/episode_id",schemaPath:"components#/$defs/VisitDetail/properties/episode_id/type",keyword:"type",params:{type: schema198.properties.episode_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -16504,7 +18984,7 @@ vErrors.push(err21);
 errors++;
 }
 if(!((((((data4 === "SN") || (data4 === "PT")) || (data4 === "OT")) || (data4 === "ST")) || (data4 === "MSW")) || (data4 === "HHA"))){
-const err22 = {instancePath:instancePath+"/data/discipline",schemaPath:"components#/$defs/VisitDetail/properties/discipline/enum",keyword:"enum",params:{allowedValues: schema169.properties.discipline.enum},message:"must be equal to one of the allowed values"};
+const err22 = {instancePath:instancePath+"/data/discipline",schemaPath:"components#/$defs/VisitDetail/properties/discipline/enum",keyword:"enum",params:{allowedValues: schema198.properties.discipline.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -16527,7 +19007,7 @@ vErrors.push(err23);
 errors++;
 }
 if(!((((((((data5 === "start_of_care") || (data5 === "resumption_of_care")) || (data5 === "recertification")) || (data5 === "routine")) || (data5 === "prn")) || (data5 === "supervisory")) || (data5 === "discharge")) || (data5 === "evaluation"))){
-const err24 = {instancePath:instancePath+"/data/visit_type",schemaPath:"components#/$defs/VisitDetail/properties/visit_type/enum",keyword:"enum",params:{allowedValues: schema169.properties.visit_type.enum},message:"must be equal to one of the allowed values"};
+const err24 = {instancePath:instancePath+"/data/visit_type",schemaPath:"components#/$defs/VisitDetail/properties/visit_type/enum",keyword:"enum",params:{allowedValues: schema198.properties.visit_type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -16550,7 +19030,7 @@ vErrors.push(err25);
 errors++;
 }
 if(!(((((data6 === "scheduled") || (data6 === "in_progress")) || (data6 === "completed")) || (data6 === "missed")) || (data6 === "cancelled"))){
-const err26 = {instancePath:instancePath+"/data/status",schemaPath:"components#/$defs/VisitDetail/properties/status/enum",keyword:"enum",params:{allowedValues: schema169.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err26 = {instancePath:instancePath+"/data/status",schemaPath:"components#/$defs/VisitDetail/properties/status/enum",keyword:"enum",params:{allowedValues: schema198.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -16613,7 +19093,7 @@ errors++;
 if(data0.actual_start !== undefined){
 let data9 = data0.actual_start;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err31 = {instancePath:instancePath+"/data/actual_start",schemaPath:"components#/$defs/VisitDetail/properties/actual_start/type",keyword:"type",params:{type: schema169.properties.actual_start.type},message:"must be string,null"};
+const err31 = {instancePath:instancePath+"/data/actual_start",schemaPath:"components#/$defs/VisitDetail/properties/actual_start/type",keyword:"type",params:{type: schema198.properties.actual_start.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -16638,7 +19118,7 @@ errors++;
 if(data0.actual_end !== undefined){
 let data10 = data0.actual_end;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err33 = {instancePath:instancePath+"/data/actual_end",schemaPath:"components#/$defs/VisitDetail/properties/actual_end/type",keyword:"type",params:{type: schema169.properties.actual_end.type},message:"must be string,null"};
+const err33 = {instancePath:instancePath+"/data/actual_end",schemaPath:"components#/$defs/VisitDetail/properties/actual_end/type",keyword:"type",params:{type: schema198.properties.actual_end.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -16663,7 +19143,7 @@ errors++;
 if(data0.clinician_id !== undefined){
 let data11 = data0.clinician_id;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err35 = {instancePath:instancePath+"/data/clinician_id",schemaPath:"components#/$defs/VisitDetail/properties/clinician_id/type",keyword:"type",params:{type: schema169.properties.clinician_id.type},message:"must be string,null"};
+const err35 = {instancePath:instancePath+"/data/clinician_id",schemaPath:"components#/$defs/VisitDetail/properties/clinician_id/type",keyword:"type",params:{type: schema198.properties.clinician_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -16676,7 +19156,7 @@ errors++;
 if(data0.clinician_name !== undefined){
 let data12 = data0.clinician_name;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err36 = {instancePath:instancePath+"/data/clinician_name",schemaPath:"components#/$defs/VisitDetail/properties/clinician_name/type",keyword:"type",params:{type: schema169.properties.clinician_name.type},message:"must be string,null"};
+const err36 = {instancePath:instancePath+"/data/clinician_name",schemaPath:"components#/$defs/VisitDetail/properties/clinician_name/type",keyword:"type",params:{type: schema198.properties.clinician_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -16689,7 +19169,7 @@ errors++;
 if(data0.office_id !== undefined){
 let data13 = data0.office_id;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err37 = {instancePath:instancePath+"/data/office_id",schemaPath:"components#/$defs/VisitDetail/properties/office_id/type",keyword:"type",params:{type: schema169.properties.office_id.type},message:"must be string,null"};
+const err37 = {instancePath:instancePath+"/data/office_id",schemaPath:"components#/$defs/VisitDetail/properties/office_id/type",keyword:"type",params:{type: schema198.properties.office_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -16727,7 +19207,7 @@ errors++;
 if(data0.service_code !== undefined){
 let data15 = data0.service_code;
 if((typeof data15 !== "string") && (data15 !== null)){
-const err40 = {instancePath:instancePath+"/data/service_code",schemaPath:"components#/$defs/VisitDetail/properties/service_code/type",keyword:"type",params:{type: schema169.properties.service_code.type},message:"must be string,null"};
+const err40 = {instancePath:instancePath+"/data/service_code",schemaPath:"components#/$defs/VisitDetail/properties/service_code/type",keyword:"type",params:{type: schema198.properties.service_code.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -16740,7 +19220,7 @@ errors++;
 if(data0.duration_minutes !== undefined){
 let data16 = data0.duration_minutes;
 if((!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))) && (data16 !== null)){
-const err41 = {instancePath:instancePath+"/data/duration_minutes",schemaPath:"components#/$defs/VisitDetail/properties/duration_minutes/type",keyword:"type",params:{type: schema169.properties.duration_minutes.type},message:"must be integer,null"};
+const err41 = {instancePath:instancePath+"/data/duration_minutes",schemaPath:"components#/$defs/VisitDetail/properties/duration_minutes/type",keyword:"type",params:{type: schema198.properties.duration_minutes.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -16775,7 +19255,7 @@ vErrors.push(err43);
 errors++;
 }
 if(!((((data17 === "verified") || (data17 === "unverified")) || (data17 === "exception")) || (data17 === "not_required"))){
-const err44 = {instancePath:instancePath+"/data/evv_status",schemaPath:"components#/$defs/VisitDetail/properties/evv_status/enum",keyword:"enum",params:{allowedValues: schema169.properties.evv_status.enum},message:"must be equal to one of the allowed values"};
+const err44 = {instancePath:instancePath+"/data/evv_status",schemaPath:"components#/$defs/VisitDetail/properties/evv_status/enum",keyword:"enum",params:{allowedValues: schema198.properties.evv_status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -16798,7 +19278,7 @@ vErrors.push(err45);
 errors++;
 }
 if(!((((data18 === "not_started") || (data18 === "in_progress")) || (data18 === "submitted")) || (data18 === "approved"))){
-const err46 = {instancePath:instancePath+"/data/documentation_status",schemaPath:"components#/$defs/VisitDetail/properties/documentation_status/enum",keyword:"enum",params:{allowedValues: schema169.properties.documentation_status.enum},message:"must be equal to one of the allowed values"};
+const err46 = {instancePath:instancePath+"/data/documentation_status",schemaPath:"components#/$defs/VisitDetail/properties/documentation_status/enum",keyword:"enum",params:{allowedValues: schema198.properties.documentation_status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -16811,7 +19291,7 @@ errors++;
 if(data0.missed_reason !== undefined){
 let data19 = data0.missed_reason;
 if((typeof data19 !== "string") && (data19 !== null)){
-const err47 = {instancePath:instancePath+"/data/missed_reason",schemaPath:"components#/$defs/VisitDetail/properties/missed_reason/type",keyword:"type",params:{type: schema169.properties.missed_reason.type},message:"must be string,null"};
+const err47 = {instancePath:instancePath+"/data/missed_reason",schemaPath:"components#/$defs/VisitDetail/properties/missed_reason/type",keyword:"type",params:{type: schema198.properties.missed_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -16824,7 +19304,7 @@ errors++;
 if(data0.cancellation_reason !== undefined){
 let data20 = data0.cancellation_reason;
 if((typeof data20 !== "string") && (data20 !== null)){
-const err48 = {instancePath:instancePath+"/data/cancellation_reason",schemaPath:"components#/$defs/VisitDetail/properties/cancellation_reason/type",keyword:"type",params:{type: schema169.properties.cancellation_reason.type},message:"must be string,null"};
+const err48 = {instancePath:instancePath+"/data/cancellation_reason",schemaPath:"components#/$defs/VisitDetail/properties/cancellation_reason/type",keyword:"type",params:{type: schema198.properties.cancellation_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -16891,40 +19371,40 @@ vErrors.push(err52);
 }
 errors++;
 }
-validate157.errors = vErrors;
+validate186.errors = vErrors;
 return errors === 0;
 }
-validate157.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate186.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate156(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate185(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate156.evaluated;
+const evaluated0 = validate185.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate157(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate157.errors : vErrors.concat(validate157.errors);
+if(!(validate186(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate186.errors : vErrors.concat(validate186.errors);
 errors = vErrors.length;
 }
-validate156.errors = vErrors;
+validate185.errors = vErrors;
 return errors === 0;
 }
-validate156.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate185.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const createTaskBody = validate160;
-const schema171 = {"$ref":"components#/$defs/TaskCreateRequest"};
-const schema172 = {"type":"object","required":["title"],"properties":{"title":{"type":"string","description":"Short title.","minLength":1,"maxLength":200},"description":{"type":"string","description":"Details.","maxLength":10000},"priority":{"type":"string","enum":["low","normal","high","urgent"],"description":"Default normal."},"due_date":{"type":"string","format":"date","description":"Due date."},"assignee_id":{"type":"string","description":"User or role to assign."},"related_resource":{"$ref":"components#/$defs/RelatedResource"}},"additionalProperties":false,"description":"Creates an open task. Unknown fields are refused."};
-const schema173 = {"type":"object","required":["type","id"],"properties":{"type":{"type":"string","enum":["patient","referral","intake","visit","physician_order","remittance","working_collection","working_collection_row"],"description":"Kind of resource. A request to change a working collection is a task related to the collection (id: the collection id) or to one of its rows (id: the row id, with collection_id); such a task is assigned to the collection's owner unless it names an assignee_id. A task may name any collection of the agency, one this extension cannot read included (to ask its owner to share it); another agency's collection or row is refused like an unknown one (400, details.field related_resource.id)."},"id":{"type":"string","description":"Its id; a patient is named by its surrogate handle (PT-…) in no_phi sessions, both ways.","minLength":1,"maxLength":128,"x-svc-phi":{"reduce":"handle","when":{"type":["patient"]}}},"collection_id":{"type":"string","description":"The collection of a working_collection_row: required with that type, refused with any other.","x-svc-phi":"kept"}},"additionalProperties":false};
+export const createTaskBody = validate189;
+const schema200 = {"$ref":"components#/$defs/TaskCreateRequest"};
+const schema201 = {"type":"object","required":["title"],"properties":{"title":{"type":"string","description":"Short title.","minLength":1,"maxLength":200},"description":{"type":"string","description":"Details.","maxLength":10000},"priority":{"type":"string","enum":["low","normal","high","urgent"],"description":"Default normal."},"due_date":{"type":"string","format":"date","description":"Due date."},"assignee_id":{"type":"string","description":"User or role to assign."},"related_resource":{"$ref":"components#/$defs/RelatedResource"}},"additionalProperties":false,"description":"Creates an open task. Unknown fields are refused."};
+const schema202 = {"type":"object","required":["type","id"],"properties":{"type":{"type":"string","enum":["patient","referral","intake","visit","physician_order","remittance","working_collection","working_collection_row"],"description":"Kind of resource. A request to change a working collection is a task related to the collection (id: the collection id) or to one of its rows (id: the row id, with collection_id); such a task is assigned to the collection's owner unless it names an assignee_id. A task may name any collection of the agency, one this extension cannot read included (to ask its owner to share it); another agency's collection or row is refused like an unknown one (400, details.field related_resource.id)."},"id":{"type":"string","description":"Its id; a patient is named by its surrogate handle (PT-…) in no_phi sessions, both ways.","minLength":1,"maxLength":128,"x-svc-phi":{"reduce":"handle","when":{"type":["patient"]}}},"collection_id":{"type":"string","description":"The collection of a working_collection_row: required with that type, refused with any other.","x-svc-phi":"kept"}},"additionalProperties":false};
 
-function validate161(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate190(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate161.evaluated;
+const evaluated0 = validate190.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -17027,7 +19507,7 @@ vErrors.push(err7);
 errors++;
 }
 if(!((((data2 === "low") || (data2 === "normal")) || (data2 === "high")) || (data2 === "urgent"))){
-const err8 = {instancePath:instancePath+"/priority",schemaPath:"#/properties/priority/enum",keyword:"enum",params:{allowedValues: schema172.properties.priority.enum},message:"must be equal to one of the allowed values"};
+const err8 = {instancePath:instancePath+"/priority",schemaPath:"#/properties/priority/enum",keyword:"enum",params:{allowedValues: schema201.properties.priority.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -17122,7 +19602,7 @@ vErrors.push(err15);
 errors++;
 }
 if(!((((((((data6 === "patient") || (data6 === "referral")) || (data6 === "intake")) || (data6 === "visit")) || (data6 === "physician_order")) || (data6 === "remittance")) || (data6 === "working_collection")) || (data6 === "working_collection_row"))){
-const err16 = {instancePath:instancePath+"/related_resource/type",schemaPath:"components#/$defs/RelatedResource/properties/type/enum",keyword:"enum",params:{allowedValues: schema173.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err16 = {instancePath:instancePath+"/related_resource/type",schemaPath:"components#/$defs/RelatedResource/properties/type/enum",keyword:"enum",params:{allowedValues: schema202.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -17202,40 +19682,40 @@ vErrors.push(err22);
 }
 errors++;
 }
-validate161.errors = vErrors;
+validate190.errors = vErrors;
 return errors === 0;
 }
-validate161.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate190.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate160(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate189(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate160.evaluated;
+const evaluated0 = validate189.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate161(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate161.errors : vErrors.concat(validate161.errors);
+if(!(validate190(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate190.errors : vErrors.concat(validate190.errors);
 errors = vErrors.length;
 }
-validate160.errors = vErrors;
+validate189.errors = vErrors;
 return errors === 0;
 }
-validate160.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate189.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const createTaskStatus200 = validate163;
-const schema174 = {"$ref":"components#/$defs/TaskResponse"};
-const schema175 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/Task"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
-const schema176 = {"type":"object","required":["id","title","description","status","priority","due_date","assignee_id","related_resource","version","created_by","created_at","updated_at","completed_at"],"properties":{"id":{"type":"string","description":"Task id.","x-svc-phi":"kept"},"title":{"type":"string","description":"Short title; empty (\"\") in no_phi sessions (free text), also in the answer to a no_phi create or update.","x-svc-phi":"withheld"},"description":{"type":["string","null"],"description":"Details; null in no_phi sessions (free text).","x-svc-phi":"withheld"},"status":{"type":"string","enum":["open","in_progress","done","cancelled"],"description":"open → in_progress → done; open or in_progress → cancelled; done and cancelled are final."},"priority":{"type":"string","enum":["low","normal","high","urgent"],"description":"Priority."},"due_date":{"type":["string","null"],"format":"date","description":"Due date (year only in no_phi sessions).","x-svc-phi":"year"},"assignee_id":{"type":["string","null"],"description":"User or role the task is assigned to.","x-svc-v1-name":"assigned_to","x-svc-phi":"kept"},"related_resource":{"oneOf":[{"$ref":"components#/$defs/RelatedResource"},{"type":"null"}],"description":"What the task is about."},"version":{"type":"integer","description":"Optimistic concurrency version; send it back on PATCH (or as If-Match).","minimum":1},"created_by":{"type":"string","description":"Extension or user that created it.","x-svc-phi":"kept"},"created_at":{"type":"string","format":"date-time","description":"Created (year only in no_phi sessions).","x-svc-phi":"year"},"updated_at":{"type":"string","format":"date-time","description":"Last change (year only in no_phi sessions).","x-svc-phi":"year"},"completed_at":{"type":["string","null"],"format":"date-time","description":"When it reached done (year only in no_phi sessions).","x-svc-since":"2","x-svc-phi":"year"}},"description":"Task profile (routes 17-19)."};
+export const createTaskStatus200 = validate192;
+const schema203 = {"$ref":"components#/$defs/TaskResponse"};
+const schema204 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/Task"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+const schema205 = {"type":"object","required":["id","title","description","status","priority","due_date","assignee_id","related_resource","version","created_by","created_at","updated_at","completed_at"],"properties":{"id":{"type":"string","description":"Task id.","x-svc-phi":"kept"},"title":{"type":"string","description":"Short title; empty (\"\") in no_phi sessions (free text), also in the answer to a no_phi create or update.","x-svc-phi":"withheld"},"description":{"type":["string","null"],"description":"Details; null in no_phi sessions (free text).","x-svc-phi":"withheld"},"status":{"type":"string","enum":["open","in_progress","done","cancelled"],"description":"open → in_progress → done; open or in_progress → cancelled; done and cancelled are final."},"priority":{"type":"string","enum":["low","normal","high","urgent"],"description":"Priority."},"due_date":{"type":["string","null"],"format":"date","description":"Due date (year only in no_phi sessions).","x-svc-phi":"year"},"assignee_id":{"type":["string","null"],"description":"User or role the task is assigned to.","x-svc-v1-name":"assigned_to","x-svc-phi":"kept"},"related_resource":{"oneOf":[{"$ref":"components#/$defs/RelatedResource"},{"type":"null"}],"description":"What the task is about."},"version":{"type":"integer","description":"Optimistic concurrency version; send it back on PATCH (or as If-Match).","minimum":1},"created_by":{"type":"string","description":"Extension or user that created it.","x-svc-phi":"kept"},"created_at":{"type":"string","format":"date-time","description":"Created (year only in no_phi sessions).","x-svc-phi":"year"},"updated_at":{"type":"string","format":"date-time","description":"Last change (year only in no_phi sessions).","x-svc-phi":"year"},"completed_at":{"type":["string","null"],"format":"date-time","description":"When it reached done (year only in no_phi sessions).","x-svc-since":"2","x-svc-phi":"year"}},"description":"Task profile (routes 17-19)."};
 
-function validate165(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate194(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate165.evaluated;
+const evaluated0 = validate194.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -17400,7 +19880,7 @@ errors++;
 if(data.description !== undefined){
 let data2 = data.description;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err15 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema176.properties.description.type},message:"must be string,null"};
+const err15 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema205.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -17423,7 +19903,7 @@ vErrors.push(err16);
 errors++;
 }
 if(!((((data3 === "open") || (data3 === "in_progress")) || (data3 === "done")) || (data3 === "cancelled"))){
-const err17 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema176.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err17 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema205.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -17446,7 +19926,7 @@ vErrors.push(err18);
 errors++;
 }
 if(!((((data4 === "low") || (data4 === "normal")) || (data4 === "high")) || (data4 === "urgent"))){
-const err19 = {instancePath:instancePath+"/priority",schemaPath:"#/properties/priority/enum",keyword:"enum",params:{allowedValues: schema176.properties.priority.enum},message:"must be equal to one of the allowed values"};
+const err19 = {instancePath:instancePath+"/priority",schemaPath:"#/properties/priority/enum",keyword:"enum",params:{allowedValues: schema205.properties.priority.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -17459,7 +19939,7 @@ errors++;
 if(data.due_date !== undefined){
 let data5 = data.due_date;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err20 = {instancePath:instancePath+"/due_date",schemaPath:"#/properties/due_date/type",keyword:"type",params:{type: schema176.properties.due_date.type},message:"must be string,null"};
+const err20 = {instancePath:instancePath+"/due_date",schemaPath:"#/properties/due_date/type",keyword:"type",params:{type: schema205.properties.due_date.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -17484,7 +19964,7 @@ errors++;
 if(data.assignee_id !== undefined){
 let data6 = data.assignee_id;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err22 = {instancePath:instancePath+"/assignee_id",schemaPath:"#/properties/assignee_id/type",keyword:"type",params:{type: schema176.properties.assignee_id.type},message:"must be string,null"};
+const err22 = {instancePath:instancePath+"/assignee_id",schemaPath:"#/properties/assignee_id/type",keyword:"type",params:{type: schema205.properties.assignee_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -17546,7 +20026,7 @@ vErrors.push(err26);
 errors++;
 }
 if(!((((((((data8 === "patient") || (data8 === "referral")) || (data8 === "intake")) || (data8 === "visit")) || (data8 === "physician_order")) || (data8 === "remittance")) || (data8 === "working_collection")) || (data8 === "working_collection_row"))){
-const err27 = {instancePath:instancePath+"/related_resource/type",schemaPath:"components#/$defs/RelatedResource/properties/type/enum",keyword:"enum",params:{allowedValues: schema173.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err27 = {instancePath:instancePath+"/related_resource/type",schemaPath:"components#/$defs/RelatedResource/properties/type/enum",keyword:"enum",params:{allowedValues: schema202.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -17753,7 +20233,7 @@ errors++;
 if(data.completed_at !== undefined){
 let data15 = data.completed_at;
 if((typeof data15 !== "string") && (data15 !== null)){
-const err42 = {instancePath:instancePath+"/completed_at",schemaPath:"#/properties/completed_at/type",keyword:"type",params:{type: schema176.properties.completed_at.type},message:"must be string,null"};
+const err42 = {instancePath:instancePath+"/completed_at",schemaPath:"#/properties/completed_at/type",keyword:"type",params:{type: schema205.properties.completed_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -17786,16 +20266,16 @@ vErrors.push(err44);
 }
 errors++;
 }
-validate165.errors = vErrors;
+validate194.errors = vErrors;
 return errors === 0;
 }
-validate165.evaluated = {"props":{"id":true,"title":true,"description":true,"status":true,"priority":true,"due_date":true,"assignee_id":true,"related_resource":true,"version":true,"created_by":true,"created_at":true,"updated_at":true,"completed_at":true},"dynamicProps":false,"dynamicItems":false};
+validate194.evaluated = {"props":{"id":true,"title":true,"description":true,"status":true,"priority":true,"due_date":true,"assignee_id":true,"related_resource":true,"version":true,"created_by":true,"created_at":true,"updated_at":true,"completed_at":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate164(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate193(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate164.evaluated;
+const evaluated0 = validate193.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -17814,8 +20294,8 @@ vErrors.push(err0);
 errors++;
 }
 if(data.data !== undefined){
-if(!(validate165(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate165.errors : vErrors.concat(validate165.errors);
+if(!(validate194(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate194.errors : vErrors.concat(validate194.errors);
 errors = vErrors.length;
 }
 }
@@ -17864,38 +20344,38 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate164.errors = vErrors;
+validate193.errors = vErrors;
 return errors === 0;
 }
-validate164.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate193.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate163(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate192(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate163.evaluated;
+const evaluated0 = validate192.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate164(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate164.errors : vErrors.concat(validate164.errors);
+if(!(validate193(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate193.errors : vErrors.concat(validate193.errors);
 errors = vErrors.length;
 }
-validate163.errors = vErrors;
+validate192.errors = vErrors;
 return errors === 0;
 }
-validate163.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate192.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const getTaskStatus200 = validate169;
-const schema179 = {"$ref":"components#/$defs/TaskResponse"};
+export const getTaskStatus200 = validate198;
+const schema208 = {"$ref":"components#/$defs/TaskResponse"};
 
-function validate170(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate199(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate170.evaluated;
+const evaluated0 = validate199.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -17914,8 +20394,8 @@ vErrors.push(err0);
 errors++;
 }
 if(data.data !== undefined){
-if(!(validate165(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate165.errors : vErrors.concat(validate165.errors);
+if(!(validate194(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate194.errors : vErrors.concat(validate194.errors);
 errors = vErrors.length;
 }
 }
@@ -17964,39 +20444,39 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate170.errors = vErrors;
+validate199.errors = vErrors;
 return errors === 0;
 }
-validate170.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate199.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate169(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate198(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate169.evaluated;
+const evaluated0 = validate198.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate170(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate170.errors : vErrors.concat(validate170.errors);
+if(!(validate199(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate199.errors : vErrors.concat(validate199.errors);
 errors = vErrors.length;
 }
-validate169.errors = vErrors;
+validate198.errors = vErrors;
 return errors === 0;
 }
-validate169.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate198.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const updateTaskBody = validate174;
-const schema182 = {"$ref":"components#/$defs/TaskUpdateRequest"};
-const schema183 = {"type":"object","additionalProperties":false,"minProperties":1,"description":"Partial update. Unknown fields are refused. Send version (or If-Match) to guard against concurrent changes.","properties":{"title":{"type":"string","description":"Short title.","minLength":1,"maxLength":200},"description":{"type":["string","null"],"description":"Details.","maxLength":10000},"status":{"type":"string","enum":["open","in_progress","done","cancelled"],"description":"New state; only allowed transitions."},"priority":{"type":"string","enum":["low","normal","high","urgent"],"description":"Priority."},"due_date":{"type":["string","null"],"format":"date","description":"Due date, or null to clear."},"assignee_id":{"type":["string","null"],"description":"Assignee, or null to clear."},"version":{"type":"integer","description":"Version the change is based on.","minimum":1}}};
+export const updateTaskBody = validate203;
+const schema211 = {"$ref":"components#/$defs/TaskUpdateRequest"};
+const schema212 = {"type":"object","additionalProperties":false,"minProperties":1,"description":"Partial update. Unknown fields are refused. Send version (or If-Match) to guard against concurrent changes.","properties":{"title":{"type":"string","description":"Short title.","minLength":1,"maxLength":200},"description":{"type":["string","null"],"description":"Details.","maxLength":10000},"status":{"type":"string","enum":["open","in_progress","done","cancelled"],"description":"New state; only allowed transitions."},"priority":{"type":"string","enum":["low","normal","high","urgent"],"description":"Priority."},"due_date":{"type":["string","null"],"format":"date","description":"Due date, or null to clear."},"assignee_id":{"type":["string","null"],"description":"Assignee, or null to clear."},"version":{"type":"integer","description":"Version the change is based on.","minimum":1}}};
 
-function validate174(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate203(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate174.evaluated;
+const evaluated0 = validate203.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -18064,7 +20544,7 @@ errors++;
 if(data.description !== undefined){
 let data1 = data.description;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err5 = {instancePath:instancePath+"/description",schemaPath:"components#/$defs/TaskUpdateRequest/properties/description/type",keyword:"type",params:{type: schema183.properties.description.type},message:"must be string,null"};
+const err5 = {instancePath:instancePath+"/description",schemaPath:"components#/$defs/TaskUpdateRequest/properties/description/type",keyword:"type",params:{type: schema212.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -18099,7 +20579,7 @@ vErrors.push(err7);
 errors++;
 }
 if(!((((data2 === "open") || (data2 === "in_progress")) || (data2 === "done")) || (data2 === "cancelled"))){
-const err8 = {instancePath:instancePath+"/status",schemaPath:"components#/$defs/TaskUpdateRequest/properties/status/enum",keyword:"enum",params:{allowedValues: schema183.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err8 = {instancePath:instancePath+"/status",schemaPath:"components#/$defs/TaskUpdateRequest/properties/status/enum",keyword:"enum",params:{allowedValues: schema212.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -18122,7 +20602,7 @@ vErrors.push(err9);
 errors++;
 }
 if(!((((data3 === "low") || (data3 === "normal")) || (data3 === "high")) || (data3 === "urgent"))){
-const err10 = {instancePath:instancePath+"/priority",schemaPath:"components#/$defs/TaskUpdateRequest/properties/priority/enum",keyword:"enum",params:{allowedValues: schema183.properties.priority.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/priority",schemaPath:"components#/$defs/TaskUpdateRequest/properties/priority/enum",keyword:"enum",params:{allowedValues: schema212.properties.priority.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -18135,7 +20615,7 @@ errors++;
 if(data.due_date !== undefined){
 let data4 = data.due_date;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err11 = {instancePath:instancePath+"/due_date",schemaPath:"components#/$defs/TaskUpdateRequest/properties/due_date/type",keyword:"type",params:{type: schema183.properties.due_date.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/due_date",schemaPath:"components#/$defs/TaskUpdateRequest/properties/due_date/type",keyword:"type",params:{type: schema212.properties.due_date.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -18160,7 +20640,7 @@ errors++;
 if(data.assignee_id !== undefined){
 let data5 = data.assignee_id;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err13 = {instancePath:instancePath+"/assignee_id",schemaPath:"components#/$defs/TaskUpdateRequest/properties/assignee_id/type",keyword:"type",params:{type: schema183.properties.assignee_id.type},message:"must be string,null"};
+const err13 = {instancePath:instancePath+"/assignee_id",schemaPath:"components#/$defs/TaskUpdateRequest/properties/assignee_id/type",keyword:"type",params:{type: schema212.properties.assignee_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -18206,18 +20686,18 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate174.errors = vErrors;
+validate203.errors = vErrors;
 return errors === 0;
 }
-validate174.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate203.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const updateTaskStatus200 = validate175;
-const schema184 = {"$ref":"components#/$defs/TaskResponse"};
+export const updateTaskStatus200 = validate204;
+const schema213 = {"$ref":"components#/$defs/TaskResponse"};
 
-function validate176(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate205(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate176.evaluated;
+const evaluated0 = validate205.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -18236,8 +20716,8 @@ vErrors.push(err0);
 errors++;
 }
 if(data.data !== undefined){
-if(!(validate165(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate165.errors : vErrors.concat(validate165.errors);
+if(!(validate194(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate194.errors : vErrors.concat(validate194.errors);
 errors = vErrors.length;
 }
 }
@@ -18286,42 +20766,42 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate176.errors = vErrors;
+validate205.errors = vErrors;
 return errors === 0;
 }
-validate176.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate205.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate175(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate204(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate175.evaluated;
+const evaluated0 = validate204.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate176(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate176.errors : vErrors.concat(validate176.errors);
+if(!(validate205(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate205.errors : vErrors.concat(validate205.errors);
 errors = vErrors.length;
 }
-validate175.errors = vErrors;
+validate204.errors = vErrors;
 return errors === 0;
 }
-validate175.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate204.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listRemittancesStatus200 = validate180;
-const schema187 = {"$ref":"components#/$defs/RemittanceListResponse"};
-const schema188 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/Remittance"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/ListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
-const schema189 = {"type":"object","required":["id","era_file_id","payer_name","payer_id","payee_name","payee_id","payment_amount","credit_debit","payment_method","payment_date","check_or_eft_number","status","claim_count","paid_amount","provider_adjustment_amount","received_at"],"properties":{"id":{"type":"string","description":"Remittance (ERA payment) id.","x-svc-phi":"kept"},"era_file_id":{"type":"string","description":"835 file it came from.","x-svc-phi":"kept"},"payer_name":{"type":"string","description":"Payer as the 835 names it (N1*PR N102).","x-svc-v1-name":"payer","x-svc-phi":"kept"},"payer_id":{"type":["string","null"],"description":"Payer id: N1*PR N104, else REF*2U; null when the file gives neither.","x-svc-phi":"kept"},"payee_name":{"type":"string","description":"Payee as the 835 names it (N1*PE N102): the agency or one of its billing providers.","x-svc-phi":"kept"},"payee_id":{"type":["string","null"],"description":"Payee id (N1*PE N104: NPI, tax id or the payer's provider number).","x-svc-phi":"kept"},"payment_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total payment (BPR02) as sent, never negative: credit_debit says whether it was paid to the agency or taken back. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"credit_debit":{"type":"string","enum":["credit","debit"],"description":"BPR03: credit, a payment to the agency; debit, money the payer takes back."},"payment_method":{"type":"string","enum":["ACH","CHK","NON","FWT","BOP"],"description":"X12 BPR04 payment method: ACH (automated clearing house), CHK (check), NON (no payment, as when claims are denied or offset), FWT (federal reserve wire), BOP (financial institution option)."},"payment_date":{"type":"string","description":"Payment or check date (BPR16; the production date DTM*405 when a file leaves BPR16 empty). Year only in no_phi sessions.","pattern":"^\\d{4}(-\\d{2}-\\d{2})?$","x-svc-phi":"year","format":"date"},"check_or_eft_number":{"type":["string","null"],"description":"Check or EFT trace number (TRN02) masked to its last four characters (****1234); null in no_phi sessions. Stored whole, never served whole.","x-svc-phi":"withheld"},"status":{"type":"string","enum":["received","posted","reconciled","exception"],"description":"Posting state of the payment: `received` when imported from its 835; `posted` once the agency has posted it to its receivables, `reconciled` once it has been matched to the deposit, `exception` when posting stopped on a problem an agency resolves by hand. The importer sets only `received`; the others are states the agency moves a payment through later."},"claim_count":{"type":"integer","description":"Claims (CLP) in the payment.","minimum":0},"paid_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Sum of the claims' payments (CLP04). Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"provider_adjustment_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Sum of the provider-level adjustments (PLB amounts): positive reduces the payment (a recoupment), negative adds to it (interest). The payment balances: payment_amount (negative for a debit) = paid_amount - provider_adjustment_amount. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"received_at":{"type":"string","format":"date-time","description":"When the 835 was imported (year only in no_phi sessions).","x-svc-phi":"year"}},"description":"An ERA payment: one ST/SE transaction of an X12 835 (005010X221A1) file, imported by an agency administrator (`npm run -s admin -- era import`). Its claims are its allocations (route 21)."};
+export const listRemittancesStatus200 = validate209;
+const schema216 = {"$ref":"components#/$defs/RemittanceListResponse"};
+const schema217 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/Remittance"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/ListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
+const schema218 = {"type":"object","required":["id","era_file_id","payer_name","payer_id","payee_name","payee_id","payment_amount","credit_debit","payment_method","payment_date","check_or_eft_number","status","claim_count","paid_amount","provider_adjustment_amount","received_at"],"properties":{"id":{"type":"string","description":"Remittance (ERA payment) id.","x-svc-phi":"kept"},"era_file_id":{"type":"string","description":"835 file it came from.","x-svc-phi":"kept"},"payer_name":{"type":"string","description":"Payer as the 835 names it (N1*PR N102).","x-svc-v1-name":"payer","x-svc-phi":"kept"},"payer_id":{"type":["string","null"],"description":"Payer id: N1*PR N104, else REF*2U; null when the file gives neither.","x-svc-phi":"kept"},"payee_name":{"type":"string","description":"Payee as the 835 names it (N1*PE N102): the agency or one of its billing providers.","x-svc-phi":"kept"},"payee_id":{"type":["string","null"],"description":"Payee id (N1*PE N104: NPI, tax id or the payer's provider number).","x-svc-phi":"kept"},"payment_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total payment (BPR02) as sent, never negative: credit_debit says whether it was paid to the agency or taken back. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"credit_debit":{"type":"string","enum":["credit","debit"],"description":"BPR03: credit, a payment to the agency; debit, money the payer takes back."},"payment_method":{"type":"string","enum":["ACH","CHK","NON","FWT","BOP"],"description":"X12 BPR04 payment method: ACH (automated clearing house), CHK (check), NON (no payment, as when claims are denied or offset), FWT (federal reserve wire), BOP (financial institution option)."},"payment_date":{"type":"string","description":"Payment or check date (BPR16; the production date DTM*405 when a file leaves BPR16 empty). Year only in no_phi sessions.","pattern":"^\\d{4}(-\\d{2}-\\d{2})?$","x-svc-phi":"year","format":"date"},"check_or_eft_number":{"type":["string","null"],"description":"Check or EFT trace number (TRN02) masked to its last four characters (****1234); null in no_phi sessions. Stored whole, never served whole.","x-svc-phi":"withheld"},"status":{"type":"string","enum":["received","posted","reconciled","exception"],"description":"Posting state of the payment: `received` when imported from its 835; `posted` once the agency has posted it to its receivables, `reconciled` once it has been matched to the deposit, `exception` when posting stopped on a problem an agency resolves by hand. The importer sets only `received`; the others are states the agency moves a payment through later."},"claim_count":{"type":"integer","description":"Claims (CLP) in the payment.","minimum":0},"paid_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Sum of the claims' payments (CLP04). Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"provider_adjustment_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Sum of the provider-level adjustments (PLB amounts): positive reduces the payment (a recoupment), negative adds to it (interest). The payment balances: payment_amount (negative for a debit) = paid_amount - provider_adjustment_amount. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"received_at":{"type":"string","format":"date-time","description":"When the 835 was imported (year only in no_phi sessions).","x-svc-phi":"year"}},"description":"An ERA payment: one ST/SE transaction of an X12 835 (005010X221A1) file, imported by an agency administrator (`npm run -s admin -- era import`). Its claims are its allocations (route 21)."};
 const pattern11 = new RegExp("^-?\\d+\\.\\d{2}$", "u");
 const pattern12 = new RegExp("^\\d{4}(-\\d{2}-\\d{2})?$", "u");
 
-function validate181(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate210(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate181.evaluated;
+const evaluated0 = validate210.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -18555,7 +21035,7 @@ errors++;
 if(data1.payer_id !== undefined){
 let data5 = data1.payer_id;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err21 = {instancePath:instancePath+"/data/" + i0+"/payer_id",schemaPath:"components#/$defs/Remittance/properties/payer_id/type",keyword:"type",params:{type: schema189.properties.payer_id.type},message:"must be string,null"};
+const err21 = {instancePath:instancePath+"/data/" + i0+"/payer_id",schemaPath:"components#/$defs/Remittance/properties/payer_id/type",keyword:"type",params:{type: schema218.properties.payer_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -18580,7 +21060,7 @@ errors++;
 if(data1.payee_id !== undefined){
 let data7 = data1.payee_id;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err23 = {instancePath:instancePath+"/data/" + i0+"/payee_id",schemaPath:"components#/$defs/Remittance/properties/payee_id/type",keyword:"type",params:{type: schema189.properties.payee_id.type},message:"must be string,null"};
+const err23 = {instancePath:instancePath+"/data/" + i0+"/payee_id",schemaPath:"components#/$defs/Remittance/properties/payee_id/type",keyword:"type",params:{type: schema218.properties.payee_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -18628,7 +21108,7 @@ vErrors.push(err26);
 errors++;
 }
 if(!((data9 === "credit") || (data9 === "debit"))){
-const err27 = {instancePath:instancePath+"/data/" + i0+"/credit_debit",schemaPath:"components#/$defs/Remittance/properties/credit_debit/enum",keyword:"enum",params:{allowedValues: schema189.properties.credit_debit.enum},message:"must be equal to one of the allowed values"};
+const err27 = {instancePath:instancePath+"/data/" + i0+"/credit_debit",schemaPath:"components#/$defs/Remittance/properties/credit_debit/enum",keyword:"enum",params:{allowedValues: schema218.properties.credit_debit.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -18651,7 +21131,7 @@ vErrors.push(err28);
 errors++;
 }
 if(!(((((data10 === "ACH") || (data10 === "CHK")) || (data10 === "NON")) || (data10 === "FWT")) || (data10 === "BOP"))){
-const err29 = {instancePath:instancePath+"/data/" + i0+"/payment_method",schemaPath:"components#/$defs/Remittance/properties/payment_method/enum",keyword:"enum",params:{allowedValues: schema189.properties.payment_method.enum},message:"must be equal to one of the allowed values"};
+const err29 = {instancePath:instancePath+"/data/" + i0+"/payment_method",schemaPath:"components#/$defs/Remittance/properties/payment_method/enum",keyword:"enum",params:{allowedValues: schema218.properties.payment_method.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -18699,7 +21179,7 @@ errors++;
 if(data1.check_or_eft_number !== undefined){
 let data12 = data1.check_or_eft_number;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err33 = {instancePath:instancePath+"/data/" + i0+"/check_or_eft_number",schemaPath:"components#/$defs/Remittance/properties/check_or_eft_number/type",keyword:"type",params:{type: schema189.properties.check_or_eft_number.type},message:"must be string,null"};
+const err33 = {instancePath:instancePath+"/data/" + i0+"/check_or_eft_number",schemaPath:"components#/$defs/Remittance/properties/check_or_eft_number/type",keyword:"type",params:{type: schema218.properties.check_or_eft_number.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -18722,7 +21202,7 @@ vErrors.push(err34);
 errors++;
 }
 if(!((((data13 === "received") || (data13 === "posted")) || (data13 === "reconciled")) || (data13 === "exception"))){
-const err35 = {instancePath:instancePath+"/data/" + i0+"/status",schemaPath:"components#/$defs/Remittance/properties/status/enum",keyword:"enum",params:{allowedValues: schema189.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err35 = {instancePath:instancePath+"/data/" + i0+"/status",schemaPath:"components#/$defs/Remittance/properties/status/enum",keyword:"enum",params:{allowedValues: schema218.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -18857,8 +21337,8 @@ errors++;
 }
 }
 if(data.meta !== undefined){
-if(!(validate90(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
+if(!(validate107(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate107.errors : vErrors.concat(validate107.errors);
 errors = vErrors.length;
 }
 }
@@ -18901,41 +21381,41 @@ vErrors.push(err48);
 }
 errors++;
 }
-validate181.errors = vErrors;
+validate210.errors = vErrors;
 return errors === 0;
 }
-validate181.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate210.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate180(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate209(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate180.evaluated;
+const evaluated0 = validate209.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate181(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate181.errors : vErrors.concat(validate181.errors);
+if(!(validate210(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate210.errors : vErrors.concat(validate210.errors);
 errors = vErrors.length;
 }
-validate180.errors = vErrors;
+validate209.errors = vErrors;
 return errors === 0;
 }
-validate180.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate209.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listRemittanceAllocationsStatus200 = validate184;
-const schema191 = {"$ref":"components#/$defs/AllocationListResponse"};
-const schema192 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/Allocation"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/AllocationListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
-const schema193 = {"type":"object","required":["id","remittance_id","claim_id","payer_claim_number","original_payer_claim_number","claim_status_code","claim_status","claim_filing_indicator","patient_id","patient_name","member_id","service_date_from","service_date_to","charged_amount","allowed_amount","paid_amount","adjustment_amount","patient_responsibility_amount","variance_amount","adjustment_codes","match_status"],"properties":{"id":{"type":"string","description":"Allocation id.","x-svc-phi":"kept"},"remittance_id":{"type":"string","description":"Remittance.","x-svc-phi":"kept"},"claim_id":{"type":"string","description":"The agency's claim as the payer echoes it: CLP01, the patient control number the claim was billed with. A CL- handle in no_phi sessions.","x-svc-phi":{"reduce":"handle","kind":"claim"}},"payer_claim_number":{"type":["string","null"],"description":"The payer's claim control number (CLP07). A PC- handle in no_phi sessions.","x-svc-phi":{"reduce":"handle","kind":"payer_claim"}},"original_payer_claim_number":{"type":["string","null"],"description":"On a reversal (claim_status_code 22, adjustments in group CR) and on its correction: the payer claim number of the claim they reverse and replace (the reversal's own CLP07; for the correction REF*F8, else the reversal just before it in the payment with the same claim_id). Null otherwise. A PC- handle in no_phi sessions.","x-svc-phi":{"reduce":"handle","kind":"payer_claim"}},"claim_status_code":{"type":"string","enum":["1","2","3","4","19","20","21","22","23","25"],"description":"CLP02 as sent; claim_status says what it means."},"claim_status":{"type":"string","enum":["processed_as_primary","processed_as_secondary","processed_as_tertiary","denied","processed_as_primary_forwarded","processed_as_secondary_forwarded","processed_as_tertiary_forwarded","reversal_of_previous_payment","not_our_claim_forwarded","predetermination_pricing_only"],"description":"What CLP02 means: 1 processed as primary, 2 as secondary, 3 as tertiary, 4 denied, 19-21 processed as primary, secondary or tertiary and forwarded to another payer, 22 reversal of a previous payment, 23 not our claim and forwarded, 25 predetermination pricing only (no payment)."},"claim_filing_indicator":{"type":["string","null"],"description":"CLP06, the claim filing indicator (MA Medicare Part A, MB Part B, MC Medicaid, 12 PPO, 16 HMO Medicare Advantage, ...).","x-svc-phi":"kept"},"patient_id":{"type":["string","null"],"description":"The agency's patient the claim was matched to (see match_status); null when unmatched. A PT- handle in no_phi sessions.","x-svc-phi":"handle"},"patient_name":{"type":["string","null"],"description":"The patient as the payer names them (NM1*QC: last, first middle); null in no_phi sessions.","x-svc-phi":"withheld"},"member_id":{"type":["string","null"],"description":"The payer's member id of the insured (NM1*IL N109, else NM1*QC N109). An MB- handle in no_phi sessions.","x-svc-phi":{"reduce":"handle","kind":"member"}},"service_date_from":{"type":["string","null"],"description":"First date of service: the claim's statement period (DTM*232), else its earliest service line date. Year only in no_phi sessions.","pattern":"^\\d{4}(-\\d{2}-\\d{2})?$","x-svc-phi":"year","format":"date"},"service_date_to":{"type":["string","null"],"pattern":"^\\d{4}(-\\d{2}-\\d{2})?$","description":"Last date of service: DTM*233, else the latest service line date when the lines span more than one day. Year only in no_phi sessions.","x-svc-phi":"year","format":"date"},"charged_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Billed (CLP03). Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"allowed_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Allowed: AMT*AU when the claim carries it; else the sum of the service lines' AMT*B6 when every line has one; else charged less the CO, PI and CR (their reversal) adjustments other than sequestration (CARC 253, a reduction of the payment, not of the allowance). Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"paid_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Paid (CLP04). Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"adjustment_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Sum of the claim's adjustments (claim and service line CAS, every group). Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"patient_responsibility_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Patient responsibility: CLP05, else the sum of the PR adjustments. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"variance_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Charged less paid less adjustments: 0.00 on a claim whose adjustments account for every dollar billed, otherwise the amount the 835 leaves unexplained. Decimal string with two places, in US dollars.","x-svc-since":"2","x-svc-phi":"kept"},"adjustment_codes":{"type":"array","items":{"$ref":"components#/$defs/AdjustmentCode"},"description":"CARC adjustments as group-reason pairs (CO-45, PR-2, CO-253, OA-23, CR-... on reversals), each with its amount summed over the claim and its service lines, in order of appearance."},"match_status":{"type":"string","enum":["matched","partially_matched","unmatched"],"description":"How the claim was matched to the agency's patients when imported. The patient control number (claim_id) names a patient when it is the patient's MRN, or the MRN followed by \"-\" and a claim suffix. matched: it names a patient, and the payer's member id is one of that patient's coverage policy numbers or the payer's last name is the patient's (ignoring case, accents and spacing). partially_matched: one identifier alone points at one patient (the control number names a patient whose member id and last name both differ, or it names none and exactly one patient holds the member id); patient_id is that patient. unmatched: neither; patient_id is null."}},"description":"A claim of an ERA payment (2100 CLP loop), with its service lines' adjustments folded in."};
-const schema194 = {"type":"object","required":["code","group_code","reason_code","amount"],"properties":{"code":{"type":"string","description":"Group and CARC, for example CO-45.","x-svc-phi":"kept"},"group_code":{"type":"string","enum":["CO","PR","OA","PI","CR"],"description":"Claim adjustment group."},"reason_code":{"type":"string","description":"Claim adjustment reason code (CARC).","x-svc-phi":"kept"},"amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Adjusted amount. Decimal string with two places, in US dollars.","x-svc-phi":"kept"}}};
+export const listRemittanceAllocationsStatus200 = validate213;
+const schema220 = {"$ref":"components#/$defs/AllocationListResponse"};
+const schema221 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/Allocation"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/AllocationListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
+const schema222 = {"type":"object","required":["id","remittance_id","claim_id","payer_claim_number","original_payer_claim_number","claim_status_code","claim_status","claim_filing_indicator","patient_id","patient_name","member_id","service_date_from","service_date_to","charged_amount","allowed_amount","paid_amount","adjustment_amount","patient_responsibility_amount","variance_amount","adjustment_codes","match_status"],"properties":{"id":{"type":"string","description":"Allocation id.","x-svc-phi":"kept"},"remittance_id":{"type":"string","description":"Remittance.","x-svc-phi":"kept"},"claim_id":{"type":"string","description":"The agency's claim as the payer echoes it: CLP01, the patient control number the claim was billed with. A CL- handle in no_phi sessions.","x-svc-phi":{"reduce":"handle","kind":"claim"}},"payer_claim_number":{"type":["string","null"],"description":"The payer's claim control number (CLP07). A PC- handle in no_phi sessions.","x-svc-phi":{"reduce":"handle","kind":"payer_claim"}},"original_payer_claim_number":{"type":["string","null"],"description":"On a reversal (claim_status_code 22, adjustments in group CR) and on its correction: the payer claim number of the claim they reverse and replace (the reversal's own CLP07; for the correction REF*F8, else the reversal just before it in the payment with the same claim_id). Null otherwise. A PC- handle in no_phi sessions.","x-svc-phi":{"reduce":"handle","kind":"payer_claim"}},"claim_status_code":{"type":"string","enum":["1","2","3","4","19","20","21","22","23","25"],"description":"CLP02 as sent; claim_status says what it means."},"claim_status":{"type":"string","enum":["processed_as_primary","processed_as_secondary","processed_as_tertiary","denied","processed_as_primary_forwarded","processed_as_secondary_forwarded","processed_as_tertiary_forwarded","reversal_of_previous_payment","not_our_claim_forwarded","predetermination_pricing_only"],"description":"What CLP02 means: 1 processed as primary, 2 as secondary, 3 as tertiary, 4 denied, 19-21 processed as primary, secondary or tertiary and forwarded to another payer, 22 reversal of a previous payment, 23 not our claim and forwarded, 25 predetermination pricing only (no payment)."},"claim_filing_indicator":{"type":["string","null"],"description":"CLP06, the claim filing indicator (MA Medicare Part A, MB Part B, MC Medicaid, 12 PPO, 16 HMO Medicare Advantage, ...).","x-svc-phi":"kept"},"patient_id":{"type":["string","null"],"description":"The agency's patient the claim was matched to (see match_status); null when unmatched. A PT- handle in no_phi sessions.","x-svc-phi":"handle"},"patient_name":{"type":["string","null"],"description":"The patient as the payer names them (NM1*QC: last, first middle); null in no_phi sessions.","x-svc-phi":"withheld"},"member_id":{"type":["string","null"],"description":"The payer's member id of the insured (NM1*IL N109, else NM1*QC N109). An MB- handle in no_phi sessions.","x-svc-phi":{"reduce":"handle","kind":"member"}},"service_date_from":{"type":["string","null"],"description":"First date of service: the claim's statement period (DTM*232), else its earliest service line date. Year only in no_phi sessions.","pattern":"^\\d{4}(-\\d{2}-\\d{2})?$","x-svc-phi":"year","format":"date"},"service_date_to":{"type":["string","null"],"pattern":"^\\d{4}(-\\d{2}-\\d{2})?$","description":"Last date of service: DTM*233, else the latest service line date when the lines span more than one day. Year only in no_phi sessions.","x-svc-phi":"year","format":"date"},"charged_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Billed (CLP03). Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"allowed_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Allowed: AMT*AU when the claim carries it; else the sum of the service lines' AMT*B6 when every line has one; else charged less the CO, PI and CR (their reversal) adjustments other than sequestration (CARC 253, a reduction of the payment, not of the allowance). Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"paid_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Paid (CLP04). Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"adjustment_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Sum of the claim's adjustments (claim and service line CAS, every group). Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"patient_responsibility_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Patient responsibility: CLP05, else the sum of the PR adjustments. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"variance_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Charged less paid less adjustments: 0.00 on a claim whose adjustments account for every dollar billed, otherwise the amount the 835 leaves unexplained. Decimal string with two places, in US dollars.","x-svc-since":"2","x-svc-phi":"kept"},"adjustment_codes":{"type":"array","items":{"$ref":"components#/$defs/AdjustmentCode"},"description":"CARC adjustments as group-reason pairs (CO-45, PR-2, CO-253, OA-23, CR-... on reversals), each with its amount summed over the claim and its service lines, in order of appearance."},"match_status":{"type":"string","enum":["matched","partially_matched","unmatched"],"description":"How the claim was matched to the agency's patients when imported. The patient control number (claim_id) names a patient when it is the patient's MRN, or the MRN followed by \"-\" and a claim suffix. matched: it names a patient, and the payer's member id is one of that patient's coverage policy numbers or the payer's last name is the patient's (ignoring case, accents and spacing). partially_matched: one identifier alone points at one patient (the control number names a patient whose member id and last name both differ, or it names none and exactly one patient holds the member id); patient_id is that patient. unmatched: neither; patient_id is null."}},"description":"A claim of an ERA payment (2100 CLP loop), with its service lines' adjustments folded in."};
+const schema223 = {"type":"object","required":["code","group_code","reason_code","amount"],"properties":{"code":{"type":"string","description":"Group and CARC, for example CO-45.","x-svc-phi":"kept"},"group_code":{"type":"string","enum":["CO","PR","OA","PI","CR"],"description":"Claim adjustment group."},"reason_code":{"type":"string","description":"Claim adjustment reason code (CARC).","x-svc-phi":"kept"},"amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Adjusted amount. Decimal string with two places, in US dollars.","x-svc-phi":"kept"}}};
 
-function validate186(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate215(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate186.evaluated;
+const evaluated0 = validate215.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -19192,7 +21672,7 @@ errors++;
 if(data.payer_claim_number !== undefined){
 let data3 = data.payer_claim_number;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err24 = {instancePath:instancePath+"/payer_claim_number",schemaPath:"#/properties/payer_claim_number/type",keyword:"type",params:{type: schema193.properties.payer_claim_number.type},message:"must be string,null"};
+const err24 = {instancePath:instancePath+"/payer_claim_number",schemaPath:"#/properties/payer_claim_number/type",keyword:"type",params:{type: schema222.properties.payer_claim_number.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -19205,7 +21685,7 @@ errors++;
 if(data.original_payer_claim_number !== undefined){
 let data4 = data.original_payer_claim_number;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err25 = {instancePath:instancePath+"/original_payer_claim_number",schemaPath:"#/properties/original_payer_claim_number/type",keyword:"type",params:{type: schema193.properties.original_payer_claim_number.type},message:"must be string,null"};
+const err25 = {instancePath:instancePath+"/original_payer_claim_number",schemaPath:"#/properties/original_payer_claim_number/type",keyword:"type",params:{type: schema222.properties.original_payer_claim_number.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -19228,7 +21708,7 @@ vErrors.push(err26);
 errors++;
 }
 if(!((((((((((data5 === "1") || (data5 === "2")) || (data5 === "3")) || (data5 === "4")) || (data5 === "19")) || (data5 === "20")) || (data5 === "21")) || (data5 === "22")) || (data5 === "23")) || (data5 === "25"))){
-const err27 = {instancePath:instancePath+"/claim_status_code",schemaPath:"#/properties/claim_status_code/enum",keyword:"enum",params:{allowedValues: schema193.properties.claim_status_code.enum},message:"must be equal to one of the allowed values"};
+const err27 = {instancePath:instancePath+"/claim_status_code",schemaPath:"#/properties/claim_status_code/enum",keyword:"enum",params:{allowedValues: schema222.properties.claim_status_code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -19251,7 +21731,7 @@ vErrors.push(err28);
 errors++;
 }
 if(!((((((((((data6 === "processed_as_primary") || (data6 === "processed_as_secondary")) || (data6 === "processed_as_tertiary")) || (data6 === "denied")) || (data6 === "processed_as_primary_forwarded")) || (data6 === "processed_as_secondary_forwarded")) || (data6 === "processed_as_tertiary_forwarded")) || (data6 === "reversal_of_previous_payment")) || (data6 === "not_our_claim_forwarded")) || (data6 === "predetermination_pricing_only"))){
-const err29 = {instancePath:instancePath+"/claim_status",schemaPath:"#/properties/claim_status/enum",keyword:"enum",params:{allowedValues: schema193.properties.claim_status.enum},message:"must be equal to one of the allowed values"};
+const err29 = {instancePath:instancePath+"/claim_status",schemaPath:"#/properties/claim_status/enum",keyword:"enum",params:{allowedValues: schema222.properties.claim_status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -19264,7 +21744,7 @@ errors++;
 if(data.claim_filing_indicator !== undefined){
 let data7 = data.claim_filing_indicator;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err30 = {instancePath:instancePath+"/claim_filing_indicator",schemaPath:"#/properties/claim_filing_indicator/type",keyword:"type",params:{type: schema193.properties.claim_filing_indicator.type},message:"must be string,null"};
+const err30 = {instancePath:instancePath+"/claim_filing_indicator",schemaPath:"#/properties/claim_filing_indicator/type",keyword:"type",params:{type: schema222.properties.claim_filing_indicator.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -19277,7 +21757,7 @@ errors++;
 if(data.patient_id !== undefined){
 let data8 = data.patient_id;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err31 = {instancePath:instancePath+"/patient_id",schemaPath:"#/properties/patient_id/type",keyword:"type",params:{type: schema193.properties.patient_id.type},message:"must be string,null"};
+const err31 = {instancePath:instancePath+"/patient_id",schemaPath:"#/properties/patient_id/type",keyword:"type",params:{type: schema222.properties.patient_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -19290,7 +21770,7 @@ errors++;
 if(data.patient_name !== undefined){
 let data9 = data.patient_name;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err32 = {instancePath:instancePath+"/patient_name",schemaPath:"#/properties/patient_name/type",keyword:"type",params:{type: schema193.properties.patient_name.type},message:"must be string,null"};
+const err32 = {instancePath:instancePath+"/patient_name",schemaPath:"#/properties/patient_name/type",keyword:"type",params:{type: schema222.properties.patient_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -19303,7 +21783,7 @@ errors++;
 if(data.member_id !== undefined){
 let data10 = data.member_id;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err33 = {instancePath:instancePath+"/member_id",schemaPath:"#/properties/member_id/type",keyword:"type",params:{type: schema193.properties.member_id.type},message:"must be string,null"};
+const err33 = {instancePath:instancePath+"/member_id",schemaPath:"#/properties/member_id/type",keyword:"type",params:{type: schema222.properties.member_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -19316,7 +21796,7 @@ errors++;
 if(data.service_date_from !== undefined){
 let data11 = data.service_date_from;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err34 = {instancePath:instancePath+"/service_date_from",schemaPath:"#/properties/service_date_from/type",keyword:"type",params:{type: schema193.properties.service_date_from.type},message:"must be string,null"};
+const err34 = {instancePath:instancePath+"/service_date_from",schemaPath:"#/properties/service_date_from/type",keyword:"type",params:{type: schema222.properties.service_date_from.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -19351,7 +21831,7 @@ errors++;
 if(data.service_date_to !== undefined){
 let data12 = data.service_date_to;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err37 = {instancePath:instancePath+"/service_date_to",schemaPath:"#/properties/service_date_to/type",keyword:"type",params:{type: schema193.properties.service_date_to.type},message:"must be string,null"};
+const err37 = {instancePath:instancePath+"/service_date_to",schemaPath:"#/properties/service_date_to/type",keyword:"type",params:{type: schema222.properties.service_date_to.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -19605,7 +22085,7 @@ vErrors.push(err57);
 errors++;
 }
 if(!(((((data22 === "CO") || (data22 === "PR")) || (data22 === "OA")) || (data22 === "PI")) || (data22 === "CR"))){
-const err58 = {instancePath:instancePath+"/adjustment_codes/" + i0+"/group_code",schemaPath:"components#/$defs/AdjustmentCode/properties/group_code/enum",keyword:"enum",params:{allowedValues: schema194.properties.group_code.enum},message:"must be equal to one of the allowed values"};
+const err58 = {instancePath:instancePath+"/adjustment_codes/" + i0+"/group_code",schemaPath:"components#/$defs/AdjustmentCode/properties/group_code/enum",keyword:"enum",params:{allowedValues: schema223.properties.group_code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -19689,7 +22169,7 @@ vErrors.push(err64);
 errors++;
 }
 if(!(((data25 === "matched") || (data25 === "partially_matched")) || (data25 === "unmatched"))){
-const err65 = {instancePath:instancePath+"/match_status",schemaPath:"#/properties/match_status/enum",keyword:"enum",params:{allowedValues: schema193.properties.match_status.enum},message:"must be equal to one of the allowed values"};
+const err65 = {instancePath:instancePath+"/match_status",schemaPath:"#/properties/match_status/enum",keyword:"enum",params:{allowedValues: schema222.properties.match_status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -19710,19 +22190,19 @@ vErrors.push(err66);
 }
 errors++;
 }
-validate186.errors = vErrors;
+validate215.errors = vErrors;
 return errors === 0;
 }
-validate186.evaluated = {"props":{"id":true,"remittance_id":true,"claim_id":true,"payer_claim_number":true,"original_payer_claim_number":true,"claim_status_code":true,"claim_status":true,"claim_filing_indicator":true,"patient_id":true,"patient_name":true,"member_id":true,"service_date_from":true,"service_date_to":true,"charged_amount":true,"allowed_amount":true,"paid_amount":true,"adjustment_amount":true,"patient_responsibility_amount":true,"variance_amount":true,"adjustment_codes":true,"match_status":true},"dynamicProps":false,"dynamicItems":false};
+validate215.evaluated = {"props":{"id":true,"remittance_id":true,"claim_id":true,"payer_claim_number":true,"original_payer_claim_number":true,"claim_status_code":true,"claim_status":true,"claim_filing_indicator":true,"patient_id":true,"patient_name":true,"member_id":true,"service_date_from":true,"service_date_to":true,"charged_amount":true,"allowed_amount":true,"paid_amount":true,"adjustment_amount":true,"patient_responsibility_amount":true,"variance_amount":true,"adjustment_codes":true,"match_status":true},"dynamicProps":false,"dynamicItems":false};
 
-const schema195 = {"allOf":[{"$ref":"components#/$defs/ListMeta"},{"type":"object","required":["summary"],"properties":{"summary":{"$ref":"components#/$defs/AllocationSummary"}}}],"description":"Meta of a payment's allocations: PageMeta, next_offset, and the payment's totals in summary."};
-const schema196 = {"type":"object","required":["claim_count","charged_amount","allowed_amount","paid_amount","adjustment_amount","patient_responsibility_amount","variance_amount","adjustments_by_group","payment_amount","provider_adjustment_amount","provider_adjustments"],"properties":{"claim_count":{"type":"integer","description":"Claims in the payment (0 when it has only provider-level adjustments, or is unknown).","minimum":0},"charged_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total billed. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"allowed_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total allowed. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"paid_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total paid. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"adjustment_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total adjustments. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"patient_responsibility_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total patient responsibility. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"variance_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total variance: the sum of the claims' variance_amount. Decimal string with two places, in US dollars.","x-svc-since":"2","x-svc-phi":"kept"},"adjustments_by_group":{"type":"object","description":"Total adjustments per claim adjustment group: CO contractual, CR correction and reversal, OA other, PI payer initiated, PR patient responsibility.","required":["CO","CR","OA","PI","PR"],"additionalProperties":false,"properties":{"CO":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Group CO. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"CR":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Group CR. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"OA":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Group OA. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"PI":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Group PI. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"PR":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Group PR. Decimal string with two places, in US dollars.","x-svc-phi":"kept"}},"x-svc-phi":"kept"},"payment_amount":{"type":["string","null"],"pattern":"^-?\\d+\\.\\d{2}$","description":"The payment (BPR02), negative for a debit; null for an unknown remittance. Equals paid_amount - provider_adjustment_amount. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"provider_adjustment_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Sum of the provider-level adjustments (PLB): positive reduces the payment, negative adds to it. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"provider_adjustments":{"type":"array","items":{"$ref":"components#/$defs/ProviderAdjustment"},"description":"The payment's provider-level adjustments (PLB), in file order."}},"description":"Totals of the payment, in meta.summary of the allocations list: the claims' sums and the provider-level adjustments. An unknown remittance has every total 0.00, no provider adjustments and a null payment_amount."};
-const schema197 = {"type":"object","required":["provider_id","fiscal_period_date","reason_code","reference","amount"],"properties":{"provider_id":{"type":"string","description":"PLB01: the provider (NPI or the payer's provider number) the adjustment applies to.","x-svc-phi":"kept"},"fiscal_period_date":{"type":"string","pattern":"^\\d{4}(-\\d{2}-\\d{2})?$","description":"PLB02: the last day of the provider's fiscal period (year only in no_phi sessions).","x-svc-phi":"year","format":"date"},"reason_code":{"type":"string","description":"PLB03-1, the provider adjustment reason: WO overpayment recovery, L6 interest owed, FB forwarding balance, 72 authorized return, CS adjustment, 50 late filing reduction, J1 nonreimbursable, ...","x-svc-phi":"kept"},"reference":{"type":["string","null"],"description":"PLB03-2, the payer's reference for it (often a claim number); null in no_phi sessions.","x-svc-phi":"withheld"},"amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"PLB04: positive reduces the payment (recoupment), negative adds to it (interest). Decimal string with two places, in US dollars.","x-svc-phi":"kept"}},"description":"A provider-level adjustment of an ERA payment (PLB)."};
+const schema224 = {"allOf":[{"$ref":"components#/$defs/ListMeta"},{"type":"object","required":["summary"],"properties":{"summary":{"$ref":"components#/$defs/AllocationSummary"}}}],"description":"Meta of a payment's allocations: PageMeta, next_offset, and the payment's totals in summary."};
+const schema225 = {"type":"object","required":["claim_count","charged_amount","allowed_amount","paid_amount","adjustment_amount","patient_responsibility_amount","variance_amount","adjustments_by_group","payment_amount","provider_adjustment_amount","provider_adjustments"],"properties":{"claim_count":{"type":"integer","description":"Claims in the payment (0 when it has only provider-level adjustments, or is unknown).","minimum":0},"charged_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total billed. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"allowed_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total allowed. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"paid_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total paid. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"adjustment_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total adjustments. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"patient_responsibility_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total patient responsibility. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"variance_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Total variance: the sum of the claims' variance_amount. Decimal string with two places, in US dollars.","x-svc-since":"2","x-svc-phi":"kept"},"adjustments_by_group":{"type":"object","description":"Total adjustments per claim adjustment group: CO contractual, CR correction and reversal, OA other, PI payer initiated, PR patient responsibility.","required":["CO","CR","OA","PI","PR"],"additionalProperties":false,"properties":{"CO":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Group CO. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"CR":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Group CR. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"OA":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Group OA. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"PI":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Group PI. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"PR":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Group PR. Decimal string with two places, in US dollars.","x-svc-phi":"kept"}},"x-svc-phi":"kept"},"payment_amount":{"type":["string","null"],"pattern":"^-?\\d+\\.\\d{2}$","description":"The payment (BPR02), negative for a debit; null for an unknown remittance. Equals paid_amount - provider_adjustment_amount. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"provider_adjustment_amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"Sum of the provider-level adjustments (PLB): positive reduces the payment, negative adds to it. Decimal string with two places, in US dollars.","x-svc-phi":"kept"},"provider_adjustments":{"type":"array","items":{"$ref":"components#/$defs/ProviderAdjustment"},"description":"The payment's provider-level adjustments (PLB), in file order."}},"description":"Totals of the payment, in meta.summary of the allocations list: the claims' sums and the provider-level adjustments. An unknown remittance has every total 0.00, no provider adjustments and a null payment_amount."};
+const schema226 = {"type":"object","required":["provider_id","fiscal_period_date","reason_code","reference","amount"],"properties":{"provider_id":{"type":"string","description":"PLB01: the provider (NPI or the payer's provider number) the adjustment applies to.","x-svc-phi":"kept"},"fiscal_period_date":{"type":"string","pattern":"^\\d{4}(-\\d{2}-\\d{2})?$","description":"PLB02: the last day of the provider's fiscal period (year only in no_phi sessions).","x-svc-phi":"year","format":"date"},"reason_code":{"type":"string","description":"PLB03-1, the provider adjustment reason: WO overpayment recovery, L6 interest owed, FB forwarding balance, 72 authorized return, CS adjustment, 50 late filing reduction, J1 nonreimbursable, ...","x-svc-phi":"kept"},"reference":{"type":["string","null"],"description":"PLB03-2, the payer's reference for it (often a claim number); null in no_phi sessions.","x-svc-phi":"withheld"},"amount":{"type":"string","pattern":"^-?\\d+\\.\\d{2}$","description":"PLB04: positive reduces the payment (recoupment), negative adds to it (interest). Decimal string with two places, in US dollars.","x-svc-phi":"kept"}},"description":"A provider-level adjustment of an ERA payment (PLB)."};
 
-function validate190(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate219(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate190.evaluated;
+const evaluated0 = validate219.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20220,7 +22700,7 @@ errors++;
 if(data.payment_amount !== undefined){
 let data13 = data.payment_amount;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err42 = {instancePath:instancePath+"/payment_amount",schemaPath:"#/properties/payment_amount/type",keyword:"type",params:{type: schema196.properties.payment_amount.type},message:"must be string,null"};
+const err42 = {instancePath:instancePath+"/payment_amount",schemaPath:"#/properties/payment_amount/type",keyword:"type",params:{type: schema225.properties.payment_amount.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -20386,7 +22866,7 @@ errors++;
 if(data16.reference !== undefined){
 let data20 = data16.reference;
 if((typeof data20 !== "string") && (data20 !== null)){
-const err56 = {instancePath:instancePath+"/provider_adjustments/" + i0+"/reference",schemaPath:"components#/$defs/ProviderAdjustment/properties/reference/type",keyword:"type",params:{type: schema197.properties.reference.type},message:"must be string,null"};
+const err56 = {instancePath:instancePath+"/provider_adjustments/" + i0+"/reference",schemaPath:"components#/$defs/ProviderAdjustment/properties/reference/type",keyword:"type",params:{type: schema226.properties.reference.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -20456,24 +22936,24 @@ vErrors.push(err61);
 }
 errors++;
 }
-validate190.errors = vErrors;
+validate219.errors = vErrors;
 return errors === 0;
 }
-validate190.evaluated = {"props":{"claim_count":true,"charged_amount":true,"allowed_amount":true,"paid_amount":true,"adjustment_amount":true,"patient_responsibility_amount":true,"variance_amount":true,"adjustments_by_group":true,"payment_amount":true,"provider_adjustment_amount":true,"provider_adjustments":true},"dynamicProps":false,"dynamicItems":false};
+validate219.evaluated = {"props":{"claim_count":true,"charged_amount":true,"allowed_amount":true,"paid_amount":true,"adjustment_amount":true,"patient_responsibility_amount":true,"variance_amount":true,"adjustments_by_group":true,"payment_amount":true,"provider_adjustment_amount":true,"provider_adjustments":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate188(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate217(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate188.evaluated;
+const evaluated0 = validate217.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate90(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
+if(!(validate107(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate107.errors : vErrors.concat(validate107.errors);
 errors = vErrors.length;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -20488,8 +22968,8 @@ vErrors.push(err0);
 errors++;
 }
 if(data.summary !== undefined){
-if(!(validate190(data.summary, {instancePath:instancePath+"/summary",parentData:data,parentDataProperty:"summary",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate190.errors : vErrors.concat(validate190.errors);
+if(!(validate219(data.summary, {instancePath:instancePath+"/summary",parentData:data,parentDataProperty:"summary",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate219.errors : vErrors.concat(validate219.errors);
 errors = vErrors.length;
 }
 }
@@ -20504,16 +22984,16 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate188.errors = vErrors;
+validate217.errors = vErrors;
 return errors === 0;
 }
-validate188.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate217.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate185(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate214(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate185.evaluated;
+const evaluated0 = validate214.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20546,8 +23026,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate186(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate186.errors : vErrors.concat(validate186.errors);
+if(!(validate215(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate215.errors : vErrors.concat(validate215.errors);
 errors = vErrors.length;
 }
 }
@@ -20564,8 +23044,8 @@ errors++;
 }
 }
 if(data.meta !== undefined){
-if(!(validate188(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate188.errors : vErrors.concat(validate188.errors);
+if(!(validate217(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate217.errors : vErrors.concat(validate217.errors);
 errors = vErrors.length;
 }
 }
@@ -20608,51 +23088,51 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate185.errors = vErrors;
+validate214.errors = vErrors;
 return errors === 0;
 }
-validate185.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate214.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate184(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate213(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate184.evaluated;
+const evaluated0 = validate213.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate185(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate185.errors : vErrors.concat(validate185.errors);
+if(!(validate214(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate214.errors : vErrors.concat(validate214.errors);
 errors = vErrors.length;
 }
-validate184.errors = vErrors;
+validate213.errors = vErrors;
 return errors === 0;
 }
-validate184.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate213.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listPhysicianOrdersStatus200 = validate194;
-const schema199 = {"$ref":"components#/$defs/PhysicianOrderListResponse"};
-const schema200 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/PhysicianOrder"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/PhysicianOrderListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
-const schema201 = {"type":"object","required":["id","order_type","patient_id","physician_id","physician_name","physician_npi","office_id","signature_status","delivery_method","sent_at","signed_at","received_at","days_outstanding","aging_bucket","sla_days","sla_breached","days_to_sign","created_at"],"properties":{"id":{"type":"string","description":"Order id, or its stable OR- handle in no_phi sessions (the same for every no_phi session of the agency; route 23 takes it).","x-svc-phi":{"reduce":"handle","kind":"physician_order"}},"order_type":{"type":"string","enum":["plan_of_care","recertification","verbal","supplemental","face_to_face","discharge"],"description":"Kind of order."},"patient_id":{"type":"string","description":"Patient (stable PT- handle in no_phi sessions).","x-svc-phi":"handle"},"physician_id":{"type":"string","description":"Physician (stable PH- handle in no_phi sessions).","x-svc-phi":{"reduce":"handle","kind":"physician"}},"physician_name":{"type":["string","null"],"description":"Physician's name; null in no_phi sessions.","x-svc-phi":"withheld"},"physician_npi":{"type":["string","null"],"pattern":"^[0-9]{10}$","description":"Physician's NPI; null in no_phi sessions.","x-svc-since":"2","x-svc-phi":"withheld"},"office_id":{"type":"string","description":"Office that issued the order; aging days are counted in its time zone.","x-svc-since":"2","x-svc-phi":"kept"},"signature_status":{"type":"string","enum":["signed","awaiting_signature","signature_not_required","rejected","superseded","cancelled"],"description":"Signature state (spec part 3): awaiting_signature (created, sent or not, and not yet signed; the only state that ages), signed, signature_not_required, rejected (the physician refused it; a corrected order replaces it), superseded (replaced by a later order), cancelled.","x-svc-v1-name":"status"},"delivery_method":{"type":["string","null"],"enum":["fax","portal","e_signature",null],"description":"How the order was sent for signature; null until sent.","x-svc-since":"2"},"sent_at":{"type":["string","null"],"format":"date-time","description":"Sent to the physician for signature; null while not sent (year only in no_phi sessions).","x-svc-phi":"year"},"signed_at":{"type":["string","null"],"format":"date-time","description":"Signed by the physician; set exactly when signature_status is signed (year only in no_phi sessions).","x-svc-phi":"year"},"received_at":{"type":["string","null"],"format":"date-time","description":"Signed order received back by the agency (year only in no_phi sessions).","x-svc-since":"2","x-svc-phi":"year"},"days_outstanding":{"type":["integer","null"],"minimum":0,"description":"Whole days awaiting signature since sent_at, as of meta.as_of (calendar days of the office's time zone); null unless awaiting signature and sent by as_of."},"aging_bucket":{"type":["string","null"],"enum":["not_sent","0_7_days","8_14_days","15_30_days","31_plus_days",null],"description":"Aging as of meta.as_of: not_sent (awaiting signature, not sent by as_of), 0_7_days, 8_14_days, 15_30_days or 31_plus_days by days_outstanding (bounds included); null unless awaiting signature."},"sla_days":{"type":"integer","description":"The agency's signature SLA in days (default 7; set by the agency's administrator).","minimum":0},"sla_breached":{"type":"boolean","description":"Awaiting: days_outstanding greater than sla_days as of meta.as_of. Signed: days_to_sign greater than sla_days. Otherwise false (an order not sent yet has not started its SLA)."},"days_to_sign":{"type":["integer","null"],"minimum":0,"description":"Whole days from sent to signed (calendar days of the office's time zone); null unless signed after being sent.","x-svc-since":"2"},"created_at":{"type":"string","format":"date-time","description":"Created; the list's order (year only in no_phi sessions).","x-svc-phi":"year"}},"description":"Physician order and its signature aging (spec 2.7). Order content (the clinical text) is never included."};
+export const listPhysicianOrdersStatus200 = validate223;
+const schema228 = {"$ref":"components#/$defs/PhysicianOrderListResponse"};
+const schema229 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/PhysicianOrder"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/PhysicianOrderListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
+const schema230 = {"type":"object","required":["id","order_type","patient_id","physician_id","physician_name","physician_npi","office_id","signature_status","delivery_method","sent_at","signed_at","received_at","days_outstanding","aging_bucket","sla_days","sla_breached","days_to_sign","created_at"],"properties":{"id":{"type":"string","description":"Order id, or its stable OR- handle in no_phi sessions (the same for every no_phi session of the agency; route 23 takes it).","x-svc-phi":{"reduce":"handle","kind":"physician_order"}},"order_type":{"type":"string","enum":["plan_of_care","recertification","verbal","supplemental","face_to_face","discharge"],"description":"Kind of order."},"patient_id":{"type":"string","description":"Patient (stable PT- handle in no_phi sessions).","x-svc-phi":"handle"},"physician_id":{"type":"string","description":"Physician (stable PH- handle in no_phi sessions).","x-svc-phi":{"reduce":"handle","kind":"physician"}},"physician_name":{"type":["string","null"],"description":"Physician's name; null in no_phi sessions.","x-svc-phi":"withheld"},"physician_npi":{"type":["string","null"],"pattern":"^[0-9]{10}$","description":"Physician's NPI; null in no_phi sessions.","x-svc-since":"2","x-svc-phi":"withheld"},"office_id":{"type":"string","description":"Office that issued the order; aging days are counted in its time zone.","x-svc-since":"2","x-svc-phi":"kept"},"signature_status":{"type":"string","enum":["signed","awaiting_signature","signature_not_required","rejected","superseded","cancelled"],"description":"Signature state (spec part 3): awaiting_signature (created, sent or not, and not yet signed; the only state that ages), signed, signature_not_required, rejected (the physician refused it; a corrected order replaces it), superseded (replaced by a later order), cancelled.","x-svc-v1-name":"status"},"delivery_method":{"type":["string","null"],"enum":["fax","portal","e_signature",null],"description":"How the order was sent for signature; null until sent.","x-svc-since":"2"},"sent_at":{"type":["string","null"],"format":"date-time","description":"Sent to the physician for signature; null while not sent (year only in no_phi sessions).","x-svc-phi":"year"},"signed_at":{"type":["string","null"],"format":"date-time","description":"Signed by the physician; set exactly when signature_status is signed (year only in no_phi sessions).","x-svc-phi":"year"},"received_at":{"type":["string","null"],"format":"date-time","description":"Signed order received back by the agency (year only in no_phi sessions).","x-svc-since":"2","x-svc-phi":"year"},"days_outstanding":{"type":["integer","null"],"minimum":0,"description":"Whole days awaiting signature since sent_at, as of meta.as_of (calendar days of the office's time zone); null unless awaiting signature and sent by as_of."},"aging_bucket":{"type":["string","null"],"enum":["not_sent","0_7_days","8_14_days","15_30_days","31_plus_days",null],"description":"Aging as of meta.as_of: not_sent (awaiting signature, not sent by as_of), 0_7_days, 8_14_days, 15_30_days or 31_plus_days by days_outstanding (bounds included); null unless awaiting signature."},"sla_days":{"type":"integer","description":"The agency's signature SLA in days (default 7; set by the agency's administrator).","minimum":0},"sla_breached":{"type":"boolean","description":"Awaiting: days_outstanding greater than sla_days as of meta.as_of. Signed: days_to_sign greater than sla_days. Otherwise false (an order not sent yet has not started its SLA)."},"days_to_sign":{"type":["integer","null"],"minimum":0,"description":"Whole days from sent to signed (calendar days of the office's time zone); null unless signed after being sent.","x-svc-since":"2"},"created_at":{"type":"string","format":"date-time","description":"Created; the list's order (year only in no_phi sessions).","x-svc-phi":"year"}},"description":"Physician order and its signature aging (spec 2.7). Order content (the clinical text) is never included."};
 const pattern39 = new RegExp("^[0-9]{10}$", "u");
-const schema202 = {"allOf":[{"$ref":"components#/$defs/ListMeta"},{"type":"object","required":["as_of","summary"],"properties":{"as_of":{"type":"string","format":"date-time","description":"Instant the aging was counted at: the as_of parameter, or the instant of the request."},"summary":{"$ref":"components#/$defs/PhysicianOrderAgingSummary"}}}],"description":"Meta of the physician order list: PageMeta, next_offset, as_of and the aging summary.","x-svc-phi":"kept"};
-const schema203 = {"type":"object","required":["not_sent","0_7_days","8_14_days","15_30_days","31_plus_days","sla_breached"],"properties":{"not_sent":{"type":"integer","minimum":0,"description":"Orders of the filtered set awaiting signature in bucket not_sent as of meta.as_of."},"0_7_days":{"type":"integer","minimum":0,"description":"Orders of the filtered set awaiting signature in bucket 0_7_days as of meta.as_of."},"8_14_days":{"type":"integer","minimum":0,"description":"Orders of the filtered set awaiting signature in bucket 8_14_days as of meta.as_of."},"15_30_days":{"type":"integer","minimum":0,"description":"Orders of the filtered set awaiting signature in bucket 15_30_days as of meta.as_of."},"31_plus_days":{"type":"integer","minimum":0,"description":"Orders of the filtered set awaiting signature in bucket 31_plus_days as of meta.as_of."},"sla_breached":{"type":"integer","minimum":0,"description":"Of those, the orders past the agency's SLA as of meta.as_of."}},"description":"Counts over the whole filtered set of a physician order list (every page), not only the page served.","x-svc-phi":"kept"};
+const schema231 = {"allOf":[{"$ref":"components#/$defs/ListMeta"},{"type":"object","required":["as_of","summary"],"properties":{"as_of":{"type":"string","format":"date-time","description":"Instant the aging was counted at: the as_of parameter, or the instant of the request."},"summary":{"$ref":"components#/$defs/PhysicianOrderAgingSummary"}}}],"description":"Meta of the physician order list: PageMeta, next_offset, as_of and the aging summary.","x-svc-phi":"kept"};
+const schema232 = {"type":"object","required":["not_sent","0_7_days","8_14_days","15_30_days","31_plus_days","sla_breached"],"properties":{"not_sent":{"type":"integer","minimum":0,"description":"Orders of the filtered set awaiting signature in bucket not_sent as of meta.as_of."},"0_7_days":{"type":"integer","minimum":0,"description":"Orders of the filtered set awaiting signature in bucket 0_7_days as of meta.as_of."},"8_14_days":{"type":"integer","minimum":0,"description":"Orders of the filtered set awaiting signature in bucket 8_14_days as of meta.as_of."},"15_30_days":{"type":"integer","minimum":0,"description":"Orders of the filtered set awaiting signature in bucket 15_30_days as of meta.as_of."},"31_plus_days":{"type":"integer","minimum":0,"description":"Orders of the filtered set awaiting signature in bucket 31_plus_days as of meta.as_of."},"sla_breached":{"type":"integer","minimum":0,"description":"Of those, the orders past the agency's SLA as of meta.as_of."}},"description":"Counts over the whole filtered set of a physician order list (every page), not only the page served.","x-svc-phi":"kept"};
 
-function validate196(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate225(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate196.evaluated;
+const evaluated0 = validate225.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate90(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
+if(!(validate107(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate107.errors : vErrors.concat(validate107.errors);
 errors = vErrors.length;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -20937,16 +23417,16 @@ vErrors.push(err23);
 }
 errors++;
 }
-validate196.errors = vErrors;
+validate225.errors = vErrors;
 return errors === 0;
 }
-validate196.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate225.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate195(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate224(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate195.evaluated;
+const evaluated0 = validate224.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21186,7 +23666,7 @@ vErrors.push(err21);
 errors++;
 }
 if(!((((((data3 === "plan_of_care") || (data3 === "recertification")) || (data3 === "verbal")) || (data3 === "supplemental")) || (data3 === "face_to_face")) || (data3 === "discharge"))){
-const err22 = {instancePath:instancePath+"/data/" + i0+"/order_type",schemaPath:"components#/$defs/PhysicianOrder/properties/order_type/enum",keyword:"enum",params:{allowedValues: schema201.properties.order_type.enum},message:"must be equal to one of the allowed values"};
+const err22 = {instancePath:instancePath+"/data/" + i0+"/order_type",schemaPath:"components#/$defs/PhysicianOrder/properties/order_type/enum",keyword:"enum",params:{allowedValues: schema230.properties.order_type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -21223,7 +23703,7 @@ errors++;
 if(data1.physician_name !== undefined){
 let data6 = data1.physician_name;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err25 = {instancePath:instancePath+"/data/" + i0+"/physician_name",schemaPath:"components#/$defs/PhysicianOrder/properties/physician_name/type",keyword:"type",params:{type: schema201.properties.physician_name.type},message:"must be string,null"};
+const err25 = {instancePath:instancePath+"/data/" + i0+"/physician_name",schemaPath:"components#/$defs/PhysicianOrder/properties/physician_name/type",keyword:"type",params:{type: schema230.properties.physician_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -21236,7 +23716,7 @@ errors++;
 if(data1.physician_npi !== undefined){
 let data7 = data1.physician_npi;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err26 = {instancePath:instancePath+"/data/" + i0+"/physician_npi",schemaPath:"components#/$defs/PhysicianOrder/properties/physician_npi/type",keyword:"type",params:{type: schema201.properties.physician_npi.type},message:"must be string,null"};
+const err26 = {instancePath:instancePath+"/data/" + i0+"/physician_npi",schemaPath:"components#/$defs/PhysicianOrder/properties/physician_npi/type",keyword:"type",params:{type: schema230.properties.physician_npi.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -21283,7 +23763,7 @@ vErrors.push(err29);
 errors++;
 }
 if(!((((((data9 === "signed") || (data9 === "awaiting_signature")) || (data9 === "signature_not_required")) || (data9 === "rejected")) || (data9 === "superseded")) || (data9 === "cancelled"))){
-const err30 = {instancePath:instancePath+"/data/" + i0+"/signature_status",schemaPath:"components#/$defs/PhysicianOrder/properties/signature_status/enum",keyword:"enum",params:{allowedValues: schema201.properties.signature_status.enum},message:"must be equal to one of the allowed values"};
+const err30 = {instancePath:instancePath+"/data/" + i0+"/signature_status",schemaPath:"components#/$defs/PhysicianOrder/properties/signature_status/enum",keyword:"enum",params:{allowedValues: schema230.properties.signature_status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -21296,7 +23776,7 @@ errors++;
 if(data1.delivery_method !== undefined){
 let data10 = data1.delivery_method;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err31 = {instancePath:instancePath+"/data/" + i0+"/delivery_method",schemaPath:"components#/$defs/PhysicianOrder/properties/delivery_method/type",keyword:"type",params:{type: schema201.properties.delivery_method.type},message:"must be string,null"};
+const err31 = {instancePath:instancePath+"/data/" + i0+"/delivery_method",schemaPath:"components#/$defs/PhysicianOrder/properties/delivery_method/type",keyword:"type",params:{type: schema230.properties.delivery_method.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -21306,7 +23786,7 @@ vErrors.push(err31);
 errors++;
 }
 if(!((((data10 === "fax") || (data10 === "portal")) || (data10 === "e_signature")) || (data10 === null))){
-const err32 = {instancePath:instancePath+"/data/" + i0+"/delivery_method",schemaPath:"components#/$defs/PhysicianOrder/properties/delivery_method/enum",keyword:"enum",params:{allowedValues: schema201.properties.delivery_method.enum},message:"must be equal to one of the allowed values"};
+const err32 = {instancePath:instancePath+"/data/" + i0+"/delivery_method",schemaPath:"components#/$defs/PhysicianOrder/properties/delivery_method/enum",keyword:"enum",params:{allowedValues: schema230.properties.delivery_method.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -21319,7 +23799,7 @@ errors++;
 if(data1.sent_at !== undefined){
 let data11 = data1.sent_at;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err33 = {instancePath:instancePath+"/data/" + i0+"/sent_at",schemaPath:"components#/$defs/PhysicianOrder/properties/sent_at/type",keyword:"type",params:{type: schema201.properties.sent_at.type},message:"must be string,null"};
+const err33 = {instancePath:instancePath+"/data/" + i0+"/sent_at",schemaPath:"components#/$defs/PhysicianOrder/properties/sent_at/type",keyword:"type",params:{type: schema230.properties.sent_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -21344,7 +23824,7 @@ errors++;
 if(data1.signed_at !== undefined){
 let data12 = data1.signed_at;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err35 = {instancePath:instancePath+"/data/" + i0+"/signed_at",schemaPath:"components#/$defs/PhysicianOrder/properties/signed_at/type",keyword:"type",params:{type: schema201.properties.signed_at.type},message:"must be string,null"};
+const err35 = {instancePath:instancePath+"/data/" + i0+"/signed_at",schemaPath:"components#/$defs/PhysicianOrder/properties/signed_at/type",keyword:"type",params:{type: schema230.properties.signed_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -21369,7 +23849,7 @@ errors++;
 if(data1.received_at !== undefined){
 let data13 = data1.received_at;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err37 = {instancePath:instancePath+"/data/" + i0+"/received_at",schemaPath:"components#/$defs/PhysicianOrder/properties/received_at/type",keyword:"type",params:{type: schema201.properties.received_at.type},message:"must be string,null"};
+const err37 = {instancePath:instancePath+"/data/" + i0+"/received_at",schemaPath:"components#/$defs/PhysicianOrder/properties/received_at/type",keyword:"type",params:{type: schema230.properties.received_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -21394,7 +23874,7 @@ errors++;
 if(data1.days_outstanding !== undefined){
 let data14 = data1.days_outstanding;
 if((!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))) && (data14 !== null)){
-const err39 = {instancePath:instancePath+"/data/" + i0+"/days_outstanding",schemaPath:"components#/$defs/PhysicianOrder/properties/days_outstanding/type",keyword:"type",params:{type: schema201.properties.days_outstanding.type},message:"must be integer,null"};
+const err39 = {instancePath:instancePath+"/data/" + i0+"/days_outstanding",schemaPath:"components#/$defs/PhysicianOrder/properties/days_outstanding/type",keyword:"type",params:{type: schema230.properties.days_outstanding.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -21419,7 +23899,7 @@ errors++;
 if(data1.aging_bucket !== undefined){
 let data15 = data1.aging_bucket;
 if((typeof data15 !== "string") && (data15 !== null)){
-const err41 = {instancePath:instancePath+"/data/" + i0+"/aging_bucket",schemaPath:"components#/$defs/PhysicianOrder/properties/aging_bucket/type",keyword:"type",params:{type: schema201.properties.aging_bucket.type},message:"must be string,null"};
+const err41 = {instancePath:instancePath+"/data/" + i0+"/aging_bucket",schemaPath:"components#/$defs/PhysicianOrder/properties/aging_bucket/type",keyword:"type",params:{type: schema230.properties.aging_bucket.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -21429,7 +23909,7 @@ vErrors.push(err41);
 errors++;
 }
 if(!((((((data15 === "not_sent") || (data15 === "0_7_days")) || (data15 === "8_14_days")) || (data15 === "15_30_days")) || (data15 === "31_plus_days")) || (data15 === null))){
-const err42 = {instancePath:instancePath+"/data/" + i0+"/aging_bucket",schemaPath:"components#/$defs/PhysicianOrder/properties/aging_bucket/enum",keyword:"enum",params:{allowedValues: schema201.properties.aging_bucket.enum},message:"must be equal to one of the allowed values"};
+const err42 = {instancePath:instancePath+"/data/" + i0+"/aging_bucket",schemaPath:"components#/$defs/PhysicianOrder/properties/aging_bucket/enum",keyword:"enum",params:{allowedValues: schema230.properties.aging_bucket.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -21479,7 +23959,7 @@ errors++;
 if(data1.days_to_sign !== undefined){
 let data18 = data1.days_to_sign;
 if((!(((typeof data18 == "number") && (!(data18 % 1) && !isNaN(data18))) && (isFinite(data18)))) && (data18 !== null)){
-const err46 = {instancePath:instancePath+"/data/" + i0+"/days_to_sign",schemaPath:"components#/$defs/PhysicianOrder/properties/days_to_sign/type",keyword:"type",params:{type: schema201.properties.days_to_sign.type},message:"must be integer,null"};
+const err46 = {instancePath:instancePath+"/data/" + i0+"/days_to_sign",schemaPath:"components#/$defs/PhysicianOrder/properties/days_to_sign/type",keyword:"type",params:{type: schema230.properties.days_to_sign.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -21551,8 +24031,8 @@ errors++;
 }
 }
 if(data.meta !== undefined){
-if(!(validate196(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate196.errors : vErrors.concat(validate196.errors);
+if(!(validate225(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate225.errors : vErrors.concat(validate225.errors);
 errors = vErrors.length;
 }
 }
@@ -21595,40 +24075,40 @@ vErrors.push(err54);
 }
 errors++;
 }
-validate195.errors = vErrors;
+validate224.errors = vErrors;
 return errors === 0;
 }
-validate195.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate224.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate194(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate223(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate194.evaluated;
+const evaluated0 = validate223.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate195(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate195.errors : vErrors.concat(validate195.errors);
+if(!(validate224(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate224.errors : vErrors.concat(validate224.errors);
 errors = vErrors.length;
 }
-validate194.errors = vErrors;
+validate223.errors = vErrors;
 return errors === 0;
 }
-validate194.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate223.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const getPhysicianOrderStatus200 = validate200;
-const schema205 = {"$ref":"components#/$defs/PhysicianOrderResponse"};
-const schema206 = {"type":"object","required":["data","meta"],"properties":{"data":{"$ref":"components#/$defs/PhysicianOrder"},"meta":{"$ref":"components#/$defs/PhysicianOrderMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
-const schema208 = {"allOf":[{"$ref":"components#/$defs/Meta"},{"type":"object","required":["as_of"],"properties":{"as_of":{"type":"string","format":"date-time","description":"Instant the aging was counted at: the as_of parameter, or the instant of the request."}}}],"description":"Meta of one physician order.","x-svc-phi":"kept"};
+export const getPhysicianOrderStatus200 = validate229;
+const schema234 = {"$ref":"components#/$defs/PhysicianOrderResponse"};
+const schema235 = {"type":"object","required":["data","meta"],"properties":{"data":{"$ref":"components#/$defs/PhysicianOrder"},"meta":{"$ref":"components#/$defs/PhysicianOrderMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+const schema237 = {"allOf":[{"$ref":"components#/$defs/Meta"},{"type":"object","required":["as_of"],"properties":{"as_of":{"type":"string","format":"date-time","description":"Instant the aging was counted at: the as_of parameter, or the instant of the request."}}}],"description":"Meta of one physician order.","x-svc-phi":"kept"};
 
-function validate202(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate231(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate202.evaluated;
+const evaluated0 = validate231.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21686,16 +24166,16 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate202.errors = vErrors;
+validate231.errors = vErrors;
 return errors === 0;
 }
-validate202.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate231.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate201(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate230(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate201.evaluated;
+const evaluated0 = validate230.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21931,7 +24411,7 @@ vErrors.push(err21);
 errors++;
 }
 if(!((((((data2 === "plan_of_care") || (data2 === "recertification")) || (data2 === "verbal")) || (data2 === "supplemental")) || (data2 === "face_to_face")) || (data2 === "discharge"))){
-const err22 = {instancePath:instancePath+"/data/order_type",schemaPath:"components#/$defs/PhysicianOrder/properties/order_type/enum",keyword:"enum",params:{allowedValues: schema201.properties.order_type.enum},message:"must be equal to one of the allowed values"};
+const err22 = {instancePath:instancePath+"/data/order_type",schemaPath:"components#/$defs/PhysicianOrder/properties/order_type/enum",keyword:"enum",params:{allowedValues: schema230.properties.order_type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -21968,7 +24448,7 @@ errors++;
 if(data0.physician_name !== undefined){
 let data5 = data0.physician_name;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err25 = {instancePath:instancePath+"/data/physician_name",schemaPath:"components#/$defs/PhysicianOrder/properties/physician_name/type",keyword:"type",params:{type: schema201.properties.physician_name.type},message:"must be string,null"};
+const err25 = {instancePath:instancePath+"/data/physician_name",schemaPath:"components#/$defs/PhysicianOrder/properties/physician_name/type",keyword:"type",params:{type: schema230.properties.physician_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -21981,7 +24461,7 @@ errors++;
 if(data0.physician_npi !== undefined){
 let data6 = data0.physician_npi;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err26 = {instancePath:instancePath+"/data/physician_npi",schemaPath:"components#/$defs/PhysicianOrder/properties/physician_npi/type",keyword:"type",params:{type: schema201.properties.physician_npi.type},message:"must be string,null"};
+const err26 = {instancePath:instancePath+"/data/physician_npi",schemaPath:"components#/$defs/PhysicianOrder/properties/physician_npi/type",keyword:"type",params:{type: schema230.properties.physician_npi.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -22028,7 +24508,7 @@ vErrors.push(err29);
 errors++;
 }
 if(!((((((data8 === "signed") || (data8 === "awaiting_signature")) || (data8 === "signature_not_required")) || (data8 === "rejected")) || (data8 === "superseded")) || (data8 === "cancelled"))){
-const err30 = {instancePath:instancePath+"/data/signature_status",schemaPath:"components#/$defs/PhysicianOrder/properties/signature_status/enum",keyword:"enum",params:{allowedValues: schema201.properties.signature_status.enum},message:"must be equal to one of the allowed values"};
+const err30 = {instancePath:instancePath+"/data/signature_status",schemaPath:"components#/$defs/PhysicianOrder/properties/signature_status/enum",keyword:"enum",params:{allowedValues: schema230.properties.signature_status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -22041,7 +24521,7 @@ errors++;
 if(data0.delivery_method !== undefined){
 let data9 = data0.delivery_method;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err31 = {instancePath:instancePath+"/data/delivery_method",schemaPath:"components#/$defs/PhysicianOrder/properties/delivery_method/type",keyword:"type",params:{type: schema201.properties.delivery_method.type},message:"must be string,null"};
+const err31 = {instancePath:instancePath+"/data/delivery_method",schemaPath:"components#/$defs/PhysicianOrder/properties/delivery_method/type",keyword:"type",params:{type: schema230.properties.delivery_method.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -22051,7 +24531,7 @@ vErrors.push(err31);
 errors++;
 }
 if(!((((data9 === "fax") || (data9 === "portal")) || (data9 === "e_signature")) || (data9 === null))){
-const err32 = {instancePath:instancePath+"/data/delivery_method",schemaPath:"components#/$defs/PhysicianOrder/properties/delivery_method/enum",keyword:"enum",params:{allowedValues: schema201.properties.delivery_method.enum},message:"must be equal to one of the allowed values"};
+const err32 = {instancePath:instancePath+"/data/delivery_method",schemaPath:"components#/$defs/PhysicianOrder/properties/delivery_method/enum",keyword:"enum",params:{allowedValues: schema230.properties.delivery_method.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -22064,7 +24544,7 @@ errors++;
 if(data0.sent_at !== undefined){
 let data10 = data0.sent_at;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err33 = {instancePath:instancePath+"/data/sent_at",schemaPath:"components#/$defs/PhysicianOrder/properties/sent_at/type",keyword:"type",params:{type: schema201.properties.sent_at.type},message:"must be string,null"};
+const err33 = {instancePath:instancePath+"/data/sent_at",schemaPath:"components#/$defs/PhysicianOrder/properties/sent_at/type",keyword:"type",params:{type: schema230.properties.sent_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -22089,7 +24569,7 @@ errors++;
 if(data0.signed_at !== undefined){
 let data11 = data0.signed_at;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err35 = {instancePath:instancePath+"/data/signed_at",schemaPath:"components#/$defs/PhysicianOrder/properties/signed_at/type",keyword:"type",params:{type: schema201.properties.signed_at.type},message:"must be string,null"};
+const err35 = {instancePath:instancePath+"/data/signed_at",schemaPath:"components#/$defs/PhysicianOrder/properties/signed_at/type",keyword:"type",params:{type: schema230.properties.signed_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -22114,7 +24594,7 @@ errors++;
 if(data0.received_at !== undefined){
 let data12 = data0.received_at;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err37 = {instancePath:instancePath+"/data/received_at",schemaPath:"components#/$defs/PhysicianOrder/properties/received_at/type",keyword:"type",params:{type: schema201.properties.received_at.type},message:"must be string,null"};
+const err37 = {instancePath:instancePath+"/data/received_at",schemaPath:"components#/$defs/PhysicianOrder/properties/received_at/type",keyword:"type",params:{type: schema230.properties.received_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -22139,7 +24619,7 @@ errors++;
 if(data0.days_outstanding !== undefined){
 let data13 = data0.days_outstanding;
 if((!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))) && (data13 !== null)){
-const err39 = {instancePath:instancePath+"/data/days_outstanding",schemaPath:"components#/$defs/PhysicianOrder/properties/days_outstanding/type",keyword:"type",params:{type: schema201.properties.days_outstanding.type},message:"must be integer,null"};
+const err39 = {instancePath:instancePath+"/data/days_outstanding",schemaPath:"components#/$defs/PhysicianOrder/properties/days_outstanding/type",keyword:"type",params:{type: schema230.properties.days_outstanding.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -22164,7 +24644,7 @@ errors++;
 if(data0.aging_bucket !== undefined){
 let data14 = data0.aging_bucket;
 if((typeof data14 !== "string") && (data14 !== null)){
-const err41 = {instancePath:instancePath+"/data/aging_bucket",schemaPath:"components#/$defs/PhysicianOrder/properties/aging_bucket/type",keyword:"type",params:{type: schema201.properties.aging_bucket.type},message:"must be string,null"};
+const err41 = {instancePath:instancePath+"/data/aging_bucket",schemaPath:"components#/$defs/PhysicianOrder/properties/aging_bucket/type",keyword:"type",params:{type: schema230.properties.aging_bucket.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -22174,7 +24654,7 @@ vErrors.push(err41);
 errors++;
 }
 if(!((((((data14 === "not_sent") || (data14 === "0_7_days")) || (data14 === "8_14_days")) || (data14 === "15_30_days")) || (data14 === "31_plus_days")) || (data14 === null))){
-const err42 = {instancePath:instancePath+"/data/aging_bucket",schemaPath:"components#/$defs/PhysicianOrder/properties/aging_bucket/enum",keyword:"enum",params:{allowedValues: schema201.properties.aging_bucket.enum},message:"must be equal to one of the allowed values"};
+const err42 = {instancePath:instancePath+"/data/aging_bucket",schemaPath:"components#/$defs/PhysicianOrder/properties/aging_bucket/enum",keyword:"enum",params:{allowedValues: schema230.properties.aging_bucket.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -22224,7 +24704,7 @@ errors++;
 if(data0.days_to_sign !== undefined){
 let data17 = data0.days_to_sign;
 if((!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))) && (data17 !== null)){
-const err46 = {instancePath:instancePath+"/data/days_to_sign",schemaPath:"components#/$defs/PhysicianOrder/properties/days_to_sign/type",keyword:"type",params:{type: schema201.properties.days_to_sign.type},message:"must be integer,null"};
+const err46 = {instancePath:instancePath+"/data/days_to_sign",schemaPath:"components#/$defs/PhysicianOrder/properties/days_to_sign/type",keyword:"type",params:{type: schema230.properties.days_to_sign.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -22284,8 +24764,8 @@ errors++;
 }
 }
 if(data.meta !== undefined){
-if(!(validate202(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate202.errors : vErrors.concat(validate202.errors);
+if(!(validate231(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate231.errors : vErrors.concat(validate231.errors);
 errors = vErrors.length;
 }
 }
@@ -22328,41 +24808,41 @@ vErrors.push(err53);
 }
 errors++;
 }
-validate201.errors = vErrors;
+validate230.errors = vErrors;
 return errors === 0;
 }
-validate201.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate230.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate200(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate229(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate200.evaluated;
+const evaluated0 = validate229.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate201(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate201.errors : vErrors.concat(validate201.errors);
+if(!(validate230(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate230.errors : vErrors.concat(validate230.errors);
 errors = vErrors.length;
 }
-validate200.errors = vErrors;
+validate229.errors = vErrors;
 return errors === 0;
 }
-validate200.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate229.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listWorkingCollectionsStatus200 = validate206;
-const schema210 = {"$ref":"components#/$defs/WorkingCollectionListResponse"};
-const schema211 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/WorkingCollection"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/ListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
-const schema212 = {"type":"object","required":["id","name","purpose","visibility","owner_id","owner_name","owner_role","row_count","updated_at"],"properties":{"id":{"type":"string","description":"Collection id."},"name":{"type":"string","description":"Name."},"purpose":{"type":["string","null"],"description":"What the collection is for, as its owner wrote it."},"visibility":{"type":"string","enum":["agency","editors"],"description":"agency: shared agency-wide; editors: shared with named editors, this extension among them. Personal collections (and those shared with others only) are never listed."},"owner_id":{"type":"string","description":"The owner, a user of the agency: send it as a task's assignee_id (the default for a task related to the collection)."},"owner_name":{"type":"string","description":"The owner's display name: the person who can share the collection or change it; ask them through a task.","x-svc-since":"2"},"owner_role":{"type":"string","enum":["marketer","clinician","reviewer"],"description":"The owner's role in the agency.","x-svc-since":"2"},"row_count":{"type":"integer","description":"Rows in the collection.","minimum":0},"updated_at":{"type":"string","format":"date-time","description":"Last change to the collection or any of its rows."}},"additionalProperties":false,"description":"A working collection: a worksheet the agency keeps (a denial follow-up list, a chart audit list). Working values are supplemental: they never establish clinical or financial facts (a denial amount here is not the remittance, a date here is not the visit); read those from their own routes."};
+export const listWorkingCollectionsStatus200 = validate235;
+const schema239 = {"$ref":"components#/$defs/WorkingCollectionListResponse"};
+const schema240 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/WorkingCollection"},"description":"Items of this page."},"meta":{"$ref":"components#/$defs/ListMeta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
+const schema241 = {"type":"object","required":["id","name","purpose","visibility","owner_id","owner_name","owner_role","row_count","updated_at"],"properties":{"id":{"type":"string","description":"Collection id."},"name":{"type":"string","description":"Name."},"purpose":{"type":["string","null"],"description":"What the collection is for, as its owner wrote it."},"visibility":{"type":"string","enum":["agency","editors"],"description":"agency: shared agency-wide; editors: shared with named editors, this extension among them. Personal collections (and those shared with others only) are never listed."},"owner_id":{"type":"string","description":"The owner, a user of the agency: send it as a task's assignee_id (the default for a task related to the collection)."},"owner_name":{"type":"string","description":"The owner's display name: the person who can share the collection or change it; ask them through a task.","x-svc-since":"2"},"owner_role":{"type":"string","enum":["marketer","clinician","reviewer"],"description":"The owner's role in the agency.","x-svc-since":"2"},"row_count":{"type":"integer","description":"Rows in the collection.","minimum":0},"updated_at":{"type":"string","format":"date-time","description":"Last change to the collection or any of its rows."}},"additionalProperties":false,"description":"A working collection: a worksheet the agency keeps (a denial follow-up list, a chart audit list). Working values are supplemental: they never establish clinical or financial facts (a denial amount here is not the remittance, a date here is not the visit); read those from their own routes."};
 const func20 = Object.prototype.hasOwnProperty;
 
-function validate207(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate236(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate207.evaluated;
+const evaluated0 = validate236.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22488,7 +24968,7 @@ vErrors.push(err10);
 errors++;
 }
 for(const key0 in data1){
-if(!(func20.call(schema212.properties, key0))){
+if(!(func20.call(schema241.properties, key0))){
 const err11 = {instancePath:instancePath+"/data/" + i0,schemaPath:"components#/$defs/WorkingCollection/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err11];
@@ -22526,7 +25006,7 @@ errors++;
 if(data1.purpose !== undefined){
 let data4 = data1.purpose;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err14 = {instancePath:instancePath+"/data/" + i0+"/purpose",schemaPath:"components#/$defs/WorkingCollection/properties/purpose/type",keyword:"type",params:{type: schema212.properties.purpose.type},message:"must be string,null"};
+const err14 = {instancePath:instancePath+"/data/" + i0+"/purpose",schemaPath:"components#/$defs/WorkingCollection/properties/purpose/type",keyword:"type",params:{type: schema241.properties.purpose.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -22549,7 +25029,7 @@ vErrors.push(err15);
 errors++;
 }
 if(!((data5 === "agency") || (data5 === "editors"))){
-const err16 = {instancePath:instancePath+"/data/" + i0+"/visibility",schemaPath:"components#/$defs/WorkingCollection/properties/visibility/enum",keyword:"enum",params:{allowedValues: schema212.properties.visibility.enum},message:"must be equal to one of the allowed values"};
+const err16 = {instancePath:instancePath+"/data/" + i0+"/visibility",schemaPath:"components#/$defs/WorkingCollection/properties/visibility/enum",keyword:"enum",params:{allowedValues: schema241.properties.visibility.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -22596,7 +25076,7 @@ vErrors.push(err19);
 errors++;
 }
 if(!(((data8 === "marketer") || (data8 === "clinician")) || (data8 === "reviewer"))){
-const err20 = {instancePath:instancePath+"/data/" + i0+"/owner_role",schemaPath:"components#/$defs/WorkingCollection/properties/owner_role/enum",keyword:"enum",params:{allowedValues: schema212.properties.owner_role.enum},message:"must be equal to one of the allowed values"};
+const err20 = {instancePath:instancePath+"/data/" + i0+"/owner_role",schemaPath:"components#/$defs/WorkingCollection/properties/owner_role/enum",keyword:"enum",params:{allowedValues: schema241.properties.owner_role.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -22681,8 +25161,8 @@ errors++;
 }
 }
 if(data.meta !== undefined){
-if(!(validate90(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
+if(!(validate107(data.meta, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate107.errors : vErrors.concat(validate107.errors);
 errors = vErrors.length;
 }
 }
@@ -22725,40 +25205,40 @@ vErrors.push(err29);
 }
 errors++;
 }
-validate207.errors = vErrors;
+validate236.errors = vErrors;
 return errors === 0;
 }
-validate207.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate236.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate206(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate235(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate206.evaluated;
+const evaluated0 = validate235.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate207(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate207.errors : vErrors.concat(validate207.errors);
+if(!(validate236(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate236.errors : vErrors.concat(validate236.errors);
 errors = vErrors.length;
 }
-validate206.errors = vErrors;
+validate235.errors = vErrors;
 return errors === 0;
 }
-validate206.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate235.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listWorkingCollectionRowsStatus200 = validate210;
-const schema214 = {"$ref":"components#/$defs/WorkingCollectionRowListResponse"};
-const schema215 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/WorkingCollectionRow"},"description":"Items of this page."},"meta":{"allOf":[{"$ref":"components#/$defs/ListMeta"},{"type":"object","required":["collection"],"properties":{"collection":{"$ref":"components#/$defs/WorkingCollectionDefinition"}}}]},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
-const schema216 = {"type":"object","required":["id","values","updated_at"],"properties":{"id":{"type":"string","description":"Row id, stable; a task names the row by it (related_resource type working_collection_row, with collection_id)."},"values":{"type":"object","additionalProperties":{"type":["string","number","boolean","null"]},"description":"One value per field of meta.collection.fields, keyed by its stable field id, typed as the field says; null when empty. A stored value that does not fit its field's type (the field was retyped since) is served as null, and the response's warnings name the row and field. Working values are supplemental: they never establish clinical or financial facts (a denial amount here is not the remittance, a date here is not the visit); read those from their own routes.","x-svc-v1-name":"cells"},"updated_at":{"type":"string","format":"date-time","description":"Last change to the row."}},"additionalProperties":false};
+export const listWorkingCollectionRowsStatus200 = validate239;
+const schema243 = {"$ref":"components#/$defs/WorkingCollectionRowListResponse"};
+const schema244 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/WorkingCollectionRow"},"description":"Items of this page."},"meta":{"allOf":[{"$ref":"components#/$defs/ListMeta"},{"type":"object","required":["collection"],"properties":{"collection":{"$ref":"components#/$defs/WorkingCollectionDefinition"}}}]},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope of a paged list (spec 2.1)."};
+const schema245 = {"type":"object","required":["id","values","updated_at"],"properties":{"id":{"type":"string","description":"Row id, stable; a task names the row by it (related_resource type working_collection_row, with collection_id)."},"values":{"type":"object","additionalProperties":{"type":["string","number","boolean","null"]},"description":"One value per field of meta.collection.fields, keyed by its stable field id, typed as the field says; null when empty. A stored value that does not fit its field's type (the field was retyped since) is served as null, and the response's warnings name the row and field. Working values are supplemental: they never establish clinical or financial facts (a denial amount here is not the remittance, a date here is not the visit); read those from their own routes.","x-svc-v1-name":"cells"},"updated_at":{"type":"string","format":"date-time","description":"Last change to the row."}},"additionalProperties":false};
 
-function validate211(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate240(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate211.evaluated;
+const evaluated0 = validate240.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22853,7 +25333,7 @@ if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 for(const key1 in data3){
 let data4 = data3[key1];
 if((((typeof data4 !== "string") && (!((typeof data4 == "number") && (isFinite(data4))))) && (typeof data4 !== "boolean")) && (data4 !== null)){
-const err7 = {instancePath:instancePath+"/data/" + i0+"/values/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"components#/$defs/WorkingCollectionRow/properties/values/additionalProperties/type",keyword:"type",params:{type: schema216.properties.values.additionalProperties.type},message:"must be string,number,boolean,null"};
+const err7 = {instancePath:instancePath+"/data/" + i0+"/values/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"components#/$defs/WorkingCollectionRow/properties/values/additionalProperties/type",keyword:"type",params:{type: schema245.properties.values.additionalProperties.type},message:"must be string,number,boolean,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -22926,8 +25406,8 @@ errors++;
 }
 if(data.meta !== undefined){
 let data6 = data.meta;
-if(!(validate90(data6, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
+if(!(validate107(data6, {instancePath:instancePath+"/meta",parentData:data,parentDataProperty:"meta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate107.errors : vErrors.concat(validate107.errors);
 errors = vErrors.length;
 }
 if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
@@ -22998,40 +25478,40 @@ vErrors.push(err17);
 }
 errors++;
 }
-validate211.errors = vErrors;
+validate240.errors = vErrors;
 return errors === 0;
 }
-validate211.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate240.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate210(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate239(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate210.evaluated;
+const evaluated0 = validate239.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate211(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate211.errors : vErrors.concat(validate211.errors);
+if(!(validate240(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate240.errors : vErrors.concat(validate240.errors);
 errors = vErrors.length;
 }
-validate210.errors = vErrors;
+validate239.errors = vErrors;
 return errors === 0;
 }
-validate210.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate239.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const getHhvbpSummaryStatus200 = validate215;
-const schema218 = {"$ref":"components#/$defs/HhvbpSummaryResponse"};
-const schema219 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/HhvbpSummary"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
-const schema220 = {"type":"object","required":["performance_year","payment_year","cohort","measure_count","official_regulator_total_performance_score","official_regulator_payment_adjustment_percent","official_regulator_unavailable_reason","modeled_total_performance_score","modeled_payment_adjustment_percent","measure_set_version","scorable_measure_count","modeled_unavailable_reason","modeled_exchange_function_slope","modeled_statement"],"properties":{"performance_year":{"type":"integer","description":"Performance year."},"payment_year":{"type":"integer","description":"Payment year (performance_year + 2 by default)."},"cohort":{"type":["string","null"],"enum":["larger_volume","smaller_volume",null],"description":"HHVBP volume cohort of the agency in the performance year, as imported."},"measure_count":{"type":"integer","description":"Measures of the agency's cohort in the measure set (the smaller-volume cohort has no HHCAHPS measures).","minimum":0},"official_regulator_total_performance_score":{"type":["number","null"],"description":"Total performance score as published by the regulator (Annual Performance Report), as imported; null when not imported."},"official_regulator_payment_adjustment_percent":{"type":["number","null"],"description":"Adjusted payment percentage as published by the regulator, as imported (percent, -5 to 5); null when not imported."},"official_regulator_published_at":{"type":["string","null"],"format":"date-time","description":"When the regulator published; the service does not record it today, so it is absent."},"official_regulator_unavailable_reason":{"type":["string","null"],"description":"Why the official TPS or adjusted payment percentage is null: report_not_yet_published (the import carries no published figures), insufficient_data (the published report scored fewer than 5 measures, so it has no TPS), official_totals_not_imported (published measure points were imported without the report's totals: re-import with --official-tps and --official-payment-adjustment); null when both are present."},"modeled_total_performance_score":{"type":["number","null"],"description":"Total performance score projected by the service from the imported figures (0 to 100, three decimals): a diagnostic, not a determination; null with modeled_unavailable_reason when fewer than 5 measures are scorable."},"modeled_payment_adjustment_percent":{"type":["number","null"],"description":"Adjusted payment percentage projected from modeled_total_performance_score through the assumed exchange function (percent, -5 to 5, three decimals): a diagnostic, not a determination."},"modeled_as_of":{"type":["string","null"],"format":"date-time","description":"When the figures the projection scores were imported (its data cut-off).","x-svc-since":"2"},"measure_set_version":{"type":"string","description":"The measure set the year is scored with and the rule it comes from, for example `PY2025, CMS-1780-F`."},"scorable_measure_count":{"type":"integer","minimum":0,"description":"Measures with data in both the performance year and the baseline year; a TPS needs at least 5."},"modeled_unavailable_reason":{"type":["string","null"],"enum":["insufficient_data",null],"description":"insufficient_data when fewer than 5 measures are scorable (no modeled TPS); null otherwise."},"modeled_exchange_function_slope":{"type":"number","description":"The exchange-function slope the projection assumes (CMS sets the real one nationally each payment year)."},"modeled_statement":{"type":"string","description":"The plain statement that modeled values are a diagnostic, not a determination (fixed text)."}},"description":"Agency-level HHVBP cycle summary; no patient data."};
+export const getHhvbpSummaryStatus200 = validate244;
+const schema247 = {"$ref":"components#/$defs/HhvbpSummaryResponse"};
+const schema248 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"components#/$defs/HhvbpSummary"},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+const schema249 = {"type":"object","required":["performance_year","payment_year","cohort","measure_count","official_regulator_total_performance_score","official_regulator_payment_adjustment_percent","official_regulator_unavailable_reason","modeled_total_performance_score","modeled_payment_adjustment_percent","measure_set_version","scorable_measure_count","modeled_unavailable_reason","modeled_exchange_function_slope","modeled_statement"],"properties":{"performance_year":{"type":"integer","description":"Performance year."},"payment_year":{"type":"integer","description":"Payment year (performance_year + 2 by default)."},"cohort":{"type":["string","null"],"enum":["larger_volume","smaller_volume",null],"description":"HHVBP volume cohort of the agency in the performance year, as imported."},"measure_count":{"type":"integer","description":"Measures of the agency's cohort in the measure set (the smaller-volume cohort has no HHCAHPS measures).","minimum":0},"official_regulator_total_performance_score":{"type":["number","null"],"description":"Total performance score as published by the regulator (Annual Performance Report), as imported; null when not imported."},"official_regulator_payment_adjustment_percent":{"type":["number","null"],"description":"Adjusted payment percentage as published by the regulator, as imported (percent, -5 to 5); null when not imported."},"official_regulator_published_at":{"type":["string","null"],"format":"date-time","description":"When the regulator published; the service does not record it today, so it is absent."},"official_regulator_unavailable_reason":{"type":["string","null"],"description":"Why the official TPS or adjusted payment percentage is null: report_not_yet_published (the import carries no published figures), insufficient_data (the published report scored fewer than 5 measures, so it has no TPS), official_totals_not_imported (published measure points were imported without the report's totals: re-import with --official-tps and --official-payment-adjustment); null when both are present."},"modeled_total_performance_score":{"type":["number","null"],"description":"Total performance score projected by the service from the imported figures (0 to 100, three decimals): a diagnostic, not a determination; null with modeled_unavailable_reason when fewer than 5 measures are scorable."},"modeled_payment_adjustment_percent":{"type":["number","null"],"description":"Adjusted payment percentage projected from modeled_total_performance_score through the assumed exchange function (percent, -5 to 5, three decimals): a diagnostic, not a determination."},"modeled_as_of":{"type":["string","null"],"format":"date-time","description":"When the figures the projection scores were imported (its data cut-off).","x-svc-since":"2"},"measure_set_version":{"type":"string","description":"The measure set the year is scored with and the rule it comes from, for example `PY2025, CMS-1780-F`."},"scorable_measure_count":{"type":"integer","minimum":0,"description":"Measures with data in both the performance year and the baseline year; a TPS needs at least 5."},"modeled_unavailable_reason":{"type":["string","null"],"enum":["insufficient_data",null],"description":"insufficient_data when fewer than 5 measures are scorable (no modeled TPS); null otherwise."},"modeled_exchange_function_slope":{"type":"number","description":"The exchange-function slope the projection assumes (CMS sets the real one nationally each payment year)."},"modeled_statement":{"type":"string","description":"The plain statement that modeled values are a diagnostic, not a determination (fixed text)."}},"description":"Agency-level HHVBP cycle summary; no patient data."};
 
-function validate216(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate245(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate216.evaluated;
+const evaluated0 = validate245.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23221,7 +25701,7 @@ errors++;
 if(data0.cohort !== undefined){
 let data3 = data0.cohort;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err17 = {instancePath:instancePath+"/data/cohort",schemaPath:"components#/$defs/HhvbpSummary/properties/cohort/type",keyword:"type",params:{type: schema220.properties.cohort.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/data/cohort",schemaPath:"components#/$defs/HhvbpSummary/properties/cohort/type",keyword:"type",params:{type: schema249.properties.cohort.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -23231,7 +25711,7 @@ vErrors.push(err17);
 errors++;
 }
 if(!(((data3 === "larger_volume") || (data3 === "smaller_volume")) || (data3 === null))){
-const err18 = {instancePath:instancePath+"/data/cohort",schemaPath:"components#/$defs/HhvbpSummary/properties/cohort/enum",keyword:"enum",params:{allowedValues: schema220.properties.cohort.enum},message:"must be equal to one of the allowed values"};
+const err18 = {instancePath:instancePath+"/data/cohort",schemaPath:"components#/$defs/HhvbpSummary/properties/cohort/enum",keyword:"enum",params:{allowedValues: schema249.properties.cohort.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -23269,7 +25749,7 @@ errors++;
 if(data0.official_regulator_total_performance_score !== undefined){
 let data5 = data0.official_regulator_total_performance_score;
 if((!((typeof data5 == "number") && (isFinite(data5)))) && (data5 !== null)){
-const err21 = {instancePath:instancePath+"/data/official_regulator_total_performance_score",schemaPath:"components#/$defs/HhvbpSummary/properties/official_regulator_total_performance_score/type",keyword:"type",params:{type: schema220.properties.official_regulator_total_performance_score.type},message:"must be number,null"};
+const err21 = {instancePath:instancePath+"/data/official_regulator_total_performance_score",schemaPath:"components#/$defs/HhvbpSummary/properties/official_regulator_total_performance_score/type",keyword:"type",params:{type: schema249.properties.official_regulator_total_performance_score.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -23282,7 +25762,7 @@ errors++;
 if(data0.official_regulator_payment_adjustment_percent !== undefined){
 let data6 = data0.official_regulator_payment_adjustment_percent;
 if((!((typeof data6 == "number") && (isFinite(data6)))) && (data6 !== null)){
-const err22 = {instancePath:instancePath+"/data/official_regulator_payment_adjustment_percent",schemaPath:"components#/$defs/HhvbpSummary/properties/official_regulator_payment_adjustment_percent/type",keyword:"type",params:{type: schema220.properties.official_regulator_payment_adjustment_percent.type},message:"must be number,null"};
+const err22 = {instancePath:instancePath+"/data/official_regulator_payment_adjustment_percent",schemaPath:"components#/$defs/HhvbpSummary/properties/official_regulator_payment_adjustment_percent/type",keyword:"type",params:{type: schema249.properties.official_regulator_payment_adjustment_percent.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -23295,7 +25775,7 @@ errors++;
 if(data0.official_regulator_published_at !== undefined){
 let data7 = data0.official_regulator_published_at;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err23 = {instancePath:instancePath+"/data/official_regulator_published_at",schemaPath:"components#/$defs/HhvbpSummary/properties/official_regulator_published_at/type",keyword:"type",params:{type: schema220.properties.official_regulator_published_at.type},message:"must be string,null"};
+const err23 = {instancePath:instancePath+"/data/official_regulator_published_at",schemaPath:"components#/$defs/HhvbpSummary/properties/official_regulator_published_at/type",keyword:"type",params:{type: schema249.properties.official_regulator_published_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -23320,7 +25800,7 @@ errors++;
 if(data0.official_regulator_unavailable_reason !== undefined){
 let data8 = data0.official_regulator_unavailable_reason;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err25 = {instancePath:instancePath+"/data/official_regulator_unavailable_reason",schemaPath:"components#/$defs/HhvbpSummary/properties/official_regulator_unavailable_reason/type",keyword:"type",params:{type: schema220.properties.official_regulator_unavailable_reason.type},message:"must be string,null"};
+const err25 = {instancePath:instancePath+"/data/official_regulator_unavailable_reason",schemaPath:"components#/$defs/HhvbpSummary/properties/official_regulator_unavailable_reason/type",keyword:"type",params:{type: schema249.properties.official_regulator_unavailable_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -23333,7 +25813,7 @@ errors++;
 if(data0.modeled_total_performance_score !== undefined){
 let data9 = data0.modeled_total_performance_score;
 if((!((typeof data9 == "number") && (isFinite(data9)))) && (data9 !== null)){
-const err26 = {instancePath:instancePath+"/data/modeled_total_performance_score",schemaPath:"components#/$defs/HhvbpSummary/properties/modeled_total_performance_score/type",keyword:"type",params:{type: schema220.properties.modeled_total_performance_score.type},message:"must be number,null"};
+const err26 = {instancePath:instancePath+"/data/modeled_total_performance_score",schemaPath:"components#/$defs/HhvbpSummary/properties/modeled_total_performance_score/type",keyword:"type",params:{type: schema249.properties.modeled_total_performance_score.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -23346,7 +25826,7 @@ errors++;
 if(data0.modeled_payment_adjustment_percent !== undefined){
 let data10 = data0.modeled_payment_adjustment_percent;
 if((!((typeof data10 == "number") && (isFinite(data10)))) && (data10 !== null)){
-const err27 = {instancePath:instancePath+"/data/modeled_payment_adjustment_percent",schemaPath:"components#/$defs/HhvbpSummary/properties/modeled_payment_adjustment_percent/type",keyword:"type",params:{type: schema220.properties.modeled_payment_adjustment_percent.type},message:"must be number,null"};
+const err27 = {instancePath:instancePath+"/data/modeled_payment_adjustment_percent",schemaPath:"components#/$defs/HhvbpSummary/properties/modeled_payment_adjustment_percent/type",keyword:"type",params:{type: schema249.properties.modeled_payment_adjustment_percent.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -23359,7 +25839,7 @@ errors++;
 if(data0.modeled_as_of !== undefined){
 let data11 = data0.modeled_as_of;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err28 = {instancePath:instancePath+"/data/modeled_as_of",schemaPath:"components#/$defs/HhvbpSummary/properties/modeled_as_of/type",keyword:"type",params:{type: schema220.properties.modeled_as_of.type},message:"must be string,null"};
+const err28 = {instancePath:instancePath+"/data/modeled_as_of",schemaPath:"components#/$defs/HhvbpSummary/properties/modeled_as_of/type",keyword:"type",params:{type: schema249.properties.modeled_as_of.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -23421,7 +25901,7 @@ errors++;
 if(data0.modeled_unavailable_reason !== undefined){
 let data14 = data0.modeled_unavailable_reason;
 if((typeof data14 !== "string") && (data14 !== null)){
-const err33 = {instancePath:instancePath+"/data/modeled_unavailable_reason",schemaPath:"components#/$defs/HhvbpSummary/properties/modeled_unavailable_reason/type",keyword:"type",params:{type: schema220.properties.modeled_unavailable_reason.type},message:"must be string,null"};
+const err33 = {instancePath:instancePath+"/data/modeled_unavailable_reason",schemaPath:"components#/$defs/HhvbpSummary/properties/modeled_unavailable_reason/type",keyword:"type",params:{type: schema249.properties.modeled_unavailable_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -23431,7 +25911,7 @@ vErrors.push(err33);
 errors++;
 }
 if(!((data14 === "insufficient_data") || (data14 === null))){
-const err34 = {instancePath:instancePath+"/data/modeled_unavailable_reason",schemaPath:"components#/$defs/HhvbpSummary/properties/modeled_unavailable_reason/enum",keyword:"enum",params:{allowedValues: schema220.properties.modeled_unavailable_reason.enum},message:"must be equal to one of the allowed values"};
+const err34 = {instancePath:instancePath+"/data/modeled_unavailable_reason",schemaPath:"components#/$defs/HhvbpSummary/properties/modeled_unavailable_reason/enum",keyword:"enum",params:{allowedValues: schema249.properties.modeled_unavailable_reason.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -23523,40 +26003,40 @@ vErrors.push(err40);
 }
 errors++;
 }
-validate216.errors = vErrors;
+validate245.errors = vErrors;
 return errors === 0;
 }
-validate216.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate245.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate215(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate244(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate215.evaluated;
+const evaluated0 = validate244.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate216(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate216.errors : vErrors.concat(validate216.errors);
+if(!(validate245(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate245.errors : vErrors.concat(validate245.errors);
 errors = vErrors.length;
 }
-validate215.errors = vErrors;
+validate244.errors = vErrors;
 return errors === 0;
 }
-validate215.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate244.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listHhvbpMeasuresStatus200 = validate219;
-const schema222 = {"$ref":"components#/$defs/HhvbpMeasureListResponse"};
-const schema223 = {"type":"object","required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/HhvbpMeasure"},"description":"Measures."},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
-const schema224 = {"type":"object","required":["measure_id","name","category","official_regulator_score","official_regulator_unavailable_reason","modeled_score","direction","weight","modeled_agency_value","achievement_threshold","benchmark","baseline_value","official_regulator_achievement_points","official_regulator_improvement_points","official_regulator_weight","modeled_achievement_points","modeled_improvement_points","modeled_weight","modeled_unscorable_reason"],"properties":{"measure_id":{"type":"string","description":"Measure id of the measure set (for example DYSPNEA, PPH, HHCAHPS_OVERALL).","x-svc-v1-name":"code"},"name":{"type":"string","description":"Measure name, as the measure set (and the rule) names it."},"category":{"type":"string","enum":["oasis","claims","hhcahps"],"description":"Measure category (data source): OASIS-based, claims-based or HHCAHPS survey-based."},"official_regulator_score":{"type":["number","null"],"description":"Care points (the higher of achievement and improvement points) as published by the regulator, as imported; null when not published for this measure."},"official_regulator_achievement_points":{"type":["number","null"],"description":"Achievement points as published by the regulator, as imported; null when not published."},"official_regulator_improvement_points":{"type":["number","null"],"description":"Improvement points as published by the regulator, as imported; null when not published."},"official_regulator_unavailable_reason":{"type":["string","null"],"description":"Why the official points are null: report_not_yet_published (the import carries no published points), insufficient_data (the published report gives this measure no points: the agency lacked the minimum data); null when published."},"modeled_score":{"type":["number","null"],"description":"Care points projected by the service (0 to 10, three decimals): a diagnostic, not a determination; null below the minimum data."},"modeled_agency_value":{"type":["number","null"],"description":"The agency's measure value in the performance year, as imported: the value the projection scores; null below the minimum data.","x-svc-since":"2"},"achievement_threshold":{"type":["number","null"],"description":"Cohort achievement threshold (median of agencies in the Model baseline year), as imported."},"benchmark":{"type":["number","null"],"description":"Cohort benchmark (mean of the top decile in the Model baseline year), as imported."},"direction":{"type":"string","enum":["higher_is_better","lower_is_better"],"description":"Whether a higher value is better; lower-is-better measures (hospitalization, emergency use) are scored on the reversed scale."},"weight":{"type":"number","description":"The measure's weight in the cohort before redistribution, as a fraction (0.06 for 6 %)."},"baseline_value":{"type":["number","null"],"description":"The agency's value in its baseline year, as imported; null below the minimum data."},"official_regulator_weight":{"type":["number","null"],"description":"The measure's weight in the agency's TPS as published by the regulator (after redistribution), as imported; null when not published."},"modeled_achievement_points":{"type":["number","null"],"description":"Achievement points projected by the service (0 to 10); null below the minimum data."},"modeled_improvement_points":{"type":["number","null"],"description":"Improvement points projected by the service (0 to 9); null below the minimum data."},"modeled_weight":{"type":["number","null"],"description":"The measure's share of the modeled TPS after redistribution (five decimals); null when it is not scorable or there is no modeled TPS."},"modeled_unscorable_reason":{"type":["string","null"],"enum":["below_minimum_data_performance_year","below_minimum_data_baseline_year",null],"description":"Why the measure has no modeled points: the agency lacked the minimum data in the performance year or in its baseline year; null when scored."}},"description":"One measure of the agency's HHVBP cycle: the imported figures, the regulator's published points and the modeled ones. No patient data."};
+export const listHhvbpMeasuresStatus200 = validate248;
+const schema251 = {"$ref":"components#/$defs/HhvbpMeasureListResponse"};
+const schema252 = {"type":"object","required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"components#/$defs/HhvbpMeasure"},"description":"Measures."},"meta":{"$ref":"components#/$defs/Meta"},"warnings":{"$ref":"components#/$defs/Warnings"}},"description":"Success envelope (spec 2.1)."};
+const schema253 = {"type":"object","required":["measure_id","name","category","official_regulator_score","official_regulator_unavailable_reason","modeled_score","direction","weight","modeled_agency_value","achievement_threshold","benchmark","baseline_value","official_regulator_achievement_points","official_regulator_improvement_points","official_regulator_weight","modeled_achievement_points","modeled_improvement_points","modeled_weight","modeled_unscorable_reason"],"properties":{"measure_id":{"type":"string","description":"Measure id of the measure set (for example DYSPNEA, PPH, HHCAHPS_OVERALL).","x-svc-v1-name":"code"},"name":{"type":"string","description":"Measure name, as the measure set (and the rule) names it."},"category":{"type":"string","enum":["oasis","claims","hhcahps"],"description":"Measure category (data source): OASIS-based, claims-based or HHCAHPS survey-based."},"official_regulator_score":{"type":["number","null"],"description":"Care points (the higher of achievement and improvement points) as published by the regulator, as imported; null when not published for this measure."},"official_regulator_achievement_points":{"type":["number","null"],"description":"Achievement points as published by the regulator, as imported; null when not published."},"official_regulator_improvement_points":{"type":["number","null"],"description":"Improvement points as published by the regulator, as imported; null when not published."},"official_regulator_unavailable_reason":{"type":["string","null"],"description":"Why the official points are null: report_not_yet_published (the import carries no published points), insufficient_data (the published report gives this measure no points: the agency lacked the minimum data); null when published."},"modeled_score":{"type":["number","null"],"description":"Care points projected by the service (0 to 10, three decimals): a diagnostic, not a determination; null below the minimum data."},"modeled_agency_value":{"type":["number","null"],"description":"The agency's measure value in the performance year, as imported: the value the projection scores; null below the minimum data.","x-svc-since":"2"},"achievement_threshold":{"type":["number","null"],"description":"Cohort achievement threshold (median of agencies in the Model baseline year), as imported."},"benchmark":{"type":["number","null"],"description":"Cohort benchmark (mean of the top decile in the Model baseline year), as imported."},"direction":{"type":"string","enum":["higher_is_better","lower_is_better"],"description":"Whether a higher value is better; lower-is-better measures (hospitalization, emergency use) are scored on the reversed scale."},"weight":{"type":"number","description":"The measure's weight in the cohort before redistribution, as a fraction (0.06 for 6 %)."},"baseline_value":{"type":["number","null"],"description":"The agency's value in its baseline year, as imported; null below the minimum data."},"official_regulator_weight":{"type":["number","null"],"description":"The measure's weight in the agency's TPS as published by the regulator (after redistribution), as imported; null when not published."},"modeled_achievement_points":{"type":["number","null"],"description":"Achievement points projected by the service (0 to 10); null below the minimum data."},"modeled_improvement_points":{"type":["number","null"],"description":"Improvement points projected by the service (0 to 9); null below the minimum data."},"modeled_weight":{"type":["number","null"],"description":"The measure's share of the modeled TPS after redistribution (five decimals); null when it is not scorable or there is no modeled TPS."},"modeled_unscorable_reason":{"type":["string","null"],"enum":["below_minimum_data_performance_year","below_minimum_data_baseline_year",null],"description":"Why the measure has no modeled points: the agency lacked the minimum data in the performance year or in its baseline year; null when scored."}},"description":"One measure of the agency's HHVBP cycle: the imported figures, the regulator's published points and the modeled ones. No patient data."};
 
-function validate220(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate249(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate220.evaluated;
+const evaluated0 = validate249.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23808,7 +26288,7 @@ vErrors.push(err22);
 errors++;
 }
 if(!(((data4 === "oasis") || (data4 === "claims")) || (data4 === "hhcahps"))){
-const err23 = {instancePath:instancePath+"/data/" + i0+"/category",schemaPath:"components#/$defs/HhvbpMeasure/properties/category/enum",keyword:"enum",params:{allowedValues: schema224.properties.category.enum},message:"must be equal to one of the allowed values"};
+const err23 = {instancePath:instancePath+"/data/" + i0+"/category",schemaPath:"components#/$defs/HhvbpMeasure/properties/category/enum",keyword:"enum",params:{allowedValues: schema253.properties.category.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -23821,7 +26301,7 @@ errors++;
 if(data1.official_regulator_score !== undefined){
 let data5 = data1.official_regulator_score;
 if((!((typeof data5 == "number") && (isFinite(data5)))) && (data5 !== null)){
-const err24 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_score",schemaPath:"components#/$defs/HhvbpMeasure/properties/official_regulator_score/type",keyword:"type",params:{type: schema224.properties.official_regulator_score.type},message:"must be number,null"};
+const err24 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_score",schemaPath:"components#/$defs/HhvbpMeasure/properties/official_regulator_score/type",keyword:"type",params:{type: schema253.properties.official_regulator_score.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -23834,7 +26314,7 @@ errors++;
 if(data1.official_regulator_achievement_points !== undefined){
 let data6 = data1.official_regulator_achievement_points;
 if((!((typeof data6 == "number") && (isFinite(data6)))) && (data6 !== null)){
-const err25 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_achievement_points",schemaPath:"components#/$defs/HhvbpMeasure/properties/official_regulator_achievement_points/type",keyword:"type",params:{type: schema224.properties.official_regulator_achievement_points.type},message:"must be number,null"};
+const err25 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_achievement_points",schemaPath:"components#/$defs/HhvbpMeasure/properties/official_regulator_achievement_points/type",keyword:"type",params:{type: schema253.properties.official_regulator_achievement_points.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -23847,7 +26327,7 @@ errors++;
 if(data1.official_regulator_improvement_points !== undefined){
 let data7 = data1.official_regulator_improvement_points;
 if((!((typeof data7 == "number") && (isFinite(data7)))) && (data7 !== null)){
-const err26 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_improvement_points",schemaPath:"components#/$defs/HhvbpMeasure/properties/official_regulator_improvement_points/type",keyword:"type",params:{type: schema224.properties.official_regulator_improvement_points.type},message:"must be number,null"};
+const err26 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_improvement_points",schemaPath:"components#/$defs/HhvbpMeasure/properties/official_regulator_improvement_points/type",keyword:"type",params:{type: schema253.properties.official_regulator_improvement_points.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -23860,7 +26340,7 @@ errors++;
 if(data1.official_regulator_unavailable_reason !== undefined){
 let data8 = data1.official_regulator_unavailable_reason;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err27 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_unavailable_reason",schemaPath:"components#/$defs/HhvbpMeasure/properties/official_regulator_unavailable_reason/type",keyword:"type",params:{type: schema224.properties.official_regulator_unavailable_reason.type},message:"must be string,null"};
+const err27 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_unavailable_reason",schemaPath:"components#/$defs/HhvbpMeasure/properties/official_regulator_unavailable_reason/type",keyword:"type",params:{type: schema253.properties.official_regulator_unavailable_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -23873,7 +26353,7 @@ errors++;
 if(data1.modeled_score !== undefined){
 let data9 = data1.modeled_score;
 if((!((typeof data9 == "number") && (isFinite(data9)))) && (data9 !== null)){
-const err28 = {instancePath:instancePath+"/data/" + i0+"/modeled_score",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_score/type",keyword:"type",params:{type: schema224.properties.modeled_score.type},message:"must be number,null"};
+const err28 = {instancePath:instancePath+"/data/" + i0+"/modeled_score",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_score/type",keyword:"type",params:{type: schema253.properties.modeled_score.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -23886,7 +26366,7 @@ errors++;
 if(data1.modeled_agency_value !== undefined){
 let data10 = data1.modeled_agency_value;
 if((!((typeof data10 == "number") && (isFinite(data10)))) && (data10 !== null)){
-const err29 = {instancePath:instancePath+"/data/" + i0+"/modeled_agency_value",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_agency_value/type",keyword:"type",params:{type: schema224.properties.modeled_agency_value.type},message:"must be number,null"};
+const err29 = {instancePath:instancePath+"/data/" + i0+"/modeled_agency_value",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_agency_value/type",keyword:"type",params:{type: schema253.properties.modeled_agency_value.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -23899,7 +26379,7 @@ errors++;
 if(data1.achievement_threshold !== undefined){
 let data11 = data1.achievement_threshold;
 if((!((typeof data11 == "number") && (isFinite(data11)))) && (data11 !== null)){
-const err30 = {instancePath:instancePath+"/data/" + i0+"/achievement_threshold",schemaPath:"components#/$defs/HhvbpMeasure/properties/achievement_threshold/type",keyword:"type",params:{type: schema224.properties.achievement_threshold.type},message:"must be number,null"};
+const err30 = {instancePath:instancePath+"/data/" + i0+"/achievement_threshold",schemaPath:"components#/$defs/HhvbpMeasure/properties/achievement_threshold/type",keyword:"type",params:{type: schema253.properties.achievement_threshold.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -23912,7 +26392,7 @@ errors++;
 if(data1.benchmark !== undefined){
 let data12 = data1.benchmark;
 if((!((typeof data12 == "number") && (isFinite(data12)))) && (data12 !== null)){
-const err31 = {instancePath:instancePath+"/data/" + i0+"/benchmark",schemaPath:"components#/$defs/HhvbpMeasure/properties/benchmark/type",keyword:"type",params:{type: schema224.properties.benchmark.type},message:"must be number,null"};
+const err31 = {instancePath:instancePath+"/data/" + i0+"/benchmark",schemaPath:"components#/$defs/HhvbpMeasure/properties/benchmark/type",keyword:"type",params:{type: schema253.properties.benchmark.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -23935,7 +26415,7 @@ vErrors.push(err32);
 errors++;
 }
 if(!((data13 === "higher_is_better") || (data13 === "lower_is_better"))){
-const err33 = {instancePath:instancePath+"/data/" + i0+"/direction",schemaPath:"components#/$defs/HhvbpMeasure/properties/direction/enum",keyword:"enum",params:{allowedValues: schema224.properties.direction.enum},message:"must be equal to one of the allowed values"};
+const err33 = {instancePath:instancePath+"/data/" + i0+"/direction",schemaPath:"components#/$defs/HhvbpMeasure/properties/direction/enum",keyword:"enum",params:{allowedValues: schema253.properties.direction.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -23961,7 +26441,7 @@ errors++;
 if(data1.baseline_value !== undefined){
 let data15 = data1.baseline_value;
 if((!((typeof data15 == "number") && (isFinite(data15)))) && (data15 !== null)){
-const err35 = {instancePath:instancePath+"/data/" + i0+"/baseline_value",schemaPath:"components#/$defs/HhvbpMeasure/properties/baseline_value/type",keyword:"type",params:{type: schema224.properties.baseline_value.type},message:"must be number,null"};
+const err35 = {instancePath:instancePath+"/data/" + i0+"/baseline_value",schemaPath:"components#/$defs/HhvbpMeasure/properties/baseline_value/type",keyword:"type",params:{type: schema253.properties.baseline_value.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -23974,7 +26454,7 @@ errors++;
 if(data1.official_regulator_weight !== undefined){
 let data16 = data1.official_regulator_weight;
 if((!((typeof data16 == "number") && (isFinite(data16)))) && (data16 !== null)){
-const err36 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_weight",schemaPath:"components#/$defs/HhvbpMeasure/properties/official_regulator_weight/type",keyword:"type",params:{type: schema224.properties.official_regulator_weight.type},message:"must be number,null"};
+const err36 = {instancePath:instancePath+"/data/" + i0+"/official_regulator_weight",schemaPath:"components#/$defs/HhvbpMeasure/properties/official_regulator_weight/type",keyword:"type",params:{type: schema253.properties.official_regulator_weight.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -23987,7 +26467,7 @@ errors++;
 if(data1.modeled_achievement_points !== undefined){
 let data17 = data1.modeled_achievement_points;
 if((!((typeof data17 == "number") && (isFinite(data17)))) && (data17 !== null)){
-const err37 = {instancePath:instancePath+"/data/" + i0+"/modeled_achievement_points",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_achievement_points/type",keyword:"type",params:{type: schema224.properties.modeled_achievement_points.type},message:"must be number,null"};
+const err37 = {instancePath:instancePath+"/data/" + i0+"/modeled_achievement_points",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_achievement_points/type",keyword:"type",params:{type: schema253.properties.modeled_achievement_points.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -24000,7 +26480,7 @@ errors++;
 if(data1.modeled_improvement_points !== undefined){
 let data18 = data1.modeled_improvement_points;
 if((!((typeof data18 == "number") && (isFinite(data18)))) && (data18 !== null)){
-const err38 = {instancePath:instancePath+"/data/" + i0+"/modeled_improvement_points",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_improvement_points/type",keyword:"type",params:{type: schema224.properties.modeled_improvement_points.type},message:"must be number,null"};
+const err38 = {instancePath:instancePath+"/data/" + i0+"/modeled_improvement_points",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_improvement_points/type",keyword:"type",params:{type: schema253.properties.modeled_improvement_points.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -24013,7 +26493,7 @@ errors++;
 if(data1.modeled_weight !== undefined){
 let data19 = data1.modeled_weight;
 if((!((typeof data19 == "number") && (isFinite(data19)))) && (data19 !== null)){
-const err39 = {instancePath:instancePath+"/data/" + i0+"/modeled_weight",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_weight/type",keyword:"type",params:{type: schema224.properties.modeled_weight.type},message:"must be number,null"};
+const err39 = {instancePath:instancePath+"/data/" + i0+"/modeled_weight",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_weight/type",keyword:"type",params:{type: schema253.properties.modeled_weight.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -24026,7 +26506,7 @@ errors++;
 if(data1.modeled_unscorable_reason !== undefined){
 let data20 = data1.modeled_unscorable_reason;
 if((typeof data20 !== "string") && (data20 !== null)){
-const err40 = {instancePath:instancePath+"/data/" + i0+"/modeled_unscorable_reason",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_unscorable_reason/type",keyword:"type",params:{type: schema224.properties.modeled_unscorable_reason.type},message:"must be string,null"};
+const err40 = {instancePath:instancePath+"/data/" + i0+"/modeled_unscorable_reason",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_unscorable_reason/type",keyword:"type",params:{type: schema253.properties.modeled_unscorable_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -24036,7 +26516,7 @@ vErrors.push(err40);
 errors++;
 }
 if(!(((data20 === "below_minimum_data_performance_year") || (data20 === "below_minimum_data_baseline_year")) || (data20 === null))){
-const err41 = {instancePath:instancePath+"/data/" + i0+"/modeled_unscorable_reason",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_unscorable_reason/enum",keyword:"enum",params:{allowedValues: schema224.properties.modeled_unscorable_reason.enum},message:"must be equal to one of the allowed values"};
+const err41 = {instancePath:instancePath+"/data/" + i0+"/modeled_unscorable_reason",schemaPath:"components#/$defs/HhvbpMeasure/properties/modeled_unscorable_reason/enum",keyword:"enum",params:{allowedValues: schema253.properties.modeled_unscorable_reason.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -24115,39 +26595,39 @@ vErrors.push(err46);
 }
 errors++;
 }
-validate220.errors = vErrors;
+validate249.errors = vErrors;
 return errors === 0;
 }
-validate220.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate249.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate219(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate248(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate219.evaluated;
+const evaluated0 = validate248.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate220(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate220.errors : vErrors.concat(validate220.errors);
+if(!(validate249(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate249.errors : vErrors.concat(validate249.errors);
 errors = vErrors.length;
 }
-validate219.errors = vErrors;
+validate248.errors = vErrors;
 return errors === 0;
 }
-validate219.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
+validate248.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dynamicProps":false,"dynamicItems":false};
 
-export const issueTokenBody = validate223;
-const schema226 = {"$ref":"components#/$defs/TokenRequest"};
-const schema227 = {"type":"object","required":["grant_type"],"additionalProperties":false,"description":"client_credentials request (spec 5.2). Also accepted as application/x-www-form-urlencoded (RFC 6749 4.4.2), with client_id/client_secret in the body or by HTTP Basic (RFC 6749 2.3.1), not both. client_id, client_secret and phi_mode are optional in the schema only because HTTP Basic replaces the first two and a missing phi_mode has its own code (PLATFORM_PHI_MODE_REQUIRED): the service requires phi_mode. agency_id may be left out: the token is then for the agency the integration belongs to, so that stock OAuth clients, which send only fixed extra parameters, can ask for one.","properties":{"grant_type":{"type":"string","const":"client_credentials","description":"Only client_credentials."},"client_id":{"type":"string","description":"Client id of the integration (or HTTP Basic user)."},"client_secret":{"type":"string","description":"Client secret (or HTTP Basic password)."},"agency_id":{"type":"string","description":"Agency the token is for; when sent it must be the integration's own agency (anything else is the same 401 invalid_client). Default: the integration's agency."},"phi_mode":{"type":"string","description":"no_phi or a PHI mode permitted to the integration (phi). Required; sent explicitly."},"scope":{"type":"string","description":"Space-separated subset of the granted scopes; defaults to all granted. Never expands access."}}};
+export const issueTokenBody = validate252;
+const schema255 = {"$ref":"components#/$defs/TokenRequest"};
+const schema256 = {"type":"object","required":["grant_type"],"additionalProperties":false,"description":"client_credentials request (spec 5.2). Also accepted as application/x-www-form-urlencoded (RFC 6749 4.4.2), with client_id/client_secret in the body or by HTTP Basic (RFC 6749 2.3.1), not both. client_id, client_secret and phi_mode are optional in the schema only because HTTP Basic replaces the first two and a missing phi_mode has its own code (PLATFORM_PHI_MODE_REQUIRED): the service requires phi_mode. agency_id may be left out: the token is then for the agency the integration belongs to, so that stock OAuth clients, which send only fixed extra parameters, can ask for one.","properties":{"grant_type":{"type":"string","const":"client_credentials","description":"Only client_credentials."},"client_id":{"type":"string","description":"Client id of the integration (or HTTP Basic user)."},"client_secret":{"type":"string","description":"Client secret (or HTTP Basic password)."},"agency_id":{"type":"string","description":"Agency the token is for; when sent it must be the integration's own agency (anything else is the same 401 invalid_client). Default: the integration's agency."},"phi_mode":{"type":"string","description":"no_phi or a PHI mode permitted to the integration (phi). Required; sent explicitly."},"scope":{"type":"string","description":"Space-separated subset of the granted scopes; defaults to all granted. Never expands access."}}};
 
-function validate223(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate252(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate223.evaluated;
+const evaluated0 = validate252.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -24271,20 +26751,20 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate223.errors = vErrors;
+validate252.errors = vErrors;
 return errors === 0;
 }
-validate223.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate252.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const issueTokenStatus200 = validate224;
-const schema228 = {"$ref":"components#/$defs/TokenResponse"};
-const schema229 = {"type":"object","required":["access_token","token_type","expires_in","scope","agency_id","extension_id","phi_mode","data"],"properties":{"access_token":{"type":"string","description":"JWT bearer token."},"token_type":{"type":"string","const":"Bearer","description":"Always Bearer."},"expires_in":{"type":"integer","description":"Seconds until expiry; renew by repeating client_credentials.","minimum":1},"scope":{"type":"string","description":"Space-separated granted scopes."},"agency_id":{"type":"string","description":"Agency."},"extension_id":{"type":"string","description":"Extension principal."},"phi_mode":{"type":"string","enum":["no_phi","phi"],"description":"PHI mode of the session."},"data":{"$ref":"components#/$defs/Token"}},"description":"RFC 6749 5.1 fields at the top level, where OAuth client libraries read them, and the same object in `data` for envelope readers."};
-const schema230 = {"type":"object","required":["access_token","token_type","expires_in","scope","agency_id","extension_id","phi_mode"],"properties":{"access_token":{"type":"string","description":"JWT bearer token."},"token_type":{"type":"string","const":"Bearer","description":"Always Bearer."},"expires_in":{"type":"integer","description":"Seconds until expiry; renew by repeating client_credentials.","minimum":1},"scope":{"type":"string","description":"Space-separated granted scopes."},"agency_id":{"type":"string","description":"Agency."},"extension_id":{"type":"string","description":"Extension principal."},"phi_mode":{"type":"string","enum":["no_phi","phi"],"description":"PHI mode of the session."}},"description":"Token response (spec 2.7). No refresh token is returned."};
+export const issueTokenStatus200 = validate253;
+const schema257 = {"$ref":"components#/$defs/TokenResponse"};
+const schema258 = {"type":"object","required":["access_token","token_type","expires_in","scope","agency_id","extension_id","phi_mode","data"],"properties":{"access_token":{"type":"string","description":"JWT bearer token."},"token_type":{"type":"string","const":"Bearer","description":"Always Bearer."},"expires_in":{"type":"integer","description":"Seconds until expiry; renew by repeating client_credentials.","minimum":1},"scope":{"type":"string","description":"Space-separated granted scopes."},"agency_id":{"type":"string","description":"Agency."},"extension_id":{"type":"string","description":"Extension principal."},"phi_mode":{"type":"string","enum":["no_phi","phi"],"description":"PHI mode of the session."},"data":{"$ref":"components#/$defs/Token"}},"description":"RFC 6749 5.1 fields at the top level, where OAuth client libraries read them, and the same object in `data` for envelope readers."};
+const schema259 = {"type":"object","required":["access_token","token_type","expires_in","scope","agency_id","extension_id","phi_mode"],"properties":{"access_token":{"type":"string","description":"JWT bearer token."},"token_type":{"type":"string","const":"Bearer","description":"Always Bearer."},"expires_in":{"type":"integer","description":"Seconds until expiry; renew by repeating client_credentials.","minimum":1},"scope":{"type":"string","description":"Space-separated granted scopes."},"agency_id":{"type":"string","description":"Agency."},"extension_id":{"type":"string","description":"Extension principal."},"phi_mode":{"type":"string","enum":["no_phi","phi"],"description":"PHI mode of the session."}},"description":"Token response (spec 2.7). No refresh token is returned."};
 
-function validate225(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate254(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate225.evaluated;
+const evaluated0 = validate254.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -24481,7 +26961,7 @@ vErrors.push(err16);
 errors++;
 }
 if(!((data6 === "no_phi") || (data6 === "phi"))){
-const err17 = {instancePath:instancePath+"/phi_mode",schemaPath:"#/properties/phi_mode/enum",keyword:"enum",params:{allowedValues: schema229.properties.phi_mode.enum},message:"must be equal to one of the allowed values"};
+const err17 = {instancePath:instancePath+"/phi_mode",schemaPath:"#/properties/phi_mode/enum",keyword:"enum",params:{allowedValues: schema258.properties.phi_mode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -24673,7 +27153,7 @@ vErrors.push(err33);
 errors++;
 }
 if(!((data14 === "no_phi") || (data14 === "phi"))){
-const err34 = {instancePath:instancePath+"/data/phi_mode",schemaPath:"components#/$defs/Token/properties/phi_mode/enum",keyword:"enum",params:{allowedValues: schema230.properties.phi_mode.enum},message:"must be equal to one of the allowed values"};
+const err34 = {instancePath:instancePath+"/data/phi_mode",schemaPath:"components#/$defs/Token/properties/phi_mode/enum",keyword:"enum",params:{allowedValues: schema259.properties.phi_mode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -24706,38 +27186,38 @@ vErrors.push(err36);
 }
 errors++;
 }
-validate225.errors = vErrors;
+validate254.errors = vErrors;
 return errors === 0;
 }
-validate225.evaluated = {"props":{"access_token":true,"token_type":true,"expires_in":true,"scope":true,"agency_id":true,"extension_id":true,"phi_mode":true,"data":true},"dynamicProps":false,"dynamicItems":false};
+validate254.evaluated = {"props":{"access_token":true,"token_type":true,"expires_in":true,"scope":true,"agency_id":true,"extension_id":true,"phi_mode":true,"data":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate224(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate253(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate224.evaluated;
+const evaluated0 = validate253.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate225(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate225.errors : vErrors.concat(validate225.errors);
+if(!(validate254(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate254.errors : vErrors.concat(validate254.errors);
 errors = vErrors.length;
 }
-validate224.errors = vErrors;
+validate253.errors = vErrors;
 return errors === 0;
 }
-validate224.evaluated = {"props":{"access_token":true,"token_type":true,"expires_in":true,"scope":true,"agency_id":true,"extension_id":true,"phi_mode":true,"data":true},"dynamicProps":false,"dynamicItems":false};
+validate253.evaluated = {"props":{"access_token":true,"token_type":true,"expires_in":true,"scope":true,"agency_id":true,"extension_id":true,"phi_mode":true,"data":true},"dynamicProps":false,"dynamicItems":false};
 
-export const issueTokenStatus400 = validate227;
-const schema231 = {"$ref":"components#/$defs/ApiError"};
+export const issueTokenStatus400 = validate256;
+const schema260 = {"$ref":"components#/$defs/ApiError"};
 
-function validate228(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate257(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate228.evaluated;
+const evaluated0 = validate257.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -24983,38 +27463,38 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate228.errors = vErrors;
+validate257.errors = vErrors;
 return errors === 0;
 }
-validate228.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
+validate257.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate227(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate256(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate227.evaluated;
+const evaluated0 = validate256.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate228(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate228.errors : vErrors.concat(validate228.errors);
+if(!(validate257(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate257.errors : vErrors.concat(validate257.errors);
 errors = vErrors.length;
 }
-validate227.errors = vErrors;
+validate256.errors = vErrors;
 return errors === 0;
 }
-validate227.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
+validate256.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
 
-export const issueTokenStatus401 = validate230;
-const schema234 = {"$ref":"components#/$defs/ApiError"};
+export const issueTokenStatus401 = validate259;
+const schema263 = {"$ref":"components#/$defs/ApiError"};
 
-function validate231(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate260(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate231.evaluated;
+const evaluated0 = validate260.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25260,38 +27740,38 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate231.errors = vErrors;
+validate260.errors = vErrors;
 return errors === 0;
 }
-validate231.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
+validate260.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate230(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate259(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate230.evaluated;
+const evaluated0 = validate259.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate231(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate231.errors : vErrors.concat(validate231.errors);
+if(!(validate260(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate260.errors : vErrors.concat(validate260.errors);
 errors = vErrors.length;
 }
-validate230.errors = vErrors;
+validate259.errors = vErrors;
 return errors === 0;
 }
-validate230.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
+validate259.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
 
-export const issueTokenStatus403 = validate233;
-const schema237 = {"$ref":"components#/$defs/ApiError"};
+export const issueTokenStatus403 = validate262;
+const schema266 = {"$ref":"components#/$defs/ApiError"};
 
-function validate234(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate263(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate234.evaluated;
+const evaluated0 = validate263.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25537,38 +28017,38 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate234.errors = vErrors;
+validate263.errors = vErrors;
 return errors === 0;
 }
-validate234.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
+validate263.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate233(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate262(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate233.evaluated;
+const evaluated0 = validate262.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate234(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate234.errors : vErrors.concat(validate234.errors);
+if(!(validate263(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate263.errors : vErrors.concat(validate263.errors);
 errors = vErrors.length;
 }
-validate233.errors = vErrors;
+validate262.errors = vErrors;
 return errors === 0;
 }
-validate233.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
+validate262.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
 
-export const schemaApiError = validate236;
-const schema240 = {"$ref":"components#/$defs/ApiError"};
+export const schemaApiError = validate265;
+const schema269 = {"$ref":"components#/$defs/ApiError"};
 
-function validate237(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate266(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate237.evaluated;
+const evaluated0 = validate266.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25814,38 +28294,38 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate237.errors = vErrors;
+validate266.errors = vErrors;
 return errors === 0;
 }
-validate237.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
+validate266.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate236(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate265(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate236.evaluated;
+const evaluated0 = validate265.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate237(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate237.errors : vErrors.concat(validate237.errors);
+if(!(validate266(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate266.errors : vErrors.concat(validate266.errors);
 errors = vErrors.length;
 }
-validate236.errors = vErrors;
+validate265.errors = vErrors;
 return errors === 0;
 }
-validate236.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
+validate265.evaluated = {"props":{"error":true,"code":true,"details":true,"issues":true,"user_message":true,"user_next_step":true,"request_id":true,"error_description":true},"dynamicProps":false,"dynamicItems":false};
 
-export const schemaExternalPlatformError = validate239;
-const schema243 = {"$ref":"components#/$defs/ExternalPlatformError"};
+export const schemaExternalPlatformError = validate268;
+const schema272 = {"$ref":"components#/$defs/ExternalPlatformError"};
 
-function validate240(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate269(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate240.evaluated;
+const evaluated0 = validate269.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -26050,41 +28530,41 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate240.errors = vErrors;
+validate269.errors = vErrors;
 return errors === 0;
 }
-validate240.evaluated = {"props":{"error":true},"dynamicProps":false,"dynamicItems":false};
+validate269.evaluated = {"props":{"error":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate239(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate268(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate239.evaluated;
+const evaluated0 = validate268.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate240(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate240.errors : vErrors.concat(validate240.errors);
+if(!(validate269(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate269.errors : vErrors.concat(validate269.errors);
 errors = vErrors.length;
 }
-validate239.errors = vErrors;
+validate268.errors = vErrors;
 return errors === 0;
 }
-validate239.evaluated = {"props":{"error":true},"dynamicProps":false,"dynamicItems":false};
+validate268.evaluated = {"props":{"error":true},"dynamicProps":false,"dynamicItems":false};
 
-export const referralCreatedEventBody = validate242;
-const schema246 = {"$ref":"components#/$defs/ReferralCreatedEvent"};
-const schema247 = {"allOf":[{"$ref":"components#/$defs/WebhookEnvelope"},{"type":"object","properties":{"type":{"type":"string","enum":["referral.created"]},"data":{"$ref":"components#/$defs/ReferralSummary"}}}],"description":"referral.created: a referral was filed (route 11), accepted or declined."};
-const schema248 = {"type":"object","required":["id","type","envelope_version","contract_version","agency_id","created_at","data"],"properties":{"id":{"type":"string","pattern":"^evt_","description":"Event id: the same in every delivery of this event, to every subscription. Record it (with x-svc-delivery-id) before acknowledging, and process each event id once."},"type":{"type":"string","description":"Event type: a key of the contract's `webhooks`."},"envelope_version":{"type":"string","enum":["2026-06-27"],"description":"Version of this envelope (x-svc-webhook-envelope-version)."},"contract_version":{"type":"string","description":"Contract version whose schemas `data` follows: webhook payloads are in the current contract version (x-svc-contract-versions, status current), whatever version an integration's tokens negotiate."},"agency_id":{"type":"string","description":"Agency whose change this is."},"created_at":{"type":"string","format":"date-time","description":"When the change committed (the event was written in the same transaction). Deliveries are not in order: sort by this, or read the resource, when order matters."},"data":{"type":"object","description":"The facts of the change: each event type's schema."}},"description":"Envelope of every webhook delivery (spec 6.3). The body is signed as sent: verify the raw bytes before parsing (verifyDelivery)."};
+export const referralCreatedEventBody = validate271;
+const schema275 = {"$ref":"components#/$defs/ReferralCreatedEvent"};
+const schema276 = {"allOf":[{"$ref":"components#/$defs/WebhookEnvelope"},{"type":"object","properties":{"type":{"type":"string","enum":["referral.created"]},"data":{"$ref":"components#/$defs/ReferralSummary"}}}],"description":"referral.created: a referral was filed (route 11), accepted or declined."};
+const schema277 = {"type":"object","required":["id","type","envelope_version","contract_version","agency_id","created_at","data"],"properties":{"id":{"type":"string","pattern":"^evt_","description":"Event id: the same in every delivery of this event, to every subscription. Record it (with x-svc-delivery-id) before acknowledging, and process each event id once."},"type":{"type":"string","description":"Event type: a key of the contract's `webhooks`."},"envelope_version":{"type":"string","enum":["2026-06-27"],"description":"Version of this envelope (x-svc-webhook-envelope-version)."},"contract_version":{"type":"string","description":"Contract version whose schemas `data` follows: webhook payloads are in the current contract version (x-svc-contract-versions, status current), whatever version an integration's tokens negotiate."},"agency_id":{"type":"string","description":"Agency whose change this is."},"created_at":{"type":"string","format":"date-time","description":"When the change committed (the event was written in the same transaction). Deliveries are not in order: sort by this, or read the resource, when order matters."},"data":{"type":"object","description":"The facts of the change: each event type's schema."}},"description":"Envelope of every webhook delivery (spec 6.3). The body is signed as sent: verify the raw bytes before parsing (verifyDelivery)."};
 const pattern41 = new RegExp("^evt_", "u");
 
-function validate243(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate272(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate243.evaluated;
+const evaluated0 = validate272.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -26212,7 +28692,7 @@ vErrors.push(err10);
 errors++;
 }
 if(!(data2 === "2026-06-27")){
-const err11 = {instancePath:instancePath+"/envelope_version",schemaPath:"components#/$defs/WebhookEnvelope/properties/envelope_version/enum",keyword:"enum",params:{allowedValues: schema248.properties.envelope_version.enum},message:"must be equal to one of the allowed values"};
+const err11 = {instancePath:instancePath+"/envelope_version",schemaPath:"components#/$defs/WebhookEnvelope/properties/envelope_version/enum",keyword:"enum",params:{allowedValues: schema277.properties.envelope_version.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -26309,7 +28789,7 @@ vErrors.push(err18);
 errors++;
 }
 if(!(data7 === "referral.created")){
-const err19 = {instancePath:instancePath+"/type",schemaPath:"#/allOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema247.allOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
+const err19 = {instancePath:instancePath+"/type",schemaPath:"#/allOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema276.allOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -26477,7 +28957,7 @@ errors++;
 if(data8.patient_id !== undefined){
 let data10 = data8.patient_id;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err35 = {instancePath:instancePath+"/data/patient_id",schemaPath:"components#/$defs/ReferralSummary/properties/patient_id/type",keyword:"type",params:{type: schema135.properties.patient_id.type},message:"must be string,null"};
+const err35 = {instancePath:instancePath+"/data/patient_id",schemaPath:"components#/$defs/ReferralSummary/properties/patient_id/type",keyword:"type",params:{type: schema167.properties.patient_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -26514,7 +28994,7 @@ errors++;
 if(data8.referral_type !== undefined){
 let data13 = data8.referral_type;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err38 = {instancePath:instancePath+"/data/referral_type",schemaPath:"components#/$defs/ReferralSummary/properties/referral_type/type",keyword:"type",params:{type: schema135.properties.referral_type.type},message:"must be string,null"};
+const err38 = {instancePath:instancePath+"/data/referral_type",schemaPath:"components#/$defs/ReferralSummary/properties/referral_type/type",keyword:"type",params:{type: schema167.properties.referral_type.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -26537,7 +29017,7 @@ vErrors.push(err39);
 errors++;
 }
 if(!(((data14 === "soc") || (data14 === "roc")) || (data14 === "other"))){
-const err40 = {instancePath:instancePath+"/data/referral_type_category",schemaPath:"components#/$defs/ReferralSummary/properties/referral_type_category/enum",keyword:"enum",params:{allowedValues: schema135.properties.referral_type_category.enum},message:"must be equal to one of the allowed values"};
+const err40 = {instancePath:instancePath+"/data/referral_type_category",schemaPath:"components#/$defs/ReferralSummary/properties/referral_type_category/enum",keyword:"enum",params:{allowedValues: schema167.properties.referral_type_category.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -26575,7 +29055,7 @@ errors++;
 if(data8.referral_source !== undefined){
 let data16 = data8.referral_source;
 if((typeof data16 !== "string") && (data16 !== null)){
-const err43 = {instancePath:instancePath+"/data/referral_source",schemaPath:"components#/$defs/ReferralSummary/properties/referral_source/type",keyword:"type",params:{type: schema135.properties.referral_source.type},message:"must be string,null"};
+const err43 = {instancePath:instancePath+"/data/referral_source",schemaPath:"components#/$defs/ReferralSummary/properties/referral_source/type",keyword:"type",params:{type: schema167.properties.referral_source.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -26588,7 +29068,7 @@ errors++;
 if(data8.referral_source_id !== undefined){
 let data17 = data8.referral_source_id;
 if((typeof data17 !== "string") && (data17 !== null)){
-const err44 = {instancePath:instancePath+"/data/referral_source_id",schemaPath:"components#/$defs/ReferralSummary/properties/referral_source_id/type",keyword:"type",params:{type: schema135.properties.referral_source_id.type},message:"must be string,null"};
+const err44 = {instancePath:instancePath+"/data/referral_source_id",schemaPath:"components#/$defs/ReferralSummary/properties/referral_source_id/type",keyword:"type",params:{type: schema167.properties.referral_source_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -26611,7 +29091,7 @@ vErrors.push(err45);
 errors++;
 }
 if(!((data18 === "accepted") || (data18 === "declined"))){
-const err46 = {instancePath:instancePath+"/data/disposition",schemaPath:"components#/$defs/ReferralSummary/properties/disposition/enum",keyword:"enum",params:{allowedValues: schema135.properties.disposition.enum},message:"must be equal to one of the allowed values"};
+const err46 = {instancePath:instancePath+"/data/disposition",schemaPath:"components#/$defs/ReferralSummary/properties/disposition/enum",keyword:"enum",params:{allowedValues: schema167.properties.disposition.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -26624,7 +29104,7 @@ errors++;
 if(data8.decline_reason !== undefined){
 let data19 = data8.decline_reason;
 if((typeof data19 !== "string") && (data19 !== null)){
-const err47 = {instancePath:instancePath+"/data/decline_reason",schemaPath:"components#/$defs/ReferralSummary/properties/decline_reason/type",keyword:"type",params:{type: schema135.properties.decline_reason.type},message:"must be string,null"};
+const err47 = {instancePath:instancePath+"/data/decline_reason",schemaPath:"components#/$defs/ReferralSummary/properties/decline_reason/type",keyword:"type",params:{type: schema167.properties.decline_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -26637,7 +29117,7 @@ errors++;
 if(data8.office_id !== undefined){
 let data20 = data8.office_id;
 if((typeof data20 !== "string") && (data20 !== null)){
-const err48 = {instancePath:instancePath+"/data/office_id",schemaPath:"components#/$defs/ReferralSummary/properties/office_id/type",keyword:"type",params:{type: schema135.properties.office_id.type},message:"must be string,null"};
+const err48 = {instancePath:instancePath+"/data/office_id",schemaPath:"components#/$defs/ReferralSummary/properties/office_id/type",keyword:"type",params:{type: schema167.properties.office_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -26650,7 +29130,7 @@ errors++;
 if(data8.patient_display_name !== undefined){
 let data21 = data8.patient_display_name;
 if((typeof data21 !== "string") && (data21 !== null)){
-const err49 = {instancePath:instancePath+"/data/patient_display_name",schemaPath:"components#/$defs/ReferralSummary/properties/patient_display_name/type",keyword:"type",params:{type: schema135.properties.patient_display_name.type},message:"must be string,null"};
+const err49 = {instancePath:instancePath+"/data/patient_display_name",schemaPath:"components#/$defs/ReferralSummary/properties/patient_display_name/type",keyword:"type",params:{type: schema167.properties.patient_display_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -26708,39 +29188,39 @@ vErrors.push(err53);
 }
 errors++;
 }
-validate243.errors = vErrors;
+validate272.errors = vErrors;
 return errors === 0;
 }
-validate243.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
+validate272.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate242(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate271(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate242.evaluated;
+const evaluated0 = validate271.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate243(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate243.errors : vErrors.concat(validate243.errors);
+if(!(validate272(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate272.errors : vErrors.concat(validate272.errors);
 errors = vErrors.length;
 }
-validate242.errors = vErrors;
+validate271.errors = vErrors;
 return errors === 0;
 }
-validate242.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
+validate271.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
 
-export const referralDeclinedEventBody = validate245;
-const schema250 = {"$ref":"components#/$defs/ReferralDeclinedEvent"};
-const schema251 = {"allOf":[{"$ref":"components#/$defs/WebhookEnvelope"},{"type":"object","properties":{"type":{"type":"string","enum":["referral.declined"]},"data":{"$ref":"components#/$defs/ReferralSummary"}}}],"description":"referral.declined: the intake pipeline declined a filed referral."};
+export const referralDeclinedEventBody = validate274;
+const schema279 = {"$ref":"components#/$defs/ReferralDeclinedEvent"};
+const schema280 = {"allOf":[{"$ref":"components#/$defs/WebhookEnvelope"},{"type":"object","properties":{"type":{"type":"string","enum":["referral.declined"]},"data":{"$ref":"components#/$defs/ReferralSummary"}}}],"description":"referral.declined: the intake pipeline declined a filed referral."};
 
-function validate246(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate275(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate246.evaluated;
+const evaluated0 = validate275.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -26868,7 +29348,7 @@ vErrors.push(err10);
 errors++;
 }
 if(!(data2 === "2026-06-27")){
-const err11 = {instancePath:instancePath+"/envelope_version",schemaPath:"components#/$defs/WebhookEnvelope/properties/envelope_version/enum",keyword:"enum",params:{allowedValues: schema248.properties.envelope_version.enum},message:"must be equal to one of the allowed values"};
+const err11 = {instancePath:instancePath+"/envelope_version",schemaPath:"components#/$defs/WebhookEnvelope/properties/envelope_version/enum",keyword:"enum",params:{allowedValues: schema277.properties.envelope_version.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -26965,7 +29445,7 @@ vErrors.push(err18);
 errors++;
 }
 if(!(data7 === "referral.declined")){
-const err19 = {instancePath:instancePath+"/type",schemaPath:"#/allOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema251.allOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
+const err19 = {instancePath:instancePath+"/type",schemaPath:"#/allOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema280.allOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -27133,7 +29613,7 @@ errors++;
 if(data8.patient_id !== undefined){
 let data10 = data8.patient_id;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err35 = {instancePath:instancePath+"/data/patient_id",schemaPath:"components#/$defs/ReferralSummary/properties/patient_id/type",keyword:"type",params:{type: schema135.properties.patient_id.type},message:"must be string,null"};
+const err35 = {instancePath:instancePath+"/data/patient_id",schemaPath:"components#/$defs/ReferralSummary/properties/patient_id/type",keyword:"type",params:{type: schema167.properties.patient_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -27170,7 +29650,7 @@ errors++;
 if(data8.referral_type !== undefined){
 let data13 = data8.referral_type;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err38 = {instancePath:instancePath+"/data/referral_type",schemaPath:"components#/$defs/ReferralSummary/properties/referral_type/type",keyword:"type",params:{type: schema135.properties.referral_type.type},message:"must be string,null"};
+const err38 = {instancePath:instancePath+"/data/referral_type",schemaPath:"components#/$defs/ReferralSummary/properties/referral_type/type",keyword:"type",params:{type: schema167.properties.referral_type.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -27193,7 +29673,7 @@ vErrors.push(err39);
 errors++;
 }
 if(!(((data14 === "soc") || (data14 === "roc")) || (data14 === "other"))){
-const err40 = {instancePath:instancePath+"/data/referral_type_category",schemaPath:"components#/$defs/ReferralSummary/properties/referral_type_category/enum",keyword:"enum",params:{allowedValues: schema135.properties.referral_type_category.enum},message:"must be equal to one of the allowed values"};
+const err40 = {instancePath:instancePath+"/data/referral_type_category",schemaPath:"components#/$defs/ReferralSummary/properties/referral_type_category/enum",keyword:"enum",params:{allowedValues: schema167.properties.referral_type_category.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -27231,7 +29711,7 @@ errors++;
 if(data8.referral_source !== undefined){
 let data16 = data8.referral_source;
 if((typeof data16 !== "string") && (data16 !== null)){
-const err43 = {instancePath:instancePath+"/data/referral_source",schemaPath:"components#/$defs/ReferralSummary/properties/referral_source/type",keyword:"type",params:{type: schema135.properties.referral_source.type},message:"must be string,null"};
+const err43 = {instancePath:instancePath+"/data/referral_source",schemaPath:"components#/$defs/ReferralSummary/properties/referral_source/type",keyword:"type",params:{type: schema167.properties.referral_source.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -27244,7 +29724,7 @@ errors++;
 if(data8.referral_source_id !== undefined){
 let data17 = data8.referral_source_id;
 if((typeof data17 !== "string") && (data17 !== null)){
-const err44 = {instancePath:instancePath+"/data/referral_source_id",schemaPath:"components#/$defs/ReferralSummary/properties/referral_source_id/type",keyword:"type",params:{type: schema135.properties.referral_source_id.type},message:"must be string,null"};
+const err44 = {instancePath:instancePath+"/data/referral_source_id",schemaPath:"components#/$defs/ReferralSummary/properties/referral_source_id/type",keyword:"type",params:{type: schema167.properties.referral_source_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -27267,7 +29747,7 @@ vErrors.push(err45);
 errors++;
 }
 if(!((data18 === "accepted") || (data18 === "declined"))){
-const err46 = {instancePath:instancePath+"/data/disposition",schemaPath:"components#/$defs/ReferralSummary/properties/disposition/enum",keyword:"enum",params:{allowedValues: schema135.properties.disposition.enum},message:"must be equal to one of the allowed values"};
+const err46 = {instancePath:instancePath+"/data/disposition",schemaPath:"components#/$defs/ReferralSummary/properties/disposition/enum",keyword:"enum",params:{allowedValues: schema167.properties.disposition.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -27280,7 +29760,7 @@ errors++;
 if(data8.decline_reason !== undefined){
 let data19 = data8.decline_reason;
 if((typeof data19 !== "string") && (data19 !== null)){
-const err47 = {instancePath:instancePath+"/data/decline_reason",schemaPath:"components#/$defs/ReferralSummary/properties/decline_reason/type",keyword:"type",params:{type: schema135.properties.decline_reason.type},message:"must be string,null"};
+const err47 = {instancePath:instancePath+"/data/decline_reason",schemaPath:"components#/$defs/ReferralSummary/properties/decline_reason/type",keyword:"type",params:{type: schema167.properties.decline_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -27293,7 +29773,7 @@ errors++;
 if(data8.office_id !== undefined){
 let data20 = data8.office_id;
 if((typeof data20 !== "string") && (data20 !== null)){
-const err48 = {instancePath:instancePath+"/data/office_id",schemaPath:"components#/$defs/ReferralSummary/properties/office_id/type",keyword:"type",params:{type: schema135.properties.office_id.type},message:"must be string,null"};
+const err48 = {instancePath:instancePath+"/data/office_id",schemaPath:"components#/$defs/ReferralSummary/properties/office_id/type",keyword:"type",params:{type: schema167.properties.office_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -27306,7 +29786,7 @@ errors++;
 if(data8.patient_display_name !== undefined){
 let data21 = data8.patient_display_name;
 if((typeof data21 !== "string") && (data21 !== null)){
-const err49 = {instancePath:instancePath+"/data/patient_display_name",schemaPath:"components#/$defs/ReferralSummary/properties/patient_display_name/type",keyword:"type",params:{type: schema135.properties.patient_display_name.type},message:"must be string,null"};
+const err49 = {instancePath:instancePath+"/data/patient_display_name",schemaPath:"components#/$defs/ReferralSummary/properties/patient_display_name/type",keyword:"type",params:{type: schema167.properties.patient_display_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -27364,40 +29844,40 @@ vErrors.push(err53);
 }
 errors++;
 }
-validate246.errors = vErrors;
+validate275.errors = vErrors;
 return errors === 0;
 }
-validate246.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
+validate275.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate245(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate274(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate245.evaluated;
+const evaluated0 = validate274.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate246(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate246.errors : vErrors.concat(validate246.errors);
+if(!(validate275(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate275.errors : vErrors.concat(validate275.errors);
 errors = vErrors.length;
 }
-validate245.errors = vErrors;
+validate274.errors = vErrors;
 return errors === 0;
 }
-validate245.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
+validate274.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
 
-export const intakeStatusChangedEventBody = validate248;
-const schema254 = {"$ref":"components#/$defs/IntakeStatusChangedEvent"};
-const schema255 = {"allOf":[{"$ref":"components#/$defs/WebhookEnvelope"},{"type":"object","properties":{"type":{"type":"string","enum":["intake.status_changed"]},"data":{"$ref":"components#/$defs/IntakeStatusChange"}}}],"description":"intake.status_changed: an intake was opened or its status changed."};
-const schema257 = {"type":"object","required":["intake","previous_status"],"properties":{"intake":{"$ref":"components#/$defs/IntakeSummary"},"previous_status":{"type":["string","null"],"enum":["pending_review","in_review","awaiting_information","accepted","declined","admitted","non_admit","cancelled",null],"description":"Status before the change; null when the change opened the intake (a referral filed through route 11 opens its intake as pending_review, or declined for a declined lead)."}},"description":"An intake's status after a change, and before it."};
+export const intakeStatusChangedEventBody = validate277;
+const schema283 = {"$ref":"components#/$defs/IntakeStatusChangedEvent"};
+const schema284 = {"allOf":[{"$ref":"components#/$defs/WebhookEnvelope"},{"type":"object","properties":{"type":{"type":"string","enum":["intake.status_changed"]},"data":{"$ref":"components#/$defs/IntakeStatusChange"}}}],"description":"intake.status_changed: an intake was opened or its status changed."};
+const schema286 = {"type":"object","required":["intake","previous_status"],"properties":{"intake":{"$ref":"components#/$defs/IntakeSummary"},"previous_status":{"type":["string","null"],"enum":["pending_review","in_review","awaiting_information","accepted","declined","admitted","non_admit","cancelled",null],"description":"Status before the change; null when the change opened the intake (a referral filed through route 11 opens its intake as pending_review, or declined for a declined lead)."}},"description":"An intake's status after a change, and before it."};
 
-function validate250(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate279(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate250.evaluated;
+const evaluated0 = validate279.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -27565,7 +30045,7 @@ errors++;
 if(data0.patient_id !== undefined){
 let data3 = data0.patient_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err15 = {instancePath:instancePath+"/intake/patient_id",schemaPath:"components#/$defs/IntakeSummary/properties/patient_id/type",keyword:"type",params:{type: schema155.properties.patient_id.type},message:"must be string,null"};
+const err15 = {instancePath:instancePath+"/intake/patient_id",schemaPath:"components#/$defs/IntakeSummary/properties/patient_id/type",keyword:"type",params:{type: schema184.properties.patient_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -27588,7 +30068,7 @@ vErrors.push(err16);
 errors++;
 }
 if(!((((((((data4 === "pending_review") || (data4 === "in_review")) || (data4 === "awaiting_information")) || (data4 === "accepted")) || (data4 === "declined")) || (data4 === "admitted")) || (data4 === "non_admit")) || (data4 === "cancelled"))){
-const err17 = {instancePath:instancePath+"/intake/status",schemaPath:"components#/$defs/IntakeSummary/properties/status/enum",keyword:"enum",params:{allowedValues: schema155.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err17 = {instancePath:instancePath+"/intake/status",schemaPath:"components#/$defs/IntakeSummary/properties/status/enum",keyword:"enum",params:{allowedValues: schema184.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -27623,7 +30103,7 @@ vErrors.push(err19);
 errors++;
 }
 if(!((data6 === "accepted") || (data6 === "declined"))){
-const err20 = {instancePath:instancePath+"/intake/disposition",schemaPath:"components#/$defs/IntakeSummary/properties/disposition/enum",keyword:"enum",params:{allowedValues: schema155.properties.disposition.enum},message:"must be equal to one of the allowed values"};
+const err20 = {instancePath:instancePath+"/intake/disposition",schemaPath:"components#/$defs/IntakeSummary/properties/disposition/enum",keyword:"enum",params:{allowedValues: schema184.properties.disposition.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -27636,7 +30116,7 @@ errors++;
 if(data0.office_id !== undefined){
 let data7 = data0.office_id;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err21 = {instancePath:instancePath+"/intake/office_id",schemaPath:"components#/$defs/IntakeSummary/properties/office_id/type",keyword:"type",params:{type: schema155.properties.office_id.type},message:"must be string,null"};
+const err21 = {instancePath:instancePath+"/intake/office_id",schemaPath:"components#/$defs/IntakeSummary/properties/office_id/type",keyword:"type",params:{type: schema184.properties.office_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -27649,7 +30129,7 @@ errors++;
 if(data0.reviewer_id !== undefined){
 let data8 = data0.reviewer_id;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err22 = {instancePath:instancePath+"/intake/reviewer_id",schemaPath:"components#/$defs/IntakeSummary/properties/reviewer_id/type",keyword:"type",params:{type: schema155.properties.reviewer_id.type},message:"must be string,null"};
+const err22 = {instancePath:instancePath+"/intake/reviewer_id",schemaPath:"components#/$defs/IntakeSummary/properties/reviewer_id/type",keyword:"type",params:{type: schema184.properties.reviewer_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -27752,7 +30232,7 @@ errors++;
 if(data.previous_status !== undefined){
 let data13 = data.previous_status;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err30 = {instancePath:instancePath+"/previous_status",schemaPath:"#/properties/previous_status/type",keyword:"type",params:{type: schema257.properties.previous_status.type},message:"must be string,null"};
+const err30 = {instancePath:instancePath+"/previous_status",schemaPath:"#/properties/previous_status/type",keyword:"type",params:{type: schema286.properties.previous_status.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -27762,7 +30242,7 @@ vErrors.push(err30);
 errors++;
 }
 if(!(((((((((data13 === "pending_review") || (data13 === "in_review")) || (data13 === "awaiting_information")) || (data13 === "accepted")) || (data13 === "declined")) || (data13 === "admitted")) || (data13 === "non_admit")) || (data13 === "cancelled")) || (data13 === null))){
-const err31 = {instancePath:instancePath+"/previous_status",schemaPath:"#/properties/previous_status/enum",keyword:"enum",params:{allowedValues: schema257.properties.previous_status.enum},message:"must be equal to one of the allowed values"};
+const err31 = {instancePath:instancePath+"/previous_status",schemaPath:"#/properties/previous_status/enum",keyword:"enum",params:{allowedValues: schema286.properties.previous_status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -27783,16 +30263,16 @@ vErrors.push(err32);
 }
 errors++;
 }
-validate250.errors = vErrors;
+validate279.errors = vErrors;
 return errors === 0;
 }
-validate250.evaluated = {"props":{"intake":true,"previous_status":true},"dynamicProps":false,"dynamicItems":false};
+validate279.evaluated = {"props":{"intake":true,"previous_status":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate249(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate278(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate249.evaluated;
+const evaluated0 = validate278.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -27920,7 +30400,7 @@ vErrors.push(err10);
 errors++;
 }
 if(!(data2 === "2026-06-27")){
-const err11 = {instancePath:instancePath+"/envelope_version",schemaPath:"components#/$defs/WebhookEnvelope/properties/envelope_version/enum",keyword:"enum",params:{allowedValues: schema248.properties.envelope_version.enum},message:"must be equal to one of the allowed values"};
+const err11 = {instancePath:instancePath+"/envelope_version",schemaPath:"components#/$defs/WebhookEnvelope/properties/envelope_version/enum",keyword:"enum",params:{allowedValues: schema277.properties.envelope_version.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -28017,7 +30497,7 @@ vErrors.push(err18);
 errors++;
 }
 if(!(data7 === "intake.status_changed")){
-const err19 = {instancePath:instancePath+"/type",schemaPath:"#/allOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema255.allOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
+const err19 = {instancePath:instancePath+"/type",schemaPath:"#/allOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema284.allOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -28028,8 +30508,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate250(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate250.errors : vErrors.concat(validate250.errors);
+if(!(validate279(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate279.errors : vErrors.concat(validate279.errors);
 errors = vErrors.length;
 }
 }
@@ -28044,39 +30524,39 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate249.errors = vErrors;
+validate278.errors = vErrors;
 return errors === 0;
 }
-validate249.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
+validate278.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate248(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate277(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate248.evaluated;
+const evaluated0 = validate277.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate249(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate249.errors : vErrors.concat(validate249.errors);
+if(!(validate278(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate278.errors : vErrors.concat(validate278.errors);
 errors = vErrors.length;
 }
-validate248.errors = vErrors;
+validate277.errors = vErrors;
 return errors === 0;
 }
-validate248.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
+validate277.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
 
-export const taskCreatedEventBody = validate253;
-const schema259 = {"$ref":"components#/$defs/TaskCreatedEvent"};
-const schema260 = {"allOf":[{"$ref":"components#/$defs/WebhookEnvelope"},{"type":"object","properties":{"type":{"type":"string","enum":["task.created"]},"data":{"$ref":"components#/$defs/Task"}}}],"description":"task.created: a task was created (route 17)."};
+export const taskCreatedEventBody = validate282;
+const schema288 = {"$ref":"components#/$defs/TaskCreatedEvent"};
+const schema289 = {"allOf":[{"$ref":"components#/$defs/WebhookEnvelope"},{"type":"object","properties":{"type":{"type":"string","enum":["task.created"]},"data":{"$ref":"components#/$defs/Task"}}}],"description":"task.created: a task was created (route 17)."};
 
-function validate254(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate283(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate254.evaluated;
+const evaluated0 = validate283.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28204,7 +30684,7 @@ vErrors.push(err10);
 errors++;
 }
 if(!(data2 === "2026-06-27")){
-const err11 = {instancePath:instancePath+"/envelope_version",schemaPath:"components#/$defs/WebhookEnvelope/properties/envelope_version/enum",keyword:"enum",params:{allowedValues: schema248.properties.envelope_version.enum},message:"must be equal to one of the allowed values"};
+const err11 = {instancePath:instancePath+"/envelope_version",schemaPath:"components#/$defs/WebhookEnvelope/properties/envelope_version/enum",keyword:"enum",params:{allowedValues: schema277.properties.envelope_version.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -28301,7 +30781,7 @@ vErrors.push(err18);
 errors++;
 }
 if(!(data7 === "task.created")){
-const err19 = {instancePath:instancePath+"/type",schemaPath:"#/allOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema260.allOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
+const err19 = {instancePath:instancePath+"/type",schemaPath:"#/allOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema289.allOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -28312,8 +30792,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate165(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate165.errors : vErrors.concat(validate165.errors);
+if(!(validate194(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate194.errors : vErrors.concat(validate194.errors);
 errors = vErrors.length;
 }
 }
@@ -28328,40 +30808,40 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate254.errors = vErrors;
+validate283.errors = vErrors;
 return errors === 0;
 }
-validate254.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
+validate283.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate253(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate282(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate253.evaluated;
+const evaluated0 = validate282.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate254(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate254.errors : vErrors.concat(validate254.errors);
+if(!(validate283(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate283.errors : vErrors.concat(validate283.errors);
 errors = vErrors.length;
 }
-validate253.errors = vErrors;
+validate282.errors = vErrors;
 return errors === 0;
 }
-validate253.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
+validate282.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
 
-export const taskUpdatedEventBody = validate257;
-const schema262 = {"$ref":"components#/$defs/TaskUpdatedEvent"};
-const schema263 = {"allOf":[{"$ref":"components#/$defs/WebhookEnvelope"},{"type":"object","properties":{"type":{"type":"string","enum":["task.updated"]},"data":{"$ref":"components#/$defs/TaskUpdate"}}}],"description":"task.updated: a task was updated (route 19)."};
-const schema265 = {"type":"object","required":["task","changed_fields","previous_status"],"properties":{"task":{"$ref":"components#/$defs/Task"},"changed_fields":{"type":"array","items":{"type":"string","enum":["title","description","status","priority","due_date","assignee_id","completed_at"]},"description":"Fields whose value the update changed (an update that changes nothing still raises the version and is reported with an empty list)."},"previous_status":{"type":"string","enum":["open","in_progress","done","cancelled"],"description":"Status before the update (equal to task.status when the status did not change)."}},"description":"A task after an update (route 19), with what changed."};
+export const taskUpdatedEventBody = validate286;
+const schema291 = {"$ref":"components#/$defs/TaskUpdatedEvent"};
+const schema292 = {"allOf":[{"$ref":"components#/$defs/WebhookEnvelope"},{"type":"object","properties":{"type":{"type":"string","enum":["task.updated"]},"data":{"$ref":"components#/$defs/TaskUpdate"}}}],"description":"task.updated: a task was updated (route 19)."};
+const schema294 = {"type":"object","required":["task","changed_fields","previous_status"],"properties":{"task":{"$ref":"components#/$defs/Task"},"changed_fields":{"type":"array","items":{"type":"string","enum":["title","description","status","priority","due_date","assignee_id","completed_at"]},"description":"Fields whose value the update changed (an update that changes nothing still raises the version and is reported with an empty list)."},"previous_status":{"type":"string","enum":["open","in_progress","done","cancelled"],"description":"Status before the update (equal to task.status when the status did not change)."}},"description":"A task after an update (route 19), with what changed."};
 
-function validate259(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate288(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate259.evaluated;
+const evaluated0 = validate288.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28400,8 +30880,8 @@ vErrors.push(err2);
 errors++;
 }
 if(data.task !== undefined){
-if(!(validate165(data.task, {instancePath:instancePath+"/task",parentData:data,parentDataProperty:"task",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate165.errors : vErrors.concat(validate165.errors);
+if(!(validate194(data.task, {instancePath:instancePath+"/task",parentData:data,parentDataProperty:"task",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate194.errors : vErrors.concat(validate194.errors);
 errors = vErrors.length;
 }
 }
@@ -28422,7 +30902,7 @@ vErrors.push(err3);
 errors++;
 }
 if(!(((((((data2 === "title") || (data2 === "description")) || (data2 === "status")) || (data2 === "priority")) || (data2 === "due_date")) || (data2 === "assignee_id")) || (data2 === "completed_at"))){
-const err4 = {instancePath:instancePath+"/changed_fields/" + i0,schemaPath:"#/properties/changed_fields/items/enum",keyword:"enum",params:{allowedValues: schema265.properties.changed_fields.items.enum},message:"must be equal to one of the allowed values"};
+const err4 = {instancePath:instancePath+"/changed_fields/" + i0,schemaPath:"#/properties/changed_fields/items/enum",keyword:"enum",params:{allowedValues: schema294.properties.changed_fields.items.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -28457,7 +30937,7 @@ vErrors.push(err6);
 errors++;
 }
 if(!((((data3 === "open") || (data3 === "in_progress")) || (data3 === "done")) || (data3 === "cancelled"))){
-const err7 = {instancePath:instancePath+"/previous_status",schemaPath:"#/properties/previous_status/enum",keyword:"enum",params:{allowedValues: schema265.properties.previous_status.enum},message:"must be equal to one of the allowed values"};
+const err7 = {instancePath:instancePath+"/previous_status",schemaPath:"#/properties/previous_status/enum",keyword:"enum",params:{allowedValues: schema294.properties.previous_status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -28478,16 +30958,16 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate259.errors = vErrors;
+validate288.errors = vErrors;
 return errors === 0;
 }
-validate259.evaluated = {"props":{"task":true,"changed_fields":true,"previous_status":true},"dynamicProps":false,"dynamicItems":false};
+validate288.evaluated = {"props":{"task":true,"changed_fields":true,"previous_status":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate258(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate287(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate258.evaluated;
+const evaluated0 = validate287.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28615,7 +31095,7 @@ vErrors.push(err10);
 errors++;
 }
 if(!(data2 === "2026-06-27")){
-const err11 = {instancePath:instancePath+"/envelope_version",schemaPath:"components#/$defs/WebhookEnvelope/properties/envelope_version/enum",keyword:"enum",params:{allowedValues: schema248.properties.envelope_version.enum},message:"must be equal to one of the allowed values"};
+const err11 = {instancePath:instancePath+"/envelope_version",schemaPath:"components#/$defs/WebhookEnvelope/properties/envelope_version/enum",keyword:"enum",params:{allowedValues: schema277.properties.envelope_version.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -28712,7 +31192,7 @@ vErrors.push(err18);
 errors++;
 }
 if(!(data7 === "task.updated")){
-const err19 = {instancePath:instancePath+"/type",schemaPath:"#/allOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema263.allOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
+const err19 = {instancePath:instancePath+"/type",schemaPath:"#/allOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema292.allOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -28723,8 +31203,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate259(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate259.errors : vErrors.concat(validate259.errors);
+if(!(validate288(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate288.errors : vErrors.concat(validate288.errors);
 errors = vErrors.length;
 }
 }
@@ -28739,39 +31219,39 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate258.errors = vErrors;
+validate287.errors = vErrors;
 return errors === 0;
 }
-validate258.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
+validate287.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate257(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate286(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate257.evaluated;
+const evaluated0 = validate286.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate258(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate258.errors : vErrors.concat(validate258.errors);
+if(!(validate287(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate287.errors : vErrors.concat(validate287.errors);
 errors = vErrors.length;
 }
-validate257.errors = vErrors;
+validate286.errors = vErrors;
 return errors === 0;
 }
-validate257.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
+validate286.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
 
-export const remittanceReceivedEventBody = validate263;
-const schema266 = {"$ref":"components#/$defs/RemittanceReceivedEvent"};
-const schema267 = {"allOf":[{"$ref":"components#/$defs/WebhookEnvelope"},{"type":"object","properties":{"type":{"type":"string","enum":["remittance.received"]},"data":{"$ref":"components#/$defs/Remittance"}}}],"description":"remittance.received: a payment of an imported 835 (ERA) was recorded."};
+export const remittanceReceivedEventBody = validate292;
+const schema295 = {"$ref":"components#/$defs/RemittanceReceivedEvent"};
+const schema296 = {"allOf":[{"$ref":"components#/$defs/WebhookEnvelope"},{"type":"object","properties":{"type":{"type":"string","enum":["remittance.received"]},"data":{"$ref":"components#/$defs/Remittance"}}}],"description":"remittance.received: a payment of an imported 835 (ERA) was recorded."};
 
-function validate264(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate293(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate264.evaluated;
+const evaluated0 = validate293.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28899,7 +31379,7 @@ vErrors.push(err10);
 errors++;
 }
 if(!(data2 === "2026-06-27")){
-const err11 = {instancePath:instancePath+"/envelope_version",schemaPath:"components#/$defs/WebhookEnvelope/properties/envelope_version/enum",keyword:"enum",params:{allowedValues: schema248.properties.envelope_version.enum},message:"must be equal to one of the allowed values"};
+const err11 = {instancePath:instancePath+"/envelope_version",schemaPath:"components#/$defs/WebhookEnvelope/properties/envelope_version/enum",keyword:"enum",params:{allowedValues: schema277.properties.envelope_version.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -28996,7 +31476,7 @@ vErrors.push(err18);
 errors++;
 }
 if(!(data7 === "remittance.received")){
-const err19 = {instancePath:instancePath+"/type",schemaPath:"#/allOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema267.allOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
+const err19 = {instancePath:instancePath+"/type",schemaPath:"#/allOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema296.allOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -29208,7 +31688,7 @@ errors++;
 if(data8.payer_id !== undefined){
 let data12 = data8.payer_id;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err39 = {instancePath:instancePath+"/data/payer_id",schemaPath:"components#/$defs/Remittance/properties/payer_id/type",keyword:"type",params:{type: schema189.properties.payer_id.type},message:"must be string,null"};
+const err39 = {instancePath:instancePath+"/data/payer_id",schemaPath:"components#/$defs/Remittance/properties/payer_id/type",keyword:"type",params:{type: schema218.properties.payer_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -29233,7 +31713,7 @@ errors++;
 if(data8.payee_id !== undefined){
 let data14 = data8.payee_id;
 if((typeof data14 !== "string") && (data14 !== null)){
-const err41 = {instancePath:instancePath+"/data/payee_id",schemaPath:"components#/$defs/Remittance/properties/payee_id/type",keyword:"type",params:{type: schema189.properties.payee_id.type},message:"must be string,null"};
+const err41 = {instancePath:instancePath+"/data/payee_id",schemaPath:"components#/$defs/Remittance/properties/payee_id/type",keyword:"type",params:{type: schema218.properties.payee_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -29281,7 +31761,7 @@ vErrors.push(err44);
 errors++;
 }
 if(!((data16 === "credit") || (data16 === "debit"))){
-const err45 = {instancePath:instancePath+"/data/credit_debit",schemaPath:"components#/$defs/Remittance/properties/credit_debit/enum",keyword:"enum",params:{allowedValues: schema189.properties.credit_debit.enum},message:"must be equal to one of the allowed values"};
+const err45 = {instancePath:instancePath+"/data/credit_debit",schemaPath:"components#/$defs/Remittance/properties/credit_debit/enum",keyword:"enum",params:{allowedValues: schema218.properties.credit_debit.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -29304,7 +31784,7 @@ vErrors.push(err46);
 errors++;
 }
 if(!(((((data17 === "ACH") || (data17 === "CHK")) || (data17 === "NON")) || (data17 === "FWT")) || (data17 === "BOP"))){
-const err47 = {instancePath:instancePath+"/data/payment_method",schemaPath:"components#/$defs/Remittance/properties/payment_method/enum",keyword:"enum",params:{allowedValues: schema189.properties.payment_method.enum},message:"must be equal to one of the allowed values"};
+const err47 = {instancePath:instancePath+"/data/payment_method",schemaPath:"components#/$defs/Remittance/properties/payment_method/enum",keyword:"enum",params:{allowedValues: schema218.properties.payment_method.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -29352,7 +31832,7 @@ errors++;
 if(data8.check_or_eft_number !== undefined){
 let data19 = data8.check_or_eft_number;
 if((typeof data19 !== "string") && (data19 !== null)){
-const err51 = {instancePath:instancePath+"/data/check_or_eft_number",schemaPath:"components#/$defs/Remittance/properties/check_or_eft_number/type",keyword:"type",params:{type: schema189.properties.check_or_eft_number.type},message:"must be string,null"};
+const err51 = {instancePath:instancePath+"/data/check_or_eft_number",schemaPath:"components#/$defs/Remittance/properties/check_or_eft_number/type",keyword:"type",params:{type: schema218.properties.check_or_eft_number.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -29375,7 +31855,7 @@ vErrors.push(err52);
 errors++;
 }
 if(!((((data20 === "received") || (data20 === "posted")) || (data20 === "reconciled")) || (data20 === "exception"))){
-const err53 = {instancePath:instancePath+"/data/status",schemaPath:"components#/$defs/Remittance/properties/status/enum",keyword:"enum",params:{allowedValues: schema189.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err53 = {instancePath:instancePath+"/data/status",schemaPath:"components#/$defs/Remittance/properties/status/enum",keyword:"enum",params:{allowedValues: schema218.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -29508,40 +31988,40 @@ vErrors.push(err63);
 }
 errors++;
 }
-validate264.errors = vErrors;
+validate293.errors = vErrors;
 return errors === 0;
 }
-validate264.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
+validate293.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate263(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate292(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate263.evaluated;
+const evaluated0 = validate292.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate264(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate264.errors : vErrors.concat(validate264.errors);
+if(!(validate293(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate293.errors : vErrors.concat(validate293.errors);
 errors = vErrors.length;
 }
-validate263.errors = vErrors;
+validate292.errors = vErrors;
 return errors === 0;
 }
-validate263.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
+validate292.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
 
-export const approvalDecidedEventBody = validate266;
-const schema270 = {"$ref":"components#/$defs/ApprovalDecidedEvent"};
-const schema271 = {"allOf":[{"$ref":"components#/$defs/WebhookEnvelope"},{"type":"object","properties":{"type":{"type":"string","enum":["approval.decided"]},"data":{"$ref":"components#/$defs/ApprovalDecision"}}}],"description":"approval.decided: a person approved or rejected a proposal of the MCP surface (spec 6.2)."};
-const schema273 = {"type":"object","required":["approval_id","decision","decided_at","proposed_operation"],"properties":{"approval_id":{"type":"string","description":"The proposal's id, as the MCP surface's braes.proposals.status takes it (`approvalId`).","examples":["apr_Qm3xT8vWb1LkZ2yRn5sPdA"]},"decision":{"type":"string","enum":["approved","rejected"],"description":"What the person decided."},"decided_at":{"type":"string","format":"date-time","description":"When the person decided."},"proposed_operation":{"type":"string","description":"The operationId of the action proposed (today `createTask`).","examples":["createTask"]}},"description":"A person's decision on a proposal of the MCP surface. It names no patient and no person: the proposal's content is read in the product.","x-svc-phi":"kept"};
+export const approvalDecidedEventBody = validate295;
+const schema299 = {"$ref":"components#/$defs/ApprovalDecidedEvent"};
+const schema300 = {"allOf":[{"$ref":"components#/$defs/WebhookEnvelope"},{"type":"object","properties":{"type":{"type":"string","enum":["approval.decided"]},"data":{"$ref":"components#/$defs/ApprovalDecision"}}}],"description":"approval.decided: a person approved or rejected a proposal of the MCP surface (spec 6.2)."};
+const schema302 = {"type":"object","required":["approval_id","decision","decided_at","proposed_operation"],"properties":{"approval_id":{"type":"string","description":"The proposal's id, as the MCP surface's braes.proposals.status takes it (`approvalId`).","examples":["apr_Qm3xT8vWb1LkZ2yRn5sPdA"]},"decision":{"type":"string","enum":["approved","rejected"],"description":"What the person decided."},"decided_at":{"type":"string","format":"date-time","description":"When the person decided."},"proposed_operation":{"type":"string","description":"The operationId of the action proposed (today `createTask`).","examples":["createTask"]}},"description":"A person's decision on a proposal of the MCP surface. It names no patient and no person: the proposal's content is read in the product.","x-svc-phi":"kept"};
 
-function validate267(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate296(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate267.evaluated;
+const evaluated0 = validate296.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -29669,7 +32149,7 @@ vErrors.push(err10);
 errors++;
 }
 if(!(data2 === "2026-06-27")){
-const err11 = {instancePath:instancePath+"/envelope_version",schemaPath:"components#/$defs/WebhookEnvelope/properties/envelope_version/enum",keyword:"enum",params:{allowedValues: schema248.properties.envelope_version.enum},message:"must be equal to one of the allowed values"};
+const err11 = {instancePath:instancePath+"/envelope_version",schemaPath:"components#/$defs/WebhookEnvelope/properties/envelope_version/enum",keyword:"enum",params:{allowedValues: schema277.properties.envelope_version.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -29766,7 +32246,7 @@ vErrors.push(err18);
 errors++;
 }
 if(!(data7 === "approval.decided")){
-const err19 = {instancePath:instancePath+"/type",schemaPath:"#/allOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema271.allOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
+const err19 = {instancePath:instancePath+"/type",schemaPath:"#/allOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema300.allOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -29844,7 +32324,7 @@ vErrors.push(err25);
 errors++;
 }
 if(!((data10 === "approved") || (data10 === "rejected"))){
-const err26 = {instancePath:instancePath+"/data/decision",schemaPath:"components#/$defs/ApprovalDecision/properties/decision/enum",keyword:"enum",params:{allowedValues: schema273.properties.decision.enum},message:"must be equal to one of the allowed values"};
+const err26 = {instancePath:instancePath+"/data/decision",schemaPath:"components#/$defs/ApprovalDecision/properties/decision/enum",keyword:"enum",params:{allowedValues: schema302.properties.decision.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -29914,28 +32394,28 @@ vErrors.push(err31);
 }
 errors++;
 }
-validate267.errors = vErrors;
+validate296.errors = vErrors;
 return errors === 0;
 }
-validate267.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
+validate296.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate266(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate295(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate266.evaluated;
+const evaluated0 = validate295.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate267(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate267.errors : vErrors.concat(validate267.errors);
+if(!(validate296(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate296.errors : vErrors.concat(validate296.errors);
 errors = vErrors.length;
 }
-validate266.errors = vErrors;
+validate295.errors = vErrors;
 return errors === 0;
 }
-validate266.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
+validate295.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
 

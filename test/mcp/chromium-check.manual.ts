@@ -4,16 +4,16 @@
  * login form, screenshots the consent page, allows, and lands on the client's loopback redirect URI with a code.
  * Run: node --experimental-websocket --import tsx test/mcp/chromium-check.manual.ts OUT_DIR
  */
-import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
-import { writeFileSync } from 'node:fs';
 import { t } from 'tap';
 import { createAgency } from '../../src/admin/agency.js';
 import { createUser } from '../../src/admin/user.js';
 import { createMcpClient } from '../../src/admin/mcp-client.js';
 import { testDatabase } from '../helpers/database.js';
-import { freePort, listeningApp } from './mcp-helpers.js';
+import { openHeadlessChromium } from '../helpers/chromium.js';
+import { freePort } from '../helpers/ports.js';
+import { listeningApp } from './mcp-helpers.js';
 
 t.setTimeout(600_000);
 const out = process.argv[2] ?? '.';
@@ -37,26 +37,10 @@ const authorizationUrl = `${base}/api/v1/oauth/authorize?${new URLSearchParams({
   resource: `${base}/api/v1/mcp`, state: 'xyz', code_challenge: createHash('sha256').update(verifier).digest('base64url'), code_challenge_method: 'S256',
 })}`;
 
-const debugPort = await freePort();
-const chromium = spawn('chromium', ['--headless=new', '--no-sandbox', '--disable-gpu', `--remote-debugging-port=${debugPort}`, '--window-size=900,800', 'about:blank'], { stdio: 'ignore' });
-t.teardown(() => void chromium.kill());
-let targets: { type: string; webSocketDebuggerUrl: string }[] = [];
-for (let i = 0; i < 50 && targets.length === 0; i++) {
-  await new Promise((r) => setTimeout(r, 200));
-  targets = await fetch(`http://127.0.0.1:${debugPort}/json`).then((r) => r.json() as never, () => []);
-}
-const ws = new WebSocket(targets.find((target) => target.type === 'page')!.webSocketDebuggerUrl);
-await new Promise((r) => ws.addEventListener('open', r));
-let id = 0;
-const pending = new Map<number, (v: unknown) => void>();
-ws.addEventListener('message', (m) => {
-  const msg = JSON.parse(String(m.data));
-  if (msg.id && pending.has(msg.id)) pending.get(msg.id)!(msg.result);
-});
-const send = (method: string, params: object = {}) => new Promise<any>((resolve) => { pending.set(++id, resolve); ws.send(JSON.stringify({ id, method, params })); });
+const page = await openHeadlessChromium(t, { width: 900, height: 800 });
 const settle = () => new Promise((r) => setTimeout(r, 1500));
-const shot = async (name: string) => writeFileSync(`${out}/${name}.png`, Buffer.from((await send('Page.captureScreenshot', { format: 'png' })).data, 'base64'));
-const evaluate = async (expression: string) => (await send('Runtime.evaluate', { expression, returnByValue: true })).result.value;
+const shot = (name: string) => page.screenshot(`${out}/${name}.png`);
+const evaluate = page.evaluate;
 /** The page's text once it matches (a posted form's answer takes a moment on a loaded machine), or the last text after 15 s. */
 async function pageText(pattern: RegExp): Promise<string> {
   let text = '';
@@ -65,8 +49,7 @@ async function pageText(pattern: RegExp): Promise<string> {
 }
 
 await t.test('the flow in headless Chromium', async (t) => {
-  await send('Page.enable');
-  await send('Page.navigate', { url: authorizationUrl });
+  await page.navigate(authorizationUrl);
   t.match(await pageText(/Sign in to connect/), /Sign in to connect Chromium assistant/);
   await shot('1-login');
   await evaluate(`document.getElementById('email').value = ${JSON.stringify(user.email)}; document.getElementById('password').value = ${JSON.stringify(user.initialPassword)}; document.querySelector('form').submit(); 1`);
@@ -83,5 +66,4 @@ await t.test('the flow in headless Chromium', async (t) => {
     body: new URLSearchParams({ grant_type: 'authorization_code', code: callback.searchParams.get('code')!, redirect_uri: redirectUri, client_id: client.clientId, code_verifier: verifier, resource: `${base}/api/v1/mcp` }),
   }).then((r) => r.json() as Promise<{ access_token?: string; refresh_token?: string }>);
   t.ok(token.access_token && token.refresh_token, 'the code exchanges for tokens');
-  ws.close();
 });

@@ -1,4 +1,3 @@
-import { createServer } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { FormBrowser, formAction } from './browser.js';
@@ -8,18 +7,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../../src/config.js';
 import { buildTestApp, type TestApi } from '../helpers/app.js';
 import type { Teardown } from '../helpers/database.js';
-
-/** A free loopback port: the issuer (and so the MCP resource URL) must be known before the app is built. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
-  });
-}
+import { freePort } from '../helpers/ports.js';
 
 /** The app listening on loopback, its issuer the address it listens on. */
 export async function listeningApp(t: Teardown, logger?: Logger, config: Partial<Config> = {}): Promise<{ api: TestApi; base: string }> {

@@ -7,7 +7,7 @@ export type Validator = ((data: unknown) => boolean) & {
   errors?: Array<{ instancePath: string; keyword: string; message?: string; params: Record<string, unknown> }> | null;
 };
 
-export const contractInfo = {"title":"Extension API","version":"2.7.0"} as const;
+export const contractInfo = {"title":"Extension API","version":"2.8.0"} as const;
 
 export const operations = {
   getHealth: {
@@ -2371,14 +2371,14 @@ export type ErrorCode = (typeof errorCodes)[number]['code'];
 export const contractVersions = [
   {
     "version": "1",
-    "manifest_version": "1.1.0",
+    "manifest_version": "1.2.0",
     "status": "deprecated",
     "deprecated_at": "2026-07-25T00:00:00Z",
     "successor": "2"
   },
   {
     "version": "2",
-    "manifest_version": "2.7.0",
+    "manifest_version": "2.8.0",
     "status": "current",
     "deprecated_at": null,
     "successor": null

@@ -13,6 +13,12 @@ import { testDatabase } from '../helpers/database.js';
 import { fixtureText, importText } from '../helpers/era-files.js';
 import { createTestIntegration } from '../helpers/identity.js';
 import { listeningApp } from '../mcp/mcp-helpers.js';
+import { contractVersions } from '../../src/generated/contract.js';
+
+/** The version menu's labels, as the page names each version from the contract. */
+const manifest = (version: string) => contractVersions.find((v) => v.version === version)!.manifest_version;
+const CURRENT_LABEL = `Version 2 (${manifest('2')}, current)`;
+const V1_LABEL = `Version 1 (${manifest('1')}, deprecated)`;
 
 t.setTimeout(600_000);
 const out = process.argv[2] ?? '/tmp/refdoc-shots';
@@ -68,7 +74,7 @@ await t.test('the reference page opens on the current version with the oauth2 fl
   await pause(1500);
   await shot('01-overview');
   const shown = await text();
-  t.ok(shown.includes('Version 2 (2.7.0, current)'), 'the version menu names the current version');
+  t.ok(shown.includes(CURRENT_LABEL), 'the version menu names the current version');
   t.ok(shown.includes('Selected Auth Type: oauth2'), 'the authentication panel offers the client-credentials flow');
   t.ok(shown.includes(`${base}/api/v1/oauth/token`), 'with the absolute token URL of this deployment');
 });
@@ -100,18 +106,18 @@ await t.test('examples show real values', async (t) => {
 await t.test('the version menu switches to version 1 and back', async (t) => {
   await page.navigate(`${base}/platform/api/`);
   await page.waitFor(`document.body.innerText.includes('Remittances')`, 20_000);
-  await click('button', 'Version 2 (2.7.0, current)');
+  await click('button', CURRENT_LABEL);
   await shot('04-version-menu');
-  await click('[role=option], li, button', 'Version 1 (1.1.0, deprecated)');
+  await click('[role=option], li, button', V1_LABEL);
   t.ok(await page.waitFor(`document.body.innerText.includes('Contract version 1 is deprecated')`, 20_000), 'version 1 is shown with its deprecation');
   await pause(1500);
   await shot('05-version-1');
   t.match(await page.evaluate<string>('location.hash'), /^#v1/, 'the address names version 1');
   await page.navigate(operationUrl('1', 'patients/GET/api/v1/ext/patients'));
   t.ok(await page.waitFor(`document.body.innerText.includes('"full_name"')`, 20_000), 'version 1 examples use version 1 names (full_name)');
-  await click('button', 'Version 1 (1.1.0, deprecated)');
-  await click('[role=option], li, button', 'Version 2 (2.7.0, current)');
-  t.ok(await page.waitFor(`document.body.innerText.includes('Version 2 (2.7.0, current)') && !document.body.innerText.includes('Contract version 1 is deprecated')`, 20_000), 'back on version 2');
+  await click('button', V1_LABEL);
+  await click('[role=option], li, button', CURRENT_LABEL);
+  t.ok(await page.waitFor(`document.body.innerText.includes(${JSON.stringify(CURRENT_LABEL)}) && !document.body.innerText.includes('Contract version 1 is deprecated')`, 20_000), 'back on version 2');
 });
 
 await t.test('Test Request fetches a token through the page and answers 200', async (t) => {

@@ -5,7 +5,7 @@ import type { PathParams, QueryParams, RequestBody, RequestHeaders } from './han
 import type { CallLogger, CallState, HeaderValues, OperationCall, ResponseHead } from './operation-call.js';
 import type { OperationPipeline } from './pipeline.js';
 import type { Gateway } from './gateway.js';
-import { errorResponse } from './error-response.js';
+import { errorResponse, type Refusal } from './error-response.js';
 import { requestIdOf } from './request-id.js';
 
 /** One call of an operation without HTTP (the MCP surface, a CLI, a worker). */
@@ -35,6 +35,8 @@ export interface DirectCallResult {
   headers: Record<string, string>;
   /** The JSON value of the body (a text/plain operation's text); refusals in the contract's error shapes. */
   body: unknown;
+  /** Set when the operation refused: its code, message and retryability, whichever error shape the body has. */
+  refusal?: Refusal;
 }
 
 /** The address of calls made in this process without one: the token endpoint counts their failures together. */
@@ -123,31 +125,31 @@ async function answer(gateway: Gateway, pipeline: OperationPipeline, call: Opera
   return pipeline.operation.command ? JSON.parse(body as string) : body;
 }
 
-/** Sets the refusal's status and headers and returns its body, as the HTTP error handler does; the call notes its code. */
-function refusal(err: unknown, response: DirectResponse, id: string, log: CallLogger, call?: OperationCall): unknown {
-  const { status, code, headers, body } = errorResponse(err, id, log);
+/** Sets the refusal's status and headers, as the HTTP error handler does; the call notes its code. */
+function refused(err: unknown, response: DirectResponse, id: string, log: CallLogger, call?: OperationCall): { body: unknown; refusal: Refusal } {
+  const { status, code, headers, body, refusal } = errorResponse(err, id, log);
   if (call) call.refusal = code;
   if (headers) response.headers(headers);
   response.code(status);
-  return body;
+  return { body, refusal };
 }
 
-function resultOf(response: DirectResponse, body: unknown): DirectCallResult {
+function resultOf(response: DirectResponse, body: unknown, refusal?: Refusal): DirectCallResult {
   if (!response.hasHeader('content-type')) response.type(JSON_CONTENT_TYPE);
-  return { status: response.statusCode, headers: Object.fromEntries(response.values), body };
+  return { status: response.statusCode, headers: Object.fromEntries(response.values), body, ...(refusal ? { refusal } : {}) };
 }
 
 async function called(gateway: Gateway, pipeline: OperationPipeline, input: DirectCallInput, id: string): Promise<DirectCallResult> {
   const call = callOf(gateway, pipeline.operation, input, id);
   const response = new DirectResponse().header('x-request-id', id);
-  let body: unknown;
+  let answered: { body: unknown; refusal?: Refusal };
   try {
-    body = await answer(gateway, pipeline, call, response, input);
+    answered = { body: await answer(gateway, pipeline, call, response, input) };
   } catch (err) {
-    body = refusal(err, response, id, call.log, call);
+    answered = refused(err, response, id, call.log, call);
   }
   pipeline.record(call, response);
-  return resultOf(response, body);
+  return resultOf(response, answered.body, answered.refusal);
 }
 
 /**
@@ -162,5 +164,6 @@ export function callOperation<K extends OperationId>(gateway: Gateway, input: Di
   if (pipeline) return gateway.track(called(gateway, pipeline, input as unknown as DirectCallInput, id));
   const response = new DirectResponse().header('x-request-id', id);
   const unknown = new RequestError(404, 'not_found', 'PLATFORM_RESOURCE_NOT_FOUND', `No operation ${input.operationId} in the contract; its operations are listed at /platform/api/openapi.json.`);
-  return Promise.resolve(resultOf(response, refusal(unknown, response, id, gateway.log)));
+  const { body, refusal } = refused(unknown, response, id, gateway.log);
+  return Promise.resolve(resultOf(response, body, refusal));
 }

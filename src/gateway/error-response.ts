@@ -1,15 +1,26 @@
 import { PlatformError, errorEntry } from '../shared/platform-error.js';
+import type { ErrorCode } from '../generated/contract.js';
 import { RequestError } from '../shared/request-error.js';
 import { isDatabaseUnavailable, isStatementTimeout } from '../db/sql-state.js';
 import type { CallLogger } from './operation-call.js';
+
+/** What a refusal says, whichever of the two error shapes its body has: for callers in this process. */
+export interface Refusal {
+  code: ErrorCode;
+  message: string;
+  /** From the contract's error table (x-svc-error-codes). */
+  retryable: boolean;
+  nextStep?: string;
+}
 
 /** A refusal as every transport answers it: the contract's status, headers and error body. */
 export interface ErrorResponse {
   status: number;
   /** The error code of the body (either shape), for the metrics. */
-  code: string;
+  code: ErrorCode;
   headers: Record<string, string> | undefined;
   body: unknown;
+  refusal: Refusal;
 }
 
 function platformErrorResponse(error: PlatformError, requestId: string): ErrorResponse {
@@ -29,6 +40,7 @@ function platformErrorResponse(error: PlatformError, requestId: string): ErrorRe
         ...(error.details ? { details: error.details } : {}),
       },
     },
+    refusal: { code: error.code, message: error.message, retryable: entry.retryable },
   };
 }
 
@@ -47,6 +59,7 @@ function requestErrorResponse(error: RequestError, requestId: string): ErrorResp
       ...(details ? { details } : {}),
       request_id: requestId,
     },
+    refusal: { code: error.code, message: error.message, retryable: errorEntry(error.code).retryable, ...(nextStep ? { nextStep } : {}) },
   };
 }
 

@@ -5,6 +5,7 @@ import { z, type ZodRawShape } from 'zod';
 import type { DB } from '../db/schema.js';
 import type { OperationId } from '../generated/contract.js';
 import { callOperation, type DirectCallInput } from '../gateway/direct-call.js';
+import type { Refusal } from '../gateway/error-response.js';
 import type { Gateway } from '../gateway/gateway.js';
 import type { Principal } from '../shared/principal.js';
 
@@ -17,7 +18,7 @@ export interface ToolContext {
 
 /** An operation's refusal, handed to the assistant in the contract's terms (code, message, next step), never a stack. */
 class OperationRefused extends Error {
-  constructor(readonly status: number, readonly body: unknown) {
+  constructor(readonly status: number, readonly body: unknown, readonly refusal: Refusal) {
     super('operation refused');
   }
 }
@@ -32,7 +33,7 @@ interface ListMeta {
 
 async function call<K extends OperationId>(ctx: ToolContext, input: Omit<DirectCallInput<K>, 'principal'>): Promise<{ data: unknown; meta: ListMeta }> {
   const result = await callOperation(ctx.gateway, { ...input, principal: ctx.principal } as DirectCallInput<K>);
-  if (result.status !== 200) throw new OperationRefused(result.status, result.body);
+  if (result.refusal) throw new OperationRefused(result.status, result.body, result.refusal);
   return result.body as { data: unknown; meta: ListMeta };
 }
 
@@ -46,28 +47,18 @@ function answered(summary: string, structured: Record<string, unknown>): CallToo
   return { content: [{ type: 'text', text: `${summary}\n${JSON.stringify(structured)}` }], structuredContent: structured };
 }
 
-interface ErrorBodies {
-  /** ExternalPlatformError: an object; ApiError: a string, with code and user_message beside it. */
-  error?: { code?: string; message?: string; details?: unknown } | string;
-  code?: string;
-  user_message?: string;
-  user_next_step?: string;
-  issues?: { path?: string; message?: string }[];
-}
-
-/** Either error shape of the contract (spec 7.1, 7.2), as the assistant gets it. */
+/** Either error shape of the contract (spec 7.1, 7.2), as the assistant gets it; validation issues when the body has them. */
 function refused(err: unknown): CallToolResult {
   if (!(err instanceof OperationRefused)) throw err;
-  const body = err.body as ErrorBodies;
-  const platform = typeof body.error === 'object' ? body.error : undefined;
+  const issues = (err.body as { issues?: { path?: string; message?: string }[] }).issues ?? [];
   const structured = {
     status: err.status,
-    code: platform?.code ?? body.code ?? null,
-    message: platform?.message ?? body.user_message ?? null,
-    next_step: body.user_next_step ?? null,
-    issues: body.issues?.map((issue) => ({ path: issue.path ?? '', message: issue.message ?? '' })) ?? [],
+    code: err.refusal.code,
+    message: err.refusal.message,
+    next_step: err.refusal.nextStep ?? null,
+    issues: issues.map((issue) => ({ path: issue.path ?? '', message: issue.message ?? '' })),
   };
-  return { isError: true, content: [{ type: 'text', text: `Refused (${structured.code}): ${structured.message ?? ''}\n${JSON.stringify(structured)}` }], structuredContent: structured };
+  return { isError: true, content: [{ type: 'text', text: `Refused (${structured.code}): ${structured.message}\n${JSON.stringify(structured)}` }], structuredContent: structured };
 }
 
 function guarded<A>(run: (args: A) => Promise<CallToolResult>) {

@@ -7,7 +7,7 @@ import { PEOPLE_EXTENSION_ID } from '../identity/mcp-authorization/people-extens
 import type { Principal } from '../shared/principal.js';
 import { recordExecution, takeApproved, type ExecutionOutcome, type Proposal } from './proposals.js';
 
-/** Attempts before an action that keeps failing for passing reasons (429, 5xx) counts as failed. */
+/** Attempts before an action that keeps failing for passing (retryable) reasons counts as failed. */
 export const MAX_EXECUTION_ATTEMPTS = 5;
 
 /**
@@ -28,16 +28,6 @@ function proposerPrincipal(proposal: Proposal): Principal {
   };
 }
 
-/** The operation's error, in one line for the status tool: its code and message, never a stack. */
-function errorLine(status: number, body: unknown): string {
-  const error = (body as { error?: unknown; code?: unknown; user_message?: unknown }) ?? {};
-  if (typeof error.error === 'object' && error.error !== null) {
-    const platform = error.error as { code?: unknown; message?: unknown };
-    return `${status} ${String(platform.code)}: ${String(platform.message)}`;
-  }
-  return `${status} ${String(error.code)}: ${String(error.user_message ?? error.error)}`;
-}
-
 /**
  * Runs an approved proposal's operation through the gateway. The idempotency key is the proposal's, so a second run
  * (an executor that stopped after the operation committed and before recording it, then took it again) replays the
@@ -50,10 +40,11 @@ export async function executeProposal(gateway: Gateway, proposal: Proposal): Pro
     body: proposal.action.body as never,
     idempotencyKey: `proposal.${proposal.id}`,
   });
-  if (result.status < 300) return { kind: 'executed', result: { status: result.status, body: result.body } };
-  const retryable = result.status === 429 || result.status >= 500;
+  if (!result.refusal) return { kind: 'executed', result: { status: result.status, body: result.body } };
+  const { code, message, retryable } = result.refusal;
+  // Whether to try again is the contract's call (x-svc-error-codes), not the status class's: a 409 can pass, a 501 cannot.
   const kind = retryable && proposal.execution_attempts < MAX_EXECUTION_ATTEMPTS ? 'retry' : 'failed';
-  return { kind, error: errorLine(result.status, result.body) };
+  return { kind, error: `${result.status} ${code}: ${message}` };
 }
 
 /** One executor pass: takes what is approved and not held, runs each, records each outcome. */

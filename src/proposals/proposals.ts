@@ -102,6 +102,9 @@ export async function decideProposal(db: Kysely<DB>, outbox: EventOutbox | undef
   });
 }
 
+/** Seconds to wait before retrying a passing failure, times the attempts made. */
+const RETRY_BACKOFF_SECONDS = 30;
+
 /** How long an executor holds a proposal it took before another may take it. */
 const LEASE_SECONDS = 120;
 
@@ -138,6 +141,8 @@ export async function recordExecution(db: Kysely<DB>, proposal: Proposal, outcom
   } else if (outcome.kind === 'failed') {
     await update.set({ status: 'failed', last_execution_error: outcome.error, execution_lease_until: null, updated_at: sql<Date>`now()` }).execute();
   } else {
-    await update.set({ last_execution_error: outcome.error, execution_lease_until: null, updated_at: sql<Date>`now()` }).execute();
+    // Not before a wait that grows with each attempt: five quick retries would all fall in one rate-limit minute.
+    const wait = sql<Date>`now() + make_interval(secs => ${RETRY_BACKOFF_SECONDS * proposal.execution_attempts})`;
+    await update.set({ last_execution_error: outcome.error, execution_lease_until: wait, updated_at: sql<Date>`now()` }).execute();
   }
 }

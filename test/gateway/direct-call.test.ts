@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import t, { type Test } from 'tap';
-import { operations, type OperationDefinition, type OperationId } from '../../src/generated/contract.js';
+import { errorCodes, operations, type OperationDefinition, type OperationId } from '../../src/generated/contract.js';
 import { callOperation } from '../../src/gateway/direct-call.js';
 import type { PhiMode, Principal } from '../../src/shared/principal.js';
 import { setIntegrationStatus } from '../../src/admin/integration.js';
@@ -92,6 +92,7 @@ t.test('a command through a direct call commits once per idempotency key and rep
   t.notOk(first.headers['idempotent-replayed']);
   t.match(first.body, { data: { id: String, title: 'Call the physician', status: 'open' } });
   t.equal(first.headers.etag, `"${(first.body as { data: { version: number } }).data.version}"`);
+  t.equal(first.refusal, undefined, 'an answer is no refusal');
   const again = await create('Call the physician');
   t.equal(again.headers['idempotent-replayed'], 'true');
   t.same(again.body, first.body);
@@ -132,6 +133,10 @@ t.test('refusals answer the contract error bodies of HTTP and are metered and au
     const direct = await callOperation(gateway, { ...input, requestId: requestIdOf(res) });
     t.equal(direct.status, res.statusCode);
     t.same(direct.body, res.json(), `${res.statusCode}: the same body`);
+    const code = res.json().error?.code ?? res.json().code;
+    const entry = errorCodes.find((e) => e.code === code)!;
+    t.same(direct.refusal?.code, code, `${res.statusCode}: the refusal read from either shape`);
+    t.equal(direct.refusal?.retryable, entry.retryable, 'retryable as the contract\'s error table says');
   }
   t.equal(unknown.json().error.code, 'PLATFORM_RESOURCE_NOT_FOUND');
   t.equal(narrow.json().error.code, 'PLATFORM_SCOPE_NOT_GRANTED');

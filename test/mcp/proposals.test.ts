@@ -12,7 +12,7 @@ import { verifyDelivery } from '../../src/events/verify-delivery.js';
 import { webhookEvents } from '../../src/generated/contract.js';
 import { executeApproved, executeProposal } from '../../src/proposals/execution.js';
 import { takeApproved } from '../../src/proposals/proposals.js';
-import { testDatabase } from '../helpers/database.js';
+import { lockTable, testDatabase } from '../helpers/database.js';
 import { testKeyEncryption } from '../helpers/secrets.js';
 import { startReceiver, startWebhookWorker } from '../helpers/webhook-receiver.js';
 import { connectedClient, listeningApp } from './mcp-helpers.js';
@@ -127,4 +127,19 @@ t.test('another user\'s proposal answers like an unknown one; the REST partition
   t.equal(structured(foreign).code, 'PLATFORM_APPROVAL_NOT_FOUND');
   const rest = await api.app.inject({ method: 'GET', url: '/api/v1/ext/proposals' });
   t.equal(rest.statusCode, 404);
+});
+
+t.test('a passing refusal is retried, after a wait, as the contract\'s error table says', { skip: process.env.TEST_DATABASE_URL ? false : 'needs a second PostgreSQL connection to hold a lock' }, async (t) => {
+  const { approvalId } = structured(await propose('proposal-key-0500', 'Retried'));
+  await decideAs(db, outbox, manager.email, String(approvalId), 'approved');
+  const release = await lockTable(t, 'tasks');
+  t.equal(await executeApproved(db, api.app.gateway), 1);
+  await release();
+  // A lock wait answers 409 PLATFORM_CONCURRENT_MODIFICATION (or 504 PLATFORM_TIMEOUT): both retryable in the table.
+  t.match(await status(approvalId), { status: 'approved', executedAt: null, lastExecutionError: /^(409|504) PLATFORM_(CONCURRENT_MODIFICATION|TIMEOUT)/, next: /retried/ });
+  t.equal(await executeApproved(db, api.app.gateway), 0, 'not again before its wait');
+  await db.updateTable('proposals').set({ execution_lease_until: sql`now() - interval '1 second'` }).where('id', '=', String(approvalId)).execute();
+  t.equal(await executeApproved(db, api.app.gateway), 1);
+  t.match(await status(approvalId), { status: 'executed', lastExecutionError: null });
+  t.equal(await tasksTitled('Retried'), 1);
 });

@@ -87,7 +87,7 @@ export async function buildApp({ config, database, keyEncryption, logger = pino(
   const gateway = new Gateway(handlers, gatewayServices, logger, admissions);
   app.decorate('gateway', gateway);
   registerOperations(app, gateway);
-  const stopGatewayWorkers = startWorkers(inProcessGatewayWorkers(config.inProcessWorkers, gateway), { db: database.db, log: logger });
+  const stopGatewayWorkers = startWorkers(inProcessGatewayWorkers(config.inProcessWorkers, gateway), { db: database.db, log: logger, metrics: metrics?.registrar });
   // After in-flight requests, and handlers whose client hung up, have finished: flush what the buffers still hold.
   app.addHook('onClose', async () => {
     await stopGatewayWorkers();

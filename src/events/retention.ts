@@ -5,10 +5,20 @@ import type { DB } from '../db/schema.js';
 export const WEBHOOK_RETENTION_DAYS = 30;
 
 /**
- * Deletes up to `limit` events written before `before` whose deliveries are all settled (delivered or failed), with
- * those deliveries. An event still held for a BAA or pending a retry stays, however old.
+ * Deletes the events written before `before` whose deliveries are all settled (delivered or failed), with those
+ * deliveries, a batch at a time until a batch comes back short. An event still held for a BAA or pending a retry
+ * stays, however old.
  */
-export async function purgeWebhookHistory(db: Kysely<DB>, before: Date, limit = 5000): Promise<number> {
+export async function purgeWebhookHistory(db: Kysely<DB>, before: Date, batchSize = 5000): Promise<number> {
+  let purged = 0;
+  for (;;) {
+    const deleted = await purgeBatch(db, before, batchSize);
+    purged += deleted;
+    if (deleted < batchSize) return purged;
+  }
+}
+
+async function purgeBatch(db: Kysely<DB>, before: Date, limit: number): Promise<number> {
   const { rows } = await sql<{ id: string }>`
     with old as (
       select e.agency_id, e.id from webhook_events e

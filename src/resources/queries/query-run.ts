@@ -111,11 +111,13 @@ export function runQueryHandler(registry: QueryRegistry): Handler<'runQuery'> {
     const body = ctx.body;
     const grant = ctx.principal.queryToken;
     const sent = body.parameters === undefined ? undefined : registry.parameters(query, body.parameters);
-    if (grant && sent !== undefined && canonicalJson(sent) !== canonicalJson(grant.parameters)) {
+    // A token's parameters are checked as the query declares them now (a changed declaration refuses them clearly, and
+    // fills a default it gained), then compared with what was sent in the same form.
+    const granted = grant ? registry.parameters(query, grant.parameters) : undefined;
+    if (granted && sent !== undefined && canonicalJson(sent) !== canonicalJson(granted)) {
       throw new PlatformError('PLATFORM_QUERY_NOT_ALLOWED', 'A query token runs its query with its own parameters only; omit parameters, or send exactly the token\'s.', { query_id: query.id });
     }
-    // A token's parameters are checked again: a query whose declaration changed since then refuses them clearly.
-    const parameters = grant ? registry.parameters(query, grant.parameters) : sent ?? registry.parameters(query, {});
+    const parameters = granted ?? sent ?? registry.parameters(query, {});
     const limit = body.limit ?? DEFAULT_QUERY_LIMIT;
     const cursor = body.cursor === undefined ? undefined : await openCursor(ctx.cursors, query, parameters, body.cursor);
     const asOf = cursor?.asOf ?? new Date();

@@ -69,7 +69,7 @@ function checkOrigin(request: FastifyRequest, settings: McpEndpointSettings) {
  */
 async function serve(request: FastifyRequest, reply: FastifyReply, access: McpAccess, gateway: Gateway, db: Kysely<DB>, settings: McpEndpointSettings) {
   const server = new McpServer({ name: 'braes-agency-operations', version: settings.version }, { capabilities: { tools: {} } });
-  registerReadTools(server, { gateway, db, principal: toolPrincipal(access) });
+  registerReadTools(server, { gateway, principal: toolPrincipal(access) });
   registerProposalTools(server, db, access);
   const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   handOver(request, reply);

@@ -1,8 +1,6 @@
-import type { Kysely } from 'kysely';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z, type ZodRawShape } from 'zod';
-import type { DB } from '../db/schema.js';
 import type { OperationId } from '../generated/contract.js';
 import { callOperation, type DirectCallInput } from '../gateway/direct-call.js';
 import type { Refusal } from '../gateway/error-response.js';
@@ -12,7 +10,6 @@ import type { Principal } from '../shared/principal.js';
 /** What one tool call runs as and through. */
 export interface ToolContext {
   gateway: Gateway;
-  db: Kysely<DB>;
   principal: Principal;
 }
 
@@ -82,21 +79,21 @@ async function countEach<T extends string>(values: readonly T[], counted: (value
   return { counts: Object.fromEntries(values.map((value, i) => [value, counts[i].total])) as Record<T, number>, exact: counts.every((c) => c.exact) };
 }
 
+/** The census from the governed query active_census: exact counts per office and service line, in one read. */
 async function agencySummary(ctx: ToolContext): Promise<CallToolResult> {
-  const active = { status: 'active' };
-  const offices = await ctx.db.selectFrom('offices').select(['id', 'name']).where('agency_id', '=', ctx.principal.agencyId).orderBy('name').execute();
-  const [all, byLine, byOffice] = await Promise.all([
-    count(ctx, 'listPatients', active),
-    countEach(SERVICE_LINES, (line) => count(ctx, 'listPatients', { ...active, service_line: line })),
-    countEach(offices.map((o) => o.id), (office) => count(ctx, 'listPatients', { ...active, office_id: office })),
-  ]);
-  const structured = {
-    active_patients: all.total,
-    by_service_line: byLine.counts,
-    by_office: offices.map((office) => ({ office_id: office.id, office_name: office.name, active_patients: byOffice.counts[office.id] })),
-    counts_exact: all.exact && byLine.exact && byOffice.exact,
-  };
-  return answered(`Census: ${all.total} active patients across ${offices.length} offices.`, structured);
+  const { rows, complete } = await queryRows(ctx, 'active_census', {});
+  const byLine = Object.fromEntries(SERVICE_LINES.map((line) => [line, 0])) as Record<string, number>;
+  const byOffice = new Map<string, { office_id: string; office_name: string; active_patients: number }>();
+  for (const row of rows as { office_id: string; office_name: string; service_line: string; active_patients: number }[]) {
+    byLine[row.service_line] = (byLine[row.service_line] ?? 0) + row.active_patients;
+    const office = byOffice.get(row.office_id) ?? { office_id: row.office_id, office_name: row.office_name, active_patients: 0 };
+    office.active_patients += row.active_patients;
+    byOffice.set(row.office_id, office);
+  }
+  const activePatients = Object.values(byLine).reduce((a, b) => a + b, 0);
+  // Charts without an office count under office_id "" (Unassigned), so the offices add up to the whole.
+  const structured = { active_patients: activePatients, by_service_line: byLine, by_office: [...byOffice.values()], complete };
+  return answered(`Census: ${activePatients} active patients across ${byOffice.size} offices.`, structured);
 }
 
 async function referralPipeline(ctx: ToolContext, { year }: { year?: number }): Promise<CallToolResult> {
@@ -192,25 +189,31 @@ async function runGovernedQuery(ctx: ToolContext, args: { query_id: string; para
 const MONEY_COLUMNS = ['charged', 'paid', 'adjustments', 'patient_responsibility', 'variance'] as const;
 /** Two-decimal strings added in cents, so no float drifts into a money total. */
 const addMoney = (a: string, b: unknown) => ((Math.round(Number(a) * 100) + Math.round(Number(b ?? 0) * 100)) / 100).toFixed(2);
-/** A payer's ERA rows are few (one per payer); past this many pages the tool stops and says so. */
-const MAX_REMITTANCE_PAGES = 10;
+/** Tools that sum a query read its rows a page of 1,000 at a time; past this many pages they stop and say so (`complete`). */
+const MAX_SUMMED_PAGES = 10;
 
-async function remittanceTotals(ctx: ToolContext, { from, to }: { from: string; to: string }): Promise<CallToolResult> {
-  const payers: Record<string, unknown>[] = [];
+/** Every row of a governed query (up to MAX_SUMMED_PAGES pages), for a tool that sums them. */
+async function queryRows(ctx: ToolContext, queryId: string, parameters: Record<string, unknown>): Promise<{ rows: Record<string, unknown>[]; complete: boolean }> {
+  const rows: Record<string, unknown>[] = [];
   let cursor: string | undefined;
   let pages = 0;
   do {
-    const page = await runQuery(ctx, 'remittance_variance_by_payer', { parameters: { from, to }, limit: 1000, ...(cursor ? { cursor } : {}) });
-    payers.push(...page.rows);
+    const page = await runQuery(ctx, queryId, { parameters, limit: 1000, ...(cursor ? { cursor } : {}) });
+    rows.push(...page.rows);
     cursor = page.nextCursor ?? undefined;
-  } while (cursor && ++pages < MAX_REMITTANCE_PAGES);
+  } while (cursor && ++pages < MAX_SUMMED_PAGES);
+  return { rows, complete: cursor === undefined };
+}
+
+async function remittanceTotals(ctx: ToolContext, { from, to }: { from: string; to: string }): Promise<CallToolResult> {
+  const { rows: payers, complete } = await queryRows(ctx, 'remittance_variance_by_payer', { from, to });
   const totals: Record<string, string | number> = { payments: 0, claims: 0, denied_claims: 0 };
   for (const column of MONEY_COLUMNS) totals[column] = '0.00';
   for (const payer of payers) {
     for (const column of ['payments', 'claims', 'denied_claims']) totals[column] = Number(totals[column]) + Number(payer[column] ?? 0);
     for (const column of MONEY_COLUMNS) if (column in payer) totals[column] = addMoney(String(totals[column]), payer[column]);
   }
-  const structured = { from, to, payers, totals, complete: cursor === undefined };
+  const structured = { from, to, payers, totals, complete };
   return answered(`ERA payments from ${from} to ${to}: ${payers.length} payers, ${String(totals.paid)} paid on ${String(totals.claims)} claims.`, structured);
 }
 

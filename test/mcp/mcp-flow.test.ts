@@ -93,12 +93,16 @@ t.test('the SDK client: authorization code with PKCE, tools, refresh with rotati
   t.same(tools.filter((tool) => tool.annotations?.readOnlyHint !== true).map((tool) => tool.name), ['braes.proposals.create'], 'every tool but the proposal is read-only');
   t.ok(tools.every((tool) => tool.inputSchema.type === 'object'), 'inputs have JSON schemas');
 
+  // One active chart without an office: it still counts, under Unassigned.
+  const unassigned = await db.selectFrom('patients').select('id').where('agency_id', '=', 'mcp-flow').where('status', '=', 'active').limit(1).executeTakeFirstOrThrow();
+  await db.updateTable('patients').set({ office_id: null }).where('agency_id', '=', 'mcp-flow').where('id', '=', unassigned.id).execute();
   const census = await mcp.callTool({ name: 'braes.agency.summary', arguments: {} });
   t.notOk(census.isError);
-  const summary = census.structuredContent as { active_patients: number; by_service_line: Record<string, number>; by_office: { active_patients: number }[] };
+  const summary = census.structuredContent as { active_patients: number; by_service_line: Record<string, number>; by_office: { office_id: string; active_patients: number }[] };
   t.ok(summary.active_patients > 0, 'the seeded census');
   t.equal(Object.values(summary.by_service_line).reduce((a, b) => a + b, 0), summary.active_patients, 'service lines add up');
   t.equal(summary.by_office.reduce((a, o) => a + o.active_patients, 0), summary.active_patients, 'offices add up');
+  t.match(summary.by_office.find((o) => o.office_id === ''), { office_name: 'Unassigned', active_patients: 1 }, 'the chart without an office');
   const census_text = (census.content as { type: string; text: string }[])[0].text;
   t.match(census_text, /active patients/);
 

@@ -50,9 +50,14 @@ export async function verifySecret(secret: string, stored: string): Promise<bool
   return timingSafeEqual(actual, expected);
 }
 
-let dummy: Promise<string> | undefined;
+const dummies = new Map<object, Promise<string>>();
 
-/** A hash of a secret nobody knows, verified when the client is unknown so that the time taken does not tell. */
-export function dummySecretHash(): Promise<string> {
-  return (dummy ??= hashSecret(newClientSecret()));
+/**
+ * A hash of a secret nobody knows, verified when the client (or the user, with PASSWORD_PARAMS) is unknown so that the
+ * time taken does not tell: one per set of parameters, made once.
+ */
+export function dummySecretHash(params: { N: number; r: number; p: number } = PARAMS): Promise<string> {
+  let dummy = dummies.get(params);
+  if (!dummy) dummies.set(params, (dummy = hashSecret(newClientSecret(), params)));
+  return dummy;
 }

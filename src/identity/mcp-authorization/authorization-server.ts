@@ -1,10 +1,10 @@
-import { createHash, generateKeyPairSync } from 'node:crypto';
+import { generateKeyPairSync } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import Provider, { errors, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
 import type { DB } from '../../db/schema.js';
 import type { KeyEncryption } from '../key-encryption.js';
 import { serviceSecret } from '../secrets-at-rest.js';
-import { RecordAdapter } from './record-adapter.js';
+import { idHash, RecordAdapter } from './record-adapter.js';
 import { findPerson, type Person } from './people.js';
 import { escapeHtml, page } from './pages.js';
 
@@ -143,7 +143,7 @@ export async function verifyMcpAccessToken(provider: Provider, db: Kysely<DB>, t
     person,
     clientId: found.clientId!,
     scopes: new Set(found.scope?.split(' ').filter(Boolean)),
-    tokenId: `mcp_${createHash('sha256').update(token).digest('base64url').slice(0, 22)}`,
+    tokenId: `mcp_${idHash(token).slice(0, 22)}`,
     issuedAt: new Date(found.iat! * 1000),
     expiresAt: new Date(found.exp! * 1000),
   };

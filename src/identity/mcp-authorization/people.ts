@@ -1,8 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import type { UserRole } from '../../db/tables/people.js';
-import { hashSecret, PASSWORD_PARAMS, verifySecret } from '../secrets.js';
-import { randomId } from '../../shared/ids.js';
+import { dummySecretHash, hashSecret, PASSWORD_PARAMS, verifySecret } from '../secrets.js';
 
 /** A user as the MCP surface sees them: who signs in, for which agency, in which role. */
 export interface Person {
@@ -17,7 +16,6 @@ export const USER_ROLES: readonly UserRole[] = ['administrator', 'manager', 'cli
 
 export const hashPassword = (password: string) => hashSecret(password, PASSWORD_PARAMS);
 
-let unknownUserHash: Promise<string> | undefined;
 
 /** An active user of an active agency, by id (the authorization server's account id). */
 export async function findPerson(db: Kysely<DB>, userId: string): Promise<Person | undefined> {
@@ -39,7 +37,7 @@ export async function findPerson(db: Kysely<DB>, userId: string): Promise<Person
 export async function signIn(db: Kysely<DB>, email: string, password: string): Promise<Person | undefined> {
   const row = await db.selectFrom('users').select(['id', 'password_hash']).where('email', '=', email.trim().toLowerCase()).executeTakeFirst();
   if (!row) {
-    await verifySecret(password, await (unknownUserHash ??= hashPassword(randomId('unknown_', 32))));
+    await verifySecret(password, await dummySecretHash(PASSWORD_PARAMS));
     return undefined;
   }
   if (!(await verifySecret(password, row.password_hash))) return undefined;

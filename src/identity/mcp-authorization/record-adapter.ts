@@ -4,7 +4,7 @@ import type { Adapter, AdapterPayload } from 'oidc-provider';
 import type { DB } from '../../db/schema.js';
 
 /** Stored under this, never the value itself: a model's id is the bearer value (tokens, codes, session cookies). */
-const idHash = (id: string) => createHash('sha256').update(id).digest('base64url');
+export const idHash = (id: string) => createHash('sha256').update(id).digest('base64url');
 
 /**
  * oidc-provider's storage on our database (both engines), one row per model instance. The payload is kept without

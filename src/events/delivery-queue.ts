@@ -23,11 +23,16 @@ export async function fanOut(db: Kysely<DB>, limit: number): Promise<number> {
     with due as (
       select agency_id, id, seq, type, created_at from webhook_events
       where fanned_out_at is null order by seq limit ${limit} for update skip locked
+    ), subscriptions as (
+      -- Shared locks order this with a BAA being recorded (recordBaaSigned updates the row): whichever comes second
+      -- sees the other's work, so no delivery is written held for a subscription whose BAA is already signed.
+      select agency_id, id, status, event_types, baa_signed_at, created_at from webhook_subscriptions
+      where agency_id in (select agency_id from due) for share
     ), made as (
       insert into webhook_deliveries (agency_id, id, subscription_id, event_id, event_seq, status, next_attempt_at)
       select due.agency_id, 'whd_' || replace(gen_random_uuid()::text, '-', ''), s.id, due.id, due.seq,
         case when s.baa_signed_at is null and due.type = any(${sql.val(CLINICAL_TYPES)}::text[]) then 'held' else 'pending' end, now()
-      from due join webhook_subscriptions s on s.agency_id = due.agency_id
+      from due join subscriptions s on s.agency_id = due.agency_id
       where s.status = 'enabled' and due.type = any(s.event_types) and s.created_at <= due.created_at
       order by due.seq
       on conflict do nothing

@@ -4,6 +4,7 @@ import { webhookCommands } from '../../src/admin/webhook.js';
 import { loadConfig } from '../../src/config.js';
 import { createAgency } from '../../src/admin/agency.js';
 import { claimDue, fanOut } from '../../src/events/delivery-queue.js';
+import { findSubscription } from '../../src/events/subscriptions.js';
 import { webhookOutbox } from '../../src/events/outbox.js';
 import { verifyDelivery } from '../../src/events/verify-delivery.js';
 import { secondPool, testDatabase } from '../helpers/database.js';
@@ -88,4 +89,30 @@ t.test('stopped and started mid-delivery, and a worker that died holding attempt
   t.equal(ids.filter((id) => abandonedIds.has(id)).length, 50, 'the dead worker\'s attempts were retried, not lost');
   const attempts = await db.selectFrom('webhook_deliveries').select(['id', 'attempts']).where('agency_id', '=', agencyId).execute();
   t.ok(attempts.filter((a) => abandonedIds.has(a.id)).every((a) => a.attempts === 2), 'the abandoned attempt counts as one');
+});
+
+t.test('a fan-out that runs while a BAA is being recorded waits for it: no delivery is left held for a signed subscription', { skip }, async (t) => {
+  const { db } = await testDatabase();
+  const other = await secondPool(t, 2);
+  const agencyId = `agency-baa-race-${Date.now()}`;
+  await createAgency(db, { id: agencyId, name: agencyId, serviceZips: ['02108'] });
+  const { json } = await webhookCommands.subscribe.run({
+    db, config: loadConfig({}), keyEncryption: () => testKeyEncryption,
+    options: { agency: agencyId, url: 'http://127.0.0.1:9/hooks', events: 'referral.created', 'allow-http-loopback': true },
+  });
+  await db.transaction().execute((trx) => webhookOutbox(trx, agencyId, { type: 'referral.created', data: { id: 'ref_1' } }));
+
+  // recordBaaSigned on another connection, not yet committed: the subscription signed, its held deliveries (none yet)
+  // released. A fan-out that did not wait would write the event's delivery held, and nothing would release it.
+  const subscription = (await findSubscription(db, String(json.subscription_id)))!;
+  let fannedOut: Promise<number> | undefined;
+  await other.transaction().execute(async (trx) => {
+    await trx.updateTable('webhook_subscriptions').set({ baa_signed_at: new Date() }).where('agency_id', '=', agencyId).where('id', '=', subscription.id).execute();
+    await trx.updateTable('webhook_deliveries').set({ status: 'pending' }).where('agency_id', '=', agencyId).where('subscription_id', '=', subscription.id).where('status', '=', 'held').execute();
+    fannedOut = fanOut(db, 10);
+    await sleep(300);
+  });
+  t.equal(await fannedOut, 1);
+  const rows = await db.selectFrom('webhook_deliveries').select('status').where('agency_id', '=', agencyId).execute();
+  t.same(rows, [{ status: 'pending' }], 'the fan-out saw the signed BAA');
 });

@@ -89,8 +89,8 @@ export class CommandStore extends TenantStore {
     tenant: Tenant,
     audit: AuditTrail,
     private readonly outbox: EventOutbox | undefined,
-    /** The trace of the call running the command; undefined with tracing off or outside a call. */
-    private readonly trace?: TraceContext,
+    /** The trace of the call running the command (read only when an event is emitted); undefined with tracing off or outside a call. */
+    private readonly trace?: { traceContext(): TraceContext },
   ) {
     super(db, tenant, audit);
   }
@@ -98,6 +98,6 @@ export class CommandStore extends TenantStore {
   /** Records an event of this command's change, committed with it or not at all. */
   emit(event: PlatformEvent): Promise<void> {
     if (!this.outbox) throw new Error(`No event outbox is configured: ${event.type} cannot be recorded.`);
-    return this.outbox(this.db, this.agencyId, event, this.trace);
+    return this.outbox(this.db, this.agencyId, event, this.trace?.traceContext());
   }
 }

@@ -288,7 +288,7 @@ export class OperationPipeline {
   private storeOf(call: OperationCall, db: Kysely<DB>): TenantStore | undefined {
     const principal = call.principal;
     if (!principal) return undefined;
-    if (this.operation.command) return new CommandStore(db as Transaction<DB>, principal, call.auditTrail, this.services.outbox, call.trace?.traceContext());
+    if (this.operation.command) return new CommandStore(db as Transaction<DB>, principal, call.auditTrail, this.services.outbox, call.trace);
     return new TenantStore(db, principal, call.auditTrail);
   }
 

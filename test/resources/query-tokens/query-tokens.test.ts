@@ -83,9 +83,10 @@ t.test('a token runs its own query with its own parameters, read-only, in its PH
   const otherParams = await runWith(token.token, 'orders_awaiting_signature', { parameters: { aging_bucket: 'not_sent' } });
   t.equal(otherParams.statusCode, 403);
   t.equal(otherParams.json().error.code, 'PLATFORM_QUERY_NOT_ALLOWED');
-  // A token made before its query gained a defaulted parameter: the same parameters sent back still match.
+  // A token made before its query gained a defaulted parameter: the same parameters sent back still match (under
+  // another extension of the agency, so that this extension's audit and metering counts below stay its own).
   const range = { from: monthAgo, to: today };
-  const older = await created(phi, { name: 'Visits', query_id: 'visits_missed_or_late', parameters: range, phi_mode: 'no_phi' });
+  const older = await created(sameAgencyOtherExtension, { name: 'Visits', query_id: 'visits_missed_or_late', parameters: range, phi_mode: 'no_phi' });
   await db.updateTable('query_tokens').set({ parameters: JSON.stringify(range) }).where('id', '=', older.id).execute();
   t.equal((await runWith(older.token, 'visits_missed_or_late', { parameters: range })).statusCode, 200, 'compared after both are filled with the declared defaults');
   const otherQuery = await runWith(token.token, 'active_census');

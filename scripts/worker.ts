@@ -6,6 +6,7 @@ import { createWorker, workerNames } from '../src/workers/registry.js';
 import { loadKeyEncryption } from '../src/identity/key-encryption-keys.js';
 import { startTracing } from '../src/observability/tracing.js';
 import type { KeyEncryption } from '../src/identity/key-encryption.js';
+import { safeLoggerOptions } from '../src/db/database-error-log.js';
 
 /** `npm run worker -- <name>`: one worker of src/workers/registry.ts as its own process, stopped with drain on SIGTERM/SIGINT. */
 async function main(): Promise<void> {
@@ -13,7 +14,7 @@ async function main(): Promise<void> {
   if (!name) throw new Error(`usage: npm run worker -- <name>; the workers are: ${workerNames.join(', ')}`);
   const worker = createWorker(name);
   const config = loadConfig();
-  const logger = pino({ level: config.logLevel }).child({ worker: name });
+  const logger = pino({ level: config.logLevel, ...safeLoggerOptions }).child({ worker: name });
   // As in the server: webhook deliveries are spans of their events' traces when the OTEL_* variables ask for it.
   const tracing = config.tracing ? await startTracing({ exporter: config.tracing }) : undefined;
   const database = await openDatabase({ ...databaseOptions(config), logger });

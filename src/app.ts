@@ -4,7 +4,7 @@ import type { Config } from './config.js';
 import type { Database } from './db/database-handle.js';
 import type { KeyEncryption } from './identity/key-encryption.js';
 import { installBodyParsers } from './gateway/body-parsing.js';
-import { clientErrorHandler, installErrorHandler } from './gateway/error-handler.js';
+import { clientErrorHandler, routingErrorHandler, installErrorHandler } from './gateway/error-handler.js';
 import { installNotFound } from './gateway/not-found.js';
 import { installQueryTokenCors } from './gateway/query-token-cors.js';
 import { registerOperations } from './gateway/operation-routes.js';
@@ -24,6 +24,7 @@ import { registerMetrics, registerProbes } from './resources/platform/probes.js'
 import { registerApiReference } from './docs/api-reference.js';
 import { observe, type Observability } from './observability/observability.js';
 import type { Tracing } from './observability/call-trace.js';
+import { redactingDatabaseValues } from './db/database-error-log.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -47,7 +48,8 @@ export interface AppOptions {
   governedQueries?: readonly GovernedQuery<any>[];
 }
 
-export async function buildApp({ config, database, keyEncryption, logger = pino({ level: 'silent' }), tracing, governedQueries }: AppOptions) {
+export async function buildApp({ config, database, keyEncryption, logger: processLogger = pino({ level: 'silent' }), tracing, governedQueries }: AppOptions) {
+  const logger = redactingDatabaseValues(processLogger);
   const app = Fastify({
     ...requestLogging(logger),
     genReqId: requestIdFor,
@@ -59,6 +61,7 @@ export async function buildApp({ config, database, keyEncryption, logger = pino(
     // Refused below in the contract's error shape instead of Fastify's own body.
     return503OnClosing: false,
     clientErrorHandler: clientErrorHandler(logger),
+    frameworkErrors: routingErrorHandler,
   });
   let closing = false;
   app.addHook('onClose', async () => {

@@ -10,8 +10,9 @@ import { sealSecrets, type SealingReport } from './identity/secrets-at-rest.js';
 import type { KeyEncryption } from './identity/key-encryption.js';
 import { startTracing } from './observability/tracing.js';
 import { serveMetrics } from './observability/metrics-server.js';
+import { safeLoggerOptions } from './db/database-error-log.js';
 
-const logger = pino({ level: process.env.LOG_LEVEL || 'info' });
+const logger = pino({ level: process.env.LOG_LEVEL || 'info', ...safeLoggerOptions });
 
 function logSealing(sealing: SealingReport, keys: KeyEncryption): void {
   const { current, previous } = keys;

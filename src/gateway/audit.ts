@@ -5,6 +5,7 @@ import type { AuditOutcome } from '../db/tables/command-ledger.js';
 import { PlatformError } from '../shared/platform-error.js';
 import type { PhiMode } from '../shared/principal.js';
 import type { BufferObserver } from '../observability/metrics.js';
+import { isStorableText, storableText } from '../domain/storable-text.js';
 
 export interface AuditEvent {
   agencyId: string;
@@ -28,6 +29,17 @@ export interface AuditLog {
 }
 
 /**
+ * JSON.stringify's replacer that writes every string and member name in a form jsonb always stores: an audit record
+ * must not be refused for what a request carried (a NUL or a lone surrogate in a query's free text, say).
+ */
+function storable(_key: string, value: unknown): unknown {
+  if (typeof value === 'string') return storableText(value);
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
+  if (Object.keys(value).every(isStorableText)) return value;
+  return Object.fromEntries(Object.entries(value).map(([name, item]) => [storableText(name), item]));
+}
+
+/**
  * The INSERT of the events, with one JSON parameter whatever the batch size: PHI reads are audited one row per call,
  * and a multi-row VALUES built per batch costs the event loop several times what the database spends on it.
  * Its text depends on nothing but the parameter, so a command's ledger statement can embed it and stay prepared.
@@ -36,7 +48,7 @@ export function insertAuditEvents(events: AuditEvent[]): RawBuilder<unknown> {
   const rows = JSON.stringify(events.map((e) => [
     e.agencyId, e.extensionId, e.operationId, e.resourceType, e.resourceIds, e.outcome, e.status, e.requestId, e.phiMode,
     e.sourceSystem ?? null, e.externalReferenceId ?? null, e.occurredAt ?? null, e.details ?? null,
-  ]));
+  ]), storable);
   return sql`
     insert into audit_events (agency_id, extension_id, operation_id, resource_type, resource_ids, outcome, status, request_id, phi_mode,
       source_system, external_reference_id, occurred_at, details)

@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { RequestError, invalidBody } from '../shared/request-error.js';
 import { errorResponse } from './error-response.js';
@@ -36,6 +36,20 @@ export function installErrorHandler(app: FastifyInstance) {
     if (headers) reply.headers(headers);
     return reply.code(status).send(body);
   });
+}
+
+/** Fastify's refusals before routing (a path that does not decode, a parameter too long): message and keyword. */
+const ROUTING_REFUSALS: Record<string, readonly [message: string, keyword: string]> = {
+  FST_ERR_BAD_URL: ['The path holds a percent-encoding that is not UTF-8; encode the path as UTF-8.', 'encoding'],
+  FST_ERR_MAX_PARAM_LENGTH: ['A path parameter is longer than 100 characters; no resource has such an id.', 'maxLength'],
+};
+
+/** Fastify's `frameworkErrors`: refusals before routing, a 400 in the ApiError shape with the request id like any answer. */
+export function routingErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  const [message, keyword] = ROUTING_REFUSALS[error.code] ?? [MALFORMED[2], 'parse'];
+  const refusal = new RequestError(400, 'invalid_request', 'PLATFORM_INVALID_REQUEST', message, { issues: [{ location: 'path', path: '', message, keyword }] });
+  const { body } = errorResponse(refusal, request.id, request.log);
+  return reply.header('x-request-id', request.id).code(400).send(body);
 }
 
 type ClientRefusal = readonly [status: number, error: string, message: string];

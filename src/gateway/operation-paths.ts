@@ -4,9 +4,10 @@ type ReadOnly = NonNullable<OperationDefinition['readOnly']>;
 
 interface PathEntry { pattern: RegExp; byMethod: Map<string, OperationDefinition>; readOnly: ReadOnly | null }
 
+/** A parameter may be empty (`/patients/`), as Fastify's router takes it: the route answers, not a 404 of the path. */
 function templateToRegExp(path: string): RegExp {
   const escaped = path.replace(/[.*+?^$()|[\]\\]/g, '\\$&');
-  return new RegExp(`^${escaped.replace(/\{[^}]+\}/g, '[^/]+')}$`);
+  return new RegExp(`^${escaped.replace(/\{[^}]+\}/g, '[^/]*')}$`);
 }
 
 const paths = new Map<string, PathEntry>();

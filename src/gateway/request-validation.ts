@@ -1,6 +1,7 @@
 import type { OperationDefinition, Validator } from '../generated/contract.js';
 import { RequestError, type ValidationIssue } from '../shared/request-error.js';
 import type { CallInput } from './operation-call.js';
+import { unstorableTextPointers } from '../domain/storable-text.js';
 
 const SLOTS = ['params', 'query', 'headers', 'body'] as const;
 type Slot = (typeof SLOTS)[number];
@@ -27,17 +28,44 @@ function codeFor(issues: ValidationIssue[]) {
   return issues.some((i) => i.location === 'header' && i.path === 'idempotency-key') ? 'PLATFORM_INVALID_IDEMPOTENCY_KEY' : 'PLATFORM_INVALID_REQUEST';
 }
 
-/** Runs the operation's precompiled validators and reports every problem at once. */
+const UNSTORABLE_MESSAGE = 'holds a NUL character or an unpaired UTF-16 surrogate, which no field can store';
+
+/**
+ * Text no field can store, wherever a request carries data: body, query and path (Node's HTTP parser already refuses
+ * NUL in headers). Checked once here for every operation, so no handler meets it and no insert fails on it.
+ */
+export function unstorableTextIssues(slot: Slot, value: unknown): ValidationIssue[] {
+  const issue = (path: string): ValidationIssue => ({ location: LOCATION[slot], path, message: UNSTORABLE_MESSAGE, keyword: 'storableText' });
+  if (slot === 'body') return unstorableTextPointers(value).map(issue);
+  // A parameter is named, as in every other issue of it, however it nests (a repeated query parameter is an array).
+  const named = Object.entries((value ?? {}) as Record<string, unknown>);
+  return named.filter(([name, item]) => unstorableTextPointers([name, item], 1).length > 0).map(([name]) => issue(name));
+}
+
+/** A refusal naming the fields of `slot` that hold text no field can store; undefined when there are none. */
+export function unstorableTextRefusal(slot: Slot, value: unknown): RequestError | undefined {
+  const issues = unstorableTextIssues(slot, value);
+  return issues.length === 0 ? undefined : invalidRequest(issues);
+}
+
+/** Runs the operation's precompiled validators and the storable-text check, and reports every problem at once. */
 export function validateRequest(operation: OperationDefinition, input: CallInput) {
   let issues: ValidationIssue[] | undefined;
   const validate: Partial<Record<Slot, Validator>> = operation.validate;
   for (const slot of SLOTS) {
     const validator = validate[slot];
     if (validator && !validator(input[slot])) (issues ??= []).push(...(validator.errors ?? []).map((e) => describe(slot, e)));
+    if (slot !== 'headers') {
+      const unstorable = unstorableTextIssues(slot, input[slot]);
+      if (unstorable.length > 0) (issues ??= []).push(...unstorable);
+    }
   }
-  if (!issues) return;
+  if (issues) throw invalidRequest(issues);
+}
+
+function invalidRequest(issues: ValidationIssue[]): RequestError {
   const code = codeFor(issues);
-  throw new RequestError(400, 'invalid_request', code,
+  return new RequestError(400, 'invalid_request', code,
     code === 'PLATFORM_INVALID_IDEMPOTENCY_KEY'
       ? 'Commands need an idempotency-key header of 8 to 128 characters from letters, digits, ".", "_", ":" and "-".'
       : `The request does not match the contract: ${issues.map((i) => `${i.location} ${i.path || '(root)'} ${i.message}`).join('; ')}.`,

@@ -7,6 +7,7 @@ import { PHI_MODES } from './grants.js';
 import { dummySecretHash, secretLookupId, verifySecret } from './secrets.js';
 import type { TokenFailureLimiter } from './token-failures.js';
 import type { TokenSigner } from './tokens.js';
+import { isStorableText } from '../domain/storable-text.js';
 
 export type TokenRequest = components['schemas']['TokenRequest'];
 
@@ -80,7 +81,9 @@ function basicCredentials(authorization: string): PresentedCredentials {
   const colon = decoded.indexOf(':');
   if (colon < 0) return {};
   try {
-    return { clientId: formDecode(decoded.slice(0, colon)), clientSecret: formDecode(decoded.slice(colon + 1)) };
+    const clientId = formDecode(decoded.slice(0, colon));
+    // No client's id holds text the database cannot store (a NUL): a failed authentication, not a failed query.
+    return isStorableText(clientId) ? { clientId, clientSecret: formDecode(decoded.slice(colon + 1)) } : {};
   } catch {
     return {}; // malformed percent-encoding: a failed authentication like any other
   }

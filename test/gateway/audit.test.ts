@@ -75,6 +75,21 @@ t.test('insertAuditEvents writes every field of the event', async (t) => {
   t.ok(Math.abs(second.occurred_at.getTime() - Date.now()) < 60_000, 'occurred_at defaults to now');
 });
 
+t.test('an event holding NUL or lone surrogates is stored, never refused: each becomes U+FFFD', async (t) => {
+  const agencyId = await newAgency();
+  const text = 'Jane \u0000 \ud800 \udc00 😀';
+  const stored = 'Jane \ufffd \ufffd \ufffd 😀';
+  const details = { natural_language_input: text, parameters: { [`k${text}`]: [text] } };
+  await insertAuditEvents([event(agencyId, { sourceSystem: text, externalReferenceId: text, resourceIds: [text], details })]).execute(db);
+  const buffer = new AuditBuffer(db, capturingLog());
+  buffer.push(event(agencyId, { details: { natural_language_input: text } }));
+  await buffer.close();
+  const rows = await auditRows(agencyId);
+  t.equal(rows.length, 2, 'both written: the direct insert and the buffered one');
+  t.match(rows[0], { source_system: stored, external_reference_id: stored, resource_ids: [stored], details: { natural_language_input: stored, parameters: { [`k${stored}`]: [stored] } } });
+  t.match(rows[1], { details: { natural_language_input: stored } });
+});
+
 t.test('the database refuses UPDATE, DELETE and TRUNCATE of audit_events', async (t) => {
   const agencyId = await newAgency();
   await insertAuditEvents([event(agencyId)]).execute(db);

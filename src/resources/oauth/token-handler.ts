@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { operations } from '../../generated/contract.js';
 import { RequestError } from '../../shared/request-error.js';
+import { unstorableTextRefusal } from '../../gateway/request-validation.js';
 import type { ClientCredentialsGrant } from '../../identity/client-credentials.js';
 import type { Handler } from '../handler.js';
 
@@ -38,7 +39,11 @@ export function routeGrantTypes(app: FastifyInstance, handovers: Record<string, 
   const otherGrantTypes = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     const grantType = (request.body as { grant_type?: unknown } | undefined)?.grant_type;
     if (grantType === undefined || grantType === GRANT_TYPE) return;
-    if (typeof grantType === 'string' && Object.hasOwn(handovers, grantType)) return handovers[grantType](request, reply);
+    if (typeof grantType === 'string' && Object.hasOwn(handovers, grantType)) {
+      const unstorable = unstorableTextRefusal('body', request.body);
+      if (unstorable) throw unstorable;
+      return handovers[grantType](request, reply);
+    }
     const supported = [GRANT_TYPE, ...Object.keys(handovers)].join(', ');
     throw new RequestError(400, 'unsupported_grant_type', 'PLATFORM_INVALID_REQUEST', `grant_type must be one of ${supported}; no other grant is supported.`, {
       issues: [{ location: 'body', path: '/grant_type', message: `must be one of ${supported}`, keyword: 'enum' }],

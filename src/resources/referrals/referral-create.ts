@@ -1,14 +1,12 @@
 import type { Handler } from '../handler.js';
 import { runIntakePipeline } from '../../domain/intake/pipeline.js';
 import { misspeltFieldWarnings } from '../../domain/intake/request-shape.js';
-import { checkStorableText } from '../../domain/intake/storable-text.js';
 import { referralIntakeStore } from './referral-intake-store.js';
 import { emitReferralEvents } from './referral-events.js';
 
 /** Route 11: the intake pipeline records the lead (accepted or declined), and its events, in the command's transaction. */
 export const createReferral: Handler<'createReferral'> = async (ctx) => {
   const { body, store } = ctx;
-  checkStorableText(body);
   // Stamped before the pipeline runs, so that a refused attempt's audit record carries the sender's reference too.
   store.audit.sourceSystem = body.source_system ?? null;
   store.audit.externalReferenceId = body.external_reference_id ?? null;

@@ -1,0 +1,37 @@
+/**
+ * Text PostgreSQL cannot store: NUL, and UTF-16 surrogates without their pair (text and jsonb refuse both). A value
+ * holding one would fail its insert, or be changed on the way in, so requests carrying one are refused as sent.
+ */
+const SUSPECT = /[\u0000\uD800-\uDFFF]/;
+const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+/** The quick test finds nothing in almost all text; the exact one tells a lone surrogate from a pair. */
+export function isStorableText(text: string): boolean {
+  if (!SUSPECT.test(text)) return true;
+  UNSTORABLE.lastIndex = 0;
+  return !UNSTORABLE.test(text);
+}
+
+/** The same text in a form that is always stored: each NUL and lone surrogate becomes U+FFFD. */
+export function storableText(text: string): string {
+  return isStorableText(text) ? text : text.replace(UNSTORABLE, '\uFFFD');
+}
+
+const pointerToken = (key: string) => key.replaceAll('~', '~0').replaceAll('/', '~1');
+
+/** The JSON pointer of every string or member name in `value` that cannot be stored, at most `limit` of them. */
+export function unstorableTextPointers(value: unknown, limit = 10, pointer = '', found: string[] = []): string[] {
+  if (found.length >= limit) return found;
+  if (typeof value === 'string') {
+    if (!isStorableText(value)) found.push(pointer);
+    return found;
+  }
+  if (typeof value !== 'object' || value === null) return found;
+  for (const key of Object.keys(value)) {
+    const itemPointer = `${pointer}/${pointerToken(key)}`;
+    if (!isStorableText(key)) found.push(itemPointer);
+    else unstorableTextPointers((value as Record<string, unknown>)[key], limit, itemPointer, found);
+    if (found.length >= limit) break;
+  }
+  return found;
+}

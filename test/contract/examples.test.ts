@@ -92,3 +92,29 @@ t.test('version 1 examples are served in version 1 names', async (t) => {
   t.notOk('display_name' in patients(documents.v1));
   t.equal(patients(documents.v1).full_name, patients(documents.v2).display_name);
 });
+
+const parameterOf = (doc: Node, own: Node): Node => (typeof own.$ref === 'string' ? doc.components.parameters[own.$ref.split('/').pop()!] : own);
+const sampleValue = (parameter: Node): unknown =>
+  parameter.example ?? Object.values<Node>(parameter.examples ?? {})[0]?.value ?? parameter.schema?.example ?? parameter.schema?.default;
+
+t.test('every parameter a code sample sends has an example its schema accepts (no empty idempotency-key or id to paste)', async (t) => {
+  for (const [name, doc] of Object.entries(documents)) {
+    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    addFormats.default(ajv);
+    for (const item of Object.values<Node>(doc.paths)) {
+      for (const method of METHODS.filter((m) => item[m])) {
+        const operation = item[method];
+        for (const parameter of [...(item.parameters ?? []), ...(operation.parameters ?? [])].map((own: Node) => parameterOf(doc, own))) {
+          const where = `${name}: ${operation.operationId} ${parameter.in} ${parameter.name}`;
+          const value = sampleValue(parameter);
+          if (value === undefined) {
+            t.notOk(parameter.required, `${where} is required, so its sample needs an example`);
+            continue;
+          }
+          const validate = ajv.compile(parameter.schema);
+          t.ok(validate(value), `${where}: ${JSON.stringify(value)} ${ajv.errorsText(validate.errors)}`);
+        }
+      }
+    }
+  }
+});

@@ -7,7 +7,7 @@ export type Validator = ((data: unknown) => boolean) & {
   errors?: Array<{ instancePath: string; keyword: string; message?: string; params: Record<string, unknown> }> | null;
 };
 
-export const contractInfo = {"title":"Extension API","version":"2.8.0"} as const;
+export const contractInfo = {"title":"Extension API","version":"2.9.0"} as const;
 
 export const operations = {
   getHealth: {
@@ -596,7 +596,7 @@ export const operations = {
     authenticated: true,
     requestContentTypes: [],
     responseContentType: "application/json",
-    queryParameters: [{"name":"limit","in":"query","required":false,"description":"Page size. Default 50, maximum 200; a larger value is refused, not capped.","schema":{"type":"integer","minimum":1,"maximum":200,"default":50}},{"name":"offset","in":"query","required":false,"description":"Items to skip. Default 0, maximum 100000 (a larger value is a 400); deeper pages: use meta.next_cursor (keyset, constant time).","schema":{"type":"integer","minimum":0,"maximum":100000,"default":0}},{"name":"cursor","in":"query","required":false,"description":"Keyset cursor from meta.next_cursor: continues the list in the same order in constant time at any depth (offset pages slow down with depth). A cursor is bound to what it was issued for: the token's agency, extension and PHI mode, this operation, and the list's filters (every query parameter but limit, offset and cursor, in any order). Send it back with the same filters; limit may change from page to page, and a new token of the same extension and PHI mode may continue the walk. Anywhere else (another agency, extension, PHI mode, list or filter set) it is refused exactly like a tampered cursor: 400 PLATFORM_INVALID_INPUT with details.field \"cursor\". Not combinable with a non-zero offset (400).","schema":{"type":"string","minLength":1,"maxLength":512}},{"name":"status","in":"query","required":false,"description":"signature_status, one value or a comma-separated list (any of them): signed, awaiting_signature, signature_not_required, rejected, superseded, cancelled.","schema":{"type":"string","pattern":"^(signed|awaiting_signature|signature_not_required|rejected|superseded|cancelled)(,(signed|awaiting_signature|signature_not_required|rejected|superseded|cancelled))*$","maxLength":200}},{"name":"order_type","in":"query","required":false,"description":"Kind of order, one value or a comma-separated list: plan_of_care, recertification, verbal, supplemental, face_to_face, discharge.","schema":{"type":"string","pattern":"^(plan_of_care|recertification|verbal|supplemental|face_to_face|discharge)(,(plan_of_care|recertification|verbal|supplemental|face_to_face|discharge))*$","maxLength":200}},{"name":"aging_bucket","in":"query","required":false,"description":"Aging bucket as of as_of, one value or a comma-separated list: not_sent, 0_7_days, 8_14_days, 15_30_days, 31_plus_days. Only orders awaiting signature have one.","schema":{"type":"string","pattern":"^(not_sent|0_7_days|8_14_days|15_30_days|31_plus_days)(,(not_sent|0_7_days|8_14_days|15_30_days|31_plus_days))*$","maxLength":200}},{"name":"sla_breached","in":"query","required":false,"description":"true: orders past the agency's SLA as of as_of (awaiting longer than sla_days, or signed after more than sla_days); false: the others.","schema":{"type":"boolean"}},{"name":"physician_id","in":"query","required":false,"description":"Physician id; in a no_phi session the physician's PH- handle (a real id, or a handle of another agency, is refused with PLATFORM_PSEUDONYM_UNRESOLVED).","schema":{"type":"string","maxLength":128}},{"name":"patient_id","in":"query","required":false,"description":"Patient id; in a no_phi session the patient's PT- handle (a real id, or a handle of another agency, is refused with PLATFORM_PSEUDONYM_UNRESOLVED).","schema":{"type":"string","maxLength":128}},{"name":"as_of","in":"query","required":false,"description":"Instant to count aging at, within the past year (from one year before the request up to the request's instant); anything else is a 400 PLATFORM_INVALID_INPUT naming the allowed range. Absent: the instant of the request. meta.as_of says which instant was used.","schema":{"type":"string","format":"date-time"}}],
+    queryParameters: [{"name":"limit","in":"query","required":false,"description":"Page size. Default 50, maximum 200; a larger value is refused, not capped.","schema":{"type":"integer","minimum":1,"maximum":200,"default":50}},{"name":"offset","in":"query","required":false,"description":"Items to skip. Default 0, maximum 100000 (a larger value is a 400); deeper pages: use meta.next_cursor (keyset, constant time).","schema":{"type":"integer","minimum":0,"maximum":100000,"default":0}},{"name":"cursor","in":"query","required":false,"description":"Keyset cursor from meta.next_cursor: continues the list in the same order in constant time at any depth (offset pages slow down with depth). A cursor is bound to what it was issued for: the token's agency, extension and PHI mode, this operation, and the list's filters (every query parameter but limit, offset and cursor, in any order). Send it back with the same filters; limit may change from page to page, and a new token of the same extension and PHI mode may continue the walk. Anywhere else (another agency, extension, PHI mode, list or filter set) it is refused exactly like a tampered cursor: 400 PLATFORM_INVALID_INPUT with details.field \"cursor\". Not combinable with a non-zero offset (400).","schema":{"type":"string","minLength":1,"maxLength":512}},{"name":"status","in":"query","required":false,"description":"signature_status, one value or a comma-separated list (any of them): signed, awaiting_signature, signature_not_required, rejected, superseded, cancelled.","schema":{"type":"string","pattern":"^(signed|awaiting_signature|signature_not_required|rejected|superseded|cancelled)(,(signed|awaiting_signature|signature_not_required|rejected|superseded|cancelled))*$","maxLength":200}},{"name":"order_type","in":"query","required":false,"description":"Kind of order, one value or a comma-separated list: plan_of_care, recertification, verbal, supplemental, face_to_face, discharge.","schema":{"type":"string","pattern":"^(plan_of_care|recertification|verbal|supplemental|face_to_face|discharge)(,(plan_of_care|recertification|verbal|supplemental|face_to_face|discharge))*$","maxLength":200}},{"name":"aging_bucket","in":"query","required":false,"description":"Aging bucket as of as_of, one value or a comma-separated list: not_sent, 0_7_days, 8_14_days, 15_30_days, 31_plus_days. Only orders awaiting signature have one.","schema":{"type":"string","pattern":"^(not_sent|0_7_days|8_14_days|15_30_days|31_plus_days)(,(not_sent|0_7_days|8_14_days|15_30_days|31_plus_days))*$","maxLength":200}},{"name":"sla_breached","in":"query","required":false,"description":"true: orders past the agency's SLA as of as_of (awaiting longer than sla_days, or signed after more than sla_days); false: the others.","schema":{"type":"boolean"}},{"name":"physician_id","in":"query","required":false,"description":"Physician id; in a no_phi session the physician's PH- handle (a real id, or a handle of another agency, is refused with PLATFORM_PSEUDONYM_UNRESOLVED).","schema":{"type":"string","maxLength":128}},{"name":"patient_id","in":"query","required":false,"description":"Patient id; in a no_phi session the patient's PT- handle (a real id, or a handle of another agency, is refused with PLATFORM_PSEUDONYM_UNRESOLVED).","schema":{"type":"string","maxLength":128}},{"name":"as_of","in":"query","required":false,"description":"Instant to count aging at, within the past year (from one year before the request up to the request's instant), and in a no_phi session within the past 24 hours: moving the clock further back would show the day an order changes aging bucket, which gives its sent date. Anything else is a 400 PLATFORM_INVALID_INPUT naming the allowed range. Absent: the instant of the request. meta.as_of says which instant was used.","schema":{"type":"string","format":"date-time"}}],
     readOnly: null,
     queryTokens: false,
     replaySealed: false,
@@ -623,7 +623,7 @@ export const operations = {
     authenticated: true,
     requestContentTypes: [],
     responseContentType: "application/json",
-    queryParameters: [{"name":"as_of","in":"query","required":false,"description":"Instant to count aging at, within the past year (from one year before the request up to the request's instant); anything else is a 400 PLATFORM_INVALID_INPUT naming the allowed range. Absent: the instant of the request. meta.as_of says which instant was used.","schema":{"type":"string","format":"date-time"}}],
+    queryParameters: [{"name":"as_of","in":"query","required":false,"description":"Instant to count aging at, within the past year (from one year before the request up to the request's instant), and in a no_phi session within the past 24 hours: moving the clock further back would show the day an order changes aging bucket, which gives its sent date. Anything else is a 400 PLATFORM_INVALID_INPUT naming the allowed range. Absent: the instant of the request. meta.as_of says which instant was used.","schema":{"type":"string","format":"date-time"}}],
     readOnly: null,
     queryTokens: false,
     replaySealed: false,
@@ -1962,6 +1962,14 @@ export const noPhiPlans: Record<string, { fields: Readonly<Record<string, NoPhiR
         "reduce": "year",
         "format": "date-time"
       },
+      "days_outstanding": {
+        "reduce": "withheld",
+        "empty": null
+      },
+      "days_to_sign": {
+        "reduce": "withheld",
+        "empty": null
+      },
       "created_at": {
         "reduce": "year",
         "format": "date-time"
@@ -2371,14 +2379,14 @@ export type ErrorCode = (typeof errorCodes)[number]['code'];
 export const contractVersions = [
   {
     "version": "1",
-    "manifest_version": "1.2.0",
+    "manifest_version": "1.3.0",
     "status": "deprecated",
     "deprecated_at": "2026-07-25T00:00:00Z",
     "successor": "2"
   },
   {
     "version": "2",
-    "manifest_version": "2.8.0",
+    "manifest_version": "2.9.0",
     "status": "current",
     "deprecated_at": null,
     "successor": null

@@ -458,7 +458,7 @@ export type paths = {
         };
         /**
          * List physician orders
-         * @description Physician orders of the agency, newest first: created_at descending, ties by id descending. Aging is counted as of meta.as_of in whole calendar days of the time zone of the order's office (days change at local midnight, so a day across a daylight-saving change lasts 23 or 25 hours). Only orders awaiting signature age; as_of moves the clock, not the record: signature_status and the dates are the order's current ones, and an order sent after as_of counts as not_sent. meta.summary counts the awaiting orders of the whole filtered set (not only this page) per aging bucket. Paging: offset must be a multiple of limit (spec part 4 rule 3): another offset is a 400 PLATFORM_INVALID_INPUT whose details give the nearest valid offsets (previous_valid_offset, next_valid_offset); next_offset always is one. `cursor` continues the same order by keyset at any depth. To walk a list whose filters depend on aging (aging_bucket, sla_breached) page after page, send the first page's meta.as_of as as_of: without it each page is aged at its own instant. In no_phi sessions (spec part 4 rule 4) order ids are stable OR- handles, patient and physician references are PT- and PH- handles (the filters take them back), the physician's name and NPI are null, and dates are reduced to the year; days_outstanding, days_to_sign and the bucket are served as computed.
+         * @description Physician orders of the agency, newest first: created_at descending, ties by id descending. Aging is counted as of meta.as_of in whole calendar days of the time zone of the order's office (days change at local midnight, so a day across a daylight-saving change lasts 23 or 25 hours). Only orders awaiting signature age; as_of moves the clock, not the record: signature_status and the dates are the order's current ones, and an order sent after as_of counts as not_sent. meta.summary counts the awaiting orders of the whole filtered set (not only this page) per aging bucket. Paging: offset must be a multiple of limit (spec part 4 rule 3): another offset is a 400 PLATFORM_INVALID_INPUT whose details give the nearest valid offsets (previous_valid_offset, next_valid_offset); next_offset always is one. `cursor` continues the same order by keyset at any depth. To walk a list whose filters depend on aging (aging_bucket, sla_breached) page after page, send the first page's meta.as_of as as_of: without it each page is aged at its own instant. In no_phi sessions (spec part 4 rule 4) order ids are stable OR- handles, patient and physician references are PT- and PH- handles (the filters take them back), the physician's name and NPI are null, dates are reduced to the year, and days_outstanding and days_to_sign are null (beside the exact meta.as_of they would give back the dates reduced to the year): the aging bucket, sla_breached and meta.summary say how old the orders are, and as_of may reach back 24 hours at most.
          */
         get: operations["listPhysicianOrders"];
         put?: never;
@@ -484,7 +484,7 @@ export type paths = {
         };
         /**
          * Get a physician order
-         * @description One physician order, aged as of meta.as_of like the list. In a phi session the id is the order's id; an OR- handle there is a 400 PLATFORM_INVALID_INPUT. In a no_phi session the id is the order's OR- handle from a no_phi list of the same agency: a real order id is a 400 PLATFORM_INVALID_INPUT, and a handle this agency never issued 404 PLATFORM_PSEUDONYM_UNRESOLVED. An id of another agency answers like an unknown one (404 PLATFORM_RESOURCE_NOT_FOUND).
+         * @description One physician order, aged as of meta.as_of like the list. In a phi session the id is the order's id; an OR- handle there is a 400 PLATFORM_INVALID_INPUT. In a no_phi session the id is the order's OR- handle from a no_phi list of the same agency: a real order id is a 400 PLATFORM_INVALID_INPUT, and a handle this agency never issued 404 PLATFORM_PSEUDONYM_UNRESOLVED. An id of another agency answers like an unknown one (404 PLATFORM_RESOURCE_NOT_FOUND). A no_phi session sees the order reduced as in the list: handles, dates to the year, days_outstanding and days_to_sign null.
          */
         get: operations["getPhysicianOrder"];
         put?: never;
@@ -2229,18 +2229,18 @@ export type components = {
              * @description Signed order received back by the agency (year only in no_phi sessions).
              */
             received_at: string | null;
-            /** @description Whole days awaiting signature since sent_at, as of meta.as_of (calendar days of the office's time zone); null unless awaiting signature and sent by as_of. */
+            /** @description Whole days awaiting signature since sent_at, as of meta.as_of (calendar days of the office's time zone); null unless awaiting signature and sent by as_of. Null in no_phi sessions: beside the exact meta.as_of it would give the sent date that sent_at reduces to the year; aging_bucket and sla_breached say how old the order is there. */
             days_outstanding: number | null;
             /**
-             * @description Aging as of meta.as_of: not_sent (awaiting signature, not sent by as_of), 0_7_days, 8_14_days, 15_30_days or 31_plus_days by days_outstanding (bounds included); null unless awaiting signature.
+             * @description Aging as of meta.as_of: not_sent (awaiting signature, not sent by as_of), 0_7_days, 8_14_days, 15_30_days or 31_plus_days by days_outstanding (bounds included); null unless awaiting signature. Kept in no_phi sessions: the most they learn of an awaiting order's age.
              * @enum {string|null}
              */
             aging_bucket: "not_sent" | "0_7_days" | "8_14_days" | "15_30_days" | "31_plus_days" | null;
-            /** @description The agency's signature SLA in days (default 7; set by the agency's administrator). */
+            /** @description The agency's signature SLA in days (default 7; set by the agency's administrator). Kept in no_phi sessions (the agency's setting, not the order's). */
             sla_days: number;
-            /** @description Awaiting: days_outstanding greater than sla_days as of meta.as_of. Signed: days_to_sign greater than sla_days. Otherwise false (an order not sent yet has not started its SLA). */
+            /** @description Awaiting: days_outstanding greater than sla_days as of meta.as_of. Signed: days_to_sign greater than sla_days. Otherwise false (an order not sent yet has not started its SLA). Kept in no_phi sessions. */
             sla_breached: boolean;
-            /** @description Whole days from sent to signed (calendar days of the office's time zone); null unless signed after being sent. */
+            /** @description Whole days from sent to signed (calendar days of the office's time zone); null unless signed after being sent. Null in no_phi sessions: with either date it gives the other, which signed_at and sent_at reduce to the year; sla_breached says whether the signature took longer than the SLA. */
             days_to_sign: number | null;
             /**
              * Format: date-time
@@ -5381,7 +5381,7 @@ export interface operations {
                 physician_id?: string;
                 /** @description Patient id; in a no_phi session the patient's PT- handle (a real id, or a handle of another agency, is refused with PLATFORM_PSEUDONYM_UNRESOLVED). */
                 patient_id?: string;
-                /** @description Instant to count aging at, within the past year (from one year before the request up to the request's instant); anything else is a 400 PLATFORM_INVALID_INPUT naming the allowed range. Absent: the instant of the request. meta.as_of says which instant was used. */
+                /** @description Instant to count aging at, within the past year (from one year before the request up to the request's instant), and in a no_phi session within the past 24 hours: moving the clock further back would show the day an order changes aging bucket, which gives its sent date. Anything else is a 400 PLATFORM_INVALID_INPUT naming the allowed range. Absent: the instant of the request. meta.as_of says which instant was used. */
                 as_of?: string;
             };
             header?: {
@@ -5489,7 +5489,7 @@ export interface operations {
     getPhysicianOrder: {
         parameters: {
             query?: {
-                /** @description Instant to count aging at, within the past year (from one year before the request up to the request's instant); anything else is a 400 PLATFORM_INVALID_INPUT naming the allowed range. Absent: the instant of the request. meta.as_of says which instant was used. */
+                /** @description Instant to count aging at, within the past year (from one year before the request up to the request's instant), and in a no_phi session within the past 24 hours: moving the clock further back would show the day an order changes aging bucket, which gives its sent date. Anything else is a 400 PLATFORM_INVALID_INPUT naming the allowed range. Absent: the instant of the request. meta.as_of says which instant was used. */
                 as_of?: string;
             };
             header?: {

@@ -2,12 +2,14 @@ import t from 'tap';
 import { parse as parseYaml } from 'yaml';
 import { contractChangelog } from '../../src/docs/changelog.js';
 import { currentDocument, versionDocument, withServer } from '../../src/docs/contract-documents.js';
+import { contractVersions } from '../../src/generated/contract.js';
 import { readProjectFile } from '../../src/project-files.js';
 import { buildTestApp } from '../helpers/app.js';
 
 const baseUrl = 'https://api.agency.example';
 const api = await buildTestApp({ tokenIssuer: baseUrl });
 const contract = readProjectFile('openapi.json');
+const manifest = (version: string) => contractVersions.find((v) => v.version === version)!.manifest_version;
 
 t.test('each published document is served as JSON and YAML with a strong ETag, naming this deployment as its server', async (t) => {
   const source = JSON.parse(contract);
@@ -43,7 +45,7 @@ t.test('each published document is served as JSON and YAML with a strong ETag, n
     t.equal(stale.statusCode, 200);
   }
   const v1 = (await api.request({ method: 'GET', url: '/platform/api/v1/openapi.json' })).json();
-  t.equal(v1.info.version, '1.2.0');
+  t.equal(v1.info.version, manifest('1'));
   t.same(v1.components.parameters.ContractVersion.schema, { type: 'string', enum: ['1'], default: '1' });
   t.ok(v1.components.schemas.PatientSummary.required.includes('full_name'), 'v1 names the patient full_name');
   t.notOk('display_name' in v1.components.schemas.PatientSummary.properties, 'and has no display_name');
@@ -56,7 +58,7 @@ t.test('the changelog is served beside the documents and in their descriptions',
   t.equal(res.headers['content-type'], 'text/markdown; charset=utf-8');
   t.equal(res.body, contractChangelog(JSON.parse(contract)));
   const v2 = (await api.request({ method: 'GET', url: '/platform/api/v2/openapi.json' })).json();
-  t.match(v2.info.description, '### Version 2 (manifest 2.8.0): current', 'one heading level down in the description');
+  t.match(v2.info.description, `### Version 2 (manifest ${manifest('2')}): current`, 'one heading level down in the description');
 });
 
 t.test('the reference page loads only assets this app serves', async (t) => {

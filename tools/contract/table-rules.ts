@@ -79,11 +79,21 @@ function at(doc: Node, pointer: string): unknown {
   return pointer.slice(2).split('/').reduce((node: Node | undefined, key: string) => node?.[key.replace(/~1/g, '/').replace(/~0/g, '~')], doc);
 }
 
-/** A reduction added to a property clients already read; `kept` reduces nothing, and a new property is new to everyone. */
+/**
+ * The reductions head records in `x-svc-no-phi-fixes`, by pointer: added to released properties to close a way a
+ * no_phi session learned what the contract says it does not, in every live version at once.
+ */
+const recordedFixes = (head: Node) => new Map<string, string>((head['x-svc-no-phi-fixes'] ?? []).map((fix: Node) => [fix.pointer, show(fix['x-svc-phi'])]));
+
+/**
+ * A reduction added to a property clients already read; `kept` reduces nothing, a new property is new to everyone,
+ * and a privacy fix recorded with exactly this mark is released as one.
+ */
 function phiMarkRules(base: Node, head: Node): BreakingChange[] {
   const before = phiMarks(base);
+  const fixes = recordedFixes(head);
   return [...phiMarks(head)]
-    .filter(([pointer, mark]) => mark !== 'kept' && show(before.get(pointer)) !== show(mark))
+    .filter(([pointer, mark]) => mark !== 'kept' && show(before.get(pointer)) !== show(mark) && fixes.get(pointer) !== show(mark))
     .filter(([pointer]) => before.has(pointer) || at(base, pointer) !== undefined)
     .map(([pointer, mark]) => ({
       rule: 'x-svc-phi-reduction-added',

@@ -2,6 +2,7 @@ import { resourceNotFound, type Handler, type QueryParams } from '../handler.js'
 import { paging } from '../../generated/contract.js';
 import { PlatformError } from '../../shared/platform-error.js';
 import { PSEUDONYM_PREFIX } from '../../shared/ids.js';
+import type { PhiMode } from '../../shared/principal.js';
 import type { TenantStore } from '../../db/tenant-store.js';
 import type { AgingBucket } from '../../domain/physician-orders/aging.js';
 import { patientIdFilter, realIdFilter } from '../phi-view.js';
@@ -13,15 +14,25 @@ function invalid(field: string, message: string, details: Record<string, string 
   return new PlatformError('PLATFORM_INVALID_INPUT', message, { field, ...details });
 }
 
-/** The instant aging is counted at: as_of within the past year, or now. */
-function agingInstant(asOf: string | undefined): Date {
+const NO_PHI_AS_OF_MS = 24 * 3_600_000;
+
+/** The earliest as_of: a year back, or 24 hours in no_phi sessions, where the day an order changes bucket is its sent date. */
+function earliestAsOf(now: Date, phiMode: PhiMode): Date {
+  if (phiMode === 'no_phi') return new Date(now.getTime() - NO_PHI_AS_OF_MS);
+  const earliest = new Date(now);
+  earliest.setUTCFullYear(now.getUTCFullYear() - 1);
+  return earliest;
+}
+
+/** The instant aging is counted at: as_of within the past year (24 hours in no_phi sessions), or now. */
+function agingInstant(asOf: string | undefined, phiMode: PhiMode): Date {
   const now = new Date();
   if (asOf === undefined) return now;
   const at = new Date(asOf);
-  const earliest = new Date(now);
-  earliest.setUTCFullYear(now.getUTCFullYear() - 1);
+  const earliest = earliestAsOf(now, phiMode);
   if (at < earliest || at > now) {
-    throw invalid('as_of', `as_of must be within the past year, from ${earliest.toISOString()} to now (${now.toISOString()}); it was ${asOf}.`, {
+    const within = phiMode === 'no_phi' ? 'the past 24 hours in a no_phi session' : 'the past year';
+    throw invalid('as_of', `as_of must be within ${within}, from ${earliest.toISOString()} to now (${now.toISOString()}); it was ${asOf}.`, {
       earliest: earliest.toISOString(),
       latest: now.toISOString(),
     });
@@ -59,7 +70,7 @@ async function orderFilters(store: TenantStore, query: QueryParams<'listPhysicia
 }
 
 export const listPhysicianOrders: Handler<'listPhysicianOrders'> = async (ctx) => {
-  const asOf = agingInstant(ctx.query.as_of);
+  const asOf = agingInstant(ctx.query.as_of, ctx.store.phiMode);
   checkOffset(ctx.query);
   const filters = await orderFilters(ctx.store, ctx.query);
   const { rows, meta, summary } = await listOrderPage(ctx.store, filters, asOf, ctx.query, ctx.cursors);
@@ -82,7 +93,7 @@ async function orderId(store: TenantStore, sent: string): Promise<string> {
 }
 
 export const getPhysicianOrder: Handler<'getPhysicianOrder'> = async (ctx) => {
-  const asOf = agingInstant(ctx.query.as_of);
+  const asOf = agingInstant(ctx.query.as_of, ctx.store.phiMode);
   const row = await findOrder(ctx.store, await orderId(ctx.store, ctx.params.id), asOf);
   if (!row) throw resourceNotFound('physician order', ctx.params.id);
   return { data: physicianOrder(row, asOf), meta: { as_of: asOf.toISOString() } };

@@ -1,7 +1,7 @@
 import type { SelectQueryBuilder } from 'kysely';
 import type { components } from '../../generated/openapi.js';
 import type { TenantStore } from '../../db/tenant-store.js';
-import { operations, type OperationId } from '../../generated/contract.js';
+import { noPhiPlans, operations, type OperationId } from '../../generated/contract.js';
 
 type Schemas = components['schemas'];
 export type QueryColumn = Schemas['QueryColumn'];
@@ -64,6 +64,19 @@ export const column = (name: string, type: QueryColumn['type'], description: str
   description,
   phi,
 });
+
+/**
+ * The no_phi mark of a property of a contract schema (its x-svc-phi, compiled into noPhiPlans) as a column's: a column
+ * that serves a field of a route's resource shows a no_phi session no more of it than the route does, and the mark is
+ * written once, in the contract. A reduction a column cannot carry fails at startup.
+ */
+export function phiOf<S extends keyof Schemas>(schema: S, property: keyof Schemas[S] & string): QueryColumnPhi {
+  const reduction = noPhiPlans[schema]?.fields[property];
+  if (!reduction) return { reduce: 'kept' };
+  if (reduction.reduce === 'withheld' || reduction.reduce === 'year' || reduction.reduce === 'zip3') return { reduce: reduction.reduce };
+  if (reduction.reduce === 'handle' && !reduction.when) return { reduce: 'handle', kind: reduction.kind as QueryColumnPhi['kind'] };
+  throw new Error(`${schema}.${property}: its no_phi mark ${JSON.stringify(reduction)} cannot be a column's`);
+}
 
 /** Shared parameter declarations. */
 export const DATE_RANGE: ParametersSchema['properties'] = {

@@ -1,8 +1,9 @@
 import { sql } from 'kysely';
 import type { TenantStore } from '../../db/tenant-store.js';
+import type { components } from '../../generated/openapi.js';
 import { AGING_BUCKETS, type AgingBucket } from '../../domain/physician-orders/aging.js';
 import { AgingConditions, agencyOrders } from '../physician-orders/physician-order-repository.js';
-import { column, OFFICE_ID, type GovernedQuery, readsDataOf } from './governed-query.js';
+import { column, OFFICE_ID, phiOf, type GovernedQuery, readsDataOf } from './governed-query.js';
 
 /**
  * Orders waiting for a physician's signature, aged at the run's instant by the physician-order rules (office-calendar
@@ -23,10 +24,13 @@ function awaitingOrders(store: TenantStore, asOf: Date, aging: AgingConditions, 
   ]);
 }
 
+/** A column serving a field of GET /physician-orders, reduced in no_phi sessions as that route reduces it. */
+const orderPhi = (field: keyof components['schemas']['PhysicianOrder']) => phiOf('PhysicianOrder', field);
+
 const PHYSICIAN_COLUMNS = [
-  column('physician_name', 'string', 'Signing physician (withheld in no_phi sessions).', { reduce: 'withheld' }),
-  column('physician_id', 'string', 'Physician id (a PH- handle in no_phi sessions).', { reduce: 'handle', kind: 'physician' }),
-  column('physician_npi', 'string', 'Physician NPI (withheld in no_phi sessions).', { reduce: 'withheld' }),
+  column('physician_name', 'string', 'Signing physician (withheld in no_phi sessions).', orderPhi('physician_name')),
+  column('physician_id', 'string', 'Physician id (a PH- handle in no_phi sessions).', orderPhi('physician_id')),
+  column('physician_npi', 'string', 'Physician NPI (withheld in no_phi sessions).', orderPhi('physician_npi')),
 ];
 
 const BUCKET_MEANING: Record<AgingBucket, string> = {
@@ -40,14 +44,14 @@ const BUCKET_MEANING: Record<AgingBucket, string> = {
 export const unsignedOrdersByPhysician: GovernedQuery<{ office_id?: string }> = {
   id: 'unsigned_orders_by_physician',
   title: 'Unsigned orders by physician and aging bucket',
-  description: 'Physician orders awaiting signature now, one row per physician with a count per aging bucket (office-calendar days since sent, as on GET /physician-orders), the total, how many are past the agency\'s signature SLA, and the oldest one\'s days.',
+  description: 'Physician orders awaiting signature now, one row per physician with a count per aging bucket (office-calendar days since sent, as on GET /physician-orders), the total, how many are past the agency\'s signature SLA, and the oldest one\'s days (withheld in no_phi sessions).',
   parameters: { properties: { office_id: OFFICE_ID } },
   columns: [
     ...PHYSICIAN_COLUMNS,
     ...AGING_BUCKETS.map((bucket) => column(bucket, 'integer', `Orders ${BUCKET_MEANING[bucket]}.`)),
     column('sla_breached', 'integer', 'Orders outstanding longer than the agency\'s signature SLA.'),
     column('total', 'integer', 'Orders awaiting signature.'),
-    column('oldest_days_outstanding', 'integer', 'Days outstanding of the oldest sent order (null when none is sent).'),
+    column('oldest_days_outstanding', 'integer', 'Days outstanding of the oldest sent order (null when none is sent; withheld in no_phi sessions, as days_outstanding is on GET /physician-orders).', orderPhi('days_outstanding')),
   ],
   order: { columns: ['physician_name', 'physician_id'], direction: 'asc' },
   ...readsDataOf('listPhysicianOrders'),
@@ -74,7 +78,7 @@ interface AwaitingParameters {
 export const awaitingSignatureOrders: GovernedQuery<AwaitingParameters> = {
   id: 'orders_awaiting_signature',
   title: 'Orders awaiting signature',
-  description: 'Every physician order awaiting signature now, one row per order, aged as on GET /physician-orders: who must sign it, for which patient, since when, and whether it is past the agency\'s SLA. In no_phi sessions order, patient and physician ids are handles, names withheld and dates reduced to the year.',
+  description: 'Every physician order awaiting signature now, one row per order, aged as on GET /physician-orders: who must sign it, for which patient, since when, and whether it is past the agency\'s SLA. In no_phi sessions order, patient and physician ids are handles, names withheld, dates reduced to the year and days outstanding withheld, as on GET /physician-orders.',
   parameters: {
     properties: {
       aging_bucket: { type: 'string', enum: [...AGING_BUCKETS], description: 'Only orders in this aging bucket.' },
@@ -82,15 +86,15 @@ export const awaitingSignatureOrders: GovernedQuery<AwaitingParameters> = {
     },
   },
   columns: [
-    column('order_id', 'string', 'Physician order id (an OR- handle in no_phi sessions, as on GET /physician-orders).', { reduce: 'handle', kind: 'physician_order' }),
-    column('patient_id', 'string', 'Patient id (a PT- handle in no_phi sessions).', { reduce: 'handle', kind: 'patient' }),
+    column('order_id', 'string', 'Physician order id (an OR- handle in no_phi sessions, as on GET /physician-orders).', orderPhi('id')),
+    column('patient_id', 'string', 'Patient id (a PT- handle in no_phi sessions).', orderPhi('patient_id')),
     ...PHYSICIAN_COLUMNS,
-    column('order_type', 'string', 'plan_of_care, recertification, verbal, supplemental, face_to_face or discharge.'),
-    column('office_id', 'string', 'Office the order ages in (its time zone).'),
-    column('sent_at', 'date-time', 'When it was sent to the physician (null: not sent; the year only in no_phi sessions).', { reduce: 'year' }),
-    column('days_outstanding', 'integer', 'Office-calendar days since sent (null: not sent).'),
-    column('aging_bucket', 'string', 'not_sent, 0_7_days, 8_14_days, 15_30_days or 31_plus_days.'),
-    column('sla_breached', 'boolean', 'Outstanding longer than the agency\'s signature SLA.'),
+    column('order_type', 'string', 'plan_of_care, recertification, verbal, supplemental, face_to_face or discharge.', orderPhi('order_type')),
+    column('office_id', 'string', 'Office the order ages in (its time zone).', orderPhi('office_id')),
+    column('sent_at', 'date-time', 'When it was sent to the physician (null: not sent; the year only in no_phi sessions).', orderPhi('sent_at')),
+    column('days_outstanding', 'integer', 'Office-calendar days since sent (null: not sent; withheld in no_phi sessions, where aging_bucket says how old the order is).', orderPhi('days_outstanding')),
+    column('aging_bucket', 'string', 'not_sent, 0_7_days, 8_14_days, 15_30_days or 31_plus_days.', orderPhi('aging_bucket')),
+    column('sla_breached', 'boolean', 'Outstanding longer than the agency\'s signature SLA.', orderPhi('sla_breached')),
   ],
   order: { columns: ['order_id'], direction: 'asc' },
   ...readsDataOf('listPhysicianOrders'),

@@ -191,7 +191,7 @@ t.test('an order by id is the list item; another agency gets 404 exactly as for 
   t.equal((await list(other)).json().meta.total, 0);
 });
 
-t.test('no_phi: OR-, PT- and PH- handles, no physician name or NPI, dates to the year, aging as computed', async (t) => {
+t.test('no_phi: OR-, PT- and PH- handles, no physician name or NPI, dates to the year, no day counts, bucket and SLA as computed', async (t) => {
   const [real, masked] = [(await list(phi, { ...pinned, limit: 200 })).json().data, (await list(noPhi, { ...pinned, limit: 200 })).json().data];
   const handles = await db.selectFrom('pseudonyms').select(['kind', 'real_id', 'handle']).where('agency_id', '=', agencyId).execute();
   const handleOf = (kind: string, id: string) => handles.find((h) => h.kind === kind && h.real_id === id)?.handle;
@@ -201,7 +201,7 @@ t.test('no_phi: OR-, PT- and PH- handles, no physician name or NPI, dates to the
     id: handleOf('physician_order', o.id), patient_id: handleOf('patient', o.patient_id), physician_id: handleOf('physician', o.physician_id),
     physician_name: null, physician_npi: null,
     sent_at: yearOf(o.sent_at as string | null), signed_at: yearOf(o.signed_at as string | null), received_at: yearOf(o.received_at as string | null),
-    created_at: yearOf(o.created_at as string),
+    created_at: yearOf(o.created_at as string), days_outstanding: null, days_to_sign: null,
   })));
   t.ok(masked.every((o: Item) => /^OR-/.test(o.id) && /^PT-/.test(o.patient_id) && /^PH-/.test(o.physician_id) && YEAR_ONLY_INSTANT.test(o.created_at as string)));
   t.equal(new Set(masked.map((o: Item) => o.id)).size, masked.length, 'one handle per order');

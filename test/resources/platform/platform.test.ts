@@ -1,5 +1,5 @@
 import t from 'tap';
-import { operations, type OperationDefinition } from '../../../src/generated/contract.js';
+import { contractVersions, operations, type OperationDefinition } from '../../../src/generated/contract.js';
 import { isEnabled, unsupported } from '../../../src/resources/handler.js';
 import { buildSignedInApp } from '../../helpers/app.js';
 
@@ -34,7 +34,7 @@ t.test('the catalog is derived from the document', async (t) => {
   t.match(orders.query_parameters[0], { name: 'limit', type: 'integer', default: 50, maximum: 200 });
   const collections = data.routes.find((r: { operation_id: string }) => r.operation_id === 'listWorkingCollections');
   t.match(collections, { no_phi: 'denied', no_phi_usable: false, scope: 'external:working-collections:read' });
-  t.match(data.contract_versions, [{ version: '1', manifest_version: '1.2.0', status: 'deprecated', successor: '2' }, { version: '2', manifest_version: '2.8.0', status: 'current' }]);
+  t.match(data.contract_versions, [{ version: '1', manifest_version: contractVersions[0].manifest_version, status: 'deprecated', successor: '2' }, { version: '2', manifest_version: contractVersions[1].manifest_version, status: 'current' }]);
   t.equal(data.webhook_envelope_version, '2026-06-27');
   t.match(data.mcp, {
     endpoint: /\/api\/v1\/mcp$/,

@@ -183,7 +183,7 @@ t.test('cursors are bound to the query, its parameters, the agency and the PHI m
   }
 });
 
-t.test('no_phi sessions see each column as it declares: the same handles as the order list, years, nothing withheld leaks', async (t) => {
+t.test('no_phi sessions see each column as it declares: the same handles as the order list, years, no day counts, nothing withheld leaks', async (t) => {
   const phiRows = (await run(phi, 'orders_awaiting_signature', { limit: 1000 })).json().data.rows;
   const res = await run(noPhi, 'orders_awaiting_signature', { limit: 1000 });
   t.equal(res.statusCode, 200);
@@ -193,7 +193,7 @@ t.test('no_phi sessions see each column as it declares: the same handles as the 
   const listed = (await noPhi.request({ method: 'GET', url: '/api/v1/ext/physician-orders?status=awaiting_signature&limit=200' })).json().data;
   const handles = new Map(listed.map((o: { id: string; patient_id: string; physician_id: string }) => [o.id, o]));
   for (const row of rows) {
-    t.match(row, { order_id: /^OR-/, patient_id: /^PT-/, physician_id: /^PH-/, physician_name: null, physician_npi: null });
+    t.match(row, { order_id: /^OR-/, patient_id: /^PT-/, physician_id: /^PH-/, physician_name: null, physician_npi: null, days_outstanding: null });
     if (row.sent_at !== null) t.match(row.sent_at, /^\d{4}-01-01T00:00:00\.000Z$/);
     const same = handles.get(row.order_id) as { patient_id: string; physician_id: string } | undefined;
     if (same) t.same([row.patient_id, row.physician_id], [same.patient_id, same.physician_id], 'the handles of the order list');
@@ -202,6 +202,8 @@ t.test('no_phi sessions see each column as it declares: the same handles as the 
   for (const row of phiRows) {
     for (const value of [row.order_id, row.patient_id, row.physician_id, row.physician_name, row.physician_npi]) t.notOk(body.includes(value), `${value} not in the no_phi answer`);
   }
+  const byPhysician = (await run(noPhi, 'unsigned_orders_by_physician', { limit: 1000 })).json().data.rows;
+  t.ok(byPhysician.length > 0 && byPhysician.every((row: { oldest_days_outstanding: unknown }) => row.oldest_days_outstanding === null), 'no oldest order\'s days');
   const denied = await run(noPhi, 'test_phi_only');
   t.equal(denied.statusCode, 403);
   t.equal(denied.json().error.code, 'PLATFORM_PHI_MODE_DENIED');

@@ -102,6 +102,12 @@ const param = (item: Node, name: string) => list(item).parameters.find((p: Node)
 const responseSchema = (item: Node) => list(item).responses['200'].content['application/json'].schema;
 const bodySchema = (item: Node) => create(item).requestBody.content['application/json'].schema;
 
+/** Records in `x-svc-no-phi-fixes` a reduction of the count of the fixture's path (named by its rule, as the gate test lays it). */
+function recordFix(doc: Node, rule: string, mark: string): void {
+  const pointer = `#/paths/~1${rule}/get/responses/200/content/application~1json/schema/properties/count`;
+  (doc['x-svc-no-phi-fixes'] ??= []).push({ pointer, 'x-svc-phi': mark });
+}
+
 export const fixtures: Fixture[] = [
   // Paths, operations, parameters
   { rule: 'api-path-removed-without-deprecation', breaking: true, change: (item) => { delete item.get; delete item.post; } },
@@ -149,6 +155,7 @@ export const fixtures: Fixture[] = [
   { rule: 'x-svc-command-added', breaking: true, change: (item) => { list(item)['x-svc-command'] = true; } },
   { rule: 'x-svc-capability-required', breaking: true, change: (item) => { list(item)['x-svc-capability'] = 'items.list'; } },
   { rule: 'x-svc-phi-reduction-added', breaking: true, change: (item) => { responseSchema(item).properties.count['x-svc-phi'] = 'null'; } },
+  { rule: 'x-svc-phi-reduction-added-other-than-recorded', breaking: true, change: (item, doc) => { responseSchema(item).properties.count['x-svc-phi'] = 'withheld'; recordFix(doc, 'x-svc-phi-reduction-added-other-than-recorded', 'year'); } },
   { rule: 'x-svc-error-codes-status-changed', breaking: true, document: true, change: (_item, doc) => { doc['x-svc-error-codes'][0].status = 410; } },
   { rule: 'x-svc-error-codes-retryable-changed', breaking: true, document: true, change: (_item, doc) => { doc['x-svc-error-codes'][1].retryable = false; } },
   { rule: 'x-svc-error-codes-code-removed', breaking: true, document: true, change: (_item, doc) => { doc['x-svc-error-codes'].pop(); } },
@@ -175,6 +182,7 @@ export const fixtures: Fixture[] = [
   { rule: 'x-svc-phi-kept-mark-added', breaking: false, change: (item) => { responseSchema(item).properties.count['x-svc-phi'] = 'kept'; } },
   { rule: 'x-svc-phi-reduction-became-kept', breaking: false, change: (item) => { responseSchema(item).properties.note['x-svc-phi'] = 'kept'; } },
   { rule: 'response-property-added-with-reduction', breaking: false, change: (item) => { responseSchema(item).properties.born = { type: 'string', format: 'date', 'x-svc-phi': 'year' }; } },
+  { rule: 'x-svc-phi-reduction-added-as-recorded-fix', breaking: false, change: (item, doc) => { responseSchema(item).properties.count['x-svc-phi'] = 'withheld'; recordFix(doc, 'x-svc-phi-reduction-added-as-recorded-fix', 'withheld'); } },
   { rule: 'x-svc-phi-reduction-removed', breaking: false, change: (item) => { delete responseSchema(item).properties.note['x-svc-phi']; } },
   { rule: 'x-svc-error-codes-code-added', breaking: false, document: true, change: (_item, doc) => { doc['x-svc-error-codes'].push({ code: 'PLATFORM_NEW', status: 409, category: 'conflict', retryable: false, terminal: true }); } },
   { rule: 'x-svc-error-codes-description-changed', breaking: false, document: true, change: (_item, doc) => { doc['x-svc-error-codes'][0].description = 'Reworded.'; } },

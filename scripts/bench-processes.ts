@@ -34,7 +34,8 @@ export async function start(name: string, nodeArgs: string[], env: NodeJS.Proces
 
 /** The node arguments of `npm start` (package.json), so the benchmark runs the service with the runtime flags it ships with. */
 export function npmStartArgs(): string[] {
-  const [command, ...args] = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).scripts.start.trim().split(/\s+/);
+  // `exec` lets npm's shell give way to node, so that a signal to npm reaches the server.
+  const [command, ...args] = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).scripts.start.trim().replace(/^exec\s+/, '').split(/\s+/);
   if (command !== 'node') throw new Error(`the start script must run node, not "${command}"`);
   return args;
 }

@@ -343,7 +343,8 @@ t.test('events exist exactly when their change committed', async (t) => {
 
 t.test('webhook subscribe refuses what it cannot deliver to', async (t) => {
   const base = { agency: agencyId, events: 'task.created' };
-  t.match(await refusal(webhookCommands.subscribe, { ...base, url: 'https://10.0.0.1/hook' }), /^receiver refused: 10\.0\.0\.1 is a private/);
+  t.match(await refusal(webhookCommands.subscribe, { ...base, url: 'https://10.0.0.1/hook' }), /^receiver refused: 10\.0\.0\.1 is in 10\.0\.0\.0\/8 \(Private-Use/);
+  t.match(await refusal(webhookCommands.subscribe, { ...base, url: 'https://[::ffff:0:7f00:1]/' }), /^receiver refused: ::ffff:0:7f00:1 is in ::ffff:0:0:0\/96 \(IPv4-translated/);
   t.match(await refusal(webhookCommands.subscribe, { ...base, url: 'http://127.0.0.1:9/hook' }), /must be https/);
   t.match(await refusal(webhookCommands.subscribe, { ...base, url: 'https://[::1]/hook' }), /loopback/);
   t.match(await refusal(webhookCommands.subscribe, { ...base, url: 'https://127.0.0.1/hook', events: 'task.deleted' }), /^unknown event types: task\.deleted/);

@@ -137,6 +137,9 @@ export interface McpAccess {
 export async function verifyMcpAccessToken(provider: Provider, db: Kysely<DB>, token: string, resource: string): Promise<McpAccess | undefined> {
   const found = await provider.AccessToken.find(token);
   if (!found || found.isExpired || found.aud !== resource || !found.accountId) return undefined;
+  // Revoking deletes the grant, so checking it refuses the tokens that an exchange racing the revocation saved after it;
+  // oidc-provider's refresh checks the grant the same way (validateGrant).
+  if (!(await provider.Grant.find(found.grantId!))) return undefined;
   const person = await findPerson(db, found.accountId);
   if (!person) return undefined;
   return {

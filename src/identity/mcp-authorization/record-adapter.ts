@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
-import type { Adapter, AdapterPayload } from 'oidc-provider';
+import { errors, type Adapter, type AdapterPayload } from 'oidc-provider';
 import type { DB } from '../../db/schema.js';
 
 /** Stored under this, never the value itself: a model's id is the bearer value (tokens, codes, session cookies). */
@@ -42,13 +42,23 @@ export class RecordAdapter implements Adapter {
     return undefined; // The device flow is not enabled.
   }
 
+  /**
+   * Marks a code or refresh token used in one conditional statement, so that of presentations at the same moment, on
+   * any process, one alone gets on. oidc-provider checks `consumed` before calling this; a presentation that passed
+   * that check and finds the mark already set is reuse all the same: its grant is revoked and the exchange refused.
+   */
   async consume(id: string): Promise<void> {
-    await this.db
+    const marked = await this.db
       .updateTable('mcp_authorization_records')
       .set({ consumed_at: sql<Date>`now()` })
       .where('model', '=', this.model)
       .where('id_hash', '=', idHash(id))
-      .execute();
+      .where('consumed_at', 'is', null)
+      .returning('id_hash')
+      .executeTakeFirst();
+    if (marked) return;
+    await this.revokeGrantOf(id);
+    throw new errors.InvalidGrant('the code or refresh token was already used');
   }
 
   async destroy(id: string): Promise<void> {
@@ -58,6 +68,20 @@ export class RecordAdapter implements Adapter {
   /** A grant's every artifact of this model: a refresh token's reuse revokes the whole family this way. */
   async revokeByGrantId(grantId: string): Promise<void> {
     await this.db.deleteFrom('mcp_authorization_records').where('model', '=', this.model).where('grant_id', '=', grantId).execute();
+  }
+
+  /**
+   * The grant of this model's record `id` and its every artifact. Deleting the grant itself is what refuses the tokens
+   * a racing exchange may still save after this: a token is valid only while its grant exists (verifyMcpAccessToken).
+   */
+  private async revokeGrantOf(id: string): Promise<void> {
+    const record = await this.db.selectFrom('mcp_authorization_records').select('grant_id').where('model', '=', this.model).where('id_hash', '=', idHash(id)).executeTakeFirst();
+    const grantId = record?.grant_id;
+    if (!grantId) return;
+    await this.db
+      .deleteFrom('mcp_authorization_records')
+      .where((eb) => eb.or([eb('grant_id', '=', grantId), eb.and([eb('model', '=', 'Grant'), eb('id_hash', '=', idHash(grantId))])]))
+      .execute();
   }
 
   private live() {

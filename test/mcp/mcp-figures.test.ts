@@ -1,5 +1,7 @@
 import { t } from 'tap';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
+import type { JsonSchemaType } from '@modelcontextprotocol/sdk/validation/types.js';
 import { createUser } from '../../src/admin/user.js';
 import { createMcpClient } from '../../src/admin/mcp-client.js';
 import { seededAgency } from '../helpers/clinical.js';
@@ -18,21 +20,33 @@ const { agencyId, noPhi, phi } = await seededAgency(api);
 const SLA_DAYS = 10;
 await db.updateTable('agencies').set({ order_sla_days: SLA_DAYS }).where('id', '=', agencyId).execute();
 const redirectUri = 'http://127.0.0.1:1/callback';
-const person = await createUser(db, { agencyId, email: 'figures.reader@example.org', name: 'Fran Figures', role: 'manager' });
+const user = await createUser(db, { agencyId, email: 'figures.reader@example.org', name: 'Fran Figures', role: 'manager' });
 const mcpClient = await createMcpClient(db, 'Figures assistant', [redirectUri]);
-const { client } = await connectedClient(base, mcpClient.clientId, redirectUri, { email: person.email, password: person.initialPassword });
+/** The client's own validator, counted: each answer a tool gives is checked by callTool against its outputSchema. */
+const ajv = new AjvJsonSchemaValidator();
+let checked = 0;
+const jsonSchemaValidator = {
+  getValidator<T>(schema: JsonSchemaType) {
+    const validate = ajv.getValidator<T>(schema);
+    return (input: unknown) => (checked++, validate(input));
+  },
+};
+const person = { email: user.email, password: user.initialPassword };
+const { client } = await connectedClient(base, mcpClient.clientId, redirectUri, person, { jsonSchemaValidator });
 const { tools } = await client.listTools();
 
 type Row = Record<string, unknown>;
 
 async function figures<T = Row>(name: string, args: Row = {}): Promise<T> {
+  const before = checked;
   const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
   if (result.isError) throw new Error(`${name} refused: ${JSON.stringify(result.content)}`);
+  if (checked !== before + 1) throw new Error(`${name}: the client did not check the answer against its outputSchema`);
   return result.structuredContent as T;
 }
 
 async function get(path: string, query: Record<string, string | number | boolean> = {}): Promise<{ data: any; meta: any }> {
-  const url = `/api/v1/ext/${path}?${new URLSearchParams(Object.entries(query).map(([k, v]) => [k, String(v)]))}`;
+  const url = `/api/v1/ext/${path}?${new URLSearchParams(Object.entries(query).map(([k, v]): [string, string] => [k, String(v)]))}`;
   const res = await noPhi.request({ method: 'GET', url });
   if (res.statusCode !== 200) throw new Error(`GET ${url}: ${res.statusCode} ${res.body}`);
   return res.json();
@@ -129,6 +143,9 @@ t.test('braes.orders.aging: buckets and the SLA as the order list and the order 
   t.same(Object.keys(orders.by_aging_bucket).sort(), Object.keys(meta.summary).filter((key) => key !== 'sla_breached').sort(), 'every bucket');
   t.equal(orders.sla_breached, await total('physician-orders', { ...awaiting, sla_breached: true }), 'past the SLA');
   t.ok(orders.sla_breached > 0 && orders.sla_breached < orders.awaiting_signature, 'the seed has orders on both sides of the SLA');
+  const declared = ajv.getValidator(tools.find((tool) => tool.name === 'braes.orders.aging')!.outputSchema as JsonSchemaType);
+  t.notOk(declared({ ...orders, sla_days: String(SLA_DAYS) }).valid, 'the declared schema refuses a figure of the wrong type');
+  t.notOk(declared({ ...orders, awaiting_exact: true }).valid, 'and a figure it does not declare');
 
   const byPhysician = await queryRows('unsigned_orders_by_physician', {});
   t.equal(orders.awaiting_signature, sum(byPhysician, 'total'), 'unsigned_orders_by_physician: total');

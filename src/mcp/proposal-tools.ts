@@ -6,7 +6,7 @@ import type { DB } from '../db/schema.js';
 import { operations } from '../generated/contract.js';
 import type { McpAccess } from '../identity/mcp-authorization/authorization-server.js';
 import { PlatformError } from '../shared/platform-error.js';
-import type { ToolDescription } from './tools.js';
+import { toolError, type ToolDescription } from './tools.js';
 import { MAX_EXECUTION_ATTEMPTS } from '../proposals/execution.js';
 import { createProposal, findProposal, type Proposal } from '../proposals/proposals.js';
 
@@ -53,10 +53,20 @@ function statusResult(proposal: Proposal, extra: Record<string, unknown> = {}): 
   return { content: [{ type: 'text', text: `Proposal ${proposal.id}: ${proposal.status}. ${structured.next}\n${JSON.stringify(structured)}` }], structuredContent: structured };
 }
 
-function toolError(code: string, message: string, extra: Record<string, unknown> = {}): CallToolResult {
-  const structured = { code, message, ...extra };
-  return { isError: true, content: [{ type: 'text', text: `Refused (${code}): ${message}\n${JSON.stringify(structured)}` }], structuredContent: structured };
-}
+const PROPOSAL_STATUSES = ['pending', 'approved', 'rejected', 'executed', 'failed'] as const satisfies readonly Proposal['status'][];
+const instant = z.string().nullable();
+const statusOutput = {
+  approvalId: z.string(),
+  status: z.enum(PROPOSAL_STATUSES),
+  decided: z.boolean(),
+  decision: z.enum(['approved', 'rejected']).nullable(),
+  decidedAt: instant,
+  executedAt: instant.describe('When the action ran; null until it did.'),
+  lastExecutionError: z.string().nullable(),
+  result: z.object({ taskId: z.string().nullable() }).nullable().describe('What the action made, once executed.'),
+  next: z.string().describe('The next step, for the assistant and the person it works for.'),
+};
+const createOutput = { ...statusOutput, replayed: z.boolean().describe('true when the key and proposal were already recorded: this is the first answer.') };
 
 const createInput = {
   idempotencyKey: z.string().min(8).max(200).describe('8 to 200 characters, new for each new proposal: a retry with the same key and the same proposal answers the first; another proposal under it is refused.'),
@@ -73,7 +83,7 @@ async function create(db: Kysely<DB>, access: McpAccess, args: CreateArgs): Prom
   const validate = operations.createTask.validate.body;
   if (!validate(args.action.task)) {
     const issues = (validate.errors ?? []).map((e) => ({ path: e.instancePath || '/', message: e.message ?? '' }));
-    return toolError('PLATFORM_INVALID_INPUT', 'action.task is not a valid task (TaskCreateRequest).', { issues });
+    return toolError({ code: 'PLATFORM_INVALID_INPUT', message: 'action.task is not a valid task (TaskCreateRequest).', issues });
   }
   try {
     const { proposal, replayed } = await createProposal(db, {
@@ -86,7 +96,7 @@ async function create(db: Kysely<DB>, access: McpAccess, args: CreateArgs): Prom
     });
     return statusResult(proposal, { replayed });
   } catch (err) {
-    if (err instanceof PlatformError) return toolError(err.code, err.message);
+    if (err instanceof PlatformError) return toolError({ code: err.code, message: err.message });
     throw err;
   }
 }
@@ -106,12 +116,12 @@ export const PROPOSAL_TOOL_DESCRIPTIONS: readonly ToolDescription[] = [{ ...CREA
 
 /** Proposals (spec 5.8, 6.2): the assistant proposes and follows up; only a person decides, and there is no decision tool. */
 export function registerProposalTools(server: McpServer, db: Kysely<DB>, access: McpAccess) {
-  server.registerTool(CREATE.name, { ...CREATE, inputSchema: createInput, annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false } }, (args: CreateArgs) =>
+  server.registerTool(CREATE.name, { ...CREATE, inputSchema: createInput, outputSchema: createOutput, annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false } }, (args: CreateArgs) =>
     create(db, access, args),
   );
-  server.registerTool(STATUS.name, { ...STATUS, inputSchema: { approvalId: z.string().min(1).max(64) }, annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } }, async ({ approvalId }: { approvalId: string }) => {
+  server.registerTool(STATUS.name, { ...STATUS, inputSchema: { approvalId: z.string().min(1).max(64) }, outputSchema: statusOutput, annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } }, async ({ approvalId }: { approvalId: string }) => {
     const proposal = await findProposal(db, access.person.agencyId, approvalId);
     // A person follows their own proposals; another's id answers like an unknown one.
-    return proposal && proposal.user_id === access.person.id ? statusResult(proposal) : toolError('PLATFORM_APPROVAL_NOT_FOUND', `No proposal ${approvalId} of yours.`);
+    return proposal && proposal.user_id === access.person.id ? statusResult(proposal) : toolError({ code: 'PLATFORM_APPROVAL_NOT_FOUND', message: `No proposal ${approvalId} of yours.` });
   });
 }

@@ -2,13 +2,14 @@ import { t } from 'tap';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { discoverAuthorizationServerMetadata, refreshAuthorization } from '@modelcontextprotocol/sdk/client/auth.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { createAgency } from '../../src/admin/agency.js';
 import { createUser } from '../../src/admin/user.js';
 import { createMcpClient } from '../../src/admin/mcp-client.js';
 import { seedDemoAgency } from '../../src/demo/seed.js';
 import { testDatabase } from '../helpers/database.js';
 import { FormBrowser, formAction } from './browser.js';
-import { authorizeInBrowser, listeningApp, TestOAuthClient } from './mcp-helpers.js';
+import { authorizeInBrowser, listeningApp, refusalOf, TestOAuthClient } from './mcp-helpers.js';
 
 const db = (await testDatabase()).db;
 const { base } = await listeningApp(t);
@@ -107,13 +108,13 @@ t.test('the SDK client: authorization code with PKCE, tools, refresh with rotati
   t.match(census_text, /active patients/);
 
   const orders = await mcp.callTool({ name: 'braes.orders.aging', arguments: {} });
-  t.match(orders.structuredContent, { awaiting_signature: Number, '31_plus_days': Number, sla_breached: Number });
+  t.match(orders.structuredContent, { awaiting_signature: Number, by_aging_bucket: { '31_plus_days': Number }, sla_breached: Number, sla_days: 7 });
 
   const visits = await mcp.callTool({ name: 'braes.visits.missed_late', arguments: {} });
   t.match(visits.structuredContent, { missed: Number, late_within_current_year: null });
 
   const referrals = await mcp.callTool({ name: 'braes.referrals.pipeline', arguments: {} });
-  t.match(referrals.structuredContent, { referrals_received: Number, intakes_by_status: { pending_review: Number } }, JSON.stringify(referrals));
+  t.match(referrals.structuredContent, { referrals_received: Number, referrals_by_disposition: { accepted: Number }, intakes_admitted: Number }, JSON.stringify(referrals));
 
   const badYear = await mcp.callTool({ name: 'braes.referrals.pipeline', arguments: { year: 'last' } });
   t.ok(badYear.isError, 'bad input is a tool error');
@@ -129,7 +130,8 @@ t.test('the SDK client: authorization code with PKCE, tools, refresh with rotati
   const censusRows = await mcp.callTool({ name: 'braes.queries.run', arguments: { query_id: 'active_census', limit: 1 } });
   t.match(censusRows.structuredContent, { query_id: 'active_census', rows: Array, as_of: String }, JSON.stringify(censusRows));
   const unknownQuery = await mcp.callTool({ name: 'braes.queries.run', arguments: { query_id: 'no_such_query' } });
-  t.match(unknownQuery, { isError: true, structuredContent: { status: 404, code: 'PLATFORM_QUERY_NOT_FOUND' } });
+  t.ok(unknownQuery.isError);
+  t.match(refusalOf(unknownQuery as CallToolResult), { status: 404, code: 'PLATFORM_QUERY_NOT_FOUND' });
 
   // Refresh: a new refresh token replaces the old one.
   const metadata = (await discoverAuthorizationServerMetadata(base))!;

@@ -1,6 +1,7 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { Client, type ClientOptions } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { FormBrowser, formAction } from './browser.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import type { Logger } from 'pino';
@@ -70,7 +71,7 @@ export async function authorizeInBrowser(base: string, authorizationUrl: URL, re
 }
 
 /** An MCP client of the SDK signed in as `person` through the whole authorization code flow. */
-export async function connectedClient(base: string, clientId: string, redirectUri: string, person: { email: string; password: string }) {
+export async function connectedClient(base: string, clientId: string, redirectUri: string, person: { email: string; password: string }, options?: ClientOptions) {
   const mcpUrl = new URL(`${base}/api/v1/mcp`);
   const oauth = new TestOAuthClient(clientId, redirectUri);
   const transport = new StreamableHTTPClientTransport(mcpUrl, { authProvider: oauth });
@@ -79,7 +80,15 @@ export async function connectedClient(base: string, clientId: string, redirectUr
   });
   const authorization = await authorizeInBrowser(base, oauth.authorizationUrl!, redirectUri, person);
   await transport.finishAuth(authorization.code);
-  const client = new Client({ name: 'test', version: '1' });
+  const client = new Client({ name: 'test', version: '1' }, options);
   await client.connect(new StreamableHTTPClientTransport(mcpUrl, { authProvider: oauth }));
+  // The listing gives the client the tools' output schemas: from then on callTool validates every structured result.
+  await client.listTools();
   return { client, oauth, authorization };
+}
+
+/** A tool error's refusal (status, code, message, next step, issues): the JSON line after its text's first line. */
+export function refusalOf(result: CallToolResult): Record<string, unknown> {
+  const text = result.content.find((part) => part.type === 'text')?.text ?? '';
+  return JSON.parse(text.slice(text.indexOf('\n') + 1)) as Record<string, unknown>;
 }

@@ -15,7 +15,7 @@ import { takeApproved } from '../../src/proposals/proposals.js';
 import { lockTable, testDatabase } from '../helpers/database.js';
 import { testKeyEncryption } from '../helpers/secrets.js';
 import { startReceiver, startWebhookWorker } from '../helpers/webhook-receiver.js';
-import { connectedClient, listeningApp } from './mcp-helpers.js';
+import { connectedClient, listeningApp, refusalOf } from './mcp-helpers.js';
 
 const db = (await testDatabase()).db;
 // No executor in the background: the test runs each step itself.
@@ -61,9 +61,9 @@ t.test('create: replayed with the same key, a conflict with another body, a refu
   t.equal(replay.replayed, true);
   const conflict = await propose('proposal-key-0001', 'Something else');
   t.ok(conflict.isError);
-  t.equal(structured(conflict).code, 'PLATFORM_IDEMPOTENCY_CONFLICT');
+  t.equal(refusalOf(conflict as CallToolResult).code, 'PLATFORM_IDEMPOTENCY_CONFLICT');
   const badTask = await client.callTool({ name: 'braes.proposals.create', arguments: { idempotencyKey: 'proposal-key-0002', summary: 'x', action: { operation: 'create_task', task: { priority: 'normal' } } } });
-  t.equal(structured(badTask).code, 'PLATFORM_INVALID_INPUT', 'a task without a title is refused at once');
+  t.equal(refusalOf(badTask as CallToolResult).code, 'PLATFORM_INVALID_INPUT', 'a task without a title is refused at once');
   for (const idempotencyKey of ['short', 'k'.repeat(201)]) {
     const bad = await client.callTool({ name: 'braes.proposals.create', arguments: { idempotencyKey, summary: 'x', action: { operation: 'create_task', task: taskBody('x') } } });
     t.ok(bad.isError, `key of ${idempotencyKey.length} characters`);
@@ -124,7 +124,7 @@ t.test('another user\'s proposal answers like an unknown one; the REST partition
   const { approvalId } = structured(await propose('proposal-key-0400', 'Mine'));
   const other = await connectedClient(base, mcpClient.clientId, redirectUri, { email: manager.email, password: manager.initialPassword });
   const foreign = await other.client.callTool({ name: 'braes.proposals.status', arguments: { approvalId } });
-  t.equal(structured(foreign).code, 'PLATFORM_APPROVAL_NOT_FOUND');
+  t.equal(refusalOf(foreign as CallToolResult).code, 'PLATFORM_APPROVAL_NOT_FOUND');
   const rest = await api.app.inject({ method: 'GET', url: '/api/v1/ext/proposals' });
   t.equal(rest.statusCode, 404);
 });

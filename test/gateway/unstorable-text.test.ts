@@ -93,3 +93,12 @@ t.test('nothing refused was written: no task holds the text', async (t) => {
   const tasks = await db.selectFrom('tasks').select('title').where('agency_id', '=', phi.integration.agencyId).execute();
   t.same(tasks.map((task) => task.title), ['Call back']);
 });
+
+t.test("the MCP surface's authorization routes: a client id, an interaction id or an email no record can hold is refused, never a 500", async (t) => {
+  const authorize = await anonymous.app.inject({ method: 'GET', url: '/api/v1/oauth/authorize?client_id=%00&response_type=code&code_challenge=x&code_challenge_method=S256' });
+  t.ok(authorize.statusCode >= 400 && authorize.statusCode < 500, `authorize: ${authorize.statusCode}`);
+  const interaction = await anonymous.app.inject({ method: 'GET', url: '/api/v1/oauth/interaction/%00' });
+  t.ok(interaction.statusCode >= 400 && interaction.statusCode < 500, `interaction: ${interaction.statusCode}`);
+  const revoke = await anonymous.app.inject({ method: 'POST', url: '/api/v1/oauth/revoke', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: 'token=x&client_id=%00' });
+  t.ok(revoke.statusCode < 500, `revoke: ${revoke.statusCode}`);
+});

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import { errors, type Adapter, type AdapterPayload } from 'oidc-provider';
 import type { DB } from '../../db/schema.js';
+import { isStorableText } from '../../domain/storable-text.js';
 
 /** Stored under this, never the value itself: a model's id is the bearer value (tokens, codes, session cookies). */
 export const idHash = (id: string) => createHash('sha256').update(id).digest('base64url');
@@ -29,11 +30,13 @@ export class RecordAdapter implements Adapter {
   }
 
   async find(id: string): Promise<AdapterPayload | undefined> {
-    if (this.model === 'Client') return this.client(id);
+    // Client ids and uids are looked up as sent: one no row can hold (a NUL) is unknown, not a failed query.
+    if (this.model === 'Client') return isStorableText(id) ? this.client(id) : undefined;
     return this.found(await this.live().where('id_hash', '=', idHash(id)).executeTakeFirst(), id);
   }
 
   async findByUid(uid: string): Promise<AdapterPayload | undefined> {
+    if (!isStorableText(uid)) return undefined;
     const row = await this.live().where('uid', '=', uid).executeTakeFirst();
     return row && this.found(row, (row.payload.jti as string | undefined) ?? undefined);
   }

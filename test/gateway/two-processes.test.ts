@@ -1,35 +1,10 @@
 import t from 'tap';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer, type AddressInfo } from 'node:net';
+import type { ChildProcess } from 'node:child_process';
 import { testDatabase, testDatabaseUrl } from '../helpers/database.js';
 import { createTestIntegration, tokenRequestBody, type TestIntegration } from '../helpers/identity.js';
-import { TEST_SECRETS_KEY } from '../helpers/secrets.js';
+import { startServer } from '../helpers/server-process.js';
 
 const skip = process.env.TEST_DATABASE_URL ? false : 'needs real PostgreSQL shared by two server processes';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-async function startServer(databaseUrl: string): Promise<{ url: string; child: ChildProcess }> {
-  const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-    env: { ...process.env, DATABASE_URL: databaseUrl, PORT: String(port), LOG_LEVEL: 'warn', TOKEN_ISSUER: 'http://extension-api.test', SHED_EVENT_LOOP_DELAY_MS: '0', DEMO: '', SECRETS_KEY: TEST_SECRETS_KEY },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 300; i++) {
-    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`);
-    if (await fetch(`${url}/livez`).then((r) => r.ok, () => false)) return { url, child };
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error('server did not start');
-}
 
 function stopped(child: ChildProcess): Promise<number | null> {
   return new Promise((resolve) => (child.exitCode !== null ? resolve(child.exitCode) : child.once('exit', (code) => resolve(code))));

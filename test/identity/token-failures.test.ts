@@ -58,6 +58,13 @@ t.test('failures older than the window do not count, and recording a failure del
   t.same(rows, [{ count: 1 }], 'only the new failure is left');
 });
 
+t.test("recording a failure drops only its limiter's own kinds of rows: another's window may be longer", async (t) => {
+  const bucket = `sign-in-account:${randomUUID()}`;
+  await db.insertInto('token_failures').values({ bucket, window_start: new Date(Date.now() - 10 * MINUTE), count: 3 }).execute();
+  await refusal(randomUUID());
+  t.same(await db.selectFrom('token_failures').select('count').where('bucket', '=', bucket).execute(), [{ count: 3 }]);
+});
+
 t.test('an address over its limit is refused before its secret is checked; a client over its limit is not', async (t) => {
   const clientId = randomUUID();
   await failuresOf(clientId, { 0: 10 });

@@ -1,8 +1,10 @@
+import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import type { UserRole } from '../../db/tables/people.js';
 import { dummySecretHash, hashSecret, PASSWORD_PARAMS, verifySecret } from '../secrets.js';
-import { normalizedEmail, signInSource, type SignInFailureLimiter } from './sign-in-failures.js';
+import type { FailureSource } from '../failure-limits.js';
+import type { SignInFailureLimiter } from './sign-in-failures.js';
 
 /** A user as the MCP surface sees them: who signs in, for which agency, in which role. */
 export interface Person {
@@ -16,6 +18,14 @@ export interface Person {
 export const USER_ROLES: readonly UserRole[] = ['administrator', 'manager', 'clinician', 'staff'];
 
 export const hashPassword = (password: string) => hashSecret(password, PASSWORD_PARAMS);
+
+/** Emails are stored and looked up trimmed, in lower case. */
+export const normalizedEmail = (email: string) => email.trim().toLowerCase();
+
+/** An account's failures are counted under a hash of its email: the table keeps neither who has an account nor what was typed as one. */
+function signInSource(email: string, remoteAddress: string): FailureSource {
+  return { subject: createHash('sha256').update(normalizedEmail(email)).digest('base64url'), remoteAddress };
+}
 
 /** An active user of an active agency, by id (the authorization server's account id). */
 export async function findPerson(db: Kysely<DB>, userId: string): Promise<Person | undefined> {

@@ -1,18 +1,9 @@
-import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import { FailureLimiter, type Admission, type FailureLimits, type FailureSource } from '../failure-limits.js';
 
 /** Failed sign-ins allowed per account (email) and per address over 15 minutes. */
 export const SIGN_IN_FAILURE_LIMITS: FailureLimits = { perSubject: 5, perAddress: 20, windowSeconds: 900 };
-
-/** The email as it is looked up (trimmed, lower case). */
-export const normalizedEmail = (email: string) => email.trim().toLowerCase();
-
-/** An account's rows name a hash of its email: the table keeps neither who has an account nor what was typed as one. */
-export function signInSource(email: string, remoteAddress: string): FailureSource {
-  return { subject: createHash('sha256').update(normalizedEmail(email)).digest('base64url'), remoteAddress };
-}
 
 /**
  * The MCP sign-in's limits. An email is no secret, so an account over its limit is not locked: it is refused, before

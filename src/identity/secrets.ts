@@ -72,6 +72,10 @@ const dummies = new Map<object, Promise<string>>();
  */
 export function dummySecretHash(params: { N: number; r: number; p: number } = PARAMS): Promise<string> {
   let dummy = dummies.get(params);
-  if (!dummy) dummies.set(params, (dummy = hashSecret(newClientSecret(), params)));
+  if (!dummy) {
+    dummies.set(params, (dummy = hashSecret(newClientSecret(), params)));
+    // Refused while the hashing gate was full: made by a later caller instead.
+    dummy.catch(() => dummies.delete(params));
+  }
   return dummy;
 }

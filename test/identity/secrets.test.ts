@@ -52,3 +52,12 @@ t.test('hashes asked for at once: those past the running ones and the line are r
   t.match(refused, Array(3).fill({ code: 'PLATFORM_SERVICE_UNAVAILABLE', status: 503, headers: { 'retry-after': '1' } }));
   t.equal(await verifySecret('sk_flood', stored), true, 'a place is free again once they are done');
 });
+
+t.test('a dummy hash refused while the hashing gate is full is made by a later caller', async (t) => {
+  const stored = await hashSecret('sk_busy');
+  const busy = Array.from({ length: HASHING_LIMITS.running + HASHING_LIMITS.waiting }, () => verifySecret('sk_busy', stored));
+  const params = { N: 1024, r: 8, p: 1 };
+  await t.rejects(dummySecretHash(params), { code: 'PLATFORM_SERVICE_UNAVAILABLE' });
+  await Promise.all(busy);
+  t.match(await dummySecretHash(params), /^\$scrypt\$ln=10,/);
+});

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { DB } from '../db/schema.js';
 import type { UserRole } from '../db/tables/people.js';
 import { ensurePeopleExtension } from '../identity/mcp-authorization/people-extension.js';
-import { hashPassword, USER_ROLES } from '../identity/mcp-authorization/people.js';
+import { hashPassword, normalizedEmail, USER_ROLES } from '../identity/mcp-authorization/people.js';
 import { randomId } from '../shared/ids.js';
 import { sqlState } from '../db/sql-state.js';
 import { AdminError, describe, requiredOption, type Commands } from './command.js';
@@ -37,7 +37,7 @@ export async function createUser(db: Kysely<DB>, input: UserInput): Promise<Crea
   if (!agency) throw new AdminError(`no agency "${input.agencyId}"`);
   const initialPassword = randomId('', 18);
   const userId = randomId('usr_');
-  const email = input.email.trim().toLowerCase();
+  const email = normalizedEmail(input.email);
   const passwordHash = await hashPassword(initialPassword);
   try {
     await db.transaction().execute(async (trx) => {
@@ -55,7 +55,7 @@ async function setUserStatus(db: Kysely<DB>, email: string, status: 'active' | '
   const updated = await db
     .updateTable('users')
     .set({ status, updated_at: new Date() })
-    .where('email', '=', email.trim().toLowerCase())
+    .where('email', '=', normalizedEmail(email))
     .returning(['id', 'agency_id', 'email', 'status'])
     .executeTakeFirst();
   if (!updated) throw new AdminError(`no user with the email ${email}`);

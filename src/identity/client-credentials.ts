@@ -145,9 +145,9 @@ export class ClientCredentialsGrant {
   private async grant(input: TokenGrantInput): Promise<IssuedToken> {
     const phiMode = requestedPhiMode(input.body.phi_mode);
     const credentials = presentedCredentials(input.body, input.authorization);
-    const admission = await this.failures.admit({ clientId: credentials.clientId, remoteAddress: input.remoteAddress });
+    const admission = await this.failures.admit({ subject: credentials.clientId, remoteAddress: input.remoteAddress });
     // Without agency_id the token is for the integration's own agency (stock OAuth clients send fixed parameters only).
-    const client = await this.authenticate(credentials, input.body.agency_id || undefined, admission.clientLimited);
+    const client = await this.authenticate(credentials, input.body.agency_id || undefined, admission.subjectLimited);
     if (!client) throw (await this.failures.recordFailure(admission)) ?? invalidClient();
     if (!client.phiModes.includes(phiMode)) {
       // RFC 6749 5.2 invalid_scope: the session asked for more access than the integration was granted.

@@ -1,5 +1,7 @@
 import { createHash, randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+import { ConcurrencyGate } from '../shared/concurrency-gate.js';
 import { randomId } from '../shared/ids.js';
+import { PlatformError } from '../shared/platform-error.js';
 
 export function newClientId(): string {
   return randomId('cli_');
@@ -26,12 +28,24 @@ export const PASSWORD_PARAMS = { N: 131_072, r: 8, p: 1 } as const;
 const KEY_LENGTH = 32;
 const FORMAT = /^\$scrypt\$ln=(\d+),r=(\d+),p=(\d+)\$([A-Za-z0-9_-]+)\$([A-Za-z0-9_-]+)$/;
 
+/** Hashes a process runs at once, and callers that may wait for one; see hashing. */
+export const HASHING_LIMITS = { running: 2, waiting: 8 } as const;
+
+/**
+ * Every scrypt of the process (passwords, client secrets) goes through this gate: each holds a thread of libuv's pool,
+ * which file and DNS work share, and up to 128 MiB (a password's), so a flood of sign-ins or token requests would
+ * otherwise take all the threads and memory there is. Past the line, a caller is refused at once rather than queued.
+ */
+const hashing = new ConcurrencyGate(HASHING_LIMITS, () =>
+  new PlatformError('PLATFORM_SERVICE_UNAVAILABLE', 'Too many sign-ins and token requests are being checked at once; retry shortly.', { retry_after_seconds: 1 }, { 'retry-after': '1' }),
+);
+
 function derive(secret: string, salt: Buffer, params: ScryptOptions, length: number): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    // scrypt needs 128 * N * r bytes; room for that and Node's margin.
-    const maxmem = 256 * (params.N ?? PARAMS.N) * (params.r ?? PARAMS.r);
-    scrypt(secret, salt, length, { ...params, maxmem }, (err, key) => (err ? reject(err) : resolve(key)));
-  });
+  // scrypt needs 128 * N * r bytes; room for that and Node's margin.
+  const maxmem = 256 * (params.N ?? PARAMS.N) * (params.r ?? PARAMS.r);
+  return hashing.run(
+    () => new Promise((resolve, reject) => scrypt(secret, salt, length, { ...params, maxmem }, (err, key) => (err ? reject(err) : resolve(key)))),
+  );
 }
 
 /** PHC-style string: `$scrypt$ln=14,r=8,p=1$<salt>$<hash>`, so parameters can change without breaking old hashes. */
@@ -58,6 +72,10 @@ const dummies = new Map<object, Promise<string>>();
  */
 export function dummySecretHash(params: { N: number; r: number; p: number } = PARAMS): Promise<string> {
   let dummy = dummies.get(params);
-  if (!dummy) dummies.set(params, (dummy = hashSecret(newClientSecret(), params)));
+  if (!dummy) {
+    dummies.set(params, (dummy = hashSecret(newClientSecret(), params)));
+    // Refused while the hashing gate was full: made by a later caller instead.
+    dummy.catch(() => dummies.delete(params));
+  }
   return dummy;
 }

@@ -6,6 +6,8 @@ import type { DB } from '../db/schema.js';
 import { AUTHORIZATION_PATHS, missingRequiredScopes, PEOPLE_GRANT_TYPES } from '../identity/mcp-authorization/authorization-server.js';
 import { consentPage, loginPage, page, PAGE_SECURITY_HEADERS, escapeHtml } from '../identity/mcp-authorization/pages.js';
 import { findPerson, signIn } from '../identity/mcp-authorization/people.js';
+import { SignInFailureLimiter } from '../identity/mcp-authorization/sign-in-failures.js';
+import { PlatformError } from '../shared/platform-error.js';
 import { handOver } from './hand-over.js';
 
 type Handler = (request: FastifyRequest, reply: FastifyReply) => void;
@@ -50,6 +52,14 @@ async function interactionOf(provider: Provider, request: FastifyRequest, reply:
   }
 }
 
+/** What the login page says of a sign-in refused before or after its password was checked: when to try again. */
+function refusedSignIn(err: PlatformError): string {
+  const seconds = Number(err.details?.retry_after_seconds ?? 1);
+  if (err.code !== 'PLATFORM_RATE_LIMITED') return `Too many sign-ins are being checked right now: try again in ${seconds} seconds.`;
+  const minutes = Math.ceil(seconds / 60);
+  return `Too many attempts: try again in ${minutes} ${minutes === 1 ? 'minute' : 'minutes'}.`;
+}
+
 const formField = (request: FastifyRequest, name: string) => {
   const value = (request.body as Record<string, unknown> | undefined)?.[name];
   return typeof value === 'string' ? value : '';
@@ -61,6 +71,7 @@ const formField = (request: FastifyRequest, name: string) => {
  */
 export function registerPeopleAuthorization(app: FastifyInstance, provider: Provider, db: Kysely<DB>) {
   const route = providerRoute(provider);
+  const failures = new SignInFailureLimiter(db);
   app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
     // The stream stays unread: oidc-provider parses its own bodies.
@@ -91,11 +102,20 @@ export function registerPeopleAuthorization(app: FastifyInstance, provider: Prov
   app.post(`${AUTHORIZATION_PATHS.interaction}/:uid/login`, async (request, reply) => {
     const details = await interactionOf(provider, request, reply);
     if (!details) return reply;
-    const person = await signIn(db, formField(request, 'email'), formField(request, 'password'));
-    if (!person) {
+    const loginAgain = async (status: number, error: string) => {
       const client = await provider.Client.find(String(details.params.client_id));
-      return html(reply, 401, loginPage(`${interactionPath(details.uid)}/login`, client?.clientName ?? '', 'The email or password is not right.'));
+      return html(reply, status, loginPage(`${interactionPath(details.uid)}/login`, client?.clientName ?? '', error));
+    };
+    const attempt = { email: formField(request, 'email'), password: formField(request, 'password'), remoteAddress: request.ip };
+    let person;
+    try {
+      person = await signIn(db, failures, attempt);
+    } catch (err) {
+      if (!(err instanceof PlatformError)) throw err;
+      reply.headers(err.headers ?? {});
+      return loginAgain(err.status, refusedSignIn(err));
     }
+    if (!person) return loginAgain(401, 'The email or password is not right.');
     handOver(request, reply);
     return provider.interactionFinished(request.raw, reply.raw, { login: { accountId: person.id } }, { mergeWithLastSubmission: false });
   });

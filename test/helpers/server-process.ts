@@ -9,12 +9,16 @@ export interface ServerProcess {
 
 /**
  * src/server.ts in a child process on `databaseUrl`, once it answers /livez. Processes that share a database name one
- * issuer; a test whose browser flow goes to the issuer passes a process's own port and URL for both.
+ * issuer; a test whose browser flow goes to the issuer passes a process's own port and URL for both. `env` adds to
+ * or overrides the process's settings.
  */
-export async function startServerProcess(databaseUrl: string, { port, issuer = 'http://extension-api.test' }: { port?: number; issuer?: string } = {}): Promise<ServerProcess> {
+export async function startServerProcess(
+  databaseUrl: string,
+  { port, issuer = 'http://extension-api.test', env = {} }: { port?: number; issuer?: string; env?: Record<string, string> } = {},
+): Promise<ServerProcess> {
   const listenOn = port ?? (await freePort());
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-    env: { ...process.env, DATABASE_URL: databaseUrl, PORT: String(listenOn), LOG_LEVEL: 'warn', TOKEN_ISSUER: issuer, SHED_EVENT_LOOP_DELAY_MS: '0', DEMO: '', SECRETS_KEY: TEST_SECRETS_KEY },
+    env: { ...process.env, DATABASE_URL: databaseUrl, PORT: String(listenOn), LOG_LEVEL: 'warn', TOKEN_ISSUER: issuer, SHED_EVENT_LOOP_DELAY_MS: '0', DEMO: '', SECRETS_KEY: TEST_SECRETS_KEY, ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const url = `http://127.0.0.1:${listenOn}`;

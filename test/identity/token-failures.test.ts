@@ -12,7 +12,7 @@ import { testDatabase } from '../helpers/database.js';
 import { createTestIntegration, tokenRequestBody } from '../helpers/identity.js';
 
 const { db } = await testDatabase();
-const limiter = new TokenFailureLimiter(db, { perClient: 10, perAddress: 50, windowSeconds: 300 });
+const limiter = new TokenFailureLimiter(db, { perSubject: 10, perAddress: 50, windowSeconds: 300 });
 const MINUTE = 60_000;
 
 /** A client's failures as rows of the minutes that started `minutesAgo` before the current one, whose start it returns. */
@@ -30,7 +30,7 @@ const secondsUntil = (time: number) => Math.ceil((time - Date.now()) / 1000);
 
 /** A failure for the client: its Retry-After when the client was over its limit already, or 'allowed'. */
 async function refusal(clientId: string): Promise<number | 'allowed'> {
-  const admission = await limiter.admit({ clientId, remoteAddress: `203.0.113.${clientId.length}` });
+  const admission = await limiter.admit({ subject: clientId, remoteAddress: `203.0.113.${clientId.length}` });
   const refused = await limiter.recordFailure(admission);
   return refused ? Number(refused.headers!['retry-after']) : 'allowed';
 }
@@ -58,13 +58,20 @@ t.test('failures older than the window do not count, and recording a failure del
   t.same(rows, [{ count: 1 }], 'only the new failure is left');
 });
 
+t.test("recording a failure drops only its limiter's own kinds of rows: another's window may be longer", async (t) => {
+  const bucket = `sign-in-account:${randomUUID()}`;
+  await db.insertInto('token_failures').values({ bucket, window_start: new Date(Date.now() - 10 * MINUTE), count: 3 }).execute();
+  await refusal(randomUUID());
+  t.same(await db.selectFrom('token_failures').select('count').where('bucket', '=', bucket).execute(), [{ count: 3 }]);
+});
+
 t.test('an address over its limit is refused before its secret is checked; a client over its limit is not', async (t) => {
   const clientId = randomUUID();
   await failuresOf(clientId, { 0: 10 });
-  const admission = await limiter.admit({ clientId, remoteAddress: '203.0.113.200' });
-  t.equal(admission.clientLimited, true, 'only its failures will be refused');
+  const admission = await limiter.admit({ subject: clientId, remoteAddress: '203.0.113.200' });
+  t.equal(admission.subjectLimited, true, 'only its failures will be refused');
   const source = { remoteAddress: '192.0.2.50' };
-  for (let i = 0; i < 50; i++) await limiter.recordFailure({ source, clientLimited: false });
+  for (let i = 0; i < 50; i++) await limiter.recordFailure({ source, subjectLimited: false, addressFailed: false });
   await t.rejects(limiter.admit(source), { code: 'PLATFORM_RATE_LIMITED', message: /from this address/ });
 });
 

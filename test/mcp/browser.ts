@@ -2,10 +2,13 @@
 export class FormBrowser {
   private readonly cookies = new Map<string, string>();
   /** Every page and redirect seen, for the PHI canary and for assertions. */
-  readonly seen: { url: string; status: number; body: string; location?: string }[] = [];
+  readonly seen: { url: string; status: number; body: string; location?: string; headers: Headers }[] = [];
 
-  async open(url: string, init: RequestInit = {}): Promise<{ url: string; status: number; body: string; location?: string }> {
-    const headers = new Headers(init.headers);
+  /** `headers` go with every request (a proxy's X-Forwarded-For). */
+  constructor(private readonly headers: Record<string, string> = {}) {}
+
+  async open(url: string, init: RequestInit = {}): Promise<{ url: string; status: number; body: string; location?: string; headers: Headers }> {
+    const headers = new Headers({ ...this.headers, ...Object.fromEntries(new Headers(init.headers)) });
     if (this.cookies.size > 0) headers.set('cookie', [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; '));
     const res = await fetch(url, { ...init, headers, redirect: 'manual' });
     for (const cookie of res.headers.getSetCookie()) {
@@ -14,7 +17,7 @@ export class FormBrowser {
       this.cookies.set(name.trim(), value.join('='));
     }
     const location = res.headers.get('location') ?? undefined;
-    const page = { url, status: res.status, body: await res.text(), location: location && new URL(location, url).href };
+    const page = { url, status: res.status, body: await res.text(), location: location && new URL(location, url).href, headers: res.headers };
     this.seen.push(page);
     return page;
   }

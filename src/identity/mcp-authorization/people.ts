@@ -1,7 +1,10 @@
+import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import type { UserRole } from '../../db/tables/people.js';
 import { dummySecretHash, hashSecret, PASSWORD_PARAMS, verifySecret } from '../secrets.js';
+import type { FailureSource } from '../failure-limits.js';
+import type { SignInFailureLimiter } from './sign-in-failures.js';
 
 /** A user as the MCP surface sees them: who signs in, for which agency, in which role. */
 export interface Person {
@@ -16,6 +19,13 @@ export const USER_ROLES: readonly UserRole[] = ['administrator', 'manager', 'cli
 
 export const hashPassword = (password: string) => hashSecret(password, PASSWORD_PARAMS);
 
+/** Emails are stored and looked up trimmed, in lower case. */
+export const normalizedEmail = (email: string) => email.trim().toLowerCase();
+
+/** An account's failures are counted under a hash of its email: the table keeps neither who has an account nor what was typed as one. */
+function signInSource(email: string, remoteAddress: string): FailureSource {
+  return { subject: createHash('sha256').update(normalizedEmail(email)).digest('base64url'), remoteAddress };
+}
 
 /** An active user of an active agency, by id (the authorization server's account id). */
 export async function findPerson(db: Kysely<DB>, userId: string): Promise<Person | undefined> {
@@ -30,12 +40,29 @@ export async function findPerson(db: Kysely<DB>, userId: string): Promise<Person
   return row && { id: row.id, agencyId: row.agency_id, email: row.email, name: row.name, role: row.role };
 }
 
+/** What the sign-in form sent, and from where (the client's address, see TRUST_PROXY). */
+export interface SignInAttempt {
+  email: string;
+  password: string;
+  remoteAddress: string;
+}
+
 /**
  * The user whose email and password these are, or undefined. An unknown email costs one hash too, so that the time
- * taken does not tell whether the email is registered.
+ * taken does not tell whether the email is registered. Refused with 429 by the failure limits, or 503 while too many
+ * hashes run (see secrets.ts).
  */
-export async function signIn(db: Kysely<DB>, email: string, password: string): Promise<Person | undefined> {
-  const row = await db.selectFrom('users').select(['id', 'password_hash']).where('email', '=', email.trim().toLowerCase()).executeTakeFirst();
+export async function signIn(db: Kysely<DB>, failures: SignInFailureLimiter, { email, password, remoteAddress }: SignInAttempt): Promise<Person | undefined> {
+  const admission = await failures.admit(signInSource(email, remoteAddress));
+  const person = await checkPassword(db, email, password);
+  if (person) return person;
+  const refusal = await failures.recordFailure(admission);
+  if (refusal) throw refusal;
+  return undefined;
+}
+
+async function checkPassword(db: Kysely<DB>, email: string, password: string): Promise<Person | undefined> {
+  const row = await db.selectFrom('users').select(['id', 'password_hash']).where('email', '=', normalizedEmail(email)).executeTakeFirst();
   if (!row) {
     await verifySecret(password, await dummySecretHash(PASSWORD_PARAMS));
     return undefined;

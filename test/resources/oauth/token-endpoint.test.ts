@@ -207,7 +207,7 @@ t.test('secret rotation: the old secret works during the overlap window, not aft
 t.test('failures for a client id are limited, but never refuse its right secret (someone else may know the client id)', async (t) => {
   const integration = await createTestIntegration(db);
   const wrong = { ...tokenRequestBody(integration), client_secret: 'sk_wrong' };
-  for (let i = 0; i < TOKEN_FAILURE_LIMITS.perClient; i++) t.equal((await requestToken(wrong)).statusCode, 401);
+  for (let i = 0; i < TOKEN_FAILURE_LIMITS.perSubject; i++) t.equal((await requestToken(wrong)).statusCode, 401);
   const limited = await requestToken(wrong);
   t.equal(limited.statusCode, 429, 'a further wrong secret waits for the window to end');
   t.match(limited.json().error, { code: 'PLATFORM_RATE_LIMITED', retryable: true });
@@ -223,7 +223,7 @@ t.test('over its limit, a client id answers every failure alike: an unknown one 
   const integration = await createTestIntegration(db);
   const unknown = { ...tokenRequestBody(integration), client_id: `cli_unknown_${randomUUID()}` };
   const wrong = { ...tokenRequestBody(integration), client_secret: 'sk_wrong' };
-  for (let i = 0; i < TOKEN_FAILURE_LIMITS.perClient; i++) {
+  for (let i = 0; i < TOKEN_FAILURE_LIMITS.perSubject; i++) {
     await requestToken(unknown);
     await requestToken(wrong);
   }

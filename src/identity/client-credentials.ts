@@ -8,6 +8,7 @@ import { dummySecretHash, secretLookupId, verifySecret } from './secrets.js';
 import type { TokenFailureLimiter } from './token-failures.js';
 import type { TokenSigner } from './tokens.js';
 import { isStorableText } from '../domain/storable-text.js';
+import { PlatformError } from '../shared/platform-error.js';
 
 export type TokenRequest = components['schemas']['TokenRequest'];
 
@@ -137,7 +138,7 @@ export class ClientCredentialsGrant {
       this.outcomes.issued(issued.phiMode);
       return issued;
     } catch (err) {
-      this.outcomes.refused(err instanceof RequestError ? err.code : 'PLATFORM_INTERNAL_ERROR');
+      this.outcomes.refused(err instanceof RequestError || err instanceof PlatformError ? err.code : 'PLATFORM_INTERNAL_ERROR');
       throw err;
     }
   }

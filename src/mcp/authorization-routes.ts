@@ -127,9 +127,12 @@ export function registerPeopleAuthorization(app: FastifyInstance, provider: Prov
     if (formField(request, 'decision') !== 'allow' || !details.session?.accountId) {
       return provider.interactionFinished(request.raw, reply.raw, { error: 'access_denied', error_description: 'the user did not allow access' });
     }
-    const grant = details.grantId
-      ? (await provider.Grant.find(details.grantId))!
-      : new provider.Grant({ accountId: details.session.accountId, clientId: String(details.params.client_id) });
+    const existing = details.grantId ? await provider.Grant.find(details.grantId) : undefined;
+    // A grant revoked while its person was on this page (a reused code or refresh token) is not brought back.
+    if (details.grantId && !existing) {
+      return provider.interactionFinished(request.raw, reply.raw, { error: 'access_denied', error_description: 'this access was revoked; start again from your assistant' });
+    }
+    const grant = existing ?? new provider.Grant({ accountId: details.session.accountId, clientId: String(details.params.client_id) });
     const missing = details.prompt.details as { missingOIDCScope?: string[]; missingResourceScopes?: Record<string, string[]> };
     if (missing.missingOIDCScope) grant.addOIDCScope(missing.missingOIDCScope.join(' '));
     for (const [resource, scopes] of Object.entries(missing.missingResourceScopes ?? {})) grant.addResourceScope(resource, scopes.join(' '));

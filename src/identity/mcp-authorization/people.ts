@@ -5,6 +5,7 @@ import type { UserRole } from '../../db/tables/people.js';
 import { dummySecretHash, hashSecret, PASSWORD_PARAMS, verifySecret } from '../secrets.js';
 import type { FailureSource } from '../failure-limits.js';
 import type { SignInFailureLimiter } from './sign-in-failures.js';
+import { isStorableText } from '../../domain/storable-text.js';
 
 /** A user as the MCP surface sees them: who signs in, for which agency, in which role. */
 export interface Person {
@@ -62,7 +63,8 @@ export async function signIn(db: Kysely<DB>, failures: SignInFailureLimiter, { e
 }
 
 async function checkPassword(db: Kysely<DB>, email: string, password: string): Promise<Person | undefined> {
-  const row = await db.selectFrom('users').select(['id', 'password_hash']).where('email', '=', normalizedEmail(email)).executeTakeFirst();
+  // An email no row can hold (a NUL) is an unknown one, not a failed query.
+  const row = isStorableText(email) ? await db.selectFrom('users').select(['id', 'password_hash']).where('email', '=', normalizedEmail(email)).executeTakeFirst() : undefined;
   if (!row) {
     await verifySecret(password, await dummySecretHash(PASSWORD_PARAMS));
     return undefined;

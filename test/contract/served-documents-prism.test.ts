@@ -17,7 +17,6 @@ type Json = Record<string, any>;
 const { base } = await listeningApp(t);
 const { db } = await testDatabase();
 const credentials = await createTestIntegration(db);
-await seedDemoAgency(db, { agencyId: credentials.agencyId, size: 'small' });
 
 /** The versions a document lets a client send: its header's enum, and no header at all when it is optional. */
 function allowedVersions(document: Json): Array<string | undefined> {
@@ -29,28 +28,44 @@ function allowedVersions(document: Json): Array<string | undefined> {
 const dir = t.testdir();
 
 /**
- * The document as the app serves it, in a file for Prism: Prism 5.14.2 cannot download one by URL on Node 24 ("Expected
- * signal to be an instance of AbortSignal").
+ * A document for Prism, in a file: Prism 5.14.2 cannot download one by URL on Node 24 ("Expected signal to be an
+ * instance of AbortSignal").
  */
-async function servedDocument(url: string): Promise<{ document: Json; file: string }> {
-  const text = await (await fetch(url)).text();
-  const file = join(dir, new URL(url).pathname.replaceAll('/', '_'));
+function inFile(name: string, text: string): string {
+  const file = join(dir, name);
   writeFileSync(file, text);
-  return { document: JSON.parse(text), file };
+  return file;
 }
 
-// Every document the app registers, so a new one is walked without being listed here; one proxy each, started together.
+/** A copy of a document requiring a health field the server never sends: its proxy must flag the answer. */
+function doctored(document: Json): Json {
+  const copy = structuredClone(document);
+  const health = copy.components.schemas.Health;
+  health.required = [...(health.required ?? []), 'walk_canary'];
+  return copy;
+}
+
+// Every document the app registers, so a new one is walked without being listed here. Paths serving the same bytes
+// (the current document and its version's) share one walk. The proxies, the doctored one's too, start together, while
+// the agency is seeded.
 const urls = publishedDocuments(JSON.parse(readProjectFile('openapi.json')), base).map((d) => `${base}/platform/api${d.segment}/openapi.json`);
-const served = await Promise.all(urls.map(async (url) => {
-  const { document, file } = await servedDocument(url);
-  return { url, document, proxy: await startPrism(t, file, base) };
-}));
+const pathsByText = new Map<string, string[]>();
+for (const url of urls) {
+  const text = await (await fetch(url)).text();
+  pathsByText.set(text, [...(pathsByText.get(text) ?? []), new URL(url).pathname]);
+}
+const proxied = async ([text, paths]: [string, string[]], i: number) =>
+  ({ paths: paths.join(' and '), document: JSON.parse(text) as Json, proxy: await startPrism(t, inFile(`served-${i}.json`, text), base) });
+const [served, doctoredProxy] = await Promise.all([
+  Promise.all([...pathsByText].map(proxied)),
+  startPrism(t, inFile('doctored.json', JSON.stringify(doctored(JSON.parse([...pathsByText.keys()][0])))), base),
+  seedDemoAgency(db, { agencyId: credentials.agencyId, size: 'small' }),
+]);
 
 let walks = 0;
-for (const { url, document, proxy } of served) {
-  const path = new URL(url).pathname;
+for (const { paths, document, proxy } of served) {
   for (const version of allowedVersions(document)) {
-    t.test(`${path} with svc-contract-version ${version ?? 'left out'}: every operation, no violation`, async (t) => {
+    t.test(`${paths} with svc-contract-version ${version ?? 'left out'}: every operation, no violation`, async (t) => {
       const outcomes = await walk(proxy, version, credentials, `W${(walks += 1)}`);
       for (const o of outcomes) t.same({ status: o.status < 400 ? 'ok' : o.status, violations: o.violations }, { status: 'ok', violations: [] }, `${o.call.method} ${o.call.path}`);
       const visited = new Set(outcomes.map((o) => o.call.operationId));
@@ -58,7 +73,7 @@ for (const { url, document, proxy } of served) {
     });
   }
   // The proxy must flag a request the document refuses, or it is not validating and the walks prove nothing.
-  t.test(`${path}: the proxy flags a request the document refuses`, async (t) => {
+  t.test(`${paths}: the proxy flags a request the document refuses`, async (t) => {
     const version = allowedVersions(document)[0];
     const token = (await send(proxy, version, undefined, issueToken(credentials, 'no_phi'))).body?.access_token;
     const canary = await send(proxy, version, token, { operationId: 'listPatients', method: 'GET', path: '/api/v1/ext/patients', query: { limit: 'many' } });
@@ -67,15 +82,8 @@ for (const { url, document, proxy } of served) {
 }
 
 t.test('the proxy flags a response the document does not describe', async (t) => {
-  const document = served[0].document;
-  const health = document.components.schemas.Health;
-  const doctored = structuredClone(document);
-  doctored.components.schemas.Health = { ...health, required: [...(health.required ?? []), 'walk_canary'] };
-  const file = join(dir, 'doctored.json');
-  writeFileSync(file, JSON.stringify(doctored));
-  const proxy = await startPrism(t, file, base);
-  const version = allowedVersions(document)[0];
-  const token = (await send(proxy, version, undefined, issueToken(credentials, 'no_phi'))).body?.access_token;
-  const canary = await send(proxy, version, token, { operationId: 'getHealth', method: 'GET', path: '/api/v1/ext/health' });
+  const version = allowedVersions(served[0].document)[0];
+  const token = (await send(doctoredProxy, version, undefined, issueToken(credentials, 'no_phi'))).body?.access_token;
+  const canary = await send(doctoredProxy, version, token, { operationId: 'getHealth', method: 'GET', path: '/api/v1/ext/health' });
   t.ok(canary.violations.some((v) => v.includes('walk_canary')), `flagged: ${canary.violations.join('; ')}`);
 });

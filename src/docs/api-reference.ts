@@ -18,7 +18,7 @@ interface PublishedDocument {
   document: Document;
 }
 
-/** The current document (both versions negotiable) and one document per contract version, each naming this deployment. */
+/** The current document (the current version's) and one document per contract version, each naming this deployment. */
 export function publishedDocuments(source: Document, baseUrl: string): PublishedDocument[] {
   const versions = contractVersionsOf(source).map((entry) => ({
     segment: `/v${entry.version}`,

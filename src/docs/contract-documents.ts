@@ -4,9 +4,9 @@ import { changelogSection } from './changelog.js';
 /**
  * The documents a client is served, each derived from openapi.json (pure: the release script writes the same
  * documents as snapshots, the reference page serves them, tests validate responses against them):
- * - the current document: openapi.json as written, both versions negotiable, the header defaulting to the current one;
  * - one document per contract version, pinned to it: version 2 as written, version 1 from the same `x-svc-since` and
- *   `x-svc-v1-name` marks the v1 serializer uses (src/shared/contract-v1.ts), its operations deprecated.
+ *   `x-svc-v1-name` marks the v1 serializer uses (src/shared/contract-v1.ts), its operations deprecated;
+ * - the current document: the current version's, so that it too describes exactly the versions it lets a client send.
  */
 type Node = Record<string, any>;
 
@@ -134,9 +134,6 @@ function typedErrorCodes(doc: Node): Node {
   return copy;
 }
 
-/** The current document as published: openapi.json with the error codes typed. */
-export const currentDocument = (doc: Node): Node => typedErrorCodes(doc);
-
 /** The document a client pinned to `version` is served (without servers: see withServer). */
 export function versionDocument(doc: Node, version: string): Node {
   const entry = contractVersionOf(doc, version);
@@ -147,6 +144,18 @@ export function versionDocument(doc: Node, version: string): Node {
   }
   if (entry.version === '1') return versionOneDocument(typedErrorCodes(doc), entry);
   throw new Error(`no derivation is written for contract version ${version}`);
+}
+
+/**
+ * The document served unversioned: the current version's document, which moves to the next version when that one
+ * becomes current. Not both versions in one: a response schema cannot depend on the header that asked for it, so a
+ * document allowing both would describe version 1's answers with version 2's shapes (or with a oneOf of both, which
+ * leaves every generated type a union a client has to tell apart by hand).
+ */
+export function currentDocument(doc: Node): Node {
+  const current = contractVersionsOf(doc).find((v) => v.status === 'current');
+  if (!current) throw new Error('x-svc-contract-versions has no current version');
+  return versionDocument(doc, current.version);
 }
 
 /**

@@ -50,6 +50,9 @@ t.test('each published document is served as JSON and YAML with a strong ETag, n
   t.ok(v1.components.schemas.PatientSummary.required.includes('full_name'), 'v1 names the patient full_name');
   t.notOk('display_name' in v1.components.schemas.PatientSummary.properties, 'and has no display_name');
   t.ok(v1.paths['/api/v1/ext/patients'].get.deprecated, 'its operations are deprecated');
+  const current = await api.request({ method: 'GET', url: '/platform/api/openapi.json' });
+  t.equal(current.body, (await api.request({ method: 'GET', url: '/platform/api/v2/openapi.json' })).body, 'the current document is version 2\'s');
+  t.same(current.json().components.parameters.ContractVersion.schema, { type: 'string', enum: ['2'], default: '2' }, 'so it allows version 2 only, whose shapes it describes');
 });
 
 t.test('the changelog is served beside the documents and in their descriptions', async (t) => {

@@ -4,8 +4,8 @@ import type Provider from 'oidc-provider';
 import { errors } from 'oidc-provider';
 import type { DB } from '../db/schema.js';
 import { AUTHORIZATION_PATHS, missingRequiredScopes, PEOPLE_GRANT_TYPES } from '../identity/mcp-authorization/authorization-server.js';
-import { consentPage, loginPage, page, PAGE_SECURITY_HEADERS, escapeHtml } from '../identity/mcp-authorization/pages.js';
-import { findPerson, signIn } from '../identity/mcp-authorization/people.js';
+import { consentPage, loginPage, page, passwordChangePage, PAGE_SECURITY_HEADERS, escapeHtml } from '../identity/mcp-authorization/pages.js';
+import { changePassword, findPerson, newPasswordProblem, signIn } from '../identity/mcp-authorization/people.js';
 import { SignInFailureLimiter } from '../identity/mcp-authorization/sign-in-failures.js';
 import { PlatformError } from '../shared/platform-error.js';
 import { handOver } from './hand-over.js';
@@ -99,25 +99,51 @@ export function registerPeopleAuthorization(app: FastifyInstance, provider: Prov
     return html(reply, 200, consentPage(`${interactionPath(details.uid)}/consent`, clientName, person ? `${person.name} (${person.email})` : 'unknown', scopes));
   });
 
-  app.post(`${AUTHORIZATION_PATHS.interaction}/:uid/login`, async (request, reply) => {
-    const details = await interactionOf(provider, request, reply);
-    if (!details) return reply;
-    const loginAgain = async (status: number, error: string) => {
-      const client = await provider.Client.find(String(details.params.client_id));
-      return html(reply, status, loginPage(`${interactionPath(details.uid)}/login`, client?.clientName ?? '', error));
-    };
-    const attempt = { email: formField(request, 'email'), password: formField(request, 'password'), remoteAddress: request.ip };
-    let person;
+  type Interaction = NonNullable<Awaited<ReturnType<typeof interactionOf>>>;
+  const clientNameOf = async (details: Interaction) => (await provider.Client.find(String(details.params.client_id)))?.clientName ?? '';
+
+  /** The person the form's email and password name, or undefined once the login page saying why was sent again. */
+  const signedIn = async (request: FastifyRequest, reply: FastifyReply, details: Interaction) => {
+    const loginAgain = async (status: number, error: string) => void html(reply, status, loginPage(`${interactionPath(details.uid)}/login`, await clientNameOf(details), error));
     try {
-      person = await signIn(db, failures, attempt);
+      const person = await signIn(db, failures, { email: formField(request, 'email'), password: formField(request, 'password'), remoteAddress: request.ip });
+      if (!person) await loginAgain(401, 'The email or password is not right.');
+      return person;
     } catch (err) {
       if (!(err instanceof PlatformError)) throw err;
       reply.headers(err.headers ?? {});
-      return loginAgain(err.status, refusedSignIn(err));
+      await loginAgain(err.status, refusedSignIn(err));
+      return undefined;
     }
-    if (!person) return loginAgain(401, 'The email or password is not right.');
+  };
+
+  const finishLogin = (request: FastifyRequest, reply: FastifyReply, accountId: string) => {
     handOver(request, reply);
-    return provider.interactionFinished(request.raw, reply.raw, { login: { accountId: person.id } }, { mergeWithLastSubmission: false });
+    return provider.interactionFinished(request.raw, reply.raw, { login: { accountId } }, { mergeWithLastSubmission: false });
+  };
+
+  const passwordPage = async (reply: FastifyReply, details: Interaction, email: string, status = 200, error?: string) =>
+    html(reply, status, passwordChangePage(`${interactionPath(details.uid)}/password`, await clientNameOf(details), email, error));
+
+  app.post(`${AUTHORIZATION_PATHS.interaction}/:uid/login`, async (request, reply) => {
+    const details = await interactionOf(provider, request, reply);
+    if (!details) return reply;
+    const person = await signedIn(request, reply, details);
+    if (!person) return reply;
+    if (person.passwordChangeRequired) return passwordPage(reply, details, person.email);
+    return finishLogin(request, reply, person.id);
+  });
+
+  // The password handed over is checked again (with the sign-in limits): the page itself proves nothing.
+  app.post(`${AUTHORIZATION_PATHS.interaction}/:uid/password`, async (request, reply) => {
+    const details = await interactionOf(provider, request, reply);
+    if (!details) return reply;
+    const person = await signedIn(request, reply, details);
+    if (!person) return reply;
+    const problem = newPasswordProblem(formField(request, 'password'), formField(request, 'new_password'), formField(request, 'confirm_password'));
+    if (problem) return passwordPage(reply, details, person.email, 400, problem);
+    await changePassword(db, person.id, formField(request, 'new_password'));
+    return finishLogin(request, reply, person.id);
   });
 
   app.post(`${AUTHORIZATION_PATHS.interaction}/:uid/consent`, async (request, reply) => {

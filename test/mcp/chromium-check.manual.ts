@@ -13,7 +13,7 @@ import { createMcpClient } from '../../src/admin/mcp-client.js';
 import { testDatabase } from '../helpers/database.js';
 import { openHeadlessChromium } from '../helpers/chromium.js';
 import { freePort } from '../helpers/ports.js';
-import { listeningApp } from './mcp-helpers.js';
+import { listeningApp, withOwnPassword } from './mcp-helpers.js';
 
 t.setTimeout(600_000);
 const out = process.argv[2] ?? '.';
@@ -30,6 +30,7 @@ const received = new Promise<URL>((resolve) => {
 });
 await createAgency(db, { id: 'chromium', name: 'Chromium agency', serviceZips: ['02108'] });
 const user = await createUser(db, { agencyId: 'chromium', email: 'browser.user@example.org', name: 'Bea Browser', role: 'manager' });
+const person = await withOwnPassword(db, user);
 const client = await createMcpClient(db, 'Chromium assistant', [redirectUri]);
 const verifier = randomBytes(32).toString('base64url');
 const authorizationUrl = `${base}/api/v1/oauth/authorize?${new URLSearchParams({
@@ -52,7 +53,7 @@ await t.test('the flow in headless Chromium', async (t) => {
   await page.navigate(authorizationUrl);
   t.match(await pageText(/Sign in to connect/), /Sign in to connect Chromium assistant/);
   await shot('1-login');
-  await evaluate(`document.getElementById('email').value = ${JSON.stringify(user.email)}; document.getElementById('password').value = ${JSON.stringify(user.initialPassword)}; document.querySelector('form').submit(); 1`);
+  await evaluate(`document.getElementById('email').value = ${JSON.stringify(person.email)}; document.getElementById('password').value = ${JSON.stringify(person.password)}; document.querySelector('form').submit(); 1`);
   t.match(await pageText(/Allow Chromium assistant\?/), /Allow Chromium assistant\?/);
   await shot('2-consent');
   await evaluate(`document.querySelector('button[value=allow]').click(); 1`);

@@ -6,7 +6,7 @@ import { createUser } from '../../src/admin/user.js';
 import { createMcpClient } from '../../src/admin/mcp-client.js';
 import { seededAgency } from '../helpers/clinical.js';
 import { testDatabase } from '../helpers/database.js';
-import { connectedClient, listeningApp, refusalOf } from './mcp-helpers.js';
+import { connectedClient, listeningApp, refusalOf, withOwnPassword } from './mcp-helpers.js';
 
 /**
  * Every tool's figures are the partition's: each is compared with the same question asked through the REST routes or
@@ -31,7 +31,7 @@ const jsonSchemaValidator = {
     return (input: unknown) => (checked++, validate(input));
   },
 };
-const person = { email: user.email, password: user.initialPassword };
+const person = await withOwnPassword(db, user);
 const { client } = await connectedClient(base, mcpClient.clientId, redirectUri, person, { jsonSchemaValidator });
 const { tools } = await client.listTools();
 

@@ -9,7 +9,7 @@ import { createMcpClient } from '../../src/admin/mcp-client.js';
 import { seedDemoAgency } from '../../src/demo/seed.js';
 import { testDatabase } from '../helpers/database.js';
 import { FormBrowser, formAction } from './browser.js';
-import { authorizeInBrowser, listeningApp, refusalOf, TestOAuthClient } from './mcp-helpers.js';
+import { authorizeInBrowser, listeningApp, refusalOf, TestOAuthClient, withOwnPassword } from './mcp-helpers.js';
 
 const db = (await testDatabase()).db;
 const { base } = await listeningApp(t);
@@ -20,11 +20,12 @@ const isCallback = (url: string) => url.startsWith(redirectUri);
 await createAgency(db, { id: 'mcp-flow', name: 'MCP flow agency', serviceZips: ['02108'] });
 await seedDemoAgency(db, { agencyId: 'mcp-flow', size: 'small' });
 const user = await createUser(db, { agencyId: 'mcp-flow', email: 'Nurse.Manager@example.org', name: 'Nora Manager', role: 'manager' });
+const person = await withOwnPassword(db, user);
 const client = await createMcpClient(db, 'Test assistant', [redirectUri]);
 
 /** The authorization as a browser does it, each page checked. */
 async function authorizeChecked(authorizationUrl: URL) {
-  const { login, consent, callback, code } = await authorizeInBrowser(base, authorizationUrl, redirectUri, { email: user.email, password: user.initialPassword });
+  const { login, consent, callback, code } = await authorizeInBrowser(base, authorizationUrl, redirectUri, person);
   t.equal(login.status, 200, 'the login page');
   t.match(login.body, /Sign in to connect Test assistant/);
   t.equal(consent.status, 200, 'the consent page after signing in');

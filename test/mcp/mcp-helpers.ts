@@ -9,6 +9,10 @@ import type { Config } from '../../src/config.js';
 import { buildTestApp, type TestApi } from '../helpers/app.js';
 import type { Teardown } from '../helpers/database.js';
 import { freePort } from '../helpers/ports.js';
+import type { Kysely } from 'kysely';
+import type { CreatedUser } from '../../src/admin/user.js';
+import type { DB } from '../../src/db/schema.js';
+import { changePassword } from '../../src/identity/mcp-authorization/people.js';
 
 /** The app listening on loopback, its issuer the address it listens on. */
 export async function listeningApp(t: Teardown, logger?: Logger, config: Partial<Config> = {}): Promise<{ api: TestApi; base: string }> {
@@ -92,3 +96,14 @@ export function refusalOf(result: CallToolResult): Record<string, unknown> {
   const text = result.content.find((part) => part.type === 'text')?.text ?? '';
   return JSON.parse(text.slice(text.indexOf('\n') + 1)) as Record<string, unknown>;
 }
+
+/**
+ * A person past their first sign-in: the password an administrator handed over (`user create`) is replaced by their
+ * own, as the sign-in page makes them do (test/mcp/password-change.test.ts walks that page).
+ */
+export async function withOwnPassword(db: Kysely<DB>, user: CreatedUser): Promise<{ email: string; password: string }> {
+  const password = `${user.initialPassword}-own`;
+  await changePassword(db, user.userId, password);
+  return { email: user.email, password };
+}
+

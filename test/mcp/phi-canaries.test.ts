@@ -7,7 +7,7 @@ import { createUser } from '../../src/admin/user.js';
 import { createMcpClient } from '../../src/admin/mcp-client.js';
 import { seedDemoAgency } from '../../src/demo/seed.js';
 import { testDatabase } from '../helpers/database.js';
-import { connectedClient, listeningApp } from './mcp-helpers.js';
+import { connectedClient, listeningApp, withOwnPassword } from './mcp-helpers.js';
 
 /**
  * The MCP surface is de-identified: the seeded patients' names, phones, MRNs, dates of birth and street addresses
@@ -54,7 +54,7 @@ function sampleParameters(query: ListedQuery): Record<string, string> {
 t.ok(patients.length > 100 && identifiers.size > patients.length * 4, 'the seeded patients give the canaries');
 
 t.test('no identifier in any tool output, tool error, page of the flow or log line', async (t) => {
-  const { client, authorization } = await connectedClient(base, mcpClient.clientId, redirectUri, { email: user.email, password: user.initialPassword });
+  const { client, authorization } = await connectedClient(base, mcpClient.clientId, redirectUri, await withOwnPassword(db, user));
   const outputs: string[] = authorization.browser.seen.map((page) => `${page.location ?? ''}\n${page.body}`);
   const { tools } = await client.listTools();
   outputs.push(JSON.stringify(tools));

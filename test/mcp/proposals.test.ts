@@ -15,7 +15,7 @@ import { takeApproved } from '../../src/proposals/proposals.js';
 import { lockTable, testDatabase } from '../helpers/database.js';
 import { testKeyEncryption } from '../helpers/secrets.js';
 import { startReceiver, startWebhookWorker } from '../helpers/webhook-receiver.js';
-import { connectedClient, listeningApp, refusalOf } from './mcp-helpers.js';
+import { connectedClient, listeningApp, refusalOf, withOwnPassword } from './mcp-helpers.js';
 
 const db = (await testDatabase()).db;
 // No executor in the background: the test runs each step itself.
@@ -25,7 +25,7 @@ await createAgency(db, { id: 'mcp-proposals', name: 'Proposals agency', serviceZ
 const staff = await createUser(db, { agencyId: 'mcp-proposals', email: 'staff@proposals.example', name: 'Sam Staff', role: 'staff' });
 const manager = await createUser(db, { agencyId: 'mcp-proposals', email: 'manager@proposals.example', name: 'Mia Manager', role: 'manager' });
 const mcpClient = await createMcpClient(db, 'Proposing assistant', [redirectUri]);
-const { client } = await connectedClient(base, mcpClient.clientId, redirectUri, { email: staff.email, password: staff.initialPassword });
+const { client } = await connectedClient(base, mcpClient.clientId, redirectUri, await withOwnPassword(db, staff));
 
 // The agency's webhook subscriber for decisions, and the delivery worker (the proposal executor stays off).
 const receiver = await startReceiver(t);
@@ -122,7 +122,7 @@ t.test('reject: nothing runs; a failing action shows its error', async (t) => {
 
 t.test('another user\'s proposal answers like an unknown one; the REST partition has no /proposals route', async (t) => {
   const { approvalId } = structured(await propose('proposal-key-0400', 'Mine'));
-  const other = await connectedClient(base, mcpClient.clientId, redirectUri, { email: manager.email, password: manager.initialPassword });
+  const other = await connectedClient(base, mcpClient.clientId, redirectUri, await withOwnPassword(db, manager));
   const foreign = await other.client.callTool({ name: 'braes.proposals.status', arguments: { approvalId } });
   t.equal(refusalOf(foreign as CallToolResult).code, 'PLATFORM_APPROVAL_NOT_FOUND');
   const rest = await api.app.inject({ method: 'GET', url: '/api/v1/ext/proposals' });

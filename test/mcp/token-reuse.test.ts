@@ -7,13 +7,13 @@ import { createMcpClient } from '../../src/admin/mcp-client.js';
 import { testDatabase, testDatabaseUrl } from '../helpers/database.js';
 import { freePort } from '../helpers/ports.js';
 import { startServerProcess } from '../helpers/server-process.js';
-import { authorizeInBrowser, listeningApp, TestOAuthClient } from './mcp-helpers.js';
+import { authorizeInBrowser, listeningApp, TestOAuthClient, withOwnPassword } from './mcp-helpers.js';
 
 const db = (await testDatabase()).db;
 const redirectUri = 'http://127.0.0.1:1/callback';
 await createAgency(db, { id: 'mcp-reuse', name: 'MCP reuse agency', serviceZips: ['02108'] });
 const user = await createUser(db, { agencyId: 'mcp-reuse', email: 'reuse.manager@example.org', name: 'Rita Reuse', role: 'manager' });
-const person = { email: user.email, password: user.initialPassword };
+const person = await withOwnPassword(db, user);
 const client = await createMcpClient(db, 'Test assistant', [redirectUri]);
 
 /** Server processes of one issuer: the browser flow goes to the issuer, token requests to any of `urls`. */

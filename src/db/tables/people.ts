@@ -12,8 +12,10 @@ export interface UsersTable {
   name: string;
   role: UserRole;
   status: Generated<UserStatus>;
-  /** scrypt, see src/identity/passwords.ts. */
+  /** scrypt, see src/identity/secrets.ts. */
   password_hash: string;
+  /** Set while the password is the one an administrator handed over: the next sign-in asks for a new one. */
+  password_change_required: Generated<boolean>;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
 }

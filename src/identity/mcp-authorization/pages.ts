@@ -37,6 +37,22 @@ ${error ? `<p class="error" role="alert">${escapeHtml(error)}</p>` : ''}
   );
 }
 
+/** The first sign-in: the password an administrator handed over is confirmed once more and replaced. */
+export function passwordChangePage(action: string, clientName: string, email: string, error?: string): string {
+  return page(
+    'Choose your password',
+    `<h1>Choose your own password</h1>
+<p class="muted">The password you signed in with was handed to you by an administrator. Choose your own before ${escapeHtml(clientName)} connects; the one you were given stops working.</p>
+${error ? `<p class="error" role="alert">${escapeHtml(error)}</p>` : ''}
+<form method="post" action="${escapeHtml(action)}">
+<label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" value="${escapeHtml(email)}" required readonly>
+<label for="password">Password you were given</label><input id="password" name="password" type="password" autocomplete="current-password" required>
+<label for="new_password">New password (at least 12 characters)</label><input id="new_password" name="new_password" type="password" autocomplete="new-password" minlength="12" required autofocus>
+<label for="confirm_password">New password again</label><input id="confirm_password" name="confirm_password" type="password" autocomplete="new-password" minlength="12" required>
+<button type="submit">Save and continue</button></form>`,
+  );
+}
+
 const SCOPE_MEANINGS: Record<string, string> = {
   'mcp:tools': 'use the read-only tools and propose changes for a person to approve',
   'platform:read': 'read agency-level figures (census, referrals, visits, orders, quality, remittances, governed queries)',

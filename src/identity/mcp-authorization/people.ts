@@ -14,6 +14,8 @@ export interface Person {
   email: string;
   name: string;
   role: UserRole;
+  /** The password is still the one an administrator handed over: the person must choose their own before going on. */
+  passwordChangeRequired: boolean;
 }
 
 export const USER_ROLES: readonly UserRole[] = ['administrator', 'manager', 'clinician', 'staff'];
@@ -33,12 +35,12 @@ export async function findPerson(db: Kysely<DB>, userId: string): Promise<Person
   const row = await db
     .selectFrom('users as u')
     .innerJoin('agencies as a', 'a.id', 'u.agency_id')
-    .select(['u.id', 'u.agency_id', 'u.email', 'u.name', 'u.role'])
+    .select(['u.id', 'u.agency_id', 'u.email', 'u.name', 'u.role', 'u.password_change_required'])
     .where('u.id', '=', userId)
     .where('u.status', '=', 'active')
     .where('a.status', '=', 'active')
     .executeTakeFirst();
-  return row && { id: row.id, agencyId: row.agency_id, email: row.email, name: row.name, role: row.role };
+  return row && { id: row.id, agencyId: row.agency_id, email: row.email, name: row.name, role: row.role, passwordChangeRequired: row.password_change_required };
 }
 
 /** What the sign-in form sent, and from where (the client's address, see TRUST_PROXY). */
@@ -71,4 +73,20 @@ async function checkPassword(db: Kysely<DB>, email: string, password: string): P
   }
   if (!(await verifySecret(password, row.password_hash))) return undefined;
   return findPerson(db, row.id);
+}
+
+export const MIN_PASSWORD_LENGTH = 12;
+
+/** Why a new password is refused, or undefined: long enough, typed twice alike, and not the one handed over. */
+export function newPasswordProblem(current: string, chosen: string, confirmation: string): string | undefined {
+  if (chosen.length < MIN_PASSWORD_LENGTH) return `Choose a password of at least ${MIN_PASSWORD_LENGTH} characters.`;
+  if (chosen !== confirmation) return 'The two new passwords are not the same.';
+  if (chosen === current) return 'Choose a password other than the one you were given.';
+  return undefined;
+}
+
+/** Sets the person's own password; the one handed over stops working at once. */
+export async function changePassword(db: Kysely<DB>, userId: string, password: string): Promise<void> {
+  const passwordHash = await hashPassword(password);
+  await db.updateTable('users').set({ password_hash: passwordHash, password_change_required: false, updated_at: new Date() }).where('id', '=', userId).execute();
 }

@@ -74,7 +74,7 @@ export const userCommands: Commands = {
         role: requiredOption(options, 'role') as UserRole,
       });
       const json = { user_id: created.userId, agency_id: created.agencyId, email: created.email, initial_password: created.initialPassword };
-      return { json, text: `User created. The initial password is shown only this once; hand it over in person.\n${describe(json)}` };
+      return { json, text: `User created. The initial password is shown only this once; hand it over in person: the first sign-in replaces it with the person's own.\n${describe(json)}` };
     },
   },
   list: {

@@ -185,3 +185,18 @@ t.test('a wrong password shows the login page again; a disabled user cannot use 
   t.match(wrong.body, /The email or password is not right/);
   t.equal(wrong.body.includes('not-the-password'), false, 'the password is not echoed');
 });
+
+t.test('offline_access alone, without prompt=consent (which the SDK adds, other clients may not), still gets a refresh token', async (t) => {
+  const oauth = new TestOAuthClient(client.clientId, redirectUri);
+  await new Client({ name: 'test', version: '1' }).connect(new StreamableHTTPClientTransport(mcpUrl, { authProvider: oauth })).catch(() => {});
+  const asked = new URL(oauth.authorizationUrl!);
+  t.equal(asked.searchParams.get('prompt'), 'consent', "the SDK's own request");
+  asked.searchParams.delete('prompt');
+  t.match(asked.searchParams.get('scope'), /offline_access/);
+  const { code, consent } = await authorizeInBrowser(base, asked, redirectUri, person);
+  t.match(consent.body, /stay connected/, 'the consent page names what offline_access allows');
+  const metadata = (await discoverAuthorizationServerMetadata(base))!;
+  const body = new URLSearchParams({ grant_type: 'authorization_code', code, client_id: client.clientId, redirect_uri: redirectUri, code_verifier: oauth.codeVerifier(), resource: mcpUrl.href });
+  const tokens = (await (await fetch(metadata.token_endpoint, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body })).json()) as { refresh_token?: string };
+  t.ok(tokens.refresh_token, 'a refresh token');
+});

@@ -116,7 +116,22 @@ function configuration(db: Kysely<DB>, settings: PeopleAuthorizationSettings, co
 /** The authorization server of the MCP surface (oidc-provider), on our database; its cookie key is a sealed service secret. */
 export async function createPeopleAuthorizationServer(db: Kysely<DB>, keyEncryption: KeyEncryption, settings: PeopleAuthorizationSettings): Promise<Provider> {
   const cookieKey = await serviceSecret(db, keyEncryption, COOKIE_KEY_PURPOSE);
-  return new Provider(settings.issuer, configuration(db, settings, cookieKey));
+  const provider = new Provider(settings.issuer, configuration(db, settings, cookieKey));
+  provider.use(offlineAccessAsksConsent);
+  return provider;
+}
+
+/**
+ * oidc-provider follows OpenID Connect: `offline_access` is dropped, and no refresh token issued, unless the request
+ * also sends `prompt=consent`. On this OAuth surface asking for `offline_access` is enough: the prompt is added, so
+ * the person is shown the consent page (which names "stay connected") every time an assistant asks for it.
+ */
+async function offlineAccessAsksConsent(ctx: KoaContextWithOIDC, next: () => Promise<void>): Promise<void> {
+  const { scope, prompt } = ctx.query;
+  if (ctx.path === AUTHORIZATION_PATHS.authorization && typeof scope === 'string' && scope.split(' ').includes('offline_access') && prompt === undefined) {
+    ctx.query = { ...ctx.query, prompt: 'consent' };
+  }
+  await next();
 }
 
 /** What a valid access token of the MCP endpoint says about its caller. */

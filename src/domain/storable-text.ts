@@ -17,6 +17,16 @@ export function storableText(text: string): string {
   return isStorableText(text) ? text : text.replace(UNSTORABLE, '\uFFFD');
 }
 
+/** Whether any string or member name in `value` cannot be stored: the common answer, no, allocates nothing. */
+export function holdsUnstorableText(value: unknown): boolean {
+  if (typeof value === 'string') return !isStorableText(value);
+  if (typeof value !== 'object' || value === null) return false;
+  for (const key in value) {
+    if (!isStorableText(key) || holdsUnstorableText((value as Record<string, unknown>)[key])) return true;
+  }
+  return false;
+}
+
 const pointerToken = (key: string) => key.replaceAll('~', '~0').replaceAll('/', '~1');
 
 /** The JSON pointer of every string or member name in `value` that cannot be stored, at most `limit` of them. */

@@ -1,7 +1,7 @@
 import type { OperationDefinition, Validator } from '../generated/contract.js';
 import { RequestError, type ValidationIssue } from '../shared/request-error.js';
 import type { CallInput } from './operation-call.js';
-import { unstorableTextPointers } from '../domain/storable-text.js';
+import { holdsUnstorableText, unstorableTextPointers } from '../domain/storable-text.js';
 
 const SLOTS = ['params', 'query', 'headers', 'body'] as const;
 type Slot = (typeof SLOTS)[number];
@@ -34,18 +34,17 @@ const UNSTORABLE_MESSAGE = 'holds a NUL character or an unpaired UTF-16 surrogat
  * Text no field can store, wherever a request carries data: body, query and path (Node's HTTP parser already refuses
  * NUL in headers). Checked once here for every operation, so no handler meets it and no insert fails on it.
  */
-export function unstorableTextIssues(slot: Slot, value: unknown): ValidationIssue[] {
+function unstorableTextIssues(slot: Slot, value: unknown): ValidationIssue[] {
   const issue = (path: string): ValidationIssue => ({ location: LOCATION[slot], path, message: UNSTORABLE_MESSAGE, keyword: 'storableText' });
   if (slot === 'body') return unstorableTextPointers(value).map(issue);
   // A parameter is named, as in every other issue of it, however it nests (a repeated query parameter is an array).
-  const named = Object.entries((value ?? {}) as Record<string, unknown>);
-  return named.filter(([name, item]) => unstorableTextPointers([name, item], 1).length > 0).map(([name]) => issue(name));
+  const named = Object.entries(value as Record<string, unknown>);
+  return named.filter(([name, item]) => holdsUnstorableText([name, item])).map(([name]) => issue(name));
 }
 
 /** A refusal naming the fields of `slot` that hold text no field can store; undefined when there are none. */
 export function unstorableTextRefusal(slot: Slot, value: unknown): RequestError | undefined {
-  const issues = unstorableTextIssues(slot, value);
-  return issues.length === 0 ? undefined : invalidRequest(issues);
+  return holdsUnstorableText(value) ? invalidRequest(unstorableTextIssues(slot, value)) : undefined;
 }
 
 /** Runs the operation's precompiled validators and the storable-text check, and reports every problem at once. */
@@ -55,10 +54,7 @@ export function validateRequest(operation: OperationDefinition, input: CallInput
   for (const slot of SLOTS) {
     const validator = validate[slot];
     if (validator && !validator(input[slot])) (issues ??= []).push(...(validator.errors ?? []).map((e) => describe(slot, e)));
-    if (slot !== 'headers') {
-      const unstorable = unstorableTextIssues(slot, input[slot]);
-      if (unstorable.length > 0) (issues ??= []).push(...unstorable);
-    }
+    if (slot !== 'headers' && holdsUnstorableText(input[slot])) (issues ??= []).push(...unstorableTextIssues(slot, input[slot]));
   }
   if (issues) throw invalidRequest(issues);
 }

@@ -1,14 +1,14 @@
 import { PlatformError } from '../../shared/platform-error.js';
+import { unstorableAt } from '../storable-text.js';
 
-/** NUL and unpaired surrogates: PostgreSQL refuses them in text and jsonb, so they would fail the insert. */
-const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+const unstorable = (text: string) => unstorableAt(text) >= 0;
 
 function firstUnstorable(value: unknown, path: string): string | null {
-  if (typeof value === 'string') return UNSTORABLE.test(value) ? path : null;
+  if (typeof value === 'string') return unstorable(value) ? path : null;
   if (typeof value !== 'object' || value === null) return null;
   for (const [key, item] of Object.entries(value)) {
     const itemPath = Array.isArray(value) ? `${path}[${key}]` : path ? `${path}.${key}` : key;
-    if (UNSTORABLE.test(key)) return itemPath;
+    if (unstorable(key)) return itemPath;
     const found = firstUnstorable(item, itemPath);
     if (found) return found;
   }

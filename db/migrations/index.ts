@@ -23,7 +23,8 @@ import * as m0021 from './0021_mcp.js';
 import * as m0022 from './0022_webhook_trace_context.js';
 import * as m0023 from './0023_webhook_retention.js';
 import * as m0024 from './0024_webhook_held_index.js';
-import * as m0025 from './0025_user_password_change.js';
+import * as m0025 from './0025_webhook_pending_by_subscription.js';
+import * as m0026 from './0026_user_password_change.js';
 
 /**
  * Every migration, in order. Listed by hand rather than read from the filesystem so the same list
@@ -54,5 +55,6 @@ export const migrations: Record<string, Migration> = {
   '0022_webhook_trace_context': m0022,
   '0023_webhook_retention': m0023,
   '0024_webhook_held_index': m0024,
-  '0025_user_password_change': m0025,
+  '0025_webhook_pending_by_subscription': m0025,
+  '0026_user_password_change': m0026,
 };

@@ -38,7 +38,7 @@ export function buildPhysicianOrders(ctx: ChartContext, chart: Chart): Draft<'ph
   const windowStart = addDays(ctx.now, -WINDOW_DAYS);
   const end = endedOn ? addDays(dayStart(endedOn), 1) : ctx.now;
   if (end < windowStart) return [];
-  const rng = new Random(`physician-orders:${chart.patient.id}`);
+  const rng = ctx.rng.derive(`physician-orders:${chart.patient.mrn}`);
   const physicianId = chart.patient.primary_physician_id ?? rng.pick(ctx.reference.physicians).id;
   const timeZone = ctx.area.timezoneOf.get(chart.place.officeId) ?? 'UTC';
   return orderEvents(rng, chart, dayStart(admittedOn), end)

@@ -9,11 +9,25 @@ const ID_ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
  */
 export class Random {
   private state: [number, number, number, number];
+  private readonly idKey: [number, number, number, number] | null;
 
-  constructor(seed: string) {
+  /**
+   * `idScope` (the agency's id) keys the ids it draws: the same seed gives other ids in another scope, and the same
+   * ids in the same one. Without it, it draws no ids.
+   */
+  constructor(
+    seed: string,
+    private readonly idScope?: string,
+  ) {
     this.state = cyrb128(seed);
+    this.idKey = idScope === undefined ? null : cyrb128(`demo-ids:${idScope}`);
     // The first outputs of sfc32 still echo the seed.
     for (let i = 0; i < 12; i++) this.next();
+  }
+
+  /** Another sequence, from `seed`, drawing ids in the same scope. */
+  derive(seed: string): Random {
+    return new Random(seed, this.idScope);
   }
 
   /** Uniform in [0, 1). */
@@ -73,11 +87,15 @@ export class Random {
     return out;
   }
 
-  /** `pat_` + 16 base-32 characters (80 bits): collisions are negligible for millions of rows. */
+  /**
+   * `pat_` + 16 base-32 characters (80 bits): collisions are negligible for millions of rows. The drawn bits are
+   * XORed with the scope's key, so the ids of one scope stay distinct and two scopes share none in practice.
+   */
   id(prefix: string): string {
+    if (!this.idKey) throw new Error('this Random has no id scope: ids are drawn per agency');
     let out = `${prefix}_`;
     for (let word = 0; word < 4; word++) {
-      let bits = this.nextUint32();
+      let bits = (this.nextUint32() ^ this.idKey[word]) >>> 0;
       for (let char = 0; char < 4; char++, bits >>>= 5) out += ID_ALPHABET[bits & 31];
     }
     return out;

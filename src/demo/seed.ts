@@ -48,7 +48,8 @@ const YIELD_EVERY = 20;
 
 /**
  * Fills an empty agency with a synthetic, realistic book of business in one transaction. The generator's
- * seed is the size alone, so two agencies seeded alike hold the same rows apart from agency_id.
+ * seed is the size alone and its ids are keyed by the agency, so two agencies seeded alike hold the same rows
+ * under ids of their own (an id names one agency's resource only), and an agency is always seeded with the same ids.
  */
 export async function seedDemoAgency(db: Kysely<DB>, options: SeedOptions): Promise<SeedSummary> {
   const { agencyId, size } = options;
@@ -56,7 +57,7 @@ export async function seedDemoAgency(db: Kysely<DB>, options: SeedOptions): Prom
   const patients = PATIENTS[size];
   return db.transaction().execute(async (trx) => {
     await claimEmptyAgency(trx, agencyId);
-    const rng = new Random(`demo-agency:${size}`);
+    const rng = new Random(`demo-agency:${size}`, agencyId);
     const area = await prepareServiceArea(trx, agencyId, rng, now);
     const { data: reference, drafts } = buildReferenceData(rng, now, area, patients);
     const writer = new DraftWriter(trx, agencyId);

@@ -133,7 +133,7 @@ const COLLECTIONS: readonly CollectionSpec[] = [
   },
 ];
 
-/** Patients the rows may refer to: the agency's first charts by id, the same in every agency seeded alike. */
+/** Patients the rows may refer to: the agency's first charts by id. */
 const PATIENT_POOL = 2_000;
 
 function checked(spec: CollectionSpec, problems: string[]): void {
@@ -163,7 +163,7 @@ function addCollection(drafts: Drafts, spec: CollectionSpec, sources: Sources, p
   drafts.working_collection_rows.push(...rows);
 }
 
-/** The demo collections of an agency whose `patients` charts and directory (`reference`) are written; the same for every agency seeded alike. */
+/** The demo collections of an agency whose `patients` charts and directory (`reference`) are written; alike in every agency seeded alike, under its own ids. */
 export async function workingCollectionDrafts(db: Kysely<DB>, agencyId: string, patients: number, now: Date, reference: ReferenceData): Promise<Drafts> {
   const charts = await db.selectFrom('patients').select('id').where('agency_id', '=', agencyId).orderBy('id').limit(PATIENT_POOL).execute();
   const extensions = await db.selectFrom('extensions').select('id').where('agency_id', '=', agencyId).orderBy('id').execute();
@@ -175,7 +175,7 @@ export async function workingCollectionDrafts(db: Kysely<DB>, agencyId: string, 
     .orderBy('id')
     .limit(PATIENT_POOL)
     .execute();
-  const sources: Sources = { rng: new Random(`demo-collections:${patients}`), now, reference, patientIds: charts.map((chart) => chart.id), awaitingOrders };
+  const sources: Sources = { rng: new Random(`demo-collections:${patients}`, agencyId), now, reference, patientIds: charts.map((chart) => chart.id), awaitingOrders };
   const drafts = emptyDrafts();
   for (const spec of COLLECTIONS) addCollection(drafts, spec, sources, patients, extensions.map((e) => e.id));
   return drafts;

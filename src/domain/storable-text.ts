@@ -27,6 +27,19 @@ export function holdsUnstorableText(value: unknown): boolean {
   return false;
 }
 
+/** Where the first character of `text` that cannot be stored is; -1 when there is none. */
+export function unstorableAt(text: string): number {
+  if (!SUSPECT.test(text)) return -1;
+  UNSTORABLE.lastIndex = 0;
+  return text.search(UNSTORABLE);
+}
+
+/** The character at `at` as U+XXXX and what it is, for a refusal. */
+export function describeUnstorable(text: string, at: number): string {
+  const code = text.charCodeAt(at);
+  return `U+${code.toString(16).toUpperCase().padStart(4, '0')} (${code === 0 ? 'a NUL byte' : 'an unpaired UTF-16 surrogate'})`;
+}
+
 const pointerToken = (key: string) => key.replaceAll('~', '~0').replaceAll('/', '~1');
 
 /** The JSON pointer of every string or member name in `value` that cannot be stored, at most `limit` of them. */

@@ -61,13 +61,24 @@ export interface ClaimedDelivery {
   allow_http_loopback: boolean;
 }
 
-/** Claims up to `limit` due deliveries of enabled subscriptions, oldest due first and then in event order. */
+/**
+ * Claims up to `limit` due deliveries of enabled subscriptions, oldest due first and then in event order. While the
+ * deliveries a subscription's BAA released (those made before it was signed) are being sent, its first attempts go one
+ * at a time in event order: a first attempt waits for each earlier released delivery's first attempt to end, so a
+ * receiver gets the backlog in event order and newer events after it. Retries keep their own schedule.
+ */
 export async function claimDue(db: Kysely<DB>, limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
   const { rows } = await sql<ClaimedDelivery>`
     with due as (
       select d.agency_id, d.id from webhook_deliveries d
+      join webhook_subscriptions s on s.agency_id = d.agency_id and s.id = d.subscription_id and s.status = 'enabled'
       where d.status = 'pending' and d.next_attempt_at <= now()
-        and exists (select 1 from webhook_subscriptions s where s.agency_id = d.agency_id and s.id = d.subscription_id and s.status = 'enabled')
+        and not (d.attempts = 0 and exists (
+          select 1 from webhook_deliveries r
+          where r.agency_id = d.agency_id and r.subscription_id = d.subscription_id and r.status = 'pending' and r.id <> d.id
+            and r.created_at < s.baa_signed_at
+            -- older and not attempted yet, or attempted with no failure recorded: its first attempt is under way
+            and (r.attempts = 0 and r.event_seq < d.event_seq or r.attempts > 0 and r.last_error is null)))
       order by d.next_attempt_at, d.event_seq limit ${limit} for update of d skip locked
     )
     update webhook_deliveries d

@@ -1,4 +1,5 @@
 import t from 'tap';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AdminError, type Command, type Options } from '../../src/admin/command.js';
 import { eraCommands } from '../../src/admin/era.js';
@@ -28,5 +29,14 @@ t.test('era import refusals are one line', async (t) => {
   await t.rejects(run(eraCommands.import, { agency: agencyId }, ['/nonexistent.835']), new AdminError('cannot read /nonexistent.835: ENOENT'));
   await t.rejects(run(eraCommands.import, {}, [fixture('recoupment-only.835')]), new AdminError('--agency is required'));
   await t.rejects(run(eraCommands.import, { agency: 'no-such-agency' }, [fixture('recoupment-only.835')]), new AdminError('agency "no-such-agency" does not exist'));
+  t.same((await run(eraCommands.files, { agency: agencyId })).json, { files: [] });
+});
+
+t.test('era import: a NUL byte in the file is refused at its segment and line, before the database sees it', async (t) => {
+  const { agencyId } = await createTestIntegration(db);
+  const dir = t.testdir({ 'nul.835': readFileSync(fixture('recoupment-only.835'), 'utf8').replace('N1*PE*', 'N1*PE*\u0000') });
+  const error = await run(eraCommands.import, { agency: agencyId }, [join(dir, 'nul.835')]).then(() => null, (err: unknown) => err);
+  t.type(error, AdminError);
+  t.match((error as Error).message, /^nul\.835 was not imported \(nothing was written\): segment 10 \(N1\*PE\*\uFFFDACME HOME HEALTH\*XX\*1234567893\), line 10: N102 holds U\+0000 \(a NUL byte\), which is not text: the file is damaged or not X12$/);
   t.same((await run(eraCommands.files, { agency: agencyId })).json, { files: [] });
 });

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import t from 'tap';
 import type { DB } from '../../src/db/schema.js';
 import { DEMO_REFERENCE_NOW, seedDemoAgency, type SeedSummary } from '../../src/demo/seed.js';
@@ -41,27 +41,50 @@ async function distinct(table: keyof DB & string, column: string, agencyId: stri
   return rows.map((r) => String(r.value)).sort();
 }
 
-/** Every seeded row of a table without its agency_id, as JSON (so Dates compare by value). */
-async function rowsOf(table: keyof SeedSummary['rows'], agencyId: string): Promise<unknown[]> {
+/** A demo id (`pat_` + 16 base-32 characters), wherever it appears, JSON values included. */
+const DEMO_ID = /\b[a-z]{3}_[0-9a-hjkmnp-tv-z]{16}\b/g;
+
+/** Every seeded row of a table without its agency_id and with its ids blanked, as JSON (so Dates compare by value). */
+async function rowsOf(table: keyof SeedSummary['rows'], agencyId: string): Promise<string[]> {
   const rows = await db.selectFrom(table).selectAll().where('agency_id', '=', agencyId).execute();
-  const withoutAgency = rows.map(({ agency_id: _, ...row }) => row as Record<string, unknown>);
-  withoutAgency.sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
-  return JSON.parse(JSON.stringify(withoutAgency));
+  return rows.map(({ agency_id: _, ...row }) => JSON.stringify(row).replace(DEMO_ID, '<id>')).sort();
+}
+
+/** Every id of the agency, in every table that has an agency_id and an id column (read from the schema). */
+async function idsOf(agencyId: string): Promise<Set<string>> {
+  const { rows: tables } = await sql<{ table_name: string }>`
+    select table_name from information_schema.columns
+    where table_schema = current_schema() and column_name in ('agency_id', 'id')
+    group by table_name having count(*) = 2 order by table_name`.execute(db);
+  const ids = new Set<string>();
+  for (const { table_name } of tables) {
+    const { rows } = await sql<{ id: string }>`select id::text as id from ${sql.table(table_name)} where agency_id = ${agencyId}`.execute(db);
+    for (const { id } of rows) ids.add(`${table_name}.${id}`);
+  }
+  return ids;
 }
 
 const agencyA = await createAgency(db);
 const agencyB = await createAgency(db);
+// The agencies' own set-up (their main office), which the demo did not make.
+const setUp = await idsOf(agencyA);
 const summaryA = await seedDemoAgency(db, { agencyId: agencyA, size: 'small' });
 const summaryB = await seedDemoAgency(db, { agencyId: agencyB, size: 'small', now: DEMO_REFERENCE_NOW });
 
-t.test('the same options give the same rows in every agency', async (t) => {
+t.test('the same options give the same rows in every agency, under ids of its own', async (t) => {
   t.same({ ...summaryB, agencyId: agencyA }, summaryA);
   t.equal(summaryA.now, DEMO_REFERENCE_NOW.toISOString(), 'now defaults to the fixed reference');
   t.ok(summaryA.rows.patients >= 200 && summaryA.rows.patients < 1000, `a few hundred patients (${summaryA.rows.patients})`);
   for (const table of Object.keys(summaryA.rows) as (keyof SeedSummary['rows'])[]) {
     t.ok(summaryA.rows[table] > 0, `${table} has rows`);
-    t.same(await rowsOf(table, agencyB), await rowsOf(table, agencyA), `${table} rows match apart from agency_id`);
+    t.same(await rowsOf(table, agencyB), await rowsOf(table, agencyA), `${table} rows match apart from agency_id and ids`);
   }
+});
+
+t.test('no id names a resource in both agencies, in any table with an agency_id', async (t) => {
+  const [idsA, idsB] = [await idsOf(agencyA), await idsOf(agencyB)];
+  t.ok(idsA.size > 5000, `the ids of every table (${idsA.size})`);
+  t.same([...idsA].filter((id) => idsB.has(id) && !setUp.has(id)), [], 'none shared');
 });
 
 t.test('every status and discipline the contract knows is present', async (t) => {

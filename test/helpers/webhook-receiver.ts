@@ -16,8 +16,8 @@ export interface ReceivedDelivery {
   status: number;
 }
 
-/** How the receiver answers the nth request of a delivery id (n from 1); 204 unless told otherwise. */
-export type Answer = (deliveryId: string, nth: number, reply: ServerResponse) => number;
+/** How the receiver answers the nth request of a delivery id (n from 1), at once or after a while; 204 unless told otherwise. */
+export type Answer = (deliveryId: string, nth: number, reply: ServerResponse) => number | Promise<number>;
 
 export interface TestReceiver {
   url: string;
@@ -47,11 +47,11 @@ export async function startReceiver(t: Teardown, answer: Answer = () => 204): Pr
   const server = createServer((request, reply) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => {
+    request.on('end', async () => {
       const id = String(request.headers['x-svc-delivery-id']);
       const nth = (seen.get(id) ?? 0) + 1;
       seen.set(id, nth);
-      const status = receiver.answer(id, nth, reply);
+      const status = await receiver.answer(id, nth, reply);
       received.push({ headers: request.headers, rawBody: Buffer.concat(chunks), status });
       reply.statusCode = status;
       reply.end();

@@ -199,6 +199,28 @@ t.test('clinical events are held until the BAA is recorded as signed, then relea
   t.same([...(envelopes[1].data.changed_fields as string[])].sort(), ['priority', 'status']);
 });
 
+t.test('held deliveries released by the BAA reach the receiver one at a time, in event order, and the next event after them', async (t) => {
+  let open = 0;
+  let mostOpen = 0;
+  // A receiver that takes a moment to answer: deliveries sent side by side would overlap here, and may overtake each other on the way.
+  const receiver = await startReceiver(t, async () => {
+    mostOpen = Math.max(mostOpen, ++open);
+    await sleep(25);
+    open--;
+    return 204;
+  });
+  const { id, secret } = await subscribe(receiver, 'task.created', { 'baa-signed': false });
+  startWebhookWorker(t, db);
+  const titles = Array.from({ length: 8 }, (_, i) => `Held ${i + 1}`);
+  for (const title of titles) await createTask(title);
+  await until('eight deliveries are held', async () => ((await admin(webhookCommands.deliveries, { id, status: 'held' })).deliveries as unknown[]).length === 8);
+  t.match(await admin(webhookCommands.baa, { id, signed: true }), { note: /8 held deliveries released/ });
+  await createTask('After the BAA');
+  const envelopes = (await receiver.waitFor(9)).map((r) => verified(t, r, secret));
+  t.same(envelopes.map((e) => e.data.title), [...titles, 'After the BAA'], 'in event order');
+  t.equal(mostOpen, 1, 'each sent when the one before it was answered');
+});
+
 t.test('a rotated secret: during the overlap each delivery verifies with either secret; after it, only the new one', async (t) => {
   const receiver = await startReceiver(t);
   const { id, secret: old } = await subscribe(receiver, 'task.created');

@@ -2,6 +2,7 @@
  * ASC X12 tokenizing: the delimiters read from the ISA segment, then the text cut into segments and elements, chunk by
  * chunk so that a file of any size streams through in bounded memory. Loop grammar is not here (era-835.ts).
  */
+import { describeUnstorable, storableText, unstorableAt } from '../storable-text.js';
 
 export interface Delimiters {
   element: string;
@@ -27,7 +28,7 @@ export class X12Error extends Error {
     readonly reason: string,
     readonly at: { index: number; line: number; segment: string } | null,
   ) {
-    super(at ? `segment ${at.index} (${at.segment}), line ${at.line}: ${reason}` : reason);
+    super(storableText(at ? `segment ${at.index} (${at.segment}), line ${at.line}: ${reason}` : reason));
     this.name = 'X12Error';
   }
 
@@ -57,6 +58,8 @@ export function readDelimiters(isa: string): Delimiters {
   const wrong = ISA_WIDTHS.findIndex((width, i) => fields[i].length !== width);
   if (wrong >= 0) throw fail(`ISA${String(wrong + 1).padStart(2, '0')} must be ${ISA_WIDTHS[wrong]} characters wide; it is "${fields[wrong]}"`);
   if (component === segment || [component, segment].some((c) => c === element || /[A-Za-z0-9 ]/.test(c))) throw fail(`the component separator (ISA16) and segment terminator (position 106) must be distinct punctuation; they are "${component}" and "${segment}"`);
+  const notText = [element, segment].findIndex((c) => unstorableAt(c) >= 0);
+  if (notText >= 0) throw fail(`the ${['element separator', 'segment terminator'][notText]} is ${describeUnstorable([element, segment][notText], 0)}, which is not text`);
   const repetition = /[A-Za-z0-9]/.test(isa[82]) ? null : isa[82];
   return { element, component, repetition, segment };
 }
@@ -138,6 +141,8 @@ export class SegmentReader {
       if (text === '') continue;
       const elements = text.split(element);
       const segment = { id: elements[0], elements, index: ++this.index, line };
+      const unstorable = unstorableAt(text);
+      if (unstorable >= 0) throw X12Error.at(segment, unstorableReason(segment, text, unstorable, element), this.delimiters);
       if (!/^[A-Z][A-Z0-9]{1,2}$/.test(segment.id)) throw X12Error.at(segment, `"${segment.id.slice(0, 20)}" is not a segment id`, this.delimiters);
       segments.push(segment);
     }
@@ -151,6 +156,13 @@ export class SegmentReader {
     }
     return segments;
   }
+}
+
+/** Which element holds the character at `at` of the segment's text, and what the character is. */
+function unstorableReason(segment: Segment, text: string, at: number, separator: string): string {
+  const n = text.slice(0, at).split(separator).length - 1;
+  const where = n === 0 ? 'the segment id' : `${segment.id}${String(n).padStart(2, '0')}`;
+  return `${where} holds ${describeUnstorable(text, at)}, which is not text: the file is damaged or not X12`;
 }
 
 /** Element `n` of a segment, '' when absent (trailing empty elements are often left out). */

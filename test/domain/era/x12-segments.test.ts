@@ -54,3 +54,19 @@ t.test('a truncated file is refused at its last, unterminated segment', async (t
   t.throws(() => readAll('ISA*00*short~'), /the ISA segment is 106 characters long/);
   t.throws(() => readAll(`${ISA}\nG$*HP~`), /segment 2 \(G\$\*HP\), line 2: "G\$" is not a segment id/);
 });
+
+t.test('a character text cannot hold is refused at its segment, element and line, shown as U+FFFD', async (t) => {
+  const file = (clp: string, n1 = 'N1*PR*PAYER') => `${ISA}\nGS*HP*P*A*20261102*0930*1*X*005010X221A1~\nST*835*0001~\n${n1}~\n${clp}~\n`;
+  for (const size of [1, 106, 1000]) {
+    const nul = t.throws(() => readAll(file('CLP*A1*1*100.00*80.00**MA*PC\u00001'), size)) as X12Error;
+    t.match(nul, { name: 'X12Error', at: { index: 5, line: 5 } });
+    t.equal(nul.message, 'segment 5 (CLP*A1*1*100.00*80.00**MA*PC\uFFFD1), line 5: CLP07 holds U+0000 (a NUL byte), which is not text: the file is damaged or not X12', `chunks of ${size}`);
+  }
+  t.throws(() => readAll(file('CLP*A1*1*100.00*80.00', 'N1*PR*PAYER \uDE00')), {
+    message: 'segment 4 (N1*PR*PAYER \uFFFD), line 4: N102 holds U+DE00 (an unpaired UTF-16 surrogate), which is not text: the file is damaged or not X12',
+  });
+  t.equal(readAll(file('CLP*A1*1*100.00*80.00', 'N1*PR*PAYER \u{1F600}'))[3].elements[2], 'PAYER \u{1F600}', 'a surrogate pair is a character like any other');
+  t.throws(() => readAll(file('\u0000CLP*A1*1*100.00*80.00')), { message: /^segment 5 \(\uFFFDCLP\*A1.*\), line 5: the segment id holds U\+0000/ });
+  t.throws(() => readAll(ISA.replace('PAYER ', 'PAYER\u0000')), { message: /^segment 1 \(ISA\*00\*.*\*PAYER\uFFFD.*\), line 1: ISA06 holds U\+0000/ });
+  t.throws(() => readAll(`${ISA.slice(0, -1)}\u0000GS*HP\u0000`), { message: /^segment 1 \(ISA\*00\*.*\), line 1: bad ISA: the segment terminator is U\+0000 \(a NUL byte\), which is not text/ });
+});

@@ -62,6 +62,13 @@ t.test('malformed files are refused with the segment, its position and line, and
   await refused(t, 'hello', /bad ISA: an X12 file begins with the ISA segment/);
 });
 
+t.test('a character the database cannot store is refused by the parser, at its segment and line, not by the database', async (t) => {
+  const nul = MEDICARE.replace('CLP*M0100002-261002', 'CLP*M0100002-26\u00001002');
+  await refused(t, nul, /: segment 22 \(CLP\*M0100002-26\uFFFD1002\*.*\), line 22: CLP01 holds U\+0000 \(a NUL byte\), which is not text: the file is damaged or not X12$/);
+  const surrogate = MEDICARE.replace('N1*PR*PALMETTO', 'N1*PR*PALMETTO\uD800');
+  await refused(t, surrogate, /: segment 7 \(N1\*PR\*PALMETTO\uFFFD GBA.*\), line 7: N102 holds U\+D800 \(an unpaired UTF-16 surrogate\), which is not text/);
+});
+
 t.test('a file refused in its second payment leaves nothing of the first, already written', async (t) => {
   await refused(t, SECONDARY.replace('CAS*PI*45*360.00', 'CAS*PI*45*36O.00'), /segment 35 \(CAS\*PI\*45\*36O\.00\), line 1: CAS03 "36O\.00" is not an amount/);
 });

@@ -87,6 +87,18 @@ t.test('the reference page loads only assets this app serves', async (t) => {
   }
 });
 
+t.test('browsers get a favicon, drawn in code: an ICO of one 16x16 image', async (t) => {
+  const res = await api.request({ method: 'GET', url: '/favicon.ico' });
+  t.equal(res.statusCode, 200);
+  t.equal(res.headers['content-type'], 'image/x-icon');
+  t.equal(res.headers['cache-control'], 'public, max-age=86400');
+  const ico = res.rawPayload;
+  t.same([...ico.subarray(0, 6)], [0, 0, 1, 0, 1, 0], 'ICONDIR: an icon, one image');
+  t.same([ico[6], ico[7]], [16, 16], '16x16');
+  t.equal(ico.readUInt32LE(14), ico.length - 22, 'the image is the rest of the file');
+  t.equal(ico.readUInt32LE(18), 22, 'right after the directory');
+});
+
 t.test('the reference routes leave 404 and 405 to the partition handler', async (t) => {
   const missing = await api.request({ method: 'GET', url: '/api/v1/ext/no-such-thing' });
   t.equal(missing.statusCode, 404);

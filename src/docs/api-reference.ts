@@ -28,6 +28,22 @@ export function publishedDocuments(source: Document, baseUrl: string): Published
   return [{ segment: '', title: 'Current', document: withServer(currentDocument(source), baseUrl) }, ...versions];
 }
 
+/**
+ * What the page's Test Request calls: the origin the page was opened from. The published documents name the public
+ * base URL (generators need an absolute one), which is another origin when the page is opened under another name of
+ * the same server (127.0.0.1 beside localhost): every call would then be cross-origin. Relative URLs, which Scalar
+ * resolves against the page's origin, keep every call same-origin, so the API needs no CORS for the page.
+ */
+function sameOriginTargets(source: Document) {
+  // The token URLs as openapi.json writes them, relative (the published documents make them absolute).
+  const securitySchemes = Object.fromEntries(
+    Object.entries<Document>(source.components.securitySchemes)
+      .filter(([, scheme]) => scheme.flows)
+      .map(([name, scheme]) => [name, { flows: Object.fromEntries(Object.entries<Document>(scheme.flows).map(([flow, { tokenUrl }]) => [flow, { tokenUrl }])) }]),
+  );
+  return { servers: [{ url: '/', description: 'This server, at the address this page was opened from.' }], securitySchemes };
+}
+
 /** True when an If-None-Match header matches the ETag (weak comparison, RFC 9110 13.1.2). */
 function matches(ifNoneMatch: string | undefined, etag: string): boolean {
   if (!ifNoneMatch) return false;
@@ -69,6 +85,7 @@ export async function registerApiReference(app: FastifyInstance, publicBaseUrl: 
   const changelog = Buffer.from(contractChangelog(source), 'utf8');
   app.get(`${prefix}/changelog.md`, async (_request, reply) => reply.type('text/markdown; charset=utf-8').header('cache-control', 'public, max-age=300').send(changelog));
   const current = contractVersionsOf(documents[0].document).find((v) => v.status === 'current');
+  const { servers, securitySchemes } = sameOriginTargets(source);
 
   await app.register(scalar, {
     routePrefix: prefix,
@@ -85,7 +102,8 @@ export async function registerApiReference(app: FastifyInstance, publicBaseUrl: 
       documentDownloadType: 'both',
       // Test Request opens on the client-credentials flow: the reader types a client id and secret and the page
       // fetches the token (with phi_mode from the scheme's x-scalar-security-body), instead of pasting one.
-      authentication: { preferredSecurityScheme: 'oauth2' },
+      authentication: { preferredSecurityScheme: 'oauth2', securitySchemes },
+      servers,
       // Each of these would otherwise reach scalar.com services or a font CDN from the browser.
       withDefaultFonts: false,
       telemetry: false,

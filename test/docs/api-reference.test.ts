@@ -74,8 +74,12 @@ t.test('the reference page loads only assets this app serves', async (t) => {
 
     const scripts = [...html.matchAll(/<script[^>]*\ssrc="([^"]+)"/g)].map((m) => m[1]);
     const links = [...html.matchAll(/<link[^>]*\shref="([^"]+)"/g)].map((m) => m[1]);
-    const documents = [...html.matchAll(/"url": "([^"]+)"/g)].map((m) => m[1]);
+    const config = JSON.parse(html.match(/createApiReference\('#app', (\{[\s\S]*\})\)\s*<\/script>/)![1]);
+    const documents: string[] = config.sources.map((source: { url: string }) => source.url);
     t.same(documents, ['/platform/api/v2/openapi.json', '/platform/api/v1/openapi.json'], 'the version switch, the current version first');
+    // The page is opened under any name of this server (test/docs/reference-page.test.ts drives it from two).
+    t.same(config.servers.map((server: { url: string }) => server.url), ['/'], "Test Request calls the page's own origin");
+    t.same(config.authentication.securitySchemes, { oauth2: { flows: { clientCredentials: { tokenUrl: '/api/v1/oauth/token' } } } }, 'and fetches tokens there');
     t.ok(scripts.length > 0, 'the page loads its script');
     for (const asset of [...scripts, ...links, ...documents]) {
       const path = new URL(asset, `http://app.invalid${url}`);

@@ -73,6 +73,11 @@ async function driveThePage() {
     });
   }
 
+  await t.test('the favicon decodes as a 16x16 image', async (t) => {
+    await page.navigate(`http://127.0.0.1:${port}/favicon.ico`);
+    t.ok(await page.waitFor(`document.querySelector('img')?.naturalWidth === 16`), 'Chromium draws it');
+  });
+
   await t.test('examples show real values', async (t) => {
     const base = `http://127.0.0.1:${port}`;
     await page.navigate(`${base}/platform/api/#v2/tag/remittances/GET/api/v1/ext/remittances`);

@@ -109,11 +109,18 @@ async function driveThePage() {
     t.ok(await page.waitFor(`document.body.innerText.includes('Contract version 1 is deprecated')`, 20_000), 'version 1 is shown with its deprecation');
     t.ok(await page.waitFor(`location.hash === ${JSON.stringify(`#v1/${patients}`)}`), 'the address names the same operation in version 1');
     t.ok(await page.waitFor(`document.body.innerText.includes('"full_name"')`), 'version 1 examples use version 1 names (full_name)');
+    t.ok(await page.waitFor(`[...document.querySelectorAll('h1, h2, h3')].some((h) => h.textContent.trim() === 'List patients' && h.getBoundingClientRect().top >= 0 && h.getBoundingClientRect().top < innerHeight / 2)`), 'the operation is in view');
     await ui.shot('version-1-patients');
     await ui.click('button', V1_LABEL);
     await ui.click('[role=option], li, button', CURRENT_LABEL);
     t.ok(await page.waitFor(`location.hash === ${JSON.stringify(`#v2/${patients}`)}`, 20_000), 'and back in version 2');
     t.ok(await page.waitFor(`!document.body.innerText.includes('Contract version 1 is deprecated')`), 'version 2 is shown');
+
+    await page.navigate(`http://127.0.0.1:${port}/platform/api/#v2/model/contractversion`);
+    await ui.click('button', CURRENT_LABEL);
+    await ui.click('[role=option], li, button', V1_LABEL);
+    t.ok(await page.waitFor(`document.body.innerText.includes('Contract version 1 is deprecated')`, 20_000), 'version 1 is shown');
+    t.notMatch(await page.evaluate<string>('location.hash'), /contractversion/, 'a model version 1 lacks is not named in its address');
   });
 }
 

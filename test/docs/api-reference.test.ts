@@ -1,3 +1,4 @@
+import { runInNewContext } from 'node:vm';
 import t from 'tap';
 import { parse as parseYaml } from 'yaml';
 import { contractChangelog } from '../../src/docs/changelog.js';
@@ -74,7 +75,8 @@ t.test('the reference page loads only assets this app serves', async (t) => {
 
     const scripts = [...html.matchAll(/<script[^>]*\ssrc="([^"]+)"/g)].map((m) => m[1]);
     const links = [...html.matchAll(/<link[^>]*\shref="([^"]+)"/g)].map((m) => m[1]);
-    const config = JSON.parse(html.match(/createApiReference\('#app', (\{[\s\S]*\})\)\s*<\/script>/)![1]);
+    // An object literal, not JSON: function-valued options are written as their source (the version menu's).
+    const config = runInNewContext(`(${html.match(/createApiReference\('#app', (\{[\s\S]*\})\)\s*<\/script>/)![1]})`);
     const documents: string[] = config.sources.map((source: { url: string }) => source.url);
     t.same(documents, ['/platform/api/v2/openapi.json', '/platform/api/v1/openapi.json'], 'the version switch, the current version first');
     // The page is opened under any name of this server (test/docs/reference-page.test.ts drives it from two).

@@ -22,6 +22,7 @@ import { registerWellKnown } from './identity/well-known.js';
 import { createServices } from './services.js';
 import { registerMetrics, registerProbes } from './resources/platform/probes.js';
 import { registerApiReference } from './docs/api-reference.js';
+import { registerFavicon } from './docs/favicon.js';
 import { observe, type Observability } from './observability/observability.js';
 import type { Tracing } from './observability/call-trace.js';
 import { redactingDatabaseValues } from './db/database-error-log.js';
@@ -103,5 +104,6 @@ export async function buildApp({ config, database, keyEncryption, logger: proces
   registerWellKnown(app, services);
   mcp.register(app, gateway);
   await registerApiReference(app, config.tokenIssuer);
+  registerFavicon(app);
   return app;
 }

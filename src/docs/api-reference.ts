@@ -28,6 +28,51 @@ export function publishedDocuments(source: Document, baseUrl: string): Published
   return [{ segment: '', title: 'Current', document: withServer(currentDocument(source), baseUrl) }, ...versions];
 }
 
+/**
+ * What the page's Test Request calls: the origin the page was opened from. The published documents name the public
+ * base URL (generators need an absolute one), which is another origin when the page is opened under another name of
+ * the same server (127.0.0.1 beside localhost): every call would then be cross-origin. Relative URLs, which Scalar
+ * resolves against the page's origin, keep every call same-origin, so the API needs no CORS for the page.
+ */
+function sameOriginTargets(source: Document) {
+  // The token URLs as openapi.json writes them, relative (the published documents make them absolute).
+  const securitySchemes = Object.fromEntries(
+    Object.entries<Document>(source.components.securitySchemes)
+      .filter(([, scheme]) => scheme.flows)
+      .map(([name, scheme]) => [name, { flows: Object.fromEntries(Object.entries<Document>(scheme.flows).map(([flow, { tokenUrl }]) => [flow, { tokenUrl }])) }]),
+  );
+  return { servers: [{ url: '/', description: 'This server, at the address this page was opened from.' }], securitySchemes };
+}
+
+/** The version's name in the page's addresses (#v2/tag/...). */
+const slugOf = (published: PublishedDocument) => published.segment.slice(1);
+
+/** The anchors of the models some version lacks (Scalar's model/<name in lower case>), by version slug. */
+function missingModelAnchors(versions: PublishedDocument[]): Record<string, string[]> {
+  const models = versions.map((d) => ({ slug: slugOf(d), names: new Set(Object.keys(d.document.components.schemas)) }));
+  const every = new Set(models.flatMap((m) => [...m.names]));
+  return Object.fromEntries(models.map(({ slug, names }) => [slug, [...every].filter((name) => !names.has(name)).map((name) => `model/${name.toLowerCase()}`)]));
+}
+
+/**
+ * The version menu keeps the reader on what they were reading. Scalar's menu opens the other version at its top; the
+ * anchor read before the switch (the address after the version's slug, e.g. tag/patients/GET/api/v1/ext/patients) is
+ * reopened in the version chosen, unless that version lacks it (a model only version 2 has): every version has the
+ * same tags and operations, derived from one document. Browser code, kept as source: the page writes
+ * function-valued options as their source text (Function.prototype.toString), and this app is compiled without the DOM.
+ */
+function keepAnchorAcrossVersions(versions: PublishedDocument[]) {
+  return {
+    onDocumentSelect: new Function('document.documentElement.dataset.reading = location.hash;') as () => void,
+    onLoaded: new Function('slug', `
+      const missing = ${JSON.stringify(missingModelAnchors(versions))};
+      const reading = /^#[^/]+\\/(.+)/.exec(document.documentElement.dataset.reading ?? '')?.[1];
+      if (!reading || (missing[slug] ?? []).includes(reading)) return;
+      if (location.hash !== '#' + slug + '/' + reading) location.hash = slug + '/' + reading;
+    `) as (slug: string) => void,
+  };
+}
+
 /** True when an If-None-Match header matches the ETag (weak comparison, RFC 9110 13.1.2). */
 function matches(ifNoneMatch: string | undefined, etag: string): boolean {
   if (!ifNoneMatch) return false;
@@ -69,6 +114,8 @@ export async function registerApiReference(app: FastifyInstance, publicBaseUrl: 
   const changelog = Buffer.from(contractChangelog(source), 'utf8');
   app.get(`${prefix}/changelog.md`, async (_request, reply) => reply.type('text/markdown; charset=utf-8').header('cache-control', 'public, max-age=300').send(changelog));
   const current = contractVersionsOf(documents[0].document).find((v) => v.status === 'current');
+  const { servers, securitySchemes } = sameOriginTargets(source);
+  const versions = documents.filter((d) => d.segment !== '');
 
   await app.register(scalar, {
     routePrefix: prefix,
@@ -76,16 +123,17 @@ export async function registerApiReference(app: FastifyInstance, publicBaseUrl: 
       pageTitle: 'Extension API reference',
       // Sources (urls, not content) keep the plugin from adding its own openapi.json/yaml routes; the page's
       // switch lists each contract version, the current one first.
-      sources: documents
-        .filter((d) => d.segment !== '')
-        .sort((a, b) => Number(b.segment === `/v${current?.version}`) - Number(a.segment === `/v${current?.version}`))
-        .map((d, i) => ({ title: d.title, slug: d.segment.slice(1), url: `${prefix}${d.segment}/openapi.json`, default: i === 0 })),
+      sources: versions
+        .toSorted((a, b) => Number(b.segment === `/v${current?.version}`) - Number(a.segment === `/v${current?.version}`))
+        .map((d, i) => ({ title: d.title, slug: slugOf(d), url: `${prefix}${d.segment}/openapi.json`, default: i === 0 })),
       // Absolute, so the page works wherever it is mounted; the plugin serves the bundle here.
       cdn: `${prefix}/js/scalar.js`,
       documentDownloadType: 'both',
       // Test Request opens on the client-credentials flow: the reader types a client id and secret and the page
       // fetches the token (with phi_mode from the scheme's x-scalar-security-body), instead of pasting one.
-      authentication: { preferredSecurityScheme: 'oauth2' },
+      authentication: { preferredSecurityScheme: 'oauth2', securitySchemes },
+      servers,
+      ...keepAnchorAcrossVersions(versions),
       // Each of these would otherwise reach scalar.com services or a font CDN from the browser.
       withDefaultFonts: false,
       telemetry: false,

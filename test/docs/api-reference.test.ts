@@ -1,3 +1,4 @@
+import { runInNewContext } from 'node:vm';
 import t from 'tap';
 import { parse as parseYaml } from 'yaml';
 import { contractChangelog } from '../../src/docs/changelog.js';
@@ -79,8 +80,13 @@ t.test('the reference page loads only assets this app serves', async (t) => {
 
     const scripts = [...html.matchAll(/<script[^>]*\ssrc="([^"]+)"/g)].map((m) => m[1]);
     const links = [...html.matchAll(/<link[^>]*\shref="([^"]+)"/g)].map((m) => m[1]);
-    const documents = [...html.matchAll(/"url": "([^"]+)"/g)].map((m) => m[1]);
+    // An object literal, not JSON: function-valued options are written as their source (the version menu's).
+    const config = runInNewContext(`(${html.match(/createApiReference\('#app', (\{[\s\S]*\})\)\s*<\/script>/)![1]})`);
+    const documents: string[] = config.sources.map((source: { url: string }) => source.url);
     t.same(documents, ['/platform/api/v2/openapi.json', '/platform/api/v1/openapi.json'], 'the version switch, the current version first');
+    // The page is opened under any name of this server (test/docs/reference-page.test.ts drives it from two).
+    t.same(config.servers.map((server: { url: string }) => server.url), ['/'], "Test Request calls the page's own origin");
+    t.same(config.authentication.securitySchemes, { oauth2: { flows: { clientCredentials: { tokenUrl: '/api/v1/oauth/token' } } } }, 'and fetches tokens there');
     t.ok(scripts.length > 0, 'the page loads its script');
     for (const asset of [...scripts, ...links, ...documents]) {
       const path = new URL(asset, `http://app.invalid${url}`);
@@ -90,6 +96,18 @@ t.test('the reference page loads only assets this app serves', async (t) => {
       if (scripts.includes(asset)) t.match(fetched.headers['content-type'], /javascript/);
     }
   }
+});
+
+t.test('browsers get a favicon, drawn in code: an ICO of one 16x16 image', async (t) => {
+  const res = await api.request({ method: 'GET', url: '/favicon.ico' });
+  t.equal(res.statusCode, 200);
+  t.equal(res.headers['content-type'], 'image/x-icon');
+  t.equal(res.headers['cache-control'], 'public, max-age=86400');
+  const ico = res.rawPayload;
+  t.same([...ico.subarray(0, 6)], [0, 0, 1, 0, 1, 0], 'ICONDIR: an icon, one image');
+  t.same([ico[6], ico[7]], [16, 16], '16x16');
+  t.equal(ico.readUInt32LE(14), ico.length - 22, 'the image is the rest of the file');
+  t.equal(ico.readUInt32LE(18), 22, 'right after the directory');
 });
 
 t.test('the reference routes leave 404 and 405 to the partition handler', async (t) => {

@@ -10,6 +10,7 @@ export interface HeadlessPage {
   on(method: string, listener: (params: any) => void): void;
   /** The value of an expression evaluated in the page (promises awaited). */
   evaluate<T = unknown>(expression: string): Promise<T>;
+  /** Opens `url` and waits for its load event (a change of fragment only is done at once: nothing loads). */
   navigate(url: string): Promise<void>;
   /** A PNG of the viewport (or of the whole page) written to `path`. */
   screenshot(path: string, fullPage?: boolean): Promise<void>;
@@ -17,13 +18,16 @@ export interface HeadlessPage {
   waitFor(expression: string, timeoutMs?: number): Promise<boolean>;
 }
 
+/** Where Debian's `chromium` package puts the browser; tests that need it are skipped without it. */
+export const CHROMIUM = '/usr/bin/chromium';
+
 /**
  * Debian's headless Chromium, driven through the DevTools protocol over its WebSocket (Node's global WebSocket:
- * on Node 20 run with --experimental-websocket). Manual checks only; the suite never starts a browser.
+ * on Node 20 run with --experimental-websocket).
  */
 export async function openHeadlessChromium(t: Teardown, size = { width: 1280, height: 900 }): Promise<HeadlessPage> {
   const debugPort = await freePort();
-  const chromium = spawn('chromium', ['--headless=new', '--no-sandbox', '--disable-gpu', `--remote-debugging-port=${debugPort}`, `--window-size=${size.width},${size.height}`, 'about:blank'], { stdio: 'ignore' });
+  const chromium = spawn(CHROMIUM, ['--headless=new', '--no-sandbox', '--disable-gpu', `--remote-debugging-port=${debugPort}`, `--window-size=${size.width},${size.height}`, 'about:blank'], { stdio: 'ignore' });
   t.teardown(() => void chromium.kill());
   let targets: { type: string; webSocketDebuggerUrl: string }[] = [];
   for (let i = 0; i < 50 && targets.length === 0; i++) {
@@ -38,7 +42,7 @@ export async function openHeadlessChromium(t: Teardown, size = { width: 1280, he
   const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
   ws.addEventListener('message', (m) => {
     const msg = JSON.parse(String(m.data));
-    for (const { method, listener } of listeners) if (msg.method === method) listener(msg.params);
+    for (const { method, listener } of [...listeners]) if (msg.method === method) listener(msg.params);
     const waiting = msg.id && pending.get(msg.id);
     if (!waiting) return;
     pending.delete(msg.id);
@@ -49,6 +53,11 @@ export async function openHeadlessChromium(t: Teardown, size = { width: 1280, he
     new Promise<any>((resolve, reject) => {
       pending.set(++id, { resolve, reject });
       ws.send(JSON.stringify({ id, method, params }));
+    });
+  const nextEvent = (method: string) =>
+    new Promise((resolve) => {
+      const entry = { method, listener: (params: unknown) => void (listeners.splice(listeners.indexOf(entry), 1), resolve(params)) };
+      listeners.push(entry);
     });
   const evaluate = async <T>(expression: string): Promise<T> => {
     const { result, exceptionDetails } = await send('Runtime.evaluate', { expression, returnByValue: true, awaitPromise: true });
@@ -61,8 +70,10 @@ export async function openHeadlessChromium(t: Teardown, size = { width: 1280, he
     evaluate,
     on: (method, listener) => void listeners.push({ method, listener }),
     async navigate(url) {
-      await send('Page.navigate', { url });
-      await new Promise((r) => setTimeout(r, 1500));
+      const loaded = nextEvent('Page.loadEventFired');
+      const { loaderId, errorText } = await send('Page.navigate', { url });
+      if (errorText) throw new Error(`${url}: ${errorText}`);
+      if (loaderId) await loaded;
     },
     async screenshot(path, fullPage = false) {
       const { data } = await send('Page.captureScreenshot', { format: 'png', captureBeyondViewport: fullPage });

@@ -99,8 +99,11 @@ export type paths = {
             query?: never;
             header?: never;
             path: {
-                /** @description Resource id. */
-                id: components["parameters"]["Id"];
+                /**
+                 * @description Resource id.
+                 * @example qtk_VXTj4IbNwrKAMju8ipNS-w
+                 */
+                id: string;
             };
             cookie?: never;
         };
@@ -122,8 +125,11 @@ export type paths = {
             query?: never;
             header?: never;
             path: {
-                /** @description Resource id. */
-                id: components["parameters"]["Id"];
+                /**
+                 * @description Resource id.
+                 * @example qtk_VXTj4IbNwrKAMju8ipNS-w
+                 */
+                id: string;
             };
             cookie?: never;
         };
@@ -170,8 +176,11 @@ export type paths = {
             query?: never;
             header?: never;
             path: {
-                /** @description Resource id. */
-                id: components["parameters"]["Id"];
+                /**
+                 * @description Resource id.
+                 * @example pat_qc75czmyf3xwxy46
+                 */
+                id: string;
             };
             cookie?: never;
         };
@@ -231,8 +240,11 @@ export type paths = {
             query?: never;
             header?: never;
             path: {
-                /** @description Resource id. */
-                id: components["parameters"]["Id"];
+                /**
+                 * @description Resource id.
+                 * @example ref_fad7wm5fyvxnp9gj
+                 */
+                id: string;
             };
             cookie?: never;
         };
@@ -274,8 +286,11 @@ export type paths = {
             query?: never;
             header?: never;
             path: {
-                /** @description Resource id. */
-                id: components["parameters"]["Id"];
+                /**
+                 * @description Resource id.
+                 * @example int_akz7bkb58nd31bvs
+                 */
+                id: string;
             };
             cookie?: never;
         };
@@ -317,8 +332,11 @@ export type paths = {
             query?: never;
             header?: never;
             path: {
-                /** @description Resource id. */
-                id: components["parameters"]["Id"];
+                /**
+                 * @description Resource id.
+                 * @example vis_nf80r6yt7wqv23vc
+                 */
+                id: string;
             };
             cookie?: never;
         };
@@ -360,8 +378,11 @@ export type paths = {
             query?: never;
             header?: never;
             path: {
-                /** @description Resource id. */
-                id: components["parameters"]["Id"];
+                /**
+                 * @description Resource id.
+                 * @example task_F54dpaqq6oBrbzxN
+                 */
+                id: string;
             };
             cookie?: never;
         };
@@ -407,8 +428,11 @@ export type paths = {
             query?: never;
             header?: never;
             path: {
-                /** @description Resource id. */
-                id: components["parameters"]["Id"];
+                /**
+                 * @description Resource id.
+                 * @example rem_hUog5RHn9xreHrsp
+                 */
+                id: string;
             };
             cookie?: never;
         };
@@ -450,8 +474,11 @@ export type paths = {
             query?: never;
             header?: never;
             path: {
-                /** @description Resource id. */
-                id: components["parameters"]["Id"];
+                /**
+                 * @description Resource id.
+                 * @example ord_d8qevwgpwa1atr2b
+                 */
+                id: string;
             };
             cookie?: never;
         };
@@ -493,8 +520,11 @@ export type paths = {
             query?: never;
             header?: never;
             path: {
-                /** @description Resource id. */
-                id: components["parameters"]["Id"];
+                /**
+                 * @description Resource id.
+                 * @example wcl_fb8e7p4hb3vqcnsf
+                 */
+                id: string;
             };
             cookie?: never;
         };
@@ -2976,7 +3006,10 @@ export type components = {
     parameters: {
         /** @description Pins the extension contract version. Absent means the current version 2. Version 1 is deprecated (successor 2). Any other value is refused with 400. */
         ContractVersion: "2";
-        /** @description Required on commands. Retrying with the same key and identical request replays the first response; a different request gives PLATFORM_IDEMPOTENCY_CONFLICT. Keys are scoped to the agency and extension and kept at least 24 hours. The client sends a new key per call when none is given. */
+        /**
+         * @description Required on commands. Retrying with the same key and identical request replays the first response; a different request gives PLATFORM_IDEMPOTENCY_CONFLICT. Keys are scoped to the agency and extension and kept at least 24 hours. Send a new random key (a UUID is usual) for each new command, and the same key when retrying it: the example is one such key. The client sends a new key per call when none is given.
+         * @example 3f0c1a9e-7b2d-4e51-9a86-0c4d2f1b7e65
+         */
         IdempotencyKey: string;
         /** @description Page size. Default 50, maximum 200; a larger value is refused, not capped. */
         Limit: number;
@@ -2984,8 +3017,6 @@ export type components = {
         Offset: number;
         /** @description Keyset cursor from meta.next_cursor: continues the list in the same order in constant time at any depth (offset pages slow down with depth). A cursor is bound to what it was issued for: the token's agency, extension and PHI mode, this operation, and the list's filters (every query parameter but limit, offset and cursor, in any order). Send it back with the same filters; limit may change from page to page, and a new token of the same extension and PHI mode may continue the walk. Anywhere else (another agency, extension, PHI mode, list or filter set) it is refused exactly like a tampered cursor: 400 PLATFORM_INVALID_INPUT with details.field "cursor". Not combinable with a non-zero offset (400). */
         Cursor: string;
-        /** @description Resource id. */
-        Id: string;
         /** @description `sha256=` + hex SHA-256 of the raw body. */
         WebhookPayloadSha256: string;
         /** @description Unix time in seconds when this attempt was signed; reject it when more than 300 seconds from your clock. */
@@ -3004,7 +3035,10 @@ export type components = {
         StandardWebhookSignature: string;
         /** @description W3C Trace Context, sent only when the service runs with tracing on (OpenTelemetry) and the call that raised the event was traced: the trace of that call (continuing the caller's own `traceparent` when it sent one), with a span of its own for each attempt, so retries share the trace id and differ in the parent id. A `tracestate` header goes along when the trace has vendor state. Not covered by the signatures; a receiver may ignore both. */
         WebhookTraceparent: string;
-        /** @description Accepted, never required (the route reads): a key is checked against the same pattern as on commands (400 PLATFORM_INVALID_IDEMPOTENCY_KEY otherwise) and otherwise ignored; nothing is stored and a retry runs the query again. Clients that send a key with every POST work unchanged. */
+        /**
+         * @description Accepted, never required (the route reads): a key is checked against the same pattern as on commands (400 PLATFORM_INVALID_IDEMPOTENCY_KEY otherwise) and otherwise ignored; nothing is stored and a retry runs the query again. Clients that send a key with every POST work unchanged.
+         * @example 3f0c1a9e-7b2d-4e51-9a86-0c4d2f1b7e65
+         */
         OptionalIdempotencyKey: string;
     };
     requestBodies: never;
@@ -3238,7 +3272,10 @@ export interface operations {
             header?: {
                 /** @description Pins the extension contract version. Absent means the current version 2. Version 1 is deprecated (successor 2). Any other value is refused with 400. */
                 "svc-contract-version"?: components["parameters"]["ContractVersion"];
-                /** @description Accepted, never required (the route reads): a key is checked against the same pattern as on commands (400 PLATFORM_INVALID_IDEMPOTENCY_KEY otherwise) and otherwise ignored; nothing is stored and a retry runs the query again. Clients that send a key with every POST work unchanged. */
+                /**
+                 * @description Accepted, never required (the route reads): a key is checked against the same pattern as on commands (400 PLATFORM_INVALID_IDEMPOTENCY_KEY otherwise) and otherwise ignored; nothing is stored and a retry runs the query again. Clients that send a key with every POST work unchanged.
+                 * @example 3f0c1a9e-7b2d-4e51-9a86-0c4d2f1b7e65
+                 */
                 "idempotency-key"?: components["parameters"]["OptionalIdempotencyKey"];
             };
             path: {
@@ -3565,7 +3602,10 @@ export interface operations {
             header?: {
                 /** @description Pins the extension contract version. Absent means the current version 2. Version 1 is deprecated (successor 2). Any other value is refused with 400. */
                 "svc-contract-version"?: components["parameters"]["ContractVersion"];
-                /** @description Required on commands. Retrying with the same key and identical request replays the first response; a different request gives PLATFORM_IDEMPOTENCY_CONFLICT. Keys are scoped to the agency and extension and kept at least 24 hours. The client sends a new key per call when none is given. */
+                /**
+                 * @description Required on commands. Retrying with the same key and identical request replays the first response; a different request gives PLATFORM_IDEMPOTENCY_CONFLICT. Keys are scoped to the agency and extension and kept at least 24 hours. Send a new random key (a UUID is usual) for each new command, and the same key when retrying it: the example is one such key. The client sends a new key per call when none is given.
+                 * @example 3f0c1a9e-7b2d-4e51-9a86-0c4d2f1b7e65
+                 */
                 "idempotency-key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
@@ -3666,12 +3706,18 @@ export interface operations {
             header?: {
                 /** @description Pins the extension contract version. Absent means the current version 2. Version 1 is deprecated (successor 2). Any other value is refused with 400. */
                 "svc-contract-version"?: components["parameters"]["ContractVersion"];
-                /** @description Required on commands. Retrying with the same key and identical request replays the first response; a different request gives PLATFORM_IDEMPOTENCY_CONFLICT. Keys are scoped to the agency and extension and kept at least 24 hours. The client sends a new key per call when none is given. */
+                /**
+                 * @description Required on commands. Retrying with the same key and identical request replays the first response; a different request gives PLATFORM_IDEMPOTENCY_CONFLICT. Keys are scoped to the agency and extension and kept at least 24 hours. Send a new random key (a UUID is usual) for each new command, and the same key when retrying it: the example is one such key. The client sends a new key per call when none is given.
+                 * @example 3f0c1a9e-7b2d-4e51-9a86-0c4d2f1b7e65
+                 */
                 "idempotency-key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
-                /** @description Resource id. */
-                id: components["parameters"]["Id"];
+                /**
+                 * @description Resource id.
+                 * @example qtk_VXTj4IbNwrKAMju8ipNS-w
+                 */
+                id: string;
             };
             cookie?: never;
         };
@@ -3743,9 +3789,15 @@ export interface operations {
                 "svc-contract-version"?: components["parameters"]["ContractVersion"];
             };
             path: {
-                /** @description Resource id. */
-                id: components["parameters"]["Id"];
-                /** @description Template kind: power-query (Excel desktop and web, Get Data) or office-script (Excel on the web, Automate). */
+                /**
+                 * @description Resource id.
+                 * @example qtk_VXTj4IbNwrKAMju8ipNS-w
+                 */
+                id: string;
+                /**
+                 * @description Template kind: power-query (Excel desktop and web, Get Data) or office-script (Excel on the web, Automate).
+                 * @example power-query
+                 */
                 templateType: "power-query" | "office-script";
             };
             cookie?: never;
@@ -3929,8 +3981,11 @@ export interface operations {
                 "svc-contract-version"?: components["parameters"]["ContractVersion"];
             };
             path: {
-                /** @description Resource id. */
-                id: components["parameters"]["Id"];
+                /**
+                 * @description Resource id.
+                 * @example pat_qc75czmyf3xwxy46
+                 */
+                id: string;
             };
             cookie?: never;
         };
@@ -4217,7 +4272,10 @@ export interface operations {
             header?: {
                 /** @description Pins the extension contract version. Absent means the current version 2. Version 1 is deprecated (successor 2). Any other value is refused with 400. */
                 "svc-contract-version"?: components["parameters"]["ContractVersion"];
-                /** @description Required on commands. Retrying with the same key and identical request replays the first response; a different request gives PLATFORM_IDEMPOTENCY_CONFLICT. Keys are scoped to the agency and extension and kept at least 24 hours. The client sends a new key per call when none is given. */
+                /**
+                 * @description Required on commands. Retrying with the same key and identical request replays the first response; a different request gives PLATFORM_IDEMPOTENCY_CONFLICT. Keys are scoped to the agency and extension and kept at least 24 hours. Send a new random key (a UUID is usual) for each new command, and the same key when retrying it: the example is one such key. The client sends a new key per call when none is given.
+                 * @example 3f0c1a9e-7b2d-4e51-9a86-0c4d2f1b7e65
+                 */
                 "idempotency-key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
@@ -4318,8 +4376,11 @@ export interface operations {
                 "svc-contract-version"?: components["parameters"]["ContractVersion"];
             };
             path: {
-                /** @description Resource id. */
-                id: components["parameters"]["Id"];
+                /**
+                 * @description Resource id.
+                 * @example ref_fad7wm5fyvxnp9gj
+                 */
+                id: string;
             };
             cookie?: never;
         };
@@ -4497,8 +4558,11 @@ export interface operations {
                 "svc-contract-version"?: components["parameters"]["ContractVersion"];
             };
             path: {
-                /** @description Resource id. */
-                id: components["parameters"]["Id"];
+                /**
+                 * @description Resource id.
+                 * @example int_akz7bkb58nd31bvs
+                 */
+                id: string;
             };
             cookie?: never;
         };
@@ -4720,8 +4784,11 @@ export interface operations {
                 "svc-contract-version"?: components["parameters"]["ContractVersion"];
             };
             path: {
-                /** @description Resource id. */
-                id: components["parameters"]["Id"];
+                /**
+                 * @description Resource id.
+                 * @example vis_nf80r6yt7wqv23vc
+                 */
+                id: string;
             };
             cookie?: never;
         };
@@ -4788,7 +4855,10 @@ export interface operations {
             header?: {
                 /** @description Pins the extension contract version. Absent means the current version 2. Version 1 is deprecated (successor 2). Any other value is refused with 400. */
                 "svc-contract-version"?: components["parameters"]["ContractVersion"];
-                /** @description Required on commands. Retrying with the same key and identical request replays the first response; a different request gives PLATFORM_IDEMPOTENCY_CONFLICT. Keys are scoped to the agency and extension and kept at least 24 hours. The client sends a new key per call when none is given. */
+                /**
+                 * @description Required on commands. Retrying with the same key and identical request replays the first response; a different request gives PLATFORM_IDEMPOTENCY_CONFLICT. Keys are scoped to the agency and extension and kept at least 24 hours. Send a new random key (a UUID is usual) for each new command, and the same key when retrying it: the example is one such key. The client sends a new key per call when none is given.
+                 * @example 3f0c1a9e-7b2d-4e51-9a86-0c4d2f1b7e65
+                 */
                 "idempotency-key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
@@ -4874,8 +4944,11 @@ export interface operations {
                 "svc-contract-version"?: components["parameters"]["ContractVersion"];
             };
             path: {
-                /** @description Resource id. */
-                id: components["parameters"]["Id"];
+                /**
+                 * @description Resource id.
+                 * @example task_F54dpaqq6oBrbzxN
+                 */
+                id: string;
             };
             cookie?: never;
         };
@@ -4938,14 +5011,20 @@ export interface operations {
             header?: {
                 /** @description Pins the extension contract version. Absent means the current version 2. Version 1 is deprecated (successor 2). Any other value is refused with 400. */
                 "svc-contract-version"?: components["parameters"]["ContractVersion"];
-                /** @description Required on commands. Retrying with the same key and identical request replays the first response; a different request gives PLATFORM_IDEMPOTENCY_CONFLICT. Keys are scoped to the agency and extension and kept at least 24 hours. The client sends a new key per call when none is given. */
+                /**
+                 * @description Required on commands. Retrying with the same key and identical request replays the first response; a different request gives PLATFORM_IDEMPOTENCY_CONFLICT. Keys are scoped to the agency and extension and kept at least 24 hours. Send a new random key (a UUID is usual) for each new command, and the same key when retrying it: the example is one such key. The client sends a new key per call when none is given.
+                 * @example 3f0c1a9e-7b2d-4e51-9a86-0c4d2f1b7e65
+                 */
                 "idempotency-key"?: components["parameters"]["IdempotencyKey"];
                 /** @description Task version the change is based on (alternative to body version). */
                 "if-match"?: string;
             };
             path: {
-                /** @description Resource id. */
-                id: components["parameters"]["Id"];
+                /**
+                 * @description Resource id.
+                 * @example task_F54dpaqq6oBrbzxN
+                 */
+                id: string;
             };
             cookie?: never;
         };
@@ -5133,8 +5212,11 @@ export interface operations {
                 "svc-contract-version"?: components["parameters"]["ContractVersion"];
             };
             path: {
-                /** @description Resource id. */
-                id: components["parameters"]["Id"];
+                /**
+                 * @description Resource id.
+                 * @example rem_hUog5RHn9xreHrsp
+                 */
+                id: string;
             };
             cookie?: never;
         };
@@ -5420,8 +5502,11 @@ export interface operations {
                 "svc-contract-version"?: components["parameters"]["ContractVersion"];
             };
             path: {
-                /** @description Resource id. */
-                id: components["parameters"]["Id"];
+                /**
+                 * @description Resource id.
+                 * @example ord_d8qevwgpwa1atr2b
+                 */
+                id: string;
             };
             cookie?: never;
         };
@@ -5583,8 +5668,11 @@ export interface operations {
                 "svc-contract-version"?: components["parameters"]["ContractVersion"];
             };
             path: {
-                /** @description Resource id. */
-                id: components["parameters"]["Id"];
+                /**
+                 * @description Resource id.
+                 * @example wcl_fb8e7p4hb3vqcnsf
+                 */
+                id: string;
             };
             cookie?: never;
         };
@@ -5697,7 +5785,10 @@ export interface operations {
     getHhvbpSummary: {
         parameters: {
             query: {
-                /** @description Performance year: the calendar year of care measured. The years with a measure set in the service are supported (2023, 2024 and 2025 today); another year is 404 naming them. */
+                /**
+                 * @description Performance year: the calendar year of care measured. The years with a measure set in the service are supported (2023, 2024 and 2025 today); another year is 404 naming them.
+                 * @example 2025
+                 */
                 performance_year: number;
                 /** @description Payment year; defaults to performance_year + 2 (spec 4 rule 1), and any other value is 400 PLATFORM_INVALID_INPUT naming the right one (details.expected). */
                 payment_year?: number;
@@ -5764,7 +5855,10 @@ export interface operations {
     listHhvbpMeasures: {
         parameters: {
             query: {
-                /** @description Performance year: the calendar year of care measured. The years with a measure set in the service are supported (2023, 2024 and 2025 today); another year is 404 naming them. */
+                /**
+                 * @description Performance year: the calendar year of care measured. The years with a measure set in the service are supported (2023, 2024 and 2025 today); another year is 404 naming them.
+                 * @example 2025
+                 */
                 performance_year: number;
                 /** @description Payment year; defaults to performance_year + 2 (spec 4 rule 1), and any other value is 400 PLATFORM_INVALID_INPUT naming the right one (details.expected). */
                 payment_year?: number;

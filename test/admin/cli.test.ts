@@ -1,6 +1,7 @@
 import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { appendFileSync, existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -9,6 +10,7 @@ import pg from 'pg';
 import t, { type Test } from 'tap';
 import { acquireDataDirLock } from '../../src/db/data-dir-lock.js';
 import { NON_COMMAND_CAPABILITIES } from '../../src/identity/grants.js';
+import { readMessage } from '../../src/admin/socket-protocol.js';
 import { freePort } from '../helpers/ports.js';
 import { connectedClient } from '../mcp/mcp-helpers.js';
 
@@ -150,20 +152,21 @@ t.test('while the server holds the embedded database: the same commands, run by 
   const env = { DATA_DIR: dir, SECRETS_KEY: randomBytes(32).toString('base64') };
   const server = await startServer(t, env);
   const agency = await admin(env, 'agency', 'create', '--id', 'acme', '--name', 'Acme Home Health', '--service-zips', '02110', '--json');
-  t.equal(agency.code, 0, agency.stderr);
+  t.equal(agency.code, 0, agency.stdout);
   const socket = statSync(join(dir, 'extension-api.sock'));
   t.ok(socket.isSocket(), 'a socket beside the lock file');
   t.equal(socket.mode & 0o777, 0o600, 'owner-only');
+  const peer = connect(join(dir, 'extension-api.sock'));
+  peer.write('{"argv": "agency list"}\n');
+  t.same(await readMessage(peer), { error: 'not an admin request: { "argv": [strings], "files": [strings] }' }, 'anything else is refused');
   const integration = json(t, await admin(env, 'integration', 'create', '--agency', 'acme', '--name', 'Intake bot', '--json'));
   t.match(integration, { client_id: /^cli_/, client_secret: /^sk_/, agency_id: 'acme' });
-  const listed = await admin(env, 'integration', 'list', '--agency', 'acme', '--json');
-  t.match(json(t, listed).integrations, [{ client_ids: [integration.client_id], status: 'active' }]);
-  const listedText = await admin(env, 'integration', 'list', '--agency', 'acme');
+  t.match(json(t, await admin(env, 'integration', 'list', '--agency', 'acme', '--json')).integrations, [{ client_ids: [integration.client_id], status: 'active' }]);
   const subscribed = json(t, await admin(env, 'webhook', 'subscribe', '--agency', 'acme', '--url', 'http://127.0.0.1:1/in', '--events', 'referral.declined', '--allow-http-loopback', '--json'));
   t.match(subscribed, { subscription_id: /./, baa_signed: false });
   const baa = await admin(env, 'webhook', 'baa', '--id', subscribed.subscription_id, '--signed', '--json');
   t.equal(baa.code, 0, baa.stderr);
-  t.match(json(t, baa), { baa_signed_at: /^\d{4}-/ });
+  t.match(json(t, baa), { subscription: { id: subscribed.subscription_id, baa_signed_at: /^\d{4}-/ } });
   const era = join(import.meta.dirname, '../fixtures/era/medicare-home-health-crlf.835');
   t.match(json(t, await admin(env, 'era', 'import', '--agency', 'acme', era, '--json')), { outcome: 'imported', file_name: 'medicare-home-health-crlf.835', claims: 5 }, 'the file read by the CLI, its name kept');
   const missing = await admin(env, 'era', 'import', '--agency', 'acme', join(dir, 'no-such.835'));
@@ -187,6 +190,8 @@ t.test('while the server holds the embedded database: the same commands, run by 
   t.match(json(t, approved), { id: approvalId, status: 'approved' });
   t.ok(await eventually(async () => (await admin(env, 'proposal', 'list', '--agency', 'acme', '--status', 'executed', '--json')).stdout.includes(approvalId)), 'the server executed it');
 
+  const listed = await admin(env, 'integration', 'list', '--agency', 'acme', '--json');
+  const listedText = await admin(env, 'integration', 'list', '--agency', 'acme');
   t.equal(await server.stop(), 0, 'the server stops cleanly');
   t.notOk(existsSync(join(dir, 'extension-api.sock')), 'and removes its socket');
   t.equal((await admin(env, 'integration', 'list', '--agency', 'acme', '--json')).stdout, listed.stdout, 'direct access again: the same JSON');

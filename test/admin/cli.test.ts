@@ -137,7 +137,7 @@ async function startServer(t: Test, env: Record<string, string>) {
   for (const deadline = Date.now() + 240_000; !output.includes('Extension API ready'); await sleep(100)) {
     if (child.exitCode !== null || Date.now() > deadline) throw new Error(`the server did not start:\n${output}`);
   }
-  return { base, output: () => output, stop: () => (child.kill('SIGTERM'), exited) };
+  return { base, output: () => output, stop: (signal: NodeJS.Signals = 'SIGTERM') => (child.kill(signal), exited) };
 }
 
 /** Waits for `check` to hold, up to a minute. */
@@ -197,6 +197,14 @@ t.test('while the server holds the embedded database: the same commands, run by 
   t.equal((await admin(env, 'integration', 'list', '--agency', 'acme', '--json')).stdout, listed.stdout, 'direct access again: the same JSON');
   t.equal((await admin(env, 'integration', 'list', '--agency', 'acme')).stdout, listedText.stdout, 'the same text');
   t.same(await admin(env, 'integration', 'disable', '--client-id', 'cli_nope'), refused, 'the same refusal, in the same words');
+
+  // A crashed server leaves its lock and its socket: the CLI opens the store itself, and the next server replaces both.
+  await (await startServer(t, env)).stop('SIGKILL');
+  t.ok(statSync(join(dir, 'extension-api.sock')).isSocket(), 'the crashed server\'s socket is left');
+  t.equal((await admin(env, 'integration', 'list', '--agency', 'acme')).stdout, listedText.stdout, 'no server answers it: direct access');
+  const next = await startServer(t, env);
+  t.equal((await admin(env, 'integration', 'list', '--agency', 'acme')).stdout, listedText.stdout, 'the next server answers on a socket of its own');
+  t.equal(await next.stop(), 0);
 });
 
 t.test('usage errors exit 1 with the error as the one JSON object', embeddedRun, async (t) => {

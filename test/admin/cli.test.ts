@@ -10,7 +10,6 @@ import pg from 'pg';
 import t, { type Test } from 'tap';
 import { acquireDataDirLock } from '../../src/db/data-dir-lock.js';
 import { NON_COMMAND_CAPABILITIES } from '../../src/identity/grants.js';
-import { readMessage } from '../../src/admin/socket-protocol.js';
 import { freePort } from '../helpers/ports.js';
 import { connectedClient } from '../mcp/mcp-helpers.js';
 
@@ -158,7 +157,9 @@ t.test('while the server holds the embedded database: the same commands, run by 
   t.equal(socket.mode & 0o777, 0o600, 'owner-only');
   const peer = connect(join(dir, 'extension-api.sock'));
   peer.write('{"argv": "agency list"}\n');
-  t.same(await readMessage(peer), { error: 'not an admin request: { "argv": [strings], "files": [strings] }' }, 'anything else is refused');
+  let answer = '';
+  for await (const chunk of peer) answer += chunk;
+  t.same(JSON.parse(answer), { error: 'not an admin request: { "argv": [strings], "files": [strings] }' }, 'anything else is refused');
   const integration = json(t, await admin(env, 'integration', 'create', '--agency', 'acme', '--name', 'Intake bot', '--json'));
   t.match(integration, { client_id: /^cli_/, client_secret: /^sk_/, agency_id: 'acme' });
   t.match(json(t, await admin(env, 'integration', 'list', '--agency', 'acme', '--json')).integrations, [{ client_ids: [integration.client_id], status: 'active' }]);

@@ -24,7 +24,8 @@
 //             store), view (rows to the contract's shapes) and stores that implement the domain's ports.
 //   app       src/app.ts, src/docs/ (the reference page), src/admin/ (the admin CLI), src/demo/ (the demo seed), and
 //             src/mcp/ (the MCP transport: tools run operations through the gateway's direct calls, as HTTP routes do).
-//   server    src/server.ts.
+//   server    src/server.ts, and src/admin-socket.ts, through which a server on the embedded store runs the admin CLI's
+//             commands (the commands stay in src/admin/).
 //
 // src/generated/ is data and types from openapi.json: every layer may import it, and it imports only src/shared/.
 const TABLE_TYPES = '^src/resources/[^/]+/[^/]+-tables\\.ts$';
@@ -40,7 +41,7 @@ const layers = [
   { name: 'wiring', path: '^src/(config|services)\\.ts$' },
   { name: 'resources', path: '^src/resources/', pathNot: TABLE_TYPES },
   { name: 'app', path: '^src/(app\\.ts$|docs/|admin/|demo/|mcp/)' },
-  { name: 'server', path: '^src/server\\.ts$' },
+  { name: 'server', path: '^src/(server|admin-socket)\\.ts$' },
 ];
 
 /** Table types are the db layer's though they sit in src/resources/: they are upward only for the layers below db. */

@@ -1,6 +1,6 @@
 import closeWithGrace from 'close-with-grace';
 import { pino } from 'pino';
-import { databaseOptions, loadServerConfig } from './config.js';
+import { databaseOptions, loadServerConfig, type Config } from './config.js';
 import { openDatabase } from './db/database.js';
 import { buildApp } from './app.js';
 import { describeDemo, ensureDemo } from './admin/demo.js';
@@ -11,6 +11,9 @@ import type { KeyEncryption } from './identity/key-encryption.js';
 import { startTracing } from './observability/tracing.js';
 import { serveMetrics } from './observability/metrics-server.js';
 import { safeLoggerOptions } from './db/database-error-log.js';
+import { webhookOutbox } from './events/outbox.js';
+import { listenAdminSocket, type AdminSocket } from './admin-socket.js';
+import type { Database } from './db/database-handle.js';
 
 const logger = pino({ level: process.env.LOG_LEVEL || 'info', ...safeLoggerOptions });
 
@@ -25,6 +28,17 @@ function logSealing(sealing: SealingReport, keys: KeyEncryption): void {
   }
 }
 
+/** On the embedded store this process holds the data directory: the admin CLI runs its commands through it. */
+async function adminSocket(config: Config, database: Database, keyEncryption: KeyEncryption): Promise<AdminSocket | undefined> {
+  if (database.engine !== 'pglite') return undefined;
+  const runtime = { db: database.db, config, keyEncryption: () => keyEncryption, outbox: webhookOutbox };
+  // Without it the server still serves; only the admin CLI needs it stopped (a path too long for a socket, say).
+  return listenAdminSocket(runtime, logger).catch((err: Error) => {
+    logger.warn(`No admin socket (${err.message}): the admin CLI needs the server stopped to open ${config.dataDir}`);
+    return undefined;
+  });
+}
+
 async function main() {
   const config = loadServerConfig();
   // Before anything runs a query: spans need their context manager in place (off unless OTEL_* ask for it).
@@ -37,12 +51,15 @@ async function main() {
   // The embedded store is for trying the service out: an empty one gets a demo agency and credentials.
   const demo = !config.databaseUrl || process.env.DEMO === '1' ? await ensureDemo(database.db, config.tokenIssuer) : undefined;
   const app = await buildApp({ config, database, keyEncryption, logger, tracing });
+  const admin = await adminSocket(config, database, keyEncryption);
   const { metrics } = app.observability;
   const metricsServer = metrics && config.metrics.port !== undefined ? await serveMetrics(metrics, config.host, config.metrics.port) : undefined;
 
   closeWithGrace({ delay: config.shutdownGraceMs }, async ({ signal, err }) => {
     if (err) logger.error({ err }, 'shutting down after an error');
     else logger.info({ signal }, 'shutting down: draining in-flight requests');
+    // Admin commands run on the database too: none starts now, and those running finish first.
+    await admin?.close();
     // The app's close stops its workers after in-flight requests: they flush what those requests left.
     await app.close();
     await metricsServer?.close();
@@ -54,6 +71,7 @@ async function main() {
   await app.listen({ host: config.host, port: config.port });
   const store = database.engine === 'pglite' ? `embedded PostgreSQL in ${config.dataDir}` : 'PostgreSQL';
   logger.info(`Extension API ready on ${store}; API reference at http://${config.host}:${config.port}/platform/api/`);
+  if (admin) logger.info(`Admin CLI commands run through ${admin.path} (owner-only)`);
   if (metricsServer) logger.info(`Metrics at http://${config.host}:${metricsServer.port}/metrics`);
   if (tracing) logger.info(`Tracing on: spans go to the ${config.tracing} exporter`);
   if (demo) process.stdout.write(describeDemo(demo));

@@ -1,9 +1,10 @@
+import { readFile, stat } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { loadConfig, type Config } from '../config.js';
 import { openDatabase } from '../db/database.js';
 import { agencyCommands } from './agency.js';
 import { demoCommands } from './demo.js';
-import { AdminError, type Command, type CommandOutput, type Commands } from './command.js';
+import { AdminError, unreadable, type Command, type CommandContext, type CommandOutput, type Commands, type Options } from './command.js';
 import { integrationCommands } from './integration.js';
 import { keysCommands } from './keys.js';
 import { secretsCommands } from './secrets.js';
@@ -17,6 +18,7 @@ import { webhookCommands } from './webhook.js';
 import { userCommands } from './user.js';
 import { mcpClientCommands } from './mcp-client.js';
 import { proposalCommands } from './proposal.js';
+import { MAX_FILE_BYTES, adminSocketPath, connectToServer, messageLine, readMessage, type AdminResponse } from './socket-protocol.js';
 
 const NOUNS: Record<string, Commands> = {
   agency: agencyCommands,
@@ -47,16 +49,74 @@ function findCommand(noun: string | undefined, verb: string | undefined): Comman
   return command;
 }
 
-async function execute(command: Command, { options, positionals }: { options: Record<string, string | boolean | undefined>; positionals: string[] }, config: Config): Promise<CommandOutput> {
+export interface ParsedCommand {
+  command: Command;
+  options: Options;
+  positionals: string[];
+}
+
+/** `<noun> <verb> [options]`: parsed alike by the CLI and by a server running the command for it. */
+export function parseCommand(argv: string[]): ParsedCommand {
+  const [noun, verb, ...rest] = argv;
+  const command = findCommand(noun, verb);
+  const { values, positionals } = parseArgs({ args: rest, options: { ...command.options, ...COMMON_OPTIONS }, strict: true, allowPositionals: command.positionals === true });
+  return { command, options: values, positionals };
+}
+
+/** What a command runs on besides its command line: the CLI's own database handle, or the running server's. */
+export type Runtime = Omit<CommandContext, 'options' | 'positionals'>;
+
+export function runParsed({ command, options, positionals }: ParsedCommand, runtime: Runtime): Promise<CommandOutput> {
+  return command.run({ ...runtime, options, positionals });
+}
+
+export function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+async function runDirectly(parsed: ParsedCommand, config: Config): Promise<CommandOutput> {
   // Like the server: the embedded store is refused (with the holder named) while another process has it.
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, ...config.db });
   let keyEncryption: KeyEncryption | undefined;
   // stdout carries the command's output (one JSON object with --json): notices about the key file go to stderr.
   const keys = () => (keyEncryption ??= loadKeyEncryption(config.secretsKey, (message) => process.stderr.write(`note: ${message}\n`)));
   try {
-    return await command.run({ db: database.db, config, options, positionals, keyEncryption: keys, outbox: webhookOutbox });
+    return await runParsed(parsed, { db: database.db, config, keyEncryption: keys, outbox: webhookOutbox, progress: process.stderr.isTTY });
   } finally {
     await database.close();
+  }
+}
+
+/** The files a command names, read here with the operator's permissions (a server never opens a path for the CLI). */
+async function readFiles(paths: string[]): Promise<string[]> {
+  const sizes = await Promise.all(paths.map((path) => stat(path).then(({ size }) => size, (err: unknown) => Promise.reject(unreadable(path, err)))));
+  if (sizes.reduce((sum, size) => sum + size, 0) > MAX_FILE_BYTES) {
+    throw new AdminError(`${paths.join(', ')} is over the ${MAX_FILE_BYTES / 2 ** 20} MiB a running server takes through its admin socket: stop the server and run the command again`);
+  }
+  return Promise.all(paths.map((path) => readFile(path).then((content) => content.toString('base64'), (err: unknown) => Promise.reject(unreadable(path, err)))));
+}
+
+/**
+ * On the embedded store, a running server holds the data directory: it runs the command on its own database handle,
+ * through its admin socket. Undefined when no server listens there (then the CLI opens the store itself).
+ */
+async function runOnServer(argv: string[], parsed: ParsedCommand, config: Config): Promise<CommandOutput | undefined> {
+  if (config.databaseUrl) return undefined; // PostgreSQL: any number of processes share it
+  const socket = await connectToServer(adminSocketPath(config.dataDir));
+  if (!socket) return undefined;
+  // Read from the first instant (the server may close the connection while the files are read), never left to reject.
+  const answer = readMessage(socket).then(
+    (message) => message as AdminResponse,
+    (err: unknown) => new AdminError(`the server closed its admin socket without an answer (${errorMessage(err)}): its log tells whether the command ran`),
+  );
+  try {
+    socket.write(messageLine({ argv, files: await readFiles(parsed.positionals) }));
+    const response = await answer;
+    if (response instanceof Error) throw response;
+    if ('error' in response) throw new AdminError(response.error);
+    return response.output;
+  } finally {
+    socket.destroy();
   }
 }
 
@@ -68,24 +128,24 @@ function print(output: CommandOutput | { error: string }, json: boolean): void {
 
 /** Runs one admin command (`<noun> <verb> [options]`); returns the process exit code. */
 export async function runAdmin(argv: string[]): Promise<number> {
-  const [noun, verb, ...rest] = argv;
-  const json = rest.includes('--json');
+  const [noun] = argv;
+  const json = argv.slice(2).includes('--json');
   if (noun === undefined || noun === '--help' || noun === 'help') {
     process.stdout.write(`${usage()}\n`);
     return noun === undefined ? 1 : 0;
   }
   try {
-    const command = findCommand(noun, verb);
-    const { values, positionals } = parseArgs({ args: rest, options: { ...command.options, ...COMMON_OPTIONS }, strict: true, allowPositionals: command.positionals === true });
-    if (values.help) {
-      process.stdout.write(`usage: npm run -s admin -- ${command.usage} [--json]\n`);
+    const parsed = parseCommand(argv);
+    if (parsed.options.help) {
+      process.stdout.write(`usage: npm run -s admin -- ${parsed.command.usage} [--json]\n`);
       return 0;
     }
-    print(await execute(command, { options: values, positionals }, loadConfig()), json);
+    const config = loadConfig();
+    print((await runOnServer(argv, parsed, config)) ?? (await runDirectly(parsed, config)), json);
     return 0;
   } catch (err) {
     // Every failure is one line (bad input, a locked data directory, an unreachable database), never a stack trace.
-    print({ error: err instanceof Error ? err.message : String(err) }, json);
+    print({ error: errorMessage(err) }, json);
     return 1;
   }
 }

@@ -8,6 +8,11 @@ import type { EventOutbox } from '../db/tenant-store.js';
 /** An expected refusal (bad input, unknown id): reported as one line, without a stack trace. */
 export class AdminError extends Error {}
 
+/** The refusal of a file that cannot be read, in the same words whichever process reads it. */
+export function unreadable(path: string, err: unknown): AdminError {
+  return new AdminError(`cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+}
+
 export type Options = Record<string, string | boolean | undefined>;
 
 export interface CommandContext {
@@ -16,6 +21,8 @@ export interface CommandContext {
   options: Options;
   /** Arguments after the options (only for commands that declare `positionals`). */
   positionals?: string[];
+  /** True when the command may draw progress on stderr: the CLI's own terminal, never a server running it for a CLI. */
+  progress?: boolean;
   /** The key-encryption keys, loaded on first call: only commands that seal or open secrets need them. */
   keyEncryption(): KeyEncryption;
   /** Where a decision's events go (approval.decided); without one, a command that emits is refused, never silent. */
@@ -32,7 +39,10 @@ export interface CommandOutput {
 export interface Command {
   usage: string;
   options: NonNullable<ParseArgsConfig['options']>;
-  /** Set when the command takes arguments besides its options (a file); others refuse any. */
+  /**
+   * Set when the command takes files after its options; others refuse any arguments. Through a running server's admin
+   * socket the CLI reads them and sends their content (src/admin/remote.ts), so they must be files, never other words.
+   */
   positionals?: true;
   run(ctx: CommandContext): Promise<CommandOutput>;
 }

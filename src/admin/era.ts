@@ -1,5 +1,5 @@
 import { access } from 'node:fs/promises';
-import { AdminError, describe, requiredOption, type Commands } from './command.js';
+import { AdminError, describe, requiredOption, unreadable, type Commands } from './command.js';
 import { EraImportError, fileSource, importEraFile, type EraImportProgress, type EraImportResult } from '../resources/remittances/era-import.js';
 import { listFiles } from '../resources/remittances/remittance-repository.js';
 import { TenantStore } from '../db/tenant-store.js';
@@ -49,16 +49,16 @@ export const eraCommands: Commands = {
     usage: 'era import --agency ID FILE.835   (X12 835 005010X221A1 remittances; atomic; the same file again adds nothing)',
     options: { agency: { type: 'string' } },
     positionals: true,
-    async run({ db, options, positionals = [] }) {
+    async run({ db, options, positionals = [], progress }) {
       const agencyId = requiredOption(options, 'agency');
       if (positionals.length !== 1) throw new AdminError('give exactly one 835 file after the options');
       const [path] = positionals;
       try {
         await access(path);
       } catch (err) {
-        throw new AdminError(`cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+        throw unreadable(path, err);
       }
-      const bar = options.json !== true && process.stderr.isTTY ? progressBar() : undefined;
+      const bar = options.json !== true && progress ? progressBar() : undefined;
       try {
         const source = await fileSource(path);
         const result = await db.transaction().execute((trx) => importEraFile(trx, agencyId, source, bar?.update));

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
-import { AdminError, describe, integerOption, requiredOption, stringOption, type Commands, type Options } from './command.js';
+import { AdminError, describe, integerOption, requiredOption, stringOption, unreadable, type Commands, type Options } from './command.js';
 import { HhvbpImportError, importHhvbpMeasures } from '../resources/quality/hhvbp-import.js';
 import { listImports } from '../resources/quality/hhvbp-repository.js';
 import { TenantStore } from '../db/tenant-store.js';
@@ -19,7 +19,7 @@ async function readCsvFile(positionals: string[] = []): Promise<{ path: string; 
   try {
     return { path, text: await readFile(path, 'utf8') };
   } catch (err) {
-    throw new AdminError(`cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+    throw unreadable(path, err);
   }
 }
 

@@ -1,12 +1,17 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { appendFileSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import pg from 'pg';
 import t, { type Test } from 'tap';
 import { acquireDataDirLock } from '../../src/db/data-dir-lock.js';
 import { NON_COMMAND_CAPABILITIES } from '../../src/identity/grants.js';
+import { freePort } from '../helpers/ports.js';
+import { connectedClient } from '../mcp/mcp-helpers.js';
 
 /** The real script in a child process, as an operator runs it; every command's logic is in commands.test.ts. */
 // Each run starts tsx and opens the database (PGlite: seconds each on a busy machine).
@@ -112,6 +117,95 @@ t.test('a data directory held by another process: its message, exit 1, no stack 
   t.equal(asText.stdout, '');
   t.match(asText.stderr, /^error: The embedded database at .* is in use by process \d+/);
   t.notMatch(asText.stderr, /\n\s+at /, 'no stack trace');
+});
+
+/** `npm start` in a child process on `env`'s store (it holds the data directory's lock), ready once it says so. */
+async function startServer(t: Test, env: Record<string, string>) {
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+    cwd: join(import.meta.dirname, '../..'),
+    env: { ...process.env, DATABASE_URL: '', SECRETS_KEY_FILE: '', SECRETS_KEY_PREVIOUS: '', PORT: String(port), TOKEN_ISSUER: base, LOG_LEVEL: 'info', SHED_EVENT_LOOP_DELAY_MS: '0', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (chunk) => (output += chunk));
+  child.stderr.on('data', (chunk) => (output += chunk));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  t.teardown(() => void child.kill('SIGKILL'));
+  for (const deadline = Date.now() + 240_000; !output.includes('Extension API ready'); await sleep(100)) {
+    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`the server did not start:\n${output}`);
+  }
+  return { base, output: () => output, stop: (signal: NodeJS.Signals = 'SIGTERM') => (child.kill(signal), exited) };
+}
+
+/** Waits for `check` to hold, up to a minute. */
+async function eventually(check: () => Promise<boolean>): Promise<boolean> {
+  for (const deadline = Date.now() + 60_000; Date.now() < deadline; await sleep(200)) if (await check()) return true;
+  return false;
+}
+
+t.test('while the server holds the embedded database: the same commands, run by the server through its admin socket', embeddedRun, async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'admin-cli-served-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const env = { DATA_DIR: dir, SECRETS_KEY: randomBytes(32).toString('base64') };
+  const server = await startServer(t, env);
+  const agency = await admin(env, 'agency', 'create', '--id', 'acme', '--name', 'Acme Home Health', '--service-zips', '02110', '--json');
+  t.equal(agency.code, 0, agency.stdout);
+  const socket = statSync(join(dir, 'extension-api.sock'));
+  t.ok(socket.isSocket(), 'a socket beside the lock file');
+  t.equal(socket.mode & 0o777, 0o600, 'owner-only');
+  const peer = connect(join(dir, 'extension-api.sock'));
+  peer.write('{"argv": "agency list"}\n');
+  let answer = '';
+  for await (const chunk of peer) answer += chunk;
+  t.same(JSON.parse(answer), { error: 'not an admin request: { "argv": [strings], "files": [strings] }' }, 'anything else is refused');
+  const integration = json(t, await admin(env, 'integration', 'create', '--agency', 'acme', '--name', 'Intake bot', '--json'));
+  t.match(integration, { client_id: /^cli_/, client_secret: /^sk_/, agency_id: 'acme' });
+  t.match(json(t, await admin(env, 'integration', 'list', '--agency', 'acme', '--json')).integrations, [{ client_ids: [integration.client_id], status: 'active' }]);
+  const subscribed = json(t, await admin(env, 'webhook', 'subscribe', '--agency', 'acme', '--url', 'http://127.0.0.1:1/in', '--events', 'referral.declined', '--allow-http-loopback', '--json'));
+  t.match(subscribed, { subscription_id: /./, baa_signed: false });
+  const baa = await admin(env, 'webhook', 'baa', '--id', subscribed.subscription_id, '--signed', '--json');
+  t.equal(baa.code, 0, baa.stderr);
+  t.match(json(t, baa), { subscription: { id: subscribed.subscription_id, baa_signed_at: /^\d{4}-/ } });
+  const era = join(import.meta.dirname, '../fixtures/era/medicare-home-health-crlf.835');
+  t.match(json(t, await admin(env, 'era', 'import', '--agency', 'acme', era, '--json')), { outcome: 'imported', file_name: 'medicare-home-health-crlf.835', claims: 5 }, 'the file read by the CLI, its name kept');
+  const missing = await admin(env, 'era', 'import', '--agency', 'acme', join(dir, 'no-such.835'));
+  t.match(missing, { code: 1, stdout: '', stderr: /^error: cannot read .*no-such\.835: ENOENT\n$/ });
+  const refused = await admin(env, 'integration', 'disable', '--client-id', 'cli_nope');
+  t.equal(refused.code, 1);
+
+  // The case the socket is for: an assistant's proposal, decided while the server runs, then executed by it.
+  const manager = json(t, await admin(env, 'user', 'create', '--agency', 'acme', '--email', 'mia@acme.example', '--name', 'Mia', '--role', 'manager', '--json'));
+  const staff = json(t, await admin(env, 'user', 'create', '--agency', 'acme', '--email', 'sam@acme.example', '--name', 'Sam', '--role', 'staff', '--json'));
+  const redirectUri = 'http://127.0.0.1:1/callback';
+  const mcpClient = json(t, await admin(env, 'mcp-client', 'create', '--name', 'Assistant', '--redirect-uri', redirectUri, '--json'));
+  const { client } = await connectedClient(server.base, mcpClient.client_id, redirectUri, { email: staff.email, password: staff.initial_password });
+  t.teardown(() => client.close());
+  const task = { title: 'Call the referral source', description: 'About the missing orders.', priority: 'normal' };
+  const proposed = await client.callTool({ name: 'braes.proposals.create', arguments: { idempotencyKey: 'cli-socket-0001', summary: 'A follow-up task.', action: { operation: 'create_task', task } } });
+  const { approvalId } = (proposed as CallToolResult).structuredContent as { approvalId: string };
+  t.match(json(t, await admin(env, 'proposal', 'list', '--agency', 'acme', '--status', 'pending', '--json')).proposals, [{ id: approvalId, status: 'pending' }]);
+  const approved = await admin(env, 'proposal', 'approve', '--id', approvalId, '--user', manager.email, '--json');
+  t.equal(approved.code, 0, approved.stderr);
+  t.match(json(t, approved), { id: approvalId, status: 'approved' });
+  t.ok(await eventually(async () => (await admin(env, 'proposal', 'list', '--agency', 'acme', '--status', 'executed', '--json')).stdout.includes(approvalId)), 'the server executed it');
+
+  const listed = await admin(env, 'integration', 'list', '--agency', 'acme', '--json');
+  const listedText = await admin(env, 'integration', 'list', '--agency', 'acme');
+  t.equal(await server.stop(), 0, 'the server stops cleanly');
+  t.notOk(existsSync(join(dir, 'extension-api.sock')), 'and removes its socket');
+  t.equal((await admin(env, 'integration', 'list', '--agency', 'acme', '--json')).stdout, listed.stdout, 'direct access again: the same JSON');
+  t.equal((await admin(env, 'integration', 'list', '--agency', 'acme')).stdout, listedText.stdout, 'the same text');
+  t.same(await admin(env, 'integration', 'disable', '--client-id', 'cli_nope'), refused, 'the same refusal, in the same words');
+
+  // A crashed server leaves its lock and its socket: the CLI opens the store itself, and the next server replaces both.
+  await (await startServer(t, env)).stop('SIGKILL');
+  t.ok(statSync(join(dir, 'extension-api.sock')).isSocket(), 'the crashed server\'s socket is left');
+  t.equal((await admin(env, 'integration', 'list', '--agency', 'acme')).stdout, listedText.stdout, 'no server answers it: direct access');
+  const next = await startServer(t, env);
+  t.equal((await admin(env, 'integration', 'list', '--agency', 'acme')).stdout, listedText.stdout, 'the next server answers on a socket of its own');
+  t.equal(await next.stop(), 0);
 });
 
 t.test('usage errors exit 1 with the error as the one JSON object', embeddedRun, async (t) => {

@@ -180,7 +180,7 @@ t.test('while the server holds the embedded database: the same commands, run by 
   const staff = json(t, await admin(env, 'user', 'create', '--agency', 'acme', '--email', 'sam@acme.example', '--name', 'Sam', '--role', 'staff', '--json'));
   const redirectUri = 'http://127.0.0.1:1/callback';
   const mcpClient = json(t, await admin(env, 'mcp-client', 'create', '--name', 'Assistant', '--redirect-uri', redirectUri, '--json'));
-  const { client } = await connectedClient(server.base, mcpClient.client_id, redirectUri, { email: staff.email, password: staff.initial_password });
+  const { client } = await connectedClient(server.base, mcpClient.client_id, redirectUri, { email: staff.email, password: staff.initial_password, newPassword: 'Sam chose this one' });
   t.teardown(() => client.close());
   const task = { title: 'Call the referral source', description: 'About the missing orders.', priority: 'normal' };
   const proposed = await client.callTool({ name: 'braes.proposals.create', arguments: { idempotencyKey: 'cli-socket-0001', summary: 'A follow-up task.', action: { operation: 'create_task', task } } });

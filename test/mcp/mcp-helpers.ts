@@ -63,19 +63,30 @@ export class TestOAuthClient implements OAuthClientProvider {
   }
 }
 
+/** Who signs in; `newPassword` is chosen on the first sign-in's page when it comes (a password `user create` handed over). */
+export interface SigningInPerson {
+  email: string;
+  password: string;
+  newPassword?: string;
+}
+
 /** The user's part of the flow, as a browser posting the login and consent forms; the pages seen and the code the redirect URI gets. */
-export async function authorizeInBrowser(base: string, authorizationUrl: URL, redirectUri: string, person: { email: string; password: string }) {
+export async function authorizeInBrowser(base: string, authorizationUrl: URL, redirectUri: string, person: SigningInPerson) {
   const isCallback = (url: string) => url.startsWith(redirectUri);
   const browser = new FormBrowser();
   const login = await browser.follow(authorizationUrl.href, isCallback);
-  const consent = await browser.post(formAction(login.body, base), { email: person.email, password: person.password }, isCallback);
+  const credentials = { email: person.email, password: person.password };
+  let consent = await browser.post(formAction(login.body, base), credentials, isCallback);
+  if (person.newPassword !== undefined && formAction(consent.body, base).endsWith('/password')) {
+    consent = await browser.post(formAction(consent.body, base), { ...credentials, new_password: person.newPassword, confirm_password: person.newPassword }, isCallback);
+  }
   const done = await browser.post(formAction(consent.body, base), { decision: 'allow' }, isCallback);
   const callback = new URL(done.location!);
   return { browser, login, consent, callback, code: callback.searchParams.get('code')! };
 }
 
 /** An MCP client of the SDK signed in as `person` through the whole authorization code flow. */
-export async function connectedClient(base: string, clientId: string, redirectUri: string, person: { email: string; password: string }, options?: ClientOptions) {
+export async function connectedClient(base: string, clientId: string, redirectUri: string, person: SigningInPerson, options?: ClientOptions) {
   const mcpUrl = new URL(`${base}/api/v1/mcp`);
   const oauth = new TestOAuthClient(clientId, redirectUri);
   const transport = new StreamableHTTPClientTransport(mcpUrl, { authProvider: oauth });

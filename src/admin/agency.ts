@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/schema.js';
+import { randomId } from '../shared/ids.js';
 import { AdminError, describe, integerOption, listOption, requiredOption, stringOption, type Commands, type Options } from './command.js';
 
 export interface AgencyInput {
@@ -19,7 +20,6 @@ export interface CreatedAgency {
 
 const AGENCY_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 const ZIP = /^\d{5}$/;
-const DEFAULT_OFFICE_ID = 'main';
 const DEFAULT_TIMEZONE = 'America/New_York';
 
 function validate(input: AgencyInput): void {
@@ -39,20 +39,22 @@ function validate(input: AgencyInput): void {
 export async function createAgency(db: Kysely<DB>, input: AgencyInput): Promise<CreatedAgency> {
   validate(input);
   const serviceZips = [...new Set(input.serviceZips)];
+  // Drawn like every other id, so that no office id names offices of two agencies.
+  const officeId = randomId('off_');
   await db.transaction().execute(async (trx) => {
     const existing = await trx.selectFrom('agencies').select('id').where('id', '=', input.id).executeTakeFirst();
     if (existing) throw new AdminError(`agency "${input.id}" already exists`);
     await trx.insertInto('agencies').values({ id: input.id, name: input.name }).execute();
     await trx
       .insertInto('offices')
-      .values({ agency_id: input.id, id: DEFAULT_OFFICE_ID, name: `${input.name} Main Office`, timezone: input.timezone ?? DEFAULT_TIMEZONE })
+      .values({ agency_id: input.id, id: officeId, name: `${input.name} Main Office`, timezone: input.timezone ?? DEFAULT_TIMEZONE })
       .execute();
     await trx
       .insertInto('agency_service_zips')
-      .values(serviceZips.map((zip_code) => ({ agency_id: input.id, zip_code, office_id: DEFAULT_OFFICE_ID })))
+      .values(serviceZips.map((zip_code) => ({ agency_id: input.id, zip_code, office_id: officeId })))
       .execute();
   });
-  return { id: input.id, name: input.name, officeId: DEFAULT_OFFICE_ID, serviceZips };
+  return { id: input.id, name: input.name, officeId, serviceZips };
 }
 
 /** The database checks the same bound (db/migrations/0015_physician_orders.ts). */

@@ -57,6 +57,15 @@ t.test('agency create: validated, with a main office serving the ZIPs', async (t
   t.equal(await refusal(agencyCommands.create, { name: 'Y' }), '--id is required');
 });
 
+t.test("agency create: each agency's main office has an id of its own, never one that names another agency's office", async (t) => {
+  const other = `${agency}-twin`;
+  const created = await run(agencyCommands.create, { id: other, name: 'Cape Ann Visiting Nurses', 'service-zips': '01930' });
+  const offices = await db.selectFrom('offices').select(['agency_id', 'id']).where('agency_id', 'in', [agency, other]).execute();
+  t.equal(offices.length, 2);
+  t.not(offices[0].id, offices[1].id);
+  t.match(created.json, { office_id: /^off_/ });
+});
+
 t.test('integration create: grants validated against the contract', async (t) => {
   const { json } = await run(integrationCommands.create, {
     agency, name: 'Intake bot', scopes: 'all', capabilities: 'all', 'phi-modes': 'no_phi,phi',

@@ -280,6 +280,7 @@ function lastClockChange(): string {
 t.test('aging at a given as_of: bucket edges, the SLA and a daylight-saving change, in the office calendar', async (t) => {
   const session = await signIn(api);
   const agency = session.integration.agencyId;
+  const { id: officeId } = await db.selectFrom('offices').select('id').where('agency_id', '=', agency).executeTakeFirstOrThrow();
   await db.insertInto('patients').values({ agency_id: agency, id: 'pat_aging', first_name: 'Ada', last_name: 'Aging', service_line: 'home_health', status: 'active', match_first_name: 'ada', match_last_name: 'aging' }).execute();
   await db.insertInto('physicians').values({ agency_id: agency, id: 'phy_aging', npi: '1234567893', first_name: 'Sam', last_name: 'Signer' }).execute();
   const change = lastClockChange();
@@ -297,7 +298,7 @@ t.test('aging at a given as_of: bucket edges, the SLA and a daylight-saving chan
     signed_in_8_days: { sent: wallClock(shift(change, -8), 16, 0), signed: wallClock(change, 0, 30) },
   };
   await db.insertInto('physician_orders').values(Object.entries(orders).map(([id, { sent, signed }], n) => ({
-    agency_id: agency, id, patient_id: 'pat_aging', physician_id: 'phy_aging', office_id: 'main', order_type: 'verbal' as const,
+    agency_id: agency, id, patient_id: 'pat_aging', physician_id: 'phy_aging', office_id: officeId, order_type: 'verbal' as const,
     signature_status: signed ? ('signed' as const) : ('awaiting_signature' as const), delivery_method: sent ? ('fax' as const) : null,
     sent_at: sent, signed_at: signed ?? null, created_at: new Date((sent ?? asOf).getTime() - 3_600_000 - n * 1000),
   }))).execute();

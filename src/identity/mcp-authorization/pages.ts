@@ -1,4 +1,5 @@
 /** The authorization server's pages: plain HTML with inline style, no outside asset, no script. */
+import { MIN_PASSWORD_LENGTH } from './people.js';
 
 export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
@@ -47,8 +48,8 @@ ${error ? `<p class="error" role="alert">${escapeHtml(error)}</p>` : ''}
 <form method="post" action="${escapeHtml(action)}">
 <label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" value="${escapeHtml(email)}" required readonly>
 <label for="password">Password you were given</label><input id="password" name="password" type="password" autocomplete="current-password" required>
-<label for="new_password">New password (at least 12 characters)</label><input id="new_password" name="new_password" type="password" autocomplete="new-password" minlength="12" required autofocus>
-<label for="confirm_password">New password again</label><input id="confirm_password" name="confirm_password" type="password" autocomplete="new-password" minlength="12" required>
+<label for="new_password">New password (at least ${MIN_PASSWORD_LENGTH} characters)</label><input id="new_password" name="new_password" type="password" autocomplete="new-password" minlength="${MIN_PASSWORD_LENGTH}" required autofocus>
+<label for="confirm_password">New password again</label><input id="confirm_password" name="confirm_password" type="password" autocomplete="new-password" minlength="${MIN_PASSWORD_LENGTH}" required>
 <button type="submit">Save and continue</button></form>`,
   );
 }

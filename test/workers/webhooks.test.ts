@@ -101,6 +101,8 @@ t.test('the outbox metrics: its depth read from the database, attempts and lag c
   startWebhookWorker(t, db, {}, { metrics: metrics.registrar });
   await receiver.waitFor(2);
   await until('the delivery is recorded', async () => ((await admin(webhookCommands.deliveries, { id: sent.id, status: 'delivered' })).deliveries as unknown[]).length === 1);
+  // The worker counts an attempt just after its row commits, so the scrape waits for the count, not the row.
+  await until('the delivery is counted', async () => moved(await scrape(), 'extension_api_webhook_delivery_lag_seconds_count', { event_type: 'task.created' }) >= 1);
   const text = await metrics.text();
   const delivered = parsePrometheusText(text);
   t.equal(moved(delivered, 'extension_api_webhook_delivery_attempts_total', { event_type: 'task.created', outcome: 'retry' }), 1, 'the 503');

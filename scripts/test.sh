@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
-# The whole check: static checks, then the same tap suite on PGlite and on real PostgreSQL.
-# Extra arguments go to both tap runs (e.g. `npm test -- test/db`).
-# TEST_ENGINES=pglite (or postgresql) runs one engine's suite: .ci/run runs the PGlite one again on Node 24.
+# The whole check: static checks, then the same tap suite on PGlite and on real PostgreSQL, then the suites that
+# share state across connections (gateway, idempotency, limits, webhooks, governed queries, the store) on PostgreSQL
+# behind PgBouncer in transaction pooling mode.
+# Extra arguments go to every tap run (e.g. `npm test -- test/db/engines.test.ts`).
+# TEST_ENGINES picks the runs (pglite, postgresql, pgbouncer; all three by default).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-engines=${TEST_ENGINES:-pglite postgresql}
+engines=${TEST_ENGINES:-pglite postgresql pgbouncer}
 for engine in $engines; do
   case $engine in
-    pglite | postgresql) ;;
-    *) echo "TEST_ENGINES: unknown engine '$engine' (pglite, postgresql)" >&2; exit 2 ;;
+    pglite | postgresql | pgbouncer) ;;
+    *) echo "TEST_ENGINES: unknown engine '$engine' (pglite, postgresql, pgbouncer)" >&2; exit 2 ;;
   esac
 done
 wants() { [[ " $engines " == *" $1 "* ]]; }
@@ -51,6 +53,14 @@ if wants postgresql && [ -n "${TEST_DATABASE_URL:-}" ]; then
 elif wants postgresql; then
   echo "== tap suite on PostgreSQL (throwaway cluster from scripts/postgres-temp.sh), Node $node =="
   run_suite "PostgreSQL, Node $node" scripts/postgres-temp.sh npx tap "$@"
+fi
+if wants pgbouncer; then
+  pooled=("$@")
+  if [ ${#pooled[@]} -eq 0 ]; then
+    pooled=(test/gateway/*.test.ts test/workers/*.test.ts test/resources/queries/*.test.ts test/resources/query-tokens/*.test.ts test/db/*.test.ts test/mcp/token-reuse.test.ts)
+  fi
+  echo "== tap suite on PostgreSQL behind PgBouncer, transaction pooling (scripts/pgbouncer-temp.sh), Node $node =="
+  run_suite "PgBouncer, Node $node" env -u TEST_DATABASE_URL scripts/pgbouncer-temp.sh npx tap "${pooled[@]}"
 fi
 cat "$failures"
 exit "$status"

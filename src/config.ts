@@ -15,7 +15,7 @@ export interface Config {
   requestTimeoutMs: number;
   handlerTimeoutMs: number;
   shutdownGraceMs: number;
-  db: { poolMax: number; connectTimeoutMs: number; statementTimeoutMs: number };
+  db: { poolMax: number; connectTimeoutMs: number; statementTimeoutMs: number; pooler: DatabasePooler };
   /** `iss` of access tokens and the base of the OAuth metadata URLs. */
   tokenIssuer: string;
   /** `aud` of access tokens. */
@@ -49,6 +49,15 @@ function integer(env: Env, name: string, fallback: number, min = 0): number {
 }
 
 const MAX_TOKEN_TTL_SECONDS = 86_400;
+
+/** `transaction`: DATABASE_URL names a pooler in transaction mode (PgBouncer), so no connection keeps session state. */
+export type DatabasePooler = 'none' | 'transaction';
+
+export function databasePooler(env: Env): DatabasePooler {
+  const pooler = env.DATABASE_POOLER || 'none';
+  if (pooler !== 'none' && pooler !== 'transaction') throw new Error(`DATABASE_POOLER must be none or transaction, got "${pooler}"`);
+  return pooler;
+}
 
 function tokenTtlSeconds(env: Env): number {
   const ttl = integer(env, 'TOKEN_TTL_SECONDS', 900, 60);
@@ -156,6 +165,7 @@ export function loadConfig(env: Env = process.env): Config {
       poolMax: integer(env, 'DB_POOL_MAX', 10, 1),
       connectTimeoutMs: integer(env, 'DB_CONNECT_TIMEOUT_MS', 5_000, 1),
       statementTimeoutMs: integer(env, 'DB_STATEMENT_TIMEOUT_MS', 15_000, 1),
+      pooler: databasePooler(env),
     },
     tokenIssuer,
     tokenAudience: env.TOKEN_AUDIENCE || `${tokenIssuer}/api/v1/ext`,
@@ -184,5 +194,5 @@ export function loadServerConfig(env: Env = process.env): Config {
 /** What openDatabase needs of the configuration, the same for the server, workers and scripts. */
 export function databaseOptions(config: Config) {
   const { databaseUrl, dataDir, db } = config;
-  return { databaseUrl, dataDir, poolMax: db.poolMax, connectTimeoutMs: db.connectTimeoutMs, statementTimeoutMs: db.statementTimeoutMs };
+  return { databaseUrl, dataDir, ...db };
 }

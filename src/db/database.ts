@@ -1,7 +1,7 @@
 import type { Database, DatabaseLogger } from './database-handle.js';
 import { migrateToLatest } from './migrate.js';
 import { openPglite } from './pglite.js';
-import { openPostgres } from './postgres.js';
+import { checkPooledSessionDefaults, openPostgres } from './postgres.js';
 
 export interface DatabaseOptions {
   /** PostgreSQL when set; otherwise embedded PGlite. */
@@ -13,6 +13,8 @@ export interface DatabaseOptions {
   poolMax?: number;
   connectTimeoutMs?: number;
   statementTimeoutMs?: number;
+  /** `transaction` behind PgBouncer in transaction mode (src/db/postgres.ts). */
+  pooler?: 'none' | 'transaction';
   logger?: DatabaseLogger;
   /** Run pending migrations before returning (default true). */
   migrate?: boolean;
@@ -21,18 +23,20 @@ export interface DatabaseOptions {
 const consoleLogger: DatabaseLogger = { error: (obj, msg) => console.error(msg ?? 'database error', obj) };
 
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
-  const database = options.databaseUrl
-    ? openPostgres({
+  const postgres = options.databaseUrl
+    ? {
         databaseUrl: options.databaseUrl,
         poolMax: options.poolMax ?? 10,
         connectTimeoutMs: options.connectTimeoutMs ?? 5_000,
         statementTimeoutMs: options.statementTimeoutMs ?? 15_000,
+        pooler: options.pooler ?? 'none',
         logger: options.logger ?? consoleLogger,
-      })
-    : await openPglite(options.dataDir, options.pgliteTemplate);
-  if (options.migrate === false) return database;
+      }
+    : undefined;
+  const database = postgres ? openPostgres(postgres) : await openPglite(options.dataDir, options.pgliteTemplate);
   try {
-    await migrateToLatest(database.db);
+    if (postgres?.pooler === 'transaction') await checkPooledSessionDefaults(database.db, postgres.statementTimeoutMs);
+    if (options.migrate !== false) await migrateToLatest(database.db);
   } catch (err) {
     await database.close();
     throw err;

@@ -1,4 +1,4 @@
-import { Kysely, PostgresDialect } from 'kysely';
+import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { Database, DatabaseLogger } from './database-handle.js';
 import { DatabaseObservers } from './database-observers.js';
@@ -10,6 +10,12 @@ export interface PostgresOptions {
   poolMax: number;
   connectTimeoutMs: number;
   statementTimeoutMs: number;
+  /**
+   * `transaction`: connections go through a pooler in transaction mode (PgBouncer), which hands each transaction (or
+   * statement outside one) to any server connection. Nothing may then live in a session: start-up parameters are
+   * refused by the pooler and a named prepared statement exists on one server connection only.
+   */
+  pooler: 'none' | 'transaction';
   logger: DatabaseLogger;
 }
 
@@ -19,6 +25,7 @@ const PREPARED = /^\/\* prepared:([\w-]+) \*\//;
 /**
  * Kysely sends every statement as text, so PostgreSQL plans it on every call; for hot reads the plan costs more
  * than the execution. Marked statements go as named prepared statements instead, planned once per connection.
+ * Not behind a transaction pooler: the next statement may reach a server connection that never prepared it.
  */
 function prepareMarkedStatements(client: pg.PoolClient): void {
   const query = client.query.bind(client) as (config: unknown, values?: unknown) => Promise<unknown>;
@@ -39,21 +46,45 @@ function timeConnectionWaits(pool: pg.Pool, observers: DatabaseObservers): void 
   }) as typeof pool.connect;
 }
 
+/** What every session must have. PGlite runs in UTC; the same zone keeps ::date and ::text of timestamps equal on both engines. */
+const SESSION_TIME_ZONE = 'UTC';
+
+/** Direct connections set the session's defaults at start-up; behind a pooler the role's defaults must already be them. */
+function sessionParameters(options: PostgresOptions): pg.PoolConfig {
+  if (options.pooler === 'transaction') return {};
+  return { statement_timeout: options.statementTimeoutMs, options: `-c TimeZone=${SESSION_TIME_ZONE}` };
+}
+
+/**
+ * Behind a transaction pooler the service cannot set its session's time zone and statement timeout, so it checks
+ * that the server's defaults for its role are the configured ones and refuses to start otherwise, saying how to set them.
+ */
+export async function checkPooledSessionDefaults(db: Kysely<DB>, statementTimeoutMs: number): Promise<void> {
+  const { rows } = await sql<{ time_zone: string; statement_timeout: string }>`
+    select current_setting('TimeZone') as time_zone, (select setting from pg_settings where name = 'statement_timeout') as statement_timeout`.execute(db);
+  const [{ time_zone, statement_timeout }] = rows;
+  const utc = time_zone === SESSION_TIME_ZONE || time_zone === 'Etc/UTC';
+  if (utc && Number(statement_timeout) === statementTimeoutMs) return;
+  throw new Error(
+    `DATABASE_POOLER=transaction: the role's session defaults are TimeZone=${time_zone} and statement_timeout=${statement_timeout} ms, ` +
+      `the service needs TimeZone=UTC and statement_timeout=${statementTimeoutMs} ms (DB_STATEMENT_TIMEOUT_MS). Set them on the server ` +
+      `(ALTER ROLE <role> SET TimeZone = 'UTC'; ALTER ROLE <role> SET statement_timeout = ${statementTimeoutMs};) or in PgBouncer's connect_query.`,
+  );
+}
+
 export function openPostgres(options: PostgresOptions): Database {
   const pool = new pg.Pool({
     connectionString: options.databaseUrl,
     max: options.poolMax,
     connectionTimeoutMillis: options.connectTimeoutMs,
-    statement_timeout: options.statementTimeoutMs,
-    // PGlite runs in UTC; the same session zone keeps ::date and ::text of timestamps equal on both engines.
-    options: '-c TimeZone=UTC',
+    ...sessionParameters(options),
     types: pgTypes,
   });
   // Without listeners, a connection dropped by the server emits an unhandled 'error' and kills the process.
   pool.on('error', (err) => options.logger.error({ err }, 'idle PostgreSQL connection failed'));
   pool.on('connect', (client) => {
     client.on('error', (err) => options.logger.error({ err }, 'PostgreSQL connection failed'));
-    prepareMarkedStatements(client);
+    if (options.pooler === 'none') prepareMarkedStatements(client);
   });
   const observers = new DatabaseObservers();
   timeConnectionWaits(pool, observers);

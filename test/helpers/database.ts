@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
 import pg from 'pg';
 import { t as rootTest } from 'tap';
+import { databasePooler } from '../../src/config.js';
 import { openDatabase } from '../../src/db/database.js';
 import type { Database } from '../../src/db/database-handle.js';
 import type { DB } from '../../src/db/schema.js';
@@ -16,7 +17,8 @@ export interface Teardown {
  * The test database of this process, migrated to latest.
  * Without TEST_DATABASE_URL: one in-memory PGlite, started from a migrated template (each instance costs ~735 MB,
  * so it is shared).
- * With TEST_DATABASE_URL (a superuser URL): a fresh database created for this process and dropped at teardown.
+ * With TEST_DATABASE_URL (a superuser URL): a fresh database created for this process and dropped at teardown
+ * (through the pooler that DATABASE_POOLER names, when scripts/pgbouncer-temp.sh runs the suite).
  * Tests share it, so each test creates the agencies it needs and reads nothing it did not write.
  * It closes (and is dropped) when the root test ends; a test passed here takes that role instead, if this call opens it.
  */
@@ -65,7 +67,7 @@ export async function inRolledBackTransaction<T>(db: Kysely<DB>, work: (trx: Tra
 /** Another pool on this process's PostgreSQL test database, as another server process would have; closed at t's teardown. */
 export async function secondPool(t: Teardown, poolMax: number): Promise<Kysely<DB>> {
   if (!currentUrl) throw new Error('secondPool needs the PostgreSQL test database (TEST_DATABASE_URL) to be open');
-  const second = await openDatabase({ databaseUrl: currentUrl, poolMax, migrate: false });
+  const second = await openDatabase({ databaseUrl: currentUrl, poolMax, migrate: false, pooler: databasePooler(process.env) });
   t.teardown(() => second.close());
   return second.db;
 }
@@ -102,7 +104,7 @@ async function openPostgresTestDatabase(adminUrl: string): Promise<Database> {
   currentUrl = url.toString();
   // FORCE terminates connections still open (PostgreSQL 13+).
   const drop = () => admin(adminUrl, (c) => c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
-  const database = await openDatabase({ databaseUrl: url.toString(), poolMax: 4 }).catch(async (err: unknown) => {
+  const database = await openDatabase({ databaseUrl: url.toString(), poolMax: 4, pooler: databasePooler(process.env) }).catch(async (err: unknown) => {
     await drop();
     throw err;
   });

@@ -1,9 +1,11 @@
-import type { LogEvent } from 'kysely';
+import type { CompiledQuery, LogEvent } from 'kysely';
 
 /** What a database reports of its work to whoever watches it (metrics, traces, load shedding). */
 export interface DatabaseObserver {
   /** Each statement once it finished: its text (never its parameters) and how long it ran. */
   query?(sql: string, durationMs: number, failed: boolean): void;
+  /** Each statement as sent, parameters included: for checks of what statements touch (never for logs or metrics). */
+  statement?(query: CompiledQuery): void;
   /** PostgreSQL: how long a request waited for a connection of the pool. */
   connectionWait?(waitMs: number): void;
 }
@@ -21,7 +23,10 @@ export class DatabaseObservers {
   }
 
   readonly log = (event: LogEvent): void => {
-    for (const observer of this.list) observer.query?.(event.query.sql, event.queryDurationMillis, event.level === 'error');
+    for (const observer of this.list) {
+      observer.query?.(event.query.sql, event.queryDurationMillis, event.level === 'error');
+      observer.statement?.(event.query);
+    }
   };
 
   connectionWait(waitMs: number): void {

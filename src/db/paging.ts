@@ -141,8 +141,8 @@ async function totalOf<DB, TB extends keyof DB, Row>(filtered: SelectQueryBuilde
 /** Counts the matches, reading at most `bound` of them: an index range scan of at most that many entries. */
 async function countUpTo<DB, TB extends keyof DB, Row>(store: TenantStore, filtered: SelectQueryBuilder<DB, TB, Row>, bound: number): Promise<number> {
   const matches = filtered.clearSelect().select(sql`1`.as('one')).limit(bound);
-  const { rows } = await sql<{ total: number }>`select count(*)::int as total from (${matches}) as bounded`.execute(store.db);
-  return rows[0].total;
+  const { total } = await store.selectFromRows(matches.as('bounded')).select(sql<number>`count(*)::int`.as('total')).executeTakeFirstOrThrow();
+  return total;
 }
 
 /** Estimates by query text and values, for a minute: planning one costs as much as the count it replaces. */

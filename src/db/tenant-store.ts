@@ -1,7 +1,10 @@
-import { sql, type Compilable, type Kysely, type SelectQueryBuilder, type Transaction } from 'kysely';
+import {
+  sql, type AliasedExpression, type Compilable, type DeleteQueryBuilder, type DeleteResult, type Expression, type Insertable, type InsertQueryBuilder,
+  type InsertResult, type Kysely, type QueryCreator, type SelectQueryBuilder, type SqlBool, type Transaction, type UpdateQueryBuilder, type UpdateResult,
+} from 'kysely';
 import type { DB } from './schema.js';
 import type { PhiMode, Principal } from '../shared/principal.js';
-import { reusableQuery } from './reusable-query.js';
+import { asPrepared, reusableQuery } from './reusable-query.js';
 import type { AuditTrail } from '../shared/audit-trail.js';
 import { TenantPseudonyms } from './pseudonyms.js';
 import type { TraceContext } from '../observability/call-trace.js';
@@ -12,33 +15,88 @@ export type Tenant = Pick<Principal, 'agencyId' | 'phiMode'>;
 /** Tables whose rows belong to one agency (keyed by agency_id). */
 export type TenantTable = { [T in keyof DB]: DB[T] extends { agency_id: unknown } ? T : never }[keyof DB];
 
+/** A row of a tenant table as a repository writes it: the store adds the agency. */
+export type TenantInsert<T extends TenantTable> = Omit<Insertable<DB[T]>, 'agency_id'>;
+
+/** The store's handle, for this module's query runner: a module-private door, not a property callers could reach. */
+let handleOf: (store: TenantStore) => Kysely<DB>;
+
+/** The name a table is referred to by in a query: the table's own, or its alias after `as`. */
+const nameIn = (from: string): string => from.split(' as ').at(-1)!;
+
 /**
  * What a request reads through, bound by the gateway to the caller's agency and PHI mode: repositories take the store,
  * never an agency id, and record on the call's audit trail the ids they read.
+ * Every query it builds is scoped to the agency; its handle on the whole database is private, reachable only
+ * through `unscoped`, which names why a caller needs every agency's rows.
  */
 export class TenantStore {
   readonly agencyId: string;
   readonly phiMode: PhiMode;
+  readonly #db: Kysely<DB>;
   private boundPseudonyms: TenantPseudonyms | undefined;
 
   constructor(
-    readonly db: Kysely<DB>,
+    db: Kysely<DB>,
     tenant: Tenant,
     readonly audit: AuditTrail,
   ) {
+    this.#db = db;
     this.agencyId = tenant.agencyId;
     this.phiMode = tenant.phiMode;
   }
 
-  /** The agency's rows of a table, and no other agency's (the column qualified, so that joins stay unambiguous). */
-  selectFrom<T extends TenantTable>(table: T): SelectQueryBuilder<DB, T, object> {
-    const rows = this.db.selectFrom(table) as unknown as SelectQueryBuilder<DB, TenantTable, object>;
-    return rows.where(sql.ref(`${table}.agency_id`), '=', this.agencyId) as never;
+  /**
+   * The agency's rows of a table (or `table as alias`), and no other agency's (the column qualified, so that joins
+   * stay unambiguous). Correlated subqueries go through it too: they then refer to the outer query's tables by `sql.ref`.
+   */
+  selectFrom<T extends TenantTable>(table: T): SelectQueryBuilder<DB, T, object>;
+  selectFrom<T extends TenantTable, A extends string>(table: `${T} as ${A}`): SelectQueryBuilder<DB & { [K in A]: DB[T] }, A, object>;
+  selectFrom(table: string): SelectQueryBuilder<DB, TenantTable, object> {
+    const rows = this.#db.selectFrom(table as TenantTable) as unknown as SelectQueryBuilder<DB, TenantTable, object>;
+    return rows.where(this.ofAgency(nameIn(table)));
+  }
+
+  /**
+   * The condition that a joined table's row (by name or alias) is this agency's: the tenant join, for every table
+   * after the first (`join.on(store.ofAgency('episodes')).onRef(...)`).
+   */
+  ofAgency(table: string): Expression<SqlBool> {
+    return sql<SqlBool>`${sql.ref(`${table}.agency_id`)} = ${this.agencyId}`;
+  }
+
+  /** Rows of a derived table (a subquery built from this store's own selects, aliased with `.as`). */
+  selectFromRows<A extends string, Row>(rows: AliasedExpression<Row, A>): SelectQueryBuilder<DB & { [K in A]: Row }, A, object> {
+    return this.#db.selectFrom(rows as never) as never;
+  }
+
+  /** A select of expressions only (each built from this store's selects): `selectNoFrom(jsonObjectFrom(chart).as('chart'))`. */
+  readonly selectNoFrom: QueryCreator<DB>['selectNoFrom'] = ((selection: never) => this.#db.selectNoFrom(selection)) as never;
+
+  /** Runs `query` (a read built from this store) in a transaction of its own under a statement timeout. */
+  readWithin<Row>(timeoutMs: number, query: Compilable<Row>): Promise<Row[]> {
+    return this.#db.transaction().execute(async (trx) => {
+      await sql`set local statement_timeout = ${sql.lit(timeoutMs)}`.execute(trx);
+      return (await trx.executeQuery(query.compile())).rows;
+    });
+  }
+
+  /**
+   * The one escape from the agency: the handle on every agency's rows. `why` says what cross-agency work needs it, so
+   * that each use is found (`grep -rn "unscoped("`) and justified where it stands.
+   */
+  unscoped(why: string): Kysely<DB> {
+    if (why.trim() === '') throw new Error('unscoped(why): say why this needs every agency\'s rows');
+    return this.#db;
+  }
+
+  static {
+    handleOf = (store) => store.#db;
   }
 
   /** Surrogate handles of this agency, on this store's connection. */
   get pseudonyms(): TenantPseudonyms {
-    return (this.boundPseudonyms ??= new TenantPseudonyms(this.db, this.agencyId));
+    return (this.boundPseudonyms ??= new TenantPseudonyms(this.#db, this.agencyId));
   }
 
   /** Puts what the call said about itself beyond resource ids on its audit record (a governed query run's query and input). */
@@ -62,7 +120,7 @@ export function reusableTenantQuery<P extends string, Row>(name: string, names: 
   const query = reusableQuery(name, ['agencyId', ...names], (db, params) =>
     build(new TenantStore(db, { agencyId: params.agencyId, phiMode: 'phi' }, { resourceType: null, resourceIds: [] }), params),
   );
-  return (store: TenantStore, values: Record<P, string | null>): Promise<Row[]> => query(store.db, { ...values, agencyId: store.agencyId });
+  return (store: TenantStore, values: Record<P, string | null>): Promise<Row[]> => query(handleOf(store), { ...values, agencyId: store.agencyId });
 }
 
 /** A change's event, for the outbox that webhooks deliver from. */
@@ -78,26 +136,64 @@ export interface PlatformEvent {
 export type EventOutbox = (trx: Transaction<DB>, agencyId: string, event: PlatformEvent, emittedBy?: TraceContext) => Promise<void>;
 
 /**
- * A command's store: its `db` is the transaction that also holds the command's audit, metering and idempotency
- * records, typed so that a write outside it does not compile.
+ * A command's store: it writes, scoped to the agency as its reads are, in the transaction that also holds the
+ * command's audit, metering and idempotency records; only a command's store writes, so a write outside one does not compile.
  */
 export class CommandStore extends TenantStore {
-  declare readonly db: Transaction<DB>;
+  readonly #trx: Transaction<DB>;
 
   constructor(
-    db: Transaction<DB>,
+    trx: Transaction<DB>,
     tenant: Tenant,
     audit: AuditTrail,
     private readonly outbox: EventOutbox | undefined,
     /** The trace of the call running the command (read only when an event is emitted); undefined with tracing off or outside a call. */
     private readonly trace?: { traceContext(): TraceContext },
   ) {
-    super(db, tenant, audit);
+    super(trx, tenant, audit);
+    this.#trx = trx;
+  }
+
+  /** Inserts rows of this agency: `values` takes them without agency_id, which the store adds. */
+  insertInto<T extends TenantTable>(table: T) {
+    const into = this.#trx.insertInto(table);
+    return {
+      values: (rows: TenantInsert<T> | readonly TenantInsert<T>[]): InsertQueryBuilder<DB, T, InsertResult> => {
+        const own = (row: TenantInsert<T>) => ({ ...row, agency_id: this.agencyId });
+        return into.values((Array.isArray(rows) ? rows.map(own) : own(rows as TenantInsert<T>)) as never);
+      },
+    };
+  }
+
+  /** Updates this agency's rows of a table, and no other agency's. */
+  updateTable<T extends TenantTable>(table: T): UpdateQueryBuilder<DB, T, T, UpdateResult> {
+    const rows = this.#trx.updateTable(table) as unknown as UpdateQueryBuilder<DB, TenantTable, TenantTable, UpdateResult>;
+    return rows.where(this.ofAgency(table)) as never;
+  }
+
+  /** Deletes this agency's rows of a table, and no other agency's. */
+  deleteFrom<T extends TenantTable>(table: T): DeleteQueryBuilder<DB, T, DeleteResult> {
+    const rows = this.#trx.deleteFrom(table) as unknown as DeleteQueryBuilder<DB, TenantTable, DeleteResult>;
+    return rows.where(this.ofAgency(table)) as never;
+  }
+
+  /**
+   * Several inserts (each from `insertInto`) as one statement, in one round trip: each is a data-modifying WITH
+   * clause, all run, and foreign keys are checked at the end of the statement. `name` prepares it (asPrepared).
+   */
+  async insertTogether(name: string, inserts: readonly Compilable<unknown>[]): Promise<void> {
+    const statement = inserts.reduce<QueryCreator<DB>>((chain, insert, i) => chain.with(`write_${i}`, () => insert as never) as never, this.#trx);
+    await this.#trx.executeQuery(asPrepared(name, statement.selectNoFrom(sql.lit(1).as('written')).compile()));
+  }
+
+  /** Locks the agency's row until the command ends, so that commands which take the lock run one after another. */
+  async lockAgency(): Promise<void> {
+    await this.#trx.selectFrom('agencies').select('id').where('id', '=', this.agencyId).forUpdate().executeTakeFirstOrThrow();
   }
 
   /** Records an event of this command's change, committed with it or not at all. */
   emit(event: PlatformEvent): Promise<void> {
     if (!this.outbox) throw new Error(`No event outbox is configured: ${event.type} cannot be recorded.`);
-    return this.outbox(this.db, this.agencyId, event, this.trace?.traceContext());
+    return this.outbox(this.#trx, this.agencyId, event, this.trace?.traceContext());
   }
 }

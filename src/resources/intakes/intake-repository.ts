@@ -28,7 +28,7 @@ const DETAIL_COLUMNS = [
 function intakesOf(store: TenantStore) {
   return store
     .selectFrom('intakes')
-    .innerJoin('referrals', (join) => join.onRef('referrals.agency_id', '=', 'intakes.agency_id').onRef('referrals.id', '=', 'intakes.referral_id'));
+    .innerJoin('referrals', (join) => join.on(store.ofAgency('referrals')).onRef('referrals.id', '=', 'intakes.referral_id'));
 }
 
 export async function listIntakeSummaries(store: TenantStore, filters: IntakeFilters, page: ListQuery, cursors: CursorSealer) {

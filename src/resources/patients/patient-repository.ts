@@ -65,7 +65,7 @@ const patientDetail = reusableTenantQuery('patient-detail', ['id'], (store, { id
       sql<number | null>`patients.longitude::float8`.as('longitude'),
     ])
     .where('patients.id', '=', id);
-  return store.db.selectNoFrom(jsonObjectFrom(chart).as('chart'));
+  return store.selectNoFrom(jsonObjectFrom(chart).as('chart'));
 });
 
 /** JSON carries instants as ISO text; the rest of the chart arrives as the columns would. */

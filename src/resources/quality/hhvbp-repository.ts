@@ -39,21 +39,18 @@ export function listImports(store: TenantStore): Promise<HhvbpImportRow[]> {
  * The agency row is locked first, so imports of one agency run one after another and each supersedes the one before.
  */
 export async function replaceImport(store: CommandStore, imported: NewHhvbpImport): Promise<{ supersededId: string | null }> {
-  const { db, agencyId } = store;
-  await db.selectFrom('agencies').select('id').where('id', '=', agencyId).forUpdate().executeTakeFirstOrThrow();
+  await store.lockAgency();
   const now = new Date();
-  const superseded = await db
+  const superseded = await store
     .updateTable('hhvbp_imports')
     .set({ superseded_at: now, updated_at: now })
-    .where('agency_id', '=', agencyId)
     .where('performance_year', '=', imported.performanceYear)
     .where('superseded_at', 'is', null)
     .returning('id')
     .executeTakeFirst();
-  await db
+  await store
     .insertInto('hhvbp_imports')
     .values({
-      agency_id: agencyId,
       id: imported.id,
       performance_year: imported.performanceYear,
       measure_set_id: imported.measureSetId,
@@ -63,11 +60,10 @@ export async function replaceImport(store: CommandStore, imported: NewHhvbpImpor
       source_file: imported.sourceFile,
     })
     .execute();
-  await db
+  await store
     .insertInto('hhvbp_measure_results')
     .values(
       imported.rows.map((row) => ({
-        agency_id: agencyId,
         import_id: imported.id,
         measure_id: row.measureId,
         source_row: row.row,

@@ -45,9 +45,9 @@ export async function findQueryToken(store: TenantStore, extensionId: string, id
 export type NewQueryToken = Omit<QueryTokenRow, 'agency_id' | 'created_at' | 'revoked_at' | 'last_used_at'> & { token_hash: string; created_at: Date };
 
 export async function insertQueryToken(store: CommandStore, token: NewQueryToken): Promise<QueryTokenRow> {
-  const row = await store.db
+  const row = await store
     .insertInto('query_tokens')
-    .values({ ...token, agency_id: store.agencyId, parameters: JSON.stringify(token.parameters) })
+    .values({ ...token, parameters: JSON.stringify(token.parameters) })
     .returning(COLUMNS)
     .executeTakeFirstOrThrow();
   store.audited([row.id]);
@@ -56,10 +56,9 @@ export async function insertQueryToken(store: CommandStore, token: NewQueryToken
 
 /** Revokes an active or expired token once; a revoked one keeps its first revocation time. */
 export async function revokeQueryToken(store: CommandStore, extensionId: string, id: string, at: Date): Promise<QueryTokenRow | undefined> {
-  await store.db
+  await store
     .updateTable('query_tokens')
     .set({ revoked_at: at })
-    .where('agency_id', '=', store.agencyId)
     .where('extension_id', '=', extensionId)
     .where('id', '=', id)
     .where('revoked_at', 'is', null)

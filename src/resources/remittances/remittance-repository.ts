@@ -1,5 +1,5 @@
 import type { Insertable, Selectable } from 'kysely';
-import type { CommandStore, TenantStore } from '../../db/tenant-store.js';
+import type { CommandStore, TenantInsert, TenantStore } from '../../db/tenant-store.js';
 import type { CursorSealer } from '../../db/cursor-sealer.js';
 import { listPage, type ListOrder, type ListQuery, type Page } from '../../db/paging.js';
 import type {
@@ -55,7 +55,7 @@ export function findFileByContent(store: TenantStore, sha256: string): Promise<E
 export function findByTrace(store: TenantStore, traceOriginator: string, traceNumber: string) {
   return store
     .selectFrom('remittances')
-    .innerJoin('era_files', (join) => join.onRef('era_files.agency_id', '=', 'remittances.agency_id').onRef('era_files.id', '=', 'remittances.era_file_id'))
+    .innerJoin('era_files', (join) => join.on(store.ofAgency('era_files')).onRef('era_files.id', '=', 'remittances.era_file_id'))
     .select(['remittances.id', 'era_files.id as era_file_id', 'era_files.file_name', 'era_files.created_at'])
     .where('remittances.trace_originator', '=', traceOriginator)
     .where('remittances.trace_number', '=', traceNumber)
@@ -67,31 +67,28 @@ export function listFiles(store: TenantStore): Promise<EraFileRow[]> {
   return store.selectFrom('era_files').selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').execute();
 }
 
-type New<T> = Omit<Insertable<T>, 'agency_id'>;
-
-export async function insertFile(store: CommandStore, file: New<EraFilesTable>): Promise<void> {
-  await store.db.insertInto('era_files').values({ ...file, agency_id: store.agencyId }).execute();
+export async function insertFile(store: CommandStore, file: TenantInsert<'era_files'>): Promise<void> {
+  await store.insertInto('era_files').values(file).execute();
   store.audited([file.id]);
 }
 
 export async function finishFile(store: CommandStore, id: string, counts: { payment_count: number; claim_count: number }): Promise<void> {
-  await store.db.updateTable('era_files').set(counts).where('agency_id', '=', store.agencyId).where('id', '=', id).execute();
+  await store.updateTable('era_files').set(counts).where('id', '=', id).execute();
 }
 
-export async function insertRemittance(store: CommandStore, remittance: New<RemittancesTable>): Promise<void> {
-  await store.db.insertInto('remittances').values({ ...remittance, agency_id: store.agencyId }).execute();
+export async function insertRemittance(store: CommandStore, remittance: TenantInsert<'remittances'>): Promise<void> {
+  await store.insertInto('remittances').values(remittance).execute();
   store.audited([remittance.id]);
 }
 
-export async function finishRemittance(store: CommandStore, id: string, totals: Partial<Insertable<RemittancesTable>>, adjustments: New<RemittanceProviderAdjustmentsTable>[]): Promise<void> {
-  const { db, agencyId } = store;
-  await db.updateTable('remittances').set(totals).where('agency_id', '=', agencyId).where('id', '=', id).execute();
-  if (adjustments.length > 0) await db.insertInto('remittance_provider_adjustments').values(adjustments.map((a) => ({ ...a, agency_id: agencyId }))).execute();
+export async function finishRemittance(store: CommandStore, id: string, totals: Partial<Insertable<RemittancesTable>>, adjustments: TenantInsert<'remittance_provider_adjustments'>[]): Promise<void> {
+  await store.updateTable('remittances').set(totals).where('id', '=', id).execute();
+  if (adjustments.length > 0) await store.insertInto('remittance_provider_adjustments').values(adjustments).execute();
 }
 
-export async function insertAllocations(store: CommandStore, allocations: New<RemittanceAllocationsTable>[]): Promise<void> {
+export async function insertAllocations(store: CommandStore, allocations: TenantInsert<'remittance_allocations'>[]): Promise<void> {
   if (allocations.length === 0) return;
-  await store.db.insertInto('remittance_allocations').values(allocations.map((a) => ({ ...a, agency_id: store.agencyId }))).execute();
+  await store.insertInto('remittance_allocations').values(allocations).execute();
 }
 
 /** Patients whose MRN is one of `mrns`, with their normalized last name. */

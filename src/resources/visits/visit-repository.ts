@@ -25,7 +25,7 @@ function agencyVisits(store: TenantStore) {
   return store
     .selectFrom('visits')
     .leftJoin('agency_users as clinician', (join) =>
-      join.onRef('clinician.agency_id', '=', 'visits.agency_id').onRef('clinician.id', '=', 'visits.clinician_id'),
+      join.on(store.ofAgency('clinician')).onRef('clinician.id', '=', 'visits.clinician_id'),
     )
     .selectAll('visits')
     .select(sql<string | null>`${sql.ref('clinician.first_name')} || ' ' || ${sql.ref('clinician.last_name')}`.as('clinician_name'));

@@ -20,7 +20,7 @@ type Collections = ExpressionBuilder<DB, 'working_collections'>;
  * The one rule of who reads a collection (spec 2.7): shared agency-wide, or shared with editors that name this
  * extension. Personal collections, and those shared with other editors only, are not readable.
  */
-function readableBy(extensionId: string) {
+function readableBy(store: TenantStore, extensionId: string) {
   return (eb: Collections) =>
     eb.or([
       eb('working_collections.visibility', '=', 'agency'),
@@ -30,7 +30,7 @@ function readableBy(extensionId: string) {
           eb
             .selectFrom('working_collection_editors as editor')
             .select(sql.lit(1).as('one'))
-            .whereRef('editor.agency_id', '=', 'working_collections.agency_id')
+            .where(store.ofAgency('editor'))
             .whereRef('editor.collection_id', '=', 'working_collections.id')
             .where('editor.extension_id', '=', extensionId),
         ),
@@ -43,7 +43,7 @@ function collectionsWithOwners(store: TenantStore) {
   return store
     .selectFrom('working_collections')
     .innerJoin('agency_users as owner', (join) =>
-      join.onRef('owner.agency_id', '=', 'working_collections.agency_id').onRef('owner.id', '=', 'working_collections.owner_id'))
+      join.on(store.ofAgency('owner')).onRef('owner.id', '=', 'working_collections.owner_id'))
     .select(COLLECTION_COLUMNS);
 }
 
@@ -61,7 +61,7 @@ async function rowStats(store: TenantStore, ids: string[]) {
 
 /** The collections this extension may read, by name, each with its row count. */
 export async function listReadableCollections(store: TenantStore, extensionId: string, page: ListQuery, cursors: CursorSealer) {
-  const { rows, meta } = await listPage(store, collectionsWithOwners(store).where(readableBy(extensionId)), BY_NAME, page, cursors);
+  const { rows, meta } = await listPage(store, collectionsWithOwners(store).where(readableBy(store, extensionId)), BY_NAME, page, cursors);
   const ids = rows.map((row) => row.id);
   const stats = await rowStats(store, ids);
   store.audited(ids);
@@ -73,7 +73,7 @@ export type CollectionListRow = Awaited<ReturnType<typeof listReadableCollection
 /** A collection of the agency, readable or not, with whether this extension may read it; undefined for an unknown id. */
 export function findCollection(store: TenantStore, extensionId: string, id: string) {
   return collectionsWithOwners(store)
-    .select((eb) => readableBy(extensionId)(eb).as('readable'))
+    .select((eb) => readableBy(store, extensionId)(eb).as('readable'))
     .where('working_collections.id', '=', id)
     .executeTakeFirst();
 }
@@ -112,7 +112,7 @@ export async function ownerOfCollection(store: TenantStore, collectionId: string
         eb
           .selectFrom('working_collection_rows as row')
           .select(sql.lit(1).as('one'))
-          .whereRef('row.agency_id', '=', 'working_collections.agency_id')
+          .where(store.ofAgency('row'))
           .whereRef('row.collection_id', '=', 'working_collections.id')
           .where('row.id', '=', rowId),
       ));

@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { DB } from '../db/schema.js';
 import type { ProposalsTable, ProposedAction } from '../db/tables/people.js';
-import { CommandStore, type EventOutbox } from '../db/tenant-store.js';
+import type { EventOutbox } from '../db/tenant-store.js';
+import { runPlatformCommand } from '../platform-commands/platform-command.js';
 import { canonicalJson } from '../shared/canonical-json.js';
 import { randomId } from '../shared/ids.js';
 import { PlatformError } from '../shared/platform-error.js';
@@ -74,26 +75,27 @@ export interface Decision {
 }
 
 /**
- * A person's decision, and its `approval.decided` event in the same transaction (through the outbox port, which
- * refuses rather than drops the event when none is configured). The event says what was decided, not that anything
- * ran: execution is the executor's, and the status tool tells it.
+ * A person's decision, as a platform command of theirs (its audit record names them and the proposal), and its
+ * `approval.decided` event in the same transaction (through the outbox port, which refuses rather than drops the
+ * event when none is configured). The event says what was decided, not that anything ran: execution is the
+ * executor's, and the status tool tells it.
  */
 export async function decideProposal(db: Kysely<DB>, outbox: EventOutbox | undefined, decision: Decision): Promise<Proposal> {
-  return db.transaction().execute(async (trx) => {
-    const decided = await trx
+  const command = { agencyId: decision.agencyId, operation: 'decideProposal', actor: `user:${decision.deciderId}`, resourceType: 'proposal', phiMode: 'no_phi', outbox } as const;
+  return runPlatformCommand(db, command, async (store) => {
+    const decided = await store
       .updateTable('proposals')
       .set({ status: decision.decision, decided_by: decision.deciderId, decided_at: sql<Date>`now()`, decision_note: decision.note ?? null, updated_at: sql<Date>`now()` })
-      .where('agency_id', '=', decision.agencyId)
       .where('id', '=', decision.proposalId)
       .where('status', '=', 'pending')
       .returningAll()
       .executeTakeFirst();
     if (!decided) {
-      const existing = await findProposal(trx, decision.agencyId, decision.proposalId);
+      const existing = await store.selectFrom('proposals').select('status').where('id', '=', decision.proposalId).executeTakeFirst();
       if (!existing) throw new PlatformError('PLATFORM_APPROVAL_NOT_FOUND', `No proposal ${decision.proposalId} in this agency.`);
       throw new PlatformError('PLATFORM_APPROVAL_ALREADY_USED', `Proposal ${decision.proposalId} was already ${existing.status === 'rejected' ? 'rejected' : 'approved'}.`);
     }
-    const store = new CommandStore(trx, { agencyId: decision.agencyId, phiMode: 'no_phi' }, { resourceType: 'proposal', resourceIds: [decided.id] }, outbox);
+    store.audited([decided.id]);
     await store.emit({
       type: 'approval.decided',
       data: { approval_id: decided.id, decision: decision.decision, decided_at: decided.decided_at!.toISOString(), proposed_operation: decided.action.operationId },

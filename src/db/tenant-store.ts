@@ -1,6 +1,7 @@
 import {
   sql, type AliasedExpression, type Compilable, type DeleteQueryBuilder, type DeleteResult, type Expression, type Insertable, type InsertQueryBuilder,
-  type InsertResult, type Kysely, type QueryCreator, type SelectQueryBuilder, type SqlBool, type Transaction, type UpdateQueryBuilder, type UpdateResult,
+  type InsertResult, type Kysely, type KyselyPlugin, type PluginTransformQueryArgs, type PluginTransformResultArgs, type QueryCreator, type QueryResult,
+  type RootOperationNode, type UnknownRow, type SelectQueryBuilder, type SqlBool, type Transaction, type UpdateQueryBuilder, type UpdateResult,
 } from 'kysely';
 import type { DB } from './schema.js';
 import type { PhiMode, Principal } from '../shared/principal.js';
@@ -25,6 +26,48 @@ let handleOf: (store: TenantStore) => Kysely<DB>;
 const nameIn = (from: string): string => from.split(' as ').at(-1)!;
 
 /**
+ * The tables whose rows are resources an audit record names, and what names them: every read through the store
+ * names the rows it returned, and with 'writes' every insert the rows it wrote and every update or delete the rows
+ * it returned. Allocations are named when read only: an import writes thousands, and names their file and payments.
+ */
+const AUDITED: Partial<Record<TenantTable, 'reads' | 'reads and writes'>> = {
+  patients: 'reads and writes',
+  referrals: 'reads and writes',
+  intakes: 'reads and writes',
+  visits: 'reads and writes',
+  physician_orders: 'reads and writes',
+  tasks: 'reads and writes',
+  working_collections: 'reads and writes',
+  working_collection_rows: 'reads and writes',
+  query_tokens: 'reads and writes',
+  era_files: 'reads and writes',
+  remittances: 'reads and writes',
+  remittance_allocations: 'reads',
+  hhvbp_imports: 'reads and writes',
+  proposals: 'reads and writes',
+};
+
+const auditedReads = (from: string): boolean => AUDITED[from.split(' as ')[0] as TenantTable] !== undefined;
+const auditedWrites = (table: TenantTable): boolean => AUDITED[table] === 'reads and writes';
+
+const idsOf = (rows: readonly unknown[]): string[] =>
+  rows.flatMap((row) => (typeof (row as { id?: unknown }).id === 'string' ? [(row as { id: string }).id] : []));
+
+/** Calls `returned` with the rows a query returned, once it ran: how the store learns what a read disclosed. */
+class OnReturn implements KyselyPlugin {
+  constructor(private readonly returned: (rows: readonly unknown[]) => void) {}
+
+  transformQuery({ node }: PluginTransformQueryArgs): RootOperationNode {
+    return node;
+  }
+
+  async transformResult({ result }: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
+    this.returned(result.rows);
+    return result;
+  }
+}
+
+/**
  * What a request reads through, bound by the gateway to the caller's agency and PHI mode: repositories take the store,
  * never an agency id, and record on the call's audit trail the ids they read.
  * Every query it builds is scoped to the agency; its handle on the whole database is private, reachable only
@@ -34,6 +77,8 @@ export class TenantStore {
   readonly agencyId: string;
   readonly phiMode: PhiMode;
   readonly #db: Kysely<DB>;
+  /** Names on the audit record the rows an audited read (or write) returned. */
+  protected readonly auditReturned = new OnReturn((rows) => this.record(idsOf(rows)));
   private boundPseudonyms: TenantPseudonyms | undefined;
 
   constructor(
@@ -49,10 +94,22 @@ export class TenantStore {
   /**
    * The agency's rows of a table (or `table as alias`), and no other agency's (the column qualified, so that joins
    * stay unambiguous). Correlated subqueries go through it too: they then refer to the outer query's tables by `sql.ref`.
+   * A read of an audited table names on the call's audit record the id of every row it returns.
    */
   selectFrom<T extends TenantTable>(table: T): SelectQueryBuilder<DB, T, object>;
   selectFrom<T extends TenantTable, A extends string>(table: `${T} as ${A}`): SelectQueryBuilder<DB & { [K in A]: DB[T] }, A, object>;
   selectFrom(table: string): SelectQueryBuilder<DB, TenantTable, object> {
+    const rows = this.lookupFrom(table as TenantTable);
+    return auditedReads(table) ? rows.withPlugin(this.auditReturned) : rows;
+  }
+
+  /**
+   * As selectFrom, for rows read to check or match, never served: whether referenced ids exist, which charts an ERA
+   * claim names. The audit record does not name them (it names what the call then wrote or returned).
+   */
+  lookupFrom<T extends TenantTable>(table: T): SelectQueryBuilder<DB, T, object>;
+  lookupFrom<T extends TenantTable, A extends string>(table: `${T} as ${A}`): SelectQueryBuilder<DB & { [K in A]: DB[T] }, A, object>;
+  lookupFrom(table: string): SelectQueryBuilder<DB, TenantTable, object> {
     const rows = this.#db.selectFrom(table as TenantTable) as unknown as SelectQueryBuilder<DB, TenantTable, object>;
     return rows.where(this.ofAgency(nameIn(table)));
   }
@@ -104,8 +161,17 @@ export class TenantStore {
     this.audit.details = details;
   }
 
-  /** Puts the ids of resources a repository read or wrote on the call's audit record, each once. */
-  audited(ids: readonly string[]): void {
+  /**
+   * Names on the audit record resources the call disclosed by reference rather than as rows it read or wrote: the
+   * patients a working collection's rows name, the existing chart a referral links to.
+   */
+  auditReferences(ids: readonly string[]): void {
+    this.record(ids);
+  }
+
+  /** Puts ids on the call's audit record, each once, in the order first named. */
+  protected record(ids: readonly string[]): void {
+    if (ids.length === 0) return;
     const recorded = this.audit.resourceIds;
     if (recorded.length === 0) this.audit.resourceIds = [...ids];
     else for (const id of ids) if (!recorded.includes(id)) recorded.push(id);
@@ -116,11 +182,21 @@ export class TenantStore {
  * A reusableQuery (src/db/reusable-query.ts) over one agency's rows: `build` gets a store bound to a placeholder
  * agency, and each run binds the caller's.
  */
-export function reusableTenantQuery<P extends string, Row>(name: string, names: readonly P[], build: (store: TenantStore, params: Record<P, string>) => Compilable<Row>) {
+export function reusableTenantQuery<P extends string, Row>(
+  name: string,
+  names: readonly P[],
+  build: (store: TenantStore, params: Record<P, string>) => Compilable<Row>,
+  /** For a read that serves resources: the id each row names on the audit record (a prepared text runs outside selectFrom's auditing). */
+  audits?: (row: Row) => string | undefined,
+) {
   const query = reusableQuery(name, ['agencyId', ...names], (db, params) =>
     build(new TenantStore(db, { agencyId: params.agencyId, phiMode: 'phi' }, { resourceType: null, resourceIds: [] }), params),
   );
-  return (store: TenantStore, values: Record<P, string | null>): Promise<Row[]> => query(handleOf(store), { ...values, agencyId: store.agencyId });
+  return async (store: TenantStore, values: Record<P, string | null>): Promise<Row[]> => {
+    const rows = await query(handleOf(store), { ...values, agencyId: store.agencyId });
+    if (audits) store.auditReferences(rows.flatMap((row) => audits(row) ?? []));
+    return rows;
+  };
 }
 
 /** A change's event, for the outbox that webhooks deliver from. */
@@ -141,6 +217,8 @@ export type EventOutbox = (trx: Transaction<DB>, agencyId: string, event: Platfo
  */
 export class CommandStore extends TenantStore {
   readonly #trx: Transaction<DB>;
+  /** What names each audited insert's rows, for insertTogether, which runs inserts as one statement. */
+  readonly #inserted = new WeakMap<object, () => void>();
 
   constructor(
     trx: Transaction<DB>,
@@ -154,27 +232,35 @@ export class CommandStore extends TenantStore {
     this.#trx = trx;
   }
 
-  /** Inserts rows of this agency: `values` takes them without agency_id, which the store adds. */
+  /**
+   * Inserts rows of this agency: `values` takes them without agency_id, which the store adds. Once the insert ran, an
+   * audited table's rows are named on the audit record (by the ids inserted, returned or not).
+   */
   insertInto<T extends TenantTable>(table: T) {
     const into = this.#trx.insertInto(table);
     return {
       values: (rows: TenantInsert<T> | readonly TenantInsert<T>[]): InsertQueryBuilder<DB, T, InsertResult> => {
-        const own = (row: TenantInsert<T>) => ({ ...row, agency_id: this.agencyId });
-        return into.values((Array.isArray(rows) ? rows.map(own) : own(rows as TenantInsert<T>)) as never);
+        const all: readonly TenantInsert<T>[] = Array.isArray(rows) ? rows : [rows as TenantInsert<T>];
+        const insert = into.values(all.map((row) => ({ ...row, agency_id: this.agencyId })) as never);
+        if (!auditedWrites(table)) return insert;
+        const name = () => this.record(idsOf(all));
+        const named = insert.withPlugin(new OnReturn(name));
+        this.#inserted.set(named, name);
+        return named;
       },
     };
   }
 
-  /** Updates this agency's rows of a table, and no other agency's. */
+  /** Updates this agency's rows of a table, and no other agency's; an audited table's rows it returns are named. */
   updateTable<T extends TenantTable>(table: T): UpdateQueryBuilder<DB, T, T, UpdateResult> {
-    const rows = this.#trx.updateTable(table) as unknown as UpdateQueryBuilder<DB, TenantTable, TenantTable, UpdateResult>;
-    return rows.where(this.ofAgency(table)) as never;
+    const rows = (this.#trx.updateTable(table) as unknown as UpdateQueryBuilder<DB, TenantTable, TenantTable, UpdateResult>).where(this.ofAgency(table));
+    return (auditedWrites(table) ? rows.withPlugin(this.auditReturned) : rows) as never;
   }
 
-  /** Deletes this agency's rows of a table, and no other agency's. */
+  /** Deletes this agency's rows of a table, and no other agency's; an audited table's rows it returns are named. */
   deleteFrom<T extends TenantTable>(table: T): DeleteQueryBuilder<DB, T, DeleteResult> {
-    const rows = this.#trx.deleteFrom(table) as unknown as DeleteQueryBuilder<DB, TenantTable, DeleteResult>;
-    return rows.where(this.ofAgency(table)) as never;
+    const rows = (this.#trx.deleteFrom(table) as unknown as DeleteQueryBuilder<DB, TenantTable, DeleteResult>).where(this.ofAgency(table));
+    return (auditedWrites(table) ? rows.withPlugin(this.auditReturned) : rows) as never;
   }
 
   /**
@@ -184,6 +270,8 @@ export class CommandStore extends TenantStore {
   async insertTogether(name: string, inserts: readonly Compilable<unknown>[]): Promise<void> {
     const statement = inserts.reduce<QueryCreator<DB>>((chain, insert, i) => chain.with(`write_${i}`, () => insert as never) as never, this.#trx);
     await this.#trx.executeQuery(asPrepared(name, statement.selectNoFrom(sql.lit(1).as('written')).compile()));
+    // The statement ran as one, outside each insert's own execution: their audited rows are named here, in order.
+    for (const insert of inserts) this.#inserted.get(insert)?.();
   }
 
   /** Locks the agency's row until the command ends, so that commands which take the lock run one after another. */

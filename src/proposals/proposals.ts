@@ -95,7 +95,6 @@ export async function decideProposal(db: Kysely<DB>, outbox: EventOutbox | undef
       if (!existing) throw new PlatformError('PLATFORM_APPROVAL_NOT_FOUND', `No proposal ${decision.proposalId} in this agency.`);
       throw new PlatformError('PLATFORM_APPROVAL_ALREADY_USED', `Proposal ${decision.proposalId} was already ${existing.status === 'rejected' ? 'rejected' : 'approved'}.`);
     }
-    store.audited([decided.id]);
     await store.emit({
       type: 'approval.decided',
       data: { approval_id: decided.id, decision: decision.decision, decided_at: decided.decided_at!.toISOString(), proposed_operation: decided.action.operationId },

@@ -160,12 +160,9 @@ export async function listOrderPage(store: TenantStore, filters: OrderFilters, a
     listPage(store, withDetails(store, matching), NEWEST, page, cursors),
     matching.where(aging.awaiting).select(summaryColumns(aging)).$castTo<AgingSummary>().executeTakeFirstOrThrow(),
   ]);
-  store.audited(listed.rows.map((row) => row.id));
   return { ...listed, summary };
 }
 
-export async function findOrder(store: TenantStore, id: string, asOf: Date): Promise<OrderRow | undefined> {
-  const row = await withDetails(store, agencyOrders(store, asOf)).where('physician_orders.id', '=', id).executeTakeFirst();
-  if (row) store.audited([row.id]);
-  return row;
+export function findOrder(store: TenantStore, id: string, asOf: Date): Promise<OrderRow | undefined> {
+  return withDetails(store, agencyOrders(store, asOf)).where('physician_orders.id', '=', id).executeTakeFirst();
 }

@@ -19,10 +19,8 @@ export interface NewHhvbpImport {
 }
 
 /** The year's current import of the agency: the latest one, which no later import superseded. */
-export async function findCurrentImport(store: TenantStore, performanceYear: number): Promise<HhvbpImportRow | undefined> {
-  const row = await store.selectFrom('hhvbp_imports').selectAll().where('performance_year', '=', performanceYear).where('superseded_at', 'is', null).executeTakeFirst();
-  if (row) store.audited([row.id]);
-  return row;
+export function findCurrentImport(store: TenantStore, performanceYear: number): Promise<HhvbpImportRow | undefined> {
+  return store.selectFrom('hhvbp_imports').selectAll().where('performance_year', '=', performanceYear).where('superseded_at', 'is', null).executeTakeFirst();
 }
 
 export function listMeasureResults(store: TenantStore, importId: string): Promise<HhvbpMeasureResultRow[]> {
@@ -77,6 +75,5 @@ export async function replaceImport(store: CommandStore, imported: NewHhvbpImpor
       })),
     )
     .execute();
-  store.audited([imported.id]);
   return { supersededId: superseded?.id ?? null };
 }

@@ -70,14 +70,15 @@ async function recordIntake(store: CommandStore, record: IntakeRecord): Promise<
   const intakeId = randomId('int_', 12);
   const links = record.documentIds.map((document_id, position) => ({ referral_id: referralId, document_id, position }));
   // A few texts (with or without a chart, by number of documents), each prepared once per connection.
+  // The audit record names what the statement wrote in this order: the referral, its intake, then the chart.
   await store.insertTogether('intake-record', [
-    ...(record.newChart ? [store.insertInto('patients').values({ ...record.newChart, id: patientId! })] : []),
     store.insertInto('referrals').values({ ...record.referral, id: referralId, intake_id: intakeId, patient_id: patientId }),
-    ...(links.length > 0 ? [store.insertInto('referral_documents').values(links)] : []),
     store.insertInto('intakes').values({ ...record.intake, id: intakeId, referral_id: referralId }),
+    ...(record.newChart ? [store.insertInto('patients').values({ ...record.newChart, id: patientId! })] : []),
+    ...(links.length > 0 ? [store.insertInto('referral_documents').values(links)] : []),
   ]);
-  // The intake and the chart are part of what this command wrote, so they are on its audit record too.
-  store.audited([referralId, intakeId, ...(patientId ? [patientId] : [])]);
+  // An existing chart the referral links to is part of what the command disclosed, though not written.
+  if (patientId && !record.newChart) store.auditReferences([patientId]);
   return { referralId, intakeId, patientId };
 }
 

@@ -25,22 +25,16 @@ export async function listRemittancePage(store: TenantStore, filters: Remittance
   let query = store.selectFrom('remittances').selectAll('remittances');
   if (filters.status !== undefined) query = query.where('remittances.status', '=', filters.status);
   if (filters.eraFileId !== undefined) query = query.where('remittances.era_file_id', '=', filters.eraFileId);
-  const listed = await listPage(store, query, NEWEST, page, cursors);
-  store.audited(listed.rows.map((row) => row.id));
-  return listed;
+  return listPage(store, query, NEWEST, page, cursors);
 }
 
-export async function findRemittance(store: TenantStore, id: string): Promise<RemittanceRow | undefined> {
-  const row = await store.selectFrom('remittances').selectAll().where('id', '=', id).executeTakeFirst();
-  if (row) store.audited([row.id]);
-  return row;
+export function findRemittance(store: TenantStore, id: string): Promise<RemittanceRow | undefined> {
+  return store.selectFrom('remittances').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
 export async function listAllocationPage(store: TenantStore, remittanceId: string, page: ListQuery, cursors: CursorSealer): Promise<Page<AllocationRow>> {
   const query = store.selectFrom('remittance_allocations').selectAll('remittance_allocations').where('remittance_allocations.remittance_id', '=', remittanceId);
-  const listed = await listPage(store, query, FILE_ORDER, page, cursors);
-  store.audited(listed.rows.map((row) => row.id));
-  return listed;
+  return listPage(store, query, FILE_ORDER, page, cursors);
 }
 
 export function listProviderAdjustments(store: TenantStore, remittanceId: string): Promise<ProviderAdjustmentRow[]> {
@@ -69,7 +63,6 @@ export function listFiles(store: TenantStore): Promise<EraFileRow[]> {
 
 export async function insertFile(store: CommandStore, file: TenantInsert<'era_files'>): Promise<void> {
   await store.insertInto('era_files').values(file).execute();
-  store.audited([file.id]);
 }
 
 export async function finishFile(store: CommandStore, id: string, counts: { payment_count: number; claim_count: number }): Promise<void> {
@@ -78,7 +71,6 @@ export async function finishFile(store: CommandStore, id: string, counts: { paym
 
 export async function insertRemittance(store: CommandStore, remittance: TenantInsert<'remittances'>): Promise<void> {
   await store.insertInto('remittances').values(remittance).execute();
-  store.audited([remittance.id]);
 }
 
 export async function finishRemittance(store: CommandStore, id: string, totals: Partial<Insertable<RemittancesTable>>, adjustments: TenantInsert<'remittance_provider_adjustments'>[]): Promise<void> {
@@ -91,10 +83,10 @@ export async function insertAllocations(store: CommandStore, allocations: Tenant
   await store.insertInto('remittance_allocations').values(allocations).execute();
 }
 
-/** Patients whose MRN is one of `mrns`, with their normalized last name. */
+/** Patients whose MRN is one of `mrns`, with their normalized last name: read to match claims, not served. */
 export function patientsByMrn(store: TenantStore, mrns: readonly string[]) {
   if (mrns.length === 0) return Promise.resolve([]);
-  return store.selectFrom('patients').select(['id', 'mrn', 'match_last_name']).where('mrn', 'in', [...new Set(mrns)]).execute();
+  return store.lookupFrom('patients').select(['id', 'mrn', 'match_last_name']).where('mrn', 'in', [...new Set(mrns)]).execute();
 }
 
 /** Patients whose coverages hold one of these policy (member) numbers. */

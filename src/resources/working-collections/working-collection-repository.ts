@@ -64,7 +64,6 @@ export async function listReadableCollections(store: TenantStore, extensionId: s
   const { rows, meta } = await listPage(store, collectionsWithOwners(store).where(readableBy(store, extensionId)), BY_NAME, page, cursors);
   const ids = rows.map((row) => row.id);
   const stats = await rowStats(store, ids);
-  store.audited(ids);
   return { rows: rows.map((row) => ({ ...row, ...(stats.get(row.id) ?? { row_count: 0, rows_updated_at: null }) })), meta };
 }
 
@@ -83,8 +82,8 @@ export type CollectionRow = NonNullable<Awaited<ReturnType<typeof findCollection
 const REFERENCES: ReadonlySet<string> = new Set(['patient_reference', 'order_reference']);
 
 /**
- * A page of a collection's rows, in its order. The audit record names the collection, its rows and the patients and
- * orders their values refer to: a row on a denial list says something about that patient.
+ * A page of a collection's rows, in its order. The audit record names the collection (read before), its rows (as any
+ * read does) and the patients and orders their values refer to: a row on a denial list says something about that patient.
  */
 export async function listCollectionRows(store: TenantStore, collection: Pick<CollectionRow, 'id' | 'fields'>, page: ListQuery, cursors: CursorSealer) {
   const rows = store
@@ -94,7 +93,7 @@ export async function listCollectionRows(store: TenantStore, collection: Pick<Co
   const found = await listPage(store, rows, BY_POSITION, page, cursors);
   const references = collection.fields.filter((field) => REFERENCES.has(field.type)).map((field) => field.id);
   const referenced = found.rows.flatMap((row) => references.map((id) => row.values[id]).filter((value): value is string => typeof value === 'string'));
-  store.audited([collection.id, ...found.rows.map((row) => row.id), ...referenced]);
+  store.auditReferences(referenced);
   return found;
 }
 

@@ -53,16 +53,16 @@ const auditedWrites = (table: TenantTable): boolean => AUDITED[table] === 'reads
 const idsOf = (rows: readonly unknown[]): string[] =>
   rows.flatMap((row) => (typeof (row as { id?: unknown }).id === 'string' ? [(row as { id: string }).id] : []));
 
-/** Calls `returned` with the rows a query returned, once it ran: how the store learns what a read disclosed. */
+/** Calls `returned` with a query's result, once it ran: how the store learns what a read disclosed or a write wrote. */
 class OnReturn implements KyselyPlugin {
-  constructor(private readonly returned: (rows: readonly unknown[]) => void) {}
+  constructor(private readonly returned: (result: QueryResult<UnknownRow>) => void) {}
 
   transformQuery({ node }: PluginTransformQueryArgs): RootOperationNode {
     return node;
   }
 
   async transformResult({ result }: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
-    this.returned(result.rows);
+    this.returned(result);
     return result;
   }
 }
@@ -78,7 +78,7 @@ export class TenantStore {
   readonly phiMode: PhiMode;
   readonly #db: Kysely<DB>;
   /** Names on the audit record the rows an audited read (or write) returned. */
-  protected readonly auditReturned = new OnReturn((rows) => this.record(idsOf(rows)));
+  protected readonly auditReturned = new OnReturn(({ rows }) => this.record(idsOf(rows)));
   private boundPseudonyms: TenantPseudonyms | undefined;
 
   constructor(
@@ -218,7 +218,7 @@ export type EventOutbox = (trx: Transaction<DB>, agencyId: string, event: Platfo
 export class CommandStore extends TenantStore {
   readonly #trx: Transaction<DB>;
   /** What names each audited insert's rows, for insertTogether, which runs inserts as one statement. */
-  readonly #inserted = new WeakMap<object, () => void>();
+  readonly #inserted = new WeakMap<object, (result?: QueryResult<UnknownRow>) => void>();
 
   constructor(
     trx: Transaction<DB>,
@@ -243,7 +243,11 @@ export class CommandStore extends TenantStore {
         const all: readonly TenantInsert<T>[] = Array.isArray(rows) ? rows : [rows as TenantInsert<T>];
         const insert = into.values(all.map((row) => ({ ...row, agency_id: this.agencyId })) as never);
         if (!auditedWrites(table)) return insert;
-        const name = () => this.record(idsOf(all));
+        // The rows it returned when it returns some, none when a conflict skipped them all, else all it was given.
+        const name = (result?: QueryResult<UnknownRow>) => {
+          if (result?.rows.length) this.record(idsOf(result.rows));
+          else if (result?.numAffectedRows !== 0n) this.record(idsOf(all));
+        };
         const named = insert.withPlugin(new OnReturn(name));
         this.#inserted.set(named, name);
         return named;

@@ -8,9 +8,10 @@ import type { PhiMode } from '../shared/principal.js';
 
 /**
  * The caller named on a platform command's audit record (as `details.actor`, with `extension_id` 'platform': no
- * extension called): the admin CLI's operator, the demo seed, or a person of the agency deciding a proposal.
+ * extension called): the admin CLI's operator, the demo seed, the proposal executor, or a person of the agency
+ * (who proposes or decides).
  */
-export type PlatformActor = 'admin-cli' | 'demo-seed' | `user:${string}`;
+export type PlatformActor = 'admin-cli' | 'demo-seed' | 'proposal-executor' | `user:${string}`;
 
 /** The extension id of every platform command's audit record: no integration called, the platform itself did. */
 export const PLATFORM_CALLER = 'platform';

@@ -1,5 +1,4 @@
-import { sql, type Transaction } from 'kysely';
-import type { DB } from '../../db/schema.js';
+import { sql } from 'kysely';
 import type { CursorSealer } from '../../db/cursor-sealer.js';
 import { isDatabaseUnavailable, isStatementTimeout } from '../../db/sql-state.js';
 import { PlatformError } from '../../shared/platform-error.js';

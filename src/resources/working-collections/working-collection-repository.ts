@@ -27,11 +27,10 @@ function readableBy(store: TenantStore, extensionId: string) {
       eb.and([
         eb('working_collections.visibility', '=', 'editors'),
         eb.exists(
-          eb
-            .selectFrom('working_collection_editors as editor')
+          store
+            .lookupFrom('working_collection_editors as editor')
             .select(sql.lit(1).as('one'))
-            .where(store.ofAgency('editor'))
-            .whereRef('editor.collection_id', '=', 'working_collections.id')
+            .where('editor.collection_id', '=', sql.ref<string>('working_collections.id'))
             .where('editor.extension_id', '=', extensionId),
         ),
       ]),
@@ -108,11 +107,10 @@ export async function ownerOfCollection(store: TenantStore, collectionId: string
   if (rowId !== undefined) {
     query = query.where((eb) =>
       eb.exists(
-        eb
-          .selectFrom('working_collection_rows as row')
+        store
+          .lookupFrom('working_collection_rows as row')
           .select(sql.lit(1).as('one'))
-          .where(store.ofAgency('row'))
-          .whereRef('row.collection_id', '=', 'working_collections.id')
+          .where('row.collection_id', '=', sql.ref<string>('working_collections.id'))
           .where('row.id', '=', rowId),
       ));
   }

@@ -19,7 +19,7 @@ export type TenantTable = { [T in keyof DB]: DB[T] extends { agency_id: unknown 
 /** A row of a tenant table as a repository writes it: the store adds the agency. */
 export type TenantInsert<T extends TenantTable> = Omit<Insertable<DB[T]>, 'agency_id'>;
 
-/** The store's handle, for this module's query runner: a module-private door, not a property callers could reach. */
+/** The store's handle, for reusableTenantQuery below: a module-private door, not a property callers could reach. */
 let handleOf: (store: TenantStore) => Kysely<DB>;
 
 /** The name a table is referred to by in a query: the table's own, or its alias after `as`. */
@@ -27,7 +27,7 @@ const nameIn = (from: string): string => from.split(' as ').at(-1)!;
 
 /**
  * The tables whose rows are resources an audit record names, and what names them: every read through the store
- * names the rows it returned, and with 'writes' every insert the rows it wrote and every update or delete the rows
+ * names the rows it returned, and with 'reads and writes' every insert the rows it wrote and every update or delete the rows
  * it returned. Allocations are named when read only: an import writes thousands, and names their file and payments.
  */
 const AUDITED: Partial<Record<TenantTable, 'reads' | 'reads and writes'>> = {
@@ -69,7 +69,7 @@ class OnReturn implements KyselyPlugin {
 
 /**
  * What a request reads through, bound by the gateway to the caller's agency and PHI mode: repositories take the store,
- * never an agency id, and record on the call's audit trail the ids they read.
+ * never an agency id, and the store puts on the call's audit trail the ids its reads return.
  * Every query it builds is scoped to the agency; its handle on the whole database is private, reachable only
  * through `unscoped`, which names why a caller needs every agency's rows.
  */

@@ -17,7 +17,9 @@
 //             verifyDelivery. Beside identity, whose sealed secrets it opens; below the gateway, whose pipeline
 //             writes commands' events through its outbox, and the workers, which deliver them.
 //   gateway   src/gateway/ (and src/workers/, the background jobs the gateway feeds): what runs around a handler. Also
-//             src/proposals/: proposals of the MCP surface, stored and executed through the gateway's direct calls.
+//             src/proposals/: proposals of the MCP surface, stored and executed through the gateway's direct calls;
+//             and src/platform-commands/: what runs around a platform command outside a request (admin CLI, importers,
+//             demo seed, proposal decisions), as the gateway runs around a handler.
 //   wiring    src/config.ts (reads the environment; above identity, whose key settings it decides) and
 //             src/services.ts (builds the long-lived identity and gateway collaborators of one app).
 //   resources src/resources/<family>/: each family's handlers, repository (its SQL, reached through the tenant-bound
@@ -37,7 +39,7 @@ const layers = [
   { name: 'domain', path: '^src/(domain|catalog)/' },
   { name: 'identity', path: '^src/identity/' },
   { name: 'events', path: '^src/events/' },
-  { name: 'gateway', path: '^src/(gateway|workers|proposals)/' },
+  { name: 'gateway', path: '^src/(gateway|workers|proposals|platform-commands)/' },
   { name: 'wiring', path: '^src/(config|services)\\.ts$' },
   { name: 'resources', path: '^src/resources/', pathNot: TABLE_TYPES },
   { name: 'app', path: '^src/(app\\.ts$|docs/|admin/|demo/|mcp/)' },

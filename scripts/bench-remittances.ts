@@ -11,6 +11,8 @@ import type { Config } from '../src/config.js';
 import { openDatabase } from '../src/db/database.js';
 import { interchangeLines, type WrittenClaim, type WrittenPayment } from '../src/demo/era-835-writer.js';
 import { importEraFile, textSource } from '../src/resources/remittances/era-import.js';
+import { webhookOutbox } from '../src/events/outbox.js';
+import { runPlatformCommand } from '../src/platform-commands/platform-command.js';
 import { baselineAllocationsPath } from './bench-baseline-remittances.js';
 import type { ClinicalContext, ClinicalSpec } from './bench-clinical.js';
 import { root } from './bench-processes.js';
@@ -63,7 +65,8 @@ async function allocationPage(ctx: ClinicalContext) {
   const database = await openDatabase({ databaseUrl: ctx.databaseUrl, poolMax: 1, migrate: false });
   let eraFileId: string;
   try {
-    eraFileId = (await database.db.transaction().execute((trx) => importEraFile(trx, ctx.agencyId, textSource('bench-allocations.835', paymentText())))).eraFileId;
+    const command = { agencyId: ctx.agencyId, operation: 'importEraFile', actor: 'admin-cli', resourceType: 'remittance', phiMode: 'phi', outbox: webhookOutbox } as const;
+    eraFileId = (await runPlatformCommand(database.db, command, (store) => importEraFile(store, textSource('bench-allocations.835', paymentText())))).eraFileId;
   } finally {
     await database.close();
   }

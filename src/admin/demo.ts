@@ -70,8 +70,8 @@ export const demoCommands: Commands = {
   seed: {
     usage: 'demo seed --agency ID [--size small|large]   (small: about 300 patients; large: 100,000)',
     options: { agency: { type: 'string' }, size: { type: 'string' } },
-    async run({ db, options }) {
-      const summary = await seedDemoAgency(db, { agencyId: requiredOption(options, 'agency'), size: sizeOption(options) });
+    async run({ db, options, outbox }) {
+      const summary = await seedDemoAgency(db, { agencyId: requiredOption(options, 'agency'), size: sizeOption(options), outbox });
       const json = { agency_id: summary.agencyId, size: summary.size, now: summary.now, offices_created: summary.officesCreated, rows: summary.rows };
       return { json, text: `Demo data seeded.\n${describe({ agency: summary.agencyId, size: summary.size, dates_relative_to: summary.now, offices_created: summary.officesCreated, ...summary.rows })}` };
     },

@@ -1,10 +1,13 @@
 import { access } from 'node:fs/promises';
 import { AdminError, describe, requiredOption, unreadable, type Commands } from './command.js';
-import { EraImportError, fileSource, importEraFile, type EraImportProgress, type EraImportResult } from '../resources/remittances/era-import.js';
+import { EraImportError, importEraFile, type EraImportProgress, type EraImportResult } from '../resources/remittances/era-import.js';
 import { listFiles } from '../resources/remittances/remittance-repository.js';
-import { TenantStore } from '../db/tenant-store.js';
+import { fileSource } from './era-file.js';
+import { asOperator, type OperatorCommand } from './operator-command.js';
 
 const BAR_WIDTH = 30;
+
+const ERA_FILES: Omit<OperatorCommand, 'operation'> = { resourceType: 'remittance', phiMode: 'phi' };
 
 /** A progress bar on stderr, redrawn at most every 100 ms; only on a terminal, and never with --json. */
 function progressBar(): { update(progress: EraImportProgress): void; done(): void } {
@@ -49,7 +52,8 @@ export const eraCommands: Commands = {
     usage: 'era import --agency ID FILE.835   (X12 835 005010X221A1 remittances; atomic; the same file again adds nothing)',
     options: { agency: { type: 'string' } },
     positionals: true,
-    async run({ db, options, positionals = [], progress }) {
+    async run(ctx) {
+      const { options, positionals = [], progress } = ctx;
       const agencyId = requiredOption(options, 'agency');
       if (positionals.length !== 1) throw new AdminError('give exactly one 835 file after the options');
       const [path] = positionals;
@@ -61,11 +65,8 @@ export const eraCommands: Commands = {
       const bar = options.json !== true && progress ? progressBar() : undefined;
       try {
         const source = await fileSource(path);
-        const result = await db.transaction().execute((trx) => importEraFile(trx, agencyId, source, bar?.update));
+        const result = await asOperator(ctx, { ...ERA_FILES, operation: 'importEraFile' }, (store) => importEraFile(store, source, bar?.update), [EraImportError]);
         return importOutput(agencyId, result);
-      } catch (err) {
-        if (err instanceof EraImportError) throw new AdminError(err.message);
-        throw err;
       } finally {
         bar?.done();
       }
@@ -74,9 +75,8 @@ export const eraCommands: Commands = {
   files: {
     usage: 'era files --agency ID   (every imported 835 file, newest first)',
     options: { agency: { type: 'string' } },
-    async run({ db, options }) {
-      const store = new TenantStore(db, { agencyId: requiredOption(options, 'agency'), phiMode: 'phi' }, { resourceType: 'remittance', resourceIds: [] });
-      const files = (await listFiles(store)).map((row) => ({
+    async run(ctx) {
+      const files = (await asOperator(ctx, { ...ERA_FILES, operation: 'listEraFiles' }, listFiles)).map((row) => ({
         era_file_id: row.id,
         file_name: row.file_name,
         interchange_control_number: row.interchange_control_number,

@@ -5,6 +5,7 @@ import type { ProposalStatus } from '../db/tables/people.js';
 import { DECIDING_ROLES, decideProposal, listProposals, type Proposal } from '../proposals/proposals.js';
 import { PlatformError } from '../shared/platform-error.js';
 import { AdminError, describe, requiredOption, stringOption, type Commands } from './command.js';
+import { asOperator } from './operator-command.js';
 
 const STATUSES: readonly ProposalStatus[] = ['pending', 'approved', 'rejected', 'executed', 'failed'];
 
@@ -61,10 +62,11 @@ export const proposalCommands: Commands = {
   list: {
     usage: `proposal list --agency ID [--status ${STATUSES.join('|')}]`,
     options: { agency: { type: 'string' }, status: { type: 'string' } },
-    async run({ db, options }) {
-      const status = stringOption(options, 'status') as ProposalStatus | undefined;
+    async run(ctx) {
+      const status = stringOption(ctx.options, 'status') as ProposalStatus | undefined;
       if (status !== undefined && !STATUSES.includes(status)) throw new AdminError(`--status must be one of ${STATUSES.join(', ')}`);
-      const proposals = (await listProposals(db, requiredOption(options, 'agency'), status)).map(row);
+      const listed = await asOperator(ctx, { operation: 'listProposals', resourceType: 'proposal', phiMode: 'no_phi' }, (store) => listProposals(store, status));
+      const proposals = listed.map(row);
       return { json: { proposals }, text: proposals.length === 0 ? 'No proposals.' : proposals.map((p) => describe(p)).join('\n\n') };
     },
   },

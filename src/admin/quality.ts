@@ -3,7 +3,9 @@ import { basename } from 'node:path';
 import { AdminError, describe, integerOption, requiredOption, stringOption, unreadable, type Commands, type Options } from './command.js';
 import { HhvbpImportError, importHhvbpMeasures } from '../resources/quality/hhvbp-import.js';
 import { listImports } from '../resources/quality/hhvbp-repository.js';
-import { TenantStore } from '../db/tenant-store.js';
+import { asOperator, type OperatorCommand } from './operator-command.js';
+
+const MEASURES: Omit<OperatorCommand, 'operation'> = { resourceType: 'quality_measure', phiMode: 'no_phi' };
 
 function decimalOption(options: Options, name: string): number | undefined {
   const raw = stringOption(options, name);
@@ -29,44 +31,37 @@ export const qualityCommands: Commands = {
       'quality import --agency ID --performance-year YEAR FILE.csv [--official-tps N --official-payment-adjustment P]   (HHVBP measure figures; replaces the year, keeps history)',
     options: { agency: { type: 'string' }, 'performance-year': { type: 'string' }, 'official-tps': { type: 'string' }, 'official-payment-adjustment': { type: 'string' } },
     positionals: true,
-    async run({ db, options, positionals }) {
+    async run(ctx) {
+      const { options, positionals } = ctx;
       const agencyId = requiredOption(options, 'agency');
       const performanceYear = integerOption(options, 'performance-year', 2000);
       if (performanceYear === undefined) throw new AdminError('--performance-year is required');
       const file = await readCsvFile(positionals);
-      try {
-        const result = await db.transaction().execute((trx) =>
-          importHhvbpMeasures(trx, {
-            agencyId,
-            performanceYear,
-            csv: file.text,
-            sourceFile: basename(file.path),
-            officialTotalPerformanceScore: decimalOption(options, 'official-tps'),
-            officialPaymentAdjustmentPercent: decimalOption(options, 'official-payment-adjustment'),
-          }),
-        );
-        const json = {
-          import_id: result.importId,
-          agency_id: agencyId,
-          performance_year: result.performanceYear,
-          measure_set: result.measureSetVersion,
-          cohort: result.cohort,
-          measures: result.measures,
-          superseded_import_id: result.supersededImportId,
-        };
-        return { json, text: `Imported HHVBP measures.\n${describe(json)}` };
-      } catch (err) {
-        if (err instanceof HhvbpImportError) throw new AdminError(err.message);
-        throw err;
-      }
+      const input = {
+        performanceYear,
+        csv: file.text,
+        sourceFile: basename(file.path),
+        officialTotalPerformanceScore: decimalOption(options, 'official-tps'),
+        officialPaymentAdjustmentPercent: decimalOption(options, 'official-payment-adjustment'),
+      };
+      const result = await asOperator(ctx, { ...MEASURES, operation: 'importHhvbpMeasures' }, (store) => importHhvbpMeasures(store, input), [HhvbpImportError]);
+      const json = {
+        import_id: result.importId,
+        agency_id: agencyId,
+        performance_year: result.performanceYear,
+        measure_set: result.measureSetVersion,
+        cohort: result.cohort,
+        measures: result.measures,
+        superseded_import_id: result.supersededImportId,
+      };
+      return { json, text: `Imported HHVBP measures.\n${describe(json)}` };
     },
   },
   history: {
     usage: 'quality history --agency ID   (every HHVBP import, newest first; superseded ones too)',
     options: { agency: { type: 'string' } },
-    async run({ db, options }) {
-      const store = new TenantStore(db, { agencyId: requiredOption(options, 'agency'), phiMode: 'no_phi' }, { resourceType: 'quality_measure', resourceIds: [] });
-      const imports = (await listImports(store)).map((row) => ({
+    async run(ctx) {
+      const imports = (await asOperator(ctx, { ...MEASURES, operation: 'listHhvbpImports' }, listImports)).map((row) => ({
         import_id: row.id,
         performance_year: row.performance_year,
         cohort: row.cohort,

@@ -29,7 +29,7 @@ export async function missingResources<R extends ResourceRef>(store: TenantStore
   const kinds = [...new Set(refs.map((ref) => ref.kind))];
   const lookups = kinds.map((kind) =>
     store
-      .selectFrom(TABLES[kind])
+      .lookupFrom(TABLES[kind])
       .select([sql.lit(kind).as('kind'), 'id'])
       .where('id', 'in', refs.filter((ref) => ref.kind === kind).map((ref) => ref.id)),
   );

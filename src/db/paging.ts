@@ -110,12 +110,15 @@ export async function listPage<DB, TB extends keyof DB, Row extends Record<strin
   }
   const state = request.cursor === undefined ? undefined : await decodeCursor(cursors, filtersOf(request), request.cursor, order);
   const offset = state?.offset ?? request.offset ?? 0;
-  const [counted, fetched] = await Promise.all([
+  const start = state ? 0 : offset;
+  // Whether a row follows the page is asked apart, selecting no column: a read through the store names on the audit
+  // record every row it returns, and the row after the page is not served.
+  const [counted, rows, next] = await Promise.all([
     state ? undefined : countUpTo(store, filtered, paging.exact_total_max + 1),
-    orderedRows(filtered, order, state).limit(limit + 1).offset(state ? 0 : offset).execute(),
+    orderedRows(filtered, order, state).limit(limit).offset(start).execute(),
+    orderedRows(filtered.clearSelect().select(sql`1`.as('one')), order, state).limit(1).offset(start + limit).executeTakeFirst(),
   ]);
-  const rows = fetched.slice(0, limit);
-  const hasMore = fetched.length > limit;
+  const hasMore = next !== undefined;
   const nextOffset = offset + rows.length;
   const { total, exact } = state ?? (await totalOf(filtered, counted!, nextOffset + (hasMore ? 1 : 0)));
   const last = rows.at(-1);
@@ -141,8 +144,8 @@ async function totalOf<DB, TB extends keyof DB, Row>(filtered: SelectQueryBuilde
 /** Counts the matches, reading at most `bound` of them: an index range scan of at most that many entries. */
 async function countUpTo<DB, TB extends keyof DB, Row>(store: TenantStore, filtered: SelectQueryBuilder<DB, TB, Row>, bound: number): Promise<number> {
   const matches = filtered.clearSelect().select(sql`1`.as('one')).limit(bound);
-  const { rows } = await sql<{ total: number }>`select count(*)::int as total from (${matches}) as bounded`.execute(store.db);
-  return rows[0].total;
+  const { total } = await store.selectFromRows(matches.as('bounded')).select(sql<number>`count(*)::int`.as('total')).executeTakeFirstOrThrow();
+  return total;
 }
 
 /** Estimates by query text and values, for a minute: planning one costs as much as the count it replaces. */

@@ -1,5 +1,7 @@
 import type { Transaction } from 'kysely';
 import type { DB } from '../db/schema.js';
+import type { EventOutbox } from '../db/tenant-store.js';
+import { runPlatformCommand } from '../platform-commands/platform-command.js';
 import type { PayorType } from '../db/tables/agency-directory.js';
 import { importEraFile, textSource } from '../resources/remittances/era-import.js';
 import { interchangeText, type WrittenClaim, type WrittenPayment } from './era-835-writer.js';
@@ -132,17 +134,20 @@ function demoPayments(rng: Random, medicare: Billed[], advantage: Billed[], now:
 }
 
 /** Imports the demo's 835 files for the agency, then moves the older payments along as an agency's posting would. */
-export async function seedEra(trx: Transaction<DB>, agencyId: string, now: Date): Promise<void> {
+export async function seedEra(trx: Transaction<DB>, agencyId: string, now: Date, outbox: EventOutbox | undefined): Promise<void> {
   const rng = new Random('demo-era');
   const [medicare, advantage] = await Promise.all([billedPatients(trx, agencyId, ['medicare'], 18), billedPatients(trx, agencyId, ['medicare_advantage'], 6)]);
   let control = 4700;
-  const imported: string[] = [];
-  for (const { file, payments, date } of demoPayments(rng, medicare, advantage, now)) {
-    const text = interchangeText({ sender: payments[0].payer.id, receiver: 'DEMOHOMEHEALTH', date, controlNumber: ++control }, payments);
-    imported.push((await importEraFile(trx, agencyId, textSource(file, text))).eraFileId);
-  }
-  const moved = async (eraFileId: string, status: 'posted' | 'reconciled') =>
-    trx.updateTable('remittances').set({ status, updated_at: now }).where('agency_id', '=', agencyId).where('era_file_id', '=', eraFileId).execute();
-  await moved(imported[0], 'reconciled');
-  await moved(imported[1], 'posted');
+  const command = { agencyId, operation: 'seedDemoEra', actor: 'demo-seed', resourceType: 'remittance', phiMode: 'phi', outbox } as const;
+  await runPlatformCommand(trx, command, async (store) => {
+    const imported: string[] = [];
+    for (const { file, payments, date } of demoPayments(rng, medicare, advantage, now)) {
+      const text = interchangeText({ sender: payments[0].payer.id, receiver: 'DEMOHOMEHEALTH', date, controlNumber: ++control }, payments);
+      imported.push((await importEraFile(store, textSource(file, text))).eraFileId);
+    }
+    const moved = async (eraFileId: string, status: 'posted' | 'reconciled') =>
+      store.updateTable('remittances').set({ status, updated_at: now }).where('era_file_id', '=', eraFileId).execute();
+    await moved(imported[0], 'reconciled');
+    await moved(imported[1], 'posted');
+  });
 }

@@ -1,5 +1,7 @@
 import type { Transaction } from 'kysely';
 import type { DB } from '../db/schema.js';
+import type { CommandStore, EventOutbox } from '../db/tenant-store.js';
+import { runPlatformCommand } from '../platform-commands/platform-command.js';
 import { importHhvbpMeasures } from '../resources/quality/hhvbp-import.js';
 import { cohortMeasures, measureSetFor, type Cohort, type MeasureDefinition, type ScorableMeasureSet } from '../domain/hhvbp/measure-sets.js';
 import { MEASURE_FILE_COLUMNS } from '../domain/hhvbp/measure-file.js';
@@ -44,7 +46,7 @@ function demoCsv(set: ScorableMeasureSet, cohort: Cohort, figures: MeasureFigure
   return [MEASURE_FILE_COLUMNS.join(','), ...lines].join('\r\n') + '\r\n';
 }
 
-async function importDemoYear(trx: Transaction<DB>, agencyId: string, size: DemoSize, year: number, published: boolean): Promise<void> {
+async function importDemoYear(store: CommandStore, size: DemoSize, year: number, published: boolean): Promise<void> {
   const lookup = measureSetFor(year);
   if (!lookup.found) throw new Error(`the demo's HHVBP year ${year} has no measure set`);
   const cohort = COHORT[size];
@@ -55,11 +57,14 @@ async function importDemoYear(trx: Transaction<DB>, agencyId: string, size: Demo
     ? { officialTotalPerformanceScore: tps, officialPaymentAdjustmentPercent: paymentAdjustmentPercent(tps, { ...lookup.set.exchange_function, assumed_slope: DEMO_NATIONAL_SLOPE }) }
     : {};
   const csv = demoCsv(lookup.set, cohort, figures, published);
-  await importHhvbpMeasures(trx, { agencyId, performanceYear: year, csv, sourceFile: `demo-hhvbp-py${year}.csv`, ...totals });
+  await importHhvbpMeasures(store, { performanceYear: year, csv, sourceFile: `demo-hhvbp-py${year}.csv`, ...totals });
 }
 
 /** Two HHVBP years through the admin import's own path: one with the (fictional) report published, one without. */
-export async function seedHhvbp(trx: Transaction<DB>, agencyId: string, size: DemoSize): Promise<void> {
-  await importDemoYear(trx, agencyId, size, PUBLISHED_YEAR, true);
-  await importDemoYear(trx, agencyId, size, OPEN_YEAR, false);
+export async function seedHhvbp(trx: Transaction<DB>, agencyId: string, size: DemoSize, outbox: EventOutbox | undefined): Promise<void> {
+  const command = { agencyId, operation: 'seedDemoHhvbp', actor: 'demo-seed', resourceType: 'quality_measure', phiMode: 'no_phi', outbox } as const;
+  await runPlatformCommand(trx, command, async (store) => {
+    await importDemoYear(store, size, PUBLISHED_YEAR, true);
+    await importDemoYear(store, size, OPEN_YEAR, false);
+  });
 }

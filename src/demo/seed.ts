@@ -1,6 +1,8 @@
 import { setImmediate } from 'node:timers/promises';
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../db/schema.js';
+import type { EventOutbox } from '../db/tenant-store.js';
+import { webhookOutbox } from '../events/outbox.js';
 import { buildChart, type Chart } from './charts.js';
 import { buildCoverages } from './coverages.js';
 import { DemoSeedError } from './errors.js';
@@ -26,6 +28,8 @@ export interface SeedOptions {
   size: DemoSize;
   /** Dates are generated relative to it; defaults to DEMO_REFERENCE_NOW so repeated seeds match row for row. */
   now?: Date;
+  /** Where the seeded imports' events go (remittance.received); default: the webhooks outbox, which services.ts configures. */
+  outbox?: EventOutbox;
 }
 
 export interface SeedSummary {
@@ -64,8 +68,9 @@ export async function seedDemoAgency(db: Kysely<DB>, options: SeedOptions): Prom
     await writer.write(drafts);
     const ctx: VisitContext = { rng, now, area, reference, staff: staffByOffice(reference.clinicians), window: visitWindow(now) };
     await writeCharts(trx, ctx, writer, patients);
-    await seedHhvbp(trx, agencyId, size);
-    await seedEra(trx, agencyId, now);
+    const outbox = options.outbox ?? webhookOutbox;
+    await seedHhvbp(trx, agencyId, size, outbox);
+    await seedEra(trx, agencyId, now, outbox);
     await writer.write(await workingCollectionDrafts(trx, agencyId, patients, now, reference));
     return { agencyId, size, now: now.toISOString(), officesCreated: area.officesCreated, rows: writer.rows };
   });

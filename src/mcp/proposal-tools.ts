@@ -8,7 +8,7 @@ import type { McpAccess } from '../identity/mcp-authorization/authorization-serv
 import { PlatformError } from '../shared/platform-error.js';
 import { toolError, type ToolDescription } from './tools.js';
 import { MAX_EXECUTION_ATTEMPTS } from '../proposals/execution.js';
-import { createProposal, findProposal, type Proposal } from '../proposals/proposals.js';
+import { createProposal, findOwnProposal, type Proposal } from '../proposals/proposals.js';
 
 /** What the next step is, for the assistant and the person it works for. */
 function nextStep(proposal: Proposal): string {
@@ -120,8 +120,8 @@ export function registerProposalTools(server: McpServer, db: Kysely<DB>, access:
     create(db, access, args),
   );
   server.registerTool(STATUS.name, { ...STATUS, inputSchema: { approvalId: z.string().min(1).max(64) }, outputSchema: statusOutput, annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } }, async ({ approvalId }: { approvalId: string }) => {
-    const proposal = await findProposal(db, access.person.agencyId, approvalId);
     // A person follows their own proposals; another's id answers like an unknown one.
-    return proposal && proposal.user_id === access.person.id ? statusResult(proposal) : toolError({ code: 'PLATFORM_APPROVAL_NOT_FOUND', message: `No proposal ${approvalId} of yours.` });
+    const proposal = await findOwnProposal(db, access.person, approvalId);
+    return proposal ? statusResult(proposal) : toolError({ code: 'PLATFORM_APPROVAL_NOT_FOUND', message: `No proposal ${approvalId} of yours.` });
   });
 }

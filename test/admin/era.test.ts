@@ -4,14 +4,29 @@ import { join } from 'node:path';
 import { AdminError, type Command, type Options } from '../../src/admin/command.js';
 import { eraCommands } from '../../src/admin/era.js';
 import { loadConfig } from '../../src/config.js';
+import { webhookOutbox } from '../../src/events/outbox.js';
 import { testDatabase } from '../helpers/database.js';
 import { createTestIntegration } from '../helpers/identity.js';
 import { testKeyEncryption } from '../helpers/secrets.js';
 
-/** The era commands in-process on the test database (cli.test.ts runs the real script). */
+/** The era commands in-process on the test database (cli.test.ts runs the real script), with the CLI's outbox. */
 const { db } = await testDatabase();
 const config = loadConfig({});
-const run = (command: Command, options: Options, positionals: string[] = []) => command.run({ db, config, options, positionals, keyEncryption: () => testKeyEncryption });
+const run = (command: Command, options: Options, positionals: string[] = []) =>
+  command.run({ db, config, options, positionals, keyEncryption: () => testKeyEncryption, outbox: webhookOutbox });
+
+t.test('era import: an audit record of the operator\'s import, naming the file and its payments, committed with them', async (t) => {
+  const { agencyId } = await createTestIntegration(db);
+  const imported = await run(eraCommands.import, { agency: agencyId }, [fixture('secondary-payer-checks-no-breaks.835')]);
+  const audit = await db.selectFrom('audit_events').selectAll().where('agency_id', '=', agencyId).where('operation_id', '=', 'importEraFile').execute();
+  const remittances = await db.selectFrom('remittances').select('id').where('agency_id', '=', agencyId).orderBy('id').execute();
+  t.equal(audit.length, 1);
+  t.match(audit[0], { extension_id: 'platform', resource_type: 'remittance', outcome: 'success', phi_mode: 'phi', details: { actor: 'admin-cli' } });
+  t.equal(audit[0].resource_ids[0], imported.json.era_file_id, 'the file first');
+  t.same([...audit[0].resource_ids.slice(1)].sort(), remittances.map((row) => row.id), 'then its payments');
+  await t.rejects(run(eraCommands.import, { agency: agencyId }, ['/nonexistent.835']));
+  t.equal((await db.selectFrom('audit_events').select('id').where('agency_id', '=', agencyId).where('operation_id', '=', 'importEraFile').execute()).length, 1, 'a refused import writes nothing');
+});
 const fixture = (name: string) => join(import.meta.dirname, '../fixtures/era', name);
 
 t.test('era import: the file\'s counts and match results; era files lists it', async (t) => {

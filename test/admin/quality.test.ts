@@ -26,6 +26,7 @@ async function refusal(command: Command, options: Options, positionals: string[]
 
 const dir = mkdtempSync(join(tmpdir(), 'quality-import-'));
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+
 function csvFile(name: string, rows: string[]): string {
   const path = join(dir, name);
   writeFileSync(path, ['measure_id,measure_name,measure_type,cohort,agency_value,achievement_threshold,benchmark,baseline_value', ...rows].join('\r\n'));
@@ -69,4 +70,15 @@ t.test('quality import refusals name the row and the column, and leave nothing b
   t.equal(await refusal(qualityCommands.import, { agency }, [bad]), '--performance-year is required');
   t.equal(await refusal(qualityCommands.import, { agency, 'performance-year': '2025', 'official-tps': 'high' }, [bad]), '--official-tps must be a number, got "high"');
   t.equal(await refusal(qualityCommands.import, { agency: 'nobody', 'performance-year': '2025' }, [csvFile('ok.csv', SMALLER)]), 'agency "nobody" does not exist');
+});
+
+t.test('quality import: an audit record of the operator\'s import, naming it', async (t) => {
+  await run(agencyCommands.create, { id: 'audited-quality', name: 'Audited Quality', 'service-zips': '02108' });
+  const imported = await run(qualityCommands.import, { agency: 'audited-quality', 'performance-year': '2025' }, [csvFile('audited.csv', SMALLER)]);
+  const audit = await db.selectFrom('audit_events').selectAll().where('agency_id', '=', 'audited-quality').execute();
+  t.equal(audit.length, 1);
+  t.match(audit[0], {
+    extension_id: 'platform', operation_id: 'importHhvbpMeasures', resource_type: 'quality_measure', resource_ids: [imported.json.import_id],
+    outcome: 'success', phi_mode: 'no_phi', details: { actor: 'admin-cli' },
+  });
 });

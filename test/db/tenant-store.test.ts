@@ -67,3 +67,40 @@ t.test('a read store cannot be handed to a write (checked by tsc)', async (t) =>
   const write = () => insertTask(read, task('never'));
   t.type(write, 'function');
 });
+
+t.test('updates and deletes reach the store\'s agency only; a joined table is scoped by ofAgency', async (t) => {
+  await db.transaction().execute((trx) => insertTask(new CommandStore(trx, tenant(agencyB), trail(), undefined), task('task_shared_id')));
+  await db.transaction().execute(async (trx) => {
+    const store = new CommandStore(trx, tenant(agencyB), trail(), undefined);
+    await store.updateTable('tasks').set({ title: 'changed by B' }).where('id', '=', 'task_shared_id').execute();
+    await store.deleteFrom('tasks').where('id', '=', 'task_b_1').execute();
+  });
+  const titles = await db.selectFrom('tasks').select(['agency_id', 'title']).where('id', '=', 'task_shared_id').orderBy('agency_id').execute();
+  t.same(titles, [{ agency_id: agencyA, title: 'task_shared_id' }, { agency_id: agencyB, title: 'changed by B' }]);
+  t.equal((await db.selectFrom('tasks').select('id').where('id', '=', 'task_b_1').execute()).length, 0);
+  const joined = await new TenantStore(db, tenant(agencyA), trail())
+    .selectFrom('tasks')
+    .innerJoin('tasks as other', (join) => join.on(new TenantStore(db, tenant(agencyA), trail()).ofAgency('other')).onRef('other.id', '=', 'tasks.id'))
+    .select(['tasks.agency_id', 'other.agency_id as joined_agency'])
+    .where('tasks.id', '=', 'task_shared_id')
+    .execute();
+  t.same(joined, [{ agency_id: agencyA, joined_agency: agencyA }], 'the other agency\'s row of the same id is not joined');
+});
+
+t.test('the audit record follows from what reads return: lookups and reads of other tables name nothing', async (t) => {
+  const audit = trail();
+  const store = new TenantStore(db, tenant(agencyA), audit);
+  await store.lookupFrom('tasks').select('id').execute();
+  await store.selectFrom('offices').selectAll().execute();
+  t.same(audit.resourceIds, []);
+  await store.selectFrom('tasks').select(['id', 'title']).where('id', '=', 'task_shared_id').execute();
+  await store.selectFrom('tasks').select('title').execute();
+  t.same(audit.resourceIds, ['task_shared_id'], 'a row returned without its id names nothing');
+});
+
+t.test('the raw handle is reached only through unscoped, which says why', async (t) => {
+  const store = new TenantStore(db, tenant(agencyA), trail());
+  t.notOk('db' in store, 'no db property');
+  t.equal(store.unscoped('this test checks the escape returns the handle'), db);
+  t.throws(() => store.unscoped(' '), /say why/);
+});

@@ -2,6 +2,8 @@ import { readFileSync } from 'node:fs';
 import type { Kysely } from 'kysely';
 import type { DB } from '../../src/db/schema.js';
 import { importEraFile, textSource, type EraImportResult } from '../../src/resources/remittances/era-import.js';
+import { webhookOutbox } from '../../src/events/outbox.js';
+import { runPlatformCommand } from '../../src/platform-commands/platform-command.js';
 
 export const FIXTURES = ['medicare-home-health-crlf.835', 'secondary-payer-checks-no-breaks.835', 'recoupment-only.835'] as const;
 export type Fixture = (typeof FIXTURES)[number];
@@ -11,7 +13,8 @@ export function fixtureText(name: Fixture): string {
 }
 
 export function importText(db: Kysely<DB>, agencyId: string, name: string, text: string): Promise<EraImportResult> {
-  return db.transaction().execute((trx) => importEraFile(trx, agencyId, textSource(name, text)));
+  const command = { agencyId, operation: 'importEraFile', actor: 'admin-cli', resourceType: 'remittance', phiMode: 'phi', outbox: webhookOutbox } as const;
+  return runPlatformCommand(db, command, (store) => importEraFile(store, textSource(name, text)));
 }
 
 /** Rows of the agency in the four ERA tables. */

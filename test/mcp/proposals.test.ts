@@ -143,3 +143,15 @@ t.test('a passing refusal is retried, after a wait, as the contract\'s error tab
   t.match(await status(approvalId), { status: 'executed', lastExecutionError: null });
   t.equal(await tasksTitled('Retried'), 1);
 });
+
+t.test('a decision leaves an audit record naming the deciding person and the proposal; a refused one leaves none', async (t) => {
+  const { approvalId } = structured(await propose('proposal-key-0600', 'Audited'));
+  const decisions = async () =>
+    (await db.selectFrom('audit_events').selectAll().where('agency_id', '=', 'mcp-proposals').where('operation_id', '=', 'decideProposal').execute()).filter((row) => row.resource_ids.includes(String(approvalId)));
+  await decideAs(db, outbox, manager.email, String(approvalId), 'rejected', 'not now');
+  const audit = await decisions();
+  t.equal(audit.length, 1);
+  t.match(audit[0], { extension_id: 'platform', resource_type: 'proposal', resource_ids: [approvalId], outcome: 'success', phi_mode: 'no_phi', details: { actor: `user:${manager.userId}` } });
+  await t.rejects(decideAs(db, outbox, manager.email, String(approvalId), 'approved'), /already rejected/);
+  t.equal((await decisions()).length, 1);
+});

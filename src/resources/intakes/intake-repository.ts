@@ -28,7 +28,7 @@ const DETAIL_COLUMNS = [
 function intakesOf(store: TenantStore) {
   return store
     .selectFrom('intakes')
-    .innerJoin('referrals', (join) => join.onRef('referrals.agency_id', '=', 'intakes.agency_id').onRef('referrals.id', '=', 'intakes.referral_id'));
+    .innerJoin('referrals', (join) => join.on(store.ofAgency('referrals')).onRef('referrals.id', '=', 'intakes.referral_id'));
 }
 
 export async function listIntakeSummaries(store: TenantStore, filters: IntakeFilters, page: ListQuery, cursors: CursorSealer) {
@@ -36,17 +36,13 @@ export async function listIntakeSummaries(store: TenantStore, filters: IntakeFil
   if (filters.status) query = query.where('intakes.status', '=', filters.status);
   if (filters.referral_id) query = query.where('intakes.referral_id', '=', filters.referral_id);
   if (filters.patient_id) query = query.where('referrals.patient_id', '=', filters.patient_id);
-  const listed = await listPage(store, query, NEWEST_FIRST, page, cursors);
-  store.audited(listed.rows.map((row) => row.id));
-  return listed;
+  return listPage(store, query, NEWEST_FIRST, page, cursors);
 }
 
 export type IntakeSummaryRow = Awaited<ReturnType<typeof listIntakeSummaries>> extends Page<infer Row> ? Row : never;
 
-export async function findIntakeDetail(store: TenantStore, id: string) {
-  const row = await intakesOf(store).select(DETAIL_COLUMNS).where('intakes.id', '=', id).executeTakeFirst();
-  if (row) store.audited([row.id]);
-  return row;
+export function findIntakeDetail(store: TenantStore, id: string) {
+  return intakesOf(store).select(DETAIL_COLUMNS).where('intakes.id', '=', id).executeTakeFirst();
 }
 
 export type IntakeDetailRow = NonNullable<Awaited<ReturnType<typeof findIntakeDetail>>>;

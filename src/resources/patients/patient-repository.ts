@@ -44,7 +44,6 @@ export async function listPatientSummaries(store: TenantStore, filters: PatientF
   const ids = keys.map((key) => key.id);
   const charts = ids.length === 0 ? [] : await store.selectFrom('patients').select(SUMMARY_COLUMNS).where('patients.id', 'in', ids).execute();
   const byId = new Map(charts.map((chart) => [chart.id, chart]));
-  store.audited(ids);
   return { rows: ids.map((id) => byId.get(id)!), meta };
 }
 
@@ -65,14 +64,13 @@ const patientDetail = reusableTenantQuery('patient-detail', ['id'], (store, { id
       sql<number | null>`patients.longitude::float8`.as('longitude'),
     ])
     .where('patients.id', '=', id);
-  return store.db.selectNoFrom(jsonObjectFrom(chart).as('chart'));
-});
+  return store.selectNoFrom(jsonObjectFrom(chart).as('chart'));
+}, (row) => row.chart?.id);
 
 /** JSON carries instants as ISO text; the rest of the chart arrives as the columns would. */
 export async function findPatientDetail(store: TenantStore, id: string) {
   const chart = (await patientDetail(store, { id }))[0]?.chart;
   if (!chart) return undefined;
-  store.audited([id]);
   return { ...chart, created_at: new Date(chart.created_at), updated_at: new Date(chart.updated_at) };
 }
 

@@ -138,9 +138,9 @@ function filtered(store: TenantStore, filters: OrderFilters, asOf: Date, aging: 
 }
 
 /** An order with its office's time zone, its agency's SLA and its physician, as the view needs them. */
-function withDetails<Q extends ReturnType<typeof agencyOrders>>(query: Q) {
+function withDetails<Q extends ReturnType<typeof agencyOrders>>(store: TenantStore, query: Q) {
   return query
-    .leftJoin('physicians', (join) => join.onRef('physicians.agency_id', '=', 'physician_orders.agency_id').onRef('physicians.id', '=', 'physician_orders.physician_id'))
+    .leftJoin('physicians', (join) => join.on(store.ofAgency('physicians')).onRef('physicians.id', '=', 'physician_orders.physician_id'))
     .select(ORDER_COLUMNS)
     .select([
       'aging.timezone',
@@ -157,15 +157,12 @@ export async function listOrderPage(store: TenantStore, filters: OrderFilters, a
   const aging = new AgingConditions(asOf);
   const matching = filtered(store, filters, asOf, aging);
   const [listed, summary] = await Promise.all([
-    listPage(store, withDetails(matching), NEWEST, page, cursors),
+    listPage(store, withDetails(store, matching), NEWEST, page, cursors),
     matching.where(aging.awaiting).select(summaryColumns(aging)).$castTo<AgingSummary>().executeTakeFirstOrThrow(),
   ]);
-  store.audited(listed.rows.map((row) => row.id));
   return { ...listed, summary };
 }
 
-export async function findOrder(store: TenantStore, id: string, asOf: Date): Promise<OrderRow | undefined> {
-  const row = await withDetails(agencyOrders(store, asOf)).where('physician_orders.id', '=', id).executeTakeFirst();
-  if (row) store.audited([row.id]);
-  return row;
+export function findOrder(store: TenantStore, id: string, asOf: Date): Promise<OrderRow | undefined> {
+  return withDetails(store, agencyOrders(store, asOf)).where('physician_orders.id', '=', id).executeTakeFirst();
 }

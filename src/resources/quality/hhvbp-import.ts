@@ -1,13 +1,10 @@
-import type { Transaction } from 'kysely';
-import type { DB } from '../../db/schema.js';
-import { CommandStore } from '../../db/tenant-store.js';
+import type { CommandStore } from '../../db/tenant-store.js';
 import { randomId } from '../../shared/ids.js';
 import { readMeasureFile, type FileIssue } from '../../domain/hhvbp/measure-file.js';
 import { cohortMeasures, measureSetFor, supportedPerformanceYears, type Cohort } from '../../domain/hhvbp/measure-sets.js';
 import { replaceImport } from './hhvbp-repository.js';
 
 export interface HhvbpImportInput {
-  agencyId: string;
   performanceYear: number;
   /** The CSV file's text. */
   csv: string;
@@ -53,10 +50,11 @@ function checkOfficial(name: string, value: number | undefined, bound: [number, 
 }
 
 /**
- * Validates a measure file against the year's measure set and makes it the agency's current import of the year, in
- * `trx`: refused as a whole (HhvbpImportError) or written as a whole. The admin command and the demo seed both call it.
+ * Validates a measure file against the year's measure set and makes it the store's agency's current import of the
+ * year, in its command: refused as a whole (HhvbpImportError) or written as a whole. The admin command and the demo
+ * seed both run it through runPlatformCommand.
  */
-export async function importHhvbpMeasures(trx: Transaction<DB>, input: HhvbpImportInput): Promise<HhvbpImportResult> {
+export async function importHhvbpMeasures(store: CommandStore, input: HhvbpImportInput): Promise<HhvbpImportResult> {
   const lookup = measureSetFor(input.performanceYear);
   if (!lookup.found) {
     const why = lookup.reason === 'not_encoded' ? ` (${lookup.detail})` : '';
@@ -68,9 +66,6 @@ export async function importHhvbpMeasures(trx: Transaction<DB>, input: HhvbpImpo
   const officialAdjustment = checkOfficial('the official payment adjustment percent', input.officialPaymentAdjustmentPercent, [-applicable, applicable]);
   const file = readMeasureFile(input.csv, set);
   if (!file.ok) throw new HhvbpImportError(`${input.sourceFile} was not imported (nothing was written):\n${describeIssues(file.issues)}`, file.issues);
-  const agency = await trx.selectFrom('agencies').select('id').where('id', '=', input.agencyId).executeTakeFirst();
-  if (!agency) throw new HhvbpImportError(`agency "${input.agencyId}" does not exist`);
-  const store = new CommandStore(trx, { agencyId: input.agencyId, phiMode: 'no_phi' }, { resourceType: 'quality_measure', resourceIds: [] }, undefined);
   const importId = randomId('hvi_', 12);
   const { supersededId } = await replaceImport(store, {
     id: importId,

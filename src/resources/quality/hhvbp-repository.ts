@@ -19,10 +19,8 @@ export interface NewHhvbpImport {
 }
 
 /** The year's current import of the agency: the latest one, which no later import superseded. */
-export async function findCurrentImport(store: TenantStore, performanceYear: number): Promise<HhvbpImportRow | undefined> {
-  const row = await store.selectFrom('hhvbp_imports').selectAll().where('performance_year', '=', performanceYear).where('superseded_at', 'is', null).executeTakeFirst();
-  if (row) store.audited([row.id]);
-  return row;
+export function findCurrentImport(store: TenantStore, performanceYear: number): Promise<HhvbpImportRow | undefined> {
+  return store.selectFrom('hhvbp_imports').selectAll().where('performance_year', '=', performanceYear).where('superseded_at', 'is', null).executeTakeFirst();
 }
 
 export function listMeasureResults(store: TenantStore, importId: string): Promise<HhvbpMeasureResultRow[]> {
@@ -39,21 +37,18 @@ export function listImports(store: TenantStore): Promise<HhvbpImportRow[]> {
  * The agency row is locked first, so imports of one agency run one after another and each supersedes the one before.
  */
 export async function replaceImport(store: CommandStore, imported: NewHhvbpImport): Promise<{ supersededId: string | null }> {
-  const { db, agencyId } = store;
-  await db.selectFrom('agencies').select('id').where('id', '=', agencyId).forUpdate().executeTakeFirstOrThrow();
+  await store.lockAgency();
   const now = new Date();
-  const superseded = await db
+  const superseded = await store
     .updateTable('hhvbp_imports')
     .set({ superseded_at: now, updated_at: now })
-    .where('agency_id', '=', agencyId)
     .where('performance_year', '=', imported.performanceYear)
     .where('superseded_at', 'is', null)
     .returning('id')
     .executeTakeFirst();
-  await db
+  await store
     .insertInto('hhvbp_imports')
     .values({
-      agency_id: agencyId,
       id: imported.id,
       performance_year: imported.performanceYear,
       measure_set_id: imported.measureSetId,
@@ -63,11 +58,10 @@ export async function replaceImport(store: CommandStore, imported: NewHhvbpImpor
       source_file: imported.sourceFile,
     })
     .execute();
-  await db
+  await store
     .insertInto('hhvbp_measure_results')
     .values(
       imported.rows.map((row) => ({
-        agency_id: agencyId,
         import_id: imported.id,
         measure_id: row.measureId,
         source_row: row.row,
@@ -81,6 +75,5 @@ export async function replaceImport(store: CommandStore, imported: NewHhvbpImpor
       })),
     )
     .execute();
-  store.audited([imported.id]);
   return { supersededId: superseded?.id ?? null };
 }

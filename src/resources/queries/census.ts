@@ -29,7 +29,7 @@ export const activeCensus: GovernedQuery<CensusParameters> = {
   rows(store, parameters) {
     let patients = store
       .selectFrom('patients')
-      .leftJoin('offices', (join) => join.onRef('offices.agency_id', '=', 'patients.agency_id').onRef('offices.id', '=', 'patients.office_id'))
+      .leftJoin('offices', (join) => join.on(store.ofAgency('offices')).onRef('offices.id', '=', 'patients.office_id'))
       .where('patients.status', '=', 'active');
     if (parameters.service_line !== undefined) patients = patients.where('patients.service_line', '=', parameters.service_line);
     if (parameters.office_id !== undefined) patients = patients.where('patients.office_id', '=', parameters.office_id);

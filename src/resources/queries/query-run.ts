@@ -1,5 +1,4 @@
-import { sql, type Transaction } from 'kysely';
-import type { DB } from '../../db/schema.js';
+import { sql } from 'kysely';
 import type { CursorSealer } from '../../db/cursor-sealer.js';
 import { isDatabaseUnavailable, isStatementTimeout } from '../../db/sql-state.js';
 import { PlatformError } from '../../shared/platform-error.js';
@@ -85,13 +84,10 @@ function keyOf(query: AnyQuery, row: Row): KeyValue[] {
 export async function queryPage(store: TenantStore, query: AnyQuery, parameters: Row, asOf: Date, after: KeyValue[] | undefined, limit: number): Promise<Row[]> {
   const columns = query.order.columns.map((c) => sql.ref(`q.${c}`));
   const direction = query.order.direction;
-  let page = store.db.selectFrom(query.rows(store, parameters, asOf).as('q')).selectAll();
+  let page = store.selectFromRows(query.rows(store, parameters, asOf).as('q')).selectAll();
   if (after) page = page.where(sql<boolean>`(${sql.join(columns)}) ${sql.raw(direction === 'asc' ? '>' : '<')} (${sql.join(after)})`);
   const ordered = query.order.columns.reduce((q, c) => q.orderBy(sql.ref(`q.${c}`), direction), page).limit(limit + 1);
-  return store.db.transaction().execute(async (trx: Transaction<DB>) => {
-    await sql`set local statement_timeout = ${sql.lit(QUERY_STATEMENT_TIMEOUT_MS)}`.execute(trx);
-    return (await trx.executeQuery(ordered.compile())).rows as Row[];
-  });
+  return (await store.readWithin(QUERY_STATEMENT_TIMEOUT_MS, ordered)) as Row[];
 }
 
 async function runPage(store: TenantStore, query: AnyQuery, parameters: Row, asOf: Date, after: KeyValue[] | undefined, limit: number): Promise<Row[]> {

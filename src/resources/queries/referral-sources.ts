@@ -15,7 +15,7 @@ interface DateRange {
 function referralsReceived(store: TenantStore, { from, to }: DateRange) {
   return store
     .selectFrom('referrals')
-    .leftJoin('referral_sources', (join) => join.onRef('referral_sources.agency_id', '=', 'referrals.agency_id').onRef('referral_sources.id', '=', 'referrals.referral_source_id'))
+    .leftJoin('referral_sources', (join) => join.on(store.ofAgency('referral_sources')).onRef('referral_sources.id', '=', 'referrals.referral_source_id'))
     .where('referrals.referral_date', '>=', sql<Date>`cast(${from} as date)::timestamp at time zone 'UTC'`)
     .where('referrals.referral_date', '<', sql<Date>`cast(${dayAfter(to)} as date)::timestamp at time zone 'UTC'`);
 }
@@ -68,7 +68,7 @@ export const intakeConversionBySource: GovernedQuery<DateRange> = {
   costUnits: 5,
   rows: (store, range) =>
     referralsReceived(store, range)
-      .leftJoin('intakes', (join) => join.onRef('intakes.agency_id', '=', 'referrals.agency_id').onRef('intakes.id', '=', 'referrals.intake_id'))
+      .leftJoin('intakes', (join) => join.on(store.ofAgency('intakes')).onRef('intakes.id', '=', 'referrals.intake_id'))
       .select([
         SOURCE.name.as('source_name'),
         SOURCE.id.as('source_id'),

@@ -40,7 +40,7 @@ export const remittanceVarianceByPayer: GovernedQuery<PaymentDates> = {
     store
       .selectFrom('remittances')
       .leftJoin('remittance_allocations', (join) =>
-        join.onRef('remittance_allocations.agency_id', '=', 'remittances.agency_id').onRef('remittance_allocations.remittance_id', '=', 'remittances.id'))
+        join.on(store.ofAgency('remittance_allocations')).onRef('remittance_allocations.remittance_id', '=', 'remittances.id'))
       .where('remittances.payment_date', '>=', from)
       .where('remittances.payment_date', '<=', to)
       .select([

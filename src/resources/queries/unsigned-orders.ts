@@ -11,7 +11,7 @@ import { column, OFFICE_ID, phiOf, type GovernedQuery, readsDataOf } from './gov
  */
 function awaitingOrders(store: TenantStore, asOf: Date, aging: AgingConditions, officeId: string | undefined) {
   let orders = agencyOrders(store, asOf)
-    .innerJoin('physicians', (join) => join.onRef('physicians.agency_id', '=', 'physician_orders.agency_id').onRef('physicians.id', '=', 'physician_orders.physician_id'))
+    .innerJoin('physicians', (join) => join.on(store.ofAgency('physicians')).onRef('physicians.id', '=', 'physician_orders.physician_id'))
     .where(aging.awaiting);
   if (officeId !== undefined) orders = orders.where('physician_orders.office_id', '=', officeId);
   return orders.select([
@@ -61,8 +61,8 @@ export const unsignedOrdersByPhysician: GovernedQuery<{ office_id?: string }> = 
     // offset 0 keeps the planner from pulling the subquery up, which would age each order again in each count.
     const awaiting = awaitingOrders(store, asOf, aging, office_id).offset(0).as('awaiting');
     const count = (condition: ReturnType<typeof sql>, alias: string) => sql<number>`(count(*) filter (where ${condition}))::int`.as(alias);
-    return store.db
-      .selectFrom(awaiting)
+    return store
+      .selectFromRows(awaiting)
       .select(['awaiting.physician_name', 'awaiting.physician_id', 'awaiting.physician_npi'])
       .select(AGING_BUCKETS.map((bucket) => count(sql`awaiting.aging_bucket = ${bucket}`, bucket)))
       .select([count(sql`awaiting.sla_breached`, 'sla_breached'), sql<number>`count(*)::int`.as('total'), sql<number | null>`max(awaiting.days)`.as('oldest_days_outstanding')])
@@ -109,8 +109,8 @@ export const awaitingSignatureOrders: GovernedQuery<AwaitingParameters> = {
       'physician_orders.sent_at',
     ]);
     if (aging_bucket !== undefined) orders = orders.where(aging.awaitingIn(aging_bucket));
-    return store.db
-      .selectFrom(orders.offset(0).as('awaiting'))
+    return store
+      .selectFromRows(orders.offset(0).as('awaiting'))
       .select([
         'awaiting.order_id', 'awaiting.patient_id', 'awaiting.physician_name', 'awaiting.physician_id', 'awaiting.physician_npi',
         'awaiting.order_type', 'awaiting.office_id', 'awaiting.sent_at', sql<number | null>`awaiting.days`.as('days_outstanding'),

@@ -31,35 +31,28 @@ export async function listQueryTokenPage(store: TenantStore, extensionId: string
   if (status === 'revoked') tokens = tokens.where('query_tokens.revoked_at', 'is not', null);
   if (status === 'active') tokens = tokens.where('query_tokens.revoked_at', 'is', null).where('query_tokens.expires_at', '>', sql<Date>`now()`);
   if (status === 'expired') tokens = tokens.where('query_tokens.revoked_at', 'is', null).where('query_tokens.expires_at', '<=', sql<Date>`now()`);
-  const listed = await listPage(store, tokens.select(COLUMNS), NEWEST, page, cursors);
-  store.audited(listed.rows.map((row) => row.id));
-  return listed;
+  return listPage(store, tokens.select(COLUMNS), NEWEST, page, cursors);
 }
 
-export async function findQueryToken(store: TenantStore, extensionId: string, id: string): Promise<QueryTokenRow | undefined> {
-  const row = await extensionTokens(store, extensionId).select(COLUMNS).where('query_tokens.id', '=', id).executeTakeFirst();
-  if (row) store.audited([row.id]);
-  return row;
+export function findQueryToken(store: TenantStore, extensionId: string, id: string): Promise<QueryTokenRow | undefined> {
+  return extensionTokens(store, extensionId).select(COLUMNS).where('query_tokens.id', '=', id).executeTakeFirst();
 }
 
 export type NewQueryToken = Omit<QueryTokenRow, 'agency_id' | 'created_at' | 'revoked_at' | 'last_used_at'> & { token_hash: string; created_at: Date };
 
 export async function insertQueryToken(store: CommandStore, token: NewQueryToken): Promise<QueryTokenRow> {
-  const row = await store.db
+  return store
     .insertInto('query_tokens')
-    .values({ ...token, agency_id: store.agencyId, parameters: JSON.stringify(token.parameters) })
+    .values({ ...token, parameters: JSON.stringify(token.parameters) })
     .returning(COLUMNS)
     .executeTakeFirstOrThrow();
-  store.audited([row.id]);
-  return row;
 }
 
 /** Revokes an active or expired token once; a revoked one keeps its first revocation time. */
 export async function revokeQueryToken(store: CommandStore, extensionId: string, id: string, at: Date): Promise<QueryTokenRow | undefined> {
-  await store.db
+  await store
     .updateTable('query_tokens')
     .set({ revoked_at: at })
-    .where('agency_id', '=', store.agencyId)
     .where('extension_id', '=', extensionId)
     .where('id', '=', id)
     .where('revoked_at', 'is', null)
@@ -68,6 +61,6 @@ export async function revokeQueryToken(store: CommandStore, extensionId: string,
 }
 
 /** What the creating extension may grant: its policy's capabilities and PHI modes, read in the command's transaction. */
-export async function extensionGrants(store: TenantStore, extensionId: string) {
+export function extensionGrants(store: TenantStore, extensionId: string) {
   return store.selectFrom('extensions').select(['extensions.capabilities', 'extensions.phi_modes']).where('extensions.id', '=', extensionId).executeTakeFirstOrThrow();
 }

@@ -1,7 +1,5 @@
-import { sql } from 'kysely';
 import { reusableTenantQuery, type CommandStore, type TenantStore } from '../../db/tenant-store.js';
 import { randomId } from '../../shared/ids.js';
-import { asPrepared } from '../../db/reusable-query.js';
 import { lockKey, xactLock } from '../../db/advisory-locks.js';
 import { missingResources } from '../../db/agency-resources.js';
 import type { IntakeStore, RecordedIds } from '../../domain/intake/pipeline.js';
@@ -13,7 +11,7 @@ function charts(store: TenantStore) {
   return store
     .selectFrom('patients')
     .leftJoin('episodes', (join) =>
-      join.onRef('episodes.agency_id', '=', 'patients.agency_id').onRef('episodes.patient_id', '=', 'patients.id').on('episodes.status', '=', 'active'),
+      join.on(store.ofAgency('episodes')).onRef('episodes.patient_id', '=', 'patients.id').on('episodes.status', '=', 'active'),
     )
     .select(['patients.id', 'episodes.id as episode_id', 'episodes.start_date as episode_start_date']);
 }
@@ -42,7 +40,7 @@ const chartWithIdentity = reusableTenantQuery('chart-by-identity', ['last', 'fir
  * Either parameter may be null: both functions are strict, so a null key takes no lock.
  */
 const officeAndLock = reusableTenantQuery('intake-office-and-lock', ['zip', 'lockKey'], (store, p) =>
-  store.db.selectNoFrom([xactLock(p.lockKey).as('locked'), store.selectFrom('agency_service_zips').select('office_id').where('zip_code', '=', p.zip).as('office_id')]),
+  store.selectNoFrom([xactLock(p.lockKey).as('locked'), store.selectFrom('agency_service_zips').select('office_id').where('zip_code', '=', p.zip).as('office_id')]),
 );
 
 function identityLock(store: TenantStore, { match_last_name: last, match_first_name: first, dob, match_phone: phone }: PatientIdentity): string {
@@ -67,21 +65,20 @@ async function chartByIdentity(store: TenantStore, identity: PatientIdentity): P
  * (the intake's deferred one at commit), when every row of it exists.
  */
 async function recordIntake(store: CommandStore, record: IntakeRecord): Promise<RecordedIds> {
-  const { db, agencyId } = store;
   const patientId = record.newChart ? randomId('pat_', 12) : record.chartId;
   const referralId = randomId('ref_', 12);
   const intakeId = randomId('int_', 12);
-  const links = record.documentIds.map((document_id, position) => ({ agency_id: agencyId, referral_id: referralId, document_id, position }));
-  const statement = db
-    .with('chart', (q) => (record.newChart ? q.insertInto('patients').values({ ...record.newChart, agency_id: agencyId, id: patientId! }) : q.selectNoFrom(sql.lit(1).as('none'))))
-    .with('referral', (q) => q.insertInto('referrals').values({ ...record.referral, agency_id: agencyId, id: referralId, intake_id: intakeId, patient_id: patientId }))
-    .with('links', (q) => (links.length > 0 ? q.insertInto('referral_documents').values(links) : q.selectNoFrom(sql.lit(1).as('none'))))
-    .insertInto('intakes')
-    .values({ ...record.intake, agency_id: agencyId, id: intakeId, referral_id: referralId });
+  const links = record.documentIds.map((document_id, position) => ({ referral_id: referralId, document_id, position }));
   // A few texts (with or without a chart, by number of documents), each prepared once per connection.
-  await db.executeQuery(asPrepared('intake-record', statement.compile()));
-  // The intake and the chart are part of what this command wrote, so they are on its audit record too.
-  store.audited([referralId, intakeId, ...(patientId ? [patientId] : [])]);
+  // The audit record names what the statement wrote in this order: the referral, its intake, then the chart.
+  await store.insertTogether('intake-record', [
+    store.insertInto('referrals').values({ ...record.referral, id: referralId, intake_id: intakeId, patient_id: patientId }),
+    store.insertInto('intakes').values({ ...record.intake, id: intakeId, referral_id: referralId }),
+    ...(record.newChart ? [store.insertInto('patients').values({ ...record.newChart, id: patientId! })] : []),
+    ...(links.length > 0 ? [store.insertInto('referral_documents').values(links)] : []),
+  ]);
+  // An existing chart the referral links to is part of what the command disclosed, though not written.
+  if (patientId && !record.newChart) store.auditReferences([patientId]);
   return { referralId, intakeId, patientId };
 }
 

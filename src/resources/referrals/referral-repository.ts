@@ -37,15 +37,11 @@ export async function listReferralSummaries(store: TenantStore, filters: Referra
   if (filters.referral_date_to) query = query.where('referral_date', '<', utcDayAfter(filters.referral_date_to));
   if (filters.referral_source_id) query = query.where('referral_source_id', '=', filters.referral_source_id);
   if (filters.patient_id) query = query.where('patient_id', '=', filters.patient_id);
-  const listed = await listPage(store, query, NEWEST_FIRST, page, cursors);
-  store.audited(listed.rows.map((row) => row.id));
-  return listed;
+  return listPage(store, query, NEWEST_FIRST, page, cursors);
 }
 
-export async function findReferral(store: TenantStore, id: string): Promise<ReferralRow | undefined> {
-  const row = await store.selectFrom('referrals').selectAll().where('id', '=', id).executeTakeFirst();
-  if (row) store.audited([row.id]);
-  return row;
+export function findReferral(store: TenantStore, id: string): Promise<ReferralRow | undefined> {
+  return store.selectFrom('referrals').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
 /** Documents linked onto a referral, in the order the sender listed them. */

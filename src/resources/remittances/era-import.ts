@@ -1,11 +1,5 @@
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
-import { basename } from 'node:path';
-import type { Transaction } from 'kysely';
-import type { DB } from '../../db/schema.js';
-import { CommandStore } from '../../db/tenant-store.js';
-import { webhookOutbox } from '../../events/outbox.js';
+import type { CommandStore } from '../../db/tenant-store.js';
 import { normalizeNameKey } from '../../db/patient-match-keys.js';
 import { randomId } from '../../shared/ids.js';
 import { SegmentReader, X12Error, type Segment } from '../../domain/era/x12-segments.js';
@@ -55,19 +49,7 @@ export class EraImportError extends Error {
 /** Claims written (and matched) together: one lookup and one insert per batch keeps memory flat on any file size. */
 const BATCH = 500;
 
-/** A file on disk: read once to hash it, once to import it. */
-export async function fileSource(path: string): Promise<EraSource> {
-  const hash = createHash('sha256');
-  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
-  return {
-    name: basename(path),
-    sha256: hash.digest('hex'),
-    byteSize: (await stat(path)).size,
-    chunks: () => createReadStream(path, { encoding: 'utf8', highWaterMark: 256 * 1024 }),
-  };
-}
-
-/** Text in memory (the demo seed, tests). */
+/** Text in memory (the demo seed, tests; a file on disk is src/admin/era-file.ts's). */
 export function textSource(name: string, text: string): EraSource {
   return {
     name,
@@ -283,16 +265,14 @@ class EraFileImport {
 }
 
 /**
- * Imports an 835 for an agency in `trx`: written as a whole or refused as a whole (EraImportError, naming the segment,
- * its position and line). The same file again adds nothing, events included. The admin command, the demo seed and the bench call it.
+ * Imports an 835 into the store's agency, in its command: written as a whole or refused as a whole (EraImportError,
+ * naming the segment, its position and line). The same file again adds nothing, events included. Each payment's
+ * remittance.received goes through the command's outbox, committed with the payment or not at all. The admin
+ * command, the demo seed and the bench run it through runPlatformCommand.
  */
-export async function importEraFile(trx: Transaction<DB>, agencyId: string, source: EraSource, onProgress?: (progress: EraImportProgress) => void): Promise<EraImportResult> {
-  const agency = await trx.selectFrom('agencies').select('id').where('id', '=', agencyId).executeTakeFirst();
-  if (!agency) throw new EraImportError(`agency "${agencyId}" does not exist`);
-  // The commands' outbox: each payment's remittance.received commits with the payment, or not at all.
-  const store = new CommandStore(trx, { agencyId, phiMode: 'phi' }, { resourceType: 'remittance', resourceIds: [] }, webhookOutbox);
+export async function importEraFile(store: CommandStore, source: EraSource, onProgress?: (progress: EraImportProgress) => void): Promise<EraImportResult> {
   // Imports of one agency run one after another, so two imports of one file cannot both pass the checks below.
-  await trx.selectFrom('agencies').select('id').where('id', '=', agencyId).forUpdate().executeTakeFirstOrThrow();
+  await store.lockAgency();
   const imported = await findFileByContent(store, source.sha256);
   if (imported) {
     return { outcome: 'already_imported', eraFileId: imported.id, fileName: imported.file_name, payments: imported.payment_count, claims: imported.claim_count };

@@ -1,5 +1,5 @@
 import type { Insertable, Selectable } from 'kysely';
-import type { CommandStore, TenantStore } from '../../db/tenant-store.js';
+import type { CommandStore, TenantInsert, TenantStore } from '../../db/tenant-store.js';
 import type { CursorSealer } from '../../db/cursor-sealer.js';
 import { listPage, type ListOrder, type ListQuery, type Page } from '../../db/paging.js';
 import type {
@@ -25,22 +25,16 @@ export async function listRemittancePage(store: TenantStore, filters: Remittance
   let query = store.selectFrom('remittances').selectAll('remittances');
   if (filters.status !== undefined) query = query.where('remittances.status', '=', filters.status);
   if (filters.eraFileId !== undefined) query = query.where('remittances.era_file_id', '=', filters.eraFileId);
-  const listed = await listPage(store, query, NEWEST, page, cursors);
-  store.audited(listed.rows.map((row) => row.id));
-  return listed;
+  return listPage(store, query, NEWEST, page, cursors);
 }
 
-export async function findRemittance(store: TenantStore, id: string): Promise<RemittanceRow | undefined> {
-  const row = await store.selectFrom('remittances').selectAll().where('id', '=', id).executeTakeFirst();
-  if (row) store.audited([row.id]);
-  return row;
+export function findRemittance(store: TenantStore, id: string): Promise<RemittanceRow | undefined> {
+  return store.selectFrom('remittances').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
 export async function listAllocationPage(store: TenantStore, remittanceId: string, page: ListQuery, cursors: CursorSealer): Promise<Page<AllocationRow>> {
   const query = store.selectFrom('remittance_allocations').selectAll('remittance_allocations').where('remittance_allocations.remittance_id', '=', remittanceId);
-  const listed = await listPage(store, query, FILE_ORDER, page, cursors);
-  store.audited(listed.rows.map((row) => row.id));
-  return listed;
+  return listPage(store, query, FILE_ORDER, page, cursors);
 }
 
 export function listProviderAdjustments(store: TenantStore, remittanceId: string): Promise<ProviderAdjustmentRow[]> {
@@ -55,7 +49,7 @@ export function findFileByContent(store: TenantStore, sha256: string): Promise<E
 export function findByTrace(store: TenantStore, traceOriginator: string, traceNumber: string) {
   return store
     .selectFrom('remittances')
-    .innerJoin('era_files', (join) => join.onRef('era_files.agency_id', '=', 'remittances.agency_id').onRef('era_files.id', '=', 'remittances.era_file_id'))
+    .innerJoin('era_files', (join) => join.on(store.ofAgency('era_files')).onRef('era_files.id', '=', 'remittances.era_file_id'))
     .select(['remittances.id', 'era_files.id as era_file_id', 'era_files.file_name', 'era_files.created_at'])
     .where('remittances.trace_originator', '=', traceOriginator)
     .where('remittances.trace_number', '=', traceNumber)
@@ -67,37 +61,32 @@ export function listFiles(store: TenantStore): Promise<EraFileRow[]> {
   return store.selectFrom('era_files').selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').execute();
 }
 
-type New<T> = Omit<Insertable<T>, 'agency_id'>;
-
-export async function insertFile(store: CommandStore, file: New<EraFilesTable>): Promise<void> {
-  await store.db.insertInto('era_files').values({ ...file, agency_id: store.agencyId }).execute();
-  store.audited([file.id]);
+export async function insertFile(store: CommandStore, file: TenantInsert<'era_files'>): Promise<void> {
+  await store.insertInto('era_files').values(file).execute();
 }
 
 export async function finishFile(store: CommandStore, id: string, counts: { payment_count: number; claim_count: number }): Promise<void> {
-  await store.db.updateTable('era_files').set(counts).where('agency_id', '=', store.agencyId).where('id', '=', id).execute();
+  await store.updateTable('era_files').set(counts).where('id', '=', id).execute();
 }
 
-export async function insertRemittance(store: CommandStore, remittance: New<RemittancesTable>): Promise<void> {
-  await store.db.insertInto('remittances').values({ ...remittance, agency_id: store.agencyId }).execute();
-  store.audited([remittance.id]);
+export async function insertRemittance(store: CommandStore, remittance: TenantInsert<'remittances'>): Promise<void> {
+  await store.insertInto('remittances').values(remittance).execute();
 }
 
-export async function finishRemittance(store: CommandStore, id: string, totals: Partial<Insertable<RemittancesTable>>, adjustments: New<RemittanceProviderAdjustmentsTable>[]): Promise<void> {
-  const { db, agencyId } = store;
-  await db.updateTable('remittances').set(totals).where('agency_id', '=', agencyId).where('id', '=', id).execute();
-  if (adjustments.length > 0) await db.insertInto('remittance_provider_adjustments').values(adjustments.map((a) => ({ ...a, agency_id: agencyId }))).execute();
+export async function finishRemittance(store: CommandStore, id: string, totals: Partial<Insertable<RemittancesTable>>, adjustments: TenantInsert<'remittance_provider_adjustments'>[]): Promise<void> {
+  await store.updateTable('remittances').set(totals).where('id', '=', id).execute();
+  if (adjustments.length > 0) await store.insertInto('remittance_provider_adjustments').values(adjustments).execute();
 }
 
-export async function insertAllocations(store: CommandStore, allocations: New<RemittanceAllocationsTable>[]): Promise<void> {
+export async function insertAllocations(store: CommandStore, allocations: TenantInsert<'remittance_allocations'>[]): Promise<void> {
   if (allocations.length === 0) return;
-  await store.db.insertInto('remittance_allocations').values(allocations.map((a) => ({ ...a, agency_id: store.agencyId }))).execute();
+  await store.insertInto('remittance_allocations').values(allocations).execute();
 }
 
-/** Patients whose MRN is one of `mrns`, with their normalized last name. */
+/** Patients whose MRN is one of `mrns`, with their normalized last name: read to match claims, not served. */
 export function patientsByMrn(store: TenantStore, mrns: readonly string[]) {
   if (mrns.length === 0) return Promise.resolve([]);
-  return store.selectFrom('patients').select(['id', 'mrn', 'match_last_name']).where('mrn', 'in', [...new Set(mrns)]).execute();
+  return store.lookupFrom('patients').select(['id', 'mrn', 'match_last_name']).where('mrn', 'in', [...new Set(mrns)]).execute();
 }
 
 /** Patients whose coverages hold one of these policy (member) numbers. */

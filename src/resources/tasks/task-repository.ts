@@ -4,24 +4,19 @@ import type { TasksTable } from './task-tables.js';
 
 export type TaskRow = Selectable<TasksTable>;
 
-export async function insertTask(store: CommandStore, row: Omit<Insertable<TasksTable>, 'agency_id'>): Promise<TaskRow> {
-  const inserted = await store.db.insertInto('tasks').values({ ...row, agency_id: store.agencyId }).returningAll().executeTakeFirstOrThrow();
-  store.audited([inserted.id]);
-  return inserted;
+export function insertTask(store: CommandStore, row: Omit<Insertable<TasksTable>, 'agency_id'>): Promise<TaskRow> {
+  return store.insertInto('tasks').values(row).returningAll().executeTakeFirstOrThrow();
 }
 
-export async function findTask(store: TenantStore, id: string): Promise<TaskRow | undefined> {
-  const row = await store.selectFrom('tasks').selectAll().where('id', '=', id).executeTakeFirst();
-  if (row) store.audited([row.id]);
-  return row;
+export function findTask(store: TenantStore, id: string): Promise<TaskRow | undefined> {
+  return store.selectFrom('tasks').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
 /** Applies a change only if the task is still at `version`; undefined when it has moved on. */
 export function updateTaskAtVersion(store: CommandStore, id: string, version: number, change: Updateable<TasksTable>): Promise<TaskRow | undefined> {
-  return store.db
+  return store
     .updateTable('tasks')
     .set((eb) => ({ ...change, version: eb('version', '+', 1), updated_at: new Date() }))
-    .where('agency_id', '=', store.agencyId)
     .where('id', '=', id)
     .where('version', '=', version)
     .returningAll()

@@ -25,7 +25,7 @@ function agencyVisits(store: TenantStore) {
   return store
     .selectFrom('visits')
     .leftJoin('agency_users as clinician', (join) =>
-      join.onRef('clinician.agency_id', '=', 'visits.agency_id').onRef('clinician.id', '=', 'visits.clinician_id'),
+      join.on(store.ofAgency('clinician')).onRef('clinician.id', '=', 'visits.clinician_id'),
     )
     .selectAll('visits')
     .select(sql<string | null>`${sql.ref('clinician.first_name')} || ' ' || ${sql.ref('clinician.last_name')}`.as('clinician_name'));
@@ -40,13 +40,9 @@ export async function listVisitPage(store: TenantStore, filters: VisitFilters, p
   if (filters.clinicianId !== undefined) query = query.where('visits.clinician_id', '=', filters.clinicianId);
   if (filters.scheduledFrom !== undefined) query = query.where('visits.scheduled_start', '>=', filters.scheduledFrom);
   if (filters.scheduledTo !== undefined) query = query.where('visits.scheduled_start', '<', filters.scheduledTo);
-  const listed = await listPage(store, query, VISIT_ORDER, page, cursors);
-  store.audited(listed.rows.map((row) => row.id));
-  return listed;
+  return listPage(store, query, VISIT_ORDER, page, cursors);
 }
 
-export async function findVisit(store: TenantStore, id: string): Promise<VisitRow | undefined> {
-  const row = await agencyVisits(store).where('visits.id', '=', id).executeTakeFirst();
-  if (row) store.audited([row.id]);
-  return row;
+export function findVisit(store: TenantStore, id: string): Promise<VisitRow | undefined> {
+  return agencyVisits(store).where('visits.id', '=', id).executeTakeFirst();
 }

@@ -20,18 +20,17 @@ type Collections = ExpressionBuilder<DB, 'working_collections'>;
  * The one rule of who reads a collection (spec 2.7): shared agency-wide, or shared with editors that name this
  * extension. Personal collections, and those shared with other editors only, are not readable.
  */
-function readableBy(extensionId: string) {
+function readableBy(store: TenantStore, extensionId: string) {
   return (eb: Collections) =>
     eb.or([
       eb('working_collections.visibility', '=', 'agency'),
       eb.and([
         eb('working_collections.visibility', '=', 'editors'),
         eb.exists(
-          eb
-            .selectFrom('working_collection_editors as editor')
+          store
+            .lookupFrom('working_collection_editors as editor')
             .select(sql.lit(1).as('one'))
-            .whereRef('editor.agency_id', '=', 'working_collections.agency_id')
-            .whereRef('editor.collection_id', '=', 'working_collections.id')
+            .where('editor.collection_id', '=', sql.ref<string>('working_collections.id'))
             .where('editor.extension_id', '=', extensionId),
         ),
       ]),
@@ -43,7 +42,7 @@ function collectionsWithOwners(store: TenantStore) {
   return store
     .selectFrom('working_collections')
     .innerJoin('agency_users as owner', (join) =>
-      join.onRef('owner.agency_id', '=', 'working_collections.agency_id').onRef('owner.id', '=', 'working_collections.owner_id'))
+      join.on(store.ofAgency('owner')).onRef('owner.id', '=', 'working_collections.owner_id'))
     .select(COLLECTION_COLUMNS);
 }
 
@@ -61,10 +60,9 @@ async function rowStats(store: TenantStore, ids: string[]) {
 
 /** The collections this extension may read, by name, each with its row count. */
 export async function listReadableCollections(store: TenantStore, extensionId: string, page: ListQuery, cursors: CursorSealer) {
-  const { rows, meta } = await listPage(store, collectionsWithOwners(store).where(readableBy(extensionId)), BY_NAME, page, cursors);
+  const { rows, meta } = await listPage(store, collectionsWithOwners(store).where(readableBy(store, extensionId)), BY_NAME, page, cursors);
   const ids = rows.map((row) => row.id);
   const stats = await rowStats(store, ids);
-  store.audited(ids);
   return { rows: rows.map((row) => ({ ...row, ...(stats.get(row.id) ?? { row_count: 0, rows_updated_at: null }) })), meta };
 }
 
@@ -73,7 +71,7 @@ export type CollectionListRow = Awaited<ReturnType<typeof listReadableCollection
 /** A collection of the agency, readable or not, with whether this extension may read it; undefined for an unknown id. */
 export function findCollection(store: TenantStore, extensionId: string, id: string) {
   return collectionsWithOwners(store)
-    .select((eb) => readableBy(extensionId)(eb).as('readable'))
+    .select((eb) => readableBy(store, extensionId)(eb).as('readable'))
     .where('working_collections.id', '=', id)
     .executeTakeFirst();
 }
@@ -83,8 +81,8 @@ export type CollectionRow = NonNullable<Awaited<ReturnType<typeof findCollection
 const REFERENCES: ReadonlySet<string> = new Set(['patient_reference', 'order_reference']);
 
 /**
- * A page of a collection's rows, in its order. The audit record names the collection, its rows and the patients and
- * orders their values refer to: a row on a denial list says something about that patient.
+ * A page of a collection's rows, in its order. The audit record names the collection (read before), its rows (as any
+ * read does) and the patients and orders their values refer to: a row on a denial list says something about that patient.
  */
 export async function listCollectionRows(store: TenantStore, collection: Pick<CollectionRow, 'id' | 'fields'>, page: ListQuery, cursors: CursorSealer) {
   const rows = store
@@ -94,7 +92,7 @@ export async function listCollectionRows(store: TenantStore, collection: Pick<Co
   const found = await listPage(store, rows, BY_POSITION, page, cursors);
   const references = collection.fields.filter((field) => REFERENCES.has(field.type)).map((field) => field.id);
   const referenced = found.rows.flatMap((row) => references.map((id) => row.values[id]).filter((value): value is string => typeof value === 'string'));
-  store.audited([collection.id, ...found.rows.map((row) => row.id), ...referenced]);
+  store.auditReferences(referenced);
   return found;
 }
 
@@ -109,11 +107,10 @@ export async function ownerOfCollection(store: TenantStore, collectionId: string
   if (rowId !== undefined) {
     query = query.where((eb) =>
       eb.exists(
-        eb
-          .selectFrom('working_collection_rows as row')
+        store
+          .lookupFrom('working_collection_rows as row')
           .select(sql.lit(1).as('one'))
-          .whereRef('row.agency_id', '=', 'working_collections.agency_id')
-          .whereRef('row.collection_id', '=', 'working_collections.id')
+          .where('row.collection_id', '=', sql.ref<string>('working_collections.id'))
           .where('row.id', '=', rowId),
       ));
   }

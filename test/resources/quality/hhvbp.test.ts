@@ -2,6 +2,7 @@ import t from 'tap';
 import { buildTestApp, signIn, type SignedInApi } from '../../helpers/app.js';
 import { testDatabase } from '../../helpers/database.js';
 import { HhvbpImportError, importHhvbpMeasures, type HhvbpImportInput } from '../../../src/resources/quality/hhvbp-import.js';
+import { runPlatformCommand } from '../../../src/platform-commands/platform-command.js';
 
 const { db } = await testDatabase();
 const api = await buildTestApp();
@@ -18,7 +19,8 @@ const PY2025_SMALLER = [
 ].join('\n');
 
 function importFile(agencyId: string, input: Partial<HhvbpImportInput> = {}) {
-  return db.transaction().execute((trx) => importHhvbpMeasures(trx, { agencyId, performanceYear: 2025, csv: PY2025_SMALLER, sourceFile: 'py2025.csv', ...input }));
+  const command = { agencyId, operation: 'importHhvbpMeasures', actor: 'admin-cli', resourceType: 'quality_measure', phiMode: 'no_phi', outbox: undefined } as const;
+  return runPlatformCommand(db, command, (store) => importHhvbpMeasures(store, { performanceYear: 2025, csv: PY2025_SMALLER, sourceFile: 'py2025.csv', ...input }));
 }
 
 const get = (signed: SignedInApi, route: 'summary' | 'measures', query: string) => signed.request({ method: 'GET', url: `/api/v1/ext/quality/hhvbp/${route}?${query}` });

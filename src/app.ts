@@ -87,7 +87,7 @@ export async function buildApp({ config, database, keyEncryption, logger: proces
   const mcp = await createMcpSurface(config, database.db, keyEncryption);
   routeGrantTypes(app, mcp.grantHandovers);
   const { handlers, admissions } = createResources(services, governedQueries, mcp.catalog);
-  const gatewayServices = { ...services, db: database.db, handlerTimeoutMs: config.handlerTimeoutMs, metrics, pressure, tracer: tracing?.tracer };
+  const gatewayServices = { ...services, db: database.db, replicas: database.replicas, handlerTimeoutMs: config.handlerTimeoutMs, metrics, pressure, tracer: tracing?.tracer };
   const gateway = new Gateway(handlers, gatewayServices, logger, admissions);
   app.decorate('gateway', gateway);
   registerOperations(app, gateway);

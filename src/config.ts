@@ -15,7 +15,7 @@ export interface Config {
   requestTimeoutMs: number;
   handlerTimeoutMs: number;
   shutdownGraceMs: number;
-  db: { poolMax: number; connectTimeoutMs: number; statementTimeoutMs: number; pooler: DatabasePooler };
+  db: { poolMax: number; connectTimeoutMs: number; statementTimeoutMs: number; pooler: DatabasePooler; readUrls: string[]; readMaxLagMs: number };
   /** `iss` of access tokens and the base of the OAuth metadata URLs. */
   tokenIssuer: string;
   /** `aud` of access tokens. */
@@ -57,6 +57,13 @@ export function databasePooler(env: Env): DatabasePooler {
   const pooler = env.DATABASE_POOLER || 'none';
   if (pooler !== 'none' && pooler !== 'transaction') throw new Error(`DATABASE_POOLER must be none or transaction, got "${pooler}"`);
   return pooler;
+}
+
+/** Streaming replicas for reads, comma-separated (connection strings hold no commas); only beside a primary. */
+function readUrls(env: Env, databaseUrl: string | undefined): string[] {
+  const urls = (env.DATABASE_READ_URL ?? '').split(',').map((url) => url.trim()).filter(Boolean);
+  if (urls.length > 0 && !databaseUrl) throw new Error('DATABASE_READ_URL needs DATABASE_URL: replicas serve reads of a PostgreSQL primary');
+  return urls;
 }
 
 function tokenTtlSeconds(env: Env): number {
@@ -166,6 +173,8 @@ export function loadConfig(env: Env = process.env): Config {
       connectTimeoutMs: integer(env, 'DB_CONNECT_TIMEOUT_MS', 5_000, 1),
       statementTimeoutMs: integer(env, 'DB_STATEMENT_TIMEOUT_MS', 15_000, 1),
       pooler: databasePooler(env),
+      readUrls: readUrls(env, databaseUrl),
+      readMaxLagMs: integer(env, 'DB_READ_MAX_LAG_MS', 2_000, 50),
     },
     tokenIssuer,
     tokenAudience: env.TOKEN_AUDIENCE || `${tokenIssuer}/api/v1/ext`,

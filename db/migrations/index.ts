@@ -25,6 +25,7 @@ import * as m0023 from './0023_webhook_retention.js';
 import * as m0024 from './0024_webhook_held_index.js';
 import * as m0025 from './0025_webhook_pending_by_subscription.js';
 import * as m0026 from './0026_user_password_change.js';
+import * as m0027 from './0027_write_positions.js';
 
 /**
  * Every migration, in order. Listed by hand rather than read from the filesystem so the same list
@@ -57,4 +58,5 @@ export const migrations: Record<string, Migration> = {
   '0024_webhook_held_index': m0024,
   '0025_webhook_pending_by_subscription': m0025,
   '0026_user_password_change': m0026,
+  '0027_write_positions': m0027,
 };

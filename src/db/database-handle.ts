@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { DB } from './schema.js';
 import type { DatabaseObserver } from './database-observers.js';
+import type { ReadReplicas } from './read-replicas.js';
 
 /** A PostgreSQL pool's connections at one instant. */
 export interface PoolStats {
@@ -23,6 +24,8 @@ export interface Database {
   poolStats?(): PoolStats;
   /** PGlite only: the data directory as a dump, which `pgliteTemplate` can start another store from. */
   dumpDataDir?(): Promise<Blob>;
+  /** PostgreSQL with read replicas (DATABASE_READ_URL) only: where a read runs, and where commands leave their mark. */
+  replicas?: ReadReplicas;
 }
 
 export interface DatabaseLogger {

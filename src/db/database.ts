@@ -1,7 +1,8 @@
 import type { Database, DatabaseLogger } from './database-handle.js';
 import { migrateToLatest } from './migrate.js';
 import { openPglite } from './pglite.js';
-import { checkPooledSessionDefaults, openPostgres } from './postgres.js';
+import { checkPooledSessionDefaults, openPostgres, type PostgresOptions } from './postgres.js';
+import { ReadReplicas } from './read-replicas.js';
 
 export interface DatabaseOptions {
   /** PostgreSQL when set; otherwise embedded PGlite. */
@@ -16,6 +17,9 @@ export interface DatabaseOptions {
   /** `transaction` behind PgBouncer in transaction mode (src/db/postgres.ts). */
   pooler?: 'none' | 'transaction';
   logger?: DatabaseLogger;
+  /** PostgreSQL only: streaming replicas that take reads within `readMaxLagMs` of the primary. */
+  readUrls?: readonly string[];
+  readMaxLagMs?: number;
   /** Run pending migrations before returning (default true). */
   migrate?: boolean;
 }
@@ -41,5 +45,22 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     await database.close();
     throw err;
   }
-  return database;
+  return postgres && options.readUrls?.length ? withReplicas(database, postgres, options.readUrls, options.readMaxLagMs ?? 2_000) : database;
+}
+
+/** The poll reads positions a few times within the bound, so a replica is judged on samples younger than it. */
+const POLLS_PER_LAG_BOUND = 5;
+
+async function withReplicas(database: Database, postgres: PostgresOptions, urls: readonly string[], maxLagMs: number): Promise<Database> {
+  const replicas = urls.map((databaseUrl) => openPostgres({ ...postgres, databaseUrl }));
+  const routing = new ReadReplicas(database.db, replicas, { maxLagMs, pollMs: Math.max(10, Math.floor(maxLagMs / POLLS_PER_LAG_BOUND)), logger: postgres.logger });
+  await routing.start();
+  return {
+    ...database,
+    replicas: routing,
+    close: async () => {
+      await routing.close();
+      await database.close();
+    },
+  };
 }

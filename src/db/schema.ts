@@ -7,6 +7,7 @@ import type { ServiceSecretTables } from './tables/service-secrets.js';
 import type { UsageTables } from './tables/usage.js';
 import type { WebhookTables } from './tables/webhooks.js';
 import type { PeopleTables } from './tables/people.js';
+import type { WritePositionTables } from './tables/write-positions.js';
 import type { PatientTables } from '../resources/patients/patient-tables.js';
 import type { ReferralTables } from '../resources/referrals/referral-tables.js';
 import type { IntakeTables } from '../resources/intakes/intake-tables.js';
@@ -25,4 +26,4 @@ import type { QueryTokenTables } from '../resources/query-tokens/query-token-tab
 export interface DB
   extends AgencyTables, AgencyDirectoryTables, IdentityTables, PseudonymTables, UsageTables, CommandLedgerTables, ServiceSecretTables, WebhookTables,
     PatientTables, ReferralTables, IntakeTables, VisitTables, TaskTables,
-    HhvbpTables, PhysicianOrderTables, WorkingCollectionTables, RemittanceTables, QueryTokenTables, PeopleTables {}
+    HhvbpTables, PhysicianOrderTables, WorkingCollectionTables, RemittanceTables, QueryTokenTables, PeopleTables, WritePositionTables {}

@@ -1,5 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { OperationDefinition, OperationId } from '../generated/contract.js';
+import type { ReadReplicas } from '../db/read-replicas.js';
 import type { DB } from '../db/schema.js';
 import type { ExtensionPolicy, Principal } from '../shared/principal.js';
 import type { Authentication } from '../identity/authenticator.js';
@@ -31,6 +32,8 @@ import { canonicalJson } from '../shared/canonical-json.js';
 
 export interface GatewayServices {
   db: Kysely<DB>;
+  /** Streaming replicas that take reads (DATABASE_READ_URL); without them every read runs on `db`. */
+  replicas?: ReadReplicas;
   handlerTimeoutMs: number;
   authenticator: {
     authenticate(authorization: string | undefined, acceptsQueryToken?: boolean): Promise<Authentication>;
@@ -314,7 +317,14 @@ export class OperationPipeline {
   /** A handler that answers without I/O is answered in the same tick: no promise, no timer. */
   private runRead(call: OperationCall, response: ResponseHead): unknown {
     validateRequest(this.operation, call);
-    const context = this.context(call, response, this.services.db, NEVER_ABORTED);
+    const replicas = this.services.replicas;
+    const principal = call.principal;
+    if (replicas && principal) return this.running.track(replicas.readerFor(principal.agencyId, principal.extensionId).then((db) => this.readOn(db, call, response)));
+    return this.readOn(this.services.db, call, response);
+  }
+
+  private readOn(db: Kysely<DB>, call: OperationCall, response: ResponseHead): unknown {
+    const context = this.context(call, response, db, NEVER_ABORTED);
     const result = this.handler(context);
     const reducing = this.reducesFor(call);
     if (!reducing && !(result instanceof Promise)) return this.answer(result, call, response);
@@ -354,6 +364,8 @@ export class OperationPipeline {
     );
     call.replayed = replayed;
     call.recordedInTransaction = !replayed;
+    // Before the answer: the integration's next read, on any process, must not go to a replica without this command.
+    if (!replayed && this.services.replicas) await this.services.replicas.recordWrite(principal.agencyId, principal.extensionId);
     if (replayed) this.auditNow(call, stored.status);
     if (replayed) response.headers({ ...stored.headers, 'idempotent-replayed': 'true' });
     response.code(stored.status).type(JSON_CONTENT_TYPE);

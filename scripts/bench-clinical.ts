@@ -50,6 +50,16 @@ export const CLINICAL_SPECS: ClinicalSpec[] = [
   { name: 'patient list status=active offset 0, large agency', agency: 'large', build: (ctx) => listAtOffset(ctx, 0, 'active') },
 ];
 
+/** Through PgBouncer in transaction mode against the same service direct on PostgreSQL (README "Databases"). */
+export const POOLED_SUFFIX = ', through PgBouncer against direct';
+const POOLED_GOAL = 0.9;
+
+export const POOLED_SPECS: ClinicalSpec[] = CLINICAL_SPECS.filter((spec) => /detail|create|list offset 0, large/.test(spec.name)).map((spec) => ({
+  ...spec,
+  name: spec.name + POOLED_SUFFIX,
+  build: async (ctx) => ({ ...(await spec.build(ctx)), baseline: undefined, pairing: 'pooled/service', goal: POOLED_GOAL }),
+}));
+
 function scenario(service: Request, baseline: Request, goal?: number): Omit<Scenario, 'name'> {
   return { service, baseline, connections: CONNECTIONS, goal };
 }

@@ -10,7 +10,7 @@ export type Target = 'service' | 'baseline';
  * The servers a side is sent to: the service as it ships (metrics on), the baseline, and the service with metrics off
  * or with tracing on (started only when a selected scenario needs them).
  */
-export type Server = 'service' | 'baseline' | 'service-metrics-off' | 'service-tracing';
+export type Server = 'service' | 'baseline' | 'service-metrics-off' | 'service-tracing' | 'service-pooled';
 
 /** Rewrites each request before it is sent (autocannon's setupRequest), e.g. a fresh key or token. */
 export type Setup = (request: autocannon.Request) => autocannon.Request;
@@ -37,7 +37,8 @@ export interface Scenario {
    * Which two sides are measured (measured/divided by), each answering the service's request:
    * - `service/bare` (default): the whole gateway against the bytes the service answered, served bare;
    * - `service/fast-jwt`: the same bytes served after fast-jwt's cached verify of the same token alone;
-   * - `fast-jwt/bare`: no service (it only records the bytes), the reference the gateway's goal was set from.
+   * - `fast-jwt/bare`: no service (it only records the bytes), the reference the gateway's goal was set from;
+   * - `pooled/service`: the service on PostgreSQL through PgBouncer (BENCH_POOLED_DATABASE_URL) against it direct.
    */
   pairing?: Pairing;
   /** Connection counts measured unless --connections says otherwise. */
@@ -77,8 +78,8 @@ const GATEWAY_CONNECTIONS = [10];
 export const FAST_JWT_PREFIX = '/baseline/fast-jwt';
 
 /** A side a pairing names; a scenario's live `baseline` request is one more kind. */
-type PairedSide = 'service' | 'bare' | 'fast-jwt' | 'metrics-off' | 'tracing';
-export type Pairing = 'service/bare' | 'service/fast-jwt' | 'fast-jwt/bare' | 'metrics-off/bare' | 'tracing/bare' | 'service/metrics-off' | 'tracing/service';
+type PairedSide = 'service' | 'bare' | 'fast-jwt' | 'metrics-off' | 'tracing' | 'pooled';
+export type Pairing = 'service/bare' | 'service/fast-jwt' | 'fast-jwt/bare' | 'metrics-off/bare' | 'tracing/bare' | 'service/metrics-off' | 'tracing/service' | 'pooled/service';
 
 /** What one side of a measurement sends, to which server, and how the table names it. */
 export interface Side {
@@ -111,6 +112,7 @@ function planOf(scenario: Scenario): Record<Target, Side> {
     'fast-jwt': () => side('baseline', { ...request, path: FAST_JWT_PREFIX + request.path }, 'fast-jwt'),
     'metrics-off': () => side('service-metrics-off', request, 'metrics-off'),
     tracing: () => side('service-tracing', request, 'tracing'),
+    pooled: () => side('service-pooled', request, 'pooled'),
   } satisfies Record<PairedSide, () => Side>;
   const [measured, against] = pairing.split('/') as [PairedSide, PairedSide];
   return { service: paired[measured](), baseline: live ? side('baseline', live, 'baseline') : paired[against]() };

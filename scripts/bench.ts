@@ -15,7 +15,7 @@ import { loadConfig, type Config } from '../src/config.js';
 import { openDatabase } from '../src/db/database.js';
 import { ensureKeyFile } from '../src/identity/key-encryption-keys.js';
 import type { BaselineConfig, BaselineRoute } from './bench-baseline.js';
-import { CLINICAL_SPECS as PATIENT_SPECS, prepareClinical, type ClinicalSpec } from './bench-clinical.js';
+import { CLINICAL_SPECS as PATIENT_SPECS, POOLED_SPECS, POOLED_SUFFIX, prepareClinical, type ClinicalSpec } from './bench-clinical.js';
 import { ORDER_SPECS } from './bench-orders.js';
 import { benchImport, IMPORT_SCENARIO, REMITTANCE_SPECS, type ImportResult } from './bench-remittances.js';
 import { QUERY_SPECS } from './bench-queries.js';
@@ -25,7 +25,8 @@ import { npmStartArgs, root, start, stopAll } from './bench-processes.js';
 import { buildScenario, sides, firstRequest, GATEWAY_SPECS, scenarioFilter, type Request, type Scenario, type Server, type Side, type Target } from './bench-scenarios.js';
 
 const CLINICAL_SPECS: ClinicalSpec[] = [...PATIENT_SPECS, ...ORDER_SPECS, ...REMITTANCE_SPECS, ...QUERY_SPECS];
-const SCENARIO_NAMES = [...[...GATEWAY_SPECS, ...CLINICAL_SPECS].map((s) => s.name), IMPORT_SCENARIO].join('; ');
+const SCENARIO_NAMES = [...[...GATEWAY_SPECS, ...CLINICAL_SPECS, ...POOLED_SPECS].map((s) => s.name), IMPORT_SCENARIO].join('; ');
+const isPooled = (spec: ClinicalSpec) => spec.name.endsWith(POOLED_SUFFIX);
 const USAGE = `usage: [BENCH_DATABASE_URL=postgres://…] npm run bench -- [--quick] [--duration S] [--connections 10,50] [--scenarios NAME,…]
 scenarios: ${SCENARIO_NAMES}`;
 
@@ -87,8 +88,13 @@ interface Selection {
 function select(databaseUrl: string | undefined): Selection {
   const wanted = scenarioFilter(args.scenarios);
   const gateway = GATEWAY_SPECS.filter((s) => wanted(s.name));
-  let clinical = CLINICAL_SPECS.filter((s) => wanted(s.name));
+  let clinical = [...CLINICAL_SPECS, ...POOLED_SPECS].filter((s) => wanted(s.name));
   const notes: string[] = [];
+  const pooled = clinical.filter(isPooled);
+  if (pooled.length > 0 && !process.env.BENCH_POOLED_DATABASE_URL) {
+    notes.push(`skipped the PgBouncer scenarios (${pooled.length}): set BENCH_POOLED_DATABASE_URL to a PgBouncer in transaction mode in front of BENCH_DATABASE_URL (scripts/pgbouncer-temp.sh starts one)`);
+    clinical = clinical.filter((s) => !isPooled(s));
+  }
   if (clinical.length > 0 && !databaseUrl) {
     notes.push(`skipped the clinical scenarios (${clinical.length}): they need PostgreSQL (set BENCH_DATABASE_URL); the embedded store cannot hold the large agency reasonably`);
     clinical = [];
@@ -301,7 +307,7 @@ async function startVariant(server: 'service-metrics-off' | 'service-tracing', e
 
 async function main() {
   // BENCH_DATABASE_URL runs the service on PostgreSQL; otherwise on a fresh embedded store.
-  const { DATABASE_URL: _ignored, BENCH_DATABASE_URL: databaseUrl, ...rest } = process.env;
+  const { DATABASE_URL: _ignored, BENCH_DATABASE_URL: databaseUrl, BENCH_POOLED_DATABASE_URL: _pooled, DATABASE_POOLER: _pooler, ...rest } = process.env;
   const env = { ...rest, HOST: '127.0.0.1', DATA_DIR: join(tmp, 'data'), LOG_LEVEL: 'warn', TOKEN_ISSUER: 'http://bench.invalid', ...(databaseUrl ? { DATABASE_URL: databaseUrl, ...benchSecretsKey(rest) } : {}) };
   const config = loadConfig(env);
   const selection = select(databaseUrl);
@@ -322,6 +328,8 @@ async function main() {
     if (needed.has(server)) urls[server] = await startVariant(server, env, async () => (collector ??= await noopCollector()).url);
   }
   cleanupCollector = () => collector?.server.close();
+  const pooledUrl = process.env.BENCH_POOLED_DATABASE_URL;
+  if (pooledUrl && selection.clinical.some(isPooled)) urls['service-pooled'] = await start('service-pooled', npmStartArgs(), { ...env, DATABASE_URL: pooledUrl, DATABASE_POOLER: 'transaction' });
   urls.service = await start('service', npmStartArgs(), env);
   const { runnable, routes } = await checkService(urls.service, await buildScenarios(config, selection, prepared, urls.service), selection.notes);
   await checkVariants(urls, runnable);

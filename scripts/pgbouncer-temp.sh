@@ -4,7 +4,7 @@
 # The cluster comes from scripts/postgres-temp.sh; PgBouncer (Debian package pgbouncer) listens on a unix socket in
 # its own temp dir, serves every database of the cluster (a wildcard entry, so the suite's per-process databases
 # need no configuration), and is stopped with the cluster when the command ends. The command gets
-# TEST_DATABASE_URL pointing at PgBouncer and DATABASE_POOLER=transaction.
+# TEST_DATABASE_URL pointing at PgBouncer, TEST_DIRECT_DATABASE_URL at the cluster, and DATABASE_POOLER=transaction.
 set -euo pipefail
 
 if [ "$#" -eq 0 ]; then
@@ -60,6 +60,8 @@ cleanup() {
 trap cleanup EXIT
 for _ in $(seq 1 100); do [ -S "$BOUNCER/.s.PGSQL.6432" ] && break; sleep 0.1; done
 
+# The cluster itself stays reachable, for what compares the two (the bench's PgBouncer scenarios).
+export TEST_DIRECT_DATABASE_URL="$TEST_DATABASE_URL"
 export TEST_DATABASE_URL="postgresql://postgres@localhost:6432/postgres?host=$BOUNCER"
 export DATABASE_POOLER=transaction
 echo "pgbouncer-temp: $(pgbouncer --version | head -1), transaction pooling, at $BOUNCER" >&2

@@ -110,15 +110,14 @@ export async function listPage<DB, TB extends keyof DB, Row extends Record<strin
   }
   const state = request.cursor === undefined ? undefined : await decodeCursor(cursors, filtersOf(request), request.cursor, order);
   const offset = state?.offset ?? request.offset ?? 0;
-  const start = state ? 0 : offset;
-  // Whether a row follows the page is asked apart, selecting no column: a read through the store names on the audit
-  // record every row it returns, and the row after the page is not served.
-  const [counted, rows, next] = await Promise.all([
+  // One row past the page tells whether another follows; it is not served, so the audit record does not name it.
+  const [counted, fetched] = await Promise.all([
     state ? undefined : countUpTo(store, filtered, paging.exact_total_max + 1),
-    orderedRows(filtered, order, state).limit(limit).offset(start).execute(),
-    orderedRows(filtered.clearSelect().select(sql`1`.as('one')), order, state).limit(1).offset(start + limit).executeTakeFirst(),
+    orderedRows(filtered, order, state).limit(limit + 1).offset(state ? 0 : offset).execute(),
   ]);
-  const hasMore = next !== undefined;
+  const rows = fetched.slice(0, limit);
+  const hasMore = fetched.length > limit;
+  if (hasMore) store.notServed(fetched.slice(limit));
   const nextOffset = offset + rows.length;
   const { total, exact } = state ?? (await totalOf(filtered, counted!, nextOffset + (hasMore ? 1 : 0)));
   const last = rows.at(-1);

@@ -169,6 +169,12 @@ export class TenantStore {
     this.record(ids);
   }
 
+  /** Takes off the audit record rows a read returned but the call does not serve (the row that shows a next page exists). */
+  notServed(rows: readonly unknown[]): void {
+    const withdrawn = new Set(idsOf(rows));
+    if (withdrawn.size > 0) this.audit.resourceIds = this.audit.resourceIds.filter((id) => !withdrawn.has(id));
+  }
+
   /** Puts ids on the call's audit record, each once, in the order first named. */
   protected record(ids: readonly string[]): void {
     if (ids.length === 0) return;

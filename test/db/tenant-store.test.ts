@@ -2,7 +2,11 @@ import t from 'tap';
 import { sql } from 'kysely';
 import { CommandStore, TenantStore, type EventOutbox } from '../../src/db/tenant-store.js';
 import { findTask, insertTask } from '../../src/resources/tasks/task-repository.js';
+import { CursorSealer } from '../../src/db/cursor-sealer.js';
+import { listPage } from '../../src/db/paging.js';
+import { CursorSeal } from '../../src/identity/cursor-seal.js';
 import { testDatabase } from '../helpers/database.js';
+import { testKeyEncryption } from '../helpers/secrets.js';
 
 const database = await testDatabase();
 const { db } = database;
@@ -103,4 +107,14 @@ t.test('the raw handle is reached only through unscoped, which says why', async 
   t.notOk('db' in store, 'no db property');
   t.equal(store.unscoped('this test checks the escape returns the handle'), db);
   t.throws(() => store.unscoped(' '), /say why/);
+});
+
+t.test('a list page names on the audit record the rows it serves, not the row that shows a next page exists', async (t) => {
+  await db.transaction().execute((trx) => insertTask(new CommandStore(trx, tenant(agencyA), trail(), undefined), task('task_a_page_2')));
+  const audit = trail();
+  const store = new TenantStore(db, tenant(agencyA), audit);
+  const cursors = new CursorSealer(new CursorSeal(db, testKeyEncryption), { agencyId: agencyA, extensionId: 'ext', phiMode: 'phi' }, 'listTasks', {});
+  const page = await listPage(store, store.selectFrom('tasks').select('id'), { columns: ['id'], direction: 'asc' }, { limit: 1 }, cursors);
+  t.equal(page.meta.has_more, true);
+  t.same(audit.resourceIds, page.rows.map((row) => row.id));
 });

@@ -79,14 +79,6 @@ const missingCapability = (query: QueryRules, capability: string) =>
 const phiSessionsOnly = (query: QueryRules, phiMode: PhiMode) =>
   new PlatformError('PLATFORM_PHI_MODE_DENIED', `${query.id} is available in phi sessions only.`, { phi_mode: phiMode, query_id: query.id });
 
-/** Reading a query's data: its scope on the token, its capability in the agency's policy, and a PHI mode it serves. */
-function queryDataRefusal(query: QueryRules, principal: Principal, policy: ExtensionPolicy, phiMode: PhiMode, checkScope: boolean): PlatformError | undefined {
-  if (checkScope && !principal.scopes.has(query.scope)) return missingScope(query, query.scope);
-  if (!policy.capabilities.has(query.capability)) return missingCapability(query, query.capability);
-  if (phiMode === 'no_phi' && query.noPhiDenied) return phiSessionsOnly(query, phiMode);
-  return undefined;
-}
-
 /**
  * A run of a query, after runQuery's own access: a query token runs only its own query, and its scopes were its
  * creator's (checked when it was made); the agency's policy and the PHI mode are checked at every run.
@@ -94,7 +86,10 @@ function queryDataRefusal(query: QueryRules, principal: Principal, policy: Exten
 export function queryRunRefusal(query: QueryRules, principal: Principal, policy: ExtensionPolicy): PlatformError | undefined {
   const grant = principal.queryToken;
   if (grant && grant.queryId !== query.id) return queryNotAllowed(`This query token runs only ${grant.queryId}.`, { query_id: query.id, token_query_id: grant.queryId });
-  return queryDataRefusal(query, principal, policy, principal.phiMode, !grant);
+  if (!grant && !principal.scopes.has(query.scope)) return missingScope(query, query.scope);
+  if (!policy.capabilities.has(query.capability)) return missingCapability(query, query.capability);
+  if (principal.phiMode === 'no_phi' && query.noPhiDenied) return phiSessionsOnly(query, principal.phiMode);
+  return undefined;
 }
 
 /**
@@ -102,12 +97,15 @@ export function queryRunRefusal(query: QueryRules, principal: Principal, policy:
  * query themselves, and a phi token needs a phi session of an integration permitted phi.
  */
 export function queryTokenRefusal(query: QueryRules, principal: Principal, policy: ExtensionPolicy, phiMode: PhiMode): PlatformError | undefined {
-  if (!principal.scopes.has(QUERY_RUN.scope)) return missingScope(query, QUERY_RUN.scope);
-  if (!policy.capabilities.has(QUERY_RUN.capability)) return missingCapability(query, QUERY_RUN.capability);
+  const scope = [QUERY_RUN.scope, query.scope].find((s) => !principal.scopes.has(s));
+  if (scope) return missingScope(query, scope);
+  const capability = [QUERY_RUN.capability, query.capability].find((c) => !policy.capabilities.has(c));
+  if (capability) return missingCapability(query, capability);
   if (phiMode === 'phi' && (principal.phiMode !== 'phi' || !policy.phiModes.has('phi'))) {
     return new PlatformError('PLATFORM_PHI_MODE_DENIED', 'A phi query token can be created only from a phi session of an integration permitted phi.', { phi_mode: phiMode });
   }
-  return queryDataRefusal(query, principal, policy, phiMode, true);
+  if (phiMode === 'no_phi' && query.noPhiDenied) return phiSessionsOnly(query, phiMode);
+  return undefined;
 }
 
 const ADDRESSED: Record<PseudonymKind, string> = {

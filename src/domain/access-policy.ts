@@ -118,9 +118,10 @@ const ADDRESSED: Record<PseudonymKind, string> = {
 };
 
 /**
- * How a session addresses a resource that no_phi sessions see by handle: a no_phi session sends the handle its lists
- * gave, a phi session the id. Real ids never start with a handle's prefix, so each is told from the other.
- * Answers whether `sent` is a handle to resolve, or throws the refusal.
+ * How a session addresses a resource that no_phi sessions see by handle, for a kind whose real ids never start with
+ * its handle's prefix (physician orders': a check on their table), so that each is told from the other: a no_phi
+ * session sends the handle its lists gave, a phi session the id. Answers whether `sent` is a handle to resolve, or
+ * throws the refusal.
  */
 export function isAddressedByHandle(kind: PseudonymKind, sent: string, phiMode: PhiMode, field: string): boolean {
   const prefix = PSEUDONYM_PREFIX[kind];

@@ -1,7 +1,7 @@
 import type { operations as OperationTypes } from '../generated/openapi.js';
 import type { OperationDefinition, OperationId, operations as RouteTable } from '../generated/contract.js';
 import type { ContractVersion, Deprecation } from '../shared/versioning.js';
-import type { Principal } from '../shared/principal.js';
+import type { ExtensionPolicy, Principal } from '../shared/principal.js';
 import type { CommandStore, TenantStore } from '../db/tenant-store.js';
 import type { CursorSealer } from '../db/cursor-sealer.js';
 import type { CallLogger, OperationCall, ResponseHead } from './operation-call.js';
@@ -28,6 +28,8 @@ export interface RequestContext<K extends OperationId> {
   body: RequestBody<K>;
   /** The authenticated caller; every partition route has one, the token endpoint none. */
   principal: K extends 'issueToken' ? undefined : Principal;
+  /** What the agency granted the caller's integration, as the call was admitted with it (what access-policy.ts reads). */
+  policy: K extends 'issueToken' ? undefined : ExtensionPolicy;
   contractVersion: ContractVersion;
   deprecations: Deprecation[];
   requestId: string;

@@ -1,5 +1,5 @@
 import type { BaseLogger } from 'pino';
-import type { Principal } from '../shared/principal.js';
+import type { ExtensionPolicy, Principal } from '../shared/principal.js';
 import type { AuditTrail } from '../shared/audit-trail.js';
 import type { ContractVersion, Deprecation } from '../shared/versioning.js';
 import type { CallTrace } from '../observability/call-trace.js';
@@ -25,6 +25,8 @@ export interface CallState {
   /** When the gateway took the call, before any I/O: the call is metered at this instant. */
   admittedAtMs: number;
   principal: Principal | undefined;
+  /** The caller's integration's policy, as admission read it. */
+  policy: ExtensionPolicy | undefined;
   auditTrail: AuditTrail;
   /** A command that ran wrote its audit and metering rows in its own transaction. */
   recordedInTransaction: boolean;

@@ -124,6 +124,7 @@ export class OperationPipeline {
     call.deprecations = [];
     call.auditTrail = { resourceType: this.operation.resourceType, resourceIds: [] };
     call.principal = undefined;
+    call.policy = undefined;
     call.recordedInTransaction = false;
     call.audited = false;
     call.replayed = false;
@@ -182,6 +183,7 @@ export class OperationPipeline {
     let headers: Record<string, string> | undefined;
     try {
       call.principal = principal;
+      call.policy = policy;
       authorize(this.operation, principal, policy);
       if (this.admission) call.costUnits = this.admission.admit(call.params, principal, policy);
       headers = usageLimiter.admitNow(policy, this.metered(call), nowMs);
@@ -202,6 +204,7 @@ export class OperationPipeline {
   private limitTraced(call: OperationCall, response: ResponseHead, principal: Principal, policy: Authentication['policy'], nowMs: number, done: Admitted) {
     const trace = call.trace!;
     call.principal = principal;
+    call.policy = policy;
     trace.identify(principal);
     try {
       trace.within('authorize', () => {
@@ -270,6 +273,7 @@ export class OperationPipeline {
     return {
       operation: this.operation,
       principal: call.principal,
+      policy: call.policy,
       params: call.params,
       query: call.query,
       headers: call.headers,

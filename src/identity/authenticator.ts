@@ -8,13 +8,14 @@ import { PHI_MODES } from './grants.js';
 import { BoundedMap } from './bounded-map.js';
 import { UnknownSigningKeyError, type TokenVerifier } from './tokens.js';
 import { isQueryTokenAuthorization, type QueryTokenVerifier } from './query-tokens.js';
+import { queryTokenElsewhere, WWW_AUTHENTICATE } from '../domain/access-policy.js';
+
+export { WWW_AUTHENTICATE };
 
 export interface Authentication {
   principal: Principal;
   policy: ExtensionPolicy;
 }
-
-export const WWW_AUTHENTICATE = 'Bearer realm="extension-api", error="invalid_token"';
 
 // RFC 6750 2.1: "Bearer" 1*SP b64token.
 const BEARER = /^bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
@@ -96,9 +97,6 @@ function checkPolicy(principal: Principal, policy: ExtensionPolicy): void {
 }
 
 const rememberedBy = (authorization: string) => authorization.slice(-43);
-
-const queryTokenElsewhere = () =>
-  unauthorized('PLATFORM_INVALID_CREDENTIAL', 'A query token (qt_…) is accepted only by POST /api/v1/ext/queries/{its query}/run; this route needs an access token from POST /api/v1/oauth/token.');
 
 function queryTokenRefusal(principal: Principal, revoked: boolean, nowMs: number): RequestError | undefined {
   if (revoked) return unauthorized('PLATFORM_TOKEN_REVOKED', 'This query token has been revoked; create a new one (POST /api/v1/ext/query-tokens).');

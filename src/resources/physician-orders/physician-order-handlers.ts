@@ -1,7 +1,7 @@
 import { resourceNotFound, type Handler, type QueryParams } from '../handler.js';
 import { paging } from '../../generated/contract.js';
 import { PlatformError } from '../../shared/platform-error.js';
-import { PSEUDONYM_PREFIX } from '../../shared/ids.js';
+import { isAddressedByHandle } from '../../domain/access-policy.js';
 import type { PhiMode } from '../../shared/principal.js';
 import type { TenantStore } from '../../db/tenant-store.js';
 import type { AgingBucket } from '../../domain/physician-orders/aging.js';
@@ -77,19 +77,9 @@ export const listPhysicianOrders: Handler<'listPhysicianOrders'> = async (ctx) =
   return { data: rows.map((row) => physicianOrder(row, asOf)), meta: { ...meta, as_of: asOf.toISOString(), summary } };
 };
 
-/**
- * The real id behind route 23's path: a phi session sends order ids, a no_phi session the OR- handles its lists gave
- * (spec part 4 rule 4). Real ids never start with the prefix (a check on the table), so each is told from the other.
- */
+/** The real id behind the path: a phi session sends order ids, a no_phi session the OR- handles its lists gave. */
 async function orderId(store: TenantStore, sent: string): Promise<string> {
-  const isHandle = sent.startsWith(PSEUDONYM_PREFIX.physician_order);
-  if (store.phiMode === 'no_phi' && !isHandle) {
-    throw invalid('id', `In a no_phi session an order is addressed by its ${PSEUDONYM_PREFIX.physician_order} handle (the id a no_phi list gives); ${sent} is not one.`);
-  }
-  if (store.phiMode === 'phi' && isHandle) {
-    throw invalid('id', `${sent} is a no_phi handle; a phi session addresses an order by its id (the id a phi list gives).`);
-  }
-  return isHandle ? store.pseudonyms.resolve('physician_order', sent) : sent;
+  return isAddressedByHandle('physician_order', sent, store.phiMode, 'id') ? store.pseudonyms.resolve('physician_order', sent) : sent;
 }
 
 export const getPhysicianOrder: Handler<'getPhysicianOrder'> = async (ctx) => {

@@ -3,6 +3,7 @@ import formatsModule from 'ajv-formats';
 import type { components } from '../../generated/openapi.js';
 import type { CallAdmission } from '../../gateway/pipeline.js';
 import { PlatformError } from '../../shared/platform-error.js';
+import { queryRunRefusal } from '../../domain/access-policy.js';
 import { RequestError, type ValidationIssue } from '../../shared/request-error.js';
 import type { GovernedQuery, ParametersSchema } from './governed-query.js';
 
@@ -63,8 +64,6 @@ function invalidParameters(query: AnyQuery, issues: ValidationIssue[]): RequestE
 export const queryNotFound = (id: string) =>
   new PlatformError('PLATFORM_QUERY_NOT_FOUND', `No governed query ${id} is approved in this deployment; the catalog (GET /api/v1/ext/catalog) lists them in data.queries.`, { query_id: id });
 
-const notAllowed = (message: string, details: Record<string, string>) => new PlatformError('PLATFORM_QUERY_NOT_ALLOWED', message, details);
-
 /** The approved governed queries of a deployment: their catalog entries, parameter validation and admission rules. */
 export class QueryRegistry {
   private readonly queries = new Map<string, AnyQuery>();
@@ -120,26 +119,16 @@ export class QueryRegistry {
   }
 
   /**
-   * Route 3's admission, after the operation's own access rules: the query exists, the caller may read its data (the
-   * token's scope, unless a query token, whose creator's was checked; the agency's policy, always), a query token runs
-   * only its own query, and a no_phi session only a query that is not denied. The run costs the query's units.
+   * A governed query run's admission, after the operation's own access: the query exists and the access policy lets
+   * the caller run it (src/domain/access-policy.ts). The run costs the query's units.
    */
   readonly admission: CallAdmission = {
     admit: (params, principal, policy) => {
       const id = (params as { queryId: string }).queryId;
       const query = this.queries.get(id);
       if (!query) throw queryNotFound(id);
-      const grant = principal.queryToken;
-      if (grant && grant.queryId !== id) throw notAllowed(`This query token runs only ${grant.queryId}.`, { query_id: id, token_query_id: grant.queryId });
-      if (!grant && !principal.scopes.has(query.scope)) {
-        throw notAllowed(`${id} reads data that needs the scope ${query.scope}, which the token does not carry.`, { query_id: id, required_scope: query.scope });
-      }
-      if (!policy.capabilities.has(query.capability)) {
-        throw notAllowed(`The agency's extension policy does not permit ${query.capability}, which ${id} reads. An agency administrator can grant it.`, { query_id: id, capability: query.capability });
-      }
-      if (principal.phiMode === 'no_phi' && query.noPhiDenied) {
-        throw new PlatformError('PLATFORM_PHI_MODE_DENIED', `${id} is available in phi sessions only.`, { phi_mode: principal.phiMode, query_id: id });
-      }
+      const refusal = queryRunRefusal(query, principal, policy);
+      if (refusal) throw refusal;
       return query.costUnits;
     },
   };

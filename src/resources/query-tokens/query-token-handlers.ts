@@ -1,9 +1,10 @@
 import { randomId } from '../../shared/ids.js';
 import { PlatformError } from '../../shared/platform-error.js';
+import { queryTokenRefusal } from '../../domain/access-policy.js';
 import { newQueryTokenSecret, queryTokenHash } from '../../identity/query-tokens.js';
 import { resourceNotFound, type Handler } from '../handler.js';
 import { queryNotFound, type QueryRegistry } from '../queries/query-registry.js';
-import { extensionGrants, findQueryToken, insertQueryToken, listQueryTokenPage, revokeQueryToken, statusOf } from './query-token-repository.js';
+import { findQueryToken, insertQueryToken, listQueryTokenPage, revokeQueryToken, statusOf } from './query-token-repository.js';
 import { queryTokenView } from './query-token-view.js';
 import { excelTemplate, templateFileName } from './excel-templates.js';
 
@@ -24,30 +25,14 @@ function expiryOf(sent: string | undefined, now: Date): Date {
   return at;
 }
 
-const notAllowed = (message: string, details: Record<string, string>) => new PlatformError('PLATFORM_QUERY_NOT_ALLOWED', message, details);
-
 export function queryTokenHandlers(registry: QueryRegistry, publicBaseUrl: string) {
   const createQueryToken: Handler<'createQueryToken'> = async (ctx) => {
     const { principal, store, body } = ctx;
     const query = registry.get(body.query_id);
     if (!query) throw queryNotFound(body.query_id);
-    const grants = await extensionGrants(store, principal.extensionId);
-    // A query token never reaches further than the token and the policy that created it.
-    for (const scope of ['external:queries:run', query.scope]) {
-      if (!principal.scopes.has(scope)) throw notAllowed(`A token for ${query.id} needs the scope ${scope}, which this access token does not carry.`, { query_id: query.id, required_scope: scope });
-    }
-    for (const capability of ['queries.run', query.capability]) {
-      if (!grants.capabilities.includes(capability)) {
-        throw notAllowed(`The agency's extension policy does not permit ${capability}, which ${query.id} needs. An agency administrator can grant it.`, { query_id: query.id, capability });
-      }
-    }
     const phiMode = body.phi_mode ?? 'no_phi';
-    if (phiMode === 'phi' && (principal.phiMode !== 'phi' || !grants.phi_modes.includes('phi'))) {
-      throw new PlatformError('PLATFORM_PHI_MODE_DENIED', 'A phi query token can be created only from a phi session of an integration permitted phi.', { phi_mode: phiMode });
-    }
-    if (phiMode === 'no_phi' && query.noPhiDenied) {
-      throw new PlatformError('PLATFORM_PHI_MODE_DENIED', `${query.id} is available in phi sessions only; create a phi token.`, { phi_mode: phiMode, query_id: query.id });
-    }
+    const refusal = queryTokenRefusal(query, principal, ctx.policy, phiMode);
+    if (refusal) throw refusal;
     const parameters = registry.parameters(query, body.parameters ?? {});
     const now = new Date();
     const secret = newQueryTokenSecret();

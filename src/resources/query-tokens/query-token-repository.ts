@@ -59,8 +59,3 @@ export async function revokeQueryToken(store: CommandStore, extensionId: string,
     .execute();
   return findQueryToken(store, extensionId, id);
 }
-
-/** What the creating extension may grant: its policy's capabilities and PHI modes, read in the command's transaction. */
-export function extensionGrants(store: TenantStore, extensionId: string) {
-  return store.selectFrom('extensions').select(['extensions.capabilities', 'extensions.phi_modes']).where('extensions.id', '=', extensionId).executeTakeFirstOrThrow();
-}

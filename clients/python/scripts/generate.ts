@@ -100,12 +100,12 @@ type Parameter = { name: string; in: string; required?: boolean; schema?: Schema
 const CLIENT_HEADERS = new Set(['svc-contract-version', 'authorization']);
 const commands: string[] = [];
 const methods: string[] = [];
-for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, Schema>>)) {
+for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, Schema> & { parameters?: Schema[] }>)) {
   for (const [method, op] of Object.entries(item)) {
     if (typeof op !== 'object' || op === null || Array.isArray(op) || !op.operationId) continue;
     const key = `${method.toUpperCase()} ${path}`;
     if (op['x-svc-command'] === true) commands.push(key);
-    const parameters = [...(item.parameters ?? []), ...(op.parameters ?? [])].map((p: Schema) => (p.$ref ? doc.components.parameters[refName(p.$ref)] : p)) as Parameter[];
+    const parameters = [...(item.parameters ?? []), ...((op.parameters as Schema[] | undefined) ?? [])].map((p: Schema) => (p.$ref ? doc.components.parameters[refName(p.$ref)] : p)) as Parameter[];
     const pathParams = parameters.filter((p) => p.in === 'path');
     const keywords = parameters.filter((p) => (p.in === 'query' || p.in === 'header') && !CLIENT_HEADERS.has(p.name.toLowerCase()));
     const bodySchema = op.requestBody?.content?.['application/json']?.schema as Schema | undefined;

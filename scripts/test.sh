@@ -21,6 +21,12 @@ npm run -s lint:layers
 npm run -s lint:contract
 npm run -s codegen -- --check
 npm run -s generate -w clients/typescript -- --check
+npm run -s generate:python -- --check
+if command -v mypy >/dev/null || [ -n "${CI:-}" ]; then
+  npm run -s typecheck:python
+else
+  echo "mypy not installed (Debian package mypy): the Python client is not type-checked" >&2
+fi
 npm run -s contract:check
 
 # Both engines run even when the first fails, so one run shows every failure.

@@ -1,0 +1,184 @@
+"""The client against the real server (started by test/clients/python-client.test.ts, which passes its address and
+credentials in the environment): the same calls as the TypeScript client's live test."""
+from __future__ import annotations
+
+import os
+import re
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import httpx
+import pytest
+
+from svc_extension_api import ExtensionApiError, ExtensionClient, RetryOptions, SecretCredentials
+from svc_extension_api.generated.schema import ReferralCreateRequest
+
+ENV = os.environ
+pytestmark = pytest.mark.skipif("SVC_TEST_BASE_URL" not in ENV, reason="no server: run through test/clients/python-client.test.ts")
+BASE = ENV.get("SVC_TEST_BASE_URL", "")
+CREDENTIALS = SecretCredentials(ENV.get("SVC_TEST_CLIENT_ID", ""), ENV.get("SVC_TEST_CLIENT_SECRET", ""), "phi")
+LIMITED = SecretCredentials(ENV.get("SVC_TEST_LIMITED_CLIENT_ID", ""), ENV.get("SVC_TEST_LIMITED_CLIENT_SECRET", ""), "no_phi")
+TOKEN_PATH = "/api/v1/oauth/token"
+
+
+@dataclass
+class Sent:
+    method: str
+    path: str
+    key: str | None
+    authorization: str | None
+    status: int | None = None
+    retry_after: str | None = None
+    replayed: str | None = None
+
+
+class RecordingTransport(httpx.BaseTransport):
+    """Records every request; `drop` loses the answer of the requests it picks after the server handled them."""
+
+    def __init__(self, drop: Callable[[Sent], bool] = lambda sent: False) -> None:
+        self.sent: list[Sent] = []
+        self._inner = httpx.HTTPTransport()
+        self._drop = drop
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        entry = Sent(request.method, request.url.path, request.headers.get("idempotency-key"), request.headers.get("authorization"))
+        self.sent.append(entry)
+        response = self._inner.handle_request(request)
+        response.read()
+        entry.status, entry.retry_after, entry.replayed = response.status_code, response.headers.get("retry-after"), response.headers.get("idempotent-replayed")
+        if self._drop(entry):
+            entry.status = None
+            raise httpx.ConnectError("the test dropped the answer", request=request)
+        return response
+
+    def to(self, path: str) -> list[Sent]:
+        return [s for s in self.sent if s.path == path]
+
+
+def referral(last: str) -> ReferralCreateRequest:
+    return {"service_line": "home_health", "patient_name": f"Client {last}", "patient_zip_code": "02108"}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def charts() -> None:
+    """Charts to page through: each accepted referral of a new name opens one."""
+    with ExtensionClient(BASE, CREDENTIALS) as setup:
+        for last in ["Abbott", "Baker", "Chen", "Diaz", "Evans"]:
+            setup.create_referral(referral(last))
+
+
+def test_one_token_shared_until_shortly_before_expiry_then_renewed() -> None:
+    clock = [time.time()]
+    transport = RecordingTransport()
+    client = ExtensionClient(BASE, CREDENTIALS, transport=transport, now=lambda: clock[0], renew_before_seconds=60)
+    threads = [threading.Thread(target=client.get_health) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(transport.to(TOKEN_PATH)) == 1, "two concurrent first calls, one token request"
+    first = transport.sent[-1].authorization
+    clock[0] += client.tokens.token()["expires_in"] - 61
+    client.get_health()
+    assert len(transport.to(TOKEN_PATH)) == 1, "still fresh a minute and a second before expiry"
+    clock[0] += 2
+    assert client.get_health()["data"]
+    assert len(transport.to(TOKEN_PATH)) == 2, "renewed inside the last minute"
+    assert transport.sent[-1].authorization != first
+
+
+def test_a_token_the_server_calls_expired_is_replaced_and_the_call_sent_again() -> None:
+    transport = RecordingTransport()
+    frozen = time.time()
+    client = ExtensionClient(ENV["SVC_TEST_SHORT_LIVED_BASE_URL"], CREDENTIALS, transport=transport, now=lambda: frozen)
+    client.get_health()
+    # Past the token's one-second life on the server's clock, while this client's clock stands still (a skewed clock).
+    time.sleep(2.1)
+    client.get_health()
+    assert [s.status for s in transport.to("/api/v1/ext/health")] == [200, 401, 200]
+    assert len(transport.to(TOKEN_PATH)) == 2
+
+
+def test_pages_follow_next_cursor_and_next_offset_to_the_end_of_a_list() -> None:
+    client = ExtensionClient(BASE, CREDENTIALS)
+    pages = list(client.pages(client.list_patients, limit=2))
+    ids = [patient["id"] for page in pages for patient in page["data"]]
+    assert len(ids) >= 5
+    assert len(ids) == pages[0]["meta"]["total"], "every chart of the agency"
+    assert len(pages) == -(-len(ids) // 2)
+    assert len(set(ids)) == len(ids), "none twice"
+    assert pages[-1]["meta"].get("next_cursor") is None
+    by_offset = [patient["id"] for page in client.offset_pages(client.list_patients, limit=2) for patient in page["data"]]
+    assert by_offset == ids, "the offset walk sees the same list in the same order"
+    status = pages[0]["data"][0]["status"]
+    filtered = list(client.items(client.list_patients, limit=1, status=status))
+    assert len(filtered) > 1, "items yields each item of every page"
+    assert all(patient["status"] == status for patient in filtered), "with the filters kept on every page"
+
+
+def test_a_command_key_is_reused_when_its_answer_is_lost_and_it_is_sent_again() -> None:
+    dropped: list[Sent] = []
+
+    def drop_first_post(sent: Sent) -> bool:
+        if sent.method == "POST" and sent.path == "/api/v1/ext/referrals" and not dropped:
+            dropped.append(sent)
+            return True
+        return False
+
+    transport = RecordingTransport(drop_first_post)
+    client = ExtensionClient(BASE, CREDENTIALS, transport=transport, retry=RetryOptions(base_delay_seconds=0.01))
+    created = client.create_referral(referral("Lostanswer"))
+    posts = transport.to("/api/v1/ext/referrals")
+    assert len(posts) == 2, "sent again after the lost answer"
+    assert posts[0].key is not None and re.fullmatch(r"[A-Za-z0-9._:-]{8,128}", posts[0].key), "a key the contract accepts"
+    assert posts[1].key == posts[0].key, "the same key on the retry"
+    assert posts[1].replayed == "true", "the server replayed the first answer"
+    recorded = [r for r in client.items(client.list_referrals, limit=200) if r["id"] == created["data"]["referral_id"]]
+    assert len(recorded) == 1, "one referral recorded"
+    client.create_referral(referral("Secondcall"))
+    assert transport.sent[-1].key not in (None, posts[0].key), "the next command gets its own key"
+    client.list_patients(limit=1)
+    assert transport.sent[-1].key is None, "a read gets none"
+
+
+def test_refusals_are_typed_errors_in_either_shape_not_retried_when_not_retryable() -> None:
+    transport = RecordingTransport()
+    client = ExtensionClient(BASE, CREDENTIALS, transport=transport)
+    invalid: ReferralCreateRequest = {"service_line": "home_health", "patient_zip_code": "02108"}
+    with pytest.raises(ExtensionApiError) as refused:
+        client.create_referral(invalid)
+    assert len(transport.to("/api/v1/ext/referrals")) == 1, "sent once"
+    error = refused.value
+    assert (error.status, error.code, error.category, error.retryable, error.terminal) == (400, "PLATFORM_INVALID_INPUT", "validation", False, True)
+    assert error.platform_error is not None, "the body in the ExternalPlatformError shape"
+
+    wrong_secret = ExtensionClient(BASE, SecretCredentials(CREDENTIALS.client_id, "sec_not-the-secret", "phi"))
+    with pytest.raises(ExtensionApiError) as unauthenticated:
+        wrong_secret.get_health()
+    error = unauthenticated.value
+    assert (error.status, error.code, error.retryable) == (401, "PLATFORM_INVALID_CREDENTIAL", False)
+    assert error.api_error is not None and error.api_error["error"] == "invalid_client"
+
+
+def test_a_retryable_refusal_is_sent_again_after_its_retry_after_up_to_max_attempts() -> None:
+    waits: list[float] = []
+    transport = RecordingTransport()
+    client = ExtensionClient(BASE, LIMITED, transport=transport, retry=RetryOptions(max_attempts=3, max_delay_seconds=120, sleep=waits.append))
+    client.get_health()
+    client.get_health()
+    with pytest.raises(ExtensionApiError) as limited:
+        client.get_health()
+    attempts = transport.to("/api/v1/ext/health")[2:]
+    assert limited.value.status == 429, "the third call of the minute is refused"
+    assert len(attempts) == 3, "three attempts"
+    assert waits == [float(a.retry_after or "nan") for a in attempts[:2]], "each wait is the Retry-After of the refusal before it"
+    assert all(w > 0 for w in waits), "the refusals named a delay"
+    assert (limited.value.code, limited.value.retryable) == ("PLATFORM_RATE_LIMITED", True)
+
+    impatient_transport = RecordingTransport()
+    impatient = ExtensionClient(BASE, LIMITED, transport=impatient_transport, retry=RetryOptions(max_delay_seconds=0.5))
+    with pytest.raises(ExtensionApiError):
+        impatient.get_health()
+    assert len(impatient_transport.to("/api/v1/ext/health")) == 1, "a Retry-After past max_delay_seconds is not waited for"

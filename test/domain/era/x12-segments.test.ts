@@ -1,5 +1,5 @@
 import t from 'tap';
-import { readDelimiters, SegmentReader, X12Error, type Segment } from '../../../src/domain/era/x12-segments.js';
+import { readDelimiters, SegmentReader, type X12Error, type Segment } from '../../../src/domain/era/x12-segments.js';
 
 /** ISA with `*` elements, `^` repetition, `:` components and `~` segments: exactly 106 characters. */
 const ISA = 'ISA*00*          *00*          *ZZ*PAYER          *ZZ*AGENCY         *261102*0930*^*00501*000004721*0*P*:~';

@@ -52,12 +52,12 @@ function requestSection(doc: Node, marks: Mark[]): string {
 export function contractChangelog(doc: Node): string {
   const marks = propertyMarks(doc);
   const versions = [...doc['x-svc-contract-versions']].sort((a: Node, b: Node) => Number(b.version) - Number(a.version));
-  return [
+  return `${[
     '# Contract changelog',
     'Generated from the contract document. Within a version, changes are additive only (`npm run contract:check` refuses a breaking one); a breaking change is a new version.',
     ...versions.map((entry) => versionSection(doc, entry, marks)),
     requestSection(doc, marks),
-  ].join('\n\n') + '\n';
+  ].join('\n\n')}\n`;
 }
 
 /** The changelog one heading level down, to sit under a document's description. */

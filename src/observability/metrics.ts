@@ -183,6 +183,6 @@ export class ServiceMetrics {
 
   /** The exposition text: this app's metrics, then the process's. */
   async text(): Promise<string> {
-    return (await this.registry.metrics()) + '\n' + (await processMetrics().metrics());
+    return `${await this.registry.metrics()}\n${await processMetrics().metrics()}`;
   }
 }

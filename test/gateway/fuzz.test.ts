@@ -164,7 +164,7 @@ function payloadFor(operation: OperationDefinition, session: SignedInApi): strin
 
 function requestFor(operation: OperationDefinition, session: SignedInApi, ids: readonly string[]): InjectOptions {
   const headers = headersFor(operation);
-  if (rng.chance(0.03)) headers.authorization = rng.pick(['Bearer x', 'Basic Og==', 'Bearer ' + 'a.'.repeat(50)]);
+  if (rng.chance(0.03)) headers.authorization = rng.pick(['Bearer x', 'Basic Og==', `Bearer ${'a.'.repeat(50)}`]);
   return {
     method: operation.method,
     url: pathOf(operation, ids) + queryString(operation),

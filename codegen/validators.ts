@@ -24,7 +24,7 @@ export function relocateRefs(node: Json, componentsId = 'components'): Json {
 }
 
 function vendorKeywords(node: Json, found = new Set<string>()): Set<string> {
-  if (Array.isArray(node)) node.forEach((n) => vendorKeywords(n, found));
+  if (Array.isArray(node)) for (const n of node) vendorKeywords(n, found);
   else if (node && typeof node === 'object') {
     for (const [key, value] of Object.entries(node)) {
       if (key.startsWith('x-')) found.add(key);

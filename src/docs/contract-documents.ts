@@ -74,7 +74,7 @@ function v1Examples(doc: Node, shapes: ReturnType<typeof v1Shapes>): void {
 }
 
 function refsIn(node: unknown, found: Set<string>): Set<string> {
-  if (Array.isArray(node)) node.forEach((item) => refsIn(item, found));
+  if (Array.isArray(node)) for (const item of node) refsIn(item, found);
   else if (node && typeof node === 'object') {
     for (const [key, value] of Object.entries(node)) {
       if (key === '$ref' && typeof value === 'string' && value.startsWith('#/components/schemas/')) found.add(value.split('/').pop()!);

@@ -388,8 +388,9 @@ export class Era835Reader {
     const { id } = segment;
     const qualifier = element(segment, 1);
     const inService = this.state === 'service';
-    if (id === 'CAS') return this.adjustments(segment, claim);
-    if (id === 'DTM') {
+    if (id === 'CAS') {
+      this.adjustments(segment, claim);
+    } else if (id === 'DTM') {
       if (!inService && qualifier === '232') claim.statementFrom = this.date(segment, 2);
       else if (!inService && qualifier === '233') claim.statementTo = this.date(segment, 2);
       else if (inService && ['472', '150', '151'].includes(qualifier)) claim.serviceDates.push(this.date(segment, 2));

@@ -25,3 +25,8 @@ export class PlatformError extends Error {
     return errorEntry(this.code).status;
   }
 }
+
+/** A field that breaks a rule the contract's schema cannot state: PLATFORM_INVALID_INPUT, naming the field. */
+export function invalidInput(field: string, message: string, details: ErrorDetails = {}): PlatformError {
+  return new PlatformError('PLATFORM_INVALID_INPUT', message, { field, ...details });
+}

@@ -16,6 +16,13 @@ const COLLECTION_COLUMNS = [
 
 type Collections = ExpressionBuilder<DB, 'working_collections'>;
 
+/** Whether the outer collection has a row of `table` (an editor, a row of its own) whose `column` is `value`. */
+function collectionHas<T extends 'working_collection_editors' | 'working_collection_rows'>(table: T, column: keyof DB[T] & string, value: string) {
+  return sql<boolean>`exists (select 1 from ${sql.table(table)} as child
+    where child.agency_id = working_collections.agency_id and child.collection_id = working_collections.id
+    and ${sql.ref(`child.${column}`)} = ${value})`;
+}
+
 /**
  * The one rule of who reads a collection (spec 2.7): shared agency-wide, or shared with editors that name this
  * extension. Personal collections, and those shared with other editors only, are not readable.
@@ -26,14 +33,7 @@ function readableBy(extensionId: string) {
       eb('working_collections.visibility', '=', 'agency'),
       eb.and([
         eb('working_collections.visibility', '=', 'editors'),
-        eb.exists(
-          eb
-            .selectFrom('working_collection_editors as editor')
-            .select(sql.lit(1).as('one'))
-            .whereRef('editor.agency_id', '=', 'working_collections.agency_id')
-            .whereRef('editor.collection_id', '=', 'working_collections.id')
-            .where('editor.extension_id', '=', extensionId),
-        ),
+        collectionHas('working_collection_editors', 'extension_id', extensionId),
       ]),
     ]);
 }
@@ -107,15 +107,7 @@ export type CollectionRowRow = Awaited<ReturnType<typeof listCollectionRows>>['r
 export async function ownerOfCollection(store: TenantStore, collectionId: string, rowId?: string): Promise<string | undefined> {
   let query = store.selectFrom('working_collections').select('working_collections.owner_id').where('working_collections.id', '=', collectionId);
   if (rowId !== undefined) {
-    query = query.where((eb) =>
-      eb.exists(
-        eb
-          .selectFrom('working_collection_rows as row')
-          .select(sql.lit(1).as('one'))
-          .whereRef('row.agency_id', '=', 'working_collections.agency_id')
-          .whereRef('row.collection_id', '=', 'working_collections.id')
-          .where('row.id', '=', rowId),
-      ));
+    query = query.where(collectionHas('working_collection_rows', 'id', rowId));
   }
   return (await query.executeTakeFirst())?.owner_id;
 }

@@ -19,7 +19,7 @@ export interface OperationEntry {
   parameters: ParameterObject[];
 }
 
-export const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
+const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
 
 export function readDocument(path: string): JsonObject {
   return JSON.parse(readFileSync(path, 'utf8')) as JsonObject;

@@ -11,7 +11,7 @@ const addFormats = formatsModule.default;
 export type ValidatorSchemas = Record<string, JsonObject>;
 
 /** Rewrites `#/components/schemas/X` to a registered components schema so each validator can be compiled alone. */
-export function relocateRefs(node: Json, componentsId = 'components'): Json {
+function relocateRefs(node: Json, componentsId = 'components'): Json {
   if (Array.isArray(node)) return node.map((n) => relocateRefs(n, componentsId));
   if (!node || typeof node !== 'object') return node;
   const out: JsonObject = {};

@@ -3,7 +3,7 @@ import type { DB } from './schema.js';
 import type { DatabaseObserver } from './database-observers.js';
 
 /** A PostgreSQL pool's connections at one instant. */
-export interface PoolStats {
+interface PoolStats {
   total: number;
   idle: number;
   /** Requests waiting for a connection. */

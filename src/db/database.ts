@@ -3,7 +3,7 @@ import { migrateToLatest } from './migrate.js';
 import { openPglite } from './pglite.js';
 import { openPostgres } from './postgres.js';
 
-export interface DatabaseOptions {
+interface DatabaseOptions {
   /** PostgreSQL when set; otherwise embedded PGlite. */
   databaseUrl?: string;
   /** PGlite's data directory; in memory when undefined. */

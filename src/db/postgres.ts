@@ -5,7 +5,7 @@ import { DatabaseObservers } from './database-observers.js';
 import type { DB } from './schema.js';
 import { pgTypes } from './type-parsers.js';
 
-export interface PostgresOptions {
+interface PostgresOptions {
   databaseUrl: string;
   poolMax: number;
   connectTimeoutMs: number;

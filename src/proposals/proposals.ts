@@ -12,7 +12,7 @@ export type Proposal = Selectable<ProposalsTable>;
 /** The roles whose people may approve or reject proposals. */
 export const DECIDING_ROLES = ['administrator', 'manager'] as const;
 
-export interface ProposalRequest {
+interface ProposalRequest {
   agencyId: string;
   userId: string;
   clientId: string;
@@ -65,7 +65,7 @@ export function listProposals(db: Kysely<DB>, agencyId: string, status?: Proposa
   return query.execute();
 }
 
-export interface Decision {
+interface Decision {
   agencyId: string;
   proposalId: string;
   deciderId: string;

@@ -1,7 +1,7 @@
 import { errorCodes, type ErrorCode } from '../generated/contract.js';
 
 export type ErrorDetails = Record<string, string | number | boolean | null>;
-export type ErrorEntry = (typeof errorCodes)[number];
+type ErrorEntry = (typeof errorCodes)[number];
 
 const catalogue = new Map<string, ErrorEntry>(errorCodes.map((entry) => [entry.code, entry]));
 

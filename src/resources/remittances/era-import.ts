@@ -18,7 +18,7 @@ import {
 import { remittanceView } from './remittance-view.js';
 
 /** An 835 to import: its name, its content's digest and size, and its text in chunks (read once). */
-export interface EraSource {
+interface EraSource {
   name: string;
   sha256: string;
   byteSize: number;

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { atPointer } from '../src/shared/json-pointer.js';
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 export type JsonObject = { [key: string]: Json };
@@ -18,7 +19,7 @@ export interface OperationEntry {
   parameters: ParameterObject[];
 }
 
-export const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
+const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
 
 export function readDocument(path: string): JsonObject {
   return JSON.parse(readFileSync(path, 'utf8')) as JsonObject;
@@ -27,11 +28,7 @@ export function readDocument(path: string): JsonObject {
 /** Follows one local `$ref` (`#/a/b/c`) inside the document. */
 export function resolve<T extends Json>(doc: JsonObject, node: T): T {
   if (node && typeof node === 'object' && !Array.isArray(node) && typeof node.$ref === 'string') {
-    const target = node.$ref
-      .slice(2)
-      .split('/')
-      .reduce<Json>((at, key) => (at as JsonObject)[key.replace(/~1/g, '/').replace(/~0/g, '~')], doc);
-    return resolve(doc, target as T);
+    return resolve(doc, atPointer(doc, node.$ref) as T);
   }
   return node;
 }

@@ -11,7 +11,7 @@ const MARK = 'x-svc-phi';
 /** The reductions implemented (src/domain/no-phi-reduction.ts); the document's table must list exactly these. */
 const IMPLEMENTED = ['kept', 'withheld', 'handle', 'year', 'zip3', 'birth_date', 'age', 'category', 'columns'];
 
-export type Reduction =
+type Reduction =
   | { reduce: 'withheld'; empty: Json }
   | { reduce: 'handle'; kind: string; when?: { property: string; values: string[] } }
   | { reduce: 'year'; format: 'date' | 'date-time' }

@@ -11,7 +11,7 @@ const addFormats = formatsModule.default;
 export type ValidatorSchemas = Record<string, JsonObject>;
 
 /** Rewrites `#/components/schemas/X` to a registered components schema so each validator can be compiled alone. */
-export function relocateRefs(node: Json, componentsId = 'components'): Json {
+function relocateRefs(node: Json, componentsId = 'components'): Json {
   if (Array.isArray(node)) return node.map((n) => relocateRefs(n, componentsId));
   if (!node || typeof node !== 'object') return node;
   const out: JsonObject = {};
@@ -24,7 +24,7 @@ export function relocateRefs(node: Json, componentsId = 'components'): Json {
 }
 
 function vendorKeywords(node: Json, found = new Set<string>()): Set<string> {
-  if (Array.isArray(node)) node.forEach((n) => vendorKeywords(n, found));
+  if (Array.isArray(node)) for (const n of node) vendorKeywords(n, found);
   else if (node && typeof node === 'object') {
     for (const [key, value] of Object.entries(node)) {
       if (key.startsWith('x-')) found.add(key);

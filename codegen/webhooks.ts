@@ -1,4 +1,4 @@
-import { type JsonObject } from './contract-document.js';
+import type { JsonObject } from './contract-document.js';
 import { refName } from '../src/shared/contract-v1.js';
 
 /** One event type of the document's top-level `webhooks` (OpenAPI 3.1): what a subscription to it receives. */

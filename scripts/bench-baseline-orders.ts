@@ -10,7 +10,7 @@ import type { DB } from '../src/db/schema.js';
 import type { ClinicalBaselineConfig } from './bench-baseline-clinical.js';
 import { authenticated, type Verify } from './bench-baseline-tokens.js';
 
-export const BASELINE_ORDERS_PATH = '/baseline/physician-orders';
+const BASELINE_ORDERS_PATH = '/baseline/physician-orders';
 const PAGE_SIZE = 50;
 
 /** A page path: at an offset, or after the keyset (created_at, id) of the previous page's last order. */

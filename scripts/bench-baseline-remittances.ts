@@ -9,7 +9,7 @@ import { openDatabase } from '../src/db/database.js';
 import type { ClinicalBaselineConfig } from './bench-baseline-clinical.js';
 import { authenticated, type Verify } from './bench-baseline-tokens.js';
 
-export const BASELINE_ALLOCATIONS_PATH = '/baseline/remittance-allocations';
+const BASELINE_ALLOCATIONS_PATH = '/baseline/remittance-allocations';
 const PAGE_SIZE = 50;
 
 /** The page after the keyset (position, id) of the previous page's last allocation. */

@@ -14,7 +14,7 @@ export interface TokenCheckConfig {
 }
 
 export type Verify = (token: string) => Record<string, unknown> | Promise<Record<string, unknown>>;
-export type AgencyHandler = (agencyId: string, request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
+type AgencyHandler = (agencyId: string, request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
 
 /**
  * With one key in the JWKS (a fresh database) fast-jwt gets it as a static key, its synchronous and fastest form;

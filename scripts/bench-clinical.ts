@@ -15,11 +15,11 @@ import { benchIntegration } from './bench-identity.js';
 import { bearer, type Headers, type Request, type Scenario, type ScenarioSpec, type Setup } from './bench-scenarios.js';
 
 /** Fixed ids, so a second run on the same database reuses the seeded agencies. */
-export const BENCH_AGENCIES: Record<DemoSize, string> = { large: 'bench-large', small: 'bench-small' };
+const BENCH_AGENCIES: Record<DemoSize, string> = { large: 'bench-large', small: 'bench-small' };
 // Boston neighbourhoods, as the first-run demo agency.
 const SERVICE_ZIPS = ['02108', '02116', '02130', '02124', '02139', '02446'];
 
-export interface AgencyFixture {
+interface AgencyFixture {
   agencyId: string;
   /** A phi token of a fresh integration, reused by every request. */
   token: string;

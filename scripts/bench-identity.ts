@@ -17,7 +17,7 @@ export interface BenchIdentity {
 }
 
 /** Signs phi access tokens for one integration with the service's own key. */
-export type SignToken = () => Promise<string>;
+type SignToken = () => Promise<string>;
 
 /**
  * A fresh integration of the agency granted everything (phi included), with limits no benchmark

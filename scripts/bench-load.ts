@@ -5,7 +5,7 @@ import { sides, type Scenario, type Server, type Side, type Target } from './ben
 
 interface Tally { requests: number; seconds: number; latencies: number[]; non2xx: number; errors: number; timeouts: number; statusCodes: Record<string, number> }
 
-export type Summary = ReturnType<typeof summarize>;
+type Summary = ReturnType<typeof summarize>;
 
 export interface Timing {
   /** Seconds per target, split into SLICES_PER_TARGET slices (longer for slow responses). */

@@ -21,7 +21,7 @@ import { bearer, type Request } from './bench-scenarios.js';
 const PAGE = 50;
 const PAYMENT_CLAIMS = 2_000;
 const DEPTH = 1_000;
-export const IMPORT_CLAIMS = 50_000;
+const IMPORT_CLAIMS = 50_000;
 export const IMPORT_SCENARIO = `remittance import of a ${IMPORT_CLAIMS.toLocaleString('en-US')}-claim 835`;
 
 export const REMITTANCE_SPECS: ClinicalSpec[] = [{ name: `remittance allocation page of ${PAGE} by cursor at ${DEPTH}, small agency`, agency: 'small', build: allocationPage }];

@@ -2,7 +2,7 @@
 import type autocannon from 'autocannon';
 import type { BenchIdentity } from './bench-identity.js';
 
-export type Method = NonNullable<autocannon.Options['method']>;
+type Method = NonNullable<autocannon.Options['method']>;
 export type Headers = Record<string, string>;
 /** The two sides of a measurement: the measured one and the one it is divided by. */
 export type Target = 'service' | 'baseline';
@@ -79,7 +79,7 @@ export const FAST_JWT_PREFIX = '/baseline/fast-jwt';
 
 /** A side a pairing names; a scenario's live `baseline` request is one more kind. */
 type PairedSide = 'service' | 'bare' | 'fast-jwt' | 'metrics-off' | 'tracing' | 'pooled';
-export type Pairing = 'service/bare' | 'service/fast-jwt' | 'fast-jwt/bare' | 'metrics-off/bare' | 'tracing/bare' | 'service/metrics-off' | 'tracing/service' | 'pooled/service';
+type Pairing = 'service/bare' | 'service/fast-jwt' | 'fast-jwt/bare' | 'metrics-off/bare' | 'tracing/bare' | 'service/metrics-off' | 'tracing/service' | 'pooled/service';
 
 /** What one side of a measurement sends, to which server, and how the table names it. */
 export interface Side {

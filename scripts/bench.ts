@@ -252,7 +252,7 @@ function writeReport(config: Config, results: Result[], notes: string[], imports
     date: new Date().toISOString(), node: process.version, cpus: cpus().length, database: config.databaseUrl ? 'postgres' : 'pglite',
     durationSeconds: timing.duration, warmupSeconds: timing.warmup, results, imports, notes,
   };
-  writeFileSync(join(root, '.bench', 'results.json'), JSON.stringify(report, null, 2) + '\n');
+  writeFileSync(join(root, '.bench', 'results.json'), `${JSON.stringify(report, null, 2)}\n`);
   console.error('results written to .bench/results.json');
 }
 

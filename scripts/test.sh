@@ -17,6 +17,8 @@ done
 wants() { [[ " $engines " == *" $1 "* ]]; }
 
 npm run -s typecheck
+npm run -s format:check
+npm run -s lint
 npm run -s lint:layers
 npm run -s lint:contract
 npm run -s codegen -- --check

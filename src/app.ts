@@ -36,7 +36,7 @@ declare module 'fastify' {
   }
 }
 
-export interface AppOptions {
+interface AppOptions {
   config: Config;
   database: Database;
   /** The key-encryption keys of the secrets stored in the database (src/identity/key-encryption-keys.ts). */

@@ -10,7 +10,7 @@ function findProjectRoot(from: string): string {
   throw new Error(`openapi.json not found above ${from}`);
 }
 
-export const projectRoot = findProjectRoot(dirname(fileURLToPath(import.meta.url)));
+const projectRoot = findProjectRoot(dirname(fileURLToPath(import.meta.url)));
 
 export function readProjectFile(name: string): string {
   return readFileSync(join(projectRoot, name), 'utf8');

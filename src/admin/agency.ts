@@ -3,7 +3,7 @@ import type { DB } from '../db/schema.js';
 import { randomId } from '../shared/ids.js';
 import { AdminError, describe, integerOption, listOption, requiredOption, stringOption, type Commands, type Options } from './command.js';
 
-export interface AgencyInput {
+interface AgencyInput {
   id: string;
   name: string;
   serviceZips: string[];
@@ -11,7 +11,7 @@ export interface AgencyInput {
   timezone?: string;
 }
 
-export interface CreatedAgency {
+interface CreatedAgency {
   id: string;
   name: string;
   officeId: string;

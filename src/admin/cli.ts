@@ -49,7 +49,7 @@ function findCommand(noun: string | undefined, verb: string | undefined): Comman
   return command;
 }
 
-export interface ParsedCommand {
+interface ParsedCommand {
   command: Command;
   options: Options;
   positionals: string[];

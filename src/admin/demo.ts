@@ -7,7 +7,7 @@ import { createIntegration, type CreatedIntegration } from './integration.js';
 import { AdminError, describe, requiredOption, stringOption, type Commands } from './command.js';
 import { seedDemoAgency, type DemoSize, type SeedSummary } from '../demo/seed.js';
 
-export interface DemoCredentials extends CreatedIntegration {
+interface DemoCredentials extends CreatedIntegration {
   /** Ready to paste: asks for a no_phi token. */
   curl: string;
   seed: SeedSummary;

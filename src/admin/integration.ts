@@ -33,8 +33,8 @@ export interface CreatedIntegration {
   clientSecret: string;
 }
 
-export const DEFAULT_RATE_LIMIT_PER_MINUTE = 600;
-export const DEFAULT_DAILY_QUOTA = 50_000;
+const DEFAULT_RATE_LIMIT_PER_MINUTE = 600;
+const DEFAULT_DAILY_QUOTA = 50_000;
 const DEFAULT_OVERLAP_HOURS = 24;
 
 function checkAllKnown(kind: string, values: readonly string[], known: readonly string[]): void {

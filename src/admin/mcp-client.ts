@@ -22,7 +22,7 @@ function checkRedirectUri(uri: string): void {
   throw new AdminError(`--redirect-uri "${uri}" must use https (or http on 127.0.0.1, [::1] or localhost)`);
 }
 
-export interface CreatedMcpClient {
+interface CreatedMcpClient {
   clientId: string;
   name: string;
   redirectUris: string[];

@@ -26,7 +26,7 @@ function row(proposal: Proposal) {
 /** The deciding user, who must be active and in a role that decides (administrator or manager). */
 async function decider(db: Kysely<DB>, email: string) {
   const user = await db.selectFrom('users').select(['id', 'agency_id', 'role', 'status']).where('email', '=', email.trim().toLowerCase()).executeTakeFirst();
-  if (!user || user.status !== 'active') throw new AdminError(`no active user with the email ${email}`);
+  if (user?.status !== 'active') throw new AdminError(`no active user with the email ${email}`);
   if (!(DECIDING_ROLES as readonly string[]).includes(user.role)) {
     throw new AdminError(`${email} is a ${user.role}: only ${DECIDING_ROLES.join(' and ')} users decide proposals`);
   }

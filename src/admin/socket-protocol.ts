@@ -6,7 +6,7 @@ import type { CommandOutput } from './command.js';
  * The admin socket of a server on the embedded store: the admin CLI sends it one command per connection, one line of
  * JSON each way, and the server runs the command on its own database handle (it holds the data directory's lock).
  */
-export const ADMIN_SOCKET = 'extension-api.sock';
+const ADMIN_SOCKET = 'extension-api.sock';
 
 /** Beside the data directory's lock file: whoever may run the server may use it. */
 export function adminSocketPath(dataDir: string): string {
@@ -14,7 +14,7 @@ export function adminSocketPath(dataDir: string): string {
 }
 
 /** A request or an answer is at most this long (a line of JSON): files travel in it, base64-encoded. */
-export const MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
+const MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
 /** The files of one command are at most this long: their base64 with the arguments fits in a message. */
 export const MAX_FILE_BYTES = 40 * 1024 * 1024;
 

@@ -7,7 +7,7 @@ import { randomId } from '../shared/ids.js';
 import { sqlState } from '../db/sql-state.js';
 import { AdminError, describe, requiredOption, type Commands } from './command.js';
 
-export interface UserInput {
+interface UserInput {
   agencyId: string;
   email: string;
   name: string;

@@ -2,8 +2,8 @@ import { capabilities, contractVersions, operations, webhookEnvelopeVersion, typ
 import type { components } from '../generated/openapi.js';
 
 type Schemas = components['schemas'];
-export type Catalog = Schemas['Catalog'];
-export type GovernedQuery = Schemas['CatalogQuery'];
+type Catalog = Schemas['Catalog'];
+type GovernedQuery = Schemas['CatalogQuery'];
 type CatalogParameter = Schemas['CatalogParameter'];
 
 interface ParameterSchema { type?: string; format?: string; enum?: unknown[]; default?: unknown; minimum?: number; maximum?: number }

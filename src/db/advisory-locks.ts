@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 
 /** What a transaction-level advisory lock guards: keys of different purposes never name the same lock. */
-export type LockNamespace = 'idempotency-key' | 'patient-identity' | 'signing-keys';
+type LockNamespace = 'idempotency-key' | 'patient-identity' | 'signing-keys';
 
 /** A lock's text key: its namespace, then the parts that identify what it guards. */
 export function lockKey(namespace: LockNamespace, ...parts: string[]): string {

@@ -18,7 +18,7 @@ const TABLES = {
 
 export type AgencyResourceKind = keyof typeof TABLES;
 
-export interface ResourceRef<K extends AgencyResourceKind = AgencyResourceKind> {
+interface ResourceRef<K extends AgencyResourceKind = AgencyResourceKind> {
   kind: K;
   id: string;
 }

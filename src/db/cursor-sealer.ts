@@ -1,7 +1,7 @@
 import { canonicalJson } from '../shared/canonical-json.js';
 
 /** Seals a value under a binding and opens it again: identity/cursor-seal.ts's CursorSeal, whose key the database keeps sealed. */
-export interface CursorCipher {
+interface CursorCipher {
   seal(value: unknown, binding: Uint8Array): Promise<string>;
   open(cursor: string, binding: Uint8Array): Promise<unknown>;
 }

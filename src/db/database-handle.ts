@@ -4,7 +4,7 @@ import type { DatabaseObserver } from './database-observers.js';
 import type { ReadReplicas } from './read-replicas.js';
 
 /** A PostgreSQL pool's connections at one instant. */
-export interface PoolStats {
+interface PoolStats {
   total: number;
   idle: number;
   /** Requests waiting for a connection. */

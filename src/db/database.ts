@@ -4,7 +4,7 @@ import { openPglite } from './pglite.js';
 import { checkPooledSessionDefaults, openPostgres, type PostgresOptions } from './postgres.js';
 import { ReadReplicas } from './read-replicas.js';
 
-export interface DatabaseOptions {
+interface DatabaseOptions {
   /** PostgreSQL when set; otherwise embedded PGlite. */
   databaseUrl?: string;
   /** PGlite's data directory; in memory when undefined. */

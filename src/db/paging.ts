@@ -5,7 +5,7 @@ import type { CursorSealer, CursorSelection } from './cursor-sealer.js';
 import type { TenantStore } from './tenant-store.js';
 
 /** Paging parameters of every list route (spec 2.1): limit/offset, or a keyset cursor from meta.next_cursor. */
-export interface PageRequest {
+interface PageRequest {
   limit?: number;
   offset?: number;
   cursor?: string;
@@ -24,7 +24,7 @@ export interface ListOrder {
 }
 
 // A type alias, not an interface, so it fits the generated Meta type's index signature.
-export type ListMeta = {
+type ListMeta = {
   total: number;
   total_exact: boolean;
   limit: number;

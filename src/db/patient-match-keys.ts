@@ -4,7 +4,7 @@
  * (so no generated column) and not available on every engine. Whoever writes a patient's name or phone
  * writes these with it; the identity match compares against them and the raw dob.
  */
-export interface PatientMatchKeys {
+interface PatientMatchKeys {
   match_last_name: string;
   match_first_name: string;
   match_phone: string | null;

@@ -11,10 +11,10 @@ import { TenantPseudonyms } from './pseudonyms.js';
 import type { TraceContext } from '../observability/call-trace.js';
 
 /** Whose data a store reads, and in which PHI mode: a Principal is one. */
-export type Tenant = Pick<Principal, 'agencyId' | 'phiMode'>;
+type Tenant = Pick<Principal, 'agencyId' | 'phiMode'>;
 
 /** Tables whose rows belong to one agency (keyed by agency_id). */
-export type TenantTable = { [T in keyof DB]: DB[T] extends { agency_id: unknown } ? T : never }[keyof DB];
+type TenantTable = { [T in keyof DB]: DB[T] extends { agency_id: unknown } ? T : never }[keyof DB];
 
 /** A row of a tenant table as a repository writes it: the store adds the agency. */
 export type TenantInsert<T extends TenantTable> = Omit<Insertable<DB[T]>, 'agency_id'>;
@@ -206,7 +206,7 @@ export function reusableTenantQuery<P extends string, Row>(
 }
 
 /** A change's event, for the outbox that webhooks deliver from. */
-export interface PlatformEvent {
+interface PlatformEvent {
   type: string;
   data: Record<string, unknown>;
 }

@@ -10,7 +10,7 @@ import type { ReferenceData } from './reference-data.js';
 import type { ServiceArea, ServiceZip } from './service-area.js';
 
 /** The dates a chart's story hangs on. Days are 'YYYY-MM-DD'. */
-export interface Timeline {
+interface Timeline {
   referredAt: Date;
   /** Start of care: past for admitted patients, planned for pending admissions. */
   admittedOn: string | null;

@@ -39,7 +39,7 @@ export interface WrittenPayment {
   providerAdjustments: [string, string, number][];
 }
 
-export interface WrittenInterchange {
+interface WrittenInterchange {
   sender: string;
   receiver: string;
   /** YYYY-MM-DD. */
@@ -67,7 +67,7 @@ function claimSegments(claim: WrittenClaim): string[] {
 }
 
 /** One ST/SE transaction, segment by segment (without terminators). */
-export function* paymentSegments(payment: WrittenPayment): Generator<string> {
+function* paymentSegments(payment: WrittenPayment): Generator<string> {
   let paid = 0;
   for (const claim of payment.claims()) paid += claim.paidCents;
   const amount = paid - payment.providerAdjustments.reduce((sum, [, , cents]) => sum + cents, 0);

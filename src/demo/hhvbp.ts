@@ -43,7 +43,7 @@ function demoCsv(set: ScorableMeasureSet, cohort: Cohort, figures: MeasureFigure
     const official = published ? [score.achievementPoints, score.improvementPoints, score.redistributedWeight] : [null, null, null];
     return [measure.id, measure.name, measure.type, cohort, f.agencyValue, f.achievementThreshold, f.benchmark, f.baselineValue, ...official].map(cell).join(',');
   });
-  return [MEASURE_FILE_COLUMNS.join(','), ...lines].join('\r\n') + '\r\n';
+  return `${[MEASURE_FILE_COLUMNS.join(','), ...lines].join('\r\n')}\r\n`;
 }
 
 async function importDemoYear(store: CommandStore, size: DemoSize, year: number, published: boolean): Promise<void> {

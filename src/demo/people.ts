@@ -3,7 +3,7 @@ import { addDays, isoDay } from './calendar.js';
 import type { Random, Weights } from './random.js';
 import { FEMALE_FIRST_NAMES, LAST_NAMES, MALE_FIRST_NAMES, NAME_SUFFIXES, STREET_NAMES, STREET_SUFFIXES } from './vocabulary.js';
 
-export interface NameParts {
+interface NameParts {
   first_name: string;
   middle_name: string | null;
   last_name: string;

@@ -2,7 +2,7 @@ import type { DeliveryMethod, OrderType } from '../resources/physician-orders/ph
 import { addDays, addMinutes, dayStart, isoDay, laterThan, zonedTime } from './calendar.js';
 import type { Chart, ChartContext } from './charts.js';
 import type { Draft } from './drafts.js';
-import { Random, type Weights } from './random.js';
+import type { Random, Weights } from './random.js';
 
 /** Orders are generated for the care given in the last 120 days. */
 const WINDOW_DAYS = 120;

@@ -8,7 +8,7 @@ import type { Random } from './random.js';
 import type { ServiceArea } from './service-area.js';
 import { LAST_NAMES, ORGANIZATION_WORDS, PHYSICIAN_SPECIALTIES } from './vocabulary.js';
 
-export interface Named {
+interface Named {
   id: string;
   name: string;
 }
@@ -17,7 +17,7 @@ export interface PayorRef extends Named {
   type: PayorType;
 }
 
-export interface SourceRef extends Named {
+interface SourceRef extends Named {
   type: ReferralSourceType;
 }
 

@@ -14,7 +14,7 @@ import type { UserRef } from './reference-data.js';
 import { DIAGNOSES } from './vocabulary.js';
 
 /** What a referral is about: a chart, or a lead that never became one. */
-export interface Lead {
+interface Lead {
   patientId: string | null;
   displayName: string;
   line: ServiceLine;
@@ -25,7 +25,7 @@ export interface Lead {
   coverages: CoverageDraft[];
 }
 
-export interface Decision {
+interface Decision {
   referralType: string;
   intakeStatus: IntakeStatus;
   decline: { reason: string; detail: string } | null;

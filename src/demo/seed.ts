@@ -23,7 +23,7 @@ export { DemoSeedError };
 
 export type DemoSize = 'small' | 'large';
 
-export interface SeedOptions {
+interface SeedOptions {
   agencyId: string;
   size: DemoSize;
   /** Dates are generated relative to it; defaults to DEMO_REFERENCE_NOW so repeated seeds match row for row. */

@@ -4,7 +4,7 @@ import { DemoSeedError } from './errors.js';
 import { placeOf, type ZipPlace } from './geography.js';
 import type { Random } from './random.js';
 
-export interface DemoOffice {
+interface DemoOffice {
   id: string;
   name: string;
   timezone: string;

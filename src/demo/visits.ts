@@ -47,14 +47,14 @@ const SERVICE_CODES: Record<ServiceLine, Partial<Record<Discipline, string>>> = 
   private_duty: { SN: 'T1030', HHA: 'T1019' },
 };
 
-export type StaffByOffice = ReadonlyMap<string, Record<Discipline, UserRef[]>>;
+type StaffByOffice = ReadonlyMap<string, Record<Discipline, UserRef[]>>;
 
 export interface VisitContext extends ChartContext {
   staff: StaffByOffice;
   window: readonly WindowDay[];
 }
 
-export interface WindowDay {
+interface WindowDay {
   iso: string;
   weekday: number;
 }

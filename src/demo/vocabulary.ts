@@ -53,7 +53,7 @@ export const PHYSICIAN_SPECIALTIES = [
   'Geriatric Medicine', 'Nephrology', 'Hospice and Palliative Medicine', 'Endocrinology', 'General Surgery',
 ];
 
-export interface DiagnosisTemplate {
+interface DiagnosisTemplate {
   code: string;
   description: string;
 }

@@ -22,7 +22,7 @@ function propertyMarks(doc: Node): Mark[] {
 const list = (lines: string[], none: string) => (lines.length > 0 ? lines.map((line) => `- ${line}`).join('\n') : `- ${none}`);
 const date = (value: string | null | undefined) => (value ? value.slice(0, 10) : null);
 
-function versionSection(doc: Node, entry: Node, marks: Mark[]): string {
+function versionSection(entry: Node, marks: Mark[]): string {
   const status = entry.status === 'current' ? 'current' : `deprecated since ${date(entry.deprecated_at)}, successor version ${entry.successor}`;
   const sunset = entry.status === 'current' ? '' : entry.sunset ? `, sunset ${date(entry.sunset)}` : ', no sunset date set';
   const heading = `## Version ${entry.version} (manifest ${entry.manifest_version}): ${status}${sunset}`;
@@ -52,12 +52,12 @@ function requestSection(doc: Node, marks: Mark[]): string {
 export function contractChangelog(doc: Node): string {
   const marks = propertyMarks(doc);
   const versions = [...doc['x-svc-contract-versions']].sort((a: Node, b: Node) => Number(b.version) - Number(a.version));
-  return [
+  return `${[
     '# Contract changelog',
     'Generated from the contract document. Within a version, changes are additive only (`npm run contract:check` refuses a breaking one); a breaking change is a new version.',
-    ...versions.map((entry) => versionSection(doc, entry, marks)),
+    ...versions.map((entry) => versionSection(entry, marks)),
     requestSection(doc, marks),
-  ].join('\n\n') + '\n';
+  ].join('\n\n')}\n`;
 }
 
 /** The changelog one heading level down, to sit under a document's description. */

@@ -10,7 +10,7 @@ import { changelogSection } from './changelog.js';
  */
 type Node = Record<string, any>;
 
-export interface ContractVersionEntry {
+interface ContractVersionEntry {
   version: string;
   manifest_version: string;
   status: 'current' | 'deprecated';
@@ -21,7 +21,7 @@ export interface ContractVersionEntry {
 
 export const contractVersionsOf = (doc: Node): ContractVersionEntry[] => doc['x-svc-contract-versions'];
 
-export function contractVersionOf(doc: Node, version: string): ContractVersionEntry {
+function contractVersionOf(doc: Node, version: string): ContractVersionEntry {
   const entry = contractVersionsOf(doc).find((v) => v.version === version);
   if (!entry) throw new Error(`contract version ${version} is not in x-svc-contract-versions`);
   return entry;
@@ -74,7 +74,7 @@ function v1Examples(doc: Node, shapes: ReturnType<typeof v1Shapes>): void {
 }
 
 function refsIn(node: unknown, found: Set<string>): Set<string> {
-  if (Array.isArray(node)) node.forEach((item) => refsIn(item, found));
+  if (Array.isArray(node)) for (const item of node) refsIn(item, found);
   else if (node && typeof node === 'object') {
     for (const [key, value] of Object.entries(node)) {
       if (key === '$ref' && typeof value === 'string' && value.startsWith('#/components/schemas/')) found.add(value.split('/').pop()!);

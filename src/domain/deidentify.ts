@@ -21,7 +21,7 @@ export function instantToYear(instant: Date | null): string | null {
   return instant === null ? null : `${instant.getUTCFullYear()}-01-01T00:00:00.000Z`;
 }
 
-export function ageInYears(dob: string, asOf: Date): number {
+function ageInYears(dob: string, asOf: Date): number {
   const [year, month, day] = dob.split('-').map(Number);
   const beforeBirthday = asOf.getUTCMonth() + 1 < month || (asOf.getUTCMonth() + 1 === month && asOf.getUTCDate() < day);
   return asOf.getUTCFullYear() - year - (beforeBirthday ? 1 : 0);

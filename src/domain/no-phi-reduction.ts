@@ -10,7 +10,7 @@ type QueryColumn = components['schemas']['QueryColumn'];
  * A governed query column's `phi` mark (the x-svc-phi vocabulary) as the reduction it stands for; null when kept.
  * Anything this cannot honour (a year of a column that is no date) is withheld: a wrong mark never leaks a value.
  */
-export function columnReduction({ phi, type }: QueryColumn): NoPhiReduction | null {
+function columnReduction({ phi, type }: QueryColumn): NoPhiReduction | null {
   switch (phi.reduce) {
     case 'kept':
       return null;

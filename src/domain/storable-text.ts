@@ -1,9 +1,11 @@
+import { pointerToken } from '../shared/json-pointer.js';
+
 /**
  * Text PostgreSQL cannot store: NUL, and UTF-16 surrogates without their pair (text and jsonb refuse both). A value
  * holding one would fail its insert, or be changed on the way in, so requests carrying one are refused as sent.
  */
-const SUSPECT = /[\u0000\uD800-\uDFFF]/;
-const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+const SUSPECT = /[\0\uD800-\uDFFF]/;
+const UNSTORABLE = /\0|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 
 /** The quick test finds nothing in almost all text; the exact one tells a lone surrogate from a pair. */
 export function isStorableText(text: string): boolean {
@@ -39,8 +41,6 @@ export function describeUnstorable(text: string, at: number): string {
   const code = text.charCodeAt(at);
   return `U+${code.toString(16).toUpperCase().padStart(4, '0')} (${code === 0 ? 'a NUL byte' : 'an unpaired UTF-16 surrogate'})`;
 }
-
-const pointerToken = (key: string) => key.replaceAll('~', '~0').replaceAll('/', '~1');
 
 /** The JSON pointer of every string or member name in `value` that cannot be stored, at most `limit` of them. */
 export function unstorableTextPointers(value: unknown, limit = 10, pointer = '', found: string[] = []): string[] {

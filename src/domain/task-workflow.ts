@@ -1,7 +1,7 @@
 import type { components } from '../generated/openapi.js';
 import { PlatformError } from '../shared/platform-error.js';
 
-export type TaskStatus = components['schemas']['Task']['status'];
+type TaskStatus = components['schemas']['Task']['status'];
 
 /** open → in_progress → done; open or in_progress → cancelled; done and cancelled are final (as the contract says). */
 const NEXT: Record<TaskStatus, readonly TaskStatus[]> = {

@@ -4,7 +4,7 @@ import { reduceForNoPhi, type HandleLookup } from '../domain/no-phi-reduction.js
 import type { PhiMode } from '../shared/principal.js';
 import type { WebhookEnvelope } from './verify-delivery.js';
 
-export interface StoredEvent {
+interface StoredEvent {
   id: string;
   agency_id: string;
   type: string;

@@ -14,7 +14,7 @@ export interface ReceiverAnswer {
   errorType?: string;
 }
 
-export interface ReceiverLimits {
+interface ReceiverLimits {
   /** For the whole attempt: connecting, sending, and reading the answer. */
   timeoutMs: number;
   /** How much of the answer is read; the rest is not waited for. */

@@ -9,7 +9,7 @@ import type { SigningSecrets } from './signing.js';
 
 /** Subscriptions and their secrets, as the admin CLI manages them (spec 6.1: managed in the product, not the partition). */
 
-export interface NewSubscription {
+interface NewSubscription {
   agencyId: string;
   url: string;
   eventTypes: string[];
@@ -137,7 +137,7 @@ export function listDeliveries(db: Kysely<DB>, subscription: SubscriptionRow, st
     .execute();
 }
 
-export type ReplayRefusal = 'unknown' | 'held' | 'pending';
+type ReplayRefusal = 'unknown' | 'held' | 'pending';
 
 /** Spec 6.6's replay: the same delivery (same id) due now, for one more attempt. */
 export async function replayDelivery(db: Kysely<DB>, deliveryId: string): Promise<{ refused: ReplayRefusal } | { subscriptionId: string }> {

@@ -24,7 +24,7 @@ export interface AuditEvent {
   occurredAt?: Date;
 }
 
-export interface AuditLog {
+interface AuditLog {
   error(obj: unknown, msg?: string): void;
 }
 
@@ -57,7 +57,7 @@ export function insertAuditEvents(events: AuditEvent[]): RawBuilder<unknown> {
     from jsonb_array_elements(${rows}::jsonb) as r`;
 }
 
-export interface AuditBufferOptions {
+interface AuditBufferOptions {
   /** Events per INSERT; reaching this many pending events starts a flush at once. */
   maxBatch?: number;
   /** Memory bound: beyond it push() refuses, so a read is not served unaudited while the database is unreachable. */

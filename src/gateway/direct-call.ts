@@ -29,7 +29,7 @@ export interface DirectCallInput<K extends OperationId = OperationId> {
 }
 
 /** What an HTTP response would carry. */
-export interface DirectCallResult {
+interface DirectCallResult {
   status: number;
   /** The headers the gateway and the handler set (x-request-id, contract version, rate limits, etag...), lower-case. */
   headers: Record<string, string>;

@@ -14,7 +14,7 @@ export interface Refusal {
 }
 
 /** A refusal as every transport answers it: the contract's status, headers and error body. */
-export interface ErrorResponse {
+interface ErrorResponse {
   status: number;
   /** The error code of the body (either shape), for the metrics. */
   code: ErrorCode;

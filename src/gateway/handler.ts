@@ -15,7 +15,7 @@ export type PathParams<K extends OperationId> = Part<Op<K>['parameters'], 'path'
 export type QueryParams<K extends OperationId> = Part<Op<K>['parameters'], 'query'>;
 export type RequestHeaders<K extends OperationId> = Part<Op<K>['parameters'], 'header'>;
 export type RequestBody<K extends OperationId> = Op<K> extends { requestBody: infer B } ? Content<NonNullable<B>> : undefined;
-export type SuccessBody<K extends OperationId> = Content<Op<K>['responses'][200]>;
+type SuccessBody<K extends OperationId> = Content<Op<K>['responses'][200]>;
 type PagedByCursor<K extends OperationId> = (typeof RouteTable)[K]['pagedByCursor'];
 type Store<K extends OperationId> = K extends 'issueToken' ? undefined : (typeof RouteTable)[K]['command'] extends true ? CommandStore : TenantStore;
 

@@ -10,12 +10,12 @@ import type { PhiMode } from '../shared/principal.js';
 import { canonicalJson } from '../shared/canonical-json.js';
 
 /** How long a command's result is kept and replayed (openapi.json info.description: 24 hours). */
-export const IDEMPOTENCY_RETENTION_HOURS = 24;
+const IDEMPOTENCY_RETENTION_HOURS = 24;
 
 /** Below the handler timeout (10 s by default), so a waiting retry answers 409 before its own request times out. */
-export const DEFAULT_LOCK_WAIT_MS = 5_000;
+const DEFAULT_LOCK_WAIT_MS = 5_000;
 
-export interface IdempotentResult {
+interface IdempotentResult {
   response: StoredResponse;
   replayed: boolean;
 }
@@ -126,7 +126,7 @@ export async function runIdempotent(
   }
 }
 
-export interface PurgeOptions {
+interface PurgeOptions {
   /** Keys that expired at or before this instant go; default: the database's clock, the one expiry is computed with. */
   now?: Date;
   /** Rows per DELETE statement, so a large backlog never holds locks or WAL for long. */

@@ -19,12 +19,12 @@ export interface MeteringEvent {
 }
 
 /** Fits pino and Fastify's logger. */
-export interface MeteringLog {
+interface MeteringLog {
   warn(obj: object, msg: string): void;
   error(obj: object, msg: string): void;
 }
 
-export interface MeteringBufferOptions {
+interface MeteringBufferOptions {
   /** Events per insert (default 500); reaching it also starts a write. */
   maxBatch?: number;
   /** Events held while the database is failing (default 50 000); beyond it the oldest are dropped. */

@@ -68,7 +68,7 @@ export interface CallAdmission {
 }
 
 /** How admission ends: called once, with the refusal if there is one (a Fastify hook's `done` is one). */
-export type Admitted = (err?: Error) => void;
+type Admitted = (err?: Error) => void;
 
 /** Headers of a command's response that are stored with it and replayed. */
 const REPLAYED_HEADERS = ['svc-extension-contract-version', 'deprecation', 'link', 'cache-control', 'location', 'etag'];

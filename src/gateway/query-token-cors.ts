@@ -11,7 +11,7 @@ import { methodNotAllowed } from './not-found.js';
  */
 const OFFICE_HOSTS = /^https:\/\/([a-z0-9-]+\.)*(officeapps\.live\.com|office\.com|office365\.com|officescripts\.microsoftusercontent\.com)$/;
 
-export function isOfficeOrigin(origin: string): boolean {
+function isOfficeOrigin(origin: string): boolean {
   return origin === 'null' || OFFICE_HOSTS.test(origin);
 }
 

@@ -8,7 +8,7 @@ import { IntegrationMap } from '../shared/integration-map.js';
 import type { ExtensionPolicy } from '../shared/principal.js';
 
 /** What the limiter needs of an operation (the route table's costUnits and costBudgeted). */
-export interface MeteredOperation {
+interface MeteredOperation {
   operationId: string;
   costUnits: number;
   costBudgeted: boolean;

@@ -4,7 +4,7 @@ const IV_BYTES = 12;
 const TAG_BYTES = 16;
 
 /** AES-256-GCM as this service stores it: a fresh 96-bit IV, and the ciphertext followed by its 128-bit tag. */
-export interface Sealed {
+interface Sealed {
   iv: Buffer;
   body: Buffer;
 }

@@ -12,13 +12,13 @@ import { PlatformError } from '../shared/platform-error.js';
 
 export type TokenRequest = components['schemas']['TokenRequest'];
 
-export interface TokenGrantInput {
+interface TokenGrantInput {
   body: TokenRequest;
   authorization: string | undefined;
   remoteAddress: string;
 }
 
-export interface IssuedToken {
+interface IssuedToken {
   accessToken: string;
   expiresIn: number;
   /** Space-separated. */
@@ -117,7 +117,7 @@ function narrowScopes(requested: string | undefined, granted: readonly string[])
 }
 
 /** Told of each token issued and each refusal, by its error code (the metrics). */
-export interface TokenOutcomes {
+interface TokenOutcomes {
   issued(phiMode: PhiMode): void;
   refused(code: string): void;
 }

@@ -13,7 +13,7 @@ export interface FailureLimits {
  * What a limiter counts and says: its rows are `<kind>:<key>` in token_failures (kinds of letters and dashes), and its
  * refusals are "<what> from this address." or "<what> <subject>".
  */
-export interface FailurePolicy {
+interface FailurePolicy {
   limits: FailureLimits;
   kinds: { address: string; subject: string };
   refusals: { what: string; subject: string };

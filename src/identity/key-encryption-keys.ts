@@ -20,7 +20,7 @@ export interface SecretsKeySettings {
 }
 
 /** Messages for the operator (the server logs them as warnings; the admin CLI prints them on stderr). */
-export type Notice = (message: string) => void;
+type Notice = (message: string) => void;
 
 function errorCode(err: unknown): string {
   return (err as NodeJS.ErrnoException).code ?? String(err);

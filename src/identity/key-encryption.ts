@@ -5,7 +5,7 @@ const FORMAT = 'v1';
 const KEY_BYTES = 32;
 
 /** A key-encryption key (KEK): it seals the secrets the database stores, and never lives in the database itself. */
-export interface KeyEncryptionKey {
+interface KeyEncryptionKey {
   /** A short fingerprint of the key, written in front of everything sealed under it. */
   id: string;
   key: Buffer;

@@ -5,7 +5,7 @@ import { randomId } from '../shared/ids.js';
 import type { Principal } from '../shared/principal.js';
 
 /** Governed query tokens (routes 4 to 7): `qt_` and 32 random bytes in base64url, so a secret says what it is. */
-export const QUERY_TOKEN_PREFIX = 'qt_';
+const QUERY_TOKEN_PREFIX = 'qt_';
 
 const QUERY_TOKEN_BEARER = /^bearer +qt_/i;
 
@@ -26,7 +26,7 @@ export function isQueryTokenAuthorization(authorization: string | undefined): bo
   return authorization !== undefined && QUERY_TOKEN_BEARER.test(authorization);
 }
 
-export type QueryTokenLookup =
+type QueryTokenLookup =
   | { found: false }
   | { found: true; principal: Principal; revoked: boolean };
 
@@ -64,4 +64,4 @@ export class QueryTokenVerifier {
 }
 
 /** A query token's only scope: the run route's (the query's own scope was checked against its creator's token). */
-export const QUERY_TOKEN_SCOPES: ReadonlySet<string> = new Set(['external:queries:run']);
+const QUERY_TOKEN_SCOPES: ReadonlySet<string> = new Set(['external:queries:run']);

@@ -15,7 +15,7 @@ const KEY_RING_REFRESH_MS = 5_000;
 /** An unknown kid forces a reload (a key created by another instance), but at most this often. */
 const UNKNOWN_KID_REFRESH_MS = 1_000;
 
-export interface NewSigningKey {
+interface NewSigningKey {
   kid: string;
   privateKeyPem: string;
   publicJwk: PublicJwk;
@@ -33,7 +33,7 @@ export function generateSigningKey(): NewSigningKey {
   };
 }
 
-export interface Rotation {
+interface Rotation {
   kid: string;
   retired: { kid: string; verifyUntil: Date }[];
 }
@@ -81,7 +81,7 @@ interface LoadedKey {
   verifyUntil: Date | null;
 }
 
-export interface ActiveSigningKey {
+interface ActiveSigningKey {
   kid: string;
   privateKeyPem: string;
 }

@@ -9,7 +9,7 @@ export interface TokenSettings {
   ttlSeconds: number;
 }
 
-export interface TokenSubject {
+interface TokenSubject {
   agencyId: string;
   extensionId: string;
   clientId: string;

@@ -4,7 +4,7 @@ import { CONTRACT_SCOPES } from './grants.js';
 import { peopleAuthorizationMetadata } from './mcp-authorization/authorization-server.js';
 import type { KeyRing } from './signing-keys.js';
 
-export const JWKS_PATH = '/.well-known/jwks.json';
+const JWKS_PATH = '/.well-known/jwks.json';
 
 /**
  * RFC 8414 metadata and the JWKS of the token issuer; outside the partition, no token needed. One issuer serves the

@@ -15,7 +15,7 @@ import { handOver } from './hand-over.js';
 export const MCP_PATH = '/api/v1/mcp';
 export const PROTECTED_RESOURCE_METADATA_PATH = `/.well-known/oauth-protected-resource${MCP_PATH}`;
 
-export interface McpEndpointSettings {
+interface McpEndpointSettings {
   /** The absolute URL of the endpoint: the resource tokens must be bound to. */
   resource: string;
   /** Where its RFC 9728 metadata is, named in every 401. */

@@ -34,7 +34,7 @@ function taskIdOf(proposal: Proposal): string | null {
 }
 
 /** Spec 6.2: status, decided, executedAt, lastExecutionError, next; and what was decided and made. */
-export function proposalStatus(proposal: Proposal) {
+function proposalStatus(proposal: Proposal) {
   return {
     approvalId: proposal.id,
     status: proposal.status,

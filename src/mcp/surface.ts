@@ -16,7 +16,7 @@ import { MCP_PATH, PROTECTED_RESOURCE_METADATA_PATH, registerMcpEndpoint } from 
 /** A refresh token (and its grant) lasts this long unless rotated on; each refresh hands out a new one. */
 const REFRESH_TOKEN_TTL_SECONDS = 30 * 24 * 3600;
 
-export interface McpSurface {
+interface McpSurface {
   /** The token route's grants the surface's authorization server answers (before the operations are registered). */
   grantHandovers: Record<string, GrantHandover>;
   /** The authorization pages and routes, the MCP endpoint and its RFC 9728 metadata. */

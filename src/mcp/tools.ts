@@ -10,7 +10,7 @@ import type { Principal } from '../shared/principal.js';
 import { contractSchema } from './contract-schemas.js';
 
 /** What one tool call runs as and through. */
-export interface ToolContext {
+interface ToolContext {
   gateway: Gateway;
   principal: Principal;
 }

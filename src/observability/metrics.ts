@@ -2,7 +2,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type Counte
 import { OperationCounts, callSamples, durationSamples, idempotencySamples, refusalSamples, type Sample } from './operation-counts.js';
 
 /** Every metric of the service starts with this; process and Node metrics keep prom-client's own names. */
-export const METRIC_PREFIX = 'extension_api_';
+const METRIC_PREFIX = 'extension_api_';
 
 /** A metric computed from the operations' counters when scraped, in the shape prom-client's registry formats. */
 class CollectedMetric {
@@ -183,6 +183,6 @@ export class ServiceMetrics {
 
   /** The exposition text: this app's metrics, then the process's. */
   async text(): Promise<string> {
-    return (await this.registry.metrics()) + '\n' + (await processMetrics().metrics());
+    return `${await this.registry.metrics()}\n${await processMetrics().metrics()}`;
   }
 }

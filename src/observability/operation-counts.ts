@@ -1,14 +1,14 @@
 import { contractVersions } from '../generated/contract.js';
 
 /** Upper bounds (seconds) of the request-duration histogram's buckets: 1 ms to 10 s, then +Inf. */
-export const DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+const DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 const STATUS_CLASSES = ['1xx', '2xx', '3xx', '4xx', '5xx'];
 /** The contract's versions, then `none`: a call refused before its version was read (an unknown one, a shed call). */
 const VERSIONS: string[] = [...contractVersions.map((v) => v.version), 'none'];
 const versionIndex = new Map<unknown, number>(contractVersions.map((v, i) => [v.version, i]));
 
-export type IdempotencyOutcome = 'executed' | 'replayed' | 'conflict';
+type IdempotencyOutcome = 'executed' | 'replayed' | 'conflict';
 const IDEMPOTENCY_OUTCOMES: IdempotencyOutcome[] = ['executed', 'replayed', 'conflict'];
 
 /**

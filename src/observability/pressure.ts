@@ -16,15 +16,15 @@ export interface PressureThresholds {
 }
 
 /** The signals of the last window. */
-export interface PressureReadings {
+interface PressureReadings {
   eventLoopDelayMs: number;
   heapUsedPercent: number;
   poolWaitMs: number;
 }
 
-export type PressureSignal = keyof PressureReadings;
+type PressureSignal = keyof PressureReadings;
 
-export interface PressureReport {
+interface PressureReport {
   shedding: boolean;
   /** The signals past their threshold. */
   over: PressureSignal[];

@@ -13,7 +13,7 @@ export type Proposal = Selectable<ProposalsTable>;
 /** The roles whose people may approve or reject proposals. */
 export const DECIDING_ROLES = ['administrator', 'manager'] as const;
 
-export interface ProposalRequest {
+interface ProposalRequest {
   agencyId: string;
   userId: string;
   clientId: string;
@@ -72,7 +72,7 @@ export function listProposals(store: TenantStore, status?: Proposal['status']): 
   return query.execute();
 }
 
-export interface Decision {
+interface Decision {
   agencyId: string;
   proposalId: string;
   deciderId: string;

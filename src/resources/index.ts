@@ -21,7 +21,7 @@ import type { GovernedQuery } from './queries/governed-query.js';
 import { runQueryHandler } from './queries/query-run.js';
 import { queryTokenHandlers } from './query-tokens/query-token-handlers.js';
 
-export interface Resources {
+interface Resources {
   handlers: Handlers;
   /** Admission rules the families add to their operations (a governed query's access and cost). */
   admissions: Partial<Record<OperationId, CallAdmission>>;

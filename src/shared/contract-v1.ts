@@ -94,7 +94,7 @@ function v1Schema(schema: JsonObject): JsonObject {
 }
 
 /** A version 2 value as version 1 serves it, by the shapes of v1Shapes (or the generated table of them). */
-export type V1Shapes = Readonly<Record<string, { omit: readonly string[]; rename: Readonly<Record<string, string>>; children: Readonly<Record<string, string>> }>>;
+type V1Shapes = Readonly<Record<string, { omit: readonly string[]; rename: Readonly<Record<string, string>>; children: Readonly<Record<string, string>> }>>;
 
 export function toV1(value: unknown, schema: string, shapes: V1Shapes): unknown {
   const shape = shapes[schema];

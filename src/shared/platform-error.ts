@@ -1,7 +1,7 @@
 import { errorCodes, type ErrorCode } from '../generated/contract.js';
 
 export type ErrorDetails = Record<string, string | number | boolean | null>;
-export type ErrorEntry = (typeof errorCodes)[number];
+type ErrorEntry = (typeof errorCodes)[number];
 
 const catalogue = new Map<string, ErrorEntry>(errorCodes.map((entry) => [entry.code, entry]));
 
@@ -24,4 +24,9 @@ export class PlatformError extends Error {
   get status(): number {
     return errorEntry(this.code).status;
   }
+}
+
+/** A field that breaks a rule the contract's schema cannot state: PLATFORM_INVALID_INPUT, naming the field. */
+export function invalidInput(field: string, message: string, details: ErrorDetails = {}): PlatformError {
+  return new PlatformError('PLATFORM_INVALID_INPUT', message, { field, ...details });
 }

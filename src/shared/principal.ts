@@ -19,7 +19,7 @@ export interface Principal {
   queryToken?: QueryTokenGrant;
 }
 
-export interface QueryTokenGrant {
+interface QueryTokenGrant {
   id: string;
   queryId: string;
   parameters: Readonly<Record<string, unknown>>;

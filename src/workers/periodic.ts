@@ -1,7 +1,7 @@
 import type { MetricsRegistrar } from '../observability/metrics.js';
 import type { Worker, WorkerContext } from './worker.js';
 
-export interface PeriodicTask {
+interface PeriodicTask {
   name: string;
   intervalMs: number;
   /** One run; a failure is logged and the next interval runs it again. */

@@ -5,7 +5,7 @@ import type { MetricsRegistrar } from '../observability/metrics.js';
 import type { DeliveryTracer } from '../observability/call-trace.js';
 
 /** Fits pino and Fastify's logger. */
-export interface WorkerLog {
+interface WorkerLog {
   info(obj: object, msg: string): void;
   warn(obj: object, msg: string): void;
 }

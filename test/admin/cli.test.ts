@@ -69,7 +69,7 @@ async function exercise(t: Test, env: Record<string, string>) {
   ].join('\n'));
   const refused = await admin(env, 'quality', 'import', '--agency', 'acme', '--performance-year', '2025', csv, '--json');
   t.equal(refused.code, 1);
-  t.match(json(t, refused).error.message, /^py2025\.csv was not imported \(nothing was written\):\n  file, column measure_id: missing measures of the smaller-volume cohort for PY2025, CMS-1780-F: DTC_PAC$/);
+  t.match(json(t, refused).error.message, /^py2025\.csv was not imported \(nothing was written\):\n {2}file, column measure_id: missing measures of the smaller-volume cohort for PY2025, CMS-1780-F: DTC_PAC$/);
   appendFileSync(csv, '\nDTC_PAC,Discharge to Community,Claims,smaller,55,40,60,30\n');
   const imported = await admin(env, 'quality', 'import', '--agency', 'acme', '--performance-year', '2025', csv, '--json');
   t.equal(imported.code, 0, imported.stderr);
@@ -136,7 +136,11 @@ async function startServer(t: Test, env: Record<string, string>) {
   for (const deadline = Date.now() + 240_000; !output.includes('Extension API ready'); await sleep(100)) {
     if (child.exitCode !== null || Date.now() > deadline) throw new Error(`the server did not start:\n${output}`);
   }
-  return { base, output: () => output, stop: (signal: NodeJS.Signals = 'SIGTERM') => (child.kill(signal), exited) };
+  return { base, output: () => output, stop: (signal: NodeJS.Signals = 'SIGTERM') => {
+      child.kill(signal);
+      return exited;
+    },
+  };
 }
 
 /** Waits for `check` to hold, up to a minute. */

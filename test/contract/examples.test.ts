@@ -3,11 +3,11 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { currentDocument, versionDocument } from '../../src/docs/contract-documents.js';
 import { readProjectFile } from '../../src/project-files.js';
+import { pointerToken } from '../../src/shared/json-pointer.js';
 
 type Node = Record<string, any>;
 const source: Node = JSON.parse(readProjectFile('openapi.json'));
 const METHODS = ['get', 'put', 'post', 'delete', 'patch'];
-const escape = (segment: string) => segment.replace(/~/g, '~0').replace(/\//g, '~1');
 
 interface Media {
   where: string;
@@ -22,15 +22,15 @@ function mediaOf(doc: Node, operationId?: string): Array<Media & { operationId: 
     for (const method of METHODS.filter((m) => item[m])) {
       const op = item[method];
       if (operationId && op.operationId !== operationId) continue;
-      const at = `#/paths/${escape(path)}/${method}`;
+      const at = `#/paths/${pointerToken(path)}/${method}`;
       for (const [type, media] of Object.entries<Node>(op.requestBody?.content ?? {})) {
-        found.push({ operationId: op.operationId, where: `${op.operationId} request ${type}`, pointer: `${at}/requestBody/content/${escape(type)}`, media });
+        found.push({ operationId: op.operationId, where: `${op.operationId} request ${type}`, pointer: `${at}/requestBody/content/${pointerToken(type)}`, media });
       }
       for (const [status, own] of Object.entries<Node>(op.responses)) {
         const pointer = typeof own.$ref === 'string' ? own.$ref : `${at}/responses/${status}`;
         const response = typeof own.$ref === 'string' ? doc.components.responses[own.$ref.split('/').pop()!] : own;
         for (const [type, media] of Object.entries<Node>(response.content ?? {})) {
-          found.push({ operationId: op.operationId, status, where: `${op.operationId} ${status} ${type}`, pointer: `${pointer}/content/${escape(type)}`, media });
+          found.push({ operationId: op.operationId, status, where: `${op.operationId} ${status} ${type}`, pointer: `${pointer}/content/${pointerToken(type)}`, media });
         }
       }
     }

@@ -14,7 +14,11 @@ const CANARY = 'Jane Canary 1941-05-17';
  */
 function capturedLogger(root: boolean) {
   const lines: string[] = [];
-  const stream = new Writable({ write: (chunk, _encoding, done) => void (lines.push(String(chunk)), done()) });
+  const stream = new Writable({ write: (chunk, _encoding, done) => {
+      lines.push(String(chunk));
+      done();
+    },
+  });
   return { lines, logger: root ? pino({ level: 'info', ...safeLoggerOptions }, stream) : redactingDatabaseValues(pino({ level: 'info' }, stream)) };
 }
 

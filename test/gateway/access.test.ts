@@ -2,7 +2,7 @@ import t from 'tap';
 import { operations } from '../../src/generated/contract.js';
 import { authorize } from '../../src/gateway/access.js';
 import type { ExtensionPolicy, Principal } from '../../src/shared/principal.js';
-import { PlatformError } from '../../src/shared/platform-error.js';
+import type { PlatformError } from '../../src/shared/platform-error.js';
 
 const principal = (overrides: Partial<Principal> = {}): Principal => ({
   agencyId: 'a1', extensionId: 'e1', clientId: 'c1', phiMode: 'phi', tokenId: 'j1',

@@ -2,6 +2,7 @@ import t from 'tap';
 import type { InjectOptions } from 'fastify';
 import { operations, type OperationDefinition } from '../../src/generated/contract.js';
 import { readProjectFile } from '../../src/project-files.js';
+import { atPointer } from '../../src/shared/json-pointer.js';
 import { buildTestApp, signIn, type SignedInApi, type TestApi } from '../helpers/app.js';
 import { seededAgency } from '../helpers/clinical.js';
 import { tokenRequestBody } from '../helpers/identity.js';
@@ -49,7 +50,7 @@ const RAW_BODIES = ['', 'null', '[]', '"text"', '{', '{"a":1,}', '123', '{"a":"\
 function resolve(schema: Schema | undefined): Schema {
   let at = schema ?? {};
   for (let hops = 0; typeof at.$ref === 'string' && hops < 10; hops++) {
-    at = at.$ref.slice(2).split('/').reduce((node: Schema, key: string) => node[key.replace(/~1/g, '/').replace(/~0/g, '~')], document);
+    at = atPointer(document, at.$ref) as Schema;
   }
   return at;
 }
@@ -164,7 +165,7 @@ function payloadFor(operation: OperationDefinition, session: SignedInApi): strin
 
 function requestFor(operation: OperationDefinition, session: SignedInApi, ids: readonly string[]): InjectOptions {
   const headers = headersFor(operation);
-  if (rng.chance(0.03)) headers.authorization = rng.pick(['Bearer x', 'Basic Og==', 'Bearer ' + 'a.'.repeat(50)]);
+  if (rng.chance(0.03)) headers.authorization = rng.pick(['Bearer x', 'Basic Og==', `Bearer ${'a.'.repeat(50)}`]);
   return {
     method: operation.method,
     url: pathOf(operation, ids) + queryString(operation),

@@ -109,7 +109,7 @@ t.test('invalid UTF-8 in a body is a 400, not silently replaced', async (t) => {
   assertInvalidRequest(t, task, 400, encodingIssue);
   const fields = tokenRequestBody(api.integration);
   const token = await anonymous.request({
-    method: 'POST', url: TOKEN_URL, headers: { 'content-type': 'application/json' }, payload: invalidUtf8(JSON.stringify(fields).slice(0, -1) + ',"scope":"', '"}'), remoteAddress: freshAddress(),
+    method: 'POST', url: TOKEN_URL, headers: { 'content-type': 'application/json' }, payload: invalidUtf8(`${JSON.stringify(fields).slice(0, -1)},"scope":"`, '"}'), remoteAddress: freshAddress(),
   });
   assertInvalidRequest(t, token, 400, encodingIssue);
   const form = new URLSearchParams(fields).toString();

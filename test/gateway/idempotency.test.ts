@@ -147,7 +147,10 @@ t.test('an abort before commit rolls everything back', async (t) => {
   t.same(await sideEffects(id), []);
   let executed = false;
   await t.rejects(
-    runIdempotent(db, id, async () => ((executed = true), ledgerOf(id, { status: 200, headers: {}, body: '{}' })), controller.signal),
+    runIdempotent(db, id, async () => {
+      executed = true;
+      return ledgerOf(id, { status: 200, headers: {}, body: '{}' });
+    }, controller.signal),
     reason,
   );
   t.equal(executed, false, 'an already aborted signal runs nothing');

@@ -56,7 +56,11 @@ export async function openHeadlessChromium(t: Teardown, size = { width: 1280, he
     });
   const nextEvent = (method: string) =>
     new Promise((resolve) => {
-      const entry = { method, listener: (params: unknown) => void (listeners.splice(listeners.indexOf(entry), 1), resolve(params)) };
+      const entry = { method, listener: (params: unknown) => {
+          listeners.splice(listeners.indexOf(entry), 1);
+          resolve(params);
+        },
+      };
       listeners.push(entry);
     });
   const evaluate = async <T>(expression: string): Promise<T> => {

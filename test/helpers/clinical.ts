@@ -1,5 +1,4 @@
 import { seedDemoAgency, type SeedSummary } from '../../src/demo/seed.js';
-import type { PhiMode } from '../../src/shared/principal.js';
 import { signIn, type SignedInApi, type TestApi } from './app.js';
 import { testDatabase } from './database.js';
 

@@ -37,5 +37,5 @@ export function eraText(claims: { pcn: string; paid: string; segments?: string[]
     ...claims.flatMap((c, i) => [`CLP*${c.pcn}*1*${c.paid}*${c.paid}**MA*PCN${i + 1}`, ...(c.segments ?? [])]),
   ];
   body.push(`SE*${body.length + 1}*0001`);
-  return [isa, 'GS*HP*PAYER*AGENCY*20261102*0930*77*X*005010X221A1', ...body, 'GE*1*77', 'IEA*1*000000077'].join('~\n') + '~\n';
+  return `${[isa, 'GS*HP*PAYER*AGENCY*20261102*0930*77*X*005010X221A1', ...body, 'GE*1*77', 'IEA*1*000000077'].join('~\n')}~\n`;
 }

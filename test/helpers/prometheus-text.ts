@@ -21,7 +21,7 @@ function labelsOf(text: string, line: string): Record<string, string> {
 }
 
 /** Values as Prometheus reads them (Go's ParseFloat): NaN and Inf in any letter case, as prom-client writes "Nan". */
-function valueOf(text: string): number | undefined {
+function numberOf(text: string): number | undefined {
   const special: Record<string, number> = { nan: NaN, '+inf': Infinity, inf: Infinity, '-inf': -Infinity };
   const lower = text.toLowerCase();
   if (lower in special) return special[lower];
@@ -62,7 +62,7 @@ export function parsePrometheusText(text: string): PrometheusSample[] {
     const [, name, labelText, valueText] = match;
     const family = familyOf(name, types);
     if (!family || !helps.has(family)) throw new Error(`sample "${line}" has no HELP and TYPE before it`);
-    const value = valueOf(valueText);
+    const value = numberOf(valueText);
     if (value === undefined) throw new Error(`value of "${line}" is not a number`);
     samples.push({ name, labels: labelText ? labelsOf(labelText, line) : {}, value });
   }

@@ -2,11 +2,11 @@ import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { versionDocument } from '../../src/docs/contract-documents.js';
 import { readProjectFile } from '../../src/project-files.js';
+import { atPointer, pointerToken } from '../../src/shared/json-pointer.js';
 
 type Document = Record<string, any>;
 
 const source: Document = JSON.parse(readProjectFile('openapi.json'));
-const escape = (segment: string) => segment.replace(/~/g, '~0').replace(/\//g, '~1');
 
 /**
  * Validators of the published document of a contract version (the one served at /platform/api/vN/openapi.json),
@@ -22,12 +22,12 @@ export function publishedContract(version: string) {
   return function responseValidator(path: string, method: string, status: number): ValidateFunction | undefined {
     const key = `${method} ${path} ${status}`;
     if (!compiled.has(key)) {
-      const own = `#/paths/${escape(path)}/${method.toLowerCase()}/responses/${status}`;
+      const own = `#/paths/${pointerToken(path)}/${method.toLowerCase()}/responses/${status}`;
       const ref = document.paths[path]?.[method.toLowerCase()]?.responses?.[String(status)]?.$ref;
       const pointer: string = typeof ref === 'string' ? ref : own;
-      const response = pointer.slice(2).split('/').reduce((at: Document | undefined, key) => at?.[key.replace(/~1/g, '/').replace(/~0/g, '~')], document);
+      const response = atPointer(document, pointer) as Document | undefined;
       const media = Object.keys(response?.content ?? {}).find((type) => type.includes('json'));
-      compiled.set(key, media ? ajv.compile({ $ref: `published${pointer}/content/${escape(media)}/schema` }) : undefined);
+      compiled.set(key, media ? ajv.compile({ $ref: `published${pointer}/content/${pointerToken(media)}/schema` }) : undefined);
     }
     return compiled.get(key);
   };

@@ -36,7 +36,7 @@ export function startStreamingReplica(t: Teardown, primaryUrl: string): Streamin
   if (process.getuid?.() === 0) chownSync(dir, Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' })), 0);
   const bin = serverBinaries();
   asServer(join(bin, 'pg_basebackup'), ['-h', socketDir, '-U', 'postgres', '-D', data, '-R', '-X', 'stream', '--checkpoint=fast', '--no-sync']);
-  appendFileSync(data + '/postgresql.auto.conf', "hot_standby = on\nrecovery_min_apply_delay = '0'\n");
+  appendFileSync(`${data}/postgresql.auto.conf`, "hot_standby = on\nrecovery_min_apply_delay = '0'\n");
   asServer(join(bin, 'pg_ctl'), ['-D', data, '-l', join(dir, 'server.log'), '-w', '-t', '60', 'start', '-o', `-c listen_addresses='' -k ${dir} -c fsync=off`]);
   t.teardown(() => {
     spawnSync(process.getuid?.() === 0 ? 'runuser' : join(bin, 'pg_ctl'), process.getuid?.() === 0 ? ['-u', 'postgres', '--', join(bin, 'pg_ctl'), '-D', data, '-m', 'immediate', 'stop'] : ['-D', data, '-m', 'immediate', 'stop'], { cwd: '/' });
@@ -45,7 +45,7 @@ export function startStreamingReplica(t: Teardown, primaryUrl: string): Streamin
   return {
     urlOf: (database) => `postgresql://postgres@localhost/${database}?host=${dir}`,
     delayApply(ms) {
-      appendFileSync(data + '/postgresql.auto.conf', `recovery_min_apply_delay = '${ms}ms'\n`);
+      appendFileSync(`${data}/postgresql.auto.conf`, `recovery_min_apply_delay = '${ms}ms'\n`);
       asServer(join(bin, 'pg_ctl'), ['-D', data, 'reload']);
     },
   };

@@ -153,7 +153,10 @@ t.test('a key lookup that fails (the database) is not the caller\'s fault: it is
 t.test('an expired token: PLATFORM_TOKEN_EXPIRED, after one signature check however often it is sent', async (t) => {
   let verifications = 0;
   const verify = createTokenVerifier(app.keyRing, tokenSettings(config));
-  const authenticator = new Authenticator((token) => (verifications++, verify(token)), new ExtensionPolicies(db, 0));
+  const authenticator = new Authenticator((token) => {
+    verifications++;
+    return verify(token);
+  }, new ExtensionPolicies(db, 0));
   const expired = `Bearer ${es256(header, { ...claims, iat: now - 1000, exp: now - 100 }, activePem)}`;
   for (let i = 0; i < 3; i++) t.match(await outcome(() => authenticator.authenticate(expired)), { status: 401, code: 'PLATFORM_TOKEN_EXPIRED', challenge: WWW_AUTHENTICATE });
   t.match(await outcome(async () => authenticator.authenticateNow(expired)), { status: 401, code: 'PLATFORM_TOKEN_EXPIRED' }, 'refused synchronously too');

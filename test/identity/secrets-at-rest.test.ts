@@ -7,7 +7,7 @@ import { loadConfig } from '../../src/config.js';
 import { CursorSeal } from '../../src/identity/cursor-seal.js';
 import { KeyEncryption, keyEncryptionKey, sealedKeyId } from '../../src/identity/key-encryption.js';
 import { sealSecrets, serviceSecretRow, signingKeyRow } from '../../src/identity/secrets-at-rest.js';
-import { generateSigningKey, KeyRing, rotateSigningKey } from '../../src/identity/signing-keys.js';
+import { generateSigningKey, type KeyRing, rotateSigningKey } from '../../src/identity/signing-keys.js';
 import { TokenSigner } from '../../src/identity/tokens.js';
 import { createServices, tokenSettings } from '../../src/services.js';
 import { secondPool, testDatabase } from '../helpers/database.js';

@@ -89,7 +89,11 @@ t.test('over its limit, a client id is spared the hash for a wrong secret, and i
   let hashes = 0;
   // The mocked module by its file's own name: tsx resolves client-credentials' import of './secrets.js' to the .ts file.
   const { ClientCredentialsGrant } = await t.mockImport<typeof import('../../src/identity/client-credentials.js')>('../../src/identity/client-credentials.js', {
-    '../../src/identity/secrets.ts': { ...secrets, verifySecret: (secret: string, stored: string) => (hashes++, secrets.verifySecret(secret, stored)) },
+    '../../src/identity/secrets.ts': { ...secrets, verifySecret: (secret: string, stored: string) => {
+        hashes++;
+        return secrets.verifySecret(secret, stored);
+      },
+    },
   });
   const { tokenSigner } = createServices(loadConfig({}), db, testKeyEncryption, pino({ enabled: false }));
   const grant = new ClientCredentialsGrant(db, tokenSigner, limiter);

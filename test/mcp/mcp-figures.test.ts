@@ -28,7 +28,10 @@ let checked = 0;
 const jsonSchemaValidator = {
   getValidator<T>(schema: JsonSchemaType) {
     const validate = ajv.getValidator<T>(schema);
-    return (input: unknown) => (checked++, validate(input));
+    return (input: unknown) => {
+      checked++;
+      return validate(input);
+    };
   },
 };
 const person = await withOwnPassword(db, user);

@@ -58,7 +58,7 @@ function rowSamples(real: Json, masked: Json, extra: (row: Json, index: number) 
 /** Every record of a response that the contract reduces a date in, walking the phi and no_phi bodies side by side. */
 function responseSamples(real: unknown, masked: unknown, schema: string, found: Sample[] = []): Sample[] {
   if (Array.isArray(real)) {
-    real.forEach((item, i) => responseSamples(item, (masked as unknown[])[i], schema, found));
+    for (const [i, item] of real.entries()) responseSamples(item, (masked as unknown[])[i], schema, found);
     return found;
   }
   const plan = noPhiPlans[schema];

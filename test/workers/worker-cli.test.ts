@@ -38,7 +38,8 @@ t.test('an unknown or missing name is refused with the list of workers, before o
 
 t.test('housekeeping runs as its own process and stops with drain on SIGTERM, exit 0', async (t) => {
   // PostgreSQL: this process's test database; PGlite: none in this process, only the worker's own.
-  const url = process.env.TEST_DATABASE_URL ? (await testDatabase(), testDatabaseUrl()) : undefined;
+  if (process.env.TEST_DATABASE_URL) await testDatabase();
+  const url = process.env.TEST_DATABASE_URL ? testDatabaseUrl() : undefined;
   const dataDir = mkdtempSync(join(tmpdir(), 'worker-cli-'));
   t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
   // On PGlite a directory of its own: the data directory is locked to one process.

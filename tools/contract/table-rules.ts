@@ -1,4 +1,5 @@
 import type { BreakingChange } from './findings.js';
+import { atPointer, pointerToken } from '../../src/shared/json-pointer.js';
 
 /**
  * What `redocly diff` cannot see: the rules this document keeps in its own `x-svc-*` tables and marks, which the
@@ -11,13 +12,11 @@ const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'tr
 const NO_PHI_RANK: Record<string, number> = { allowed: 0, pseudonymized: 1, denied: 2 };
 const ERROR_CODE_FIELDS = ['status', 'category', 'retryable', 'terminal'];
 
-const escape = (segment: string) => segment.replace(/~/g, '~0').replace(/\//g, '~1');
 const show = (value: unknown) => JSON.stringify(value ?? null);
 
 function resolve(doc: Node, node: Node): Node {
   if (typeof node?.$ref !== 'string' || !node.$ref.startsWith('#/')) return node;
-  const target = node.$ref.slice(2).split('/').reduce((at: Node, key: string) => at?.[key.replace(/~1/g, '/').replace(/~0/g, '~')], doc);
-  return resolve(doc, target);
+  return resolve(doc, atPointer(doc, node.$ref) as Node);
 }
 
 function operations(doc: Node): Map<string, { pointer: string; operation: Node; parameters: Node[] }> {
@@ -27,7 +26,7 @@ function operations(doc: Node): Map<string, { pointer: string; operation: Node; 
       const operation = item[method];
       if (!operation) continue;
       const parameters = [...(item.parameters ?? []), ...(operation.parameters ?? [])].map((p: Node) => resolve(doc, p));
-      found.set(`${method.toUpperCase()} ${path}`, { pointer: `#/paths/${escape(path)}/${method}`, operation, parameters });
+      found.set(`${method.toUpperCase()} ${path}`, { pointer: `#/paths/${pointerToken(path)}/${method}`, operation, parameters });
     }
   }
   return found;
@@ -69,14 +68,14 @@ function phiMarks(node: unknown, pointer = '#', marks = new Map<string, unknown>
   if (!node || typeof node !== 'object') return marks;
   for (const [key, value] of Object.entries(node)) {
     if (key === 'x-svc-phi') marks.set(pointer, value);
-    else phiMarks(value, `${pointer}/${escape(key)}`, marks);
+    else phiMarks(value, `${pointer}/${pointerToken(key)}`, marks);
   }
   return marks;
 }
 
 /** The node a `#/…` pointer names in `doc`, or undefined. */
 function at(doc: Node, pointer: string): unknown {
-  return pointer.slice(2).split('/').reduce((node: Node | undefined, key: string) => node?.[key.replace(/~1/g, '/').replace(/~0/g, '~')], doc);
+  return atPointer(doc, pointer);
 }
 
 /**
@@ -121,7 +120,7 @@ function requestShapeRules(base: Node, head: Node): BreakingChange[] {
     const kept = new Set((head['x-svc-request-shapes']?.[operationId] ?? []).map((s: Node) => s.shape));
     return shapes
       .filter((s) => !kept.has(s.shape))
-      .map((s) => ({ rule: 'x-svc-request-shapes-shape-removed', pointer: `#/x-svc-request-shapes/${escape(operationId)}`, message: `${operationId}: request shape ${s.shape} is no longer accepted.` }));
+      .map((s) => ({ rule: 'x-svc-request-shapes-shape-removed', pointer: `#/x-svc-request-shapes/${pointerToken(operationId)}`, message: `${operationId}: request shape ${s.shape} is no longer accepted.` }));
   });
 }
 

@@ -33,10 +33,10 @@ function objectShape(node: Schema): { properties: Record<string, Schema>; requir
     if (part !== node) {
       const inner = objectShape(part);
       Object.assign(properties, inner.properties);
-      inner.required.forEach((key) => required.add(key));
+      for (const key of inner.required) required.add(key);
     }
     Object.assign(properties, part === node ? (node.properties ?? {}) : {});
-    (part === node ? (node.required ?? []) : []).forEach((key: string) => required.add(key));
+    for (const key of part === node ? (node.required ?? []) : []) required.add(key as string);
   }
   return { properties, required };
 }

@@ -1,8 +1,8 @@
 import type { Generated } from 'kysely';
 
-export type AgencyStatus = 'active' | 'disabled';
+type AgencyStatus = 'active' | 'disabled';
 
-export interface AgenciesTable {
+interface AgenciesTable {
   id: string;
   name: string;
   status: Generated<AgencyStatus>;

@@ -4,7 +4,7 @@ import type { Discipline, PersonName, TenantRow, Timestamp } from './tenant-row.
 
 export type PayorType = 'medicare' | 'medicaid' | 'medicare_advantage' | 'managed_medicaid' | 'commercial' | 'private_pay';
 
-export interface PayorsTable extends TenantRow {
+interface PayorsTable extends TenantRow {
   name: string;
   payor_type: PayorType;
   /** Electronic payer id used on claims. */
@@ -19,13 +19,13 @@ export type ReferralSourceType =
   | 'community'
   | 'self_or_family';
 
-export interface ReferralSourcesTable extends TenantRow {
+interface ReferralSourcesTable extends TenantRow {
   name: string;
   source_type: ReferralSourceType;
   phone: string | null;
 }
 
-export interface PhysiciansTable extends TenantRow, PersonName {
+interface PhysiciansTable extends TenantRow, PersonName {
   npi: string;
   credential: string | null;
   specialty: string | null;
@@ -33,7 +33,7 @@ export interface PhysiciansTable extends TenantRow, PersonName {
   fax: string | null;
 }
 
-export interface HospitalsTable extends TenantRow {
+interface HospitalsTable extends TenantRow {
   name: string;
   city: string | null;
   state: string | null;
@@ -41,7 +41,7 @@ export interface HospitalsTable extends TenantRow {
 
 export type AgencyUserRole = 'marketer' | 'clinician' | 'reviewer';
 
-export interface AgencyUsersTable extends TenantRow {
+interface AgencyUsersTable extends TenantRow {
   role: AgencyUserRole;
   first_name: string;
   last_name: string;
@@ -62,7 +62,7 @@ export type DocumentKind =
   | 'other';
 
 /** Metadata of an uploaded document; the content is stored elsewhere. */
-export interface DocumentsTable extends TenantRow {
+interface DocumentsTable extends TenantRow {
   kind: DocumentKind;
   file_name: string;
   content_type: string;

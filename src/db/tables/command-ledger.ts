@@ -1,7 +1,7 @@
 import type { ColumnType, Generated } from 'kysely';
 import type { PhiMode } from '../../shared/principal.js';
 
-export interface IdempotencyKeysTable {
+interface IdempotencyKeysTable {
   agency_id: string;
   extension_id: string;
   key: string;
@@ -21,7 +21,7 @@ export type AuditOutcome = 'success' | 'failure' | 'denied';
 /** Insertable, never updatable: the database refuses UPDATE and DELETE as well. */
 type AppendOnly<T, Insert = T> = ColumnType<T, Insert, never>;
 
-export interface AuditEventsTable {
+interface AuditEventsTable {
   id: AppendOnly<string, string | undefined>;
   agency_id: AppendOnly<string>;
   extension_id: AppendOnly<string>;

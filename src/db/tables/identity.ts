@@ -4,7 +4,7 @@ import type { PhiMode } from '../../shared/principal.js';
 
 export type ExtensionStatus = 'active' | 'disabled';
 
-export interface OfficesTable {
+interface OfficesTable {
   agency_id: string;
   id: string;
   name: string;
@@ -14,13 +14,13 @@ export interface OfficesTable {
 }
 
 /** The agency's service area: each ZIP is routed to one office. */
-export interface AgencyServiceZipsTable {
+interface AgencyServiceZipsTable {
   agency_id: string;
   zip_code: string;
   office_id: string;
 }
 
-export interface ExtensionsTable {
+interface ExtensionsTable {
   agency_id: string;
   id: string;
   name: string;
@@ -37,14 +37,14 @@ export interface ExtensionsTable {
   updated_at: Generated<Date>;
 }
 
-export interface ClientCredentialsTable {
+interface ClientCredentialsTable {
   client_id: string;
   agency_id: string;
   extension_id: string;
   created_at: Generated<Date>;
 }
 
-export interface ClientSecretsTable {
+interface ClientSecretsTable {
   id: string;
   agency_id: string;
   client_id: string;
@@ -54,7 +54,7 @@ export interface ClientSecretsTable {
   expires_at: Date | null;
 }
 
-export interface RevokedTokensTable {
+interface RevokedTokensTable {
   jti: string;
   agency_id: string;
   extension_id: string;
@@ -87,7 +87,7 @@ export interface SigningKeysTable {
   verify_until: Date | null;
 }
 
-export interface TokenFailuresTable {
+interface TokenFailuresTable {
   bucket: string;
   window_start: Date;
   count: number;

@@ -1,10 +1,10 @@
 import type { Generated, JSONColumnType } from 'kysely';
 
 export type UserRole = 'administrator' | 'manager' | 'clinician' | 'staff';
-export type UserStatus = 'active' | 'disabled';
+type UserStatus = 'active' | 'disabled';
 
 /** A person of an agency: signs in to the MCP surface's authorization server, and may decide proposals (by role). */
-export interface UsersTable {
+interface UsersTable {
   agency_id: string;
   id: string;
   /** Lower-case, unique across agencies. */
@@ -21,7 +21,7 @@ export interface UsersTable {
 }
 
 /** An MCP client (an assistant application) an administrator registered: public, PKCE only. */
-export interface McpClientsTable {
+interface McpClientsTable {
   client_id: string;
   name: string;
   redirect_uris: string[];
@@ -30,7 +30,7 @@ export interface McpClientsTable {
 }
 
 /** One oidc-provider model instance; bearer values are keyed by their SHA-256 (id_hash) and never stored. */
-export interface McpAuthorizationRecordsTable {
+interface McpAuthorizationRecordsTable {
   model: string;
   id_hash: string;
   payload: JSONColumnType<Record<string, unknown>, string, string>;
@@ -48,7 +48,7 @@ export interface ProposedAction {
   body: Record<string, unknown>;
 }
 
-export interface ProposalExecutionResult {
+interface ProposalExecutionResult {
   status: number;
   body: unknown;
 }

@@ -1,6 +1,6 @@
 import type { Generated } from 'kysely';
 
-export interface PseudonymsTable {
+interface PseudonymsTable {
   agency_id: string;
   handle: string;
   kind: string;

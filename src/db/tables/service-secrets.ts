@@ -1,6 +1,6 @@
 import type { Generated } from 'kysely';
 
-export interface ServiceSecretsTable {
+interface ServiceSecretsTable {
   purpose: string;
   /** Plaintext, only in rows written before secrets were sealed, until the next start seals them. */
   secret: Buffer | null;

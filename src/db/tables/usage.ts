@@ -16,7 +16,7 @@ export interface UsageWindowsTable {
 }
 
 /** The calls of one integration written by one flush (or one command), one array element per call. */
-export interface MeteringSegmentsTable {
+interface MeteringSegmentsTable {
   id: Generated<number>;
   agency_id: string;
   extension_id: string;
@@ -32,7 +32,7 @@ export interface MeteringSegmentsTable {
 }
 
 /** View: one row per metered call. */
-export interface MeteringEventsView {
+interface MeteringEventsView {
   segment_id: number;
   position: number;
   agency_id: string;

@@ -2,10 +2,10 @@ import type { ColumnType, Generated, JSONColumnType } from 'kysely';
 import type { PhiMode } from '../../shared/principal.js';
 import type { DefaultedTimestamp as Timestamp } from './tenant-row.js';
 
-export type SubscriptionStatus = 'enabled' | 'disabled';
+type SubscriptionStatus = 'enabled' | 'disabled';
 export type DeliveryStatus = 'held' | 'pending' | 'delivered' | 'failed';
 
-export interface WebhookSubscriptionsTable {
+interface WebhookSubscriptionsTable {
   agency_id: string;
   id: string;
   url: string;
@@ -20,7 +20,7 @@ export interface WebhookSubscriptionsTable {
   updated_at: Timestamp;
 }
 
-export interface WebhookSecretsTable {
+interface WebhookSecretsTable {
   agency_id: string;
   subscription_id: string;
   id: string;
@@ -30,7 +30,7 @@ export interface WebhookSecretsTable {
   retires_at: Date | null;
 }
 
-export interface WebhookEventsTable {
+interface WebhookEventsTable {
   agency_id: string;
   id: string;
   seq: ColumnType<number, never, never>;
@@ -42,7 +42,7 @@ export interface WebhookEventsTable {
   tracestate: string | null;
 }
 
-export interface WebhookDeliveriesTable {
+interface WebhookDeliveriesTable {
   agency_id: string;
   id: string;
   subscription_id: string;

@@ -10,7 +10,7 @@
  * - unmatched: neither, or the member id is held by several patients; no patient is linked.
  */
 
-export type MatchStatus = 'matched' | 'partially_matched' | 'unmatched';
+type MatchStatus = 'matched' | 'partially_matched' | 'unmatched';
 
 export interface CandidatePatient {
   id: string;
@@ -19,7 +19,7 @@ export interface CandidatePatient {
   policyNumbers: readonly string[];
 }
 
-export interface ClaimIdentity {
+interface ClaimIdentity {
   patientControlNumber: string;
   /** Normalized (normalizeNameKey); null when the 835 gives none. */
   lastNameKey: string | null;

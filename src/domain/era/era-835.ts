@@ -11,15 +11,15 @@ import {
  * balances, so that a caller can write a file of any size as it goes.
  */
 
-export const IMPLEMENTATION = '005010X221A1';
+const IMPLEMENTATION = '005010X221A1';
 
-export interface EraInterchange {
+interface EraInterchange {
   controlNumber: string;
   senderId: string;
   receiverId: string;
 }
 
-export interface EraParty {
+interface EraParty {
   name: string;
   /** N104 (payer: else REF*2U); null when the file gives none. */
   id: string | null;
@@ -46,7 +46,7 @@ export interface EraPayment {
   payee: EraParty;
 }
 
-export interface ClaimAdjustment {
+interface ClaimAdjustment {
   group: AdjustmentGroup;
   reason: string;
   amountCents: number;
@@ -388,8 +388,9 @@ export class Era835Reader {
     const { id } = segment;
     const qualifier = element(segment, 1);
     const inService = this.state === 'service';
-    if (id === 'CAS') return this.adjustments(segment, claim);
-    if (id === 'DTM') {
+    if (id === 'CAS') {
+      this.adjustments(segment, claim);
+    } else if (id === 'DTM') {
       if (!inService && qualifier === '232') claim.statementFrom = this.date(segment, 2);
       else if (!inService && qualifier === '233') claim.statementTo = this.date(segment, 2);
       else if (inService && ['472', '150', '151'].includes(qualifier)) claim.serviceDates.push(this.date(segment, 2));

@@ -58,7 +58,7 @@ export function isAdjustmentGroup(code: string): code is AdjustmentGroup {
 }
 
 /** BPR04. */
-export const PAYMENT_METHODS = ['ACH', 'BOP', 'CHK', 'FWT', 'NON'] as const;
+const PAYMENT_METHODS = ['ACH', 'BOP', 'CHK', 'FWT', 'NON'] as const;
 export type PaymentMethod = (typeof PAYMENT_METHODS)[number];
 
 export function isPaymentMethod(code: string): code is PaymentMethod {

@@ -38,7 +38,7 @@ export class X12Error extends Error {
   }
 }
 
-export const ISA_LENGTH = 106;
+const ISA_LENGTH = 106;
 /** Widths of ISA01-ISA16: the segment is fixed-length, which is how its delimiters can be read before anything else. */
 const ISA_WIDTHS = [2, 10, 2, 10, 2, 15, 2, 15, 6, 4, 1, 5, 9, 1, 1, 1];
 /** A segment longer than this without a terminator means the terminator is not what ISA16 said, or the file is not X12. */

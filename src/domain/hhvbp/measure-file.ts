@@ -21,7 +21,7 @@ export interface MeasureRow {
   officialWeight: number | null;
 }
 
-export type MeasureFileResult = { ok: true; cohort: Cohort; rows: MeasureRow[] } | { ok: false; issues: FileIssue[] };
+type MeasureFileResult = { ok: true; cohort: Cohort; rows: MeasureRow[] } | { ok: false; issues: FileIssue[] };
 
 const REQUIRED_COLUMNS = ['measure_id', 'measure_name', 'measure_type', 'cohort', 'agency_value', 'achievement_threshold', 'benchmark', 'baseline_value'] as const;
 const OPTIONAL_COLUMNS = ['achievement_points', 'improvement_points', 'measure_weight'] as const;

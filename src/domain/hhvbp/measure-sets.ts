@@ -19,7 +19,7 @@ export interface MeasureDefinition {
   confirmed: boolean;
 }
 
-export interface MeasureSet {
+interface MeasureSet {
   id: string;
   version: string;
   performance_years: number[];
@@ -35,7 +35,7 @@ const MEASURE_SETS = [py2023, py2025, py2026] as unknown as readonly MeasureSet[
 
 export type ScorableMeasureSet = MeasureSet & Required<Pick<MeasureSet, 'scoring' | 'exchange_function'>>;
 
-export type MeasureSetLookup =
+type MeasureSetLookup =
   | { found: true; set: ScorableMeasureSet }
   | { found: false; reason: 'unknown_year' | 'not_encoded'; detail?: string };
 

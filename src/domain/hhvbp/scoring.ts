@@ -10,7 +10,7 @@ export interface MeasureFigures {
   baselineValue: number | null;
 }
 
-export type UnscorableReason = 'below_minimum_data_performance_year' | 'below_minimum_data_baseline_year';
+type UnscorableReason = 'below_minimum_data_performance_year' | 'below_minimum_data_baseline_year';
 
 export interface MeasureScore {
   measure: MeasureDefinition;

@@ -1,7 +1,7 @@
 import type { components } from '../../generated/openapi.js';
 import type { RelationshipToInsured } from '../../db/tables/tenant-row.js';
 import type { PendingCoverageJson, PolicyHolderJson } from '../../resources/intakes/intake-tables.js';
-import { PlatformError } from '../../shared/platform-error.js';
+import { invalidInput } from '../../shared/platform-error.js';
 
 type InsuranceObject = components['schemas']['InsuranceObject'];
 
@@ -24,9 +24,7 @@ const RELATIONSHIP_CODES: Record<string, RelationshipToInsured> = {
 const CODES = new Set<string>(Object.values(RELATIONSHIP_CODES));
 const SELF: RelationshipToInsured = '18';
 
-function invalid(field: string, message: string): PlatformError {
-  return new PlatformError('PLATFORM_INVALID_INPUT', message, { field: `insurance.${field}` });
-}
+const invalid = (field: string, message: string) => invalidInput(`insurance.${field}`, message);
 
 const clean = (text: string | undefined) => text?.trim() || null;
 

@@ -7,7 +7,7 @@ import { referencesOf, unknownReferencesError, type ReferenceCheck } from './ref
 import { isOfferedServiceLine, routeReferral, type Routing } from './territory.js';
 import { checkEpisodeReview, identityOf, type ChartRef, type PatientIdentity } from './identity.js';
 
-export type ReferralCreated = components['schemas']['ReferralCreated'];
+type ReferralCreated = components['schemas']['ReferralCreated'];
 
 /** The pipeline's lookups and its one write, all inside the command's transaction and the caller's agency. */
 export interface IntakeStore {
@@ -30,7 +30,7 @@ export interface RecordedIds {
   patientId: string | null;
 }
 
-export interface IntakeOutcome {
+interface IntakeOutcome {
   created: ReferralCreated;
   deprecations: Deprecation[];
 }

@@ -10,9 +10,9 @@ import type { ChartRef } from './identity.js';
 import type { Routing } from './territory.js';
 
 type Generated = 'agency_id' | 'id' | 'created_at' | 'updated_at';
-export type NewChart = Omit<Insertable<PatientsTable>, Generated>;
-export type NewReferral = Omit<Insertable<ReferralsTable>, Generated | 'intake_id' | 'patient_id'>;
-export type NewIntake = Omit<Insertable<IntakesTable>, Generated | 'referral_id'>;
+type NewChart = Omit<Insertable<PatientsTable>, Generated>;
+type NewReferral = Omit<Insertable<ReferralsTable>, Generated | 'intake_id' | 'patient_id'>;
+type NewIntake = Omit<Insertable<IntakesTable>, Generated | 'referral_id'>;
 
 /** What the pipeline writes: a new chart, or the id of the chart it linked or matched (or neither, for a declined lead). */
 export interface IntakeRecord {

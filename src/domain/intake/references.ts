@@ -4,7 +4,7 @@ import type { AgencyResourceKind } from '../../db/agency-resources.js';
 
 type ReferralCreateRequest = components['schemas']['ReferralCreateRequest'];
 
-export type ReferenceKind = Extract<AgencyResourceKind, 'patient' | 'referral_source' | 'physician' | 'payor' | 'hospital' | 'agency_user' | 'document'>;
+type ReferenceKind = Extract<AgencyResourceKind, 'patient' | 'referral_source' | 'physician' | 'payor' | 'hospital' | 'agency_user' | 'document'>;
 
 /** An id the request names, which must be a row of `kind` in the caller's agency. */
 export interface ReferenceCheck {

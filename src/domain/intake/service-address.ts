@@ -1,6 +1,6 @@
 import { PlatformError } from '../../shared/platform-error.js';
 
-export type ZipSource = 'patient_zip_code' | 'zip_code' | 'patient_address';
+type ZipSource = 'patient_zip_code' | 'zip_code' | 'patient_address';
 
 export interface ServiceZip {
   /** As sent: 12345 or 12345-6789. */

@@ -1,9 +1,9 @@
 import type { ServiceLine } from '../../db/tables/tenant-row.js';
 import type { ServiceZip } from './service-address.js';
 
-export type DeclineReason = 'out_of_area' | 'service_line_not_offered';
+type DeclineReason = 'out_of_area' | 'service_line_not_offered';
 
-export interface Decline {
+interface Decline {
   reason: DeclineReason;
   detail: string;
 }

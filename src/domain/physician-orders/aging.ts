@@ -26,7 +26,7 @@ export const AGING_BUCKETS: readonly AgingBucket[] = ['not_sent', ...DAY_BUCKETS
 /** The only status that ages: signed, not required, rejected, superseded and cancelled orders wait for nobody. */
 export const AWAITING: SignatureStatus = 'awaiting_signature';
 
-export interface OrderDates {
+interface OrderDates {
   signature_status: SignatureStatus;
   sent_at: Date | null;
   signed_at: Date | null;
@@ -40,7 +40,7 @@ export interface AgingClock {
   slaDays: number;
 }
 
-export interface Aging {
+interface Aging {
   days_outstanding: number | null;
   aging_bucket: AgingBucket | null;
   sla_breached: boolean;

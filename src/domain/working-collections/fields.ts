@@ -6,7 +6,7 @@ import type { components } from '../../generated/openapi.js';
  */
 
 export type CollectionField = components['schemas']['WorkingCollectionField'];
-export type FieldType = CollectionField['type'];
+type FieldType = CollectionField['type'];
 export type CellValue = string | number | boolean | null;
 
 /** US dollars, exact, always with cents: "1250.00", "-35.10". */

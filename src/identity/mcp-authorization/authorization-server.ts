@@ -24,7 +24,7 @@ export const AUTHORIZATION_PATHS = {
 
 export const PEOPLE_GRANT_TYPES = ['authorization_code', 'refresh_token'] as const;
 
-export interface PeopleAuthorizationSettings {
+interface PeopleAuthorizationSettings {
   /** TOKEN_ISSUER: the same issuer as the machine flow (spec 5.9 publishes one /.well-known/oauth-authorization-server). */
   issuer: string;
   /** The absolute URL of the MCP endpoint: the only resource (RFC 8707) tokens are issued for, and their audience. */

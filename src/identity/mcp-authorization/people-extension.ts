@@ -9,7 +9,7 @@ import type { McpAccess } from './authorization-server.js';
  * The operations the MCP surface's tools run (src/mcp/tools.ts), all reads that no_phi sessions may use: the policy
  * of the agency's people extension grants exactly their scopes and capabilities.
  */
-export const MCP_TOOL_OPERATIONS: readonly OperationId[] = [
+const MCP_TOOL_OPERATIONS: readonly OperationId[] = [
   'listPatients', 'listIntakes', 'listReferrals', 'listVisits', 'listPhysicianOrders', 'getHhvbpSummary', 'listHhvbpMeasures',
   'getCatalog', 'runQuery',
   // Read by governed queries only (remittance totals): runQuery needs each query's data scope and capability besides its own.
@@ -17,7 +17,7 @@ export const MCP_TOOL_OPERATIONS: readonly OperationId[] = [
 ];
 
 /** The operations an approved proposal may run (src/proposals/), as its proposer; no tool runs them. */
-export const PROPOSABLE_OPERATIONS: readonly OperationId[] = ['createTask'];
+const PROPOSABLE_OPERATIONS: readonly OperationId[] = ['createTask'];
 
 /**
  * Each agency's MCP surface runs as one extension of the agency (the gateway's policy, limits, metering and audit
@@ -29,7 +29,7 @@ export const PEOPLE_EXTENSION_ID = 'mcp-people';
 const scopesOf = (ids: readonly OperationId[]): string[] => [...new Set(ids.flatMap((id): string[] => { const scope: string | null = operations[id].scope; return scope === null ? [] : [scope]; }))];
 const capabilitiesOf = (ids: readonly OperationId[]): string[] => [...new Set(ids.map((id) => operations[id].capability))];
 
-export const TOOL_SCOPES: ReadonlySet<string> = new Set(scopesOf(MCP_TOOL_OPERATIONS));
+const TOOL_SCOPES: ReadonlySet<string> = new Set(scopesOf(MCP_TOOL_OPERATIONS));
 
 // The limits of a person at an assistant: a tool call runs several reads.
 const RATE_LIMIT_PER_MINUTE = 600;

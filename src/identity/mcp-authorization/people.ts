@@ -44,7 +44,7 @@ export async function findPerson(db: Kysely<DB>, userId: string): Promise<Person
 }
 
 /** What the sign-in form sent, and from where (the client's address, see TRUST_PROXY). */
-export interface SignInAttempt {
+interface SignInAttempt {
   email: string;
   password: string;
   remoteAddress: string;

@@ -3,7 +3,7 @@ import type { IntakeStatus } from './intake-tables.js';
 import type { CursorSealer } from '../../db/cursor-sealer.js';
 import { listPage, type ListOrder, type Page, type ListQuery } from '../../db/paging.js';
 
-export interface IntakeFilters {
+interface IntakeFilters {
   status?: IntakeStatus;
   referral_id?: string;
   patient_id?: string;

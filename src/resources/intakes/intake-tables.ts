@@ -42,7 +42,7 @@ export interface DiagnosisJson {
   is_primary: boolean;
 }
 
-export type CustomData = Record<string, string | number | boolean | null>;
+type CustomData = Record<string, string | number | boolean | null>;
 
 export interface IntakesTable extends TenantRow {
   referral_id: string;

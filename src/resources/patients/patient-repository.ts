@@ -6,7 +6,7 @@ import type { PatientStatus } from './patient-tables.js';
 import type { CursorSealer } from '../../db/cursor-sealer.js';
 import { listPage, type ListOrder, type ListQuery } from '../../db/paging.js';
 
-export interface PatientFilters {
+interface PatientFilters {
   status?: PatientStatus;
   service_line?: ServiceLine;
   office_id?: string;

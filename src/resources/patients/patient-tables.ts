@@ -31,9 +31,9 @@ export interface PatientsTable extends TenantRow, PersonName {
 }
 
 export type EpisodeType = 'home_health_period' | 'hospice_benefit_period' | 'private_duty_authorization';
-export type EpisodeStatus = 'planned' | 'active' | 'closed';
+type EpisodeStatus = 'planned' | 'active' | 'closed';
 
-export interface EpisodesTable extends TenantRow {
+interface EpisodesTable extends TenantRow {
   patient_id: string;
   type: EpisodeType;
   status: EpisodeStatus;
@@ -41,7 +41,7 @@ export interface EpisodesTable extends TenantRow {
   end_date: string | null;
 }
 
-export interface CoveragesTable extends TenantRow {
+interface CoveragesTable extends TenantRow {
   patient_id: string;
   payor_id: string | null;
   plan_name: string | null;

@@ -1,6 +1,6 @@
 import { resourceNotFound, type Handler, type QueryParams } from '../handler.js';
 import { paging } from '../../generated/contract.js';
-import { PlatformError } from '../../shared/platform-error.js';
+import { invalidInput } from '../../shared/platform-error.js';
 import { isAddressedByHandle } from '../../domain/access-policy.js';
 import type { PhiMode } from '../../shared/principal.js';
 import type { TenantStore } from '../../db/tenant-store.js';
@@ -9,10 +9,6 @@ import { patientIdFilter, realIdFilter } from '../phi-view.js';
 import { findOrder, listOrderPage, type OrderFilters } from './physician-order-repository.js';
 import { physicianOrder } from './physician-order-view.js';
 import type { OrderType, SignatureStatus } from './physician-order-tables.js';
-
-function invalid(field: string, message: string, details: Record<string, string | number | null> = {}): PlatformError {
-  return new PlatformError('PLATFORM_INVALID_INPUT', message, { field, ...details });
-}
 
 const NO_PHI_AS_OF_MS = 24 * 3_600_000;
 
@@ -32,7 +28,7 @@ function agingInstant(asOf: string | undefined, phiMode: PhiMode): Date {
   const earliest = earliestAsOf(now, phiMode);
   if (at < earliest || at > now) {
     const within = phiMode === 'no_phi' ? 'the past 24 hours in a no_phi session' : 'the past year';
-    throw invalid('as_of', `as_of must be within ${within}, from ${earliest.toISOString()} to now (${now.toISOString()}); it was ${asOf}.`, {
+    throw invalidInput('as_of', `as_of must be within ${within}, from ${earliest.toISOString()} to now (${now.toISOString()}); it was ${asOf}.`, {
       earliest: earliest.toISOString(),
       latest: now.toISOString(),
     });
@@ -46,7 +42,7 @@ function checkOffset({ limit = paging.default_limit, offset = 0 }: { limit?: num
   const previous = offset - (offset % limit);
   const next = previous + limit <= paging.max_offset ? previous + limit : null;
   const nearest = next === null ? `${previous}` : `${previous} or ${next}`;
-  throw invalid('offset', `offset must be a multiple of limit (${limit}) on this list; ${offset} is not: send ${nearest}.`, {
+  throw invalidInput('offset', `offset must be a multiple of limit (${limit}) on this list; ${offset} is not: send ${nearest}.`, {
     limit,
     offset,
     previous_valid_offset: previous,

@@ -14,7 +14,7 @@ export interface OrderFilters {
   patientId?: string;
 }
 
-export type AgingSummary = Record<AgingBucket | 'sla_breached', number>;
+type AgingSummary = Record<AgingBucket | 'sla_breached', number>;
 
 /** Newest first, served by the physician_orders_*_idx indexes. */
 const NEWEST: ListOrder = { columns: ['physician_orders.created_at', 'physician_orders.id'], direction: 'desc' };

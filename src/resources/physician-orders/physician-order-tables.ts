@@ -5,7 +5,7 @@ export type SignatureStatus = 'signed' | 'awaiting_signature' | 'signature_not_r
 export type DeliveryMethod = 'fax' | 'portal' | 'e_signature';
 
 /** db/migrations/0015_physician_orders.ts. No order content: the partition never serves it. */
-export interface PhysicianOrdersTable extends TenantRow {
+interface PhysicianOrdersTable extends TenantRow {
   patient_id: string;
   physician_id: string;
   /** Aging days are counted in its time zone. */

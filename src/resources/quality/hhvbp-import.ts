@@ -15,7 +15,7 @@ export interface HhvbpImportInput {
   officialPaymentAdjustmentPercent?: number;
 }
 
-export interface HhvbpImportResult {
+interface HhvbpImportResult {
   importId: string;
   supersededImportId: string | null;
   performanceYear: number;

@@ -7,7 +7,7 @@ import type { Cohort } from '../../domain/hhvbp/measure-sets.js';
 export type HhvbpImportRow = Selectable<HhvbpImportsTable>;
 export type HhvbpMeasureResultRow = Selectable<HhvbpMeasureResultsTable>;
 
-export interface NewHhvbpImport {
+interface NewHhvbpImport {
   id: string;
   performanceYear: number;
   measureSetId: string;

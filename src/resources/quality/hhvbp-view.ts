@@ -15,7 +15,7 @@ export interface HhvbpCycle {
   paymentYear: number;
 }
 
-export const MODELED_STATEMENT =
+const MODELED_STATEMENT =
   "Modeled values are the service's projection from the figures imported for this agency and an assumed exchange-function slope: " +
   "a diagnostic, not a determination. The regulator's Annual Performance Report is the determination.";
 

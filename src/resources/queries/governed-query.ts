@@ -5,11 +5,11 @@ import { noPhiPlans, operations, type OperationId } from '../../generated/contra
 
 type Schemas = components['schemas'];
 export type QueryColumn = Schemas['QueryColumn'];
-export type QueryColumnPhi = Schemas['QueryColumnPhi'];
-export type QueryOrder = Schemas['QueryOrder'];
+type QueryColumnPhi = Schemas['QueryColumnPhi'];
+type QueryOrder = Schemas['QueryOrder'];
 
 /** A declared parameter: the JSON Schema of one property of the query's parameters object. */
-export interface ParameterSchema {
+interface ParameterSchema {
   type: 'string' | 'integer' | 'number' | 'boolean';
   description: string;
   format?: 'date' | 'date-time';
@@ -27,7 +27,7 @@ export interface ParametersSchema {
 }
 
 /** A problem of a run's parameters that a JSON Schema cannot say (a date range the wrong way round). */
-export interface ParameterProblem {
+interface ParameterProblem {
   parameter: string;
   message: string;
 }

@@ -10,13 +10,13 @@ import type { TenantStore } from '../../db/tenant-store.js';
 
 type AnyQuery = GovernedQuery<any>;
 type Row = Record<string, unknown>;
-export type KeyValue = string | number | boolean;
+type KeyValue = string | number | boolean;
 
 /** Rows per page (QueryRunRequest.limit). */
-export const DEFAULT_QUERY_LIMIT = 100;
+const DEFAULT_QUERY_LIMIT = 100;
 
 /** Each run's statement is cancelled past this (504 PLATFORM_TIMEOUT), well within the handler's own time limit. */
-export const QUERY_STATEMENT_TIMEOUT_MS = 5_000;
+const QUERY_STATEMENT_TIMEOUT_MS = 5_000;
 
 /** What a cursor carries: the query, the last row's order values and the walk's instant. */
 interface QueryCursor {

@@ -1,9 +1,9 @@
 import type { GovernedQuery, QueryColumn } from '../queries/governed-query.js';
 import type { QueryTokenRow } from './query-token-repository.js';
 
-export type TemplateType = 'power-query' | 'office-script';
+type TemplateType = 'power-query' | 'office-script';
 
-export interface TemplateSource {
+interface TemplateSource {
   token: QueryTokenRow;
   query: GovernedQuery<any>;
   /** The service's absolute public base URL (TOKEN_ISSUER). */

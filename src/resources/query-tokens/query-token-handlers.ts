@@ -1,5 +1,5 @@
 import { randomId } from '../../shared/ids.js';
-import { PlatformError } from '../../shared/platform-error.js';
+import { PlatformError, invalidInput } from '../../shared/platform-error.js';
 import { queryTokenRefusal } from '../../domain/access-policy.js';
 import { newQueryTokenSecret, queryTokenHash } from '../../identity/query-tokens.js';
 import { resourceNotFound, type Handler } from '../handler.js';
@@ -11,17 +11,13 @@ import { excelTemplate, templateFileName } from './excel-templates.js';
 const DAY_MS = 86_400_000;
 const DEFAULT_LIFETIME_DAYS = 90;
 
-function invalid(field: string, message: string): PlatformError {
-  return new PlatformError('PLATFORM_INVALID_INPUT', message, { field });
-}
-
 /** expires_at: default 90 days ahead; in the future and at most a year ahead. */
 function expiryOf(sent: string | undefined, now: Date): Date {
   if (sent === undefined) return new Date(now.getTime() + DEFAULT_LIFETIME_DAYS * DAY_MS);
   const at = new Date(sent);
   const latest = new Date(now);
   latest.setUTCFullYear(now.getUTCFullYear() + 1);
-  if (at <= now || at > latest) throw invalid('expires_at', `expires_at must be after now and at most one year ahead (by ${latest.toISOString()}); it was ${sent}.`);
+  if (at <= now || at > latest) throw invalidInput('expires_at', `expires_at must be after now and at most one year ahead (by ${latest.toISOString()}); it was ${sent}.`);
   return at;
 }
 

@@ -5,7 +5,7 @@ import { listPage, type ListOrder, type ListQuery, type Page } from '../../db/pa
 import type { QueryTokensTable } from './query-token-tables.js';
 
 export type QueryTokenRow = Omit<Selectable<QueryTokensTable>, 'token_hash'>;
-export type QueryTokenStatus = 'active' | 'expired' | 'revoked';
+type QueryTokenStatus = 'active' | 'expired' | 'revoked';
 
 const COLUMNS = [
   'query_tokens.id', 'query_tokens.agency_id', 'query_tokens.extension_id', 'query_tokens.name', 'query_tokens.query_id', 'query_tokens.parameters',
@@ -38,7 +38,7 @@ export function findQueryToken(store: TenantStore, extensionId: string, id: stri
   return extensionTokens(store, extensionId).select(COLUMNS).where('query_tokens.id', '=', id).executeTakeFirst();
 }
 
-export type NewQueryToken = Omit<QueryTokenRow, 'agency_id' | 'created_at' | 'revoked_at' | 'last_used_at'> & { token_hash: string; created_at: Date };
+type NewQueryToken = Omit<QueryTokenRow, 'agency_id' | 'created_at' | 'revoked_at' | 'last_used_at'> & { token_hash: string; created_at: Date };
 
 export async function insertQueryToken(store: CommandStore, token: NewQueryToken): Promise<QueryTokenRow> {
   return store

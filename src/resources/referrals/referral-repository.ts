@@ -4,7 +4,7 @@ import type { Disposition, ReferralsTable, ReferralTypeCategory } from './referr
 import type { CursorSealer } from '../../db/cursor-sealer.js';
 import { listPage, type ListOrder, type Page, type ListQuery } from '../../db/paging.js';
 
-export interface ReferralFilters {
+interface ReferralFilters {
   disposition?: Disposition;
   referral_type?: ReferralTypeCategory;
   /** Inclusive calendar days ('YYYY-MM-DD'), in UTC. */

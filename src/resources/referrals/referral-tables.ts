@@ -3,7 +3,7 @@ import type { DefaultedTimestamp, TenantRow, Timestamp } from '../../db/tables/t
 
 export type ReferralTypeCategory = 'soc' | 'roc' | 'other';
 export type Disposition = 'accepted' | 'declined';
-export type RequestShape = '2026-04-01' | '2026-08-19';
+type RequestShape = '2026-04-01' | '2026-08-19';
 
 export interface ReferralsTable extends TenantRow {
   patient_id: string | null;
@@ -41,7 +41,7 @@ export interface ReferralsTable extends TenantRow {
   additional_fields: JSONColumnType<Record<string, unknown>, string | undefined>;
 }
 
-export interface ReferralDocumentsTable {
+interface ReferralDocumentsTable {
   agency_id: string;
   referral_id: string;
   document_id: string;

@@ -6,12 +6,12 @@ import type {
   EraFilesTable, RemittanceAllocationsTable, RemittanceProviderAdjustmentsTable, RemittancesTable, RemittanceStatus,
 } from './remittance-tables.js';
 
-export type EraFileRow = Selectable<EraFilesTable>;
+type EraFileRow = Selectable<EraFilesTable>;
 export type RemittanceRow = Selectable<RemittancesTable>;
 export type AllocationRow = Selectable<RemittanceAllocationsTable>;
 export type ProviderAdjustmentRow = Selectable<RemittanceProviderAdjustmentsTable>;
 
-export interface RemittanceFilters {
+interface RemittanceFilters {
   status?: RemittanceStatus;
   eraFileId?: string;
 }

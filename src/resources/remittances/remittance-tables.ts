@@ -8,10 +8,10 @@ type DefaultedMoney = ColumnType<string, string | undefined, string>;
 type Json<T> = ColumnType<T, string, string>;
 
 export type RemittanceStatus = 'received' | 'posted' | 'reconciled' | 'exception';
-export type AllocationMatchStatus = 'matched' | 'partially_matched' | 'unmatched';
+type AllocationMatchStatus = 'matched' | 'partially_matched' | 'unmatched';
 
 /** An adjustment as stored: group, CARC and amount (a decimal string). */
-export interface StoredAdjustment {
+interface StoredAdjustment {
   group: string;
   reason: string;
   amount: string;

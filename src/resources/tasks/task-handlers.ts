@@ -1,6 +1,6 @@
 import type { components } from '../../generated/openapi.js';
 import { resourceNotFound, type Handler, type RequestContext } from '../handler.js';
-import { PlatformError } from '../../shared/platform-error.js';
+import { PlatformError, invalidInput } from '../../shared/platform-error.js';
 import { randomId } from '../../shared/ids.js';
 import { findTask, insertTask, updateTaskAtVersion, type TaskRow } from './task-repository.js';
 import { taskView } from './task-view.js';
@@ -22,10 +22,6 @@ const isLinkable = (type: string): type is LinkableType => (LINKABLE_TYPES as re
 /** Roles a task can be assigned to instead of a person. */
 const ASSIGNABLE_ROLES = new Set(['marketer', 'clinician', 'reviewer']);
 
-function invalid(field: string, message: string): PlatformError {
-  return new PlatformError('PLATFORM_INVALID_INPUT', message, { field });
-}
-
 /** What a task is about, and who receives it when it names no assignee (a collection's owner, asked for a change). */
 interface Link {
   columns: { related_type: LinkableType | null; related_id: string | null; related_collection_id: string | null };
@@ -35,37 +31,37 @@ interface Link {
 async function relatedLink(store: TenantStore, related: RelatedResource | undefined): Promise<Link> {
   if (!related) return { columns: { related_type: null, related_id: null, related_collection_id: null } };
   if (!isLinkable(related.type)) {
-    throw invalid('related_resource.type', `Tasks cannot be linked to a ${related.type} in this deployment yet; link a ${LINKABLE_TYPES.join(', ')}.`);
+    throw invalidInput('related_resource.type', `Tasks cannot be linked to a ${related.type} in this deployment yet; link a ${LINKABLE_TYPES.join(', ')}.`);
   }
   if (related.type === 'working_collection_row') return collectionRowLink(store, related.id, related.collection_id);
   // Only a working collection row has a collection; anything else sent here would be stored and served as sent.
-  if (related.collection_id !== undefined) throw invalid('related_resource.collection_id', `A ${related.type} has no collection_id; send it with a working_collection_row only.`);
+  if (related.collection_id !== undefined) throw invalidInput('related_resource.collection_id', `A ${related.type} has no collection_id; send it with a working_collection_row only.`);
   if (related.type === 'working_collection') {
     const owner = await ownerOfCollection(store, related.id);
-    if (!owner) throw invalid('related_resource.id', `No working_collection ${related.id} in this agency.`);
+    if (!owner) throw invalidInput('related_resource.id', `No working_collection ${related.id} in this agency.`);
     return { columns: { related_type: related.type, related_id: related.id, related_collection_id: null }, owner };
   }
   // A no_phi session names a patient by its surrogate handle.
   const id = related.type === 'patient' ? (await patientIdFilter(store, related.id))! : related.id;
   if (!(await resourceExists(store, { kind: related.type, id }))) {
-    throw invalid('related_resource.id', `No ${related.type} ${related.id} in this agency.`);
+    throw invalidInput('related_resource.id', `No ${related.type} ${related.id} in this agency.`);
   }
   return { columns: { related_type: related.type, related_id: id, related_collection_id: null } };
 }
 
 async function collectionRowLink(store: TenantStore, rowId: string, collectionId: string | undefined): Promise<Link> {
   if (collectionId === undefined) {
-    throw invalid('related_resource.collection_id', 'A working_collection_row is named by its id and its collection_id; send both.');
+    throw invalidInput('related_resource.collection_id', 'A working_collection_row is named by its id and its collection_id; send both.');
   }
   const owner = await ownerOfCollection(store, collectionId, rowId);
-  if (!owner) throw invalid('related_resource.id', `No working_collection_row ${rowId} in working collection ${collectionId} of this agency.`);
+  if (!owner) throw invalidInput('related_resource.id', `No working_collection_row ${rowId} in working collection ${collectionId} of this agency.`);
   return { columns: { related_type: 'working_collection_row', related_id: rowId, related_collection_id: collectionId }, owner };
 }
 
 async function checkAssignee(store: TenantStore, assigneeId: string | null | undefined) {
   if (!assigneeId || ASSIGNABLE_ROLES.has(assigneeId)) return;
   if (!(await resourceExists(store, { kind: 'agency_user', id: assigneeId }))) {
-    throw invalid('assignee_id', `assignee_id must be a user of the agency or one of the roles ${[...ASSIGNABLE_ROLES].join(', ')}.`);
+    throw invalidInput('assignee_id', `assignee_id must be a user of the agency or one of the roles ${[...ASSIGNABLE_ROLES].join(', ')}.`);
   }
 }
 

@@ -1,14 +1,10 @@
 import { resourceNotFound, type Handler, type QueryParams } from '../handler.js';
-import { PlatformError } from '../../shared/platform-error.js';
+import { invalidInput } from '../../shared/platform-error.js';
 import type { TenantStore } from '../../db/tenant-store.js';
 import { findVisit, listVisitPage, type VisitFilters } from './visit-repository.js';
 import { visitDetail, visitSummary } from './visit-view.js';
 import { instantToYear } from '../../domain/deidentify.js';
 import { checkYearBoundary, patientIdFilter } from '../phi-view.js';
-
-function invalid(field: string, message: string): PlatformError {
-  return new PlatformError('PLATFORM_INVALID_INPUT', message, { field });
-}
 
 /** A bound of the schedule window; in a no_phi session, January 1 at 00:00 UTC. */
 function scheduleBound(store: TenantStore, field: 'scheduled_from' | 'scheduled_to', value: string | undefined): Date | undefined {
@@ -22,7 +18,7 @@ async function visitFilters(store: TenantStore, query: QueryParams<'listVisits'>
   const scheduledFrom = scheduleBound(store, 'scheduled_from', query.scheduled_from);
   const scheduledTo = scheduleBound(store, 'scheduled_to', query.scheduled_to);
   if (scheduledFrom && scheduledTo && scheduledFrom >= scheduledTo) {
-    throw invalid('scheduled_to', 'scheduled_to must be later than scheduled_from (scheduled_from is inclusive, scheduled_to exclusive).');
+    throw invalidInput('scheduled_to', 'scheduled_to must be later than scheduled_from (scheduled_from is inclusive, scheduled_to exclusive).');
   }
   const patientId = await patientIdFilter(store, query.patient_id);
   return { patientId, discipline: query.discipline, status: query.status, clinicianId: query.clinician_id, scheduledFrom, scheduledTo };

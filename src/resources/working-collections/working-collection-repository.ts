@@ -16,6 +16,18 @@ const COLLECTION_COLUMNS = [
 
 type Collections = ExpressionBuilder<DB, 'working_collections'>;
 
+/** Whether the outer collection has a row of `table` (an editor, a row of its own) whose `column` is `value`. */
+function collectionHas(store: TenantStore, table: 'working_collection_editors' | 'working_collection_rows', column: 'extension_id' | 'id', value: string) {
+  return (eb: Collections) =>
+    eb.exists(
+      store
+        .lookupFrom(`${table} as child` as 'working_collection_rows as child')
+        .select(sql.lit(1).as('one'))
+        .where('child.collection_id', '=', sql.ref<string>('working_collections.id'))
+        .where(sql.ref(`child.${column}`), '=', value),
+    );
+}
+
 /**
  * The one rule of who reads a collection (spec 2.7): shared agency-wide, or shared with editors that name this
  * extension. Personal collections, and those shared with other editors only, are not readable.
@@ -26,13 +38,7 @@ function readableBy(store: TenantStore, extensionId: string) {
       eb('working_collections.visibility', '=', 'agency'),
       eb.and([
         eb('working_collections.visibility', '=', 'editors'),
-        eb.exists(
-          store
-            .lookupFrom('working_collection_editors as editor')
-            .select(sql.lit(1).as('one'))
-            .where('editor.collection_id', '=', sql.ref<string>('working_collections.id'))
-            .where('editor.extension_id', '=', extensionId),
-        ),
+        collectionHas(store, 'working_collection_editors', 'extension_id', extensionId)(eb),
       ]),
     ]);
 }
@@ -105,14 +111,7 @@ export type CollectionRowRow = Awaited<ReturnType<typeof listCollectionRows>>['r
 export async function ownerOfCollection(store: TenantStore, collectionId: string, rowId?: string): Promise<string | undefined> {
   let query = store.selectFrom('working_collections').select('working_collections.owner_id').where('working_collections.id', '=', collectionId);
   if (rowId !== undefined) {
-    query = query.where((eb) =>
-      eb.exists(
-        store
-          .lookupFrom('working_collection_rows as row')
-          .select(sql.lit(1).as('one'))
-          .where('row.collection_id', '=', sql.ref<string>('working_collections.id'))
-          .where('row.id', '=', rowId),
-      ));
+    query = query.where(collectionHas(store, 'working_collection_rows', 'id', rowId));
   }
   return (await query.executeTakeFirst())?.owner_id;
 }

@@ -8,7 +8,7 @@ export type CollectionField = components['schemas']['WorkingCollectionField'];
 export type StoredCell = string | number | boolean | null;
 
 /** Tables of db/migrations/0016_working_collections.ts. */
-export interface WorkingCollectionsTable extends TenantRow {
+interface WorkingCollectionsTable extends TenantRow {
   name: string;
   purpose: string | null;
   visibility: CollectionVisibility;
@@ -18,13 +18,13 @@ export interface WorkingCollectionsTable extends TenantRow {
 }
 
 /** One editor of a collection: exactly one of a user and an extension. */
-export interface WorkingCollectionEditorsTable extends TenantRow {
+interface WorkingCollectionEditorsTable extends TenantRow {
   collection_id: string;
   user_id: string | null;
   extension_id: string | null;
 }
 
-export interface WorkingCollectionRowsTable extends TenantRow {
+interface WorkingCollectionRowsTable extends TenantRow {
   collection_id: string;
   /** Order of the row in its collection; ties fall back to the id. */
   position: number;

@@ -10,7 +10,7 @@ const HEADER = ['BPR*I*{amount}*C*ACH*CCP*01*011000015*DA*123*1111111111**01*021
 function file(body: string[], amount = '0.00', header = HEADER): string {
   const transaction = ['ST*835*0001', ...header.map((s) => s.replace('{amount}', amount)), ...body];
   transaction.push(`SE*${transaction.length + 1}*0001`);
-  return [ISA, 'GS*HP*PAYER*AGENCY*20261102*0930*1*X*005010X221A1', ...transaction, 'GE*1*1', 'IEA*1*000000001'].join('~\n') + '~\n';
+  return `${[ISA, 'GS*HP*PAYER*AGENCY*20261102*0930*1*X*005010X221A1', ...transaction, 'GE*1*1', 'IEA*1*000000001'].join('~\n')}~\n`;
 }
 
 function read(text: string): EraEvent[] {

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { readDelimiters, SegmentReader, X12Error, type Segment } from '../../../src/domain/era/x12-segments.js';
+import { readDelimiters, SegmentReader, type X12Error, type Segment } from '../../../src/domain/era/x12-segments.js';
 
 /** ISA with `*` elements, `^` repetition, `:` components and `~` segments: exactly 106 characters. */
 const ISA = 'ISA*00*          *00*          *ZZ*PAYER          *ZZ*AGENCY         *261102*0930*^*00501*000004721*0*P*:~';
@@ -25,7 +25,7 @@ t.test('a bad ISA is refused with what is wrong', async (t) => {
   t.throws(() => readDelimiters(ISA.slice(0, 90)), /the ISA segment is 106 characters long; the file ends after 90/);
   const narrow = ISA.replace('PAYER          ', 'PAYER         ').replace('AGENCY         ', 'AGENCY          ');
   t.equal(narrow.length, 106);
-  t.throws(() => readDelimiters(narrow), /bad ISA: ISA06 must be 15 characters wide; it is "PAYER         "/);
+  t.throws(() => readDelimiters(narrow), /bad ISA: ISA06 must be 15 characters wide; it is "PAYER {9}"/);
   t.throws(() => readDelimiters(ISA.replace('*P*:~', '*P:~~')), /bad ISA: ISA has 16 elements of fixed width; 15 were found/);
   t.throws(() => readDelimiters(ISA.replace(':~', '::')), /must be distinct punctuation/);
 });

@@ -29,7 +29,9 @@ async function expectedRows(from: string, to: string) {
     row.payments += 1;
     for (const claim of claims.filter((c) => c.remittance_id === payment.id)) {
       row.claims += 1;
-      [claim.charged_amount, claim.paid_amount, claim.adjustment_amount, claim.patient_responsibility_amount, claim.variance_amount].forEach((amount, i) => (row.sums[i] += cents(amount)));
+      [claim.charged_amount, claim.paid_amount, claim.adjustment_amount, claim.patient_responsibility_amount, claim.variance_amount].forEach((amount, i) => {
+        row.sums[i] += cents(amount);
+      });
       if (cents(claim.variance_amount) !== 0) row.claims_with_variance += 1;
       if (claim.claim_status_code === '4') row.denied_claims += 1;
     }

@@ -135,7 +135,10 @@ t.test('office-script: the script itself, with the token pasted, fills one sheet
     },
   };
   const sent: string[] = [];
-  const recordingFetch = (url: string, init: RequestInit) => (sent.push(String(init.body)), fetch(url, init));
+  const recordingFetch = (url: string, init: RequestInit) => {
+    sent.push(String(init.body));
+    return fetch(url, init);
+  };
   const main = new Function('fetch', `${outputText}\nreturn main;`)(recordingFetch) as (wb: typeof workbook) => Promise<void>;
   await main(workbook);
   t.equal(written.length, 1);

@@ -442,7 +442,7 @@ t.test('text the database cannot store and a future dob are 400s naming the fiel
     t.match(res.json(), { code: 'PLATFORM_INVALID_REQUEST', issues: [{ location: 'body', path, keyword: 'storableText' }] });
   };
   await unstorable({ ...base, notes: 'bad\u0000byte' }, '/notes');
-  await unstorable({ ...base, custom_data: { ['k\u0000']: 1 } }, '/custom_data/k\u0000');
+  await unstorable({ ...base, custom_data: { 'k\u0000': 1 } }, '/custom_data/k\u0000');
   await unstorable({ ...base, extra: ['ok', '\ud800'] }, '/extra/1');
   invalidInput(t, await post(phi, { ...base, patient_dob: '2999-01-01' }), 'patient_dob');
   t.equal((await post(phi, { ...base, patient_dob: '1950-02-30' })).statusCode, 400, 'the contract refuses an impossible date');

@@ -92,7 +92,7 @@ export function templateDocument(): Node {
       { code: 'PLATFORM_RESOURCE_NOT_FOUND', status: 404, category: 'not_found', retryable: false, terminal: true },
       { code: 'PLATFORM_RATE_LIMITED', status: 429, category: 'limits', retryable: true, terminal: false },
     ],
-    'x-svc-request-shapes': { [`create_shapes`]: [{ shape: '2026-04-01', status: 'current' }] },
+    'x-svc-request-shapes': { 'create_shapes': [{ shape: '2026-04-01', status: 'current' }] },
   };
 }
 

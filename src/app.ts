@@ -3,15 +3,15 @@ import { pino, type Logger } from 'pino';
 import type { Config } from './config.js';
 import type { Database } from './db/database-handle.js';
 import type { KeyEncryption } from './identity/key-encryption.js';
-import { installBodyParsers } from './gateway/body-parsing.js';
-import { clientErrorHandler, routingErrorHandler, installErrorHandler } from './gateway/error-handler.js';
-import { installNotFound } from './gateway/not-found.js';
-import { installQueryTokenCors } from './gateway/query-token-cors.js';
-import { registerOperations } from './gateway/operation-routes.js';
-import { Gateway, shuttingDown } from './gateway/gateway.js';
-import { requestIdFor } from './gateway/request-id.js';
-import { accessLog, requestLogging } from './gateway/request-logger.js';
-import { markReceived } from './gateway/response-time.js';
+import { installBodyParsers } from './gateway/http/body-parsing.js';
+import { clientErrorHandler, routingErrorHandler, installErrorHandler } from './gateway/http/error-handler.js';
+import { installNotFound } from './gateway/http/not-found.js';
+import { installQueryTokenCors } from './gateway/http/query-token-cors.js';
+import { registerOperations } from './gateway/http/operation-routes.js';
+import { Gateway, shuttingDown } from './gateway/core/gateway.js';
+import { requestIdFor } from './gateway/core/request-id.js';
+import { accessLog, requestLogging } from './gateway/http/request-logger.js';
+import { markReceived } from './gateway/core/response-time.js';
 import { createResources } from './resources/index.js';
 import type { GovernedQuery } from './resources/queries/governed-query.js';
 import { routeGrantTypes } from './resources/oauth/token-handler.js';
@@ -29,7 +29,7 @@ import { redactingDatabaseValues } from './db/database-error-log.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** The operations behind the HTTP routes, for transports without HTTP (gateway/direct-call.ts). */
+    /** The operations behind the HTTP routes, for transports without HTTP (src/gateway/core/direct-call.ts). */
     gateway: Gateway;
     /** Metrics, load shedding and tracing of this app (the server serves metrics on METRICS_PORT from here). */
     observability: Observability;

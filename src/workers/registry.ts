@@ -1,4 +1,4 @@
-import type { Gateway } from '../gateway/gateway.js';
+import type { Gateway } from '../gateway/core/gateway.js';
 import { housekeeping } from './housekeeping.js';
 import { webhooks } from './webhooks.js';
 import { PROPOSAL_EXECUTOR, proposalExecutor } from './proposal-executor.js';

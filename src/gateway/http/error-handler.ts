@@ -2,9 +2,9 @@ import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
-import { RequestError, invalidBody } from '../shared/request-error.js';
-import { errorResponse } from './error-response.js';
-import { mintRequestId } from './request-id.js';
+import { RequestError, invalidBody } from '../../shared/request-error.js';
+import { errorResponse } from '../core/error-response.js';
+import { mintRequestId } from '../core/request-id.js';
 
 /** Fastify's own refusals (body parsing, limits, content type) in the ApiError shape. */
 function fromFastifyError(error: FastifyError): RequestError | undefined {

@@ -1,6 +1,6 @@
-import type { OperationDefinition, OperationId } from '../generated/contract.js';
-import type { Principal } from '../shared/principal.js';
-import { RequestError } from '../shared/request-error.js';
+import type { OperationDefinition, OperationId } from '../../generated/contract.js';
+import type { Principal } from '../../shared/principal.js';
+import { RequestError } from '../../shared/request-error.js';
 import type { PathParams, QueryParams, RequestBody, RequestHeaders } from './handler.js';
 import type { CallLogger, CallState, HeaderValues, OperationCall, ResponseHead } from './operation-call.js';
 import type { OperationPipeline } from './pipeline.js';

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
-import { operations, type OperationDefinition, type OperationId } from '../generated/contract.js';
-import { PlatformError } from '../shared/platform-error.js';
+import { operations, type OperationDefinition, type OperationId } from '../../generated/contract.js';
+import { PlatformError } from '../../shared/platform-error.js';
 import type { Handler, Handlers } from './handler.js';
 import { OperationPipeline, type CallAdmission, type GatewayServices } from './pipeline.js';
 import { RunningHandlers } from './running-handlers.js';

@@ -1,6 +1,6 @@
 import { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import type { Bindings, ChildLoggerOptions, Level, LogFn, Logger } from 'pino';
-import { elapsedMs } from './response-time.js';
+import { elapsedMs } from '../core/response-time.js';
 
 type LogArgs = Parameters<LogFn>;
 

@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify';
-import type { OperationId } from '../generated/contract.js';
-import type { CallState, OperationCall } from './operation-call.js';
-import { checkContentType, refuseRepeatedAuthorization } from './request-validation.js';
-import type { OperationPipeline } from './pipeline.js';
-import type { Gateway } from './gateway.js';
+import type { OperationId } from '../../generated/contract.js';
+import type { CallState, OperationCall } from '../core/operation-call.js';
+import { checkContentType, refuseRepeatedAuthorization } from '../core/request-validation.js';
+import type { OperationPipeline } from '../core/pipeline.js';
+import type { Gateway } from '../core/gateway.js';
 
 declare module 'fastify' {
   // The pipeline's state lives on the request: a FastifyRequest is an OperationCall and a FastifyReply a

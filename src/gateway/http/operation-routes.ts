@@ -28,13 +28,16 @@ function registerOperation(app: FastifyInstance, pipeline: OperationPipeline) {
     onRequest: (request, reply, done) => {
       // One clock read for the warm checks: each read is a call into the runtime.
       const nowMs = Date.now();
+      let admitting: void | Promise<void>;
       try {
         pipeline.begin(request, reply, nowMs);
         refuseRepeatedAuthorization(request.raw.rawHeaders);
+        admitting = pipeline.admit(request, reply, nowMs, request.headers.authorization);
       } catch (err) {
         return done(err as Error);
       }
-      pipeline.admit(request, reply, request.headers.authorization, nowMs, done);
+      if (!admitting) return done();
+      admitting.then(() => done(), done);
     },
     // After the body is parsed: the content type is the wire's matter, the rest the pipeline's.
     handler: (request, reply) => {

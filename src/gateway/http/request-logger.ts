@@ -90,7 +90,7 @@ export function requestLogging(root: Logger): FastifyServerOptions {
  * Below info nothing is installed, so a request pays for no hook.
  */
 function logCompleted(request: FastifyRequest, statusCode: number) {
-  const principal = request.principal;
+  const principal = request.call?.principal;
   request.log.info(
     {
       method: request.method,

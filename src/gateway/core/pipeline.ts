@@ -64,9 +64,10 @@ function withDeprecations(body: unknown, call: OperationCall, response: Response
 
 /**
  * The gateway's steps for one operation, over a call and the head of its answer, whatever the transport:
- * begin, admit (identity, access, limits), run (validation, the handler under its timeout, idempotency for a
- * command, no_phi reduction, version serialization, PHI-read audit), record (metering, audit of the rest).
- * A transport calls them in that order (operation-routes.ts over HTTP, direct-call.ts in process).
+ * begin, admit (the admission steps of admission.ts), run (validation, the handler under its timeout, idempotency
+ * for a command, no_phi reduction, version serialization, PHI-read audit), record (metering, audit of the rest).
+ * A transport runs handle() and then record() (direct-call.ts); HTTP splits handle() around the body's reading
+ * (http/operation-routes.ts).
  */
 export class OperationPipeline {
   private readonly containsPhi: boolean;

@@ -105,7 +105,10 @@ function runStep(step: AdmissionStep, admission: Admission): void | Promise<void
     span.end(err);
     throw err;
   }
-  if (!pending) return span.end();
+  if (!pending) {
+    span.end();
+    return;
+  }
   return pending.then(
     () => span.end(),
     (err: unknown) => {

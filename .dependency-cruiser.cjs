@@ -89,10 +89,10 @@ module.exports = {
       to: { path: ['^src/(db/|project-files\\.ts$)', TABLE_TYPES], pathNot: '^src/db/patient-match-keys\\.ts$', dependencyTypesNot: ['type-only'] },
     },
     {
-      name: 'pipeline-is-transport-neutral',
-      comment: 'The request pipeline serves every transport (HTTP, in-process direct calls, MCP): nothing it imports, even for types, reaches Fastify. The HTTP adapter is gateway/operation-routes.ts.',
+      name: 'gateway-core-is-transport-neutral',
+      comment: 'The gateway core serves every transport (HTTP, in-process direct calls, MCP): nothing it imports, even for types, reaches Fastify. The HTTP adapter is src/gateway/http/.',
       severity: 'error',
-      from: { path: '^src/gateway/(pipeline|gateway|direct-call)\\.ts$' },
+      from: { path: '^src/gateway/core/' },
       to: { path: '^node_modules/fastify/', reachable: true },
     },
     {

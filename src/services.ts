@@ -10,18 +10,14 @@ import { KeyRing } from './identity/signing-keys.js';
 import { TokenFailureLimiter } from './identity/token-failures.js';
 import { TokenSigner, createTokenVerifier, type TokenSettings } from './identity/tokens.js';
 import { AuditBuffer } from './gateway/audit.js';
-import { MeteringBuffer } from './gateway/metering.js';
-import { UsageLimiter } from './gateway/usage-limits.js';
+import { MeteringBuffer } from './gateway/core/metering.js';
+import { UsageLimiter } from './gateway/core/usage-limits.js';
 import { CursorSeal } from './identity/cursor-seal.js';
 import type { EventOutbox } from './db/tenant-store.js';
 import { webhookOutbox } from './events/outbox.js';
 import { watchOutboxDepth } from './events/outbox-depth.js';
 import { QueryTokenVerifier } from './identity/query-tokens.js';
-import { auditFlusher, meteringFlusher } from './workers/flushers.js';
-import { inProcessWorkers } from './workers/registry.js';
-import { startWorkers } from './workers/worker.js';
 import type { ServiceMetrics } from './observability/metrics.js';
-import type { Tracing } from './observability/call-trace.js';
 
 /** The long-lived collaborators of one app instance, built once and handed to routes and the gateway. */
 export interface AppServices {
@@ -34,13 +30,13 @@ export interface AppServices {
   clientCredentials: ClientCredentialsGrant;
   /** Leases shared usage counters; close() hands back what was not spent. */
   usageLimiter: UsageLimiter;
-  /** Buffered off the hot path, written by their flush workers; close() stops those, which writes what is left. */
+  /** Buffered off the hot path, written by their flush workers (started with the app's other workers, src/app.ts). */
   metering: MeteringBuffer;
   audit: AuditBuffer;
   cursorSeal: CursorSeal;
   /** Where commands' events go: the webhooks outbox, in each command's transaction. */
   outbox: EventOutbox;
-  /** Stops the in-process workers (each finishing its run and flushing) and hands back unspent leases. */
+  /** Hands back unspent usage leases. */
   close(): Promise<void>;
 }
 
@@ -49,19 +45,17 @@ export function tokenSettings(config: Config): TokenSettings {
 }
 
 /**
- * `keyEncryption` opens the secrets the database stores sealed (signing keys, the cursor key); `metrics`, when on,
- * hears from the buffers, the token endpoint and the workers; `tracing`, when on, traces webhook deliveries.
+ * Builds, and starts nothing: the app starts every worker in one place. `keyEncryption` opens the secrets the database
+ * stores sealed (signing keys, the cursor key); `metrics`, when on, hears from the buffers and the token endpoint.
  */
-export function createServices(config: Config, db: Kysely<DB>, keyEncryption: KeyEncryption, log: FastifyBaseLogger, metrics?: ServiceMetrics, tracing?: Tracing): AppServices {
+export function createServices(config: Config, db: Kysely<DB>, keyEncryption: KeyEncryption, log: FastifyBaseLogger, metrics?: ServiceMetrics): AppServices {
   const settings = tokenSettings(config);
   const keyRing = new KeyRing(db, keyEncryption, config.tokenTtlSeconds);
   const tokenSigner = new TokenSigner(keyRing, settings);
   const metering: MeteringBuffer = new MeteringBuffer(db, log, { observer: metrics?.buffer('metering', () => metering.pending) });
   const audit: AuditBuffer = new AuditBuffer(db, log, { observer: metrics?.buffer('audit', () => audit.pending) });
   const usageLimiter = new UsageLimiter(db);
-  const workers = [meteringFlusher(metering), auditFlusher(audit), ...inProcessWorkers(config.inProcessWorkers)];
   if (metrics) watchOutboxDepth(db, metrics.registrar);
-  const stopWorkers = startWorkers(workers, { db, log, keyEncryption: () => keyEncryption, metrics: metrics?.registrar, deliveryTracer: tracing?.deliveries });
   // Units not handed back stay counted until their window ends, as after a crash: a bounded loss, not a failed shutdown.
   const returnLeases = () => usageLimiter.close().catch((err: unknown) => log.error({ err }, 'leased usage units not handed back at shutdown'));
   return {
@@ -75,8 +69,6 @@ export function createServices(config: Config, db: Kysely<DB>, keyEncryption: Ke
     audit,
     cursorSeal: new CursorSeal(db, keyEncryption),
     outbox: webhookOutbox,
-    close: async () => {
-      await Promise.all([stopWorkers(), returnLeases()]);
-    },
+    close: returnLeases,
   };
 }

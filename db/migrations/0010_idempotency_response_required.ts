@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 
 /**
- * A key is written once, with its response, by the command's ledger statement (src/gateway/command-ledger.ts): the
+ * A key is written once, with its response, by the command's ledger statement (src/gateway/core/command-ledger.ts): the
  * claim row whose response was filled in later is gone, so every key carries its response and the schema says so.
  * Under the claim design a row without a response existed only inside its own transaction, so none is committed.
  */

@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { accessLogHijacked } from '../gateway/request-logger.js';
+import { accessLogHijacked } from '../gateway/http/request-logger.js';
 
 /**
  * Gives the raw response to another library (oidc-provider, the MCP SDK's transport): the headers Fastify's hooks set

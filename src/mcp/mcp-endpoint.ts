@@ -4,7 +4,7 @@ import type Provider from 'oidc-provider';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { DB } from '../db/schema.js';
-import type { Gateway } from '../gateway/gateway.js';
+import type { Gateway } from '../gateway/core/gateway.js';
 import { REQUIRED_MCP_SCOPES, verifyMcpAccessToken, type McpAccess } from '../identity/mcp-authorization/authorization-server.js';
 import { toolPrincipal } from '../identity/mcp-authorization/people-extension.js';
 import { RequestError } from '../shared/request-error.js';

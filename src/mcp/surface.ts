@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Config } from '../config.js';
 import type { DB } from '../db/schema.js';
-import type { Gateway } from '../gateway/gateway.js';
+import type { Gateway } from '../gateway/core/gateway.js';
 import { createPeopleAuthorizationServer, MCP_SCOPES, REQUIRED_MCP_SCOPES } from '../identity/mcp-authorization/authorization-server.js';
 import type { KeyEncryption } from '../identity/key-encryption.js';
 import { serviceVersion } from '../project-files.js';

@@ -3,9 +3,9 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z, type ZodRawShape, type ZodType } from 'zod';
 import { AGING_BUCKETS, type AgingBucket } from '../domain/physician-orders/aging.js';
 import type { OperationId } from '../generated/contract.js';
-import { callOperation, type DirectCallInput } from '../gateway/direct-call.js';
-import type { Refusal } from '../gateway/error-response.js';
-import type { Gateway } from '../gateway/gateway.js';
+import { callOperation, type DirectCallInput } from '../gateway/core/direct-call.js';
+import type { Refusal } from '../gateway/core/error-response.js';
+import type { Gateway } from '../gateway/core/gateway.js';
 import type { Principal } from '../shared/principal.js';
 import { contractSchema } from './contract-schemas.js';
 

@@ -1,8 +1,8 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/schema.js';
 import { operations } from '../generated/contract.js';
-import { callOperation } from '../gateway/direct-call.js';
-import type { Gateway } from '../gateway/gateway.js';
+import { callOperation } from '../gateway/core/direct-call.js';
+import type { Gateway } from '../gateway/core/gateway.js';
 import { PEOPLE_EXTENSION_ID } from '../identity/mcp-authorization/people-extension.js';
 import type { Principal } from '../shared/principal.js';
 import { recordExecution, takeApproved, type ExecutionOutcome, type Proposal } from './proposals.js';

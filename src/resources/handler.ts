@@ -1,9 +1,9 @@
 import type { OperationId } from '../generated/contract.js';
 import { PlatformError } from '../shared/platform-error.js';
-import type { Handler } from '../gateway/handler.js';
+import type { Handler } from '../gateway/core/handler.js';
 
 // The gateway defines what it calls; handlers see those types through this module, beside the refusals they throw.
-export type { Handler, Handlers, QueryParams, RequestContext } from '../gateway/handler.js';
+export type { Handler, Handlers, QueryParams, RequestContext } from '../gateway/core/handler.js';
 
 /** An id that is not a resource of the caller's agency: ids of other agencies answer exactly like unknown ones. */
 export function resourceNotFound(resourceType: string, id: string): PlatformError {

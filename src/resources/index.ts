@@ -14,7 +14,7 @@ import { getPhysicianOrder, listPhysicianOrders } from './physician-orders/physi
 import { listWorkingCollectionRows, listWorkingCollections } from './working-collections/working-collection-handlers.js';
 import { listRemittanceAllocations, listRemittances } from './remittances/remittance-handlers.js';
 import type { AppServices } from '../services.js';
-import type { CallAdmission } from '../gateway/pipeline.js';
+import type { CallAdmission } from '../gateway/core/admission.js';
 import { QueryRegistry } from './queries/query-registry.js';
 import { GOVERNED_QUERIES } from './queries/governed-queries.js';
 import type { GovernedQuery } from './queries/governed-query.js';

@@ -1,5 +1,5 @@
 import type { AuditBuffer } from '../gateway/audit.js';
-import type { MeteringBuffer } from '../gateway/metering.js';
+import type { MeteringBuffer } from '../gateway/core/metering.js';
 import { periodic } from './periodic.js';
 import type { Worker } from './worker.js';
 

@@ -1,5 +1,5 @@
-import { purgeExpiredIdempotencyKeys } from '../gateway/idempotency.js';
-import { purgeUsageWindows } from '../gateway/usage-limits.js';
+import { purgeExpiredIdempotencyKeys } from '../gateway/core/idempotency.js';
+import { purgeUsageWindows } from '../gateway/core/usage-limits.js';
 import { purgeWebhookHistory, WEBHOOK_RETENTION_DAYS } from '../events/retention.js';
 import { periodic } from './periodic.js';
 import type { Worker } from './worker.js';

@@ -1,4 +1,4 @@
-import type { Gateway } from '../gateway/gateway.js';
+import type { Gateway } from '../gateway/core/gateway.js';
 import { executeApproved } from '../proposals/execution.js';
 import { periodic } from './periodic.js';
 import type { Worker } from './worker.js';

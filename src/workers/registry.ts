@@ -1,4 +1,4 @@
-import type { Gateway } from '../gateway/gateway.js';
+import type { Gateway } from '../gateway/core/gateway.js';
 import { housekeeping } from './housekeeping.js';
 import { webhooks } from './webhooks.js';
 import { PROPOSAL_EXECUTOR, proposalExecutor } from './proposal-executor.js';
@@ -7,7 +7,7 @@ import type { Worker } from './worker.js';
 /**
  * The workers that need nothing but the database (and the key-encryption keys): each runs in every server unless IN_PROCESS_WORKERS leaves it out,
  * or as its own process (`npm run worker -- <name>`). The buffers' flushers are not here: they belong to the server
- * whose memory they write (src/services.ts).
+ * whose memory they write (started with the rest in src/app.ts).
  */
 const WORKERS: Record<string, () => Worker> = {
   housekeeping,

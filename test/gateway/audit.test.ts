@@ -5,7 +5,7 @@ import { pino } from 'pino';
 import type { DB } from '../../src/db/schema.js';
 import t from 'tap';
 import { AuditBuffer, insertAuditEvents, type AuditEvent } from '../../src/gateway/audit.js';
-import { requestFingerprint, runIdempotent } from '../../src/gateway/idempotency.js';
+import { requestFingerprint, runIdempotent } from '../../src/gateway/core/idempotency.js';
 import { auditFlusher } from '../../src/workers/flushers.js';
 import { testDatabase } from '../helpers/database.js';
 

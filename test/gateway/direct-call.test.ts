@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import t, { type Test } from 'tap';
 import { errorCodes, operations, type OperationDefinition, type OperationId } from '../../src/generated/contract.js';
-import { callOperation } from '../../src/gateway/direct-call.js';
+import { callOperation } from '../../src/gateway/core/direct-call.js';
 import type { PhiMode, Principal } from '../../src/shared/principal.js';
 import { setIntegrationStatus } from '../../src/admin/integration.js';
 import { buildTestApp, signIn, type SignedInApi } from '../helpers/app.js';

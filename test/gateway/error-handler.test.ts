@@ -1,6 +1,6 @@
 import t from 'tap';
 import Fastify from 'fastify';
-import { installErrorHandler } from '../../src/gateway/error-handler.js';
+import { installErrorHandler } from '../../src/gateway/http/error-handler.js';
 import { errorShapes } from '../../src/generated/contract.js';
 
 const app = Fastify({ logger: false });

@@ -4,8 +4,8 @@ import { sql, type Kysely, type Transaction } from 'kysely';
 import t, { type Test } from 'tap';
 import type { DB } from '../../src/db/schema.js';
 import { errorEntry } from '../../src/shared/platform-error.js';
-import { purgeExpiredIdempotencyKeys, requestFingerprint, runIdempotent } from '../../src/gateway/idempotency.js';
-import type { CommandIdentity, CommandLedger, StoredResponse } from '../../src/gateway/command-ledger.js';
+import { purgeExpiredIdempotencyKeys, requestFingerprint, runIdempotent } from '../../src/gateway/core/idempotency.js';
+import type { CommandIdentity, CommandLedger, StoredResponse } from '../../src/gateway/core/command-ledger.js';
 import { secondPool, testDatabase } from '../helpers/database.js';
 
 const onPostgres = Boolean(process.env.TEST_DATABASE_URL);

@@ -3,8 +3,8 @@ import { sql, type Kysely } from 'kysely';
 import { pino } from 'pino';
 import t from 'tap';
 import type { DB } from '../../src/db/schema.js';
-import { MeteringBuffer, insertMeteringEvents, type MeteringEvent } from '../../src/gateway/metering.js';
-import { requestFingerprint, runIdempotent } from '../../src/gateway/idempotency.js';
+import { MeteringBuffer, insertMeteringEvents, type MeteringEvent } from '../../src/gateway/core/metering.js';
+import { requestFingerprint, runIdempotent } from '../../src/gateway/core/idempotency.js';
 import { meteringFlusher } from '../../src/workers/flushers.js';
 import { testDatabase } from '../helpers/database.js';
 

@@ -2,8 +2,8 @@ import t from 'tap';
 import { Writable } from 'node:stream';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { pino } from 'pino';
-import { accessLog, requestLogging } from '../../src/gateway/request-logger.js';
-import { markReceived } from '../../src/gateway/response-time.js';
+import { accessLog, requestLogging } from '../../src/gateway/http/request-logger.js';
+import { markReceived } from '../../src/gateway/core/response-time.js';
 
 function capturedLogger(level: string) {
   const lines: Record<string, unknown>[] = [];

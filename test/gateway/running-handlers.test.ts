@@ -1,5 +1,5 @@
 import t from 'tap';
-import { RunningHandlers } from '../../src/gateway/running-handlers.js';
+import { RunningHandlers } from '../../src/gateway/core/running-handlers.js';
 
 function pending() {
   let settle!: (ok: boolean) => void;

@@ -7,7 +7,7 @@ import type { UsageKind } from '../../src/db/tables/usage.js';
 import { PlatformError } from '../../src/shared/platform-error.js';
 import { operations, quotaLeases } from '../../src/generated/contract.js';
 import type { ExtensionPolicy } from '../../src/shared/principal.js';
-import { purgeUsageWindows, UsageLimiter } from '../../src/gateway/usage-limits.js';
+import { purgeUsageWindows, UsageLimiter } from '../../src/gateway/core/usage-limits.js';
 import { secondPool, testDatabase } from '../helpers/database.js';
 
 const { db, engine } = await testDatabase();

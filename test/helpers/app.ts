@@ -3,7 +3,7 @@ import { t as rootTest } from 'tap';
 import { buildApp } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { errorShapes, type Validator } from '../../src/generated/contract.js';
-import { findOperation } from '../../src/gateway/operation-paths.js';
+import { findOperation } from '../../src/gateway/http/operation-paths.js';
 import { publishedContract } from './published-contract.js';
 import { testDatabase, type Teardown } from './database.js';
 import { testKeyEncryption } from './secrets.js';

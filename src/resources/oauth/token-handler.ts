@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { operations } from '../../generated/contract.js';
 import { RequestError } from '../../shared/request-error.js';
-import { unstorableTextRefusal } from '../../gateway/request-validation.js';
+import { unstorableTextRefusal } from '../../gateway/core/request-validation.js';
 import type { ClientCredentialsGrant } from '../../identity/client-credentials.js';
 import type { Handler } from '../handler.js';
 

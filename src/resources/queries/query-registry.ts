@@ -1,7 +1,7 @@
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import formatsModule from 'ajv-formats';
 import type { components } from '../../generated/openapi.js';
-import type { CallAdmission } from '../../gateway/pipeline.js';
+import type { CallAdmission } from '../../gateway/core/admission.js';
 import { PlatformError } from '../../shared/platform-error.js';
 import { queryRunRefusal } from '../../domain/access-policy.js';
 import { RequestError, type ValidationIssue } from '../../shared/request-error.js';

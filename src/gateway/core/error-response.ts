@@ -1,7 +1,7 @@
-import { PlatformError, errorEntry } from '../shared/platform-error.js';
-import type { ErrorCode } from '../generated/contract.js';
-import { RequestError } from '../shared/request-error.js';
-import { isDatabaseUnavailable, isStatementTimeout } from '../db/sql-state.js';
+import { PlatformError, errorEntry } from '../../shared/platform-error.js';
+import type { ErrorCode } from '../../generated/contract.js';
+import { RequestError } from '../../shared/request-error.js';
+import { isDatabaseUnavailable, isStatementTimeout } from '../../db/sql-state.js';
 import type { CallLogger } from './operation-call.js';
 
 /** What a refusal says, whichever of the two error shapes its body has: for callers in this process. */

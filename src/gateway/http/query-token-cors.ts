@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { operations } from '../generated/contract.js';
-import { isQueryTokenAuthorization } from '../identity/query-tokens.js';
+import { operations } from '../../generated/contract.js';
+import { isQueryTokenAuthorization } from '../../identity/query-tokens.js';
 import { methodNotAllowed } from './not-found.js';
 
 /**

@@ -1,6 +1,6 @@
-import { v1Shapes, type OperationDefinition } from '../generated/contract.js';
-import { toV1 } from '../shared/contract-v1.js';
-import type { ContractVersion } from '../shared/versioning.js';
+import { v1Shapes, type OperationDefinition } from '../../generated/contract.js';
+import { toV1 } from '../../shared/contract-v1.js';
+import type { ContractVersion } from '../../shared/versioning.js';
 
 /**
  * Serializes a handler's (version 2) result for the negotiated contract version. The version 1

@@ -1,13 +1,13 @@
 import { createHash } from 'node:crypto';
 import { sql, type Kysely, type RawBuilder, type Transaction } from 'kysely';
-import type { DB } from '../db/schema.js';
-import { SQLSTATE, sqlState } from '../db/sql-state.js';
-import { reusableQuery } from '../db/reusable-query.js';
-import { lockId, lockKey } from '../db/advisory-locks.js';
-import { PlatformError } from '../shared/platform-error.js';
+import type { DB } from '../../db/schema.js';
+import { SQLSTATE, sqlState } from '../../db/sql-state.js';
+import { reusableQuery } from '../../db/reusable-query.js';
+import { lockId, lockKey } from '../../db/advisory-locks.js';
+import { PlatformError } from '../../shared/platform-error.js';
 import { writeCommandLedger, type CommandIdentity, type CommandLedger, type StoredResponse } from './command-ledger.js';
-import type { PhiMode } from '../shared/principal.js';
-import { canonicalJson } from '../shared/canonical-json.js';
+import type { PhiMode } from '../../shared/principal.js';
+import { canonicalJson } from '../../shared/canonical-json.js';
 
 /** How long a command's result is kept and replayed (openapi.json info.description: 24 hours). */
 const IDEMPOTENCY_RETENTION_HOURS = 24;

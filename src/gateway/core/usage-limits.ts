@@ -1,11 +1,11 @@
 import { sql, type Kysely } from 'kysely';
-import type { DB } from '../db/schema.js';
-import type { UsageKind, UsageWindowsTable } from '../db/tables/usage.js';
-import { PlatformError, type ErrorDetails } from '../shared/platform-error.js';
-import { quotaLeases, type ErrorCode } from '../generated/contract.js';
+import type { DB } from '../../db/schema.js';
+import type { UsageKind, UsageWindowsTable } from '../../db/tables/usage.js';
+import { PlatformError, type ErrorDetails } from '../../shared/platform-error.js';
+import { quotaLeases, type ErrorCode } from '../../generated/contract.js';
 import { headerText } from './header-text.js';
-import { IntegrationMap } from '../shared/integration-map.js';
-import type { ExtensionPolicy } from '../shared/principal.js';
+import { IntegrationMap } from '../../shared/integration-map.js';
+import type { ExtensionPolicy } from '../../shared/principal.js';
 
 /** What the limiter needs of an operation (the route table's costUnits and costBudgeted). */
 interface MeteredOperation {

@@ -1,7 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { bodyLimits } from '../generated/contract.js';
-import { RequestError, invalidBody } from '../shared/request-error.js';
+import { bodyLimits } from '../../generated/contract.js';
+import { RequestError, invalidBody } from '../../shared/request-error.js';
 
 const MAX_DEPTH = bodyLimits.max_depth;
 

@@ -1,6 +1,6 @@
-import { contractVersions } from '../generated/contract.js';
-import { RequestError } from '../shared/request-error.js';
-import type { ContractVersion } from '../shared/versioning.js';
+import { contractVersions } from '../../generated/contract.js';
+import { RequestError } from '../../shared/request-error.js';
+import type { ContractVersion } from '../../shared/versioning.js';
 import type { OperationCall, ResponseHead } from './operation-call.js';
 
 const byVersion = new Map<string, (typeof contractVersions)[number]>(contractVersions.map((v) => [v.version, v]));

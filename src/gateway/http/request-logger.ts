@@ -1,6 +1,6 @@
 import { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import type { Bindings, ChildLoggerOptions, Level, LogFn, Logger } from 'pino';
-import { elapsedMs } from './response-time.js';
+import { elapsedMs } from '../core/response-time.js';
 
 type LogArgs = Parameters<LogFn>;
 
@@ -90,7 +90,7 @@ export function requestLogging(root: Logger): FastifyServerOptions {
  * Below info nothing is installed, so a request pays for no hook.
  */
 function logCompleted(request: FastifyRequest, statusCode: number) {
-  const principal = request.principal;
+  const principal = request.call?.principal;
   request.log.info(
     {
       method: request.method,

@@ -1,15 +1,15 @@
 import type { FastifyInstance } from 'fastify';
-import type { OperationId } from '../generated/contract.js';
-import type { CallState, OperationCall } from './operation-call.js';
-import { checkContentType, refuseRepeatedAuthorization } from './request-validation.js';
-import type { OperationPipeline } from './pipeline.js';
-import type { Gateway } from './gateway.js';
+import type { OperationId } from '../../generated/contract.js';
+import type { OperationCall } from '../core/operation-call.js';
+import { checkContentType, refuseRepeatedAuthorization } from '../core/request-validation.js';
+import type { OperationPipeline } from '../core/pipeline.js';
+import type { Gateway } from '../core/gateway.js';
+import { callOf } from './http-call.js';
 
 declare module 'fastify' {
-  // The pipeline's state lives on the request: a FastifyRequest is an OperationCall and a FastifyReply a
-  // ResponseHead as they stand, so an HTTP call allocates nothing to go through the pipeline. receivedAt is set on
-  // every request, operation or not, by the app's first hook (markReceived).
-  interface FastifyRequest extends CallState, Pick<OperationCall, 'receivedAt'> {}
+  // A FastifyReply is a ResponseHead as it stands. receivedAt is set on every request, operation or not, by the app's
+  // first hook (markReceived).
+  interface FastifyRequest extends Pick<OperationCall, 'receivedAt'> {}
   interface FastifyContextConfig {
     /** Set on the contract's operations; other routes (probes, documents) have none. */
     operationId?: OperationId;
@@ -28,22 +28,27 @@ function registerOperation(app: FastifyInstance, pipeline: OperationPipeline) {
     onRequest: (request, reply, done) => {
       // One clock read for the warm checks: each read is a call into the runtime.
       const nowMs = Date.now();
+      let admitting: void | Promise<void>;
       try {
-        pipeline.begin(request, reply, nowMs);
+        const call = callOf(request);
+        pipeline.begin(call, reply, nowMs);
         refuseRepeatedAuthorization(request.raw.rawHeaders);
+        admitting = pipeline.admit(call, reply, nowMs, request.headers.authorization);
       } catch (err) {
         return done(err as Error);
       }
-      pipeline.admit(request, reply, request.headers.authorization, nowMs, done);
+      if (!admitting) return done();
+      admitting.then(() => done(), done);
     },
     // After the body is parsed: the content type is the wire's matter, the rest the pipeline's.
     handler: (request, reply) => {
-      checkContentType(operation, request);
-      return pipeline.run(request, reply);
+      const call = callOf(request);
+      checkContentType(operation, call);
+      return pipeline.run(call, reply);
     },
     // As the response is handed to the socket: an onResponse hook would make Fastify listen for every response's 'finish'.
     onSend: (request, reply, _payload, done) => {
-      pipeline.record(request, reply);
+      pipeline.record(callOf(request), reply);
       done();
     },
   });
@@ -51,5 +56,7 @@ function registerOperation(app: FastifyInstance, pipeline: OperationPipeline) {
 
 /** Registers every operation of the gateway as an HTTP route; the gateway's close() drains their handlers. */
 export function registerOperations(app: FastifyInstance, gateway: Gateway) {
+  // Declared up front, so that every request has the same shape.
+  app.decorateRequest('call', undefined);
   for (const pipeline of gateway.all()) registerOperation(app, pipeline);
 }

@@ -1,46 +1,38 @@
 import type { Kysely, Transaction } from 'kysely';
-import type { OperationDefinition, OperationId } from '../generated/contract.js';
-import type { ReadReplicas } from '../db/read-replicas.js';
-import type { DB } from '../db/schema.js';
-import type { ExtensionPolicy, Principal } from '../shared/principal.js';
-import type { Authentication } from '../identity/authenticator.js';
-import type { CursorSeal } from '../identity/cursor-seal.js';
-import { CursorSealer } from '../db/cursor-sealer.js';
+import type { OperationDefinition, OperationId } from '../../generated/contract.js';
+import type { ReadReplicas } from '../../db/read-replicas.js';
+import type { DB } from '../../db/schema.js';
+import type { Principal } from '../../shared/principal.js';
+import type { CursorSeal } from '../../identity/cursor-seal.js';
+import { CursorSealer } from '../../db/cursor-sealer.js';
 import type { Handler, RequestContext } from './handler.js';
 import type { OperationCall, ResponseHead } from './operation-call.js';
 import { negotiateVersion, deprecationHeader } from './contract-version.js';
 import { validateRequest } from './request-validation.js';
 import { serializeFor } from './contract-serializers.js';
-import { authorize } from './access.js';
+import { admissionSteps, runAdmission, type AdmissionStep, type Admitters, type CallAdmission } from './admission.js';
 import { requestFingerprint, runIdempotent } from './idempotency.js';
 import type { CommandLedger } from './command-ledger.js';
-import type { AuditBuffer } from './audit.js';
+import type { AuditBuffer } from '../audit.js';
 import type { MeteringBuffer } from './metering.js';
-import type { UsageLimiter } from './usage-limits.js';
-import { CommandStore, TenantStore, type EventOutbox } from '../db/tenant-store.js';
-import { reduceForNoPhi } from '../domain/no-phi-reduction.js';
+import { CommandStore, TenantStore, type EventOutbox } from '../../db/tenant-store.js';
+import { reduceForNoPhi } from '../../domain/no-phi-reduction.js';
 import type { RunningHandlers } from './running-handlers.js';
 import { elapsedMs } from './response-time.js';
 import { NEVER_ABORTED, withAbortableTimeout, withTimeout } from './handler-timeout.js';
 import { auditEvent, meteringEvent } from './call-records.js';
-import type { OperationCounts } from '../observability/operation-counts.js';
-import type { ServiceMetrics } from '../observability/metrics.js';
-import type { PressureMonitor } from '../observability/pressure.js';
-import type { CallTracer, StepSpan, TracedOperation } from '../observability/call-trace.js';
-import { PlatformError } from '../shared/platform-error.js';
-import { canonicalJson } from '../shared/canonical-json.js';
+import type { OperationCounts } from '../../observability/operation-counts.js';
+import type { ServiceMetrics } from '../../observability/metrics.js';
+import type { PressureMonitor } from '../../observability/pressure.js';
+import type { CallTracer, TracedOperation } from '../../observability/call-trace.js';
+import { PlatformError } from '../../shared/platform-error.js';
+import { canonicalJson } from '../../shared/canonical-json.js';
 
-export interface GatewayServices {
+export interface GatewayServices extends Admitters {
   db: Kysely<DB>;
   /** Streaming replicas that take reads (DATABASE_READ_URL); without them every read runs on `db`. */
   replicas?: ReadReplicas;
   handlerTimeoutMs: number;
-  authenticator: {
-    authenticate(authorization: string | undefined, acceptsQueryToken?: boolean): Promise<Authentication>;
-    authenticateNow(authorization: string | undefined, nowMs: number): Authentication | undefined;
-    authenticatePrincipal(principal: Principal): Promise<Authentication>;
-  };
-  usageLimiter: UsageLimiter;
   metering: MeteringBuffer;
   audit: AuditBuffer;
   cursorSeal: CursorSeal;
@@ -59,17 +51,6 @@ function overloaded(retryAfterSeconds: number): PlatformError {
   return new PlatformError('PLATFORM_SERVICE_UNAVAILABLE', 'The service is overloaded; retry after the Retry-After delay.', undefined, { 'retry-after': String(retryAfterSeconds) });
 }
 
-/**
- * What an operation's resource family adds to its admission, after the contract's access rules: a governed query run
- * checks the query's own access and costs the query's units. Throws a refusal, or returns the call's cost units.
- */
-export interface CallAdmission {
-  admit(params: unknown, principal: Principal, policy: ExtensionPolicy): number;
-}
-
-/** How admission ends: called once, with the refusal if there is one (a Fastify hook's `done` is one). */
-type Admitted = (err?: Error) => void;
-
 /** Headers of a command's response that are stored with it and replayed. */
 const REPLAYED_HEADERS = ['svc-extension-contract-version', 'deprecation', 'link', 'cache-control', 'location', 'etag'];
 
@@ -84,16 +65,12 @@ function withDeprecations(body: unknown, call: OperationCall, response: Response
   return { ...envelope, meta: { ...envelope.meta, deprecations } };
 }
 
-function admitted(response: ResponseHead, rateLimitHeaders: Record<string, string>, done: Admitted) {
-  response.headers(rateLimitHeaders);
-  done();
-}
-
 /**
  * The gateway's steps for one operation, over a call and the head of its answer, whatever the transport:
- * begin, admit (identity, access, limits), run (validation, the handler under its timeout, idempotency for a
- * command, no_phi reduction, version serialization, PHI-read audit), record (metering, audit of the rest).
- * A transport calls them in that order (operation-routes.ts over HTTP, direct-call.ts in process).
+ * begin, admit (the admission steps of admission.ts), run (validation, the handler under its timeout, idempotency
+ * for a command, no_phi reduction, version serialization, PHI-read audit), record (metering, audit of the rest).
+ * A transport runs handle() and then record() (direct-call.ts); HTTP splits handle() around the body's reading
+ * (http/operation-routes.ts).
  */
 export class OperationPipeline {
   private readonly containsPhi: boolean;
@@ -102,14 +79,16 @@ export class OperationPipeline {
   private readonly shed: PlatformError | undefined;
   private readonly tracer: CallTracer | undefined;
   private readonly traced: TracedOperation;
+  private readonly steps: readonly AdmissionStep[];
 
   constructor(
     readonly operation: OperationDefinition,
     private readonly handler: Handler<OperationId>,
     private readonly services: GatewayServices,
     private readonly running: RunningHandlers,
-    private readonly admission?: CallAdmission,
+    admission?: CallAdmission,
   ) {
+    this.steps = admissionSteps(operation, services, admission);
     this.containsPhi = operation.noPhi !== 'allowed';
     this.counts = services.metrics?.operation(operation.operationId);
     this.pressure = services.pressure;
@@ -137,96 +116,12 @@ export class OperationPipeline {
   }
 
   /**
-   * Identity from an Authorization header, access and limits. A warm call (remembered token, cached policy, leased
-   * units) is admitted in the same tick without a promise or a closure; otherwise the work continues after I/O.
+   * Identity (the Authorization header, or a principal another transport established), access and limits: the
+   * operation's admission steps. A warm call is admitted in the same tick and answers nothing; otherwise a promise.
    */
-  admit(call: OperationCall, response: ResponseHead, authorization: string | undefined, nowMs: number, done: Admitted) {
-    const { authenticator } = this.services;
-    const span = call.trace?.step('authenticate');
-    let authentication: Authentication | null | undefined;
-    try {
-      authentication = this.operation.authenticated ? authenticator.authenticateNow(authorization, nowMs) : null;
-    } catch (err) {
-      span?.end(err);
-      return done(err as Error);
-    }
-    if (authentication !== undefined) span?.end();
-    if (authentication === null) return done();
-    if (authentication) return this.limit(call, response, authentication, nowMs, done);
-    this.limitOnceAuthenticated(authenticator.authenticate(authorization, this.operation.queryTokens), call, response, span, done);
-  }
-
-  /** The same for a principal another transport established: its integration's current policy still decides. */
-  admitPrincipal(call: OperationCall, response: ResponseHead, principal: Principal, done: Admitted) {
-    if (!this.operation.authenticated) return done();
-    const span = call.trace?.step('authenticate');
-    this.limitOnceAuthenticated(this.services.authenticator.authenticatePrincipal(principal), call, response, span, done);
-  }
-
-  /** An authentication that took I/O: its span ends as it settles, then the limits or the refusal. */
-  private limitOnceAuthenticated(authentication: Promise<Authentication>, call: OperationCall, response: ResponseHead, span: StepSpan | undefined, done: Admitted) {
-    authentication.then(
-      (later) => {
-        span?.end();
-        this.limit(call, response, later, Date.now(), done);
-      },
-      (err: Error) => {
-        span?.end(err);
-        done(err);
-      },
-    );
-  }
-
-  private limit(call: OperationCall, response: ResponseHead, { principal, policy }: Authentication, nowMs: number, done: Admitted) {
-    if (call.trace) return this.limitTraced(call, response, principal, policy, nowMs, done);
-    const { usageLimiter } = this.services;
-    let headers: Record<string, string> | undefined;
-    try {
-      call.principal = principal;
-      call.policy = policy;
-      authorize(this.operation, principal, policy);
-      if (this.admission) call.costUnits = this.admission.admit(call.params, principal, policy);
-      headers = usageLimiter.admitNow(policy, this.metered(call), nowMs);
-    } catch (err) {
-      return done(err as Error);
-    }
-    if (headers) return admitted(response, headers, done);
-    usageLimiter.admit(policy, this.metered(call)).then((later) => admitted(response, later, done), done);
-  }
-
-  /** What the limits charge: the operation, or the call's own cost when its family sets one. */
-  private metered(call: OperationCall) {
-    if (!this.admission) return this.operation;
-    return { operationId: this.operation.operationId, costUnits: call.costUnits, costBudgeted: this.operation.costBudgeted };
-  }
-
-  /** limit() with a span for access and one for limits; apart, so that an untraced call takes no detour. */
-  private limitTraced(call: OperationCall, response: ResponseHead, principal: Principal, policy: Authentication['policy'], nowMs: number, done: Admitted) {
-    const trace = call.trace!;
-    call.principal = principal;
-    call.policy = policy;
-    trace.identify(principal);
-    try {
-      trace.within('authorize', () => {
-        authorize(this.operation, principal, policy);
-        if (this.admission) call.costUnits = this.admission.admit(call.params, principal, policy);
-      });
-    } catch (err) {
-      return done(err as Error);
-    }
-    const span = trace.step('limits');
-    const limited = (err?: Error) => {
-      span.end(err);
-      done(err);
-    };
-    let headers: Record<string, string> | undefined;
-    try {
-      headers = this.services.usageLimiter.admitNow(policy, this.metered(call), nowMs);
-    } catch (err) {
-      return limited(err as Error);
-    }
-    if (headers) return admitted(response, headers, limited);
-    this.services.usageLimiter.admit(policy, this.metered(call)).then((later) => admitted(response, later, limited), limited);
+  admit(call: OperationCall, response: ResponseHead, nowMs: number, authorization: string | undefined, principal?: Principal): void | Promise<void> {
+    if (this.steps.length === 0) return;
+    return runAdmission(this.steps, { call, response, nowMs, authorization, principal, policy: undefined });
   }
 
   /**
@@ -234,12 +129,20 @@ export class OperationPipeline {
    * text it stored for replays, with the status and content type set on `response`. Refusals throw or reject.
    */
   run(call: OperationCall, response: ResponseHead): unknown {
-    if (call.trace) return call.trace.within('handler', () => this.runUntraced(call, response));
-    return this.runUntraced(call, response);
+    const work = () => (this.operation.command ? this.running.track(this.runCommand(call, response)) : this.runRead(call, response));
+    return call.trace ? call.trace.within('handler', work) : work();
   }
 
-  private runUntraced(call: OperationCall, response: ResponseHead): unknown {
-    return this.operation.command ? this.running.track(this.runCommand(call, response)) : this.runRead(call, response);
+  /**
+   * The whole call for a transport that has all of it at once (direct-call.ts): begin, admission, run. Over HTTP the
+   * body is read between admission and run, so http/operation-routes.ts calls those steps from Fastify's hooks.
+   * Either way, the transport records the call once its answer, or refusal, is final.
+   */
+  async handle(call: OperationCall, response: ResponseHead, authorization: string | undefined, principal?: Principal): Promise<unknown> {
+    const nowMs = Date.now();
+    this.begin(call, response, nowMs);
+    await this.admit(call, response, nowMs, authorization, principal);
+    return this.run(call, response);
   }
 
   /** Every call is counted; every call of a known principal is metered; refused and failed commands and PHI reads are audited too. */

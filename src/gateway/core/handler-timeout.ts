@@ -1,4 +1,4 @@
-import { PlatformError } from '../shared/platform-error.js';
+import { PlatformError } from '../../shared/platform-error.js';
 
 function timeoutError(ms: number) {
   return new PlatformError('PLATFORM_TIMEOUT', `The operation did not finish within ${ms} ms; nothing of a command was committed.`);

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { RequestError } from '../shared/request-error.js';
+import { RequestError } from '../../shared/request-error.js';
 import { allowedMethods, readOnlyReason } from './operation-paths.js';
 
 /** The 405 of a known path asked with another method (Allow, and on a read-only path what to do instead); undefined for an unknown path. */

@@ -1,6 +1,6 @@
-import type { OperationDefinition, OperationId } from '../generated/contract.js';
-import type { Principal } from '../shared/principal.js';
-import { RequestError } from '../shared/request-error.js';
+import type { OperationDefinition, OperationId } from '../../generated/contract.js';
+import type { Principal } from '../../shared/principal.js';
+import { RequestError } from '../../shared/request-error.js';
 import type { PathParams, QueryParams, RequestBody, RequestHeaders } from './handler.js';
 import type { CallLogger, CallState, HeaderValues, OperationCall, ResponseHead } from './operation-call.js';
 import type { OperationPipeline } from './pipeline.js';
@@ -108,19 +108,9 @@ function callOf(gateway: Gateway, operation: OperationDefinition, input: DirectC
   return call as typeof call & CallState;
 }
 
-function admission(pipeline: OperationPipeline, call: OperationCall, response: ResponseHead, principal: Principal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const done = (err?: Error) => (err ? reject(err) : resolve());
-    if (principal) return pipeline.admitPrincipal(call, response, principal, done);
-    pipeline.admit(call, response, call.headers.authorization as string | undefined, call.admittedAtMs, done);
-  });
-}
-
 async function answer(gateway: Gateway, pipeline: OperationPipeline, call: OperationCall, response: ResponseHead, input: DirectCallInput): Promise<unknown> {
   gateway.refuseWhenClosing();
-  pipeline.begin(call, response, Date.now());
-  await admission(pipeline, call, response, input.principal);
-  const body = await pipeline.run(call, response);
+  const body = await pipeline.handle(call, response, input.authorization, input.principal);
   // A command answers the JSON text it stored for its replays.
   return pipeline.operation.command ? JSON.parse(body as string) : body;
 }

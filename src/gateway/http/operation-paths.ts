@@ -1,4 +1,4 @@
-import { operations, type OperationDefinition } from '../generated/contract.js';
+import { operations, type OperationDefinition } from '../../generated/contract.js';
 
 type ReadOnly = NonNullable<OperationDefinition['readOnly']>;
 

@@ -1,8 +1,8 @@
 import type { BaseLogger } from 'pino';
-import type { ExtensionPolicy, Principal } from '../shared/principal.js';
-import type { AuditTrail } from '../shared/audit-trail.js';
-import type { ContractVersion, Deprecation } from '../shared/versioning.js';
-import type { CallTrace } from '../observability/call-trace.js';
+import type { ExtensionPolicy, Principal } from '../../shared/principal.js';
+import type { AuditTrail } from '../../shared/audit-trail.js';
+import type { ContractVersion, Deprecation } from '../../shared/versioning.js';
+import type { CallTrace } from '../../observability/call-trace.js';
 
 /** What the gateway and handlers log with: pino's methods, which a Fastify request's logger has too. */
 export type CallLogger = Pick<BaseLogger, 'level' | 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'>;

@@ -1,8 +1,9 @@
 import type { Logger } from 'pino';
-import { operations, type OperationDefinition, type OperationId } from '../generated/contract.js';
-import { PlatformError } from '../shared/platform-error.js';
+import { operations, type OperationDefinition, type OperationId } from '../../generated/contract.js';
+import { PlatformError } from '../../shared/platform-error.js';
 import type { Handler, Handlers } from './handler.js';
-import { OperationPipeline, type CallAdmission, type GatewayServices } from './pipeline.js';
+import { OperationPipeline, type GatewayServices } from './pipeline.js';
+import type { CallAdmission } from './admission.js';
 import { RunningHandlers } from './running-handlers.js';
 
 /** The refusal of a call that arrives while the service shuts down. */

@@ -1,9 +1,9 @@
-import type { operations as OperationTypes } from '../generated/openapi.js';
-import type { OperationDefinition, OperationId, operations as RouteTable } from '../generated/contract.js';
-import type { ContractVersion, Deprecation } from '../shared/versioning.js';
-import type { ExtensionPolicy, Principal } from '../shared/principal.js';
-import type { CommandStore, TenantStore } from '../db/tenant-store.js';
-import type { CursorSealer } from '../db/cursor-sealer.js';
+import type { operations as OperationTypes } from '../../generated/openapi.js';
+import type { OperationDefinition, OperationId, operations as RouteTable } from '../../generated/contract.js';
+import type { ContractVersion, Deprecation } from '../../shared/versioning.js';
+import type { ExtensionPolicy, Principal } from '../../shared/principal.js';
+import type { CommandStore, TenantStore } from '../../db/tenant-store.js';
+import type { CursorSealer } from '../../db/cursor-sealer.js';
 import type { CallLogger, OperationCall, ResponseHead } from './operation-call.js';
 
 type Op<K extends OperationId> = OperationTypes[K];

@@ -1,7 +1,7 @@
-import type { OperationDefinition, Validator } from '../generated/contract.js';
-import { RequestError, type ValidationIssue } from '../shared/request-error.js';
+import type { OperationDefinition, Validator } from '../../generated/contract.js';
+import { RequestError, type ValidationIssue } from '../../shared/request-error.js';
 import type { CallInput } from './operation-call.js';
-import { holdsUnstorableText, unstorableTextPointers } from '../domain/storable-text.js';
+import { holdsUnstorableText, unstorableTextPointers } from '../../domain/storable-text.js';
 
 const SLOTS = ['params', 'query', 'headers', 'body'] as const;
 type Slot = (typeof SLOTS)[number];

@@ -1,5 +1,5 @@
-import type { OperationDefinition } from '../generated/contract.js';
-import type { AuditEvent } from './audit.js';
+import type { OperationDefinition } from '../../generated/contract.js';
+import type { AuditEvent } from '../audit.js';
 import type { MeteringEvent } from './metering.js';
 import type { OperationCall } from './operation-call.js';
 

@@ -1,8 +1,8 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
-import type { DB } from '../db/schema.js';
-import { isRejectedRow } from '../db/sql-state.js';
-import { IntegrationMap } from '../shared/integration-map.js';
-import type { BufferObserver } from '../observability/metrics.js';
+import type { DB } from '../../db/schema.js';
+import { isRejectedRow } from '../../db/sql-state.js';
+import { IntegrationMap } from '../../shared/integration-map.js';
+import type { BufferObserver } from '../../observability/metrics.js';
 
 /** One call through the gateway, as billed and reported. */
 export interface MeteringEvent {

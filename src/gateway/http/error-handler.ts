@@ -2,9 +2,10 @@ import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
-import { RequestError, invalidBody } from '../shared/request-error.js';
-import { errorResponse } from './error-response.js';
-import { mintRequestId } from './request-id.js';
+import { RequestError, invalidBody } from '../../shared/request-error.js';
+import { errorResponse } from '../core/error-response.js';
+import { mintRequestId } from '../core/request-id.js';
+import { callOf } from './http-call.js';
 
 /** Fastify's own refusals (body parsing, limits, content type) in the ApiError shape. */
 function fromFastifyError(error: FastifyError): RequestError | undefined {
@@ -32,7 +33,7 @@ export function installErrorHandler(app: FastifyInstance) {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const { status, code, headers, body } = errorResponse(fromFastifyError(error) ?? error, request.id, request.log);
     // Counted by the operation's pipeline as the response leaves (operation-routes.ts, onSend).
-    request.refusal = code;
+    callOf(request).refusal = code;
     if (headers) reply.headers(headers);
     return reply.code(status).send(body);
   });

@@ -1,9 +1,9 @@
 import { sql, type Transaction } from 'kysely';
-import type { DB } from '../db/schema.js';
-import { asPrepared } from '../db/reusable-query.js';
-import { PlatformError } from '../shared/platform-error.js';
-import type { ErrorCode } from '../generated/contract.js';
-import { insertAuditEvents, type AuditEvent } from './audit.js';
+import type { DB } from '../../db/schema.js';
+import { asPrepared } from '../../db/reusable-query.js';
+import { PlatformError } from '../../shared/platform-error.js';
+import type { ErrorCode } from '../../generated/contract.js';
+import { insertAuditEvents, type AuditEvent } from '../audit.js';
 import { insertMeteringEvents, type MeteringEvent } from './metering.js';
 
 export interface CommandIdentity {

@@ -1,5 +1,9 @@
-/** The SQLSTATE of a database error: node-postgres and PGlite both put it in `code`, and their error classes differ. */
+/**
+ * The SQLSTATE of a database error: node-postgres and PGlite both put it in `code`, and their error classes differ.
+ * A socket's error also has a `code` (EPIPE looks like a SQLSTATE), and a `syscall`.
+ */
 export function sqlState(err: unknown): string | undefined {
+  if (typeof err === 'object' && err !== null && 'syscall' in err) return undefined;
   const code = (err as { code?: unknown } | null | undefined)?.code;
   return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
 }
@@ -19,7 +23,8 @@ export function isRejectedRow(err: unknown): boolean {
 
 /**
  * Connection refused or lost, pool exhausted past its wait, server out of resources or shutting down, no writable
- * host or a write reaching a read-only one (a failover under way): retry later.
+ * host or a write reaching a read-only one (a failover under way), a statement written to a connection the server
+ * has just closed (EPIPE): retry later.
  */
 export function isDatabaseUnavailable(err: unknown): boolean {
   const code = sqlState(err);
@@ -28,7 +33,7 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   }
   const message = err instanceof Error ? err.message : '';
   const errno = (err as { code?: unknown } | null)?.code;
-  return /timeout exceeded when trying to connect|Connection terminated/.test(message) || errno === 'ECONNREFUSED' || errno === 'ECONNRESET';
+  return /timeout exceeded when trying to connect|Connection terminated/.test(message) || errno === 'ECONNREFUSED' || errno === 'ECONNRESET' || errno === 'EPIPE';
 }
 
 /** statement_timeout cancelled the query. */

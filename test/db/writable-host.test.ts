@@ -9,6 +9,7 @@ import t from 'tap';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { openDatabase } from '../../src/db/database.js';
+import { isDatabaseUnavailable } from '../../src/db/sql-state.js';
 import { listedHosts, singleHostUrl } from '../../src/db/writable-host.js';
 import { testDatabase, testDatabaseUrl, type Teardown } from '../helpers/database.js';
 import { bearer, createTestIntegration, issueTestToken } from '../helpers/identity.js';
@@ -68,6 +69,15 @@ t.test('with a standby listed first the writable host is used; while none takes 
   const [{ dir, read_only }] = (await sql<{ dir: string; read_only: string }>`select current_setting('unix_socket_directories') as dir, current_setting('transaction_read_only') as read_only`.execute(database.db)).rows;
   t.equal(dir, socketDir(writable), 'the writable server, though listed second');
   t.equal(read_only, 'off');
+
+  // A session turned read-only under it (a primary demoted in place): the write is "unavailable", the session dropped.
+  const single = await openDatabase({ databaseUrl: hosts, poolMax: 1, connectTimeoutMs: 2_000, migrate: false });
+  t.teardown(() => single.close());
+  await sql`set default_transaction_read_only = on`.execute(single.db);
+  const write = await sql`create temporary table written (n int)`.execute(single.db).then(() => undefined, (err: unknown) => err);
+  t.ok(isDatabaseUnavailable(write), `a write on a read-only server is retried later (${String(write)})`);
+  const [again] = (await sql<{ read_only: string }>`select current_setting('transaction_read_only') as read_only`.execute(single.db)).rows;
+  t.equal(again.read_only, 'off', 'the next statement gets a new session, not the read-only one');
 
   const config = loadConfig({});
   const app = await buildApp({ config: { ...config, pressure: { ...config.pressure, eventLoopDelayMs: 0 }, inProcessWorkers: [] }, database, keyEncryption: testKeyEncryption });

@@ -11,7 +11,7 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
@@ -114,8 +114,21 @@ function startProcess(args: string[], env: Record<string, string>): ChildProcess
   return spawn(process.execPath, ['--import', 'tsx', ...args], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
 }
 
-async function listening(url: string): Promise<void> {
+/** A port nothing listens on now (a random one may be another program's, whose answers would never be ours). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createNetServer();
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as AddressInfo;
+      probe.close(() => resolve(port));
+    });
+    probe.on('error', reject);
+  });
+}
+
+async function listening(url: string, child: ChildProcess): Promise<void> {
   for (const deadline = Date.now() + 120_000; Date.now() < deadline; await sleep(200)) {
+    if (child.exitCode !== null) throw new Error(`the server for ${url} exited with ${child.exitCode}`);
     if (await fetch(`${url}/livez`).then((r) => r.ok, () => false)) return;
   }
   throw new Error(`${url} did not start`);
@@ -158,7 +171,7 @@ async function failoverDrill(ha: string, databaseUrl: string): Promise<void> {
     });
   }
 
-  const ports = [0, 1, 2].map(() => 30_000 + Math.floor(Math.random() * 20_000));
+  const ports = [await freePort(), await freePort(), await freePort()];
   // The webhooks worker runs as its own process; the servers run the other workers (housekeeping, proposals).
   const servers = ports.map((port) => startProcess(['src/server.ts'], { ...env, PORT: String(port), IN_PROCESS_WORKERS: 'housekeeping,proposals' }));
   const worker = startProcess(['scripts/worker.ts', 'webhooks'], env);
@@ -168,7 +181,7 @@ async function failoverDrill(ha: string, databaseUrl: string): Promise<void> {
   children.forEach(watch);
   try {
     const urls = ports.map((port) => `http://127.0.0.1:${port}`);
-    await Promise.all(urls.map(listening));
+    await Promise.all(urls.map((url, i) => listening(url, servers[i])));
     say(`3 servers and a webhooks worker on ${databaseUrl}`);
 
     const refusals: number[] = [];

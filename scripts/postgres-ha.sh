@@ -106,8 +106,7 @@ create_node() {
   "$HA/autoctl" config set --pgdata "$HA/$name" timeout.network_partition_timeout 6 >/dev/null
   run_in_group "$name"
 }
-node_state() { "$HA/autoctl" show state --pgdata "$HA/monitor" --json | grep -q "\"assigned_group_state\": \"$1\""; }
-node_is() { "$HA/autoctl" show state --pgdata "$HA/monitor" --json | tr -d ' \n' | grep -q "\"nodename\":\"$1\".*\"reported_group_state\":\"$2\"" || "$HA/autoctl" show state --pgdata "$HA/monitor" | grep -E "^ *$1 " | grep -q "$2 *| *$2"; }
+node_is() { "$HA/autoctl" show state --pgdata "$HA/monitor" --json | tr -d ' \n' | grep -q "\"nodename\":\"$1\"[^}]*\"current_group_state\":\"$2\""; }
 
 create_node node1 $((BASE + 1))
 wait_for "node1 to be the primary" node_is node1 single

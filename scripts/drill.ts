@@ -33,7 +33,7 @@ if (drill !== 'failover') {
 const { values: flags } = parseArgs({ args: rest, options: { json: { type: 'boolean', default: false }, switchover: { type: 'boolean', default: false } } });
 
 const WRITERS = 3;
-/** Each writer's pause between writes: about 15 writes a second in all, a modest load on a shared machine. */
+/** Each writer's pause between writes: at most 15 writes a second in all (7 or so with the answers' time), a modest load. */
 const WRITE_PAUSE_MS = 200;
 const BEFORE_CRASH_MS = 8_000;
 const AFTER_TAKEOVER_MS = 10_000;

@@ -3,9 +3,12 @@ import pg from 'pg';
 import type { Database, DatabaseLogger } from './database-handle.js';
 import { DatabaseObservers } from './database-observers.js';
 import type { DB } from './schema.js';
+import { SQLSTATE, sqlState } from './sql-state.js';
 import { pgTypes } from './type-parsers.js';
+import { listedHosts, WritableHostSelector } from './writable-host.js';
 
 export interface PostgresOptions {
+  /** One host, or libpq's list of a primary and its standbys (src/db/writable-host.ts): then the writable one is used. */
   databaseUrl: string;
   poolMax: number;
   connectTimeoutMs: number;
@@ -72,9 +75,42 @@ export async function checkPooledSessionDefaults(db: Kysely<DB>, statementTimeou
   );
 }
 
+/**
+ * With several hosts, connections go to the writable one. A connection that met a read-only server (its primary was
+ * demoted) is closed when handed back, not reused, and the host is looked for again.
+ */
+function followWritableHost(pool: pg.Pool, selector: WritableHostSelector): void {
+  const readOnly = new WeakSet<pg.PoolClient>();
+  pool.on('connect', (client) => {
+    const lost = () => selector.lost(client as unknown as { host: string; port: number });
+    client.on('error', lost);
+    const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+    client.query = ((...args: unknown[]) => {
+      const result = query(...args);
+      if (result instanceof Promise) {
+        result.catch((err: unknown) => {
+          if (sqlState(err) !== SQLSTATE.readOnlyTransaction) return;
+          readOnly.add(client);
+          lost();
+        });
+      }
+      return result;
+    }) as typeof client.query;
+  });
+  const connect = pool.connect.bind(pool) as () => Promise<pg.PoolClient>;
+  pool.connect = (async () => {
+    const client = await connect();
+    const release = client.release;
+    client.release = (err?: Error | boolean) => release(err ?? (readOnly.has(client) ? new Error('the server is read-only') : undefined));
+    return client;
+  }) as typeof pool.connect;
+}
+
 export function openPostgres(options: PostgresOptions): Database {
+  const selector = listedHosts(options.databaseUrl).length > 1 ? new WritableHostSelector(options.databaseUrl, options.connectTimeoutMs) : undefined;
   const pool = new pg.Pool({
-    connectionString: options.databaseUrl,
+    connectionString: selector?.firstHostUrl ?? options.databaseUrl,
+    ...(selector ? { Client: selector.clientClass() } : {}),
     max: options.poolMax,
     connectionTimeoutMillis: options.connectTimeoutMs,
     ...sessionParameters(options),
@@ -86,6 +122,7 @@ export function openPostgres(options: PostgresOptions): Database {
     client.on('error', (err) => options.logger.error({ err }, 'PostgreSQL connection failed'));
     if (options.pooler === 'none') prepareMarkedStatements(client);
   });
+  if (selector) followWritableHost(pool, selector);
   const observers = new DatabaseObservers();
   timeConnectionWaits(pool, observers);
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }), log: observers.log });

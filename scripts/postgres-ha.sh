@@ -56,12 +56,19 @@ chmod +x "$HA/autoctl"
 mkdir -p "$HA/xdg/config" "$HA/xdg/data" "$HA/xdg/run"
 if [ "${#AS[@]}" -gt 0 ]; then chown -R postgres "$HA"; fi
 
-cleanup() {
-  local pgid
-  for pgid in "$HA"/*.pgid; do [ -f "$pgid" ] && kill -KILL -- "-$(cat "$pgid")" 2>/dev/null || true; done
+stop_servers() {
+  local data
   for data in "$HA"/monitor "$HA"/node1 "$HA"/node2; do
     [ -d "$data" ] && (cd "$HA" && "${AS[@]}" "$BINDIR/pg_ctl" -D "$data" -m immediate stop >/dev/null 2>&1) || true
   done
+}
+# Servers first, by pg_ctl: a postmaster killed with its keeper's group leaves the monitor's background workers
+# running forever. Then the keepers, then whatever a keeper restarted meanwhile.
+cleanup() {
+  local pgid
+  stop_servers
+  for pgid in "$HA"/*.pgid; do [ -f "$pgid" ] && kill -KILL -- "-$(cat "$pgid")" 2>/dev/null || true; done
+  stop_servers
   rm -rf "$HA"
 }
 trap cleanup EXIT

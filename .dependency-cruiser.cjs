@@ -51,7 +51,13 @@ const tableTypesBelowOrAt = (i) => layers.slice(0, i + 1).some((l) => [l.path].f
 
 const noUpward = layers.slice(0, -1).map((layer, i) => ({
   name: `no-upward-from-${layer.name}`,
-  comment: `${layer.name} may import only ${layers.slice(0, i + 1).map((l) => l.name).join(', ')} and generated, not ${layers.slice(i + 1).map((l) => l.name).join(', ')}.`,
+  comment: `${layer.name} may import only ${layers
+    .slice(0, i + 1)
+    .map((l) => l.name)
+    .join(', ')} and generated, not ${layers
+    .slice(i + 1)
+    .map((l) => l.name)
+    .join(', ')}.`,
   severity: 'error',
   from: { path: layer.path, pathNot: layer.pathNot },
   to: { path: layers.slice(i + 1).flatMap((l) => l.path), pathNot: tableTypesBelowOrAt(i) ? TABLE_TYPES : undefined },
@@ -62,7 +68,8 @@ module.exports = {
     ...noUpward,
     {
       name: 'generated-is-data',
-      comment: 'src/generated/ is usable from every layer, so it may import only src/shared/ (codegen writes its imports).',
+      comment:
+        'src/generated/ is usable from every layer, so it may import only src/shared/ (codegen writes its imports).',
       severity: 'error',
       from: { path: '^src/generated/' },
       to: { path: '^src/', pathNot: '^src/(generated|shared)/' },
@@ -76,35 +83,47 @@ module.exports = {
     },
     {
       name: 'domain-is-pure',
-      comment: 'The domain and the catalog do no I/O: no Node built-in (node:fs, node:net...) and no package (pg, kysely, PGlite...), except for their types (kysely\'s Insertable).',
+      comment:
+        "The domain and the catalog do no I/O: no Node built-in (node:fs, node:net...) and no package (pg, kysely, PGlite...), except for their types (kysely's Insertable).",
       severity: 'error',
       from: { path: '^src/(domain|catalog)/' },
-      to: { dependencyTypes: ['core', 'npm', 'npm-dev', 'npm-optional', 'npm-peer', 'npm-no-pkg', 'npm-unknown'], dependencyTypesNot: ['type-only'] },
+      to: {
+        dependencyTypes: ['core', 'npm', 'npm-dev', 'npm-optional', 'npm-peer', 'npm-no-pkg', 'npm-unknown'],
+        dependencyTypesNot: ['type-only'],
+      },
     },
     {
       name: 'domain-is-pure-of-db',
-      comment: 'The domain takes types from db, and its pure match-key function; never a query, nor a file read (project-files.ts).',
+      comment:
+        'The domain takes types from db, and its pure match-key function; never a query, nor a file read (project-files.ts).',
       severity: 'error',
       from: { path: '^src/(domain|catalog)/' },
-      to: { path: ['^src/(db/|project-files\\.ts$)', TABLE_TYPES], pathNot: '^src/db/patient-match-keys\\.ts$', dependencyTypesNot: ['type-only'] },
+      to: {
+        path: ['^src/(db/|project-files\\.ts$)', TABLE_TYPES],
+        pathNot: '^src/db/patient-match-keys\\.ts$',
+        dependencyTypesNot: ['type-only'],
+      },
     },
     {
       name: 'gateway-core-is-transport-neutral',
-      comment: 'The gateway core serves every transport (HTTP, in-process direct calls, MCP): nothing it imports, even for types, reaches Fastify. The HTTP adapter is src/gateway/http/.',
+      comment:
+        'The gateway core serves every transport (HTTP, in-process direct calls, MCP): nothing it imports, even for types, reaches Fastify. The HTTP adapter is src/gateway/http/.',
       severity: 'error',
       from: { path: '^src/gateway/core/' },
       to: { path: '^node_modules/fastify/', reachable: true },
     },
     {
       name: 'receiver-helper-stands-alone',
-      comment: 'verifyDelivery is what receivers run: it needs nothing but node:crypto, so a receiver can take the file alone.',
+      comment:
+        'verifyDelivery is what receivers run: it needs nothing but node:crypto, so a receiver can take the file alone.',
       severity: 'error',
       from: { path: '^src/events/verify-delivery\\.ts$' },
       to: { pathNot: '^crypto$', dependencyTypesNot: ['type-only'] },
     },
     {
       name: 'client-stands-alone',
-      comment: 'The shipped client (clients/typescript) is installed by integrators: of the service it takes only the receiver helper, which needs nothing but node:crypto.',
+      comment:
+        'The shipped client (clients/typescript) is installed by integrators: of the service it takes only the receiver helper, which needs nothing but node:crypto.',
       severity: 'error',
       from: { path: '^clients/typescript/src/' },
       to: { path: '^(src|codegen|db|scripts|test|tools)/', pathNot: '^src/events/verify-delivery\\.ts$' },

@@ -44,7 +44,13 @@ export function listOperations(doc: JsonObject): OperationEntry[] {
       if (!operation) continue;
       const own = ((operation.parameters ?? []) as Json[]).map((p) => resolve(doc, p) as ParameterObject);
       const byKey = new Map([...shared, ...own].map((p) => [`${p.in}:${p.name}`, p]));
-      entries.push({ operationId: operation.operationId as string, method: method.toUpperCase(), path, operation, parameters: [...byKey.values()] });
+      entries.push({
+        operationId: operation.operationId as string,
+        method: method.toUpperCase(),
+        path,
+        operation,
+        parameters: [...byKey.values()],
+      });
     }
   }
   return entries;

@@ -37,7 +37,9 @@ function holdsText(node: JsonObject): boolean {
   if (schemaNameOf(node)) return false;
   const types = typesOf(node);
   if (types.includes('array')) return holdsText((node.items ?? {}) as JsonObject);
-  return (types.includes('string') && !node.enum) || (types.includes('object') && !node.properties) || types.length === 0;
+  return (
+    (types.includes('string') && !node.enum) || (types.includes('object') && !node.properties) || types.length === 0
+  );
 }
 
 function emptyOf(node: JsonObject): Json {
@@ -55,9 +57,12 @@ class PlanCompiler {
 
   constructor(doc: JsonObject) {
     this.schemas = (doc.components as JsonObject).schemas as JsonObject;
-    this.vocabulary = new Set(((doc['x-svc-phi-reductions'] ?? []) as JsonObject[]).map((entry) => entry.reduction as string));
+    this.vocabulary = new Set(
+      ((doc['x-svc-phi-reductions'] ?? []) as JsonObject[]).map((entry) => entry.reduction as string),
+    );
     const documented = [...this.vocabulary].sort().join(', ');
-    if (documented !== [...IMPLEMENTED].sort().join(', ')) this.problems.push(`x-svc-phi-reductions lists ${documented}; the gateway implements ${IMPLEMENTED.join(', ')}`);
+    if (documented !== [...IMPLEMENTED].sort().join(', '))
+      this.problems.push(`x-svc-phi-reductions lists ${documented}; the gateway implements ${IMPLEMENTED.join(', ')}`);
   }
 
   /** Plans the schema and what it holds; true when something in it is reduced. */
@@ -97,7 +102,8 @@ class PlanCompiler {
       }
       const child = schemaNameOf(node);
       if (child && this.visit(child)) plan.children[prop] = child;
-      else if (!child && typesOf(node).includes('object') && node.properties) this.problems.push(`${where} is an inline object: give it a component schema`);
+      else if (!child && typesOf(node).includes('object') && node.properties)
+        this.problems.push(`${where} is an inline object: give it a component schema`);
       else if (!child && holdsText(node)) this.problems.push(`${where} can hold free text and has no ${MARK} mark`);
     }
   }
@@ -111,7 +117,8 @@ class PlanCompiler {
       return null;
     }
     const sibling = (property: Json) => {
-      if (typeof property !== 'string' || !(property in siblings)) this.problems.push(`${where}: ${JSON.stringify(property)} is not a sibling property`);
+      if (typeof property !== 'string' || !(property in siblings))
+        this.problems.push(`${where}: ${JSON.stringify(property)} is not a sibling property`);
       return property as string;
     };
     switch (reduce) {
@@ -121,12 +128,18 @@ class PlanCompiler {
         return { reduce, empty: emptyOf(node) };
       case 'handle': {
         const when = spec.when as Record<string, string[]> | undefined;
-        const condition = when && Object.entries(when).map(([property, values]) => ({ property: sibling(property), values }))[0];
-        return { reduce, kind: (spec.kind as string | undefined) ?? 'patient', ...(condition ? { when: condition } : {}) };
+        const condition =
+          when && Object.entries(when).map(([property, values]) => ({ property: sibling(property), values }))[0];
+        return {
+          reduce,
+          kind: (spec.kind as string | undefined) ?? 'patient',
+          ...(condition ? { when: condition } : {}),
+        };
       }
       case 'year': {
         const format = [node, ...((node.oneOf ?? []) as JsonObject[])].map((n) => n.format).find(Boolean);
-        if (format !== 'date' && format !== 'date-time') this.problems.push(`${where}: year needs format date or date-time`);
+        if (format !== 'date' && format !== 'date-time')
+          this.problems.push(`${where}: year needs format date or date-time`);
         return { reduce, format: format as 'date' | 'date-time' };
       }
       case 'age':
@@ -142,7 +155,9 @@ class PlanCompiler {
 
 const okSchemaName = (doc: JsonObject, entry: OperationEntry): string | undefined => {
   const ok = resolve(doc, (entry.operation.responses as JsonObject)['200'] ?? null) as JsonObject | null;
-  const schema = ((ok?.content as JsonObject | undefined)?.['application/json'] as JsonObject | undefined)?.schema as JsonObject | undefined;
+  const schema = ((ok?.content as JsonObject | undefined)?.['application/json'] as JsonObject | undefined)?.schema as
+    | JsonObject
+    | undefined;
   return schema && refName(schema);
 };
 
@@ -150,7 +165,11 @@ const okSchemaName = (doc: JsonObject, entry: OperationEntry): string | undefine
  * The reduction plans, and the root schema of each pseudonymized operation that has one; `eventData` are the data
  * schemas of webhook events, which no_phi subscriptions receive reduced. Throws listing every unmarked field.
  */
-export function noPhiPlans(doc: JsonObject, entries: OperationEntry[], eventData: string[]): { plans: Record<string, SchemaPlan>; roots: Record<string, string> } {
+export function noPhiPlans(
+  doc: JsonObject,
+  entries: OperationEntry[],
+  eventData: string[],
+): { plans: Record<string, SchemaPlan>; roots: Record<string, string> } {
   const compiler = new PlanCompiler(doc);
   const roots: Record<string, string> = {};
   for (const entry of entries) {
@@ -158,6 +177,7 @@ export function noPhiPlans(doc: JsonObject, entries: OperationEntry[], eventData
     if (root && compiler.visit(root)) roots[entry.operationId] = root;
   }
   for (const schema of eventData) compiler.visit(schema);
-  if (compiler.problems.length > 0) throw new Error(`openapi.json: no_phi marks are missing or wrong:\n  ${compiler.problems.join('\n  ')}`);
+  if (compiler.problems.length > 0)
+    throw new Error(`openapi.json: no_phi marks are missing or wrong:\n  ${compiler.problems.join('\n  ')}`);
   return { plans: compiler.plans, roots };
 }

@@ -24,7 +24,9 @@ function requestFieldsOf(doc: JsonObject, entry: OperationEntry): RequestFields 
   const fields: Record<string, JsonObject> = {};
   const objectFields: Record<string, string[]> = {};
   for (const [name, field] of Object.entries(properties)) {
-    fields[name] = Object.fromEntries(FIELD_MARKS.filter((mark) => field[mark] !== undefined).map((mark) => [mark, field[mark]]));
+    fields[name] = Object.fromEntries(
+      FIELD_MARKS.filter((mark) => field[mark] !== undefined).map((mark) => [mark, field[mark]]),
+    );
     const object = objectSchemaOf(doc, field);
     if (object) objectFields[name] = Object.keys(object.properties as JsonObject);
   }
@@ -34,5 +36,7 @@ function requestFieldsOf(doc: JsonObject, entry: OperationEntry): RequestFields 
 /** For each operation with request shapes (x-svc-request-shapes): its body's fields, read once here instead of from openapi.json at run time. */
 export function requestFields(doc: JsonObject, operations: OperationEntry[]): Record<string, RequestFields> {
   const shaped = Object.keys(doc['x-svc-request-shapes'] as JsonObject);
-  return Object.fromEntries(operations.filter((e) => shaped.includes(e.operationId)).map((e) => [e.operationId, requestFieldsOf(doc, e)]));
+  return Object.fromEntries(
+    operations.filter((e) => shaped.includes(e.operationId)).map((e) => [e.operationId, requestFieldsOf(doc, e)]),
+  );
 }

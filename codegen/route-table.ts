@@ -33,7 +33,13 @@ function resourceTypeOf(doc: JsonObject, tag: string): string | null {
 }
 
 /** Decides which validators exist and the route table entry of each operation. */
-export function planOperation(doc: JsonObject, entry: OperationEntry, plan: ValidatorPlan, v1ShapeNames: Set<string>, noPhiRoots: Record<string, string>): string {
+export function planOperation(
+  doc: JsonObject,
+  entry: OperationEntry,
+  plan: ValidatorPlan,
+  v1ShapeNames: Set<string>,
+  noPhiRoots: Record<string, string>,
+): string {
   const op = entry.operation;
   const validate: string[] = [];
   for (const [slot, location] of Object.entries(LOCATIONS)) {
@@ -59,11 +65,22 @@ export function planOperation(doc: JsonObject, entry: OperationEntry, plan: Vali
   }
   const ok = jsonSchemaOf(doc, (op.responses as JsonObject)['200']);
   const v1Root = ok && typeof ok.$ref === 'string' ? ok.$ref.split('/').pop()! : null;
-  const requestSchema = requestTypes.length > 0 ? resolve(doc, (requestContent[requestTypes[0]] as JsonObject).schema as JsonObject) : undefined;
-  const okContent = Object.keys(((resolve(doc, (op.responses as JsonObject)['200']) as JsonObject).content ?? {}) as JsonObject);
+  const requestSchema =
+    requestTypes.length > 0
+      ? resolve(doc, (requestContent[requestTypes[0]] as JsonObject).schema as JsonObject)
+      : undefined;
+  const okContent = Object.keys(
+    ((resolve(doc, (op.responses as JsonObject)['200']) as JsonObject).content ?? {}) as JsonObject,
+  );
   const queryParameters = entry.parameters
     .filter((p) => p.in === 'query')
-    .map((p) => ({ name: p.name, in: 'query', required: p.required, description: p.description ?? '', schema: p.schema }));
+    .map((p) => ({
+      name: p.name,
+      in: 'query',
+      required: p.required,
+      description: p.description ?? '',
+      schema: p.schema,
+    }));
   const meta = {
     operationId: entry.operationId,
     method: entry.method,
@@ -91,7 +108,9 @@ export function planOperation(doc: JsonObject, entry: OperationEntry, plan: Vali
     // A command whose stored answer holds a secret (a query token's): replays are stored sealed (x-svc-replay-sealed).
     replaySealed: op['x-svc-replay-sealed'] === true,
     // The gateway gives such an operation's handler a cursor sealer bound to the caller and the route.
-    pagedByCursor: queryParameters.some((p) => p.name === 'cursor') || Object.hasOwn((requestSchema?.properties ?? {}) as JsonObject, 'cursor'),
+    pagedByCursor:
+      queryParameters.some((p) => p.name === 'cursor') ||
+      Object.hasOwn((requestSchema?.properties ?? {}) as JsonObject, 'cursor'),
   };
   const fields = Object.entries(meta).map(([k, v]) => `    ${k}: ${JSON.stringify(v)},`);
   return [
@@ -103,8 +122,14 @@ export function planOperation(doc: JsonObject, entry: OperationEntry, plan: Vali
   ].join('\n');
 }
 
-export function generateRouteTable(doc: JsonObject, entries: string[], shapes: Record<string, V1Shape>, noPhiPlans: Record<string, SchemaPlan>,
-  requestFields: Record<string, RequestFields>, webhooks: WebhookEntry[]): string {
+export function generateRouteTable(
+  doc: JsonObject,
+  entries: string[],
+  shapes: Record<string, V1Shape>,
+  noPhiPlans: Record<string, SchemaPlan>,
+  requestFields: Record<string, RequestFields>,
+  webhooks: WebhookEntry[],
+): string {
   const x = (key: string) => JSON.stringify(doc[key], null, 2);
   return `${GENERATED_HEADER}
 import * as parameters from './validators-parameters.js';

@@ -16,9 +16,10 @@ function relocateRefs(node: Json, componentsId = 'components'): Json {
   if (!node || typeof node !== 'object') return node;
   const out: JsonObject = {};
   for (const [key, value] of Object.entries(node)) {
-    out[key] = key === '$ref' && typeof value === 'string' && value.startsWith('#/components/schemas/')
-      ? value.replace('#/components/schemas/', `${componentsId}#/$defs/`)
-      : relocateRefs(value, componentsId);
+    out[key] =
+      key === '$ref' && typeof value === 'string' && value.startsWith('#/components/schemas/')
+        ? value.replace('#/components/schemas/', `${componentsId}#/$defs/`)
+        : relocateRefs(value, componentsId);
   }
   return out;
 }
@@ -80,7 +81,10 @@ export function compileValidators(doc: JsonObject, schemas: ValidatorSchemas, co
   }
   const code = standaloneCode(ajv, exportNames)
     // AJV's ESM output still calls require() for its runtime helpers and formats.
-    .replace(/^"use strict";/, '"use strict";import { createRequire } from "node:module";const require = createRequire(import.meta.url);');
+    .replace(
+      /^"use strict";/,
+      '"use strict";import { createRequire } from "node:module";const require = createRequire(import.meta.url);',
+    );
   return `${GENERATED_HEADER}\n// @ts-nocheck\n/* eslint-disable */\n${code}\n`;
 }
 

@@ -15,7 +15,9 @@ export interface WebhookEntry {
 
 function dataSchemaOf(schemas: JsonObject, envelope: string): string | undefined {
   const members = ((schemas[envelope] as JsonObject).allOf ?? []) as JsonObject[];
-  const data = members.map((member) => (member.properties as JsonObject | undefined)?.data as JsonObject | undefined).find(Boolean);
+  const data = members
+    .map((member) => (member.properties as JsonObject | undefined)?.data as JsonObject | undefined)
+    .find(Boolean);
   return data && refName(data);
 }
 
@@ -24,13 +26,25 @@ export function listWebhooks(doc: JsonObject): WebhookEntry[] {
   const schemas = (doc.components as JsonObject).schemas as JsonObject;
   return Object.entries((doc.webhooks ?? {}) as JsonObject).map(([type, item]) => {
     const operation = (item as JsonObject).post as JsonObject | undefined;
-    const body = (((operation?.requestBody as JsonObject | undefined)?.content as JsonObject | undefined)?.['application/json'] as JsonObject | undefined)?.schema as JsonObject | undefined;
+    const body = (
+      ((operation?.requestBody as JsonObject | undefined)?.content as JsonObject | undefined)?.['application/json'] as
+        | JsonObject
+        | undefined
+    )?.schema as JsonObject | undefined;
     const envelopeSchema = body && refName(body);
     const dataSchema = envelopeSchema && dataSchemaOf(schemas, envelopeSchema);
     if (!operation || !envelopeSchema || !dataSchema || typeof operation['x-svc-event-clinical'] !== 'boolean') {
-      throw new Error(`openapi.json: webhooks["${type}"] needs a post with x-svc-event-clinical and a JSON body referring to an envelope schema whose allOf names its data schema`);
+      throw new Error(
+        `openapi.json: webhooks["${type}"] needs a post with x-svc-event-clinical and a JSON body referring to an envelope schema whose allOf names its data schema`,
+      );
     }
-    return { type, operationId: operation.operationId as string, envelopeSchema, dataSchema, clinical: operation['x-svc-event-clinical'] as boolean };
+    return {
+      type,
+      operationId: operation.operationId as string,
+      envelopeSchema,
+      dataSchema,
+      clinical: operation['x-svc-event-clinical'] as boolean,
+    };
   });
 }
 

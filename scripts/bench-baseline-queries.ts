@@ -14,15 +14,22 @@ import { authenticated, type Verify } from './bench-baseline-tokens.js';
 
 export const BASELINE_QUERIES_PATH = '/baseline/queries';
 
-export async function registerQueryRoutes(app: FastifyInstance, config: ClinicalBaselineConfig, verify: Verify): Promise<void> {
+export async function registerQueryRoutes(
+  app: FastifyInstance,
+  config: ClinicalBaselineConfig,
+  verify: Verify,
+): Promise<void> {
   const database = await openDatabase({ databaseUrl: config.databaseUrl, poolMax: config.poolMax, migrate: false });
   app.addHook('onClose', () => database.close());
-  app.post(`${BASELINE_QUERIES_PATH}/:queryId`, authenticated(verify, async (agencyId, request, reply) => {
-    const query = GOVERNED_QUERIES.find((q) => q.id === (request.params as { queryId: string }).queryId);
-    if (!query) return reply.code(404).send({ error: 'not_found' });
-    const { limit = 100 } = (request.body ?? {}) as { limit?: number };
-    const store = new TenantStore(database.db, { agencyId, phiMode: 'phi' }, { resourceType: null, resourceIds: [] });
-    const rows = await queryPage(store, query, {}, new Date(), undefined, limit);
-    return { data: { rows: rows.slice(0, limit) } };
-  }));
+  app.post(
+    `${BASELINE_QUERIES_PATH}/:queryId`,
+    authenticated(verify, async (agencyId, request, reply) => {
+      const query = GOVERNED_QUERIES.find((q) => q.id === (request.params as { queryId: string }).queryId);
+      if (!query) return reply.code(404).send({ error: 'not_found' });
+      const { limit = 100 } = (request.body ?? {}) as { limit?: number };
+      const store = new TenantStore(database.db, { agencyId, phiMode: 'phi' }, { resourceType: null, resourceIds: [] });
+      const rows = await queryPage(store, query, {}, new Date(), undefined, limit);
+      return { data: { rows: rows.slice(0, limit) } };
+    }),
+  );
 }

@@ -17,22 +17,29 @@ export function baselineAllocationsPath(remittanceId: string, after: [number, st
   return `${BASELINE_ALLOCATIONS_PATH}?remittance_id=${remittanceId}&after=${Buffer.from(JSON.stringify(after)).toString('base64url')}`;
 }
 
-export async function registerRemittanceRoutes(app: FastifyInstance, config: ClinicalBaselineConfig, verify: Verify): Promise<void> {
+export async function registerRemittanceRoutes(
+  app: FastifyInstance,
+  config: ClinicalBaselineConfig,
+  verify: Verify,
+): Promise<void> {
   const database = await openDatabase({ databaseUrl: config.databaseUrl, poolMax: config.poolMax, migrate: false });
   app.addHook('onClose', () => database.close());
-  app.get(BASELINE_ALLOCATIONS_PATH, authenticated(verify, async (agencyId, request) => {
-    const { remittance_id: remittanceId, after } = request.query as { remittance_id: string; after: string };
-    const [position, id] = JSON.parse(Buffer.from(after, 'base64url').toString('utf8')) as [number, string];
-    const data = await database.db
-      .selectFrom('remittance_allocations')
-      .selectAll()
-      .where('agency_id', '=', agencyId)
-      .where('remittance_id', '=', remittanceId)
-      .where(sql<boolean>`(position, id) > (${position}, ${id})`)
-      .orderBy('position')
-      .orderBy('id')
-      .limit(PAGE_SIZE)
-      .execute();
-    return { data };
-  }));
+  app.get(
+    BASELINE_ALLOCATIONS_PATH,
+    authenticated(verify, async (agencyId, request) => {
+      const { remittance_id: remittanceId, after } = request.query as { remittance_id: string; after: string };
+      const [position, id] = JSON.parse(Buffer.from(after, 'base64url').toString('utf8')) as [number, string];
+      const data = await database.db
+        .selectFrom('remittance_allocations')
+        .selectAll()
+        .where('agency_id', '=', agencyId)
+        .where('remittance_id', '=', remittanceId)
+        .where(sql<boolean>`(position, id) > (${position}, ${id})`)
+        .orderBy('position')
+        .orderBy('id')
+        .limit(PAGE_SIZE)
+        .execute();
+      return { data };
+    }),
+  );
 }

@@ -24,10 +24,23 @@ export async function tokenVerifier(config: TokenCheckConfig): Promise<Verify> {
   const response = await fetch(config.jwksUrl);
   if (!response.ok) throw new Error(`${config.jwksUrl} answered ${response.status}`);
   const { keys } = (await response.json()) as { keys: (JsonWebKey & { kid: string })[] };
-  const pems = new Map(keys.map((jwk) => [jwk.kid, createPublicKey({ key: jwk, format: 'jwk' }).export({ format: 'pem', type: 'spki' }).toString()]));
-  const options = { algorithms: ['ES256' as const], allowedIss: config.issuer, allowedAud: config.audience, cache: true };
+  const pems = new Map(
+    keys.map((jwk) => [
+      jwk.kid,
+      createPublicKey({ key: jwk, format: 'jwk' }).export({ format: 'pem', type: 'spki' }).toString(),
+    ]),
+  );
+  const options = {
+    algorithms: ['ES256' as const],
+    allowedIss: config.issuer,
+    allowedAud: config.audience,
+    cache: true,
+  };
   if (pems.size === 1) return createVerifier({ ...options, key: [...pems.values()][0] });
-  return createVerifier({ ...options, key: async ({ header }: { header: Record<string, unknown> }) => pems.get(String(header.kid)) ?? '' });
+  return createVerifier({
+    ...options,
+    key: async ({ header }: { header: Record<string, unknown> }) => pems.get(String(header.kid)) ?? '',
+  });
 }
 
 /** Runs `handler` with the token's agency, or answers 401. */

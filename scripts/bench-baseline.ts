@@ -39,7 +39,11 @@ for (const route of config.routes) {
   const url = route.path.split('?')[0];
   const send = async (reply: FastifyReply) => reply.code(route.status).type(route.contentType).send(body);
   app.route({ method: route.method, url, handler: async (_request, reply) => send(reply) });
-  app.route({ method: route.method, url: FAST_JWT_PREFIX + url, handler: authenticated(verify, async (_agencyId, _request, reply) => send(reply)) });
+  app.route({
+    method: route.method,
+    url: FAST_JWT_PREFIX + url,
+    handler: authenticated(verify, async (_agencyId, _request, reply) => send(reply)),
+  });
 }
 if (config.clinical) await registerClinicalRoutes(app, config.clinical, verify);
 if (config.clinical) await registerOrderRoutes(app, config.clinical, verify);
@@ -47,5 +51,6 @@ if (config.clinical) await registerRemittanceRoutes(app, config.clinical, verify
 if (config.clinical) await registerQueryRoutes(app, config.clinical, verify);
 app.get('/livez', async () => ({ status: 'ok' }));
 
-for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void app.close().then(() => process.exit(0)));
+for (const signal of ['SIGINT', 'SIGTERM'] as const)
+  process.once(signal, () => void app.close().then(() => process.exit(0)));
 await app.listen({ host: '127.0.0.1', port: Number(process.env.PORT) });

@@ -47,17 +47,28 @@ export const CLINICAL_SPECS: ClinicalSpec[] = [
   { name: `patient list offset ${DEPTH}, large agency`, agency: 'large', build: (ctx) => listAtOffset(ctx, DEPTH) },
   { name: `patient list cursor at ${DEPTH}, large agency`, agency: 'large', build: listByCursor },
   { name: 'patient list offset 0, small agency', agency: 'small', build: (ctx) => listAtOffset(ctx, 0) },
-  { name: 'patient list status=active offset 0, large agency', agency: 'large', build: (ctx) => listAtOffset(ctx, 0, 'active') },
+  {
+    name: 'patient list status=active offset 0, large agency',
+    agency: 'large',
+    build: (ctx) => listAtOffset(ctx, 0, 'active'),
+  },
 ];
 
 /** Through PgBouncer in transaction mode against the same service direct on PostgreSQL (README "Databases"). */
 export const POOLED_SUFFIX = ', through PgBouncer against direct';
 const POOLED_GOAL = 0.9;
 
-export const POOLED_SPECS: ClinicalSpec[] = CLINICAL_SPECS.filter((spec) => /detail|create|list offset 0, large/.test(spec.name)).map((spec) => ({
+export const POOLED_SPECS: ClinicalSpec[] = CLINICAL_SPECS.filter((spec) =>
+  /detail|create|list offset 0, large/.test(spec.name),
+).map((spec) => ({
   ...spec,
   name: spec.name + POOLED_SUFFIX,
-  build: async (ctx) => ({ ...(await spec.build(ctx)), baseline: undefined, pairing: 'pooled/service', goal: POOLED_GOAL }),
+  build: async (ctx) => ({
+    ...(await spec.build(ctx)),
+    baseline: undefined,
+    pairing: 'pooled/service',
+    goal: POOLED_GOAL,
+  }),
 }));
 
 function scenario(service: Request, baseline: Request, goal?: number): Omit<Scenario, 'name'> {
@@ -69,12 +80,19 @@ function get(ctx: ClinicalContext, path: string): Request {
 }
 
 function patientDetail(ctx: ClinicalContext) {
-  return scenario(get(ctx, `${PATIENTS}/${ctx.patientId}`), get(ctx, `${BASELINE_PATHS.patients}/${ctx.patientId}`), 0.8);
+  return scenario(
+    get(ctx, `${PATIENTS}/${ctx.patientId}`),
+    get(ctx, `${BASELINE_PATHS.patients}/${ctx.patientId}`),
+    0.8,
+  );
 }
 
 function listAtOffset(ctx: ClinicalContext, offset: number, status?: string) {
   const filter = status ? `&status=${status}` : '';
-  return scenario(get(ctx, `${PATIENTS}?limit=${PAGE}&offset=${offset}${filter}`), get(ctx, baselineListPath({ offset }, status)));
+  return scenario(
+    get(ctx, `${PATIENTS}?limit=${PAGE}&offset=${offset}${filter}`),
+    get(ctx, baselineListPath({ offset }, status)),
+  );
 }
 
 interface PatientPage {
@@ -84,13 +102,24 @@ interface PatientPage {
 
 /** The service's cursor after the page that ends at DEPTH, and that page's last row as the baseline's keyset. */
 async function listByCursor(ctx: ClinicalContext) {
-  const response = await fetch(`${ctx.serviceUrl}${PATIENTS}?limit=${PAGE}&offset=${DEPTH - PAGE}`, { headers: bearer(ctx.token) });
-  if (!response.ok) throw new Error(`patient list at offset ${DEPTH - PAGE} answered ${response.status}: ${(await response.text()).slice(0, 300)}`);
+  const response = await fetch(`${ctx.serviceUrl}${PATIENTS}?limit=${PAGE}&offset=${DEPTH - PAGE}`, {
+    headers: bearer(ctx.token),
+  });
+  if (!response.ok)
+    throw new Error(
+      `patient list at offset ${DEPTH - PAGE} answered ${response.status}: ${(await response.text()).slice(0, 300)}`,
+    );
   const { data, meta } = (await response.json()) as PatientPage;
   const last = data.at(-1);
-  if (!last || !meta.next_cursor) throw new Error(`${ctx.agencyId} has fewer than ${DEPTH + PAGE} patients; the cursor scenario needs the large demo agency`);
+  if (!last || !meta.next_cursor)
+    throw new Error(
+      `${ctx.agencyId} has fewer than ${DEPTH + PAGE} patients; the cursor scenario needs the large demo agency`,
+    );
   const after: [string, string, string] = [last.last_name, last.first_name, last.id];
-  return scenario(get(ctx, `${PATIENTS}?limit=${PAGE}&cursor=${meta.next_cursor}`), get(ctx, baselineListPath({ after })));
+  return scenario(
+    get(ctx, `${PATIENTS}?limit=${PAGE}&cursor=${meta.next_cursor}`),
+    get(ctx, baselineListPath({ after })),
+  );
 }
 
 const LETTERS = 'abcdefghijklmnopqrstuvwxyz';
@@ -133,7 +162,10 @@ async function removeLeads(ctx: ClinicalContext, since: Date): Promise<void> {
     delete from patients where agency_id = ${ctx.agencyId} and created_at >= ${since}`;
   try {
     for (let attempt = 1; ; attempt++) {
-      const failure = await deleteLeads.execute(database.db).then(() => undefined, (err: unknown) => err);
+      const failure = await deleteLeads.execute(database.db).then(
+        () => undefined,
+        (err: unknown) => err,
+      );
       if (!failure) return;
       if (attempt === 5) throw failure;
       await sleep(1_000);
@@ -151,7 +183,11 @@ function referralCreate(ctx: ClinicalContext) {
     body: JSON.stringify(referralBody(ctx.zip)),
   });
   return {
-    ...scenario({ method: 'POST', path: '/api/v1/ext/referrals', headers, setup }, { method: 'POST', path: BASELINE_PATHS.referrals, headers, setup }, 0.4),
+    ...scenario(
+      { method: 'POST', path: '/api/v1/ext/referrals', headers, setup },
+      { method: 'POST', path: BASELINE_PATHS.referrals, headers, setup },
+      0.4,
+    ),
     after: (since: Date) => removeLeads(ctx, since),
   };
 }
@@ -170,10 +206,14 @@ async function ensureSeeded(db: Kysely<DB>, size: DemoSize): Promise<string> {
     console.error(`reusing ${agencyId} (${patients} patients)`);
     return agencyId;
   }
-  console.error(`seeding ${agencyId} as a ${size} demo agency${size === 'large' ? ' (about 4 minutes on PostgreSQL)' : ''}`);
+  console.error(
+    `seeding ${agencyId} as a ${size} demo agency${size === 'large' ? ' (about 4 minutes on PostgreSQL)' : ''}`,
+  );
   const started = Date.now();
   const seeded = await seedDemoAgency(db, { agencyId, size });
-  console.error(`seeded ${agencyId}: ${seeded.rows.patients} patients in ${Math.round((Date.now() - started) / 1000)} s`);
+  console.error(
+    `seeded ${agencyId}: ${seeded.rows.patients} patients in ${Math.round((Date.now() - started) / 1000)} s`,
+  );
   return agencyId;
 }
 
@@ -208,7 +248,11 @@ async function vacuumAnalyze(db: Kysely<DB>): Promise<void> {
 }
 
 /** Seeds (first run) or reuses the agencies the selected specs need; runs before the service starts. */
-export async function prepareClinical(db: Kysely<DB>, config: Config, specs: ClinicalSpec[]): Promise<Partial<Record<DemoSize, AgencyFixture>>> {
+export async function prepareClinical(
+  db: Kysely<DB>,
+  config: Config,
+  specs: ClinicalSpec[],
+): Promise<Partial<Record<DemoSize, AgencyFixture>>> {
   const fixtures: Partial<Record<DemoSize, AgencyFixture>> = {};
   for (const size of new Set(specs.map((s) => s.agency))) fixtures[size] = await agencyFixture(db, config, size);
   await vacuumAnalyze(db);

@@ -17,11 +17,20 @@ const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: 
 try {
   const started = process.hrtime.bigint();
   const source = await fileSource(path);
-  const command = { agencyId, operation: 'importEraFile', actor: 'admin-cli', resourceType: 'remittance', phiMode: 'phi', outbox: webhookOutbox } as const;
+  const command = {
+    agencyId,
+    operation: 'importEraFile',
+    actor: 'admin-cli',
+    resourceType: 'remittance',
+    phiMode: 'phi',
+    outbox: webhookOutbox,
+  } as const;
   const result = await runPlatformCommand(database.db, command, (store) => importEraFile(store, source));
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   const peakRssMb = Math.round(process.resourceUsage().maxRSS / 1024);
-  process.stdout.write(`${JSON.stringify({ claims: result.claims, seconds: Math.round(seconds * 10) / 10, peakRssMb, fileMb: Math.round(source.byteSize / 1e5) / 10 })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ claims: result.claims, seconds: Math.round(seconds * 10) / 10, peakRssMb, fileMb: Math.round(source.byteSize / 1e5) / 10 })}\n`,
+  );
 } finally {
   await database.close();
 }

@@ -25,8 +25,13 @@ type SignToken = () => Promise<string>;
  */
 export async function benchIntegration(db: Kysely<DB>, config: Config, agencyId: string): Promise<SignToken> {
   const integration = await createIntegration(db, {
-    agencyId, name: 'Bench', scopes: [...CONTRACT_SCOPES], capabilities: [...CONTRACT_CAPABILITIES], phiModes: ['phi'],
-    rateLimitPerMinute: 1_000_000_000, dailyQuota: 2_000_000_000,
+    agencyId,
+    name: 'Bench',
+    scopes: [...CONTRACT_SCOPES],
+    capabilities: [...CONTRACT_CAPABILITIES],
+    phiModes: ['phi'],
+    rateLimitPerMinute: 1_000_000_000,
+    dailyQuota: 2_000_000_000,
   });
   // The service's own key-encryption key (the same configuration), so both sign with the one signing key.
   const keys = loadKeyEncryption(config.secretsKey, (message) => console.error(message));

@@ -3,7 +3,15 @@ import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 import { sides, type Scenario, type Server, type Side, type Target } from './bench-scenarios.js';
 
-interface Tally { requests: number; seconds: number; latencies: number[]; non2xx: number; errors: number; timeouts: number; statusCodes: Record<string, number> }
+interface Tally {
+  requests: number;
+  seconds: number;
+  latencies: number[];
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+  statusCodes: Record<string, number>;
+}
 
 type Summary = ReturnType<typeof summarize>;
 
@@ -17,11 +25,23 @@ export interface Timing {
 // autocannon stops only at a sample tick: a short interval lets fractional durations (slices of --quick) end on time.
 const SAMPLE_MS = 100;
 
-function load(url: string, { request, setupRequest }: Side, connections: number, seconds: number, tally?: Tally): Promise<void> {
+function load(
+  url: string,
+  { request, setupRequest }: Side,
+  connections: number,
+  seconds: number,
+  tally?: Tally,
+): Promise<void> {
   return new Promise((resolve, reject) => {
     const { method, path, headers, body } = request;
     const options = {
-      url: url + path, method, headers, body, connections, duration: seconds, sampleInt: SAMPLE_MS,
+      url: url + path,
+      method,
+      headers,
+      body,
+      connections,
+      duration: seconds,
+      sampleInt: SAMPLE_MS,
       ...(setupRequest ? { requests: [{ method, path, setupRequest }] } : {}),
     };
     const instance = autocannon(options, (err, result) => {
@@ -98,7 +118,15 @@ const WARMUP_TRIES = 3;
 export const WARMUP_RESPONSES = 5_000;
 const WARMUP_MAX_SECONDS = 20;
 
-const emptyTally = (): Tally => ({ requests: 0, seconds: 0, latencies: [], non2xx: 0, errors: 0, timeouts: 0, statusCodes: {} });
+const emptyTally = (): Tally => ({
+  requests: 0,
+  seconds: 0,
+  latencies: [],
+  non2xx: 0,
+  errors: 0,
+  timeouts: 0,
+  statusCodes: {},
+});
 
 const meanSeconds = (tally: Tally) => tally.latencies.reduce((a, b) => a + b, 0) / tally.latencies.length / 1000;
 
@@ -126,7 +154,12 @@ const SLICES_PER_TARGET = 4;
 const ORDER: Target[] = ['service', 'baseline', 'baseline', 'service'];
 
 /** Warms both targets up, then measures them in alternating slices, so drift (thermal, other load) weighs equally on both. */
-export async function measure(urls: Partial<Record<Server, string>>, scenario: Scenario, connections: number, timing: Timing): Promise<Measurement> {
+export async function measure(
+  urls: Partial<Record<Server, string>>,
+  scenario: Scenario,
+  connections: number,
+  timing: Timing,
+): Promise<Measurement> {
   const plan = sides(scenario);
   const at = (target: Target) => [urls[plan[target].server]!, plan[target]] as const;
   const slices = {} as Record<Target, number>;
@@ -134,7 +167,8 @@ export async function measure(urls: Partial<Record<Server, string>>, scenario: S
   for (const target of ['service', 'baseline'] as const) {
     const latency = await warmUp(...at(target), connections, timing.warmup);
     slices[target] = Math.max(timing.duration / SLICES_PER_TARGET, Math.ceil(MIN_ROUNDS_PER_SLICE * latency * 10) / 10);
-    if (slices[target] > timing.duration / SLICES_PER_TARGET) console.error(`  ${target}: responses take ${latency.toFixed(2)} s, so slices of ${slices[target]} s`);
+    if (slices[target] > timing.duration / SLICES_PER_TARGET)
+      console.error(`  ${target}: responses take ${latency.toFixed(2)} s, so slices of ${slices[target]} s`);
   }
   const before = cpuTicks();
   for (let slice = 0; slice < 2 * SLICES_PER_TARGET; slice++) {
@@ -142,7 +176,10 @@ export async function measure(urls: Partial<Record<Server, string>>, scenario: S
     await load(...at(target), connections, slices[target], tallies[target]);
   }
   const after = cpuTicks();
-  const stealPercent = before && after && after.total > before.total ? round((100 * (after.steal - before.steal)) / (after.total - before.total), 1) : null;
+  const stealPercent =
+    before && after && after.total > before.total
+      ? round((100 * (after.steal - before.steal)) / (after.total - before.total), 1)
+      : null;
   const service = summarize(tallies.service);
   const baseline = summarize(tallies.baseline);
   return { service, baseline, ratio: round(service.requestsPerSecond / baseline.requestsPerSecond, 3), stealPercent };

@@ -34,12 +34,22 @@ interface OrderPage {
 
 /** The service's cursor after the page that ends at DEPTH, and that page's last order as the baseline's keyset. */
 async function byCursor(ctx: ClinicalContext) {
-  const response = await fetch(`${ctx.serviceUrl}${ORDERS}?limit=${PAGE}&offset=${DEPTH - PAGE}`, { headers: bearer(ctx.token) });
-  if (!response.ok) throw new Error(`order list at offset ${DEPTH - PAGE} answered ${response.status}: ${(await response.text()).slice(0, 300)}`);
+  const response = await fetch(`${ctx.serviceUrl}${ORDERS}?limit=${PAGE}&offset=${DEPTH - PAGE}`, {
+    headers: bearer(ctx.token),
+  });
+  if (!response.ok)
+    throw new Error(
+      `order list at offset ${DEPTH - PAGE} answered ${response.status}: ${(await response.text()).slice(0, 300)}`,
+    );
   const { data, meta } = (await response.json()) as OrderPage;
   const last = data.at(-1);
   if (!last || !meta.next_cursor) {
-    throw new Error(`${ctx.agencyId} has fewer than ${DEPTH + PAGE} physician orders: it was seeded before demo orders existed; bench on a fresh database`);
+    throw new Error(
+      `${ctx.agencyId} has fewer than ${DEPTH + PAGE} physician orders: it was seeded before demo orders existed; bench on a fresh database`,
+    );
   }
-  return scenario(get(ctx, `${ORDERS}?limit=${PAGE}&cursor=${meta.next_cursor}`), get(ctx, baselineOrdersPath({ after: [last.created_at, last.id] })));
+  return scenario(
+    get(ctx, `${ORDERS}?limit=${PAGE}&cursor=${meta.next_cursor}`),
+    get(ctx, baselineOrdersPath({ after: [last.created_at, last.id] })),
+  );
 }

@@ -11,10 +11,12 @@ const children: ChildProcess[] = [];
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
-    const server = createServer().once('error', reject).listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolve(port));
-    });
+    const server = createServer()
+      .once('error', reject)
+      .listen(0, '127.0.0.1', () => {
+        const { port } = server.address() as AddressInfo;
+        server.close(() => resolve(port));
+      });
   });
 }
 
@@ -22,12 +24,23 @@ function freePort(): Promise<number> {
 export async function start(name: string, nodeArgs: string[], env: NodeJS.ProcessEnv): Promise<string> {
   const port = await freePort();
   // Child logs go to stderr so stdout carries only the table.
-  const child = spawn(process.execPath, nodeArgs, { cwd: root, env: { ...env, PORT: String(port) }, stdio: ['ignore', 2, 2] });
+  const child = spawn(process.execPath, nodeArgs, {
+    cwd: root,
+    env: { ...env, PORT: String(port) },
+    stdio: ['ignore', 2, 2],
+  });
   children.push(child);
   const url = `http://127.0.0.1:${port}`;
   for (const deadline = Date.now() + 60_000; Date.now() < deadline; await sleep(200)) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`${name} exited (${child.exitCode ?? child.signalCode}) before answering /livez`);
-    if (await fetch(`${url}/livez`).then((r) => r.ok, () => false)) return url;
+    if (child.exitCode !== null || child.signalCode !== null)
+      throw new Error(`${name} exited (${child.exitCode ?? child.signalCode}) before answering /livez`);
+    if (
+      await fetch(`${url}/livez`).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      return url;
   }
   throw new Error(`${name} did not answer ${url}/livez within 60 s`);
 }
@@ -35,7 +48,10 @@ export async function start(name: string, nodeArgs: string[], env: NodeJS.Proces
 /** The node arguments of `npm start` (package.json), so the benchmark runs the service with the runtime flags it ships with. */
 export function npmStartArgs(): string[] {
   // `exec` lets npm's shell give way to node, so that a signal to npm reaches the server.
-  const [command, ...args] = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).scripts.start.trim().replace(/^exec\s+/, '').split(/\s+/);
+  const [command, ...args] = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))
+    .scripts.start.trim()
+    .replace(/^exec\s+/, '')
+    .split(/\s+/);
   if (command !== 'node') throw new Error(`the start script must run node, not "${command}"`);
   return args;
 }

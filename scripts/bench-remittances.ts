@@ -24,7 +24,13 @@ const DEPTH = 1_000;
 const IMPORT_CLAIMS = 50_000;
 export const IMPORT_SCENARIO = `remittance import of a ${IMPORT_CLAIMS.toLocaleString('en-US')}-claim 835`;
 
-export const REMITTANCE_SPECS: ClinicalSpec[] = [{ name: `remittance allocation page of ${PAGE} by cursor at ${DEPTH}, small agency`, agency: 'small', build: allocationPage }];
+export const REMITTANCE_SPECS: ClinicalSpec[] = [
+  {
+    name: `remittance allocation page of ${PAGE} by cursor at ${DEPTH}, small agency`,
+    agency: 'small',
+    build: allocationPage,
+  },
+];
 
 /** Claim `i` of a generated payment: a paid Medicare home health period with contractual and sequestration adjustments. */
 function benchClaim(i: number): WrittenClaim {
@@ -32,16 +38,36 @@ function benchClaim(i: number): WrittenClaim {
   const charged = Math.round(allowed * 1.4);
   const sequestration = Math.round(allowed * 0.02);
   return {
-    pcn: `B${String(i).padStart(8, '0')}-2610`, statusCode: '1', chargedCents: charged, paidCents: allowed - sequestration, payerClaimNumber: `2226${String(i).padStart(10, '0')}`,
-    filingIndicator: 'MA', patient: { lastName: `PATIENT${i % 997}`, firstName: 'BENCH', memberId: `${(i % 9) + 1}EG${String(i).padStart(7, '0')}` }, from: '2026-10-01', to: '2026-10-30',
-    adjustments: [['CO', '45', charged - allowed], ['CO', '253', sequestration]], allowedCents: allowed,
+    pcn: `B${String(i).padStart(8, '0')}-2610`,
+    statusCode: '1',
+    chargedCents: charged,
+    paidCents: allowed - sequestration,
+    payerClaimNumber: `2226${String(i).padStart(10, '0')}`,
+    filingIndicator: 'MA',
+    patient: {
+      lastName: `PATIENT${i % 997}`,
+      firstName: 'BENCH',
+      memberId: `${(i % 9) + 1}EG${String(i).padStart(7, '0')}`,
+    },
+    from: '2026-10-01',
+    to: '2026-10-30',
+    adjustments: [
+      ['CO', '45', charged - allowed],
+      ['CO', '253', sequestration],
+    ],
+    allowedCents: allowed,
   };
 }
 
 function benchPayment(claims: number, trace: string): WrittenPayment {
   return {
-    controlNumber: '0001', method: 'ACH', paymentDate: '2026-11-04', productionDate: '2026-11-02', traceNumber: trace,
-    payer: { name: 'BENCH MEDICARE MAC', id: '11001', originator: '1999999999' }, payee: { name: 'BENCH HOME HEALTH', npi: '1234567893' },
+    controlNumber: '0001',
+    method: 'ACH',
+    paymentDate: '2026-11-04',
+    productionDate: '2026-11-02',
+    traceNumber: trace,
+    payer: { name: 'BENCH MEDICARE MAC', id: '11001', originator: '1999999999' },
+    payee: { name: 'BENCH HOME HEALTH', npi: '1234567893' },
     claims: function* () {
       for (let i = 1; i <= claims; i++) yield benchClaim(i);
     },
@@ -65,8 +91,19 @@ async function allocationPage(ctx: ClinicalContext) {
   const database = await openDatabase({ databaseUrl: ctx.databaseUrl, poolMax: 1, migrate: false });
   let eraFileId: string;
   try {
-    const command = { agencyId: ctx.agencyId, operation: 'importEraFile', actor: 'admin-cli', resourceType: 'remittance', phiMode: 'phi', outbox: webhookOutbox } as const;
-    eraFileId = (await runPlatformCommand(database.db, command, (store) => importEraFile(store, textSource('bench-allocations.835', paymentText())))).eraFileId;
+    const command = {
+      agencyId: ctx.agencyId,
+      operation: 'importEraFile',
+      actor: 'admin-cli',
+      resourceType: 'remittance',
+      phiMode: 'phi',
+      outbox: webhookOutbox,
+    } as const;
+    eraFileId = (
+      await runPlatformCommand(database.db, command, (store) =>
+        importEraFile(store, textSource('bench-allocations.835', paymentText())),
+      )
+    ).eraFileId;
   } finally {
     await database.close();
   }
@@ -93,7 +130,9 @@ function writeImportFile(path: string): void {
   const fd = openSync(path, 'w');
   try {
     let chunk = '';
-    for (const line of interchangeLines({ ...interchange, controlNumber: Date.now() % 1e9 }, [benchPayment(IMPORT_CLAIMS, `BENCHIMPORT${Date.now()}`)])) {
+    for (const line of interchangeLines({ ...interchange, controlNumber: Date.now() % 1e9 }, [
+      benchPayment(IMPORT_CLAIMS, `BENCHIMPORT${Date.now()}`),
+    ])) {
       chunk += line;
       if (chunk.length > 1 << 20) {
         writeSync(fd, chunk);
@@ -131,10 +170,19 @@ export async function benchImport(config: Config, env: NodeJS.ProcessEnv, dir: s
     await database.close();
   }
   const output = await new Promise<string>((resolve, reject) => {
-    execFile(process.execPath, ['--import', 'tsx', join(root, 'scripts/bench-era-import.ts'), agencyId, file], { env, cwd: root, maxBuffer: 1 << 20 }, (err, stdout, stderr) =>
-      err ? reject(new Error(`bench-era-import failed: ${stderr || err.message}`)) : resolve(stdout),
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', join(root, 'scripts/bench-era-import.ts'), agencyId, file],
+      { env, cwd: root, maxBuffer: 1 << 20 },
+      (err, stdout, stderr) =>
+        err ? reject(new Error(`bench-era-import failed: ${stderr || err.message}`)) : resolve(stdout),
     );
   });
   const measured = JSON.parse(output) as { claims: number; seconds: number; peakRssMb: number; fileMb: number };
-  return { scenario: IMPORT_SCENARIO, ...measured, claimsPerSecond: Math.round(measured.claims / measured.seconds), database: config.databaseUrl ? 'postgres' : 'pglite' };
+  return {
+    scenario: IMPORT_SCENARIO,
+    ...measured,
+    claimsPerSecond: Math.round(measured.claims / measured.seconds),
+    database: config.databaseUrl ? 'postgres' : 'pglite',
+  };
 }

@@ -61,14 +61,27 @@ export async function buildScenario<F>(spec: ScenarioSpec<F>, fixture: F): Promi
 /** The request a setup would send first: what the pre-flight check sends. */
 export function firstRequest(request: Request): Request {
   if (!request.setup) return request;
-  const sent = request.setup()({ method: request.method, path: request.path, headers: { ...request.headers }, body: request.body });
-  return { method: request.method, path: sent.path ?? request.path, headers: sent.headers as Headers, body: sent.body?.toString() };
+  const sent = request.setup()({
+    method: request.method,
+    path: request.path,
+    headers: { ...request.headers },
+    body: request.body,
+  });
+  return {
+    method: request.method,
+    path: sent.path ?? request.path,
+    headers: sent.headers as Headers,
+    body: sent.body?.toString(),
+  };
 }
 
 function rotatingTokens(tokens: string[]): () => Setup {
   return () => {
     let next = 0;
-    return (request) => ({ ...request, headers: { ...request.headers, authorization: `Bearer ${tokens[next++ % tokens.length]}` } });
+    return (request) => ({
+      ...request,
+      headers: { ...request.headers, authorization: `Bearer ${tokens[next++ % tokens.length]}` },
+    });
   };
 }
 
@@ -79,7 +92,15 @@ export const FAST_JWT_PREFIX = '/baseline/fast-jwt';
 
 /** A side a pairing names; a scenario's live `baseline` request is one more kind. */
 type PairedSide = 'service' | 'bare' | 'fast-jwt' | 'metrics-off' | 'tracing' | 'pooled';
-type Pairing = 'service/bare' | 'service/fast-jwt' | 'fast-jwt/bare' | 'metrics-off/bare' | 'tracing/bare' | 'service/metrics-off' | 'tracing/service' | 'pooled/service';
+type Pairing =
+  | 'service/bare'
+  | 'service/fast-jwt'
+  | 'fast-jwt/bare'
+  | 'metrics-off/bare'
+  | 'tracing/bare'
+  | 'service/metrics-off'
+  | 'tracing/service'
+  | 'pooled/service';
 
 /** What one side of a measurement sends, to which server, and how the table names it. */
 export interface Side {
@@ -90,7 +111,12 @@ export interface Side {
   label: PairedSide | 'baseline';
 }
 
-const side = (server: Server, request: Request, label: Side['label']): Side => ({ server, request, label, setupRequest: request.setup?.() });
+const side = (server: Server, request: Request, label: Side['label']): Side => ({
+  server,
+  request,
+  label,
+  setupRequest: request.setup?.(),
+});
 
 const planned = new WeakMap<Scenario, Record<Target, Side>>();
 
@@ -132,15 +158,39 @@ export const GATEWAY_SPECS: ScenarioSpec<BenchIdentity>[] = [
     build: (id) => ({ ...get('/api/v1/ext/health', bearer(id.token)), pairing: 'service/fast-jwt' }),
   },
   // The goal's premise, in the same run: on the issue's machine fast-jwt's cached verify alone kept about 0.69 of bare.
-  { name: 'reference: fast-jwt verify alone against bare, reused token', build: (id) => ({ ...get('/api/v1/ext/health', bearer(id.token)), pairing: 'fast-jwt/bare' }) },
-  { name: 'health, fresh token each request', build: (id) => get('/api/v1/ext/health', {}, rotatingTokens(id.freshTokens)) },
+  {
+    name: 'reference: fast-jwt verify alone against bare, reused token',
+    build: (id) => ({ ...get('/api/v1/ext/health', bearer(id.token)), pairing: 'fast-jwt/bare' }),
+  },
+  {
+    name: 'health, fresh token each request',
+    build: (id) => get('/api/v1/ext/health', {}, rotatingTokens(id.freshTokens)),
+  },
   { name: 'catalog, reused token', build: (id) => get('/api/v1/ext/catalog', bearer(id.token)) },
   // Issue 34: what metrics and tracing cost a warm call, each against bare and against each other, in the same run.
-  { name: 'observability: health, metrics on (as shipped)', build: (id) => get('/api/v1/ext/health', bearer(id.token)) },
-  { name: 'observability: health, metrics off', build: (id) => ({ ...get('/api/v1/ext/health', bearer(id.token)), pairing: 'metrics-off/bare' }) },
-  { name: 'observability: health, tracing on (OTLP to a no-op collector)', build: (id) => ({ ...get('/api/v1/ext/health', bearer(id.token)), pairing: 'tracing/bare' }) },
-  { name: 'observability: metrics on against metrics off, health', build: (id) => ({ ...get('/api/v1/ext/health', bearer(id.token), undefined, 0.95), pairing: 'service/metrics-off' }) },
-  { name: 'observability: tracing on against metrics on, health', build: (id) => ({ ...get('/api/v1/ext/health', bearer(id.token)), pairing: 'tracing/service' }) },
+  {
+    name: 'observability: health, metrics on (as shipped)',
+    build: (id) => get('/api/v1/ext/health', bearer(id.token)),
+  },
+  {
+    name: 'observability: health, metrics off',
+    build: (id) => ({ ...get('/api/v1/ext/health', bearer(id.token)), pairing: 'metrics-off/bare' }),
+  },
+  {
+    name: 'observability: health, tracing on (OTLP to a no-op collector)',
+    build: (id) => ({ ...get('/api/v1/ext/health', bearer(id.token)), pairing: 'tracing/bare' }),
+  },
+  {
+    name: 'observability: metrics on against metrics off, health',
+    build: (id) => ({
+      ...get('/api/v1/ext/health', bearer(id.token), undefined, 0.95),
+      pairing: 'service/metrics-off',
+    }),
+  },
+  {
+    name: 'observability: tracing on against metrics on, health',
+    build: (id) => ({ ...get('/api/v1/ext/health', bearer(id.token)), pairing: 'tracing/service' }),
+  },
   {
     name: 'task create, idempotent replay',
     build: (id) => ({
@@ -161,6 +211,9 @@ export function bearer(token: string): Headers {
 
 /** --scenarios: a comma list of case-insensitive substrings; a scenario runs when its name contains one. */
 export function scenarioFilter(option: string | undefined): (name: string) => boolean {
-  const parts = (option ?? '').split(',').map((p) => p.trim().toLowerCase()).filter(Boolean);
+  const parts = (option ?? '')
+    .split(',')
+    .map((p) => p.trim().toLowerCase())
+    .filter(Boolean);
   return (name) => parts.length === 0 || parts.some((p) => name.toLowerCase().includes(p));
 }

@@ -12,7 +12,10 @@ const server = createServer((request, reply) => {
     reply.statusCode = 204;
     reply.end();
     const { created_at: createdAt } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { created_at: string };
-    process.send!({ delivery: String(request.headers['x-svc-delivery-id']), latencyMs: Date.now() - Date.parse(createdAt) });
+    process.send!({
+      delivery: String(request.headers['x-svc-delivery-id']),
+      latencyMs: Date.now() - Date.parse(createdAt),
+    });
   });
 });
 server.keepAliveTimeout = 0;

@@ -22,7 +22,13 @@ import { KeyEncryption, keyEncryptionKey } from '../src/identity/key-encryption.
 import { webhooks } from '../src/workers/webhooks.js';
 import { root } from './bench-processes.js';
 
-const { values } = parseArgs({ options: { events: { type: 'string', default: '3000' }, rate: { type: 'string', default: '50' }, duration: { type: 'string', default: '10' } } });
+const { values } = parseArgs({
+  options: {
+    events: { type: 'string', default: '3000' },
+    rate: { type: 'string', default: '50' },
+    duration: { type: 'string', default: '10' },
+  },
+});
 const events = Number(values.events);
 const rate = Number(values.rate);
 const durationS = Number(values.duration);
@@ -34,7 +40,9 @@ const { db } = database;
 
 /** The receiver's reports: delivery id to latency in ms. */
 const arrivals = new Map<string, number>();
-const receiver: ChildProcess = fork(join(root, 'scripts', 'bench-webhooks-receiver.ts'), { execArgv: ['--import', 'tsx'] });
+const receiver: ChildProcess = fork(join(root, 'scripts', 'bench-webhooks-receiver.ts'), {
+  execArgv: ['--import', 'tsx'],
+});
 const port = await new Promise<number>((resolve) =>
   receiver.on('message', (message: { port?: number; delivery?: string; latencyMs?: number }) => {
     if (message.port) resolve(message.port);
@@ -46,13 +54,25 @@ async function subscribedAgency(name: string): Promise<string> {
   const agencyId = `bench-webhooks-${name}-${randomBytes(3).toString('hex')}`;
   await createAgency(db, { id: agencyId, name: agencyId, serviceZips: ['02108'] });
   await webhookCommands.subscribe.run({
-    db, config: loadConfig({}), keyEncryption: () => keys,
-    options: { agency: agencyId, url: `http://127.0.0.1:${port}/hooks`, events: 'task.created', 'allow-http-loopback': true, 'baa-signed': true, 'phi-mode': 'phi' },
+    db,
+    config: loadConfig({}),
+    keyEncryption: () => keys,
+    options: {
+      agency: agencyId,
+      url: `http://127.0.0.1:${port}/hooks`,
+      events: 'task.created',
+      'allow-http-loopback': true,
+      'baa-signed': true,
+      'phi-mode': 'phi',
+    },
   });
   return agencyId;
 }
 
-const task = (n: number) => ({ type: 'task.created', data: { id: `task_bench${n}`, title: `Bench task ${n}`, status: 'open', priority: 'normal' } });
+const task = (n: number) => ({
+  type: 'task.created',
+  data: { id: `task_bench${n}`, title: `Bench task ${n}`, status: 'open', priority: 'normal' },
+});
 
 async function waitForArrivals(count: number, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -60,7 +80,8 @@ async function waitForArrivals(count: number, timeoutMs: number): Promise<void> 
   if (arrivals.size < count) throw new Error(`only ${arrivals.size} of ${count} deliveries arrived`);
 }
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 
 async function throughput(): Promise<{ events: number; seconds: number; perSecond: number }> {
   const agencyId = await subscribedAgency('throughput');
@@ -94,11 +115,19 @@ async function latency(): Promise<{ rate: number; events: number; p50Ms: number;
   await waitForArrivals(total, 60_000);
   await worker.stop();
   const sorted = [...arrivals.values()].sort((a, b) => a - b);
-  return { rate, events: total, p50Ms: percentile(sorted, 50), p99Ms: percentile(sorted, 99), maxMs: sorted[sorted.length - 1] };
+  return {
+    rate,
+    events: total,
+    p50Ms: percentile(sorted, 50),
+    p99Ms: percentile(sorted, 99),
+    maxMs: sorted[sorted.length - 1],
+  };
 }
 
 try {
-  console.error(`webhooks bench on ${databaseUrl ? 'PostgreSQL' : 'the embedded store'}: ${events} events for throughput, ${rate}/s for ${durationS} s for latency`);
+  console.error(
+    `webhooks bench on ${databaseUrl ? 'PostgreSQL' : 'the embedded store'}: ${events} events for throughput, ${rate}/s for ${durationS} s for latency`,
+  );
   const results = {
     engine: databaseUrl ? 'postgresql' : 'pglite',
     cpus: cpus().length,
@@ -108,7 +137,10 @@ try {
   };
   console.log(JSON.stringify(results, null, 2));
   mkdirSync(join(root, '.bench'), { recursive: true });
-  writeFileSync(join(root, '.bench', 'webhooks.json'), `${JSON.stringify({ at: new Date().toISOString(), ...results }, null, 2)}\n`);
+  writeFileSync(
+    join(root, '.bench', 'webhooks.json'),
+    `${JSON.stringify({ at: new Date().toISOString(), ...results }, null, 2)}\n`,
+  );
 } finally {
   receiver.disconnect();
   await database.close();

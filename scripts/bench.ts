@@ -15,17 +15,37 @@ import { loadConfig, type Config } from '../src/config.js';
 import { openDatabase } from '../src/db/database.js';
 import { ensureKeyFile } from '../src/identity/key-encryption-keys.js';
 import type { BaselineConfig, BaselineRoute } from './bench-baseline.js';
-import { CLINICAL_SPECS as PATIENT_SPECS, POOLED_SPECS, POOLED_SUFFIX, prepareClinical, type ClinicalSpec } from './bench-clinical.js';
+import {
+  CLINICAL_SPECS as PATIENT_SPECS,
+  POOLED_SPECS,
+  POOLED_SUFFIX,
+  prepareClinical,
+  type ClinicalSpec,
+} from './bench-clinical.js';
 import { ORDER_SPECS } from './bench-orders.js';
 import { benchImport, IMPORT_SCENARIO, REMITTANCE_SPECS, type ImportResult } from './bench-remittances.js';
 import { QUERY_SPECS } from './bench-queries.js';
 import { prepareBenchIdentity } from './bench-identity.js';
 import { measure, WARMUP_RESPONSES, type Measurement, type Timing } from './bench-load.js';
 import { npmStartArgs, root, start, stopAll } from './bench-processes.js';
-import { buildScenario, sides, firstRequest, GATEWAY_SPECS, scenarioFilter, type Request, type Scenario, type Server, type Side, type Target } from './bench-scenarios.js';
+import {
+  buildScenario,
+  sides,
+  firstRequest,
+  GATEWAY_SPECS,
+  scenarioFilter,
+  type Request,
+  type Scenario,
+  type Server,
+  type Side,
+  type Target,
+} from './bench-scenarios.js';
 
 const CLINICAL_SPECS: ClinicalSpec[] = [...PATIENT_SPECS, ...ORDER_SPECS, ...REMITTANCE_SPECS, ...QUERY_SPECS];
-const SCENARIO_NAMES = [...[...GATEWAY_SPECS, ...CLINICAL_SPECS, ...POOLED_SPECS].map((s) => s.name), IMPORT_SCENARIO].join('; ');
+const SCENARIO_NAMES = [
+  ...[...GATEWAY_SPECS, ...CLINICAL_SPECS, ...POOLED_SPECS].map((s) => s.name),
+  IMPORT_SCENARIO,
+].join('; ');
 const isPooled = (spec: ClinicalSpec) => spec.name.endsWith(POOLED_SUFFIX);
 const USAGE = `usage: [BENCH_DATABASE_URL=postgres://…] npm run bench -- [--quick] [--duration S] [--connections 10,50] [--scenarios NAME,…]
 scenarios: ${SCENARIO_NAMES}`;
@@ -46,7 +66,11 @@ function readOptions() {
     throw new Error(`--connections must be positive integers, got "${values.connections}"`);
   }
   if (!(duration > 0)) throw new Error(`--duration must be a positive number of seconds, got "${values.duration}"`);
-  return { args: values, connectionOverride: connections, timing: { duration, warmup: values.quick ? 1 : 2 } satisfies Timing };
+  return {
+    args: values,
+    connectionOverride: connections,
+    timing: { duration, warmup: values.quick ? 1 : 2 } satisfies Timing,
+  };
 }
 
 let options: ReturnType<typeof readOptions>;
@@ -68,10 +92,11 @@ const FRESH_TOKENS = 12_000;
 const tmp = mkdtempSync(join(tmpdir(), 'bench-'));
 let cleaning: Promise<void> | undefined;
 let cleanupCollector: () => void = () => {};
-const cleanup = () => (cleaning ??= stopAll().then(() => {
-  cleanupCollector();
-  rmSync(tmp, { recursive: true, force: true });
-}));
+const cleanup = () =>
+  (cleaning ??= stopAll().then(() => {
+    cleanupCollector();
+    rmSync(tmp, { recursive: true, force: true });
+  }));
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => void cleanup().finally(() => process.exit(130)));
 }
@@ -92,11 +117,15 @@ function select(databaseUrl: string | undefined): Selection {
   const notes: string[] = [];
   const pooled = clinical.filter(isPooled);
   if (pooled.length > 0 && !process.env.BENCH_POOLED_DATABASE_URL) {
-    notes.push(`skipped the PgBouncer scenarios (${pooled.length}): set BENCH_POOLED_DATABASE_URL to a PgBouncer in transaction mode in front of BENCH_DATABASE_URL (scripts/pgbouncer-temp.sh starts one)`);
+    notes.push(
+      `skipped the PgBouncer scenarios (${pooled.length}): set BENCH_POOLED_DATABASE_URL to a PgBouncer in transaction mode in front of BENCH_DATABASE_URL (scripts/pgbouncer-temp.sh starts one)`,
+    );
     clinical = clinical.filter((s) => !isPooled(s));
   }
   if (clinical.length > 0 && !databaseUrl) {
-    notes.push(`skipped the clinical scenarios (${clinical.length}): they need PostgreSQL (set BENCH_DATABASE_URL); the embedded store cannot hold the large agency reasonably`);
+    notes.push(
+      `skipped the clinical scenarios (${clinical.length}): they need PostgreSQL (set BENCH_DATABASE_URL); the embedded store cannot hold the large agency reasonably`,
+    );
     clinical = [];
   }
   const eraImport = wanted(IMPORT_SCENARIO);
@@ -111,20 +140,34 @@ function select(databaseUrl: string | undefined): Selection {
  * agency and vacuuming it after took 15 minutes and more than 15 s per statement on a loaded 2-core machine.
  */
 async function prepareData(config: Config, selection: Selection) {
-  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, statementTimeoutMs: 0 });
+  const database = await openDatabase({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    statementTimeoutMs: 0,
+  });
   try {
-    const identity = selection.gateway.length > 0 ? await prepareBenchIdentity(database.db, config, FRESH_TOKENS) : undefined;
-    const clinical = selection.clinical.length > 0 ? await prepareClinical(database.db, config, selection.clinical) : {};
+    const identity =
+      selection.gateway.length > 0 ? await prepareBenchIdentity(database.db, config, FRESH_TOKENS) : undefined;
+    const clinical =
+      selection.clinical.length > 0 ? await prepareClinical(database.db, config, selection.clinical) : {};
     return { identity, clinical };
   } finally {
     await database.close();
   }
 }
 
-async function buildScenarios(config: Config, selection: Selection, prepared: Awaited<ReturnType<typeof prepareData>>, serviceUrl: string): Promise<Scenario[]> {
+async function buildScenarios(
+  config: Config,
+  selection: Selection,
+  prepared: Awaited<ReturnType<typeof prepareData>>,
+  serviceUrl: string,
+): Promise<Scenario[]> {
   const scenarios: Scenario[] = [];
   for (const spec of selection.gateway) scenarios.push(await buildScenario(spec, prepared.identity!));
-  for (const spec of selection.clinical) scenarios.push(await buildScenario(spec, { ...prepared.clinical[spec.agency]!, serviceUrl, databaseUrl: config.databaseUrl! }));
+  for (const spec of selection.clinical)
+    scenarios.push(
+      await buildScenario(spec, { ...prepared.clinical[spec.agency]!, serviceUrl, databaseUrl: config.databaseUrl! }),
+    );
   return scenarios;
 }
 
@@ -136,7 +179,9 @@ async function send(url: string, request: Request) {
 }
 
 function refuse(scenario: Scenario, target: Target, request: Request, status: number, body: Buffer): never {
-  throw new Error(`${scenario.name}: ${target} ${request.method} ${request.path} answered ${status}, not 2xx; refusing to benchmark an error:\n${body.toString('utf8').slice(0, 500)}`);
+  throw new Error(
+    `${scenario.name}: ${target} ${request.method} ${request.path} answered ${status}, not 2xx; refusing to benchmark an error:\n${body.toString('utf8').slice(0, 500)}`,
+  );
 }
 
 /**
@@ -150,7 +195,9 @@ async function checkService(url: string, scenarios: Scenario[], notes: string[])
   for (const scenario of scenarios) {
     const { status, ok, contentType, body } = await send(url, scenario.service);
     if (status === 501 && body.includes('PLATFORM_UNSUPPORTED_OPERATION')) {
-      notes.push(`skipped "${scenario.name}": the service answers 501 PLATFORM_UNSUPPORTED_OPERATION (not built in this checkout)`);
+      notes.push(
+        `skipped "${scenario.name}": the service answers 501 PLATFORM_UNSUPPORTED_OPERATION (not built in this checkout)`,
+      );
       continue;
     }
     if (!ok) refuse(scenario, 'service', scenario.service, status, body);
@@ -184,8 +231,17 @@ async function checkBaseline(url: string, scenarios: Scenario[]): Promise<void> 
   }
 }
 
-function baselineConfig(config: Config, routes: BaselineRoute[], serviceUrl: string, clinical: boolean): BaselineConfig {
-  const tokens = { jwksUrl: `${serviceUrl}/.well-known/jwks.json`, issuer: config.tokenIssuer, audience: config.tokenAudience };
+function baselineConfig(
+  config: Config,
+  routes: BaselineRoute[],
+  serviceUrl: string,
+  clinical: boolean,
+): BaselineConfig {
+  const tokens = {
+    jwksUrl: `${serviceUrl}/.well-known/jwks.json`,
+    issuer: config.tokenIssuer,
+    audience: config.tokenAudience,
+  };
   if (!clinical || !config.databaseUrl) return { routes, tokens };
   return { routes, tokens, clinical: { databaseUrl: config.databaseUrl, poolMax: config.db.poolMax } };
 }
@@ -205,12 +261,17 @@ async function measureAll(urls: Partial<Record<Server, string>>, scenarios: Scen
   for (const scenario of scenarios) {
     const plan = sides(scenario);
     for (const connections of connectionOverride ?? scenario.connections) {
-      console.error(`${scenario.name} x${connections}: warm-up (slices of ${timing.warmup} s, until ${WARMUP_RESPONSES} responses) each, then ${timing.duration} s each in alternating slices`);
+      console.error(
+        `${scenario.name} x${connections}: warm-up (slices of ${timing.warmup} s, until ${WARMUP_RESPONSES} responses) each, then ${timing.duration} s each in alternating slices`,
+      );
       const since = new Date();
       const measured = await measure(urls, scenario, connections, timing);
       await scenario.after?.(since);
       results.push({
-        scenario: scenario.name, connections, ...measured, goal: scenario.goal ?? null,
+        scenario: scenario.name,
+        connections,
+        ...measured,
+        goal: scenario.goal ?? null,
         sides: { service: described(plan.service), baseline: described(plan.baseline) },
       });
     }
@@ -223,17 +284,63 @@ const STEAL_WARNING_PERCENT = 5;
 
 function printTable(results: Result[], notes: string[]): void {
   const goal = (r: Result) => (r.goal === null ? '' : `>=${r.goal} ${r.ratio >= r.goal ? 'ok' : 'MISS'}`);
-  const header = ['scenario', 'conns', 'target', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx', 'errors', 'svc/base', 'steal %', 'goal'];
-  const rows = results.flatMap((r) => [
-    [r.scenario, r.connections, r.sides.service.label, r.service.requestsPerSecond, r.service.p50Ms, r.service.p99Ms, r.service.non2xx, r.service.errors, r.ratio, r.stealPercent ?? 'n/a', goal(r)],
-    ['', '', r.sides.baseline.label, r.baseline.requestsPerSecond, r.baseline.p50Ms, r.baseline.p99Ms, r.baseline.non2xx, r.baseline.errors, '', '', ''],
-  ].map((row) => row.map(String)));
+  const header = [
+    'scenario',
+    'conns',
+    'target',
+    'req/s',
+    'p50 ms',
+    'p99 ms',
+    'non-2xx',
+    'errors',
+    'svc/base',
+    'steal %',
+    'goal',
+  ];
+  const rows = results.flatMap((r) =>
+    [
+      [
+        r.scenario,
+        r.connections,
+        r.sides.service.label,
+        r.service.requestsPerSecond,
+        r.service.p50Ms,
+        r.service.p99Ms,
+        r.service.non2xx,
+        r.service.errors,
+        r.ratio,
+        r.stealPercent ?? 'n/a',
+        goal(r),
+      ],
+      [
+        '',
+        '',
+        r.sides.baseline.label,
+        r.baseline.requestsPerSecond,
+        r.baseline.p50Ms,
+        r.baseline.p99Ms,
+        r.baseline.non2xx,
+        r.baseline.errors,
+        '',
+        '',
+        '',
+      ],
+    ].map((row) => row.map(String)),
+  );
   const widths = header.map((h, c) => Math.max(h.length, ...rows.map((row) => row[c].length)));
-  const line = (cells: string[]) => cells.map((cell, c) => (c < 3 || c === 10 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  ').trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((cell, c) => (c < 3 || c === 10 ? cell.padEnd(widths[c]) : cell.padStart(widths[c])))
+      .join('  ')
+      .trimEnd();
   const contended = results.some((r) => (r.stealPercent ?? 0) > STEAL_WARNING_PERCENT)
-    ? [`steal % above ${STEAL_WARNING_PERCENT}: other guests of this host took CPU time during those measurements; their ratios vary from run to run`]
+    ? [
+        `steal % above ${STEAL_WARNING_PERCENT}: other guests of this host took CPU time during those measurements; their ratios vary from run to run`,
+      ]
     : [];
-  console.log([line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line), ...notes, ...contended].join('\n'));
+  console.log(
+    [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line), ...notes, ...contended].join('\n'),
+  );
 }
 
 /** The import runs before the service starts: the embedded store admits one process at a time. */
@@ -249,8 +356,15 @@ async function measureImport(config: Config, env: NodeJS.ProcessEnv): Promise<Im
 function writeReport(config: Config, results: Result[], notes: string[], imports: ImportResult[] = []): void {
   mkdirSync(join(root, '.bench'), { recursive: true });
   const report = {
-    date: new Date().toISOString(), node: process.version, cpus: cpus().length, database: config.databaseUrl ? 'postgres' : 'pglite',
-    durationSeconds: timing.duration, warmupSeconds: timing.warmup, results, imports, notes,
+    date: new Date().toISOString(),
+    node: process.version,
+    cpus: cpus().length,
+    database: config.databaseUrl ? 'postgres' : 'pglite',
+    durationSeconds: timing.duration,
+    warmupSeconds: timing.warmup,
+    results,
+    imports,
+    notes,
   };
   writeFileSync(join(root, '.bench', 'results.json'), `${JSON.stringify(report, null, 2)}\n`);
   console.error('results written to .bench/results.json');
@@ -261,10 +375,15 @@ function reportFailures(results: Result[]): void {
     (['service', 'baseline'] as const)
       .filter((t) => r[t].non2xx > 0 || r[t].errors > 0)
       // Named as the table names the side: in the reference row the measured side is the baseline's fast-jwt route.
-      .map((t) => `${r.scenario} x${r.connections} ${r.sides[t].label} (${r.sides[t].request}): ${r[t].non2xx} non-2xx, ${r[t].errors} errors (${r[t].timeouts} timeouts), status codes ${JSON.stringify(r[t].statusCodes)}`),
+      .map(
+        (t) =>
+          `${r.scenario} x${r.connections} ${r.sides[t].label} (${r.sides[t].request}): ${r[t].non2xx} non-2xx, ${r[t].errors} errors (${r[t].timeouts} timeouts), status codes ${JSON.stringify(r[t].statusCodes)}`,
+      ),
   );
   if (failures.length) {
-    console.error(`\n!!! BENCHMARK INVALID: runs had error responses or connection errors; the figures above are not meaningful.\n${failures.join('\n')}`);
+    console.error(
+      `\n!!! BENCHMARK INVALID: runs had error responses or connection errors; the figures above are not meaningful.\n${failures.join('\n')}`,
+    );
     process.exitCode = 1;
   }
 }
@@ -294,21 +413,42 @@ async function noopCollector(): Promise<{ url: string; server: HttpServer }> {
  * The service with metrics off, or with tracing on, beside the one as shipped. On the embedded store, which admits one
  * process, each gets a copy of the prepared data directory and its key file.
  */
-async function startVariant(server: 'service-metrics-off' | 'service-tracing', env: NodeJS.ProcessEnv, collectorUrl: () => Promise<string>): Promise<string> {
-  const variant = server === 'service-metrics-off' ? { METRICS: 'off' } : { OTEL_EXPORTER_OTLP_ENDPOINT: await collectorUrl(), OTEL_SERVICE_NAME: 'extension-api-bench' };
+async function startVariant(
+  server: 'service-metrics-off' | 'service-tracing',
+  env: NodeJS.ProcessEnv,
+  collectorUrl: () => Promise<string>,
+): Promise<string> {
+  const variant =
+    server === 'service-metrics-off'
+      ? { METRICS: 'off' }
+      : { OTEL_EXPORTER_OTLP_ENDPOINT: await collectorUrl(), OTEL_SERVICE_NAME: 'extension-api-bench' };
   let dataDir = env.DATA_DIR!;
   if (!env.DATABASE_URL) {
     dataDir = `${env.DATA_DIR}-${server}`;
     cpSync(env.DATA_DIR!, dataDir, { recursive: true });
-    if (existsSync(`${env.DATA_DIR}.secrets-key`)) copyFileSync(`${env.DATA_DIR}.secrets-key`, `${dataDir}.secrets-key`);
+    if (existsSync(`${env.DATA_DIR}.secrets-key`))
+      copyFileSync(`${env.DATA_DIR}.secrets-key`, `${dataDir}.secrets-key`);
   }
   return start(server, npmStartArgs(), { ...env, ...variant, DATA_DIR: dataDir });
 }
 
 async function main() {
   // BENCH_DATABASE_URL runs the service on PostgreSQL; otherwise on a fresh embedded store.
-  const { DATABASE_URL: _ignored, BENCH_DATABASE_URL: databaseUrl, BENCH_POOLED_DATABASE_URL: _pooled, DATABASE_POOLER: _pooler, ...rest } = process.env;
-  const env = { ...rest, HOST: '127.0.0.1', DATA_DIR: join(tmp, 'data'), LOG_LEVEL: 'warn', TOKEN_ISSUER: 'http://bench.invalid', ...(databaseUrl ? { DATABASE_URL: databaseUrl, ...benchSecretsKey(rest) } : {}) };
+  const {
+    DATABASE_URL: _ignored,
+    BENCH_DATABASE_URL: databaseUrl,
+    BENCH_POOLED_DATABASE_URL: _pooled,
+    DATABASE_POOLER: _pooler,
+    ...rest
+  } = process.env;
+  const env = {
+    ...rest,
+    HOST: '127.0.0.1',
+    DATA_DIR: join(tmp, 'data'),
+    LOG_LEVEL: 'warn',
+    TOKEN_ISSUER: 'http://bench.invalid',
+    ...(databaseUrl ? { DATABASE_URL: databaseUrl, ...benchSecretsKey(rest) } : {}),
+  };
   const config = loadConfig(env);
   const selection = select(databaseUrl);
   const imported = selection.eraImport ? await measureImport(config, env) : [];
@@ -323,19 +463,39 @@ async function main() {
   const urls: Partial<Record<Server, string>> = {};
   // The variants copy the data directory before the service opens (and locks) it.
   let collector: Awaited<ReturnType<typeof noopCollector>> | undefined;
-  const needed = new Set((await buildScenarios(config, { ...selection, clinical: [] }, prepared, '')).flatMap((scenario) => Object.values(sides(scenario)).map((side) => side.server)));
+  const needed = new Set(
+    (await buildScenarios(config, { ...selection, clinical: [] }, prepared, '')).flatMap((scenario) =>
+      Object.values(sides(scenario)).map((side) => side.server),
+    ),
+  );
   for (const server of ['service-metrics-off', 'service-tracing'] as const) {
-    if (needed.has(server)) urls[server] = await startVariant(server, env, async () => (collector ??= await noopCollector()).url);
+    if (needed.has(server))
+      urls[server] = await startVariant(server, env, async () => (collector ??= await noopCollector()).url);
   }
   cleanupCollector = () => collector?.server.close();
   const pooledUrl = process.env.BENCH_POOLED_DATABASE_URL;
-  if (pooledUrl && selection.clinical.some(isPooled)) urls['service-pooled'] = await start('service-pooled', npmStartArgs(), { ...env, DATABASE_URL: pooledUrl, DATABASE_POOLER: 'transaction' });
+  if (pooledUrl && selection.clinical.some(isPooled))
+    urls['service-pooled'] = await start('service-pooled', npmStartArgs(), {
+      ...env,
+      DATABASE_URL: pooledUrl,
+      DATABASE_POOLER: 'transaction',
+    });
   urls.service = await start('service', npmStartArgs(), env);
-  const { runnable, routes } = await checkService(urls.service, await buildScenarios(config, selection, prepared, urls.service), selection.notes);
+  const { runnable, routes } = await checkService(
+    urls.service,
+    await buildScenarios(config, selection, prepared, urls.service),
+    selection.notes,
+  );
   await checkVariants(urls, runnable);
   const baselineFile = join(tmp, 'baseline.json');
-  writeFileSync(baselineFile, JSON.stringify(baselineConfig(config, routes, urls.service, selection.clinical.length > 0)));
-  urls.baseline = await start('baseline', ['--import', 'tsx', 'scripts/bench-baseline.ts', baselineFile], { ...rest, LOG_LEVEL: 'silent' });
+  writeFileSync(
+    baselineFile,
+    JSON.stringify(baselineConfig(config, routes, urls.service, selection.clinical.length > 0)),
+  );
+  urls.baseline = await start('baseline', ['--import', 'tsx', 'scripts/bench-baseline.ts', baselineFile], {
+    ...rest,
+    LOG_LEVEL: 'silent',
+  });
   await checkBaseline(urls.baseline, runnable);
 
   const results = await measureAll(urls, runnable);

@@ -30,7 +30,10 @@ if (drill !== 'failover') {
   console.error('usage: npm run -s drill -- failover [--json] [--switchover]');
   process.exit(2);
 }
-const { values: flags } = parseArgs({ args: rest, options: { json: { type: 'boolean', default: false }, switchover: { type: 'boolean', default: false } } });
+const { values: flags } = parseArgs({
+  args: rest,
+  options: { json: { type: 'boolean', default: false }, switchover: { type: 'boolean', default: false } },
+});
 
 const WRITERS = 3;
 /** Each writer's pause between writes: at most 15 writes a second in all (7 or so with the answers' time), a modest load. */
@@ -56,7 +59,9 @@ function nodeStates(ha: string): NodeState[] {
   return JSON.parse(autoctl(ha, 'show', 'state', '--pgdata', join(ha, 'monitor'), '--json')) as NodeState[];
 }
 
-const isPrimary = (node: NodeState) => ['primary', 'wait_primary', 'single'].includes(node.current_group_state) && node.current_group_state === node.assigned_group_state;
+const isPrimary = (node: NodeState) =>
+  ['primary', 'wait_primary', 'single'].includes(node.current_group_state) &&
+  node.current_group_state === node.assigned_group_state;
 
 /** A machine's death: the node's keeper group and its PostgreSQL with every backend (they run in their own sessions), all SIGKILLed at once. */
 function killNode(ha: string, name: string): void {
@@ -72,7 +77,11 @@ function killNode(ha: string, name: string): void {
     })
     .map(Number);
   const group = Number(readFileSync(join(ha, `${name}.pgid`), 'utf8'));
-  for (const kill of [() => process.kill(-group, 'SIGKILL'), () => process.kill(postmaster, 'SIGKILL'), ...backends.map((pid) => () => process.kill(pid, 'SIGKILL'))]) {
+  for (const kill of [
+    () => process.kill(-group, 'SIGKILL'),
+    () => process.kill(postmaster, 'SIGKILL'),
+    ...backends.map((pid) => () => process.kill(pid, 'SIGKILL')),
+  ]) {
     try {
       kill();
     } catch {
@@ -107,11 +116,19 @@ function receiver(): Promise<{ server: Server; url: string; received: Map<string
       res.writeHead(204).end();
     });
   });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, received })));
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () =>
+      resolve({ server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, received }),
+    ),
+  );
 }
 
 function startProcess(args: string[], env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', ...args], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+  return spawn(process.execPath, ['--import', 'tsx', ...args], {
+    cwd: root,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
 }
 
 /** A port nothing listens on now (a random one may be another program's, whose answers would never be ours). */
@@ -129,7 +146,13 @@ function freePort(): Promise<number> {
 async function listening(url: string, child: ChildProcess): Promise<void> {
   for (const deadline = Date.now() + 120_000; Date.now() < deadline; await sleep(200)) {
     if (child.exitCode !== null) throw new Error(`the server for ${url} exited with ${child.exitCode}`);
-    if (await fetch(`${url}/livez`).then((r) => r.ok, () => false)) return;
+    if (
+      await fetch(`${url}/livez`).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      return;
   }
   throw new Error(`${url} did not start`);
 }
@@ -155,29 +178,53 @@ interface Acknowledged {
 async function failoverDrill(ha: string, databaseUrl: string): Promise<void> {
   const secretsKey = randomBytes(32).toString('base64');
   const issuer = 'http://extension-api.drill';
-  const env = { DATABASE_URL: databaseUrl, SECRETS_KEY: secretsKey, TOKEN_ISSUER: issuer, LOG_LEVEL: 'error', SHED_EVENT_LOOP_DELAY_MS: '0', DEMO: '' };
+  const env = {
+    DATABASE_URL: databaseUrl,
+    SECRETS_KEY: secretsKey,
+    TOKEN_ISSUER: issuer,
+    LOG_LEVEL: 'error',
+    SHED_EVENT_LOOP_DELAY_MS: '0',
+    DEMO: '',
+  };
   const database = await openDatabase({ databaseUrl });
   const { db } = database;
   const hook = await receiver();
   const agencyId = `drill-${randomBytes(3).toString('hex')}`;
   await createAgency(db, { id: agencyId, name: 'Failover drill', serviceZips: ['02108'] });
-  const integration = await createIntegration(db, { agencyId, name: 'Drill', capabilities: [...CONTRACT_CAPABILITIES], phiModes: [...PHI_MODES] });
+  const integration = await createIntegration(db, {
+    agencyId,
+    name: 'Drill',
+    capabilities: [...CONTRACT_CAPABILITIES],
+    phiModes: [...PHI_MODES],
+  });
   const config = loadConfig({ ...process.env, ...env });
   const keys = loadKeyEncryption(config.secretsKey, () => {});
   for (const path of ['/a', '/b']) {
     await webhookCommands.subscribe.run({
-      db, config, keyEncryption: () => keys,
-      options: { agency: agencyId, url: `${hook.url}${path}`, events: SUBSCRIBED.join(','), 'allow-http-loopback': true, 'baa-signed': true, 'phi-mode': 'phi' },
+      db,
+      config,
+      keyEncryption: () => keys,
+      options: {
+        agency: agencyId,
+        url: `${hook.url}${path}`,
+        events: SUBSCRIBED.join(','),
+        'allow-http-loopback': true,
+        'baa-signed': true,
+        'phi-mode': 'phi',
+      },
     });
   }
 
   const ports = [await freePort(), await freePort(), await freePort()];
   // The webhooks worker runs as its own process; the servers run the other workers (housekeeping, proposals).
-  const servers = ports.map((port) => startProcess(['src/server.ts'], { ...env, PORT: String(port), IN_PROCESS_WORKERS: 'housekeeping,proposals' }));
+  const servers = ports.map((port) =>
+    startProcess(['src/server.ts'], { ...env, PORT: String(port), IN_PROCESS_WORKERS: 'housekeeping,proposals' }),
+  );
   const worker = startProcess(['scripts/worker.ts', 'webhooks'], env);
   const children = [...servers, worker];
   const crashed: string[] = [];
-  const watch = (child: ChildProcess) => child.on('exit', (code) => code !== null && code !== 0 && crashed.push(`pid ${child.pid} exited with ${code}`));
+  const watch = (child: ChildProcess) =>
+    child.on('exit', (code) => code !== null && code !== 0 && crashed.push(`pid ${child.pid} exited with ${code}`));
   children.forEach(watch);
   try {
     const urls = ports.map((port) => `http://127.0.0.1:${port}`);
@@ -217,7 +264,10 @@ async function failoverDrill(ha: string, databaseUrl: string): Promise<void> {
         try {
           const answer =
             kind === 'referral'
-              ? await client.POST('/api/v1/ext/referrals', { body: { service_line: 'home_health', patient_name: marker, patient_zip_code: '02108' }, headers })
+              ? await client.POST('/api/v1/ext/referrals', {
+                  body: { service_line: 'home_health', patient_name: marker, patient_zip_code: '02108' },
+                  headers,
+                })
               : await client.POST('/api/v1/ext/tasks', { body: { title: marker }, headers });
           if (answer.response.ok) acknowledged.push({ kind, key, marker });
           else failed.push(`${kind} ${key}: ${answer.response.status}`);
@@ -253,14 +303,26 @@ async function failoverDrill(ha: string, databaseUrl: string): Promise<void> {
     writing = false;
     await Promise.all(writers);
 
-    const tasks = await untilAnswered(() => db.selectFrom('tasks').select(['title']).where('agency_id', '=', agencyId).execute());
-    const referrals = await untilAnswered(() => db.selectFrom('referrals').select(['patient_display_name as title']).where('agency_id', '=', agencyId).execute());
+    const tasks = await untilAnswered(() =>
+      db.selectFrom('tasks').select(['title']).where('agency_id', '=', agencyId).execute(),
+    );
+    const referrals = await untilAnswered(() =>
+      db.selectFrom('referrals').select(['patient_display_name as title']).where('agency_id', '=', agencyId).execute(),
+    );
     const stored = new Map<string, number>();
     for (const { title } of [...tasks, ...referrals]) if (title) stored.set(title, (stored.get(title) ?? 0) + 1);
-    const events = await untilAnswered(() => db.selectFrom('webhook_events').select('id').where('agency_id', '=', agencyId).where('type', 'in', SUBSCRIBED).execute());
+    const events = await untilAnswered(() =>
+      db
+        .selectFrom('webhook_events')
+        .select('id')
+        .where('agency_id', '=', agencyId)
+        .where('type', 'in', SUBSCRIBED)
+        .execute(),
+    );
     const emitted = new Set(events.map((e) => e.id));
     const subscriptions = ['/a', '/b'];
-    const seen = (path: string) => hook.received.get(path) ?? { deliveries: new Map<string, number>(), processed: new Map<string, number>() };
+    const seen = (path: string) =>
+      hook.received.get(path) ?? { deliveries: new Map<string, number>(), processed: new Map<string, number>() };
     const allArrived = () => subscriptions.every((path) => [...emitted].every((id) => seen(path).deliveries.has(id)));
     for (const deadline = Date.now() + 120_000; !allArrived() && Date.now() < deadline; await sleep(500));
     const repeated = (counts: Map<string, number>) => [...counts.values()].reduce((n, count) => n + count - 1, 0);
@@ -272,7 +334,10 @@ async function failoverDrill(ha: string, databaseUrl: string): Promise<void> {
       duplicate_commands: [...stored.values()].filter((count) => count > 1).length,
       failed_requests: failed.length,
       events_emitted: emitted.size,
-      events_lost: subscriptions.reduce((lost, path) => lost + [...emitted].filter((id) => !seen(path).deliveries.has(id)).length, 0),
+      events_lost: subscriptions.reduce(
+        (lost, path) => lost + [...emitted].filter((id) => !seen(path).deliveries.has(id)).length,
+        0,
+      ),
       events_duplicated_per_subscription: Math.max(...subscriptions.map((path) => repeated(seen(path).processed))),
       deliveries_repeated: subscriptions.reduce((sum, path) => sum + repeated(seen(path).deliveries), 0),
       refusals: refusals.length,
@@ -295,7 +360,11 @@ async function failoverDrill(ha: string, databaseUrl: string): Promise<void> {
 
 // The cluster comes first: the drill runs itself again inside scripts/postgres-ha.sh, which hands it DATABASE_URL.
 if (!process.env.POSTGRES_HA_DIR) {
-  const inner = spawn('bash', [join(root, 'scripts', 'postgres-ha.sh'), process.execPath, '--import', 'tsx', ...process.argv.slice(1)], { stdio: 'inherit' });
+  const inner = spawn(
+    'bash',
+    [join(root, 'scripts', 'postgres-ha.sh'), process.execPath, '--import', 'tsx', ...process.argv.slice(1)],
+    { stdio: 'inherit' },
+  );
   inner.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
 } else {
   await failoverDrill(process.env.POSTGRES_HA_DIR, process.env.DATABASE_URL!);

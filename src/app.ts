@@ -67,10 +67,28 @@ interface WorkerWiring {
  * run operations, then the gateway's running handlers, then the rest (the flushers write what the buffers still hold)
  * while unspent usage leases go back.
  */
-function startServerWorkers({ config, database, keyEncryption, logger, services, gateway, metrics, tracing }: WorkerWiring): () => Promise<void> {
-  const context = { db: database.db, log: logger, keyEncryption: () => keyEncryption, metrics: metrics?.registrar, deliveryTracer: tracing?.deliveries };
+function startServerWorkers({
+  config,
+  database,
+  keyEncryption,
+  logger,
+  services,
+  gateway,
+  metrics,
+  tracing,
+}: WorkerWiring): () => Promise<void> {
+  const context = {
+    db: database.db,
+    log: logger,
+    keyEncryption: () => keyEncryption,
+    metrics: metrics?.registrar,
+    deliveryTracer: tracing?.deliveries,
+  };
   const stopGatewayWorkers = startWorkers(inProcessGatewayWorkers(config.inProcessWorkers, gateway), context);
-  const stopWorkers = startWorkers([meteringFlusher(services.metering), auditFlusher(services.audit), ...inProcessWorkers(config.inProcessWorkers)], context);
+  const stopWorkers = startWorkers(
+    [meteringFlusher(services.metering), auditFlusher(services.audit), ...inProcessWorkers(config.inProcessWorkers)],
+    context,
+  );
   return async () => {
     await stopGatewayWorkers();
     await gateway.close();
@@ -78,7 +96,14 @@ function startServerWorkers({ config, database, keyEncryption, logger, services,
   };
 }
 
-export async function buildApp({ config, database, keyEncryption, logger: processLogger = pino({ level: 'silent' }), tracing, governedQueries }: AppOptions) {
+export async function buildApp({
+  config,
+  database,
+  keyEncryption,
+  logger: processLogger = pino({ level: 'silent' }),
+  tracing,
+  governedQueries,
+}: AppOptions) {
   const logger = redactingDatabaseValues(processLogger);
   const app = Fastify({
     ...requestLogging(logger),
@@ -116,11 +141,28 @@ export async function buildApp({ config, database, keyEncryption, logger: proces
   const mcp = await createMcpSurface(config, database.db, keyEncryption);
   routeGrantTypes(app, mcp.grantHandovers);
   const { handlers, admissions } = createResources(services, governedQueries, mcp.catalog);
-  const gatewayServices = { ...services, db: database.db, replicas: database.replicas, handlerTimeoutMs: config.handlerTimeoutMs, metrics, pressure, tracer: tracing?.tracer };
+  const gatewayServices = {
+    ...services,
+    db: database.db,
+    replicas: database.replicas,
+    handlerTimeoutMs: config.handlerTimeoutMs,
+    metrics,
+    pressure,
+    tracer: tracing?.tracer,
+  };
   const gateway = new Gateway(handlers, gatewayServices, logger, admissions);
   app.decorate('gateway', gateway);
   registerOperations(app, gateway);
-  const stopServerWorkers = startServerWorkers({ config, database, keyEncryption, logger, services, gateway, metrics, tracing });
+  const stopServerWorkers = startServerWorkers({
+    config,
+    database,
+    keyEncryption,
+    logger,
+    services,
+    gateway,
+    metrics,
+    tracing,
+  });
   // After in-flight requests, and handlers whose client hung up, have finished: flush what the buffers still hold.
   app.addHook('onClose', async () => {
     await stopServerWorkers();

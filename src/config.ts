@@ -15,7 +15,14 @@ export interface Config {
   requestTimeoutMs: number;
   handlerTimeoutMs: number;
   shutdownGraceMs: number;
-  db: { poolMax: number; connectTimeoutMs: number; statementTimeoutMs: number; pooler: DatabasePooler; readUrls: string[]; readMaxLagMs: number };
+  db: {
+    poolMax: number;
+    connectTimeoutMs: number;
+    statementTimeoutMs: number;
+    pooler: DatabasePooler;
+    readUrls: string[];
+    readMaxLagMs: number;
+  };
   /** `iss` of access tokens and the base of the OAuth metadata URLs. */
   tokenIssuer: string;
   /** `aud` of access tokens. */
@@ -55,20 +62,26 @@ export type DatabasePooler = 'none' | 'transaction';
 
 export function databasePooler(env: Env): DatabasePooler {
   const pooler = env.DATABASE_POOLER || 'none';
-  if (pooler !== 'none' && pooler !== 'transaction') throw new Error(`DATABASE_POOLER must be none or transaction, got "${pooler}"`);
+  if (pooler !== 'none' && pooler !== 'transaction')
+    throw new Error(`DATABASE_POOLER must be none or transaction, got "${pooler}"`);
   return pooler;
 }
 
 /** Streaming replicas for reads, comma-separated (connection strings hold no commas); only beside a primary. */
 function readUrls(env: Env, databaseUrl: string | undefined): string[] {
-  const urls = (env.DATABASE_READ_URL ?? '').split(',').map((url) => url.trim()).filter(Boolean);
-  if (urls.length > 0 && !databaseUrl) throw new Error('DATABASE_READ_URL needs DATABASE_URL: replicas serve reads of a PostgreSQL primary');
+  const urls = (env.DATABASE_READ_URL ?? '')
+    .split(',')
+    .map((url) => url.trim())
+    .filter(Boolean);
+  if (urls.length > 0 && !databaseUrl)
+    throw new Error('DATABASE_READ_URL needs DATABASE_URL: replicas serve reads of a PostgreSQL primary');
   return urls;
 }
 
 function tokenTtlSeconds(env: Env): number {
   const ttl = integer(env, 'TOKEN_TTL_SECONDS', 900, 60);
-  if (ttl > MAX_TOKEN_TTL_SECONDS) throw new Error(`TOKEN_TTL_SECONDS must be at most ${MAX_TOKEN_TTL_SECONDS}, got "${ttl}"`);
+  if (ttl > MAX_TOKEN_TTL_SECONDS)
+    throw new Error(`TOKEN_TTL_SECONDS must be at most ${MAX_TOKEN_TTL_SECONDS}, got "${ttl}"`);
   return ttl;
 }
 
@@ -104,10 +117,15 @@ function isAddressOrRange(entry: string): boolean {
 function trustProxy(env: Env): false | string[] {
   const raw = env.TRUST_PROXY ?? '';
   if (raw === '' || raw === 'false') return false;
-  if (raw === 'true') throw new Error('TRUST_PROXY=true would believe any X-Forwarded-For a client sends; list the proxies\' addresses or CIDR ranges instead');
+  if (raw === 'true')
+    throw new Error(
+      "TRUST_PROXY=true would believe any X-Forwarded-For a client sends; list the proxies' addresses or CIDR ranges instead",
+    );
   const entries = raw.split(',').map((entry) => entry.trim());
   if (!entries.every(isAddressOrRange)) {
-    throw new Error(`TRUST_PROXY must be false or a comma-separated list of proxy addresses or CIDR ranges (or loopback, linklocal, uniquelocal), got "${raw}"`);
+    throw new Error(
+      `TRUST_PROXY must be false or a comma-separated list of proxy addresses or CIDR ranges (or loopback, linklocal, uniquelocal), got "${raw}"`,
+    );
   }
   return entries;
 }
@@ -118,10 +136,15 @@ function secretsKey(env: Env, databaseUrl: string | undefined, dataDir: string):
     .split(',')
     .filter((item) => item.trim() !== '')
     .map((item, i) => decodeKeyText(item, `SECRETS_KEY_PREVIOUS (item ${i + 1})`));
-  if (env.SECRETS_KEY) return { current: { from: 'SECRETS_KEY', key: decodeKeyText(env.SECRETS_KEY, 'SECRETS_KEY') }, previous };
-  if (env.SECRETS_KEY_FILE) return { current: { from: 'SECRETS_KEY_FILE', path: resolve(env.SECRETS_KEY_FILE) }, previous };
+  if (env.SECRETS_KEY)
+    return { current: { from: 'SECRETS_KEY', key: decodeKeyText(env.SECRETS_KEY, 'SECRETS_KEY') }, previous };
+  if (env.SECRETS_KEY_FILE)
+    return { current: { from: 'SECRETS_KEY_FILE', path: resolve(env.SECRETS_KEY_FILE) }, previous };
   // Beside the data directory, not in it: whoever copies or backs up the directory must not get the key with it.
-  return { current: databaseUrl ? { from: 'none' } : { from: 'default file', path: `${dataDir}.secrets-key` }, previous };
+  return {
+    current: databaseUrl ? { from: 'none' } : { from: 'default file', path: `${dataDir}.secrets-key` },
+    previous,
+  };
 }
 
 /** IN_PROCESS_WORKERS: unset or `all`, `none`, or a comma-separated list of names, checked against the registry at start. */
@@ -129,7 +152,10 @@ function inProcessWorkers(env: Env): 'all' | string[] {
   const raw = (env.IN_PROCESS_WORKERS ?? '').trim();
   if (raw === '' || raw === 'all') return 'all';
   if (raw === 'none') return [];
-  return raw.split(',').map((name) => name.trim()).filter((name) => name !== '');
+  return raw
+    .split(',')
+    .map((name) => name.trim())
+    .filter((name) => name !== '');
 }
 
 function metrics(env: Env): Config['metrics'] {
@@ -195,7 +221,9 @@ export function loadConfig(env: Env = process.env): Config {
  */
 export function loadServerConfig(env: Env = process.env): Config {
   if (env.DATABASE_URL && !env.TOKEN_ISSUER) {
-    throw new Error('TOKEN_ISSUER must be set when DATABASE_URL is: the public base URL that every server process names as issuer (e.g. https://api.agency.example)');
+    throw new Error(
+      'TOKEN_ISSUER must be set when DATABASE_URL is: the public base URL that every server process names as issuer (e.g. https://api.agency.example)',
+    );
   }
   return loadConfig(env);
 }

@@ -20,16 +20,27 @@ const logger = pino({ level: process.env.LOG_LEVEL || 'info', ...safeLoggerOptio
 function logSealing(sealing: SealingReport, keys: KeyEncryption): void {
   const { current, previous } = keys;
   logger.info(`Secrets at rest are sealed under key-encryption key ${current.id} (${current.source})`);
-  if (sealing.sealed > 0) logger.warn(`Sealed ${sealing.sealed} secrets that were stored in plaintext (written before secrets were encrypted at rest)`);
+  if (sealing.sealed > 0)
+    logger.warn(
+      `Sealed ${sealing.sealed} secrets that were stored in plaintext (written before secrets were encrypted at rest)`,
+    );
   if (sealing.underPreviousKey > 0) {
-    logger.warn(`${sealing.underPreviousKey} secrets are still sealed under a previous key: once every process accepts ${current.id}, run "npm run -s admin -- secrets rewrap"`);
+    logger.warn(
+      `${sealing.underPreviousKey} secrets are still sealed under a previous key: once every process accepts ${current.id}, run "npm run -s admin -- secrets rewrap"`,
+    );
   } else if (previous.length > 0) {
-    logger.info(`No secret is sealed under SECRETS_KEY_PREVIOUS (${previous.map((k) => k.id).join(', ')}): this database does not need it`);
+    logger.info(
+      `No secret is sealed under SECRETS_KEY_PREVIOUS (${previous.map((k) => k.id).join(', ')}): this database does not need it`,
+    );
   }
 }
 
 /** On the embedded store this process holds the data directory: the admin CLI runs its commands through it. */
-async function adminSocket(config: Config, database: Database, keyEncryption: KeyEncryption): Promise<AdminSocket | undefined> {
+async function adminSocket(
+  config: Config,
+  database: Database,
+  keyEncryption: KeyEncryption,
+): Promise<AdminSocket | undefined> {
   if (database.engine !== 'pglite') return undefined;
   const runtime = { db: database.db, config, keyEncryption: () => keyEncryption, outbox: webhookOutbox };
   // Without it the server still serves; only the admin CLI needs it stopped (a path too long for a socket, say).
@@ -49,11 +60,15 @@ async function main() {
   logSealing(sealing, keyEncryption);
   await ensureSigningKey(database.db, keyEncryption, config.tokenTtlSeconds);
   // The embedded store is for trying the service out: an empty one gets a demo agency and credentials.
-  const demo = !config.databaseUrl || process.env.DEMO === '1' ? await ensureDemo(database.db, config.tokenIssuer) : undefined;
+  const demo =
+    !config.databaseUrl || process.env.DEMO === '1' ? await ensureDemo(database.db, config.tokenIssuer) : undefined;
   const app = await buildApp({ config, database, keyEncryption, logger, tracing });
   const admin = await adminSocket(config, database, keyEncryption);
   const { metrics } = app.observability;
-  const metricsServer = metrics && config.metrics.port !== undefined ? await serveMetrics(metrics, config.host, config.metrics.port) : undefined;
+  const metricsServer =
+    metrics && config.metrics.port !== undefined
+      ? await serveMetrics(metrics, config.host, config.metrics.port)
+      : undefined;
 
   closeWithGrace({ delay: config.shutdownGraceMs }, async ({ signal, err }) => {
     if (err) logger.error({ err }, 'shutting down after an error');

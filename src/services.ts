@@ -48,21 +48,35 @@ export function tokenSettings(config: Config): TokenSettings {
  * Builds, and starts nothing: the app starts every worker in one place. `keyEncryption` opens the secrets the database
  * stores sealed (signing keys, the cursor key); `metrics`, when on, hears from the buffers and the token endpoint.
  */
-export function createServices(config: Config, db: Kysely<DB>, keyEncryption: KeyEncryption, log: FastifyBaseLogger, metrics?: ServiceMetrics): AppServices {
+export function createServices(
+  config: Config,
+  db: Kysely<DB>,
+  keyEncryption: KeyEncryption,
+  log: FastifyBaseLogger,
+  metrics?: ServiceMetrics,
+): AppServices {
   const settings = tokenSettings(config);
   const keyRing = new KeyRing(db, keyEncryption, config.tokenTtlSeconds);
   const tokenSigner = new TokenSigner(keyRing, settings);
-  const metering: MeteringBuffer = new MeteringBuffer(db, log, { observer: metrics?.buffer('metering', () => metering.pending) });
+  const metering: MeteringBuffer = new MeteringBuffer(db, log, {
+    observer: metrics?.buffer('metering', () => metering.pending),
+  });
   const audit: AuditBuffer = new AuditBuffer(db, log, { observer: metrics?.buffer('audit', () => audit.pending) });
   const usageLimiter = new UsageLimiter(db);
   if (metrics) watchOutboxDepth(db, metrics.registrar);
   // Units not handed back stay counted until their window ends, as after a crash: a bounded loss, not a failed shutdown.
-  const returnLeases = () => usageLimiter.close().catch((err: unknown) => log.error({ err }, 'leased usage units not handed back at shutdown'));
+  const returnLeases = () =>
+    usageLimiter.close().catch((err: unknown) => log.error({ err }, 'leased usage units not handed back at shutdown'));
   return {
     config,
     keyRing,
     tokenSigner,
-    authenticator: new Authenticator(createTokenVerifier(keyRing, settings), new ExtensionPolicies(db, config.authStateTtlMs), undefined, new QueryTokenVerifier(db)),
+    authenticator: new Authenticator(
+      createTokenVerifier(keyRing, settings),
+      new ExtensionPolicies(db, config.authStateTtlMs),
+      undefined,
+      new QueryTokenVerifier(db),
+    ),
     clientCredentials: new ClientCredentialsGrant(db, tokenSigner, new TokenFailureLimiter(db), metrics?.tokens()),
     usageLimiter,
     metering,

@@ -23,7 +23,10 @@ async function createOffices(db: Kysely<any>): Promise<void> {
     .addColumn('zip_code', 'text', (c) => c.notNull().check(sql`zip_code ~ '^[0-9]{5}$'`))
     .addColumn('office_id', 'text', (c) => c.notNull())
     .addPrimaryKeyConstraint('agency_service_zips_pk', ['agency_id', 'zip_code'])
-    .addForeignKeyConstraint('agency_service_zips_office_fk', ['agency_id', 'office_id'], 'offices', ['agency_id', 'id'])
+    .addForeignKeyConstraint('agency_service_zips_office_fk', ['agency_id', 'office_id'], 'offices', [
+      'agency_id',
+      'id',
+    ])
     .execute();
 }
 
@@ -57,7 +60,10 @@ async function createClientCredentials(db: Kysely<any>): Promise<void> {
     .addColumn('extension_id', 'text', (c) => c.notNull())
     .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .addUniqueConstraint('client_credentials_agency_client_unique', ['agency_id', 'client_id'])
-    .addForeignKeyConstraint('client_credentials_extension_fk', ['agency_id', 'extension_id'], 'extensions', ['agency_id', 'id'])
+    .addForeignKeyConstraint('client_credentials_extension_fk', ['agency_id', 'extension_id'], 'extensions', [
+      'agency_id',
+      'id',
+    ])
     .execute();
   await db.schema
     .createTable('client_secrets')
@@ -69,7 +75,10 @@ async function createClientCredentials(db: Kysely<any>): Promise<void> {
     .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .addColumn('expires_at', 'timestamptz')
     .addUniqueConstraint('client_secrets_agency_id_unique', ['agency_id', 'id'])
-    .addForeignKeyConstraint('client_secrets_client_fk', ['agency_id', 'client_id'], 'client_credentials', ['agency_id', 'client_id'])
+    .addForeignKeyConstraint('client_secrets_client_fk', ['agency_id', 'client_id'], 'client_credentials', [
+      'agency_id',
+      'client_id',
+    ])
     .execute();
 }
 
@@ -83,7 +92,10 @@ async function createRevokedTokens(db: Kysely<any>): Promise<void> {
     .addColumn('revoked_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     // Also the index of the policy load, which reads one extension's revocations.
     .addUniqueConstraint('revoked_tokens_extension_jti_unique', ['agency_id', 'extension_id', 'jti'])
-    .addForeignKeyConstraint('revoked_tokens_extension_fk', ['agency_id', 'extension_id'], 'extensions', ['agency_id', 'id'])
+    .addForeignKeyConstraint('revoked_tokens_extension_fk', ['agency_id', 'extension_id'], 'extensions', [
+      'agency_id',
+      'id',
+    ])
     .execute();
 }
 

@@ -15,7 +15,10 @@ async function createIdempotencyKeys(db: Kysely<any>): Promise<void> {
     .addColumn('expires_at', 'timestamptz', (c) => c.notNull())
     .addPrimaryKeyConstraint('idempotency_keys_pkey', ['agency_id', 'extension_id', 'key'])
     // A stored response is all three columns or none (none only while the claiming transaction runs).
-    .addCheckConstraint('idempotency_keys_response_whole', sql`num_nulls(response_status, response_headers, response_body) in (0, 3)`)
+    .addCheckConstraint(
+      'idempotency_keys_response_whole',
+      sql`num_nulls(response_status, response_headers, response_body) in (0, 3)`,
+    )
     .execute();
   await db.schema.createIndex('idempotency_keys_expires_at').on('idempotency_keys').column('expires_at').execute();
 }
@@ -38,7 +41,11 @@ async function createAuditEvents(db: Kysely<any>): Promise<void> {
     .addColumn('occurred_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .addPrimaryKeyConstraint('audit_events_pkey', ['agency_id', 'id'])
     .execute();
-  await db.schema.createIndex('audit_events_agency_occurred_at').on('audit_events').columns(['agency_id', 'occurred_at']).execute();
+  await db.schema
+    .createIndex('audit_events_agency_occurred_at')
+    .on('audit_events')
+    .columns(['agency_id', 'occurred_at'])
+    .execute();
 }
 
 /** The trail is evidence: the database itself refuses to change or remove a record, whatever the application does. */

@@ -25,7 +25,9 @@ const RELATIONSHIPS_TO_INSURED = ['18', '01', '19', '20', '53', 'G8', '21'];
  * exists; the table then skips its own agencies reference (one check less per row on the largest tables).
  */
 function agencyColumn(t: Table, agencyPinnedBy?: string): Table {
-  return t.addColumn('agency_id', 'text', (c) => (agencyPinnedBy ? c.notNull() : c.notNull().references('agencies.id')));
+  return t.addColumn('agency_id', 'text', (c) =>
+    agencyPinnedBy ? c.notNull() : c.notNull().references('agencies.id'),
+  );
 }
 
 function tenantTable(db: Kysely<any>, name: string, agencyPinnedBy?: string): Table {
@@ -51,11 +53,14 @@ function reference(table: string, column: string, target: string, options = opti
 function oneOf(table: string, column: string, values: readonly string[], options = required) {
   const list = sql.join(values.map((v) => sql.lit(v)));
   return (t: Table): Table =>
-    t.addColumn(column, 'text', options).addCheckConstraint(`${table}_${column}_check`, sql`${sql.ref(column)} in (${list})`);
+    t
+      .addColumn(column, 'text', options)
+      .addCheckConstraint(`${table}_${column}_check`, sql`${sql.ref(column)} in (${list})`);
 }
 
 function matches(table: string, column: string, pattern: string) {
-  return (t: Table): Table => t.addCheckConstraint(`${table}_${column}_format`, sql`${sql.ref(column)} ~ ${sql.lit(pattern)}`);
+  return (t: Table): Table =>
+    t.addCheckConstraint(`${table}_${column}_format`, sql`${sql.ref(column)} ~ ${sql.lit(pattern)}`);
 }
 
 function personName(prefix: string, options = optional) {
@@ -81,19 +86,41 @@ function address(table: string, prefix: string, zipColumn: string) {
 
 /** Stable list order: the filter columns first, then the list's order, so one index serves filter and keyset page. */
 async function index(db: Kysely<any>, table: string, name: string, columns: string[]): Promise<void> {
-  await db.schema.createIndex(`${table}_${name}_idx`).on(table).columns(['agency_id', ...columns]).execute();
+  await db.schema
+    .createIndex(`${table}_${name}_idx`)
+    .on(table)
+    .columns(['agency_id', ...columns])
+    .execute();
 }
 
 async function createReferenceData(db: Kysely<any>): Promise<void> {
   await tenantTable(db, 'payors')
     .addColumn('name', 'text', required)
-    .$call(oneOf('payors', 'payor_type', ['medicare', 'medicaid', 'medicare_advantage', 'managed_medicaid', 'commercial', 'private_pay']))
+    .$call(
+      oneOf('payors', 'payor_type', [
+        'medicare',
+        'medicaid',
+        'medicare_advantage',
+        'managed_medicaid',
+        'commercial',
+        'private_pay',
+      ]),
+    )
     .addColumn('payer_code', 'text')
     .$call(timestamps)
     .execute();
   await tenantTable(db, 'referral_sources')
     .addColumn('name', 'text', required)
-    .$call(oneOf('referral_sources', 'source_type', ['hospital', 'skilled_nursing_facility', 'physician_office', 'assisted_living_facility', 'community', 'self_or_family']))
+    .$call(
+      oneOf('referral_sources', 'source_type', [
+        'hospital',
+        'skilled_nursing_facility',
+        'physician_office',
+        'assisted_living_facility',
+        'community',
+        'self_or_family',
+      ]),
+    )
     .addColumn('phone', 'text')
     .$call(timestamps)
     .execute();
@@ -116,7 +143,18 @@ async function createReferenceData(db: Kysely<any>): Promise<void> {
     .execute();
   await createAgencyUsers(db);
   await tenantTable(db, 'documents')
-    .$call(oneOf('documents', 'kind', ['referral_packet', 'face_to_face', 'history_and_physical', 'medication_list', 'insurance_card', 'physician_order', 'discharge_summary', 'other']))
+    .$call(
+      oneOf('documents', 'kind', [
+        'referral_packet',
+        'face_to_face',
+        'history_and_physical',
+        'medication_list',
+        'insurance_card',
+        'physician_order',
+        'discharge_summary',
+        'other',
+      ]),
+    )
     .addColumn('file_name', 'text', required)
     .addColumn('content_type', 'text', required)
     .addColumn('size_bytes', 'integer', (c) => c.notNull().check(sql`size_bytes >= 0`))
@@ -154,7 +192,17 @@ async function createCharts(db: Kysely<any>): Promise<void> {
     .addCheckConstraint('patients_coordinates_pair', sql`(latitude is null) = (longitude is null)`)
     .$call(reference('patients', 'office_id', 'offices'))
     .$call(oneOf('patients', 'service_line', SERVICE_LINES))
-    .$call(oneOf('patients', 'status', ['referred', 'pending_admission', 'active', 'on_hold', 'discharged', 'deceased', 'non_admit']))
+    .$call(
+      oneOf('patients', 'status', [
+        'referred',
+        'pending_admission',
+        'active',
+        'on_hold',
+        'discharged',
+        'deceased',
+        'non_admit',
+      ]),
+    )
     .$call(reference('patients', 'primary_physician_id', 'physicians'))
     // Identity-match keys, written by the application beside the values they normalize (see src/db/patient-match-keys.ts).
     .addColumn('match_last_name', 'text', required)
@@ -256,11 +304,24 @@ function jsonOf(table: string, column: string, kind: 'array' | 'object') {
 }
 
 async function createIntakes(db: Kysely<any>): Promise<void> {
-  const statuses = ['pending_review', 'in_review', 'awaiting_information', 'accepted', 'declined', 'admitted', 'non_admit', 'cancelled'];
+  const statuses = [
+    'pending_review',
+    'in_review',
+    'awaiting_information',
+    'accepted',
+    'declined',
+    'admitted',
+    'non_admit',
+    'cancelled',
+  ];
   await tenantTable(db, 'intakes', 'referral_id')
     .addColumn('referral_id', 'text', required)
     // Points at the referral that points back at this intake, so the two can never disagree.
-    .addForeignKeyConstraint('intakes_referral_pair_fk', ['agency_id', 'referral_id', 'id'], 'referrals', ['agency_id', 'id', 'intake_id'])
+    .addForeignKeyConstraint('intakes_referral_pair_fk', ['agency_id', 'referral_id', 'id'], 'referrals', [
+      'agency_id',
+      'id',
+      'intake_id',
+    ])
     .addUniqueConstraint('intakes_referral_unique', ['agency_id', 'referral_id'])
     .$call(oneOf('intakes', 'status', statuses))
     .$call(reference('intakes', 'reviewer_id', 'agency_users'))
@@ -277,11 +338,24 @@ async function createIntakes(db: Kysely<any>): Promise<void> {
 }
 
 async function createVisits(db: Kysely<any>): Promise<void> {
-  const visitTypes = ['start_of_care', 'resumption_of_care', 'recertification', 'routine', 'prn', 'supervisory', 'discharge', 'evaluation'];
+  const visitTypes = [
+    'start_of_care',
+    'resumption_of_care',
+    'recertification',
+    'routine',
+    'prn',
+    'supervisory',
+    'discharge',
+    'evaluation',
+  ];
   await tenantTable(db, 'visits', 'patient_id')
     .$call(reference('visits', 'patient_id', 'patients', required))
     .addColumn('episode_id', 'text')
-    .addForeignKeyConstraint('visits_episode_id_fk', ['agency_id', 'patient_id', 'episode_id'], 'episodes', ['agency_id', 'patient_id', 'id'])
+    .addForeignKeyConstraint('visits_episode_id_fk', ['agency_id', 'patient_id', 'episode_id'], 'episodes', [
+      'agency_id',
+      'patient_id',
+      'id',
+    ])
     .$call(oneOf('visits', 'discipline', DISCIPLINES))
     .$call(oneOf('visits', 'visit_type', visitTypes))
     .$call(oneOf('visits', 'status', ['scheduled', 'in_progress', 'completed', 'missed', 'cancelled']))
@@ -291,10 +365,13 @@ async function createVisits(db: Kysely<any>): Promise<void> {
     .addColumn('actual_start', 'timestamptz')
     .addColumn('actual_end', 'timestamptz')
     .addCheckConstraint('visits_actual_order', sql`actual_end >= actual_start`)
-    .addCheckConstraint('visits_actuals_by_status', sql`case status
+    .addCheckConstraint(
+      'visits_actuals_by_status',
+      sql`case status
       when 'completed' then actual_start is not null and actual_end is not null
       when 'in_progress' then actual_start is not null and actual_end is null
-      else actual_start is null and actual_end is null end`)
+      else actual_start is null and actual_end is null end`,
+    )
     .$call(reference('visits', 'clinician_id', 'agency_users'))
     .$call(reference('visits', 'office_id', 'offices'))
     .addColumn('service_code', 'text')
@@ -310,7 +387,16 @@ async function createVisits(db: Kysely<any>): Promise<void> {
 }
 
 async function createTasks(db: Kysely<any>): Promise<void> {
-  const relatedTypes = ['patient', 'referral', 'intake', 'visit', 'physician_order', 'remittance', 'working_collection', 'working_collection_row'];
+  const relatedTypes = [
+    'patient',
+    'referral',
+    'intake',
+    'visit',
+    'physician_order',
+    'remittance',
+    'working_collection',
+    'working_collection_row',
+  ];
   await tenantTable(db, 'tasks')
     .addColumn('title', 'text', (c) => c.notNull().check(sql`title <> ''`))
     .addColumn('description', 'text')
@@ -324,7 +410,10 @@ async function createTasks(db: Kysely<any>): Promise<void> {
     .addColumn('related_id', 'text')
     .addColumn('related_collection_id', 'text')
     .addCheckConstraint('tasks_related_pair', sql`(related_type is null) = (related_id is null)`)
-    .addCheckConstraint('tasks_related_collection', sql`related_collection_id is null or related_type = 'working_collection_row'`)
+    .addCheckConstraint(
+      'tasks_related_collection',
+      sql`related_collection_id is null or related_type = 'working_collection_row'`,
+    )
     .addColumn('version', 'integer', (c) => c.notNull().defaultTo(1).check(sql`version >= 1`))
     .addColumn('created_by', 'text', required)
     .addColumn('completed_at', 'timestamptz')
@@ -336,7 +425,8 @@ async function createTasks(db: Kysely<any>): Promise<void> {
 async function createIndexes(db: Kysely<any>): Promise<void> {
   const byName = ['last_name', 'first_name', 'id'];
   await index(db, 'patients', 'name', byName);
-  for (const filter of ['status', 'service_line', 'office_id']) await index(db, 'patients', filter, [filter, ...byName]);
+  for (const filter of ['status', 'service_line', 'office_id'])
+    await index(db, 'patients', filter, [filter, ...byName]);
   await index(db, 'patients', 'updated', ['updated_at', 'id']);
   await index(db, 'patients', 'identity', ['match_last_name', 'match_first_name', 'dob', 'match_phone']);
   await index(db, 'coverages', 'patient', ['patient_id', 'coverage_order']);
@@ -352,7 +442,8 @@ async function createIndexes(db: Kysely<any>): Promise<void> {
 
   const bySchedule = ['scheduled_start', 'id'];
   await index(db, 'visits', 'scheduled', bySchedule);
-  for (const filter of ['patient_id', 'discipline', 'status', 'clinician_id']) await index(db, 'visits', filter, [filter, ...bySchedule]);
+  for (const filter of ['patient_id', 'discipline', 'status', 'clinician_id'])
+    await index(db, 'visits', filter, [filter, ...bySchedule]);
   await index(db, 'tasks', 'related', ['related_type', 'related_id']);
   // current_episode: at most one active episode per patient.
   await db.schema

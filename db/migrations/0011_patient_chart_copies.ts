@@ -69,7 +69,9 @@ async function refreshOnChangesOf(db: Kysely<any>, table: 'coverages' | 'episode
   for (const event of CHANGE_EVENTS) {
     await sql`
       create trigger ${sql.id(`${table}_refresh_charts_after_${event}`)} after ${sql.raw(event)} on ${sql.table(table)}
-      referencing ${EVENTS[event].tables} for each statement execute function ${sql.id(`patient_charts_after_${event}`)}()`.execute(db);
+      referencing ${EVENTS[event].tables} for each statement execute function ${sql.id(`patient_charts_after_${event}`)}()`.execute(
+      db,
+    );
   }
 }
 
@@ -87,7 +89,9 @@ async function refreshOnPayorRename(db: Kysely<any>): Promise<void> {
     $$`.execute(db);
   await sql`
     create trigger payors_refresh_charts_after_update after update on payors
-    referencing old table as old_rows new table as new_rows for each statement execute function patient_charts_after_payor_rename()`.execute(db);
+    referencing old table as old_rows new table as new_rows for each statement execute function patient_charts_after_payor_rename()`.execute(
+    db,
+  );
 }
 
 export async function up(db: Kysely<any>): Promise<void> {
@@ -102,5 +106,7 @@ export async function up(db: Kysely<any>): Promise<void> {
   await refreshOnPayorRename(db);
   await sql`
     select refresh_patient_charts(array_agg(agency_id), array_agg(patient_id))
-    from (select agency_id, patient_id from coverages union select agency_id, patient_id from episodes) charted`.execute(db);
+    from (select agency_id, patient_id from coverages union select agency_id, patient_id from episodes) charted`.execute(
+    db,
+  );
 }

@@ -44,7 +44,9 @@ async function catchUp(db: Kysely<any>): Promise<void> {
       select agency_id, patient_id, max(updated_at) as changed_at
       from (select agency_id, patient_id, updated_at from coverages union all select agency_id, patient_id, updated_at from episodes) p
       group by agency_id, patient_id) parts
-    where patients.agency_id = parts.agency_id and patients.id = parts.patient_id and parts.changed_at > patients.updated_at`.execute(db);
+    where patients.agency_id = parts.agency_id and patients.id = parts.patient_id and parts.changed_at > patients.updated_at`.execute(
+    db,
+  );
 }
 
 export async function up(db: Kysely<any>): Promise<void> {

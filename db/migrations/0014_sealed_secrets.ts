@@ -8,12 +8,21 @@ import { sql, type Kysely } from 'kysely';
  */
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.alterTable('signing_keys').addColumn('private_key_sealed', 'text').execute();
-  await db.schema.alterTable('signing_keys').alterColumn('private_key_pem', (c) => c.dropNotNull()).execute();
+  await db.schema
+    .alterTable('signing_keys')
+    .alterColumn('private_key_pem', (c) => c.dropNotNull())
+    .execute();
   await db.schema
     .alterTable('signing_keys')
     .addCheckConstraint('signing_keys_one_private_key', sql`num_nonnulls(private_key_pem, private_key_sealed) = 1`)
     .execute();
   await db.schema.alterTable('service_secrets').addColumn('secret_sealed', 'text').execute();
-  await db.schema.alterTable('service_secrets').alterColumn('secret', (c) => c.dropNotNull()).execute();
-  await db.schema.alterTable('service_secrets').addCheckConstraint('service_secrets_one_secret', sql`num_nonnulls(secret, secret_sealed) = 1`).execute();
+  await db.schema
+    .alterTable('service_secrets')
+    .alterColumn('secret', (c) => c.dropNotNull())
+    .execute();
+  await db.schema
+    .alterTable('service_secrets')
+    .addCheckConstraint('service_secrets_one_secret', sql`num_nonnulls(secret, secret_sealed) = 1`)
+    .execute();
 }

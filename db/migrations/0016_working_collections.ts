@@ -39,9 +39,13 @@ export async function up(db: Kysely<any>): Promise<void> {
       constraint working_collection_editors_extension_id_fk foreign key (agency_id, extension_id) references extensions (agency_id, id),
       constraint working_collection_editors_one_editor check (num_nonnulls(user_id, extension_id) = 1)
     )`.execute(db);
-  await sql`create unique index working_collection_editors_user_idx on working_collection_editors (agency_id, collection_id, user_id) where user_id is not null`.execute(db);
+  await sql`create unique index working_collection_editors_user_idx on working_collection_editors (agency_id, collection_id, user_id) where user_id is not null`.execute(
+    db,
+  );
   // Also serves the list of collections shared with one extension.
-  await sql`create unique index working_collection_editors_extension_idx on working_collection_editors (agency_id, extension_id, collection_id) where extension_id is not null`.execute(db);
+  await sql`create unique index working_collection_editors_extension_idx on working_collection_editors (agency_id, extension_id, collection_id) where extension_id is not null`.execute(
+    db,
+  );
   await sql`
     create table working_collection_rows (
       agency_id text not null,
@@ -56,6 +60,8 @@ export async function up(db: Kysely<any>): Promise<void> {
         references working_collections (agency_id, id) on delete cascade
     )`.execute(db);
   // The rows list's order and keyset.
-  await sql`create index working_collection_rows_order_idx on working_collection_rows (agency_id, collection_id, position, id)`.execute(db);
+  await sql`create index working_collection_rows_order_idx on working_collection_rows (agency_id, collection_id, position, id)`.execute(
+    db,
+  );
   await sql`create index working_collections_name_idx on working_collections (agency_id, name, id)`.execute(db);
 }

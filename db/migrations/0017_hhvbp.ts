@@ -13,8 +13,12 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('performance_year', 'integer', (c) => c.notNull())
     .addColumn('measure_set_id', 'text', (c) => c.notNull())
     .addColumn('cohort', 'text', (c) => c.notNull().check(sql`cohort in ('larger', 'smaller')`))
-    .addColumn('official_total_performance_score', 'numeric', (c) => c.check(sql`official_total_performance_score between 0 and 100`))
-    .addColumn('official_payment_adjustment_percent', 'numeric', (c) => c.check(sql`official_payment_adjustment_percent between -5 and 5`))
+    .addColumn('official_total_performance_score', 'numeric', (c) =>
+      c.check(sql`official_total_performance_score between 0 and 100`),
+    )
+    .addColumn('official_payment_adjustment_percent', 'numeric', (c) =>
+      c.check(sql`official_payment_adjustment_percent between -5 and 5`),
+    )
     .addColumn('source_file', 'text', (c) => c.notNull())
     .addColumn('superseded_at', 'timestamptz')
     .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
@@ -43,6 +47,9 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('official_improvement_points', 'numeric')
     .addColumn('official_weight', 'numeric')
     .addPrimaryKeyConstraint('hhvbp_measure_results_pk', ['agency_id', 'import_id', 'measure_id'])
-    .addForeignKeyConstraint('hhvbp_measure_results_import_fk', ['agency_id', 'import_id'], 'hhvbp_imports', ['agency_id', 'id'])
+    .addForeignKeyConstraint('hhvbp_measure_results_import_fk', ['agency_id', 'import_id'], 'hhvbp_imports', [
+      'agency_id',
+      'id',
+    ])
     .execute();
 }

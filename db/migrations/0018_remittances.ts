@@ -49,7 +49,12 @@ async function createRemittances(db: Kysely<any>): Promise<void> {
     .addColumn('payment_method', 'text', (c) => c.notNull())
     .addColumn('payment_date', 'date', (c) => c.notNull())
     .addColumn('production_date', 'date')
-    .addColumn('status', 'text', (c) => c.notNull().defaultTo('received').check(sql`status in (${list(STATUSES)})`))
+    .addColumn('status', 'text', (c) =>
+      c
+        .notNull()
+        .defaultTo('received')
+        .check(sql`status in (${list(STATUSES)})`),
+    )
     // Totals of the payment, written when its SE is read (its allocations never change afterwards).
     .addColumn('claim_count', 'integer', (c) => c.notNull().defaultTo(0))
     .addColumn('charged_amount', money, (c) => c.notNull().defaultTo(0))
@@ -67,9 +72,17 @@ async function createRemittances(db: Kysely<any>): Promise<void> {
     .addUniqueConstraint('remittances_trace_unique', ['agency_id', 'trace_originator', 'trace_number'])
     .execute();
   const newest = ['payment_date desc', 'id desc'];
-  await db.schema.createIndex('remittances_newest_idx').on('remittances').columns(['agency_id', ...newest]).execute();
+  await db.schema
+    .createIndex('remittances_newest_idx')
+    .on('remittances')
+    .columns(['agency_id', ...newest])
+    .execute();
   for (const filter of ['status', 'era_file_id']) {
-    await db.schema.createIndex(`remittances_${filter}_idx`).on('remittances').columns(['agency_id', filter, ...newest]).execute();
+    await db.schema
+      .createIndex(`remittances_${filter}_idx`)
+      .on('remittances')
+      .columns(['agency_id', filter, ...newest])
+      .execute();
   }
 }
 
@@ -103,8 +116,14 @@ async function createAllocations(db: Kysely<any>): Promise<void> {
     .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .addColumn('updated_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .addPrimaryKeyConstraint('remittance_allocations_pk', ['agency_id', 'id'])
-    .addForeignKeyConstraint('remittance_allocations_remittance_fk', ['agency_id', 'remittance_id'], 'remittances', ['agency_id', 'id'])
-    .addForeignKeyConstraint('remittance_allocations_patient_fk', ['agency_id', 'patient_id'], 'patients', ['agency_id', 'id'])
+    .addForeignKeyConstraint('remittance_allocations_remittance_fk', ['agency_id', 'remittance_id'], 'remittances', [
+      'agency_id',
+      'id',
+    ])
+    .addForeignKeyConstraint('remittance_allocations_patient_fk', ['agency_id', 'patient_id'], 'patients', [
+      'agency_id',
+      'id',
+    ])
     .addUniqueConstraint('remittance_allocations_position_unique', ['agency_id', 'remittance_id', 'position', 'id'])
     .execute();
 }
@@ -121,14 +140,23 @@ async function createProviderAdjustments(db: Kysely<any>): Promise<void> {
     .addColumn('reference', 'text')
     .addColumn('amount', money, (c) => c.notNull())
     .addPrimaryKeyConstraint('remittance_provider_adjustments_pk', ['agency_id', 'remittance_id', 'position'])
-    .addForeignKeyConstraint('remittance_provider_adjustments_remittance_fk', ['agency_id', 'remittance_id'], 'remittances', ['agency_id', 'id'])
+    .addForeignKeyConstraint(
+      'remittance_provider_adjustments_remittance_fk',
+      ['agency_id', 'remittance_id'],
+      'remittances',
+      ['agency_id', 'id'],
+    )
     .execute();
 }
 
 /** The claim match looks patients up by MRN and by their coverages' policy numbers. */
 async function createMatchIndexes(db: Kysely<any>): Promise<void> {
   await db.schema.createIndex('patients_mrn_idx').on('patients').columns(['agency_id', 'mrn']).execute();
-  await db.schema.createIndex('coverages_policy_number_idx').on('coverages').columns(['agency_id', 'policy_number']).execute();
+  await db.schema
+    .createIndex('coverages_policy_number_idx')
+    .on('coverages')
+    .columns(['agency_id', 'policy_number'])
+    .execute();
 }
 
 export async function up(db: Kysely<any>): Promise<void> {

@@ -28,7 +28,12 @@ async function createSubscriptions(db: Kysely<any>): Promise<void> {
     .addCheckConstraint('webhook_subscriptions_disabled', sql`(status = 'disabled') = (disabled_reason is not null)`)
     .execute();
   // The admin CLI names a subscription by its id alone.
-  await db.schema.createIndex('webhook_subscriptions_id_idx').unique().on('webhook_subscriptions').column('id').execute();
+  await db.schema
+    .createIndex('webhook_subscriptions_id_idx')
+    .unique()
+    .on('webhook_subscriptions')
+    .column('id')
+    .execute();
 }
 
 async function createSecrets(db: Kysely<any>): Promise<void> {
@@ -38,7 +43,13 @@ async function createSecrets(db: Kysely<any>): Promise<void> {
     .addColumn('subscription_id', 'text', (c) => c.notNull())
     .addColumn('id', 'text', (c) => c.notNull())
     .addPrimaryKeyConstraint('webhook_secrets_pk', ['agency_id', 'subscription_id', 'id'])
-    .addForeignKeyConstraint('webhook_secrets_subscription_fk', ['agency_id', 'subscription_id'], 'webhook_subscriptions', ['agency_id', 'id'], (fk) => fk.onDelete('cascade'))
+    .addForeignKeyConstraint(
+      'webhook_secrets_subscription_fk',
+      ['agency_id', 'subscription_id'],
+      'webhook_subscriptions',
+      ['agency_id', 'id'],
+      (fk) => fk.onDelete('cascade'),
+    )
     // Sealed under the key-encryption key (src/identity/key-encryption.ts), bound to webhook_secrets/<id>.
     .addColumn('secret_sealed', 'text', (c) => c.notNull())
     .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
@@ -68,7 +79,12 @@ async function createEvents(db: Kysely<any>): Promise<void> {
     // Set once a worker has made the event's deliveries.
     .addColumn('fanned_out_at', 'timestamptz')
     .execute();
-  await db.schema.createIndex('webhook_events_unfanned_idx').on('webhook_events').column('seq').where(sql.ref('fanned_out_at'), 'is', null).execute();
+  await db.schema
+    .createIndex('webhook_events_unfanned_idx')
+    .on('webhook_events')
+    .column('seq')
+    .where(sql.ref('fanned_out_at'), 'is', null)
+    .execute();
 }
 
 const DELIVERY_STATUSES = ['held', 'pending', 'delivered', 'failed'];
@@ -82,8 +98,17 @@ async function createDeliveries(db: Kysely<any>): Promise<void> {
     .addColumn('subscription_id', 'text', (c) => c.notNull())
     .addColumn('event_id', 'text', (c) => c.notNull())
     .addColumn('event_seq', 'bigint', (c) => c.notNull())
-    .addForeignKeyConstraint('webhook_deliveries_subscription_fk', ['agency_id', 'subscription_id'], 'webhook_subscriptions', ['agency_id', 'id'], (fk) => fk.onDelete('cascade'))
-    .addForeignKeyConstraint('webhook_deliveries_event_fk', ['agency_id', 'event_id'], 'webhook_events', ['agency_id', 'id'])
+    .addForeignKeyConstraint(
+      'webhook_deliveries_subscription_fk',
+      ['agency_id', 'subscription_id'],
+      'webhook_subscriptions',
+      ['agency_id', 'id'],
+      (fk) => fk.onDelete('cascade'),
+    )
+    .addForeignKeyConstraint('webhook_deliveries_event_fk', ['agency_id', 'event_id'], 'webhook_events', [
+      'agency_id',
+      'id',
+    ])
     // One delivery per event and subscription: retries and replays keep its id.
     .addUniqueConstraint('webhook_deliveries_once', ['agency_id', 'subscription_id', 'event_id'])
     .addColumn('status', 'text', (c) => c.notNull().check(sql`status in (${list(DELIVERY_STATUSES)})`))
@@ -102,7 +127,11 @@ async function createDeliveries(db: Kysely<any>): Promise<void> {
     .columns(['next_attempt_at', 'event_seq'])
     .where(sql.ref('status'), '=', 'pending')
     .execute();
-  await db.schema.createIndex('webhook_deliveries_subscription_idx').on('webhook_deliveries').columns(['agency_id', 'subscription_id', 'event_seq']).execute();
+  await db.schema
+    .createIndex('webhook_deliveries_subscription_idx')
+    .on('webhook_deliveries')
+    .columns(['agency_id', 'subscription_id', 'event_seq'])
+    .execute();
   await db.schema.createIndex('webhook_deliveries_id_idx').unique().on('webhook_deliveries').column('id').execute();
 }
 

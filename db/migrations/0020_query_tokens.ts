@@ -14,7 +14,10 @@ async function createQueryTokens(db: Kysely<any>): Promise<void> {
     .addColumn('id', 'text', (c) => c.notNull())
     .addPrimaryKeyConstraint('query_tokens_pk', ['agency_id', 'id'])
     .addColumn('extension_id', 'text', (c) => c.notNull())
-    .addForeignKeyConstraint('query_tokens_extension_fk', ['agency_id', 'extension_id'], 'extensions', ['agency_id', 'id'])
+    .addForeignKeyConstraint('query_tokens_extension_fk', ['agency_id', 'extension_id'], 'extensions', [
+      'agency_id',
+      'id',
+    ])
     .addColumn('name', 'text', (c) => c.notNull().check(sql`length(name) between 1 and 200`))
     .addColumn('query_id', 'text', (c) => c.notNull())
     .addColumn('parameters', 'jsonb', (c) => c.notNull().check(sql`jsonb_typeof(parameters) = 'object'`))

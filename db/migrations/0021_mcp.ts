@@ -16,7 +16,9 @@ async function createUsers(db: Kysely<any>): Promise<void> {
     // Stored lower-case: one sign-in name per person across agencies.
     .addColumn('email', 'text', (c) => c.notNull().unique().check(sql`email = lower(email) and email like '%_@_%'`))
     .addColumn('name', 'text', (c) => c.notNull())
-    .addColumn('role', 'text', (c) => c.notNull().check(sql`role in ('administrator', 'manager', 'clinician', 'staff')`))
+    .addColumn('role', 'text', (c) =>
+      c.notNull().check(sql`role in ('administrator', 'manager', 'clinician', 'staff')`),
+    )
     .addColumn('status', 'text', (c) => c.notNull().defaultTo('active').check(sql`status in ('active', 'disabled')`))
     .addColumn('password_hash', 'text', (c) => c.notNull())
     .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
@@ -50,9 +52,23 @@ async function createAuthorizationRecords(db: Kysely<any>): Promise<void> {
     .addColumn('expires_at', 'timestamptz')
     .addPrimaryKeyConstraint('mcp_authorization_records_pk', ['model', 'id_hash'])
     .execute();
-  await db.schema.createIndex('mcp_authorization_records_grant').on('mcp_authorization_records').columns(['grant_id']).where(sql.ref('grant_id'), 'is not', null).execute();
-  await db.schema.createIndex('mcp_authorization_records_uid').on('mcp_authorization_records').columns(['uid']).where(sql.ref('uid'), 'is not', null).execute();
-  await db.schema.createIndex('mcp_authorization_records_expiry').on('mcp_authorization_records').columns(['expires_at']).execute();
+  await db.schema
+    .createIndex('mcp_authorization_records_grant')
+    .on('mcp_authorization_records')
+    .columns(['grant_id'])
+    .where(sql.ref('grant_id'), 'is not', null)
+    .execute();
+  await db.schema
+    .createIndex('mcp_authorization_records_uid')
+    .on('mcp_authorization_records')
+    .columns(['uid'])
+    .where(sql.ref('uid'), 'is not', null)
+    .execute();
+  await db.schema
+    .createIndex('mcp_authorization_records_expiry')
+    .on('mcp_authorization_records')
+    .columns(['expires_at'])
+    .execute();
 }
 
 async function createProposals(db: Kysely<any>): Promise<void> {
@@ -66,7 +82,9 @@ async function createProposals(db: Kysely<any>): Promise<void> {
     .addColumn('fingerprint', 'text', (c) => c.notNull())
     .addColumn('action', 'jsonb', (c) => c.notNull())
     .addColumn('summary', 'text', (c) => c.notNull())
-    .addColumn('status', 'text', (c) => c.notNull().defaultTo('pending').check(sql`status in ('pending', 'approved', 'rejected', 'executed', 'failed')`))
+    .addColumn('status', 'text', (c) =>
+      c.notNull().defaultTo('pending').check(sql`status in ('pending', 'approved', 'rejected', 'executed', 'failed')`),
+    )
     .addColumn('decided_by', 'text')
     .addColumn('decided_at', 'timestamptz')
     .addColumn('decision_note', 'text')
@@ -84,7 +102,12 @@ async function createProposals(db: Kysely<any>): Promise<void> {
     .addCheckConstraint('proposals_decision', sql`(status = 'pending') = (decided_at is null)`)
     .execute();
   // The executor's queue: approved proposals not yet run.
-  await db.schema.createIndex('proposals_approved').on('proposals').columns(['decided_at']).where(sql.ref('status'), '=', 'approved').execute();
+  await db.schema
+    .createIndex('proposals_approved')
+    .on('proposals')
+    .columns(['decided_at'])
+    .where(sql.ref('status'), '=', 'approved')
+    .execute();
 }
 
 export async function up(db: Kysely<any>): Promise<void> {

@@ -11,5 +11,8 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('traceparent', 'text', (c) => c.check(sql`traceparent ~ '^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$'`))
     .addColumn('tracestate', 'text')
     .execute();
-  await db.schema.alterTable('webhook_events').addCheckConstraint('webhook_events_tracestate_with_parent', sql`tracestate is null or traceparent is not null`).execute();
+  await db.schema
+    .alterTable('webhook_events')
+    .addCheckConstraint('webhook_events_tracestate_with_parent', sql`tracestate is null or traceparent is not null`)
+    .execute();
 }

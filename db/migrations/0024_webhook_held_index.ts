@@ -5,5 +5,10 @@ import { sql, type Kysely } from 'kysely';
  * delivery: the outbox's depth metrics count them on each scrape, as the pending ones are by webhook_deliveries_due_idx.
  */
 export async function up(db: Kysely<any>): Promise<void> {
-  await db.schema.createIndex('webhook_deliveries_held_idx').on('webhook_deliveries').columns(['agency_id', 'subscription_id']).where(sql.ref('status'), '=', 'held').execute();
+  await db.schema
+    .createIndex('webhook_deliveries_held_idx')
+    .on('webhook_deliveries')
+    .columns(['agency_id', 'subscription_id'])
+    .where(sql.ref('status'), '=', 'held')
+    .execute();
 }

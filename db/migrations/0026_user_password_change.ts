@@ -5,5 +5,8 @@ import type { Kysely } from 'kysely';
  * the first sign-in. Users made before this column never could, so they are asked to as well.
  */
 export async function up(db: Kysely<any>): Promise<void> {
-  await db.schema.alterTable('users').addColumn('password_change_required', 'boolean', (c) => c.notNull().defaultTo(true)).execute();
+  await db.schema
+    .alterTable('users')
+    .addColumn('password_change_required', 'boolean', (c) => c.notNull().defaultTo(true))
+    .execute();
 }

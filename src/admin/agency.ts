@@ -1,7 +1,16 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/schema.js';
 import { randomId } from '../shared/ids.js';
-import { AdminError, describe, integerOption, listOption, requiredOption, stringOption, type Commands, type Options } from './command.js';
+import {
+  AdminError,
+  describe,
+  integerOption,
+  listOption,
+  requiredOption,
+  stringOption,
+  type Commands,
+  type Options,
+} from './command.js';
 
 interface AgencyInput {
   id: string;
@@ -23,7 +32,8 @@ const ZIP = /^\d{5}$/;
 const DEFAULT_TIMEZONE = 'America/New_York';
 
 function validate(input: AgencyInput): void {
-  if (!AGENCY_ID.test(input.id)) throw new AdminError(`agency id "${input.id}" must be 1 to 64 letters, digits, ".", "_" or "-"`);
+  if (!AGENCY_ID.test(input.id))
+    throw new AdminError(`agency id "${input.id}" must be 1 to 64 letters, digits, ".", "_" or "-"`);
   if (!input.name.trim()) throw new AdminError('the agency name must not be empty');
   const badZips = input.serviceZips.filter((zip) => !ZIP.test(zip));
   if (badZips.length > 0) throw new AdminError(`service ZIP codes must have 5 digits: ${badZips.join(', ')}`);
@@ -47,7 +57,12 @@ export async function createAgency(db: Kysely<DB>, input: AgencyInput): Promise<
     await trx.insertInto('agencies').values({ id: input.id, name: input.name }).execute();
     await trx
       .insertInto('offices')
-      .values({ agency_id: input.id, id: officeId, name: `${input.name} Main Office`, timezone: input.timezone ?? DEFAULT_TIMEZONE })
+      .values({
+        agency_id: input.id,
+        id: officeId,
+        name: `${input.name} Main Office`,
+        timezone: input.timezone ?? DEFAULT_TIMEZONE,
+      })
       .execute();
     await trx
       .insertInto('agency_service_zips')
@@ -64,7 +79,8 @@ const MAX_ORDER_SLA_DAYS = 365;
 function agencySettings(options: Options): { order_sla_days?: number } {
   const orderSlaDays = integerOption(options, 'order-sla-days', 0);
   if (orderSlaDays === undefined) throw new AdminError('nothing to set: give --order-sla-days');
-  if (orderSlaDays > MAX_ORDER_SLA_DAYS) throw new AdminError(`--order-sla-days must be at most ${MAX_ORDER_SLA_DAYS}, got ${orderSlaDays}`);
+  if (orderSlaDays > MAX_ORDER_SLA_DAYS)
+    throw new AdminError(`--order-sla-days must be at most ${MAX_ORDER_SLA_DAYS}, got ${orderSlaDays}`);
   return { order_sla_days: orderSlaDays };
 }
 
@@ -80,8 +96,16 @@ async function setAgency(db: Kysely<DB>, id: string, settings: { order_sla_days?
 }
 
 async function listAgencies(db: Kysely<DB>) {
-  const agencies = await db.selectFrom('agencies').select(['id', 'name', 'status', 'order_sla_days', 'created_at']).orderBy('id').execute();
-  const zips = await db.selectFrom('agency_service_zips').select(['agency_id', 'zip_code']).orderBy('zip_code').execute();
+  const agencies = await db
+    .selectFrom('agencies')
+    .select(['id', 'name', 'status', 'order_sla_days', 'created_at'])
+    .orderBy('id')
+    .execute();
+  const zips = await db
+    .selectFrom('agency_service_zips')
+    .select(['agency_id', 'zip_code'])
+    .orderBy('zip_code')
+    .execute();
   return agencies.map((agency) => ({
     id: agency.id,
     name: agency.name,
@@ -95,7 +119,12 @@ async function listAgencies(db: Kysely<DB>) {
 export const agencyCommands: Commands = {
   create: {
     usage: 'agency create --id ID --name NAME --service-zips 02110,02111 [--timezone America/New_York]',
-    options: { id: { type: 'string' }, name: { type: 'string' }, 'service-zips': { type: 'string' }, timezone: { type: 'string' } },
+    options: {
+      id: { type: 'string' },
+      name: { type: 'string' },
+      'service-zips': { type: 'string' },
+      timezone: { type: 'string' },
+    },
     async run({ db, options }) {
       const agency = await createAgency(db, {
         id: requiredOption(options, 'id'),
@@ -103,7 +132,12 @@ export const agencyCommands: Commands = {
         serviceZips: listOption(options, 'service-zips') ?? [],
         timezone: stringOption(options, 'timezone'),
       });
-      const json = { agency_id: agency.id, name: agency.name, office_id: agency.officeId, service_zips: agency.serviceZips };
+      const json = {
+        agency_id: agency.id,
+        name: agency.name,
+        office_id: agency.officeId,
+        service_zips: agency.serviceZips,
+      };
       return { json, text: `Created agency ${agency.id}.\n${describe(json)}` };
     },
   },

@@ -4,7 +4,15 @@ import { loadConfig, type Config } from '../config.js';
 import { openDatabase } from '../db/database.js';
 import { agencyCommands } from './agency.js';
 import { demoCommands } from './demo.js';
-import { AdminError, unreadable, type Command, type CommandContext, type CommandOutput, type Commands, type Options } from './command.js';
+import {
+  AdminError,
+  unreadable,
+  type Command,
+  type CommandContext,
+  type CommandOutput,
+  type Commands,
+  type Options,
+} from './command.js';
 import { integrationCommands } from './integration.js';
 import { keysCommands } from './keys.js';
 import { secretsCommands } from './secrets.js';
@@ -18,7 +26,14 @@ import { webhookCommands } from './webhook.js';
 import { userCommands } from './user.js';
 import { mcpClientCommands } from './mcp-client.js';
 import { proposalCommands } from './proposal.js';
-import { MAX_FILE_BYTES, adminSocketPath, connectToServer, messageLine, readMessage, type AdminResponse } from './socket-protocol.js';
+import {
+  MAX_FILE_BYTES,
+  adminSocketPath,
+  connectToServer,
+  messageLine,
+  readMessage,
+  type AdminResponse,
+} from './socket-protocol.js';
 
 const NOUNS: Record<string, Commands> = {
   agency: agencyCommands,
@@ -38,14 +53,26 @@ const NOUNS: Record<string, Commands> = {
 const COMMON_OPTIONS = { json: { type: 'boolean' }, help: { type: 'boolean' } } as const;
 
 function usage(): string {
-  const lines = Object.values(NOUNS).flatMap((commands) => Object.values(commands).map((command) => `  ${command.usage}`));
-  return ['usage: npm run -s admin -- <command> [--json]', '', 'commands:', ...lines, '', '--json prints one JSON object on stdout.'].join('\n');
+  const lines = Object.values(NOUNS).flatMap((commands) =>
+    Object.values(commands).map((command) => `  ${command.usage}`),
+  );
+  return [
+    'usage: npm run -s admin -- <command> [--json]',
+    '',
+    'commands:',
+    ...lines,
+    '',
+    '--json prints one JSON object on stdout.',
+  ].join('\n');
 }
 
 function findCommand(noun: string | undefined, verb: string | undefined): Command {
   const commands = noun !== undefined && Object.hasOwn(NOUNS, noun) ? NOUNS[noun] : undefined;
   const command = commands && verb !== undefined && Object.hasOwn(commands, verb) ? commands[verb] : undefined;
-  if (!command) throw new AdminError(`unknown command "${[noun, verb].filter(Boolean).join(' ')}"; the commands are listed by --help`);
+  if (!command)
+    throw new AdminError(
+      `unknown command "${[noun, verb].filter(Boolean).join(' ')}"; the commands are listed by --help`,
+    );
   return command;
 }
 
@@ -59,7 +86,12 @@ interface ParsedCommand {
 export function parseCommand(argv: string[]): ParsedCommand {
   const [noun, verb, ...rest] = argv;
   const command = findCommand(noun, verb);
-  const { values, positionals } = parseArgs({ args: rest, options: { ...command.options, ...COMMON_OPTIONS }, strict: true, allowPositionals: command.positionals === true });
+  const { values, positionals } = parseArgs({
+    args: rest,
+    options: { ...command.options, ...COMMON_OPTIONS },
+    strict: true,
+    allowPositionals: command.positionals === true,
+  });
   return { command, options: values, positionals };
 }
 
@@ -79,9 +111,16 @@ async function runDirectly(parsed: ParsedCommand, config: Config): Promise<Comma
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, ...config.db });
   let keyEncryption: KeyEncryption | undefined;
   // stdout carries the command's output (one JSON object with --json): notices about the key file go to stderr.
-  const keys = () => (keyEncryption ??= loadKeyEncryption(config.secretsKey, (message) => process.stderr.write(`note: ${message}\n`)));
+  const keys = () =>
+    (keyEncryption ??= loadKeyEncryption(config.secretsKey, (message) => process.stderr.write(`note: ${message}\n`)));
   try {
-    return await runParsed(parsed, { db: database.db, config, keyEncryption: keys, outbox: webhookOutbox, progress: process.stderr.isTTY });
+    return await runParsed(parsed, {
+      db: database.db,
+      config,
+      keyEncryption: keys,
+      outbox: webhookOutbox,
+      progress: process.stderr.isTTY,
+    });
   } finally {
     await database.close();
   }
@@ -89,11 +128,27 @@ async function runDirectly(parsed: ParsedCommand, config: Config): Promise<Comma
 
 /** The files a command names, read here with the operator's permissions (a server never opens a path for the CLI). */
 async function readFiles(paths: string[]): Promise<string[]> {
-  const sizes = await Promise.all(paths.map((path) => stat(path).then(({ size }) => size, (err: unknown) => Promise.reject(unreadable(path, err)))));
+  const sizes = await Promise.all(
+    paths.map((path) =>
+      stat(path).then(
+        ({ size }) => size,
+        (err: unknown) => Promise.reject(unreadable(path, err)),
+      ),
+    ),
+  );
   if (sizes.reduce((sum, size) => sum + size, 0) > MAX_FILE_BYTES) {
-    throw new AdminError(`${paths.join(', ')} is over the ${MAX_FILE_BYTES / 2 ** 20} MiB a running server takes through its admin socket: stop the server and run the command again`);
+    throw new AdminError(
+      `${paths.join(', ')} is over the ${MAX_FILE_BYTES / 2 ** 20} MiB a running server takes through its admin socket: stop the server and run the command again`,
+    );
   }
-  return Promise.all(paths.map((path) => readFile(path).then((content) => content.toString('base64'), (err: unknown) => Promise.reject(unreadable(path, err)))));
+  return Promise.all(
+    paths.map((path) =>
+      readFile(path).then(
+        (content) => content.toString('base64'),
+        (err: unknown) => Promise.reject(unreadable(path, err)),
+      ),
+    ),
+  );
 }
 
 /**
@@ -107,7 +162,10 @@ async function runOnServer(argv: string[], parsed: ParsedCommand, config: Config
   // Read from the first instant (the server may close the connection while the files are read), never left to reject.
   const answer = readMessage(socket).then(
     (message) => message as AdminResponse,
-    (err: unknown) => new AdminError(`the server closed its admin socket without an answer (${errorMessage(err)}): its log tells whether the command ran`),
+    (err: unknown) =>
+      new AdminError(
+        `the server closed its admin socket without an answer (${errorMessage(err)}): its log tells whether the command ran`,
+      ),
   );
   try {
     socket.write(messageLine({ argv, files: await readFiles(parsed.positionals) }));
@@ -121,7 +179,8 @@ async function runOnServer(argv: string[], parsed: ParsedCommand, config: Config
 }
 
 function print(output: CommandOutput | { error: string }, json: boolean): void {
-  if (json) process.stdout.write(`${JSON.stringify('error' in output ? { error: { message: output.error } } : output.json)}\n`);
+  if (json)
+    process.stdout.write(`${JSON.stringify('error' in output ? { error: { message: output.error } } : output.json)}\n`);
   else if ('error' in output) process.stderr.write(`error: ${output.error}\n`);
   else process.stdout.write(`${output.text}\n`);
 }

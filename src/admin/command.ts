@@ -64,20 +64,29 @@ export function integerOption(options: Options, name: string, min: number): numb
   const raw = stringOption(options, name);
   if (raw === undefined) return undefined;
   const value = Number(raw);
-  if (!Number.isSafeInteger(value) || value < min) throw new AdminError(`--${name} must be an integer >= ${min}, got "${raw}"`);
+  if (!Number.isSafeInteger(value) || value < min)
+    throw new AdminError(`--${name} must be an integer >= ${min}, got "${raw}"`);
   return value;
 }
 
 /** A comma-separated list option; undefined when absent. */
 export function listOption(options: Options, name: string): string[] | undefined {
   const raw = stringOption(options, name);
-  return raw === undefined ? undefined : raw.split(',').map((item) => item.trim()).filter(Boolean);
+  return raw === undefined
+    ? undefined
+    : raw
+        .split(',')
+        .map((item) => item.trim())
+        .filter(Boolean);
 }
 
 /** Aligned `key: value` lines for the human-readable output. */
 export function describe(fields: Record<string, unknown>): string {
   const width = Math.max(...Object.keys(fields).map((key) => key.length));
   return Object.entries(fields)
-    .map(([key, value]) => `${`${key}:`.padEnd(width + 2)}${Array.isArray(value) ? value.join(', ') : value instanceof Date ? value.toISOString() : String(value ?? '-')}`)
+    .map(
+      ([key, value]) =>
+        `${`${key}:`.padEnd(width + 2)}${Array.isArray(value) ? value.join(', ') : value instanceof Date ? value.toISOString() : String(value ?? '-')}`,
+    )
     .join('\n');
 }

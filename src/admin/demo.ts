@@ -62,7 +62,8 @@ const SIZES: readonly DemoSize[] = ['small', 'large'];
 
 function sizeOption(options: Record<string, string | boolean | undefined>): DemoSize {
   const size = stringOption(options, 'size') ?? 'small';
-  if (!SIZES.includes(size as DemoSize)) throw new AdminError(`--size must be one of ${SIZES.join(', ')}, got "${size}"`);
+  if (!SIZES.includes(size as DemoSize))
+    throw new AdminError(`--size must be one of ${SIZES.join(', ')}, got "${size}"`);
   return size as DemoSize;
 }
 
@@ -71,9 +72,22 @@ export const demoCommands: Commands = {
     usage: 'demo seed --agency ID [--size small|large]   (small: about 300 patients; large: 100,000)',
     options: { agency: { type: 'string' }, size: { type: 'string' } },
     async run({ db, options, outbox }) {
-      const summary = await seedDemoAgency(db, { agencyId: requiredOption(options, 'agency'), size: sizeOption(options), outbox });
-      const json = { agency_id: summary.agencyId, size: summary.size, now: summary.now, offices_created: summary.officesCreated, rows: summary.rows };
-      return { json, text: `Demo data seeded.\n${describe({ agency: summary.agencyId, size: summary.size, dates_relative_to: summary.now, offices_created: summary.officesCreated, ...summary.rows })}` };
+      const summary = await seedDemoAgency(db, {
+        agencyId: requiredOption(options, 'agency'),
+        size: sizeOption(options),
+        outbox,
+      });
+      const json = {
+        agency_id: summary.agencyId,
+        size: summary.size,
+        now: summary.now,
+        offices_created: summary.officesCreated,
+        rows: summary.rows,
+      };
+      return {
+        json,
+        text: `Demo data seeded.\n${describe({ agency: summary.agencyId, size: summary.size, dates_relative_to: summary.now, offices_created: summary.officesCreated, ...summary.rows })}`,
+      };
     },
   },
 };

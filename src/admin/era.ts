@@ -1,6 +1,11 @@
 import { access } from 'node:fs/promises';
 import { AdminError, describe, requiredOption, unreadable, type Commands } from './command.js';
-import { EraImportError, importEraFile, type EraImportProgress, type EraImportResult } from '../resources/remittances/era-import.js';
+import {
+  EraImportError,
+  importEraFile,
+  type EraImportProgress,
+  type EraImportResult,
+} from '../resources/remittances/era-import.js';
 import { listFiles } from '../resources/remittances/remittance-repository.js';
 import { fileSource } from './era-file.js';
 import { asOperator, type OperatorCommand } from './operator-command.js';
@@ -16,7 +21,9 @@ function progressBar(): { update(progress: EraImportProgress): void; done(): voi
   const draw = ({ bytes, byteSize, claims }: EraImportProgress) => {
     const share = byteSize === 0 ? 1 : Math.min(1, bytes / byteSize);
     const filled = Math.round(share * BAR_WIDTH);
-    process.stderr.write(`\r[${'#'.repeat(filled)}${'.'.repeat(BAR_WIDTH - filled)}] ${String(Math.round(share * 100)).padStart(3)}%  ${claims.toLocaleString('en-US')} claims`);
+    process.stderr.write(
+      `\r[${'#'.repeat(filled)}${'.'.repeat(BAR_WIDTH - filled)}] ${String(Math.round(share * 100)).padStart(3)}%  ${claims.toLocaleString('en-US')} claims`,
+    );
     shown = true;
   };
   return {
@@ -41,15 +48,25 @@ function importOutput(agencyId: string, result: EraImportResult) {
     payments: result.payments,
     claims: result.claims,
     ...(result.providerAdjustments === undefined ? {} : { provider_adjustments: result.providerAdjustments }),
-    ...(result.matches === undefined ? {} : { matched: result.matches.matched, partially_matched: result.matches.partially_matched, unmatched: result.matches.unmatched }),
+    ...(result.matches === undefined
+      ? {}
+      : {
+          matched: result.matches.matched,
+          partially_matched: result.matches.partially_matched,
+          unmatched: result.matches.unmatched,
+        }),
   };
-  const headline = result.outcome === 'already_imported' ? `${result.fileName} was already imported (era_file_id ${result.eraFileId}): nothing was added.` : 'Imported the ERA file.';
+  const headline =
+    result.outcome === 'already_imported'
+      ? `${result.fileName} was already imported (era_file_id ${result.eraFileId}): nothing was added.`
+      : 'Imported the ERA file.';
   return { json, text: `${headline}\n${describe(json)}` };
 }
 
 export const eraCommands: Commands = {
   import: {
-    usage: 'era import --agency ID FILE.835   (X12 835 005010X221A1 remittances; atomic; the same file again adds nothing)',
+    usage:
+      'era import --agency ID FILE.835   (X12 835 005010X221A1 remittances; atomic; the same file again adds nothing)',
     options: { agency: { type: 'string' } },
     positionals: true,
     async run(ctx) {
@@ -65,7 +82,12 @@ export const eraCommands: Commands = {
       const bar = options.json !== true && progress ? progressBar() : undefined;
       try {
         const source = await fileSource(path);
-        const result = await asOperator(ctx, { ...ERA_FILES, operation: 'importEraFile' }, (store) => importEraFile(store, source, bar?.update), [EraImportError]);
+        const result = await asOperator(
+          ctx,
+          { ...ERA_FILES, operation: 'importEraFile' },
+          (store) => importEraFile(store, source, bar?.update),
+          [EraImportError],
+        );
         return importOutput(agencyId, result);
       } finally {
         bar?.done();
@@ -84,7 +106,10 @@ export const eraCommands: Commands = {
         claims: row.claim_count,
         imported_at: row.created_at.toISOString(),
       }));
-      return { json: { files }, text: files.length === 0 ? 'No ERA files.' : files.map((file) => describe(file)).join('\n\n') };
+      return {
+        json: { files },
+        text: files.length === 0 ? 'No ERA files.' : files.map((file) => describe(file)).join('\n\n'),
+      };
     },
   },
 };

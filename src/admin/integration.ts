@@ -3,11 +3,26 @@ import type { DB } from '../db/schema.js';
 import type { ExtensionStatus } from '../db/tables/identity.js';
 import type { PhiMode } from '../shared/principal.js';
 import {
-  CONTRACT_CAPABILITIES, CONTRACT_SCOPES, CURRENT_CONTRACT_VERSION, NON_COMMAND_CAPABILITIES, PHI_MODES, REGISTRABLE_CONTRACT_VERSIONS,
+  CONTRACT_CAPABILITIES,
+  CONTRACT_SCOPES,
+  CURRENT_CONTRACT_VERSION,
+  NON_COMMAND_CAPABILITIES,
+  PHI_MODES,
+  REGISTRABLE_CONTRACT_VERSIONS,
 } from '../identity/grants.js';
 import { hashSecret, newClientId, newClientSecret, secretLookupId } from '../identity/secrets.js';
 import { randomId } from '../shared/ids.js';
-import { AdminError, describe, integerOption, listOption, requiredOption, stringOption, type Command, type Commands, type Options } from './command.js';
+import {
+  AdminError,
+  describe,
+  integerOption,
+  listOption,
+  requiredOption,
+  stringOption,
+  type Command,
+  type Commands,
+  type Options,
+} from './command.js';
 
 export interface IntegrationInput {
   agencyId: string;
@@ -47,14 +62,24 @@ function checkGrants(input: IntegrationInput): void {
   checkAllKnown('scopes', input.scopes ?? [], CONTRACT_SCOPES);
   checkAllKnown('capabilities', input.capabilities ?? [], CONTRACT_CAPABILITIES);
   checkAllKnown('phi modes', input.phiModes ?? [], PHI_MODES);
-  checkAllKnown('contract version', input.contractVersion ? [input.contractVersion] : [], REGISTRABLE_CONTRACT_VERSIONS);
+  checkAllKnown(
+    'contract version',
+    input.contractVersion ? [input.contractVersion] : [],
+    REGISTRABLE_CONTRACT_VERSIONS,
+  );
 }
 
 async function insertSecret(trx: Transaction<DB>, agencyId: string, clientId: string): Promise<string> {
   const secret = newClientSecret();
   await trx
     .insertInto('client_secrets')
-    .values({ id: secretLookupId(secret), agency_id: agencyId, client_id: clientId, secret_hash: await hashSecret(secret), expires_at: null })
+    .values({
+      id: secretLookupId(secret),
+      agency_id: agencyId,
+      client_id: clientId,
+      secret_hash: await hashSecret(secret),
+      expires_at: null,
+    })
     .execute();
   return secret;
 }
@@ -83,8 +108,16 @@ export async function createIntegration(db: Kysely<DB>, input: IntegrationInput)
         tokens_revoked_before: null,
       })
       .execute();
-    await trx.insertInto('client_credentials').values({ client_id: clientId, agency_id: input.agencyId, extension_id: extensionId }).execute();
-    return { agencyId: input.agencyId, extensionId, clientId, clientSecret: await insertSecret(trx, input.agencyId, clientId) };
+    await trx
+      .insertInto('client_credentials')
+      .values({ client_id: clientId, agency_id: input.agencyId, extension_id: extensionId })
+      .execute();
+    return {
+      agencyId: input.agencyId,
+      extensionId,
+      clientId,
+      clientSecret: await insertSecret(trx, input.agencyId, clientId),
+    };
   });
 }
 
@@ -95,7 +128,11 @@ interface IntegrationRef {
 }
 
 export async function findIntegration(db: Kysely<DB>, clientId: string): Promise<IntegrationRef> {
-  const row = await db.selectFrom('client_credentials').select(['agency_id', 'extension_id']).where('client_id', '=', clientId).executeTakeFirst();
+  const row = await db
+    .selectFrom('client_credentials')
+    .select(['agency_id', 'extension_id'])
+    .where('client_id', '=', clientId)
+    .executeTakeFirst();
   if (!row) throw new AdminError(`no integration with client id "${clientId}"`);
   return { clientId, agencyId: row.agency_id, extensionId: row.extension_id };
 }
@@ -104,14 +141,21 @@ function updateExtension(db: Kysely<DB>, ref: IntegrationRef) {
   return db.updateTable('extensions').where('agency_id', '=', ref.agencyId).where('id', '=', ref.extensionId);
 }
 
-export async function setIntegrationStatus(db: Kysely<DB>, clientId: string, status: ExtensionStatus): Promise<IntegrationRef> {
+export async function setIntegrationStatus(
+  db: Kysely<DB>,
+  clientId: string,
+  status: ExtensionStatus,
+): Promise<IntegrationRef> {
   const ref = await findIntegration(db, clientId);
   await updateExtension(db, ref).set({ status, updated_at: sql`now()` }).execute();
   return ref;
 }
 
 /** Every token issued to the integration until now stops working (within the policy cache bound). */
-export async function revokeIntegrationTokens(db: Kysely<DB>, clientId: string): Promise<IntegrationRef & { revokedBefore: Date }> {
+export async function revokeIntegrationTokens(
+  db: Kysely<DB>,
+  clientId: string,
+): Promise<IntegrationRef & { revokedBefore: Date }> {
   const ref = await findIntegration(db, clientId);
   const row = await updateExtension(db, ref)
     .set({ tokens_revoked_before: sql`now()`, updated_at: sql`now()` })
@@ -129,7 +173,12 @@ export async function rotateClientSecret(db: Kysely<DB>, clientId: string, overl
       .set({ expires_at: sql`now() + make_interval(hours => ${overlapHours})` })
       .where('agency_id', '=', ref.agencyId)
       .where('client_id', '=', clientId)
-      .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', sql<Date>`now() + make_interval(hours => ${overlapHours})`)]))
+      .where((eb) =>
+        eb.or([
+          eb('expires_at', 'is', null),
+          eb('expires_at', '>', sql<Date>`now() + make_interval(hours => ${overlapHours})`),
+        ]),
+      )
       .returning('expires_at')
       .execute();
     const clientSecret = await insertSecret(trx, ref.agencyId, clientId);
@@ -138,7 +187,12 @@ export async function rotateClientSecret(db: Kysely<DB>, clientId: string, overl
 }
 
 async function listIntegrations(db: Kysely<DB>, agencyId: string) {
-  const extensions = await db.selectFrom('extensions').selectAll().where('agency_id', '=', agencyId).orderBy('created_at').execute();
+  const extensions = await db
+    .selectFrom('extensions')
+    .selectAll()
+    .where('agency_id', '=', agencyId)
+    .orderBy('created_at')
+    .execute();
   const secrets = await db
     .selectFrom('client_credentials as c')
     .leftJoin('client_secrets as s', (join) =>
@@ -167,7 +221,9 @@ async function listIntegrations(db: Kysely<DB>, agencyId: string) {
       contract_version: e.contract_version,
       tokens_revoked_before: e.tokens_revoked_before?.toISOString() ?? null,
       // Secrets themselves are never shown again; only when each was created and until when it works.
-      active_secrets: own.filter((s) => s.created_at).map((s) => ({ created_at: s.created_at!.toISOString(), expires_at: s.expires_at?.toISOString() ?? null })),
+      active_secrets: own
+        .filter((s) => s.created_at)
+        .map((s) => ({ created_at: s.created_at!.toISOString(), expires_at: s.expires_at?.toISOString() ?? null })),
       created_at: e.created_at.toISOString(),
     };
   });
@@ -195,7 +251,11 @@ function integrationInput(options: Options): IntegrationInput {
 const CLIENT_ID = { 'client-id': { type: 'string' } } as const;
 
 /** A command acting on one integration named by --client-id. */
-function onIntegration(usage: string, act: (db: Kysely<DB>, clientId: string) => Promise<IntegrationRef>, done: string): Command {
+function onIntegration(
+  usage: string,
+  act: (db: Kysely<DB>, clientId: string) => Promise<IntegrationRef>,
+  done: string,
+): Command {
   return {
     usage,
     options: CLIENT_ID,
@@ -213,12 +273,30 @@ export const integrationCommands: Commands = {
       'integration create --agency ID --name NAME [--scopes all|a,b] [--capabilities all|a,b] [--phi-modes no_phi,phi] ' +
       '[--rate-limit N] [--daily-quota N] [--cost-budget N] [--contract-version 2]',
     options: Object.fromEntries(
-      ['agency', 'name', 'scopes', 'capabilities', 'phi-modes', 'rate-limit', 'daily-quota', 'cost-budget', 'contract-version'].map((name) => [name, { type: 'string' }]),
+      [
+        'agency',
+        'name',
+        'scopes',
+        'capabilities',
+        'phi-modes',
+        'rate-limit',
+        'daily-quota',
+        'cost-budget',
+        'contract-version',
+      ].map((name) => [name, { type: 'string' }]),
     ),
     async run({ db, options }) {
       const created = await createIntegration(db, integrationInput(options));
-      const json = { client_id: created.clientId, client_secret: created.clientSecret, extension_id: created.extensionId, agency_id: created.agencyId };
-      return { json, text: `Created integration ${created.extensionId}. The client secret is shown only this once: store it now.\n${describe(json)}` };
+      const json = {
+        client_id: created.clientId,
+        client_secret: created.clientSecret,
+        extension_id: created.extensionId,
+        agency_id: created.agencyId,
+      };
+      return {
+        json,
+        text: `Created integration ${created.extensionId}. The client secret is shown only this once: store it now.\n${describe(json)}`,
+      };
     },
   },
   list: {
@@ -226,13 +304,28 @@ export const integrationCommands: Commands = {
     options: { agency: { type: 'string' } },
     async run({ db, options }) {
       const integrations = await listIntegrations(db, requiredOption(options, 'agency'));
-      const text = integrations.length === 0 ? 'No integrations.' : integrations.map((i) => describe({ ...i, active_secrets: i.active_secrets.length })).join('\n\n');
+      const text =
+        integrations.length === 0
+          ? 'No integrations.'
+          : integrations.map((i) => describe({ ...i, active_secrets: i.active_secrets.length })).join('\n\n');
       return { json: { integrations }, text };
     },
   },
-  disable: onIntegration('integration disable --client-id ID', (db, id) => setIntegrationStatus(db, id, 'disabled'), 'Integration disabled: it gets no tokens and its tokens are refused.'),
-  enable: onIntegration('integration enable --client-id ID', (db, id) => setIntegrationStatus(db, id, 'active'), 'Integration enabled.'),
-  'revoke-tokens': onIntegration('integration revoke-tokens --client-id ID', revokeIntegrationTokens, 'Every token issued to the integration until now is revoked.'),
+  disable: onIntegration(
+    'integration disable --client-id ID',
+    (db, id) => setIntegrationStatus(db, id, 'disabled'),
+    'Integration disabled: it gets no tokens and its tokens are refused.',
+  ),
+  enable: onIntegration(
+    'integration enable --client-id ID',
+    (db, id) => setIntegrationStatus(db, id, 'active'),
+    'Integration enabled.',
+  ),
+  'revoke-tokens': onIntegration(
+    'integration revoke-tokens --client-id ID',
+    revokeIntegrationTokens,
+    'Every token issued to the integration until now is revoked.',
+  ),
   'rotate-secret': {
     usage: `integration rotate-secret --client-id ID [--overlap-hours N] (default ${DEFAULT_OVERLAP_HOURS})`,
     options: { ...CLIENT_ID, 'overlap-hours': { type: 'string' } },
@@ -246,7 +339,10 @@ export const integrationCommands: Commands = {
         extension_id: rotated.extensionId,
         previous_secrets_expire_at: rotated.previousSecretsExpireAt?.toISOString() ?? null,
       };
-      return { json, text: `New client secret, shown only this once; the previous one works for ${overlapHours} more hours.\n${describe(json)}` };
+      return {
+        json,
+        text: `New client secret, shown only this once; the previous one works for ${overlapHours} more hours.\n${describe(json)}`,
+      };
     },
   },
 };

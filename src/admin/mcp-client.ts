@@ -34,7 +34,10 @@ export async function createMcpClient(db: Kysely<DB>, name: string, redirectUris
   if (redirectUris.length === 0) throw new AdminError('--redirect-uri is required (repeat it for several)');
   redirectUris.forEach(checkRedirectUri);
   const clientId = randomId('mcp_');
-  await db.insertInto('mcp_clients').values({ client_id: clientId, name: name.trim(), redirect_uris: redirectUris }).execute();
+  await db
+    .insertInto('mcp_clients')
+    .values({ client_id: clientId, name: name.trim(), redirect_uris: redirectUris })
+    .execute();
   return { clientId, name: name.trim(), redirectUris };
 }
 
@@ -45,7 +48,12 @@ export const mcpClientCommands: Commands = {
     async run({ db, options }) {
       const uris = (options['redirect-uri'] as unknown as string[] | undefined) ?? [];
       const client = await createMcpClient(db, requiredOption(options, 'name'), uris);
-      const json = { client_id: client.clientId, name: client.name, redirect_uris: client.redirectUris, token_endpoint_auth_method: 'none' };
+      const json = {
+        client_id: client.clientId,
+        name: client.name,
+        redirect_uris: client.redirectUris,
+        token_endpoint_auth_method: 'none',
+      };
       return { json, text: `MCP client registered (public: PKCE S256, exact redirect URIs).\n${describe(json)}` };
     },
   },
@@ -53,9 +61,22 @@ export const mcpClientCommands: Commands = {
     usage: 'mcp-client list',
     options: {},
     async run({ db }) {
-      const clients = await db.selectFrom('mcp_clients').select(['client_id', 'name', 'redirect_uris', 'status', 'created_at']).orderBy('created_at').execute();
-      const rows = clients.map((c) => ({ client_id: c.client_id, name: c.name, redirect_uris: c.redirect_uris, status: c.status, created_at: c.created_at.toISOString() }));
-      return { json: { clients: rows }, text: rows.length === 0 ? 'No MCP clients.' : rows.map((row) => describe(row)).join('\n\n') };
+      const clients = await db
+        .selectFrom('mcp_clients')
+        .select(['client_id', 'name', 'redirect_uris', 'status', 'created_at'])
+        .orderBy('created_at')
+        .execute();
+      const rows = clients.map((c) => ({
+        client_id: c.client_id,
+        name: c.name,
+        redirect_uris: c.redirect_uris,
+        status: c.status,
+        created_at: c.created_at.toISOString(),
+      }));
+      return {
+        json: { clients: rows },
+        text: rows.length === 0 ? 'No MCP clients.' : rows.map((row) => describe(row)).join('\n\n'),
+      };
     },
   },
   disable: {
@@ -64,13 +85,25 @@ export const mcpClientCommands: Commands = {
     async run({ db, options }) {
       const clientId = requiredOption(options, 'client-id');
       const updated = await db.transaction().execute(async (trx) => {
-        const row = await trx.updateTable('mcp_clients').set({ status: 'disabled' }).where('client_id', '=', clientId).returning('client_id').executeTakeFirst();
+        const row = await trx
+          .updateTable('mcp_clients')
+          .set({ status: 'disabled' })
+          .where('client_id', '=', clientId)
+          .returning('client_id')
+          .executeTakeFirst();
         // Its grants go with it: every token and code issued to the client stops working now.
-        if (row) await trx.deleteFrom('mcp_authorization_records').where(({ eb, ref }) => eb(ref('payload', '->>').key('clientId' as never), '=', clientId)).execute();
+        if (row)
+          await trx
+            .deleteFrom('mcp_authorization_records')
+            .where(({ eb, ref }) => eb(ref('payload', '->>').key('clientId' as never), '=', clientId))
+            .execute();
         return row;
       });
       if (!updated) throw new AdminError(`no MCP client "${clientId}"`);
-      return { json: { client_id: clientId, status: 'disabled' }, text: 'MCP client disabled: it can no longer sign anyone in, and its tokens are revoked.' };
+      return {
+        json: { client_id: clientId, status: 'disabled' },
+        text: 'MCP client disabled: it can no longer sign anyone in, and its tokens are revoked.',
+      };
     },
   },
 };

@@ -10,12 +10,18 @@ export type OperatorCommand = Pick<PlatformCommand, 'operation' | 'resourceType'
  * context's outbox, one transaction with its audit record). An unknown agency, and the errors in `refusals` (an
  * importer's refusal of a file), are one-line AdminErrors.
  */
-export async function asOperator<T>(ctx: CommandContext, command: OperatorCommand, run: (store: CommandStore) => Promise<T>, refusals: readonly (abstract new (...args: never[]) => Error)[] = []): Promise<T> {
+export async function asOperator<T>(
+  ctx: CommandContext,
+  command: OperatorCommand,
+  run: (store: CommandStore) => Promise<T>,
+  refusals: readonly (abstract new (...args: never[]) => Error)[] = [],
+): Promise<T> {
   const agencyId = requiredOption(ctx.options, 'agency');
   try {
     return await runPlatformCommand(ctx.db, { ...command, agencyId, actor: 'admin-cli', outbox: ctx.outbox }, run);
   } catch (err) {
-    if (err instanceof UnknownAgencyError || refusals.some((refusal) => err instanceof refusal)) throw new AdminError((err as Error).message);
+    if (err instanceof UnknownAgencyError || refusals.some((refusal) => err instanceof refusal))
+      throw new AdminError((err as Error).message);
     throw err;
   }
 }

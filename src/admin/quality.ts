@@ -1,6 +1,15 @@
 import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
-import { AdminError, describe, integerOption, requiredOption, stringOption, unreadable, type Commands, type Options } from './command.js';
+import {
+  AdminError,
+  describe,
+  integerOption,
+  requiredOption,
+  stringOption,
+  unreadable,
+  type Commands,
+  type Options,
+} from './command.js';
 import { HhvbpImportError, importHhvbpMeasures } from '../resources/quality/hhvbp-import.js';
 import { listImports } from '../resources/quality/hhvbp-repository.js';
 import { asOperator, type OperatorCommand } from './operator-command.js';
@@ -29,7 +38,12 @@ export const qualityCommands: Commands = {
   import: {
     usage:
       'quality import --agency ID --performance-year YEAR FILE.csv [--official-tps N --official-payment-adjustment P]   (HHVBP measure figures; replaces the year, keeps history)',
-    options: { agency: { type: 'string' }, 'performance-year': { type: 'string' }, 'official-tps': { type: 'string' }, 'official-payment-adjustment': { type: 'string' } },
+    options: {
+      agency: { type: 'string' },
+      'performance-year': { type: 'string' },
+      'official-tps': { type: 'string' },
+      'official-payment-adjustment': { type: 'string' },
+    },
     positionals: true,
     async run(ctx) {
       const { options, positionals } = ctx;
@@ -44,7 +58,12 @@ export const qualityCommands: Commands = {
         officialTotalPerformanceScore: decimalOption(options, 'official-tps'),
         officialPaymentAdjustmentPercent: decimalOption(options, 'official-payment-adjustment'),
       };
-      const result = await asOperator(ctx, { ...MEASURES, operation: 'importHhvbpMeasures' }, (store) => importHhvbpMeasures(store, input), [HhvbpImportError]);
+      const result = await asOperator(
+        ctx,
+        { ...MEASURES, operation: 'importHhvbpMeasures' },
+        (store) => importHhvbpMeasures(store, input),
+        [HhvbpImportError],
+      );
       const json = {
         import_id: result.importId,
         agency_id: agencyId,
@@ -61,14 +80,16 @@ export const qualityCommands: Commands = {
     usage: 'quality history --agency ID   (every HHVBP import, newest first; superseded ones too)',
     options: { agency: { type: 'string' } },
     async run(ctx) {
-      const imports = (await asOperator(ctx, { ...MEASURES, operation: 'listHhvbpImports' }, listImports)).map((row) => ({
-        import_id: row.id,
-        performance_year: row.performance_year,
-        cohort: row.cohort,
-        source_file: row.source_file,
-        imported_at: row.created_at.toISOString(),
-        superseded_at: row.superseded_at?.toISOString() ?? null,
-      }));
+      const imports = (await asOperator(ctx, { ...MEASURES, operation: 'listHhvbpImports' }, listImports)).map(
+        (row) => ({
+          import_id: row.id,
+          performance_year: row.performance_year,
+          cohort: row.cohort,
+          source_file: row.source_file,
+          imported_at: row.created_at.toISOString(),
+          superseded_at: row.superseded_at?.toISOString() ?? null,
+        }),
+      );
       const text = imports.length === 0 ? 'No HHVBP imports.' : imports.map((entry) => describe(entry)).join('\n\n');
       return { json: { imports }, text };
     },

@@ -6,8 +6,10 @@ import type { AdminRequest, AdminResponse } from './socket-protocol.js';
 
 function checkedRequest(request: unknown): AdminRequest {
   const { argv, files } = (request ?? {}) as Partial<AdminRequest>;
-  const strings = (value: unknown): value is string[] => Array.isArray(value) && value.every((item) => typeof item === 'string');
-  if (!strings(argv) || !strings(files)) throw new AdminError('not an admin request: { "argv": [strings], "files": [strings] }');
+  const strings = (value: unknown): value is string[] =>
+    Array.isArray(value) && value.every((item) => typeof item === 'string');
+  if (!strings(argv) || !strings(files))
+    throw new AdminError('not an admin request: { "argv": [strings], "files": [strings] }');
   return { argv, files };
 }
 
@@ -15,8 +17,14 @@ function checkedRequest(request: unknown): AdminRequest {
  * The command reads copies of the files the CLI sent, under their own names (its output and refusals name them), in
  * a private directory of the data directory: the store's data is there already, under the same protection.
  */
-async function withCopies<T>(paths: string[], files: string[], dataDir: string, run: (copies: string[]) => Promise<T>): Promise<T> {
-  if (files.length !== paths.length) throw new AdminError(`the request carries ${files.length} files for ${paths.length} arguments`);
+async function withCopies<T>(
+  paths: string[],
+  files: string[],
+  dataDir: string,
+  run: (copies: string[]) => Promise<T>,
+): Promise<T> {
+  if (files.length !== paths.length)
+    throw new AdminError(`the request carries ${files.length} files for ${paths.length} arguments`);
   if (paths.length === 0) return run([]);
   const dir = await mkdtemp(join(dataDir, 'admin-files-'));
   try {
@@ -33,7 +41,11 @@ export async function runRequest(request: unknown, runtime: Runtime): Promise<Ad
   try {
     const { argv, files } = checkedRequest(request);
     const parsed = parseCommand(argv);
-    return { output: await withCopies(parsed.positionals, files, runtime.config.dataDir, (positionals) => runParsed({ ...parsed, positionals }, runtime)) };
+    return {
+      output: await withCopies(parsed.positionals, files, runtime.config.dataDir, (positionals) =>
+        runParsed({ ...parsed, positionals }, runtime),
+      ),
+    };
   } catch (err) {
     return { error: errorMessage(err) };
   }

@@ -12,7 +12,12 @@ export async function revokeToken(db: Kysely<DB>, clientId: string, jti: string,
   await db.deleteFrom('revoked_tokens').where('expires_at', '<=', sql<Date>`now()`).execute();
   const row = await db
     .insertInto('revoked_tokens')
-    .values({ jti, agency_id: ref.agencyId, extension_id: ref.extensionId, expires_at: sql<Date>`now() + make_interval(secs => ${tokenTtlSeconds})` })
+    .values({
+      jti,
+      agency_id: ref.agencyId,
+      extension_id: ref.extensionId,
+      expires_at: sql<Date>`now() + make_interval(secs => ${tokenTtlSeconds})`,
+    })
     .onConflict((oc) => oc.column('jti').doUpdateSet({ expires_at: (eb) => eb.ref('excluded.expires_at') }))
     .returning('expires_at')
     .executeTakeFirstOrThrow();
@@ -24,8 +29,19 @@ export const tokenCommands: Commands = {
     usage: 'token revoke --jti JTI --client-id ID',
     options: { jti: { type: 'string' }, 'client-id': { type: 'string' } },
     async run({ db, config, options }) {
-      const revoked = await revokeToken(db, requiredOption(options, 'client-id'), requiredOption(options, 'jti'), config.tokenTtlSeconds);
-      const json = { jti: revoked.jti, client_id: revoked.clientId, agency_id: revoked.agencyId, extension_id: revoked.extensionId, kept_until: revoked.keptUntil.toISOString() };
+      const revoked = await revokeToken(
+        db,
+        requiredOption(options, 'client-id'),
+        requiredOption(options, 'jti'),
+        config.tokenTtlSeconds,
+      );
+      const json = {
+        jti: revoked.jti,
+        client_id: revoked.clientId,
+        agency_id: revoked.agencyId,
+        extension_id: revoked.extensionId,
+        kept_until: revoked.keptUntil.toISOString(),
+      };
       return { json, text: `Token revoked.\n${describe(json)}` };
     },
   },

@@ -27,7 +27,8 @@ const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 function checkUser(input: UserInput): void {
   if (!EMAIL.test(input.email)) throw new AdminError(`--email must be an email address, got "${input.email}"`);
   if (!input.name.trim()) throw new AdminError('--name must not be empty');
-  if (!USER_ROLES.includes(input.role)) throw new AdminError(`--role must be one of ${USER_ROLES.join(', ')}, got "${input.role}"`);
+  if (!USER_ROLES.includes(input.role))
+    throw new AdminError(`--role must be one of ${USER_ROLES.join(', ')}, got "${input.role}"`);
 }
 
 /** A user of an agency with a random initial password; the agency's MCP surface (its people extension) exists after. */
@@ -41,7 +42,17 @@ export async function createUser(db: Kysely<DB>, input: UserInput): Promise<Crea
   const passwordHash = await hashPassword(initialPassword);
   try {
     await db.transaction().execute(async (trx) => {
-      await trx.insertInto('users').values({ agency_id: input.agencyId, id: userId, email, name: input.name.trim(), role: input.role, password_hash: passwordHash }).execute();
+      await trx
+        .insertInto('users')
+        .values({
+          agency_id: input.agencyId,
+          id: userId,
+          email,
+          name: input.name.trim(),
+          role: input.role,
+          password_hash: passwordHash,
+        })
+        .execute();
       await ensurePeopleExtension(trx, input.agencyId);
     });
   } catch (err) {
@@ -65,7 +76,12 @@ async function setUserStatus(db: Kysely<DB>, email: string, status: 'active' | '
 export const userCommands: Commands = {
   create: {
     usage: `user create --agency ID --email EMAIL --name NAME --role ${USER_ROLES.join('|')}`,
-    options: { agency: { type: 'string' }, email: { type: 'string' }, name: { type: 'string' }, role: { type: 'string' } },
+    options: {
+      agency: { type: 'string' },
+      email: { type: 'string' },
+      name: { type: 'string' },
+      role: { type: 'string' },
+    },
     async run({ db, options }) {
       const created = await createUser(db, {
         agencyId: requiredOption(options, 'agency'),
@@ -73,8 +89,16 @@ export const userCommands: Commands = {
         name: requiredOption(options, 'name'),
         role: requiredOption(options, 'role') as UserRole,
       });
-      const json = { user_id: created.userId, agency_id: created.agencyId, email: created.email, initial_password: created.initialPassword };
-      return { json, text: `User created. The initial password is shown only this once; hand it over in person: the first sign-in replaces it with the person's own.\n${describe(json)}` };
+      const json = {
+        user_id: created.userId,
+        agency_id: created.agencyId,
+        email: created.email,
+        initial_password: created.initialPassword,
+      };
+      return {
+        json,
+        text: `User created. The initial password is shown only this once; hand it over in person: the first sign-in replaces it with the person's own.\n${describe(json)}`,
+      };
     },
   },
   list: {
@@ -87,8 +111,18 @@ export const userCommands: Commands = {
         .where('agency_id', '=', requiredOption(options, 'agency'))
         .orderBy('email')
         .execute();
-      const rows = users.map((u) => ({ user_id: u.id, email: u.email, name: u.name, role: u.role, status: u.status, created_at: u.created_at.toISOString() }));
-      return { json: { users: rows }, text: rows.length === 0 ? 'No users.' : rows.map((row) => describe(row)).join('\n\n') };
+      const rows = users.map((u) => ({
+        user_id: u.id,
+        email: u.email,
+        name: u.name,
+        role: u.role,
+        status: u.status,
+        created_at: u.created_at.toISOString(),
+      }));
+      return {
+        json: { users: rows },
+        text: rows.length === 0 ? 'No users.' : rows.map((row) => describe(row)).join('\n\n'),
+      };
     },
   },
   disable: {
@@ -96,7 +130,10 @@ export const userCommands: Commands = {
     options: { email: { type: 'string' } },
     async run({ db, options }) {
       const user = await setUserStatus(db, requiredOption(options, 'email'), 'disabled');
-      return { json: { user_id: user.id, email: user.email, status: user.status }, text: 'User disabled: they cannot sign in, and their MCP tokens are refused from now on.' };
+      return {
+        json: { user_id: user.id, email: user.email, status: user.status },
+        text: 'User disabled: they cannot sign in, and their MCP tokens are refused from now on.',
+      };
     },
   },
 };

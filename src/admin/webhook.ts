@@ -7,9 +7,27 @@ import type { PhiMode } from '../shared/principal.js';
 import { receiverAddress, receiverUrl, ReceiverRefused } from '../events/receiver-address.js';
 import { newSigningSecret, signingSecretProblem } from '../events/signing.js';
 import {
-  createSubscription, findSubscription, listDeliveries, listSubscriptions, recordBaaSigned, replayDelivery, rotateSecret, setEnabled, type SubscriptionRow,
+  createSubscription,
+  findSubscription,
+  listDeliveries,
+  listSubscriptions,
+  recordBaaSigned,
+  replayDelivery,
+  rotateSecret,
+  setEnabled,
+  type SubscriptionRow,
 } from '../events/subscriptions.js';
-import { AdminError, describe, integerOption, listOption, requiredOption, stringOption, type Command, type Commands, type Options } from './command.js';
+import {
+  AdminError,
+  describe,
+  integerOption,
+  listOption,
+  requiredOption,
+  stringOption,
+  type Command,
+  type Commands,
+  type Options,
+} from './command.js';
 
 const EVENT_TYPES = Object.keys(webhookEvents);
 const DELIVERY_STATUSES: DeliveryStatus[] = ['held', 'pending', 'delivered', 'failed'];
@@ -18,15 +36,18 @@ const DELIVERIES_SHOWN = 100;
 
 function eventTypes(options: Options): string[] {
   const types = listOption(options, 'events') ?? [];
-  if (types.length === 0) throw new AdminError(`--events is required: a comma-separated list of ${EVENT_TYPES.join(', ')}`);
+  if (types.length === 0)
+    throw new AdminError(`--events is required: a comma-separated list of ${EVENT_TYPES.join(', ')}`);
   const unknown = types.filter((type) => !EVENT_TYPES.includes(type));
-  if (unknown.length > 0) throw new AdminError(`unknown event types: ${unknown.join(', ')} (known: ${EVENT_TYPES.join(', ')})`);
+  if (unknown.length > 0)
+    throw new AdminError(`unknown event types: ${unknown.join(', ')} (known: ${EVENT_TYPES.join(', ')})`);
   return [...new Set(types)];
 }
 
 function phiMode(options: Options): PhiMode {
   const mode = stringOption(options, 'phi-mode') ?? 'no_phi';
-  if (!(PHI_MODES as readonly string[]).includes(mode)) throw new AdminError(`--phi-mode must be ${PHI_MODES.join(' or ')}, got "${mode}"`);
+  if (!(PHI_MODES as readonly string[]).includes(mode))
+    throw new AdminError(`--phi-mode must be ${PHI_MODES.join(' or ')}, got "${mode}"`);
   return mode as PhiMode;
 }
 
@@ -76,7 +97,11 @@ function subscriptionView(row: SubscriptionRow) {
 const ID = { id: { type: 'string' } } as const;
 
 /** A command that changes one subscription named by --id and shows it after. */
-function onSubscription(usage: string, act: (db: Kysely<DB>, row: SubscriptionRow, options: Options) => Promise<string>, flags: string[] = []): Command {
+function onSubscription(
+  usage: string,
+  act: (db: Kysely<DB>, row: SubscriptionRow, options: Options) => Promise<string>,
+  flags: string[] = [],
+): Command {
   return {
     usage,
     options: { ...ID, ...Object.fromEntries(flags.map((flag) => [flag, { type: 'boolean' }])) },
@@ -92,19 +117,41 @@ export const webhookCommands: Commands = {
   subscribe: {
     usage: `webhook subscribe --agency ID --url URL --events ${EVENT_TYPES.join(',')} [--secret whsec_...] [--phi-mode no_phi|phi] (default no_phi) [--baa-signed] [--allow-http-loopback] (development)`,
     options: {
-      agency: { type: 'string' }, url: { type: 'string' }, events: { type: 'string' }, secret: { type: 'string' }, 'phi-mode': { type: 'string' },
-      'baa-signed': { type: 'boolean' }, 'allow-http-loopback': { type: 'boolean' },
+      agency: { type: 'string' },
+      url: { type: 'string' },
+      events: { type: 'string' },
+      secret: { type: 'string' },
+      'phi-mode': { type: 'string' },
+      'baa-signed': { type: 'boolean' },
+      'allow-http-loopback': { type: 'boolean' },
     },
     async run({ db, options, keyEncryption }) {
       const agencyId = requiredOption(options, 'agency');
       const allowHttpLoopback = options['allow-http-loopback'] === true;
-      const input = { agencyId, eventTypes: eventTypes(options), phiMode: phiMode(options), secret: signingSecret(options), baaSigned: options['baa-signed'] === true, allowHttpLoopback };
+      const input = {
+        agencyId,
+        eventTypes: eventTypes(options),
+        phiMode: phiMode(options),
+        secret: signingSecret(options),
+        baaSigned: options['baa-signed'] === true,
+        allowHttpLoopback,
+      };
       const url = await checkedReceiver(requiredOption(options, 'url'), allowHttpLoopback);
-      if (!(await db.selectFrom('agencies').select('id').where('id', '=', agencyId).executeTakeFirst())) throw new AdminError(`no agency "${agencyId}"`);
+      if (!(await db.selectFrom('agencies').select('id').where('id', '=', agencyId).executeTakeFirst()))
+        throw new AdminError(`no agency "${agencyId}"`);
       const id = await createSubscription(db, keyEncryption(), { ...input, url });
-      const held = input.baaSigned ? '' : '\nClinical events are held until the business associate agreement is recorded: webhook baa --id ID --signed';
+      const held = input.baaSigned
+        ? ''
+        : '\nClinical events are held until the business associate agreement is recorded: webhook baa --id ID --signed';
       return {
-        json: { subscription_id: id, signing_secret: input.secret, url, events: input.eventTypes, phi_mode: input.phiMode, baa_signed: input.baaSigned },
+        json: {
+          subscription_id: id,
+          signing_secret: input.secret,
+          url,
+          events: input.eventTypes,
+          phi_mode: input.phiMode,
+          baa_signed: input.baaSigned,
+        },
         text: `${describe({ subscription_id: id, signing_secret: input.secret, url, events: input.eventTypes, phi_mode: input.phiMode })}\nThe signing secret is shown once: store it with the receiver now.${held}`,
       };
     },
@@ -114,7 +161,10 @@ export const webhookCommands: Commands = {
     options: { agency: { type: 'string' } },
     async run({ db, options }) {
       const rows = (await listSubscriptions(db, requiredOption(options, 'agency'))).map(subscriptionView);
-      return { json: { subscriptions: rows }, text: rows.length === 0 ? 'no webhook subscriptions' : rows.map((row) => describe(row)).join('\n\n') };
+      return {
+        json: { subscriptions: rows },
+        text: rows.length === 0 ? 'no webhook subscriptions' : rows.map((row) => describe(row)).join('\n\n'),
+      };
     },
   },
   'rotate-secret': {
@@ -126,8 +176,15 @@ export const webhookCommands: Commands = {
       if (overlapHours > 24 * 30) throw new AdminError('--overlap-hours must be at most 720 (30 days)');
       const secret = signingSecret(options);
       const retiresAt = await rotateSecret(db, keyEncryption(), row, secret, overlapHours);
-      const fields = { subscription_id: row.id, signing_secret: secret, previous_secret_retires_at: retiresAt.toISOString() };
-      return { json: fields, text: `${describe(fields)}\nUntil then each delivery is signed with both (x-svc-signature-previous). The new secret is shown once.` };
+      const fields = {
+        subscription_id: row.id,
+        signing_secret: secret,
+        previous_secret_retires_at: retiresAt.toISOString(),
+      };
+      return {
+        json: fields,
+        text: `${describe(fields)}\nUntil then each delivery is signed with both (x-svc-signature-previous). The new secret is shown once.`,
+      };
     },
   },
   disable: onSubscription('webhook disable --id ID', async (db, row) => {
@@ -141,7 +198,8 @@ export const webhookCommands: Commands = {
   baa: onSubscription(
     'webhook baa --id ID --signed',
     async (db, row, options) => {
-      if (options.signed !== true) throw new AdminError('--signed is required: the agreement is recorded once it is signed');
+      if (options.signed !== true)
+        throw new AdminError('--signed is required: the agreement is recorded once it is signed');
       const released = await recordBaaSigned(db, row);
       return `business associate agreement recorded as signed; ${released} held deliveries released in event order`;
     },
@@ -152,7 +210,8 @@ export const webhookCommands: Commands = {
     options: { ...ID, status: { type: 'string' } },
     async run({ db, options }) {
       const status = stringOption(options, 'status') as DeliveryStatus | undefined;
-      if (status !== undefined && !DELIVERY_STATUSES.includes(status)) throw new AdminError(`--status must be one of ${DELIVERY_STATUSES.join(', ')}`);
+      if (status !== undefined && !DELIVERY_STATUSES.includes(status))
+        throw new AdminError(`--status must be one of ${DELIVERY_STATUSES.join(', ')}`);
       const rows = (await listDeliveries(db, await subscription(db, options), status, DELIVERIES_SHOWN)).map((row) => ({
         ...row,
         next_attempt_at: row.status === 'pending' ? row.next_attempt_at.toISOString() : null,
@@ -160,7 +219,9 @@ export const webhookCommands: Commands = {
         delivered_at: row.delivered_at?.toISOString() ?? null,
         created_at: row.created_at.toISOString(),
       }));
-      const lines = rows.map((r) => `${r.id}  ${r.type.padEnd(22)} ${r.status.padEnd(9)} attempts ${r.attempts}  ${r.last_status_code ?? '-'}  ${r.last_error ?? ''}`.trimEnd());
+      const lines = rows.map((r) =>
+        `${r.id}  ${r.type.padEnd(22)} ${r.status.padEnd(9)} attempts ${r.attempts}  ${r.last_status_code ?? '-'}  ${r.last_error ?? ''}`.trimEnd(),
+      );
       return { json: { deliveries: rows }, text: rows.length === 0 ? 'no deliveries' : lines.join('\n') };
     },
   },
@@ -171,7 +232,11 @@ export const webhookCommands: Commands = {
       const id = requiredOption(options, 'delivery-id');
       const replayed = await replayDelivery(db, id);
       if ('refused' in replayed) {
-        const reasons = { unknown: `no delivery "${id}"`, held: `delivery ${id} is held until the business associate agreement is signed`, pending: `delivery ${id} is already waiting for its next attempt` };
+        const reasons = {
+          unknown: `no delivery "${id}"`,
+          held: `delivery ${id} is held until the business associate agreement is signed`,
+          pending: `delivery ${id} is already waiting for its next attempt`,
+        };
         throw new AdminError(reasons[replayed.refused]);
       }
       return { json: { delivery_id: id, status: 'pending' }, text: `delivery ${id} is due now (same delivery id)` };

@@ -1,4 +1,11 @@
-import { capabilities, contractVersions, operations, webhookEnvelopeVersion, type OperationDefinition, type OperationId } from '../generated/contract.js';
+import {
+  capabilities,
+  contractVersions,
+  operations,
+  webhookEnvelopeVersion,
+  type OperationDefinition,
+  type OperationId,
+} from '../generated/contract.js';
 import type { components } from '../generated/openapi.js';
 
 type Schemas = components['schemas'];
@@ -6,11 +13,24 @@ type Catalog = Schemas['Catalog'];
 type GovernedQuery = Schemas['CatalogQuery'];
 type CatalogParameter = Schemas['CatalogParameter'];
 
-interface ParameterSchema { type?: string; format?: string; enum?: unknown[]; default?: unknown; minimum?: number; maximum?: number }
+interface ParameterSchema {
+  type?: string;
+  format?: string;
+  enum?: unknown[];
+  default?: unknown;
+  minimum?: number;
+  maximum?: number;
+}
 
 function catalogParameter(p: OperationDefinition['queryParameters'][number]): CatalogParameter {
   const schema = p.schema as ParameterSchema;
-  const optional = { format: schema.format, enum: schema.enum, default: schema.default, minimum: schema.minimum, maximum: schema.maximum };
+  const optional = {
+    format: schema.format,
+    enum: schema.enum,
+    default: schema.default,
+    minimum: schema.minimum,
+    maximum: schema.maximum,
+  };
   return {
     name: p.name,
     in: 'query',
@@ -53,7 +73,9 @@ function catalogWarnings(routes: Schemas['CatalogRoute'][], queries: GovernedQue
   const disabled = routes.filter((r) => !r.enabled).map((r) => r.operation_id);
   const warnings: string[] = [];
   if (disabled.length > 0) {
-    warnings.push(`${disabled.length} operations are not enabled in this deployment and answer PLATFORM_UNSUPPORTED_OPERATION: ${disabled.join(', ')}.`);
+    warnings.push(
+      `${disabled.length} operations are not enabled in this deployment and answer PLATFORM_UNSUPPORTED_OPERATION: ${disabled.join(', ')}.`,
+    );
   }
   if (queries.length === 0) warnings.push('No governed queries are approved in this deployment.');
   return warnings;
@@ -66,8 +88,15 @@ function catalogWarnings(routes: Schemas['CatalogRoute'][], queries: GovernedQue
 export type CatalogMcpSurface = components['schemas']['CatalogMcpSurface'];
 
 /** `mcp`: the MCP surface for people, when this app serves one. */
-export function buildCatalog(isEnabled: (id: OperationId) => boolean, queries: GovernedQuery[], mcp?: CatalogMcpSurface, now = new Date()) {
-  const routes = (Object.values(operations) as OperationDefinition[]).map((op) => catalogRoute(op, isEnabled(op.operationId)));
+export function buildCatalog(
+  isEnabled: (id: OperationId) => boolean,
+  queries: GovernedQuery[],
+  mcp?: CatalogMcpSurface,
+  now = new Date(),
+) {
+  const routes = (Object.values(operations) as OperationDefinition[]).map((op) =>
+    catalogRoute(op, isEnabled(op.operationId)),
+  );
   const data: Catalog = {
     routes,
     queries,

@@ -31,7 +31,11 @@ export async function missingResources<R extends ResourceRef>(store: TenantStore
     store
       .lookupFrom(TABLES[kind])
       .select([sql.lit(kind).as('kind'), 'id'])
-      .where('id', 'in', refs.filter((ref) => ref.kind === kind).map((ref) => ref.id)),
+      .where(
+        'id',
+        'in',
+        refs.filter((ref) => ref.kind === kind).map((ref) => ref.id),
+      ),
   );
   const found = await lookups.reduce((all, lookup) => all.unionAll(lookup)).execute();
   const known = new Set(found.map((row) => `${row.kind}:${row.id}`));

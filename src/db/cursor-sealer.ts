@@ -45,6 +45,9 @@ export class CursorSealer {
 
   private binding(selection: CursorSelection): Buffer {
     const { agencyId, extensionId, phiMode } = this.holder;
-    return Buffer.from(canonicalJson([agencyId, extensionId, phiMode, this.operationId, this.pathParams, selection]), 'utf8');
+    return Buffer.from(
+      canonicalJson([agencyId, extensionId, phiMode, this.operationId, this.pathParams, selection]),
+      'utf8',
+    );
   }
 }

@@ -39,7 +39,8 @@ function withoutDatabaseValues(err: unknown, depth = 0): unknown {
   if (!(err instanceof Error) && !(typeof err === 'object' && err !== null && 'message' in err)) return err;
   const error = err as Error;
   const cause = depth < 8 ? withoutDatabaseValues(error.cause, depth + 1) : undefined;
-  if (sqlState(error) !== undefined) return redactedDatabaseError(error as unknown as DatabaseErrorFields & Record<string, unknown>, cause);
+  if (sqlState(error) !== undefined)
+    return redactedDatabaseError(error as unknown as DatabaseErrorFields & Record<string, unknown>, cause);
   if (cause === error.cause) return error;
   const copy = Object.assign(Object.create(Object.getPrototypeOf(error) as object) as Error, error);
   return Object.defineProperties(copy, {

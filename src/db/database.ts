@@ -45,15 +45,26 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     await database.close();
     throw err;
   }
-  return postgres && options.readUrls?.length ? withReplicas(database, postgres, options.readUrls, options.readMaxLagMs ?? 2_000) : database;
+  return postgres && options.readUrls?.length
+    ? withReplicas(database, postgres, options.readUrls, options.readMaxLagMs ?? 2_000)
+    : database;
 }
 
 /** The poll reads positions a few times within the bound, so a replica is judged on samples younger than it. */
 const POLLS_PER_LAG_BOUND = 5;
 
-async function withReplicas(database: Database, postgres: PostgresOptions, urls: readonly string[], maxLagMs: number): Promise<Database> {
+async function withReplicas(
+  database: Database,
+  postgres: PostgresOptions,
+  urls: readonly string[],
+  maxLagMs: number,
+): Promise<Database> {
   const replicas = urls.map((databaseUrl) => openPostgres({ ...postgres, databaseUrl }));
-  const routing = new ReadReplicas(database.db, replicas, { maxLagMs, pollMs: Math.max(10, Math.floor(maxLagMs / POLLS_PER_LAG_BOUND)), logger: postgres.logger });
+  const routing = new ReadReplicas(database.db, replicas, {
+    maxLagMs,
+    pollMs: Math.max(10, Math.floor(maxLagMs / POLLS_PER_LAG_BOUND)),
+    logger: postgres.logger,
+  });
   await routing.start();
   return {
     ...database,

@@ -54,7 +54,11 @@ interface CursorState extends Total {
 }
 
 const cursorMismatch = () =>
-  new PlatformError('PLATFORM_INVALID_INPUT', 'cursor is not one this list returned to this integration, in this PHI mode, for these filters; send back meta.next_cursor unchanged, with the same filters.', { field: 'cursor' });
+  new PlatformError(
+    'PLATFORM_INVALID_INPUT',
+    'cursor is not one this list returned to this integration, in this PHI mode, for these filters; send back meta.next_cursor unchanged, with the same filters.',
+    { field: 'cursor' },
+  );
 
 /**
  * The filters a cursor is bound to: every query parameter but the paging ones. The page size may change from
@@ -65,16 +69,37 @@ function filtersOf({ limit, offset, cursor, ...filters }: ListQuery): CursorSele
 }
 
 /** Sealed, so that no caller can read the row values it carries (names, dates, real ids) or forge one. */
-function encodeCursor(cursors: CursorSealer, filters: CursorSelection, order: ListOrder, state: CursorState): Promise<string> {
+function encodeCursor(
+  cursors: CursorSealer,
+  filters: CursorSelection,
+  order: ListOrder,
+  state: CursorState,
+): Promise<string> {
   return cursors.seal([order.columns.join(','), state.after, state.offset, state.total, state.exact], filters);
 }
 
-async function decodeCursor(cursors: CursorSealer, filters: CursorSelection, cursor: string, order: ListOrder): Promise<CursorState> {
+async function decodeCursor(
+  cursors: CursorSealer,
+  filters: CursorSelection,
+  cursor: string,
+  order: ListOrder,
+): Promise<CursorState> {
   const opened = await cursors.open(cursor, filters);
   // Cursors sealed before totals could be estimates carry no flag: their totals were exact counts.
   const [list, after, offset, total, exact = true] = Array.isArray(opened) ? opened : [];
-  const valuesFit = Array.isArray(after) && after.length === order.columns.length && after.every((v) => typeof v === 'string' || typeof v === 'number');
-  if (list !== order.columns.join(',') || !valuesFit || !Number.isSafeInteger(offset) || offset < 0 || !Number.isSafeInteger(total) || total < 0 || typeof exact !== 'boolean') {
+  const valuesFit =
+    Array.isArray(after) &&
+    after.length === order.columns.length &&
+    after.every((v) => typeof v === 'string' || typeof v === 'number');
+  if (
+    list !== order.columns.join(',') ||
+    !valuesFit ||
+    !Number.isSafeInteger(offset) ||
+    offset < 0 ||
+    !Number.isSafeInteger(total) ||
+    total < 0 ||
+    typeof exact !== 'boolean'
+  ) {
     throw cursorMismatch();
   }
   return { after, offset, total, exact };
@@ -106,14 +131,20 @@ export async function listPage<DB, TB extends keyof DB, Row extends Record<strin
 ): Promise<Page<Row>> {
   const limit = request.limit ?? paging.default_limit;
   if (request.cursor !== undefined && (request.offset ?? 0) > 0) {
-    throw new PlatformError('PLATFORM_INVALID_INPUT', 'Send either cursor or a non-zero offset, not both.', { field: 'offset' });
+    throw new PlatformError('PLATFORM_INVALID_INPUT', 'Send either cursor or a non-zero offset, not both.', {
+      field: 'offset',
+    });
   }
-  const state = request.cursor === undefined ? undefined : await decodeCursor(cursors, filtersOf(request), request.cursor, order);
+  const state =
+    request.cursor === undefined ? undefined : await decodeCursor(cursors, filtersOf(request), request.cursor, order);
   const offset = state?.offset ?? request.offset ?? 0;
   // One row past the page tells whether another follows; it is not served, so the audit record does not name it.
   const [counted, fetched] = await Promise.all([
     state ? undefined : countUpTo(store, filtered, paging.exact_total_max + 1),
-    orderedRows(filtered, order, state).limit(limit + 1).offset(state ? 0 : offset).execute(),
+    orderedRows(filtered, order, state)
+      .limit(limit + 1)
+      .offset(state ? 0 : offset)
+      .execute(),
   ]);
   const rows = fetched.slice(0, limit);
   const hasMore = fetched.length > limit;
@@ -121,12 +152,26 @@ export async function listPage<DB, TB extends keyof DB, Row extends Record<strin
   const nextOffset = offset + rows.length;
   const { total, exact } = state ?? (await totalOf(filtered, counted!, nextOffset + (hasMore ? 1 : 0)));
   const last = rows.at(-1);
-  const nextCursor = hasMore && last
-    ? await encodeCursor(cursors, filtersOf(request), order, { after: order.columns.map((c) => cursorValue(last[columnKey(c)])), offset: nextOffset, total, exact })
-    : null;
+  const nextCursor =
+    hasMore && last
+      ? await encodeCursor(cursors, filtersOf(request), order, {
+          after: order.columns.map((c) => cursorValue(last[columnKey(c)])),
+          offset: nextOffset,
+          total,
+          exact,
+        })
+      : null;
   return {
     rows,
-    meta: { total, total_exact: exact, limit, offset, has_more: hasMore, next_offset: hasMore ? nextOffset : null, next_cursor: nextCursor },
+    meta: {
+      total,
+      total_exact: exact,
+      limit,
+      offset,
+      has_more: hasMore,
+      next_offset: hasMore ? nextOffset : null,
+      next_cursor: nextCursor,
+    },
   };
 }
 
@@ -134,16 +179,27 @@ export async function listPage<DB, TB extends keyof DB, Row extends Record<strin
  * The exact count when it is within the bound; past it, the planner's estimate, never below what the page itself
  * proves exists (`atLeast`: the rows up to this page's end, and one more when there is a next page).
  */
-async function totalOf<DB, TB extends keyof DB, Row>(filtered: SelectQueryBuilder<DB, TB, Row>, counted: number, atLeast: number): Promise<Total> {
+async function totalOf<DB, TB extends keyof DB, Row>(
+  filtered: SelectQueryBuilder<DB, TB, Row>,
+  counted: number,
+  atLeast: number,
+): Promise<Total> {
   if (counted <= paging.exact_total_max) return { total: counted, exact: true };
   const estimate = await estimateMatches(filtered);
   return { total: Math.max(estimate, counted, atLeast), exact: false };
 }
 
 /** Counts the matches, reading at most `bound` of them: an index range scan of at most that many entries. */
-async function countUpTo<DB, TB extends keyof DB, Row>(store: TenantStore, filtered: SelectQueryBuilder<DB, TB, Row>, bound: number): Promise<number> {
+async function countUpTo<DB, TB extends keyof DB, Row>(
+  store: TenantStore,
+  filtered: SelectQueryBuilder<DB, TB, Row>,
+  bound: number,
+): Promise<number> {
   const matches = filtered.clearSelect().select(sql`1`.as('one')).limit(bound);
-  const { total } = await store.selectFromRows(matches.as('bounded')).select(sql<number>`count(*)::int`.as('total')).executeTakeFirstOrThrow();
+  const { total } = await store
+    .selectFromRows(matches.as('bounded'))
+    .select(sql<number>`count(*)::int`.as('total'))
+    .executeTakeFirstOrThrow();
   return total;
 }
 
@@ -153,7 +209,9 @@ const ESTIMATE_TTL_MS = 60_000;
 const ESTIMATES_KEPT = 1_000;
 
 /** The planner's row estimate for the matches, from the table's statistics (kept current by autovacuum's analyze). */
-async function estimateMatches<DB, TB extends keyof DB, Row>(filtered: SelectQueryBuilder<DB, TB, Row>): Promise<number> {
+async function estimateMatches<DB, TB extends keyof DB, Row>(
+  filtered: SelectQueryBuilder<DB, TB, Row>,
+): Promise<number> {
   const matches = filtered.clearSelect().select(sql`1`.as('one'));
   const { sql: text, parameters } = matches.compile();
   const key = `${text}\u0000${JSON.stringify(parameters)}`;
@@ -170,7 +228,11 @@ async function estimateMatches<DB, TB extends keyof DB, Row>(filtered: SelectQue
   return rows;
 }
 
-function orderedRows<DB, TB extends keyof DB, Row>(filtered: SelectQueryBuilder<DB, TB, Row>, order: ListOrder, state: CursorState | undefined) {
+function orderedRows<DB, TB extends keyof DB, Row>(
+  filtered: SelectQueryBuilder<DB, TB, Row>,
+  order: ListOrder,
+  state: CursorState | undefined,
+) {
   const columns = order.columns.map((c) => sql.ref(c));
   let query = filtered;
   if (state) {

@@ -22,7 +22,11 @@ export function normalizePhoneKey(phone: string | null | undefined): string | nu
   return national === '' ? null : national;
 }
 
-export function patientMatchKeys(patient: { first_name: string; last_name: string; primary_phone: string | null }): PatientMatchKeys {
+export function patientMatchKeys(patient: {
+  first_name: string;
+  last_name: string;
+  primary_phone: string | null;
+}): PatientMatchKeys {
   return {
     match_last_name: normalizeNameKey(patient.last_name),
     match_first_name: normalizeNameKey(patient.first_name),

@@ -14,7 +14,8 @@ import { parsers, serializers } from './type-parsers.js';
  * initdb: about 1 s instead of 4 to 6.
  */
 export async function openPglite(dataDir: string | undefined, template?: Blob): Promise<Database> {
-  if (template && dataDir !== undefined) throw new Error('a PGlite template starts an in-memory store; a data directory keeps its own data');
+  if (template && dataDir !== undefined)
+    throw new Error('a PGlite template starts an in-memory store; a data directory keeps its own data');
   let lock: DataDirLock | undefined;
   if (dataDir !== undefined) {
     mkdirSync(dataDir, { recursive: true });
@@ -38,5 +39,11 @@ export async function openPglite(dataDir: string | undefined, template?: Blob): 
       lock?.release();
     }
   };
-  return { db, engine: 'pglite', close: () => (closing ??= close()), observe: (observer) => observers.add(observer), dumpDataDir: () => pglite.dumpDataDir('none') };
+  return {
+    db,
+    engine: 'pglite',
+    close: () => (closing ??= close()),
+    observe: (observer) => observers.add(observer),
+    dumpDataDir: () => pglite.dumpDataDir('none'),
+  };
 }

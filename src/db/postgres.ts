@@ -64,7 +64,9 @@ function sessionParameters(options: PostgresOptions): pg.PoolConfig {
  */
 export async function checkPooledSessionDefaults(db: Kysely<DB>, statementTimeoutMs: number): Promise<void> {
   const { rows } = await sql<{ time_zone: string; statement_timeout: string }>`
-    select current_setting('TimeZone') as time_zone, (select setting from pg_settings where name = 'statement_timeout') as statement_timeout`.execute(db);
+    select current_setting('TimeZone') as time_zone, (select setting from pg_settings where name = 'statement_timeout') as statement_timeout`.execute(
+    db,
+  );
   const [{ time_zone, statement_timeout }] = rows;
   const utc = time_zone === SESSION_TIME_ZONE || time_zone === 'Etc/UTC';
   if (utc && Number(statement_timeout) === statementTimeoutMs) return;
@@ -101,13 +103,17 @@ function followWritableHost(pool: pg.Pool, selector: WritableHostSelector): void
   pool.connect = (async () => {
     const client = await connect();
     const release = client.release;
-    client.release = (err?: Error | boolean) => release(err ?? (readOnly.has(client) ? new Error('the server is read-only') : undefined));
+    client.release = (err?: Error | boolean) =>
+      release(err ?? (readOnly.has(client) ? new Error('the server is read-only') : undefined));
     return client;
   }) as typeof pool.connect;
 }
 
 export function openPostgres(options: PostgresOptions): Database {
-  const selector = listedHosts(options.databaseUrl).length > 1 ? new WritableHostSelector(options.databaseUrl, options.connectTimeoutMs) : undefined;
+  const selector =
+    listedHosts(options.databaseUrl).length > 1
+      ? new WritableHostSelector(options.databaseUrl, options.connectTimeoutMs)
+      : undefined;
   const pool = new pg.Pool({
     connectionString: selector?.firstHostUrl ?? options.databaseUrl,
     ...(selector ? { Client: selector.clientClass() } : {}),
@@ -132,6 +138,11 @@ export function openPostgres(options: PostgresOptions): Database {
     engine: 'postgres',
     close: () => (closing ??= db.destroy()),
     observe: (observer) => observers.add(observer),
-    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max: options.poolMax }),
+    poolStats: () => ({
+      total: pool.totalCount,
+      idle: pool.idleCount,
+      waiting: pool.waitingCount,
+      max: options.poolMax,
+    }),
   };
 }

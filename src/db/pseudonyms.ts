@@ -54,9 +54,13 @@ export class TenantPseudonyms {
       .where('kind', '=', kind)
       .executeTakeFirst();
     if (!row) {
-      throw new PlatformError('PLATFORM_PSEUDONYM_UNRESOLVED', `The handle ${handle} does not resolve in this agency. Use handles returned by a no_phi session of the same agency.`, {
-        handle,
-      });
+      throw new PlatformError(
+        'PLATFORM_PSEUDONYM_UNRESOLVED',
+        `The handle ${handle} does not resolve in this agency. Use handles returned by a no_phi session of the same agency.`,
+        {
+          handle,
+        },
+      );
     }
     return row.real_id;
   }

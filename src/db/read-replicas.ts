@@ -56,7 +56,10 @@ export class ReadReplicas {
   /** Polls until close(); the first poll is awaited, so reads can use replicas from the start. */
   async start(): Promise<void> {
     await this.poll();
-    this.timer = setInterval(() => void (this.polling ??= this.poll().finally(() => (this.polling = undefined))), this.options.pollMs);
+    this.timer = setInterval(
+      () => void (this.polling ??= this.poll().finally(() => (this.polling = undefined))),
+      this.options.pollMs,
+    );
     this.timer.unref();
   }
 
@@ -69,9 +72,15 @@ export class ReadReplicas {
   /** The handle a read of this integration runs on. */
   async readerFor(agencyId: string, extensionId: string): Promise<Kysely<DB>> {
     const bound = this.positionAtLagBound();
-    const fresh = bound === undefined ? [] : this.replicas.filter((r) => r.replayed !== undefined && r.replayed.position >= bound);
+    const fresh =
+      bound === undefined ? [] : this.replicas.filter((r) => r.replayed !== undefined && r.replayed.position >= bound);
     if (fresh.length === 0) return this.primary;
-    const own = await this.primary.selectFrom('write_positions').select('lsn').where('agency_id', '=', agencyId).where('extension_id', '=', extensionId).executeTakeFirst();
+    const own = await this.primary
+      .selectFrom('write_positions')
+      .select('lsn')
+      .where('agency_id', '=', agencyId)
+      .where('extension_id', '=', extensionId)
+      .executeTakeFirst();
     const needed = own ? walPosition(own.lsn) : 0n;
     const ready = fresh.filter((r) => r.replayed!.position >= needed);
     if (ready.length === 0) return this.primary;
@@ -82,7 +91,9 @@ export class ReadReplicas {
   async recordWrite(agencyId: string, extensionId: string): Promise<void> {
     await sql`
       insert into write_positions (agency_id, extension_id, lsn) values (${agencyId}, ${extensionId}, pg_current_wal_lsn())
-      on conflict (agency_id, extension_id) do update set lsn = greatest(write_positions.lsn, excluded.lsn)`.execute(this.primary);
+      on conflict (agency_id, extension_id) do update set lsn = greatest(write_positions.lsn, excluded.lsn)`.execute(
+      this.primary,
+    );
   }
 
   /** The oldest primary position read since the lag bound began: at least where the primary was at that instant. */
@@ -107,11 +118,14 @@ export class ReadReplicas {
   private async pollReplica(replica: Replica): Promise<void> {
     const sentAt = performance.now();
     try {
-      const { rows } = await sql<{ lsn: string | null }>`select pg_last_wal_replay_lsn()::text as lsn`.execute(replica.database.db);
+      const { rows } = await sql<{ lsn: string | null }>`select pg_last_wal_replay_lsn()::text as lsn`.execute(
+        replica.database.db,
+      );
       const lsn = rows[0].lsn;
       replica.replayed = lsn ? { sentAt, position: walPosition(lsn) } : undefined;
     } catch (err) {
-      if (replica.replayed) this.options.logger.error({ err }, 'a read replica stopped answering; its reads go to the primary');
+      if (replica.replayed)
+        this.options.logger.error({ err }, 'a read replica stopped answering; its reads go to the primary');
       replica.replayed = undefined;
     }
   }

@@ -27,17 +27,27 @@ export function asPrepared<Row>(name: string, query: CompiledQuery<Row>): Compil
  * per call than executing a primary-key read. `build` gets placeholder strings for the parameters and must use
  * each as a plain value (compared or inserted, never concatenated). `name` must be unique among them.
  */
-export function reusableQuery<P extends string, Row>(name: string, names: readonly P[], build: (db: Kysely<DB>, params: Record<P, string>) => Compilable<Row>) {
+export function reusableQuery<P extends string, Row>(
+  name: string,
+  names: readonly P[],
+  build: (db: Kysely<DB>, params: Record<P, string>) => Compilable<Row>,
+) {
   let compiled: CompiledQuery<Row> | undefined;
   const compile = (db: Kysely<DB>): CompiledQuery<Row> => {
-    const query = build(db, Object.fromEntries(names.map((param) => [param, MARK + param])) as Record<P, string>).compile();
+    const query = build(
+      db,
+      Object.fromEntries(names.map((param) => [param, MARK + param])) as Record<P, string>,
+    ).compile();
     const unused = names.filter((param) => !query.parameters.includes(MARK + param));
-    if (unused.length > 0) throw new Error(`reusableQuery ${name}: parameters ${unused.join(', ')} are not values of the query`);
+    if (unused.length > 0)
+      throw new Error(`reusableQuery ${name}: parameters ${unused.join(', ')} are not values of the query`);
     return asPrepared(name, query);
   };
   return async (db: Kysely<DB>, values: Record<P, string | null>): Promise<Row[]> => {
     compiled ??= compile(db);
-    const parameters = compiled.parameters.map((p) => (typeof p === 'string' && p.startsWith(MARK) ? values[p.slice(MARK.length) as P] : p));
+    const parameters = compiled.parameters.map((p) =>
+      typeof p === 'string' && p.startsWith(MARK) ? values[p.slice(MARK.length) as P] : p,
+    );
     return (await db.executeQuery<Row>({ ...compiled, parameters })).rows;
   };
 }

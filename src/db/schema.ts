@@ -24,6 +24,23 @@ import type { QueryTokenTables } from '../resources/query-tokens/query-token-tab
  * family's beside its handlers (src/resources/<family>/<family>-tables.ts, part of this layer).
  */
 export interface DB
-  extends AgencyTables, AgencyDirectoryTables, IdentityTables, PseudonymTables, UsageTables, CommandLedgerTables, ServiceSecretTables, WebhookTables,
-    PatientTables, ReferralTables, IntakeTables, VisitTables, TaskTables,
-    HhvbpTables, PhysicianOrderTables, WorkingCollectionTables, RemittanceTables, QueryTokenTables, PeopleTables, WritePositionTables {}
+  extends AgencyTables,
+    AgencyDirectoryTables,
+    IdentityTables,
+    PseudonymTables,
+    UsageTables,
+    CommandLedgerTables,
+    ServiceSecretTables,
+    WebhookTables,
+    PatientTables,
+    ReferralTables,
+    IntakeTables,
+    VisitTables,
+    TaskTables,
+    HhvbpTables,
+    PhysicianOrderTables,
+    WorkingCollectionTables,
+    RemittanceTables,
+    QueryTokenTables,
+    PeopleTables,
+    WritePositionTables {}

@@ -29,11 +29,23 @@ export function isRejectedRow(err: unknown): boolean {
 export function isDatabaseUnavailable(err: unknown): boolean {
   const code = sqlState(err);
   if (code !== undefined) {
-    return code.startsWith('08') || code.startsWith('53') || code === '57P01' || code === '57P02' || code === '57P03' || code === SQLSTATE.readOnlyTransaction;
+    return (
+      code.startsWith('08') ||
+      code.startsWith('53') ||
+      code === '57P01' ||
+      code === '57P02' ||
+      code === '57P03' ||
+      code === SQLSTATE.readOnlyTransaction
+    );
   }
   const message = err instanceof Error ? err.message : '';
   const errno = (err as { code?: unknown } | null)?.code;
-  return /timeout exceeded when trying to connect|Connection terminated/.test(message) || errno === 'ECONNREFUSED' || errno === 'ECONNRESET' || errno === 'EPIPE';
+  return (
+    /timeout exceeded when trying to connect|Connection terminated/.test(message) ||
+    errno === 'ECONNREFUSED' ||
+    errno === 'ECONNRESET' ||
+    errno === 'EPIPE'
+  );
 }
 
 /** statement_timeout cancelled the query. */

@@ -1,7 +1,26 @@
 import {
-  sql, type AliasedExpression, type Compilable, type DeleteQueryBuilder, type DeleteResult, type Expression, type Insertable, type InsertQueryBuilder,
-  type InsertResult, type Kysely, type KyselyPlugin, type PluginTransformQueryArgs, type PluginTransformResultArgs, type QueryCreator, type QueryResult,
-  type RootOperationNode, type UnknownRow, type SelectQueryBuilder, type SqlBool, type Transaction, type UpdateQueryBuilder, type UpdateResult,
+  sql,
+  type AliasedExpression,
+  type Compilable,
+  type DeleteQueryBuilder,
+  type DeleteResult,
+  type Expression,
+  type Insertable,
+  type InsertQueryBuilder,
+  type InsertResult,
+  type Kysely,
+  type KyselyPlugin,
+  type PluginTransformQueryArgs,
+  type PluginTransformResultArgs,
+  type QueryCreator,
+  type QueryResult,
+  type RootOperationNode,
+  type UnknownRow,
+  type SelectQueryBuilder,
+  type SqlBool,
+  type Transaction,
+  type UpdateQueryBuilder,
+  type UpdateResult,
 } from 'kysely';
 import type { DB } from './schema.js';
 import type { PhiMode, Principal } from '../shared/principal.js';
@@ -97,7 +116,9 @@ export class TenantStore {
    * A read of an audited table names on the call's audit record the id of every row it returns.
    */
   selectFrom<T extends TenantTable>(table: T): SelectQueryBuilder<DB, T, object>;
-  selectFrom<T extends TenantTable, A extends string>(table: `${T} as ${A}`): SelectQueryBuilder<DB & { [K in A]: DB[T] }, A, object>;
+  selectFrom<T extends TenantTable, A extends string>(
+    table: `${T} as ${A}`,
+  ): SelectQueryBuilder<DB & { [K in A]: DB[T] }, A, object>;
   selectFrom(table: string): SelectQueryBuilder<DB, TenantTable, object> {
     const rows = this.lookupFrom(table as TenantTable);
     return auditedReads(table) ? rows.withPlugin(this.auditReturned) : rows;
@@ -108,7 +129,9 @@ export class TenantStore {
    * claim names. The audit record does not name them (it names what the call then wrote or returned).
    */
   lookupFrom<T extends TenantTable>(table: T): SelectQueryBuilder<DB, T, object>;
-  lookupFrom<T extends TenantTable, A extends string>(table: `${T} as ${A}`): SelectQueryBuilder<DB & { [K in A]: DB[T] }, A, object>;
+  lookupFrom<T extends TenantTable, A extends string>(
+    table: `${T} as ${A}`,
+  ): SelectQueryBuilder<DB & { [K in A]: DB[T] }, A, object>;
   lookupFrom(table: string): SelectQueryBuilder<DB, TenantTable, object> {
     const rows = this.#db.selectFrom(table as TenantTable) as unknown as SelectQueryBuilder<DB, TenantTable, object>;
     return rows.where(this.ofAgency(nameIn(table)));
@@ -123,12 +146,15 @@ export class TenantStore {
   }
 
   /** Rows of a derived table (a subquery built from this store's own selects, aliased with `.as`). */
-  selectFromRows<A extends string, Row>(rows: AliasedExpression<Row, A>): SelectQueryBuilder<DB & { [K in A]: Row }, A, object> {
+  selectFromRows<A extends string, Row>(
+    rows: AliasedExpression<Row, A>,
+  ): SelectQueryBuilder<DB & { [K in A]: Row }, A, object> {
     return this.#db.selectFrom(rows as never) as never;
   }
 
   /** A select of expressions only (each built from this store's selects): `selectNoFrom(jsonObjectFrom(chart).as('chart'))`. */
-  readonly selectNoFrom: QueryCreator<DB>['selectNoFrom'] = ((selection: never) => this.#db.selectNoFrom(selection)) as never;
+  readonly selectNoFrom: QueryCreator<DB>['selectNoFrom'] = ((selection: never) =>
+    this.#db.selectNoFrom(selection)) as never;
 
   /** Runs `query` (a read built from this store) in a transaction of its own under a statement timeout. */
   readWithin<Row>(timeoutMs: number, query: Compilable<Row>): Promise<Row[]> {
@@ -143,7 +169,7 @@ export class TenantStore {
    * that each use is found (`grep -rn "unscoped("`) and justified where it stands.
    */
   unscoped(why: string): Kysely<DB> {
-    if (why.trim() === '') throw new Error('unscoped(why): say why this needs every agency\'s rows');
+    if (why.trim() === '') throw new Error("unscoped(why): say why this needs every agency's rows");
     return this.#db;
   }
 
@@ -196,7 +222,10 @@ export function reusableTenantQuery<P extends string, Row>(
   audits?: (row: Row) => string | undefined,
 ) {
   const query = reusableQuery(name, ['agencyId', ...names], (db, params) =>
-    build(new TenantStore(db, { agencyId: params.agencyId, phiMode: 'phi' }, { resourceType: null, resourceIds: [] }), params),
+    build(
+      new TenantStore(db, { agencyId: params.agencyId, phiMode: 'phi' }, { resourceType: null, resourceIds: [] }),
+      params,
+    ),
   );
   return async (store: TenantStore, values: Record<P, string | null>): Promise<Row[]> => {
     const rows = await query(handleOf(store), { ...values, agencyId: store.agencyId });
@@ -215,7 +244,12 @@ interface PlatformEvent {
  * Writes a command's events in its transaction, so that an event exists exactly when its change committed; with the
  * trace of the call that emitted it, when that call was traced, for its deliveries to continue.
  */
-export type EventOutbox = (trx: Transaction<DB>, agencyId: string, event: PlatformEvent, emittedBy?: TraceContext) => Promise<void>;
+export type EventOutbox = (
+  trx: Transaction<DB>,
+  agencyId: string,
+  event: PlatformEvent,
+  emittedBy?: TraceContext,
+) => Promise<void>;
 
 /**
  * A command's store: it writes, scoped to the agency as its reads are, in the transaction that also holds the
@@ -263,13 +297,17 @@ export class CommandStore extends TenantStore {
 
   /** Updates this agency's rows of a table, and no other agency's; an audited table's rows it returns are named. */
   updateTable<T extends TenantTable>(table: T): UpdateQueryBuilder<DB, T, T, UpdateResult> {
-    const rows = (this.#trx.updateTable(table) as unknown as UpdateQueryBuilder<DB, TenantTable, TenantTable, UpdateResult>).where(this.ofAgency(table));
+    const rows = (
+      this.#trx.updateTable(table) as unknown as UpdateQueryBuilder<DB, TenantTable, TenantTable, UpdateResult>
+    ).where(this.ofAgency(table));
     return (auditedWrites(table) ? rows.withPlugin(this.auditReturned) : rows) as never;
   }
 
   /** Deletes this agency's rows of a table, and no other agency's; an audited table's rows it returns are named. */
   deleteFrom<T extends TenantTable>(table: T): DeleteQueryBuilder<DB, T, DeleteResult> {
-    const rows = (this.#trx.deleteFrom(table) as unknown as DeleteQueryBuilder<DB, TenantTable, DeleteResult>).where(this.ofAgency(table));
+    const rows = (this.#trx.deleteFrom(table) as unknown as DeleteQueryBuilder<DB, TenantTable, DeleteResult>).where(
+      this.ofAgency(table),
+    );
     return (auditedWrites(table) ? rows.withPlugin(this.auditReturned) : rows) as never;
   }
 
@@ -278,7 +316,10 @@ export class CommandStore extends TenantStore {
    * clause, all run, and foreign keys are checked at the end of the statement. `name` prepares it (asPrepared).
    */
   async insertTogether(name: string, inserts: readonly Compilable<unknown>[]): Promise<void> {
-    const statement = inserts.reduce<QueryCreator<DB>>((chain, insert, i) => chain.with(`write_${i}`, () => insert as never) as never, this.#trx);
+    const statement = inserts.reduce<QueryCreator<DB>>(
+      (chain, insert, i) => chain.with(`write_${i}`, () => insert as never) as never,
+      this.#trx,
+    );
     await this.#trx.executeQuery(asPrepared(name, statement.selectNoFrom(sql.lit(1).as('written')).compile()));
     // The statement ran as one, outside each insert's own execution: their audited rows are named here, in order.
     for (const insert of inserts) this.#inserted.get(insert)?.();
@@ -286,7 +327,12 @@ export class CommandStore extends TenantStore {
 
   /** Locks the agency's row until the command ends, so that commands which take the lock run one after another. */
   async lockAgency(): Promise<void> {
-    await this.#trx.selectFrom('agencies').select('id').where('id', '=', this.agencyId).forUpdate().executeTakeFirstOrThrow();
+    await this.#trx
+      .selectFrom('agencies')
+      .select('id')
+      .where('id', '=', this.agencyId)
+      .forUpdate()
+      .executeTakeFirstOrThrow();
   }
 
   /** Records an event of this command's change, committed with it or not at all. */

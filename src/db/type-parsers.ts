@@ -33,7 +33,8 @@ function parseInt8(value: string): number {
 }
 
 // PostgreSQL's ISO output: "2026-03-01 12:00:00.123456+02" (timestamptz) or without offset (timestamp).
-const TIMESTAMP = /^(\d{4,})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)(?:\.(\d{1,6}))?(?:([+-])(\d\d)(?::(\d\d))?(?::(\d\d))?)?$/;
+const TIMESTAMP =
+  /^(\d{4,})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)(?:\.(\d{1,6}))?(?:([+-])(\d\d)(?::(\d\d))?(?::(\d\d))?)?$/;
 
 /** timestamptz at its offset; timestamp (no zone) as UTC, so the result never depends on the process's TZ. */
 function parseTimestamp(value: string): Date {

@@ -28,9 +28,14 @@ export function listedHosts(databaseUrl: string): PostgresHost[] {
   if (!parts) return [];
   const query = new URLSearchParams(parts[5] ?? '');
   const fromQuery = query.get('host');
-  const entries = fromQuery ? fromQuery.split(',').map((host) => ({ host, port: undefined as number | undefined })) : parts[3].split(',').filter(Boolean).map(authorityHost);
+  const entries = fromQuery
+    ? fromQuery.split(',').map((host) => ({ host, port: undefined as number | undefined }))
+    : parts[3].split(',').filter(Boolean).map(authorityHost);
   const ports = (query.get('port') ?? '').split(',').filter(Boolean).map(Number);
-  return entries.map((entry, i) => ({ host: entry.host || 'localhost', port: ports.length > 1 ? ports[i] : (ports[0] ?? entry.port ?? 5432) }));
+  return entries.map((entry, i) => ({
+    host: entry.host || 'localhost',
+    port: ports.length > 1 ? ports[i] : (ports[0] ?? entry.port ?? 5432),
+  }));
 }
 
 /** The same URL naming only `target`, which node-postgres can read. */
@@ -45,7 +50,9 @@ export function singleHostUrl(databaseUrl: string, target: PostgresHost): string
   query.delete('target_session_attrs');
   const socket = target.host.startsWith('/');
   if (socket) query.set('host', target.host);
-  const authority = socket ? `localhost:${target.port}` : `${target.host.includes(':') ? `[${target.host}]` : target.host}:${target.port}`;
+  const authority = socket
+    ? `localhost:${target.port}`
+    : `${target.host.includes(':') ? `[${target.host}]` : target.host}:${target.port}`;
   const rest = query.toString();
   return `${scheme}${user}${authority}${path}${rest ? `?${rest}` : ''}`;
 }
@@ -110,7 +117,10 @@ export class WritableHostSelector {
   }
 
   async #ask(host: PostgresHost): Promise<string> {
-    const client = new pg.Client({ connectionString: singleHostUrl(this.#databaseUrl, host), connectionTimeoutMillis: this.#connectTimeoutMs });
+    const client = new pg.Client({
+      connectionString: singleHostUrl(this.#databaseUrl, host),
+      connectionTimeoutMillis: this.#connectTimeoutMs,
+    });
     client.on('error', () => {});
     try {
       await client.connect();
@@ -138,7 +148,10 @@ export class WritableHostSelector {
         const target = await selector.writable();
         // Client reads its host at construction, from the pool's one configuration; it is used only from connect() on.
         Object.assign(this, { host: target.host, port: target.port });
-        Object.assign((this as unknown as { connectionParameters: object }).connectionParameters, { host: target.host, port: target.port });
+        Object.assign((this as unknown as { connectionParameters: object }).connectionParameters, {
+          host: target.host,
+          port: target.port,
+        });
         try {
           await super.connect();
           if (await isWritable(this)) return this;

@@ -38,7 +38,8 @@ function utcOffsetMinutes(timeZone: string, day: string): number {
       format = new Intl.DateTimeFormat('en-US', { timeZone, timeZoneName: 'longOffset' });
       offsetFormats.set(timeZone, format);
     }
-    const name = format.formatToParts(new Date(`${day}T12:00:00Z`)).find((p) => p.type === 'timeZoneName')?.value ?? 'GMT';
+    const name =
+      format.formatToParts(new Date(`${day}T12:00:00Z`)).find((p) => p.type === 'timeZoneName')?.value ?? 'GMT';
     const [, sign = '+', hours = '0', minutes = '0'] = /GMT([+-])(\d\d):(\d\d)/.exec(name) ?? [];
     offset = (sign === '-' ? -1 : 1) * (Number(hours) * 60 + Number(minutes));
     offsets.set(key, offset);

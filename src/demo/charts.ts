@@ -50,7 +50,15 @@ const SERVICE_LINES: Weights<ServiceLine> = { home_health: 60, hospice: 25, priv
 const STATUSES: Record<ServiceLine, Weights<PatientStatus>> = {
   home_health: { referred: 3, pending_admission: 2, active: 9, on_hold: 1, discharged: 69, deceased: 4, non_admit: 12 },
   hospice: { referred: 3, pending_admission: 2, active: 10, on_hold: 1, discharged: 10, deceased: 62, non_admit: 12 },
-  private_duty: { referred: 3, pending_admission: 3, active: 15, on_hold: 2, discharged: 65, deceased: 3, non_admit: 9 },
+  private_duty: {
+    referred: 3,
+    pending_admission: 3,
+    active: 15,
+    on_hold: 2,
+    discharged: 65,
+    deceased: 3,
+    non_admit: 9,
+  },
 };
 
 export const SERVICE_LINE_ORDER = Object.keys(SERVICE_LINES) as ServiceLine[];
@@ -60,7 +68,11 @@ const EVERY_COMBINATION = SERVICE_LINE_ORDER.flatMap((line) =>
   (Object.keys(STATUSES[line]) as PatientStatus[]).map((status) => ({ line, status })),
 );
 
-const AGE_RANGE: Record<ServiceLine, [number, number]> = { home_health: [62, 99], hospice: [58, 103], private_duty: [28, 98] };
+const AGE_RANGE: Record<ServiceLine, [number, number]> = {
+  home_health: [62, 99],
+  hospice: [58, 103],
+  private_duty: [28, 98],
+};
 
 export function buildChart(ctx: ChartContext, index: number): Chart {
   const { rng } = ctx;
@@ -74,7 +86,11 @@ export function buildChart(ctx: ChartContext, index: number): Chart {
   return { patient, line, status, place, timeline, episodes, displayName: displayName(patient), showcase };
 }
 
-function patientRow(ctx: ChartContext, index: number, c: Pick<Chart, 'line' | 'status' | 'place' | 'timeline'>): Chart['patient'] {
+function patientRow(
+  ctx: ChartContext,
+  index: number,
+  c: Pick<Chart, 'line' | 'status' | 'place' | 'timeline'>,
+): Chart['patient'] {
   const { rng, now } = ctx;
   const sex = gender(rng);
   const name = personName(rng, sex);
@@ -109,9 +125,17 @@ function patientRow(ctx: ChartContext, index: number, c: Pick<Chart, 'line' | 's
 }
 
 /** Days since start of care for patients still on service, and length of stay for those who left. */
-const DAYS_ON_SERVICE: Record<ServiceLine, [number, number]> = { home_health: [0, 170], hospice: [0, 400], private_duty: [0, 700] };
+const DAYS_ON_SERVICE: Record<ServiceLine, [number, number]> = {
+  home_health: [0, 170],
+  hospice: [0, 400],
+  private_duty: [0, 700],
+};
 const DAYS_SINCE_DISCHARGE: [number, number] = [1, 700];
-const LENGTH_OF_STAY: Record<ServiceLine, [number, number]> = { home_health: [14, 120], hospice: [2, 180], private_duty: [30, 400] };
+const LENGTH_OF_STAY: Record<ServiceLine, [number, number]> = {
+  home_health: [14, 120],
+  hospice: [2, 180],
+  private_duty: [30, 400],
+};
 
 /**
  * Showcase charts keep their story inside the visit window: admitted 45-55 days ago (so start of care is
@@ -120,7 +144,11 @@ const LENGTH_OF_STAY: Record<ServiceLine, [number, number]> = { home_health: [14
 const SHOWCASE_DAYS_ON_SERVICE: [number, number] = [45, 55];
 const SHOWCASE_DAYS_SINCE_DISCHARGE: [number, number] = [1, 30];
 
-function buildTimeline(rng: Random, now: Date, { line, status, showcase }: Pick<Chart, 'line' | 'status' | 'showcase'>): Timeline {
+function buildTimeline(
+  rng: Random,
+  now: Date,
+  { line, status, showcase }: Pick<Chart, 'line' | 'status' | 'showcase'>,
+): Timeline {
   const daysAgo = (min: number, max: number) => addMinutes(now, -rng.int(min * 1440, max * 1440));
   const timeline: Timeline = { referredAt: now, admittedOn: null, endedOn: null, heldSince: null, resumedOn: null };
   if (status === 'referred') timeline.referredAt = daysAgo(0.1, 4);
@@ -132,7 +160,8 @@ function buildTimeline(rng: Random, now: Date, { line, status, showcase }: Pick<
   if (status === 'active' || status === 'on_hold') {
     timeline.admittedOn = isoDay(daysAgo(...(showcase ? SHOWCASE_DAYS_ON_SERVICE : DAYS_ON_SERVICE[line])));
     if (status === 'on_hold') timeline.heldSince = isoDay(daysAgo(0, 10));
-    if (status === 'active' && line === 'home_health') timeline.resumedOn = rng.maybe(showcase ? 1 : 0.12, () => isoDay(daysAgo(1, 40)));
+    if (status === 'active' && line === 'home_health')
+      timeline.resumedOn = rng.maybe(showcase ? 1 : 0.12, () => isoDay(daysAgo(1, 40)));
   }
   if (status === 'discharged' || status === 'deceased') {
     const ended = daysAgo(...(showcase ? SHOWCASE_DAYS_SINCE_DISCHARGE : DAYS_SINCE_DISCHARGE));
@@ -167,7 +196,14 @@ const EPISODE: Record<ServiceLine, { type: EpisodeType; lengths: number[] }> = {
  * Consecutive periods from start of care until discharge, or through today (the current one active);
  * active patients also have the periods of the next two months planned.
  */
-function buildEpisodes(rng: Random, now: Date, patientId: string, line: ServiceLine, status: PatientStatus, timeline: Timeline): Chart['episodes'] {
+function buildEpisodes(
+  rng: Random,
+  now: Date,
+  patientId: string,
+  line: ServiceLine,
+  status: PatientStatus,
+  timeline: Timeline,
+): Chart['episodes'] {
   if (!timeline.admittedOn) return [];
   const { type, lengths } = EPISODE[line];
   const today = isoDay(now);
@@ -178,9 +214,21 @@ function buildEpisodes(rng: Random, now: Date, patientId: string, line: ServiceL
     const end_date = timeline.endedOn && fullEnd > timeline.endedOn ? timeline.endedOn : fullEnd;
     const episodeStatus = start > today ? 'planned' : timeline.endedOn || end_date < today ? 'closed' : 'active';
     // Periods planned ahead were opened before now, not on their first day.
-    const created_at = minDate(addMinutes(dayStart(start), -rng.int(60, 2 * 1440)), addMinutes(now, -rng.int(60, 1440)));
+    const created_at = minDate(
+      addMinutes(dayStart(start), -rng.int(60, 2 * 1440)),
+      addMinutes(now, -rng.int(60, 1440)),
+    );
     const updated_at = episodeStatus === 'closed' ? addDays(dayStart(end_date), 1) : created_at;
-    episodes.push({ id: rng.id('epi'), patient_id: patientId, type, status: episodeStatus, start_date: start, end_date, created_at, updated_at });
+    episodes.push({
+      id: rng.id('epi'),
+      patient_id: patientId,
+      type,
+      status: episodeStatus,
+      start_date: start,
+      end_date,
+      created_at,
+      updated_at,
+    });
     start = isoDay(addDays(dayStart(end_date), 1));
   }
   return episodes;

@@ -20,7 +20,14 @@ const PRIMARY_PAYOR: Record<ServiceLine, Weights<PayorType>> = {
 const SECONDARY_PAYOR = { medicaid: 40, commercial: 60 };
 
 /** Coverage through someone else's plan, by X12 1069 code. */
-const OTHER_HOLDER: Weights<Exclude<RelationshipToInsured, '18'>> = { '01': 65, '53': 10, '19': 5, '20': 10, G8: 7, '21': 3 };
+const OTHER_HOLDER: Weights<Exclude<RelationshipToInsured, '18'>> = {
+  '01': 65,
+  '53': 10,
+  '19': 5,
+  '20': 10,
+  G8: 7,
+  '21': 3,
+};
 
 const MBI_LETTERS = 'ACDEFGHJKMNPQRTUVWXY';
 
@@ -29,14 +36,31 @@ function mbi(rng: Random): string {
   const letter = () => rng.pick([...MBI_LETTERS]);
   const either = () => (rng.chance(0.5) ? letter() : String(rng.int(0, 9)));
   const digit = () => String(rng.int(0, 9));
-  return [String(rng.int(1, 9)), letter(), either(), digit(), letter(), either(), digit(), letter(), letter(), digit(), digit()].join('');
+  return [
+    String(rng.int(1, 9)),
+    letter(),
+    either(),
+    digit(),
+    letter(),
+    either(),
+    digit(),
+    letter(),
+    letter(),
+    digit(),
+    digit(),
+  ].join('');
 }
 
 function memberNumbers(rng: Random, payor: PayorRef): { policy_number: string | null; group_number: string | null } {
   if (payor.type === 'private_pay') return { policy_number: null, group_number: null };
   if (payor.type === 'medicare') return { policy_number: mbi(rng), group_number: null };
-  if (payor.type === 'medicaid') return { policy_number: `${rng.pick(['MC', 'MA', 'MD'])}${rng.digits(8)}`, group_number: null };
-  const initials = payor.name.match(/\b[A-Z]/g)?.join('').slice(0, 3) ?? 'MBR';
+  if (payor.type === 'medicaid')
+    return { policy_number: `${rng.pick(['MC', 'MA', 'MD'])}${rng.digits(8)}`, group_number: null };
+  const initials =
+    payor.name
+      .match(/\b[A-Z]/g)
+      ?.join('')
+      .slice(0, 3) ?? 'MBR';
   return { policy_number: `${initials}${rng.digits(9)}`, group_number: rng.digits(6) };
 }
 
@@ -57,7 +81,8 @@ function coverageRow(rng: Random, chart: Chart, payor: PayorRef, coverage_order:
   const { patient } = chart;
   const throughSomeoneElse = (payor.type === 'commercial' || payor.type === 'medicare_advantage') && rng.chance(0.35);
   // An old secondary the referral still lists, ended before the referral.
-  const ended = coverage_order > 0 ? rng.maybe(0.08, () => addDays(chart.timeline.referredAt, -rng.int(30, 400))) : null;
+  const ended =
+    coverage_order > 0 ? rng.maybe(0.08, () => addDays(chart.timeline.referredAt, -rng.int(30, 400))) : null;
   const asOf = ended ?? chart.timeline.referredAt;
   return {
     id: rng.id('cov'),
@@ -65,7 +90,10 @@ function coverageRow(rng: Random, chart: Chart, payor: PayorRef, coverage_order:
     payor_id: payor.id,
     plan_name: payor.type === 'medicare' ? 'Medicare Part A' : payor.name,
     ...memberNumbers(rng, payor),
-    effective_date: payor.type === 'medicare' ? medicareStart(patient.dob ?? null, asOf) : `${asOf.getUTCFullYear() - rng.int(1, 6)}-01-01`,
+    effective_date:
+      payor.type === 'medicare'
+        ? medicareStart(patient.dob ?? null, asOf)
+        : `${asOf.getUTCFullYear() - rng.int(1, 6)}-01-01`,
     termination_date: ended && isoDay(ended),
     coverage_order,
     relationship_to_insured: throughSomeoneElse ? rng.weighted(OTHER_HOLDER) : '18',
@@ -103,7 +131,11 @@ function policyHolder(rng: Random, chart: Chart): Partial<CoverageDraft> {
  * The coverages as the referral sent them, awaiting (or past) the reviewer's confirmation. With
  * `holderNameMissing`, a dependent coverage arrives without the policy holder's name, as the intake allows.
  */
-export function pendingCoverages(coverages: CoverageDraft[], confirmed: boolean, holderNameMissing: boolean): PendingCoverageJson[] {
+export function pendingCoverages(
+  coverages: CoverageDraft[],
+  confirmed: boolean,
+  holderNameMissing: boolean,
+): PendingCoverageJson[] {
   return coverages.map((c) => ({
     payor_id: c.payor_id ?? null,
     plan_name: c.plan_name ?? null,

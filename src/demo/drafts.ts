@@ -10,8 +10,14 @@ import type { PhysicianOrderTables } from '../resources/physician-orders/physici
 import type { WorkingCollectionTables } from '../resources/working-collections/working-collection-tables.js';
 
 /** The agency-scoped tables a demo agency fills: its directory and every resource family's. */
-type SeededTables = AgencyDirectoryTables & PatientTables & ReferralTables & IntakeTables & VisitTables & TaskTables & PhysicianOrderTables
-  & WorkingCollectionTables;
+type SeededTables = AgencyDirectoryTables &
+  PatientTables &
+  ReferralTables &
+  IntakeTables &
+  VisitTables &
+  TaskTables &
+  PhysicianOrderTables &
+  WorkingCollectionTables;
 
 export type SeededTable = keyof SeededTables;
 
@@ -67,7 +73,8 @@ export class DraftWriter {
   async write(drafts: Drafts): Promise<void> {
     for (const table of INSERT_ORDER) {
       const rows = drafts[table] as Record<string, Cell>[];
-      for (let start = 0; start < rows.length; start += BATCH_ROWS) await this.insert(table, rows.slice(start, start + BATCH_ROWS));
+      for (let start = 0; start < rows.length; start += BATCH_ROWS)
+        await this.insert(table, rows.slice(start, start + BATCH_ROWS));
       this.rows[table] += rows.length;
     }
   }
@@ -80,7 +87,9 @@ export class DraftWriter {
     const aliases = names.map((_, i) => sql.ref(`c${i}`));
     const casts = names.map((name, i) => sql`${aliases[i]}::${sql.raw(typeOf(types, table, name))}`);
     await sql`insert into ${sql.table(table)} (${sql.join(names.map((name) => sql.ref(name)))})
-      select ${sql.join(casts)} from unnest(${sql.join(arrays.map((array) => sql`${array}::text[]`))}) as u(${sql.join(aliases)})`.execute(this.db);
+      select ${sql.join(casts)} from unnest(${sql.join(arrays.map((array) => sql`${array}::text[]`))}) as u(${sql.join(aliases)})`.execute(
+      this.db,
+    );
   }
 
   private async typesOf(table: SeededTable): Promise<Map<string, string>> {

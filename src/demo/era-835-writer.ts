@@ -54,11 +54,15 @@ function claimSegments(claim: WrittenClaim): string[] {
   const { patient } = claim;
   const responsibility = claim.patientResponsibilityCents === undefined ? '' : money(claim.patientResponsibilityCents);
   const cas = new Map<string, string[]>();
-  for (const [group, reason, cents] of claim.adjustments) cas.set(group, [...(cas.get(group) ?? []), reason, money(cents), '']);
+  for (const [group, reason, cents] of claim.adjustments)
+    cas.set(group, [...(cas.get(group) ?? []), reason, money(cents), '']);
   return [
     `CLP*${claim.pcn}*${claim.statusCode}*${money(claim.chargedCents)}*${money(claim.paidCents)}*${responsibility}*${claim.filingIndicator}*${claim.payerClaimNumber}*32*1`,
     ...[...cas].map(([group, triplets]) => `CAS*${group}*${triplets.join('*').replace(/\*+$/, '')}`),
-    `NM1*QC*1*${patient.lastName}*${patient.firstName}****${patient.memberId ? `MI*${patient.memberId}` : ''}`.replace(/\*+$/, ''),
+    `NM1*QC*1*${patient.lastName}*${patient.firstName}****${patient.memberId ? `MI*${patient.memberId}` : ''}`.replace(
+      /\*+$/,
+      '',
+    ),
     ...(claim.originalClaimNumber ? [`REF*F8*${claim.originalClaimNumber}`] : []),
     `DTM*232*${compact(claim.from)}`,
     `DTM*233*${compact(claim.to)}`,
@@ -71,7 +75,8 @@ function* paymentSegments(payment: WrittenPayment): Generator<string> {
   let paid = 0;
   for (const claim of payment.claims()) paid += claim.paidCents;
   const amount = paid - payment.providerAdjustments.reduce((sum, [, , cents]) => sum + cents, 0);
-  const bank = payment.method === 'ACH' ? 'CCP*01*011000015*DA*123456789*1111111111**01*021000021*DA*987654321' : '**********';
+  const bank =
+    payment.method === 'ACH' ? 'CCP*01*011000015*DA*123456789*1111111111**01*021000021*DA*987654321' : '**********';
   const header = [
     `ST*835*${payment.controlNumber}`,
     `BPR*I*${money(Math.abs(amount))}*${amount < 0 ? 'D' : 'C'}*${payment.method}*${bank}*${compact(payment.paymentDate)}`,
@@ -102,7 +107,10 @@ function* paymentSegments(payment: WrittenPayment): Generator<string> {
 }
 
 /** A whole file, `~` and a line break after each segment, as payers send them. */
-export function* interchangeLines(interchange: WrittenInterchange, payments: Iterable<WrittenPayment>): Generator<string> {
+export function* interchangeLines(
+  interchange: WrittenInterchange,
+  payments: Iterable<WrittenPayment>,
+): Generator<string> {
   const control = String(interchange.controlNumber).padStart(9, '0');
   const date = compact(interchange.date);
   yield `ISA*00*          *00*          *ZZ*${interchange.sender.padEnd(15)}*ZZ*${interchange.receiver.padEnd(15)}*${date.slice(2)}*0800*^*00501*${control}*0*P*:~\n`;

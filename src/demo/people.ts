@@ -1,7 +1,14 @@
 import type { Gender } from '../db/tables/tenant-row.js';
 import { addDays, isoDay } from './calendar.js';
 import type { Random, Weights } from './random.js';
-import { FEMALE_FIRST_NAMES, LAST_NAMES, MALE_FIRST_NAMES, NAME_SUFFIXES, STREET_NAMES, STREET_SUFFIXES } from './vocabulary.js';
+import {
+  FEMALE_FIRST_NAMES,
+  LAST_NAMES,
+  MALE_FIRST_NAMES,
+  NAME_SUFFIXES,
+  STREET_NAMES,
+  STREET_SUFFIXES,
+} from './vocabulary.js';
 
 interface NameParts {
   first_name: string;

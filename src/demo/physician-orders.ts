@@ -13,13 +13,29 @@ const CHANGES_PER_MONTH = 2;
 
 type Outcome = 'signed' | 'rejected' | 'superseded';
 /** What happens to an order once created: most go out and come back; a few never need a signature, or are withdrawn. */
-const FATE: Weights<'sent' | 'held' | 'signature_not_required' | 'cancelled'> = { sent: 90, held: 1, signature_not_required: 5, cancelled: 4 };
+const FATE: Weights<'sent' | 'held' | 'signature_not_required' | 'cancelled'> = {
+  sent: 90,
+  held: 1,
+  signature_not_required: 5,
+  cancelled: 4,
+};
 const DELIVERY: Weights<DeliveryMethod> = { fax: 45, portal: 30, e_signature: 25 };
 /** Days until the physician answers: most within the week, some late, a few never. */
 const ANSWER_DAYS: Weights<'days_0_3' | 'days_4_7' | 'days_8_14' | 'days_15_30' | 'days_31_60' | 'never'> = {
-  days_0_3: 40, days_4_7: 28, days_8_14: 14, days_15_30: 8, days_31_60: 3, never: 7,
+  days_0_3: 40,
+  days_4_7: 28,
+  days_8_14: 14,
+  days_15_30: 8,
+  days_31_60: 3,
+  never: 7,
 };
-const ANSWER_RANGE: Record<Exclude<keyof typeof ANSWER_DAYS, 'never'>, [number, number]> = { days_0_3: [0, 3], days_4_7: [4, 7], days_8_14: [8, 14], days_15_30: [15, 30], days_31_60: [31, 60] };
+const ANSWER_RANGE: Record<Exclude<keyof typeof ANSWER_DAYS, 'never'>, [number, number]> = {
+  days_0_3: [0, 3],
+  days_4_7: [4, 7],
+  days_8_14: [8, 14],
+  days_15_30: [15, 30],
+  days_31_60: [31, 60],
+};
 const OUTCOME: Weights<Outcome> = { signed: 90, rejected: 5, superseded: 5 };
 
 interface OrderEvent {
@@ -44,7 +60,13 @@ export function buildPhysicianOrders(ctx: ChartContext, chart: Chart): Draft<'ph
   return orderEvents(rng, chart, dayStart(admittedOn), end)
     .map((event) => ({ ...event, on: zonedTime(isoDay(event.on), rng.int(8 * 60, 17 * 60), timeZone) }))
     .filter((event) => event.on >= windowStart && event.on < ctx.now)
-    .map((event) => order(rng, ctx.now, event, { patient_id: chart.patient.id, physician_id: physicianId, office_id: chart.place.officeId }));
+    .map((event) =>
+      order(rng, ctx.now, event, {
+        patient_id: chart.patient.id,
+        physician_id: physicianId,
+        office_id: chart.place.officeId,
+      }),
+    );
 }
 
 function orderEvents(rng: Random, chart: Chart, start: Date, end: Date): OrderEvent[] {
@@ -52,13 +74,16 @@ function orderEvents(rng: Random, chart: Chart, start: Date, end: Date): OrderEv
   const period = RECERTIFY_EVERY[chart.line];
   if (period) {
     events.push({ type: 'plan_of_care', on: start });
-    for (let on = addDays(start, period); on < end; on = addDays(on, period)) events.push({ type: 'recertification', on });
+    for (let on = addDays(start, period); on < end; on = addDays(on, period))
+      events.push({ type: 'recertification', on });
   }
   if (chart.line === 'home_health') events.push({ type: 'face_to_face', on: start });
   const days = (end.getTime() - start.getTime()) / 86_400_000;
   const changes = rng.int(0, Math.ceil((days / 30) * CHANGES_PER_MONTH));
-  for (let n = 0; n < changes; n++) events.push({ type: rng.chance(0.6) ? 'verbal' : 'supplemental', on: laterThan(rng, start, end) });
-  if (chart.status === 'discharged' && chart.timeline.endedOn) events.push({ type: 'discharge', on: dayStart(chart.timeline.endedOn) });
+  for (let n = 0; n < changes; n++)
+    events.push({ type: rng.chance(0.6) ? 'verbal' : 'supplemental', on: laterThan(rng, start, end) });
+  if (chart.status === 'discharged' && chart.timeline.endedOn)
+    events.push({ type: 'discharge', on: dayStart(chart.timeline.endedOn) });
   return events;
 }
 
@@ -70,16 +95,27 @@ function order(rng: Random, now: Date, event: OrderEvent, parties: Parties): Dra
   const fate = rng.weighted(FATE);
   const sentAt = addMinutes(created_at, rng.int(10, 3 * 1440));
   const sent = fate === 'sent' || (fate === 'cancelled' && rng.chance(0.5)) ? sentAt : null;
-  const sending = sent && sent < now ? { sent_at: sent, delivery_method: rng.weighted(DELIVERY) } : { sent_at: null, delivery_method: null };
+  const sending =
+    sent && sent < now
+      ? { sent_at: sent, delivery_method: rng.weighted(DELIVERY) }
+      : { sent_at: null, delivery_method: null };
   const unsigned = { ...base, ...sending, signed_at: null, received_at: null };
-  if (fate === 'signature_not_required' || fate === 'cancelled') return { ...unsigned, signature_status: fate, updated_at: laterThan(rng, sending.sent_at ?? created_at, now) };
+  if (fate === 'signature_not_required' || fate === 'cancelled')
+    return { ...unsigned, signature_status: fate, updated_at: laterThan(rng, sending.sent_at ?? created_at, now) };
   const answer = rng.weighted(ANSWER_DAYS);
-  if (!sending.sent_at || answer === 'never') return { ...unsigned, signature_status: 'awaiting_signature', updated_at: sending.sent_at ?? created_at };
+  if (!sending.sent_at || answer === 'never')
+    return { ...unsigned, signature_status: 'awaiting_signature', updated_at: sending.sent_at ?? created_at };
   const answeredAt = addMinutes(sending.sent_at, rng.int(...ANSWER_RANGE[answer]) * 1440 + rng.int(0, 600));
   if (answeredAt >= now) return { ...unsigned, signature_status: 'awaiting_signature', updated_at: sending.sent_at };
   const outcome = rng.weighted(OUTCOME);
   if (outcome !== 'signed') return { ...unsigned, signature_status: outcome, updated_at: answeredAt };
   const receivedAt = addMinutes(answeredAt, rng.int(5, 2 * 1440));
   const received_at = receivedAt < now ? receivedAt : null;
-  return { ...unsigned, signature_status: 'signed', signed_at: answeredAt, received_at, updated_at: received_at ?? answeredAt };
+  return {
+    ...unsigned,
+    signature_status: 'signed',
+    signed_at: answeredAt,
+    received_at,
+    updated_at: received_at ?? answeredAt,
+  };
 }

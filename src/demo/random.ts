@@ -64,7 +64,8 @@ export class Random {
   sample<T>(items: readonly T[], count: number): T[] {
     const pool = [...items];
     const taken: T[] = [];
-    while (taken.length < count && pool.length > 0) taken.push(pool.splice(Math.floor(this.next() * pool.length), 1)[0]);
+    while (taken.length < count && pool.length > 0)
+      taken.push(pool.splice(Math.floor(this.next() * pool.length), 1)[0]);
     return taken;
   }
 

@@ -50,7 +50,12 @@ export function scaled(patients: number, perThousand: number, floor: number): nu
   return Math.max(floor, Math.round((patients * perThousand) / 1000));
 }
 
-export function buildReferenceData(rng: Random, now: Date, area: ServiceArea, patients: number): { data: ReferenceData; drafts: Drafts } {
+export function buildReferenceData(
+  rng: Random,
+  now: Date,
+  area: ServiceArea,
+  patients: number,
+): { data: ReferenceData; drafts: Drafts } {
   const b: Builder = { rng, now, area, drafts: emptyDrafts() };
   const data: ReferenceData = {
     payors: payors(b),
@@ -60,7 +65,10 @@ export function buildReferenceData(rng: Random, now: Date, area: ServiceArea, pa
     marketers: users(b, 'marketer', scaled(patients, 6, 2)),
     reviewers: users(b, 'reviewer', scaled(patients, 4, 2)),
     clinicians: Object.fromEntries(
-      Object.entries(STAFFING).map(([discipline, rate]) => [discipline, users(b, 'clinician', scaled(patients, rate, 2), discipline as Discipline)]),
+      Object.entries(STAFFING).map(([discipline, rate]) => [
+        discipline,
+        users(b, 'clinician', scaled(patients, rate, 2), discipline as Discipline),
+      ]),
     ) as Record<Discipline, UserRef[]>,
   };
   return { data, drafts: b.drafts };
@@ -80,7 +88,13 @@ function payors(b: Builder): PayorRef[] {
     ['Private Pay', 'private_pay', null],
   ];
   return list.map(([name, type, payer_code]) => {
-    const row: Draft<'payors'> = { id: b.rng.id('pay'), name, payor_type: type, payer_code, ...pastStamps(b.rng, b.now, 1500) };
+    const row: Draft<'payors'> = {
+      id: b.rng.id('pay'),
+      name,
+      payor_type: type,
+      payer_code,
+      ...pastStamps(b.rng, b.now, 1500),
+    };
     b.drafts.payors.push(row);
     return { id: row.id, name, type };
   });
@@ -105,7 +119,8 @@ function referralSource(b: Builder): SourceRef {
     self_or_family: 2,
   });
   const noun = b.rng.pick(SOURCE_NOUNS[type]);
-  const name = type === 'self_or_family' ? noun : `${b.rng.pick(ORGANIZATION_WORDS)} ${noun} of ${b.rng.pick(b.area.zips).city}`;
+  const name =
+    type === 'self_or_family' ? noun : `${b.rng.pick(ORGANIZATION_WORDS)} ${noun} of ${b.rng.pick(b.area.zips).city}`;
   const row: Draft<'referral_sources'> = {
     id: b.rng.id('src'),
     name,

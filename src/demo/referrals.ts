@@ -63,7 +63,9 @@ const INITIAL_REFERRAL_TYPES: Weights<string> = { soc: 90, transfer: 4, evaluati
 export function chartDecision(rng: Random, chart: Chart): Decision {
   const choices = INTAKE_STATUS[chart.status];
   const inTurn = Object.keys(choices) as IntakeStatus[];
-  const intakeStatus = chart.showcase ? inTurn[SERVICE_LINE_ORDER.indexOf(chart.line) % inTurn.length] : rng.weighted(choices);
+  const intakeStatus = chart.showcase
+    ? inTurn[SERVICE_LINE_ORDER.indexOf(chart.line) % inTurn.length]
+    : rng.weighted(choices);
   const referralType = rng.weighted(INITIAL_REFERRAL_TYPES);
   return { referralType, intakeStatus, decline: intakeStatus === 'declined' ? rng.pick(IN_AREA_DECLINES) : null };
 }
@@ -98,7 +100,10 @@ export function outOfAreaLead(ctx: ChartContext, zips: readonly string[]): { lea
     coverages: [],
   };
   const detail = `ZIP ${zip} (${placeOf(zip).city}, ${placeOf(zip).state}) is outside the agency's service area.`;
-  return { lead, decision: { referralType: 'soc', intakeStatus: 'declined', decline: { reason: 'out_of_area', detail } } };
+  return {
+    lead,
+    decision: { referralType: 'soc', intakeStatus: 'declined', decline: { reason: 'out_of_area', detail } },
+  };
 }
 
 function categoryOf(referralType: string): ReferralTypeCategory {
@@ -138,17 +143,25 @@ function referralRow(ctx: ChartContext, lead: Lead, decision: Decision, thin: bo
     decline_reason: decision.decline?.reason ?? null,
     decline_detail: decision.decline?.detail ?? null,
     request_shape: thin ? '2026-04-01' : '2026-08-19',
-    ...(thin ? { referral_source: rng.pick(reference.sources).name, additional_fields: '{}' } : currentShapeFields(ctx, lead)),
+    ...(thin
+      ? { referral_source: rng.pick(reference.sources).name, additional_fields: '{}' }
+      : currentShapeFields(ctx, lead)),
     created_at,
     updated_at: created_at,
   };
 }
 
 /** Most leads name their marketer's user id; some senders only know the name; some have no marketer. */
-function marketerFields(rng: Random, marketers: readonly UserRef[]): { marketer_id: string | null; marketer_label: string | null } {
+function marketerFields(
+  rng: Random,
+  marketers: readonly UserRef[],
+): { marketer_id: string | null; marketer_label: string | null } {
   const marketer = rng.maybe(0.85, () => rng.pick(marketers));
   const labelOnly = rng.chance(0.12);
-  return { marketer_id: marketer && !labelOnly ? marketer.id : null, marketer_label: marketer && labelOnly ? marketer.name : null };
+  return {
+    marketer_id: marketer && !labelOnly ? marketer.id : null,
+    marketer_label: marketer && labelOnly ? marketer.name : null,
+  };
 }
 
 const FACILITIES: readonly ReferralSourceType[] = ['skilled_nursing_facility', 'assisted_living_facility'];
@@ -185,7 +198,13 @@ function currentShapeFields(ctx: ChartContext, lead: Lead): Partial<ReferralDraf
 }
 
 const UNDER_REVIEW: readonly IntakeStatus[] = ['pending_review', 'in_review', 'awaiting_information'];
-const MISSING_INFORMATION = ['signed_face_to_face', 'history_and_physical', 'medication_list', 'insurance_card', 'physician_order'];
+const MISSING_INFORMATION = [
+  'signed_face_to_face',
+  'history_and_physical',
+  'medication_list',
+  'insurance_card',
+  'physician_order',
+];
 const NOTES = [
   'Family requests morning visits.',
   'Lives alone; neighbor has a key.',
@@ -199,24 +218,38 @@ const INSURANCE_NOTES = [
   'Spouse is the policy holder; confirm date of birth.',
 ];
 
-function intakeRow(ctx: ChartContext, lead: Lead, decision: Decision, r: { referral: ReferralDraft; thin: boolean }): Draft<'intakes'> {
+function intakeRow(
+  ctx: ChartContext,
+  lead: Lead,
+  decision: Decision,
+  r: { referral: ReferralDraft; thin: boolean },
+): Draft<'intakes'> {
   const { rng, reference } = ctx;
   const status = decision.intakeStatus;
-  const holderNameMissing = !r.thin && hasDependentCoverage(lead.coverages) && UNDER_REVIEW.includes(status) && rng.chance(0.5);
+  const holderNameMissing =
+    !r.thin && hasDependentCoverage(lead.coverages) && UNDER_REVIEW.includes(status) && rng.chance(0.5);
   return {
     id: r.referral.intake_id,
     referral_id: r.referral.id,
     status,
-    reviewer_id: status === 'pending_review' || decision.decline?.reason === 'out_of_area' ? null : rng.pick(reference.reviewers).id,
+    reviewer_id:
+      status === 'pending_review' || decision.decline?.reason === 'out_of_area'
+        ? null
+        : rng.pick(reference.reviewers).id,
     missing_information: missingInformation(rng, status, holderNameMissing),
-    insurance: JSON.stringify(r.thin ? [] : pendingCoverages(lead.coverages, status === 'accepted' || status === 'admitted', holderNameMissing)),
+    insurance: JSON.stringify(
+      r.thin ? [] : pendingCoverages(lead.coverages, status === 'accepted' || status === 'admitted', holderNameMissing),
+    ),
     insurance_notes: r.thin ? null : rng.maybe(0.15, () => rng.pick(INSURANCE_NOTES)),
     diagnoses: JSON.stringify(r.thin ? [] : diagnoses(rng, lead.line)),
     custom_data: JSON.stringify(r.thin || !rng.chance(0.3) ? {} : customData(rng)),
     notes: r.thin ? null : rng.maybe(0.4, () => rng.pick(NOTES)),
     received_at: r.referral.created_at,
     created_at: r.referral.created_at,
-    updated_at: status === 'pending_review' ? r.referral.created_at : laterThan(rng, r.referral.created_at, minDate(addMinutes(r.referral.created_at, 5 * 1440), ctx.now)),
+    updated_at:
+      status === 'pending_review'
+        ? r.referral.created_at
+        : laterThan(rng, r.referral.created_at, minDate(addMinutes(r.referral.created_at, 5 * 1440), ctx.now)),
   };
 }
 
@@ -241,7 +274,14 @@ function customData(rng: Random): Record<string, string | boolean> {
 }
 
 const DOCUMENT_COUNTS: Weights<string> = { 0: 20, 1: 35, 2: 30, 3: 15 };
-const DOCUMENT_KINDS: readonly DocumentKind[] = ['face_to_face', 'history_and_physical', 'medication_list', 'insurance_card', 'discharge_summary', 'physician_order'];
+const DOCUMENT_KINDS: readonly DocumentKind[] = [
+  'face_to_face',
+  'history_and_physical',
+  'medication_list',
+  'insurance_card',
+  'discharge_summary',
+  'physician_order',
+];
 
 function addDocuments(rng: Random, drafts: Drafts, referral: ReferralDraft): void {
   const count = Number(rng.weighted(DOCUMENT_COUNTS));
@@ -260,7 +300,12 @@ function addDocuments(rng: Random, drafts: Drafts, referral: ReferralDraft): voi
       updated_at: uploaded_at,
     };
     drafts.documents.push(document);
-    drafts.referral_documents.push({ referral_id: referral.id, document_id: document.id, position, created_at: referral.created_at });
+    drafts.referral_documents.push({
+      referral_id: referral.id,
+      document_id: document.id,
+      position,
+      created_at: referral.created_at,
+    });
   }
 }
 

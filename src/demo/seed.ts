@@ -9,7 +9,14 @@ import { DemoSeedError } from './errors.js';
 import { DraftWriter, emptyDrafts, type Drafts, type SeededTable } from './drafts.js';
 import { outOfAreaZips } from './geography.js';
 import { Random, type Weights } from './random.js';
-import { addReferral, chartDecision, chartLead, outOfAreaLead, resumptionDecision, type ReferralIds } from './referrals.js';
+import {
+  addReferral,
+  chartDecision,
+  chartLead,
+  outOfAreaLead,
+  resumptionDecision,
+  type ReferralIds,
+} from './referrals.js';
 import { buildReferenceData } from './reference-data.js';
 import { prepareServiceArea } from './service-area.js';
 import { buildTask, type TaskSubject } from './tasks.js';
@@ -66,7 +73,14 @@ export async function seedDemoAgency(db: Kysely<DB>, options: SeedOptions): Prom
     const { data: reference, drafts } = buildReferenceData(rng, now, area, patients);
     const writer = new DraftWriter(trx, agencyId);
     await writer.write(drafts);
-    const ctx: VisitContext = { rng, now, area, reference, staff: staffByOffice(reference.clinicians), window: visitWindow(now) };
+    const ctx: VisitContext = {
+      rng,
+      now,
+      area,
+      reference,
+      staff: staffByOffice(reference.clinicians),
+      window: visitWindow(now),
+    };
     await writeCharts(trx, ctx, writer, patients);
     const outbox = options.outbox ?? webhookOutbox;
     await seedHhvbp(trx, agencyId, size, outbox);
@@ -96,8 +110,14 @@ async function claimEmptyAgency(db: Kysely<DB>, agencyId: string): Promise<void>
   // The row lock makes a second seed of the same agency wait, then see the first one's patients.
   const agency = await db.selectFrom('agencies').select('id').where('id', '=', agencyId).forUpdate().executeTakeFirst();
   if (!agency) throw new DemoSeedError(`Agency ${agencyId} does not exist`);
-  const patient = await db.selectFrom('patients').select('id').where('agency_id', '=', agencyId).limit(1).executeTakeFirst();
-  if (patient) throw new DemoSeedError(`Agency ${agencyId} already has patients; demo data is only seeded into an empty agency`);
+  const patient = await db
+    .selectFrom('patients')
+    .select('id')
+    .where('agency_id', '=', agencyId)
+    .limit(1)
+    .executeTakeFirst();
+  if (patient)
+    throw new DemoSeedError(`Agency ${agencyId} already has patients; demo data is only seeded into an empty agency`);
 }
 
 /**
@@ -113,7 +133,10 @@ async function analyze(db: Kysely<DB>, tables: string[]): Promise<void> {
  * Charts first..last and their share of out-of-area leads. Yields to the event loop every few charts so
  * the previous chunk's inserts keep going meanwhile: PostgreSQL writes while this process generates.
  */
-async function buildChunk(ctx: VisitContext, range: { first: number; last: number; farZips: string[] }): Promise<Drafts> {
+async function buildChunk(
+  ctx: VisitContext,
+  range: { first: number; last: number; farZips: string[] },
+): Promise<Drafts> {
   const chunk = emptyDrafts();
   for (let index = range.first; index < range.last; index++) {
     addChart(ctx, chunk, index);
@@ -150,7 +173,12 @@ function addChart(ctx: VisitContext, drafts: Drafts, index: number): void {
 const TASK_SUBJECTS: Weights<TaskSubject['type']> = { patient: 40, referral: 15, intake: 20, visit: 25 };
 const TASK_SUBJECTS_WITHOUT_VISITS: Weights<TaskSubject['type']> = { patient: 40, referral: 15, intake: 20 };
 
-function taskSubject(ctx: VisitContext, chart: Chart, referral: ReferralIds, visits: { id: string; created_at?: Date | string }[]): TaskSubject {
+function taskSubject(
+  ctx: VisitContext,
+  chart: Chart,
+  referral: ReferralIds,
+  visits: { id: string; created_at?: Date | string }[],
+): TaskSubject {
   const since = chart.patient.created_at;
   const about = ctx.rng.weighted(visits.length > 0 ? TASK_SUBJECTS : TASK_SUBJECTS_WITHOUT_VISITS);
   if (about === 'visit') {

@@ -25,15 +25,26 @@ export interface ServiceArea {
  * The agency's offices and service ZIPs. A one-office agency gets two or three branches (never more than it
  * has ZIPs to give them), each taking a contiguous run of the sorted ZIPs, so routing by office shows in the demo.
  */
-export async function prepareServiceArea(db: Kysely<DB>, agencyId: string, rng: Random, now: Date): Promise<ServiceArea> {
-  const offices = await db.selectFrom('offices').select(['id', 'name', 'timezone']).where('agency_id', '=', agencyId).orderBy('id').execute();
+export async function prepareServiceArea(
+  db: Kysely<DB>,
+  agencyId: string,
+  rng: Random,
+  now: Date,
+): Promise<ServiceArea> {
+  const offices = await db
+    .selectFrom('offices')
+    .select(['id', 'name', 'timezone'])
+    .where('agency_id', '=', agencyId)
+    .orderBy('id')
+    .execute();
   const zips = await db
     .selectFrom('agency_service_zips')
     .select(['zip_code', 'office_id'])
     .where('agency_id', '=', agencyId)
     .orderBy('zip_code')
     .execute();
-  if (zips.length === 0) throw new DemoSeedError(`Agency ${agencyId} has no service ZIPs; add its service area before seeding demo data`);
+  if (zips.length === 0)
+    throw new DemoSeedError(`Agency ${agencyId} has no service ZIPs; add its service area before seeding demo data`);
   const branches = offices.length === 1 ? await addBranches(db, { agencyId, now, rng, main: offices[0] }, zips) : [];
   return {
     offices: [...offices, ...branches],
@@ -45,7 +56,9 @@ export async function prepareServiceArea(db: Kysely<DB>, agencyId: string, rng: 
 
 /** `count` consecutive slices of about equal length. */
 function contiguousRuns<T>(items: T[], count: number): T[][] {
-  return Array.from({ length: count }, (_, i) => items.slice(Math.floor((i * items.length) / count), Math.floor(((i + 1) * items.length) / count)));
+  return Array.from({ length: count }, (_, i) =>
+    items.slice(Math.floor((i * items.length) / count), Math.floor(((i + 1) * items.length) / count)),
+  );
 }
 
 /** Inserts the branches and routes each its run of ZIPs (updating `zips` to match what was written). */
@@ -55,7 +68,11 @@ async function addBranches(
   zips: { zip_code: string; office_id: string }[],
 ): Promise<DemoOffice[]> {
   const runs = contiguousRuns(zips, Math.min(rng.int(2, 3), zips.length - 1) + 1).slice(1);
-  const branches = runs.map((run) => ({ id: rng.id('off'), name: `${placeOf(run[0].zip_code).city} Branch`, timezone: main.timezone }));
+  const branches = runs.map((run) => ({
+    id: rng.id('off'),
+    name: `${placeOf(run[0].zip_code).city} Branch`,
+    timezone: main.timezone,
+  }));
   if (branches.length === 0) return branches;
   await db
     .insertInto('offices')
@@ -67,7 +84,11 @@ async function addBranches(
       .updateTable('agency_service_zips')
       .set({ office_id: branch.id })
       .where('agency_id', '=', agencyId)
-      .where('zip_code', 'in', runs[i].map((z) => z.zip_code))
+      .where(
+        'zip_code',
+        'in',
+        runs[i].map((z) => z.zip_code),
+      )
       .execute();
   }
   return branches;

@@ -12,8 +12,17 @@ export interface TaskSubject {
 }
 
 const TITLES: Record<TaskSubject['type'], readonly string[]> = {
-  patient: ['Call family about discharge plan', 'Review medication reconciliation', 'Confirm DME delivery', 'Update emergency contact'],
-  referral: ['Follow up with referral source', 'Request missing face-to-face documentation', 'Send acceptance notice to referral source'],
+  patient: [
+    'Call family about discharge plan',
+    'Review medication reconciliation',
+    'Confirm DME delivery',
+    'Update emergency contact',
+  ],
+  referral: [
+    'Follow up with referral source',
+    'Request missing face-to-face documentation',
+    'Send acceptance notice to referral source',
+  ],
   intake: ['Verify insurance eligibility', 'Confirm policy holder details', 'Complete intake review'],
   visit: ['Reschedule missed visit', 'Co-sign visit note', 'Resolve EVV exception'],
 };
@@ -21,7 +30,12 @@ const TITLES: Record<TaskSubject['type'], readonly string[]> = {
 const STATUS: Weights<TaskStatus> = { open: 35, in_progress: 20, done: 35, cancelled: 10 };
 const PRIORITY: Weights<TaskPriority> = { low: 15, normal: 55, high: 22, urgent: 8 };
 /** Changes a task has been through by the time it reaches each status. */
-const VERSIONS: Record<TaskStatus, [number, number]> = { open: [1, 2], in_progress: [2, 3], done: [3, 4], cancelled: [2, 3] };
+const VERSIONS: Record<TaskStatus, [number, number]> = {
+  open: [1, 2],
+  in_progress: [2, 3],
+  done: [3, 4],
+  cancelled: [2, 3],
+};
 const ASSIGNEE: Weights<'user' | 'role' | 'none'> = { user: 70, role: 20, none: 10 };
 /** Tasks can be assigned to a role instead of a person. */
 const ROLES = ['intake_coordinator', 'scheduler', 'clinical_manager'];

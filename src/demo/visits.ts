@@ -131,7 +131,12 @@ function visitSlots(ctx: VisitContext, chart: Chart, plans: readonly Plan[]): Sl
         if (!forced && !rng.chance(plan.perWeek / daysPerWeek)) continue;
         const firstOfCare = firstEpisode && !evaluated.has(plan.discipline);
         evaluated.add(plan.discipline);
-        slots.push({ day: day.iso, plan, episodeId: episode.id, type: forced ?? routineType(rng, plan, plans, firstOfCare) });
+        slots.push({
+          day: day.iso,
+          plan,
+          episodeId: episode.id,
+          type: forced ?? routineType(rng, plan, plans, firstOfCare),
+        });
       }
     }
   }
@@ -153,7 +158,11 @@ function requiredVisits(chart: Chart, plans: readonly Plan[]): Map<string, Map<D
   };
   const { admittedOn, resumedOn, endedOn } = chart.timeline;
   for (const [n, episode] of chart.episodes.entries()) {
-    require(episode.start_date, episode.start_date === admittedOn ? (chart.line === 'private_duty' ? 'evaluation' : 'start_of_care') : recertification(chart.line, n));
+    require(episode.start_date, episode.start_date === admittedOn
+      ? chart.line === 'private_duty'
+        ? 'evaluation'
+        : 'start_of_care'
+      : recertification(chart.line, n));
   }
   if (resumedOn) require(resumedOn, 'resumption_of_care');
   if (endedOn && chart.status === 'discharged') require(endedOn, 'discharge');
@@ -180,7 +189,9 @@ function visitRow(ctx: VisitContext, chart: Chart, slot: Slot, caregiverId: stri
   const { rng, now } = ctx;
   const shift = slot.plan.minutes >= 240;
   const startMinute = shift ? rng.pick([7, 8, 9, 13]) * 60 : 8 * 60 + 15 * rng.int(0, 32);
-  const scheduled_start = slot.underway ? addMinutes(now, -30) : zonedTime(slot.day, startMinute, ctx.area.timezoneOf.get(chart.place.officeId) ?? 'UTC');
+  const scheduled_start = slot.underway
+    ? addMinutes(now, -30)
+    : zonedTime(slot.day, startMinute, ctx.area.timezoneOf.get(chart.place.officeId) ?? 'UTC');
   const planned = slot.plan.minutes + (slot.type === 'start_of_care' || slot.type === 'evaluation' ? 30 : 0);
   const scheduled_end = addMinutes(scheduled_start, planned);
   const held = chart.timeline.heldSince !== null && slot.day >= chart.timeline.heldSince;
@@ -201,7 +212,10 @@ function visitRow(ctx: VisitContext, chart: Chart, slot: Slot, caregiverId: stri
     evv_status: evvStatus(rng, chart.line, outcome.status),
     documentation_status: documentationStatus(rng, outcome.status, scheduled_end, now),
     created_at,
-    updated_at: outcome.actual_end ?? outcome.actual_start ?? (outcome.status === 'scheduled' ? created_at : minDate(scheduled_end, now)),
+    updated_at:
+      outcome.actual_end ??
+      outcome.actual_start ??
+      (outcome.status === 'scheduled' ? created_at : minDate(scheduled_end, now)),
   };
 }
 
@@ -215,30 +229,59 @@ interface Outcome {
 }
 
 const PAST_VISIT_FATES: Weights<VisitStatus> = { completed: 90, missed: 6, cancelled: 4 };
-const NOT_DONE = { actual_start: null, actual_end: null, duration_minutes: null, missed_reason: null, cancellation_reason: null };
+const NOT_DONE = {
+  actual_start: null,
+  actual_end: null,
+  duration_minutes: null,
+  missed_reason: null,
+  cancellation_reason: null,
+};
 const MISSED_REASONS = ['Patient not home', 'Patient refused visit', 'Patient hospitalized', 'Clinician illness'];
-const CANCELLATION_REASONS = ['Patient requested reschedule', 'Clinician unavailable; rescheduled', 'Physician changed orders'];
+const CANCELLATION_REASONS = [
+  'Patient requested reschedule',
+  'Clinician unavailable; rescheduled',
+  'Physician changed orders',
+];
 
 /**
  * Past visits mostly happened; future ones are scheduled. A visit under way (or one whose clinician has not
  * clocked out within the last 12 hours) is in progress. Visits after a patient went on hold are cancelled.
  */
-function visitOutcome(rng: Random, v: { scheduled_start: Date; scheduled_end: Date; now: Date; held: boolean }): Outcome {
+function visitOutcome(
+  rng: Random,
+  v: { scheduled_start: Date; scheduled_end: Date; now: Date; held: boolean },
+): Outcome {
   const { scheduled_start, scheduled_end, now } = v;
-  if (v.held) return { ...NOT_DONE, status: 'cancelled', cancellation_reason: 'Patient on hold: inpatient hospital stay' };
+  if (v.held)
+    return { ...NOT_DONE, status: 'cancelled', cancellation_reason: 'Patient on hold: inpatient hospital stay' };
   if (scheduled_start > now) {
-    return rng.chance(0.04) ? { ...NOT_DONE, status: 'cancelled', cancellation_reason: rng.pick(CANCELLATION_REASONS) } : { ...NOT_DONE, status: 'scheduled' };
+    return rng.chance(0.04)
+      ? { ...NOT_DONE, status: 'cancelled', cancellation_reason: rng.pick(CANCELLATION_REASONS) }
+      : { ...NOT_DONE, status: 'scheduled' };
   }
   const actual_start = minDate(addMinutes(scheduled_start, rng.int(-10, 25)), now);
   const sinceStart = now.getTime() - scheduled_start.getTime();
-  if (now.getTime() < scheduled_end.getTime() + 45 * MINUTE_MS || (sinceStart < 12 * 60 * MINUTE_MS && rng.chance(0.25))) {
+  if (
+    now.getTime() < scheduled_end.getTime() + 45 * MINUTE_MS ||
+    (sinceStart < 12 * 60 * MINUTE_MS && rng.chance(0.25))
+  ) {
     return { ...NOT_DONE, status: 'in_progress', actual_start };
   }
   const fate = rng.weighted(PAST_VISIT_FATES);
   if (fate === 'missed') return { ...NOT_DONE, status: 'missed', missed_reason: rng.pick(MISSED_REASONS) };
-  if (fate === 'cancelled') return { ...NOT_DONE, status: 'cancelled', cancellation_reason: rng.pick(CANCELLATION_REASONS) };
-  const duration_minutes = Math.max(15, Math.round((scheduled_end.getTime() - scheduled_start.getTime()) / MINUTE_MS) + rng.int(-10, 20));
-  return { ...NOT_DONE, status: 'completed', actual_start, actual_end: addMinutes(actual_start, duration_minutes), duration_minutes };
+  if (fate === 'cancelled')
+    return { ...NOT_DONE, status: 'cancelled', cancellation_reason: rng.pick(CANCELLATION_REASONS) };
+  const duration_minutes = Math.max(
+    15,
+    Math.round((scheduled_end.getTime() - scheduled_start.getTime()) / MINUTE_MS) + rng.int(-10, 20),
+  );
+  return {
+    ...NOT_DONE,
+    status: 'completed',
+    actual_start,
+    actual_end: addMinutes(actual_start, duration_minutes),
+    duration_minutes,
+  };
 }
 
 const EVV_OF_COMPLETED: Weights<EvvStatus> = { verified: 85, exception: 10, unverified: 5 };

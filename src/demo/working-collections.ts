@@ -1,7 +1,12 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/schema.js';
 import type { CollectionVisibility } from '../resources/working-collections/working-collection-tables.js';
-import { fieldProblems, rowProblems, type CellValue, type CollectionField } from '../domain/working-collections/fields.js';
+import {
+  fieldProblems,
+  rowProblems,
+  type CellValue,
+  type CollectionField,
+} from '../domain/working-collections/fields.js';
 import { addDays, isoDay, laterThan, pastStamps } from './calendar.js';
 import { emptyDrafts, type Drafts } from './drafts.js';
 import { Random } from './random.js';
@@ -44,14 +49,23 @@ const recentDay = (s: Sources, days: number) => isoDay(addDays(s.now, -s.rng.int
 const pick = (s: Sources, options: CollectionField) => s.rng.pick(options.options!);
 
 const DENIAL_REASON: CollectionField = {
-  id: 'reason', label: 'Denial reason', type: 'choice',
+  id: 'reason',
+  label: 'Denial reason',
+  type: 'choice',
   options: ['Authorization missing', 'Eligibility', 'Coding', 'Timely filing', 'Documentation'],
 };
 const AUDIT_FINDING: CollectionField = {
-  id: 'finding', label: 'Finding', type: 'choice',
+  id: 'finding',
+  label: 'Finding',
+  type: 'choice',
   options: ['No findings', 'Missing signature', 'Late documentation', 'Plan of care mismatch'],
 };
-const CALL_PRIORITY: CollectionField = { id: 'priority', label: 'Priority', type: 'choice', options: ['high', 'normal', 'low'] };
+const CALL_PRIORITY: CollectionField = {
+  id: 'priority',
+  label: 'Priority',
+  type: 'choice',
+  options: ['high', 'normal', 'low'],
+};
 
 const COLLECTIONS: readonly CollectionSpec[] = [
   {
@@ -75,7 +89,9 @@ const COLLECTIONS: readonly CollectionSpec[] = [
       denied_on: recentDay(s, 90),
       reason: pick(s, DENIAL_REASON),
       appealed: s.rng.chance(0.4),
-      next_step: s.rng.maybe(0.8, () => s.rng.pick(['Resubmit with authorization', 'Call payer', 'Correct HIPPS code', 'Send records'])),
+      next_step: s.rng.maybe(0.8, () =>
+        s.rng.pick(['Resubmit with authorization', 'Call payer', 'Correct HIPPS code', 'Send records']),
+      ),
     }),
   },
   {
@@ -91,7 +107,12 @@ const COLLECTIONS: readonly CollectionSpec[] = [
       { id: 'corrected', label: 'Corrected', type: 'boolean' },
     ],
     rows: { perThousand: 2, floor: 25 },
-    row: (s) => ({ audited_on: recentDay(s, 80), score: s.rng.int(62, 100), finding: pick(s, AUDIT_FINDING), corrected: s.rng.maybe(0.7, () => s.rng.chance(0.6)) }),
+    row: (s) => ({
+      audited_on: recentDay(s, 80),
+      score: s.rng.int(62, 100),
+      finding: pick(s, AUDIT_FINDING),
+      corrected: s.rng.maybe(0.7, () => s.rng.chance(0.6)),
+    }),
   },
   {
     name: 'Unsigned orders to chase',
@@ -110,7 +131,12 @@ const COLLECTIONS: readonly CollectionSpec[] = [
     ],
     rows: { perThousand: 1, floor: 15 },
     aboutOrders: true,
-    row: (s) => ({ physician: s.rng.pick(s.reference.physicians).name, last_contact: recentDay(s, 20), attempts: s.rng.int(1, 6), escalate: s.rng.chance(0.25) }),
+    row: (s) => ({
+      physician: s.rng.pick(s.reference.physicians).name,
+      last_contact: recentDay(s, 20),
+      attempts: s.rng.int(1, 6),
+      escalate: s.rng.chance(0.25),
+    }),
   },
   {
     name: 'Referral source call list',
@@ -118,18 +144,34 @@ const COLLECTIONS: readonly CollectionSpec[] = [
     visibility: 'editors',
     owner: (r) => r.marketers[0],
     editors: (r) => [r.marketers[1 % r.marketers.length]],
-    fields: [{ id: 'source', label: 'Referral source', type: 'text' }, PATIENT, { id: 'next_call', label: 'Next call', type: 'date' }, CALL_PRIORITY],
+    fields: [
+      { id: 'source', label: 'Referral source', type: 'text' },
+      PATIENT,
+      { id: 'next_call', label: 'Next call', type: 'date' },
+      CALL_PRIORITY,
+    ],
     rows: { perThousand: 0.4, floor: 10 },
-    row: (s) => ({ source: s.rng.pick(s.reference.sources).name, next_call: isoDay(addDays(s.now, s.rng.int(1, 14))), priority: pick(s, CALL_PRIORITY) }),
+    row: (s) => ({
+      source: s.rng.pick(s.reference.sources).name,
+      next_call: isoDay(addDays(s.now, s.rng.int(1, 14))),
+      priority: pick(s, CALL_PRIORITY),
+    }),
   },
   {
     name: 'My caseload notes',
     purpose: 'Personal reminders for my visits.',
     visibility: 'personal',
     owner: (r) => r.clinicians.SN[0],
-    fields: [PATIENT, { id: 'focus', label: 'Visit focus', type: 'text' }, { id: 'follow_up', label: 'Follow up', type: 'boolean' }],
+    fields: [
+      PATIENT,
+      { id: 'focus', label: 'Visit focus', type: 'text' },
+      { id: 'follow_up', label: 'Follow up', type: 'boolean' },
+    ],
     rows: { perThousand: 0.2, floor: 10 },
-    row: (s) => ({ focus: s.rng.pick(['Wound care teaching', 'Medication review', 'Fall risk', 'Pain management']), follow_up: s.rng.chance(0.5) }),
+    row: (s) => ({
+      focus: s.rng.pick(['Wound care teaching', 'Medication review', 'Fall risk', 'Pain management']),
+      follow_up: s.rng.chance(0.5),
+    }),
   },
 ];
 
@@ -140,33 +182,72 @@ function checked(spec: CollectionSpec, problems: string[]): void {
   if (problems.length > 0) throw new Error(`Demo collection ${spec.name} is not valid: ${problems.join('; ')}`);
 }
 
-function addCollection(drafts: Drafts, spec: CollectionSpec, sources: Sources, patients: number, extensionIds: string[]): void {
+function addCollection(
+  drafts: Drafts,
+  spec: CollectionSpec,
+  sources: Sources,
+  patients: number,
+  extensionIds: string[],
+): void {
   const { rng, now, reference } = sources;
   const id = rng.id('wcl');
   checked(spec, fieldProblems(spec.fields));
   const stamps = pastStamps(rng, addDays(now, -90), 60);
   const subjects = spec.aboutOrders ? sources.awaitingOrders : sources.patientIds.map((patient) => ({ patient }));
-  const rows = rng.sample(subjects, scaled(patients, spec.rows.perThousand, spec.rows.floor)).map((subject, position) => {
-    const values = { ...spec.row(sources), ...subject };
-    checked(spec, rowProblems(spec.fields, values));
-    const created_at = laterThan(rng, stamps.created_at, now);
-    return { id: rng.id('wcr'), collection_id: id, position, values: JSON.stringify(values), created_at, updated_at: laterThan(rng, created_at, now) };
-  });
+  const rows = rng
+    .sample(subjects, scaled(patients, spec.rows.perThousand, spec.rows.floor))
+    .map((subject, position) => {
+      const values = { ...spec.row(sources), ...subject };
+      checked(spec, rowProblems(spec.fields, values));
+      const created_at = laterThan(rng, stamps.created_at, now);
+      return {
+        id: rng.id('wcr'),
+        collection_id: id,
+        position,
+        values: JSON.stringify(values),
+        created_at,
+        updated_at: laterThan(rng, created_at, now),
+      };
+    });
   drafts.working_collections.push({
-    id, name: spec.name, purpose: spec.purpose, visibility: spec.visibility, owner_id: spec.owner(reference).id, fields: JSON.stringify(spec.fields), ...stamps,
+    id,
+    name: spec.name,
+    purpose: spec.purpose,
+    visibility: spec.visibility,
+    owner_id: spec.owner(reference).id,
+    fields: JSON.stringify(spec.fields),
+    ...stamps,
   });
   const editors = [
     ...(spec.editors?.(reference) ?? []).map((user) => ({ user_id: user.id, extension_id: null })),
     ...(spec.withExtensions ? extensionIds : []).map((extension) => ({ user_id: null, extension_id: extension })),
   ];
-  for (const editor of editors) drafts.working_collection_editors.push({ id: rng.id('wce'), collection_id: id, ...editor, ...stamps });
+  for (const editor of editors)
+    drafts.working_collection_editors.push({ id: rng.id('wce'), collection_id: id, ...editor, ...stamps });
   drafts.working_collection_rows.push(...rows);
 }
 
 /** The demo collections of an agency whose `patients` charts and directory (`reference`) are written; alike in every agency seeded alike, under its own ids. */
-export async function workingCollectionDrafts(db: Kysely<DB>, agencyId: string, patients: number, now: Date, reference: ReferenceData): Promise<Drafts> {
-  const charts = await db.selectFrom('patients').select('id').where('agency_id', '=', agencyId).orderBy('id').limit(PATIENT_POOL).execute();
-  const extensions = await db.selectFrom('extensions').select('id').where('agency_id', '=', agencyId).orderBy('id').execute();
+export async function workingCollectionDrafts(
+  db: Kysely<DB>,
+  agencyId: string,
+  patients: number,
+  now: Date,
+  reference: ReferenceData,
+): Promise<Drafts> {
+  const charts = await db
+    .selectFrom('patients')
+    .select('id')
+    .where('agency_id', '=', agencyId)
+    .orderBy('id')
+    .limit(PATIENT_POOL)
+    .execute();
+  const extensions = await db
+    .selectFrom('extensions')
+    .select('id')
+    .where('agency_id', '=', agencyId)
+    .orderBy('id')
+    .execute();
   const awaitingOrders = await db
     .selectFrom('physician_orders')
     .select(['id as order', 'patient_id as patient'])
@@ -175,8 +256,21 @@ export async function workingCollectionDrafts(db: Kysely<DB>, agencyId: string, 
     .orderBy('id')
     .limit(PATIENT_POOL)
     .execute();
-  const sources: Sources = { rng: new Random(`demo-collections:${patients}`, agencyId), now, reference, patientIds: charts.map((chart) => chart.id), awaitingOrders };
+  const sources: Sources = {
+    rng: new Random(`demo-collections:${patients}`, agencyId),
+    now,
+    reference,
+    patientIds: charts.map((chart) => chart.id),
+    awaitingOrders,
+  };
   const drafts = emptyDrafts();
-  for (const spec of COLLECTIONS) addCollection(drafts, spec, sources, patients, extensions.map((e) => e.id));
+  for (const spec of COLLECTIONS)
+    addCollection(
+      drafts,
+      spec,
+      sources,
+      patients,
+      extensions.map((e) => e.id),
+    );
   return drafts;
 }

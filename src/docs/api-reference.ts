@@ -39,9 +39,19 @@ function sameOriginTargets(source: Document) {
   const securitySchemes = Object.fromEntries(
     Object.entries<Document>(source.components.securitySchemes)
       .filter(([, scheme]) => scheme.flows)
-      .map(([name, scheme]) => [name, { flows: Object.fromEntries(Object.entries<Document>(scheme.flows).map(([flow, { tokenUrl }]) => [flow, { tokenUrl }])) }]),
+      .map(([name, scheme]) => [
+        name,
+        {
+          flows: Object.fromEntries(
+            Object.entries<Document>(scheme.flows).map(([flow, { tokenUrl }]) => [flow, { tokenUrl }]),
+          ),
+        },
+      ]),
   );
-  return { servers: [{ url: '/', description: 'This server, at the address this page was opened from.' }], securitySchemes };
+  return {
+    servers: [{ url: '/', description: 'This server, at the address this page was opened from.' }],
+    securitySchemes,
+  };
 }
 
 /** The version's name in the page's addresses (#v2/tag/...). */
@@ -51,7 +61,12 @@ const slugOf = (published: PublishedDocument) => published.segment.slice(1);
 function missingModelAnchors(versions: PublishedDocument[]): Record<string, string[]> {
   const models = versions.map((d) => ({ slug: slugOf(d), names: new Set(Object.keys(d.document.components.schemas)) }));
   const every = new Set(models.flatMap((m) => [...m.names]));
-  return Object.fromEntries(models.map(({ slug, names }) => [slug, [...every].filter((name) => !names.has(name)).map((name) => `model/${name.toLowerCase()}`)]));
+  return Object.fromEntries(
+    models.map(({ slug, names }) => [
+      slug,
+      [...every].filter((name) => !names.has(name)).map((name) => `model/${name.toLowerCase()}`),
+    ]),
+  );
 }
 
 /**
@@ -64,12 +79,15 @@ function missingModelAnchors(versions: PublishedDocument[]): Record<string, stri
 function keepAnchorAcrossVersions(versions: PublishedDocument[]) {
   return {
     onDocumentSelect: new Function('document.documentElement.dataset.reading = location.hash;') as () => void,
-    onLoaded: new Function('slug', `
+    onLoaded: new Function(
+      'slug',
+      `
       const missing = ${JSON.stringify(missingModelAnchors(versions))};
       const reading = /^#[^/]+\\/(.+)/.exec(document.documentElement.dataset.reading ?? '')?.[1];
       if (!reading || (missing[slug] ?? []).includes(reading)) return;
       if (location.hash !== '#' + slug + '/' + reading) location.hash = slug + '/' + reading;
-    `) as (slug: string) => void,
+    `,
+    ) as (slug: string) => void,
   };
 }
 
@@ -92,8 +110,16 @@ async function registerDocument(app: FastifyInstance, published: PublishedDocume
   await app.register(async (context) => {
     await context.register(swagger, { mode: 'static', specification: { document: published.document as never } });
     const forms = [
-      { extension: 'json', type: 'application/json; charset=utf-8', bytes: Buffer.from(JSON.stringify(context.swagger()), 'utf8') },
-      { extension: 'yaml', type: 'application/yaml; charset=utf-8', bytes: Buffer.from(context.swagger({ yaml: true }), 'utf8') },
+      {
+        extension: 'json',
+        type: 'application/json; charset=utf-8',
+        bytes: Buffer.from(JSON.stringify(context.swagger()), 'utf8'),
+      },
+      {
+        extension: 'yaml',
+        type: 'application/yaml; charset=utf-8',
+        bytes: Buffer.from(context.swagger({ yaml: true }), 'utf8'),
+      },
     ];
     for (const form of forms) {
       const etag = etagOf(form.bytes);
@@ -112,7 +138,9 @@ export async function registerApiReference(app: FastifyInstance, publicBaseUrl: 
   const documents = publishedDocuments(source, publicBaseUrl);
   for (const published of documents) await registerDocument(app, published);
   const changelog = Buffer.from(contractChangelog(source), 'utf8');
-  app.get(`${prefix}/changelog.md`, async (_request, reply) => reply.type('text/markdown; charset=utf-8').header('cache-control', 'public, max-age=300').send(changelog));
+  app.get(`${prefix}/changelog.md`, async (_request, reply) =>
+    reply.type('text/markdown; charset=utf-8').header('cache-control', 'public, max-age=300').send(changelog),
+  );
   const current = contractVersionsOf(documents[0].document).find((v) => v.status === 'current');
   const { servers, securitySchemes } = sameOriginTargets(source);
   const versions = documents.filter((d) => d.segment !== '');
@@ -124,8 +152,15 @@ export async function registerApiReference(app: FastifyInstance, publicBaseUrl: 
       // Sources (urls, not content) keep the plugin from adding its own openapi.json/yaml routes; the page's
       // switch lists each contract version, the current one first.
       sources: versions
-        .toSorted((a, b) => Number(b.segment === `/v${current?.version}`) - Number(a.segment === `/v${current?.version}`))
-        .map((d, i) => ({ title: d.title, slug: slugOf(d), url: `${prefix}${d.segment}/openapi.json`, default: i === 0 })),
+        .toSorted(
+          (a, b) => Number(b.segment === `/v${current?.version}`) - Number(a.segment === `/v${current?.version}`),
+        )
+        .map((d, i) => ({
+          title: d.title,
+          slug: slugOf(d),
+          url: `${prefix}${d.segment}/openapi.json`,
+          default: i === 0,
+        })),
       // Absolute, so the page works wherever it is mounted; the plugin serves the bundle here.
       cdn: `${prefix}/js/scalar.js`,
       documentDownloadType: 'both',

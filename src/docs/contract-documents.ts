@@ -77,7 +77,8 @@ function refsIn(node: unknown, found: Set<string>): Set<string> {
   if (Array.isArray(node)) for (const item of node) refsIn(item, found);
   else if (node && typeof node === 'object') {
     for (const [key, value] of Object.entries(node)) {
-      if (key === '$ref' && typeof value === 'string' && value.startsWith('#/components/schemas/')) found.add(value.split('/').pop()!);
+      if (key === '$ref' && typeof value === 'string' && value.startsWith('#/components/schemas/'))
+        found.add(value.split('/').pop()!);
       else refsIn(value, found);
     }
   }
@@ -99,7 +100,9 @@ function versionOneDocument(doc: Node, version: ContractVersionEntry): Node {
   withoutUnusedSchemas(copy);
   v1Examples(copy, shapes);
   pinVersionHeader(copy, version.version, true);
-  const sunset = version.sunset ? ` It is withdrawn after ${version.sunset} (Sunset header).` : ' No sunset date is set.';
+  const sunset = version.sunset
+    ? ` It is withdrawn after ${version.sunset} (Sunset header).`
+    : ' No sunset date is set.';
   copy.info.description =
     `**Contract version ${version.version} is deprecated** (since ${version.deprecated_at}); its successor is version ${version.successor}.` +
     `${sunset} Every response of this version carries \`Deprecation\` (RFC 9745), \`Link: <…>; rel="successor-version"\` and a \`meta.deprecations\` entry. ` +
@@ -124,9 +127,13 @@ function typedErrorCodes(doc: Node): Node {
   copy.components.schemas[KNOWN_ERROR_CODE] = {
     type: 'string',
     enum: table.map((entry) => entry.code),
-    description: 'Error codes known when this document was published (x-svc-error-codes gives each one\'s status, category and retryable). New codes may be added within a version: treat an unknown one by its category and retryable.',
+    description:
+      "Error codes known when this document was published (x-svc-error-codes gives each one's status, category and retryable). New codes may be added within a version: treat an unknown one by its category and retryable.",
   };
-  const typed = (property: Node) => ({ description: property.description, anyOf: [{ $ref: `#/components/schemas/${KNOWN_ERROR_CODE}` }, { type: 'string' }] });
+  const typed = (property: Node) => ({
+    description: property.description,
+    anyOf: [{ $ref: `#/components/schemas/${KNOWN_ERROR_CODE}` }, { type: 'string' }],
+  });
   const platform = copy.components.schemas.ExternalPlatformError.properties.error.properties;
   platform.code = typed(platform.code);
   const api = copy.components.schemas.ApiError.properties;
@@ -167,7 +174,8 @@ export function withServer(doc: Node, baseUrl: string): Node {
   copy.servers = [{ url: baseUrl, description: 'This deployment (its public base URL).' }];
   for (const scheme of Object.values<Node>(copy.components.securitySchemes ?? {})) {
     for (const flow of Object.values<Node>(scheme.flows ?? {})) {
-      if (typeof flow.tokenUrl === 'string' && flow.tokenUrl.startsWith('/')) flow.tokenUrl = `${baseUrl}${flow.tokenUrl}`;
+      if (typeof flow.tokenUrl === 'string' && flow.tokenUrl.startsWith('/'))
+        flow.tokenUrl = `${baseUrl}${flow.tokenUrl}`;
     }
   }
   return copy;

@@ -36,5 +36,7 @@ function drawIcon(): Buffer {
 
 export function registerFavicon(app: FastifyInstance): void {
   const icon = drawIcon();
-  app.get('/favicon.ico', async (_request, reply) => reply.type('image/x-icon').header('cache-control', 'public, max-age=86400').send(icon));
+  app.get('/favicon.ico', async (_request, reply) =>
+    reply.type('image/x-icon').header('cache-control', 'public, max-age=86400').send(icon),
+  );
 }

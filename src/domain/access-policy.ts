@@ -34,58 +34,102 @@ export const QUERY_RUN = { scope: 'external:queries:run', capability: 'queries.r
 
 /** A query token anywhere but its query's run: refused as an unknown credential, before any lookup. */
 export const queryTokenElsewhere = () =>
-  new RequestError(401, 'invalid_token', 'PLATFORM_INVALID_CREDENTIAL', 'A query token (qt_…) is accepted only by POST /api/v1/ext/queries/{its query}/run; this route needs an access token from POST /api/v1/oauth/token.', {
-    headers: { 'www-authenticate': WWW_AUTHENTICATE },
-  });
+  new RequestError(
+    401,
+    'invalid_token',
+    'PLATFORM_INVALID_CREDENTIAL',
+    'A query token (qt_…) is accepted only by POST /api/v1/ext/queries/{its query}/run; this route needs an access token from POST /api/v1/oauth/token.',
+    {
+      headers: { 'www-authenticate': WWW_AUTHENTICATE },
+    },
+  );
 
 const phiModeWithdrawn = (phiMode: PhiMode) =>
-  new PlatformError('PLATFORM_PHI_MODE_DENIED', `The integration may no longer use the ${phiMode} mode; request a new token.`, { phi_mode: phiMode });
+  new PlatformError(
+    'PLATFORM_PHI_MODE_DENIED',
+    `The integration may no longer use the ${phiMode} mode; request a new token.`,
+    { phi_mode: phiMode },
+  );
 
 /** A token alone gives no write permission: the agency's policy must list the operation's capability. */
-export function operationRefusal(operation: OperationRules, principal: Principal, policy: ExtensionPolicy): Error | undefined {
+export function operationRefusal(
+  operation: OperationRules,
+  principal: Principal,
+  policy: ExtensionPolicy,
+): Error | undefined {
   if (principal.queryToken && !operation.queryTokens) return queryTokenElsewhere();
   if (operation.scope && !principal.scopes.has(operation.scope)) {
-    return new PlatformError('PLATFORM_SCOPE_NOT_GRANTED', `This operation needs the scope ${operation.scope}, which the token does not carry.`, {
-      required_scope: operation.scope,
-    });
+    return new PlatformError(
+      'PLATFORM_SCOPE_NOT_GRANTED',
+      `This operation needs the scope ${operation.scope}, which the token does not carry.`,
+      {
+        required_scope: operation.scope,
+      },
+    );
   }
   if (!policy.capabilities.has(operation.capability)) {
     const code = operation.command ? 'PLATFORM_POLICY_DENIED' : 'PLATFORM_CAPABILITY_NOT_ALLOWED';
-    return new PlatformError(code, `The agency's extension policy does not permit ${operation.capability}. An agency administrator can grant it.`, {
-      capability: operation.capability,
-    });
+    return new PlatformError(
+      code,
+      `The agency's extension policy does not permit ${operation.capability}. An agency administrator can grant it.`,
+      {
+        capability: operation.capability,
+      },
+    );
   }
   if (!policy.phiModes.has(principal.phiMode)) return phiModeWithdrawn(principal.phiMode);
   if (principal.phiMode === 'no_phi' && operation.noPhi === 'denied') {
-    return new PlatformError('PLATFORM_PHI_MODE_DENIED', `${operation.operationId} is available in phi sessions only.`, {
-      phi_mode: principal.phiMode,
-      operation_id: operation.operationId,
-    });
+    return new PlatformError(
+      'PLATFORM_PHI_MODE_DENIED',
+      `${operation.operationId} is available in phi sessions only.`,
+      {
+        phi_mode: principal.phiMode,
+        operation_id: operation.operationId,
+      },
+    );
   }
   return undefined;
 }
 
-const queryNotAllowed = (message: string, details: Record<string, string>) => new PlatformError('PLATFORM_QUERY_NOT_ALLOWED', message, details);
+const queryNotAllowed = (message: string, details: Record<string, string>) =>
+  new PlatformError('PLATFORM_QUERY_NOT_ALLOWED', message, details);
 
 const missingScope = (query: QueryRules, scope: string) =>
-  queryNotAllowed(`${query.id} needs the scope ${scope}, which the token does not carry.`, { query_id: query.id, required_scope: scope });
-
-const missingCapability = (query: QueryRules, capability: string) =>
-  queryNotAllowed(`The agency's extension policy does not permit ${capability}, which ${query.id} needs. An agency administrator can grant it.`, {
+  queryNotAllowed(`${query.id} needs the scope ${scope}, which the token does not carry.`, {
     query_id: query.id,
-    capability,
+    required_scope: scope,
   });
 
+const missingCapability = (query: QueryRules, capability: string) =>
+  queryNotAllowed(
+    `The agency's extension policy does not permit ${capability}, which ${query.id} needs. An agency administrator can grant it.`,
+    {
+      query_id: query.id,
+      capability,
+    },
+  );
+
 const phiSessionsOnly = (query: QueryRules, phiMode: PhiMode) =>
-  new PlatformError('PLATFORM_PHI_MODE_DENIED', `${query.id} is available in phi sessions only.`, { phi_mode: phiMode, query_id: query.id });
+  new PlatformError('PLATFORM_PHI_MODE_DENIED', `${query.id} is available in phi sessions only.`, {
+    phi_mode: phiMode,
+    query_id: query.id,
+  });
 
 /**
  * A run of a query, after runQuery's own access: a query token runs only its own query, and its scopes were its
  * creator's (checked when it was made); the agency's policy and the PHI mode are checked at every run.
  */
-export function queryRunRefusal(query: QueryRules, principal: Principal, policy: ExtensionPolicy): PlatformError | undefined {
+export function queryRunRefusal(
+  query: QueryRules,
+  principal: Principal,
+  policy: ExtensionPolicy,
+): PlatformError | undefined {
   const grant = principal.queryToken;
-  if (grant && grant.queryId !== query.id) return queryNotAllowed(`This query token runs only ${grant.queryId}.`, { query_id: query.id, token_query_id: grant.queryId });
+  if (grant && grant.queryId !== query.id)
+    return queryNotAllowed(`This query token runs only ${grant.queryId}.`, {
+      query_id: query.id,
+      token_query_id: grant.queryId,
+    });
   if (!grant && !principal.scopes.has(query.scope)) return missingScope(query, query.scope);
   if (!policy.capabilities.has(query.capability)) return missingCapability(query, query.capability);
   if (principal.phiMode === 'no_phi' && query.noPhiDenied) return phiSessionsOnly(query, principal.phiMode);
@@ -96,13 +140,22 @@ export function queryRunRefusal(query: QueryRules, principal: Principal, policy:
  * A query token never reaches further than the session and the policy that create it: they must be able to run the
  * query themselves, and a phi token needs a phi session of an integration permitted phi.
  */
-export function queryTokenRefusal(query: QueryRules, principal: Principal, policy: ExtensionPolicy, phiMode: PhiMode): PlatformError | undefined {
+export function queryTokenRefusal(
+  query: QueryRules,
+  principal: Principal,
+  policy: ExtensionPolicy,
+  phiMode: PhiMode,
+): PlatformError | undefined {
   const scope = [QUERY_RUN.scope, query.scope].find((s) => !principal.scopes.has(s));
   if (scope) return missingScope(query, scope);
   const capability = [QUERY_RUN.capability, query.capability].find((c) => !policy.capabilities.has(c));
   if (capability) return missingCapability(query, capability);
   if (phiMode === 'phi' && (principal.phiMode !== 'phi' || !policy.phiModes.has('phi'))) {
-    return new PlatformError('PLATFORM_PHI_MODE_DENIED', 'A phi query token can be created only from a phi session of an integration permitted phi.', { phi_mode: phiMode });
+    return new PlatformError(
+      'PLATFORM_PHI_MODE_DENIED',
+      'A phi query token can be created only from a phi session of an integration permitted phi.',
+      { phi_mode: phiMode },
+    );
   }
   if (phiMode === 'no_phi' && query.noPhiDenied) return phiSessionsOnly(query, phiMode);
   return undefined;
@@ -128,10 +181,18 @@ export function isAddressedByHandle(kind: PseudonymKind, sent: string, phiMode: 
   const isHandle = sent.startsWith(prefix);
   const name = ADDRESSED[kind];
   if (phiMode === 'no_phi' && !isHandle) {
-    throw new PlatformError('PLATFORM_INVALID_INPUT', `In a no_phi session ${name} is addressed by its ${prefix} handle (the id a no_phi list gives); ${sent} is not one.`, { field });
+    throw new PlatformError(
+      'PLATFORM_INVALID_INPUT',
+      `In a no_phi session ${name} is addressed by its ${prefix} handle (the id a no_phi list gives); ${sent} is not one.`,
+      { field },
+    );
   }
   if (phiMode === 'phi' && isHandle) {
-    throw new PlatformError('PLATFORM_INVALID_INPUT', `${sent} is a no_phi handle; a phi session addresses ${name} by its id (the id a phi list gives).`, { field });
+    throw new PlatformError(
+      'PLATFORM_INVALID_INPUT',
+      `${sent} is a no_phi handle; a phi session addresses ${name} by its id (the id a phi list gives).`,
+      { field },
+    );
   }
   return isHandle;
 }

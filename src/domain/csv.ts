@@ -59,10 +59,15 @@ function readField(input: string, index: number, line: number): { value: string;
   if (input[index] === '"') return readQuoted(input, index + 1, line);
   let end = index;
   while (end < input.length && input[end] !== ',' && input[end] !== '\n' && input[end] !== '\r') {
-    if (input[end] === '"') throw new CsvSyntaxError(line, 'a double quote inside an unquoted field; quote the whole field and double the quote ("")');
+    if (input[end] === '"')
+      throw new CsvSyntaxError(
+        line,
+        'a double quote inside an unquoted field; quote the whole field and double the quote ("")',
+      );
     end++;
   }
-  if (input[end] === '\r' && input[end + 1] !== '\n') throw new CsvSyntaxError(line, 'a carriage return that does not end a line');
+  if (input[end] === '\r' && input[end + 1] !== '\n')
+    throw new CsvSyntaxError(line, 'a carriage return that does not end a line');
   return { value: input.slice(index, end), index: end, line };
 }
 
@@ -79,7 +84,10 @@ function readQuoted(input: string, index: number, startLine: number): { value: s
       }
       const next = input[i + 1];
       if (next !== undefined && next !== ',' && next !== '\n' && next !== '\r') {
-        throw new CsvSyntaxError(line, `text after the closing quote of a field${line === startLine ? '' : ` opened on line ${startLine}`}`);
+        throw new CsvSyntaxError(
+          line,
+          `text after the closing quote of a field${line === startLine ? '' : ` opened on line ${startLine}`}`,
+        );
       }
       return { value, index: i + 1, line };
     }

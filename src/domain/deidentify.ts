@@ -5,7 +5,25 @@
  */
 
 /** Three-digit ZIP areas of 20,000 or fewer people (2000 Census, per HHS guidance). */
-const SPARSE_ZIP3 = new Set(['036', '059', '063', '102', '203', '556', '692', '790', '821', '823', '830', '831', '878', '879', '884', '890', '893']);
+const SPARSE_ZIP3 = new Set([
+  '036',
+  '059',
+  '063',
+  '102',
+  '203',
+  '556',
+  '692',
+  '790',
+  '821',
+  '823',
+  '830',
+  '831',
+  '878',
+  '879',
+  '884',
+  '890',
+  '893',
+]);
 
 /** A patient date reduced to its year, kept in its format: "1987-06-14" -> "1987-01-01". */
 export function dateToYear(date: string): string;
@@ -23,7 +41,8 @@ export function instantToYear(instant: Date | null): string | null {
 
 function ageInYears(dob: string, asOf: Date): number {
   const [year, month, day] = dob.split('-').map(Number);
-  const beforeBirthday = asOf.getUTCMonth() + 1 < month || (asOf.getUTCMonth() + 1 === month && asOf.getUTCDate() < day);
+  const beforeBirthday =
+    asOf.getUTCMonth() + 1 < month || (asOf.getUTCMonth() + 1 === month && asOf.getUTCDate() < day);
   return asOf.getUTCFullYear() - year - (beforeBirthday ? 1 : 0);
 }
 

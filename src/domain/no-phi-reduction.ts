@@ -17,7 +17,9 @@ function columnReduction({ phi, type }: QueryColumn): NoPhiReduction | null {
     case 'handle':
       return { reduce: 'handle', kind: phi.kind ?? 'patient' };
     case 'year':
-      return type === 'date' || type === 'date-time' ? { reduce: 'year', format: type } : { reduce: 'withheld', empty: null };
+      return type === 'date' || type === 'date-time'
+        ? { reduce: 'year', format: type }
+        : { reduce: 'withheld', empty: null };
     case 'zip3':
       return { reduce: 'zip3' };
     case 'category':
@@ -61,7 +63,11 @@ class ResponseReduction {
     for (const key in source) {
       const reduction = fields[key];
       const child = children[key];
-      copy[key] = reduction ? this.field(source, key, reduction, copy) : child ? this.value(source[key], child) : source[key];
+      copy[key] = reduction
+        ? this.field(source, key, reduction, copy)
+        : child
+          ? this.value(source[key], child)
+          : source[key];
     }
     return copy;
   }
@@ -95,14 +101,20 @@ class ResponseReduction {
       const copy: JsonRecord = {};
       for (const key in row) {
         const reduction = plan.get(key);
-        copy[key] = reduction === undefined ? null : reduction === null ? row[key] : this.field(row, key, reduction, copy);
+        copy[key] =
+          reduction === undefined ? null : reduction === null ? row[key] : this.field(row, key, reduction, copy);
       }
       return copy;
     });
   }
 
   /** Null until the handle is filled in, so that no real id can be left in the copy. */
-  private handle(source: JsonRecord, key: string, reduction: Extract<NoPhiReduction, { reduce: 'handle' }>, copy: JsonRecord): unknown {
+  private handle(
+    source: JsonRecord,
+    key: string,
+    reduction: Extract<NoPhiReduction, { reduce: 'handle' }>,
+    copy: JsonRecord,
+  ): unknown {
     const { when, kind } = reduction;
     if (when && !when.values.includes(source[when.property] as string)) return source[key];
     this.slots.push({ target: copy, key, kind, id: source[key] as string });
@@ -118,7 +130,10 @@ class ResponseReduction {
     }
     await Promise.all(
       [...byKind].map(async ([kind, slots]) => {
-        const handles = await lookup(kind, slots.map((slot) => slot.id));
+        const handles = await lookup(
+          kind,
+          slots.map((slot) => slot.id),
+        );
         for (const slot of slots) slot.target[slot.key] = handles.get(slot.id);
       }),
     );
@@ -129,7 +144,12 @@ class ResponseReduction {
  * A handler's result as a no_phi session sees it: a reduced copy, per the contract's x-svc-phi marks compiled into
  * noPhiPlans (the result itself is left as it is). One pass, then one handle lookup per kind of id it holds.
  */
-export async function reduceForNoPhi(body: unknown, schema: string, lookup: HandleLookup, asOf = new Date()): Promise<unknown> {
+export async function reduceForNoPhi(
+  body: unknown,
+  schema: string,
+  lookup: HandleLookup,
+  asOf = new Date(),
+): Promise<unknown> {
   const reduction = new ResponseReduction(asOf);
   const reduced = reduction.value(body, schema);
   if (reduction.slots.length > 0) await reduction.fillHandles(lookup);

@@ -18,14 +18,22 @@ function isFinal(status: TaskStatus): boolean {
 /** Refuses a change to a final task and a status change the workflow does not allow. */
 export function checkTaskChange(current: TaskStatus, requested: TaskStatus | undefined) {
   if (isFinal(current)) {
-    throw new PlatformError('PLATFORM_INVALID_INPUT', `The task is ${current}, which is final; create a new task instead.`, { status: current });
+    throw new PlatformError(
+      'PLATFORM_INVALID_INPUT',
+      `The task is ${current}, which is final; create a new task instead.`,
+      { status: current },
+    );
   }
   if (requested && requested !== current && !NEXT[current].includes(requested)) {
-    throw new PlatformError('PLATFORM_INVALID_INPUT', `A task cannot go from ${current} to ${requested}; allowed: ${NEXT[current].join(', ')}.`, {
-      field: 'status',
-      from: current,
-      to: requested,
-    });
+    throw new PlatformError(
+      'PLATFORM_INVALID_INPUT',
+      `A task cannot go from ${current} to ${requested}; allowed: ${NEXT[current].join(', ')}.`,
+      {
+        field: 'status',
+        from: current,
+        to: requested,
+      },
+    );
   }
 }
 
@@ -33,10 +41,14 @@ export function checkTaskChange(current: TaskStatus, requested: TaskStatus | und
 export function expectedVersion(bodyVersion: number | undefined, ifMatch: string | undefined): number | undefined {
   const fromHeader = ifMatch === undefined ? undefined : Number(ifMatch.replace(/^W\//, '').replace(/"/g, ''));
   if (fromHeader !== undefined && !(Number.isInteger(fromHeader) && fromHeader > 0)) {
-    throw new PlatformError('PLATFORM_INVALID_INPUT', 'If-Match must be the task version, for example "3".', { field: 'If-Match' });
+    throw new PlatformError('PLATFORM_INVALID_INPUT', 'If-Match must be the task version, for example "3".', {
+      field: 'If-Match',
+    });
   }
   if (bodyVersion !== undefined && fromHeader !== undefined && bodyVersion !== fromHeader) {
-    throw new PlatformError('PLATFORM_INVALID_INPUT', 'The body version and If-Match disagree; send one of them.', { field: 'version' });
+    throw new PlatformError('PLATFORM_INVALID_INPUT', 'The body version and If-Match disagree; send one of them.', {
+      field: 'version',
+    });
   }
   return bodyVersion ?? fromHeader;
 }

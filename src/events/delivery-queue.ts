@@ -101,17 +101,33 @@ export type AttemptOutcome =
  * clock), due again later, failed for good, failed and its subscription disabled, or nothing because another attempt
  * of the delivery was claimed since (superseded).
  */
-export type RecordedOutcome = { outcome: 'delivered'; lagSeconds: number } | { outcome: 'retry' | 'failed' | 'disabled' | 'superseded' };
+export type RecordedOutcome =
+  | { outcome: 'delivered'; lagSeconds: number }
+  | { outcome: 'retry' | 'failed' | 'disabled' | 'superseded' };
 
 /**
  * Records an attempt's outcome, unless another attempt of the delivery has been claimed since (the lease ran out).
  * A failure with no retry left fails the delivery; 410 Gone, or failing since `disableAfterMs` ago, disables the
  * subscription with the reason. A success clears the subscription's failing streak.
  */
-export async function recordOutcome(db: Kysely<DB>, claimed: ClaimedDelivery, outcome: AttemptOutcome, disableAfterMs: number): Promise<RecordedOutcome> {
-  const fence = (q: ReturnType<typeof update>) => q.where('agency_id', '=', claimed.agency_id).where('id', '=', claimed.id).where('attempts', '=', claimed.attempts).where('status', '=', 'pending');
+export async function recordOutcome(
+  db: Kysely<DB>,
+  claimed: ClaimedDelivery,
+  outcome: AttemptOutcome,
+  disableAfterMs: number,
+): Promise<RecordedOutcome> {
+  const fence = (q: ReturnType<typeof update>) =>
+    q
+      .where('agency_id', '=', claimed.agency_id)
+      .where('id', '=', claimed.id)
+      .where('attempts', '=', claimed.attempts)
+      .where('status', '=', 'pending');
   const update = () => db.updateTable('webhook_deliveries');
-  const subscription = () => db.updateTable('webhook_subscriptions').where('agency_id', '=', claimed.agency_id).where('id', '=', claimed.subscription_id);
+  const subscription = () =>
+    db
+      .updateTable('webhook_subscriptions')
+      .where('agency_id', '=', claimed.agency_id)
+      .where('id', '=', claimed.subscription_id);
   if (outcome.delivered) {
     // One round trip: the success, the end of the subscription's failing streak if it had one, and the event's age.
     const { rows } = await sql<{ lag_seconds: number }>`
@@ -125,13 +141,17 @@ export async function recordOutcome(db: Kysely<DB>, claimed: ClaimedDelivery, ou
       )
       select extract(epoch from done.delivered_at - e.created_at)::float8 as lag_seconds
       from done join webhook_events e on e.agency_id = done.agency_id and e.id = done.event_id`.execute(db);
-    return rows.length === 0 ? { outcome: 'superseded' } : { outcome: 'delivered', lagSeconds: Number(rows[0].lag_seconds) };
+    return rows.length === 0
+      ? { outcome: 'superseded' }
+      : { outcome: 'delivered', lagSeconds: Number(rows[0].lag_seconds) };
   }
   const next =
     outcome.retryInMs === null || outcome.gone
       ? { status: 'failed' as const }
       : { next_attempt_at: sql<Date>`now() + ${sql.lit(Math.round(outcome.retryInMs))} * interval '1 millisecond'` };
-  const recorded = await fence(update()).set({ ...next, last_status_code: outcome.status ?? null, last_error: outcome.error.slice(0, 500) }).executeTakeFirst();
+  const recorded = await fence(update())
+    .set({ ...next, last_status_code: outcome.status ?? null, last_error: outcome.error.slice(0, 500) })
+    .executeTakeFirst();
   if (Number(recorded.numUpdatedRows) === 0) return { outcome: 'superseded' };
   const reason = outcome.gone
     ? sql<string>`'the receiver answered 410 Gone'`

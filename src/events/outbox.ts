@@ -8,12 +8,17 @@ import { randomId } from '../shared/ids.js';
  * The emitting call's trace context is kept with it: each delivery attempt is a span of that trace.
  */
 export const webhookOutbox: EventOutbox = async (trx, agencyId, event, emittedBy) => {
-  if (!Object.hasOwn(webhookEvents, event.type)) throw new Error(`${event.type} is not an event type of the contract's webhooks`);
+  if (!Object.hasOwn(webhookEvents, event.type))
+    throw new Error(`${event.type} is not an event type of the contract's webhooks`);
   await trx
     .insertInto('webhook_events')
     .values({
-      agency_id: agencyId, id: randomId('evt_', 12), type: event.type, data: JSON.stringify(event.data),
-      traceparent: emittedBy?.traceparent ?? null, tracestate: emittedBy?.tracestate ?? null,
+      agency_id: agencyId,
+      id: randomId('evt_', 12),
+      type: event.type,
+      data: JSON.stringify(event.data),
+      traceparent: emittedBy?.traceparent ?? null,
+      tracestate: emittedBy?.tracestate ?? null,
     })
     .execute();
 };

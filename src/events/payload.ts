@@ -19,7 +19,8 @@ interface StoredEvent {
  */
 export async function deliveryBody(event: StoredEvent, phiMode: PhiMode, handles: HandleLookup): Promise<string> {
   const { noPhiSchema } = webhookEvents[event.type as WebhookEventType];
-  const data = phiMode === 'no_phi' && noPhiSchema ? await reduceForNoPhi(event.data, noPhiSchema, handles) : event.data;
+  const data =
+    phiMode === 'no_phi' && noPhiSchema ? await reduceForNoPhi(event.data, noPhiSchema, handles) : event.data;
   const envelope: WebhookEnvelope = {
     id: event.id,
     type: event.type,

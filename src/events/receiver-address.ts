@@ -16,7 +16,8 @@ export interface ResolvedAddress {
 /** Resolves a host name to every address it has (dns.lookup by default; tests pass a stub). */
 export type Resolver = (hostname: string) => Promise<ResolvedAddress[]>;
 
-export const systemResolver: Resolver = async (hostname) => (await lookup(hostname, { all: true, verbatim: true })) as ResolvedAddress[];
+export const systemResolver: Resolver = async (hostname) =>
+  (await lookup(hostname, { all: true, verbatim: true })) as ResolvedAddress[];
 
 export class ReceiverRefused extends Error {}
 
@@ -142,7 +143,9 @@ export function refusedAddress(address: string, allowLoopback: boolean): string 
   if (!found) return `${address} is not an IP address`;
   if (found.receiver === 'allowed' || (found.receiver === 'loopback' && allowLoopback)) return undefined;
   const where = `${address} is in ${found.prefix} (${found.name}, ${found.rfc})`;
-  return found.receiver === 'loopback' ? `${where}: loopback, allowed only with --allow-http-loopback, for development` : `${where}, which may not receive webhooks`;
+  return found.receiver === 'loopback'
+    ? `${where}: loopback, allowed only with --allow-http-loopback, for development`
+    : `${where}, which may not receive webhooks`;
 }
 
 const isLoopback = (address: string) => specialPurposeBlock(address)?.receiver === 'loopback';
@@ -159,7 +162,10 @@ export function receiverUrl(text: string, allowHttpLoopback: boolean): URL {
   if (url.hash) throw new ReceiverRefused('a receiver URL must not have a fragment');
   if (url.protocol === 'https:') return url;
   if (url.protocol !== 'http:') throw new ReceiverRefused(`receivers must be https:// (got ${url.protocol})`);
-  if (!allowHttpLoopback) throw new ReceiverRefused('receivers must be https://; plain http:// only to a loopback address with --allow-http-loopback (development)');
+  if (!allowHttpLoopback)
+    throw new ReceiverRefused(
+      'receivers must be https://; plain http:// only to a loopback address with --allow-http-loopback (development)',
+    );
   return url;
 }
 
@@ -170,7 +176,11 @@ const hostOf = (url: URL) => url.hostname.replace(/^\[(.*)\]$/, '$1');
  * The address to connect to for this URL, once every address its host resolves to is acceptable; refuses with the
  * reason otherwise. A plain http:// receiver (development) must resolve to loopback only.
  */
-export async function receiverAddress(url: URL, allowLoopback: boolean, resolve: Resolver = systemResolver): Promise<ResolvedAddress> {
+export async function receiverAddress(
+  url: URL,
+  allowLoopback: boolean,
+  resolve: Resolver = systemResolver,
+): Promise<ResolvedAddress> {
   const host = hostOf(url);
   const family = isIP(host);
   let addresses: ResolvedAddress[];
@@ -179,7 +189,9 @@ export async function receiverAddress(url: URL, allowLoopback: boolean, resolve:
     try {
       addresses = await resolve(host);
     } catch (err) {
-      throw new ReceiverRefused(`${host} does not resolve (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+      throw new ReceiverRefused(
+        `${host} does not resolve (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
+      );
     }
   }
   if (addresses.length === 0) throw new ReceiverRefused(`${host} does not resolve`);

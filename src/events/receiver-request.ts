@@ -30,24 +30,41 @@ export function retryAfterMs(value: string | undefined, now = Date.now()): numbe
 }
 
 /** Connects to the checked address whatever the name resolves to now; the URL's host stays the Host and TLS name. */
-const pinnedTo = ({ address, family }: ResolvedAddress): LookupFunction => (_hostname, options, callback) => {
-  if ((options as { all?: boolean }).all) (callback as unknown as (err: null, addresses: ResolvedAddress[]) => void)(null, [{ address, family }]);
-  else callback(null, address, family);
-};
+const pinnedTo =
+  ({ address, family }: ResolvedAddress): LookupFunction =>
+  (_hostname, options, callback) => {
+    if ((options as { all?: boolean }).all)
+      (callback as unknown as (err: null, addresses: ResolvedAddress[]) => void)(null, [{ address, family }]);
+    else callback(null, address, family);
+  };
 
 function answerOf(response: IncomingMessage): ReceiverAnswer {
   const status = response.statusCode!;
   if (status >= 200 && status < 300) return { status };
   const retryAfter = retryAfterMs(response.headers['retry-after']);
-  const error = status >= 300 && status < 400 ? `redirect not followed (${status} to ${response.headers.location ?? 'no location'})` : `receiver answered ${status}`;
-  return { status, error, errorType: String(status), ...(retryAfter !== undefined ? { retryAfterMs: retryAfter } : {}) };
+  const error =
+    status >= 300 && status < 400
+      ? `redirect not followed (${status} to ${response.headers.location ?? 'no location'})`
+      : `receiver answered ${status}`;
+  return {
+    status,
+    error,
+    errorType: String(status),
+    ...(retryAfter !== undefined ? { retryAfterMs: retryAfter } : {}),
+  };
 }
 
 /**
  * One POST of a delivery to its receiver, connected to `address`: no redirect is followed, the whole attempt is
  * bounded by the time-out, and at most `readLimitBytes` of the answer are read. Never throws: a failure is an answer.
  */
-export function postToReceiver(url: URL, address: ResolvedAddress, headers: Record<string, string>, body: string, limits: ReceiverLimits): Promise<ReceiverAnswer> {
+export function postToReceiver(
+  url: URL,
+  address: ResolvedAddress,
+  headers: Record<string, string>,
+  body: string,
+  limits: ReceiverLimits,
+): Promise<ReceiverAnswer> {
   return new Promise((resolve) => {
     const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
     const payload = Buffer.from(body, 'utf8');
@@ -65,8 +82,13 @@ export function postToReceiver(url: URL, address: ResolvedAddress, headers: Reco
       lookup: pinnedTo(address),
       agent: false,
     });
-    const timer = setTimeout(() => finish({ error: `no answer within ${limits.timeoutMs / 1000} s`, errorType: 'timeout' }), limits.timeoutMs);
-    request.on('error', (err: NodeJS.ErrnoException) => finish({ error: `request failed: ${err.code ?? err.message}`, errorType: err.code ?? 'request_failed' }));
+    const timer = setTimeout(
+      () => finish({ error: `no answer within ${limits.timeoutMs / 1000} s`, errorType: 'timeout' }),
+      limits.timeoutMs,
+    );
+    request.on('error', (err: NodeJS.ErrnoException) =>
+      finish({ error: `request failed: ${err.code ?? err.message}`, errorType: err.code ?? 'request_failed' }),
+    );
     request.on('response', (response) => {
       const answer = answerOf(response);
       let read = 0;

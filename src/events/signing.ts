@@ -13,7 +13,8 @@ export function newSigningSecret(): string {
 export function signingSecretProblem(secret: string): string | undefined {
   const key = secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : undefined;
   const bytes = key !== undefined && /^[A-Za-z0-9+/]+={0,2}$/.test(key) ? Buffer.from(key, 'base64') : undefined;
-  if (!bytes || bytes.length < 24 || bytes.length > 64) return `a signing secret is ${SECRET_PREFIX} followed by 24 to 64 bytes in base64 (omit --secret to get one)`;
+  if (!bytes || bytes.length < 24 || bytes.length > 64)
+    return `a signing secret is ${SECRET_PREFIX} followed by 24 to 64 bytes in base64 (omit --secret to get one)`;
   return undefined;
 }
 
@@ -30,7 +31,12 @@ function standardSignature(secret: string, id: string, timestamp: string, body: 
 }
 
 /** The headers of one attempt (spec 6.4 and Standard Webhooks), signed at `timestamp` (Unix seconds). */
-export function deliveryHeaders(body: string, deliveryId: string, timestamp: number, secrets: SigningSecrets): Record<string, string> {
+export function deliveryHeaders(
+  body: string,
+  deliveryId: string,
+  timestamp: number,
+  secrets: SigningSecrets,
+): Record<string, string> {
   const time = String(timestamp);
   const hash = payloadHash(body);
   const all = [secrets.current, ...(secrets.previous ? [secrets.previous] : [])];
@@ -40,7 +46,9 @@ export function deliveryHeaders(body: string, deliveryId: string, timestamp: num
     'x-svc-signature-timestamp': time,
     'x-svc-delivery-id': deliveryId,
     'x-svc-signature': signatureV1(secrets.current, time, deliveryId, hash, body),
-    ...(secrets.previous ? { 'x-svc-signature-previous': signatureV1(secrets.previous, time, deliveryId, hash, body) } : {}),
+    ...(secrets.previous
+      ? { 'x-svc-signature-previous': signatureV1(secrets.previous, time, deliveryId, hash, body) }
+      : {}),
     'webhook-id': deliveryId,
     'webhook-timestamp': time,
     'webhook-signature': all.map((secret) => standardSignature(secret, deliveryId, time, body)).join(' '),

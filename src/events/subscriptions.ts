@@ -39,11 +39,22 @@ export async function createSubscription(db: Kysely<DB>, keys: KeyEncryption, in
   return id;
 }
 
-async function insertSecret(db: Kysely<DB>, keys: KeyEncryption, agencyId: string, subscriptionId: string, secret: string): Promise<void> {
+async function insertSecret(
+  db: Kysely<DB>,
+  keys: KeyEncryption,
+  agencyId: string,
+  subscriptionId: string,
+  secret: string,
+): Promise<void> {
   const id = randomId('whsk_', 12);
   await db
     .insertInto('webhook_secrets')
-    .values({ agency_id: agencyId, subscription_id: subscriptionId, id, secret_sealed: keys.seal(secret, webhookSecretRow(id)) })
+    .values({
+      agency_id: agencyId,
+      subscription_id: subscriptionId,
+      id,
+      secret_sealed: keys.seal(secret, webhookSecretRow(id)),
+    })
     .execute();
 }
 
@@ -54,18 +65,37 @@ export async function findSubscription(db: Kysely<DB>, id: string) {
 export type SubscriptionRow = NonNullable<Awaited<ReturnType<typeof findSubscription>>>;
 
 export function listSubscriptions(db: Kysely<DB>, agencyId: string) {
-  return db.selectFrom('webhook_subscriptions').selectAll().where('agency_id', '=', agencyId).orderBy('created_at').orderBy('id').execute();
+  return db
+    .selectFrom('webhook_subscriptions')
+    .selectAll()
+    .where('agency_id', '=', agencyId)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
 }
 
 /**
  * A new current secret; the old one signs x-svc-signature-previous (and a second webhook-signature) until the
  * overlap ends. A secret already retiring from an earlier rotation retires now at the latest.
  */
-export async function rotateSecret(db: Kysely<DB>, keys: KeyEncryption, subscription: SubscriptionRow, secret: string, overlapHours: number): Promise<Date> {
+export async function rotateSecret(
+  db: Kysely<DB>,
+  keys: KeyEncryption,
+  subscription: SubscriptionRow,
+  secret: string,
+  overlapHours: number,
+): Promise<Date> {
   const retiresAt = new Date(Date.now() + overlapHours * 3_600_000);
   await db.transaction().execute(async (trx) => {
-    const owner = (q: typeof trx) => q.updateTable('webhook_secrets').where('agency_id', '=', subscription.agency_id).where('subscription_id', '=', subscription.id);
-    await owner(trx).set({ retires_at: sql<Date>`least(retires_at, now())` }).where('retires_at', 'is not', null).execute();
+    const owner = (q: typeof trx) =>
+      q
+        .updateTable('webhook_secrets')
+        .where('agency_id', '=', subscription.agency_id)
+        .where('subscription_id', '=', subscription.id);
+    await owner(trx)
+      .set({ retires_at: sql<Date>`least(retires_at, now())` })
+      .where('retires_at', 'is not', null)
+      .execute();
     await owner(trx).set({ retires_at: retiresAt }).where('retires_at', 'is', null).execute();
     await insertSecret(trx, keys, subscription.agency_id, subscription.id, secret);
   });
@@ -73,12 +103,18 @@ export async function rotateSecret(db: Kysely<DB>, keys: KeyEncryption, subscrip
 }
 
 /** The current secret and the retiring one still in its overlap, of each subscription named, opened. */
-export async function signingSecrets(db: Kysely<DB>, keys: KeyEncryption, subscriptions: { agency_id: string; id: string }[]): Promise<Map<string, SigningSecrets>> {
+export async function signingSecrets(
+  db: Kysely<DB>,
+  keys: KeyEncryption,
+  subscriptions: { agency_id: string; id: string }[],
+): Promise<Map<string, SigningSecrets>> {
   if (subscriptions.length === 0) return new Map();
   const rows = await db
     .selectFrom('webhook_secrets')
     .select(['subscription_id', 'id', 'secret_sealed', 'retires_at'])
-    .where((eb) => eb.or(subscriptions.map((s) => eb.and([eb('agency_id', '=', s.agency_id), eb('subscription_id', '=', s.id)]))))
+    .where((eb) =>
+      eb.or(subscriptions.map((s) => eb.and([eb('agency_id', '=', s.agency_id), eb('subscription_id', '=', s.id)]))),
+    )
     .where((eb) => eb.or([eb('retires_at', 'is', null), eb('retires_at', '>', sql<Date>`now()`)]))
     .orderBy('created_at', 'desc')
     .execute();
@@ -97,7 +133,11 @@ export async function signingSecrets(db: Kysely<DB>, keys: KeyEncryption, subscr
 export async function setEnabled(db: Kysely<DB>, subscription: SubscriptionRow, enabled: boolean): Promise<void> {
   await db
     .updateTable('webhook_subscriptions')
-    .set(enabled ? { status: 'enabled', disabled_reason: null, failing_since: null, updated_at: new Date() } : { status: 'disabled', disabled_reason: 'disabled by an administrator', updated_at: new Date() })
+    .set(
+      enabled
+        ? { status: 'enabled', disabled_reason: null, failing_since: null, updated_at: new Date() }
+        : { status: 'disabled', disabled_reason: 'disabled by an administrator', updated_at: new Date() },
+    )
     .where('agency_id', '=', subscription.agency_id)
     .where('id', '=', subscription.id)
     .execute();
@@ -124,11 +164,30 @@ export async function recordBaaSigned(db: Kysely<DB>, subscription: Subscription
   });
 }
 
-export function listDeliveries(db: Kysely<DB>, subscription: SubscriptionRow, status: DeliveryStatus | undefined, limit: number) {
+export function listDeliveries(
+  db: Kysely<DB>,
+  subscription: SubscriptionRow,
+  status: DeliveryStatus | undefined,
+  limit: number,
+) {
   return db
     .selectFrom('webhook_deliveries as d')
-    .innerJoin('webhook_events as e', (join) => join.onRef('e.agency_id', '=', 'd.agency_id').onRef('e.id', '=', 'd.event_id'))
-    .select(['d.id', 'd.event_id', 'e.type', 'd.status', 'd.attempts', 'd.next_attempt_at', 'd.last_attempt_at', 'd.last_status_code', 'd.last_error', 'd.delivered_at', 'd.created_at'])
+    .innerJoin('webhook_events as e', (join) =>
+      join.onRef('e.agency_id', '=', 'd.agency_id').onRef('e.id', '=', 'd.event_id'),
+    )
+    .select([
+      'd.id',
+      'd.event_id',
+      'e.type',
+      'd.status',
+      'd.attempts',
+      'd.next_attempt_at',
+      'd.last_attempt_at',
+      'd.last_status_code',
+      'd.last_error',
+      'd.delivered_at',
+      'd.created_at',
+    ])
     .where('d.agency_id', '=', subscription.agency_id)
     .where('d.subscription_id', '=', subscription.id)
     .$if(status !== undefined, (q) => q.where('d.status', '=', status!))
@@ -140,8 +199,15 @@ export function listDeliveries(db: Kysely<DB>, subscription: SubscriptionRow, st
 type ReplayRefusal = 'unknown' | 'held' | 'pending';
 
 /** Spec 6.6's replay: the same delivery (same id) due now, for one more attempt. */
-export async function replayDelivery(db: Kysely<DB>, deliveryId: string): Promise<{ refused: ReplayRefusal } | { subscriptionId: string }> {
-  const delivery = await db.selectFrom('webhook_deliveries').select(['agency_id', 'subscription_id', 'status']).where('id', '=', deliveryId).executeTakeFirst();
+export async function replayDelivery(
+  db: Kysely<DB>,
+  deliveryId: string,
+): Promise<{ refused: ReplayRefusal } | { subscriptionId: string }> {
+  const delivery = await db
+    .selectFrom('webhook_deliveries')
+    .select(['agency_id', 'subscription_id', 'status'])
+    .where('id', '=', deliveryId)
+    .executeTakeFirst();
   if (!delivery) return { refused: 'unknown' };
   if (delivery.status === 'held' || delivery.status === 'pending') return { refused: delivery.status };
   const updated = await db

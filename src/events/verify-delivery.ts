@@ -15,7 +15,12 @@ export interface WebhookEnvelope<Data = Record<string, unknown>> {
   data: Data;
 }
 
-export type VerificationFailure = 'missing_header' | 'payload_hash_mismatch' | 'timestamp_out_of_tolerance' | 'signature_mismatch' | 'malformed_body';
+export type VerificationFailure =
+  | 'missing_header'
+  | 'payload_hash_mismatch'
+  | 'timestamp_out_of_tolerance'
+  | 'signature_mismatch'
+  | 'malformed_body';
 
 export class WebhookVerificationError extends Error {
   constructor(
@@ -42,14 +47,21 @@ export function payloadHash(rawBody: Uint8Array | string): string {
 }
 
 /** `v1=` + hex HMAC-SHA256 of `v1.<timestamp>.<deliveryId>.<payloadHash>.<rawBody>`, keyed with the secret's text. */
-export function signatureV1(secret: string, timestamp: string, deliveryId: string, hash: string, rawBody: Uint8Array | string): string {
+export function signatureV1(
+  secret: string,
+  timestamp: string,
+  deliveryId: string,
+  hash: string,
+  rawBody: Uint8Array | string,
+): string {
   const hmac = createHmac('sha256', Buffer.from(secret, 'utf8'));
   hmac.update(`v1.${timestamp}.${deliveryId}.${hash}.`).update(rawBody);
   return `v1=${hmac.digest('hex')}`;
 }
 
 function header(headers: DeliveryHeaders, name: string): string | undefined {
-  if (typeof headers.get === 'function') return (headers as { get(name: string): string | null }).get(name) ?? undefined;
+  if (typeof headers.get === 'function')
+    return (headers as { get(name: string): string | null }).get(name) ?? undefined;
   const plain = headers as Record<string, string | string[] | undefined>;
   const key = Object.keys(plain).find((k) => k.toLowerCase() === name);
   const value = key === undefined ? undefined : plain[key];
@@ -83,17 +95,26 @@ export function verifyDelivery<Data = Record<string, unknown>>(
   const hash = required(headers, 'x-svc-payload-sha256');
   const timestamp = required(headers, 'x-svc-signature-timestamp');
   const deliveryId = required(headers, 'x-svc-delivery-id');
-  const signatures = [required(headers, 'x-svc-signature'), header(headers, 'x-svc-signature-previous')].filter((s): s is string => Boolean(s));
+  const signatures = [required(headers, 'x-svc-signature'), header(headers, 'x-svc-signature-previous')].filter(
+    (s): s is string => Boolean(s),
+  );
   const body = typeof rawBody === 'string' ? Buffer.from(rawBody, 'utf8') : rawBody;
-  if (!sameText(payloadHash(body), hash)) throw new WebhookVerificationError('payload_hash_mismatch', 'x-svc-payload-sha256 does not match the body');
+  if (!sameText(payloadHash(body), hash))
+    throw new WebhookVerificationError('payload_hash_mismatch', 'x-svc-payload-sha256 does not match the body');
   const seconds = /^\d{1,12}$/.test(timestamp) ? Number(timestamp) : NaN;
   if (!(Math.abs(now / 1000 - seconds) <= toleranceSeconds)) {
-    throw new WebhookVerificationError('timestamp_out_of_tolerance', `x-svc-signature-timestamp is more than ${toleranceSeconds} seconds from now`);
+    throw new WebhookVerificationError(
+      'timestamp_out_of_tolerance',
+      `x-svc-signature-timestamp is more than ${toleranceSeconds} seconds from now`,
+    );
   }
-  const candidates = (typeof secrets === 'string' ? [secrets] : secrets).map((secret) => signatureV1(secret, timestamp, deliveryId, hash, body));
+  const candidates = (typeof secrets === 'string' ? [secrets] : secrets).map((secret) =>
+    signatureV1(secret, timestamp, deliveryId, hash, body),
+  );
   // Every pair is compared, so the time taken does not say which secret or header matched.
   const matches = candidates.map((expected) => signatures.map((sent) => sameText(expected, sent)).some(Boolean));
-  if (!matches.some(Boolean)) throw new WebhookVerificationError('signature_mismatch', 'no signature matches a given secret');
+  if (!matches.some(Boolean))
+    throw new WebhookVerificationError('signature_mismatch', 'no signature matches a given secret');
   try {
     return JSON.parse(Buffer.from(body).toString('utf8')) as WebhookEnvelope<Data>;
   } catch {

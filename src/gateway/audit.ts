@@ -45,10 +45,24 @@ function storable(_key: string, value: unknown): unknown {
  * Its text depends on nothing but the parameter, so a command's ledger statement can embed it and stay prepared.
  */
 export function insertAuditEvents(events: AuditEvent[]): RawBuilder<unknown> {
-  const rows = JSON.stringify(events.map((e) => [
-    e.agencyId, e.extensionId, e.operationId, e.resourceType, e.resourceIds, e.outcome, e.status, e.requestId, e.phiMode,
-    e.sourceSystem ?? null, e.externalReferenceId ?? null, e.occurredAt ?? null, e.details ?? null,
-  ]), storable);
+  const rows = JSON.stringify(
+    events.map((e) => [
+      e.agencyId,
+      e.extensionId,
+      e.operationId,
+      e.resourceType,
+      e.resourceIds,
+      e.outcome,
+      e.status,
+      e.requestId,
+      e.phiMode,
+      e.sourceSystem ?? null,
+      e.externalReferenceId ?? null,
+      e.occurredAt ?? null,
+      e.details ?? null,
+    ]),
+    storable,
+  );
   return sql`
     insert into audit_events (agency_id, extension_id, operation_id, resource_type, resource_ids, outcome, status, request_id, phi_mode,
       source_system, external_reference_id, occurred_at, details)
@@ -96,9 +110,16 @@ export class AuditBuffer {
 
   /** Queues an event; throws PLATFORM_AUDIT_WRITE_FAILED when closed or full, so call it before the response is sent. */
   push(event: AuditEvent): void {
-    if (this.#closed) throw new PlatformError('PLATFORM_AUDIT_WRITE_FAILED', 'The audit trail is closed: the service is shutting down.');
+    if (this.#closed)
+      throw new PlatformError(
+        'PLATFORM_AUDIT_WRITE_FAILED',
+        'The audit trail is closed: the service is shutting down.',
+      );
     if (this.#pending.length >= this.#maxPending) {
-      throw new PlatformError('PLATFORM_AUDIT_WRITE_FAILED', 'The audit trail cannot keep up, so the request was refused rather than served unaudited.');
+      throw new PlatformError(
+        'PLATFORM_AUDIT_WRITE_FAILED',
+        'The audit trail cannot keep up, so the request was refused rather than served unaudited.',
+      );
     }
     this.#pending.push({ ...event, occurredAt: event.occurredAt ?? new Date() });
     // Full batches only: draining down to the last event would turn a steady load into a stream of small inserts.
@@ -143,13 +164,19 @@ export class AuditBuffer {
     } catch (err) {
       if (!isRejectedRow(err)) {
         this.#observer?.failed();
-        this.#log.error({ err, pending: this.#pending.length }, 'audit flush failed; the events stay queued for the next flush');
+        this.#log.error(
+          { err, pending: this.#pending.length },
+          'audit flush failed; the events stay queued for the next flush',
+        );
         return 0;
       }
       if (batch.length > 1) return this.#settleOneByOne(batch);
       const [event] = batch;
       this.#observer?.dropped(1);
-      this.#log.error({ err, requestId: event.requestId, operationId: event.operationId }, 'audit event refused by the database; dropped');
+      this.#log.error(
+        { err, requestId: event.requestId, operationId: event.operationId },
+        'audit event refused by the database; dropped',
+      );
       return 1;
     }
   }

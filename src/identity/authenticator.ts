@@ -30,12 +30,16 @@ const invalidToken = () => unauthorized('PLATFORM_INVALID_CREDENTIAL', 'The acce
 function bearerToken(authorization: string | undefined): string {
   const match = authorization === undefined ? null : BEARER.exec(authorization);
   if (!match) {
-    throw unauthorized('PLATFORM_AUTHENTICATION_REQUIRED', 'Send "Authorization: Bearer <access token>"; tokens come from POST /api/v1/oauth/token.');
+    throw unauthorized(
+      'PLATFORM_AUTHENTICATION_REQUIRED',
+      'Send "Authorization: Bearer <access token>"; tokens come from POST /api/v1/oauth/token.',
+    );
   }
   return match[1];
 }
 
-const tokenExpired = () => unauthorized('PLATFORM_TOKEN_EXPIRED', 'The access token has expired; request a new one with client_credentials.');
+const tokenExpired = () =>
+  unauthorized('PLATFORM_TOKEN_EXPIRED', 'The access token has expired; request a new one with client_credentials.');
 
 /** fast-jwt checks the signature before the claims: an expired token is one this service signed. */
 const isExpiry = (err: unknown) => err instanceof TokenError && err.code === TokenError.codes.expired;
@@ -65,8 +69,10 @@ function scopesOf(scope: string): ReadonlySet<string> {
 /** Signed claims are still checked for shape: a token is accepted only as the issuer writes them. */
 function principalOf(claims: Record<string, unknown>): Principal {
   const { sub, client_id, agency_id, phi_mode, scope, jti, iat, exp } = claims;
-  if (!isString(sub) || !isString(client_id) || !isString(agency_id) || !isString(jti) || typeof scope !== 'string') throw invalidToken();
-  if (!PHI_MODES.includes(phi_mode as PhiMode) || typeof iat !== 'number' || typeof exp !== 'number') throw invalidToken();
+  if (!isString(sub) || !isString(client_id) || !isString(agency_id) || !isString(jti) || typeof scope !== 'string')
+    throw invalidToken();
+  if (!PHI_MODES.includes(phi_mode as PhiMode) || typeof iat !== 'number' || typeof exp !== 'number')
+    throw invalidToken();
   return {
     agencyId: agency_id,
     extensionId: sub,
@@ -89,18 +95,32 @@ function checkPolicy(principal: Principal, policy: ExtensionPolicy): void {
   const revokedBefore = policy.tokensRevokedBefore;
   // iat has whole seconds: a token from the second of a revocation counts as revoked (safe side).
   if (policy.revokedTokenIds.has(principal.tokenId) || (revokedBefore && principal.issuedAt < revokedBefore)) {
-    throw unauthorized('PLATFORM_TOKEN_REVOKED', 'The access token has been revoked; request a new one with client_credentials.');
+    throw unauthorized(
+      'PLATFORM_TOKEN_REVOKED',
+      'The access token has been revoked; request a new one with client_credentials.',
+    );
   }
   if (policy.status !== 'active') {
-    throw new PlatformError('PLATFORM_EXTENSION_DISABLED', 'This integration has been disabled by an agency administrator.');
+    throw new PlatformError(
+      'PLATFORM_EXTENSION_DISABLED',
+      'This integration has been disabled by an agency administrator.',
+    );
   }
 }
 
 const rememberedBy = (authorization: string) => authorization.slice(-43);
 
 function queryTokenRefusal(principal: Principal, revoked: boolean, nowMs: number): RequestError | undefined {
-  if (revoked) return unauthorized('PLATFORM_TOKEN_REVOKED', 'This query token has been revoked; create a new one (POST /api/v1/ext/query-tokens).');
-  if (principal.expiresAt.getTime() <= nowMs) return unauthorized('PLATFORM_TOKEN_EXPIRED', 'This query token has expired; create a new one (POST /api/v1/ext/query-tokens).');
+  if (revoked)
+    return unauthorized(
+      'PLATFORM_TOKEN_REVOKED',
+      'This query token has been revoked; create a new one (POST /api/v1/ext/query-tokens).',
+    );
+  if (principal.expiresAt.getTime() <= nowMs)
+    return unauthorized(
+      'PLATFORM_TOKEN_EXPIRED',
+      'This query token has expired; create a new one (POST /api/v1/ext/query-tokens).',
+    );
   return undefined;
 }
 
@@ -138,7 +158,8 @@ export class Authenticator {
    * before any lookup. A query token is never remembered: each use reads its row (query-tokens.ts).
    */
   async authenticate(authorization: string | undefined, acceptsQueryToken = false): Promise<Authentication> {
-    if (isQueryTokenAuthorization(authorization)) return this.queryTokenAuthentication(authorization!, acceptsQueryToken);
+    if (isQueryTokenAuthorization(authorization))
+      return this.queryTokenAuthentication(authorization!, acceptsQueryToken);
     const principal = this.remembered(authorization) ?? (await this.verified(authorization));
     return admitted(principal, await this.policies.get(principal.agencyId, principal.extensionId));
   }

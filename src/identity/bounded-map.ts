@@ -10,7 +10,8 @@ export class BoundedMap<V> {
   private next = 0;
 
   constructor(private readonly capacity: number) {
-    if (!(Number.isInteger(capacity) && capacity > 0)) throw new RangeError(`capacity must be a positive integer, got ${capacity}`);
+    if (!(Number.isInteger(capacity) && capacity > 0))
+      throw new RangeError(`capacity must be a positive integer, got ${capacity}`);
     this.order = new Array<string | undefined>(capacity);
   }
 

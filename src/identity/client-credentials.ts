@@ -45,7 +45,9 @@ interface AuthenticatedClient {
 const TOKEN_CAPABILITY = 'oauth.token';
 
 function invalidRequest(issue: Omit<ValidationIssue, 'location'>, message: string): RequestError {
-  return new RequestError(400, 'invalid_request', 'PLATFORM_INVALID_REQUEST', message, { issues: [{ location: 'body', ...issue }] });
+  return new RequestError(400, 'invalid_request', 'PLATFORM_INVALID_REQUEST', message, {
+    issues: [{ location: 'body', ...issue }],
+  });
 }
 
 /**
@@ -63,11 +65,16 @@ function requestedPhiMode(phiMode: string | undefined): PhiMode {
   if (phiMode === undefined || phiMode === '') {
     const message = 'phi_mode is required: send no_phi, or phi when the integration is permitted PHI.';
     throw new RequestError(400, 'invalid_request', 'PLATFORM_PHI_MODE_REQUIRED', message, {
-      issues: [{ location: 'body', path: '/phi_mode', message: 'property "phi_mode" is required', keyword: 'required' }],
+      issues: [
+        { location: 'body', path: '/phi_mode', message: 'property "phi_mode" is required', keyword: 'required' },
+      ],
     });
   }
   if (!PHI_MODES.includes(phiMode as PhiMode)) {
-    throw invalidRequest({ path: '/phi_mode', message: 'must be no_phi or phi', keyword: 'enum' }, 'phi_mode must be no_phi or phi.');
+    throw invalidRequest(
+      { path: '/phi_mode', message: 'must be no_phi or phi', keyword: 'enum' },
+      'phi_mode must be no_phi or phi.',
+    );
   }
   return phiMode as PhiMode;
 }
@@ -95,7 +102,11 @@ function presentedCredentials(body: TokenRequest, authorization: string | undefi
   if (authorization === undefined) return { clientId: body.client_id, clientSecret: body.client_secret };
   if (body.client_id !== undefined || body.client_secret !== undefined) {
     throw invalidRequest(
-      { path: '/client_secret', message: 'client credentials were also sent by HTTP Basic', keyword: 'clientAuthentication' },
+      {
+        path: '/client_secret',
+        message: 'client credentials were also sent by HTTP Basic',
+        keyword: 'clientAuthentication',
+      },
       'Send the client credentials either by HTTP Basic or as client_id and client_secret in the body, not both.',
     );
   }
@@ -108,10 +119,16 @@ function narrowScopes(requested: string | undefined, granted: readonly string[])
   if (asked.length === 0) return [...granted];
   const notGranted = asked.filter((scope) => !granted.includes(scope));
   if (notGranted.length > 0) {
-    throw new RequestError(400, 'invalid_scope', 'PLATFORM_INVALID_REQUEST', `Scopes not granted to this integration: ${notGranted.join(' ')}.`, {
-      nextStep: 'Ask for a subset of the granted scopes, or omit scope to get all of them.',
-      details: { not_granted: notGranted },
-    });
+    throw new RequestError(
+      400,
+      'invalid_scope',
+      'PLATFORM_INVALID_REQUEST',
+      `Scopes not granted to this integration: ${notGranted.join(' ')}.`,
+      {
+        nextStep: 'Ask for a subset of the granted scopes, or omit scope to get all of them.',
+        details: { not_granted: notGranted },
+      },
+    );
   }
   return asked;
 }
@@ -138,7 +155,9 @@ export class ClientCredentialsGrant {
       this.outcomes.issued(issued.phiMode);
       return issued;
     } catch (err) {
-      this.outcomes.refused(err instanceof RequestError || err instanceof PlatformError ? err.code : 'PLATFORM_INTERNAL_ERROR');
+      this.outcomes.refused(
+        err instanceof RequestError || err instanceof PlatformError ? err.code : 'PLATFORM_INTERNAL_ERROR',
+      );
       throw err;
     }
   }
@@ -152,14 +171,28 @@ export class ClientCredentialsGrant {
     if (!client) throw (await this.failures.recordFailure(admission)) ?? invalidClient();
     if (!client.phiModes.includes(phiMode)) {
       // RFC 6749 5.2 invalid_scope: the session asked for more access than the integration was granted.
-      throw new RequestError(403, 'invalid_scope', 'PLATFORM_PHI_MODE_DENIED', `This integration may not use phi_mode ${phiMode}.`, {
-        nextStep: 'Ask for phi_mode no_phi, or have an agency administrator permit the PHI mode for this integration.',
-        details: { phi_mode: phiMode },
-      });
+      throw new RequestError(
+        403,
+        'invalid_scope',
+        'PLATFORM_PHI_MODE_DENIED',
+        `This integration may not use phi_mode ${phiMode}.`,
+        {
+          nextStep:
+            'Ask for phi_mode no_phi, or have an agency administrator permit the PHI mode for this integration.',
+          details: { phi_mode: phiMode },
+        },
+      );
     }
     const scopes = narrowScopes(input.body.scope, client.scopes);
     const { accessToken, expiresIn } = await this.signer.sign({ ...client, phiMode, scopes });
-    return { accessToken, expiresIn, scope: scopes.join(' '), agencyId: client.agencyId, extensionId: client.extensionId, phiMode };
+    return {
+      accessToken,
+      expiresIn,
+      scope: scopes.join(' '),
+      agencyId: client.agencyId,
+      extensionId: client.extensionId,
+      phiMode,
+    };
   }
 
   /**
@@ -167,20 +200,33 @@ export class ClientCredentialsGrant {
    * Once the client id is over its failure limit, none unless the secret names a stored hash of an entitled client:
    * every failure then costs the same (no hash), and guessers spread over many addresses cannot spend the CPU.
    */
-  private async authenticate({ clientId, clientSecret = '' }: PresentedCredentials, agencyId: string | undefined, clientLimited: boolean): Promise<AuthenticatedClient | undefined> {
+  private async authenticate(
+    { clientId, clientSecret = '' }: PresentedCredentials,
+    agencyId: string | undefined,
+    clientLimited: boolean,
+  ): Promise<AuthenticatedClient | undefined> {
     const row = clientId === undefined ? undefined : await this.lookup(clientId, clientSecret);
-    const entitled = row?.status === 'active' && row.agency_status === 'active' && row.capabilities.includes(TOKEN_CAPABILITY);
+    const entitled =
+      row?.status === 'active' && row.agency_status === 'active' && row.capabilities.includes(TOKEN_CAPABILITY);
     const acceptable = Boolean(row?.secret_hash) && (agencyId === undefined || row?.agency_id === agencyId) && entitled;
     if (clientLimited && !acceptable) return undefined;
     const valid = await verifySecret(clientSecret, row?.secret_hash ?? (await dummySecretHash()));
     if (!valid || !acceptable) return undefined;
-    return { clientId: row.client_id, agencyId: row.agency_id, extensionId: row.extension_id, scopes: row.scopes, phiModes: row.phi_modes };
+    return {
+      clientId: row.client_id,
+      agencyId: row.agency_id,
+      extensionId: row.extension_id,
+      scopes: row.scopes,
+      phiModes: row.phi_modes,
+    };
   }
 
   private lookup(clientId: string, clientSecret: string) {
     return this.db
       .selectFrom('client_credentials as c')
-      .innerJoin('extensions as e', (join) => join.onRef('e.agency_id', '=', 'c.agency_id').onRef('e.id', '=', 'c.extension_id'))
+      .innerJoin('extensions as e', (join) =>
+        join.onRef('e.agency_id', '=', 'c.agency_id').onRef('e.id', '=', 'c.extension_id'),
+      )
       .innerJoin('agencies as a', 'a.id', 'c.agency_id')
       .leftJoin('client_secrets as s', (join) =>
         join
@@ -189,7 +235,17 @@ export class ClientCredentialsGrant {
           .on('s.id', '=', secretLookupId(clientSecret))
           .on((eb) => eb.or([eb('s.expires_at', 'is', null), eb('s.expires_at', '>', sql<Date>`now()`)])),
       )
-      .select(['c.client_id', 'c.agency_id', 'c.extension_id', 'e.status', 'a.status as agency_status', 'e.scopes', 'e.capabilities', 'e.phi_modes', 's.secret_hash'])
+      .select([
+        'c.client_id',
+        'c.agency_id',
+        'c.extension_id',
+        'e.status',
+        'a.status as agency_status',
+        'e.scopes',
+        'e.capabilities',
+        'e.phi_modes',
+        's.secret_hash',
+      ])
       .where('c.client_id', '=', clientId)
       .executeTakeFirst();
   }

@@ -13,8 +13,14 @@ async function loadPolicy(db: Kysely<DB>, agencyId: string, extensionId: string)
     .selectFrom('extensions as e')
     .innerJoin('agencies as a', 'a.id', 'e.agency_id')
     .select([
-      'e.status', 'a.status as agency_status', 'e.capabilities', 'e.phi_modes', 'e.rate_limit_per_minute', 'e.daily_quota',
-      'e.daily_cost_budget', 'e.tokens_revoked_before',
+      'e.status',
+      'a.status as agency_status',
+      'e.capabilities',
+      'e.phi_modes',
+      'e.rate_limit_per_minute',
+      'e.daily_quota',
+      'e.daily_cost_budget',
+      'e.tokens_revoked_before',
     ])
     .select((eb) =>
       sql<string[]>`array(${eb
@@ -61,7 +67,11 @@ export class ExtensionPolicies {
   }
 
   /** The policy while its cached read is fresh (`policy` undefined: no such integration), without I/O; else undefined. */
-  cached(agencyId: string, extensionId: string, nowMs: number = Date.now()): { policy: ExtensionPolicy | undefined } | undefined {
+  cached(
+    agencyId: string,
+    extensionId: string,
+    nowMs: number = Date.now(),
+  ): { policy: ExtensionPolicy | undefined } | undefined {
     const cached = this.cache.get(agencyId, extensionId);
     return cached && nowMs - cached.loadedAt < this.ttlMs ? cached : undefined;
   }

@@ -97,7 +97,9 @@ export class FailureLimiter {
     const now = Date.now();
     await this.db
       .insertInto('token_failures')
-      .values(this.buckets(source).map(({ bucket }) => ({ bucket, window_start: new Date(now - (now % SLOT_MS)), count: 1 })))
+      .values(
+        this.buckets(source).map(({ bucket }) => ({ bucket, window_start: new Date(now - (now % SLOT_MS)), count: 1 })),
+      )
       .onConflict((oc) => oc.columns(['bucket', 'window_start']).doUpdateSet({ count: sql`token_failures.count + 1` }))
       .execute();
     // Only this limiter's kinds: another's window may be longer.
@@ -116,10 +118,19 @@ export class FailureLimiter {
       .selectFrom('token_failures')
       .select(['bucket', 'window_start', 'count'])
       .where('window_start', '>', this.windowStart(Date.now()))
-      .where('bucket', 'in', buckets.map((b) => b.bucket))
+      .where(
+        'bucket',
+        'in',
+        buckets.map((b) => b.bucket),
+      )
       .orderBy('window_start', 'desc')
       .execute();
-    const [address, subject = { failures: 0, allowedAgainAt: 0 }] = buckets.map((b) => this.state(b, rows.filter((row) => row.bucket === b.bucket)));
+    const [address, subject = { failures: 0, allowedAgainAt: 0 }] = buckets.map((b) =>
+      this.state(
+        b,
+        rows.filter((row) => row.bucket === b.bucket),
+      ),
+    );
     return [address, subject];
   }
 
@@ -132,7 +143,8 @@ export class FailureLimiter {
     let allowedAgainAt = 0;
     for (const minute of minutes) {
       failures += minute.count;
-      if (failures >= bucket.limit && allowedAgainAt === 0) allowedAgainAt = minute.window_start.getTime() + this.limits.windowSeconds * 1000;
+      if (failures >= bucket.limit && allowedAgainAt === 0)
+        allowedAgainAt = minute.window_start.getTime() + this.limits.windowSeconds * 1000;
     }
     return { failures, allowedAgainAt };
   }
@@ -146,7 +158,11 @@ export class FailureLimiter {
   private buckets(source: FailureSource): Bucket[] {
     const { kinds } = this.policy;
     const buckets = [{ bucket: `${kinds.address}:${source.remoteAddress}`, limit: this.limits.perAddress }];
-    if (source.subject !== undefined) buckets.push({ bucket: `${kinds.subject}:${source.subject.slice(0, MAX_BUCKET_ID)}`, limit: this.limits.perSubject });
+    if (source.subject !== undefined)
+      buckets.push({
+        bucket: `${kinds.subject}:${source.subject.slice(0, MAX_BUCKET_ID)}`,
+        limit: this.limits.perSubject,
+      });
     return buckets;
   }
 

@@ -1,5 +1,15 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, existsSync, linkSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  linkSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeSync,
+} from 'node:fs';
 import { dirname } from 'node:path';
 import { decodeKeyText, KeyEncryption, keyEncryptionKey } from './key-encryption.js';
 
@@ -35,7 +45,8 @@ function readKeyFile(path: string, name: string, notice: Notice): Buffer {
     throw new Error(`${name} ${path} cannot be read (${errorCode(err)})`);
   }
   const mode = statSync(path).mode & 0o777;
-  if (mode & 0o077) notice(`${name} ${path} can be read by other users (mode ${mode.toString(8)}): run chmod 600 ${path}`);
+  if (mode & 0o077)
+    notice(`${name} ${path} can be read by other users (mode ${mode.toString(8)}): run chmod 600 ${path}`);
   return decodeKeyText(text, `${name} ${path}`);
 }
 
@@ -59,7 +70,10 @@ function createKeyFile(path: string, notice: Notice): void {
         'database: keep a copy of it, but never in the same place as the database or its backups (with both, anyone can sign tokens; without it, the stored secrets are lost).',
     );
   } catch (err) {
-    if (errorCode(err) !== 'EEXIST') throw new Error(`Could not create the key-encryption key file ${path} (${errorCode(err)}): set SECRETS_KEY or SECRETS_KEY_FILE`);
+    if (errorCode(err) !== 'EEXIST')
+      throw new Error(
+        `Could not create the key-encryption key file ${path} (${errorCode(err)}): set SECRETS_KEY or SECRETS_KEY_FILE`,
+      );
   } finally {
     rmSync(partial, { force: true });
   }
@@ -79,9 +93,15 @@ export function loadKeyEncryption(settings: SecretsKeySettings, notice: Notice):
     case 'SECRETS_KEY':
       return new KeyEncryption(keyEncryptionKey(current.key, 'SECRETS_KEY'), previous);
     case 'SECRETS_KEY_FILE':
-      return new KeyEncryption(keyEncryptionKey(readKeyFile(current.path, 'SECRETS_KEY_FILE', notice), `SECRETS_KEY_FILE ${current.path}`), previous);
+      return new KeyEncryption(
+        keyEncryptionKey(readKeyFile(current.path, 'SECRETS_KEY_FILE', notice), `SECRETS_KEY_FILE ${current.path}`),
+        previous,
+      );
     case 'default file':
-      return new KeyEncryption(keyEncryptionKey(ensureKeyFile(current.path, notice), `key file ${current.path}`), previous);
+      return new KeyEncryption(
+        keyEncryptionKey(ensureKeyFile(current.path, notice), `key file ${current.path}`),
+        previous,
+      );
     case 'none':
       throw new Error(
         'DATABASE_URL is set but neither SECRETS_KEY nor SECRETS_KEY_FILE is: every process sharing the database needs the same key-encryption key (32 random bytes, e.g. "openssl rand -base64 32")',

@@ -14,7 +14,11 @@ interface KeyEncryptionKey {
 }
 
 export function keyEncryptionKey(key: Buffer, source: string): KeyEncryptionKey {
-  const id = createHash('sha256').update('extension-api key-encryption key id\n').update(key).digest('hex').slice(0, 12);
+  const id = createHash('sha256')
+    .update('extension-api key-encryption key id\n')
+    .update(key)
+    .digest('hex')
+    .slice(0, 12);
   return { id, key, source };
 }
 
@@ -24,9 +28,15 @@ export function keyEncryptionKey(key: Buffer, source: string): KeyEncryptionKey 
  */
 export function decodeKeyText(text: string, name: string): Buffer {
   const trimmed = text.trim();
-  const bytes = /^[0-9a-f]{64}$/i.test(trimmed) ? Buffer.from(trimmed, 'hex') : /^[A-Za-z0-9+/_-]{43}=?$/.test(trimmed) ? Buffer.from(trimmed, 'base64') : undefined;
+  const bytes = /^[0-9a-f]{64}$/i.test(trimmed)
+    ? Buffer.from(trimmed, 'hex')
+    : /^[A-Za-z0-9+/_-]{43}=?$/.test(trimmed)
+      ? Buffer.from(trimmed, 'base64')
+      : undefined;
   if (bytes?.length !== KEY_BYTES) {
-    throw new Error(`${name} must be ${KEY_BYTES} random bytes in base64 or hex (e.g. the output of "openssl rand -base64 32"), got ${trimmed.length} characters`);
+    throw new Error(
+      `${name} must be ${KEY_BYTES} random bytes in base64 or hex (e.g. the output of "openssl rand -base64 32"), got ${trimmed.length} characters`,
+    );
   }
   return bytes;
 }
@@ -63,9 +73,11 @@ export class KeyEncryption {
 
   /** The plaintext; throws a message naming the row and the key ids when it cannot be opened. */
   open(sealed: string | null, row: string): Buffer {
-    if (sealed === null) throw new Error(`${row} is stored in plaintext (written by an older version): restart the service to seal it`);
+    if (sealed === null)
+      throw new Error(`${row} is stored in plaintext (written by an older version): restart the service to seal it`);
     const keyId = sealedKeyId(sealed);
-    if (keyId === undefined) throw new Error(`${row} is not a sealed secret (expected ${FORMAT}.<key id>.<iv>.<ciphertext>)`);
+    if (keyId === undefined)
+      throw new Error(`${row} is not a sealed secret (expected ${FORMAT}.<key id>.<iv>.<ciphertext>)`);
     const kek = this.keys.get(keyId);
     if (!kek) {
       throw new Error(
@@ -74,8 +86,15 @@ export class KeyEncryption {
       );
     }
     const [, , iv, body] = sealed.split('.');
-    const plaintext = gcmOpen(kek.key, { iv: Buffer.from(iv, 'base64url'), body: Buffer.from(body, 'base64url') }, additionalData(keyId, row));
-    if (plaintext === undefined) throw new Error(`${row} does not decrypt under key-encryption key ${keyId}: it was altered, or copied from another row`);
+    const plaintext = gcmOpen(
+      kek.key,
+      { iv: Buffer.from(iv, 'base64url'), body: Buffer.from(body, 'base64url') },
+      additionalData(keyId, row),
+    );
+    if (plaintext === undefined)
+      throw new Error(
+        `${row} does not decrypt under key-encryption key ${keyId}: it was altered, or copied from another row`,
+      );
     return plaintext;
   }
 

@@ -26,9 +26,7 @@ export function isQueryTokenAuthorization(authorization: string | undefined): bo
   return authorization !== undefined && QUERY_TOKEN_BEARER.test(authorization);
 }
 
-type QueryTokenLookup =
-  | { found: false }
-  | { found: true; principal: Principal; revoked: boolean };
+type QueryTokenLookup = { found: false } | { found: true; principal: Principal; revoked: boolean };
 
 /**
  * Finds the token a secret belongs to, on every use: revocation and expiry take effect at once on every instance (no
@@ -41,12 +39,32 @@ export class QueryTokenVerifier {
   async lookup(secret: string, now = new Date()): Promise<QueryTokenLookup> {
     const row = await this.db
       .selectFrom('query_tokens')
-      .select(['agency_id', 'id', 'extension_id', 'query_id', 'parameters', 'phi_mode', 'created_at', 'expires_at', 'revoked_at', 'last_used_at'])
+      .select([
+        'agency_id',
+        'id',
+        'extension_id',
+        'query_id',
+        'parameters',
+        'phi_mode',
+        'created_at',
+        'expires_at',
+        'revoked_at',
+        'last_used_at',
+      ])
       .where('token_hash', '=', queryTokenHash(secret))
       .executeTakeFirst();
     if (!row) return { found: false };
-    if (row.revoked_at === null && row.expires_at > now && (row.last_used_at === null || now.getTime() - row.last_used_at.getTime() >= 60_000)) {
-      await this.db.updateTable('query_tokens').set({ last_used_at: now }).where('agency_id', '=', row.agency_id).where('id', '=', row.id).execute();
+    if (
+      row.revoked_at === null &&
+      row.expires_at > now &&
+      (row.last_used_at === null || now.getTime() - row.last_used_at.getTime() >= 60_000)
+    ) {
+      await this.db
+        .updateTable('query_tokens')
+        .set({ last_used_at: now })
+        .where('agency_id', '=', row.agency_id)
+        .where('id', '=', row.id)
+        .execute();
     }
     const principal: Principal = {
       agencyId: row.agency_id,

@@ -19,7 +19,11 @@ export async function serviceSecret(db: Kysely<DB>, keyEncryption: KeyEncryption
     .values({ purpose, secret_sealed: keyEncryption.seal(randomBytes(32), row) })
     .onConflict((oc) => oc.column('purpose').doNothing())
     .execute();
-  const stored = await db.selectFrom('service_secrets').select('secret_sealed').where('purpose', '=', purpose).executeTakeFirstOrThrow();
+  const stored = await db
+    .selectFrom('service_secrets')
+    .select('secret_sealed')
+    .where('purpose', '=', purpose)
+    .executeTakeFirstOrThrow();
   return keyEncryption.open(stored.secret_sealed, row);
 }
 
@@ -67,29 +71,62 @@ class Sealing {
 }
 
 async function sealSigningKeys(trx: Transaction<DB>, sealing: Sealing): Promise<void> {
-  const rows = await trx.selectFrom('signing_keys').select(['kid', 'private_key_pem', 'private_key_sealed']).forUpdate().execute();
+  const rows = await trx
+    .selectFrom('signing_keys')
+    .select(['kid', 'private_key_pem', 'private_key_sealed'])
+    .forUpdate()
+    .execute();
   for (const row of rows) {
     const plaintext = row.private_key_pem === null ? null : Buffer.from(row.private_key_pem, 'utf8');
     const sealed = sealing.next({ row: signingKeyRow(row.kid), plaintext, sealed: row.private_key_sealed });
-    if (sealed) await trx.updateTable('signing_keys').set({ private_key_pem: null, private_key_sealed: sealed }).where('kid', '=', row.kid).execute();
+    if (sealed)
+      await trx
+        .updateTable('signing_keys')
+        .set({ private_key_pem: null, private_key_sealed: sealed })
+        .where('kid', '=', row.kid)
+        .execute();
   }
 }
 
 async function sealServiceSecrets(trx: Transaction<DB>, sealing: Sealing): Promise<void> {
-  const rows = await trx.selectFrom('service_secrets').select(['purpose', 'secret', 'secret_sealed']).forUpdate().execute();
+  const rows = await trx
+    .selectFrom('service_secrets')
+    .select(['purpose', 'secret', 'secret_sealed'])
+    .forUpdate()
+    .execute();
   for (const row of rows) {
-    const sealed = sealing.next({ row: serviceSecretRow(row.purpose), plaintext: row.secret, sealed: row.secret_sealed });
-    if (sealed) await trx.updateTable('service_secrets').set({ secret: null, secret_sealed: sealed }).where('purpose', '=', row.purpose).execute();
+    const sealed = sealing.next({
+      row: serviceSecretRow(row.purpose),
+      plaintext: row.secret,
+      sealed: row.secret_sealed,
+    });
+    if (sealed)
+      await trx
+        .updateTable('service_secrets')
+        .set({ secret: null, secret_sealed: sealed })
+        .where('purpose', '=', row.purpose)
+        .execute();
   }
 }
 
 /** Webhook signing secrets are sealed when written (never stored in plaintext): this checks and rewraps them. */
 async function sealWebhookSecrets(trx: Transaction<DB>, sealing: Sealing): Promise<void> {
-  const rows = await trx.selectFrom('webhook_secrets').select(['agency_id', 'subscription_id', 'id', 'secret_sealed']).orderBy('id').forUpdate().execute();
+  const rows = await trx
+    .selectFrom('webhook_secrets')
+    .select(['agency_id', 'subscription_id', 'id', 'secret_sealed'])
+    .orderBy('id')
+    .forUpdate()
+    .execute();
   for (const row of rows) {
     const sealed = sealing.next({ row: webhookSecretRow(row.id), plaintext: null, sealed: row.secret_sealed });
     if (sealed) {
-      await trx.updateTable('webhook_secrets').set({ secret_sealed: sealed }).where('agency_id', '=', row.agency_id).where('subscription_id', '=', row.subscription_id).where('id', '=', row.id).execute();
+      await trx
+        .updateTable('webhook_secrets')
+        .set({ secret_sealed: sealed })
+        .where('agency_id', '=', row.agency_id)
+        .where('subscription_id', '=', row.subscription_id)
+        .where('id', '=', row.id)
+        .execute();
     }
   }
 }
@@ -100,7 +137,11 @@ async function sealWebhookSecrets(trx: Transaction<DB>, sealing: Sealing): Promi
  * `rewrap` (the admin command), also seals again under the current key whatever a previous key sealed. The rows are
  * locked (always in the same order), so processes starting at once seal each row once.
  */
-export async function sealSecrets(db: Kysely<DB>, keys: KeyEncryption, options: { rewrap?: boolean } = {}): Promise<SealingReport> {
+export async function sealSecrets(
+  db: Kysely<DB>,
+  keys: KeyEncryption,
+  options: { rewrap?: boolean } = {},
+): Promise<SealingReport> {
   const sealing = new Sealing(keys, options.rewrap ?? false);
   await db.transaction().execute(async (trx) => {
     await sealSigningKeys(trx, sealing);

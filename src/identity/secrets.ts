@@ -36,20 +36,33 @@ export const HASHING_LIMITS = { running: 2, waiting: 8 } as const;
  * which file and DNS work share, and up to 128 MiB (a password's), so a flood of sign-ins or token requests would
  * otherwise take all the threads and memory there is. Past the line, a caller is refused at once rather than queued.
  */
-const hashing = new ConcurrencyGate(HASHING_LIMITS, () =>
-  new PlatformError('PLATFORM_SERVICE_UNAVAILABLE', 'Too many sign-ins and token requests are being checked at once; retry shortly.', { retry_after_seconds: 1 }, { 'retry-after': '1' }),
+const hashing = new ConcurrencyGate(
+  HASHING_LIMITS,
+  () =>
+    new PlatformError(
+      'PLATFORM_SERVICE_UNAVAILABLE',
+      'Too many sign-ins and token requests are being checked at once; retry shortly.',
+      { retry_after_seconds: 1 },
+      { 'retry-after': '1' },
+    ),
 );
 
 function derive(secret: string, salt: Buffer, params: ScryptOptions, length: number): Promise<Buffer> {
   // scrypt needs 128 * N * r bytes; room for that and Node's margin.
   const maxmem = 256 * (params.N ?? PARAMS.N) * (params.r ?? PARAMS.r);
   return hashing.run(
-    () => new Promise((resolve, reject) => scrypt(secret, salt, length, { ...params, maxmem }, (err, key) => (err ? reject(err) : resolve(key)))),
+    () =>
+      new Promise((resolve, reject) =>
+        scrypt(secret, salt, length, { ...params, maxmem }, (err, key) => (err ? reject(err) : resolve(key))),
+      ),
   );
 }
 
 /** PHC-style string: `$scrypt$ln=14,r=8,p=1$<salt>$<hash>`, so parameters can change without breaking old hashes. */
-export async function hashSecret(secret: string, params: { N: number; r: number; p: number } = PARAMS): Promise<string> {
+export async function hashSecret(
+  secret: string,
+  params: { N: number; r: number; p: number } = PARAMS,
+): Promise<string> {
   const salt = randomBytes(16);
   const hash = await derive(secret, salt, params, KEY_LENGTH);
   return `$scrypt$ln=${Math.log2(params.N)},r=${params.r},p=${params.p}$${salt.toString('base64url')}$${hash.toString('base64url')}`;
@@ -60,7 +73,12 @@ export async function verifySecret(secret: string, stored: string): Promise<bool
   if (!match) return false;
   const [, ln, r, p, salt, hash] = match;
   const expected = Buffer.from(hash, 'base64url');
-  const actual = await derive(secret, Buffer.from(salt, 'base64url'), { N: 2 ** Number(ln), r: Number(r), p: Number(p) }, expected.length);
+  const actual = await derive(
+    secret,
+    Buffer.from(salt, 'base64url'),
+    { N: 2 ** Number(ln), r: Number(r), p: Number(p) },
+    expected.length,
+  );
   return timingSafeEqual(actual, expected);
 }
 

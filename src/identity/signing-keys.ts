@@ -25,7 +25,9 @@ interface NewSigningKey {
 export function generateSigningKey(): NewSigningKey {
   const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
   const { x, y } = publicKey.export({ format: 'jwk' }) as { x: string; y: string };
-  const kid = createHash('sha256').update(JSON.stringify({ crv: 'P-256', kty: 'EC', x, y })).digest('base64url');
+  const kid = createHash('sha256')
+    .update(JSON.stringify({ crv: 'P-256', kty: 'EC', x, y }))
+    .digest('base64url');
   return {
     kid,
     privateKeyPem: privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(),
@@ -38,36 +40,61 @@ interface Rotation {
   retired: { kid: string; verifyUntil: Date }[];
 }
 
-async function rotateLocked(db: Kysely<DB>, keys: KeyEncryption, tokenTtlSeconds: number, onlyIfNone: boolean): Promise<Rotation | undefined> {
+async function rotateLocked(
+  db: Kysely<DB>,
+  keys: KeyEncryption,
+  tokenTtlSeconds: number,
+  onlyIfNone: boolean,
+): Promise<Rotation | undefined> {
   return db.transaction().execute(async (trx) => {
     // Serializes rotations across instances (and the admin tool), so two never both retire and replace one key.
     await sql`select ${xactLock(lockKey('signing-keys'))}`.execute(trx);
     if (onlyIfNone) {
-      const active = await trx.selectFrom('signing_keys').select('kid').where('retired_at', 'is', null).executeTakeFirst();
+      const active = await trx
+        .selectFrom('signing_keys')
+        .select('kid')
+        .where('retired_at', 'is', null)
+        .executeTakeFirst();
       if (active) return undefined;
     }
     const retired = await trx
       .updateTable('signing_keys')
-      .set({ retired_at: sql`now()`, verify_until: sql`now() + make_interval(secs => ${tokenTtlSeconds + RETIREMENT_MARGIN_SECONDS})` })
+      .set({
+        retired_at: sql`now()`,
+        verify_until: sql`now() + make_interval(secs => ${tokenTtlSeconds + RETIREMENT_MARGIN_SECONDS})`,
+      })
       .where('retired_at', 'is', null)
       .returning(['kid', 'verify_until'])
       .execute();
     const key = generateSigningKey();
     await trx
       .insertInto('signing_keys')
-      .values({ kid: key.kid, algorithm: 'ES256', private_key_sealed: keys.seal(key.privateKeyPem, signingKeyRow(key.kid)), public_jwk: JSON.stringify(key.publicJwk) })
+      .values({
+        kid: key.kid,
+        algorithm: 'ES256',
+        private_key_sealed: keys.seal(key.privateKeyPem, signingKeyRow(key.kid)),
+        public_jwk: JSON.stringify(key.publicJwk),
+      })
       .execute();
     return { kid: key.kid, retired: retired.map((r) => ({ kid: r.kid, verifyUntil: r.verify_until! })) };
   });
 }
 
 /** Creates a new active key and retires the previous one, which keeps verifying its tokens until they expire. */
-export async function rotateSigningKey(db: Kysely<DB>, keys: KeyEncryption, tokenTtlSeconds: number): Promise<Rotation> {
+export async function rotateSigningKey(
+  db: Kysely<DB>,
+  keys: KeyEncryption,
+  tokenTtlSeconds: number,
+): Promise<Rotation> {
   return (await rotateLocked(db, keys, tokenTtlSeconds, false))!;
 }
 
 /** Creates the first key when there is no active one; returns its kid, or undefined when a key existed. */
-export async function ensureSigningKey(db: Kysely<DB>, keys: KeyEncryption, tokenTtlSeconds: number): Promise<string | undefined> {
+export async function ensureSigningKey(
+  db: Kysely<DB>,
+  keys: KeyEncryption,
+  tokenTtlSeconds: number,
+): Promise<string | undefined> {
   return (await rotateLocked(db, keys, tokenTtlSeconds, true))?.kid;
 }
 
@@ -90,8 +117,13 @@ interface ActiveSigningKey {
 function toLoadedKey(row: Selectable<SigningKeysTable>, keys: KeyEncryption, known: LoadedKey | undefined): LoadedKey {
   return {
     kid: row.kid,
-    privateKeyPem: row.retired_at === null ? (known?.privateKeyPem ?? keys.open(row.private_key_sealed, signingKeyRow(row.kid)).toString('utf8')) : undefined,
-    publicKeyPem: known?.publicKeyPem ?? createPublicKey({ key: row.public_jwk, format: 'jwk' }).export({ format: 'pem', type: 'spki' }).toString(),
+    privateKeyPem:
+      row.retired_at === null
+        ? (known?.privateKeyPem ?? keys.open(row.private_key_sealed, signingKeyRow(row.kid)).toString('utf8'))
+        : undefined,
+    publicKeyPem:
+      known?.publicKeyPem ??
+      createPublicKey({ key: row.public_jwk, format: 'jwk' }).export({ format: 'pem', type: 'spki' }).toString(),
     publicJwk: row.public_jwk,
     createdAt: row.created_at,
     verifyUntil: row.verify_until,

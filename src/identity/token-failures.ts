@@ -19,7 +19,10 @@ export class TokenFailureLimiter extends FailureLimiter {
     super(db, {
       limits,
       kinds: { address: 'address', subject: 'client' },
-      refusals: { what: 'Too many failed token requests', subject: 'for this client_id (its right secret is still accepted).' },
+      refusals: {
+        what: 'Too many failed token requests',
+        subject: 'for this client_id (its right secret is still accepted).',
+      },
     });
   }
 }

@@ -19,7 +19,18 @@ interface TokenSubject {
 
 const TOKEN_TYPE = 'at+jwt';
 /** The claims of the access-token profile (RFC 9068: typ at+jwt, client_id; sub is the extension id). */
-const REQUIRED_CLAIMS = ['iss', 'aud', 'sub', 'client_id', 'agency_id', 'phi_mode', 'scope', 'jti', 'iat', 'exp'] as const;
+const REQUIRED_CLAIMS = [
+  'iss',
+  'aud',
+  'sub',
+  'client_id',
+  'agency_id',
+  'phi_mode',
+  'scope',
+  'jti',
+  'iat',
+  'exp',
+] as const;
 
 type Sign = (payload: Record<string, unknown>) => string;
 
@@ -33,7 +44,10 @@ export class TokenSigner {
 
   async sign(subject: TokenSubject): Promise<{ accessToken: string; expiresIn: number }> {
     const key = await this.keyRing.signingKey();
-    const accessToken = this.signerFor(key.kid, key.privateKeyPem)({
+    const accessToken = this.signerFor(
+      key.kid,
+      key.privateKeyPem,
+    )({
       sub: subject.extensionId,
       client_id: subject.clientId,
       agency_id: subject.agencyId,

@@ -11,7 +11,10 @@ const JWKS_PATH = '/.well-known/jwks.json';
  * machine flow (client_credentials) and the MCP surface's people (authorization code with PKCE, refresh): spec 5.9
  * publishes one document, and its one token endpoint takes both.
  */
-export function registerWellKnown(app: FastifyInstance, { config, keyRing }: { config: { tokenIssuer: string }; keyRing: KeyRing }) {
+export function registerWellKnown(
+  app: FastifyInstance,
+  { config, keyRing }: { config: { tokenIssuer: string }; keyRing: KeyRing },
+) {
   const issuer = config.tokenIssuer;
   const people = peopleAuthorizationMetadata(issuer);
   const metadata = {
@@ -24,7 +27,11 @@ export function registerWellKnown(app: FastifyInstance, { config, keyRing }: { c
     response_types_supported: people.response_types_supported,
     response_modes_supported: people.response_modes_supported,
     code_challenge_methods_supported: people.code_challenge_methods_supported,
-    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', ...people.token_endpoint_auth_methods_supported],
+    token_endpoint_auth_methods_supported: [
+      'client_secret_basic',
+      'client_secret_post',
+      ...people.token_endpoint_auth_methods_supported,
+    ],
     revocation_endpoint_auth_methods_supported: people.revocation_endpoint_auth_methods_supported,
     scopes_supported: [...CONTRACT_SCOPES, ...people.scopes_supported],
     authorization_response_iss_parameter_supported: people.authorization_response_iss_parameter_supported,

@@ -3,8 +3,19 @@ import type { Kysely } from 'kysely';
 import type Provider from 'oidc-provider';
 import { errors } from 'oidc-provider';
 import type { DB } from '../db/schema.js';
-import { AUTHORIZATION_PATHS, missingRequiredScopes, PEOPLE_GRANT_TYPES } from '../identity/mcp-authorization/authorization-server.js';
-import { consentPage, loginPage, page, passwordChangePage, PAGE_SECURITY_HEADERS, escapeHtml } from '../identity/mcp-authorization/pages.js';
+import {
+  AUTHORIZATION_PATHS,
+  missingRequiredScopes,
+  PEOPLE_GRANT_TYPES,
+} from '../identity/mcp-authorization/authorization-server.js';
+import {
+  consentPage,
+  loginPage,
+  page,
+  passwordChangePage,
+  PAGE_SECURITY_HEADERS,
+  escapeHtml,
+} from '../identity/mcp-authorization/pages.js';
 import { changePassword, findPerson, newPasswordProblem, signIn } from '../identity/mcp-authorization/people.js';
 import { SignInFailureLimiter } from '../identity/mcp-authorization/sign-in-failures.js';
 import { PlatformError } from '../shared/platform-error.js';
@@ -39,7 +50,14 @@ function html(reply: FastifyReply, status: number, body: string) {
 /** An interaction that cannot go on (expired, its cookie missing): a page saying so, never a stack trace. */
 function interactionGone(reply: FastifyReply, err: unknown) {
   if (!(err instanceof errors.OIDCProviderError)) throw err;
-  return html(reply, err.statusCode ?? 400, page('Sign-in expired', `<h1>This sign-in has expired</h1><p>${escapeHtml(err.error_description ?? err.message)}</p><p>Start again from your assistant.</p>`));
+  return html(
+    reply,
+    err.statusCode ?? 400,
+    page(
+      'Sign-in expired',
+      `<h1>This sign-in has expired</h1><p>${escapeHtml(err.error_description ?? err.message)}</p><p>Start again from your assistant.</p>`,
+    ),
+  );
 }
 
 /** The interaction of the request's cookie, or undefined once the page saying it is gone was sent. */
@@ -55,7 +73,8 @@ async function interactionOf(provider: Provider, request: FastifyRequest, reply:
 /** What the login page says of a sign-in refused before or after its password was checked: when to try again. */
 function refusedSignIn(err: PlatformError): string {
   const seconds = Number(err.details?.retry_after_seconds ?? 1);
-  if (err.code !== 'PLATFORM_RATE_LIMITED') return `Too many sign-ins are being checked right now: try again in ${seconds} seconds.`;
+  if (err.code !== 'PLATFORM_RATE_LIMITED')
+    return `Too many sign-ins are being checked right now: try again in ${seconds} seconds.`;
   const minutes = Math.ceil(seconds / 60);
   return `Too many attempts: try again in ${minutes} ${minutes === 1 ? 'minute' : 'minutes'}.`;
 }
@@ -89,24 +108,43 @@ export function registerPeopleAuthorization(app: FastifyInstance, provider: Prov
     const missing = missingRequiredScopes(String(details.params.scope ?? ''));
     if (missing.length > 0) {
       handOver(request, reply);
-      return provider.interactionFinished(request.raw, reply.raw, { error: 'invalid_scope', error_description: `the scopes ${missing.join(' and ')} are required` });
+      return provider.interactionFinished(request.raw, reply.raw, {
+        error: 'invalid_scope',
+        error_description: `the scopes ${missing.join(' and ')} are required`,
+      });
     }
     const client = await provider.Client.find(String(details.params.client_id));
     const clientName = client?.clientName ?? String(details.params.client_id);
-    if (details.prompt.name === 'login') return html(reply, 200, loginPage(`${interactionPath(details.uid)}/login`, clientName));
+    if (details.prompt.name === 'login')
+      return html(reply, 200, loginPage(`${interactionPath(details.uid)}/login`, clientName));
     const person = details.session?.accountId ? await findPerson(db, details.session.accountId) : undefined;
     const scopes = String(details.params.scope).split(' ').filter(Boolean);
-    return html(reply, 200, consentPage(`${interactionPath(details.uid)}/consent`, clientName, person ? `${person.name} (${person.email})` : 'unknown', scopes));
+    return html(
+      reply,
+      200,
+      consentPage(
+        `${interactionPath(details.uid)}/consent`,
+        clientName,
+        person ? `${person.name} (${person.email})` : 'unknown',
+        scopes,
+      ),
+    );
   });
 
   type Interaction = NonNullable<Awaited<ReturnType<typeof interactionOf>>>;
-  const clientNameOf = async (details: Interaction) => (await provider.Client.find(String(details.params.client_id)))?.clientName ?? '';
+  const clientNameOf = async (details: Interaction) =>
+    (await provider.Client.find(String(details.params.client_id)))?.clientName ?? '';
 
   /** The person the form's email and password name, or undefined once the login page saying why was sent again. */
   const signedIn = async (request: FastifyRequest, reply: FastifyReply, details: Interaction) => {
-    const loginAgain = async (status: number, error: string) => void html(reply, status, loginPage(`${interactionPath(details.uid)}/login`, await clientNameOf(details), error));
+    const loginAgain = async (status: number, error: string) =>
+      void html(reply, status, loginPage(`${interactionPath(details.uid)}/login`, await clientNameOf(details), error));
     try {
-      const person = await signIn(db, failures, { email: formField(request, 'email'), password: formField(request, 'password'), remoteAddress: request.ip });
+      const person = await signIn(db, failures, {
+        email: formField(request, 'email'),
+        password: formField(request, 'password'),
+        remoteAddress: request.ip,
+      });
       if (!person) await loginAgain(401, 'The email or password is not right.');
       return person;
     } catch (err) {
@@ -119,11 +157,20 @@ export function registerPeopleAuthorization(app: FastifyInstance, provider: Prov
 
   const finishLogin = (request: FastifyRequest, reply: FastifyReply, accountId: string) => {
     handOver(request, reply);
-    return provider.interactionFinished(request.raw, reply.raw, { login: { accountId } }, { mergeWithLastSubmission: false });
+    return provider.interactionFinished(
+      request.raw,
+      reply.raw,
+      { login: { accountId } },
+      { mergeWithLastSubmission: false },
+    );
   };
 
   const passwordPage = async (reply: FastifyReply, details: Interaction, email: string, status = 200, error?: string) =>
-    html(reply, status, passwordChangePage(`${interactionPath(details.uid)}/password`, await clientNameOf(details), email, error));
+    html(
+      reply,
+      status,
+      passwordChangePage(`${interactionPath(details.uid)}/password`, await clientNameOf(details), email, error),
+    );
 
   app.post(`${AUTHORIZATION_PATHS.interaction}/:uid/login`, async (request, reply) => {
     const details = await interactionOf(provider, request, reply);
@@ -140,7 +187,11 @@ export function registerPeopleAuthorization(app: FastifyInstance, provider: Prov
     if (!details) return reply;
     const person = await signedIn(request, reply, details);
     if (!person) return reply;
-    const problem = newPasswordProblem(formField(request, 'password'), formField(request, 'new_password'), formField(request, 'confirm_password'));
+    const problem = newPasswordProblem(
+      formField(request, 'password'),
+      formField(request, 'new_password'),
+      formField(request, 'confirm_password'),
+    );
     if (problem) return passwordPage(reply, details, person.email, 400, problem);
     await changePassword(db, person.id, formField(request, 'new_password'));
     return finishLogin(request, reply, person.id);
@@ -151,18 +202,35 @@ export function registerPeopleAuthorization(app: FastifyInstance, provider: Prov
     if (!details) return reply;
     handOver(request, reply);
     if (formField(request, 'decision') !== 'allow' || !details.session?.accountId) {
-      return provider.interactionFinished(request.raw, reply.raw, { error: 'access_denied', error_description: 'the user did not allow access' });
+      return provider.interactionFinished(request.raw, reply.raw, {
+        error: 'access_denied',
+        error_description: 'the user did not allow access',
+      });
     }
     const existing = details.grantId ? await provider.Grant.find(details.grantId) : undefined;
     // A grant revoked while its person was on this page (a reused code or refresh token) is not brought back.
     if (details.grantId && !existing) {
-      return provider.interactionFinished(request.raw, reply.raw, { error: 'access_denied', error_description: 'this access was revoked; start again from your assistant' });
+      return provider.interactionFinished(request.raw, reply.raw, {
+        error: 'access_denied',
+        error_description: 'this access was revoked; start again from your assistant',
+      });
     }
-    const grant = existing ?? new provider.Grant({ accountId: details.session.accountId, clientId: String(details.params.client_id) });
-    const missing = details.prompt.details as { missingOIDCScope?: string[]; missingResourceScopes?: Record<string, string[]> };
+    const grant =
+      existing ??
+      new provider.Grant({ accountId: details.session.accountId, clientId: String(details.params.client_id) });
+    const missing = details.prompt.details as {
+      missingOIDCScope?: string[];
+      missingResourceScopes?: Record<string, string[]>;
+    };
     if (missing.missingOIDCScope) grant.addOIDCScope(missing.missingOIDCScope.join(' '));
-    for (const [resource, scopes] of Object.entries(missing.missingResourceScopes ?? {})) grant.addResourceScope(resource, scopes.join(' '));
+    for (const [resource, scopes] of Object.entries(missing.missingResourceScopes ?? {}))
+      grant.addResourceScope(resource, scopes.join(' '));
     const grantId = await grant.save();
-    return provider.interactionFinished(request.raw, reply.raw, { consent: { grantId } }, { mergeWithLastSubmission: true });
+    return provider.interactionFinished(
+      request.raw,
+      reply.raw,
+      { consent: { grantId } },
+      { mergeWithLastSubmission: true },
+    );
   });
 }

@@ -6,7 +6,8 @@ import { accessLogHijacked } from '../gateway/http/request-logger.js';
  * (x-request-id) go onto it first, Fastify sends nothing more, and the access line is still written when it finishes.
  */
 export function handOver(request: FastifyRequest, reply: FastifyReply) {
-  for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) reply.raw.setHeader(name, value);
+  for (const [name, value] of Object.entries(reply.getHeaders()))
+    if (value !== undefined) reply.raw.setHeader(name, value);
   reply.hijack();
   accessLogHijacked(request, reply);
 }

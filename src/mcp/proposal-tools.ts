@@ -50,10 +50,24 @@ function proposalStatus(proposal: Proposal) {
 
 function statusResult(proposal: Proposal, extra: Record<string, unknown> = {}): CallToolResult {
   const structured = { ...proposalStatus(proposal), ...extra };
-  return { content: [{ type: 'text', text: `Proposal ${proposal.id}: ${proposal.status}. ${structured.next}\n${JSON.stringify(structured)}` }], structuredContent: structured };
+  return {
+    content: [
+      {
+        type: 'text',
+        text: `Proposal ${proposal.id}: ${proposal.status}. ${structured.next}\n${JSON.stringify(structured)}`,
+      },
+    ],
+    structuredContent: structured,
+  };
 }
 
-const PROPOSAL_STATUSES = ['pending', 'approved', 'rejected', 'executed', 'failed'] as const satisfies readonly Proposal['status'][];
+const PROPOSAL_STATUSES = [
+  'pending',
+  'approved',
+  'rejected',
+  'executed',
+  'failed',
+] as const satisfies readonly Proposal['status'][];
 const instant = z.string().nullable();
 const statusOutput = {
   approvalId: z.string(),
@@ -66,24 +80,53 @@ const statusOutput = {
   result: z.object({ taskId: z.string().nullable() }).nullable().describe('What the action made, once executed.'),
   next: z.string().describe('The next step, for the assistant and the person it works for.'),
 };
-const createOutput = { ...statusOutput, replayed: z.boolean().describe('true when the key and proposal were already recorded: this is the first answer.') };
+const createOutput = {
+  ...statusOutput,
+  replayed: z.boolean().describe('true when the key and proposal were already recorded: this is the first answer.'),
+};
 
 const createInput = {
-  idempotencyKey: z.string().min(8).max(200).describe('8 to 200 characters, new for each new proposal: a retry with the same key and the same proposal answers the first; another proposal under it is refused.'),
-  summary: z.string().min(1).max(2000).describe('What the change is and why, for the person who decides. No patient names or other identifiers.'),
+  idempotencyKey: z
+    .string()
+    .min(8)
+    .max(200)
+    .describe(
+      '8 to 200 characters, new for each new proposal: a retry with the same key and the same proposal answers the first; another proposal under it is refused.',
+    ),
+  summary: z
+    .string()
+    .min(1)
+    .max(2000)
+    .describe('What the change is and why, for the person who decides. No patient names or other identifiers.'),
   action: z.object({
-    operation: z.literal('create_task').describe('The only proposable action: create a task (for example to ask a working collection\'s owner for a change).'),
-    task: z.record(z.string(), z.unknown()).describe('The body of POST /api/v1/ext/tasks (TaskCreateRequest): title, description, priority, due_date, assignee_id, related_resource; patients by their PT- handles.'),
+    operation: z
+      .literal('create_task')
+      .describe(
+        "The only proposable action: create a task (for example to ask a working collection's owner for a change).",
+      ),
+    task: z
+      .record(z.string(), z.unknown())
+      .describe(
+        'The body of POST /api/v1/ext/tasks (TaskCreateRequest): title, description, priority, due_date, assignee_id, related_resource; patients by their PT- handles.',
+      ),
   }),
 };
 
-type CreateArgs = { idempotencyKey: string; summary: string; action: { operation: 'create_task'; task: Record<string, unknown> } };
+type CreateArgs = {
+  idempotencyKey: string;
+  summary: string;
+  action: { operation: 'create_task'; task: Record<string, unknown> };
+};
 
 async function create(db: Kysely<DB>, access: McpAccess, args: CreateArgs): Promise<CallToolResult> {
   const validate = operations.createTask.validate.body;
   if (!validate(args.action.task)) {
     const issues = (validate.errors ?? []).map((e) => ({ path: e.instancePath || '/', message: e.message ?? '' }));
-    return toolError({ code: 'PLATFORM_INVALID_INPUT', message: 'action.task is not a valid task (TaskCreateRequest).', issues });
+    return toolError({
+      code: 'PLATFORM_INVALID_INPUT',
+      message: 'action.task is not a valid task (TaskCreateRequest).',
+      issues,
+    });
   }
   try {
     const { proposal, replayed } = await createProposal(db, {
@@ -104,24 +147,47 @@ async function create(db: Kysely<DB>, access: McpAccess, args: CreateArgs): Prom
 const CREATE = {
   name: 'braes.proposals.create',
   title: 'Propose a change for a person to approve',
-  description: 'Records a proposed change (today: create a task) for a person of the agency to approve or reject. Nothing runs until a person approves it; follow it with braes.proposals.status.',
+  description:
+    'Records a proposed change (today: create a task) for a person of the agency to approve or reject. Nothing runs until a person approves it; follow it with braes.proposals.status.',
 };
 const STATUS = {
   name: 'braes.proposals.status',
   title: 'Status of a proposal',
-  description: 'The current truth of a proposal: status, whether a person decided, when the action ran, its last error, and the next step. approval.decided does not prove the action ran; this does.',
+  description:
+    'The current truth of a proposal: status, whether a person decided, when the action ran, its last error, and the next step. approval.decided does not prove the action ran; this does.',
 };
 
-export const PROPOSAL_TOOL_DESCRIPTIONS: readonly ToolDescription[] = [{ ...CREATE, read_only: false }, { ...STATUS, read_only: true }];
+export const PROPOSAL_TOOL_DESCRIPTIONS: readonly ToolDescription[] = [
+  { ...CREATE, read_only: false },
+  { ...STATUS, read_only: true },
+];
 
 /** Proposals (spec 5.8, 6.2): the assistant proposes and follows up; only a person decides, and there is no decision tool. */
 export function registerProposalTools(server: McpServer, db: Kysely<DB>, access: McpAccess) {
-  server.registerTool(CREATE.name, { ...CREATE, inputSchema: createInput, outputSchema: createOutput, annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false } }, (args: CreateArgs) =>
-    create(db, access, args),
+  server.registerTool(
+    CREATE.name,
+    {
+      ...CREATE,
+      inputSchema: createInput,
+      outputSchema: createOutput,
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    },
+    (args: CreateArgs) => create(db, access, args),
   );
-  server.registerTool(STATUS.name, { ...STATUS, inputSchema: { approvalId: z.string().min(1).max(64) }, outputSchema: statusOutput, annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } }, async ({ approvalId }: { approvalId: string }) => {
-    // A person follows their own proposals; another's id answers like an unknown one.
-    const proposal = await findOwnProposal(db, access.person, approvalId);
-    return proposal ? statusResult(proposal) : toolError({ code: 'PLATFORM_APPROVAL_NOT_FOUND', message: `No proposal ${approvalId} of yours.` });
-  });
+  server.registerTool(
+    STATUS.name,
+    {
+      ...STATUS,
+      inputSchema: { approvalId: z.string().min(1).max(64) },
+      outputSchema: statusOutput,
+      annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    },
+    async ({ approvalId }: { approvalId: string }) => {
+      // A person follows their own proposals; another's id answers like an unknown one.
+      const proposal = await findOwnProposal(db, access.person, approvalId);
+      return proposal
+        ? statusResult(proposal)
+        : toolError({ code: 'PLATFORM_APPROVAL_NOT_FOUND', message: `No proposal ${approvalId} of yours.` });
+    },
+  );
 }

@@ -3,7 +3,11 @@ import type { Kysely } from 'kysely';
 import type { Config } from '../config.js';
 import type { DB } from '../db/schema.js';
 import type { Gateway } from '../gateway/core/gateway.js';
-import { createPeopleAuthorizationServer, MCP_SCOPES, REQUIRED_MCP_SCOPES } from '../identity/mcp-authorization/authorization-server.js';
+import {
+  createPeopleAuthorizationServer,
+  MCP_SCOPES,
+  REQUIRED_MCP_SCOPES,
+} from '../identity/mcp-authorization/authorization-server.js';
 import type { KeyEncryption } from '../identity/key-encryption.js';
 import { serviceVersion } from '../project-files.js';
 import type { GrantHandover } from '../resources/oauth/token-handler.js';
@@ -26,7 +30,11 @@ interface McpSurface {
 }
 
 /** The MCP surface for people (spec 5.8, 5.9): its authorization server on our database and its endpoint at /api/v1/mcp. */
-export async function createMcpSurface(config: Config, db: Kysely<DB>, keyEncryption: KeyEncryption): Promise<McpSurface> {
+export async function createMcpSurface(
+  config: Config,
+  db: Kysely<DB>,
+  keyEncryption: KeyEncryption,
+): Promise<McpSurface> {
   const issuer = config.tokenIssuer;
   const resource = `${issuer}${MCP_PATH}`;
   const provider = await createPeopleAuthorizationServer(db, keyEncryption, {

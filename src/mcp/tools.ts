@@ -17,7 +17,11 @@ interface ToolContext {
 
 /** An operation's refusal, handed to the assistant in the contract's terms (code, message, next step), never a stack. */
 class OperationRefused extends Error {
-  constructor(readonly status: number, readonly body: unknown, readonly refusal: Refusal) {
+  constructor(
+    readonly status: number,
+    readonly body: unknown,
+    readonly refusal: Refusal,
+  ) {
     super('operation refused');
   }
 }
@@ -30,20 +34,30 @@ interface ListMeta {
   [key: string]: unknown;
 }
 
-async function call<K extends OperationId>(ctx: ToolContext, input: Omit<DirectCallInput<K>, 'principal'>): Promise<{ data: unknown; meta: ListMeta }> {
+async function call<K extends OperationId>(
+  ctx: ToolContext,
+  input: Omit<DirectCallInput<K>, 'principal'>,
+): Promise<{ data: unknown; meta: ListMeta }> {
   const result = await callOperation(ctx.gateway, { ...input, principal: ctx.principal } as DirectCallInput<K>);
   if (result.refusal) throw new OperationRefused(result.status, result.body, result.refusal);
   return result.body as { data: unknown; meta: ListMeta };
 }
 
 /** A list's match count: one row asked for, meta.total read (exact up to 1,000 matches, the planner's estimate past it). */
-async function count<K extends OperationId>(ctx: ToolContext, operationId: K, query: Record<string, unknown>): Promise<{ total: number; exact: boolean }> {
+async function count<K extends OperationId>(
+  ctx: ToolContext,
+  operationId: K,
+  query: Record<string, unknown>,
+): Promise<{ total: number; exact: boolean }> {
   const { meta } = await call(ctx, { operationId, query: { ...query, limit: 1 } as never });
   return { total: meta.total, exact: meta.total_exact !== false };
 }
 
 function answered(summary: string, structured: Record<string, unknown>): CallToolResult {
-  return { content: [{ type: 'text', text: `${summary}\n${JSON.stringify(structured)}` }], structuredContent: structured };
+  return {
+    content: [{ type: 'text', text: `${summary}\n${JSON.stringify(structured)}` }],
+    structuredContent: structured,
+  };
 }
 
 /**
@@ -51,7 +65,10 @@ function answered(summary: string, structured: Record<string, unknown>): CallToo
  * outputSchema, which describes answers (clients validate any structured content they get, errors' too).
  */
 export function toolError(refusal: { code: string; message: string } & Record<string, unknown>): CallToolResult {
-  return { isError: true, content: [{ type: 'text', text: `Refused (${refusal.code}): ${refusal.message}\n${JSON.stringify(refusal)}` }] };
+  return {
+    isError: true,
+    content: [{ type: 'text', text: `Refused (${refusal.code}): ${refusal.message}\n${JSON.stringify(refusal)}` }],
+  };
 }
 
 /** Either error shape of the contract (spec 7.1, 7.2), as the assistant gets it; validation issues when the body has them. */
@@ -88,19 +105,34 @@ async function agencySummary(ctx: ToolContext): Promise<CallToolResult> {
   const { rows, complete } = await queryRows(ctx, 'active_census', {});
   const byLine = Object.fromEntries(SERVICE_LINES.map((line) => [line, 0])) as Record<string, number>;
   const byOffice = new Map<string, { office_id: string; office_name: string; active_patients: number }>();
-  for (const row of rows as { office_id: string; office_name: string; service_line: string; active_patients: number }[]) {
+  for (const row of rows as {
+    office_id: string;
+    office_name: string;
+    service_line: string;
+    active_patients: number;
+  }[]) {
     byLine[row.service_line] = (byLine[row.service_line] ?? 0) + row.active_patients;
-    const office = byOffice.get(row.office_id) ?? { office_id: row.office_id, office_name: row.office_name, active_patients: 0 };
+    const office = byOffice.get(row.office_id) ?? {
+      office_id: row.office_id,
+      office_name: row.office_name,
+      active_patients: 0,
+    };
     office.active_patients += row.active_patients;
     byOffice.set(row.office_id, office);
   }
   const activePatients = Object.values(byLine).reduce((a, b) => a + b, 0);
   // Charts without an office count under office_id "" (Unassigned), so the offices add up to the whole.
-  const structured = { active_patients: activePatients, by_service_line: byLine, by_office: [...byOffice.values()], complete };
+  const structured = {
+    active_patients: activePatients,
+    by_service_line: byLine,
+    by_office: [...byOffice.values()],
+    complete,
+  };
   return answered(`Census: ${activePatients} active patients across ${byOffice.size} offices.`, structured);
 }
 
-const sumOf = (rows: Record<string, unknown>[], column: string) => rows.reduce((total, row) => total + Number(row[column] ?? 0), 0);
+const sumOf = (rows: Record<string, unknown>[], column: string) =>
+  rows.reduce((total, row) => total + Number(row[column] ?? 0), 0);
 
 /**
  * The year's referrals and what became of their intakes, from the governed queries that count them by referral date:
@@ -109,8 +141,19 @@ const sumOf = (rows: Record<string, unknown>[], column: string) => rows.reduce((
 async function referralPipeline(ctx: ToolContext, { year }: { year?: number }): Promise<CallToolResult> {
   const y = year ?? currentYear();
   const range = { from: `${y}-01-01`, to: `${y}-12-31` };
-  const [bySource, conversion] = await Promise.all([queryRows(ctx, 'referrals_by_source', range), queryRows(ctx, 'intake_conversion_by_source', range)]);
-  const byDisposition = Object.fromEntries(DISPOSITIONS.map((disposition) => [disposition, sumOf(bySource.rows.filter((row) => row.disposition === disposition), 'referrals')]));
+  const [bySource, conversion] = await Promise.all([
+    queryRows(ctx, 'referrals_by_source', range),
+    queryRows(ctx, 'intake_conversion_by_source', range),
+  ]);
+  const byDisposition = Object.fromEntries(
+    DISPOSITIONS.map((disposition) => [
+      disposition,
+      sumOf(
+        bySource.rows.filter((row) => row.disposition === disposition),
+        'referrals',
+      ),
+    ]),
+  );
   const structured = {
     year: y,
     referrals_received: sumOf(conversion.rows, 'referrals'),
@@ -119,7 +162,10 @@ async function referralPipeline(ctx: ToolContext, { year }: { year?: number }): 
     complete: bySource.complete && conversion.complete,
   };
   const { referrals_received: received, intakes_admitted: admitted } = structured;
-  return answered(`Referrals in ${y}: ${received} received, ${byDisposition.accepted} accepted, ${byDisposition.declined} declined; ${admitted} of them admitted.`, structured);
+  return answered(
+    `Referrals in ${y}: ${received} received, ${byDisposition.accepted} accepted, ${byDisposition.declined} declined; ${admitted} of them admitted.`,
+    structured,
+  );
 }
 
 async function visitsMissedLate(ctx: ToolContext, { year }: { year?: number }): Promise<CallToolResult> {
@@ -137,10 +183,14 @@ async function visitsMissedLate(ctx: ToolContext, { year }: { year?: number }): 
     in_progress_not_completed: inProgress.total,
     still_scheduled_from_past_years: overdue.total,
     late_within_current_year: null,
-    late_within_current_year_unavailable_reason: 'A no_phi session knows visit dates to the year only, so a visit late by days within the current year cannot be told apart from a future one.',
+    late_within_current_year_unavailable_reason:
+      'A no_phi session knows visit dates to the year only, so a visit late by days within the current year cannot be told apart from a future one.',
     counts_exact: missed.exact && inProgress.exact && overdue.exact,
   };
-  return answered(`Visits scheduled in ${y}: ${missed.total} missed, ${inProgress.total} started and not completed.`, structured);
+  return answered(
+    `Visits scheduled in ${y}: ${missed.total} missed, ${inProgress.total} started and not completed.`,
+    structured,
+  );
 }
 
 /**
@@ -160,7 +210,10 @@ async function ordersAging(ctx: ToolContext): Promise<CallToolResult> {
     sla_days: order?.sla_days ?? null,
   };
   const sla = structured.sla_days === null ? 'SLA' : `${structured.sla_days}-day SLA`;
-  return answered(`${structured.awaiting_signature} physician orders await signature; ${slaBreached} are past the agency's ${sla}.`, structured);
+  return answered(
+    `${structured.awaiting_signature} physician orders await signature; ${slaBreached} are past the agency's ${sla}.`,
+    structured,
+  );
 }
 
 const yearsQuery = (args: { performance_year?: number; payment_year?: number }) => ({
@@ -168,12 +221,21 @@ const yearsQuery = (args: { performance_year?: number; payment_year?: number }) 
   ...(args.payment_year === undefined ? {} : { payment_year: args.payment_year }),
 });
 
-async function hhvbpSummary(ctx: ToolContext, args: { performance_year?: number; payment_year?: number }): Promise<CallToolResult> {
+async function hhvbpSummary(
+  ctx: ToolContext,
+  args: { performance_year?: number; payment_year?: number },
+): Promise<CallToolResult> {
   const { data } = await call(ctx, { operationId: 'getHhvbpSummary', query: yearsQuery(args) as never });
-  return answered('HHVBP cycle summary (modeled_* is this service\'s projection, official_regulator_* the published result).', { summary: data });
+  return answered(
+    "HHVBP cycle summary (modeled_* is this service's projection, official_regulator_* the published result).",
+    { summary: data },
+  );
 }
 
-async function hhvbpMeasures(ctx: ToolContext, args: { performance_year?: number; payment_year?: number }): Promise<CallToolResult> {
+async function hhvbpMeasures(
+  ctx: ToolContext,
+  args: { performance_year?: number; payment_year?: number },
+): Promise<CallToolResult> {
   const { data } = await call(ctx, { operationId: 'listHhvbpMeasures', query: yearsQuery(args) as never });
   return answered(`HHVBP measure scores: ${(data as unknown[]).length} measures.`, { measures: data });
 }
@@ -188,7 +250,11 @@ interface QueryPage {
 }
 
 /** One page of a governed query (route 3), run as a no_phi session: the gateway reduces its columns from their marks. */
-async function runQuery(ctx: ToolContext, queryId: string, body: { parameters?: Record<string, unknown>; limit?: number; cursor?: string }): Promise<QueryPage> {
+async function runQuery(
+  ctx: ToolContext,
+  queryId: string,
+  body: { parameters?: Record<string, unknown>; limit?: number; cursor?: string },
+): Promise<QueryPage> {
   const { data } = await call(ctx, { operationId: 'runQuery', params: { queryId }, body: body as never });
   return data as QueryPage;
 }
@@ -196,25 +262,45 @@ async function runQuery(ctx: ToolContext, queryId: string, body: { parameters?: 
 /** The governed queries a no_phi session may run (the catalog's `no_phi` is not `denied`), as the catalog describes them. */
 async function listQueries(ctx: ToolContext): Promise<CallToolResult> {
   const { data } = await call(ctx, { operationId: 'getCatalog' });
-  const queries = ((data as { queries?: Record<string, unknown>[] }).queries ?? []).filter((query) => query.no_phi !== 'denied');
-  return answered(`${queries.length} governed queries can be run here: ${queries.map((query) => query.id).join(', ')}.`, { queries });
+  const queries = ((data as { queries?: Record<string, unknown>[] }).queries ?? []).filter(
+    (query) => query.no_phi !== 'denied',
+  );
+  return answered(
+    `${queries.length} governed queries can be run here: ${queries.map((query) => query.id).join(', ')}.`,
+    { queries },
+  );
 }
 
-async function runGovernedQuery(ctx: ToolContext, args: { query_id: string; parameters?: Record<string, unknown>; limit?: number; cursor?: string }): Promise<CallToolResult> {
-  const page = await runQuery(ctx, args.query_id, { parameters: args.parameters ?? {}, limit: args.limit ?? 100, ...(args.cursor ? { cursor: args.cursor } : {}) });
+async function runGovernedQuery(
+  ctx: ToolContext,
+  args: { query_id: string; parameters?: Record<string, unknown>; limit?: number; cursor?: string },
+): Promise<CallToolResult> {
+  const page = await runQuery(ctx, args.query_id, {
+    parameters: args.parameters ?? {},
+    limit: args.limit ?? 100,
+    ...(args.cursor ? { cursor: args.cursor } : {}),
+  });
   const more = page.nextCursor ? ' More rows follow: call again with cursor.' : '';
-  return answered(`${args.query_id}: ${page.row_count} rows as of ${page.as_of}.${more}`, page as unknown as Record<string, unknown>);
+  return answered(
+    `${args.query_id}: ${page.row_count} rows as of ${page.as_of}.${more}`,
+    page as unknown as Record<string, unknown>,
+  );
 }
 
 const COUNT_COLUMNS = ['payments', 'claims', 'denied_claims'] as const;
 const MONEY_COLUMNS = ['charged', 'paid', 'adjustments', 'patient_responsibility', 'variance'] as const;
 /** Two-decimal strings added in cents, so no float drifts into a money total. */
-const addMoney = (a: string, b: unknown) => ((Math.round(Number(a) * 100) + Math.round(Number(b ?? 0) * 100)) / 100).toFixed(2);
+const addMoney = (a: string, b: unknown) =>
+  ((Math.round(Number(a) * 100) + Math.round(Number(b ?? 0) * 100)) / 100).toFixed(2);
 /** Tools that sum a query read its rows a page of 1,000 at a time; past this many pages they stop and say so (`complete`). */
 const MAX_SUMMED_PAGES = 10;
 
 /** Every row of a governed query (up to MAX_SUMMED_PAGES pages), for a tool that sums them. */
-async function queryRows(ctx: ToolContext, queryId: string, parameters: Record<string, unknown>): Promise<{ rows: Record<string, unknown>[]; complete: boolean }> {
+async function queryRows(
+  ctx: ToolContext,
+  queryId: string,
+  parameters: Record<string, unknown>,
+): Promise<{ rows: Record<string, unknown>[]; complete: boolean }> {
   const rows: Record<string, unknown>[] = [];
   let cursor: string | undefined;
   let pages = 0;
@@ -230,12 +316,18 @@ async function remittanceTotals(ctx: ToolContext, { from, to }: { from: string; 
   const { rows: payers, complete } = await queryRows(ctx, 'remittance_variance_by_payer', { from, to });
   const totals: Record<string, string | number> = {};
   for (const column of COUNT_COLUMNS) totals[column] = sumOf(payers, column);
-  for (const column of MONEY_COLUMNS) totals[column] = payers.reduce((sum, payer) => addMoney(sum, payer[column]), '0.00');
+  for (const column of MONEY_COLUMNS)
+    totals[column] = payers.reduce((sum, payer) => addMoney(sum, payer[column]), '0.00');
   const structured = { from, to, payers, totals, complete };
-  return answered(`ERA payments from ${from} to ${to}: ${payers.length} payers, ${String(totals.paid)} paid on ${String(totals.claims)} claims.`, structured);
+  return answered(
+    `ERA payments from ${from} to ${to}: ${payers.length} payers, ${String(totals.paid)} paid on ${String(totals.claims)} claims.`,
+    structured,
+  );
 }
 
-const yearInput = { year: z.number().int().min(2000).max(2100).optional().describe('Calendar year (UTC); default the current year.') };
+const yearInput = {
+  year: z.number().int().min(2000).max(2100).optional().describe('Calendar year (UTC); default the current year.'),
+};
 const hhvbpInput = {
   performance_year: z.number().int().min(2020).max(2100).optional().describe('Performance year; default last year.'),
   payment_year: z.number().int().min(2022).max(2102).optional().describe('Payment year; default performance_year + 2.'),
@@ -247,14 +339,20 @@ const dateRangeInput = {
 };
 const queryRunInput = {
   query_id: z.string().min(1).max(100).describe('A governed query id, as braes.queries.list gives it.'),
-  parameters: z.record(z.string(), z.unknown()).optional().describe('The query\'s parameters, as its parameters_schema declares them.'),
+  parameters: z
+    .record(z.string(), z.unknown())
+    .optional()
+    .describe("The query's parameters, as its parameters_schema declares them."),
   limit: z.number().int().min(1).max(1000).optional().describe('Rows per page; default 100.'),
   cursor: z.string().min(1).max(2000).optional().describe('nextCursor of the previous page, to continue.'),
 };
 
 const counted = z.number().int().min(0);
-const countsOf = (keys: readonly string[], description: string) => z.object(Object.fromEntries(keys.map((key) => [key, counted]))).describe(description);
-const completeOutput = z.boolean().describe('false when the query had more pages than a tool reads: the figures are then partial.');
+const countsOf = (keys: readonly string[], description: string) =>
+  z.object(Object.fromEntries(keys.map((key) => [key, counted]))).describe(description);
+const completeOutput = z
+  .boolean()
+  .describe('false when the query had more pages than a tool reads: the figures are then partial.');
 const countsExactOutput = z.boolean().describe('false when a count is past 1,000 matches, where the lists estimate.');
 const money = z.string().regex(/^-?\d+\.\d{2}$/);
 const remittanceFigures = {
@@ -265,14 +363,20 @@ const remittanceFigures = {
 const censusOutput = {
   active_patients: counted,
   by_service_line: countsOf(SERVICE_LINES, 'Active patients per service line.'),
-  by_office: z.array(z.object({ office_id: z.string().describe('"" for charts without an office.'), office_name: z.string(), active_patients: counted })),
+  by_office: z.array(
+    z.object({
+      office_id: z.string().describe('"" for charts without an office.'),
+      office_name: z.string(),
+      active_patients: counted,
+    }),
+  ),
   complete: completeOutput,
 };
 const pipelineOutput = {
   year: z.number().int(),
   referrals_received: counted.describe('Referrals dated in the year (UTC).'),
-  referrals_by_disposition: countsOf(DISPOSITIONS, 'The year\'s referrals per disposition.'),
-  intakes_admitted: counted.describe('Of the year\'s referrals, those whose intake was admitted.'),
+  referrals_by_disposition: countsOf(DISPOSITIONS, "The year's referrals per disposition."),
+  intakes_admitted: counted.describe("Of the year's referrals, those whose intake was admitted."),
   complete: completeOutput,
 };
 const visitsOutput = {
@@ -287,14 +391,24 @@ const visitsOutput = {
 const ordersOutput = {
   as_of: z.string().describe('The instant the orders are aged at.'),
   awaiting_signature: counted,
-  by_aging_bucket: countsOf(AGING_BUCKETS, 'Orders awaiting signature by office-calendar days since sent (not_sent: not sent yet).'),
-  sla_breached: counted.describe('Orders awaiting signature for longer than the agency\'s SLA.'),
-  sla_days: z.number().int().min(0).nullable().describe('The agency\'s signature SLA in days, as its orders carry it; null when the agency has no order.'),
+  by_aging_bucket: countsOf(
+    AGING_BUCKETS,
+    'Orders awaiting signature by office-calendar days since sent (not_sent: not sent yet).',
+  ),
+  sla_breached: counted.describe("Orders awaiting signature for longer than the agency's SLA."),
+  sla_days: z
+    .number()
+    .int()
+    .min(0)
+    .nullable()
+    .describe("The agency's signature SLA in days, as its orders carry it; null when the agency has no order."),
 };
 const remittanceOutput = {
   from: z.string(),
   to: z.string(),
-  payers: z.array(z.looseObject({ payer_name: z.string(), payer_id: z.string(), ...remittanceFigures })).describe('The rows of remittance_variance_by_payer.'),
+  payers: z
+    .array(z.looseObject({ payer_name: z.string(), payer_id: z.string(), ...remittanceFigures }))
+    .describe('The rows of remittance_variance_by_payer.'),
   totals: z.object(remittanceFigures),
   complete: completeOutput,
 };
@@ -331,7 +445,8 @@ const READ_TOOLS: readonly ReadTool[] = [
   {
     name: 'braes.referrals.pipeline',
     title: 'Referral pipeline',
-    description: 'Referrals received in a calendar year by disposition, and how many of them were admitted (counts only).',
+    description:
+      'Referrals received in a calendar year by disposition, and how many of them were admitted (counts only).',
     inputSchema: yearInput,
     outputSchema: pipelineOutput,
     run: (ctx, args: YearArgs) => referralPipeline(ctx, args),
@@ -339,7 +454,8 @@ const READ_TOOLS: readonly ReadTool[] = [
   {
     name: 'braes.visits.missed_late',
     title: 'Missed and late visits',
-    description: 'Visits of a calendar year that were missed or started and not completed, and visits of past years still scheduled (counts only; dates are known to the year in no_phi).',
+    description:
+      'Visits of a calendar year that were missed or started and not completed, and visits of past years still scheduled (counts only; dates are known to the year in no_phi).',
     inputSchema: yearInput,
     outputSchema: visitsOutput,
     run: (ctx, args: YearArgs) => visitsMissedLate(ctx, args),
@@ -347,14 +463,16 @@ const READ_TOOLS: readonly ReadTool[] = [
   {
     name: 'braes.orders.aging',
     title: 'Physician orders by aging bucket',
-    description: 'Physician orders awaiting signature, by aging bucket, and how many are past the agency\'s signature SLA.',
+    description:
+      "Physician orders awaiting signature, by aging bucket, and how many are past the agency's signature SLA.",
     outputSchema: ordersOutput,
     run: (ctx) => ordersAging(ctx),
   },
   {
     name: 'braes.quality.hhvbp_summary',
     title: 'HHVBP summary',
-    description: 'The agency\'s HHVBP cycle summary: modeled total performance score and payment adjustment beside the regulator\'s published figures.',
+    description:
+      "The agency's HHVBP cycle summary: modeled total performance score and payment adjustment beside the regulator's published figures.",
     inputSchema: hhvbpInput,
     outputSchema: { summary: contractSchema('HhvbpSummary') },
     run: (ctx, args: HhvbpArgs) => hhvbpSummary(ctx, args),
@@ -362,7 +480,7 @@ const READ_TOOLS: readonly ReadTool[] = [
   {
     name: 'braes.quality.hhvbp_measures',
     title: 'HHVBP measures',
-    description: 'The agency\'s HHVBP measure scores for a performance year.',
+    description: "The agency's HHVBP measure scores for a performance year.",
     inputSchema: hhvbpInput,
     outputSchema: { measures: z.array(contractSchema('HhvbpMeasure')) },
     run: (ctx, args: HhvbpArgs) => hhvbpMeasures(ctx, args),
@@ -370,7 +488,8 @@ const READ_TOOLS: readonly ReadTool[] = [
   {
     name: 'braes.remittances.totals',
     title: 'Remittance totals by payer',
-    description: 'ERA (835) payments received between two payment dates, per payer and in all: payments, claims, charged, paid, adjustments, patient responsibility, variance and denied claims (money as two-decimal strings).',
+    description:
+      'ERA (835) payments received between two payment dates, per payer and in all: payments, claims, charged, paid, adjustments, patient responsibility, variance and denied claims (money as two-decimal strings).',
     inputSchema: dateRangeInput,
     outputSchema: remittanceOutput,
     run: (ctx, args: { from: string; to: string }) => remittanceTotals(ctx, args),
@@ -378,25 +497,37 @@ const READ_TOOLS: readonly ReadTool[] = [
   {
     name: 'braes.queries.list',
     title: 'Governed queries',
-    description: 'The approved, parameterized reads this surface may run (those a de-identified session may see), with their parameters and columns.',
+    description:
+      'The approved, parameterized reads this surface may run (those a de-identified session may see), with their parameters and columns.',
     outputSchema: { queries: z.array(contractSchema('CatalogQuery')) },
     run: (ctx) => listQueries(ctx),
   },
   {
     name: 'braes.queries.run',
     title: 'Run a governed query',
-    description: 'One page of a governed query\'s rows, de-identified as its columns declare; follow nextCursor for more.',
+    description:
+      "One page of a governed query's rows, de-identified as its columns declare; follow nextCursor for more.",
     inputSchema: queryRunInput,
     outputSchema: contractSchema('QueryRunResult'),
-    run: (ctx, args: { query_id: string; parameters?: Record<string, unknown>; limit?: number; cursor?: string }) => runGovernedQuery(ctx, args),
+    run: (ctx, args: { query_id: string; parameters?: Record<string, unknown>; limit?: number; cursor?: string }) =>
+      runGovernedQuery(ctx, args),
   },
 ];
 
-export const READ_TOOL_DESCRIPTIONS: readonly ToolDescription[] = READ_TOOLS.map(({ name, title, description }) => ({ name, title, description, read_only: true }));
+export const READ_TOOL_DESCRIPTIONS: readonly ToolDescription[] = READ_TOOLS.map(({ name, title, description }) => ({
+  name,
+  title,
+  description,
+  read_only: true,
+}));
 
 /** The read-only tools: every figure comes from a REST operation run in no_phi through the gateway (policy, limits, metering, audit). */
 export function registerReadTools(server: McpServer, ctx: ToolContext) {
   for (const { name, title, description, inputSchema, outputSchema, run } of READ_TOOLS) {
-    server.registerTool(name, { title, description, inputSchema, outputSchema, annotations: READ_ONLY }, guarded((args: unknown) => run(ctx, args)) as never);
+    server.registerTool(
+      name,
+      { title, description, inputSchema, outputSchema, annotations: READ_ONLY },
+      guarded((args: unknown) => run(ctx, args)) as never,
+    );
   }
 }

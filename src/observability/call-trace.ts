@@ -42,7 +42,11 @@ export interface TracedOperation {
 
 /** Starts a call's trace, a child of the caller's W3C `traceparent` when it sent one. */
 export interface CallTracer {
-  start(operation: TracedOperation, headers: Record<string, string | string[] | undefined>, requestId: string): CallTrace;
+  start(
+    operation: TracedOperation,
+    headers: Record<string, string | string[] | undefined>,
+    requestId: string,
+  ): CallTrace;
 }
 
 /** One delivery attempt of a webhook, as its span names it: never the receiver's URL or the payload. */

@@ -1,5 +1,21 @@
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type CounterConfiguration, type GaugeConfiguration, type HistogramConfiguration } from 'prom-client';
-import { OperationCounts, callSamples, durationSamples, idempotencySamples, refusalSamples, type Sample } from './operation-counts.js';
+import {
+  Counter,
+  Gauge,
+  Histogram,
+  Registry,
+  collectDefaultMetrics,
+  type CounterConfiguration,
+  type GaugeConfiguration,
+  type HistogramConfiguration,
+} from 'prom-client';
+import {
+  OperationCounts,
+  callSamples,
+  durationSamples,
+  idempotencySamples,
+  refusalSamples,
+  type Sample,
+} from './operation-counts.js';
 
 /** Every metric of the service starts with this; process and Node metrics keep prom-client's own names. */
 const METRIC_PREFIX = 'extension_api_';
@@ -41,12 +57,28 @@ export interface BufferObserver {
 /** What a database handle offers to be watched (src/db/database-handle.ts's Database fits it). */
 export interface ObservedDatabase {
   engine: string;
-  observe(observer: { query?(sql: string, durationMs: number, failed: boolean): void; connectionWait?(waitMs: number): void }): () => void;
+  observe(observer: {
+    query?(sql: string, durationMs: number, failed: boolean): void;
+    connectionWait?(waitMs: number): void;
+  }): () => void;
   poolStats?(): { total: number; idle: number; waiting: number; max: number };
 }
 
 const PREPARED = /^\/\* prepared:([\w-]+?)(?:-[\w-]{12})? \*\//;
-const STATEMENT_KINDS = new Set(['select', 'insert', 'update', 'delete', 'with', 'begin', 'commit', 'rollback', 'savepoint', 'release', 'set', 'explain']);
+const STATEMENT_KINDS = new Set([
+  'select',
+  'insert',
+  'update',
+  'delete',
+  'with',
+  'begin',
+  'commit',
+  'rollback',
+  'savepoint',
+  'release',
+  'set',
+  'explain',
+]);
 
 /** A bounded label for a statement: a prepared statement's name, else its first keyword. Never its parameters. */
 export function statementLabel(sql: string): string {
@@ -85,10 +117,30 @@ export class ServiceMetrics {
     processMetrics();
     const all = () => this.operations.values();
     for (const metric of [
-      new CollectedMetric(`${METRIC_PREFIX}requests_total`, 'Calls of the contract\'s operations by operation, status class and contract version (none: refused before the version was read).', 'counter', () => callSamples(all())),
-      new CollectedMetric(`${METRIC_PREFIX}request_duration_seconds`, 'Time from a call\'s arrival until its response was handed to the socket, by operation.', 'histogram', () => durationSamples(`${METRIC_PREFIX}request_duration_seconds`, all())),
-      new CollectedMetric(`${METRIC_PREFIX}refusals_total`, 'Calls answered with an error, by operation and error code (rate limit, quota, cost budget, shedding and the rest).', 'counter', () => refusalSamples(all())),
-      new CollectedMetric(`${METRIC_PREFIX}idempotency_total`, 'Commands by outcome: executed, replayed from a stored response, or refused as a conflicting reuse of a key.', 'counter', () => idempotencySamples(all())),
+      new CollectedMetric(
+        `${METRIC_PREFIX}requests_total`,
+        "Calls of the contract's operations by operation, status class and contract version (none: refused before the version was read).",
+        'counter',
+        () => callSamples(all()),
+      ),
+      new CollectedMetric(
+        `${METRIC_PREFIX}request_duration_seconds`,
+        "Time from a call's arrival until its response was handed to the socket, by operation.",
+        'histogram',
+        () => durationSamples(`${METRIC_PREFIX}request_duration_seconds`, all()),
+      ),
+      new CollectedMetric(
+        `${METRIC_PREFIX}refusals_total`,
+        'Calls answered with an error, by operation and error code (rate limit, quota, cost budget, shedding and the rest).',
+        'counter',
+        () => refusalSamples(all()),
+      ),
+      new CollectedMetric(
+        `${METRIC_PREFIX}idempotency_total`,
+        'Commands by outcome: executed, replayed from a stored response, or refused as a conflicting reuse of a key.',
+        'counter',
+        () => idempotencySamples(all()),
+      ),
     ]) {
       this.registry.registerMetric(metric as never);
     }
@@ -117,7 +169,8 @@ export class ServiceMetrics {
   };
 
   private named<M>(config: { name: string }, create: () => M): M {
-    if (!config.name.startsWith(METRIC_PREFIX)) throw new Error(`metric ${config.name} must be named ${METRIC_PREFIX}…`);
+    if (!config.name.startsWith(METRIC_PREFIX))
+      throw new Error(`metric ${config.name} must be named ${METRIC_PREFIX}…`);
     return (this.registry.getSingleMetric(config.name) as M | undefined) ?? create();
   }
 
@@ -125,10 +178,35 @@ export class ServiceMetrics {
   buffer(name: 'metering' | 'audit', pending: () => number): BufferObserver {
     const labels = { buffer: name };
     this.pendingBuffers.set(name, pending);
-    const flushes = this.registrar.histogram({ name: `${METRIC_PREFIX}buffer_flush_duration_seconds`, help: 'Time of one batch write of a buffer.', labelNames: ['buffer'], buckets: SECONDS_BUCKETS }).labels(labels);
-    const written = this.registrar.counter({ name: `${METRIC_PREFIX}buffer_written_events_total`, help: 'Events a buffer wrote to the database.', labelNames: ['buffer'] }).labels(labels);
-    const failures = this.registrar.counter({ name: `${METRIC_PREFIX}buffer_write_failures_total`, help: 'Batch writes of a buffer that failed and are retried.', labelNames: ['buffer'] }).labels(labels);
-    const dropped = this.registrar.counter({ name: `${METRIC_PREFIX}buffer_dropped_events_total`, help: 'Events a buffer dropped (refused by the database as data, or beyond its memory bound).', labelNames: ['buffer'] }).labels(labels);
+    const flushes = this.registrar
+      .histogram({
+        name: `${METRIC_PREFIX}buffer_flush_duration_seconds`,
+        help: 'Time of one batch write of a buffer.',
+        labelNames: ['buffer'],
+        buckets: SECONDS_BUCKETS,
+      })
+      .labels(labels);
+    const written = this.registrar
+      .counter({
+        name: `${METRIC_PREFIX}buffer_written_events_total`,
+        help: 'Events a buffer wrote to the database.',
+        labelNames: ['buffer'],
+      })
+      .labels(labels);
+    const failures = this.registrar
+      .counter({
+        name: `${METRIC_PREFIX}buffer_write_failures_total`,
+        help: 'Batch writes of a buffer that failed and are retried.',
+        labelNames: ['buffer'],
+      })
+      .labels(labels);
+    const dropped = this.registrar
+      .counter({
+        name: `${METRIC_PREFIX}buffer_dropped_events_total`,
+        help: 'Events a buffer dropped (refused by the database as data, or beyond its memory bound).',
+        labelNames: ['buffer'],
+      })
+      .labels(labels);
     return {
       written(events, seconds) {
         written.inc(events);
@@ -141,9 +219,22 @@ export class ServiceMetrics {
 
   /** Statements by kind and their latency, waits for a connection, and the pool's connections. The function returned stops watching. */
   database(database: ObservedDatabase): () => void {
-    const statements = this.registrar.histogram({ name: `${METRIC_PREFIX}db_query_duration_seconds`, help: 'Time of each database statement, by prepared statement name or first keyword.', labelNames: ['statement'], buckets: SECONDS_BUCKETS });
-    const failures = this.registrar.counter({ name: `${METRIC_PREFIX}db_query_failures_total`, help: 'Database statements that failed, by prepared statement name or first keyword.', labelNames: ['statement'] });
-    const waits = this.registrar.histogram({ name: `${METRIC_PREFIX}db_connection_wait_seconds`, help: 'Time a request waited for a connection of the PostgreSQL pool.', buckets: SECONDS_BUCKETS });
+    const statements = this.registrar.histogram({
+      name: `${METRIC_PREFIX}db_query_duration_seconds`,
+      help: 'Time of each database statement, by prepared statement name or first keyword.',
+      labelNames: ['statement'],
+      buckets: SECONDS_BUCKETS,
+    });
+    const failures = this.registrar.counter({
+      name: `${METRIC_PREFIX}db_query_failures_total`,
+      help: 'Database statements that failed, by prepared statement name or first keyword.',
+      labelNames: ['statement'],
+    });
+    const waits = this.registrar.histogram({
+      name: `${METRIC_PREFIX}db_connection_wait_seconds`,
+      help: 'Time a request waited for a connection of the PostgreSQL pool.',
+      buckets: SECONDS_BUCKETS,
+    });
     const stats = database.poolStats?.bind(database);
     if (stats) {
       this.registrar.gauge({
@@ -171,8 +262,16 @@ export class ServiceMetrics {
 
   /** Tokens issued by PHI mode, and refused token requests by error code (src/identity/client-credentials.ts). */
   tokens() {
-    const issued = this.registrar.counter({ name: `${METRIC_PREFIX}tokens_issued_total`, help: 'Access tokens issued by the token endpoint, by PHI mode.', labelNames: ['phi_mode'] });
-    const refused = this.registrar.counter({ name: `${METRIC_PREFIX}token_failures_total`, help: 'Token requests refused, by error code (bad credentials, failure limits, PHI mode denied, invalid requests).', labelNames: ['code'] });
+    const issued = this.registrar.counter({
+      name: `${METRIC_PREFIX}tokens_issued_total`,
+      help: 'Access tokens issued by the token endpoint, by PHI mode.',
+      labelNames: ['phi_mode'],
+    });
+    const refused = this.registrar.counter({
+      name: `${METRIC_PREFIX}token_failures_total`,
+      help: 'Token requests refused, by error code (bad credentials, failure limits, PHI mode denied, invalid requests).',
+      labelNames: ['code'],
+    });
     return {
       issued: (phiMode: string) => issued.inc({ phi_mode: phiMode }),
       refused: (code: string) => refused.inc({ code }),

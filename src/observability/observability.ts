@@ -11,7 +11,11 @@ export interface Observability {
   close(): void;
 }
 
-export function observe(settings: { metrics: boolean; pressure: PressureThresholds }, database: ObservedDatabase, tracing?: Tracing): Observability {
+export function observe(
+  settings: { metrics: boolean; pressure: PressureThresholds },
+  database: ObservedDatabase,
+  tracing?: Tracing,
+): Observability {
   const metrics = settings.metrics ? new ServiceMetrics() : undefined;
   const pressure = new PressureMonitor(settings.pressure);
   const unwatch = [

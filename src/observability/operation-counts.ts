@@ -61,7 +61,11 @@ export function callSamples(all: Iterable<OperationCounts>): Sample[] {
   for (const counts of all) {
     counts.calls.forEach((value, i) => {
       if (value === 0) return;
-      const labels = { operation: counts.operationId, status_class: STATUS_CLASSES[Math.floor(i / VERSIONS.length)], contract_version: VERSIONS[i % VERSIONS.length] };
+      const labels = {
+        operation: counts.operationId,
+        status_class: STATUS_CLASSES[Math.floor(i / VERSIONS.length)],
+        contract_version: VERSIONS[i % VERSIONS.length],
+      };
       samples.push({ labels, value });
     });
   }
@@ -77,7 +81,11 @@ export function durationSamples(name: string, all: Iterable<OperationCounts>): S
     let cumulative = 0;
     counts.durations.forEach((value, i) => {
       cumulative += value;
-      samples.push({ metricName: `${name}_bucket`, labels: { operation, le: i < DURATION_BUCKETS.length ? DURATION_BUCKETS[i] : '+Inf' }, value: cumulative });
+      samples.push({
+        metricName: `${name}_bucket`,
+        labels: { operation, le: i < DURATION_BUCKETS.length ? DURATION_BUCKETS[i] : '+Inf' },
+        value: cumulative,
+      });
     });
     samples.push({ metricName: `${name}_sum`, labels: { operation }, value: counts.durationSum });
     samples.push({ metricName: `${name}_count`, labels: { operation }, value: counts.durationCount });
@@ -87,7 +95,9 @@ export function durationSamples(name: string, all: Iterable<OperationCounts>): S
 
 export function refusalSamples(all: Iterable<OperationCounts>): Sample[] {
   const samples: Sample[] = [];
-  for (const counts of all) for (const [code, value] of counts.refusals) samples.push({ labels: { operation: counts.operationId, code }, value });
+  for (const counts of all)
+    for (const [code, value] of counts.refusals)
+      samples.push({ labels: { operation: counts.operationId, code }, value });
   return samples;
 }
 
@@ -95,7 +105,8 @@ export function idempotencySamples(all: Iterable<OperationCounts>): Sample[] {
   const samples: Sample[] = [];
   for (const counts of all) {
     counts.idempotency.forEach((value, i) => {
-      if (value > 0) samples.push({ labels: { operation: counts.operationId, outcome: IDEMPOTENCY_OUTCOMES[i] }, value });
+      if (value > 0)
+        samples.push({ labels: { operation: counts.operationId, outcome: IDEMPOTENCY_OUTCOMES[i] }, value });
     });
   }
   return samples;

@@ -91,7 +91,9 @@ export class PressureMonitor {
   decide(readings: PressureReadings): void {
     const limits = this.thresholds;
     this.readings = readings;
-    this.over = (Object.keys(readings) as PressureSignal[]).filter((signal) => limits[signal] > 0 && readings[signal] > limits[signal]);
+    this.over = (Object.keys(readings) as PressureSignal[]).filter(
+      (signal) => limits[signal] > 0 && readings[signal] > limits[signal],
+    );
     this.shedding = this.over.length > 0;
   }
 
@@ -101,7 +103,11 @@ export class PressureMonitor {
     return {
       shedding: this.shedding,
       over: this.over,
-      readings: { eventLoopDelayMs: round(r.eventLoopDelayMs), heapUsedPercent: round(r.heapUsedPercent), poolWaitMs: round(r.poolWaitMs) },
+      readings: {
+        eventLoopDelayMs: round(r.eventLoopDelayMs),
+        heapUsedPercent: round(r.heapUsedPercent),
+        poolWaitMs: round(r.poolWaitMs),
+      },
       thresholds: { eventLoopDelayMs, heapUsedPercent, poolWaitMs },
     };
   }

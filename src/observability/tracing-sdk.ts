@@ -1,10 +1,36 @@
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, context, propagation, trace, type Context, type Span, type Tracer } from '@opentelemetry/api';
+import {
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  context,
+  propagation,
+  trace,
+  type Context,
+  type Span,
+  type Tracer,
+} from '@opentelemetry/api';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { defaultResource, detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
-import { BatchSpanProcessor, ConsoleSpanExporter, NodeTracerProvider, SimpleSpanProcessor, type SpanExporter } from '@opentelemetry/sdk-trace-node';
+import {
+  BatchSpanProcessor,
+  ConsoleSpanExporter,
+  NodeTracerProvider,
+  SimpleSpanProcessor,
+  type SpanExporter,
+} from '@opentelemetry/sdk-trace-node';
 import { statementLabel, type ObservedDatabase } from './metrics.js';
 import type {
-  AttemptSpan, CallTrace, CallTracer, DeliveryTracer, PipelineStep, StepSpan, TraceContext, TracedAttempt, TracedOperation, Tracing, TracingOptions,
+  AttemptSpan,
+  CallTrace,
+  CallTracer,
+  DeliveryTracer,
+  PipelineStep,
+  StepSpan,
+  TraceContext,
+  TracedAttempt,
+  TracedOperation,
+  Tracing,
+  TracingOptions,
 } from './call-trace.js';
 
 /** A refusal's code (PlatformError, RequestError), else the error's class name: never its message, which may quote input. */
@@ -57,7 +83,11 @@ class SdkCallTrace implements CallTrace {
       endSpan(span, err);
       throw err;
     }
-    if (result instanceof Promise) result.then(() => span.end(), (err: unknown) => endSpan(span, err));
+    if (result instanceof Promise)
+      result.then(
+        () => span.end(),
+        (err: unknown) => endSpan(span, err),
+      );
     else span.end();
     return result;
   }
@@ -83,14 +113,23 @@ class SdkCallTrace implements CallTrace {
 class SdkCallTracer implements CallTracer {
   constructor(private readonly tracer: Tracer) {}
 
-  start(operation: TracedOperation, headers: Record<string, string | string[] | undefined>, requestId: string): CallTrace {
+  start(
+    operation: TracedOperation,
+    headers: Record<string, string | string[] | undefined>,
+    requestId: string,
+  ): CallTrace {
     // The caller's traceparent (and tracestate), W3C Trace Context: this call continues its trace.
     const parent = propagation.extract(ROOT_CONTEXT, headers);
     const span = this.tracer.startSpan(
       `${operation.method} ${operation.path}`,
       {
         kind: SpanKind.SERVER,
-        attributes: { 'http.request.method': operation.method, 'http.route': operation.path, 'svc.operation_id': operation.operationId, 'svc.request_id': requestId },
+        attributes: {
+          'http.request.method': operation.method,
+          'http.route': operation.path,
+          'svc.operation_id': operation.operationId,
+          'svc.request_id': requestId,
+        },
       },
       parent,
     );
@@ -108,7 +147,12 @@ class SdkDeliveryTracer implements DeliveryTracer {
       {
         kind: SpanKind.CLIENT,
         // The receiver's URL is the subscriber's, and its query may carry anything: it is left out, as is the payload.
-        attributes: { 'http.request.method': 'POST', 'svc.event_type': eventType, 'svc.delivery_id': deliveryId, 'svc.delivery_attempt': attempt },
+        attributes: {
+          'http.request.method': 'POST',
+          'svc.event_type': eventType,
+          'svc.delivery_id': deliveryId,
+          'svc.delivery_attempt': attempt,
+        },
       },
       parent,
     );
@@ -139,7 +183,9 @@ function exporterOf(option: TracingOptions['exporter']): SpanExporter {
  */
 export function startSdkTracing(options: TracingOptions): Tracing {
   const exporter = exporterOf(options.exporter);
-  const resource = defaultResource().merge(resourceFromAttributes({ 'service.name': 'extension-api' })).merge(detectResources({ detectors: [envDetector] }));
+  const resource = defaultResource()
+    .merge(resourceFromAttributes({ 'service.name': 'extension-api' }))
+    .merge(detectResources({ detectors: [envDetector] }));
   const processor = options.batch === false ? new SimpleSpanProcessor(exporter) : new BatchSpanProcessor(exporter);
   const provider = new NodeTracerProvider({ resource, spanProcessors: [processor] });
   provider.register();
@@ -156,7 +202,11 @@ export function startSdkTracing(options: TracingOptions): Tracing {
           const now = Date.now();
           const span = tracer.startSpan(
             'db.query',
-            { kind: SpanKind.CLIENT, startTime: now - durationMs, attributes: { 'db.system.name': 'postgresql', 'db.query.summary': statementLabel(sql) } },
+            {
+              kind: SpanKind.CLIENT,
+              startTime: now - durationMs,
+              attributes: { 'db.system.name': 'postgresql', 'db.query.summary': statementLabel(sql) },
+            },
             active,
           );
           if (failed) span.setStatus({ code: SpanStatusCode.ERROR });

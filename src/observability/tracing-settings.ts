@@ -12,7 +12,10 @@ const PROTOCOLS = new Set(['http/json']);
  */
 export function tracingExporter(env: Env): TracingExporter | undefined {
   if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true') return undefined;
-  const named = (env.OTEL_TRACES_EXPORTER ?? '').split(',').map((e) => e.trim()).filter(Boolean);
+  const named = (env.OTEL_TRACES_EXPORTER ?? '')
+    .split(',')
+    .map((e) => e.trim())
+    .filter(Boolean);
   const endpoint = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || env.OTEL_EXPORTER_OTLP_ENDPOINT;
   let exporter: TracingExporter | undefined;
   if (named.length > 0) {
@@ -25,7 +28,9 @@ export function tracingExporter(env: Env): TracingExporter | undefined {
   }
   const protocol = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL || env.OTEL_EXPORTER_OTLP_PROTOCOL;
   if (exporter === 'otlp' && protocol && !PROTOCOLS.has(protocol)) {
-    throw new Error(`the service exports OTLP over HTTP with JSON bodies: set OTEL_EXPORTER_OTLP_PROTOCOL to http/json or leave it unset, got "${protocol}"`);
+    throw new Error(
+      `the service exports OTLP over HTTP with JSON bodies: set OTEL_EXPORTER_OTLP_PROTOCOL to http/json or leave it unset, got "${protocol}"`,
+    );
   }
   return exporter;
 }

@@ -37,23 +37,31 @@ export class UnknownAgencyError extends Error {
   }
 }
 
-async function runIn<T>(trx: Transaction<DB>, command: PlatformCommand, run: (store: CommandStore) => Promise<T>): Promise<T> {
+async function runIn<T>(
+  trx: Transaction<DB>,
+  command: PlatformCommand,
+  run: (store: CommandStore) => Promise<T>,
+): Promise<T> {
   const agency = await trx.selectFrom('agencies').select('id').where('id', '=', command.agencyId).executeTakeFirst();
   if (!agency) throw new UnknownAgencyError(command.agencyId);
   const trail: AuditTrail = { resourceType: command.resourceType, resourceIds: [] };
-  const result = await run(new CommandStore(trx, { agencyId: command.agencyId, phiMode: command.phiMode }, trail, command.outbox));
-  await insertAuditEvents([{
-    agencyId: command.agencyId,
-    extensionId: PLATFORM_CALLER,
-    operationId: command.operation,
-    resourceType: trail.resourceType,
-    resourceIds: trail.resourceIds,
-    outcome: 'success',
-    status: 200,
-    requestId: randomId('cmd_'),
-    phiMode: command.phiMode,
-    details: { actor: command.actor, ...trail.details },
-  }]).execute(trx);
+  const result = await run(
+    new CommandStore(trx, { agencyId: command.agencyId, phiMode: command.phiMode }, trail, command.outbox),
+  );
+  await insertAuditEvents([
+    {
+      agencyId: command.agencyId,
+      extensionId: PLATFORM_CALLER,
+      operationId: command.operation,
+      resourceType: trail.resourceType,
+      resourceIds: trail.resourceIds,
+      outcome: 'success',
+      status: 200,
+      requestId: randomId('cmd_'),
+      phiMode: command.phiMode,
+      details: { actor: command.actor, ...trail.details },
+    },
+  ]).execute(trx);
   return result;
 }
 
@@ -62,7 +70,11 @@ async function runIn<T>(trx: Transaction<DB>, command: PlatformCommand, run: (st
  * its events (through the configured outbox) and its audit record, all committed together or not at all. In `db`'s
  * transaction when it is one (the demo seed imports inside its own), else in a transaction of its own.
  */
-export function runPlatformCommand<T>(db: Kysely<DB>, command: PlatformCommand, run: (store: CommandStore) => Promise<T>): Promise<T> {
+export function runPlatformCommand<T>(
+  db: Kysely<DB>,
+  command: PlatformCommand,
+  run: (store: CommandStore) => Promise<T>,
+): Promise<T> {
   if (db.isTransaction) return runIn(db as Transaction<DB>, command, run);
   return db.transaction().execute((trx) => runIn(trx, command, run));
 }

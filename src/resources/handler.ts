@@ -7,7 +7,10 @@ export type { Handler, Handlers, QueryParams, RequestContext } from '../gateway/
 
 /** An id that is not a resource of the caller's agency: ids of other agencies answer exactly like unknown ones. */
 export function resourceNotFound(resourceType: string, id: string): PlatformError {
-  return new PlatformError('PLATFORM_RESOURCE_NOT_FOUND', `No ${resourceType} ${id} in this agency.`, { resource_type: resourceType, id });
+  return new PlatformError('PLATFORM_RESOURCE_NOT_FOUND', `No ${resourceType} ${id} in this agency.`, {
+    resource_type: resourceType,
+    id,
+  });
 }
 
 const notEnabled = new WeakSet<object>();
@@ -18,9 +21,13 @@ const notEnabled = new WeakSet<object>();
  */
 export function unsupported<K extends OperationId>(operationId: K): Handler<K> {
   const handler: Handler<K> = async () => {
-    throw new PlatformError('PLATFORM_UNSUPPORTED_OPERATION', `${operationId} is part of the contract but not enabled in this deployment.`, {
-      operation_id: operationId,
-    });
+    throw new PlatformError(
+      'PLATFORM_UNSUPPORTED_OPERATION',
+      `${operationId} is part of the contract but not enabled in this deployment.`,
+      {
+        operation_id: operationId,
+      },
+    );
   };
   notEnabled.add(handler);
   return handler;

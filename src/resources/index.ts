@@ -11,7 +11,10 @@ import { getIntake, listIntakes } from './intakes/intake-handlers.js';
 import { createReferral } from './referrals/referral-create.js';
 import { getHhvbpSummary, listHhvbpMeasures } from './quality/hhvbp-handlers.js';
 import { getPhysicianOrder, listPhysicianOrders } from './physician-orders/physician-order-handlers.js';
-import { listWorkingCollectionRows, listWorkingCollections } from './working-collections/working-collection-handlers.js';
+import {
+  listWorkingCollectionRows,
+  listWorkingCollections,
+} from './working-collections/working-collection-handlers.js';
 import { listRemittanceAllocations, listRemittances } from './remittances/remittance-handlers.js';
 import type { AppServices } from '../services.js';
 import type { CallAdmission } from '../gateway/core/admission.js';
@@ -31,7 +34,11 @@ interface Resources {
  * `queries`: the approved governed queries (this deployment's registry unless a test brings its own); `mcp`: the MCP
  * surface the catalog describes, when the app serves one.
  */
-export function createResources(services: AppServices, queries: readonly GovernedQuery<any>[] = GOVERNED_QUERIES, mcp?: CatalogMcpSurface): Resources {
+export function createResources(
+  services: AppServices,
+  queries: readonly GovernedQuery<any>[] = GOVERNED_QUERIES,
+  mcp?: CatalogMcpSurface,
+): Resources {
   const registry = new QueryRegistry(queries);
   let catalog: ReturnType<typeof buildCatalog> | undefined;
   const handlers: Handlers = {
@@ -62,4 +69,3 @@ export function createResources(services: AppServices, queries: readonly Governe
   };
   return { handlers, admissions: { runQuery: registry.admission } };
 }
-

@@ -14,11 +14,19 @@ import type { PseudonymKind } from '../shared/ids.js';
  */
 export function checkYearBoundary(store: TenantStore, field: string, bound: string, boundary: string): void {
   if (store.phiMode !== 'no_phi' || bound === boundary) return;
-  throw new PlatformError('PLATFORM_INVALID_INPUT', `In a no_phi session dates are known to the year only: ${field} must be a year boundary, such as ${boundary}.`, { field });
+  throw new PlatformError(
+    'PLATFORM_INVALID_INPUT',
+    `In a no_phi session dates are known to the year only: ${field} must be a year boundary, such as ${boundary}.`,
+    { field },
+  );
 }
 
 /** The real id behind an id filter, path or reference; a no_phi session can only send a handle of its agency. */
-export async function realIdFilter(store: TenantStore, kind: PseudonymKind, sent: string | undefined): Promise<string | undefined> {
+export async function realIdFilter(
+  store: TenantStore,
+  kind: PseudonymKind,
+  sent: string | undefined,
+): Promise<string | undefined> {
   if (sent === undefined || store.phiMode !== 'no_phi') return sent;
   return store.pseudonyms.resolve(kind, sent);
 }

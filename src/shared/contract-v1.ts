@@ -60,7 +60,8 @@ export function v1Shapes(doc: JsonObject): Record<string, V1Shape> {
     memo.set(name, null);
     const shape = ownShape(schemas, schemas[name] as JsonObject);
     shape.children = Object.fromEntries(Object.entries(shape.children).filter(([, child]) => differs(child)));
-    const result = shape.omit.length || Object.keys(shape.rename).length || Object.keys(shape.children).length ? shape : null;
+    const result =
+      shape.omit.length || Object.keys(shape.rename).length || Object.keys(shape.children).length ? shape : null;
     memo.set(name, result);
     return result;
   };
@@ -89,12 +90,18 @@ function v1Schema(schema: JsonObject): JsonObject {
     properties[name] = property;
   }
   copy.properties = properties;
-  if (Array.isArray(schema.required)) copy.required = (schema.required as string[]).filter((r) => names.has(r)).map((r) => names.get(r)!);
+  if (Array.isArray(schema.required))
+    copy.required = (schema.required as string[]).filter((r) => names.has(r)).map((r) => names.get(r)!);
   return copy;
 }
 
 /** A version 2 value as version 1 serves it, by the shapes of v1Shapes (or the generated table of them). */
-type V1Shapes = Readonly<Record<string, { omit: readonly string[]; rename: Readonly<Record<string, string>>; children: Readonly<Record<string, string>> }>>;
+type V1Shapes = Readonly<
+  Record<
+    string,
+    { omit: readonly string[]; rename: Readonly<Record<string, string>>; children: Readonly<Record<string, string>> }
+  >
+>;
 
 export function toV1(value: unknown, schema: string, shapes: V1Shapes): unknown {
   const shape = shapes[schema];

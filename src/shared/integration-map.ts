@@ -31,6 +31,7 @@ export class IntegrationMap<V> {
   }
 
   *entries(): IterableIterator<[agencyId: string, extensionId: string, value: V]> {
-    for (const [agencyId, extensions] of this.byAgency) for (const [extensionId, value] of extensions) yield [agencyId, extensionId, value];
+    for (const [agencyId, extensions] of this.byAgency)
+      for (const [extensionId, value] of extensions) yield [agencyId, extensionId, value];
   }
 }

@@ -8,5 +8,8 @@ export function atPointer(document: unknown, pointer: string): unknown {
   return pointer
     .slice(2)
     .split('/')
-    .reduce<unknown>((at, token) => (at as Record<string, unknown> | undefined)?.[token.replaceAll('~1', '/').replaceAll('~0', '~')], document);
+    .reduce<unknown>(
+      (at, token) => (at as Record<string, unknown> | undefined)?.[token.replaceAll('~1', '/').replaceAll('~0', '~')],
+      document,
+    );
 }

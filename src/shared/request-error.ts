@@ -13,7 +13,12 @@ export class RequestError extends Error {
     readonly error: string,
     readonly code: ErrorCode,
     message: string,
-    readonly extra: { issues?: ValidationIssue[]; nextStep?: string; details?: Record<string, unknown>; headers?: Record<string, string> } = {},
+    readonly extra: {
+      issues?: ValidationIssue[];
+      nextStep?: string;
+      details?: Record<string, unknown>;
+      headers?: Record<string, string>;
+    } = {},
   ) {
     super(message);
     this.name = 'RequestError';

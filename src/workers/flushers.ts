@@ -8,7 +8,12 @@ import type { Worker } from './worker.js';
  * In-process only: they flush the memory of the server that filled them.
  */
 export function meteringFlusher(metering: MeteringBuffer, intervalMs = 1_000): Worker {
-  return periodic({ name: 'metering-flush', intervalMs, run: () => metering.flushIfIdle(), drain: () => metering.close() });
+  return periodic({
+    name: 'metering-flush',
+    intervalMs,
+    run: () => metering.flushIfIdle(),
+    drain: () => metering.close(),
+  });
 }
 
 export function auditFlusher(audit: AuditBuffer, intervalMs = 1_000): Worker {

@@ -19,7 +19,8 @@ export function housekeeping(): Worker {
       const keys = await purgeExpiredIdempotencyKeys(db);
       const windows = await purgeUsageWindows(db, new Date(Date.now() - 2 * DAY_MS));
       const events = await purgeWebhookHistory(db, new Date(Date.now() - WEBHOOK_RETENTION_DAYS * DAY_MS));
-      if (keys || windows || events) log.info({ keys, windows, webhook_events: events }, 'housekeeping purged expired rows');
+      if (keys || windows || events)
+        log.info({ keys, windows, webhook_events: events }, 'housekeeping purged expired rows');
     },
   });
 }

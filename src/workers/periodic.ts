@@ -21,9 +21,23 @@ export function periodic(task: PeriodicTask): Worker {
 /** Liveness of a periodic worker: its runs by outcome, its last success, its interval (alert on their gap). */
 function runMetrics(metrics: MetricsRegistrar, task: PeriodicTask) {
   const worker = task.name;
-  metrics.gauge({ name: 'extension_api_worker_interval_seconds', help: 'How often a periodic worker runs.', labelNames: ['worker'] }).set({ worker }, task.intervalMs / 1000);
-  const runs = metrics.counter({ name: 'extension_api_worker_runs_total', help: 'Runs of a periodic worker, by outcome (ok, failed).', labelNames: ['worker', 'outcome'] });
-  const lastSuccess = metrics.gauge({ name: 'extension_api_worker_last_success_timestamp_seconds', help: 'When a periodic worker last finished a run without failing (Unix time).', labelNames: ['worker'] });
+  metrics
+    .gauge({
+      name: 'extension_api_worker_interval_seconds',
+      help: 'How often a periodic worker runs.',
+      labelNames: ['worker'],
+    })
+    .set({ worker }, task.intervalMs / 1000);
+  const runs = metrics.counter({
+    name: 'extension_api_worker_runs_total',
+    help: 'Runs of a periodic worker, by outcome (ok, failed).',
+    labelNames: ['worker', 'outcome'],
+  });
+  const lastSuccess = metrics.gauge({
+    name: 'extension_api_worker_last_success_timestamp_seconds',
+    help: 'When a periodic worker last finished a run without failing (Unix time).',
+    labelNames: ['worker'],
+  });
   return (ok: boolean) => {
     runs.inc({ worker, outcome: ok ? 'ok' : 'failed' });
     if (ok) lastSuccess.set({ worker }, Date.now() / 1000);

@@ -27,7 +27,10 @@ const theNames = () =>
   `the workers are: ${workerNames.join(', ')} (inside the server only: ${Object.keys(GATEWAY_WORKERS).join(', ')}, and the metering and audit flushers)`;
 
 export function createWorker(name: string): Worker {
-  if (isGatewayWorker(name)) throw new Error(`worker "${name}" runs operations through a server's gateway, so it runs inside the server (IN_PROCESS_WORKERS); ${theNames()}`);
+  if (isGatewayWorker(name))
+    throw new Error(
+      `worker "${name}" runs operations through a server's gateway, so it runs inside the server (IN_PROCESS_WORKERS); ${theNames()}`,
+    );
   if (!isWorker(name)) throw new Error(`unknown worker "${name}"; ${theNames()}`);
   return WORKERS[name]();
 }
@@ -35,11 +38,16 @@ export function createWorker(name: string): Worker {
 /** The workers a server runs beside its requests: `all`, or the names IN_PROCESS_WORKERS lists. */
 export function inProcessWorkers(names: 'all' | string[]): Worker[] {
   const unknown = names === 'all' ? [] : names.filter((name) => !isWorker(name) && !isGatewayWorker(name));
-  if (unknown.length > 0) throw new Error(`IN_PROCESS_WORKERS names unknown workers (${unknown.join(', ')}): use all, none or a list; ${theNames()}`);
+  if (unknown.length > 0)
+    throw new Error(
+      `IN_PROCESS_WORKERS names unknown workers (${unknown.join(', ')}): use all, none or a list; ${theNames()}`,
+    );
   return (names === 'all' ? workerNames : names.filter(isWorker)).map(createWorker);
 }
 
 /** The workers of IN_PROCESS_WORKERS that need the server's gateway, started once it exists. */
 export function inProcessGatewayWorkers(names: 'all' | string[], gateway: Gateway): Worker[] {
-  return (names === 'all' ? Object.keys(GATEWAY_WORKERS) : names.filter(isGatewayWorker)).map((name) => GATEWAY_WORKERS[name](gateway));
+  return (names === 'all' ? Object.keys(GATEWAY_WORKERS) : names.filter(isGatewayWorker)).map((name) =>
+    GATEWAY_WORKERS[name](gateway),
+  );
 }

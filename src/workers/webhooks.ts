@@ -1,8 +1,21 @@
 import { webhookDelivery } from '../generated/contract.js';
 import { TenantPseudonyms } from '../db/pseudonyms.js';
-import { claimDue, fanOut, recordOutcome, type AttemptOutcome, type ClaimedDelivery, type RecordedOutcome } from '../events/delivery-queue.js';
+import {
+  claimDue,
+  fanOut,
+  recordOutcome,
+  type AttemptOutcome,
+  type ClaimedDelivery,
+  type RecordedOutcome,
+} from '../events/delivery-queue.js';
 import { deliveryBody } from '../events/payload.js';
-import { receiverAddress, receiverUrl, ReceiverRefused, systemResolver, type Resolver } from '../events/receiver-address.js';
+import {
+  receiverAddress,
+  receiverUrl,
+  ReceiverRefused,
+  systemResolver,
+  type Resolver,
+} from '../events/receiver-address.js';
 import { postToReceiver, type ReceiverAnswer } from '../events/receiver-request.js';
 import { deliveryHeaders, type SigningSecrets } from '../events/signing.js';
 import { signingSecrets } from '../events/subscriptions.js';
@@ -30,7 +43,12 @@ const DAY = 86_400 * SECOND;
 const FAN_OUT_BATCH = 500;
 
 /** Full jitter: a random wait up to the attempt's delay, or the receiver's Retry-After when longer; null when none is left. */
-export function retryDelayMs(attempt: number, delays: readonly number[], retryAfterMs: number | undefined, random = Math.random): number | null {
+export function retryDelayMs(
+  attempt: number,
+  delays: readonly number[],
+  retryAfterMs: number | undefined,
+  random = Math.random,
+): number | null {
   if (attempt > delays.length) return null;
   const jittered = random() * delays[attempt - 1];
   return Math.max(jittered, Math.min(retryAfterMs ?? 0, webhookDelivery.retry_after_max_seconds * SECOND));
@@ -48,7 +66,7 @@ function deliveryMetrics(metrics: MetricsRegistrar) {
   });
   const lag = metrics.histogram({
     name: 'extension_api_webhook_delivery_lag_seconds',
-    help: 'Seconds from an event\'s creation to its successful delivery, retries included, by event type.',
+    help: "Seconds from an event's creation to its successful delivery, retries included, by event type.",
     labelNames: ['event_type'],
     buckets: LAG_BUCKETS,
   });
@@ -95,7 +113,8 @@ class WebhookWorker implements Worker {
 
   start(ctx: WorkerContext): void {
     if (this.#loop) throw new Error('worker webhooks was already started');
-    if (!ctx.keyEncryption) throw new Error('the webhooks worker needs the key-encryption keys (it opens the signing secrets)');
+    if (!ctx.keyEncryption)
+      throw new Error('the webhooks worker needs the key-encryption keys (it opens the signing secrets)');
     if (ctx.metrics) this.#metrics = deliveryMetrics(ctx.metrics);
     this.#loop = this.#run(ctx, ctx.keyEncryption());
   }
@@ -130,7 +149,10 @@ class WebhookWorker implements Worker {
         if (!busy && !this.#stopping) await this.#pause(claimed.length > 0 || fanned > 0 ? 0 : this.#idlePollMs);
         else if (this.#inFlight.size >= this.#concurrency) await this.#pause(this.#idlePollMs);
       } catch (err) {
-        ctx.log.warn({ err, worker: this.name }, `webhooks: the queue could not be read; trying again in ${this.#idlePollMs} ms`);
+        ctx.log.warn(
+          { err, worker: this.name },
+          `webhooks: the queue could not be read; trying again in ${this.#idlePollMs} ms`,
+        );
         await this.#pause(this.#idlePollMs);
       }
     }
@@ -138,26 +160,48 @@ class WebhookWorker implements Worker {
   }
 
   #startAttempts(ctx: WorkerContext, keys: KeyEncryption, claimed: ClaimedDelivery[]): void {
-    const secrets = signingSecrets(ctx.db, keys, claimed.map((c) => ({ agency_id: c.agency_id, id: c.subscription_id })));
+    const secrets = signingSecrets(
+      ctx.db,
+      keys,
+      claimed.map((c) => ({ agency_id: c.agency_id, id: c.subscription_id })),
+    );
     for (const delivery of claimed) {
       const attempt = this.#attempt(ctx, delivery, secrets)
         .catch((err: unknown) => {
           this.#metrics?.broken(delivery.type);
-          ctx.log.warn({ err, delivery: delivery.id }, 'webhooks: an attempt could not be recorded; it is tried again when its lease ends');
+          ctx.log.warn(
+            { err, delivery: delivery.id },
+            'webhooks: an attempt could not be recorded; it is tried again when its lease ends',
+          );
         })
         .finally(() => this.#inFlight.delete(attempt));
       this.#inFlight.add(attempt);
     }
   }
 
-  async #attempt(ctx: WorkerContext, delivery: ClaimedDelivery, allSecrets: Promise<Map<string, SigningSecrets>>): Promise<void> {
+  async #attempt(
+    ctx: WorkerContext,
+    delivery: ClaimedDelivery,
+    allSecrets: Promise<Map<string, SigningSecrets>>,
+  ): Promise<void> {
     const secrets = (await allSecrets).get(delivery.subscription_id);
     if (!secrets) throw new Error(`subscription ${delivery.subscription_id} has no current signing secret`);
     const pseudonyms = new TenantPseudonyms(ctx.db, delivery.agency_id);
-    const event = { id: delivery.event_id, agency_id: delivery.agency_id, type: delivery.type, data: delivery.data, created_at: delivery.event_created_at };
+    const event = {
+      id: delivery.event_id,
+      agency_id: delivery.agency_id,
+      type: delivery.type,
+      data: delivery.data,
+      created_at: delivery.event_created_at,
+    };
     const body = await deliveryBody(event, delivery.phi_mode, (kind, ids) => pseudonyms.handlesFor(kind, ids));
     const answer = await this.#tracedSend(ctx.deliveryTracer, delivery, body, secrets);
-    const recorded = await recordOutcome(ctx.db, delivery, this.#outcome(delivery, answer), webhookDelivery.disable_after_failing_days * DAY);
+    const recorded = await recordOutcome(
+      ctx.db,
+      delivery,
+      this.#outcome(delivery, answer),
+      webhookDelivery.disable_after_failing_days * DAY,
+    );
     this.#metrics?.recorded(delivery.type, recorded);
   }
 
@@ -165,10 +209,22 @@ class WebhookWorker implements Worker {
    * #send as a span of the trace of the call that emitted the event, whose traceparent the receiver gets; untraced
    * (and without traceparent) with tracing off or when that call was not traced.
    */
-  async #tracedSend(tracer: DeliveryTracer | undefined, delivery: ClaimedDelivery, body: string, secrets: SigningSecrets): Promise<ReceiverAnswer> {
+  async #tracedSend(
+    tracer: DeliveryTracer | undefined,
+    delivery: ClaimedDelivery,
+    body: string,
+    secrets: SigningSecrets,
+  ): Promise<ReceiverAnswer> {
     if (!tracer || delivery.traceparent === null) return this.#send(delivery, body, secrets, {});
-    const emittedBy = { traceparent: delivery.traceparent, ...(delivery.tracestate !== null ? { tracestate: delivery.tracestate } : {}) };
-    const span = tracer.attempt(emittedBy, { deliveryId: delivery.id, eventType: delivery.type, attempt: delivery.attempts });
+    const emittedBy = {
+      traceparent: delivery.traceparent,
+      ...(delivery.tracestate !== null ? { tracestate: delivery.tracestate } : {}),
+    };
+    const span = tracer.attempt(emittedBy, {
+      deliveryId: delivery.id,
+      eventType: delivery.type,
+      attempt: delivery.attempts,
+    });
     let answer: ReceiverAnswer | undefined;
     try {
       answer = await this.#send(delivery, body, secrets, span.headers);
@@ -179,14 +235,26 @@ class WebhookWorker implements Worker {
   }
 
   /** Checks the receiver's address again (DNS rebinding), then posts to that very address. */
-  async #send(delivery: ClaimedDelivery, body: string, secrets: SigningSecrets, traceHeaders: Record<string, string>): Promise<ReceiverAnswer> {
+  async #send(
+    delivery: ClaimedDelivery,
+    body: string,
+    secrets: SigningSecrets,
+    traceHeaders: Record<string, string>,
+  ): Promise<ReceiverAnswer> {
     try {
       const url = receiverUrl(delivery.url, delivery.allow_http_loopback);
       const address = await receiverAddress(url, delivery.allow_http_loopback, this.#resolver);
-      const headers = { ...deliveryHeaders(body, delivery.id, Math.floor(Date.now() / SECOND), secrets), ...traceHeaders };
-      return await postToReceiver(url, address, headers, body, { timeoutMs: this.#timeoutMs, readLimitBytes: webhookDelivery.response_read_limit_bytes });
+      const headers = {
+        ...deliveryHeaders(body, delivery.id, Math.floor(Date.now() / SECOND), secrets),
+        ...traceHeaders,
+      };
+      return await postToReceiver(url, address, headers, body, {
+        timeoutMs: this.#timeoutMs,
+        readLimitBytes: webhookDelivery.response_read_limit_bytes,
+      });
     } catch (err) {
-      if (err instanceof ReceiverRefused) return { error: `receiver refused: ${err.message}`, errorType: 'receiver_refused' };
+      if (err instanceof ReceiverRefused)
+        return { error: `receiver refused: ${err.message}`, errorType: 'receiver_refused' };
       throw err;
     }
   }
@@ -194,6 +262,12 @@ class WebhookWorker implements Worker {
   #outcome(delivery: ClaimedDelivery, answer: ReceiverAnswer): AttemptOutcome {
     if (answer.error === undefined) return { delivered: true, status: answer.status! };
     const gone = answer.status === 410;
-    return { delivered: false, status: answer.status, error: answer.error, gone, retryInMs: retryDelayMs(delivery.attempts, this.#delays, answer.retryAfterMs) };
+    return {
+      delivered: false,
+      status: answer.status,
+      error: answer.error,
+      gone,
+      retryInMs: retryDelayMs(delivery.attempts, this.#delays, answer.retryAfterMs),
+    };
   }
 }

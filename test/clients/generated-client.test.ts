@@ -37,36 +37,57 @@ export async function firstHour(clientId: string, clientSecret: string) {
 const served = await fetch(`${base}/platform/api/openapi.json`);
 const document = (await served.json()) as { servers: Array<{ url: string }> };
 const dir = t.testdir();
-await createClient({ input: document, output: { path: dir }, plugins: ['@hey-api/client-fetch', '@hey-api/typescript', '@hey-api/sdk'], logs: { level: 'silent' } } as never);
+await createClient({
+  input: document,
+  output: { path: dir },
+  plugins: ['@hey-api/client-fetch', '@hey-api/typescript', '@hey-api/sdk'],
+  logs: { level: 'silent' },
+} as never);
 const entry = join(dir, 'first-hour.ts');
 writeFileSync(entry, integratorCode);
 
-t.test('the served document names where the API listens, so a generated client needs no base URL set by hand', async (t) => {
-  t.equal(served.status, 200);
-  t.same(document.servers.map((s) => s.url), [base]);
-});
+t.test(
+  'the served document names where the API listens, so a generated client needs no base URL set by hand',
+  async (t) => {
+    t.equal(served.status, 200);
+    t.same(
+      document.servers.map((s) => s.url),
+      [base],
+    );
+  },
+);
 
 // Compiling does not depend on the database engine: the PGlite run does it (about 7 s), the PostgreSQL run need not.
-t.test('the generated code and the integrator code compile under strict TypeScript', { skip: process.env.TEST_DATABASE_URL ? 'checked in the PGlite run' : false }, async (t) => {
-  const program = ts.createProgram([entry], {
-    strict: true,
-    target: ts.ScriptTarget.ES2022,
-    module: ts.ModuleKind.NodeNext,
-    moduleResolution: ts.ModuleResolutionKind.NodeNext,
-    lib: ['lib.es2023.d.ts', 'lib.dom.d.ts', 'lib.dom.iterable.d.ts'],
-    types: [],
-    noEmit: true,
-    skipLibCheck: true,
-  });
-  t.same(
-    ts.getPreEmitDiagnostics(program).map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n')),
-    [],
-  );
-});
+t.test(
+  'the generated code and the integrator code compile under strict TypeScript',
+  { skip: process.env.TEST_DATABASE_URL ? 'checked in the PGlite run' : false },
+  async (t) => {
+    const program = ts.createProgram([entry], {
+      strict: true,
+      target: ts.ScriptTarget.ES2022,
+      module: ts.ModuleKind.NodeNext,
+      moduleResolution: ts.ModuleResolutionKind.NodeNext,
+      lib: ['lib.es2023.d.ts', 'lib.dom.d.ts', 'lib.dom.iterable.d.ts'],
+      types: [],
+      noEmit: true,
+      skipLibCheck: true,
+    });
+    t.same(
+      ts.getPreEmitDiagnostics(program).map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n')),
+      [],
+    );
+  },
+);
 
 t.test('the generated client gets a token, then reads health and patients and creates a referral', async (t) => {
   const { firstHour } = await import(pathToFileURL(entry).href);
   const result = await firstHour(integration.clientId, integration.clientSecret);
-  t.match(result, { health: { status: String }, patients: Number, referralId: /^ref_/, refusedStatus: 409, code: 'PLATFORM_IDEMPOTENCY_CONFLICT' });
+  t.match(result, {
+    health: { status: String },
+    patients: Number,
+    referralId: /^ref_/,
+    refusedStatus: 409,
+    code: 'PLATFORM_IDEMPOTENCY_CONFLICT',
+  });
   t.ok(result.scope.split(' ').includes('external:referrals:write'), 'the token carries the granted scopes');
 });

@@ -15,7 +15,10 @@ const PYTHON = '/usr/bin/python3';
 const MODULES = ['httpx', 'pytest', 'jwt', 'cryptography'];
 const probe = spawnSync(PYTHON, ['-c', `import ${MODULES.join(', ')}`], { encoding: 'utf8' });
 if (probe.status !== 0) {
-  t.plan(0, `${PYTHON} lacks ${MODULES.join(', ')} (Debian packages python3-httpx python3-pytest python3-jwt python3-cryptography): the Python client is not run`);
+  t.plan(
+    0,
+    `${PYTHON} lacks ${MODULES.join(', ')} (Debian packages python3-httpx python3-pytest python3-jwt python3-cryptography): the Python client is not run`,
+  );
 } else {
   const { base } = await listeningApp(t);
   const shortLived = await listeningApp(t, undefined, { tokenTtlSeconds: 1 });
@@ -34,9 +37,15 @@ if (probe.status !== 0) {
   };
   const tests = join(import.meta.dirname, '..', '..', 'clients', 'python', 'tests');
   // Asynchronous, so that the servers in this process answer while pytest runs.
-  const run = await promisify(execFile)(PYTHON, ['-m', 'pytest', '-p', 'no:cacheprovider', '-rs', '-q', tests], { env, timeout: 100_000 }).then(
+  const run = await promisify(execFile)(PYTHON, ['-m', 'pytest', '-p', 'no:cacheprovider', '-rs', '-q', tests], {
+    env,
+    timeout: 100_000,
+  }).then(
     ({ stdout }) => ({ ok: true, output: stdout }),
-    (failure: { stdout?: string; stderr?: string; message: string }) => ({ ok: false, output: `${failure.stdout ?? ''}${failure.stderr ?? failure.message}` }),
+    (failure: { stdout?: string; stderr?: string; message: string }) => ({
+      ok: false,
+      output: `${failure.stdout ?? ''}${failure.stderr ?? failure.message}`,
+    }),
   );
   t.comment(run.output.trim().split('\n').at(-1) ?? '');
   t.ok(run.ok, 'the Python client passes its tests against the live server', { output: run.output });

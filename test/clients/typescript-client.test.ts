@@ -1,6 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
-import { createExtensionClient, ExtensionApiError, unwrap, type ExtensionClientOptions } from '../../clients/typescript/src/index.js';
+import {
+  createExtensionClient,
+  ExtensionApiError,
+  unwrap,
+  type ExtensionClientOptions,
+} from '../../clients/typescript/src/index.js';
 import { testDatabase } from '../helpers/database.js';
 import { createTestIntegration } from '../helpers/identity.js';
 import { listeningApp } from '../mcp/mcp-helpers.js';
@@ -29,7 +34,12 @@ function recordedClient(options: Partial<ExtensionClientOptions> = {}, drop: (se
     credentials,
     ...options,
     async fetch(request) {
-      const entry: Sent = { method: request.method, path: new URL(request.url).pathname, key: request.headers.get('idempotency-key'), authorization: request.headers.get('authorization') };
+      const entry: Sent = {
+        method: request.method,
+        path: new URL(request.url).pathname,
+        key: request.headers.get('idempotency-key'),
+        authorization: request.headers.get('authorization'),
+      };
       sent.push(entry);
       const response = await fetch(request);
       Object.assign(entry, { status: response.status, retryAfter: response.headers.get('retry-after') });
@@ -43,28 +53,36 @@ function recordedClient(options: Partial<ExtensionClientOptions> = {}, drop: (se
   return { client, sent, tokenRequests: () => sent.filter((s) => s.path === '/api/v1/oauth/token').length };
 }
 
-const referral = (last: string) => ({ service_line: 'home_health' as const, patient_name: `Client ${last}`, patient_zip_code: '02108' });
+const referral = (last: string) => ({
+  service_line: 'home_health' as const,
+  patient_name: `Client ${last}`,
+  patient_zip_code: '02108',
+});
 
 // Charts to page through: each accepted referral of a new name opens one.
 const setup = createExtensionClient({ baseUrl: base, credentials });
-for (const last of ['Abbott', 'Baker', 'Chen', 'Diaz', 'Evans']) unwrap(await setup.POST('/api/v1/ext/referrals', { body: referral(last) }));
+for (const last of ['Abbott', 'Baker', 'Chen', 'Diaz', 'Evans'])
+  unwrap(await setup.POST('/api/v1/ext/referrals', { body: referral(last) }));
 
-t.test('one token is shared until shortly before expires_in, then renewed; concurrent callers share one fetch', async (t) => {
-  let now = Date.now();
-  const { client, sent, tokenRequests } = recordedClient({ now: () => now, renewBeforeSeconds: 60 });
-  await Promise.all([client.GET('/api/v1/ext/health'), client.GET('/api/v1/ext/health')]);
-  t.equal(tokenRequests(), 1, 'two concurrent first calls, one token request');
-  const first = sent.at(-1)!.authorization;
-  const { expires_in: expiresIn } = await client.tokens.token();
-  now += (expiresIn - 61) * 1000;
-  await client.GET('/api/v1/ext/health');
-  t.equal(tokenRequests(), 1, 'still fresh a minute and a second before expiry');
-  now += 2000;
-  const { data } = await client.GET('/api/v1/ext/health');
-  t.ok(data?.data, 'health answered');
-  t.equal(tokenRequests(), 2, 'renewed inside the last minute');
-  t.not(sent.at(-1)!.authorization, first, 'with the new token');
-});
+t.test(
+  'one token is shared until shortly before expires_in, then renewed; concurrent callers share one fetch',
+  async (t) => {
+    let now = Date.now();
+    const { client, sent, tokenRequests } = recordedClient({ now: () => now, renewBeforeSeconds: 60 });
+    await Promise.all([client.GET('/api/v1/ext/health'), client.GET('/api/v1/ext/health')]);
+    t.equal(tokenRequests(), 1, 'two concurrent first calls, one token request');
+    const first = sent.at(-1)!.authorization;
+    const { expires_in: expiresIn } = await client.tokens.token();
+    now += (expiresIn - 61) * 1000;
+    await client.GET('/api/v1/ext/health');
+    t.equal(tokenRequests(), 1, 'still fresh a minute and a second before expiry');
+    now += 2000;
+    const { data } = await client.GET('/api/v1/ext/health');
+    t.ok(data?.data, 'health answered');
+    t.equal(tokenRequests(), 2, 'renewed inside the last minute');
+    t.not(sent.at(-1)!.authorization, first, 'with the new token');
+  },
+);
 
 t.test('a token the server calls expired is replaced and the call sent again', async (t) => {
   const shortLived = await listeningApp(t, undefined, { tokenTtlSeconds: 1 });
@@ -75,7 +93,11 @@ t.test('a token the server calls expired is replaced and the call sent again', a
   await sleep(2100);
   const { response } = await client.GET('/api/v1/ext/health');
   t.equal(response.status, 200, 'answered');
-  t.same(sent.filter((s) => s.path === '/api/v1/ext/health').map((s) => s.status), [200, 401, 200], 'refused once as expired, then sent with a new token');
+  t.same(
+    sent.filter((s) => s.path === '/api/v1/ext/health').map((s) => s.status),
+    [200, 401, 200],
+    'refused once as expired, then sent with a new token',
+  );
   t.equal(tokenRequests(), 2);
 });
 
@@ -84,7 +106,11 @@ t.test('pages follow meta.next_cursor to the end of a list', async (t) => {
   const pages = [];
   for await (const page of client.pages('/api/v1/ext/patients', { params: { query: { limit: 2 } } })) pages.push(page);
   const ids = pages.flatMap((p) => p.data.map((patient) => patient.id));
-  const stored = await db.selectFrom('patients').select((eb) => eb.fn.countAll<number>().as('n')).where('agency_id', '=', agencyId).executeTakeFirstOrThrow();
+  const stored = await db
+    .selectFrom('patients')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('agency_id', '=', agencyId)
+    .executeTakeFirstOrThrow();
   t.equal(pages.length, Math.ceil(ids.length / 2), `${pages.length} pages of 2`);
   t.ok(ids.length >= 5, `${ids.length} charts`);
   t.equal(ids.length, Number(stored.n), 'every chart of the agency');
@@ -93,21 +119,33 @@ t.test('pages follow meta.next_cursor to the end of a list', async (t) => {
   const statuses = new Set(pages.flatMap((p) => p.data.map((patient) => patient.status)));
   const status = [...statuses][0];
   const filtered = [];
-  for await (const patient of client.items('/api/v1/ext/patients', { params: { query: { limit: 1, status } } })) filtered.push(patient);
+  for await (const patient of client.items('/api/v1/ext/patients', { params: { query: { limit: 1, status } } }))
+    filtered.push(patient);
   t.ok(filtered.length > 1, 'items yields each item of every page');
-  t.ok(filtered.every((p) => p.status === status), 'with the filters kept on every page');
+  t.ok(
+    filtered.every((p) => p.status === status),
+    'with the filters kept on every page',
+  );
 });
 
 t.test('a command gets an idempotency key, reused when its answer is lost and it is sent again', async (t) => {
   let dropped = false;
-  const { client, sent } = recordedClient({ retry: { baseDelaySeconds: 0.01 } }, (s) => s.method === 'POST' && s.path === '/api/v1/ext/referrals' && !dropped && (dropped = true));
+  const { client, sent } = recordedClient(
+    { retry: { baseDelaySeconds: 0.01 } },
+    (s) => s.method === 'POST' && s.path === '/api/v1/ext/referrals' && !dropped && (dropped = true),
+  );
   const result = await client.POST('/api/v1/ext/referrals', { body: referral('Lostanswer') });
   const posts = sent.filter((s) => s.path === '/api/v1/ext/referrals');
   t.equal(posts.length, 2, 'sent again after the lost answer');
   t.match(posts[0].key, /^[A-Za-z0-9._:-]{8,128}$/, 'a key the contract accepts');
   t.equal(posts[1].key, posts[0].key, 'the same key on the retry');
   t.equal(result.response.headers.get('idempotent-replayed'), 'true', 'the server replayed the first answer');
-  const recorded = await db.selectFrom('referrals').select('id').where('agency_id', '=', agencyId).where('id', '=', result.data!.data.referral_id).execute();
+  const recorded = await db
+    .selectFrom('referrals')
+    .select('id')
+    .where('agency_id', '=', agencyId)
+    .where('id', '=', result.data!.data.referral_id)
+    .execute();
   t.equal(recorded.length, 1, 'one referral recorded');
   await client.POST('/api/v1/ext/referrals', { body: referral('Secondcall') });
   t.not(sent.at(-1)!.key, posts[0].key, 'the next command gets its own key');
@@ -118,14 +156,35 @@ t.test('a command gets an idempotency key, reused when its answer is lost and it
 t.test('refusals are typed errors in either shape, not retried when retryable is false', async (t) => {
   const { client, sent } = recordedClient();
   const invalid = { service_line: 'home_health', patient_zip_code: '02108' } as never;
-  const error = await client.POST('/api/v1/ext/referrals', { body: invalid }).then(unwrap, () => t.fail('no answer')).then(() => undefined, (e: unknown) => e);
+  const error = await client
+    .POST('/api/v1/ext/referrals', { body: invalid })
+    .then(unwrap, () => t.fail('no answer'))
+    .then(
+      () => undefined,
+      (e: unknown) => e,
+    );
   t.equal(sent.filter((s) => s.path === '/api/v1/ext/referrals').length, 1, 'sent once');
   t.type(error, ExtensionApiError, 'unwrap throws the refusal');
-  t.match(error, { status: 400, code: 'PLATFORM_INVALID_INPUT', category: 'validation', retryable: false, terminal: true });
+  t.match(error, {
+    status: 400,
+    code: 'PLATFORM_INVALID_INPUT',
+    category: 'validation',
+    retryable: false,
+    terminal: true,
+  });
   t.ok((error as ExtensionApiError).platformError, 'the body in the ExternalPlatformError shape');
 
-  const wrongSecret = createExtensionClient({ baseUrl: base, credentials: { ...credentials, clientSecret: 'sec_not-the-secret' } });
-  await t.rejects(wrongSecret.GET('/api/v1/ext/health'), { name: 'ExtensionApiError', status: 401, code: 'PLATFORM_INVALID_CREDENTIAL', retryable: false, apiError: { error: 'invalid_client' } });
+  const wrongSecret = createExtensionClient({
+    baseUrl: base,
+    credentials: { ...credentials, clientSecret: 'sec_not-the-secret' },
+  });
+  await t.rejects(wrongSecret.GET('/api/v1/ext/health'), {
+    name: 'ExtensionApiError',
+    status: 401,
+    code: 'PLATFORM_INVALID_CREDENTIAL',
+    retryable: false,
+    apiError: { error: 'invalid_client' },
+  });
 });
 
 t.test('a retryable refusal is sent again after its Retry-After, up to maxAttempts', async (t) => {
@@ -141,12 +200,26 @@ t.test('a retryable refusal is sent again after its Retry-After, up to maxAttemp
   const attempts = sent.filter((s) => s.path === '/api/v1/ext/health').slice(2);
   t.equal(response.status, 429, 'the third call of the minute is refused');
   t.equal(attempts.length, 3, 'three attempts');
-  t.same(waits, attempts.slice(0, 2).map((a) => Number(a.retryAfter) * 1000), 'each wait is the Retry-After of the refusal before it');
-  t.ok(waits.every((w) => w > 0), 'the refusals named a delay');
+  t.same(
+    waits,
+    attempts.slice(0, 2).map((a) => Number(a.retryAfter) * 1000),
+    'each wait is the Retry-After of the refusal before it',
+  );
+  t.ok(
+    waits.every((w) => w > 0),
+    'the refusals named a delay',
+  );
   t.match(error, { error: { code: 'PLATFORM_RATE_LIMITED', retryable: true } });
 
-  const impatient = recordedClient({ credentials: { clientId: limited.clientId, clientSecret: limited.clientSecret, phiMode: 'no_phi' }, retry: { maxDelaySeconds: 0.5 } });
+  const impatient = recordedClient({
+    credentials: { clientId: limited.clientId, clientSecret: limited.clientSecret, phiMode: 'no_phi' },
+    retry: { maxDelaySeconds: 0.5 },
+  });
   const refused = await impatient.client.GET('/api/v1/ext/health');
-  t.equal(impatient.sent.filter((s) => s.path === '/api/v1/ext/health').length, 1, 'a Retry-After past maxDelaySeconds is not waited for');
+  t.equal(
+    impatient.sent.filter((s) => s.path === '/api/v1/ext/health').length,
+    1,
+    'a Retry-After past maxDelaySeconds is not waited for',
+  );
   t.equal(refused.response.status, 429);
 });

@@ -5,25 +5,43 @@ import { listWebhooks } from '../../codegen/webhooks.js';
 
 const path = new URL('../../openapi.json', import.meta.url).pathname;
 const fresh = () => readDocument(path);
-const schemas = (doc: JsonObject) => (doc.components as JsonObject).schemas as Record<string, { properties: Record<string, JsonObject> }>;
-const compile = (doc: JsonObject) => noPhiPlans(doc, listOperations(doc), listWebhooks(doc).map((webhook) => webhook.dataSchema));
+const schemas = (doc: JsonObject) =>
+  (doc.components as JsonObject).schemas as Record<string, { properties: Record<string, JsonObject> }>;
+const compile = (doc: JsonObject) =>
+  noPhiPlans(
+    doc,
+    listOperations(doc),
+    listWebhooks(doc).map((webhook) => webhook.dataSchema),
+  );
 
 t.test('every pseudonymized operation of the contract has a plan', async (t) => {
   const { roots } = compile(fresh());
-  const pseudonymized = listOperations(fresh()).filter((e) => e.operation['x-svc-no-phi'] === 'pseudonymized').map((e) => e.operationId);
+  const pseudonymized = listOperations(fresh())
+    .filter((e) => e.operation['x-svc-no-phi'] === 'pseudonymized')
+    .map((e) => e.operationId);
   t.same(Object.keys(roots).sort(), pseudonymized.sort());
 });
 
-t.test('the data schema of every webhook event is planned, so a no_phi subscription gets what a no_phi session would', async (t) => {
-  const doc = fresh();
-  const { plans } = compile(doc);
-  for (const webhook of listWebhooks(doc)) {
-    const keptWhole = (schemas(doc)[webhook.dataSchema] as JsonObject)['x-svc-phi'] === 'kept';
-    t.ok(plans[webhook.dataSchema] || keptWhole, `${webhook.type}: ${webhook.dataSchema} has a plan, or is marked kept as a whole`);
-  }
-  schemas(doc).TaskUpdate.properties.note = { type: 'string' };
-  t.throws(() => compile(doc), /TaskUpdate\.note can hold free text and has no x-svc-phi mark/, 'an event-only schema is checked too');
-});
+t.test(
+  'the data schema of every webhook event is planned, so a no_phi subscription gets what a no_phi session would',
+  async (t) => {
+    const doc = fresh();
+    const { plans } = compile(doc);
+    for (const webhook of listWebhooks(doc)) {
+      const keptWhole = (schemas(doc)[webhook.dataSchema] as JsonObject)['x-svc-phi'] === 'kept';
+      t.ok(
+        plans[webhook.dataSchema] || keptWhole,
+        `${webhook.type}: ${webhook.dataSchema} has a plan, or is marked kept as a whole`,
+      );
+    }
+    schemas(doc).TaskUpdate.properties.note = { type: 'string' };
+    t.throws(
+      () => compile(doc),
+      /TaskUpdate\.note can hold free text and has no x-svc-phi mark/,
+      'an event-only schema is checked too',
+    );
+  },
+);
 
 t.test('a new free-text field without a mark stops codegen, so it cannot leak by default', async (t) => {
   const doc = fresh();

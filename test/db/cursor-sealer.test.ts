@@ -6,7 +6,8 @@ import { testKeyEncryption } from '../helpers/secrets.js';
 
 const seal = new CursorSeal((await testDatabase()).db, testKeyEncryption);
 const holder: CursorHolder = { agencyId: 'agency_a', extensionId: 'ext_a', phiMode: 'phi' };
-const sealer = (h = holder, operationId = 'listThings', path: Record<string, string> = { id: 'x1' }) => new CursorSealer(seal, h, operationId, path);
+const sealer = (h = holder, operationId = 'listThings', path: Record<string, string> = { id: 'x1' }) =>
+  new CursorSealer(seal, h, operationId, path);
 const value = ['a,b', ['Smith', 7], 50, 120];
 
 t.test('a cursor opens under the binding it was sealed with, whatever the order of its filters', async (t) => {
@@ -34,6 +35,8 @@ t.test('under any other binding it does not open, exactly like a forged cursor',
 
 t.test('nothing of the binding is stored in the cursor', async (t) => {
   const small = await sealer().seal(value, {});
-  const large = await sealer({ ...holder, agencyId: 'a'.repeat(200) }, 'listThings', {}).seal(value, { filter: 'f'.repeat(300) });
+  const large = await sealer({ ...holder, agencyId: 'a'.repeat(200) }, 'listThings', {}).seal(value, {
+    filter: 'f'.repeat(300),
+  });
   t.equal(large.length, small.length);
 });

@@ -55,20 +55,24 @@ t.test('a lock held on another host is not taken over', embeddedOnly, async (t) 
   t.throws(() => acquireDataDirLock(dir), { message: /in use by process \d+ on not-/ });
 });
 
-t.test('PGlite on disk: refused while open elsewhere; after close it reopens, over a stale lock, with its data', embeddedOnly, async (t) => {
-  const dataDir = join(tempDir(t), 'data');
-  const first = await openDatabase({ dataDir });
-  t.teardown(() => first.close());
-  t.equal(first.engine, 'pglite');
-  await first.db.insertInto('agencies').values({ id: 'a1', name: 'Persisted' }).execute();
-  await t.rejects(openDatabase({ dataDir }), {
-    message: `The embedded database at ${dataDir} is in use by process ${process.pid}`,
-  });
-  await first.close();
-  t.notOk(existsSync(join(dataDir, LOCK_FILE)), 'close releases the lock');
-  writeForeignLock(dataDir);
-  const second = await openDatabase({ dataDir });
-  t.teardown(() => second.close());
-  const row = await second.db.selectFrom('agencies').select('name').where('id', '=', 'a1').executeTakeFirst();
-  t.same(row, { name: 'Persisted' });
-});
+t.test(
+  'PGlite on disk: refused while open elsewhere; after close it reopens, over a stale lock, with its data',
+  embeddedOnly,
+  async (t) => {
+    const dataDir = join(tempDir(t), 'data');
+    const first = await openDatabase({ dataDir });
+    t.teardown(() => first.close());
+    t.equal(first.engine, 'pglite');
+    await first.db.insertInto('agencies').values({ id: 'a1', name: 'Persisted' }).execute();
+    await t.rejects(openDatabase({ dataDir }), {
+      message: `The embedded database at ${dataDir} is in use by process ${process.pid}`,
+    });
+    await first.close();
+    t.notOk(existsSync(join(dataDir, LOCK_FILE)), 'close releases the lock');
+    writeForeignLock(dataDir);
+    const second = await openDatabase({ dataDir });
+    t.teardown(() => second.close());
+    const row = await second.db.selectFrom('agencies').select('name').where('id', '=', 'a1').executeTakeFirst();
+    t.same(row, { name: 'Persisted' });
+  },
+);

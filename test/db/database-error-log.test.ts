@@ -14,12 +14,18 @@ const CANARY = 'Jane Canary 1941-05-17';
  */
 function capturedLogger(root: boolean) {
   const lines: string[] = [];
-  const stream = new Writable({ write: (chunk, _encoding, done) => {
+  const stream = new Writable({
+    write: (chunk, _encoding, done) => {
       lines.push(String(chunk));
       done();
     },
   });
-  return { lines, logger: root ? pino({ level: 'info', ...safeLoggerOptions }, stream) : redactingDatabaseValues(pino({ level: 'info' }, stream)) };
+  return {
+    lines,
+    logger: root
+      ? pino({ level: 'info', ...safeLoggerOptions }, stream)
+      : redactingDatabaseValues(pino({ level: 'info' }, stream)),
+  };
 }
 
 async function databaseError(statement: Promise<unknown>): Promise<Error> {
@@ -31,14 +37,25 @@ async function databaseError(statement: Promise<unknown>): Promise<Error> {
   throw new Error('the statement did not fail');
 }
 
-await sql`create table error_log_probe (id text primary key, n int, constraint error_log_probe_n check (n > 0))`.execute(db);
+await sql`create table error_log_probe (id text primary key, n int, constraint error_log_probe_n check (n > 0))`.execute(
+  db,
+);
 await sql`insert into error_log_probe values (${CANARY}, 1)`.execute(db);
 
 const failures: [string, () => Promise<unknown>][] = [
-  ['jsonb that cannot be stored (the where quotes the JSON)', () => sql`select ${JSON.stringify({ text: `${CANARY}\u0000` })}::jsonb`.execute(db)],
+  [
+    'jsonb that cannot be stored (the where quotes the JSON)',
+    () => sql`select ${JSON.stringify({ text: `${CANARY}\u0000` })}::jsonb`.execute(db),
+  ],
   ['a value of the wrong type (the message quotes it)', () => sql`select ${CANARY}::int`.execute(db)],
-  ['a duplicate key (the detail quotes the row)', () => sql`insert into error_log_probe values (${CANARY}, 2)`.execute(db)],
-  ['a check constraint (the detail quotes the row)', () => sql`insert into error_log_probe values (${`${CANARY}-2`}, -1)`.execute(db)],
+  [
+    'a duplicate key (the detail quotes the row)',
+    () => sql`insert into error_log_probe values (${CANARY}, 2)`.execute(db),
+  ],
+  [
+    'a check constraint (the detail quotes the row)',
+    () => sql`insert into error_log_probe values (${`${CANARY}-2`}, -1)`.execute(db),
+  ],
 ];
 
 for (const [what, statement] of failures) {
@@ -71,7 +88,7 @@ t.test('schema names the error itself carries stay readable', async (t) => {
   t.notOk('detail' in serialized);
 });
 
-t.test('errors that are not the database\'s are logged as they are', async (t) => {
+t.test("errors that are not the database's are logged as they are", async (t) => {
   const { lines, logger } = capturedLogger(false);
   logger.error({ err: new Error('plain "quoted" message') }, 'failed');
   t.match(JSON.parse(lines[0]).err.message, 'plain "quoted" message');

@@ -36,7 +36,11 @@ t.test('a database migrated by a newer release fails migration with a clear erro
 t.test('agencies: defaults fill status and timestamps', async (t) => {
   const { db } = await testDatabase();
   const id = randomUUID();
-  const row = await db.insertInto('agencies').values({ id, name: 'Sunrise Home Health' }).returningAll().executeTakeFirstOrThrow();
+  const row = await db
+    .insertInto('agencies')
+    .values({ id, name: 'Sunrise Home Health' })
+    .returningAll()
+    .executeTakeFirstOrThrow();
   t.equal(row.status, 'active');
   t.type(row.created_at, Date);
   t.type(row.updated_at, Date);
@@ -115,6 +119,12 @@ t.test('a failed transaction rolls back', async (t) => {
   t.equal(await db.selectFrom('agencies').where('id', '=', id).select('id').executeTakeFirst(), undefined);
 });
 
-t.test('a PGlite template is for an in-memory store: with a data directory it is refused, before anything is opened', async (t) => {
-  await t.rejects(openDatabase({ dataDir: '/nonexistent/never-created', pgliteTemplate: new Blob([]) }), /template starts an in-memory store/);
-});
+t.test(
+  'a PGlite template is for an in-memory store: with a data directory it is refused, before anything is opened',
+  async (t) => {
+    await t.rejects(
+      openDatabase({ dataDir: '/nonexistent/never-created', pgliteTemplate: new Blob([]) }),
+      /template starts an in-memory store/,
+    );
+  },
+);

@@ -16,13 +16,24 @@ const groups = { few: 10, at_bound: BOUND, past_bound: BOUND + 1, many: 3 * BOUN
 
 await sql`create table ${sql.table(table)} (id text primary key, grp text not null)`.execute(db);
 for (const [grp, size] of Object.entries(groups)) {
-  await sql`insert into ${sql.table(table)} select ${grp} || '_' || lpad(n::text, 5, '0'), ${grp} from generate_series(1, ${size}) as n`.execute(db);
+  await sql`insert into ${sql.table(table)} select ${grp} || '_' || lpad(n::text, 5, '0'), ${grp} from generate_series(1, ${size}) as n`.execute(
+    db,
+  );
 }
 // What autovacuum's analyze keeps current in a real database: the statistics the estimates come from.
 await sql`analyze ${sql.table(table)}`.execute(db);
 
-const store = new TenantStore(database.db, { agencyId: 'unused', phiMode: 'phi' }, { resourceType: 'test', resourceIds: [] });
-const cursors = new CursorSealer(new CursorSeal(database.db, testKeyEncryption), { agencyId: 'agency', extensionId: 'ext', phiMode: 'phi' }, 'listThings', {});
+const store = new TenantStore(
+  database.db,
+  { agencyId: 'unused', phiMode: 'phi' },
+  { resourceType: 'test', resourceIds: [] },
+);
+const cursors = new CursorSealer(
+  new CursorSeal(database.db, testKeyEncryption),
+  { agencyId: 'agency', extensionId: 'ext', phiMode: 'phi' },
+  'listThings',
+  {},
+);
 const BY_ID: ListOrder = { columns: ['id'], direction: 'asc' };
 const page = (grp: string | undefined, request: ListQuery) => {
   let query = db.selectFrom(table).select('id');
@@ -45,7 +56,10 @@ t.test('past the bound the total is an estimate, and says so', async (t) => {
   const all = await page(undefined, { limit: 5 });
   t.equal(all.meta.total_exact, false);
   const matches = Object.values(groups).reduce((a, b) => a + b);
-  t.ok(Math.abs(all.meta.total - matches) <= matches * 0.1, `estimate ${all.meta.total} within 10% of ${matches} on analyzed statistics`);
+  t.ok(
+    Math.abs(all.meta.total - matches) <= matches * 0.1,
+    `estimate ${all.meta.total} within 10% of ${matches} on analyzed statistics`,
+  );
 });
 
 t.test('an estimate is never below what the page proves exists', async (t) => {

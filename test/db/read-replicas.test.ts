@@ -16,7 +16,11 @@ t.test('WAL positions compare as numbers', async (t) => {
   t.equal(walPosition('16/B374D848'), 0x16b374d848n);
 });
 
-const skip = !process.env.TEST_DATABASE_URL ? 'a streaming replica needs PostgreSQL' : process.env.DATABASE_POOLER ? 'the replica streams from the cluster, not through the pooler' : false;
+const skip = !process.env.TEST_DATABASE_URL
+  ? 'a streaming replica needs PostgreSQL'
+  : process.env.DATABASE_POOLER
+    ? 'the replica streams from the cluster, not through the pooler'
+    : false;
 
 async function until(what: string, check: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
   for (const deadline = Date.now() + timeoutMs; !(await check()); await sleep(50)) {
@@ -34,39 +38,82 @@ t.test('reads on a streaming replica', { skip }, async (t) => {
 
   /** An app whose reads may go to the replica while it is within `maxLagMs` of the primary. */
   async function routedApp(t: Test, maxLagMs: number) {
-    const database = await openDatabase({ databaseUrl: url, readUrls: [replica.urlOf(name)], readMaxLagMs: maxLagMs, migrate: false, poolMax: 4 });
+    const database = await openDatabase({
+      databaseUrl: url,
+      readUrls: [replica.urlOf(name)],
+      readMaxLagMs: maxLagMs,
+      migrate: false,
+      poolMax: 4,
+    });
     const config = loadConfig({});
-    const app = await buildApp({ config: { ...config, inProcessWorkers: [], pressure: { ...config.pressure, eventLoopDelayMs: 0 } }, database, keyEncryption: testKeyEncryption });
+    const app = await buildApp({
+      config: { ...config, inProcessWorkers: [], pressure: { ...config.pressure, eventLoopDelayMs: 0 } },
+      database,
+      keyEncryption: testKeyEncryption,
+    });
     t.teardown(async () => {
       await app.close();
       await database.close();
     });
     const api = { app, request: (options: InjectOptions) => app.inject(options) };
-    const [writerToken, readerToken] = [await issueTestToken(api, writer, 'phi'), await issueTestToken(api, reader, 'phi')];
+    const [writerToken, readerToken] = [
+      await issueTestToken(api, writer, 'phi'),
+      await issueTestToken(api, reader, 'phi'),
+    ];
     const createTask = async () => {
-      const res = await app.inject({ method: 'POST', url: '/api/v1/ext/tasks', headers: { ...bearer(writerToken), 'idempotency-key': `replica-${Math.random()}` }, payload: { title: 'Replica check', priority: 'normal' } });
+      const res = await app.inject({
+        method: 'POST',
+        url: '/api/v1/ext/tasks',
+        headers: { ...bearer(writerToken), 'idempotency-key': `replica-${Math.random()}` },
+        payload: { title: 'Replica check', priority: 'normal' },
+      });
       t.equal(res.statusCode, 200, res.body);
       return res.json().data.id as string;
     };
-    const read = async (token: string, id: string) => (await app.inject({ method: 'GET', url: `/api/v1/ext/tasks/${id}`, headers: bearer(token) })).statusCode;
-    return { database, createTask, readAs: { writer: (id: string) => read(writerToken, id), reader: (id: string) => read(readerToken, id) } };
+    const read = async (token: string, id: string) =>
+      (await app.inject({ method: 'GET', url: `/api/v1/ext/tasks/${id}`, headers: bearer(token) })).statusCode;
+    return {
+      database,
+      createTask,
+      readAs: { writer: (id: string) => read(writerToken, id), reader: (id: string) => read(readerToken, id) },
+    };
   }
 
   const probe = await openDatabase({ databaseUrl: replica.urlOf(name), migrate: false, poolMax: 1 });
   t.teardown(() => probe.close());
-  await until('the replica has the test database, migrated', () => probe.db.selectFrom('write_positions').select('lsn').limit(1).execute().then(() => true, () => false));
+  await until('the replica has the test database, migrated', () =>
+    probe.db
+      .selectFrom('write_positions')
+      .select('lsn')
+      .limit(1)
+      .execute()
+      .then(
+        () => true,
+        () => false,
+      ),
+  );
 
-  t.test('within the bound, another integration reads the replica (a commit not yet applied is not there) and the writer reads its own write', async (t) => {
-    const { database, createTask, readAs } = await routedApp(t, 30_000);
-    await until('the replica is within the bound', async () => (await database.replicas!.readerFor(reader.agencyId, reader.extensionId)) !== database.db);
-    replica.delayApply(4_000);
-    t.teardown(() => replica.delayApply(0));
-    const id = await createTask();
-    t.equal(await readAs.writer(id), 200, 'the writer reads its own write at once, on any handle that has it');
-    t.equal(await readAs.reader(id), 404, 'the other integration read the replica, which has not applied the commit yet');
-    await until('the replica applies the commit', async () => (await readAs.reader(id)) === 200, 30_000);
-    t.pass('then it reads it there');
-  });
+  t.test(
+    'within the bound, another integration reads the replica (a commit not yet applied is not there) and the writer reads its own write',
+    async (t) => {
+      const { database, createTask, readAs } = await routedApp(t, 30_000);
+      await until(
+        'the replica is within the bound',
+        async () => (await database.replicas!.readerFor(reader.agencyId, reader.extensionId)) !== database.db,
+      );
+      replica.delayApply(4_000);
+      t.teardown(() => replica.delayApply(0));
+      const id = await createTask();
+      t.equal(await readAs.writer(id), 200, 'the writer reads its own write at once, on any handle that has it');
+      t.equal(
+        await readAs.reader(id),
+        404,
+        'the other integration read the replica, which has not applied the commit yet',
+      );
+      await until('the replica applies the commit', async () => (await readAs.reader(id)) === 200, 30_000);
+      t.pass('then it reads it there');
+    },
+  );
 
   t.test('beyond the bound every read goes to the primary', async (t) => {
     const { createTask, readAs } = await routedApp(t, 500);
@@ -83,6 +130,10 @@ t.test('reads on a streaming replica', { skip }, async (t) => {
     });
     await sleep(1_500); // lets the replica fall behind by its apply delay, past the 500 ms bound, under a steady stream of commits
     const id = await createTask();
-    t.equal(await readAs.reader(id), 200, 'another integration reads the commit at once: the lagging replica is not used');
+    t.equal(
+      await readAs.reader(id),
+      200,
+      'another integration reads the commit at once: the lagging replica is not used',
+    );
   });
 });

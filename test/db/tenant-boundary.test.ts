@@ -6,33 +6,62 @@ import { join, relative } from 'node:path';
 // importers and the admin commands on an agency's data build no store, write and join only through the tenant store
 // (src/db/tenant-store.ts), and reach every agency's rows only through its one named escape, `unscoped(why)`.
 const root = join(import.meta.dirname, '../..');
-const SCANNED = ['src/resources', 'src/proposals', 'src/platform-commands', 'src/admin/era.ts', 'src/admin/era-file.ts', 'src/admin/quality.ts', 'src/admin/proposal.ts', 'src/admin/operator-command.ts'];
+const SCANNED = [
+  'src/resources',
+  'src/proposals',
+  'src/platform-commands',
+  'src/admin/era.ts',
+  'src/admin/era-file.ts',
+  'src/admin/quality.ts',
+  'src/admin/proposal.ts',
+  'src/admin/operator-command.ts',
+];
 
 /** Each place that builds on the raw handle, and why it must: every agency's rows, or a table no agency owns. */
 const EXCEPTIONS: Record<string, { receiver: string; why: string }[]> = {
-  'src/proposals/proposals.ts': [{ receiver: 'db', why: 'takeApproved: the executor takes approved proposals of every agency' }],
-  'src/admin/proposal.ts': [{ receiver: 'db', why: 'decider: a person is found by their email, whichever agency they belong to' }],
-  'src/platform-commands/platform-command.ts': [{ receiver: 'trx', why: 'the runner checks that the agency exists (agencies belong to no agency)' }],
+  'src/proposals/proposals.ts': [
+    { receiver: 'db', why: 'takeApproved: the executor takes approved proposals of every agency' },
+  ],
+  'src/admin/proposal.ts': [
+    { receiver: 'db', why: 'decider: a person is found by their email, whichever agency they belong to' },
+  ],
+  'src/platform-commands/platform-command.ts': [
+    { receiver: 'trx', why: 'the runner checks that the agency exists (agencies belong to no agency)' },
+  ],
 };
 
 function files(path: string): string[] {
   const full = join(root, path);
   if (statSync(full).isFile()) return [path];
-  return readdirSync(full).flatMap((name) => files(join(path, name))).filter((file) => file.endsWith('.ts'));
+  return readdirSync(full)
+    .flatMap((name) => files(join(path, name)))
+    .filter((file) => file.endsWith('.ts'));
 }
 
-const sources = SCANNED.flatMap(files).map((file) => ({ file: relative(root, join(root, file)), text: readFileSync(join(root, file), 'utf8') }));
+const sources = SCANNED.flatMap(files).map((file) => ({
+  file: relative(root, join(root, file)),
+  text: readFileSync(join(root, file), 'utf8'),
+}));
 
-t.test('only the tenant store builds queries: no other receiver of selectFrom, insertInto, updateTable, deleteFrom', async (t) => {
-  t.ok(sources.length > 30, 'the scanned files are found');
-  for (const { file, text } of sources) {
-    const allowed = new Set((EXCEPTIONS[file] ?? []).map((exception) => exception.receiver));
-    // Chains broken over lines (`store\n  .insertInto(`) read as one.
-    const calls = [...text.replace(/\s*\n\s*\./g, '.').matchAll(/(\w+)\??\.(selectFrom|insertInto|updateTable|deleteFrom|with)\(/g)];
-    const strays = calls.filter(([, receiver]) => receiver !== 'store' && !allowed.has(receiver)).map(([call]) => call);
-    t.same(strays, [], `${file}: queries through the tenant store only`);
-  }
-});
+t.test(
+  'only the tenant store builds queries: no other receiver of selectFrom, insertInto, updateTable, deleteFrom',
+  async (t) => {
+    t.ok(sources.length > 30, 'the scanned files are found');
+    for (const { file, text } of sources) {
+      const allowed = new Set((EXCEPTIONS[file] ?? []).map((exception) => exception.receiver));
+      // Chains broken over lines (`store\n  .insertInto(`) read as one.
+      const calls = [
+        ...text
+          .replace(/\s*\n\s*\./g, '.')
+          .matchAll(/(\w+)\??\.(selectFrom|insertInto|updateTable|deleteFrom|with)\(/g),
+      ];
+      const strays = calls
+        .filter(([, receiver]) => receiver !== 'store' && !allowed.has(receiver))
+        .map(([call]) => call);
+      t.same(strays, [], `${file}: queries through the tenant store only`);
+    }
+  },
+);
 
 t.test('no hand-written agency in a write, a filter or a join', async (t) => {
   for (const { file, text } of sources) {
@@ -48,12 +77,17 @@ t.test('no hand-written agency in a write, a filter or a join', async (t) => {
 t.test('no store is built outside the gateway and the platform command runner', async (t) => {
   for (const { file, text } of sources) {
     if (file === 'src/platform-commands/platform-command.ts') continue;
-    t.notMatch(text, /new (TenantStore|CommandStore)\(/, `${file}: takes its store from the gateway or runPlatformCommand`);
+    t.notMatch(
+      text,
+      /new (TenantStore|CommandStore)\(/,
+      `${file}: takes its store from the gateway or runPlatformCommand`,
+    );
   }
 });
 
 t.test('every use of the escape says why', async (t) => {
   for (const { file, text } of sources) {
-    for (const [call] of text.matchAll(/\bunscoped\([^)]*\)/g)) t.match(call, /^unscoped\('[^']{10,}'\)$/, `${file}: ${call}`);
+    for (const [call] of text.matchAll(/\bunscoped\([^)]*\)/g))
+      t.match(call, /^unscoped\('[^']{10,}'\)$/, `${file}: ${call}`);
   }
 });

@@ -12,49 +12,60 @@ const api = await buildTestApp({ tokenIssuer: baseUrl });
 const contract = readProjectFile('openapi.json');
 const manifest = (version: string) => contractVersions.find((v) => v.version === version)!.manifest_version;
 
-t.test('each published document is served as JSON and YAML with a strong ETag, naming this deployment as its server', async (t) => {
-  const source = JSON.parse(contract);
-  const expected: Record<string, object> = {
-    '/platform/api/openapi.json': withServer(currentDocument(source), baseUrl),
-    '/platform/api/v1/openapi.json': withServer(versionDocument(source, '1'), baseUrl),
-    '/platform/api/v2/openapi.json': withServer(versionDocument(source, '2'), baseUrl),
-  };
-  for (const [url, document] of Object.entries(expected)) {
-    const res = await api.request({ method: 'GET', url });
-    t.equal(res.statusCode, 200, url);
-    t.equal(res.headers['content-type'], 'application/json; charset=utf-8');
-    t.equal(res.headers['cache-control'], 'public, max-age=300');
-    t.same(res.json(), document, `${url} is the derived document`);
-    t.same(res.json().servers, [{ url: baseUrl, description: 'This deployment (its public base URL).' }]);
-    const yaml = await api.request({ method: 'GET', url: url.replace(/json$/, 'yaml') });
-    t.equal(yaml.statusCode, 200);
-    t.equal(yaml.headers['content-type'], 'application/yaml; charset=utf-8');
-    t.same(parseYaml(yaml.body), document, 'the YAML form is the same document');
-    t.not(yaml.headers.etag, res.headers.etag);
+t.test(
+  'each published document is served as JSON and YAML with a strong ETag, naming this deployment as its server',
+  async (t) => {
+    const source = JSON.parse(contract);
+    const expected: Record<string, object> = {
+      '/platform/api/openapi.json': withServer(currentDocument(source), baseUrl),
+      '/platform/api/v1/openapi.json': withServer(versionDocument(source, '1'), baseUrl),
+      '/platform/api/v2/openapi.json': withServer(versionDocument(source, '2'), baseUrl),
+    };
+    for (const [url, document] of Object.entries(expected)) {
+      const res = await api.request({ method: 'GET', url });
+      t.equal(res.statusCode, 200, url);
+      t.equal(res.headers['content-type'], 'application/json; charset=utf-8');
+      t.equal(res.headers['cache-control'], 'public, max-age=300');
+      t.same(res.json(), document, `${url} is the derived document`);
+      t.same(res.json().servers, [{ url: baseUrl, description: 'This deployment (its public base URL).' }]);
+      const yaml = await api.request({ method: 'GET', url: url.replace(/json$/, 'yaml') });
+      t.equal(yaml.statusCode, 200);
+      t.equal(yaml.headers['content-type'], 'application/yaml; charset=utf-8');
+      t.same(parseYaml(yaml.body), document, 'the YAML form is the same document');
+      t.not(yaml.headers.etag, res.headers.etag);
 
-    const etag = String(res.headers.etag);
-    t.match(etag, /^"[^"]+"$/, 'strong, quoted');
-    const again = await api.request({ method: 'GET', url });
-    t.equal(again.headers.etag, etag, 'stable across requests');
-    for (const ifNoneMatch of [etag, `"other", ${etag}`, `W/${etag}`, '*']) {
-      const cached = await api.request({ method: 'GET', url, headers: { 'if-none-match': ifNoneMatch } });
-      t.equal(cached.statusCode, 304, ifNoneMatch);
-      t.equal(cached.body, '');
-      t.equal(cached.headers.etag, etag);
+      const etag = String(res.headers.etag);
+      t.match(etag, /^"[^"]+"$/, 'strong, quoted');
+      const again = await api.request({ method: 'GET', url });
+      t.equal(again.headers.etag, etag, 'stable across requests');
+      for (const ifNoneMatch of [etag, `"other", ${etag}`, `W/${etag}`, '*']) {
+        const cached = await api.request({ method: 'GET', url, headers: { 'if-none-match': ifNoneMatch } });
+        t.equal(cached.statusCode, 304, ifNoneMatch);
+        t.equal(cached.body, '');
+        t.equal(cached.headers.etag, etag);
+      }
+      const stale = await api.request({ method: 'GET', url, headers: { 'if-none-match': '"stale"' } });
+      t.equal(stale.statusCode, 200);
     }
-    const stale = await api.request({ method: 'GET', url, headers: { 'if-none-match': '"stale"' } });
-    t.equal(stale.statusCode, 200);
-  }
-  const v1 = (await api.request({ method: 'GET', url: '/platform/api/v1/openapi.json' })).json();
-  t.equal(v1.info.version, manifest('1'));
-  t.same(v1.components.parameters.ContractVersion.schema, { type: 'string', enum: ['1'], default: '1' });
-  t.ok(v1.components.schemas.PatientSummary.required.includes('full_name'), 'v1 names the patient full_name');
-  t.notOk('display_name' in v1.components.schemas.PatientSummary.properties, 'and has no display_name');
-  t.ok(v1.paths['/api/v1/ext/patients'].get.deprecated, 'its operations are deprecated');
-  const current = await api.request({ method: 'GET', url: '/platform/api/openapi.json' });
-  t.equal(current.body, (await api.request({ method: 'GET', url: '/platform/api/v2/openapi.json' })).body, 'the current document is version 2\'s');
-  t.same(current.json().components.parameters.ContractVersion.schema, { type: 'string', enum: ['2'], default: '2' }, 'so it allows version 2 only, whose shapes it describes');
-});
+    const v1 = (await api.request({ method: 'GET', url: '/platform/api/v1/openapi.json' })).json();
+    t.equal(v1.info.version, manifest('1'));
+    t.same(v1.components.parameters.ContractVersion.schema, { type: 'string', enum: ['1'], default: '1' });
+    t.ok(v1.components.schemas.PatientSummary.required.includes('full_name'), 'v1 names the patient full_name');
+    t.notOk('display_name' in v1.components.schemas.PatientSummary.properties, 'and has no display_name');
+    t.ok(v1.paths['/api/v1/ext/patients'].get.deprecated, 'its operations are deprecated');
+    const current = await api.request({ method: 'GET', url: '/platform/api/openapi.json' });
+    t.equal(
+      current.body,
+      (await api.request({ method: 'GET', url: '/platform/api/v2/openapi.json' })).body,
+      "the current document is version 2's",
+    );
+    t.same(
+      current.json().components.parameters.ContractVersion.schema,
+      { type: 'string', enum: ['2'], default: '2' },
+      'so it allows version 2 only, whose shapes it describes',
+    );
+  },
+);
 
 t.test('the changelog is served beside the documents and in their descriptions', async (t) => {
   const res = await api.request({ method: 'GET', url: '/platform/api/changelog.md' });
@@ -62,7 +73,11 @@ t.test('the changelog is served beside the documents and in their descriptions',
   t.equal(res.headers['content-type'], 'text/markdown; charset=utf-8');
   t.equal(res.body, contractChangelog(JSON.parse(contract)));
   const v2 = (await api.request({ method: 'GET', url: '/platform/api/v2/openapi.json' })).json();
-  t.match(v2.info.description, `### Version 2 (manifest ${manifest('2')}): current`, 'one heading level down in the description');
+  t.match(
+    v2.info.description,
+    `### Version 2 (manifest ${manifest('2')}): current`,
+    'one heading level down in the description',
+  );
 });
 
 t.test('the reference page loads only assets this app serves', async (t) => {
@@ -83,10 +98,22 @@ t.test('the reference page loads only assets this app serves', async (t) => {
     // An object literal, not JSON: function-valued options are written as their source (the version menu's).
     const config = runInNewContext(`(${html.match(/createApiReference\('#app', (\{[\s\S]*\})\)\s*<\/script>/)![1]})`);
     const documents: string[] = config.sources.map((source: { url: string }) => source.url);
-    t.same(documents, ['/platform/api/v2/openapi.json', '/platform/api/v1/openapi.json'], 'the version switch, the current version first');
+    t.same(
+      documents,
+      ['/platform/api/v2/openapi.json', '/platform/api/v1/openapi.json'],
+      'the version switch, the current version first',
+    );
     // The page is opened under any name of this server (test/docs/reference-page.test.ts drives it from two).
-    t.same(config.servers.map((server: { url: string }) => server.url), ['/'], "Test Request calls the page's own origin");
-    t.same(config.authentication.securitySchemes, { oauth2: { flows: { clientCredentials: { tokenUrl: '/api/v1/oauth/token' } } } }, 'and fetches tokens there');
+    t.same(
+      config.servers.map((server: { url: string }) => server.url),
+      ['/'],
+      "Test Request calls the page's own origin",
+    );
+    t.same(
+      config.authentication.securitySchemes,
+      { oauth2: { flows: { clientCredentials: { tokenUrl: '/api/v1/oauth/token' } } } },
+      'and fetches tokens there',
+    );
     t.ok(scripts.length > 0, 'the page loads its script');
     for (const asset of [...scripts, ...links, ...documents]) {
       const path = new URL(asset, `http://app.invalid${url}`);

@@ -8,15 +8,32 @@ t.test('the changelog is written from the marks and tables of the document', asy
   const doc = {
     components: {
       schemas: {
-        Patient: { properties: { display_name: { type: 'string', 'x-svc-v1-name': 'full_name' }, birth_year: { type: 'integer', 'x-svc-since': '2' }, id: { type: 'string' } } },
+        Patient: {
+          properties: {
+            display_name: { type: 'string', 'x-svc-v1-name': 'full_name' },
+            birth_year: { type: 'integer', 'x-svc-since': '2' },
+            id: { type: 'string' },
+          },
+        },
         CreateRequest: { properties: { zip: { type: 'string', deprecated: true, 'x-svc-successor': 'zip_code' } } },
       },
     },
     'x-svc-contract-versions': [
-      { version: '1', manifest_version: '1.4.0', status: 'deprecated', deprecated_at: '2026-07-25T00:00:00Z', successor: '2', sunset: '2027-06-30T00:00:00Z' },
+      {
+        version: '1',
+        manifest_version: '1.4.0',
+        status: 'deprecated',
+        deprecated_at: '2026-07-25T00:00:00Z',
+        successor: '2',
+        sunset: '2027-06-30T00:00:00Z',
+      },
       { version: '2', manifest_version: '2.1.0', status: 'current', deprecated_at: null, successor: null },
     ],
-    'x-svc-request-shapes': { createThing: [{ shape: '2026-01-01', status: 'deprecated', successor: '2026-05-01', sunset: null, description: 'Thin.' }] },
+    'x-svc-request-shapes': {
+      createThing: [
+        { shape: '2026-01-01', status: 'deprecated', successor: '2026-05-01', sunset: null, description: 'Thin.' },
+      ],
+    },
   };
   const text = contractChangelog(doc);
   t.match(text, '## Version 2 (manifest 2.1.0): current');

@@ -22,7 +22,8 @@ const manifest = (version: string) => contractVersions.find((v) => v.version ===
 const CURRENT_LABEL = `Version 2 (${manifest('2')}, current)`;
 const V1_LABEL = `Version 1 (${manifest('1')}, deprecated)`;
 
-if (!existsSync(CHROMIUM)) t.plan(0, `no ${CHROMIUM} (Debian package chromium): the reference page is not driven in a browser`);
+if (!existsSync(CHROMIUM))
+  t.plan(0, `no ${CHROMIUM} (Debian package chromium): the reference page is not driven in a browser`);
 else await driveThePage();
 
 async function driveThePage() {
@@ -36,7 +37,12 @@ async function driveThePage() {
   const api = await buildTestApp({ tokenIssuer: issuer, tokenAudience: `${issuer}/api/v1/ext` }, t);
   await api.app.listen({ port, host: '127.0.0.1' });
   const integration = await createTestIntegration(db, { name: 'Revenue dashboard' });
-  await importText(db, integration.agencyId, 'medicare-home-health-crlf.835', fixtureText('medicare-home-health-crlf.835'));
+  await importText(
+    db,
+    integration.agencyId,
+    'medicare-home-health-crlf.835',
+    fixtureText('medicare-home-health-crlf.835'),
+  );
 
   const page = await openHeadlessChromium(t, { width: 1400, height: 1000 });
   const exchanges = recordExchanges(page);
@@ -48,28 +54,63 @@ async function driveThePage() {
     await t.test(`opened at ${base}, Test Request fetches a token through the page and answers 200`, async (t) => {
       exchanges.clear();
       await page.navigate(`${base}/platform/api/#v2/tag/remittances/GET/api/v1/ext/remittances`);
-      t.ok(await page.waitFor(`document.body.innerText.includes('rem_hUog5RHn9xreHrsp')`, 30_000), 'the page rendered the operation');
+      t.ok(
+        await page.waitFor(`document.body.innerText.includes('rem_hUog5RHn9xreHrsp')`, 30_000),
+        'the page rendered the operation',
+      );
       const shown = await ui.text();
       t.ok(shown.includes(CURRENT_LABEL), 'the version menu names the current version');
       t.ok(shown.includes('Selected Auth Type: oauth2'), 'the authentication panel offers the client-credentials flow');
-      t.ok(shown.includes(`curl '${base}/api/v1/ext/remittances`), 'request samples call the address the page was opened at');
-      await ui.click('button', 'Test Request', `[...document.querySelectorAll('h1, h2, h3')].find((h) => h.textContent.trim() === 'List ERA payments').closest('section')`);
-      t.ok(await page.waitFor(`document.querySelector('[role=dialog]')?.innerText.includes('Client Secret')`), 'the API client opened on the oauth2 flow');
+      t.ok(
+        shown.includes(`curl '${base}/api/v1/ext/remittances`),
+        'request samples call the address the page was opened at',
+      );
+      await ui.click(
+        'button',
+        'Test Request',
+        `[...document.querySelectorAll('h1, h2, h3')].find((h) => h.textContent.trim() === 'List ERA payments').closest('section')`,
+      );
+      t.ok(
+        await page.waitFor(`document.querySelector('[role=dialog]')?.innerText.includes('Client Secret')`),
+        'the API client opened on the oauth2 flow',
+      );
       await ui.type('Client ID', integration.clientId);
       await ui.type('Client Secret', integration.clientSecret);
       await ui.shot(`${host}-1-credentials`);
       await ui.click('button', 'Authorize', `document.querySelector('[role=dialog]')`);
-      t.equal((await exchanges.answer('POST', `${base}/api/v1/oauth/token`))?.status, 200, 'the page fetched a token from the token endpoint at its own origin');
-      t.ok(await page.waitFor(`document.querySelector('[role=dialog]').innerText.includes('Access Token')`), 'the auth panel shows the token');
+      t.equal(
+        (await exchanges.answer('POST', `${base}/api/v1/oauth/token`))?.status,
+        200,
+        'the page fetched a token from the token endpoint at its own origin',
+      );
+      t.ok(
+        await page.waitFor(`document.querySelector('[role=dialog]').innerText.includes('Access Token')`),
+        'the auth panel shows the token',
+      );
       await ui.shot(`${host}-2-authorized`);
       await ui.click('button', 'Send', `document.querySelector('[role=dialog]')`);
-      const answered = await page.waitFor(`/\\b200\\b/.test(document.querySelector('[role=dialog]').innerText) && document.querySelector('[role=dialog]').innerText.includes('rem_')`, 15_000);
+      const answered = await page.waitFor(
+        `/\\b200\\b/.test(document.querySelector('[role=dialog]').innerText) && document.querySelector('[role=dialog]').innerText.includes('rem_')`,
+        15_000,
+      );
       await ui.shot(`${host}-3-response`);
       t.equal((await exchanges.answer('GET', `${base}/api/v1/ext/remittances`))?.status, 200, 'the call answered 200');
       t.ok(answered, 'the response panel shows 200 and the payments');
-      t.same(exchanges.all().filter((e) => !e.url.startsWith(`${base}/`)), [], 'every request went to the origin the page came from');
-      t.same(exchanges.all().filter((e) => e.method === 'OPTIONS'), [], 'same-origin: no preflight');
-      t.same(exchanges.all().filter((e) => e.status >= 400), [], 'nothing answered an error (the favicon included)');
+      t.same(
+        exchanges.all().filter((e) => !e.url.startsWith(`${base}/`)),
+        [],
+        'every request went to the origin the page came from',
+      );
+      t.same(
+        exchanges.all().filter((e) => e.method === 'OPTIONS'),
+        [],
+        'same-origin: no preflight',
+      );
+      t.same(
+        exchanges.all().filter((e) => e.status >= 400),
+        [],
+        'nothing answered an error (the favicon included)',
+      );
     });
   }
 
@@ -83,44 +124,86 @@ async function driveThePage() {
     await page.navigate(`${base}/platform/api/#v2/tag/remittances/GET/api/v1/ext/remittances`);
     await ui.click('h1, h2, h3', 'List ERA payments');
     const remittances = await ui.text();
-    for (const value of ['MEDICARE HOME HEALTH MAC', '"11377.30"', '****0003']) t.ok(remittances.includes(value), value);
+    for (const value of ['MEDICARE HOME HEALTH MAC', '"11377.30"', '****0003'])
+      t.ok(remittances.includes(value), value);
 
     await page.navigate(`${base}/platform/api/#v2/tag/governed-queries/POST/api/v1/ext/queries/{queryId}/run`);
-    t.ok(await page.waitFor(`document.body.innerText.includes('remittance_variance_by_payer')`, 20_000), 'the run example names a governed query');
+    t.ok(
+      await page.waitFor(`document.body.innerText.includes('remittance_variance_by_payer')`, 20_000),
+      'the run example names a governed query',
+    );
     await ui.click('h1, h2, h3', 'Run an approved governed query');
     await ui.shot('examples-run-query');
     const run = await ui.text();
-    t.ok(run.includes(`curl ${base}/api/v1/ext/queries/remittance_variance_by_payer/run`), 'the request sample calls this deployment with the example query id');
-    t.ok(run.includes('"from": "2026-01-01"') && run.includes('"natural_language_input"'), 'the request sample carries the example body');
+    t.ok(
+      run.includes(`curl ${base}/api/v1/ext/queries/remittance_variance_by_payer/run`),
+      'the request sample calls this deployment with the example query id',
+    );
+    t.ok(
+      run.includes('"from": "2026-01-01"') && run.includes('"natural_language_input"'),
+      'the request sample carries the example body',
+    );
     // The example panel's status tab (visible, in the right-hand column).
     const tab404 = `[...document.querySelectorAll('button[role=tab]')].find((e) => e.textContent.trim() === 'Status: 404' && e.getBoundingClientRect().top > 0 && e.getBoundingClientRect().bottom < innerHeight)`;
     t.ok(await page.waitFor(`Boolean(${tab404})`), 'the example panel has a 404 tab');
     await page.evaluate(`(() => { const tab = ${tab404}; tab.click(); tab.scrollIntoView({ block: 'start' }); })()`);
-    t.ok(await page.waitFor(`[...document.querySelectorAll('pre, code')].some((e) => e.textContent.includes('"PLATFORM_QUERY_NOT_FOUND"') && e.getBoundingClientRect().left > 700)`), "the 404 tab shows the operation's own error example");
+    t.ok(
+      await page.waitFor(
+        `[...document.querySelectorAll('pre, code')].some((e) => e.textContent.includes('"PLATFORM_QUERY_NOT_FOUND"') && e.getBoundingClientRect().left > 700)`,
+      ),
+      "the 404 tab shows the operation's own error example",
+    );
   });
 
   await t.test('the version menu switches versions and keeps the operation being read', async (t) => {
     const patients = 'tag/patients/GET/api/v1/ext/patients';
     await page.navigate(`http://127.0.0.1:${port}/platform/api/#v2/${patients}`);
-    t.ok(await page.waitFor(`document.body.innerText.includes('"display_name"')`, 30_000), 'version 2 examples use version 2 names (display_name)');
+    t.ok(
+      await page.waitFor(`document.body.innerText.includes('"display_name"')`, 30_000),
+      'version 2 examples use version 2 names (display_name)',
+    );
     await ui.click('button', CURRENT_LABEL);
     await ui.shot('version-menu');
     await ui.click('[role=option], li, button', V1_LABEL);
-    t.ok(await page.waitFor(`document.body.innerText.includes('Contract version 1 is deprecated')`, 20_000), 'version 1 is shown with its deprecation');
-    t.ok(await page.waitFor(`location.hash === ${JSON.stringify(`#v1/${patients}`)}`), 'the address names the same operation in version 1');
-    t.ok(await page.waitFor(`document.body.innerText.includes('"full_name"')`), 'version 1 examples use version 1 names (full_name)');
-    t.ok(await page.waitFor(`[...document.querySelectorAll('h1, h2, h3')].some((h) => h.textContent.trim() === 'List patients' && h.getBoundingClientRect().top >= 0 && h.getBoundingClientRect().top < innerHeight / 2)`), 'the operation is in view');
+    t.ok(
+      await page.waitFor(`document.body.innerText.includes('Contract version 1 is deprecated')`, 20_000),
+      'version 1 is shown with its deprecation',
+    );
+    t.ok(
+      await page.waitFor(`location.hash === ${JSON.stringify(`#v1/${patients}`)}`),
+      'the address names the same operation in version 1',
+    );
+    t.ok(
+      await page.waitFor(`document.body.innerText.includes('"full_name"')`),
+      'version 1 examples use version 1 names (full_name)',
+    );
+    t.ok(
+      await page.waitFor(
+        `[...document.querySelectorAll('h1, h2, h3')].some((h) => h.textContent.trim() === 'List patients' && h.getBoundingClientRect().top >= 0 && h.getBoundingClientRect().top < innerHeight / 2)`,
+      ),
+      'the operation is in view',
+    );
     await ui.shot('version-1-patients');
     await ui.click('button', V1_LABEL);
     await ui.click('[role=option], li, button', CURRENT_LABEL);
     t.ok(await page.waitFor(`location.hash === ${JSON.stringify(`#v2/${patients}`)}`, 20_000), 'and back in version 2');
-    t.ok(await page.waitFor(`!document.body.innerText.includes('Contract version 1 is deprecated')`), 'version 2 is shown');
+    t.ok(
+      await page.waitFor(`!document.body.innerText.includes('Contract version 1 is deprecated')`),
+      'version 2 is shown',
+    );
 
     await page.navigate(`http://127.0.0.1:${port}/platform/api/#v2/model/contractversion`);
     await ui.click('button', CURRENT_LABEL);
     await ui.click('[role=option], li, button', V1_LABEL);
-    t.ok(await page.waitFor(`document.body.innerText.includes('Contract version 1 is deprecated')`, 20_000), 'version 1 is shown');
-    t.notMatch(await page.evaluate<string>('location.hash'), /contractversion/, 'a model version 1 lacks is not named in its address');
+    t.ok(
+      await page.waitFor(`document.body.innerText.includes('Contract version 1 is deprecated')`, 20_000),
+      'version 1 is shown',
+    );
+    t.notMatch(
+      await page.evaluate<string>('location.hash'),
+      /contractversion/,
+      'a model version 1 lacks is not named in its address',
+    );
   });
 }
 
@@ -135,9 +218,13 @@ function recordExchanges(page: HeadlessPage) {
   const methods = new Map<string, string>();
   let exchanges: Exchange[] = [];
   page.on('Network.requestWillBeSent', ({ requestId, request }) => methods.set(requestId, request.method));
-  page.on('Network.responseReceived', ({ requestId, response }) => exchanges.push({ url: response.url, method: methods.get(requestId) ?? '?', status: response.status }));
+  page.on('Network.responseReceived', ({ requestId, response }) =>
+    exchanges.push({ url: response.url, method: methods.get(requestId) ?? '?', status: response.status }),
+  );
   // A request the browser refuses (CORS, connection) has no response: recorded with status 0.
-  page.on('Network.loadingFailed', ({ requestId, errorText }) => exchanges.push({ url: errorText, method: methods.get(requestId) ?? '?', status: 0 }));
+  page.on('Network.loadingFailed', ({ requestId, errorText }) =>
+    exchanges.push({ url: errorText, method: methods.get(requestId) ?? '?', status: 0 }),
+  );
   return {
     enable: () => page.send('Network.enable'),
     clear: () => void (exchanges = []),
@@ -159,12 +246,15 @@ function pageActions(page: HeadlessPage, shots: string | undefined) {
     shot: async (name: string) => void (shots && (await page.screenshot(`${shots}/${name}.png`))),
     /** Clicks the first visible element of `selector` under `within` whose text includes `label`. */
     async click(selector: string, label: string, within = 'document') {
-      const clicked = await page.waitFor(`(() => {
+      const clicked = await page.waitFor(
+        `(() => {
         const e = [...(${within})?.querySelectorAll(${JSON.stringify(selector)}) ?? []].find((e) => e.textContent.includes(${JSON.stringify(label)}) && e.getBoundingClientRect().height > 0);
         e?.scrollIntoView({ block: 'center' });
         e?.click();
         return e;
-      })()`, 20_000);
+      })()`,
+        20_000,
+      );
       if (!clicked) throw new Error(`no ${selector} with "${label}" on the page`);
     },
     /** Types into the API client's field labelled `label`, as a person would (keystrokes into the focused editor). */
@@ -174,9 +264,11 @@ function pageActions(page: HeadlessPage, shots: string | undefined) {
         const field = labelled && document.getElementById(labelled.htmlFor);
         return field && (field.matches('input') ? field : field.querySelector('[contenteditable=true]'));
       })()`;
-      if (!(await page.waitFor(`(() => { const e = ${editor}; e?.focus(); return e; })()`))) throw new Error(`no field "${label}" in the API client`);
+      if (!(await page.waitFor(`(() => { const e = ${editor}; e?.focus(); return e; })()`)))
+        throw new Error(`no field "${label}" in the API client`);
       await page.send('Input.insertText', { text: value });
-      if (!(await page.waitFor(`(${editor}.value ?? ${editor}.textContent).includes(${JSON.stringify(value)})`))) throw new Error(`"${label}" did not take the text`);
+      if (!(await page.waitFor(`(${editor}.value ?? ${editor}.textContent).includes(${JSON.stringify(value)})`)))
+        throw new Error(`"${label}" did not take the text`);
     },
   };
 }

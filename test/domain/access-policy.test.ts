@@ -18,7 +18,9 @@ const ALLOWED = 'allowed';
 
 /** Every operation of the contract, its rules read from openapi.json's x-svc marks (not from the generated table). */
 const contract = JSON.parse(readFileSync(new URL('../../openapi.json', import.meta.url), 'utf8'));
-const OPERATIONS: OperationRules[] = Object.values(contract.paths as Record<string, Record<string, Record<string, unknown>>>).flatMap((item) =>
+const OPERATIONS: OperationRules[] = Object.values(
+  contract.paths as Record<string, Record<string, Record<string, unknown>>>,
+).flatMap((item) =>
   Object.values(item)
     .filter((op) => typeof op === 'object' && op !== null && 'operationId' in op)
     .map((op) => ({
@@ -43,19 +45,38 @@ const ALL_SCOPES = [...OPERATIONS.flatMap((o) => (o.scope ? [o.scope] : [])), ..
 const ALL_CAPABILITIES = [...OPERATIONS.map((o) => o.capability), ...QUERIES.map((q) => q.capability)];
 
 const principal = (phiMode: PhiMode, overrides: Partial<Principal> = {}): Principal => ({
-  agencyId: 'a1', extensionId: 'e1', clientId: 'c1', phiMode, tokenId: 'j1', scopes: new Set(ALL_SCOPES),
-  issuedAt: new Date(0), expiresAt: new Date(60_000), ...overrides,
+  agencyId: 'a1',
+  extensionId: 'e1',
+  clientId: 'c1',
+  phiMode,
+  tokenId: 'j1',
+  scopes: new Set(ALL_SCOPES),
+  issuedAt: new Date(0),
+  expiresAt: new Date(60_000),
+  ...overrides,
 });
 const policy = (overrides: Partial<ExtensionPolicy> = {}): ExtensionPolicy => ({
-  agencyId: 'a1', extensionId: 'e1', status: 'active', capabilities: new Set(ALL_CAPABILITIES), phiModes: new Set(MODES),
-  rateLimitPerMinute: 100, dailyQuota: 1000, dailyCostBudget: null, tokensRevokedBefore: null, revokedTokenIds: new Set(), ...overrides,
+  agencyId: 'a1',
+  extensionId: 'e1',
+  status: 'active',
+  capabilities: new Set(ALL_CAPABILITIES),
+  phiModes: new Set(MODES),
+  rateLimitPerMinute: 100,
+  dailyQuota: 1000,
+  dailyCostBudget: null,
+  tokensRevokedBefore: null,
+  revokedTokenIds: new Set(),
+  ...overrides,
 });
 const without = <T>(set: Iterable<T>, item: T) => new Set([...set].filter((x) => x !== item));
 const outcome = (refusal: Error | undefined) => (refusal ? (refusal as Error & { code: string }).code : ALLOWED);
 const queryToken = (queryId: string) => ({ id: 'qtk_1', queryId, parameters: {} });
 
 t.test('the lists are the contract and the registry', async (t) => {
-  t.ok(OPERATIONS.length >= 28 && OPERATIONS.every((o) => o.operationId && o.capability && o.noPhi), `${OPERATIONS.length} operations, each with its marks`);
+  t.ok(
+    OPERATIONS.length >= 28 && OPERATIONS.every((o) => o.operationId && o.capability && o.noPhi),
+    `${OPERATIONS.length} operations, each with its marks`,
+  );
   t.ok(QUERIES.length >= 7, `${QUERIES.length} queries`);
 });
 
@@ -66,12 +87,33 @@ t.test('every operation, in both PHI modes', async (t) => {
       const phiDenied = mode === 'no_phi' && op.noPhi === 'denied';
       const rows: [string, Principal, ExtensionPolicy, string][] = [
         ['fully granted', principal(mode), policy(), phiDenied ? 'PLATFORM_PHI_MODE_DENIED' : ALLOWED],
-        ['without its scope', principal(mode, { scopes: op.scope ? without(ALL_SCOPES, op.scope) : new Set() }), policy(), op.scope ? 'PLATFORM_SCOPE_NOT_GRANTED' : phiDenied ? 'PLATFORM_PHI_MODE_DENIED' : ALLOWED],
-        ['without its capability', principal(mode), policy({ capabilities: without(ALL_CAPABILITIES, op.capability) }), op.command ? 'PLATFORM_POLICY_DENIED' : 'PLATFORM_CAPABILITY_NOT_ALLOWED'],
-        ['its PHI mode withdrawn', principal(mode), policy({ phiModes: without(MODES, mode) }), 'PLATFORM_PHI_MODE_DENIED'],
-        ['with a query token', principal(mode, { queryToken: queryToken('active_census') }), policy(), !op.queryTokens ? 'PLATFORM_INVALID_CREDENTIAL' : phiDenied ? 'PLATFORM_PHI_MODE_DENIED' : ALLOWED],
+        [
+          'without its scope',
+          principal(mode, { scopes: op.scope ? without(ALL_SCOPES, op.scope) : new Set() }),
+          policy(),
+          op.scope ? 'PLATFORM_SCOPE_NOT_GRANTED' : phiDenied ? 'PLATFORM_PHI_MODE_DENIED' : ALLOWED,
+        ],
+        [
+          'without its capability',
+          principal(mode),
+          policy({ capabilities: without(ALL_CAPABILITIES, op.capability) }),
+          op.command ? 'PLATFORM_POLICY_DENIED' : 'PLATFORM_CAPABILITY_NOT_ALLOWED',
+        ],
+        [
+          'its PHI mode withdrawn',
+          principal(mode),
+          policy({ phiModes: without(MODES, mode) }),
+          'PLATFORM_PHI_MODE_DENIED',
+        ],
+        [
+          'with a query token',
+          principal(mode, { queryToken: queryToken('active_census') }),
+          policy(),
+          !op.queryTokens ? 'PLATFORM_INVALID_CREDENTIAL' : phiDenied ? 'PLATFORM_PHI_MODE_DENIED' : ALLOWED,
+        ],
       ];
-      for (const [caller, p, pol, expected] of rows) t.equal(outcome(operationRefusal(op, p, pol)), expected, `${name}: ${caller}`);
+      for (const [caller, p, pol, expected] of rows)
+        t.equal(outcome(operationRefusal(op, p, pol)), expected, `${name}: ${caller}`);
     }
   }
 });
@@ -85,12 +127,33 @@ t.test('every governed query run, in both PHI modes', async (t) => {
       const other = QUERIES.find((q) => q.id !== query.id)!.id;
       const rows: [string, Principal, ExtensionPolicy, string][] = [
         ['fully granted', principal(mode), policy(), served],
-        ['without its scope', principal(mode, { scopes: without(ALL_SCOPES, query.scope) }), policy(), 'PLATFORM_QUERY_NOT_ALLOWED'],
-        ['without its capability', principal(mode), policy({ capabilities: without(ALL_CAPABILITIES, query.capability) }), 'PLATFORM_QUERY_NOT_ALLOWED'],
-        ["its own query token (its creator's scopes)", principal(mode, { scopes: new Set(), queryToken: queryToken(query.id) }), policy(), served],
-        ["another query's token", principal(mode, { queryToken: queryToken(other) }), policy(), 'PLATFORM_QUERY_NOT_ALLOWED'],
+        [
+          'without its scope',
+          principal(mode, { scopes: without(ALL_SCOPES, query.scope) }),
+          policy(),
+          'PLATFORM_QUERY_NOT_ALLOWED',
+        ],
+        [
+          'without its capability',
+          principal(mode),
+          policy({ capabilities: without(ALL_CAPABILITIES, query.capability) }),
+          'PLATFORM_QUERY_NOT_ALLOWED',
+        ],
+        [
+          "its own query token (its creator's scopes)",
+          principal(mode, { scopes: new Set(), queryToken: queryToken(query.id) }),
+          policy(),
+          served,
+        ],
+        [
+          "another query's token",
+          principal(mode, { queryToken: queryToken(other) }),
+          policy(),
+          'PLATFORM_QUERY_NOT_ALLOWED',
+        ],
       ];
-      for (const [caller, p, pol, expected] of rows) t.equal(outcome(queryRunRefusal(query, p, pol)), expected, `${name}: ${caller}`);
+      for (const [caller, p, pol, expected] of rows)
+        t.equal(outcome(queryRunRefusal(query, p, pol)), expected, `${name}: ${caller}`);
     }
   }
 });
@@ -100,15 +163,45 @@ t.test('every governed query token, made from both PHI modes, for both PHI modes
     for (const session of MODES) {
       for (const token of MODES) {
         const name = `${query.id} ${token} token from a ${session} session`;
-        const expected = token === 'phi' && session !== 'phi' ? 'PLATFORM_PHI_MODE_DENIED' : token === 'no_phi' && query.noPhiDenied ? 'PLATFORM_PHI_MODE_DENIED' : ALLOWED;
-        t.equal(outcome(queryTokenRefusal(query, principal(session), policy(), token)), expected, `${name}: fully granted`);
-        t.equal(outcome(queryTokenRefusal(query, principal(session), policy({ phiModes: new Set(['no_phi']) }), token)), token === 'phi' ? 'PLATFORM_PHI_MODE_DENIED' : expected, `${name}: phi not permitted`);
+        const expected =
+          token === 'phi' && session !== 'phi'
+            ? 'PLATFORM_PHI_MODE_DENIED'
+            : token === 'no_phi' && query.noPhiDenied
+              ? 'PLATFORM_PHI_MODE_DENIED'
+              : ALLOWED;
+        t.equal(
+          outcome(queryTokenRefusal(query, principal(session), policy(), token)),
+          expected,
+          `${name}: fully granted`,
+        );
+        t.equal(
+          outcome(queryTokenRefusal(query, principal(session), policy({ phiModes: new Set(['no_phi']) }), token)),
+          token === 'phi' ? 'PLATFORM_PHI_MODE_DENIED' : expected,
+          `${name}: phi not permitted`,
+        );
         // The session and policy that make a token must be able to run its query, whatever the token's PHI mode.
         for (const scope of ['external:queries:run', query.scope]) {
-          t.equal(outcome(queryTokenRefusal(query, principal(session, { scopes: without(ALL_SCOPES, scope) }), policy(), token)), 'PLATFORM_QUERY_NOT_ALLOWED', `${name}: without ${scope}`);
+          t.equal(
+            outcome(
+              queryTokenRefusal(query, principal(session, { scopes: without(ALL_SCOPES, scope) }), policy(), token),
+            ),
+            'PLATFORM_QUERY_NOT_ALLOWED',
+            `${name}: without ${scope}`,
+          );
         }
         for (const capability of ['queries.run', query.capability]) {
-          t.equal(outcome(queryTokenRefusal(query, principal(session), policy({ capabilities: without(ALL_CAPABILITIES, capability) }), token)), 'PLATFORM_QUERY_NOT_ALLOWED', `${name}: without ${capability}`);
+          t.equal(
+            outcome(
+              queryTokenRefusal(
+                query,
+                principal(session),
+                policy({ capabilities: without(ALL_CAPABILITIES, capability) }),
+                token,
+              ),
+            ),
+            'PLATFORM_QUERY_NOT_ALLOWED',
+            `${name}: without ${capability}`,
+          );
         }
       }
     }

@@ -1,5 +1,13 @@
 import t from 'tap';
-import { ageFromBirthYear, ageLabel, birthDateToYear, lastFour, dateToYear, instantToYear, zip3 } from '../../src/domain/deidentify.js';
+import {
+  ageFromBirthYear,
+  ageLabel,
+  birthDateToYear,
+  lastFour,
+  dateToYear,
+  instantToYear,
+  zip3,
+} from '../../src/domain/deidentify.js';
 
 const asOf = new Date('2026-11-22T12:00:00Z');
 
@@ -24,14 +32,22 @@ t.test('a no_phi age comes from the birth year alone, so it never changes on the
   t.equal(ageFromBirthYear('1976-06-15', new Date('2026-12-31T23:59:59Z')), '50');
   t.equal(ageFromBirthYear('1976-06-15', new Date('2027-01-01T00:00:00Z')), '51', 'it moves on January 1 (UTC)');
   t.equal(ageFromBirthYear('1937-12-31', asOf), '89', 'born in 1937: 89 in 2026, whatever the day');
-  t.equal(ageFromBirthYear('1936-12-31', asOf), '90+', 'born in 1936: 90+ from January 1, 2026, though 89 until December 31');
+  t.equal(
+    ageFromBirthYear('1936-12-31', asOf),
+    '90+',
+    'born in 1936: 90+ from January 1, 2026, though 89 until December 31',
+  );
   t.equal(ageFromBirthYear(null, asOf), null);
 });
 
 t.test('a no_phi birth date is its year, withheld when the age reads 90+', async (t) => {
   t.equal(birthDateToYear('1951-12-31', asOf), '1951-01-01');
   t.equal(birthDateToYear('1937-01-01', asOf), '1937-01-01', 'born in 1937: kept all through 2026');
-  t.equal(birthDateToYear('1936-12-31', asOf), null, 'born in 1936: withheld all through 2026, before the birthday too');
+  t.equal(
+    birthDateToYear('1936-12-31', asOf),
+    null,
+    'born in 1936: withheld all through 2026, before the birthday too',
+  );
   t.equal(birthDateToYear('1936-12-31', new Date('2026-01-01T00:00:00Z')), null);
   t.equal(birthDateToYear(null, asOf), null);
 });

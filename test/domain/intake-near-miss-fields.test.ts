@@ -1,7 +1,19 @@
 import t from 'tap';
 import { editDistance, meantFields, nearMissWarnings } from '../../src/domain/intake/near-miss-fields.js';
 
-const fields = ['service_line', 'patient_name', 'patient_zip_code', 'zip_code', 'patient_dob', 'patient_phone', 'patient_alt_phone', 'notes', 'payor_id', 'referral_date', 'referral_type'];
+const fields = [
+  'service_line',
+  'patient_name',
+  'patient_zip_code',
+  'zip_code',
+  'patient_dob',
+  'patient_phone',
+  'patient_alt_phone',
+  'notes',
+  'payor_id',
+  'referral_date',
+  'referral_type',
+];
 
 t.test('edit distance counts inserts, deletes, substitutions and swapped neighbours', async (t) => {
   t.equal(editDistance('kitten', 'sitting'), 3);
@@ -22,14 +34,20 @@ t.test('the field a misspelt name meant', async (t) => {
 });
 
 t.test('names far from every field are not guesses', async (t) => {
-  t.same(meantFields('crm_id', fields), [], 'a sender\'s own property');
+  t.same(meantFields('crm_id', fields), [], "a sender's own property");
   t.same(meantFields('priority_flag', fields), []);
   t.same(meantFields('zip', fields), [], 'too short to guess from');
   t.same(meantFields('phone', fields), [], 'two edits from nothing');
 });
 
 t.test('warnings name each near miss and the field meant; known fields and far names give none', async (t) => {
-  const body = { service_line: 'hospice', patient_zipcode: '02110', patient_phone: '617-555-0100', crm_id: 'X-1', referal_type: 'soc' };
+  const body = {
+    service_line: 'hospice',
+    patient_zipcode: '02110',
+    patient_phone: '617-555-0100',
+    crm_id: 'X-1',
+    referal_type: 'soc',
+  };
   t.same(nearMissWarnings(body, fields), [
     'Unknown field "patient_zipcode" was stored as sent but not read as any field; did you mean "patient_zip_code"? The field meant counts as missing.',
     'Unknown field "referal_type" was stored as sent but not read as any field; did you mean "referral_type"? The field meant counts as missing.',

@@ -1,14 +1,25 @@
 import t from 'tap';
-import { holdsUnstorableText, isStorableText, storableText, unstorableTextPointers } from '../../src/domain/storable-text.js';
+import {
+  holdsUnstorableText,
+  isStorableText,
+  storableText,
+  unstorableTextPointers,
+} from '../../src/domain/storable-text.js';
 
 t.test('storable: any text but a NUL or a surrogate without its pair', async (t) => {
-  for (const text of ['', 'plain', 'Zoë 📞', '\ud83d\ude00', '\ufffd', '\u0001\u001f']) t.ok(isStorableText(text), JSON.stringify(text));
-  for (const text of ['\u0000', 'a\u0000b', '\ud800', 'x\udc00', '\ude00\ud83d', '\ud83d\ud83d\ude00x\ud800']) t.notOk(isStorableText(text), JSON.stringify(text));
+  for (const text of ['', 'plain', 'Zoë 📞', '\ud83d\ude00', '\ufffd', '\u0001\u001f'])
+    t.ok(isStorableText(text), JSON.stringify(text));
+  for (const text of ['\u0000', 'a\u0000b', '\ud800', 'x\udc00', '\ude00\ud83d', '\ud83d\ud83d\ude00x\ud800'])
+    t.notOk(isStorableText(text), JSON.stringify(text));
 });
 
 t.test('storableText replaces each NUL and lone surrogate with U+FFFD and keeps pairs', async (t) => {
   t.equal(storableText('Jane \u0000 \ud800 \udc00 \ud83d\ude00'), 'Jane \ufffd \ufffd \ufffd \ud83d\ude00');
-  t.equal(storableText('\ud83d\ud83d\ude00'), '\ufffd\ud83d\ude00', 'a high surrogate before a pair: only the lone one');
+  t.equal(
+    storableText('\ud83d\ud83d\ude00'),
+    '\ufffd\ud83d\ude00',
+    'a high surrogate before a pair: only the lone one',
+  );
   const clean = 'unchanged';
   t.equal(storableText(clean), clean);
 });

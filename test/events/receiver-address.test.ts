@@ -1,6 +1,13 @@
 import t from 'tap';
 import {
-  IPV4_SPECIAL_PURPOSE, IPV6_SPECIAL_PURPOSE, receiverAddress, receiverUrl, ReceiverRefused, refusedAddress, specialPurposeBlock, type Resolver,
+  IPV4_SPECIAL_PURPOSE,
+  IPV6_SPECIAL_PURPOSE,
+  receiverAddress,
+  receiverUrl,
+  ReceiverRefused,
+  refusedAddress,
+  specialPurposeBlock,
+  type Resolver,
 } from '../../src/events/receiver-address.js';
 
 /** A local resolver stub: no test asks a real DNS server, and no outside address is ever connected to. */
@@ -20,7 +27,7 @@ const ZONE: Record<string, string[]> = {
   'nat64-local.partner.example': ['64:ff9b:1::a9fe:a9fe'],
   'as112.partner.example': ['192.175.48.6', '2620:4f:8000::6'],
   'garbage.partner.example': ['not-an-address'],
-  'localhost': ['127.0.0.1', '::1'],
+  localhost: ['127.0.0.1', '::1'],
   'nowhere.partner.example': [],
 };
 const stub: Resolver = async (host) => {
@@ -40,7 +47,10 @@ async function refusal(text: string, allowHttpLoopback = false): Promise<string>
 }
 
 const REFUSED: Array<[string, RegExp]> = [
-  ['https://10.0.0.1/hook', /10\.0\.0\.1 is in 10\.0\.0\.0\/8 \(Private-Use, RFC 1918\), which may not receive webhooks/],
+  [
+    'https://10.0.0.1/hook',
+    /10\.0\.0\.1 is in 10\.0\.0\.0\/8 \(Private-Use, RFC 1918\), which may not receive webhooks/,
+  ],
   ['https://10.255.255.255/', /Private-Use/],
   ['https://172.16.0.1/', /Private-Use/],
   ['https://172.31.255.254/', /Private-Use/],
@@ -81,7 +91,10 @@ const REFUSED: Array<[string, RegExp]> = [
   ['https://v6-private.partner.example/', /resolves to fd12/],
   ['https://mapped.partner.example/', /resolves to ::ffff:192\.168\.1\.1/],
   ['https://carrier.partner.example/', /resolves to 100\.64/],
-  ['https://siit.partner.example/', /resolves to ::ffff:0:7f00:1 is in ::ffff:0:0:0\/96 \(IPv4-translated Address, RFC 2765\)/],
+  [
+    'https://siit.partner.example/',
+    /resolves to ::ffff:0:7f00:1 is in ::ffff:0:0:0\/96 \(IPv4-translated Address, RFC 2765\)/,
+  ],
   ['https://nat64-public.partner.example/', /resolves to 64:ff9b::5db8:d822 is in 64:ff9b::\/96/],
   ['https://garbage.partner.example/', /resolves to not-an-address is not an IP address/],
   ['https://localhost/', /resolves to 127\.0\.0\.1/],
@@ -107,7 +120,10 @@ t.test('public receivers are accepted, and the address checked is the one return
   t.equal(await refusal('https://hooks.partner.example/webhooks'), 'accepted');
   t.equal(await refusal('https://v6.partner.example:8443/in'), 'accepted');
   t.equal(await refusal('https://93.184.215.14/'), 'accepted');
-  t.same(await receiverAddress(new URL('https://hooks.partner.example/'), false, stub), { address: '93.184.215.14', family: 4 });
+  t.same(await receiverAddress(new URL('https://hooks.partner.example/'), false, stub), {
+    address: '93.184.215.14',
+    family: 4,
+  });
 });
 
 t.test('the development flag allows loopback only, and plain http only to loopback', async (t) => {
@@ -125,14 +141,20 @@ type Verdict = 'accepted' | 'refused' | 'loopback';
 
 /** How an address is judged: accepted, refused, or accepted only with --allow-http-loopback. */
 const verdict = (address: string): Verdict =>
-  refusedAddress(address, false) === undefined ? 'accepted' : refusedAddress(address, true) === undefined ? 'loopback' : 'refused';
+  refusedAddress(address, false) === undefined
+    ? 'accepted'
+    : refusedAddress(address, true) === undefined
+      ? 'loopback'
+      : 'refused';
 
 /**
  * One row per block of the two tables: the block, how an address in it is judged, its first and last address (or,
  * where a more specific block holds those, the first and last that only this block holds), and an address just
  * outside with how the next rule judges it.
  */
-const BLOCKS: Array<[block: string, inside: Verdict, first: string, last: string, outside: string, outsideVerdict: Verdict]> = [
+const BLOCKS: Array<
+  [block: string, inside: Verdict, first: string, last: string, outside: string, outsideVerdict: Verdict]
+> = [
   ['0.0.0.0/0', 'accepted', '1.0.0.0', '223.255.255.255', '0.255.255.255', 'refused'],
   ['0.0.0.0/8', 'refused', '0.0.0.1', '0.255.255.255', '1.0.0.0', 'accepted'],
   ['0.0.0.0/32', 'refused', '0.0.0.0', '0.0.0.0', '0.0.0.1', 'refused'],
@@ -182,30 +204,58 @@ const BLOCKS: Array<[block: string, inside: Verdict, first: string, last: string
   ['2001:3::/32', 'accepted', '2001:3::', '2001:3:ffff:ffff:ffff:ffff:ffff:ffff', '2001:4::', 'refused'],
   ['2001:4:112::/48', 'accepted', '2001:4:112::', '2001:4:112:ffff:ffff:ffff:ffff:ffff', '2001:4:113::', 'refused'],
   ['2001:10::/28', 'refused', '2001:10::', '2001:1f:ffff:ffff:ffff:ffff:ffff:ffff', '2001:20::', 'accepted'],
-  ['2001:20::/28', 'accepted', '2001:20::', '2001:2f:ffff:ffff:ffff:ffff:ffff:ffff', '2001:1f:ffff:ffff:ffff:ffff:ffff:ffff', 'refused'],
+  [
+    '2001:20::/28',
+    'accepted',
+    '2001:20::',
+    '2001:2f:ffff:ffff:ffff:ffff:ffff:ffff',
+    '2001:1f:ffff:ffff:ffff:ffff:ffff:ffff',
+    'refused',
+  ],
   ['2001:30::/28', 'accepted', '2001:30::', '2001:3f:ffff:ffff:ffff:ffff:ffff:ffff', '2001:40::', 'refused'],
   ['2001:db8::/32', 'refused', '2001:db8::', '2001:db8:ffff:ffff:ffff:ffff:ffff:ffff', '2001:db9::', 'accepted'],
   ['2002::/16', 'refused', '2002::', '2002:ffff:ffff:ffff:ffff:ffff:ffff:ffff', '2003::', 'accepted'],
-  ['2620:4f:8000::/48', 'accepted', '2620:4f:8000::', '2620:4f:8000:ffff:ffff:ffff:ffff:ffff', '2620:4f:8001::', 'accepted'],
+  [
+    '2620:4f:8000::/48',
+    'accepted',
+    '2620:4f:8000::',
+    '2620:4f:8000:ffff:ffff:ffff:ffff:ffff',
+    '2620:4f:8001::',
+    'accepted',
+  ],
   ['3fff::/20', 'refused', '3fff::', '3fff:fff:ffff:ffff:ffff:ffff:ffff:ffff', '3fff:1000::', 'accepted'],
   ['5f00::/16', 'refused', '5f00::', '5f00:ffff:ffff:ffff:ffff:ffff:ffff:ffff', '5f01::', 'refused'],
   ['fc00::/7', 'refused', 'fc00::', 'fdff:ffff:ffff:ffff:ffff:ffff:ffff:ffff', 'fe00::', 'refused'],
   ['fe80::/10', 'refused', 'fe80::', 'febf:ffff:ffff:ffff:ffff:ffff:ffff:ffff', 'fec0::', 'refused'],
   ['fec0::/10', 'refused', 'fec0::', 'feff:ffff:ffff:ffff:ffff:ffff:ffff:ffff', 'ff00::', 'refused'],
-  ['ff00::/8', 'refused', 'ff00::', 'ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff', 'feff:ffff:ffff:ffff:ffff:ffff:ffff:ffff', 'refused'],
+  [
+    'ff00::/8',
+    'refused',
+    'ff00::',
+    'ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff',
+    'feff:ffff:ffff:ffff:ffff:ffff:ffff:ffff',
+    'refused',
+  ],
 ];
 
-t.test('every block of the two special-purpose tables: first and last address inside, and one just outside', async (t) => {
-  t.same(BLOCKS.map(([block]) => block).sort(), [...IPV4_SPECIAL_PURPOSE, ...IPV6_SPECIAL_PURPOSE].map(([prefix]) => prefix).sort(), 'one case per row');
-  for (const [block, inside, first, last, outside, outsideVerdict] of BLOCKS) {
-    t.equal(verdict(first), inside, `${first} (first in ${block})`);
-    t.equal(verdict(last), inside, `${last} (last in ${block})`);
-    t.equal(specialPurposeBlock(first)?.prefix, block, `${first} is judged by ${block}`);
-    t.equal(specialPurposeBlock(last)?.prefix, block, `${last} is judged by ${block}`);
-    t.equal(verdict(outside), outsideVerdict, `${outside} (just outside ${block})`);
-    t.not(specialPurposeBlock(outside)?.prefix, block, `${outside} is judged by another rule`);
-  }
-});
+t.test(
+  'every block of the two special-purpose tables: first and last address inside, and one just outside',
+  async (t) => {
+    t.same(
+      BLOCKS.map(([block]) => block).sort(),
+      [...IPV4_SPECIAL_PURPOSE, ...IPV6_SPECIAL_PURPOSE].map(([prefix]) => prefix).sort(),
+      'one case per row',
+    );
+    for (const [block, inside, first, last, outside, outsideVerdict] of BLOCKS) {
+      t.equal(verdict(first), inside, `${first} (first in ${block})`);
+      t.equal(verdict(last), inside, `${last} (last in ${block})`);
+      t.equal(specialPurposeBlock(first)?.prefix, block, `${first} is judged by ${block}`);
+      t.equal(specialPurposeBlock(last)?.prefix, block, `${last} is judged by ${block}`);
+      t.equal(verdict(outside), outsideVerdict, `${outside} (just outside ${block})`);
+      t.not(specialPurposeBlock(outside)?.prefix, block, `${outside} is judged by another rule`);
+    }
+  },
+);
 
 /** IPv4 inside IPv6: every spelling of every form is refused, whatever IPv4 address it carries. */
 const EMBEDDED = [
@@ -238,21 +288,32 @@ const EMBEDDED = [
   'https://nat64-local.partner.example/',
 ];
 
-t.test(`${EMBEDDED.length} IPv6 forms that carry an IPv4 address are refused, with and without the development flag`, async (t) => {
-  for (const url of EMBEDDED) {
-    t.not(await refusal(url), 'accepted', url);
-    t.not(await refusal(url, true), 'accepted', `${url} with --allow-http-loopback`);
-  }
-  t.not(await refusal('http://[::ffff:0:7f00:1]:8080/', true), 'accepted', 'translated loopback is not loopback for plain http');
-});
+t.test(
+  `${EMBEDDED.length} IPv6 forms that carry an IPv4 address are refused, with and without the development flag`,
+  async (t) => {
+    for (const url of EMBEDDED) {
+      t.not(await refusal(url), 'accepted', url);
+      t.not(await refusal(url, true), 'accepted', `${url} with --allow-http-loopback`);
+    }
+    t.not(
+      await refusal('http://[::ffff:0:7f00:1]:8080/', true),
+      'accepted',
+      'translated loopback is not loopback for plain http',
+    );
+  },
+);
 
-t.test('public addresses, and the globally reachable special-purpose blocks allowed, are accepted in any spelling', async (t) => {
-  for (const url of [
-    'https://93.184.216.34/',
-    'https://[2606:2800:220:1:248:1893:25c8:1946]/',
-    'https://[2606:2800:0220:0001:0248:1893:25C8:1946]/',
-    'https://192.175.48.6/',
-    'https://[2001:4:112::6]/',
-    'https://as112.partner.example/',
-  ]) t.equal(await refusal(url), 'accepted', url);
-});
+t.test(
+  'public addresses, and the globally reachable special-purpose blocks allowed, are accepted in any spelling',
+  async (t) => {
+    for (const url of [
+      'https://93.184.216.34/',
+      'https://[2606:2800:220:1:248:1893:25c8:1946]/',
+      'https://[2606:2800:0220:0001:0248:1893:25C8:1946]/',
+      'https://192.175.48.6/',
+      'https://[2001:4:112::6]/',
+      'https://as112.partner.example/',
+    ])
+      t.equal(await refusal(url), 'accepted', url);
+  },
+);

@@ -13,7 +13,13 @@ await createAgency(db, { id: agencyId, name: 'Retention agency', serviceZips: ['
 const { json } = await webhookCommands.subscribe.run({
   db,
   config: loadConfig({}),
-  options: { agency: agencyId, url: 'http://127.0.0.1:9/hooks', events: 'task.created', 'allow-http-loopback': true, 'phi-mode': 'no_phi' },
+  options: {
+    agency: agencyId,
+    url: 'http://127.0.0.1:9/hooks',
+    events: 'task.created',
+    'allow-http-loopback': true,
+    'phi-mode': 'no_phi',
+  },
   keyEncryption: () => testKeyEncryption,
 });
 const subscriptionId = json.subscription_id as string;
@@ -24,18 +30,35 @@ async function event(id: string, daysAgo: number, status: 'held' | 'pending' | '
   const createdAt = new Date(Date.now() - daysAgo * DAY_MS);
   const { seq } = await db
     .insertInto('webhook_events')
-    .values({ agency_id: agencyId, id, type: 'task.created', data: JSON.stringify({ id: 'task_1' }), created_at: createdAt, fanned_out_at: createdAt })
+    .values({
+      agency_id: agencyId,
+      id,
+      type: 'task.created',
+      data: JSON.stringify({ id: 'task_1' }),
+      created_at: createdAt,
+      fanned_out_at: createdAt,
+    })
     .returning('seq')
     .executeTakeFirstOrThrow();
   if (status) {
     await db
       .insertInto('webhook_deliveries')
-      .values({ agency_id: agencyId, id: `whd_${id}`, subscription_id: subscriptionId, event_id: id, event_seq: seq, status })
+      .values({
+        agency_id: agencyId,
+        id: `whd_${id}`,
+        subscription_id: subscriptionId,
+        event_id: id,
+        event_seq: seq,
+        status,
+      })
       .execute();
   }
 }
 
-const remaining = async () => (await db.selectFrom('webhook_events').select('id').where('agency_id', '=', agencyId).orderBy('id').execute()).map((row) => row.id);
+const remaining = async () =>
+  (await db.selectFrom('webhook_events').select('id').where('agency_id', '=', agencyId).orderBy('id').execute()).map(
+    (row) => row.id,
+  );
 
 t.test('settled events past the retention go with their deliveries; held, pending and recent ones stay', async (t) => {
   await event('evt_old_delivered', WEBHOOK_RETENTION_DAYS + 1, 'delivered');
@@ -50,6 +73,15 @@ t.test('settled events past the retention go with their deliveries; held, pendin
   t.equal(await purgeWebhookHistory(db, before, 2), 3, 'batches of 2 until one comes back short');
   t.equal(await purgeWebhookHistory(db, before), 0, 'nothing more');
   t.same(await remaining(), ['evt_old_held', 'evt_old_pending', 'evt_recent_delivered']);
-  const deliveries = await db.selectFrom('webhook_deliveries').select('event_id').where('agency_id', '=', agencyId).orderBy('event_id').execute();
-  t.same(deliveries.map((row) => row.event_id), ['evt_old_held', 'evt_old_pending', 'evt_recent_delivered'], 'the purged events\' deliveries are gone with them');
+  const deliveries = await db
+    .selectFrom('webhook_deliveries')
+    .select('event_id')
+    .where('agency_id', '=', agencyId)
+    .orderBy('event_id')
+    .execute();
+  t.same(
+    deliveries.map((row) => row.event_id),
+    ['evt_old_held', 'evt_old_pending', 'evt_recent_delivered'],
+    "the purged events' deliveries are gone with them",
+  );
 });

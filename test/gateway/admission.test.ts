@@ -9,7 +9,9 @@ function recordingTrace() {
   const trace = {
     step(name: PipelineStep) {
       spans.push(`start ${name}`);
-      return { end: (failure?: unknown) => spans.push(failure ? `end ${name}: ${(failure as Error).message}` : `end ${name}`) };
+      return {
+        end: (failure?: unknown) => spans.push(failure ? `end ${name}: ${(failure as Error).message}` : `end ${name}`),
+      };
     },
   } as unknown as CallTrace;
   return { spans, trace };
@@ -20,7 +22,10 @@ function admissionOf(trace?: CallTrace): Admission {
 }
 
 const sync = (name: PipelineStep, ran: string[]): AdmissionStep => ({ name, run: () => void ran.push(name) });
-const later = (name: PipelineStep, ran: string[]): AdmissionStep => ({ name, run: () => Promise.resolve().then(() => void ran.push(name)) });
+const later = (name: PipelineStep, ran: string[]): AdmissionStep => ({
+  name,
+  run: () => Promise.resolve().then(() => void ran.push(name)),
+});
 
 t.test('steps that need no I/O are all run in the same tick, in order, without a promise', async (t) => {
   const ran: string[] = [];
@@ -31,7 +36,10 @@ t.test('steps that need no I/O are all run in the same tick, in order, without a
 
 t.test('from the first step that waits on I/O, the rest follow as it settles, in order', async (t) => {
   const ran: string[] = [];
-  const outcome = runAdmission([sync('authenticate', ran), later('authorize', ran), sync('limits', ran)], admissionOf());
+  const outcome = runAdmission(
+    [sync('authenticate', ran), later('authorize', ran), sync('limits', ran)],
+    admissionOf(),
+  );
   t.ok(outcome instanceof Promise);
   t.same(ran, ['authenticate'], 'the steps after it wait');
   await outcome;
@@ -40,7 +48,12 @@ t.test('from the first step that waits on I/O, the rest follow as it settles, in
 
 t.test('a refusal stops admission: the later steps do not run', async (t) => {
   const ran: string[] = [];
-  const refuse: AdmissionStep = { name: 'authorize', run: () => { throw new Error('refused'); } };
+  const refuse: AdmissionStep = {
+    name: 'authorize',
+    run: () => {
+      throw new Error('refused');
+    },
+  };
   t.throws(() => runAdmission([sync('authenticate', ran), refuse, sync('limits', ran)], admissionOf()), /refused/);
   t.same(ran, ['authenticate']);
   const refuseLater: AdmissionStep = { name: 'authorize', run: () => Promise.reject(new Error('refused later')) };
@@ -52,6 +65,15 @@ t.test('each step has one span, ended as it returns or settles, with its failure
   const { spans, trace } = recordingTrace();
   const ran: string[] = [];
   const refuse: AdmissionStep = { name: 'limits', run: () => Promise.reject(new Error('over the limit')) };
-  await t.rejects(runAdmission([sync('authenticate', ran), later('authorize', ran), refuse], admissionOf(trace)) as Promise<void>);
-  t.same(spans, ['start authenticate', 'end authenticate', 'start authorize', 'end authorize', 'start limits', 'end limits: over the limit']);
+  await t.rejects(
+    runAdmission([sync('authenticate', ran), later('authorize', ran), refuse], admissionOf(trace)) as Promise<void>,
+  );
+  t.same(spans, [
+    'start authenticate',
+    'end authenticate',
+    'start authorize',
+    'end authorize',
+    'start limits',
+    'end limits: over the limit',
+  ]);
 });

@@ -53,7 +53,17 @@ function capturingLog() {
 t.test('insertAuditEvents writes every field of the event', async (t) => {
   const agencyId = await newAgency();
   const occurredAt = new Date('2026-03-01T12:00:00.123Z');
-  const full = event(agencyId, { operationId: 'createReferral', resourceType: 'referral', resourceIds: ['r-1', 'r-2'], outcome: 'denied', status: 403, phiMode: 'no_phi', sourceSystem: 'ehr-x', externalReferenceId: 'ext-77', occurredAt });
+  const full = event(agencyId, {
+    operationId: 'createReferral',
+    resourceType: 'referral',
+    resourceIds: ['r-1', 'r-2'],
+    outcome: 'denied',
+    status: 403,
+    phiMode: 'no_phi',
+    sourceSystem: 'ehr-x',
+    externalReferenceId: 'ext-77',
+    occurredAt,
+  });
   await insertAuditEvents([full, event(agencyId, { resourceType: null, resourceIds: [] })]).execute(db);
   const [first, second] = await auditRows(agencyId);
   t.match(first, {
@@ -80,21 +90,34 @@ t.test('an event holding NUL or lone surrogates is stored, never refused: each b
   const text = 'Jane \u0000 \ud800 \udc00 😀';
   const stored = 'Jane \ufffd \ufffd \ufffd 😀';
   const details = { natural_language_input: text, parameters: { [`k${text}`]: [text] } };
-  await insertAuditEvents([event(agencyId, { sourceSystem: text, externalReferenceId: text, resourceIds: [text], details })]).execute(db);
+  await insertAuditEvents([
+    event(agencyId, { sourceSystem: text, externalReferenceId: text, resourceIds: [text], details }),
+  ]).execute(db);
   const buffer = new AuditBuffer(db, capturingLog());
   buffer.push(event(agencyId, { details: { natural_language_input: text } }));
   await buffer.close();
   const rows = await auditRows(agencyId);
   t.equal(rows.length, 2, 'both written: the direct insert and the buffered one');
-  t.match(rows[0], { source_system: stored, external_reference_id: stored, resource_ids: [stored], details: { natural_language_input: stored, parameters: { [`k${stored}`]: [stored] } } });
+  t.match(rows[0], {
+    source_system: stored,
+    external_reference_id: stored,
+    resource_ids: [stored],
+    details: { natural_language_input: stored, parameters: { [`k${stored}`]: [stored] } },
+  });
   t.match(rows[1], { details: { natural_language_input: stored } });
 });
 
 t.test('the database refuses UPDATE, DELETE and TRUNCATE of audit_events', async (t) => {
   const agencyId = await newAgency();
   await insertAuditEvents([event(agencyId)]).execute(db);
-  await t.rejects(sql`update audit_events set status = 500 where agency_id = ${agencyId}`.execute(db), { code: 'P0001', message: /append-only: UPDATE refused/ });
-  await t.rejects(sql`delete from audit_events where agency_id = ${agencyId}`.execute(db), { code: 'P0001', message: /append-only: DELETE refused/ });
+  await t.rejects(sql`update audit_events set status = 500 where agency_id = ${agencyId}`.execute(db), {
+    code: 'P0001',
+    message: /append-only: UPDATE refused/,
+  });
+  await t.rejects(sql`delete from audit_events where agency_id = ${agencyId}`.execute(db), {
+    code: 'P0001',
+    message: /append-only: DELETE refused/,
+  });
   await t.rejects(sql`truncate audit_events`.execute(db), { code: 'P0001', message: /append-only: TRUNCATE refused/ });
   t.match(await auditRows(agencyId), [{ status: 200 }], 'the record is unchanged');
 });
@@ -102,7 +125,13 @@ t.test('the database refuses UPDATE, DELETE and TRUNCATE of audit_events', async
 t.test('a failing audit write inside a command rolls the command back with PLATFORM_AUDIT_WRITE_FAILED', async (t) => {
   const agencyId = await newAgency();
   const requestId = `req-${randomUUID()}`;
-  const id = { agencyId, extensionId: 'ext-1', key: `key-${randomUUID()}`, operationId: 'createTask', fingerprint: requestFingerprint('POST', '/api/v1/ext/tasks', {}, 'phi') };
+  const id = {
+    agencyId,
+    extensionId: 'ext-1',
+    key: `key-${randomUUID()}`,
+    operationId: 'createTask',
+    fingerprint: requestFingerprint('POST', '/api/v1/ext/tasks', {}, 'phi'),
+  };
   const command = (status: number) => async (trx: Transaction<DB>) => {
     await sql`insert into audit_test_side_effects (request_id) values (${requestId})`.execute(trx);
     // status 0 breaks the table's CHECK, standing in for any failure of the insert.
@@ -112,7 +141,8 @@ t.test('a failing audit write inside a command rolls the command back with PLATF
   };
   const failure = await runIdempotent(db, id, command(0)).catch((err: unknown) => err as Error & { code: string });
   t.match(failure, { code: 'PLATFORM_AUDIT_WRITE_FAILED', status: 503, cause: { code: '23514' } });
-  const sideEffects = () => sql`select 1 from audit_test_side_effects where request_id = ${requestId}`.execute(db).then((r) => r.rows.length);
+  const sideEffects = () =>
+    sql`select 1 from audit_test_side_effects where request_id = ${requestId}`.execute(db).then((r) => r.rows.length);
   t.equal(await sideEffects(), 0, "the command's side effect rolled back");
   t.same(await auditRows(agencyId), []);
   t.equal((await runIdempotent(db, id, command(200))).replayed, false, 'the key can be retried');
@@ -134,18 +164,21 @@ t.test('AuditBuffer', async (t) => {
     t.equal(buffer.pending, 0);
   });
 
-  t.test('under steady load writes full batches only; the remainder waits for the next batch or the timer', async (t) => {
-    const agencyId = await newAgency();
-    const buffer = new AuditBuffer(db, capturingLog(), { maxBatch: 2 });
-    t.teardown(() => buffer.close());
-    for (let i = 0; i < 3; i++) buffer.push(event(agencyId));
-    await until(async () => (await auditRows(agencyId)).length === 2);
-    await sleep(100);
-    t.equal((await auditRows(agencyId)).length, 2, 'the third is not written as a batch of one');
-    t.equal(buffer.pending, 1);
-    await buffer.flush();
-    t.equal((await auditRows(agencyId)).length, 3);
-  });
+  t.test(
+    'under steady load writes full batches only; the remainder waits for the next batch or the timer',
+    async (t) => {
+      const agencyId = await newAgency();
+      const buffer = new AuditBuffer(db, capturingLog(), { maxBatch: 2 });
+      t.teardown(() => buffer.close());
+      for (let i = 0; i < 3; i++) buffer.push(event(agencyId));
+      await until(async () => (await auditRows(agencyId)).length === 2);
+      await sleep(100);
+      t.equal((await auditRows(agencyId)).length, 2, 'the third is not written as a batch of one');
+      t.equal(buffer.pending, 1);
+      await buffer.flush();
+      t.equal((await auditRows(agencyId)).length, 3);
+    },
+  );
 
   t.test('flushes on its interval', async (t) => {
     const agencyId = await newAgency();
@@ -168,7 +201,10 @@ t.test('AuditBuffer', async (t) => {
     await buffer.close();
     const rows = await auditRows(agencyId);
     t.equal(rows.length, 2);
-    t.ok(rows.every((r) => r.occurred_at.getTime() - pushedAt < 150), 'occurred_at is when it was pushed, not when it was written');
+    t.ok(
+      rows.every((r) => r.occurred_at.getTime() - pushedAt < 150),
+      'occurred_at is when it was pushed, not when it was written',
+    );
     t.throws(() => buffer.push(event(agencyId)), { code: 'PLATFORM_AUDIT_WRITE_FAILED' }, 'closed: refuses');
   });
 
@@ -177,7 +213,9 @@ t.test('AuditBuffer', async (t) => {
     await sql`
       create function audit_test_unavailable() returns trigger language plpgsql as $$
       begin raise exception 'database unavailable' using errcode = '57P03'; end $$`.execute(db);
-    await sql`create trigger audit_test_unavailable before insert on audit_events for each row execute function audit_test_unavailable()`.execute(db);
+    await sql`create trigger audit_test_unavailable before insert on audit_events for each row execute function audit_test_unavailable()`.execute(
+      db,
+    );
     const log = capturingLog();
     const buffer = new AuditBuffer(db, log, { maxBatch: 100 });
     t.teardown(() => buffer.close());

@@ -2,7 +2,8 @@ import t from 'tap';
 import { buildSignedInApp } from '../helpers/app.js';
 
 const api = await buildSignedInApp();
-const health = (headers: Record<string, string> = {}) => api.request({ method: 'GET', url: '/api/v1/ext/health', headers });
+const health = (headers: Record<string, string> = {}) =>
+  api.request({ method: 'GET', url: '/api/v1/ext/health', headers });
 
 t.test('absent svc-contract-version serves the current version 2', async (t) => {
   const res = await health();

@@ -9,10 +9,14 @@ const failures: Record<string, () => Error> = {
   'pool-wait': () => new Error('timeout exceeded when trying to connect'),
   'connection-lost': () => Object.assign(new Error('terminating connection'), { code: '08006' }),
   'too-many-connections': () => Object.assign(new Error('sorry, too many clients already'), { code: '53300' }),
-  'statement-timeout': () => Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' }),
+  'statement-timeout': () =>
+    Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' }),
   bug: () => new TypeError('undefined is not a function'),
 };
-for (const [name, fail] of Object.entries(failures)) app.get(`/${name}`, async () => { throw fail(); });
+for (const [name, fail] of Object.entries(failures))
+  app.get(`/${name}`, async () => {
+    throw fail();
+  });
 t.teardown(() => app.close());
 
 t.test('database trouble that passes is a retryable 503 or 504, never a 500', async (t) => {

@@ -39,13 +39,67 @@ function random(seed: number) {
 const rng = random(SEED);
 
 const HOSTILE_TEXT = [
-  '', ' ', 'x'.repeat(10_000), 'nul\u0000inside', '\u0000', 'lone \ud800', '\udfff tail', 'Zoë 📞 \u202eRTL', '𝔘𝔫𝔦𝔠𝔬𝔡𝔢', '%00', '../../etc/passwd',
-  "' OR 1=1 --", '<script>alert(1)</script>', '\n\t\r', '1e400', '-1', '0', 'NaN', '2026-02-30', '9999-12-31T23:59:59Z', '0000-00-00', 'null', 'true',
-  'PT-AAAAAAAA', 'OR-ZZZZZZ', 'pat_', '{"a":1}', '\\u0000', '\ufeffbom', 'a'.repeat(129),
+  '',
+  ' ',
+  'x'.repeat(10_000),
+  'nul\u0000inside',
+  '\u0000',
+  'lone \ud800',
+  '\udfff tail',
+  'Zoë 📞 \u202eRTL',
+  '𝔘𝔫𝔦𝔠𝔬𝔡𝔢',
+  '%00',
+  '../../etc/passwd',
+  "' OR 1=1 --",
+  '<script>alert(1)</script>',
+  '\n\t\r',
+  '1e400',
+  '-1',
+  '0',
+  'NaN',
+  '2026-02-30',
+  '9999-12-31T23:59:59Z',
+  '0000-00-00',
+  'null',
+  'true',
+  'PT-AAAAAAAA',
+  'OR-ZZZZZZ',
+  'pat_',
+  '{"a":1}',
+  '\\u0000',
+  '\ufeffbom',
+  'a'.repeat(129),
 ];
-const HOSTILE_VALUES: unknown[] = [null, true, false, 0, -1, 1.5, 1e308, -1e308, 2 ** 53 + 1, [], [1, 'a', null], {}, { a: { b: { c: null } } }, ['\u0000']];
+const HOSTILE_VALUES: unknown[] = [
+  null,
+  true,
+  false,
+  0,
+  -1,
+  1.5,
+  1e308,
+  -1e308,
+  2 ** 53 + 1,
+  [],
+  [1, 'a', null],
+  {},
+  { a: { b: { c: null } } },
+  ['\u0000'],
+];
 const RAW_QUERY_VALUES = ['%', '%ZZ', '%ED%A0%80', '%C3%28', '%FF', '%00', '%E2%80%AE', '+', '%2B%2B', ''];
-const RAW_BODIES = ['', 'null', '[]', '"text"', '{', '{"a":1,}', '123', '{"a":"\\u0000"}', '{"a":"\\ud800"}', '[[[[[[[[[[]]]]]]]]]]', '\u0000'];
+const RAW_BODIES = [
+  '',
+  'null',
+  '[]',
+  '"text"',
+  '{',
+  '{"a":1,}',
+  '123',
+  '{"a":"\\u0000"}',
+  '{"a":"\\ud800"}',
+  '[[[[[[[[[[]]]]]]]]]]',
+  '\u0000',
+];
 
 function resolve(schema: Schema | undefined): Schema {
   let at = schema ?? {};
@@ -69,7 +123,8 @@ function valueFor(raw: Schema | undefined, depth = 0): unknown {
     case 'object': {
       const out: Record<string, unknown> = {};
       for (const [name, property] of Object.entries<Schema>(schema.properties ?? {})) {
-        if ((schema.required ?? []).includes(name) || (depth < 3 && rng.chance(0.5))) out[name] = valueFor(property, depth + 1);
+        if ((schema.required ?? []).includes(name) || (depth < 3 && rng.chance(0.5)))
+          out[name] = valueFor(property, depth + 1);
       }
       return out;
     }
@@ -107,19 +162,23 @@ function mutatedObject(value: unknown): unknown {
     if (rng.chance(0.1)) delete out[name];
     else out[name] = typeof out[name] === 'object' && rng.chance(0.5) ? mutatedObject(out[name]) : mutated(out[name]);
   }
-  if (rng.chance(0.2)) out[rng.pick(['extra', 'a\u0000b', '\ud800', '__proto__', 'constructor'])] = rng.pick(HOSTILE_VALUES);
+  if (rng.chance(0.2))
+    out[rng.pick(['extra', 'a\u0000b', '\ud800', '__proto__', 'constructor'])] = rng.pick(HOSTILE_VALUES);
   return out;
 }
 
 /** Every byte of the text's UTF-8 percent-encoded (a lone surrogate is sent as U+FFFD: UTF-8 has no form for it). */
-const percentEncoded = (text: string) => [...Buffer.from(text, 'utf8')].map((byte) => `%${byte.toString(16).padStart(2, '0')}`).join('');
+const percentEncoded = (text: string) =>
+  [...Buffer.from(text, 'utf8')].map((byte) => `%${byte.toString(16).padStart(2, '0')}`).join('');
 
 function queryString(operation: OperationDefinition): string {
   const pairs: string[] = [];
   for (const parameter of operation.queryParameters as unknown as { name: string; schema: Schema }[]) {
     if (!rng.chance(0.5)) continue;
     const value = mutated(valueFor(parameter.schema));
-    const text = rng.chance(0.15) ? rng.pick(RAW_QUERY_VALUES) : percentEncoded(typeof value === 'string' ? value : JSON.stringify(value) ?? '');
+    const text = rng.chance(0.15)
+      ? rng.pick(RAW_QUERY_VALUES)
+      : percentEncoded(typeof value === 'string' ? value : (JSON.stringify(value) ?? ''));
     pairs.push(`${parameter.name}=${text}`);
     if (rng.chance(0.1)) pairs.push(`${parameter.name}=${text}`);
   }
@@ -129,7 +188,8 @@ function queryString(operation: OperationDefinition): string {
 
 function pathOf(operation: OperationDefinition, ids: readonly string[]): string {
   return operation.path.replace(/\{([^}]+)\}/g, (_match, name: string) => {
-    if (name === 'queryId' && rng.chance(0.7)) return rng.pick(['active_census', 'orders_awaiting_signature', 'remittance_variance', 'nope']);
+    if (name === 'queryId' && rng.chance(0.7))
+      return rng.pick(['active_census', 'orders_awaiting_signature', 'remittance_variance', 'nope']);
     if (name === 'templateType' && rng.chance(0.7)) return rng.pick(['power-query', 'office-script', 'xlsx', 'other']);
     if (rng.chance(0.6) && ids.length > 0) return percentEncoded(rng.pick(ids));
     return rng.chance(0.2) ? rng.pick(RAW_QUERY_VALUES) : percentEncoded(String(rng.pick(HOSTILE_TEXT)) || 'x');
@@ -147,11 +207,21 @@ let addresses = 0;
 function headersFor(operation: OperationDefinition): Record<string, string> {
   const headers: Record<string, string> = {};
   if (operation.command) {
-    if (!rng.chance(0.1)) headers['idempotency-key'] = rng.chance(0.85) ? `fuzz-${SEED}-${++keys}` : rng.pick(['', 'short', 'k'.repeat(200), 'bad key!', '../../x']);
+    if (!rng.chance(0.1))
+      headers['idempotency-key'] = rng.chance(0.85)
+        ? `fuzz-${SEED}-${++keys}`
+        : rng.pick(['', 'short', 'k'.repeat(200), 'bad key!', '../../x']);
   }
   if (rng.chance(0.1)) headers['svc-contract-version'] = rng.pick(['1', '2', '3', '0', 'abc', ' 2', '2.0']);
   if (operation.requestContentTypes.length > 0) {
-    headers['content-type'] = rng.chance(0.9) ? 'application/json' : rng.pick(['text/plain', 'application/json; charset=latin1', 'application/x-www-form-urlencoded', 'application/xml']);
+    headers['content-type'] = rng.chance(0.9)
+      ? 'application/json'
+      : rng.pick([
+          'text/plain',
+          'application/json; charset=latin1',
+          'application/x-www-form-urlencoded',
+          'application/xml',
+        ]);
   }
   return headers;
 }
@@ -159,7 +229,10 @@ function headersFor(operation: OperationDefinition): Record<string, string> {
 function payloadFor(operation: OperationDefinition, session: SignedInApi): string | undefined {
   if (operation.requestContentTypes.length === 0) return undefined;
   if (rng.chance(0.1)) return rng.pick(RAW_BODIES);
-  const valid = operation.operationId === 'issueToken' ? tokenRequestBody(session.integration, rng.pick(['phi', 'no_phi'])) : valueFor(bodySchema(operation));
+  const valid =
+    operation.operationId === 'issueToken'
+      ? tokenRequestBody(session.integration, rng.pick(['phi', 'no_phi']))
+      : valueFor(bodySchema(operation));
   return JSON.stringify(mutatedObject(valid));
 }
 
@@ -190,34 +263,43 @@ async function knownIds(session: SignedInApi): Promise<string[]> {
 
 const api: TestApi = await buildTestApp();
 const agency = await seededAgency(api);
-const generous = { rateLimitPerMinute: 1_000_000, dailyQuota: 1_000_000, dailyCostBudget: null, agencyId: agency.agencyId };
+const generous = {
+  rateLimitPerMinute: 1_000_000,
+  dailyQuota: 1_000_000,
+  dailyCostBudget: null,
+  agencyId: agency.agencyId,
+};
 const sessions = {
   phi: await signIn(api, { phiMode: 'phi', integration: generous }),
   no_phi: await signIn(api, { phiMode: 'no_phi', integration: generous }),
 };
 
-t.test(`${PER_OPERATION_AND_MODE} generated requests per operation and PHI mode: no 5xx, every answer in the contract`, async (t) => {
-  const failures: string[] = [];
-  const statuses = new Map<number, number>();
-  let sent = 0;
-  for (const [mode, session] of Object.entries(sessions)) {
-    const ids = await knownIds(session);
-    for (const operation of Object.values(operations)) {
-      for (let i = 0; i < PER_OPERATION_AND_MODE; i++) {
-        const request = requestFor(operation, session, ids);
-        sent++;
-        try {
-          const res = await session.request(request);
-          statuses.set(res.statusCode, (statuses.get(res.statusCode) ?? 0) + 1);
-          if (res.statusCode >= 500) failures.push(`${mode} ${request.method} ${request.url} -> ${res.statusCode} ${res.body.slice(0, 300)}`);
-        } catch (err) {
-          failures.push(`${mode} ${request.method} ${request.url}: ${(err as Error).message.slice(0, 600)}`);
+t.test(
+  `${PER_OPERATION_AND_MODE} generated requests per operation and PHI mode: no 5xx, every answer in the contract`,
+  async (t) => {
+    const failures: string[] = [];
+    const statuses = new Map<number, number>();
+    let sent = 0;
+    for (const [mode, session] of Object.entries(sessions)) {
+      const ids = await knownIds(session);
+      for (const operation of Object.values(operations)) {
+        for (let i = 0; i < PER_OPERATION_AND_MODE; i++) {
+          const request = requestFor(operation, session, ids);
+          sent++;
+          try {
+            const res = await session.request(request);
+            statuses.set(res.statusCode, (statuses.get(res.statusCode) ?? 0) + 1);
+            if (res.statusCode >= 500)
+              failures.push(`${mode} ${request.method} ${request.url} -> ${res.statusCode} ${res.body.slice(0, 300)}`);
+          } catch (err) {
+            failures.push(`${mode} ${request.method} ${request.url}: ${(err as Error).message.slice(0, 600)}`);
+          }
         }
       }
     }
-  }
-  t.comment(`seed ${SEED}: ${sent} requests; statuses ${JSON.stringify(Object.fromEntries([...statuses].sort()))}`);
-  t.ok(sent >= 3_000, `${sent} requests`);
-  t.ok((statuses.get(200) ?? 0) > sent / 10, 'a fair share reached the handlers and succeeded');
-  t.same(failures.slice(0, 20), [], `${failures.length} answers were 5xx or outside the contract`);
-});
+    t.comment(`seed ${SEED}: ${sent} requests; statuses ${JSON.stringify(Object.fromEntries([...statuses].sort()))}`);
+    t.ok(sent >= 3_000, `${sent} requests`);
+    t.ok((statuses.get(200) ?? 0) > sent / 10, 'a fair share reached the handlers and succeeded');
+    t.same(failures.slice(0, 20), [], `${failures.length} answers were 5xx or outside the contract`);
+  },
+);

@@ -47,16 +47,31 @@ t.test(`offset has a maximum of ${MAX_OFFSET}: deeper pages continue by cursor`,
 const deepArray = (depth: number) => `${'['.repeat(depth)}${']'.repeat(depth)}`;
 const deepObject = (depth: number) => `${'{"a":'.repeat(depth - 1)}{}${'}'.repeat(depth - 1)}`;
 /** A referral body (additional properties allowed) whose `extra` member nests `depth - 1` levels below the body. */
-const referralNesting = (nested: string) => `{"service_line":"home_health","patient_name":"Ada Lovelace","extra":${nested}}`;
+const referralNesting = (nested: string) =>
+  `{"service_line":"home_health","patient_name":"Ada Lovelace","extra":${nested}}`;
 const depthIssue = { location: 'body', path: '', keyword: 'maxDepth' };
 
 t.test(`bodies nested deeper than ${MAX_DEPTH} levels are a 400 before anything walks them`, async (t) => {
   for (const depth of [5_000, 100_000]) {
-    for (const [shape, nested] of [['arrays', deepArray(depth)], ['objects', deepObject(depth)]]) {
-      const referral = await api.request({ method: 'POST', url: '/api/v1/ext/referrals', headers: command(freshKey()), payload: referralNesting(nested) });
+    for (const [shape, nested] of [
+      ['arrays', deepArray(depth)],
+      ['objects', deepObject(depth)],
+    ]) {
+      const referral = await api.request({
+        method: 'POST',
+        url: '/api/v1/ext/referrals',
+        headers: command(freshKey()),
+        payload: referralNesting(nested),
+      });
       assertInvalidRequest(t, referral, 400, depthIssue);
       t.match(referral.json().user_message, String(MAX_DEPTH), `${depth} ${shape}: the message names the limit`);
-      const token = await anonymous.request({ method: 'POST', url: TOKEN_URL, headers: { 'content-type': 'application/json' }, payload: nested, remoteAddress: freshAddress() });
+      const token = await anonymous.request({
+        method: 'POST',
+        url: TOKEN_URL,
+        headers: { 'content-type': 'application/json' },
+        payload: nested,
+        remoteAddress: freshAddress(),
+      });
       assertInvalidRequest(t, token, 400, depthIssue);
     }
   }
@@ -64,28 +79,58 @@ t.test(`bodies nested deeper than ${MAX_DEPTH} levels are a 400 before anything 
 
 t.test(`a body ${MAX_DEPTH} levels deep is accepted, one more is refused`, async (t) => {
   for (const nest of [deepArray, deepObject]) {
-    const atLimit = await api.request({ method: 'POST', url: '/api/v1/ext/referrals', headers: command(freshKey()), payload: referralNesting(nest(MAX_DEPTH - 1)) });
+    const atLimit = await api.request({
+      method: 'POST',
+      url: '/api/v1/ext/referrals',
+      headers: command(freshKey()),
+      payload: referralNesting(nest(MAX_DEPTH - 1)),
+    });
     t.equal(atLimit.statusCode, 200, atLimit.body.slice(0, 300));
-    const over = await api.request({ method: 'POST', url: '/api/v1/ext/referrals', headers: command(freshKey()), payload: referralNesting(nest(MAX_DEPTH)) });
+    const over = await api.request({
+      method: 'POST',
+      url: '/api/v1/ext/referrals',
+      headers: command(freshKey()),
+      payload: referralNesting(nest(MAX_DEPTH)),
+    });
     assertInvalidRequest(t, over, 400, depthIssue);
   }
 });
 
 t.test('brackets inside strings, escaped quotes and backslashes included, do not count as nesting', async (t) => {
   const description = '\\"[{'.repeat(2_000);
-  const res = await api.request({ method: 'POST', url: '/api/v1/ext/tasks', headers: command(freshKey()), payload: { title: 'Call back', description } });
+  const res = await api.request({
+    method: 'POST',
+    url: '/api/v1/ext/tasks',
+    headers: command(freshKey()),
+    payload: { title: 'Call back', description },
+  });
   t.equal(res.statusCode, 200, res.body.slice(0, 300));
   t.equal(res.json().data.description, description);
 });
 
 t.test('a charset other than UTF-8 is a 415; UTF-8 in any spelling, or none, is accepted', async (t) => {
   for (const charset of ['utf-7', 'ISO-8859-1', '"utf-16"', 'us-ascii']) {
-    const res = await api.request({ method: 'POST', url: '/api/v1/ext/tasks', headers: { ...command(freshKey()), 'content-type': `application/json; charset=${charset}` }, payload: '{"title":"Call back"}' });
+    const res = await api.request({
+      method: 'POST',
+      url: '/api/v1/ext/tasks',
+      headers: { ...command(freshKey()), 'content-type': `application/json; charset=${charset}` },
+      payload: '{"title":"Call back"}',
+    });
     assertInvalidRequest(t, res, 415);
     t.equal(res.json().error, 'unsupported_media_type');
   }
-  for (const contentType of ['application/json', 'application/json; charset=utf-8', 'application/json;charset="UTF-8"', 'Application/JSON; Charset=UTF-8']) {
-    const res = await api.request({ method: 'POST', url: '/api/v1/ext/tasks', headers: { ...command(freshKey()), 'content-type': contentType }, payload: '{"title":"Call back"}' });
+  for (const contentType of [
+    'application/json',
+    'application/json; charset=utf-8',
+    'application/json;charset="UTF-8"',
+    'Application/JSON; Charset=UTF-8',
+  ]) {
+    const res = await api.request({
+      method: 'POST',
+      url: '/api/v1/ext/tasks',
+      headers: { ...command(freshKey()), 'content-type': contentType },
+      payload: '{"title":"Call back"}',
+    });
     t.equal(res.statusCode, 200, contentType);
   }
 });
@@ -93,31 +138,70 @@ t.test('a charset other than UTF-8 is a 415; UTF-8 in any spelling, or none, is 
 t.test('the token endpoint refuses other charsets too, JSON and form alike', async (t) => {
   const { integration } = api;
   const fields = tokenRequestBody(integration);
-  const json = await anonymous.request({ method: 'POST', url: TOKEN_URL, headers: { 'content-type': 'application/json; charset=utf-7' }, payload: JSON.stringify(fields), remoteAddress: freshAddress() });
+  const json = await anonymous.request({
+    method: 'POST',
+    url: TOKEN_URL,
+    headers: { 'content-type': 'application/json; charset=utf-7' },
+    payload: JSON.stringify(fields),
+    remoteAddress: freshAddress(),
+  });
   assertInvalidRequest(t, json, 415);
-  const form = await anonymous.request({ method: 'POST', url: TOKEN_URL, headers: { 'content-type': 'application/x-www-form-urlencoded; charset=iso-8859-1' }, payload: new URLSearchParams(fields).toString(), remoteAddress: freshAddress() });
+  const form = await anonymous.request({
+    method: 'POST',
+    url: TOKEN_URL,
+    headers: { 'content-type': 'application/x-www-form-urlencoded; charset=iso-8859-1' },
+    payload: new URLSearchParams(fields).toString(),
+    remoteAddress: freshAddress(),
+  });
   assertInvalidRequest(t, form, 415);
-  const utf8 = await anonymous.request({ method: 'POST', url: TOKEN_URL, headers: { 'content-type': 'application/x-www-form-urlencoded; charset=UTF-8' }, payload: new URLSearchParams(fields).toString(), remoteAddress: freshAddress() });
+  const utf8 = await anonymous.request({
+    method: 'POST',
+    url: TOKEN_URL,
+    headers: { 'content-type': 'application/x-www-form-urlencoded; charset=UTF-8' },
+    payload: new URLSearchParams(fields).toString(),
+    remoteAddress: freshAddress(),
+  });
   t.equal(utf8.statusCode, 200);
 });
 
-const invalidUtf8 = (before: string, after: string) => Buffer.concat([Buffer.from(before), Buffer.from([0xc3, 0x28, 0xff]), Buffer.from(after)]);
+const invalidUtf8 = (before: string, after: string) =>
+  Buffer.concat([Buffer.from(before), Buffer.from([0xc3, 0x28, 0xff]), Buffer.from(after)]);
 const encodingIssue = { location: 'body', path: '', keyword: 'encoding' };
 
 t.test('invalid UTF-8 in a body is a 400, not silently replaced', async (t) => {
-  const task = await api.request({ method: 'POST', url: '/api/v1/ext/tasks', headers: command(freshKey()), payload: invalidUtf8('{"title":"Call ', '"}') });
+  const task = await api.request({
+    method: 'POST',
+    url: '/api/v1/ext/tasks',
+    headers: command(freshKey()),
+    payload: invalidUtf8('{"title":"Call ', '"}'),
+  });
   assertInvalidRequest(t, task, 400, encodingIssue);
   const fields = tokenRequestBody(api.integration);
   const token = await anonymous.request({
-    method: 'POST', url: TOKEN_URL, headers: { 'content-type': 'application/json' }, payload: invalidUtf8(`${JSON.stringify(fields).slice(0, -1)},"scope":"`, '"}'), remoteAddress: freshAddress(),
+    method: 'POST',
+    url: TOKEN_URL,
+    headers: { 'content-type': 'application/json' },
+    payload: invalidUtf8(`${JSON.stringify(fields).slice(0, -1)},"scope":"`, '"}'),
+    remoteAddress: freshAddress(),
   });
   assertInvalidRequest(t, token, 400, encodingIssue);
   const form = new URLSearchParams(fields).toString();
   for (const payload of [invalidUtf8(`${form}&scope=`, ''), Buffer.from(`${form}&scope=%C3%28%FF`)]) {
-    const res = await anonymous.request({ method: 'POST', url: TOKEN_URL, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload, remoteAddress: freshAddress() });
+    const res = await anonymous.request({
+      method: 'POST',
+      url: TOKEN_URL,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload,
+      remoteAddress: freshAddress(),
+    });
     assertInvalidRequest(t, res, 400, encodingIssue);
   }
-  const valid = await api.request({ method: 'POST', url: '/api/v1/ext/tasks', headers: command(freshKey()), payload: Buffer.from('{"title":"Rappeler Zoë 📞"}') });
+  const valid = await api.request({
+    method: 'POST',
+    url: '/api/v1/ext/tasks',
+    headers: command(freshKey()),
+    payload: Buffer.from('{"title":"Rappeler Zoë 📞"}'),
+  });
   t.equal(valid.statusCode, 200);
   t.equal(valid.json().data.title, 'Rappeler Zoë 📞');
 });
@@ -125,16 +209,31 @@ t.test('invalid UTF-8 in a body is a 400, not silently replaced', async (t) => {
 t.test('two Authorization headers are a 400, so a proxy and the service cannot read different ones', async (t) => {
   const twice = (first: string, second: string) => ({ authorization: [first, second] as unknown as string });
   const bearerToken = `Bearer ${api.token}`;
-  for (const [first, second] of [[bearerToken, bearerToken], [bearerToken, 'Bearer other']]) {
+  for (const [first, second] of [
+    [bearerToken, bearerToken],
+    [bearerToken, 'Bearer other'],
+  ]) {
     const res = await api.request({ method: 'GET', url: '/api/v1/ext/health', headers: twice(first, second) });
     assertInvalidRequest(t, res, 400, { location: 'header', path: 'authorization' });
   }
   const fields = tokenRequestBody(api.integration);
   const basic = `Basic ${Buffer.from(`${fields.client_id}:${fields.client_secret}`).toString('base64')}`;
   const { client_id: _id, client_secret: _secret, ...rest } = fields;
-  const token = await anonymous.request({ method: 'POST', url: TOKEN_URL, headers: twice(basic, basic), payload: rest, remoteAddress: freshAddress() });
+  const token = await anonymous.request({
+    method: 'POST',
+    url: TOKEN_URL,
+    headers: twice(basic, basic),
+    payload: rest,
+    remoteAddress: freshAddress(),
+  });
   assertInvalidRequest(t, token, 400, { location: 'header', path: 'authorization' });
-  const once = await anonymous.request({ method: 'POST', url: TOKEN_URL, headers: { authorization: basic }, payload: rest, remoteAddress: freshAddress() });
+  const once = await anonymous.request({
+    method: 'POST',
+    url: TOKEN_URL,
+    headers: { authorization: basic },
+    payload: rest,
+    remoteAddress: freshAddress(),
+  });
   t.equal(once.statusCode, 200);
 });
 
@@ -152,25 +251,42 @@ function rawExchange(port: number, request: string, end = true): Promise<string>
 function assertApiErrorAnswer(t: Test, raw: string, status: number, error: string) {
   const [head, body] = raw.split('\r\n\r\n');
   const [statusLine, ...lines] = head.split('\r\n');
-  const headers = Object.fromEntries(lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]));
+  const headers = Object.fromEntries(
+    lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]),
+  );
   t.equal(Number(statusLine.split(' ')[1]), status, statusLine);
-  t.match(headers, { 'content-type': /^application\/json/, connection: 'close', 'content-length': String(Buffer.byteLength(body)), 'x-request-id': /^req_/ });
+  t.match(headers, {
+    'content-type': /^application\/json/,
+    connection: 'close',
+    'content-length': String(Buffer.byteLength(body)),
+    'x-request-id': /^req_/,
+  });
   const parsed = JSON.parse(body);
   t.ok(errorShapes.ApiError(parsed), JSON.stringify(errorShapes.ApiError.errors));
   t.match(parsed, { error, code: 'PLATFORM_INVALID_REQUEST', request_id: headers['x-request-id'] });
 }
 
-t.test('refusals before any request exists (oversized headers, malformed or slow requests) answer in the ApiError shape', async (t) => {
-  await api.app.listen({ port: 0, host: '127.0.0.1' });
-  const { port } = api.app.server.address() as AddressInfo;
-  const oversized = await rawExchange(port, `GET /api/v1/ext/health HTTP/1.1\r\nHost: x\r\nX-Padding: ${'a'.repeat(20_000)}\r\n\r\n`);
-  assertApiErrorAnswer(t, oversized, 431, 'request_header_fields_too_large');
-  const malformed = await rawExchange(port, 'GET /api/v1/ext/health HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n');
-  assertApiErrorAnswer(t, malformed, 400, 'invalid_request');
-  // Node checks request time-outs every 30 s by default: the error it would raise is raised here at once.
-  const accepted = once(api.app.server, 'connection');
-  const slow = rawExchange(port, 'GET /api/v1/ext/health HTTP/1.1\r\nHost: x\r\n', false);
-  const [socket] = await accepted;
-  api.app.server.emit('clientError', Object.assign(new Error('Request timeout'), { code: 'ERR_HTTP_REQUEST_TIMEOUT' }), socket);
-  assertApiErrorAnswer(t, await slow, 408, 'request_timeout');
-});
+t.test(
+  'refusals before any request exists (oversized headers, malformed or slow requests) answer in the ApiError shape',
+  async (t) => {
+    await api.app.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = api.app.server.address() as AddressInfo;
+    const oversized = await rawExchange(
+      port,
+      `GET /api/v1/ext/health HTTP/1.1\r\nHost: x\r\nX-Padding: ${'a'.repeat(20_000)}\r\n\r\n`,
+    );
+    assertApiErrorAnswer(t, oversized, 431, 'request_header_fields_too_large');
+    const malformed = await rawExchange(port, 'GET /api/v1/ext/health HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n');
+    assertApiErrorAnswer(t, malformed, 400, 'invalid_request');
+    // Node checks request time-outs every 30 s by default: the error it would raise is raised here at once.
+    const accepted = once(api.app.server, 'connection');
+    const slow = rawExchange(port, 'GET /api/v1/ext/health HTTP/1.1\r\nHost: x\r\n', false);
+    const [socket] = await accepted;
+    api.app.server.emit(
+      'clientError',
+      Object.assign(new Error('Request timeout'), { code: 'ERR_HTTP_REQUEST_TIMEOUT' }),
+      socket,
+    );
+    assertApiErrorAnswer(t, await slow, 408, 'request_timeout');
+  },
+);

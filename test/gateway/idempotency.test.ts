@@ -13,12 +13,23 @@ const postgresOnly = onPostgres ? false : 'needs PostgreSQL: PGlite is one sessi
 
 const { db } = await testDatabase();
 // A table of this test's own, standing in for the rows a command writes.
-await sql`create table idempotency_test_side_effects (agency_id text not null, key text not null, note text not null)`.execute(db);
+await sql`create table idempotency_test_side_effects (agency_id text not null, key text not null, note text not null)`.execute(
+  db,
+);
 
-async function newCommand(body: unknown = { title: 'Call the patient' }, path = '/api/v1/ext/tasks'): Promise<CommandIdentity> {
+async function newCommand(
+  body: unknown = { title: 'Call the patient' },
+  path = '/api/v1/ext/tasks',
+): Promise<CommandIdentity> {
   const agencyId = randomUUID();
   await db.insertInto('agencies').values({ id: agencyId, name: 'Test agency' }).execute();
-  return { agencyId, extensionId: randomUUID(), key: `key-${randomUUID()}`, operationId: 'createTask', fingerprint: requestFingerprint('POST', path, body, 'phi') };
+  return {
+    agencyId,
+    extensionId: randomUUID(),
+    key: `key-${randomUUID()}`,
+    operationId: 'createTask',
+    fingerprint: requestFingerprint('POST', path, body, 'phi'),
+  };
 }
 
 function withBody(id: CommandIdentity, body: unknown, path = '/api/v1/ext/tasks'): CommandIdentity {
@@ -26,11 +37,15 @@ function withBody(id: CommandIdentity, body: unknown, path = '/api/v1/ext/tasks'
 }
 
 async function writeSideEffect(trx: Transaction<DB>, id: CommandIdentity, note: string): Promise<void> {
-  await sql`insert into idempotency_test_side_effects (agency_id, key, note) values (${id.agencyId}, ${id.key}, ${note})`.execute(trx);
+  await sql`insert into idempotency_test_side_effects (agency_id, key, note) values (${id.agencyId}, ${id.key}, ${note})`.execute(
+    trx,
+  );
 }
 
 async function sideEffects(id: CommandIdentity): Promise<string[]> {
-  const { rows } = await sql<{ note: string }>`select note from idempotency_test_side_effects where agency_id = ${id.agencyId} and key = ${id.key}`.execute(db);
+  const { rows } = await sql<{
+    note: string;
+  }>`select note from idempotency_test_side_effects where agency_id = ${id.agencyId} and key = ${id.key}`.execute(db);
   return rows.map((r) => r.note);
 }
 
@@ -39,8 +54,27 @@ function ledgerOf(id: CommandIdentity, response: StoredResponse): CommandLedger 
   const { agencyId, extensionId, operationId } = id;
   const requestId = randomUUID();
   return {
-    audit: { agencyId, extensionId, operationId, resourceType: 'task', resourceIds: [], outcome: 'success', status: response.status, requestId, phiMode: 'phi' },
-    metering: { agencyId, extensionId, operationId, status: response.status, costUnits: 1, durationMs: 3, requestId, occurredAtMs: Date.now() },
+    audit: {
+      agencyId,
+      extensionId,
+      operationId,
+      resourceType: 'task',
+      resourceIds: [],
+      outcome: 'success',
+      status: response.status,
+      requestId,
+      phiMode: 'phi',
+    },
+    metering: {
+      agencyId,
+      extensionId,
+      operationId,
+      status: response.status,
+      costUnits: 1,
+      durationMs: 3,
+      requestId,
+      occurredAtMs: Date.now(),
+    },
     response,
   };
 }
@@ -63,16 +97,50 @@ const failing = (message: string) => async (): Promise<CommandLedger> => {
 };
 
 t.test('fingerprint: key order is irrelevant, values and path are not', async (t) => {
-  const a = requestFingerprint('POST', '/api/v1/ext/tasks', { title: 'x', meta: { b: 1, a: [1, { d: 2, c: 3 }] } }, 'phi');
-  const b = requestFingerprint('POST', '/api/v1/ext/tasks', { meta: { a: [1, { c: 3, d: 2 }], b: 1 }, title: 'x' }, 'phi');
+  const a = requestFingerprint(
+    'POST',
+    '/api/v1/ext/tasks',
+    { title: 'x', meta: { b: 1, a: [1, { d: 2, c: 3 }] } },
+    'phi',
+  );
+  const b = requestFingerprint(
+    'POST',
+    '/api/v1/ext/tasks',
+    { meta: { a: [1, { c: 3, d: 2 }], b: 1 }, title: 'x' },
+    'phi',
+  );
   t.equal(a, b, 'same members in another order');
   t.match(a, /^[0-9a-f]{64}$/);
-  t.not(requestFingerprint('POST', '/api/v1/ext/tasks', { title: 'y' }, 'phi'), requestFingerprint('POST', '/api/v1/ext/tasks', { title: 'x' }, 'phi'), 'value');
-  t.not(requestFingerprint('POST', '/api/v1/ext/tasks', { n: 1 }, 'phi'), requestFingerprint('POST', '/api/v1/ext/tasks', { n: '1' }, 'phi'), 'type of a value');
-  t.not(requestFingerprint('POST', '/api/v1/ext/tasks', [1, 2], 'phi'), requestFingerprint('POST', '/api/v1/ext/tasks', [2, 1], 'phi'), 'array order');
-  t.not(requestFingerprint('PATCH', '/api/v1/ext/tasks/t-1', {}, 'phi'), requestFingerprint('PATCH', '/api/v1/ext/tasks/t-2', {}, 'phi'), 'path');
-  t.not(requestFingerprint('PATCH', '/api/v1/ext/tasks/t-1', {}, 'phi'), requestFingerprint('DELETE', '/api/v1/ext/tasks/t-1', {}, 'phi'), 'method');
-  t.not(requestFingerprint('POST', '/api/v1/ext/tasks', {}, 'phi'), requestFingerprint('POST', '/api/v1/ext/tasks', {}, 'no_phi'), 'PHI mode');
+  t.not(
+    requestFingerprint('POST', '/api/v1/ext/tasks', { title: 'y' }, 'phi'),
+    requestFingerprint('POST', '/api/v1/ext/tasks', { title: 'x' }, 'phi'),
+    'value',
+  );
+  t.not(
+    requestFingerprint('POST', '/api/v1/ext/tasks', { n: 1 }, 'phi'),
+    requestFingerprint('POST', '/api/v1/ext/tasks', { n: '1' }, 'phi'),
+    'type of a value',
+  );
+  t.not(
+    requestFingerprint('POST', '/api/v1/ext/tasks', [1, 2], 'phi'),
+    requestFingerprint('POST', '/api/v1/ext/tasks', [2, 1], 'phi'),
+    'array order',
+  );
+  t.not(
+    requestFingerprint('PATCH', '/api/v1/ext/tasks/t-1', {}, 'phi'),
+    requestFingerprint('PATCH', '/api/v1/ext/tasks/t-2', {}, 'phi'),
+    'path',
+  );
+  t.not(
+    requestFingerprint('PATCH', '/api/v1/ext/tasks/t-1', {}, 'phi'),
+    requestFingerprint('DELETE', '/api/v1/ext/tasks/t-1', {}, 'phi'),
+    'method',
+  );
+  t.not(
+    requestFingerprint('POST', '/api/v1/ext/tasks', {}, 'phi'),
+    requestFingerprint('POST', '/api/v1/ext/tasks', {}, 'no_phi'),
+    'PHI mode',
+  );
 });
 
 t.test('the first run executes, stores and returns the response', async (t) => {
@@ -82,7 +150,11 @@ t.test('the first run executes, stores and returns the response', async (t) => {
   t.equal(replayed, false);
   t.equal(calls.count, 1);
   t.equal((await sideEffects(id)).length, 1);
-  const stored = await db.selectFrom('idempotency_keys').selectAll().where('key', '=', id.key).executeTakeFirstOrThrow();
+  const stored = await db
+    .selectFrom('idempotency_keys')
+    .selectAll()
+    .where('key', '=', id.key)
+    .executeTakeFirstOrThrow();
   t.equal(stored.response_body, response.body);
   t.same(stored.response_headers, response.headers);
   t.equal(stored.operation_id, 'createTask');
@@ -95,7 +167,11 @@ t.test('an identical retry replays the exact bytes and headers without executing
   const body = '{"data":{"z":1,"a":"é ☃ 😀 \\u0000"},  "meta":{}}\n';
   const first = await runIdempotent(db, id, async (trx) => {
     await writeSideEffect(trx, id, 'first');
-    return ledgerOf(id, { status: 201, headers: { 'content-type': 'application/json; charset=utf-8', deprecation: '@1767225600' }, body });
+    return ledgerOf(id, {
+      status: 201,
+      headers: { 'content-type': 'application/json; charset=utf-8', deprecation: '@1767225600' },
+      body,
+    });
   });
   let executed = false;
   const retry = await runIdempotent(db, id, async () => {
@@ -113,8 +189,13 @@ t.test('an identical retry replays the exact bytes and headers without executing
 t.test('the same key with a different body or path is an IDEMPOTENCY_CONFLICT', async (t) => {
   const id = await newCommand({ title: 'a' });
   await runIdempotent(db, id, countingExecute(id).execute);
-  await t.rejects(runIdempotent(db, withBody(id, { title: 'b' }), failing('must not run')), { code: 'PLATFORM_IDEMPOTENCY_CONFLICT', details: { idempotencyKey: id.key } });
-  await t.rejects(runIdempotent(db, withBody(id, { title: 'a' }, '/api/v1/ext/referrals'), failing('must not run')), { code: 'PLATFORM_IDEMPOTENCY_CONFLICT' });
+  await t.rejects(runIdempotent(db, withBody(id, { title: 'b' }), failing('must not run')), {
+    code: 'PLATFORM_IDEMPOTENCY_CONFLICT',
+    details: { idempotencyKey: id.key },
+  });
+  await t.rejects(runIdempotent(db, withBody(id, { title: 'a' }, '/api/v1/ext/referrals'), failing('must not run')), {
+    code: 'PLATFORM_IDEMPOTENCY_CONFLICT',
+  });
   t.equal((await sideEffects(id)).length, 1);
 });
 
@@ -128,7 +209,11 @@ t.test('when execute throws, nothing is committed and the key can be retried', a
     { message: 'domain rule broken' },
   );
   t.same(await sideEffects(id), [], 'the side effect rolled back');
-  t.equal(await db.selectFrom('idempotency_keys').select('key').where('key', '=', id.key).executeTakeFirst(), undefined, 'the key rolled back');
+  t.equal(
+    await db.selectFrom('idempotency_keys').select('key').where('key', '=', id.key).executeTakeFirst(),
+    undefined,
+    'the key rolled back',
+  );
   const retry = await runIdempotent(db, id, countingExecute(id).execute);
   t.equal(retry.replayed, false, 'the retry runs');
   t.equal((await sideEffects(id)).length, 1);
@@ -147,10 +232,15 @@ t.test('an abort before commit rolls everything back', async (t) => {
   t.same(await sideEffects(id), []);
   let executed = false;
   await t.rejects(
-    runIdempotent(db, id, async () => {
-      executed = true;
-      return ledgerOf(id, { status: 200, headers: {}, body: '{}' });
-    }, controller.signal),
+    runIdempotent(
+      db,
+      id,
+      async () => {
+        executed = true;
+        return ledgerOf(id, { status: 200, headers: {}, body: '{}' });
+      },
+      controller.signal,
+    ),
     reason,
   );
   t.equal(executed, false, 'an already aborted signal runs nothing');
@@ -172,7 +262,11 @@ t.test('keys are scoped per agency and per extension', async (t) => {
 t.test('an expired key is treated as absent: reused, it runs again, even with another body', async (t) => {
   const id = await newCommand({ title: 'a' });
   await runIdempotent(db, id, countingExecute(id).execute);
-  await db.updateTable('idempotency_keys').set({ expires_at: sql<Date>`now() - interval '1 second'` }).where('key', '=', id.key).execute();
+  await db
+    .updateTable('idempotency_keys')
+    .set({ expires_at: sql<Date>`now() - interval '1 second'` })
+    .where('key', '=', id.key)
+    .execute();
   const reused = withBody(id, { title: 'b' });
   const { calls, execute } = countingExecute(reused);
   const second = await runIdempotent(db, reused, execute);
@@ -209,7 +303,10 @@ t.test('purge deletes only expired keys, in batches', async (t) => {
     expires_at: expiresAt,
   });
   const expired = ['e1', 'e2', 'e3', 'e4', 'e5'].map((k) => keyRow(k, '2001-01-01T00:00:00Z'));
-  await db.insertInto('idempotency_keys').values([...expired, keyRow('later', '2001-01-03T00:00:00Z')]).execute();
+  await db
+    .insertInto('idempotency_keys')
+    .values([...expired, keyRow('later', '2001-01-03T00:00:00Z')])
+    .execute();
   t.equal(await purgeExpiredIdempotencyKeys(db, { now: new Date('2001-01-02T00:00:00Z'), batchSize: 2 }), 5);
   const left = await db.selectFrom('idempotency_keys').select('key').where('agency_id', '=', agencyId).execute();
   t.same(left, [{ key: 'later' }]);
@@ -224,7 +321,10 @@ t.test('a twin that waited for the connection until the first committed replays 
   const oneConnection = onPostgres ? await secondPool(t, 1) : db;
   const id = await newCommand();
   const { calls, execute } = countingExecute(id, 50);
-  const [first, twin] = await Promise.all([runIdempotent(oneConnection, id, execute), runIdempotent(oneConnection, id, execute)]);
+  const [first, twin] = await Promise.all([
+    runIdempotent(oneConnection, id, execute),
+    runIdempotent(oneConnection, id, execute),
+  ]);
   t.equal(calls.count, 1, 'executed once');
   t.same([first.replayed, twin.replayed], [false, true]);
   t.equal(twin.response.body, first.response.body);
@@ -235,7 +335,9 @@ t.test('concurrency', { skip: postgresOnly }, async (t) => {
   async function twentyAtOnce(t: Test, handles: Kysely<DB>[]) {
     const id = await newCommand();
     const { calls, execute } = countingExecute(id, 100);
-    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => runIdempotent(handles[i % handles.length], id, execute)));
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => runIdempotent(handles[i % handles.length], id, execute)),
+    );
     t.equal(calls.count, 1, 'executed once');
     t.equal((await sideEffects(id)).length, 1, 'exactly one side-effect row');
     t.equal(results.filter((r) => !r.replayed).length, 1, 'one original');
@@ -247,24 +349,28 @@ t.test('concurrency', { skip: postgresOnly }, async (t) => {
   t.test('20 parallel identical calls on one pool run once', (t) => twentyAtOnce(t, [db]));
 
   t.test('20 parallel identical calls from two server processes (two pools) run once', async (t) =>
-    twentyAtOnce(t, [db, await secondPool(t, 4)]));
+    twentyAtOnce(t, [db, await secondPool(t, 4)]),
+  );
 
-  t.test('a retry that waits longer than the bound gets a retryable CONCURRENT_MODIFICATION, and later the replay', async (t) => {
-    const id = await newCommand();
-    const first = runIdempotent(db, id, countingExecute(id, 800).execute);
-    await sleep(100);
-    const started = Date.now();
-    await t.rejects(runIdempotent(db, id, failing('must not run'), undefined, 50), {
-      code: 'PLATFORM_CONCURRENT_MODIFICATION',
-      message: /idempotency key is still running/,
-    });
-    t.ok(Date.now() - started < 500, 'refused after about the bound, not when the first finished');
-    t.equal(errorEntry('PLATFORM_CONCURRENT_MODIFICATION').retryable, true);
-    const original = await first;
-    const retry = await runIdempotent(db, id, failing('must not run'));
-    t.equal(retry.replayed, true);
-    t.equal(retry.response.body, original.response.body);
-  });
+  t.test(
+    'a retry that waits longer than the bound gets a retryable CONCURRENT_MODIFICATION, and later the replay',
+    async (t) => {
+      const id = await newCommand();
+      const first = runIdempotent(db, id, countingExecute(id, 800).execute);
+      await sleep(100);
+      const started = Date.now();
+      await t.rejects(runIdempotent(db, id, failing('must not run'), undefined, 50), {
+        code: 'PLATFORM_CONCURRENT_MODIFICATION',
+        message: /idempotency key is still running/,
+      });
+      t.ok(Date.now() - started < 500, 'refused after about the bound, not when the first finished');
+      t.equal(errorEntry('PLATFORM_CONCURRENT_MODIFICATION').retryable, true);
+      const original = await first;
+      const retry = await runIdempotent(db, id, failing('must not run'));
+      t.equal(retry.replayed, true);
+      t.equal(retry.response.body, original.response.body);
+    },
+  );
 
   t.test('a retry waiting for a first run that fails then runs itself', async (t) => {
     const id = await newCommand();
@@ -282,23 +388,36 @@ t.test('concurrency', { skip: postgresOnly }, async (t) => {
     t.not((await sideEffects(id))[0], 'first');
   });
 
-  t.test('a key committed by another run while this one executes wins: this run rolls back and replays that response', async (t) => {
-    const id = await newCommand();
-    const result = await runIdempotent(db, id, async (trx) => {
-      await writeSideEffect(trx, id, 'loser');
-      // Committed on another connection without the key's lock, as by an instance of the previous release during a deploy.
-      await db
-        .insertInto('idempotency_keys')
-        .values({
-          agency_id: id.agencyId, extension_id: id.extensionId, key: id.key, operation_id: id.operationId, fingerprint: id.fingerprint,
-          expires_at: new Date(Date.now() + 3_600_000), response_status: 201, response_headers: JSON.stringify({ 'x-run': 'twin' }), response_body: '{"data":"twin"}',
-        })
-        .execute();
-      return ledgerOf(id, { status: 200, headers: {}, body: '{"data":"loser"}' });
-    });
-    t.same(result, { replayed: true, response: { status: 201, headers: { 'x-run': 'twin' }, body: '{"data":"twin"}' } });
-    t.same(await sideEffects(id), [], "this run's side effect rolled back");
-  });
+  t.test(
+    'a key committed by another run while this one executes wins: this run rolls back and replays that response',
+    async (t) => {
+      const id = await newCommand();
+      const result = await runIdempotent(db, id, async (trx) => {
+        await writeSideEffect(trx, id, 'loser');
+        // Committed on another connection without the key's lock, as by an instance of the previous release during a deploy.
+        await db
+          .insertInto('idempotency_keys')
+          .values({
+            agency_id: id.agencyId,
+            extension_id: id.extensionId,
+            key: id.key,
+            operation_id: id.operationId,
+            fingerprint: id.fingerprint,
+            expires_at: new Date(Date.now() + 3_600_000),
+            response_status: 201,
+            response_headers: JSON.stringify({ 'x-run': 'twin' }),
+            response_body: '{"data":"twin"}',
+          })
+          .execute();
+        return ledgerOf(id, { status: 200, headers: {}, body: '{"data":"loser"}' });
+      });
+      t.same(result, {
+        replayed: true,
+        response: { status: 201, headers: { 'x-run': 'twin' }, body: '{"data":"twin"}' },
+      });
+      t.same(await sideEffects(id), [], "this run's side effect rolled back");
+    },
+  );
 
   t.test('a lock wait beyond the bound inside execute is a retryable CONCURRENT_MODIFICATION too', async (t) => {
     const id = await newCommand();
@@ -315,7 +434,10 @@ t.test('concurrency', { skip: postgresOnly }, async (t) => {
         undefined,
         100,
       );
-      await t.rejects(blocked, { code: 'PLATFORM_CONCURRENT_MODIFICATION', message: /resource this command needs is locked/ });
+      await t.rejects(blocked, {
+        code: 'PLATFORM_CONCURRENT_MODIFICATION',
+        message: /resource this command needs is locked/,
+      });
     });
     t.equal((await runIdempotent(db, id, countingExecute(id).execute)).replayed, false, 'nothing of it was kept');
   });

@@ -25,7 +25,12 @@ function eventsFor(extensionId: string, count: number, overrides: Partial<Meteri
 }
 
 async function requestIdsOf(extensionId: string): Promise<string[]> {
-  const rows = await db.selectFrom('metering_events').select('request_id').where('extension_id', '=', extensionId).orderBy(['segment_id', 'position']).execute();
+  const rows = await db
+    .selectFrom('metering_events')
+    .select('request_id')
+    .where('extension_id', '=', extensionId)
+    .orderBy(['segment_id', 'position'])
+    .execute();
   return rows.map((r) => r.request_id);
 }
 
@@ -42,7 +47,8 @@ function capturingLog() {
   return {
     entries,
     warn: (obj: object, msg: string) => void entries.push({ level: 'warn', obj: obj as Record<string, unknown>, msg }),
-    error: (obj: object, msg: string) => void entries.push({ level: 'error', obj: obj as Record<string, unknown>, msg }),
+    error: (obj: object, msg: string) =>
+      void entries.push({ level: 'error', obj: obj as Record<string, unknown>, msg }),
   };
 }
 
@@ -71,26 +77,49 @@ t.test('a flush that mixes integrations writes each call under its own agency an
     .select(['agency_id', 'extension_id', 'request_id'])
     .where('extension_id', 'in', [shared, other])
     .execute();
+  t.same(rows.map((r) => [r.agency_id, r.extension_id === shared ? 'shared' : 'other', r.request_id]).sort(), [
+    ['agency-mix-a', 'other', 'req-o1'],
+    ['agency-mix-a', 'shared', 'req-1'],
+    ['agency-mix-a', 'shared', 'req-2'],
+    ['agency-mix-b', 'shared', 'req-b1'],
+  ]);
+  const segments = await db
+    .selectFrom('metering_segments')
+    .select(['agency_id', 'request_ids'])
+    .where('extension_id', '=', shared)
+    .orderBy('agency_id')
+    .execute();
   t.same(
-    rows.map((r) => [r.agency_id, r.extension_id === shared ? 'shared' : 'other', r.request_id]).sort(),
+    segments,
     [
-      ['agency-mix-a', 'other', 'req-o1'],
-      ['agency-mix-a', 'shared', 'req-1'],
-      ['agency-mix-a', 'shared', 'req-2'],
-      ['agency-mix-b', 'shared', 'req-b1'],
+      { agency_id: 'agency-mix-a', request_ids: ['req-1', 'req-2'] },
+      { agency_id: 'agency-mix-b', request_ids: ['req-b1'] },
     ],
+    'one segment per integration, calls in the order they came',
   );
-  const segments = await db.selectFrom('metering_segments').select(['agency_id', 'request_ids']).where('extension_id', '=', shared).orderBy('agency_id').execute();
-  t.same(segments, [{ agency_id: 'agency-mix-a', request_ids: ['req-1', 'req-2'] }, { agency_id: 'agency-mix-b', request_ids: ['req-b1'] }], 'one segment per integration, calls in the order they came');
 });
 
-t.test("each call keeps its own time: a segment spans its earliest and latest call, in any order", async (t) => {
+t.test('each call keeps its own time: a segment spans its earliest and latest call, in any order', async (t) => {
   const extensionId = randomUUID();
   const times = ['2026-03-01T10:00:02.250Z', '2026-03-01T10:00:00.000Z', '2026-03-01T10:01:00.007Z'];
-  await insertMeteringEvents(times.map((time, i) => eventsFor(extensionId, 1, { requestId: `req-${i}`, occurredAtMs: Date.parse(time) })[0])).execute(db);
-  const calls = await db.selectFrom('metering_events').select(['request_id', 'occurred_at']).where('extension_id', '=', extensionId).orderBy('position').execute();
-  t.same(calls.map((c) => [c.request_id, c.occurred_at.toISOString()]), times.map((time, i) => [`req-${i}`, time]));
-  const segment = await db.selectFrom('metering_segments').select(['base_at', 'last_at']).where('extension_id', '=', extensionId).executeTakeFirstOrThrow();
+  await insertMeteringEvents(
+    times.map((time, i) => eventsFor(extensionId, 1, { requestId: `req-${i}`, occurredAtMs: Date.parse(time) })[0]),
+  ).execute(db);
+  const calls = await db
+    .selectFrom('metering_events')
+    .select(['request_id', 'occurred_at'])
+    .where('extension_id', '=', extensionId)
+    .orderBy('position')
+    .execute();
+  t.same(
+    calls.map((c) => [c.request_id, c.occurred_at.toISOString()]),
+    times.map((time, i) => [`req-${i}`, time]),
+  );
+  const segment = await db
+    .selectFrom('metering_segments')
+    .select(['base_at', 'last_at'])
+    .where('extension_id', '=', extensionId)
+    .executeTakeFirstOrThrow();
   t.same([segment.base_at.toISOString(), segment.last_at.toISOString()], [times[1], times[2]]);
 });
 
@@ -124,15 +153,41 @@ t.test("a command's metering write that fails rolls the command back as PLATFORM
   const extensionId = randomUUID();
   const agencyId = randomUUID();
   await db.insertInto('agencies').values({ id: agencyId, name: 'Metering agency' }).execute();
-  await sql`alter table metering_segments add constraint refuse_test_extension check (extension_id <> ${sql.lit(extensionId)}) not valid`.execute(db);
+  await sql`alter table metering_segments add constraint refuse_test_extension check (extension_id <> ${sql.lit(extensionId)}) not valid`.execute(
+    db,
+  );
   t.teardown(() => sql`alter table metering_segments drop constraint refuse_test_extension`.execute(db));
   const [metering] = eventsFor(extensionId, 1, { agencyId, operationId: 'createTask' });
-  const id = { agencyId, extensionId, key: `key-${randomUUID()}`, operationId: 'createTask', fingerprint: requestFingerprint('POST', '/api/v1/ext/tasks', {}, 'phi') };
-  const audit = { ...metering, resourceType: 'task', resourceIds: [], outcome: 'success' as const, phiMode: 'phi' as const };
-  const failure = await runIdempotent(db, id, async () => ({ audit, metering, response: { status: 200, headers: {}, body: '{}' } })).catch((err: unknown) => err);
+  const id = {
+    agencyId,
+    extensionId,
+    key: `key-${randomUUID()}`,
+    operationId: 'createTask',
+    fingerprint: requestFingerprint('POST', '/api/v1/ext/tasks', {}, 'phi'),
+  };
+  const audit = {
+    ...metering,
+    resourceType: 'task',
+    resourceIds: [],
+    outcome: 'success' as const,
+    phiMode: 'phi' as const,
+  };
+  const failure = await runIdempotent(db, id, async () => ({
+    audit,
+    metering,
+    response: { status: 200, headers: {}, body: '{}' },
+  })).catch((err: unknown) => err);
   t.match(failure, { code: 'PLATFORM_METERING_WRITE_FAILED', status: 503, cause: { code: '23514' } });
-  t.equal(await db.selectFrom('audit_events').select('id').where('agency_id', '=', agencyId).executeTakeFirst(), undefined, 'its audit record rolled back too');
-  t.equal(await db.selectFrom('idempotency_keys').select('key').where('key', '=', id.key).executeTakeFirst(), undefined, 'and its key, so it can be retried');
+  t.equal(
+    await db.selectFrom('audit_events').select('id').where('agency_id', '=', agencyId).executeTakeFirst(),
+    undefined,
+    'its audit record rolled back too',
+  );
+  t.equal(
+    await db.selectFrom('idempotency_keys').select('key').where('key', '=', id.key).executeTakeFirst(),
+    undefined,
+    'and its key, so it can be retried',
+  );
 });
 
 t.test('the buffer writes when a batch is full, not before', async (t) => {
@@ -148,20 +203,32 @@ t.test('the buffer writes when a batch is full, not before', async (t) => {
   t.same(await eventually(extensionId, 3), ['req-1', 'req-2', 'req-3']);
 });
 
-t.test('under steady load only full batches are written; the remainder waits for the next batch or the timer', async (t) => {
-  const extensionId = randomUUID();
-  const buffer = new MeteringBuffer(db, capturingLog(), { maxBatch: 2 });
-  t.teardown(() => buffer.close());
-  // The second push starts a write; the third arrives while it runs and is not written as a batch of one.
-  for (const event of eventsFor(extensionId, 3)) buffer.push(event);
-  t.same(await eventually(extensionId, 2), ['req-1', 'req-2']);
-  await new Promise((r) => setTimeout(r, 100));
-  t.same(await requestIdsOf(extensionId), ['req-1', 'req-2'], 'the third still waits');
-  await buffer.flush();
-  t.same(await requestIdsOf(extensionId), ['req-1', 'req-2', 'req-3']);
-  const segments = await db.selectFrom('metering_segments').select('request_ids').where('extension_id', '=', extensionId).orderBy('id').execute();
-  t.same(segments.map((s) => s.request_ids), [['req-1', 'req-2'], ['req-3']], 'one segment row per write');
-});
+t.test(
+  'under steady load only full batches are written; the remainder waits for the next batch or the timer',
+  async (t) => {
+    const extensionId = randomUUID();
+    const buffer = new MeteringBuffer(db, capturingLog(), { maxBatch: 2 });
+    t.teardown(() => buffer.close());
+    // The second push starts a write; the third arrives while it runs and is not written as a batch of one.
+    for (const event of eventsFor(extensionId, 3)) buffer.push(event);
+    t.same(await eventually(extensionId, 2), ['req-1', 'req-2']);
+    await new Promise((r) => setTimeout(r, 100));
+    t.same(await requestIdsOf(extensionId), ['req-1', 'req-2'], 'the third still waits');
+    await buffer.flush();
+    t.same(await requestIdsOf(extensionId), ['req-1', 'req-2', 'req-3']);
+    const segments = await db
+      .selectFrom('metering_segments')
+      .select('request_ids')
+      .where('extension_id', '=', extensionId)
+      .orderBy('id')
+      .execute();
+    t.same(
+      segments.map((s) => s.request_ids),
+      [['req-1', 'req-2'], ['req-3']],
+      'one segment row per write',
+    );
+  },
+);
 
 t.test('the buffer writes on its interval', async (t) => {
   const extensionId = randomUUID();
@@ -194,25 +261,28 @@ t.test('a pino logger fits the buffer', async (t) => {
   t.pass();
 });
 
-t.test('a failed write is retried later; memory stays bounded by dropping the oldest, counted in one log line', async (t) => {
-  const extensionId = randomUUID();
-  const log = capturingLog();
-  const { flaky, state } = flakyDatabase();
-  const buffer = new MeteringBuffer(flaky, log, { maxBatch: 2, maxPending: 4 });
-  t.teardown(() => buffer.close());
-  // The second push starts a write that fails; the rest arrive meanwhile, and only the timer or flush() retries.
-  for (const event of eventsFor(extensionId, 6)) buffer.push(event);
-  await buffer.flush();
-  t.match(log.entries, [
-    { level: 'warn', msg: /retrying later/ },
-    { level: 'error', obj: { dropped: 2 }, msg: /dropped the oldest/ },
-    { level: 'warn', msg: /retrying later/ },
-  ]);
-  t.same(await requestIdsOf(extensionId), []);
-  state.down = false;
-  await buffer.flush();
-  t.same(await requestIdsOf(extensionId), ['req-3', 'req-4', 'req-5', 'req-6'], 'the four newest survive');
-});
+t.test(
+  'a failed write is retried later; memory stays bounded by dropping the oldest, counted in one log line',
+  async (t) => {
+    const extensionId = randomUUID();
+    const log = capturingLog();
+    const { flaky, state } = flakyDatabase();
+    const buffer = new MeteringBuffer(flaky, log, { maxBatch: 2, maxPending: 4 });
+    t.teardown(() => buffer.close());
+    // The second push starts a write that fails; the rest arrive meanwhile, and only the timer or flush() retries.
+    for (const event of eventsFor(extensionId, 6)) buffer.push(event);
+    await buffer.flush();
+    t.match(log.entries, [
+      { level: 'warn', msg: /retrying later/ },
+      { level: 'error', obj: { dropped: 2 }, msg: /dropped the oldest/ },
+      { level: 'warn', msg: /retrying later/ },
+    ]);
+    t.same(await requestIdsOf(extensionId), []);
+    state.down = false;
+    await buffer.flush();
+    t.same(await requestIdsOf(extensionId), ['req-3', 'req-4', 'req-5', 'req-6'], 'the four newest survive');
+  },
+);
 
 t.test('close logs the events it could not write', async (t) => {
   const log = capturingLog();
@@ -241,43 +311,53 @@ t.test('an event the database refuses is dropped alone; the rest of its batch is
   ]);
 });
 
-t.test('a database that fails while a refused batch is written one by one keeps the rest, in order, for the retry', async (t) => {
-  const extensionId = randomUUID();
-  const log = capturingLog();
-  const state = { queries: 0, recovered: false };
-  // Query 1 is the batch (refused), query 2 the first call alone; from query 3 the connection fails until recovery.
-  const failing: Kysely<DB> = db.withPlugin({
-    transformQuery(args) {
-      if (++state.queries >= 3 && !state.recovered) throw new Error('connect ECONNREFUSED');
-      return args.node;
-    },
-    transformResult: async (args) => args.result,
-  });
-  const buffer = new MeteringBuffer(failing, log, { maxBatch: 10 });
-  t.teardown(() => buffer.close());
-  const [first, malformed, third, fourth] = eventsFor(extensionId, 4);
-  for (const event of [first, { ...malformed, status: 2.5 }, third, fourth]) buffer.push(event);
-  await buffer.flush();
-  t.same(await requestIdsOf(extensionId), ['req-1']);
-  state.recovered = true;
-  await buffer.flush();
-  t.same(await requestIdsOf(extensionId), ['req-1', 'req-3', 'req-4'], 'the rest written at the retry, the refused call dropped alone');
-  t.match(log.entries, [
-    { level: 'warn', msg: /retrying later/ },
-    { level: 'error', obj: { event: { requestId: 'req-2' } }, msg: /refused by the database/ },
-  ]);
-});
+t.test(
+  'a database that fails while a refused batch is written one by one keeps the rest, in order, for the retry',
+  async (t) => {
+    const extensionId = randomUUID();
+    const log = capturingLog();
+    const state = { queries: 0, recovered: false };
+    // Query 1 is the batch (refused), query 2 the first call alone; from query 3 the connection fails until recovery.
+    const failing: Kysely<DB> = db.withPlugin({
+      transformQuery(args) {
+        if (++state.queries >= 3 && !state.recovered) throw new Error('connect ECONNREFUSED');
+        return args.node;
+      },
+      transformResult: async (args) => args.result,
+    });
+    const buffer = new MeteringBuffer(failing, log, { maxBatch: 10 });
+    t.teardown(() => buffer.close());
+    const [first, malformed, third, fourth] = eventsFor(extensionId, 4);
+    for (const event of [first, { ...malformed, status: 2.5 }, third, fourth]) buffer.push(event);
+    await buffer.flush();
+    t.same(await requestIdsOf(extensionId), ['req-1']);
+    state.recovered = true;
+    await buffer.flush();
+    t.same(
+      await requestIdsOf(extensionId),
+      ['req-1', 'req-3', 'req-4'],
+      'the rest written at the retry, the refused call dropped alone',
+    );
+    t.match(log.entries, [
+      { level: 'warn', msg: /retrying later/ },
+      { level: 'error', obj: { event: { requestId: 'req-2' } }, msg: /refused by the database/ },
+    ]);
+  },
+);
 
-t.test('a flush writes what was pending at its call; calls arriving during its write wait for a full batch or the next flush', async (t) => {
-  const extensionId = randomUUID();
-  const buffer = new MeteringBuffer(db, capturingLog(), { maxBatch: 10 });
-  t.teardown(() => buffer.close());
-  const events = eventsFor(extensionId, 5);
-  for (const event of events.slice(0, 3)) buffer.push(event);
-  const flushed = buffer.flush();
-  for (const event of events.slice(3)) buffer.push(event);
-  await flushed;
-  t.same(await requestIdsOf(extensionId), ['req-1', 'req-2', 'req-3']);
-  await buffer.flush();
-  t.same(await requestIdsOf(extensionId), ['req-1', 'req-2', 'req-3', 'req-4', 'req-5']);
-});
+t.test(
+  'a flush writes what was pending at its call; calls arriving during its write wait for a full batch or the next flush',
+  async (t) => {
+    const extensionId = randomUUID();
+    const buffer = new MeteringBuffer(db, capturingLog(), { maxBatch: 10 });
+    t.teardown(() => buffer.close());
+    const events = eventsFor(extensionId, 5);
+    for (const event of events.slice(0, 3)) buffer.push(event);
+    const flushed = buffer.flush();
+    for (const event of events.slice(3)) buffer.push(event);
+    await flushed;
+    t.same(await requestIdsOf(extensionId), ['req-1', 'req-2', 'req-3']);
+    await buffer.flush();
+    t.same(await requestIdsOf(extensionId), ['req-1', 'req-2', 'req-3', 'req-4', 'req-5']);
+  },
+);

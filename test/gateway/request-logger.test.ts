@@ -82,7 +82,10 @@ t.test('Fastify has no logger of its own, so it listens for no response to finis
   // The injected response has listeners of its own: as many as with no logging at all.
   const none = await finishListeners(Fastify({ logger: false }));
   t.equal(await finishListeners(Fastify(requestLogging(logger))), none);
-  t.ok((await finishListeners(Fastify({ loggerInstance: logger as FastifyBaseLogger }))) > none, 'with a logger of its own it would');
+  t.ok(
+    (await finishListeners(Fastify({ loggerInstance: logger as FastifyBaseLogger }))) > none,
+    'with a logger of its own it would',
+  );
 });
 
 t.test('at info each response gets one access line, without the query string', async (t) => {
@@ -91,7 +94,16 @@ t.test('at info each response gets one access line, without the query string', a
   const res = await app.inject({ url: '/patients?name=Jane%20Doe' });
   t.equal(res.statusCode, 200);
   t.equal(lines.length, 1);
-  t.match(lines[0], { level: 30, reqId: String, msg: 'request completed', method: 'GET', path: '/patients', statusCode: 200, operationId: 'listPatients', responseTimeMs: Number });
+  t.match(lines[0], {
+    level: 30,
+    reqId: String,
+    msg: 'request completed',
+    method: 'GET',
+    path: '/patients',
+    statusCode: 200,
+    operationId: 'listPatients',
+    responseTimeMs: Number,
+  });
   t.notMatch(JSON.stringify(lines[0]), /Jane/);
   t.match(String(lines[0].responseTimeMs), /^\d+(\.\d{1,3})?$/, 'in milliseconds to the microsecond');
   await app.inject({ url: '/missing' });

@@ -3,7 +3,9 @@ import { RunningHandlers } from '../../src/gateway/core/running-handlers.js';
 
 function pending() {
   let settle!: (ok: boolean) => void;
-  const work = new Promise<void>((resolve, reject) => (settle = (ok) => (ok ? resolve() : reject(new Error('failed')))));
+  const work = new Promise<void>(
+    (resolve, reject) => (settle = (ok) => (ok ? resolve() : reject(new Error('failed')))),
+  );
   work.catch(() => {});
   return { work, settle };
 }

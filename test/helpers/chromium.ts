@@ -27,12 +27,26 @@ export const CHROMIUM = '/usr/bin/chromium';
  */
 export async function openHeadlessChromium(t: Teardown, size = { width: 1280, height: 900 }): Promise<HeadlessPage> {
   const debugPort = await freePort();
-  const chromium = spawn(CHROMIUM, ['--headless=new', '--no-sandbox', '--disable-gpu', `--remote-debugging-port=${debugPort}`, `--window-size=${size.width},${size.height}`, 'about:blank'], { stdio: 'ignore' });
+  const chromium = spawn(
+    CHROMIUM,
+    [
+      '--headless=new',
+      '--no-sandbox',
+      '--disable-gpu',
+      `--remote-debugging-port=${debugPort}`,
+      `--window-size=${size.width},${size.height}`,
+      'about:blank',
+    ],
+    { stdio: 'ignore' },
+  );
   t.teardown(() => void chromium.kill());
   let targets: { type: string; webSocketDebuggerUrl: string }[] = [];
   for (let i = 0; i < 50 && targets.length === 0; i++) {
     await new Promise((r) => setTimeout(r, 200));
-    targets = await fetch(`http://127.0.0.1:${debugPort}/json`).then((r) => r.json() as never, () => []);
+    targets = await fetch(`http://127.0.0.1:${debugPort}/json`).then(
+      (r) => r.json() as never,
+      () => [],
+    );
   }
   const ws = new WebSocket(targets.find((target) => target.type === 'page')!.webSocketDebuggerUrl);
   await new Promise((r) => ws.addEventListener('open', r));
@@ -56,7 +70,9 @@ export async function openHeadlessChromium(t: Teardown, size = { width: 1280, he
     });
   const nextEvent = (method: string) =>
     new Promise((resolve) => {
-      const entry = { method, listener: (params: unknown) => {
+      const entry = {
+        method,
+        listener: (params: unknown) => {
           listeners.splice(listeners.indexOf(entry), 1);
           resolve(params);
         },
@@ -64,8 +80,13 @@ export async function openHeadlessChromium(t: Teardown, size = { width: 1280, he
       listeners.push(entry);
     });
   const evaluate = async <T>(expression: string): Promise<T> => {
-    const { result, exceptionDetails } = await send('Runtime.evaluate', { expression, returnByValue: true, awaitPromise: true });
-    if (exceptionDetails) throw new Error(`in the page: ${exceptionDetails.exception?.description ?? exceptionDetails.text}`);
+    const { result, exceptionDetails } = await send('Runtime.evaluate', {
+      expression,
+      returnByValue: true,
+      awaitPromise: true,
+    });
+    if (exceptionDetails)
+      throw new Error(`in the page: ${exceptionDetails.exception?.description ?? exceptionDetails.text}`);
     return result.value as T;
   };
   await send('Page.enable');

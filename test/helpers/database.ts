@@ -44,13 +44,18 @@ export function testDatabaseUrl(): string | undefined {
 
 function open(): Promise<Database> {
   const adminUrl = process.env.TEST_DATABASE_URL;
-  return adminUrl ? openPostgresTestDatabase(adminUrl) : pgliteTemplate().then((template) => openDatabase({ pgliteTemplate: template }));
+  return adminUrl
+    ? openPostgresTestDatabase(adminUrl)
+    : pgliteTemplate().then((template) => openDatabase({ pgliteTemplate: template }));
 }
 
 class RolledBack extends Error {}
 
 /** What `work` returns from inside a transaction that is then rolled back: for trying out what must not stay (a migration's rerun). */
-export async function inRolledBackTransaction<T>(db: Kysely<DB>, work: (trx: Transaction<DB>) => Promise<T>): Promise<T> {
+export async function inRolledBackTransaction<T>(
+  db: Kysely<DB>,
+  work: (trx: Transaction<DB>) => Promise<T>,
+): Promise<T> {
   let result: T | undefined;
   await db
     .transaction()
@@ -67,7 +72,12 @@ export async function inRolledBackTransaction<T>(db: Kysely<DB>, work: (trx: Tra
 /** Another pool on this process's PostgreSQL test database, as another server process would have; closed at t's teardown. */
 export async function secondPool(t: Teardown, poolMax: number): Promise<Kysely<DB>> {
   if (!currentUrl) throw new Error('secondPool needs the PostgreSQL test database (TEST_DATABASE_URL) to be open');
-  const second = await openDatabase({ databaseUrl: currentUrl, poolMax, migrate: false, pooler: databasePooler(process.env) });
+  const second = await openDatabase({
+    databaseUrl: currentUrl,
+    poolMax,
+    migrate: false,
+    pooler: databasePooler(process.env),
+  });
   t.teardown(() => second.close());
   return second.db;
 }
@@ -104,7 +114,11 @@ async function openPostgresTestDatabase(adminUrl: string): Promise<Database> {
   currentUrl = url.toString();
   // FORCE terminates connections still open (PostgreSQL 13+).
   const drop = () => admin(adminUrl, (c) => c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
-  const database = await openDatabase({ databaseUrl: url.toString(), poolMax: 4, pooler: databasePooler(process.env) }).catch(async (err: unknown) => {
+  const database = await openDatabase({
+    databaseUrl: url.toString(),
+    poolMax: 4,
+    pooler: databasePooler(process.env),
+  }).catch(async (err: unknown) => {
     await drop();
     throw err;
   });

@@ -5,7 +5,11 @@ import { importEraFile, textSource, type EraImportResult } from '../../src/resou
 import { webhookOutbox } from '../../src/events/outbox.js';
 import { runPlatformCommand } from '../../src/platform-commands/platform-command.js';
 
-export const FIXTURES = ['medicare-home-health-crlf.835', 'secondary-payer-checks-no-breaks.835', 'recoupment-only.835'] as const;
+export const FIXTURES = [
+  'medicare-home-health-crlf.835',
+  'secondary-payer-checks-no-breaks.835',
+  'recoupment-only.835',
+] as const;
 export type Fixture = (typeof FIXTURES)[number];
 
 export function fixtureText(name: Fixture): string {
@@ -13,15 +17,31 @@ export function fixtureText(name: Fixture): string {
 }
 
 export function importText(db: Kysely<DB>, agencyId: string, name: string, text: string): Promise<EraImportResult> {
-  const command = { agencyId, operation: 'importEraFile', actor: 'admin-cli', resourceType: 'remittance', phiMode: 'phi', outbox: webhookOutbox } as const;
+  const command = {
+    agencyId,
+    operation: 'importEraFile',
+    actor: 'admin-cli',
+    resourceType: 'remittance',
+    phiMode: 'phi',
+    outbox: webhookOutbox,
+  } as const;
   return runPlatformCommand(db, command, (store) => importEraFile(store, textSource(name, text)));
 }
 
 /** Rows of the agency in the four ERA tables. */
 export async function eraRowCounts(db: Kysely<DB>, agencyId: string): Promise<Record<string, number>> {
   const counts: Record<string, number> = {};
-  for (const table of ['era_files', 'remittances', 'remittance_allocations', 'remittance_provider_adjustments'] as const) {
-    const { n } = await db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).where('agency_id', '=', agencyId).executeTakeFirstOrThrow();
+  for (const table of [
+    'era_files',
+    'remittances',
+    'remittance_allocations',
+    'remittance_provider_adjustments',
+  ] as const) {
+    const { n } = await db
+      .selectFrom(table)
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('agency_id', '=', agencyId)
+      .executeTakeFirstOrThrow();
     counts[table] = Number(n);
   }
   return counts;
@@ -29,11 +49,16 @@ export async function eraRowCounts(db: Kysely<DB>, agencyId: string): Promise<Re
 
 /** An 835 of one payment of `claims` (CLP and its 2100 segments, each claim paid in full), with correct counts and balance. */
 export function eraText(claims: { pcn: string; paid: string; segments?: string[] }[], trace = 'TRACE1'): string {
-  const isa = 'ISA*00*          *00*          *ZZ*PAYER          *ZZ*AGENCY         *261102*0930*^*00501*000000077*0*P*:';
+  const isa =
+    'ISA*00*          *00*          *ZZ*PAYER          *ZZ*AGENCY         *261102*0930*^*00501*000000077*0*P*:';
   const cents = claims.reduce((sum, c) => sum + Math.round(Number(c.paid) * 100), 0);
   const body = [
-    'ST*835*0001', `BPR*I*${(cents / 100).toFixed(2)}*C*ACH*CCP*01*011000015*DA*123*1111111111**01*021000021*DA*987*20261104`, `TRN*1*${trace}*1111111111`,
-    'N1*PR*TEST PAYER', 'N1*PE*ACME HOME HEALTH*XX*1234567893', 'LX*1',
+    'ST*835*0001',
+    `BPR*I*${(cents / 100).toFixed(2)}*C*ACH*CCP*01*011000015*DA*123*1111111111**01*021000021*DA*987*20261104`,
+    `TRN*1*${trace}*1111111111`,
+    'N1*PR*TEST PAYER',
+    'N1*PE*ACME HOME HEALTH*XX*1234567893',
+    'LX*1',
     ...claims.flatMap((c, i) => [`CLP*${c.pcn}*1*${c.paid}*${c.paid}**MA*PCN${i + 1}`, ...(c.segments ?? [])]),
   ];
   body.push(`SE*${body.length + 1}*0001`);

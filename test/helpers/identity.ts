@@ -15,7 +15,10 @@ export type TestIntegrationOptions = Partial<IntegrationInput>;
  * A new integration on a fresh agency (or on `agencyId`, created when missing). Unlike the admin tool's
  * defaults it is granted every capability and both PHI modes; narrow them through the options.
  */
-export async function createTestIntegration(db: Kysely<DB>, options: TestIntegrationOptions = {}): Promise<TestIntegration> {
+export async function createTestIntegration(
+  db: Kysely<DB>,
+  options: TestIntegrationOptions = {},
+): Promise<TestIntegration> {
   const agencyId = options.agencyId ?? `agency-${randomBytes(6).toString('hex')}`;
   const existing = await db.selectFrom('agencies').select('id').where('id', '=', agencyId).executeTakeFirst();
   if (!existing) await createAgency(db, { id: agencyId, name: `Test agency ${agencyId}`, serviceZips: ['02108'] });
@@ -28,7 +31,11 @@ export async function createTestIntegration(db: Kysely<DB>, options: TestIntegra
   });
 }
 
-export function tokenRequestBody(integration: TestIntegration, phiMode: PhiMode = 'no_phi', extra: Record<string, string> = {}) {
+export function tokenRequestBody(
+  integration: TestIntegration,
+  phiMode: PhiMode = 'no_phi',
+  extra: Record<string, string> = {},
+) {
   return {
     grant_type: 'client_credentials',
     client_id: integration.clientId,
@@ -40,7 +47,12 @@ export function tokenRequestBody(integration: TestIntegration, phiMode: PhiMode 
 }
 
 /** An access token from the app's token endpoint (JSON body); fails loudly when none is issued. */
-export async function issueTestToken(api: TestApi, integration: TestIntegration, phiMode: PhiMode = 'no_phi', scope?: string): Promise<string> {
+export async function issueTestToken(
+  api: TestApi,
+  integration: TestIntegration,
+  phiMode: PhiMode = 'no_phi',
+  scope?: string,
+): Promise<string> {
   const res = await api.request({
     method: 'POST',
     url: '/api/v1/oauth/token',

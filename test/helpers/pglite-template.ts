@@ -8,7 +8,9 @@ const root = join(import.meta.dirname, '../..');
 
 /** Names the dump by what it is made of: PGlite's version and every migration's text. */
 function templateName(): string {
-  const hash = createHash('sha256').update(JSON.parse(readFileSync(join(root, 'node_modules/@electric-sql/pglite/package.json'), 'utf8')).version);
+  const hash = createHash('sha256').update(
+    JSON.parse(readFileSync(join(root, 'node_modules/@electric-sql/pglite/package.json'), 'utf8')).version,
+  );
   const migrations = join(root, 'db/migrations');
   for (const file of readdirSync(migrations).sort()) hash.update(file).update(readFileSync(join(migrations, file)));
   return join(tmpdir(), `svc-extension-api-pglite-${hash.digest('hex').slice(0, 16)}.tar`);

@@ -27,7 +27,10 @@ export function publishedContract(version: string) {
       const pointer: string = typeof ref === 'string' ? ref : own;
       const response = atPointer(document, pointer) as Document | undefined;
       const media = Object.keys(response?.content ?? {}).find((type) => type.includes('json'));
-      compiled.set(key, media ? ajv.compile({ $ref: `published${pointer}/content/${pointerToken(media)}/schema` }) : undefined);
+      compiled.set(
+        key,
+        media ? ajv.compile({ $ref: `published${pointer}/content/${pointerToken(media)}/schema` }) : undefined,
+      );
     }
     return compiled.get(key);
   };

@@ -12,7 +12,8 @@ function serverBinaries(): string {
 
 /** As the `postgres` user when root: PostgreSQL refuses to run as root. */
 function asServer(command: string, args: string[]): void {
-  const [file, argv] = process.getuid?.() === 0 ? ['runuser', ['-u', 'postgres', '--', command, ...args]] : [command, args];
+  const [file, argv] =
+    process.getuid?.() === 0 ? ['runuser', ['-u', 'postgres', '--', command, ...args]] : [command, args];
   const run = spawnSync(file, argv, { encoding: 'utf8', cwd: '/' });
   if (run.status !== 0) throw new Error(`${command} ${args.join(' ')} failed: ${run.stderr || run.stdout}`);
 }
@@ -35,11 +36,40 @@ export function startStreamingReplica(t: Teardown, primaryUrl: string): Streamin
   const data = join(dir, 'data');
   if (process.getuid?.() === 0) chownSync(dir, Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' })), 0);
   const bin = serverBinaries();
-  asServer(join(bin, 'pg_basebackup'), ['-h', socketDir, '-U', 'postgres', '-D', data, '-R', '-X', 'stream', '--checkpoint=fast', '--no-sync']);
+  asServer(join(bin, 'pg_basebackup'), [
+    '-h',
+    socketDir,
+    '-U',
+    'postgres',
+    '-D',
+    data,
+    '-R',
+    '-X',
+    'stream',
+    '--checkpoint=fast',
+    '--no-sync',
+  ]);
   appendFileSync(`${data}/postgresql.auto.conf`, "hot_standby = on\nrecovery_min_apply_delay = '0'\n");
-  asServer(join(bin, 'pg_ctl'), ['-D', data, '-l', join(dir, 'server.log'), '-w', '-t', '60', 'start', '-o', `-c listen_addresses='' -k ${dir} -c fsync=off`]);
+  asServer(join(bin, 'pg_ctl'), [
+    '-D',
+    data,
+    '-l',
+    join(dir, 'server.log'),
+    '-w',
+    '-t',
+    '60',
+    'start',
+    '-o',
+    `-c listen_addresses='' -k ${dir} -c fsync=off`,
+  ]);
   t.teardown(() => {
-    spawnSync(process.getuid?.() === 0 ? 'runuser' : join(bin, 'pg_ctl'), process.getuid?.() === 0 ? ['-u', 'postgres', '--', join(bin, 'pg_ctl'), '-D', data, '-m', 'immediate', 'stop'] : ['-D', data, '-m', 'immediate', 'stop'], { cwd: '/' });
+    spawnSync(
+      process.getuid?.() === 0 ? 'runuser' : join(bin, 'pg_ctl'),
+      process.getuid?.() === 0
+        ? ['-u', 'postgres', '--', join(bin, 'pg_ctl'), '-D', data, '-m', 'immediate', 'stop']
+        : ['-D', data, '-m', 'immediate', 'stop'],
+      { cwd: '/' },
+    );
     rmSync(dir, { recursive: true, force: true });
   });
   return {

@@ -7,4 +7,6 @@ import { KeyEncryption, keyEncryptionKey } from '../../src/identity/key-encrypti
  */
 export const TEST_SECRETS_KEY = randomBytes(32).toString('base64');
 
-export const testKeyEncryption = new KeyEncryption(keyEncryptionKey(Buffer.from(TEST_SECRETS_KEY, 'base64'), 'SECRETS_KEY'));
+export const testKeyEncryption = new KeyEncryption(
+  keyEncryptionKey(Buffer.from(TEST_SECRETS_KEY, 'base64'), 'SECRETS_KEY'),
+);

@@ -14,17 +14,37 @@ export interface ServerProcess {
  */
 export async function startServerProcess(
   databaseUrl: string,
-  { port, issuer = 'http://extension-api.test', env = {} }: { port?: number; issuer?: string; env?: Record<string, string> } = {},
+  {
+    port,
+    issuer = 'http://extension-api.test',
+    env = {},
+  }: { port?: number; issuer?: string; env?: Record<string, string> } = {},
 ): Promise<ServerProcess> {
   const listenOn = port ?? (await freePort());
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-    env: { ...process.env, DATABASE_URL: databaseUrl, PORT: String(listenOn), LOG_LEVEL: 'warn', TOKEN_ISSUER: issuer, SHED_EVENT_LOOP_DELAY_MS: '0', DEMO: '', SECRETS_KEY: TEST_SECRETS_KEY, ...env },
+    env: {
+      ...process.env,
+      DATABASE_URL: databaseUrl,
+      PORT: String(listenOn),
+      LOG_LEVEL: 'warn',
+      TOKEN_ISSUER: issuer,
+      SHED_EVENT_LOOP_DELAY_MS: '0',
+      DEMO: '',
+      SECRETS_KEY: TEST_SECRETS_KEY,
+      ...env,
+    },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const url = `http://127.0.0.1:${listenOn}`;
   for (let i = 0; i < 300; i++) {
     if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`);
-    if (await fetch(`${url}/livez`).then((r) => r.ok, () => false)) return { url, child };
+    if (
+      await fetch(`${url}/livez`).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      return { url, child };
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error('server did not start');

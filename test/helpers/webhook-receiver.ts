@@ -38,7 +38,8 @@ export async function startReceiver(t: Teardown, answer: Answer = () => 204): Pr
     async waitFor(count, timeoutMs = 20_000) {
       const deadline = Date.now() + timeoutMs;
       while (received.length < count) {
-        if (Date.now() > deadline) throw new Error(`the receiver got ${received.length} of ${count} requests within ${timeoutMs} ms`);
+        if (Date.now() > deadline)
+          throw new Error(`the receiver got ${received.length} of ${count} requests within ${timeoutMs} ms`);
         await sleep(10);
       }
       return received;
@@ -64,7 +65,12 @@ export async function startReceiver(t: Teardown, answer: Answer = () => 204): Pr
 }
 
 /** A delivery worker on `db` with short waits, stopped at t's teardown; its attempts traced and counted by `observers`. */
-export function startWebhookWorker(t: Teardown, db: Kysely<DB>, options: WebhookWorkerOptions = {}, observers: Pick<WorkerContext, 'deliveryTracer' | 'metrics'> = {}): Worker {
+export function startWebhookWorker(
+  t: Teardown,
+  db: Kysely<DB>,
+  options: WebhookWorkerOptions = {},
+  observers: Pick<WorkerContext, 'deliveryTracer' | 'metrics'> = {},
+): Worker {
   const worker = webhooks({ idlePollMs: 10, retryDelaysMs: [20, 20, 20, 20, 20], timeoutMs: 5_000, ...options });
   worker.start({ db, log: pino({ level: 'silent' }), keyEncryption: () => testKeyEncryption, ...observers });
   t.teardown(() => worker.stop());

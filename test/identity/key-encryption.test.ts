@@ -43,15 +43,25 @@ t.test('what does not open gets a message naming the row and the keys, never gar
   t.throws(() => other.open(sealed, ROW), {
     message: `${ROW} is sealed under key-encryption key ${keys.current.id}, which is not configured (configured: ${other.current.id} (SECRETS_KEY)). Set SECRETS_KEY to the key it was sealed with, or add that key to SECRETS_KEY_PREVIOUS while rotating.`,
   });
-  t.throws(() => keys.open(sealed, 'signing_keys/kid-2'), { message: `signing_keys/kid-2 does not decrypt under key-encryption key ${keys.current.id}: it was altered, or copied from another row` });
+  t.throws(() => keys.open(sealed, 'signing_keys/kid-2'), {
+    message: `signing_keys/kid-2 does not decrypt under key-encryption key ${keys.current.id}: it was altered, or copied from another row`,
+  });
   const [v, id, iv, body] = sealed.split('.');
   const flipped = Buffer.from(body, 'base64url');
   flipped[0] ^= 1;
-  t.throws(() => keys.open([v, id, iv, flipped.toString('base64url')].join('.'), ROW), { message: /does not decrypt/ }, 'altered ciphertext');
+  t.throws(
+    () => keys.open([v, id, iv, flipped.toString('base64url')].join('.'), ROW),
+    { message: /does not decrypt/ },
+    'altered ciphertext',
+  );
   t.throws(() => keys.open([v, id, iv, 'AAAA'].join('.'), ROW), { message: /does not decrypt/ }, 'truncated');
-  t.throws(() => keys.open('-----BEGIN PRIVATE KEY-----', ROW), { message: `${ROW} is not a sealed secret (expected v1.<key id>.<iv>.<ciphertext>)` });
+  t.throws(() => keys.open('-----BEGIN PRIVATE KEY-----', ROW), {
+    message: `${ROW} is not a sealed secret (expected v1.<key id>.<iv>.<ciphertext>)`,
+  });
   t.throws(() => keys.open(`v2.${id}.${iv}.${body}`, ROW), { message: /is not a sealed secret/ });
-  t.throws(() => keys.open(null, ROW), { message: `${ROW} is stored in plaintext (written by an older version): restart the service to seal it` });
+  t.throws(() => keys.open(null, ROW), {
+    message: `${ROW} is stored in plaintext (written by an older version): restart the service to seal it`,
+  });
 });
 
 t.test('rotation: a previous key still opens, only the current key seals', async (t) => {
@@ -63,22 +73,44 @@ t.test('rotation: a previous key still opens, only the current key seals', async
   const sealedNew = rotated.seal('secret', ROW);
   t.ok(rotated.isCurrent(sealedNew));
   t.equal(sealedKeyId(sealedNew), rotated.current.id);
-  t.match(rotated.describe(), new RegExp(`^${rotated.current.id} \\(SECRETS_KEY\\), [0-9a-f]{12} \\(SECRETS_KEY_PREVIOUS\\), ${old.current.id} \\(SECRETS_KEY\\)$`));
+  t.match(
+    rotated.describe(),
+    new RegExp(
+      `^${rotated.current.id} \\(SECRETS_KEY\\), [0-9a-f]{12} \\(SECRETS_KEY_PREVIOUS\\), ${old.current.id} \\(SECRETS_KEY\\)$`,
+    ),
+  );
 });
 
 t.test('a key is 32 bytes in base64, base64url or hex; anything else is refused without repeating it', async (t) => {
   const key = randomBytes(32);
-  for (const text of [key.toString('base64'), key.toString('base64').replace(/=$/, ''), key.toString('base64url'), key.toString('hex'), key.toString('hex').toUpperCase(), `  ${key.toString('base64')}\n`]) {
+  for (const text of [
+    key.toString('base64'),
+    key.toString('base64').replace(/=$/, ''),
+    key.toString('base64url'),
+    key.toString('hex'),
+    key.toString('hex').toUpperCase(),
+    `  ${key.toString('base64')}\n`,
+  ]) {
     t.same(decodeKeyText(text, 'SECRETS_KEY'), key, text);
   }
-  for (const text of ['', 'hunter2', randomBytes(16).toString('base64'), randomBytes(33).toString('base64'), randomBytes(31).toString('hex'), `${key.toString('hex').slice(1)}g`]) {
-    t.throws(() => decodeKeyText(text, 'SECRETS_KEY'), { message: `SECRETS_KEY must be 32 random bytes in base64 or hex (e.g. the output of "openssl rand -base64 32"), got ${text.trim().length} characters` });
+  for (const text of [
+    '',
+    'hunter2',
+    randomBytes(16).toString('base64'),
+    randomBytes(33).toString('base64'),
+    randomBytes(31).toString('hex'),
+    `${key.toString('hex').slice(1)}g`,
+  ]) {
+    t.throws(() => decodeKeyText(text, 'SECRETS_KEY'), {
+      message: `SECRETS_KEY must be 32 random bytes in base64 or hex (e.g. the output of "openssl rand -base64 32"), got ${text.trim().length} characters`,
+    });
   }
 });
 
 t.test('PostgreSQL without a key: refused when the key is needed, naming both variables', async (t) => {
   t.throws(() => loadKeyEncryption(loadConfig({ DATABASE_URL: 'postgres://db/ext' }).secretsKey, t.fail), {
-    message: /^DATABASE_URL is set but neither SECRETS_KEY nor SECRETS_KEY_FILE is: every process sharing the database needs the same key-encryption key/,
+    message:
+      /^DATABASE_URL is set but neither SECRETS_KEY nor SECRETS_KEY_FILE is: every process sharing the database needs the same key-encryption key/,
   });
 });
 
@@ -97,7 +129,9 @@ t.test('SECRETS_KEY_FILE: read, never created; a file others can read is reporte
   loadKeyEncryption(settings, (message) => notices.push(message));
   t.same(notices, [`SECRETS_KEY_FILE ${path} can be read by other users (mode 644): run chmod 600 ${path}`]);
   writeFileSync(path, 'oops');
-  t.throws(() => loadKeyEncryption(settings, () => {}), { message: `SECRETS_KEY_FILE ${path} must be 32 random bytes in base64 or hex (e.g. the output of "openssl rand -base64 32"), got 4 characters` });
+  t.throws(() => loadKeyEncryption(settings, () => {}), {
+    message: `SECRETS_KEY_FILE ${path} must be 32 random bytes in base64 or hex (e.g. the output of "openssl rand -base64 32"), got 4 characters`,
+  });
 });
 
 t.test('the embedded default: created once with mode 600 (saying so), then reused', async (t) => {
@@ -107,7 +141,9 @@ t.test('the embedded default: created once with mode 600 (saying so), then reuse
   const notices: string[] = [];
   const first = loadKeyEncryption(settings, (message) => notices.push(message));
   t.equal(statSync(path).mode & 0o777, 0o600);
-  t.match(notices, [/^Created the key-encryption key file .*data\.secrets-key \(mode 600\)\. .*never in the same place as the database or its backups/]);
+  t.match(notices, [
+    /^Created the key-encryption key file .*data\.secrets-key \(mode 600\)\. .*never in the same place as the database or its backups/,
+  ]);
   t.same(decodeKeyText(readFileSync(path, 'utf8'), 'file'), first.current.key);
   t.equal(first.current.source, `key file ${path}`);
   const second = loadKeyEncryption(settings, t.fail);
@@ -115,10 +151,16 @@ t.test('the embedded default: created once with mode 600 (saying so), then reuse
   t.same(ensureKeyFile(path, t.fail), first.current.key);
 });
 
-t.test('the embedded default where it cannot be created: one line naming the way out', { skip: process.getuid?.() === 0 ? 'root may write anywhere' : false }, async (t) => {
-  const dir = tempDir(t);
-  chmodSync(dir, 0o500);
-  t.teardown(() => chmodSync(dir, 0o700));
-  const settings = loadConfig({ DATA_DIR: join(dir, 'data') }).secretsKey;
-  t.throws(() => loadKeyEncryption(settings, t.fail), { message: `Could not create the key-encryption key file ${join(dir, 'data.secrets-key')} (EACCES): set SECRETS_KEY or SECRETS_KEY_FILE` });
-});
+t.test(
+  'the embedded default where it cannot be created: one line naming the way out',
+  { skip: process.getuid?.() === 0 ? 'root may write anywhere' : false },
+  async (t) => {
+    const dir = tempDir(t);
+    chmodSync(dir, 0o500);
+    t.teardown(() => chmodSync(dir, 0o700));
+    const settings = loadConfig({ DATA_DIR: join(dir, 'data') }).secretsKey;
+    t.throws(() => loadKeyEncryption(settings, t.fail), {
+      message: `Could not create the key-encryption key file ${join(dir, 'data.secrets-key')} (EACCES): set SECRETS_KEY or SECRETS_KEY_FILE`,
+    });
+  },
+);

@@ -34,7 +34,18 @@ async function server(t: Test, env: Record<string, string>): Promise<Run> {
   const port = await freePort();
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
     cwd: root,
-    env: { ...process.env, DATABASE_URL: '', SECRETS_KEY: '', SECRETS_KEY_FILE: '', SECRETS_KEY_PREVIOUS: '', PORT: String(port), LOG_LEVEL: 'info', TOKEN_ISSUER: 'http://extension-api.test', SHED_EVENT_LOOP_DELAY_MS: '0', ...env },
+    env: {
+      ...process.env,
+      DATABASE_URL: '',
+      SECRETS_KEY: '',
+      SECRETS_KEY_FILE: '',
+      SECRETS_KEY_PREVIOUS: '',
+      PORT: String(port),
+      LOG_LEVEL: 'info',
+      TOKEN_ISSUER: 'http://extension-api.test',
+      SHED_EVENT_LOOP_DELAY_MS: '0',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -53,7 +64,13 @@ async function server(t: Test, env: Record<string, string>): Promise<Run> {
     ready: async () => {
       for (const deadline = Date.now() + 240_000; Date.now() < deadline; await sleep(200)) {
         if (child.exitCode !== null) return false;
-        if (await fetch(`${url}/livez`).then((r) => r.ok, () => false)) return true;
+        if (
+          await fetch(`${url}/livez`).then(
+            (r) => r.ok,
+            () => false,
+          )
+        )
+          return true;
       }
       return false;
     },
@@ -74,7 +91,9 @@ async function token(url: string, credentials: ReturnType<typeof demoCredentials
 }
 
 async function patients(url: string, accessToken: string, query: string) {
-  const res = await fetch(`${url}/api/v1/ext/patients?${query}`, { headers: { authorization: `Bearer ${accessToken}` } });
+  const res = await fetch(`${url}/api/v1/ext/patients?${query}`, {
+    headers: { authorization: `Bearer ${accessToken}` },
+  });
   return { status: res.status, body: (await res.json()) as { meta?: { next_cursor?: string } } };
 }
 
@@ -99,46 +118,73 @@ const oneLine = (t: Test, run: Run, pattern: RegExp) => {
 // Each start is a whole process (PGlite on disk, the demo seed): once, in the PGlite run of the suite.
 const embeddedRun = { skip: process.env.TEST_DATABASE_URL ? 'covered by the PGlite run' : false };
 
-t.test('embedded store: a key file is created beside DATA_DIR (mode 600), the secrets are sealed, and a restart reuses it', embeddedRun, async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'secrets-start-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const dataDir = join(dir, 'data');
-  const keyFile = `${dataDir}.secrets-key`;
+t.test(
+  'embedded store: a key file is created beside DATA_DIR (mode 600), the secrets are sealed, and a restart reuses it',
+  embeddedRun,
+  async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'secrets-start-'));
+    t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+    const dataDir = join(dir, 'data');
+    const keyFile = `${dataDir}.secrets-key`;
 
-  const first = await server(t, { DATA_DIR: dataDir });
-  t.ok(await first.ready(), first.stdout());
-  t.match(first.stdout(), /Created the key-encryption key file .*data\.secrets-key \(mode 600\)/, 'says it created the key file');
-  t.equal((statSync(keyFile, { throwIfNoEntry: false })?.mode ?? 0) & 0o777, 0o600, 'the key file is read-write for its owner only');
-  const key = existsSync(keyFile) ? readFileSync(keyFile, 'utf8') : undefined;
-  const credentials = demoCredentials(first.stdout());
-  const accessToken = await token(first.url, credentials);
-  const page = await patients(first.url, accessToken, 'limit=1');
-  t.equal(page.status, 200);
-  const cursor = page.body.meta!.next_cursor!;
-  t.ok(cursor, 'a cursor: the cursor key exists');
-  t.equal(await first.exited(true), 0);
+    const first = await server(t, { DATA_DIR: dataDir });
+    t.ok(await first.ready(), first.stdout());
+    t.match(
+      first.stdout(),
+      /Created the key-encryption key file .*data\.secrets-key \(mode 600\)/,
+      'says it created the key file',
+    );
+    t.equal(
+      (statSync(keyFile, { throwIfNoEntry: false })?.mode ?? 0) & 0o777,
+      0o600,
+      'the key file is read-write for its owner only',
+    );
+    const key = existsSync(keyFile) ? readFileSync(keyFile, 'utf8') : undefined;
+    const credentials = demoCredentials(first.stdout());
+    const accessToken = await token(first.url, credentials);
+    const page = await patients(first.url, accessToken, 'limit=1');
+    t.equal(page.status, 200);
+    const cursor = page.body.meta!.next_cursor!;
+    t.ok(cursor, 'a cursor: the cursor key exists');
+    t.equal(await first.exited(true), 0);
 
-  const stored = await storedSecrets(dataDir);
-  t.equal(stored.length, 3, 'one signing key, the cursor key, the MCP authorization server\'s cookie key');
-  for (const row of stored) {
-    t.notMatch(JSON.stringify(row), /PRIVATE KEY/, 'no PEM');
-    t.notOk(Object.values(row).some((value) => value instanceof Uint8Array), 'no raw key bytes');
-    t.match(row.private_key_sealed ?? row.secret_sealed, /^v1\.[0-9a-f]{12}\./);
-  }
+    const stored = await storedSecrets(dataDir);
+    t.equal(stored.length, 3, "one signing key, the cursor key, the MCP authorization server's cookie key");
+    for (const row of stored) {
+      t.notMatch(JSON.stringify(row), /PRIVATE KEY/, 'no PEM');
+      t.notOk(
+        Object.values(row).some((value) => value instanceof Uint8Array),
+        'no raw key bytes',
+      );
+      t.match(row.private_key_sealed ?? row.secret_sealed, /^v1\.[0-9a-f]{12}\./);
+    }
 
-  const second = await server(t, { DATA_DIR: dataDir });
-  t.ok(await second.ready(), second.stdout());
-  t.notMatch(second.stdout(), /Created the key-encryption key file/, 'the file is reused');
-  t.equal(key && readFileSync(keyFile, 'utf8'), key);
-  t.equal((await patients(second.url, accessToken, 'limit=1')).status, 200, 'a token from before the restart verifies');
-  t.equal((await patients(second.url, accessToken, `limit=1&cursor=${cursor}`)).status, 200, 'a cursor from before the restart opens');
-  t.equal(await second.exited(true), 0);
+    const second = await server(t, { DATA_DIR: dataDir });
+    t.ok(await second.ready(), second.stdout());
+    t.notMatch(second.stdout(), /Created the key-encryption key file/, 'the file is reused');
+    t.equal(key && readFileSync(keyFile, 'utf8'), key);
+    t.equal(
+      (await patients(second.url, accessToken, 'limit=1')).status,
+      200,
+      'a token from before the restart verifies',
+    );
+    t.equal(
+      (await patients(second.url, accessToken, `limit=1&cursor=${cursor}`)).status,
+      200,
+      'a cursor from before the restart opens',
+    );
+    t.equal(await second.exited(true), 0);
 
-  const wrongKey = randomBytes(32).toString('base64');
-  const wrong = await server(t, { DATA_DIR: dataDir, SECRETS_KEY: wrongKey });
-  t.equal(await wrong.exited(), 1, 'a wrong key stops the start');
-  oneLine(t, wrong, /^signing_keys\/\S+ is sealed under key-encryption key [0-9a-f]{12}, which is not configured \(configured: [0-9a-f]{12} \(SECRETS_KEY\)\)/);
-});
+    const wrongKey = randomBytes(32).toString('base64');
+    const wrong = await server(t, { DATA_DIR: dataDir, SECRETS_KEY: wrongKey });
+    t.equal(await wrong.exited(), 1, 'a wrong key stops the start');
+    oneLine(
+      t,
+      wrong,
+      /^signing_keys\/\S+ is sealed under key-encryption key [0-9a-f]{12}, which is not configured \(configured: [0-9a-f]{12} \(SECRETS_KEY\)\)/,
+    );
+  },
+);
 
 t.test('PostgreSQL without a key-encryption key: refused in one line, before connecting', embeddedRun, async (t) => {
   const run = await server(t, { DATABASE_URL: 'postgresql://nobody@127.0.0.1:1/unreachable' });

@@ -1,6 +1,14 @@
 import { randomBytes, scryptSync } from 'node:crypto';
 import t from 'tap';
-import { dummySecretHash, hashSecret, HASHING_LIMITS, newClientId, newClientSecret, secretLookupId, verifySecret } from '../../src/identity/secrets.js';
+import {
+  dummySecretHash,
+  hashSecret,
+  HASHING_LIMITS,
+  newClientId,
+  newClientSecret,
+  secretLookupId,
+  verifySecret,
+} from '../../src/identity/secrets.js';
 
 t.test('client ids and secrets are random and high-entropy', async (t) => {
   t.match(newClientId(), /^cli_[A-Za-z0-9_-]{22}$/, '128 bits');
@@ -43,19 +51,31 @@ t.test('the lookup id is derived from the secret, so a presented secret names on
   t.match(secretLookupId(secret), /^sec_[A-Za-z0-9_-]{22}$/);
 });
 
-t.test('hashes asked for at once: those past the running ones and the line are refused at once with 503 and Retry-After', async (t) => {
-  const stored = await hashSecret('sk_flood');
-  const asked = HASHING_LIMITS.running + HASHING_LIMITS.waiting + 3;
-  const outcomes = await Promise.all(Array.from({ length: asked }, () => verifySecret('sk_flood', stored).catch((err: { status: number; headers: Record<string, string> }) => err)));
-  const refused = outcomes.filter((outcome) => outcome !== true);
-  t.equal(refused.length, 3);
-  t.match(refused, Array(3).fill({ code: 'PLATFORM_SERVICE_UNAVAILABLE', status: 503, headers: { 'retry-after': '1' } }));
-  t.equal(await verifySecret('sk_flood', stored), true, 'a place is free again once they are done');
-});
+t.test(
+  'hashes asked for at once: those past the running ones and the line are refused at once with 503 and Retry-After',
+  async (t) => {
+    const stored = await hashSecret('sk_flood');
+    const asked = HASHING_LIMITS.running + HASHING_LIMITS.waiting + 3;
+    const outcomes = await Promise.all(
+      Array.from({ length: asked }, () =>
+        verifySecret('sk_flood', stored).catch((err: { status: number; headers: Record<string, string> }) => err),
+      ),
+    );
+    const refused = outcomes.filter((outcome) => outcome !== true);
+    t.equal(refused.length, 3);
+    t.match(
+      refused,
+      Array(3).fill({ code: 'PLATFORM_SERVICE_UNAVAILABLE', status: 503, headers: { 'retry-after': '1' } }),
+    );
+    t.equal(await verifySecret('sk_flood', stored), true, 'a place is free again once they are done');
+  },
+);
 
 t.test('a dummy hash refused while the hashing gate is full is made by a later caller', async (t) => {
   const stored = await hashSecret('sk_busy');
-  const busy = Array.from({ length: HASHING_LIMITS.running + HASHING_LIMITS.waiting }, () => verifySecret('sk_busy', stored));
+  const busy = Array.from({ length: HASHING_LIMITS.running + HASHING_LIMITS.waiting }, () =>
+    verifySecret('sk_busy', stored),
+  );
   const params = { N: 1024, r: 8, p: 1 };
   await t.rejects(dummySecretHash(params), { code: 'PLATFORM_SERVICE_UNAVAILABLE' });
   await Promise.all(busy);

@@ -7,9 +7,13 @@ export class FormBrowser {
   /** `headers` go with every request (a proxy's X-Forwarded-For). */
   constructor(private readonly headers: Record<string, string> = {}) {}
 
-  async open(url: string, init: RequestInit = {}): Promise<{ url: string; status: number; body: string; location?: string; headers: Headers }> {
+  async open(
+    url: string,
+    init: RequestInit = {},
+  ): Promise<{ url: string; status: number; body: string; location?: string; headers: Headers }> {
     const headers = new Headers({ ...this.headers, ...Object.fromEntries(new Headers(init.headers)) });
-    if (this.cookies.size > 0) headers.set('cookie', [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; '));
+    if (this.cookies.size > 0)
+      headers.set('cookie', [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; '));
     const res = await fetch(url, { ...init, headers, redirect: 'manual' });
     for (const cookie of res.headers.getSetCookie()) {
       const [pair] = cookie.split(';');
@@ -17,7 +21,13 @@ export class FormBrowser {
       this.cookies.set(name.trim(), value.join('='));
     }
     const location = res.headers.get('location') ?? undefined;
-    const page = { url, status: res.status, body: await res.text(), location: location && new URL(location, url).href, headers: res.headers };
+    const page = {
+      url,
+      status: res.status,
+      body: await res.text(),
+      location: location && new URL(location, url).href,
+      headers: res.headers,
+    };
     this.seen.push(page);
     return page;
   }
@@ -30,7 +40,11 @@ export class FormBrowser {
   }
 
   post(url: string, fields: Record<string, string>, stopAt: (url: string) => boolean) {
-    return this.follow(url, stopAt, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(fields).toString() });
+    return this.follow(url, stopAt, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams(fields).toString(),
+    });
   }
 }
 
@@ -38,5 +52,8 @@ export class FormBrowser {
 export function formAction(html: string, base: string): string {
   const match = /<form method="post" action="([^"]+)"/.exec(html);
   if (!match) throw new Error(`no form on the page: ${html.slice(0, 300)}`);
-  return new URL(match[1].replace(/&#(\d+);/g, (_, code: string) => String.fromCharCode(Number(code))), base).href;
+  return new URL(
+    match[1].replace(/&#(\d+);/g, (_, code: string) => String.fromCharCode(Number(code))),
+    base,
+  ).href;
 }

@@ -29,13 +29,25 @@ const received = new Promise<URL>((resolve) => {
   }).listen(callbackPort, '127.0.0.1');
 });
 await createAgency(db, { id: 'chromium', name: 'Chromium agency', serviceZips: ['02108'] });
-const user = await createUser(db, { agencyId: 'chromium', email: 'browser.user@example.org', name: 'Bea Browser', role: 'manager' });
+const user = await createUser(db, {
+  agencyId: 'chromium',
+  email: 'browser.user@example.org',
+  name: 'Bea Browser',
+  role: 'manager',
+});
 const person = await withOwnPassword(db, user);
 const client = await createMcpClient(db, 'Chromium assistant', [redirectUri]);
 const verifier = randomBytes(32).toString('base64url');
 const authorizationUrl = `${base}/api/v1/oauth/authorize?${new URLSearchParams({
-  client_id: client.clientId, redirect_uri: redirectUri, response_type: 'code', scope: 'mcp:tools platform:read no_phi offline_access', prompt: 'consent',
-  resource: `${base}/api/v1/mcp`, state: 'xyz', code_challenge: createHash('sha256').update(verifier).digest('base64url'), code_challenge_method: 'S256',
+  client_id: client.clientId,
+  redirect_uri: redirectUri,
+  response_type: 'code',
+  scope: 'mcp:tools platform:read no_phi offline_access',
+  prompt: 'consent',
+  resource: `${base}/api/v1/mcp`,
+  state: 'xyz',
+  code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+  code_challenge_method: 'S256',
 })}`;
 
 const page = await openHeadlessChromium(t, { width: 900, height: 800 });
@@ -45,7 +57,8 @@ const evaluate = page.evaluate;
 /** The page's text once it matches (a posted form's answer takes a moment on a loaded machine), or the last text after 15 s. */
 async function pageText(pattern: RegExp): Promise<string> {
   let text = '';
-  for (const deadline = Date.now() + 15_000; Date.now() < deadline && !pattern.test(text); await settle()) text = String(await evaluate('document.body?.innerText ?? ""'));
+  for (const deadline = Date.now() + 15_000; Date.now() < deadline && !pattern.test(text); await settle())
+    text = String(await evaluate('document.body?.innerText ?? ""'));
   return text;
 }
 
@@ -53,7 +66,9 @@ await t.test('the flow in headless Chromium', async (t) => {
   await page.navigate(authorizationUrl);
   t.match(await pageText(/Sign in to connect/), /Sign in to connect Chromium assistant/);
   await shot('1-login');
-  await evaluate(`document.getElementById('email').value = ${JSON.stringify(person.email)}; document.getElementById('password').value = ${JSON.stringify(person.password)}; document.querySelector('form').submit(); 1`);
+  await evaluate(
+    `document.getElementById('email').value = ${JSON.stringify(person.email)}; document.getElementById('password').value = ${JSON.stringify(person.password)}; document.querySelector('form').submit(); 1`,
+  );
   t.match(await pageText(/Allow Chromium assistant\?/), /Allow Chromium assistant\?/);
   await shot('2-consent');
   await evaluate(`document.querySelector('button[value=allow]').click(); 1`);
@@ -63,8 +78,16 @@ await t.test('the flow in headless Chromium', async (t) => {
   t.ok(callback.searchParams.get('code'), 'the redirect URI got a code');
   t.equal(callback.searchParams.get('state'), 'xyz');
   const token = await fetch(`${base}/api/v1/oauth/token`, {
-    method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ grant_type: 'authorization_code', code: callback.searchParams.get('code')!, redirect_uri: redirectUri, client_id: client.clientId, code_verifier: verifier, resource: `${base}/api/v1/mcp` }),
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({
+      grant_type: 'authorization_code',
+      code: callback.searchParams.get('code')!,
+      redirect_uri: redirectUri,
+      client_id: client.clientId,
+      code_verifier: verifier,
+      resource: `${base}/api/v1/mcp`,
+    }),
   }).then((r) => r.json() as Promise<{ access_token?: string; refresh_token?: string }>);
   t.ok(token.access_token && token.refresh_token, 'the code exchanges for tokens');
 });

@@ -20,7 +20,12 @@ const { agencyId, noPhi, phi } = await seededAgency(api);
 const SLA_DAYS = 10;
 await db.updateTable('agencies').set({ order_sla_days: SLA_DAYS }).where('id', '=', agencyId).execute();
 const redirectUri = 'http://127.0.0.1:1/callback';
-const user = await createUser(db, { agencyId, email: 'figures.reader@example.org', name: 'Fran Figures', role: 'manager' });
+const user = await createUser(db, {
+  agencyId,
+  email: 'figures.reader@example.org',
+  name: 'Fran Figures',
+  role: 'manager',
+});
 const mcpClient = await createMcpClient(db, 'Figures assistant', [redirectUri]);
 /** The client's own validator, counted: each answer a tool gives is checked by callTool against its outputSchema. */
 const ajv = new AjvJsonSchemaValidator();
@@ -48,7 +53,10 @@ async function figures<T = Row>(name: string, args: Row = {}): Promise<T> {
   return result.structuredContent as T;
 }
 
-async function get(path: string, query: Record<string, string | number | boolean> = {}): Promise<{ data: any; meta: any }> {
+async function get(
+  path: string,
+  query: Record<string, string | number | boolean> = {},
+): Promise<{ data: any; meta: any }> {
   const url = `/api/v1/ext/${path}?${new URLSearchParams(Object.entries(query).map(([k, v]): [string, string] => [k, String(v)]))}`;
   const res = await noPhi.request({ method: 'GET', url });
   if (res.statusCode !== 200) throw new Error(`GET ${url}: ${res.statusCode} ${res.body}`);
@@ -90,34 +98,76 @@ t.test('every tool declares an object outputSchema, which the client checks each
 });
 
 t.test('braes.agency.summary: the active census, as active_census and the patient list count it', async (t) => {
-  const census = await figures<{ active_patients: number; by_service_line: Record<string, number>; by_office: { office_id: string; active_patients: number }[]; complete: boolean }>('braes.agency.summary');
+  const census = await figures<{
+    active_patients: number;
+    by_service_line: Record<string, number>;
+    by_office: { office_id: string; active_patients: number }[];
+    complete: boolean;
+  }>('braes.agency.summary');
   const rows = await queryRows('active_census', {});
   t.equal(census.active_patients, sum(rows, 'active_patients'));
   t.equal(census.active_patients, await total('patients', { status: 'active' }), 'the patient list agrees');
   for (const line of ['home_health', 'hospice', 'private_duty']) {
-    t.equal(census.by_service_line[line], sum(rows.filter((row) => row.service_line === line), 'active_patients'), line);
-    t.equal(census.by_service_line[line], await total('patients', { status: 'active', service_line: line }), `${line}: the patient list agrees`);
+    t.equal(
+      census.by_service_line[line],
+      sum(
+        rows.filter((row) => row.service_line === line),
+        'active_patients',
+      ),
+      line,
+    );
+    t.equal(
+      census.by_service_line[line],
+      await total('patients', { status: 'active', service_line: line }),
+      `${line}: the patient list agrees`,
+    );
   }
-  for (const office of census.by_office) t.equal(office.active_patients, sum(rows.filter((row) => row.office_id === office.office_id), 'active_patients'), office.office_id);
+  for (const office of census.by_office)
+    t.equal(
+      office.active_patients,
+      sum(
+        rows.filter((row) => row.office_id === office.office_id),
+        'active_patients',
+      ),
+      office.office_id,
+    );
   t.equal(census.complete, true);
 });
 
 t.test('braes.referrals.pipeline {year}: referrals and their intakes of that year only', async (t) => {
   for (const year of [2019, YEAR - 1, YEAR]) {
-    const pipeline = await figures<Row & { referrals_by_disposition: Record<string, number> }>('braes.referrals.pipeline', { year });
+    const pipeline = await figures<Row & { referrals_by_disposition: Record<string, number> }>(
+      'braes.referrals.pipeline',
+      { year },
+    );
     const window = { referral_date_from: `${year}-01-01`, referral_date_to: `${year}-12-31` };
     const conversion = await queryRows('intake_conversion_by_source', yearRange(year));
     t.equal(pipeline.referrals_received, await total('referrals', window), `${year}: referrals`);
     for (const disposition of ['accepted', 'declined']) {
-      t.equal(pipeline.referrals_by_disposition[disposition], await total('referrals', { ...window, disposition }), `${year}: ${disposition}`);
+      t.equal(
+        pipeline.referrals_by_disposition[disposition],
+        await total('referrals', { ...window, disposition }),
+        `${year}: ${disposition}`,
+      );
     }
-    t.equal(pipeline.intakes_admitted, sum(conversion, 'admitted'), `${year}: intakes admitted of the year's referrals`);
+    t.equal(
+      pipeline.intakes_admitted,
+      sum(conversion, 'admitted'),
+      `${year}: intakes admitted of the year's referrals`,
+    );
   }
   // Nothing was referred in 2019, so no figure of 2019 may count anything (intakes of every year were counted).
   const empty = await figures('braes.referrals.pipeline', { year: 2019 });
   const counted = JSON.stringify(empty).match(/:[1-9]\d*/g) ?? [];
-  t.same(counted.filter((n) => n !== ':2019'), [], `2019 counts nothing: ${JSON.stringify(empty)}`);
-  t.ok((await figures<Row>('braes.referrals.pipeline', { year: YEAR })).referrals_received as number > 0, 'the seeded year has referrals');
+  t.same(
+    counted.filter((n) => n !== ':2019'),
+    [],
+    `2019 counts nothing: ${JSON.stringify(empty)}`,
+  );
+  t.ok(
+    ((await figures<Row>('braes.referrals.pipeline', { year: YEAR })).referrals_received as number) > 0,
+    'the seeded year has referrals',
+  );
 });
 
 t.test('braes.visits.missed_late {year}: as the visit list and visits_missed_or_late count them', async (t) => {
@@ -125,88 +175,175 @@ t.test('braes.visits.missed_late {year}: as the visit list and visits_missed_or_
     const visits = await figures<Row>('braes.visits.missed_late', { year });
     const window = { scheduled_from: `${year}-01-01T00:00:00Z`, scheduled_to: `${year + 1}-01-01T00:00:00Z` };
     t.equal(visits.missed, await total('visits', { ...window, status: 'missed' }), `${year}: missed`);
-    t.equal(visits.missed, sum(await queryRows('visits_missed_or_late', yearRange(year)), 'visits_missed'), `${year}: visits_missed_or_late agrees`);
-    t.equal(visits.in_progress_not_completed, await total('visits', { ...window, status: 'in_progress' }), `${year}: in progress`);
+    t.equal(
+      visits.missed,
+      sum(await queryRows('visits_missed_or_late', yearRange(year)), 'visits_missed'),
+      `${year}: visits_missed_or_late agrees`,
+    );
+    t.equal(
+      visits.in_progress_not_completed,
+      await total('visits', { ...window, status: 'in_progress' }),
+      `${year}: in progress`,
+    );
     const before = `${Math.min(year + 1, YEAR)}-01-01T00:00:00Z`;
-    t.equal(visits.still_scheduled_from_past_years, await total('visits', { scheduled_to: before, status: 'scheduled' }), `${year}: still scheduled`);
+    t.equal(
+      visits.still_scheduled_from_past_years,
+      await total('visits', { scheduled_to: before, status: 'scheduled' }),
+      `${year}: still scheduled`,
+    );
     t.equal(visits.late_within_current_year, null);
   }
 });
 
 t.test('braes.orders.aging: buckets and the SLA as the order list and the order queries count them', async (t) => {
-  const orders = await figures<{ as_of: string; awaiting_signature: number; by_aging_bucket: Record<string, number>; sla_breached: number; sla_days: number | null }>('braes.orders.aging');
-  t.equal(orders.sla_days, SLA_DAYS, 'the agency\'s SLA, the one sla_breached is counted against');
-  const listed = (await phi.request({ method: 'GET', url: '/api/v1/ext/physician-orders?limit=100' })).json().data as { sla_days: number }[];
-  t.ok(listed.length > 0 && listed.every((order) => order.sla_days === orders.sla_days), 'every order names the same SLA');
+  const orders = await figures<{
+    as_of: string;
+    awaiting_signature: number;
+    by_aging_bucket: Record<string, number>;
+    sla_breached: number;
+    sla_days: number | null;
+  }>('braes.orders.aging');
+  t.equal(orders.sla_days, SLA_DAYS, "the agency's SLA, the one sla_breached is counted against");
+  const listed = (await phi.request({ method: 'GET', url: '/api/v1/ext/physician-orders?limit=100' })).json().data as {
+    sla_days: number;
+  }[];
+  t.ok(
+    listed.length > 0 && listed.every((order) => order.sla_days === orders.sla_days),
+    'every order names the same SLA',
+  );
 
   const awaiting = { status: 'awaiting_signature', as_of: orders.as_of };
   const { meta } = await get('physician-orders', { ...awaiting, limit: 1 });
   t.equal(orders.awaiting_signature, meta.total, 'awaiting signature');
-  t.same(orders.by_aging_bucket, Object.fromEntries(Object.keys(orders.by_aging_bucket).map((bucket) => [bucket, meta.summary[bucket]])), 'the list\'s buckets');
-  t.same(Object.keys(orders.by_aging_bucket).sort(), Object.keys(meta.summary).filter((key) => key !== 'sla_breached').sort(), 'every bucket');
+  t.same(
+    orders.by_aging_bucket,
+    Object.fromEntries(Object.keys(orders.by_aging_bucket).map((bucket) => [bucket, meta.summary[bucket]])),
+    "the list's buckets",
+  );
+  t.same(
+    Object.keys(orders.by_aging_bucket).sort(),
+    Object.keys(meta.summary)
+      .filter((key) => key !== 'sla_breached')
+      .sort(),
+    'every bucket',
+  );
   t.equal(orders.sla_breached, await total('physician-orders', { ...awaiting, sla_breached: true }), 'past the SLA');
-  t.ok(orders.sla_breached > 0 && orders.sla_breached < orders.awaiting_signature, 'the seed has orders on both sides of the SLA');
-  const declared = ajv.getValidator(tools.find((tool) => tool.name === 'braes.orders.aging')!.outputSchema as JsonSchemaType);
-  t.notOk(declared({ ...orders, sla_days: String(SLA_DAYS) }).valid, 'the declared schema refuses a figure of the wrong type');
+  t.ok(
+    orders.sla_breached > 0 && orders.sla_breached < orders.awaiting_signature,
+    'the seed has orders on both sides of the SLA',
+  );
+  const declared = ajv.getValidator(
+    tools.find((tool) => tool.name === 'braes.orders.aging')!.outputSchema as JsonSchemaType,
+  );
+  t.notOk(
+    declared({ ...orders, sla_days: String(SLA_DAYS) }).valid,
+    'the declared schema refuses a figure of the wrong type',
+  );
   t.notOk(declared({ ...orders, awaiting_exact: true }).valid, 'and a figure it does not declare');
 
   const byPhysician = await queryRows('unsigned_orders_by_physician', {});
   t.equal(orders.awaiting_signature, sum(byPhysician, 'total'), 'unsigned_orders_by_physician: total');
   t.equal(orders.sla_breached, sum(byPhysician, 'sla_breached'), 'unsigned_orders_by_physician: past the SLA');
-  for (const [bucket, count] of Object.entries(orders.by_aging_bucket)) t.equal(count, sum(byPhysician, bucket), `unsigned_orders_by_physician: ${bucket}`);
+  for (const [bucket, count] of Object.entries(orders.by_aging_bucket))
+    t.equal(count, sum(byPhysician, bucket), `unsigned_orders_by_physician: ${bucket}`);
   const each = await queryRows('orders_awaiting_signature', {});
-  t.equal(orders.sla_breached, each.filter((order) => order.sla_breached === true).length, 'orders_awaiting_signature: past the SLA');
+  t.equal(
+    orders.sla_breached,
+    each.filter((order) => order.sla_breached === true).length,
+    'orders_awaiting_signature: past the SLA',
+  );
 });
 
-t.test('braes.quality.hhvbp_summary and hhvbp_measures: the routes\' answers', async (t) => {
+t.test("braes.quality.hhvbp_summary and hhvbp_measures: the routes' answers", async (t) => {
   for (const performance_year of [2024, 2025]) {
     const summary = await figures<Row>('braes.quality.hhvbp_summary', { performance_year });
-    t.same(summary.summary, (await get('quality/hhvbp/summary', { performance_year })).data, `${performance_year}: summary`);
+    t.same(
+      summary.summary,
+      (await get('quality/hhvbp/summary', { performance_year })).data,
+      `${performance_year}: summary`,
+    );
     const measures = await figures<Row>('braes.quality.hhvbp_measures', { performance_year });
-    t.same(measures.measures, (await get('quality/hhvbp/measures', { performance_year })).data, `${performance_year}: measures`);
+    t.same(
+      measures.measures,
+      (await get('quality/hhvbp/measures', { performance_year })).data,
+      `${performance_year}: measures`,
+    );
   }
-  const refused = (await client.callTool({ name: 'braes.quality.hhvbp_summary', arguments: { performance_year: 2023 } })) as CallToolResult;
-  t.match(refusalOf(refused), { status: 404, code: 'PLATFORM_RESOURCE_NOT_FOUND' }, 'a year not imported is the route\'s refusal');
+  const refused = (await client.callTool({
+    name: 'braes.quality.hhvbp_summary',
+    arguments: { performance_year: 2023 },
+  })) as CallToolResult;
+  t.match(
+    refusalOf(refused),
+    { status: 404, code: 'PLATFORM_RESOURCE_NOT_FOUND' },
+    "a year not imported is the route's refusal",
+  );
 });
 
 t.test('braes.remittances.totals {from, to}: remittance_variance_by_payer, every payer and the sums', async (t) => {
   const range = { from: `${YEAR}-01-01`, to: `${YEAR}-12-31` };
-  const remittances = await figures<{ payers: Row[]; totals: Row; complete: boolean }>('braes.remittances.totals', range);
+  const remittances = await figures<{ payers: Row[]; totals: Row; complete: boolean }>(
+    'braes.remittances.totals',
+    range,
+  );
   const payers = await queryRows('remittance_variance_by_payer', range);
   t.ok(payers.length > 0, 'the seed has ERA payments this year');
   t.same(remittances.payers, payers);
-  const cents = (column: string) => (payers.reduce((a, payer) => a + Math.round(Number(payer[column]) * 100), 0) / 100).toFixed(2);
+  const cents = (column: string) =>
+    (payers.reduce((a, payer) => a + Math.round(Number(payer[column]) * 100), 0) / 100).toFixed(2);
   t.same(remittances.totals, {
     payments: sum(payers, 'payments'),
     claims: sum(payers, 'claims'),
     denied_claims: sum(payers, 'denied_claims'),
-    ...Object.fromEntries(['charged', 'paid', 'adjustments', 'patient_responsibility', 'variance'].map((column) => [column, cents(column)])),
+    ...Object.fromEntries(
+      ['charged', 'paid', 'adjustments', 'patient_responsibility', 'variance'].map((column) => [column, cents(column)]),
+    ),
   });
   t.equal(remittances.complete, true);
 });
 
-t.test('braes.queries.list and braes.queries.run: the catalog\'s queries and the route\'s pages', async (t) => {
+t.test("braes.queries.list and braes.queries.run: the catalog's queries and the route's pages", async (t) => {
   const listed = await figures<{ queries: Row[] }>('braes.queries.list');
   const catalog = (await get('catalog')).data.queries as Row[];
-  t.same(listed.queries, catalog.filter((query) => query.no_phi !== 'denied'), 'the catalog\'s queries a no_phi session may run');
+  t.same(
+    listed.queries,
+    catalog.filter((query) => query.no_phi !== 'denied'),
+    "the catalog's queries a no_phi session may run",
+  );
 
   const ask = { query_id: 'orders_awaiting_signature', limit: 3 };
   const page = await figures<Row>('braes.queries.run', ask);
   const route = await queryPage(ask.query_id, { parameters: {}, limit: ask.limit });
-  t.same({ ...page, nextCursor: typeof page.nextCursor, as_of: typeof page.as_of }, { ...route, nextCursor: 'string', as_of: 'string' });
+  t.same(
+    { ...page, nextCursor: typeof page.nextCursor, as_of: typeof page.as_of },
+    { ...route, nextCursor: 'string', as_of: 'string' },
+  );
   // A cursor is bound to the integration it was given to: each side follows its own.
   const next = await figures<Row>('braes.queries.run', { ...ask, cursor: page.nextCursor });
   const routeNext = await queryPage(ask.query_id, { parameters: {}, limit: ask.limit, cursor: route.nextCursor });
   t.same(next.rows, routeNext.rows, 'the next page');
 
-  const unknown = (await client.callTool({ name: 'braes.queries.run', arguments: { query_id: 'no_such_query' } })) as CallToolResult;
+  const unknown = (await client.callTool({
+    name: 'braes.queries.run',
+    arguments: { query_id: 'no_such_query' },
+  })) as CallToolResult;
   t.ok(unknown.isError);
   t.match(refusalOf(unknown), { status: 404, code: 'PLATFORM_QUERY_NOT_FOUND' });
 });
 
-t.test('braes.proposals.create and status: the proposal\'s answers match their schemas (the partition has no proposals)', async (t) => {
-  const task = { title: 'Check the order backlog', description: 'Figures test.', priority: 'normal' };
-  const created = await figures<Row>('braes.proposals.create', { idempotencyKey: 'figures-proposal-1', summary: 'Look at the backlog.', action: { operation: 'create_task', task } });
-  t.match(created, { status: 'pending', decided: false, replayed: false });
-  t.match(await figures('braes.proposals.status', { approvalId: created.approvalId }), { approvalId: created.approvalId, status: 'pending' });
-});
+t.test(
+  "braes.proposals.create and status: the proposal's answers match their schemas (the partition has no proposals)",
+  async (t) => {
+    const task = { title: 'Check the order backlog', description: 'Figures test.', priority: 'normal' };
+    const created = await figures<Row>('braes.proposals.create', {
+      idempotencyKey: 'figures-proposal-1',
+      summary: 'Look at the backlog.',
+      action: { operation: 'create_task', task },
+    });
+    t.match(created, { status: 'pending', decided: false, replayed: false });
+    t.match(await figures('braes.proposals.status', { approvalId: created.approvalId }), {
+      approvalId: created.approvalId,
+      status: 'pending',
+    });
+  },
+);

@@ -3,7 +3,11 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { FormBrowser, formAction } from './browser.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
-import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+import type {
+  OAuthClientInformationMixed,
+  OAuthClientMetadata,
+  OAuthTokens,
+} from '@modelcontextprotocol/sdk/shared/auth.js';
 import type { Logger } from 'pino';
 import type { Config } from '../../src/config.js';
 import { buildTestApp, type TestApi } from '../helpers/app.js';
@@ -15,7 +19,11 @@ import type { DB } from '../../src/db/schema.js';
 import { changePassword } from '../../src/identity/mcp-authorization/people.js';
 
 /** The app listening on loopback, its issuer the address it listens on. */
-export async function listeningApp(t: Teardown, logger?: Logger, config: Partial<Config> = {}): Promise<{ api: TestApi; base: string }> {
+export async function listeningApp(
+  t: Teardown,
+  logger?: Logger,
+  config: Partial<Config> = {},
+): Promise<{ api: TestApi; base: string }> {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const api = await buildTestApp({ tokenIssuer: base, tokenAudience: `${base}/api/v1/ext`, ...config }, t, logger);
@@ -35,7 +43,13 @@ export class TestOAuthClient implements OAuthClientProvider {
   ) {}
 
   get clientMetadata(): OAuthClientMetadata {
-    return { client_name: 'Test assistant', redirect_uris: [this.redirectUrl], token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'] };
+    return {
+      client_name: 'Test assistant',
+      redirect_uris: [this.redirectUrl],
+      token_endpoint_auth_method: 'none',
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+    };
   }
 
   clientInformation(): OAuthClientInformationMixed {
@@ -71,14 +85,23 @@ export interface SigningInPerson {
 }
 
 /** The user's part of the flow, as a browser posting the login and consent forms; the pages seen and the code the redirect URI gets. */
-export async function authorizeInBrowser(base: string, authorizationUrl: URL, redirectUri: string, person: SigningInPerson) {
+export async function authorizeInBrowser(
+  base: string,
+  authorizationUrl: URL,
+  redirectUri: string,
+  person: SigningInPerson,
+) {
   const isCallback = (url: string) => url.startsWith(redirectUri);
   const browser = new FormBrowser();
   const login = await browser.follow(authorizationUrl.href, isCallback);
   const credentials = { email: person.email, password: person.password };
   let consent = await browser.post(formAction(login.body, base), credentials, isCallback);
   if (person.newPassword !== undefined && formAction(consent.body, base).endsWith('/password')) {
-    consent = await browser.post(formAction(consent.body, base), { ...credentials, new_password: person.newPassword, confirm_password: person.newPassword }, isCallback);
+    consent = await browser.post(
+      formAction(consent.body, base),
+      { ...credentials, new_password: person.newPassword, confirm_password: person.newPassword },
+      isCallback,
+    );
   }
   const done = await browser.post(formAction(consent.body, base), { decision: 'allow' }, isCallback);
   const callback = new URL(done.location!);
@@ -86,7 +109,13 @@ export async function authorizeInBrowser(base: string, authorizationUrl: URL, re
 }
 
 /** An MCP client of the SDK signed in as `person` through the whole authorization code flow. */
-export async function connectedClient(base: string, clientId: string, redirectUri: string, person: SigningInPerson, options?: ClientOptions) {
+export async function connectedClient(
+  base: string,
+  clientId: string,
+  redirectUri: string,
+  person: SigningInPerson,
+  options?: ClientOptions,
+) {
   const mcpUrl = new URL(`${base}/api/v1/mcp`);
   const oauth = new TestOAuthClient(clientId, redirectUri);
   const transport = new StreamableHTTPClientTransport(mcpUrl, { authProvider: oauth });
@@ -117,4 +146,3 @@ export async function withOwnPassword(db: Kysely<DB>, user: CreatedUser): Promis
   await changePassword(db, user.userId, password);
   return { email: user.email, password };
 }
-

@@ -10,10 +10,27 @@ t.test('metrics are on by default, on the main port', async (t) => {
 });
 
 t.test('load-shedding thresholds: documented defaults, 0 turns a signal off', async (t) => {
-  t.same(loadConfig({}).pressure, { eventLoopDelayMs: 200, heapUsedPercent: 90, poolWaitMs: 1_000, sampleIntervalMs: 1_000, retryAfterSeconds: 2 });
-  t.match(loadConfig({ SHED_EVENT_LOOP_DELAY_MS: '0', SHED_HEAP_USED_PERCENT: '0', SHED_POOL_WAIT_MS: '250', SHED_RETRY_AFTER_SECONDS: '5' }).pressure, {
-    eventLoopDelayMs: 0, heapUsedPercent: 0, poolWaitMs: 250, retryAfterSeconds: 5,
+  t.same(loadConfig({}).pressure, {
+    eventLoopDelayMs: 200,
+    heapUsedPercent: 90,
+    poolWaitMs: 1_000,
+    sampleIntervalMs: 1_000,
+    retryAfterSeconds: 2,
   });
+  t.match(
+    loadConfig({
+      SHED_EVENT_LOOP_DELAY_MS: '0',
+      SHED_HEAP_USED_PERCENT: '0',
+      SHED_POOL_WAIT_MS: '250',
+      SHED_RETRY_AFTER_SECONDS: '5',
+    }).pressure,
+    {
+      eventLoopDelayMs: 0,
+      heapUsedPercent: 0,
+      poolWaitMs: 250,
+      retryAfterSeconds: 5,
+    },
+  );
   t.throws(() => loadConfig({ SHED_HEAP_USED_PERCENT: '101' }), /at most 100/);
   t.throws(() => loadConfig({ SHED_RETRY_AFTER_SECONDS: '0' }), /SHED_RETRY_AFTER_SECONDS must be an integer >= 1/);
 });

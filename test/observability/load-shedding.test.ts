@@ -3,7 +3,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { buildSignedInApp } from '../helpers/app.js';
 import { PressureMonitor, type PressureThresholds } from '../../src/observability/pressure.js';
 
-const thresholds: PressureThresholds = { eventLoopDelayMs: 50, heapUsedPercent: 0, poolWaitMs: 0, sampleIntervalMs: 60_000, retryAfterSeconds: 3 };
+const thresholds: PressureThresholds = {
+  eventLoopDelayMs: 50,
+  heapUsedPercent: 0,
+  poolWaitMs: 0,
+  sampleIntervalMs: 60_000,
+  retryAfterSeconds: 3,
+};
 
 /** Keeps the event loop busy, as a stuck handler or a too heavy load would. */
 function blockEventLoop(ms: number) {
@@ -40,41 +46,53 @@ t.test('the monitor sheds past a threshold and recovers below it; 0 turns a sign
   monitor.start();
   t.teardown(() => monitor.stop());
   await stalledWindow(monitor);
-  t.ok(monitor.report().readings.eventLoopDelayMs > 50, `a blocked loop is measured (${monitor.report().readings.eventLoopDelayMs} ms)`);
+  t.ok(
+    monitor.report().readings.eventLoopDelayMs > 50,
+    `a blocked loop is measured (${monitor.report().readings.eventLoopDelayMs} ms)`,
+  );
   t.same(monitor.report().over, ['eventLoopDelayMs']);
   await sleep(100);
   monitor.sample();
   t.equal(monitor.shedding, false, 'recovers once the loop runs freely');
 });
 
-t.test('under pressure the partition answers 503 with Retry-After; /livez stays up, /readyz reports it; then it recovers', async (t) => {
-  const api = await buildSignedInApp({ config: { pressure: thresholds } });
-  const pressure = api.app.observability.pressure;
-  const health = () => api.request({ method: 'GET', url: '/api/v1/ext/health' });
-  t.equal((await health()).statusCode, 200);
+t.test(
+  'under pressure the partition answers 503 with Retry-After; /livez stays up, /readyz reports it; then it recovers',
+  async (t) => {
+    const api = await buildSignedInApp({ config: { pressure: thresholds } });
+    const pressure = api.app.observability.pressure;
+    const health = () => api.request({ method: 'GET', url: '/api/v1/ext/health' });
+    t.equal((await health()).statusCode, 200);
 
-  await stalledWindow(pressure);
-  t.equal(pressure.shedding, true);
-  const shed = await health();
-  t.equal(shed.statusCode, 503);
-  t.equal(shed.headers['retry-after'], '3');
-  t.equal(shed.json().error.code, 'PLATFORM_SERVICE_UNAVAILABLE');
-  t.equal(shed.json().error.retryable, true);
-  const token = await api.app.inject({ method: 'POST', url: '/api/v1/oauth/token', payload: {} });
-  t.equal(token.statusCode, 503, 'the token endpoint sheds too, before any secret is hashed');
-  t.equal((await api.app.inject({ method: 'GET', url: '/livez' })).statusCode, 200, 'liveness stays up');
-  const ready = await api.app.inject({ method: 'GET', url: '/readyz' });
-  t.equal(ready.statusCode, 503);
-  t.equal(ready.headers['retry-after'], '3');
-  t.match(ready.json(), { status: 'overloaded', pressure: { shedding: true, over: ['eventLoopDelayMs'], thresholds: { eventLoopDelayMs: 50 } } });
-  const metrics = await api.app.inject({ method: 'GET', url: '/metrics' });
-  t.match(metrics.body, /^extension_api_load_shedding 1$/m);
-  t.match(metrics.body, /^extension_api_refusals_total\{operation="getHealth",code="PLATFORM_SERVICE_UNAVAILABLE"\} 1$/m);
+    await stalledWindow(pressure);
+    t.equal(pressure.shedding, true);
+    const shed = await health();
+    t.equal(shed.statusCode, 503);
+    t.equal(shed.headers['retry-after'], '3');
+    t.equal(shed.json().error.code, 'PLATFORM_SERVICE_UNAVAILABLE');
+    t.equal(shed.json().error.retryable, true);
+    const token = await api.app.inject({ method: 'POST', url: '/api/v1/oauth/token', payload: {} });
+    t.equal(token.statusCode, 503, 'the token endpoint sheds too, before any secret is hashed');
+    t.equal((await api.app.inject({ method: 'GET', url: '/livez' })).statusCode, 200, 'liveness stays up');
+    const ready = await api.app.inject({ method: 'GET', url: '/readyz' });
+    t.equal(ready.statusCode, 503);
+    t.equal(ready.headers['retry-after'], '3');
+    t.match(ready.json(), {
+      status: 'overloaded',
+      pressure: { shedding: true, over: ['eventLoopDelayMs'], thresholds: { eventLoopDelayMs: 50 } },
+    });
+    const metrics = await api.app.inject({ method: 'GET', url: '/metrics' });
+    t.match(metrics.body, /^extension_api_load_shedding 1$/m);
+    t.match(
+      metrics.body,
+      /^extension_api_refusals_total\{operation="getHealth",code="PLATFORM_SERVICE_UNAVAILABLE"\} 1$/m,
+    );
 
-  await sleep(100);
-  pressure.sample();
-  t.equal((await health()).statusCode, 200, 'recovered');
-  const readyAgain = await api.app.inject({ method: 'GET', url: '/readyz' });
-  t.equal(readyAgain.statusCode, 200);
-  t.match(readyAgain.json(), { status: 'ok', pressure: { shedding: false, over: [] } });
-});
+    await sleep(100);
+    pressure.sample();
+    t.equal((await health()).statusCode, 200, 'recovered');
+    const readyAgain = await api.app.inject({ method: 'GET', url: '/readyz' });
+    t.equal(readyAgain.statusCode, 200);
+    t.match(readyAgain.json(), { status: 'ok', pressure: { shedding: false, over: [] } });
+  },
+);

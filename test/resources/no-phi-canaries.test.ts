@@ -12,7 +12,10 @@ import { bearer, issueTestToken } from '../helpers/identity.js';
  * and no canary may appear in any body, header or log line.
  */
 const logLines: string[] = [];
-const logger = pino({ level: 'trace' }, new Writable({ write: (chunk, _encoding, done) => done(void logLines.push(String(chunk))) }));
+const logger = pino(
+  { level: 'trace' },
+  new Writable({ write: (chunk, _encoding, done) => done(void logLines.push(String(chunk))) }),
+);
 const { db } = await testDatabase();
 const api = await buildTestApp({}, t, logger);
 const { agencyId, phi, noPhi } = await seededAgency(api);
@@ -28,11 +31,31 @@ const holderDob = `${year - 90}-12-31`;
 
 const key = () => `canary-${Math.random().toString(36).slice(2, 14)}`;
 const first = async (table: 'physicians' | 'payors' | 'referral_sources' | 'hospitals' | 'documents') =>
-  (await db.selectFrom(table).select('id').where('agency_id', '=', agencyId).orderBy('id').executeTakeFirstOrThrow()).id;
-const zip = (await db.selectFrom('agency_service_zips').select('zip_code').where('agency_id', '=', agencyId).orderBy('zip_code').executeTakeFirstOrThrow()).zip_code;
-const marketerId = (await db.selectFrom('agency_users').select('id').where('agency_id', '=', agencyId).where('role', '=', 'marketer').executeTakeFirstOrThrow()).id;
+  (await db.selectFrom(table).select('id').where('agency_id', '=', agencyId).orderBy('id').executeTakeFirstOrThrow())
+    .id;
+const zip = (
+  await db
+    .selectFrom('agency_service_zips')
+    .select('zip_code')
+    .where('agency_id', '=', agencyId)
+    .orderBy('zip_code')
+    .executeTakeFirstOrThrow()
+).zip_code;
+const marketerId = (
+  await db
+    .selectFrom('agency_users')
+    .select('id')
+    .where('agency_id', '=', agencyId)
+    .where('role', '=', 'marketer')
+    .executeTakeFirstOrThrow()
+).id;
 
-async function command(session: SignedInApi, method: 'POST' | 'PATCH', url: string, payload: object): Promise<Response> {
+async function command(
+  session: SignedInApi,
+  method: 'POST' | 'PATCH',
+  url: string,
+  payload: object,
+): Promise<Response> {
   return session.request({ method, url, headers: { 'idempotency-key': key() }, payload });
 }
 
@@ -65,11 +88,25 @@ const fullReferral = {
   marketer_id: marketerId,
   marketer_label: canary('marketer_label'),
   insurance: {
-    payor_id: await first('payors'), policy_number: canary('policy_number'), group_number: canary('group_number'), effective_date: '2020-07-23',
-    termination_date: '2030-07-23', coverage_order: 0, other_insurance_name: canary('other_insurance_name'), relationship_to_insured: 'spouse',
-    insured_first_name: canary('insured_first_name'), insured_last_name: canary('insured_last_name'), insured_middle_name: canary('insured_middle_name'),
-    insured_suffix: canary('insured_suffix'), insured_dob: holderDob, insured_gender: 'female', insured_address_line_1: canary('insured_line1'),
-    insured_address_line_2: canary('insured_line2'), insured_city: canary('insured_city'), insured_state: 'OH', insured_zip_code: `${zip}-0723`,
+    payor_id: await first('payors'),
+    policy_number: canary('policy_number'),
+    group_number: canary('group_number'),
+    effective_date: '2020-07-23',
+    termination_date: '2030-07-23',
+    coverage_order: 0,
+    other_insurance_name: canary('other_insurance_name'),
+    relationship_to_insured: 'spouse',
+    insured_first_name: canary('insured_first_name'),
+    insured_last_name: canary('insured_last_name'),
+    insured_middle_name: canary('insured_middle_name'),
+    insured_suffix: canary('insured_suffix'),
+    insured_dob: holderDob,
+    insured_gender: 'female',
+    insured_address_line_1: canary('insured_line1'),
+    insured_address_line_2: canary('insured_line2'),
+    insured_city: canary('insured_city'),
+    insured_state: 'OH',
+    insured_zip_code: `${zip}-0723`,
     insurance_extra: canary('insurance_additional_property'),
   },
   insurance_name: canary('insurance_name'),
@@ -85,11 +122,19 @@ const fullReferral = {
 const full = await created(phi, '/api/v1/ext/referrals', fullReferral);
 // The thin 2026-04-01 shape, and a service line nobody offers: declined, stored as sent.
 const thin = await created(phi, '/api/v1/ext/referrals', {
-  service_line: 'hospice', patient_name: `${canary('thin_first')} ${canary('thin_last')}`, zip_code: zip, referral_type: canary('thin_referral_type'),
-  referral_source: canary('thin_referral_source'), marketer_id: marketerId, marketer_label: canary('thin_marketer_label'),
+  service_line: 'hospice',
+  patient_name: `${canary('thin_first')} ${canary('thin_last')}`,
+  zip_code: zip,
+  referral_type: canary('thin_referral_type'),
+  referral_source: canary('thin_referral_source'),
+  marketer_id: marketerId,
+  marketer_label: canary('thin_marketer_label'),
 });
 const oddLine = await created(phi, '/api/v1/ext/referrals', {
-  service_line: canary('service_line'), patient_first_name: canary('odd_first'), patient_last_name: canary('odd_last'), patient_zip_code: zip,
+  service_line: canary('service_line'),
+  patient_first_name: canary('odd_first'),
+  patient_last_name: canary('odd_last'),
+  patient_zip_code: zip,
   insurance: canary('insurance_plan_string'),
 });
 const referralIds = [full.referral_id, thin.referral_id, oddLine.referral_id];
@@ -97,21 +142,47 @@ const intakeIds = [full.intake_id, thin.intake_id, oddLine.intake_id];
 const chartId: string = full.patient_id;
 
 const task = await created(phi, '/api/v1/ext/tasks', {
-  title: canary('task_title'), description: canary('task_description'), due_date: '2031-07-23', related_resource: { type: 'patient', id: chartId },
+  title: canary('task_title'),
+  description: canary('task_description'),
+  due_date: '2031-07-23',
+  related_resource: { type: 'patient', id: chartId },
 });
-await command(phi, 'PATCH', `/api/v1/ext/tasks/${task.id}`, { title: canary('patched_title'), description: canary('patched_description'), due_date: '2032-07-23' });
+await command(phi, 'PATCH', `/api/v1/ext/tasks/${task.id}`, {
+  title: canary('patched_title'),
+  description: canary('patched_description'),
+  due_date: '2032-07-23',
+});
 
 // Visits cannot be written through the partition: a missed and a cancelled one with free text are stored directly, for the read side.
 const visit = (status: 'missed' | 'cancelled') => ({
-  agency_id: agencyId, id: `visit_canary_${status}`, patient_id: chartId, episode_id: null, discipline: 'SN' as const, visit_type: 'routine' as const, status,
-  scheduled_start: new Date('2026-07-23T13:37:11Z'), scheduled_end: new Date('2026-07-23T14:37:11Z'), actual_start: null, actual_end: null,
-  clinician_id: null, office_id: null, service_code: 'G0299', duration_minutes: null, evv_status: 'not_required' as const, documentation_status: 'not_started' as const,
-  missed_reason: status === 'missed' ? canary('missed_reason') : null, cancellation_reason: status === 'cancelled' ? canary('cancellation_reason') : null,
+  agency_id: agencyId,
+  id: `visit_canary_${status}`,
+  patient_id: chartId,
+  episode_id: null,
+  discipline: 'SN' as const,
+  visit_type: 'routine' as const,
+  status,
+  scheduled_start: new Date('2026-07-23T13:37:11Z'),
+  scheduled_end: new Date('2026-07-23T14:37:11Z'),
+  actual_start: null,
+  actual_end: null,
+  clinician_id: null,
+  office_id: null,
+  service_code: 'G0299',
+  duration_minutes: null,
+  evv_status: 'not_required' as const,
+  documentation_status: 'not_started' as const,
+  missed_reason: status === 'missed' ? canary('missed_reason') : null,
+  cancellation_reason: status === 'cancelled' ? canary('cancellation_reason') : null,
 });
-await db.insertInto('visits').values([visit('missed'), visit('cancelled')]).execute();
+await db
+  .insertInto('visits')
+  .values([visit('missed'), visit('cancelled')])
+  .execute();
 
 /** The chart's handle, as a no_phi session learns it. */
-const handle: string = (await noPhi.request({ method: 'GET', url: `/api/v1/ext/referrals/${full.referral_id}` })).json().data.patient_id;
+const handle: string = (await noPhi.request({ method: 'GET', url: `/api/v1/ext/referrals/${full.referral_id}` })).json()
+  .data.patient_id;
 
 type Read = { method?: 'GET' | 'PATCH' | 'POST'; url: string; query?: Record<string, string>; payload?: object };
 
@@ -133,15 +204,21 @@ function leaks(responses: Response[]): string[] {
   const found: string[] = [];
   for (const res of responses) {
     const text = `${res.statusCode} ${res.body} ${JSON.stringify(res.headers)}`;
-    if (text.includes(CANARY)) found.push(`${res.statusCode}: ${text.slice(Math.max(0, text.indexOf(CANARY) - 80), text.indexOf(CANARY) + 60)}`);
-    for (const planted of PLANTED_PRECISION) if (res.body.includes(planted)) found.push(`${res.statusCode}: ${planted}`);
+    if (text.includes(CANARY))
+      found.push(`${res.statusCode}: ${text.slice(Math.max(0, text.indexOf(CANARY) - 80), text.indexOf(CANARY) + 60)}`);
+    for (const planted of PLANTED_PRECISION)
+      if (res.body.includes(planted)) found.push(`${res.statusCode}: ${planted}`);
   }
   for (const line of logLines) if (line.includes(CANARY)) found.push(`log: ${line.slice(0, 300)}`);
   return found;
 }
 
 function assertNoLeak(t: Test, responses: Response[], answered: number[]) {
-  t.same(responses.map((r) => r.statusCode).filter((s) => !answered.includes(s)), [], 'every read answered as expected');
+  t.same(
+    responses.map((r) => r.statusCode).filter((s) => !answered.includes(s)),
+    [],
+    'every read answered as expected',
+  );
   t.same(leaks(responses), [], 'no canary in any body, header or log line');
 }
 
@@ -155,7 +232,11 @@ t.test('patients: list and chart', async (t) => {
   ]);
   assertNoLeak(t, responses, [200, 400, 404]);
   const chart = responses[4].json().data;
-  t.match(chart, { id: handle, age: String(50), birth_year: null, dob: null }, 'age from the birth year alone, so it does not change on the birthday');
+  t.match(
+    chart,
+    { id: handle, age: String(50), birth_year: null, dob: null },
+    'age from the birth year alone, so it does not change on the birthday',
+  );
 });
 
 t.test('referrals: list and detail, both request shapes', async (t) => {
@@ -168,8 +249,17 @@ t.test('referrals: list and detail, both request shapes', async (t) => {
     { url: '/api/v1/ext/referrals', query: { patient_id: chartId } },
   ]);
   assertNoLeak(t, responses, [200, 400, 404]);
-  t.match(responses[4].json().data, { referral_type: 'other', referral_type_category: 'other', service_line: 'home_health', additional_fields: {} });
-  t.match(responses[8].json().data, { service_line: 'other' }, 'a service line stored as sent is reduced to its category');
+  t.match(responses[4].json().data, {
+    referral_type: 'other',
+    referral_type_category: 'other',
+    service_line: 'home_health',
+    additional_fields: {},
+  });
+  t.match(
+    responses[8].json().data,
+    { service_line: 'other' },
+    'a service line stored as sent is reduced to its category',
+  );
 });
 
 t.test('intakes: list and detail, with coverage, holder and diagnoses', async (t) => {
@@ -184,7 +274,10 @@ t.test('intakes: list and detail, with coverage, holder and diagnoses', async (t
   const intake = responses[4].json().data;
   t.match(intake.diagnoses, [{ code: 'I50.9', is_primary: true }], 'codes are kept');
   t.equal(intake.insurance[0].policy_holder.dob, null, 'a holder whose birth year is 90 years ago has no birth year');
-  const code = await command(phi, 'POST', '/api/v1/ext/referrals', { ...fullReferral, diagnoses: [{ code: canary('diagnosis_code') }] });
+  const code = await command(phi, 'POST', '/api/v1/ext/referrals', {
+    ...fullReferral,
+    diagnoses: [{ code: canary('diagnosis_code') }],
+  });
   t.equal(code.statusCode, 400, 'a diagnosis code must look like an ICD-10-CM code, so it cannot carry text');
 });
 
@@ -205,23 +298,51 @@ t.test('tasks: read, update and create in no_phi', async (t) => {
     { url: `/api/v1/ext/tasks/${task.id}` },
     { method: 'PATCH', url: `/api/v1/ext/tasks/${task.id}`, payload: { status: 'in_progress' } },
     { method: 'PATCH', url: `/api/v1/ext/tasks/${task.id}`, payload: { priority: 'high', version: 1 } },
-    { method: 'POST', url: '/api/v1/ext/tasks', payload: { title: canary('own_title'), description: canary('own_description'), related_resource: { type: 'patient', id: handle } } },
+    {
+      method: 'POST',
+      url: '/api/v1/ext/tasks',
+      payload: {
+        title: canary('own_title'),
+        description: canary('own_description'),
+        related_resource: { type: 'patient', id: handle },
+      },
+    },
     { url: '/api/v1/ext/tasks/task_unknown' },
   ]);
   assertNoLeak(t, responses, [200, 404, 409]);
-  t.match(responses[0].json().data, { title: '', description: null, due_date: '2032-01-01', related_resource: { type: 'patient', id: handle } });
-  const collection = await command(phi, 'POST', '/api/v1/ext/tasks', { title: 'x', related_resource: { type: 'patient', id: chartId, collection_id: canary('collection_id') } });
-  t.equal(collection.statusCode, 400, 'collection_id belongs to a working collection row only, so it is not stored as sent');
+  t.match(responses[0].json().data, {
+    title: '',
+    description: null,
+    due_date: '2032-01-01',
+    related_resource: { type: 'patient', id: handle },
+  });
+  const collection = await command(phi, 'POST', '/api/v1/ext/tasks', {
+    title: 'x',
+    related_resource: { type: 'patient', id: chartId, collection_id: canary('collection_id') },
+  });
+  t.equal(
+    collection.statusCode,
+    400,
+    'collection_id belongs to a working collection row only, so it is not stored as sent',
+  );
 });
 
-t.test('tasks: a key used in a phi session conflicts in no_phi of the same integration, so a phi answer is never replayed there', async (t) => {
-  const headers = { 'idempotency-key': key() };
-  const payload = { title: canary('keyed_title') };
-  const first = await phi.request({ method: 'POST', url: '/api/v1/ext/tasks', headers, payload });
-  t.equal(first.statusCode, 200);
-  const noPhiToken = await issueTestToken(api, phi.integration, 'no_phi');
-  const replay = await api.request({ method: 'POST', url: '/api/v1/ext/tasks', headers: { ...headers, ...bearer(noPhiToken) }, payload });
-  t.equal(replay.statusCode, 409);
-  t.match(replay.json().error, { code: 'PLATFORM_IDEMPOTENCY_CONFLICT' });
-  assertNoLeak(t, [replay], [409]);
-});
+t.test(
+  'tasks: a key used in a phi session conflicts in no_phi of the same integration, so a phi answer is never replayed there',
+  async (t) => {
+    const headers = { 'idempotency-key': key() };
+    const payload = { title: canary('keyed_title') };
+    const first = await phi.request({ method: 'POST', url: '/api/v1/ext/tasks', headers, payload });
+    t.equal(first.statusCode, 200);
+    const noPhiToken = await issueTestToken(api, phi.integration, 'no_phi');
+    const replay = await api.request({
+      method: 'POST',
+      url: '/api/v1/ext/tasks',
+      headers: { ...headers, ...bearer(noPhiToken) },
+      payload,
+    });
+    t.equal(replay.statusCode, 409);
+    t.match(replay.json().error, { code: 'PLATFORM_IDEMPOTENCY_CONFLICT' });
+    assertNoLeak(t, [replay], [409]);
+  },
+);

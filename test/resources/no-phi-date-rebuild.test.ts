@@ -27,7 +27,8 @@ interface Sample {
   instants: Map<string, number>;
 }
 
-const instantOf = (value: unknown) => (typeof value === 'string' && INSTANT.test(value) ? Date.parse(value) : undefined);
+const instantOf = (value: unknown) =>
+  typeof value === 'string' && INSTANT.test(value) ? Date.parse(value) : undefined;
 
 /** The numbers and exact instants of a no_phi record, leaving out the fields reduced in it. */
 function shown(record: Json, reduced: (key: string) => boolean, into: Sample, prefix = ''): void {
@@ -40,7 +41,11 @@ function shown(record: Json, reduced: (key: string) => boolean, into: Sample, pr
 }
 
 /** Governed query rows: a column marked year is a reduced date. */
-function rowSamples(real: Json, masked: Json, extra: (row: Json, index: number) => Record<string, string | null> = () => ({})): Sample[] {
+function rowSamples(
+  real: Json,
+  masked: Json,
+  extra: (row: Json, index: number) => Record<string, string | null> = () => ({}),
+): Sample[] {
   const columns = real.columns as Column[];
   const isYear = (key: string) => columns.some((c) => c.name === key && c.phi.reduce === 'year');
   const maskedRows = masked.rows as Json[];
@@ -70,7 +75,8 @@ function responseSamples(real: unknown, masked: unknown, schema: string, found: 
   }
   shown(masked as Json, (key) => REDUCED_DATE.has(plan.fields[key]?.reduce), sample);
   if (sample.reduced.size > 0) found.push(sample);
-  for (const [key, child] of Object.entries(plan.children)) responseSamples((real as Json)[key], (masked as Json)[key], child, found);
+  for (const [key, child] of Object.entries(plan.children))
+    responseSamples((real as Json)[key], (masked as Json)[key], child, found);
   return found;
 }
 
@@ -92,10 +98,17 @@ function rebuilt(sample: Sample, context: Map<string, number>): Array<[string, n
   const instants = [...context, ...sample.instants];
   const moves: Array<[string, number]> = [['', 0]];
   // A move shorter than the margin lands where the instant alone does.
-  for (const [name, days] of sample.numbers) if (Math.abs(days) * DAY_MS >= NEAR_MS) moves.push([` - ${name}`, -days * DAY_MS], [` + ${name}`, days * DAY_MS]);
+  for (const [name, days] of sample.numbers)
+    if (Math.abs(days) * DAY_MS >= NEAR_MS) moves.push([` - ${name}`, -days * DAY_MS], [` + ${name}`, days * DAY_MS]);
   // Two moves by two different numbers (a name is ' - n' or ' + n').
-  const twice = moves.flatMap(([a, x]) => moves.filter(([b]) => b !== '' && a !== '' && a.slice(3) !== b.slice(3)).map(([b, y]): [string, number] => [a + b, x + y]));
-  return instants.flatMap(([name, at]) => [...moves, ...twice].map(([how, by]): [string, number] => [name + how, at + by]));
+  const twice = moves.flatMap(([a, x]) =>
+    moves
+      .filter(([b]) => b !== '' && a !== '' && a.slice(3) !== b.slice(3))
+      .map(([b, y]): [string, number] => [a + b, x + y]),
+  );
+  return instants.flatMap(([name, at]) =>
+    [...moves, ...twice].map(([how, by]): [string, number] => [name + how, at + by]),
+  );
 }
 
 /** The ways of rebuilding that land near the real date for most records they apply to: "D = T - N (k of n)". */
@@ -113,7 +126,9 @@ function leaks(samples: Sample[], context: Map<string, number>): string[] {
       }
     }
   }
-  return [...tally].filter(([, { near, of }]) => of >= 3 && near >= 0.5 * of).map(([key, { near, of }]) => `${key} (${near} of ${of})`);
+  return [...tally]
+    .filter(([, { near, of }]) => of >= 3 && near >= 0.5 * of)
+    .map(([key, { near, of }]) => `${key} (${near} of ${of})`);
 }
 
 async function json(session: SignedInApi, url: string, payload?: Json): Promise<Json> {
@@ -146,50 +161,83 @@ t.test('route 22: no reduced date of an order is rebuilt from its day counts and
 });
 
 t.test('route 23: nor from one order and its meta.as_of', async (t) => {
-  const [real, masked] = [await json(phi, `${ORDERS}?status=awaiting_signature,signed&limit=200`), await json(noPhi, `${ORDERS}?status=awaiting_signature,signed&limit=200`)];
-  const pairs = (real.data as Json[]).map((order, i) => [order.id, (masked.data as Json[])[i].id]).filter((_, i) => i % 8 === 0);
+  const [real, masked] = [
+    await json(phi, `${ORDERS}?status=awaiting_signature,signed&limit=200`),
+    await json(noPhi, `${ORDERS}?status=awaiting_signature,signed&limit=200`),
+  ];
+  const pairs = (real.data as Json[])
+    .map((order, i) => [order.id, (masked.data as Json[])[i].id])
+    .filter((_, i) => i % 8 === 0);
   const samples: Sample[] = [];
   for (const [id, handle] of pairs) {
     const [one, oneMasked] = [await json(phi, `${ORDERS}/${id}`), await json(noPhi, `${ORDERS}/${handle}`)];
-    samples.push(...responseSamples(one, oneMasked, schemaOf('getPhysicianOrder')).map((s) => ({ ...s, instants: new Map([...s.instants, ...answerInstants(oneMasked)]) })));
+    samples.push(
+      ...responseSamples(one, oneMasked, schemaOf('getPhysicianOrder')).map((s) => ({
+        ...s,
+        instants: new Map([...s.instants, ...answerInstants(oneMasked)]),
+      })),
+    );
   }
   t.ok(samples.length >= 10, `${samples.length} orders`);
   t.same(leaks(samples, new Map()), [], 'no reduced date rebuilt');
 });
 
 t.test('routes 22 and 23: a no_phi session cannot move the clock back to watch an order change bucket', async (t) => {
-  const handle = (((await json(noPhi, `${ORDERS}?limit=1`)).data as Json[])[0]).id;
-  const [dayAgo, twoDaysAgo] = [new Date(Date.now() - 23 * 3_600_000), new Date(Date.now() - 48 * 3_600_000)].map((at) => at.toISOString());
+  const handle = ((await json(noPhi, `${ORDERS}?limit=1`)).data as Json[])[0].id;
+  const [dayAgo, twoDaysAgo] = [new Date(Date.now() - 23 * 3_600_000), new Date(Date.now() - 48 * 3_600_000)].map(
+    (at) => at.toISOString(),
+  );
   for (const url of [`${ORDERS}?as_of=`, `${ORDERS}/${handle}?as_of=`]) {
     const within = await noPhi.request({ method: 'GET', url: url + dayAgo });
     t.equal(within.statusCode, 200, 'within the past 24 hours');
     t.equal(within.json().meta.as_of, dayAgo);
     const before = await noPhi.request({ method: 'GET', url: url + twoDaysAgo });
     t.equal(before.statusCode, 400, 'further back');
-    t.match(before.json().error, { code: 'PLATFORM_INVALID_INPUT', message: /within the past 24 hours in a no_phi session/, details: { field: 'as_of' } });
+    t.match(before.json().error, {
+      code: 'PLATFORM_INVALID_INPUT',
+      message: /within the past 24 hours in a no_phi session/,
+      details: { field: 'as_of' },
+    });
   }
-  t.equal((await phi.request({ method: 'GET', url: `${ORDERS}?as_of=${twoDaysAgo}` })).statusCode, 200, 'a phi session reaches back a year');
+  t.equal(
+    (await phi.request({ method: 'GET', url: `${ORDERS}?as_of=${twoDaysAgo}` })).statusCode,
+    200,
+    'a phi session reaches back a year',
+  );
 });
 
 const RUN = (id: string) => `/api/v1/ext/queries/${id}/run`;
 
 t.test('orders_awaiting_signature: no sent date rebuilt from days_outstanding and as_of', async (t) => {
-  const [real, masked] = [await json(phi, RUN('orders_awaiting_signature'), { limit: 1000 }), await json(noPhi, RUN('orders_awaiting_signature'), { limit: 1000 })];
+  const [real, masked] = [
+    await json(phi, RUN('orders_awaiting_signature'), { limit: 1000 }),
+    await json(noPhi, RUN('orders_awaiting_signature'), { limit: 1000 }),
+  ];
   const [realData, maskedData] = [real.data as Json, masked.data as Json];
   const samples = rowSamples(realData, maskedData);
   t.ok(samples.filter((s) => s.reduced.has('sent_at')).length > 10, `${samples.length} awaiting orders`);
   t.same(leaks(samples, new Map([['as_of', Date.parse(maskedData.as_of as string)]])), [], 'no sent date rebuilt');
 });
 
-t.test('unsigned_orders_by_physician: no oldest order\'s sent date rebuilt from its days and as_of', async (t) => {
+t.test("unsigned_orders_by_physician: no oldest order's sent date rebuilt from its days and as_of", async (t) => {
   const orders = ((await json(phi, RUN('orders_awaiting_signature'), { limit: 1000 })).data as Json).rows as Json[];
   const oldestSent = (physicianId: unknown) =>
-    orders.filter((o) => o.physician_id === physicianId && o.sent_at !== null).map((o) => o.sent_at as string).sort()[0] ?? null;
-  const [real, masked] = [await json(phi, RUN('unsigned_orders_by_physician'), { limit: 1000 }), await json(noPhi, RUN('unsigned_orders_by_physician'), { limit: 1000 })];
+    orders
+      .filter((o) => o.physician_id === physicianId && o.sent_at !== null)
+      .map((o) => o.sent_at as string)
+      .sort()[0] ?? null;
+  const [real, masked] = [
+    await json(phi, RUN('unsigned_orders_by_physician'), { limit: 1000 }),
+    await json(noPhi, RUN('unsigned_orders_by_physician'), { limit: 1000 }),
+  ];
   const [realData, maskedData] = [real.data as Json, masked.data as Json];
   const samples = rowSamples(realData, maskedData, (row) => ({ oldest_sent_at: oldestSent(row.physician_id) }));
   t.ok(samples.filter((s) => s.reduced.has('oldest_sent_at')).length >= 3, `${samples.length} physicians`);
-  t.same(leaks(samples, new Map([['as_of', Date.parse(maskedData.as_of as string)]])), [], 'no oldest sent date rebuilt');
+  t.same(
+    leaks(samples, new Map([['as_of', Date.parse(maskedData.as_of as string)]])),
+    [],
+    'no oldest sent date rebuilt',
+  );
 });
 
 t.test('the other pseudonymized lists: no reduced date rebuilt from their numbers and instants', async (t) => {

@@ -46,7 +46,12 @@ t.test('a tick that finds the previous run going is skipped: never two runs at o
 t.test('stop waits for the run in flight, then drains, and no run starts after it', async (t) => {
   const runs = gatedRuns();
   const events: string[] = [];
-  const worker = periodic({ name: 'draining', intervalMs: 5, run: runs.run, drain: async () => void events.push('drained') });
+  const worker = periodic({
+    name: 'draining',
+    intervalMs: 5,
+    run: runs.run,
+    drain: async () => void events.push('drained'),
+  });
   worker.start(capturingContext().ctx);
   await until(() => runs.started() === 1);
   const stopped = worker.stop().then(() => events.push('stopped'));
@@ -84,7 +89,10 @@ t.test('a failed run is logged, not thrown, and the next interval runs again', a
   await until(() => runs >= 2);
   t.ok(runs >= 2, 'ran again after the failure');
   t.equal(warnings.length, 1);
-  t.match(warnings[0], { obj: { worker: 'flaky', err: { message: 'database unavailable' } }, msg: 'flaky failed; it runs again in 5 ms' });
+  t.match(warnings[0], {
+    obj: { worker: 'flaky', err: { message: 'database unavailable' } },
+    msg: 'flaky failed; it runs again in 5 ms',
+  });
 });
 
 t.test('a worker starts once', async (t) => {

@@ -10,9 +10,10 @@ t.test('the registry names the workers that need only the database', async (t) =
   t.equal(createWorker('webhooks').name, 'webhooks');
   t.equal(createWorker('housekeeping').name, 'housekeeping');
   t.throws(() => createWorker('metering-flush'), {
-    message: 'unknown worker "metering-flush"; the workers are: housekeeping, webhooks (inside the server only: proposals, and the metering and audit flushers)',
+    message:
+      'unknown worker "metering-flush"; the workers are: housekeeping, webhooks (inside the server only: proposals, and the metering and audit flushers)',
   });
-  t.throws(() => createWorker('constructor'), { message: /^unknown worker "constructor"/, }, 'only its own names');
+  t.throws(() => createWorker('constructor'), { message: /^unknown worker "constructor"/ }, 'only its own names');
 });
 
 t.test('IN_PROCESS_WORKERS: which of them a server runs', async (t) => {
@@ -27,6 +28,7 @@ t.test('IN_PROCESS_WORKERS: which of them a server runs', async (t) => {
 
 t.test('a server with an unknown name in IN_PROCESS_WORKERS does not start', async (t) => {
   await t.rejects(buildTestApp({ inProcessWorkers: ['housekeeping', 'imports'] }, t), {
-    message: 'IN_PROCESS_WORKERS names unknown workers (imports): use all, none or a list; the workers are: housekeeping, webhooks (inside the server only: proposals, and the metering and audit flushers)',
+    message:
+      'IN_PROCESS_WORKERS names unknown workers (imports): use all, none or a list; the workers are: housekeeping, webhooks (inside the server only: proposals, and the metering and audit flushers)',
   });
 });

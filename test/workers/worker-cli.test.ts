@@ -25,12 +25,19 @@ function worker(args: string[], env: Record<string, string>) {
   return { child, exited, stdout: () => stdout, stderr: () => stderr };
 }
 
-const messages = (stdout: string) => stdout.trim().split('\n').map((line) => (JSON.parse(line) as { msg: string }).msg);
+const messages = (stdout: string) =>
+  stdout
+    .trim()
+    .split('\n')
+    .map((line) => (JSON.parse(line) as { msg: string }).msg);
 
 t.test('an unknown or missing name is refused with the list of workers, before opening a database', async (t) => {
   const unknown = worker(['metering-flush'], {});
   t.equal(await unknown.exited, 1);
-  t.equal(unknown.stderr(), 'unknown worker "metering-flush"; the workers are: housekeeping, webhooks (inside the server only: proposals, and the metering and audit flushers)\n');
+  t.equal(
+    unknown.stderr(),
+    'unknown worker "metering-flush"; the workers are: housekeeping, webhooks (inside the server only: proposals, and the metering and audit flushers)\n',
+  );
   const missing = worker([], {});
   t.equal(await missing.exited, 1);
   t.equal(missing.stderr(), 'usage: npm run worker -- <name>; the workers are: housekeeping, webhooks\n');
@@ -44,8 +51,13 @@ t.test('housekeeping runs as its own process and stops with drain on SIGTERM, ex
   t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
   // On PGlite a directory of its own: the data directory is locked to one process.
   const run = worker(['housekeeping'], url ? { DATABASE_URL: url } : { DATA_DIR: join(dataDir, 'data') });
-  const running = url ? 'worker housekeeping running on PostgreSQL' : `worker housekeeping running on embedded PostgreSQL in ${join(dataDir, 'data')}`;
-  for (const deadline = Date.now() + 240_000; !run.stdout().includes(running) && run.child.exitCode === null && Date.now() < deadline; ) {
+  const running = url
+    ? 'worker housekeeping running on PostgreSQL'
+    : `worker housekeeping running on embedded PostgreSQL in ${join(dataDir, 'data')}`;
+  for (
+    const deadline = Date.now() + 240_000;
+    !run.stdout().includes(running) && run.child.exitCode === null && Date.now() < deadline;
+  ) {
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   t.match(run.stdout(), running, `running: ${run.stderr()}`);

@@ -7,4 +7,5 @@ export interface BreakingChange {
   message: string;
 }
 
-export const formatChange = (change: BreakingChange): string => `  ${change.rule}  ${change.pointer}\n    ${change.message}`;
+export const formatChange = (change: BreakingChange): string =>
+  `  ${change.rule}  ${change.pointer}\n    ${change.message}`;

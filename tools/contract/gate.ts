@@ -12,7 +12,8 @@ type Node = Record<string, any>;
  * The known error codes grow within a version by design (spec 7.1): every `code` that uses them also admits any
  * string, so a new code changes no value a client can receive. The table rules judge x-svc-error-codes itself.
  */
-const knownCodeAdded = (change: BreakingChange) => change.rule === 'enum-values-added' && change.pointer.startsWith(`#/components/schemas/${KNOWN_ERROR_CODE}/`);
+const knownCodeAdded = (change: BreakingChange) =>
+  change.rule === 'enum-values-added' && change.pointer.startsWith(`#/components/schemas/${KNOWN_ERROR_CODE}/`);
 
 /** Every breaking change from base to head: redocly's rules, then the document's own tables. */
 export function breakingChanges(base: Node, head: Node, redoclyConfig: string): BreakingChange[] {
@@ -20,7 +21,9 @@ export function breakingChanges(base: Node, head: Node, redoclyConfig: string): 
   try {
     writeFileSync(join(dir, 'base.json'), JSON.stringify(base));
     writeFileSync(join(dir, 'head.json'), JSON.stringify(head));
-    const generic = redoclyBreakingChanges(join(dir, 'base.json'), join(dir, 'head.json'), redoclyConfig).filter((change) => !knownCodeAdded(change));
+    const generic = redoclyBreakingChanges(join(dir, 'base.json'), join(dir, 'head.json'), redoclyConfig).filter(
+      (change) => !knownCodeAdded(change),
+    );
     return [...generic, ...tableChanges(base, head)];
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -15,7 +15,9 @@ function main(): number {
   const source = readSource();
   const current = contractVersionsOf(source).find((v) => v.status === 'current');
   if (current?.manifest_version !== source.info.version) {
-    console.error(`contract:release: info.version ${source.info.version} must equal the current version's manifest_version (${current?.manifest_version}) in x-svc-contract-versions`);
+    console.error(
+      `contract:release: info.version ${source.info.version} must equal the current version's manifest_version (${current?.manifest_version}) in x-svc-contract-versions`,
+    );
     return 1;
   }
   let refused = false;
@@ -26,7 +28,9 @@ function main(): number {
     if (existsSync(path) && readFileSync(path, 'utf8') === text) {
       console.log(`contract:release: ${shown} unchanged`);
     } else if (existsSync(path) && !values.replace) {
-      console.error(`contract:release: ${shown} is released and differs from openapi.json; a release is never edited: bump manifest_version of version ${live.version} (a compatible change) or add a contract version (a breaking one). --replace overwrites a release that was never published.`);
+      console.error(
+        `contract:release: ${shown} is released and differs from openapi.json; a release is never edited: bump manifest_version of version ${live.version} (a compatible change) or add a contract version (a breaking one). --replace overwrites a release that was never published.`,
+      );
       refused = true;
     } else {
       mkdirSync(dirname(path), { recursive: true });

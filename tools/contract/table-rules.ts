@@ -25,8 +25,14 @@ function operations(doc: Node): Map<string, { pointer: string; operation: Node; 
     for (const method of METHODS) {
       const operation = item[method];
       if (!operation) continue;
-      const parameters = [...(item.parameters ?? []), ...(operation.parameters ?? [])].map((p: Node) => resolve(doc, p));
-      found.set(`${method.toUpperCase()} ${path}`, { pointer: `#/paths/${pointerToken(path)}/${method}`, operation, parameters });
+      const parameters = [...(item.parameters ?? []), ...(operation.parameters ?? [])].map((p: Node) =>
+        resolve(doc, p),
+      );
+      found.set(`${method.toUpperCase()} ${path}`, {
+        pointer: `#/paths/${pointerToken(path)}/${method}`,
+        operation,
+        parameters,
+      });
     }
   }
   return found;
@@ -42,21 +48,45 @@ function operationRules(base: Node, head: Node): BreakingChange[] {
     const now = after.operation;
     const at = (key: string) => `${after.pointer}/${key}`;
     if (now['x-svc-scope'] != null && now['x-svc-scope'] !== was['x-svc-scope']) {
-      changes.push({ rule: 'x-svc-scope-tightened', pointer: at('x-svc-scope'), message: `${name} now requires scope ${now['x-svc-scope']} (was ${show(was['x-svc-scope'])}): tokens issued for the old scope are refused.` });
+      changes.push({
+        rule: 'x-svc-scope-tightened',
+        pointer: at('x-svc-scope'),
+        message: `${name} now requires scope ${now['x-svc-scope']} (was ${show(was['x-svc-scope'])}): tokens issued for the old scope are refused.`,
+      });
     }
     if ((NO_PHI_RANK[now['x-svc-no-phi']] ?? 0) > (NO_PHI_RANK[was['x-svc-no-phi']] ?? 0)) {
-      changes.push({ rule: 'x-svc-no-phi-tightened', pointer: at('x-svc-no-phi'), message: `${name} is now ${now['x-svc-no-phi']} in a no_phi session (was ${was['x-svc-no-phi']}).` });
+      changes.push({
+        rule: 'x-svc-no-phi-tightened',
+        pointer: at('x-svc-no-phi'),
+        message: `${name} is now ${now['x-svc-no-phi']} in a no_phi session (was ${was['x-svc-no-phi']}).`,
+      });
     }
     if (now['x-svc-command'] === true && was['x-svc-command'] !== true) {
-      changes.push({ rule: 'x-svc-command-added', pointer: at('x-svc-command'), message: `${name} became a command: it now requires an idempotency-key header and a granted capability.` });
+      changes.push({
+        rule: 'x-svc-command-added',
+        pointer: at('x-svc-command'),
+        message: `${name} became a command: it now requires an idempotency-key header and a granted capability.`,
+      });
     }
     if (now['x-svc-capability'] != null && now['x-svc-capability'] !== was['x-svc-capability']) {
-      changes.push({ rule: 'x-svc-capability-required', pointer: at('x-svc-capability'), message: `${name} now needs the agency policy to permit ${now['x-svc-capability']} (was ${show(was['x-svc-capability'])}).` });
+      changes.push({
+        rule: 'x-svc-capability-required',
+        pointer: at('x-svc-capability'),
+        message: `${name} now needs the agency policy to permit ${now['x-svc-capability']} (was ${show(was['x-svc-capability'])}).`,
+      });
     }
     for (const parameter of before.parameters) {
       const same = after.parameters.find((p) => p.name === parameter.name && p.in === parameter.in);
-      if (same && parameter.schema?.default !== undefined && show(same.schema?.default) !== show(parameter.schema.default)) {
-        changes.push({ rule: 'request-parameter-default-value-changed', pointer: at(`parameters`), message: `${name}: the default of ${parameter.in} parameter ${parameter.name} changed from ${show(parameter.schema.default)} to ${show(same.schema?.default)}; a client that omits it gets another answer.` });
+      if (
+        same &&
+        parameter.schema?.default !== undefined &&
+        show(same.schema?.default) !== show(parameter.schema.default)
+      ) {
+        changes.push({
+          rule: 'request-parameter-default-value-changed',
+          pointer: at(`parameters`),
+          message: `${name}: the default of ${parameter.in} parameter ${parameter.name} changed from ${show(parameter.schema.default)} to ${show(same.schema?.default)}; a client that omits it gets another answer.`,
+        });
       }
     }
   }
@@ -82,7 +112,8 @@ function at(doc: Node, pointer: string): unknown {
  * The reductions head records in `x-svc-no-phi-fixes`, by pointer: added to released properties to close a way a
  * no_phi session learned what the contract says it does not, in every live version at once.
  */
-const recordedFixes = (head: Node) => new Map<string, string>((head['x-svc-no-phi-fixes'] ?? []).map((fix: Node) => [fix.pointer, show(fix['x-svc-phi'])]));
+const recordedFixes = (head: Node) =>
+  new Map<string, string>((head['x-svc-no-phi-fixes'] ?? []).map((fix: Node) => [fix.pointer, show(fix['x-svc-phi'])]));
 
 /**
  * A reduction added to a property clients already read; `kept` reduces nothing, a new property is new to everyone,
@@ -92,7 +123,10 @@ function phiMarkRules(base: Node, head: Node): BreakingChange[] {
   const before = phiMarks(base);
   const fixes = recordedFixes(head);
   return [...phiMarks(head)]
-    .filter(([pointer, mark]) => mark !== 'kept' && show(before.get(pointer)) !== show(mark) && fixes.get(pointer) !== show(mark))
+    .filter(
+      ([pointer, mark]) =>
+        mark !== 'kept' && show(before.get(pointer)) !== show(mark) && fixes.get(pointer) !== show(mark),
+    )
     .filter(([pointer]) => before.has(pointer) || at(base, pointer) !== undefined)
     .map(([pointer, mark]) => ({
       rule: 'x-svc-phi-reduction-added',
@@ -106,7 +140,14 @@ function errorCodeRules(base: Node, head: Node): BreakingChange[] {
   return (base['x-svc-error-codes'] ?? []).flatMap((entry: Node): BreakingChange[] => {
     const now = headCodes.get(entry.code);
     const pointer = '#/x-svc-error-codes';
-    if (!now) return [{ rule: 'x-svc-error-codes-code-removed', pointer, message: `${entry.code} is no longer a known code; clients branch on it.` }];
+    if (!now)
+      return [
+        {
+          rule: 'x-svc-error-codes-code-removed',
+          pointer,
+          message: `${entry.code} is no longer a known code; clients branch on it.`,
+        },
+      ];
     return ERROR_CODE_FIELDS.filter((field) => show(now[field]) !== show(entry[field])).map((field) => ({
       rule: `x-svc-error-codes-${field}-changed`,
       pointer,
@@ -120,10 +161,19 @@ function requestShapeRules(base: Node, head: Node): BreakingChange[] {
     const kept = new Set((head['x-svc-request-shapes']?.[operationId] ?? []).map((s: Node) => s.shape));
     return shapes
       .filter((s) => !kept.has(s.shape))
-      .map((s) => ({ rule: 'x-svc-request-shapes-shape-removed', pointer: `#/x-svc-request-shapes/${pointerToken(operationId)}`, message: `${operationId}: request shape ${s.shape} is no longer accepted.` }));
+      .map((s) => ({
+        rule: 'x-svc-request-shapes-shape-removed',
+        pointer: `#/x-svc-request-shapes/${pointerToken(operationId)}`,
+        message: `${operationId}: request shape ${s.shape} is no longer accepted.`,
+      }));
   });
 }
 
 export function tableChanges(base: Node, head: Node): BreakingChange[] {
-  return [...operationRules(base, head), ...phiMarkRules(base, head), ...errorCodeRules(base, head), ...requestShapeRules(base, head)];
+  return [
+    ...operationRules(base, head),
+    ...phiMarkRules(base, head),
+    ...errorCodeRules(base, head),
+    ...requestShapeRules(base, head),
+  ];
 }

@@ -49,7 +49,9 @@ function defineTypedDict(name: string, node: Schema): string {
     const type = pyType(property, `${name}${pascal(key)}`);
     return [key, required.has(key) ? type : `NotRequired[${type}]`] as const;
   });
-  const doc = node.description ? `    """${String(node.description).replace(/\\/g, '\\\\').replace(/"""/g, "'''")}"""\n` : '';
+  const doc = node.description
+    ? `    """${String(node.description).replace(/\\/g, '\\\\').replace(/"""/g, "'''")}"""\n`
+    : '';
   const identifiers = fields.every(([key]) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(key) && !PYTHON_KEYWORDS.has(key));
   typedDicts.push(
     identifiers
@@ -58,7 +60,43 @@ function defineTypedDict(name: string, node: Schema): string {
   );
   return name;
 }
-const PYTHON_KEYWORDS = new Set(['from', 'in', 'class', 'def', 'import', 'is', 'not', 'or', 'and', 'if', 'else', 'for', 'while', 'return', 'global', 'with', 'as', 'lambda', 'pass', 'try', 'except', 'raise', 'yield', 'del', 'assert', 'break', 'continue', 'finally', 'nonlocal', 'elif', 'async', 'await', 'None', 'True', 'False']);
+const PYTHON_KEYWORDS = new Set([
+  'from',
+  'in',
+  'class',
+  'def',
+  'import',
+  'is',
+  'not',
+  'or',
+  'and',
+  'if',
+  'else',
+  'for',
+  'while',
+  'return',
+  'global',
+  'with',
+  'as',
+  'lambda',
+  'pass',
+  'try',
+  'except',
+  'raise',
+  'yield',
+  'del',
+  'assert',
+  'break',
+  'continue',
+  'finally',
+  'nonlocal',
+  'elif',
+  'async',
+  'await',
+  'None',
+  'True',
+  'False',
+]);
 
 function pyType(node: Schema, hint: string): string {
   if (node.$ref) return refName(node.$ref);
@@ -89,7 +127,8 @@ function pyType(node: Schema, hint: string): string {
 
 const aliases: string[] = [];
 for (const [name, node] of Object.entries(schemas)) {
-  const isObject = (node.type === 'object' || node.allOf || node.properties) && !node.anyOf && !node.oneOf && !node.enum;
+  const isObject =
+    (node.type === 'object' || node.allOf || node.properties) && !node.anyOf && !node.oneOf && !node.enum;
   if (isObject && Object.keys(objectShape(node).properties).length > 0) defineTypedDict(name, node);
   else aliases.push(`${name} = ${pyType(node, name)}\n`);
 }
@@ -100,17 +139,27 @@ type Parameter = { name: string; in: string; required?: boolean; schema?: Schema
 const CLIENT_HEADERS = new Set(['svc-contract-version', 'authorization']);
 const commands: string[] = [];
 const methods: string[] = [];
-for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, Schema> & { parameters?: Schema[] }>)) {
+for (const [path, item] of Object.entries(
+  doc.paths as Record<string, Record<string, Schema> & { parameters?: Schema[] }>,
+)) {
   for (const [method, op] of Object.entries(item)) {
     if (typeof op !== 'object' || op === null || Array.isArray(op) || !op.operationId) continue;
     const key = `${method.toUpperCase()} ${path}`;
     if (op['x-svc-command'] === true) commands.push(key);
-    const parameters = [...(item.parameters ?? []), ...((op.parameters as Schema[] | undefined) ?? [])].map((p: Schema) => (p.$ref ? doc.components.parameters[refName(p.$ref)] : p)) as Parameter[];
+    const parameters = [...(item.parameters ?? []), ...((op.parameters as Schema[] | undefined) ?? [])].map(
+      (p: Schema) => (p.$ref ? doc.components.parameters[refName(p.$ref)] : p),
+    ) as Parameter[];
     const pathParams = parameters.filter((p) => p.in === 'path');
-    const keywords = parameters.filter((p) => (p.in === 'query' || p.in === 'header') && !CLIENT_HEADERS.has(p.name.toLowerCase()));
+    const keywords = parameters.filter(
+      (p) => (p.in === 'query' || p.in === 'header') && !CLIENT_HEADERS.has(p.name.toLowerCase()),
+    );
     const bodySchema = op.requestBody?.content?.['application/json']?.schema as Schema | undefined;
-    const success = Object.entries(op.responses ?? {}).find(([status]) => /^2\d\d$/.test(status))?.[1] as Schema | undefined;
-    const successSchema = (success?.$ref ? doc.components.responses[refName(success.$ref)] : success)?.content?.['application/json']?.schema as Schema | undefined;
+    const success = Object.entries(op.responses ?? {}).find(([status]) => /^2\d\d$/.test(status))?.[1] as
+      | Schema
+      | undefined;
+    const successSchema = (success?.$ref ? doc.components.responses[refName(success.$ref)] : success)?.content?.[
+      'application/json'
+    ]?.schema as Schema | undefined;
     const name = snake(op.operationId);
     const returns = successSchema ? pyType(successSchema, `${pascal(op.operationId)}Response`) : 'None';
     const keyword = (p: Parameter) => snake(p.name.replace(/-/g, '_'));
@@ -118,10 +167,15 @@ for (const [path, item] of Object.entries(doc.paths as Record<string, Record<str
     const optional = (p: Parameter) => !p.required || p.name.toLowerCase() === 'idempotency-key';
     const signature = [
       'self',
-      ...pathParams.map((p) => `${keyword(p)}: ${pyType(p.schema ?? {}, `${pascal(op.operationId)}${pascal(p.name)}`)}`),
+      ...pathParams.map(
+        (p) => `${keyword(p)}: ${pyType(p.schema ?? {}, `${pascal(op.operationId)}${pascal(p.name)}`)}`,
+      ),
       ...(bodySchema ? [`body: ${pyType(bodySchema, `${pascal(op.operationId)}Body`)}`] : []),
       ...(keywords.length > 0 ? ['*'] : []),
-      ...keywords.map((p) => `${keyword(p)}: ${pyType(p.schema ?? {}, `${pascal(op.operationId)}${pascal(p.name)}`)}${optional(p) ? ' | None = None' : ''}`),
+      ...keywords.map(
+        (p) =>
+          `${keyword(p)}: ${pyType(p.schema ?? {}, `${pascal(op.operationId)}${pascal(p.name)}`)}${optional(p) ? ' | None = None' : ''}`,
+      ),
     ];
     const dict = (list: Parameter[]) => `{${list.map((p) => `${literal(p.name)}: ${keyword(p)}`).join(', ')}}`;
     const call = [
@@ -133,7 +187,10 @@ for (const [path, item] of Object.entries(doc.paths as Record<string, Record<str
       ...(bodySchema ? ['body=body'] : []),
     ];
     const summary = op.summary ? `        """${op.summary}"""\n` : '';
-    const result = returns === 'None' ? `        self._send(${call.join(', ')})\n` : `        return cast(${JSON.stringify(returns)}, self._send(${call.join(', ')}))\n`;
+    const result =
+      returns === 'None'
+        ? `        self._send(${call.join(', ')})\n`
+        : `        return cast(${JSON.stringify(returns)}, self._send(${call.join(', ')}))\n`;
     methods.push(`    def ${name}(${signature.join(', ')}) -> ${returns}:\n${summary}${result}`);
   }
 }
@@ -197,11 +254,20 @@ class Operations:
 ${methods.join('\n')}`;
 
 const here = join(import.meta.dirname, '..', 'src', 'svc_extension_api', 'generated');
-const files = { 'schema.py': schemaFile, 'contract.py': contractFile, 'operations.py': operationsFile, '__init__.py': `${header}\n` };
-const stale = Object.entries(files).filter(([path, text]) => !existsSync(join(here, path)) || readFileSync(join(here, path), 'utf8') !== text);
+const files = {
+  'schema.py': schemaFile,
+  'contract.py': contractFile,
+  'operations.py': operationsFile,
+  '__init__.py': `${header}\n`,
+};
+const stale = Object.entries(files).filter(
+  ([path, text]) => !existsSync(join(here, path)) || readFileSync(join(here, path), 'utf8') !== text,
+);
 if (process.argv.includes('--check')) {
   if (stale.length > 0) {
-    console.error(`clients/python: ${stale.map(([p]) => p).join(', ')} out of date with ${source}; run \`npm run generate:python\``);
+    console.error(
+      `clients/python: ${stale.map(([p]) => p).join(', ')} out of date with ${source}; run \`npm run generate:python\``,
+    );
     process.exit(1);
   }
 } else {
@@ -209,5 +275,7 @@ if (process.argv.includes('--check')) {
     mkdirSync(dirname(join(here, path)), { recursive: true });
     writeFileSync(join(here, path), text);
   }
-  console.log(`clients/python: ${stale.length} of ${Object.keys(files).length} generated files changed (from ${source})`);
+  console.log(
+    `clients/python: ${stale.length} of ${Object.keys(files).length} generated files changed (from ${source})`,
+  );
 }

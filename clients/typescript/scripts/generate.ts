@@ -21,7 +21,10 @@ const operations = Object.entries(doc.paths as Record<string, Record<string, Ope
 );
 
 type ErrorCode = { code: string; status: number; category: string; retryable: boolean; terminal: boolean };
-const codes = (doc['x-svc-error-codes'] as ErrorCode[]).map(({ code, status, category, retryable, terminal }) => [code, { status, category, retryable, terminal }]);
+const codes = (doc['x-svc-error-codes'] as ErrorCode[]).map(({ code, status, category, retryable, terminal }) => [
+  code,
+  { status, category, retryable, terminal },
+]);
 
 const tables = `${header}
 
@@ -30,7 +33,11 @@ export const CONTRACT_VERSION = '2';
 export const MANIFEST_VERSION = ${JSON.stringify(released.manifest)};
 
 /** Operations marked x-svc-command: each request gets an idempotency key, reused on its retries. */
-export const COMMANDS: ReadonlySet<string> = new Set(${JSON.stringify(operations.filter((o) => o.command).map((o) => o.key), null, 2)});
+export const COMMANDS: ReadonlySet<string> = new Set(${JSON.stringify(
+  operations.filter((o) => o.command).map((o) => o.key),
+  null,
+  2,
+)});
 
 /** x-svc-error-codes: each known code's status, category, and whether a retry may succeed. */
 export const ERROR_CODES = ${JSON.stringify(Object.fromEntries(codes), null, 2)} as const;
@@ -38,15 +45,23 @@ export const ERROR_CODES = ${JSON.stringify(Object.fromEntries(codes), null, 2)}
 
 // The idempotency key is required on the wire, but the client fills it in when the caller gives none.
 const keyParameter = doc.components.parameters.IdempotencyKey;
-doc.components.parameters.IdempotencyKey = { ...keyParameter, required: false, description: `${keyParameter.description} The client sends a new key per call when none is given.` };
+doc.components.parameters.IdempotencyKey = {
+  ...keyParameter,
+  required: false,
+  description: `${keyParameter.description} The client sends a new key per call when none is given.`,
+};
 const schema = `${header}\n${astToString(await openapiTS(doc as never, { alphabetize: false, exportType: true }))}`;
 
 const here = join(import.meta.dirname, '..');
 const files = { 'src/generated/schema.ts': schema, 'src/generated/contract.ts': tables };
-const stale = Object.entries(files).filter(([path, text]) => !existsSync(join(here, path)) || readFileSync(join(here, path), 'utf8') !== text);
+const stale = Object.entries(files).filter(
+  ([path, text]) => !existsSync(join(here, path)) || readFileSync(join(here, path), 'utf8') !== text,
+);
 if (process.argv.includes('--check')) {
   if (stale.length > 0) {
-    console.error(`clients/typescript: ${stale.map(([p]) => p).join(', ')} out of date with ${source}; run \`npm run generate -w clients/typescript\``);
+    console.error(
+      `clients/typescript: ${stale.map(([p]) => p).join(', ')} out of date with ${source}; run \`npm run generate -w clients/typescript\``,
+    );
     process.exit(1);
   }
 } else {
@@ -54,5 +69,7 @@ if (process.argv.includes('--check')) {
     mkdirSync(dirname(join(here, path)), { recursive: true });
     writeFileSync(join(here, path), text);
   }
-  console.log(`clients/typescript: ${stale.length} of ${Object.keys(files).length} generated files changed (from ${source})`);
+  console.log(
+    `clients/typescript: ${stale.length} of ${Object.keys(files).length} generated files changed (from ${source})`,
+  );
 }

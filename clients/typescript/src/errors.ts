@@ -32,7 +32,8 @@ export class ExtensionApiError extends Error {
     readonly body: ExternalPlatformError | ApiErrorBody | undefined,
     headers: Headers,
   ) {
-    const platform = body !== undefined && typeof body.error === 'object' ? (body as ExternalPlatformError).error : undefined;
+    const platform =
+      body !== undefined && typeof body.error === 'object' ? (body as ExternalPlatformError).error : undefined;
     const api = body !== undefined && typeof body.error === 'string' ? (body as ApiErrorBody) : undefined;
     const code = platform?.code ?? api?.code ?? `HTTP_${status}`;
     super(platform?.message ?? api?.error_description ?? api?.user_message ?? api?.error ?? `HTTP ${status}`);
@@ -66,7 +67,10 @@ export function retryAfterSeconds(value: string | null, now = Date.now()): numbe
 }
 
 /** A parsed body in one of the error shapes, or undefined (a proxy's page, an empty body). */
-const errorBody = (value: unknown) => (value !== null && typeof value === 'object' && 'error' in value ? (value as ExternalPlatformError | ApiErrorBody) : undefined);
+const errorBody = (value: unknown) =>
+  value !== null && typeof value === 'object' && 'error' in value
+    ? (value as ExternalPlatformError | ApiErrorBody)
+    : undefined;
 
 /** The error of a failed answer, read from a copy so that the answer's own body stays unread. */
 export async function errorOf(response: Response): Promise<ExtensionApiError> {

@@ -5,14 +5,31 @@ import { retryingFetch, type Fetch, type RetryOptions } from './retries.js';
 import { TokenSource, type Credentials } from './tokens.js';
 import type { paths } from './generated/schema.js';
 
-export { ExtensionApiError, knownCode, retryAfterSeconds, unwrap, type ApiErrorBody, type ErrorCategory, type ExternalPlatformError, type KnownErrorCode } from './errors.js';
+export {
+  ExtensionApiError,
+  knownCode,
+  retryAfterSeconds,
+  unwrap,
+  type ApiErrorBody,
+  type ErrorCategory,
+  type ExternalPlatformError,
+  type KnownErrorCode,
+} from './errors.js';
 export { COMMANDS, CONTRACT_VERSION, ERROR_CODES, MANIFEST_VERSION } from './generated/contract.js';
 export type { components, operations, paths } from './generated/schema.js';
 export type { CursorPath, Page, PageOptions } from './pages.js';
 export type { Authorizer, Fetch, RetryOptions } from './retries.js';
 export { TokenSource, type Credentials, type PhiMode, type TokenResponse } from './tokens.js';
 // The receiver's side of webhooks: one file of the service that needs nothing but node:crypto.
-export { payloadHash, verifyDelivery, WebhookVerificationError, type DeliveryHeaders, type VerificationFailure, type VerifyOptions, type WebhookEnvelope } from '../../../src/events/verify-delivery.js';
+export {
+  payloadHash,
+  verifyDelivery,
+  WebhookVerificationError,
+  type DeliveryHeaders,
+  type VerificationFailure,
+  type VerifyOptions,
+  type WebhookEnvelope,
+} from '../../../src/events/verify-delivery.js';
 
 export interface ExtensionClientOptions {
   /** Where the API is served, for example https://api.example.com (no trailing path). */
@@ -51,7 +68,12 @@ const idempotencyKeys: Middleware = {
 export function createExtensionClient(options: ExtensionClientOptions): ExtensionClient {
   const send = options.fetch ?? ((request: Request) => globalThis.fetch(request));
   const common = { baseUrl: options.baseUrl, headers: { 'svc-contract-version': CONTRACT_VERSION } };
-  const tokens = new TokenSource(createClient<paths>({ ...common, fetch: retryingFetch(send, options.retry) }), options.credentials, options.renewBeforeSeconds, options.now);
+  const tokens = new TokenSource(
+    createClient<paths>({ ...common, fetch: retryingFetch(send, options.retry) }),
+    options.credentials,
+    options.renewBeforeSeconds,
+    options.now,
+  );
   const client = createClient<paths>({ ...common, fetch: retryingFetch(send, options.retry, tokens) });
   client.use(idempotencyKeys);
   return Object.assign(client, {

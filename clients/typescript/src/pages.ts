@@ -8,7 +8,9 @@ export type CursorPath = {
 }[keyof paths];
 
 type ListOperation<P extends CursorPath> = paths[P]['get'];
-type JsonSuccess<Operation> = Operation extends { responses: { 200: { content: { 'application/json': infer Body } } } } ? Body : never;
+type JsonSuccess<Operation> = Operation extends { responses: { 200: { content: { 'application/json': infer Body } } } }
+  ? Body
+  : never;
 export type Page<P extends CursorPath> = JsonSuccess<ListOperation<P>>;
 type CursorPage = { data: unknown[]; meta: { next_cursor?: string | null } };
 export type PageOptions<P extends CursorPath> = Omit<FetchOptions<ListOperation<P>>, 'params'> & {
@@ -16,17 +18,35 @@ export type PageOptions<P extends CursorPath> = Omit<FetchOptions<ListOperation<
 };
 
 /** Each page of a list, following meta.next_cursor to the end; a refusal is thrown as an ExtensionApiError. */
-export async function* pages<P extends CursorPath>(client: Client<paths>, path: P, options?: PageOptions<P>): AsyncGenerator<Page<P>> {
+export async function* pages<P extends CursorPath>(
+  client: Client<paths>,
+  path: P,
+  options?: PageOptions<P>,
+): AsyncGenerator<Page<P>> {
   let cursor: string | undefined;
   do {
-    const init = { ...options, params: { query: { ...options?.params?.query, ...(cursor === undefined ? {} : { cursor }) } } };
-    const page = unwrap(await (client.GET as (path: string, init: unknown) => Promise<{ data?: CursorPage; error?: unknown; response: Response }>)(path, init));
+    const init = {
+      ...options,
+      params: { query: { ...options?.params?.query, ...(cursor === undefined ? {} : { cursor }) } },
+    };
+    const page = unwrap(
+      await (
+        client.GET as (
+          path: string,
+          init: unknown,
+        ) => Promise<{ data?: CursorPage; error?: unknown; response: Response }>
+      )(path, init),
+    );
     yield page as Page<P>;
     cursor = page.meta.next_cursor ?? undefined;
   } while (cursor !== undefined);
 }
 
 /** Each item of a list, page after page. */
-export async function* items<P extends CursorPath>(client: Client<paths>, path: P, options?: PageOptions<P>): AsyncGenerator<Page<P> extends { data: Array<infer Item> } ? Item : never> {
+export async function* items<P extends CursorPath>(
+  client: Client<paths>,
+  path: P,
+  options?: PageOptions<P>,
+): AsyncGenerator<Page<P> extends { data: Array<infer Item> } ? Item : never> {
   for await (const page of pages(client, path, options)) yield* (page as CursorPage).data as never[];
 }

@@ -62,7 +62,14 @@ export class TokenSource implements Authorizer {
   private async fetch(): Promise<TokenResponse> {
     const { clientId, clientSecret, agencyId, phiMode, scope } = this.credentials;
     const requestedAt = this.now();
-    const body = { grant_type: 'client_credentials' as const, client_id: clientId, client_secret: clientSecret, phi_mode: phiMode, agency_id: agencyId, scope };
+    const body = {
+      grant_type: 'client_credentials' as const,
+      client_id: clientId,
+      client_secret: clientSecret,
+      phi_mode: phiMode,
+      agency_id: agencyId,
+      scope,
+    };
     const token = unwrap(await this.client.POST('/api/v1/oauth/token', { body }));
     // Renew early, but never so early that a short-lived token is fetched again at every call.
     const margin = Math.min(this.renewBeforeSeconds, token.expires_in / 2);

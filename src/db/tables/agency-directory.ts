@@ -2,7 +2,13 @@ import type { Discipline, PersonName, TenantRow, Timestamp } from './tenant-row.
 
 /** The agency's directory that requests refer to by id: payors, referral sources, physicians, hospitals, users, documents. */
 
-export type PayorType = 'medicare' | 'medicaid' | 'medicare_advantage' | 'managed_medicaid' | 'commercial' | 'private_pay';
+export type PayorType =
+  | 'medicare'
+  | 'medicaid'
+  | 'medicare_advantage'
+  | 'managed_medicaid'
+  | 'commercial'
+  | 'private_pay';
 
 interface PayorsTable extends TenantRow {
   name: string;
@@ -69,7 +75,6 @@ interface DocumentsTable extends TenantRow {
   size_bytes: number;
   uploaded_at: Timestamp;
 }
-
 
 export interface AgencyDirectoryTables {
   payors: PayorsTable;

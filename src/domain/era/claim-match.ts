@@ -41,7 +41,11 @@ export function mrnCandidates(patientControlNumber: string): string[] {
  * `byMrn`: the patient the control number names, if any (the whole number wins over its prefix); `byMemberId`: the
  * patients whose coverages hold the claim's member id.
  */
-export function matchClaim(claim: ClaimIdentity, byMrn: CandidatePatient | undefined, byMemberId: readonly string[]): ClaimMatch {
+export function matchClaim(
+  claim: ClaimIdentity,
+  byMrn: CandidatePatient | undefined,
+  byMemberId: readonly string[],
+): ClaimMatch {
   if (byMrn) {
     const memberAgrees = claim.memberId !== null && byMrn.policyNumbers.includes(claim.memberId);
     const nameAgrees = claim.lastNameKey !== null && claim.lastNameKey === byMrn.lastNameKey;

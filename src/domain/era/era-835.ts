@@ -1,7 +1,19 @@
 import { components, element, X12Error, type Delimiters, type Segment } from './x12-segments.js';
 import {
-  ADJUSTMENT_GROUPS, CLAIM_STATUSES, formatCents, isAdjustmentGroup, isClaimStatusCode, isPaymentMethod, parseCents, parseDate, REVERSAL, SEQUESTRATION_CARC,
-  type AdjustmentGroup, type ClaimStatus, type ClaimStatusCode, type PaymentMethod,
+  ADJUSTMENT_GROUPS,
+  CLAIM_STATUSES,
+  formatCents,
+  isAdjustmentGroup,
+  isClaimStatusCode,
+  isPaymentMethod,
+  parseCents,
+  parseDate,
+  REVERSAL,
+  SEQUESTRATION_CARC,
+  type AdjustmentGroup,
+  type ClaimStatus,
+  type ClaimStatusCode,
+  type PaymentMethod,
 } from './era-values.js';
 
 /**
@@ -148,7 +160,8 @@ const EXPECTED: Record<State, string> = {
 /** Adjustments that reduce the allowance: contractual, payer initiated, and their reversal (CR mirrors the original's). */
 const ALLOWANCE_GROUPS: readonly AdjustmentGroup[] = ['CO', 'PI', 'CR'];
 
-const emptyByGroup = (): Record<AdjustmentGroup, number> => Object.fromEntries(ADJUSTMENT_GROUPS.map((g) => [g, 0])) as Record<AdjustmentGroup, number>;
+const emptyByGroup = (): Record<AdjustmentGroup, number> =>
+  Object.fromEntries(ADJUSTMENT_GROUPS.map((g) => [g, 0])) as Record<AdjustmentGroup, number>;
 
 /** A claim's segments as they arrive, finished into an EraClaim when the next loop begins. */
 class ClaimBuilder {
@@ -167,7 +180,13 @@ class ClaimBuilder {
   constructor(
     readonly clp: Segment,
     readonly position: number,
-    readonly values: { pcn: string; statusCode: ClaimStatusCode; chargedCents: number; paidCents: number; patientResponsibilityCents: number | null },
+    readonly values: {
+      pcn: string;
+      statusCode: ClaimStatusCode;
+      chargedCents: number;
+      paidCents: number;
+      patientResponsibilityCents: number | null;
+    },
   ) {}
 
   adjust(group: AdjustmentGroup, reason: string, amountCents: number): void {
@@ -182,7 +201,9 @@ class ClaimBuilder {
     const adjustments = [...this.adjustments.values()];
     const sum = (list: ClaimAdjustment[]) => list.reduce((total, a) => total + a.amountCents, 0);
     const adjustmentCents = sum(adjustments);
-    const contractual = sum(adjustments.filter((a) => ALLOWANCE_GROUPS.includes(a.group) && a.reason !== SEQUESTRATION_CARC));
+    const contractual = sum(
+      adjustments.filter((a) => ALLOWANCE_GROUPS.includes(a.group) && a.reason !== SEQUESTRATION_CARC),
+    );
     const linesAllowed = this.lines > 0 && this.linesWithAllowed === this.lines ? this.linesAllowedCents : null;
     const payerClaimNumber = element(this.clp, 7) || null;
     const sortedDates = [...this.serviceDates].sort();
@@ -195,10 +216,17 @@ class ClaimBuilder {
       status: CLAIM_STATUSES[statusCode],
       chargedCents,
       paidCents,
-      patientResponsibilityCents: this.values.patientResponsibilityCents ?? sum(adjustments.filter((a) => a.group === 'PR')),
+      patientResponsibilityCents:
+        this.values.patientResponsibilityCents ?? sum(adjustments.filter((a) => a.group === 'PR')),
       filingIndicator: element(this.clp, 6) || null,
       payerClaimNumber,
-      originalPayerClaimNumber: statusCode === REVERSAL ? payerClaimNumber : (this.correctedClaimNumber ?? (previous?.statusCode === REVERSAL && previous.patientControlNumber === pcn ? previous.payerClaimNumber : null)),
+      originalPayerClaimNumber:
+        statusCode === REVERSAL
+          ? payerClaimNumber
+          : (this.correctedClaimNumber ??
+            (previous?.statusCode === REVERSAL && previous.patientControlNumber === pcn
+              ? previous.payerClaimNumber
+              : null)),
       patient: { ...this.patient, memberId: this.insuredMemberId ?? this.patient.memberId },
       serviceDateFrom: this.statementFrom ?? sortedDates[0] ?? null,
       serviceDateTo: this.statementTo ?? (sortedDates.length > 1 ? sortedDates.at(-1)! : null),
@@ -224,7 +252,15 @@ class PaymentBuilder {
   lastClaim: EraClaim | null = null;
   readonly providerAdjustments: ProviderAdjustment[] = [];
   readonly totals: PaymentTotals = {
-    claimCount: 0, chargedCents: 0, allowedCents: 0, paidCents: 0, adjustmentCents: 0, patientResponsibilityCents: 0, varianceCents: 0, byGroup: emptyByGroup(), providerAdjustmentCents: 0,
+    claimCount: 0,
+    chargedCents: 0,
+    allowedCents: 0,
+    paidCents: 0,
+    adjustmentCents: 0,
+    patientResponsibilityCents: 0,
+    varianceCents: 0,
+    byGroup: emptyByGroup(),
+    providerAdjustmentCents: 0,
   };
 
   constructor(readonly st: Segment) {}
@@ -263,7 +299,14 @@ export class Era835Reader {
         this.isa = segment;
         this.groups = 0;
         this.state = 'interchange';
-        events.push({ type: 'interchange', interchange: { controlNumber: element(segment, 13), senderId: element(segment, 6).trim(), receiverId: element(segment, 8).trim() } });
+        events.push({
+          type: 'interchange',
+          interchange: {
+            controlNumber: element(segment, 13),
+            senderId: element(segment, 6).trim(),
+            receiverId: element(segment, 8).trim(),
+          },
+        });
         break;
       case 'IEA':
         this.expect(segment, 'interchange');
@@ -288,7 +331,11 @@ export class Era835Reader {
         break;
       case 'ST':
         this.expect(segment, 'group');
-        if (element(segment, 1) !== '835') throw this.error(segment, `this is a ${element(segment, 1)} transaction set; only 835 (health care claim payment/advice) is imported`);
+        if (element(segment, 1) !== '835')
+          throw this.error(
+            segment,
+            `this is a ${element(segment, 1)} transaction set; only 835 (health care claim payment/advice) is imported`,
+          );
         this.current = new PaymentBuilder(segment);
         this.transactions++;
         this.state = 'header';
@@ -307,8 +354,17 @@ export class Era835Reader {
   /** The end of the file: every envelope must be closed. */
   end(last: Segment | null): void {
     if (this.state === 'start' && this.interchanges > 0) return;
-    const open = this.current ? `transaction ST*835*${element(this.current.st, 2)} has no SE` : this.state === 'group' ? 'functional group GS has no GE' : this.state === 'interchange' ? 'interchange ISA has no IEA' : 'the file holds no interchange';
-    throw new X12Error(`the file ends early after this segment: ${open} (missing SE, GE or IEA)`, last && { index: last.index, line: last.line, segment: last.id });
+    const open = this.current
+      ? `transaction ST*835*${element(this.current.st, 2)} has no SE`
+      : this.state === 'group'
+        ? 'functional group GS has no GE'
+        : this.state === 'interchange'
+          ? 'interchange ISA has no IEA'
+          : 'the file holds no interchange';
+    throw new X12Error(
+      `the file ends early after this segment: ${open} (missing SE, GE or IEA)`,
+      last && { index: last.index, line: last.line, segment: last.id },
+    );
   }
 
   private error(segment: Segment, reason: string): X12Error {
@@ -316,28 +372,43 @@ export class Era835Reader {
   }
 
   private expect(segment: Segment, state: State): void {
-    if (this.state !== state) throw this.error(segment, `${segment.id} is out of order here: expected ${EXPECTED[this.state]}`);
+    if (this.state !== state)
+      throw this.error(segment, `${segment.id} is out of order here: expected ${EXPECTED[this.state]}`);
   }
 
   private inTransaction(segment: Segment): void {
-    if (!this.current) throw this.error(segment, `${segment.id} is out of order here: expected ${EXPECTED[this.state]}`);
+    if (!this.current)
+      throw this.error(segment, `${segment.id} is out of order here: expected ${EXPECTED[this.state]}`);
   }
 
   private checkCount(segment: Segment, n: number, actual: number, what: string): void {
     const declared = element(segment, n);
-    if (declared !== String(actual)) throw this.error(segment, `${segment.id}${String(n).padStart(2, '0')} says ${declared || 'nothing'} ${what}; there are ${actual}`);
+    if (declared !== String(actual))
+      throw this.error(
+        segment,
+        `${segment.id}${String(n).padStart(2, '0')} says ${declared || 'nothing'} ${what}; there are ${actual}`,
+      );
   }
 
   private checkControl(segment: Segment, n: number, opening: Segment, m: number): void {
     const closing = element(segment, n);
     const opened = element(opening, m);
-    if (closing !== opened) throw this.error(segment, `${segment.id}${String(n).padStart(2, '0')} control number ${closing} does not match ${opening.id}${String(m).padStart(2, '0')} ${opened}`);
+    if (closing !== opened)
+      throw this.error(
+        segment,
+        `${segment.id}${String(n).padStart(2, '0')} control number ${closing} does not match ${opening.id}${String(m).padStart(2, '0')} ${opened}`,
+      );
   }
 
   private checkGroup(segment: Segment): void {
-    if (element(segment, 1) !== 'HP') throw this.error(segment, `GS01 is ${element(segment, 1)}; an 835 group is HP (health care claim payment/advice)`);
+    if (element(segment, 1) !== 'HP')
+      throw this.error(
+        segment,
+        `GS01 is ${element(segment, 1)}; an 835 group is HP (health care claim payment/advice)`,
+      );
     const version = element(segment, 8);
-    if (!version.startsWith('005010X221')) throw this.error(segment, `GS08 is version ${version}; the importer reads ${IMPLEMENTATION}`);
+    if (!version.startsWith('005010X221'))
+      throw this.error(segment, `GS08 is version ${version}; the importer reads ${IMPLEMENTATION}`);
   }
 
   private transactionSegment(segment: Segment): EraEvent[] {
@@ -356,15 +427,18 @@ export class Era835Reader {
   }
 
   private startPayer(segment: Segment, payment: PaymentBuilder): EraEvent[] {
-    if (element(segment, 1) !== 'PR') throw this.error(segment, `the first N1 of an 835 is the payer, N1*PR; this one is N1*${element(segment, 1)}`);
-    if (!payment.trn) throw this.error(segment, 'the 835 header has no TRN (reassociation trace number) before the payer');
+    if (element(segment, 1) !== 'PR')
+      throw this.error(segment, `the first N1 of an 835 is the payer, N1*PR; this one is N1*${element(segment, 1)}`);
+    if (!payment.trn)
+      throw this.error(segment, 'the 835 header has no TRN (reassociation trace number) before the payer');
     payment.payer = { name: element(segment, 2), id: element(segment, 4) || null };
     this.state = 'payer';
     return [];
   }
 
   private startPayee(segment: Segment, payment: PaymentBuilder): EraEvent[] {
-    if (element(segment, 1) !== 'PE') throw this.error(segment, `the N1 after the payer is the payee, N1*PE; this one is N1*${element(segment, 1)}`);
+    if (element(segment, 1) !== 'PE')
+      throw this.error(segment, `the N1 after the payer is the payee, N1*PE; this one is N1*${element(segment, 1)}`);
     payment.payee = { name: element(segment, 2), id: element(segment, 4) || null };
     this.state = 'payee';
     return [];
@@ -395,7 +469,12 @@ export class Era835Reader {
       else if (!inService && qualifier === '233') claim.statementTo = this.date(segment, 2);
       else if (inService && ['472', '150', '151'].includes(qualifier)) claim.serviceDates.push(this.date(segment, 2));
     } else if (id === 'NM1' && qualifier === 'QC') {
-      claim.patient = { lastName: element(segment, 3) || null, firstName: element(segment, 4) || null, middleName: element(segment, 5) || null, memberId: element(segment, 9) || null };
+      claim.patient = {
+        lastName: element(segment, 3) || null,
+        firstName: element(segment, 4) || null,
+        middleName: element(segment, 5) || null,
+        memberId: element(segment, 9) || null,
+      };
     } else if (id === 'NM1' && qualifier === 'IL') {
       claim.insuredMemberId = element(segment, 9) || null;
     } else if (id === 'REF' && !inService && qualifier === 'F8') {
@@ -411,7 +490,11 @@ export class Era835Reader {
   /** CAS: a group code, then up to six reason, amount, quantity triplets. */
   private adjustments(segment: Segment, claim: ClaimBuilder): void {
     const group = element(segment, 1);
-    if (!isAdjustmentGroup(group)) throw this.error(segment, `CAS01 "${group}" is not a claim adjustment group code (${ADJUSTMENT_GROUPS.join(', ')})`);
+    if (!isAdjustmentGroup(group))
+      throw this.error(
+        segment,
+        `CAS01 "${group}" is not a claim adjustment group code (${ADJUSTMENT_GROUPS.join(', ')})`,
+      );
     let triplets = 0;
     for (let n = 2; n <= 17; n += 3) {
       const reason = element(segment, n);
@@ -454,7 +537,11 @@ export class Era835Reader {
     const pcn = element(segment, 1);
     if (pcn === '') throw this.error(segment, 'CLP01 (patient control number) is empty');
     const statusCode = element(segment, 2);
-    if (!isClaimStatusCode(statusCode)) throw this.error(segment, `CLP02 "${statusCode}" is not a claim status code of ${IMPLEMENTATION} (${Object.keys(CLAIM_STATUSES).join(', ')})`);
+    if (!isClaimStatusCode(statusCode))
+      throw this.error(
+        segment,
+        `CLP02 "${statusCode}" is not a claim status code of ${IMPLEMENTATION} (${Object.keys(CLAIM_STATUSES).join(', ')})`,
+      );
     const responsibility = element(segment, 5);
     payment.claim = new ClaimBuilder(segment, payment.totals.claimCount + 1, {
       pcn,
@@ -475,9 +562,17 @@ export class Era835Reader {
     for (let n = 3; n <= 13; n += 2) {
       if (element(segment, n) === '') continue;
       const [reasonCode, reference = ''] = components(segment, n, this.delimiters);
-      if (reasonCode === '') throw this.error(segment, `PLB${String(n).padStart(2, '0')} has no adjustment reason code`);
+      if (reasonCode === '')
+        throw this.error(segment, `PLB${String(n).padStart(2, '0')} has no adjustment reason code`);
       const amountCents = this.amount(segment, n + 1);
-      payment.providerAdjustments.push({ position: payment.providerAdjustments.length + 1, providerId, fiscalPeriodDate, reasonCode, reference: reference || null, amountCents });
+      payment.providerAdjustments.push({
+        position: payment.providerAdjustments.length + 1,
+        providerId,
+        fiscalPeriodDate,
+        reasonCode,
+        reference: reference || null,
+        amountCents,
+      });
       payment.totals.providerAdjustmentCents += amountCents;
       pairs++;
     }
@@ -488,7 +583,8 @@ export class Era835Reader {
   private endPayment(se: Segment): EraEvent[] {
     const payment = this.current!;
     if (this.state === 'lx') throw this.error(se, 'LX has no claim (CLP) before SE');
-    if (!['payee', 'claim', 'service', 'plb'].includes(this.state)) throw this.error(se, `SE is out of order here: expected ${EXPECTED[this.state]}`);
+    if (!['payee', 'claim', 'service', 'plb'].includes(this.state))
+      throw this.error(se, `SE is out of order here: expected ${EXPECTED[this.state]}`);
     const events: EraEvent[] = [];
     if (!payment.payment) events.push({ type: 'payment', payment: (payment.payment = this.paymentOf(payment)) });
     const claim = this.finishClaim(payment);
@@ -496,7 +592,12 @@ export class Era835Reader {
     this.checkCount(se, 1, payment.segments, 'segments from ST to SE');
     this.checkControl(se, 2, payment.st, 2);
     this.checkBalance(payment);
-    events.push({ type: 'payment-end', payment: payment.payment, providerAdjustments: payment.providerAdjustments, totals: payment.totals });
+    events.push({
+      type: 'payment-end',
+      payment: payment.payment,
+      providerAdjustments: payment.providerAdjustments,
+      totals: payment.totals,
+    });
     this.current = null;
     this.state = 'group';
     return events;
@@ -520,14 +621,18 @@ export class Era835Reader {
     const trn = builder.trn!;
     if (!builder.payee) throw this.error(bpr, 'the 835 has no payee (N1*PE) before its claims');
     const creditDebit = element(bpr, 3);
-    if (creditDebit !== 'C' && creditDebit !== 'D') throw this.error(bpr, `BPR03 "${creditDebit}" is not C (credit) or D (debit)`);
+    if (creditDebit !== 'C' && creditDebit !== 'D')
+      throw this.error(bpr, `BPR03 "${creditDebit}" is not C (credit) or D (debit)`);
     const method = element(bpr, 4);
-    if (!isPaymentMethod(method)) throw this.error(bpr, `BPR04 "${method}" is not a payment method (ACH, BOP, CHK, FWT, NON)`);
+    if (!isPaymentMethod(method))
+      throw this.error(bpr, `BPR04 "${method}" is not a payment method (ACH, BOP, CHK, FWT, NON)`);
     const traceNumber = element(trn, 2);
     const traceOriginator = element(trn, 3);
-    if (traceNumber === '' || traceOriginator === '') throw this.error(trn, 'TRN02 (check or EFT trace number) and TRN03 (payer identifier) are required');
+    if (traceNumber === '' || traceOriginator === '')
+      throw this.error(trn, 'TRN02 (check or EFT trace number) and TRN03 (payer identifier) are required');
     const amountCents = this.amount(bpr, 2);
-    if (amountCents < 0) throw this.error(bpr, 'BPR02 is negative; BPR03 says whether the payment is a credit or a debit');
+    if (amountCents < 0)
+      throw this.error(bpr, 'BPR02 is negative; BPR03 says whether the payment is a credit or a debit');
     return {
       transactionControlNumber: element(builder.st, 2),
       index: builder.st.index,
@@ -557,14 +662,19 @@ export class Era835Reader {
   private amount(segment: Segment, n: number): number {
     const text = element(segment, n);
     const cents = parseCents(text);
-    if (cents === null) throw this.error(segment, `${segment.id}${String(n).padStart(2, '0')} "${text}" is not an amount (digits, an optional sign and at most two decimal places)`);
+    if (cents === null)
+      throw this.error(
+        segment,
+        `${segment.id}${String(n).padStart(2, '0')} "${text}" is not an amount (digits, an optional sign and at most two decimal places)`,
+      );
     return cents;
   }
 
   private date(segment: Segment, n: number): string {
     const text = element(segment, n);
     const date = parseDate(text);
-    if (date === null) throw this.error(segment, `${segment.id}${String(n).padStart(2, '0')} "${text}" is not a date (CCYYMMDD)`);
+    if (date === null)
+      throw this.error(segment, `${segment.id}${String(n).padStart(2, '0')} "${text}" is not a date (CCYYMMDD)`);
     return date;
   }
 }

@@ -34,7 +34,11 @@ export class X12Error extends Error {
 
   static at(segment: Segment, reason: string, delimiters?: Delimiters): X12Error {
     const text = segment.elements.join(delimiters?.element ?? '*');
-    return new X12Error(reason, { index: segment.index, line: segment.line, segment: text.length > 60 ? `${text.slice(0, 57)}...` : text });
+    return new X12Error(reason, {
+      index: segment.index,
+      line: segment.line,
+      segment: text.length > 60 ? `${text.slice(0, 57)}...` : text,
+    });
   }
 }
 
@@ -48,18 +52,32 @@ const MAX_SEGMENT_LENGTH = 64 * 1024;
 export function readDelimiters(isa: string): Delimiters {
   const fail = (reason: string) => new X12Error(`bad ISA: ${reason}`, { index: 1, line: 1, segment: isa.slice(0, 40) });
   if (!isa.startsWith('ISA')) throw fail('an X12 file begins with the ISA segment');
-  if (isa.length < ISA_LENGTH) throw fail(`the ISA segment is ${ISA_LENGTH} characters long; the file ends after ${isa.length}`);
+  if (isa.length < ISA_LENGTH)
+    throw fail(`the ISA segment is ${ISA_LENGTH} characters long; the file ends after ${isa.length}`);
   const element = isa[3];
   const segment = isa[105];
   const component = isa[104];
-  if (/[A-Za-z0-9 ]/.test(element)) throw fail(`the element separator (the character after ISA) must not be a letter, digit or space; it is "${element}"`);
+  if (/[A-Za-z0-9 ]/.test(element))
+    throw fail(
+      `the element separator (the character after ISA) must not be a letter, digit or space; it is "${element}"`,
+    );
   const fields = isa.slice(4, 105).split(element);
-  if (fields.length !== ISA_WIDTHS.length) throw fail(`ISA has ${ISA_WIDTHS.length} elements of fixed width; ${fields.length} were found before position 105`);
+  if (fields.length !== ISA_WIDTHS.length)
+    throw fail(`ISA has ${ISA_WIDTHS.length} elements of fixed width; ${fields.length} were found before position 105`);
   const wrong = ISA_WIDTHS.findIndex((width, i) => fields[i].length !== width);
-  if (wrong >= 0) throw fail(`ISA${String(wrong + 1).padStart(2, '0')} must be ${ISA_WIDTHS[wrong]} characters wide; it is "${fields[wrong]}"`);
-  if (component === segment || [component, segment].some((c) => c === element || /[A-Za-z0-9 ]/.test(c))) throw fail(`the component separator (ISA16) and segment terminator (position 106) must be distinct punctuation; they are "${component}" and "${segment}"`);
+  if (wrong >= 0)
+    throw fail(
+      `ISA${String(wrong + 1).padStart(2, '0')} must be ${ISA_WIDTHS[wrong]} characters wide; it is "${fields[wrong]}"`,
+    );
+  if (component === segment || [component, segment].some((c) => c === element || /[A-Za-z0-9 ]/.test(c)))
+    throw fail(
+      `the component separator (ISA16) and segment terminator (position 106) must be distinct punctuation; they are "${component}" and "${segment}"`,
+    );
   const notText = [element, segment].findIndex((c) => unstorableAt(c) >= 0);
-  if (notText >= 0) throw fail(`the ${['element separator', 'segment terminator'][notText]} is ${describeUnstorable([element, segment][notText], 0)}, which is not text`);
+  if (notText >= 0)
+    throw fail(
+      `the ${['element separator', 'segment terminator'][notText]} is ${describeUnstorable([element, segment][notText], 0)}, which is not text`,
+    );
   const repetition = /[A-Za-z0-9]/.test(isa[82]) ? null : isa[82];
   return { element, component, repetition, segment };
 }
@@ -91,11 +109,14 @@ export class SegmentReader {
     const rest = this.skipBreaks(this.buffer, 0);
     if (rest < this.buffer.length) {
       const text = this.buffer.slice(rest);
-      throw new X12Error(`the file ends inside a segment (truncated): "${text.slice(0, 40)}" has no segment terminator "${this.delimiters!.segment}"`, {
-        index: this.index + 1,
-        line: this.line,
-        segment: text.slice(0, 3),
-      });
+      throw new X12Error(
+        `the file ends inside a segment (truncated): "${text.slice(0, 40)}" has no segment terminator "${this.delimiters!.segment}"`,
+        {
+          index: this.index + 1,
+          line: this.line,
+          segment: text.slice(0, 3),
+        },
+      );
     }
   }
 
@@ -142,17 +163,22 @@ export class SegmentReader {
       const elements = text.split(element);
       const segment = { id: elements[0], elements, index: ++this.index, line };
       const unstorable = unstorableAt(text);
-      if (unstorable >= 0) throw X12Error.at(segment, unstorableReason(segment, text, unstorable, element), this.delimiters);
-      if (!/^[A-Z][A-Z0-9]{1,2}$/.test(segment.id)) throw X12Error.at(segment, `"${segment.id.slice(0, 20)}" is not a segment id`, this.delimiters);
+      if (unstorable >= 0)
+        throw X12Error.at(segment, unstorableReason(segment, text, unstorable, element), this.delimiters);
+      if (!/^[A-Z][A-Z0-9]{1,2}$/.test(segment.id))
+        throw X12Error.at(segment, `"${segment.id.slice(0, 20)}" is not a segment id`, this.delimiters);
       segments.push(segment);
     }
     this.buffer = this.buffer.slice(at);
     if (this.buffer.length > MAX_SEGMENT_LENGTH) {
-      throw new X12Error(`no segment terminator "${terminator}" in ${MAX_SEGMENT_LENGTH} characters: the terminator ISA declares is not the one the file uses`, {
-        index: this.index + 1,
-        line: this.line,
-        segment: this.buffer.slice(0, 3),
-      });
+      throw new X12Error(
+        `no segment terminator "${terminator}" in ${MAX_SEGMENT_LENGTH} characters: the terminator ISA declares is not the one the file uses`,
+        {
+          index: this.index + 1,
+          line: this.line,
+          segment: this.buffer.slice(0, 3),
+        },
+      );
     }
     return segments;
   }

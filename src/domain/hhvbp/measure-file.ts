@@ -1,5 +1,11 @@
 import { CsvSyntaxError, readCsv, type CsvRecord } from '../csv.js';
-import { cohortMeasures, type Cohort, type MeasureDefinition, type MeasureType, type ScorableMeasureSet } from './measure-sets.js';
+import {
+  cohortMeasures,
+  type Cohort,
+  type MeasureDefinition,
+  type MeasureType,
+  type ScorableMeasureSet,
+} from './measure-sets.js';
 
 /** Where a file is wrong: the line of the row (1 is the header; null for the file as a whole) and the column. */
 export interface FileIssue {
@@ -23,7 +29,16 @@ export interface MeasureRow {
 
 type MeasureFileResult = { ok: true; cohort: Cohort; rows: MeasureRow[] } | { ok: false; issues: FileIssue[] };
 
-const REQUIRED_COLUMNS = ['measure_id', 'measure_name', 'measure_type', 'cohort', 'agency_value', 'achievement_threshold', 'benchmark', 'baseline_value'] as const;
+const REQUIRED_COLUMNS = [
+  'measure_id',
+  'measure_name',
+  'measure_type',
+  'cohort',
+  'agency_value',
+  'achievement_threshold',
+  'benchmark',
+  'baseline_value',
+] as const;
 const OPTIONAL_COLUMNS = ['achievement_points', 'improvement_points', 'measure_weight'] as const;
 export const MEASURE_FILE_COLUMNS: readonly string[] = [...REQUIRED_COLUMNS, ...OPTIONAL_COLUMNS];
 type Column = (typeof REQUIRED_COLUMNS)[number] | (typeof OPTIONAL_COLUMNS)[number];
@@ -68,9 +83,11 @@ class RowReader {
       if (!optional) this.refuse(column, 'a number is required');
       return optional ? null : undefined;
     }
-    if (!DECIMAL.test(raw)) return this.refuse(column, `"${raw}" is not a number (digits with an optional "." and sign)`);
+    if (!DECIMAL.test(raw))
+      return this.refuse(column, `"${raw}" is not a number (digits with an optional "." and sign)`);
     const value = Number(raw);
-    if (value < range[0] || value > range[1]) return this.refuse(column, `${raw} is out of range: ${range[0]} to ${range[1]}${hint}`);
+    if (value < range[0] || value > range[1])
+      return this.refuse(column, `${raw} is out of range: ${range[0]} to ${range[1]}${hint}`);
     return value;
   }
 }
@@ -79,11 +96,19 @@ function readHeader(record: CsvRecord, issues: FileIssue[]): Map<Column, number>
   const columns = new Map<Column, number>();
   record.fields.forEach((raw, index) => {
     const name = raw.trim().toLowerCase();
-    if (!MEASURE_FILE_COLUMNS.includes(name)) issues.push({ row: record.line, column: raw, message: `unknown column; the columns are ${MEASURE_FILE_COLUMNS.join(', ')}` });
-    else if (columns.has(name as Column)) issues.push({ row: record.line, column: name, message: 'the column appears twice' });
+    if (!MEASURE_FILE_COLUMNS.includes(name))
+      issues.push({
+        row: record.line,
+        column: raw,
+        message: `unknown column; the columns are ${MEASURE_FILE_COLUMNS.join(', ')}`,
+      });
+    else if (columns.has(name as Column))
+      issues.push({ row: record.line, column: name, message: 'the column appears twice' });
     else columns.set(name as Column, index);
   });
-  for (const column of REQUIRED_COLUMNS) if (!columns.has(column)) issues.push({ row: record.line, column, message: 'required column missing from the header row' });
+  for (const column of REQUIRED_COLUMNS)
+    if (!columns.has(column))
+      issues.push({ row: record.line, column, message: 'required column missing from the header row' });
   return columns;
 }
 
@@ -92,19 +117,36 @@ function readCohort(reader: RowReader, fileCohort: { value?: Cohort; row?: numbe
   const cohort = COHORTS.find((c) => c === raw);
   if (!cohort) return reader.refuse('cohort', `"${raw}" is not a cohort: larger or smaller`);
   if (fileCohort.value === undefined) Object.assign(fileCohort, { value: cohort, row: reader.row });
-  else if (fileCohort.value !== cohort) return reader.refuse('cohort', `cohort mismatch: ${cohort} here, ${fileCohort.value} on row ${fileCohort.row}; one file holds one agency's cohort`);
+  else if (fileCohort.value !== cohort)
+    return reader.refuse(
+      'cohort',
+      `cohort mismatch: ${cohort} here, ${fileCohort.value} on row ${fileCohort.row}; one file holds one agency's cohort`,
+    );
   return cohort;
 }
 
-function readMeasure(reader: RowReader, set: ScorableMeasureSet, seen: Map<string, number>): MeasureDefinition | undefined {
+function readMeasure(
+  reader: RowReader,
+  set: ScorableMeasureSet,
+  seen: Map<string, number>,
+): MeasureDefinition | undefined {
   const raw = reader.text('measure_id');
   const measure = set.measures.find((m) => m.id === raw.toUpperCase());
-  if (!measure) return reader.refuse('measure_id', `unknown measure "${raw}" for ${set.version}; its measures are ${set.measures.map((m) => m.id).join(', ')}`);
-  if (seen.has(measure.id)) return reader.refuse('measure_id', `${measure.id} already appears on row ${seen.get(measure.id)}`);
+  if (!measure)
+    return reader.refuse(
+      'measure_id',
+      `unknown measure "${raw}" for ${set.version}; its measures are ${set.measures.map((m) => m.id).join(', ')}`,
+    );
+  if (seen.has(measure.id))
+    return reader.refuse('measure_id', `${measure.id} already appears on row ${seen.get(measure.id)}`);
   seen.set(measure.id, reader.row);
   if (reader.text('measure_name') === '') reader.refuse('measure_name', 'the measure name is required');
   const type = TYPES.find((t) => t.toLowerCase() === reader.text('measure_type').toLowerCase());
-  if (type !== measure.type) reader.refuse('measure_type', `${measure.id} is a ${measure.type} measure, not "${reader.text('measure_type')}" (OASIS, Claims or HHCAHPS)`);
+  if (type !== measure.type)
+    reader.refuse(
+      'measure_type',
+      `${measure.id} is a ${measure.type} measure, not "${reader.text('measure_type')}" (OASIS, Claims or HHCAHPS)`,
+    );
   return measure;
 }
 
@@ -117,24 +159,42 @@ function readFigures(reader: RowReader, measure: MeasureDefinition): Omit<Measur
     baselineValue: reader.number('baseline_value', range, true),
     officialAchievementPoints: reader.number('achievement_points', PUBLISHED_RANGES.achievement_points, true),
     officialImprovementPoints: reader.number('improvement_points', PUBLISHED_RANGES.improvement_points, true),
-    officialWeight: reader.number('measure_weight', PUBLISHED_RANGES.measure_weight, true, ' (a fraction: 0.0600 for 6 %)'),
+    officialWeight: reader.number(
+      'measure_weight',
+      PUBLISHED_RANGES.measure_weight,
+      true,
+      ' (a fraction: 0.0600 for 6 %)',
+    ),
   };
   if (Object.values(figures).includes(undefined)) return undefined;
   const { achievementThreshold: threshold, benchmark } = figures as { achievementThreshold: number; benchmark: number };
   const ordered = measure.direction === 'higher_is_better' ? benchmark >= threshold : benchmark <= threshold;
   if (!ordered) {
     const side = measure.direction === 'higher_is_better' ? 'at or above' : 'at or below';
-    return reader.refuse('benchmark', `${measure.id} is ${measure.direction.replaceAll('_', ' ')}: its benchmark must be ${side} the achievement threshold ${threshold}`);
+    return reader.refuse(
+      'benchmark',
+      `${measure.id} is ${measure.direction.replaceAll('_', ' ')}: its benchmark must be ${side} the achievement threshold ${threshold}`,
+    );
   }
   return figures as Omit<MeasureRow, 'row' | 'measureId'>;
 }
 
-function readRow(reader: RowReader, width: number, set: ScorableMeasureSet, state: { cohort: { value?: Cohort; row?: number }; seen: Map<string, number> }): MeasureRow | undefined {
+function readRow(
+  reader: RowReader,
+  width: number,
+  set: ScorableMeasureSet,
+  state: { cohort: { value?: Cohort; row?: number }; seen: Map<string, number> },
+): MeasureRow | undefined {
   const measure = readMeasure(reader, set, state.seen);
-  if (reader.fieldCount !== width) return reader.refuse(null, `${reader.fieldCount} fields where the header row has ${width}`);
+  if (reader.fieldCount !== width)
+    return reader.refuse(null, `${reader.fieldCount} fields where the header row has ${width}`);
   const cohort = readCohort(reader, state.cohort);
   if (!measure) return undefined;
-  if (cohort && measure.weight[cohort] === null) return reader.refuse('cohort', `the ${cohort}-volume cohort is not scored on ${measure.type} measures; leave ${measure.id} out`);
+  if (cohort && measure.weight[cohort] === null)
+    return reader.refuse(
+      'cohort',
+      `the ${cohort}-volume cohort is not scored on ${measure.type} measures; leave ${measure.id} out`,
+    );
   const figures = readFigures(reader, measure);
   return figures && { row: reader.row, measureId: measure.id, ...figures };
 }
@@ -148,21 +208,45 @@ export function readMeasureFile(text: string, set: ScorableMeasureSet): MeasureF
   try {
     records = readCsv(text);
   } catch (err) {
-    if (err instanceof CsvSyntaxError) return { ok: false, issues: [{ row: err.line, column: null, message: err.message.replace(/^line \d+: /, '') }] };
+    if (err instanceof CsvSyntaxError)
+      return { ok: false, issues: [{ row: err.line, column: null, message: err.message.replace(/^line \d+: /, '') }] };
     throw err;
   }
   const [header, ...body] = records;
-  if (!header) return { ok: false, issues: [{ row: null, column: null, message: `the file is empty; a header row is required: ${REQUIRED_COLUMNS.join(',')}` }] };
+  if (!header)
+    return {
+      ok: false,
+      issues: [
+        {
+          row: null,
+          column: null,
+          message: `the file is empty; a header row is required: ${REQUIRED_COLUMNS.join(',')}`,
+        },
+      ],
+    };
   const issues: FileIssue[] = [];
   const columns = readHeader(header, issues);
   if (issues.length > 0) return { ok: false, issues };
-  if (body.length === 0) return { ok: false, issues: [{ row: null, column: null, message: 'the file has a header row but no measure rows' }] };
+  if (body.length === 0)
+    return {
+      ok: false,
+      issues: [{ row: null, column: null, message: 'the file has a header row but no measure rows' }],
+    };
   const state = { cohort: {} as { value?: Cohort; row?: number }, seen: new Map<string, number>() };
-  const rows = body.map((record) => readRow(new RowReader(record, columns, issues), header.fields.length, set, state)).filter((row) => row !== undefined);
+  const rows = body
+    .map((record) => readRow(new RowReader(record, columns, issues), header.fields.length, set, state))
+    .filter((row) => row !== undefined);
   const cohort = state.cohort.value;
   if (cohort) {
-    const missing = cohortMeasures(set, cohort).filter((m) => !state.seen.has(m.id)).map((m) => m.id);
-    if (missing.length > 0) issues.push({ row: null, column: 'measure_id', message: `missing measures of the ${cohort}-volume cohort for ${set.version}: ${missing.join(', ')}` });
+    const missing = cohortMeasures(set, cohort)
+      .filter((m) => !state.seen.has(m.id))
+      .map((m) => m.id);
+    if (missing.length > 0)
+      issues.push({
+        row: null,
+        column: 'measure_id',
+        message: `missing measures of the ${cohort}-volume cohort for ${set.version}: ${missing.join(', ')}`,
+      });
   }
   return issues.length > 0 || !cohort ? { ok: false, issues } : { ok: true, cohort, rows };
 }

@@ -41,13 +41,16 @@ type MeasureSetLookup =
 
 /** Performance years whose measure set is encoded for scoring and import, in order. */
 export function supportedPerformanceYears(): number[] {
-  return MEASURE_SETS.filter((set) => set.usable_for_scoring).flatMap((set) => set.performance_years).sort((a, b) => a - b);
+  return MEASURE_SETS.filter((set) => set.usable_for_scoring)
+    .flatMap((set) => set.performance_years)
+    .sort((a, b) => a - b);
 }
 
 export function measureSetFor(performanceYear: number): MeasureSetLookup {
   const set = MEASURE_SETS.find((candidate) => candidate.performance_years.includes(performanceYear));
   if (!set) return { found: false, reason: 'unknown_year' };
-  if (!set.usable_for_scoring || !set.scoring || !set.exchange_function) return { found: false, reason: 'not_encoded', detail: set.why_not_usable };
+  if (!set.usable_for_scoring || !set.scoring || !set.exchange_function)
+    return { found: false, reason: 'not_encoded', detail: set.why_not_usable };
   return { found: true, set: set as ScorableMeasureSet };
 }
 

@@ -67,21 +67,42 @@ export function improvementPoints(direction: Direction, value: number, baseline:
 }
 
 function scoreMeasure(measure: MeasureDefinition, weight: number, figures: MeasureFigures): MeasureScore {
-  const unscored = { measure, weight, redistributedWeight: null, achievementPoints: null, improvementPoints: null, carePoints: null };
+  const unscored = {
+    measure,
+    weight,
+    redistributedWeight: null,
+    achievementPoints: null,
+    improvementPoints: null,
+    carePoints: null,
+  };
   const { agencyValue, baselineValue } = figures;
   // Care points need data in both the performance year and the HHA baseline year (42 CFR 484.345, applicable measure).
   if (agencyValue === null) return { ...unscored, unscorableReason: 'below_minimum_data_performance_year' };
   if (baselineValue === null) return { ...unscored, unscorableReason: 'below_minimum_data_baseline_year' };
-  const achievement = achievementPoints(measure.direction, agencyValue, figures.achievementThreshold, figures.benchmark);
+  const achievement = achievementPoints(
+    measure.direction,
+    agencyValue,
+    figures.achievementThreshold,
+    figures.benchmark,
+  );
   const improvement = improvementPoints(measure.direction, agencyValue, baselineValue, figures.benchmark);
-  return { ...unscored, unscorableReason: null, achievementPoints: achievement, improvementPoints: improvement, carePoints: Math.max(achievement, improvement) };
+  return {
+    ...unscored,
+    unscorableReason: null,
+    achievementPoints: achievement,
+    improvementPoints: improvement,
+    carePoints: Math.max(achievement, improvement),
+  };
 }
 
 /**
  * Adjustment percent through the linear exchange function: applicable percent x (TPS / 100 x slope - 1), kept within
  * the applicable percent. The slope is the measure set's documented assumption, not CMS's national figure.
  */
-export function paymentAdjustmentPercent(totalPerformanceScore: number, exchange: { applicable_percent: number; assumed_slope: number }): number {
+export function paymentAdjustmentPercent(
+  totalPerformanceScore: number,
+  exchange: { applicable_percent: number; assumed_slope: number },
+): number {
   const { applicable_percent: applicable, assumed_slope: slope } = exchange;
   const raw = applicable * ((totalPerformanceScore / 100) * slope - 1);
   return roundHalfAwayFromZero(Math.min(applicable, Math.max(-applicable, raw)));
@@ -93,16 +114,32 @@ export function paymentAdjustmentPercent(totalPerformanceScore: number, exchange
  */
 export function scoreCycle(set: ScorableMeasureSet, cohort: Cohort, figures: readonly MeasureFigures[]): CycleScore {
   const byId = new Map(figures.map((f) => [f.measureId, f]));
-  const scored = cohortMeasures(set, cohort).map((measure) => scoreMeasure(measure, measure.weight[cohort]!, byId.get(measure.id)!));
+  const scored = cohortMeasures(set, cohort).map((measure) =>
+    scoreMeasure(measure, measure.weight[cohort]!, byId.get(measure.id)!),
+  );
   const scorable = scored.filter((score) => score.carePoints !== null);
   if (scorable.length < set.scoring.minimum_scorable_measures) {
-    return { measures: scored, scorableCount: scorable.length, totalPerformanceScore: null, paymentAdjustmentPercent: null, unavailableReason: 'insufficient_data' };
+    return {
+      measures: scored,
+      scorableCount: scorable.length,
+      totalPerformanceScore: null,
+      paymentAdjustmentPercent: null,
+      unavailableReason: 'insufficient_data',
+    };
   }
   const totalWeight = scorable.reduce((sum, score) => sum + score.weight, 0);
   const weightedPoints = scorable.reduce((sum, score) => sum + score.weight * score.carePoints!, 0);
   const tps = roundHalfAwayFromZero((weightedPoints / totalWeight) * 10);
   const measures = scored.map((score) =>
-    score.carePoints === null ? score : { ...score, redistributedWeight: roundHalfAwayFromZero(score.weight / totalWeight, WEIGHT_DECIMALS) },
+    score.carePoints === null
+      ? score
+      : { ...score, redistributedWeight: roundHalfAwayFromZero(score.weight / totalWeight, WEIGHT_DECIMALS) },
   );
-  return { measures, scorableCount: scorable.length, totalPerformanceScore: tps, paymentAdjustmentPercent: paymentAdjustmentPercent(tps, set.exchange_function), unavailableReason: null };
+  return {
+    measures,
+    scorableCount: scorable.length,
+    totalPerformanceScore: tps,
+    paymentAdjustmentPercent: paymentAdjustmentPercent(tps, set.exchange_function),
+    unavailableReason: null,
+  };
 }

@@ -19,7 +19,13 @@ export interface PendingInsurance {
 
 /** X12 element 1069 by name; the codes themselves are accepted too. */
 const RELATIONSHIP_CODES: Record<string, RelationshipToInsured> = {
-  self: '18', spouse: '01', child: '19', employee: '20', life_partner: '53', other: 'G8', unknown: '21',
+  self: '18',
+  spouse: '01',
+  child: '19',
+  employee: '20',
+  life_partner: '53',
+  other: 'G8',
+  unknown: '21',
 };
 const CODES = new Set<string>(Object.values(RELATIONSHIP_CODES));
 const SELF: RelationshipToInsured = '18';
@@ -32,28 +38,52 @@ const clean = (text: string | undefined) => text?.trim() || null;
 function relationshipCode(value: string): RelationshipToInsured {
   const code = value.trim().toUpperCase();
   if (CODES.has(code)) return code as RelationshipToInsured;
-  const byName = RELATIONSHIP_CODES[value.trim().toLowerCase().replace(/[\s-]+/g, '_')];
+  const byName =
+    RELATIONSHIP_CODES[
+      value
+        .trim()
+        .toLowerCase()
+        .replace(/[\s-]+/g, '_')
+    ];
   if (byName) return byName;
-  const accepted = Object.entries(RELATIONSHIP_CODES).map(([name, c]) => `${c} ${name}`).join(', ');
-  throw invalid('relationship_to_insured', `relationship_to_insured "${value}" is not an X12 1069 relationship; send a code or its name: ${accepted}.`);
+  const accepted = Object.entries(RELATIONSHIP_CODES)
+    .map(([name, c]) => `${c} ${name}`)
+    .join(', ');
+  throw invalid(
+    'relationship_to_insured',
+    `relationship_to_insured "${value}" is not an X12 1069 relationship; send a code or its name: ${accepted}.`,
+  );
 }
 
 /** coverage_order 0 is primary; either one is derived from the other, and the two must agree when both are sent. */
 function coverageOrder({ coverage_order: order, is_primary: primary }: InsuranceObject): number {
   if (order !== undefined && primary !== undefined && (order === 0) !== primary) {
-    throw invalid('is_primary', `is_primary ${primary} contradicts coverage_order ${order} (0 is primary); send one of the two.`);
+    throw invalid(
+      'is_primary',
+      `is_primary ${primary} contradicts coverage_order ${order} (0 is primary); send one of the two.`,
+    );
   }
   return order ?? (primary === false ? 1 : 0);
 }
 
 const HOLDER_FIELDS = [
-  'insured_first_name', 'insured_last_name', 'insured_middle_name', 'insured_suffix', 'insured_dob', 'insured_gender',
-  'insured_address_line_1', 'insured_address_line_2', 'insured_city', 'insured_state', 'insured_zip_code',
+  'insured_first_name',
+  'insured_last_name',
+  'insured_middle_name',
+  'insured_suffix',
+  'insured_dob',
+  'insured_gender',
+  'insured_address_line_1',
+  'insured_address_line_2',
+  'insured_city',
+  'insured_state',
+  'insured_zip_code',
 ] as const;
 
 /** Present for coverage through someone else's plan, or when any policy-holder field was sent. */
 function policyHolder(insurance: InsuranceObject): PolicyHolderJson | null {
-  const relationship = insurance.relationship_to_insured === undefined ? null : relationshipCode(insurance.relationship_to_insured);
+  const relationship =
+    insurance.relationship_to_insured === undefined ? null : relationshipCode(insurance.relationship_to_insured);
   const sentHolder = HOLDER_FIELDS.some((field) => insurance[field] !== undefined);
   if (!sentHolder && (relationship === null || relationship === SELF)) return null;
   return {
@@ -76,8 +106,16 @@ function policyHolder(insurance: InsuranceObject): PolicyHolderJson | null {
 
 function coverage(planName: string | null, payorId: string | null, order = 0): PendingCoverageJson {
   return {
-    payor_id: payorId, plan_name: planName, other_insurance_name: null, policy_number: null, group_number: null,
-    effective_date: null, termination_date: null, coverage_order: order, policy_holder: null, policy_holder_confirmed: false,
+    payor_id: payorId,
+    plan_name: planName,
+    other_insurance_name: null,
+    policy_number: null,
+    group_number: null,
+    effective_date: null,
+    termination_date: null,
+    coverage_order: order,
+    policy_holder: null,
+    policy_holder_confirmed: false,
   };
 }
 
@@ -85,7 +123,10 @@ function coverage(planName: string | null, payorId: string | null, order = 0): P
 function coveragePayor(insurance: InsuranceObject, order: number, primaryPayorId: string | undefined): string | null {
   if (order !== 0 || !primaryPayorId) return insurance.payor_id ?? null;
   if (insurance.payor_id && insurance.payor_id !== primaryPayorId) {
-    throw invalid('payor_id', `insurance.payor_id ${insurance.payor_id} disagrees with payor_id ${primaryPayorId}, the primary coverage's payor.`);
+    throw invalid(
+      'payor_id',
+      `insurance.payor_id ${insurance.payor_id} disagrees with payor_id ${primaryPayorId}, the primary coverage's payor.`,
+    );
   }
   return primaryPayorId;
 }
@@ -108,12 +149,18 @@ function fromObject(insurance: InsuranceObject, fields: InsuranceFields): Pendin
 }
 
 function isDependentWithoutHolderName({ policy_holder: holder }: PendingCoverageJson): boolean {
-  return holder !== null && holder.relationship_to_insured !== null && holder.relationship_to_insured !== SELF && !(holder.first_name && holder.last_name);
+  return (
+    holder !== null &&
+    holder.relationship_to_insured !== null &&
+    holder.relationship_to_insured !== SELF &&
+    !(holder.first_name && holder.last_name)
+  );
 }
 
 /** From the plain fields: a bare insurance string (or insurance_name) is the plan name, payor_id its payor. */
 function primaryFromFields(fields: InsuranceFields): PendingCoverageJson[] {
-  const planName = (typeof fields.insurance === 'string' ? clean(fields.insurance) : null) ?? clean(fields.insurance_name);
+  const planName =
+    (typeof fields.insurance === 'string' ? clean(fields.insurance) : null) ?? clean(fields.insurance_name);
   return planName || fields.payor_id ? [coverage(planName, fields.payor_id ?? null)] : [];
 }
 
@@ -125,6 +172,7 @@ function withObject(insurance: InsuranceObject, fields: InsuranceFields): Pendin
 
 /** The insurance rule: coverage as sent, pending a reviewer's confirmation (never written to the chart here). */
 export function pendingInsurance(fields: InsuranceFields): PendingInsurance {
-  const coverages = typeof fields.insurance === 'object' ? withObject(fields.insurance, fields) : primaryFromFields(fields);
+  const coverages =
+    typeof fields.insurance === 'object' ? withObject(fields.insurance, fields) : primaryFromFields(fields);
   return { coverages, missing: coverages.some(isDependentWithoutHolderName) ? ['policy_holder_name'] : [] };
 }

@@ -17,10 +17,19 @@ export interface ChartRef {
 }
 
 /** Null when dob or a phone with digits is missing: such a referral never matches and opens a chart. */
-export function identityOf(name: PatientName, dob: string | undefined, phone: string | undefined): PatientIdentity | null {
+export function identityOf(
+  name: PatientName,
+  dob: string | undefined,
+  phone: string | undefined,
+): PatientIdentity | null {
   const matchPhone = normalizePhoneKey(phone);
   if (!dob || !matchPhone) return null;
-  return { match_last_name: normalizeNameKey(name.last_name), match_first_name: normalizeNameKey(name.first_name), dob, match_phone: matchPhone };
+  return {
+    match_last_name: normalizeNameKey(name.last_name),
+    match_first_name: normalizeNameKey(name.first_name),
+    dob,
+    match_phone: matchPhone,
+  };
 }
 
 export function checkDob(dob: string | undefined, now: Date): void {
@@ -37,12 +46,17 @@ export function checkDob(dob: string | undefined, now: Date): void {
 export function checkEpisodeReview(chart: ChartRef, reviewed: boolean | undefined): void {
   const episode = chart.activeEpisode;
   if (!episode || reviewed === true) return;
-  throw new PlatformError('PLATFORM_CONFLICT', `Patient ${chart.id} is mid-episode (episode ${episode.id}, active since ${episode.start_date}). Review that episode, then send the referral again with existing_patient_episode_reviewed: true.`, {
-    reason: 'existing_patient_episode_review_required',
-    field: 'existing_patient_episode_reviewed',
-    patient_id: chart.id,
-    episode_id: episode.id,
-    episode_start_date: episode.start_date,
-    next_step: 'Review the active episode, then resend with existing_patient_episode_reviewed: true; nothing was recorded, so the same idempotency-key may be reused.',
-  });
+  throw new PlatformError(
+    'PLATFORM_CONFLICT',
+    `Patient ${chart.id} is mid-episode (episode ${episode.id}, active since ${episode.start_date}). Review that episode, then send the referral again with existing_patient_episode_reviewed: true.`,
+    {
+      reason: 'existing_patient_episode_review_required',
+      field: 'existing_patient_episode_reviewed',
+      patient_id: chart.id,
+      episode_id: episode.id,
+      episode_start_date: episode.start_date,
+      next_step:
+        'Review the active episode, then resend with existing_patient_episode_reviewed: true; nothing was recorded, so the same idempotency-key may be reused.',
+    },
+  );
 }

@@ -16,7 +16,8 @@ export function editDistance(a: string, b: string): number {
     for (let j = 1; j <= b.length; j++) {
       const cost = a[i - 1] === b[j - 1] ? 0 : 1;
       rows[i][j] = Math.min(rows[i - 1][j] + 1, rows[i][j - 1] + 1, rows[i - 1][j - 1] + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) rows[i][j] = Math.min(rows[i][j], rows[i - 2][j - 2] + 1);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        rows[i][j] = Math.min(rows[i][j], rows[i - 2][j - 2] + 1);
     }
   }
   return rows[a.length][b.length];
@@ -43,6 +44,8 @@ export function nearMissWarnings(body: object, fields: readonly string[]): strin
       const meant = meantFields(name, fields);
       if (meant.length === 0) return [];
       const guess = meant.map((field) => `"${field}"`).join(' or ');
-      return [`Unknown field "${name}" was stored as sent but not read as any field; did you mean ${guess}? The field meant counts as missing.`];
+      return [
+        `Unknown field "${name}" was stored as sent but not read as any field; did you mean ${guess}? The field meant counts as missing.`,
+      ];
     });
 }

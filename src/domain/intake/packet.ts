@@ -24,5 +24,13 @@ export function readPacket(body: ReferralCreateRequest, now: Date): Packet {
   checkDob(body.patient_dob, now);
   const address = parseServiceAddress(body.patient_address);
   const zip = serviceZip(body, address);
-  return { body, shape: requestShapeOf(body), name, address, zip, insurance: pendingInsurance(body), diagnoses: intakeDiagnoses(body.diagnoses) };
+  return {
+    body,
+    shape: requestShapeOf(body),
+    name,
+    address,
+    zip,
+    insurance: pendingInsurance(body),
+    diagnoses: intakeDiagnoses(body.diagnoses),
+  };
 }

@@ -41,7 +41,11 @@ function identityToMatch({ body, name }: Packet): PatientIdentity | null {
 }
 
 /** The chart the referral lands on: the one named by patient_id (it must be of this agency), else an identity match. */
-async function existingChart(packet: Packet, identity: PatientIdentity | null, store: IntakeStore): Promise<{ chart: ChartRef | null; matched: boolean }> {
+async function existingChart(
+  packet: Packet,
+  identity: PatientIdentity | null,
+  store: IntakeStore,
+): Promise<{ chart: ChartRef | null; matched: boolean }> {
   const patientId = packet.body.patient_id;
   if (patientId !== undefined) {
     const chart = await store.chartById(patientId);
@@ -64,7 +68,11 @@ async function decide(packet: Packet, store: IntakeStore): Promise<Decision> {
   const unknown = await store.unknownReferences(referencesOf(body));
   if (unknown.length > 0) throw unknownReferencesError(unknown);
   const identity = identityToMatch(packet);
-  const routing = routeReferral(body.service_line, packet.zip, await store.officeLockingIdentity(packet.zip?.zip5 ?? null, identity));
+  const routing = routeReferral(
+    body.service_line,
+    packet.zip,
+    await store.officeLockingIdentity(packet.zip?.zip5 ?? null, identity),
+  );
   const { chart, matched } = await existingChart(packet, identity, store);
   if (chart && !routing.decline) checkEpisodeReview(chart, body.existing_patient_episode_reviewed);
   const line = body.service_line;
@@ -72,7 +80,11 @@ async function decide(packet: Packet, store: IntakeStore): Promise<Decision> {
   return { routing, chart, matched, newChartLine, missing: missingInformation(packet, routing) };
 }
 
-function echo(packet: Packet, { routing, matched, newChartLine, missing }: Decision, ids: RecordedIds): ReferralCreated {
+function echo(
+  packet: Packet,
+  { routing, matched, newChartLine, missing }: Decision,
+  ids: RecordedIds,
+): ReferralCreated {
   return {
     referral_id: ids.referralId,
     intake_id: ids.intakeId,
@@ -92,7 +104,11 @@ function echo(packet: Packet, { routing, matched, newChartLine, missing }: Decis
  * The intake pipeline of route 11: the pure rules (name, dob, ZIP, insurance, diagnoses), then the agency's
  * ids, territory and chart; a failing rule throws before anything is written, and the lead is recorded in one write.
  */
-export async function runIntakePipeline(body: ReferralCreateRequest, store: IntakeStore, now: Date): Promise<IntakeOutcome> {
+export async function runIntakePipeline(
+  body: ReferralCreateRequest,
+  store: IntakeStore,
+  now: Date,
+): Promise<IntakeOutcome> {
   const packet = readPacket(body, now);
   const decision = await decide(packet, store);
   const ids = await store.record(intakeRecord(packet, decision, now));

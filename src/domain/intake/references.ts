@@ -4,7 +4,10 @@ import type { AgencyResourceKind } from '../../db/agency-resources.js';
 
 type ReferralCreateRequest = components['schemas']['ReferralCreateRequest'];
 
-type ReferenceKind = Extract<AgencyResourceKind, 'patient' | 'referral_source' | 'physician' | 'payor' | 'hospital' | 'agency_user' | 'document'>;
+type ReferenceKind = Extract<
+  AgencyResourceKind,
+  'patient' | 'referral_source' | 'physician' | 'payor' | 'hospital' | 'agency_user' | 'document'
+>;
 
 /** An id the request names, which must be a row of `kind` in the caller's agency. */
 export interface ReferenceCheck {
@@ -26,7 +29,10 @@ const ID_FIELDS = {
 function documentChecks(documentIds: string[] = []): ReferenceCheck[] {
   const repeated = documentIds.findIndex((id, i) => documentIds.indexOf(id) !== i);
   if (repeated >= 0) {
-    throw new PlatformError('PLATFORM_INVALID_INPUT', `document_ids lists ${documentIds[repeated]} twice.`, { field: `document_ids[${repeated}]`, id: documentIds[repeated] });
+    throw new PlatformError('PLATFORM_INVALID_INPUT', `document_ids lists ${documentIds[repeated]} twice.`, {
+      field: `document_ids[${repeated}]`,
+      id: documentIds[repeated],
+    });
   }
   return documentIds.map((id, i) => ({ field: `document_ids[${i}]`, kind: 'document', id }));
 }
@@ -43,11 +49,20 @@ export function referencesOf(body: ReferralCreateRequest): ReferenceCheck[] {
 }
 
 const KIND_LABEL: Record<ReferenceKind, string> = {
-  patient: 'patient', referral_source: 'referral source', physician: 'physician', payor: 'payor', hospital: 'hospital', agency_user: 'user', document: 'document',
+  patient: 'patient',
+  referral_source: 'referral source',
+  physician: 'physician',
+  payor: 'payor',
+  hospital: 'hospital',
+  agency_user: 'user',
+  document: 'document',
 };
 
 /** Ids of another agency are refused exactly like unknown ones: a 400 naming the first such field. */
 export function unknownReferencesError(unknown: ReferenceCheck[]): PlatformError {
   const listed = unknown.map((c) => `${c.field} (no ${KIND_LABEL[c.kind]} ${c.id} in this agency)`).join('; ');
-  return new PlatformError('PLATFORM_INVALID_INPUT', `Unknown ids: ${listed}.`, { field: unknown[0].field, id: unknown[0].id });
+  return new PlatformError('PLATFORM_INVALID_INPUT', `Unknown ids: ${listed}.`, {
+    field: unknown[0].field,
+    id: unknown[0].id,
+  });
 }

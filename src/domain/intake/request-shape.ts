@@ -36,14 +36,16 @@ export function requestShapeOf(body: object): RequestShape {
 function shapeDeprecation(shape: RequestShape): Deprecation[] {
   const entry = shapes.find((s) => s.shape === shape)!;
   if (entry.status !== 'deprecated' || !entry.successor) return [];
-  return [{
-    kind: 'request_shape',
-    name: shape,
-    since: entry.successor,
-    successor: entry.successor,
-    sunset: entry.sunset,
-    message: `Request shape ${shape} (${entry.description.toLowerCase().replace(/\.$/, '')}) is deprecated; send the fields of shape ${entry.successor}.`,
-  }];
+  return [
+    {
+      kind: 'request_shape',
+      name: shape,
+      since: entry.successor,
+      successor: entry.successor,
+      sunset: entry.sunset,
+      message: `Request shape ${shape} (${entry.description.toLowerCase().replace(/\.$/, '')}) is deprecated; send the fields of shape ${entry.successor}.`,
+    },
+  ];
 }
 
 function fieldDeprecations(body: object): Deprecation[] {
@@ -51,7 +53,14 @@ function fieldDeprecations(body: object): Deprecation[] {
     .filter((name) => isDocumentedField(name) && properties[name].deprecated && properties[name]['x-svc-successor'])
     .map((name) => {
       const successor = properties[name]['x-svc-successor']!;
-      return { kind: 'field', name, since: shapeOfField(successor), successor, sunset: null, message: `${name} is deprecated; send ${successor} instead.` };
+      return {
+        kind: 'field',
+        name,
+        since: shapeOfField(successor),
+        successor,
+        sunset: null,
+        message: `${name} is deprecated; send ${successor} instead.`,
+      };
     });
 }
 
@@ -71,7 +80,10 @@ function undocumented(object: object, isDocumented: (name: string) => boolean): 
 export function additionalFields(body: Record<string, unknown>): Record<string, unknown> {
   const extra = undocumented(body, isDocumentedField);
   const { insurance } = body;
-  const insuranceExtra = typeof insurance === 'object' && insurance !== null ? undocumented(insurance, (name) => insuranceProperties.has(name)) : {};
+  const insuranceExtra =
+    typeof insurance === 'object' && insurance !== null
+      ? undocumented(insurance, (name) => insuranceProperties.has(name))
+      : {};
   return Object.keys(insuranceExtra).length > 0 ? { ...extra, insurance: insuranceExtra } : extra;
 }
 

@@ -29,8 +29,10 @@ const TRAILING_ZIP = /[\s,]*\b(\d{5}(?:-\d{4})?)$/;
 /** "[City] ST 12345[-6789]", the last comma-separated part of a US address. */
 const CITY_STATE_ZIP = /^(?:(.*?)\s+)?([A-Za-z]{2})\s+(\d{5}(?:-\d{4})?)$/;
 const STATES = new Set(
-  ('AL AK AZ AR CA CO CT DE DC FL GA HI ID IL IN IA KS KY LA ME MD MA MI MN MS MO MT NE NV NH NJ NM NY NC ND OH OK OR PA RI SC SD TN TX UT VT VA WA WV WI WY ' +
-    'AS GU MP PR VI').split(' '),
+  (
+    'AL AK AZ AR CA CO CT DE DC FL GA HI ID IL IN IA KS KY LA ME MD MA MI MN MS MO MT NE NV NH NJ NM NY NC ND OH OK OR PA RI SC SD TN TX UT VT VA WA WV WI WY ' +
+    'AS GU MP PR VI'
+  ).split(' '),
 );
 
 const blankToNull = (text: string | undefined) => text?.replace(/\s+/g, ' ').trim() || null;
@@ -39,11 +41,20 @@ const blankToNull = (text: string | undefined) => text?.replace(/\s+/g, ' ').tri
 export function parseServiceAddress(text: string | undefined): ServiceAddress | null {
   const address = blankToNull(text);
   if (!address) return null;
-  const parts = address.split(',').map((part) => part.trim()).filter(Boolean);
+  const parts = address
+    .split(',')
+    .map((part) => part.trim())
+    .filter(Boolean);
   const tail = CITY_STATE_ZIP.exec(parts.at(-1) ?? '');
   if (!tail || !STATES.has(tail[2].toUpperCase())) {
     const zip = TRAILING_ZIP.exec(address);
-    return { address_line_1: zip ? address.slice(0, zip.index) || null : address, address_line_2: null, city: null, state: null, zip_code: zip?.[1] ?? null };
+    return {
+      address_line_1: zip ? address.slice(0, zip.index) || null : address,
+      address_line_2: null,
+      city: null,
+      state: null,
+      zip_code: zip?.[1] ?? null,
+    };
   }
   const [, beforeState = null, state, zip] = tail;
   const street = parts.slice(0, -1);
@@ -51,12 +62,22 @@ export function parseServiceAddress(text: string | undefined): ServiceAddress | 
   const city = street.length === 0 ? null : (beforeState ?? (street.length > 1 ? street.pop()! : null));
   if (street.length === 0 && beforeState) street.push(beforeState);
   const [line1 = null, ...line2] = street;
-  return { address_line_1: line1, address_line_2: line2.join(', ') || null, city, state: state.toUpperCase(), zip_code: zip };
+  return {
+    address_line_1: line1,
+    address_line_2: line2.join(', ') || null,
+    city,
+    state: state.toUpperCase(),
+    zip_code: zip,
+  };
 }
 
 function explicitZip(source: 'patient_zip_code' | 'zip_code', zip: string): ServiceZip {
   if (!ZIP.test(zip)) {
-    throw new PlatformError('PLATFORM_INVALID_INPUT', `${source} "${zip}" is not a US ZIP code (12345 or 12345-6789).`, { field: source });
+    throw new PlatformError(
+      'PLATFORM_INVALID_INPUT',
+      `${source} "${zip}" is not a US ZIP code (12345 or 12345-6789).`,
+      { field: source },
+    );
   }
   return { zip_code: zip, zip5: zip.slice(0, 5), source };
 }

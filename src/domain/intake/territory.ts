@@ -22,9 +22,13 @@ export function isOfferedServiceLine(serviceLine: string): serviceLine is Servic
 
 function declineFor(serviceLine: string, zip: ServiceZip | null, officeId: string | null): Decline | null {
   if (!isOfferedServiceLine(serviceLine)) {
-    return { reason: 'service_line_not_offered', detail: `Service line "${serviceLine}" is not offered; the agency offers ${OFFERED_SERVICE_LINES.join(', ')}.` };
+    return {
+      reason: 'service_line_not_offered',
+      detail: `Service line "${serviceLine}" is not offered; the agency offers ${OFFERED_SERVICE_LINES.join(', ')}.`,
+    };
   }
-  if (zip && !officeId) return { reason: 'out_of_area', detail: `ZIP ${zip.zip5} is outside the agency's service area.` };
+  if (zip && !officeId)
+    return { reason: 'out_of_area', detail: `ZIP ${zip.zip5} is outside the agency's service area.` };
   return null;
 }
 

@@ -77,11 +77,23 @@ export function bucketOfDays(days: number): DayBucket {
  */
 export function orderAging(order: OrderDates, clock: AgingClock): Aging {
   const { sent_at: sent, signed_at: signed } = order;
-  const daysToSign = order.signature_status === 'signed' && sent && signed ? wholeDays(sent, signed, clock.timeZone) : null;
+  const daysToSign =
+    order.signature_status === 'signed' && sent && signed ? wholeDays(sent, signed, clock.timeZone) : null;
   if (order.signature_status !== AWAITING) {
-    return { days_outstanding: null, aging_bucket: null, sla_breached: daysToSign !== null && daysToSign > clock.slaDays, days_to_sign: daysToSign };
+    return {
+      days_outstanding: null,
+      aging_bucket: null,
+      sla_breached: daysToSign !== null && daysToSign > clock.slaDays,
+      days_to_sign: daysToSign,
+    };
   }
-  if (!sent || sent > clock.asOf) return { days_outstanding: null, aging_bucket: 'not_sent', sla_breached: false, days_to_sign: null };
+  if (!sent || sent > clock.asOf)
+    return { days_outstanding: null, aging_bucket: 'not_sent', sla_breached: false, days_to_sign: null };
   const days = wholeDays(sent, clock.asOf, clock.timeZone);
-  return { days_outstanding: days, aging_bucket: bucketOfDays(days), sla_breached: days > clock.slaDays, days_to_sign: null };
+  return {
+    days_outstanding: days,
+    aging_bucket: bucketOfDays(days),
+    sla_breached: days > clock.slaDays,
+    days_to_sign: null,
+  };
 }

@@ -61,9 +61,12 @@ export function fieldProblems(fields: readonly CollectionField[]): string[] {
     seen.add(field.id);
     if (field.label.trim() === '') problems.push(`field ${field.id} has no label`);
     const options = field.options;
-    if (field.type === 'choice' && (!options || options.length === 0)) problems.push(`choice field ${field.id} has no options`);
-    if (field.type !== 'choice' && options !== undefined) problems.push(`field ${field.id} is ${field.type}, so it takes no options`);
-    if (options && new Set(options).size !== options.length) problems.push(`choice field ${field.id} lists an option twice`);
+    if (field.type === 'choice' && (!options || options.length === 0))
+      problems.push(`choice field ${field.id} has no options`);
+    if (field.type !== 'choice' && options !== undefined)
+      problems.push(`field ${field.id} is ${field.type}, so it takes no options`);
+    if (options && new Set(options).size !== options.length)
+      problems.push(`choice field ${field.id} lists an option twice`);
   }
   return problems;
 }

@@ -57,10 +57,13 @@ function authenticateStep(operation: OperationDefinition, { authenticator }: Adm
   return {
     name: 'authenticate',
     run(admission) {
-      if (admission.principal) return authenticator.authenticatePrincipal(admission.principal).then((later) => accept(admission, later));
+      if (admission.principal)
+        return authenticator.authenticatePrincipal(admission.principal).then((later) => accept(admission, later));
       const now = authenticator.authenticateNow(admission.authorization, admission.nowMs);
       if (now) return accept(admission, now);
-      return authenticator.authenticate(admission.authorization, operation.queryTokens).then((later) => accept(admission, later));
+      return authenticator
+        .authenticate(admission.authorization, operation.queryTokens)
+        .then((later) => accept(admission, later));
     },
   };
 }
@@ -75,9 +78,16 @@ function authorizeStep(operation: OperationDefinition, family: CallAdmission | u
   };
 }
 
-function limitsStep(operation: OperationDefinition, { usageLimiter }: Admitters, family: CallAdmission | undefined): AdmissionStep {
+function limitsStep(
+  operation: OperationDefinition,
+  { usageLimiter }: Admitters,
+  family: CallAdmission | undefined,
+): AdmissionStep {
   // What the limits charge: the operation, or the call's own cost when its family sets one.
-  const metered = (call: OperationCall) => (family ? { operationId: operation.operationId, costUnits: call.costUnits, costBudgeted: operation.costBudgeted } : operation);
+  const metered = (call: OperationCall) =>
+    family
+      ? { operationId: operation.operationId, costUnits: call.costUnits, costBudgeted: operation.costBudgeted }
+      : operation;
   return {
     name: 'limits',
     run({ call, response, policy, nowMs }) {
@@ -89,9 +99,17 @@ function limitsStep(operation: OperationDefinition, { usageLimiter }: Admitters,
 }
 
 /** An operation's admission, in order; an operation without authentication admits every call. */
-export function admissionSteps(operation: OperationDefinition, admitters: Admitters, family?: CallAdmission): AdmissionStep[] {
+export function admissionSteps(
+  operation: OperationDefinition,
+  admitters: Admitters,
+  family?: CallAdmission,
+): AdmissionStep[] {
   if (!operation.authenticated) return [];
-  return [authenticateStep(operation, admitters), authorizeStep(operation, family), limitsStep(operation, admitters, family)];
+  return [
+    authenticateStep(operation, admitters),
+    authorizeStep(operation, family),
+    limitsStep(operation, admitters, family),
+  ];
 }
 
 /** The one place a step is traced: its span ends as it returns, or as its promise settles. */

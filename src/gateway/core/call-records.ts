@@ -29,7 +29,12 @@ export function auditEvent(operation: OperationDefinition, call: OperationCall, 
 }
 
 /** The metering event of a call with a principal, answered with `status`, at the instant it was admitted. */
-export function meteringEvent(operation: OperationDefinition, call: OperationCall, status: number, durationMs: number): MeteringEvent {
+export function meteringEvent(
+  operation: OperationDefinition,
+  call: OperationCall,
+  status: number,
+  durationMs: number,
+): MeteringEvent {
   const principal = call.principal!;
   return {
     agencyId: principal.agencyId,

@@ -36,7 +36,10 @@ const FAILURES: Record<string, { code: ErrorCode; record: string }> = {
 function ledgerFailure(err: unknown): unknown {
   const failure = FAILURES[(err as { table?: string }).table ?? ''];
   if (!failure) return err;
-  const error = new PlatformError(failure.code, `The ${failure.record} record could not be written, so nothing of the command was committed.`);
+  const error = new PlatformError(
+    failure.code,
+    `The ${failure.record} record could not be written, so nothing of the command was committed.`,
+  );
   error.cause = err;
   return error;
 }
@@ -46,7 +49,12 @@ function ledgerFailure(err: unknown): unknown {
  * trip costs more than the writes. The key is inserted with its response (or takes over an expired one). False when
  * a live key is there already: a twin committed it after this command started, so this one must not commit.
  */
-export async function writeCommandLedger(trx: Transaction<DB>, id: CommandIdentity, ledger: CommandLedger, retentionHours: number): Promise<boolean> {
+export async function writeCommandLedger(
+  trx: Transaction<DB>,
+  id: CommandIdentity,
+  ledger: CommandLedger,
+  retentionHours: number,
+): Promise<boolean> {
   const { audit, metering, response } = ledger;
   const statement = sql<{ key: string }>`
     with audit as (${insertAuditEvents([audit])}), metering as (${insertMeteringEvents([metering])})

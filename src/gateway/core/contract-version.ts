@@ -16,21 +16,33 @@ export function deprecationHeader(since: string): string {
  * Picks the contract version of a request (spec part 9): absent means current; deprecated versions
  * still work and say so; anything else is refused.
  */
-export function negotiateVersion(call: Pick<OperationCall, 'headers' | 'deprecations'>, response: ResponseHead): ContractVersion {
+export function negotiateVersion(
+  call: Pick<OperationCall, 'headers' | 'deprecations'>,
+  response: ResponseHead,
+): ContractVersion {
   const asked = call.headers['svc-contract-version'];
   const version = asked === undefined ? current : byVersion.get(String(asked));
   if (!version) {
-    throw new RequestError(400, 'unsupported_contract_version', 'PLATFORM_INVALID_REQUEST',
+    throw new RequestError(
+      400,
+      'unsupported_contract_version',
+      'PLATFORM_INVALID_REQUEST',
       `svc-contract-version "${String(asked)}" is not supported. Supported versions: ${supported} (${current.version} is current).`,
       {
-        issues: [{ location: 'header', path: 'svc-contract-version', message: `must be one of ${supported}`, keyword: 'enum' }],
+        issues: [
+          { location: 'header', path: 'svc-contract-version', message: `must be one of ${supported}`, keyword: 'enum' },
+        ],
         nextStep: `Send svc-contract-version ${current.version}, or omit it to use the current version.`,
-      });
+      },
+    );
   }
   response.header('svc-extension-contract-version', version.version);
   if (version.status === 'deprecated' && version.deprecated_at && version.successor) {
     response.header('deprecation', deprecationHeader(version.deprecated_at));
-    response.header('link', `</platform/api/openapi.json>; rel="successor-version"; title="contract version ${version.successor}"`);
+    response.header(
+      'link',
+      `</platform/api/openapi.json>; rel="successor-version"; title="contract version ${version.successor}"`,
+    );
     call.deprecations.push({
       kind: 'contract_version',
       name: version.version,

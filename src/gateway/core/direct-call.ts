@@ -108,7 +108,13 @@ function callOf(gateway: Gateway, operation: OperationDefinition, input: DirectC
   return call as typeof call & CallState;
 }
 
-async function answer(gateway: Gateway, pipeline: OperationPipeline, call: OperationCall, response: ResponseHead, input: DirectCallInput): Promise<unknown> {
+async function answer(
+  gateway: Gateway,
+  pipeline: OperationPipeline,
+  call: OperationCall,
+  response: ResponseHead,
+  input: DirectCallInput,
+): Promise<unknown> {
   gateway.refuseWhenClosing();
   const body = await pipeline.handle(call, response, input.authorization, input.principal);
   // A command answers the JSON text it stored for its replays.
@@ -116,7 +122,13 @@ async function answer(gateway: Gateway, pipeline: OperationPipeline, call: Opera
 }
 
 /** Sets the refusal's status and headers, as the HTTP error handler does; the call notes its code. */
-function refused(err: unknown, response: DirectResponse, id: string, log: CallLogger, call?: OperationCall): { body: unknown; refusal: Refusal } {
+function refused(
+  err: unknown,
+  response: DirectResponse,
+  id: string,
+  log: CallLogger,
+  call?: OperationCall,
+): { body: unknown; refusal: Refusal } {
   const { status, code, headers, body, refusal } = errorResponse(err, id, log);
   if (call) call.refusal = code;
   if (headers) response.headers(headers);
@@ -126,10 +138,20 @@ function refused(err: unknown, response: DirectResponse, id: string, log: CallLo
 
 function resultOf(response: DirectResponse, body: unknown, refusal?: Refusal): DirectCallResult {
   if (!response.hasHeader('content-type')) response.type(JSON_CONTENT_TYPE);
-  return { status: response.statusCode, headers: Object.fromEntries(response.values), body, ...(refusal ? { refusal } : {}) };
+  return {
+    status: response.statusCode,
+    headers: Object.fromEntries(response.values),
+    body,
+    ...(refusal ? { refusal } : {}),
+  };
 }
 
-async function called(gateway: Gateway, pipeline: OperationPipeline, input: DirectCallInput, id: string): Promise<DirectCallResult> {
+async function called(
+  gateway: Gateway,
+  pipeline: OperationPipeline,
+  input: DirectCallInput,
+  id: string,
+): Promise<DirectCallResult> {
   const call = callOf(gateway, pipeline.operation, input, id);
   const response = new DirectResponse().header('x-request-id', id);
   let answered: { body: unknown; refusal?: Refusal };
@@ -148,12 +170,20 @@ async function called(gateway: Gateway, pipeline: OperationPipeline, input: Dire
  * and audit. Never rejects for a refusal: it answers the contract's error body, with its status. What HTTP alone
  * checks (content type, repeated Authorization headers, the token endpoint's grant-type refusal) is not run.
  */
-export function callOperation<K extends OperationId>(gateway: Gateway, input: DirectCallInput<K>): Promise<DirectCallResult> {
+export function callOperation<K extends OperationId>(
+  gateway: Gateway,
+  input: DirectCallInput<K>,
+): Promise<DirectCallResult> {
   const id = requestIdOf(input.requestId);
   const pipeline = gateway.pipeline(input.operationId);
   if (pipeline) return gateway.track(called(gateway, pipeline, input as unknown as DirectCallInput, id));
   const response = new DirectResponse().header('x-request-id', id);
-  const unknown = new RequestError(404, 'not_found', 'PLATFORM_RESOURCE_NOT_FOUND', `No operation ${input.operationId} in the contract; its operations are listed at /platform/api/openapi.json.`);
+  const unknown = new RequestError(
+    404,
+    'not_found',
+    'PLATFORM_RESOURCE_NOT_FOUND',
+    `No operation ${input.operationId} in the contract; its operations are listed at /platform/api/openapi.json.`,
+  );
   const { body, refusal } = refused(unknown, response, id, gateway.log);
   return Promise.resolve(resultOf(response, body, refusal));
 }

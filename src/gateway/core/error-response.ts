@@ -59,16 +59,30 @@ function requestErrorResponse(error: RequestError, requestId: string): ErrorResp
       ...(details ? { details } : {}),
       request_id: requestId,
     },
-    refusal: { code: error.code, message: error.message, retryable: errorEntry(error.code).retryable, ...(nextStep ? { nextStep } : {}) },
+    refusal: {
+      code: error.code,
+      message: error.message,
+      retryable: errorEntry(error.code).retryable,
+      ...(nextStep ? { nextStep } : {}),
+    },
   };
 }
 
 /** Database trouble that is not the caller's fault and passes: worth a retry, so not a 500. */
 function fromDatabaseError(error: unknown): PlatformError | undefined {
   if (isDatabaseUnavailable(error)) {
-    return new PlatformError('PLATFORM_SERVICE_UNAVAILABLE', 'The service is overloaded or its database is unreachable; retry shortly.', undefined, { 'retry-after': '1' });
+    return new PlatformError(
+      'PLATFORM_SERVICE_UNAVAILABLE',
+      'The service is overloaded or its database is unreachable; retry shortly.',
+      undefined,
+      { 'retry-after': '1' },
+    );
   }
-  if (isStatementTimeout(error)) return new PlatformError('PLATFORM_TIMEOUT', 'The operation did not finish in time; nothing of a command was committed.');
+  if (isStatementTimeout(error))
+    return new PlatformError(
+      'PLATFORM_TIMEOUT',
+      'The operation did not finish in time; nothing of a command was committed.',
+    );
   return undefined;
 }
 
@@ -82,5 +96,8 @@ export function errorResponse(error: unknown, requestId: string, log: CallLogger
     return platformErrorResponse(database, requestId);
   }
   log.error({ err: error }, 'unhandled error');
-  return platformErrorResponse(new PlatformError('PLATFORM_INTERNAL_ERROR', 'An unexpected error occurred. Quote the correlationId to support.'), requestId);
+  return platformErrorResponse(
+    new PlatformError('PLATFORM_INTERNAL_ERROR', 'An unexpected error occurred. Quote the correlationId to support.'),
+    requestId,
+  );
 }

@@ -8,7 +8,12 @@ import { RunningHandlers } from './running-handlers.js';
 
 /** The refusal of a call that arrives while the service shuts down. */
 export function shuttingDown(): PlatformError {
-  return new PlatformError('PLATFORM_SERVICE_UNAVAILABLE', 'The server is shutting down; retry on another instance.', undefined, { 'retry-after': '1' });
+  return new PlatformError(
+    'PLATFORM_SERVICE_UNAVAILABLE',
+    'The server is shutting down; retry on another instance.',
+    undefined,
+    { 'retry-after': '1' },
+  );
 }
 
 /**
@@ -30,7 +35,10 @@ export class Gateway {
   ) {
     for (const operation of Object.values(operations) as OperationDefinition[]) {
       const handler = handlers[operation.operationId] as Handler<OperationId>;
-      this.pipelines.set(operation.operationId, new OperationPipeline(operation, handler, services, this.running, admissions[operation.operationId]));
+      this.pipelines.set(
+        operation.operationId,
+        new OperationPipeline(operation, handler, services, this.running, admissions[operation.operationId]),
+      );
     }
   }
 

@@ -1,7 +1,10 @@
 import { PlatformError } from '../../shared/platform-error.js';
 
 function timeoutError(ms: number) {
-  return new PlatformError('PLATFORM_TIMEOUT', `The operation did not finish within ${ms} ms; nothing of a command was committed.`);
+  return new PlatformError(
+    'PLATFORM_TIMEOUT',
+    `The operation did not finish within ${ms} ms; nothing of a command was committed.`,
+  );
 }
 
 /** Reads are only raced against the clock; nothing they started needs cancelling. */
@@ -25,7 +28,9 @@ export function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
 export function withAbortableTimeout<T>(work: (signal: AbortSignal) => Promise<T>, ms: number): Promise<T> {
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(timeoutError(ms)), ms);
-  const aborted = new Promise<never>((_, reject) => controller.signal.addEventListener('abort', () => reject(controller.signal.reason)));
+  const aborted = new Promise<never>((_, reject) =>
+    controller.signal.addEventListener('abort', () => reject(controller.signal.reason)),
+  );
   return Promise.race([work(controller.signal), aborted]).finally(() => clearTimeout(timer));
 }
 

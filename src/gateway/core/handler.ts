@@ -14,10 +14,15 @@ type Content<T> = T extends { content: infer C } ? C[keyof C] : never;
 export type PathParams<K extends OperationId> = Part<Op<K>['parameters'], 'path'>;
 export type QueryParams<K extends OperationId> = Part<Op<K>['parameters'], 'query'>;
 export type RequestHeaders<K extends OperationId> = Part<Op<K>['parameters'], 'header'>;
-export type RequestBody<K extends OperationId> = Op<K> extends { requestBody: infer B } ? Content<NonNullable<B>> : undefined;
+export type RequestBody<K extends OperationId> =
+  Op<K> extends { requestBody: infer B } ? Content<NonNullable<B>> : undefined;
 type SuccessBody<K extends OperationId> = Content<Op<K>['responses'][200]>;
 type PagedByCursor<K extends OperationId> = (typeof RouteTable)[K]['pagedByCursor'];
-type Store<K extends OperationId> = K extends 'issueToken' ? undefined : (typeof RouteTable)[K]['command'] extends true ? CommandStore : TenantStore;
+type Store<K extends OperationId> = K extends 'issueToken'
+  ? undefined
+  : (typeof RouteTable)[K]['command'] extends true
+    ? CommandStore
+    : TenantStore;
 
 /** What a handler sees: a validated, typed request, already through the gateway. */
 export interface RequestContext<K extends OperationId> {

@@ -25,11 +25,17 @@ interface IdempotentResult {
  * canonical JSON of the body (absent = null). With the mode in it, a key used in one mode conflicts in the other.
  */
 export function requestFingerprint(method: string, path: string, body: unknown, phiMode: PhiMode): string {
-  return createHash('sha256').update(`${phiMode} ${method} ${path}\n${canonicalJson(body)}`).digest('hex');
+  return createHash('sha256')
+    .update(`${phiMode} ${method} ${path}\n${canonicalJson(body)}`)
+    .digest('hex');
 }
 
 const keyStillRunning = (id: CommandIdentity) =>
-  new PlatformError('PLATFORM_CONCURRENT_MODIFICATION', 'A request with this idempotency key is still running; retry shortly to get its response.', { idempotencyKey: id.key });
+  new PlatformError(
+    'PLATFORM_CONCURRENT_MODIFICATION',
+    'A request with this idempotency key is still running; retry shortly to get its response.',
+    { idempotencyKey: id.key },
+  );
 
 interface StoredRow {
   fingerprint: string;
@@ -40,7 +46,11 @@ interface StoredRow {
 
 function replayOf(row: StoredRow, id: CommandIdentity): StoredResponse {
   if (row.fingerprint !== id.fingerprint) {
-    throw new PlatformError('PLATFORM_IDEMPOTENCY_CONFLICT', 'This idempotency key was already used with a different request (method, route, body or PHI mode).', { idempotencyKey: id.key });
+    throw new PlatformError(
+      'PLATFORM_IDEMPOTENCY_CONFLICT',
+      'This idempotency key was already used with a different request (method, route, body or PHI mode).',
+      { idempotencyKey: id.key },
+    );
   }
   return { status: row.response_status, headers: row.response_headers, body: row.response_body };
 }
@@ -56,7 +66,8 @@ const completedKey = reusableQuery('idempotency-completed', ['agencyId', 'extens
     .where('expires_at', '>', sql<Date>`now()`),
 );
 
-const completedFor = (db: Kysely<DB>, id: CommandIdentity) => completedKey(db, { agencyId: id.agencyId, extensionId: id.extensionId, key: id.key });
+const completedFor = (db: Kysely<DB>, id: CommandIdentity) =>
+  completedKey(db, { agencyId: id.agencyId, extensionId: id.extensionId, key: id.key });
 
 /**
  * A transaction-level advisory lock per key serializes twins: the first runs, the others wait for it to end, then
@@ -65,15 +76,28 @@ const completedFor = (db: Kysely<DB>, id: CommandIdentity) => completedKey(db, {
  * The wait sets lock_timeout for the rest of the transaction (transaction-local: the pooled connection gets its
  * setting back at the end).
  */
-const holdKeyQuery = reusableQuery('idempotency-hold', ['lockWait', 'lockKey', 'agencyId', 'extensionId', 'key'], (db, p) =>
-  db
-    .selectFrom(sql<StoredRow>`idempotency_key_hold(${p.lockWait}, ${lockId(p.lockKey)}, ${p.agencyId}, ${p.extensionId}, ${p.key})`.as('k'))
-    .select(['fingerprint', 'response_status', 'response_headers', 'response_body']),
+const holdKeyQuery = reusableQuery(
+  'idempotency-hold',
+  ['lockWait', 'lockKey', 'agencyId', 'extensionId', 'key'],
+  (db, p) =>
+    db
+      .selectFrom(
+        sql<StoredRow>`idempotency_key_hold(${p.lockWait}, ${lockId(p.lockKey)}, ${p.agencyId}, ${p.extensionId}, ${p.key})`.as(
+          'k',
+        ),
+      )
+      .select(['fingerprint', 'response_status', 'response_headers', 'response_body']),
 );
 
 async function holdKey(trx: Transaction<DB>, id: CommandIdentity, lockWaitMs: number): Promise<StoredRow | undefined> {
   const { agencyId, extensionId, key } = id;
-  const params = { lockWait: `${lockWaitMs}ms`, lockKey: lockKey('idempotency-key', agencyId, extensionId, key), agencyId, extensionId, key };
+  const params = {
+    lockWait: `${lockWaitMs}ms`,
+    lockKey: lockKey('idempotency-key', agencyId, extensionId, key),
+    agencyId,
+    extensionId,
+    key,
+  };
   const [stored] = await holdKeyQuery(trx, params).catch((err: unknown) => {
     throw sqlState(err) === SQLSTATE.lockNotAvailable ? keyStillRunning(id) : err;
   });
@@ -122,7 +146,10 @@ export async function runIdempotent(
       throw keyStillRunning(id);
     }
     if (err instanceof PlatformError || sqlState(err) !== SQLSTATE.lockNotAvailable) throw err;
-    throw new PlatformError('PLATFORM_CONCURRENT_MODIFICATION', 'A resource this command needs is locked by a concurrent request; retry shortly.');
+    throw new PlatformError(
+      'PLATFORM_CONCURRENT_MODIFICATION',
+      'A resource this command needs is locked by a concurrent request; retry shortly.',
+    );
   }
 }
 

@@ -36,7 +36,14 @@ interface MeteringBufferOptions {
 type Columns = { [K in keyof MeteringEvent]: MeteringEvent[K][] };
 
 const emptyColumns = (): Columns => ({
-  agencyId: [], extensionId: [], operationId: [], status: [], costUnits: [], durationMs: [], requestId: [], occurredAtMs: [],
+  agencyId: [],
+  extensionId: [],
+  operationId: [],
+  status: [],
+  costUnits: [],
+  durationMs: [],
+  requestId: [],
+  occurredAtMs: [],
 });
 
 /**
@@ -70,7 +77,9 @@ class MeteringCalls {
 
   /** One call as an event, for a log line. */
   at(index: number): MeteringEvent {
-    return Object.fromEntries(Object.entries(this.columns).map(([field, column]) => [field, column[index]])) as unknown as MeteringEvent;
+    return Object.fromEntries(
+      Object.entries(this.columns).map(([field, column]) => [field, column[index]]),
+    ) as unknown as MeteringEvent;
   }
 
   /** Removes the `count` oldest calls and returns them. */
@@ -86,7 +95,10 @@ class MeteringCalls {
   }
 
   private eachColumn(change: (column: unknown[], field: keyof Columns) => unknown[]): Columns {
-    const entries = Object.entries(this.columns).map(([field, column]) => [field, change(column, field as keyof Columns)]);
+    const entries = Object.entries(this.columns).map(([field, column]) => [
+      field,
+      change(column, field as keyof Columns),
+    ]);
     return Object.fromEntries(entries) as Columns;
   }
 
@@ -120,7 +132,12 @@ class MeteringCalls {
       base = Math.min(base, c.occurredAtMs[i]);
       last = Math.max(last, c.occurredAtMs[i]);
     }
-    let operationIds = '', statuses = '', costUnits = '', durations = '', requestIds = '', offsets = '';
+    let operationIds = '',
+      statuses = '',
+      costUnits = '',
+      durations = '',
+      requestIds = '',
+      offsets = '';
     for (let n = 0; n < indices.length; n++) {
       const i = indices[n];
       const comma = n === 0 ? '' : ',';
@@ -187,7 +204,10 @@ export class MeteringBuffer {
 
   push(event: MeteringEvent): void {
     if (this.closing) {
-      this.log.error({ requestId: event.requestId, operationId: event.operationId }, 'metering event after close: not recorded');
+      this.log.error(
+        { requestId: event.requestId, operationId: event.operationId },
+        'metering event after close: not recorded',
+      );
       return;
     }
     this.pendingCalls.push(event);
@@ -264,7 +284,10 @@ export class MeteringBuffer {
     } catch (err) {
       if (!isRejectedRow(err)) {
         this.observer?.failed();
-        this.log.warn({ err, pending: this.pendingCalls.length + batch.length }, 'metering write failed; retrying later');
+        this.log.warn(
+          { err, pending: this.pendingCalls.length + batch.length },
+          'metering write failed; retrying later',
+        );
         return batch;
       }
       if (batch.length > 1) return this.writeOneByOne(batch);

@@ -48,7 +48,12 @@ export interface GatewayServices extends Admitters {
 
 /** The refusal of a call while the service sheds load; one instance serves every shed call, so refusing costs little. */
 function overloaded(retryAfterSeconds: number): PlatformError {
-  return new PlatformError('PLATFORM_SERVICE_UNAVAILABLE', 'The service is overloaded; retry after the Retry-After delay.', undefined, { 'retry-after': String(retryAfterSeconds) });
+  return new PlatformError(
+    'PLATFORM_SERVICE_UNAVAILABLE',
+    'The service is overloaded; retry after the Retry-After delay.',
+    undefined,
+    { 'retry-after': String(retryAfterSeconds) },
+  );
 }
 
 /** Headers of a command's response that are stored with it and replayed. */
@@ -60,7 +65,8 @@ const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 function withDeprecations(body: unknown, call: OperationCall, response: ResponseHead): unknown {
   const deprecations = call.deprecations;
   if (deprecations.length === 0 || typeof body !== 'object' || body === null) return body;
-  if (!response.hasHeader('deprecation') && deprecations[0].since) response.header('deprecation', deprecationHeader(deprecations[0].since));
+  if (!response.hasHeader('deprecation') && deprecations[0].since)
+    response.header('deprecation', deprecationHeader(deprecations[0].since));
   const envelope = body as { meta?: Record<string, unknown> };
   return { ...envelope, meta: { ...envelope.meta, deprecations } };
 }
@@ -119,7 +125,13 @@ export class OperationPipeline {
    * Identity (the Authorization header, or a principal another transport established), access and limits: the
    * operation's admission steps. A warm call is admitted in the same tick and answers nothing; otherwise a promise.
    */
-  admit(call: OperationCall, response: ResponseHead, nowMs: number, authorization: string | undefined, principal?: Principal): void | Promise<void> {
+  admit(
+    call: OperationCall,
+    response: ResponseHead,
+    nowMs: number,
+    authorization: string | undefined,
+    principal?: Principal,
+  ): void | Promise<void> {
     if (this.steps.length === 0) return;
     return runAdmission(this.steps, { call, response, nowMs, authorization, principal, policy: undefined });
   }
@@ -129,7 +141,8 @@ export class OperationPipeline {
    * text it stored for replays, with the status and content type set on `response`. Refusals throw or reject.
    */
   run(call: OperationCall, response: ResponseHead): unknown {
-    const work = () => (this.operation.command ? this.running.track(this.runCommand(call, response)) : this.runRead(call, response));
+    const work = () =>
+      this.operation.command ? this.running.track(this.runCommand(call, response)) : this.runRead(call, response);
     return call.trace ? call.trace.within('handler', work) : work();
   }
 
@@ -138,7 +151,12 @@ export class OperationPipeline {
    * body is read between admission and run, so http/operation-routes.ts calls those steps from Fastify's hooks.
    * Either way, the transport records the call once its answer, or refusal, is final.
    */
-  async handle(call: OperationCall, response: ResponseHead, authorization: string | undefined, principal?: Principal): Promise<unknown> {
+  async handle(
+    call: OperationCall,
+    response: ResponseHead,
+    authorization: string | undefined,
+    principal?: Principal,
+  ): Promise<unknown> {
     const nowMs = Date.now();
     this.begin(call, response, nowMs);
     await this.admit(call, response, nowMs, authorization, principal);
@@ -198,13 +216,19 @@ export class OperationPipeline {
   private storeOf(call: OperationCall, db: Kysely<DB>): TenantStore | undefined {
     const principal = call.principal;
     if (!principal) return undefined;
-    if (this.operation.command) return new CommandStore(db as Transaction<DB>, principal, call.auditTrail, this.services.outbox, call.trace);
+    if (this.operation.command)
+      return new CommandStore(db as Transaction<DB>, principal, call.auditTrail, this.services.outbox, call.trace);
     return new TenantStore(db, principal, call.auditTrail);
   }
 
   /** Bound here, so that no handler can seal or open a cursor for another caller or route. */
   private cursorsOf(call: OperationCall): CursorSealer {
-    return new CursorSealer(this.services.cursorSeal, call.principal!, this.operation.operationId, call.params as Record<string, string>);
+    return new CursorSealer(
+      this.services.cursorSeal,
+      call.principal!,
+      this.operation.operationId,
+      call.params as Record<string, string>,
+    );
   }
 
   private serialize(body: unknown, call: OperationCall, response: ResponseHead): unknown {
@@ -218,7 +242,9 @@ export class OperationPipeline {
 
   /** The one place where a no_phi session's answer is reduced: after the handler, before the version serializer. */
   private async reduced(result: unknown, store: TenantStore): Promise<unknown> {
-    return reduceForNoPhi(await result, this.operation.noPhiSchema!, (kind, ids) => store.pseudonyms.handlesFor(kind, ids));
+    return reduceForNoPhi(await result, this.operation.noPhiSchema!, (kind, ids) =>
+      store.pseudonyms.handlesFor(kind, ids),
+    );
   }
 
   /** A handler that answers without I/O is answered in the same tick: no promise, no timer. */
@@ -226,7 +252,10 @@ export class OperationPipeline {
     validateRequest(this.operation, call);
     const replicas = this.services.replicas;
     const principal = call.principal;
-    if (replicas && principal) return this.running.track(replicas.readerFor(principal.agencyId, principal.extensionId).then((db) => this.readOn(db, call, response)));
+    if (replicas && principal)
+      return this.running.track(
+        replicas.readerFor(principal.agencyId, principal.extensionId).then((db) => this.readOn(db, call, response)),
+      );
     return this.readOn(this.services.db, call, response);
   }
 
@@ -236,7 +265,9 @@ export class OperationPipeline {
     const reducing = this.reducesFor(call);
     if (!reducing && !(result instanceof Promise)) return this.answer(result, call, response);
     const work = reducing ? this.reduced(result, context.store!) : (result as Promise<unknown>);
-    const answered = withTimeout(work, this.services.handlerTimeoutMs).then((body) => this.answer(body, call, response));
+    const answered = withTimeout(work, this.services.handlerTimeoutMs).then((body) =>
+      this.answer(body, call, response),
+    );
     return this.running.track(answered);
   }
 
@@ -263,23 +294,38 @@ export class OperationPipeline {
       // The PHI mode too: a key's stored answer is for one mode, never replayed to the other.
       fingerprint: requestFingerprint(call.method, call.url.split('?')[0], call.body, principal.phiMode),
     };
-    const replayBinding = this.operation.replaySealed ? Buffer.from(canonicalJson(['replay', identity.agencyId, identity.extensionId, identity.key]), 'utf8') : undefined;
+    const replayBinding = this.operation.replaySealed
+      ? Buffer.from(canonicalJson(['replay', identity.agencyId, identity.extensionId, identity.key]), 'utf8')
+      : undefined;
     if (replayBinding) await this.services.cursorSeal.ready();
     const { response: stored, replayed } = await withAbortableTimeout(
-      (signal) => runIdempotent(this.services.db, identity, (trx) => this.execute(call, response, trx, signal, replayBinding), signal),
+      (signal) =>
+        runIdempotent(
+          this.services.db,
+          identity,
+          (trx) => this.execute(call, response, trx, signal, replayBinding),
+          signal,
+        ),
       this.services.handlerTimeoutMs,
     );
     call.replayed = replayed;
     call.recordedInTransaction = !replayed;
     // Before the answer: the integration's next read, on any process, must not go to a replica without this command.
-    if (!replayed && this.services.replicas) await this.services.replicas.recordWrite(principal.agencyId, principal.extensionId);
+    if (!replayed && this.services.replicas)
+      await this.services.replicas.recordWrite(principal.agencyId, principal.extensionId);
     if (replayed) this.auditNow(call, stored.status);
     if (replayed) response.headers({ ...stored.headers, 'idempotent-replayed': 'true' });
     response.code(stored.status).type(JSON_CONTENT_TYPE);
     return replayBinding ? ((await this.services.cursorSeal.open(stored.body, replayBinding)) as string) : stored.body;
   }
 
-  private async execute(call: OperationCall, response: ResponseHead, trx: Transaction<DB>, signal: AbortSignal, replayBinding?: Uint8Array): Promise<CommandLedger> {
+  private async execute(
+    call: OperationCall,
+    response: ResponseHead,
+    trx: Transaction<DB>,
+    signal: AbortSignal,
+    replayBinding?: Uint8Array,
+  ): Promise<CommandLedger> {
     const context = this.context(call, response, trx, signal);
     const result = await this.handler(context);
     const answer = this.reducesFor(call) ? await this.reduced(result, context.store!) : result;

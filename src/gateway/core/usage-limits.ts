@@ -73,12 +73,15 @@ class Lease {
   /** Units to hold once reserved: never more than the window's cap, so a crash costs at most that. */
   target(limit: number): number {
     const { leaseShare, leaseMax } = WINDOWS[this.kind];
-    return Math.floor(Math.min(this.size, leaseMax, limit * leaseShare, (limit - this.sharedUsed) * LEASE_SHARE_OF_REMAINING));
+    return Math.floor(
+      Math.min(this.size, leaseMax, limit * leaseShare, (limit - this.sharedUsed) * LEASE_SHARE_OF_REMAINING),
+    );
   }
 
   /** Called at each reservation: a busy instance holds more, a quiet one (whose units lasted long) starts small again. */
   grow(nowMs: number): void {
-    this.size = nowMs - this.reservedAt < GROWTH_MS ? Math.min(this.size * 2, WINDOWS[this.kind].leaseMax) : FIRST_LEASE;
+    this.size =
+      nowMs - this.reservedAt < GROWTH_MS ? Math.min(this.size * 2, WINDOWS[this.kind].leaseMax) : FIRST_LEASE;
     this.reservedAt = nowMs;
   }
 }
@@ -125,8 +128,14 @@ function rateLimitHeaders(policy: ExtensionPolicy, demands: Demand[], nowMs: num
   const [minute, day] = demands;
   // One join: a template per window left about 600 bytes of garbage per call (heap sampling), this under half of it.
   const ratelimit = headerText(
-    '"minute";r=', minute.lease.available(minute.limit), ';t=', secondsUntil(minute.lease.end, nowMs),
-    ', "day";r=', day.lease.available(day.limit), ';t=', secondsUntil(day.lease.end, nowMs),
+    '"minute";r=',
+    minute.lease.available(minute.limit),
+    ';t=',
+    secondsUntil(minute.lease.end, nowMs),
+    ', "day";r=',
+    day.lease.available(day.limit),
+    ';t=',
+    secondsUntil(day.lease.end, nowMs),
   );
   return { 'ratelimit-policy': policyHeader(policy), ratelimit };
 }
@@ -147,7 +156,12 @@ function refusal(policy: ExtensionPolicy, exhausted: Demand[], demands: Demand[]
   const worst = exhausted.reduce((a, b) => (b.lease.end > a.lease.end ? b : a));
   const { lease, limit, units } = worst;
   const retryAfter = secondsUntil(lease.end, nowMs);
-  const details: ErrorDetails = { window: lease.kind, limit, resetAt: new Date(lease.end).toISOString(), retryAfterSeconds: retryAfter };
+  const details: ErrorDetails = {
+    window: lease.kind,
+    limit,
+    resetAt: new Date(lease.end).toISOString(),
+    retryAfterSeconds: retryAfter,
+  };
   if (lease.kind === 'cost') Object.assign(details, { costUnits: units, remaining: lease.available(limit) });
   const headers = rateLimitHeaders(policy, demands, nowMs);
   if (lease.kind !== 'cost') headers['retry-after'] = String(retryAfter);
@@ -173,7 +187,11 @@ export class UsageLimiter {
    * 429 PLATFORM_RATE_LIMITED or PLATFORM_QUOTA_EXCEEDED (with Retry-After, RateLimit, RateLimit-Policy),
    * or 402 PLATFORM_COST_LIMIT_EXCEEDED. A refused call spends nothing.
    */
-  async admit(policy: ExtensionPolicy, operation: MeteredOperation, now: Date = new Date()): Promise<Record<string, string>> {
+  async admit(
+    policy: ExtensionPolicy,
+    operation: MeteredOperation,
+    now: Date = new Date(),
+  ): Promise<Record<string, string>> {
     const nowMs = now.getTime();
     const demands = this.demands(policy, operation, nowMs);
     for (;;) {
@@ -205,7 +223,11 @@ export class UsageLimiter {
   }
 
   /** The same, without a promise, when this instance already holds the units (a warm call); undefined when admit() must reserve. */
-  admitNow(policy: ExtensionPolicy, operation: MeteredOperation, nowMs: number = Date.now()): Record<string, string> | undefined {
+  admitNow(
+    policy: ExtensionPolicy,
+    operation: MeteredOperation,
+    nowMs: number = Date.now(),
+  ): Record<string, string> | undefined {
     return this.spend(policy, this.demands(policy, operation, nowMs), nowMs);
   }
 
@@ -228,7 +250,11 @@ export class UsageLimiter {
       { lease: this.leaseFor(leases, policy, 'day', nowMs), limit: policy.dailyQuota, units: 1 },
     ];
     if (operation.costBudgeted && operation.costUnits > 0 && policy.dailyCostBudget !== null) {
-      demands.push({ lease: this.leaseFor(leases, policy, 'cost', nowMs), limit: policy.dailyCostBudget, units: operation.costUnits });
+      demands.push({
+        lease: this.leaseFor(leases, policy, 'cost', nowMs),
+        limit: policy.dailyCostBudget,
+        units: operation.costUnits,
+      });
     }
     return demands;
   }
@@ -248,10 +274,16 @@ export class UsageLimiter {
   private evictEnded(nowMs: number): void {
     if (nowMs - this.evictedAt < EVICT_INTERVAL_MS) return;
     this.evictedAt = nowMs;
-    for (const [agencyId, extensionId, leases] of this.leases.entries()) if (ended(leases, nowMs)) this.leases.delete(agencyId, extensionId);
+    for (const [agencyId, extensionId, leases] of this.leases.entries())
+      if (ended(leases, nowMs)) this.leases.delete(agencyId, extensionId);
   }
 
-  private leaseFor(leases: IntegrationLeases, { agencyId, extensionId }: ExtensionPolicy, kind: UsageKind, nowMs: number): Lease {
+  private leaseFor(
+    leases: IntegrationLeases,
+    { agencyId, extensionId }: ExtensionPolicy,
+    kind: UsageKind,
+    nowMs: number,
+  ): Lease {
     const start = nowMs - (nowMs % WINDOWS[kind].lengthMs);
     const current = leases[kind];
     if (current?.start === start) return current;
@@ -326,7 +358,9 @@ async function handBack(db: Kysely<DB>, leases: Lease[], units: number[]): Promi
       for update of w)
     update usage_windows as w set used = w.used - returned.units
     from returned
-    where (w.agency_id, w.extension_id, w.kind, w.window_start) = (returned.agency_id, returned.extension_id, returned.kind, returned.window_start)`.execute(db);
+    where (w.agency_id, w.extension_id, w.kind, w.window_start) = (returned.agency_id, returned.extension_id, returned.kind, returned.window_start)`.execute(
+    db,
+  );
 }
 
 /** Housekeeping: deletes the shared counters of windows that started before `before`; returns how many. */

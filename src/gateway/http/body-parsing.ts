@@ -13,7 +13,12 @@ const UTF8_NAMES = new Set(['utf-8', 'utf8']);
 function assertUtf8Charset(request: FastifyRequest) {
   const charset = CHARSET.exec(request.headers['content-type'] ?? '')?.[1].toLowerCase();
   if (charset === undefined || UTF8_NAMES.has(charset)) return;
-  throw new RequestError(415, 'unsupported_media_type', 'PLATFORM_INVALID_REQUEST', `charset "${charset}" is not accepted; send UTF-8 (charset=utf-8, or no charset).`);
+  throw new RequestError(
+    415,
+    'unsupported_media_type',
+    'PLATFORM_INVALID_REQUEST',
+    `charset "${charset}" is not accepted; send UTF-8 (charset=utf-8, or no charset).`,
+  );
 }
 
 /** The body as text, refused rather than repaired when its bytes are not UTF-8. */
@@ -70,7 +75,11 @@ export function installBodyParsers(app: FastifyInstance) {
     let text: string;
     try {
       text = utf8Text(request, body as Buffer);
-      if (nestsDeeperThan(text, MAX_DEPTH)) throw invalidBody(`The body nests arrays and objects more than ${MAX_DEPTH} levels deep, the limit.`, 'maxDepth');
+      if (nestsDeeperThan(text, MAX_DEPTH))
+        throw invalidBody(
+          `The body nests arrays and objects more than ${MAX_DEPTH} levels deep, the limit.`,
+          'maxDepth',
+        );
     } catch (err) {
       return done(err as Error);
     }
@@ -98,7 +107,13 @@ export function installBodyParsers(app: FastifyInstance) {
  * (a proxy's filter and this service) see different requests.
  */
 function repeatedField(name: string): RequestError {
-  return new RequestError(400, 'invalid_request', 'PLATFORM_INVALID_REQUEST', `The form field "${name}" is sent more than once; send each field once.`, {
-    issues: [{ location: 'body', path: `/${name}`, message: 'must not be repeated', keyword: 'repeated' }],
-  });
+  return new RequestError(
+    400,
+    'invalid_request',
+    'PLATFORM_INVALID_REQUEST',
+    `The form field "${name}" is sent more than once; send each field once.`,
+    {
+      issues: [{ location: 'body', path: `/${name}`, message: 'must not be repeated', keyword: 'repeated' }],
+    },
+  );
 }

@@ -11,13 +11,24 @@ import { callOf } from './http-call.js';
 function fromFastifyError(error: FastifyError): RequestError | undefined {
   switch (error.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new RequestError(413, 'payload_too_large', 'PLATFORM_INVALID_REQUEST', 'The request body is larger than the limit.');
+      return new RequestError(
+        413,
+        'payload_too_large',
+        'PLATFORM_INVALID_REQUEST',
+        'The request body is larger than the limit.',
+      );
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return new RequestError(415, 'unsupported_media_type', 'PLATFORM_INVALID_REQUEST', 'Unsupported Content-Type; send application/json.');
+      return new RequestError(
+        415,
+        'unsupported_media_type',
+        'PLATFORM_INVALID_REQUEST',
+        'Unsupported Content-Type; send application/json.',
+      );
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return invalidBody('The body is empty but Content-Type is application/json.');
     default:
-      if (error instanceof SyntaxError || error.code === 'FST_ERR_CTP_INVALID_JSON_BODY') return invalidBody(`The body is not valid JSON: ${error.message}`);
+      if (error instanceof SyntaxError || error.code === 'FST_ERR_CTP_INVALID_JSON_BODY')
+        return invalidBody(`The body is not valid JSON: ${error.message}`);
       if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
         return new RequestError(error.statusCode, 'invalid_request', 'PLATFORM_INVALID_REQUEST', error.message);
       }
@@ -42,13 +53,18 @@ export function installErrorHandler(app: FastifyInstance) {
 /** Fastify's refusals before routing (a path that does not decode, a parameter too long): message and keyword. */
 const ROUTING_REFUSALS: Record<string, readonly [message: string, keyword: string]> = {
   FST_ERR_BAD_URL: ['The path holds a percent-encoding that is not UTF-8; encode the path as UTF-8.', 'encoding'],
-  FST_ERR_MAX_PARAM_LENGTH: ['A path parameter is longer than 100 characters; no resource has such an id.', 'maxLength'],
+  FST_ERR_MAX_PARAM_LENGTH: [
+    'A path parameter is longer than 100 characters; no resource has such an id.',
+    'maxLength',
+  ],
 };
 
 /** Fastify's `frameworkErrors`: refusals before routing, a 400 in the ApiError shape with the request id like any answer. */
 export function routingErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
   const [message, keyword] = ROUTING_REFUSALS[error.code] ?? [MALFORMED[2], 'parse'];
-  const refusal = new RequestError(400, 'invalid_request', 'PLATFORM_INVALID_REQUEST', message, { issues: [{ location: 'path', path: '', message, keyword }] });
+  const refusal = new RequestError(400, 'invalid_request', 'PLATFORM_INVALID_REQUEST', message, {
+    issues: [{ location: 'path', path: '', message, keyword }],
+  });
   const { body } = errorResponse(refusal, request.id, request.log);
   return reply.header('x-request-id', request.id).code(400).send(body);
 }
@@ -56,7 +72,11 @@ export function routingErrorHandler(error: FastifyError, request: FastifyRequest
 type ClientRefusal = readonly [status: number, error: string, message: string];
 
 const CLIENT_REFUSALS: Record<string, ClientRefusal> = {
-  HPE_HEADER_OVERFLOW: [431, 'request_header_fields_too_large', 'The request line and headers are larger than the server accepts (16 KiB in all); send a shorter URL or fewer, shorter headers.'],
+  HPE_HEADER_OVERFLOW: [
+    431,
+    'request_header_fields_too_large',
+    'The request line and headers are larger than the server accepts (16 KiB in all); send a shorter URL or fewer, shorter headers.',
+  ],
   ERR_HTTP_REQUEST_TIMEOUT: [408, 'request_timeout', 'The request was not received in full within the time limit.'],
 };
 const MALFORMED: ClientRefusal = [400, 'invalid_request', 'The request is not valid HTTP/1.1.'];
@@ -77,7 +97,12 @@ export function clientErrorHandler(logger: Logger) {
     if (socket.writable && !responseStarted(socket)) {
       const [status, error, message] = CLIENT_REFUSALS[err.code ?? ''] ?? MALFORMED;
       const requestId = mintRequestId();
-      const body = JSON.stringify({ error, code: 'PLATFORM_INVALID_REQUEST', user_message: message, request_id: requestId });
+      const body = JSON.stringify({
+        error,
+        code: 'PLATFORM_INVALID_REQUEST',
+        user_message: message,
+        request_id: requestId,
+      });
       socket.write(
         `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
           `x-request-id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,

@@ -2,7 +2,11 @@ import { operations, type OperationDefinition } from '../../generated/contract.j
 
 type ReadOnly = NonNullable<OperationDefinition['readOnly']>;
 
-interface PathEntry { pattern: RegExp; byMethod: Map<string, OperationDefinition>; readOnly: ReadOnly | null }
+interface PathEntry {
+  pattern: RegExp;
+  byMethod: Map<string, OperationDefinition>;
+  readOnly: ReadOnly | null;
+}
 
 /** A parameter may be empty (`/patients/`), as Fastify's router takes it: the route answers, not a 404 of the path. */
 function templateToRegExp(path: string): RegExp {

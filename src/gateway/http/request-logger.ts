@@ -1,4 +1,11 @@
-import { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
+import {
+  LogController,
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  type FastifyServerOptions,
+} from 'fastify';
 import type { Bindings, ChildLoggerOptions, Level, LogFn, Logger } from 'pino';
 import { elapsedMs } from '../core/response-time.js';
 

@@ -60,7 +60,10 @@ export function missingRequiredScopes(requested: string): string[] {
 /** Error pages of the authorization server: the error and its description, nothing of the request. */
 function renderError(ctx: KoaContextWithOIDC, out: { error?: unknown; error_description?: unknown }) {
   ctx.type = 'html';
-  ctx.body = page('Sign-in problem', `<h1>Sign-in problem</h1><p><code>${escapeHtml(String(out.error))}</code></p><p>${escapeHtml(String(out.error_description ?? ''))}</p><p>Start again from your assistant.</p>`);
+  ctx.body = page(
+    'Sign-in problem',
+    `<h1>Sign-in problem</h1><p><code>${escapeHtml(String(out.error))}</code></p><p>${escapeHtml(String(out.error_description ?? ''))}</p><p>Start again from your assistant.</p>`,
+  );
 }
 
 function configuration(db: Kysely<DB>, settings: PeopleAuthorizationSettings, cookieKey: Buffer): Configuration {
@@ -75,9 +78,18 @@ function configuration(db: Kysely<DB>, settings: PeopleAuthorizationSettings, co
     claims: { openid: ['sub'] },
     responseTypes: ['code'],
     // The signing key above is EC.
-    clientDefaults: { id_token_signed_response_alg: 'ES256', grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none' },
+    clientDefaults: {
+      id_token_signed_response_alg: 'ES256',
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+    },
     pkce: { required: () => true },
-    routes: { authorization: AUTHORIZATION_PATHS.authorization, token: AUTHORIZATION_PATHS.token, revocation: AUTHORIZATION_PATHS.revocation },
+    routes: {
+      authorization: AUTHORIZATION_PATHS.authorization,
+      token: AUTHORIZATION_PATHS.token,
+      revocation: AUTHORIZATION_PATHS.revocation,
+    },
     interactions: { url: (_ctx, interaction) => `${AUTHORIZATION_PATHS.interaction}/${interaction.uid}` },
     findAccount: async (_ctx, sub) => {
       const person = await findPerson(db, sub);
@@ -94,8 +106,14 @@ function configuration(db: Kysely<DB>, settings: PeopleAuthorizationSettings, co
         defaultResource: () => settings.mcpResource,
         useGrantedResource: () => true,
         getResourceServerInfo: (_ctx, resource) => {
-          if (resource !== settings.mcpResource) throw new errors.InvalidTarget(`the only resource is ${settings.mcpResource}`);
-          return { scope: RESOURCE_SCOPES, audience: settings.mcpResource, accessTokenTTL: settings.accessTokenTtlSeconds, accessTokenFormat: 'opaque' };
+          if (resource !== settings.mcpResource)
+            throw new errors.InvalidTarget(`the only resource is ${settings.mcpResource}`);
+          return {
+            scope: RESOURCE_SCOPES,
+            audience: settings.mcpResource,
+            accessTokenTTL: settings.accessTokenTtlSeconds,
+            accessTokenFormat: 'opaque',
+          };
         },
       },
     },
@@ -114,7 +132,11 @@ function configuration(db: Kysely<DB>, settings: PeopleAuthorizationSettings, co
 }
 
 /** The authorization server of the MCP surface (oidc-provider), on our database; its cookie key is a sealed service secret. */
-export async function createPeopleAuthorizationServer(db: Kysely<DB>, keyEncryption: KeyEncryption, settings: PeopleAuthorizationSettings): Promise<Provider> {
+export async function createPeopleAuthorizationServer(
+  db: Kysely<DB>,
+  keyEncryption: KeyEncryption,
+  settings: PeopleAuthorizationSettings,
+): Promise<Provider> {
   const cookieKey = await serviceSecret(db, keyEncryption, COOKIE_KEY_PURPOSE);
   const provider = new Provider(settings.issuer, configuration(db, settings, cookieKey));
   provider.use(offlineAccessAsksConsent);
@@ -128,7 +150,12 @@ export async function createPeopleAuthorizationServer(db: Kysely<DB>, keyEncrypt
  */
 async function offlineAccessAsksConsent(ctx: KoaContextWithOIDC, next: () => Promise<void>): Promise<void> {
   const { scope, prompt } = ctx.query;
-  if (ctx.path === AUTHORIZATION_PATHS.authorization && typeof scope === 'string' && scope.split(' ').includes('offline_access') && prompt === undefined) {
+  if (
+    ctx.path === AUTHORIZATION_PATHS.authorization &&
+    typeof scope === 'string' &&
+    scope.split(' ').includes('offline_access') &&
+    prompt === undefined
+  ) {
     ctx.query = { ...ctx.query, prompt: 'consent' };
   }
   await next();
@@ -149,7 +176,12 @@ export interface McpAccess {
  * The caller of an access token for `resource`, or undefined when the token is unknown, expired, revoked (its
  * grant's family revoked), bound to another resource, or its user or agency disabled.
  */
-export async function verifyMcpAccessToken(provider: Provider, db: Kysely<DB>, token: string, resource: string): Promise<McpAccess | undefined> {
+export async function verifyMcpAccessToken(
+  provider: Provider,
+  db: Kysely<DB>,
+  token: string,
+  resource: string,
+): Promise<McpAccess | undefined> {
   const found = await provider.AccessToken.find(token);
   if (!found || found.isExpired || found.aud !== resource || !found.accountId) return undefined;
   // Revoking deletes the grant, so checking it refuses the tokens that an exchange racing the revocation saved after it;

@@ -56,13 +56,16 @@ ${error ? `<p class="error" role="alert">${escapeHtml(error)}</p>` : ''}
 
 const SCOPE_MEANINGS: Record<string, string> = {
   'mcp:tools': 'use the read-only tools and propose changes for a person to approve',
-  'platform:read': 'read agency-level figures (census, referrals, visits, orders, quality, remittances, governed queries)',
+  'platform:read':
+    'read agency-level figures (census, referrals, visits, orders, quality, remittances, governed queries)',
   no_phi: 'see de-identified data only: never names, phones, record numbers, birth dates or addresses',
   offline_access: 'stay connected when you are away (until you or an administrator disconnect it)',
 };
 
 export function consentPage(action: string, clientName: string, who: string, scopes: readonly string[]): string {
-  const items = scopes.map((scope) => `<li><code>${escapeHtml(scope)}</code>: ${escapeHtml(SCOPE_MEANINGS[scope] ?? scope)}</li>`).join('');
+  const items = scopes
+    .map((scope) => `<li><code>${escapeHtml(scope)}</code>: ${escapeHtml(SCOPE_MEANINGS[scope] ?? scope)}</li>`)
+    .join('');
   return page(
     'Allow access',
     `<h1>Allow ${escapeHtml(clientName)}?</h1>

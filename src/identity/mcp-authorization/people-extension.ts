@@ -10,8 +10,15 @@ import type { McpAccess } from './authorization-server.js';
  * of the agency's people extension grants exactly their scopes and capabilities.
  */
 const MCP_TOOL_OPERATIONS: readonly OperationId[] = [
-  'listPatients', 'listIntakes', 'listReferrals', 'listVisits', 'listPhysicianOrders', 'getHhvbpSummary', 'listHhvbpMeasures',
-  'getCatalog', 'runQuery',
+  'listPatients',
+  'listIntakes',
+  'listReferrals',
+  'listVisits',
+  'listPhysicianOrders',
+  'getHhvbpSummary',
+  'listHhvbpMeasures',
+  'getCatalog',
+  'runQuery',
   // Read by governed queries only (remittance totals): runQuery needs each query's data scope and capability besides its own.
   'listRemittances',
 ];
@@ -26,8 +33,17 @@ const PROPOSABLE_OPERATIONS: readonly OperationId[] = ['createTask'];
  */
 export const PEOPLE_EXTENSION_ID = 'mcp-people';
 
-const scopesOf = (ids: readonly OperationId[]): string[] => [...new Set(ids.flatMap((id): string[] => { const scope: string | null = operations[id].scope; return scope === null ? [] : [scope]; }))];
-const capabilitiesOf = (ids: readonly OperationId[]): string[] => [...new Set(ids.map((id) => operations[id].capability))];
+const scopesOf = (ids: readonly OperationId[]): string[] => [
+  ...new Set(
+    ids.flatMap((id): string[] => {
+      const scope: string | null = operations[id].scope;
+      return scope === null ? [] : [scope];
+    }),
+  ),
+];
+const capabilitiesOf = (ids: readonly OperationId[]): string[] => [
+  ...new Set(ids.map((id) => operations[id].capability)),
+];
 
 const TOOL_SCOPES: ReadonlySet<string> = new Set(scopesOf(MCP_TOOL_OPERATIONS));
 

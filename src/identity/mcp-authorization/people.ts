@@ -40,7 +40,16 @@ export async function findPerson(db: Kysely<DB>, userId: string): Promise<Person
     .where('u.status', '=', 'active')
     .where('a.status', '=', 'active')
     .executeTakeFirst();
-  return row && { id: row.id, agencyId: row.agency_id, email: row.email, name: row.name, role: row.role, passwordChangeRequired: row.password_change_required };
+  return (
+    row && {
+      id: row.id,
+      agencyId: row.agency_id,
+      email: row.email,
+      name: row.name,
+      role: row.role,
+      passwordChangeRequired: row.password_change_required,
+    }
+  );
 }
 
 /** What the sign-in form sent, and from where (the client's address, see TRUST_PROXY). */
@@ -55,7 +64,11 @@ interface SignInAttempt {
  * taken does not tell whether the email is registered. Refused with 429 by the failure limits, or 503 while too many
  * hashes run (see secrets.ts).
  */
-export async function signIn(db: Kysely<DB>, failures: SignInFailureLimiter, { email, password, remoteAddress }: SignInAttempt): Promise<Person | undefined> {
+export async function signIn(
+  db: Kysely<DB>,
+  failures: SignInFailureLimiter,
+  { email, password, remoteAddress }: SignInAttempt,
+): Promise<Person | undefined> {
   const admission = await failures.admit(signInSource(email, remoteAddress));
   const person = await checkPassword(db, email, password);
   if (person) return person;
@@ -66,7 +79,13 @@ export async function signIn(db: Kysely<DB>, failures: SignInFailureLimiter, { e
 
 async function checkPassword(db: Kysely<DB>, email: string, password: string): Promise<Person | undefined> {
   // An email no row can hold (a NUL) is an unknown one, not a failed query.
-  const row = isStorableText(email) ? await db.selectFrom('users').select(['id', 'password_hash']).where('email', '=', normalizedEmail(email)).executeTakeFirst() : undefined;
+  const row = isStorableText(email)
+    ? await db
+        .selectFrom('users')
+        .select(['id', 'password_hash'])
+        .where('email', '=', normalizedEmail(email))
+        .executeTakeFirst()
+    : undefined;
   if (!row) {
     await verifySecret(password, await dummySecretHash(PASSWORD_PARAMS));
     return undefined;
@@ -88,5 +107,9 @@ export function newPasswordProblem(current: string, chosen: string, confirmation
 /** Sets the person's own password; the one handed over stops working at once. */
 export async function changePassword(db: Kysely<DB>, userId: string, password: string): Promise<void> {
   const passwordHash = await hashPassword(password);
-  await db.updateTable('users').set({ password_hash: passwordHash, password_change_required: false, updated_at: new Date() }).where('id', '=', userId).execute();
+  await db
+    .updateTable('users')
+    .set({ password_hash: passwordHash, password_change_required: false, updated_at: new Date() })
+    .where('id', '=', userId)
+    .execute();
 }

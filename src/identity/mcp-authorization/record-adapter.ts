@@ -21,7 +21,12 @@ export class RecordAdapter implements Adapter {
   async upsert(id: string, payload: AdapterPayload, expiresIn: number | undefined): Promise<void> {
     const { jti: _bearer, ...stored } = payload;
     const expiresAt = expiresIn ? new Date(Date.now() + expiresIn * 1000) : null;
-    const row = { payload: JSON.stringify(stored), grant_id: payload.grantId ?? null, uid: payload.uid ?? null, expires_at: expiresAt };
+    const row = {
+      payload: JSON.stringify(stored),
+      grant_id: payload.grantId ?? null,
+      uid: payload.uid ?? null,
+      expires_at: expiresAt,
+    };
     await this.db
       .insertInto('mcp_authorization_records')
       .values({ model: this.model, id_hash: idHash(id), ...row })
@@ -65,12 +70,20 @@ export class RecordAdapter implements Adapter {
   }
 
   async destroy(id: string): Promise<void> {
-    await this.db.deleteFrom('mcp_authorization_records').where('model', '=', this.model).where('id_hash', '=', idHash(id)).execute();
+    await this.db
+      .deleteFrom('mcp_authorization_records')
+      .where('model', '=', this.model)
+      .where('id_hash', '=', idHash(id))
+      .execute();
   }
 
   /** A grant's every artifact of this model: a refresh token's reuse revokes the whole family this way. */
   async revokeByGrantId(grantId: string): Promise<void> {
-    await this.db.deleteFrom('mcp_authorization_records').where('model', '=', this.model).where('grant_id', '=', grantId).execute();
+    await this.db
+      .deleteFrom('mcp_authorization_records')
+      .where('model', '=', this.model)
+      .where('grant_id', '=', grantId)
+      .execute();
   }
 
   /**
@@ -78,12 +91,19 @@ export class RecordAdapter implements Adapter {
    * a racing exchange may still save after this: a token is valid only while its grant exists (verifyMcpAccessToken).
    */
   private async revokeGrantOf(id: string): Promise<void> {
-    const record = await this.db.selectFrom('mcp_authorization_records').select('grant_id').where('model', '=', this.model).where('id_hash', '=', idHash(id)).executeTakeFirst();
+    const record = await this.db
+      .selectFrom('mcp_authorization_records')
+      .select('grant_id')
+      .where('model', '=', this.model)
+      .where('id_hash', '=', idHash(id))
+      .executeTakeFirst();
     const grantId = record?.grant_id;
     if (!grantId) return;
     await this.db
       .deleteFrom('mcp_authorization_records')
-      .where((eb) => eb.or([eb('grant_id', '=', grantId), eb.and([eb('model', '=', 'Grant'), eb('id_hash', '=', idHash(grantId))])]))
+      .where((eb) =>
+        eb.or([eb('grant_id', '=', grantId), eb.and([eb('model', '=', 'Grant'), eb('id_hash', '=', idHash(grantId))])]),
+      )
       .execute();
   }
 
@@ -95,7 +115,10 @@ export class RecordAdapter implements Adapter {
       .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', sql<Date>`now()`)]));
   }
 
-  private found(row: { payload: Record<string, unknown>; consumed_at: Date | null } | undefined, id: string | undefined): AdapterPayload | undefined {
+  private found(
+    row: { payload: Record<string, unknown>; consumed_at: Date | null } | undefined,
+    id: string | undefined,
+  ): AdapterPayload | undefined {
     if (!row) return undefined;
     const payload: AdapterPayload = { ...row.payload };
     if (id !== undefined) payload.jti = id;
@@ -104,7 +127,12 @@ export class RecordAdapter implements Adapter {
   }
 
   private async client(clientId: string): Promise<AdapterPayload | undefined> {
-    const client = await this.db.selectFrom('mcp_clients').select(['client_id', 'name', 'redirect_uris']).where('client_id', '=', clientId).where('status', '=', 'active').executeTakeFirst();
+    const client = await this.db
+      .selectFrom('mcp_clients')
+      .select(['client_id', 'name', 'redirect_uris'])
+      .where('client_id', '=', clientId)
+      .where('status', '=', 'active')
+      .executeTakeFirst();
     if (!client) return undefined;
     return {
       client_id: client.client_id,

@@ -14,24 +14,45 @@ const NEWEST_FIRST: ListOrder = { columns: ['intakes.received_at', 'intakes.id']
 
 // The patient, business line, decision and office of an intake are its referral's.
 const SUMMARY_COLUMNS = [
-  'intakes.id', 'intakes.referral_id', 'referrals.patient_id', 'intakes.status', 'referrals.service_line', 'referrals.disposition',
-  'referrals.office_id', 'intakes.reviewer_id', 'intakes.missing_information', 'intakes.received_at', 'intakes.updated_at',
+  'intakes.id',
+  'intakes.referral_id',
+  'referrals.patient_id',
+  'intakes.status',
+  'referrals.service_line',
+  'referrals.disposition',
+  'referrals.office_id',
+  'intakes.reviewer_id',
+  'intakes.missing_information',
+  'intakes.received_at',
+  'intakes.updated_at',
 ] as const;
 
 const DETAIL_COLUMNS = [
   ...SUMMARY_COLUMNS,
-  'referrals.decline_reason', 'referrals.decline_detail', 'intakes.insurance', 'intakes.insurance_notes', 'intakes.diagnoses',
-  'intakes.custom_data', 'intakes.notes',
+  'referrals.decline_reason',
+  'referrals.decline_detail',
+  'intakes.insurance',
+  'intakes.insurance_notes',
+  'intakes.diagnoses',
+  'intakes.custom_data',
+  'intakes.notes',
 ] as const;
 
 /** Intakes of one agency joined to their referrals. */
 function intakesOf(store: TenantStore) {
   return store
     .selectFrom('intakes')
-    .innerJoin('referrals', (join) => join.on(store.ofAgency('referrals')).onRef('referrals.id', '=', 'intakes.referral_id'));
+    .innerJoin('referrals', (join) =>
+      join.on(store.ofAgency('referrals')).onRef('referrals.id', '=', 'intakes.referral_id'),
+    );
 }
 
-export async function listIntakeSummaries(store: TenantStore, filters: IntakeFilters, page: ListQuery, cursors: CursorSealer) {
+export async function listIntakeSummaries(
+  store: TenantStore,
+  filters: IntakeFilters,
+  page: ListQuery,
+  cursors: CursorSealer,
+) {
   let query = intakesOf(store).select(SUMMARY_COLUMNS);
   if (filters.status) query = query.where('intakes.status', '=', filters.status);
   if (filters.referral_id) query = query.where('intakes.referral_id', '=', filters.referral_id);

@@ -19,7 +19,13 @@ export interface PolicyHolderJson {
   suffix: string | null;
   dob: string | null;
   gender: Gender | null;
-  address: { line1: string | null; line2: string | null; city: string | null; state: string | null; zip_code: string | null };
+  address: {
+    line1: string | null;
+    line2: string | null;
+    city: string | null;
+    state: string | null;
+    zip_code: string | null;
+  };
 }
 
 /** Coverage sent with a referral, awaiting a reviewer's confirmation (the API's PendingCoverage). */
@@ -56,7 +62,6 @@ export interface IntakesTable extends TenantRow {
   notes: string | null;
   received_at: Timestamp;
 }
-
 
 export interface IntakeTables {
   intakes: IntakesTable;

@@ -7,7 +7,11 @@ import type { Handler } from '../handler.js';
 
 export function issueTokenHandler(grant: ClientCredentialsGrant): Handler<'issueToken'> {
   return async (ctx) => {
-    const issued = await grant.issue({ body: ctx.body, authorization: ctx.headers.authorization, remoteAddress: ctx.source.ip });
+    const issued = await grant.issue({
+      body: ctx.body,
+      authorization: ctx.headers.authorization,
+      remoteAddress: ctx.source.ip,
+    });
     // RFC 6749 5.1: a token response is never cached.
     ctx.response.header('cache-control', 'no-store').header('pragma', 'no-cache');
     const token = {
@@ -45,9 +49,15 @@ export function routeGrantTypes(app: FastifyInstance, handovers: Record<string, 
       return handovers[grantType](request, reply);
     }
     const supported = [GRANT_TYPE, ...Object.keys(handovers)].join(', ');
-    throw new RequestError(400, 'unsupported_grant_type', 'PLATFORM_INVALID_REQUEST', `grant_type must be one of ${supported}; no other grant is supported.`, {
-      issues: [{ location: 'body', path: '/grant_type', message: `must be one of ${supported}`, keyword: 'enum' }],
-    });
+    throw new RequestError(
+      400,
+      'unsupported_grant_type',
+      'PLATFORM_INVALID_REQUEST',
+      `grant_type must be one of ${supported}; no other grant is supported.`,
+      {
+        issues: [{ location: 'body', path: '/grant_type', message: `must be one of ${supported}`, keyword: 'enum' }],
+      },
+    );
   };
   app.addHook('onRoute', (route) => {
     if (route.method !== method || route.url !== url) return;

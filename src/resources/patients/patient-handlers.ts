@@ -5,7 +5,12 @@ import { patientDetail, patientSummary } from './patient-view.js';
 
 export const listPatients: Handler<'listPatients'> = async (ctx) => {
   const { status, service_line, office_id, updated_since } = ctx.query;
-  const { rows, meta } = await listPatientSummaries(ctx.store, { status, service_line, office_id, updated_since }, ctx.query, ctx.cursors);
+  const { rows, meta } = await listPatientSummaries(
+    ctx.store,
+    { status, service_line, office_id, updated_since },
+    ctx.query,
+    ctx.cursors,
+  );
   return { data: rows.map(patientSummary), meta };
 };
 

@@ -1,7 +1,14 @@
 import type { ColumnType, Selectable } from 'kysely';
 import type { Gender, PersonName, RelationshipToInsured, ServiceLine, TenantRow } from '../../db/tables/tenant-row.js';
 
-export type PatientStatus = 'referred' | 'pending_admission' | 'active' | 'on_hold' | 'discharged' | 'deceased' | 'non_admit';
+export type PatientStatus =
+  | 'referred'
+  | 'pending_admission'
+  | 'active'
+  | 'on_hold'
+  | 'discharged'
+  | 'deceased'
+  | 'non_admit';
 
 export interface PatientsTable extends TenantRow, PersonName {
   mrn: string | null;
@@ -67,11 +74,13 @@ interface CoveragesTable extends TenantRow {
 }
 
 /** A coverage in the chart's copy: primary first, with its payor's name; JSON keeps the X12 codes ('18', '01') as text. */
-export type ChartCoverage = Omit<Selectable<CoveragesTable>, 'agency_id' | 'patient_id' | 'created_at' | 'updated_at'> & { payor_name: string | null };
+export type ChartCoverage = Omit<
+  Selectable<CoveragesTable>,
+  'agency_id' | 'patient_id' | 'created_at' | 'updated_at'
+> & { payor_name: string | null };
 
 /** An episode in the chart's copy, newest first. */
 export type ChartEpisode = Pick<Selectable<EpisodesTable>, 'id' | 'type' | 'status' | 'start_date' | 'end_date'>;
-
 
 export interface PatientTables {
   patients: PatientsTable;

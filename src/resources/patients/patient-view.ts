@@ -6,7 +6,12 @@ import type { PolicyHolderJson } from '../intakes/intake-tables.js';
 
 type Schemas = components['schemas'];
 
-function displayName(p: { first_name: string; middle_name: string | null; last_name: string; suffix: string | null }): string {
+function displayName(p: {
+  first_name: string;
+  middle_name: string | null;
+  last_name: string;
+  suffix: string | null;
+}): string {
   return [p.first_name, p.middle_name, p.last_name, p.suffix].filter(Boolean).join(' ');
 }
 
@@ -44,7 +49,9 @@ function phones(row: PatientDetailRow): Schemas['Phone'][] {
     { number: row.primary_phone, type: 'primary' as const },
     { number: row.alt_phone, type: 'alternate' as const },
   ];
-  return numbers.flatMap(({ number, type }) => (number ? [{ number, type, preferred: row.preferred_phone === type }] : []));
+  return numbers.flatMap(({ number, type }) =>
+    number ? [{ number, type, preferred: row.preferred_phone === type }] : [],
+  );
 }
 
 /** The stored holder of a coverage held through someone else; none when the patient is the insured. */
@@ -59,7 +66,13 @@ function storedPolicyHolder(c: ChartCoverage): PolicyHolderJson | null {
     suffix: c.insured_suffix,
     dob: c.insured_dob,
     gender: c.insured_gender,
-    address: { line1: c.insured_address_line_1, line2: c.insured_address_line_2, city: c.insured_city, state: c.insured_state, zip_code: c.insured_zip_code },
+    address: {
+      line1: c.insured_address_line_1,
+      line2: c.insured_address_line_2,
+      city: c.insured_city,
+      state: c.insured_state,
+      zip_code: c.insured_zip_code,
+    },
   };
 }
 
@@ -83,8 +96,15 @@ export function patientDetail(row: PatientDetailRow): Schemas['PatientDetail'] {
   return {
     ...patientSummary(row),
     phones: phones(row),
-    address: { line1: row.address_line_1, line2: row.address_line_2, city: row.city, state: row.state, zip_code: row.zip_code },
-    coordinates: row.latitude === null || row.longitude === null ? null : { latitude: row.latitude, longitude: row.longitude },
+    address: {
+      line1: row.address_line_1,
+      line2: row.address_line_2,
+      city: row.city,
+      state: row.state,
+      zip_code: row.zip_code,
+    },
+    coordinates:
+      row.latitude === null || row.longitude === null ? null : { latitude: row.latitude, longitude: row.longitude },
     coverages: row.coverages.map(coverage),
     episodes: row.episodes.map(episode),
     primary_physician_id: row.primary_physician_id,

@@ -28,10 +28,14 @@ function agingInstant(asOf: string | undefined, phiMode: PhiMode): Date {
   const earliest = earliestAsOf(now, phiMode);
   if (at < earliest || at > now) {
     const within = phiMode === 'no_phi' ? 'the past 24 hours in a no_phi session' : 'the past year';
-    throw invalidInput('as_of', `as_of must be within ${within}, from ${earliest.toISOString()} to now (${now.toISOString()}); it was ${asOf}.`, {
-      earliest: earliest.toISOString(),
-      latest: now.toISOString(),
-    });
+    throw invalidInput(
+      'as_of',
+      `as_of must be within ${within}, from ${earliest.toISOString()} to now (${now.toISOString()}); it was ${asOf}.`,
+      {
+        earliest: earliest.toISOString(),
+        latest: now.toISOString(),
+      },
+    );
   }
   return at;
 }
@@ -42,16 +46,20 @@ function checkOffset({ limit = paging.default_limit, offset = 0 }: { limit?: num
   const previous = offset - (offset % limit);
   const next = previous + limit <= paging.max_offset ? previous + limit : null;
   const nearest = next === null ? `${previous}` : `${previous} or ${next}`;
-  throw invalidInput('offset', `offset must be a multiple of limit (${limit}) on this list; ${offset} is not: send ${nearest}.`, {
-    limit,
-    offset,
-    previous_valid_offset: previous,
-    next_valid_offset: next,
-  });
+  throw invalidInput(
+    'offset',
+    `offset must be a multiple of limit (${limit}) on this list; ${offset} is not: send ${nearest}.`,
+    {
+      limit,
+      offset,
+      previous_valid_offset: previous,
+      next_valid_offset: next,
+    },
+  );
 }
 
 function listOf<T extends string>(value: string | undefined): T[] | undefined {
-  return value === undefined ? undefined : [...new Set(value.split(','))] as T[];
+  return value === undefined ? undefined : ([...new Set(value.split(','))] as T[]);
 }
 
 async function orderFilters(store: TenantStore, query: QueryParams<'listPhysicianOrders'>): Promise<OrderFilters> {
@@ -75,7 +83,9 @@ export const listPhysicianOrders: Handler<'listPhysicianOrders'> = async (ctx) =
 
 /** The real id behind the path: a phi session sends order ids, a no_phi session the OR- handles its lists gave. */
 async function orderId(store: TenantStore, sent: string): Promise<string> {
-  return isAddressedByHandle('physician_order', sent, store.phiMode, 'id') ? store.pseudonyms.resolve('physician_order', sent) : sent;
+  return isAddressedByHandle('physician_order', sent, store.phiMode, 'id')
+    ? store.pseudonyms.resolve('physician_order', sent)
+    : sent;
 }
 
 export const getPhysicianOrder: Handler<'getPhysicianOrder'> = async (ctx) => {

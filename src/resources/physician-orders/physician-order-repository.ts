@@ -20,9 +20,17 @@ type AgingSummary = Record<AgingBucket | 'sla_breached', number>;
 const NEWEST: ListOrder = { columns: ['physician_orders.created_at', 'physician_orders.id'], direction: 'desc' };
 
 const ORDER_COLUMNS = [
-  'physician_orders.id', 'physician_orders.order_type', 'physician_orders.patient_id', 'physician_orders.physician_id',
-  'physician_orders.office_id', 'physician_orders.signature_status', 'physician_orders.delivery_method', 'physician_orders.sent_at',
-  'physician_orders.signed_at', 'physician_orders.received_at', 'physician_orders.created_at',
+  'physician_orders.id',
+  'physician_orders.order_type',
+  'physician_orders.patient_id',
+  'physician_orders.physician_id',
+  'physician_orders.office_id',
+  'physician_orders.signature_status',
+  'physician_orders.delivery_method',
+  'physician_orders.sent_at',
+  'physician_orders.signed_at',
+  'physician_orders.received_at',
+  'physician_orders.created_at',
 ] as const;
 
 /**
@@ -45,7 +53,11 @@ function agingClock(store: TenantStore, asOf: Date) {
 }
 
 /** Day counts at which an order enters a bucket or leaves one, from the domain's bucket table. */
-const AGED_BOUNDS = [...new Set(DAY_BUCKETS.flatMap(({ from, to }) => [from, ...(to === null ? [] : [to + 1])]).filter((days) => days > 0))];
+const AGED_BOUNDS = [
+  ...new Set(
+    DAY_BUCKETS.flatMap(({ from, to }) => [from, ...(to === null ? [] : [to + 1])]).filter((days) => days > 0),
+  ),
+];
 
 /** The agency's orders, each with its office's aging clock (and the office's time zone and the agency's SLA for the view). */
 export function agencyOrders(store: TenantStore, asOf: Date) {
@@ -72,7 +84,9 @@ export class AgingConditions {
   /** An awaiting order's whole office-calendar days outstanding at as_of; null when not sent by then. */
   daysOutstanding(): RawBuilder<number | null> {
     const localDay = (instant: Expression<unknown>) => sql`(${instant} at time zone aging.timezone)::date`;
-    return sql<number | null>`case when ${this.sentByAsOf} then ${localDay(this.asOf)} - ${localDay(sql.ref('physician_orders.sent_at'))} end`;
+    return sql<
+      number | null
+    >`case when ${this.sentByAsOf} then ${localDay(this.asOf)} - ${localDay(sql.ref('physician_orders.sent_at'))} end`;
   }
 
   /** An awaiting order's aging bucket at as_of. */
@@ -119,8 +133,12 @@ export class AgingConditions {
 
 /** Counts of the awaiting orders of a filtered set (the query selects only those), per bucket and past the SLA. */
 function summaryColumns(aging: AgingConditions) {
-  const count = (condition: RawBuilder<SqlBool>, alias: string) => sql<number>`(count(*) filter (where ${condition}))::int`.as(alias);
-  return [...AGING_BUCKETS.map((bucket) => count(aging.awaitingIn(bucket), bucket)), count(aging.awaitingBreached(), 'sla_breached')];
+  const count = (condition: RawBuilder<SqlBool>, alias: string) =>
+    sql<number>`(count(*) filter (where ${condition}))::int`.as(alias);
+  return [
+    ...AGING_BUCKETS.map((bucket) => count(aging.awaitingIn(bucket), bucket)),
+    count(aging.awaitingBreached(), 'sla_breached'),
+  ];
 }
 
 function filtered(store: TenantStore, filters: OrderFilters, asOf: Date, aging: AgingConditions) {
@@ -133,27 +151,38 @@ function filtered(store: TenantStore, filters: OrderFilters, asOf: Date, aging: 
     const buckets = filters.agingBuckets.map((bucket) => aging.bucket(bucket));
     query = query.where(sql<SqlBool>`(${sql.join(buckets, sql` or `)})`);
   }
-  if (filters.slaBreached !== undefined) query = query.where(filters.slaBreached ? aging.breached() : sql<SqlBool>`not ${aging.breached()}`);
+  if (filters.slaBreached !== undefined)
+    query = query.where(filters.slaBreached ? aging.breached() : sql<SqlBool>`not ${aging.breached()}`);
   return query;
 }
 
 /** An order with its office's time zone, its agency's SLA and its physician, as the view needs them. */
 function withDetails<Q extends ReturnType<typeof agencyOrders>>(store: TenantStore, query: Q) {
   return query
-    .leftJoin('physicians', (join) => join.on(store.ofAgency('physicians')).onRef('physicians.id', '=', 'physician_orders.physician_id'))
+    .leftJoin('physicians', (join) =>
+      join.on(store.ofAgency('physicians')).onRef('physicians.id', '=', 'physician_orders.physician_id'),
+    )
     .select(ORDER_COLUMNS)
     .select([
       'aging.timezone',
       'aging.order_sla_days',
       'physicians.npi as physician_npi',
-      sql<string | null>`${sql.ref('physicians.first_name')} || ' ' || ${sql.ref('physicians.last_name')}`.as('physician_name'),
+      sql<string | null>`${sql.ref('physicians.first_name')} || ' ' || ${sql.ref('physicians.last_name')}`.as(
+        'physician_name',
+      ),
     ]);
 }
 
 export type OrderRow = Awaited<ReturnType<ReturnType<typeof withDetails>['executeTakeFirstOrThrow']>>;
 
 /** A page of the agency's orders matching `filters`, newest first, and the aging summary of all of them at `asOf`. */
-export async function listOrderPage(store: TenantStore, filters: OrderFilters, asOf: Date, page: ListQuery, cursors: CursorSealer): Promise<Page<OrderRow> & { summary: AgingSummary }> {
+export async function listOrderPage(
+  store: TenantStore,
+  filters: OrderFilters,
+  asOf: Date,
+  page: ListQuery,
+  cursors: CursorSealer,
+): Promise<Page<OrderRow> & { summary: AgingSummary }> {
   const aging = new AgingConditions(asOf);
   const matching = filtered(store, filters, asOf, aging);
   const [listed, summary] = await Promise.all([

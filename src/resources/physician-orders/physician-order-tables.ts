@@ -1,7 +1,13 @@
 import type { TenantRow, Timestamp } from '../../db/tables/tenant-row.js';
 
 export type OrderType = 'plan_of_care' | 'recertification' | 'verbal' | 'supplemental' | 'face_to_face' | 'discharge';
-export type SignatureStatus = 'signed' | 'awaiting_signature' | 'signature_not_required' | 'rejected' | 'superseded' | 'cancelled';
+export type SignatureStatus =
+  | 'signed'
+  | 'awaiting_signature'
+  | 'signature_not_required'
+  | 'rejected'
+  | 'superseded'
+  | 'cancelled';
 export type DeliveryMethod = 'fax' | 'portal' | 'e_signature';
 
 /** db/migrations/0015_physician_orders.ts. No order content: the partition never serves it. */

@@ -22,11 +22,15 @@ function paymentYearOf(query: CycleQuery): number {
 
 function notSupported(year: number, detail: string | undefined): PlatformError {
   const years = supportedPerformanceYears().join(', ');
-  return new PlatformError('PLATFORM_RESOURCE_NOT_FOUND', `The service has no HHVBP measure set for performance year ${year}${detail ? ` (${detail})` : ''}; supported years: ${years}.`, {
-    reason: 'performance_year_not_supported',
-    performance_year: year,
-    supported_years: years,
-  });
+  return new PlatformError(
+    'PLATFORM_RESOURCE_NOT_FOUND',
+    `The service has no HHVBP measure set for performance year ${year}${detail ? ` (${detail})` : ''}; supported years: ${years}.`,
+    {
+      reason: 'performance_year_not_supported',
+      performance_year: year,
+      supported_years: years,
+    },
+  );
 }
 
 /** Spec 4 rule 2: the reason, and the step that fixes it. */
@@ -57,6 +61,10 @@ async function loadCycle(ctx: Pick<RequestContext<'getHhvbpSummary'>, 'query' | 
   return { set: lookup.set, imported, rows, paymentYear, score: scoreCycle(lookup.set, imported.cohort, figures) };
 }
 
-export const getHhvbpSummary: Handler<'getHhvbpSummary'> = async (ctx) => ({ data: hhvbpSummaryView(await loadCycle(ctx)) });
+export const getHhvbpSummary: Handler<'getHhvbpSummary'> = async (ctx) => ({
+  data: hhvbpSummaryView(await loadCycle(ctx)),
+});
 
-export const listHhvbpMeasures: Handler<'listHhvbpMeasures'> = async (ctx) => ({ data: hhvbpMeasureViews(await loadCycle(ctx)) });
+export const listHhvbpMeasures: Handler<'listHhvbpMeasures'> = async (ctx) => ({
+  data: hhvbpMeasureViews(await loadCycle(ctx)),
+});

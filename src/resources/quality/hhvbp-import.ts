@@ -1,7 +1,12 @@
 import type { CommandStore } from '../../db/tenant-store.js';
 import { randomId } from '../../shared/ids.js';
 import { readMeasureFile, type FileIssue } from '../../domain/hhvbp/measure-file.js';
-import { cohortMeasures, measureSetFor, supportedPerformanceYears, type Cohort } from '../../domain/hhvbp/measure-sets.js';
+import {
+  cohortMeasures,
+  measureSetFor,
+  supportedPerformanceYears,
+  type Cohort,
+} from '../../domain/hhvbp/measure-sets.js';
 import { replaceImport } from './hhvbp-repository.js';
 
 export interface HhvbpImportInput {
@@ -38,14 +43,20 @@ export class HhvbpImportError extends Error {
 const SHOWN_ISSUES = 50;
 
 function describeIssues(issues: readonly FileIssue[]): string {
-  const lines = issues.slice(0, SHOWN_ISSUES).map((issue) => `  ${[issue.row === null ? 'file' : `row ${issue.row}`, issue.column && `column ${issue.column}`].filter(Boolean).join(', ')}: ${issue.message}`);
+  const lines = issues
+    .slice(0, SHOWN_ISSUES)
+    .map(
+      (issue) =>
+        `  ${[issue.row === null ? 'file' : `row ${issue.row}`, issue.column && `column ${issue.column}`].filter(Boolean).join(', ')}: ${issue.message}`,
+    );
   if (issues.length > SHOWN_ISSUES) lines.push(`  and ${issues.length - SHOWN_ISSUES} more`);
   return lines.join('\n');
 }
 
 function checkOfficial(name: string, value: number | undefined, bound: [number, number]): number | null {
   if (value === undefined) return null;
-  if (!Number.isFinite(value) || value < bound[0] || value > bound[1]) throw new HhvbpImportError(`${name} must be a number from ${bound[0]} to ${bound[1]}, got ${value}`);
+  if (!Number.isFinite(value) || value < bound[0] || value > bound[1])
+    throw new HhvbpImportError(`${name} must be a number from ${bound[0]} to ${bound[1]}, got ${value}`);
   return value;
 }
 
@@ -58,14 +69,24 @@ export async function importHhvbpMeasures(store: CommandStore, input: HhvbpImpor
   const lookup = measureSetFor(input.performanceYear);
   if (!lookup.found) {
     const why = lookup.reason === 'not_encoded' ? ` (${lookup.detail})` : '';
-    throw new HhvbpImportError(`no measure set for performance year ${input.performanceYear}${why}; supported years: ${supportedPerformanceYears().join(', ')}`);
+    throw new HhvbpImportError(
+      `no measure set for performance year ${input.performanceYear}${why}; supported years: ${supportedPerformanceYears().join(', ')}`,
+    );
   }
   const { set } = lookup;
   const applicable = set.exchange_function.applicable_percent;
   const officialTps = checkOfficial('the official TPS', input.officialTotalPerformanceScore, [0, 100]);
-  const officialAdjustment = checkOfficial('the official payment adjustment percent', input.officialPaymentAdjustmentPercent, [-applicable, applicable]);
+  const officialAdjustment = checkOfficial(
+    'the official payment adjustment percent',
+    input.officialPaymentAdjustmentPercent,
+    [-applicable, applicable],
+  );
   const file = readMeasureFile(input.csv, set);
-  if (!file.ok) throw new HhvbpImportError(`${input.sourceFile} was not imported (nothing was written):\n${describeIssues(file.issues)}`, file.issues);
+  if (!file.ok)
+    throw new HhvbpImportError(
+      `${input.sourceFile} was not imported (nothing was written):\n${describeIssues(file.issues)}`,
+      file.issues,
+    );
   const importId = randomId('hvi_', 12);
   const { supersededId } = await replaceImport(store, {
     id: importId,

@@ -20,23 +20,41 @@ interface NewHhvbpImport {
 
 /** The year's current import of the agency: the latest one, which no later import superseded. */
 export function findCurrentImport(store: TenantStore, performanceYear: number): Promise<HhvbpImportRow | undefined> {
-  return store.selectFrom('hhvbp_imports').selectAll().where('performance_year', '=', performanceYear).where('superseded_at', 'is', null).executeTakeFirst();
+  return store
+    .selectFrom('hhvbp_imports')
+    .selectAll()
+    .where('performance_year', '=', performanceYear)
+    .where('superseded_at', 'is', null)
+    .executeTakeFirst();
 }
 
 export function listMeasureResults(store: TenantStore, importId: string): Promise<HhvbpMeasureResultRow[]> {
-  return store.selectFrom('hhvbp_measure_results').selectAll().where('import_id', '=', importId).orderBy('source_row').execute();
+  return store
+    .selectFrom('hhvbp_measure_results')
+    .selectAll()
+    .where('import_id', '=', importId)
+    .orderBy('source_row')
+    .execute();
 }
 
 /** Every import of the agency, newest first, superseded ones included. */
 export function listImports(store: TenantStore): Promise<HhvbpImportRow[]> {
-  return store.selectFrom('hhvbp_imports').selectAll().orderBy('performance_year', 'desc').orderBy('created_at', 'desc').execute();
+  return store
+    .selectFrom('hhvbp_imports')
+    .selectAll()
+    .orderBy('performance_year', 'desc')
+    .orderBy('created_at', 'desc')
+    .execute();
 }
 
 /**
  * Makes `imported` the year's current import in the command's transaction and returns the id of the one it superseded.
  * The agency row is locked first, so imports of one agency run one after another and each supersedes the one before.
  */
-export async function replaceImport(store: CommandStore, imported: NewHhvbpImport): Promise<{ supersededId: string | null }> {
+export async function replaceImport(
+  store: CommandStore,
+  imported: NewHhvbpImport,
+): Promise<{ supersededId: string | null }> {
   await store.lockAgency();
   const now = new Date();
   const superseded = await store

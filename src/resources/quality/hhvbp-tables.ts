@@ -36,4 +36,3 @@ export interface HhvbpTables {
   hhvbp_imports: HhvbpImportsTable;
   hhvbp_measure_results: HhvbpMeasureResultsTable;
 }
-

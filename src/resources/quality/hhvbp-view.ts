@@ -25,17 +25,21 @@ const CATEGORIES = { OASIS: 'oasis', Claims: 'claims', HHCAHPS: 'hhcahps' } as c
 const decimal = (value: string | null): number | null => (value === null ? null : Number(value));
 
 function officialCarePoints(row: HhvbpMeasureResultRow): number | null {
-  const points = [row.official_achievement_points, row.official_improvement_points].filter((p) => p !== null).map(Number);
+  const points = [row.official_achievement_points, row.official_improvement_points]
+    .filter((p) => p !== null)
+    .map(Number);
   return points.length === 0 ? null : Math.max(...points);
 }
 
 /** Why the totals are missing, told apart by what the import carries of the published report. */
 function officialSummaryReason(cycle: HhvbpCycle): HhvbpSummary['official_regulator_unavailable_reason'] {
   const { imported, rows, set } = cycle;
-  if (imported.official_total_performance_score !== null && imported.official_payment_adjustment_percent !== null) return null;
+  if (imported.official_total_performance_score !== null && imported.official_payment_adjustment_percent !== null)
+    return null;
   const published = rows.filter((row) => officialCarePoints(row) !== null).length;
   if (published === 0 && imported.official_total_performance_score === null) return 'report_not_yet_published';
-  if (published < set.scoring.minimum_scorable_measures && imported.official_total_performance_score === null) return 'insufficient_data';
+  if (published < set.scoring.minimum_scorable_measures && imported.official_total_performance_score === null)
+    return 'insufficient_data';
   return 'official_totals_not_imported';
 }
 
@@ -76,7 +80,8 @@ function measureView(score: MeasureScore, row: HhvbpMeasureResultRow, reportOut:
     official_regulator_achievement_points: decimal(row.official_achievement_points),
     official_regulator_improvement_points: decimal(row.official_improvement_points),
     official_regulator_weight: decimal(row.official_weight),
-    official_regulator_unavailable_reason: official !== null ? null : reportOut ? 'insufficient_data' : 'report_not_yet_published',
+    official_regulator_unavailable_reason:
+      official !== null ? null : reportOut ? 'insufficient_data' : 'report_not_yet_published',
     modeled_score: score.carePoints,
     modeled_achievement_points: score.achievementPoints,
     modeled_improvement_points: score.improvementPoints,
@@ -88,6 +93,8 @@ function measureView(score: MeasureScore, row: HhvbpMeasureResultRow, reportOut:
 /** One row per measure of the cohort, in the measure set's order. */
 export function hhvbpMeasureViews(cycle: HhvbpCycle): HhvbpMeasure[] {
   const byId = new Map(cycle.rows.map((row) => [row.measure_id, row]));
-  const reportOut = cycle.imported.official_total_performance_score !== null || cycle.rows.some((row) => officialCarePoints(row) !== null);
+  const reportOut =
+    cycle.imported.official_total_performance_score !== null ||
+    cycle.rows.some((row) => officialCarePoints(row) !== null);
   return cycle.score.measures.map((score) => measureView(score, byId.get(score.measure.id)!, reportOut));
 }

@@ -10,10 +10,15 @@ interface CensusParameters {
 export const activeCensus: GovernedQuery<CensusParameters> = {
   id: 'active_census',
   title: 'Active census by office and service line',
-  description: 'Patients whose chart is active now, counted per office and service line (one row per pair that has any). Charts with no office count under office_id "" (Unassigned).',
+  description:
+    'Patients whose chart is active now, counted per office and service line (one row per pair that has any). Charts with no office count under office_id "" (Unassigned).',
   parameters: {
     properties: {
-      service_line: { type: 'string', enum: ['home_health', 'hospice', 'private_duty'], description: 'Only this service line.' },
+      service_line: {
+        type: 'string',
+        enum: ['home_health', 'hospice', 'private_duty'],
+        description: 'Only this service line.',
+      },
       office_id: OFFICE_ID,
     },
   },
@@ -31,12 +36,18 @@ export const activeCensus: GovernedQuery<CensusParameters> = {
       .selectFrom('patients')
       .leftJoin('offices', (join) => join.on(store.ofAgency('offices')).onRef('offices.id', '=', 'patients.office_id'))
       .where('patients.status', '=', 'active');
-    if (parameters.service_line !== undefined) patients = patients.where('patients.service_line', '=', parameters.service_line);
+    if (parameters.service_line !== undefined)
+      patients = patients.where('patients.service_line', '=', parameters.service_line);
     if (parameters.office_id !== undefined) patients = patients.where('patients.office_id', '=', parameters.office_id);
     const officeName = sql<string>`coalesce(offices.name, 'Unassigned')`;
     const officeId = sql<string>`coalesce(patients.office_id, '')`;
     return patients
-      .select([officeName.as('office_name'), officeId.as('office_id'), 'patients.service_line', sql<number>`count(*)::int`.as('active_patients')])
+      .select([
+        officeName.as('office_name'),
+        officeId.as('office_id'),
+        'patients.service_line',
+        sql<number>`count(*)::int`.as('active_patients'),
+      ])
       .groupBy([officeName, officeId, 'patients.service_line']);
   },
 };

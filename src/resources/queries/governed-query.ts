@@ -58,7 +58,12 @@ export interface GovernedQuery<P = Record<string, never>> {
 }
 
 /** A column's declaration, written once per kind. */
-export const column = (name: string, type: QueryColumn['type'], description: string, phi: QueryColumnPhi = { reduce: 'kept' }): QueryColumn => ({
+export const column = (
+  name: string,
+  type: QueryColumn['type'],
+  description: string,
+  phi: QueryColumnPhi = { reduce: 'kept' },
+): QueryColumn => ({
   name,
   type,
   description,
@@ -73,18 +78,29 @@ export const column = (name: string, type: QueryColumn['type'], description: str
 export function phiOf<S extends keyof Schemas>(schema: S, property: keyof Schemas[S] & string): QueryColumnPhi {
   const reduction = noPhiPlans[schema]?.fields[property];
   if (!reduction) return { reduce: 'kept' };
-  if (reduction.reduce === 'withheld' || reduction.reduce === 'year' || reduction.reduce === 'zip3') return { reduce: reduction.reduce };
-  if (reduction.reduce === 'handle' && !reduction.when) return { reduce: 'handle', kind: reduction.kind as QueryColumnPhi['kind'] };
+  if (reduction.reduce === 'withheld' || reduction.reduce === 'year' || reduction.reduce === 'zip3')
+    return { reduce: reduction.reduce };
+  if (reduction.reduce === 'handle' && !reduction.when)
+    return { reduce: 'handle', kind: reduction.kind as QueryColumnPhi['kind'] };
   throw new Error(`${schema}.${property}: its no_phi mark ${JSON.stringify(reduction)} cannot be a column's`);
 }
 
 /** Shared parameter declarations. */
 export const DATE_RANGE: ParametersSchema['properties'] = {
   from: { type: 'string', format: 'date', description: 'First day of the range (UTC calendar day, included).' },
-  to: { type: 'string', format: 'date', description: 'Last day of the range (UTC calendar day, included); at most 366 days after from.' },
+  to: {
+    type: 'string',
+    format: 'date',
+    description: 'Last day of the range (UTC calendar day, included); at most 366 days after from.',
+  },
 };
 
-export const OFFICE_ID: ParameterSchema = { type: 'string', minLength: 1, maxLength: 128, description: 'Only this office (its id, as the catalog of offices and the clinical lists give it).' };
+export const OFFICE_ID: ParameterSchema = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 128,
+  description: 'Only this office (its id, as the catalog of offices and the clinical lists give it).',
+};
 
 const DAY_MS = 86_400_000;
 

@@ -44,25 +44,45 @@ function issueOf(error: NonNullable<ValidateFunction['errors']>[number]): Valida
   const base = `/parameters${error.instancePath}`;
   if (error.keyword === 'required') {
     const name = String(error.params.missingProperty);
-    return { location: 'body', path: `${base}/${name}`, message: `parameter "${name}" is required`, keyword: 'required' };
+    return {
+      location: 'body',
+      path: `${base}/${name}`,
+      message: `parameter "${name}" is required`,
+      keyword: 'required',
+    };
   }
   if (error.keyword === 'additionalProperties') {
     const name = String(error.params.additionalProperty);
-    return { location: 'body', path: `${base}/${name}`, message: `unknown parameter "${name}"`, keyword: 'additionalProperties' };
+    return {
+      location: 'body',
+      path: `${base}/${name}`,
+      message: `unknown parameter "${name}"`,
+      keyword: 'additionalProperties',
+    };
   }
   return { location: 'body', path: base, message: error.message ?? 'is invalid', keyword: error.keyword };
 }
 
 function invalidParameters(query: AnyQuery, issues: ValidationIssue[]): RequestError {
   const list = issues.map((i) => `${i.path.replace(/^\/parameters\/?/, '') || 'parameters'}: ${i.message}`).join('; ');
-  return new RequestError(400, 'invalid_request', 'PLATFORM_INVALID_INPUT', `The parameters of ${query.id} are not valid: ${list}.`, {
-    issues,
-    nextStep: `Send the parameters the catalog declares for ${query.id} (data.queries[].parameters_schema of GET /api/v1/ext/catalog).`,
-  });
+  return new RequestError(
+    400,
+    'invalid_request',
+    'PLATFORM_INVALID_INPUT',
+    `The parameters of ${query.id} are not valid: ${list}.`,
+    {
+      issues,
+      nextStep: `Send the parameters the catalog declares for ${query.id} (data.queries[].parameters_schema of GET /api/v1/ext/catalog).`,
+    },
+  );
 }
 
 export const queryNotFound = (id: string) =>
-  new PlatformError('PLATFORM_QUERY_NOT_FOUND', `No governed query ${id} is approved in this deployment; the catalog (GET /api/v1/ext/catalog) lists them in data.queries.`, { query_id: id });
+  new PlatformError(
+    'PLATFORM_QUERY_NOT_FOUND',
+    `No governed query ${id} is approved in this deployment; the catalog (GET /api/v1/ext/catalog) lists them in data.queries.`,
+    { query_id: id },
+  );
 
 /** The approved governed queries of a deployment: their catalog entries, parameter validation and admission rules. */
 export class QueryRegistry {
@@ -76,7 +96,8 @@ export class QueryRegistry {
       if (this.queries.has(query.id)) throw new Error(`governed query ${query.id} is registered twice`);
       const names = new Set(query.columns.map((c) => c.name));
       const unknown = query.order.columns.filter((c) => !names.has(c));
-      if (unknown.length > 0) throw new Error(`governed query ${query.id} orders by ${unknown.join(', ')}, which it does not declare`);
+      if (unknown.length > 0)
+        throw new Error(`governed query ${query.id} orders by ${unknown.join(', ')}, which it does not declare`);
       this.queries.set(query.id, query);
       this.validators.set(query.id, ajv.compile(objectSchema(query.parameters)));
     }
@@ -113,7 +134,15 @@ export class QueryRegistry {
     if (!validate(parameters)) throw invalidParameters(query, (validate.errors ?? []).map(issueOf));
     const problems = query.check?.(parameters) ?? [];
     if (problems.length > 0) {
-      throw invalidParameters(query, problems.map((p) => ({ location: 'body', path: `/parameters/${p.parameter}`, message: p.message, keyword: 'range' })));
+      throw invalidParameters(
+        query,
+        problems.map((p) => ({
+          location: 'body',
+          path: `/parameters/${p.parameter}`,
+          message: p.message,
+          keyword: 'range',
+        })),
+      );
     }
     return parameters;
   }

@@ -25,12 +25,24 @@ interface QueryCursor {
 }
 
 const cursorMismatch = () =>
-  new PlatformError('PLATFORM_INVALID_INPUT', 'cursor is not one this query returned to this integration, in this PHI mode, for these parameters; send back data.nextCursor unchanged, with the same parameters.', { field: 'cursor' });
+  new PlatformError(
+    'PLATFORM_INVALID_INPUT',
+    'cursor is not one this query returned to this integration, in this PHI mode, for these parameters; send back data.nextCursor unchanged, with the same parameters.',
+    { field: 'cursor' },
+  );
 
-async function openCursor(cursors: CursorSealer, query: AnyQuery, parameters: Row, cursor: string): Promise<QueryCursor> {
+async function openCursor(
+  cursors: CursorSealer,
+  query: AnyQuery,
+  parameters: Row,
+  cursor: string,
+): Promise<QueryCursor> {
   const opened = await cursors.open(cursor, parameters);
   const [id, after, asOf] = Array.isArray(opened) ? opened : [];
-  const fits = Array.isArray(after) && after.length === query.order.columns.length && after.every((v) => ['string', 'number', 'boolean'].includes(typeof v));
+  const fits =
+    Array.isArray(after) &&
+    after.length === query.order.columns.length &&
+    after.every((v) => ['string', 'number', 'boolean'].includes(typeof v));
   if (id !== query.id || !fits || typeof asOf !== 'string' || Number.isNaN(Date.parse(asOf))) throw cursorMismatch();
   return { after, asOf: new Date(asOf) };
 }
@@ -45,7 +57,11 @@ const TYPE_CHECKS: Record<QueryColumn['type'], (value: unknown) => boolean> = {
 };
 
 function mismatch(query: AnyQuery, message: string, details: Record<string, string>): PlatformError {
-  return new PlatformError('PLATFORM_QUERY_COLUMN_MISMATCH', `${query.id} returned rows that do not match its declared columns (${message}); no rows are returned.`, { query_id: query.id, ...details });
+  return new PlatformError(
+    'PLATFORM_QUERY_COLUMN_MISMATCH',
+    `${query.id} returned rows that do not match its declared columns (${message}); no rows are returned.`,
+    { query_id: query.id, ...details },
+  );
 }
 
 /**
@@ -66,7 +82,10 @@ function servedRows(query: AnyQuery, rows: Row[]): Row[] {
         served[name] = null;
         continue;
       }
-      if (!TYPE_CHECKS[type](value)) throw mismatch(query, `column ${name} holds ${value === null ? 'null' : typeof value}, not ${type}`, { column: name });
+      if (!TYPE_CHECKS[type](value))
+        throw mismatch(query, `column ${name} holds ${value === null ? 'null' : typeof value}, not ${type}`, {
+          column: name,
+        });
       served[name] = value instanceof Date ? value.toISOString() : value;
     }
     return served;
@@ -81,21 +100,45 @@ function keyOf(query: AnyQuery, row: Row): KeyValue[] {
 }
 
 /** One page (and one row more) of the query in its keyset order, after `after`, under the run's statement timeout. */
-export async function queryPage(store: TenantStore, query: AnyQuery, parameters: Row, asOf: Date, after: KeyValue[] | undefined, limit: number): Promise<Row[]> {
+export async function queryPage(
+  store: TenantStore,
+  query: AnyQuery,
+  parameters: Row,
+  asOf: Date,
+  after: KeyValue[] | undefined,
+  limit: number,
+): Promise<Row[]> {
   const columns = query.order.columns.map((c) => sql.ref(`q.${c}`));
   const direction = query.order.direction;
   let page = store.selectFromRows(query.rows(store, parameters, asOf).as('q')).selectAll();
-  if (after) page = page.where(sql<boolean>`(${sql.join(columns)}) ${sql.raw(direction === 'asc' ? '>' : '<')} (${sql.join(after)})`);
+  if (after)
+    page = page.where(
+      sql<boolean>`(${sql.join(columns)}) ${sql.raw(direction === 'asc' ? '>' : '<')} (${sql.join(after)})`,
+    );
   const ordered = query.order.columns.reduce((q, c) => q.orderBy(sql.ref(`q.${c}`), direction), page).limit(limit + 1);
   return (await store.readWithin(QUERY_STATEMENT_TIMEOUT_MS, ordered)) as Row[];
 }
 
-async function runPage(store: TenantStore, query: AnyQuery, parameters: Row, asOf: Date, after: KeyValue[] | undefined, limit: number): Promise<Row[]> {
+async function runPage(
+  store: TenantStore,
+  query: AnyQuery,
+  parameters: Row,
+  asOf: Date,
+  after: KeyValue[] | undefined,
+  limit: number,
+): Promise<Row[]> {
   try {
     return await queryPage(store, query, parameters, asOf, after, limit);
   } catch (err) {
     if (isStatementTimeout(err) || isDatabaseUnavailable(err)) throw err;
-    throw Object.assign(new PlatformError('PLATFORM_QUERY_EXECUTION_FAILED', `${query.id} failed while executing; retry, and quote the correlationId to support if it persists.`, { query_id: query.id }), { cause: err });
+    throw Object.assign(
+      new PlatformError(
+        'PLATFORM_QUERY_EXECUTION_FAILED',
+        `${query.id} failed while executing; retry, and quote the correlationId to support if it persists.`,
+        { query_id: query.id },
+      ),
+      { cause: err },
+    );
   }
 }
 
@@ -111,11 +154,16 @@ export function runQueryHandler(registry: QueryRegistry): Handler<'runQuery'> {
     // fills a default it gained), then compared with what was sent in the same form.
     const granted = grant ? registry.parameters(query, grant.parameters) : undefined;
     if (granted && sent !== undefined && canonicalJson(sent) !== canonicalJson(granted)) {
-      throw new PlatformError('PLATFORM_QUERY_NOT_ALLOWED', 'A query token runs its query with its own parameters only; omit parameters, or send exactly the token\'s.', { query_id: query.id });
+      throw new PlatformError(
+        'PLATFORM_QUERY_NOT_ALLOWED',
+        "A query token runs its query with its own parameters only; omit parameters, or send exactly the token's.",
+        { query_id: query.id },
+      );
     }
     const parameters = granted ?? sent ?? registry.parameters(query, {});
     const limit = body.limit ?? DEFAULT_QUERY_LIMIT;
-    const cursor = body.cursor === undefined ? undefined : await openCursor(ctx.cursors, query, parameters, body.cursor);
+    const cursor =
+      body.cursor === undefined ? undefined : await openCursor(ctx.cursors, query, parameters, body.cursor);
     const asOf = cursor?.asOf ?? new Date();
     ctx.store.auditDetails({
       query_id: query.id,
@@ -126,9 +174,18 @@ export function runQueryHandler(registry: QueryRegistry): Handler<'runQuery'> {
     const fetched = await runPage(ctx.store, query, parameters, asOf, cursor?.after, limit);
     const rows = servedRows(query, fetched.slice(0, limit));
     const last = fetched.length > limit ? fetched[limit - 1] : undefined;
-    const nextCursor = last ? await ctx.cursors.seal([query.id, keyOf(query, last), asOf.toISOString()], parameters) : null;
+    const nextCursor = last
+      ? await ctx.cursors.seal([query.id, keyOf(query, last), asOf.toISOString()], parameters)
+      : null;
     return {
-      data: { query_id: query.id, columns: query.columns.map((c) => ({ ...c })), rows, row_count: rows.length, nextCursor, as_of: asOf.toISOString() },
+      data: {
+        query_id: query.id,
+        columns: query.columns.map((c) => ({ ...c })),
+        rows,
+        row_count: rows.length,
+        nextCursor,
+        as_of: asOf.toISOString(),
+      },
     };
   };
 }

@@ -15,7 +15,9 @@ interface DateRange {
 function referralsReceived(store: TenantStore, { from, to }: DateRange) {
   return store
     .selectFrom('referrals')
-    .leftJoin('referral_sources', (join) => join.on(store.ofAgency('referral_sources')).onRef('referral_sources.id', '=', 'referrals.referral_source_id'))
+    .leftJoin('referral_sources', (join) =>
+      join.on(store.ofAgency('referral_sources')).onRef('referral_sources.id', '=', 'referrals.referral_source_id'),
+    )
     .where('referrals.referral_date', '>=', sql<Date>`cast(${from} as date)::timestamp at time zone 'UTC'`)
     .where('referrals.referral_date', '<', sql<Date>`cast(${dayAfter(to)} as date)::timestamp at time zone 'UTC'`);
 }
@@ -27,9 +29,17 @@ const SOURCE = {
 };
 
 const SOURCE_COLUMNS = [
-  column('source_name', 'string', 'Listed referral source ("Not a listed source" for referrals that name none or name one as free text).'),
+  column(
+    'source_name',
+    'string',
+    'Listed referral source ("Not a listed source" for referrals that name none or name one as free text).',
+  ),
   column('source_id', 'string', 'Its id ("" for those not listed).'),
-  column('source_type', 'string', 'hospital, skilled_nursing_facility, physician_office, assisted_living_facility, community, self_or_family, or unlisted.'),
+  column(
+    'source_type',
+    'string',
+    'hospital, skilled_nursing_facility, physician_office, assisted_living_facility, community, self_or_family, or unlisted.',
+  ),
 ];
 
 const RANGE = { properties: DATE_RANGE, required: ['from', 'to'] } as const;
@@ -37,23 +47,35 @@ const RANGE = { properties: DATE_RANGE, required: ['from', 'to'] } as const;
 export const referralsBySource: GovernedQuery<DateRange> = {
   id: 'referrals_by_source',
   title: 'Referrals by source and disposition',
-  description: 'Referrals received from `from` to `to` (UTC days, both included), counted per listed referral source and disposition (accepted, declined).',
+  description:
+    'Referrals received from `from` to `to` (UTC days, both included), counted per listed referral source and disposition (accepted, declined).',
   parameters: RANGE,
   check: checkDateRange,
-  columns: [...SOURCE_COLUMNS, column('disposition', 'string', 'accepted or declined.'), column('referrals', 'integer', 'Referrals received.')],
+  columns: [
+    ...SOURCE_COLUMNS,
+    column('disposition', 'string', 'accepted or declined.'),
+    column('referrals', 'integer', 'Referrals received.'),
+  ],
   order: { columns: ['source_name', 'source_id', 'disposition'], direction: 'asc' },
   ...readsDataOf('listReferrals'),
   costUnits: 5,
   rows: (store, range) =>
     referralsReceived(store, range)
-      .select([SOURCE.name.as('source_name'), SOURCE.id.as('source_id'), SOURCE.type.as('source_type'), 'referrals.disposition', sql<number>`count(*)::int`.as('referrals')])
+      .select([
+        SOURCE.name.as('source_name'),
+        SOURCE.id.as('source_id'),
+        SOURCE.type.as('source_type'),
+        'referrals.disposition',
+        sql<number>`count(*)::int`.as('referrals'),
+      ])
       .groupBy([SOURCE.name, SOURCE.id, SOURCE.type, 'referrals.disposition']),
 };
 
 export const intakeConversionBySource: GovernedQuery<DateRange> = {
   id: 'intake_conversion_by_source',
   title: 'Intake conversion by referral source',
-  description: 'Referrals received from `from` to `to` (UTC days, both included) per listed referral source: how many were accepted, how many intakes reached admission, and the share admitted.',
+  description:
+    'Referrals received from `from` to `to` (UTC days, both included) per listed referral source: how many were accepted, how many intakes reached admission, and the share admitted.',
   parameters: RANGE,
   check: checkDateRange,
   columns: [
@@ -76,7 +98,9 @@ export const intakeConversionBySource: GovernedQuery<DateRange> = {
         sql<number>`count(*)::int`.as('referrals'),
         sql<number>`(count(*) filter (where referrals.disposition = 'accepted'))::int`.as('accepted'),
         sql<number>`(count(*) filter (where intakes.status = 'admitted'))::int`.as('admitted'),
-        sql<number>`round((count(*) filter (where intakes.status = 'admitted'))::numeric / count(*), 4)::float8`.as('conversion_rate'),
+        sql<number>`round((count(*) filter (where intakes.status = 'admitted'))::numeric / count(*), 4)::float8`.as(
+          'conversion_rate',
+        ),
       ])
       .groupBy([SOURCE.name, SOURCE.id, SOURCE.type]),
 };

@@ -10,14 +10,17 @@ interface PaymentDates {
 const DENIED: ClaimStatusCode = '4';
 
 /** Sum of a numeric(14, 2) allocation amount as a two-decimal string, "0.00" for a payer whose payments hold no claim. */
-const total = (amount: string, alias: string) => sql<string>`coalesce(sum(${sql.ref(`remittance_allocations.${amount}`)}), 0)::numeric(14, 2)::text`.as(alias);
+const total = (amount: string, alias: string) =>
+  sql<string>`coalesce(sum(${sql.ref(`remittance_allocations.${amount}`)}), 0)::numeric(14, 2)::text`.as(alias);
 
-const money = (name: string, description: string) => column(name, 'string', `${description} (a decimal string with two decimals, as on the allocations).`);
+const money = (name: string, description: string) =>
+  column(name, 'string', `${description} (a decimal string with two decimals, as on the allocations).`);
 
 export const remittanceVarianceByPayer: GovernedQuery<PaymentDates> = {
   id: 'remittance_variance_by_payer',
   title: 'Remittance variance by payer',
-  description: 'ERA payments dated from `from` to `to` (payment dates, both included), one row per payer: payments, claims, and the claims\' charged, paid, adjusted, patient-responsibility and variance totals (variance: charged − paid − adjustments, 0 on a balanced claim), with how many claims have a variance and how many were denied.',
+  description:
+    "ERA payments dated from `from` to `to` (payment dates, both included), one row per payer: payments, claims, and the claims' charged, paid, adjusted, patient-responsibility and variance totals (variance: charged − paid − adjustments, 0 on a balanced claim), with how many claims have a variance and how many were denied.",
   parameters: { properties: DATE_RANGE, required: ['from', 'to'] },
   check: checkDateRange,
   columns: [
@@ -25,8 +28,8 @@ export const remittanceVarianceByPayer: GovernedQuery<PaymentDates> = {
     column('payer_id', 'string', 'Payer identifier (N1*PR04 or the REF*2U; "" when the ERA gives none).'),
     column('payments', 'integer', 'ERA payments (one per ST/SE transaction, provider-level-only ones included).'),
     column('claims', 'integer', 'Claims paid, adjusted, denied or reversed in those payments.'),
-    money('charged', 'Claims\' charges (CLP03)'),
-    money('paid', 'Claims\' payments (CLP04)'),
+    money('charged', "Claims' charges (CLP03)"),
+    money('paid', "Claims' payments (CLP04)"),
     money('adjustments', 'Claim and service-line adjustments (CAS)'),
     money('patient_responsibility', 'Patient responsibility (CLP05)'),
     money('variance', 'Charged − paid − adjustments'),
@@ -40,7 +43,10 @@ export const remittanceVarianceByPayer: GovernedQuery<PaymentDates> = {
     store
       .selectFrom('remittances')
       .leftJoin('remittance_allocations', (join) =>
-        join.on(store.ofAgency('remittance_allocations')).onRef('remittance_allocations.remittance_id', '=', 'remittances.id'))
+        join
+          .on(store.ofAgency('remittance_allocations'))
+          .onRef('remittance_allocations.remittance_id', '=', 'remittances.id'),
+      )
       .where('remittances.payment_date', '>=', from)
       .where('remittances.payment_date', '<=', to)
       .select([
@@ -53,8 +59,12 @@ export const remittanceVarianceByPayer: GovernedQuery<PaymentDates> = {
         total('adjustment_amount', 'adjustments'),
         total('patient_responsibility_amount', 'patient_responsibility'),
         total('variance_amount', 'variance'),
-        sql<number>`(count(*) filter (where remittance_allocations.variance_amount <> 0))::int`.as('claims_with_variance'),
-        sql<number>`(count(*) filter (where remittance_allocations.claim_status_code = ${DENIED}))::int`.as('denied_claims'),
+        sql<number>`(count(*) filter (where remittance_allocations.variance_amount <> 0))::int`.as(
+          'claims_with_variance',
+        ),
+        sql<number>`(count(*) filter (where remittance_allocations.claim_status_code = ${DENIED}))::int`.as(
+          'denied_claims',
+        ),
       ])
       .groupBy(['remittances.payer_name', sql`coalesce(remittances.payer_id, '')`]),
 };

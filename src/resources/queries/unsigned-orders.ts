@@ -11,7 +11,9 @@ import { column, OFFICE_ID, phiOf, type GovernedQuery, readsDataOf } from './gov
  */
 function awaitingOrders(store: TenantStore, asOf: Date, aging: AgingConditions, officeId: string | undefined) {
   let orders = agencyOrders(store, asOf)
-    .innerJoin('physicians', (join) => join.on(store.ofAgency('physicians')).onRef('physicians.id', '=', 'physician_orders.physician_id'))
+    .innerJoin('physicians', (join) =>
+      join.on(store.ofAgency('physicians')).onRef('physicians.id', '=', 'physician_orders.physician_id'),
+    )
     .where(aging.awaiting);
   if (officeId !== undefined) orders = orders.where('physician_orders.office_id', '=', officeId);
   return orders.select([
@@ -44,14 +46,20 @@ const BUCKET_MEANING: Record<AgingBucket, string> = {
 export const unsignedOrdersByPhysician: GovernedQuery<{ office_id?: string }> = {
   id: 'unsigned_orders_by_physician',
   title: 'Unsigned orders by physician and aging bucket',
-  description: 'Physician orders awaiting signature now, one row per physician with a count per aging bucket (office-calendar days since sent, as on GET /physician-orders), the total, how many are past the agency\'s signature SLA, and the oldest one\'s days (withheld in no_phi sessions).',
+  description:
+    "Physician orders awaiting signature now, one row per physician with a count per aging bucket (office-calendar days since sent, as on GET /physician-orders), the total, how many are past the agency's signature SLA, and the oldest one's days (withheld in no_phi sessions).",
   parameters: { properties: { office_id: OFFICE_ID } },
   columns: [
     ...PHYSICIAN_COLUMNS,
     ...AGING_BUCKETS.map((bucket) => column(bucket, 'integer', `Orders ${BUCKET_MEANING[bucket]}.`)),
-    column('sla_breached', 'integer', 'Orders outstanding longer than the agency\'s signature SLA.'),
+    column('sla_breached', 'integer', "Orders outstanding longer than the agency's signature SLA."),
     column('total', 'integer', 'Orders awaiting signature.'),
-    column('oldest_days_outstanding', 'integer', 'Days outstanding of the oldest sent order (null when none is sent; withheld in no_phi sessions, as days_outstanding is on GET /physician-orders).', orderPhi('days_outstanding')),
+    column(
+      'oldest_days_outstanding',
+      'integer',
+      'Days outstanding of the oldest sent order (null when none is sent; withheld in no_phi sessions, as days_outstanding is on GET /physician-orders).',
+      orderPhi('days_outstanding'),
+    ),
   ],
   order: { columns: ['physician_name', 'physician_id'], direction: 'asc' },
   ...readsDataOf('listPhysicianOrders'),
@@ -60,12 +68,17 @@ export const unsignedOrdersByPhysician: GovernedQuery<{ office_id?: string }> = 
     const aging = new AgingConditions(asOf);
     // offset 0 keeps the planner from pulling the subquery up, which would age each order again in each count.
     const awaiting = awaitingOrders(store, asOf, aging, office_id).offset(0).as('awaiting');
-    const count = (condition: ReturnType<typeof sql>, alias: string) => sql<number>`(count(*) filter (where ${condition}))::int`.as(alias);
+    const count = (condition: ReturnType<typeof sql>, alias: string) =>
+      sql<number>`(count(*) filter (where ${condition}))::int`.as(alias);
     return store
       .selectFromRows(awaiting)
       .select(['awaiting.physician_name', 'awaiting.physician_id', 'awaiting.physician_npi'])
       .select(AGING_BUCKETS.map((bucket) => count(sql`awaiting.aging_bucket = ${bucket}`, bucket)))
-      .select([count(sql`awaiting.sla_breached`, 'sla_breached'), sql<number>`count(*)::int`.as('total'), sql<number | null>`max(awaiting.days)`.as('oldest_days_outstanding')])
+      .select([
+        count(sql`awaiting.sla_breached`, 'sla_breached'),
+        sql<number>`count(*)::int`.as('total'),
+        sql<number | null>`max(awaiting.days)`.as('oldest_days_outstanding'),
+      ])
       .groupBy(['awaiting.physician_name', 'awaiting.physician_id', 'awaiting.physician_npi']);
   },
 };
@@ -78,7 +91,8 @@ interface AwaitingParameters {
 export const awaitingSignatureOrders: GovernedQuery<AwaitingParameters> = {
   id: 'orders_awaiting_signature',
   title: 'Orders awaiting signature',
-  description: 'Every physician order awaiting signature now, one row per order, aged as on GET /physician-orders: who must sign it, for which patient, since when, and whether it is past the agency\'s SLA. In no_phi sessions order, patient and physician ids are handles, names withheld, dates reduced to the year and days outstanding withheld, as on GET /physician-orders.',
+  description:
+    "Every physician order awaiting signature now, one row per order, aged as on GET /physician-orders: who must sign it, for which patient, since when, and whether it is past the agency's SLA. In no_phi sessions order, patient and physician ids are handles, names withheld, dates reduced to the year and days outstanding withheld, as on GET /physician-orders.",
   parameters: {
     properties: {
       aging_bucket: { type: 'string', enum: [...AGING_BUCKETS], description: 'Only orders in this aging bucket.' },
@@ -86,15 +100,40 @@ export const awaitingSignatureOrders: GovernedQuery<AwaitingParameters> = {
     },
   },
   columns: [
-    column('order_id', 'string', 'Physician order id (an OR- handle in no_phi sessions, as on GET /physician-orders).', orderPhi('id')),
+    column(
+      'order_id',
+      'string',
+      'Physician order id (an OR- handle in no_phi sessions, as on GET /physician-orders).',
+      orderPhi('id'),
+    ),
     column('patient_id', 'string', 'Patient id (a PT- handle in no_phi sessions).', orderPhi('patient_id')),
     ...PHYSICIAN_COLUMNS,
-    column('order_type', 'string', 'plan_of_care, recertification, verbal, supplemental, face_to_face or discharge.', orderPhi('order_type')),
+    column(
+      'order_type',
+      'string',
+      'plan_of_care, recertification, verbal, supplemental, face_to_face or discharge.',
+      orderPhi('order_type'),
+    ),
     column('office_id', 'string', 'Office the order ages in (its time zone).', orderPhi('office_id')),
-    column('sent_at', 'date-time', 'When it was sent to the physician (null: not sent; the year only in no_phi sessions).', orderPhi('sent_at')),
-    column('days_outstanding', 'integer', 'Office-calendar days since sent (null: not sent; withheld in no_phi sessions, where aging_bucket says how old the order is).', orderPhi('days_outstanding')),
-    column('aging_bucket', 'string', 'not_sent, 0_7_days, 8_14_days, 15_30_days or 31_plus_days.', orderPhi('aging_bucket')),
-    column('sla_breached', 'boolean', 'Outstanding longer than the agency\'s signature SLA.', orderPhi('sla_breached')),
+    column(
+      'sent_at',
+      'date-time',
+      'When it was sent to the physician (null: not sent; the year only in no_phi sessions).',
+      orderPhi('sent_at'),
+    ),
+    column(
+      'days_outstanding',
+      'integer',
+      'Office-calendar days since sent (null: not sent; withheld in no_phi sessions, where aging_bucket says how old the order is).',
+      orderPhi('days_outstanding'),
+    ),
+    column(
+      'aging_bucket',
+      'string',
+      'not_sent, 0_7_days, 8_14_days, 15_30_days or 31_plus_days.',
+      orderPhi('aging_bucket'),
+    ),
+    column('sla_breached', 'boolean', "Outstanding longer than the agency's signature SLA.", orderPhi('sla_breached')),
   ],
   order: { columns: ['order_id'], direction: 'asc' },
   ...readsDataOf('listPhysicianOrders'),
@@ -112,9 +151,17 @@ export const awaitingSignatureOrders: GovernedQuery<AwaitingParameters> = {
     return store
       .selectFromRows(orders.offset(0).as('awaiting'))
       .select([
-        'awaiting.order_id', 'awaiting.patient_id', 'awaiting.physician_name', 'awaiting.physician_id', 'awaiting.physician_npi',
-        'awaiting.order_type', 'awaiting.office_id', 'awaiting.sent_at', sql<number | null>`awaiting.days`.as('days_outstanding'),
-        'awaiting.aging_bucket', 'awaiting.sla_breached',
+        'awaiting.order_id',
+        'awaiting.patient_id',
+        'awaiting.physician_name',
+        'awaiting.physician_id',
+        'awaiting.physician_npi',
+        'awaiting.order_type',
+        'awaiting.office_id',
+        'awaiting.sent_at',
+        sql<number | null>`awaiting.days`.as('days_outstanding'),
+        'awaiting.aging_bucket',
+        'awaiting.sla_breached',
       ]);
   },
 };

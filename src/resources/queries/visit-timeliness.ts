@@ -1,5 +1,13 @@
 import { sql } from 'kysely';
-import { checkDateRange, column, DATE_RANGE, dayAfter, OFFICE_ID, type GovernedQuery, readsDataOf } from './governed-query.js';
+import {
+  checkDateRange,
+  column,
+  DATE_RANGE,
+  dayAfter,
+  OFFICE_ID,
+  type GovernedQuery,
+  readsDataOf,
+} from './governed-query.js';
 
 interface TimelinessParameters {
   from: string;
@@ -15,11 +23,18 @@ interface TimelinessParameters {
 export const visitsMissedOrLate: GovernedQuery<TimelinessParameters> = {
   id: 'visits_missed_or_late',
   title: 'Visits missed or late by discipline',
-  description: 'Visits scheduled from `from` to `to` (UTC days, both included), per discipline: how many were due (not cancelled), missed, started late (more than `grace_minutes` after the scheduled start), and the share on time among those that started.',
+  description:
+    'Visits scheduled from `from` to `to` (UTC days, both included), per discipline: how many were due (not cancelled), missed, started late (more than `grace_minutes` after the scheduled start), and the share on time among those that started.',
   parameters: {
     properties: {
       ...DATE_RANGE,
-      grace_minutes: { type: 'integer', minimum: 0, maximum: 240, default: 15, description: 'Minutes after the scheduled start a visit may begin and still be on time.' },
+      grace_minutes: {
+        type: 'integer',
+        minimum: 0,
+        maximum: 240,
+        default: 15,
+        description: 'Minutes after the scheduled start a visit may begin and still be on time.',
+      },
       office_id: OFFICE_ID,
     },
     required: ['from', 'to'],
@@ -50,7 +65,11 @@ export const visitsMissedOrLate: GovernedQuery<TimelinessParameters> = {
         sql<number>`count(*)::int`.as('visits_due'),
         sql<number>`(count(*) filter (where visits.status = 'missed'))::int`.as('visits_missed'),
         sql<number>`(count(*) filter (where ${late}))::int`.as('visits_late'),
-        sql<number | null>`round((count(*) filter (where ${started} and not ${late}))::numeric / nullif(count(*) filter (where ${started}), 0), 4)::float8`.as('on_time_rate'),
+        sql<
+          number | null
+        >`round((count(*) filter (where ${started} and not ${late}))::numeric / nullif(count(*) filter (where ${started}), 0), 4)::float8`.as(
+          'on_time_rate',
+        ),
       ])
       .groupBy('visits.discipline');
   },

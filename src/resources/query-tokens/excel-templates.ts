@@ -53,8 +53,8 @@ function powerQuery(source: TemplateSource): string {
     ...header(source, '//'),
     '//',
     '// Before the first refresh: Home > Manage Parameters > New Parameter, Name QueryToken, Type Text, Current Value',
-    '// the token\'s secret (qt_...), shown once when the token was created. Keep it in that parameter: a web request',
-    '// that reads a worksheet cell trips Excel\'s privacy firewall (Formula.Firewall). When Excel asks how to connect',
+    "// the token's secret (qt_...), shown once when the token was created. Keep it in that parameter: a web request",
+    "// that reads a worksheet cell trips Excel's privacy firewall (Formula.Firewall). When Excel asks how to connect",
     '// to the service, choose Anonymous: the token travels in the Authorization header below.',
     'let',
     `    BaseUrl = ${mText(baseUrl.replace(/\/+$/, ''))},`,
@@ -84,7 +84,12 @@ const TS_CELL_TYPES = 'string | number | boolean | null';
 
 /** A worksheet name from the token's name: at most 31 characters, none of those Excel refuses. */
 function sheetName(token: QueryTokenRow): string {
-  return token.name.replace(/[\\/?*[\]:]/g, ' ').trim().slice(0, 31) || token.query_id.slice(0, 31);
+  return (
+    token.name
+      .replace(/[\\/?*[\]:]/g, ' ')
+      .trim()
+      .slice(0, 31) || token.query_id.slice(0, 31)
+  );
 }
 
 /** An Office Script (Excel on the web > Automate > New Script): fetches every page from the browser into one sheet. */
@@ -94,7 +99,7 @@ function officeScript(source: TemplateSource): string {
   return [
     ...header(source, '//'),
     '//',
-    '// Paste the token\'s secret (qt_...), shown once when the token was created, into QUERY_TOKEN below, then Run.',
+    "// Paste the token's secret (qt_...), shown once when the token was created, into QUERY_TOKEN below, then Run.",
     '// The script calls the service from the browser; the service answers CORS for query tokens from Office origins.',
     '',
     'const QUERY_TOKEN = "PASTE_QUERY_TOKEN_HERE";',
@@ -145,7 +150,11 @@ export function excelTemplate(type: TemplateType, source: TemplateSource): strin
 }
 
 export function templateFileName(token: QueryTokenRow, type: TemplateType): string {
-  const stem = token.name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 60) || token.query_id;
+  const stem =
+    token.name
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '-')
+      .replace(/^-+|-+$/g, '')
+      .slice(0, 60) || token.query_id;
   return `${stem}.${type === 'power-query' ? 'pq' : 'ts'}`;
 }
-

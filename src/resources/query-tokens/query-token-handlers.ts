@@ -4,7 +4,13 @@ import { queryTokenRefusal } from '../../domain/access-policy.js';
 import { newQueryTokenSecret, queryTokenHash } from '../../identity/query-tokens.js';
 import { resourceNotFound, type Handler } from '../handler.js';
 import { queryNotFound, type QueryRegistry } from '../queries/query-registry.js';
-import { findQueryToken, insertQueryToken, listQueryTokenPage, revokeQueryToken, statusOf } from './query-token-repository.js';
+import {
+  findQueryToken,
+  insertQueryToken,
+  listQueryTokenPage,
+  revokeQueryToken,
+  statusOf,
+} from './query-token-repository.js';
 import { queryTokenView } from './query-token-view.js';
 import { excelTemplate, templateFileName } from './excel-templates.js';
 
@@ -17,7 +23,11 @@ function expiryOf(sent: string | undefined, now: Date): Date {
   const at = new Date(sent);
   const latest = new Date(now);
   latest.setUTCFullYear(now.getUTCFullYear() + 1);
-  if (at <= now || at > latest) throw invalidInput('expires_at', `expires_at must be after now and at most one year ahead (by ${latest.toISOString()}); it was ${sent}.`);
+  if (at <= now || at > latest)
+    throw invalidInput(
+      'expires_at',
+      `expires_at must be after now and at most one year ahead (by ${latest.toISOString()}); it was ${sent}.`,
+    );
   return at;
 }
 
@@ -48,7 +58,13 @@ export function queryTokenHandlers(registry: QueryRegistry, publicBaseUrl: strin
   };
 
   const listQueryTokens: Handler<'listQueryTokens'> = async (ctx) => {
-    const { rows, meta } = await listQueryTokenPage(ctx.store, ctx.principal.extensionId, ctx.query.status, ctx.query, ctx.cursors);
+    const { rows, meta } = await listQueryTokenPage(
+      ctx.store,
+      ctx.principal.extensionId,
+      ctx.query.status,
+      ctx.query,
+      ctx.cursors,
+    );
     const now = new Date();
     return { data: rows.map((row) => queryTokenView(row, now)), meta };
   };
@@ -64,7 +80,11 @@ export function queryTokenHandlers(registry: QueryRegistry, publicBaseUrl: strin
     if (!row) throw resourceNotFound('query token', ctx.params.id);
     const status = statusOf(row, new Date());
     if (status !== 'active') {
-      throw new PlatformError('PLATFORM_CONFLICT', `Query token ${row.id} is ${status}; a template for it could not run. Create a new token (POST /api/v1/ext/query-tokens).`, { id: row.id, status });
+      throw new PlatformError(
+        'PLATFORM_CONFLICT',
+        `Query token ${row.id} is ${status}; a template for it could not run. Create a new token (POST /api/v1/ext/query-tokens).`,
+        { id: row.id, status },
+      );
     }
     const query = registry.get(row.query_id);
     if (!query) throw queryNotFound(row.query_id);

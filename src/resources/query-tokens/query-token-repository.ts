@@ -8,8 +8,17 @@ export type QueryTokenRow = Omit<Selectable<QueryTokensTable>, 'token_hash'>;
 type QueryTokenStatus = 'active' | 'expired' | 'revoked';
 
 const COLUMNS = [
-  'query_tokens.id', 'query_tokens.agency_id', 'query_tokens.extension_id', 'query_tokens.name', 'query_tokens.query_id', 'query_tokens.parameters',
-  'query_tokens.phi_mode', 'query_tokens.token_hint', 'query_tokens.created_at', 'query_tokens.expires_at', 'query_tokens.revoked_at',
+  'query_tokens.id',
+  'query_tokens.agency_id',
+  'query_tokens.extension_id',
+  'query_tokens.name',
+  'query_tokens.query_id',
+  'query_tokens.parameters',
+  'query_tokens.phi_mode',
+  'query_tokens.token_hint',
+  'query_tokens.created_at',
+  'query_tokens.expires_at',
+  'query_tokens.revoked_at',
   'query_tokens.last_used_at',
 ] as const;
 
@@ -26,19 +35,38 @@ export function statusOf(row: Pick<QueryTokenRow, 'revoked_at' | 'expires_at'>, 
   return row.expires_at <= now ? 'expired' : 'active';
 }
 
-export async function listQueryTokenPage(store: TenantStore, extensionId: string, status: QueryTokenStatus | undefined, page: ListQuery, cursors: CursorSealer): Promise<Page<QueryTokenRow>> {
+export async function listQueryTokenPage(
+  store: TenantStore,
+  extensionId: string,
+  status: QueryTokenStatus | undefined,
+  page: ListQuery,
+  cursors: CursorSealer,
+): Promise<Page<QueryTokenRow>> {
   let tokens = extensionTokens(store, extensionId);
   if (status === 'revoked') tokens = tokens.where('query_tokens.revoked_at', 'is not', null);
-  if (status === 'active') tokens = tokens.where('query_tokens.revoked_at', 'is', null).where('query_tokens.expires_at', '>', sql<Date>`now()`);
-  if (status === 'expired') tokens = tokens.where('query_tokens.revoked_at', 'is', null).where('query_tokens.expires_at', '<=', sql<Date>`now()`);
+  if (status === 'active')
+    tokens = tokens
+      .where('query_tokens.revoked_at', 'is', null)
+      .where('query_tokens.expires_at', '>', sql<Date>`now()`);
+  if (status === 'expired')
+    tokens = tokens
+      .where('query_tokens.revoked_at', 'is', null)
+      .where('query_tokens.expires_at', '<=', sql<Date>`now()`);
   return listPage(store, tokens.select(COLUMNS), NEWEST, page, cursors);
 }
 
-export function findQueryToken(store: TenantStore, extensionId: string, id: string): Promise<QueryTokenRow | undefined> {
+export function findQueryToken(
+  store: TenantStore,
+  extensionId: string,
+  id: string,
+): Promise<QueryTokenRow | undefined> {
   return extensionTokens(store, extensionId).select(COLUMNS).where('query_tokens.id', '=', id).executeTakeFirst();
 }
 
-type NewQueryToken = Omit<QueryTokenRow, 'agency_id' | 'created_at' | 'revoked_at' | 'last_used_at'> & { token_hash: string; created_at: Date };
+type NewQueryToken = Omit<QueryTokenRow, 'agency_id' | 'created_at' | 'revoked_at' | 'last_used_at'> & {
+  token_hash: string;
+  created_at: Date;
+};
 
 export async function insertQueryToken(store: CommandStore, token: NewQueryToken): Promise<QueryTokenRow> {
   return store
@@ -49,7 +77,12 @@ export async function insertQueryToken(store: CommandStore, token: NewQueryToken
 }
 
 /** Revokes an active or expired token once; a revoked one keeps its first revocation time. */
-export async function revokeQueryToken(store: CommandStore, extensionId: string, id: string, at: Date): Promise<QueryTokenRow | undefined> {
+export async function revokeQueryToken(
+  store: CommandStore,
+  extensionId: string,
+  id: string,
+  at: Date,
+): Promise<QueryTokenRow | undefined> {
   await store
     .updateTable('query_tokens')
     .set({ revoked_at: at })

@@ -11,17 +11,28 @@ function charts(store: TenantStore) {
   return store
     .selectFrom('patients')
     .leftJoin('episodes', (join) =>
-      join.on(store.ofAgency('episodes')).onRef('episodes.patient_id', '=', 'patients.id').on('episodes.status', '=', 'active'),
+      join
+        .on(store.ofAgency('episodes'))
+        .onRef('episodes.patient_id', '=', 'patients.id')
+        .on('episodes.status', '=', 'active'),
     )
     .select(['patients.id', 'episodes.id as episode_id', 'episodes.start_date as episode_start_date']);
 }
 
-function toChartRef(row: { id: string; episode_id: string | null; episode_start_date: string | null } | undefined): ChartRef | null {
+function toChartRef(
+  row: { id: string; episode_id: string | null; episode_start_date: string | null } | undefined,
+): ChartRef | null {
   if (!row) return null;
-  return { id: row.id, activeEpisode: row.episode_id && row.episode_start_date ? { id: row.episode_id, start_date: row.episode_start_date } : null };
+  return {
+    id: row.id,
+    activeEpisode:
+      row.episode_id && row.episode_start_date ? { id: row.episode_id, start_date: row.episode_start_date } : null,
+  };
 }
 
-const chartWithId = reusableTenantQuery('chart-by-id', ['id'], (store, p) => charts(store).where('patients.id', '=', p.id));
+const chartWithId = reusableTenantQuery('chart-by-id', ['id'], (store, p) =>
+  charts(store).where('patients.id', '=', p.id),
+);
 
 const chartWithIdentity = reusableTenantQuery('chart-by-identity', ['last', 'first', 'dob', 'phone'], (store, p) =>
   charts(store)
@@ -40,14 +51,24 @@ const chartWithIdentity = reusableTenantQuery('chart-by-identity', ['last', 'fir
  * Either parameter may be null: both functions are strict, so a null key takes no lock.
  */
 const officeAndLock = reusableTenantQuery('intake-office-and-lock', ['zip', 'lockKey'], (store, p) =>
-  store.selectNoFrom([xactLock(p.lockKey).as('locked'), store.selectFrom('agency_service_zips').select('office_id').where('zip_code', '=', p.zip).as('office_id')]),
+  store.selectNoFrom([
+    xactLock(p.lockKey).as('locked'),
+    store.selectFrom('agency_service_zips').select('office_id').where('zip_code', '=', p.zip).as('office_id'),
+  ]),
 );
 
-function identityLock(store: TenantStore, { match_last_name: last, match_first_name: first, dob, match_phone: phone }: PatientIdentity): string {
+function identityLock(
+  store: TenantStore,
+  { match_last_name: last, match_first_name: first, dob, match_phone: phone }: PatientIdentity,
+): string {
   return lockKey('patient-identity', store.agencyId, last, first, dob, phone);
 }
 
-async function officeLockingIdentity(store: TenantStore, zip: string | null, identity: PatientIdentity | null): Promise<string | null> {
+async function officeLockingIdentity(
+  store: TenantStore,
+  zip: string | null,
+  identity: PatientIdentity | null,
+): Promise<string | null> {
   if (zip === null && identity === null) return null;
   const [row] = await officeAndLock(store, { zip, lockKey: identity && identityLock(store, identity) });
   return row.office_id;
@@ -72,7 +93,9 @@ async function recordIntake(store: CommandStore, record: IntakeRecord): Promise<
   // A few texts (with or without a chart, by number of documents), each prepared once per connection.
   // The audit record names what the statement wrote in this order: the referral, its intake, then the chart.
   await store.insertTogether('intake-record', [
-    store.insertInto('referrals').values({ ...record.referral, id: referralId, intake_id: intakeId, patient_id: patientId }),
+    store
+      .insertInto('referrals')
+      .values({ ...record.referral, id: referralId, intake_id: intakeId, patient_id: patientId }),
     store.insertInto('intakes').values({ ...record.intake, id: intakeId, referral_id: referralId }),
     ...(record.newChart ? [store.insertInto('patients').values({ ...record.newChart, id: patientId! })] : []),
     ...(links.length > 0 ? [store.insertInto('referral_documents').values(links)] : []),

@@ -20,8 +20,20 @@ export type ReferralRow = Selectable<ReferralsTable>;
 const NEWEST_FIRST: ListOrder = { columns: ['referral_date', 'id'], direction: 'desc' };
 
 const SUMMARY_COLUMNS = [
-  'id', 'patient_id', 'intake_id', 'service_line', 'referral_type', 'referral_type_category', 'referral_date',
-  'referral_source', 'referral_source_id', 'disposition', 'decline_reason', 'office_id', 'patient_display_name', 'created_at',
+  'id',
+  'patient_id',
+  'intake_id',
+  'service_line',
+  'referral_type',
+  'referral_type_category',
+  'referral_date',
+  'referral_source',
+  'referral_source_id',
+  'disposition',
+  'decline_reason',
+  'office_id',
+  'patient_display_name',
+  'created_at',
 ] as const;
 
 export type ReferralSummaryRow = Pick<ReferralRow, (typeof SUMMARY_COLUMNS)[number]>;
@@ -29,7 +41,12 @@ export type ReferralSummaryRow = Pick<ReferralRow, (typeof SUMMARY_COLUMNS)[numb
 const utcDayStart = (day: string) => new Date(`${day}T00:00:00.000Z`);
 const utcDayAfter = (day: string) => new Date(utcDayStart(day).getTime() + 86_400_000);
 
-export async function listReferralSummaries(store: TenantStore, filters: ReferralFilters, page: ListQuery, cursors: CursorSealer): Promise<Page<ReferralSummaryRow>> {
+export async function listReferralSummaries(
+  store: TenantStore,
+  filters: ReferralFilters,
+  page: ListQuery,
+  cursors: CursorSealer,
+): Promise<Page<ReferralSummaryRow>> {
   let query = store.selectFrom('referrals').select(SUMMARY_COLUMNS);
   if (filters.disposition) query = query.where('disposition', '=', filters.disposition);
   if (filters.referral_type) query = query.where('referral_type_category', '=', filters.referral_type);

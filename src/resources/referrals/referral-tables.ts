@@ -50,7 +50,6 @@ interface ReferralDocumentsTable {
   created_at: DefaultedTimestamp;
 }
 
-
 export interface ReferralTables {
   referrals: ReferralsTable;
   referral_documents: ReferralDocumentsTable;

@@ -3,11 +3,27 @@ import type { CommandStore } from '../../db/tenant-store.js';
 import { normalizeNameKey } from '../../db/patient-match-keys.js';
 import { randomId } from '../../shared/ids.js';
 import { SegmentReader, X12Error, type Segment } from '../../domain/era/x12-segments.js';
-import { Era835Reader, type EraClaim, type EraEvent, type EraPayment, type PaymentTotals, type ProviderAdjustment } from '../../domain/era/era-835.js';
+import {
+  Era835Reader,
+  type EraClaim,
+  type EraEvent,
+  type EraPayment,
+  type PaymentTotals,
+  type ProviderAdjustment,
+} from '../../domain/era/era-835.js';
 import { formatCents } from '../../domain/era/era-values.js';
 import { matchClaim, mrnCandidates, type CandidatePatient, type ClaimMatch } from '../../domain/era/claim-match.js';
 import {
-  coverageHolders, finishFile, finishRemittance, findByTrace, findFileByContent, findRemittance, insertAllocations, insertFile, insertRemittance, patientsByMrn,
+  coverageHolders,
+  finishFile,
+  finishRemittance,
+  findByTrace,
+  findFileByContent,
+  findRemittance,
+  insertAllocations,
+  insertFile,
+  insertRemittance,
+  patientsByMrn,
 } from './remittance-repository.js';
 import { remittanceView } from './remittance-view.js';
 
@@ -90,23 +106,33 @@ class AllocationBatch {
   private async match(claims: EraClaim[]): Promise<ClaimMatch[]> {
     const memberIds = claims.flatMap((c) => (c.patient.memberId ? [c.patient.memberId] : []));
     const [patients, holders] = await Promise.all([
-      patientsByMrn(this.store, claims.flatMap((c) => mrnCandidates(c.patientControlNumber))),
+      patientsByMrn(
+        this.store,
+        claims.flatMap((c) => mrnCandidates(c.patientControlNumber)),
+      ),
       coverageHolders(this.store, memberIds),
     ]);
     const holdersOf = new Map<string, string[]>();
-    for (const h of holders) holdersOf.set(h.policy_number!, [...(holdersOf.get(h.policy_number!) ?? []), h.patient_id]);
+    for (const h of holders)
+      holdersOf.set(h.policy_number!, [...(holdersOf.get(h.policy_number!) ?? []), h.patient_id]);
     const byMrn = new Map(patients.map((p) => [p.mrn!, p]));
     return claims.map((claim) => {
       const memberId = claim.patient.memberId;
       const holding = memberId ? (holdersOf.get(memberId) ?? []) : [];
-      const patient = mrnCandidates(claim.patientControlNumber).map((mrn) => byMrn.get(mrn)).find(Boolean);
+      const patient = mrnCandidates(claim.patientControlNumber)
+        .map((mrn) => byMrn.get(mrn))
+        .find(Boolean);
       const candidate: CandidatePatient | undefined = patient && {
         id: patient.id,
         lastNameKey: patient.match_last_name,
         policyNumbers: holding.includes(patient.id) && memberId ? [memberId] : [],
       };
       const lastNameKey = claim.patient.lastName ? normalizeNameKey(claim.patient.lastName) : null;
-      return matchClaim({ patientControlNumber: claim.patientControlNumber, lastNameKey, memberId }, candidate, holding);
+      return matchClaim(
+        { patientControlNumber: claim.patientControlNumber, lastNameKey, memberId },
+        candidate,
+        holding,
+      );
     });
   }
 }
@@ -135,7 +161,9 @@ function allocationRow(remittanceId: string, claim: EraClaim, match: ClaimMatch)
     adjustment_amount: formatCents(claim.adjustmentCents),
     patient_responsibility_amount: formatCents(claim.patientResponsibilityCents),
     variance_amount: formatCents(claim.varianceCents),
-    adjustment_codes: JSON.stringify(claim.adjustments.map((a) => ({ group: a.group, reason: a.reason, amount: formatCents(a.amountCents) }))),
+    adjustment_codes: JSON.stringify(
+      claim.adjustments.map((a) => ({ group: a.group, reason: a.reason, amount: formatCents(a.amountCents) })),
+    ),
   };
 }
 
@@ -148,7 +176,9 @@ function totalsRow(totals: PaymentTotals) {
     adjustment_amount: formatCents(totals.adjustmentCents),
     patient_responsibility_amount: formatCents(totals.patientResponsibilityCents),
     variance_amount: formatCents(totals.varianceCents),
-    adjustments_by_group: JSON.stringify(Object.fromEntries(Object.entries(totals.byGroup).map(([group, cents]) => [group, formatCents(cents)]))),
+    adjustments_by_group: JSON.stringify(
+      Object.fromEntries(Object.entries(totals.byGroup).map(([group, cents]) => [group, formatCents(cents)])),
+    ),
     provider_adjustment_amount: formatCents(totals.providerAdjustmentCents),
     updated_at: new Date(),
   };
@@ -231,8 +261,16 @@ class EraFileImport {
       case 'payment-end':
         await this.batch.flush(this.remittanceId!);
         this.providerAdjustments += event.providerAdjustments.length;
-        await finishRemittance(this.store, this.remittanceId!, totalsRow(event.totals), providerAdjustmentRows(this.remittanceId!, event.providerAdjustments));
-        return this.store.emit({ type: 'remittance.received', data: remittanceView((await findRemittance(this.store, this.remittanceId!))!) });
+        await finishRemittance(
+          this.store,
+          this.remittanceId!,
+          totalsRow(event.totals),
+          providerAdjustmentRows(this.remittanceId!, event.providerAdjustments),
+        );
+        return this.store.emit({
+          type: 'remittance.received',
+          data: remittanceView((await findRemittance(this.store, this.remittanceId!))!),
+        });
     }
   }
 
@@ -240,8 +278,13 @@ class EraFileImport {
     const earlier = await findByTrace(this.store, payment.traceOriginator, payment.traceNumber);
     if (earlier) {
       const where = `segment ${payment.index} (ST*835*${payment.transactionControlNumber}), line ${payment.line}`;
-      const from = earlier.era_file_id === this.eraFileId ? 'earlier in this same file' : `from ${earlier.file_name} (era_file_id ${earlier.era_file_id}, imported ${earlier.created_at.toISOString()})`;
-      throw new EraImportError(`${where}: duplicate payment: payer ${payment.traceOriginator} trace number ${payment.traceNumber} was already imported ${from}`);
+      const from =
+        earlier.era_file_id === this.eraFileId
+          ? 'earlier in this same file'
+          : `from ${earlier.file_name} (era_file_id ${earlier.era_file_id}, imported ${earlier.created_at.toISOString()})`;
+      throw new EraImportError(
+        `${where}: duplicate payment: payer ${payment.traceOriginator} trace number ${payment.traceNumber} was already imported ${from}`,
+      );
     }
     this.remittanceId = randomId('rem_', 12);
     this.payments++;
@@ -270,22 +313,40 @@ class EraFileImport {
  * remittance.received goes through the command's outbox, committed with the payment or not at all. The admin
  * command, the demo seed and the bench run it through runPlatformCommand.
  */
-export async function importEraFile(store: CommandStore, source: EraSource, onProgress?: (progress: EraImportProgress) => void): Promise<EraImportResult> {
+export async function importEraFile(
+  store: CommandStore,
+  source: EraSource,
+  onProgress?: (progress: EraImportProgress) => void,
+): Promise<EraImportResult> {
   // Imports of one agency run one after another, so two imports of one file cannot both pass the checks below.
   await store.lockAgency();
   const imported = await findFileByContent(store, source.sha256);
   if (imported) {
-    return { outcome: 'already_imported', eraFileId: imported.id, fileName: imported.file_name, payments: imported.payment_count, claims: imported.claim_count };
+    return {
+      outcome: 'already_imported',
+      eraFileId: imported.id,
+      fileName: imported.file_name,
+      payments: imported.payment_count,
+      claims: imported.claim_count,
+    };
   }
   const file = new EraFileImport(store, source);
   try {
     await file.read(onProgress);
   } catch (err) {
-    if (err instanceof X12Error) throw new EraImportError(`${source.name} was not imported (nothing was written): ${err.message}`);
-    if (err instanceof EraImportError) throw new EraImportError(`${source.name} was not imported (nothing was written): ${err.message}`);
+    if (err instanceof X12Error)
+      throw new EraImportError(`${source.name} was not imported (nothing was written): ${err.message}`);
+    if (err instanceof EraImportError)
+      throw new EraImportError(`${source.name} was not imported (nothing was written): ${err.message}`);
     throw err;
   }
   return {
-    outcome: 'imported', eraFileId: file.eraFileId, fileName: source.name, payments: file.payments, claims: file.claims, providerAdjustments: file.providerAdjustments, matches: file.matches,
+    outcome: 'imported',
+    eraFileId: file.eraFileId,
+    fileName: source.name,
+    payments: file.payments,
+    claims: file.claims,
+    providerAdjustments: file.providerAdjustments,
+    matches: file.matches,
   };
 }

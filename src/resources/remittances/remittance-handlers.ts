@@ -1,6 +1,11 @@
 import type { Handler } from '../handler.js';
 import { paging } from '../../generated/contract.js';
-import { findRemittance, listAllocationPage, listProviderAdjustments, listRemittancePage } from './remittance-repository.js';
+import {
+  findRemittance,
+  listAllocationPage,
+  listProviderAdjustments,
+  listRemittancePage,
+} from './remittance-repository.js';
 import { allocationSummary, allocationView, remittanceView } from './remittance-view.js';
 
 export const listRemittances: Handler<'listRemittances'> = async (ctx) => {
@@ -18,7 +23,15 @@ export const listRemittanceAllocations: Handler<'listRemittanceAllocations'> = a
   const remittance = await findRemittance(ctx.store, ctx.params.id);
   if (!remittance) {
     const limit = ctx.query.limit ?? paging.default_limit;
-    const empty = { total: 0, total_exact: true, limit, offset: ctx.query.offset ?? 0, has_more: false, next_offset: null, next_cursor: null };
+    const empty = {
+      total: 0,
+      total_exact: true,
+      limit,
+      offset: ctx.query.offset ?? 0,
+      has_more: false,
+      next_offset: null,
+      next_cursor: null,
+    };
     return { data: [], meta: { ...empty, summary: allocationSummary(undefined, []) } };
   }
   const [{ rows, meta }, adjustments] = await Promise.all([

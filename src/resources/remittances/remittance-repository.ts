@@ -3,7 +3,11 @@ import type { CommandStore, TenantInsert, TenantStore } from '../../db/tenant-st
 import type { CursorSealer } from '../../db/cursor-sealer.js';
 import { listPage, type ListOrder, type ListQuery, type Page } from '../../db/paging.js';
 import type {
-  EraFilesTable, RemittanceAllocationsTable, RemittanceProviderAdjustmentsTable, RemittancesTable, RemittanceStatus,
+  EraFilesTable,
+  RemittanceAllocationsTable,
+  RemittanceProviderAdjustmentsTable,
+  RemittancesTable,
+  RemittanceStatus,
 } from './remittance-tables.js';
 
 type EraFileRow = Selectable<EraFilesTable>;
@@ -19,9 +23,17 @@ interface RemittanceFilters {
 /** Newest payment first, served by the remittances_*_idx indexes. */
 const NEWEST: ListOrder = { columns: ['remittances.payment_date', 'remittances.id'], direction: 'desc' };
 /** File order, served by the allocations' (remittance_id, position, id) key. */
-const FILE_ORDER: ListOrder = { columns: ['remittance_allocations.position', 'remittance_allocations.id'], direction: 'asc' };
+const FILE_ORDER: ListOrder = {
+  columns: ['remittance_allocations.position', 'remittance_allocations.id'],
+  direction: 'asc',
+};
 
-export async function listRemittancePage(store: TenantStore, filters: RemittanceFilters, page: ListQuery, cursors: CursorSealer): Promise<Page<RemittanceRow>> {
+export async function listRemittancePage(
+  store: TenantStore,
+  filters: RemittanceFilters,
+  page: ListQuery,
+  cursors: CursorSealer,
+): Promise<Page<RemittanceRow>> {
   let query = store.selectFrom('remittances').selectAll('remittances');
   if (filters.status !== undefined) query = query.where('remittances.status', '=', filters.status);
   if (filters.eraFileId !== undefined) query = query.where('remittances.era_file_id', '=', filters.eraFileId);
@@ -32,13 +44,26 @@ export function findRemittance(store: TenantStore, id: string): Promise<Remittan
   return store.selectFrom('remittances').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
-export async function listAllocationPage(store: TenantStore, remittanceId: string, page: ListQuery, cursors: CursorSealer): Promise<Page<AllocationRow>> {
-  const query = store.selectFrom('remittance_allocations').selectAll('remittance_allocations').where('remittance_allocations.remittance_id', '=', remittanceId);
+export async function listAllocationPage(
+  store: TenantStore,
+  remittanceId: string,
+  page: ListQuery,
+  cursors: CursorSealer,
+): Promise<Page<AllocationRow>> {
+  const query = store
+    .selectFrom('remittance_allocations')
+    .selectAll('remittance_allocations')
+    .where('remittance_allocations.remittance_id', '=', remittanceId);
   return listPage(store, query, FILE_ORDER, page, cursors);
 }
 
 export function listProviderAdjustments(store: TenantStore, remittanceId: string): Promise<ProviderAdjustmentRow[]> {
-  return store.selectFrom('remittance_provider_adjustments').selectAll().where('remittance_id', '=', remittanceId).orderBy('position').execute();
+  return store
+    .selectFrom('remittance_provider_adjustments')
+    .selectAll()
+    .where('remittance_id', '=', remittanceId)
+    .orderBy('position')
+    .execute();
 }
 
 export function findFileByContent(store: TenantStore, sha256: string): Promise<EraFileRow | undefined> {
@@ -49,7 +74,9 @@ export function findFileByContent(store: TenantStore, sha256: string): Promise<E
 export function findByTrace(store: TenantStore, traceOriginator: string, traceNumber: string) {
   return store
     .selectFrom('remittances')
-    .innerJoin('era_files', (join) => join.on(store.ofAgency('era_files')).onRef('era_files.id', '=', 'remittances.era_file_id'))
+    .innerJoin('era_files', (join) =>
+      join.on(store.ofAgency('era_files')).onRef('era_files.id', '=', 'remittances.era_file_id'),
+    )
     .select(['remittances.id', 'era_files.id as era_file_id', 'era_files.file_name', 'era_files.created_at'])
     .where('remittances.trace_originator', '=', traceOriginator)
     .where('remittances.trace_number', '=', traceNumber)
@@ -65,7 +92,11 @@ export async function insertFile(store: CommandStore, file: TenantInsert<'era_fi
   await store.insertInto('era_files').values(file).execute();
 }
 
-export async function finishFile(store: CommandStore, id: string, counts: { payment_count: number; claim_count: number }): Promise<void> {
+export async function finishFile(
+  store: CommandStore,
+  id: string,
+  counts: { payment_count: number; claim_count: number },
+): Promise<void> {
   await store.updateTable('era_files').set(counts).where('id', '=', id).execute();
 }
 
@@ -73,12 +104,20 @@ export async function insertRemittance(store: CommandStore, remittance: TenantIn
   await store.insertInto('remittances').values(remittance).execute();
 }
 
-export async function finishRemittance(store: CommandStore, id: string, totals: Partial<Insertable<RemittancesTable>>, adjustments: TenantInsert<'remittance_provider_adjustments'>[]): Promise<void> {
+export async function finishRemittance(
+  store: CommandStore,
+  id: string,
+  totals: Partial<Insertable<RemittancesTable>>,
+  adjustments: TenantInsert<'remittance_provider_adjustments'>[],
+): Promise<void> {
   await store.updateTable('remittances').set(totals).where('id', '=', id).execute();
   if (adjustments.length > 0) await store.insertInto('remittance_provider_adjustments').values(adjustments).execute();
 }
 
-export async function insertAllocations(store: CommandStore, allocations: TenantInsert<'remittance_allocations'>[]): Promise<void> {
+export async function insertAllocations(
+  store: CommandStore,
+  allocations: TenantInsert<'remittance_allocations'>[],
+): Promise<void> {
   if (allocations.length === 0) return;
   await store.insertInto('remittance_allocations').values(allocations).execute();
 }
@@ -86,11 +125,19 @@ export async function insertAllocations(store: CommandStore, allocations: Tenant
 /** Patients whose MRN is one of `mrns`, with their normalized last name: read to match claims, not served. */
 export function patientsByMrn(store: TenantStore, mrns: readonly string[]) {
   if (mrns.length === 0) return Promise.resolve([]);
-  return store.lookupFrom('patients').select(['id', 'mrn', 'match_last_name']).where('mrn', 'in', [...new Set(mrns)]).execute();
+  return store
+    .lookupFrom('patients')
+    .select(['id', 'mrn', 'match_last_name'])
+    .where('mrn', 'in', [...new Set(mrns)])
+    .execute();
 }
 
 /** Patients whose coverages hold one of these policy (member) numbers. */
 export function coverageHolders(store: TenantStore, memberIds: readonly string[]) {
   if (memberIds.length === 0) return Promise.resolve([]);
-  return store.selectFrom('coverages').select(['patient_id', 'policy_number']).where('policy_number', 'in', [...new Set(memberIds)]).execute();
+  return store
+    .selectFrom('coverages')
+    .select(['patient_id', 'policy_number'])
+    .where('policy_number', 'in', [...new Set(memberIds)])
+    .execute();
 }

@@ -1,6 +1,12 @@
 import type { components } from '../../generated/openapi.js';
 import { lastFour } from '../../domain/deidentify.js';
-import { ADJUSTMENT_GROUPS, CLAIM_STATUSES, formatCents, type AdjustmentGroup, type ClaimStatusCode } from '../../domain/era/era-values.js';
+import {
+  ADJUSTMENT_GROUPS,
+  CLAIM_STATUSES,
+  formatCents,
+  type AdjustmentGroup,
+  type ClaimStatusCode,
+} from '../../domain/era/era-values.js';
 import type { AllocationRow, ProviderAdjustmentRow, RemittanceRow } from './remittance-repository.js';
 
 type Remittance = components['schemas']['Remittance'];
@@ -55,17 +61,27 @@ export function allocationView(row: AllocationRow): Allocation {
     adjustment_amount: row.adjustment_amount,
     patient_responsibility_amount: row.patient_responsibility_amount,
     variance_amount: row.variance_amount,
-    adjustment_codes: row.adjustment_codes.map((a) => ({ code: `${a.group}-${a.reason}`, group_code: a.group as AdjustmentGroup, reason_code: a.reason, amount: a.amount })),
+    adjustment_codes: row.adjustment_codes.map((a) => ({
+      code: `${a.group}-${a.reason}`,
+      group_code: a.group as AdjustmentGroup,
+      reason_code: a.reason,
+      amount: a.amount,
+    })),
     match_status: row.match_status,
   };
 }
 
 const ZERO = formatCents(0);
-const byGroup = (stored: Record<string, string>) => Object.fromEntries(ADJUSTMENT_GROUPS.map((g) => [g, stored[g] ?? ZERO])) as Record<AdjustmentGroup, string>;
+const byGroup = (stored: Record<string, string>) =>
+  Object.fromEntries(ADJUSTMENT_GROUPS.map((g) => [g, stored[g] ?? ZERO])) as Record<AdjustmentGroup, string>;
 
 /** The payment's totals; an unknown remittance (or another agency's) has zeros. */
-export function allocationSummary(row: RemittanceRow | undefined, adjustments: ProviderAdjustmentRow[]): AllocationSummary {
-  const signed = row && (row.credit_debit === 'D' && row.payment_amount !== ZERO ? `-${row.payment_amount}` : row.payment_amount);
+export function allocationSummary(
+  row: RemittanceRow | undefined,
+  adjustments: ProviderAdjustmentRow[],
+): AllocationSummary {
+  const signed =
+    row && (row.credit_debit === 'D' && row.payment_amount !== ZERO ? `-${row.payment_amount}` : row.payment_amount);
   return {
     claim_count: row?.claim_count ?? 0,
     charged_amount: row?.charged_amount ?? ZERO,

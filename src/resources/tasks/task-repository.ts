@@ -13,7 +13,12 @@ export function findTask(store: TenantStore, id: string): Promise<TaskRow | unde
 }
 
 /** Applies a change only if the task is still at `version`; undefined when it has moved on. */
-export function updateTaskAtVersion(store: CommandStore, id: string, version: number, change: Updateable<TasksTable>): Promise<TaskRow | undefined> {
+export function updateTaskAtVersion(
+  store: CommandStore,
+  id: string,
+  version: number,
+  change: Updateable<TasksTable>,
+): Promise<TaskRow | undefined> {
   return store
     .updateTable('tasks')
     .set((eb) => ({ ...change, version: eb('version', '+', 1), updated_at: new Date() }))

@@ -31,7 +31,6 @@ export interface TasksTable extends TenantRow {
   completed_at: Timestamp | null;
 }
 
-
 export interface TaskTables {
   tasks: TasksTable;
 }

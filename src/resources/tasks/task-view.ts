@@ -7,7 +7,11 @@ type Task = components['schemas']['Task'];
 export function taskView(row: TaskRow): Task {
   const related: Task['related_resource'] =
     row.related_type && row.related_id
-      ? { type: row.related_type, id: row.related_id, ...(row.related_collection_id ? { collection_id: row.related_collection_id } : {}) }
+      ? {
+          type: row.related_type,
+          id: row.related_id,
+          ...(row.related_collection_id ? { collection_id: row.related_collection_id } : {}),
+        }
       : null;
   return {
     id: row.id,

@@ -7,7 +7,11 @@ import { instantToYear } from '../../domain/deidentify.js';
 import { checkYearBoundary, patientIdFilter } from '../phi-view.js';
 
 /** A bound of the schedule window; in a no_phi session, January 1 at 00:00 UTC. */
-function scheduleBound(store: TenantStore, field: 'scheduled_from' | 'scheduled_to', value: string | undefined): Date | undefined {
+function scheduleBound(
+  store: TenantStore,
+  field: 'scheduled_from' | 'scheduled_to',
+  value: string | undefined,
+): Date | undefined {
   if (value === undefined) return undefined;
   const bound = new Date(value);
   checkYearBoundary(store, field, bound.toISOString(), instantToYear(bound));
@@ -18,10 +22,20 @@ async function visitFilters(store: TenantStore, query: QueryParams<'listVisits'>
   const scheduledFrom = scheduleBound(store, 'scheduled_from', query.scheduled_from);
   const scheduledTo = scheduleBound(store, 'scheduled_to', query.scheduled_to);
   if (scheduledFrom && scheduledTo && scheduledFrom >= scheduledTo) {
-    throw invalidInput('scheduled_to', 'scheduled_to must be later than scheduled_from (scheduled_from is inclusive, scheduled_to exclusive).');
+    throw invalidInput(
+      'scheduled_to',
+      'scheduled_to must be later than scheduled_from (scheduled_from is inclusive, scheduled_to exclusive).',
+    );
   }
   const patientId = await patientIdFilter(store, query.patient_id);
-  return { patientId, discipline: query.discipline, status: query.status, clinicianId: query.clinician_id, scheduledFrom, scheduledTo };
+  return {
+    patientId,
+    discipline: query.discipline,
+    status: query.status,
+    clinicianId: query.clinician_id,
+    scheduledFrom,
+    scheduledTo,
+  };
 }
 
 export const listVisits: Handler<'listVisits'> = async (ctx) => {

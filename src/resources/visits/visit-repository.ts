@@ -28,11 +28,20 @@ function agencyVisits(store: TenantStore) {
       join.on(store.ofAgency('clinician')).onRef('clinician.id', '=', 'visits.clinician_id'),
     )
     .selectAll('visits')
-    .select(sql<string | null>`${sql.ref('clinician.first_name')} || ' ' || ${sql.ref('clinician.last_name')}`.as('clinician_name'));
+    .select(
+      sql<string | null>`${sql.ref('clinician.first_name')} || ' ' || ${sql.ref('clinician.last_name')}`.as(
+        'clinician_name',
+      ),
+    );
 }
 
 /** A page of the agency's visits matching `filters`, in schedule order. */
-export async function listVisitPage(store: TenantStore, filters: VisitFilters, page: ListQuery, cursors: CursorSealer): Promise<Page<VisitRow>> {
+export async function listVisitPage(
+  store: TenantStore,
+  filters: VisitFilters,
+  page: ListQuery,
+  cursors: CursorSealer,
+): Promise<Page<VisitRow>> {
   let query = agencyVisits(store);
   if (filters.patientId !== undefined) query = query.where('visits.patient_id', '=', filters.patientId);
   if (filters.discipline !== undefined) query = query.where('visits.discipline', '=', filters.discipline);

@@ -34,7 +34,6 @@ export interface VisitsTable extends TenantRow {
   cancellation_reason: string | null;
 }
 
-
 export interface VisitTables {
   visits: VisitsTable;
 }

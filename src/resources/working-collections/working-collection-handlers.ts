@@ -1,6 +1,11 @@
 import type { Handler } from '../handler.js';
 import { PlatformError } from '../../shared/platform-error.js';
-import { findCollection, listCollectionRows, listReadableCollections, type CollectionRow } from './working-collection-repository.js';
+import {
+  findCollection,
+  listCollectionRows,
+  listReadableCollections,
+  type CollectionRow,
+} from './working-collection-repository.js';
 import { collectionView, definitionView, ownerName, rowView } from './working-collection-view.js';
 
 const ASK_THROUGH_A_TASK = 'POST /api/v1/ext/tasks';
@@ -21,11 +26,19 @@ function collectionNotFound(id: string): PlatformError {
 function collectionRefused(collection: CollectionRow): PlatformError {
   const reason = collection.visibility === 'personal' ? 'personal' : 'not_an_editor';
   const owner = ownerName(collection);
-  const state = reason === 'personal' ? 'is personal to its owner' : 'is shared with other editors, not with this extension';
+  const state =
+    reason === 'personal' ? 'is personal to its owner' : 'is shared with other editors, not with this extension';
   return new PlatformError(
     'PLATFORM_ACCESS_DENIED',
     `Working collection ${collection.id} ${state}. Only its owner, ${owner} (${collection.owner_role}), can share it: ask them through a task (${ASK_THROUGH_A_TASK} with assignee_id ${collection.owner_id} and related_resource {"type": "working_collection", "id": "${collection.id}"}).`,
-    { resource_type: 'working_collection', id: collection.id, reason, owner_id: collection.owner_id, owner_name: owner, owner_role: collection.owner_role },
+    {
+      resource_type: 'working_collection',
+      id: collection.id,
+      reason,
+      owner_id: collection.owner_id,
+      owner_name: owner,
+      owner_role: collection.owner_role,
+    },
   );
 }
 
@@ -41,6 +54,14 @@ export const listWorkingCollectionRows: Handler<'listWorkingCollectionRows'> = a
   const { rows, meta } = await listCollectionRows(ctx.store, collection, ctx.query, ctx.cursors);
   const served = rows.map((row) => rowView(collection, row));
   const warnings = served.flatMap(({ row, misfits }) =>
-    misfits.map((field) => `Row ${row.id}: the stored value of field ${field} does not fit the field's type and is served as null; the collection's owner can correct it.`));
-  return { data: served.map(({ row }) => row), meta: { ...meta, collection: definitionView(collection) }, ...(warnings.length > 0 ? { warnings } : {}) };
+    misfits.map(
+      (field) =>
+        `Row ${row.id}: the stored value of field ${field} does not fit the field's type and is served as null; the collection's owner can correct it.`,
+    ),
+  );
+  return {
+    data: served.map(({ row }) => row),
+    meta: { ...meta, collection: definitionView(collection) },
+    ...(warnings.length > 0 ? { warnings } : {}),
+  };
 };

@@ -6,18 +6,33 @@ import { listPage, type ListOrder, type ListQuery } from '../../db/paging.js';
 
 const BY_NAME: ListOrder = { columns: ['working_collections.name', 'working_collections.id'], direction: 'asc' };
 /** The collection's row order, served by working_collection_rows_order_idx. */
-const BY_POSITION: ListOrder = { columns: ['working_collection_rows.position', 'working_collection_rows.id'], direction: 'asc' };
+const BY_POSITION: ListOrder = {
+  columns: ['working_collection_rows.position', 'working_collection_rows.id'],
+  direction: 'asc',
+};
 
 const COLLECTION_COLUMNS = [
-  'working_collections.id', 'working_collections.name', 'working_collections.purpose', 'working_collections.visibility',
-  'working_collections.owner_id', 'working_collections.fields', 'working_collections.updated_at',
-  'owner.first_name as owner_first_name', 'owner.last_name as owner_last_name', 'owner.role as owner_role',
+  'working_collections.id',
+  'working_collections.name',
+  'working_collections.purpose',
+  'working_collections.visibility',
+  'working_collections.owner_id',
+  'working_collections.fields',
+  'working_collections.updated_at',
+  'owner.first_name as owner_first_name',
+  'owner.last_name as owner_last_name',
+  'owner.role as owner_role',
 ] as const;
 
 type Collections = ExpressionBuilder<DB, 'working_collections'>;
 
 /** Whether the outer collection has a row of `table` (an editor, a row of its own) whose `column` is `value`. */
-function collectionHas(store: TenantStore, table: 'working_collection_editors' | 'working_collection_rows', column: 'extension_id' | 'id', value: string) {
+function collectionHas(
+  store: TenantStore,
+  table: 'working_collection_editors' | 'working_collection_rows',
+  column: 'extension_id' | 'id',
+  value: string,
+) {
   return (eb: Collections) =>
     eb.exists(
       store
@@ -48,7 +63,8 @@ function collectionsWithOwners(store: TenantStore) {
   return store
     .selectFrom('working_collections')
     .innerJoin('agency_users as owner', (join) =>
-      join.on(store.ofAgency('owner')).onRef('owner.id', '=', 'working_collections.owner_id'))
+      join.on(store.ofAgency('owner')).onRef('owner.id', '=', 'working_collections.owner_id'),
+    )
     .select(COLLECTION_COLUMNS);
 }
 
@@ -57,7 +73,11 @@ async function rowStats(store: TenantStore, ids: string[]) {
   if (ids.length === 0) return new Map<string, { row_count: number; rows_updated_at: Date | null }>();
   const stats = await store
     .selectFrom('working_collection_rows')
-    .select(['collection_id', sql<number>`count(*)::int`.as('row_count'), sql<Date>`max(updated_at)`.as('rows_updated_at')])
+    .select([
+      'collection_id',
+      sql<number>`count(*)::int`.as('row_count'),
+      sql<Date>`max(updated_at)`.as('rows_updated_at'),
+    ])
     .where('collection_id', 'in', ids)
     .groupBy('collection_id')
     .execute();
@@ -65,11 +85,25 @@ async function rowStats(store: TenantStore, ids: string[]) {
 }
 
 /** The collections this extension may read, by name, each with its row count. */
-export async function listReadableCollections(store: TenantStore, extensionId: string, page: ListQuery, cursors: CursorSealer) {
-  const { rows, meta } = await listPage(store, collectionsWithOwners(store).where(readableBy(store, extensionId)), BY_NAME, page, cursors);
+export async function listReadableCollections(
+  store: TenantStore,
+  extensionId: string,
+  page: ListQuery,
+  cursors: CursorSealer,
+) {
+  const { rows, meta } = await listPage(
+    store,
+    collectionsWithOwners(store).where(readableBy(store, extensionId)),
+    BY_NAME,
+    page,
+    cursors,
+  );
   const ids = rows.map((row) => row.id);
   const stats = await rowStats(store, ids);
-  return { rows: rows.map((row) => ({ ...row, ...(stats.get(row.id) ?? { row_count: 0, rows_updated_at: null }) })), meta };
+  return {
+    rows: rows.map((row) => ({ ...row, ...(stats.get(row.id) ?? { row_count: 0, rows_updated_at: null }) })),
+    meta,
+  };
 }
 
 export type CollectionListRow = Awaited<ReturnType<typeof listReadableCollections>>['rows'][number];
@@ -90,14 +124,26 @@ const REFERENCES: ReadonlySet<string> = new Set(['patient_reference', 'order_ref
  * A page of a collection's rows, in its order. The audit record names the collection (read before), its rows (as any
  * read does) and the patients and orders their values refer to: a row on a denial list says something about that patient.
  */
-export async function listCollectionRows(store: TenantStore, collection: Pick<CollectionRow, 'id' | 'fields'>, page: ListQuery, cursors: CursorSealer) {
+export async function listCollectionRows(
+  store: TenantStore,
+  collection: Pick<CollectionRow, 'id' | 'fields'>,
+  page: ListQuery,
+  cursors: CursorSealer,
+) {
   const rows = store
     .selectFrom('working_collection_rows')
-    .select(['working_collection_rows.id', 'working_collection_rows.position', 'working_collection_rows.values', 'working_collection_rows.updated_at'])
+    .select([
+      'working_collection_rows.id',
+      'working_collection_rows.position',
+      'working_collection_rows.values',
+      'working_collection_rows.updated_at',
+    ])
     .where('working_collection_rows.collection_id', '=', collection.id);
   const found = await listPage(store, rows, BY_POSITION, page, cursors);
   const references = collection.fields.filter((field) => REFERENCES.has(field.type)).map((field) => field.id);
-  const referenced = found.rows.flatMap((row) => references.map((id) => row.values[id]).filter((value): value is string => typeof value === 'string'));
+  const referenced = found.rows.flatMap((row) =>
+    references.map((id) => row.values[id]).filter((value): value is string => typeof value === 'string'),
+  );
   store.auditReferences(referenced);
   return found;
 }
@@ -108,8 +154,15 @@ export type CollectionRowRow = Awaited<ReturnType<typeof listCollectionRows>>['r
  * The owner of a collection, or of the collection of one of its rows (the row must belong to it), for a task that
  * asks for a change; undefined when there is no such collection or row in the agency.
  */
-export async function ownerOfCollection(store: TenantStore, collectionId: string, rowId?: string): Promise<string | undefined> {
-  let query = store.selectFrom('working_collections').select('working_collections.owner_id').where('working_collections.id', '=', collectionId);
+export async function ownerOfCollection(
+  store: TenantStore,
+  collectionId: string,
+  rowId?: string,
+): Promise<string | undefined> {
+  let query = store
+    .selectFrom('working_collections')
+    .select('working_collections.owner_id')
+    .where('working_collections.id', '=', collectionId);
   if (rowId !== undefined) {
     query = query.where(collectionHas(store, 'working_collection_rows', 'id', rowId));
   }

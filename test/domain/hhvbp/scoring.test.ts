@@ -1,6 +1,13 @@
 import t from 'tap';
 import { measureSetFor, type ScorableMeasureSet } from '../../../src/domain/hhvbp/measure-sets.js';
-import { achievementPoints, improvementPoints, paymentAdjustmentPercent, roundHalfAwayFromZero, scoreCycle, type MeasureFigures } from '../../../src/domain/hhvbp/scoring.js';
+import {
+  achievementPoints,
+  improvementPoints,
+  paymentAdjustmentPercent,
+  roundHalfAwayFromZero,
+  scoreCycle,
+  type MeasureFigures,
+} from '../../../src/domain/hhvbp/scoring.js';
 
 // Every expected figure below was worked out by hand from the formulas (42 CFR 484.360 as issue #28 states them):
 //   achievement = 9 x (value - threshold) / (benchmark - threshold) + 0.5     (0 below the threshold, 10 at or past the benchmark)
@@ -10,18 +17,35 @@ const lookup = measureSetFor(2025);
 if (!lookup.found) throw new Error('PY2025 must be encoded');
 const py2025: ScorableMeasureSet = lookup.set;
 
-const figures = (measureId: string, agencyValue: number | null, achievementThreshold: number, benchmark: number, baselineValue: number | null): MeasureFigures => ({
-  measureId, agencyValue, achievementThreshold, benchmark, baselineValue,
+const figures = (
+  measureId: string,
+  agencyValue: number | null,
+  achievementThreshold: number,
+  benchmark: number,
+  baselineValue: number | null,
+): MeasureFigures => ({
+  measureId,
+  agencyValue,
+  achievementThreshold,
+  benchmark,
+  baselineValue,
 });
 
-t.test('rounding to three decimals as the reports print them: half away from zero, on the decimal digits', async (t) => {
-  t.equal(roundHalfAwayFromZero(1.0005), 1.001, 'Math.round(1.0005 * 1000) / 1000 would give 1 (1.0005 is 1.000499... in binary)');
-  t.equal(roundHalfAwayFromZero(-1.0005), -1.001);
-  t.equal(roundHalfAwayFromZero(6.96875), 6.969);
-  t.equal(roundHalfAwayFromZero(2.8333333), 2.833);
-  t.equal(roundHalfAwayFromZero(2.675, 2), 2.68);
-  t.equal(Object.is(roundHalfAwayFromZero(-0.0004), 0), true, 'never -0');
-});
+t.test(
+  'rounding to three decimals as the reports print them: half away from zero, on the decimal digits',
+  async (t) => {
+    t.equal(
+      roundHalfAwayFromZero(1.0005),
+      1.001,
+      'Math.round(1.0005 * 1000) / 1000 would give 1 (1.0005 is 1.000499... in binary)',
+    );
+    t.equal(roundHalfAwayFromZero(-1.0005), -1.001);
+    t.equal(roundHalfAwayFromZero(6.96875), 6.969);
+    t.equal(roundHalfAwayFromZero(2.8333333), 2.833);
+    t.equal(roundHalfAwayFromZero(2.675, 2), 2.68);
+    t.equal(Object.is(roundHalfAwayFromZero(-0.0004), 0), true, 'never -0');
+  },
+);
 
 t.test('a higher-is-better measure between threshold and benchmark', async (t) => {
   // threshold 60, benchmark 80, value 70: 9 x 10/20 + 0.5 = 5.000
@@ -59,7 +83,11 @@ t.test('the exchange function with the assumed slope 2, within the applicable pe
   t.equal(paymentAdjustmentPercent(50, exchange), 0);
   t.equal(paymentAdjustmentPercent(75, exchange), 2.5, '5 x (0.75 x 2 - 1)');
   t.equal(paymentAdjustmentPercent(100, exchange), 5);
-  t.equal(paymentAdjustmentPercent(100, { applicable_percent: 5, assumed_slope: 3 }), 5, '5 x (3 - 1) = 10 is kept at +5');
+  t.equal(
+    paymentAdjustmentPercent(100, { applicable_percent: 5, assumed_slope: 3 }),
+    5,
+    '5 x (3 - 1) = 10 is kept at +5',
+  );
 });
 
 const smallerCohortFigures = [
@@ -72,10 +100,19 @@ const smallerCohortFigures = [
 
 t.test('the smaller-volume cohort: no HHCAHPS, its own weights, every measure scored', async (t) => {
   const cycle = scoreCycle(py2025, 'smaller', smallerCohortFigures);
-  t.same(cycle.measures.map((m) => m.measure.id), ['DYSPNEA', 'ORAL_MEDS', 'DC_FUNCTION', 'PPH', 'DTC_PAC']);
-  t.same(cycle.measures.map((m) => m.carePoints), [10, 5, 0, 6.969, 7.833]);
+  t.same(
+    cycle.measures.map((m) => m.measure.id),
+    ['DYSPNEA', 'ORAL_MEDS', 'DC_FUNCTION', 'PPH', 'DTC_PAC'],
+  );
+  t.same(
+    cycle.measures.map((m) => m.carePoints),
+    [10, 5, 0, 6.969, 7.833],
+  );
   t.match(cycle.measures[4], { achievementPoints: 7.25, improvementPoints: 7.833 }, 'improvement wins here');
-  t.same(cycle.measures.map((m) => m.weight), [0.08571, 0.12857, 0.28571, 0.37143, 0.12857]);
+  t.same(
+    cycle.measures.map((m) => m.weight),
+    [0.08571, 0.12857, 0.28571, 0.37143, 0.12857],
+  );
   // sum of weight x care = 0.8571 + 0.64285 + 0 + 2.58849567 + 1.00708881 = 5.09553448; weights sum to 0.99999
   // TPS = 5.09553448 / 0.99999 x 10 = 50.9558543... -> 50.956
   t.equal(cycle.totalPerformanceScore, 50.956);
@@ -85,18 +122,37 @@ t.test('the smaller-volume cohort: no HHCAHPS, its own weights, every measure sc
   t.equal(cycle.unavailableReason, null);
 });
 
-const hhcahpsPastBenchmark = ['HHCAHPS_CARE', 'HHCAHPS_COMM', 'HHCAHPS_ISSUES', 'HHCAHPS_OVERALL', 'HHCAHPS_RECOMMEND'].map((id) => figures(id, 90, 80, 88, 85));
+const hhcahpsPastBenchmark = [
+  'HHCAHPS_CARE',
+  'HHCAHPS_COMM',
+  'HHCAHPS_ISSUES',
+  'HHCAHPS_OVERALL',
+  'HHCAHPS_RECOMMEND',
+].map((id) => figures(id, 90, 80, 88, 85));
 
 t.test('a measure below the minimum data: unscored, its weight redistributed over the scorable ones', async (t) => {
-  const cycle = scoreCycle(py2025, 'larger', [figures('DYSPNEA', null, 60, 80, 70), ...smallerCohortFigures.slice(1), ...hhcahpsPastBenchmark]);
-  t.match(cycle.measures[0], { measure: { id: 'DYSPNEA' }, unscorableReason: 'below_minimum_data_performance_year', carePoints: null, redistributedWeight: null });
+  const cycle = scoreCycle(py2025, 'larger', [
+    figures('DYSPNEA', null, 60, 80, 70),
+    ...smallerCohortFigures.slice(1),
+    ...hhcahpsPastBenchmark,
+  ]);
+  t.match(cycle.measures[0], {
+    measure: { id: 'DYSPNEA' },
+    unscorableReason: 'below_minimum_data_performance_year',
+    carePoints: null,
+    redistributedWeight: null,
+  });
   t.equal(cycle.scorableCount, 9);
   // Remaining weights: 0.09 + 0.20 + 0.26 + 0.09 + 5 x 0.06 = 0.94.
   // weight x care: 0.09 x 5 + 0.20 x 0 + 0.26 x 6.969 + 0.09 x 7.833 + 0.30 x 10 = 0.45 + 0 + 1.81194 + 0.70497 + 3 = 5.96691
   // TPS = 5.96691 / 0.94 x 10 = 63.4777659... -> 63.478; adjustment 5 x (0.63478 x 2 - 1) = 1.3478 -> 1.348
   t.equal(cycle.totalPerformanceScore, 63.478);
   t.equal(cycle.paymentAdjustmentPercent, 1.348);
-  t.equal(cycle.measures.find((m) => m.measure.id === 'PPH')!.redistributedWeight, 0.2766, '0.26 / 0.94 = 0.2765957 -> 0.27660');
+  t.equal(
+    cycle.measures.find((m) => m.measure.id === 'PPH')!.redistributedWeight,
+    0.2766,
+    '0.26 / 0.94 = 0.2765957 -> 0.27660',
+  );
 });
 
 t.test('care points need the baseline year too; fewer than 5 scorable measures give no TPS', async (t) => {
@@ -109,6 +165,10 @@ t.test('care points need the baseline year too; fewer than 5 scorable measures g
   const cycle = scoreCycle(py2025, 'larger', fourScorable);
   t.equal(cycle.measures[0].unscorableReason, 'below_minimum_data_baseline_year');
   t.equal(cycle.scorableCount, 4);
-  t.match(cycle, { totalPerformanceScore: null, paymentAdjustmentPercent: null, unavailableReason: 'insufficient_data' });
+  t.match(cycle, {
+    totalPerformanceScore: null,
+    paymentAdjustmentPercent: null,
+    unavailableReason: 'insufficient_data',
+  });
   t.ok(cycle.measures.every((m) => m.redistributedWeight === null));
 });

@@ -77,13 +77,18 @@ export class MEvaluator {
 
 /** The top-level bindings of `let … in …`, by name, as source text. */
 export function letBindings(script: string): Map<string, string> {
-  const code = script.split('\n').filter((line) => !line.trimStart().startsWith('//')).join('\n');
+  const code = script
+    .split('\n')
+    .filter((line) => !line.trimStart().startsWith('//'))
+    .join('\n');
   const body = /^let\n([\s\S]*)\nin\n\s*(\w+)\s*$/.exec(code.trim());
   if (!body) throw new Error('the template is not one let … in … expression');
-  return new Map(splitTop(body[1], ',').map((binding) => {
-    const at = binding.indexOf('=');
-    return [binding.slice(0, at).trim(), binding.slice(at + 1).trim()];
-  }));
+  return new Map(
+    splitTop(body[1], ',').map((binding) => {
+      const at = binding.indexOf('=');
+      return [binding.slice(0, at).trim(), binding.slice(at + 1).trim()];
+    }),
+  );
 }
 
 export interface DescribedRequest {
@@ -94,7 +99,10 @@ export interface DescribedRequest {
 }
 
 /** The request FetchPage(cursor) sends, with the query token the user pasted into the QueryToken parameter. */
-export function requestDescription(bindings: Map<string, string>, queryToken: string): (cursor: string | null) => DescribedRequest {
+export function requestDescription(
+  bindings: Map<string, string>,
+  queryToken: string,
+): (cursor: string | null) => DescribedRequest {
   const env: Record<string, MValue> = { QueryToken: queryToken };
   for (const name of ['BaseUrl', 'RelativePath', 'PageSize', 'RequestHeaders', 'RequestBody']) {
     env[name] = new MEvaluator(env).evaluate(bindings.get(name) ?? '');

@@ -10,6 +10,7 @@ import { testDatabase, testDatabaseUrl } from '../helpers/database.js';
 import { bearer, createTestIntegration, issueTestToken } from '../helpers/identity.js';
 import { startStreamingReplica } from '../helpers/replica.js';
 import { testKeyEncryption } from '../helpers/secrets.js';
+import { until } from '../helpers/until.js';
 
 t.test('WAL positions compare as numbers', async (t) => {
   t.ok(walPosition('1/0') > walPosition('0/FFFFFFFF'));
@@ -21,12 +22,6 @@ const skip = !process.env.TEST_DATABASE_URL
   : process.env.DATABASE_POOLER
     ? 'the replica streams from the cluster, not through the pooler'
     : false;
-
-async function until(what: string, check: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
-  for (const deadline = Date.now() + timeoutMs; !(await check()); await sleep(50)) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-  }
-}
 
 t.test('reads on a streaming replica', { skip }, async (t) => {
   const { db } = await testDatabase();
@@ -81,16 +76,19 @@ t.test('reads on a streaming replica', { skip }, async (t) => {
 
   const probe = await openDatabase({ databaseUrl: replica.urlOf(name), migrate: false, poolMax: 1 });
   t.teardown(() => probe.close());
-  await until('the replica has the test database, migrated', () =>
-    probe.db
-      .selectFrom('write_positions')
-      .select('lsn')
-      .limit(1)
-      .execute()
-      .then(
-        () => true,
-        () => false,
-      ),
+  await until(
+    'the replica has the test database, migrated',
+    () =>
+      probe.db
+        .selectFrom('write_positions')
+        .select('lsn')
+        .limit(1)
+        .execute()
+        .then(
+          () => true,
+          () => false,
+        ),
+    60_000,
   );
 
   t.test(
@@ -100,6 +98,7 @@ t.test('reads on a streaming replica', { skip }, async (t) => {
       await until(
         'the replica is within the bound',
         async () => (await database.replicas!.readerFor(reader.agencyId, reader.extensionId)) !== database.db,
+        60_000,
       );
       replica.delayApply(4_000);
       t.teardown(() => replica.delayApply(0));
@@ -116,7 +115,7 @@ t.test('reads on a streaming replica', { skip }, async (t) => {
   );
 
   t.test('beyond the bound every read goes to the primary', async (t) => {
-    const { createTask, readAs } = await routedApp(t, 500);
+    const { database, createTask, readAs } = await routedApp(t, 500);
     await sql`create table if not exists wal_ticks (n int)`.execute(db);
     replica.delayApply(3_000);
     let ticking = true;
@@ -128,7 +127,11 @@ t.test('reads on a streaming replica', { skip }, async (t) => {
       await ticks;
       replica.delayApply(0);
     });
-    await sleep(1_500); // lets the replica fall behind by its apply delay, past the 500 ms bound, under a steady stream of commits
+    // Under a steady stream of commits the replica falls behind by its apply delay, past the 500 ms bound.
+    await until(
+      'the replica is past the bound',
+      async () => (await database.replicas!.readerFor(reader.agencyId, reader.extensionId)) === database.db,
+    );
     const id = await createTask();
     t.equal(
       await readAs.reader(id),

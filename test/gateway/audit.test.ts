@@ -8,6 +8,7 @@ import { AuditBuffer, insertAuditEvents, type AuditEvent } from '../../src/gatew
 import { requestFingerprint, runIdempotent } from '../../src/gateway/core/idempotency.js';
 import { auditFlusher } from '../../src/workers/flushers.js';
 import { testDatabase } from '../helpers/database.js';
+import { until } from '../helpers/until.js';
 
 const { db } = await testDatabase();
 await sql`create table audit_test_side_effects (request_id text not null)`.execute(db);
@@ -35,14 +36,6 @@ function event(agencyId: string, overrides: Partial<AuditEvent> = {}): AuditEven
 
 function auditRows(agencyId: string) {
   return db.selectFrom('audit_events').selectAll().where('agency_id', '=', agencyId).orderBy('occurred_at').execute();
-}
-
-async function until(done: () => Promise<boolean>, timeoutMs = 2_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await done())) {
-    if (Date.now() > deadline) throw new Error(`not done within ${timeoutMs} ms`);
-    await sleep(10);
-  }
 }
 
 function capturingLog() {
@@ -160,7 +153,7 @@ t.test('AuditBuffer', async (t) => {
     await sleep(50);
     t.equal((await auditRows(agencyId)).length, 0, 'below the batch size nothing is written');
     buffer.push(event(agencyId));
-    await until(async () => (await auditRows(agencyId)).length === 3);
+    await until('the audit records are written', async () => (await auditRows(agencyId)).length === 3, 2_000, 10);
     t.equal(buffer.pending, 0);
   });
 
@@ -171,7 +164,7 @@ t.test('AuditBuffer', async (t) => {
       const buffer = new AuditBuffer(db, capturingLog(), { maxBatch: 2 });
       t.teardown(() => buffer.close());
       for (let i = 0; i < 3; i++) buffer.push(event(agencyId));
-      await until(async () => (await auditRows(agencyId)).length === 2);
+      await until('the audit records are written', async () => (await auditRows(agencyId)).length === 2, 2_000, 10);
       await sleep(100);
       t.equal((await auditRows(agencyId)).length, 2, 'the third is not written as a batch of one');
       t.equal(buffer.pending, 1);
@@ -187,7 +180,7 @@ t.test('AuditBuffer', async (t) => {
     flusher.start({ db, log: pino({ level: 'silent' }) });
     t.teardown(() => flusher.stop());
     buffer.push(event(agencyId));
-    await until(async () => (await auditRows(agencyId)).length === 1);
+    await until('the audit records are written', async () => (await auditRows(agencyId)).length === 1, 2_000, 10);
     t.pass('written without a flush call');
   });
 

@@ -22,6 +22,7 @@ import {
   type ReceivedDelivery,
   type TestReceiver,
 } from '../helpers/webhook-receiver.js';
+import { until } from '../helpers/until.js';
 
 const { db } = await testDatabase();
 const api = await buildTestApp();
@@ -110,14 +111,6 @@ const eventCount = async () =>
         .executeTakeFirstOrThrow()
     ).n,
   );
-
-async function until(what: string, check: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await sleep(20);
-  }
-}
 
 t.test('the outbox metrics: its depth read from the database, attempts and lag counted by the worker', async (t) => {
   const metrics = new ServiceMetrics();

@@ -1,5 +1,25 @@
 import { sql, type Kysely } from 'kysely';
 import type { DB } from './schema.js';
+import { reusableQuery } from './reusable-query.js';
+
+// Both run on every read and every command while replicas are configured: built once, prepared per connection.
+const writePosition = reusableQuery('write-position', ['agencyId', 'extensionId'], (db, p) =>
+  db
+    .selectFrom('write_positions')
+    .select('lsn')
+    .where('agency_id', '=', p.agencyId)
+    .where('extension_id', '=', p.extensionId),
+);
+const recordPosition = reusableQuery('record-write-position', ['agencyId', 'extensionId'], (db, p) =>
+  db
+    .insertInto('write_positions')
+    .values({ agency_id: p.agencyId, extension_id: p.extensionId, lsn: sql<string>`pg_current_wal_lsn()` })
+    .onConflict((oc) =>
+      oc
+        .columns(['agency_id', 'extension_id'])
+        .doUpdateSet({ lsn: sql<string>`greatest(write_positions.lsn, excluded.lsn)` }),
+    ),
+);
 
 /** A WAL position (`16/B374D848`) as a number, to compare positions read from different servers. */
 export function walPosition(lsn: string): bigint {
@@ -75,12 +95,7 @@ export class ReadReplicas {
     const fresh =
       bound === undefined ? [] : this.replicas.filter((r) => r.replayed !== undefined && r.replayed.position >= bound);
     if (fresh.length === 0) return this.primary;
-    const own = await this.primary
-      .selectFrom('write_positions')
-      .select('lsn')
-      .where('agency_id', '=', agencyId)
-      .where('extension_id', '=', extensionId)
-      .executeTakeFirst();
+    const [own] = await writePosition(this.primary, { agencyId, extensionId });
     const needed = own ? walPosition(own.lsn) : 0n;
     const ready = fresh.filter((r) => r.replayed!.position >= needed);
     if (ready.length === 0) return this.primary;
@@ -89,11 +104,7 @@ export class ReadReplicas {
 
   /** After a command committed: where the primary's WAL is now, which is past that command's commit. */
   async recordWrite(agencyId: string, extensionId: string): Promise<void> {
-    await sql`
-      insert into write_positions (agency_id, extension_id, lsn) values (${agencyId}, ${extensionId}, pg_current_wal_lsn())
-      on conflict (agency_id, extension_id) do update set lsn = greatest(write_positions.lsn, excluded.lsn)`.execute(
-      this.primary,
-    );
+    await recordPosition(this.primary, { agencyId, extensionId });
   }
 
   /** The oldest primary position read since the lag bound began: at least where the primary was at that instant. */

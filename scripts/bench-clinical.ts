@@ -55,7 +55,7 @@ export const CLINICAL_SPECS: ClinicalSpec[] = [
 ];
 
 /** Through PgBouncer in transaction mode against the same service direct on PostgreSQL (README "Databases"). */
-export const POOLED_SUFFIX = ', through PgBouncer against direct';
+const POOLED_SUFFIX = ', through PgBouncer against direct';
 const POOLED_GOAL = 0.9;
 
 export const POOLED_SPECS: ClinicalSpec[] = CLINICAL_SPECS.filter((spec) =>

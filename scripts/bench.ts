@@ -15,13 +15,7 @@ import { loadConfig, type Config } from '../src/config.js';
 import { openDatabase } from '../src/db/database.js';
 import { ensureKeyFile } from '../src/identity/key-encryption-keys.js';
 import type { BaselineConfig, BaselineRoute } from './bench-baseline.js';
-import {
-  CLINICAL_SPECS as PATIENT_SPECS,
-  POOLED_SPECS,
-  POOLED_SUFFIX,
-  prepareClinical,
-  type ClinicalSpec,
-} from './bench-clinical.js';
+import { CLINICAL_SPECS as PATIENT_SPECS, POOLED_SPECS, prepareClinical, type ClinicalSpec } from './bench-clinical.js';
 import { ORDER_SPECS } from './bench-orders.js';
 import { benchImport, IMPORT_SCENARIO, REMITTANCE_SPECS, type ImportResult } from './bench-remittances.js';
 import { QUERY_SPECS } from './bench-queries.js';
@@ -46,7 +40,7 @@ const SCENARIO_NAMES = [
   ...[...GATEWAY_SPECS, ...CLINICAL_SPECS, ...POOLED_SPECS].map((s) => s.name),
   IMPORT_SCENARIO,
 ].join('; ');
-const isPooled = (spec: ClinicalSpec) => spec.name.endsWith(POOLED_SUFFIX);
+const isPooled = (spec: ClinicalSpec) => POOLED_SPECS.includes(spec);
 const USAGE = `usage: [BENCH_DATABASE_URL=postgres://…] npm run bench -- [--quick] [--duration S] [--connections 10,50] [--scenarios NAME,…]
 scenarios: ${SCENARIO_NAMES}`;
 

@@ -87,7 +87,8 @@ async function throughput(): Promise<{ events: number; seconds: number; perSecon
   const agencyId = await subscribedAgency('throughput');
   for (let start = 0; start < events; start += 500) {
     await db.transaction().execute(async (trx) => {
-      for (let i = start; i < Math.min(events, start + 500); i++) await webhookOutbox(trx, agencyId, task(i));
+      const batch = Array.from({ length: Math.min(events, start + 500) - start }, (_, i) => task(start + i));
+      await webhookOutbox(trx, agencyId, batch);
     });
   }
   arrivals.clear();
@@ -108,7 +109,7 @@ async function latency(): Promise<{ rate: number; events: number; p50Ms: number;
   const total = rate * durationS;
   const started = performance.now();
   for (let i = 0; i < total; i++) {
-    await db.transaction().execute((trx) => webhookOutbox(trx, agencyId, task(i)));
+    await db.transaction().execute((trx) => webhookOutbox(trx, agencyId, [task(i)]));
     const due = started + ((i + 1) * 1000) / rate;
     await sleep(Math.max(0, due - performance.now()));
   }

@@ -247,7 +247,7 @@ interface PlatformEvent {
 export type EventOutbox = (
   trx: Transaction<DB>,
   agencyId: string,
-  event: PlatformEvent,
+  events: readonly PlatformEvent[],
   emittedBy?: TraceContext,
 ) => Promise<void>;
 
@@ -335,9 +335,9 @@ export class CommandStore extends TenantStore {
       .executeTakeFirstOrThrow();
   }
 
-  /** Records an event of this command's change, committed with it or not at all. */
-  emit(event: PlatformEvent): Promise<void> {
-    if (!this.outbox) throw new Error(`No event outbox is configured: ${event.type} cannot be recorded.`);
-    return this.outbox(this.#trx, this.agencyId, event, this.trace?.traceContext());
+  /** Records events of this command's change, committed with it or not at all; several in one round trip. */
+  emit(...events: PlatformEvent[]): Promise<void> {
+    if (!this.outbox) throw new Error(`No event outbox is configured: ${events[0]?.type} cannot be recorded.`);
+    return this.outbox(this.#trx, this.agencyId, events, this.trace?.traceContext());
   }
 }

@@ -42,10 +42,11 @@ const outboxTable = `test_outbox_${suffix}`;
 await sql`create table ${sql.table(outboxTable)} (agency_id text not null, type text not null, data jsonb not null)`.execute(
   db,
 );
-const outbox: EventOutbox = async (trx, agencyId, event) => {
-  await sql`insert into ${sql.table(outboxTable)} values (${agencyId}, ${event.type}, ${JSON.stringify(event.data)})`.execute(
-    trx,
-  );
+const outbox: EventOutbox = async (trx, agencyId, events) => {
+  for (const event of events)
+    await sql`insert into ${sql.table(outboxTable)} values (${agencyId}, ${event.type}, ${JSON.stringify(event.data)})`.execute(
+      trx,
+    );
 };
 const outboxRows = async () =>
   (await sql<{ agency_id: string; type: string }>`select agency_id, type from ${sql.table(outboxTable)}`.execute(db))

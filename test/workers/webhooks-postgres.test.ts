@@ -23,8 +23,11 @@ async function writeEvents(
 ): Promise<void> {
   for (let start = 0; start < count; start += 250) {
     await db.transaction().execute(async (trx) => {
-      for (let i = start; i < Math.min(count, start + 250); i++)
-        await webhookOutbox(trx, agencyId, { type: 'task.created', data: { n: i } });
+      const batch = Array.from({ length: Math.min(count, start + 250) - start }, (_, i) => ({
+        type: 'task.created',
+        data: { n: start + i },
+      }));
+      await webhookOutbox(trx, agencyId, batch);
     });
   }
 }
@@ -146,7 +149,7 @@ t.test(
     });
     await db
       .transaction()
-      .execute((trx) => webhookOutbox(trx, agencyId, { type: 'referral.created', data: { id: 'ref_1' } }));
+      .execute((trx) => webhookOutbox(trx, agencyId, [{ type: 'referral.created', data: { id: 'ref_1' } }]));
 
     // recordBaaSigned on another connection, not yet committed: the subscription signed, its held deliveries (none yet)
     // released. A fan-out that did not wait would write the event's delivery held, and nothing would release it.

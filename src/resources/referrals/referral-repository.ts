@@ -1,5 +1,5 @@
 import type { Selectable } from 'kysely';
-import type { TenantStore } from '../../db/tenant-store.js';
+import { reusableTenantQuery, type TenantStore } from '../../db/tenant-store.js';
 import type { Disposition, ReferralsTable, ReferralTypeCategory } from './referral-tables.js';
 import type { CursorSealer } from '../../db/cursor-sealer.js';
 import { listPage, type ListOrder, type Page, type ListQuery } from '../../db/paging.js';
@@ -59,6 +59,44 @@ export async function listReferralSummaries(
 
 export function findReferral(store: TenantStore, id: string): Promise<ReferralRow | undefined> {
   return store.selectFrom('referrals').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+const referralWithIntake = reusableTenantQuery('referral-with-intake', ['id'], (store, p) =>
+  store
+    .selectFrom('referrals')
+    .innerJoin('intakes', (join) => join.on(store.ofAgency('intakes')).onRef('intakes.id', '=', 'referrals.intake_id'))
+    .select(SUMMARY_COLUMNS.map((column) => `referrals.${column}` as const))
+    .select([
+      'intakes.status as intake_status',
+      'intakes.reviewer_id',
+      'intakes.missing_information',
+      'intakes.received_at',
+      'intakes.updated_at as intake_updated_at',
+    ])
+    .where('referrals.id', '=', p.id),
+);
+
+/**
+ * A referral (as its list shows it) and the intake it opened (as the intake list shows it), in one prepared read.
+ * For the command that filed them: its audit record names both already.
+ */
+export async function findReferralWithIntake(store: TenantStore, referralId: string) {
+  const [row] = await referralWithIntake(store, { id: referralId });
+  if (!row) throw new Error(`referral ${referralId} was not found in its own command`);
+  const intake = {
+    id: row.intake_id!,
+    referral_id: row.id,
+    patient_id: row.patient_id,
+    status: row.intake_status,
+    service_line: row.service_line,
+    disposition: row.disposition,
+    office_id: row.office_id,
+    reviewer_id: row.reviewer_id,
+    missing_information: row.missing_information,
+    received_at: row.received_at,
+    updated_at: row.intake_updated_at,
+  };
+  return { referral: row, intake };
 }
 
 /** Documents linked onto a referral, in the order the sender listed them. */

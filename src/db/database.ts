@@ -1,6 +1,5 @@
 import type { Database, DatabaseLogger } from './database-handle.js';
 import { migrateToLatest } from './migrate.js';
-import { openPglite } from './pglite.js';
 import { checkPooledSessionDefaults, openPostgres, type PostgresOptions } from './postgres.js';
 import { ReadReplicas } from './read-replicas.js';
 
@@ -37,7 +36,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
         logger: options.logger ?? consoleLogger,
       }
     : undefined;
-  const database = postgres ? openPostgres(postgres) : await openPglite(options.dataDir, options.pgliteTemplate);
+  const database = postgres ? openPostgres(postgres) : await openEmbedded(options.dataDir, options.pgliteTemplate);
   try {
     if (postgres?.pooler === 'transaction') await checkPooledSessionDefaults(database.db, postgres.statementTimeoutMs);
     if (options.migrate !== false) await migrateToLatest(database.db);
@@ -74,4 +73,10 @@ async function withReplicas(
       await database.close();
     },
   };
+}
+
+/** PGlite is loaded only when it is used: its module alone costs a process on PostgreSQL about 50 MB of memory. */
+async function openEmbedded(dataDir: string | undefined, template: Blob | undefined): Promise<Database> {
+  const { openPglite } = await import('./pglite.js');
+  return openPglite(dataDir, template);
 }

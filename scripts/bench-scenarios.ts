@@ -10,7 +10,13 @@ export type Target = 'service' | 'baseline';
  * The servers a side is sent to: the service as it ships (metrics on), the baseline, and the service with metrics off
  * or with tracing on (started only when a selected scenario needs them).
  */
-export type Server = 'service' | 'baseline' | 'service-metrics-off' | 'service-tracing' | 'service-pooled';
+export type Server =
+  | 'service'
+  | 'baseline'
+  | 'service-metrics-off'
+  | 'service-tracing'
+  | 'service-tracing-ratio'
+  | 'service-pooled';
 
 /** Rewrites each request before it is sent (autocannon's setupRequest), e.g. a fresh key or token. */
 export type Setup = (request: autocannon.Request) => autocannon.Request;
@@ -91,7 +97,7 @@ const GATEWAY_CONNECTIONS = [10];
 export const FAST_JWT_PREFIX = '/baseline/fast-jwt';
 
 /** A side a pairing names; a scenario's live `baseline` request is one more kind. */
-type PairedSide = 'service' | 'bare' | 'fast-jwt' | 'metrics-off' | 'tracing' | 'pooled';
+type PairedSide = 'service' | 'bare' | 'fast-jwt' | 'metrics-off' | 'tracing' | 'tracing-10' | 'pooled';
 type Pairing =
   | 'service/bare'
   | 'service/fast-jwt'
@@ -100,6 +106,7 @@ type Pairing =
   | 'tracing/bare'
   | 'service/metrics-off'
   | 'tracing/service'
+  | 'tracing-10/service'
   | 'pooled/service';
 
 /** What one side of a measurement sends, to which server, and how the table names it. */
@@ -138,6 +145,7 @@ function planOf(scenario: Scenario): Record<Target, Side> {
     'fast-jwt': () => side('baseline', { ...request, path: FAST_JWT_PREFIX + request.path }, 'fast-jwt'),
     'metrics-off': () => side('service-metrics-off', request, 'metrics-off'),
     tracing: () => side('service-tracing', request, 'tracing'),
+    'tracing-10': () => side('service-tracing-ratio', request, 'tracing-10'),
     pooled: () => side('service-pooled', request, 'pooled'),
   } satisfies Record<PairedSide, () => Side>;
   const [measured, against] = pairing.split('/') as [PairedSide, PairedSide];
@@ -190,6 +198,11 @@ export const GATEWAY_SPECS: ScenarioSpec<BenchIdentity>[] = [
   {
     name: 'observability: tracing on against metrics on, health',
     build: (id) => ({ ...get('/api/v1/ext/health', bearer(id.token)), pairing: 'tracing/service' }),
+  },
+  // The sampler a deployment would run: a caller's decision kept, else one call in ten traced.
+  {
+    name: 'observability: tracing at a parent-based 10 % ratio against metrics on, health',
+    build: (id) => ({ ...get('/api/v1/ext/health', bearer(id.token)), pairing: 'tracing-10/service' }),
   },
   {
     name: 'task create, idempotent replay',

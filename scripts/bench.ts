@@ -408,14 +408,20 @@ async function noopCollector(): Promise<{ url: string; server: HttpServer }> {
  * process, each gets a copy of the prepared data directory and its key file.
  */
 async function startVariant(
-  server: 'service-metrics-off' | 'service-tracing',
+  server: 'service-metrics-off' | 'service-tracing' | 'service-tracing-ratio',
   env: NodeJS.ProcessEnv,
   collectorUrl: () => Promise<string>,
 ): Promise<string> {
+  const tracing = async () => ({
+    OTEL_EXPORTER_OTLP_ENDPOINT: await collectorUrl(),
+    OTEL_SERVICE_NAME: 'extension-api-bench',
+  });
   const variant =
     server === 'service-metrics-off'
       ? { METRICS: 'off' }
-      : { OTEL_EXPORTER_OTLP_ENDPOINT: await collectorUrl(), OTEL_SERVICE_NAME: 'extension-api-bench' };
+      : server === 'service-tracing'
+        ? await tracing()
+        : { ...(await tracing()), OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' };
   let dataDir = env.DATA_DIR!;
   if (!env.DATABASE_URL) {
     dataDir = `${env.DATA_DIR}-${server}`;
@@ -462,7 +468,7 @@ async function main() {
       Object.values(sides(scenario)).map((side) => side.server),
     ),
   );
-  for (const server of ['service-metrics-off', 'service-tracing'] as const) {
+  for (const server of ['service-metrics-off', 'service-tracing', 'service-tracing-ratio'] as const) {
     if (needed.has(server))
       urls[server] = await startVariant(server, env, async () => (collector ??= await noopCollector()).url);
   }

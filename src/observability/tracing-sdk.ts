@@ -58,6 +58,11 @@ function w3cHeaders(span: Span): Record<string, string> {
   return headers;
 }
 
+function traceContextOf(span: Span): TraceContext {
+  const { traceparent, tracestate } = w3cHeaders(span);
+  return tracestate ? { traceparent, tracestate } : { traceparent };
+}
+
 class SdkCallTrace implements CallTrace {
   private readonly context: Context;
 
@@ -93,8 +98,7 @@ class SdkCallTrace implements CallTrace {
   }
 
   traceContext(): TraceContext {
-    const { traceparent, tracestate } = w3cHeaders(this.span);
-    return tracestate ? { traceparent, tracestate } : { traceparent };
+    return traceContextOf(this.span);
   }
 
   identify({ agencyId, extensionId, phiMode }: { agencyId: string; extensionId: string; phiMode: string }): void {
@@ -108,6 +112,32 @@ class SdkCallTrace implements CallTrace {
     if (status >= 500) this.span.setStatus({ code: SpanStatusCode.ERROR });
     this.span.end();
   }
+}
+
+const UNRECORDED_STEP: StepSpan = { end: () => undefined };
+
+/**
+ * A call its sampler left out: no step spans, no context switch around the handler, no attributes; only its place in
+ * the trace travels on (its events' deliveries continue it, unsampled too). What a ratio sampler saves is all of this.
+ */
+class UnsampledCallTrace implements CallTrace {
+  constructor(private readonly span: Span) {}
+
+  step(): StepSpan {
+    return UNRECORDED_STEP;
+  }
+
+  within<T>(_name: PipelineStep, work: () => T): T {
+    return work();
+  }
+
+  traceContext(): TraceContext {
+    return traceContextOf(this.span);
+  }
+
+  identify(): void {}
+
+  end(): void {}
 }
 
 class SdkCallTracer implements CallTracer {
@@ -133,7 +163,7 @@ class SdkCallTracer implements CallTracer {
       },
       parent,
     );
-    return new SdkCallTrace(this.tracer, span, parent);
+    return span.isRecording() ? new SdkCallTrace(this.tracer, span, parent) : new UnsampledCallTrace(span);
   }
 }
 

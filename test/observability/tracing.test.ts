@@ -284,6 +284,26 @@ t.test('a call without a traceparent starts the trace its deliveries continue', 
   t.notOk(delivery.headers.tracestate, 'no tracestate when the trace has none');
 });
 
+t.test('a call its caller did not sample records no span, and its event continues the trace unsampled', async (t) => {
+  const receiver = await startReceiver(t);
+  const createTask = await subscribedAgency(receiver);
+  exporter.reset();
+  const unsampled = { traceparent: `00-${TRACE_ID}-00f067aa0ba902b7-00` };
+  const created = await createTask(api, unsampled);
+  t.equal(created.statusCode, 200, created.body);
+  t.same(
+    exporter.getFinishedSpans().filter((s) => s.spanContext().traceId === TRACE_ID),
+    [],
+    'no span of the call, its steps or its statements',
+  );
+  const { traceparent } = await eventTrace(created.json().data.id);
+  t.match(traceparent, new RegExp(`^00-${TRACE_ID}-[0-9a-f]{16}-00$`), 'the same trace, still unsampled');
+  startWebhookWorker(t, db, {}, { deliveryTracer: tracing.deliveries });
+  const [delivery] = await receiver.waitFor(1);
+  t.match(delivery.headers.traceparent, new RegExp(`^00-${TRACE_ID}-[0-9a-f]{16}-00$`), 'the receiver gets it too');
+  t.same(deliverySpans(String(delivery.headers['x-svc-delivery-id'])), [], 'and its delivery records none either');
+});
+
 t.test('with tracing off, deliveries carry no traceparent', async (t) => {
   const receiver = await startReceiver(t);
   const createTask = await subscribedAgency(receiver);

@@ -7,7 +7,7 @@ export type Validator = ((data: unknown) => boolean) & {
   errors?: Array<{ instancePath: string; keyword: string; message?: string; params: Record<string, unknown> }> | null;
 };
 
-export const contractInfo = {"title":"Extension API","version":"2.9.0"} as const;
+export const contractInfo = {"title":"Extension API","version":"2.10.0"} as const;
 
 export const operations = {
   getHealth: {
@@ -2453,14 +2453,14 @@ export type ErrorCode = (typeof errorCodes)[number]['code'];
 export const contractVersions = [
   {
     "version": "1",
-    "manifest_version": "1.3.0",
+    "manifest_version": "1.4.0",
     "status": "deprecated",
     "deprecated_at": "2026-07-25T00:00:00Z",
     "successor": "2"
   },
   {
     "version": "2",
-    "manifest_version": "2.9.0",
+    "manifest_version": "2.10.0",
     "status": "current",
     "deprecated_at": null,
     "successor": null

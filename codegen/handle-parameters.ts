@@ -16,12 +16,11 @@ export interface HandleParameter {
   when?: { property: string; values: string[] };
 }
 
-function handleMark(where: string, mark: Json, problems: string[]): Omit<HandleParameter, 'in' | 'field'> | null {
+const reduceOf = (mark: Json | undefined) =>
+  typeof mark === 'string' ? mark : (mark as JsonObject | null | undefined)?.reduce;
+
+function handleMark(where: string, mark: Json, problems: string[]): Omit<HandleParameter, 'in' | 'field'> {
   const spec = (typeof mark === 'string' ? { reduce: mark } : mark) as JsonObject;
-  if (spec.reduce !== 'handle') {
-    if (spec.reduce !== 'kept') problems.push(`${where}: a request value takes only a handle (or kept) ${MARK} mark`);
-    return null;
-  }
   const kind = (spec.kind as string | undefined) ?? 'patient';
   if (!(kind in PSEUDONYM_PREFIX)) problems.push(`${where}: ${JSON.stringify(kind)} is not a handle kind`);
   const when = spec.when as Record<string, string[]> | undefined;
@@ -29,30 +28,40 @@ function handleMark(where: string, mark: Json, problems: string[]): Omit<HandleP
   return { kind, ...(condition ? { when: condition } : {}) };
 }
 
-/** The marked properties of a request body, through its component schemas, as dotted paths. */
+/**
+ * The handle-marked properties of a request body, through its component schemas, as dotted paths (a schema shared
+ * with answers carries their other reductions too, which say nothing about what is sent). A handle inside a list is
+ * refused: the gateway resolves one value per mark.
+ */
 function bodyHandles(doc: JsonObject, schema: Json, prefix: string, problems: string[], enclosing = new Set<Json>()) {
   const node = resolve(doc, schema) as JsonObject;
   if (enclosing.has(node)) return [];
   const within = new Set(enclosing).add(node);
+  if (node.items && bodyHandles(doc, node.items, `${prefix}[].`, [], within).length > 0)
+    problems.push(`body ${prefix.slice(0, -1)}: a handle inside a list is not resolved by the gateway`);
   const found: HandleParameter[] = [];
   for (const [name, property] of Object.entries((node.properties ?? {}) as JsonObject)) {
     const field = `${prefix}${name}`;
     const mark = (property as JsonObject)[MARK];
-    const handle = mark === undefined ? null : handleMark(`body ${field}`, mark, problems);
-    if (handle) found.push({ in: 'body', field, ...handle });
+    if (reduceOf(mark) === 'handle') found.push({ in: 'body', field, ...handleMark(`body ${field}`, mark, problems) });
     else found.push(...bodyHandles(doc, property, `${field}.`, problems, within));
   }
   return found;
 }
 
-function handlesOf(doc: JsonObject, entry: OperationEntry, problems: string[]): HandleParameter[] {
-  const where = (name: string) => `${entry.operationId} ${name}`;
-  const parameters = entry.parameters.flatMap((p) => {
-    const handle = p[MARK] === undefined ? null : handleMark(where(p.name), p[MARK], problems);
-    if (handle && p.in !== 'path' && p.in !== 'query')
-      problems.push(`${where(p.name)}: only path and query parameters`);
-    return handle ? [{ in: p.in as 'path' | 'query', field: p.name, ...handle }] : [];
+function parameterHandles(entry: OperationEntry, problems: string[]): HandleParameter[] {
+  return entry.parameters.flatMap((p) => {
+    const where = `${entry.operationId} ${p.name}`;
+    const reduce = reduceOf(p[MARK]);
+    if (reduce !== undefined && reduce !== 'handle') problems.push(`${where}: a parameter takes only a handle mark`);
+    if (reduce !== 'handle') return [];
+    if (p.in !== 'path' && p.in !== 'query') problems.push(`${where}: only path and query parameters`);
+    return [{ in: p.in as 'path' | 'query', field: p.name, ...handleMark(where, p[MARK], problems) }];
   });
+}
+
+function handlesOf(doc: JsonObject, entry: OperationEntry, problems: string[]): HandleParameter[] {
+  const parameters = parameterHandles(entry, problems);
   const content = (resolve(doc, entry.operation.requestBody ?? null) as JsonObject | null)?.content as
     | JsonObject
     | undefined;

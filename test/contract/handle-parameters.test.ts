@@ -37,11 +37,21 @@ t.test('a parameter that takes a handle is marked, so that the gateway resolves 
 t.test('codegen refuses a request mark it cannot honour', async (t) => {
   const withheld = fresh();
   parameterOf(withheld, '/api/v1/ext/referrals', 'get', 'patient_id')['x-svc-phi'] = 'withheld';
-  t.throws(() => compile(withheld), /listReferrals patient_id: a request value takes only a handle/);
+  t.throws(() => compile(withheld), /listReferrals patient_id: a parameter takes only a handle mark/);
   const unknownKind = fresh();
   parameterOf(unknownKind, '/api/v1/ext/referrals', 'get', 'patient_id')['x-svc-phi'] = {
     reduce: 'handle',
     kind: 'nurse',
   };
   t.throws(() => compile(unknownKind), /listReferrals patient_id: "nurse" is not a handle kind/);
+});
+
+t.test('a handle in a list of a request body stops codegen: the gateway resolves one value per mark', async (t) => {
+  const doc = fresh();
+  const schemas = (doc.components as JsonObject).schemas as Record<string, JsonObject & { properties: JsonObject }>;
+  schemas.TaskCreateRequest.properties.also_related = {
+    type: 'array',
+    items: { $ref: '#/components/schemas/RelatedResource' },
+  };
+  t.throws(() => compile(doc), /body also_related: a handle inside a list is not resolved by the gateway/);
 });

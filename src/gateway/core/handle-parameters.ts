@@ -8,7 +8,7 @@ import type { CallInput } from './operation-call.js';
  * Ids that a no_phi session sends as surrogate handles, where the contract marks them (x-svc-phi handle on a
  * parameter or request property, listed by codegen as handleParameters): resolved to the real ids before the handler
  * runs, so that handlers read real ids in either PHI mode. The call keeps what was sent (the idempotency fingerprint
- * and cursor binding read it); the handler's context gets the resolved copy.
+ * reads it); the handler's context gets the resolved copy.
  */
 
 type Addressed = Pick<CallInput, 'params' | 'query' | 'body'>;

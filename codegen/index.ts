@@ -8,6 +8,7 @@ import { compileValidators } from './validators.js';
 import { ERROR_SHAPES, generateRouteTable, planOperation, type ValidatorPlan } from './route-table.js';
 import { noPhiPlans } from './no-phi-plan.js';
 import { requestFields } from './request-fields.js';
+import { handleParameters } from './handle-parameters.js';
 import { listWebhooks } from './webhooks.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -39,6 +40,7 @@ const files: Record<string, string> = {
     shapes,
     noPhi.plans,
     requestFields(doc, operations),
+    handleParameters(doc, operations),
     webhooks,
   ),
 };

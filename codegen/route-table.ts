@@ -4,6 +4,7 @@ import { GENERATED_HEADER } from './header.js';
 import type { V1Shape } from '../src/shared/contract-v1.js';
 import type { SchemaPlan } from './no-phi-plan.js';
 import type { RequestFields } from './request-fields.js';
+import type { HandleParameter } from './handle-parameters.js';
 import { generateWebhookTable, type WebhookEntry } from './webhooks.js';
 
 export interface ValidatorPlan {
@@ -128,6 +129,7 @@ export function generateRouteTable(
   shapes: Record<string, V1Shape>,
   noPhiPlans: Record<string, SchemaPlan>,
   requestFields: Record<string, RequestFields>,
+  handleParameters: Record<string, HandleParameter[]>,
   webhooks: WebhookEntry[],
 ): string {
   const x = (key: string) => JSON.stringify(doc[key], null, 2);
@@ -166,6 +168,19 @@ export type NoPhiReduction =
 
 /** What no_phi sessions see of each response schema that has something to reduce: its reduced fields, and the fields holding such schemas. */
 export const noPhiPlans: Record<string, { fields: Readonly<Record<string, NoPhiReduction>>; children: Readonly<Record<string, string>> }> = ${JSON.stringify(noPhiPlans, null, 2)};
+
+/** A request value that a no_phi session sends as a surrogate handle (x-svc-phi handle on a parameter or request property). */
+export interface HandleParameter {
+  in: 'path' | 'query' | 'body';
+  /** The parameter's name, or the body property's dotted path: where the value is, and the field a refusal names. */
+  field: string;
+  kind: PseudonymKind;
+  /** A body property is a handle only when its sibling property has one of these values. */
+  when?: { property: string; values: readonly string[] };
+}
+
+/** The handles each operation takes, which the gateway resolves before its handler runs (gateway/core/handle-parameters.ts). */
+export const handleParameters: Partial<Record<OperationId, readonly HandleParameter[]>> = ${JSON.stringify(handleParameters, null, 2)};
 
 export const errorCodes = ${x('x-svc-error-codes')} as const;
 

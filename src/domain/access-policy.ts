@@ -196,3 +196,16 @@ export function isAddressedByHandle(kind: PseudonymKind, sent: string, phiMode: 
   }
   return isHandle;
 }
+
+/** Kinds whose real ids never start with their handle's prefix, so that a session sending the other mode's is told. */
+const TOLD_APART: ReadonlySet<PseudonymKind> = new Set(['physician_order']);
+
+/**
+ * Whether a value sent where the contract marks a handle (x-svc-phi handle on a request value) is one to resolve: in a
+ * no_phi session always, so that a real id is refused as a handle that does not resolve; in a phi session never. A kind
+ * told apart by its prefix is refused clearly in the other mode instead (isAddressedByHandle).
+ */
+export function isSentAsHandle(kind: PseudonymKind, sent: string, phiMode: PhiMode, field: string): boolean {
+  if (TOLD_APART.has(kind)) return isAddressedByHandle(kind, sent, phiMode, field);
+  return phiMode === 'no_phi';
+}

@@ -7,7 +7,7 @@ export type Validator = ((data: unknown) => boolean) & {
   errors?: Array<{ instancePath: string; keyword: string; message?: string; params: Record<string, unknown> }> | null;
 };
 
-export const contractInfo = {"title":"Extension API","version":"2.9.0"} as const;
+export const contractInfo = {"title":"Extension API","version":"2.10.0"} as const;
 
 export const operations = {
   getHealth: {
@@ -2003,6 +2003,80 @@ export const noPhiPlans: Record<string, { fields: Readonly<Record<string, NoPhiR
   }
 };
 
+/** A request value that a no_phi session sends as a surrogate handle (x-svc-phi handle on a parameter or request property). */
+export interface HandleParameter {
+  in: 'path' | 'query' | 'body';
+  /** The parameter's name, or the body property's dotted path: where the value is, and the field a refusal names. */
+  field: string;
+  kind: PseudonymKind;
+  /** A body property is a handle only when its sibling property has one of these values. */
+  when?: { property: string; values: readonly string[] };
+}
+
+/** The handles each operation takes, which the gateway resolves before its handler runs (gateway/core/handle-parameters.ts). */
+export const handleParameters: Partial<Record<OperationId, readonly HandleParameter[]>> = {
+  "getPatient": [
+    {
+      "in": "path",
+      "field": "id",
+      "kind": "patient"
+    }
+  ],
+  "listReferrals": [
+    {
+      "in": "query",
+      "field": "patient_id",
+      "kind": "patient"
+    }
+  ],
+  "listIntakes": [
+    {
+      "in": "query",
+      "field": "patient_id",
+      "kind": "patient"
+    }
+  ],
+  "listVisits": [
+    {
+      "in": "query",
+      "field": "patient_id",
+      "kind": "patient"
+    }
+  ],
+  "createTask": [
+    {
+      "in": "body",
+      "field": "related_resource.id",
+      "kind": "patient",
+      "when": {
+        "property": "type",
+        "values": [
+          "patient"
+        ]
+      }
+    }
+  ],
+  "listPhysicianOrders": [
+    {
+      "in": "query",
+      "field": "physician_id",
+      "kind": "physician"
+    },
+    {
+      "in": "query",
+      "field": "patient_id",
+      "kind": "patient"
+    }
+  ],
+  "getPhysicianOrder": [
+    {
+      "in": "path",
+      "field": "id",
+      "kind": "physician_order"
+    }
+  ]
+};
+
 export const errorCodes = [
   {
     "code": "PLATFORM_ACCESS_DENIED",
@@ -2379,14 +2453,14 @@ export type ErrorCode = (typeof errorCodes)[number]['code'];
 export const contractVersions = [
   {
     "version": "1",
-    "manifest_version": "1.3.0",
+    "manifest_version": "1.4.0",
     "status": "deprecated",
     "deprecated_at": "2026-07-25T00:00:00Z",
     "successor": "2"
   },
   {
     "version": "2",
-    "manifest_version": "2.9.0",
+    "manifest_version": "2.10.0",
     "status": "current",
     "deprecated_at": null,
     "successor": null

@@ -1,10 +1,10 @@
 import type { TenantStore } from '../db/tenant-store.js';
 import { PlatformError } from '../shared/platform-error.js';
-import type { PseudonymKind } from '../shared/ids.js';
 
 /**
- * What a no_phi session sends: patient handles in paths and filters, and dates at year boundaries. What it receives is
- * reduced in one place, the gateway, from the contract's x-svc-phi marks (src/domain/no-phi-reduction.ts).
+ * What a no_phi session sends: dates at year boundaries. The handles it sends in paths, filters and bodies are
+ * resolved, and what it receives is reduced, in one place, the gateway, from the contract's x-svc-phi marks
+ * (src/gateway/core/handle-parameters.ts, src/domain/no-phi-reduction.ts).
  */
 
 /**
@@ -19,18 +19,4 @@ export function checkYearBoundary(store: TenantStore, field: string, bound: stri
     `In a no_phi session dates are known to the year only: ${field} must be a year boundary, such as ${boundary}.`,
     { field },
   );
-}
-
-/** The real id behind an id filter, path or reference; a no_phi session can only send a handle of its agency. */
-export async function realIdFilter(
-  store: TenantStore,
-  kind: PseudonymKind,
-  sent: string | undefined,
-): Promise<string | undefined> {
-  if (sent === undefined || store.phiMode !== 'no_phi') return sent;
-  return store.pseudonyms.resolve(kind, sent);
-}
-
-export function patientIdFilter(store: TenantStore, sent: string | undefined): Promise<string | undefined> {
-  return realIdFilter(store, 'patient', sent);
 }

@@ -2,6 +2,7 @@ import t from 'tap';
 import { readFileSync } from 'node:fs';
 import {
   isAddressedByHandle,
+  isSentAsHandle,
   operationRefusal,
   queryRunRefusal,
   queryTokenRefusal,
@@ -225,3 +226,35 @@ t.test('addressing: a no_phi session sends handles, a phi session ids, for every
     t.equal(addressed(handle, 'phi'), 'PLATFORM_INVALID_INPUT', `${kind}: phi handle`);
   }
 });
+
+t.test(
+  'a value sent where the contract marks a handle: resolved in no_phi, as sent in phi; orders told apart',
+  async (t) => {
+    const id = 'c0a8012e-0000-4000-8000-000000000001';
+    const table: Record<PseudonymKind, Record<PhiMode, { handle: string; id: string }>> = {
+      patient: { no_phi: { handle: 'resolve', id: 'resolve' }, phi: { handle: 'as sent', id: 'as sent' } },
+      physician: { no_phi: { handle: 'resolve', id: 'resolve' }, phi: { handle: 'as sent', id: 'as sent' } },
+      physician_order: {
+        no_phi: { handle: 'resolve', id: 'PLATFORM_INVALID_INPUT' },
+        phi: { handle: 'PLATFORM_INVALID_INPUT', id: 'as sent' },
+      },
+      claim: { no_phi: { handle: 'resolve', id: 'resolve' }, phi: { handle: 'as sent', id: 'as sent' } },
+      payer_claim: { no_phi: { handle: 'resolve', id: 'resolve' }, phi: { handle: 'as sent', id: 'as sent' } },
+      member: { no_phi: { handle: 'resolve', id: 'resolve' }, phi: { handle: 'as sent', id: 'as sent' } },
+    };
+    for (const [kind, modes] of Object.entries(table) as [PseudonymKind, (typeof table)[PseudonymKind]][]) {
+      for (const [mode, expected] of Object.entries(modes) as [PhiMode, { handle: string; id: string }][]) {
+        const sent = { handle: `${PSEUDONYM_PREFIX[kind]}0000000001AB`, id };
+        for (const form of ['handle', 'id'] as const) {
+          let outcome: string;
+          try {
+            outcome = isSentAsHandle(kind, sent[form], mode, 'id') ? 'resolve' : 'as sent';
+          } catch (err) {
+            outcome = (err as Error & { code: string }).code;
+          }
+          t.equal(outcome, expected[form], `${kind}, ${mode} session, sends its ${form}`);
+        }
+      }
+    }
+  },
+);

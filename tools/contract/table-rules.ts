@@ -93,12 +93,16 @@ function operationRules(base: Node, head: Node): BreakingChange[] {
   return changes;
 }
 
-/** Every `x-svc-phi` mark by its JSON pointer: where a no_phi session sees a property reduced. */
+/**
+ * Every `x-svc-phi` mark by its JSON pointer: where a no_phi session sees a property reduced. A parameter's mark is
+ * left out: it says what a session sends (a handle the gateway resolves), and reduces nothing it sees.
+ */
 function phiMarks(node: unknown, pointer = '#', marks = new Map<string, unknown>()): Map<string, unknown> {
   if (!node || typeof node !== 'object') return marks;
+  const isParameter = typeof (node as Node).in === 'string' && typeof (node as Node).name === 'string';
   for (const [key, value] of Object.entries(node)) {
-    if (key === 'x-svc-phi') marks.set(pointer, value);
-    else phiMarks(value, `${pointer}/${pointerToken(key)}`, marks);
+    if (key !== 'x-svc-phi') phiMarks(value, `${pointer}/${pointerToken(key)}`, marks);
+    else if (!isParameter) marks.set(pointer, value);
   }
   return marks;
 }

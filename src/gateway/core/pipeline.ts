@@ -1,5 +1,10 @@
 import type { Kysely, Transaction } from 'kysely';
-import type { OperationDefinition, OperationId } from '../../generated/contract.js';
+import {
+  handleParameters,
+  type HandleParameter,
+  type OperationDefinition,
+  type OperationId,
+} from '../../generated/contract.js';
 import type { ReadReplicas } from '../../db/read-replicas.js';
 import type { DB } from '../../db/schema.js';
 import type { Principal } from '../../shared/principal.js';
@@ -9,6 +14,7 @@ import type { Handler, RequestContext } from './handler.js';
 import type { OperationCall, ResponseHead } from './operation-call.js';
 import { negotiateVersion, deprecationHeader } from './contract-version.js';
 import { validateRequest } from './request-validation.js';
+import { resolveHandles, runResolved } from './handle-parameters.js';
 import { serializeFor } from './contract-serializers.js';
 import { admissionSteps, runAdmission, type AdmissionStep, type Admitters, type CallAdmission } from './admission.js';
 import { requestFingerprint, runIdempotent } from './idempotency.js';
@@ -86,6 +92,7 @@ export class OperationPipeline {
   private readonly tracer: CallTracer | undefined;
   private readonly traced: TracedOperation;
   private readonly steps: readonly AdmissionStep[];
+  private readonly handles: readonly HandleParameter[];
 
   constructor(
     readonly operation: OperationDefinition,
@@ -96,6 +103,7 @@ export class OperationPipeline {
   ) {
     this.steps = admissionSteps(operation, services, admission);
     this.containsPhi = operation.noPhi !== 'allowed';
+    this.handles = handleParameters[operation.operationId] ?? [];
     this.counts = services.metrics?.operation(operation.operationId);
     this.pressure = services.pressure;
     this.shed = services.pressure && overloaded(services.pressure.thresholds.retryAfterSeconds);
@@ -221,6 +229,12 @@ export class OperationPipeline {
     return new TenantStore(db, principal, call.auditTrail);
   }
 
+  /** The handler, on the call's input with the handles a no_phi session sent resolved first (handle-parameters.ts). */
+  private invoke(context: RequestContext<OperationId>): unknown {
+    const resolving = context.store && resolveHandles(this.handles, context, context.store);
+    return resolving ? runResolved(resolving, context, () => this.handler(context)) : this.handler(context);
+  }
+
   /** Bound here, so that no handler can seal or open a cursor for another caller or route. */
   private cursorsOf(call: OperationCall): CursorSealer {
     return new CursorSealer(
@@ -261,7 +275,7 @@ export class OperationPipeline {
 
   private readOn(db: Kysely<DB>, call: OperationCall, response: ResponseHead): unknown {
     const context = this.context(call, response, db, NEVER_ABORTED);
-    const result = this.handler(context);
+    const result = this.invoke(context);
     const reducing = this.reducesFor(call);
     if (!reducing && !(result instanceof Promise)) return this.answer(result, call, response);
     const work = reducing ? this.reduced(result, context.store!) : (result as Promise<unknown>);
@@ -327,7 +341,7 @@ export class OperationPipeline {
     replayBinding?: Uint8Array,
   ): Promise<CommandLedger> {
     const context = this.context(call, response, trx, signal);
-    const result = await this.handler(context);
+    const result = await this.invoke(context);
     const answer = this.reducesFor(call) ? await this.reduced(result, context.store!) : result;
     const text = JSON.stringify(this.serialize(answer, call, response));
     // An answer that holds a secret is stored sealed, bound to its key: the database alone never holds the secret.

@@ -2,12 +2,10 @@ import { resourceNotFound, type Handler } from '../handler.js';
 import { findIntakeDetail, listIntakeSummaries } from './intake-repository.js';
 import { intakeDetail, intakeSummary } from './intake-view.js';
 import { referralDocumentIds } from '../referrals/referral-repository.js';
-import { patientIdFilter } from '../phi-view.js';
 
 export const listIntakes: Handler<'listIntakes'> = async (ctx) => {
   const { query, store } = ctx;
-  const filters = { ...query, patient_id: await patientIdFilter(store, query.patient_id) };
-  const { rows, meta } = await listIntakeSummaries(store, filters, query, ctx.cursors);
+  const { rows, meta } = await listIntakeSummaries(store, query, query, ctx.cursors);
   return { data: rows.map(intakeSummary), meta };
 };
 

@@ -1,5 +1,4 @@
 import { resourceNotFound, type Handler } from '../handler.js';
-import { patientIdFilter } from '../phi-view.js';
 import { findPatientDetail, listPatientSummaries } from './patient-repository.js';
 import { patientDetail, patientSummary } from './patient-view.js';
 
@@ -15,8 +14,7 @@ export const listPatients: Handler<'listPatients'> = async (ctx) => {
 };
 
 export const getPatient: Handler<'getPatient'> = async (ctx) => {
-  const id = (await patientIdFilter(ctx.store, ctx.params.id))!;
-  const row = await findPatientDetail(ctx.store, id);
+  const row = await findPatientDetail(ctx.store, ctx.params.id);
   if (!row) throw resourceNotFound('patient', ctx.params.id);
   return { data: patientDetail(row) };
 };

@@ -1,11 +1,8 @@
 import { resourceNotFound, type Handler, type QueryParams } from '../handler.js';
 import { paging } from '../../generated/contract.js';
 import { invalidInput } from '../../shared/platform-error.js';
-import { isAddressedByHandle } from '../../domain/access-policy.js';
 import type { PhiMode } from '../../shared/principal.js';
-import type { TenantStore } from '../../db/tenant-store.js';
 import type { AgingBucket } from '../../domain/physician-orders/aging.js';
-import { patientIdFilter, realIdFilter } from '../phi-view.js';
 import { findOrder, listOrderPage, type OrderFilters } from './physician-order-repository.js';
 import { physicianOrder } from './physician-order-view.js';
 import type { OrderType, SignatureStatus } from './physician-order-tables.js';
@@ -62,35 +59,28 @@ function listOf<T extends string>(value: string | undefined): T[] | undefined {
   return value === undefined ? undefined : ([...new Set(value.split(','))] as T[]);
 }
 
-async function orderFilters(store: TenantStore, query: QueryParams<'listPhysicianOrders'>): Promise<OrderFilters> {
+function orderFilters(query: QueryParams<'listPhysicianOrders'>): OrderFilters {
   return {
     statuses: listOf<SignatureStatus>(query.status),
     orderTypes: listOf<OrderType>(query.order_type),
     agingBuckets: listOf<AgingBucket>(query.aging_bucket),
     slaBreached: query.sla_breached,
-    physicianId: await realIdFilter(store, 'physician', query.physician_id),
-    patientId: await patientIdFilter(store, query.patient_id),
+    physicianId: query.physician_id,
+    patientId: query.patient_id,
   };
 }
 
 export const listPhysicianOrders: Handler<'listPhysicianOrders'> = async (ctx) => {
   const asOf = agingInstant(ctx.query.as_of, ctx.store.phiMode);
   checkOffset(ctx.query);
-  const filters = await orderFilters(ctx.store, ctx.query);
+  const filters = orderFilters(ctx.query);
   const { rows, meta, summary } = await listOrderPage(ctx.store, filters, asOf, ctx.query, ctx.cursors);
   return { data: rows.map((row) => physicianOrder(row, asOf)), meta: { ...meta, as_of: asOf.toISOString(), summary } };
 };
 
-/** The real id behind the path: a phi session sends order ids, a no_phi session the OR- handles its lists gave. */
-async function orderId(store: TenantStore, sent: string): Promise<string> {
-  return isAddressedByHandle('physician_order', sent, store.phiMode, 'id')
-    ? store.pseudonyms.resolve('physician_order', sent)
-    : sent;
-}
-
 export const getPhysicianOrder: Handler<'getPhysicianOrder'> = async (ctx) => {
   const asOf = agingInstant(ctx.query.as_of, ctx.store.phiMode);
-  const row = await findOrder(ctx.store, await orderId(ctx.store, ctx.params.id), asOf);
+  const row = await findOrder(ctx.store, ctx.params.id, asOf);
   if (!row) throw resourceNotFound('physician order', ctx.params.id);
   return { data: physicianOrder(row, asOf), meta: { as_of: asOf.toISOString() } };
 };

@@ -2,7 +2,7 @@ import { resourceNotFound, type Handler, type QueryParams } from '../handler.js'
 import type { TenantStore } from '../../db/tenant-store.js';
 import { findReferral, listReferralSummaries, referralDocumentIds } from './referral-repository.js';
 import { referralDetail, referralSummary } from './referral-view.js';
-import { checkYearBoundary, patientIdFilter } from '../phi-view.js';
+import { checkYearBoundary } from '../phi-view.js';
 
 /** Whole days in UTC; in a no_phi session whole years (from January 1, to December 31). */
 function checkDateRange(store: TenantStore, query: QueryParams<'listReferrals'>): void {
@@ -14,8 +14,7 @@ function checkDateRange(store: TenantStore, query: QueryParams<'listReferrals'>)
 export const listReferrals: Handler<'listReferrals'> = async (ctx) => {
   const { query, store } = ctx;
   checkDateRange(store, query);
-  const filters = { ...query, patient_id: await patientIdFilter(store, query.patient_id) };
-  const { rows, meta } = await listReferralSummaries(store, filters, query, ctx.cursors);
+  const { rows, meta } = await listReferralSummaries(store, query, query, ctx.cursors);
   return { data: rows.map(referralSummary), meta };
 };
 

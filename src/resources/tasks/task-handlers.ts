@@ -6,7 +6,6 @@ import { findTask, insertTask, updateTaskAtVersion, type TaskRow } from './task-
 import { taskView } from './task-view.js';
 import { resourceExists } from '../../db/agency-resources.js';
 import type { TenantStore } from '../../db/tenant-store.js';
-import { patientIdFilter } from '../phi-view.js';
 import { checkTaskChange, expectedVersion } from '../../domain/task-workflow.js';
 import { ownerOfCollection } from '../working-collections/working-collection-repository.js';
 
@@ -55,12 +54,10 @@ async function relatedLink(store: TenantStore, related: RelatedResource | undefi
     if (!owner) throw invalidInput('related_resource.id', `No working_collection ${related.id} in this agency.`);
     return { columns: { related_type: related.type, related_id: related.id, related_collection_id: null }, owner };
   }
-  // A no_phi session names a patient by its surrogate handle.
-  const id = related.type === 'patient' ? (await patientIdFilter(store, related.id))! : related.id;
-  if (!(await resourceExists(store, { kind: related.type, id }))) {
+  if (!(await resourceExists(store, { kind: related.type, id: related.id }))) {
     throw invalidInput('related_resource.id', `No ${related.type} ${related.id} in this agency.`);
   }
-  return { columns: { related_type: related.type, related_id: id, related_collection_id: null } };
+  return { columns: { related_type: related.type, related_id: related.id, related_collection_id: null } };
 }
 
 async function collectionRowLink(store: TenantStore, rowId: string, collectionId: string | undefined): Promise<Link> {

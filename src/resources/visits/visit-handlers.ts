@@ -4,7 +4,7 @@ import type { TenantStore } from '../../db/tenant-store.js';
 import { findVisit, listVisitPage, type VisitFilters } from './visit-repository.js';
 import { visitDetail, visitSummary } from './visit-view.js';
 import { instantToYear } from '../../domain/deidentify.js';
-import { checkYearBoundary, patientIdFilter } from '../phi-view.js';
+import { checkYearBoundary } from '../phi-view.js';
 
 /** A bound of the schedule window; in a no_phi session, January 1 at 00:00 UTC. */
 function scheduleBound(
@@ -18,7 +18,7 @@ function scheduleBound(
   return bound;
 }
 
-async function visitFilters(store: TenantStore, query: QueryParams<'listVisits'>): Promise<VisitFilters> {
+function visitFilters(store: TenantStore, query: QueryParams<'listVisits'>): VisitFilters {
   const scheduledFrom = scheduleBound(store, 'scheduled_from', query.scheduled_from);
   const scheduledTo = scheduleBound(store, 'scheduled_to', query.scheduled_to);
   if (scheduledFrom && scheduledTo && scheduledFrom >= scheduledTo) {
@@ -27,9 +27,8 @@ async function visitFilters(store: TenantStore, query: QueryParams<'listVisits'>
       'scheduled_to must be later than scheduled_from (scheduled_from is inclusive, scheduled_to exclusive).',
     );
   }
-  const patientId = await patientIdFilter(store, query.patient_id);
   return {
-    patientId,
+    patientId: query.patient_id,
     discipline: query.discipline,
     status: query.status,
     clinicianId: query.clinician_id,
@@ -39,7 +38,7 @@ async function visitFilters(store: TenantStore, query: QueryParams<'listVisits'>
 }
 
 export const listVisits: Handler<'listVisits'> = async (ctx) => {
-  const filters = await visitFilters(ctx.store, ctx.query);
+  const filters = visitFilters(ctx.store, ctx.query);
   const { rows, meta } = await listVisitPage(ctx.store, filters, ctx.query, ctx.cursors);
   return { data: rows.map(visitSummary), meta };
 };

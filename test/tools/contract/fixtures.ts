@@ -613,6 +613,13 @@ export const fixtures: Fixture[] = [
     },
   },
   {
+    rule: 'x-svc-phi-handle-marked-on-parameter',
+    breaking: false,
+    change: (item) => {
+      list(item).parameters[2]['x-svc-phi'] = { reduce: 'handle', kind: 'physician' };
+    },
+  },
+  {
     rule: 'x-svc-phi-reduction-removed',
     breaking: false,
     change: (item) => {

@@ -10,7 +10,7 @@ type IntakeStatusChange = components['schemas']['IntakeStatusChange'];
 
 /**
  * A filed referral's events, in its transaction: referral.created (and referral.declined) with the referral as
- * route 12 lists it, and intake.status_changed for the intake it opened, read back as route 13 lists it.
+ * `listReferrals` lists it, and intake.status_changed for the intake it opened, read back as `listIntakes` lists it.
  */
 export async function emitReferralEvents(store: CommandStore, created: ReferralCreated): Promise<void> {
   const data = referralSummary((await findReferral(store, created.referral_id))!);

@@ -1,7 +1,7 @@
 import { sql, type CreateTableBuilder, type Kysely } from 'kysely';
 
 /**
- * Physician orders and their signature tracking (routes 22 and 23), and each agency's signature SLA in days.
+ * Physician orders and their signature tracking (`listPhysicianOrders`, `getPhysicianOrder`), and each agency's signature SLA in days.
  * Order content (the clinical text) is not stored here: the partition never serves it.
  */
 

@@ -3,7 +3,7 @@ import { sql, type Kysely } from 'kysely';
 /**
  * Working collections: the agency's shared worksheets (a denial follow-up list, a chart audit list), owned by a user of
  * the agency, with field definitions (jsonb: an array of { id, label, type, options? }) and rows whose values are keyed
- * by field id. Extensions read them (routes 24 and 25); the product writes them. Keyed (agency_id, id) like every
+ * by field id. Extensions read them (`listWorkingCollections`, `listWorkingCollectionRows`); the product writes them. Keyed (agency_id, id) like every
  * agency table, and every reference carries agency_id, so nothing can point into another agency.
  * The value lists are frozen copies as of this migration: widening one takes a new migration.
  */

@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 
 /**
- * ERA remittances imported from X12 835 files (admin `era import`, routes 20 and 21): the file, one remittance per
+ * ERA remittances imported from X12 835 files (admin `era import`; `listRemittances`, `listRemittanceAllocations`): the file, one remittance per
  * ST/SE payment with its totals, its claim-level allocations and its provider-level (PLB) adjustments. A file is
  * imported once per agency (by its SHA-256), and a payer's trace number once (TRN03, TRN02), whichever file brings it.
  */

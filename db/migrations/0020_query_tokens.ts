@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 
 /**
- * Governed query tokens (routes 4 to 7): a credential that runs one governed query with fixed parameters, created by
+ * Governed query tokens (`createQueryToken`): a credential that runs one governed query with fixed parameters, created by
  * an extension for a spreadsheet. Only the SHA-256 hash of the secret is stored; a presented secret is looked up by it.
  * Audit records gain `details`: what a call said about itself that is neither a resource id nor its source (a governed
  * query run's query, parameters, natural-language input and query token).
@@ -32,7 +32,7 @@ async function createQueryTokens(db: Kysely<any>): Promise<void> {
     .execute();
   // Each use finds its token by the secret's hash, whatever the agency (the secret is 256 random bits: no collisions).
   await db.schema.createIndex('query_tokens_hash_idx').on('query_tokens').column('token_hash').execute();
-  // An extension's tokens, newest first (route 4).
+  // An extension's tokens, newest first (`listQueryTokens`).
   await db.schema
     .createIndex('query_tokens_extension_idx')
     .on('query_tokens')

@@ -82,7 +82,7 @@ function catalogWarnings(routes: Schemas['CatalogRoute'][], queries: GovernedQue
 }
 
 /**
- * The runtime catalog (spec 2.2), derived from the contract's route table and the governed-query
+ * The runtime catalog (`getCatalog`), derived from the contract's route table and the governed-query
  * and capability registries; nothing here is listed by hand.
  */
 export type CatalogMcpSurface = components['schemas']['CatalogMcpSurface'];

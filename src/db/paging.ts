@@ -4,7 +4,7 @@ import { PlatformError } from '../shared/platform-error.js';
 import type { CursorSealer, CursorSelection } from './cursor-sealer.js';
 import type { TenantStore } from './tenant-store.js';
 
-/** Paging parameters of every list route (spec 2.1): limit/offset, or a keyset cursor from meta.next_cursor. */
+/** Paging parameters of every list route (x-svc-paging): limit/offset, or a keyset cursor from meta.next_cursor. */
 interface PageRequest {
   limit?: number;
   offset?: number;

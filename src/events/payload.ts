@@ -13,7 +13,7 @@ interface StoredEvent {
 }
 
 /**
- * The body of a delivery (spec 6.3): the envelope, and the event's data in the subscription's PHI mode. A no_phi
+ * The body of a delivery: the envelope, and the event's data in the subscription's PHI mode. A no_phi
  * subscription's data is reduced by the routes' own reducer, from the x-svc-phi marks of the event's data schema,
  * with the agency's surrogate handles.
  */

@@ -2,7 +2,7 @@ import { BlockList, isIP } from 'node:net';
 import { lookup } from 'node:dns/promises';
 
 /**
- * Where a webhook may be sent (spec 6.1: HTTPS receivers), so that a subscription cannot make the service call into
+ * Where a webhook may be sent (HTTPS receivers only), so that a subscription cannot make the service call into
  * its own network (SSRF). Checked when subscribing and again before every attempt, on the addresses the name
  * resolves to then; the attempt connects to the address checked (receiver-request.ts), so a name that resolves
  * elsewhere a moment later (DNS rebinding) changes nothing.

@@ -30,7 +30,7 @@ function standardSignature(secret: string, id: string, timestamp: string, body: 
   return `v1,${createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64')}`;
 }
 
-/** The headers of one attempt (spec 6.4 and Standard Webhooks), signed at `timestamp` (Unix seconds). */
+/** The headers of one attempt (README "Delivery" and Standard Webhooks), signed at `timestamp` (Unix seconds). */
 export function deliveryHeaders(
   body: string,
   deliveryId: string,

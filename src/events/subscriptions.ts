@@ -7,7 +7,7 @@ import type { PhiMode } from '../shared/principal.js';
 import { randomId } from '../shared/ids.js';
 import type { SigningSecrets } from './signing.js';
 
-/** Subscriptions and their secrets, as the admin CLI manages them (spec 6.1: managed in the product, not the partition). */
+/** Subscriptions and their secrets, managed by the admin CLI (in the product, never through the partition). */
 
 interface NewSubscription {
   agencyId: string;
@@ -198,7 +198,7 @@ export function listDeliveries(
 
 type ReplayRefusal = 'unknown' | 'held' | 'pending';
 
-/** Spec 6.6's replay: the same delivery (same id) due now, for one more attempt. */
+/** The manual replay of a failed delivery: the same delivery (same id) due now, for one more attempt. */
 export async function replayDelivery(
   db: Kysely<DB>,
   deliveryId: string,

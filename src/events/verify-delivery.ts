@@ -1,7 +1,7 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 
 /**
- * The receiver's side of spec 6.5, with nothing but node:crypto so that a receiver can take this file alone.
+ * The receiver's side of the signature, with nothing but node:crypto so that a receiver can take this file alone.
  * Verifies on the raw body before parsing; the signing side is signing.ts, which builds the same strings.
  */
 
@@ -35,7 +35,7 @@ export class WebhookVerificationError extends Error {
 export type DeliveryHeaders = Record<string, string | string[] | undefined> | { get(name: string): string | null };
 
 export interface VerifyOptions {
-  /** How far the signing time may be from now, either way (spec 6.5: 300 by default). */
+  /** How far the signing time may be from now, either way (x-svc-webhook-delivery, 300 by default). */
   toleranceSeconds?: number;
   /** Now, in milliseconds (for tests). */
   now?: number;

@@ -704,7 +704,7 @@ export const operations = {
     authenticated: true,
     requestContentTypes: [],
     responseContentType: "application/json",
-    queryParameters: [{"name":"performance_year","in":"query","required":true,"description":"Performance year: the calendar year of care measured. The years with a measure set in the service are supported (2023, 2024 and 2025 today); another year is 404 naming them.","schema":{"type":"integer","minimum":2023,"maximum":2100}},{"name":"payment_year","in":"query","required":false,"description":"Payment year; defaults to performance_year + 2 (spec 4 rule 1), and any other value is 400 PLATFORM_INVALID_INPUT naming the right one (details.expected).","schema":{"type":"integer","minimum":2025,"maximum":2102}}],
+    queryParameters: [{"name":"performance_year","in":"query","required":true,"description":"Performance year: the calendar year of care measured. The years with a measure set in the service are supported (2023, 2024 and 2025 today); another year is 404 naming them.","schema":{"type":"integer","minimum":2023,"maximum":2100}},{"name":"payment_year","in":"query","required":false,"description":"Payment year; defaults to performance_year + 2 (the year a performance year's results adjust payments), and any other value is 400 PLATFORM_INVALID_INPUT naming the right one (details.expected).","schema":{"type":"integer","minimum":2025,"maximum":2102}}],
     readOnly: null,
     queryTokens: false,
     replaySealed: false,
@@ -731,7 +731,7 @@ export const operations = {
     authenticated: true,
     requestContentTypes: [],
     responseContentType: "application/json",
-    queryParameters: [{"name":"performance_year","in":"query","required":true,"description":"Performance year: the calendar year of care measured. The years with a measure set in the service are supported (2023, 2024 and 2025 today); another year is 404 naming them.","schema":{"type":"integer","minimum":2023,"maximum":2100}},{"name":"payment_year","in":"query","required":false,"description":"Payment year; defaults to performance_year + 2 (spec 4 rule 1), and any other value is 400 PLATFORM_INVALID_INPUT naming the right one (details.expected).","schema":{"type":"integer","minimum":2025,"maximum":2102}}],
+    queryParameters: [{"name":"performance_year","in":"query","required":true,"description":"Performance year: the calendar year of care measured. The years with a measure set in the service are supported (2023, 2024 and 2025 today); another year is 404 naming them.","schema":{"type":"integer","minimum":2023,"maximum":2100}},{"name":"payment_year","in":"query","required":false,"description":"Payment year; defaults to performance_year + 2 (the year a performance year's results adjust payments), and any other value is 400 PLATFORM_INVALID_INPUT naming the right one (details.expected).","schema":{"type":"integer","minimum":2025,"maximum":2102}}],
     readOnly: null,
     queryTokens: false,
     replaySealed: false,
@@ -2526,7 +2526,7 @@ export type WebhookEventType = keyof typeof webhookEvents;
 
 /** Retries, time-outs and limits of webhook deliveries. */
 export const webhookDelivery = {
-  "description": "How webhook deliveries are made (spec 6.4 to 6.6). One delivery per event and subscription, with one id across retries and replays; deliveries are at least once and in no guaranteed order. Only a 2xx answer is success. After a failed attempt the next one waits a random time between 0 and the attempt's delay below (full jitter), or the receiver's Retry-After when that is longer (at most a day); after the last delay's attempt fails the delivery is failed and can be replayed by an administrator. 410 Gone disables the subscription; so does failing for disable_after_failing_days without a success. Redirects are not followed (a 3xx is a failure). Receivers must be https:// and must not resolve to private, loopback, link-local, multicast or metadata addresses, checked at subscription and at each attempt (the address checked is the one connected to).",
+  "description": "How webhook deliveries are made. One delivery per event and subscription, with one id across retries and replays; deliveries are at least once and in no guaranteed order. Only a 2xx answer is success. After a failed attempt the next one waits a random time between 0 and the attempt's delay below (full jitter), or the receiver's Retry-After when that is longer (at most a day); after the last delay's attempt fails the delivery is failed and can be replayed by an administrator. 410 Gone disables the subscription; so does failing for disable_after_failing_days without a success. Redirects are not followed (a 3xx is a failure). Receivers must be https:// and must not resolve to private, loopback, link-local, multicast or metadata addresses, checked at subscription and at each attempt (the address checked is the one connected to).",
   "retry_delays_seconds": [
     5,
     300,

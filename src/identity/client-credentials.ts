@@ -52,7 +52,7 @@ function invalidRequest(issue: Omit<ValidationIssue, 'location'>, message: strin
 
 /**
  * One refusal for an unknown client, a bad or expired secret, another agency, a disabled integration or agency,
- * and a missing entitlement (spec 5.7): same status, body and headers.
+ * and a missing entitlement, so a caller cannot tell them apart: same status, body and headers.
  */
 function invalidClient(): RequestError {
   return new RequestError(401, 'invalid_client', 'PLATFORM_INVALID_CREDENTIAL', 'Client authentication failed.', {
@@ -139,7 +139,7 @@ interface TokenOutcomes {
   refused(code: string): void;
 }
 
-/** The token endpoint's client_credentials grant (spec part 5, RFC 6749 4.4). */
+/** The token endpoint's client_credentials grant (`issueToken`, RFC 6749 4.4). */
 export class ClientCredentialsGrant {
   constructor(
     private readonly db: Kysely<DB>,

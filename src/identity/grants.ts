@@ -8,7 +8,7 @@ export const CONTRACT_SCOPES: readonly string[] = [
 
 export const CONTRACT_CAPABILITIES: readonly string[] = Object.keys(capabilities).sort();
 
-/** A token alone gives no write permission (spec 5.6): commands' capabilities are granted only when asked for. */
+/** A token alone gives no write permission: commands' capabilities are granted only when asked for. */
 export const NON_COMMAND_CAPABILITIES: readonly string[] = CONTRACT_CAPABILITIES.filter(
   (id) => !capabilities[id as keyof typeof capabilities].command,
 );

@@ -4,7 +4,7 @@ import type { DB } from '../db/schema.js';
 import { randomId } from '../shared/ids.js';
 import type { Principal } from '../shared/principal.js';
 
-/** Governed query tokens (routes 4 to 7): `qt_` and 32 random bytes in base64url, so a secret says what it is. */
+/** Governed query tokens (`createQueryToken`): `qt_` and 32 random bytes in base64url, so a secret says what it is. */
 const QUERY_TOKEN_PREFIX = 'qt_';
 
 const QUERY_TOKEN_BEARER = /^bearer +qt_/i;

@@ -8,8 +8,8 @@ const JWKS_PATH = '/.well-known/jwks.json';
 
 /**
  * RFC 8414 metadata and the JWKS of the token issuer; outside the partition, no token needed. One issuer serves the
- * machine flow (client_credentials) and the MCP surface's people (authorization code with PKCE, refresh): spec 5.9
- * publishes one document, and its one token endpoint takes both.
+ * machine flow (client_credentials) and the MCP surface's people (authorization code with PKCE, refresh): one
+ * document is published, and its one token endpoint takes both.
  */
 export function registerWellKnown(
   app: FastifyInstance,

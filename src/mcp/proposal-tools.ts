@@ -33,7 +33,7 @@ function taskIdOf(proposal: Proposal): string | null {
   return typeof data?.id === 'string' ? data.id : null;
 }
 
-/** Spec 6.2: status, decided, executedAt, lastExecutionError, next; and what was decided and made. */
+/** `braes.proposals.status`: status, decided, executedAt, lastExecutionError, next; and what was decided and made. */
 function proposalStatus(proposal: Proposal) {
   return {
     approvalId: proposal.id,
@@ -162,7 +162,7 @@ export const PROPOSAL_TOOL_DESCRIPTIONS: readonly ToolDescription[] = [
   { ...STATUS, read_only: true },
 ];
 
-/** Proposals (spec 5.8, 6.2): the assistant proposes and follows up; only a person decides, and there is no decision tool. */
+/** Proposals: the assistant proposes and follows up; only a person decides, and there is no decision tool. */
 export function registerProposalTools(server: McpServer, db: Kysely<DB>, access: McpAccess) {
   server.registerTool(
     CREATE.name,

@@ -29,7 +29,7 @@ interface McpSurface {
   catalog: CatalogMcpSurface;
 }
 
-/** The MCP surface for people (spec 5.8, 5.9): its authorization server on our database and its endpoint at /api/v1/mcp. */
+/** The MCP surface for people: its authorization server on our database and its endpoint at /api/v1/mcp. */
 export async function createMcpSurface(
   config: Config,
   db: Kysely<DB>,

@@ -71,7 +71,7 @@ export function toolError(refusal: { code: string; message: string } & Record<st
   };
 }
 
-/** Either error shape of the contract (spec 7.1, 7.2), as the assistant gets it; validation issues when the body has them. */
+/** Either error shape of the contract, as the assistant gets it; validation issues when the body has them. */
 function refused(err: unknown): CallToolResult {
   if (!(err instanceof OperationRefused)) throw err;
   const issues = (err.body as { issues?: { path?: string; message?: string }[] }).issues ?? [];
@@ -249,7 +249,7 @@ interface QueryPage {
   as_of: string;
 }
 
-/** One page of a governed query (route 3), run as a no_phi session: the gateway reduces its columns from their marks. */
+/** One `runQuery` page, run as a no_phi session: the gateway reduces its columns from their marks. */
 async function runQuery(
   ctx: ToolContext,
   queryId: string,

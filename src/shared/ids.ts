@@ -5,7 +5,7 @@ export function randomId(prefix: string, bytes = 16): string {
   return `${prefix}${randomBytes(bytes).toString('base64url')}`;
 }
 
-/** Handle prefixes by kind of resource; the physician order prefix is fixed by the spec (route 22). */
+/** Handle prefixes by kind of resource; the physician order prefix `OR-` is fixed by the contract. */
 export const PSEUDONYM_PREFIX = {
   patient: 'PT-',
   physician: 'PH-',

@@ -4,7 +4,7 @@ import type { ErrorCode } from '../generated/contract.js';
 export type ValidationIssue = components['schemas']['ValidationIssue'];
 
 /**
- * A refusal in the ApiError shape (spec 7.2): request validation and authentication failures,
+ * A refusal in the ApiError shape: request validation and authentication failures,
  * and HTTP-level refusals outside any operation (404, 405, 413, 415).
  */
 export class RequestError extends Error {

@@ -80,7 +80,7 @@ function deliveryMetrics(metrics: MetricsRegistrar) {
 }
 
 /**
- * Delivers webhooks (spec 6.4-6.6): makes each new event's deliveries, then attempts due deliveries, several at once,
+ * Delivers webhooks: makes each new event's deliveries, then attempts due deliveries, several at once,
  * signing each attempt with the subscription's secrets. Any number run on one database (the queues are claimed with
  * SKIP LOCKED). stop() takes no new work and waits for the attempts in flight.
  */

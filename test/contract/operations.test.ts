@@ -33,7 +33,7 @@ t.test('the document holds all 28 operations of the spec, each with its metadata
     t.equal(
       op.command,
       ['POST', 'PATCH', 'DELETE'].includes(op.method) && !['runQuery', 'issueToken'].includes(op.operationId),
-      `${op.operationId} is a command exactly when spec part 4 says so`,
+      `${op.operationId} is a command exactly when it is a POST, PATCH or DELETE other than runQuery and issueToken`,
     );
   }
 });
@@ -42,11 +42,11 @@ t.test('the app registers exactly the operations of the document', async (t) => 
   const { app } = await buildTestApp();
   await app.ready();
   const registered = registeredApiRoutes(app.printRoutes({ commonPrefix: false }));
-  // Beside the operations: the CORS preflight of those that take query tokens from Excel on the web (route 3).
+  // Beside the operations: the CORS preflight of those that take query tokens from Excel on the web (runQuery).
   const preflights = (Object.values(operations) as OperationDefinition[])
     .filter((op) => op.queryTokens)
     .map((op) => `OPTIONS ${op.url}`);
-  // The MCP surface for people is not the partition (spec 1, 5.8): its endpoint and its authorization server's own routes.
+  // The MCP surface for people is not the partition: its endpoint and its authorization server's own routes.
   const mcpSurface = /^[A-Z]+ \/api\/v1\/(mcp$|oauth\/(authorize|revoke|interaction)(\/|$))/;
   t.same(registered.filter((route) => !mcpSurface.test(route)).sort(), [...documented, ...preflights].sort());
   t.ok(registered.includes('POST /api/v1/mcp'), 'the MCP endpoint is registered beside the partition');

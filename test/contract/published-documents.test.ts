@@ -36,7 +36,7 @@ t.test(
 // runQuery and createQueryToken belong to the governed-queries work in progress, which adds their 415.
 const PENDING_415 = new Set(['runQuery', 'createQueryToken']);
 
-t.test('every operation that takes a body declares 415, and the token endpoint every status of spec 7.3', async (t) => {
+t.test('every operation that takes a body declares 415, and the token endpoint the ten common statuses', async (t) => {
   for (const op of operations.filter((o) => o.requestBody && !PENDING_415.has(o.operationId)))
     t.ok(op.responses['415'], `${op.operationId} declares 415`);
   const token = source.paths['/api/v1/oauth/token'].post.responses;

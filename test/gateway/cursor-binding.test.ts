@@ -43,7 +43,7 @@ const parentOf: Partial<Record<string, string>> = {
   listRemittanceAllocations: demoPayment,
 };
 const urlOf = (op: OperationDefinition) => op.path.replace('{id}', parentOf[op.operationId] ?? '');
-/** Spec route 21: an unknown payment's allocations are an empty page, not a 404. */
+/** listRemittanceAllocations: an unknown payment's allocations are an empty page, not a 404. */
 const EMPTY_WHEN_UNKNOWN = new Set(['listRemittanceAllocations']);
 const get = (session: SignedInApi, op: OperationDefinition, query: Query) =>
   session.request({ method: 'GET', url: urlOf(op), query });

@@ -13,7 +13,7 @@ import { secondPool, testDatabase } from '../helpers/database.js';
 const { db, engine } = await testDatabase();
 
 const { getPatient, listPatients } = operations;
-/** A cost-budgeted call of 10 units (route 3 charges each governed query's own units through its admission). */
+/** A cost-budgeted call of 10 units (runQuery charges each governed query's own units through its admission). */
 const runQuery = { operationId: 'runQuery', costUnits: 10, costBudgeted: true };
 const at = (iso: string) => new Date(iso);
 // 10:00:18 UTC: 42 s left in the minute, 50382 s in the day.

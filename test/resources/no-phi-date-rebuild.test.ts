@@ -149,7 +149,7 @@ async function check(t: Test, operationId: OperationId, url: string) {
 
 const ORDERS = '/api/v1/ext/physician-orders';
 
-t.test('route 22: no reduced date of an order is rebuilt from its day counts and meta.as_of', async (t) => {
+t.test('listPhysicianOrders: no reduced date of an order is rebuilt from its day counts and meta.as_of', async (t) => {
   let offset = 0;
   const samples: Sample[] = [];
   for (let more = true; more; offset += 200) {
@@ -160,7 +160,7 @@ t.test('route 22: no reduced date of an order is rebuilt from its day counts and
   t.ok(samples.filter((s) => s.reduced.has('sent_at')).length > 30, 'orders sent, awaiting and signed, were compared');
 });
 
-t.test('route 23: nor from one order and its meta.as_of', async (t) => {
+t.test('getPhysicianOrder: nor from one order and its meta.as_of', async (t) => {
   const [real, masked] = [
     await json(phi, `${ORDERS}?status=awaiting_signature,signed&limit=200`),
     await json(noPhi, `${ORDERS}?status=awaiting_signature,signed&limit=200`),
@@ -182,7 +182,7 @@ t.test('route 23: nor from one order and its meta.as_of', async (t) => {
   t.same(leaks(samples, new Map()), [], 'no reduced date rebuilt');
 });
 
-t.test('routes 22 and 23: a no_phi session cannot move the clock back to watch an order change bucket', async (t) => {
+t.test('the order reads: a no_phi session cannot move the clock back to watch an order change bucket', async (t) => {
   const handle = ((await json(noPhi, `${ORDERS}?limit=1`)).data as Json[])[0].id;
   const [dayAgo, twoDaysAgo] = [new Date(Date.now() - 23 * 3_600_000), new Date(Date.now() - 48 * 3_600_000)].map(
     (at) => at.toISOString(),

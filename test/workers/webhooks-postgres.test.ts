@@ -15,7 +15,7 @@ const skip = process.env.TEST_DATABASE_URL
   ? false
   : 'needs real PostgreSQL: SKIP LOCKED shows concurrency only with several connections';
 
-/** Commands' events as route 17 writes them, many per transaction to keep the set-up short. */
+/** Commands' events as createTask writes them, many per transaction to keep the set-up short. */
 async function writeEvents(
   db: Awaited<ReturnType<typeof testDatabase>>['db'],
   agencyId: string,

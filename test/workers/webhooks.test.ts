@@ -230,7 +230,7 @@ t.test(
     const statuses = byType('intake.status_changed')
       .map((e) => (e.data.intake as { status: string }).status)
       .sort();
-    t.same(statuses, ['declined', 'pending_review'], 'the intakes as route 13 lists them');
+    t.same(statuses, ['declined', 'pending_review'], 'the intakes as listIntakes lists them');
     const referral = await phi.request({
       method: 'GET',
       url: `/api/v1/ext/referrals/${accepted.json().data.referral_id}`,
@@ -296,7 +296,7 @@ t.test('a no_phi subscription gets the surrogate handles and reductions a no_phi
     .data.find((r: { id: string }) => r.id === filed.json().data.referral_id);
   t.match(data.patient_id, /^PT-/, 'a handle, not the chart id');
   t.not(data.patient_id, filed.json().data.patient_id);
-  t.same(data, asNoPhiSession, 'exactly what route 12 shows a no_phi session');
+  t.same(data, asNoPhiSession, 'exactly what listReferrals shows a no_phi session');
   t.match(data.referral_date, /^\d{4}-01-01T00:00:00\.000Z$/, 'the year only');
 });
 

@@ -9,7 +9,7 @@ import { tableChanges } from './table-rules.js';
 type Node = Record<string, any>;
 
 /**
- * The known error codes grow within a version by design (spec 7.1): every `code` that uses them also admits any
+ * The known error codes grow within a version by design: every `code` that uses them also admits any
  * string, so a new code changes no value a client can receive. The table rules judge x-svc-error-codes itself.
  */
 const knownCodeAdded = (change: BreakingChange) =>

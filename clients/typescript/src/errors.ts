@@ -15,7 +15,7 @@ export function knownCode(code: string): (typeof ERROR_CODES)[KnownErrorCode] | 
 const TRANSIENT_STATUSES = new Set([429, 502, 503, 504]);
 
 /**
- * A refusal in either of the contract's shapes (spec 7.1 ExternalPlatformError, 7.2 ApiError), read as one:
+ * A refusal in either of the contract's shapes (ExternalPlatformError, ApiError), read as one:
  * branch on `code` (typed with the known codes; a newer code is still a string), else on `category` and `retryable`.
  */
 export class ExtensionApiError extends Error {

@@ -17,7 +17,7 @@ export interface Credentials {
 }
 
 /**
- * Access tokens by client_credentials (spec 5.2): one token is shared until `renewBeforeSeconds` before its
+ * Access tokens by client_credentials (`issueToken`): one token is shared until `renewBeforeSeconds` before its
  * `expires_in` runs out, then the next call fetches a new one; callers waiting meanwhile share that one request.
  */
 export class TokenSource implements Authorizer {

@@ -59,7 +59,7 @@ export interface ProposalsTable {
   id: string;
   user_id: string;
   client_id: string;
-  /** 8 to 200 characters (spec 8), per user: a replay answers the same proposal, another request under it is a conflict. */
+  /** 8 to 200 characters, per user: a replay answers the same proposal, another request under it is a conflict. */
   idempotency_key: string;
   fingerprint: string;
   action: JSONColumnType<ProposedAction, string, string>;

@@ -59,5 +59,5 @@ export function cohortMeasures(set: MeasureSet, cohort: Cohort): MeasureDefiniti
   return set.measures.filter((measure) => measure.weight[cohort] !== null);
 }
 
-/** Spec 4 rule 1: results of a performance year adjust payments two years later. */
+/** Results of a performance year adjust payments two years later. */
 export const PAYMENT_YEAR_OFFSET = 2;

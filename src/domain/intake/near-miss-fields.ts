@@ -1,5 +1,5 @@
 /**
- * A referral body may carry properties the contract does not name (spec 2.3: they are accepted and stored as
+ * A referral body may carry properties the contract does not name (they are accepted and stored as
  * sent). One that looks like a misspelt field (`patient_zipcode`, `patientDob`, `pateint_phone`) is most likely
  * a mistake the integrator wants to hear about, since the field it meant was treated as missing. These rules find
  * them; nothing is refused.

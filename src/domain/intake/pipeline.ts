@@ -101,7 +101,7 @@ function echo(
 }
 
 /**
- * The intake pipeline of route 11: the pure rules (name, dob, ZIP, insurance, diagnoses), then the agency's
+ * The intake pipeline of `createReferral`: the pure rules (name, dob, ZIP, insurance, diagnoses), then the agency's
  * ids, territory and chart; a failing rule throws before anything is written, and the lead is recorded in one write.
  */
 export async function runIntakePipeline(

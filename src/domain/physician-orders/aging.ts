@@ -1,7 +1,7 @@
 import type { SignatureStatus } from '../../resources/physician-orders/physician-order-tables.js';
 
 /**
- * Signature aging of physician orders (spec 2.7): how long an order has waited for the physician, counted as of an
+ * Signature aging of physician orders: how long an order has waited for the physician, counted as of an
  * instant (`meta.as_of`).
  *
  * Whole days are calendar days in the time zone of the order's office: an order sent on Monday at 16:00 is 0 days

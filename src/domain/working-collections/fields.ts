@@ -1,7 +1,7 @@
 import type { components } from '../../generated/openapi.js';
 
 /**
- * The values of a working collection's fields. Working values are supplemental (spec 2.7): these rules keep a value
+ * The values of a working collection's fields. Working values are supplemental: these rules keep a value
  * to its field's declared type, never decide whether it is true.
  */
 

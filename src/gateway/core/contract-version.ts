@@ -13,7 +13,7 @@ export function deprecationHeader(since: string): string {
 }
 
 /**
- * Picks the contract version of a request (spec part 9): absent means current; deprecated versions
+ * Picks the contract version of a request (`svc-contract-version`): absent means current; deprecated versions
  * still work and say so; anything else is refused.
  */
 export function negotiateVersion(

@@ -38,7 +38,7 @@ function describe(slot: Slot, error: NonNullable<Validator['errors']>[number]): 
   return { location, path, message: error.message ?? 'is invalid', keyword: error.keyword };
 }
 
-/** The request problem's code: a bad idempotency key has its own (spec part 8). */
+/** The request problem's code: a bad idempotency key has its own (PLATFORM_INVALID_IDEMPOTENCY_KEY). */
 function codeFor(issues: ValidationIssue[]) {
   return issues.some((i) => i.location === 'header' && i.path === 'idempotency-key')
     ? 'PLATFORM_INVALID_IDEMPOTENCY_KEY'

@@ -4,7 +4,7 @@ import { isQueryTokenAuthorization } from '../../identity/query-tokens.js';
 import { methodNotAllowed } from './not-found.js';
 
 /**
- * CORS for Excel on the web, on the operations that take a governed query token (x-svc-query-token: route 3) and no
+ * CORS for Excel on the web, on the operations that take a governed query token (x-svc-query-token: `runQuery`) and no
  * other: an Office Script calls them from the browser. Office Scripts run in a sandboxed frame whose origin is `null`;
  * Office's own pages are served under the Microsoft domains below. Only answers to requests carrying a query token
  * get Access-Control-Allow-Origin, so a page can never read what an extension's access token is answered.

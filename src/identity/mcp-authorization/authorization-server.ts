@@ -8,7 +8,7 @@ import { idHash, RecordAdapter } from './record-adapter.js';
 import { findPerson, type Person } from './people.js';
 import { escapeHtml, page } from './pages.js';
 
-/** Spec 5.8: the MCP surface's scopes, of which mcp:tools and no_phi are required. */
+/** The MCP surface's scopes (README "MCP surface for people"), of which mcp:tools and no_phi are required. */
 export const MCP_SCOPES = ['mcp:tools', 'platform:read', 'no_phi', 'offline_access'] as const;
 export const REQUIRED_MCP_SCOPES = ['mcp:tools', 'no_phi'] as const;
 /** The scopes an access token for the MCP endpoint carries (offline_access only asks for a refresh token). */
@@ -25,7 +25,7 @@ export const AUTHORIZATION_PATHS = {
 export const PEOPLE_GRANT_TYPES = ['authorization_code', 'refresh_token'] as const;
 
 interface PeopleAuthorizationSettings {
-  /** TOKEN_ISSUER: the same issuer as the machine flow (spec 5.9 publishes one /.well-known/oauth-authorization-server). */
+  /** TOKEN_ISSUER: the same issuer as the machine flow (one /.well-known/oauth-authorization-server serves both). */
   issuer: string;
   /** The absolute URL of the MCP endpoint: the only resource (RFC 8707) tokens are issued for, and their audience. */
   mcpResource: string;

@@ -37,7 +37,7 @@ function agingInstant(asOf: string | undefined, phiMode: PhiMode): Date {
   return at;
 }
 
-/** Spec part 4 rule 3: pages of this list start at multiples of the page size. */
+/** Pages of this list start at multiples of the page size. */
 function checkOffset({ limit = paging.default_limit, offset = 0 }: { limit?: number; offset?: number }): void {
   if (offset % limit === 0) return;
   const previous = offset - (offset % limit);

@@ -7,7 +7,7 @@ import { hhvbpMeasureViews, hhvbpSummaryView, type HhvbpCycle } from './hhvbp-vi
 
 type CycleQuery = RequestContext<'getHhvbpSummary'>['query'];
 
-/** Spec 4 rule 1: the payment year is the performance year + 2, and only that. */
+/** The payment year is the performance year + 2, and only that. */
 function paymentYearOf(query: CycleQuery): number {
   const expected = query.performance_year + PAYMENT_YEAR_OFFSET;
   if (query.payment_year !== undefined && query.payment_year !== expected) {
@@ -33,7 +33,7 @@ function notSupported(year: number, detail: string | undefined): PlatformError {
   );
 }
 
-/** Spec 4 rule 2: the reason, and the step that fixes it. */
+/** A measure set not imported is a 404 with the reason, and the step that fixes it. */
 function notImported(agencyId: string, year: number): PlatformError {
   const recovery = `npm run -s admin -- quality import --agency ${agencyId} --performance-year ${year} FILE.csv`;
   return new PlatformError(

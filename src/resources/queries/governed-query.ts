@@ -33,7 +33,7 @@ interface ParameterProblem {
 }
 
 /**
- * An approved, parameterized read (route 3). Its rows are what `rows` selects: one property per declared column, in
+ * An approved, parameterized read (`runQuery`). Its rows are what `rows` selects: one property per declared column, in
  * the declared types, with non-null values in the order columns (they identify a row, so a page boundary is exact).
  * Parameters arrive validated against `parameters`, with defaults filled, and are only ever bound as SQL values.
  */

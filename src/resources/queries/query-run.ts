@@ -142,7 +142,7 @@ async function runPage(
   }
 }
 
-/** Route 3: one page of a governed query's rows, for the caller's agency, with a cursor bound to the query and its parameters. */
+/** `runQuery`: one page of a governed query's rows, for the caller's agency, with a cursor bound to the query and its parameters. */
 export function runQueryHandler(registry: QueryRegistry): Handler<'runQuery'> {
   return async (ctx) => {
     const query = registry.get(ctx.params.queryId);

@@ -4,7 +4,7 @@ import { misspeltFieldWarnings } from '../../domain/intake/request-shape.js';
 import { referralIntakeStore } from './referral-intake-store.js';
 import { emitReferralEvents } from './referral-events.js';
 
-/** Route 11: the intake pipeline records the lead (accepted or declined), and its events, in the command's transaction. */
+/** `createReferral`: the intake pipeline records the lead (accepted or declined), and its events, in the command's transaction. */
 export const createReferral: Handler<'createReferral'> = async (ctx) => {
   const { body, store } = ctx;
   // Stamped before the pipeline runs, so that a refused attempt's audit record carries the sender's reference too.

@@ -15,8 +15,8 @@ export const listRemittances: Handler<'listRemittances'> = async (ctx) => {
 };
 
 /**
- * Spec route 21: an unknown remittance, another agency's, or one with only provider-level adjustments is an empty page
- * with total 0, never a 404.
+ * `listRemittanceAllocations`: an unknown remittance, another agency's, or one with only provider-level
+ * adjustments is an empty page with total 0, never a 404.
  */
 export const listRemittanceAllocations: Handler<'listRemittanceAllocations'> = async (ctx) => {
   // Looked up first: an unknown id answers the same with or without a cursor, whoever issued it.

@@ -22,7 +22,7 @@ function collectionNotFound(id: string): PlatformError {
   );
 }
 
-/** A collection of this agency that this extension may not read: the refusal names its owner, who can share it (spec 7.3 rule 3). */
+/** A collection of this agency that this extension may not read: the refusal names its owner, who can share it. */
 function collectionRefused(collection: CollectionRow): PlatformError {
   const reason = collection.visibility === 'personal' ? 'personal' : 'not_an_editor';
   const owner = ownerName(collection);

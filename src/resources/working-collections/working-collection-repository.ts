@@ -44,7 +44,7 @@ function collectionHas(
 }
 
 /**
- * The one rule of who reads a collection (spec 2.7): shared agency-wide, or shared with editors that name this
+ * The one rule of who reads a collection: shared agency-wide, or shared with editors that name this
  * extension. Personal collections, and those shared with other editors only, are not readable.
  */
 function readableBy(store: TenantStore, extensionId: string) {

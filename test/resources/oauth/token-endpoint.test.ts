@@ -61,7 +61,7 @@ function assertTokenResponse(t: Test, res: Response, integration: TestIntegratio
   return body;
 }
 
-t.test('JSON body (spec 5.2): a token with every granted scope', async (t) => {
+t.test('JSON body: a token with every granted scope', async (t) => {
   const integration = await createTestIntegration(db);
   const body = assertTokenResponse(t, await requestToken(tokenRequestBody(integration)), integration);
   t.equal(body.scope, CONTRACT_SCOPES.join(' '));
@@ -91,7 +91,7 @@ t.test('credentials by Basic and in the body at once are refused (RFC 6749 2.3)'
   t.match(res.json(), { error: 'invalid_request', code: 'PLATFORM_INVALID_REQUEST' });
 });
 
-t.test('invalid_client is one and the same answer for every credential problem (spec 5.7)', async (t) => {
+t.test('invalid_client is one and the same answer for every credential problem (entitlement included)', async (t) => {
   const integration = await createTestIntegration(db);
   const other = await createTestIntegration(db);
   const disabled = await createTestIntegration(db);

@@ -315,7 +315,7 @@ t.test(
   },
 );
 
-t.test('no_phi handles are stable across calls and sessions of the agency, and route 23 takes them', async (t) => {
+t.test('no_phi handles are stable across calls and agency sessions, and getPhysicianOrder takes them', async (t) => {
   const first = ids(await list(noPhi, pinned));
   const again = ids(await list(noPhi, pinned));
   const otherSession = await signIn(api, { phiMode: 'no_phi', integration: { agencyId } });

@@ -41,7 +41,7 @@ const get = (signed: SignedInApi, route: 'summary' | 'measures', query: string) 
   signed.request({ method: 'GET', url: `/api/v1/ext/quality/hhvbp/${route}?${query}` });
 
 t.test(
-  'route 26: the cycle summary, modeled values beside the official ones and the statement that they are a diagnostic',
+  'getHhvbpSummary: the cycle summary, modeled values beside the official ones and the statement that they are a diagnostic',
   async (t) => {
     const signed = await signIn(api);
     await importFile(signed.integration.agencyId);
@@ -73,7 +73,7 @@ t.test(
 );
 
 t.test(
-  'route 27: one row per measure of the cohort, official points when published, modeled points always',
+  'listHhvbpMeasures: one row per measure of the cohort, official points when published, modeled points always',
   async (t) => {
     const signed = await signIn(api);
     const published = PY2025_SMALLER.replace('7.1,9.4,6.2,8.0,,,', '7.1,9.4,6.2,8.0,6.969,4.5,0.37143').replace(

@@ -201,7 +201,7 @@ t.test('office-script: the script itself, with the token pasted, fills one sheet
 });
 
 t.test(
-  "CORS: route 3 answers Office origins' preflight and query-token answers; nothing else gains CORS",
+  "CORS: runQuery answers Office origins' preflight and query-token answers; nothing else gains CORS",
   async (t) => {
     const run = `${baseUrl}/api/v1/ext/queries/test_visit_log/run`;
     const preflight = (origin: string, url = run) =>

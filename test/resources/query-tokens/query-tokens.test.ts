@@ -32,7 +32,7 @@ async function created(session: SignedInApi, body: Record<string, unknown>) {
   return res.json().data as { id: string; token: string; parameters: Record<string, unknown> };
 }
 
-/** Route 3 with a query token instead of the session's access token. */
+/** runQuery with a query token instead of the session's access token. */
 function runWith(secret: string, queryId: string, body: Record<string, unknown> = {}): Promise<Response> {
   return api.request({
     method: 'POST',

@@ -66,7 +66,7 @@ const route20 = async (session: SignedInApi, eraFileId: string) =>
   byId((await listPage(session, '/api/v1/ext/remittances', { era_file_id: eraFileId })).data);
 
 t.test(
-  'an imported 835 raises remittance.received per payment, as route 20 shows it to each PHI mode; the same file again raises none',
+  'an imported 835 raises remittance.received per payment, as listRemittances shows it to each PHI mode; the same file again raises none',
   async (t) => {
     const phiReceiver = await startReceiver(t);
     const noPhiReceiver = await startReceiver(t);
@@ -97,12 +97,12 @@ t.test(
     t.same(
       byId(phiData),
       await route20(phi, imported.eraFileId),
-      'phi: exactly what route 20 lists (check numbers masked)',
+      'phi: exactly what listRemittances lists (check numbers masked)',
     );
     t.same(
       byId(noPhiData),
       await route20(noPhi, imported.eraFileId),
-      'no_phi: exactly what route 20 shows a no_phi session',
+      'no_phi: exactly what listRemittances shows a no_phi session',
     );
     t.match(noPhiData[0], { payment_date: /^\d{4}-01-01$/, check_or_eft_number: null });
 

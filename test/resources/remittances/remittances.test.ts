@@ -18,7 +18,7 @@ const allocationsUrl = (id: string) => `${REMITTANCES}/${id}/allocations`;
 const remittanceOf = async (eraFileId: string, session: SignedInApi = phi) =>
   (await listPage(session, REMITTANCES, { era_file_id: eraFileId })).data;
 
-t.test("route 20: a file's payments as imported, check numbers masked to their last four characters", async (t) => {
+t.test("listRemittances: a file's payments as imported, check numbers masked to the last 4 characters", async (t) => {
   const [payment] = await remittanceOf(medicare.eraFileId);
   t.match(payment, {
     id: /^rem_/,
@@ -60,7 +60,7 @@ t.test("route 20: a file's payments as imported, check numbers masked to their l
 });
 
 t.test(
-  'route 20: newest payment first, filtered by status and era_file_id, offset and cursor pages agree',
+  'listRemittances: newest payment first, filtered by status and era_file_id, offset and cursor pages agree',
   async (t) => {
     const all = (await listPage(phi, REMITTANCES, { limit: '200' })).data as { payment_date: string; id: string }[];
     const order = all.map((p) => [p.payment_date, p.id]);
@@ -113,7 +113,7 @@ t.test(
   },
 );
 
-t.test('route 21: the claims of a payment in file order, with every figure of the 835', async (t) => {
+t.test('listRemittanceAllocations: the claims of a payment in file order, with every figure of the 835', async (t) => {
   const [payment] = await remittanceOf(medicare.eraFileId);
   const page = await listPage(phi, allocationsUrl(payment.id));
   t.equal(page.data.length, 5);
@@ -222,7 +222,7 @@ t.test('route 21: the claims of a payment in file order, with every figure of th
 });
 
 t.test(
-  "route 21: only provider-level adjustments, an unknown id, or another agency's: an empty page with total 0, never a 404",
+  "listRemittanceAllocations: only provider-level adjustments, an unknown id, or another agency's: an empty page with total 0, never a 404",
   async (t) => {
     const [debit] = await remittanceOf(recoupment.eraFileId);
     const onlyPlb = await listPage(phi, allocationsUrl(debit.id));
@@ -317,7 +317,7 @@ t.test("claims are matched to the agency's patients by MRN, member id and last n
   ]);
 });
 
-t.test('no_phi, route 20: check and trace numbers removed, dates to the year', async (t) => {
+t.test('no_phi, listRemittances: check and trace numbers removed, dates to the year', async (t) => {
   const [real] = await remittanceOf(medicare.eraFileId);
   const [masked] = await remittanceOf(medicare.eraFileId, noPhi);
   t.same(masked, {
@@ -329,7 +329,7 @@ t.test('no_phi, route 20: check and trace numbers removed, dates to the year', a
 });
 
 t.test(
-  'no_phi, route 21: claim, payer claim, member and patient references as stable handles, names and PLB references removed, dates to the year',
+  'no_phi, listRemittanceAllocations: claim, payer claim, member and patient references as stable handles, names and PLB references removed, dates to the year',
   async (t) => {
     const [payment] = await remittanceOf(medicare.eraFileId);
     const real = await listPage(phi, allocationsUrl(payment.id));

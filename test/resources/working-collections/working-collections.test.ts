@@ -149,7 +149,7 @@ async function agencyWithCollections() {
 const { agencyId, phi, other } = await agencyWithCollections();
 
 t.test(
-  'route 24 lists the collections shared agency-wide and those naming the calling extension as an editor, by name',
+  'listWorkingCollections lists the collections shared agency-wide and those naming the calling extension as an editor, by name',
   async (t) => {
     const page = await listPage(phi, LIST);
     t.same(
@@ -198,14 +198,14 @@ t.test(
   },
 );
 
-t.test('route 24 pages by offset and by cursor alike', async (t) => {
+t.test('listWorkingCollections pages by offset and by cursor alike', async (t) => {
   const byOffset = await walkList(phi, LIST, {}, 'offset', 1);
   const byCursor = await walkList(phi, LIST, {}, 'cursor', 2);
   t.same(byOffset.ids, ['wcl_audit', 'wcl_denials', 'wcl_orders']);
   t.same(byCursor.ids, byOffset.ids);
 });
 
-t.test('route 25 pages rows in the collection order, with meta.collection and a value for every field', async (t) => {
+t.test('listWorkingCollectionRows: rows in collection order, with meta.collection and a value per field', async (t) => {
   const first = await listPage(phi, rowsUrl('wcl_denials'), { limit: '2' });
   t.same(first.meta.collection, {
     id: 'wcl_denials',

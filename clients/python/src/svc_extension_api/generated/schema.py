@@ -10,7 +10,7 @@ KnownErrorCode = Literal['PLATFORM_ACCESS_DENIED', 'PLATFORM_AGENCY_SCOPE_REQUIR
 
 
 class PageMeta(TypedDict):
-    """Page metadata of spec 2.1."""
+    """Page metadata of every list (limits in x-svc-paging)."""
     total: int
     total_exact: bool
     limit: int
@@ -29,7 +29,7 @@ class Deprecation(TypedDict):
 
 
 class Meta(TypedDict):
-    """Free-form response metadata (spec 2.1)."""
+    """Free-form response metadata."""
     deprecations: NotRequired[list[Deprecation]]
     summary: NotRequired[dict[str, Any]]
     as_of: NotRequired[str]
@@ -63,7 +63,7 @@ class ExternalPlatformErrorError(TypedDict):
 
 
 class ExternalPlatformError(TypedDict):
-    """Platform refusal (spec 7.1). Tell it from ApiError by the type of `error`: here an object holding `code`, `category`, `retryable` and `terminal`; in ApiError a string. Branch on `error.code`; for a code the client does not know (codes are added within a version), use `category` and `retryable`. Known codes and their statuses: x-svc-error-codes."""
+    """Platform refusal. Tell it from ApiError by the type of `error`: here an object holding `code`, `category`, `retryable` and `terminal`; in ApiError a string. Branch on `error.code`; for a code the client does not know (codes are added within a version), use `category` and `retryable`. Known codes and their statuses: x-svc-error-codes."""
     error: ExternalPlatformErrorError
 
 
@@ -75,7 +75,7 @@ class ValidationIssue(TypedDict):
 
 
 class ApiError(TypedDict):
-    """Shared API error (spec 7.2), for authentication and request-validation failures and for every refusal of the token endpoint. Tell it from ExternalPlatformError by the type of `error`: here a string (the RFC 6749 or RFC 6750 error name: invalid_request, invalid_client, unsupported_grant_type, invalid_scope, invalid_token), beside a top-level `code` (the PLATFORM_* code); in ExternalPlatformError an object."""
+    """Shared API error, for authentication and request-validation failures and for every refusal of the token endpoint. Tell it from ExternalPlatformError by the type of `error`: here a string (the RFC 6749 or RFC 6750 error name: invalid_request, invalid_client, unsupported_grant_type, invalid_scope, invalid_token), beside a top-level `code` (the PLATFORM_* code); in ExternalPlatformError an object."""
     error: str
     code: KnownErrorCode | str
     details: NotRequired[dict[str, Any]]
@@ -126,7 +126,7 @@ class CatalogRoute(TypedDict):
 
 
 class CatalogQuery(TypedDict):
-    """A governed query approved in this deployment: everything a client needs to build a form for it, run it (route 3) and read its rows."""
+    """A governed query approved in this deployment: everything a client needs to build a form for it, run it (`runQuery`) and read its rows."""
     id: str
     title: str
     description: str
@@ -175,7 +175,7 @@ class QueryColumn(TypedDict):
 
 
 class QueryRunRequest(TypedDict):
-    """Governed query run (spec 2.6). Additional properties are allowed and ignored."""
+    """Governed query run. Additional properties are allowed and ignored."""
     parameters: NotRequired[dict[str, Any]]
     limit: NotRequired[int]
     cursor: NotRequired[str]
@@ -193,7 +193,7 @@ class QueryRunResult(TypedDict):
 
 
 class QueryToken(TypedDict):
-    """A governed query token: a credential that runs one governed query with fixed parameters (route 3 only), for a spreadsheet's refresh. Its secret is never shown again after creation."""
+    """A governed query token: a credential that runs one governed query with fixed parameters (`runQuery` only), for a spreadsheet's refresh. Its secret is never shown again after creation."""
     id: str
     name: str
     status: Literal['active', 'revoked', 'expired']
@@ -284,7 +284,7 @@ class Coverage(TypedDict):
 
 
 class PatientSummary(TypedDict):
-    """External patient summary profile (route 8)."""
+    """External patient summary profile (`listPatients`)."""
     id: str
     mrn: NotRequired[str | None]
     first_name: str | None
@@ -305,7 +305,7 @@ class PatientSummary(TypedDict):
 
 
 class PatientDetail(TypedDict):
-    """Patient detail profile (route 9)."""
+    """Patient detail profile (`getPatient`)."""
     id: str
     mrn: NotRequired[str | None]
     first_name: str | None
@@ -338,7 +338,7 @@ class Diagnosis(TypedDict):
 
 
 class InsuranceObject(TypedDict):
-    """Coverage from a referral (spec 2.4), kept pending on the intake until a reviewer confirms it. Send coverage_order or is_primary; the other is derived (is_primary alone gives coverage_order 0 when true, 1 when false; neither gives 0), and when both are sent they must agree (400 otherwise). A termination_date before effective_date is a 400. Unknown keys are kept on the referral under additional fields `insurance`."""
+    """Coverage from a referral, kept pending on the intake until a reviewer confirms it. Send coverage_order or is_primary; the other is derived (is_primary alone gives coverage_order 0 when true, 1 when false; neither gives 0), and when both are sent they must agree (400 otherwise). A termination_date before effective_date is a 400. Unknown keys are kept on the referral under additional fields `insurance`."""
     payor_id: NotRequired[str]
     policy_number: NotRequired[str]
     group_number: NotRequired[str]
@@ -362,7 +362,7 @@ class InsuranceObject(TypedDict):
 
 
 class ReferralCreateRequest(TypedDict):
-    """Referral create request, current shape 2026-08-19 (spec 2.3). A request that uses only fields of 2026-04-01 is the deprecated thin shape and is still accepted. Name: patient_name, or patient_first_name with patient_last_name. Additional properties are allowed and kept on the referral."""
+    """Referral create request, current shape 2026-08-19 (x-svc-request-shapes). A request that uses only fields of 2026-04-01 is the deprecated thin shape and is still accepted. Name: patient_name, or patient_first_name with patient_last_name. Additional properties are allowed and kept on the referral."""
     service_line: str
     patient_name: NotRequired[str]
     patient_first_name: NotRequired[str]
@@ -404,7 +404,7 @@ class ReferralCreateRequest(TypedDict):
 
 
 class ReferralCreated(TypedDict):
-    """Echo of the intake pipeline (spec 2.5), directly inside `data`."""
+    """Echo of the intake pipeline, directly inside `data`."""
     referral_id: str
     intake_id: str
     patient_id: str | None
@@ -419,7 +419,7 @@ class ReferralCreated(TypedDict):
 
 
 class ReferralSummary(TypedDict):
-    """Referral summary profile (route 10)."""
+    """Referral summary profile (`listReferrals`)."""
     id: str
     patient_id: str | None
     intake_id: str
@@ -437,7 +437,7 @@ class ReferralSummary(TypedDict):
 
 
 class ReferralDetail(TypedDict):
-    """Referral detail profile (route 12)."""
+    """Referral detail profile (`getReferral`)."""
     id: str
     patient_id: str | None
     intake_id: str
@@ -471,7 +471,7 @@ class ReferralDetail(TypedDict):
 
 
 class IntakeSummary(TypedDict):
-    """Intake summary profile (route 13)."""
+    """Intake summary profile (`listIntakes`)."""
     id: str
     referral_id: str
     patient_id: str | None
@@ -500,7 +500,7 @@ class PendingCoverage(TypedDict):
 
 
 class IntakeDetail(TypedDict):
-    """Intake detail profile (route 14)."""
+    """Intake detail profile (`getIntake`)."""
     id: str
     referral_id: str
     patient_id: str | None
@@ -523,7 +523,7 @@ class IntakeDetail(TypedDict):
 
 
 class VisitSummary(TypedDict):
-    """Visit summary profile (route 15)."""
+    """Visit summary profile (`listVisits`)."""
     id: str
     patient_id: str
     episode_id: str | None
@@ -541,7 +541,7 @@ class VisitSummary(TypedDict):
 
 
 class VisitDetail(TypedDict):
-    """Visit detail profile (route 16)."""
+    """Visit detail profile (`getVisit`)."""
     id: str
     patient_id: str
     episode_id: str | None
@@ -571,7 +571,7 @@ class RelatedResource(TypedDict):
 
 
 class Task(TypedDict):
-    """Task profile (routes 17-19)."""
+    """Task profile (`createTask`, `getTask`, `updateTask`)."""
     id: str
     title: str
     description: str | None
@@ -609,7 +609,7 @@ class TaskUpdateRequest(TypedDict):
 
 
 class Remittance(TypedDict):
-    """An ERA payment: one ST/SE transaction of an X12 835 (005010X221A1) file, imported by an agency administrator (`npm run -s admin -- era import`). Its claims are its allocations (route 21)."""
+    """An ERA payment: one ST/SE transaction of an X12 835 (005010X221A1) file, imported by an agency administrator (`npm run -s admin -- era import`). Its claims are its allocations (`listRemittanceAllocations`)."""
     id: str
     era_file_id: str
     payer_name: str
@@ -685,7 +685,7 @@ class AllocationSummary(TypedDict):
 
 
 class PhysicianOrder(TypedDict):
-    """Physician order and its signature aging (spec 2.7). Order content (the clinical text) is never included."""
+    """Physician order and its signature aging. Order content (the clinical text) is never included."""
     id: str
     order_type: Literal['plan_of_care', 'recertification', 'verbal', 'supplemental', 'face_to_face', 'discharge']
     patient_id: str
@@ -822,7 +822,7 @@ class HhvbpMeasure(TypedDict):
 
 
 class TokenRequest(TypedDict):
-    """client_credentials request (spec 5.2). Also accepted as application/x-www-form-urlencoded (RFC 6749 4.4.2), with client_id/client_secret in the body or by HTTP Basic (RFC 6749 2.3.1), not both. client_id, client_secret and phi_mode are optional in the schema only because HTTP Basic replaces the first two and a missing phi_mode has its own code (PLATFORM_PHI_MODE_REQUIRED): the service requires phi_mode. agency_id may be left out: the token is then for the agency the integration belongs to, so that stock OAuth clients, which send only fixed extra parameters, can ask for one."""
+    """client_credentials request. Also accepted as application/x-www-form-urlencoded (RFC 6749 4.4.2), with client_id/client_secret in the body or by HTTP Basic (RFC 6749 2.3.1), not both. client_id, client_secret and phi_mode are optional in the schema only because HTTP Basic replaces the first two and a missing phi_mode has its own code (PLATFORM_PHI_MODE_REQUIRED): the service requires phi_mode. agency_id may be left out: the token is then for the agency the integration belongs to, so that stock OAuth clients, which send only fixed extra parameters, can ask for one."""
     grant_type: Literal['client_credentials']
     client_id: NotRequired[str]
     client_secret: NotRequired[str]
@@ -832,7 +832,7 @@ class TokenRequest(TypedDict):
 
 
 class Token(TypedDict):
-    """Token response (spec 2.7). No refresh token is returned."""
+    """Token response. No refresh token is returned."""
     access_token: str
     token_type: Literal['Bearer']
     expires_in: int
@@ -855,147 +855,147 @@ class TokenResponse(TypedDict):
 
 
 class HealthResponse(TypedDict):
-    """Success envelope (spec 2.1)."""
+    """Success envelope."""
     data: Health
     meta: NotRequired[Meta]
     warnings: NotRequired[Warnings]
 
 
 class CatalogResponse(TypedDict):
-    """Success envelope (spec 2.1)."""
+    """Success envelope."""
     data: Catalog
     meta: NotRequired[Meta]
     warnings: NotRequired[Warnings]
 
 
 class QueryRunResponse(TypedDict):
-    """Success envelope (spec 2.1)."""
+    """Success envelope."""
     data: QueryRunResult
     meta: NotRequired[Meta]
     warnings: NotRequired[Warnings]
 
 
 class QueryTokenListResponse(TypedDict):
-    """Success envelope of a paged list (spec 2.1)."""
+    """Success envelope of a paged list."""
     data: list[QueryToken]
     meta: ListMeta
     warnings: NotRequired[Warnings]
 
 
 class QueryTokenCreatedResponse(TypedDict):
-    """Success envelope (spec 2.1)."""
+    """Success envelope."""
     data: QueryTokenCreated
     meta: NotRequired[Meta]
     warnings: NotRequired[Warnings]
 
 
 class QueryTokenResponse(TypedDict):
-    """Success envelope (spec 2.1)."""
+    """Success envelope."""
     data: QueryToken
     meta: NotRequired[Meta]
     warnings: NotRequired[Warnings]
 
 
 class PatientListResponse(TypedDict):
-    """Success envelope of a paged list (spec 2.1)."""
+    """Success envelope of a paged list."""
     data: list[PatientSummary]
     meta: ListMeta
     warnings: NotRequired[Warnings]
 
 
 class PatientResponse(TypedDict):
-    """Success envelope (spec 2.1)."""
+    """Success envelope."""
     data: PatientDetail
     meta: NotRequired[Meta]
     warnings: NotRequired[Warnings]
 
 
 class ReferralListResponse(TypedDict):
-    """Success envelope of a paged list (spec 2.1)."""
+    """Success envelope of a paged list."""
     data: list[ReferralSummary]
     meta: ListMeta
     warnings: NotRequired[Warnings]
 
 
 class ReferralCreatedResponse(TypedDict):
-    """Success envelope (spec 2.1)."""
+    """Success envelope."""
     data: ReferralCreated
     meta: NotRequired[Meta]
     warnings: NotRequired[Warnings]
 
 
 class ReferralResponse(TypedDict):
-    """Success envelope (spec 2.1)."""
+    """Success envelope."""
     data: ReferralDetail
     meta: NotRequired[Meta]
     warnings: NotRequired[Warnings]
 
 
 class IntakeListResponse(TypedDict):
-    """Success envelope of a paged list (spec 2.1)."""
+    """Success envelope of a paged list."""
     data: list[IntakeSummary]
     meta: ListMeta
     warnings: NotRequired[Warnings]
 
 
 class IntakeResponse(TypedDict):
-    """Success envelope (spec 2.1)."""
+    """Success envelope."""
     data: IntakeDetail
     meta: NotRequired[Meta]
     warnings: NotRequired[Warnings]
 
 
 class VisitListResponse(TypedDict):
-    """Success envelope of a paged list (spec 2.1)."""
+    """Success envelope of a paged list."""
     data: list[VisitSummary]
     meta: ListMeta
     warnings: NotRequired[Warnings]
 
 
 class VisitResponse(TypedDict):
-    """Success envelope (spec 2.1)."""
+    """Success envelope."""
     data: VisitDetail
     meta: NotRequired[Meta]
     warnings: NotRequired[Warnings]
 
 
 class TaskResponse(TypedDict):
-    """Success envelope (spec 2.1)."""
+    """Success envelope."""
     data: Task
     meta: NotRequired[Meta]
     warnings: NotRequired[Warnings]
 
 
 class RemittanceListResponse(TypedDict):
-    """Success envelope of a paged list (spec 2.1)."""
+    """Success envelope of a paged list."""
     data: list[Remittance]
     meta: ListMeta
     warnings: NotRequired[Warnings]
 
 
 class AllocationListResponse(TypedDict):
-    """Success envelope of a paged list (spec 2.1)."""
+    """Success envelope of a paged list."""
     data: list[Allocation]
     meta: AllocationListMeta
     warnings: NotRequired[Warnings]
 
 
 class PhysicianOrderListResponse(TypedDict):
-    """Success envelope of a paged list (spec 2.1)."""
+    """Success envelope of a paged list."""
     data: list[PhysicianOrder]
     meta: PhysicianOrderListMeta
     warnings: NotRequired[Warnings]
 
 
 class PhysicianOrderResponse(TypedDict):
-    """Success envelope (spec 2.1)."""
+    """Success envelope."""
     data: PhysicianOrder
     meta: PhysicianOrderMeta
     warnings: NotRequired[Warnings]
 
 
 class WorkingCollectionListResponse(TypedDict):
-    """Success envelope of a paged list (spec 2.1)."""
+    """Success envelope of a paged list."""
     data: list[WorkingCollection]
     meta: ListMeta
     warnings: NotRequired[Warnings]
@@ -1016,21 +1016,21 @@ class WorkingCollectionRowListResponseMeta(TypedDict):
 
 
 class WorkingCollectionRowListResponse(TypedDict):
-    """Success envelope of a paged list (spec 2.1)."""
+    """Success envelope of a paged list."""
     data: list[WorkingCollectionRow]
     meta: WorkingCollectionRowListResponseMeta
     warnings: NotRequired[Warnings]
 
 
 class HhvbpSummaryResponse(TypedDict):
-    """Success envelope (spec 2.1)."""
+    """Success envelope."""
     data: HhvbpSummary
     meta: NotRequired[Meta]
     warnings: NotRequired[Warnings]
 
 
 class HhvbpMeasureListResponse(TypedDict):
-    """Success envelope (spec 2.1)."""
+    """Success envelope."""
     data: list[HhvbpMeasure]
     meta: NotRequired[Meta]
     warnings: NotRequired[Warnings]
@@ -1061,7 +1061,7 @@ class AllocationListMeta(TypedDict):
 
 
 class WebhookEnvelope(TypedDict):
-    """Envelope of every webhook delivery (spec 6.3). The body is signed as sent: verify the raw bytes before parsing (verifyDelivery)."""
+    """Envelope of every webhook delivery. The body is signed as sent: verify the raw bytes before parsing (verifyDelivery)."""
     id: str
     type: str
     envelope_version: Literal['2026-06-27']
@@ -1078,14 +1078,14 @@ class IntakeStatusChange(TypedDict):
 
 
 class TaskUpdate(TypedDict):
-    """A task after an update (route 19), with what changed."""
+    """A task after an update (`updateTask`), with what changed."""
     task: Task
     changed_fields: list[Literal['title', 'description', 'status', 'priority', 'due_date', 'assignee_id', 'completed_at']]
     previous_status: Literal['open', 'in_progress', 'done', 'cancelled']
 
 
 class ReferralCreatedEvent(TypedDict):
-    """referral.created: a referral was filed (route 11), accepted or declined."""
+    """referral.created: a referral was filed (`createReferral`), accepted or declined."""
     id: str
     type: Literal['referral.created']
     envelope_version: Literal['2026-06-27']
@@ -1118,7 +1118,7 @@ class IntakeStatusChangedEvent(TypedDict):
 
 
 class TaskCreatedEvent(TypedDict):
-    """task.created: a task was created (route 17)."""
+    """task.created: a task was created (`createTask`)."""
     id: str
     type: Literal['task.created']
     envelope_version: Literal['2026-06-27']
@@ -1129,7 +1129,7 @@ class TaskCreatedEvent(TypedDict):
 
 
 class TaskUpdatedEvent(TypedDict):
-    """task.updated: a task was updated (route 19)."""
+    """task.updated: a task was updated (`updateTask`)."""
     id: str
     type: Literal['task.updated']
     envelope_version: Literal['2026-06-27']
@@ -1177,7 +1177,7 @@ class ApprovalDecision(TypedDict):
 
 
 class ApprovalDecidedEvent(TypedDict):
-    """approval.decided: a person approved or rejected a proposal of the MCP surface (spec 6.2)."""
+    """approval.decided: a person approved or rejected a proposal of the MCP surface."""
     id: str
     type: Literal['approval.decided']
     envelope_version: Literal['2026-06-27']
@@ -1196,7 +1196,7 @@ class CatalogMcpTool(TypedDict):
 
 
 class CatalogMcpSurface(TypedDict):
-    """The MCP surface for people (spec 5.8, 5.9): not part of this partition, and reached with a person's token, never an extension's. Listed so that an administrator can see what an assistant connected to it may read and propose."""
+    """The MCP surface for people: not part of this partition, and reached with a person's token, never an extension's. Listed so that an administrator can see what an assistant connected to it may read and propose."""
     endpoint: str
     protected_resource_metadata: str
     authorization_server_metadata: str

@@ -6,6 +6,7 @@ import t, { type Test } from 'tap';
 import { setIntegrationKeys, setIntegrationStatus } from '../../src/admin/integration.js';
 import { loadConfig } from '../../src/config.js';
 import { fetchCheckedDocument } from '../../src/events/receiver-request.js';
+import { purgeExpiredAssertionIds } from '../../src/identity/client-assertions.js';
 import { checkKeySource, KeySetRefused, publicKeySet, type KeySource } from '../../src/identity/client-keys.js';
 import { readProjectFile } from '../../src/project-files.js';
 import { buildTestApp, type Response } from '../helpers/app.js';
@@ -359,4 +360,42 @@ t.test('only public keys are accepted: a private key is refused, naming its memb
   t.match(refusedSet({ keys: [{ kty: 'oct', k: 'c2VjcmV0', kid: 'c' }] }), /^keys\[0\]\.k: /);
   t.match(refusedSet({ keys: [{ ...clientKey('ES384').publicJwk, kid: undefined }] }), /^keys\[0\]\.kid: /);
   t.equal(refusedSet(jwksOf(rsaKey, ecKey)), 'accepted');
+});
+
+t.test(
+  'discovery: SMART configuration and the authorization-server metadata name private_key_jwt and its algorithms',
+  async (t) => {
+    const smart = await api.request({ method: 'GET', url: '/.well-known/smart-configuration' });
+    t.equal(smart.statusCode, 200);
+    t.match(smart.json(), {
+      token_endpoint: AUDIENCE,
+      grant_types_supported: ['client_credentials'],
+      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt'],
+      token_endpoint_auth_signing_alg_values_supported: ['RS384', 'ES384'],
+      capabilities: ['client-confidential-asymmetric', 'client-confidential-symmetric'],
+    });
+    const metadata = await api.request({ method: 'GET', url: '/.well-known/oauth-authorization-server' });
+    t.match(metadata.json(), {
+      token_endpoint: AUDIENCE,
+      token_endpoint_auth_signing_alg_values_supported: ['RS384', 'ES384'],
+    });
+    t.ok(metadata.json().token_endpoint_auth_methods_supported.includes('private_key_jwt'));
+  },
+);
+
+t.test('housekeeping drops the ids of expired assertions, and only those', async (t) => {
+  const integration = await keyIntegration(rsaKey);
+  const spent = [assertionFor(rsaKey, integration), assertionFor(rsaKey, integration)];
+  for (const assertion of spent)
+    assertIssued(t, await requestToken(assertionRequestBody(assertion)), integration, 'no_phi');
+  const ids = () =>
+    db.selectFrom('client_assertion_ids').select('jti').where('client_id', '=', integration.clientId).execute();
+  const [expired, live] = await ids();
+  await db
+    .updateTable('client_assertion_ids')
+    .set({ expires_at: sql`now() - interval '1 second'` })
+    .where('jti', '=', expired.jti)
+    .execute();
+  t.ok((await purgeExpiredAssertionIds(db)) >= 1);
+  t.same(await ids(), [live], 'the unexpired id stays, so its assertion is still refused a second time');
 });

@@ -4,6 +4,10 @@ import type { Config } from './config.js';
 import type { DB } from './db/schema.js';
 import { Authenticator } from './identity/authenticator.js';
 import { ClientCredentialsGrant } from './identity/client-credentials.js';
+import { ClientAssertions } from './identity/client-assertions.js';
+import { ClientKeySets } from './identity/client-keys.js';
+import { fetchCheckedDocument } from './events/receiver-request.js';
+import { operations } from './generated/contract.js';
 import { ExtensionPolicies } from './identity/extension-policies.js';
 import type { KeyEncryption } from './identity/key-encryption.js';
 import { KeyRing } from './identity/signing-keys.js';
@@ -44,6 +48,14 @@ export function tokenSettings(config: Config): TokenSettings {
   return { issuer: config.tokenIssuer, audience: config.tokenAudience, ttlSeconds: config.tokenTtlSeconds };
 }
 
+/** Assertions are addressed to the token endpoint's own URL; keys at a JWKS URL are fetched like webhook receivers are reached. */
+function clientAssertions(config: Config, db: Kysely<DB>, log: FastifyBaseLogger): ClientAssertions {
+  const keySets = new ClientKeySets(db, fetchCheckedDocument, (clientId, reason) =>
+    log.warn({ client_id: clientId, reason }, 'JWKS URL not fetched again; the keys fetched before stay in use'),
+  );
+  return new ClientAssertions(db, keySets, `${config.tokenIssuer}${operations.issueToken.path}`);
+}
+
 /**
  * Builds, and starts nothing: the app starts every worker in one place. `keyEncryption` opens the secrets the database
  * stores sealed (signing keys, the cursor key); `metrics`, when on, hears from the buffers and the token endpoint.
@@ -77,7 +89,13 @@ export function createServices(
       undefined,
       new QueryTokenVerifier(db),
     ),
-    clientCredentials: new ClientCredentialsGrant(db, tokenSigner, new TokenFailureLimiter(db), metrics?.tokens()),
+    clientCredentials: new ClientCredentialsGrant(
+      db,
+      tokenSigner,
+      new TokenFailureLimiter(db),
+      clientAssertions(config, db, log),
+      metrics?.tokens(),
+    ),
     usageLimiter,
     metering,
     audit,

@@ -95,6 +95,23 @@ export function parseCommand(argv: string[]): ParsedCommand {
   return { command, options: values, positionals };
 }
 
+/** Every file the command line names: its positionals, then its file options that were given. */
+export function filesOf({ command, options, positionals }: ParsedCommand): string[] {
+  return [
+    ...positionals,
+    ...(command.fileOptions ?? []).flatMap((name) => (typeof options[name] === 'string' ? [options[name]] : [])),
+  ];
+}
+
+/** The command line with the files of filesOf replaced, in the same order, by `paths` (the server's copies). */
+export function withFiles(parsed: ParsedCommand, paths: string[]): ParsedCommand {
+  const rest = paths.slice(parsed.positionals.length);
+  const options = { ...parsed.options };
+  for (const name of parsed.command.fileOptions ?? [])
+    if (typeof options[name] === 'string') options[name] = rest.shift();
+  return { ...parsed, options, positionals: paths.slice(0, parsed.positionals.length) };
+}
+
 /** What a command runs on besides its command line: the CLI's own database handle, or the running server's. */
 export type Runtime = Omit<CommandContext, 'options' | 'positionals'>;
 
@@ -168,7 +185,7 @@ async function runOnServer(argv: string[], parsed: ParsedCommand, config: Config
       ),
   );
   try {
-    socket.write(messageLine({ argv, files: await readFiles(parsed.positionals) }));
+    socket.write(messageLine({ argv, files: await readFiles(filesOf(parsed)) }));
     const response = await answer;
     if (response instanceof Error) throw response;
     if ('error' in response) throw new AdminError(response.error);

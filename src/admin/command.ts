@@ -44,6 +44,8 @@ export interface Command {
    * socket the CLI reads them and sends their content (src/admin/remote.ts), so they must be files, never other words.
    */
   positionals?: true;
+  /** Options that name a file (--jwks-file): read by the CLI and sent through the admin socket like positionals. */
+  fileOptions?: readonly string[];
   run(ctx: CommandContext): Promise<CommandOutput>;
 }
 

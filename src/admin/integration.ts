@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { DB } from '../db/schema.js';
 import type { ExtensionStatus } from '../db/tables/identity.js';
@@ -13,12 +14,21 @@ import {
 import { hashSecret, newClientId, newClientSecret, secretLookupId } from '../identity/secrets.js';
 import { randomId } from '../shared/ids.js';
 import {
+  checkKeySource,
+  KeySetRefused,
+  storeKeySet,
+  type CheckedKeySet,
+  type KeySource,
+} from '../identity/client-keys.js';
+import { fetchCheckedDocument } from '../events/receiver-request.js';
+import {
   AdminError,
   describe,
   integerOption,
   listOption,
   requiredOption,
   stringOption,
+  unreadable,
   type Command,
   type Commands,
   type Options,
@@ -40,10 +50,13 @@ export interface IntegrationInput {
   contractVersion?: string;
 }
 
-export interface CreatedIntegration {
+interface IntegrationRef {
+  clientId: string;
   agencyId: string;
   extensionId: string;
-  clientId: string;
+}
+
+export interface CreatedIntegration extends IntegrationRef {
   /** Shown once: only its hash is stored. */
   clientSecret: string;
 }
@@ -85,7 +98,31 @@ async function insertSecret(trx: Transaction<DB>, agencyId: string, clientId: st
 }
 
 /** An extension with its policy, a client id and a first secret. */
-export async function createIntegration(db: Kysely<DB>, input: IntegrationInput): Promise<CreatedIntegration> {
+export function createIntegration(db: Kysely<DB>, input: IntegrationInput): Promise<CreatedIntegration> {
+  return insertIntegration(db, input, async (trx, ref) => ({
+    ...ref,
+    clientSecret: await insertSecret(trx, ref.agencyId, ref.clientId),
+  }));
+}
+
+/** An extension with its policy and a client id that authenticates with the given keys, without a secret. */
+export function createKeyIntegration(
+  db: Kysely<DB>,
+  input: IntegrationInput,
+  keys: CheckedKeySet,
+): Promise<IntegrationRef> {
+  return insertIntegration(db, input, async (trx, ref) => {
+    await storeKeySet(trx, ref, keys);
+    return ref;
+  });
+}
+
+/** The extension and its client id, then the client's first credential by `credential`, in one transaction. */
+async function insertIntegration<T>(
+  db: Kysely<DB>,
+  input: IntegrationInput,
+  credential: (trx: Transaction<DB>, ref: IntegrationRef) => Promise<T>,
+): Promise<T> {
   checkGrants(input);
   const extensionId = randomId('ext_', 12);
   const clientId = newClientId();
@@ -112,19 +149,8 @@ export async function createIntegration(db: Kysely<DB>, input: IntegrationInput)
       .insertInto('client_credentials')
       .values({ client_id: clientId, agency_id: input.agencyId, extension_id: extensionId })
       .execute();
-    return {
-      agencyId: input.agencyId,
-      extensionId,
-      clientId,
-      clientSecret: await insertSecret(trx, input.agencyId, clientId),
-    };
+    return credential(trx, { agencyId: input.agencyId, extensionId, clientId });
   });
-}
-
-interface IntegrationRef {
-  clientId: string;
-  agencyId: string;
-  extensionId: string;
 }
 
 export async function findIntegration(db: Kysely<DB>, clientId: string): Promise<IntegrationRef> {
@@ -186,6 +212,17 @@ export async function rotateClientSecret(db: Kysely<DB>, clientId: string, overl
   });
 }
 
+/** Registers or replaces the keys an integration signs its client assertions with; its secrets are left as they are. */
+export async function setIntegrationKeys(
+  db: Kysely<DB>,
+  clientId: string,
+  keys: CheckedKeySet,
+): Promise<IntegrationRef> {
+  const ref = await findIntegration(db, clientId);
+  await storeKeySet(db, ref, keys);
+  return ref;
+}
+
 async function listIntegrations(db: Kysely<DB>, agencyId: string) {
   const extensions = await db
     .selectFrom('extensions')
@@ -205,8 +242,15 @@ async function listIntegrations(db: Kysely<DB>, agencyId: string) {
     .where('c.agency_id', '=', agencyId)
     .orderBy('s.created_at')
     .execute();
+  const keySets = await db
+    .selectFrom('client_key_sets')
+    .select(['client_id', 'jwks', 'jwks_url', 'updated_at'])
+    .where('agency_id', '=', agencyId)
+    .execute();
   return extensions.map((e) => {
     const own = secrets.filter((s) => s.extension_id === e.id);
+    const activeSecrets = own.filter((s) => s.created_at);
+    const keys = keySets.find((k) => own.some((s) => s.client_id === k.client_id));
     return {
       extension_id: e.id,
       name: e.name,
@@ -221,9 +265,15 @@ async function listIntegrations(db: Kysely<DB>, agencyId: string) {
       contract_version: e.contract_version,
       tokens_revoked_before: e.tokens_revoked_before?.toISOString() ?? null,
       // Secrets themselves are never shown again; only when each was created and until when it works.
-      active_secrets: own
-        .filter((s) => s.created_at)
-        .map((s) => ({ created_at: s.created_at!.toISOString(), expires_at: s.expires_at?.toISOString() ?? null })),
+      active_secrets: activeSecrets.map((s) => ({
+        created_at: s.created_at!.toISOString(),
+        expires_at: s.expires_at?.toISOString() ?? null,
+      })),
+      authentication: [...(activeSecrets.length > 0 ? ['client_secret'] : []), ...(keys ? ['private_key_jwt'] : [])],
+      // Public keys only: the kids, and where they come from.
+      keys: keys
+        ? { kids: keys.jwks.keys.map((k) => k.kid), jwks_url: keys.jwks_url, updated_at: keys.updated_at.toISOString() }
+        : null,
       created_at: e.created_at.toISOString(),
     };
   });
@@ -249,6 +299,39 @@ function integrationInput(options: Options): IntegrationInput {
 }
 
 const CLIENT_ID = { 'client-id': { type: 'string' } } as const;
+const KEY_OPTIONS = {
+  'jwks-file': { type: 'string' },
+  'jwks-url': { type: 'string' },
+  'allow-http-loopback': { type: 'boolean' },
+} as const;
+const KEY_USAGE = '--jwks-file FILE | --jwks-url URL [--allow-http-loopback] (development)';
+
+/** Keys from --jwks-file or --jwks-url, checked (and fetched) before anything is written; undefined when neither is given. */
+async function keySource(options: Options): Promise<CheckedKeySet | undefined> {
+  const file = stringOption(options, 'jwks-file');
+  const url = stringOption(options, 'jwks-url');
+  if (file !== undefined && url !== undefined) throw new AdminError('give --jwks-file or --jwks-url, not both');
+  if (file === undefined && url === undefined) return undefined;
+  let source: KeySource;
+  if (file !== undefined) {
+    const text = await readFile(file, 'utf8').catch((err: unknown) => Promise.reject(unreadable(file, err)));
+    try {
+      source = { jwks: JSON.parse(text) };
+    } catch {
+      throw new AdminError(`${file} is not JSON: a JWKS is {"keys": [...]}`);
+    }
+  } else source = { jwksUrl: url!, allowHttpLoopback: options['allow-http-loopback'] === true };
+  try {
+    return await checkKeySource(fetchCheckedDocument, source);
+  } catch (err) {
+    if (err instanceof KeySetRefused) throw new AdminError(`${file ?? url}: ${err.message}`);
+    throw err;
+  }
+}
+
+function keysJson(keys: CheckedKeySet) {
+  return { kids: keys.jwks.keys.map((k) => k.kid), jwks_url: keys.jwksUrl };
+}
 
 /** A command acting on one integration named by --client-id. */
 function onIntegration(
@@ -271,22 +354,41 @@ export const integrationCommands: Commands = {
   create: {
     usage:
       'integration create --agency ID --name NAME [--scopes all|a,b] [--capabilities all|a,b] [--phi-modes no_phi,phi] ' +
-      '[--rate-limit N] [--daily-quota N] [--cost-budget N] [--contract-version 2]',
-    options: Object.fromEntries(
-      [
-        'agency',
-        'name',
-        'scopes',
-        'capabilities',
-        'phi-modes',
-        'rate-limit',
-        'daily-quota',
-        'cost-budget',
-        'contract-version',
-      ].map((name) => [name, { type: 'string' }]),
-    ),
+      `[--rate-limit N] [--daily-quota N] [--cost-budget N] [--contract-version 2] [${KEY_USAGE}] (keys instead of a secret)`,
+    options: {
+      ...Object.fromEntries(
+        [
+          'agency',
+          'name',
+          'scopes',
+          'capabilities',
+          'phi-modes',
+          'rate-limit',
+          'daily-quota',
+          'cost-budget',
+          'contract-version',
+        ].map((name) => [name, { type: 'string' }]),
+      ),
+      ...KEY_OPTIONS,
+    },
+    fileOptions: ['jwks-file'],
     async run({ db, options }) {
-      const created = await createIntegration(db, integrationInput(options));
+      const input = integrationInput(options);
+      const keys = await keySource(options);
+      if (keys) {
+        const created = await createKeyIntegration(db, input, keys);
+        const json = {
+          client_id: created.clientId,
+          extension_id: created.extensionId,
+          agency_id: created.agencyId,
+          keys: keysJson(keys),
+        };
+        return {
+          json,
+          text: `Created integration ${created.extensionId}; it authenticates with its keys (private_key_jwt), and has no secret.\n${describe({ ...json, keys: json.keys.kids })}`,
+        };
+      }
+      const created = await createIntegration(db, input);
       const json = {
         client_id: created.clientId,
         client_secret: created.clientSecret,
@@ -299,6 +401,25 @@ export const integrationCommands: Commands = {
       };
     },
   },
+  keys: {
+    usage: `integration keys --client-id ID ${KEY_USAGE} (replaces its keys; a JWKS URL is fetched again when an unknown kid arrives)`,
+    options: { ...CLIENT_ID, ...KEY_OPTIONS },
+    fileOptions: ['jwks-file'],
+    async run({ db, options }) {
+      const clientId = requiredOption(options, 'client-id');
+      await findIntegration(db, clientId);
+      const keys = await keySource(options);
+      if (!keys) throw new AdminError('--jwks-file or --jwks-url is required');
+      const ref = await setIntegrationKeys(db, clientId, keys);
+      const json = {
+        client_id: ref.clientId,
+        agency_id: ref.agencyId,
+        extension_id: ref.extensionId,
+        keys: keysJson(keys),
+      };
+      return { json, text: `The integration's keys are replaced.\n${describe({ ...json, keys: json.keys.kids })}` };
+    },
+  },
   list: {
     usage: 'integration list --agency ID',
     options: { agency: { type: 'string' } },
@@ -307,7 +428,9 @@ export const integrationCommands: Commands = {
       const text =
         integrations.length === 0
           ? 'No integrations.'
-          : integrations.map((i) => describe({ ...i, active_secrets: i.active_secrets.length })).join('\n\n');
+          : integrations
+              .map((i) => describe({ ...i, active_secrets: i.active_secrets.length, keys: i.keys?.kids }))
+              .join('\n\n');
       return { json: { integrations }, text };
     },
   },

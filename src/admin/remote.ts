@@ -1,6 +1,6 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { errorMessage, parseCommand, runParsed, type Runtime } from './cli.js';
+import { errorMessage, filesOf, parseCommand, runParsed, withFiles, type Runtime } from './cli.js';
 import { AdminError } from './command.js';
 import type { AdminRequest, AdminResponse } from './socket-protocol.js';
 
@@ -42,8 +42,8 @@ export async function runRequest(request: unknown, runtime: Runtime): Promise<Ad
     const { argv, files } = checkedRequest(request);
     const parsed = parseCommand(argv);
     return {
-      output: await withCopies(parsed.positionals, files, runtime.config.dataDir, (positionals) =>
-        runParsed({ ...parsed, positionals }, runtime),
+      output: await withCopies(filesOf(parsed), files, runtime.config.dataDir, (copies) =>
+        runParsed(withFiles(parsed, copies), runtime),
       ),
     };
   } catch (err) {

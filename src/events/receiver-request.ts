@@ -1,7 +1,7 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
-import type { ResolvedAddress } from './receiver-address.js';
+import { receiverAddress, receiverUrl, type ResolvedAddress, type Resolver } from './receiver-address.js';
 
 export interface ReceiverAnswer {
   /** The receiver's status; undefined when none came (refused, timed out, reset). */
@@ -54,51 +54,122 @@ function answerOf(response: IncomingMessage): ReceiverAnswer {
   };
 }
 
+/** What one request to a receiver came back with: its response (read up to the limit) or why none came. */
+type Exchange =
+  | { response: IncomingMessage; body: Buffer }
+  | { failure: Required<Pick<ReceiverAnswer, 'error' | 'errorType'>> };
+
 /**
- * One POST of a delivery to its receiver, connected to `address`: no redirect is followed, the whole attempt is
- * bounded by the time-out, and at most `readLimitBytes` of the answer are read. Never throws: a failure is an answer.
+ * One request to a receiver, connected to `address`: no redirect is followed, the whole attempt is bounded by the
+ * time-out, and at most `readLimitBytes` of the answer are read. Never throws: a failure is an answer.
  */
-export function postToReceiver(
+function exchange(
+  url: URL,
+  address: ResolvedAddress,
+  init: { method: 'GET' | 'POST'; headers: Record<string, string>; body?: string },
+  limits: ReceiverLimits,
+): Promise<Exchange> {
+  return new Promise((resolve) => {
+    const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+    const payload = Buffer.from(init.body ?? '', 'utf8');
+    let settled = false;
+    const finish = (outcome: Exchange) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      request.destroy();
+      resolve(outcome);
+    };
+    const request = send(url, {
+      method: init.method,
+      headers: { ...init.headers, ...(init.body === undefined ? {} : { 'content-length': String(payload.length) }) },
+      lookup: pinnedTo(address),
+      agent: false,
+    });
+    const timer = setTimeout(
+      () => finish({ failure: { error: `no answer within ${limits.timeoutMs / 1000} s`, errorType: 'timeout' } }),
+      limits.timeoutMs,
+    );
+    request.on('error', (err: NodeJS.ErrnoException) =>
+      finish({
+        failure: { error: `request failed: ${err.code ?? err.message}`, errorType: err.code ?? 'request_failed' },
+      }),
+    );
+    request.on('response', (response) => {
+      const chunks: Buffer[] = [];
+      let read = 0;
+      const done = () => finish({ response, body: Buffer.concat(chunks) });
+      response.on('data', (chunk: Buffer) => {
+        chunks.push(chunk);
+        read += chunk.length;
+        if (read >= limits.readLimitBytes) done();
+      });
+      response.on('end', done);
+      response.on('error', done);
+    });
+    request.end(init.body === undefined ? undefined : payload);
+  });
+}
+
+/** One POST of a delivery to its receiver (see exchange). Never throws: a failure is an answer. */
+export async function postToReceiver(
   url: URL,
   address: ResolvedAddress,
   headers: Record<string, string>,
   body: string,
   limits: ReceiverLimits,
 ): Promise<ReceiverAnswer> {
-  return new Promise((resolve) => {
-    const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
-    const payload = Buffer.from(body, 'utf8');
-    let settled = false;
-    const finish = (answer: ReceiverAnswer) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      request.destroy();
-      resolve(answer);
-    };
-    const request = send(url, {
-      method: 'POST',
-      headers: { ...headers, 'content-length': String(payload.length), 'user-agent': 'svc-extension-api-webhooks' },
-      lookup: pinnedTo(address),
-      agent: false,
-    });
-    const timer = setTimeout(
-      () => finish({ error: `no answer within ${limits.timeoutMs / 1000} s`, errorType: 'timeout' }),
-      limits.timeoutMs,
-    );
-    request.on('error', (err: NodeJS.ErrnoException) =>
-      finish({ error: `request failed: ${err.code ?? err.message}`, errorType: err.code ?? 'request_failed' }),
-    );
-    request.on('response', (response) => {
-      const answer = answerOf(response);
-      let read = 0;
-      response.on('data', (chunk: Buffer) => {
-        read += chunk.length;
-        if (read >= limits.readLimitBytes) finish(answer);
-      });
-      response.on('end', () => finish(answer));
-      response.on('error', () => finish(answer));
-    });
-    request.end(payload);
-  });
+  const outcome = await exchange(
+    url,
+    address,
+    { method: 'POST', headers: { ...headers, 'user-agent': 'svc-extension-api-webhooks' }, body },
+    limits,
+  );
+  return 'failure' in outcome ? outcome.failure : answerOf(outcome.response);
+}
+
+export interface ReceiverDocument {
+  status: number;
+  headers: IncomingMessage['headers'];
+  /** At most the read limit: `complete` says whether the whole answer fit. */
+  body: Buffer;
+  complete: boolean;
+}
+
+/** One GET of a document (a client's JWKS) from an outside address checked like a receiver's; throws when no answer came. */
+export async function getFromReceiver(
+  url: URL,
+  address: ResolvedAddress,
+  limits: ReceiverLimits,
+): Promise<ReceiverDocument> {
+  const outcome = await exchange(
+    url,
+    address,
+    { method: 'GET', headers: { accept: 'application/json', 'user-agent': 'svc-extension-api' } },
+    limits,
+  );
+  if ('failure' in outcome) throw new Error(outcome.failure.error);
+  const { response, body } = outcome;
+  return {
+    status: response.statusCode!,
+    headers: response.headers,
+    body: body.subarray(0, limits.readLimitBytes),
+    complete: body.length < limits.readLimitBytes,
+  };
+}
+
+/** How long a JWKS fetch may take and how much of it is read: a key set is a few kilobytes. */
+const DOCUMENT_LIMITS: ReceiverLimits = { timeoutMs: 5_000, readLimitBytes: 64 * 1024 };
+
+/**
+ * A document at a URL that must pass the webhook receivers' checks (https, no private or special-purpose address,
+ * plain http to loopback only with the development allowance); throws ReceiverRefused with the reason.
+ */
+export async function fetchCheckedDocument(
+  text: string,
+  allowHttpLoopback: boolean,
+  resolve?: Resolver,
+): Promise<ReceiverDocument> {
+  const url = receiverUrl(text, allowHttpLoopback);
+  return getFromReceiver(url, await receiverAddress(url, allowHttpLoopback, resolve), DOCUMENT_LIMITS);
 }

@@ -2108,7 +2108,39 @@ export const errorCodes = [
     "category": "authentication",
     "retryable": false,
     "terminal": true,
-    "description": "The token or client credential is not valid (bad signature, unknown key, wrong issuer or audience, malformed). Deliberately does not say which."
+    "description": "The token or client credential is not valid (bad signature, unknown key, wrong issuer or audience, malformed; for the token endpoint also an unknown client, a bad secret, a client assertion signed by no key of the client or with a jti already used). Deliberately does not say which."
+  },
+  {
+    "code": "PLATFORM_CLIENT_ASSERTION_MALFORMED",
+    "status": 401,
+    "category": "authentication",
+    "retryable": false,
+    "terminal": true,
+    "description": "The client assertion is not a signed JWT with a kid, a jti, and iss and sub both the client id (and the client_id sent beside it). Says nothing about the client or its keys."
+  },
+  {
+    "code": "PLATFORM_CLIENT_ASSERTION_ALGORITHM",
+    "status": 401,
+    "category": "authentication",
+    "retryable": false,
+    "terminal": true,
+    "description": "The client assertion is signed with an algorithm other than RS384 or ES384 (none and HMAC included); details.allowed_algorithms lists them. Says nothing about the client or its keys."
+  },
+  {
+    "code": "PLATFORM_CLIENT_ASSERTION_AUDIENCE",
+    "status": 401,
+    "category": "authentication",
+    "retryable": false,
+    "terminal": true,
+    "description": "The client assertion's aud is not the token endpoint's URL, given in details.expected_aud. Says nothing about the client or its keys."
+  },
+  {
+    "code": "PLATFORM_CLIENT_ASSERTION_LIFETIME",
+    "status": 401,
+    "category": "authentication",
+    "retryable": false,
+    "terminal": true,
+    "description": "The client assertion's exp has passed or is more than 300 seconds ahead (details.max_lifetime_seconds); check the signing host's clock. Says nothing about the client or its keys."
   },
   {
     "code": "PLATFORM_TOKEN_EXPIRED",

@@ -592,7 +592,7 @@ export type paths = {
         put?: never;
         /**
          * Issue a machine access token
-         * @description client_credentials only (RFC 6749 4.4); any other grant_type is 400 unsupported_grant_type. The body is JSON or RFC 6749 form encoding (application/x-www-form-urlencoded). The client authenticates by HTTP Basic (client_secret_basic: id and secret each form-url-encoded, joined by a colon, base64-encoded) or with client_id and client_secret in the body (client_secret_post), never both at once (400 invalid_request). phi_mode must be sent (PLATFORM_PHI_MODE_REQUIRED); a mode the integration may not use is 403 PLATFORM_PHI_MODE_DENIED. scope (space-separated) may narrow the granted scopes; asking for one not granted is 400 invalid_scope, so renewing never expands access. An unknown client, a bad or expired secret, an unknown agency, another agency, a disabled integration or agency and a missing entitlement (capability oauth.token) all give the same 401 invalid_client (PLATFORM_INVALID_CREDENTIAL) with the same body and the same cost. Failed attempts are counted per remote address and per client_id over the last 5 minutes (in one-minute steps), shared by every instance (the document's x-svc-token-failure-limits). After 50 failures from an address within them, every request from it is 429 PLATFORM_RATE_LIMITED before its secret is checked, even with the right secret; the address is the connection's, or the client's as forwarded (X-Forwarded-For) by a proxy the deployment trusts (TRUST_PROXY), so behind a load balancer clients are counted apart only when it is configured. After 10 failures for a client_id, its further failures are 429 PLATFORM_RATE_LIMITED instead of 401 invalid_client, for an unknown client_id alike, but its right secret is still accepted: a client_id is no secret (every access token carries it), so someone else's failures never lock the client out, and its success does not clear their count. Either 429 carries Retry-After, saying when enough of those failures will be older than 5 minutes. Each parameter is sent at most once (RFC 6749 3.2): a form field repeated is 400 invalid_request naming it. In a JSON body a repeated member is not detected and the last one counts, as in JSON.parse and most parsers. After a secret rotation the previous secret keeps working for the overlap window (24 hours unless the administrator chose otherwise). The response carries the RFC 6749 5.1 fields at the top level and the same object in data, with Cache-Control: no-store and Pragma: no-cache. No refresh token: renew by repeating the request before expires_in runs out. The access token is an ES256 JWT (typ at+jwt; claims iss, aud, sub = extension id, client_id, agency_id, phi_mode, scope, jti, iat, exp), valid for 900 seconds unless the deployment sets TOKEN_TTL_SECONDS (60 to 86400). Signing keys are published at /.well-known/jwks.json and the server metadata (RFC 8414) at /.well-known/oauth-authorization-server; after a key rotation, tokens signed with the previous key stay valid until they expire. Revoking one token, revoking all tokens of an integration, or disabling it takes effect on every instance within a few seconds (AUTH_STATE_TTL_MS, 5000 by default).
+         * @description client_credentials only (RFC 6749 4.4); any other grant_type is 400 unsupported_grant_type. The body is JSON or RFC 6749 form encoding (application/x-www-form-urlencoded). The client authenticates by HTTP Basic (client_secret_basic: id and secret each form-url-encoded, joined by a colon, base64-encoded) or with client_id and client_secret in the body (client_secret_post), never both at once (400 invalid_request). Instead of a secret, a client may sign an assertion with a registered key (private_key_jwt, RFC 7523, as SMART Backend Services profiles it): client_assertion_type urn:ietf:params:oauth:client-assertion-type:jwt-bearer and client_assertion, a JWT with header alg RS384 (RSA key) or ES384 (EC P-384 key) and kid naming the key, and claims iss = sub = the client id, aud = this endpoint's URL, exp no more than 300 seconds ahead, and a jti: each jti is accepted once, by whichever instance, until its exp has passed. Sending an assertion with a secret or HTTP Basic is 400 invalid_request. A fault in the assertion's own text is the same 401 invalid_client with a code saying what to fix, since that tells nothing about the client: PLATFORM_CLIENT_ASSERTION_MALFORMED (not a signed JWT, no kid or jti, iss and sub not both the client id, or not the client_id sent beside it), PLATFORM_CLIENT_ASSERTION_ALGORITHM (alg other than RS384 or ES384: none and HS256 included), PLATFORM_CLIENT_ASSERTION_AUDIENCE (aud not this endpoint's URL, given in details.expected_aud), PLATFORM_CLIENT_ASSERTION_LIFETIME (exp passed, or more than 300 seconds ahead; 10 seconds of clock difference are allowed). Everything that depends on what is registered (an unknown client, no key by that kid for that client, a key of another integration, a bad signature, an alg other than the key's, a jti already used) is PLATFORM_INVALID_CREDENTIAL like a bad secret. Keys are registered by the agency's administrator from a JWKS file or a JWKS URL; keys at a URL are fetched again, at most once a minute, when an assertion names a kid not yet seen, so a client rotates its key by publishing the new one. phi_mode must be sent (PLATFORM_PHI_MODE_REQUIRED); a mode the integration may not use is 403 PLATFORM_PHI_MODE_DENIED. scope (space-separated) may narrow the granted scopes; asking for one not granted is 400 invalid_scope, so renewing never expands access. An unknown client, a bad or expired secret, an unknown agency, another agency, a disabled integration or agency and a missing entitlement (capability oauth.token) all give the same 401 invalid_client (PLATFORM_INVALID_CREDENTIAL) with the same body and the same cost. Failed attempts are counted per remote address and per client_id over the last 5 minutes (in one-minute steps), shared by every instance (the document's x-svc-token-failure-limits). After 50 failures from an address within them, every request from it is 429 PLATFORM_RATE_LIMITED before its secret is checked, even with the right secret; the address is the connection's, or the client's as forwarded (X-Forwarded-For) by a proxy the deployment trusts (TRUST_PROXY), so behind a load balancer clients are counted apart only when it is configured. After 10 failures for a client_id, its further failures are 429 PLATFORM_RATE_LIMITED instead of 401 invalid_client, for an unknown client_id alike, but its right secret is still accepted: a client_id is no secret (every access token carries it), so someone else's failures never lock the client out, and its success does not clear their count. Either 429 carries Retry-After, saying when enough of those failures will be older than 5 minutes. Each parameter is sent at most once (RFC 6749 3.2): a form field repeated is 400 invalid_request naming it. In a JSON body a repeated member is not detected and the last one counts, as in JSON.parse and most parsers. After a secret rotation the previous secret keeps working for the overlap window (24 hours unless the administrator chose otherwise). The response carries the RFC 6749 5.1 fields at the top level and the same object in data, with Cache-Control: no-store and Pragma: no-cache. No refresh token: renew by repeating the request before expires_in runs out. The access token is an ES256 JWT (typ at+jwt; claims iss, aud, sub = extension id, client_id, agency_id, phi_mode, scope, jti, iat, exp), valid for 900 seconds unless the deployment sets TOKEN_TTL_SECONDS (60 to 86400). Signing keys are published at /.well-known/jwks.json and the server metadata (RFC 8414) at /.well-known/oauth-authorization-server; after a key rotation, tokens signed with the previous key stay valid until they expire. Revoking one token, revoking all tokens of an integration, or disabling it takes effect on every instance within a few seconds (AUTH_STATE_TTL_MS, 5000 by default).
          */
         post: operations["issueToken"];
         delete?: never;
@@ -2445,17 +2445,24 @@ export type components = {
              */
             modeled_unscorable_reason: "below_minimum_data_performance_year" | "below_minimum_data_baseline_year" | null;
         };
-        /** @description client_credentials request. Also accepted as application/x-www-form-urlencoded (RFC 6749 4.4.2), with client_id/client_secret in the body or by HTTP Basic (RFC 6749 2.3.1), not both. client_id, client_secret and phi_mode are optional in the schema only because HTTP Basic replaces the first two and a missing phi_mode has its own code (PLATFORM_PHI_MODE_REQUIRED): the service requires phi_mode. agency_id may be left out: the token is then for the agency the integration belongs to, so that stock OAuth clients, which send only fixed extra parameters, can ask for one. */
+        /** @description client_credentials request. Also accepted as application/x-www-form-urlencoded (RFC 6749 4.4.2). The client authenticates one way only: client_id/client_secret in the body, HTTP Basic (RFC 6749 2.3.1), or a signed client_assertion with its client_assertion_type (private_key_jwt, RFC 7523, as SMART Backend Services profiles it; client_id may then be left out, the assertion's iss names the client). client_id, client_secret and phi_mode are optional in the schema only because HTTP Basic replaces the first two and a missing phi_mode has its own code (PLATFORM_PHI_MODE_REQUIRED): the service requires phi_mode. agency_id may be left out: the token is then for the agency the integration belongs to, so that stock OAuth clients, which send only fixed extra parameters, can ask for one. */
         TokenRequest: {
             /**
              * @description Only client_credentials.
              * @constant
              */
             grant_type: "client_credentials";
-            /** @description Client id of the integration (or HTTP Basic user). */
+            /** @description Client id of the integration (or HTTP Basic user). With a client_assertion it may be left out; when sent it must equal the assertion's iss. */
             client_id?: string;
             /** @description Client secret (or HTTP Basic password). */
             client_secret?: string;
+            /**
+             * @description With client_assertion, instead of a secret (private_key_jwt): exactly urn:ietf:params:oauth:client-assertion-type:jwt-bearer.
+             * @constant
+             */
+            client_assertion_type?: "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";
+            /** @description A JWT signed with one of the integration's registered keys (RS384 with an RSA key, ES384 with an EC P-384 key; the header's kid names the key): iss and sub the client id, aud the token endpoint's URL (the token_endpoint of /.well-known/oauth-authorization-server), exp at most 300 seconds ahead, and a jti never used before (a jti is accepted once until its exp has passed). */
+            client_assertion?: string;
             /** @description Agency the token is for; when sent it must be the integration's own agency (anything else is the same 401 invalid_client). Default: the integration's agency. */
             agency_id?: string;
             /** @description no_phi or a PHI mode permitted to the integration (phi). Required; sent explicitly. */
@@ -5958,25 +5965,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "grant_type": "client_credentials",
-                 *       "client_id": "cli_wzJ3_qDLYMD69IhM9ISgnQ",
-                 *       "client_secret": "sec_7Qk2WvP9xL4mN8rT1yB6cF3hJ5dG0aZs",
-                 *       "agency_id": "demo",
-                 *       "phi_mode": "no_phi"
-                 *     }
-                 */
                 "application/json": components["schemas"]["TokenRequest"];
-                /**
-                 * @example {
-                 *       "grant_type": "client_credentials",
-                 *       "client_id": "cli_wzJ3_qDLYMD69IhM9ISgnQ",
-                 *       "client_secret": "sec_7Qk2WvP9xL4mN8rT1yB6cF3hJ5dG0aZs",
-                 *       "agency_id": "demo",
-                 *       "phi_mode": "no_phi"
-                 *     }
-                 */
                 "application/x-www-form-urlencoded": components["schemas"]["TokenRequest"];
             };
         };
@@ -6025,7 +6014,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description invalid_client (PLATFORM_INVALID_CREDENTIAL): unknown client, bad secret, unknown agency or no entitlement, deliberately indistinguishable. */
+            /** @description invalid_client: an unknown client, bad secret or assertion, unknown agency or no entitlement answer alike (PLATFORM_INVALID_CREDENTIAL); a fault in a client assertion's own text names itself (PLATFORM_CLIENT_ASSERTION_*). */
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];

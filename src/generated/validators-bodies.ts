@@ -26622,7 +26622,7 @@ validate248.evaluated = {"props":{"data":true,"meta":true,"warnings":true},"dyna
 
 export const issueTokenBody = validate252;
 const schema255 = {"$ref":"components#/$defs/TokenRequest"};
-const schema256 = {"type":"object","required":["grant_type"],"additionalProperties":false,"description":"client_credentials request. Also accepted as application/x-www-form-urlencoded (RFC 6749 4.4.2), with client_id/client_secret in the body or by HTTP Basic (RFC 6749 2.3.1), not both. client_id, client_secret and phi_mode are optional in the schema only because HTTP Basic replaces the first two and a missing phi_mode has its own code (PLATFORM_PHI_MODE_REQUIRED): the service requires phi_mode. agency_id may be left out: the token is then for the agency the integration belongs to, so that stock OAuth clients, which send only fixed extra parameters, can ask for one.","properties":{"grant_type":{"type":"string","const":"client_credentials","description":"Only client_credentials."},"client_id":{"type":"string","description":"Client id of the integration (or HTTP Basic user)."},"client_secret":{"type":"string","description":"Client secret (or HTTP Basic password)."},"agency_id":{"type":"string","description":"Agency the token is for; when sent it must be the integration's own agency (anything else is the same 401 invalid_client). Default: the integration's agency."},"phi_mode":{"type":"string","description":"no_phi or a PHI mode permitted to the integration (phi). Required; sent explicitly."},"scope":{"type":"string","description":"Space-separated subset of the granted scopes; defaults to all granted. Never expands access."}}};
+const schema256 = {"type":"object","required":["grant_type"],"additionalProperties":false,"description":"client_credentials request. Also accepted as application/x-www-form-urlencoded (RFC 6749 4.4.2). The client authenticates one way only: client_id/client_secret in the body, HTTP Basic (RFC 6749 2.3.1), or a signed client_assertion with its client_assertion_type (private_key_jwt, RFC 7523, as SMART Backend Services profiles it; client_id may then be left out, the assertion's iss names the client). client_id, client_secret and phi_mode are optional in the schema only because HTTP Basic replaces the first two and a missing phi_mode has its own code (PLATFORM_PHI_MODE_REQUIRED): the service requires phi_mode. agency_id may be left out: the token is then for the agency the integration belongs to, so that stock OAuth clients, which send only fixed extra parameters, can ask for one.","properties":{"grant_type":{"type":"string","const":"client_credentials","description":"Only client_credentials."},"client_id":{"type":"string","description":"Client id of the integration (or HTTP Basic user). With a client_assertion it may be left out; when sent it must equal the assertion's iss."},"client_secret":{"type":"string","description":"Client secret (or HTTP Basic password)."},"client_assertion_type":{"type":"string","const":"urn:ietf:params:oauth:client-assertion-type:jwt-bearer","description":"With client_assertion, instead of a secret (private_key_jwt): exactly urn:ietf:params:oauth:client-assertion-type:jwt-bearer."},"client_assertion":{"type":"string","maxLength":16384,"description":"A JWT signed with one of the integration's registered keys (RS384 with an RSA key, ES384 with an EC P-384 key; the header's kid names the key): iss and sub the client id, aud the token endpoint's URL (the token_endpoint of /.well-known/oauth-authorization-server), exp at most 300 seconds ahead, and a jti never used before (a jti is accepted once until its exp has passed)."},"agency_id":{"type":"string","description":"Agency the token is for; when sent it must be the integration's own agency (anything else is the same 401 invalid_client). Default: the integration's agency."},"phi_mode":{"type":"string","description":"no_phi or a PHI mode permitted to the integration (phi). Required; sent explicitly."},"scope":{"type":"string","description":"Space-separated subset of the granted scopes; defaults to all granted. Never expands access."}}};
 
 function validate252(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -26646,7 +26646,7 @@ vErrors.push(err0);
 errors++;
 }
 for(const key0 in data){
-if(!((((((key0 === "grant_type") || (key0 === "client_id")) || (key0 === "client_secret")) || (key0 === "agency_id")) || (key0 === "phi_mode")) || (key0 === "scope"))){
+if(!((((((((key0 === "grant_type") || (key0 === "client_id")) || (key0 === "client_secret")) || (key0 === "client_assertion_type")) || (key0 === "client_assertion")) || (key0 === "agency_id")) || (key0 === "phi_mode")) || (key0 === "scope"))){
 const err1 = {instancePath,schemaPath:"components#/$defs/TokenRequest/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err1];
@@ -26704,9 +26704,10 @@ vErrors.push(err5);
 errors++;
 }
 }
-if(data.agency_id !== undefined){
-if(typeof data.agency_id !== "string"){
-const err6 = {instancePath:instancePath+"/agency_id",schemaPath:"components#/$defs/TokenRequest/properties/agency_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.client_assertion_type !== undefined){
+let data3 = data.client_assertion_type;
+if(typeof data3 !== "string"){
+const err6 = {instancePath:instancePath+"/client_assertion_type",schemaPath:"components#/$defs/TokenRequest/properties/client_assertion_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -26715,10 +26716,8 @@ vErrors.push(err6);
 }
 errors++;
 }
-}
-if(data.phi_mode !== undefined){
-if(typeof data.phi_mode !== "string"){
-const err7 = {instancePath:instancePath+"/phi_mode",schemaPath:"components#/$defs/TokenRequest/properties/phi_mode/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if("urn:ietf:params:oauth:client-assertion-type:jwt-bearer" !== data3){
+const err7 = {instancePath:instancePath+"/client_assertion_type",schemaPath:"components#/$defs/TokenRequest/properties/client_assertion_type/const",keyword:"const",params:{allowedValue: "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -26728,9 +26727,11 @@ vErrors.push(err7);
 errors++;
 }
 }
-if(data.scope !== undefined){
-if(typeof data.scope !== "string"){
-const err8 = {instancePath:instancePath+"/scope",schemaPath:"components#/$defs/TokenRequest/properties/scope/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.client_assertion !== undefined){
+let data4 = data.client_assertion;
+if(typeof data4 === "string"){
+if(func1(data4) > 16384){
+const err8 = {instancePath:instancePath+"/client_assertion",schemaPath:"components#/$defs/TokenRequest/properties/client_assertion/maxLength",keyword:"maxLength",params:{limit: 16384},message:"must NOT have more than 16384 characters"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -26740,14 +26741,61 @@ vErrors.push(err8);
 errors++;
 }
 }
-}
 else {
-const err9 = {instancePath,schemaPath:"components#/$defs/TokenRequest/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err9 = {instancePath:instancePath+"/client_assertion",schemaPath:"components#/$defs/TokenRequest/properties/client_assertion/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err9];
 }
 else {
 vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data.agency_id !== undefined){
+if(typeof data.agency_id !== "string"){
+const err10 = {instancePath:instancePath+"/agency_id",schemaPath:"components#/$defs/TokenRequest/properties/agency_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data.phi_mode !== undefined){
+if(typeof data.phi_mode !== "string"){
+const err11 = {instancePath:instancePath+"/phi_mode",schemaPath:"components#/$defs/TokenRequest/properties/phi_mode/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data.scope !== undefined){
+if(typeof data.scope !== "string"){
+const err12 = {instancePath:instancePath+"/scope",schemaPath:"components#/$defs/TokenRequest/properties/scope/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+else {
+const err13 = {instancePath,schemaPath:"components#/$defs/TokenRequest/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
 }
 errors++;
 }

@@ -9,6 +9,12 @@ import type { TokenFailureLimiter } from './token-failures.js';
 import type { TokenSigner } from './tokens.js';
 import { isStorableText } from '../domain/storable-text.js';
 import { PlatformError } from '../shared/platform-error.js';
+import {
+  AssertionRefused,
+  CLIENT_ASSERTION_TYPE,
+  claimedClientId,
+  type ClientAssertions,
+} from './client-assertions.js';
 
 export type TokenRequest = components['schemas']['TokenRequest'];
 
@@ -31,6 +37,8 @@ interface IssuedToken {
 interface PresentedCredentials {
   clientId?: string;
   clientSecret?: string;
+  /** A signed JWT instead of a secret (private_key_jwt); clientId is then the one it claims. */
+  assertion?: string;
 }
 
 interface AuthenticatedClient {
@@ -44,20 +52,34 @@ interface AuthenticatedClient {
 /** The capability that entitles an integration to tokens at all (x-svc-capability of issueToken). */
 const TOKEN_CAPABILITY = 'oauth.token';
 
+const entitled = (row: { status: string; agency_status: string; capabilities: string[] }) =>
+  row.status === 'active' && row.agency_status === 'active' && row.capabilities.includes(TOKEN_CAPABILITY);
+
 function invalidRequest(issue: Omit<ValidationIssue, 'location'>, message: string): RequestError {
   return new RequestError(400, 'invalid_request', 'PLATFORM_INVALID_REQUEST', message, {
     issues: [{ location: 'body', ...issue }],
   });
 }
 
+const INVALID_CLIENT_HEADERS = { 'www-authenticate': 'Basic realm="extension-api"' };
+
 /**
- * One refusal for an unknown client, a bad or expired secret, another agency, a disabled integration or agency,
- * and a missing entitlement, so a caller cannot tell them apart: same status, body and headers.
+ * One refusal for an unknown client, a bad or expired secret or assertion, another agency, a disabled integration
+ * or agency, and a missing entitlement, so a caller cannot tell them apart: same status, body and headers.
  */
 function invalidClient(): RequestError {
   return new RequestError(401, 'invalid_client', 'PLATFORM_INVALID_CREDENTIAL', 'Client authentication failed.', {
     nextStep: 'Check client_id, client_secret and agency_id, and that the integration is enabled for the agency.',
-    headers: { 'www-authenticate': 'Basic realm="extension-api"' },
+    headers: INVALID_CLIENT_HEADERS,
+  });
+}
+
+/** The same invalid_client, with the code of a fault in the assertion's own text (see AssertionRefused). */
+function invalidAssertion(refusal: AssertionRefused): RequestError {
+  return new RequestError(401, 'invalid_client', refusal.code, 'Client authentication failed.', {
+    nextStep: refusal.nextStep,
+    headers: INVALID_CLIENT_HEADERS,
+    ...(refusal.details ? { details: refusal.details } : {}),
   });
 }
 
@@ -97,8 +119,41 @@ function basicCredentials(authorization: string): PresentedCredentials {
   }
 }
 
-/** HTTP Basic or client_id/client_secret in the body; never both (RFC 6749 2.3). */
+const ONE_METHOD =
+  'Authenticate the client one way: HTTP Basic, client_id and client_secret in the body, or a client_assertion.';
+
+/** A client_assertion (RFC 7521 4.2) with its type, never beside a secret or HTTP Basic. */
+function assertionCredentials(body: TokenRequest, authorization: string | undefined): PresentedCredentials {
+  if (body.client_assertion_type !== CLIENT_ASSERTION_TYPE) {
+    const message = `must be ${CLIENT_ASSERTION_TYPE}`;
+    throw invalidRequest(
+      { path: '/client_assertion_type', message, keyword: 'const' },
+      `client_assertion_type ${message}.`,
+    );
+  }
+  if (body.client_assertion === undefined) {
+    throw invalidRequest(
+      {
+        path: '/client_assertion',
+        message: 'property "client_assertion" is required with client_assertion_type',
+        keyword: 'required',
+      },
+      'client_assertion_type was sent without client_assertion.',
+    );
+  }
+  if (authorization !== undefined || body.client_secret !== undefined) {
+    throw invalidRequest(
+      { path: '/client_assertion', message: 'a client secret was also sent', keyword: 'clientAuthentication' },
+      ONE_METHOD,
+    );
+  }
+  return { clientId: body.client_id ?? claimedClientId(body.client_assertion), assertion: body.client_assertion };
+}
+
+/** HTTP Basic, client_id/client_secret in the body, or a client assertion; never two (RFC 6749 2.3). */
 function presentedCredentials(body: TokenRequest, authorization: string | undefined): PresentedCredentials {
+  if (body.client_assertion_type !== undefined || body.client_assertion !== undefined)
+    return assertionCredentials(body, authorization);
   if (authorization === undefined) return { clientId: body.client_id, clientSecret: body.client_secret };
   if (body.client_id !== undefined || body.client_secret !== undefined) {
     throw invalidRequest(
@@ -145,6 +200,7 @@ export class ClientCredentialsGrant {
     private readonly db: Kysely<DB>,
     private readonly signer: TokenSigner,
     private readonly failures: TokenFailureLimiter,
+    private readonly assertions: ClientAssertions,
     private readonly outcomes?: TokenOutcomes,
   ) {}
 
@@ -167,7 +223,17 @@ export class ClientCredentialsGrant {
     const credentials = presentedCredentials(input.body, input.authorization);
     const admission = await this.failures.admit({ subject: credentials.clientId, remoteAddress: input.remoteAddress });
     // Without agency_id the token is for the integration's own agency (stock OAuth clients send fixed parameters only).
-    const client = await this.authenticate(credentials, input.body.agency_id || undefined, admission.subjectLimited);
+    const agencyId = input.body.agency_id || undefined;
+    let client: AuthenticatedClient | undefined;
+    try {
+      client =
+        credentials.assertion === undefined
+          ? await this.authenticate(credentials, agencyId, admission.subjectLimited)
+          : await this.authenticateAssertion(credentials.assertion, input.body.client_id, agencyId);
+    } catch (err) {
+      if (!(err instanceof AssertionRefused)) throw err;
+      throw (await this.failures.recordFailure(admission)) ?? invalidAssertion(err);
+    }
     if (!client) throw (await this.failures.recordFailure(admission)) ?? invalidClient();
     if (!client.phiModes.includes(phiMode)) {
       // RFC 6749 5.2 invalid_scope: the session asked for more access than the integration was granted.
@@ -206,9 +272,11 @@ export class ClientCredentialsGrant {
     clientLimited: boolean,
   ): Promise<AuthenticatedClient | undefined> {
     const row = clientId === undefined ? undefined : await this.lookup(clientId, clientSecret);
-    const entitled =
-      row?.status === 'active' && row.agency_status === 'active' && row.capabilities.includes(TOKEN_CAPABILITY);
-    const acceptable = Boolean(row?.secret_hash) && (agencyId === undefined || row?.agency_id === agencyId) && entitled;
+    const acceptable =
+      Boolean(row?.secret_hash) &&
+      (agencyId === undefined || row?.agency_id === agencyId) &&
+      row !== undefined &&
+      entitled(row);
     if (clientLimited && !acceptable) return undefined;
     const valid = await verifySecret(clientSecret, row?.secret_hash ?? (await dummySecretHash()));
     if (!valid || !acceptable) return undefined;
@@ -221,20 +289,42 @@ export class ClientCredentialsGrant {
     };
   }
 
-  private lookup(clientId: string, clientSecret: string) {
+  /**
+   * No scrypt here, so no cost to even out: an assertion's signature check costs microseconds. Its jti is spent last,
+   * once everything else holds, so a refused request never uses up an assertion id.
+   */
+  private async authenticateAssertion(
+    assertion: string,
+    clientId: string | undefined,
+    agencyId: string | undefined,
+  ): Promise<AuthenticatedClient | undefined> {
+    const verified = await this.assertions.verify(assertion, clientId);
+    if (!verified) return undefined;
+    const row = await this.clientQuery(verified.clientId).executeTakeFirst();
+    if (
+      !row ||
+      !entitled(row) ||
+      row.agency_id !== verified.agencyId ||
+      (agencyId !== undefined && agencyId !== row.agency_id)
+    )
+      return undefined;
+    if (!(await this.assertions.spend(verified))) return undefined;
+    return {
+      clientId: row.client_id,
+      agencyId: row.agency_id,
+      extensionId: row.extension_id,
+      scopes: row.scopes,
+      phiModes: row.phi_modes,
+    };
+  }
+
+  private clientQuery(clientId: string) {
     return this.db
       .selectFrom('client_credentials as c')
       .innerJoin('extensions as e', (join) =>
         join.onRef('e.agency_id', '=', 'c.agency_id').onRef('e.id', '=', 'c.extension_id'),
       )
       .innerJoin('agencies as a', 'a.id', 'c.agency_id')
-      .leftJoin('client_secrets as s', (join) =>
-        join
-          .onRef('s.agency_id', '=', 'c.agency_id')
-          .onRef('s.client_id', '=', 'c.client_id')
-          .on('s.id', '=', secretLookupId(clientSecret))
-          .on((eb) => eb.or([eb('s.expires_at', 'is', null), eb('s.expires_at', '>', sql<Date>`now()`)])),
-      )
       .select([
         'c.client_id',
         'c.agency_id',
@@ -244,9 +334,20 @@ export class ClientCredentialsGrant {
         'e.scopes',
         'e.capabilities',
         'e.phi_modes',
-        's.secret_hash',
       ])
-      .where('c.client_id', '=', clientId)
+      .where('c.client_id', '=', clientId);
+  }
+
+  private lookup(clientId: string, clientSecret: string) {
+    return this.clientQuery(clientId)
+      .leftJoin('client_secrets as s', (join) =>
+        join
+          .onRef('s.agency_id', '=', 'c.agency_id')
+          .onRef('s.client_id', '=', 'c.client_id')
+          .on('s.id', '=', secretLookupId(clientSecret))
+          .on((eb) => eb.or([eb('s.expires_at', 'is', null), eb('s.expires_at', '>', sql<Date>`now()`)])),
+      )
+      .select('s.secret_hash')
       .executeTakeFirst();
   }
 }

@@ -1,6 +1,7 @@
 import { purgeExpiredIdempotencyKeys } from '../gateway/core/idempotency.js';
 import { purgeUsageWindows } from '../gateway/core/usage-limits.js';
 import { purgeWebhookHistory, WEBHOOK_RETENTION_DAYS } from '../events/retention.js';
+import { purgeExpiredAssertionIds } from '../identity/client-assertions.js';
 import { periodic } from './periodic.js';
 import type { Worker } from './worker.js';
 
@@ -8,8 +9,8 @@ const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
 
 /**
- * Hourly: drop idempotency keys past their retention, usage windows older than two days, and settled webhook events
- * (with their deliveries) older than the webhook retention, a batch at a time.
+ * Hourly: drop idempotency keys past their retention, usage windows older than two days, settled webhook events
+ * (with their deliveries) older than the webhook retention, a batch at a time, and the ids of expired client assertions.
  */
 export function housekeeping(): Worker {
   return periodic({
@@ -19,8 +20,12 @@ export function housekeeping(): Worker {
       const keys = await purgeExpiredIdempotencyKeys(db);
       const windows = await purgeUsageWindows(db, new Date(Date.now() - 2 * DAY_MS));
       const events = await purgeWebhookHistory(db, new Date(Date.now() - WEBHOOK_RETENTION_DAYS * DAY_MS));
-      if (keys || windows || events)
-        log.info({ keys, windows, webhook_events: events }, 'housekeeping purged expired rows');
+      const assertionIds = await purgeExpiredAssertionIds(db);
+      if (keys || windows || events || assertionIds)
+        log.info(
+          { keys, windows, webhook_events: events, assertion_ids: assertionIds },
+          'housekeeping purged expired rows',
+        );
     },
   });
 }

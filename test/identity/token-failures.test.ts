@@ -10,6 +10,9 @@ import { TokenFailureLimiter } from '../../src/identity/token-failures.js';
 import { createServices } from '../../src/services.js';
 import { testDatabase } from '../helpers/database.js';
 import { createTestIntegration, tokenRequestBody } from '../helpers/identity.js';
+import { ClientAssertions } from '../../src/identity/client-assertions.js';
+import { ClientKeySets } from '../../src/identity/client-keys.js';
+import { fetchCheckedDocument } from '../../src/events/receiver-request.js';
 
 const { db } = await testDatabase();
 const limiter = new TokenFailureLimiter(db, { perSubject: 10, perAddress: 50, windowSeconds: 300 });
@@ -127,7 +130,12 @@ t.test(
       },
     );
     const { tokenSigner } = createServices(loadConfig({}), db, testKeyEncryption, pino({ enabled: false }));
-    const grant = new ClientCredentialsGrant(db, tokenSigner, limiter);
+    const assertions = new ClientAssertions(
+      db,
+      new ClientKeySets(db, fetchCheckedDocument),
+      'http://localhost:3000/api/v1/oauth/token',
+    );
+    const grant = new ClientCredentialsGrant(db, tokenSigner, limiter, assertions);
     const integration = await createTestIntegration(db);
     /** A token request for the integration, with some fields changed: its outcome and how many hashes it cost. */
     const attempt = async (changed: Partial<TokenRequest> = {}) => {

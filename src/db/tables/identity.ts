@@ -87,6 +87,36 @@ export interface SigningKeysTable {
   verify_until: Date | null;
 }
 
+/** A JWK as the platform keeps it: public members only, with the one algorithm it is pinned to. */
+export interface ClientPublicJwk extends JsonWebKey {
+  kid: string;
+  alg: 'RS384' | 'ES384';
+  use: 'sig';
+}
+
+export interface ClientKeySetsTable {
+  agency_id: string;
+  client_id: string;
+  jwks: JSONColumnType<{ keys: ClientPublicJwk[] }>;
+  /** Where the keys are fetched from; null when they were registered from a file. */
+  jwks_url: string | null;
+  /** A plain http:// loopback JWKS URL (development), as webhook subscriptions allow. */
+  allow_http_loopback: Generated<boolean>;
+  fetched_at: Date | null;
+  /** Until when the fetched keys may be used without asking again (the JWKS URL's Cache-Control). */
+  fresh_until: Date | null;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+export interface ClientAssertionIdsTable {
+  agency_id: string;
+  client_id: string;
+  jti: string;
+  /** The assertion's exp: the id may be used again afterwards, and housekeeping drops the row. */
+  expires_at: Date;
+}
+
 interface TokenFailuresTable {
   bucket: string;
   window_start: Date;
@@ -99,6 +129,8 @@ export interface IdentityTables {
   extensions: ExtensionsTable;
   client_credentials: ClientCredentialsTable;
   client_secrets: ClientSecretsTable;
+  client_key_sets: ClientKeySetsTable;
+  client_assertion_ids: ClientAssertionIdsTable;
   revoked_tokens: RevokedTokensTable;
   signing_keys: SigningKeysTable;
   token_failures: TokenFailuresTable;

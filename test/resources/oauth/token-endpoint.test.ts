@@ -487,7 +487,12 @@ t.test('OAuth metadata (RFC 8414) and the JWKS with public keys only', async (t)
   });
   // One issuer: the machine flow and the MCP surface's people (test/mcp/ drives the latter).
   t.same(metadata.json().grant_types_supported, ['client_credentials', 'authorization_code', 'refresh_token']);
-  t.same(metadata.json().token_endpoint_auth_methods_supported, ['client_secret_basic', 'client_secret_post', 'none']);
+  t.same(metadata.json().token_endpoint_auth_methods_supported, [
+    'client_secret_basic',
+    'client_secret_post',
+    'private_key_jwt',
+    'none',
+  ]);
   t.same(metadata.json().code_challenge_methods_supported, ['S256']);
   const jwks = (await api.request({ method: 'GET', url: '/.well-known/jwks.json' })).json();
   t.ok(jwks.keys.length >= 1);

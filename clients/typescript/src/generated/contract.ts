@@ -39,6 +39,30 @@ export const ERROR_CODES = {
     "retryable": false,
     "terminal": true
   },
+  "PLATFORM_CLIENT_ASSERTION_MALFORMED": {
+    "status": 401,
+    "category": "authentication",
+    "retryable": false,
+    "terminal": true
+  },
+  "PLATFORM_CLIENT_ASSERTION_ALGORITHM": {
+    "status": 401,
+    "category": "authentication",
+    "retryable": false,
+    "terminal": true
+  },
+  "PLATFORM_CLIENT_ASSERTION_AUDIENCE": {
+    "status": 401,
+    "category": "authentication",
+    "retryable": false,
+    "terminal": true
+  },
+  "PLATFORM_CLIENT_ASSERTION_LIFETIME": {
+    "status": 401,
+    "category": "authentication",
+    "retryable": false,
+    "terminal": true
+  },
   "PLATFORM_TOKEN_EXPIRED": {
     "status": 401,
     "category": "authentication",

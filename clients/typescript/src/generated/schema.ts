@@ -137,8 +137,8 @@ export type paths = {
          * Download an Excel query template
          * @description A text template that runs the token's governed query from Excel and loads every row, following `nextCursor` to the last page. It holds the query id, its parameters and this service's absolute URL (`TOKEN_ISSUER`), never the token's secret: the user pastes the secret once where the template says.
          *
-         *     - `power-query`: a Power Query M formula (Data > Get Data > From Other Sources > Blank Query > Advanced Editor). It calls route 3 with `Web.Contents` (POST through `Content`, headers `Authorization` and `Content-Type`), follows the cursor with `List.Generate` and returns a table typed from the declared columns (`Table.TransformColumnTypes`). The token goes in a Power Query parameter named QueryToken (Home > Manage Parameters), not in a cell: a web request that reads a worksheet cell trips Excel's privacy firewall (Formula.Firewall). Connect with Anonymous credentials when Excel asks.
-         *     - `office-script`: an Office Script for Excel on the web (Automate > New Script) that fetches every page into a worksheet named after the token; the secret goes in the constant at its top. It calls route 3 from the browser, which is why route 3 answers CORS for query tokens from Office origins.
+         *     - `power-query`: a Power Query M formula (Data > Get Data > From Other Sources > Blank Query > Advanced Editor). It calls `runQuery` with `Web.Contents` (POST through `Content`, headers `Authorization` and `Content-Type`), follows the cursor with `List.Generate` and returns a table typed from the declared columns (`Table.TransformColumnTypes`). The token goes in a Power Query parameter named QueryToken (Home > Manage Parameters), not in a cell: a web request that reads a worksheet cell trips Excel's privacy firewall (Formula.Firewall). Connect with Anonymous credentials when Excel asks.
+         *     - `office-script`: an Office Script for Excel on the web (Automate > New Script) that fetches every page into a worksheet named after the token; the secret goes in the constant at its top. It calls `runQuery` from the browser, which is why `runQuery` answers CORS for query tokens from Office origins.
          *
          *     A revoked or expired token's template is 409 PLATFORM_CONFLICT (create a new token); another extension's token is 404.
          */
@@ -226,7 +226,7 @@ export type paths = {
          *     - **Diagnoses.** The entry marked `is_primary: true` is primary, else the first entry unless it says `is_primary: false` (then none is, and `missing_information` asks for `primary_diagnosis`). More than one marked true is a 400 naming the second (`diagnoses[i].is_primary`).
          *     - **custom_data** holds scalars (string, number, boolean, null); an object or array value is a 400 naming the key.
          *     - **Audit.** `source_system` and `external_reference_id` are stamped on the command's audit record, on refused attempts too.
-         *     - Not available in no_phi sessions (403 `PLATFORM_PHI_MODE_DENIED`). Additional properties are accepted and stored as sent (spec 2.3); a top-level one that is no field of either request shape but is close to one (same letters but for case and separators, or one or two typing edits away: `patient_zipcode`, `referal_date`) gets a `warnings` entry naming it and the field it probably meant, which counts as missing.
+         *     - Not available in no_phi sessions (403 `PLATFORM_PHI_MODE_DENIED`). Additional properties are accepted and stored as sent; a top-level one that is no field of either request shape but is close to one (same letters but for case and separators, or one or two typing edits away: `patient_zipcode`, `referal_date`) gets a `warnings` entry naming it and the field it probably meant, which counts as missing.
          */
         post: operations["createReferral"];
         delete?: never;
@@ -458,7 +458,7 @@ export type paths = {
         };
         /**
          * List physician orders
-         * @description Physician orders of the agency, newest first: created_at descending, ties by id descending. Aging is counted as of meta.as_of in whole calendar days of the time zone of the order's office (days change at local midnight, so a day across a daylight-saving change lasts 23 or 25 hours). Only orders awaiting signature age; as_of moves the clock, not the record: signature_status and the dates are the order's current ones, and an order sent after as_of counts as not_sent. meta.summary counts the awaiting orders of the whole filtered set (not only this page) per aging bucket. Paging: offset must be a multiple of limit (spec part 4 rule 3): another offset is a 400 PLATFORM_INVALID_INPUT whose details give the nearest valid offsets (previous_valid_offset, next_valid_offset); next_offset always is one. `cursor` continues the same order by keyset at any depth. To walk a list whose filters depend on aging (aging_bucket, sla_breached) page after page, send the first page's meta.as_of as as_of: without it each page is aged at its own instant. In no_phi sessions (spec part 4 rule 4) order ids are stable OR- handles, patient and physician references are PT- and PH- handles (the filters take them back), the physician's name and NPI are null, dates are reduced to the year, and days_outstanding and days_to_sign are null (beside the exact meta.as_of they would give back the dates reduced to the year): the aging bucket, sla_breached and meta.summary say how old the orders are, and as_of may reach back 24 hours at most.
+         * @description Physician orders of the agency, newest first: created_at descending, ties by id descending. Aging is counted as of meta.as_of in whole calendar days of the time zone of the order's office (days change at local midnight, so a day across a daylight-saving change lasts 23 or 25 hours). Only orders awaiting signature age; as_of moves the clock, not the record: signature_status and the dates are the order's current ones, and an order sent after as_of counts as not_sent. meta.summary counts the awaiting orders of the whole filtered set (not only this page) per aging bucket. Paging: offset must be a multiple of limit: another offset is a 400 PLATFORM_INVALID_INPUT whose details give the nearest valid offsets (previous_valid_offset, next_valid_offset); next_offset always is one. `cursor` continues the same order by keyset at any depth. To walk a list whose filters depend on aging (aging_bucket, sla_breached) page after page, send the first page's meta.as_of as as_of: without it each page is aged at its own instant. In no_phi sessions order ids are stable OR- handles, patient and physician references are PT- and PH- handles (the filters take them back), the physician's name and NPI are null, dates are reduced to the year, and days_outstanding and days_to_sign are null (beside the exact meta.as_of they would give back the dates reduced to the year): the aging bucket, sla_breached and meta.summary say how old the orders are, and as_of may reach back 24 hours at most.
          */
         get: operations["listPhysicianOrders"];
         put?: never;
@@ -592,7 +592,7 @@ export type paths = {
         put?: never;
         /**
          * Issue a machine access token
-         * @description client_credentials only (spec 5.2, RFC 6749 4.4); any other grant_type is 400 unsupported_grant_type. The body is JSON or RFC 6749 form encoding (application/x-www-form-urlencoded). The client authenticates by HTTP Basic (client_secret_basic: id and secret each form-url-encoded, joined by a colon, base64-encoded) or with client_id and client_secret in the body (client_secret_post), never both at once (400 invalid_request). phi_mode must be sent (PLATFORM_PHI_MODE_REQUIRED); a mode the integration may not use is 403 PLATFORM_PHI_MODE_DENIED. scope (space-separated) may narrow the granted scopes; asking for one not granted is 400 invalid_scope, so renewing never expands access. An unknown client, a bad or expired secret, an unknown agency, another agency, a disabled integration or agency and a missing entitlement (capability oauth.token) all give the same 401 invalid_client (PLATFORM_INVALID_CREDENTIAL) with the same body and the same cost. Failed attempts are counted per remote address and per client_id over the last 5 minutes (in one-minute steps), shared by every instance (the document's x-svc-token-failure-limits). After 50 failures from an address within them, every request from it is 429 PLATFORM_RATE_LIMITED before its secret is checked, even with the right secret; the address is the connection's, or the client's as forwarded (X-Forwarded-For) by a proxy the deployment trusts (TRUST_PROXY), so behind a load balancer clients are counted apart only when it is configured. After 10 failures for a client_id, its further failures are 429 PLATFORM_RATE_LIMITED instead of 401 invalid_client, for an unknown client_id alike, but its right secret is still accepted: a client_id is no secret (every access token carries it), so someone else's failures never lock the client out, and its success does not clear their count. Either 429 carries Retry-After, saying when enough of those failures will be older than 5 minutes. Each parameter is sent at most once (RFC 6749 3.2): a form field repeated is 400 invalid_request naming it. In a JSON body a repeated member is not detected and the last one counts, as in JSON.parse and most parsers. After a secret rotation the previous secret keeps working for the overlap window (24 hours unless the administrator chose otherwise). The response carries the RFC 6749 5.1 fields at the top level and the same object in data, with Cache-Control: no-store and Pragma: no-cache. No refresh token: renew by repeating the request before expires_in runs out. The access token is an ES256 JWT (typ at+jwt; claims iss, aud, sub = extension id, client_id, agency_id, phi_mode, scope, jti, iat, exp), valid for 900 seconds unless the deployment sets TOKEN_TTL_SECONDS (60 to 86400). Signing keys are published at /.well-known/jwks.json and the server metadata (RFC 8414) at /.well-known/oauth-authorization-server; after a key rotation, tokens signed with the previous key stay valid until they expire. Revoking one token, revoking all tokens of an integration, or disabling it takes effect on every instance within a few seconds (AUTH_STATE_TTL_MS, 5000 by default).
+         * @description client_credentials only (RFC 6749 4.4); any other grant_type is 400 unsupported_grant_type. The body is JSON or RFC 6749 form encoding (application/x-www-form-urlencoded). The client authenticates by HTTP Basic (client_secret_basic: id and secret each form-url-encoded, joined by a colon, base64-encoded) or with client_id and client_secret in the body (client_secret_post), never both at once (400 invalid_request). Instead of a secret, a client may sign an assertion with a registered key (private_key_jwt, RFC 7523, as SMART Backend Services profiles it): client_assertion_type urn:ietf:params:oauth:client-assertion-type:jwt-bearer and client_assertion, a JWT with header alg RS384 (RSA key) or ES384 (EC P-384 key) and kid naming the key, and claims iss = sub = the client id, aud = this endpoint's URL, exp no more than 300 seconds ahead, and a jti: each jti is accepted once, by whichever instance, until its exp has passed. Sending an assertion with a secret or HTTP Basic is 400 invalid_request. A fault in the assertion's own text is the same 401 invalid_client with a code saying what to fix, since that tells nothing about the client: PLATFORM_CLIENT_ASSERTION_MALFORMED (not a signed JWT, no kid or jti, iss and sub not both the client id, or not the client_id sent beside it), PLATFORM_CLIENT_ASSERTION_ALGORITHM (alg other than RS384 or ES384: none and HS256 included), PLATFORM_CLIENT_ASSERTION_AUDIENCE (aud not this endpoint's URL, given in details.expected_aud), PLATFORM_CLIENT_ASSERTION_LIFETIME (exp passed, or more than 300 seconds ahead; 10 seconds of clock difference are allowed). Everything that depends on what is registered (an unknown client, no key by that kid for that client, a key of another integration, a bad signature, an alg other than the key's, a jti already used) is PLATFORM_INVALID_CREDENTIAL like a bad secret. Keys are registered by the agency's administrator from a JWKS file or a JWKS URL; keys at a URL are fetched again, at most once a minute, when an assertion names a kid not yet seen, so a client rotates its key by publishing the new one. phi_mode must be sent (PLATFORM_PHI_MODE_REQUIRED); a mode the integration may not use is 403 PLATFORM_PHI_MODE_DENIED. scope (space-separated) may narrow the granted scopes; asking for one not granted is 400 invalid_scope, so renewing never expands access. An unknown client, a bad or expired secret, an unknown agency, another agency, a disabled integration or agency and a missing entitlement (capability oauth.token) all give the same 401 invalid_client (PLATFORM_INVALID_CREDENTIAL) with the same body and the same cost. Failed attempts are counted per remote address and per client_id over the last 5 minutes (in one-minute steps), shared by every instance (the document's x-svc-token-failure-limits). After 50 failures from an address within them, every request from it is 429 PLATFORM_RATE_LIMITED before its secret is checked, even with the right secret; the address is the connection's, or the client's as forwarded (X-Forwarded-For) by a proxy the deployment trusts (TRUST_PROXY), so behind a load balancer clients are counted apart only when it is configured. After 10 failures for a client_id, its further failures are 429 PLATFORM_RATE_LIMITED instead of 401 invalid_client, for an unknown client_id alike, but its right secret is still accepted: a client_id is no secret (every access token carries it), so someone else's failures never lock the client out, and its success does not clear their count. Either 429 carries Retry-After, saying when enough of those failures will be older than 5 minutes. Each parameter is sent at most once (RFC 6749 3.2): a form field repeated is 400 invalid_request naming it. In a JSON body a repeated member is not detected and the last one counts, as in JSON.parse and most parsers. After a secret rotation the previous secret keeps working for the overlap window (24 hours unless the administrator chose otherwise). The response carries the RFC 6749 5.1 fields at the top level and the same object in data, with Cache-Control: no-store and Pragma: no-cache. No refresh token: renew by repeating the request before expires_in runs out. The access token is an ES256 JWT (typ at+jwt; claims iss, aud, sub = extension id, client_id, agency_id, phi_mode, scope, jti, iat, exp), valid for 900 seconds unless the deployment sets TOKEN_TTL_SECONDS (60 to 86400). Signing keys are published at /.well-known/jwks.json and the server metadata (RFC 8414) at /.well-known/oauth-authorization-server; after a key rotation, tokens signed with the previous key stay valid until they expire. Revoking one token, revoking all tokens of an integration, or disabling it takes effect on every instance within a few seconds (AUTH_STATE_TTL_MS, 5000 by default).
          */
         post: operations["issueToken"];
         delete?: never;
@@ -614,7 +614,7 @@ export type webhooks = {
         put?: never;
         /**
          * A referral was filed
-         * @description Raised by route 11 for every referral it records, accepted or declined (a declined one also raises referral.declined). `data` is the referral as route 12 lists it (ReferralSummary). In a `no_phi` subscription `data` is reduced exactly as the routes reduce it for `no_phi` sessions (x-svc-phi marks: surrogate handles, years, categories, withheld free text). Clinical: held until the subscription's business associate agreement is recorded as signed, then released in order.
+         * @description Raised by `createReferral` for every referral it records, accepted or declined (a declined one also raises referral.declined). `data` is the referral as `listReferrals` lists it (ReferralSummary). In a `no_phi` subscription `data` is reduced exactly as the routes reduce it for `no_phi` sessions (x-svc-phi marks: surrogate handles, years, categories, withheld free text). Clinical: held until the subscription's business associate agreement is recorded as signed, then released in order.
          */
         post: operations["referralCreatedEvent"];
         delete?: never;
@@ -634,7 +634,7 @@ export type webhooks = {
         put?: never;
         /**
          * A filed referral was declined
-         * @description Raised by route 11 when the intake pipeline declines the lead (out of area, service line not offered): `data.decline_reason` says why. In a `no_phi` subscription `data` is reduced exactly as the routes reduce it for `no_phi` sessions (x-svc-phi marks: surrogate handles, years, categories, withheld free text). Clinical: held until the subscription's business associate agreement is recorded as signed, then released in order.
+         * @description Raised by `createReferral` when the intake pipeline declines the lead (out of area, service line not offered): `data.decline_reason` says why. In a `no_phi` subscription `data` is reduced exactly as the routes reduce it for `no_phi` sessions (x-svc-phi marks: surrogate handles, years, categories, withheld free text). Clinical: held until the subscription's business associate agreement is recorded as signed, then released in order.
          */
         post: operations["referralDeclinedEvent"];
         delete?: never;
@@ -654,7 +654,7 @@ export type webhooks = {
         put?: never;
         /**
          * An intake was opened or its status changed
-         * @description Raised when a change of this service sets an intake's status: today route 11, which opens every referral's intake (`previous_status` null; status pending_review, or declined for a declined lead). Status changes made by reviewers in the product are not raised by this service. In a `no_phi` subscription `data` is reduced exactly as the routes reduce it for `no_phi` sessions (x-svc-phi marks: surrogate handles, years, categories, withheld free text). Clinical: held until the subscription's business associate agreement is recorded as signed, then released in order.
+         * @description Raised when a change of this service sets an intake's status: today `createReferral`, which opens every referral's intake (`previous_status` null; status pending_review, or declined for a declined lead). Status changes made by reviewers in the product are not raised by this service. In a `no_phi` subscription `data` is reduced exactly as the routes reduce it for `no_phi` sessions (x-svc-phi marks: surrogate handles, years, categories, withheld free text). Clinical: held until the subscription's business associate agreement is recorded as signed, then released in order.
          */
         post: operations["intakeStatusChangedEvent"];
         delete?: never;
@@ -674,7 +674,7 @@ export type webhooks = {
         put?: never;
         /**
          * A task was created
-         * @description Raised by route 17. `data` is the task as route 18 returns it. In a `no_phi` subscription `data` is reduced exactly as the routes reduce it for `no_phi` sessions (x-svc-phi marks: surrogate handles, years, categories, withheld free text). Clinical: held until the subscription's business associate agreement is recorded as signed, then released in order.
+         * @description Raised by `createTask`. `data` is the task as `getTask` returns it. In a `no_phi` subscription `data` is reduced exactly as the routes reduce it for `no_phi` sessions (x-svc-phi marks: surrogate handles, years, categories, withheld free text). Clinical: held until the subscription's business associate agreement is recorded as signed, then released in order.
          */
         post: operations["taskCreatedEvent"];
         delete?: never;
@@ -694,7 +694,7 @@ export type webhooks = {
         put?: never;
         /**
          * A task was updated
-         * @description Raised by route 19 for every accepted update, with the fields it changed. In a `no_phi` subscription `data` is reduced exactly as the routes reduce it for `no_phi` sessions (x-svc-phi marks: surrogate handles, years, categories, withheld free text). Clinical: held until the subscription's business associate agreement is recorded as signed, then released in order.
+         * @description Raised by `updateTask` for every accepted update, with the fields it changed. In a `no_phi` subscription `data` is reduced exactly as the routes reduce it for `no_phi` sessions (x-svc-phi marks: surrogate handles, years, categories, withheld free text). Clinical: held until the subscription's business associate agreement is recorded as signed, then released in order.
          */
         post: operations["taskUpdatedEvent"];
         delete?: never;
@@ -714,7 +714,7 @@ export type webhooks = {
         put?: never;
         /**
          * A payment was received in an imported 835
-         * @description Raised by the ERA importer (admin `era import`) for every payment (ST/SE transaction) of an 835 it imports, in the import's transaction: a refused file raises none, and importing the same file again raises none. `data` is the payment as route 20 lists it (Remittance), with its totals; its claims are read from route 21. In a `no_phi` subscription `data` is reduced exactly as route 20 reduces it for `no_phi` sessions (x-svc-phi marks: payment_date to its year, check_or_eft_number null). Not clinical: the payment names payer, payee and amounts and no patient (patients appear only in route 21's allocations, which the event does not carry), so it is delivered without waiting for the subscription's business associate agreement.
+         * @description Raised by the ERA importer (admin `era import`) for every payment (ST/SE transaction) of an 835 it imports, in the import's transaction: a refused file raises none, and importing the same file again raises none. `data` is the payment as `listRemittances` lists it (Remittance), with its totals; its claims are read from `listRemittanceAllocations`. In a `no_phi` subscription `data` is reduced exactly as `listRemittances` reduces it for `no_phi` sessions (x-svc-phi marks: payment_date to its year, check_or_eft_number null). Not clinical: the payment names payer, payee and amounts and no patient (patients appear only in `listRemittanceAllocations`, which the event does not carry), so it is delivered without waiting for the subscription's business associate agreement.
          */
         post: operations["remittanceReceivedEvent"];
         delete?: never;
@@ -734,7 +734,7 @@ export type webhooks = {
         put?: never;
         /**
          * A person decided on a proposal
-         * @description Raised when a person of the agency approves or rejects a proposal that an assistant made on the MCP surface (spec 5.8, 6.2), in the decision's transaction. It reports the decision, not its execution: an approved action runs later, once, and only the proposal status tool (`braes.proposals.status` with `{approvalId}`) tells whether it ran and how. `data` carries no patient data and no person, so it is the same in both PHI modes and is delivered without waiting for the subscription's business associate agreement.
+         * @description Raised when a person of the agency approves or rejects a proposal that an assistant made on the MCP surface, in the decision's transaction. It reports the decision, not its execution: an approved action runs later, once, and only the proposal status tool (`braes.proposals.status` with `{approvalId}`) tells whether it ran and how. `data` carries no patient data and no person, so it is the same in both PHI modes and is delivered without waiting for the subscription's business associate agreement.
          */
         post: operations["approvalDecidedEvent"];
         delete?: never;
@@ -746,7 +746,7 @@ export type webhooks = {
 };
 export type components = {
     schemas: {
-        /** @description Page metadata of spec 2.1. */
+        /** @description Page metadata of every list (limits in x-svc-paging). */
         PageMeta: {
             /** @description Number of items matching the filters: exact up to `x-svc-paging.exact_total_max` (1000) matches, an estimate past it (see `total_exact`); on a cursor page, the total of the walk's first page. */
             total: number;
@@ -778,7 +778,7 @@ export type components = {
             /** @description Human-readable guidance. */
             message: string;
         };
-        /** @description Free-form response metadata (spec 2.1). */
+        /** @description Free-form response metadata. */
         Meta: {
             /** @description Deprecated inputs used by this request, each naming what to send instead. */
             deprecations?: components["schemas"]["Deprecation"][];
@@ -799,13 +799,13 @@ export type components = {
         };
         /** @description Meta of an offset-paged list: PageMeta plus next_offset. */
         ListMeta: WithRequired<components["schemas"]["Meta"], "next_offset"> & WithRequired<components["schemas"]["PageMeta"], "total" | "limit" | "offset" | "has_more">;
-        /** @description Non-fatal warnings; keep them (spec 2.2). */
+        /** @description Non-fatal warnings; keep them. */
         Warnings: string[];
         /** @description Map of string, number, boolean or null values. */
         ErrorDetails: {
             [key: string]: string | number | boolean | null;
         };
-        /** @description Platform refusal (spec 7.1). Tell it from ApiError by the type of `error`: here an object holding `code`, `category`, `retryable` and `terminal`; in ApiError a string. Branch on `error.code`; for a code the client does not know (codes are added within a version), use `category` and `retryable`. Known codes and their statuses: x-svc-error-codes. */
+        /** @description Platform refusal. Tell it from ApiError by the type of `error`: here an object holding `code`, `category`, `retryable` and `terminal`; in ApiError a string. Branch on `error.code`; for a code the client does not know (codes are added within a version), use `category` and `retryable`. Known codes and their statuses: x-svc-error-codes. */
         ExternalPlatformError: {
             error: {
                 /** @description Stable error code. Branch on it; for an unknown code use category and retryable. Known codes are listed in x-svc-error-codes. */
@@ -839,7 +839,7 @@ export type components = {
             /** @description The schema keyword that failed. */
             keyword?: string;
         };
-        /** @description Shared API error (spec 7.2), for authentication and request-validation failures and for every refusal of the token endpoint. Tell it from ExternalPlatformError by the type of `error`: here a string (the RFC 6749 or RFC 6750 error name: invalid_request, invalid_client, unsupported_grant_type, invalid_scope, invalid_token), beside a top-level `code` (the PLATFORM_* code); in ExternalPlatformError an object. */
+        /** @description Shared API error, for authentication and request-validation failures and for every refusal of the token endpoint. Tell it from ExternalPlatformError by the type of `error`: here a string (the RFC 6749 or RFC 6750 error name: invalid_request, invalid_client, unsupported_grant_type, invalid_scope, invalid_token), beside a top-level `code` (the PLATFORM_* code); in ExternalPlatformError an object. */
         ApiError: {
             /** @description Short error name (for OAuth routes the RFC 6749 error code, for example invalid_client; invalid_token for bearer failures; invalid_request for validation). */
             error: string;
@@ -931,9 +931,9 @@ export type components = {
             /** @description Documented query parameters. */
             query_parameters: components["schemas"]["CatalogParameter"][];
         };
-        /** @description A governed query approved in this deployment: everything a client needs to build a form for it, run it (route 3) and read its rows. */
+        /** @description A governed query approved in this deployment: everything a client needs to build a form for it, run it (`runQuery`) and read its rows. */
         CatalogQuery: {
-            /** @description Governed query id (route 3 queryId). */
+            /** @description Governed query id (`runQuery`'s queryId). */
             id: string;
             /** @description Title. */
             title: string;
@@ -1024,7 +1024,7 @@ export type components = {
             description: string;
             phi: components["schemas"]["QueryColumnPhi"];
         };
-        /** @description Governed query run (spec 2.6). Additional properties are allowed and ignored. */
+        /** @description Governed query run. Additional properties are allowed and ignored. */
         QueryRunRequest: {
             /** @description The query's parameters (catalog `parameters_schema`): validated against it, defaults filled. Omitted: {} (the defaults). With a query token, omit them or send exactly the token's own; the token's are used. */
             parameters?: {
@@ -1060,7 +1060,7 @@ export type components = {
              */
             as_of: string;
         };
-        /** @description A governed query token: a credential that runs one governed query with fixed parameters (route 3 only), for a spreadsheet's refresh. Its secret is never shown again after creation. */
+        /** @description A governed query token: a credential that runs one governed query with fixed parameters (`runQuery` only), for a spreadsheet's refresh. Its secret is never shown again after creation. */
         QueryToken: {
             /** @description Query token id (qtk_…). */
             id: string;
@@ -1235,7 +1235,7 @@ export type components = {
             /** @description Policy holder when coverage is through someone else. */
             policy_holder?: components["schemas"]["PolicyHolder"] | null;
         };
-        /** @description External patient summary profile (route 8). */
+        /** @description External patient summary profile (`listPatients`). */
         PatientSummary: {
             /** @description Patient id, or a stable surrogate handle (PT-…) in a no_phi session. */
             id: string;
@@ -1290,7 +1290,7 @@ export type components = {
              */
             updated_at: string;
         };
-        /** @description Patient detail profile (route 9). */
+        /** @description Patient detail profile (`getPatient`). */
         PatientDetail: {
             /** @description Patient id, or a stable surrogate handle (PT-…) in a no_phi session. */
             id: string;
@@ -1364,7 +1364,7 @@ export type components = {
             /** @description Primary diagnosis. In a referral, the entry marked true is primary, else the first entry unless it says false; more than one marked true is a 400. */
             is_primary?: boolean;
         };
-        /** @description Coverage from a referral (spec 2.4), kept pending on the intake until a reviewer confirms it. Send coverage_order or is_primary; the other is derived (is_primary alone gives coverage_order 0 when true, 1 when false; neither gives 0), and when both are sent they must agree (400 otherwise). A termination_date before effective_date is a 400. Unknown keys are kept on the referral under additional fields `insurance`. */
+        /** @description Coverage from a referral, kept pending on the intake until a reviewer confirms it. Send coverage_order or is_primary; the other is derived (is_primary alone gives coverage_order 0 when true, 1 when false; neither gives 0), and when both are sent they must agree (400 otherwise). A termination_date before effective_date is a 400. Unknown keys are kept on the referral under additional fields `insurance`. */
         InsuranceObject: {
             /** @description Payor id. */
             payor_id?: string;
@@ -1421,7 +1421,7 @@ export type components = {
         } & {
             [key: string]: unknown;
         };
-        /** @description Referral create request, current shape 2026-08-19 (spec 2.3). A request that uses only fields of 2026-04-01 is the deprecated thin shape and is still accepted. Name: patient_name, or patient_first_name with patient_last_name. Additional properties are allowed and kept on the referral. */
+        /** @description Referral create request, current shape 2026-08-19 (x-svc-request-shapes). A request that uses only fields of 2026-04-01 is the deprecated thin shape and is still accepted. Name: patient_name, or patient_first_name with patient_last_name. Additional properties are allowed and kept on the referral. */
         ReferralCreateRequest: {
             /** @description Business line: home_health, hospice or private_duty. Any other value is recorded and declined (`service_line_not_offered`). */
             service_line: string;
@@ -1515,7 +1515,7 @@ export type components = {
         } & {
             [key: string]: unknown;
         };
-        /** @description Echo of the intake pipeline (spec 2.5), directly inside `data`. */
+        /** @description Echo of the intake pipeline, directly inside `data`. */
         ReferralCreated: {
             /** @description Id of the recorded referral. */
             referral_id: string;
@@ -1549,7 +1549,7 @@ export type components = {
             /** @description What the intake still asks for, as set by the pipeline: patient_zip_code (no service ZIP could be read), policy_holder_name (a dependent's coverage came without the policy holder's name), primary_diagnosis (diagnoses were sent but none is primary). Empty for a declined lead. Reviewers may ask for more on the intake later. */
             missing_information: string[];
         };
-        /** @description Referral summary profile (route 10). */
+        /** @description Referral summary profile (`listReferrals`). */
         ReferralSummary: {
             /** @description Referral id. */
             id: string;
@@ -1592,7 +1592,7 @@ export type components = {
              */
             created_at: string;
         };
-        /** @description Referral detail profile (route 12). */
+        /** @description Referral detail profile (`getReferral`). */
         ReferralDetail: {
             /** @description Referral id. */
             id: string;
@@ -1672,7 +1672,7 @@ export type components = {
                 [key: string]: unknown;
             };
         };
-        /** @description Intake summary profile (route 13). */
+        /** @description Intake summary profile (`listIntakes`). */
         IntakeSummary: {
             /** @description Intake id. */
             id: string;
@@ -1739,7 +1739,7 @@ export type components = {
             /** @description Whether a reviewer confirmed the policy holder. */
             policy_holder_confirmed: boolean;
         };
-        /** @description Intake detail profile (route 14). */
+        /** @description Intake detail profile (`getIntake`). */
         IntakeDetail: {
             /** @description Intake id. */
             id: string;
@@ -1794,7 +1794,7 @@ export type components = {
             /** @description Intake notes; null in no_phi sessions. */
             notes?: string | null;
         };
-        /** @description Visit summary profile (route 15). */
+        /** @description Visit summary profile (`listVisits`). */
         VisitSummary: {
             /** @description Visit id. */
             id: string;
@@ -1849,7 +1849,7 @@ export type components = {
              */
             updated_at: string;
         };
-        /** @description Visit detail profile (route 16). */
+        /** @description Visit detail profile (`getVisit`). */
         VisitDetail: {
             /** @description Visit id. */
             id: string;
@@ -1933,7 +1933,7 @@ export type components = {
             /** @description The collection of a working_collection_row: required with that type, refused with any other. */
             collection_id?: string;
         };
-        /** @description Task profile (routes 17-19). */
+        /** @description Task profile (`createTask`, `getTask`, `updateTask`). */
         Task: {
             /** @description Task id. */
             id: string;
@@ -2026,7 +2026,7 @@ export type components = {
             /** @description Version the change is based on. */
             version?: number;
         };
-        /** @description An ERA payment: one ST/SE transaction of an X12 835 (005010X221A1) file, imported by an agency administrator (`npm run -s admin -- era import`). Its claims are its allocations (route 21). */
+        /** @description An ERA payment: one ST/SE transaction of an X12 835 (005010X221A1) file, imported by an agency administrator (`npm run -s admin -- era import`). Its claims are its allocations (`listRemittanceAllocations`). */
         Remittance: {
             /** @description Remittance (ERA payment) id. */
             id: string;
@@ -2185,9 +2185,9 @@ export type components = {
             /** @description The payment's provider-level adjustments (PLB), in file order. */
             provider_adjustments: components["schemas"]["ProviderAdjustment"][];
         };
-        /** @description Physician order and its signature aging (spec 2.7). Order content (the clinical text) is never included. */
+        /** @description Physician order and its signature aging. Order content (the clinical text) is never included. */
         PhysicianOrder: {
-            /** @description Order id, or its stable OR- handle in no_phi sessions (the same for every no_phi session of the agency; route 23 takes it). */
+            /** @description Order id, or its stable OR- handle in no_phi sessions (the same for every no_phi session of the agency; `getPhysicianOrder` takes it). */
             id: string;
             /**
              * @description Kind of order.
@@ -2205,7 +2205,7 @@ export type components = {
             /** @description Office that issued the order; aging days are counted in its time zone. */
             office_id: string;
             /**
-             * @description Signature state (spec part 3): awaiting_signature (created, sent or not, and not yet signed; the only state that ages), signed, signature_not_required, rejected (the physician refused it; a corrected order replaces it), superseded (replaced by a later order), cancelled.
+             * @description Signature state: awaiting_signature (created, sent or not, and not yet signed; the only state that ages), signed, signature_not_required, rejected (the physician refused it; a corrected order replaces it), superseded (replaced by a later order), cancelled.
              * @enum {string}
              */
             signature_status: "signed" | "awaiting_signature" | "signature_not_required" | "rejected" | "superseded" | "cancelled";
@@ -2445,17 +2445,24 @@ export type components = {
              */
             modeled_unscorable_reason: "below_minimum_data_performance_year" | "below_minimum_data_baseline_year" | null;
         };
-        /** @description client_credentials request (spec 5.2). Also accepted as application/x-www-form-urlencoded (RFC 6749 4.4.2), with client_id/client_secret in the body or by HTTP Basic (RFC 6749 2.3.1), not both. client_id, client_secret and phi_mode are optional in the schema only because HTTP Basic replaces the first two and a missing phi_mode has its own code (PLATFORM_PHI_MODE_REQUIRED): the service requires phi_mode. agency_id may be left out: the token is then for the agency the integration belongs to, so that stock OAuth clients, which send only fixed extra parameters, can ask for one. */
+        /** @description client_credentials request. Also accepted as application/x-www-form-urlencoded (RFC 6749 4.4.2). The client authenticates one way only: client_id/client_secret in the body, HTTP Basic (RFC 6749 2.3.1), or a signed client_assertion with its client_assertion_type (private_key_jwt, RFC 7523, as SMART Backend Services profiles it; client_id may then be left out, the assertion's iss names the client). client_id, client_secret and phi_mode are optional in the schema only because HTTP Basic replaces the first two and a missing phi_mode has its own code (PLATFORM_PHI_MODE_REQUIRED): the service requires phi_mode. agency_id may be left out: the token is then for the agency the integration belongs to, so that stock OAuth clients, which send only fixed extra parameters, can ask for one. */
         TokenRequest: {
             /**
              * @description Only client_credentials.
              * @constant
              */
             grant_type: "client_credentials";
-            /** @description Client id of the integration (or HTTP Basic user). */
+            /** @description Client id of the integration (or HTTP Basic user). With a client_assertion it may be left out; when sent it must equal the assertion's iss. */
             client_id?: string;
             /** @description Client secret (or HTTP Basic password). */
             client_secret?: string;
+            /**
+             * @description With client_assertion, instead of a secret (private_key_jwt): exactly urn:ietf:params:oauth:client-assertion-type:jwt-bearer.
+             * @constant
+             */
+            client_assertion_type?: "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";
+            /** @description A JWT signed with one of the integration's registered keys (RS384 with an RSA key, ES384 with an EC P-384 key; the header's kid names the key): iss and sub the client id, aud the token endpoint's URL (the token_endpoint of /.well-known/oauth-authorization-server), exp at most 300 seconds ahead, and a jti never used before (a jti is accepted once until its exp has passed). */
+            client_assertion?: string;
             /** @description Agency the token is for; when sent it must be the integration's own agency (anything else is the same 401 invalid_client). Default: the integration's agency. */
             agency_id?: string;
             /** @description no_phi or a PHI mode permitted to the integration (phi). Required; sent explicitly. */
@@ -2463,7 +2470,7 @@ export type components = {
             /** @description Space-separated subset of the granted scopes; defaults to all granted. Never expands access. */
             scope?: string;
         };
-        /** @description Token response (spec 2.7). No refresh token is returned. */
+        /** @description Token response. No refresh token is returned. */
         Token: {
             /** @description JWT bearer token. */
             access_token: string;
@@ -2510,142 +2517,142 @@ export type components = {
             phi_mode: "no_phi" | "phi";
             data: components["schemas"]["Token"];
         };
-        /** @description Success envelope (spec 2.1). */
+        /** @description Success envelope. */
         HealthResponse: {
             data: components["schemas"]["Health"];
             meta?: components["schemas"]["Meta"];
             warnings?: components["schemas"]["Warnings"];
         };
-        /** @description Success envelope (spec 2.1). */
+        /** @description Success envelope. */
         CatalogResponse: {
             data: components["schemas"]["Catalog"];
             meta?: components["schemas"]["Meta"];
             warnings?: components["schemas"]["Warnings"];
         };
-        /** @description Success envelope (spec 2.1). */
+        /** @description Success envelope. */
         QueryRunResponse: {
             data: components["schemas"]["QueryRunResult"];
             meta?: components["schemas"]["Meta"];
             warnings?: components["schemas"]["Warnings"];
         };
-        /** @description Success envelope of a paged list (spec 2.1). */
+        /** @description Success envelope of a paged list. */
         QueryTokenListResponse: {
             /** @description Items of this page. */
             data: components["schemas"]["QueryToken"][];
             meta: components["schemas"]["ListMeta"];
             warnings?: components["schemas"]["Warnings"];
         };
-        /** @description Success envelope (spec 2.1). */
+        /** @description Success envelope. */
         QueryTokenCreatedResponse: {
             data: components["schemas"]["QueryTokenCreated"];
             meta?: components["schemas"]["Meta"];
             warnings?: components["schemas"]["Warnings"];
         };
-        /** @description Success envelope (spec 2.1). */
+        /** @description Success envelope. */
         QueryTokenResponse: {
             data: components["schemas"]["QueryToken"];
             meta?: components["schemas"]["Meta"];
             warnings?: components["schemas"]["Warnings"];
         };
-        /** @description Success envelope of a paged list (spec 2.1). */
+        /** @description Success envelope of a paged list. */
         PatientListResponse: {
             /** @description Items of this page. */
             data: components["schemas"]["PatientSummary"][];
             meta: components["schemas"]["ListMeta"];
             warnings?: components["schemas"]["Warnings"];
         };
-        /** @description Success envelope (spec 2.1). */
+        /** @description Success envelope. */
         PatientResponse: {
             data: components["schemas"]["PatientDetail"];
             meta?: components["schemas"]["Meta"];
             warnings?: components["schemas"]["Warnings"];
         };
-        /** @description Success envelope of a paged list (spec 2.1). */
+        /** @description Success envelope of a paged list. */
         ReferralListResponse: {
             /** @description Items of this page. */
             data: components["schemas"]["ReferralSummary"][];
             meta: components["schemas"]["ListMeta"];
             warnings?: components["schemas"]["Warnings"];
         };
-        /** @description Success envelope (spec 2.1). */
+        /** @description Success envelope. */
         ReferralCreatedResponse: {
             data: components["schemas"]["ReferralCreated"];
             meta?: components["schemas"]["Meta"];
             warnings?: components["schemas"]["Warnings"];
         };
-        /** @description Success envelope (spec 2.1). */
+        /** @description Success envelope. */
         ReferralResponse: {
             data: components["schemas"]["ReferralDetail"];
             meta?: components["schemas"]["Meta"];
             warnings?: components["schemas"]["Warnings"];
         };
-        /** @description Success envelope of a paged list (spec 2.1). */
+        /** @description Success envelope of a paged list. */
         IntakeListResponse: {
             /** @description Items of this page. */
             data: components["schemas"]["IntakeSummary"][];
             meta: components["schemas"]["ListMeta"];
             warnings?: components["schemas"]["Warnings"];
         };
-        /** @description Success envelope (spec 2.1). */
+        /** @description Success envelope. */
         IntakeResponse: {
             data: components["schemas"]["IntakeDetail"];
             meta?: components["schemas"]["Meta"];
             warnings?: components["schemas"]["Warnings"];
         };
-        /** @description Success envelope of a paged list (spec 2.1). */
+        /** @description Success envelope of a paged list. */
         VisitListResponse: {
             /** @description Items of this page. */
             data: components["schemas"]["VisitSummary"][];
             meta: components["schemas"]["ListMeta"];
             warnings?: components["schemas"]["Warnings"];
         };
-        /** @description Success envelope (spec 2.1). */
+        /** @description Success envelope. */
         VisitResponse: {
             data: components["schemas"]["VisitDetail"];
             meta?: components["schemas"]["Meta"];
             warnings?: components["schemas"]["Warnings"];
         };
-        /** @description Success envelope (spec 2.1). */
+        /** @description Success envelope. */
         TaskResponse: {
             data: components["schemas"]["Task"];
             meta?: components["schemas"]["Meta"];
             warnings?: components["schemas"]["Warnings"];
         };
-        /** @description Success envelope of a paged list (spec 2.1). */
+        /** @description Success envelope of a paged list. */
         RemittanceListResponse: {
             /** @description Items of this page. */
             data: components["schemas"]["Remittance"][];
             meta: components["schemas"]["ListMeta"];
             warnings?: components["schemas"]["Warnings"];
         };
-        /** @description Success envelope of a paged list (spec 2.1). */
+        /** @description Success envelope of a paged list. */
         AllocationListResponse: {
             /** @description Items of this page. */
             data: components["schemas"]["Allocation"][];
             meta: components["schemas"]["AllocationListMeta"];
             warnings?: components["schemas"]["Warnings"];
         };
-        /** @description Success envelope of a paged list (spec 2.1). */
+        /** @description Success envelope of a paged list. */
         PhysicianOrderListResponse: {
             /** @description Items of this page. */
             data: components["schemas"]["PhysicianOrder"][];
             meta: components["schemas"]["PhysicianOrderListMeta"];
             warnings?: components["schemas"]["Warnings"];
         };
-        /** @description Success envelope (spec 2.1). */
+        /** @description Success envelope. */
         PhysicianOrderResponse: {
             data: components["schemas"]["PhysicianOrder"];
             meta: components["schemas"]["PhysicianOrderMeta"];
             warnings?: components["schemas"]["Warnings"];
         };
-        /** @description Success envelope of a paged list (spec 2.1). */
+        /** @description Success envelope of a paged list. */
         WorkingCollectionListResponse: {
             /** @description Items of this page. */
             data: components["schemas"]["WorkingCollection"][];
             meta: components["schemas"]["ListMeta"];
             warnings?: components["schemas"]["Warnings"];
         };
-        /** @description Success envelope of a paged list (spec 2.1). */
+        /** @description Success envelope of a paged list. */
         WorkingCollectionRowListResponse: {
             /** @description Items of this page. */
             data: components["schemas"]["WorkingCollectionRow"][];
@@ -2654,13 +2661,13 @@ export type components = {
             };
             warnings?: components["schemas"]["Warnings"];
         };
-        /** @description Success envelope (spec 2.1). */
+        /** @description Success envelope. */
         HhvbpSummaryResponse: {
             data: components["schemas"]["HhvbpSummary"];
             meta?: components["schemas"]["Meta"];
             warnings?: components["schemas"]["Warnings"];
         };
-        /** @description Success envelope (spec 2.1). */
+        /** @description Success envelope. */
         HhvbpMeasureListResponse: {
             /** @description Measures. */
             data: components["schemas"]["HhvbpMeasure"][];
@@ -2687,7 +2694,7 @@ export type components = {
         AllocationListMeta: components["schemas"]["ListMeta"] & {
             summary: components["schemas"]["AllocationSummary"];
         };
-        /** @description Envelope of every webhook delivery (spec 6.3). The body is signed as sent: verify the raw bytes before parsing (verifyDelivery). */
+        /** @description Envelope of every webhook delivery. The body is signed as sent: verify the raw bytes before parsing (verifyDelivery). */
         WebhookEnvelope: {
             /** @description Event id: the same in every delivery of this event, to every subscription. Record it (with x-svc-delivery-id) before acknowledging, and process each event id once. */
             id: string;
@@ -2714,12 +2721,12 @@ export type components = {
         IntakeStatusChange: {
             intake: components["schemas"]["IntakeSummary"];
             /**
-             * @description Status before the change; null when the change opened the intake (a referral filed through route 11 opens its intake as pending_review, or declined for a declined lead).
+             * @description Status before the change; null when the change opened the intake (a referral filed through `createReferral` opens its intake as pending_review, or declined for a declined lead).
              * @enum {string|null}
              */
             previous_status: "pending_review" | "in_review" | "awaiting_information" | "accepted" | "declined" | "admitted" | "non_admit" | "cancelled" | null;
         };
-        /** @description A task after an update (route 19), with what changed. */
+        /** @description A task after an update (`updateTask`), with what changed. */
         TaskUpdate: {
             task: components["schemas"]["Task"];
             /** @description Fields whose value the update changed (an update that changes nothing still raises the version and is reported with an empty list). */
@@ -2730,7 +2737,7 @@ export type components = {
              */
             previous_status: "open" | "in_progress" | "done" | "cancelled";
         };
-        /** @description referral.created: a referral was filed (route 11), accepted or declined. */
+        /** @description referral.created: a referral was filed (`createReferral`), accepted or declined. */
         ReferralCreatedEvent: components["schemas"]["WebhookEnvelope"] & {
             /** @enum {string} */
             type?: "referral.created";
@@ -2748,13 +2755,13 @@ export type components = {
             type?: "intake.status_changed";
             data?: components["schemas"]["IntakeStatusChange"];
         };
-        /** @description task.created: a task was created (route 17). */
+        /** @description task.created: a task was created (`createTask`). */
         TaskCreatedEvent: components["schemas"]["WebhookEnvelope"] & {
             /** @enum {string} */
             type?: "task.created";
             data?: components["schemas"]["Task"];
         };
-        /** @description task.updated: a task was updated (route 19). */
+        /** @description task.updated: a task was updated (`updateTask`). */
         TaskUpdatedEvent: components["schemas"]["WebhookEnvelope"] & {
             /** @enum {string} */
             type?: "task.updated";
@@ -2818,7 +2825,7 @@ export type components = {
              */
             proposed_operation: string;
         };
-        /** @description approval.decided: a person approved or rejected a proposal of the MCP surface (spec 6.2). */
+        /** @description approval.decided: a person approved or rejected a proposal of the MCP surface. */
         ApprovalDecidedEvent: components["schemas"]["WebhookEnvelope"] & {
             /** @enum {string} */
             type?: "approval.decided";
@@ -2838,7 +2845,7 @@ export type components = {
             /** @description True for every tool but braes.proposals.create, which records a proposal for a person to decide (nothing runs until then). */
             read_only: boolean;
         };
-        /** @description The MCP surface for people (spec 5.8, 5.9): not part of this partition, and reached with a person's token, never an extension's. Listed so that an administrator can see what an assistant connected to it may read and propose. */
+        /** @description The MCP surface for people: not part of this partition, and reached with a person's token, never an extension's. Listed so that an administrator can see what an assistant connected to it may read and propose. */
         CatalogMcpSurface: {
             /**
              * Format: uri
@@ -2855,7 +2862,7 @@ export type components = {
              * @description The RFC 8414 metadata of the authorization server for people (authorization code with PKCE S256).
              */
             authorization_server_metadata: string;
-            /** @description Scopes every token of the surface must carry (spec 5.8). */
+            /** @description Scopes every token of the surface must carry. */
             scopes_required: string[];
             /** @description The tools: read-only de-identified figures, and proposals that a person approves or rejects in the product (there is no decision tool). */
             tools: components["schemas"]["CatalogMcpTool"][];
@@ -2864,7 +2871,7 @@ export type components = {
          * @description Error codes known when this document was published (x-svc-error-codes gives each one's status, category and retryable). New codes may be added within a version: treat an unknown one by its category and retryable.
          * @enum {string}
          */
-        KnownErrorCode: "PLATFORM_ACCESS_DENIED" | "PLATFORM_AGENCY_SCOPE_REQUIRED" | "PLATFORM_AUTHENTICATION_REQUIRED" | "PLATFORM_INVALID_CREDENTIAL" | "PLATFORM_TOKEN_EXPIRED" | "PLATFORM_TOKEN_REVOKED" | "PLATFORM_SCOPE_NOT_GRANTED" | "PLATFORM_POLICY_DENIED" | "PLATFORM_EXTENSION_DISABLED" | "PLATFORM_CONSENT_REQUIRED" | "PLATFORM_APPROVAL_ALREADY_USED" | "PLATFORM_APPROVAL_EXPIRED" | "PLATFORM_APPROVAL_NOT_FOUND" | "PLATFORM_APPROVAL_REJECTED" | "PLATFORM_APPROVAL_REQUIRED" | "PLATFORM_DESTRUCTIVE_CONFIRMATION_REQUIRED" | "PLATFORM_CAPABILITY_EXECUTION_FAILED" | "PLATFORM_CAPABILITY_NOT_ALLOWED" | "PLATFORM_CAPABILITY_NOT_FOUND" | "PLATFORM_QUERY_COLUMN_MISMATCH" | "PLATFORM_QUERY_EXECUTION_FAILED" | "PLATFORM_QUERY_NOT_ALLOWED" | "PLATFORM_QUERY_NOT_FOUND" | "PLATFORM_WORKFLOW_ACTION_NOT_ALLOWED" | "PLATFORM_UNSUPPORTED_OPERATION" | "PLATFORM_CONCURRENT_MODIFICATION" | "PLATFORM_CONFLICT" | "PLATFORM_IDEMPOTENCY_CONFLICT" | "PLATFORM_INVALID_IDEMPOTENCY_KEY" | "PLATFORM_INVALID_INPUT" | "PLATFORM_INVALID_REQUEST" | "PLATFORM_PHI_MODE_DENIED" | "PLATFORM_PHI_MODE_REQUIRED" | "PLATFORM_PSEUDONYM_UNRESOLVED" | "PLATFORM_COST_LIMIT_EXCEEDED" | "PLATFORM_PRICING_UNAVAILABLE" | "PLATFORM_QUOTA_EXCEEDED" | "PLATFORM_RATE_LIMITED" | "PLATFORM_AUDIT_WRITE_FAILED" | "PLATFORM_METERING_WRITE_FAILED" | "PLATFORM_DOWNSTREAM_UNAVAILABLE" | "PLATFORM_INTERNAL_ERROR" | "PLATFORM_ISOLATION_FAILURE" | "PLATFORM_SERVICE_UNAVAILABLE" | "PLATFORM_TIMEOUT" | "PLATFORM_RESOURCE_NOT_FOUND";
+        KnownErrorCode: "PLATFORM_ACCESS_DENIED" | "PLATFORM_AGENCY_SCOPE_REQUIRED" | "PLATFORM_AUTHENTICATION_REQUIRED" | "PLATFORM_INVALID_CREDENTIAL" | "PLATFORM_CLIENT_ASSERTION_MALFORMED" | "PLATFORM_CLIENT_ASSERTION_ALGORITHM" | "PLATFORM_CLIENT_ASSERTION_AUDIENCE" | "PLATFORM_CLIENT_ASSERTION_LIFETIME" | "PLATFORM_TOKEN_EXPIRED" | "PLATFORM_TOKEN_REVOKED" | "PLATFORM_SCOPE_NOT_GRANTED" | "PLATFORM_POLICY_DENIED" | "PLATFORM_EXTENSION_DISABLED" | "PLATFORM_CONSENT_REQUIRED" | "PLATFORM_APPROVAL_ALREADY_USED" | "PLATFORM_APPROVAL_EXPIRED" | "PLATFORM_APPROVAL_NOT_FOUND" | "PLATFORM_APPROVAL_REJECTED" | "PLATFORM_APPROVAL_REQUIRED" | "PLATFORM_DESTRUCTIVE_CONFIRMATION_REQUIRED" | "PLATFORM_CAPABILITY_EXECUTION_FAILED" | "PLATFORM_CAPABILITY_NOT_ALLOWED" | "PLATFORM_CAPABILITY_NOT_FOUND" | "PLATFORM_QUERY_COLUMN_MISMATCH" | "PLATFORM_QUERY_EXECUTION_FAILED" | "PLATFORM_QUERY_NOT_ALLOWED" | "PLATFORM_QUERY_NOT_FOUND" | "PLATFORM_WORKFLOW_ACTION_NOT_ALLOWED" | "PLATFORM_UNSUPPORTED_OPERATION" | "PLATFORM_CONCURRENT_MODIFICATION" | "PLATFORM_CONFLICT" | "PLATFORM_IDEMPOTENCY_CONFLICT" | "PLATFORM_INVALID_IDEMPOTENCY_KEY" | "PLATFORM_INVALID_INPUT" | "PLATFORM_INVALID_REQUEST" | "PLATFORM_PHI_MODE_DENIED" | "PLATFORM_PHI_MODE_REQUIRED" | "PLATFORM_PSEUDONYM_UNRESOLVED" | "PLATFORM_COST_LIMIT_EXCEEDED" | "PLATFORM_PRICING_UNAVAILABLE" | "PLATFORM_QUOTA_EXCEEDED" | "PLATFORM_RATE_LIMITED" | "PLATFORM_AUDIT_WRITE_FAILED" | "PLATFORM_METERING_WRITE_FAILED" | "PLATFORM_DOWNSTREAM_UNAVAILABLE" | "PLATFORM_INTERNAL_ERROR" | "PLATFORM_ISOLATION_FAILURE" | "PLATFORM_SERVICE_UNAVAILABLE" | "PLATFORM_TIMEOUT" | "PLATFORM_RESOURCE_NOT_FOUND";
     };
     responses: {
         /** @description Validation error: ApiError with issues for a request that does not match the contract (PLATFORM_INVALID_REQUEST, PLATFORM_INVALID_IDEMPOTENCY_KEY, unsupported svc-contract-version, a body nested more than 64 levels deep or not valid UTF-8, two Authorization headers); ExternalPlatformError for a business rule (PLATFORM_INVALID_INPUT). */
@@ -3065,7 +3072,7 @@ export type components = {
         IdempotentReplayed: "true";
         /** @description attachment, with the template's file name (the token's name and the template type). */
         ContentDisposition: string;
-        /** @description On route 3 only, for a request with a query token from an Office origin (see the operation's description): that origin, so Excel on the web can read the answer. */
+        /** @description On `runQuery` only, for a request with a query token from an Office origin (see the operation's description): that origin, so Excel on the web can read the answer. */
         AccessControlAllowOrigin: string;
     };
     pathItems: never;
@@ -5790,7 +5797,7 @@ export interface operations {
                  * @example 2025
                  */
                 performance_year: number;
-                /** @description Payment year; defaults to performance_year + 2 (spec 4 rule 1), and any other value is 400 PLATFORM_INVALID_INPUT naming the right one (details.expected). */
+                /** @description Payment year; defaults to performance_year + 2 (the year a performance year's results adjust payments), and any other value is 400 PLATFORM_INVALID_INPUT naming the right one (details.expected). */
                 payment_year?: number;
             };
             header?: {
@@ -5860,7 +5867,7 @@ export interface operations {
                  * @example 2025
                  */
                 performance_year: number;
-                /** @description Payment year; defaults to performance_year + 2 (spec 4 rule 1), and any other value is 400 PLATFORM_INVALID_INPUT naming the right one (details.expected). */
+                /** @description Payment year; defaults to performance_year + 2 (the year a performance year's results adjust payments), and any other value is 400 PLATFORM_INVALID_INPUT naming the right one (details.expected). */
                 payment_year?: number;
             };
             header?: {
@@ -5963,25 +5970,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "grant_type": "client_credentials",
-                 *       "client_id": "cli_wzJ3_qDLYMD69IhM9ISgnQ",
-                 *       "client_secret": "sec_7Qk2WvP9xL4mN8rT1yB6cF3hJ5dG0aZs",
-                 *       "agency_id": "demo",
-                 *       "phi_mode": "no_phi"
-                 *     }
-                 */
                 "application/json": components["schemas"]["TokenRequest"];
-                /**
-                 * @example {
-                 *       "grant_type": "client_credentials",
-                 *       "client_id": "cli_wzJ3_qDLYMD69IhM9ISgnQ",
-                 *       "client_secret": "sec_7Qk2WvP9xL4mN8rT1yB6cF3hJ5dG0aZs",
-                 *       "agency_id": "demo",
-                 *       "phi_mode": "no_phi"
-                 *     }
-                 */
                 "application/x-www-form-urlencoded": components["schemas"]["TokenRequest"];
             };
         };
@@ -6030,7 +6019,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description invalid_client (PLATFORM_INVALID_CREDENTIAL): unknown client, bad secret, unknown agency or no entitlement, deliberately indistinguishable. */
+            /** @description invalid_client: an unknown client, bad secret or assertion, unknown agency or no entitlement answer alike (PLATFORM_INVALID_CREDENTIAL); a fault in a client assertion's own text names itself (PLATFORM_CLIENT_ASSERTION_*). */
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];

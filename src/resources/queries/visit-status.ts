@@ -7,7 +7,10 @@ interface YearParameter {
 }
 
 /** The first instant of a calendar year, UTC. */
-const yearStart = (year: number) => sql<Date>`cast(${`${year}-01-01T00:00:00Z`} as timestamptz)`;
+const yearStart = (year: number) => {
+  const instant = `${year}-01-01T00:00:00Z`;
+  return sql<Date>`cast(${instant} as timestamptz)`;
+};
 
 /**
  * Visits per status of one calendar year, and those of past years (years before the run's) still in a status: what a

@@ -1,6 +1,12 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z, type ZodRawShape, type ZodType } from 'zod';
+import {
+  DISPOSITIONS,
+  type IntakeStatusValue,
+  SERVICE_LINES,
+  type VisitStatusValue,
+} from '../domain/contract-values.js';
 import { AGING_BUCKETS, type AgingBucket } from '../domain/physician-orders/aging.js';
 import type { OperationId } from '../generated/contract.js';
 import { callOperation, type DirectCallInput } from '../gateway/core/direct-call.js';
@@ -41,16 +47,6 @@ async function call<K extends OperationId>(
   const result = await callOperation(ctx.gateway, { ...input, principal: ctx.principal } as DirectCallInput<K>);
   if (result.refusal) throw new OperationRefused(result.status, result.body, result.refusal);
   return result.body as { data: unknown; meta: ListMeta };
-}
-
-/** A list's match count: one row asked for, meta.total read (exact up to 1,000 matches, the planner's estimate past it). */
-async function count<K extends OperationId>(
-  ctx: ToolContext,
-  operationId: K,
-  query: Record<string, unknown>,
-): Promise<{ total: number; exact: boolean }> {
-  const { meta } = await call(ctx, { operationId, query: { ...query, limit: 1 } as never });
-  return { total: meta.total, exact: meta.total_exact !== false };
 }
 
 function answered(summary: string, structured: Record<string, unknown>): CallToolResult {
@@ -94,72 +90,53 @@ function guarded<A>(run: (args: A) => Promise<CallToolResult>) {
   };
 }
 
-const SERVICE_LINES = ['home_health', 'hospice', 'private_duty'] as const;
-const DISPOSITIONS = ['accepted', 'declined'] as const;
 const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } as const;
-const yearBoundary = (year: number) => `${year}-01-01T00:00:00Z`;
 const currentYear = () => new Date().getUTCFullYear();
 
-/** The census from the governed query active_census: exact counts per office and service line, in one read. */
+/** The census from the governed query census_summary: its first row is the agency's total, then one per office. */
 async function agencySummary(ctx: ToolContext): Promise<CallToolResult> {
-  const { rows, complete } = await queryRows(ctx, 'active_census', {});
-  const byLine = Object.fromEntries(SERVICE_LINES.map((line) => [line, 0])) as Record<string, number>;
-  const byOffice = new Map<string, { office_id: string; office_name: string; active_patients: number }>();
-  for (const row of rows as {
-    office_id: string;
-    office_name: string;
-    service_line: string;
-    active_patients: number;
-  }[]) {
-    byLine[row.service_line] = (byLine[row.service_line] ?? 0) + row.active_patients;
-    const office = byOffice.get(row.office_id) ?? {
-      office_id: row.office_id,
-      office_name: row.office_name,
-      active_patients: 0,
-    };
-    office.active_patients += row.active_patients;
-    byOffice.set(row.office_id, office);
-  }
-  const activePatients = Object.values(byLine).reduce((a, b) => a + b, 0);
+  const {
+    rows: [agency, ...offices],
+    complete,
+  } = await queryAnswer(ctx, 'census_summary', {});
   // Charts without an office count under office_id "" (Unassigned), so the offices add up to the whole.
   const structured = {
-    active_patients: activePatients,
-    by_service_line: byLine,
-    by_office: [...byOffice.values()],
+    active_patients: agency.active_patients as number,
+    by_service_line: Object.fromEntries(SERVICE_LINES.map((line) => [line, agency[line]])),
+    by_office: offices.map(({ office_id, office_name, active_patients }) => ({
+      office_id,
+      office_name,
+      active_patients,
+    })),
     complete,
   };
-  return answered(`Census: ${activePatients} active patients across ${byOffice.size} offices.`, structured);
+  return answered(
+    `Census: ${structured.active_patients} active patients across ${offices.length} offices.`,
+    structured,
+  );
 }
 
-const sumOf = (rows: Record<string, unknown>[], column: string) =>
-  rows.reduce((total, row) => total + Number(row[column] ?? 0), 0);
+const ADMITTED: IntakeStatusValue = 'admitted';
 
 /**
- * The year's referrals and what became of their intakes, from the governed queries that count them by referral date:
- * the intake list has no date to filter on, so its counts would be of every year.
+ * The year's referrals and what became of their intakes, from the governed query referral_pipeline, which counts
+ * intakes by their referral's date: the intake list has no date to filter on, so its counts would be of every year.
  */
 async function referralPipeline(ctx: ToolContext, { year }: { year?: number }): Promise<CallToolResult> {
   const y = year ?? currentYear();
-  const range = { from: `${y}-01-01`, to: `${y}-12-31` };
-  const [bySource, conversion] = await Promise.all([
-    queryRows(ctx, 'referrals_by_source', range),
-    queryRows(ctx, 'intake_conversion_by_source', range),
-  ]);
+  const {
+    rows: [range],
+    complete,
+  } = await queryAnswer(ctx, 'referral_pipeline', { from: `${y}-01-01`, to: `${y}-12-31` });
   const byDisposition = Object.fromEntries(
-    DISPOSITIONS.map((disposition) => [
-      disposition,
-      sumOf(
-        bySource.rows.filter((row) => row.disposition === disposition),
-        'referrals',
-      ),
-    ]),
+    DISPOSITIONS.map((disposition) => [disposition, range[`referrals_${disposition}`] as number]),
   );
   const structured = {
     year: y,
-    referrals_received: sumOf(conversion.rows, 'referrals'),
+    referrals_received: range.referrals as number,
     referrals_by_disposition: byDisposition,
-    intakes_admitted: sumOf(conversion.rows, 'admitted'),
-    complete: bySource.complete && conversion.complete,
+    intakes_admitted: range[`intakes_${ADMITTED}`] as number,
+    complete,
   };
   const { referrals_received: received, intakes_admitted: admitted } = structured;
   return answered(
@@ -168,27 +145,25 @@ async function referralPipeline(ctx: ToolContext, { year }: { year?: number }): 
   );
 }
 
+/** The year's visits by status, and visits of past years still scheduled, from the governed query visit_status_by_year. */
 async function visitsMissedLate(ctx: ToolContext, { year }: { year?: number }): Promise<CallToolResult> {
   const y = year ?? currentYear();
-  const window = { scheduled_from: yearBoundary(y), scheduled_to: yearBoundary(y + 1) };
-  const before = { scheduled_to: yearBoundary(Math.min(y + 1, currentYear())) };
-  const [missed, inProgress, overdue] = await Promise.all([
-    count(ctx, 'listVisits', { ...window, status: 'missed' }),
-    count(ctx, 'listVisits', { ...window, status: 'in_progress' }),
-    count(ctx, 'listVisits', { ...before, status: 'scheduled' }),
-  ]);
+  const { rows, complete } = await queryAnswer(ctx, 'visit_status_by_year', { year: y });
+  // The query has a row only for a status some visit is in.
+  const inStatus = (status: VisitStatusValue, column: 'scheduled_in_year' | 'scheduled_in_past_years') =>
+    (rows.find((row) => row.status === status)?.[column] as number | undefined) ?? 0;
   const structured = {
     year: y,
-    missed: missed.total,
-    in_progress_not_completed: inProgress.total,
-    still_scheduled_from_past_years: overdue.total,
+    missed: inStatus('missed', 'scheduled_in_year'),
+    in_progress_not_completed: inStatus('in_progress', 'scheduled_in_year'),
+    still_scheduled_from_past_years: inStatus('scheduled', 'scheduled_in_past_years'),
     late_within_current_year: null,
     late_within_current_year_unavailable_reason:
       'A no_phi session knows visit dates to the year only, so a visit late by days within the current year cannot be told apart from a future one.',
-    counts_exact: missed.exact && inProgress.exact && overdue.exact,
+    counts_exact: complete,
   };
   return answered(
-    `Visits scheduled in ${y}: ${missed.total} missed, ${inProgress.total} started and not completed.`,
+    `Visits scheduled in ${y}: ${structured.missed} missed, ${structured.in_progress_not_completed} started and not completed.`,
     structured,
   );
 }
@@ -289,35 +264,27 @@ async function runGovernedQuery(
 
 const COUNT_COLUMNS = ['payments', 'claims', 'denied_claims'] as const;
 const MONEY_COLUMNS = ['charged', 'paid', 'adjustments', 'patient_responsibility', 'variance'] as const;
-/** Two-decimal strings added in cents, so no float drifts into a money total. */
-const addMoney = (a: string, b: unknown) =>
-  ((Math.round(Number(a) * 100) + Math.round(Number(b ?? 0) * 100)) / 100).toFixed(2);
-/** Tools that sum a query read its rows a page of 1,000 at a time; past this many pages they stop and say so (`complete`). */
-const MAX_SUMMED_PAGES = 10;
+/** A tool's one call reads one page of this many rows; `complete` says whether the query had more. */
+const ANSWER_ROWS = 1000;
 
-/** Every row of a governed query (up to MAX_SUMMED_PAGES pages), for a tool that sums them. */
-async function queryRows(
+/** The rows of a governed query that answers a tool's question whole, in one call. */
+async function queryAnswer(
   ctx: ToolContext,
   queryId: string,
   parameters: Record<string, unknown>,
 ): Promise<{ rows: Record<string, unknown>[]; complete: boolean }> {
-  const rows: Record<string, unknown>[] = [];
-  let cursor: string | undefined;
-  let pages = 0;
-  do {
-    const page = await runQuery(ctx, queryId, { parameters, limit: 1000, ...(cursor ? { cursor } : {}) });
-    rows.push(...page.rows);
-    cursor = page.nextCursor ?? undefined;
-  } while (cursor && ++pages < MAX_SUMMED_PAGES);
-  return { rows, complete: cursor === undefined };
+  const page = await runQuery(ctx, queryId, { parameters, limit: ANSWER_ROWS });
+  return { rows: page.rows, complete: page.nextCursor === null };
 }
 
+/** The governed query remittance_totals: its first row is the agency's total, summed in SQL numeric, then one per payer. */
 async function remittanceTotals(ctx: ToolContext, { from, to }: { from: string; to: string }): Promise<CallToolResult> {
-  const { rows: payers, complete } = await queryRows(ctx, 'remittance_variance_by_payer', { from, to });
-  const totals: Record<string, string | number> = {};
-  for (const column of COUNT_COLUMNS) totals[column] = sumOf(payers, column);
-  for (const column of MONEY_COLUMNS)
-    totals[column] = payers.reduce((sum, payer) => addMoney(sum, payer[column]), '0.00');
+  const {
+    rows: [agency, ...payerRows],
+    complete,
+  } = await queryAnswer(ctx, 'remittance_totals', { from, to });
+  const payers = payerRows.map(({ level: _level, ...payer }) => payer);
+  const totals = Object.fromEntries([...COUNT_COLUMNS, ...MONEY_COLUMNS].map((column) => [column, agency[column]]));
   const structured = { from, to, payers, totals, complete };
   return answered(
     `ERA payments from ${from} to ${to}: ${payers.length} payers, ${String(totals.paid)} paid on ${String(totals.claims)} claims.`,
@@ -352,8 +319,10 @@ const countsOf = (keys: readonly string[], description: string) =>
   z.object(Object.fromEntries(keys.map((key) => [key, counted]))).describe(description);
 const completeOutput = z
   .boolean()
-  .describe('false when the query had more pages than a tool reads: the figures are then partial.');
-const countsExactOutput = z.boolean().describe('false when a count is past 1,000 matches, where the lists estimate.');
+  .describe(
+    "false when the governed query had more than the 1,000 rows a tool reads: the list of offices or payers is then cut short (the agency's totals are whole).",
+  );
+const countsExactOutput = z.boolean().describe('true: the governed query visit_status_by_year counts every visit.');
 const money = z.string().regex(/^-?\d+\.\d{2}$/);
 const remittanceFigures = {
   ...Object.fromEntries(COUNT_COLUMNS.map((column) => [column, counted])),
@@ -408,7 +377,7 @@ const remittanceOutput = {
   to: z.string(),
   payers: z
     .array(z.looseObject({ payer_name: z.string(), payer_id: z.string(), ...remittanceFigures }))
-    .describe('The rows of remittance_variance_by_payer.'),
+    .describe('The rows of remittance_variance_by_payer (remittance_totals, less its level column).'),
   totals: z.object(remittanceFigures),
   complete: completeOutput,
 };

@@ -4,6 +4,7 @@ import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv
 import type { JsonSchemaType } from '@modelcontextprotocol/sdk/validation/types.js';
 import { createUser } from '../../src/admin/user.js';
 import { createMcpClient } from '../../src/admin/mcp-client.js';
+import { READ_TOOL_DESCRIPTIONS } from '../../src/mcp/tools.js';
 import { seededAgency } from '../helpers/clinical.js';
 import { testDatabase } from '../helpers/database.js';
 import { connectedClient, listeningApp, refusalOf, withOwnPassword } from './mcp-helpers.js';
@@ -42,6 +43,13 @@ const jsonSchemaValidator = {
 const person = await withOwnPassword(db, user);
 const { client } = await connectedClient(base, mcpClient.clientId, redirectUri, person, { jsonSchemaValidator });
 const { tools } = await client.listTools();
+/** The operations the gateway is asked for, in order: a tool's direct calls each look their pipeline up once. */
+const gatewayCalls: string[] = [];
+const pipelineOf = api.app.gateway.pipeline.bind(api.app.gateway);
+api.app.gateway.pipeline = (operationId) => {
+  gatewayCalls.push(operationId);
+  return pipelineOf(operationId);
+};
 
 type Row = Record<string, unknown>;
 
@@ -95,6 +103,26 @@ const yearRange = (year: number) => ({ from: `${year}-01-01`, to: `${year}-12-31
 t.test('every tool declares an object outputSchema, which the client checks each result against', async (t) => {
   t.ok(tools.length >= 11);
   for (const tool of tools) t.equal(tool.outputSchema?.type, 'object', tool.name);
+});
+
+t.test('each read tool answers with one gateway call, its partition doing the counting', async (t) => {
+  const asks: [tool: string, args: Row, operationId: string][] = [
+    ['braes.agency.summary', {}, 'runQuery'],
+    ['braes.referrals.pipeline', { year: YEAR }, 'runQuery'],
+    ['braes.visits.missed_late', { year: YEAR - 1 }, 'runQuery'],
+    ['braes.orders.aging', {}, 'listPhysicianOrders'],
+    ['braes.quality.hhvbp_summary', { performance_year: 2025 }, 'getHhvbpSummary'],
+    ['braes.quality.hhvbp_measures', { performance_year: 2025 }, 'listHhvbpMeasures'],
+    ['braes.remittances.totals', yearRange(YEAR), 'runQuery'],
+    ['braes.queries.list', {}, 'getCatalog'],
+    ['braes.queries.run', { query_id: 'census_summary' }, 'runQuery'],
+  ];
+  t.same(asks.map(([tool]) => tool).sort(), READ_TOOL_DESCRIPTIONS.map((tool) => tool.name).sort(), 'every read tool');
+  for (const [tool, args, operationId] of asks) {
+    gatewayCalls.length = 0;
+    await figures(tool, args);
+    t.same(gatewayCalls, [operationId], tool);
+  }
 });
 
 t.test('braes.agency.summary: the active census, as active_census and the patient list count it', async (t) => {

@@ -1,4 +1,4 @@
-import type { SelectQueryBuilder } from 'kysely';
+import { sql, type Expression, type SelectQueryBuilder } from 'kysely';
 import type { components } from '../../generated/openapi.js';
 import type { TenantStore } from '../../db/tenant-store.js';
 import { noPhiPlans, operations, type OperationId } from '../../generated/contract.js';
@@ -84,6 +84,17 @@ export function phiOf<S extends keyof Schemas>(schema: S, property: keyof Schema
     return { reduce: 'handle', kind: reduction.kind as QueryColumnPhi['kind'] };
   throw new Error(`${schema}.${property}: its no_phi mark ${JSON.stringify(reduction)} cannot be a column's`);
 }
+
+/**
+ * The first column of a query that totals its groups in SQL (GROUPING SETS with the empty set): `agency` on the row of
+ * the agency's total, which sorts first so that a one-page read always has it, `group` on each group's row.
+ */
+export const levelColumn = (group: string): QueryColumn =>
+  column('level', 'string', `agency on the first row, the agency's total; ${group} on each ${group}'s row.`);
+
+/** The level of a row, from `grouped`, one of the expressions the query groups its rows by. */
+export const levelOf = (group: string, grouped: Expression<unknown>) =>
+  sql<string>`case when grouping(${grouped}) = 1 then 'agency' else ${sql.lit(group)} end`.as('level');
 
 /** Shared parameter declarations. */
 export const DATE_RANGE: ParametersSchema['properties'] = {

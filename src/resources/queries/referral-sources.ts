@@ -2,9 +2,17 @@ import { sql } from 'kysely';
 import type { TenantStore } from '../../db/tenant-store.js';
 import { checkDateRange, column, DATE_RANGE, dayAfter, type GovernedQuery, readsDataOf } from './governed-query.js';
 
-interface DateRange {
+export interface DateRange {
   from: string;
   to: string;
+}
+
+/** Referrals received in [from, to] (UTC days). */
+export function referralsDatedIn(store: TenantStore, { from, to }: DateRange) {
+  return store
+    .selectFrom('referrals')
+    .where('referrals.referral_date', '>=', sql<Date>`cast(${from} as date)::timestamp at time zone 'UTC'`)
+    .where('referrals.referral_date', '<', sql<Date>`cast(${dayAfter(to)} as date)::timestamp at time zone 'UTC'`);
 }
 
 /**
@@ -12,14 +20,10 @@ interface DateRange {
  * directory) or as free text; free text is not a group a spreadsheet can rely on, nor fit for a no_phi session, so
  * those count under the source id "" ("Not a listed source").
  */
-function referralsReceived(store: TenantStore, { from, to }: DateRange) {
-  return store
-    .selectFrom('referrals')
-    .leftJoin('referral_sources', (join) =>
-      join.on(store.ofAgency('referral_sources')).onRef('referral_sources.id', '=', 'referrals.referral_source_id'),
-    )
-    .where('referrals.referral_date', '>=', sql<Date>`cast(${from} as date)::timestamp at time zone 'UTC'`)
-    .where('referrals.referral_date', '<', sql<Date>`cast(${dayAfter(to)} as date)::timestamp at time zone 'UTC'`);
+function referralsReceived(store: TenantStore, range: DateRange) {
+  return referralsDatedIn(store, range).leftJoin('referral_sources', (join) =>
+    join.on(store.ofAgency('referral_sources')).onRef('referral_sources.id', '=', 'referrals.referral_source_id'),
+  );
 }
 
 const SOURCE = {
@@ -42,7 +46,7 @@ const SOURCE_COLUMNS = [
   ),
 ];
 
-const RANGE = { properties: DATE_RANGE, required: ['from', 'to'] } as const;
+export const RANGE = { properties: DATE_RANGE, required: ['from', 'to'] } as const;
 
 export const referralsBySource: GovernedQuery<DateRange> = {
   id: 'referrals_by_source',

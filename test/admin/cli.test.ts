@@ -10,6 +10,7 @@ import pg from 'pg';
 import t, { type Test } from 'tap';
 import { acquireDataDirLock } from '../../src/db/data-dir-lock.js';
 import { NON_COMMAND_CAPABILITIES } from '../../src/identity/grants.js';
+import { clientKey, jwksFile, jwksOf } from '../helpers/client-keys.js';
 import { freePort } from '../helpers/ports.js';
 import { connectedClient } from '../mcp/mcp-helpers.js';
 
@@ -305,6 +306,21 @@ t.test(
     t.match(json(t, await admin(env, 'integration', 'list', '--agency', 'acme', '--json')).integrations, [
       { client_ids: [integration.client_id], status: 'active' },
     ]);
+    const keys = await admin(
+      env,
+      'integration',
+      'keys',
+      '--client-id',
+      integration.client_id,
+      '--jwks-file',
+      jwksFile(dir, jwksOf(clientKey('ES384', 'served-key'))),
+      '--json',
+    );
+    t.match(
+      json(t, keys),
+      { client_id: integration.client_id, keys: { kids: ['served-key'], jwks_url: null } },
+      'the JWKS file read by the CLI and sent through the socket',
+    );
     const subscribed = json(
       t,
       await admin(

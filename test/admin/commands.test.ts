@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import t from 'tap';
 import { agencyCommands } from '../../src/admin/agency.js';
 import { AdminError, type Command, type Options } from '../../src/admin/command.js';
@@ -6,6 +9,7 @@ import { keysCommands } from '../../src/admin/keys.js';
 import { tokenCommands } from '../../src/admin/token.js';
 import { loadConfig } from '../../src/config.js';
 import { CONTRACT_CAPABILITIES, CONTRACT_SCOPES } from '../../src/identity/grants.js';
+import { clientKey, jwksFile, jwksOf } from '../helpers/client-keys.js';
 import { testDatabase } from '../helpers/database.js';
 import { testKeyEncryption } from '../helpers/secrets.js';
 
@@ -235,6 +239,99 @@ t.test('integration list never shows secrets or hashes', async (t) => {
     (json.integrations as { client_ids: string[] }[]).find((i) => i.client_ids.includes(clientId)),
     { active_secrets: [{}, {}, {}] },
   );
+});
+
+t.test(
+  'integration create --jwks-file and integration keys: public keys instead of, or beside, a secret',
+  async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'jwks-'));
+    t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+    const keysAgency = 'keys-agency';
+    await run(agencyCommands.create, { id: keysAgency, name: 'Key Agency', 'service-zips': '01930' });
+    const [first, second] = [clientKey('RS384', 'first'), clientKey('ES384', 'second')];
+    const keyed = await run(integrationCommands.create, {
+      agency: keysAgency,
+      name: 'Backend service',
+      'jwks-file': jwksFile(dir, jwksOf(first)),
+    });
+    t.match(keyed.json, { client_id: /^cli_/, agency_id: keysAgency, keys: { kids: ['first'], jwks_url: null } });
+    t.notOk('client_secret' in keyed.json, 'no secret is made for a keyed integration');
+    t.match(keyed.text, /authenticates with its keys \(private_key_jwt\), and has no secret/);
+    const withSecret = await run(integrationCommands.create, { agency: keysAgency, name: 'Dashboard' });
+    const both = await run(integrationCommands.create, { agency: keysAgency, name: 'Both ways' });
+    const replaced = await run(integrationCommands.keys, {
+      'client-id': both.json.client_id as string,
+      'jwks-file': jwksFile(dir, jwksOf(first, second)),
+    });
+    t.match(replaced.json, { client_id: both.json.client_id, keys: { kids: ['first', 'second'] } });
+    await run(integrationCommands.keys, {
+      'client-id': both.json.client_id as string,
+      'jwks-file': jwksFile(dir, jwksOf(second)),
+    });
+
+    const listed = await run(integrationCommands.list, { agency: keysAgency });
+    const byName = Object.fromEntries(
+      (listed.json.integrations as { name: string }[]).map((i) => [i.name, i as Record<string, unknown>]),
+    );
+    t.match(byName['Backend service'], {
+      authentication: ['private_key_jwt'],
+      active_secrets: [],
+      keys: { kids: ['first'] },
+    });
+    t.match(byName.Dashboard, { authentication: ['client_secret'], keys: null });
+    t.match(byName['Both ways'], {
+      authentication: ['client_secret', 'private_key_jwt'],
+      keys: { kids: ['second'], jwks_url: null },
+    });
+    t.same(byName['Backend service'].client_ids, [keyed.json.client_id]);
+    t.match(listed.text, /authentication: +client_secret, private_key_jwt\n/);
+    t.notOk(JSON.stringify(listed.json).includes('"n":'), 'the keys themselves are not listed');
+    t.ok(withSecret.json.client_secret);
+  },
+);
+
+t.test('integration keys: what is refused, naming the problem, and nothing changed', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'jwks-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const key = clientKey('ES384', 'only');
+  const privateFile = jwksFile(dir, { keys: [{ ...key.privateKey.export({ format: 'jwk' }), kid: 'only' }] });
+  t.equal(
+    await refusal(integrationCommands.keys, { 'client-id': clientId, 'jwks-file': privateFile }),
+    `${privateFile}: keys[0].d: a private key member; register the public key only`,
+  );
+  t.match(
+    await refusal(integrationCommands.create, { agency, name: 'Leaky', 'jwks-file': privateFile }),
+    /keys\[0\]\.d: a private key member/,
+  );
+  t.match(
+    await refusal(integrationCommands.keys, { 'client-id': clientId, 'jwks-url': 'https://10.20.30.40/jwks.json' }),
+    /^https:\/\/10\.20\.30\.40\/jwks\.json: the JWKS URL was not fetched: 10\.20\.30\.40 is in 10\.0\.0\.0\/8 \(Private-Use/,
+  );
+  t.match(
+    await refusal(integrationCommands.keys, { 'client-id': clientId, 'jwks-url': 'http://keys.example/jwks.json' }),
+    /must be https:\/\//,
+  );
+  t.equal(
+    await refusal(integrationCommands.keys, {
+      'client-id': clientId,
+      'jwks-file': jwksFile(dir, jwksOf(key)),
+      'jwks-url': 'https://keys.example/jwks.json',
+    }),
+    'give --jwks-file or --jwks-url, not both',
+  );
+  t.equal(await refusal(integrationCommands.keys, { 'client-id': clientId }), '--jwks-file or --jwks-url is required');
+  t.equal(
+    await refusal(integrationCommands.keys, { 'client-id': 'cli_nope', 'jwks-file': jwksFile(dir, jwksOf(key)) }),
+    'no integration with client id "cli_nope"',
+  );
+  const notJson = join(dir, 'not.json');
+  writeFileSync(notJson, 'keys');
+  t.equal(
+    await refusal(integrationCommands.keys, { 'client-id': clientId, 'jwks-file': notJson }),
+    `${notJson} is not JSON: a JWKS is {"keys": [...]}`,
+  );
+  const stored = await db.selectFrom('client_key_sets').select('client_id').where('client_id', '=', clientId).execute();
+  t.same(stored, [], 'no keys registered for the refused attempts');
 });
 
 t.test('token revoke: kept until the latest expiry of the token', async (t) => {

@@ -3,7 +3,7 @@ import { createVerifier } from 'fast-jwt';
 import t from 'tap';
 import { CLIENT_ASSERTION_TYPE, ClientProof, clientAssertion, signingKey } from '../../clients/typescript/src/index.js';
 import { readAssertion } from '../../src/identity/client-assertions.js';
-import { testClientKey } from '../helpers/client-keys.js';
+import { clientKey } from '../helpers/client-keys.js';
 
 // The TypeScript client's private_key_jwt assertion, read and verified by the service's own checks, without a server.
 const TOKEN_URL = 'https://api.agency.example/api/v1/oauth/token';
@@ -12,9 +12,12 @@ for (const alg of ['RS384', 'ES384'] as const) {
   t.test(
     `${alg}: the assertion carries the claims SMART asks for and verifies with the registered public key`,
     async (t) => {
-      const key = testClientKey(alg);
+      const key = clientKey(alg);
       const now = Date.now();
-      const signer = signingKey({ privateKey: alg === 'RS384' ? key.privateKey : key.privateJwk, kid: key.kid });
+      const signer = signingKey({
+        privateKey: alg === 'RS384' ? key.privateKey : key.privateKey.export({ format: 'jwk' }),
+        kid: key.kid,
+      });
       t.equal(signer.alg, alg, 'the algorithm inferred from the key type');
       const assertion = clientAssertion('cli_one', TOKEN_URL, signer, now);
       t.match(readAssertion(assertion, 'cli_one', TOKEN_URL, now), { clientId: 'cli_one', kid: key.kid });
@@ -25,14 +28,14 @@ for (const alg of ['RS384', 'ES384'] as const) {
         claims.jti,
         readAssertion(clientAssertion('cli_one', TOKEN_URL, signer, now), 'cli_one', TOKEN_URL, now).jti,
       );
-      const other = createPublicKey(testClientKey(alg).privateKey).export({ format: 'pem', type: 'spki' }).toString();
+      const other = createPublicKey(clientKey(alg).privateKey).export({ format: 'pem', type: 'spki' }).toString();
       t.throws(() => createVerifier({ key: other, algorithms: [alg] })(assertion), 'not by another key');
     },
   );
 }
 
 t.test('a key the service cannot verify with is refused before anything is signed', async (t) => {
-  const rsa = testClientKey('RS384');
+  const rsa = clientKey('RS384');
   t.throws(
     () => signingKey({ privateKey: generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey, kid: 'k1' }),
     /RSA \(RS384\) or EC P-384 \(ES384\)/,
@@ -56,9 +59,9 @@ t.test('the proof of each token request attempt: the secret as it is, an asserti
     client_id: 'cli_one',
     client_secret: 'sec_x',
   });
-  const key = testClientKey('ES384');
+  const key = clientKey('ES384');
   const proof = new ClientProof(
-    { clientId: 'cli_one', privateKey: key.privateJwk, kid: key.kid, phiMode: 'phi' },
+    { clientId: 'cli_one', privateKey: key.privateKey.export({ format: 'jwk' }), kid: key.kid, phiMode: 'phi' },
     TOKEN_URL,
   );
   const attempts = await Promise.all([proof.authorize(request()), proof.authorize(request())]);

@@ -10,7 +10,7 @@ import {
   type ExtensionClientOptions,
   type KeyCredentials,
 } from '../../clients/typescript/src/index.js';
-import { createTestKeyIntegration, testClientKey } from '../helpers/client-keys.js';
+import { clientKey, createTestKeyIntegration, type ClientKey } from '../helpers/client-keys.js';
 import { testDatabase } from '../helpers/database.js';
 import { createTestIntegration } from '../helpers/identity.js';
 import { listeningApp } from '../mcp/mcp-helpers.js';
@@ -22,11 +22,11 @@ const integration = await createTestIntegration(db);
 const agencyId = integration.agencyId;
 const credentials = { clientId: integration.clientId, clientSecret: integration.clientSecret, phiMode: 'phi' as const };
 // An integration of the same agency with two registered keys and no secret (private_key_jwt).
-const rsaKey = testClientKey('RS384');
-const ecKey = testClientKey('ES384');
-const keyIntegration = await createTestKeyIntegration(db, agencyId, [rsaKey, ecKey]);
+const rsaKey = clientKey('RS384');
+const ecKey = clientKey('ES384');
+const keyClientId = await createTestKeyIntegration(db, agencyId, [rsaKey, ecKey]);
 const byKey = {
-  clientId: keyIntegration.clientId,
+  clientId: keyClientId,
   privateKey: rsaKey.privateKey,
   kid: rsaKey.kid,
   phiMode: 'phi' as const,
@@ -34,7 +34,12 @@ const byKey = {
 const credentialKinds: Record<string, Credentials> = {
   'a secret': credentials,
   'an RSA KeyObject (RS384)': byKey,
-  'an EC P-384 private JWK (ES384)': { ...byKey, privateKey: ecKey.privateJwk, kid: ecKey.kid, alg: 'ES384' },
+  'an EC P-384 private JWK (ES384)': {
+    ...byKey,
+    privateKey: ecKey.privateKey.export({ format: 'jwk' }),
+    kid: ecKey.kid,
+    alg: 'ES384',
+  },
 };
 const TOKEN_PATH = '/api/v1/oauth/token';
 
@@ -136,7 +141,7 @@ for (const [kind, byKind] of Object.entries(credentialKinds)) {
 }
 
 /** A compact JWS's header and claims, and whether the public key verifies its signature. */
-function readJws(jws: string, key: ReturnType<typeof testClientKey>) {
+function readJws(jws: string, key: ClientKey) {
   const [header, claims, signature] = jws.split('.');
   const json = (part: string) => JSON.parse(Buffer.from(part, 'base64url').toString('utf8'));
   const publicKey = createPublicKey({ key: key.publicJwk, format: 'jwk' });
@@ -167,7 +172,7 @@ t.test(
       t.match(attempts[i].body, { client_assertion_type: CLIENT_ASSERTION_TYPE, phi_mode: 'phi' }, 'beside phi_mode');
       t.notOk('client_secret' in attempts[i].body! || 'client_id' in attempts[i].body!, 'no secret, no client_id');
       t.match(header, { alg: 'ES384', kid: ecKey.kid, typ: 'JWT' });
-      t.match(claims, { iss: keyIntegration.clientId, sub: keyIntegration.clientId, aud: `${base}${TOKEN_PATH}` });
+      t.match(claims, { iss: keyClientId, sub: keyClientId, aud: `${base}${TOKEN_PATH}` });
       t.equal(claims.exp - claims.iat, 300, 'exp five minutes ahead');
       t.ok(Math.abs(claims.iat - Date.now() / 1000) < 30, 'by the wall clock');
       t.ok(signed, 'signed by the private key of the registered public one (ES384 as r || s)');
@@ -178,7 +183,7 @@ t.test(
 t.test('an unregistered key is refused like a wrong secret; an unusable key before anything is sent', async (t) => {
   const stranger = createExtensionClient({
     baseUrl: base,
-    credentials: { ...byKey, privateKey: testClientKey('RS384').privateKey },
+    credentials: { ...byKey, privateKey: clientKey('RS384').privateKey },
   });
   await t.rejects(stranger.GET('/api/v1/ext/health'), {
     name: 'ExtensionApiError',

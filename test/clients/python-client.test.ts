@@ -22,7 +22,8 @@ if (probe.status !== 0) {
   );
 } else {
   const { base } = await listeningApp(t);
-  const shortLived = await listeningApp(t, undefined, { tokenTtlSeconds: 1 });
+  // Two seconds: a token of one (its exp in whole seconds) may expire before its first use on a busy machine.
+  const shortLived = await listeningApp(t, undefined, { tokenTtlSeconds: 2 });
   const { db } = await testDatabase();
   const integration = await createTestIntegration(db);
   const limited = await createTestIntegration(db, { agencyId: integration.agencyId, rateLimitPerMinute: 2 });

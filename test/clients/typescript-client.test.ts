@@ -1,5 +1,4 @@
 import { createPublicKey, generateKeyPairSync, verify } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
 import {
   CLIENT_ASSERTION_TYPE,
@@ -12,6 +11,7 @@ import {
 } from '../../clients/typescript/src/index.js';
 import { clientKey, createTestKeyIntegration, type ClientKey } from '../helpers/client-keys.js';
 import { testDatabase } from '../helpers/database.js';
+import { until } from '../helpers/until.js';
 import { createTestIntegration } from '../helpers/identity.js';
 import { listeningApp } from '../mcp/mcp-helpers.js';
 
@@ -119,7 +119,8 @@ for (const [kind, byKind] of Object.entries(credentialKinds)) {
   );
 
   t.test(`${kind}: a token the server calls expired is replaced and the call sent again`, async (t) => {
-    const shortLived = await listeningApp(t, undefined, { tokenTtlSeconds: 1 });
+    // Two seconds: a token of one (its exp in whole seconds) may expire before its first use on a busy machine.
+    const shortLived = await listeningApp(t, undefined, { tokenTtlSeconds: 2 });
     const frozen = Date.now();
     const { client, sent, tokenRequests } = recordedClient({
       baseUrl: shortLived.base,
@@ -128,7 +129,9 @@ for (const [kind, byKind] of Object.entries(credentialKinds)) {
     });
     await client.GET('/api/v1/ext/health');
     // Past the token's life on the server's clock, while this client's clock stands still (a skewed clock).
-    await sleep(2100);
+    const [, claims] = (await client.tokens.accessToken()).split('.');
+    const { exp } = JSON.parse(Buffer.from(claims, 'base64url').toString('utf8')) as { exp: number };
+    await until('the token has expired', async () => Date.now() > exp * 1000 + 100);
     const { response } = await client.GET('/api/v1/ext/health');
     t.equal(response.status, 200, 'answered');
     t.same(

@@ -43,7 +43,7 @@ function compactJwt(header: object, claims: object, signature: (input: string) =
 }
 
 /** The signature JWS asks for: PKCS#1 v1.5 for RS384, IEEE P1363 (r || s) for ES384, both over SHA-384. */
-export function signWith(key: ClientKey): (input: string) => Buffer {
+function signWith(key: ClientKey): (input: string) => Buffer {
   return (input) =>
     sign(
       'sha384',

@@ -183,10 +183,33 @@ t.test(
     });
     for (const code of ['MALFORMED', 'ALGORITHM', 'AUDIENCE', 'LIFETIME'])
       t.match(described[`PLATFORM_CLIENT_ASSERTION_${code}`], /Says nothing about the client or its keys/);
-    const audience = (
-      await requestToken(assertionRequestBody(clientAssertion(rsaKey, { clientId: 'cli_x', audience: 'x' })))
-    ).json();
-    t.match(audience, { details: { expected_aud: AUDIENCE }, user_next_step: /aud/ });
+    const refused = async (options: Partial<AssertionOptions>, fields: Record<string, string> = {}) =>
+      (
+        await requestToken(
+          assertionRequestBody(clientAssertion(rsaKey, { clientId: 'cli_x', audience: AUDIENCE, ...options }), fields),
+        )
+      ).json();
+    t.match(await refused({ audience: 'x' }), {
+      code: 'PLATFORM_CLIENT_ASSERTION_AUDIENCE',
+      details: { expected_aud: AUDIENCE },
+      user_next_step: /aud/,
+    });
+    t.match(await refused({ header: { alg: 'RS256' } }), {
+      code: 'PLATFORM_CLIENT_ASSERTION_ALGORITHM',
+      details: { allowed_algorithms: ['RS384', 'ES384'] },
+    });
+    t.match(await refused({ claims: { exp: Math.floor(Date.now() / 1000) + 3600 } }), {
+      code: 'PLATFORM_CLIENT_ASSERTION_LIFETIME',
+      details: { max_lifetime_seconds: 300 },
+    });
+    t.match(await refused({}, { client_id: 'cli_y' }), {
+      code: 'PLATFORM_CLIENT_ASSERTION_MALFORMED',
+      user_next_step: /client_id sent beside it/,
+    });
+    t.match(await refused({ claims: { jti: undefined } }), {
+      code: 'PLATFORM_CLIENT_ASSERTION_MALFORMED',
+      user_next_step: /jti/,
+    });
   },
 );
 

@@ -2,6 +2,7 @@ import { execFile, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import t from 'tap';
+import { clientKey, createTestKeyIntegration } from '../helpers/client-keys.js';
 import { testDatabase } from '../helpers/database.js';
 import { createTestIntegration } from '../helpers/identity.js';
 import { listeningApp } from '../mcp/mcp-helpers.js';
@@ -21,10 +22,14 @@ if (probe.status !== 0) {
   );
 } else {
   const { base } = await listeningApp(t);
-  const shortLived = await listeningApp(t, undefined, { tokenTtlSeconds: 1 });
+  // Two seconds: a token of one (its exp in whole seconds) may expire before its first use on a busy machine.
+  const shortLived = await listeningApp(t, undefined, { tokenTtlSeconds: 2 });
   const { db } = await testDatabase();
   const integration = await createTestIntegration(db);
   const limited = await createTestIntegration(db, { agencyId: integration.agencyId, rateLimitPerMinute: 2 });
+  const rsaKey = clientKey('RS384');
+  const ecKey = clientKey('ES384');
+  const keyClientId = await createTestKeyIntegration(db, integration.agencyId, [rsaKey, ecKey]);
   const env = {
     ...process.env,
     SVC_TEST_BASE_URL: base,
@@ -33,6 +38,11 @@ if (probe.status !== 0) {
     SVC_TEST_CLIENT_SECRET: integration.clientSecret,
     SVC_TEST_LIMITED_CLIENT_ID: limited.clientId,
     SVC_TEST_LIMITED_CLIENT_SECRET: limited.clientSecret,
+    SVC_TEST_KEY_CLIENT_ID: keyClientId,
+    SVC_TEST_RSA_KID: rsaKey.kid,
+    SVC_TEST_RSA_PRIVATE_PEM: rsaKey.privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(),
+    SVC_TEST_EC_KID: ecKey.kid,
+    SVC_TEST_EC_PRIVATE_JWK: JSON.stringify(ecKey.privateKey.export({ format: 'jwk' })),
     PYTHONDONTWRITEBYTECODE: '1',
   };
   const tests = join(import.meta.dirname, '..', '..', 'clients', 'python', 'tests');

@@ -1,7 +1,13 @@
 import { createHmac, generateKeyPairSync, randomUUID, sign, type JsonWebKey, type KeyObject } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Kysely } from 'kysely';
+import { integrationCommands } from '../../src/admin/integration.js';
+import { loadConfig } from '../../src/config.js';
+import type { DB } from '../../src/db/schema.js';
 import { CLIENT_ASSERTION_TYPE } from '../../src/identity/client-assertions.js';
+import { testKeyEncryption } from './secrets.js';
 
 /** A client's signing key as an integration holds it (node:crypto), and the public JWK it registers. */
 export interface ClientKey {
@@ -86,4 +92,29 @@ export function assertionRequestBody(assertion: string, fields: Record<string, s
     phi_mode: 'no_phi',
     ...fields,
   };
+}
+
+/**
+ * An integration of `agencyId` (which must exist) that authenticates with `keys` and has no secret, registered as an
+ * administrator does: `integration create … --jwks-file FILE`, through the command layer.
+ */
+export async function createTestKeyIntegration(db: Kysely<DB>, agencyId: string, keys: ClientKey[]): Promise<string> {
+  const dir = mkdtempSync(join(tmpdir(), 'client-keys-'));
+  try {
+    const { json } = await integrationCommands.create.run({
+      db,
+      config: loadConfig({}),
+      keyEncryption: () => testKeyEncryption,
+      options: {
+        agency: agencyId,
+        name: 'Test key integration',
+        capabilities: 'all',
+        'phi-modes': 'no_phi,phi',
+        'jwks-file': jwksFile(dir, jwksOf(...keys)),
+      },
+    });
+    return json.client_id as string;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }

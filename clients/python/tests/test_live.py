@@ -2,6 +2,7 @@
 credentials in the environment): the same calls as the TypeScript client's live test."""
 from __future__ import annotations
 
+import json
 import os
 import re
 import threading
@@ -12,7 +13,12 @@ from dataclasses import dataclass
 import httpx
 import pytest
 
-from svc_extension_api import ExtensionApiError, ExtensionClient, RetryOptions, SecretCredentials
+import jwt
+from cryptography.hazmat.primitives.asymmetric import rsa
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+
+from svc_extension_api import CLIENT_ASSERTION_TYPE, Credentials, ExtensionApiError, ExtensionClient, KeyCredentials, RetryOptions, SecretCredentials
+from svc_extension_api.assertion import private_key
 from svc_extension_api.generated.schema import ReferralCreateRequest
 
 ENV = os.environ
@@ -21,6 +27,10 @@ BASE = ENV.get("SVC_TEST_BASE_URL", "")
 CREDENTIALS = SecretCredentials(ENV.get("SVC_TEST_CLIENT_ID", ""), ENV.get("SVC_TEST_CLIENT_SECRET", ""), "phi")
 LIMITED = SecretCredentials(ENV.get("SVC_TEST_LIMITED_CLIENT_ID", ""), ENV.get("SVC_TEST_LIMITED_CLIENT_SECRET", ""), "no_phi")
 TOKEN_PATH = "/api/v1/oauth/token"
+# An integration of the same agency with two registered keys and no secret (private_key_jwt).
+BY_RSA_PEM = KeyCredentials(ENV.get("SVC_TEST_KEY_CLIENT_ID", ""), ENV.get("SVC_TEST_RSA_PRIVATE_PEM", "").encode(), ENV.get("SVC_TEST_RSA_KID", ""), "phi") if BASE else None
+BY_EC_JWK = KeyCredentials(ENV.get("SVC_TEST_KEY_CLIENT_ID", ""), json.loads(ENV.get("SVC_TEST_EC_PRIVATE_JWK", "{}")), ENV.get("SVC_TEST_EC_KID", ""), "phi", alg="ES384") if BASE else None
+CREDENTIAL_KINDS = pytest.mark.parametrize("credentials", [CREDENTIALS, BY_RSA_PEM, BY_EC_JWK], ids=["secret", "rsa pem (RS384)", "ec p-384 private jwk (ES384)"])
 
 
 @dataclass
@@ -29,6 +39,7 @@ class Sent:
     path: str
     key: str | None
     authorization: str | None
+    body: bytes
     status: int | None = None
     retry_after: str | None = None
     replayed: str | None = None
@@ -43,7 +54,7 @@ class RecordingTransport(httpx.BaseTransport):
         self._drop = drop
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
-        entry = Sent(request.method, request.url.path, request.headers.get("idempotency-key"), request.headers.get("authorization"))
+        entry = Sent(request.method, request.url.path, request.headers.get("idempotency-key"), request.headers.get("authorization"), request.read())
         self.sent.append(entry)
         response = self._inner.handle_request(request)
         response.read()
@@ -55,6 +66,14 @@ class RecordingTransport(httpx.BaseTransport):
 
     def to(self, path: str) -> list[Sent]:
         return [s for s in self.sent if s.path == path]
+
+
+def until(what: str, check: Callable[[], bool], timeout_seconds: float = 20) -> None:
+    """Waits for `check` to hold, asking again every 20 ms; past the deadline it fails, naming `what`."""
+    deadline = time.time() + timeout_seconds
+    while not check():
+        assert time.time() < deadline, f"timed out waiting until {what}"
+        time.sleep(0.02)
 
 
 def referral(last: str) -> ReferralCreateRequest:
@@ -69,10 +88,11 @@ def charts() -> None:
             setup.create_referral(referral(last))
 
 
-def test_one_token_shared_until_shortly_before_expiry_then_renewed() -> None:
+@CREDENTIAL_KINDS
+def test_one_token_shared_until_shortly_before_expiry_then_renewed(credentials: Credentials) -> None:
     clock = [time.time()]
     transport = RecordingTransport()
-    client = ExtensionClient(BASE, CREDENTIALS, transport=transport, now=lambda: clock[0], renew_before_seconds=60)
+    client = ExtensionClient(BASE, credentials, transport=transport, now=lambda: clock[0], renew_before_seconds=60)
     threads = [threading.Thread(target=client.get_health) for _ in range(2)]
     for thread in threads:
         thread.start()
@@ -89,16 +109,55 @@ def test_one_token_shared_until_shortly_before_expiry_then_renewed() -> None:
     assert transport.sent[-1].authorization != first
 
 
-def test_a_token_the_server_calls_expired_is_replaced_and_the_call_sent_again() -> None:
+@CREDENTIAL_KINDS
+def test_a_token_the_server_calls_expired_is_replaced_and_the_call_sent_again(credentials: Credentials) -> None:
     transport = RecordingTransport()
     frozen = time.time()
-    client = ExtensionClient(ENV["SVC_TEST_SHORT_LIVED_BASE_URL"], CREDENTIALS, transport=transport, now=lambda: frozen)
+    client = ExtensionClient(ENV["SVC_TEST_SHORT_LIVED_BASE_URL"], credentials, transport=transport, now=lambda: frozen)
     client.get_health()
-    # Past the token's one-second life on the server's clock, while this client's clock stands still (a skewed clock).
-    time.sleep(2.1)
+    # Past the token's life on the server's clock, while this client's clock stands still (a skewed clock).
+    expires: float = jwt.decode(client.tokens.access_token(), options={"verify_signature": False})["exp"]
+    until("the token has expired", lambda: time.time() > expires + 0.1)
     client.get_health()
     assert [s.status for s in transport.to("/api/v1/ext/health")] == [200, 401, 200]
     assert len(transport.to(TOKEN_PATH)) == 2
+
+
+def test_with_a_key_each_attempt_of_a_token_request_is_an_assertion_signed_anew_for_the_url_it_is_posted_to() -> None:
+    assert BY_EC_JWK is not None
+    lost: list[Sent] = []
+
+    def drop_first_token_answer(sent: Sent) -> bool:
+        if sent.path == TOKEN_PATH and not lost:
+            lost.append(sent)
+            return True
+        return False
+
+    transport = RecordingTransport(drop_first_token_answer)
+    client = ExtensionClient(BASE, BY_EC_JWK, transport=transport, retry=RetryOptions(base_delay_seconds=0.01))
+    assert client.get_health()["data"]
+    attempts = transport.to(TOKEN_PATH)
+    assert [a.status for a in attempts] == [None, 200], "the first answer lost after the server accepted it, then a token"
+    bodies = [json.loads(a.body) for a in attempts]
+    public_key = private_key(json.loads(ENV["SVC_TEST_EC_PRIVATE_JWK"])).public_key().public_bytes(Encoding.PEM, PublicFormat.SubjectPublicKeyInfo).decode()
+    claims = [jwt.decode(b["client_assertion"], public_key, algorithms=["ES384"], audience=f"{BASE}{TOKEN_PATH}") for b in bodies]
+    assert claims[0]["jti"] != claims[1]["jti"], "a new jti for the retry: the service accepts each jti once"
+    for body, claim in zip(bodies, claims):
+        assert (body["client_assertion_type"], body["phi_mode"]) == (CLIENT_ASSERTION_TYPE, "phi")
+        assert "client_secret" not in body and "client_id" not in body
+        assert jwt.get_unverified_header(body["client_assertion"])["kid"] == ENV["SVC_TEST_EC_KID"]
+        assert claim["iss"] == claim["sub"] == ENV["SVC_TEST_KEY_CLIENT_ID"]
+        assert claim["exp"] - claim["iat"] == 300, "exp five minutes ahead"
+
+
+def test_an_unregistered_key_is_refused_like_a_wrong_secret() -> None:
+    assert BY_RSA_PEM is not None
+    stranger = ExtensionClient(BASE, KeyCredentials(BY_RSA_PEM.client_id, rsa.generate_private_key(public_exponent=65537, key_size=2048), BY_RSA_PEM.kid, "phi"))
+    with pytest.raises(ExtensionApiError) as refused:
+        stranger.get_health()
+    error = refused.value
+    assert (error.status, error.code, error.retryable) == (401, "PLATFORM_INVALID_CREDENTIAL", False)
+    assert error.api_error is not None and error.api_error["error"] == "invalid_client"
 
 
 def test_pages_follow_next_cursor_and_next_offset_to_the_end_of_a_list() -> None:

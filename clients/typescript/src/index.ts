@@ -2,7 +2,7 @@ import createClient, { type Client, type Middleware } from 'openapi-fetch';
 import { COMMANDS, CONTRACT_VERSION } from './generated/contract.js';
 import { items, pages, type CursorPath, type PageOptions } from './pages.js';
 import { retryingFetch, type Fetch, type RetryOptions } from './retries.js';
-import { TokenSource, type Credentials } from './tokens.js';
+import { ClientProof, TOKEN_PATH, TokenSource, type Credentials } from './tokens.js';
 import type { paths } from './generated/schema.js';
 
 export {
@@ -19,7 +19,24 @@ export { COMMANDS, CONTRACT_VERSION, ERROR_CODES, MANIFEST_VERSION } from './gen
 export type { components, operations, paths } from './generated/schema.js';
 export type { CursorPath, Page, PageOptions } from './pages.js';
 export type { Authorizer, Fetch, RetryOptions } from './retries.js';
-export { TokenSource, type Credentials, type PhiMode, type TokenResponse } from './tokens.js';
+export {
+  CLIENT_ASSERTION_TYPE,
+  clientAssertion,
+  MAX_ASSERTION_LIFETIME_SECONDS,
+  signingKey,
+  type AssertionAlgorithm,
+  type AssertionKey,
+  type SigningKey,
+} from './assertion.js';
+export {
+  ClientProof,
+  TokenSource,
+  type Credentials,
+  type KeyCredentials,
+  type PhiMode,
+  type SecretCredentials,
+  type TokenResponse,
+} from './tokens.js';
 // The receiver's side of webhooks: one file of the service that needs nothing but node:crypto.
 export {
   payloadHash,
@@ -34,13 +51,14 @@ export {
 export interface ExtensionClientOptions {
   /** Where the API is served, for example https://api.example.com (no trailing path). */
   baseUrl: string;
+  /** A secret, or a private key whose public half is registered for the client (private_key_jwt). */
   credentials: Credentials;
   retry?: RetryOptions;
   /** How long before a token's expiry a new one is fetched (default 60 s, at most half its lifetime). */
   renewBeforeSeconds?: number;
   /** The fetch used for every request (default: the global fetch). */
   fetch?: Fetch;
-  /** The clock tokens are timed by, in milliseconds (default Date.now). */
+  /** The clock tokens are timed by, in milliseconds (default Date.now); assertions are signed by the wall clock. */
   now?: () => number;
 }
 
@@ -68,8 +86,9 @@ const idempotencyKeys: Middleware = {
 export function createExtensionClient(options: ExtensionClientOptions): ExtensionClient {
   const send = options.fetch ?? ((request: Request) => globalThis.fetch(request));
   const common = { baseUrl: options.baseUrl, headers: { 'svc-contract-version': CONTRACT_VERSION } };
+  const proof = new ClientProof(options.credentials, `${options.baseUrl.replace(/\/+$/, '')}${TOKEN_PATH}`);
   const tokens = new TokenSource(
-    createClient<paths>({ ...common, fetch: retryingFetch(send, options.retry) }),
+    createClient<paths>({ ...common, fetch: retryingFetch(send, options.retry, proof) }),
     options.credentials,
     options.renewBeforeSeconds,
     options.now,

@@ -15,7 +15,8 @@ export type Fetch = (request: Request) => Promise<Response>;
 
 /** Sets each attempt's credentials; `renews` says whether a refusal is cured by new ones (an expired token). */
 export interface Authorizer {
-  authorize(request: Request): Promise<void>;
+  /** The attempt to send: the request with its credentials set, or a copy with them in its body. */
+  authorize(request: Request): Promise<Request>;
   renews(error: ExtensionApiError): boolean;
 }
 
@@ -47,10 +48,10 @@ export function retryingFetch(fetch: Fetch, options: RetryOptions = {}, authoriz
     let renewed = false;
     for (let attempt = 1; ; attempt++) {
       const copy = request.clone();
-      await authorizer?.authorize(copy);
+      const sent = authorizer ? await authorizer.authorize(copy) : copy;
       let response: Response;
       try {
-        response = await fetch(copy);
+        response = await fetch(sent);
       } catch (failure) {
         if (attempt >= maxAttempts || request.signal.aborted) throw failure;
         await sleep(backoff(attempt) * 1000, request.signal);

@@ -1,5 +1,5 @@
 """Python client of the extension API (contract version 2)."""
-from .assertion import CLIENT_ASSERTION_TYPE, client_assertion
+from .assertion import CLIENT_ASSERTION_TYPE, AssertionAlgorithm, SigningKey, client_assertion
 from .client import ExtensionClient
 from .errors import ExtensionApiError, known_code, retry_after_seconds
 from .generated.contract import COMMANDS, CONTRACT_VERSION, ERROR_CODES, MANIFEST_VERSION
@@ -10,6 +10,7 @@ from .webhooks import WebhookVerificationError, payload_hash, verify_delivery
 
 __all__ = [
     "CLIENT_ASSERTION_TYPE",
+    "AssertionAlgorithm",
     "COMMANDS",
     "CONTRACT_VERSION",
     "ERROR_CODES",
@@ -21,6 +22,7 @@ __all__ = [
     "PhiMode",
     "RetryOptions",
     "SecretCredentials",
+    "SigningKey",
     "TokenSource",
     "WebhookVerificationError",
     "client_assertion",

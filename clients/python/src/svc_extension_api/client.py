@@ -37,7 +37,7 @@ class ExtensionClient(Operations):
         self._retry = retry or RetryOptions()
         self._http = httpx.Client(base_url=base_url.rstrip("/"), transport=transport, timeout=timeout, headers={"svc-contract-version": CONTRACT_VERSION})
         url = token_url or f"{base_url.rstrip('/')}{TOKEN_PATH}"
-        self.tokens = TokenSource(lambda request: send_with_retries(self._http, request, self._retry), url, credentials, renew_before_seconds, now)
+        self.tokens = TokenSource(lambda request, proof: send_with_retries(self._http, request, self._retry, proof), url, credentials, renew_before_seconds, now)
 
     def pages(self, operation: Callable[P, PageT], *args: P.args, **kwargs: P.kwargs) -> Iterator[PageT]:
         """Each page of a list operation (`api.pages(api.list_patients, limit=100)`), by meta.next_cursor."""

@@ -26,8 +26,8 @@ class RetryOptions:
 
 
 class Authorizer(Protocol):
-    def authorize(self, request: httpx.Request) -> None:
-        """Sets the attempt's credentials."""
+    def authorize(self, request: httpx.Request) -> httpx.Request:
+        """The attempt to send: the request with its credentials set, or a new one with them in its body."""
 
     def renews(self, error: ExtensionApiError) -> bool:
         """Whether new credentials cure the refusal (an expired token)."""
@@ -39,11 +39,10 @@ def send_with_retries(client: httpx.Client, request: httpx.Request, options: Ret
     attempt = 0
     while True:
         attempt += 1
-        if authorizer is not None:
-            authorizer.authorize(request)
+        sent = request if authorizer is None else authorizer.authorize(request)
         backoff = random.random() * options.base_delay_seconds * 2 ** (attempt - 1)
         try:
-            response = client.send(request)
+            response = client.send(sent)
         except httpx.TransportError:
             if attempt >= options.max_attempts:
                 raise

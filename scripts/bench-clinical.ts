@@ -11,7 +11,8 @@ import { openDatabase } from '../src/db/database.js';
 import type { DB } from '../src/db/schema.js';
 import { seedDemoAgency, type DemoSize } from '../src/demo/seed.js';
 import { BASELINE_PAGE_SIZE, BASELINE_PATHS, baselineListPath } from './bench-baseline-clinical.js';
-import { benchIntegration } from './bench-identity.js';
+import type { BenchTokens } from './bench-credentials.js';
+import { benchIntegration, reusedToken } from './bench-identity.js';
 import { bearer, type Headers, type Request, type Scenario, type ScenarioSpec, type Setup } from './bench-scenarios.js';
 
 /** Fixed ids, so a second run on the same database reuses the seeded agencies. */
@@ -21,8 +22,8 @@ const SERVICE_ZIPS = ['02108', '02116', '02130', '02124', '02139', '02446'];
 
 interface AgencyFixture {
   agencyId: string;
-  /** A phi token of a fresh integration, reused by every request. */
-  token: string;
+  /** A phi token of a fresh integration, reused by every request (renewed before it expires). */
+  token: BenchTokens;
   /** A ZIP of the agency's service area. */
   zip: string;
   /** A patient with coverage, so the detail has its coverage list to read. */
@@ -76,7 +77,7 @@ function scenario(service: Request, baseline: Request, goal?: number): Omit<Scen
 }
 
 function get(ctx: ClinicalContext, path: string): Request {
-  return { method: 'GET', path, headers: bearer(ctx.token) };
+  return { method: 'GET', path, headers: {}, tokens: ctx.token };
 }
 
 function patientDetail(ctx: ClinicalContext) {
@@ -103,7 +104,7 @@ interface PatientPage {
 /** The service's cursor after the page that ends at DEPTH, and that page's last row as the baseline's keyset. */
 async function listByCursor(ctx: ClinicalContext) {
   const response = await fetch(`${ctx.serviceUrl}${PATIENTS}?limit=${PAGE}&offset=${DEPTH - PAGE}`, {
-    headers: bearer(ctx.token),
+    headers: bearer(await ctx.token.current()),
   });
   if (!response.ok)
     throw new Error(
@@ -176,7 +177,7 @@ async function removeLeads(ctx: ClinicalContext, since: Date): Promise<void> {
 }
 
 function referralCreate(ctx: ClinicalContext) {
-  const headers: Headers = { ...bearer(ctx.token), 'content-type': 'application/json' };
+  const headers: Headers = { 'content-type': 'application/json' };
   const setup = (): Setup => (request) => ({
     ...request,
     headers: { ...request.headers, 'idempotency-key': randomUUID() },
@@ -184,8 +185,8 @@ function referralCreate(ctx: ClinicalContext) {
   });
   return {
     ...scenario(
-      { method: 'POST', path: '/api/v1/ext/referrals', headers, setup },
-      { method: 'POST', path: BASELINE_PATHS.referrals, headers, setup },
+      { method: 'POST', path: '/api/v1/ext/referrals', headers, tokens: ctx.token, setup },
+      { method: 'POST', path: BASELINE_PATHS.referrals, headers, tokens: ctx.token, setup },
       0.4,
     ),
     after: (since: Date) => removeLeads(ctx, since),
@@ -234,7 +235,7 @@ async function agencyFixture(db: Kysely<DB>, config: Config, size: DemoSize): Pr
     .limit(1)
     .executeTakeFirstOrThrow();
   const sign = await benchIntegration(db, config, agencyId);
-  return { agencyId, token: await sign(), zip, patientId };
+  return { agencyId, token: await reusedToken(sign, `the token of ${agencyId}`), zip, patientId };
 }
 
 /**

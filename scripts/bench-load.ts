@@ -1,7 +1,7 @@
 /** Drives autocannon against the service and the baseline in alternating slices and summarizes both. */
 import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
-import { sides, type Scenario, type Server, type Side, type Target } from './bench-scenarios.js';
+import { headersOf, sides, type Scenario, type Server, type Side, type Target } from './bench-scenarios.js';
 
 interface Tally {
   requests: number;
@@ -11,6 +11,8 @@ interface Tally {
   errors: number;
   timeouts: number;
   statusCodes: Record<string, number>;
+  /** Non-2xx responses by status and the error code of their body ("401 PLATFORM_TOKEN_EXPIRED"). */
+  refusals: Record<string, number>;
 }
 
 type Summary = ReturnType<typeof summarize>;
@@ -25,24 +27,45 @@ export interface Timing {
 // autocannon stops only at a sample tick: a short interval lets fractional durations (slices of --quick) end on time.
 const SAMPLE_MS = 100;
 
-function load(
-  url: string,
-  { request, setupRequest }: Side,
-  connections: number,
-  seconds: number,
-  tally?: Tally,
-): Promise<void> {
+/** The error code of an error body, in either of the contract's two shapes, or of the baselines' `{ error }`. */
+export function errorCodeOf(body: string): string {
+  try {
+    const parsed = JSON.parse(body) as { code?: unknown; error?: unknown };
+    const code =
+      typeof parsed.error === 'object' && parsed.error !== null
+        ? (parsed.error as { code?: unknown }).code
+        : (parsed.code ?? parsed.error);
+    return typeof code === 'string' ? code : 'no error code';
+  } catch {
+    return 'not JSON';
+  }
+}
+
+function countRefusal(tally: Tally, status: number, body: string): void {
+  if (status >= 200 && status < 300) return;
+  const refusal = `${status} ${errorCodeOf(body)}`;
+  tally.refusals[refusal] = (tally.refusals[refusal] ?? 0) + 1;
+}
+
+async function load(url: string, side: Side, connections: number, seconds: number, tally?: Tally): Promise<void> {
+  const { request, setupRequest } = side;
+  await request.tokens?.freshFor(seconds);
   return new Promise((resolve, reject) => {
-    const { method, path, headers, body } = request;
+    const { method, path, body } = request;
+    // onResponse sees each body: a refusal is counted by its error code, so a failed run names its cause.
+    const onResponse = tally && ((status: number, responseBody: string) => countRefusal(tally, status, responseBody));
     const options = {
       url: url + path,
       method,
-      headers,
+      headers: headersOf(request),
       body,
       connections,
       duration: seconds,
       sampleInt: SAMPLE_MS,
-      ...(setupRequest ? { requests: [{ method, path, setupRequest }] } : {}),
+      // autocannon's defaults hold for what an entry leaves out, not for what it sets to undefined.
+      ...(setupRequest || onResponse
+        ? { requests: [{ method, path, ...(setupRequest && { setupRequest }), ...(onResponse && { onResponse }) }] }
+        : {}),
     };
     const instance = autocannon(options, (err, result) => {
       if (err) return reject(err);
@@ -80,6 +103,7 @@ function summarize(t: Tally) {
     errors: t.errors,
     timeouts: t.timeouts,
     statusCodes: t.statusCodes,
+    refusals: t.refusals,
   };
 }
 
@@ -126,6 +150,7 @@ const emptyTally = (): Tally => ({
   errors: 0,
   timeouts: 0,
   statusCodes: {},
+  refusals: {},
 });
 
 const meanSeconds = (tally: Tally) => tally.latencies.reduce((a, b) => a + b, 0) / tally.latencies.length / 1000;

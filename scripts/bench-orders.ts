@@ -17,7 +17,7 @@ export const ORDER_SPECS: ClinicalSpec[] = [
   { name: `physician order list cursor at ${DEPTH}, large agency`, agency: 'large', build: byCursor },
 ];
 
-const get = (ctx: ClinicalContext, path: string): Request => ({ method: 'GET', path, headers: bearer(ctx.token) });
+const get = (ctx: ClinicalContext, path: string): Request => ({ method: 'GET', path, headers: {}, tokens: ctx.token });
 
 function scenario(service: Request, baseline: Request, goal?: number): Omit<Scenario, 'name'> {
   return { service, baseline, connections: CONNECTIONS, goal };
@@ -35,7 +35,7 @@ interface OrderPage {
 /** The service's cursor after the page that ends at DEPTH, and that page's last order as the baseline's keyset. */
 async function byCursor(ctx: ClinicalContext) {
   const response = await fetch(`${ctx.serviceUrl}${ORDERS}?limit=${PAGE}&offset=${DEPTH - PAGE}`, {
-    headers: bearer(ctx.token),
+    headers: bearer(await ctx.token.current()),
   });
   if (!response.ok)
     throw new Error(

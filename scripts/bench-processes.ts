@@ -45,6 +45,20 @@ export async function start(name: string, nodeArgs: string[], env: NodeJS.Proces
   throw new Error(`${name} did not answer ${url}/livez within 60 s`);
 }
 
+/**
+ * Waits until the service admits calls: a process that has just started compiles on every first call and may shed
+ * load (503 PLATFORM_SERVICE_UNAVAILABLE) until its event loop catches up. The health operation without a token is
+ * refused after the shedding check (401) once the service admits.
+ */
+export async function untilAdmitting(name: string, url: string): Promise<void> {
+  for (const deadline = Date.now() + 60_000; Date.now() < deadline; await sleep(500)) {
+    const response = await fetch(`${url}/api/v1/ext/health`);
+    await response.arrayBuffer();
+    if (response.status !== 503) return;
+  }
+  throw new Error(`${name} still sheds load (503) 60 s after it started: the machine is too busy to benchmark`);
+}
+
 /** The node arguments of `npm start` (package.json), so the benchmark runs the service with the runtime flags it ships with. */
 export function npmStartArgs(): string[] {
   // `exec` lets npm's shell give way to node, so that a signal to npm reaches the server.

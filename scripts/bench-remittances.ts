@@ -108,7 +108,7 @@ async function allocationPage(ctx: ClinicalContext) {
     await database.close();
   }
   const get = async <T>(path: string): Promise<T> => {
-    const response = await fetch(`${ctx.serviceUrl}${path}`, { headers: bearer(ctx.token) });
+    const response = await fetch(`${ctx.serviceUrl}${path}`, { headers: bearer(await ctx.token.current()) });
     if (!response.ok) throw new Error(`${path} answered ${response.status}: ${(await response.text()).slice(0, 300)}`);
     return (await response.json()) as T;
   };
@@ -116,7 +116,7 @@ async function allocationPage(ctx: ClinicalContext) {
   const url = `/api/v1/ext/remittances/${remittance.id}/allocations`;
   const before = await get<Page>(`${url}?limit=${PAGE}&offset=${DEPTH - PAGE}`);
   const last = before.data.at(-1)!;
-  const request = (path: string): Request => ({ method: 'GET', path, headers: bearer(ctx.token) });
+  const request = (path: string): Request => ({ method: 'GET', path, headers: {}, tokens: ctx.token });
   return {
     service: request(`${url}?limit=${PAGE}&cursor=${before.meta.next_cursor}`),
     baseline: request(baselineAllocationsPath(remittance.id, [DEPTH, last.id])),

@@ -1,5 +1,6 @@
 /** What a benchmark scenario is, the gateway scenarios, and the --scenarios filter. */
 import type autocannon from 'autocannon';
+import type { BenchTokens } from './bench-credentials.js';
 import type { BenchIdentity } from './bench-identity.js';
 
 type Method = NonNullable<autocannon.Options['method']>;
@@ -26,6 +27,8 @@ export interface Request {
   path: string;
   headers: Headers;
   body?: string;
+  /** The bearer token it carries (the first of them), renewed before a slice that would outlive it (headersOf). */
+  tokens?: BenchTokens;
   /**
    * Makes the Setup of one side. Each side of a scenario gets its own, once (see sides()): a rotation of fresh tokens
    * advances only with that side's requests, so what the other side sent between slices cannot bring the service
@@ -64,13 +67,19 @@ export async function buildScenario<F>(spec: ScenarioSpec<F>, fixture: F): Promi
   return { name: spec.name, ...(await spec.build(fixture)) };
 }
 
+/** The headers a request is sent with now: its own, and its tokens' current one. */
+export function headersOf(request: Request): Headers {
+  return request.tokens ? { ...request.headers, ...bearer(request.tokens.token) } : request.headers;
+}
+
 /** The request a setup would send first: what the pre-flight check sends. */
 export function firstRequest(request: Request): Request {
-  if (!request.setup) return request;
+  const headers = headersOf(request);
+  if (!request.setup) return { ...request, headers };
   const sent = request.setup()({
     method: request.method,
     path: request.path,
-    headers: { ...request.headers },
+    headers: { ...headers },
     body: request.body,
   });
   return {
@@ -81,12 +90,13 @@ export function firstRequest(request: Request): Request {
   };
 }
 
-function rotatingTokens(tokens: string[]): () => Setup {
+/** Each request with the next of `tokens`, as they are now (renewed ones included). */
+function rotatingTokens(tokens: BenchTokens): () => Setup {
   return () => {
     let next = 0;
     return (request) => ({
       ...request,
-      headers: { ...request.headers, authorization: `Bearer ${tokens[next++ % tokens.length]}` },
+      headers: { ...request.headers, ...bearer(tokens.all[next++ % tokens.all.length]) },
     });
   };
 }
@@ -152,52 +162,52 @@ function planOf(scenario: Scenario): Record<Target, Side> {
   return { service: paired[measured](), baseline: live ? side('baseline', live, 'baseline') : paired[against]() };
 }
 
-function get(path: string, headers: Headers, setup?: () => Setup, goal?: number): Omit<Scenario, 'name'> {
-  return { service: { method: 'GET', path, headers, setup }, connections: GATEWAY_CONNECTIONS, goal };
+function get(path: string, tokens: BenchTokens, setup?: () => Setup, goal?: number): Omit<Scenario, 'name'> {
+  return { service: { method: 'GET', path, headers: {}, tokens, setup }, connections: GATEWAY_CONNECTIONS, goal };
 }
 
 /** Against the same bytes from the bare baseline; the service goes through the whole gateway (JWT, access, limits, metering). */
 export const GATEWAY_SPECS: ScenarioSpec<BenchIdentity>[] = [
   // Issue 3's target: the whole gateway keeps 0.6 of bare Fastify with a reused token.
-  { name: 'health, reused token', build: (id) => get('/api/v1/ext/health', bearer(id.token), undefined, 0.6) },
+  { name: 'health, reused token', build: (id) => get('/api/v1/ext/health', id.token, undefined, 0.6) },
   // The issue's reference point: the whole gateway against fast-jwt's cached verify alone, serving the same bytes.
   {
     name: 'health, reused token, against a fast-jwt verify alone',
-    build: (id) => ({ ...get('/api/v1/ext/health', bearer(id.token)), pairing: 'service/fast-jwt' }),
+    build: (id) => ({ ...get('/api/v1/ext/health', id.token), pairing: 'service/fast-jwt' }),
   },
   // The goal's premise, in the same run: on the issue's machine fast-jwt's cached verify alone kept about 0.69 of bare.
   {
     name: 'reference: fast-jwt verify alone against bare, reused token',
-    build: (id) => ({ ...get('/api/v1/ext/health', bearer(id.token)), pairing: 'fast-jwt/bare' }),
+    build: (id) => ({ ...get('/api/v1/ext/health', id.token), pairing: 'fast-jwt/bare' }),
   },
   {
     name: 'health, fresh token each request',
-    build: (id) => get('/api/v1/ext/health', {}, rotatingTokens(id.freshTokens)),
+    build: (id) => get('/api/v1/ext/health', id.freshTokens, rotatingTokens(id.freshTokens)),
   },
-  { name: 'catalog, reused token', build: (id) => get('/api/v1/ext/catalog', bearer(id.token)) },
+  { name: 'catalog, reused token', build: (id) => get('/api/v1/ext/catalog', id.token) },
   // Issue 34: what metrics and tracing cost a warm call, each against bare and against each other, in the same run.
   {
     name: 'observability: health, metrics on (as shipped)',
-    build: (id) => get('/api/v1/ext/health', bearer(id.token)),
+    build: (id) => get('/api/v1/ext/health', id.token),
   },
   {
     name: 'observability: health, metrics off',
-    build: (id) => ({ ...get('/api/v1/ext/health', bearer(id.token)), pairing: 'metrics-off/bare' }),
+    build: (id) => ({ ...get('/api/v1/ext/health', id.token), pairing: 'metrics-off/bare' }),
   },
   {
     name: 'observability: health, tracing on (OTLP to a no-op collector)',
-    build: (id) => ({ ...get('/api/v1/ext/health', bearer(id.token)), pairing: 'tracing/bare' }),
+    build: (id) => ({ ...get('/api/v1/ext/health', id.token), pairing: 'tracing/bare' }),
   },
   {
     name: 'observability: metrics on against metrics off, health',
     build: (id) => ({
-      ...get('/api/v1/ext/health', bearer(id.token), undefined, 0.95),
+      ...get('/api/v1/ext/health', id.token, undefined, 0.95),
       pairing: 'service/metrics-off',
     }),
   },
   {
     name: 'observability: tracing on against metrics on, health',
-    build: (id) => ({ ...get('/api/v1/ext/health', bearer(id.token)), pairing: 'tracing/service' }),
+    build: (id) => ({ ...get('/api/v1/ext/health', id.token), pairing: 'tracing/service' }),
   },
   // The sampler a deployment would run: a caller's decision kept, else one call in ten traced.
   {
@@ -210,7 +220,8 @@ export const GATEWAY_SPECS: ScenarioSpec<BenchIdentity>[] = [
       service: {
         method: 'POST',
         path: '/api/v1/ext/tasks',
-        headers: { ...bearer(id.token), 'content-type': 'application/json', 'idempotency-key': 'bench-replay-0001' },
+        headers: { 'content-type': 'application/json', 'idempotency-key': 'bench-replay-0001' },
+        tokens: id.token,
         body: JSON.stringify({ title: 'Benchmark replay', priority: 'normal' }),
       },
       connections: GATEWAY_CONNECTIONS,

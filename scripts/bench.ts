@@ -21,7 +21,7 @@ import { benchImport, IMPORT_SCENARIO, REMITTANCE_SPECS, type ImportResult } fro
 import { QUERY_SPECS } from './bench-queries.js';
 import { prepareBenchIdentity } from './bench-identity.js';
 import { measure, WARMUP_RESPONSES, type Measurement, type Timing } from './bench-load.js';
-import { npmStartArgs, root, start, stopAll } from './bench-processes.js';
+import { npmStartArgs, root, start, stopAll, untilAdmitting } from './bench-processes.js';
 import {
   buildScenario,
   sides,
@@ -166,6 +166,7 @@ async function buildScenarios(
 }
 
 async function send(url: string, request: Request) {
+  await request.tokens?.freshFor(0);
   const sent = firstRequest(request);
   const response = await fetch(url + sent.path, { method: sent.method, headers: sent.headers, body: sent.body });
   const contentType = response.headers.get('content-type') ?? 'application/octet-stream';
@@ -364,6 +365,12 @@ function writeReport(config: Config, results: Result[], notes: string[], imports
   console.error('results written to .bench/results.json');
 }
 
+/** The non-2xx answers by status and error code, most frequent first. */
+function causes(refusals: Record<string, number>): string {
+  const counted = Object.entries(refusals).sort(([, a], [, b]) => b - a);
+  return counted.length === 0 ? '' : `; by status and error code: ${counted.map(([r, n]) => `${n} × ${r}`).join(', ')}`;
+}
+
 function reportFailures(results: Result[]): void {
   const failures = results.flatMap((r) =>
     (['service', 'baseline'] as const)
@@ -371,12 +378,12 @@ function reportFailures(results: Result[]): void {
       // Named as the table names the side: in the reference row the measured side is the baseline's fast-jwt route.
       .map(
         (t) =>
-          `${r.scenario} x${r.connections} ${r.sides[t].label} (${r.sides[t].request}): ${r[t].non2xx} non-2xx, ${r[t].errors} errors (${r[t].timeouts} timeouts), status codes ${JSON.stringify(r[t].statusCodes)}`,
+          `${r.scenario} x${r.connections} ${r.sides[t].label} (${r.sides[t].request}): ${r[t].non2xx} non-2xx, ${r[t].errors} errors (${r[t].timeouts} timeouts), status codes ${JSON.stringify(r[t].statusCodes)}${causes(r[t].refusals)}`,
       ),
   );
   if (failures.length) {
     console.error(
-      `\n!!! BENCHMARK INVALID: runs had error responses or connection errors; the figures above are not meaningful.\n${failures.join('\n')}`,
+      `\n!!! BENCHMARK INVALID: runs had error responses or connection errors (causes below); the figures above are not meaningful.\n${failures.join('\n')}`,
     );
     process.exitCode = 1;
   }
@@ -481,6 +488,7 @@ async function main() {
       DATABASE_POOLER: 'transaction',
     });
   urls.service = await start('service', npmStartArgs(), env);
+  for (const [server, url] of Object.entries(urls)) await untilAdmitting(server, url);
   const { runnable, routes } = await checkService(
     urls.service,
     await buildScenarios(config, selection, prepared, urls.service),

@@ -4,7 +4,13 @@ import { sql, type Kysely, type Transaction } from 'kysely';
 import t, { type Test } from 'tap';
 import type { DB } from '../../src/db/schema.js';
 import { errorEntry } from '../../src/shared/platform-error.js';
-import { purgeExpiredIdempotencyKeys, requestFingerprint, runIdempotent } from '../../src/gateway/core/idempotency.js';
+import {
+  purgeExpiredIdempotencyKeys,
+  requestFingerprint,
+  runIdempotent,
+  runRemembered,
+} from '../../src/gateway/core/idempotency.js';
+import { CompletedKeys } from '../../src/gateway/core/completed-keys.js';
 import type { CommandIdentity, CommandLedger, StoredResponse } from '../../src/gateway/core/command-ledger.js';
 import { secondPool, testDatabase } from '../helpers/database.js';
 
@@ -442,4 +448,65 @@ t.test('concurrency', { skip: postgresOnly }, async (t) => {
     t.equal((await runIdempotent(db, id, countingExecute(id).execute)).replayed, false, 'nothing of it was kept');
   });
   t.end();
+});
+
+/** Deletes a key's row: what a replay then answers came from memory, not from a read. */
+const deleteKey = (id: CommandIdentity) =>
+  db.deleteFrom('idempotency_keys').where('agency_id', '=', id.agencyId).where('key', '=', id.key).execute();
+
+t.test('a replay read from the database is remembered: the next retry reads nothing', async (t) => {
+  const completedKeys = new CompletedKeys();
+  const id = await newCommand();
+  const first = await runRemembered(completedKeys, db, id, countingExecute(id).execute);
+  t.equal(first.replayed, false);
+  t.notOk(completedKeys.get(id), "a fresh run is not remembered: its expiry is the database's");
+  const read = await runRemembered(completedKeys, db, id, failing('must not run'));
+  t.same([read.replayed, read.response], [true, first.response]);
+  await deleteKey(id);
+  const remembered = await runRemembered(completedKeys, db, id, failing('must not run'));
+  t.same([remembered.replayed, remembered.response], [true, first.response]);
+});
+
+t.test('a remembered key still refuses another request', async (t) => {
+  const completedKeys = new CompletedKeys();
+  const id = await newCommand({ title: 'a' });
+  await runRemembered(completedKeys, db, id, countingExecute(id).execute);
+  await runRemembered(completedKeys, db, id, failing('must not run'));
+  await deleteKey(id);
+  await t.rejects(runRemembered(completedKeys, db, withBody(id, { title: 'b' }), failing('must not run')), {
+    code: 'PLATFORM_IDEMPOTENCY_CONFLICT',
+  });
+});
+
+t.test('a remembered key is forgotten a minute before it expires, so a reused expired key runs again', async (t) => {
+  const completedKeys = new CompletedKeys();
+  const id = await newCommand();
+  const response = { status: 200, headers: {}, body: '{}' };
+  const expiresAt = new Date(Date.now() + 3_600_000);
+  completedKeys.remember(id, { fingerprint: id.fingerprint, response }, expiresAt);
+  t.same(completedKeys.get(id, expiresAt.getTime() - 61_000)?.response, response);
+  t.notOk(completedKeys.get(id, expiresAt.getTime() - 60_000));
+  t.notOk(completedKeys.get(id), 'and stays forgotten');
+});
+
+t.test('keys are remembered per agency, extension and key, and large responses not at all', async (t) => {
+  const completedKeys = new CompletedKeys();
+  const id = await newCommand();
+  const expiresAt = new Date(Date.now() + 3_600_000);
+  completedKeys.remember(
+    id,
+    { fingerprint: id.fingerprint, response: { status: 200, headers: {}, body: '{}' } },
+    expiresAt,
+  );
+  t.notOk(completedKeys.get({ ...id, extensionId: randomUUID() }));
+  t.notOk(completedKeys.get({ ...id, agencyId: randomUUID() }));
+  t.notOk(completedKeys.get({ ...id, key: `${id.key}-2` }));
+  const large = { ...id, key: `${id.key}-large` };
+  const body = JSON.stringify({ data: 'x'.repeat(40_000) });
+  completedKeys.remember(
+    large,
+    { fingerprint: id.fingerprint, response: { status: 200, headers: {}, body } },
+    expiresAt,
+  );
+  t.notOk(completedKeys.get(large));
 });

@@ -1,4 +1,5 @@
 import t from 'tap';
+import { BenchTokens } from '../../scripts/bench-credentials.js';
 import {
   buildScenario,
   FAST_JWT_PREFIX,
@@ -40,10 +41,14 @@ t.test('a live baseline request replaces the recorded-bytes side', async (t) => 
   ]);
 });
 
+const HOUR_MS = 3_600_000;
+const tokens = (...list: string[]) =>
+  BenchTokens.issue(list.join(), async () => ({ tokens: list, expiresAtMs: Date.now() + HOUR_MS }));
+
 /** The fresh-token scenario, rotating three tokens: what the service receives is the "fresh token" figure. */
 async function freshTokenScenario(): Promise<Scenario> {
   const spec = GATEWAY_SPECS.find((s) => s.name === 'health, fresh token each request')!;
-  return buildScenario(spec, { token: 'reused', freshTokens: ['a', 'b', 'c'] });
+  return buildScenario(spec, { token: await tokens('reused'), freshTokens: await tokens('a', 'b', 'c') });
 }
 
 const sentToken = (side: Side) => side.setupRequest!({ method: 'GET', path: '/', headers: {} }).headers!.authorization;

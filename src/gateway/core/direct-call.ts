@@ -117,7 +117,8 @@ async function answer(
 ): Promise<unknown> {
   gateway.refuseWhenClosing();
   const body = await pipeline.handle(call, response, input.authorization, input.principal);
-  // A command answers the JSON text it stored for its replays.
+  // A command answers the JSON text it stored for its replays; a constant read the JSON bytes it encoded once.
+  if (body instanceof Uint8Array) return JSON.parse(Buffer.from(body).toString('utf8'));
   return pipeline.operation.command ? JSON.parse(body as string) : body;
 }
 

@@ -5,6 +5,7 @@ import type { Handler, Handlers } from './handler.js';
 import { OperationPipeline, type GatewayServices } from './pipeline.js';
 import type { CallAdmission } from './admission.js';
 import { RunningHandlers } from './running-handlers.js';
+import { CompletedKeys } from './completed-keys.js';
 
 /** The refusal of a call that arrives while the service shuts down. */
 export function shuttingDown(): PlatformError {
@@ -23,6 +24,7 @@ export function shuttingDown(): PlatformError {
 export class Gateway {
   private readonly pipelines = new Map<string, OperationPipeline>();
   private readonly running = new RunningHandlers();
+  private readonly completedKeys = new CompletedKeys();
   private closing = false;
 
   constructor(
@@ -37,7 +39,14 @@ export class Gateway {
       const handler = handlers[operation.operationId] as Handler<OperationId>;
       this.pipelines.set(
         operation.operationId,
-        new OperationPipeline(operation, handler, services, this.running, admissions[operation.operationId]),
+        new OperationPipeline(
+          operation,
+          handler,
+          services,
+          this.running,
+          this.completedKeys,
+          admissions[operation.operationId],
+        ),
       );
     }
   }

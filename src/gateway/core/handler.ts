@@ -5,6 +5,7 @@ import type { ExtensionPolicy, Principal } from '../../shared/principal.js';
 import type { CommandStore, TenantStore } from '../../db/tenant-store.js';
 import type { CursorSealer } from '../../db/cursor-sealer.js';
 import type { CallLogger, OperationCall, ResponseHead } from './operation-call.js';
+import type { ConstantAnswer } from './constant-answer.js';
 
 type Op<K extends OperationId> = OperationTypes[K];
 // Parameter groups with only optional members are optional in the generated types, yet always present at run time.
@@ -57,8 +58,13 @@ export interface RequestContext<K extends OperationId> {
   signal: AbortSignal;
 }
 
-/** A handler that needs no I/O may answer directly; the gateway then answers in the same tick. */
-export type Handler<K extends OperationId> = (ctx: RequestContext<K>) => SuccessBody<K> | Promise<SuccessBody<K>>;
+/**
+ * A handler that needs no I/O may answer directly; the gateway then answers in the same tick. An answer that is the
+ * same for every caller may come as a ConstantAnswer, whose JSON the gateway encodes once.
+ */
+export type Handler<K extends OperationId> = (
+  ctx: RequestContext<K>,
+) => SuccessBody<K> | ConstantAnswer<SuccessBody<K>> | Promise<SuccessBody<K>>;
 
 /** Every operation of the contract must have a handler, or the build fails. */
 export type Handlers = { [K in OperationId]: Handler<K> };

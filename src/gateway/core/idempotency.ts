@@ -6,6 +6,7 @@ import { reusableQuery } from '../../db/reusable-query.js';
 import { lockId, lockKey } from '../../db/advisory-locks.js';
 import { PlatformError } from '../../shared/platform-error.js';
 import { writeCommandLedger, type CommandIdentity, type CommandLedger, type StoredResponse } from './command-ledger.js';
+import type { CompletedKeys } from './completed-keys.js';
 import type { PhiMode } from '../../shared/principal.js';
 import { canonicalJson } from '../../shared/canonical-json.js';
 
@@ -18,6 +19,8 @@ const DEFAULT_LOCK_WAIT_MS = 5_000;
 interface IdempotentResult {
   response: StoredResponse;
   replayed: boolean;
+  /** When the replayed key expires, where its read said so. */
+  expiresAt?: Date;
 }
 
 /**
@@ -42,16 +45,22 @@ interface StoredRow {
   response_status: number;
   response_headers: Record<string, string>;
   response_body: string;
+  expires_at?: Date;
 }
 
-function replayOf(row: StoredRow, id: CommandIdentity): StoredResponse {
-  if (row.fingerprint !== id.fingerprint) {
+/** A key's stored response answers only the request it was stored for. */
+function checkFingerprint(fingerprint: string, id: CommandIdentity): void {
+  if (fingerprint !== id.fingerprint) {
     throw new PlatformError(
       'PLATFORM_IDEMPOTENCY_CONFLICT',
       'This idempotency key was already used with a different request (method, route, body or PHI mode).',
       { idempotencyKey: id.key },
     );
   }
+}
+
+function replayOf(row: StoredRow, id: CommandIdentity): StoredResponse {
+  checkFingerprint(row.fingerprint, id);
   return { status: row.response_status, headers: row.response_headers, body: row.response_body };
 }
 
@@ -59,7 +68,7 @@ function replayOf(row: StoredRow, id: CommandIdentity): StoredResponse {
 const completedKey = reusableQuery('idempotency-completed', ['agencyId', 'extensionId', 'key'], (db, p) =>
   db
     .selectFrom('idempotency_keys')
-    .select(['fingerprint', 'response_status', 'response_headers', 'response_body'])
+    .select(['fingerprint', 'response_status', 'response_headers', 'response_body', 'expires_at'])
     .where('agency_id', '=', p.agencyId)
     .where('extension_id', '=', p.extensionId)
     .where('key', '=', p.key)
@@ -129,7 +138,7 @@ export async function runIdempotent(
   signal?.throwIfAborted();
   // Retries of a finished command, the common case of a retry storm, replay in one round trip.
   const [completed] = await completedFor(db, id);
-  if (completed) return { response: replayOf(completed, id), replayed: true };
+  if (completed) return { response: replayOf(completed, id), replayed: true, expiresAt: completed.expires_at };
   try {
     return await db.transaction().execute(async (trx) => {
       const stored = await holdKey(trx, id, lockWaitMs);
@@ -151,6 +160,28 @@ export async function runIdempotent(
       'A resource this command needs is locked by a concurrent request; retry shortly.',
     );
   }
+}
+
+/**
+ * runIdempotent, with the completed keys this process remembers: a retry of a completed command replays from memory
+ * (or is refused as a conflict), and a replay read from the database is remembered until shortly before its key expires.
+ */
+export async function runRemembered(
+  completedKeys: CompletedKeys,
+  db: Kysely<DB>,
+  id: CommandIdentity,
+  execute: (trx: Transaction<DB>) => Promise<CommandLedger>,
+  signal?: AbortSignal,
+): Promise<IdempotentResult> {
+  const remembered = completedKeys.get(id);
+  if (remembered) {
+    checkFingerprint(remembered.fingerprint, id);
+    return { response: remembered.response, replayed: true };
+  }
+  const result = await runIdempotent(db, id, execute, signal);
+  if (result.expiresAt)
+    completedKeys.remember(id, { fingerprint: id.fingerprint, response: result.response }, result.expiresAt);
+  return result;
 }
 
 interface PurgeOptions {

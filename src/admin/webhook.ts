@@ -197,8 +197,10 @@ export const webhookCommands: Commands = {
     usage: 'webhook list --agency ID',
     options: { agency: { type: 'string' } },
     async run(ctx) {
-      const listed = await asOperator(ctx, { ...ON_SUBSCRIPTIONS, operation: 'listWebhookSubscriptions' }, (store) =>
-        listSubscriptions(store),
+      const listed = await asOperator(
+        ctx,
+        { ...ON_SUBSCRIPTIONS, operation: 'listWebhookSubscriptions' },
+        listSubscriptions,
       );
       const rows = listed.map(subscriptionView);
       return {

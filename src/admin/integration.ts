@@ -140,7 +140,7 @@ interface IntegrationRef {
 
 /**
  * Runs `run` as the operator's command `operation` on the integration of a client id, in its agency: a client id
- * names one integration of every agency's, so it is looked up before the agency's store exists.
+ * names one integration, whichever agency's, so it is looked up before the agency's store exists.
  */
 export async function onIntegrationOf<T>(
   db: Kysely<DB>,

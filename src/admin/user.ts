@@ -52,12 +52,8 @@ export async function createUser(db: Kysely<DB>, input: UserInput): Promise<Crea
       async (store) => {
         await store.insertInto('users').values(user).execute();
         store.auditReferences([userId]);
-        await ensurePeopleExtension(
-          store.unscoped(
-            'ensurePeopleExtension of identity writes the people extension of the agency on the handle it is given',
-          ),
-          store.agencyId,
-        );
+        const handle = store.unscoped('identity writes the people extension on the handle it is given');
+        await ensurePeopleExtension(handle, store.agencyId);
       },
       { unknownAgency: (agencyId) => `no agency "${agencyId}"` },
     );

@@ -32,8 +32,7 @@ export async function asOperatorOn<T>(
   try {
     return await runPlatformCommand(db, { outbox: undefined, actor: 'admin-cli', ...command, agencyId }, run);
   } catch (err) {
-    if (err instanceof UnknownAgencyError)
-      throw new AdminError(refusals.unknownAgency?.(agencyId) ?? (err as Error).message);
+    if (err instanceof UnknownAgencyError) throw new AdminError(refusals.unknownAgency?.(agencyId) ?? err.message);
     if (refusals.errors?.some((refusal) => err instanceof refusal)) throw new AdminError((err as Error).message);
     throw err;
   }

@@ -1,5 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/schema.js';
+import type { CommandStore } from '../db/tenant-store.js';
+import type { PlatformActor } from '../platform-commands/platform-command.js';
 import { randomId } from '../shared/ids.js';
 import {
   AdminError,
@@ -11,6 +13,7 @@ import {
   type Commands,
   type Options,
 } from './command.js';
+import { asOperatorOn, type OperatorCommand } from './operator-command.js';
 
 interface AgencyInput {
   id: string;
@@ -26,6 +29,9 @@ interface CreatedAgency {
   officeId: string;
   serviceZips: string[];
 }
+
+/** What an agency command does, on the audit record: to the agency's own settings and offices, never with PHI. */
+const ON_AGENCY: Omit<OperatorCommand, 'operation'> = { resourceType: 'agency', phiMode: 'no_phi' };
 
 const AGENCY_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 const ZIP = /^\d{5}$/;
@@ -45,31 +51,40 @@ function validate(input: AgencyInput): void {
   }
 }
 
-/** The agency, its default office "<name> Main Office", and its service area routed to that office. */
-export async function createAgency(db: Kysely<DB>, input: AgencyInput): Promise<CreatedAgency> {
-  validate(input);
+/** Its default office "<name> Main Office", and its service area routed to that office, in the store's agency. */
+export async function openMainOffice(store: CommandStore, input: AgencyInput): Promise<CreatedAgency> {
   const serviceZips = [...new Set(input.serviceZips)];
   // Drawn like every other id, so that no office id names offices of two agencies.
   const officeId = randomId('off_');
-  await db.transaction().execute(async (trx) => {
+  await store
+    .insertInto('offices')
+    .values({ id: officeId, name: `${input.name} Main Office`, timezone: input.timezone ?? DEFAULT_TIMEZONE })
+    .execute();
+  await store
+    .insertInto('agency_service_zips')
+    .values(serviceZips.map((zip_code) => ({ zip_code, office_id: officeId })))
+    .execute();
+  return { id: input.id, name: input.name, officeId, serviceZips };
+}
+
+/**
+ * The agency, then its main office as the operator's command createAgency, in one transaction. The agency's row is
+ * written on the handle: the registry of agencies belongs to no agency.
+ */
+export async function createAgency(
+  db: Kysely<DB>,
+  input: AgencyInput,
+  actor: PlatformActor = 'admin-cli',
+): Promise<CreatedAgency> {
+  validate(input);
+  return db.transaction().execute(async (trx) => {
     const existing = await trx.selectFrom('agencies').select('id').where('id', '=', input.id).executeTakeFirst();
     if (existing) throw new AdminError(`agency "${input.id}" already exists`);
     await trx.insertInto('agencies').values({ id: input.id, name: input.name }).execute();
-    await trx
-      .insertInto('offices')
-      .values({
-        agency_id: input.id,
-        id: officeId,
-        name: `${input.name} Main Office`,
-        timezone: input.timezone ?? DEFAULT_TIMEZONE,
-      })
-      .execute();
-    await trx
-      .insertInto('agency_service_zips')
-      .values(serviceZips.map((zip_code) => ({ agency_id: input.id, zip_code, office_id: officeId })))
-      .execute();
+    return asOperatorOn(trx, input.id, { ...ON_AGENCY, operation: 'createAgency', actor }, (store) =>
+      openMainOffice(store, input),
+    );
   });
-  return { id: input.id, name: input.name, officeId, serviceZips };
 }
 
 /** The database checks the same bound (db/migrations/0015_physician_orders.ts). */
@@ -84,15 +99,24 @@ function agencySettings(options: Options): { order_sla_days?: number } {
   return { order_sla_days: orderSlaDays };
 }
 
-async function setAgency(db: Kysely<DB>, id: string, settings: { order_sla_days?: number }) {
-  const agency = await db
-    .updateTable('agencies')
-    .set({ ...settings, updated_at: new Date() })
-    .where('id', '=', id)
-    .returning(['id', 'order_sla_days'])
-    .executeTakeFirst();
-  if (!agency) throw new AdminError(`no agency "${id}"`);
-  return { agency_id: agency.id, order_sla_days: agency.order_sla_days };
+function setAgency(db: Kysely<DB>, id: string, settings: { order_sla_days?: number }) {
+  return asOperatorOn(
+    db,
+    id,
+    { ...ON_AGENCY, operation: 'setAgency' },
+    async (store) => {
+      const agency = await store
+        .unscoped('the settings of an agency are on its row of the registry of agencies, which belongs to no agency')
+        .updateTable('agencies')
+        .set({ ...settings, updated_at: new Date() })
+        .where('id', '=', store.agencyId)
+        .returning(['id', 'order_sla_days'])
+        .executeTakeFirstOrThrow();
+      store.auditDetails(settings);
+      return { agency_id: agency.id, order_sla_days: agency.order_sla_days };
+    },
+    { unknownAgency: (agencyId) => `no agency "${agencyId}"` },
+  );
 }
 
 async function listAgencies(db: Kysely<DB>) {

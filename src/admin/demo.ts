@@ -24,15 +24,19 @@ export const DEMO_AGENCY = {
 export async function ensureDemo(db: Kysely<DB>, baseUrl: string): Promise<DemoCredentials | undefined> {
   const anyAgency = await db.selectFrom('agencies').select('id').limit(1).executeTakeFirst();
   if (anyAgency) return undefined;
-  await createAgency(db, DEMO_AGENCY);
+  await createAgency(db, DEMO_AGENCY, 'demo-seed');
   // Before the seed, which shares a working collection with the agency's integrations as editors.
-  const integration = await createIntegration(db, {
-    agencyId: DEMO_AGENCY.id,
-    name: 'Demo integration',
-    scopes: [...CONTRACT_SCOPES],
-    capabilities: [...CONTRACT_CAPABILITIES],
-    phiModes: [...PHI_MODES],
-  });
+  const integration = await createIntegration(
+    db,
+    {
+      agencyId: DEMO_AGENCY.id,
+      name: 'Demo integration',
+      scopes: [...CONTRACT_SCOPES],
+      capabilities: [...CONTRACT_CAPABILITIES],
+      phiModes: [...PHI_MODES],
+    },
+    'demo-seed',
+  );
   const seed = await seedDemoAgency(db, { agencyId: DEMO_AGENCY.id, size: 'small' });
   const body = JSON.stringify({
     grant_type: 'client_credentials',

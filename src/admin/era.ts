@@ -86,7 +86,7 @@ export const eraCommands: Commands = {
           ctx,
           { ...ERA_FILES, operation: 'importEraFile' },
           (store) => importEraFile(store, source, bar?.update),
-          [EraImportError],
+          { errors: [EraImportError] },
         );
         return importOutput(agencyId, result);
       } finally {

@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { DB } from '../db/schema.js';
 import type { ExtensionStatus } from '../db/tables/identity.js';
 import type { PhiMode } from '../shared/principal.js';
@@ -12,7 +12,6 @@ import {
   REGISTRABLE_CONTRACT_VERSIONS,
 } from '../identity/grants.js';
 import { hashSecret, newClientId, newClientSecret, secretLookupId } from '../identity/secrets.js';
-import { randomId } from '../shared/ids.js';
 import {
   checkKeySource,
   KeySetRefused,
@@ -21,6 +20,9 @@ import {
   type KeySource,
 } from '../identity/client-keys.js';
 import { fetchCheckedDocument } from '../events/receiver-request.js';
+import { randomId } from '../shared/ids.js';
+import type { CommandStore } from '../db/tenant-store.js';
+import type { PlatformActor } from '../platform-commands/platform-command.js';
 import {
   AdminError,
   describe,
@@ -33,6 +35,7 @@ import {
   type Commands,
   type Options,
 } from './command.js';
+import { asOperator, asOperatorOn, type OperatorCommand } from './operator-command.js';
 
 export interface IntegrationInput {
   agencyId: string;
@@ -70,7 +73,7 @@ function checkAllKnown(kind: string, values: readonly string[], known: readonly 
   if (unknown.length > 0) throw new AdminError(`unknown ${kind}: ${unknown.join(', ')} (known: ${known.join(', ')})`);
 }
 
-function checkGrants(input: IntegrationInput): void {
+function checkGrants(input: Omit<IntegrationInput, 'agencyId'>): void {
   if (!input.name.trim()) throw new AdminError('the integration name must not be empty');
   checkAllKnown('scopes', input.scopes ?? [], CONTRACT_SCOPES);
   checkAllKnown('capabilities', input.capabilities ?? [], CONTRACT_CAPABILITIES);
@@ -82,13 +85,12 @@ function checkGrants(input: IntegrationInput): void {
   );
 }
 
-async function insertSecret(trx: Transaction<DB>, agencyId: string, clientId: string): Promise<string> {
+async function insertSecret(store: CommandStore, clientId: string): Promise<string> {
   const secret = newClientSecret();
-  await trx
+  await store
     .insertInto('client_secrets')
     .values({
       id: secretLookupId(secret),
-      agency_id: agencyId,
       client_id: clientId,
       secret_hash: await hashSecret(secret),
       expires_at: null,
@@ -97,107 +99,137 @@ async function insertSecret(trx: Transaction<DB>, agencyId: string, clientId: st
   return secret;
 }
 
-/** An extension with its policy, a client id and a first secret. */
-export function createIntegration(db: Kysely<DB>, input: IntegrationInput): Promise<CreatedIntegration> {
-  return insertIntegration(db, input, async (trx, ref) => ({
-    ...ref,
-    clientSecret: await insertSecret(trx, ref.agencyId, ref.clientId),
-  }));
+/** What an integration command does, on the audit record: to the agency's extensions, never with PHI. */
+const ON_INTEGRATIONS: Omit<OperatorCommand, 'operation'> = { resourceType: 'extension', phiMode: 'no_phi' };
+
+/** An extension of the store's agency with its policy and a client id, before its first credential. */
+async function addExtension(store: CommandStore, input: Omit<IntegrationInput, 'agencyId'>): Promise<IntegrationRef> {
+  checkGrants(input);
+  const extensionId = randomId('ext_', 12);
+  const clientId = newClientId();
+  await store
+    .insertInto('extensions')
+    .values({
+      id: extensionId,
+      name: input.name,
+      scopes: [...(input.scopes ?? CONTRACT_SCOPES)],
+      capabilities: [...(input.capabilities ?? NON_COMMAND_CAPABILITIES)],
+      phi_modes: input.phiModes ?? ['no_phi'],
+      rate_limit_per_minute: input.rateLimitPerMinute ?? DEFAULT_RATE_LIMIT_PER_MINUTE,
+      daily_quota: input.dailyQuota ?? DEFAULT_DAILY_QUOTA,
+      daily_cost_budget: input.dailyCostBudget ?? null,
+      contract_version: input.contractVersion ?? CURRENT_CONTRACT_VERSION,
+      tokens_revoked_before: null,
+    })
+    .execute();
+  await store.insertInto('client_credentials').values({ client_id: clientId, extension_id: extensionId }).execute();
+  store.auditReferences([extensionId]);
+  return { agencyId: store.agencyId, extensionId, clientId };
 }
 
-/** An extension with its policy and a client id that authenticates with the given keys, without a secret. */
+/** An extension of the store's agency with its policy, a client id and a first secret. */
+export async function addIntegration(
+  store: CommandStore,
+  input: Omit<IntegrationInput, 'agencyId'>,
+): Promise<CreatedIntegration> {
+  const ref = await addExtension(store, input);
+  return { ...ref, clientSecret: await insertSecret(store, ref.clientId) };
+}
+
+const unknownAgency = (agencyId: string) => `no agency "${agencyId}"; create it first with: agency create`;
+
+/** addIntegration as the command createIntegration of the operator (or of `actor`), on the agency of `input`. */
+export function createIntegration(
+  db: Kysely<DB>,
+  input: IntegrationInput,
+  actor: PlatformActor = 'admin-cli',
+): Promise<CreatedIntegration> {
+  return asOperatorOn(
+    db,
+    input.agencyId,
+    { ...ON_INTEGRATIONS, operation: 'createIntegration', actor },
+    (store) => addIntegration(store, input),
+    { unknownAgency },
+  );
+}
+
+/** An integration that authenticates with the given keys (private_key_jwt) and has no secret. */
 export function createKeyIntegration(
   db: Kysely<DB>,
   input: IntegrationInput,
   keys: CheckedKeySet,
 ): Promise<IntegrationRef> {
-  return insertIntegration(db, input, async (trx, ref) => {
-    await storeKeySet(trx, ref, keys);
-    return ref;
-  });
+  return asOperatorOn(
+    db,
+    input.agencyId,
+    { ...ON_INTEGRATIONS, operation: 'createIntegration' },
+    async (store) => {
+      const ref = await addExtension(store, input);
+      await storeKeySet(store, ref.clientId, keys);
+      return ref;
+    },
+    { unknownAgency },
+  );
 }
 
-/** The extension and its client id, then the client's first credential by `credential`, in one transaction. */
-async function insertIntegration<T>(
+/**
+ * Runs `run` as the operator's command `operation` on the integration of a client id, in its agency: a client id
+ * names one integration, whichever agency's, so it is looked up before the agency's store exists.
+ */
+export async function onIntegrationOf<T>(
   db: Kysely<DB>,
-  input: IntegrationInput,
-  credential: (trx: Transaction<DB>, ref: IntegrationRef) => Promise<T>,
+  clientId: string,
+  operation: string,
+  run: (store: CommandStore, ref: IntegrationRef) => Promise<T>,
 ): Promise<T> {
-  checkGrants(input);
-  const extensionId = randomId('ext_', 12);
-  const clientId = newClientId();
-  return db.transaction().execute(async (trx) => {
-    const agency = await trx.selectFrom('agencies').select('id').where('id', '=', input.agencyId).executeTakeFirst();
-    if (!agency) throw new AdminError(`no agency "${input.agencyId}"; create it first with: agency create`);
-    await trx
-      .insertInto('extensions')
-      .values({
-        agency_id: input.agencyId,
-        id: extensionId,
-        name: input.name,
-        scopes: [...(input.scopes ?? CONTRACT_SCOPES)],
-        capabilities: [...(input.capabilities ?? NON_COMMAND_CAPABILITIES)],
-        phi_modes: input.phiModes ?? ['no_phi'],
-        rate_limit_per_minute: input.rateLimitPerMinute ?? DEFAULT_RATE_LIMIT_PER_MINUTE,
-        daily_quota: input.dailyQuota ?? DEFAULT_DAILY_QUOTA,
-        daily_cost_budget: input.dailyCostBudget ?? null,
-        contract_version: input.contractVersion ?? CURRENT_CONTRACT_VERSION,
-        tokens_revoked_before: null,
-      })
-      .execute();
-    await trx
-      .insertInto('client_credentials')
-      .values({ client_id: clientId, agency_id: input.agencyId, extension_id: extensionId })
-      .execute();
-    return credential(trx, { agencyId: input.agencyId, extensionId, clientId });
-  });
-}
-
-export async function findIntegration(db: Kysely<DB>, clientId: string): Promise<IntegrationRef> {
   const row = await db
     .selectFrom('client_credentials')
     .select(['agency_id', 'extension_id'])
     .where('client_id', '=', clientId)
     .executeTakeFirst();
   if (!row) throw new AdminError(`no integration with client id "${clientId}"`);
-  return { clientId, agencyId: row.agency_id, extensionId: row.extension_id };
+  const ref = { clientId, agencyId: row.agency_id, extensionId: row.extension_id };
+  return asOperatorOn(db, ref.agencyId, { ...ON_INTEGRATIONS, operation }, (store) => {
+    store.auditReferences([ref.extensionId]);
+    return run(store, ref);
+  });
 }
 
-function updateExtension(db: Kysely<DB>, ref: IntegrationRef) {
-  return db.updateTable('extensions').where('agency_id', '=', ref.agencyId).where('id', '=', ref.extensionId);
-}
+const updateExtension = (store: CommandStore, ref: IntegrationRef) =>
+  store.updateTable('extensions').where('id', '=', ref.extensionId);
 
-export async function setIntegrationStatus(
+export function setIntegrationStatus(
   db: Kysely<DB>,
   clientId: string,
   status: ExtensionStatus,
 ): Promise<IntegrationRef> {
-  const ref = await findIntegration(db, clientId);
-  await updateExtension(db, ref).set({ status, updated_at: sql`now()` }).execute();
-  return ref;
+  const operation = status === 'active' ? 'enableIntegration' : 'disableIntegration';
+  return onIntegrationOf(db, clientId, operation, async (store, ref) => {
+    await updateExtension(store, ref).set({ status, updated_at: sql`now()` }).execute();
+    return ref;
+  });
 }
 
 /** Every token issued to the integration until now stops working (within the policy cache bound). */
-export async function revokeIntegrationTokens(
+export function revokeIntegrationTokens(
   db: Kysely<DB>,
   clientId: string,
 ): Promise<IntegrationRef & { revokedBefore: Date }> {
-  const ref = await findIntegration(db, clientId);
-  const row = await updateExtension(db, ref)
-    .set({ tokens_revoked_before: sql`now()`, updated_at: sql`now()` })
-    .returning('tokens_revoked_before')
-    .executeTakeFirstOrThrow();
-  return { ...ref, revokedBefore: row.tokens_revoked_before! };
+  return onIntegrationOf(db, clientId, 'revokeIntegrationTokens', async (store, ref) => {
+    const row = await updateExtension(store, ref)
+      .set({ tokens_revoked_before: sql`now()`, updated_at: sql`now()` })
+      .returning('tokens_revoked_before')
+      .executeTakeFirstOrThrow();
+    return { ...ref, revokedBefore: row.tokens_revoked_before! };
+  });
 }
 
 /** A new secret; the current ones keep working for the overlap window, so clients can switch without downtime. */
-export async function rotateClientSecret(db: Kysely<DB>, clientId: string, overlapHours: number) {
-  const ref = await findIntegration(db, clientId);
-  return db.transaction().execute(async (trx) => {
-    const previousExpireAt = await trx
+export function rotateClientSecret(db: Kysely<DB>, clientId: string, overlapHours: number) {
+  return onIntegrationOf(db, clientId, 'rotateClientSecret', async (store, ref) => {
+    const previousExpireAt = await store
       .updateTable('client_secrets')
       .set({ expires_at: sql`now() + make_interval(hours => ${overlapHours})` })
-      .where('agency_id', '=', ref.agencyId)
       .where('client_id', '=', clientId)
       .where((eb) =>
         eb.or([
@@ -207,45 +239,35 @@ export async function rotateClientSecret(db: Kysely<DB>, clientId: string, overl
       )
       .returning('expires_at')
       .execute();
-    const clientSecret = await insertSecret(trx, ref.agencyId, clientId);
+    const clientSecret = await insertSecret(store, clientId);
     return { ...ref, clientSecret, previousSecretsExpireAt: previousExpireAt[0]?.expires_at ?? null };
   });
 }
 
 /** Registers or replaces the keys an integration signs its client assertions with; its secrets are left as they are. */
-export async function setIntegrationKeys(
-  db: Kysely<DB>,
-  clientId: string,
-  keys: CheckedKeySet,
-): Promise<IntegrationRef> {
-  const ref = await findIntegration(db, clientId);
-  await storeKeySet(db, ref, keys);
-  return ref;
+export function setIntegrationKeys(db: Kysely<DB>, clientId: string, keys: CheckedKeySet): Promise<IntegrationRef> {
+  return onIntegrationOf(db, clientId, 'setIntegrationKeys', async (store, ref) => {
+    await storeKeySet(store, clientId, keys);
+    return ref;
+  });
 }
 
-async function listIntegrations(db: Kysely<DB>, agencyId: string) {
-  const extensions = await db
-    .selectFrom('extensions')
-    .selectAll()
-    .where('agency_id', '=', agencyId)
-    .orderBy('created_at')
-    .execute();
-  const secrets = await db
+async function listIntegrations(store: CommandStore) {
+  const extensions = await store.selectFrom('extensions').selectAll().orderBy('created_at').execute();
+  const secrets = await store
     .selectFrom('client_credentials as c')
     .leftJoin('client_secrets as s', (join) =>
       join
-        .onRef('s.agency_id', '=', 'c.agency_id')
+        .on(store.ofAgency('s'))
         .onRef('s.client_id', '=', 'c.client_id')
         .on((eb) => eb.or([eb('s.expires_at', 'is', null), eb('s.expires_at', '>', sql<Date>`now()`)])),
     )
     .select(['c.client_id', 'c.extension_id', 's.created_at', 's.expires_at'])
-    .where('c.agency_id', '=', agencyId)
     .orderBy('s.created_at')
     .execute();
-  const keySets = await db
+  const keySets = await store
     .selectFrom('client_key_sets')
     .select(['client_id', 'jwks', 'jwks_url', 'updated_at'])
-    .where('agency_id', '=', agencyId)
     .execute();
   return extensions.map((e) => {
     const own = secrets.filter((s) => s.extension_id === e.id);
@@ -299,6 +321,24 @@ function integrationInput(options: Options): IntegrationInput {
 }
 
 const CLIENT_ID = { 'client-id': { type: 'string' } } as const;
+
+/** A command acting on one integration named by --client-id. */
+function onIntegration(
+  usage: string,
+  act: (db: Kysely<DB>, clientId: string) => Promise<IntegrationRef>,
+  done: string,
+): Command {
+  return {
+    usage,
+    options: CLIENT_ID,
+    async run({ db, options }) {
+      const ref = await act(db, requiredOption(options, 'client-id'));
+      const json = { client_id: ref.clientId, agency_id: ref.agencyId, extension_id: ref.extensionId };
+      return { json, text: `${done}\n${describe(json)}` };
+    },
+  };
+}
+
 const KEY_OPTIONS = {
   'jwks-file': { type: 'string' },
   'jwks-url': { type: 'string' },
@@ -331,23 +371,6 @@ async function keySource(options: Options): Promise<CheckedKeySet | undefined> {
 
 function keysJson(keys: CheckedKeySet) {
   return { kids: keys.jwks.keys.map((k) => k.kid), jwks_url: keys.jwksUrl };
-}
-
-/** A command acting on one integration named by --client-id. */
-function onIntegration(
-  usage: string,
-  act: (db: Kysely<DB>, clientId: string) => Promise<IntegrationRef>,
-  done: string,
-): Command {
-  return {
-    usage,
-    options: CLIENT_ID,
-    async run({ db, options }) {
-      const ref = await act(db, requiredOption(options, 'client-id'));
-      const json = { client_id: ref.clientId, agency_id: ref.agencyId, extension_id: ref.extensionId };
-      return { json, text: `${done}\n${describe(json)}` };
-    },
-  };
 }
 
 export const integrationCommands: Commands = {
@@ -401,13 +424,13 @@ export const integrationCommands: Commands = {
       };
     },
   },
+
   keys: {
     usage: `integration keys --client-id ID ${KEY_USAGE} (replaces its keys; a JWKS URL is fetched again when an unknown kid arrives)`,
     options: { ...CLIENT_ID, ...KEY_OPTIONS },
     fileOptions: ['jwks-file'],
     async run({ db, options }) {
       const clientId = requiredOption(options, 'client-id');
-      await findIntegration(db, clientId);
       const keys = await keySource(options);
       if (!keys) throw new AdminError('--jwks-file or --jwks-url is required');
       const ref = await setIntegrationKeys(db, clientId, keys);
@@ -423,8 +446,12 @@ export const integrationCommands: Commands = {
   list: {
     usage: 'integration list --agency ID',
     options: { agency: { type: 'string' } },
-    async run({ db, options }) {
-      const integrations = await listIntegrations(db, requiredOption(options, 'agency'));
+    async run(ctx) {
+      const integrations = await asOperator(
+        ctx,
+        { ...ON_INTEGRATIONS, operation: 'listIntegrations' },
+        listIntegrations,
+      );
       const text =
         integrations.length === 0
           ? 'No integrations.'

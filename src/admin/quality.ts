@@ -62,7 +62,7 @@ export const qualityCommands: Commands = {
         ctx,
         { ...MEASURES, operation: 'importHhvbpMeasures' },
         (store) => importHhvbpMeasures(store, input),
-        [HhvbpImportError],
+        { errors: [HhvbpImportError] },
       );
       const json = {
         import_id: result.importId,

@@ -5,7 +5,9 @@ import { ensurePeopleExtension } from '../identity/mcp-authorization/people-exte
 import { hashPassword, normalizedEmail, USER_ROLES } from '../identity/mcp-authorization/people.js';
 import { randomId } from '../shared/ids.js';
 import { sqlState } from '../db/sql-state.js';
+import type { CommandStore } from '../db/tenant-store.js';
 import { AdminError, describe, requiredOption, type Commands } from './command.js';
+import { asOperator, asOperatorOn, type OperatorCommand } from './operator-command.js';
 
 interface UserInput {
   agencyId: string;
@@ -31,30 +33,30 @@ function checkUser(input: UserInput): void {
     throw new AdminError(`--role must be one of ${USER_ROLES.join(', ')}, got "${input.role}"`);
 }
 
+/** What a user command does, on the audit record: to the agency's people, never with PHI. */
+const ON_USERS: Omit<OperatorCommand, 'operation'> = { resourceType: 'user', phiMode: 'no_phi' };
+
 /** A user of an agency with a random initial password; the agency's MCP surface (its people extension) exists after. */
 export async function createUser(db: Kysely<DB>, input: UserInput): Promise<CreatedUser> {
   checkUser(input);
-  const agency = await db.selectFrom('agencies').select('id').where('id', '=', input.agencyId).executeTakeFirst();
-  if (!agency) throw new AdminError(`no agency "${input.agencyId}"`);
   const initialPassword = randomId('', 18);
   const userId = randomId('usr_');
   const email = normalizedEmail(input.email);
   const passwordHash = await hashPassword(initialPassword);
+  const user = { id: userId, email, name: input.name.trim(), role: input.role, password_hash: passwordHash };
   try {
-    await db.transaction().execute(async (trx) => {
-      await trx
-        .insertInto('users')
-        .values({
-          agency_id: input.agencyId,
-          id: userId,
-          email,
-          name: input.name.trim(),
-          role: input.role,
-          password_hash: passwordHash,
-        })
-        .execute();
-      await ensurePeopleExtension(trx, input.agencyId);
-    });
+    await asOperatorOn(
+      db,
+      input.agencyId,
+      { ...ON_USERS, operation: 'createUser' },
+      async (store) => {
+        await store.insertInto('users').values(user).execute();
+        store.auditReferences([userId]);
+        const handle = store.unscoped('identity writes the people extension on the handle it is given');
+        await ensurePeopleExtension(handle, store.agencyId);
+      },
+      { unknownAgency: (agencyId) => `no agency "${agencyId}"` },
+    );
   } catch (err) {
     if (sqlState(err) === '23505') throw new AdminError(`a user with the email ${email} exists already`);
     throw err;
@@ -63,14 +65,32 @@ export async function createUser(db: Kysely<DB>, input: UserInput): Promise<Crea
 }
 
 async function setUserStatus(db: Kysely<DB>, email: string, status: 'active' | 'disabled') {
-  const updated = await db
-    .updateTable('users')
-    .set({ status, updated_at: new Date() })
+  // A person is found by their email, whichever agency they belong to.
+  const person = await db
+    .selectFrom('users')
+    .select('agency_id')
     .where('email', '=', normalizedEmail(email))
-    .returning(['id', 'agency_id', 'email', 'status'])
     .executeTakeFirst();
-  if (!updated) throw new AdminError(`no user with the email ${email}`);
-  return updated;
+  if (!person) throw new AdminError(`no user with the email ${email}`);
+  const operation = status === 'active' ? 'enableUser' : 'disableUser';
+  return asOperatorOn(db, person.agency_id, { ...ON_USERS, operation }, async (store) => {
+    const updated = await store
+      .updateTable('users')
+      .set({ status, updated_at: new Date() })
+      .where('email', '=', normalizedEmail(email))
+      .returning(['id', 'email', 'status'])
+      .executeTakeFirstOrThrow();
+    store.auditReferences([updated.id]);
+    return updated;
+  });
+}
+
+function listUsers(store: CommandStore) {
+  return store
+    .selectFrom('users')
+    .select(['id', 'email', 'name', 'role', 'status', 'created_at'])
+    .orderBy('email')
+    .execute();
 }
 
 export const userCommands: Commands = {
@@ -104,13 +124,8 @@ export const userCommands: Commands = {
   list: {
     usage: 'user list --agency ID',
     options: { agency: { type: 'string' } },
-    async run({ db, options }) {
-      const users = await db
-        .selectFrom('users')
-        .select(['id', 'email', 'name', 'role', 'status', 'created_at'])
-        .where('agency_id', '=', requiredOption(options, 'agency'))
-        .orderBy('email')
-        .execute();
+    async run(ctx) {
+      const users = await asOperator(ctx, { ...ON_USERS, operation: 'listUsers' }, listUsers);
       const rows = users.map((u) => ({
         user_id: u.id,
         email: u.email,

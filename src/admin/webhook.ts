@@ -8,6 +8,7 @@ import { receiverAddress, receiverUrl, ReceiverRefused } from '../events/receive
 import { newSigningSecret, signingSecretProblem } from '../events/signing.js';
 import {
   createSubscription,
+  findDelivery,
   findSubscription,
   listDeliveries,
   listSubscriptions,
@@ -28,6 +29,8 @@ import {
   type Commands,
   type Options,
 } from './command.js';
+import { asOperator, asOperatorOn, type OperatorCommand } from './operator-command.js';
+import type { CommandStore } from '../db/tenant-store.js';
 
 const EVENT_TYPES = Object.keys(webhookEvents);
 const DELIVERY_STATUSES: DeliveryStatus[] = ['held', 'pending', 'delivered', 'failed'];
@@ -78,6 +81,26 @@ async function subscription(db: Kysely<DB>, options: Options): Promise<Subscript
   return found;
 }
 
+/** What a webhook command does, on the audit record: to the agency's subscriptions, never with PHI. */
+const ON_SUBSCRIPTIONS: Omit<OperatorCommand, 'operation'> = {
+  resourceType: 'webhook_subscription',
+  phiMode: 'no_phi',
+};
+
+/** Runs `run` as the operator's command `operation` on the subscription of --id, in its agency. */
+async function onSubscriptionOf<T>(
+  db: Kysely<DB>,
+  options: Options,
+  operation: string,
+  run: (store: CommandStore, row: SubscriptionRow) => Promise<T>,
+): Promise<T> {
+  const row = await subscription(db, options);
+  return asOperatorOn(db, row.agency_id, { ...ON_SUBSCRIPTIONS, operation }, (store) => {
+    store.auditReferences([row.id]);
+    return run(store, row);
+  });
+}
+
 function subscriptionView(row: SubscriptionRow) {
   return {
     id: row.id,
@@ -96,17 +119,23 @@ function subscriptionView(row: SubscriptionRow) {
 
 const ID = { id: { type: 'string' } } as const;
 
+const REPLAY_REFUSALS = {
+  held: (id: string) => `delivery ${id} is held until the business associate agreement is signed`,
+  pending: (id: string) => `delivery ${id} is already waiting for its next attempt`,
+};
+
 /** A command that changes one subscription named by --id and shows it after. */
 function onSubscription(
   usage: string,
-  act: (db: Kysely<DB>, row: SubscriptionRow, options: Options) => Promise<string>,
+  operation: string,
+  act: (store: CommandStore, row: SubscriptionRow, options: Options) => Promise<string>,
   flags: string[] = [],
 ): Command {
   return {
     usage,
     options: { ...ID, ...Object.fromEntries(flags.map((flag) => [flag, { type: 'boolean' }])) },
     async run({ db, options }) {
-      const note = await act(db, await subscription(db, options), options);
+      const note = await onSubscriptionOf(db, options, operation, (store, row) => act(store, row, options));
       const view = subscriptionView((await findSubscription(db, requiredOption(options, 'id')))!);
       return { json: { subscription: view, note }, text: `${note}\n${describe(view)}` };
     },
@@ -137,9 +166,17 @@ export const webhookCommands: Commands = {
         allowHttpLoopback,
       };
       const url = await checkedReceiver(requiredOption(options, 'url'), allowHttpLoopback);
-      if (!(await db.selectFrom('agencies').select('id').where('id', '=', agencyId).executeTakeFirst()))
-        throw new AdminError(`no agency "${agencyId}"`);
-      const id = await createSubscription(db, keyEncryption(), { ...input, url });
+      const id = await asOperatorOn(
+        db,
+        agencyId,
+        { ...ON_SUBSCRIPTIONS, operation: 'createWebhookSubscription' },
+        async (store) => {
+          const created = await createSubscription(store, keyEncryption(), { ...input, url });
+          store.auditReferences([created]);
+          return created;
+        },
+        { unknownAgency: (unknown) => `no agency "${unknown}"` },
+      );
       const held = input.baaSigned
         ? ''
         : '\nClinical events are held until the business associate agreement is recorded: webhook baa --id ID --signed';
@@ -159,8 +196,13 @@ export const webhookCommands: Commands = {
   list: {
     usage: 'webhook list --agency ID',
     options: { agency: { type: 'string' } },
-    async run({ db, options }) {
-      const rows = (await listSubscriptions(db, requiredOption(options, 'agency'))).map(subscriptionView);
+    async run(ctx) {
+      const listed = await asOperator(
+        ctx,
+        { ...ON_SUBSCRIPTIONS, operation: 'listWebhookSubscriptions' },
+        listSubscriptions,
+      );
+      const rows = listed.map(subscriptionView);
       return {
         json: { subscriptions: rows },
         text: rows.length === 0 ? 'no webhook subscriptions' : rows.map((row) => describe(row)).join('\n\n'),
@@ -171,13 +213,14 @@ export const webhookCommands: Commands = {
     usage: `webhook rotate-secret --id ID [--overlap-hours N] (default ${DEFAULT_OVERLAP_HOURS}) [--secret whsec_...]`,
     options: { ...ID, 'overlap-hours': { type: 'string' }, secret: { type: 'string' } },
     async run({ db, options, keyEncryption }) {
-      const row = await subscription(db, options);
       const overlapHours = integerOption(options, 'overlap-hours', 0) ?? DEFAULT_OVERLAP_HOURS;
       if (overlapHours > 24 * 30) throw new AdminError('--overlap-hours must be at most 720 (30 days)');
       const secret = signingSecret(options);
-      const retiresAt = await rotateSecret(db, keyEncryption(), row, secret, overlapHours);
+      const retiresAt = await onSubscriptionOf(db, options, 'rotateWebhookSecret', (store, row) =>
+        rotateSecret(store, keyEncryption(), row, secret, overlapHours),
+      );
       const fields = {
-        subscription_id: row.id,
+        subscription_id: requiredOption(options, 'id'),
         signing_secret: secret,
         previous_secret_retires_at: retiresAt.toISOString(),
       };
@@ -187,20 +230,21 @@ export const webhookCommands: Commands = {
       };
     },
   },
-  disable: onSubscription('webhook disable --id ID', async (db, row) => {
-    await setEnabled(db, row, false);
+  disable: onSubscription('webhook disable --id ID', 'disableWebhookSubscription', async (store, row) => {
+    await setEnabled(store, row, false);
     return 'disabled: nothing is delivered until it is enabled; pending deliveries wait';
   }),
-  enable: onSubscription('webhook enable --id ID', async (db, row) => {
-    await setEnabled(db, row, true);
+  enable: onSubscription('webhook enable --id ID', 'enableWebhookSubscription', async (store, row) => {
+    await setEnabled(store, row, true);
     return 'enabled: waiting deliveries are attempted again';
   }),
   baa: onSubscription(
     'webhook baa --id ID --signed',
-    async (db, row, options) => {
+    'recordWebhookBaaSigned',
+    async (store, row, options) => {
       if (options.signed !== true)
         throw new AdminError('--signed is required: the agreement is recorded once it is signed');
-      const released = await recordBaaSigned(db, row);
+      const released = await recordBaaSigned(store, row);
       return `business associate agreement recorded as signed; ${released} held deliveries released in event order`;
     },
     ['signed'],
@@ -212,7 +256,10 @@ export const webhookCommands: Commands = {
       const status = stringOption(options, 'status') as DeliveryStatus | undefined;
       if (status !== undefined && !DELIVERY_STATUSES.includes(status))
         throw new AdminError(`--status must be one of ${DELIVERY_STATUSES.join(', ')}`);
-      const rows = (await listDeliveries(db, await subscription(db, options), status, DELIVERIES_SHOWN)).map((row) => ({
+      const listed = await onSubscriptionOf(db, options, 'listWebhookDeliveries', (store, row) =>
+        listDeliveries(store, row, status, DELIVERIES_SHOWN),
+      );
+      const rows = listed.map((row) => ({
         ...row,
         next_attempt_at: row.status === 'pending' ? row.next_attempt_at.toISOString() : null,
         last_attempt_at: row.last_attempt_at?.toISOString() ?? null,
@@ -230,15 +277,19 @@ export const webhookCommands: Commands = {
     options: { 'delivery-id': { type: 'string' } },
     async run({ db, options }) {
       const id = requiredOption(options, 'delivery-id');
-      const replayed = await replayDelivery(db, id);
-      if ('refused' in replayed) {
-        const reasons = {
-          unknown: `no delivery "${id}"`,
-          held: `delivery ${id} is held until the business associate agreement is signed`,
-          pending: `delivery ${id} is already waiting for its next attempt`,
-        };
-        throw new AdminError(reasons[replayed.refused]);
-      }
+      const delivery = await findDelivery(db, id);
+      if (!delivery) throw new AdminError(`no delivery "${id}"`);
+      await asOperatorOn(
+        db,
+        delivery.agency_id,
+        { ...ON_SUBSCRIPTIONS, operation: 'replayWebhookDelivery' },
+        async (store) => {
+          store.auditReferences([delivery.subscription_id]);
+          store.auditDetails({ delivery_id: id });
+          const replayed = await replayDelivery(store, delivery);
+          if (replayed) throw new AdminError(REPLAY_REFUSALS[replayed.refused](id));
+        },
+      );
       return { json: { delivery_id: id, status: 'pending' }, text: `delivery ${id} is due now (same delivery id)` };
     },
   },

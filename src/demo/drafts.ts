@@ -1,5 +1,6 @@
 import { sql, type Insertable, type Kysely } from 'kysely';
 import type { DB } from '../db/schema.js';
+import type { CommandStore } from '../db/tenant-store.js';
 import type { AgencyDirectoryTables } from '../db/tables/agency-directory.js';
 import type { PatientTables } from '../resources/patients/patient-tables.js';
 import type { ReferralTables } from '../resources/referrals/referral-tables.js';
@@ -65,10 +66,14 @@ export class DraftWriter {
   readonly rows = Object.fromEntries(INSERT_ORDER.map((table) => [table, 0])) as Record<SeededTable, number>;
   private readonly columnTypes = new Map<SeededTable, Map<string, string>>();
 
-  constructor(
-    private readonly db: Kysely<DB>,
-    private readonly agencyId: string,
-  ) {}
+  private readonly db: Kysely<DB>;
+  private readonly agencyId: string;
+
+  constructor(store: CommandStore) {
+    // Bulk inserts of unnest arrays: far faster than the store's row objects for a large seed; each row gets its agency.
+    this.db = store.unscoped('the bulk insert of a seed writes unnest arrays, each row given the agency of the store');
+    this.agencyId = store.agencyId;
+  }
 
   async write(drafts: Drafts): Promise<void> {
     for (const table of INSERT_ORDER) {

@@ -1,6 +1,6 @@
 import type { Transaction } from 'kysely';
 import type { DB } from '../db/schema.js';
-import type { EventOutbox } from '../db/tenant-store.js';
+import type { CommandStore, EventOutbox } from '../db/tenant-store.js';
 import { runPlatformCommand } from '../platform-commands/platform-command.js';
 import type { PayorType } from '../db/tables/agency-directory.js';
 import { importEraFile, textSource } from '../resources/remittances/era-import.js';
@@ -32,22 +32,14 @@ const day = (now: Date, days: number) => new Date(now.getTime() + days * DAY_MS)
 const upper = (name: string) => name.normalize('NFKD').replace(/\p{M}/gu, '').toUpperCase();
 
 /** Home-health patients whose primary coverage is of `types`, in MRN order. */
-async function billedPatients(
-  trx: Transaction<DB>,
-  agencyId: string,
-  types: PayorType[],
-  count: number,
-): Promise<Billed[]> {
-  const rows = await trx
-    .selectFrom('patients')
+async function billedPatients(store: CommandStore, types: PayorType[], count: number): Promise<Billed[]> {
+  const rows = await store
+    .lookupFrom('patients')
     .innerJoin('coverages', (join) =>
-      join.onRef('coverages.agency_id', '=', 'patients.agency_id').onRef('coverages.patient_id', '=', 'patients.id'),
+      join.on(store.ofAgency('coverages')).onRef('coverages.patient_id', '=', 'patients.id'),
     )
-    .innerJoin('payors', (join) =>
-      join.onRef('payors.agency_id', '=', 'coverages.agency_id').onRef('payors.id', '=', 'coverages.payor_id'),
-    )
+    .innerJoin('payors', (join) => join.on(store.ofAgency('payors')).onRef('payors.id', '=', 'coverages.payor_id'))
     .select(['patients.id', 'patients.mrn', 'patients.first_name', 'patients.last_name', 'coverages.policy_number'])
-    .where('patients.agency_id', '=', agencyId)
     .where('patients.service_line', '=', 'home_health')
     .where('patients.mrn', 'is not', null)
     .where('coverages.coverage_order', '=', 0)
@@ -255,10 +247,6 @@ export async function seedEra(
   outbox: EventOutbox | undefined,
 ): Promise<void> {
   const rng = new Random('demo-era');
-  const [medicare, advantage] = await Promise.all([
-    billedPatients(trx, agencyId, ['medicare'], 18),
-    billedPatients(trx, agencyId, ['medicare_advantage'], 6),
-  ]);
   let control = 4700;
   const command = {
     agencyId,
@@ -269,6 +257,8 @@ export async function seedEra(
     outbox,
   } as const;
   await runPlatformCommand(trx, command, async (store) => {
+    const medicare = await billedPatients(store, ['medicare'], 18);
+    const advantage = await billedPatients(store, ['medicare_advantage'], 6);
     const imported: string[] = [];
     for (const { file, payments, date } of demoPayments(rng, medicare, advantage, now)) {
       const text = interchangeText(

@@ -1,7 +1,8 @@
 import { setImmediate } from 'node:timers/promises';
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../db/schema.js';
-import type { EventOutbox } from '../db/tenant-store.js';
+import type { CommandStore, EventOutbox } from '../db/tenant-store.js';
+import { runPlatformCommand, UnknownAgencyError } from '../platform-commands/platform-command.js';
 import { webhookOutbox } from '../events/outbox.js';
 import { buildChart, type Chart } from './charts.js';
 import { buildCoverages } from './coverages.js';
@@ -66,39 +67,61 @@ export async function seedDemoAgency(db: Kysely<DB>, options: SeedOptions): Prom
   const { agencyId, size } = options;
   const now = options.now ?? DEMO_REFERENCE_NOW;
   const patients = PATIENTS[size];
-  return db.transaction().execute(async (trx) => {
-    await claimEmptyAgency(trx, agencyId);
-    const rng = new Random(`demo-agency:${size}`, agencyId);
-    const area = await prepareServiceArea(trx, agencyId, rng, now);
-    const { data: reference, drafts } = buildReferenceData(rng, now, area, patients);
-    const writer = new DraftWriter(trx, agencyId);
-    await writer.write(drafts);
-    const ctx: VisitContext = {
-      rng,
-      now,
-      area,
-      reference,
-      staff: staffByOffice(reference.clinicians),
-      window: visitWindow(now),
-    };
-    await writeCharts(trx, ctx, writer, patients);
-    const outbox = options.outbox ?? webhookOutbox;
-    await seedHhvbp(trx, agencyId, size, outbox);
-    await seedEra(trx, agencyId, now, outbox);
-    await writer.write(await workingCollectionDrafts(trx, agencyId, patients, now, reference));
-    return { agencyId, size, now: now.toISOString(), officesCreated: area.officesCreated, rows: writer.rows };
-  });
+  const outbox = options.outbox ?? webhookOutbox;
+  const command = {
+    agencyId,
+    operation: 'seedDemoAgency',
+    actor: 'demo-seed',
+    resourceType: null,
+    phiMode: 'phi',
+    outbox,
+  } as const;
+  try {
+    return await db.transaction().execute((trx) =>
+      runPlatformCommand(trx, command, async (store) => {
+        await claimEmptyAgency(store);
+        store.auditDetails({ size });
+        const rng = new Random(`demo-agency:${size}`, agencyId);
+        const area = await prepareServiceArea(store, rng, now);
+        const { data: reference, drafts } = buildReferenceData(rng, now, area, patients);
+        const writer = new DraftWriter(store);
+        await writer.write(drafts);
+        const ctx: VisitContext = {
+          rng,
+          now,
+          area,
+          reference,
+          staff: staffByOffice(reference.clinicians),
+          window: visitWindow(now),
+        };
+        await writeCharts(store, ctx, writer, patients);
+        // The imports are platform commands of their own, each with its audit record, in this transaction.
+        await seedHhvbp(trx, agencyId, size, outbox);
+        await seedEra(trx, agencyId, now, outbox);
+        await writer.write(await workingCollectionDrafts(store, patients, now, reference));
+        return { agencyId, size, now: now.toISOString(), officesCreated: area.officesCreated, rows: writer.rows };
+      }),
+    );
+  } catch (err) {
+    if (err instanceof UnknownAgencyError) throw new DemoSeedError(`Agency ${agencyId} does not exist`);
+    throw err;
+  }
 }
 
 /** Chunk by chunk: while one chunk is being written, the next is generated. */
-async function writeCharts(db: Kysely<DB>, ctx: VisitContext, writer: DraftWriter, patients: number): Promise<void> {
+async function writeCharts(
+  store: CommandStore,
+  ctx: VisitContext,
+  writer: DraftWriter,
+  patients: number,
+): Promise<void> {
   const farZips = outOfAreaZips(new Set(ctx.area.zips.map((z) => z.zip)));
   let writing: Promise<void> = Promise.resolve();
   for (let first = 0; first < patients; first += CHUNK) {
     const chunk = await buildChunk(ctx, { first, last: Math.min(first + CHUNK, patients), farZips });
     await writing;
     writing = writer.write(chunk).then(async () => {
-      if (first === 0) await analyze(db, Object.keys(chunk));
+      if (first === 0) await analyze(store, Object.keys(chunk));
     });
     // Awaited on the next turn; until then this keeps a failure from being reported as unhandled.
     writing.catch(() => undefined);
@@ -106,18 +129,14 @@ async function writeCharts(db: Kysely<DB>, ctx: VisitContext, writer: DraftWrite
   await writing;
 }
 
-async function claimEmptyAgency(db: Kysely<DB>, agencyId: string): Promise<void> {
+async function claimEmptyAgency(store: CommandStore): Promise<void> {
   // The row lock makes a second seed of the same agency wait, then see the first one's patients.
-  const agency = await db.selectFrom('agencies').select('id').where('id', '=', agencyId).forUpdate().executeTakeFirst();
-  if (!agency) throw new DemoSeedError(`Agency ${agencyId} does not exist`);
-  const patient = await db
-    .selectFrom('patients')
-    .select('id')
-    .where('agency_id', '=', agencyId)
-    .limit(1)
-    .executeTakeFirst();
+  await store.lockAgency();
+  const patient = await store.lookupFrom('patients').select('id').limit(1).executeTakeFirst();
   if (patient)
-    throw new DemoSeedError(`Agency ${agencyId} already has patients; demo data is only seeded into an empty agency`);
+    throw new DemoSeedError(
+      `Agency ${store.agencyId} already has patients; demo data is only seeded into an empty agency`,
+    );
 }
 
 /**
@@ -125,8 +144,10 @@ async function claimEmptyAgency(db: Kysely<DB>, agencyId: string): Promise<void>
  * (agency_id, id) key from the other agency_id-first indexes, and may check every foreign key through an
  * index that scans the whole agency: quadratic time over a large seed.
  */
-async function analyze(db: Kysely<DB>, tables: string[]): Promise<void> {
-  await sql`analyze ${sql.join(tables.map((table) => sql.table(table)))}`.execute(db);
+async function analyze(store: CommandStore, tables: string[]): Promise<void> {
+  await sql`analyze ${sql.join(tables.map((table) => sql.table(table)))}`.execute(
+    store.unscoped('statistics are kept per table, for every agency'),
+  );
 }
 
 /**

@@ -1,5 +1,4 @@
-import type { Kysely } from 'kysely';
-import type { DB } from '../db/schema.js';
+import type { CommandStore } from '../db/tenant-store.js';
 import { DemoSeedError } from './errors.js';
 import { placeOf, type ZipPlace } from './geography.js';
 import type { Random } from './random.js';
@@ -25,27 +24,18 @@ export interface ServiceArea {
  * The agency's offices and service ZIPs. A one-office agency gets two or three branches (never more than it
  * has ZIPs to give them), each taking a contiguous run of the sorted ZIPs, so routing by office shows in the demo.
  */
-export async function prepareServiceArea(
-  db: Kysely<DB>,
-  agencyId: string,
-  rng: Random,
-  now: Date,
-): Promise<ServiceArea> {
-  const offices = await db
-    .selectFrom('offices')
-    .select(['id', 'name', 'timezone'])
-    .where('agency_id', '=', agencyId)
-    .orderBy('id')
-    .execute();
-  const zips = await db
+export async function prepareServiceArea(store: CommandStore, rng: Random, now: Date): Promise<ServiceArea> {
+  const offices = await store.selectFrom('offices').select(['id', 'name', 'timezone']).orderBy('id').execute();
+  const zips = await store
     .selectFrom('agency_service_zips')
     .select(['zip_code', 'office_id'])
-    .where('agency_id', '=', agencyId)
     .orderBy('zip_code')
     .execute();
   if (zips.length === 0)
-    throw new DemoSeedError(`Agency ${agencyId} has no service ZIPs; add its service area before seeding demo data`);
-  const branches = offices.length === 1 ? await addBranches(db, { agencyId, now, rng, main: offices[0] }, zips) : [];
+    throw new DemoSeedError(
+      `Agency ${store.agencyId} has no service ZIPs; add its service area before seeding demo data`,
+    );
+  const branches = offices.length === 1 ? await addBranches(store, { now, rng, main: offices[0] }, zips) : [];
   return {
     offices: [...offices, ...branches],
     zips: zips.map((z) => ({ ...placeOf(z.zip_code), officeId: z.office_id })),
@@ -63,8 +53,8 @@ function contiguousRuns<T>(items: T[], count: number): T[][] {
 
 /** Inserts the branches and routes each its run of ZIPs (updating `zips` to match what was written). */
 async function addBranches(
-  db: Kysely<DB>,
-  { agencyId, now, rng, main }: { agencyId: string; now: Date; rng: Random; main: DemoOffice },
+  store: CommandStore,
+  { now, rng, main }: { now: Date; rng: Random; main: DemoOffice },
   zips: { zip_code: string; office_id: string }[],
 ): Promise<DemoOffice[]> {
   const runs = contiguousRuns(zips, Math.min(rng.int(2, 3), zips.length - 1) + 1).slice(1);
@@ -74,16 +64,15 @@ async function addBranches(
     timezone: main.timezone,
   }));
   if (branches.length === 0) return branches;
-  await db
+  await store
     .insertInto('offices')
-    .values(branches.map((b) => ({ agency_id: agencyId, ...b, created_at: now })))
+    .values(branches.map((b) => ({ ...b, created_at: now })))
     .execute();
   for (const [i, branch] of branches.entries()) {
     for (const zip of runs[i]) zip.office_id = branch.id;
-    await db
+    await store
       .updateTable('agency_service_zips')
       .set({ office_id: branch.id })
-      .where('agency_id', '=', agencyId)
       .where(
         'zip_code',
         'in',

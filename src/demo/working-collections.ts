@@ -1,5 +1,4 @@
-import type { Kysely } from 'kysely';
-import type { DB } from '../db/schema.js';
+import type { CommandStore } from '../db/tenant-store.js';
 import type { CollectionVisibility } from '../resources/working-collections/working-collection-tables.js';
 import {
   fieldProblems,
@@ -229,35 +228,22 @@ function addCollection(
 
 /** The demo collections of an agency whose `patients` charts and directory (`reference`) are written; alike in every agency seeded alike, under its own ids. */
 export async function workingCollectionDrafts(
-  db: Kysely<DB>,
-  agencyId: string,
+  store: CommandStore,
   patients: number,
   now: Date,
   reference: ReferenceData,
 ): Promise<Drafts> {
-  const charts = await db
-    .selectFrom('patients')
-    .select('id')
-    .where('agency_id', '=', agencyId)
-    .orderBy('id')
-    .limit(PATIENT_POOL)
-    .execute();
-  const extensions = await db
-    .selectFrom('extensions')
-    .select('id')
-    .where('agency_id', '=', agencyId)
-    .orderBy('id')
-    .execute();
-  const awaitingOrders = await db
-    .selectFrom('physician_orders')
+  const charts = await store.lookupFrom('patients').select('id').orderBy('id').limit(PATIENT_POOL).execute();
+  const extensions = await store.lookupFrom('extensions').select('id').orderBy('id').execute();
+  const awaitingOrders = await store
+    .lookupFrom('physician_orders')
     .select(['id as order', 'patient_id as patient'])
-    .where('agency_id', '=', agencyId)
     .where('signature_status', '=', 'awaiting_signature')
     .orderBy('id')
     .limit(PATIENT_POOL)
     .execute();
   const sources: Sources = {
-    rng: new Random(`demo-collections:${patients}`, agencyId),
+    rng: new Random(`demo-collections:${patients}`, store.agencyId),
     now,
     reference,
     patientIds: charts.map((chart) => chart.id),

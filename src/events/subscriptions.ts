@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../db/schema.js';
+import type { CommandStore } from '../db/tenant-store.js';
 import type { DeliveryStatus } from '../db/tables/webhooks.js';
 import type { KeyEncryption } from '../identity/key-encryption.js';
 import { webhookSecretRow } from '../identity/secrets-at-rest.js';
@@ -10,7 +11,6 @@ import type { SigningSecrets } from './signing.js';
 /** Subscriptions and their secrets, managed by the admin CLI (in the product, never through the partition). */
 
 interface NewSubscription {
-  agencyId: string;
   url: string;
   eventTypes: string[];
   phiMode: PhiMode;
@@ -19,59 +19,50 @@ interface NewSubscription {
   secret: string;
 }
 
-export async function createSubscription(db: Kysely<DB>, keys: KeyEncryption, input: NewSubscription): Promise<string> {
+/** A subscription of the store's agency, with its first secret. */
+export async function createSubscription(
+  store: CommandStore,
+  keys: KeyEncryption,
+  input: NewSubscription,
+): Promise<string> {
   const id = randomId('whsub_', 12);
-  await db.transaction().execute(async (trx) => {
-    await trx
-      .insertInto('webhook_subscriptions')
-      .values({
-        agency_id: input.agencyId,
-        id,
-        url: input.url,
-        event_types: input.eventTypes,
-        phi_mode: input.phiMode,
-        baa_signed_at: input.baaSigned ? new Date() : null,
-        allow_http_loopback: input.allowHttpLoopback,
-      })
-      .execute();
-    await insertSecret(trx, keys, input.agencyId, id, input.secret);
-  });
+  await store
+    .insertInto('webhook_subscriptions')
+    .values({
+      id,
+      url: input.url,
+      event_types: input.eventTypes,
+      phi_mode: input.phiMode,
+      baa_signed_at: input.baaSigned ? new Date() : null,
+      allow_http_loopback: input.allowHttpLoopback,
+    })
+    .execute();
+  await insertSecret(store, keys, id, input.secret);
   return id;
 }
 
 async function insertSecret(
-  db: Kysely<DB>,
+  store: CommandStore,
   keys: KeyEncryption,
-  agencyId: string,
   subscriptionId: string,
   secret: string,
 ): Promise<void> {
   const id = randomId('whsk_', 12);
-  await db
+  await store
     .insertInto('webhook_secrets')
-    .values({
-      agency_id: agencyId,
-      subscription_id: subscriptionId,
-      id,
-      secret_sealed: keys.seal(secret, webhookSecretRow(id)),
-    })
+    .values({ subscription_id: subscriptionId, id, secret_sealed: keys.seal(secret, webhookSecretRow(id)) })
     .execute();
 }
 
+/** A subscription by its id, whichever agency's: how the admin CLI names one. */
 export async function findSubscription(db: Kysely<DB>, id: string) {
   return db.selectFrom('webhook_subscriptions').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
 export type SubscriptionRow = NonNullable<Awaited<ReturnType<typeof findSubscription>>>;
 
-export function listSubscriptions(db: Kysely<DB>, agencyId: string) {
-  return db
-    .selectFrom('webhook_subscriptions')
-    .selectAll()
-    .where('agency_id', '=', agencyId)
-    .orderBy('created_at')
-    .orderBy('id')
-    .execute();
+export function listSubscriptions(store: CommandStore) {
+  return store.selectFrom('webhook_subscriptions').selectAll().orderBy('created_at').orderBy('id').execute();
 }
 
 /**
@@ -79,26 +70,17 @@ export function listSubscriptions(db: Kysely<DB>, agencyId: string) {
  * overlap ends. A secret already retiring from an earlier rotation retires now at the latest.
  */
 export async function rotateSecret(
-  db: Kysely<DB>,
+  store: CommandStore,
   keys: KeyEncryption,
   subscription: SubscriptionRow,
   secret: string,
   overlapHours: number,
 ): Promise<Date> {
   const retiresAt = new Date(Date.now() + overlapHours * 3_600_000);
-  await db.transaction().execute(async (trx) => {
-    const owner = (q: typeof trx) =>
-      q
-        .updateTable('webhook_secrets')
-        .where('agency_id', '=', subscription.agency_id)
-        .where('subscription_id', '=', subscription.id);
-    await owner(trx)
-      .set({ retires_at: sql<Date>`least(retires_at, now())` })
-      .where('retires_at', 'is not', null)
-      .execute();
-    await owner(trx).set({ retires_at: retiresAt }).where('retires_at', 'is', null).execute();
-    await insertSecret(trx, keys, subscription.agency_id, subscription.id, secret);
-  });
+  const owned = () => store.updateTable('webhook_secrets').where('subscription_id', '=', subscription.id);
+  await owned().set({ retires_at: sql<Date>`least(retires_at, now())` }).where('retires_at', 'is not', null).execute();
+  await owned().set({ retires_at: retiresAt }).where('retires_at', 'is', null).execute();
+  await insertSecret(store, keys, subscription.id, secret);
   return retiresAt;
 }
 
@@ -130,51 +112,44 @@ export async function signingSecrets(
   return new Map([...found].filter((pair): pair is [string, SigningSecrets] => pair[1].current !== undefined));
 }
 
-export async function setEnabled(db: Kysely<DB>, subscription: SubscriptionRow, enabled: boolean): Promise<void> {
-  await db
+export async function setEnabled(store: CommandStore, subscription: SubscriptionRow, enabled: boolean): Promise<void> {
+  await store
     .updateTable('webhook_subscriptions')
     .set(
       enabled
         ? { status: 'enabled', disabled_reason: null, failing_since: null, updated_at: new Date() }
         : { status: 'disabled', disabled_reason: 'disabled by an administrator', updated_at: new Date() },
     )
-    .where('agency_id', '=', subscription.agency_id)
     .where('id', '=', subscription.id)
     .execute();
 }
 
 /** Records the business associate agreement as signed and releases the held deliveries, oldest event first. */
-export async function recordBaaSigned(db: Kysely<DB>, subscription: SubscriptionRow): Promise<number> {
-  return db.transaction().execute(async (trx) => {
-    await trx
-      .updateTable('webhook_subscriptions')
-      .set({ baa_signed_at: sql<Date>`coalesce(baa_signed_at, now())`, updated_at: new Date() })
-      .where('agency_id', '=', subscription.agency_id)
-      .where('id', '=', subscription.id)
-      .execute();
-    // One due time for all of them: workers then take them in event order (webhook_deliveries_due_idx).
-    const released = await trx
-      .updateTable('webhook_deliveries')
-      .set({ status: 'pending', next_attempt_at: sql<Date>`now()` })
-      .where('agency_id', '=', subscription.agency_id)
-      .where('subscription_id', '=', subscription.id)
-      .where('status', '=', 'held')
-      .executeTakeFirst();
-    return Number(released.numUpdatedRows);
-  });
+export async function recordBaaSigned(store: CommandStore, subscription: SubscriptionRow): Promise<number> {
+  await store
+    .updateTable('webhook_subscriptions')
+    .set({ baa_signed_at: sql<Date>`coalesce(baa_signed_at, now())`, updated_at: new Date() })
+    .where('id', '=', subscription.id)
+    .execute();
+  // One due time for all of them: workers then take them in event order (webhook_deliveries_due_idx).
+  const released = await store
+    .updateTable('webhook_deliveries')
+    .set({ status: 'pending', next_attempt_at: sql<Date>`now()` })
+    .where('subscription_id', '=', subscription.id)
+    .where('status', '=', 'held')
+    .executeTakeFirst();
+  return Number(released.numUpdatedRows);
 }
 
 export function listDeliveries(
-  db: Kysely<DB>,
+  store: CommandStore,
   subscription: SubscriptionRow,
   status: DeliveryStatus | undefined,
   limit: number,
 ) {
-  return db
+  return store
     .selectFrom('webhook_deliveries as d')
-    .innerJoin('webhook_events as e', (join) =>
-      join.onRef('e.agency_id', '=', 'd.agency_id').onRef('e.id', '=', 'd.event_id'),
-    )
+    .innerJoin('webhook_events as e', (join) => join.on(store.ofAgency('e')).onRef('e.id', '=', 'd.event_id'))
     .select([
       'd.id',
       'd.event_id',
@@ -188,7 +163,6 @@ export function listDeliveries(
       'd.delivered_at',
       'd.created_at',
     ])
-    .where('d.agency_id', '=', subscription.agency_id)
     .where('d.subscription_id', '=', subscription.id)
     .$if(status !== undefined, (q) => q.where('d.status', '=', status!))
     .orderBy('d.event_seq', 'desc')
@@ -196,26 +170,28 @@ export function listDeliveries(
     .execute();
 }
 
-type ReplayRefusal = 'unknown' | 'held' | 'pending';
+type ReplayRefusal = 'held' | 'pending';
+
+/** A delivery by its id, whichever agency's: how the admin CLI names one. */
+export function findDelivery(db: Kysely<DB>, deliveryId: string) {
+  return db
+    .selectFrom('webhook_deliveries')
+    .select(['agency_id', 'id', 'subscription_id', 'status'])
+    .where('id', '=', deliveryId)
+    .executeTakeFirst();
+}
 
 /** The manual replay of a failed delivery: the same delivery (same id) due now, for one more attempt. */
 export async function replayDelivery(
-  db: Kysely<DB>,
-  deliveryId: string,
-): Promise<{ refused: ReplayRefusal } | { subscriptionId: string }> {
-  const delivery = await db
-    .selectFrom('webhook_deliveries')
-    .select(['agency_id', 'subscription_id', 'status'])
-    .where('id', '=', deliveryId)
-    .executeTakeFirst();
-  if (!delivery) return { refused: 'unknown' };
+  store: CommandStore,
+  delivery: { id: string; status: DeliveryStatus },
+): Promise<{ refused: ReplayRefusal } | undefined> {
   if (delivery.status === 'held' || delivery.status === 'pending') return { refused: delivery.status };
-  const updated = await db
+  const updated = await store
     .updateTable('webhook_deliveries')
     .set({ status: 'pending', next_attempt_at: sql<Date>`now()` })
-    .where('agency_id', '=', delivery.agency_id)
-    .where('id', '=', deliveryId)
+    .where('id', '=', delivery.id)
     .where('status', 'in', ['delivered', 'failed'])
     .executeTakeFirst();
-  return Number(updated.numUpdatedRows) === 1 ? { subscriptionId: delivery.subscription_id } : { refused: 'pending' };
+  return Number(updated.numUpdatedRows) === 1 ? undefined : { refused: 'pending' };
 }

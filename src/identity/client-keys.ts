@@ -2,6 +2,7 @@ import { createPublicKey, type JsonWebKey } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../db/schema.js';
 import type { ClientPublicJwk } from '../db/tables/identity.js';
+import type { CommandStore } from '../db/tenant-store.js';
 
 /**
  * The public keys an integration signs its client assertions with (private_key_jwt): registered from a JWKS file,
@@ -220,22 +221,19 @@ export async function checkKeySource(fetchDocument: DocumentFetcher, source: Key
 }
 
 /** Registers or replaces an integration's keys. */
-export async function storeKeySet(
-  db: Kysely<DB>,
-  ref: { agencyId: string; clientId: string },
-  checked: CheckedKeySet,
-): Promise<void> {
+export async function storeKeySet(store: CommandStore, clientId: string, checked: CheckedKeySet): Promise<void> {
+  // The store inserts plain values: the fetch is timed by this process's clock, which the fetch itself was.
+  const now = Date.now();
   const values = {
     jwks: JSON.stringify(checked.jwks),
     jwks_url: checked.jwksUrl,
     allow_http_loopback: checked.allowHttpLoopback,
-    fetched_at: checked.jwksUrl ? sql<Date>`now()` : null,
-    fresh_until:
-      checked.maxAgeSeconds === null ? null : sql<Date>`now() + make_interval(secs => ${checked.maxAgeSeconds})`,
+    fetched_at: checked.jwksUrl ? new Date(now) : null,
+    fresh_until: checked.maxAgeSeconds === null ? null : new Date(now + checked.maxAgeSeconds * 1000),
   };
-  await db
+  await store
     .insertInto('client_key_sets')
-    .values({ agency_id: ref.agencyId, client_id: ref.clientId, ...values })
+    .values({ client_id: clientId, ...values })
     .onConflict((oc) => oc.columns(['agency_id', 'client_id']).doUpdateSet({ ...values, updated_at: sql`now()` }))
     .execute();
 }

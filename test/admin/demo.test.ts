@@ -68,6 +68,28 @@ t.test('an empty database gets the demo agency and an integration granted everyt
   t.equal(editors.length, 1, 'a working collection is shared with the demo integration as an editor');
 });
 
+t.test(
+  "the demo is the demo seed's: the agency, its integration and its seed each leave its audit record",
+  async (t) => {
+    const audit = await db
+      .selectFrom('audit_events')
+      .select(['operation_id', 'extension_id', 'details'])
+      .where('agency_id', '=', DEMO_AGENCY.id)
+      .where('operation_id', 'in', ['createAgency', 'createIntegration', 'seedDemoAgency'])
+      .orderBy('occurred_at')
+      .execute();
+    t.match(
+      audit.map((row) => row.operation_id),
+      ['createAgency', 'createIntegration', 'seedDemoAgency'],
+    );
+    t.ok(
+      audit.every(
+        (row) => row.extension_id === 'platform' && (row.details as { actor?: string }).actor === 'demo-seed',
+      ),
+    );
+  },
+);
+
 t.test('demo seed fills an agency made with agency create, over its own service ZIPs', async (t) => {
   await createAgency(db, {
     id: 'seeded-by-cli',

@@ -7,6 +7,7 @@ import { AdminError, type Command, type Options } from '../../src/admin/command.
 import { qualityCommands } from '../../src/admin/quality.js';
 import { loadConfig } from '../../src/config.js';
 import { testDatabase } from '../helpers/database.js';
+import { createTestIntegration } from '../helpers/identity.js';
 import { testKeyEncryption } from '../helpers/secrets.js';
 
 /** The quality commands in-process on the test database (cli.test.ts runs the real script with a file). */
@@ -119,7 +120,8 @@ t.test('quality import refusals name the row and the column, and leave nothing b
 });
 
 t.test("quality import: an audit record of the operator's import, naming it", async (t) => {
-  await run(agencyCommands.create, { id: 'audited-quality', name: 'Audited Quality', 'service-zips': '02108' });
+  // A fixture agency: agency create leaves an audit record of its own.
+  await createTestIntegration(db, { agencyId: 'audited-quality' });
   const imported = await run(qualityCommands.import, { agency: 'audited-quality', 'performance-year': '2025' }, [
     csvFile('audited.csv', SMALLER),
   ]);

@@ -345,3 +345,18 @@ t.test(
     t.same(await results(agencyB), await results(agencyA));
   },
 );
+
+t.test("the seed is the demo seed's platform command: one audit record of it, and one of each import", async (t) => {
+  const audit = await db
+    .selectFrom('audit_events')
+    .select(['operation_id', 'extension_id', 'details'])
+    .where('agency_id', '=', agencyA)
+    .orderBy('operation_id')
+    .execute();
+  t.match(audit, [
+    { operation_id: 'seedDemoAgency', extension_id: 'platform', details: { actor: 'demo-seed', size: 'small' } },
+    { operation_id: 'seedDemoEra', details: { actor: 'demo-seed' } },
+    { operation_id: 'seedDemoHhvbp', details: { actor: 'demo-seed' } },
+  ]);
+  t.equal(audit.length, 3);
+});

@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import { createAgency } from '../../src/admin/agency.js';
-import { createIntegration, type CreatedIntegration, type IntegrationInput } from '../../src/admin/integration.js';
+import { openMainOffice } from '../../src/admin/agency.js';
+import { addIntegration, type CreatedIntegration, type IntegrationInput } from '../../src/admin/integration.js';
 import type { DB } from '../../src/db/schema.js';
+import { CommandStore } from '../../src/db/tenant-store.js';
 import type { PhiMode } from '../../src/shared/principal.js';
 import { CONTRACT_CAPABILITIES, PHI_MODES } from '../../src/identity/grants.js';
 import type { TestApi } from './app.js';
@@ -21,14 +22,28 @@ export async function createTestIntegration(
 ): Promise<TestIntegration> {
   const agencyId = options.agencyId ?? `agency-${randomBytes(6).toString('hex')}`;
   const existing = await db.selectFrom('agencies').select('id').where('id', '=', agencyId).executeTakeFirst();
-  if (!existing) await createAgency(db, { id: agencyId, name: `Test agency ${agencyId}`, serviceZips: ['02108'] });
-  return createIntegration(db, {
-    name: 'Test integration',
-    capabilities: [...CONTRACT_CAPABILITIES],
-    phiModes: [...PHI_MODES],
-    ...options,
-    agencyId,
+  const name = `Test agency ${agencyId}`;
+  if (!existing) await db.insertInto('agencies').values({ id: agencyId, name }).execute();
+  return asFixture(db, agencyId, async (store) => {
+    if (!existing) await openMainOffice(store, { id: agencyId, name, serviceZips: ['02108'] });
+    return addIntegration(store, {
+      name: 'Test integration',
+      capabilities: [...CONTRACT_CAPABILITIES],
+      phiModes: [...PHI_MODES],
+      ...options,
+    });
   });
+}
+
+/**
+ * Writes an agency's fixture data through its store, as the admin commands do, but as no command: it leaves no audit
+ * record, so that a test finds on the agency's audit trail its own calls only.
+ */
+function asFixture<T>(db: Kysely<DB>, agencyId: string, write: (store: CommandStore) => Promise<T>): Promise<T> {
+  const trail = { resourceType: null, resourceIds: [] };
+  return db
+    .transaction()
+    .execute((trx) => write(new CommandStore(trx, { agencyId, phiMode: 'phi' }, trail, undefined)));
 }
 
 export function tokenRequestBody(

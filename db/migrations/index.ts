@@ -26,6 +26,7 @@ import * as m0024 from './0024_webhook_held_index.js';
 import * as m0025 from './0025_webhook_pending_by_subscription.js';
 import * as m0026 from './0026_user_password_change.js';
 import * as m0027 from './0027_write_positions.js';
+import * as m0028 from './0028_physician_order_revisions.js';
 
 /**
  * Every migration, in order. Listed by hand rather than read from the filesystem so the same list
@@ -59,4 +60,5 @@ export const migrations: Record<string, Migration> = {
   '0025_webhook_pending_by_subscription': m0025,
   '0026_user_password_change': m0026,
   '0027_write_positions': m0027,
+  '0028_physician_order_revisions': m0028,
 };

@@ -158,11 +158,8 @@ export async function listPage<DB, TB extends keyof DB, Row extends Record<strin
   const hasMore = fetched.length > limit;
   if (hasMore) store.notServed(fetched.slice(limit));
   const nextOffset = offset + rows.length;
-  // Past the last match the page has no row to carry the count: an offset beyond the end counts apart.
-  const counted =
-    fetched[0]?.[BOUNDED_TOTAL] ??
-    (offset === 0 ? 0 : (await boundedCount(store, matches).executeTakeFirstOrThrow()).total);
-  const { total, exact } = state ?? (await totalOf(matches, counted, nextOffset + (hasMore ? 1 : 0)));
+  const { total, exact } =
+    state ?? (await totalOf(matches, await countedOf(store, matches, fetched, offset), nextOffset + (hasMore ? 1 : 0)));
   const last = rows.at(-1);
   const nextCursor =
     hasMore && last
@@ -185,6 +182,18 @@ export async function listPage<DB, TB extends keyof DB, Row extends Record<strin
       next_cursor: nextCursor,
     },
   };
+}
+
+/** The bounded count an offset page carried; past the last match the page has no row to carry it, so it counts apart. */
+async function countedOf<DB, TB extends keyof DB, Row>(
+  store: TenantStore,
+  matches: SelectQueryBuilder<DB, TB, Row>,
+  fetched: { [BOUNDED_TOTAL]?: number }[],
+  offset: number,
+): Promise<number> {
+  const carried = fetched[0]?.[BOUNDED_TOTAL];
+  if (carried !== undefined) return carried;
+  return offset === 0 ? 0 : (await boundedCount(store, matches).executeTakeFirstOrThrow()).total;
 }
 
 /**

@@ -105,6 +105,10 @@ t.test('an offset page and its count are one statement; past the end the count r
     t.equal(meta.total, groups[grp]);
     t.same(Object.keys(rows[0]), ['id'], 'the count is not served as a column');
   }
+  const first = await page('many', { limit: 5 });
+  statements.length = 0;
+  await page('many', { limit: 5, cursor: first.meta.next_cursor! });
+  t.equal(onTable().length, 1, 'a cursor page counts nothing: it carries the total');
   statements.length = 0;
   const beyond = await page('few', { limit: 5, offset: 20 });
   t.same([beyond.rows, beyond.meta.total, beyond.meta.total_exact], [[], groups.few, true]);

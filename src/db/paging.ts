@@ -115,20 +115,30 @@ function cursorValue(value: unknown): CursorValue {
   throw new Error(`list order column holds ${typeof value}; order lists by non-null text, number or timestamp columns`);
 }
 
+/** The page's column carrying the bounded count of the matches (every row the same), taken off before rows are served. */
+const BOUNDED_TOTAL = 'list_page_bounded_total';
+
 /**
  * One page of `filtered` (a query with its filters and selection, unordered) in `order`, for `request`: the
  * list's whole query, whose filters bind its cursors.
  * An offset page counts the matches up to `paging.exact_total_max` and, past it, takes the planner's estimate, so
- * the first page of a large list costs about what a small list's does. Cursor pages carry the total of the walk's
+ * the first page of a large list costs about what a small list's does. The count is a subquery of the page's own
+ * statement, run once: one round trip and one connection per page, not two. Cursor pages carry the total of the walk's
  * first page, so walking a whole list costs one index range scan per page and time linear in its size.
+ * `countable` is the query counted and estimated when a cheaper one has the same matches (without joins that only
+ * feed the selection, and without values that change on every call, such as an instant, which would keep the
+ * estimate from being reused).
  */
-export async function listPage<DB, TB extends keyof DB, Row extends Record<string, unknown>>(
+export async function listPage<DB, TB extends keyof DB, Row extends Record<string, unknown>, CB extends keyof DB, C>(
   store: TenantStore,
   filtered: SelectQueryBuilder<DB, TB, Row>,
   order: ListOrder,
   request: ListQuery,
   cursors: CursorSealer,
+  countable?: SelectQueryBuilder<DB, CB, C>,
 ): Promise<Page<Row>> {
+  // Counting reads only the matches (clearSelect), whatever the selection of either query.
+  const matches = (countable ?? filtered) as unknown as SelectQueryBuilder<DB, TB, Row>;
   const limit = request.limit ?? paging.default_limit;
   if (request.cursor !== undefined && (request.offset ?? 0) > 0) {
     throw new PlatformError('PLATFORM_INVALID_INPUT', 'Send either cursor or a non-zero offset, not both.', {
@@ -138,19 +148,18 @@ export async function listPage<DB, TB extends keyof DB, Row extends Record<strin
   const state =
     request.cursor === undefined ? undefined : await decodeCursor(cursors, filtersOf(request), request.cursor, order);
   const offset = state?.offset ?? request.offset ?? 0;
+  const counting = state ? filtered : filtered.select(sql<number>`(${boundedCount(store, matches)})`.as(BOUNDED_TOTAL));
   // One row past the page tells whether another follows; it is not served, so the audit record does not name it.
-  const [counted, fetched] = await Promise.all([
-    state ? undefined : countUpTo(store, filtered, paging.exact_total_max + 1),
-    orderedRows(filtered, order, state)
-      .limit(limit + 1)
-      .offset(state ? 0 : offset)
-      .execute(),
-  ]);
-  const rows = fetched.slice(0, limit);
+  const fetched = (await orderedRows(counting, order, state)
+    .limit(limit + 1)
+    .offset(state ? 0 : offset)
+    .execute()) as (Row & { [BOUNDED_TOTAL]?: number })[];
+  const rows = fetched.slice(0, limit).map(({ [BOUNDED_TOTAL]: _, ...row }) => row as unknown as Row);
   const hasMore = fetched.length > limit;
   if (hasMore) store.notServed(fetched.slice(limit));
   const nextOffset = offset + rows.length;
-  const { total, exact } = state ?? (await totalOf(filtered, counted!, nextOffset + (hasMore ? 1 : 0)));
+  const { total, exact } =
+    state ?? (await totalOf(matches, await countedOf(store, matches, fetched, offset), nextOffset + (hasMore ? 1 : 0)));
   const last = rows.at(-1);
   const nextCursor =
     hasMore && last
@@ -175,6 +184,18 @@ export async function listPage<DB, TB extends keyof DB, Row extends Record<strin
   };
 }
 
+/** The bounded count an offset page carried; past the last match the page has no row to carry it, so it counts apart. */
+async function countedOf<DB, TB extends keyof DB, Row>(
+  store: TenantStore,
+  matches: SelectQueryBuilder<DB, TB, Row>,
+  fetched: { [BOUNDED_TOTAL]?: number }[],
+  offset: number,
+): Promise<number> {
+  const carried = fetched[0]?.[BOUNDED_TOTAL];
+  if (carried !== undefined) return carried;
+  return offset === 0 ? 0 : (await boundedCount(store, matches).executeTakeFirstOrThrow()).total;
+}
+
 /**
  * The exact count when it is within the bound; past it, the planner's estimate, never below what the page itself
  * proves exists (`atLeast`: the rows up to this page's end, and one more when there is a next page).
@@ -189,18 +210,13 @@ async function totalOf<DB, TB extends keyof DB, Row>(
   return { total: Math.max(estimate, counted, atLeast), exact: false };
 }
 
-/** Counts the matches, reading at most `bound` of them: an index range scan of at most that many entries. */
-async function countUpTo<DB, TB extends keyof DB, Row>(
-  store: TenantStore,
-  filtered: SelectQueryBuilder<DB, TB, Row>,
-  bound: number,
-): Promise<number> {
-  const matches = filtered.clearSelect().select(sql`1`.as('one')).limit(bound);
-  const { total } = await store
-    .selectFromRows(matches.as('bounded'))
-    .select(sql<number>`count(*)::int`.as('total'))
-    .executeTakeFirstOrThrow();
-  return total;
+/** Counts the matches, reading at most one past `paging.exact_total_max` of them: an index range scan of at most that many entries. */
+function boundedCount<DB, TB extends keyof DB, Row>(store: TenantStore, filtered: SelectQueryBuilder<DB, TB, Row>) {
+  const matches = filtered
+    .clearSelect()
+    .select(sql`1`.as('one'))
+    .limit(paging.exact_total_max + 1);
+  return store.selectFromRows(matches.as('bounded')).select(sql<number>`count(*)::int`.as('total'));
 }
 
 /** Estimates by query text and values, for a minute: planning one costs as much as the count it replaces. */

@@ -92,3 +92,28 @@ t.test('a walk to the end visits exactly the matches an exact total announced', 
   }
   t.equal(seen, first.meta.total);
 });
+
+t.test('an offset page and its count are one statement; past the end the count runs alone', async (t) => {
+  const statements: string[] = [];
+  const stop = database.observe({ statement: (query) => void statements.push(query.sql) });
+  t.teardown(stop);
+  const onTable = () => statements.filter((text) => text.includes(table));
+  for (const grp of ['few', 'at_bound'] as const) {
+    statements.length = 0;
+    const { rows, meta } = await page(grp, { limit: 5 });
+    t.equal(onTable().length, 1, `${grp}: one statement`);
+    t.equal(meta.total, groups[grp]);
+    t.same(Object.keys(rows[0]), ['id'], 'the count is not served as a column');
+  }
+  const first = await page('many', { limit: 5 });
+  statements.length = 0;
+  await page('many', { limit: 5, cursor: first.meta.next_cursor! });
+  t.equal(onTable().length, 1, 'a cursor page counts nothing: it carries the total');
+  statements.length = 0;
+  const beyond = await page('few', { limit: 5, offset: 20 });
+  t.same([beyond.rows, beyond.meta.total, beyond.meta.total_exact], [[], groups.few, true]);
+  t.equal(onTable().length, 2, 'the empty page, then the count');
+  statements.length = 0;
+  const empty = await page('none', { limit: 5 });
+  t.same([empty.meta.total, empty.meta.total_exact, onTable().length], [0, true, 1], 'an empty first page counts 0');
+});

@@ -49,7 +49,8 @@ const CHART_COLUMNS = [
 ] as const;
 
 /**
- * Pages over the name index alone, then reads the page's rows: reading them before the offset would read every
+ * A page that skips no rows (offset 0, or after a cursor) reads its charts in its own statement. Past an offset it
+ * pages over the name index alone, then reads the page's rows: reading them before the offset would read every
  * skipped row too (an offset of 50,000 took seconds on the large agency).
  */
 export async function listPatientSummaries(
@@ -63,6 +64,7 @@ export async function listPatientSummaries(
   if (filters.service_line) matching = matching.where('patients.service_line', '=', filters.service_line);
   if (filters.office_id) matching = matching.where('patients.office_id', '=', filters.office_id);
   if (filters.updated_since) matching = matching.where('patients.updated_at', '>=', new Date(filters.updated_since));
+  if ((page.offset ?? 0) === 0) return listPage(store, matching.select(SUMMARY_COLUMNS), BY_NAME, page, cursors);
   const { rows: keys, meta } = await listPage(
     store,
     matching.select(['patients.id', 'patients.last_name', 'patients.first_name']),

@@ -1,9 +1,11 @@
 import { sql, type Expression, type RawBuilder, type SqlBool } from 'kysely';
-import type { TenantStore } from '../../db/tenant-store.js';
+import { reusableTenantQuery, type TenantStore } from '../../db/tenant-store.js';
 import type { CursorSealer } from '../../db/cursor-sealer.js';
 import { listPage, type ListOrder, type ListQuery, type Page } from '../../db/paging.js';
 import { AGING_BUCKETS, AWAITING, DAY_BUCKETS, type AgingBucket } from '../../domain/physician-orders/aging.js';
 import type { OrderType, SignatureStatus } from './physician-order-tables.js';
+import { AgingSummaryCache, type AgingSummary, type CountedSummary } from './aging-summary-cache.js';
+import { canonicalJson } from '../../shared/canonical-json.js';
 
 export interface OrderFilters {
   statuses?: SignatureStatus[];
@@ -13,8 +15,6 @@ export interface OrderFilters {
   physicianId?: string;
   patientId?: string;
 }
-
-type AgingSummary = Record<AgingBucket | 'sla_breached', number>;
 
 /** Newest first, served by the physician_orders_*_idx indexes. */
 const NEWEST: ListOrder = { columns: ['physician_orders.created_at', 'physician_orders.id'], direction: 'desc' };
@@ -141,19 +141,37 @@ function summaryColumns(aging: AgingConditions) {
   ];
 }
 
-function filtered(store: TenantStore, filters: OrderFilters, asOf: Date, aging: AgingConditions) {
-  let query = agencyOrders(store, asOf);
-  if (filters.statuses) query = query.where('physician_orders.signature_status', 'in', filters.statuses);
-  if (filters.orderTypes) query = query.where('physician_orders.order_type', 'in', filters.orderTypes);
-  if (filters.physicianId !== undefined) query = query.where('physician_orders.physician_id', '=', filters.physicianId);
-  if (filters.patientId !== undefined) query = query.where('physician_orders.patient_id', '=', filters.patientId);
+/** The filters' conditions: those on the order's own columns, and those that age it (they read the aging clock). */
+function conditions(filters: OrderFilters, aging: AgingConditions) {
+  const column = (name: string) => sql.ref(`physician_orders.${name}`);
+  const plain: RawBuilder<SqlBool>[] = [];
+  const aged: RawBuilder<SqlBool>[] = [];
+  if (filters.statuses) plain.push(sql<SqlBool>`${column('signature_status')} in (${sql.join(filters.statuses)})`);
+  if (filters.orderTypes) plain.push(sql<SqlBool>`${column('order_type')} in (${sql.join(filters.orderTypes)})`);
+  if (filters.physicianId !== undefined) plain.push(sql<SqlBool>`${column('physician_id')} = ${filters.physicianId}`);
+  if (filters.patientId !== undefined) plain.push(sql<SqlBool>`${column('patient_id')} = ${filters.patientId}`);
   if (filters.agingBuckets) {
     const buckets = filters.agingBuckets.map((bucket) => aging.bucket(bucket));
-    query = query.where(sql<SqlBool>`(${sql.join(buckets, sql` or `)})`);
+    aged.push(sql<SqlBool>`(${sql.join(buckets, sql` or `)})`);
   }
   if (filters.slaBreached !== undefined)
-    query = query.where(filters.slaBreached ? aging.breached() : sql<SqlBool>`not ${aging.breached()}`);
-  return query;
+    aged.push(filters.slaBreached ? aging.breached() : sql<SqlBool>`not ${aging.breached()}`);
+  return { plain, aged };
+}
+
+function filtered(store: TenantStore, filters: OrderFilters, asOf: Date, aging: AgingConditions) {
+  const { plain, aged } = conditions(filters, aging);
+  return [...plain, ...aged].reduce((query, condition) => query.where(condition), agencyOrders(store, asOf));
+}
+
+/**
+ * The same matches as `filtered`, to count and estimate: without the aging clock unless a filter ages orders, so that
+ * the query has no as_of (the planner's estimate is then reused across calls) and counts one table.
+ */
+function countable(store: TenantStore, filters: OrderFilters, asOf: Date, aging: AgingConditions) {
+  const { plain, aged } = conditions(filters, aging);
+  if (aged.length > 0) return filtered(store, filters, asOf, aging);
+  return plain.reduce((query, condition) => query.where(condition), store.selectFrom('physician_orders'));
 }
 
 /** An order with its office's time zone, its agency's SLA and its physician, as the view needs them. */
@@ -175,6 +193,97 @@ function withDetails<Q extends ReturnType<typeof agencyOrders>>(store: TenantSto
 
 export type OrderRow = Awaited<ReturnType<ReturnType<typeof withDetails>['executeTakeFirstOrThrow']>>;
 
+const summaries = new AgingSummaryCache();
+
+const orderRevision = reusableTenantQuery('physician-order-revision', [], (store) =>
+  store.lookupFrom('physician_order_revisions').select('physician_order_revisions.revision'),
+);
+
+/** One kept summary per agency and set of filters: the order of listed values does not change the set. */
+function summaryKey(store: TenantStore, filters: OrderFilters): string {
+  const sorted = Object.fromEntries(
+    Object.entries(filters).map(([name, value]) => [name, Array.isArray(value) ? [...value].sort() : value]),
+  );
+  return `${store.agencyId}\u0000${canonicalJson(sorted)}`;
+}
+
+const EARLIEST = new Date(-8.64e15);
+const LATEST = new Date(8.64e15);
+
+/**
+ * Counts the summary with, in the same statement (one snapshot), the agency's order revision and the instants around
+ * as_of between which it holds (AgingSummaryCache): the first and next midnight in any of the agency's offices, and the
+ * last and next sending of any awaiting order of the agency (filtered or not: an aging filter admits orders by it).
+ */
+async function countSummary(
+  store: TenantStore,
+  filters: OrderFilters,
+  asOf: Date,
+  aging: AgingConditions,
+): Promise<CountedSummary> {
+  const at = sql<Date>`cast(${asOf.toISOString()} as timestamptz)`;
+  const localDay = sql`(${at} at time zone offices.timezone)::date`;
+  const officeDay = (bound: 'max' | 'min', days: number) =>
+    store
+      .lookupFrom('offices')
+      .select(
+        sql<Date | null>`${sql.raw(bound)}((${localDay} + ${sql.lit(days)})::timestamp at time zone offices.timezone)`.as(
+          'at',
+        ),
+      )
+      .as(bound === 'max' ? 'day_from' : 'day_until');
+  const awaitingSent = (bound: 'max' | 'min') =>
+    store
+      .lookupFrom('physician_orders')
+      .where(aging.awaiting)
+      .where(sql<SqlBool>`physician_orders.sent_at ${sql.raw(bound === 'max' ? '<=' : '>')} ${at}`)
+      .select(sql<Date | null>`${sql.raw(bound)}(physician_orders.sent_at)`.as('at'))
+      .as(bound === 'max' ? 'last_sent' : 'next_sent');
+  const counted = await filtered(store, filters, asOf, aging)
+    .where(aging.awaiting)
+    .select(summaryColumns(aging))
+    .select([
+      store.lookupFrom('physician_order_revisions').select('physician_order_revisions.revision').as('revision'),
+      officeDay('max', 0),
+      officeDay('min', 1),
+      awaitingSent('max'),
+      awaitingSent('min'),
+    ])
+    .$castTo<
+      AgingSummary & {
+        revision: string | null;
+        day_from: Date | null;
+        day_until: Date | null;
+        last_sent: Date | null;
+        next_sent: Date | null;
+      }
+    >()
+    .executeTakeFirstOrThrow();
+  const { revision, day_from, day_until, last_sent, next_sent, ...summary } = counted;
+  const latest = (...at: (Date | null)[]) => new Date(Math.max(...at.map((a) => (a ?? EARLIEST).getTime())));
+  const earliest = (...at: (Date | null)[]) => new Date(Math.min(...at.map((a) => (a ?? LATEST).getTime())));
+  return { summary, revision, validFrom: latest(day_from, last_sent), validUntil: earliest(day_until, next_sent) };
+}
+
+/**
+ * The summary kept for the agency's current revision and as_of's day, or counted afresh. The revision is read apart
+ * from the page: a page and a summary were two statements before too (under read committed, two snapshots).
+ */
+async function agingSummary(
+  store: TenantStore,
+  filters: OrderFilters,
+  asOf: Date,
+  aging: AgingConditions,
+  revision: string | null,
+): Promise<AgingSummary> {
+  const key = summaryKey(store, filters);
+  const kept = summaries.find(key, revision, asOf);
+  if (kept) return kept;
+  const counted = await countSummary(store, filters, asOf, aging);
+  summaries.keep(key, counted);
+  return counted.summary;
+}
+
 /** A page of the agency's orders matching `filters`, newest first, and the aging summary of all of them at `asOf`. */
 export async function listOrderPage(
   store: TenantStore,
@@ -184,11 +293,18 @@ export async function listOrderPage(
   cursors: CursorSealer,
 ): Promise<Page<OrderRow> & { summary: AgingSummary }> {
   const aging = new AgingConditions(asOf);
-  const matching = filtered(store, filters, asOf, aging);
-  const [listed, summary] = await Promise.all([
-    listPage(store, withDetails(store, matching), NEWEST, page, cursors),
-    matching.where(aging.awaiting).select(summaryColumns(aging)).$castTo<AgingSummary>().executeTakeFirstOrThrow(),
+  const [listed, revisions] = await Promise.all([
+    listPage(
+      store,
+      withDetails(store, filtered(store, filters, asOf, aging)),
+      NEWEST,
+      page,
+      cursors,
+      countable(store, filters, asOf, aging),
+    ),
+    orderRevision(store, {}),
   ]);
+  const summary = await agingSummary(store, filters, asOf, aging, revisions[0]?.revision ?? null);
   return { ...listed, summary };
 }
 

@@ -27,6 +27,13 @@ interface PhysicianOrdersTable extends TenantRow {
   received_at: Timestamp | null;
 }
 
+/** db/migrations/0029_physician_order_revisions.ts: rewritten with every write that changes an agency's aging summary. */
+interface PhysicianOrderRevisionsTable {
+  agency_id: string;
+  revision: string;
+}
+
 export interface PhysicianOrderTables {
   physician_orders: PhysicianOrdersTable;
+  physician_order_revisions: PhysicianOrderRevisionsTable;
 }

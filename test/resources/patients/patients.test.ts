@@ -4,7 +4,8 @@ import { buildTestApp, signIn, type SignedInApi } from '../../helpers/app.js';
 import { seededAgency } from '../../helpers/clinical.js';
 import { testDatabase } from '../../helpers/database.js';
 
-const { db } = await testDatabase();
+const database = await testDatabase();
+const { db } = database;
 const api = await buildTestApp();
 const { agencyId, phi, noPhi } = await seededAgency(api);
 
@@ -350,4 +351,25 @@ t.test('contract version 1 names display_name full_name and has no birth_year or
     headers: { 'svc-contract-version': '1' },
   });
   t.ok(page.json().data[0].full_name);
+});
+
+t.test('a page that skips no rows is one statement on patients, with its count; past an offset, two', async (t) => {
+  const statements: string[] = [];
+  t.teardown(database.observe({ statement: (query) => void statements.push(query.sql) }));
+  const onPatients = async (query: string) => {
+    statements.length = 0;
+    const page = await list(phi, query);
+    return [page, statements.filter((text) => /from "patients"/.test(text)).length] as const;
+  };
+  const [first, atStart] = await onPatients('?limit=20');
+  t.equal(atStart, 1, 'offset 0');
+  t.equal(first.data.length, 20);
+  const [, byCursor] = await onPatients(`?limit=20&cursor=${encodeURIComponent(first.meta.next_cursor)}`);
+  t.equal(byCursor, 1, 'after a cursor');
+  const [atOffset, pastOffset] = await onPatients('?limit=20&offset=20');
+  t.equal(pastOffset, 2, 'the name index first, then the page of charts');
+  t.same(
+    atOffset.data.map((p: { id: string }) => p.id),
+    (await censusIds()).slice(20, 40),
+  );
 });

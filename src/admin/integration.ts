@@ -322,6 +322,12 @@ function integrationInput(options: Options): IntegrationInput {
 
 const CLIENT_ID = { 'client-id': { type: 'string' } } as const;
 
+const refJson = (ref: IntegrationRef) => ({
+  client_id: ref.clientId,
+  agency_id: ref.agencyId,
+  extension_id: ref.extensionId,
+});
+
 /** A command acting on one integration named by --client-id. */
 function onIntegration(
   usage: string,
@@ -332,8 +338,7 @@ function onIntegration(
     usage,
     options: CLIENT_ID,
     async run({ db, options }) {
-      const ref = await act(db, requiredOption(options, 'client-id'));
-      const json = { client_id: ref.clientId, agency_id: ref.agencyId, extension_id: ref.extensionId };
+      const json = refJson(await act(db, requiredOption(options, 'client-id')));
       return { json, text: `${done}\n${describe(json)}` };
     },
   };
@@ -400,12 +405,7 @@ export const integrationCommands: Commands = {
       const keys = await keySource(options);
       if (keys) {
         const created = await createKeyIntegration(db, input, keys);
-        const json = {
-          client_id: created.clientId,
-          extension_id: created.extensionId,
-          agency_id: created.agencyId,
-          keys: keysJson(keys),
-        };
+        const json = { ...refJson(created), keys: keysJson(keys) };
         return {
           json,
           text: `Created integration ${created.extensionId}; it authenticates with its keys (private_key_jwt), and has no secret.\n${describe({ ...json, keys: json.keys.kids })}`,
@@ -434,12 +434,7 @@ export const integrationCommands: Commands = {
       const keys = await keySource(options);
       if (!keys) throw new AdminError('--jwks-file or --jwks-url is required');
       const ref = await setIntegrationKeys(db, clientId, keys);
-      const json = {
-        client_id: ref.clientId,
-        agency_id: ref.agencyId,
-        extension_id: ref.extensionId,
-        keys: keysJson(keys),
-      };
+      const json = { ...refJson(ref), keys: keysJson(keys) };
       return { json, text: `The integration's keys are replaced.\n${describe({ ...json, keys: json.keys.kids })}` };
     },
   },

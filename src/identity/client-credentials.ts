@@ -52,6 +52,20 @@ interface AuthenticatedClient {
 /** The capability that entitles an integration to tokens at all (x-svc-capability of issueToken). */
 const TOKEN_CAPABILITY = 'oauth.token';
 
+const authenticatedClient = (row: {
+  client_id: string;
+  agency_id: string;
+  extension_id: string;
+  scopes: string[];
+  phi_modes: string[];
+}): AuthenticatedClient => ({
+  clientId: row.client_id,
+  agencyId: row.agency_id,
+  extensionId: row.extension_id,
+  scopes: row.scopes,
+  phiModes: row.phi_modes,
+});
+
 const entitled = (row: { status: string; agency_status: string; capabilities: string[] }) =>
   row.status === 'active' && row.agency_status === 'active' && row.capabilities.includes(TOKEN_CAPABILITY);
 
@@ -280,13 +294,7 @@ export class ClientCredentialsGrant {
     if (clientLimited && !acceptable) return undefined;
     const valid = await verifySecret(clientSecret, row?.secret_hash ?? (await dummySecretHash()));
     if (!valid || !acceptable) return undefined;
-    return {
-      clientId: row.client_id,
-      agencyId: row.agency_id,
-      extensionId: row.extension_id,
-      scopes: row.scopes,
-      phiModes: row.phi_modes,
-    };
+    return authenticatedClient(row);
   }
 
   /**
@@ -309,13 +317,7 @@ export class ClientCredentialsGrant {
     )
       return undefined;
     if (!(await this.assertions.spend(verified))) return undefined;
-    return {
-      clientId: row.client_id,
-      agencyId: row.agency_id,
-      extensionId: row.extension_id,
-      scopes: row.scopes,
-      phiModes: row.phi_modes,
-    };
+    return authenticatedClient(row);
   }
 
   private clientQuery(clientId: string) {

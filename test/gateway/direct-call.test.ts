@@ -7,7 +7,7 @@ import { setIntegrationStatus } from '../../src/admin/integration.js';
 import { buildTestApp, signIn, type SignedInApi } from '../helpers/app.js';
 import { seededAgency } from '../helpers/clinical.js';
 import { testDatabase } from '../helpers/database.js';
-import { issueTestToken, bearer } from '../helpers/identity.js';
+import { issueTestToken, bearer, testPrincipal } from '../helpers/identity.js';
 
 const { db } = await testDatabase();
 const api = await buildTestApp();
@@ -29,21 +29,7 @@ const key = () => `key-${randomUUID()}`;
 async function session(t: Test, phiMode: PhiMode = 'phi', scopes = ALL_SCOPES) {
   const own = await buildTestApp({}, t);
   const http = await signIn(own, { phiMode, integration: { agencyId } });
-  return { own, http, gateway: own.app.gateway, principal: principalOf(http, phiMode, scopes) };
-}
-
-function principalOf({ integration }: SignedInApi, phiMode: PhiMode, scopes: string[]): Principal {
-  const now = Date.now();
-  return {
-    agencyId: integration.agencyId,
-    extensionId: integration.extensionId,
-    clientId: integration.clientId,
-    phiMode,
-    scopes: new Set(scopes),
-    tokenId: `tok_direct_${randomUUID()}`,
-    issuedAt: new Date(now - 1_000),
-    expiresAt: new Date(now + 600_000),
-  };
+  return { own, http, gateway: own.app.gateway, principal: testPrincipal(http.integration, phiMode, scopes) };
 }
 
 const requestIdOf = (res: { headers: Record<string, unknown> }) => String(res.headers['x-request-id']);

@@ -18,7 +18,7 @@ import { resourceNotFound } from '../../src/resources/handler.js';
 import type { PhiMode, Principal } from '../../src/shared/principal.js';
 import { testDatabase } from '../helpers/database.js';
 import { testKeyEncryption } from '../helpers/secrets.js';
-import { createTestIntegration } from '../helpers/identity.js';
+import { createTestIntegration, testPrincipal } from '../helpers/identity.js';
 
 const { db } = await testDatabase();
 const log = pino({ enabled: false });
@@ -45,19 +45,7 @@ const gateway = new Gateway(handlers, { ...services, db, handlerTimeoutMs: 10_00
 const integration = await createTestIntegration(db);
 const ALL_SCOPES = (Object.values(operations) as OperationDefinition[]).flatMap((o) => (o.scope ? [o.scope] : []));
 
-function principal(phiMode: PhiMode): Principal {
-  const now = Date.now();
-  return {
-    agencyId: integration.agencyId,
-    extensionId: integration.extensionId,
-    clientId: integration.clientId,
-    phiMode,
-    scopes: new Set(ALL_SCOPES),
-    tokenId: `tok_handles_${randomUUID()}`,
-    issuedAt: new Date(now - 1_000),
-    expiresAt: new Date(now + 600_000),
-  };
-}
+const principal = (phiMode: PhiMode) => testPrincipal(integration, phiMode, ALL_SCOPES);
 
 /** The rest of a valid body, for operations that take a handle in theirs. */
 const BODIES: Partial<Record<OperationId, Record<string, unknown>>> = { createTask: { title: 'Call the patient' } };

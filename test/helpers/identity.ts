@@ -1,10 +1,10 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { openMainOffice } from '../../src/admin/agency.js';
 import { addIntegration, type CreatedIntegration, type IntegrationInput } from '../../src/admin/integration.js';
 import type { DB } from '../../src/db/schema.js';
 import { CommandStore } from '../../src/db/tenant-store.js';
-import type { PhiMode } from '../../src/shared/principal.js';
+import type { PhiMode, Principal } from '../../src/shared/principal.js';
 import { CONTRACT_CAPABILITIES, PHI_MODES } from '../../src/identity/grants.js';
 import type { TestApi } from './app.js';
 
@@ -80,4 +80,19 @@ export async function issueTestToken(
 /** The Authorization header for a token. */
 export function bearer(token: string): { authorization: string } {
   return { authorization: `Bearer ${token}` };
+}
+
+/** The principal a token of `integration` would give, for a transport that authenticates by itself (direct calls). */
+export function testPrincipal(integration: TestIntegration, phiMode: PhiMode, scopes: readonly string[]): Principal {
+  const now = Date.now();
+  return {
+    agencyId: integration.agencyId,
+    extensionId: integration.extensionId,
+    clientId: integration.clientId,
+    phiMode,
+    scopes: new Set(scopes),
+    tokenId: `tok_test_${randomUUID()}`,
+    issuedAt: new Date(now - 1_000),
+    expiresAt: new Date(now + 600_000),
+  };
 }

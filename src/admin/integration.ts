@@ -154,7 +154,7 @@ export function createIntegration(
 }
 
 /** An integration that authenticates with the given keys (private_key_jwt) and has no secret. */
-export function createKeyIntegration(
+function createKeyIntegration(
   db: Kysely<DB>,
   input: IntegrationInput,
   keys: CheckedKeySet,

@@ -30,7 +30,7 @@ export interface QueryRules {
 }
 
 /** The scope and capability of running any governed query (runQuery's), which a query token's creator must hold too. */
-export const QUERY_RUN = { scope: 'external:queries:run', capability: 'queries.run' } as const;
+const QUERY_RUN = { scope: 'external:queries:run', capability: 'queries.run' } as const;
 
 /** A query token anywhere but its query's run: refused as an unknown credential, before any lookup. */
 export const queryTokenElsewhere = () =>

@@ -15,7 +15,7 @@ import { ASSERTION_ALGORITHMS, type ClientKeySets } from './client-keys.js';
 export const CLIENT_ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
 export const MAX_ASSERTION_LIFETIME_SECONDS = 300;
 /** Allowed difference between the client's clock and ours, on each side of exp. */
-export const ASSERTION_CLOCK_SKEW_SECONDS = 10;
+const ASSERTION_CLOCK_SKEW_SECONDS = 10;
 const MAX_JTI_LENGTH = 256;
 
 /**

@@ -20,7 +20,7 @@ const MIN_RSA_BITS = 2048;
 const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'];
 /** The public members kept of each key type; anything else (x5c, key_ops...) is dropped. */
 const PUBLIC_MEMBERS: Record<string, string[]> = { RSA: ['n', 'e'], EC: ['crv', 'x', 'y'] };
-export const REFETCH_INTERVAL_SECONDS = 60;
+const REFETCH_INTERVAL_SECONDS = 60;
 /** When the JWKS URL's answer says nothing about caching. */
 const DEFAULT_MAX_AGE_SECONDS = 300;
 const MAX_MAX_AGE_SECONDS = 86_400;
@@ -91,7 +91,7 @@ export interface FetchedDocument {
 export type DocumentFetcher = (url: string, allowHttpLoopback: boolean) => Promise<FetchedDocument>;
 
 /** How long an answer may be used, from its Cache-Control (RFC 9111 5.2.2): no-store and no-cache mean not at all. */
-export function maxAgeSeconds(cacheControl: string | string[] | undefined): number {
+function maxAgeSeconds(cacheControl: string | string[] | undefined): number {
   const directives = [cacheControl ?? []]
     .flat()
     .join(',')
@@ -104,7 +104,7 @@ export function maxAgeSeconds(cacheControl: string | string[] | undefined): numb
 }
 
 /** The public keys at a JWKS URL and how long they may be cached; refuses, with the reason, anything else. */
-export async function fetchKeySet(
+async function fetchKeySet(
   fetchDocument: DocumentFetcher,
   url: string,
   allowHttpLoopback: boolean,

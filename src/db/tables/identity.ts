@@ -94,7 +94,7 @@ export interface ClientPublicJwk extends JsonWebKey {
   use: 'sig';
 }
 
-export interface ClientKeySetsTable {
+interface ClientKeySetsTable {
   agency_id: string;
   client_id: string;
   jwks: JSONColumnType<{ keys: ClientPublicJwk[] }>;
@@ -109,7 +109,7 @@ export interface ClientKeySetsTable {
   updated_at: Generated<Date>;
 }
 
-export interface ClientAssertionIdsTable {
+interface ClientAssertionIdsTable {
   agency_id: string;
   client_id: string;
   jti: string;

@@ -61,6 +61,9 @@ for (const [i, { id }] of visits.entries()) {
       scheduled_end: new Date(`${year}-06-0${i + 1}T16:00:00Z`),
       actual_start: null,
       actual_end: null,
+      // Whatever the seeded visit was: a missed or cancelled one keeps its reason only in that status.
+      missed_reason: null,
+      cancellation_reason: null,
     })
     .where('agency_id', '=', agencyId)
     .where('id', '=', id)

@@ -154,11 +154,7 @@ export function createIntegration(
 }
 
 /** An integration that authenticates with the given keys (private_key_jwt) and has no secret. */
-function createKeyIntegration(
-  db: Kysely<DB>,
-  input: IntegrationInput,
-  keys: CheckedKeySet,
-): Promise<IntegrationRef> {
+function createKeyIntegration(db: Kysely<DB>, input: IntegrationInput, keys: CheckedKeySet): Promise<IntegrationRef> {
   return asOperatorOn(
     db,
     input.agencyId,

@@ -137,11 +137,7 @@ export interface ReceiverDocument {
 }
 
 /** One GET of a document (a client's JWKS) from an outside address checked like a receiver's; throws when no answer came. */
-async function getFromReceiver(
-  url: URL,
-  address: ResolvedAddress,
-  limits: ReceiverLimits,
-): Promise<ReceiverDocument> {
+async function getFromReceiver(url: URL, address: ResolvedAddress, limits: ReceiverLimits): Promise<ReceiverDocument> {
   const outcome = await exchange(
     url,
     address,

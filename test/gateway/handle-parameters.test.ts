@@ -15,7 +15,7 @@ import { createServices } from '../../src/services.js';
 import { loadConfig } from '../../src/config.js';
 import { TenantPseudonyms } from '../../src/db/pseudonyms.js';
 import { resourceNotFound } from '../../src/resources/handler.js';
-import type { PhiMode, Principal } from '../../src/shared/principal.js';
+import type { PhiMode } from '../../src/shared/principal.js';
 import { testDatabase } from '../helpers/database.js';
 import { testKeyEncryption } from '../helpers/secrets.js';
 import { createTestIntegration, testPrincipal } from '../helpers/identity.js';

@@ -171,7 +171,8 @@ t.test('updated since finds a chart whose episode or coverage changed, not only 
   t.notOk((await changedIds()).includes(episode.patient_id), 'not changed yet');
   await db
     .updateTable('episodes')
-    .set({ end_date: '2026-12-31' })
+    // Relative to its own start: the seed dates episodes from today, so a fixed date can fall before it.
+    .set({ end_date: sql<string>`start_date + 60` })
     .where('agency_id', '=', agencyId)
     .where('id', '=', episode.id)
     .execute();

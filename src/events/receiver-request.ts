@@ -56,7 +56,7 @@ function answerOf(response: IncomingMessage): ReceiverAnswer {
 
 /** What one request to a receiver came back with: its response (read up to the limit) or why none came. */
 type Exchange =
-  | { response: IncomingMessage; body: Buffer }
+  | { response: IncomingMessage; body: Buffer | undefined }
   | { failure: Required<Pick<ReceiverAnswer, 'error' | 'errorType'>> };
 
 /**
@@ -68,6 +68,8 @@ function exchange(
   address: ResolvedAddress,
   init: { method: 'GET' | 'POST'; headers: Record<string, string>; body?: string },
   limits: ReceiverLimits,
+  /** Whether the answer's bytes are kept: a delivery reads its receiver's answer only to end it, a document fetch keeps it. */
+  keepBody: boolean,
 ): Promise<Exchange> {
   return new Promise((resolve) => {
     const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
@@ -98,9 +100,9 @@ function exchange(
     request.on('response', (response) => {
       const chunks: Buffer[] = [];
       let read = 0;
-      const done = () => finish({ response, body: Buffer.concat(chunks) });
+      const done = () => finish({ response, body: keepBody ? Buffer.concat(chunks) : undefined });
       response.on('data', (chunk: Buffer) => {
-        chunks.push(chunk);
+        if (keepBody) chunks.push(chunk);
         read += chunk.length;
         if (read >= limits.readLimitBytes) done();
       });
@@ -124,6 +126,7 @@ export async function postToReceiver(
     address,
     { method: 'POST', headers: { ...headers, 'user-agent': 'svc-extension-api-webhooks' }, body },
     limits,
+    false,
   );
   return 'failure' in outcome ? outcome.failure : answerOf(outcome.response);
 }
@@ -143,9 +146,11 @@ async function getFromReceiver(url: URL, address: ResolvedAddress, limits: Recei
     address,
     { method: 'GET', headers: { accept: 'application/json', 'user-agent': 'svc-extension-api' } },
     limits,
+    true,
   );
   if ('failure' in outcome) throw new Error(outcome.failure.error);
-  const { response, body } = outcome;
+  const response = outcome.response;
+  const body = outcome.body!;
   return {
     status: response.statusCode!,
     headers: response.headers,

@@ -13,7 +13,7 @@ import {
   type Commands,
   type Options,
 } from './command.js';
-import { asOperatorOn, type OperatorCommand } from './operator-command.js';
+import { asOperatorOn, noAgency, type OperatorCommand } from './operator-command.js';
 
 interface AgencyInput {
   id: string;
@@ -115,7 +115,7 @@ function setAgency(db: Kysely<DB>, id: string, settings: { order_sla_days?: numb
       store.auditDetails(settings);
       return { agency_id: agency.id, order_sla_days: agency.order_sla_days };
     },
-    { unknownAgency: (agencyId) => `no agency "${agencyId}"` },
+    { unknownAgency: noAgency },
   );
 }
 

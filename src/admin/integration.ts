@@ -35,7 +35,7 @@ import {
   type Commands,
   type Options,
 } from './command.js';
-import { asOperator, asOperatorOn, type OperatorCommand } from './operator-command.js';
+import { asOperator, asOperatorOn, noAgency, type OperatorCommand } from './operator-command.js';
 
 export interface IntegrationInput {
   agencyId: string;
@@ -136,7 +136,7 @@ export async function addIntegration(
   return { ...ref, clientSecret: await insertSecret(store, ref.clientId) };
 }
 
-const unknownAgency = (agencyId: string) => `no agency "${agencyId}"; create it first with: agency create`;
+const unknownAgency = (agencyId: string) => `${noAgency(agencyId)}; create it first with: agency create`;
 
 /** addIntegration as the command createIntegration of the operator (or of `actor`), on the agency of `input`. */
 export function createIntegration(

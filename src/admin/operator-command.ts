@@ -7,6 +7,9 @@ import { AdminError, requiredOption, type CommandContext } from './command.js';
 /** What an admin command does to one agency: the audit record's operation, resource type and PHI mode. */
 export type OperatorCommand = Pick<PlatformCommand, 'operation' | 'resourceType' | 'phiMode'>;
 
+/** The admin CLI's refusal of an agency id no agency has (commands given the id rather than --agency). */
+export const noAgency = (agencyId: string) => `no agency "${agencyId}"`;
+
 /** How an operator command reports what it was refused for: an unknown agency, or an importer's refusal of a file. */
 interface Refusals {
   /** The one-line refusal of an unknown agency, when the command words it its own way. */

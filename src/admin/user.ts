@@ -7,7 +7,7 @@ import { randomId } from '../shared/ids.js';
 import { sqlState } from '../db/sql-state.js';
 import type { CommandStore } from '../db/tenant-store.js';
 import { AdminError, describe, requiredOption, type Commands } from './command.js';
-import { asOperator, asOperatorOn, type OperatorCommand } from './operator-command.js';
+import { asOperator, asOperatorOn, noAgency, type OperatorCommand } from './operator-command.js';
 
 interface UserInput {
   agencyId: string;
@@ -55,7 +55,7 @@ export async function createUser(db: Kysely<DB>, input: UserInput): Promise<Crea
         const handle = store.unscoped('identity writes the people extension on the handle it is given');
         await ensurePeopleExtension(handle, store.agencyId);
       },
-      { unknownAgency: (agencyId) => `no agency "${agencyId}"` },
+      { unknownAgency: noAgency },
     );
   } catch (err) {
     if (sqlState(err) === '23505') throw new AdminError(`a user with the email ${email} exists already`);

@@ -29,7 +29,7 @@ import {
   type Commands,
   type Options,
 } from './command.js';
-import { asOperator, asOperatorOn, type OperatorCommand } from './operator-command.js';
+import { asOperator, asOperatorOn, noAgency, type OperatorCommand } from './operator-command.js';
 import type { CommandStore } from '../db/tenant-store.js';
 
 const EVENT_TYPES = Object.keys(webhookEvents);
@@ -175,7 +175,7 @@ export const webhookCommands: Commands = {
           store.auditReferences([created]);
           return created;
         },
-        { unknownAgency: (unknown) => `no agency "${unknown}"` },
+        { unknownAgency: noAgency },
       );
       const held = input.baaSigned
         ? ''

@@ -5,6 +5,8 @@ import type { DB } from '../db/schema.js';
 import type { ErrorCode } from '../generated/contract.js';
 import { isStorableText } from '../domain/storable-text.js';
 import { ASSERTION_ALGORITHMS, type ClientKeySets } from './client-keys.js';
+import { BoundedMap } from './bounded-map.js';
+import type { ClientPublicJwk } from '../db/tables/identity.js';
 
 /**
  * Client authentication by a signed JWT (RFC 7523 private_key_jwt, as SMART Backend Services profiles it): iss and
@@ -17,6 +19,8 @@ export const MAX_ASSERTION_LIFETIME_SECONDS = 300;
 /** Allowed difference between the client's clock and ours, on each side of exp. */
 const ASSERTION_CLOCK_SKEW_SECONDS = 10;
 const MAX_JTI_LENGTH = 256;
+/** Verifiers kept, one per registered key in use. */
+const KEPT_VERIFIERS = 1_000;
 
 /**
  * A refusal for a fault in the assertion's own text, checked before anything stored is looked at: its code tells the
@@ -127,7 +131,19 @@ export interface VerifiedAssertion {
   expiresAt: Date;
 }
 
+/** A verifier pinned to one key and its one algorithm: alg none, HS256 keyed with the public key, or another key type's never pass. */
+function verifierFor(key: ClientPublicJwk): (token: string) => unknown {
+  return createVerifier({
+    key: createPublicKey({ key, format: 'jwk' }).export({ format: 'pem', type: 'spki' }).toString(),
+    algorithms: [key.alg],
+    clockTolerance: ASSERTION_CLOCK_SKEW_SECONDS * 1000,
+  });
+}
+
 export class ClientAssertions {
+  /** By the key itself (its kid and public members): a key replaced under the same kid gets its own verifier. */
+  private readonly verifiers = new BoundedMap<(token: string) => unknown>(KEPT_VERIFIERS);
+
   constructor(
     private readonly db: Kysely<DB>,
     private readonly keySets: ClientKeySets,
@@ -142,12 +158,9 @@ export class ClientAssertions {
     const claims = readAssertion(assertion, clientId, this.tokenEndpoint);
     const found = await this.keySets.keyFor(claims.clientId, claims.kid);
     if (!found) return undefined;
-    const verify = createVerifier({
-      key: createPublicKey({ key: found.key, format: 'jwk' }).export({ format: 'pem', type: 'spki' }).toString(),
-      // Pinned to the key's one algorithm: alg none, HS256 keyed with the public key, or another key type's never pass.
-      algorithms: [found.key.alg],
-      clockTolerance: ASSERTION_CLOCK_SKEW_SECONDS * 1000,
-    });
+    const id = JSON.stringify(found.key);
+    let verify = this.verifiers.get(id);
+    if (!verify) this.verifiers.set(id, (verify = verifierFor(found.key)));
     try {
       verify(assertion);
     } catch {

@@ -1,4 +1,5 @@
 import type { AgingBucket } from '../../domain/physician-orders/aging.js';
+import { BoundedMap } from '../../identity/bounded-map.js';
 
 export type AgingSummary = Record<AgingBucket | 'sla_breached', number>;
 
@@ -16,6 +17,7 @@ export interface CountedSummary {
   validUntil: Date;
 }
 
+/** Filter sets kept at once, across agencies; past it the longest-kept is counted again when next asked. */
 const KEPT = 1_000;
 
 /**
@@ -34,21 +36,17 @@ const KEPT = 1_000;
  *   hours) ends where the buckets turn; an as_of past it counts again.
  */
 export class AgingSummaryCache {
-  private readonly kept = new Map<string, CountedSummary>();
+  private readonly kept = new BoundedMap<CountedSummary>(KEPT);
 
   /** The kept summary of `key` if it holds for this revision at `asOf`. */
   find(key: string, revision: string | null, asOf: Date): AgingSummary | undefined {
     const counted = this.kept.get(key);
     if (!counted || counted.revision !== revision || asOf < counted.validFrom || asOf >= counted.validUntil)
       return undefined;
-    this.kept.delete(key);
-    this.kept.set(key, counted);
     return counted.summary;
   }
 
   keep(key: string, counted: CountedSummary): void {
-    this.kept.delete(key);
-    if (this.kept.size >= KEPT) this.kept.delete(this.kept.keys().next().value!);
     this.kept.set(key, counted);
   }
 }

@@ -145,6 +145,38 @@ t.test('commands replay byte for byte, refuse a different body under the same ke
   t.not(sameKeyOtherAgency.json().data.id, first.json().data.id, 'keys are scoped per agency and extension');
 });
 
+t.test(
+  'a retry answered from the keys this process remembers is the same replay, and still bound to its PHI mode',
+  async (t) => {
+    const signed = await signIn(api);
+    const noPhiToken = await issueTestToken(api, signed.integration, 'no_phi');
+    const post = (token: string) =>
+      api.request({
+        method: 'POST',
+        url: '/api/v1/ext/tasks',
+        headers: { ...bearer(token), 'idempotency-key': 'remembered-replay-0001' },
+        payload: { title: 'Chase signature', priority: 'high' },
+      });
+    const first = await post(signed.token);
+    // The first retry reads the stored answer from the database, and the process keeps it; the next is served from there.
+    const [fromDatabase, fromMemory] = [await post(signed.token), await post(signed.token)];
+    for (const replay of [fromDatabase, fromMemory]) {
+      t.equal(replay.body, first.body, 'the stored bytes');
+      t.equal(replay.headers['idempotent-replayed'], 'true');
+      t.equal(replay.headers['svc-extension-contract-version'], first.headers['svc-extension-contract-version']);
+    }
+    const otherMode = await post(noPhiToken);
+    t.equal(otherMode.statusCode, 409, 'the same key from the other PHI mode is never a replay');
+    t.equal(otherMode.json().error.code, 'PLATFORM_IDEMPOTENCY_CONFLICT');
+    const tasks = await db
+      .selectFrom('tasks')
+      .select('id')
+      .where('agency_id', '=', signed.integration.agencyId)
+      .execute();
+    t.equal(tasks.length, 1, 'it ran once');
+  },
+);
+
 t.test('a command, its audit record and its metering row commit together', async (t) => {
   const signed = await signIn(api);
   const res = await signed.request({

@@ -42,7 +42,7 @@ const layers = [
   { name: 'gateway', path: '^src/(gateway|workers|proposals|platform-commands)/' },
   { name: 'wiring', path: '^src/(config|services)\\.ts$' },
   { name: 'resources', path: '^src/resources/', pathNot: TABLE_TYPES },
-  { name: 'app', path: '^src/(app\\.ts$|docs/|admin/|demo/|mcp/)' },
+  { name: 'app', path: '^src/(app\\.ts$|docs/|admin/|demo/|mcp/|console/)' },
   { name: 'server', path: '^src/(server|admin-socket)\\.ts$' },
 ];
 

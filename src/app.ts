@@ -24,6 +24,7 @@ import { createServices, type AppServices } from './services.js';
 import { registerMetrics, registerProbes } from './resources/platform/probes.js';
 import { registerApiReference } from './docs/api-reference.js';
 import { registerFavicon } from './docs/favicon.js';
+import { registerConsole } from './console/console-plugin.js';
 import { observe, type Observability } from './observability/observability.js';
 import type { Tracing } from './observability/call-trace.js';
 import { redactingDatabaseValues } from './db/database-error-log.js';
@@ -174,5 +175,6 @@ export async function buildApp({
   mcp.register(app, gateway);
   await registerApiReference(app, config.tokenIssuer);
   registerFavicon(app);
+  await registerConsole(app, { db: database.db, services }, keyEncryption);
   return app;
 }

@@ -17,7 +17,7 @@ import {
   escapeHtml,
 } from '../identity/mcp-authorization/pages.js';
 import { changePassword, findPerson, newPasswordProblem, signIn } from '../identity/mcp-authorization/people.js';
-import { SignInFailureLimiter } from '../identity/mcp-authorization/sign-in-failures.js';
+import { SignInFailureLimiter, signInRefusal } from '../identity/mcp-authorization/sign-in-failures.js';
 import { PlatformError } from '../shared/platform-error.js';
 import { handOver } from './hand-over.js';
 
@@ -68,15 +68,6 @@ async function interactionOf(provider: Provider, request: FastifyRequest, reply:
     interactionGone(reply, err);
     return undefined;
   }
-}
-
-/** What the login page says of a sign-in refused before or after its password was checked: when to try again. */
-function refusedSignIn(err: PlatformError): string {
-  const seconds = Number(err.details?.retry_after_seconds ?? 1);
-  if (err.code !== 'PLATFORM_RATE_LIMITED')
-    return `Too many sign-ins are being checked right now: try again in ${seconds} seconds.`;
-  const minutes = Math.ceil(seconds / 60);
-  return `Too many attempts: try again in ${minutes} ${minutes === 1 ? 'minute' : 'minutes'}.`;
 }
 
 const formField = (request: FastifyRequest, name: string) => {
@@ -150,7 +141,7 @@ export function registerPeopleAuthorization(app: FastifyInstance, provider: Prov
     } catch (err) {
       if (!(err instanceof PlatformError)) throw err;
       reply.headers(err.headers ?? {});
-      await loginAgain(err.status, refusedSignIn(err));
+      await loginAgain(err.status, signInRefusal(err));
       return undefined;
     }
   };

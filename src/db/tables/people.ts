@@ -78,7 +78,19 @@ export interface ProposalsTable {
   updated_at: Generated<Date>;
 }
 
+/** A person's agency console session; the cookie's value is never stored, only its SHA-256. */
+interface ConsoleSessionsTable {
+  id_hash: string;
+  user_id: string;
+  agency_id: string;
+  created_at: Generated<Date>;
+  last_seen_at: Generated<Date>;
+  /** The absolute end of the session; an idle one ends earlier (src/identity/console-sessions.ts). */
+  expires_at: Date;
+}
+
 export interface PeopleTables {
+  console_sessions: ConsoleSessionsTable;
   proposals: ProposalsTable;
   users: UsersTable;
   mcp_clients: McpClientsTable;

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import { FailureLimiter, type Admission, type FailureLimits, type FailureSource } from '../failure-limits.js';
+import type { PlatformError } from '../../shared/platform-error.js';
 
 /** Failed sign-ins allowed per account (email) and per address over 15 minutes. */
 export const SIGN_IN_FAILURE_LIMITS: FailureLimits = { perSubject: 5, perAddress: 20, windowSeconds: 900 };
@@ -26,4 +27,13 @@ export class SignInFailureLimiter extends FailureLimiter {
     if (admission.subjectLimited && admission.addressFailed) throw await this.subjectRefusal(source);
     return admission;
   }
+}
+
+/** What a sign-in page says of a sign-in refused before or after its password was checked: when to try again. */
+export function signInRefusal(err: PlatformError): string {
+  const seconds = Number(err.details?.retry_after_seconds ?? 1);
+  if (err.code !== 'PLATFORM_RATE_LIMITED')
+    return `Too many sign-ins are being checked right now: try again in ${seconds} seconds.`;
+  const minutes = Math.ceil(seconds / 60);
+  return `Too many attempts: try again in ${minutes} ${minutes === 1 ? 'minute' : 'minutes'}.`;
 }

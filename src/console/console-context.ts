@@ -1,0 +1,117 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Kysely } from 'kysely';
+import type { DB } from '../db/schema.js';
+import { TenantStore } from '../db/tenant-store.js';
+import type { Person } from '../identity/mcp-authorization/people.js';
+import type { AppServices } from '../services.js';
+import { asOperatorOn, type OperatorCommand } from '../admin/operator-command.js';
+import type { Html } from './html.js';
+import { consolePage, type NavEntry, type Notice, type Viewer } from './layout.js';
+import { mayIn, type ConsoleCapability } from './console-roles.js';
+
+/** What every console page reaches the service through. */
+export interface ConsoleContext {
+  db: Kysely<DB>;
+  services: AppServices;
+}
+
+/** A part of the console: its place in the navigation, and its routes (registered in the signed-in scope). */
+export interface ConsoleSection {
+  nav: NavEntry;
+  register(scope: FastifyInstance, ctx: ConsoleContext): void;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The signed-in person looking at a console page (set on every route of the signed-in scope). */
+    viewer: Viewer | null;
+  }
+}
+
+/** Whom a form token is made for: the signed-in person, or no one (the sign-in forms). */
+export const formTokenOwner = (person: Person | undefined) => person?.id ?? 'signed-out';
+
+/** A form token good only for `person`'s session (checked by @fastify/csrf-protection on every post). */
+export const newFormToken = (reply: FastifyReply, person?: Person) =>
+  reply.generateCsrf({ userInfo: formTokenOwner(person) } as never);
+
+export function viewerOf(request: FastifyRequest): Viewer {
+  if (!request.viewer) throw new Error('a console route of the signed-in scope ran without its viewer');
+  return request.viewer;
+}
+
+/** Reads of the viewer's agency, through the same tenant store as the partition (never another agency's rows). */
+export function readStore(ctx: ConsoleContext, person: Person): TenantStore {
+  return new TenantStore(
+    ctx.db,
+    { agencyId: person.agencyId, phiMode: 'no_phi' },
+    { resourceType: null, resourceIds: [] },
+  );
+}
+
+/**
+ * A change the viewer makes: the admin CLI's operator command on the viewer's agency, with the person as its actor
+ * (`user:<id>` on the audit record) and the deployment's outbox, in one transaction.
+ */
+export function asPerson<T>(
+  ctx: ConsoleContext,
+  person: Person,
+  command: Pick<OperatorCommand, 'operation' | 'resourceType'>,
+  run: Parameters<typeof asOperatorOn<T>>[3],
+): Promise<T> {
+  return asOperatorOn(
+    ctx.db,
+    person.agencyId,
+    { ...command, phiMode: 'no_phi', actor: `user:${person.id}`, outbox: ctx.services.outbox },
+    run,
+  );
+}
+
+/** A console page as the answer (200 unless said). */
+export function render(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  title: string,
+  body: Html,
+  notice?: Notice,
+  status = 200,
+) {
+  return reply
+    .code(status)
+    .type('text/html; charset=utf-8')
+    .send(consolePage(viewerOf(request), title, body, notice));
+}
+
+/** A route option: only a person whose role has the capability gets past it (others get a 403 page). */
+export function needs(capability: ConsoleCapability) {
+  return async (request: FastifyRequest) => {
+    const viewer = viewerOf(request);
+    if (!mayIn(viewer.person.role, capability))
+      throw Object.assign(new Error(`Your role (${viewer.person.role}) does not allow this.`), { statusCode: 403 });
+  };
+}
+
+/** A form field sent once (the last one when repeated), '' when absent. */
+export function formText(request: FastifyRequest, name: string): string {
+  const value = (request.body as Record<string, unknown> | undefined)?.[name];
+  if (Array.isArray(value)) return String(value.at(-1) ?? '');
+  return typeof value === 'string' ? value : '';
+}
+
+/** Every value of a repeated form field (checkboxes of one name). */
+export function formList(request: FastifyRequest, name: string): string[] {
+  const value = (request.body as Record<string, unknown> | undefined)?.[name];
+  if (Array.isArray(value)) return value.map(String);
+  return typeof value === 'string' ? [value] : [];
+}
+
+/** An uploaded file of a multipart form (the console keeps uploads in memory, up to the admin socket's file limit). */
+export interface UploadedFile {
+  filename: string;
+  content: Buffer;
+}
+
+export function formFile(request: FastifyRequest, name: string): UploadedFile | undefined {
+  const value = (request.body as Record<string, unknown> | undefined)?.[name];
+  return value && typeof value === 'object' && 'content' in value ? (value as UploadedFile) : undefined;
+}

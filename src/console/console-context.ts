@@ -1,7 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/schema.js';
-import { TenantStore } from '../db/tenant-store.js';
+import type { TenantStore } from '../db/tenant-store.js';
+import { platformReader } from '../platform-commands/platform-command.js';
 import type { Person } from '../identity/mcp-authorization/people.js';
 import type { AppServices } from '../services.js';
 import { asOperatorOn, type OperatorCommand } from '../admin/operator-command.js';
@@ -42,11 +43,7 @@ export function viewerOf(request: FastifyRequest): Viewer {
 
 /** Reads of the viewer's agency, through the same tenant store as the partition (never another agency's rows). */
 export function readStore(ctx: ConsoleContext, person: Person): TenantStore {
-  return new TenantStore(
-    ctx.db,
-    { agencyId: person.agencyId, phiMode: 'no_phi' },
-    { resourceType: null, resourceIds: [] },
-  );
+  return platformReader(ctx.db, person.agencyId);
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { DB } from '../db/schema.js';
-import { CommandStore, type EventOutbox } from '../db/tenant-store.js';
+import { CommandStore, TenantStore, type EventOutbox } from '../db/tenant-store.js';
 import { insertAuditEvents } from '../gateway/audit.js';
 import type { AuditTrail } from '../shared/audit-trail.js';
 import { randomId } from '../shared/ids.js';
@@ -77,4 +77,12 @@ export function runPlatformCommand<T>(
 ): Promise<T> {
   if (db.isTransaction) return runIn(db as Transaction<DB>, command, run);
   return db.transaction().execute((trx) => runIn(trx, command, run));
+}
+
+/**
+ * What a surface outside a request (the agency console) reads one agency's rows through: the tenant store, in
+ * no_phi, with no audit record of its reads (what it shows names no patient).
+ */
+export function platformReader(db: Kysely<DB>, agencyId: string): TenantStore {
+  return new TenantStore(db, { agencyId, phiMode: 'no_phi' }, { resourceType: null, resourceIds: [] });
 }

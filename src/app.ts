@@ -175,6 +175,6 @@ export async function buildApp({
   mcp.register(app, gateway);
   await registerApiReference(app, config.tokenIssuer);
   registerFavicon(app);
-  await registerConsole(app, { db: database.db, services }, keyEncryption);
+  await registerConsole(app, { db: database.db, services, keyEncryption }, keyEncryption);
   return app;
 }

@@ -9,6 +9,7 @@ import { newSigningSecret, signingSecretProblem } from '../events/signing.js';
 import {
   createSubscription,
   findDelivery,
+  failedDeliveriesSince,
   findSubscription,
   listDeliveries,
   listSubscriptions,
@@ -31,31 +32,40 @@ import {
 } from './command.js';
 import { asOperator, asOperatorOn, noAgency, type OperatorCommand } from './operator-command.js';
 import type { CommandStore } from '../db/tenant-store.js';
+import type { KeyEncryption } from '../identity/key-encryption.js';
+import type { PlatformActor } from '../platform-commands/platform-command.js';
 
 const EVENT_TYPES = Object.keys(webhookEvents);
-const DELIVERY_STATUSES: DeliveryStatus[] = ['held', 'pending', 'delivered', 'failed'];
-const DEFAULT_OVERLAP_HOURS = 24;
+export const DELIVERY_STATUSES: readonly DeliveryStatus[] = ['held', 'pending', 'delivered', 'failed'];
+export const DEFAULT_OVERLAP_HOURS = 24;
 const DELIVERIES_SHOWN = 100;
+const MAX_OVERLAP_HOURS = 24 * 30;
 
-function eventTypes(options: Options): string[] {
-  const types = listOption(options, 'events') ?? [];
-  if (types.length === 0)
-    throw new AdminError(`--events is required: a comma-separated list of ${EVENT_TYPES.join(', ')}`);
+/** The event types asked for, each one the contract's, without repeats. */
+function checkedEventTypes(types: string[]): string[] {
+  if (types.length === 0) throw new AdminError(`choose at least one event type: ${EVENT_TYPES.join(', ')}`);
   const unknown = types.filter((type) => !EVENT_TYPES.includes(type));
   if (unknown.length > 0)
     throw new AdminError(`unknown event types: ${unknown.join(', ')} (known: ${EVENT_TYPES.join(', ')})`);
   return [...new Set(types)];
 }
 
-function phiMode(options: Options): PhiMode {
-  const mode = stringOption(options, 'phi-mode') ?? 'no_phi';
+function eventTypes(options: Options): string[] {
+  const types = listOption(options, 'events') ?? [];
+  if (types.length === 0)
+    throw new AdminError(`--events is required: a comma-separated list of ${EVENT_TYPES.join(', ')}`);
+  return types;
+}
+
+/** The PHI mode asked for in `field` (the CLI's option, the console's field), when it is one. */
+export function checkedPhiMode(mode: string, field: string): PhiMode {
   if (!(PHI_MODES as readonly string[]).includes(mode))
-    throw new AdminError(`--phi-mode must be ${PHI_MODES.join(' or ')}, got "${mode}"`);
+    throw new AdminError(`${field} must be ${PHI_MODES.join(' or ')}, got "${mode}"`);
   return mode as PhiMode;
 }
 
-function signingSecret(options: Options): string {
-  const given = stringOption(options, 'secret');
+/** The secret given (when it is a valid one), or a new one. */
+function signingSecret(given: string | undefined): string {
   if (given === undefined) return newSigningSecret();
   const problem = signingSecretProblem(given);
   if (problem) throw new AdminError(problem);
@@ -87,17 +97,17 @@ const ON_SUBSCRIPTIONS: Omit<OperatorCommand, 'operation'> = {
   phiMode: 'no_phi',
 };
 
-/** Runs `run` as the operator's command `operation` on the subscription of --id, in its agency. */
-async function onSubscriptionOf<T>(
+/** Runs `run` as `actor`'s command `operation` on the subscription `row`, in its agency. */
+function onSubscriptionRow<T>(
   db: Kysely<DB>,
-  options: Options,
+  row: SubscriptionRow,
   operation: string,
-  run: (store: CommandStore, row: SubscriptionRow) => Promise<T>,
+  actor: PlatformActor,
+  run: (store: CommandStore) => Promise<T>,
 ): Promise<T> {
-  const row = await subscription(db, options);
-  return asOperatorOn(db, row.agency_id, { ...ON_SUBSCRIPTIONS, operation }, (store) => {
+  return asOperatorOn(db, row.agency_id, { ...ON_SUBSCRIPTIONS, operation, actor }, (store) => {
     store.auditReferences([row.id]);
-    return run(store, row);
+    return run(store);
   });
 }
 
@@ -124,19 +134,162 @@ const REPLAY_REFUSALS = {
   pending: (id: string) => `delivery ${id} is already waiting for its next attempt`,
 };
 
-/** A command that changes one subscription named by --id and shows it after. */
+/** A subscription as an administrator asks for it (the CLI's options, the console's form). */
+export interface WebhookSubscriptionRequest {
+  agencyId: string;
+  url: string;
+  eventTypes: string[];
+  phiMode: PhiMode;
+  /** Generated when not given. */
+  secret?: string;
+  baaSigned: boolean;
+  /** Development only: plain http:// to a loopback receiver. */
+  allowHttpLoopback: boolean;
+}
+
+export interface CreatedWebhookSubscription {
+  id: string;
+  /** Shown once: only its sealed form is stored. */
+  secret: string;
+  url: string;
+  eventTypes: string[];
+  phiMode: PhiMode;
+}
+
+/** Checks the request and the receiver (as every attempt will), then creates the subscription with its first secret. */
+export async function subscribeWebhook(
+  db: Kysely<DB>,
+  keys: KeyEncryption,
+  request: WebhookSubscriptionRequest,
+  actor: PlatformActor = 'admin-cli',
+): Promise<CreatedWebhookSubscription> {
+  const eventTypes = checkedEventTypes(request.eventTypes);
+  const secret = signingSecret(request.secret);
+  const url = await checkedReceiver(request.url, request.allowHttpLoopback);
+  const id = await asOperatorOn(
+    db,
+    request.agencyId,
+    { ...ON_SUBSCRIPTIONS, operation: 'createWebhookSubscription', actor },
+    async (store) => {
+      const created = await createSubscription(store, keys, {
+        url,
+        eventTypes,
+        phiMode: request.phiMode,
+        secret,
+        baaSigned: request.baaSigned,
+        allowHttpLoopback: request.allowHttpLoopback,
+      });
+      store.auditReferences([created]);
+      return created;
+    },
+    { unknownAgency: noAgency },
+  );
+  return { id, secret, url, eventTypes, phiMode: request.phiMode };
+}
+
+/** The changes to a subscription that need nothing but it: each one's operation, and what it reports it did. */
+const SUBSCRIPTION_CHANGES = {
+  disable: {
+    operation: 'disableWebhookSubscription',
+    async act(store: CommandStore, row: SubscriptionRow) {
+      await setEnabled(store, row, false);
+      return 'disabled: nothing is delivered until it is enabled; pending deliveries wait';
+    },
+  },
+  enable: {
+    operation: 'enableWebhookSubscription',
+    async act(store: CommandStore, row: SubscriptionRow) {
+      await setEnabled(store, row, true);
+      return 'enabled: waiting deliveries are attempted again';
+    },
+  },
+  baa: {
+    operation: 'recordWebhookBaaSigned',
+    async act(store: CommandStore, row: SubscriptionRow) {
+      const released = await recordBaaSigned(store, row);
+      return `business associate agreement recorded as signed; ${released} held deliveries released in event order`;
+    },
+  },
+};
+
+export type WebhookSubscriptionChange = keyof typeof SUBSCRIPTION_CHANGES;
+
+/** Disables, enables, or records the BAA of (releasing the held deliveries) the subscription; returns what it did. */
+export function changeWebhookSubscription(
+  db: Kysely<DB>,
+  row: SubscriptionRow,
+  change: WebhookSubscriptionChange,
+  actor: PlatformActor = 'admin-cli',
+): Promise<string> {
+  const { operation, act } = SUBSCRIPTION_CHANGES[change];
+  return onSubscriptionRow(db, row, operation, actor, (store) => act(store, row));
+}
+
+/** A new current secret (given, or generated); the old one keeps signing for `overlapHours`. */
+export async function rotateWebhookSecret(
+  db: Kysely<DB>,
+  keys: KeyEncryption,
+  row: SubscriptionRow,
+  request: { overlapHours: number; secret?: string },
+  actor: PlatformActor = 'admin-cli',
+): Promise<{ secret: string; previousRetiresAt: Date }> {
+  if (request.overlapHours > MAX_OVERLAP_HOURS)
+    throw new AdminError(`the overlap must be at most ${MAX_OVERLAP_HOURS} hours (30 days)`);
+  const secret = signingSecret(request.secret);
+  const previousRetiresAt = await onSubscriptionRow(db, row, 'rotateWebhookSecret', actor, (store) =>
+    rotateSecret(store, keys, row, secret, request.overlapHours),
+  );
+  return { secret, previousRetiresAt };
+}
+
+/** The replay of one delivered or failed delivery: the same delivery, due now; a held or pending one is refused. */
+export async function replayWebhookDelivery(
+  db: Kysely<DB>,
+  delivery: { agency_id: string; id: string; subscription_id: string; status: DeliveryStatus },
+  actor: PlatformActor = 'admin-cli',
+): Promise<void> {
+  await asOperatorOn(
+    db,
+    delivery.agency_id,
+    { ...ON_SUBSCRIPTIONS, operation: 'replayWebhookDelivery', actor },
+    async (store) => {
+      store.auditReferences([delivery.subscription_id]);
+      store.auditDetails({ delivery_id: delivery.id });
+      const replayed = await replayDelivery(store, delivery);
+      if (replayed) throw new AdminError(REPLAY_REFUSALS[replayed.refused](delivery.id));
+    },
+  );
+}
+
+/** The replay of every failed delivery of the subscription made since `since`, one by one as replayWebhookDelivery. */
+export function replayFailedWebhookDeliveries(
+  db: Kysely<DB>,
+  row: SubscriptionRow,
+  since: Date,
+  actor: PlatformActor = 'admin-cli',
+): Promise<number> {
+  return onSubscriptionRow(db, row, 'replayFailedWebhookDeliveries', actor, async (store) => {
+    const failed = await failedDeliveriesSince(store, row, since);
+    for (const delivery of failed) await replayDelivery(store, delivery);
+    store.auditDetails({ since: since.toISOString(), replayed: failed.length });
+    return failed.length;
+  });
+}
+
+/** A command that changes one subscription named by --id and shows it after; `confirm` is a flag it requires. */
 function onSubscription(
   usage: string,
-  operation: string,
-  act: (store: CommandStore, row: SubscriptionRow, options: Options) => Promise<string>,
-  flags: string[] = [],
+  change: WebhookSubscriptionChange,
+  confirm?: { flag: string; refusal: string },
 ): Command {
   return {
     usage,
-    options: { ...ID, ...Object.fromEntries(flags.map((flag) => [flag, { type: 'boolean' }])) },
+    options: { ...ID, ...(confirm ? { [confirm.flag]: { type: 'boolean' } } : {}) },
     async run({ db, options }) {
-      const note = await onSubscriptionOf(db, options, operation, (store, row) => act(store, row, options));
-      const view = subscriptionView((await findSubscription(db, requiredOption(options, 'id')))!);
+      const row = await subscription(db, options);
+      if (confirm && options[confirm.flag] !== true) throw new AdminError(confirm.refusal);
+      const note = await changeWebhookSubscription(db, row, change);
+      const view = subscriptionView((await findSubscription(db, row.id))!);
       return { json: { subscription: view, note }, text: `${note}\n${describe(view)}` };
     },
   };
@@ -156,40 +309,31 @@ export const webhookCommands: Commands = {
     },
     async run({ db, options, keyEncryption }) {
       const agencyId = requiredOption(options, 'agency');
-      const allowHttpLoopback = options['allow-http-loopback'] === true;
-      const input = {
+      const request = {
         agencyId,
         eventTypes: eventTypes(options),
-        phiMode: phiMode(options),
-        secret: signingSecret(options),
+        phiMode: checkedPhiMode(stringOption(options, 'phi-mode') ?? 'no_phi', '--phi-mode'),
+        secret: stringOption(options, 'secret'),
         baaSigned: options['baa-signed'] === true,
-        allowHttpLoopback,
+        allowHttpLoopback: options['allow-http-loopback'] === true,
       };
-      const url = await checkedReceiver(requiredOption(options, 'url'), allowHttpLoopback);
-      const id = await asOperatorOn(
-        db,
-        agencyId,
-        { ...ON_SUBSCRIPTIONS, operation: 'createWebhookSubscription' },
-        async (store) => {
-          const created = await createSubscription(store, keyEncryption(), { ...input, url });
-          store.auditReferences([created]);
-          return created;
-        },
-        { unknownAgency: noAgency },
-      );
-      const held = input.baaSigned
+      const created = await subscribeWebhook(db, keyEncryption(), {
+        ...request,
+        url: requiredOption(options, 'url'),
+      });
+      const held = request.baaSigned
         ? ''
         : '\nClinical events are held until the business associate agreement is recorded: webhook baa --id ID --signed';
+      const shown = {
+        subscription_id: created.id,
+        signing_secret: created.secret,
+        url: created.url,
+        events: created.eventTypes,
+        phi_mode: created.phiMode,
+      };
       return {
-        json: {
-          subscription_id: id,
-          signing_secret: input.secret,
-          url,
-          events: input.eventTypes,
-          phi_mode: input.phiMode,
-          baa_signed: input.baaSigned,
-        },
-        text: `${describe({ subscription_id: id, signing_secret: input.secret, url, events: input.eventTypes, phi_mode: input.phiMode })}\nThe signing secret is shown once: store it with the receiver now.${held}`,
+        json: { ...shown, baa_signed: request.baaSigned },
+        text: `${describe(shown)}\nThe signing secret is shown once: store it with the receiver now.${held}`,
       };
     },
   },
@@ -214,15 +358,14 @@ export const webhookCommands: Commands = {
     options: { ...ID, 'overlap-hours': { type: 'string' }, secret: { type: 'string' } },
     async run({ db, options, keyEncryption }) {
       const overlapHours = integerOption(options, 'overlap-hours', 0) ?? DEFAULT_OVERLAP_HOURS;
-      if (overlapHours > 24 * 30) throw new AdminError('--overlap-hours must be at most 720 (30 days)');
-      const secret = signingSecret(options);
-      const retiresAt = await onSubscriptionOf(db, options, 'rotateWebhookSecret', (store, row) =>
-        rotateSecret(store, keyEncryption(), row, secret, overlapHours),
-      );
+      const rotated = await rotateWebhookSecret(db, keyEncryption(), await subscription(db, options), {
+        overlapHours,
+        secret: stringOption(options, 'secret'),
+      });
       const fields = {
         subscription_id: requiredOption(options, 'id'),
-        signing_secret: secret,
-        previous_secret_retires_at: retiresAt.toISOString(),
+        signing_secret: rotated.secret,
+        previous_secret_retires_at: rotated.previousRetiresAt.toISOString(),
       };
       return {
         json: fields,
@@ -230,25 +373,12 @@ export const webhookCommands: Commands = {
       };
     },
   },
-  disable: onSubscription('webhook disable --id ID', 'disableWebhookSubscription', async (store, row) => {
-    await setEnabled(store, row, false);
-    return 'disabled: nothing is delivered until it is enabled; pending deliveries wait';
+  disable: onSubscription('webhook disable --id ID', 'disable'),
+  enable: onSubscription('webhook enable --id ID', 'enable'),
+  baa: onSubscription('webhook baa --id ID --signed', 'baa', {
+    flag: 'signed',
+    refusal: '--signed is required: the agreement is recorded once it is signed',
   }),
-  enable: onSubscription('webhook enable --id ID', 'enableWebhookSubscription', async (store, row) => {
-    await setEnabled(store, row, true);
-    return 'enabled: waiting deliveries are attempted again';
-  }),
-  baa: onSubscription(
-    'webhook baa --id ID --signed',
-    'recordWebhookBaaSigned',
-    async (store, row, options) => {
-      if (options.signed !== true)
-        throw new AdminError('--signed is required: the agreement is recorded once it is signed');
-      const released = await recordBaaSigned(store, row);
-      return `business associate agreement recorded as signed; ${released} held deliveries released in event order`;
-    },
-    ['signed'],
-  ),
   deliveries: {
     usage: `webhook deliveries --id ID [--status ${DELIVERY_STATUSES.join('|')}] (newest ${DELIVERIES_SHOWN} first)`,
     options: { ...ID, status: { type: 'string' } },
@@ -256,7 +386,8 @@ export const webhookCommands: Commands = {
       const status = stringOption(options, 'status') as DeliveryStatus | undefined;
       if (status !== undefined && !DELIVERY_STATUSES.includes(status))
         throw new AdminError(`--status must be one of ${DELIVERY_STATUSES.join(', ')}`);
-      const listed = await onSubscriptionOf(db, options, 'listWebhookDeliveries', (store, row) =>
+      const row = await subscription(db, options);
+      const listed = await onSubscriptionRow(db, row, 'listWebhookDeliveries', 'admin-cli', (store) =>
         listDeliveries(store, row, status, DELIVERIES_SHOWN),
       );
       const rows = listed.map((row) => ({
@@ -279,17 +410,7 @@ export const webhookCommands: Commands = {
       const id = requiredOption(options, 'delivery-id');
       const delivery = await findDelivery(db, id);
       if (!delivery) throw new AdminError(`no delivery "${id}"`);
-      await asOperatorOn(
-        db,
-        delivery.agency_id,
-        { ...ON_SUBSCRIPTIONS, operation: 'replayWebhookDelivery' },
-        async (store) => {
-          store.auditReferences([delivery.subscription_id]);
-          store.auditDetails({ delivery_id: id });
-          const replayed = await replayDelivery(store, delivery);
-          if (replayed) throw new AdminError(REPLAY_REFUSALS[replayed.refused](id));
-        },
-      );
+      await replayWebhookDelivery(db, delivery);
       return { json: { delivery_id: id, status: 'pending' }, text: `delivery ${id} is due now (same delivery id)` };
     },
   },

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/schema.js';
+import type { KeyEncryption } from '../identity/key-encryption.js';
 import type { TenantStore } from '../db/tenant-store.js';
 import { platformReader } from '../platform-commands/platform-command.js';
 import type { Person } from '../identity/mcp-authorization/people.js';
@@ -14,6 +15,8 @@ import { mayIn, type ConsoleCapability } from './console-roles.js';
 export interface ConsoleContext {
   db: Kysely<DB>;
   services: AppServices;
+  /** Seals the secrets a change makes (a webhook subscription's signing secret). */
+  keyEncryption: KeyEncryption;
 }
 
 /** A part of the console: its place in the navigation, and its routes (registered in the signed-in scope). */

@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../db/schema.js';
-import type { CommandStore } from '../db/tenant-store.js';
+import type { CommandStore, TenantStore } from '../db/tenant-store.js';
 import type { DeliveryStatus } from '../db/tables/webhooks.js';
 import type { KeyEncryption } from '../identity/key-encryption.js';
 import { webhookSecretRow } from '../identity/secrets-at-rest.js';
@@ -61,7 +61,12 @@ export async function findSubscription(db: Kysely<DB>, id: string) {
 
 export type SubscriptionRow = NonNullable<Awaited<ReturnType<typeof findSubscription>>>;
 
-export function listSubscriptions(store: CommandStore) {
+/** A subscription of the store's agency by its id (none for another agency's id). */
+export function subscriptionOf(store: TenantStore, id: string): Promise<SubscriptionRow | undefined> {
+  return store.selectFrom('webhook_subscriptions').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export function listSubscriptions(store: TenantStore) {
   return store.selectFrom('webhook_subscriptions').selectAll().orderBy('created_at').orderBy('id').execute();
 }
 
@@ -142,10 +147,11 @@ export async function recordBaaSigned(store: CommandStore, subscription: Subscri
 }
 
 export function listDeliveries(
-  store: CommandStore,
+  store: TenantStore,
   subscription: SubscriptionRow,
   status: DeliveryStatus | undefined,
   limit: number,
+  beforeSeq?: number,
 ) {
   return store
     .selectFrom('webhook_deliveries as d')
@@ -162,11 +168,34 @@ export function listDeliveries(
       'd.last_error',
       'd.delivered_at',
       'd.created_at',
+      'd.event_seq',
     ])
     .where('d.subscription_id', '=', subscription.id)
     .$if(status !== undefined, (q) => q.where('d.status', '=', status!))
+    .$if(beforeSeq !== undefined, (q) => q.where('d.event_seq', '<', beforeSeq!))
     .orderBy('d.event_seq', 'desc')
     .limit(limit)
+    .execute();
+}
+
+/** How many deliveries of each of the agency's subscriptions are in each status. */
+export function deliveryCounts(store: TenantStore) {
+  return store
+    .selectFrom('webhook_deliveries')
+    .select(['subscription_id', 'status', (eb) => eb.fn.countAll<string>().as('count')])
+    .groupBy(['subscription_id', 'status'])
+    .execute();
+}
+
+/** The subscription's failed deliveries made since `since`, oldest event first (what a replay since a time replays). */
+export function failedDeliveriesSince(store: CommandStore, subscription: SubscriptionRow, since: Date) {
+  return store
+    .selectFrom('webhook_deliveries')
+    .select(['id', 'status'])
+    .where('subscription_id', '=', subscription.id)
+    .where('status', '=', 'failed')
+    .where('created_at', '>=', since)
+    .orderBy('event_seq')
     .execute();
 }
 
@@ -177,6 +206,16 @@ export function findDelivery(db: Kysely<DB>, deliveryId: string) {
   return db
     .selectFrom('webhook_deliveries')
     .select(['agency_id', 'id', 'subscription_id', 'status'])
+    .where('id', '=', deliveryId)
+    .executeTakeFirst();
+}
+
+/** A delivery of the subscription by its id, in the store's agency. */
+export function deliveryOf(store: TenantStore, subscription: SubscriptionRow, deliveryId: string) {
+  return store
+    .selectFrom('webhook_deliveries')
+    .select(['agency_id', 'id', 'subscription_id', 'status'])
+    .where('subscription_id', '=', subscription.id)
     .where('id', '=', deliveryId)
     .executeTakeFirst();
 }

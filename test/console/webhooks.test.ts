@@ -1,0 +1,299 @@
+/**
+ * The console's webhook subscriptions as people use them: an administrator in Debian's headless Chromium subscribes a
+ * loopback receiver, sees a refused receiver explained, records the BAA and sees the held delivery arrive, replays a
+ * failed one; over HTTP, readers may look but not change, another agency sees nothing, and changes name the person.
+ */
+import { existsSync } from 'node:fs';
+import { t } from 'tap';
+import { verifyDelivery } from '../../src/events/verify-delivery.js';
+import { signIn } from '../helpers/app.js';
+import { CHROMIUM, openHeadlessChromium, type HeadlessPage } from '../helpers/chromium.js';
+import {
+  accessibilityViolations,
+  consoleAgency,
+  httpSession,
+  operableElements,
+  pageText,
+  press,
+  shot,
+  signInAs,
+  startConsoleServer,
+  tabStops,
+  typeInto,
+} from '../helpers/console.js';
+import { startReceiver, startWebhookWorker } from '../helpers/webhook-receiver.js';
+import { until } from '../helpers/until.js';
+import { subscribeWebhook } from '../../src/admin/webhook.js';
+import { testKeyEncryption } from '../helpers/secrets.js';
+
+t.setTimeout(240_000);
+const server = await startConsoleServer(t);
+const { db } = server;
+const agency = await consoleAgency(db);
+const otherAgency = await consoleAgency(db);
+const partition = await signIn(server, { phiMode: 'phi', integration: { agencyId: agency.agencyId } });
+let receiverStatus = 204;
+const receiver = await startReceiver(t, () => receiverStatus);
+startWebhookWorker(t, db);
+
+const createTask = (title: string) =>
+  partition.request({
+    method: 'POST',
+    url: '/api/v1/ext/tasks',
+    headers: { 'idempotency-key': `console-wh-${Math.random().toString(36).slice(2, 12)}` },
+    payload: { title },
+  });
+const subscriptionRow = (id: string) =>
+  db.selectFrom('webhook_subscriptions').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+const deliveriesOf = (id: string) =>
+  db.selectFrom('webhook_deliveries').selectAll().where('subscription_id', '=', id).orderBy('event_seq').execute();
+const auditOf = (operation: string, subscriptionId: string) =>
+  db
+    .selectFrom('audit_events')
+    .select(['details', 'resource_ids'])
+    .where('operation_id', '=', operation)
+    .execute()
+    .then((rows) => rows.filter((row) => (row.resource_ids as string[]).includes(subscriptionId)));
+
+/** A subscription made the CLI's way, to probe the pages of people who may not make one. */
+const cliSubscription = (agencyId: string) =>
+  subscribeWebhook(db, testKeyEncryption, {
+    agencyId,
+    url: receiver.url,
+    eventTypes: ['remittance.received'],
+    phiMode: 'no_phi',
+    baaSigned: false,
+    allowHttpLoopback: true,
+  });
+
+async function check(page: HeadlessPage, name: string): Promise<void> {
+  const found = await page.evaluate<boolean>(`(() => {
+    const box = document.querySelector('input[type=checkbox][name=${JSON.stringify(name.split('=')[0])}][value=${JSON.stringify(name.split('=')[1])}]');
+    if (!box) return false;
+    box.checked = true;
+    return true;
+  })()`);
+  if (!found) throw new Error(`no checkbox ${name}`);
+}
+
+const fieldValue = (page: HeadlessPage, selector: string) =>
+  page.evaluate<string | boolean>(
+    `(() => { const e = document.querySelector(${JSON.stringify(selector)}); return e.type === 'checkbox' ? e.checked : e.value; })()`,
+  );
+
+t.test(
+  'in a browser, an administrator subscribes a loopback receiver, records the BAA, sees deliveries and replays one',
+  { skip: !existsSync(CHROMIUM) && `no ${CHROMIUM} (Debian package chromium)` },
+  async (t) => {
+    const page = await openHeadlessChromium(t);
+    await signInAs(page, server.base, agency.administrator);
+    await page.navigate(`${server.base}/console/webhooks`);
+    t.match(await pageText(page), /This agency has no webhook subscription/);
+    t.same(await accessibilityViolations(page), [], 'webhooks: no serious or critical axe violation');
+    const operable = await operableElements(page);
+    t.same((await tabStops(page)).slice(0, operable.length), operable, 'Tab reaches every field of the form, in order');
+    await shot(page, 'webhooks-empty');
+
+    await typeInto(page, 'Receiver URL', 'https://10.0.0.1/hooks');
+    await check(page, 'events=task.created');
+    await press(page, 'Subscribe');
+    t.match(
+      await pageText(page),
+      /receiver refused: 10\.0\.0\.1 is in 10\.0\.0\.0\/8 \(Private-Use, RFC 1918\), which may not receive webhooks/,
+    );
+    t.equal(await fieldValue(page, '#url'), 'https://10.0.0.1/hooks', 'the form is kept filled');
+    t.equal(await fieldValue(page, 'input[value="task.created"]'), true);
+    t.same(await accessibilityViolations(page), [], 'refused: no serious or critical axe violation');
+    await shot(page, 'webhooks-refused');
+
+    await typeInto(page, 'Receiver URL', receiver.url);
+    await press(page, 'Subscribe');
+    t.match(
+      await pageText(page),
+      /receiver refused: plain http:\/\/ only to a loopback address|receivers must be https/,
+    );
+    await check(page, 'allow_http_loopback=yes');
+    await press(page, 'Subscribe');
+    t.match(await pageText(page), /Subscription created/);
+    const secret = await page.evaluate<string>(`document.querySelector('.secret').textContent`);
+    t.match(secret, /^whsec_/, 'the signing secret is shown once');
+    t.same(await accessibilityViolations(page), [], 'secret: no serious or critical axe violation');
+    await shot(page, 'webhooks-created');
+    const id = await page.evaluate<string>(
+      `document.querySelector('main a[href^="/console/webhooks/"]').pathname.split('/').pop()`,
+    );
+    t.match(await subscriptionRow(id), { agency_id: agency.agencyId, baa_signed_at: null, allow_http_loopback: true });
+    t.match(await auditOf('createWebhookSubscription', id), [
+      { details: { actor: `user:${agency.administrator.userId}` } },
+    ]);
+
+    t.equal((await createTask('Held for the BAA')).statusCode, 200);
+    await until('the clinical event is held', async () => (await deliveriesOf(id)).some((d) => d.status === 'held'));
+    await page.navigate(`${server.base}/console/webhooks/${id}`);
+    t.match(await pageText(page), /not recorded: clinical events are held/);
+    t.same(await accessibilityViolations(page), [], 'subscription: no serious or critical axe violation');
+    await shot(page, 'webhook-subscription');
+    t.equal(receiver.received.length, 0, 'nothing is sent before the BAA is recorded');
+    await press(page, 'Record the BAA as signed');
+    t.match(await pageText(page), /The business associate agreement is recorded as signed/);
+    await until('the held delivery arrives', async () => receiver.received.length === 1);
+    const envelope = verifyDelivery(receiver.received[0].rawBody, receiver.received[0].headers, secret);
+    t.equal(envelope.type, 'task.created', 'signed with the secret the page showed');
+    t.match(await auditOf('recordWebhookBaaSigned', id), [
+      { details: { actor: `user:${agency.administrator.userId}` } },
+    ]);
+
+    await until('the delivery is recorded delivered', async () => (await deliveriesOf(id))[0].status === 'delivered');
+    await page.navigate(`${server.base}/console/webhooks/${id}/deliveries`);
+    t.match(await pageText(page), /task\.created\s+\S+ \S+\s+delivered\s+1\s+\S+ \S+: HTTP 204/);
+    t.same(await accessibilityViolations(page), [], 'deliveries: no serious or critical axe violation');
+    await shot(page, 'webhook-deliveries');
+
+    receiverStatus = 500;
+    await createTask('Refused by the receiver');
+    await until('the delivery fails for good', async () => (await deliveriesOf(id))[1]?.status === 'failed');
+    await page.navigate(`${server.base}/console/webhooks/${id}/deliveries?status=failed`);
+    t.match(await pageText(page), /failed\s+6\s+\S+ \S+: HTTP 500/);
+    await shot(page, 'webhook-deliveries-failed');
+    receiverStatus = 204;
+    const arrived = receiver.received.length;
+    await press(page, 'Replay');
+    t.match(await pageText(page), /The delivery is due again now/);
+    await until('the replayed delivery arrives', async () => receiver.received.length === arrived + 1);
+    const [, replayed] = await deliveriesOf(id);
+    t.equal(receiver.received.at(-1)!.headers['x-svc-delivery-id'], replayed.id, 'the same delivery id');
+    await until('the replay is recorded delivered', async () => (await deliveriesOf(id))[1].status === 'delivered');
+    await page.navigate(`${server.base}/console/webhooks/${id}/deliveries?status=delivered`);
+    t.equal((await pageText(page)).match(/: HTTP 204/g)?.length, 2, 'both delivered');
+    t.match(await auditOf('replayWebhookDelivery', id), [
+      { details: { actor: `user:${agency.administrator.userId}` } },
+    ]);
+    await page.navigate(`${server.base}/console/webhooks`);
+    t.match(await pageText(page), /Delivery success per subscription/);
+    await shot(page, 'webhooks-list');
+  },
+);
+
+t.test(
+  'an administrator over HTTP: rotate, replay every failed delivery since a time, disable and enable',
+  async (t) => {
+    const admin = await httpSession(server, agency.administrator);
+    const { id } = await cliSubscription(agency.agencyId);
+    const page = `/console/webhooks/${id}`;
+    const rotated = await admin.post(`${page}/rotate-secret`, { overlap_hours: '2' }, page);
+    t.equal(rotated.statusCode, 200);
+    t.equal(rotated.headers['cache-control'], 'no-store');
+    t.match(rotated.body, /class="secret" aria-label="Signing secret">whsec_/);
+    const refused = await admin.post(`${page}/rotate-secret`, { overlap_hours: '900' }, page);
+    t.equal(refused.statusCode, 400);
+    t.match(refused.body, /role="alert">the overlap must be at most 720 hours/);
+
+    const failedAt = new Date(Date.now() - 60_000);
+    await db
+      .insertInto('webhook_events')
+      .values({ agency_id: agency.agencyId, id: 'evt_console_failed', type: 'remittance.received', data: '{}' })
+      .execute();
+    const event = await db
+      .selectFrom('webhook_events')
+      .select('seq')
+      .where('id', '=', 'evt_console_failed')
+      .executeTakeFirstOrThrow();
+    await db
+      .insertInto('webhook_deliveries')
+      .values({
+        agency_id: agency.agencyId,
+        id: 'whd_console_failed',
+        subscription_id: id,
+        event_id: 'evt_console_failed',
+        event_seq: event.seq,
+        status: 'failed',
+        created_at: failedAt,
+      })
+      .execute();
+    const since = failedAt.toISOString().slice(0, 16);
+    const replayed = await admin.post(`${page}/replay-failed`, { since }, page);
+    t.equal(replayed.statusCode, 303);
+    t.match(
+      (await deliveriesOf(id)).find((d) => d.id === 'whd_console_failed'),
+      { status: /pending|delivered/ },
+    );
+    t.match(await auditOf('replayFailedWebhookDeliveries', id), [
+      { details: { actor: `user:${agency.administrator.userId}`, replayed: 1 } },
+    ]);
+    t.match(
+      (await admin.post(`${page}/replay-failed`, { since: 'yesterday' }, page)).body,
+      /&#34;yesterday&#34; is not a date and time/,
+    );
+
+    t.equal((await admin.post(`${page}/disable`, {}, page)).statusCode, 303);
+    t.match(await subscriptionRow(id), { status: 'disabled', disabled_reason: 'disabled by an administrator' });
+    t.equal((await admin.post(`${page}/enable`, {}, page)).statusCode, 303);
+    t.match(await subscriptionRow(id), { status: 'enabled' });
+    t.match(await auditOf('disableWebhookSubscription', id), [
+      { details: { actor: `user:${agency.administrator.userId}` } },
+    ]);
+    await admin.post(`${page}/disable`, {}, page);
+  },
+);
+
+t.test('staff and managers read the pages, see no form, and every post is 403 changing nothing', async (t) => {
+  const { id } = await cliSubscription(agency.agencyId);
+  const before = await subscriptionRow(id);
+  const subscriptionCount = async () =>
+    (await db.selectFrom('webhook_subscriptions').select('id').where('agency_id', '=', agency.agencyId).execute())
+      .length;
+  const subscriptionsBefore = await subscriptionCount();
+  for (const person of [agency.staff, agency.manager]) {
+    const session = await httpSession(server, person);
+    for (const path of ['/console/webhooks', `/console/webhooks/${id}`, `/console/webhooks/${id}/deliveries`]) {
+      const res = await session.get(path);
+      t.equal(res.statusCode, 200, `${person.role} reads ${path}`);
+      t.notMatch(res.body, /<form method="post" action="\/console\/webhooks/, `${person.role}: no form on ${path}`);
+    }
+    for (const action of ['baa', 'disable', 'rotate-secret', 'replay-failed']) {
+      const res = await session.post(`/console/webhooks/${id}/${action}`, {
+        overlap_hours: '1',
+        since: '2026-01-01T00:00',
+      });
+      t.equal(res.statusCode, 403, `${person.role} may not ${action}`);
+    }
+    const created = await session.post('/console/webhooks', {
+      url: receiver.url,
+      events: 'task.created',
+      allow_http_loopback: 'yes',
+    });
+    t.equal(created.statusCode, 403);
+  }
+  t.same(await subscriptionRow(id), before, 'the subscription is unchanged');
+  t.equal(await subscriptionCount(), subscriptionsBefore, 'and none was created');
+  const admin = await httpSession(server, agency.administrator);
+  const unsigned = await server.app.inject({
+    method: 'POST',
+    url: `/console/webhooks/${id}/baa`,
+    headers: { cookie: admin.cookie, 'content-type': 'application/x-www-form-urlencoded' },
+    payload: '',
+  });
+  t.equal(unsigned.statusCode, 403, 'a post without the form token is refused');
+  t.same(await subscriptionRow(id), before, 'and changes nothing');
+});
+
+t.test('a person of another agency gets 404 for the subscription and never sees it', async (t) => {
+  const { id } = await cliSubscription(agency.agencyId);
+  const before = await subscriptionRow(id);
+  const stranger = await httpSession(server, otherAgency.administrator);
+  t.notMatch((await stranger.get('/console/webhooks')).body, new RegExp(id));
+  for (const path of [`/console/webhooks/${id}`, `/console/webhooks/${id}/deliveries`]) {
+    const res = await stranger.get(path);
+    t.equal(res.statusCode, 404, path);
+    t.match(res.body, /There is no such webhook subscription in this agency/);
+  }
+  for (const action of ['baa', 'disable', 'rotate-secret', 'replay-failed']) {
+    const res = await stranger.post(`/console/webhooks/${id}/${action}`, {
+      overlap_hours: '1',
+      since: '2026-01-01T00:00',
+    });
+    t.equal(res.statusCode, 404, `${action} of another agency's subscription`);
+  }
+  t.same(await subscriptionRow(id), before, 'nothing changed');
+  t.same(await auditOf('recordWebhookBaaSigned', id), [], 'and nothing was recorded');
+});

@@ -27,6 +27,6 @@ td.number,th.number{text-align:right;font-variant-numeric:tabular-nums}
 code,pre{font-family:ui-monospace,monospace;font-size:.9rem}pre{background:#f1f4f7;padding:.8rem;overflow:auto}
 .chart svg{max-width:100%;height:auto}.chart .bar{fill:#1f5fbf}.chart .bar.bad{fill:#b42318}.chart .axis{stroke:#6b7a88}
 .chart text{fill:#1b2733;font-size:12px}dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:.3rem 1rem}
-dl.facts dt{font-weight:600}dl.facts dd{margin:0}
+dl.facts dt{font-weight:600}dl.facts dd{margin:0}ol.attempts{margin:0;padding-left:1.2rem}
 .visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
 `;

@@ -92,6 +92,32 @@ export async function claimDue(db: Kysely<DB>, limit: number, leaseMs: number): 
   return rows;
 }
 
+/** An attempt as the delivery's history keeps it. */
+export interface AttemptRecord {
+  attemptedAt: Date;
+  latencyMs: number;
+  /** The receiver's status; null when none came. */
+  statusCode: number | null;
+  error: string | null;
+}
+
+/** Adds the attempt to the delivery's history (the console's deliveries page), whatever its outcome. */
+export async function recordAttempt(db: Kysely<DB>, claimed: ClaimedDelivery, attempt: AttemptRecord): Promise<void> {
+  await db
+    .insertInto('webhook_delivery_attempts')
+    .values({
+      agency_id: claimed.agency_id,
+      delivery_id: claimed.id,
+      attempt: claimed.attempts,
+      attempted_at: attempt.attemptedAt,
+      latency_ms: Math.round(attempt.latencyMs),
+      status_code: attempt.statusCode,
+      error: attempt.error?.slice(0, 500) ?? null,
+    })
+    .onConflict((oc) => oc.doNothing())
+    .execute();
+}
+
 export type AttemptOutcome =
   | { delivered: true; status: number }
   | { delivered: false; status?: number; error: string; retryInMs: number | null; gone: boolean };

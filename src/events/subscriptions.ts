@@ -178,6 +178,20 @@ export function listDeliveries(
     .execute();
 }
 
+/** The attempts of the deliveries named, in the store's agency, each delivery's in the order they were made. */
+export function attemptsOf(store: TenantStore, deliveryIds: readonly string[]) {
+  if (deliveryIds.length === 0) return Promise.resolve([]);
+  return store
+    .selectFrom('webhook_delivery_attempts')
+    .select(['delivery_id', 'attempt', 'attempted_at', 'status_code', 'latency_ms', 'error'])
+    .where('delivery_id', 'in', deliveryIds)
+    .orderBy('delivery_id')
+    .orderBy('attempt')
+    .execute();
+}
+
+export type DeliveryAttempt = Awaited<ReturnType<typeof attemptsOf>>[number];
+
 /** How many deliveries of each of the agency's subscriptions are in each status. */
 export function deliveryCounts(store: TenantStore) {
   return store

@@ -3,6 +3,7 @@ import { TenantPseudonyms } from '../db/pseudonyms.js';
 import {
   claimDue,
   fanOut,
+  recordAttempt,
   recordOutcome,
   type AttemptOutcome,
   type ClaimedDelivery,
@@ -195,7 +196,14 @@ class WebhookWorker implements Worker {
       created_at: delivery.event_created_at,
     };
     const body = await deliveryBody(event, delivery.phi_mode, (kind, ids) => pseudonyms.handlesFor(kind, ids));
+    const startedAt = new Date();
     const answer = await this.#tracedSend(ctx.deliveryTracer, delivery, body, secrets);
+    await recordAttempt(ctx.db, delivery, {
+      attemptedAt: startedAt,
+      latencyMs: Date.now() - startedAt.getTime(),
+      statusCode: answer.status ?? null,
+      error: answer.error ?? null,
+    });
     const recorded = await recordOutcome(
       ctx.db,
       delivery,

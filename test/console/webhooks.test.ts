@@ -145,7 +145,7 @@ t.test(
 
     await until('the delivery is recorded delivered', async () => (await deliveriesOf(id))[0].status === 'delivered');
     await page.navigate(`${server.base}/console/webhooks/${id}/deliveries`);
-    t.match(await pageText(page), /task\.created\s+\S+ \S+\s+delivered\s+1\s+\S+ \S+: HTTP 204/);
+    t.match(await pageText(page), /task\.created\s+\S+ \S+\s+delivered\s+1\s+\S+ \S+: HTTP 204, \d+ ms/, 'its attempt');
     t.same(await accessibilityViolations(page), [], 'deliveries: no serious or critical axe violation');
     await shot(page, 'webhook-deliveries');
 
@@ -153,7 +153,12 @@ t.test(
     await createTask('Refused by the receiver');
     await until('the delivery fails for good', async () => (await deliveriesOf(id))[1]?.status === 'failed');
     await page.navigate(`${server.base}/console/webhooks/${id}/deliveries?status=failed`);
-    t.match(await pageText(page), /failed\s+6\s+\S+ \S+: HTTP 500/);
+    t.match(await pageText(page), /failed\s+6\s+/);
+    t.equal(
+      (await pageText(page)).match(/\S+ \S+: HTTP 500, \d+ ms/g)?.length,
+      6,
+      'each attempt: time, status, latency',
+    );
     await shot(page, 'webhook-deliveries-failed');
     receiverStatus = 204;
     const arrived = receiver.received.length;
@@ -164,7 +169,7 @@ t.test(
     t.equal(receiver.received.at(-1)!.headers['x-svc-delivery-id'], replayed.id, 'the same delivery id');
     await until('the replay is recorded delivered', async () => (await deliveriesOf(id))[1].status === 'delivered');
     await page.navigate(`${server.base}/console/webhooks/${id}/deliveries?status=delivered`);
-    t.equal((await pageText(page)).match(/: HTTP 204/g)?.length, 2, 'both delivered');
+    t.equal((await pageText(page)).match(/: HTTP 204, \d+ ms/g)?.length, 2, 'both delivered');
     t.match(await auditOf('replayWebhookDelivery', id), [
       { details: { actor: `user:${agency.administrator.userId}` } },
     ]);

@@ -1,6 +1,6 @@
 import { DEFAULT_OVERLAP_HOURS, DELIVERY_STATUSES } from '../../admin/webhook.js';
 import type { DeliveryStatus } from '../../db/tables/webhooks.js';
-import type { listDeliveries, SubscriptionRow } from '../../events/subscriptions.js';
+import type { DeliveryAttempt, listDeliveries, SubscriptionRow } from '../../events/subscriptions.js';
 import { webhookEvents } from '../../generated/contract.js';
 import { PHI_MODES } from '../../identity/grants.js';
 import { barChart } from '../charts.js';
@@ -146,24 +146,42 @@ function statusFilter(row: SubscriptionRow, status: DeliveryStatus | undefined):
 
 const REPLAYABLE: readonly DeliveryStatus[] = ['delivered', 'failed'];
 
-function lastAttempt(delivery: Delivery): string {
-  if (delivery.attempts === 0) return 'not attempted yet';
-  const answer = delivery.last_status_code === null ? 'no answer' : `HTTP ${delivery.last_status_code}`;
-  return `${when(delivery.last_attempt_at)}: ${answer}${delivery.last_error ? `, ${delivery.last_error}` : ''}`;
+const answerOf = (statusCode: number | null) => (statusCode === null ? 'no answer' : `HTTP ${statusCode}`);
+
+/**
+ * Each attempt (time, answer, latency, error); a delivery attempted before attempts were kept shows its last one,
+ * without a latency.
+ */
+function attemptList(delivery: Delivery, attempts: readonly DeliveryAttempt[]): Html | string {
+  if (attempts.length === 0) {
+    if (delivery.attempts === 0) return 'not attempted yet';
+    return `${when(delivery.last_attempt_at)}: ${answerOf(delivery.last_status_code)}${delivery.last_error ? `, ${delivery.last_error}` : ''}`;
+  }
+  return html`<ol class="attempts">${attempts.map(
+    (a) =>
+      html`<li>${when(a.attempted_at)}: ${answerOf(a.status_code)}, ${a.latency_ms} ms${a.error ? `, ${a.error}` : ''}</li>`,
+  )}</ol>`;
 }
 
-function deliveryRow(viewer: Viewer, row: SubscriptionRow, delivery: Delivery, mayAdminister: boolean): Html {
+function deliveryRow(
+  viewer: Viewer,
+  row: SubscriptionRow,
+  delivery: Delivery,
+  attempts: readonly DeliveryAttempt[],
+  mayAdminister: boolean,
+): Html {
   const replay =
     mayAdminister && REPLAYABLE.includes(delivery.status)
       ? html`<form method="post" action="${subscriptionPath(row)}/deliveries/${delivery.id}/replay" class="inline">${csrfField(viewer)}<button type="submit" class="secondary" aria-label="Replay ${delivery.id}">Replay</button></form>`
       : '';
-  return html`<tr><td><code>${delivery.id}</code></td><td>${delivery.type}</td><td>${when(delivery.created_at)}</td><td>${delivery.status}</td><td class="number">${delivery.attempts}</td><td>${lastAttempt(delivery)}</td><td>${when(delivery.delivered_at)}</td><td>${replay}</td></tr>`;
+  return html`<tr><td><code>${delivery.id}</code></td><td>${delivery.type}</td><td>${when(delivery.created_at)}</td><td>${delivery.status}</td><td class="number">${delivery.attempts}</td><td>${attemptList(delivery, attempts)}</td><td>${when(delivery.delivered_at)}</td><td>${replay}</td></tr>`;
 }
 
 export function deliveriesPage(
   viewer: Viewer,
   row: SubscriptionRow,
   deliveries: readonly Delivery[],
+  attempts: ReadonlyMap<string, readonly DeliveryAttempt[]>,
   status: DeliveryStatus | undefined,
   next: string | undefined,
   mayAdminister: boolean,
@@ -171,8 +189,8 @@ export function deliveriesPage(
   const table =
     deliveries.length === 0
       ? html`<p>No delivery${status ? ` is ${status}` : ''}.</p>`
-      : html`<table><caption>Deliveries to ${row.url}, newest event first</caption><thead><tr><th scope="col">Delivery</th><th scope="col">Event type</th><th scope="col">Made</th><th scope="col">Status</th><th scope="col" class="number">Attempts</th><th scope="col">Last attempt (time, answer, error)</th><th scope="col">Delivered</th><th scope="col">Replay</th></tr></thead><tbody>${deliveries.map(
-          (delivery) => deliveryRow(viewer, row, delivery, mayAdminister),
+      : html`<table><caption>Deliveries to ${row.url}, newest event first</caption><thead><tr><th scope="col">Delivery</th><th scope="col">Event type</th><th scope="col">Made</th><th scope="col">Status</th><th scope="col" class="number">Attempts</th><th scope="col">Attempts (time, answer, latency, error)</th><th scope="col">Delivered</th><th scope="col">Replay</th></tr></thead><tbody>${deliveries.map(
+          (delivery) => deliveryRow(viewer, row, delivery, attempts.get(delivery.id) ?? [], mayAdminister),
         )}</tbody></table>`;
   return html`${statusFilter(row, status)}${table}${next ? html`<p><a href="${next}">Older deliveries</a></p>` : ''}
 <p><a href="${subscriptionPath(row)}">Back to the subscription</a></p>`;

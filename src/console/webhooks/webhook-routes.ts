@@ -11,11 +11,13 @@ import {
 } from '../../admin/webhook.js';
 import { AdminError } from '../../admin/command.js';
 import {
+  attemptsOf,
   deliveryCounts,
   deliveryOf,
   listDeliveries,
   listSubscriptions,
   subscriptionOf,
+  type DeliveryAttempt,
   type SubscriptionRow,
 } from '../../events/subscriptions.js';
 import type { PlatformActor } from '../../platform-commands/platform-command.js';
@@ -169,7 +171,13 @@ function registerReads(scope: FastifyInstance, ctx: ConsoleContext) {
       page.length > DELIVERIES_PER_PAGE
         ? `${WEBHOOKS_PATH}/${row.id}/deliveries?${new URLSearchParams({ ...(status ? { status } : {}), before: String(shown.at(-1)!.event_seq) })}`
         : undefined;
-    const body = deliveriesPage(viewerOf(request), row, shown, status, next, mayAdminister(request));
+    const attempts = new Map<string, DeliveryAttempt[]>();
+    for (const attempt of await attemptsOf(
+      readStore(ctx, viewerOf(request).person),
+      shown.map((d) => d.id),
+    ))
+      attempts.set(attempt.delivery_id, [...(attempts.get(attempt.delivery_id) ?? []), attempt]);
+    const body = deliveriesPage(viewerOf(request), row, shown, attempts, status, next, mayAdminister(request));
     return render(request, reply, 'Webhook deliveries', body, doneNotice(request));
   });
 }

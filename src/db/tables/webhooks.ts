@@ -58,9 +58,22 @@ interface WebhookDeliveriesTable {
   created_at: Timestamp;
 }
 
+interface WebhookDeliveryAttemptsTable {
+  agency_id: string;
+  delivery_id: string;
+  /** The delivery's attempt count when it was made: 1 for the first, on through retries and replays. */
+  attempt: number;
+  attempted_at: Timestamp;
+  /** The receiver's answer; null when none came (refused address, time-out, connection error). */
+  status_code: number | null;
+  latency_ms: number;
+  error: string | null;
+}
+
 export interface WebhookTables {
   webhook_subscriptions: WebhookSubscriptionsTable;
   webhook_secrets: WebhookSecretsTable;
   webhook_events: WebhookEventsTable;
   webhook_deliveries: WebhookDeliveriesTable;
+  webhook_delivery_attempts: WebhookDeliveryAttemptsTable;
 }

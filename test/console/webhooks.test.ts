@@ -55,6 +55,37 @@ const auditOf = (operation: string, subscriptionId: string) =>
     .execute()
     .then((rows) => rows.filter((row) => (row.resource_ids as string[]).includes(subscriptionId)));
 
+/** A failed delivery to the subscription, of an event written for it (no worker would have made one so fast). */
+async function failedDelivery(subscriptionId: string, id: string, createdAt: Date): Promise<void> {
+  const [{ agency_id }] = await db
+    .selectFrom('webhook_subscriptions')
+    .select('agency_id')
+    .where('id', '=', subscriptionId)
+    .execute();
+  const eventId = `evt_${id}`;
+  await db
+    .insertInto('webhook_events')
+    .values({ agency_id, id: eventId, type: 'remittance.received', data: '{}' })
+    .execute();
+  const { seq } = await db
+    .selectFrom('webhook_events')
+    .select('seq')
+    .where('id', '=', eventId)
+    .executeTakeFirstOrThrow();
+  await db
+    .insertInto('webhook_deliveries')
+    .values({
+      agency_id,
+      id,
+      subscription_id: subscriptionId,
+      event_id: eventId,
+      event_seq: seq,
+      status: 'failed',
+      created_at: createdAt,
+    })
+    .execute();
+}
+
 /** A subscription made the CLI's way, to probe the pages of people who may not make one. */
 const cliSubscription = (agencyId: string) =>
   subscribeWebhook(db, testKeyEncryption, {
@@ -193,28 +224,18 @@ t.test(
     t.equal(refused.statusCode, 400);
     t.match(refused.body, /role="alert">the overlap must be at most 720 hours/);
 
+    const older = new Date(Date.now() - 7_200_000);
+    for (let i = 0; i < 26; i++) await failedDelivery(id, `whd_console_older_${i}`, older);
+    const first = await admin.get(`${page}/deliveries?status=failed`);
+    t.equal(first.body.match(/<tr><td><code>/g)?.length, 25, 'a page holds 25 deliveries');
+    const nextPage = /<a href="([^"]+)">Older deliveries<\/a>/.exec(first.body)?.[1].replaceAll('&#38;', '&');
+    t.match(nextPage, /status=failed&before=\d+/, 'the next page keeps the filter');
+    const second = await admin.get(nextPage!);
+    t.equal(second.body.match(/<tr><td><code>/g)?.length, 1, 'and the next page the rest');
+    t.match(second.body, /whd_console_older_0/);
+
     const failedAt = new Date(Date.now() - 60_000);
-    await db
-      .insertInto('webhook_events')
-      .values({ agency_id: agency.agencyId, id: 'evt_console_failed', type: 'remittance.received', data: '{}' })
-      .execute();
-    const event = await db
-      .selectFrom('webhook_events')
-      .select('seq')
-      .where('id', '=', 'evt_console_failed')
-      .executeTakeFirstOrThrow();
-    await db
-      .insertInto('webhook_deliveries')
-      .values({
-        agency_id: agency.agencyId,
-        id: 'whd_console_failed',
-        subscription_id: id,
-        event_id: 'evt_console_failed',
-        event_seq: event.seq,
-        status: 'failed',
-        created_at: failedAt,
-      })
-      .execute();
+    await failedDelivery(id, 'whd_console_failed', failedAt);
     const since = failedAt.toISOString().slice(0, 16);
     const replayed = await admin.post(`${page}/replay-failed`, { since }, page);
     t.equal(replayed.statusCode, 303);

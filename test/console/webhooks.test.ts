@@ -55,7 +55,10 @@ const auditOf = (operation: string, subscriptionId: string) =>
     .execute()
     .then((rows) => rows.filter((row) => (row.resource_ids as string[]).includes(subscriptionId)));
 
-/** A failed delivery to the subscription, of an event written for it (no worker would have made one so fast). */
+/**
+ * A failed delivery to the subscription, of an event written already fanned out (so that the worker, which would make
+ * the same delivery, leaves it alone).
+ */
 async function failedDelivery(subscriptionId: string, id: string, createdAt: Date): Promise<void> {
   const [{ agency_id }] = await db
     .selectFrom('webhook_subscriptions')
@@ -65,7 +68,7 @@ async function failedDelivery(subscriptionId: string, id: string, createdAt: Dat
   const eventId = `evt_${id}`;
   await db
     .insertInto('webhook_events')
-    .values({ agency_id, id: eventId, type: 'remittance.received', data: '{}' })
+    .values({ agency_id, id: eventId, type: 'remittance.received', data: '{}', fanned_out_at: new Date() })
     .execute();
   const { seq } = await db
     .selectFrom('webhook_events')

@@ -217,6 +217,21 @@ t.test(
   'an administrator over HTTP: rotate, replay every failed delivery since a time, disable and enable',
   async (t) => {
     const admin = await httpSession(server, agency.administrator);
+    const created = await admin.post(
+      '/console/webhooks',
+      { url: receiver.url, events: ['remittance.received', 'approval.decided'], allow_http_loopback: 'yes' },
+      '/console/webhooks',
+    );
+    t.equal(created.statusCode, 200, 'the answer is the page with the secret, not a redirect');
+    t.equal(created.headers['cache-control'], 'no-store');
+    t.match(created.body, /class="secret" aria-label="Signing secret">whsec_/);
+    const badMode = await admin.post(
+      '/console/webhooks',
+      { url: receiver.url, events: 'remittance.received', phi_mode: 'some', allow_http_loopback: 'yes' },
+      '/console/webhooks',
+    );
+    t.equal(badMode.statusCode, 400);
+    t.match(badMode.body, /role="alert">the PHI mode must be no_phi or phi, got &#34;some&#34;/);
     const { id } = await cliSubscription(agency.agencyId);
     const page = `/console/webhooks/${id}`;
     const rotated = await admin.post(`${page}/rotate-secret`, { overlap_hours: '2' }, page);

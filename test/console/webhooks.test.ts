@@ -258,12 +258,18 @@ t.test(
     const replayed = await admin.post(`${page}/replay-failed`, { since }, page);
     t.equal(replayed.statusCode, 303);
     t.match(
+      (await admin.get(replayed.headers.location as string)).body,
+      /The failed deliveries since that time are due/,
+    );
+    t.match(
       (await deliveriesOf(id)).find((d) => d.id === 'whd_console_failed'),
       { status: /pending|delivered/ },
     );
     t.match(await auditOf('replayFailedWebhookDeliveries', id), [
       { details: { actor: `user:${agency.administrator.userId}`, replayed: 1 } },
     ]);
+    const none = await admin.post(`${page}/replay-failed`, { since: new Date().toISOString().slice(0, 16) }, page);
+    t.match((await admin.get(none.headers.location as string)).body, /No delivery has failed since that time/);
     t.match(
       (await admin.post(`${page}/replay-failed`, { since: 'yesterday' }, page)).body,
       /&#34;yesterday&#34; is not a date and time/,

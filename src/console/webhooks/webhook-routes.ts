@@ -49,13 +49,16 @@ import {
 const DELIVERIES_PER_PAGE = 25;
 
 /** What a change did, as the page after it says (the redirect names the text, never carries it). */
-const DONE: Record<string, string> = {
-  baa: 'The business associate agreement is recorded as signed; the held deliveries are released, oldest event first.',
-  disable: 'The subscription is disabled: nothing is delivered until it is enabled; waiting deliveries wait.',
-  enable: 'The subscription is enabled: waiting deliveries are attempted again.',
-  replayed: 'The delivery is due again now, under the same delivery id.',
-  'replayed-failed': 'The failed deliveries since that time are due again now, oldest event first.',
-};
+const DONE = new Map(
+  Object.entries({
+    baa: 'The business associate agreement is recorded as signed; the held deliveries are released, oldest event first.',
+    disable: 'The subscription is disabled: nothing is delivered until it is enabled; waiting deliveries wait.',
+    enable: 'The subscription is enabled: waiting deliveries are attempted again.',
+    replayed: 'The delivery is due again now, under the same delivery id.',
+    'replayed-failed': 'The failed deliveries since that time are due again now, oldest event first.',
+    'none-failed': 'No delivery has failed since that time: nothing was replayed.',
+  }),
+);
 
 const notFound = () =>
   Object.assign(new Error('There is no such webhook subscription in this agency.'), { statusCode: 404 });
@@ -65,7 +68,7 @@ type SubscriptionRequest = FastifyRequest<{ Params: { id: string } }>;
 const actorOf = (request: FastifyRequest): PlatformActor => `user:${viewerOf(request).person.id}`;
 const mayAdminister = (request: FastifyRequest) => mayIn(viewerOf(request).person.role, 'administer');
 const doneNotice = (request: FastifyRequest): Notice | undefined => {
-  const text = DONE[String((request.query as Record<string, unknown>).done ?? '')];
+  const text = DONE.get(String((request.query as Record<string, unknown>).done ?? ''));
   return text ? { kind: 'done', text } : undefined;
 };
 
@@ -235,7 +238,8 @@ function registerChanges(scope: FastifyInstance, ctx: ConsoleContext) {
       return replayFailedWebhookDeliveries(ctx.db, row, at, actorOf(request));
     });
     if (isRefusal(outcome)) return showSubscription(ctx, request, reply, row, outcome.refused);
-    return reply.redirect(`${WEBHOOKS_PATH}/${row.id}/deliveries?done=replayed-failed`, 303);
+    const done = outcome === 0 ? 'none-failed' : 'replayed-failed';
+    return reply.redirect(`${WEBHOOKS_PATH}/${row.id}/deliveries?done=${done}`, 303);
   });
   scope.post(
     '/webhooks/:id/deliveries/:deliveryId/replay',

@@ -6,6 +6,7 @@ import { hashPassword, normalizedEmail, USER_ROLES } from '../identity/mcp-autho
 import { randomId } from '../shared/ids.js';
 import { sqlState } from '../db/sql-state.js';
 import type { CommandStore } from '../db/tenant-store.js';
+import type { PlatformActor } from '../platform-commands/platform-command.js';
 import { AdminError, describe, requiredOption, type Commands } from './command.js';
 import { asOperator, asOperatorOn, noAgency, type OperatorCommand } from './operator-command.js';
 
@@ -37,7 +38,11 @@ function checkUser(input: UserInput): void {
 const ON_USERS: Omit<OperatorCommand, 'operation'> = { resourceType: 'user', phiMode: 'no_phi' };
 
 /** A user of an agency with a random initial password; the agency's MCP surface (its people extension) exists after. */
-export async function createUser(db: Kysely<DB>, input: UserInput): Promise<CreatedUser> {
+export async function createUser(
+  db: Kysely<DB>,
+  input: UserInput,
+  actor: PlatformActor = 'admin-cli',
+): Promise<CreatedUser> {
   checkUser(input);
   const initialPassword = randomId('', 18);
   const userId = randomId('usr_');
@@ -48,7 +53,7 @@ export async function createUser(db: Kysely<DB>, input: UserInput): Promise<Crea
     await asOperatorOn(
       db,
       input.agencyId,
-      { ...ON_USERS, operation: 'createUser' },
+      { ...ON_USERS, operation: 'createUser', actor },
       async (store) => {
         await store.insertInto('users').values(user).execute();
         store.auditReferences([userId]);

@@ -165,7 +165,7 @@ t.test(
     t.equal(await executeApproved(db, server.app.gateway), 1, 'the executor ran it');
     const executed = await proposal(toApprove);
     t.equal(executed.status, 'executed');
-    const taskId = (executed.execution_result?.body as { data: { id: string } }).data.id;
+    const taskId = (executed.execution_result!.body as { data: { id: string } }).data.id;
     t.ok(await db.selectFrom('tasks').select('id').where('id', '=', taskId).executeTakeFirst(), 'the task exists');
     await page.navigate(`${server.base}/console/proposals/${toApprove}`);
     const outcome = await pageText(page);

@@ -56,7 +56,7 @@ function outcome(proposal: Proposal): Html {
     case 'executed': {
       const id = createdId(proposal);
       return html`<dl class="facts"><dt>Executed</dt><dd>${instant(proposal.executed_at)}</dd>
-<dt>Answer</dt><dd>${proposal.execution_result?.status ?? '—'}</dd>${id ? html`<dt>Task created</dt><dd><code>${id}</code></dd>` : ''}${attempts}</dl>`;
+<dt>Answered (HTTP status)</dt><dd>${proposal.execution_result?.status ?? '—'}</dd>${id ? html`<dt>Task created</dt><dd><code>${id}</code></dd>` : ''}${attempts}</dl>`;
     }
     case 'failed':
       return html`<dl class="facts"><dt>Failed</dt><dd>${proposal.last_execution_error ?? '—'}</dd>${attempts}</dl>`;

@@ -19,7 +19,7 @@ async function namesFor(store: TenantStore, proposals: readonly Proposal[]) {
     clientIds.length === 0
       ? []
       : store
-          .unscoped('the names of the MCP clients (the platform registers them for every agency) the proposals name')
+          .unscoped('the names of the MCP clients the proposals name: the platform registers them for every agency')
           .selectFrom('mcp_clients')
           .select(['client_id', 'name'])
           .where('client_id', 'in', clientIds)

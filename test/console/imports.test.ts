@@ -114,6 +114,17 @@ t.test('form refusals say what is missing', async (t) => {
   t.equal(badTps.statusCode, 400);
   t.match(badTps.body, /The official total performance score must be a number/);
   t.match(badTps.body, /value="2025"/, 'what was typed is kept');
+  const outOfRange = await upload(
+    administrator,
+    '/console/imports/hhvbp',
+    { name: 'bad.csv', text: MEASURES.replace(',55,', ',155,') },
+    { performance_year: '2025' },
+  );
+  t.equal(outOfRange.statusCode, 422, 'the importer’s refusal');
+  t.match(
+    outOfRange.body,
+    /bad\.csv was not imported \(nothing was written\):\n {2}row 6, column agency_value: 155 is out of range/,
+  );
   t.same(await hhvbpImports(agency.agencyId), []);
 });
 

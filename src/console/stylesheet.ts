@@ -15,6 +15,7 @@ fieldset label{display:inline-block;font-weight:400;margin:.2rem 1rem .2rem 0}le
 input,select,textarea{padding:.5rem;border:1px solid #6b7a88;border-radius:4px;font:inherit;max-width:100%}
 input[type=text],input[type=email],input[type=password],input[type=url],input[type=number],input[type=datetime-local],textarea,select{width:100%}
 input[type=checkbox],input[type=radio]{width:auto}input[type=file]{display:block}
+form.filter{display:flex;flex-wrap:wrap;align-items:center;gap:.6rem}form.filter label{margin:0}form.filter select{width:auto}
 button{padding:.5rem 1rem;border:0;border-radius:4px;font:inherit;cursor:pointer;background:#1f5fbf;color:#fff}
 button.secondary{background:#e4e8ec;color:#1b2733}button.danger{background:#a4161a}
 form.inline{display:inline}form.stack button{margin-top:1rem}

@@ -19,6 +19,7 @@ import {
   type UploadedFile,
 } from '../console-context.js';
 import { mayIn } from '../console-roles.js';
+import { pageError } from '../page-error.js';
 import type { Html } from '../html.js';
 import type { Notice } from '../layout.js';
 import { eraFileResult, hhvbpImportResult } from './import-reads.js';
@@ -35,7 +36,6 @@ const DONE: Record<string, string> = {
 /** A refusal of the form itself (not of the file): shown on the imports page, nothing imported. */
 class FormRefusal extends Error {}
 
-const pageError = (statusCode: number, message: string) => Object.assign(new Error(message), { statusCode });
 const noticeOf = (request: FastifyRequest): Notice | undefined => {
   const text = DONE[(request.query as { notice?: string }).notice ?? ''];
   return text ? { kind: 'done', text } : undefined;

@@ -25,7 +25,7 @@ export function queuePage(queue: readonly NamedProposal[], shown: ProposalStatus
   );
   const table =
     queue.length === 0
-      ? html`<p>No ${shown ?? ''} proposals.</p>`
+      ? html`<p>${shown ? `No ${shown} proposals.` : 'No proposals.'}</p>`
       : html`<table><caption>Proposals${shown ? html` (${shown})` : ''}, newest first</caption>
 <thead><tr><th scope="col">Proposed</th><th scope="col">By</th><th scope="col">Assistant</th><th scope="col">What</th><th scope="col">Status</th></tr></thead>
 <tbody>${rows}</tbody></table>`;

@@ -13,6 +13,7 @@ import {
   type ConsoleSection,
 } from '../console-context.js';
 import { mayIn } from '../console-roles.js';
+import { pageError } from '../page-error.js';
 import type { Notice } from '../layout.js';
 import { namedProposal, proposalQueue } from './proposal-reads.js';
 import { PROPOSAL_STATUSES, PROPOSALS_PATH, proposalPage, queuePage } from './proposal-pages.js';
@@ -24,8 +25,6 @@ const DONE: Record<string, string> = {
   approved: 'Approved. The proposal executor runs it shortly; its outcome appears below.',
   rejected: 'Rejected. Nothing will run.',
 };
-
-const pageError = (statusCode: number, message: string) => Object.assign(new Error(message), { statusCode });
 
 function shownStatus(request: FastifyRequest): ProposalStatus | undefined {
   const { status = 'pending' } = request.query as { status?: string };

@@ -14,9 +14,11 @@ import { sessionCookie, type SessionCookie } from './session-cookie.js';
 import { STYLESHEET } from './stylesheet.js';
 import { overviewSection } from './overview/overview-routes.js';
 import { peopleSection } from './people/people-routes.js';
+import { proposalsSection } from './proposals/proposals-routes.js';
+import { importsSection } from './imports/imports-routes.js';
 
 /** The console's sections, in the order of the navigation. */
-const SECTIONS: readonly ConsoleSection[] = [overviewSection, peopleSection];
+const SECTIONS: readonly ConsoleSection[] = [overviewSection, proposalsSection, importsSection, peopleSection];
 
 /** Nothing loads from another host, no script or inline style runs, nothing frames a page, forms post only here. */
 const SECURITY_HEADERS = {

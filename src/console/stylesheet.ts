@@ -5,7 +5,7 @@ a{color:#0b57c2}a:focus-visible,button:focus-visible,input:focus-visible,select:
 .skip{position:absolute;left:-999px;top:0;background:#fff;padding:.5rem 1rem}.skip:focus{left:.5rem;z-index:2}
 header{background:#17324d;color:#fff;display:flex;flex-wrap:wrap;align-items:center;gap:1rem;padding:.6rem 1.2rem}
 header .agency{font-weight:700;margin:0}header nav ul{display:flex;flex-wrap:wrap;gap:.2rem 1rem;list-style:none;margin:0;padding:0}
-header nav a{color:#fff;text-decoration:none;padding:.2rem .1rem}header nav a[aria-current=page]{border-bottom:3px solid #f0a500}
+header nav a{color:#fff;text-decoration:none;padding:.2rem .1rem}header nav a[aria-current]{border-bottom:3px solid #f0a500}
 header nav a:hover{text-decoration:underline}header .who{margin:0 0 0 auto;display:flex;align-items:center;gap:.6rem}
 main{max-width:72rem;margin:1.5rem auto;background:#fff;border-radius:8px;padding:1.5rem 2rem;box-shadow:0 1px 4px #0002}
 body.narrow main{max-width:28rem;margin-top:4rem}main:focus{outline:none}

@@ -13,9 +13,10 @@ import { registerSignIn, registerSignOut } from './sign-in-routes.js';
 import { sessionCookie, type SessionCookie } from './session-cookie.js';
 import { STYLESHEET } from './stylesheet.js';
 import { overviewSection } from './overview/overview-routes.js';
+import { integrationsSection } from './integrations/integration-routes.js';
 
 /** The console's sections, in the order of the navigation. */
-const SECTIONS: readonly ConsoleSection[] = [overviewSection];
+const SECTIONS: readonly ConsoleSection[] = [overviewSection, integrationsSection];
 
 /** Nothing loads from another host, no script or inline style runs, nothing frames a page, forms post only here. */
 const SECURITY_HEADERS = {

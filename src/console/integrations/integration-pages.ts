@@ -28,7 +28,7 @@ const authMethods = (integration: Integration) =>
     .map((method) => (method === 'client_secret' ? 'secret' : method === 'private_key_jwt' ? 'keys' : method))
     .join(' and ') || 'none (no live secret, no keys)';
 
-const time = (at: Date | string) => new Date(at).toISOString().replace('T', ' ').slice(0, 19) + ' UTC';
+const time = (at: Date | string) => `${new Date(at).toISOString().replace('T', ' ').slice(0, 19)} UTC`;
 const costBudget = (integration: Integration) =>
   integration.daily_cost_budget === null ? 'no budget' : `${integration.daily_cost_budget} cost units per day`;
 

@@ -16,12 +16,22 @@ import {
 } from './request-log.js';
 
 export type Integration = Awaited<ReturnType<typeof listIntegrations>>[number];
+/** An integration on its own pages, reached by its client id. */
+export type ShownIntegration = Integration & { clientId: string };
 
 export const INTEGRATIONS_PATH = `${CONSOLE_PATH}/integrations`;
 export const integrationPath = (clientId: string) => `${INTEGRATIONS_PATH}/${encodeURIComponent(clientId)}`;
 
-/** The client id an integration is known by in the console (every integration is created with exactly one). */
-export const clientIdOf = (integration: Integration) => integration.client_ids[0];
+/**
+ * The client id an integration is known by in the console: an integration is created with exactly one. The agency's
+ * MCP surface for people runs as an extension with none (its people sign in instead), so it has no page here.
+ */
+const clientIdOf = (integration: Integration): string | undefined => integration.client_ids[0];
+
+function nameCell(integration: Integration): Html {
+  const clientId = clientIdOf(integration);
+  return clientId ? html`<a href="${integrationPath(clientId)}">${integration.name}</a>` : html`${integration.name}`;
+}
 
 const authMethods = (integration: Integration) =>
   integration.authentication
@@ -39,7 +49,7 @@ export function listPage(viewer: Viewer, integrations: readonly Integration[], m
   if (integrations.length === 0) return html`${create}<p>${viewer.agencyName} has no integrations yet.</p>`;
   return html`${create}<table><caption>The agency's integrations</caption><thead><tr><th scope="col">Name</th><th scope="col">Client id</th><th scope="col">Status</th><th scope="col">Authentication</th><th scope="col">Scopes</th><th scope="col">PHI modes</th><th scope="col">Limits</th></tr></thead><tbody>${integrations.map(
     (integration) =>
-      html`<tr><td><a href="${integrationPath(clientIdOf(integration))}">${integration.name}</a></td><td><code>${clientIdOf(integration)}</code></td><td>${integration.status}</td><td>${authMethods(integration)}</td><td class="muted">${integration.scopes.join(', ')}</td><td>${integration.phi_modes.join(', ')}</td><td>${integration.rate_limit_per_minute} per minute, ${integration.daily_quota} per day; ${costBudget(integration)}</td></tr>`,
+      html`<tr><td>${nameCell(integration)}</td><td>${clientIdOf(integration) ? html`<code>${clientIdOf(integration)}</code>` : 'none'}</td><td>${integration.status}</td><td>${authMethods(integration)}</td><td class="muted">${integration.scopes.join(', ')}</td><td>${integration.phi_modes.join(', ')}</td><td>${integration.rate_limit_per_minute} per minute, ${integration.daily_quota} per day; ${costBudget(integration)}</td></tr>`,
   )}</tbody></table>`;
 }
 
@@ -95,11 +105,11 @@ export function secretPage(clientId: string, secret: string, note: string): Html
 <p><a href="${integrationPath(clientId)}">Go to the integration</a></p>`;
 }
 
-function facts(integration: Integration): Html {
+function facts(integration: ShownIntegration): Html {
   const secrets = integration.active_secrets.map(
     (s) => html`<li>created ${time(s.created_at)}${s.expires_at ? `, works until ${time(s.expires_at)}` : ''}</li>`,
   );
-  return html`<dl class="facts"><dt>Client id</dt><dd><code>${clientIdOf(integration)}</code></dd>
+  return html`<dl class="facts"><dt>Client id</dt><dd><code>${integration.clientId}</code></dd>
 <dt>Status</dt><dd>${integration.status}</dd>
 <dt>Authentication</dt><dd>${authMethods(integration)}</dd>
 <dt>Live secrets</dt><dd>${secrets.length ? html`<ul>${secrets}</ul>` : 'none'}</dd>
@@ -157,8 +167,8 @@ function charts(days: readonly DayCount[]): Html {
   )}`;
 }
 
-function adminForms(viewer: Viewer, integration: Integration, overlapHours: number): Html {
-  const path = integrationPath(clientIdOf(integration));
+function adminForms(viewer: Viewer, integration: ShownIntegration, overlapHours: number): Html {
+  const path = integrationPath(integration.clientId);
   const toggle =
     integration.status === 'active'
       ? html`<form method="post" action="${path}/disable">${csrfField(viewer)}<p>Disabling refuses its tokens and gives it no new ones, until it is enabled again.</p><button type="submit" class="danger">Disable the integration</button></form>`
@@ -170,7 +180,7 @@ ${toggle}`;
 }
 
 export interface DetailPageData {
-  integration: Integration;
+  integration: ShownIntegration;
   today: UsageToday;
   days: readonly DayCount[];
   errors: readonly ErrorCount[];
@@ -181,7 +191,7 @@ export interface DetailPageData {
 export function detailPage(viewer: Viewer, data: DetailPageData): Html {
   const { integration } = data;
   return html`${facts(integration)}
-<p><a href="${integrationPath(clientIdOf(integration))}/requests">Request log, last ${LOG_DAYS} days</a></p>
+<p><a href="${integrationPath(integration.clientId)}/requests">Request log, last ${LOG_DAYS} days</a></p>
 <h2>Usage</h2>${usage(integration, data.today)}
 <h2>Requests and errors</h2>${charts(data.days)}
 <h2>Errors</h2>${errorTable(data.errors)}
@@ -192,12 +202,12 @@ ${data.overlapHours === undefined ? '' : adminForms(viewer, integration, data.ov
 const replayedText = (replayed: boolean | null) => (replayed === null ? '—' : replayed ? 'yes' : 'no');
 
 export function requestLogPage(
-  integration: Integration,
+  integration: ShownIntegration,
   calls: readonly LoggedCall[],
   older: LogPosition | undefined,
   paged: boolean,
 ): Html {
-  const path = `${integrationPath(clientIdOf(integration))}/requests`;
+  const path = `${integrationPath(integration.clientId)}/requests`;
   const rows = calls.map(
     (call) =>
       html`<tr><td>${time(call.occurredAt)}</td><td>${call.operationId}</td><td class="number">${call.status}</td><td>${call.errorCode ? html`<code>${call.errorCode}</code>` : '—'}</td><td><code>${call.requestId}</code></td><td class="number">${call.durationMs}</td><td>${call.contractVersion ?? '—'}</td><td>${replayedText(call.replayed)}</td></tr>`,
@@ -209,5 +219,5 @@ ${
     ? html`<p>No calls${paged ? ' older than these' : ` in the last ${LOG_DAYS} days`}.</p>`
     : html`<table><caption>Requests of ${integration.name}</caption><thead><tr><th scope="col">Time</th><th scope="col">Operation</th><th scope="col" class="number">Status</th><th scope="col">Error code</th><th scope="col">Request id</th><th scope="col" class="number">Latency (ms)</th><th scope="col">Contract version</th><th scope="col">Replayed</th></tr></thead><tbody>${rows}</tbody></table>`
 }${pages}
-<p><a href="${integrationPath(clientIdOf(integration))}">Back to ${integration.name}</a></p>`;
+<p><a href="${integrationPath(integration.clientId)}">Back to ${integration.name}</a></p>`;
 }

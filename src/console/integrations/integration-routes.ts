@@ -34,7 +34,6 @@ import {
 import { mayIn } from '../console-roles.js';
 import type { Notice } from '../layout.js';
 import {
-  clientIdOf,
   createForm,
   detailPage,
   integrationPath,
@@ -43,7 +42,7 @@ import {
   requestLogPage,
   secretPage,
   type CreateFormValues,
-  type Integration,
+  type ShownIntegration,
 } from './integration-pages.js';
 import {
   callsPerDay,
@@ -88,10 +87,10 @@ const notFound = () => Object.assign(new Error('There is no such integration in 
 const badRequest = (message: string) => Object.assign(new Error(message), { statusCode: 400 });
 
 /** The viewer's agency's integration of a client id; another agency's, or none, is a 404 (before anything changes). */
-async function integrationOf(ctx: ConsoleContext, person: Person, clientId: string): Promise<Integration> {
+async function integrationOf(ctx: ConsoleContext, person: Person, clientId: string): Promise<ShownIntegration> {
   const integration = (await listIntegrations(readStore(ctx, person))).find((i) => i.client_ids.includes(clientId));
   if (!integration) throw notFound();
-  return integration;
+  return { ...integration, clientId };
 }
 
 const clientIdParam = (request: FastifyRequest) => (request.params as { clientId: string }).clientId;
@@ -215,7 +214,7 @@ function registerChanges(scope: FastifyInstance, ctx: ConsoleContext) {
 
   scope.post('/integrations/:clientId/rotate-secret', administer, async (request, reply) => {
     const { person } = viewerOf(request);
-    const clientId = clientIdOf(await integrationOf(ctx, person, clientIdParam(request)));
+    const { clientId } = await integrationOf(ctx, person, clientIdParam(request));
     const rotated = await rotateClientSecret(ctx.db, clientId, DEFAULT_OVERLAP_HOURS, actorOf(person));
     return showSecret(request, reply, 'New client secret', clientId, rotated.clientSecret);
   });
@@ -224,7 +223,7 @@ function registerChanges(scope: FastifyInstance, ctx: ConsoleContext) {
   const change = (path: string, done: string, act: (clientId: string, person: Person) => Promise<unknown>) =>
     scope.post(`/integrations/:clientId/${path}`, administer, async (request, reply) => {
       const { person } = viewerOf(request);
-      const clientId = clientIdOf(await integrationOf(ctx, person, clientIdParam(request)));
+      const { clientId } = await integrationOf(ctx, person, clientIdParam(request));
       await act(clientId, person);
       return reply.redirect(`${integrationPath(clientId)}?done=${done}`, 303);
     });

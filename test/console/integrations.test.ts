@@ -327,6 +327,17 @@ t.test('the secret is the answer of the post only: no-store, no redirect, not in
   t.equal(res.statusCode, 200);
   t.equal(res.headers['cache-control'], 'no-store');
   t.notOk(res.headers.location);
+  const created = await db
+    .selectFrom('extensions')
+    .select(['contract_version', 'rate_limit_per_minute', 'daily_quota', 'scopes'])
+    .where('agency_id', '=', agency.agencyId)
+    .where('name', '=', 'Over HTTP')
+    .executeTakeFirstOrThrow();
+  t.same(
+    created,
+    { contract_version: '2', rate_limit_per_minute: 10, daily_quota: 100, scopes: ['external:patients:read'] },
+    'a version left out is the current one',
+  );
   const secret = /id="client-secret">([^<]+)</.exec(res.body)?.[1];
   t.ok(secret);
   t.notMatch(res.body, new RegExp(`href="[^"]*${secret}`), 'no link carries it');

@@ -129,21 +129,33 @@ function integrationInput(person: Person, values: CreateFormValues) {
     dailyQuota: wholeNumber(values.dailyQuota, 'Requests per day', 1),
     dailyCostBudget:
       values.dailyCostBudget === '' ? null : wholeNumber(values.dailyCostBudget, 'The daily cost budget', 0),
-    contractVersion: values.contractVersion,
+    // Absent: the CLI's default (the current version), never an empty one.
+    contractVersion: values.contractVersion || undefined,
   };
 }
 
 const actorOf = (person: Person) => `user:${person.id}` as const;
 
-/** A secret is the answer itself: rendered once, never redirected to (it would end up in a URL or a stored page). */
-function showSecret(request: FastifyRequest, reply: FastifyReply, title: string, clientId: string, secret: string) {
+/**
+ * A secret is the answer itself: rendered once, never redirected to (it would end up in a URL or a stored page).
+ * no-store is set here too, so that this page keeps it whatever the console's defaults become.
+ */
+function showSecret(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  page: { title: string; note: string },
+  clientId: string,
+  secret: string,
+) {
   reply.header('cache-control', 'no-store');
-  const note =
-    title === 'Integration created'
-      ? 'The integration is created with this client id and secret.'
-      : `A new secret; the ones it replaces keep working for ${DEFAULT_OVERLAP_HOURS} hours.`;
-  return render(request, reply, title, secretPage(clientId, secret, note));
+  return render(request, reply, page.title, secretPage(clientId, secret, page.note));
 }
+
+const CREATED = { title: 'Integration created', note: 'The integration is created with this client id and secret.' };
+const ROTATED = {
+  title: 'New client secret',
+  note: `A new secret; the ones it replaces keep working for ${DEFAULT_OVERLAP_HOURS} hours.`,
+};
 
 function registerReads(scope: FastifyInstance, ctx: ConsoleContext) {
   scope.get('/integrations', async (request, reply) => {
@@ -204,7 +216,7 @@ function registerChanges(scope: FastifyInstance, ctx: ConsoleContext) {
     const values = formValues(request);
     try {
       const created = await createIntegration(ctx.db, integrationInput(viewer.person, values), actorOf(viewer.person));
-      return showSecret(request, reply, 'Integration created', created.clientId, created.clientSecret);
+      return showSecret(request, reply, CREATED, created.clientId, created.clientSecret);
     } catch (err) {
       if (!(err instanceof AdminError)) throw err;
       const notice: Notice = { kind: 'refused', text: err.message };
@@ -216,7 +228,7 @@ function registerChanges(scope: FastifyInstance, ctx: ConsoleContext) {
     const { person } = viewerOf(request);
     const { clientId } = await integrationOf(ctx, person, clientIdParam(request));
     const rotated = await rotateClientSecret(ctx.db, clientId, DEFAULT_OVERLAP_HOURS, actorOf(person));
-    return showSecret(request, reply, 'New client secret', clientId, rotated.clientSecret);
+    return showSecret(request, reply, ROTATED, clientId, rotated.clientSecret);
   });
 
   /** A change that then shows the integration again, with what it did (Post/Redirect/Get). */

@@ -68,7 +68,11 @@ for (const role of ['staff', 'manager'] as const) {
       const list = await session.get('/console/integrations');
       t.equal(list.statusCode, 200);
       t.match(list.body, 'Census spreadsheet');
-      t.match(list.body, /<td>MCP surface for people<\/td><td>none<\/td>/, 'the MCP surface has no client id, no page');
+      t.match(
+        list.body,
+        /<td>MCP surface for people<\/td><td>none<\/td><td>active<\/td><td>people sign in<\/td>/,
+        'the MCP surface has no client id, no page',
+      );
       t.notMatch(list.body, 'Create an integration');
       const detail = await session.get(integrationPage);
       t.equal(detail.statusCode, 200);

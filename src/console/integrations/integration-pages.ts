@@ -33,10 +33,13 @@ function nameCell(integration: Integration): Html {
   return clientId ? html`<a href="${integrationPath(clientId)}">${integration.name}</a>` : html`${integration.name}`;
 }
 
-const authMethods = (integration: Integration) =>
-  integration.authentication
-    .map((method) => (method === 'client_secret' ? 'secret' : method === 'private_key_jwt' ? 'keys' : method))
-    .join(' and ') || 'none (no live secret, no keys)';
+function authMethods(integration: Integration): string {
+  if (!clientIdOf(integration)) return 'people sign in';
+  const methods = integration.authentication.map((method) =>
+    method === 'client_secret' ? 'secret' : method === 'private_key_jwt' ? 'keys' : method,
+  );
+  return methods.join(' and ') || 'none (no live secret, no keys)';
+}
 
 const time = (at: Date | string) => `${new Date(at).toISOString().replace('T', ' ').slice(0, 19)} UTC`;
 const costBudget = (integration: Integration) =>

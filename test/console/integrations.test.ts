@@ -11,7 +11,7 @@ import {
   accessibilityViolations,
   consoleAgency,
   httpSession,
-  operableElements,
+  keyboardWalk,
   pageText,
   press,
   shot,
@@ -184,27 +184,6 @@ t.test('the request log pages by time, 50 calls a page, newest first', async (t)
   t.equal((await session.get(`${path}?before=not-a-place`)).statusCode, 400);
 });
 
-/**
- * The place in the page (among operableElements) of what each Tab press focuses, from the top. tabStops names a stop
- * by its field's name, and every checkbox of a group has the same one: here each is told apart by its place.
- */
-async function tabOrder(page: HeadlessPage): Promise<number[]> {
-  const count = await page.evaluate<number>(`(() => {
-    const all = [...document.querySelectorAll('a[href], button, input:not([type=hidden]), select, textarea, summary')]
-      .filter((e) => !e.disabled && e.offsetParent !== null);
-    all.forEach((e, i) => { e.dataset.stop = String(i); });
-    document.activeElement?.blur();
-    return all.length;
-  })()`);
-  const stops: number[] = [];
-  for (let i = 0; i < count; i++) {
-    await page.send('Input.dispatchKeyEvent', { type: 'keyDown', key: 'Tab', code: 'Tab', windowsVirtualKeyCode: 9 });
-    await page.send('Input.dispatchKeyEvent', { type: 'keyUp', key: 'Tab', code: 'Tab', windowsVirtualKeyCode: 9 });
-    stops.push(Number(await page.evaluate<string>('document.activeElement?.dataset.stop ?? -1')));
-  }
-  return stops;
-}
-
 async function secretOn(page: HeadlessPage) {
   return {
     clientId: await page.evaluate<string>(`document.getElementById('client-id').textContent`),
@@ -225,8 +204,8 @@ t.test(
 
     await page.navigate(`${server.base}/console/integrations/new`);
     t.same(await accessibilityViolations(page), [], 'create form: no serious or critical axe violation');
-    const operable = await operableElements(page);
-    t.same(await tabOrder(page), Object.keys(operable).map(Number), 'Tab reaches every field, in page order');
+    const walk = await keyboardWalk(page);
+    t.same(walk.reached, walk.inPageOrder, 'Tab reaches every field, in page order');
     await shot(page, 'integrations-create');
     await typeInto(page, 'Name', 'Scheduling sync');
     await press(page, 'Create the integration');

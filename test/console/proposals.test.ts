@@ -11,16 +11,15 @@ import { executeApproved } from '../../src/proposals/execution.js';
 import { CHROMIUM, openHeadlessChromium } from '../helpers/chromium.js';
 import {
   accessibilityViolations,
+  keyboardWalk,
   consoleAgency,
   formBody,
   httpSession,
-  operableElements,
   pageText,
   press,
   shot,
   signInAs,
   startConsoleServer,
-  tabStops,
   typeInto,
 } from '../helpers/console.js';
 import { connectedClient } from '../mcp/mcp-helpers.js';
@@ -141,8 +140,8 @@ t.test(
     await page.navigate(`${server.base}/console/proposals/${toApprove}`);
     t.match(await pageText(page), /Waiting for a person to decide/);
     t.same(await accessibilityViolations(page), [], 'proposal: no serious or critical axe violation');
-    const operable = await operableElements(page);
-    t.same((await tabStops(page)).slice(0, operable.length), operable, 'Tab reaches everything, in page order');
+    const walk = await keyboardWalk(page);
+    t.same(walk.reached, walk.inPageOrder, 'Tab reaches everything, in page order');
     await shot(page, 'proposal-pending');
     await typeInto(page, 'Reason (required to reject: the person who asked reads it)', 'Yes, please remind them.');
     await press(page, 'Approve');

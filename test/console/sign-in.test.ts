@@ -9,17 +9,16 @@ import { createUser } from '../../src/admin/user.js';
 import { CHROMIUM, openHeadlessChromium } from '../helpers/chromium.js';
 import {
   accessibilityViolations,
+  keyboardWalk,
   consoleAgency,
   formBody,
   formToken,
   httpSession,
-  operableElements,
   pageText,
   press,
   shot,
   signInAs,
   startConsoleServer,
-  tabStops,
   typeInto,
 } from '../helpers/console.js';
 
@@ -144,8 +143,8 @@ t.test(
     t.match(await pageText(page), /You decide the proposals of assistants/);
     t.same(await accessibilityViolations(page), [], 'overview: no serious or critical axe violation');
     await shot(page, 'overview');
-    const operable = await operableElements(page);
-    t.same((await tabStops(page)).slice(0, operable.length), operable, 'Tab reaches everything, in page order');
+    const walk = await keyboardWalk(page);
+    t.same(walk.reached, walk.inPageOrder, 'Tab reaches everything, in page order');
     const audit = await db
       .selectFrom('audit_events')
       .select(['operation_id', 'details'])

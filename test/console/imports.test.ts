@@ -3,33 +3,30 @@
  * nothing written) and an HHVBP measure file, uploaded in Debian's headless Chromium; over HTTP, the roles, the form
  * tokens and the agency boundary of the results and the history.
  */
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { t } from 'tap';
 import type { HeadlessPage } from '../helpers/chromium.js';
-import { CHROMIUM, openHeadlessChromium } from '../helpers/chromium.js';
+import { openHeadlessChromium } from '../helpers/chromium.js';
 import {
   accessibilityViolations,
   keyboardWalk,
-  consoleAgency,
   formToken,
   httpSession,
   pageText,
   press,
   shot,
   signInAs,
-  startConsoleServer,
   typeInto,
   type HttpSession,
+  inBrowser,
+  consoleTestbed,
 } from '../helpers/console.js';
 import { eraRowCounts, fixtureText } from '../helpers/era-files.js';
 
 t.setTimeout(300_000);
-const server = await startConsoleServer(t);
-const { db } = server;
-const agency = await consoleAgency(db);
-const other = await consoleAgency(db);
+const { server, db, agency, other } = await consoleTestbed(t);
 
 const dir = mkdtempSync(join(tmpdir(), 'console-imports-'));
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));
@@ -139,7 +136,7 @@ const hhvbpForm = `document.querySelector('form[action="/console/imports/hhvbp"]
 
 t.test(
   'in a browser: an administrator imports an 835, is refused a broken copy with nothing written, imports HHVBP measures',
-  { skip: !existsSync(CHROMIUM) && `no ${CHROMIUM} (Debian package chromium)` },
+  inBrowser,
   async (t) => {
     const page = await openHeadlessChromium(t);
     await signInAs(page, server.base, agency.administrator);

@@ -1,12 +1,6 @@
-/**
- * The console's Integrations section: an administrator creates an integration in Chromium, uses its secret through
- * the partition and finds those calls in its request log and errors; rotates, disables, enables, revokes. Over HTTP:
- * what staff and managers may not do, the form token, another agency's people, the log's pages.
- */
-import { existsSync } from 'node:fs';
 import { t } from 'tap';
 import { insertMeteringEvents, type MeteringEvent } from '../../src/gateway/core/metering.js';
-import { CHROMIUM, openHeadlessChromium, type HeadlessPage } from '../helpers/chromium.js';
+import { openHeadlessChromium, type HeadlessPage } from '../helpers/chromium.js';
 import {
   accessibilityViolations,
   consoleAgency,
@@ -16,16 +10,14 @@ import {
   press,
   shot,
   signInAs,
-  startConsoleServer,
   typeInto,
+  inBrowser,
+  consoleTestbed,
 } from '../helpers/console.js';
 import { until } from '../helpers/until.js';
 
 t.setTimeout(300_000);
-const server = await startConsoleServer(t);
-const { db } = server;
-const agency = await consoleAgency(db);
-const elsewhere = await consoleAgency(db);
+const { server, db, agency, other: elsewhere } = await consoleTestbed(t);
 const { clientId } = agency.integration;
 const integrationPage = `/console/integrations/${clientId}`;
 
@@ -193,7 +185,7 @@ async function secretOn(page: HeadlessPage) {
 
 t.test(
   'in a browser, an administrator creates an integration, calls the partition with it, and sees the calls',
-  { skip: !existsSync(CHROMIUM) && `no ${CHROMIUM} (Debian package chromium)` },
+  inBrowser,
   async (t) => {
     const page = await openHeadlessChromium(t);
     await signInAs(page, server.base, agency.administrator);

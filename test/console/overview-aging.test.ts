@@ -1,10 +1,5 @@
-/**
- * The overview's picture of the orders awaiting signature: the figures of GET /api/v1/ext/physician-orders'
- * meta.summary for the same agency, drawn (and tabled for who does not see the picture), axe clean in Chromium.
- */
-import { existsSync } from 'node:fs';
 import { t } from 'tap';
-import { CHROMIUM, openHeadlessChromium } from '../helpers/chromium.js';
+import { openHeadlessChromium } from '../helpers/chromium.js';
 import { seededAgency } from '../helpers/clinical.js';
 import {
   accessibilityViolations,
@@ -14,6 +9,7 @@ import {
   shot,
   signInAs,
   startConsoleServer,
+  inBrowser,
 } from '../helpers/console.js';
 
 t.setTimeout(240_000);
@@ -54,14 +50,10 @@ t.test('the aging picture shows the figures of the physician order list’s summ
   t.match(page.body, /<svg aria-hidden="true"/, 'drawn on the page');
 });
 
-t.test(
-  'in a browser: the overview with its picture is axe clean',
-  { skip: !existsSync(CHROMIUM) && `no ${CHROMIUM} (Debian package chromium)` },
-  async (t) => {
-    const page = await openHeadlessChromium(t);
-    await signInAs(page, server.base, staff);
-    t.match(await pageText(page), /Orders awaiting signature/);
-    t.same(await accessibilityViolations(page), [], 'overview: no serious or critical axe violation');
-    await shot(page, 'overview-aging');
-  },
-);
+t.test('in a browser: the overview with its picture is axe clean', inBrowser, async (t) => {
+  const page = await openHeadlessChromium(t);
+  await signInAs(page, server.base, staff);
+  t.match(await pageText(page), /Orders awaiting signature/);
+  t.same(await accessibilityViolations(page), [], 'overview: no serious or critical axe violation');
+  await shot(page, 'overview-aging');
+});

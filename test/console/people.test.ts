@@ -1,29 +1,21 @@
-/**
- * The console's People page: administrators add people (the initial password shown once), change roles, disable and
- * enable; everyone else reads. In Chromium (skipped without it) and over HTTP for refusals and other agencies.
- */
-import { existsSync } from 'node:fs';
 import { sql } from 'kysely';
 import { t } from 'tap';
-import { CHROMIUM, openHeadlessChromium } from '../helpers/chromium.js';
+import { openHeadlessChromium } from '../helpers/chromium.js';
 import {
   accessibilityViolations,
   keyboardWalk,
-  consoleAgency,
   httpSession,
   pageText,
   press,
   shot,
   signInAs,
-  startConsoleServer,
   typeInto,
+  inBrowser,
+  consoleTestbed,
 } from '../helpers/console.js';
 
 t.setTimeout(240_000);
-const server = await startConsoleServer(t);
-const { db } = server;
-const agency = await consoleAgency(db);
-const elsewhere = await consoleAgency(db);
+const { server, db, agency, other: elsewhere } = await consoleTestbed(t);
 
 const userRow = (email: string) =>
   db.selectFrom('users').select(['id', 'role', 'status']).where('email', '=', email).executeTakeFirst();
@@ -78,7 +70,7 @@ t.test('administrators cannot lock themselves out', async (t) => {
 
 t.test(
   'in a browser: an administrator adds a person, changes a role, disables and enables; audited with the person',
-  { skip: !existsSync(CHROMIUM) && `no ${CHROMIUM} (Debian package chromium)` },
+  inBrowser,
   async (t) => {
     const page = await openHeadlessChromium(t);
     await signInAs(page, server.base, agency.administrator);

@@ -1,34 +1,25 @@
-/**
- * The console's proposals as people use them: proposals made through MCP by the SDK client (the whole OAuth flow),
- * approved and rejected by a manager in Debian's headless Chromium, their outcome once the executor ran; over HTTP,
- * the roles, the form tokens and the agency boundary.
- */
-import { existsSync } from 'node:fs';
 import { t } from 'tap';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { createMcpClient } from '../../src/admin/mcp-client.js';
 import { executeApproved } from '../../src/proposals/execution.js';
-import { CHROMIUM, openHeadlessChromium } from '../helpers/chromium.js';
+import { openHeadlessChromium } from '../helpers/chromium.js';
 import {
   accessibilityViolations,
   keyboardWalk,
-  consoleAgency,
   formBody,
   httpSession,
   pageText,
   press,
   shot,
   signInAs,
-  startConsoleServer,
   typeInto,
+  inBrowser,
+  consoleTestbed,
 } from '../helpers/console.js';
 import { connectedClient } from '../mcp/mcp-helpers.js';
 
 t.setTimeout(300_000);
-const server = await startConsoleServer(t);
-const { db } = server;
-const agency = await consoleAgency(db);
-const other = await consoleAgency(db);
+const { server, db, agency, other } = await consoleTestbed(t);
 
 const redirectUri = 'http://127.0.0.1:1/callback';
 const assistant = await createMcpClient(db, 'Scheduling assistant', [redirectUri]);
@@ -128,7 +119,7 @@ t.test('a person of another agency gets 404 for the proposal and never sees it',
 
 t.test(
   'in a browser: a manager approves one proposal and sees it executed, rejects another with a reason',
-  { skip: !existsSync(CHROMIUM) && `no ${CHROMIUM} (Debian package chromium)` },
+  inBrowser,
   async (t) => {
     const page = await openHeadlessChromium(t);
     await signInAs(page, server.base, agency.manager);

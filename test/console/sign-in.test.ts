@@ -1,12 +1,6 @@
-/**
- * The console's sign-in as people use it: in Debian's headless Chromium (skipped without it) and over HTTP as a
- * browser without scripts, with the session cookie's flags, the form tokens, the CSP, the sign-in limits and the
- * first sign-in's password change.
- */
-import { existsSync } from 'node:fs';
 import { t } from 'tap';
 import { createUser } from '../../src/admin/user.js';
-import { CHROMIUM, openHeadlessChromium } from '../helpers/chromium.js';
+import { openHeadlessChromium } from '../helpers/chromium.js';
 import {
   accessibilityViolations,
   keyboardWalk,
@@ -20,6 +14,7 @@ import {
   signInAs,
   startConsoleServer,
   typeInto,
+  inBrowser,
 } from '../helpers/console.js';
 
 t.setTimeout(240_000);
@@ -115,7 +110,7 @@ t.test('a disabled person is signed out at the next page', async (t) => {
 
 t.test(
   'in a browser: the first sign-in asks for a password, then the overview; keyboard and axe clean',
-  { skip: !existsSync(CHROMIUM) && `no ${CHROMIUM} (Debian package chromium)` },
+  inBrowser,
   async (t) => {
     const page = await openHeadlessChromium(t);
     const user = await createUser(db, {

@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { Kysely } from 'kysely';
@@ -7,7 +7,7 @@ import type { UserRole } from '../../src/db/tables/people.js';
 import { createUser } from '../../src/admin/user.js';
 import { changePassword } from '../../src/identity/mcp-authorization/people.js';
 import { buildTestApp, type TestApi } from './app.js';
-import type { HeadlessPage } from './chromium.js';
+import { CHROMIUM, type HeadlessPage } from './chromium.js';
 import type { Teardown } from './database.js';
 import { testDatabase } from './database.js';
 import { createTestIntegration, type TestIntegration } from './identity.js';
@@ -26,6 +26,15 @@ export async function startConsoleServer(t: Teardown): Promise<ConsoleServer> {
   const api = await buildTestApp({ tokenIssuer: base, tokenAudience: `${base}/api/v1/ext` }, t);
   await api.app.listen({ port, host: '127.0.0.1' });
   return { ...api, base, db };
+}
+
+/** The option of a test that drives Chromium: skipped without Debian's package (.ci/run installs it). */
+export const inBrowser = { skip: !existsSync(CHROMIUM) && `no ${CHROMIUM} (Debian package chromium)` };
+
+/** What a console test starts from: the listening service, and two agencies with a person of each role. */
+export async function consoleTestbed(t: Teardown) {
+  const server = await startConsoleServer(t);
+  return { server, db: server.db, agency: await consoleAgency(server.db), other: await consoleAgency(server.db) };
 }
 
 export interface ConsolePerson {

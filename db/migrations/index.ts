@@ -29,6 +29,7 @@ import * as m0027 from './0027_write_positions.js';
 import * as m0028 from './0028_client_keys.js';
 import * as m0029 from './0029_physician_order_revisions.js';
 import * as m0030 from './0030_console_sessions.js';
+import * as m0031 from './0031_request_log.js';
 import * as m0032 from './0032_webhook_delivery_attempts.js';
 
 /**
@@ -66,5 +67,6 @@ export const migrations: Record<string, Migration> = {
   '0028_client_keys': m0028,
   '0029_physician_order_revisions': m0029,
   '0030_console_sessions': m0030,
+  '0031_request_log': m0031,
   '0032_webhook_delivery_attempts': m0032,
 };

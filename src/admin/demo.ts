@@ -4,6 +4,7 @@ import { operations } from '../generated/contract.js';
 import { CONTRACT_CAPABILITIES, CONTRACT_SCOPES, PHI_MODES } from '../identity/grants.js';
 import { createAgency } from './agency.js';
 import { createIntegration, type CreatedIntegration } from './integration.js';
+import { createUser, type CreatedUser } from './user.js';
 import { AdminError, describe, requiredOption, stringOption, type Commands } from './command.js';
 import { seedDemoAgency, type DemoSize, type SeedSummary } from '../demo/seed.js';
 
@@ -11,7 +12,17 @@ interface DemoCredentials extends CreatedIntegration {
   /** Ready to paste: asks for a no_phi token. */
   curl: string;
   seed: SeedSummary;
+  /** The agency console's administrator, whose initial password is replaced at the first sign-in. */
+  administrator: CreatedUser;
+  consoleUrl: string;
 }
+
+/** The demo agency's console administrator. */
+export const DEMO_ADMINISTRATOR = {
+  email: 'admin@harborview.example',
+  name: 'Dana Whitfield',
+  role: 'administrator',
+} as const;
 
 export const DEMO_AGENCY = {
   id: 'demo',
@@ -46,7 +57,8 @@ export async function ensureDemo(db: Kysely<DB>, baseUrl: string): Promise<DemoC
     phi_mode: 'no_phi',
   });
   const curl = `curl -s ${baseUrl}${operations.issueToken.path} -H 'content-type: application/json' -d '${body}'`;
-  return { ...integration, curl, seed };
+  const administrator = await createUser(db, { agencyId: DEMO_AGENCY.id, ...DEMO_ADMINISTRATOR }, 'demo-seed');
+  return { ...integration, curl, seed, administrator, consoleUrl: `${baseUrl}/console/` };
 }
 
 export function describeDemo(demo: DemoCredentials): string {
@@ -58,6 +70,8 @@ export function describeDemo(demo: DemoCredentials): string {
     `client_secret:  ${demo.clientSecret}   (shown only now)`,
     'Get a token:',
     `  ${demo.curl}`,
+    `Agency console: ${demo.consoleUrl}`,
+    `  email ${demo.administrator.email}, initial password ${demo.administrator.initialPassword}   (shown only now; choose your own at the first sign-in)`,
     '',
   ].join('\n');
 }

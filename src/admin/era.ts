@@ -5,10 +5,13 @@ import {
   importEraFile,
   type EraImportProgress,
   type EraImportResult,
+  type EraSource,
 } from '../resources/remittances/era-import.js';
 import { listFiles } from '../resources/remittances/remittance-repository.js';
 import { fileSource } from './era-file.js';
-import { asOperator, type OperatorCommand } from './operator-command.js';
+import type { Kysely } from 'kysely';
+import type { DB } from '../db/schema.js';
+import { asOperator, asOperatorOn, type OperatorCommand, type OperatorRunBy } from './operator-command.js';
 
 const BAR_WIDTH = 30;
 
@@ -63,6 +66,26 @@ function importOutput(agencyId: string, result: EraImportResult) {
   return { json, text: `${headline}\n${describe(json)}` };
 }
 
+/**
+ * Imports an 835 into the agency as the operator command `era import` runs it (one transaction with its audit record;
+ * a refused file is a one-line AdminError and nothing is written): the CLI's operator, or a person of the console.
+ */
+export function importEraAs(
+  db: Kysely<DB>,
+  agencyId: string,
+  by: OperatorRunBy,
+  source: EraSource,
+  progress?: (progress: EraImportProgress) => void,
+): Promise<EraImportResult> {
+  return asOperatorOn(
+    db,
+    agencyId,
+    { ...ERA_FILES, operation: 'importEraFile', ...by },
+    (store) => importEraFile(store, source, progress),
+    { errors: [EraImportError] },
+  );
+}
+
 export const eraCommands: Commands = {
   import: {
     usage:
@@ -82,12 +105,7 @@ export const eraCommands: Commands = {
       const bar = options.json !== true && progress ? progressBar() : undefined;
       try {
         const source = await fileSource(path);
-        const result = await asOperator(
-          ctx,
-          { ...ERA_FILES, operation: 'importEraFile' },
-          (store) => importEraFile(store, source, bar?.update),
-          { errors: [EraImportError] },
-        );
+        const result = await importEraAs(ctx.db, agencyId, { outbox: ctx.outbox }, source, bar?.update);
         return importOutput(agencyId, result);
       } finally {
         bar?.done();

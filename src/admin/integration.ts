@@ -21,7 +21,7 @@ import {
 } from '../identity/client-keys.js';
 import { fetchCheckedDocument } from '../events/receiver-request.js';
 import { randomId } from '../shared/ids.js';
-import type { CommandStore } from '../db/tenant-store.js';
+import type { CommandStore, TenantStore } from '../db/tenant-store.js';
 import type { PlatformActor } from '../platform-commands/platform-command.js';
 import {
   AdminError,
@@ -64,9 +64,10 @@ export interface CreatedIntegration extends IntegrationRef {
   clientSecret: string;
 }
 
-const DEFAULT_RATE_LIMIT_PER_MINUTE = 600;
-const DEFAULT_DAILY_QUOTA = 50_000;
-const DEFAULT_OVERLAP_HOURS = 24;
+export const DEFAULT_RATE_LIMIT_PER_MINUTE = 600;
+export const DEFAULT_DAILY_QUOTA = 50_000;
+/** How long the secrets a rotation replaces keep working, unless told. */
+export const DEFAULT_OVERLAP_HOURS = 24;
 
 function checkAllKnown(kind: string, values: readonly string[], known: readonly string[]): void {
   const unknown = values.filter((value) => !known.includes(value));
@@ -169,14 +170,15 @@ function createKeyIntegration(db: Kysely<DB>, input: IntegrationInput, keys: Che
 }
 
 /**
- * Runs `run` as the operator's command `operation` on the integration of a client id, in its agency: a client id
- * names one integration, whichever agency's, so it is looked up before the agency's store exists.
+ * Runs `run` as the operator's (or `actor`'s) command `operation` on the integration of a client id, in its agency: a
+ * client id names one integration, whichever agency's, so it is looked up before the agency's store exists.
  */
 export async function onIntegrationOf<T>(
   db: Kysely<DB>,
   clientId: string,
   operation: string,
   run: (store: CommandStore, ref: IntegrationRef) => Promise<T>,
+  actor: PlatformActor = 'admin-cli',
 ): Promise<T> {
   const row = await db
     .selectFrom('client_credentials')
@@ -185,7 +187,7 @@ export async function onIntegrationOf<T>(
     .executeTakeFirst();
   if (!row) throw new AdminError(`no integration with client id "${clientId}"`);
   const ref = { clientId, agencyId: row.agency_id, extensionId: row.extension_id };
-  return asOperatorOn(db, ref.agencyId, { ...ON_INTEGRATIONS, operation }, (store) => {
+  return asOperatorOn(db, ref.agencyId, { ...ON_INTEGRATIONS, operation, actor }, (store) => {
     store.auditReferences([ref.extensionId]);
     return run(store, ref);
   });
@@ -198,46 +200,66 @@ export function setIntegrationStatus(
   db: Kysely<DB>,
   clientId: string,
   status: ExtensionStatus,
+  actor?: PlatformActor,
 ): Promise<IntegrationRef> {
   const operation = status === 'active' ? 'enableIntegration' : 'disableIntegration';
-  return onIntegrationOf(db, clientId, operation, async (store, ref) => {
-    await updateExtension(store, ref).set({ status, updated_at: sql`now()` }).execute();
-    return ref;
-  });
+  return onIntegrationOf(
+    db,
+    clientId,
+    operation,
+    async (store, ref) => {
+      await updateExtension(store, ref).set({ status, updated_at: sql`now()` }).execute();
+      return ref;
+    },
+    actor,
+  );
 }
 
 /** Every token issued to the integration until now stops working (within the policy cache bound). */
 export function revokeIntegrationTokens(
   db: Kysely<DB>,
   clientId: string,
+  actor?: PlatformActor,
 ): Promise<IntegrationRef & { revokedBefore: Date }> {
-  return onIntegrationOf(db, clientId, 'revokeIntegrationTokens', async (store, ref) => {
-    const row = await updateExtension(store, ref)
-      .set({ tokens_revoked_before: sql`now()`, updated_at: sql`now()` })
-      .returning('tokens_revoked_before')
-      .executeTakeFirstOrThrow();
-    return { ...ref, revokedBefore: row.tokens_revoked_before! };
-  });
+  return onIntegrationOf(
+    db,
+    clientId,
+    'revokeIntegrationTokens',
+    async (store, ref) => {
+      const row = await updateExtension(store, ref)
+        .set({ tokens_revoked_before: sql`now()`, updated_at: sql`now()` })
+        .returning('tokens_revoked_before')
+        .executeTakeFirstOrThrow();
+      return { ...ref, revokedBefore: row.tokens_revoked_before! };
+    },
+    actor,
+  );
 }
 
 /** A new secret; the current ones keep working for the overlap window, so clients can switch without downtime. */
-export function rotateClientSecret(db: Kysely<DB>, clientId: string, overlapHours: number) {
-  return onIntegrationOf(db, clientId, 'rotateClientSecret', async (store, ref) => {
-    const previousExpireAt = await store
-      .updateTable('client_secrets')
-      .set({ expires_at: sql`now() + make_interval(hours => ${overlapHours})` })
-      .where('client_id', '=', clientId)
-      .where((eb) =>
-        eb.or([
-          eb('expires_at', 'is', null),
-          eb('expires_at', '>', sql<Date>`now() + make_interval(hours => ${overlapHours})`),
-        ]),
-      )
-      .returning('expires_at')
-      .execute();
-    const clientSecret = await insertSecret(store, clientId);
-    return { ...ref, clientSecret, previousSecretsExpireAt: previousExpireAt[0]?.expires_at ?? null };
-  });
+export function rotateClientSecret(db: Kysely<DB>, clientId: string, overlapHours: number, actor?: PlatformActor) {
+  return onIntegrationOf(
+    db,
+    clientId,
+    'rotateClientSecret',
+    async (store, ref) => {
+      const previousExpireAt = await store
+        .updateTable('client_secrets')
+        .set({ expires_at: sql`now() + make_interval(hours => ${overlapHours})` })
+        .where('client_id', '=', clientId)
+        .where((eb) =>
+          eb.or([
+            eb('expires_at', 'is', null),
+            eb('expires_at', '>', sql<Date>`now() + make_interval(hours => ${overlapHours})`),
+          ]),
+        )
+        .returning('expires_at')
+        .execute();
+      const clientSecret = await insertSecret(store, clientId);
+      return { ...ref, clientSecret, previousSecretsExpireAt: previousExpireAt[0]?.expires_at ?? null };
+    },
+    actor,
+  );
 }
 
 /** Registers or replaces the keys an integration signs its client assertions with; its secrets are left as they are. */
@@ -248,7 +270,8 @@ export function setIntegrationKeys(db: Kysely<DB>, clientId: string, keys: Check
   });
 }
 
-async function listIntegrations(store: CommandStore) {
+/** The agency's integrations as the CLI lists them and the console shows them: never a secret, only public keys. */
+export async function listIntegrations(store: TenantStore) {
   const extensions = await store.selectFrom('extensions').selectAll().orderBy('created_at').execute();
   const secrets = await store
     .selectFrom('client_credentials as c')

@@ -7,6 +7,9 @@ import { AdminError, requiredOption, type CommandContext } from './command.js';
 /** What an admin command does to one agency: the audit record's operation, resource type and PHI mode. */
 export type OperatorCommand = Pick<PlatformCommand, 'operation' | 'resourceType' | 'phiMode'>;
 
+/** Who runs an operator command (the admin-cli actor unless named: a person of the console is user:<id>) and its outbox. */
+export type OperatorRunBy = Partial<Pick<PlatformCommand, 'outbox' | 'actor'>>;
+
 /** The admin CLI's refusal of an agency id no agency has (commands given the id rather than --agency). */
 export const noAgency = (agencyId: string) => `no agency "${agencyId}"`;
 
@@ -28,7 +31,7 @@ interface Refusals {
 export async function asOperatorOn<T>(
   db: Kysely<DB>,
   agencyId: string,
-  command: OperatorCommand & Partial<Pick<PlatformCommand, 'outbox' | 'actor'>>,
+  command: OperatorCommand & OperatorRunBy,
   run: (store: CommandStore) => Promise<T>,
   refusals: Refusals = {},
 ): Promise<T> {

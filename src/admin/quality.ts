@@ -10,9 +10,11 @@ import {
   type Commands,
   type Options,
 } from './command.js';
-import { HhvbpImportError, importHhvbpMeasures } from '../resources/quality/hhvbp-import.js';
+import type { Kysely } from 'kysely';
+import type { DB } from '../db/schema.js';
+import { HhvbpImportError, importHhvbpMeasures, type HhvbpImportInput } from '../resources/quality/hhvbp-import.js';
 import { listImports } from '../resources/quality/hhvbp-repository.js';
-import { asOperator, type OperatorCommand } from './operator-command.js';
+import { asOperator, asOperatorOn, type OperatorCommand, type OperatorRunBy } from './operator-command.js';
 
 const MEASURES: Omit<OperatorCommand, 'operation'> = { resourceType: 'quality_measure', phiMode: 'no_phi' };
 
@@ -32,6 +34,21 @@ async function readCsvFile(positionals: string[] = []): Promise<{ path: string; 
   } catch (err) {
     throw unreadable(path, err);
   }
+}
+
+/**
+ * Imports HHVBP measure figures into the agency as the operator command `quality import` runs it (one transaction with
+ * its audit record; a refused file is a one-line AdminError and nothing is written): the CLI's operator, or a person of
+ * the console.
+ */
+export function importMeasuresAs(db: Kysely<DB>, agencyId: string, by: OperatorRunBy, input: HhvbpImportInput) {
+  return asOperatorOn(
+    db,
+    agencyId,
+    { ...MEASURES, operation: 'importHhvbpMeasures', ...by },
+    (store) => importHhvbpMeasures(store, input),
+    { errors: [HhvbpImportError] },
+  );
 }
 
 export const qualityCommands: Commands = {
@@ -58,12 +75,7 @@ export const qualityCommands: Commands = {
         officialTotalPerformanceScore: decimalOption(options, 'official-tps'),
         officialPaymentAdjustmentPercent: decimalOption(options, 'official-payment-adjustment'),
       };
-      const result = await asOperator(
-        ctx,
-        { ...MEASURES, operation: 'importHhvbpMeasures' },
-        (store) => importHhvbpMeasures(store, input),
-        { errors: [HhvbpImportError] },
-      );
+      const result = await importMeasuresAs(ctx.db, agencyId, { outbox: ctx.outbox }, input);
       const json = {
         import_id: result.importId,
         agency_id: agencyId,

@@ -5,7 +5,8 @@ import { ensurePeopleExtension } from '../identity/mcp-authorization/people-exte
 import { hashPassword, normalizedEmail, USER_ROLES } from '../identity/mcp-authorization/people.js';
 import { randomId } from '../shared/ids.js';
 import { sqlState } from '../db/sql-state.js';
-import type { CommandStore } from '../db/tenant-store.js';
+import type { CommandStore, TenantStore } from '../db/tenant-store.js';
+import type { PlatformActor } from '../platform-commands/platform-command.js';
 import { AdminError, describe, requiredOption, type Commands } from './command.js';
 import { asOperator, asOperatorOn, noAgency, type OperatorCommand } from './operator-command.js';
 
@@ -37,7 +38,11 @@ function checkUser(input: UserInput): void {
 const ON_USERS: Omit<OperatorCommand, 'operation'> = { resourceType: 'user', phiMode: 'no_phi' };
 
 /** A user of an agency with a random initial password; the agency's MCP surface (its people extension) exists after. */
-export async function createUser(db: Kysely<DB>, input: UserInput): Promise<CreatedUser> {
+export async function createUser(
+  db: Kysely<DB>,
+  input: UserInput,
+  actor: PlatformActor = 'admin-cli',
+): Promise<CreatedUser> {
   checkUser(input);
   const initialPassword = randomId('', 18);
   const userId = randomId('usr_');
@@ -48,7 +53,7 @@ export async function createUser(db: Kysely<DB>, input: UserInput): Promise<Crea
     await asOperatorOn(
       db,
       input.agencyId,
-      { ...ON_USERS, operation: 'createUser' },
+      { ...ON_USERS, operation: 'createUser', actor },
       async (store) => {
         await store.insertInto('users').values(user).execute();
         store.auditReferences([userId]);
@@ -74,18 +79,33 @@ async function setUserStatus(db: Kysely<DB>, email: string, status: 'active' | '
   if (!person) throw new AdminError(`no user with the email ${email}`);
   const operation = status === 'active' ? 'enableUser' : 'disableUser';
   return asOperatorOn(db, person.agency_id, { ...ON_USERS, operation }, async (store) => {
-    const updated = await store
-      .updateTable('users')
-      .set({ status, updated_at: new Date() })
-      .where('email', '=', normalizedEmail(email))
-      .returning(['id', 'email', 'status'])
-      .executeTakeFirstOrThrow();
-    store.auditReferences([updated.id]);
+    const updated = await updatePerson(store, { email: normalizedEmail(email) }, { status });
+    if (!updated) throw new AdminError(`no user with the email ${email}`);
     return updated;
   });
 }
 
-function listUsers(store: CommandStore) {
+/**
+ * Sets a person's status or role, found by id or email in the store's agency; undefined when the agency has no such
+ * person. (A disabled person's console sessions and MCP tokens stop at their next request.)
+ */
+export async function updatePerson(
+  store: CommandStore,
+  which: { id: string } | { email: string },
+  change: { status: 'active' | 'disabled' } | { role: UserRole },
+) {
+  const [column, value] = 'id' in which ? (['id', which.id] as const) : (['email', which.email] as const);
+  const updated = await store
+    .updateTable('users')
+    .set({ ...change, updated_at: new Date() })
+    .where(column, '=', value)
+    .returning(['id', 'email', 'status', 'role'])
+    .executeTakeFirst();
+  if (updated) store.auditReferences([updated.id]);
+  return updated;
+}
+
+export function listUsers(store: TenantStore) {
   return store
     .selectFrom('users')
     .select(['id', 'email', 'name', 'role', 'status', 'created_at'])

@@ -13,10 +13,21 @@ import { registerSignIn, registerSignOut } from './sign-in-routes.js';
 import { sessionCookie, type SessionCookie } from './session-cookie.js';
 import { STYLESHEET } from './stylesheet.js';
 import { overviewSection } from './overview/overview-routes.js';
+import { integrationsSection } from './integrations/integration-routes.js';
 import { webhooksSection } from './webhooks/webhook-routes.js';
+import { peopleSection } from './people/people-routes.js';
+import { proposalsSection } from './proposals/proposals-routes.js';
+import { importsSection } from './imports/imports-routes.js';
 
 /** The console's sections, in the order of the navigation. */
-const SECTIONS: readonly ConsoleSection[] = [overviewSection, webhooksSection];
+const SECTIONS: readonly ConsoleSection[] = [
+  overviewSection,
+  integrationsSection,
+  webhooksSection,
+  proposalsSection,
+  importsSection,
+  peopleSection,
+];
 
 /** Nothing loads from another host, no script or inline style runs, nothing frames a page, forms post only here. */
 const SECURITY_HEADERS = {

@@ -42,11 +42,17 @@ export function noticeBlock(notice: Notice | undefined): Html {
   return html`<p class="notice ${notice.kind}" role="${notice.kind === 'refused' ? 'alert' : 'status'}">${notice.text}</p>`;
 }
 
+/** The entry of the page itself, or of the section a page under it belongs to (the overview is only itself). */
+function current(entry: NavEntry, path: string): Html {
+  if (entry.path === path) return html` aria-current="page"`;
+  if (entry.path !== `${CONSOLE_PATH}/` && path.startsWith(`${entry.path}/`)) return html` aria-current="location"`;
+  return html``;
+}
+
 function navigation(viewer: Viewer): Html {
   const entries = viewer.nav.filter((entry) => mayIn(viewer.person.role, entry.capability));
   return html`<nav aria-label="Console"><ul>${entries.map(
-    (entry) =>
-      html`<li><a href="${entry.path}"${entry.path === viewer.path ? html` aria-current="page"` : ''}>${entry.label}</a></li>`,
+    (entry) => html`<li><a href="${entry.path}"${current(entry, viewer.path)}>${entry.label}</a></li>`,
   )}</ul></nav>`;
 }
 

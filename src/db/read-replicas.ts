@@ -13,7 +13,7 @@ const writePosition = reusableQuery('write-position', ['agencyId', 'extensionId'
 const recordPosition = reusableQuery('record-write-position', ['agencyId', 'extensionId'], (db, p) =>
   db
     .insertInto('write_positions')
-    .values({ agency_id: p.agencyId, extension_id: p.extensionId, lsn: sql<string>`pg_current_wal_lsn()` })
+    .values({ agency_id: p.agencyId, extension_id: p.extensionId, lsn: sql<string>`pg_current_wal_insert_lsn()` })
     .onConflict((oc) =>
       oc
         .columns(['agency_id', 'extension_id'])
@@ -102,7 +102,11 @@ export class ReadReplicas {
     return ready[this.next++ % ready.length].database.db;
   }
 
-  /** After a command committed: where the primary's WAL is now, which is past that command's commit. */
+  /**
+   * After a command committed: where the primary inserts WAL now, which is past that command's commit record. Not
+   * pg_current_wal_lsn(), the position written out so far: under synchronous_commit = off a commit returns before its
+   * record is written, and a replica that had replayed that far could still lack the command.
+   */
   async recordWrite(agencyId: string, extensionId: string): Promise<void> {
     await recordPosition(this.primary, { agencyId, extensionId });
   }
@@ -116,7 +120,9 @@ export class ReadReplicas {
   private async poll(): Promise<void> {
     const sentAt = performance.now();
     try {
-      const { rows } = await sql<{ lsn: string }>`select pg_current_wal_lsn()::text as lsn`.execute(this.primary);
+      const { rows } = await sql<{ lsn: string }>`select pg_current_wal_insert_lsn()::text as lsn`.execute(
+        this.primary,
+      );
       this.samples.push({ sentAt, position: walPosition(rows[0].lsn) });
     } catch (err) {
       this.options.logger.error({ err }, 'reading the primary WAL position failed');

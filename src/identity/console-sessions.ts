@@ -54,3 +54,17 @@ export async function endSession(db: Kysely<DB>, value: string): Promise<void> {
 export async function endSessionsOf(db: Kysely<DB>, userId: string): Promise<void> {
   await db.deleteFrom('console_sessions').where('user_id', '=', userId).execute();
 }
+
+/** Drops sessions past their end or idle too long (housekeeping): how many. */
+export async function purgeEndedSessions(db: Kysely<DB>): Promise<number> {
+  const result = await db
+    .deleteFrom('console_sessions')
+    .where((eb) =>
+      eb.or([
+        eb('expires_at', '<=', sql<Date>`now()`),
+        eb('last_seen_at', '<=', sql<Date>`now() - ${`${SESSION_IDLE_MS} milliseconds`}::interval`),
+      ]),
+    )
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}

@@ -1,3 +1,4 @@
+import { createSecretKey, type KeyObject } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/schema.js';
 import type { KeyEncryption } from './key-encryption.js';
@@ -13,7 +14,7 @@ const PURPOSE = 'list-cursor';
  * see CursorSealer): opened under any other, it fails like a forged one.
  */
 export class CursorSeal {
-  private key: Promise<Buffer> | undefined;
+  private key: Promise<KeyObject> | undefined;
 
   constructor(
     private readonly db: Kysely<DB>,
@@ -38,7 +39,7 @@ export class CursorSeal {
     await this.secret();
   }
 
-  private secret(): Promise<Buffer> {
+  private secret(): Promise<KeyObject> {
     this.key ??= this.loadOrCreate().catch((err) => {
       this.key = undefined;
       throw err;
@@ -46,7 +47,7 @@ export class CursorSeal {
     return this.key;
   }
 
-  private loadOrCreate(): Promise<Buffer> {
-    return serviceSecret(this.db, this.keyEncryption, PURPOSE);
+  private async loadOrCreate(): Promise<KeyObject> {
+    return createSecretKey(await serviceSecret(this.db, this.keyEncryption, PURPOSE));
   }
 }

@@ -2,6 +2,7 @@ import { purgeExpiredIdempotencyKeys } from '../gateway/core/idempotency.js';
 import { purgeUsageWindows } from '../gateway/core/usage-limits.js';
 import { purgeWebhookHistory, WEBHOOK_RETENTION_DAYS } from '../events/retention.js';
 import { purgeExpiredAssertionIds } from '../identity/client-assertions.js';
+import { purgeEndedSessions } from '../identity/console-sessions.js';
 import { periodic } from './periodic.js';
 import type { Worker } from './worker.js';
 
@@ -10,7 +11,8 @@ const DAY_MS = 24 * HOUR_MS;
 
 /**
  * Hourly: drop idempotency keys past their retention, usage windows older than two days, settled webhook events
- * (with their deliveries) older than the webhook retention, a batch at a time, and the ids of expired client assertions.
+ * (with their deliveries) older than the webhook retention, a batch at a time, the ids of expired client assertions,
+ * and ended console sessions.
  */
 export function housekeeping(): Worker {
   return periodic({
@@ -21,9 +23,10 @@ export function housekeeping(): Worker {
       const windows = await purgeUsageWindows(db, new Date(Date.now() - 2 * DAY_MS));
       const events = await purgeWebhookHistory(db, new Date(Date.now() - WEBHOOK_RETENTION_DAYS * DAY_MS));
       const assertionIds = await purgeExpiredAssertionIds(db);
-      if (keys || windows || events || assertionIds)
+      const consoleSessions = await purgeEndedSessions(db);
+      if (keys || windows || events || assertionIds || consoleSessions)
         log.info(
-          { keys, windows, webhook_events: events, assertion_ids: assertionIds },
+          { keys, windows, webhook_events: events, assertion_ids: assertionIds, console_sessions: consoleSessions },
           'housekeeping purged expired rows',
         );
     },

@@ -56,9 +56,18 @@ t.test('an empty database gets the demo agency and an integration granted everyt
     .selectFrom('extensions')
     .selectAll()
     .where('agency_id', '=', 'demo')
+    .where('name', '=', 'Demo integration')
     .executeTakeFirstOrThrow();
   t.ok(extension.capabilities.includes('referrals.create'), 'commands too');
   t.match(describeDemo(demo), demo.clientSecret);
+  t.match(describeDemo(demo), `Agency console: http://localhost:3000/console/`);
+  t.match(describeDemo(demo), `email admin@harborview.example, initial password ${demo.administrator.initialPassword}`);
+  const administrator = await db
+    .selectFrom('users')
+    .select(['role', 'password_change_required'])
+    .where('id', '=', demo.administrator.userId)
+    .executeTakeFirstOrThrow();
+  t.same(administrator, { role: 'administrator', password_change_required: true }, 'a console administrator');
   const editors = await db
     .selectFrom('working_collection_editors')
     .select('collection_id')

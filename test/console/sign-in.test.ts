@@ -1,26 +1,20 @@
-/**
- * The console's sign-in as people use it: in Debian's headless Chromium (skipped without it) and over HTTP as a
- * browser without scripts, with the session cookie's flags, the form tokens, the CSP, the sign-in limits and the
- * first sign-in's password change.
- */
-import { existsSync } from 'node:fs';
 import { t } from 'tap';
 import { createUser } from '../../src/admin/user.js';
-import { CHROMIUM, openHeadlessChromium } from '../helpers/chromium.js';
+import { openHeadlessChromium } from '../helpers/chromium.js';
 import {
   accessibilityViolations,
+  keyboardWalk,
   consoleAgency,
   formBody,
   formToken,
   httpSession,
-  operableElements,
   pageText,
   press,
   shot,
   signInAs,
   startConsoleServer,
-  tabStops,
   typeInto,
+  inBrowser,
 } from '../helpers/console.js';
 
 t.setTimeout(240_000);
@@ -116,7 +110,7 @@ t.test('a disabled person is signed out at the next page', async (t) => {
 
 t.test(
   'in a browser: the first sign-in asks for a password, then the overview; keyboard and axe clean',
-  { skip: !existsSync(CHROMIUM) && `no ${CHROMIUM} (Debian package chromium)` },
+  inBrowser,
   async (t) => {
     const page = await openHeadlessChromium(t);
     const user = await createUser(db, {
@@ -144,8 +138,8 @@ t.test(
     t.match(await pageText(page), /You decide the proposals of assistants/);
     t.same(await accessibilityViolations(page), [], 'overview: no serious or critical axe violation');
     await shot(page, 'overview');
-    const operable = await operableElements(page);
-    t.same((await tabStops(page)).slice(0, operable.length), operable, 'Tab reaches everything, in page order');
+    const walk = await keyboardWalk(page);
+    t.same(walk.reached, walk.inPageOrder, 'Tab reaches everything, in page order');
     const audit = await db
       .selectFrom('audit_events')
       .select(['operation_id', 'details'])

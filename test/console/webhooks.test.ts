@@ -3,22 +3,20 @@
  * loopback receiver, sees a refused receiver explained, records the BAA and sees the held delivery arrive, replays a
  * failed one; over HTTP, readers may look but not change, another agency sees nothing, and changes name the person.
  */
-import { existsSync } from 'node:fs';
 import { t } from 'tap';
 import { verifyDelivery } from '../../src/events/verify-delivery.js';
 import { signIn } from '../helpers/app.js';
-import { CHROMIUM, openHeadlessChromium, type HeadlessPage } from '../helpers/chromium.js';
+import { openHeadlessChromium, type HeadlessPage } from '../helpers/chromium.js';
 import {
   accessibilityViolations,
-  consoleAgency,
+  consoleTestbed,
   httpSession,
-  operableElements,
+  inBrowser,
+  keyboardWalk,
   pageText,
   press,
   shot,
   signInAs,
-  startConsoleServer,
-  tabStops,
   typeInto,
 } from '../helpers/console.js';
 import { startReceiver, startWebhookWorker } from '../helpers/webhook-receiver.js';
@@ -27,10 +25,7 @@ import { subscribeWebhook } from '../../src/admin/webhook.js';
 import { testKeyEncryption } from '../helpers/secrets.js';
 
 t.setTimeout(240_000);
-const server = await startConsoleServer(t);
-const { db } = server;
-const agency = await consoleAgency(db);
-const otherAgency = await consoleAgency(db);
+const { server, db, agency, other: otherAgency } = await consoleTestbed(t);
 const partition = await signIn(server, { phiMode: 'phi', integration: { agencyId: agency.agencyId } });
 let receiverStatus = 204;
 const receiver = await startReceiver(t, () => receiverStatus);
@@ -117,15 +112,15 @@ const fieldValue = (page: HeadlessPage, selector: string) =>
 
 t.test(
   'in a browser, an administrator subscribes a loopback receiver, records the BAA, sees deliveries and replays one',
-  { skip: !existsSync(CHROMIUM) && `no ${CHROMIUM} (Debian package chromium)` },
+  inBrowser,
   async (t) => {
     const page = await openHeadlessChromium(t);
     await signInAs(page, server.base, agency.administrator);
     await page.navigate(`${server.base}/console/webhooks`);
     t.match(await pageText(page), /This agency has no webhook subscription/);
     t.same(await accessibilityViolations(page), [], 'webhooks: no serious or critical axe violation');
-    const operable = await operableElements(page);
-    t.same((await tabStops(page)).slice(0, operable.length), operable, 'Tab reaches every field of the form, in order');
+    const walk = await keyboardWalk(page);
+    t.same(walk.reached, walk.inPageOrder, 'Tab reaches every field of the form, in page order');
     await shot(page, 'webhooks-empty');
 
     await typeInto(page, 'Receiver URL', 'https://10.0.0.1/hooks');
@@ -179,7 +174,11 @@ t.test(
 
     await until('the delivery is recorded delivered', async () => (await deliveriesOf(id))[0].status === 'delivered');
     await page.navigate(`${server.base}/console/webhooks/${id}/deliveries`);
-    t.match(await pageText(page), /task\.created\s+\S+ \S+\s+delivered\s+1\s+\S+ \S+: HTTP 204, \d+ ms/, 'its attempt');
+    t.match(
+      await pageText(page),
+      /task\.created\s+\S+ \S+ UTC\s+delivered\s+1\s+\S+ \S+ UTC: HTTP 204, \d+ ms/,
+      'its attempt',
+    );
     t.same(await accessibilityViolations(page), [], 'deliveries: no serious or critical axe violation');
     await shot(page, 'webhook-deliveries');
 
@@ -189,7 +188,7 @@ t.test(
     await page.navigate(`${server.base}/console/webhooks/${id}/deliveries?status=failed`);
     t.match(await pageText(page), /failed\s+6\s+/);
     t.equal(
-      (await pageText(page)).match(/\S+ \S+: HTTP 500, \d+ ms/g)?.length,
+      (await pageText(page)).match(/\S+ \S+ UTC: HTTP 500, \d+ ms/g)?.length,
       6,
       'each attempt: time, status, latency',
     );
@@ -203,7 +202,7 @@ t.test(
     t.equal(receiver.received.at(-1)!.headers['x-svc-delivery-id'], replayed.id, 'the same delivery id');
     await until('the replay is recorded delivered', async () => (await deliveriesOf(id))[1].status === 'delivered');
     await page.navigate(`${server.base}/console/webhooks/${id}/deliveries?status=delivered`);
-    t.equal((await pageText(page)).match(/: HTTP 204, \d+ ms/g)?.length, 2, 'both delivered');
+    t.equal((await pageText(page)).match(/UTC: HTTP 204, \d+ ms/g)?.length, 2, 'both delivered');
     t.match(await auditOf('replayWebhookDelivery', id), [
       { details: { actor: `user:${agency.administrator.userId}` } },
     ]);

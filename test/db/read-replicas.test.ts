@@ -127,7 +127,19 @@ t.test('reads on a streaming replica', { skip }, async (t) => {
       await ticks;
       replica.delayApply(0);
     });
-    // Under a steady stream of commits the replica falls behind by its apply delay, past the 500 ms bound.
+    // Under a steady stream of commits the replica falls behind by its apply delay, past the 500 ms bound. The router
+    // also answers the primary while it has no recent sample (a slow poll on a loaded machine), so the replica's own
+    // replay time says first that the delay took effect.
+    await until(
+      'the replica replays more than a second behind',
+      async () =>
+        (
+          await sql<{
+            behind: boolean;
+          }>`select now() - pg_last_xact_replay_timestamp() > interval '1 second' as behind`.execute(probe.db)
+        ).rows[0].behind,
+      30_000,
+    );
     await until(
       'the replica is past the bound',
       async () => (await database.replicas!.readerFor(reader.agencyId, reader.extensionId)) === database.db,

@@ -149,6 +149,63 @@ t.test('insertMeteringEvents writes in the caller transaction: committed with it
   t.equal(rows[0].position, 1);
 });
 
+t.test('a call keeps its error code, contract version and replay flag; one that has none reads as null', async (t) => {
+  const extensionId = randomUUID();
+  const [refused, replayed, unknown] = eventsFor(extensionId, 3);
+  await insertMeteringEvents([
+    { ...refused, status: 404, errorCode: 'PLATFORM_NOT_FOUND', contractVersion: '2' },
+    { ...replayed, contractVersion: '1', replayed: true },
+    unknown,
+  ]).execute(db);
+  // A segment of one call without a code: its arrays must still hold one element each.
+  const [alone] = eventsFor(extensionId, 1, { requestId: 'req-alone' });
+  await insertMeteringEvents([alone]).execute(db);
+  const rows = await db
+    .selectFrom('metering_events')
+    .select(['request_id', 'error_code', 'contract_version', 'replayed'])
+    .where('extension_id', '=', extensionId)
+    .orderBy(['segment_id', 'position'])
+    .execute();
+  t.same(rows, [
+    { request_id: 'req-1', error_code: 'PLATFORM_NOT_FOUND', contract_version: '2', replayed: false },
+    { request_id: 'req-2', error_code: null, contract_version: '1', replayed: true },
+    { request_id: 'req-3', error_code: null, contract_version: null, replayed: false },
+    { request_id: 'req-alone', error_code: null, contract_version: null, replayed: false },
+  ]);
+});
+
+t.test(
+  'a segment written before the request log (no error codes, versions, replay flags) reads them as null',
+  async (t) => {
+    const extensionId = randomUUID();
+    await db
+      .insertInto('metering_segments')
+      .values({
+        agency_id: 'agency-metering',
+        extension_id: extensionId,
+        base_at: new Date('2026-03-01T10:00:00Z'),
+        last_at: new Date('2026-03-01T10:00:01Z'),
+        operation_ids: ['getPatient', 'createTask'],
+        statuses: [200, 409],
+        cost_units: [1, 0],
+        durations_ms: [3, 9],
+        request_ids: ['req-old-1', 'req-old-2'],
+        offsets_ms: [0, 1000],
+      })
+      .execute();
+    const rows = await db
+      .selectFrom('metering_events')
+      .select(['request_id', 'status', 'error_code', 'contract_version', 'replayed'])
+      .where('extension_id', '=', extensionId)
+      .orderBy('position')
+      .execute();
+    t.same(rows, [
+      { request_id: 'req-old-1', status: 200, error_code: null, contract_version: null, replayed: null },
+      { request_id: 'req-old-2', status: 409, error_code: null, contract_version: null, replayed: null },
+    ]);
+  },
+);
+
 t.test("a command's metering write that fails rolls the command back as PLATFORM_METERING_WRITE_FAILED", async (t) => {
   const extensionId = randomUUID();
   const agencyId = randomUUID();

@@ -331,13 +331,21 @@ t.test(
         (rs) => rs.filter((r) => r.status === 'fulfilled').length,
       );
       const refusals = results.flatMap((r) => (r.status === 'rejected' ? [(r.reason as PlatformError).code] : []));
-      t.equal(admittedBy[0] + admittedBy[1], limit, `limit ${limit}: admitted ${admittedBy.join(' + ')}`);
+      const admitted = admittedBy[0] + admittedBy[1];
+      // An instance whose calls ended first may still hold its last refill, at most a twentieth of the limit, which
+      // the other is refused for until the window ends or the holder closes: never more than the limit is admitted.
+      t.ok(
+        admitted <= limit && admitted >= limit - Math.floor(limit / 20),
+        `limit ${limit}: admitted ${admittedBy.join(' + ')}`,
+      );
       t.ok(
         admittedBy.every((n) => n > 0),
         'both instances admitted calls',
       );
       t.same(new Set(refusals), new Set(['PLATFORM_RATE_LIMITED']));
-      t.same(await sharedUsed(p, 'minute'), [limit]);
+      t.same(await sharedUsed(p, 'minute'), [limit], 'the shared counter is full');
+      await Promise.all(instances.map((limiter) => limiter.close(MORNING.getTime())));
+      t.same(await sharedUsed(p, 'minute'), [admitted], 'once both close, it holds exactly the calls admitted');
     }
   },
 );

@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { Kysely } from 'kysely';
@@ -7,7 +7,7 @@ import type { UserRole } from '../../src/db/tables/people.js';
 import { createUser } from '../../src/admin/user.js';
 import { changePassword } from '../../src/identity/mcp-authorization/people.js';
 import { buildTestApp, type TestApi } from './app.js';
-import type { HeadlessPage } from './chromium.js';
+import { CHROMIUM, type HeadlessPage } from './chromium.js';
 import type { Teardown } from './database.js';
 import { testDatabase } from './database.js';
 import { createTestIntegration, type TestIntegration } from './identity.js';
@@ -26,6 +26,15 @@ export async function startConsoleServer(t: Teardown): Promise<ConsoleServer> {
   const api = await buildTestApp({ tokenIssuer: base, tokenAudience: `${base}/api/v1/ext` }, t);
   await api.app.listen({ port, host: '127.0.0.1' });
   return { ...api, base, db };
+}
+
+/** The option of a test that drives Chromium: skipped without Debian's package (.ci/run installs it). */
+export const inBrowser = { skip: !existsSync(CHROMIUM) && `no ${CHROMIUM} (Debian package chromium)` };
+
+/** What a console test starts from: the listening service, and two agencies with a person of each role. */
+export async function consoleTestbed(t: Teardown) {
+  const server = await startConsoleServer(t);
+  return { server, db: server.db, agency: await consoleAgency(server.db), other: await consoleAgency(server.db) };
 }
 
 export interface ConsolePerson {
@@ -107,32 +116,28 @@ export async function accessibilityViolations(page: HeadlessPage): Promise<strin
       .map((v) => v.id + ': ' + v.nodes.map((n) => n.target.join(' ')).join(', ')))`);
 }
 
+const OPERABLE = 'a[href], button, input:not([type=hidden]), select, textarea, summary';
+
 /**
- * Presses Tab until focus comes back round (at most `limit` times) and returns what each press focused, as
- * "tag:text": a page works with the keyboard alone when everything a person can use is in that list.
+ * Presses Tab once per element a person can operate, from the top, and names what each press focused by its place
+ * among them ("3 input:email"): a page works with the keyboard alone when `reached` equals `inPageOrder`.
  */
-export async function tabStops(page: HeadlessPage, limit = 80): Promise<string[]> {
-  await page.evaluate('document.activeElement?.blur(); window.getSelection().removeAllRanges()');
-  const stops: string[] = [];
-  for (let i = 0; i < limit; i++) {
+export async function keyboardWalk(page: HeadlessPage): Promise<{ reached: string[]; inPageOrder: string[] }> {
+  const inPageOrder = await page.evaluate<string[]>(`(() => {
+    const all = [...document.querySelectorAll(${JSON.stringify(OPERABLE)})].filter((e) => !e.disabled && e.offsetParent !== null);
+    all.forEach((e, i) => { e.dataset.stop = i + ' ' + e.tagName.toLowerCase() + ':' + (e.textContent.trim() || e.getAttribute('name') || e.id); });
+    document.activeElement?.blur();
+    window.getSelection().removeAllRanges();
+    return all.map((e) => e.dataset.stop);
+  })()`);
+  const reached: string[] = [];
+  for (let i = 0; i < inPageOrder.length; i++) {
     await page.send('Input.dispatchKeyEvent', { type: 'keyDown', key: 'Tab', code: 'Tab', windowsVirtualKeyCode: 9 });
     await page.send('Input.dispatchKeyEvent', { type: 'keyUp', key: 'Tab', code: 'Tab', windowsVirtualKeyCode: 9 });
-    const stop = await page.evaluate<string>(
-      `(() => { const e = document.activeElement; return e === document.body ? '' : e.tagName.toLowerCase() + ':' + (e.textContent.trim() || e.getAttribute('name') || e.id); })()`,
-    );
-    if (stop === '' || stops[0] === stop) break;
-    stops.push(stop);
+    reached.push(await page.evaluate<string>(`document.activeElement?.dataset.stop ?? 'outside the page'`));
   }
-  return stops;
+  return { reached, inPageOrder };
 }
-
-/** Everything on the page a person can operate, as tabStops names it. */
-export const operableElements = (page: HeadlessPage) =>
-  page.evaluate<
-    string[]
-  >(`[...document.querySelectorAll('a[href], button, input:not([type=hidden]), select, textarea, summary')]
-    .filter((e) => !e.disabled && e.offsetParent !== null)
-    .map((e) => e.tagName.toLowerCase() + ':' + (e.textContent.trim() || e.getAttribute('name') || e.id))`);
 
 /** With CONSOLE_SHOTS=dir, a full-page PNG of each step there (looked at when the console changes). */
 export async function shot(page: HeadlessPage, name: string): Promise<void> {

@@ -2,6 +2,7 @@ import { render, viewerOf, type ConsoleSection } from '../console-context.js';
 import { mayIn } from '../console-roles.js';
 import { html } from '../html.js';
 import { CONSOLE_PATH } from '../layout.js';
+import { orderAgingPicture } from './order-aging.js';
 
 /** What each role may do, as the overview tells the person. */
 function roleSummary(role: Parameters<typeof mayIn>[0]) {
@@ -13,7 +14,7 @@ function roleSummary(role: Parameters<typeof mayIn>[0]) {
 
 export const overviewSection: ConsoleSection = {
   nav: { path: `${CONSOLE_PATH}/`, label: 'Overview', capability: 'read' },
-  register(scope) {
+  register(scope, ctx) {
     scope.get('/', async (request, reply) => {
       const { person } = viewerOf(request);
       return render(
@@ -21,7 +22,8 @@ export const overviewSection: ConsoleSection = {
         reply,
         'Overview',
         html`<dl class="facts"><dt>Signed in as</dt><dd>${person.name} (${person.email})</dd><dt>Role</dt><dd>${person.role}</dd></dl>
-<p>${roleSummary(person.role)}</p>`,
+<p>${roleSummary(person.role)}</p>
+${await orderAgingPicture(ctx, person)}`,
       );
     });
   },

@@ -5,6 +5,7 @@ import { webhookEvents } from '../../generated/contract.js';
 import { PHI_MODES } from '../../identity/grants.js';
 import { barChart } from '../charts.js';
 import { html, type Html } from '../html.js';
+import { instant } from '../instant.js';
 import { CONSOLE_PATH, csrfField, type Viewer } from '../layout.js';
 
 export const WEBHOOKS_PATH = `${CONSOLE_PATH}/webhooks`;
@@ -33,7 +34,6 @@ export const EMPTY_FORM: SubscriptionForm = {
 
 export type Delivery = Awaited<ReturnType<typeof listDeliveries>>[number];
 
-const when = (at: Date | null) => (at ? at.toISOString().replace('T', ' ').slice(0, 19) : '');
 const subscriptionPath = (row: SubscriptionRow) => `${WEBHOOKS_PATH}/${row.id}`;
 const checked = (on: boolean) => (on ? html` checked` : '');
 
@@ -58,7 +58,7 @@ function subscriptionsTable(rows: readonly SubscriptionRow[], counts: ReadonlyMa
   return html`<table><caption>Subscriptions</caption><thead><tr><th scope="col">Receiver</th><th scope="col">Event types</th><th scope="col">Status</th><th scope="col">BAA</th><th scope="col" class="number">Held deliveries</th><th scope="col" class="number">Delivered</th></tr></thead><tbody>${rows.map(
     (row) => {
       const percent = successPercent(counts.get(row.id) ?? {});
-      return html`<tr><td><a href="${subscriptionPath(row)}">${row.url}</a></td><td>${row.event_types.join(', ')}</td><td>${statusText(row)}</td><td>${row.baa_signed_at ? `recorded ${when(row.baa_signed_at)}` : 'not recorded'}</td><td class="number">${counts.get(row.id)?.held ?? 0}</td><td class="number">${percent === undefined ? '—' : `${percent}%`}</td></tr>`;
+      return html`<tr><td><a href="${subscriptionPath(row)}">${row.url}</a></td><td>${row.event_types.join(', ')}</td><td>${statusText(row)}</td><td>${row.baa_signed_at ? html`recorded ${instant(row.baa_signed_at)}` : 'not recorded'}</td><td class="number">${counts.get(row.id)?.held ?? 0}</td><td class="number">${percent === undefined ? '—' : `${percent}%`}</td></tr>`;
     },
   )}</tbody></table>`;
 }
@@ -128,8 +128,8 @@ function administration(viewer: Viewer, row: SubscriptionRow): Html {
 export function subscriptionPage(viewer: Viewer, row: SubscriptionRow, counts: StatusCounts, mayAdminister: boolean) {
   return html`<dl class="facts"><dt>Id</dt><dd>${row.id}</dd><dt>Receiver</dt><dd>${row.url}</dd>
 <dt>Event types</dt><dd>${row.event_types.join(', ')}</dd><dt>PHI mode</dt><dd>${row.phi_mode}</dd>
-<dt>Status</dt><dd>${statusText(row)}</dd><dt>Business associate agreement</dt><dd>${row.baa_signed_at ? `recorded ${when(row.baa_signed_at)}` : 'not recorded: clinical events are held'}</dd>
-<dt>Failing since</dt><dd>${when(row.failing_since) || '—'}</dd><dt>Created</dt><dd>${when(row.created_at)}</dd></dl>
+<dt>Status</dt><dd>${statusText(row)}</dd><dt>Business associate agreement</dt><dd>${row.baa_signed_at ? html`recorded ${instant(row.baa_signed_at)}` : 'not recorded: clinical events are held'}</dd>
+<dt>Failing since</dt><dd>${instant(row.failing_since)}</dd><dt>Created</dt><dd>${instant(row.created_at)}</dd></dl>
 <table><caption>Deliveries by status</caption><thead><tr>${DELIVERY_STATUSES.map((status) => html`<th scope="col" class="number">${status}</th>`)}</tr></thead><tbody><tr>${DELIVERY_STATUSES.map(
     (status) =>
       html`<td class="number"><a href="${subscriptionPath(row)}/deliveries?status=${status}">${counts[status] ?? 0}</a></td>`,
@@ -139,7 +139,7 @@ ${mayAdminister ? administration(viewer, row) : ''}<p><a href="${WEBHOOKS_PATH}"
 }
 
 function statusFilter(row: SubscriptionRow, status: DeliveryStatus | undefined): Html {
-  return html`<form method="get" action="${subscriptionPath(row)}/deliveries"><label for="status">Status</label><select id="status" name="status"><option value="">every status</option>${DELIVERY_STATUSES.map(
+  return html`<form method="get" action="${subscriptionPath(row)}/deliveries" class="filter"><label for="status">Status</label><select id="status" name="status"><option value="">every status</option>${DELIVERY_STATUSES.map(
     (s) => html`<option value="${s}"${s === status ? html` selected` : ''}>${s}</option>`,
   )}</select> <button type="submit" class="secondary">Show</button></form>`;
 }
@@ -152,14 +152,14 @@ const answerOf = (statusCode: number | null) => (statusCode === null ? 'no answe
  * Each attempt (time, answer, latency, error); a delivery attempted before attempts were kept shows its last one,
  * without a latency.
  */
-function attemptList(delivery: Delivery, attempts: readonly DeliveryAttempt[]): Html | string {
+function attemptList(delivery: Delivery, attempts: readonly DeliveryAttempt[]): Html {
   if (attempts.length === 0) {
-    if (delivery.attempts === 0) return 'not attempted yet';
-    return `${when(delivery.last_attempt_at)}: ${answerOf(delivery.last_status_code)}${delivery.last_error ? `, ${delivery.last_error}` : ''}`;
+    if (delivery.attempts === 0) return html`not attempted yet`;
+    return html`${instant(delivery.last_attempt_at)}: ${answerOf(delivery.last_status_code)}${delivery.last_error ? `, ${delivery.last_error}` : ''}`;
   }
   return html`<ol class="attempts">${attempts.map(
     (a) =>
-      html`<li>${when(a.attempted_at)}: ${answerOf(a.status_code)}, ${a.latency_ms} ms${a.error ? `, ${a.error}` : ''}</li>`,
+      html`<li>${instant(a.attempted_at)}: ${answerOf(a.status_code)}, ${a.latency_ms} ms${a.error ? `, ${a.error}` : ''}</li>`,
   )}</ol>`;
 }
 
@@ -174,7 +174,7 @@ function deliveryRow(
     mayAdminister && REPLAYABLE.includes(delivery.status)
       ? html`<form method="post" action="${subscriptionPath(row)}/deliveries/${delivery.id}/replay" class="inline">${csrfField(viewer)}<button type="submit" class="secondary" aria-label="Replay ${delivery.id}">Replay</button></form>`
       : '';
-  return html`<tr><td><code>${delivery.id}</code></td><td>${delivery.type}</td><td>${when(delivery.created_at)}</td><td>${delivery.status}</td><td class="number">${delivery.attempts}</td><td>${attemptList(delivery, attempts)}</td><td>${when(delivery.delivered_at)}</td><td>${replay}</td></tr>`;
+  return html`<tr><td><code>${delivery.id}</code></td><td>${delivery.type}</td><td>${instant(delivery.created_at)}</td><td>${delivery.status}</td><td class="number">${delivery.attempts}</td><td>${attemptList(delivery, attempts)}</td><td>${instant(delivery.delivered_at)}</td><td>${replay}</td></tr>`;
 }
 
 export function deliveriesPage(

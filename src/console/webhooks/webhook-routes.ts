@@ -34,6 +34,7 @@ import {
 import { mayIn } from '../console-roles.js';
 import { html, type Html } from '../html.js';
 import type { Notice } from '../layout.js';
+import { pageError } from '../page-error.js';
 import {
   deliveriesPage,
   EMPTY_FORM,
@@ -60,8 +61,7 @@ const DONE = new Map(
   }),
 );
 
-const notFound = () =>
-  Object.assign(new Error('There is no such webhook subscription in this agency.'), { statusCode: 404 });
+const notFound = () => pageError(404, 'There is no such webhook subscription in this agency.');
 
 type SubscriptionRequest = FastifyRequest<{ Params: { id: string } }>;
 

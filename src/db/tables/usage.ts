@@ -29,6 +29,10 @@ interface MeteringSegmentsTable {
   durations_ms: number[];
   request_ids: string[];
   offsets_ms: number[];
+  /** Null in segments written before the request log (migration 0031); within an array, null is "answered". */
+  error_codes: (string | null)[] | null;
+  contract_versions: (string | null)[] | null;
+  replayed: boolean[] | null;
 }
 
 /** View: one row per metered call. */
@@ -43,6 +47,12 @@ interface MeteringEventsView {
   duration_ms: number;
   request_id: string;
   occurred_at: Date;
+  /** The refusal's code; null for a call that was answered (and for every call metered before the request log). */
+  error_code: string | null;
+  /** The contract version the call was served in; null before the request log. */
+  contract_version: string | null;
+  /** An idempotent replay of a command's stored answer; null before the request log. */
+  replayed: boolean | null;
 }
 
 export interface UsageTables {

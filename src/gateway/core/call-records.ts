@@ -46,5 +46,8 @@ export function meteringEvent(
     durationMs,
     requestId: call.id,
     occurredAtMs: call.admittedAtMs,
+    errorCode: call.refusal,
+    contractVersion: call.contractVersion,
+    replayed: call.replayed,
   };
 }

@@ -16,6 +16,12 @@ export interface MeteringEvent {
   requestId: string;
   /** When the gateway took the call (a warm call's limits are charged at the same instant); epoch milliseconds, not a Date, since one is made for every call. */
   occurredAtMs: number;
+  /** The code the call was refused with; absent when it was answered. */
+  errorCode?: string;
+  /** The contract version it was served in (absent: not known, stored as null). */
+  contractVersion?: string;
+  /** An idempotent replay of a command's stored answer. */
+  replayed?: boolean;
 }
 
 /** Fits pino and Fastify's logger. */
@@ -33,7 +39,7 @@ interface MeteringBufferOptions {
   observer?: BufferObserver;
 }
 
-type Columns = { [K in keyof MeteringEvent]: MeteringEvent[K][] };
+type Columns = { [K in keyof MeteringEvent]-?: MeteringEvent[K][] };
 
 const emptyColumns = (): Columns => ({
   agencyId: [],
@@ -44,6 +50,9 @@ const emptyColumns = (): Columns => ({
   durationMs: [],
   requestId: [],
   occurredAtMs: [],
+  errorCode: [],
+  contractVersion: [],
+  replayed: [],
 });
 
 /**
@@ -73,6 +82,9 @@ class MeteringCalls {
     c.durationMs.push(event.durationMs);
     c.requestId.push(event.requestId);
     c.occurredAtMs.push(event.occurredAtMs);
+    c.errorCode.push(event.errorCode);
+    c.contractVersion.push(event.contractVersion);
+    c.replayed.push(event.replayed);
   }
 
   /** One call as an event, for a log line. */
@@ -105,7 +117,8 @@ class MeteringCalls {
   /** The INSERT of these calls (see insertMeteringEvents). */
   insert(): RawBuilder<unknown> {
     return sql`
-      insert into metering_segments (agency_id, extension_id, base_at, last_at, operation_ids, statuses, cost_units, durations_ms, request_ids, offsets_ms)
+      insert into metering_segments (agency_id, extension_id, base_at, last_at, operation_ids, statuses, cost_units, durations_ms, request_ids, offsets_ms,
+        error_codes, contract_versions, replayed)
       values ${sql.join(this.byIntegration().map((indices) => this.segmentOf(indices)))}`;
   }
 
@@ -137,7 +150,10 @@ class MeteringCalls {
       costUnits = '',
       durations = '',
       requestIds = '',
-      offsets = '';
+      offsets = '',
+      errorCodes = '',
+      versions = '',
+      replayed = '';
     for (let n = 0; n < indices.length; n++) {
       const i = indices[n];
       const comma = n === 0 ? '' : ',';
@@ -147,11 +163,15 @@ class MeteringCalls {
       durations += comma + Math.round(c.durationMs[i]);
       requestIds += comma + c.requestId[i];
       offsets += comma + (c.occurredAtMs[i] - base);
+      errorCodes += comma + (c.errorCode[i] ?? NONE);
+      versions += comma + (c.contractVersion[i] ?? NONE);
+      replayed += comma + (c.replayed[i] ? 't' : 'f');
     }
     const first = indices[0];
     return sql`(${c.agencyId[first]}, ${c.extensionId[first]}, ${new Date(base)}, ${new Date(last)},
       ${delimited(operationIds, 'text')}, ${delimited(statuses, 'int')}, ${delimited(costUnits, 'int')},
-      ${delimited(durations, 'int')}, ${delimited(requestIds, 'text')}, ${delimited(offsets, 'int')})`;
+      ${delimited(durations, 'int')}, ${delimited(requestIds, 'text')}, ${delimited(offsets, 'int')},
+      ${delimited(errorCodes, 'text', NONE)}, ${delimited(versions, 'text', NONE)}, ${delimited(replayed, 'boolean')})`;
   }
 }
 
@@ -160,7 +180,8 @@ class MeteringCalls {
  * not as rows. Each array travels as one comma-separated text that the database splits (string_to_array), the
  * cheapest form for both sides: pg would escape an array literal element by element in JavaScript, and
  * JSON costs the database twice as much to take apart. Operation ids, request ids and numbers hold no comma; a
- * value that did would split in two, and the segment's one-entry-per-call check would refuse it.
+ * value that did would split in two, and the segment's one-entry-per-call check would refuse it (error codes and
+ * contract versions hold no comma either).
  * The casts make the database refuse a malformed number. For one integration the text is always the same, so a
  * command's ledger statement can embed it and stay prepared.
  */
@@ -168,7 +189,14 @@ export function insertMeteringEvents(events: MeteringEvent[]): RawBuilder<unknow
   return MeteringCalls.of(events).insert();
 }
 
-function delimited(text: string, type: 'text' | 'int') {
+/**
+ * An absent error code or version, as an element the database reads as null. Not the empty string: a segment of one
+ * call would send '', which the database splits into no element at all.
+ */
+const NONE = '-';
+
+function delimited(text: string, type: 'text' | 'int' | 'boolean', nullAs?: typeof NONE) {
+  if (nullAs) return sql`string_to_array(${text}, ',', ${sql.lit(nullAs)})::${sql.raw(type)}[]`;
   return sql`string_to_array(${text}, ',')::${sql.raw(type)}[]`;
 }
 

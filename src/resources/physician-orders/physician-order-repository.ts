@@ -284,6 +284,12 @@ async function agingSummary(
   return counted.summary;
 }
 
+/** The aging summary of the agency's orders matching `filters` at `asOf`, the one a page of them carries (kept or counted). */
+export async function orderAgingSummary(store: TenantStore, filters: OrderFilters, asOf: Date): Promise<AgingSummary> {
+  const [revision] = await orderRevision(store, {});
+  return agingSummary(store, filters, asOf, new AgingConditions(asOf), revision?.revision ?? null);
+}
+
 /** A page of the agency's orders matching `filters`, newest first, and the aging summary of all of them at `asOf`. */
 export async function listOrderPage(
   store: TenantStore,

@@ -149,7 +149,11 @@ t.test(
     t.equal(await first.exited(true), 0);
 
     const stored = await storedSecrets(dataDir);
-    t.equal(stored.length, 3, "one signing key, the cursor key, the MCP authorization server's cookie key");
+    t.equal(
+      stored.length,
+      5,
+      "one signing key, the cursor key, the MCP authorization server's cookie key, the console's cookie and form-token keys",
+    );
     for (const row of stored) {
       t.notMatch(JSON.stringify(row), /PRIVATE KEY/, 'no PEM');
       t.notOk(

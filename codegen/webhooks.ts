@@ -11,6 +11,8 @@ export interface WebhookEntry {
   dataSchema: string;
   /** x-svc-event-clinical: held until the subscription's business associate agreement is signed. */
   clinical: boolean;
+  /** Not x-svc-event-on-request: subscriptions may name it (an event sent on request goes to one subscription). */
+  subscribable: boolean;
 }
 
 function dataSchemaOf(schemas: JsonObject, envelope: string): string | undefined {
@@ -44,6 +46,7 @@ export function listWebhooks(doc: JsonObject): WebhookEntry[] {
       envelopeSchema,
       dataSchema,
       clinical: operation['x-svc-event-clinical'] as boolean,
+      subscribable: operation['x-svc-event-on-request'] !== true,
     };
   });
 }
@@ -55,6 +58,7 @@ export function generateWebhookTable(entries: WebhookEntry[], noPhiSchemas: Set<
       `  ${JSON.stringify(entry.type)}: {`,
       `    operationId: ${JSON.stringify(entry.operationId)},`,
       `    clinical: ${entry.clinical},`,
+      `    subscribable: ${entry.subscribable},`,
       `    dataSchema: ${JSON.stringify(entry.dataSchema)},`,
       `    noPhiSchema: ${JSON.stringify(noPhiSchemas.has(entry.dataSchema) ? entry.dataSchema : null)},`,
       `    validate: bodies.${entry.operationId}Body as Validator,`,

@@ -1,7 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/schema.js';
 import type { DeliveryStatus } from '../db/tables/webhooks.js';
-import { webhookEvents } from '../generated/contract.js';
 import { PHI_MODES } from '../identity/grants.js';
 import type { PhiMode } from '../shared/principal.js';
 import { receiverAddress, receiverUrl, ReceiverRefused } from '../events/receiver-address.js';
@@ -16,7 +15,9 @@ import {
   recordBaaSigned,
   replayDelivery,
   rotateSecret,
+  queueTestDelivery,
   setEnabled,
+  SUBSCRIBABLE_EVENT_TYPES,
   type SubscriptionRow,
 } from '../events/subscriptions.js';
 import {
@@ -35,7 +36,7 @@ import type { CommandStore } from '../db/tenant-store.js';
 import type { KeyEncryption } from '../identity/key-encryption.js';
 import type { PlatformActor } from '../platform-commands/platform-command.js';
 
-const EVENT_TYPES = Object.keys(webhookEvents);
+const EVENT_TYPES = SUBSCRIBABLE_EVENT_TYPES;
 export const DELIVERY_STATUSES: readonly DeliveryStatus[] = ['held', 'pending', 'delivered', 'failed'];
 export const DEFAULT_OVERLAP_HOURS = 24;
 const DELIVERIES_SHOWN = 100;
@@ -276,6 +277,20 @@ export function replayFailedWebhookDeliveries(
   });
 }
 
+/**
+ * A webhook.test delivery to the subscription only, queued as every delivery is (sent by the delivery worker, retried,
+ * replayable), whatever its event types and BAA; refused while the subscription is disabled. The delivery's id.
+ */
+export function sendWebhookTest(
+  db: Kysely<DB>,
+  row: SubscriptionRow,
+  actor: PlatformActor = 'admin-cli',
+): Promise<string> {
+  if (row.status !== 'enabled')
+    throw new AdminError(`subscription ${row.id} is disabled: enable it to send a test event`);
+  return onSubscriptionRow(db, row, 'sendWebhookTest', actor, (store) => queueTestDelivery(store, row.id));
+}
+
 /** A command that changes one subscription named by --id and shows it after; `confirm` is a flag it requires. */
 function onSubscription(
   usage: string,
@@ -401,6 +416,17 @@ export const webhookCommands: Commands = {
         `${r.id}  ${r.type.padEnd(22)} ${r.status.padEnd(9)} attempts ${r.attempts}  ${r.last_status_code ?? '-'}  ${r.last_error ?? ''}`.trimEnd(),
       );
       return { json: { deliveries: rows }, text: rows.length === 0 ? 'no deliveries' : lines.join('\n') };
+    },
+  },
+  test: {
+    usage: 'webhook test --id ID   (a webhook.test delivery to this subscription only)',
+    options: ID,
+    async run({ db, options }) {
+      const deliveryId = await sendWebhookTest(db, await subscription(db, options));
+      return {
+        json: { delivery_id: deliveryId, type: 'webhook.test', status: 'pending' },
+        text: `webhook.test queued as delivery ${deliveryId}; see it with webhook deliveries --id ${String(options.id)}`,
+      };
     },
   },
   replay: {

@@ -7,8 +7,43 @@ import { webhookSecretRow } from '../identity/secrets-at-rest.js';
 import type { PhiMode } from '../shared/principal.js';
 import { randomId } from '../shared/ids.js';
 import type { SigningSecrets } from './signing.js';
+import { webhookEvents } from '../generated/contract.js';
 
 /** Subscriptions and their secrets, managed by the admin CLI (in the product, never through the partition). */
+
+/** The event types a subscription may name: every one of the contract's but those sent on request (webhook.test). */
+export const SUBSCRIBABLE_EVENT_TYPES = Object.entries(webhookEvents)
+  .filter(([, event]) => event.subscribable)
+  .map(([type]) => type);
+
+export const TEST_EVENT_MESSAGE =
+  'A test event an administrator of the agency asked for; it carries no patient data and no person. Acknowledge it with 2XX.';
+
+/**
+ * A webhook.test event for one subscription only: the event (already fanned out, so no other subscription gets it)
+ * and its one pending delivery, in the store's transaction; the delivery worker sends it as any other. Its id.
+ */
+export async function queueTestDelivery(store: CommandStore, subscriptionId: string): Promise<string> {
+  const data = { subscription_id: subscriptionId, message: TEST_EVENT_MESSAGE };
+  const event = await store
+    .insertInto('webhook_events')
+    .values({ id: randomId('evt_', 12), type: 'webhook.test', data: JSON.stringify(data), fanned_out_at: new Date() })
+    .returning(['id', 'seq'])
+    .executeTakeFirstOrThrow();
+  const deliveryId = randomId('whd_', 16);
+  await store
+    .insertInto('webhook_deliveries')
+    .values({
+      id: deliveryId,
+      subscription_id: subscriptionId,
+      event_id: event.id,
+      event_seq: event.seq,
+      status: 'pending',
+      next_attempt_at: new Date(),
+    })
+    .execute();
+  return deliveryId;
+}
 
 interface NewSubscription {
   url: string;

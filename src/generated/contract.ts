@@ -2506,6 +2506,7 @@ export const webhookEvents = {
   "referral.created": {
     operationId: "referralCreatedEvent",
     clinical: true,
+    subscribable: true,
     dataSchema: "ReferralSummary",
     noPhiSchema: "ReferralSummary",
     validate: bodies.referralCreatedEventBody as Validator,
@@ -2513,6 +2514,7 @@ export const webhookEvents = {
   "referral.declined": {
     operationId: "referralDeclinedEvent",
     clinical: true,
+    subscribable: true,
     dataSchema: "ReferralSummary",
     noPhiSchema: "ReferralSummary",
     validate: bodies.referralDeclinedEventBody as Validator,
@@ -2520,6 +2522,7 @@ export const webhookEvents = {
   "intake.status_changed": {
     operationId: "intakeStatusChangedEvent",
     clinical: true,
+    subscribable: true,
     dataSchema: "IntakeStatusChange",
     noPhiSchema: "IntakeStatusChange",
     validate: bodies.intakeStatusChangedEventBody as Validator,
@@ -2527,6 +2530,7 @@ export const webhookEvents = {
   "task.created": {
     operationId: "taskCreatedEvent",
     clinical: true,
+    subscribable: true,
     dataSchema: "Task",
     noPhiSchema: "Task",
     validate: bodies.taskCreatedEventBody as Validator,
@@ -2534,6 +2538,7 @@ export const webhookEvents = {
   "task.updated": {
     operationId: "taskUpdatedEvent",
     clinical: true,
+    subscribable: true,
     dataSchema: "TaskUpdate",
     noPhiSchema: "TaskUpdate",
     validate: bodies.taskUpdatedEventBody as Validator,
@@ -2541,6 +2546,7 @@ export const webhookEvents = {
   "remittance.received": {
     operationId: "remittanceReceivedEvent",
     clinical: false,
+    subscribable: true,
     dataSchema: "Remittance",
     noPhiSchema: "Remittance",
     validate: bodies.remittanceReceivedEventBody as Validator,
@@ -2548,9 +2554,18 @@ export const webhookEvents = {
   "approval.decided": {
     operationId: "approvalDecidedEvent",
     clinical: false,
+    subscribable: true,
     dataSchema: "ApprovalDecision",
     noPhiSchema: null,
     validate: bodies.approvalDecidedEventBody as Validator,
+  },
+  "webhook.test": {
+    operationId: "webhookTestEvent",
+    clinical: false,
+    subscribable: false,
+    dataSchema: "WebhookTest",
+    noPhiSchema: null,
+    validate: bodies.webhookTestEventBody as Validator,
   },
 } as const;
 

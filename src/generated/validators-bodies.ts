@@ -32467,3 +32467,367 @@ return errors === 0;
 }
 validate295.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
 
+export const webhookTestEventBody = validate298;
+const schema303 = {"$ref":"components#/$defs/WebhookTestEvent"};
+const schema304 = {"allOf":[{"$ref":"components#/$defs/WebhookEnvelope"},{"type":"object","properties":{"type":{"type":"string","enum":["webhook.test"]},"data":{"$ref":"components#/$defs/WebhookTest"}}}],"description":"webhook.test: an administrator asked for a test delivery to one subscription."};
+const schema306 = {"type":"object","required":["subscription_id","message"],"properties":{"subscription_id":{"type":"string","pattern":"^whsub_","description":"The subscription this test was sent to: the only one that receives it."},"message":{"type":"string","description":"Fixed text saying what this is; it carries no patient and no person."}},"description":"The data of a test delivery: which subscription an administrator tested, and a fixed message.","x-svc-phi":"kept","additionalProperties":false};
+const pattern53 = new RegExp("^whsub_", "u");
+
+function validate299(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate299.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.id === undefined){
+const err0 = {instancePath,schemaPath:"components#/$defs/WebhookEnvelope/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.type === undefined){
+const err1 = {instancePath,schemaPath:"components#/$defs/WebhookEnvelope/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.envelope_version === undefined){
+const err2 = {instancePath,schemaPath:"components#/$defs/WebhookEnvelope/required",keyword:"required",params:{missingProperty: "envelope_version"},message:"must have required property '"+"envelope_version"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.contract_version === undefined){
+const err3 = {instancePath,schemaPath:"components#/$defs/WebhookEnvelope/required",keyword:"required",params:{missingProperty: "contract_version"},message:"must have required property '"+"contract_version"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.agency_id === undefined){
+const err4 = {instancePath,schemaPath:"components#/$defs/WebhookEnvelope/required",keyword:"required",params:{missingProperty: "agency_id"},message:"must have required property '"+"agency_id"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data.created_at === undefined){
+const err5 = {instancePath,schemaPath:"components#/$defs/WebhookEnvelope/required",keyword:"required",params:{missingProperty: "created_at"},message:"must have required property '"+"created_at"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data.data === undefined){
+const err6 = {instancePath,schemaPath:"components#/$defs/WebhookEnvelope/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data.id !== undefined){
+let data0 = data.id;
+if(typeof data0 === "string"){
+if(!pattern41.test(data0)){
+const err7 = {instancePath:instancePath+"/id",schemaPath:"components#/$defs/WebhookEnvelope/properties/id/pattern",keyword:"pattern",params:{pattern: "^evt_"},message:"must match pattern \""+"^evt_"+"\""};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+else {
+const err8 = {instancePath:instancePath+"/id",schemaPath:"components#/$defs/WebhookEnvelope/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.type !== undefined){
+if(typeof data.type !== "string"){
+const err9 = {instancePath:instancePath+"/type",schemaPath:"components#/$defs/WebhookEnvelope/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data.envelope_version !== undefined){
+let data2 = data.envelope_version;
+if(typeof data2 !== "string"){
+const err10 = {instancePath:instancePath+"/envelope_version",schemaPath:"components#/$defs/WebhookEnvelope/properties/envelope_version/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(!(data2 === "2026-06-27")){
+const err11 = {instancePath:instancePath+"/envelope_version",schemaPath:"components#/$defs/WebhookEnvelope/properties/envelope_version/enum",keyword:"enum",params:{allowedValues: schema277.properties.envelope_version.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data.contract_version !== undefined){
+if(typeof data.contract_version !== "string"){
+const err12 = {instancePath:instancePath+"/contract_version",schemaPath:"components#/$defs/WebhookEnvelope/properties/contract_version/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data.agency_id !== undefined){
+if(typeof data.agency_id !== "string"){
+const err13 = {instancePath:instancePath+"/agency_id",schemaPath:"components#/$defs/WebhookEnvelope/properties/agency_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(data.created_at !== undefined){
+let data5 = data.created_at;
+if(typeof data5 === "string"){
+if(!(formats0.validate(data5))){
+const err14 = {instancePath:instancePath+"/created_at",schemaPath:"components#/$defs/WebhookEnvelope/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+else {
+const err15 = {instancePath:instancePath+"/created_at",schemaPath:"components#/$defs/WebhookEnvelope/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data.data !== undefined){
+let data6 = data.data;
+if(!(data6 && typeof data6 == "object" && !Array.isArray(data6))){
+const err16 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/WebhookEnvelope/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+else {
+const err17 = {instancePath,schemaPath:"components#/$defs/WebhookEnvelope/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.type !== undefined){
+let data7 = data.type;
+if(typeof data7 !== "string"){
+const err18 = {instancePath:instancePath+"/type",schemaPath:"#/allOf/1/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(!(data7 === "webhook.test")){
+const err19 = {instancePath:instancePath+"/type",schemaPath:"#/allOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema304.allOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+if(data.data !== undefined){
+let data8 = data.data;
+if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
+if(data8.subscription_id === undefined){
+const err20 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/WebhookTest/required",keyword:"required",params:{missingProperty: "subscription_id"},message:"must have required property '"+"subscription_id"+"'"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+if(data8.message === undefined){
+const err21 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/WebhookTest/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+for(const key0 in data8){
+if(!((key0 === "subscription_id") || (key0 === "message"))){
+const err22 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/WebhookTest/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+if(data8.subscription_id !== undefined){
+let data9 = data8.subscription_id;
+if(typeof data9 === "string"){
+if(!pattern53.test(data9)){
+const err23 = {instancePath:instancePath+"/data/subscription_id",schemaPath:"components#/$defs/WebhookTest/properties/subscription_id/pattern",keyword:"pattern",params:{pattern: "^whsub_"},message:"must match pattern \""+"^whsub_"+"\""};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+else {
+const err24 = {instancePath:instancePath+"/data/subscription_id",schemaPath:"components#/$defs/WebhookTest/properties/subscription_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+if(data8.message !== undefined){
+if(typeof data8.message !== "string"){
+const err25 = {instancePath:instancePath+"/data/message",schemaPath:"components#/$defs/WebhookTest/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+}
+else {
+const err26 = {instancePath:instancePath+"/data",schemaPath:"components#/$defs/WebhookTest/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+}
+else {
+const err27 = {instancePath,schemaPath:"#/allOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+validate299.errors = vErrors;
+return errors === 0;
+}
+validate299.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
+
+
+function validate298(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate298.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate299(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate299.errors : vErrors.concat(validate299.errors);
+errors = vErrors.length;
+}
+validate298.errors = vErrors;
+return errors === 0;
+}
+validate298.evaluated = {"props":{"type":true,"data":true,"id":true,"envelope_version":true,"contract_version":true,"agency_id":true,"created_at":true},"dynamicProps":false,"dynamicItems":false};
+

@@ -21,7 +21,8 @@ import {
 } from '../helpers/console.js';
 import { startReceiver, startWebhookWorker } from '../helpers/webhook-receiver.js';
 import { until } from '../helpers/until.js';
-import { subscribeWebhook } from '../../src/admin/webhook.js';
+import { subscribeWebhook, webhookCommands } from '../../src/admin/webhook.js';
+import { webhookEvents } from '../../src/generated/contract.js';
 import { testKeyEncryption } from '../helpers/secrets.js';
 
 t.setTimeout(240_000);
@@ -299,7 +300,7 @@ t.test('staff and managers read the pages, see no form, and every post is 403 ch
       t.equal(res.statusCode, 200, `${person.role} reads ${path}`);
       t.notMatch(res.body, /<form method="post" action="\/console\/webhooks/, `${person.role}: no form on ${path}`);
     }
-    for (const action of ['baa', 'disable', 'rotate-secret', 'replay-failed']) {
+    for (const action of ['baa', 'disable', 'rotate-secret', 'replay-failed', 'test']) {
       const res = await session.post(`/console/webhooks/${id}/${action}`, {
         overlap_hours: '1',
         since: '2026-01-01T00:00',
@@ -314,6 +315,7 @@ t.test('staff and managers read the pages, see no form, and every post is 403 ch
     t.equal(created.statusCode, 403);
   }
   t.same(await subscriptionRow(id), before, 'the subscription is unchanged');
+  t.same(await deliveriesOf(id), [], 'no test event was queued');
   t.equal(await subscriptionCount(), subscriptionsBefore, 'and none was created');
   const admin = await httpSession(server, agency.administrator);
   const unsigned = await server.app.inject({
@@ -336,7 +338,7 @@ t.test('a person of another agency gets 404 for the subscription and never sees 
     t.equal(res.statusCode, 404, path);
     t.match(res.body, /There is no such webhook subscription in this agency/);
   }
-  for (const action of ['baa', 'disable', 'rotate-secret', 'replay-failed']) {
+  for (const action of ['baa', 'disable', 'rotate-secret', 'replay-failed', 'test']) {
     const res = await stranger.post(`/console/webhooks/${id}/${action}`, {
       overlap_hours: '1',
       since: '2026-01-01T00:00',
@@ -344,5 +346,65 @@ t.test('a person of another agency gets 404 for the subscription and never sees 
     t.equal(res.statusCode, 404, `${action} of another agency's subscription`);
   }
   t.same(await subscriptionRow(id), before, 'nothing changed');
+  t.same(await deliveriesOf(id), [], 'no test event was queued');
   t.same(await auditOf('recordWebhookBaaSigned', id), [], 'and nothing was recorded');
+});
+
+t.test('a test event goes to the tested subscription only, signed, never held, audited with the person', async (t) => {
+  const tested = await startReceiver(t);
+  const other = await startReceiver(t);
+  const subscribe = (url: string) =>
+    subscribeWebhook(db, testKeyEncryption, {
+      agencyId: agency.agencyId,
+      url,
+      eventTypes: ['task.created'],
+      phiMode: 'no_phi',
+      baaSigned: false,
+      allowHttpLoopback: true,
+    });
+  const [subscription, bystander] = [await subscribe(tested.url), await subscribe(other.url)];
+  const admin = await httpSession(server, agency.administrator);
+  const sent = await admin.post(
+    `/console/webhooks/${subscription.id}/test`,
+    {},
+    `/console/webhooks/${subscription.id}`,
+  );
+  t.equal(sent.statusCode, 303);
+  t.equal(sent.headers.location, `/console/webhooks/${subscription.id}/deliveries?done=test`);
+  const [arrived] = await tested.waitFor(1);
+  const envelope = verifyDelivery(arrived.rawBody, arrived.headers, subscription.secret);
+  t.match(envelope, { type: 'webhook.test', agency_id: agency.agencyId, data: { subscription_id: subscription.id } });
+  t.ok(webhookEvents['webhook.test'].validate(envelope), "the envelope is the contract's webhook.test");
+  t.equal((await subscriptionRow(subscription.id)).baa_signed_at, null, 'sent with no BAA recorded: never held');
+  t.same(await deliveriesOf(bystander.id), [], "the agency's other subscription got no delivery");
+  t.match((await admin.get(`/console/webhooks/${subscription.id}/deliveries`)).body, /webhook\.test/);
+  t.match(await auditOf('sendWebhookTest', subscription.id), [
+    { details: { actor: `user:${agency.administrator.userId}` } },
+  ]);
+
+  const cli = await webhookCommands.test.run({ db, options: { id: subscription.id } } as never);
+  t.match(cli.json, { type: 'webhook.test', status: 'pending' });
+  await tested.waitFor(2);
+  t.equal(other.received.length, 0, 'the other receiver heard nothing');
+  await admin.post(`/console/webhooks/${subscription.id}/disable`, {}, `/console/webhooks/${subscription.id}`);
+  const refused = await admin.post(
+    `/console/webhooks/${subscription.id}/test`,
+    {},
+    `/console/webhooks/${subscription.id}`,
+  );
+  t.match(refused.body, /is disabled: enable it to send a test event/);
+});
+
+t.test('webhook.test cannot be subscribed to', async (t) => {
+  await t.rejects(
+    subscribeWebhook(db, testKeyEncryption, {
+      agencyId: agency.agencyId,
+      url: receiver.url,
+      eventTypes: ['webhook.test'],
+      phiMode: 'no_phi',
+      baaSigned: false,
+      allowHttpLoopback: true,
+    }),
+    { message: /unknown event types: webhook\.test/ },
+  );
 });

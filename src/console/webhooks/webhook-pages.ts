@@ -1,7 +1,12 @@
 import { DEFAULT_OVERLAP_HOURS, DELIVERY_STATUSES } from '../../admin/webhook.js';
 import type { DeliveryStatus } from '../../db/tables/webhooks.js';
-import type { DeliveryAttempt, listDeliveries, SubscriptionRow } from '../../events/subscriptions.js';
-import { webhookEvents } from '../../generated/contract.js';
+import {
+  type DeliveryAttempt,
+  type listDeliveries,
+  SUBSCRIBABLE_EVENT_TYPES,
+  type SubscriptionRow,
+} from '../../events/subscriptions.js';
+import { webhookEvents, type WebhookEventType } from '../../generated/contract.js';
 import { PHI_MODES } from '../../identity/grants.js';
 import { barChart } from '../charts.js';
 import { html, type Html } from '../html.js';
@@ -67,9 +72,9 @@ const statusText = (row: SubscriptionRow) =>
   row.status === 'enabled' ? 'enabled' : `disabled (${row.disabled_reason ?? 'no reason recorded'})`;
 
 function eventTypeChoices(chosen: readonly string[]): Html {
-  return html`<fieldset><legend>Event types</legend>${Object.entries(webhookEvents).map(
-    ([type, event]) =>
-      html`<label><input type="checkbox" name="events" value="${type}"${checked(chosen.includes(type))}> ${type}${event.clinical ? ' (clinical: held until the BAA is recorded)' : ''}</label>`,
+  return html`<fieldset><legend>Event types</legend>${SUBSCRIBABLE_EVENT_TYPES.map(
+    (type) =>
+      html`<label><input type="checkbox" name="events" value="${type}"${checked(chosen.includes(type))}> ${type}${webhookEvents[type as WebhookEventType].clinical ? ' (clinical: held until the BAA is recorded)' : ''}</label>`,
   )}</fieldset>`;
 }
 
@@ -114,7 +119,8 @@ function actionForm(viewer: Viewer, row: SubscriptionRow, action: string, button
 
 function administration(viewer: Viewer, row: SubscriptionRow): Html {
   return html`<h2>Change it</h2>
-<p>${row.baa_signed_at ? '' : html`${actionForm(viewer, row, 'baa', 'Record the BAA as signed')} `}${row.status === 'enabled' ? actionForm(viewer, row, 'disable', 'Disable', 'danger') : actionForm(viewer, row, 'enable', 'Enable')}</p>
+<p>${row.baa_signed_at ? '' : html`${actionForm(viewer, row, 'baa', 'Record the BAA as signed')} `}${row.status === 'enabled' ? html`${actionForm(viewer, row, 'test', 'Send a test event', 'secondary')} ${actionForm(viewer, row, 'disable', 'Disable', 'danger')}` : actionForm(viewer, row, 'enable', 'Enable')}</p>
+<p class="muted">A test event is a <code>webhook.test</code> delivery to this receiver only, whatever its event types and BAA: signed, retried and replayable like any other; it carries no patient data.</p>
 <form method="post" action="${subscriptionPath(row)}/rotate-secret" class="stack" aria-labelledby="rotate">${csrfField(viewer)}
 <h3 id="rotate">Rotate the signing secret</h3>
 <label for="overlap_hours">Hours the old secret keeps signing</label><input type="number" id="overlap_hours" name="overlap_hours" min="0" max="720" value="${DEFAULT_OVERLAP_HOURS}">

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
   changeWebhookSubscription,
+  sendWebhookTest,
   checkedPhiMode,
   DELIVERY_STATUSES,
   replayFailedWebhookDeliveries,
@@ -58,6 +59,7 @@ const DONE = new Map(
     replayed: 'The delivery is due again now, under the same delivery id.',
     'replayed-failed': 'The failed deliveries since that time are due again now, oldest event first.',
     'none-failed': 'No delivery has failed since that time: nothing was replayed.',
+    test: 'A webhook.test delivery is queued for this receiver: it is below, with its attempts once it is sent.',
   }),
 );
 
@@ -216,6 +218,12 @@ function registerChanges(scope: FastifyInstance, ctx: ConsoleContext) {
       return reply.redirect(`${WEBHOOKS_PATH}/${row.id}?done=${change}`, 303);
     });
   }
+  scope.post('/webhooks/:id/test', administer, async (request: SubscriptionRequest, reply) => {
+    const row = await ownSubscription(ctx, request);
+    const outcome = await refusedOr(() => sendWebhookTest(ctx.db, row, actorOf(request)));
+    if (isRefusal(outcome)) return showSubscription(ctx, request, reply, row, outcome.refused);
+    return reply.redirect(`${WEBHOOKS_PATH}/${row.id}/deliveries?done=test`, 303);
+  });
   scope.post('/webhooks/:id/rotate-secret', administer, async (request: SubscriptionRequest, reply) => {
     const row = await ownSubscription(ctx, request);
     const hours = formText(request, 'overlap_hours');

@@ -743,6 +743,26 @@ export type webhooks = {
         patch?: never;
         trace?: never;
     };
+    "webhook.test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An administrator tested a subscription
+         * @description Sent only when an administrator asks for it (the agency console's "Send a test event", or `admin webhook test`), and only to the one subscription tested, whatever event types it subscribed to: no subscription can subscribe to it. It goes through the same queue, signatures, retries and replay as every event, so it proves the receiver's address, its signature check and its acknowledgement. `data` carries no patient data and no person: it is the same in both PHI modes and is never held for the business associate agreement. Acknowledge it with 2XX; a receiver may otherwise ignore it.
+         */
+        post: operations["webhookTestEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 };
 export type components = {
     schemas: {
@@ -2830,6 +2850,19 @@ export type components = {
             /** @enum {string} */
             type?: "approval.decided";
             data?: components["schemas"]["ApprovalDecision"];
+        };
+        /** @description The data of a test delivery: which subscription an administrator tested, and a fixed message. */
+        WebhookTest: {
+            /** @description The subscription this test was sent to: the only one that receives it. */
+            subscription_id: string;
+            /** @description Fixed text saying what this is; it carries no patient and no person. */
+            message: string;
+        };
+        /** @description webhook.test: an administrator asked for a test delivery to one subscription. */
+        WebhookTestEvent: components["schemas"]["WebhookEnvelope"] & {
+            /** @enum {string} */
+            type?: "webhook.test";
+            data?: components["schemas"]["WebhookTest"];
         };
         /** @description A tool of the MCP surface for people. */
         CatalogMcpTool: {
@@ -6369,6 +6402,54 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["ApprovalDecidedEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the subscription is disabled, and nothing more is sent to it until an administrator enables it again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery is done. Any other answer (or none within 15 seconds) is retried on the schedule of x-svc-webhook-delivery; the receiver's body is read up to 64 KiB and otherwise ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookTestEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description `sha256=` + hex SHA-256 of the raw body. */
+                "x-svc-payload-sha256": components["parameters"]["WebhookPayloadSha256"];
+                /** @description Unix time in seconds when this attempt was signed; reject it when more than 300 seconds from your clock. */
+                "x-svc-signature-timestamp": components["parameters"]["WebhookSignatureTimestamp"];
+                /** @description Delivery id (`whd_...`): one per event and subscription, the same on every retry and on a manual replay. */
+                "x-svc-delivery-id": components["parameters"]["WebhookDeliveryId"];
+                /** @description `v1=` + hex HMAC-SHA256, keyed with the signing secret (its full text, `whsec_...`, as UTF-8), of `v1.` + timestamp + `.` + delivery id + `.` + x-svc-payload-sha256 + `.` + raw body. */
+                "x-svc-signature": components["parameters"]["WebhookSignature"];
+                /** @description The same signature under the retiring secret, sent only during a rotation's overlap window. */
+                "x-svc-signature-previous"?: components["parameters"]["WebhookSignaturePrevious"];
+                /** @description Standard Webhooks: the delivery id again (x-svc-delivery-id). */
+                "webhook-id": components["parameters"]["StandardWebhookId"];
+                /** @description Standard Webhooks: the signing time again (x-svc-signature-timestamp). */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestamp"];
+                /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>` keyed with the base64-decoded part of the secret after `whsec_`; space-separated with the retiring secret's during an overlap. Libraries such as `standardwebhooks` verify it unchanged. */
+                "webhook-signature": components["parameters"]["StandardWebhookSignature"];
+                /** @description W3C Trace Context, sent only when the service runs with tracing on (OpenTelemetry) and the call that raised the event was traced: the trace of that call (continuing the caller's own `traceparent` when it sent one), with a span of its own for each attempt, so retries share the trace id and differ in the parent id. A `tracestate` header goes along when the trace has vendor state. Not covered by the signatures; a receiver may ignore both. */
+                traceparent?: components["parameters"]["WebhookTraceparent"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookTestEvent"];
             };
         };
         responses: {

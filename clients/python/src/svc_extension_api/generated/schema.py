@@ -1189,6 +1189,23 @@ class ApprovalDecidedEvent(TypedDict):
     data: ApprovalDecision
 
 
+class WebhookTest(TypedDict):
+    """The data of a test delivery: which subscription an administrator tested, and a fixed message."""
+    subscription_id: str
+    message: str
+
+
+class WebhookTestEvent(TypedDict):
+    """webhook.test: an administrator asked for a test delivery to one subscription."""
+    id: str
+    type: Literal['webhook.test']
+    envelope_version: Literal['2026-06-27']
+    contract_version: str
+    agency_id: str
+    created_at: str
+    data: WebhookTest
+
+
 class CatalogMcpTool(TypedDict):
     """A tool of the MCP surface for people."""
     name: str

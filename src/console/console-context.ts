@@ -6,7 +6,9 @@ import type { TenantStore } from '../db/tenant-store.js';
 import { platformReader } from '../platform-commands/platform-command.js';
 import type { Person } from '../identity/mcp-authorization/people.js';
 import type { AppServices } from '../services.js';
+import { AdminError } from '../admin/command.js';
 import { asOperatorOn, type OperatorCommand } from '../admin/operator-command.js';
+import type { PlatformActor } from '../platform-commands/platform-command.js';
 import type { Html } from './html.js';
 import { consolePage, type NavEntry, type Notice, type Viewer } from './layout.js';
 import { mayIn, type ConsoleCapability } from './console-roles.js';
@@ -49,6 +51,18 @@ export function readStore(ctx: ConsoleContext, person: Person): TenantStore {
   return platformReader(ctx.db, person.agencyId);
 }
 
+/** The person as the actor of a platform command: what the audit record names. */
+export const actorOf = (person: Person): PlatformActor => `user:${person.id}`;
+
+/** An error the console's error handler answers as a page with this status and message (a 404 for another agency's id). */
+export const pageError = (statusCode: number, message: string) => Object.assign(new Error(message), { statusCode });
+
+/** What a page says of a change refused by its command (an AdminError); any other error is rethrown. */
+export function refusalOf(err: unknown): Notice {
+  if (err instanceof AdminError) return { kind: 'refused', text: err.message };
+  throw err;
+}
+
 /**
  * A change the viewer makes: the admin CLI's operator command on the viewer's agency, with the person as its actor
  * (`user:<id>` on the audit record) and the deployment's outbox, in one transaction.
@@ -62,7 +76,7 @@ export function asPerson<T>(
   return asOperatorOn(
     ctx.db,
     person.agencyId,
-    { ...command, phiMode: 'no_phi', actor: `user:${person.id}`, outbox: ctx.services.outbox },
+    { ...command, phiMode: 'no_phi', actor: actorOf(person), outbox: ctx.services.outbox },
     run,
   );
 }
@@ -87,7 +101,7 @@ export function needs(capability: ConsoleCapability) {
   return async (request: FastifyRequest) => {
     const viewer = viewerOf(request);
     if (!mayIn(viewer.person.role, capability))
-      throw Object.assign(new Error(`Your role (${viewer.person.role}) does not allow this.`), { statusCode: 403 });
+      throw pageError(403, `Your role (${viewer.person.role}) does not allow this.`);
   };
 }
 

@@ -1,5 +1,4 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { AdminError } from '../../admin/command.js';
 import { importEraAs } from '../../admin/era.js';
 import type { OperatorRunBy } from '../../admin/operator-command.js';
 import { importMeasuresAs } from '../../admin/quality.js';
@@ -8,6 +7,9 @@ import type { Person } from '../../identity/mcp-authorization/people.js';
 import { listImports } from '../../resources/quality/hhvbp-repository.js';
 import { listFiles } from '../../resources/remittances/remittance-repository.js';
 import {
+  refusalOf,
+  pageError,
+  actorOf,
   formFile,
   formText,
   needs,
@@ -19,7 +21,6 @@ import {
   type UploadedFile,
 } from '../console-context.js';
 import { mayIn } from '../console-roles.js';
-import { pageError } from '../page-error.js';
 import type { Html } from '../html.js';
 import type { Notice } from '../layout.js';
 import { eraFileResult, hhvbpImportResult } from './import-reads.js';
@@ -43,7 +44,7 @@ const noticeOf = (request: FastifyRequest): Notice | undefined => {
 
 /** An import runs as the person: the admin CLI's operator command with actor user:<id>, and the deployment's outbox. */
 const asThePerson = (ctx: ConsoleContext, person: Person): OperatorRunBy => ({
-  actor: `user:${person.id}`,
+  actor: actorOf(person),
   outbox: ctx.services.outbox,
 });
 
@@ -114,8 +115,7 @@ async function importing(
   } catch (err) {
     if (err instanceof FormRefusal)
       return showImports(ctx, request, reply, { kind: 'refused', text: err.message }, 400);
-    if (err instanceof AdminError) return showImports(ctx, request, reply, { kind: 'refused', text: err.message }, 422);
-    throw err;
+    return showImports(ctx, request, reply, refusalOf(err), 422);
   }
 }
 

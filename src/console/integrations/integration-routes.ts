@@ -22,6 +22,9 @@ import {
 import type { Person } from '../../identity/mcp-authorization/people.js';
 import type { PhiMode } from '../../shared/principal.js';
 import {
+  refusalOf,
+  pageError,
+  actorOf,
   formList,
   formText,
   needs,
@@ -83,8 +86,8 @@ const doneNotice = (request: FastifyRequest): Notice | undefined => {
   return text ? { kind: 'done', text } : undefined;
 };
 
-const notFound = () => Object.assign(new Error('There is no such integration in your agency.'), { statusCode: 404 });
-const badRequest = (message: string) => Object.assign(new Error(message), { statusCode: 400 });
+const notFound = () => pageError(404, 'There is no such integration in your agency.');
+const badRequest = (message: string) => pageError(400, message);
 
 /** The viewer's agency's integration of a client id; another agency's, or none, is a 404 (before anything changes). */
 async function integrationOf(ctx: ConsoleContext, person: Person, clientId: string): Promise<ShownIntegration> {
@@ -133,8 +136,6 @@ function integrationInput(person: Person, values: CreateFormValues) {
     contractVersion: values.contractVersion || undefined,
   };
 }
-
-const actorOf = (person: Person) => `user:${person.id}` as const;
 
 /**
  * A secret is the answer itself: rendered once, never redirected to (it would end up in a URL or a stored page).
@@ -218,9 +219,7 @@ function registerChanges(scope: FastifyInstance, ctx: ConsoleContext) {
       const created = await createIntegration(ctx.db, integrationInput(viewer.person, values), actorOf(viewer.person));
       return showSecret(request, reply, CREATED, created.clientId, created.clientSecret);
     } catch (err) {
-      if (!(err instanceof AdminError)) throw err;
-      const notice: Notice = { kind: 'refused', text: err.message };
-      return render(request, reply, 'Create an integration', createForm(viewer, CHOICES, values), notice, 400);
+      return render(request, reply, 'Create an integration', createForm(viewer, CHOICES, values), refusalOf(err), 400);
     }
   });
 

@@ -1,9 +1,11 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { AdminError } from '../../admin/command.js';
 import { createUser, listUsers, updatePerson } from '../../admin/user.js';
 import type { UserRole } from '../../db/tables/people.js';
 import { USER_ROLES } from '../../identity/mcp-authorization/people.js';
 import {
+  refusalOf,
+  pageError,
+  actorOf,
   asPerson,
   type ConsoleContext,
   type ConsoleSection,
@@ -99,7 +101,7 @@ async function changePerson(
   const updated = await asPerson(ctx, person, { operation, resourceType: 'user' }, (store) =>
     updatePerson(store, { id: request.params.id }, change),
   );
-  if (!updated) throw Object.assign(new Error('There is no such person in this agency.'), { statusCode: 404 });
+  if (!updated) throw pageError(404, 'There is no such person in this agency.');
   return reply.redirect(`${PEOPLE_PATH}?done=${done}`, 303);
 }
 
@@ -122,7 +124,7 @@ export const peopleSection: ConsoleSection = {
         const created = await createUser(
           ctx.db,
           { agencyId: person.agencyId, email: values.email, name: values.name, role: values.role as UserRole },
-          `user:${person.id}`,
+          actorOf(person),
         );
         return render(
           request,
@@ -133,8 +135,7 @@ export const peopleSection: ConsoleSection = {
           { kind: 'done', text: `${values.name} is added as ${values.role}.` },
         );
       } catch (err) {
-        if (!(err instanceof AdminError)) throw err;
-        return peoplePage(ctx, request, reply, { kind: 'refused', text: err.message }, values, 400);
+        return peoplePage(ctx, request, reply, refusalOf(err), values, 400);
       }
     });
 

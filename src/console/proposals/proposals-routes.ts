@@ -1,9 +1,10 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { AdminError } from '../../admin/command.js';
 import { decideAs } from '../../admin/proposal.js';
 import type { ProposalStatus } from '../../db/tables/people.js';
 import { isStorableText } from '../../domain/storable-text.js';
 import {
+  refusalOf,
+  pageError,
   formText,
   needs,
   readStore,
@@ -13,7 +14,6 @@ import {
   type ConsoleSection,
 } from '../console-context.js';
 import { mayIn } from '../console-roles.js';
-import { pageError } from '../page-error.js';
 import type { Notice } from '../layout.js';
 import { namedProposal, proposalQueue } from './proposal-reads.js';
 import { PROPOSAL_STATUSES, PROPOSALS_PATH, proposalPage, queuePage } from './proposal-pages.js';
@@ -98,8 +98,7 @@ export const proposalsSection: ConsoleSection = {
           reason || undefined,
         );
       } catch (err) {
-        if (!(err instanceof AdminError)) throw err;
-        return showProposal(ctx, request, reply, { kind: 'refused', text: err.message }, 409);
+        return showProposal(ctx, request, reply, refusalOf(err), 409);
       }
       return reply.redirect(`${PROPOSALS_PATH}/${id}?notice=${decision}`, 303);
     });

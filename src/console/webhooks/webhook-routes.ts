@@ -23,6 +23,9 @@ import {
 } from '../../events/subscriptions.js';
 import type { PlatformActor } from '../../platform-commands/platform-command.js';
 import {
+  refusalOf,
+  pageError,
+  actorOf,
   formList,
   formText,
   needs,
@@ -35,7 +38,6 @@ import {
 import { mayIn } from '../console-roles.js';
 import { html, type Html } from '../html.js';
 import type { Notice } from '../layout.js';
-import { pageError } from '../page-error.js';
 import {
   deliveriesPage,
   EMPTY_FORM,
@@ -67,7 +69,7 @@ const notFound = () => pageError(404, 'There is no such webhook subscription in 
 
 type SubscriptionRequest = FastifyRequest<{ Params: { id: string } }>;
 
-const actorOf = (request: FastifyRequest): PlatformActor => `user:${viewerOf(request).person.id}`;
+const actorOfRequest = (request: FastifyRequest): PlatformActor => actorOf(viewerOf(request).person);
 const mayAdminister = (request: FastifyRequest) => mayIn(viewerOf(request).person.role, 'administer');
 const doneNotice = (request: FastifyRequest): Notice | undefined => {
   const text = DONE.get(String((request.query as Record<string, unknown>).done ?? ''));
@@ -134,8 +136,7 @@ async function refusedOr<T>(change: () => Promise<T>): Promise<T | { refused: No
   try {
     return await change();
   } catch (err) {
-    if (err instanceof AdminError) return { refused: { kind: 'refused', text: err.message } };
-    throw err;
+    return { refused: refusalOf(err) };
   }
 }
 
@@ -201,7 +202,7 @@ function registerChanges(scope: FastifyInstance, ctx: ConsoleContext) {
           phiMode: checkedPhiMode(form.phiMode, 'the PHI mode'),
           secret: form.secret || undefined,
         },
-        actorOf(request),
+        actorOfRequest(request),
       ),
     );
     if (isRefusal(outcome)) return showSubscriptions(ctx, request, reply, form, outcome.refused);
@@ -213,14 +214,14 @@ function registerChanges(scope: FastifyInstance, ctx: ConsoleContext) {
   for (const change of ['baa', 'disable', 'enable'] as const satisfies readonly WebhookSubscriptionChange[]) {
     scope.post(`/webhooks/:id/${change}`, administer, async (request: SubscriptionRequest, reply) => {
       const row = await ownSubscription(ctx, request);
-      const outcome = await refusedOr(() => changeWebhookSubscription(ctx.db, row, change, actorOf(request)));
+      const outcome = await refusedOr(() => changeWebhookSubscription(ctx.db, row, change, actorOfRequest(request)));
       if (isRefusal(outcome)) return showSubscription(ctx, request, reply, row, outcome.refused);
       return reply.redirect(`${WEBHOOKS_PATH}/${row.id}?done=${change}`, 303);
     });
   }
   scope.post('/webhooks/:id/test', administer, async (request: SubscriptionRequest, reply) => {
     const row = await ownSubscription(ctx, request);
-    const outcome = await refusedOr(() => sendWebhookTest(ctx.db, row, actorOf(request)));
+    const outcome = await refusedOr(() => sendWebhookTest(ctx.db, row, actorOfRequest(request)));
     if (isRefusal(outcome)) return showSubscription(ctx, request, reply, row, outcome.refused);
     return reply.redirect(`${WEBHOOKS_PATH}/${row.id}/deliveries?done=test`, 303);
   });
@@ -229,7 +230,13 @@ function registerChanges(scope: FastifyInstance, ctx: ConsoleContext) {
     const hours = formText(request, 'overlap_hours');
     const outcome = await refusedOr(() => {
       if (!/^\d+$/.test(hours)) throw new AdminError(`the overlap must be a whole number of hours, got "${hours}"`);
-      return rotateWebhookSecret(ctx.db, ctx.keyEncryption, row, { overlapHours: Number(hours) }, actorOf(request));
+      return rotateWebhookSecret(
+        ctx.db,
+        ctx.keyEncryption,
+        row,
+        { overlapHours: Number(hours) },
+        actorOfRequest(request),
+      );
     });
     if (isRefusal(outcome)) return showSubscription(ctx, request, reply, row, outcome.refused);
     const facts = html`<p>Until ${outcome.previousRetiresAt.toISOString()} each delivery is also signed with the previous secret (x-svc-signature-previous).</p>`;
@@ -243,7 +250,7 @@ function registerChanges(scope: FastifyInstance, ctx: ConsoleContext) {
       const at = new Date(`${since}Z`);
       if (!/^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d)?$/.test(since) || Number.isNaN(at.getTime()))
         throw new AdminError(`"${since}" is not a date and time`);
-      return replayFailedWebhookDeliveries(ctx.db, row, at, actorOf(request));
+      return replayFailedWebhookDeliveries(ctx.db, row, at, actorOfRequest(request));
     });
     if (isRefusal(outcome)) return showSubscription(ctx, request, reply, row, outcome.refused);
     const done = outcome === 0 ? 'none-failed' : 'replayed-failed';
@@ -256,7 +263,7 @@ function registerChanges(scope: FastifyInstance, ctx: ConsoleContext) {
       const row = await ownSubscription(ctx, request);
       const delivery = await deliveryOf(readStore(ctx, viewerOf(request).person), row, request.params.deliveryId);
       if (!delivery) throw notFound();
-      const outcome = await refusedOr(() => replayWebhookDelivery(ctx.db, delivery, actorOf(request)));
+      const outcome = await refusedOr(() => replayWebhookDelivery(ctx.db, delivery, actorOfRequest(request)));
       if (isRefusal(outcome)) return showSubscription(ctx, request, reply, row, outcome.refused);
       return reply.redirect(`${WEBHOOKS_PATH}/${row.id}/deliveries?done=replayed`, 303);
     },

@@ -14,7 +14,9 @@ async function main(): Promise<void> {
   if (!name) throw new Error(`usage: npm run worker -- <name>; the workers are: ${workerNames.join(', ')}`);
   const worker = createWorker(name);
   const config = loadConfig();
-  const logger = pino({ level: config.logLevel, ...safeLoggerOptions }).child({ worker: name });
+  // Written synchronously: an async write still in flight at exit lands after the final line, out of order.
+  const destination = pino.destination({ dest: 1, sync: true });
+  const logger = pino({ level: config.logLevel, ...safeLoggerOptions }, destination).child({ worker: name });
   // As in the server: webhook deliveries are spans of their events' traces when the OTEL_* variables ask for it.
   const tracing = config.tracing ? await startTracing({ exporter: config.tracing }) : undefined;
   const database = await openDatabase({ ...databaseOptions(config), logger });

@@ -128,9 +128,15 @@ t.test('/metrics parses as Prometheus text and its counters move with requests',
 
 t.test('the buffers report their writes and the workers their runs', async (t) => {
   await api.request({ method: 'GET', url: '/api/v1/ext/health' });
-  // The flushers run every second.
-  await new Promise((resolve) => setTimeout(resolve, 2_200));
-  const { samples } = await scrape();
+  // The flushers run every second: wait, with a deadline, until both have run once after this call.
+  const flushed = (samples: ReturnType<typeof parsePrometheusText>) =>
+    sampleValue(samples, 'extension_api_buffer_written_events_total', { buffer: 'metering' }) > 0 &&
+    sampleValue(samples, 'extension_api_worker_last_success_timestamp_seconds', { worker: 'audit-flush' }) > 0;
+  let { samples } = await scrape();
+  for (const deadline = Date.now() + 30_000; !flushed(samples) && Date.now() < deadline; ) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    ({ samples } = await scrape());
+  }
   t.ok(
     sampleValue(samples, 'extension_api_buffer_written_events_total', { buffer: 'metering' }) > 0,
     'metering rows written',

@@ -8,12 +8,12 @@ import { newSigningSecret, signingSecretProblem } from '../events/signing.js';
 import {
   createSubscription,
   findDelivery,
-  failedDeliveriesSince,
   findSubscription,
   listDeliveries,
   listSubscriptions,
   recordBaaSigned,
   replayDelivery,
+  replayFailedSince,
   rotateSecret,
   queueTestDelivery,
   setEnabled,
@@ -262,7 +262,7 @@ export async function replayWebhookDelivery(
   );
 }
 
-/** The replay of every failed delivery of the subscription made since `since`, one by one as replayWebhookDelivery. */
+/** The replay of every failed delivery of the subscription made since `since`, each as replayWebhookDelivery replays one. */
 export function replayFailedWebhookDeliveries(
   db: Kysely<DB>,
   row: SubscriptionRow,
@@ -270,10 +270,9 @@ export function replayFailedWebhookDeliveries(
   actor: PlatformActor = 'admin-cli',
 ): Promise<number> {
   return onSubscriptionRow(db, row, 'replayFailedWebhookDeliveries', actor, async (store) => {
-    const failed = await failedDeliveriesSince(store, row, since);
-    for (const delivery of failed) await replayDelivery(store, delivery);
-    store.auditDetails({ since: since.toISOString(), replayed: failed.length });
-    return failed.length;
+    const replayed = await replayFailedSince(store, row, since);
+    store.auditDetails({ since: since.toISOString(), replayed });
+    return replayed;
   });
 }
 

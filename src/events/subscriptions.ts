@@ -227,25 +227,29 @@ export function attemptsOf(store: TenantStore, deliveryIds: readonly string[]) {
 
 export type DeliveryAttempt = Awaited<ReturnType<typeof attemptsOf>>[number];
 
-/** How many deliveries of each of the agency's subscriptions are in each status. */
-export function deliveryCounts(store: TenantStore) {
+/** How many deliveries of each of the agency's subscriptions (or of the one named) are in each status. */
+export function deliveryCounts(store: TenantStore, subscriptionId?: string) {
   return store
     .selectFrom('webhook_deliveries')
     .select(['subscription_id', 'status', (eb) => eb.fn.countAll<string>().as('count')])
+    .$if(subscriptionId !== undefined, (q) => q.where('subscription_id', '=', subscriptionId!))
     .groupBy(['subscription_id', 'status'])
     .execute();
 }
 
-/** The subscription's failed deliveries made since `since`, oldest event first (what a replay since a time replays). */
-export function failedDeliveriesSince(store: CommandStore, subscription: SubscriptionRow, since: Date) {
-  return store
-    .selectFrom('webhook_deliveries')
-    .select(['id', 'status'])
+/**
+ * Every failed delivery of the subscription made since `since` due again now, in one statement (as replayDelivery does
+ * one, whose status check it shares: a delivery another replay already made pending is left as it is). How many.
+ */
+export async function replayFailedSince(store: CommandStore, subscription: SubscriptionRow, since: Date) {
+  const replayed = await store
+    .updateTable('webhook_deliveries')
+    .set({ status: 'pending', next_attempt_at: sql<Date>`now()` })
     .where('subscription_id', '=', subscription.id)
     .where('status', '=', 'failed')
     .where('created_at', '>=', since)
-    .orderBy('event_seq')
-    .execute();
+    .executeTakeFirst();
+  return Number(replayed.numUpdatedRows);
 }
 
 type ReplayRefusal = 'held' | 'pending';

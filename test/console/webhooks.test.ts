@@ -395,6 +395,37 @@ t.test('a test event goes to the tested subscription only, signed, never held, a
   t.match(refused.body, /is disabled: enable it to send a test event/);
 });
 
+t.test(
+  'a test event is the same in both PHI modes: a phi subscription without a BAA gets it, with the same data',
+  async (t) => {
+    const receivers = [await startReceiver(t), await startReceiver(t)];
+    const [noPhi, phi] = await Promise.all(
+      (['no_phi', 'phi'] as const).map((phiMode, i) =>
+        subscribeWebhook(db, testKeyEncryption, {
+          agencyId: agency.agencyId,
+          url: receivers[i].url,
+          eventTypes: ['task.created'],
+          phiMode,
+          baaSigned: false,
+          allowHttpLoopback: true,
+        }),
+      ),
+    );
+    const envelopes = [];
+    for (const [i, subscription] of [noPhi, phi].entries()) {
+      await webhookCommands.test.run({ db, options: { id: subscription.id } } as never);
+      const [arrived] = await receivers[i].waitFor(1);
+      envelopes.push(verifyDelivery(arrived.rawBody, arrived.headers, subscription.secret));
+    }
+    const [fromNoPhi, fromPhi] = envelopes;
+    t.ok(
+      webhookEvents['webhook.test'].validate(fromPhi),
+      "the phi subscription's envelope is the contract's webhook.test",
+    );
+    t.same(fromPhi.data, { ...fromNoPhi.data, subscription_id: phi.id }, 'the same data but the subscription tested');
+  },
+);
+
 t.test('webhook.test cannot be subscribed to', async (t) => {
   await t.rejects(
     subscribeWebhook(db, testKeyEncryption, {

@@ -2,11 +2,18 @@ import type { Kysely } from 'kysely';
 import type { DB } from '../db/schema.js';
 import type { UserRole } from '../db/tables/people.js';
 import { ensurePeopleExtension } from '../identity/mcp-authorization/people-extension.js';
-import { hashPassword, normalizedEmail, USER_ROLES } from '../identity/mcp-authorization/people.js';
+import {
+  changePassword,
+  hashPassword,
+  normalizedEmail,
+  USER_ROLES,
+  type Person,
+} from '../identity/mcp-authorization/people.js';
+import { endSessionsOf } from '../identity/console-sessions.js';
 import { randomId } from '../shared/ids.js';
 import { sqlState } from '../db/sql-state.js';
 import type { CommandStore, TenantStore } from '../db/tenant-store.js';
-import type { PlatformActor } from '../platform-commands/platform-command.js';
+import { personActor, type PlatformActor } from '../platform-commands/platform-command.js';
 import { AdminError, describe, requiredOption, type Commands } from './command.js';
 import { asOperator, asOperatorOn, noAgency, type OperatorCommand } from './operator-command.js';
 
@@ -103,6 +110,20 @@ export async function updatePerson(
     .executeTakeFirst();
   if (updated) store.auditReferences([updated.id]);
   return updated;
+}
+
+/**
+ * A person replaces the password an administrator handed over (the first sign-in, on the console's page or the MCP
+ * surface's): audited with the person as actor, and every console session of theirs ends, in one transaction.
+ */
+export function changeOwnPassword(db: Kysely<DB>, person: Person, chosen: string): Promise<void> {
+  const command = { ...ON_USERS, operation: 'changeOwnPassword', actor: personActor(person.id) };
+  return asOperatorOn(db, person.agencyId, command, async (store) => {
+    store.auditReferences([person.id]);
+    const users = store.unscoped('a person changes their own password: a row of the users table, and their sessions');
+    await changePassword(users, person.id, chosen);
+    await endSessionsOf(users, person.id);
+  });
 }
 
 export function listUsers(store: TenantStore) {

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../db/schema.js';
-import { findPerson, type Person } from './mcp-authorization/people.js';
+import { activePeople, personOf, type Person } from './mcp-authorization/people.js';
 
 /** A console session ends after this long without a request, and at the latest after SESSION_LIFETIME_MS. */
 export const SESSION_IDLE_MS = 30 * 60_000;
@@ -32,18 +32,17 @@ export async function startSession(db: Kysely<DB>, person: Person): Promise<stri
  */
 export async function sessionPerson(db: Kysely<DB>, value: string): Promise<Person | undefined> {
   const idHash = hashOf(value);
-  const row = await db
-    .selectFrom('console_sessions')
-    .select(['user_id', 'last_seen_at'])
-    .where('id_hash', '=', idHash)
-    .where('expires_at', '>', sql<Date>`now()`)
-    .where('last_seen_at', '>', sql<Date>`now() - ${`${SESSION_IDLE_MS} milliseconds`}::interval`)
+  const row = await activePeople(db)
+    .innerJoin('console_sessions as s', 's.user_id', 'u.id')
+    .select('s.last_seen_at')
+    .where('s.id_hash', '=', idHash)
+    .where('s.expires_at', '>', sql<Date>`now()`)
+    .where('s.last_seen_at', '>', sql<Date>`now() - ${`${SESSION_IDLE_MS} milliseconds`}::interval`)
     .executeTakeFirst();
   if (!row) return undefined;
-  const person = await findPerson(db, row.user_id);
-  if (person && Date.now() - row.last_seen_at.getTime() > TOUCH_EVERY_MS)
+  if (Date.now() - row.last_seen_at.getTime() > TOUCH_EVERY_MS)
     await db.updateTable('console_sessions').set({ last_seen_at: new Date() }).where('id_hash', '=', idHash).execute();
-  return person;
+  return personOf(row);
 }
 
 export async function endSession(db: Kysely<DB>, value: string): Promise<void> {

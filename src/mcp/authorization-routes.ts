@@ -16,7 +16,8 @@ import {
   PAGE_SECURITY_HEADERS,
   escapeHtml,
 } from '../identity/mcp-authorization/pages.js';
-import { changePassword, findPerson, newPasswordProblem, signIn } from '../identity/mcp-authorization/people.js';
+import { findPerson, newPasswordProblem, signIn } from '../identity/mcp-authorization/people.js';
+import { changeOwnPassword } from '../admin/user.js';
 import { SignInFailureLimiter, signInRefusal } from '../identity/mcp-authorization/sign-in-failures.js';
 import { PlatformError } from '../shared/platform-error.js';
 import { handOver } from './hand-over.js';
@@ -184,7 +185,7 @@ export function registerPeopleAuthorization(app: FastifyInstance, provider: Prov
       formField(request, 'confirm_password'),
     );
     if (problem) return passwordPage(reply, details, person.email, 400, problem);
-    await changePassword(db, person.id, formField(request, 'new_password'));
+    await changeOwnPassword(db, person, formField(request, 'new_password'));
     return finishLogin(request, reply, person.id);
   });
 

@@ -13,6 +13,9 @@ import type { PhiMode } from '../shared/principal.js';
  */
 export type PlatformActor = 'admin-cli' | 'demo-seed' | 'proposal-executor' | `user:${string}`;
 
+/** A person (a user of the MCP surface and the console) as the actor of their own commands. */
+export const personActor = (userId: string): PlatformActor => `user:${userId}`;
+
 /** The extension id of every platform command's audit record: no integration called, the platform itself did. */
 export const PLATFORM_CALLER = 'platform';
 

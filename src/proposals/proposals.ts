@@ -3,7 +3,7 @@ import { sql, type Kysely, type Selectable } from 'kysely';
 import type { DB } from '../db/schema.js';
 import type { ProposalsTable, ProposedAction } from '../db/tables/people.js';
 import type { CommandStore, EventOutbox, TenantStore } from '../db/tenant-store.js';
-import { runPlatformCommand } from '../platform-commands/platform-command.js';
+import { personActor, runPlatformCommand } from '../platform-commands/platform-command.js';
 import { canonicalJson } from '../shared/canonical-json.js';
 import { randomId } from '../shared/ids.js';
 import { PlatformError } from '../shared/platform-error.js';
@@ -32,7 +32,7 @@ const byPerson = (agencyId: string, userId: string, operation: string) =>
   ({
     agencyId,
     operation,
-    actor: `user:${userId}`,
+    actor: personActor(userId),
     resourceType: 'proposal',
     phiMode: 'no_phi',
     outbox: undefined,
@@ -126,7 +126,7 @@ export async function decideProposal(
   const command = {
     agencyId: decision.agencyId,
     operation: 'decideProposal',
-    actor: `user:${decision.deciderId}`,
+    actor: personActor(decision.deciderId),
     resourceType: 'proposal',
     phiMode: 'no_phi',
     outbox,

@@ -3,6 +3,8 @@ import { createAgency } from '../../src/admin/agency.js';
 import { createMcpClient } from '../../src/admin/mcp-client.js';
 import { createUser } from '../../src/admin/user.js';
 import { testDatabase } from '../helpers/database.js';
+import { sessionPerson, startSession } from '../../src/identity/console-sessions.js';
+import { findPerson } from '../../src/identity/mcp-authorization/people.js';
 import { FormBrowser, formAction } from './browser.js';
 import { listeningApp, TestOAuthClient } from './mcp-helpers.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -21,6 +23,8 @@ const user = await createUser(db, {
 });
 const mcpClient = await createMcpClient(db, 'Test assistant', [redirectUri]);
 const isCallback = (url: string) => url.startsWith(redirectUri);
+// A console session of the person, opened before the first sign-in's change.
+const consoleSession = await startSession(db, (await findPerson(db, user.userId))!);
 
 /** A browser at the login page of a fresh authorization request of the SDK's client. */
 async function atLogin() {
@@ -88,6 +92,17 @@ t.test(
     t.equal(await flagOf(), false);
   },
 );
+
+t.test('the change is on the audit trail with the person, and ends their console sessions', async (t) => {
+  const audit = await db
+    .selectFrom('audit_events')
+    .select(['details', 'resource_ids'])
+    .where('agency_id', '=', 'password-change')
+    .where('operation_id', '=', 'changeOwnPassword')
+    .execute();
+  t.match(audit, [{ details: { actor: `user:${user.userId}` }, resource_ids: [user.userId] }]);
+  t.equal(await sessionPerson(db, consoleSession), undefined, 'the console session opened before it has ended');
+});
 
 t.test('then the chosen password signs in straight to consent, and the one handed over no longer works', async (t) => {
   const { browser, login } = await atLogin();

@@ -11,6 +11,8 @@ import { isStorableText } from '../../domain/storable-text.js';
 export interface Person {
   id: string;
   agencyId: string;
+  /** Its agency's name, as the console's pages head. */
+  agencyName: string;
   email: string;
   name: string;
   role: UserRole;
@@ -32,25 +34,39 @@ function signInSource(email: string, remoteAddress: string): FailureSource {
 
 /** An active user of an active agency, by id (the authorization server's account id). */
 export async function findPerson(db: Kysely<DB>, userId: string): Promise<Person | undefined> {
-  const row = await db
+  const row = await activePeople(db).where('u.id', '=', userId).executeTakeFirst();
+  return row && personOf(row);
+}
+
+/** The active people of active agencies, as `u`, with what a Person holds (a session joins its own table to it). */
+export function activePeople(db: Kysely<DB>) {
+  return db
     .selectFrom('users as u')
     .innerJoin('agencies as a', 'a.id', 'u.agency_id')
-    .select(['u.id', 'u.agency_id', 'u.email', 'u.name', 'u.role', 'u.password_change_required'])
-    .where('u.id', '=', userId)
+    .select([
+      'u.id',
+      'u.agency_id',
+      'u.email',
+      'u.name',
+      'u.role',
+      'u.password_change_required',
+      'a.name as agency_name',
+    ])
     .where('u.status', '=', 'active')
-    .where('a.status', '=', 'active')
-    .executeTakeFirst();
-  return (
-    row && {
-      id: row.id,
-      agencyId: row.agency_id,
-      email: row.email,
-      name: row.name,
-      role: row.role,
-      passwordChangeRequired: row.password_change_required,
-    }
-  );
+    .where('a.status', '=', 'active');
 }
+
+type PersonRow = NonNullable<Awaited<ReturnType<ReturnType<typeof activePeople>['executeTakeFirst']>>>;
+
+export const personOf = (row: PersonRow): Person => ({
+  id: row.id,
+  agencyId: row.agency_id,
+  agencyName: row.agency_name,
+  email: row.email,
+  name: row.name,
+  role: row.role,
+  passwordChangeRequired: row.password_change_required,
+});
 
 /** What the sign-in form sent, and from where (the client's address, see TRUST_PROXY). */
 interface SignInAttempt {

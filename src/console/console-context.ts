@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely';
 import type { DB } from '../db/schema.js';
 import type { KeyEncryption } from '../identity/key-encryption.js';
 import type { TenantStore } from '../db/tenant-store.js';
-import { platformReader } from '../platform-commands/platform-command.js';
+import { personActor, platformReader } from '../platform-commands/platform-command.js';
 import type { Person } from '../identity/mcp-authorization/people.js';
 import type { AppServices } from '../services.js';
 import { AdminError } from '../admin/command.js';
@@ -52,7 +52,7 @@ export function readStore(ctx: ConsoleContext, person: Person): TenantStore {
 }
 
 /** The person as the actor of a platform command: what the audit record names. */
-export const actorOf = (person: Person): PlatformActor => `user:${person.id}`;
+export const actorOf = (person: Person): PlatformActor => personActor(person.id);
 
 /** An error the console's error handler answers as a page with this status and message (a 404 for another agency's id). */
 export const pageError = (statusCode: number, message: string) => Object.assign(new Error(message), { statusCode });
@@ -90,10 +90,29 @@ export function render(
   notice?: Notice,
   status = 200,
 ) {
-  return reply
-    .code(status)
-    .type('text/html; charset=utf-8')
-    .send(consolePage(viewerOf(request), title, body, notice));
+  return sendPage(reply, status, consolePage(viewerOf(request), title, body, notice));
+}
+
+/** A whole page (a console page, or a public one: sign-in, an error before sign-in) as the answer. */
+export const sendPage = (reply: FastifyReply, status: number, page: string) =>
+  reply.code(status).type('text/html; charset=utf-8').send(page);
+
+/**
+ * What a section's changes did, each a fixed text named by a word: after a change the page redirects with the word
+ * (Post/Redirect/Get), and the page it leads to says the text. Never text from a URL, nor a word not listed here.
+ */
+export function doneNotices<Word extends string>(texts: Record<Word, string>) {
+  const known = new Map<string, string>(Object.entries(texts));
+  return {
+    /** Back to the page at `path` (a 303), which then says what the change did. */
+    redirect: (reply: FastifyReply, path: string, done: Word) => reply.redirect(`${path}?done=${done}`, 303),
+    /** The notice for the page's `done` parameter; none for a word not listed. */
+    of(request: FastifyRequest): Notice | undefined {
+      const word = (request.query as Record<string, unknown> | undefined)?.done;
+      const text = typeof word === 'string' ? known.get(word) : undefined;
+      return text === undefined ? undefined : { kind: 'done', text };
+    },
+  };
 }
 
 /** A route option: only a person whose role has the capability gets past it (others get a 403 page). */
@@ -124,6 +143,9 @@ export interface UploadedFile {
   filename: string;
   content: Buffer;
 }
+
+/** The file's own name, without any folder a browser may send (as the CLI keeps a path's base name). */
+export const uploadName = (file: UploadedFile): string => file.filename.split(/[\\/]/).at(-1) ?? '';
 
 export function formFile(request: FastifyRequest, name: string): UploadedFile | undefined {
   const value = (request.body as Record<string, unknown> | undefined)?.[name];

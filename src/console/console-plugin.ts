@@ -6,7 +6,7 @@ import { MAX_FILE_BYTES } from '../admin/socket-protocol.js';
 import { sessionPerson } from '../identity/console-sessions.js';
 import type { KeyEncryption } from '../identity/key-encryption.js';
 import { serviceSecret } from '../identity/secrets-at-rest.js';
-import { formTokenOwner, newFormToken, type ConsoleContext, type ConsoleSection } from './console-context.js';
+import { formTokenOwner, newFormToken, sendPage, type ConsoleContext, type ConsoleSection } from './console-context.js';
 import { html } from './html.js';
 import { CONSOLE_PATH, consolePage, publicPage } from './layout.js';
 import { registerSignIn, registerSignOut } from './sign-in-routes.js';
@@ -28,6 +28,8 @@ const SECTIONS: readonly ConsoleSection[] = [
   importsSection,
   peopleSection,
 ];
+
+const NAVIGATION = SECTIONS.map((section) => section.nav);
 
 /** Nothing loads from another host, no script or inline style runs, nothing frames a page, forms post only here. */
 const SECURITY_HEADERS = {
@@ -93,16 +95,10 @@ function signedInViewer(ctx: ConsoleContext, cookie: SessionCookie) {
       if (value) cookie.clear(reply);
       return reply.redirect(`${CONSOLE_PATH}/sign-in`, 303);
     }
-    const agency = await ctx.db
-      .selectFrom('agencies')
-      .select('name')
-      .where('id', '=', person.agencyId)
-      .executeTakeFirstOrThrow();
     request.viewer = {
       person,
-      agencyName: agency.name,
       csrfToken: '',
-      nav: SECTIONS.map((section) => section.nav),
+      nav: NAVIGATION,
       path: request.url.split('?')[0],
     };
     request.viewer.csrfToken = newFormToken(reply, person);
@@ -133,7 +129,7 @@ function errorPage(request: FastifyRequest, reply: FastifyReply, status: number,
   const body = html`<p class="notice refused" role="alert">${message}</p><p><a href="${CONSOLE_PATH}/">Back to the console</a></p>`;
   const title = status === 404 ? 'Not found' : status === 403 ? 'Not allowed' : 'Something went wrong';
   const page = request.viewer ? consolePage(request.viewer, title, body) : publicPage(title, body);
-  return reply.code(status).type('text/html; charset=utf-8').send(page);
+  return sendPage(reply, status, page);
 }
 
 /** An error is a page saying what happened, never a stack trace: a refusal's message, or a request id for a failure. */

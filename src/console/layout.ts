@@ -16,7 +16,6 @@ export interface NavEntry {
 /** What a signed-in page knows of who is looking at it. */
 export interface Viewer {
   person: Person;
-  agencyName: string;
   /** The form token every change must send back (field `_csrf`). */
   csrfToken: string;
   nav: readonly NavEntry[];
@@ -60,7 +59,7 @@ function navigation(viewer: Viewer): Html {
 export function consolePage(viewer: Viewer, title: string, body: Html, notice?: Notice): string {
   const { person } = viewer;
   return html`${head(title)}<body><a class="skip" href="#main">Skip to content</a>
-<header><p class="agency">${viewer.agencyName}</p>${navigation(viewer)}
+<header><p class="agency">${viewer.person.agencyName}</p>${navigation(viewer)}
 <form method="post" action="${CONSOLE_PATH}/sign-out" class="who">${csrfField(viewer)}<span>${person.name} · ${person.role}</span> <button type="submit" class="secondary">Sign out</button></form></header>
 <main id="main" tabindex="-1"><h1>${title}</h1>${noticeBlock(notice)}${body}</main></body></html>`.text;
 }

@@ -1,15 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { endSession, endSessionsOf, startSession } from '../identity/console-sessions.js';
-import {
-  changePassword,
-  MIN_PASSWORD_LENGTH,
-  newPasswordProblem,
-  signIn,
-  type Person,
-} from '../identity/mcp-authorization/people.js';
+import { endSession, startSession } from '../identity/console-sessions.js';
+import { changeOwnPassword } from '../admin/user.js';
+import { MIN_PASSWORD_LENGTH, newPasswordProblem, signIn, type Person } from '../identity/mcp-authorization/people.js';
 import { SignInFailureLimiter, signInRefusal } from '../identity/mcp-authorization/sign-in-failures.js';
 import { PlatformError } from '../shared/platform-error.js';
-import { asPerson, formText, newFormToken, type ConsoleContext } from './console-context.js';
+import { formText, sendPage, newFormToken, type ConsoleContext } from './console-context.js';
 import { html } from './html.js';
 import { CONSOLE_PATH, noticeBlock, publicPage } from './layout.js';
 import type { SessionCookie } from './session-cookie.js';
@@ -20,30 +15,28 @@ const PASSWORD_PATH = `${CONSOLE_PATH}/password`;
 const csrfInput = (reply: FastifyReply) => html`<input type="hidden" name="_csrf" value="${newFormToken(reply)}">`;
 
 function signInPage(reply: FastifyReply, status: number, error?: string, email = '') {
-  return reply
-    .code(status)
-    .type('text/html; charset=utf-8')
-    .send(
-      publicPage(
-        'Sign in to the agency console',
-        html`${noticeBlock(error ? { kind: 'refused', text: error } : undefined)}
+  return sendPage(
+    reply,
+    status,
+    publicPage(
+      'Sign in to the agency console',
+      html`${noticeBlock(error ? { kind: 'refused', text: error } : undefined)}
 <form method="post" action="${SIGN_IN_PATH}" class="stack">${csrfInput(reply)}
 <label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" value="${email}" required autofocus>
 <label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required>
 <button type="submit">Sign in</button></form>`,
-      ),
-    );
+    ),
+  );
 }
 
 /** The first sign-in: the password an administrator handed over is typed once more and replaced. */
 function passwordPage(reply: FastifyReply, status: number, email: string, error?: string) {
-  return reply
-    .code(status)
-    .type('text/html; charset=utf-8')
-    .send(
-      publicPage(
-        'Choose your own password',
-        html`<p>The password you signed in with was handed to you by an administrator. Choose your own; the one you were given stops working.</p>
+  return sendPage(
+    reply,
+    status,
+    publicPage(
+      'Choose your own password',
+      html`<p>The password you signed in with was handed to you by an administrator. Choose your own; the one you were given stops working.</p>
 ${noticeBlock(error ? { kind: 'refused', text: error } : undefined)}
 <form method="post" action="${PASSWORD_PATH}" class="stack">${csrfInput(reply)}
 <label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" value="${email}" required readonly>
@@ -51,8 +44,8 @@ ${noticeBlock(error ? { kind: 'refused', text: error } : undefined)}
 <label for="new_password">New password (at least ${MIN_PASSWORD_LENGTH} characters)</label><input id="new_password" name="new_password" type="password" autocomplete="new-password" minlength="${MIN_PASSWORD_LENGTH}" required autofocus>
 <label for="confirm_password">New password again</label><input id="confirm_password" name="confirm_password" type="password" autocomplete="new-password" minlength="${MIN_PASSWORD_LENGTH}" required>
 <button type="submit">Save and sign in</button></form>`,
-      ),
-    );
+    ),
+  );
 }
 
 /**
@@ -102,15 +95,7 @@ export function registerSignIn(scope: FastifyInstance, ctx: ConsoleContext, cook
     const chosen = formText(request, 'new_password');
     const problem = newPasswordProblem(formText(request, 'password'), chosen, formText(request, 'confirm_password'));
     if (problem) return passwordPage(reply, 400, person.email, problem);
-    await asPerson(ctx, person, { operation: 'changeOwnPassword', resourceType: 'user' }, async (store) => {
-      store.auditReferences([person.id]);
-      await changePassword(
-        store.unscoped('a person changes their own password, a row of the users table'),
-        person.id,
-        chosen,
-      );
-    });
-    await endSessionsOf(ctx.db, person.id);
+    await changeOwnPassword(ctx.db, person, chosen);
     return enter(reply, { ...person, passwordChangeRequired: false });
   });
 }

@@ -212,7 +212,7 @@ t.test('the same 835 again adds nothing and says so', async (t) => {
   const before = await eraRowCounts(db, agency.agencyId);
   const res = await upload(administrator, '/console/imports/era', { name: 'again.835', text: MEDICARE });
   t.equal(res.statusCode, 303);
-  t.match(res.headers.location, /^\/console\/imports\/era\/[\w-]+\?notice=already_imported$/);
+  t.match(res.headers.location, /^\/console\/imports\/era\/[\w-]+\?done=already_imported$/);
   t.match((await administrator.get(String(res.headers.location))).body, /This very file was imported before/);
   t.same(await eraRowCounts(db, agency.agencyId), before);
 });

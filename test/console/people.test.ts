@@ -61,6 +61,19 @@ t.test('a post without the form token changes nothing', async (t) => {
   t.match(await userRow(agency.staff.email), { status: 'active' });
 });
 
+t.test(
+  "a page says what a change did only for a listed word: any other ?done= shows nothing, not even an object's own keys",
+  async (t) => {
+    const session = await httpSession(server, agency.manager);
+    t.match((await session.get('/console/people?done=role')).body, /class="notice done"[^>]*>The role is changed/);
+    for (const word of ['constructor', 'toString', '__proto__', 'The+role+is+changed', '']) {
+      const page = await session.get(`/console/people?done=${word}`);
+      t.equal(page.statusCode, 200, word);
+      t.notMatch(page.body, /class="notice/, `no notice for "${word}"`);
+    }
+  },
+);
+
 t.test('administrators cannot lock themselves out', async (t) => {
   const session = await httpSession(server, agency.administrator);
   const res = await session.post(`/console/people/${agency.administrator.userId}/status`, { status: 'disabled' });

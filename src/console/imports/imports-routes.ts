@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { importEraAs } from '../../admin/era.js';
+import { bytesSource } from '../../admin/era-file.js';
 import type { OperatorRunBy } from '../../admin/operator-command.js';
 import { importMeasuresAs } from '../../admin/quality.js';
 import { isStorableText } from '../../domain/storable-text.js';
@@ -7,6 +8,7 @@ import type { Person } from '../../identity/mcp-authorization/people.js';
 import { listImports } from '../../resources/quality/hhvbp-repository.js';
 import { listFiles } from '../../resources/remittances/remittance-repository.js';
 import {
+  doneNotices,
   refusalOf,
   pageError,
   actorOf,
@@ -19,28 +21,24 @@ import {
   type ConsoleContext,
   type ConsoleSection,
   type UploadedFile,
+  uploadName,
 } from '../console-context.js';
 import { mayIn } from '../console-roles.js';
 import type { Html } from '../html.js';
 import type { Notice } from '../layout.js';
 import { eraFileResult, hhvbpImportResult } from './import-reads.js';
 import { eraResultPage, hhvbpResultPage, IMPORTS_PATH, importsPage, type MeasureFields } from './import-pages.js';
-import { uploadName, uploadSource } from './upload-source.js';
 
-/** What an import did, by the notice parameter of the result page it redirects to (fixed texts). */
-const DONE: Record<string, string> = {
+const DONE = doneNotices({
   imported: 'Imported. This is what the file held.',
   already_imported: 'This very file was imported before: nothing was added. This is what it held.',
   measures: 'Imported the HHVBP measures: they are the year’s current figures now.',
-};
+});
+
+type ImportDone = Parameters<typeof DONE.redirect>[2];
 
 /** A refusal of the form itself (not of the file): shown on the imports page, nothing imported. */
 class FormRefusal extends Error {}
-
-const noticeOf = (request: FastifyRequest): Notice | undefined => {
-  const text = DONE[(request.query as { notice?: string }).notice ?? ''];
-  return text ? { kind: 'done', text } : undefined;
-};
 
 /** An import runs as the person: the admin CLI's operator command with actor user:<id>, and the deployment's outbox. */
 const asThePerson = (ctx: ConsoleContext, person: Person): OperatorRunBy => ({
@@ -108,10 +106,11 @@ async function importing(
   ctx: ConsoleContext,
   request: FastifyRequest,
   reply: FastifyReply,
-  run: () => Promise<string>,
+  run: () => Promise<{ path: string; done: ImportDone }>,
 ) {
   try {
-    return reply.redirect(await run(), 303);
+    const { path, done } = await run();
+    return DONE.redirect(reply, path, done);
   } catch (err) {
     if (err instanceof FormRefusal)
       return showImports(ctx, request, reply, { kind: 'refused', text: err.message }, 400);
@@ -129,7 +128,7 @@ function resultRoute<T>(
     const { id } = request.params as { id: string };
     const result = await read(readStore(ctx, viewerOf(request).person), id);
     if (!result) throw pageError(404, 'There is no such import in this agency.');
-    return render(request, reply, title, page(result), noticeOf(request));
+    return render(request, reply, title, page(result), DONE.of(request));
   };
 }
 
@@ -147,9 +146,10 @@ export const importsSection: ConsoleSection = {
     scope.post('/imports/era', { preHandler: needs('administer') }, async (request, reply) =>
       importing(ctx, request, reply, async () => {
         const { person } = viewerOf(request);
-        const source = uploadSource(chosenFile(request, 'an 835 file'));
+        const file = chosenFile(request, 'an 835 file');
+        const source = bytesSource(uploadName(file), file.content);
         const result = await importEraAs(ctx.db, person.agencyId, asThePerson(ctx, person), source);
-        return `${IMPORTS_PATH}/era/${result.eraFileId}?notice=${result.outcome}`;
+        return { path: `${IMPORTS_PATH}/era/${result.eraFileId}`, done: result.outcome };
       }),
     );
 
@@ -157,7 +157,7 @@ export const importsSection: ConsoleSection = {
       importing(ctx, request, reply, async () => {
         const { person } = viewerOf(request);
         const result = await importMeasuresAs(ctx.db, person.agencyId, asThePerson(ctx, person), measureInput(request));
-        return `${IMPORTS_PATH}/hhvbp/${result.importId}?notice=measures`;
+        return { path: `${IMPORTS_PATH}/hhvbp/${result.importId}`, done: 'measures' as const };
       }),
     );
   },

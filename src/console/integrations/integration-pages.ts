@@ -49,7 +49,7 @@ export function listPage(viewer: Viewer, integrations: readonly Integration[], m
   const create = mayAdminister
     ? html`<p><a href="${INTEGRATIONS_PATH}/new">Create an integration</a></p>`
     : html`<p class="muted">Integrations are created and changed by the agency's administrators.</p>`;
-  if (integrations.length === 0) return html`${create}<p>${viewer.agencyName} has no integrations yet.</p>`;
+  if (integrations.length === 0) return html`${create}<p>${viewer.person.agencyName} has no integrations yet.</p>`;
   return html`${create}<table><caption>The agency's integrations</caption><thead><tr><th scope="col">Name</th><th scope="col">Client id</th><th scope="col">Status</th><th scope="col">Authentication</th><th scope="col">Scopes</th><th scope="col">PHI modes</th><th scope="col">Limits</th></tr></thead><tbody>${integrations.map(
     (integration) =>
       html`<tr><td>${nameCell(integration)}</td><td>${clientIdOf(integration) ? html`<code>${clientIdOf(integration)}</code>` : 'none'}</td><td>${integration.status}</td><td>${authMethods(integration)}</td><td class="muted">${integration.scopes.join(', ')}</td><td>${integration.phi_modes.join(', ')}</td><td>${integration.rate_limit_per_minute} per minute, ${integration.daily_quota} per day; ${costBudget(integration)}</td></tr>`,

@@ -22,6 +22,7 @@ import {
 import type { Person } from '../../identity/mcp-authorization/people.js';
 import type { PhiMode } from '../../shared/principal.js';
 import {
+  doneNotices,
   refusalOf,
   pageError,
   actorOf,
@@ -35,7 +36,6 @@ import {
   type ConsoleSection,
 } from '../console-context.js';
 import { mayIn } from '../console-roles.js';
-import type { Notice } from '../layout.js';
 import {
   createForm,
   detailPage,
@@ -74,17 +74,11 @@ const DEFAULTS: CreateFormValues = {
   contractVersion: CURRENT_CONTRACT_VERSION,
 };
 
-/** What a change did, by the fixed word a redirect carries (never text from the query string). */
-const DONE: Record<string, string> = {
+const DONE = doneNotices({
   disabled: 'The integration is disabled: it gets no tokens and its tokens are refused.',
   enabled: 'The integration is enabled.',
   revoked: 'Every token issued to the integration until now is revoked.',
-};
-
-const doneNotice = (request: FastifyRequest): Notice | undefined => {
-  const text = DONE[String((request.query as Record<string, unknown>).done ?? '')];
-  return text ? { kind: 'done', text } : undefined;
-};
+});
 
 const notFound = () => pageError(404, 'There is no such integration in your agency.');
 const badRequest = (message: string) => pageError(400, message);
@@ -185,7 +179,7 @@ function registerReads(scope: FastifyInstance, ctx: ConsoleContext) {
       reply,
       integration.name,
       detailPage(viewer, { integration, today, days, errors, overlapHours }),
-      doneNotice(request),
+      DONE.of(request),
     );
   });
 
@@ -231,12 +225,16 @@ function registerChanges(scope: FastifyInstance, ctx: ConsoleContext) {
   });
 
   /** A change that then shows the integration again, with what it did (Post/Redirect/Get). */
-  const change = (path: string, done: string, act: (clientId: string, person: Person) => Promise<unknown>) =>
+  const change = (
+    path: string,
+    done: Parameters<typeof DONE.redirect>[2],
+    act: (clientId: string, person: Person) => Promise<unknown>,
+  ) =>
     scope.post(`/integrations/:clientId/${path}`, administer, async (request, reply) => {
       const { person } = viewerOf(request);
       const { clientId } = await integrationOf(ctx, person, clientIdParam(request));
       await act(clientId, person);
-      return reply.redirect(`${integrationPath(clientId)}?done=${done}`, 303);
+      return DONE.redirect(reply, integrationPath(clientId), done);
     });
   const setStatus = (status: ExtensionStatus) => (clientId: string, person: Person) =>
     setIntegrationStatus(ctx.db, clientId, status, actorOf(person));

@@ -3,6 +3,7 @@ import { createUser, listUsers, updatePerson } from '../../admin/user.js';
 import type { UserRole } from '../../db/tables/people.js';
 import { USER_ROLES } from '../../identity/mcp-authorization/people.js';
 import {
+  doneNotices,
   refusalOf,
   pageError,
   actorOf,
@@ -21,12 +22,11 @@ import { CONSOLE_PATH, csrfField, type Notice, type Viewer } from '../layout.js'
 
 const PEOPLE_PATH = `${CONSOLE_PATH}/people`;
 
-/** What a change did, by the code its redirect carries (never free text in a URL). */
-const DONE: Record<string, string> = {
+const DONE = doneNotices({
   disabled: 'The person is disabled: they are signed out and their assistant’s tokens are refused.',
   enabled: 'The person is enabled again.',
   role: 'The role is changed; it applies from their next page.',
-};
+});
 
 type Person = Awaited<ReturnType<typeof listUsers>>[number];
 
@@ -85,7 +85,7 @@ async function changePerson(
   request: FastifyRequest<{ Params: { id: string } }>,
   reply: FastifyReply,
   change: { status: 'active' | 'disabled' } | { role: UserRole },
-  done: keyof typeof DONE,
+  done: Parameters<typeof DONE.redirect>[2],
 ) {
   const { person } = viewerOf(request);
   if (request.params.id === person.id)
@@ -102,16 +102,13 @@ async function changePerson(
     updatePerson(store, { id: request.params.id }, change),
   );
   if (!updated) throw pageError(404, 'There is no such person in this agency.');
-  return reply.redirect(`${PEOPLE_PATH}?done=${done}`, 303);
+  return DONE.redirect(reply, PEOPLE_PATH, done);
 }
 
 export const peopleSection: ConsoleSection = {
   nav: { path: PEOPLE_PATH, label: 'People', capability: 'read' },
   register(scope, ctx) {
-    scope.get<{ Querystring: { done?: string } }>('/people', async (request, reply) => {
-      const text = DONE[request.query.done ?? ''];
-      return peoplePage(ctx, request, reply, text ? { kind: 'done', text } : undefined);
-    });
+    scope.get('/people', async (request, reply) => peoplePage(ctx, request, reply, DONE.of(request)));
 
     scope.post('/people', { preHandler: needs('administer') }, async (request, reply) => {
       const { person } = viewerOf(request);

@@ -3,6 +3,7 @@ import { decideAs } from '../../admin/proposal.js';
 import type { ProposalStatus } from '../../db/tables/people.js';
 import { isStorableText } from '../../domain/storable-text.js';
 import {
+  doneNotices,
   refusalOf,
   pageError,
   formText,
@@ -20,11 +21,10 @@ import { PROPOSAL_STATUSES, PROPOSALS_PATH, proposalPage, queuePage } from './pr
 
 const MAX_REASON = 2000;
 
-/** What a decision did, by the notice parameter of the page it redirects to (fixed texts, never the query's words). */
-const DONE: Record<string, string> = {
+const DONE = doneNotices({
   approved: 'Approved. The proposal executor runs it shortly; its outcome appears below.',
   rejected: 'Rejected. Nothing will run.',
-};
+});
 
 function shownStatus(request: FastifyRequest): ProposalStatus | undefined {
   const { status = 'pending' } = request.query as { status?: string };
@@ -73,11 +73,7 @@ export const proposalsSection: ConsoleSection = {
       return render(request, reply, 'Proposals', queuePage(queue, shown));
     });
 
-    scope.get('/proposals/:id', async (request, reply) => {
-      const { notice } = request.query as { notice?: string };
-      const done = notice === undefined ? undefined : DONE[notice];
-      return showProposal(ctx, request, reply, done ? { kind: 'done', text: done } : undefined);
-    });
+    scope.get('/proposals/:id', async (request, reply) => showProposal(ctx, request, reply, DONE.of(request)));
 
     scope.post('/proposals/:id/decision', { preHandler: needs('decide') }, async (request, reply) => {
       const { person } = viewerOf(request);
@@ -100,7 +96,7 @@ export const proposalsSection: ConsoleSection = {
       } catch (err) {
         return showProposal(ctx, request, reply, refusalOf(err), 409);
       }
-      return reply.redirect(`${PROPOSALS_PATH}/${id}?notice=${decision}`, 303);
+      return DONE.redirect(reply, `${PROPOSALS_PATH}/${id}`, decision as 'approved' | 'rejected');
     });
   },
 };

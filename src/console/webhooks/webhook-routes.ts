@@ -23,6 +23,7 @@ import {
 } from '../../events/subscriptions.js';
 import type { PlatformActor } from '../../platform-commands/platform-command.js';
 import {
+  doneNotices,
   refusalOf,
   pageError,
   actorOf,
@@ -52,18 +53,15 @@ import {
 
 const DELIVERIES_PER_PAGE = 25;
 
-/** What a change did, as the page after it says (the redirect names the text, never carries it). */
-const DONE = new Map(
-  Object.entries({
-    baa: 'The business associate agreement is recorded as signed; the held deliveries are released, oldest event first.',
-    disable: 'The subscription is disabled: nothing is delivered until it is enabled; waiting deliveries wait.',
-    enable: 'The subscription is enabled: waiting deliveries are attempted again.',
-    replayed: 'The delivery is due again now, under the same delivery id.',
-    'replayed-failed': 'The failed deliveries since that time are due again now, oldest event first.',
-    'none-failed': 'No delivery has failed since that time: nothing was replayed.',
-    test: 'A webhook.test delivery is queued for this receiver: it is below, with its attempts once it is sent.',
-  }),
-);
+const DONE = doneNotices({
+  baa: 'The business associate agreement is recorded as signed; the held deliveries are released, oldest event first.',
+  disable: 'The subscription is disabled: nothing is delivered until it is enabled; waiting deliveries wait.',
+  enable: 'The subscription is enabled: waiting deliveries are attempted again.',
+  replayed: 'The delivery is due again now, under the same delivery id.',
+  'replayed-failed': 'The failed deliveries since that time are due again now, oldest event first.',
+  'none-failed': 'No delivery has failed since that time: nothing was replayed.',
+  test: 'A webhook.test delivery is queued for this receiver: it is below, with its attempts once it is sent.',
+});
 
 const notFound = () => pageError(404, 'There is no such webhook subscription in this agency.');
 
@@ -71,10 +69,6 @@ type SubscriptionRequest = FastifyRequest<{ Params: { id: string } }>;
 
 const actorOfRequest = (request: FastifyRequest): PlatformActor => actorOf(viewerOf(request).person);
 const mayAdminister = (request: FastifyRequest) => mayIn(viewerOf(request).person.role, 'administer');
-const doneNotice = (request: FastifyRequest): Notice | undefined => {
-  const text = DONE.get(String((request.query as Record<string, unknown>).done ?? ''));
-  return text ? { kind: 'done', text } : undefined;
-};
 
 /** The subscription of the path, when it is the viewer's agency's: another agency's id is a 404, before anything. */
 async function ownSubscription(ctx: ConsoleContext, request: SubscriptionRequest): Promise<SubscriptionRow> {
@@ -83,9 +77,10 @@ async function ownSubscription(ctx: ConsoleContext, request: SubscriptionRequest
   return row;
 }
 
-async function countsBySubscription(ctx: ConsoleContext, request: FastifyRequest) {
+async function countsBySubscription(ctx: ConsoleContext, request: FastifyRequest, subscriptionId?: string) {
   const counts = new Map<string, StatusCounts>();
-  for (const { subscription_id, status, count } of await deliveryCounts(readStore(ctx, viewerOf(request).person))) {
+  const store = readStore(ctx, viewerOf(request).person);
+  for (const { subscription_id, status, count } of await deliveryCounts(store, subscriptionId)) {
     counts.set(subscription_id, { ...counts.get(subscription_id), [status]: Number(count) });
   }
   return counts;
@@ -115,7 +110,7 @@ async function showSubscription(
   row: SubscriptionRow,
   notice?: Notice,
 ) {
-  const counts = (await countsBySubscription(ctx, request)).get(row.id) ?? {};
+  const counts = (await countsBySubscription(ctx, request, row.id)).get(row.id) ?? {};
   const body = subscriptionPage(viewerOf(request), row, counts, mayAdminister(request));
   return render(request, reply, 'Webhook subscription', body, notice, notice?.kind === 'refused' ? 400 : 200);
 }
@@ -156,9 +151,9 @@ function showSecret(
 }
 
 function registerReads(scope: FastifyInstance, ctx: ConsoleContext) {
-  scope.get('/webhooks', (request, reply) => showSubscriptions(ctx, request, reply, EMPTY_FORM, doneNotice(request)));
+  scope.get('/webhooks', (request, reply) => showSubscriptions(ctx, request, reply, EMPTY_FORM, DONE.of(request)));
   scope.get('/webhooks/:id', async (request: SubscriptionRequest, reply) =>
-    showSubscription(ctx, request, reply, await ownSubscription(ctx, request), doneNotice(request)),
+    showSubscription(ctx, request, reply, await ownSubscription(ctx, request), DONE.of(request)),
   );
   scope.get('/webhooks/:id/deliveries', async (request: SubscriptionRequest, reply) => {
     const row = await ownSubscription(ctx, request);
@@ -184,7 +179,7 @@ function registerReads(scope: FastifyInstance, ctx: ConsoleContext) {
     ))
       attempts.set(attempt.delivery_id, [...(attempts.get(attempt.delivery_id) ?? []), attempt]);
     const body = deliveriesPage(viewerOf(request), row, shown, attempts, status, next, mayAdminister(request));
-    return render(request, reply, 'Webhook deliveries', body, doneNotice(request));
+    return render(request, reply, 'Webhook deliveries', body, DONE.of(request));
   });
 }
 
@@ -216,14 +211,14 @@ function registerChanges(scope: FastifyInstance, ctx: ConsoleContext) {
       const row = await ownSubscription(ctx, request);
       const outcome = await refusedOr(() => changeWebhookSubscription(ctx.db, row, change, actorOfRequest(request)));
       if (isRefusal(outcome)) return showSubscription(ctx, request, reply, row, outcome.refused);
-      return reply.redirect(`${WEBHOOKS_PATH}/${row.id}?done=${change}`, 303);
+      return DONE.redirect(reply, `${WEBHOOKS_PATH}/${row.id}`, change);
     });
   }
   scope.post('/webhooks/:id/test', administer, async (request: SubscriptionRequest, reply) => {
     const row = await ownSubscription(ctx, request);
     const outcome = await refusedOr(() => sendWebhookTest(ctx.db, row, actorOfRequest(request)));
     if (isRefusal(outcome)) return showSubscription(ctx, request, reply, row, outcome.refused);
-    return reply.redirect(`${WEBHOOKS_PATH}/${row.id}/deliveries?done=test`, 303);
+    return DONE.redirect(reply, `${WEBHOOKS_PATH}/${row.id}/deliveries`, 'test');
   });
   scope.post('/webhooks/:id/rotate-secret', administer, async (request: SubscriptionRequest, reply) => {
     const row = await ownSubscription(ctx, request);
@@ -254,7 +249,7 @@ function registerChanges(scope: FastifyInstance, ctx: ConsoleContext) {
     });
     if (isRefusal(outcome)) return showSubscription(ctx, request, reply, row, outcome.refused);
     const done = outcome === 0 ? 'none-failed' : 'replayed-failed';
-    return reply.redirect(`${WEBHOOKS_PATH}/${row.id}/deliveries?done=${done}`, 303);
+    return DONE.redirect(reply, `${WEBHOOKS_PATH}/${row.id}/deliveries`, done);
   });
   scope.post(
     '/webhooks/:id/deliveries/:deliveryId/replay',
@@ -265,7 +260,7 @@ function registerChanges(scope: FastifyInstance, ctx: ConsoleContext) {
       if (!delivery) throw notFound();
       const outcome = await refusedOr(() => replayWebhookDelivery(ctx.db, delivery, actorOfRequest(request)));
       if (isRefusal(outcome)) return showSubscription(ctx, request, reply, row, outcome.refused);
-      return reply.redirect(`${WEBHOOKS_PATH}/${row.id}/deliveries?done=replayed`, 303);
+      return DONE.redirect(reply, `${WEBHOOKS_PATH}/${row.id}/deliveries`, 'replayed');
     },
   );
 }

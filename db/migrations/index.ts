@@ -31,6 +31,7 @@ import * as m0029 from './0029_physician_order_revisions.js';
 import * as m0030 from './0030_console_sessions.js';
 import * as m0031 from './0031_request_log.js';
 import * as m0032 from './0032_webhook_delivery_attempts.js';
+import * as m0033 from './0033_request_log_segment_bounds.js';
 
 /**
  * Every migration, in order. Listed by hand rather than read from the filesystem so the same list
@@ -69,4 +70,5 @@ export const migrations: Record<string, Migration> = {
   '0030_console_sessions': m0030,
   '0031_request_log': m0031,
   '0032_webhook_delivery_attempts': m0032,
+  '0033_request_log_segment_bounds': m0033,
 };

@@ -176,6 +176,46 @@ t.test('the request log pages by time, 50 calls a page, newest first', async (t)
   t.equal((await session.get(`${path}?before=not-a-place`)).statusCode, 400);
 });
 
+t.test('the request log finds older calls past its first look at the last hour, and none past 30 days', async (t) => {
+  const own = await consoleAgency(db);
+  const { extension_id } = await db
+    .selectFrom('client_credentials')
+    .select('extension_id')
+    .where('client_id', '=', own.integration.clientId)
+    .executeTakeFirstOrThrow();
+  const now = Date.now();
+  const [minute, hour, day] = [60_000, 3_600_000, 86_400_000];
+  const call = (name: string, occurredAtMs: number): MeteringEvent => ({
+    agencyId: own.agencyId,
+    extensionId: extension_id,
+    operationId: 'listPatients',
+    status: 200,
+    costUnits: 1,
+    durationMs: 5,
+    requestId: `req-look-${name}`,
+    occurredAtMs,
+  });
+  const name = (letter: string, i: number) => `${letter}${String(i).padStart(2, '0')}`;
+  // Each insert is a segment of its own: recent calls, one segment across the hour's edge, older ones, too old ones.
+  for (const segment of [
+    Array.from({ length: 30 }, (_, i) => call(name('a', i), now - 10 * minute + i)),
+    [call('s00', now - 2 * hour), call('s01', now - 30 * minute)],
+    Array.from({ length: 30 }, (_, i) => call(name('b', i), now - 3 * day + i)),
+    Array.from({ length: 5 }, (_, i) => call(name('x', i), now - 40 * day + i)),
+  ])
+    await insertMeteringEvents(segment).execute(db);
+  const session = await httpSession(server, own.staff);
+  const names = (body: string) => [...body.matchAll(/req-look-([a-z]\d\d)/g)].map((m) => m[1]);
+  const newestFirst = (letter: string, from: number, to: number) =>
+    Array.from({ length: from - to + 1 }, (_, i) => name(letter, from - i));
+  const first = await session.get(`/console/integrations/${own.integration.clientId}/requests`);
+  t.same(names(first.body), [...newestFirst('a', 29, 0), 's01', 's00', ...newestFirst('b', 29, 12)]);
+  const older = /href="([^"]+\?before=[^"]+)">Older requests/.exec(first.body)?.[1];
+  const second = await session.get(older!.replaceAll('&amp;', '&'));
+  t.same(names(second.body), newestFirst('b', 11, 0), 'the rest, and nothing older than 30 days');
+  t.notMatch(second.body, 'Older requests');
+});
+
 async function secretOn(page: HeadlessPage) {
   return {
     clientId: await page.evaluate<string>(`document.getElementById('client-id').textContent`),

@@ -41,24 +41,27 @@ export function parseLogCursor(text: string): LogPosition | undefined {
   return { atMs: Number(match[1]), segmentId: Number(match[2]), index: Number(match[3]) };
 }
 
+/** The integration's calls since a time, unnested from the segments whose last call is since then (found by index). */
 const calls = (store: TenantStore, extensionId: string, sinceMs: number) =>
   store
     .selectFrom('metering_events')
     .where('extension_id', '=', extensionId)
+    .where('segment_last_at', '>=', new Date(sinceMs))
     .where('occurred_at', '>=', new Date(sinceMs));
 
-/** A page of the integration's calls of the last LOG_DAYS days, newest first, older than `before` when given. */
-export async function requestLogPage(
-  store: TenantStore,
-  extensionId: string,
-  before: LogPosition | undefined,
-): Promise<{ calls: LoggedCall[]; older: LogPosition | undefined }> {
-  let query = calls(store, extensionId, Date.now() - LOG_DAYS * DAY_MS);
+/** A page is first looked for among this last stretch of calls before it: a busy integration's page is found there. */
+const FIRST_LOOK_MS = 3_600_000;
+
+/** Up to a page and one of the integration's calls since `sinceMs`, older than `before` when given, newest first. */
+function logRows(store: TenantStore, extensionId: string, before: LogPosition | undefined, sinceMs: number) {
+  let query = calls(store, extensionId, sinceMs);
   if (before)
-    query = query.where(
-      sql<boolean>`(occurred_at, segment_id, position) < (${new Date(before.atMs)}, ${before.segmentId}, ${before.index})`,
-    );
-  const rows = await query
+    query = query
+      .where('segment_base_at', '<=', new Date(before.atMs))
+      .where(
+        sql<boolean>`(occurred_at, segment_id, position) < (${new Date(before.atMs)}, ${before.segmentId}, ${before.index})`,
+      );
+  return query
     .select([
       'occurred_at',
       'operation_id',
@@ -76,6 +79,21 @@ export async function requestLogPage(
     .orderBy('position', 'desc')
     .limit(LOG_PAGE_SIZE + 1)
     .execute();
+}
+
+/**
+ * A page of the integration's calls of the last LOG_DAYS days, newest first, older than `before` when given. Looked
+ * for first in the hour before it: a full page found there is the page (every call outside is older than all in it).
+ */
+export async function requestLogPage(
+  store: TenantStore,
+  extensionId: string,
+  before: LogPosition | undefined,
+): Promise<{ calls: LoggedCall[]; older: LogPosition | undefined }> {
+  const sinceMs = Date.now() - LOG_DAYS * DAY_MS;
+  const firstLookMs = (before?.atMs ?? Date.now()) - FIRST_LOOK_MS;
+  let rows = await logRows(store, extensionId, before, Math.max(sinceMs, firstLookMs));
+  if (rows.length <= LOG_PAGE_SIZE && firstLookMs > sinceMs) rows = await logRows(store, extensionId, before, sinceMs);
   const page = rows.slice(0, LOG_PAGE_SIZE).map(
     (row): LoggedCall => ({
       occurredAt: row.occurred_at,

@@ -53,6 +53,9 @@ interface MeteringEventsView {
   contract_version: string | null;
   /** An idempotent replay of a command's stored answer; null before the request log. */
   replayed: boolean | null;
+  /** The bounds of the call's segment (no call of it is before the first or after the last): what finds a period's segments. */
+  segment_base_at: Date;
+  segment_last_at: Date;
 }
 
 export interface UsageTables {

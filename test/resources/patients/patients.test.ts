@@ -188,11 +188,16 @@ t.test('updated since finds a chart whose episode or coverage changed, not only 
 });
 
 t.test('summary and detail profiles in a phi session', async (t) => {
+  // Seeded ids are keyed by the agency, so the first active episode's chart may lack a phone: ask for one that has it.
   const withEpisode = await db
     .selectFrom('episodes')
-    .select(['patient_id', 'id'])
-    .where('agency_id', '=', agencyId)
-    .where('status', '=', 'active')
+    .innerJoin('patients', (j) =>
+      j.onRef('patients.agency_id', '=', 'episodes.agency_id').onRef('patients.id', '=', 'episodes.patient_id'),
+    )
+    .select(['episodes.patient_id', 'episodes.id'])
+    .where('episodes.agency_id', '=', agencyId)
+    .where('episodes.status', '=', 'active')
+    .where('patients.primary_phone', 'is not', null)
     .executeTakeFirstOrThrow();
   // Microseconds, which the detail's JSON carries and a Date cannot: the list's columns and the detail truncate them alike.
   await sql`update patients set updated_at = '2026-03-01 12:00:00.123987+00' where agency_id = ${agencyId} and id = ${withEpisode.patient_id}`.execute(

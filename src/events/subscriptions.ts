@@ -164,6 +164,9 @@ export async function setEnabled(store: CommandStore, subscription: Subscription
     .execute();
 }
 
+/** A delivery released or replayed: the same delivery, pending and due now, for its next attempt. */
+const DUE_NOW = { status: 'pending', next_attempt_at: sql<Date>`now()` } as const;
+
 /** Records the business associate agreement as signed and releases the held deliveries, oldest event first. */
 export async function recordBaaSigned(store: CommandStore, subscription: SubscriptionRow): Promise<number> {
   await store
@@ -174,7 +177,7 @@ export async function recordBaaSigned(store: CommandStore, subscription: Subscri
   // One due time for all of them: workers then take them in event order (webhook_deliveries_due_idx).
   const released = await store
     .updateTable('webhook_deliveries')
-    .set({ status: 'pending', next_attempt_at: sql<Date>`now()` })
+    .set(DUE_NOW)
     .where('subscription_id', '=', subscription.id)
     .where('status', '=', 'held')
     .executeTakeFirst();
@@ -244,7 +247,7 @@ export function deliveryCounts(store: TenantStore, subscriptionId?: string) {
 export async function replayFailedSince(store: CommandStore, subscription: SubscriptionRow, since: Date) {
   const replayed = await store
     .updateTable('webhook_deliveries')
-    .set({ status: 'pending', next_attempt_at: sql<Date>`now()` })
+    .set(DUE_NOW)
     .where('subscription_id', '=', subscription.id)
     .where('status', '=', 'failed')
     .where('created_at', '>=', since)
@@ -281,7 +284,7 @@ export async function replayDelivery(
   if (delivery.status === 'held' || delivery.status === 'pending') return { refused: delivery.status };
   const updated = await store
     .updateTable('webhook_deliveries')
-    .set({ status: 'pending', next_attempt_at: sql<Date>`now()` })
+    .set(DUE_NOW)
     .where('id', '=', delivery.id)
     .where('status', 'in', ['delivered', 'failed'])
     .executeTakeFirst();

@@ -97,17 +97,25 @@ export function render(
 export const sendPage = (reply: FastifyReply, status: number, page: string) =>
   reply.code(status).type('text/html; charset=utf-8').send(page);
 
+export interface DoneNotices<Word extends string> {
+  /** Back to the page at `path` (a 303), which then says what the change did. */
+  redirect(reply: FastifyReply, path: string, done: Word): FastifyReply;
+  /** The notice for the page's `done` parameter; none for a word not listed. */
+  of(request: FastifyRequest): Notice | undefined;
+}
+
+/** The words a section's notices know. */
+export type DoneWord<Notices> = Notices extends DoneNotices<infer Word> ? Word : never;
+
 /**
  * What a section's changes did, each a fixed text named by a word: after a change the page redirects with the word
  * (Post/Redirect/Get), and the page it leads to says the text. Never text from a URL, nor a word not listed here.
  */
-export function doneNotices<Word extends string>(texts: Record<Word, string>) {
+export function doneNotices<Word extends string>(texts: Record<Word, string>): DoneNotices<Word> {
   const known = new Map<string, string>(Object.entries(texts));
   return {
-    /** Back to the page at `path` (a 303), which then says what the change did. */
-    redirect: (reply: FastifyReply, path: string, done: Word) => reply.redirect(`${path}?done=${done}`, 303),
-    /** The notice for the page's `done` parameter; none for a word not listed. */
-    of(request: FastifyRequest): Notice | undefined {
+    redirect: (reply, path, done) => reply.redirect(`${path}?done=${done}`, 303),
+    of(request) {
       const word = (request.query as Record<string, unknown> | undefined)?.done;
       const text = typeof word === 'string' ? known.get(word) : undefined;
       return text === undefined ? undefined : { kind: 'done', text };

@@ -90,12 +90,19 @@ t.test('a decision without the form token is 403 and changes nothing', async (t)
   t.equal((await proposal(forHttp)).status, 'pending');
 });
 
-t.test('a rejection needs a reason; a bad status filter is a clear 400', async (t) => {
+t.test('a rejection needs a reason, a decision is approve or reject; a bad status filter is a clear 400', async (t) => {
   const manager = await httpSession(server, agency.manager);
   const res = await manager.post(`/console/proposals/${forHttp}/decision`, { decision: 'rejected', reason: ' ' });
   t.equal(res.statusCode, 400);
   t.match(res.body, /Say why you reject it/);
   t.equal((await proposal(forHttp)).status, 'pending');
+  for (const decision of ['constructor', 'pending', '']) {
+    const unknown = await manager.post(`/console/proposals/${forHttp}/decision`, { decision, reason: 'Because.' });
+    t.equal(unknown.statusCode, 400, `decision ${JSON.stringify(decision)}`);
+    t.match(unknown.body, /Choose Approve or Reject/);
+  }
+  t.equal((await proposal(forHttp)).status, 'pending');
+  t.same(await decidedEvents(forHttp), []);
   const filter = await manager.get('/console/proposals?status=lost');
   t.equal(filter.statusCode, 400);
   t.match(filter.body, /There is no proposal status &#34;lost&#34;/);

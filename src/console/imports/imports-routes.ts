@@ -9,6 +9,7 @@ import { listImports } from '../../resources/quality/hhvbp-repository.js';
 import { listFiles } from '../../resources/remittances/remittance-repository.js';
 import {
   doneNotices,
+  type DoneWord,
   refusalOf,
   pageError,
   actorOf,
@@ -34,8 +35,6 @@ const DONE = doneNotices({
   already_imported: 'This very file was imported before: nothing was added. This is what it held.',
   measures: 'Imported the HHVBP measures: they are the year’s current figures now.',
 });
-
-type ImportDone = Parameters<typeof DONE.redirect>[2];
 
 /** A refusal of the form itself (not of the file): shown on the imports page, nothing imported. */
 class FormRefusal extends Error {}
@@ -106,7 +105,7 @@ async function importing(
   ctx: ConsoleContext,
   request: FastifyRequest,
   reply: FastifyReply,
-  run: () => Promise<{ path: string; done: ImportDone }>,
+  run: () => Promise<{ path: string; done: DoneWord<typeof DONE> }>,
 ) {
   try {
     const { path, done } = await run();

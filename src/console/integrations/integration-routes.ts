@@ -23,6 +23,7 @@ import type { Person } from '../../identity/mcp-authorization/people.js';
 import type { PhiMode } from '../../shared/principal.js';
 import {
   doneNotices,
+  type DoneWord,
   refusalOf,
   pageError,
   actorOf,
@@ -227,7 +228,7 @@ function registerChanges(scope: FastifyInstance, ctx: ConsoleContext) {
   /** A change that then shows the integration again, with what it did (Post/Redirect/Get). */
   const change = (
     path: string,
-    done: Parameters<typeof DONE.redirect>[2],
+    done: DoneWord<typeof DONE>,
     act: (clientId: string, person: Person) => Promise<unknown>,
   ) =>
     scope.post(`/integrations/:clientId/${path}`, administer, async (request, reply) => {

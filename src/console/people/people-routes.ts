@@ -4,6 +4,7 @@ import type { UserRole } from '../../db/tables/people.js';
 import { USER_ROLES } from '../../identity/mcp-authorization/people.js';
 import {
   doneNotices,
+  type DoneWord,
   refusalOf,
   pageError,
   actorOf,
@@ -85,7 +86,7 @@ async function changePerson(
   request: FastifyRequest<{ Params: { id: string } }>,
   reply: FastifyReply,
   change: { status: 'active' | 'disabled' } | { role: UserRole },
-  done: Parameters<typeof DONE.redirect>[2],
+  done: DoneWord<typeof DONE>,
 ) {
   const { person } = viewerOf(request);
   if (request.params.id === person.id)

@@ -4,6 +4,7 @@ import type { ProposalStatus } from '../../db/tables/people.js';
 import { isStorableText } from '../../domain/storable-text.js';
 import {
   doneNotices,
+  type DoneWord,
   refusalOf,
   pageError,
   formText,
@@ -35,8 +36,11 @@ function shownStatus(request: FastifyRequest): ProposalStatus | undefined {
 }
 
 /** Why a decision cannot be taken as sent, or undefined. */
-function reasonProblem(decision: string, reason: string): string | undefined {
-  if (decision !== 'approved' && decision !== 'rejected') return 'Choose Approve or Reject.';
+/** A decision is one of the words its notices know. */
+type Decision = DoneWord<typeof DONE>;
+const isDecision = (word: string): word is Decision => word === 'approved' || word === 'rejected';
+
+function reasonProblem(decision: Decision, reason: string): string | undefined {
   if (decision === 'rejected' && reason === '') return 'Say why you reject it: the person who asked reads the reason.';
   if (reason.length > MAX_REASON) return `The reason is ${reason.length} characters; keep it to ${MAX_REASON}.`;
   if (!isStorableText(reason)) return 'The reason holds characters that are not text (a NUL byte or a broken pair).';
@@ -82,21 +86,16 @@ export const proposalsSection: ConsoleSection = {
         throw pageError(404, 'There is no such proposal in this agency.');
       const decision = formText(request, 'decision');
       const reason = formText(request, 'reason').trim();
+      const refuse = (text: string) => showProposal(ctx, request, reply, { kind: 'refused', text }, 400);
+      if (!isDecision(decision)) return refuse('Choose Approve or Reject.');
       const problem = reasonProblem(decision, reason);
-      if (problem) return showProposal(ctx, request, reply, { kind: 'refused', text: problem }, 400);
+      if (problem) return refuse(problem);
       try {
-        await decideAs(
-          ctx.db,
-          ctx.services.outbox,
-          person.email,
-          id,
-          decision as 'approved' | 'rejected',
-          reason || undefined,
-        );
+        await decideAs(ctx.db, ctx.services.outbox, person.email, id, decision, reason || undefined);
       } catch (err) {
         return showProposal(ctx, request, reply, refusalOf(err), 409);
       }
-      return DONE.redirect(reply, `${PROPOSALS_PATH}/${id}`, decision as 'approved' | 'rejected');
+      return DONE.redirect(reply, `${PROPOSALS_PATH}/${id}`, decision);
     });
   },
 };

@@ -2,6 +2,7 @@ import t from 'tap';
 import { buildSignedInApp, buildTestApp } from '../helpers/app.js';
 import { testDatabase } from '../helpers/database.js';
 import { tokenRequestBody } from '../helpers/identity.js';
+import { until } from '../helpers/until.js';
 import { parsePrometheusText, sampleValue } from '../helpers/prometheus-text.js';
 import { serveMetrics } from '../../src/observability/metrics-server.js';
 import { ServiceMetrics, statementLabel } from '../../src/observability/metrics.js';
@@ -128,15 +129,20 @@ t.test('/metrics parses as Prometheus text and its counters move with requests',
 
 t.test('the buffers report their writes and the workers their runs', async (t) => {
   await api.request({ method: 'GET', url: '/api/v1/ext/health' });
-  // The flushers run every second: wait, with a deadline, until both have run once after this call.
-  const flushed = (samples: ReturnType<typeof parsePrometheusText>) =>
-    sampleValue(samples, 'extension_api_buffer_written_events_total', { buffer: 'metering' }) > 0 &&
-    sampleValue(samples, 'extension_api_worker_last_success_timestamp_seconds', { worker: 'audit-flush' }) > 0;
-  let { samples } = await scrape();
-  for (const deadline = Date.now() + 30_000; !flushed(samples) && Date.now() < deadline; ) {
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    ({ samples } = await scrape());
-  }
+  // The flushers run every second.
+  let samples: ReturnType<typeof parsePrometheusText> = [];
+  await until(
+    'the metering and audit flushers have run after this call',
+    async () => {
+      ({ samples } = await scrape());
+      return (
+        sampleValue(samples, 'extension_api_buffer_written_events_total', { buffer: 'metering' }) > 0 &&
+        sampleValue(samples, 'extension_api_worker_last_success_timestamp_seconds', { worker: 'audit-flush' }) > 0
+      );
+    },
+    30_000,
+    100,
+  );
   t.ok(
     sampleValue(samples, 'extension_api_buffer_written_events_total', { buffer: 'metering' }) > 0,
     'metering rows written',
